@@ -1,0 +1,106 @@
+/*
+ * fuzz_capture_reader.c — libFuzzer target for the capture reader: any bytes
+ * go through strobe_capture_open_memory and every query of
+ * include/strobe/capture.h. It must never crash, hang or leak; what it
+ * returns is checked only for the invariants the header promises (a final
+ * code that is sticky, lookups that agree with the limits).
+ *
+ * Mutated blocks nearly always fail their CRC, which would keep the fuzzer
+ * out of the decoders. So each input is read as is (which fuzzes the CRC
+ * check itself) and, when that changes anything, again with every block's
+ * CRC recomputed. Inputs are plain capture files, so the seeds are too.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/codec.h"
+#include "strobe/capture.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Results go here so the reads are not optimized away. */
+static volatile size_t g_sink;
+static volatile double g_dsink;
+
+/* Touches every byte of a string so ASan sees a read past its end. */
+static size_t touch(const char *s) { return s ? strlen(s) : 0; }
+
+/* Rewrites the CRC of every whole block after the header, in place.
+ * Returns 1 when it changed one. */
+static int fix_crcs(uint8_t *p, size_t n) {
+  if (n < 16) return 0;
+  uint32_t fields = (uint32_t)p[12] | (uint32_t)p[13] << 8 | (uint32_t)p[14] << 16 | (uint32_t)p[15] << 24;
+  if (fields > n - 16) return 0;
+  int changed = 0;
+  for (size_t off = 16 + fields; n - off >= STROBE__BLOCK_HEADER;) {
+    strobe__block_header h;
+    strobe__block_header_decode(p + off, &h);
+    if (h.stored_len > n - off - STROBE__BLOCK_HEADER) break;
+    uint32_t crc = strobe__block_crc(p + off, p + off + STROBE__BLOCK_HEADER, h.stored_len);
+    if (crc != h.crc) {
+      h.crc = crc;
+      strobe__block_header_encode(p + off, &h); /* also zeroes `reserved` */
+      crc = strobe__block_crc(p + off, p + off + STROBE__BLOCK_HEADER, h.stored_len);
+      h.crc = crc;
+      strobe__block_header_encode(p + off, &h);
+      changed = 1;
+    }
+    off += STROBE__BLOCK_HEADER + h.stored_len;
+  }
+  return changed;
+}
+
+static void read_all(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  read_all(data, size);
+  /* An exact-size copy, so ASan still catches a read one past the end. */
+  uint8_t *copy = malloc(size ? size : 1);
+  if (!copy) return 0;
+  if (size) memcpy(copy, data, size);
+  if (fix_crcs(copy, size)) read_all(copy, size);
+  free(copy);
+  return 0;
+}
+
+static void read_all(const uint8_t *data, size_t size) {
+  strobe_capture *c = NULL;
+  if (strobe_capture_open_memory(data, size, &c) != 0) {
+    if (c) abort(); /* on error *out is NULL */
+    return;
+  }
+  const strobe_capture_header *h = strobe_capture_get_header(c);
+  size_t sink = touch(h->kind) + touch(h->clock_source) + touch(h->strobe_version) + touch(h->os) +
+                touch(h->arch) + touch(h->features);
+
+  strobe_capture_record rec;
+  int rc;
+  while ((rc = strobe_capture_next(c, &rec)) == 1) {
+    if (rec.type == STROBE_REC_SITE && !strobe_capture_get_site(c, rec.site)) abort();
+    if (rec.type != STROBE_REC_SITE && !strobe_capture_get_thread(c, rec.thread)) abort();
+    g_dsink += strobe_capture_ticks_to_ns(c, rec.ticks) + rec.duration_ns + rec.self_ns; /* no int cast: NaN is fine */
+  }
+  if (strobe_capture_next(c, &rec) != rc) abort(); /* the end, or the error, is sticky */
+
+  strobe_capture_totals t = strobe_capture_get_totals(c);
+  if (rc == 0 && !t.footer && !t.cut_short) abort();
+  uint32_t limit = strobe_capture_site_limit(c);
+  if (limit > 65536) abort();
+  for (uint32_t id = 0; id <= limit; id++) {
+    const strobe_capture_site *s = strobe_capture_get_site(c, id);
+    if (!s) continue;
+    if (s->id != id || id >= limit) abort();
+    sink += touch(s->name) + touch(s->category) + touch(s->file) + touch(s->function) + touch(s->parent);
+  }
+  uint32_t nthreads = strobe_capture_thread_count(c);
+  for (uint32_t i = 0; i <= nthreads; i++) {
+    const strobe_capture_thread *th = strobe_capture_get_thread(c, i);
+    if (!th) continue;
+    if (th->index != i || i >= nthreads) abort();
+    sink += touch(th->name);
+  }
+  strobe_capture_close(c);
+  g_sink += sink;
+}

@@ -1,0 +1,144 @@
+/*
+ * capture.h — reading Strobe capture files (docs/capture-format.md).
+ *
+ * A reader streams: memory is bounded by the number of sites and threads plus
+ * one block, whatever the number of events. Hostile input is expected: every
+ * malformation yields a specific negative STROBE_E* code, never a crash, and
+ * everything before the bad spot has already been returned.
+ *
+ * Thread rule: a strobe_capture is used by one thread at a time. Different
+ * captures may be used concurrently.
+ */
+#ifndef STROBE_CAPTURE_H
+#define STROBE_CAPTURE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "strobe/strobe.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct strobe_capture strobe_capture;
+
+typedef struct strobe_capture_header {
+  uint32_t version;              /* format version (1) */
+  char kind[16];                 /* "file", "flight-recorder", "stream" */
+  char clock_source[16];         /* "tsc", "cntvct", "monotonic" */
+  int clock_invariant;           /* 1 when the tick source is constant-rate */
+  double ns_per_tick;            /* calibration against CLOCK_MONOTONIC */
+  uint64_t epoch_ticks;          /* times are reported relative to this tick */
+  uint64_t epoch_mono_ns;        /* CLOCK_MONOTONIC at the epoch (not calendar time) */
+  uint64_t start_ticks;          /* when the capture started */
+  double overhead_per_scope_ns;  /* self-measured cost of one begin+end pair */
+  char strobe_version[16];
+  char os[32];
+  char arch[32];
+  char features[128];
+  int assertions;                /* 1 when the writer was built with assertions on */
+  uint64_t pid;
+  uint32_t ring_events;          /* per-thread ring capacity of the writer */
+  uint32_t flush_interval_ms;
+} strobe_capture_header;
+
+typedef struct strobe_capture_site {
+  uint32_t id;          /* 1..65535 */
+  uint32_t kind;        /* strobe_site_kind */
+  uint32_t line;
+  const char *name;     /* owned by the capture; valid until strobe_capture_close */
+  const char *category; /* "" when none */
+  const char *file;
+  const char *function;
+  const char *parent;   /* stages: the stage it is nested in; "" when none */
+} strobe_capture_site;
+
+typedef struct strobe_capture_thread {
+  uint32_t index;       /* 0-based, in order of first event */
+  uint64_t os_tid;
+  const char *name;     /* "" when unnamed; owned by the capture */
+  uint64_t events;      /* events read so far for this thread */
+  uint64_t lost;        /* events the writer dropped (ring full), as recorded so far */
+  int ended;            /* the thread exited during the capture */
+} strobe_capture_thread;
+
+typedef enum strobe_capture_record_type {
+  STROBE_REC_SITE = 1,       /* a site definition: `site` */
+  STROBE_REC_THREAD = 2,     /* a thread definition or rename: `thread` */
+  STROBE_REC_BEGIN = 3,      /* scope opened: site, depth, time */
+  STROBE_REC_END = 4,        /* scope closed: site, depth, time, duration, self */
+  STROBE_REC_VALUE = 5,      /* number on the innermost scope: site (the key), depth, value */
+  STROBE_REC_COUNTER = 6,    /* counter delta: site, time, value */
+  STROBE_REC_GAUGE = 7,      /* gauge level: site, time, value */
+  STROBE_REC_FRAME = 8,      /* frame mark: site, time */
+  STROBE_REC_CUMULATIVE = 9, /* loop statistics: site, depth of the enclosing scope (0: top level), count, totals */
+  STROBE_REC_LOST = 10,      /* events dropped here: lost; open scopes deeper than depth were closed as lost */
+  STROBE_REC_THREAD_END = 11 /* the thread exited; its still-open scopes count as unfinished */
+} strobe_capture_record_type;
+
+typedef struct strobe_capture_record {
+  strobe_capture_record_type type;
+  uint32_t thread;      /* thread index */
+  uint32_t site;        /* site id, where the type has one */
+  uint32_t depth;       /* BEGIN/END: the scope's depth, 1 = outermost */
+  uint64_t ticks;       /* raw ticks, where the type has a time */
+  double time_ns;       /* ns since the collector epoch */
+  double duration_ns;   /* END: inclusive duration */
+  double self_ns;       /* END: duration minus its direct children's durations */
+  double value;         /* VALUE, COUNTER (delta), GAUGE (level) */
+  uint64_t count;       /* CUMULATIVE: iterations */
+  double total_ns, min_ns, max_ns; /* CUMULATIVE */
+  uint64_t lost;        /* LOST: events dropped */
+} strobe_capture_record;
+
+typedef struct strobe_capture_totals {
+  uint64_t blocks;        /* blocks read */
+  uint64_t events;        /* events read */
+  uint64_t scopes;        /* END records returned (completed scopes) */
+  uint64_t lost;          /* events the writer dropped */
+  uint64_t orphan_ends;   /* ENDs whose BEGIN predates the capture: skipped */
+  uint64_t unfinished;    /* scopes still open at thread end or end of file */
+  uint64_t lost_scopes;   /* open scopes closed by a LOST marker (their END was dropped) */
+  int footer;             /* 1 when the file has its FOOTER (a clean stop) */
+  int cut_short;          /* 1 when the file ends without a footer or inside a block */
+  uint64_t end_ticks;     /* from the footer, else the last event's */
+  strobe_misuse misuse;   /* from the footer */
+} strobe_capture_totals;
+
+/* Opens a capture file and reads its header. On success *out owns the file
+ * (close with strobe_capture_close). On error *out is NULL and the code is
+ * STROBE_EIO, STROBE_EBADMAGIC, STROBE_EVERSION, STROBE_ETRUNCATED, STROBE_ECORRUPT or STROBE_ENOMEM
+ * (STROBE_EINVAL when path or out is NULL). */
+STROBE_API int strobe_capture_open(const char *path, strobe_capture **out);
+/* Same over bytes in memory; the bytes must outlive the capture. */
+STROBE_API int strobe_capture_open_memory(const void *data, size_t len, strobe_capture **out);
+/* Frees everything. Accepts NULL. */
+STROBE_API void strobe_capture_close(strobe_capture *c);
+
+STROBE_API const strobe_capture_header *strobe_capture_get_header(const strobe_capture *c);
+
+/* Reads the next record into *rec. Returns 1 when a record was produced, 0 at
+ * the clean end of the file, or a negative error (STROBE_ETRUNCATED,
+ * STROBE_ECORRUPT, STROBE_ERANGE, STROBE_EIO, STROBE_ENOMEM). Errors are
+ * sticky: later calls return the same error. */
+STROBE_API int strobe_capture_next(strobe_capture *c, strobe_capture_record *rec);
+
+/* Sites and threads defined so far (all of them once strobe_capture_next returned <= 0).
+ * Lookups return NULL for ids not defined. */
+STROBE_API uint32_t strobe_capture_site_limit(const strobe_capture *c); /* one past the largest defined id */
+STROBE_API const strobe_capture_site *strobe_capture_get_site(const strobe_capture *c, uint32_t id);
+STROBE_API uint32_t strobe_capture_thread_count(const strobe_capture *c);
+STROBE_API const strobe_capture_thread *strobe_capture_get_thread(const strobe_capture *c, uint32_t index);
+
+/* Totals as read so far; final once strobe_capture_next returned <= 0. */
+STROBE_API strobe_capture_totals strobe_capture_get_totals(const strobe_capture *c);
+
+/* Converts ticks of this capture to ns since its epoch. */
+STROBE_API double strobe_capture_ticks_to_ns(const strobe_capture *c, uint64_t ticks);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* STROBE_CAPTURE_H */

@@ -1,0 +1,235 @@
+/*
+ * session.h — collectors, windows, operations (frames, rebuilds, input
+ * dispatch, requests), stages, application scopes, and bounded profiling
+ * sessions that report on them (JSON v1, docs/report-schema.json).
+ *
+ * Semantics follow docs/sessions.md sentence by sentence. In short:
+ *  - A collector owns one root tree's windows, live operations and sessions.
+ *    It is reference counted: the owner creates and closes it; any number of
+ *    handles (strobe_collector_retain) may outlive the close, and may then
+ *    read and end existing sessions but not start new ones.
+ *  - A session admits only whole operations that started at or after its
+ *    start and finished while it was active. Work still running at a read or
+ *    end is reported apart, as unfinished, never as a duration.
+ *  - Read and end take only the collector's short lock, never wait for
+ *    application work, and build JSON after releasing it.
+ *
+ * Thread rule: every function here is safe to call from any thread. A
+ * strobe_op or strobe_app_scope value is used by one thread at a time
+ * (hand an operation to another thread with strobe_op_take/strobe_op_resume).
+ */
+#ifndef STROBE_SESSION_H
+#define STROBE_SESSION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "strobe/strobe.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* >>bounds (seed 000) */
+#define STROBE_MAX_SESSIONS 8            /* concurrent sessions per collector, all consumers together */
+#define STROBE_MAX_SAMPLES 240           /* retained samples per session */
+#define STROBE_DEFAULT_SAMPLES 120
+#define STROBE_MAX_WINDOWS 64            /* tracked windows per collector */
+#define STROBE_MAX_WINDOW_ID 256         /* bytes of UTF-8 in a window id */
+#define STROBE_MAX_LIVE_OPS 64           /* operations running at once per collector */
+#define STROBE_MAX_LIVE_APP_SCOPES 64    /* application scopes running at once per collector */
+#define STROBE_MAX_APP_SCOPE_HISTORY 128 /* completed application scopes per session: min(max_samples, 128) */
+#define STROBE_MAX_ENDED_IDS 64          /* ended session ids remembered as "ended" */
+#define STROBE_MAX_STAGES 32             /* distinct stages per operation */
+#define STROBE_MAX_OP_COUNTERS 16        /* distinct counters per operation */
+#define STROBE_MAX_GAUGES 16             /* memory gauges per collector */
+#define STROBE_SESSION_ID_MAX 32         /* bytes of a session id, with terminator */
+
+/* >>collector */
+typedef struct strobe_collector strobe_collector;
+
+/* Creates a collector for one root tree (epoch = now). Returns 0, STROBE_ENOMEM or
+ * STROBE_EFEATURE_DISABLED. The caller owns one reference. */
+STROBE_API int strobe_collector_create(strobe_collector **out);
+/* The process's default collector, created on first use; never closed. NULL if profiling is compiled out. */
+STROBE_API strobe_collector *strobe_default_collector(void);
+/* Another handle to the same collector (for a server or diagnostic thread). */
+STROBE_API strobe_collector *strobe_collector_retain(strobe_collector *c);
+/* Drops a handle; the collector is freed with its last handle. Accepts NULL. */
+STROBE_API void strobe_collector_release(strobe_collector *c);
+/* Closes the root tree: live operations and application scopes are abandoned
+ * (counted, never completed), no session can start, existing sessions can
+ * still be read and ended. Idempotent. */
+STROBE_API void strobe_collector_close(strobe_collector *c);
+
+/* >>windows */
+typedef struct strobe_window {
+  uint32_t id; /* slot index + 1 in the low 8 bits, generation above; 0 = none */
+} strobe_window;
+
+enum { STROBE_WINDOW_DEVTOOLS = 1 }; /* excluded from sessions unless include_devtools */
+
+/* Registers a toolkit window identity ("main", "w1", "w1/popup"): never an
+ * application title. Returns 0 and *out, or STROBE_EINVAL (id empty, over 256
+ * bytes, or not UTF-8: counted as untracked), STROBE_ELIMIT (64 tracked and no
+ * closed slot to reuse: counted as untracked), STROBE_EBUSY (id already open),
+ * STROBE_ECLOSED. */
+STROBE_API int strobe_window_register(strobe_collector *c, const char *id, uint32_t flags, strobe_window *out);
+/* Closes a window: its live work is abandoned; its metadata stays until the slot is needed. */
+STROBE_API int strobe_window_close(strobe_collector *c, strobe_window w);
+/* Looks up an open window by id. */
+STROBE_API int strobe_window_find(strobe_collector *c, const char *id, strobe_window *out);
+
+/* >>operations */
+typedef enum strobe_op_kind {
+  STROBE_OP_PASS = 1,     /* a frame: update, layout, raster, render, present */
+  STROBE_OP_REBUILD = 2,  /* root rebuild / subtree refresh */
+  STROBE_OP_INPUT = 3,    /* input dispatch: never counted as a rendered frame */
+  STROBE_OP_REQUEST = 4   /* one command handled by a server */
+} strobe_op_kind;
+
+typedef struct strobe_op {
+  uint32_t id; /* live slot + generation; 0 = inert (refused or profiling off) */
+  strobe_collector *collector;
+} strobe_op;
+
+/* Begins an operation on the calling thread and makes it the thread's current
+ * one (the outer one, if any, is restored when this one ends). Takes one
+ * timestamp and the collector's short lock. Never fails the caller's work: on
+ * refusal (closed collector, unknown window, 64 live) the result is inert and
+ * *status (if not NULL) says why. */
+STROBE_API strobe_op strobe_op_begin(strobe_collector *c, strobe_window w, strobe_op_kind kind, int *status);
+/* Ends it: committed = 1 for a completed unit; 0 for superseded or dropped
+ * work, which is still kept as a sample with committed: false. */
+STROBE_API void strobe_op_end(strobe_op op, int committed);
+/* Detaches the calling thread's current operation so another thread can
+ * resume it (seed 004's take / hand off / resume). Returns the operation
+ * (inert if none). */
+STROBE_API strobe_op strobe_op_take(void);
+/* Makes op the calling thread's current operation. */
+STROBE_API void strobe_op_resume(strobe_op op);
+/* 1 when the calling thread's current operation began while a session was
+ * active: gate expensive detail capture on this, checked once at entry. */
+STROBE_API int strobe_op_detailed(void);
+/* Adds to a named counter of the calling thread's current operation (name is a static label). */
+STROBE_API void strobe_op_count(const char *name, double delta);
+
+/* A stage: a scope (recorded like STROBE_SCOPE) that, inside an operation,
+ * publishes itself as the operation's current phase and is aggregated per
+ * operation (count, total, min, max). `parent` names the stage it is nested
+ * in (NULL: directly in the operation); reports say "nested in parent, do not
+ * sum". Costs a function call when nothing is active. */
+STROBE_API uint32_t strobe__stage_begin(strobe_site *site);
+STROBE_API void strobe__stage_end(uint32_t *guard);
+#if defined(STROBE_DISABLE)
+#define STROBE_STAGE(name, parent) ((void)0)
+#else
+#define STROBE_STAGE(name, parent)                                                           \
+  static strobe_site STROBE__UNIQUE(strobe__site_) = {(name), (const char *)0, (parent), __FILE__, __func__, \
+                                                      (uint32_t)__LINE__, STROBE_SITE_STAGE, 0};         \
+  uint32_t STROBE__UNIQUE(strobe__stage_) __attribute__((cleanup(strobe__stage_end), unused)) = \
+      strobe__stage_begin(&STROBE__UNIQUE(strobe__site_))
+#endif
+
+/* Samples a memory gauge of the collector (bytes or any level); kept at most
+ * once a second per gauge, later calls within the second are ignored. */
+STROBE_API void strobe_collector_gauge(strobe_collector *c, const char *name, double value);
+/* Sets the overhead figure reports carry (measured by a recorder, or by
+ * strobe_collector_measure_overhead). */
+STROBE_API double strobe_collector_measure_overhead(strobe_collector *c);
+/* Run metadata carried in reports (source SHA, build command, fixture): both
+ * strings copied, at most 16 keys of 64 bytes and values of 256 bytes. */
+STROBE_API int strobe_collector_set_run_info(strobe_collector *c, const char *key, const char *value);
+
+/* >>application scopes (seed 000 "Synchronous application scopes") */
+typedef enum strobe_lane { STROBE_LANE_UI = 1, STROBE_LANE_WORKER = 2 } strobe_lane;
+
+typedef struct strobe_app_scope {
+  strobe_collector *collector;
+  uint32_t slot;   /* live slot + generation; 0 = inert */
+  uint64_t id;     /* monotonically increasing scope id; 0 when inert */
+  int status;      /* 0, or why the guard is inert (STROBE_ELABEL, EWINDOW, ECLOSED, ELIMIT, EPARENT, EFEATURE_DISABLED) */
+} strobe_app_scope;
+
+/* An opaque token naming a live scope, usable from any thread to open an explicit child. */
+typedef struct strobe_app_parent {
+  strobe_collector *collector;
+  uint32_t slot;
+  uint64_t id;
+} strobe_app_parent;
+
+/* Opens a synchronous application scope on a registered window ("main").
+ * label: 1–64 bytes of [A-Za-z0-9_], a static source label. Refusal never
+ * stops the caller: the guard is inert and its status says why. */
+STROBE_API strobe_app_scope strobe_app_scope_begin(strobe_collector *c, const char *window, const char *label,
+                                                   strobe_lane lane);
+/* A child of a live scope: inherits its window; gets its own id, parent id and depth. */
+STROBE_API strobe_app_scope strobe_app_scope_child(const strobe_app_scope *parent, const char *label,
+                                                   strobe_lane lane);
+/* The parent token of a live scope (id 0 when the scope is inert). */
+STROBE_API strobe_app_parent strobe_app_scope_parent(const strobe_app_scope *s);
+/* A child through a token: refused (EPARENT) when the parent has ended, was
+ * abandoned, or belongs to another collector. */
+STROBE_API strobe_app_scope strobe_app_scope_child_of(strobe_collector *c, strobe_app_parent parent,
+                                                      const char *label, strobe_lane lane);
+/* 0 when live and recording, else the refusal or abandonment reason (ECLOSED, EWINDOW...). */
+STROBE_API int strobe_app_scope_status(const strobe_app_scope *s);
+/* Finishes the scope (completion time is taken before any lock). Idempotent. */
+STROBE_API void strobe_app_scope_finish(strobe_app_scope *s);
+
+/* >>sessions */
+typedef struct strobe_session_options {
+  uint32_t max_samples;   /* 1..240, 0 = default 120 */
+  int include_devtools;   /* admit operations of devtools windows */
+  uint64_t owner;         /* who may read/end it: 0 for in-process consumers; the MCP server uses its own */
+} strobe_session_options;
+
+typedef struct strobe_report strobe_report;
+
+/* Starts a session; writes its id ("profile_7") to id_out. Never requests a
+ * frame, layout or input. Returns 0, STROBE_EINVAL (bad options),
+ * STROBE_ELIMIT (8 active), STROBE_ECLOSED, STROBE_EFEATURE_DISABLED. */
+STROBE_API int strobe_session_start(strobe_collector *c, const strobe_session_options *opts,
+                                    char id_out[STROBE_SESSION_ID_MAX]);
+/* An immutable snapshot; the session keeps running. *out is owned by the
+ * caller (strobe_report_free). Errors: STROBE_EUNKNOWN_ID, STROBE_EENDED,
+ * STROBE_ECANCELLED, STROBE_ENOTOWNER, STROBE_ENOMEM. */
+STROBE_API int strobe_session_read(strobe_collector *c, const char *id, uint64_t owner, strobe_report **out);
+/* Finalizes only this session and returns its report; later completions never reach it. */
+STROBE_API int strobe_session_end(strobe_collector *c, const char *id, uint64_t owner, strobe_report **out);
+/* Cancels every active session of `owner` and discards their reports; their
+ * ids then answer STROBE_ECANCELLED. Returns how many were cancelled. */
+STROBE_API int strobe_session_cancel_owner(strobe_collector *c, uint64_t owner);
+/* Number of active sessions. */
+STROBE_API int strobe_session_count(strobe_collector *c);
+
+STROBE_API void strobe_report_free(strobe_report *r);
+/* The report as content-free JSON version 1 (docs/report-schema.json). *json
+ * is NUL-terminated and owned by the caller (free()). Returns 0 or STROBE_ENOMEM. */
+STROBE_API int strobe_report_json(const strobe_report *r, char **json, size_t *len);
+
+/* Report summary accessors, for callers that do not want JSON. */
+typedef enum strobe_report_status {
+  STROBE_REPORT_COMPLETE = 1,    /* samples, nothing unfinished */
+  STROBE_REPORT_EMPTY = 2,       /* no samples, nothing unfinished: not "fast", empty */
+  STROBE_REPORT_UNFINISHED = 3,  /* no completed sample, but work is running */
+  STROBE_REPORT_PARTIAL = 4      /* samples, and work still running */
+} strobe_report_status;
+
+typedef struct strobe_report_counts {
+  uint64_t completed;         /* operations admitted */
+  uint64_t returned;          /* samples in this report */
+  uint64_t dropped;           /* admitted but pushed out by newer ones (oldest first) */
+  uint64_t boundary_excluded; /* completed while active but started before the session */
+  uint64_t unfinished;        /* operations running at read/end */
+} strobe_report_counts;
+
+STROBE_API strobe_report_status strobe_report_get_status(const strobe_report *r);
+STROBE_API strobe_report_counts strobe_report_get_counts(const strobe_report *r);
+STROBE_API const char *strobe_report_id(const strobe_report *r);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,391 @@
+/*
+ * strobe.h — Strobe's instrumentation API: sites, scopes, values, cumulative
+ * loop scopes, counters, gauges, frame marks, thread names, errors, version.
+ *
+ * Thread rule: every function and macro here is safe to call from any thread
+ * unless its comment says otherwise. Instrumentation never blocks the calling
+ * thread and never allocates on the hot path; the first event of a thread
+ * allocates that thread's ring once.
+ *
+ * Cost rule: with no consumer active (no capture recording, no session) a
+ * site costs one relaxed atomic load and an untaken branch. Compiled with
+ * STROBE_DISABLE defined, every macro expands to no code at all.
+ *
+ * Content rule: Strobe records static source labels and numbers only. Names
+ * passed to the macros must be string literals (or other static storage);
+ * they are referenced, never copied, and never include application data.
+ *
+ * Everything named strobe__* below is implementation detail that the inline
+ * hot path needs to see; it is not API and may change in any release.
+ */
+#ifndef STROBE_STROBE_H
+#define STROBE_STROBE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* >>version */
+#define STROBE_VERSION_MAJOR 0
+#define STROBE_VERSION_MINOR 1
+#define STROBE_VERSION_PATCH 0
+#define STROBE_VERSION_STRING "0.1.0"
+/* Encoded as major*10000 + minor*100 + patch, comparable with strobe_version_number(). */
+#define STROBE_VERSION_NUMBER (STROBE_VERSION_MAJOR * 10000 + STROBE_VERSION_MINOR * 100 + STROBE_VERSION_PATCH)
+
+#if defined(_WIN32)
+#define STROBE_API
+#else
+#define STROBE_API __attribute__((visibility("default")))
+#endif
+
+/* Version of the library actually linked ("0.1.0"); compare with STROBE_VERSION_STRING. */
+STROBE_API const char *strobe_version(void);
+STROBE_API int strobe_version_number(void);
+
+/* >>errors
+ * Every fallible function returns 0 (or a non-negative count) on success and
+ * one of these negative codes on failure. */
+#define STROBE_ERRNO_MAP(XX)                                                              \
+  XX(EINVAL, -1, "invalid argument")                                                     \
+  XX(ENOMEM, -2, "out of memory")                                                        \
+  XX(EFEATURE_DISABLED, -3, "profiling was compiled out of this build of libstrobe")     \
+  XX(EIO, -4, "input/output error")                                                      \
+  XX(EBUSY, -5, "resource busy: a consumer of this kind is already active")              \
+  XX(EBADMAGIC, -6, "not a Strobe capture file (bad magic)")                             \
+  XX(EVERSION, -7, "unsupported capture format version")                                 \
+  XX(ETRUNCATED, -8, "capture file is cut short inside a block")                         \
+  XX(ECORRUPT, -9, "capture block is corrupt (checksum or compressed data)")             \
+  XX(ERANGE, -10, "capture refers to an id that is out of range")                        \
+  XX(ECLOSED, -11, "the collector is closed")                                            \
+  XX(EUNKNOWN_ID, -12, "unknown session id")                                             \
+  XX(EENDED, -13, "session already ended")                                               \
+  XX(ELIMIT, -14, "limit reached")                                                       \
+  XX(ELABEL, -15, "invalid label: 1-64 bytes of letters, digits and underscore")         \
+  XX(EWINDOW, -16, "unknown, closed or untracked window")                                \
+  XX(EPARENT, -17, "parent scope token is not live in this collector")                   \
+  XX(ENOTOWNER, -18, "the caller does not own this session")                             \
+  XX(EPERM, -19, "permission denied")                                                    \
+  XX(ECANCELLED, -20, "session was cancelled")                                           \
+  XX(ESTATE, -21, "operation not valid in the current state")
+
+enum {
+#define STROBE__ERR_ENUM(name, value, text) STROBE_##name = (value),
+  STROBE_ERRNO_MAP(STROBE__ERR_ENUM)
+#undef STROBE__ERR_ENUM
+};
+
+/* Human text for an error code ("invalid argument"); "unknown error" for other values. Never NULL. */
+STROBE_API const char *strobe_strerror(int err);
+/* Symbolic name for an error code ("STROBE_EINVAL"); "STROBE_E?" for other values. Never NULL. */
+STROBE_API const char *strobe_err_name(int err);
+
+/* >>setup
+ * Optional process-wide configuration. Zero fields mean "default". Call it
+ * before the first instrumented event of any thread; afterwards it fails with
+ * STROBE_EBUSY and changes nothing. */
+typedef struct strobe_desc {
+  uint32_t ring_events;      /* events per thread ring, power of two, 1024..16777216; default 262144 (4 MiB) */
+  uint32_t drain_interval_ms; /* how often the drain thread empties rings, 1..1000; default 2 */
+} strobe_desc;
+
+STROBE_API int strobe_setup(const strobe_desc *desc);
+/* The configuration in force, defaults resolved. */
+STROBE_API strobe_desc strobe_query_desc(void);
+/* 1 when this library was built with profiling (STROBE_PROFILING=ON), else 0. */
+STROBE_API int strobe_profiling_available(void);
+
+/* >>sites
+ * A site is the static metadata of one instrumentation point. It lives in
+ * static storage at the call site and receives a small integer id the first
+ * time it fires; streams carry only that id. */
+typedef enum strobe_site_kind {
+  STROBE_SITE_SCOPE = 1,      /* a timed span: begin/end */
+  STROBE_SITE_VALUE = 2,      /* a number attached to the innermost open scope */
+  STROBE_SITE_CUMULATIVE = 3, /* a loop body aggregated per enclosing scope */
+  STROBE_SITE_COUNTER = 4,    /* a monotonic sum of deltas */
+  STROBE_SITE_GAUGE = 5,      /* a sampled level */
+  STROBE_SITE_FRAME = 6,      /* a frame boundary mark */
+  STROBE_SITE_STAGE = 7       /* a scope that is also a stage of the current operation (session.h) */
+} strobe_site_kind;
+
+typedef struct strobe_site {
+  const char *name;     /* static label; never copied */
+  const char *category; /* static label or NULL */
+  const char *parent;   /* stages: the name of the stage this one is nested in, or NULL */
+  const char *file;     /* __FILE__ */
+  const char *function; /* __func__ */
+  uint32_t line;        /* __LINE__ */
+  uint32_t kind;        /* strobe_site_kind */
+  uint32_t id;          /* 0 until first use, then 1..STROBE_MAX_SITES-1; written once, atomically */
+} strobe_site;
+
+#define STROBE_MAX_SITES 65536 /* ids fit the 16-bit field of an event word with room for the kind */
+
+/* Registers a site (normally done on its first event). Returns its id (>0) or a negative error
+ * (STROBE_ELIMIT when STROBE_MAX_SITES are registered). Idempotent. */
+STROBE_API int strobe_site_register(strobe_site *site);
+
+/* >>threads
+ * Names the calling thread in captures ("render"). The name must be static storage; at most
+ * 63 bytes are kept. Returns 0 or STROBE_EINVAL. */
+STROBE_API int strobe_thread_set_name(const char *name);
+
+/* The innermost open scope of the calling thread, or NULL when none is open or nothing records. */
+STROBE_API const strobe_site *strobe_current_scope(void);
+
+/* Misuse counters of the calling process, summed over all threads. */
+typedef struct strobe_misuse {
+  uint64_t end_without_begin; /* STROBE_END with no open scope: ignored */
+  uint64_t unbalanced;        /* scopes closed out of order: inner ones closed first */
+  uint64_t open_at_exit;      /* scopes still open when their thread exited: left unfinished */
+  uint64_t depth_overflow;    /* scopes deeper than STROBE_MAX_DEPTH: not recorded */
+  uint64_t value_without_scope; /* STROBE_VALUE with no open scope: ignored */
+  uint64_t cumulative_overflow; /* more than 16 distinct loop sites open at once on a thread: ignored */
+} strobe_misuse;
+STROBE_API strobe_misuse strobe_misuse_counts(void);
+
+/* Process-wide event statistics since the library loaded. */
+typedef struct strobe_event_stats {
+  uint64_t events_written; /* events stored into thread rings */
+  uint64_t events_lost;    /* events dropped because a ring was full */
+  uint32_t threads_seen;   /* threads that ever recorded */
+} strobe_event_stats;
+STROBE_API strobe_event_stats strobe_query_event_stats(void);
+
+/* ======================================================================
+ * >>hot path internals (not API)
+ * ====================================================================== */
+#define STROBE_MAX_DEPTH 128 /* open scopes per thread; deeper ones are counted, not recorded */
+
+enum {
+  STROBE__EV_BEGIN = 1,
+  STROBE__EV_END = 2,
+  STROBE__EV_VALUE = 3,     /* data: site; next slot carries the double */
+  STROBE__EV_COUNTER = 4,   /* next slot carries the double delta */
+  STROBE__EV_GAUGE = 5,     /* next slot carries the double level */
+  STROBE__EV_FRAME = 6,
+  STROBE__EV_CUMULATIVE = 7, /* followed by 2 payload slots: count,total / min,max */
+  STROBE__EV_LOST = 8,      /* data: events lost before this point; word high bits: depth after loss */
+  STROBE__EV_PAYLOAD = 9    /* raw 8+8 bytes belonging to the previous event */
+};
+
+typedef struct strobe__event {
+  uint64_t ts;   /* ticks of the collector clock */
+  uint32_t kind; /* STROBE__EV_* */
+  uint32_t data; /* site id, or kind-specific */
+} strobe__event;
+
+typedef struct strobe__frame {
+  uint64_t ts;      /* begin ticks */
+  uint32_t site;    /* site id */
+  uint32_t flags;   /* STROBE__FRAME_* */
+} strobe__frame;
+
+enum {
+  STROBE__FRAME_UNRECORDED = 1,       /* its BEGIN was dropped (ring full): its END is withheld too */
+  STROBE__FRAME_EXPLICIT = 2,         /* opened by STROBE_BEGIN, closed by STROBE_END */
+  STROBE__FRAME_HAS_CUMULATIVE = 4    /* loop accumulators attach to it: flush them before its END */
+};
+
+/* The part of a thread's state the inline hot path touches. */
+typedef struct strobe__thread {
+  strobe__event *ring; /* ring_events slots */
+  uint64_t mask;       /* ring_events - 1 */
+  uint64_t pos;        /* next slot to write; published with a release store */
+  uint64_t limit;      /* pos at or past which the producer takes the slow path */
+  uint32_t depth;      /* open scopes */
+  uint32_t reserved;
+  strobe__frame stack[STROBE_MAX_DEPTH];
+} strobe__thread;
+
+/* Bit set of active consumers; read relaxed on every site. Sessions do not
+ * set it: they observe operations and stages (session.h), not scope events. */
+#define STROBE__ACTIVE_EVENTS 1u   /* a capture, flight recorder or live stream wants events */
+extern STROBE_API uint32_t strobe__active;
+#if defined(__cplusplus)
+extern STROBE_API thread_local strobe__thread *strobe__tls;
+#else
+extern STROBE_API _Thread_local strobe__thread *strobe__tls;
+#endif
+
+STROBE_API uint32_t strobe__begin_slow(strobe_site *site, uint32_t flags);
+STROBE_API void strobe__end_slow(uint32_t guard);
+STROBE_API void strobe__end_explicit(void);
+STROBE_API void strobe__emit_number(strobe_site *site, double number);
+STROBE_API void strobe__frame_mark(strobe_site *site);
+STROBE_API void strobe__cumulative_add(strobe_site *site, uint64_t t0, uint64_t t1);
+
+#if defined(__GNUC__)
+#define STROBE__LIKELY(x) __builtin_expect(!!(x), 1)
+#define STROBE__UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define STROBE__LIKELY(x) (x)
+#define STROBE__UNLIKELY(x) (x)
+#endif
+
+/* Ticks of the collector clock. rdtsc is deliberately unordered: ordering
+ * fences would double the cost of every scope and buy nothing at this scale. */
+static inline uint64_t strobe__now(void) {
+#if defined(__x86_64__)
+  uint32_t lo, hi;
+  __asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+  return ((uint64_t)hi << 32) | lo;
+#elif defined(__aarch64__)
+  uint64_t v;
+  __asm__ __volatile__("mrs %0, cntvct_el0" : "=r"(v));
+  return v;
+#else
+  extern STROBE_API uint64_t strobe__now_monotonic(void);
+  return strobe__now_monotonic();
+#endif
+}
+
+static inline int strobe__is_active(void) {
+  return STROBE__UNLIKELY(__atomic_load_n(&strobe__active, __ATOMIC_RELAXED) != 0);
+}
+
+/* Opens a scope; returns the guard (depth after push), or 0 when nothing was opened. */
+static inline uint32_t strobe__begin(strobe_site *site) {
+  strobe__thread *t = strobe__tls;
+  uint32_t id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE); /* free on x86-64 */
+  if (STROBE__UNLIKELY(!t || !id || t->pos >= t->limit || t->depth >= STROBE_MAX_DEPTH))
+    return strobe__begin_slow(site, 0);
+  uint64_t now = strobe__now();
+  uint64_t pos = t->pos;
+  strobe__event *e = &t->ring[pos & t->mask];
+  e->ts = now;
+  e->kind = STROBE__EV_BEGIN;
+  e->data = id;
+  strobe__frame *f = &t->stack[t->depth];
+  f->ts = now;
+  f->site = id;
+  f->flags = 0;
+  __atomic_store_n(&t->pos, pos + 1, __ATOMIC_RELEASE);
+  return ++t->depth;
+}
+
+static inline void strobe__end(uint32_t guard) {
+  strobe__thread *t = strobe__tls;
+  if (STROBE__UNLIKELY(t->depth != guard || t->pos >= t->limit || t->stack[guard - 1].flags)) {
+    strobe__end_slow(guard);
+    return;
+  }
+  uint64_t now = strobe__now();
+  uint64_t pos = t->pos;
+  strobe__event *e = &t->ring[pos & t->mask];
+  e->ts = now;
+  e->kind = STROBE__EV_END;
+  e->data = t->stack[guard - 1].site;
+  t->depth = guard - 1;
+  __atomic_store_n(&t->pos, pos + 1, __ATOMIC_RELEASE);
+}
+
+static inline void strobe__scope_cleanup(uint32_t *guard) {
+  if (STROBE__UNLIKELY(*guard != 0)) strobe__end(*guard);
+}
+
+typedef struct strobe__cumulative_guard {
+  strobe_site *site;
+  uint64_t t0;
+} strobe__cumulative_guard;
+
+static inline void strobe__cumulative_cleanup(strobe__cumulative_guard *g) {
+  if (STROBE__UNLIKELY(g->site != 0)) strobe__cumulative_add(g->site, g->t0, strobe__now());
+}
+
+/* ======================================================================
+ * >>macros
+ * ====================================================================== */
+#define STROBE__CAT2(a, b) a##b
+#define STROBE__CAT(a, b) STROBE__CAT2(a, b)
+#define STROBE__UNIQUE(prefix) STROBE__CAT(prefix, __LINE__)
+
+#define STROBE__SITE(var, kind_, name_, cat_) \
+  static strobe_site var = {(name_), (cat_), (const char *)0, __FILE__, __func__, (uint32_t)__LINE__, (uint32_t)(kind_), 0}
+
+#if defined(STROBE_DISABLE)
+
+#define STROBE_SCOPE(name) ((void)0)
+#define STROBE_SCOPE_CAT(name, category) ((void)0)
+#define STROBE_FUNCTION() ((void)0)
+#define STROBE_BEGIN(name) ((void)0)
+#define STROBE_END() ((void)0)
+#define STROBE_VALUE(key, number) ((void)0)
+#define STROBE_CUMULATIVE(name) ((void)0)
+#define STROBE_COUNTER_ADD(name, delta) ((void)0)
+#define STROBE_GAUGE_SET(name, value) ((void)0)
+#define STROBE_FRAME_MARK() ((void)0)
+
+#else
+
+#if !defined(__GNUC__) && !defined(__cplusplus)
+#error "STROBE_SCOPE needs the cleanup attribute (GCC or Clang); use STROBE_BEGIN/STROBE_END or strobe.hpp"
+#endif
+
+/* A scope that closes when the enclosing block ends. */
+#define STROBE_SCOPE_CAT(name, category)                                                    \
+  STROBE__SITE(STROBE__UNIQUE(strobe__site_), STROBE_SITE_SCOPE, name, category);           \
+  uint32_t STROBE__UNIQUE(strobe__guard_) __attribute__((cleanup(strobe__scope_cleanup), unused)) = \
+      strobe__is_active() ? strobe__begin(&STROBE__UNIQUE(strobe__site_)) : 0u
+#define STROBE_SCOPE(name) STROBE_SCOPE_CAT(name, (const char *)0)
+/* A scope named after the enclosing function. */
+#define STROBE_FUNCTION() STROBE_SCOPE(__func__)
+
+/* An explicit begin, closed by the next STROBE_END() on the same thread. */
+#define STROBE_BEGIN(name)                                                         \
+  do {                                                                             \
+    STROBE__SITE(strobe__site_b, STROBE_SITE_SCOPE, name, (const char *)0);        \
+    if (strobe__is_active()) (void)strobe__begin_slow(&strobe__site_b, STROBE__FRAME_EXPLICIT); \
+  } while (0)
+/* Closes the innermost scope opened by STROBE_BEGIN; counted as misuse when there is none. */
+#define STROBE_END()                                    \
+  do {                                                  \
+    if (strobe__tls) strobe__end_explicit();            \
+  } while (0)
+
+/* Attaches a number to the innermost open scope ("rows", 42). */
+#define STROBE_VALUE(key, number)                                                  \
+  do {                                                                             \
+    STROBE__SITE(strobe__site_v, STROBE_SITE_VALUE, key, (const char *)0);         \
+    if (strobe__is_active()) strobe__emit_number(&strobe__site_v, (double)(number)); \
+  } while (0)
+
+/* Times the rest of the block as one iteration of a loop body; the enclosing
+ * scope gets one entry with count, total, min, max and mean. */
+#define STROBE_CUMULATIVE(name)                                                             \
+  STROBE__SITE(STROBE__UNIQUE(strobe__site_), STROBE_SITE_CUMULATIVE, name, (const char *)0); \
+  strobe__cumulative_guard STROBE__UNIQUE(strobe__cguard_)                                  \
+      __attribute__((cleanup(strobe__cumulative_cleanup), unused)) = {                      \
+          strobe__is_active() ? &STROBE__UNIQUE(strobe__site_) : (strobe_site *)0,          \
+          strobe__is_active() ? strobe__now() : 0u}
+
+#define STROBE_COUNTER_ADD(name, delta)                                            \
+  do {                                                                             \
+    STROBE__SITE(strobe__site_c, STROBE_SITE_COUNTER, name, (const char *)0);      \
+    if (strobe__is_active()) strobe__emit_number(&strobe__site_c, (double)(delta)); \
+  } while (0)
+
+#define STROBE_GAUGE_SET(name, value)                                              \
+  do {                                                                             \
+    STROBE__SITE(strobe__site_g, STROBE_SITE_GAUGE, name, (const char *)0);        \
+    if (strobe__is_active()) strobe__emit_number(&strobe__site_g, (double)(value)); \
+  } while (0)
+
+/* Marks the end of a frame in a simple frame loop. */
+#define STROBE_FRAME_MARK()                                                        \
+  do {                                                                             \
+    STROBE__SITE(strobe__site_f, STROBE_SITE_FRAME, "frame", (const char *)0);     \
+    if (strobe__is_active()) strobe__frame_mark(&strobe__site_f);                  \
+  } while (0)
+
+#endif /* STROBE_DISABLE */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* STROBE_STROBE_H */

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# deps.sh — owns the list of Debian 12 packages that building, testing and
+# demoing Strobe need, and installs the missing ones. Idempotent and silent
+# when everything is present. As root it installs; otherwise it names what is
+# missing and fails.
+set -euo pipefail
+
+packages=(
+  cmake pkg-config gcc g++          # build
+  clang libclang-rt-14-dev          # sanitizers and libFuzzer with Clang
+  libzstd-dev                       # capture compression
+  libjansson-dev libmicrohttpd-dev  # server: JSON in, HTTP
+  libcairo2-dev libpango1.0-dev     # demo rendering
+  valgrind                          # bench-callgrind
+  python3 python3-jsonschema        # report schema checks
+  nodejs npm                        # MCP SDK client tests
+  chromium                          # viewer tests
+)
+
+installed() {
+  case "$1" in
+    # Node.js from another source (e.g. NodeSource's nodejs, which bundles
+    # npm) satisfies these; installing Debian's npm beside it would conflict.
+    nodejs) command -v node > /dev/null && return 0 ;;
+    npm) command -v npm > /dev/null && return 0 ;;
+  esac
+  [ "$(dpkg-query -W -f='${Status}' "$1" 2> /dev/null)" = "install ok installed" ]
+}
+
+missing=()
+for p in "${packages[@]}"; do
+  installed "$p" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "deps.sh: missing Debian packages: ${missing[*]}" >&2
+  echo "deps.sh: install them as root: apt-get install ${missing[*]}" >&2
+  exit 1
+fi
+
+echo "deps.sh: installing ${missing[*]}"
+apt-get update
+DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}"

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# sanitizer-run.sh — owns one sanitizer pass: configures and builds the
+# project with STROBE_SANITIZE=<mode> in its own build directory, then runs
+# that build's tests (minus those labelled nosan). Exit status is CTest's, so
+# the outer CTest test (sanitizer_asan / sanitizer_tsan) fails if any inner
+# test fails.
+#
+# usage: sanitizer-run.sh <address|thread> <source dir> <build dir>
+# env:   STROBE_SAN_CTEST_ARGS  ctest selection, default "-LE nosan"
+#        STROBE_SAN_JOBS        build and ctest parallelism, default 2
+set -euo pipefail
+
+if [ $# -ne 3 ]; then
+  echo "usage: $0 <address|thread> <source dir> <build dir>" >&2
+  exit 2
+fi
+mode=$1 src=$2 dir=$3
+case "$mode" in
+  address | thread) ;;
+  *) echo "$0: mode must be address or thread, not '$mode'" >&2; exit 2 ;;
+esac
+
+jobs=${STROBE_SAN_JOBS:-2}
+read -r -a select <<< "${STROBE_SAN_CTEST_ARGS:--LE nosan}"
+
+# Clang when present: it has both sanitizers and libFuzzer (fuzz/ is built
+# only with Clang). The compiler is fixed at first configure of a build dir.
+if command -v clang > /dev/null; then cc=clang cxx=clang++; else cc=gcc cxx=g++; fi
+
+# Stop at the first report, with a stack, instead of carrying on.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
+
+# Debug keeps assert() live in the library too; -O2 -g come from CMakeLists.
+CC=$cc CXX=$cxx cmake -S "$src" -B "$dir" \
+  -DCMAKE_BUILD_TYPE=Debug \
+  -DSTROBE_SANITIZE="$mode" \
+  -DSTROBE_BUILD_TESTS=ON \
+  -DSTROBE_SANITIZER_TESTS=OFF
+cmake --build "$dir" -j"$jobs"
+# An empty selection is a failure: a sanitizer pass that ran nothing proves nothing.
+ctest --test-dir "$dir" --output-on-failure --no-tests=error -j"$jobs" "${select[@]}"

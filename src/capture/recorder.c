@@ -1,0 +1,203 @@
+/*
+ * recorder.c — the capture-file consumer: receives drained events on the
+ * drain thread, encodes them with the capture writer and writes each block
+ * with one write(2), so a SIGKILL loses at most the last flush interval.
+ *
+ * Owns: the file descriptor, flush and clock-pair timing, the capture's
+ * misuse baseline, and the list of live recorders that an exit handler
+ * stops cleanly when the application forgets to.
+ * Must never: block an instrumented thread (it runs only on the drain thread
+ * and the thread calling start/stop).
+ */
+#include "strobe/record.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "collect/collect.h"
+#include "format/capture_writer.h"
+#include "platform/clock.h"
+
+#define DEFAULT_FLUSH_MS 100u
+#define DEFAULT_LEVEL 1
+#define CLOCK_PAIR_NS 1000000000ull /* one calibration pair a second */
+
+struct strobe_recorder {
+  strobe__consumer consumer;
+  strobe__writer *writer;
+  int fd;
+  uint64_t flush_ticks;   /* flush interval in ticks */
+  uint64_t clock_ticks;   /* calibration-pair interval in ticks */
+  uint64_t last_flush, last_clock;
+  strobe_misuse misuse_base;
+  int flush_requested;    /* atomic: strobe_record_flush asks the drain thread to flush */
+  uint64_t bytes;         /* atomic mirror of the writer's count, for strobe_record_query */
+  int error;              /* atomic mirror of the writer's first error */
+  strobe_recorder *next;
+};
+
+static pthread_mutex_t g_live_lock = PTHREAD_MUTEX_INITIALIZER;
+static strobe_recorder *g_live;
+static pthread_once_t g_atexit_once = PTHREAD_ONCE_INIT;
+
+static int file_sink(void *ctx, const void *data, size_t len) {
+  strobe_recorder *r = ctx;
+  const char *p = data;
+  while (len) {
+    ssize_t n = write(r->fd, p, len);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return STROBE_EIO;
+    }
+    p += n;
+    len -= (size_t)n;
+  }
+  return 0;
+}
+
+/* >>consumer callbacks (drain thread) */
+static void on_site(void *ctx, uint32_t id, const strobe_site *s) {
+  strobe_recorder *r = ctx;
+  strobe__writer_site(r->writer, id, s);
+}
+
+static void on_thread(void *ctx, uint32_t index, uint64_t tid, const char *name, uint64_t lost) {
+  strobe_recorder *r = ctx;
+  strobe__writer_thread(r->writer, index, tid, name, lost);
+}
+
+static void on_lost(void *ctx, uint32_t index, uint64_t lost) {
+  strobe_recorder *r = ctx;
+  strobe__writer_lost(r->writer, index, lost);
+}
+
+static void on_events(void *ctx, uint32_t index, const strobe__event *ev, size_t n) {
+  strobe_recorder *r = ctx;
+  strobe__writer_events(r->writer, index, ev, n);
+}
+
+static void on_thread_end(void *ctx, uint32_t index) {
+  strobe_recorder *r = ctx;
+  strobe__writer_thread_end(r->writer, index);
+}
+
+static void on_tick(void *ctx, uint64_t now) {
+  strobe_recorder *r = ctx;
+  if (now - r->last_clock >= r->clock_ticks) {
+    strobe__writer_clock(r->writer, strobe__now(), strobe__mono_ns());
+    r->last_clock = now;
+  }
+  if (now - r->last_flush >= r->flush_ticks || __atomic_exchange_n(&r->flush_requested, 0, __ATOMIC_ACQ_REL)) {
+    strobe__writer_flush(r->writer);
+    r->last_flush = now;
+  }
+  __atomic_store_n(&r->bytes, strobe__writer_bytes(r->writer), __ATOMIC_RELAXED);
+  __atomic_store_n(&r->error, strobe__writer_error(r->writer), __ATOMIC_RELAXED);
+}
+
+/* >>lifecycle */
+static void stop_all_at_exit(void) {
+  for (;;) {
+    pthread_mutex_lock(&g_live_lock);
+    strobe_recorder *r = g_live;
+    pthread_mutex_unlock(&g_live_lock);
+    if (!r) return;
+    strobe_record_stop(r);
+  }
+}
+
+static void register_atexit(void) { atexit(stop_all_at_exit); }
+
+static strobe_misuse misuse_since(const strobe_misuse *base) {
+  strobe_misuse m = strobe_misuse_counts();
+  m.end_without_begin -= base->end_without_begin;
+  m.unbalanced -= base->unbalanced;
+  m.open_at_exit -= base->open_at_exit;
+  m.depth_overflow -= base->depth_overflow;
+  m.value_without_scope -= base->value_without_scope;
+  m.cumulative_overflow -= base->cumulative_overflow;
+  return m;
+}
+
+int strobe_record_start(const strobe_record_desc *desc, strobe_recorder **out) {
+  if (!out) return STROBE_EINVAL;
+  *out = NULL;
+#ifdef STROBE_PROFILING_OFF
+  (void)desc;
+  return STROBE_EFEATURE_DISABLED;
+#else
+  if (!desc || !desc->path || !desc->path[0]) return STROBE_EINVAL;
+  uint32_t flush_ms = desc->flush_interval_ms ? desc->flush_interval_ms : DEFAULT_FLUSH_MS;
+  int level = desc->compression_level ? desc->compression_level : DEFAULT_LEVEL;
+  if (flush_ms > 60000 || level < 1 || level > 19) return STROBE_EINVAL;
+
+  const strobe__clock_info *clk = strobe__clock();
+  strobe_recorder *r = calloc(1, sizeof *r);
+  if (!r) return STROBE_ENOMEM;
+  int rc = STROBE_EIO;
+  r->fd = open(desc->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (r->fd < 0) goto fail;
+  r->flush_ticks = (uint64_t)((double)flush_ms * 1e6 / clk->ns_per_tick);
+  r->clock_ticks = (uint64_t)((double)CLOCK_PAIR_NS / clk->ns_per_tick);
+  r->last_flush = r->last_clock = strobe__now();
+  r->misuse_base = strobe_misuse_counts();
+  strobe__writer_desc wd = {"file", flush_ms, level, strobe__measure_overhead(), file_sink, r};
+  rc = strobe__writer_create(&wd, &r->writer);
+  if (rc) goto fail;
+  r->consumer = (strobe__consumer){r, on_site, on_thread, on_lost, on_events, on_thread_end, on_tick};
+  rc = strobe__consumer_add(&r->consumer);
+  if (rc) goto fail;
+  pthread_once(&g_atexit_once, register_atexit);
+  pthread_mutex_lock(&g_live_lock);
+  r->next = g_live;
+  g_live = r;
+  pthread_mutex_unlock(&g_live_lock);
+  *out = r;
+  return 0;
+fail:
+  strobe__writer_destroy(r->writer);
+  if (r->fd >= 0) {
+    close(r->fd);
+    unlink(desc->path);
+  }
+  free(r);
+  return rc;
+#endif
+}
+
+int strobe_record_stop(strobe_recorder *r) {
+  if (!r) return 0;
+  pthread_mutex_lock(&g_live_lock);
+  for (strobe_recorder **p = &g_live; *p; p = &(*p)->next) {
+    if (*p == r) {
+      *p = r->next;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&g_live_lock);
+  strobe__consumer_remove(&r->consumer);
+  strobe_misuse m = misuse_since(&r->misuse_base);
+  int rc = strobe__writer_finish(r->writer, strobe__now(), &m);
+  if (close(r->fd) != 0 && rc == 0) rc = STROBE_EIO;
+  strobe__writer_destroy(r->writer);
+  free(r);
+  return rc;
+}
+
+int strobe_record_flush(strobe_recorder *r) {
+  if (!r) return STROBE_EINVAL;
+  __atomic_store_n(&r->flush_requested, 1, __ATOMIC_RELEASE);
+  strobe__drain_now(); /* the pass ends with on_tick, which flushes */
+  return __atomic_load_n(&r->error, __ATOMIC_RELAXED);
+}
+
+strobe_record_stats strobe_record_query(strobe_recorder *r) {
+  strobe_record_stats s = {0};
+  if (!r) return s;
+  s.bytes = __atomic_load_n(&r->bytes, __ATOMIC_RELAXED);
+  s.error = __atomic_load_n(&r->error, __ATOMIC_RELAXED);
+  return s;
+}

@@ -1,0 +1,100 @@
+/*
+ * collect.h — the collect layer's internal interface: per-thread state behind
+ * the hot path, the site registry, and the fan-out of drained events to
+ * consumers (capture files, the flight recorder, live streams).
+ *
+ * Threading: a thread's ring has one producer (its owner) and one consumer
+ * (the drain thread). Consumers are called only from the drain thread, with
+ * the drain lock held, one at a time.
+ */
+#ifndef STROBE_COLLECT_H
+#define STROBE_COLLECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "strobe/strobe.h"
+
+#define STROBE__MAX_CUMULATIVE 16 /* loop accumulators open at once per thread */
+#define STROBE__MAX_CONSUMERS 8   /* event consumers at once (files, flight recorder, streams) */
+#define STROBE__THREAD_NAME_MAX 64
+
+typedef struct strobe__cumulative {
+  uint32_t site;  /* site id */
+  uint32_t depth; /* depth of the enclosing scope (0: thread top level) */
+  uint64_t count, total, min, max; /* ticks */
+} strobe__cumulative;
+
+/* A thread's full state. `hot` must stay first: strobe__tls points at it. */
+typedef struct strobe__tstate {
+  strobe__thread hot;
+  uint64_t read;          /* drain's position; release-stored by the drain, acquire-loaded by the producer */
+  uint64_t ring_events;   /* capacity */
+  uint32_t index;         /* 0-based, in order of first event; names the thread in captures */
+  uint64_t os_tid;
+  char name[STROBE__THREAD_NAME_MAX];
+  uint32_t name_gen;      /* bumped (atomically) on rename; the drain compares */
+  uint32_t name_seen;     /* drain-private: last name_gen delivered */
+  int announced;          /* drain-private: consumers have seen this thread */
+  int snap_exited;        /* drain-private: `exited` as of this pass */
+  uint64_t snap_pos;      /* drain-private: `hot.pos` as of this pass */
+  uint64_t lost_seen;     /* drain-private: `lost` as last delivered */
+  int exited;             /* set (release) by the thread's exit hook; then the drain frees it */
+  uint64_t pending_lost;  /* producer-private: events dropped since the last LOST marker */
+  uint64_t lost;          /* atomic: events dropped in total */
+  uint64_t written;       /* atomic: events written in total */
+  strobe_misuse misuse;   /* atomic adds */
+  uint32_t ncum;
+  strobe__cumulative cum[STROBE__MAX_CUMULATIVE];
+  struct strobe__tstate *next; /* global list, guarded by the thread list lock */
+} strobe__tstate;
+
+/* >>sites */
+uint32_t strobe__site_count(void); /* ids 1..count-1 are registered (acquire) */
+const strobe_site *strobe__site_get(uint32_t id);
+
+/* >>threads */
+/* The live thread list. The drain walks it with the lock held, delivers an
+ * exited thread's last events, then unlinks and frees it. */
+void strobe__threads_lock(void);
+void strobe__threads_unlock(void);
+strobe__tstate *strobe__threads_head(void); /* with the lock held */
+void strobe__thread_free(strobe__tstate *t); /* unlinked already */
+void strobe__threads_unlink(strobe__tstate *t); /* with the lock held */
+/* Misuse counters already folded in from freed threads. */
+void strobe__misuse_fold(strobe_misuse *into);
+
+/* >>consumers */
+typedef struct strobe__consumer {
+  void *ctx;
+  /* A site, delivered once before any event that references it. */
+  void (*site)(void *ctx, uint32_t id, const strobe_site *site);
+  /* A thread's identity and its process-lifetime loss count when first seen;
+   * delivered again when its name changes. */
+  void (*thread)(void *ctx, uint32_t index, uint64_t os_tid, const char *name, uint64_t lost);
+  /* The thread's process-lifetime loss count grew (consumers keep the difference). */
+  void (*lost)(void *ctx, uint32_t index, uint64_t lost);
+  /* Events of one thread, in order. A pair straddling the ring's wrap comes in two calls. */
+  void (*events)(void *ctx, uint32_t index, const strobe__event *ev, size_t n);
+  /* The thread exited; no more events will come from it. */
+  void (*thread_end)(void *ctx, uint32_t index);
+  /* End of a drain pass, with the current tick: time to flush if due. */
+  void (*tick)(void *ctx, uint64_t now);
+} strobe__consumer;
+
+/* Adds a consumer: it first receives every known site and live thread, then
+ * events from the next drain pass on. Returns 0, STROBE_ELIMIT or STROBE_ENOMEM. */
+int strobe__consumer_add(strobe__consumer *c);
+/* Runs a final drain pass so the consumer has every event written before this call, then removes it. */
+void strobe__consumer_remove(strobe__consumer *c);
+/* Asks the drain thread for a pass soon. Safe from any thread, never blocks for long. */
+void strobe__drain_wake(void);
+/* Runs one drain pass now, on the calling thread (tests, flush on demand). */
+void strobe__drain_now(void);
+
+/* >>overhead */
+/* Measures the per-scope cost of recording on the calling thread with a
+ * private scratch ring (at most ~1 ms); returns nanoseconds per begin+end pair. */
+double strobe__measure_overhead(void);
+
+#endif

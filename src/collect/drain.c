@@ -1,0 +1,185 @@
+/*
+ * drain.c — the drain thread: empties every thread's ring and fans the
+ * events out to the active consumers (capture files, flight recorder, live
+ * streams), delivering site and thread metadata before the first event that
+ * needs it. Reaps the state of threads that exited once their last events
+ * are delivered.
+ *
+ * Must never: make an instrumented thread wait (producers only ever signal
+ * it), or call a consumer from any thread other than the one holding the
+ * drain lock.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <time.h>
+
+#include "collect/collect.h"
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER; /* consumers + passes */
+static strobe__consumer *g_consumers[STROBE__MAX_CONSUMERS];
+static int g_nconsumers;
+static uint32_t g_sites_delivered = 1;
+
+static pthread_mutex_t g_wake_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_wake_cond;
+static int g_wake_flag;
+static pthread_once_t g_start_once = PTHREAD_ONCE_INIT;
+static int g_started;
+
+/* No consumer: wake rarely, just to discard stray events and reap exited threads. */
+#define IDLE_INTERVAL_MS 200u
+
+void strobe__drain_wake(void) {
+  if (!__atomic_load_n(&g_started, __ATOMIC_ACQUIRE)) return;
+  __atomic_store_n(&g_wake_flag, 1, __ATOMIC_RELAXED);
+  pthread_cond_signal(&g_wake_cond);
+}
+
+static void deliver_sites(strobe__consumer **cs, int n, uint32_t from, uint32_t to) {
+  for (uint32_t id = from; id < to; id++) {
+    const strobe_site *s = strobe__site_get(id);
+    for (int i = 0; i < n; i++) cs[i]->site(cs[i]->ctx, id, s);
+  }
+}
+
+/* `lost_base` is the loss count the consumers should treat as zero: 0 for a
+ * thread they have watched since it attached, its current count for a
+ * consumer joining later. */
+static void deliver_thread(strobe__consumer **cs, int n, strobe__tstate *t, uint64_t lost_base) {
+  for (int i = 0; i < n; i++) cs[i]->thread(cs[i]->ctx, t->index, t->os_tid, t->name, lost_base);
+}
+
+/* One pass over every thread. Called with g_lock held. */
+static void pass(void) {
+  strobe__threads_lock();
+  /* Snapshot every ring before reading the site count: a site is registered
+   * before any event naming it is published, so the count read afterwards
+   * covers every id in the snapshot. `exited` is read before `pos` so that an
+   * exited thread's snapshot is final. */
+  for (strobe__tstate *t = strobe__threads_head(); t; t = t->next) {
+    t->snap_exited = __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE);
+    t->snap_pos = __atomic_load_n(&t->hot.pos, __ATOMIC_ACQUIRE);
+  }
+  uint32_t nsites = strobe__site_count();
+  deliver_sites(g_consumers, g_nconsumers, g_sites_delivered, nsites);
+  g_sites_delivered = nsites;
+
+  strobe__tstate *dead = NULL;
+  for (strobe__tstate *t = strobe__threads_head(), *next; t; t = next) {
+    next = t->next;
+    if (!t->announced || t->name_seen != t->name_gen) {
+      deliver_thread(g_consumers, g_nconsumers, t, t->announced ? t->lost_seen : 0);
+      t->announced = 1;
+      t->name_seen = t->name_gen;
+    }
+    uint64_t lost = __atomic_load_n(&t->lost, __ATOMIC_RELAXED);
+    if (lost != t->lost_seen) {
+      for (int i = 0; i < g_nconsumers; i++) g_consumers[i]->lost(g_consumers[i]->ctx, t->index, lost);
+      t->lost_seen = lost;
+    }
+    uint64_t read = t->read, end = t->snap_pos;
+    while (read < end) {
+      uint64_t off = read & t->hot.mask;
+      uint64_t run = t->ring_events - off;
+      if (run > end - read) run = end - read;
+      for (int i = 0; i < g_nconsumers; i++)
+        g_consumers[i]->events(g_consumers[i]->ctx, t->index, t->hot.ring + off, (size_t)run);
+      read += run;
+    }
+    __atomic_store_n(&t->read, read, __ATOMIC_RELEASE);
+    if (t->snap_exited) {
+      for (int i = 0; i < g_nconsumers; i++) g_consumers[i]->thread_end(g_consumers[i]->ctx, t->index);
+      strobe__threads_unlink(t);
+      t->next = dead;
+      dead = t;
+    }
+  }
+  strobe__threads_unlock();
+  while (dead) {
+    strobe__tstate *next = dead->next;
+    strobe__thread_free(dead);
+    dead = next;
+  }
+  uint64_t now = strobe__now();
+  for (int i = 0; i < g_nconsumers; i++) g_consumers[i]->tick(g_consumers[i]->ctx, now);
+}
+
+static void *drain_main(void *arg) {
+  (void)arg;
+  uint32_t interval = strobe_query_desc().drain_interval_ms;
+  for (;;) {
+    pthread_mutex_lock(&g_lock);
+    pass();
+    uint32_t wait_ms = g_nconsumers ? interval : IDLE_INTERVAL_MS;
+    pthread_mutex_unlock(&g_lock);
+
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ts.tv_nsec += (long)wait_ms * 1000000L;
+    ts.tv_sec += ts.tv_nsec / 1000000000L;
+    ts.tv_nsec %= 1000000000L;
+    pthread_mutex_lock(&g_wake_lock);
+    while (!__atomic_load_n(&g_wake_flag, __ATOMIC_RELAXED)) {
+      if (pthread_cond_timedwait(&g_wake_cond, &g_wake_lock, &ts) == ETIMEDOUT) break;
+    }
+    __atomic_store_n(&g_wake_flag, 0, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&g_wake_lock);
+  }
+  return NULL;
+}
+
+static void start_once(void) {
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&g_wake_cond, &ca);
+  pthread_condattr_destroy(&ca);
+  pthread_t th;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  if (pthread_create(&th, &attr, drain_main, NULL) == 0) __atomic_store_n(&g_started, 1, __ATOMIC_RELEASE);
+  pthread_attr_destroy(&attr);
+}
+
+int strobe__consumer_add(strobe__consumer *c) {
+  pthread_once(&g_start_once, start_once);
+  if (!__atomic_load_n(&g_started, __ATOMIC_ACQUIRE)) return STROBE_ENOMEM;
+  pthread_mutex_lock(&g_lock);
+  if (g_nconsumers == STROBE__MAX_CONSUMERS) {
+    pthread_mutex_unlock(&g_lock);
+    return STROBE_ELIMIT;
+  }
+  /* Events already in the rings belong to the consumers that were active
+   * when they were written; the newcomer starts with the next pass. */
+  pass();
+  strobe__consumer *self[1] = {c};
+  deliver_sites(self, 1, 1, g_sites_delivered);
+  strobe__threads_lock();
+  for (strobe__tstate *t = strobe__threads_head(); t; t = t->next)
+    if (t->announced) deliver_thread(self, 1, t, __atomic_load_n(&t->lost, __ATOMIC_RELAXED));
+  strobe__threads_unlock();
+  g_consumers[g_nconsumers++] = c;
+  __atomic_fetch_or(&strobe__active, STROBE__ACTIVE_EVENTS, __ATOMIC_RELAXED);
+  pthread_mutex_unlock(&g_lock);
+  return 0;
+}
+
+void strobe__consumer_remove(strobe__consumer *c) {
+  pthread_mutex_lock(&g_lock);
+  pass();
+  for (int i = 0; i < g_nconsumers; i++) {
+    if (g_consumers[i] == c) {
+      g_consumers[i] = g_consumers[--g_nconsumers];
+      break;
+    }
+  }
+  if (g_nconsumers == 0) __atomic_fetch_and(&strobe__active, ~STROBE__ACTIVE_EVENTS, __ATOMIC_RELAXED);
+  pthread_mutex_unlock(&g_lock);
+}
+
+void strobe__drain_now(void) {
+  pthread_mutex_lock(&g_lock);
+  pass();
+  pthread_mutex_unlock(&g_lock);
+}

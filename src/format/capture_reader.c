@@ -1,0 +1,820 @@
+/*
+ * capture_reader.c — reads capture files (docs/capture-format.md) for
+ * include/strobe/capture.h: header fields, the block loop (CRC, zstd), the
+ * site and thread tables, and the per-thread scope stacks that turn BEGIN/END
+ * ops into records with depth, duration and self time.
+ *
+ * It owns no global state and streams: what it keeps is the site table, the
+ * thread table (with one scope stack of at most 256 frames per thread) and
+ * one block, stored and decompressed. Input is hostile: it must never read
+ * out of bounds, never crash, and never allocate from a length field before
+ * checking it against a fixed bound or against the bytes actually present.
+ * Every error is sticky, and everything before the bad spot has already been
+ * returned.
+ *
+ * Reading stops at the FOOTER (a clean stop writes it last); bytes after it
+ * are not looked at. A header without ns_per_tick converts ticks as 1 ns.
+ *
+ * Contents: >>state >>source >>tables >>header >>blocks >>records >>api
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+
+#include "format/codec.h"
+#include "strobe/capture.h"
+
+/* ======================================================================
+ * >>state
+ * ====================================================================== */
+
+/* Header fields are a few hundred bytes; 64 KiB leaves room for growth while
+ * keeping a hostile fields_len from costing memory. */
+#define MAX_FIELDS_LEN (64u << 10)
+/* Thread indexes count threads in order of first event; a million is far
+ * beyond any real process and keeps the thread table (pointers) at 8 MB. */
+#define MAX_THREAD_INDEX 1000000u
+#define MAX_SITE_ID 65535u
+/* File payloads are read in chunks of this size, so the buffer only grows as
+ * fast as bytes actually arrive, whatever stored_len claims. */
+#define READ_CHUNK (1u << 20)
+
+typedef struct frame {
+  uint32_t site;   /* site id of the open scope */
+  uint64_t begin;  /* ticks at BEGIN */
+  uint64_t child;  /* ticks spent in direct children that ended (wrapping sum) */
+} frame;
+
+/* A retired thread-name buffer: kept until close so a name pointer handed
+ * out earlier stays valid after a rename. Capacities at least double, and a
+ * name is at most 4096 bytes, so a thread retires at most 7 of them. */
+typedef struct name_buf {
+  struct name_buf *prev;
+  size_t cap;
+  char s[];
+} name_buf;
+
+typedef struct rthread {
+  strobe_capture_thread pub;
+  name_buf *name;   /* current name (pub.name points into it), older ones chained */
+  frame *stack;       /* open scopes, outermost first; grown on demand */
+  uint32_t depth;     /* open scopes, 0..STROBE__MAX_READER_DEPTH */
+  uint32_t stack_cap; /* frames allocated, 0..STROBE__MAX_READER_DEPTH */
+} rthread;
+
+struct strobe_capture {
+  /* source: exactly one of f and mem */
+  FILE *f;               /* strobe_capture_open: owned, buffered by stdio */
+  const uint8_t *mem;    /* strobe_capture_open_memory: the caller's bytes */
+  size_t mem_len, mem_pos; /* bytes; mem_pos <= mem_len */
+
+  strobe_capture_header header; /* filled by read_header, then constant */
+  int err;  /* sticky error, 0 while fine */
+  int done; /* clean end reached: next() returns 0 */
+
+  /* current block */
+  uint8_t *stored;  /* file payload buffer (memory payloads are used in place) */
+  size_t stored_cap; /* bytes, at most ZSTD_compressBound(64 MiB) */
+  uint8_t *raw;     /* decompressed payload buffer */
+  size_t raw_cap;   /* bytes, at most STROBE__MAX_BLOCK_RAW */
+  ZSTD_DCtx *zstd;  /* created on the first zstd block */
+  int blk;          /* STROBE__BLK_SITES or _EVENTS while records remain in it, else 0 */
+  strobe__cur cur;  /* SITES: the rest of the payload */
+  rthread *ev_thread; /* EVENTS: the block's thread */
+  uint64_t ev_left;   /* EVENTS: events not yet decoded */
+  uint64_t ev_ticks;  /* EVENTS: ticks of the previous event */
+  strobe__cur ops, times; /* EVENTS: the two streams, each bounded to its bytes */
+
+  strobe_capture_site **sites;     /* indexed by id; NULL where undefined */
+  uint32_t sites_cap, site_limit;  /* entries allocated / one past the largest id, <= 65536 */
+  rthread **threads;               /* indexed by thread index; NULL where undefined */
+  uint32_t threads_cap, thread_limit; /* likewise, <= MAX_THREAD_INDEX + 1 */
+
+  strobe_capture_totals totals;    /* as returned by strobe_capture_get_totals */
+};
+
+static const uint8_t g_empty[1];
+
+/* ======================================================================
+ * >>source — bytes from a FILE or from memory
+ * ====================================================================== */
+
+/* Reads up to n bytes; returns how many (fewer only at end of input) or STROBE_EIO. */
+static long long src_read(strobe_capture *c, void *dst, size_t n) {
+  if (c->mem) {
+    size_t left = c->mem_len - c->mem_pos;
+    if (n > left) n = left;
+    if (n) memcpy(dst, c->mem + c->mem_pos, n);
+    c->mem_pos += n;
+    return (long long)n;
+  }
+  size_t got = fread(dst, 1, n, c->f);
+  if (got < n && ferror(c->f)) return STROBE_EIO;
+  return (long long)got;
+}
+
+/* Makes n bytes of input available at *out (in place for memory, else in
+ * c->stored). Returns 0, STROBE_ETRUNCATED, STROBE_EIO or STROBE_ENOMEM. */
+static int src_bytes(strobe_capture *c, size_t n, const uint8_t **out) {
+  if (n == 0) {
+    *out = g_empty;
+    return 0;
+  }
+  if (c->mem) {
+    size_t left = c->mem_len - c->mem_pos;
+    if (n > left) {
+      c->mem_pos = c->mem_len;
+      return STROBE_ETRUNCATED;
+    }
+    *out = c->mem + c->mem_pos;
+    c->mem_pos += n;
+    return 0;
+  }
+  size_t have = 0;
+  while (have < n) {
+    size_t chunk = n - have < READ_CHUNK ? n - have : READ_CHUNK;
+    if (have + chunk > c->stored_cap) {
+      size_t cap = c->stored_cap * 2;
+      if (cap < have + chunk) cap = have + chunk;
+      if (cap > n) cap = n;
+      uint8_t *p = realloc(c->stored, cap);
+      if (!p) return STROBE_ENOMEM;
+      c->stored = p;
+      c->stored_cap = cap;
+    }
+    size_t got = fread(c->stored + have, 1, chunk, c->f);
+    have += got;
+    if (got < chunk) return ferror(c->f) ? STROBE_EIO : STROBE_ETRUNCATED;
+  }
+  *out = c->stored;
+  return 0;
+}
+
+/* ======================================================================
+ * >>tables — sites and threads
+ * ====================================================================== */
+
+static const strobe_capture_site *site_at(const strobe_capture *c, uint64_t id) {
+  return id < c->site_limit ? c->sites[id] : NULL;
+}
+
+static rthread *thread_at(const strobe_capture *c, uint64_t index) {
+  return index < c->thread_limit ? c->threads[index] : NULL;
+}
+
+static int str_equal(const char *a, const uint8_t *b, size_t n) {
+  return strlen(a) == n && (n == 0 || memcmp(a, b, n) == 0);
+}
+
+#define SITE_STRS 5 /* name, category, file, function, parent */
+
+/* Defines site `id` with the given strings (not terminated). The same id
+ * again with the same contents is fine (a recorder may repeat its sites);
+ * with other contents it is corrupt, since ids name static sites. */
+static int define_site(strobe_capture *c, uint32_t id, uint32_t kind, uint32_t line,
+                       const uint8_t *const str[SITE_STRS], const size_t len[SITE_STRS]) {
+  const strobe_capture_site *old = site_at(c, id);
+  if (old) {
+    const char *olds[SITE_STRS] = {old->name, old->category, old->file, old->function, old->parent};
+    int same = old->kind == kind && old->line == line;
+    for (int i = 0; i < SITE_STRS && same; i++) same = str_equal(olds[i], str[i], len[i]);
+    return same ? 0 : STROBE_ECORRUPT;
+  }
+  if (id >= c->sites_cap) {
+    uint32_t cap = c->sites_cap ? c->sites_cap : 64;
+    while (cap <= id) cap *= 2;
+    if (cap > MAX_SITE_ID + 1) cap = MAX_SITE_ID + 1;
+    strobe_capture_site **p = realloc(c->sites, cap * sizeof *p);
+    if (!p) return STROBE_ENOMEM;
+    memset(p + c->sites_cap, 0, (cap - c->sites_cap) * sizeof *p);
+    c->sites = p;
+    c->sites_cap = cap;
+  }
+  /* One allocation: the struct, then the terminated strings. */
+  size_t total = sizeof(strobe_capture_site) + SITE_STRS;
+  for (int i = 0; i < SITE_STRS; i++) total += len[i];
+  strobe_capture_site *s = malloc(total);
+  if (!s) return STROBE_ENOMEM;
+  char *p = (char *)(s + 1);
+  const char **dst[SITE_STRS] = {&s->name, &s->category, &s->file, &s->function, &s->parent};
+  for (int i = 0; i < SITE_STRS; i++) {
+    if (len[i]) memcpy(p, str[i], len[i]);
+    p[len[i]] = '\0';
+    *dst[i] = p;
+    p += len[i] + 1;
+  }
+  s->id = id;
+  s->kind = kind;
+  s->line = line;
+  c->sites[id] = s;
+  if (id >= c->site_limit) c->site_limit = id + 1;
+  return 0;
+}
+
+/* Sets a thread's name, in place when it fits so earlier name pointers see
+ * the new name rather than freed memory. */
+static int set_thread_name(rthread *t, const uint8_t *s, size_t n) {
+  if (!t->name || t->name->cap < n + 1) {
+    size_t cap = t->name ? t->name->cap * 2 : 64;
+    while (cap < n + 1) cap *= 2;
+    name_buf *b = malloc(sizeof *b + cap);
+    if (!b) return STROBE_ENOMEM;
+    b->prev = t->name;
+    b->cap = cap;
+    t->name = b;
+  }
+  if (n) memcpy(t->name->s, s, n);
+  t->name->s[n] = '\0';
+  t->pub.name = t->name->s;
+  return 0;
+}
+
+static int define_thread(strobe_capture *c, uint32_t index, uint64_t os_tid, const uint8_t *name, size_t n) {
+  rthread *t = thread_at(c, index);
+  if (!t) {
+    if (index >= c->threads_cap) {
+      uint32_t cap = c->threads_cap ? c->threads_cap * 2 : 16;
+      if (cap <= index) cap = index + 1;
+      if (cap > MAX_THREAD_INDEX + 1) cap = MAX_THREAD_INDEX + 1;
+      rthread **p = realloc(c->threads, cap * sizeof *p);
+      if (!p) return STROBE_ENOMEM;
+      memset(p + c->threads_cap, 0, (cap - c->threads_cap) * sizeof *p);
+      c->threads = p;
+      c->threads_cap = cap;
+    }
+    t = calloc(1, sizeof *t);
+    if (!t) return STROBE_ENOMEM;
+    t->pub.index = index;
+    if (set_thread_name(t, name, n)) {
+      free(t);
+      return STROBE_ENOMEM;
+    }
+    c->threads[index] = t;
+    if (index >= c->thread_limit) c->thread_limit = index + 1;
+  } else if (set_thread_name(t, name, n)) {
+    return STROBE_ENOMEM;
+  }
+  t->pub.os_tid = os_tid;
+  return 0;
+}
+
+static void free_thread(rthread *t) {
+  for (name_buf *b = t->name, *prev; b; b = prev) {
+    prev = b->prev;
+    free(b);
+  }
+  free(t->stack);
+  free(t);
+}
+
+static int push_frame(rthread *t, uint32_t site, uint64_t ticks) {
+  if (t->depth >= STROBE__MAX_READER_DEPTH) return STROBE_ERANGE;
+  if (t->depth == t->stack_cap) {
+    uint32_t cap = t->stack_cap ? t->stack_cap * 2 : 16;
+    if (cap > STROBE__MAX_READER_DEPTH) cap = STROBE__MAX_READER_DEPTH;
+    frame *p = realloc(t->stack, cap * sizeof *p);
+    if (!p) return STROBE_ENOMEM;
+    t->stack = p;
+    t->stack_cap = cap;
+  }
+  t->stack[t->depth++] = (frame){site, ticks, 0};
+  return 0;
+}
+
+/* The file ended (cleanly or cut short): scopes still open never ended. */
+static void count_unfinished(strobe_capture *c) {
+  for (uint32_t i = 0; i < c->thread_limit; i++) {
+    rthread *t = c->threads[i];
+    if (!t) continue;
+    c->totals.unfinished += t->depth;
+    t->depth = 0;
+  }
+}
+
+static double ticks_to_ns(const strobe_capture *c, uint64_t ticks) {
+  /* Signed: ticks before the epoch (a scope begun before the collector
+   * started) come out negative rather than near 2^64. */
+  return (double)(int64_t)(ticks - c->header.epoch_ticks) * c->header.ns_per_tick;
+}
+
+/* A difference of ticks, signed so a clock stepping back shows as negative. */
+static double span_ns(const strobe_capture *c, uint64_t ticks) {
+  return (double)(int64_t)ticks * c->header.ns_per_tick;
+}
+
+/* ======================================================================
+ * >>header
+ * ====================================================================== */
+
+static void copy_field_str(char *dst, size_t cap, const uint8_t *v, size_t n) {
+  if (n > cap - 1) n = cap - 1;
+  if (n) memcpy(dst, v, n);
+  dst[n] = '\0';
+}
+
+static uint64_t le(const uint8_t *v, size_t n) {
+  uint64_t x = 0;
+  for (size_t i = 0; i < n; i++) x |= (uint64_t)v[i] << (8 * i);
+  return x;
+}
+
+/* One header field. A known tag with the wrong size is corrupt (a changed
+ * encoding would have bumped the version); unknown tags are skipped. */
+static int header_field(strobe_capture_header *h, uint16_t tag, const uint8_t *v, size_t n) {
+  size_t want = 0;
+  switch (tag) {
+    case STROBE__TAG_CLOCK_INVARIANT:
+    case STROBE__TAG_ASSERTIONS: want = 1; break;
+    case STROBE__TAG_RING_EVENTS:
+    case STROBE__TAG_FLUSH_MS: want = 4; break;
+    case STROBE__TAG_NS_PER_TICK:
+    case STROBE__TAG_EPOCH_TICKS:
+    case STROBE__TAG_EPOCH_MONO_NS:
+    case STROBE__TAG_START_TICKS:
+    case STROBE__TAG_OVERHEAD_NS:
+    case STROBE__TAG_PID: want = 8; break;
+    default: want = n; break; /* strings and unknown tags */
+  }
+  if (n != want) return STROBE_ECORRUPT;
+  uint64_t u = le(v, n < 8 ? n : 8);
+  double d;
+  memcpy(&d, &u, sizeof d);
+  switch (tag) {
+    case STROBE__TAG_CLOCK_SOURCE: copy_field_str(h->clock_source, sizeof h->clock_source, v, n); break;
+    case STROBE__TAG_CLOCK_INVARIANT: h->clock_invariant = (int)u; break;
+    case STROBE__TAG_NS_PER_TICK: h->ns_per_tick = d; break;
+    case STROBE__TAG_EPOCH_TICKS: h->epoch_ticks = u; break;
+    case STROBE__TAG_EPOCH_MONO_NS: h->epoch_mono_ns = u; break;
+    case STROBE__TAG_START_TICKS: h->start_ticks = u; break;
+    case STROBE__TAG_OVERHEAD_NS: h->overhead_per_scope_ns = d; break;
+    case STROBE__TAG_STROBE_VERSION: copy_field_str(h->strobe_version, sizeof h->strobe_version, v, n); break;
+    case STROBE__TAG_OS: copy_field_str(h->os, sizeof h->os, v, n); break;
+    case STROBE__TAG_ARCH: copy_field_str(h->arch, sizeof h->arch, v, n); break;
+    case STROBE__TAG_FEATURES: copy_field_str(h->features, sizeof h->features, v, n); break;
+    case STROBE__TAG_ASSERTIONS: h->assertions = (int)u; break;
+    case STROBE__TAG_PID: h->pid = u; break;
+    case STROBE__TAG_RING_EVENTS: h->ring_events = (uint32_t)u; break;
+    case STROBE__TAG_FLUSH_MS: h->flush_interval_ms = (uint32_t)u; break;
+    case STROBE__TAG_KIND: copy_field_str(h->kind, sizeof h->kind, v, n); break;
+    default: break;
+  }
+  return 0;
+}
+
+static int read_header(strobe_capture *c) {
+  uint8_t fixed[16];
+  long long n = src_read(c, fixed, sizeof fixed);
+  if (n < 0) return (int)n;
+  /* A short file whose bytes are a prefix of the magic is a capture cut
+   * short (e.g. killed right after creating it), not a foreign file. */
+  size_t m = n < STROBE__MAGIC_LEN ? (size_t)n : STROBE__MAGIC_LEN;
+  if (memcmp(fixed, STROBE__MAGIC, m) != 0) return STROBE_EBADMAGIC;
+  if (n < 12) return STROBE_ETRUNCATED;
+  c->header.version = (uint32_t)le(fixed + 8, 4);
+  if (c->header.version != STROBE__FORMAT_VERSION) return STROBE_EVERSION;
+  if (n < 16) return STROBE_ETRUNCATED;
+  uint32_t fields_len = (uint32_t)le(fixed + 12, 4);
+  if (fields_len > MAX_FIELDS_LEN) return STROBE_ECORRUPT;
+  const uint8_t *fields;
+  int r = src_bytes(c, fields_len, &fields);
+  if (r) return r;
+  c->header.ns_per_tick = 1.0;
+  strobe__cur cur = {fields, fields + fields_len, 0};
+  while (cur.p < cur.end) {
+    uint16_t tag = strobe__cur_u16(&cur);
+    uint16_t len = strobe__cur_u16(&cur);
+    const uint8_t *v = strobe__cur_bytes(&cur, len);
+    if (cur.bad) return STROBE_ECORRUPT;
+    r = header_field(&c->header, tag, v, len);
+    if (r) return r;
+  }
+  return 0;
+}
+
+/* ======================================================================
+ * >>blocks — framing, CRC, decompression, single-record blocks
+ * ====================================================================== */
+
+/* Reads the next block and leaves its payload in c->cur. Returns 1 with the
+ * block's type in *type, 0 at a clean end of input, or a negative error. */
+static int read_block(strobe_capture *c, uint8_t *type) {
+  uint8_t hb[STROBE__BLOCK_HEADER];
+  long long n = src_read(c, hb, sizeof hb);
+  if (n < 0) return (int)n;
+  if (n == 0) return 0;
+  if (n < STROBE__BLOCK_HEADER) return STROBE_ETRUNCATED;
+  strobe__block_header h;
+  strobe__block_header_decode(hb, &h);
+
+  /* Bound stored_len before reading it, so a corrupt length cannot make us
+   * buffer gigabytes. A zstd frame never exceeds ZSTD_compressBound. */
+  if (h.raw_len > STROBE__MAX_BLOCK_RAW) return STROBE_ECORRUPT;
+  int known = h.type >= STROBE__BLK_SITES && h.type <= STROBE__BLK_FOOTER;
+  if (h.codec == STROBE__CODEC_RAW) {
+    if (h.stored_len != h.raw_len) return STROBE_ECORRUPT;
+  } else if (h.codec == STROBE__CODEC_ZSTD) {
+    if (h.stored_len > ZSTD_compressBound(h.raw_len)) return STROBE_ECORRUPT;
+  } else if (known || h.stored_len > ZSTD_compressBound(STROBE__MAX_BLOCK_RAW)) {
+    return STROBE_ECORRUPT; /* an unknown codec is only skippable on an unknown block */
+  }
+
+  const uint8_t *stored;
+  int r = src_bytes(c, h.stored_len, &stored);
+  if (r) return r;
+  if (strobe__block_crc(hb, stored, h.stored_len) != h.crc) return STROBE_ECORRUPT;
+  c->totals.blocks++;
+
+  /* Blocks left compressed (unknown types, skipped) keep their stored length. */
+  const uint8_t *payload = stored;
+  size_t len = h.stored_len;
+  if (known && h.codec == STROBE__CODEC_ZSTD) {
+    /* One frame, whose declared size (when it declares one) is raw_len:
+     * checked before allocating raw_len bytes for it. */
+    unsigned long long content = ZSTD_getFrameContentSize(stored, h.stored_len);
+    if (content == ZSTD_CONTENTSIZE_ERROR) return STROBE_ECORRUPT;
+    if (content != ZSTD_CONTENTSIZE_UNKNOWN && content != h.raw_len) return STROBE_ECORRUPT;
+    size_t frame_len = ZSTD_findFrameCompressedSize(stored, h.stored_len);
+    if (ZSTD_isError(frame_len) || frame_len != h.stored_len) return STROBE_ECORRUPT;
+    if (h.raw_len > c->raw_cap || !c->raw) {
+      size_t cap = h.raw_len ? h.raw_len : 1;
+      uint8_t *p = realloc(c->raw, cap);
+      if (!p) return STROBE_ENOMEM;
+      c->raw = p;
+      c->raw_cap = cap;
+    }
+    if (!c->zstd && !(c->zstd = ZSTD_createDCtx())) return STROBE_ENOMEM;
+    size_t got = ZSTD_decompressDCtx(c->zstd, c->raw, h.raw_len, stored, h.stored_len);
+    if (ZSTD_isError(got) || got != h.raw_len) return STROBE_ECORRUPT;
+    payload = h.raw_len ? c->raw : g_empty;
+    len = h.raw_len;
+  }
+  c->cur = (strobe__cur){payload, payload + len, 0};
+  *type = h.type;
+  return 1;
+}
+
+/* The payload must be used up exactly: trailing bytes mean a different
+ * encoding than this reader knows, which the version would have announced. */
+static int payload_done(const strobe__cur *cur) {
+  return cur->bad || cur->p != cur->end ? STROBE_ECORRUPT : 0;
+}
+
+static int thread_ref(strobe_capture *c, uint64_t index, rthread **out) {
+  *out = thread_at(c, index);
+  return *out ? 0 : STROBE_ERANGE;
+}
+
+static int block_thread(strobe_capture *c, strobe_capture_record *rec) {
+  uint64_t index = strobe__cur_varint(&c->cur);
+  uint64_t os_tid = strobe__cur_varint(&c->cur);
+  size_t n;
+  const uint8_t *name = strobe__cur_str(&c->cur, &n);
+  int r = payload_done(&c->cur);
+  if (r) return r;
+  if (index > MAX_THREAD_INDEX) return STROBE_ERANGE;
+  r = define_thread(c, (uint32_t)index, os_tid, name, n);
+  if (r) return r;
+  rec->type = STROBE_REC_THREAD;
+  rec->thread = (uint32_t)index;
+  return 1;
+}
+
+static int block_thread_end(strobe_capture *c, strobe_capture_record *rec) {
+  uint64_t index = strobe__cur_varint(&c->cur);
+  int r = payload_done(&c->cur);
+  rthread *t;
+  if (r || (r = thread_ref(c, index, &t))) return r;
+  rec->type = STROBE_REC_THREAD_END;
+  rec->thread = t->pub.index;
+  rec->depth = t->depth; /* the scopes left unfinished */
+  c->totals.unfinished += t->depth;
+  t->depth = 0;
+  t->pub.ended = 1;
+  return 1;
+}
+
+static int block_lost(strobe_capture *c, strobe_capture_record *rec) {
+  uint64_t index = strobe__cur_varint(&c->cur);
+  uint64_t lost = strobe__cur_varint(&c->cur);
+  int r = payload_done(&c->cur);
+  rthread *t;
+  if (r || (r = thread_ref(c, index, &t))) return r;
+  t->pub.lost += lost;
+  c->totals.lost += lost;
+  rec->type = STROBE_REC_LOST;
+  rec->thread = t->pub.index;
+  rec->depth = t->depth; /* nothing is closed: the block says how many, not where */
+  rec->lost = lost;
+  return 1;
+}
+
+static int block_footer(strobe_capture *c) {
+  uint64_t end_ticks = strobe__cur_varint(&c->cur);
+  uint64_t nthreads = strobe__cur_varint(&c->cur);
+  /* Each entry takes at least 3 bytes: bound the loop by what is there. */
+  if (c->cur.bad || nthreads > (uint64_t)(c->cur.end - c->cur.p) / 3) return STROBE_ECORRUPT;
+  int range = 0;
+  for (uint64_t i = 0; i < nthreads; i++) {
+    uint64_t index = strobe__cur_varint(&c->cur);
+    (void)strobe__cur_varint(&c->cur); /* events: the writer's count, for tools that compare */
+    (void)strobe__cur_varint(&c->cur); /* lost: already counted from LOST markers and blocks */
+    if (!thread_at(c, index)) range = 1;
+  }
+  uint64_t misuse[6];
+  for (int i = 0; i < 6; i++) misuse[i] = strobe__cur_varint(&c->cur);
+  int r = payload_done(&c->cur);
+  if (r) return r;
+  if (range) return STROBE_ERANGE;
+  c->totals.footer = 1;
+  c->totals.end_ticks = end_ticks;
+  c->totals.misuse = (strobe_misuse){misuse[0], misuse[1], misuse[2], misuse[3], misuse[4], misuse[5]};
+  return 0;
+}
+
+/* Starts on a block just read. Returns 1 when it produced a record (blocks
+ * holding exactly one), 0 when not (yet), or a negative error. */
+static int start_block(strobe_capture *c, uint8_t type, strobe_capture_record *rec) {
+  switch (type) {
+    case STROBE__BLK_SITES:
+      c->blk = STROBE__BLK_SITES;
+      return 0;
+    case STROBE__BLK_THREAD: return block_thread(c, rec);
+    case STROBE__BLK_EVENTS: {
+      uint64_t index = strobe__cur_varint(&c->cur);
+      uint64_t count = strobe__cur_varint(&c->cur);
+      uint64_t base = strobe__cur_varint(&c->cur);
+      uint64_t ops_len = strobe__cur_varint(&c->cur);
+      if (c->cur.bad || ops_len > (uint64_t)(c->cur.end - c->cur.p)) return STROBE_ECORRUPT;
+      /* Every event has at least one ops byte and one times byte. */
+      if (count > ops_len || count > (uint64_t)(c->cur.end - c->cur.p) - ops_len) return STROBE_ECORRUPT;
+      int r = thread_ref(c, index, &c->ev_thread);
+      if (r) return r;
+      c->ops = (strobe__cur){c->cur.p, c->cur.p + ops_len, 0};
+      c->times = (strobe__cur){c->cur.p + ops_len, c->cur.end, 0};
+      c->ev_left = count;
+      c->ev_ticks = base;
+      c->blk = STROBE__BLK_EVENTS;
+      return 0;
+    }
+    case STROBE__BLK_THREAD_END: return block_thread_end(c, rec);
+    case STROBE__BLK_CLOCK: return 0; /* calibration pairs are not used yet */
+    case STROBE__BLK_LOST: return block_lost(c, rec);
+    case STROBE__BLK_FOOTER: {
+      int r = block_footer(c);
+      if (r) return r;
+      count_unfinished(c);
+      c->done = 1;
+      return 0;
+    }
+    default: return 0; /* a newer block type: skipped */
+  }
+}
+
+/* ======================================================================
+ * >>records — SITES entries and EVENTS ops, one record per call
+ * ====================================================================== */
+
+/* Returns 1 with the next site, 0 when the block is used up, or an error. */
+static int step_sites(strobe_capture *c, strobe_capture_record *rec) {
+  strobe__cur *cur = &c->cur;
+  if (cur->p == cur->end) return 0;
+  uint64_t id = strobe__cur_varint(cur);
+  uint64_t kind = strobe__cur_varint(cur);
+  uint64_t line = strobe__cur_varint(cur);
+  const uint8_t *str[SITE_STRS];
+  size_t len[SITE_STRS];
+  for (int i = 0; i < SITE_STRS; i++) str[i] = strobe__cur_str(cur, &len[i]);
+  if (cur->bad || line > UINT32_MAX) return STROBE_ECORRUPT;
+  if (id == 0 || id > MAX_SITE_ID) return STROBE_ERANGE;
+  if (kind < STROBE_SITE_SCOPE || kind > STROBE_SITE_STAGE) return STROBE_ECORRUPT;
+  int r = define_site(c, (uint32_t)id, (uint32_t)kind, (uint32_t)line, str, len);
+  if (r) return r;
+  rec->type = STROBE_REC_SITE;
+  rec->site = (uint32_t)id;
+  return 1;
+}
+
+/* Reads a site operand: ERANGE unless it names a defined site. */
+static int site_operand(strobe_capture *c, uint32_t *site) {
+  uint64_t id = strobe__cur_varint(&c->ops);
+  *site = id <= MAX_SITE_ID ? (uint32_t)id : 0;
+  if (c->ops.bad) return STROBE_ECORRUPT;
+  return site_at(c, id) ? 0 : STROBE_ERANGE;
+}
+
+/* Returns 1 with the next record of the EVENTS block, 0 when the block is
+ * used up, or an error. Orphan ENDs are skipped within the call. */
+static int step_events(strobe_capture *c, strobe_capture_record *rec) {
+  rthread *t = c->ev_thread;
+  while (c->ev_left > 0) {
+    c->ev_left--;
+    uint64_t op = strobe__cur_varint(&c->ops);
+    uint64_t delta = strobe__cur_varint(&c->times);
+    if (c->ops.bad || c->times.bad) return STROBE_ECORRUPT;
+    /* Unsigned: a hostile delta wraps instead of overflowing. */
+    uint64_t ticks = c->ev_ticks + (uint64_t)strobe__unzigzag(delta);
+    c->ev_ticks = ticks;
+    c->totals.events++;
+    t->pub.events++;
+    if (!c->totals.footer && ticks > c->totals.end_ticks) c->totals.end_ticks = ticks;
+
+    rec->thread = t->pub.index;
+    rec->ticks = ticks;
+    rec->time_ns = ticks_to_ns(c, ticks);
+    int r;
+    switch (op & 3) {
+      case STROBE__OP_BEGIN: {
+        uint64_t id = op >> 2;
+        if (!site_at(c, id)) return STROBE_ERANGE;
+        if ((r = push_frame(t, (uint32_t)id, ticks))) return r;
+        rec->type = STROBE_REC_BEGIN;
+        rec->site = (uint32_t)id;
+        rec->depth = t->depth;
+        return 1;
+      }
+      case STROBE__OP_END: {
+        if (op != STROBE__OP_END) return STROBE_ECORRUPT;
+        if (t->depth == 0) { /* its BEGIN predates the capture */
+          c->totals.orphan_ends++;
+          memset(rec, 0, sizeof *rec);
+          continue;
+        }
+        frame *f = &t->stack[t->depth - 1];
+        uint64_t dur = ticks - f->begin;
+        rec->type = STROBE_REC_END;
+        rec->site = f->site;
+        rec->depth = t->depth;
+        rec->duration_ns = span_ns(c, dur);
+        rec->self_ns = span_ns(c, dur - f->child);
+        t->depth--;
+        if (t->depth) t->stack[t->depth - 1].child += dur;
+        c->totals.scopes++;
+        return 1;
+      }
+      case STROBE__OP_OTHER: break;
+      default: return STROBE_ECORRUPT;
+    }
+    rec->depth = t->depth;
+    switch (op >> 2) {
+      case 3: /* VALUE */
+      case 4: /* COUNTER */
+      case 5: /* GAUGE */
+        if ((r = site_operand(c, &rec->site))) return r;
+        rec->value = strobe__cur_f64(&c->ops);
+        if (c->ops.bad) return STROBE_ECORRUPT;
+        rec->type = op >> 2 == 3 ? STROBE_REC_VALUE : op >> 2 == 4 ? STROBE_REC_COUNTER : STROBE_REC_GAUGE;
+        return 1;
+      case 6: /* FRAME */
+        if ((r = site_operand(c, &rec->site))) return r;
+        rec->type = STROBE_REC_FRAME;
+        return 1;
+      case 7: { /* CUMULATIVE: statistics in ticks */
+        if ((r = site_operand(c, &rec->site))) return r;
+        rec->count = strobe__cur_varint(&c->ops);
+        uint64_t total = strobe__cur_varint(&c->ops);
+        uint64_t min = strobe__cur_varint(&c->ops);
+        uint64_t max = strobe__cur_varint(&c->ops);
+        if (c->ops.bad) return STROBE_ECORRUPT;
+        rec->type = STROBE_REC_CUMULATIVE;
+        rec->total_ns = (double)total * c->header.ns_per_tick;
+        rec->min_ns = (double)min * c->header.ns_per_tick;
+        rec->max_ns = (double)max * c->header.ns_per_tick;
+        return 1;
+      }
+      case 8: { /* LOST: scopes deeper than `depth` lost their END */
+        uint64_t lost = strobe__cur_varint(&c->ops);
+        uint64_t depth = strobe__cur_varint(&c->ops);
+        if (c->ops.bad) return STROBE_ECORRUPT;
+        if (depth > STROBE__MAX_READER_DEPTH) return STROBE_ERANGE;
+        while (t->depth > depth) {
+          t->depth--;
+          c->totals.lost_scopes++;
+        }
+        /* Not added to the loss totals: the thread's LOST blocks count these
+         * same drops (and those no marker followed), so adding both would
+         * count them twice. */
+        rec->type = STROBE_REC_LOST;
+        rec->depth = t->depth;
+        rec->lost = lost;
+        return 1;
+      }
+      default: return STROBE_ECORRUPT; /* operands of unknown size: cannot go on */
+    }
+  }
+  /* Both streams must be used up exactly. */
+  if (c->ops.p != c->ops.end || c->times.p != c->times.end) return STROBE_ECORRUPT;
+  return 0;
+}
+
+/* ======================================================================
+ * >>api
+ * ====================================================================== */
+
+static int fail(strobe_capture *c, int err) {
+  c->err = err;
+  if (err == STROBE_ETRUNCATED) {
+    /* The file ends here: what is still open never ended in it. */
+    c->totals.cut_short = 1;
+    count_unfinished(c);
+  }
+  return err;
+}
+
+int strobe_capture_next(strobe_capture *c, strobe_capture_record *rec) {
+  if (!c || !rec) return STROBE_EINVAL;
+  if (c->err) return c->err;
+  if (c->done) return 0;
+  for (;;) {
+    memset(rec, 0, sizeof *rec);
+    int r = 0;
+    if (c->blk == STROBE__BLK_SITES) r = step_sites(c, rec);
+    else if (c->blk == STROBE__BLK_EVENTS) r = step_events(c, rec);
+    if (r < 0) return fail(c, r);
+    if (r > 0) return 1;
+    c->blk = 0;
+    uint8_t type = 0;
+    r = read_block(c, &type);
+    if (r < 0) return fail(c, r);
+    if (r == 0) { /* clean end of input without a FOOTER */
+      c->totals.cut_short = 1;
+      count_unfinished(c);
+      c->done = 1;
+      return 0;
+    }
+    r = start_block(c, type, rec);
+    if (r < 0) return fail(c, r);
+    if (r > 0) return 1;
+    if (c->done) return 0;
+  }
+}
+
+void strobe_capture_close(strobe_capture *c) {
+  if (!c) return;
+  if (c->f) fclose(c->f);
+  for (uint32_t i = 0; i < c->site_limit; i++) free(c->sites[i]);
+  free(c->sites);
+  for (uint32_t i = 0; i < c->thread_limit; i++)
+    if (c->threads[i]) free_thread(c->threads[i]);
+  free(c->threads);
+  free(c->stored);
+  free(c->raw);
+  ZSTD_freeDCtx(c->zstd);
+  free(c);
+}
+
+static int open_common(strobe_capture *c, strobe_capture **out) {
+  int r = read_header(c);
+  if (r) {
+    strobe_capture_close(c);
+    return r;
+  }
+  *out = c;
+  return 0;
+}
+
+int strobe_capture_open(const char *path, strobe_capture **out) {
+  if (!out) return STROBE_EINVAL;
+  *out = NULL;
+  if (!path) return STROBE_EINVAL;
+  strobe_capture *c = calloc(1, sizeof *c);
+  if (!c) return STROBE_ENOMEM;
+  c->f = fopen(path, "rb");
+  if (!c->f) {
+    free(c);
+    return STROBE_EIO;
+  }
+  return open_common(c, out);
+}
+
+int strobe_capture_open_memory(const void *data, size_t len, strobe_capture **out) {
+  if (!out) return STROBE_EINVAL;
+  *out = NULL;
+  if (!data && len) return STROBE_EINVAL;
+  strobe_capture *c = calloc(1, sizeof *c);
+  if (!c) return STROBE_ENOMEM;
+  c->mem = data ? data : g_empty;
+  c->mem_len = len;
+  return open_common(c, out);
+}
+
+const strobe_capture_header *strobe_capture_get_header(const strobe_capture *c) { return c ? &c->header : NULL; }
+
+uint32_t strobe_capture_site_limit(const strobe_capture *c) { return c ? c->site_limit : 0; }
+
+const strobe_capture_site *strobe_capture_get_site(const strobe_capture *c, uint32_t id) {
+  return c ? site_at(c, id) : NULL;
+}
+
+uint32_t strobe_capture_thread_count(const strobe_capture *c) { return c ? c->thread_limit : 0; }
+
+const strobe_capture_thread *strobe_capture_get_thread(const strobe_capture *c, uint32_t index) {
+  rthread *t = c ? thread_at(c, index) : NULL;
+  return t ? &t->pub : NULL;
+}
+
+strobe_capture_totals strobe_capture_get_totals(const strobe_capture *c) {
+  return c ? c->totals : (strobe_capture_totals){0};
+}
+
+double strobe_capture_ticks_to_ns(const strobe_capture *c, uint64_t ticks) { return c ? ticks_to_ns(c, ticks) : 0.0; }

@@ -1,0 +1,411 @@
+/*
+ * capture_writer.c — turns ring events into EVENTS blocks (ops stream of
+ * site/kind varints plus a stream of zigzag time deltas, then zstd), and
+ * site/thread/loss metadata into their blocks, always emitting metadata
+ * before the first block that refers to it.
+ *
+ * Owns: per-thread encode buffers (bounded: a thread's buffer is flushed as
+ * soon as it reaches BLOCK_FLUSH_BYTES), the header, the footer.
+ * Must never: call the sink with a partial block (crash safety depends on
+ * each block arriving whole), or grow memory with the number of events.
+ */
+#include "format/capture_writer.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "format/codec.h"
+#include "platform/clock.h"
+
+/* Large enough for zstd to find structure, small enough to bound memory per
+ * thread and the data a reader must hold at once. */
+#define BLOCK_FLUSH_BYTES (256u << 10)
+
+typedef struct wthread {
+  int defined;
+  int ended;
+  uint64_t lost_base;     /* process-lifetime loss count when this writer first saw the thread */
+  uint64_t lost_total;    /* latest process-lifetime loss count */
+  uint64_t lost_written;  /* loss already written in LOST blocks, relative to lost_base */
+  uint64_t events;        /* events encoded for this thread */
+  strobe__buf ops, times;
+  uint32_t count;
+  uint64_t base_ticks, last_ticks;
+  uint32_t pend_kind, pend_site, pend_need, pend_have;
+  uint64_t pend_ts;
+  uint64_t pend_payload[4];
+} wthread;
+
+struct strobe__writer {
+  strobe__writer_desc desc;
+  int error;
+  uint64_t bytes;
+  ZSTD_CCtx *cctx;
+  strobe__buf sites;  /* raw SITES payload not yet written */
+  strobe__buf meta;   /* framed THREAD blocks not yet written */
+  strobe__buf raw;    /* scratch: one block's raw payload */
+  strobe__buf out;    /* scratch: one framed block */
+  wthread *threads;
+  uint32_t nthreads;
+};
+
+/* >>framing */
+static void frame_into(strobe__writer *w, strobe__buf *dst, uint8_t type, const uint8_t *raw, size_t len) {
+  strobe__block_header h = {type, STROBE__CODEC_RAW, (uint32_t)len, (uint32_t)len, 0};
+  size_t start = dst->len;
+  if (strobe__buf_reserve(dst, STROBE__BLOCK_HEADER + ZSTD_compressBound(len))) return;
+  uint8_t *payload = dst->data + start + STROBE__BLOCK_HEADER;
+  if (len >= 128 && w->cctx) {
+    size_t z = ZSTD_compressCCtx(w->cctx, payload, ZSTD_compressBound(len), raw, len, w->desc.compression_level);
+    if (!ZSTD_isError(z) && z < len) {
+      h.codec = STROBE__CODEC_ZSTD;
+      h.stored_len = (uint32_t)z;
+    }
+  }
+  if (h.codec == STROBE__CODEC_RAW) memcpy(payload, raw, len);
+  uint8_t *hdr = dst->data + start;
+  strobe__block_header_encode(hdr, &h);
+  h.crc = strobe__block_crc(hdr, payload, h.stored_len);
+  strobe__block_header_encode(hdr, &h);
+  dst->len = start + STROBE__BLOCK_HEADER + h.stored_len;
+}
+
+static void emit(strobe__writer *w, const void *data, size_t len) {
+  if (w->error || len == 0) return;
+  int rc = w->desc.sink(w->desc.sink_ctx, data, len);
+  if (rc < 0)
+    w->error = rc;
+  else
+    w->bytes += len;
+}
+
+static void emit_block(strobe__writer *w, uint8_t type, const strobe__buf *raw) {
+  w->out.len = 0;
+  frame_into(w, &w->out, type, raw->data, raw->len);
+  if (w->out.failed || raw->failed) {
+    w->error = w->error ? w->error : STROBE_ENOMEM;
+    return;
+  }
+  emit(w, w->out.data, w->out.len);
+}
+
+static void flush_meta(strobe__writer *w) {
+  if (w->sites.len) {
+    emit_block(w, STROBE__BLK_SITES, &w->sites);
+    w->sites.len = 0;
+  }
+  if (w->meta.len) {
+    emit(w, w->meta.data, w->meta.len);
+    w->meta.len = 0;
+  }
+}
+
+/* >>header */
+static void field_str(strobe__buf *b, uint16_t tag, const char *s) {
+  size_t n = strlen(s);
+  strobe__buf_u16(b, tag);
+  strobe__buf_u16(b, (uint16_t)n);
+  strobe__buf_put(b, s, n);
+}
+
+static void field_u64(strobe__buf *b, uint16_t tag, uint64_t v) {
+  strobe__buf_u16(b, tag);
+  strobe__buf_u16(b, 8);
+  strobe__buf_u64(b, v);
+}
+
+static void field_f64(strobe__buf *b, uint16_t tag, double v) {
+  strobe__buf_u16(b, tag);
+  strobe__buf_u16(b, 8);
+  strobe__buf_f64(b, v);
+}
+
+static void field_u32(strobe__buf *b, uint16_t tag, uint32_t v) {
+  strobe__buf_u16(b, tag);
+  strobe__buf_u16(b, 4);
+  strobe__buf_u32(b, v);
+}
+
+static void field_u8(strobe__buf *b, uint16_t tag, uint8_t v) {
+  strobe__buf_u16(b, tag);
+  strobe__buf_u16(b, 1);
+  strobe__buf_put(b, &v, 1);
+}
+
+static void write_header(strobe__writer *w) {
+  const strobe__clock_info *clk = strobe__clock();
+  struct utsname u;
+  if (uname(&u) != 0) strcpy(u.machine, "unknown");
+  strobe__buf f = {0};
+  field_str(&f, STROBE__TAG_KIND, w->desc.kind);
+  field_str(&f, STROBE__TAG_CLOCK_SOURCE, clk->source);
+  field_u8(&f, STROBE__TAG_CLOCK_INVARIANT, (uint8_t)clk->invariant);
+  field_f64(&f, STROBE__TAG_NS_PER_TICK, clk->ns_per_tick);
+  field_u64(&f, STROBE__TAG_EPOCH_TICKS, clk->epoch_ticks);
+  field_u64(&f, STROBE__TAG_EPOCH_MONO_NS, clk->epoch_mono_ns);
+  field_u64(&f, STROBE__TAG_START_TICKS, strobe__now());
+  field_f64(&f, STROBE__TAG_OVERHEAD_NS, w->desc.overhead_per_scope_ns);
+  field_str(&f, STROBE__TAG_STROBE_VERSION, STROBE_VERSION_STRING);
+  field_str(&f, STROBE__TAG_OS, "linux");
+  field_str(&f, STROBE__TAG_ARCH, u.machine);
+  field_str(&f, STROBE__TAG_FEATURES, strobe_profiling_available() ? "profiling zstd" : "zstd");
+#ifdef NDEBUG
+  field_u8(&f, STROBE__TAG_ASSERTIONS, 0);
+#else
+  field_u8(&f, STROBE__TAG_ASSERTIONS, 1);
+#endif
+  field_u64(&f, STROBE__TAG_PID, (uint64_t)getpid());
+  field_u32(&f, STROBE__TAG_RING_EVENTS, strobe_query_desc().ring_events);
+  field_u32(&f, STROBE__TAG_FLUSH_MS, w->desc.flush_interval_ms);
+
+  strobe__buf h = {0};
+  strobe__buf_put(&h, STROBE__MAGIC, STROBE__MAGIC_LEN);
+  strobe__buf_u32(&h, STROBE__FORMAT_VERSION);
+  strobe__buf_u32(&h, (uint32_t)f.len);
+  strobe__buf_put(&h, f.data, f.len);
+  if (h.failed || f.failed)
+    w->error = STROBE_ENOMEM;
+  else
+    emit(w, h.data, h.len);
+  strobe__buf_free(&f);
+  strobe__buf_free(&h);
+}
+
+int strobe__writer_create(const strobe__writer_desc *desc, strobe__writer **out) {
+  *out = NULL;
+  if (!desc || !desc->sink || !desc->kind) return STROBE_EINVAL;
+  strobe__writer *w = calloc(1, sizeof *w);
+  if (!w) return STROBE_ENOMEM;
+  w->desc = *desc;
+  w->cctx = ZSTD_createCCtx();
+  if (!w->cctx) goto fail;
+  write_header(w);
+  if (w->error) goto fail;
+  *out = w;
+  return 0;
+fail:;
+  int rc = w->error ? w->error : STROBE_ENOMEM;
+  strobe__writer_destroy(w);
+  return rc;
+}
+
+void strobe__writer_destroy(strobe__writer *w) {
+  if (!w) return;
+  for (uint32_t i = 0; i < w->nthreads; i++) {
+    strobe__buf_free(&w->threads[i].ops);
+    strobe__buf_free(&w->threads[i].times);
+  }
+  free(w->threads);
+  strobe__buf_free(&w->sites);
+  strobe__buf_free(&w->meta);
+  strobe__buf_free(&w->raw);
+  strobe__buf_free(&w->out);
+  ZSTD_freeCCtx(w->cctx);
+  free(w);
+}
+
+/* >>metadata */
+static wthread *thread_slot(strobe__writer *w, uint32_t index) {
+  if (index >= w->nthreads) {
+    uint32_t n = w->nthreads ? w->nthreads : 16;
+    while (n <= index) n *= 2;
+    wthread *p = realloc(w->threads, n * sizeof *p);
+    if (!p) {
+      w->error = w->error ? w->error : STROBE_ENOMEM;
+      return NULL;
+    }
+    memset(p + w->nthreads, 0, (n - w->nthreads) * sizeof *p);
+    w->threads = p;
+    w->nthreads = n;
+  }
+  return &w->threads[index];
+}
+
+void strobe__writer_site(strobe__writer *w, uint32_t id, const strobe_site *s) {
+  strobe__buf_varint(&w->sites, id);
+  strobe__buf_varint(&w->sites, s->kind);
+  strobe__buf_varint(&w->sites, s->line);
+  strobe__buf_str(&w->sites, s->name);
+  strobe__buf_str(&w->sites, s->category);
+  strobe__buf_str(&w->sites, s->file);
+  strobe__buf_str(&w->sites, s->function);
+  strobe__buf_str(&w->sites, s->parent);
+}
+
+void strobe__writer_thread(strobe__writer *w, uint32_t index, uint64_t os_tid, const char *name, uint64_t lost) {
+  wthread *t = thread_slot(w, index);
+  if (!t) return;
+  if (!t->defined) {
+    t->defined = 1;
+    t->lost_base = t->lost_total = lost;
+  }
+  w->raw.len = 0;
+  strobe__buf_varint(&w->raw, index);
+  strobe__buf_varint(&w->raw, os_tid);
+  strobe__buf_str(&w->raw, name);
+  frame_into(w, &w->meta, STROBE__BLK_THREAD, w->raw.data, w->raw.len);
+}
+
+void strobe__writer_lost(strobe__writer *w, uint32_t index, uint64_t lost) {
+  wthread *t = thread_slot(w, index);
+  if (t && t->defined) t->lost_total = lost;
+}
+
+/* >>events */
+static void flush_thread(strobe__writer *w, uint32_t index, wthread *t) {
+  if (t->count) {
+    flush_meta(w);
+    w->raw.len = 0;
+    strobe__buf_varint(&w->raw, index);
+    strobe__buf_varint(&w->raw, t->count);
+    strobe__buf_varint(&w->raw, t->base_ticks);
+    strobe__buf_varint(&w->raw, t->ops.len);
+    strobe__buf_put(&w->raw, t->ops.data, t->ops.len);
+    strobe__buf_put(&w->raw, t->times.data, t->times.len);
+    emit_block(w, STROBE__BLK_EVENTS, &w->raw);
+    t->ops.len = t->times.len = 0;
+    t->count = 0;
+  }
+  uint64_t lost = t->lost_total - t->lost_base;
+  if (lost > t->lost_written) {
+    flush_meta(w);
+    w->raw.len = 0;
+    strobe__buf_varint(&w->raw, index);
+    strobe__buf_varint(&w->raw, lost - t->lost_written);
+    emit_block(w, STROBE__BLK_LOST, &w->raw);
+    t->lost_written = lost;
+  }
+}
+
+static void put_time(wthread *t, uint64_t ts) {
+  if (t->count == 0) t->base_ticks = t->last_ticks = ts;
+  strobe__buf_varint(&t->times, strobe__zigzag((int64_t)(ts - t->last_ticks)));
+  t->last_ticks = ts;
+  t->count++;
+  t->events++;
+}
+
+static void put_other(wthread *t, uint32_t kind) { strobe__buf_varint(&t->ops, (uint64_t)kind << 2 | STROBE__OP_OTHER); }
+
+static void finish_pending(wthread *t) {
+  uint32_t kind = t->pend_kind;
+  put_other(t, kind);
+  strobe__buf_varint(&t->ops, t->pend_site);
+  if (kind == STROBE__EV_CUMULATIVE) {
+    for (int i = 0; i < 4; i++) strobe__buf_varint(&t->ops, t->pend_payload[i]);
+  } else {
+    strobe__buf_u64(&t->ops, t->pend_payload[0]);
+  }
+  put_time(t, t->pend_ts);
+  t->pend_need = 0;
+}
+
+void strobe__writer_events(strobe__writer *w, uint32_t index, const strobe__event *ev, size_t n) {
+  wthread *t = thread_slot(w, index);
+  if (!t) return;
+  for (size_t i = 0; i < n; i++) {
+    const strobe__event *e = &ev[i];
+    uint32_t kind = e->kind & 0xffu;
+    if (t->pend_need) {
+      if (kind != STROBE__EV_PAYLOAD) { /* cannot happen with a well-behaved producer: drop the half event */
+        t->pend_need = 0;
+      } else {
+        t->pend_payload[t->pend_have++] = e->ts;
+        if (t->pend_have == t->pend_need) finish_pending(t);
+        continue;
+      }
+    }
+    switch (kind) {
+      case STROBE__EV_BEGIN:
+        strobe__buf_varint(&t->ops, (uint64_t)e->data << 2 | STROBE__OP_BEGIN);
+        put_time(t, e->ts);
+        break;
+      case STROBE__EV_END:
+        strobe__buf_varint(&t->ops, STROBE__OP_END);
+        put_time(t, e->ts);
+        break;
+      case STROBE__EV_VALUE:
+      case STROBE__EV_COUNTER:
+      case STROBE__EV_GAUGE:
+      case STROBE__EV_CUMULATIVE:
+        t->pend_kind = kind;
+        t->pend_site = e->data;
+        t->pend_ts = e->ts;
+        t->pend_have = 0;
+        t->pend_need = kind == STROBE__EV_CUMULATIVE ? 4 : 1;
+        break;
+      case STROBE__EV_FRAME:
+        put_other(t, kind);
+        strobe__buf_varint(&t->ops, e->data);
+        put_time(t, e->ts);
+        break;
+      case STROBE__EV_LOST:
+        put_other(t, kind);
+        strobe__buf_varint(&t->ops, e->data);
+        strobe__buf_varint(&t->ops, e->kind >> 8);
+        put_time(t, e->ts);
+        break;
+      default: /* a payload whose event predates this writer */
+        break;
+    }
+    if (t->ops.len + t->times.len >= BLOCK_FLUSH_BYTES) flush_thread(w, index, t);
+  }
+  if (t->ops.failed || t->times.failed) w->error = w->error ? w->error : STROBE_ENOMEM;
+}
+
+void strobe__writer_thread_end(strobe__writer *w, uint32_t index) {
+  wthread *t = thread_slot(w, index);
+  if (t) t->ended = 1;
+}
+
+void strobe__writer_clock(strobe__writer *w, uint64_t ticks, uint64_t mono_ns) {
+  w->raw.len = 0;
+  strobe__buf_varint(&w->raw, ticks);
+  strobe__buf_varint(&w->raw, mono_ns);
+  frame_into(w, &w->meta, STROBE__BLK_CLOCK, w->raw.data, w->raw.len);
+}
+
+int strobe__writer_flush(strobe__writer *w) {
+  flush_meta(w);
+  for (uint32_t i = 0; i < w->nthreads; i++) {
+    wthread *t = &w->threads[i];
+    if (!t->defined) continue;
+    flush_thread(w, i, t);
+    if (t->ended == 1) {
+      w->raw.len = 0;
+      strobe__buf_varint(&w->raw, i);
+      emit_block(w, STROBE__BLK_THREAD_END, &w->raw);
+      t->ended = 2; /* written */
+      strobe__buf_free(&t->ops);
+      strobe__buf_free(&t->times);
+    }
+  }
+  return w->error;
+}
+
+int strobe__writer_finish(strobe__writer *w, uint64_t end_ticks, const strobe_misuse *m) {
+  strobe__writer_flush(w);
+  w->raw.len = 0;
+  strobe__buf_varint(&w->raw, end_ticks);
+  uint32_t defined = 0;
+  for (uint32_t i = 0; i < w->nthreads; i++) defined += (uint32_t)w->threads[i].defined;
+  strobe__buf_varint(&w->raw, defined);
+  for (uint32_t i = 0; i < w->nthreads; i++) {
+    wthread *t = &w->threads[i];
+    if (!t->defined) continue;
+    strobe__buf_varint(&w->raw, i);
+    strobe__buf_varint(&w->raw, t->events);
+    strobe__buf_varint(&w->raw, t->lost_total - t->lost_base);
+  }
+  const uint64_t mis[6] = {m->end_without_begin, m->unbalanced,          m->open_at_exit,
+                           m->depth_overflow,    m->value_without_scope, m->cumulative_overflow};
+  for (int i = 0; i < 6; i++) strobe__buf_varint(&w->raw, mis[i]);
+  emit_block(w, STROBE__BLK_FOOTER, &w->raw);
+  return w->error;
+}
+
+int strobe__writer_error(const strobe__writer *w) { return w->error; }
+uint64_t strobe__writer_bytes(const strobe__writer *w) { return w->bytes; }

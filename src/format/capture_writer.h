@@ -1,0 +1,51 @@
+/*
+ * capture_writer.h — encodes drained events into capture-format blocks
+ * (docs/capture-format.md) and hands whole blocks to a sink: a file, the
+ * flight recorder's ring, or a live stream.
+ *
+ * Threading: a writer is used by one thread at a time (the drain thread, or
+ * its owner once the consumer is removed).
+ */
+#ifndef STROBE_FORMAT_CAPTURE_WRITER_H
+#define STROBE_FORMAT_CAPTURE_WRITER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "strobe/strobe.h"
+
+/* Receives one whole block (or the header) per call; returns 0 or a negative STROBE_E*. */
+typedef int (*strobe__sink_fn)(void *ctx, const void *data, size_t len);
+
+typedef struct strobe__writer_desc {
+  const char *kind;             /* "file", "flight-recorder", "stream" */
+  uint32_t flush_interval_ms;   /* recorded in the header */
+  int compression_level;        /* zstd level */
+  double overhead_per_scope_ns; /* recorded in the header */
+  strobe__sink_fn sink;
+  void *sink_ctx;
+} strobe__writer_desc;
+
+typedef struct strobe__writer strobe__writer;
+
+/* Creates a writer and emits the file header through the sink. */
+int strobe__writer_create(const strobe__writer_desc *desc, strobe__writer **out);
+void strobe__writer_destroy(strobe__writer *w);
+
+void strobe__writer_site(strobe__writer *w, uint32_t id, const strobe_site *site);
+void strobe__writer_thread(strobe__writer *w, uint32_t index, uint64_t os_tid, const char *name, uint64_t lost);
+void strobe__writer_lost(strobe__writer *w, uint32_t index, uint64_t lost);
+void strobe__writer_events(strobe__writer *w, uint32_t index, const strobe__event *ev, size_t n);
+void strobe__writer_thread_end(strobe__writer *w, uint32_t index);
+/* A calibration pair for readers that want to check drift. */
+void strobe__writer_clock(strobe__writer *w, uint64_t ticks, uint64_t mono_ns);
+/* Writes every pending block. Returns 0 or the first sink error (sticky). */
+int strobe__writer_flush(strobe__writer *w);
+/* Flushes and writes the footer. */
+int strobe__writer_finish(strobe__writer *w, uint64_t end_ticks, const strobe_misuse *misuse);
+/* The first error seen (0 if none). */
+int strobe__writer_error(const strobe__writer *w);
+/* Bytes handed to the sink so far. */
+uint64_t strobe__writer_bytes(const strobe__writer *w);
+
+#endif

@@ -1,0 +1,169 @@
+/*
+ * codec.c — capture format primitives: byte buffers, varints, bounded
+ * cursors, CRC-32C and block headers. No knowledge of what blocks mean.
+ */
+#include "format/codec.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+/* >>buf */
+void strobe__buf_free(strobe__buf *b) {
+  free(b->data);
+  *b = (strobe__buf){0};
+}
+
+int strobe__buf_grow(strobe__buf *b, size_t extra) {
+  if (b->failed) return -1;
+  size_t cap = b->cap ? b->cap : 256;
+  while (cap < b->len + extra) cap *= 2;
+  uint8_t *p = realloc(b->data, cap);
+  if (!p) {
+    b->failed = 1;
+    return -1;
+  }
+  b->data = p;
+  b->cap = cap;
+  return 0;
+}
+
+int strobe__buf_reserve(strobe__buf *b, size_t extra) {
+  if (b->failed) return -1;
+  return b->len + extra <= b->cap ? 0 : strobe__buf_grow(b, extra);
+}
+
+void strobe__buf_put(strobe__buf *b, const void *p, size_t n) {
+  if (n == 0 || strobe__buf_reserve(b, n)) return;
+  memcpy(b->data + b->len, p, n);
+  b->len += n;
+}
+
+void strobe__buf_str(strobe__buf *b, const char *s) {
+  size_t n = s ? strlen(s) : 0;
+  if (n > STROBE__MAX_STR) n = STROBE__MAX_STR;
+  strobe__buf_varint(b, n);
+  strobe__buf_put(b, s, n);
+}
+
+void strobe__buf_u16(strobe__buf *b, uint16_t v) {
+  uint8_t x[2] = {(uint8_t)v, (uint8_t)(v >> 8)};
+  strobe__buf_put(b, x, 2);
+}
+
+void strobe__buf_u32(strobe__buf *b, uint32_t v) {
+  uint8_t x[4];
+  for (int i = 0; i < 4; i++) x[i] = (uint8_t)(v >> (8 * i));
+  strobe__buf_put(b, x, 4);
+}
+
+void strobe__buf_u64(strobe__buf *b, uint64_t v) {
+  uint8_t x[8];
+  for (int i = 0; i < 8; i++) x[i] = (uint8_t)(v >> (8 * i));
+  strobe__buf_put(b, x, 8);
+}
+
+void strobe__buf_f64(strobe__buf *b, double v) {
+  uint64_t u;
+  memcpy(&u, &v, 8);
+  strobe__buf_u64(b, u);
+}
+
+/* >>cursor */
+uint64_t strobe__cur_varint(strobe__cur *c) {
+  uint64_t v = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    if (c->p >= c->end) break;
+    uint8_t byte = *c->p++;
+    v |= (uint64_t)(byte & 0x7f) << shift;
+    if (!(byte & 0x80)) return v;
+  }
+  c->bad = 1;
+  return 0;
+}
+
+const uint8_t *strobe__cur_bytes(strobe__cur *c, size_t n) {
+  if (c->bad || (size_t)(c->end - c->p) < n) {
+    c->bad = 1;
+    return NULL;
+  }
+  const uint8_t *p = c->p;
+  c->p += n;
+  return p;
+}
+
+static uint64_t cur_le(strobe__cur *c, int n) {
+  const uint8_t *p = strobe__cur_bytes(c, (size_t)n);
+  uint64_t v = 0;
+  if (p)
+    for (int i = 0; i < n; i++) v |= (uint64_t)p[i] << (8 * i);
+  return v;
+}
+
+uint16_t strobe__cur_u16(strobe__cur *c) { return (uint16_t)cur_le(c, 2); }
+uint32_t strobe__cur_u32(strobe__cur *c) { return (uint32_t)cur_le(c, 4); }
+uint64_t strobe__cur_u64(strobe__cur *c) { return cur_le(c, 8); }
+
+double strobe__cur_f64(strobe__cur *c) {
+  uint64_t u = cur_le(c, 8);
+  double d;
+  memcpy(&d, &u, 8);
+  return d;
+}
+
+const uint8_t *strobe__cur_str(strobe__cur *c, size_t *len) {
+  uint64_t n = strobe__cur_varint(c);
+  if (n > STROBE__MAX_STR) {
+    c->bad = 1;
+    *len = 0;
+    return NULL;
+  }
+  *len = (size_t)n;
+  return strobe__cur_bytes(c, (size_t)n);
+}
+
+/* >>crc32c: reflected polynomial 0x82F63B78, table built on first use. */
+static uint32_t g_crc_table[256];
+static pthread_once_t g_crc_once = PTHREAD_ONCE_INIT;
+
+static void crc_init(void) {
+  for (uint32_t i = 0; i < 256; i++) {
+    uint32_t c = i;
+    for (int k = 0; k < 8; k++) c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+    g_crc_table[i] = c;
+  }
+}
+
+uint32_t strobe__crc32c(uint32_t crc, const void *data, size_t n) {
+  pthread_once(&g_crc_once, crc_init);
+  const uint8_t *p = data;
+  crc = ~crc;
+  while (n--) crc = g_crc_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
+  return ~crc;
+}
+
+/* >>block header */
+void strobe__block_header_encode(uint8_t out[STROBE__BLOCK_HEADER], const strobe__block_header *h) {
+  out[0] = h->type;
+  out[1] = h->codec;
+  out[2] = out[3] = 0;
+  for (int i = 0; i < 4; i++) {
+    out[4 + i] = (uint8_t)(h->stored_len >> (8 * i));
+    out[8 + i] = (uint8_t)(h->raw_len >> (8 * i));
+    out[12 + i] = (uint8_t)(h->crc >> (8 * i));
+  }
+}
+
+void strobe__block_header_decode(const uint8_t in[STROBE__BLOCK_HEADER], strobe__block_header *h) {
+  h->type = in[0];
+  h->codec = in[1];
+  h->stored_len = h->raw_len = h->crc = 0;
+  for (int i = 0; i < 4; i++) {
+    h->stored_len |= (uint32_t)in[4 + i] << (8 * i);
+    h->raw_len |= (uint32_t)in[8 + i] << (8 * i);
+    h->crc |= (uint32_t)in[12 + i] << (8 * i);
+  }
+}
+
+uint32_t strobe__block_crc(const uint8_t header[STROBE__BLOCK_HEADER], const void *payload, size_t n) {
+  return strobe__crc32c(strobe__crc32c(0, header, 12), payload, n);
+}

@@ -1,0 +1,403 @@
+/*
+ * report_json.c — a report snapshot as content-free JSON version 1
+ * (docs/report-schema.json). Runs with no lock held: the snapshot is
+ * immutable. Carries only toolkit window ids, static labels and numbers.
+ *
+ * Contents: @samples @unfinished @summaries @application @tail
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+
+#include "analyze/percentile.h"
+#include "collect/collect.h"
+#include "format/json_writer.h"
+#include "session/report.h"
+
+#define MS 3 /* decimals for milliseconds: microsecond resolution */
+
+static const char *kind_name(int kind) {
+  switch (kind) {
+    case STROBE_OP_PASS: return "pass";
+    case STROBE_OP_REBUILD: return "rebuild";
+    case STROBE_OP_INPUT: return "input";
+    case STROBE_OP_REQUEST: return "request";
+    default: return "unknown";
+  }
+}
+
+static const char *status_name(strobe_report_status s) {
+  switch (s) {
+    case STROBE_REPORT_COMPLETE: return "complete";
+    case STROBE_REPORT_EMPTY: return "empty";
+    case STROBE_REPORT_UNFINISHED: return "unfinished";
+    default: return "partial";
+  }
+}
+
+static const char *status_note(strobe_report_status s) {
+  switch (s) {
+    case STROBE_REPORT_COMPLETE: return "every returned sample is a whole operation inside the session";
+    case STROBE_REPORT_EMPTY: return "no operation completed inside the session and none is running: empty, not fast";
+    case STROBE_REPORT_UNFINISHED:
+      return "no completed operation qualifies, but work is running: see unfinished (not a fast result)";
+    default: return "completed samples plus work still running: see unfinished, never added to the samples";
+  }
+}
+
+static const char *site_name(uint32_t id) {
+  const strobe_site *s = strobe__site_get(id);
+  return s ? s->name : "unknown";
+}
+
+static const char *site_parent(uint32_t id) {
+  const strobe_site *s = strobe__site_get(id);
+  return s ? s->parent : NULL;
+}
+
+static void dist(strobe__json *j, const strobe__dist *d) {
+  strobe__json_uint(j, "n", d->n);
+  strobe__json_num(j, "p50_ms", d->p50, MS);
+  strobe__json_num(j, "p95_ms", d->p95, MS);
+  strobe__json_num(j, "p99_ms", d->p99, MS);
+  strobe__json_num(j, "max_ms", d->max, MS);
+}
+
+/* @samples */
+static void write_sample(strobe__json *j, const strobe_report *r, const strobe__sample *s) {
+  strobe__json_object(j, NULL);
+  strobe__json_uint(j, "id", s->seq);
+  strobe__json_str(j, "kind", kind_name(s->kind));
+  strobe__json_strn(j, "window", s->window->text, s->window->len);
+  if (s->kind == STROBE_OP_PASS)
+    strobe__json_uint(j, "frame_id", s->frame_id);
+  else
+    strobe__json_null(j, "frame_id");
+  strobe__json_num(j, "start_ms", strobe__report_ms(r, s->start), MS);
+  strobe__json_num(j, "end_ms", strobe__report_ms(r, s->end), MS);
+  strobe__json_num(j, "total_ms", strobe__ticks_ms(r, s->end - s->start), MS);
+  strobe__json_bool(j, "committed", s->committed);
+  strobe__json_bool(j, "handed_off", s->handed_off);
+  strobe__json_array(j, "stages");
+  for (uint32_t i = 0; i < s->nstages; i++) {
+    const strobe__stage_agg *a = &s->stages[i];
+    strobe__json_object(j, NULL);
+    strobe__json_str(j, "name", site_name(a->site));
+    strobe__json_str(j, "nested_in", site_parent(a->site));
+    strobe__json_uint(j, "count", a->count);
+    strobe__json_num(j, "total_ms", strobe__ticks_ms(r, a->total), MS);
+    strobe__json_num(j, "min_ms", strobe__ticks_ms(r, a->min), MS);
+    strobe__json_num(j, "max_ms", strobe__ticks_ms(r, a->max), MS);
+    strobe__json_end(j);
+  }
+  strobe__json_end(j);
+  strobe__json_array(j, "counters");
+  for (uint32_t i = 0; i < s->ncounters; i++) {
+    strobe__json_object(j, NULL);
+    strobe__json_str(j, "name", s->counters[i].name);
+    strobe__json_num(j, "value", s->counters[i].value, 3);
+    strobe__json_end(j);
+  }
+  strobe__json_end(j);
+  strobe__json_end(j);
+}
+
+/* @unfinished */
+static void write_unfinished(strobe__json *j, const strobe_report *r) {
+  strobe__json_array(j, "unfinished");
+  for (uint32_t i = 0; i < r->nunfinished; i++) {
+    const strobe__unfinished_op *u = &r->unfinished[i];
+    strobe__json_object(j, NULL);
+    strobe__json_uint(j, "id", u->seq);
+    strobe__json_str(j, "kind", kind_name(u->kind));
+    strobe__json_strn(j, "window", u->window->text, u->window->len);
+    if (u->kind == STROBE_OP_PASS)
+      strobe__json_uint(j, "prospective_frame_id", u->frame_id);
+    else
+      strobe__json_null(j, "prospective_frame_id");
+    if (u->phase_site) {
+      strobe__json_str(j, "phase", site_name(u->phase_site));
+      strobe__json_num(j, "phase_elapsed_ms", strobe__ticks_ms(r, r->at - u->phase_start), MS);
+    } else {
+      strobe__json_null(j, "phase");
+      strobe__json_null(j, "phase_elapsed_ms");
+    }
+    strobe__json_num(j, "elapsed_ms", strobe__ticks_ms(r, r->at - u->start), MS);
+    strobe__json_bool(j, "started_before_session", u->started_before_session);
+    strobe__json_bool(j, "handed_off", u->handed_off);
+    strobe__json_end(j);
+  }
+  strobe__json_end(j);
+}
+
+/* @summaries */
+
+static void write_stage_summary(strobe__json *j, const strobe_report *r, double *scratch) {
+  /* Distinct stages in order of first appearance (newest sample first). */
+  uint32_t sites[STROBE_MAX_STAGES * 4];
+  uint32_t nsites = 0;
+  for (uint32_t i = 0; i < r->nsamples; i++)
+    for (uint32_t k = 0; k < r->samples[i]->nstages; k++) {
+      uint32_t id = r->samples[i]->stages[k].site, seen = 0;
+      for (uint32_t m = 0; m < nsites && !seen; m++) seen = sites[m] == id;
+      if (!seen && nsites < sizeof sites / sizeof sites[0]) sites[nsites++] = id;
+    }
+  strobe__json_array(j, "stage_summary");
+  for (uint32_t m = 0; m < nsites; m++) {
+    size_t n = 0;
+    for (uint32_t i = 0; i < r->nsamples; i++)
+      for (uint32_t k = 0; k < r->samples[i]->nstages; k++)
+        if (r->samples[i]->stages[k].site == sites[m]) scratch[n++] = strobe__ticks_ms(r, r->samples[i]->stages[k].total);
+    strobe__dist d = strobe__dist_of(scratch, n);
+    strobe__json_object(j, NULL);
+    strobe__json_str(j, "name", site_name(sites[m]));
+    const char *parent = site_parent(sites[m]);
+    strobe__json_str(j, "nested_in", parent);
+    dist(j, &d);
+    strobe__json_str(j, "note", parent ? "nested: already included in the stage it is nested in; do not sum"
+                                       : "per-operation total of this stage; stages nested in it are included");
+    strobe__json_end(j);
+  }
+  strobe__json_end(j);
+}
+
+static void write_kind_summary(strobe__json *j, const strobe_report *r, double *scratch) {
+  strobe__json_array(j, "kind_summary");
+  for (int kind = STROBE_OP_PASS; kind <= STROBE_OP_REQUEST; kind++) {
+    size_t n = 0;
+    for (uint32_t i = 0; i < r->nsamples; i++)
+      if (r->samples[i]->kind == kind) scratch[n++] = strobe__ticks_ms(r, r->samples[i]->end - r->samples[i]->start);
+    if (!n) continue;
+    strobe__dist d = strobe__dist_of(scratch, n);
+    strobe__json_object(j, NULL);
+    strobe__json_str(j, "kind", kind_name(kind));
+    dist(j, &d);
+    strobe__json_end(j);
+  }
+  strobe__json_end(j);
+}
+
+static void write_frame_rate(strobe__json *j, const strobe_report *r) {
+  uint64_t first = 0, last = 0;
+  size_t passes = 0;
+  for (uint32_t i = 0; i < r->nsamples; i++) {
+    const strobe__sample *s = r->samples[i];
+    if (s->kind != STROBE_OP_PASS || !s->committed) continue;
+    if (!passes || s->start < first) first = s->start;
+    if (!passes || s->start > last) last = s->start;
+    passes++;
+  }
+  strobe__json_object(j, "frame_rate");
+  strobe__json_uint(j, "passes", passes);
+  strobe__json_str(j, "definition",
+                   "(committed passes - 1) / (start of last pass - start of first pass): the first-to-last pass span, "
+                   "not 1/mean; input, rebuild and request samples never count; an on-demand renderer idles "
+                   "between passes, so this is not GPU throughput");
+  if (passes >= 2 && last > first) {
+    double span = strobe__ticks_ms(r, last - first);
+    strobe__json_num(j, "first_to_last_span_ms", span, MS);
+    strobe__json_num(j, "passes_per_second", (double)(passes - 1) / (span / 1000.0), 3);
+    strobe__json_null(j, "null_reason");
+  } else {
+    strobe__json_null(j, "first_to_last_span_ms");
+    strobe__json_null(j, "passes_per_second");
+    strobe__json_str(j, "null_reason", "fewer than two committed passes in the returned samples");
+  }
+  strobe__json_end(j);
+}
+
+/* @application */
+static const char *lane_name(int lane) { return lane == STROBE_LANE_UI ? "ui" : "worker"; }
+
+static void write_application(strobe__json *j, const strobe_report *r) {
+  strobe__json_object(j, "application_scopes");
+  const strobe__app_counts *a = &r->app;
+  strobe__json_uint(j, "max_scopes", r->max_app);
+  strobe__json_uint(j, "started", a->started);
+  strobe__json_uint(j, "completed", a->completed);
+  strobe__json_uint(j, "returned", r->napps);
+  strobe__json_uint(j, "dropped", a->dropped);
+  strobe__json_bool(j, "truncated", a->dropped > 0);
+  strobe__json_uint(j, "boundary_excluded", a->boundary_excluded);
+  strobe__json_object(j, "refused");
+  strobe__json_uint(j, "invalid_label", a->refused_label);
+  strobe__json_uint(j, "unknown_window", a->refused_window);
+  strobe__json_uint(j, "closed_collector", a->refused_closed);
+  strobe__json_uint(j, "live_slots_exhausted", a->refused_slots);
+  strobe__json_uint(j, "invalid_parent", a->refused_parent);
+  strobe__json_end(j);
+  strobe__json_object(j, "abandoned");
+  strobe__json_uint(j, "window_closed", a->abandoned_window_closed);
+  strobe__json_uint(j, "producer_closed", a->abandoned_producer_closed);
+  strobe__json_end(j);
+  /* Publication order can differ from completion order (worker timestamps are
+   * taken before the lock), so age uses the latest completion returned. */
+  uint64_t newest = 0;
+  for (uint32_t i = 0; i < r->napps; i++)
+    if (r->apps[i]->end > newest) newest = r->apps[i]->end;
+  if (r->napps)
+    strobe__json_num(j, "sample_age_ms", strobe__ticks_ms(r, r->at - newest), MS);
+  else
+    strobe__json_null(j, "sample_age_ms");
+  strobe__json_str(j, "units", "inclusive synchronous wall milliseconds, including lock waits and synchronous I/O; "
+                               "may overlap passes, other lanes and children: do not sum");
+  strobe__json_array(j, "scopes");
+  for (uint32_t i = 0; i < r->napps; i++) {
+    const strobe__app_record *s = r->apps[i];
+    strobe__json_object(j, NULL);
+    strobe__json_uint(j, "id", s->id);
+    if (s->parent_id)
+      strobe__json_uint(j, "parent_id", s->parent_id);
+    else
+      strobe__json_null(j, "parent_id");
+    strobe__json_uint(j, "depth", s->depth);
+    strobe__json_str(j, "label", s->label);
+    strobe__json_str(j, "lane", lane_name(s->lane));
+    strobe__json_strn(j, "window", s->window->text, s->window->len);
+    strobe__json_num(j, "start_ms", strobe__report_ms(r, s->start), MS);
+    strobe__json_num(j, "end_ms", strobe__report_ms(r, s->end), MS);
+    strobe__json_object(j, "wall_timings_ms");
+    strobe__json_num(j, "total", strobe__ticks_ms(r, s->end - s->start), MS);
+    strobe__json_end(j);
+    strobe__json_end(j);
+  }
+  strobe__json_end(j);
+  strobe__json_array(j, "unfinished");
+  for (uint32_t i = 0; i < r->napp_unfinished; i++) {
+    const strobe__unfinished_app *u = &r->app_unfinished[i];
+    strobe__json_object(j, NULL);
+    strobe__json_uint(j, "id", u->id);
+    if (u->parent_id)
+      strobe__json_uint(j, "parent_id", u->parent_id);
+    else
+      strobe__json_null(j, "parent_id");
+    strobe__json_uint(j, "depth", u->depth);
+    strobe__json_str(j, "label", u->label);
+    strobe__json_str(j, "lane", lane_name(u->lane));
+    strobe__json_strn(j, "window", u->window->text, u->window->len);
+    strobe__json_num(j, "elapsed_ms", strobe__ticks_ms(r, r->at - u->start), MS);
+    strobe__json_bool(j, "started_before_session", u->started_before_session);
+    strobe__json_end(j);
+  }
+  strobe__json_end(j);
+  strobe__json_end(j);
+}
+
+/* @tail */
+static void write_build(strobe__json *j) {
+  struct utsname u;
+  if (uname(&u) != 0) strcpy(u.machine, "unknown");
+  strobe__json_object(j, "build");
+  strobe__json_str(j, "strobe_version", STROBE_VERSION_STRING);
+  strobe__json_str(j, "os", "linux");
+  strobe__json_str(j, "arch", u.machine);
+  strobe__json_array(j, "features");
+  if (strobe_profiling_available()) strobe__json_str(j, NULL, "profiling");
+  strobe__json_str(j, NULL, "zstd");
+  strobe__json_end(j);
+#ifdef NDEBUG
+  strobe__json_bool(j, "assertions", 0);
+#else
+  strobe__json_bool(j, "assertions", 1);
+#endif
+  strobe__json_str(j, "note", "optimization level and build command are not embedded; keep them beside the report");
+  strobe__json_end(j);
+}
+
+int strobe_report_json(const strobe_report *r, char **json, size_t *len) {
+  if (!r || !json) return STROBE_EINVAL;
+  *json = NULL;
+  size_t scratch_n = r->nsamples ? r->nsamples : 1;
+  double *scratch = malloc(scratch_n * sizeof *scratch);
+  if (!scratch) return STROBE_ENOMEM;
+  strobe__json j = {0};
+  strobe_report_status st = strobe_report_get_status(r);
+  strobe__json_object(&j, NULL);
+  strobe__json_int(&j, "version", 1);
+  strobe__json_str(&j, "id", r->id);
+  strobe__json_bool(&j, "final", r->final);
+  strobe__json_str(&j, "status", status_name(st));
+  strobe__json_str(&j, "status_note", status_note(st));
+
+  strobe__json_object(&j, "units");
+  strobe__json_str(&j, "durations", "milliseconds");
+  strobe__json_str(&j, "stage_timings", "CPU wall-clock milliseconds of the instrumented thread");
+  strobe__json_str(&j, "timestamps", "milliseconds since the collector's creation; monotonic, not calendar time");
+  strobe__json_end(&j);
+
+  strobe__json_object(&j, "session");
+  strobe__json_num(&j, "start_ms", strobe__report_ms(r, r->start), MS);
+  if (r->final) {
+    strobe__json_num(&j, "end_ms", strobe__report_ms(r, r->at), MS);
+    strobe__json_null(&j, "read_ms");
+  } else {
+    strobe__json_null(&j, "end_ms");
+    strobe__json_num(&j, "read_ms", strobe__report_ms(r, r->at), MS);
+  }
+  strobe__json_uint(&j, "max_samples", r->max_samples);
+  strobe__json_bool(&j, "include_devtools", r->include_devtools);
+  strobe__json_end(&j);
+
+  strobe__json_object(&j, "counts");
+  strobe__json_uint(&j, "completed", r->completed);
+  strobe__json_uint(&j, "returned", r->nsamples);
+  strobe__json_uint(&j, "dropped", r->dropped);
+  strobe__json_uint(&j, "boundary_excluded", r->boundary_excluded);
+  strobe__json_uint(&j, "devtools_excluded", r->devtools_excluded);
+  strobe__json_uint(&j, "unfinished", r->nunfinished);
+  strobe__json_uint(&j, "untracked_windows", r->untracked_windows);
+  strobe__json_object(&j, "completed_by_kind");
+  for (int kind = STROBE_OP_PASS; kind <= STROBE_OP_REQUEST; kind++)
+    strobe__json_uint(&j, kind_name(kind), r->kind_completed[kind]);
+  strobe__json_end(&j);
+  strobe__json_end(&j);
+
+  uint64_t newest = 0;
+  for (uint32_t i = 0; i < r->nsamples; i++)
+    if (r->samples[i]->end > newest) newest = r->samples[i]->end;
+  if (r->nsamples)
+    strobe__json_num(&j, "sample_age_ms", strobe__ticks_ms(r, r->at - newest), MS);
+  else
+    strobe__json_null(&j, "sample_age_ms");
+
+  strobe__json_array(&j, "samples");
+  for (uint32_t i = 0; i < r->nsamples; i++) write_sample(&j, r, r->samples[i]);
+  strobe__json_end(&j);
+  write_unfinished(&j, r);
+  write_stage_summary(&j, r, scratch);
+  write_kind_summary(&j, r, scratch);
+  write_frame_rate(&j, r);
+  write_application(&j, r);
+
+  strobe__json_object(&j, "memory");
+  strobe__json_str(&j, "note", "application-reported levels sampled at most once per second; not an allocation trace");
+  strobe__json_array(&j, "gauges");
+  for (uint32_t i = 0; i < r->ngauges; i++) {
+    strobe__json_object(&j, NULL);
+    strobe__json_str(&j, "name", r->gauges[i].name);
+    strobe__json_num(&j, "value", r->gauges[i].value, 3);
+    strobe__json_num(&j, "sampled_ms_ago", strobe__ticks_ms(r, r->at - r->gauges[i].sampled), MS);
+    strobe__json_end(&j);
+  }
+  strobe__json_end(&j);
+  strobe__json_end(&j);
+
+  if (r->overhead_ns > 0)
+    strobe__json_num(&j, "overhead_per_scope_ns", r->overhead_ns, 2);
+  else
+    strobe__json_null(&j, "overhead_per_scope_ns");
+  write_build(&j);
+  strobe__json_object(&j, "run");
+  for (uint32_t i = 0; i < r->nrun; i++) strobe__json_str(&j, r->run_keys[i], r->run_values[i]);
+  strobe__json_end(&j);
+  strobe__json_end(&j);
+  strobe__buf_put(&j.out, "", 1); /* terminator */
+  free(scratch);
+  if (j.out.failed) {
+    strobe__buf_free(&j.out);
+    return STROBE_ENOMEM;
+  }
+  *json = (char *)j.out.data;
+  if (len) *len = j.out.len - 1;
+  return 0;
+}

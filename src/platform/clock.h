@@ -1,0 +1,30 @@
+/*
+ * clock.h — the collector clock: which source the hot path reads, and how its
+ * ticks convert to nanoseconds. One implementation file per platform, chosen
+ * by the build (clock_x86_64.c, clock_aarch64.c, clock_posix.c).
+ *
+ * Calibration runs once, off the hot path, the first time any consumer needs
+ * it (about 5 ms of measuring against CLOCK_MONOTONIC). It never runs on an
+ * instrumented thread's scope path.
+ */
+#ifndef STROBE_PLATFORM_CLOCK_H
+#define STROBE_PLATFORM_CLOCK_H
+
+#include <stdint.h>
+
+typedef struct strobe__clock_info {
+  const char *source;      /* "tsc", "cntvct", "monotonic" */
+  int invariant;           /* 1 when the source is known to tick at a constant rate across cores and sleep */
+  double ns_per_tick;      /* calibrated against CLOCK_MONOTONIC */
+  uint64_t epoch_ticks;    /* ticks at the collector epoch (process clock creation) */
+  uint64_t epoch_mono_ns;  /* CLOCK_MONOTONIC at the same instant */
+} strobe__clock_info;
+
+/* Calibrates on first call (thread-safe); afterwards returns the stored result. */
+const strobe__clock_info *strobe__clock(void);
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t strobe__mono_ns(void);
+/* Source-specific facts: name and invariance. Implemented per platform. */
+const char *strobe__clock_source(int *invariant);
+
+#endif

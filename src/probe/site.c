@@ -1,0 +1,40 @@
+/*
+ * site.c — the site registry: gives each instrumentation point a small
+ * integer id the first time it fires, and maps ids back to their static
+ * metadata for consumers. Append-only; a registered site is never removed
+ * (sites live in static storage, so unloading an instrumented module while
+ * recording is not supported).
+ */
+#include <pthread.h>
+
+#include "collect/collect.h"
+
+static strobe_site *g_sites[STROBE_MAX_SITES]; /* [0] unused: id 0 means "not yet registered" */
+static uint32_t g_count = 1;
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int strobe_site_register(strobe_site *site) {
+  if (!site || !site->name) return STROBE_EINVAL;
+  uint32_t id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
+  if (id) return (int)id;
+  pthread_mutex_lock(&g_lock);
+  id = site->id;
+  if (!id) {
+    if (g_count >= STROBE_MAX_SITES) {
+      pthread_mutex_unlock(&g_lock);
+      return STROBE_ELIMIT;
+    }
+    id = g_count;
+    g_sites[id] = site;
+    __atomic_store_n(&g_count, id + 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&site->id, id, __ATOMIC_RELEASE);
+  }
+  pthread_mutex_unlock(&g_lock);
+  return (int)id;
+}
+
+uint32_t strobe__site_count(void) { return __atomic_load_n(&g_count, __ATOMIC_ACQUIRE); }
+
+const strobe_site *strobe__site_get(uint32_t id) {
+  return id > 0 && id < strobe__site_count() ? g_sites[id] : NULL;
+}

@@ -1,0 +1,252 @@
+/*
+ * collector.c — a collector's life (create, handles, close), its windows
+ * (bounded slots, untracked counting, closed metadata kept until its slot is
+ * needed), memory gauges, run metadata and the shared window-name strings.
+ *
+ * Must never: hold the collector lock while measuring, allocating a report or
+ * calling into application code.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "collect/collect.h"
+#include "platform/clock.h"
+#include "session/session_internal.h"
+
+/* >>names */
+strobe__name *strobe__name_new(const char *s, size_t len) {
+  strobe__name *n = malloc(sizeof *n + len + 1);
+  if (!n) return NULL;
+  n->refs = 1;
+  n->len = (uint32_t)len;
+  memcpy(n->text, s, len);
+  n->text[len] = 0;
+  return n;
+}
+
+strobe__name *strobe__name_ref(strobe__name *n) {
+  if (n) __atomic_fetch_add(&n->refs, 1, __ATOMIC_RELAXED);
+  return n;
+}
+
+void strobe__name_unref(strobe__name *n) {
+  if (n && __atomic_sub_fetch(&n->refs, 1, __ATOMIC_ACQ_REL) == 0) free(n);
+}
+
+/* >>lifecycle */
+int strobe_collector_create(strobe_collector **out) {
+  if (!out) return STROBE_EINVAL;
+  *out = NULL;
+#ifdef STROBE_PROFILING_OFF
+  return STROBE_EFEATURE_DISABLED;
+#else
+  strobe_collector *c = calloc(1, sizeof *c);
+  if (!c) return STROBE_ENOMEM;
+  c->refs = 1;
+  pthread_mutex_init(&c->lock, NULL);
+  const strobe__clock_info *clk = strobe__clock();
+  c->ns_per_tick = clk->ns_per_tick;
+  c->epoch = strobe__now();
+  c->next_seq = c->next_session = c->next_app_id = 1;
+  *out = c;
+  return 0;
+#endif
+}
+
+static strobe_collector *g_default;
+static pthread_once_t g_default_once = PTHREAD_ONCE_INIT;
+
+static void create_default(void) { (void)strobe_collector_create(&g_default); }
+
+strobe_collector *strobe_default_collector(void) {
+  pthread_once(&g_default_once, create_default);
+  return g_default;
+}
+
+strobe_collector *strobe_collector_retain(strobe_collector *c) {
+  if (c) __atomic_fetch_add(&c->refs, 1, __ATOMIC_RELAXED);
+  return c;
+}
+
+static void session_clear(strobe__session *s) {
+  for (uint32_t i = 0; i < s->count; i++) strobe__sample_unref(s->ring[(s->head + i) % s->max_samples]);
+  for (uint32_t i = 0; i < s->app_count; i++) strobe__app_record_unref(s->app_ring[(s->app_head + i) % s->max_app]);
+  free(s->ring);
+  free(s->app_ring);
+  memset(s, 0, sizeof *s);
+}
+
+void strobe_collector_release(strobe_collector *c) {
+  if (!c || __atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
+  for (int i = 0; i < STROBE_MAX_SESSIONS; i++) session_clear(&c->sessions[i]);
+  for (int i = 0; i < STROBE_MAX_WINDOWS; i++) strobe__name_unref(c->windows[i].name);
+  for (int i = 0; i < STROBE_MAX_LIVE_OPS; i++) strobe__name_unref(c->ops[i].window);
+  for (int i = 0; i < STROBE_MAX_LIVE_APP_SCOPES; i++) strobe__name_unref(c->apps[i].window);
+  pthread_mutex_destroy(&c->lock);
+  free(c);
+}
+
+void strobe_collector_close(strobe_collector *c) {
+  if (!c) return;
+  pthread_mutex_lock(&c->lock);
+  if (!c->closed) {
+    c->closed = 1;
+    strobe__abandon_live(c, -1, 1);
+    for (int i = 0; i < STROBE_MAX_WINDOWS; i++) c->windows[i].open = 0;
+  }
+  pthread_mutex_unlock(&c->lock);
+}
+
+/* >>windows */
+/* Well-formed UTF-8 (RFC 3629): no overlong forms, surrogates or code points
+ * above U+10FFFF, which JSON parsers reject. */
+static int valid_utf8(const unsigned char *s, size_t n) {
+  for (size_t i = 0; i < n;) {
+    unsigned char b = s[i];
+    size_t len = b < 0x80 ? 1 : b >= 0xc2 && b <= 0xdf ? 2 : (b >> 4) == 0xe ? 3 : b >= 0xf0 && b <= 0xf4 ? 4 : 0;
+    if (!len || i + len > n) return 0;
+    for (size_t k = 1; k < len; k++)
+      if ((s[i + k] & 0xc0) != 0x80) return 0;
+    unsigned char b1 = len > 1 ? s[i + 1] : 0;
+    if ((b == 0xe0 && b1 < 0xa0) || (b == 0xed && b1 >= 0xa0) || (b == 0xf0 && b1 < 0x90) || (b == 0xf4 && b1 >= 0x90))
+      return 0;
+    i += len;
+  }
+  return 1;
+}
+
+int strobe__window_slot_of(strobe_collector *c, strobe_window w) {
+  uint32_t slot = strobe__handle_slot(w.id);
+  if (w.id == 0 || slot >= STROBE_MAX_WINDOWS) return -1;
+  const strobe__window_slot *ws = &c->windows[slot];
+  return ws->open && ws->gen == strobe__handle_gen(w.id) ? (int)slot : -1;
+}
+
+int strobe_window_register(strobe_collector *c, const char *id, uint32_t flags, strobe_window *out) {
+  if (!c || !id || !out) return STROBE_EINVAL;
+  out->id = 0;
+  size_t n = strnlen(id, STROBE_MAX_WINDOW_ID + 1);
+  pthread_mutex_lock(&c->lock);
+  int rc = 0;
+  if (c->closed) {
+    rc = STROBE_ECLOSED;
+    goto done;
+  }
+  if (n == 0 || n > STROBE_MAX_WINDOW_ID || !valid_utf8((const unsigned char *)id, n)) {
+    c->untracked_windows++;
+    rc = STROBE_EINVAL;
+    goto done;
+  }
+  int free_slot = -1, closed_slot = -1;
+  for (int i = 0; i < STROBE_MAX_WINDOWS; i++) {
+    strobe__window_slot *ws = &c->windows[i];
+    if (ws->open && ws->name->len == n && !memcmp(ws->name->text, id, n)) {
+      rc = STROBE_EBUSY;
+      goto done;
+    }
+    if (!ws->used && free_slot < 0) free_slot = i;
+    if (ws->used && !ws->open && (closed_slot < 0 || ws->closed_seq < c->windows[closed_slot].closed_seq))
+      closed_slot = i;
+  }
+  int slot = free_slot >= 0 ? free_slot : closed_slot;
+  if (slot < 0) {
+    c->untracked_windows++;
+    rc = STROBE_ELIMIT;
+    goto done;
+  }
+  strobe__name *name = strobe__name_new(id, n);
+  if (!name) {
+    rc = STROBE_ENOMEM;
+    goto done;
+  }
+  strobe__window_slot *ws = &c->windows[slot];
+  strobe__name_unref(ws->name); /* closed metadata, now that its slot is needed */
+  ws->name = name;
+  ws->gen++;
+  ws->open = ws->used = 1;
+  ws->flags = flags;
+  ws->frames = 0;
+  out->id = strobe__handle((uint32_t)slot, ws->gen);
+done:
+  pthread_mutex_unlock(&c->lock);
+  return rc;
+}
+
+int strobe_window_close(strobe_collector *c, strobe_window w) {
+  if (!c) return STROBE_EINVAL;
+  pthread_mutex_lock(&c->lock);
+  int slot = strobe__window_slot_of(c, w);
+  if (slot >= 0) {
+    strobe__abandon_live(c, slot, 0);
+    c->windows[slot].open = 0;
+    c->windows[slot].closed_seq = ++c->close_seq;
+  }
+  pthread_mutex_unlock(&c->lock);
+  return slot >= 0 ? 0 : STROBE_EWINDOW;
+}
+
+int strobe_window_find(strobe_collector *c, const char *id, strobe_window *out) {
+  if (!c || !id || !out) return STROBE_EINVAL;
+  size_t n = strnlen(id, STROBE_MAX_WINDOW_ID + 1);
+  int rc = STROBE_EWINDOW;
+  out->id = 0;
+  pthread_mutex_lock(&c->lock);
+  for (int i = 0; i < STROBE_MAX_WINDOWS; i++) {
+    strobe__window_slot *ws = &c->windows[i];
+    if (ws->open && ws->name->len == n && !memcmp(ws->name->text, id, n)) {
+      out->id = strobe__handle((uint32_t)i, ws->gen);
+      rc = 0;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&c->lock);
+  return rc;
+}
+
+/* >>gauges and run metadata */
+void strobe_collector_gauge(strobe_collector *c, const char *name, double value) {
+  if (!c || !name) return;
+  uint64_t now = strobe__now();
+  uint64_t second = (uint64_t)(1e9 / c->ns_per_tick);
+  pthread_mutex_lock(&c->lock);
+  strobe__gauge *g = NULL;
+  for (uint32_t i = 0; i < c->ngauges; i++)
+    if (!strcmp(c->gauges[i].name, name)) g = &c->gauges[i];
+  if (!g && c->ngauges < STROBE_MAX_GAUGES) {
+    g = &c->gauges[c->ngauges++];
+    g->name = name;
+    g->sampled = 0;
+  }
+  /* At most one sample a second: a gauge is a level, not a trace. */
+  if (g && (g->sampled == 0 || now - g->sampled >= second)) {
+    g->value = value;
+    g->sampled = now;
+  }
+  pthread_mutex_unlock(&c->lock);
+}
+
+double strobe_collector_measure_overhead(strobe_collector *c) {
+  if (!c) return 0.0;
+  double ns = strobe__measure_overhead();
+  pthread_mutex_lock(&c->lock);
+  c->overhead_ns = ns;
+  pthread_mutex_unlock(&c->lock);
+  return ns;
+}
+
+int strobe_collector_set_run_info(strobe_collector *c, const char *key, const char *value) {
+  if (!c || !key || !value || !key[0] || strlen(key) >= 64 || strlen(value) >= 256) return STROBE_EINVAL;
+  pthread_mutex_lock(&c->lock);
+  int rc = 0;
+  uint32_t i = 0;
+  while (i < c->nrun && strcmp(c->run_keys[i], key)) i++;
+  if (i == c->nrun) {
+    if (c->nrun == STROBE__MAX_RUN_INFO)
+      rc = STROBE_ELIMIT;
+    else
+      strcpy(c->run_keys[c->nrun++], key);
+  }
+  if (!rc) strcpy(c->run_values[i], value);
+  pthread_mutex_unlock(&c->lock);
+  return rc;
+}

@@ -1,0 +1,316 @@
+/*
+ * operation.c — operations (passes, rebuilds, input dispatch, requests) and
+ * their stages: the live-operation table a session reads for unfinished
+ * work, the per-thread operation context (nesting restores the outer one;
+ * take / resume moves one between threads), stage aggregation, per-operation
+ * counters, and completion into a sample allocated once and shared.
+ *
+ * Must never: allocate or aggregate for an operation that no session can
+ * admit (one that began with no session active), or hold the collector lock
+ * around anything but a bounded slot update.
+ *
+ * Contents: @context @begin-end @handoff @stages @abandon
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "collect/collect.h"
+#include "session/session_internal.h"
+
+/* @context: what the calling thread is working on. */
+#define MAX_OP_NEST 8     /* operations nested on one thread (input → pass → rebuild …) */
+#define MAX_STAGE_NEST 16 /* stages open at once on one thread */
+
+typedef struct stage_frame {
+  strobe_op op;
+  uint32_t site;
+  uint64_t t0;
+  uint32_t prev_site;   /* the phase to restore when this stage ends */
+  uint64_t prev_start;
+} stage_frame;
+
+static _Thread_local struct {
+  strobe_op ops[MAX_OP_NEST];
+  uint32_t nops;
+  stage_frame stages[MAX_STAGE_NEST];
+  uint32_t nstages;
+} tls_ctx;
+
+static strobe_op current_op(void) {
+  return tls_ctx.nops ? tls_ctx.ops[tls_ctx.nops - 1] : (strobe_op){0, NULL};
+}
+
+static void push_op(strobe_op op) {
+  if (tls_ctx.nops < MAX_OP_NEST) tls_ctx.ops[tls_ctx.nops++] = op;
+}
+
+static int on_this_thread(strobe_op op) {
+  for (uint32_t i = 0; i < tls_ctx.nops; i++)
+    if (tls_ctx.ops[i].id == op.id && tls_ctx.ops[i].collector == op.collector) return 1;
+  return 0;
+}
+
+/* Removes op from this thread's context wherever it is (normally the top). */
+static void pop_op(strobe_op op) {
+  for (uint32_t i = tls_ctx.nops; i-- > 0;) {
+    if (tls_ctx.ops[i].id == op.id && tls_ctx.ops[i].collector == op.collector) {
+      memmove(&tls_ctx.ops[i], &tls_ctx.ops[i + 1], (tls_ctx.nops - i - 1) * sizeof op);
+      tls_ctx.nops--;
+      return;
+    }
+  }
+}
+
+/* The live slot of an operation handle; the generation must still match. */
+static strobe__live_op *live_op(strobe_op op) {
+  uint32_t slot = strobe__handle_slot(op.id);
+  if (!op.collector || op.id == 0 || slot >= STROBE_MAX_LIVE_OPS) return NULL;
+  strobe__live_op *l = &op.collector->ops[slot];
+  return l->used && l->gen == strobe__handle_gen(op.id) ? l : NULL;
+}
+
+/* @begin-end */
+strobe_op strobe_op_begin(strobe_collector *c, strobe_window w, strobe_op_kind kind, int *status) {
+  strobe_op op = {0, c};
+  int rc = 0;
+#ifdef STROBE_PROFILING_OFF
+  (void)w;
+  (void)kind;
+  rc = STROBE_EFEATURE_DISABLED;
+#else
+  if (!c || kind < STROBE_OP_PASS || kind > STROBE_OP_REQUEST) {
+    rc = STROBE_EINVAL;
+    goto out;
+  }
+  uint64_t now = strobe__now();
+  pthread_mutex_lock(&c->lock);
+  int ws = c->closed ? -1 : strobe__window_slot_of(c, w);
+  int slot = -1;
+  for (int i = 0; i < STROBE_MAX_LIVE_OPS && slot < 0; i++)
+    if (!c->ops[i].used) slot = i;
+  if (c->closed)
+    rc = STROBE_ECLOSED;
+  else if (ws < 0)
+    rc = STROBE_EWINDOW;
+  else if (slot < 0)
+    rc = STROBE_ELIMIT;
+  else {
+    strobe__live_op *l = &c->ops[slot];
+    strobe__window_slot *win = &c->windows[ws];
+    l->gen++;
+    l->used = 1;
+    l->abandoned = 0;
+    l->kind = (uint8_t)kind;
+    l->detailed = c->nactive > 0;
+    l->handed_off = 0;
+    l->devtools = (win->flags & STROBE_WINDOW_DEVTOOLS) != 0;
+    l->window_slot = (uint32_t)ws;
+    l->window = strobe__name_ref(win->name);
+    l->seq = c->next_seq++;
+    l->frame_id = kind == STROBE_OP_PASS ? ++win->frames : 0;
+    l->start = now;
+    l->phase_site = 0;
+    l->phase_start = now;
+    l->nstages = l->ncounters = l->stage_overflow = 0;
+    op.id = strobe__handle((uint32_t)slot, l->gen);
+  }
+  pthread_mutex_unlock(&c->lock);
+  if (op.id) push_op(op);
+out:
+#endif
+  if (status) *status = rc;
+  return op;
+}
+
+static strobe__sample *make_sample(const strobe__live_op *l, uint64_t end, int committed) {
+  size_t size = sizeof(strobe__sample) + l->nstages * sizeof(strobe__stage_agg) +
+                l->ncounters * sizeof(strobe__counter_agg);
+  strobe__sample *s = malloc(size);
+  if (!s) return NULL;
+  memset(s, 0, sizeof *s);
+  s->kind = l->kind;
+  s->committed = (uint8_t)(committed != 0);
+  s->handed_off = l->handed_off;
+  s->devtools = l->devtools;
+  s->seq = l->seq;
+  s->frame_id = l->frame_id;
+  s->start = l->start;
+  s->end = end;
+  s->nstages = l->nstages;
+  s->ncounters = l->ncounters;
+  s->stages = (strobe__stage_agg *)(s + 1);
+  s->counters = (strobe__counter_agg *)(s->stages + l->nstages);
+  memcpy(s->stages, l->stages, l->nstages * sizeof *s->stages);
+  memcpy(s->counters, l->counters, l->ncounters * sizeof *s->counters);
+  return s;
+}
+
+void strobe__sample_unref(strobe__sample *s) {
+  if (s && __atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+    strobe__name_unref(s->window);
+    free(s);
+  }
+}
+
+void strobe_op_end(strobe_op op, int committed) {
+  if (!op.id || !op.collector) return;
+  uint64_t now = strobe__now(); /* before the lock: the lock wait is not the operation's time */
+  strobe_collector *c = op.collector;
+  pop_op(op);
+  /* Stage and counter tables belong to the owning thread until now, so the
+   * payload is built outside the lock, and only for operations a session
+   * could admit. */
+  strobe__live_op *l = &c->ops[strobe__handle_slot(op.id) % STROBE_MAX_LIVE_OPS];
+  strobe__sample *s = NULL;
+  pthread_mutex_lock(&c->lock);
+  int valid = live_op(op) != NULL;
+  int want = valid && l->detailed && !l->abandoned && strobe__admissible(c, l->devtools, l->start);
+  pthread_mutex_unlock(&c->lock);
+  if (want) s = make_sample(l, now, committed);
+
+  pthread_mutex_lock(&c->lock);
+  if (live_op(op)) {
+    if (s) {
+      s->window = strobe__name_ref(l->window);
+      if (!l->abandoned && strobe__publish_sample(c, s) > 0) s = NULL;
+    } else if (!l->abandoned) {
+      strobe__publish_unbuilt(c, l->kind, l->devtools, l->start);
+    }
+    strobe__name_unref(l->window);
+    l->window = NULL;
+    l->used = 0;
+  }
+  pthread_mutex_unlock(&c->lock);
+  if (s) { /* nobody admitted it */
+    s->refs = 1;
+    strobe__sample_unref(s);
+  }
+}
+
+/* @handoff */
+strobe_op strobe_op_take(void) {
+  strobe_op op = current_op();
+  if (op.id) pop_op(op);
+  return op;
+}
+
+void strobe_op_resume(strobe_op op) {
+  if (!op.id || !op.collector) return;
+  pthread_mutex_lock(&op.collector->lock);
+  strobe__live_op *l = live_op(op);
+  if (l) l->handed_off = 1;
+  pthread_mutex_unlock(&op.collector->lock);
+  if (l) push_op(op);
+}
+
+int strobe_op_detailed(void) {
+  strobe_op op = current_op();
+  if (!op.id) return 0;
+  const strobe__live_op *l = &op.collector->ops[strobe__handle_slot(op.id) % STROBE_MAX_LIVE_OPS];
+  return l->detailed;
+}
+
+void strobe_op_count(const char *name, double delta) {
+  strobe_op op = current_op();
+  if (!op.id || !name) return;
+  strobe__live_op *l = &op.collector->ops[strobe__handle_slot(op.id) % STROBE_MAX_LIVE_OPS];
+  if (!l->detailed) return;
+  for (uint32_t i = 0; i < l->ncounters; i++) {
+    if (l->counters[i].name == name || !strcmp(l->counters[i].name, name)) {
+      l->counters[i].value += delta;
+      return;
+    }
+  }
+  if (l->ncounters < STROBE_MAX_OP_COUNTERS) l->counters[l->ncounters++] = (strobe__counter_agg){name, delta};
+}
+
+/* @stages: a stage guard packs the ring scope's guard (low 8 bits) and a flag
+ * for "pushed on the operation's stage stack". */
+#define STAGE_PUSHED 0x100u
+
+uint32_t strobe__stage_begin(strobe_site *site) {
+  uint32_t guard = strobe__is_active() ? strobe__begin(site) : 0u;
+  strobe_op op = current_op();
+  if (!op.id || tls_ctx.nstages == MAX_STAGE_NEST) return guard;
+  int id = strobe_site_register(site);
+  if (id < 0) return guard;
+  uint64_t now = strobe__now();
+  stage_frame *f = &tls_ctx.stages[tls_ctx.nstages];
+  f->op = op;
+  f->site = (uint32_t)id;
+  f->t0 = now;
+  strobe_collector *c = op.collector;
+  pthread_mutex_lock(&c->lock);
+  strobe__live_op *l = live_op(op);
+  if (l) {
+    f->prev_site = l->phase_site;
+    f->prev_start = l->phase_start;
+    l->phase_site = (uint32_t)id;
+    l->phase_start = now;
+  }
+  pthread_mutex_unlock(&c->lock);
+  if (!l) return guard;
+  tls_ctx.nstages++;
+  return guard | STAGE_PUSHED;
+}
+
+static void aggregate(strobe__live_op *l, uint32_t site, uint64_t d) {
+  for (uint32_t i = 0; i < l->nstages; i++) {
+    strobe__stage_agg *a = &l->stages[i];
+    if (a->site == site) {
+      a->count++;
+      a->total += d;
+      if (d < a->min) a->min = d;
+      if (d > a->max) a->max = d;
+      return;
+    }
+  }
+  if (l->nstages == STROBE_MAX_STAGES) {
+    l->stage_overflow++;
+    return;
+  }
+  l->stages[l->nstages++] = (strobe__stage_agg){site, 1, d, d, d};
+}
+
+void strobe__stage_end(uint32_t *guard) {
+  if (*guard & 0xffu) strobe__end(*guard & 0xffu);
+  if (!(*guard & STAGE_PUSHED) || tls_ctx.nstages == 0) return;
+  uint64_t now = strobe__now();
+  stage_frame *f = &tls_ctx.stages[--tls_ctx.nstages];
+  if (!on_this_thread(f->op)) return; /* its operation ended or moved: nothing to update */
+  strobe_collector *c = f->op.collector;
+  strobe__live_op *l = &c->ops[strobe__handle_slot(f->op.id) % STROBE_MAX_LIVE_OPS];
+  pthread_mutex_lock(&c->lock);
+  int valid = live_op(f->op) != NULL;
+  if (valid) {
+    l->phase_site = f->prev_site;
+    l->phase_start = f->prev_site ? f->prev_start : now;
+  }
+  pthread_mutex_unlock(&c->lock);
+  /* The stage table is the owner thread's until the operation ends. */
+  if (valid && l->detailed) aggregate(l, f->site, now - f->t0);
+}
+
+/* @abandon (lock held) */
+void strobe__abandon_live(strobe_collector *c, int window_slot, int producer_closed) {
+  for (int i = 0; i < STROBE_MAX_LIVE_OPS; i++) {
+    strobe__live_op *l = &c->ops[i];
+    if (l->used && (window_slot < 0 || (int)l->window_slot == window_slot)) l->abandoned = 1;
+  }
+  for (int i = 0; i < STROBE_MAX_LIVE_APP_SCOPES; i++) {
+    strobe__live_app *a = &c->apps[i];
+    if (!a->used || (window_slot >= 0 && (int)a->window_slot != window_slot)) continue;
+    for (int k = 0; k < STROBE_MAX_SESSIONS; k++) {
+      strobe__session *s = &c->sessions[k];
+      if (!s->active) continue;
+      if (producer_closed)
+        s->app.abandoned_producer_closed++;
+      else
+        s->app.abandoned_window_closed++;
+      if (a->start < s->start) s->app.boundary_excluded++;
+    }
+    strobe__name_unref(a->window);
+    a->window = NULL;
+    a->used = 0;
+  }
+}

@@ -1,0 +1,64 @@
+/*
+ * report.h — an immutable report snapshot (strobe_report): what a session's
+ * read or end copied under the collector lock, holding references to the
+ * shared samples. Built by session.c, exported by format/report_json.c.
+ */
+#ifndef STROBE_SESSION_REPORT_H
+#define STROBE_SESSION_REPORT_H
+
+#include "session/session_internal.h"
+
+typedef struct strobe__unfinished_op {
+  uint8_t kind, handed_off;
+  strobe__name *window;
+  uint64_t seq, frame_id;
+  uint32_t phase_site;     /* 0: no stage running */
+  uint64_t start, phase_start; /* ticks */
+  int started_before_session;
+} strobe__unfinished_op;
+
+typedef struct strobe__unfinished_app {
+  const char *label;
+  uint8_t lane;
+  uint32_t depth;
+  strobe__name *window;
+  uint64_t id, parent_id, start;
+  int started_before_session;
+} strobe__unfinished_app;
+
+struct strobe_report {
+  char id[STROBE_SESSION_ID_MAX];
+  int final;                       /* from end (1) or a live read (0) */
+  uint32_t max_samples, max_app;
+  int include_devtools;
+  uint64_t start, at;              /* ticks: session start; snapshot time (= end for finals) */
+  uint64_t epoch;
+  double ns_per_tick;
+  double overhead_ns;
+  uint64_t completed, dropped, boundary_excluded, devtools_excluded, untracked_windows;
+  uint64_t kind_completed[5];
+  strobe__sample **samples;        /* newest first */
+  uint32_t nsamples;
+  strobe__unfinished_op *unfinished;
+  uint32_t nunfinished;
+  strobe__app_counts app;
+  strobe__app_record **apps;       /* newest first */
+  uint32_t napps;
+  strobe__unfinished_app *app_unfinished;
+  uint32_t napp_unfinished;
+  strobe__gauge gauges[STROBE_MAX_GAUGES];
+  uint32_t ngauges;
+  char run_keys[STROBE__MAX_RUN_INFO][64];
+  char run_values[STROBE__MAX_RUN_INFO][256];
+  uint32_t nrun;
+};
+
+static inline double strobe__report_ms(const strobe_report *r, uint64_t ticks) {
+  return ((double)(int64_t)(ticks - r->epoch)) * r->ns_per_tick / 1e6;
+}
+
+static inline double strobe__ticks_ms(const strobe_report *r, uint64_t ticks) {
+  return (double)ticks * r->ns_per_tick / 1e6;
+}
+
+#endif

@@ -1,0 +1,326 @@
+/*
+ * session.c — profiling sessions (seed 000): start, read, end and cancel;
+ * whole-operation admission at completion; bounded sample rings sharing one
+ * payload per operation; remembered ended ids; and report snapshots copied
+ * under the collector's short lock, everything else done after it.
+ *
+ * Must never: wait for application work, request a frame, layout or input,
+ * replay history from before a session's start, or let one session's end
+ * touch another's state.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collect/collect.h"
+#include "session/report.h"
+
+/* >>admission (lock held) */
+/* Whether session s keeps an operation: whole, started at or after its start,
+ * and of a window it covers. */
+static int session_admits(const strobe__session *s, int devtools, uint64_t start) {
+  return s->active && (!devtools || s->include_devtools) && start >= s->start;
+}
+
+/* Counts why an active session does not keep an operation. */
+static void count_exclusion(strobe__session *s, int devtools) {
+  if (devtools && !s->include_devtools)
+    s->devtools_excluded++;
+  else /* crossed the start boundary: excluded, counted once it completes */
+    s->boundary_excluded++;
+}
+
+int strobe__admissible(const strobe_collector *c, int devtools, uint64_t start) {
+  for (int k = 0; k < STROBE_MAX_SESSIONS; k++)
+    if (session_admits(&c->sessions[k], devtools, start)) return 1;
+  return 0;
+}
+
+uint32_t strobe__publish_sample(strobe_collector *c, strobe__sample *smp) {
+  uint32_t admitted = 0;
+  for (int k = 0; k < STROBE_MAX_SESSIONS; k++) {
+    strobe__session *s = &c->sessions[k];
+    if (!s->active) continue;
+    if (session_admits(s, smp->devtools, smp->start))
+      admitted++;
+    else
+      count_exclusion(s, smp->devtools);
+  }
+  if (!admitted) return 0;
+  smp->refs = admitted;
+  for (int k = 0; k < STROBE_MAX_SESSIONS; k++) {
+    strobe__session *s = &c->sessions[k];
+    if (!session_admits(s, smp->devtools, smp->start)) continue;
+    s->completed++;
+    s->kind_completed[smp->kind]++;
+    if (s->count == s->max_samples) { /* oldest out */
+      strobe__sample_unref(s->ring[s->head]);
+      s->head = (s->head + 1) % s->max_samples;
+      s->count--;
+      s->dropped++;
+    }
+    s->ring[(s->head + s->count++) % s->max_samples] = smp;
+  }
+  return admitted;
+}
+
+void strobe__publish_unbuilt(strobe_collector *c, uint8_t kind, int devtools, uint64_t start) {
+  for (int k = 0; k < STROBE_MAX_SESSIONS; k++) {
+    strobe__session *s = &c->sessions[k];
+    if (!s->active) continue;
+    if (!session_admits(s, devtools, start)) {
+      count_exclusion(s, devtools);
+      continue;
+    }
+    s->completed++; /* admitted, but there is no payload to keep */
+    s->kind_completed[kind]++;
+    s->dropped++;
+  }
+}
+
+/* >>ids */
+static void format_id(char out[STROBE_SESSION_ID_MAX], uint64_t number) {
+  snprintf(out, STROBE_SESSION_ID_MAX, "profile_%" PRIu64, number);
+}
+
+static int parse_id(const char *id, uint64_t *number) {
+  if (!id || strncmp(id, "profile_", 8)) return 0;
+  const char *p = id + 8;
+  if (*p < '1' || *p > '9') return 0;
+  uint64_t n = 0;
+  for (; *p; p++) {
+    if (*p < '0' || *p > '9' || n > UINT64_MAX / 10 - 10) return 0;
+    n = n * 10 + (uint64_t)(*p - '0');
+  }
+  *number = n;
+  return 1;
+}
+
+/* Finds an active session by id for `owner`; returns its index or an error. Lock held. */
+static int find_session(strobe_collector *c, const char *id, uint64_t owner) {
+  uint64_t number;
+  if (!parse_id(id, &number)) return STROBE_EUNKNOWN_ID;
+  for (int k = 0; k < STROBE_MAX_SESSIONS; k++) {
+    strobe__session *s = &c->sessions[k];
+    if (s->active && s->number == number) return s->owner == owner ? k : STROBE_ENOTOWNER;
+  }
+  for (int i = 0; i < STROBE_MAX_ENDED_IDS; i++)
+    if (c->ended[i].number == number) return c->ended[i].cancelled ? STROBE_ECANCELLED : STROBE_EENDED;
+  return STROBE_EUNKNOWN_ID;
+}
+
+static void remember_ended(strobe_collector *c, uint64_t number, int cancelled) {
+  c->ended[c->ended_next] = (strobe__ended_id){number, cancelled};
+  c->ended_next = (c->ended_next + 1) % STROBE_MAX_ENDED_IDS;
+}
+
+/* Releases a session's retained data and marks it inactive. Lock held. */
+static void deactivate(strobe_collector *c, strobe__session *s) {
+  for (uint32_t i = 0; i < s->count; i++) strobe__sample_unref(s->ring[(s->head + i) % s->max_samples]);
+  for (uint32_t i = 0; i < s->app_count; i++) strobe__app_record_unref(s->app_ring[(s->app_head + i) % s->max_app]);
+  free(s->ring);
+  free(s->app_ring);
+  memset(s, 0, sizeof *s);
+  __atomic_store_n(&c->nactive, c->nactive - 1, __ATOMIC_RELAXED);
+}
+
+/* >>start */
+int strobe_session_start(strobe_collector *c, const strobe_session_options *opts, char id_out[STROBE_SESSION_ID_MAX]) {
+  if (id_out) id_out[0] = 0;
+#ifdef STROBE_PROFILING_OFF
+  (void)c, (void)opts;
+  return STROBE_EFEATURE_DISABLED;
+#else
+  if (!c || !id_out) return STROBE_EINVAL;
+  strobe_session_options o = opts ? *opts : (strobe_session_options){0};
+  if (o.max_samples == 0) o.max_samples = STROBE_DEFAULT_SAMPLES;
+  if (o.max_samples > STROBE_MAX_SAMPLES) return STROBE_EINVAL;
+  uint32_t max_app = o.max_samples < STROBE_MAX_APP_SCOPE_HISTORY ? o.max_samples : STROBE_MAX_APP_SCOPE_HISTORY;
+  /* Measured once per collector, outside the lock: at most ~1 ms. */
+  pthread_mutex_lock(&c->lock);
+  int measure = c->overhead_ns == 0.0;
+  pthread_mutex_unlock(&c->lock);
+  if (measure) strobe_collector_measure_overhead(c);
+  strobe__sample **ring = calloc(o.max_samples, sizeof *ring);
+  strobe__app_record **app_ring = calloc(max_app, sizeof *app_ring);
+  if (!ring || !app_ring) {
+    free(ring);
+    free(app_ring);
+    return STROBE_ENOMEM;
+  }
+  pthread_mutex_lock(&c->lock);
+  int rc = 0;
+  int slot = -1;
+  for (int k = 0; k < STROBE_MAX_SESSIONS && slot < 0; k++)
+    if (!c->sessions[k].active) slot = k;
+  if (c->closed)
+    rc = STROBE_ECLOSED;
+  else if (slot < 0)
+    rc = STROBE_ELIMIT;
+  else {
+    strobe__session *s = &c->sessions[slot];
+    memset(s, 0, sizeof *s);
+    s->active = 1;
+    s->number = c->next_session++;
+    s->owner = o.owner;
+    s->max_samples = o.max_samples;
+    s->max_app = max_app;
+    s->include_devtools = o.include_devtools != 0;
+    s->start = strobe__now(); /* under the lock: ordered against every operation's admission */
+    s->ring = ring;
+    s->app_ring = app_ring;
+    ring = NULL;
+    app_ring = NULL;
+    __atomic_store_n(&c->nactive, c->nactive + 1, __ATOMIC_RELAXED);
+    format_id(id_out, s->number);
+  }
+  pthread_mutex_unlock(&c->lock);
+  free(ring);
+  free(app_ring);
+  return rc;
+#endif
+}
+
+/* >>snapshot: copy under the lock; references, not payloads. */
+static strobe_report *snapshot(strobe_collector *c, const strobe__session *s, uint64_t at, int final) {
+  strobe_report *r = calloc(1, sizeof *r);
+  if (!r) return NULL;
+  r->samples = malloc((s->count ? s->count : 1) * sizeof *r->samples);
+  r->apps = malloc((s->app_count ? s->app_count : 1) * sizeof *r->apps);
+  r->unfinished = malloc(STROBE_MAX_LIVE_OPS * sizeof *r->unfinished);
+  r->app_unfinished = malloc(STROBE_MAX_LIVE_APP_SCOPES * sizeof *r->app_unfinished);
+  if (!r->samples || !r->apps || !r->unfinished || !r->app_unfinished) {
+    strobe_report_free(r);
+    return NULL;
+  }
+  format_id(r->id, s->number);
+  r->final = final;
+  r->max_samples = s->max_samples;
+  r->max_app = s->max_app;
+  r->include_devtools = s->include_devtools;
+  r->start = s->start;
+  r->at = at;
+  r->epoch = c->epoch;
+  r->ns_per_tick = c->ns_per_tick;
+  r->overhead_ns = c->overhead_ns;
+  r->completed = s->completed;
+  r->dropped = s->dropped;
+  r->boundary_excluded = s->boundary_excluded;
+  r->devtools_excluded = s->devtools_excluded;
+  r->untracked_windows = c->untracked_windows;
+  memcpy(r->kind_completed, s->kind_completed, sizeof r->kind_completed);
+  for (uint32_t i = 0; i < s->count; i++) { /* newest first */
+    strobe__sample *smp = s->ring[(s->head + s->count - 1 - i) % s->max_samples];
+    __atomic_fetch_add(&smp->refs, 1, __ATOMIC_RELAXED);
+    r->samples[r->nsamples++] = smp;
+  }
+  for (int i = 0; i < STROBE_MAX_LIVE_OPS; i++) {
+    const strobe__live_op *l = &c->ops[i];
+    if (!l->used || l->abandoned || (l->devtools && !s->include_devtools)) continue;
+    r->unfinished[r->nunfinished++] = (strobe__unfinished_op){
+        l->kind, l->handed_off, strobe__name_ref(l->window), l->seq, l->frame_id, l->phase_site,
+        l->start, l->phase_start, l->start < s->start};
+  }
+  r->app = s->app;
+  for (uint32_t i = 0; i < s->app_count; i++) {
+    strobe__app_record *a = s->app_ring[(s->app_head + s->app_count - 1 - i) % s->max_app];
+    __atomic_fetch_add(&a->refs, 1, __ATOMIC_RELAXED);
+    r->apps[r->napps++] = a;
+  }
+  for (int i = 0; i < STROBE_MAX_LIVE_APP_SCOPES; i++) {
+    const strobe__live_app *a = &c->apps[i];
+    if (!a->used) continue;
+    r->app_unfinished[r->napp_unfinished++] = (strobe__unfinished_app){
+        a->label, a->lane, a->depth, strobe__name_ref(a->window), a->id, a->parent_id, a->start, a->start < s->start};
+  }
+  memcpy(r->gauges, c->gauges, sizeof r->gauges);
+  r->ngauges = c->ngauges;
+  memcpy(r->run_keys, c->run_keys, sizeof r->run_keys);
+  memcpy(r->run_values, c->run_values, sizeof r->run_values);
+  r->nrun = c->nrun;
+  return r;
+}
+
+static int read_or_end(strobe_collector *c, const char *id, uint64_t owner, strobe_report **out, int end) {
+  if (!out) return STROBE_EINVAL;
+  *out = NULL;
+  if (!c || !id) return STROBE_EINVAL;
+  pthread_mutex_lock(&c->lock);
+  /* Under the lock, like a session's start: every timestamp published before
+   * it (taken before its own lock) is then <= at, so no elapsed or age wraps. */
+  uint64_t at = strobe__now();
+  int k = find_session(c, id, owner);
+  if (k < 0) {
+    pthread_mutex_unlock(&c->lock);
+    return k;
+  }
+  strobe__session *s = &c->sessions[k];
+  strobe_report *r = snapshot(c, s, at, end);
+  if (r && end) {
+    remember_ended(c, s->number, 0);
+    deactivate(c, s);
+  }
+  pthread_mutex_unlock(&c->lock);
+  if (!r) return STROBE_ENOMEM; /* the session is untouched */
+  *out = r;
+  return 0;
+}
+
+int strobe_session_read(strobe_collector *c, const char *id, uint64_t owner, strobe_report **out) {
+  return read_or_end(c, id, owner, out, 0);
+}
+
+int strobe_session_end(strobe_collector *c, const char *id, uint64_t owner, strobe_report **out) {
+  return read_or_end(c, id, owner, out, 1);
+}
+
+int strobe_session_cancel_owner(strobe_collector *c, uint64_t owner) {
+  if (!c) return STROBE_EINVAL;
+  int n = 0;
+  pthread_mutex_lock(&c->lock);
+  for (int k = 0; k < STROBE_MAX_SESSIONS; k++) {
+    strobe__session *s = &c->sessions[k];
+    if (!s->active || s->owner != owner) continue;
+    remember_ended(c, s->number, 1);
+    deactivate(c, s);
+    n++;
+  }
+  pthread_mutex_unlock(&c->lock);
+  return n;
+}
+
+int strobe_session_count(strobe_collector *c) {
+  if (!c) return 0;
+  pthread_mutex_lock(&c->lock);
+  int n = c->nactive;
+  pthread_mutex_unlock(&c->lock);
+  return n;
+}
+
+/* >>report accessors */
+void strobe_report_free(strobe_report *r) {
+  if (!r) return;
+  for (uint32_t i = 0; i < r->nsamples; i++) strobe__sample_unref(r->samples[i]);
+  for (uint32_t i = 0; i < r->napps; i++) strobe__app_record_unref(r->apps[i]);
+  for (uint32_t i = 0; i < r->nunfinished; i++) strobe__name_unref(r->unfinished[i].window);
+  for (uint32_t i = 0; i < r->napp_unfinished; i++) strobe__name_unref(r->app_unfinished[i].window);
+  free(r->samples);
+  free(r->apps);
+  free(r->unfinished);
+  free(r->app_unfinished);
+  free(r);
+}
+
+strobe_report_status strobe_report_get_status(const strobe_report *r) {
+  int done = r->nsamples + r->napps > 0;
+  int running = r->nunfinished + r->napp_unfinished > 0;
+  if (done) return running ? STROBE_REPORT_PARTIAL : STROBE_REPORT_COMPLETE;
+  return running ? STROBE_REPORT_UNFINISHED : STROBE_REPORT_EMPTY;
+}
+
+strobe_report_counts strobe_report_get_counts(const strobe_report *r) {
+  return (strobe_report_counts){r->completed, r->nsamples, r->dropped, r->boundary_excluded, r->nunfinished};
+}
+
+const char *strobe_report_id(const strobe_report *r) { return r->id; }

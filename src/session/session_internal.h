@@ -1,0 +1,195 @@
+/*
+ * session_internal.h — the state behind session.h shared by the session
+ * layer's files: collector (collector.c), operations and stages
+ * (operation.c), application scopes (app_scope.c), sessions and report
+ * snapshots (session.c), and the JSON export (format/report_json.c).
+ *
+ * Locking: everything in a collector is guarded by its one short mutex
+ * `lock`, held only for bounded table updates and copies, never around
+ * application work, allocation-heavy report building or JSON.
+ */
+#ifndef STROBE_SESSION_INTERNAL_H
+#define STROBE_SESSION_INTERNAL_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "strobe/session.h"
+
+/* A window id shared by reference: samples keep their identity after the window closes. */
+typedef struct strobe__name {
+  uint32_t refs; /* atomic */
+  uint32_t len;
+  char text[];
+} strobe__name;
+
+strobe__name *strobe__name_new(const char *s, size_t len);
+strobe__name *strobe__name_ref(strobe__name *n);
+void strobe__name_unref(strobe__name *n);
+
+typedef struct strobe__stage_agg {
+  uint32_t site;                  /* stage site id */
+  uint32_t count;
+  uint64_t total, min, max;       /* ticks */
+} strobe__stage_agg;
+
+typedef struct strobe__counter_agg {
+  const char *name; /* static label */
+  double value;
+} strobe__counter_agg;
+
+/* A completed operation, allocated once and shared read-only by every
+ * session that admitted it. */
+typedef struct strobe__sample {
+  uint32_t refs; /* atomic */
+  uint8_t kind;
+  uint8_t committed;
+  uint8_t handed_off;             /* resumed on another thread at least once */
+  uint8_t devtools;
+  strobe__name *window;
+  uint64_t seq;                   /* operation id, monotonic per collector */
+  uint64_t frame_id;              /* passes: per-window frame number; 0 otherwise */
+  uint64_t start, end;            /* ticks */
+  uint32_t nstages, ncounters;
+  strobe__stage_agg *stages;      /* point into the same allocation */
+  strobe__counter_agg *counters;
+} strobe__sample;
+
+void strobe__sample_unref(strobe__sample *s);
+
+/* A completed application scope, shared like samples. */
+typedef struct strobe__app_record {
+  uint32_t refs; /* atomic */
+  uint8_t lane;
+  uint32_t depth;
+  const char *label;
+  strobe__name *window;
+  uint64_t id, parent_id;
+  uint64_t start, end;            /* ticks */
+} strobe__app_record;
+
+void strobe__app_record_unref(strobe__app_record *r);
+
+typedef struct strobe__window_slot {
+  uint32_t gen;
+  int open;                       /* registered and not closed */
+  int used;                       /* holds metadata (open, or closed and not yet reused) */
+  uint32_t flags;
+  uint64_t frames;                /* passes begun: the next prospective frame id is frames + 1 */
+  uint64_t closed_seq;            /* reuse the longest-closed slot first */
+  strobe__name *name;
+} strobe__window_slot;
+
+typedef struct strobe__live_op {
+  uint32_t gen;
+  int used;
+  int abandoned;                  /* window or collector closed under it: never admitted */
+  uint8_t kind, detailed, handed_off, devtools;
+  uint32_t window_slot;
+  strobe__name *window;
+  uint64_t seq, frame_id, start;
+  uint32_t phase_site;            /* current stage, published under the lock; 0 = none */
+  uint64_t phase_start;
+  uint32_t nstages, ncounters;    /* owner-thread only, until end */
+  uint32_t stage_overflow;
+  strobe__stage_agg stages[STROBE_MAX_STAGES];
+  strobe__counter_agg counters[STROBE_MAX_OP_COUNTERS];
+} strobe__live_op;
+
+typedef struct strobe__live_app {
+  uint32_t gen;
+  int used;
+  uint8_t lane;
+  uint32_t depth;
+  uint32_t window_slot;
+  const char *label;
+  strobe__name *window;
+  uint64_t id, parent_id, start;
+} strobe__live_app;
+
+/* Per-session application-scope accounting (seed 000). */
+typedef struct strobe__app_counts {
+  uint64_t started, completed, dropped, boundary_excluded;
+  uint64_t refused_label, refused_window, refused_closed, refused_slots, refused_parent;
+  uint64_t abandoned_window_closed, abandoned_producer_closed;
+} strobe__app_counts;
+
+typedef struct strobe__session {
+  int active;
+  uint64_t number;                /* the N of profile_N */
+  uint64_t owner;
+  uint32_t max_samples, max_app;
+  int include_devtools;
+  uint64_t start;                 /* ticks */
+  strobe__sample **ring;          /* max_samples, oldest at head */
+  uint32_t head, count;
+  uint64_t completed, dropped, boundary_excluded, devtools_excluded;
+  uint64_t kind_completed[5];
+  strobe__app_record **app_ring;  /* max_app */
+  uint32_t app_head, app_count;
+  strobe__app_counts app;
+} strobe__session;
+
+typedef struct strobe__ended_id {
+  uint64_t number;
+  int cancelled;
+} strobe__ended_id;
+
+typedef struct strobe__gauge {
+  const char *name;
+  double value;
+  uint64_t sampled;               /* ticks; 0 = never */
+} strobe__gauge;
+
+#define STROBE__MAX_RUN_INFO 16
+
+struct strobe_collector {
+  uint32_t refs;                  /* atomic */
+  pthread_mutex_t lock;
+  int closed;
+  uint64_t epoch;                 /* ticks at creation */
+  double ns_per_tick;
+  double overhead_ns;             /* 0 until measured */
+  uint64_t next_seq, next_session, next_app_id, close_seq;
+  uint64_t untracked_windows;
+  strobe__window_slot windows[STROBE_MAX_WINDOWS];
+  strobe__live_op ops[STROBE_MAX_LIVE_OPS];
+  strobe__live_app apps[STROBE_MAX_LIVE_APP_SCOPES];
+  strobe__session sessions[STROBE_MAX_SESSIONS];
+  int nactive;
+  strobe__ended_id ended[STROBE_MAX_ENDED_IDS];
+  uint32_t ended_next;
+  strobe__gauge gauges[STROBE_MAX_GAUGES];
+  uint32_t ngauges;
+  char run_keys[STROBE__MAX_RUN_INFO][64];
+  char run_values[STROBE__MAX_RUN_INFO][256];
+  uint32_t nrun;
+};
+
+/* Handles pack a slot index (low 8 bits, +1 so 0 is "none") with the slot's generation. */
+static inline uint32_t strobe__handle(uint32_t slot, uint32_t gen) { return (gen << 8) | (slot + 1); }
+static inline uint32_t strobe__handle_slot(uint32_t h) { return (h & 0xffu) - 1; }
+static inline uint32_t strobe__handle_gen(uint32_t h) { return h >> 8; }
+
+/* Window slot of a live handle, or -1. With the lock held. */
+int strobe__window_slot_of(strobe_collector *c, strobe_window w);
+/* Abandons live operations and application scopes of a window slot (or all, slot < 0). With the lock held. */
+void strobe__abandon_live(strobe_collector *c, int window_slot, int producer_closed);
+/* 1 when some active session would admit a completed operation of that
+ * window kind and start (lock held): only then is a payload worth building. */
+int strobe__admissible(const strobe_collector *c, int devtools, uint64_t start);
+/* Offers a completed sample to every active session (lock held): each that
+ * admits it keeps a reference, each that does not counts why (boundary or
+ * devtools). Returns how many admitted it; with 0 the caller still owns the
+ * sample and frees it after unlocking. */
+uint32_t strobe__publish_sample(strobe_collector *c, strobe__sample *s);
+/* Accounts for a completed operation that has no payload (lock held): it
+ * began before every active session (so each counts a boundary exclusion,
+ * seed 000: "Reports count exclusions once those operations complete while a
+ * session remains active"), or its payload could not be allocated (a session
+ * that admits it counts it completed and dropped). */
+void strobe__publish_unbuilt(strobe_collector *c, uint8_t kind, int devtools, uint64_t start);
+/* Counts an application-scope refusal in every active session (lock held). */
+void strobe__count_app_refusal(strobe_collector *c, int reason);
+
+#endif

@@ -1,0 +1,21 @@
+/* all_macros.h — one function that uses every instrumentation macro; included by
+ * the header compile tests (C, C++, and with STROBE_DISABLE). */
+static inline int every_macro(int n) {
+  STROBE_FUNCTION();
+  int acc = 0;
+  {
+    STROBE_SCOPE("block");
+    STROBE_SCOPE_CAT("block_cat", "category");
+    for (int i = 0; i < n; i++) {
+      STROBE_CUMULATIVE("loop");
+      acc += i;
+    }
+    STROBE_VALUE("acc", acc);
+  }
+  STROBE_BEGIN("explicit");
+  STROBE_COUNTER_ADD("counter", 1);
+  STROBE_GAUGE_SET("gauge", acc);
+  STROBE_END();
+  STROBE_FRAME_MARK();
+  return acc;
+}

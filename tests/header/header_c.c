@@ -1,0 +1,7 @@
+/* header_c.c — the public headers compile as C11 and every macro works. */
+#include "strobe/capture.h"
+#include "strobe/record.h"
+#include "strobe/strobe.h"
+#include "all_macros.h"
+
+int main(void) { return every_macro(3) == 3 ? 0 : 1; }

@@ -1,0 +1,437 @@
+/*
+ * report_check.h — what every session test does with every report it gets:
+ * serialize it (strobe_report_json), save the JSON under
+ * STROBE_REPORT_OUT_DIR for the `report_schema` CTest test (which validates
+ * each file against docs/report-schema.json), parse it with jansson, and check
+ * the rules that hold for any report of JSON version 1:
+ *   - serializing the same report twice gives the same bytes (an immutable
+ *     snapshot);
+ *   - counts agree with the arrays and the accessors (returned = completed -
+ *     dropped, per-kind counts sum to completed, status follows from
+ *     returned and unfinished work);
+ *   - samples are newest first, lie inside the session's bounds (start at or
+ *     after its start, end at or before its end or read), and a nested stage
+ *     never exceeds the stage it is nested in;
+ *   - every stage_summary and kind_summary entry carries its n, and n is the
+ *     number of samples it was computed over (seed 004: stages do not share
+ *     a population); nested stages carry nested_in and say "do not sum";
+ *   - frame_rate counts committed passes only (input never counts as a
+ *     rendered frame);
+ *   - sample ages are the age of the newest returned completion;
+ *   - content-free: every string is a window id, a static label, a session
+ *     id, an enum value or the library's own fixed text.
+ *
+ * A test that includes this declares, on a line of its own,
+ *   STROBE_TEST_NEEDS: jansson reports
+ * so tests/CMakeLists.txt links jansson, defines STROBE_REPORT_OUT_DIR and
+ * STROBE_TEST_NAME, and requires the file count in report_schema.
+ */
+#ifndef STROBE_TESTS_REPORT_CHECK_H
+#define STROBE_TESTS_REPORT_CHECK_H
+
+#include <errno.h>
+#include <jansson.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../check.h"
+#include "strobe/session.h"
+
+#ifndef STROBE_REPORT_OUT_DIR
+#error "STROBE_REPORT_OUT_DIR is defined by tests/CMakeLists.txt for tests that declare STROBE_TEST_NEEDS: reports"
+#endif
+#ifndef STROBE_TEST_NAME
+#define STROBE_TEST_NAME "test"
+#endif
+
+/* Milliseconds are printed with 3 decimals; differences of two rounded values are off by up to 0.001. */
+#define RC_MS_EPS 0.0021
+
+static int rc_reports_written;
+
+/* >>json access: "a.b.c" paths into objects. */
+static inline json_t *jpath(json_t *doc, const char *path) {
+  char buf[256];
+  snprintf(buf, sizeof buf, "%s", path);
+  json_t *cur = doc;
+  for (char *save = NULL, *key = strtok_r(buf, ".", &save); key && cur; key = strtok_r(NULL, ".", &save))
+    cur = json_object_get(cur, key);
+  return cur;
+}
+
+static inline json_t *jreq(json_t *doc, const char *path) {
+  json_t *v = jpath(doc, path);
+  if (!v) {
+    fprintf(stderr, "report_check: missing %s\n", path);
+    exit(1);
+  }
+  return v;
+}
+
+static inline long long jint(json_t *doc, const char *path) {
+  json_t *v = jreq(doc, path);
+  if (!json_is_integer(v)) {
+    fprintf(stderr, "report_check: %s is not an integer\n", path);
+    exit(1);
+  }
+  return (long long)json_integer_value(v);
+}
+
+static inline double jnum(json_t *doc, const char *path) {
+  json_t *v = jreq(doc, path);
+  if (!json_is_number(v)) {
+    fprintf(stderr, "report_check: %s is not a number\n", path);
+    exit(1);
+  }
+  return json_number_value(v);
+}
+
+static inline const char *jstr(json_t *doc, const char *path) {
+  json_t *v = jreq(doc, path);
+  if (!json_is_string(v)) {
+    fprintf(stderr, "report_check: %s is not a string\n", path);
+    exit(1);
+  }
+  return json_string_value(v);
+}
+
+static inline int jbool(json_t *doc, const char *path) {
+  json_t *v = jreq(doc, path);
+  if (!json_is_boolean(v)) {
+    fprintf(stderr, "report_check: %s is not a boolean\n", path);
+    exit(1);
+  }
+  return json_is_true(v);
+}
+
+static inline int jnull(json_t *doc, const char *path) { return json_is_null(jreq(doc, path)); }
+
+static inline size_t jlen(json_t *doc, const char *path) {
+  json_t *v = jreq(doc, path);
+  CHECK(json_is_array(v));
+  return json_array_size(v);
+}
+
+static inline int rc_matches(const char *pattern, const char *s) {
+  regex_t re;
+  CHECK(regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB) == 0);
+  int ok = regexec(&re, s, 0, NULL, 0) == 0;
+  regfree(&re);
+  return ok;
+}
+
+/* >>content-free: every string is at a key whose values Strobe controls. */
+static inline void rc_content_free(json_t *v, const char *key, const char *parent) {
+  if (json_is_object(v)) {
+    const char *k;
+    json_t *child;
+    json_object_foreach(v, k, child) rc_content_free(child, k, key);
+    return;
+  }
+  if (json_is_array(v)) {
+    size_t i;
+    json_t *child;
+    json_array_foreach(v, i, child) rc_content_free(child, key, parent);
+    return;
+  }
+  if (!json_is_string(v)) return;
+  const char *s = json_string_value(v);
+  const char *label = "^[A-Za-z0-9_]{1,64}$";
+  int ok;
+  if (!key)
+    ok = 0;
+  else if (!strcmp(key, "window"))
+    ok = rc_matches("^[A-Za-z0-9_]+(/[A-Za-z0-9_]+)*$", s); /* toolkit ids: main, w1, w1/popup */
+  else if (!strcmp(key, "label") || !strcmp(key, "name") || !strcmp(key, "phase") || !strcmp(key, "nested_in"))
+    ok = rc_matches(label, s);
+  else if (!strcmp(key, "id"))
+    ok = rc_matches("^profile_[1-9][0-9]*$", s);
+  else if (!strcmp(key, "kind"))
+    ok = rc_matches("^(pass|rebuild|input|request)$", s);
+  else if (!strcmp(key, "status"))
+    ok = rc_matches("^(complete|empty|unfinished|partial)$", s);
+  else if (!strcmp(key, "lane"))
+    ok = rc_matches("^(ui|worker)$", s);
+  else if (!strcmp(key, "features"))
+    ok = rc_matches("^(profiling|zstd)$", s);
+  else if (parent && (!strcmp(parent, "units") || !strcmp(parent, "build") || !strcmp(parent, "run")))
+    ok = 1; /* the library's fixed text, and run metadata the application set on purpose */
+  else
+    ok = !strcmp(key, "status_note") || !strcmp(key, "note") || !strcmp(key, "definition") ||
+         !strcmp(key, "null_reason") || !strcmp(key, "units");
+  if (!ok) {
+    fprintf(stderr, "report_check: string \"%s\" at key \"%s\" is not content-free report text\n", s,
+            key ? key : "(none)");
+    exit(1);
+  }
+}
+
+/* >>samples */
+static inline void rc_check_samples(json_t *doc, double at_ms) {
+  json_t *samples = jreq(doc, "samples");
+  double start_ms = jnum(doc, "session.start_ms");
+  double prev_end = 1e300, newest = -1;
+  size_t i;
+  json_t *s;
+  json_array_foreach(samples, i, s) {
+    const char *kind = jstr(s, "kind");
+    double st = jnum(s, "start_ms"), en = jnum(s, "end_ms");
+    /* Whole operations inside the session's bounds (rounding is monotonic, so exact). */
+    CHECK(st >= start_ms);
+    CHECK(en <= at_ms);
+    CHECK(st <= en);
+    CHECK_NEAR(jnum(s, "total_ms"), en - st, RC_MS_EPS);
+    CHECK(en <= prev_end); /* newest first */
+    prev_end = en;
+    if (en > newest) newest = en;
+    if (!strcmp(kind, "pass"))
+      CHECK(jint(s, "frame_id") >= 1);
+    else
+      CHECK(jnull(s, "frame_id"));
+    jbool(s, "committed");
+    jbool(s, "handed_off");
+    json_t *stages = jreq(s, "stages");
+    size_t k;
+    json_t *st_k;
+    json_array_foreach(stages, k, st_k) {
+      CHECK(jint(st_k, "count") >= 1);
+      CHECK(jnum(st_k, "min_ms") <= jnum(st_k, "max_ms"));
+      CHECK(jnum(st_k, "max_ms") <= jnum(st_k, "total_ms"));
+      CHECK(jnum(st_k, "total_ms") <= jnum(s, "total_ms") + RC_MS_EPS);
+      json_t *parent = jreq(st_k, "nested_in");
+      if (json_is_null(parent)) continue;
+      /* A nested stage is already inside its parent's time: never more than it. */
+      size_t m;
+      json_t *other;
+      json_array_foreach(stages, m, other) {
+        if (!strcmp(jstr(other, "name"), json_string_value(parent)))
+          CHECK(jnum(st_k, "total_ms") <= jnum(other, "total_ms") + RC_MS_EPS);
+      }
+    }
+    json_t *counters = jreq(s, "counters");
+    json_t *c_k;
+    json_array_foreach(counters, k, c_k) jnum(c_k, "value");
+  }
+  if (json_array_size(samples)) {
+    CHECK(jnum(doc, "sample_age_ms") >= 0);
+    CHECK_NEAR(jnum(doc, "sample_age_ms"), at_ms - newest, RC_MS_EPS);
+  } else {
+    CHECK(jnull(doc, "sample_age_ms"));
+  }
+}
+
+static inline void rc_check_unfinished(json_t *doc) {
+  size_t i;
+  json_t *u;
+  json_array_foreach(jreq(doc, "unfinished"), i, u) {
+    if (!strcmp(jstr(u, "kind"), "pass"))
+      CHECK(jint(u, "prospective_frame_id") >= 1);
+    else
+      CHECK(jnull(u, "prospective_frame_id"));
+    double elapsed = jnum(u, "elapsed_ms");
+    CHECK(elapsed >= 0);
+    if (jnull(u, "phase")) {
+      CHECK(jnull(u, "phase_elapsed_ms"));
+    } else {
+      CHECK(jnum(u, "phase_elapsed_ms") >= 0);
+      CHECK(jnum(u, "phase_elapsed_ms") <= elapsed + RC_MS_EPS);
+    }
+    jbool(u, "started_before_session");
+    jbool(u, "handed_off");
+  }
+}
+
+/* >>summaries: n is the population each figure was computed over. */
+static inline void rc_check_summaries(json_t *doc) {
+  json_t *samples = jreq(doc, "samples");
+  size_t i, k;
+  json_t *e, *s, *st;
+  json_array_foreach(jreq(doc, "stage_summary"), i, e) {
+    const char *name = jstr(e, "name");
+    long long n = 0;
+    json_array_foreach(samples, k, s) {
+      size_t m;
+      json_array_foreach(jreq(s, "stages"), m, st) {
+        if (strcmp(jstr(st, "name"), name)) continue;
+        n++;
+        json_t *a = jreq(st, "nested_in"), *b = jreq(e, "nested_in");
+        CHECK(json_equal(a, b));
+      }
+    }
+    CHECK(n >= 1);
+    CHECK_EQ_INT(jint(e, "n"), n);
+    CHECK(jnum(e, "p50_ms") <= jnum(e, "p95_ms"));
+    CHECK(jnum(e, "p95_ms") <= jnum(e, "p99_ms"));
+    CHECK(jnum(e, "p99_ms") <= jnum(e, "max_ms"));
+    if (!jnull(e, "nested_in")) CHECK(strstr(jstr(e, "note"), "do not sum") != NULL);
+  }
+  long long kinds_total = 0;
+  json_array_foreach(jreq(doc, "kind_summary"), i, e) {
+    const char *kind = jstr(e, "kind");
+    long long n = 0;
+    json_array_foreach(samples, k, s) n += !strcmp(jstr(s, "kind"), kind);
+    CHECK(n >= 1);
+    CHECK_EQ_INT(jint(e, "n"), n);
+    CHECK(jnum(e, "p50_ms") <= jnum(e, "max_ms"));
+    kinds_total += n;
+  }
+  CHECK_EQ_INT(kinds_total, (long long)json_array_size(samples));
+
+  /* Frame rate: committed passes only; input never counts as a rendered frame. */
+  long long passes = 0;
+  double first = 1e300, last = -1;
+  json_array_foreach(samples, k, s) {
+    if (strcmp(jstr(s, "kind"), "pass") || !jbool(s, "committed")) continue;
+    passes++;
+    double st_ms = jnum(s, "start_ms");
+    if (st_ms < first) first = st_ms;
+    if (st_ms > last) last = st_ms;
+  }
+  CHECK_EQ_INT(jint(doc, "frame_rate.passes"), passes);
+  if (jnull(doc, "frame_rate.passes_per_second")) {
+    CHECK(jnull(doc, "frame_rate.first_to_last_span_ms"));
+    jstr(doc, "frame_rate.null_reason");
+  } else {
+    CHECK(passes >= 2);
+    CHECK(jnull(doc, "frame_rate.null_reason"));
+    double span = jnum(doc, "frame_rate.first_to_last_span_ms");
+    CHECK_NEAR(span, last - first, RC_MS_EPS);
+    CHECK(jnum(doc, "frame_rate.passes_per_second") > 0);
+  }
+}
+
+/* >>application scopes */
+static inline void rc_check_application(json_t *doc, double at_ms) {
+  json_t *a = jreq(doc, "application_scopes");
+  long long max_samples = jint(doc, "session.max_samples");
+  CHECK_EQ_INT(jint(a, "max_scopes"), max_samples < 128 ? max_samples : 128);
+  size_t returned = jlen(a, "scopes");
+  CHECK_EQ_INT(jint(a, "returned"), (long long)returned);
+  CHECK(returned <= (size_t)jint(a, "max_scopes"));
+  CHECK_EQ_INT(jint(a, "completed") - jint(a, "dropped"), (long long)returned);
+  CHECK_EQ_INT(jbool(a, "truncated"), jint(a, "dropped") > 0);
+  double start_ms = jnum(doc, "session.start_ms"), newest = -1;
+  size_t i;
+  json_t *s;
+  json_array_foreach(jreq(a, "scopes"), i, s) {
+    CHECK(jint(s, "depth") >= 1);
+    CHECK_EQ_INT(jnull(s, "parent_id"), jint(s, "depth") == 1);
+    double st = jnum(s, "start_ms"), en = jnum(s, "end_ms");
+    CHECK(st >= start_ms);
+    CHECK(en <= at_ms);
+    CHECK(st <= en);
+    CHECK_NEAR(jnum(s, "wall_timings_ms.total"), en - st, RC_MS_EPS);
+    if (en > newest) newest = en;
+  }
+  /* Age of the latest completion among the returned records, not of the last published. */
+  if (returned)
+    CHECK_NEAR(jnum(a, "sample_age_ms"), at_ms - newest, RC_MS_EPS);
+  else
+    CHECK(jnull(a, "sample_age_ms"));
+  json_array_foreach(jreq(a, "unfinished"), i, s) {
+    CHECK(jnum(s, "elapsed_ms") >= 0);
+    CHECK_EQ_INT(jnull(s, "parent_id"), jint(s, "depth") == 1);
+    jbool(s, "started_before_session");
+  }
+}
+
+static inline void rc_save(const char *json, size_t len) {
+  if (mkdir(STROBE_REPORT_OUT_DIR, 0777) != 0 && errno != EEXIST) {
+    perror("report_check: mkdir " STROBE_REPORT_OUT_DIR);
+    exit(1);
+  }
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s-%ld-%d.json", STROBE_REPORT_OUT_DIR, STROBE_TEST_NAME, (long)getpid(),
+           rc_reports_written++);
+  FILE *f = fopen(path, "w");
+  CHECK(f != NULL);
+  CHECK(fwrite(json, 1, len, f) == len);
+  CHECK(fclose(f) == 0);
+}
+
+/* Serializes, saves and checks a report; returns the parsed document (json_decref it). */
+static inline json_t *check_report_json(const strobe_report *r) {
+  char *json = NULL, *again = NULL;
+  size_t len = 0, len2 = 0;
+  CHECK_EQ_INT(strobe_report_json(r, &json, &len), 0);
+  CHECK(json != NULL && strlen(json) == len);
+  rc_save(json, len);
+  CHECK_EQ_INT(strobe_report_json(r, &again, &len2), 0);
+  CHECK(len == len2 && !memcmp(json, again, len)); /* an immutable snapshot */
+  free(again);
+
+  json_error_t err;
+  json_t *doc = json_loadb(json, len, JSON_REJECT_DUPLICATES, &err);
+  if (!doc) {
+    fprintf(stderr, "report_check: invalid JSON at %d:%d: %s\n%s\n", err.line, err.column, err.text, json);
+    exit(1);
+  }
+  free(json);
+
+  CHECK_EQ_INT(jint(doc, "version"), 1);
+  CHECK(!strcmp(jstr(doc, "id"), strobe_report_id(r)));
+  int final = jbool(doc, "final");
+  double at_ms;
+  if (final) {
+    CHECK(jnull(doc, "session.read_ms"));
+    at_ms = jnum(doc, "session.end_ms");
+  } else {
+    CHECK(jnull(doc, "session.end_ms"));
+    at_ms = jnum(doc, "session.read_ms");
+  }
+  CHECK(jnum(doc, "session.start_ms") >= 0);
+  CHECK(at_ms >= jnum(doc, "session.start_ms"));
+  long long max_samples = jint(doc, "session.max_samples");
+  CHECK(max_samples >= 1 && max_samples <= STROBE_MAX_SAMPLES);
+
+  strobe_report_counts counts = strobe_report_get_counts(r);
+  size_t nsamples = jlen(doc, "samples"), nunfinished = jlen(doc, "unfinished");
+  CHECK_EQ_INT(jint(doc, "counts.returned"), (long long)nsamples);
+  CHECK(nsamples <= (size_t)max_samples);
+  CHECK_EQ_INT(jint(doc, "counts.completed") - jint(doc, "counts.dropped"), (long long)nsamples);
+  CHECK_EQ_INT(jint(doc, "counts.unfinished"), (long long)nunfinished);
+  CHECK_EQ_INT(counts.completed, jint(doc, "counts.completed"));
+  CHECK_EQ_INT(counts.returned, (long long)nsamples);
+  CHECK_EQ_INT(counts.dropped, jint(doc, "counts.dropped"));
+  CHECK_EQ_INT(counts.boundary_excluded, jint(doc, "counts.boundary_excluded"));
+  CHECK_EQ_INT(counts.unfinished, (long long)nunfinished);
+  CHECK_EQ_INT(jint(doc, "counts.completed_by_kind.pass") + jint(doc, "counts.completed_by_kind.rebuild") +
+                   jint(doc, "counts.completed_by_kind.input") + jint(doc, "counts.completed_by_kind.request"),
+               jint(doc, "counts.completed"));
+
+  /* Status: explicit for empty and unfinished-only sessions; never implies "fast". */
+  size_t done = nsamples + jlen(doc, "application_scopes.scopes");
+  size_t running = nunfinished + jlen(doc, "application_scopes.unfinished");
+  const char *status = jstr(doc, "status");
+  const char *want = done ? (running ? "partial" : "complete") : (running ? "unfinished" : "empty");
+  if (strcmp(status, want)) {
+    fprintf(stderr, "report_check: status %s, expected %s\n", status, want);
+    exit(1);
+  }
+  static const char *const names[] = {"", "complete", "empty", "unfinished", "partial"};
+  CHECK(!strcmp(names[strobe_report_get_status(r)], status));
+
+  rc_check_samples(doc, at_ms);
+  rc_check_unfinished(doc);
+  rc_check_summaries(doc);
+  rc_check_application(doc, at_ms);
+
+  size_t i;
+  json_t *g;
+  json_array_foreach(jreq(doc, "memory.gauges"), i, g) CHECK(jnum(g, "sampled_ms_ago") >= 0);
+  CHECK(!strcmp(jstr(doc, "build.strobe_version"), strobe_version()));
+  jbool(doc, "build.assertions");
+  rc_content_free(doc, NULL, NULL);
+  return doc;
+}
+
+static inline void check_report(const strobe_report *r) { json_decref(check_report_json(r)); }
+
+/* How many reports this process saved (a test can assert it produced some). */
+static inline int reports_checked(void) { return rc_reports_written; }
+
+#endif
