@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zstd.h>
 
 #include "check.h"
@@ -500,9 +501,22 @@ static void test_missing_footer(void) {
 static void test_every_prefix(void) {
   valid_file v = build_valid();
   size_t header_len = 16 + (v.f.data[12] | (size_t)v.f.data[13] << 8);
+  char path[] = "/tmp/strobe_test_prefix_XXXXXX";
+  int fd = mkstemp(path);
+  CHECK(fd >= 0);
+  close(fd);
+  /* Each prefix from memory (even len) or from a file (odd len): both sources. */
   for (size_t len = 0; len < v.f.len; len++) {
     strobe_capture *c;
-    int rc = strobe_capture_open_memory(v.f.data, len, &c);
+    int rc;
+    if (len % 2) {
+      FILE *fp = fopen(path, "wb");
+      CHECK(fp && fwrite(v.f.data, 1, len, fp) == len);
+      CHECK(fclose(fp) == 0);
+      rc = strobe_capture_open(path, &c);
+    } else {
+      rc = strobe_capture_open_memory(v.f.data, len, &c);
+    }
     if (len < header_len) {
       CHECK_EQ_INT(rc, STROBE_ETRUNCATED);
       CHECK(c == NULL);
@@ -534,6 +548,7 @@ static void test_every_prefix(void) {
     CHECK_EQ_INT(strobe_capture_next(c, &r), rc);
     strobe_capture_close(c);
   }
+  remove(path);
   /* Cut inside the first EVENTS block: the sites and threads, then ETRUNCATED. */
   v.f.len = v.events_block + STROBE__BLOCK_HEADER + 3;
   CHECK_EQ_INT(expect_end(&v.f, STROBE_ETRUNCATED, 10).cut_short, 1);

@@ -134,6 +134,11 @@ STROBE_API const strobe_capture_thread *strobe_capture_get_thread(const strobe_c
 /* Totals as read so far; final once strobe_capture_next returned <= 0. */
 STROBE_API strobe_capture_totals strobe_capture_get_totals(const strobe_capture *c);
 
+/* Bytes of the file (or memory) consumed so far: the header, every block
+ * read, and the part of a block read before it turned out truncated. For
+ * progress display; 0 for NULL. */
+STROBE_API uint64_t strobe_capture_position(const strobe_capture *c);
+
 /* Converts ticks of this capture to ns since its epoch. */
 STROBE_API double strobe_capture_ticks_to_ns(const strobe_capture *c, uint64_t ticks);
 

@@ -68,6 +68,7 @@ struct strobe_capture {
   FILE *f;               /* strobe_capture_open: owned, buffered by stdio */
   const uint8_t *mem;    /* strobe_capture_open_memory: the caller's bytes */
   size_t mem_len, mem_pos; /* bytes; mem_pos <= mem_len */
+  uint64_t file_pos;     /* bytes consumed from f (strobe_capture_position) */
 
   strobe_capture_header header; /* filled by read_header, then constant */
   int err;  /* sticky error, 0 while fine */
@@ -110,6 +111,7 @@ static long long src_read(strobe_capture *c, void *dst, size_t n) {
     return (long long)n;
   }
   size_t got = fread(dst, 1, n, c->f);
+  c->file_pos += got;
   if (got < n && ferror(c->f)) return STROBE_EIO;
   return (long long)got;
 }
@@ -145,6 +147,7 @@ static int src_bytes(strobe_capture *c, size_t n, const uint8_t **out) {
     }
     size_t got = fread(c->stored + have, 1, chunk, c->f);
     have += got;
+    c->file_pos += got;
     if (got < chunk) return ferror(c->f) ? STROBE_EIO : STROBE_ETRUNCATED;
   }
   *out = c->stored;
@@ -815,6 +818,11 @@ const strobe_capture_thread *strobe_capture_get_thread(const strobe_capture *c, 
 
 strobe_capture_totals strobe_capture_get_totals(const strobe_capture *c) {
   return c ? c->totals : (strobe_capture_totals){0};
+}
+
+uint64_t strobe_capture_position(const strobe_capture *c) {
+  if (!c) return 0;
+  return c->mem ? (uint64_t)c->mem_pos : c->file_pos;
 }
 
 double strobe_capture_ticks_to_ns(const strobe_capture *c, uint64_t ticks) { return c ? ticks_to_ns(c, ticks) : 0.0; }

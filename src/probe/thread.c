@@ -27,7 +27,8 @@ _Thread_local strobe__thread *strobe__tls;
 
 static _Thread_local int tls_exiting; /* set by the exit hook: no re-attach while TLS is torn down */
 
-#define DEFAULT_RING_EVENTS 131072u /* 2 MiB per thread: ~1 ms of a thread scoping flat out */
+#define DEFAULT_RING_EVENTS 262144u /* 4 MiB per thread: ~2.5 ms of a thread scoping flat out, and
+                                     * ~250 ms of a thread doing real work between scopes */
 #define DEFAULT_DRAIN_MS 2u
 
 static strobe_desc g_desc;

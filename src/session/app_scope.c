@@ -101,7 +101,7 @@ strobe_app_scope strobe_app_scope_begin(strobe_collector *c, const char *window,
   pthread_mutex_lock(&c->lock);
   strobe_app_scope out = {c, 0, 0, 0};
   int ws = -1;
-  for (int i = 0; i < STROBE_MAX_WINDOWS && !c->closed && ws < 0; i++) {
+  for (int i = 0; window && i < STROBE_MAX_WINDOWS && !c->closed && ws < 0; i++) {
     strobe__window_slot *w = &c->windows[i];
     if (w->open && w->name->len == n && !memcmp(w->name->text, window, n)) ws = i;
   }

@@ -1,0 +1,282 @@
+/*
+ * make_capture.c — writes deterministic capture files for the CLI tests.
+ *
+ * It drives the library's real block encoder (format/capture_writer.h) with
+ * synthetic events whose timestamps it chooses, and replaces the header the
+ * writer emits with one whose clock is "monotonic" at exactly 1 ns per tick
+ * and whose epoch is 0. So every duration in the file is known in advance,
+ * and the tests can check counts and percentiles exactly.
+ *
+ * What one frame k (0-based) of thread 0 "main" holds, in ns:
+ *   frame                          top-level scope
+ *     update
+ *       work x3                    each 1000 * (1 + k % 10) * (100 + grow) / 100
+ *     render
+ *       draw x2                    2000 each, VALUE triangles = 100, 200
+ *       COUNTER draw_calls += 2
+ *     spike                        only in frame --spike K: 50000
+ *   GAUGE queue_depth = k % 7
+ *   FRAME mark                     after the frame scope ends
+ * and thread 1 "worker", per frame: job { io (5000) } (8000 in all) with a
+ * CUMULATIVE "iter" entry (10 iterations, 3000 total, min 200, max 400).
+ *
+ * Usage: make_capture OUT [--frames N] [--grow PCT] [--spike K]
+ *          [--no-footer] [--unfinished] [--lost] [--clock NAME]
+ *          [--ns-per-tick X]
+ * It must never depend on the real clock: the tests compare exact numbers.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/capture_writer.h"
+#include "format/codec.h"
+#include "strobe/strobe.h"
+
+typedef struct opts {
+  const char *out;
+  int frames;        /* frames on main, default 50 */
+  int grow;          /* percent added to every `work` duration */
+  int spike;         /* frame index that gets a `spike` span and 3x work, -1 for none */
+  int no_footer;     /* stop without the FOOTER: a cut-short capture */
+  int unfinished;    /* leave `stalled` open on the worker at the end */
+  int lost;          /* drop the END of one `job` (a LOST marker and block) */
+  const char *clock; /* header clock_source */
+  double ns_per_tick;
+} opts;
+
+/* >>sites: ids are assigned here, in this order, from 1. */
+enum { S_FRAME = 1, S_UPDATE, S_WORK, S_RENDER, S_DRAW, S_TRIANGLES, S_DRAW_CALLS,
+       S_QUEUE, S_MARK, S_JOB, S_IO, S_ITER, S_STALLED, S_SPIKE, S_COUNT };
+
+static strobe_site g_sites[S_COUNT] = {
+    [S_FRAME] = {"frame", NULL, NULL, "app/loop.c", "run_frame", 10, STROBE_SITE_SCOPE, 0},
+    [S_UPDATE] = {"update", NULL, NULL, "app/loop.c", "update", 20, STROBE_SITE_SCOPE, 0},
+    [S_WORK] = {"work", "sim", NULL, "app/sim.c", "work", 30, STROBE_SITE_SCOPE, 0},
+    [S_RENDER] = {"render", NULL, NULL, "app/loop.c", "render", 40, STROBE_SITE_SCOPE, 0},
+    [S_DRAW] = {"draw", "gfx", NULL, "app/gfx.c", "draw", 50, STROBE_SITE_SCOPE, 0},
+    [S_TRIANGLES] = {"triangles", NULL, NULL, "app/gfx.c", "draw", 51, STROBE_SITE_VALUE, 0},
+    [S_DRAW_CALLS] = {"draw_calls", NULL, NULL, "app/gfx.c", "render", 60, STROBE_SITE_COUNTER, 0},
+    [S_QUEUE] = {"queue_depth", NULL, NULL, "app/loop.c", "run_frame", 70, STROBE_SITE_GAUGE, 0},
+    [S_MARK] = {"frame", NULL, NULL, "app/loop.c", "main", 80, STROBE_SITE_FRAME, 0},
+    [S_JOB] = {"job", NULL, NULL, "app/worker.c", "job", 90, STROBE_SITE_SCOPE, 0},
+    [S_IO] = {"io", NULL, NULL, "app/worker.c", "io", 100, STROBE_SITE_SCOPE, 0},
+    [S_ITER] = {"iter", NULL, NULL, "app/worker.c", "job", 110, STROBE_SITE_CUMULATIVE, 0},
+    [S_STALLED] = {"stalled", NULL, NULL, "app/worker.c", "stall", 120, STROBE_SITE_SCOPE, 0},
+    [S_SPIKE] = {"spike", NULL, NULL, "app/loop.c", "spike", 130, STROBE_SITE_SCOPE, 0},
+};
+
+/* >>sink: the first call carries the writer's header, which is replaced. */
+typedef struct sink {
+  FILE *f;
+  int seen_header;
+  const opts *o;
+} sink;
+
+static void field_str(strobe__buf *b, uint16_t tag, const char *s) {
+  strobe__buf_u16(b, tag);
+  strobe__buf_u16(b, (uint16_t)strlen(s));
+  strobe__buf_put(b, s, strlen(s));
+}
+
+static void field_num(strobe__buf *b, uint16_t tag, uint16_t size, uint64_t v) {
+  strobe__buf_u16(b, tag);
+  strobe__buf_u16(b, size);
+  for (uint16_t i = 0; i < size; i++) {
+    uint8_t byte = (uint8_t)(v >> (8 * i));
+    strobe__buf_put(b, &byte, 1);
+  }
+}
+
+static uint64_t f64_bits(double d) {
+  uint64_t u;
+  memcpy(&u, &d, sizeof u);
+  return u;
+}
+
+static int write_header(sink *s) {
+  strobe__buf f = {0}, h = {0};
+  field_str(&f, STROBE__TAG_KIND, "file");
+  field_str(&f, STROBE__TAG_CLOCK_SOURCE, s->o->clock);
+  field_num(&f, STROBE__TAG_CLOCK_INVARIANT, 1, 1);
+  field_num(&f, STROBE__TAG_NS_PER_TICK, 8, f64_bits(s->o->ns_per_tick));
+  field_num(&f, STROBE__TAG_EPOCH_TICKS, 8, 0);
+  field_num(&f, STROBE__TAG_EPOCH_MONO_NS, 8, 0);
+  field_num(&f, STROBE__TAG_START_TICKS, 8, 0);
+  field_num(&f, STROBE__TAG_OVERHEAD_NS, 8, f64_bits(19.5));
+  field_str(&f, STROBE__TAG_STROBE_VERSION, STROBE_VERSION_STRING);
+  field_str(&f, STROBE__TAG_OS, "linux");
+  field_str(&f, STROBE__TAG_ARCH, "x86_64");
+  field_str(&f, STROBE__TAG_FEATURES, "profiling zstd");
+  field_num(&f, STROBE__TAG_ASSERTIONS, 1, 0);
+  field_num(&f, STROBE__TAG_PID, 8, 4242);
+  field_num(&f, STROBE__TAG_RING_EVENTS, 4, 262144);
+  field_num(&f, STROBE__TAG_FLUSH_MS, 4, 100);
+  strobe__buf_put(&h, STROBE__MAGIC, STROBE__MAGIC_LEN);
+  strobe__buf_u32(&h, STROBE__FORMAT_VERSION);
+  strobe__buf_u32(&h, (uint32_t)f.len);
+  strobe__buf_put(&h, f.data, f.len);
+  int ok = !f.failed && !h.failed && fwrite(h.data, 1, h.len, s->f) == h.len;
+  strobe__buf_free(&f);
+  strobe__buf_free(&h);
+  return ok ? 0 : STROBE_EIO;
+}
+
+static int sink_fn(void *ctx, const void *data, size_t len) {
+  sink *s = ctx;
+  if (!s->seen_header) {
+    s->seen_header = 1;
+    return write_header(s);
+  }
+  return fwrite(data, 1, len, s->f) == len ? 0 : STROBE_EIO;
+}
+
+/* >>events: a per-thread batch with a running clock. */
+typedef struct batch {
+  strobe__event ev[4096];
+  size_t n;
+  uint64_t now; /* ticks == ns */
+} batch;
+
+static void put(batch *b, uint64_t ts, uint32_t kind, uint32_t data) {
+  b->ev[b->n++] = (strobe__event){ts, kind, data};
+}
+static void begin(batch *b, uint32_t site) { put(b, b->now, STROBE__EV_BEGIN, site); }
+static void end(batch *b, uint32_t site) { put(b, b->now, STROBE__EV_END, site); }
+static void number(batch *b, uint32_t kind, uint32_t site, double v) {
+  put(b, b->now, kind, site);
+  put(b, f64_bits(v), STROBE__EV_PAYLOAD, 0);
+}
+/* A leaf scope of exactly dur ns, then a 100 ns gap. */
+static void leaf(batch *b, uint32_t site, uint64_t dur) {
+  begin(b, site);
+  b->now += dur;
+  end(b, site);
+  b->now += 100;
+}
+
+static void main_frame(batch *b, const opts *o, int k) {
+  uint64_t work = 1000u * (uint64_t)(1 + k % 10) * (uint64_t)(100 + o->grow) / 100u;
+  if (k == o->spike) work *= 3;
+  begin(b, S_FRAME);
+  b->now += 100;
+  begin(b, S_UPDATE);
+  b->now += 100;
+  for (int i = 0; i < 3; i++) leaf(b, S_WORK, work);
+  end(b, S_UPDATE);
+  b->now += 100;
+  begin(b, S_RENDER);
+  b->now += 100;
+  for (int i = 0; i < 2; i++) {
+    begin(b, S_DRAW);
+    b->now += 1000;
+    number(b, STROBE__EV_VALUE, S_TRIANGLES, 100.0 * (i + 1));
+    b->now += 1000;
+    end(b, S_DRAW);
+    b->now += 100;
+  }
+  number(b, STROBE__EV_COUNTER, S_DRAW_CALLS, 2);
+  end(b, S_RENDER);
+  b->now += 100;
+  if (k == o->spike) leaf(b, S_SPIKE, 50000);
+  number(b, STROBE__EV_GAUGE, S_QUEUE, k % 7);
+  end(b, S_FRAME);
+  put(b, b->now, STROBE__EV_FRAME, S_MARK);
+  b->now += 500;
+}
+
+static void worker_job(batch *b, const opts *o, int k) {
+  begin(b, S_JOB);
+  b->now += 1000;
+  leaf(b, S_IO, 5000);
+  b->now += 1900;
+  if (o->lost && k == 10) {
+    /* The job's END (and 3 more events) were dropped: depth 0 after loss. */
+    put(b, b->now, STROBE__EV_LOST | (0u << 8), 4);
+    b->now += 1000;
+    return;
+  }
+  put(b, b->now, STROBE__EV_CUMULATIVE, S_ITER);
+  put(b, 10, STROBE__EV_PAYLOAD, 0);
+  put(b, 3000, STROBE__EV_PAYLOAD, 0);
+  put(b, 200, STROBE__EV_PAYLOAD, 0);
+  put(b, 400, STROBE__EV_PAYLOAD, 0);
+  end(b, S_JOB);
+  b->now += 1000;
+}
+
+static int usage(void) {
+  fprintf(stderr,
+          "usage: make_capture OUT [--frames N] [--grow PCT] [--spike K] [--no-footer]\n"
+          "                        [--unfinished] [--lost] [--clock NAME] [--ns-per-tick X]\n");
+  return 2;
+}
+
+int main(int argc, char **argv) {
+  opts o = {NULL, 50, 0, -1, 0, 0, 0, "monotonic", 1.0};
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    int more = i + 1 < argc;
+    if (!strcmp(a, "--frames") && more) o.frames = atoi(argv[++i]);
+    else if (!strcmp(a, "--grow") && more) o.grow = atoi(argv[++i]);
+    else if (!strcmp(a, "--spike") && more) o.spike = atoi(argv[++i]);
+    else if (!strcmp(a, "--clock") && more) o.clock = argv[++i];
+    else if (!strcmp(a, "--ns-per-tick") && more) o.ns_per_tick = atof(argv[++i]);
+    else if (!strcmp(a, "--no-footer")) o.no_footer = 1;
+    else if (!strcmp(a, "--unfinished")) o.unfinished = 1;
+    else if (!strcmp(a, "--lost")) o.lost = 1;
+    else if (a[0] != '-' && !o.out) o.out = a;
+    else return usage();
+  }
+  if (!o.out || o.frames < 1 || o.frames > 100000) return usage();
+
+  sink s = {fopen(o.out, "wb"), 0, &o};
+  if (!s.f) {
+    perror(o.out);
+    return 1;
+  }
+  strobe__writer *w;
+  strobe__writer_desc d = {"file", 100, 3, 19.5, sink_fn, &s};
+  if (strobe__writer_create(&d, &w)) {
+    fprintf(stderr, "make_capture: cannot create the writer\n");
+    return 1;
+  }
+  for (uint32_t id = 1; id < S_COUNT; id++) strobe__writer_site(w, id, &g_sites[id]);
+  strobe__writer_thread(w, 0, 1000, "main", 0);
+  strobe__writer_thread(w, 1, 1001, "worker", 0);
+
+  static batch m, wk;
+  m.now = 1000000;  /* 1 ms after the epoch */
+  wk.now = 1000500;
+  for (int k = 0; k < o.frames; k++) {
+    main_frame(&m, &o, k);
+    worker_job(&wk, &o, k);
+    if (m.n > 3500 || wk.n > 3500 || k == o.frames - 1) {
+      strobe__writer_events(w, 0, m.ev, m.n);
+      strobe__writer_events(w, 1, wk.ev, wk.n);
+      m.n = wk.n = 0;
+      strobe__writer_flush(w);
+    }
+  }
+  if (o.lost) strobe__writer_lost(w, 1, 4);
+  if (o.unfinished) {
+    begin(&wk, S_STALLED);
+    strobe__writer_events(w, 1, wk.ev, wk.n);
+    wk.n = 0;
+  }
+  strobe__writer_thread_end(w, 0);
+  int rc;
+  if (o.no_footer) {
+    rc = strobe__writer_flush(w);
+  } else {
+    strobe_misuse mis = {0, 0, o.unfinished ? 1u : 0u, 0, 0, 0};
+    uint64_t end_ticks = m.now > wk.now ? m.now : wk.now;
+    rc = strobe__writer_finish(w, end_ticks, &mis);
+  }
+  strobe__writer_destroy(w);
+  if (fclose(s.f) != 0 || rc) {
+    fprintf(stderr, "make_capture: writing %s failed\n", o.out);
+    return 1;
+  }
+  return 0;
+}

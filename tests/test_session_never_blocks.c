@@ -1,0 +1,150 @@
+/*
+ * test_session_never_blocks.c — proves that reading and ending sessions never
+ * wait for application work (seed 000: "Read/end take only the bounded
+ * collector lock, never an application/core lock or UI completion wait";
+ * "These tools execute on the server thread even if the UI is blocked"):
+ * while a UI thread sits 2 s inside a long pass and an application scope
+ * (holding no Strobe lock), another thread's read and end return in well
+ * under that time and report the pass as unfinished with its phase. Also
+ * that JSON export takes no collector lock ("JSON export occurs after the
+ * collector lock is released"): a report serializes while the collector's
+ * lock is held by another thread.
+ *
+ * STROBE_TEST_NEEDS: jansson reports
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "session/report.h"
+#include "support/session_util.h"
+
+#define STALL_MS 2000
+
+typedef struct ui {
+  strobe_collector *c;
+  strobe_window w;
+  int inside; /* atomic: the thread is in its long stage */
+  int done;   /* atomic: the pass completed */
+} ui;
+
+static void *ui_thread(void *arg) {
+  ui *u = arg;
+  strobe_op op = strobe_op_begin(u->c, u->w, STROBE_OP_PASS, NULL);
+  strobe_app_scope save = strobe_app_scope_begin(u->c, "main", "blocking_save", STROBE_LANE_UI);
+  {
+    STROBE_STAGE("render_present", NULL);
+    __atomic_store_n(&u->inside, 1, __ATOMIC_RELEASE);
+    su_sleep_ms(STALL_MS); /* a stalled present: no Strobe lock held */
+  }
+  strobe_app_scope_finish(&save);
+  strobe_op_end(op, 1);
+  __atomic_store_n(&u->done, 1, __ATOMIC_RELEASE);
+  return NULL;
+}
+
+static void check_stalled(json_t *doc) {
+  CHECK(!strcmp(jstr(doc, "status"), "unfinished"));
+  CHECK_EQ_INT(jlen(doc, "unfinished"), 1);
+  json_t *u = json_array_get(jreq(doc, "unfinished"), 0);
+  CHECK(!strcmp(jstr(u, "phase"), "render_present"));
+  CHECK(!strcmp(jstr(u, "window"), "main"));
+  CHECK(!jbool(u, "started_before_session"));
+  CHECK(jnum(u, "elapsed_ms") >= jnum(u, "phase_elapsed_ms"));
+  CHECK_EQ_INT(jlen(doc, "application_scopes.unfinished"), 1);
+  CHECK_EQ_INT(jlen(doc, "samples"), 0);
+}
+
+static void test_read_and_end_during_stall(void) {
+  strobe_window w;
+  strobe_collector *c = su_collector(&w);
+  char keep[STROBE_SESSION_ID_MAX], id[STROBE_SESSION_ID_MAX];
+  su_start(c, 0, keep);
+  su_start(c, 0, id);
+  ui u = {c, w, 0, 0};
+  pthread_t t;
+  CHECK_EQ_INT(pthread_create(&t, NULL, ui_thread, &u), 0);
+  while (!__atomic_load_n(&u.inside, __ATOMIC_ACQUIRE)) su_sleep_ms(1);
+
+  /* From this (server) thread, while the UI thread is stuck. */
+  double t0 = su_now_ms();
+  strobe_report *r = NULL;
+  CHECK_EQ_INT(strobe_session_read(c, id, 0, &r), 0);
+  double read_ms = su_now_ms() - t0;
+  CHECK(!__atomic_load_n(&u.done, __ATOMIC_ACQUIRE));
+  json_t *doc = check_report_json(r);
+  check_stalled(doc);
+  json_decref(doc);
+  strobe_report_free(r);
+
+  t0 = su_now_ms();
+  CHECK_EQ_INT(strobe_session_end(c, id, 0, &r), 0);
+  double end_ms = su_now_ms() - t0;
+  CHECK(!__atomic_load_n(&u.done, __ATOMIC_ACQUIRE));
+  doc = check_report_json(r);
+  check_stalled(doc);
+  json_decref(doc);
+  strobe_report_free(r);
+  /* Well under the stall: neither waited for the pass. */
+  CHECK(read_ms < STALL_MS / 2);
+  CHECK(end_ms < STALL_MS / 2);
+
+  CHECK_EQ_INT(pthread_join(t, NULL), 0);
+  /* The session that kept running gets the pass once it completes. */
+  strobe_report_free(su_end(c, keep, &doc));
+  CHECK_EQ_INT(jint(doc, "counts.completed"), 1);
+  CHECK(jnum(json_array_get(jreq(doc, "samples"), 0), "total_ms") >= STALL_MS);
+  CHECK_EQ_INT(jint(doc, "application_scopes.completed"), 1);
+  json_decref(doc);
+  strobe_collector_release(c);
+}
+
+/* Serialization runs with no collector lock: it completes while another thread holds it. */
+typedef struct holder {
+  strobe_collector *c;
+  int locked, release; /* atomic */
+} holder;
+
+static void *hold_lock(void *arg) {
+  holder *h = arg;
+  pthread_mutex_lock(&h->c->lock); /* white box: the collector's short lock */
+  __atomic_store_n(&h->locked, 1, __ATOMIC_RELEASE);
+  while (!__atomic_load_n(&h->release, __ATOMIC_ACQUIRE)) su_sleep_ms(1);
+  pthread_mutex_unlock(&h->c->lock);
+  return NULL;
+}
+
+static void test_json_without_lock(void) {
+  strobe_window w;
+  strobe_collector *c = su_collector(&w);
+  char id[STROBE_SESSION_ID_MAX];
+  su_start(c, 0, id);
+  su_op(c, w, STROBE_OP_PASS, 1);
+  strobe_report *live = su_read(c, id, NULL);
+  strobe_report *final = su_end(c, id, NULL);
+  holder h = {c, 0, 0};
+  pthread_t t;
+  CHECK_EQ_INT(pthread_create(&t, NULL, hold_lock, &h), 0);
+  while (!__atomic_load_n(&h.locked, __ATOMIC_ACQUIRE)) su_sleep_ms(1);
+  alarm(60); /* if serializing took the lock, this would hang: fail instead */
+  char *a = su_json(live), *b = su_json(final);
+  strobe_report_free(live); /* freeing takes no lock either */
+  strobe_report_free(final);
+  alarm(0);
+  __atomic_store_n(&h.release, 1, __ATOMIC_RELEASE);
+  CHECK_EQ_INT(pthread_join(t, NULL), 0);
+  CHECK(strstr(a, "\"final\":false") != NULL);
+  CHECK(strstr(b, "\"final\":true") != NULL);
+  free(a);
+  free(b);
+  strobe_collector_release(c);
+}
+
+int main(void) {
+  test_read_and_end_during_stall();
+  test_json_without_lock();
+  CHECK(reports_checked() > 0);
+  puts("test_session_never_blocks: ok");
+  return 0;
+}
