@@ -1,0 +1,300 @@
+/*
+ * demo.c — strobe-demo: a data-grid screen rendered offscreen with cairo and
+ * pango, driven by scripted input, instrumented like a real toolkit, and
+ * observed by every part of Strobe at once: a profiling session (the JSON
+ * report), a capture file, a spike-triggered flight recorder and, unless
+ * --headless, the embedded server with the viewer and MCP.
+ *
+ * Windows: "main" (the grid), "w1" (a nested details window rendered inside
+ * main's pass), "devtools" (excluded from sessions unless they opt in).
+ * Operations: input dispatch (which may trigger a root rebuild), passes with
+ * stages, present on a sender thread (take / hand off / resume), superseded
+ * frames kept as committed: false, application scopes on a worker thread,
+ * and a deliberate slow frame every few seconds.
+ *
+ * Usage: strobe-demo [--frames N] [--seconds S] [--serve] [--port P]
+ *                    [--token-file F] [--headless] [--out DIR]
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "grid.h"
+#include "saver.h"
+#include "sender.h"
+#include "strobe/flight.h"
+#include "strobe/record.h"
+#include "strobe/session.h"
+#include "strobe/strobe.h"
+#include "view.h"
+#ifdef STROBE_DEMO_SERVER
+#include "strobe/server.h"
+#endif
+
+#define FRAME_BUDGET_NS 16666667ull /* pace to ~60 frames a second */
+#define STALL_EVERY_NS 3000000000ull /* one deliberately slow frame every 3 s */
+#define STALL_MS 250
+
+typedef struct options {
+  long frames;        /* 0: run for `seconds` */
+  double seconds;
+  int serve, headless;
+  int port;
+  const char *token_file;
+  const char *out;
+} options;
+
+static volatile sig_atomic_t g_interrupted;
+static void on_signal(int sig) {
+  (void)sig;
+  g_interrupted = 1;
+}
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int usage(const char *msg) {
+  if (msg) fprintf(stderr, "strobe-demo: %s\n", msg);
+  fprintf(stderr,
+          "usage: strobe-demo [--frames N] [--seconds S] [--serve] [--port P] [--token-file F]\n"
+          "                   [--headless] [--out DIR]\n");
+  return 2;
+}
+
+static int parse(int argc, char **argv, options *o) {
+  *o = (options){0, 10.0, 0, 0, 0, NULL, "out"};
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    char *end = NULL;
+    if (!strcmp(a, "--serve")) o->serve = 1;
+    else if (!strcmp(a, "--headless")) o->headless = 1;
+    else if (!strcmp(a, "--frames") && v) { o->frames = strtol(v, &end, 10); i++; if (*end || o->frames <= 0) return usage("--frames takes a positive number"); }
+    else if (!strcmp(a, "--seconds") && v) { o->seconds = strtod(v, &end); i++; if (*end || o->seconds <= 0) return usage("--seconds takes a positive number"); }
+    else if (!strcmp(a, "--port") && v) { o->port = (int)strtol(v, &end, 10); i++; if (*end || o->port < 0 || o->port > 65535) return usage("--port takes 0..65535"); }
+    else if (!strcmp(a, "--token-file") && v) { o->token_file = v; i++; }
+    else if (!strcmp(a, "--out") && v) { o->out = v; i++; }
+    else if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(NULL); exit(0); }
+    else return usage("unknown or incomplete option");
+  }
+  if (o->serve && o->headless) return usage("--serve needs the server: drop --headless");
+  return 0;
+}
+
+/* One input event as a toolkit dispatches it: an `input` operation, and a
+ * root rebuild nested inside it when the model changed. */
+static void dispatch_input(strobe_collector *c, strobe_window w, grid *g, input_event e) {
+  strobe_op op = strobe_op_begin(c, w, STROBE_OP_INPUT, NULL);
+  int changed;
+  {
+    STROBE_STAGE("input_dispatch", NULL);
+    changed = grid_apply(g, e);
+  }
+  if (changed && e.kind == INPUT_EDIT) {
+    strobe_op rebuild = strobe_op_begin(c, w, STROBE_OP_REBUILD, NULL);
+    {
+      STROBE_STAGE("rebuild_tree", NULL);
+      /* A retained-tree rebuild: re-derive every row's presentation. */
+      volatile unsigned checksum = 0;
+      for (int r = 0; r < GRID_ROWS; r++)
+        for (int col = 0; col < GRID_COLS; col++) checksum += (unsigned)g->cells[r][col][0];
+    }
+    strobe_op_end(rebuild, 1);
+  }
+  strobe_op_end(op, 1);
+}
+
+static void print_summary(const strobe_report *r) {
+  strobe_stage_summary s[64];
+  int n = strobe_report_stage_summary(r, s, 64);
+  strobe_report_counts k = strobe_report_get_counts(r);
+  printf("\nsession %s: %llu operations completed, %llu returned, %llu dropped, %llu crossed the start\n",
+         strobe_report_id(r), (unsigned long long)k.completed, (unsigned long long)k.returned,
+         (unsigned long long)k.dropped, (unsigned long long)k.boundary_excluded);
+  printf("%-24s %-16s %6s %9s %9s %9s %9s\n", "stage", "nested in", "n", "p50 ms", "p95 ms", "p99 ms", "max ms");
+  for (int i = 0; i < n && i < 64; i++)
+    printf("%-24s %-16s %6llu %9.3f %9.3f %9.3f %9.3f\n", s[i].name, s[i].nested_in ? s[i].nested_in : "-",
+           (unsigned long long)s[i].n, s[i].p50_ms, s[i].p95_ms, s[i].p99_ms, s[i].max_ms);
+  printf("(nested stages are already inside their parent: do not sum)\n");
+}
+
+static int write_file(const char *path, const char *data, size_t len) {
+  FILE *fp = fopen(path, "w");
+  if (!fp) return -1;
+  size_t w = fwrite(data, 1, len, fp);
+  return fclose(fp) == 0 && w == len ? 0 : -1;
+}
+
+int main(int argc, char **argv) {
+  options o;
+  int rc = parse(argc, argv, &o);
+  if (rc) return rc;
+#ifndef STROBE_DEMO_SERVER
+  if (o.serve) {
+    fprintf(stderr, "strobe-demo: built without libstrobe_server: --serve is not available\n");
+    return 2;
+  }
+  o.headless = 1;
+#endif
+  if (mkdir(o.out, 0755) != 0 && errno != EEXIST) {
+    fprintf(stderr, "strobe-demo: cannot create %s: %s\n", o.out, strerror(errno));
+    return 1;
+  }
+  char path[1024], spikes[1024];
+  snprintf(spikes, sizeof spikes, "%s/spikes", o.out);
+  if (mkdir(spikes, 0755) != 0 && errno != EEXIST) {
+    fprintf(stderr, "strobe-demo: cannot create %s: %s\n", spikes, strerror(errno));
+    return 1;
+  }
+  signal(SIGINT, on_signal);
+  signal(SIGTERM, on_signal);
+  strobe_thread_set_name("ui");
+
+  strobe_collector *c;
+  strobe_window w_main, w_details, w_devtools;
+  if (strobe_collector_create(&c) || strobe_window_register(c, "main", 0, &w_main) ||
+      strobe_window_register(c, "w1", 0, &w_details) ||
+      strobe_window_register(c, "devtools", STROBE_WINDOW_DEVTOOLS, &w_devtools)) {
+    fprintf(stderr, "strobe-demo: cannot set up the collector\n");
+    return 1;
+  }
+  strobe_collector_set_run_info(c, "fixture", "datagrid-200x8-scripted");
+
+  /* Everything that observes: a session, a capture file, a flight recorder. */
+  char session[STROBE_SESSION_ID_MAX];
+  rc = strobe_session_start(c, &(strobe_session_options){.max_samples = STROBE_MAX_SAMPLES}, session);
+  snprintf(path, sizeof path, "%s/demo.strobe", o.out);
+  strobe_recorder *rec = NULL;
+  if (!rc) rc = strobe_record_start(&(strobe_record_desc){.path = path}, &rec);
+  strobe_flight_recorder *flight = NULL;
+  if (!rc)
+    rc = strobe_flight_recorder_start(&(strobe_flight_recorder_desc){.max_mib = 32, .spike_threshold_ms = 150,
+                                                                     .spike_dir = spikes},
+                                      &flight);
+  if (rc) {
+    fprintf(stderr, "strobe-demo: %s\n", strobe_strerror(rc));
+    return 1;
+  }
+#ifdef STROBE_DEMO_SERVER
+  strobe_server *server = NULL;
+  if (!o.headless) {
+    rc = strobe_server_start(&(strobe_server_desc){.port = (uint16_t)o.port, .token_file = o.token_file, .collector = c},
+                             &server);
+    if (rc) {
+      fprintf(stderr, "strobe-demo: cannot start the server: %s\n", strobe_strerror(rc));
+      return 1;
+    }
+    const char *tf = strobe_server_token_file(server);
+    printf("viewer: http://127.0.0.1:%u/  (token: the contents of %s, passed as #token=...)\n",
+           strobe_server_port(server), tf ? tf : "$STROBE_TOKEN");
+    printf("MCP endpoint: http://127.0.0.1:%u/mcp  (Authorization: Bearer <token from %s>)\n",
+           strobe_server_port(server), tf ? tf : "$STROBE_TOKEN");
+    fflush(stdout);
+  }
+#endif
+
+  static grid g;
+  view main_view, details_view, devtools_view;
+  grid_init(&g, 30);
+  if (view_init(&main_view, c, w_main, 960, 682) || view_init(&details_view, c, w_details, 320, 240) ||
+      view_init(&devtools_view, c, w_devtools, 320, 160)) {
+    fprintf(stderr, "strobe-demo: cannot create the cairo surfaces\n");
+    return 1;
+  }
+  sender snd;
+  saver sv;
+  sender_start(&snd, o.out);
+  saver_start(&sv, c, o.out);
+
+  uint64_t start = now_ns(), next_stall = start + STALL_EVERY_NS / 2;
+  uint64_t frame = 0;
+  for (;; frame++) {
+    uint64_t t = now_ns();
+    if (g_interrupted) break;
+    /* --serve keeps the application alive (and rendering) until interrupted. */
+    if (!o.serve && (o.frames ? (long)frame >= o.frames : (double)(t - start) / 1e9 >= o.seconds)) break;
+    STROBE_FRAME_MARK();
+
+    input_event e = grid_script(frame);
+    if (e.kind != INPUT_NONE) dispatch_input(c, w_main, &g, e);
+
+    int stall = 0;
+    if (o.frames ? frame % 90 == 45 : t >= next_stall) {
+      stall = STALL_MS;
+      next_stall = t + STALL_EVERY_NS;
+    }
+    strobe_op pass = strobe_op_begin(c, w_main, STROBE_OP_PASS, NULL);
+    view_render(&main_view, &g, stall);
+    if (frame % 2 == 0) { /* the nested details window renders inside main's pass */
+      strobe_op inner = strobe_op_begin(c, w_details, STROBE_OP_PASS, NULL);
+      grid details;
+      details = g;
+      details.scroll_row = g.selected_row;
+      details.visible_rows = 8;
+      view_render(&details_view, &details, 0);
+      strobe_op_end(inner, 1);
+    }
+    sender_submit(&snd, main_view.png, main_view.png_len, frame); /* the pass moves to the sender */
+    (void)pass;
+
+    if (frame % 8 == 0) {
+      strobe_op dt = strobe_op_begin(c, w_devtools, STROBE_OP_PASS, NULL);
+      view_render(&devtools_view, &g, 0);
+      strobe_op_end(dt, 1);
+    }
+    if (frame % 30 == 10) saver_request(&sv, &g);
+    strobe_collector_gauge(c, "surface_and_text_cache_bytes", view_memory_bytes(&main_view));
+
+    uint64_t spent = now_ns() - t;
+    if (spent < FRAME_BUDGET_NS) usleep((useconds_t)((FRAME_BUDGET_NS - spent) / 1000));
+  }
+
+  sender_stop(&snd);
+  saver_stop(&sv);
+  strobe_report *report = NULL;
+  rc = strobe_session_end(c, session, 0, &report);
+  int status = 0;
+  if (rc) {
+    fprintf(stderr, "strobe-demo: ending the session: %s\n", strobe_strerror(rc));
+    status = 1;
+  } else {
+    char *json = NULL;
+    size_t len = 0;
+    snprintf(path, sizeof path, "%s/demo-report.json", o.out);
+    if (strobe_report_json(report, &json, &len) || write_file(path, json, len)) {
+      fprintf(stderr, "strobe-demo: cannot write %s\n", path);
+      status = 1;
+    }
+    free(json);
+    print_summary(report);
+    strobe_report_free(report);
+  }
+  strobe_flight_recorder_stats fs = strobe_flight_recorder_query(flight);
+  strobe_flight_recorder_stop(flight);
+  rc = strobe_record_stop(rec);
+  if (rc) {
+    fprintf(stderr, "strobe-demo: writing the capture: %s\n", strobe_strerror(rc));
+    status = 1;
+  }
+#ifdef STROBE_DEMO_SERVER
+  strobe_server_stop(server);
+#endif
+  printf("\n%llu frames (%llu presented, %llu superseded), %u background saves, %llu spikes dumped to %s\n",
+         (unsigned long long)frame, (unsigned long long)snd.presented, (unsigned long long)snd.superseded, sv.saves,
+         (unsigned long long)fs.spikes_dumped, spikes);
+  printf("wrote %s/demo.strobe (capture) and %s/demo-report.json (session report)\n", o.out, o.out);
+  view_free(&main_view);
+  view_free(&details_view);
+  view_free(&devtools_view);
+  strobe_collector_close(c);
+  strobe_collector_release(c);
+  return status;
+}

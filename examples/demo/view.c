@@ -1,0 +1,195 @@
+/*
+ * view.c — the demo's frame pipeline with cairo and pango. Stages are
+ * declared where the work happens; nested ones name their parent so reports
+ * say "nested in layout_update, do not sum". The shape cache reports
+ * hit/miss/eviction counters on the current operation.
+ */
+#include "view.h"
+
+#include <string.h>
+#include <unistd.h>
+
+#define ROW_HEIGHT 22
+#define PADDING 6
+
+int view_init(view *v, strobe_collector *c, strobe_window w, int width, int height) {
+  memset(v, 0, sizeof *v);
+  v->collector = c;
+  v->window = w;
+  v->width = width;
+  v->height = height;
+  v->surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, width, height);
+  if (cairo_surface_status(v->surface) != CAIRO_STATUS_SUCCESS) return -1;
+  v->cr = cairo_create(v->surface);
+  v->font = pango_font_description_from_string("DejaVu Sans 10");
+  for (int i = 0; i < GRID_COLS; i++) v->col_width[i] = width / GRID_COLS;
+  return 0;
+}
+
+void view_free(view *v) {
+  for (int i = 0; i < TEXT_CACHE_ENTRIES; i++)
+    if (v->cache[i].layout) g_object_unref(v->cache[i].layout);
+  pango_font_description_free(v->font);
+  cairo_destroy(v->cr);
+  cairo_surface_destroy(v->surface);
+  free(v->png);
+}
+
+double view_memory_bytes(const view *v) {
+  double bytes = (double)v->width * v->height * 4 + (double)v->png_cap;
+  for (int i = 0; i < TEXT_CACHE_ENTRIES; i++)
+    if (v->cache[i].layout) bytes += 512.0 + (double)v->cache[i].width * 8; /* an estimate, labelled as such */
+  return bytes;
+}
+
+static uint64_t hash_text(const char *s) {
+  uint64_t h = 1469598103934665603ull;
+  while (*s) h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+  return h | 1; /* never 0: 0 marks an empty slot */
+}
+
+/* The shaped layout for a cell's text: a cache hit, or shaping with pango
+ * and evicting the least recently used entry. */
+static text_entry *shape(view *v, const char *text) {
+  uint64_t key = hash_text(text);
+  text_entry *victim = &v->cache[0];
+  for (int i = 0; i < TEXT_CACHE_ENTRIES; i++) {
+    text_entry *e = &v->cache[i];
+    if (e->key == key) {
+      e->last_use = ++v->use_clock;
+      strobe_op_count("shape_cache_hit", 1);
+      return e;
+    }
+    if (e->last_use < victim->last_use) victim = e;
+  }
+  strobe_op_count("shape_cache_miss", 1);
+  if (victim->layout) {
+    strobe_op_count("shape_cache_eviction", 1);
+    g_object_unref(victim->layout);
+  }
+  victim->layout = pango_cairo_create_layout(v->cr);
+  pango_layout_set_font_description(victim->layout, v->font);
+  pango_layout_set_text(victim->layout, text, -1);
+  pango_layout_get_pixel_size(victim->layout, &victim->width, &victim->height); /* forces shaping */
+  victim->key = key;
+  victim->last_use = ++v->use_clock;
+  return victim;
+}
+
+static int visible_rows(const view *v) { return v->height / ROW_HEIGHT - 1; }
+
+static void layout_compute(view *v, const grid *g, int stall_ms) {
+  STROBE_STAGE("layout_compute", "layout_update");
+  /* Column widths from the widest visible cell; measuring shapes text. */
+  int widths[GRID_COLS] = {0};
+  int last = g->scroll_row + visible_rows(v);
+  for (int r = g->scroll_row; r < last && r < GRID_ROWS; r++) {
+    STROBE_CUMULATIVE("row_layout");
+    for (int c = 0; c < GRID_COLS; c++) {
+      text_entry *e = shape(v, g->cells[r][c]);
+      if (e->width + 2 * PADDING > widths[c]) widths[c] = e->width + 2 * PADDING;
+    }
+  }
+  int total = 0;
+  for (int c = 0; c < GRID_COLS; c++) total += widths[c];
+  for (int c = 0; c < GRID_COLS; c++) v->col_width[c] = total ? widths[c] * v->width / total : v->width / GRID_COLS;
+  if (stall_ms > 0) usleep((useconds_t)stall_ms * 1000); /* the deliberate slow frame */
+}
+
+static void after_layout(view *v, const grid *g) {
+  STROBE_STAGE("component_after_layout", "layout_update");
+  /* Per-row component hooks: clamp text that would overflow its column. */
+  int last = g->scroll_row + visible_rows(v);
+  for (int r = g->scroll_row; r < last && r < GRID_ROWS; r++) {
+    STROBE_CUMULATIVE("row_after_layout");
+    for (int c = 0; c < GRID_COLS; c++) {
+      text_entry *e = shape(v, g->cells[r][c]);
+      if (e->width > v->col_width[c] - 2 * PADDING)
+        pango_layout_set_width(e->layout, (v->col_width[c] - 2 * PADDING) * PANGO_SCALE);
+    }
+  }
+}
+
+static void raster(view *v, const grid *g) {
+  STROBE_STAGE("raster", NULL);
+  cairo_t *cr = v->cr;
+  static const char *const headers[GRID_COLS] = {"id", "name", "owner", "amount", "site", "date", "region", "team"};
+  cairo_set_source_rgb(cr, 0.97, 0.97, 0.98);
+  cairo_paint(cr);
+  cairo_set_source_rgb(cr, 0.20, 0.24, 0.32);
+  cairo_rectangle(cr, 0, 0, v->width, ROW_HEIGHT);
+  cairo_fill(cr);
+  for (int c = 0, x = 0; c < GRID_COLS; x += v->col_width[c], c++) {
+    text_entry *e = shape(v, headers[c]);
+    cairo_set_source_rgb(cr, 1, 1, 1);
+    cairo_move_to(cr, x + PADDING, (ROW_HEIGHT - e->height) / 2.0);
+    pango_cairo_show_layout(cr, e->layout);
+  }
+  int last = g->scroll_row + visible_rows(v);
+  for (int r = g->scroll_row, y = ROW_HEIGHT; r < last && r < GRID_ROWS; r++, y += ROW_HEIGHT) {
+    STROBE_CUMULATIVE("row_raster");
+    if (r == g->selected_row) {
+      cairo_set_source_rgb(cr, 0.80, 0.88, 1.0);
+      cairo_rectangle(cr, 0, y, v->width, ROW_HEIGHT);
+      cairo_fill(cr);
+    } else if (r % 2) {
+      cairo_set_source_rgb(cr, 0.93, 0.94, 0.96);
+      cairo_rectangle(cr, 0, y, v->width, ROW_HEIGHT);
+      cairo_fill(cr);
+    }
+    int x = 0;
+    for (int c = 0; c < GRID_COLS; c++) {
+      text_entry *e = shape(v, g->cells[r][c]);
+      cairo_set_source_rgb(cr, 0.1, 0.1, 0.12);
+      cairo_move_to(cr, x + PADDING, y + (ROW_HEIGHT - e->height) / 2.0);
+      pango_cairo_show_layout(cr, e->layout);
+      x += v->col_width[c];
+      cairo_set_source_rgb(cr, 0.82, 0.83, 0.86);
+      cairo_rectangle(cr, x - 1, y, 1, ROW_HEIGHT);
+      cairo_fill(cr);
+    }
+  }
+  cairo_surface_flush(v->surface);
+}
+
+static cairo_status_t png_append(void *closure, const unsigned char *data, unsigned int len) {
+  view *v = closure;
+  if (v->png_len + len > v->png_cap) {
+    size_t cap = v->png_cap ? v->png_cap * 2 : 65536;
+    while (cap < v->png_len + len) cap *= 2;
+    unsigned char *p = realloc(v->png, cap);
+    if (!p) return CAIRO_STATUS_NO_MEMORY;
+    v->png = p;
+    v->png_cap = cap;
+  }
+  memcpy(v->png + v->png_len, data, len);
+  v->png_len += len;
+  return CAIRO_STATUS_SUCCESS;
+}
+
+void view_render(view *v, const grid *g, int stall_ms) {
+  {
+    STROBE_STAGE("update", NULL);
+    /* Animations and derived state: here, the viewport height in rows. */
+    cairo_identity_matrix(v->cr);
+  }
+  {
+    STROBE_STAGE("layout_update", NULL);
+    layout_compute(v, g, stall_ms);
+    after_layout(v, g);
+  }
+  {
+    STROBE_STAGE("text_shaping", NULL);
+    /* Shape the rows just below the viewport too, so scrolling hits the cache. */
+    int first = g->scroll_row + visible_rows(v);
+    for (int r = first; r < first + 4 && r < GRID_ROWS; r++)
+      for (int c = 0; c < GRID_COLS; c++) (void)shape(v, g->cells[r][c]);
+  }
+  raster(v, g);
+  {
+    STROBE_STAGE("encode", NULL);
+    v->png_len = 0;
+    cairo_surface_write_to_png_stream(v->surface, png_append, v);
+    strobe_op_count("encoded_bytes", (double)v->png_len);
+  }
+}

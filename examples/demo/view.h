@@ -1,0 +1,48 @@
+/*
+ * view.h — one toolkit window of the demo: an offscreen cairo surface, a
+ * pango text-shaping cache, and the frame pipeline that renders the grid
+ * (update → layout → after-layout hooks → text shaping → raster → encode),
+ * instrumented the way a real toolkit would be: each frame is a Strobe
+ * operation, each pipeline step a stage.
+ */
+#ifndef STROBE_DEMO_VIEW_H
+#define STROBE_DEMO_VIEW_H
+
+#include <cairo.h>
+#include <pango/pangocairo.h>
+
+#include "grid.h"
+#include "strobe/session.h"
+
+#define TEXT_CACHE_ENTRIES 256 /* shaped cells kept; a scrolling grid keeps evicting */
+
+typedef struct text_entry {
+  uint64_t key;        /* hash of the cell text; 0 = empty slot */
+  uint64_t last_use;
+  PangoLayout *layout;
+  int width, height;   /* pixels */
+} text_entry;
+
+typedef struct view {
+  strobe_collector *collector;
+  strobe_window window;
+  int width, height;
+  cairo_surface_t *surface;
+  cairo_t *cr;
+  PangoFontDescription *font;
+  text_entry cache[TEXT_CACHE_ENTRIES];
+  uint64_t use_clock;
+  int col_width[GRID_COLS];
+  unsigned char *png;  /* last encoded frame */
+  size_t png_len, png_cap;
+} view;
+
+int view_init(view *v, strobe_collector *c, strobe_window w, int width, int height);
+void view_free(view *v);
+/* Renders one frame of the grid inside the calling thread's current operation.
+ * stall_ms > 0 makes layout_compute block (the demo's deliberate slow frame). */
+void view_render(view *v, const grid *g, int stall_ms);
+/* Estimated bytes held by the text cache and surface (a memory gauge). */
+double view_memory_bytes(const view *v);
+
+#endif
