@@ -4,7 +4,7 @@
 #   make build    configure and build in $(BUILD_DIR)
 #   make test     build, then one CTest run: unit tests, install test, fuzz
 #                 (Clang builds), and the ASan+UBSan and TSan sub-builds
-#   make demo     run the example application
+#   make demo     run the demo application (strobe-demo) with its report
 #   make bench    run every benchmark in $(BUILD_DIR)/bench
 #   make install  install into $(PREFIX)
 #   make clean    remove $(BUILD_DIR) (the sanitizer builds live inside it)
@@ -30,8 +30,13 @@ build: deps
 test: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS) $(CTEST_ARGS)
 
+# The demo: ~10 s of the instrumented data grid with the embedded server and
+# viewer on 127.0.0.1; writes out/demo.strobe and out/demo-report.json and
+# prints the stage summary. DEMO_ARGS='--serve' keeps it serving.
+DEMO_ARGS ?= --seconds 10 --out out
+
 demo: build
-	$(BUILD_DIR)/examples/strobe-basic
+	$(BUILD_DIR)/examples/strobe-demo $(DEMO_ARGS)
 
 bench: build
 	@set -e; \

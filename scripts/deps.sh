@@ -11,6 +11,7 @@ packages=(
   libzstd-dev                       # capture compression
   libjansson-dev libmicrohttpd-dev  # server: JSON in, HTTP
   libcairo2-dev libpango1.0-dev     # demo rendering
+  fonts-dejavu-core                 # the demo's font
   valgrind                          # bench-callgrind
   python3 python3-jsonschema        # report schema checks
   nodejs npm                        # MCP SDK client tests
