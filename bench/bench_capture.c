@@ -24,7 +24,7 @@
  * lost), capture_ns_per_scope (wall time per scope on one worker thread, the
  * workload's realistic cost) and capture_read_ns_per_event (reader speed).
  *
- * Usage: bench_capture [scopes-per-thread]   (default 20,000,000; ~10–30 s on 2 cores)
+ * Usage: bench_capture [scopes-per-thread]   (default 20,000,000: about 10–20 s on 2 cores)
  * Budgets are printed, never asserted: the exit status is 0 whatever is measured.
  */
 #include <pthread.h>

@@ -25,51 +25,21 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "floor.h"
 #include "strobe/record.h"
 #include "strobe/strobe.h"
 
 #define DEFAULT_N 1000000u
-#define BATCH 50000u /* 100,000 events: below the 131,072-event default ring */
+#define BATCH 50000u /* 100,000 events: well inside the default ring (262,144 events) */
 
-/* Extern and noinline so callgrind sees exactly these names, uncloned. */
+/* Extern and noinline so callgrind sees exactly this name, uncloned.
+ * floor_loop comes from floor.h, the floor every bench compares against. */
 void record_loop(uint32_t n);
-void floor_loop(uint32_t n);
 
 __attribute__((noinline)) void record_loop(uint32_t n) {
   for (uint32_t i = 0; i < n; i++) {
     STROBE_SCOPE("bench_instructions");
   }
-}
-
-typedef struct floor_slot {
-  uint64_t ts;
-  uint32_t kind;
-  uint32_t data;
-} floor_slot;
-
-static _Thread_local floor_slot *floor_ring;
-static _Thread_local uint64_t floor_mask;
-static _Thread_local uint64_t floor_pos;
-
-/* Same loop as bench_scope.c's floor_loop. */
-__attribute__((noinline)) void floor_loop(uint32_t n) {
-  floor_slot *ring = floor_ring;
-  uint64_t mask = floor_mask, pos = floor_pos;
-  __asm__ __volatile__("" : "+r"(ring)); /* every store through `ring` must happen */
-  for (uint32_t i = 0; i < n; i++) {
-    uint64_t t0 = strobe__now();
-    floor_slot *b = &ring[pos++ & mask];
-    b->ts = t0;
-    b->kind = 1;
-    b->data = 7;
-    uint64_t t1 = strobe__now();
-    floor_slot *e = &ring[pos++ & mask];
-    e->ts = t1;
-    e->kind = 2;
-    e->data = 7;
-  }
-  __asm__ __volatile__("" ::: "memory");
-  floor_pos = pos;
 }
 
 int main(int argc, char **argv) {
@@ -82,10 +52,7 @@ int main(int argc, char **argv) {
     }
     n = (uint32_t)v;
   }
-  uint32_t ring_events = strobe_query_desc().ring_events;
-  floor_ring = calloc(ring_events, sizeof *floor_ring);
-  if (!floor_ring) return 1;
-  floor_mask = ring_events - 1u;
+  if (floor_setup()) return 1;
 
   char path[64];
   snprintf(path, sizeof path, "/tmp/strobe-bench-instructions-%ld.strobe", (long)getpid());

@@ -30,17 +30,18 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "floor.h"
 #include "strobe/capture.h"
 #include "strobe/record.h"
 #include "strobe/strobe.h"
 
 #define ROUND_SCOPES 20000u   /* 40,000 events: below the half-ring drain wake of the default ring */
 #define ROUNDS 300            /* per measured loop; the minimum is reported */
-#define IDLE_ROUND_SCOPES 1000000u
-#define IDLE_ROUNDS 40
+#define IDLE_ROUND_SCOPES 250000u
+#define IDLE_ROUNDS 400       /* many short rounds: at ~1 cycle per scope the idle loop is the first
+                                 figure to suffer from other work on the machine */
 
 /* >>loops */
 
@@ -51,74 +52,20 @@ __attribute__((noinline)) static void scope_loop(uint32_t n) {
   }
 }
 
-/* One event as the floor writes it: the same 16 bytes as a ring event. */
-typedef struct floor_slot {
-  uint64_t ts;   /* ticks */
-  uint32_t kind; /* 1 = begin, 2 = end */
-  uint32_t data; /* a constant site id */
-} floor_slot;
-
-static _Thread_local floor_slot *floor_ring; /* ring_events slots, like the real ring */
-static _Thread_local uint64_t floor_mask;
-static _Thread_local uint64_t floor_pos;
-
-/* Two tick reads and two 16-byte stores per pair, and nothing else. */
-__attribute__((noinline)) static void floor_loop(uint32_t n) {
-  floor_slot *ring = floor_ring;
-  uint64_t mask = floor_mask, pos = floor_pos;
-  /* The compiler no longer knows where `ring` points, so it must perform
-   * every store through it: nothing here can be proven dead. */
-  __asm__ __volatile__("" : "+r"(ring));
-  for (uint32_t i = 0; i < n; i++) {
-    uint64_t t0 = strobe__now();
-    floor_slot *b = &ring[pos++ & mask];
-    b->ts = t0;
-    b->kind = 1;
-    b->data = 7;
-    uint64_t t1 = strobe__now();
-    floor_slot *e = &ring[pos++ & mask];
-    e->ts = t1;
-    e->kind = 2;
-    e->data = 7;
-  }
-  __asm__ __volatile__("" ::: "memory");
-  floor_pos = pos;
-}
-
-/* >>timing */
-static uint64_t mono_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static double time_round(void (*loop)(uint32_t), uint32_t n) {
-  uint64_t a = mono_ns();
-  loop(n);
-  uint64_t b = mono_ns();
-  return (double)(b - a) / n;
-}
-
-static void budget(const char *name, double value, double limit) {
-  printf("BUDGET %s %.3f <= %.3f %s\n", name, value, limit, value <= limit ? "ok" : "OVER");
-}
-
 int main(void) {
   /* Idle first: no consumer has ever been active, this thread is not even attached. */
   scope_loop(IDLE_ROUND_SCOPES); /* warm-up */
   double idle = 1e300;
   for (int r = 0; r < IDLE_ROUNDS; r++) {
-    double ns = time_round(scope_loop, IDLE_ROUND_SCOPES);
+    double ns = bench_time_round(scope_loop, IDLE_ROUND_SCOPES);
     if (ns < idle) idle = ns;
   }
 
   uint32_t ring_events = strobe_query_desc().ring_events;
-  floor_ring = calloc(ring_events, sizeof *floor_ring);
-  if (!floor_ring) {
+  if (floor_setup()) {
     fprintf(stderr, "bench_scope: out of memory\n");
     return 1;
   }
-  floor_mask = ring_events - 1u;
 
   char path[64];
   snprintf(path, sizeof path, "/tmp/strobe-bench-scope-%ld.strobe", (long)getpid());
@@ -139,9 +86,9 @@ int main(void) {
 
   double floor_ns = 1e300, rec_ns = 1e300;
   for (int r = 0; r < ROUNDS; r++) {
-    double f = time_round(floor_loop, ROUND_SCOPES);
+    double f = bench_time_round(floor_loop, ROUND_SCOPES);
     if (f < floor_ns) floor_ns = f;
-    double s = time_round(scope_loop, ROUND_SCOPES);
+    double s = bench_time_round(scope_loop, ROUND_SCOPES);
     if (s < rec_ns) rec_ns = s;
     strobe_record_flush(rec); /* untimed: the next round starts with an empty ring */
   }
@@ -164,10 +111,10 @@ int main(void) {
 
   printf("BENCH scope_ns_floor %.3f ns\n", floor_ns);
   printf("BENCH scope_ns_idle %.3f ns\n", idle);
-  budget("scope_ns_idle", idle, 1.0);
+  bench_budget_le("scope_ns_idle", idle, 1.0);
   printf("BENCH scope_ns_recording %.3f ns\n", rec_ns);
   printf("BENCH scope_ratio_recording %.3f ratio\n", rec_ns / floor_ns);
-  budget("scope_ratio_recording", rec_ns / floor_ns, 1.25);
+  bench_budget_le("scope_ratio_recording", rec_ns / floor_ns, 1.25);
   printf("BENCH overhead_per_scope_ns %.3f ns\n", header_overhead);
   /* A recording round that lost events would have measured the drop path. */
   printf("BENCH scope_events_lost %llu events\n", (unsigned long long)st.events_lost);

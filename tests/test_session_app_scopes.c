@@ -119,6 +119,14 @@ static void test_windows_and_closed_collector(void) {
   json_decref(doc);
   strobe_report_free(r);
   strobe_collector_release(c);
+
+  /* A fresh collector has no registered window: applications cannot create one by naming it. */
+  c = su_collector(NULL);
+  s = strobe_app_scope_begin(c, "main", "save", STROBE_LANE_UI);
+  CHECK_EQ_INT(strobe_app_scope_status(&s), STROBE_EWINDOW);
+  strobe_window found;
+  CHECK_EQ_INT(strobe_window_find(c, "main", &found), STROBE_EWINDOW);
+  strobe_collector_release(c);
 }
 
 /* At most 64 live scopes per collector; refusal gives an inert guard. */

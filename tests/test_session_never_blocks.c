@@ -8,7 +8,8 @@
  * under that time and report the pass as unfinished with its phase. Also
  * that JSON export takes no collector lock ("JSON export occurs after the
  * collector lock is released"): a report serializes while the collector's
- * lock is held by another thread.
+ * lock is held by another thread. And that reads racing a thread which
+ * publishes phases continuously always see sane elapsed-so-far values.
  *
  * STROBE_TEST_NEEDS: jansson reports
  */
@@ -141,9 +142,59 @@ static void test_json_without_lock(void) {
   strobe_collector_release(c);
 }
 
+/* Reads racing a thread that publishes phases as fast as it can: every
+ * observation is elapsed-so-far, never negative, and a phase never began
+ * before its operation nor after the read. */
+typedef struct busy {
+  strobe_collector *c;
+  strobe_window w;
+  int running, stop; /* atomic */
+} busy;
+
+static void *busy_thread(void *arg) {
+  busy *b = arg;
+  strobe_op op = strobe_op_begin(b->c, b->w, STROBE_OP_PASS, NULL);
+  __atomic_store_n(&b->running, 1, __ATOMIC_RELEASE);
+  while (!__atomic_load_n(&b->stop, __ATOMIC_ACQUIRE)) {
+    STROBE_STAGE("busy_outer", NULL);
+    STROBE_STAGE("busy_inner", "busy_outer");
+  }
+  strobe_op_end(op, 1);
+  return NULL;
+}
+
+static void test_reads_racing_phases(void) {
+  strobe_window w;
+  strobe_collector *c = su_collector(&w);
+  char id[STROBE_SESSION_ID_MAX];
+  su_start(c, 0, id);
+  busy b = {c, w, 0, 0};
+  pthread_t t;
+  CHECK_EQ_INT(pthread_create(&t, NULL, busy_thread, &b), 0);
+  while (!__atomic_load_n(&b.running, __ATOMIC_ACQUIRE)) su_sleep_ms(1);
+  for (int i = 0; i < 20000; i++) {
+    strobe_report *r = NULL;
+    CHECK_EQ_INT(strobe_session_read(c, id, 0, &r), 0);
+    CHECK_EQ_INT(r->nunfinished, 1);
+    const strobe__unfinished_op *u = &r->unfinished[0];
+    CHECK(u->start <= r->at);
+    if (u->phase_site) {
+      CHECK(u->phase_start >= u->start);
+      CHECK(u->phase_start <= r->at);
+    }
+    if (i % 5000 == 0) check_report(r);
+    strobe_report_free(r);
+  }
+  __atomic_store_n(&b.stop, 1, __ATOMIC_RELEASE);
+  CHECK_EQ_INT(pthread_join(t, NULL), 0);
+  su_end_free(c, id);
+  strobe_collector_release(c);
+}
+
 int main(void) {
   test_read_and_end_during_stall();
   test_json_without_lock();
+  test_reads_racing_phases();
   CHECK(reports_checked() > 0);
   puts("test_session_never_blocks: ok");
   return 0;

@@ -1,6 +1,7 @@
 /*
  * record.h — recording a capture file: every event of every instrumented
- * thread, streamed to disk in crash-safe blocks (docs/capture-format.md).
+ * thread, streamed to disk in crash-safe blocks (docs/capture-format.md);
+ * and live streams of the same format into a bounded queue.
  *
  * Several recorders may run at once (at most 8 event consumers in all,
  * counting the flight recorder and live streams); each gets every event
@@ -49,6 +50,65 @@ STROBE_API int strobe_record_stop(strobe_recorder *r);
 STROBE_API int strobe_record_flush(strobe_recorder *r);
 
 STROBE_API strobe_record_stats strobe_record_query(strobe_recorder *r);
+
+/* >>live streams
+ * The same capture format, produced into a bounded in-memory queue for a
+ * reader that sends it somewhere live (libstrobe_server's
+ * GET /api/capture/stream). The queue never blocks the drain thread: while
+ * it is full, events are not encoded but dropped and counted, and the stream
+ * stays well formed for readers — a dropped BEGIN withholds its END, and the
+ * next event of that thread carries a LOST marker (with the depth the reader
+ * must close to) while the thread's LOST blocks carry the dropped counts, so
+ * strobe_capture_totals.lost includes them. */
+typedef struct strobe_stream_desc {
+  size_t max_queue_bytes;      /* 64 KiB..1 GiB, default 8 MiB: encoded bytes waiting for the reader */
+  uint32_t flush_interval_ms;  /* 1..10000, default 50: the most a queued event waits before it is readable */
+  int compression_level;       /* zstd level 1..19, default 1 */
+  /* Optional. Called on the drain thread (never with a stream lock held)
+   * each time bytes were queued; it must not block and may only call
+   * strobe_stream_read/strobe_stream_query. */
+  void (*ready)(void *ctx);
+  void *ready_ctx;
+} strobe_stream_desc;
+
+typedef struct strobe_stream strobe_stream;
+
+typedef struct strobe_stream_stats {
+  uint64_t bytes_produced;  /* header and blocks queued so far */
+  uint64_t bytes_read;      /* handed to the reader so far */
+  uint64_t bytes_queued;    /* waiting now (bounded by max_queue_bytes plus one flush) */
+  uint64_t events_dropped;  /* events not encoded because the queue was full */
+  uint64_t drop_episodes;   /* times the queue filled up */
+  int error;                /* first error (negative STROBE_E*), 0 if none; the stream then ends */
+  int stopped;              /* strobe_stream_stop ran: what is queued is all there will be */
+} strobe_stream_stats;
+
+/* Starts a live stream: measures the per-scope overhead (~1 ms), queues the
+ * header and receives every event from the next drain pass on. On error *out
+ * is NULL and the code is STROBE_EINVAL (bad desc), STROBE_ENOMEM,
+ * STROBE_ELIMIT (8 event consumers active) or STROBE_EFEATURE_DISABLED.
+ * Safe from any thread. */
+STROBE_API int strobe_stream_start(const strobe_stream_desc *desc, strobe_stream **out);
+/* Moves up to max queued bytes into buf and returns how many (0: nothing
+ * queued right now). Never blocks. Use from one reader thread at a time. */
+STROBE_API size_t strobe_stream_read(strobe_stream *s, void *buf, size_t max);
+/* Counters; safe from any thread. */
+STROBE_API strobe_stream_stats strobe_stream_query(strobe_stream *s);
+/* Delivers every event written before the call, queues the footer and
+ * detaches from the drain thread; what is queued stays readable. Returns 0 or
+ * the stream's error. Idempotent. */
+STROBE_API int strobe_stream_stop(strobe_stream *s);
+/* Stops (if needed) and frees the stream and anything still queued. Accepts NULL. */
+STROBE_API void strobe_stream_free(strobe_stream *s);
+
+/* The clock every capture and report uses, calibrated on first call (~5 ms once). */
+typedef struct strobe_clock_info {
+  const char *source;     /* "tsc", "cntvct" or "monotonic"; static storage */
+  int invariant;          /* 1 when the tick rate is constant across cores and sleep states */
+  double ns_per_tick;     /* calibrated against CLOCK_MONOTONIC */
+  uint64_t epoch_mono_ns; /* CLOCK_MONOTONIC at the clock's epoch (not calendar time) */
+} strobe_clock_info;
+STROBE_API strobe_clock_info strobe_query_clock(void);
 
 #ifdef __cplusplus
 }

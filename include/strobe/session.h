@@ -108,8 +108,9 @@ STROBE_API void strobe_op_end(strobe_op op, int committed);
 STROBE_API strobe_op strobe_op_take(void);
 /* Makes op the calling thread's current operation. */
 STROBE_API void strobe_op_resume(strobe_op op);
-/* 1 when the calling thread's current operation began while a session was
- * active: gate expensive detail capture on this, checked once at entry. */
+/* 1 when the calling thread's current operation began while a session that
+ * can admit it was active (for a devtools window, one with include_devtools):
+ * gate expensive detail capture on this, checked once at entry. */
 STROBE_API int strobe_op_detailed(void);
 /* Adds to a named counter of the calling thread's current operation (name is a static label). */
 STROBE_API void strobe_op_count(const char *name, double delta);
@@ -203,6 +204,36 @@ STROBE_API int strobe_session_cancel_owner(strobe_collector *c, uint64_t owner);
 /* Number of active sessions. */
 STROBE_API int strobe_session_count(strobe_collector *c);
 
+/* >>listing, for diagnostic consumers (libstrobe_server's /api): copies
+ * taken under the collector's short lock. */
+typedef struct strobe_session_info {
+  char id[STROBE_SESSION_ID_MAX];
+  uint64_t owner;             /* 0: in-process; otherwise the owner passed at start */
+  uint32_t max_samples;
+  int include_devtools;
+  double started_ms;          /* since the collector's creation (not calendar time) */
+  uint64_t completed;         /* operations admitted so far */
+  uint64_t retained;          /* samples held now (<= max_samples) */
+  uint64_t dropped;           /* admitted but pushed out by newer ones */
+  uint64_t boundary_excluded; /* completed while active but started before the session */
+} strobe_session_info;
+/* Fills out[0..max) with the active sessions, oldest first, and returns how
+ * many there are (at most STROBE_MAX_SESSIONS; more than max means the list
+ * was cut). STROBE_EINVAL when c is NULL or out is NULL with max > 0. */
+STROBE_API int strobe_session_list(strobe_collector *c, strobe_session_info *out, int max);
+
+typedef struct strobe_window_info {
+  char id[STROBE_MAX_WINDOW_ID + 1]; /* the toolkit identity, NUL-terminated */
+  uint32_t flags;                    /* STROBE_WINDOW_* */
+  int open;                          /* 0: closed, metadata kept until the slot is needed */
+  uint64_t passes;                   /* passes begun on it */
+} strobe_window_info;
+/* Fills out[0..max) with the tracked windows (open and closed) and returns how
+ * many there are (at most STROBE_MAX_WINDOWS), like strobe_session_list. */
+STROBE_API int strobe_window_list(strobe_collector *c, strobe_window_info *out, int max);
+/* Window registrations refused (over 256 bytes, not UTF-8, or no slot left). */
+STROBE_API uint64_t strobe_collector_untracked_windows(strobe_collector *c);
+
 STROBE_API void strobe_report_free(strobe_report *r);
 /* The report as content-free JSON version 1 (docs/report-schema.json). *json
  * is NUL-terminated and owned by the caller (free()). Returns 0 or STROBE_ENOMEM. */
@@ -227,6 +258,19 @@ typedef struct strobe_report_counts {
 STROBE_API strobe_report_status strobe_report_get_status(const strobe_report *r);
 STROBE_API strobe_report_counts strobe_report_get_counts(const strobe_report *r);
 STROBE_API const char *strobe_report_id(const strobe_report *r);
+
+/* One stage's distribution over the report's samples (seed 004: stages do
+ * not share a population, so each carries its own n). */
+typedef struct strobe_stage_summary {
+  const char *name;       /* static label; valid while the process runs */
+  const char *nested_in;  /* the stage it is nested in, or NULL: never sum a nested stage into its parent */
+  uint64_t n;             /* samples that ran this stage */
+  double p50_ms, p95_ms, p99_ms, max_ms; /* nearest-rank, of the per-sample stage totals */
+} strobe_stage_summary;
+
+/* Fills up to `max` summaries in order of first appearance (newest sample
+ * first) and returns how many stages there are (may exceed max). */
+STROBE_API int strobe_report_stage_summary(const strobe_report *r, strobe_stage_summary *out, int max);
 
 #ifdef __cplusplus
 }

@@ -50,6 +50,8 @@ struct strobe__writer {
   strobe__buf out;    /* scratch: one framed block */
   wthread *threads;
   uint32_t nthreads;
+  strobe__block_info info; /* the block being emitted, for strobe__writer_block_info */
+  uint64_t start_ticks;    /* for the header; 0 = now */
 };
 
 /* >>framing */
@@ -85,11 +87,11 @@ static void emit(strobe__writer *w, const void *data, size_t len) {
 static void emit_block(strobe__writer *w, uint8_t type, const strobe__buf *raw) {
   w->out.len = 0;
   frame_into(w, &w->out, type, raw->data, raw->len);
-  if (w->out.failed || raw->failed) {
+  if (w->out.failed || raw->failed)
     w->error = w->error ? w->error : STROBE_ENOMEM;
-    return;
-  }
-  emit(w, w->out.data, w->out.len);
+  else
+    emit(w, w->out.data, w->out.len);
+  w->info.type = 0;
 }
 
 static void flush_meta(strobe__writer *w) {
@@ -146,7 +148,7 @@ static void write_header(strobe__writer *w) {
   field_f64(&f, STROBE__TAG_NS_PER_TICK, clk->ns_per_tick);
   field_u64(&f, STROBE__TAG_EPOCH_TICKS, clk->epoch_ticks);
   field_u64(&f, STROBE__TAG_EPOCH_MONO_NS, clk->epoch_mono_ns);
-  field_u64(&f, STROBE__TAG_START_TICKS, strobe__now());
+  field_u64(&f, STROBE__TAG_START_TICKS, w->start_ticks ? w->start_ticks : strobe__now());
   field_f64(&f, STROBE__TAG_OVERHEAD_NS, w->desc.overhead_per_scope_ns);
   field_str(&f, STROBE__TAG_STROBE_VERSION, STROBE_VERSION_STRING);
   field_str(&f, STROBE__TAG_OS, "linux");
@@ -175,11 +177,16 @@ static void write_header(strobe__writer *w) {
 }
 
 int strobe__writer_create(const strobe__writer_desc *desc, strobe__writer **out) {
+  return strobe__writer_create_at(desc, 0, out);
+}
+
+int strobe__writer_create_at(const strobe__writer_desc *desc, uint64_t start_ticks, strobe__writer **out) {
   *out = NULL;
   if (!desc || !desc->sink || !desc->kind) return STROBE_EINVAL;
   strobe__writer *w = calloc(1, sizeof *w);
   if (!w) return STROBE_ENOMEM;
   w->desc = *desc;
+  w->start_ticks = start_ticks;
   w->cctx = ZSTD_createCCtx();
   if (!w->cctx) goto fail;
   write_header(w);
@@ -265,6 +272,7 @@ static void flush_thread(strobe__writer *w, uint32_t index, wthread *t) {
     strobe__buf_varint(&w->raw, t->ops.len);
     strobe__buf_put(&w->raw, t->ops.data, t->ops.len);
     strobe__buf_put(&w->raw, t->times.data, t->times.len);
+    w->info = (strobe__block_info){STROBE__BLK_EVENTS, index, t->count, t->base_ticks, t->last_ticks};
     emit_block(w, STROBE__BLK_EVENTS, &w->raw);
     t->ops.len = t->times.len = 0;
     t->count = 0;
@@ -275,6 +283,7 @@ static void flush_thread(strobe__writer *w, uint32_t index, wthread *t) {
     w->raw.len = 0;
     strobe__buf_varint(&w->raw, index);
     strobe__buf_varint(&w->raw, lost - t->lost_written);
+    w->info = (strobe__block_info){STROBE__BLK_LOST, index, lost - t->lost_written, 0, 0};
     emit_block(w, STROBE__BLK_LOST, &w->raw);
     t->lost_written = lost;
   }
@@ -377,6 +386,7 @@ int strobe__writer_flush(strobe__writer *w) {
     if (t->ended == 1) {
       w->raw.len = 0;
       strobe__buf_varint(&w->raw, i);
+      w->info = (strobe__block_info){STROBE__BLK_THREAD_END, i, 0, 0, 0};
       emit_block(w, STROBE__BLK_THREAD_END, &w->raw);
       t->ended = 2; /* written */
       strobe__buf_free(&t->ops);
@@ -408,4 +418,5 @@ int strobe__writer_finish(strobe__writer *w, uint64_t end_ticks, const strobe_mi
 }
 
 int strobe__writer_error(const strobe__writer *w) { return w->error; }
+const strobe__block_info *strobe__writer_block_info(const strobe__writer *w) { return &w->info; }
 uint64_t strobe__writer_bytes(const strobe__writer *w) { return w->bytes; }

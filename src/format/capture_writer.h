@@ -30,6 +30,9 @@ typedef struct strobe__writer strobe__writer;
 
 /* Creates a writer and emits the file header through the sink. */
 int strobe__writer_create(const strobe__writer_desc *desc, strobe__writer **out);
+/* The same with the header's start_ticks given (0 = now): a flight-recorder
+ * dump starts at its oldest retained block, not when it is written. */
+int strobe__writer_create_at(const strobe__writer_desc *desc, uint64_t start_ticks, strobe__writer **out);
 void strobe__writer_destroy(strobe__writer *w);
 
 void strobe__writer_site(strobe__writer *w, uint32_t id, const strobe_site *site);
@@ -47,5 +50,16 @@ int strobe__writer_finish(strobe__writer *w, uint64_t end_ticks, const strobe_mi
 int strobe__writer_error(const strobe__writer *w);
 /* Bytes handed to the sink so far. */
 uint64_t strobe__writer_bytes(const strobe__writer *w);
+
+/* What a sink call carries when it is one EVENTS, LOST or THREAD_END block,
+ * for sinks that index blocks (the flight recorder's ring); `type` is 0 for
+ * every other call. Valid only inside the sink call. */
+typedef struct strobe__block_info {
+  uint8_t type;        /* STROBE__BLK_EVENTS, _LOST, _THREAD_END, or 0 */
+  uint32_t thread;     /* thread index */
+  uint64_t count;      /* EVENTS: events in the block; LOST: events lost */
+  uint64_t first_ticks, last_ticks; /* EVENTS: its first and last event */
+} strobe__block_info;
+const strobe__block_info *strobe__writer_block_info(const strobe__writer *w);
 
 #endif

@@ -32,11 +32,6 @@ int strobe__buf_reserve(strobe__buf *b, size_t extra) {
   return b->len + extra <= b->cap ? 0 : strobe__buf_grow(b, extra);
 }
 
-void strobe__buf_put(strobe__buf *b, const void *p, size_t n) {
-  if (n == 0 || strobe__buf_reserve(b, n)) return;
-  memcpy(b->data + b->len, p, n);
-  b->len += n;
-}
 
 void strobe__buf_str(strobe__buf *b, const char *s) {
   size_t n = s ? strlen(s) : 0;

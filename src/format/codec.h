@@ -63,8 +63,14 @@ typedef struct strobe__buf {
 
 void strobe__buf_free(strobe__buf *b);
 int strobe__buf_reserve(strobe__buf *b, size_t extra);
-void strobe__buf_put(strobe__buf *b, const void *p, size_t n);
 int strobe__buf_grow(strobe__buf *b, size_t extra); /* the slow half of strobe__buf_reserve */
+
+/* Inline: exports append small pieces millions of times. */
+static inline void strobe__buf_put(strobe__buf *b, const void *p, size_t n) {
+  if (n == 0 || (b->cap - b->len < n && strobe__buf_grow(b, n))) return;
+  memcpy(b->data + b->len, p, n);
+  b->len += n;
+}
 
 /* Inline: the capture writer calls this for every event on the drain thread. */
 static inline void strobe__buf_varint(strobe__buf *b, uint64_t v) {

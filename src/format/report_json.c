@@ -132,30 +132,23 @@ static void write_unfinished(strobe__json *j, const strobe_report *r) {
 
 /* @summaries */
 
-static void write_stage_summary(strobe__json *j, const strobe_report *r, double *scratch) {
-  /* Distinct stages in order of first appearance (newest sample first). */
-  uint32_t sites[STROBE_MAX_STAGES * 4];
-  uint32_t nsites = 0;
-  for (uint32_t i = 0; i < r->nsamples; i++)
-    for (uint32_t k = 0; k < r->samples[i]->nstages; k++) {
-      uint32_t id = r->samples[i]->stages[k].site, seen = 0;
-      for (uint32_t m = 0; m < nsites && !seen; m++) seen = sites[m] == id;
-      if (!seen && nsites < sizeof sites / sizeof sites[0]) sites[nsites++] = id;
-    }
+static void write_stage_summary(strobe__json *j, const strobe_report *r) {
+  strobe_stage_summary sums[128];
+  int n = strobe_report_stage_summary(r, sums, 128);
+  if (n > 128) n = 128;
   strobe__json_array(j, "stage_summary");
-  for (uint32_t m = 0; m < nsites; m++) {
-    size_t n = 0;
-    for (uint32_t i = 0; i < r->nsamples; i++)
-      for (uint32_t k = 0; k < r->samples[i]->nstages; k++)
-        if (r->samples[i]->stages[k].site == sites[m]) scratch[n++] = strobe__ticks_ms(r, r->samples[i]->stages[k].total);
-    strobe__dist d = strobe__dist_of(scratch, n);
+  for (int m = 0; m < n; m++) {
+    const strobe_stage_summary *st = &sums[m];
     strobe__json_object(j, NULL);
-    strobe__json_str(j, "name", site_name(sites[m]));
-    const char *parent = site_parent(sites[m]);
-    strobe__json_str(j, "nested_in", parent);
-    dist(j, &d);
-    strobe__json_str(j, "note", parent ? "nested: already included in the stage it is nested in; do not sum"
-                                       : "per-operation total of this stage; stages nested in it are included");
+    strobe__json_str(j, "name", st->name);
+    strobe__json_str(j, "nested_in", st->nested_in);
+    strobe__json_uint(j, "n", st->n);
+    strobe__json_num(j, "p50_ms", st->p50_ms, MS);
+    strobe__json_num(j, "p95_ms", st->p95_ms, MS);
+    strobe__json_num(j, "p99_ms", st->p99_ms, MS);
+    strobe__json_num(j, "max_ms", st->max_ms, MS);
+    strobe__json_str(j, "note", st->nested_in ? "nested: already included in the stage it is nested in; do not sum"
+                                              : "per-operation total of this stage; stages nested in it are included");
     strobe__json_end(j);
   }
   strobe__json_end(j);
@@ -364,7 +357,7 @@ int strobe_report_json(const strobe_report *r, char **json, size_t *len) {
   for (uint32_t i = 0; i < r->nsamples; i++) write_sample(&j, r, r->samples[i]);
   strobe__json_end(&j);
   write_unfinished(&j, r);
-  write_stage_summary(&j, r, scratch);
+  write_stage_summary(&j, r);
   write_kind_summary(&j, r, scratch);
   write_frame_rate(&j, r);
   write_application(&j, r);

@@ -6,7 +6,7 @@
  * counters, and completion into a sample allocated once and shared.
  *
  * Must never: allocate or aggregate for an operation that no session can
- * admit (one that began with no session active), or hold the collector lock
+ * admit (one that began with no admitting session active), or hold the collector lock
  * around anything but a bounded slot update.
  *
  * Contents: @context @begin-end @handoff @stages @abandon
@@ -25,8 +25,7 @@ typedef struct stage_frame {
   strobe_op op;
   uint32_t site;
   uint64_t t0;
-  uint32_t prev_site;   /* the phase to restore when this stage ends */
-  uint64_t prev_start;
+  uint64_t prev_phase; /* the phase to restore when this stage ends */
 } stage_frame;
 
 static _Thread_local struct {
@@ -61,7 +60,13 @@ static void pop_op(strobe_op op) {
   }
 }
 
-/* The live slot of an operation handle; the generation must still match. */
+/* The slot of an operation the calling thread owns: it stays allocated until
+ * the owner ends it (abandonment only flags it), so no lock is needed. */
+static strobe__live_op *own_slot(strobe_op op) {
+  return &op.collector->ops[strobe__handle_slot(op.id) % STROBE_MAX_LIVE_OPS];
+}
+
+/* The live slot of an operation handle; the generation must still match. Lock held. */
 static strobe__live_op *live_op(strobe_op op) {
   uint32_t slot = strobe__handle_slot(op.id);
   if (!op.collector || op.id == 0 || slot >= STROBE_MAX_LIVE_OPS) return NULL;
@@ -101,16 +106,17 @@ strobe_op strobe_op_begin(strobe_collector *c, strobe_window w, strobe_op_kind k
     l->used = 1;
     l->abandoned = 0;
     l->kind = (uint8_t)kind;
-    l->detailed = c->nactive > 0;
     l->handed_off = 0;
     l->devtools = (win->flags & STROBE_WINDOW_DEVTOOLS) != 0;
+    /* Some active session can admit it (a devtools window's work only when a
+     * session includes devtools): only then is detail worth capturing. */
+    l->detailed = (uint8_t)strobe__admissible(c, l->devtools, now);
     l->window_slot = (uint32_t)ws;
     l->window = strobe__name_ref(win->name);
     l->seq = c->next_seq++;
     l->frame_id = kind == STROBE_OP_PASS ? ++win->frames : 0;
     l->start = now;
-    l->phase_site = 0;
-    l->phase_start = now;
+    __atomic_store_n(&l->phase, 0, __ATOMIC_RELAXED);
     l->nstages = l->ncounters = l->stage_overflow = 0;
     op.id = strobe__handle((uint32_t)slot, l->gen);
   }
@@ -160,20 +166,19 @@ void strobe_op_end(strobe_op op, int committed) {
   /* Stage and counter tables belong to the owning thread until now, so the
    * payload is built outside the lock, and only for operations a session
    * could admit. */
-  strobe__live_op *l = &c->ops[strobe__handle_slot(op.id) % STROBE_MAX_LIVE_OPS];
+  strobe__live_op *l = own_slot(op);
   strobe__sample *s = NULL;
-  pthread_mutex_lock(&c->lock);
-  int valid = live_op(op) != NULL;
-  int want = valid && l->detailed && !l->abandoned && strobe__admissible(c, l->devtools, l->start);
-  pthread_mutex_unlock(&c->lock);
-  if (want) s = make_sample(l, now, committed);
+  /* Stage and counter tables belong to the owning thread until now, so the
+   * payload is built outside the lock, and only for operations a session
+   * could admit (one was active when it began, and one still is). */
+  if (l->detailed && __atomic_load_n(&c->nactive, __ATOMIC_RELAXED) > 0) s = make_sample(l, now, committed);
 
   pthread_mutex_lock(&c->lock);
   if (live_op(op)) {
     if (s) {
       s->window = strobe__name_ref(l->window);
       if (!l->abandoned && strobe__publish_sample(c, s) > 0) s = NULL;
-    } else if (!l->abandoned) {
+    } else if (!l->abandoned) { /* no payload: sessions still count why they did not keep it */
       strobe__publish_unbuilt(c, l->kind, l->devtools, l->start);
     }
     strobe__name_unref(l->window);
@@ -206,14 +211,13 @@ void strobe_op_resume(strobe_op op) {
 int strobe_op_detailed(void) {
   strobe_op op = current_op();
   if (!op.id) return 0;
-  const strobe__live_op *l = &op.collector->ops[strobe__handle_slot(op.id) % STROBE_MAX_LIVE_OPS];
-  return l->detailed;
+  return own_slot(op)->detailed;
 }
 
 void strobe_op_count(const char *name, double delta) {
   strobe_op op = current_op();
   if (!op.id || !name) return;
-  strobe__live_op *l = &op.collector->ops[strobe__handle_slot(op.id) % STROBE_MAX_LIVE_OPS];
+  strobe__live_op *l = own_slot(op);
   if (!l->detailed) return;
   for (uint32_t i = 0; i < l->ncounters; i++) {
     if (l->counters[i].name == name || !strcmp(l->counters[i].name, name)) {
@@ -230,27 +234,23 @@ void strobe_op_count(const char *name, double delta) {
 
 uint32_t strobe__stage_begin(strobe_site *site) {
   uint32_t guard = strobe__is_active() ? strobe__begin(site) : 0u;
-  strobe_op op = current_op();
-  if (!op.id || tls_ctx.nstages == MAX_STAGE_NEST) return guard;
-  int id = strobe_site_register(site);
-  if (id < 0) return guard;
-  uint64_t now = strobe__now();
-  stage_frame *f = &tls_ctx.stages[tls_ctx.nstages];
-  f->op = op;
-  f->site = (uint32_t)id;
-  f->t0 = now;
-  strobe_collector *c = op.collector;
-  pthread_mutex_lock(&c->lock);
-  strobe__live_op *l = live_op(op);
-  if (l) {
-    f->prev_site = l->phase_site;
-    f->prev_start = l->phase_start;
-    l->phase_site = (uint32_t)id;
-    l->phase_start = now;
+  if (!tls_ctx.nops || tls_ctx.nstages == MAX_STAGE_NEST) return guard;
+  uint32_t id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
+  if (!id) {
+    int rc = strobe_site_register(site);
+    if (rc < 0) return guard;
+    id = (uint32_t)rc;
   }
-  pthread_mutex_unlock(&c->lock);
-  if (!l) return guard;
-  tls_ctx.nstages++;
+  strobe_op op = current_op();
+  strobe__live_op *l = own_slot(op);
+  uint64_t now = strobe__now();
+  stage_frame *f = &tls_ctx.stages[tls_ctx.nstages++];
+  f->op = op;
+  f->site = id;
+  f->t0 = now;
+  f->prev_phase = __atomic_load_n(&l->phase, __ATOMIC_RELAXED);
+  /* One store publishes the phase: a session read sees it without any lock. */
+  __atomic_store_n(&l->phase, strobe__phase_pack(now - l->start, id), __ATOMIC_RELEASE);
   return guard | STAGE_PUSHED;
 }
 
@@ -278,17 +278,9 @@ void strobe__stage_end(uint32_t *guard) {
   uint64_t now = strobe__now();
   stage_frame *f = &tls_ctx.stages[--tls_ctx.nstages];
   if (!on_this_thread(f->op)) return; /* its operation ended or moved: nothing to update */
-  strobe_collector *c = f->op.collector;
-  strobe__live_op *l = &c->ops[strobe__handle_slot(f->op.id) % STROBE_MAX_LIVE_OPS];
-  pthread_mutex_lock(&c->lock);
-  int valid = live_op(f->op) != NULL;
-  if (valid) {
-    l->phase_site = f->prev_site;
-    l->phase_start = f->prev_site ? f->prev_start : now;
-  }
-  pthread_mutex_unlock(&c->lock);
-  /* The stage table is the owner thread's until the operation ends. */
-  if (valid && l->detailed) aggregate(l, f->site, now - f->t0);
+  strobe__live_op *l = own_slot(f->op);
+  __atomic_store_n(&l->phase, f->prev_phase, __ATOMIC_RELEASE);
+  if (l->detailed) aggregate(l, f->site, now - f->t0);
 }
 
 /* @abandon (lock held) */

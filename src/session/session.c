@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze/percentile.h"
 #include "collect/collect.h"
 #include "session/report.h"
 
@@ -218,9 +219,14 @@ static strobe_report *snapshot(strobe_collector *c, const strobe__session *s, ui
   for (int i = 0; i < STROBE_MAX_LIVE_OPS; i++) {
     const strobe__live_op *l = &c->ops[i];
     if (!l->used || l->abandoned || (l->devtools && !s->include_devtools)) continue;
+    uint64_t phase = __atomic_load_n(&l->phase, __ATOMIC_ACQUIRE);
+    /* The phase is published without the lock, so one that began just after
+     * `at` can be seen: it has run for no time yet, not a negative time. */
+    uint64_t phase_start = l->start + strobe__phase_since(phase);
+    if (phase_start > at) phase_start = at;
     r->unfinished[r->nunfinished++] = (strobe__unfinished_op){
-        l->kind, l->handed_off, strobe__name_ref(l->window), l->seq, l->frame_id, l->phase_site,
-        l->start, l->phase_start, l->start < s->start};
+        l->kind, l->handed_off, strobe__name_ref(l->window), l->seq, l->frame_id, strobe__phase_site(phase),
+        l->start, phase_start, l->start < s->start};
   }
   r->app = s->app;
   for (uint32_t i = 0; i < s->app_count; i++) {
@@ -324,3 +330,34 @@ strobe_report_counts strobe_report_get_counts(const strobe_report *r) {
 }
 
 const char *strobe_report_id(const strobe_report *r) { return r->id; }
+
+int strobe_report_stage_summary(const strobe_report *r, strobe_stage_summary *out, int max) {
+  if (!r || (max > 0 && !out)) return STROBE_EINVAL;
+  /* Distinct stages in order of first appearance (newest sample first),
+   * bounded: STROBE_MAX_STAGES per sample, 128 in a summary. */
+  uint32_t sites[128];
+  int nsites = 0;
+  for (uint32_t i = 0; i < r->nsamples; i++)
+    for (uint32_t k = 0; k < r->samples[i]->nstages; k++) {
+      uint32_t id = r->samples[i]->stages[k].site;
+      /* Consecutive samples usually list the same stages: check the same position first. */
+      if ((int)k < nsites && sites[k] == id) continue;
+      int seen = 0;
+      for (int m = 0; m < nsites && !seen; m++) seen = sites[m] == id;
+      if (!seen && nsites < (int)(sizeof sites / sizeof sites[0])) sites[nsites++] = id;
+    }
+  double *values = malloc((r->nsamples ? r->nsamples : 1) * sizeof *values);
+  if (!values) return STROBE_ENOMEM;
+  for (int m = 0; m < nsites && m < max; m++) {
+    size_t n = 0;
+    for (uint32_t i = 0; i < r->nsamples; i++)
+      for (uint32_t k = 0; k < r->samples[i]->nstages; k++)
+        if (r->samples[i]->stages[k].site == sites[m]) values[n++] = strobe__ticks_ms(r, r->samples[i]->stages[k].total);
+    strobe__dist d = strobe__dist_of(values, n);
+    const strobe_site *site = strobe__site_get(sites[m]);
+    out[m] = (strobe_stage_summary){site ? site->name : "unknown", site ? site->parent : NULL, d.n, d.p50, d.p95,
+                                    d.p99, d.max};
+  }
+  free(values);
+  return nsites;
+}

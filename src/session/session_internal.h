@@ -88,8 +88,7 @@ typedef struct strobe__live_op {
   uint32_t window_slot;
   strobe__name *window;
   uint64_t seq, frame_id, start;
-  uint32_t phase_site;            /* current stage, published under the lock; 0 = none */
-  uint64_t phase_start;
+  uint64_t phase;                 /* atomic: current stage, strobe__phase_pack(); 0 = none */
   uint32_t nstages, ncounters;    /* owner-thread only, until end */
   uint32_t stage_overflow;
   strobe__stage_agg stages[STROBE_MAX_STAGES];
@@ -165,6 +164,16 @@ struct strobe_collector {
   char run_values[STROBE__MAX_RUN_INFO][256];
   uint32_t nrun;
 };
+
+/* The current phase of a live operation in one word, so the owner publishes
+ * it with a single atomic store and readers never need the lock for it:
+ * ticks since the operation started (high 48 bits) and the stage site id
+ * (low 16 bits; site ids are below STROBE_MAX_SITES = 65536). */
+static inline uint64_t strobe__phase_pack(uint64_t since_op_start, uint32_t site) {
+  return (since_op_start << 16) | (site & 0xffffu);
+}
+static inline uint32_t strobe__phase_site(uint64_t phase) { return (uint32_t)(phase & 0xffffu); }
+static inline uint64_t strobe__phase_since(uint64_t phase) { return phase >> 16; }
 
 /* Handles pack a slot index (low 8 bits, +1 so 0 is "none") with the slot's generation. */
 static inline uint32_t strobe__handle(uint32_t slot, uint32_t gen) { return (gen << 8) | (slot + 1); }

@@ -1,0 +1,239 @@
+/*
+ * bench_cli.c — speed and memory budgets of the `strobe` command-line tool
+ * (issue 4) on a 100,000,000-event capture:
+ *   report_events_per_s        >= 30,000,000 (single-threaded)
+ *   report_peak_rss_mib        <= 64
+ *   export_chrome_events_per_s >= 10,000,000
+ *
+ * The capture is synthetic and deterministic (the library's real block
+ * encoder fed with made-up timestamps, like a frame loop of nested scopes
+ * with a counter and a frame mark): it is written once to
+ * $TMPDIR/strobe-bench-100M.strobe and reused while its size matches the
+ * stamp file written beside it. The tool runs as a child process, timed with
+ * CLOCK_MONOTONIC; peak RSS is the child's ru_maxrss from wait4.
+ *
+ * Usage: bench_cli [--events N] [--strobe PATH]   (defaults: 100000000, the
+ * built tool). Output lines: `BENCH <name> <value> <unit>` plus a budget line
+ * for each.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "format/capture_writer.h"
+#include "format/codec.h"
+#include "strobe/strobe.h"
+
+#ifndef STROBE_CLI_PATH
+#define STROBE_CLI_PATH "strobe"
+#endif
+#define GEN_VERSION 1 /* bump when the generated capture changes */
+
+/* >>generator */
+enum { S_FRAME = 1, S_UPDATE, S_WORK, S_RENDER, S_DRAW, S_CALLS, S_MARK, S_COUNT };
+static strobe_site g_sites[S_COUNT] = {
+    [S_FRAME] = {"frame", NULL, NULL, "bench/loop.c", "frame", 1, STROBE_SITE_SCOPE, 0},
+    [S_UPDATE] = {"update", NULL, NULL, "bench/loop.c", "update", 2, STROBE_SITE_SCOPE, 0},
+    [S_WORK] = {"work", NULL, NULL, "bench/loop.c", "work", 3, STROBE_SITE_SCOPE, 0},
+    [S_RENDER] = {"render", NULL, NULL, "bench/loop.c", "render", 4, STROBE_SITE_SCOPE, 0},
+    [S_DRAW] = {"draw", NULL, NULL, "bench/loop.c", "draw", 5, STROBE_SITE_SCOPE, 0},
+    [S_CALLS] = {"draw_calls", NULL, NULL, "bench/loop.c", "draw", 6, STROBE_SITE_COUNTER, 0},
+    [S_MARK] = {"frame", NULL, NULL, "bench/loop.c", "main", 7, STROBE_SITE_FRAME, 0},
+};
+
+typedef struct gen {
+  FILE *f;
+  int header_done;
+} gen;
+
+static void field(strobe__buf *b, uint16_t tag, const void *v, uint16_t n) {
+  strobe__buf_u16(b, tag);
+  strobe__buf_u16(b, n);
+  strobe__buf_put(b, v, n);
+}
+
+/* The writer's own header carries this machine's clock; a fixed one keeps
+ * the file byte-identical from run to run. */
+static int put_header(FILE *f) {
+  strobe__buf fl = {0}, h = {0};
+  double npt = 0.385, ovh = 19.5;
+  uint64_t zero = 0, pid = 1;
+  uint32_t ring = 262144, flush = 100;
+  uint8_t one = 1;
+  field(&fl, STROBE__TAG_KIND, "file", 4);
+  field(&fl, STROBE__TAG_CLOCK_SOURCE, "tsc", 3);
+  field(&fl, STROBE__TAG_CLOCK_INVARIANT, &one, 1);
+  field(&fl, STROBE__TAG_NS_PER_TICK, &npt, 8); /* little-endian hosts only, like the bench */
+  field(&fl, STROBE__TAG_EPOCH_TICKS, &zero, 8);
+  field(&fl, STROBE__TAG_START_TICKS, &zero, 8);
+  field(&fl, STROBE__TAG_OVERHEAD_NS, &ovh, 8);
+  field(&fl, STROBE__TAG_PID, &pid, 8);
+  field(&fl, STROBE__TAG_RING_EVENTS, &ring, 4);
+  field(&fl, STROBE__TAG_FLUSH_MS, &flush, 4);
+  strobe__buf_put(&h, STROBE__MAGIC, STROBE__MAGIC_LEN);
+  strobe__buf_u32(&h, STROBE__FORMAT_VERSION);
+  strobe__buf_u32(&h, (uint32_t)fl.len);
+  strobe__buf_put(&h, fl.data, fl.len);
+  int rc = fwrite(h.data, 1, h.len, f) == h.len ? 0 : STROBE_EIO;
+  strobe__buf_free(&fl);
+  strobe__buf_free(&h);
+  return rc;
+}
+
+static int gen_sink(void *ctx, const void *data, size_t len) {
+  gen *g = ctx;
+  if (!g->header_done) {
+    g->header_done = 1;
+    return put_header(g->f);
+  }
+  return fwrite(data, 1, len, g->f) == len ? 0 : STROBE_EIO;
+}
+
+/* Writes about `events` events (whole frames of 18) to path. */
+static int generate(const char *path, uint64_t events) {
+  gen g = {fopen(path, "wb"), 0};
+  if (!g.f) return -1;
+  strobe__writer *w;
+  strobe__writer_desc d = {"file", 100, 1, 19.5, gen_sink, &g};
+  if (strobe__writer_create(&d, &w)) return -1;
+  for (uint32_t id = 1; id < S_COUNT; id++) strobe__writer_site(w, id, &g_sites[id]);
+  strobe__writer_thread(w, 0, 1, "main", 0);
+  static strobe__event ev[19 * 1024];
+  uint64_t now = 1000, done = 0, frame = 0;
+  while (done < events) {
+    size_t n = 0;
+#define EV(kind, data) ev[n++] = (strobe__event){now, (kind), (data)}
+    for (int f = 0; f < 1024; f++, frame++) {
+      uint64_t jitter = (frame * 2654435761u) >> 24 & 1023; /* deterministic spread of durations */
+      EV(STROBE__EV_BEGIN, S_FRAME), now += 40;
+      EV(STROBE__EV_BEGIN, S_UPDATE), now += 40;
+      for (int i = 0; i < 3; i++) {
+        EV(STROBE__EV_BEGIN, S_WORK), now += 2000 + jitter * (uint64_t)(i + 1);
+        EV(STROBE__EV_END, S_WORK), now += 30;
+      }
+      EV(STROBE__EV_END, S_UPDATE), now += 40;
+      EV(STROBE__EV_BEGIN, S_RENDER), now += 40;
+      for (int i = 0; i < 2; i++) {
+        EV(STROBE__EV_BEGIN, S_DRAW), now += 900 + jitter;
+        EV(STROBE__EV_END, S_DRAW), now += 30;
+      }
+      EV(STROBE__EV_COUNTER, S_CALLS);
+      ev[n++] = (strobe__event){0x4000000000000000ull /* 2.0 */, STROBE__EV_PAYLOAD, 0};
+      EV(STROBE__EV_END, S_RENDER), now += 20;
+      EV(STROBE__EV_END, S_FRAME);
+      EV(STROBE__EV_FRAME, S_MARK), now += 300;
+    }
+#undef EV
+    /* 18 events per frame: the counter takes two ring slots but is one event. */
+    strobe__writer_events(w, 0, ev, n);
+    done += 18 * 1024;
+    strobe__writer_flush(w);
+  }
+  strobe__writer_thread_end(w, 0);
+  strobe_misuse m = {0};
+  int rc = strobe__writer_finish(w, now, &m);
+  strobe__writer_destroy(w);
+  if (fclose(g.f) != 0) rc = -1;
+  return rc;
+}
+
+/* >>runner */
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Runs argv with stdout to /dev/null; returns the exit status, the wall
+ * time in *secs and the child's peak RSS in *rss_kib. */
+static int run(char *const argv[], double *secs, long *rss_kib) {
+  double t0 = now_s();
+  pid_t pid = fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    int fd = open("/dev/null", O_WRONLY);
+    if (fd >= 0) dup2(fd, 1);
+    execv(argv[0], argv);
+    _exit(127);
+  }
+  int status;
+  struct rusage ru;
+  if (wait4(pid, &status, 0, &ru) < 0) return -1;
+  *secs = now_s() - t0;
+  *rss_kib = ru.ru_maxrss;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+int main(int argc, char **argv) {
+  uint64_t events = 100000000;
+  const char *cli = STROBE_CLI_PATH;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!strcmp(argv[i], "--events")) events = strtoull(argv[i + 1], NULL, 10);
+    else if (!strcmp(argv[i], "--strobe")) cli = argv[i + 1];
+  }
+  const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+  char path[512], stamp[600];
+  snprintf(path, sizeof path, "%s/strobe-bench-%" PRIu64 ".strobe", tmp, events);
+  snprintf(stamp, sizeof stamp, "%s.stamp", path);
+
+  /* Reuse the capture when the stamp names this generator and the size matches. */
+  struct stat st;
+  long long want = -1;
+  int ver = 0;
+  FILE *sf = fopen(stamp, "r");
+  if (sf) {
+    if (fscanf(sf, "%d %lld", &ver, &want) != 2) want = -1;
+    fclose(sf);
+  }
+  if (ver != GEN_VERSION || stat(path, &st) != 0 || st.st_size != want) {
+    double t0 = now_s();
+    if (generate(path, events) != 0 || stat(path, &st) != 0) {
+      fprintf(stderr, "bench_cli: cannot write %s: %s\n", path, strerror(errno));
+      return 1;
+    }
+    sf = fopen(stamp, "w");
+    if (sf) {
+      fprintf(sf, "%d %lld\n", GEN_VERSION, (long long)st.st_size);
+      fclose(sf);
+    }
+    printf("generated %s (%lld bytes) in %.1f s\n", path, (long long)st.st_size, now_s() - t0);
+  } else {
+    printf("reusing %s (%lld bytes)\n", path, (long long)st.st_size);
+  }
+  /* The generator rounds up to whole batches: the events in the file. */
+  uint64_t in_file = (events + 18 * 1024 - 1) / (18 * 1024) * (18 * 1024);
+
+  double secs;
+  long rss;
+  char *report[] = {(char *)cli, "report", "--quiet", path, NULL};
+  int rc = run(report, &secs, &rss);
+  if (rc != 0) {
+    fprintf(stderr, "bench_cli: %s report exited %d\n", cli, rc);
+    return 1;
+  }
+  double ev_s = (double)in_file / secs;
+  printf("BENCH report_events_per_s %.0f events/s\n", ev_s);
+  printf("BENCH report_peak_rss_mib %.1f MiB\n", (double)rss / 1024.0);
+  printf("budget report_events_per_s >= 30000000: %s (%.2fx)\n", ev_s >= 3e7 ? "ok" : "MISSED", ev_s / 3e7);
+  printf("budget report_peak_rss_mib <= 64: %s\n", rss <= 64 * 1024 ? "ok" : "MISSED");
+
+  char *export[] = {(char *)cli, "export", "--quiet", "--format", "chrome", "-o", "/dev/null", path, NULL};
+  rc = run(export, &secs, &rss);
+  if (rc != 0) {
+    fprintf(stderr, "bench_cli: %s export exited %d\n", cli, rc);
+    return 1;
+  }
+  ev_s = (double)in_file / secs;
+  printf("BENCH export_chrome_events_per_s %.0f events/s\n", ev_s);
+  printf("BENCH export_chrome_peak_rss_mib %.1f MiB\n", (double)rss / 1024.0);
+  printf("budget export_chrome_events_per_s >= 10000000: %s (%.2fx)\n", ev_s >= 1e7 ? "ok" : "MISSED", ev_s / 1e7);
+  return 0;
+}
