@@ -26,7 +26,7 @@ static volatile uint64_t g_sink;
 /* A little real work per innermost scope, as instrumented code has. */
 static void spin(uint64_t seed) {
   uint64_t x = seed | 1;
-  for (int i = 0; i < 250; i++) { /* ~300 ns: per-scope work of a real program, not a bare loop */
+  for (int i = 0; i < 1000; i++) { /* ~1 us: per-scope work of a real program, not a bare loop */
     x ^= x << 13;
     x ^= x >> 7;
     x ^= x << 17;

@@ -24,7 +24,7 @@ extern "C" {
 typedef struct strobe_record_desc {
   const char *path;           /* file to create or truncate (mode 0644); required */
   uint32_t flush_interval_ms; /* 1..60000, default 100: the most recent data a crash can lose */
-  int compression_level;      /* zstd level 1..19, default 3 */
+  int compression_level;      /* zstd level 1..19, default 1: the drain thread must keep up */
 } strobe_record_desc;
 
 typedef struct strobe_recorder strobe_recorder;

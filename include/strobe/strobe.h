@@ -180,9 +180,8 @@ typedef struct strobe__event {
 } strobe__event;
 
 typedef struct strobe__frame {
-  uint64_t ts;      /* begin ticks */
   uint32_t site;    /* site id */
-  uint32_t flags;   /* STROBE__FRAME_* */
+  uint32_t flags;   /* STROBE__FRAME_*; 0 on the fast path */
 } strobe__frame;
 
 enum {
@@ -196,7 +195,7 @@ typedef struct strobe__thread {
   strobe__event *ring; /* ring_events slots */
   uint64_t mask;       /* ring_events - 1 */
   uint64_t pos;        /* next slot to write; published with a release store */
-  uint64_t limit;      /* pos at or past which the producer takes the slow path */
+  uint64_t limit;      /* a BEGIN at pos + depth + 1 >= limit takes the slow path (room for every open END) */
   uint32_t depth;      /* open scopes */
   uint32_t reserved;
   strobe__frame stack[STROBE_MAX_DEPTH];
@@ -206,10 +205,12 @@ typedef struct strobe__thread {
  * set it: they observe operations and stages (session.h), not scope events. */
 #define STROBE__ACTIVE_EVENTS 1u   /* a capture, flight recorder or live stream wants events */
 extern STROBE_API uint32_t strobe__active;
+/* initial-exec: one %fs-relative load, no __tls_get_addr call, even when the
+ * instrumented code is itself a shared library. */
 #if defined(__cplusplus)
-extern STROBE_API thread_local strobe__thread *strobe__tls;
+extern STROBE_API thread_local strobe__thread *strobe__tls __attribute__((tls_model("initial-exec")));
 #else
-extern STROBE_API _Thread_local strobe__thread *strobe__tls;
+extern STROBE_API _Thread_local strobe__thread *strobe__tls __attribute__((tls_model("initial-exec")));
 #endif
 
 STROBE_API uint32_t strobe__begin_slow(strobe_site *site, uint32_t flags);
@@ -244,42 +245,59 @@ static inline uint64_t strobe__now(void) {
 #endif
 }
 
+/* Stores the current tick at *dst. On x86-64 the two halves rdtsc returns go
+ * out as two 32-bit stores, which is cheaper than combining them first. */
+static inline void strobe__stamp(uint64_t *dst) {
+#if defined(__x86_64__)
+  uint32_t lo, hi;
+  __asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+  uint32_t *half = (uint32_t *)dst;
+  half[0] = lo;
+  half[1] = hi;
+#else
+  *dst = strobe__now();
+#endif
+}
+
 static inline int strobe__is_active(void) {
   return STROBE__UNLIKELY(__atomic_load_n(&strobe__active, __ATOMIC_RELAXED) != 0);
 }
 
-/* Opens a scope; returns the guard (depth after push), or 0 when nothing was opened. */
+/* Opens a scope; returns the guard (depth after push), or 0 when nothing was
+ * opened. The ring always keeps one free slot for the END of every open
+ * scope, so a BEGIN needs two (its own and its END's) on top of those, and
+ * the END path never has to check for room. */
 static inline uint32_t strobe__begin(strobe_site *site) {
   strobe__thread *t = strobe__tls;
   uint32_t id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE); /* free on x86-64 */
-  if (STROBE__UNLIKELY(!t || !id || t->pos >= t->limit || t->depth >= STROBE_MAX_DEPTH))
-    return strobe__begin_slow(site, 0);
-  uint64_t now = strobe__now();
+  if (STROBE__UNLIKELY(!t || !id)) return strobe__begin_slow(site, 0);
+  uint32_t depth = t->depth;
   uint64_t pos = t->pos;
+  if (STROBE__UNLIKELY(pos + depth + 1 >= t->limit || depth >= STROBE_MAX_DEPTH))
+    return strobe__begin_slow(site, 0);
   strobe__event *e = &t->ring[pos & t->mask];
-  e->ts = now;
+  strobe__stamp(&e->ts);
   e->kind = STROBE__EV_BEGIN;
   e->data = id;
-  strobe__frame *f = &t->stack[t->depth];
-  f->ts = now;
-  f->site = id;
-  f->flags = 0;
+  uint64_t frame = id; /* {site = id, flags = 0} in one store */
+  __builtin_memcpy(&t->stack[depth], &frame, sizeof frame);
+  t->depth = depth + 1;
   __atomic_store_n(&t->pos, pos + 1, __ATOMIC_RELEASE);
-  return ++t->depth;
+  return depth + 1;
 }
 
 static inline void strobe__end(uint32_t guard) {
   strobe__thread *t = strobe__tls;
-  if (STROBE__UNLIKELY(t->depth != guard || t->pos >= t->limit || t->stack[guard - 1].flags)) {
+  strobe__frame f = t->stack[(guard - 1) & (STROBE_MAX_DEPTH - 1)];
+  if (STROBE__UNLIKELY(t->depth != guard || f.flags)) {
     strobe__end_slow(guard);
     return;
   }
-  uint64_t now = strobe__now();
   uint64_t pos = t->pos;
   strobe__event *e = &t->ring[pos & t->mask];
-  e->ts = now;
+  strobe__stamp(&e->ts);
   e->kind = STROBE__EV_END;
-  e->data = t->stack[guard - 1].site;
+  e->data = f.site;
   t->depth = guard - 1;
   __atomic_store_n(&t->pos, pos + 1, __ATOMIC_RELEASE);
 }

@@ -39,6 +39,8 @@ typedef struct strobe__tstate {
   int snap_exited;        /* drain-private: `exited` as of this pass */
   uint64_t snap_pos;      /* drain-private: `hot.pos` as of this pass */
   uint64_t lost_seen;     /* drain-private: `lost` as last delivered */
+  char snap_name[STROBE__THREAD_NAME_MAX]; /* drain-private: `name` as of this pass */
+  uint32_t snap_name_gen; /* drain-private: `name_gen` as of this pass */
   int exited;             /* set (release) by the thread's exit hook; then the drain frees it */
   uint64_t pending_lost;  /* producer-private: events dropped since the last LOST marker */
   uint64_t lost;          /* atomic: events dropped in total */

@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <string.h>
 #include <time.h>
 
 #include "collect/collect.h"
@@ -45,32 +46,41 @@ static void deliver_sites(strobe__consumer **cs, int n, uint32_t from, uint32_t 
 /* `lost_base` is the loss count the consumers should treat as zero: 0 for a
  * thread they have watched since it attached, its current count for a
  * consumer joining later. */
-static void deliver_thread(strobe__consumer **cs, int n, strobe__tstate *t, uint64_t lost_base) {
-  for (int i = 0; i < n; i++) cs[i]->thread(cs[i]->ctx, t->index, t->os_tid, t->name, lost_base);
+static void deliver_thread(strobe__consumer **cs, int n, strobe__tstate *t, const char *name, uint64_t lost_base) {
+  for (int i = 0; i < n; i++) cs[i]->thread(cs[i]->ctx, t->index, t->os_tid, name, lost_base);
 }
 
-/* One pass over every thread. Called with g_lock held. */
+/* One pass over every thread. Called with g_lock held. The thread list lock
+ * is held only to snapshot the list and to unlink exited threads, never while
+ * consumers encode or write: a thread attaching (its first event) must not
+ * wait for a disk. Walking the list without that lock is safe because only
+ * this thread unlinks or frees states, and attaching pushes new ones in
+ * front of the head taken here. */
 static void pass(void) {
   strobe__threads_lock();
-  /* Snapshot every ring before reading the site count: a site is registered
-   * before any event naming it is published, so the count read afterwards
-   * covers every id in the snapshot. `exited` is read before `pos` so that an
-   * exited thread's snapshot is final. */
-  for (strobe__tstate *t = strobe__threads_head(); t; t = t->next) {
+  strobe__tstate *head = strobe__threads_head();
+  /* `exited` before `pos`, so that an exited thread's snapshot is final; and
+   * every ring before the site count: a site is registered before any event
+   * naming it is published, so the count read afterwards covers the snapshot. */
+  for (strobe__tstate *t = head; t; t = t->next) {
     t->snap_exited = __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE);
     t->snap_pos = __atomic_load_n(&t->hot.pos, __ATOMIC_ACQUIRE);
+    if (!t->announced || t->snap_name_gen != t->name_gen) {
+      memcpy(t->snap_name, t->name, sizeof t->snap_name);
+      t->snap_name_gen = t->name_gen;
+    }
   }
+  strobe__threads_unlock();
   uint32_t nsites = strobe__site_count();
   deliver_sites(g_consumers, g_nconsumers, g_sites_delivered, nsites);
   g_sites_delivered = nsites;
 
-  strobe__tstate *dead = NULL;
-  for (strobe__tstate *t = strobe__threads_head(), *next; t; t = next) {
-    next = t->next;
-    if (!t->announced || t->name_seen != t->name_gen) {
-      deliver_thread(g_consumers, g_nconsumers, t, t->announced ? t->lost_seen : 0);
+  int any_exited = 0;
+  for (strobe__tstate *t = head; t; t = t->next) {
+    if (!t->announced || t->name_seen != t->snap_name_gen) {
+      deliver_thread(g_consumers, g_nconsumers, t, t->snap_name, t->announced ? t->lost_seen : 0);
       t->announced = 1;
-      t->name_seen = t->name_gen;
+      t->name_seen = t->snap_name_gen;
     }
     uint64_t lost = __atomic_load_n(&t->lost, __ATOMIC_RELAXED);
     if (lost != t->lost_seen) {
@@ -89,12 +99,22 @@ static void pass(void) {
     __atomic_store_n(&t->read, read, __ATOMIC_RELEASE);
     if (t->snap_exited) {
       for (int i = 0; i < g_nconsumers; i++) g_consumers[i]->thread_end(g_consumers[i]->ctx, t->index);
+      any_exited = 1;
+    }
+  }
+
+  strobe__tstate *dead = NULL;
+  if (any_exited) {
+    strobe__threads_lock();
+    for (strobe__tstate *t = strobe__threads_head(), *next; t; t = next) {
+      next = t->next;
+      if (!t->snap_exited) continue;
       strobe__threads_unlink(t);
       t->next = dead;
       dead = t;
     }
+    strobe__threads_unlock();
   }
-  strobe__threads_unlock();
   while (dead) {
     strobe__tstate *next = dead->next;
     strobe__thread_free(dead);
@@ -157,7 +177,7 @@ int strobe__consumer_add(strobe__consumer *c) {
   deliver_sites(self, 1, 1, g_sites_delivered);
   strobe__threads_lock();
   for (strobe__tstate *t = strobe__threads_head(); t; t = t->next)
-    if (t->announced) deliver_thread(self, 1, t, __atomic_load_n(&t->lost, __ATOMIC_RELAXED));
+    if (t->announced) deliver_thread(self, 1, t, t->snap_name, __atomic_load_n(&t->lost, __ATOMIC_RELAXED));
   strobe__threads_unlock();
   g_consumers[g_nconsumers++] = c;
   __atomic_fetch_or(&strobe__active, STROBE__ACTIVE_EVENTS, __ATOMIC_RELAXED);

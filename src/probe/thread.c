@@ -23,7 +23,7 @@
 
 /* @globals */
 uint32_t strobe__active;
-_Thread_local strobe__thread *strobe__tls;
+_Thread_local strobe__thread *strobe__tls __attribute__((tls_model("initial-exec")));
 
 static _Thread_local int tls_exiting; /* set by the exit hook: no re-attach while TLS is torn down */
 
@@ -182,11 +182,13 @@ static void put(strobe__tstate *t, uint64_t *pos, uint64_t ts, uint32_t kind, ui
 }
 
 /* Reserves n slots (plus a LOST marker when events were dropped since the
- * last one). Returns the position to write at, or 0 with the loss counted. */
-static uint64_t reserve(strobe__tstate *t, uint32_t n, uint64_t now) {
+ * last one) while keeping `keep` more free for the ENDs of open scopes, so
+ * the inline END path never lacks room. Returns the position to write at
+ * plus one, or 0 with the loss counted. */
+static uint64_t reserve(strobe__tstate *t, uint32_t n, uint32_t keep, uint64_t now) {
   uint64_t read = __atomic_load_n(&t->read, __ATOMIC_ACQUIRE);
   uint64_t pos = t->hot.pos;
-  uint32_t need = n + (t->pending_lost ? 1u : 0u);
+  uint32_t need = n + keep + (t->pending_lost ? 1u : 0u);
   if (pos + need - read > t->ring_events) {
     drop(t, n);
     refresh_limit(t);
@@ -198,7 +200,7 @@ static uint64_t reserve(strobe__tstate *t, uint32_t n, uint64_t now) {
     put(t, &pos, now, STROBE__EV_LOST | (recorded_depth(t) << 8), lost);
     t->pending_lost = 0;
   }
-  return pos + 1; /* +1 so that 0 can mean "no room" */
+  return pos + 1;
 }
 
 static void publish(strobe__tstate *t, uint64_t pos) {
@@ -215,7 +217,7 @@ static void flush_cumulative(strobe__tstate *t, uint32_t depth, uint64_t now, in
       continue;
     }
     uint64_t pos;
-    if (emit && (pos = reserve(t, 5, now)) != 0) {
+    if (emit && (pos = reserve(t, 5, t->hot.depth, now)) != 0) {
       pos--;
       put(t, &pos, now, STROBE__EV_CUMULATIVE, c->site);
       put(t, &pos, c->count, STROBE__EV_PAYLOAD, 0);
@@ -264,7 +266,7 @@ uint32_t strobe__begin_slow(strobe_site *site, uint32_t flags) {
     return 0;
   }
   uint64_t now = strobe__now();
-  uint64_t pos = reserve(t, 1, now);
+  uint64_t pos = reserve(t, 1, t->hot.depth + 1, now);
   if (pos) {
     pos--;
     put(t, &pos, now, STROBE__EV_BEGIN, (uint32_t)id);
@@ -272,10 +274,7 @@ uint32_t strobe__begin_slow(strobe_site *site, uint32_t flags) {
   } else {
     flags |= STROBE__FRAME_UNRECORDED;
   }
-  strobe__frame *f = &t->hot.stack[t->hot.depth];
-  f->ts = now;
-  f->site = (uint32_t)id;
-  f->flags = flags;
+  t->hot.stack[t->hot.depth] = (strobe__frame){(uint32_t)id, flags};
   return ++t->hot.depth;
 }
 
@@ -285,7 +284,7 @@ static void close_top(strobe__tstate *t, uint64_t now) {
   int recorded = !(f->flags & STROBE__FRAME_UNRECORDED);
   if (f->flags & STROBE__FRAME_HAS_CUMULATIVE) flush_cumulative(t, d, now, recorded);
   if (recorded) {
-    uint64_t pos = reserve(t, 1, now);
+    uint64_t pos = reserve(t, 1, d - 1, now); /* its own slot was kept free since its BEGIN */
     if (pos) {
       pos--;
       put(t, &pos, now, STROBE__EV_END, f->site);
@@ -345,7 +344,7 @@ void strobe__emit_number(strobe_site *site, double number) {
     return;
   }
   uint64_t now = strobe__now();
-  uint64_t pos = reserve(t, 2, now);
+  uint64_t pos = reserve(t, 2, t->hot.depth, now);
   if (!pos) return;
   pos--;
   uint64_t bits;
@@ -363,7 +362,7 @@ void strobe__frame_mark(strobe_site *site) {
   uint64_t now = strobe__now();
   /* Loop bodies outside any scope are reported once per frame. */
   if (t->ncum) flush_cumulative(t, 0, now, 1);
-  uint64_t pos = reserve(t, 1, now);
+  uint64_t pos = reserve(t, 1, t->hot.depth, now);
   if (!pos) return;
   pos--;
   put(t, &pos, now, STROBE__EV_FRAME, (uint32_t)id);
