@@ -189,8 +189,12 @@ int strobe_record_stop(strobe_recorder *r) {
 
 int strobe_record_flush(strobe_recorder *r) {
   if (!r) return STROBE_EINVAL;
+  /* First deliver every event written before this call (the drain thread's
+   * own pass could otherwise take the request before they arrive), then
+   * have the next pass's on_tick write them. */
+  strobe__drain_now();
   __atomic_store_n(&r->flush_requested, 1, __ATOMIC_RELEASE);
-  strobe__drain_now(); /* the pass ends with on_tick, which flushes */
+  strobe__drain_now();
   return __atomic_load_n(&r->error, __ATOMIC_RELAXED);
 }
 
