@@ -13,8 +13,8 @@
  * CLOCK_MONOTONIC; peak RSS is the child's ru_maxrss from wait4.
  *
  * Usage: bench_cli [--events N] [--strobe PATH]   (defaults: 100000000, the
- * built tool). Output lines: `BENCH <name> <value> <unit>` plus a budget line
- * for each.
+ * built tool). Each figure is the best of 3 runs (peak RSS: the largest).
+ * Output lines: `BENCH <name> <value> <unit>` plus a budget line for each.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -172,6 +172,27 @@ static int run(char *const argv[], double *secs, long *rss_kib) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+#define RUNS 3
+
+/* The fastest of RUNS runs, and the largest peak RSS; nonzero (after a
+ * message) when the tool failed. */
+static int best_of(char *const argv[], double *secs, long *rss) {
+  *secs = 1e30;
+  *rss = 0;
+  for (int i = 0; i < RUNS; i++) {
+    double s;
+    long r;
+    int rc = run(argv, &s, &r);
+    if (rc != 0) {
+      fprintf(stderr, "bench_cli: %s %s exited %d\n", argv[0], argv[1], rc);
+      return 1;
+    }
+    if (s < *secs) *secs = s;
+    if (r > *rss) *rss = r;
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
   uint64_t events = 100000000;
   const char *cli = STROBE_CLI_PATH;
@@ -211,14 +232,12 @@ int main(int argc, char **argv) {
   /* The generator rounds up to whole batches: the events in the file. */
   uint64_t in_file = (events + 18 * 1024 - 1) / (18 * 1024) * (18 * 1024);
 
+  /* Best of RUNS: the machine may be shared, and the budget is about what
+   * the tool can do, not about its neighbours. Peak RSS is the largest seen. */
   double secs;
   long rss;
   char *report[] = {(char *)cli, "report", "--quiet", path, NULL};
-  int rc = run(report, &secs, &rss);
-  if (rc != 0) {
-    fprintf(stderr, "bench_cli: %s report exited %d\n", cli, rc);
-    return 1;
-  }
+  if (best_of(report, &secs, &rss)) return 1;
   double ev_s = (double)in_file / secs;
   printf("BENCH report_events_per_s %.0f events/s\n", ev_s);
   printf("BENCH report_peak_rss_mib %.1f MiB\n", (double)rss / 1024.0);
@@ -226,11 +245,7 @@ int main(int argc, char **argv) {
   printf("budget report_peak_rss_mib <= 64: %s\n", rss <= 64 * 1024 ? "ok" : "MISSED");
 
   char *export[] = {(char *)cli, "export", "--quiet", "--format", "chrome", "-o", "/dev/null", path, NULL};
-  rc = run(export, &secs, &rss);
-  if (rc != 0) {
-    fprintf(stderr, "bench_cli: %s export exited %d\n", cli, rc);
-    return 1;
-  }
+  if (best_of(export, &secs, &rss)) return 1;
   ev_s = (double)in_file / secs;
   printf("BENCH export_chrome_events_per_s %.0f events/s\n", ev_s);
   printf("BENCH export_chrome_peak_rss_mib %.1f MiB\n", (double)rss / 1024.0);

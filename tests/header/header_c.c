@@ -1,6 +1,7 @@
 /* header_c.c — the public headers compile as C11 and every macro works. */
 #include "strobe/capture.h"
 #include "strobe/record.h"
+#include "strobe/server.h"
 #include "strobe/strobe.h"
 #include "all_macros.h"
 

@@ -1,6 +1,7 @@
 /* header_cxx.cpp — the public headers compile as C++17 and the RAII wrappers work. */
 #include "strobe/capture.h"
 #include "strobe/record.h"
+#include "strobe/server.h"
 #include "strobe/strobe.h"
 #include "strobe/strobe.hpp"
 #include "all_macros.h"

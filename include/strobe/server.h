@@ -1,0 +1,145 @@
+/*
+ * server.h — libstrobe_server: an embedded HTTP server (GNU libmicrohttpd,
+ * on its own thread) that serves
+ *   - MCP (protocol 2025-11-25, Streamable HTTP, JSON responses) at /mcp,
+ *     with the tools strobe_profile_start / _read / _end (seed 000);
+ *   - the viewer's endpoints: GET /api/info, GET /api/capture/stream (the
+ *     capture format, live), /api/sessions.
+ * docs/server.md describes every endpoint, limit and error name.
+ *
+ * Security: binds 127.0.0.1 unless told otherwise; every request needs
+ * `Authorization: Bearer <token>` (constant-time comparison); Host and
+ * Origin are checked against loopback and configured values (DNS
+ * rebinding); body, header, connection and idle-time limits bound what a
+ * client can make it hold. The token is never logged, never accepted in a
+ * URL and never appears in a report.
+ *
+ * Permissions (seed 000): MCP tools need the server's MCP switch, the
+ * Observe scope and a per-tool permission. An MCP client (one MCP session)
+ * reads and ends only the profiling sessions it started. Revoking Observe,
+ * disabling MCP or denying a profiling tool cancels every MCP-owned session
+ * and discards its report; in-process sessions continue; granting again
+ * does not revive cancelled ids.
+ *
+ * Thread rule: every function here is safe to call from any thread, except
+ * that a server is stopped exactly once and not used after
+ * strobe_server_stop. Tools run on the server's thread, so they answer
+ * while the application's own threads are blocked.
+ */
+#ifndef STROBE_SERVER_H
+#define STROBE_SERVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "strobe/session.h"
+#include "strobe/strobe.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct strobe_server strobe_server;
+
+/* The MCP tools, as bits of strobe_server_desc.tools and
+ * strobe_server_set_tool_allowed. */
+typedef enum strobe_server_tool {
+  STROBE_TOOL_PROFILE_START = 1u << 0, /* strobe_profile_start */
+  STROBE_TOOL_PROFILE_READ = 1u << 1,  /* strobe_profile_read */
+  STROBE_TOOL_PROFILE_END = 1u << 2,   /* strobe_profile_end */
+  STROBE_TOOL_ALL = 7u
+} strobe_server_tool;
+
+#define STROBE_SERVER_TOKEN_MIN 16   /* bytes; a generated token is 64 hex digits (32 random bytes) */
+#define STROBE_SERVER_TOKEN_MAX 512
+#define STROBE_SERVER_MAX_ORIGINS 16 /* entries of allowed_origins / allowed_hosts kept */
+
+/* Zero means "default" for every field; strobe_server_query_desc shows the
+ * values in force. */
+typedef struct strobe_server_desc {
+  const char *bind_address;            /* IPv4 or IPv6 literal; default "127.0.0.1" */
+  uint16_t port;                       /* default 0: the OS picks one (strobe_server_port) */
+  const char *token;                   /* 16..512 bytes of visible ASCII; default $STROBE_TOKEN, else 32
+                                          bytes from getrandom() as hex, written to token_file */
+  const char *token_file;              /* where a generated token is written (mode 0600); default
+                                          $XDG_RUNTIME_DIR/strobe-<pid>.token, else /tmp/strobe-<pid>.token */
+  const char *const *allowed_origins;  /* NULL-terminated extra Origin values ("http://host:port");
+                                          http://127.0.0.1:PORT, http://localhost:PORT and
+                                          http://[::1]:PORT are always allowed; at most 16 kept */
+  const char *const *allowed_hosts;    /* NULL-terminated extra Host values ("name" or "name:port");
+                                          loopback names are always allowed; at most 16 kept */
+  strobe_collector *collector;         /* default strobe_default_collector(); the server holds a reference */
+  size_t max_body_bytes;               /* default 1 MiB, at most 64 MiB: a larger request body is 413 */
+  size_t max_header_bytes;             /* default 16 KiB, 4 KiB..1 MiB: larger request headers are refused (431) */
+  uint32_t max_connections;            /* default 512, at most 4096: concurrent connections held */
+  uint32_t idle_timeout_s;             /* default 30: a connection idle this long is closed */
+  uint32_t mcp_session_idle_s;         /* default 600: an MCP session unused this long expires (its
+                                          profiling sessions are cancelled) */
+  uint32_t max_mcp_sessions;           /* default 64, at most 1024: MCP sessions at once */
+  uint32_t max_streams;                /* default 2, at most 4: live capture streams at once (each is
+                                          one of the process's 8 event consumers) */
+  size_t stream_queue_bytes;           /* default 8 MiB: per live-stream client; a slower client loses
+                                          events, counted and reported (docs/server.md) */
+  uint32_t tools;                      /* STROBE_TOOL_* bits allowed; default 0 = all three */
+  int mcp_disabled;                    /* 1: start with MCP tools refused (permission_denied) */
+  int observe_denied;                  /* 1: start without the Observe scope */
+  int quiet;                           /* 1: print nothing to stderr (otherwise the token file's
+                                          path, never the token, is printed when one is written) */
+} strobe_server_desc;
+
+/* Starts the server on its own thread. On success *out is the server (stop
+ * it with strobe_server_stop). On error *out is NULL, nothing is left
+ * running or written, and the code is STROBE_EINVAL (a desc field out of
+ * range, a token that is too short/long or not visible ASCII, a bind
+ * address that is not an IP literal), STROBE_EBUSY (the port is taken),
+ * STROBE_EIO (the token file cannot be written, or the server cannot
+ * start), STROBE_ENOMEM or STROBE_EFEATURE_DISABLED (no collector: profiling
+ * compiled out and none given). */
+STROBE_API int strobe_server_start(const strobe_server_desc *desc, strobe_server **out);
+
+/* Stops serving (open connections are closed, live streams end), cancels
+ * every profiling session started over MCP or /api/sessions, removes a
+ * token file it wrote, drops its collector reference and frees the server.
+ * Accepts NULL. */
+STROBE_API void strobe_server_stop(strobe_server *s);
+
+/* The TCP port it listens on. */
+STROBE_API uint16_t strobe_server_port(const strobe_server *s);
+/* Path of the token file it wrote, or NULL when the token came from the desc
+ * or $STROBE_TOKEN. Owned by the server; valid until strobe_server_stop. */
+STROBE_API const char *strobe_server_token_file(const strobe_server *s);
+/* The desc in force, defaults resolved, port and permissions as they are
+ * now. Pointers (bind_address, token_file, collector) are owned by the
+ * server; token, allowed_origins and allowed_hosts are always NULL. */
+STROBE_API strobe_server_desc strobe_server_query_desc(const strobe_server *s);
+
+/* >>permissions (seed 000). Each returns the number of MCP-owned sessions it
+ * cancelled (>= 0), or STROBE_EINVAL. Granting never revives anything. */
+/* Grants (1) or revokes (0) the Observe scope. Revoking cancels every MCP-owned session. */
+STROBE_API int strobe_server_set_observe(strobe_server *s, int granted);
+/* Enables (1) or disables (0) MCP tools. Disabling cancels every MCP-owned session. */
+STROBE_API int strobe_server_set_mcp_enabled(strobe_server *s, int enabled);
+/* Allows (1) or denies (0) the tools in the STROBE_TOOL_* mask `tools`.
+ * Denying any of them cancels every MCP-owned session. */
+STROBE_API int strobe_server_set_tool_allowed(strobe_server *s, uint32_t tools, int allowed);
+
+typedef struct strobe_server_stats {
+  uint64_t requests;             /* HTTP requests answered */
+  uint64_t rejected_auth;        /* 401: missing or wrong token */
+  uint64_t rejected_origin;      /* 403: Host or Origin not allowed */
+  uint64_t rejected_size;        /* 413: body over max_body_bytes */
+  uint64_t mcp_sessions;         /* MCP sessions open now */
+  uint64_t mcp_sessions_expired; /* ended by idle expiry */
+  uint64_t mcp_cancelled;        /* profiling sessions cancelled by permission changes, MCP session end or expiry */
+  uint64_t streams;              /* live capture streams open now */
+  uint64_t stream_bytes;         /* capture bytes sent to live clients, all streams */
+  uint64_t stream_events_dropped; /* events live clients lost because they read too slowly, all streams */
+  uint64_t stream_drop_episodes; /* times a live client's queue filled up, all streams */
+} strobe_server_stats;
+STROBE_API strobe_server_stats strobe_server_query(const strobe_server *s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

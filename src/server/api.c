@@ -1,0 +1,155 @@
+/*
+ * api.c — the viewer's JSON endpoints (authenticated like everything else):
+ *   GET    /api/info            build, clock, windows, limits, server state
+ *   GET    /api/sessions        every active session: id, owner kind, bounds, counts
+ *   POST   /api/sessions        start a session owned by the viewer ({max_samples?, include_devtools?})
+ *   GET    /api/sessions/<id>   snapshot report (JSON v1) of a viewer-owned session
+ *   DELETE /api/sessions/<id>   final report of a viewer-owned session
+ *
+ * Owns: nothing beyond one request; the viewer's owner id lives in the server.
+ * Must never: read or end a session the viewer did not start (in-process and
+ * MCP sessions are listed, never opened), or expose an owner id itself.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <microhttpd.h>
+
+#include "strobe/record.h"
+#include "server/server_internal.h"
+
+static unsigned status_of(int rc) {
+  switch (rc) {
+    case STROBE_EUNKNOWN_ID: return MHD_HTTP_NOT_FOUND;
+    case STROBE_EENDED:
+    case STROBE_ECANCELLED: return MHD_HTTP_GONE;
+    case STROBE_ENOTOWNER: return MHD_HTTP_FORBIDDEN;
+    case STROBE_ELIMIT: return MHD_HTTP_TOO_MANY_REQUESTS;
+    case STROBE_EINVAL: return MHD_HTTP_BAD_REQUEST;
+    case STROBE_EFEATURE_DISABLED: return MHD_HTTP_NOT_IMPLEMENTED;
+    case STROBE_ECLOSED: return MHD_HTTP_CONFLICT;
+    default: return MHD_HTTP_INTERNAL_SERVER_ERROR;
+  }
+}
+
+static int queue_rc(struct MHD_Connection *conn, int rc, const char *message) {
+  return strobe__queue_error(conn, status_of(rc), strobe__error_name(rc), message ? message : strobe_strerror(rc));
+}
+
+static const char *owner_kind(const strobe_server *s, uint64_t owner) {
+  if (owner == 0) return "in-process";
+  if (owner == s->viewer_owner) return "viewer";
+  return "mcp"; /* every other owner in this process is an MCP client's, or another embedder's */
+}
+
+int strobe__api_info(strobe_server *s, struct MHD_Connection *conn) {
+  strobe_clock_info clk = strobe_query_clock();
+  strobe_window_info *wins = calloc(STROBE_MAX_WINDOWS, sizeof *wins);
+  if (!wins) return MHD_NO;
+  int nw = strobe_window_list(s->collector, wins, STROBE_MAX_WINDOWS);
+  json_t *windows = json_array();
+  for (int i = 0; i < nw && i < STROBE_MAX_WINDOWS; i++)
+    json_array_append_new(windows, json_pack("{s:s,s:b,s:b,s:I}", "id", wins[i].id, "open", wins[i].open, "devtools",
+                                             (wins[i].flags & STROBE_WINDOW_DEVTOOLS) != 0, "passes",
+                                             (json_int_t)wins[i].passes));
+  free(wins);
+  strobe_server_stats st = strobe_server_query(s);
+  strobe_server_desc d = strobe_server_query_desc(s);
+  strobe_event_stats ev = strobe_query_event_stats();
+  json_t *streams = json_array();
+  strobe__streams_json(s, streams);
+  json_t *tools = json_object();
+  json_object_set_new(tools, "strobe_profile_start", json_boolean(d.tools & STROBE_TOOL_PROFILE_START));
+  json_object_set_new(tools, "strobe_profile_read", json_boolean(d.tools & STROBE_TOOL_PROFILE_READ));
+  json_object_set_new(tools, "strobe_profile_end", json_boolean(d.tools & STROBE_TOOL_PROFILE_END));
+  json_t *server = json_pack(
+      "{s:s,s:i,s:s,s:b,s:b,s:o,"
+      "s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I},"
+      "s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}}",
+      "bind", s->bind_address, "port", (int)s->port, "mcp_protocol", STROBE__MCP_PROTOCOL, "mcp_enabled",
+      !d.mcp_disabled, "observe_granted", !d.observe_denied, "tools", tools, "limits", "max_body_bytes",
+      (json_int_t)d.max_body_bytes, "max_header_bytes", (json_int_t)d.max_header_bytes, "max_connections",
+      (json_int_t)d.max_connections, "idle_timeout_s", (json_int_t)d.idle_timeout_s, "mcp_session_idle_s",
+      (json_int_t)d.mcp_session_idle_s, "max_mcp_sessions", (json_int_t)d.max_mcp_sessions, "max_streams",
+      (json_int_t)d.max_streams, "stream_queue_bytes", (json_int_t)d.stream_queue_bytes, "stats", "requests",
+      (json_int_t)st.requests, "rejected_auth", (json_int_t)st.rejected_auth, "rejected_origin",
+      (json_int_t)st.rejected_origin, "rejected_size", (json_int_t)st.rejected_size, "mcp_sessions",
+      (json_int_t)st.mcp_sessions, "mcp_sessions_expired", (json_int_t)st.mcp_sessions_expired, "mcp_cancelled",
+      (json_int_t)st.mcp_cancelled, "streams", (json_int_t)st.streams, "stream_bytes", (json_int_t)st.stream_bytes,
+      "stream_events_dropped", (json_int_t)st.stream_events_dropped, "stream_drop_episodes",
+      (json_int_t)st.stream_drop_episodes);
+  json_t *info = json_pack(
+      "{s:o,s:o,s:{s:s,s:b,s:f,s:I},s:o,s:I,s:o,s:{s:i},s:{s:I,s:I,s:i},s:o}", "build", strobe__build_json(),
+      "server", server, "clock", "source", clk.source, "invariant", clk.invariant, "ns_per_tick", clk.ns_per_tick,
+      "epoch_mono_ns", (json_int_t)clk.epoch_mono_ns, "windows", windows, "untracked_windows",
+      (json_int_t)strobe_collector_untracked_windows(s->collector), "limits", strobe__limits_json(), "sessions",
+      "active", strobe_session_count(s->collector), "events", "written", (json_int_t)ev.events_written, "lost",
+      (json_int_t)ev.events_lost, "threads_seen", (int)ev.threads_seen, "streams", streams);
+  return strobe__queue_value(conn, MHD_HTTP_OK, info);
+}
+
+static int list_sessions(strobe_server *s, struct MHD_Connection *conn) {
+  strobe_session_info infos[STROBE_MAX_SESSIONS];
+  int n = strobe_session_list(s->collector, infos, STROBE_MAX_SESSIONS);
+  json_t *arr = json_array();
+  for (int i = 0; i < n && i < STROBE_MAX_SESSIONS; i++)
+    json_array_append_new(
+        arr, json_pack("{s:s,s:s,s:i,s:b,s:f,s:I,s:I,s:I,s:I}", "id", infos[i].id, "owner",
+                       owner_kind(s, infos[i].owner), "max_samples", (int)infos[i].max_samples, "include_devtools",
+                       infos[i].include_devtools, "started_ms", infos[i].started_ms, "completed",
+                       (json_int_t)infos[i].completed, "retained", (json_int_t)infos[i].retained, "dropped",
+                       (json_int_t)infos[i].dropped, "boundary_excluded", (json_int_t)infos[i].boundary_excluded));
+  return strobe__queue_value(conn, MHD_HTTP_OK, json_pack("{s:o,s:i}", "sessions", arr, "max_sessions",
+                                                          STROBE_MAX_SESSIONS));
+}
+
+static int start_session(strobe_server *s, struct MHD_Connection *conn, const char *body, size_t len) {
+  json_t *args = NULL;
+  if (len) {
+    args = json_loadb(body, len, JSON_REJECT_DUPLICATES, NULL);
+    if (!json_is_object(args)) {
+      json_decref(args);
+      return queue_rc(conn, STROBE_EINVAL, "the body must be a JSON object: {max_samples?, include_devtools?}");
+    }
+  }
+  strobe_session_options o;
+  const char *why = NULL;
+  int rc = strobe__parse_start_args(args, &o, &why);
+  json_decref(args);
+  if (rc) return queue_rc(conn, rc, why);
+  o.owner = s->viewer_owner;
+  char id[STROBE_SESSION_ID_MAX];
+  rc = strobe_session_start(s->collector, &o, id);
+  if (rc) return queue_rc(conn, rc, NULL);
+  return strobe__queue_value(conn, MHD_HTTP_CREATED,
+                             json_pack("{s:s,s:i,s:b}", "id", id, "max_samples",
+                                       (int)(o.max_samples ? o.max_samples : STROBE_DEFAULT_SAMPLES),
+                                       "include_devtools", o.include_devtools));
+}
+
+static int session_report(strobe_server *s, struct MHD_Connection *conn, const char *id, int end) {
+  if (strlen(id) >= STROBE_SESSION_ID_MAX) return queue_rc(conn, STROBE_EUNKNOWN_ID, NULL);
+  strobe_report *rep = NULL;
+  int rc = end ? strobe_session_end(s->collector, id, s->viewer_owner, &rep)
+               : strobe_session_read(s->collector, id, s->viewer_owner, &rep);
+  if (rc) return queue_rc(conn, rc, NULL);
+  char *text = NULL;
+  size_t len = 0;
+  rc = strobe_report_json(rep, &text, &len);
+  strobe_report_free(rep);
+  if (rc) return queue_rc(conn, rc, NULL);
+  return strobe__queue_json(conn, MHD_HTTP_OK, text, len);
+}
+
+int strobe__api_sessions(strobe_server *s, struct MHD_Connection *conn, const char *method, const char *id,
+                         const char *body, size_t len) {
+  if (!id) {
+    if (!strcmp(method, MHD_HTTP_METHOD_GET)) return list_sessions(s, conn);
+    if (!strcmp(method, MHD_HTTP_METHOD_POST)) return start_session(s, conn, body, len);
+  } else {
+    if (!strcmp(method, MHD_HTTP_METHOD_GET)) return session_report(s, conn, id, 0);
+    if (!strcmp(method, MHD_HTTP_METHOD_DELETE)) return session_report(s, conn, id, 1);
+  }
+  return strobe__queue_error(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method_not_allowed",
+                             id ? "use GET or DELETE" : "use GET or POST");
+}

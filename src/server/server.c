@@ -1,0 +1,342 @@
+/*
+ * server.c — libstrobe_server's lifecycle: resolves the desc's defaults in
+ * one place, obtains the bearer token (desc, $STROBE_TOKEN, or generated and
+ * written to a 0600 file), starts and stops the HTTP side, and implements
+ * the run-time permission API (Observe scope, MCP switch, per-tool
+ * permission) with seed 000's cancellation rule.
+ *
+ * Owns: the token and its file, the permission state, the server's
+ * collector reference, the viewer's owner id.
+ * Must never: print or log the token (only the file's path), leave a token
+ * file or a running thread behind on a failed start, or revive a cancelled
+ * session when a permission is granted again.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+
+#include "server/server_internal.h"
+#include "server/viewer_internal.h"
+
+#define DEFAULT_BIND "127.0.0.1"
+#define DEFAULT_MAX_BODY ((size_t)1 << 20)       /* 1 MiB: a JSON-RPC request is a few hundred bytes */
+#define MAX_MAX_BODY ((size_t)64 << 20)
+#define DEFAULT_MAX_HEADER ((size_t)16 << 10)    /* 16 KiB: browsers and the SDK send well under 2 KiB */
+#define MIN_MAX_HEADER ((size_t)4 << 10)
+#define MAX_MAX_HEADER ((size_t)1 << 20)
+#define DEFAULT_MAX_CONNECTIONS 512u
+#define MAX_MAX_CONNECTIONS 4096u
+#define DEFAULT_IDLE_S 30u
+#define DEFAULT_MCP_IDLE_S 600u                  /* 10 minutes: agents pause between calls */
+#define DEFAULT_MAX_MCP_SESSIONS 64u
+#define MAX_MAX_MCP_SESSIONS 1024u
+#define DEFAULT_MAX_STREAMS 2u
+#define MAX_MAX_STREAMS 4u                       /* leaves the other event consumers to recorders */
+#define DEFAULT_STREAM_QUEUE ((size_t)8 << 20)
+
+/* >>helpers */
+int strobe__random(void *buf, size_t n) {
+  unsigned char *p = buf;
+  while (n) {
+    ssize_t k = getrandom(p, n, 0);
+    if (k < 0) {
+      if (errno == EINTR) continue;
+      return STROBE_EIO;
+    }
+    p += k;
+    n -= (size_t)k;
+  }
+  return 0;
+}
+
+int strobe__random_hex(char *out, size_t nbytes) {
+  unsigned char raw[64];
+  if (nbytes > sizeof raw) return STROBE_EINVAL;
+  if (strobe__random(raw, nbytes)) return STROBE_EIO;
+  static const char hex[] = "0123456789abcdef";
+  for (size_t i = 0; i < nbytes; i++) {
+    out[2 * i] = hex[raw[i] >> 4];
+    out[2 * i + 1] = hex[raw[i] & 15];
+  }
+  out[2 * nbytes] = 0;
+  memset(raw, 0, sizeof raw);
+  return 0;
+}
+
+uint64_t strobe__random_owner(void) {
+  uint64_t v = 0;
+  while (v == 0)
+    if (strobe__random(&v, sizeof v)) v = (uint64_t)strobe__mono_ms() * 0x9e3779b97f4a7c15ull; /* not reached on Linux */
+  return v;
+}
+
+uint64_t strobe__mono_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+int strobe__ct_equal(const char *a, size_t alen, const char *b, size_t blen) {
+  /* Runs over b (the secret) in full whatever a is; only the result and
+   * blen's constant length are observable. */
+  volatile unsigned char diff = (unsigned char)(alen != blen);
+  for (size_t i = 0; i < blen; i++) diff |= (unsigned char)(b[i] ^ (i < alen ? a[i] : 0));
+  return diff == 0;
+}
+
+/* >>token */
+static int valid_token(const char *t, size_t n) {
+  if (n < STROBE_SERVER_TOKEN_MIN || n > STROBE_SERVER_TOKEN_MAX) return 0;
+  for (size_t i = 0; i < n; i++)
+    if (t[i] < 0x21 || t[i] > 0x7e) return 0;
+  return 1;
+}
+
+static char *default_token_path(void) {
+  const char *dir = getenv("XDG_RUNTIME_DIR");
+  if (!dir || dir[0] != '/') dir = "/tmp";
+  size_t n = strlen(dir) + 48;
+  char *p = malloc(n);
+  if (p) snprintf(p, n, "%s/strobe-%ld.token", dir, (long)getpid());
+  return p;
+}
+
+/* Writes the token to `path` with mode 0600, never following a symlink
+ * planted there (in /tmp a stale or hostile file is replaced, not reused). */
+static int write_token_file(const char *path, const char *token, size_t len) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0 && errno == EEXIST) {
+    struct stat st;
+    if (lstat(path, &st) != 0 || !(S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) || st.st_uid != geteuid())
+      return STROBE_EIO;
+    if (unlink(path) != 0) return STROBE_EIO;
+    fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  }
+  if (fd < 0) return STROBE_EIO;
+  int rc = 0;
+  if (fchmod(fd, 0600) != 0) rc = STROBE_EIO;
+  const char *p = token;
+  size_t left = len;
+  while (!rc && left) {
+    ssize_t k = write(fd, p, left);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) {
+      rc = STROBE_EIO;
+      break;
+    }
+    p += k;
+    left -= (size_t)k;
+  }
+  if (!rc && write(fd, "\n", 1) != 1) rc = STROBE_EIO;
+  if (close(fd) != 0) rc = STROBE_EIO;
+  if (rc) unlink(path);
+  return rc;
+}
+
+/* >>desc */
+static int copy_list(const char *const *in, char **out, size_t *n) {
+  *n = 0;
+  if (!in) return 0;
+  for (size_t i = 0; in[i] && *n < STROBE_SERVER_MAX_ORIGINS; i++) {
+    size_t len = strlen(in[i]);
+    if (len == 0 || len > 255) return STROBE_EINVAL;
+    out[*n] = strdup(in[i]);
+    if (!out[*n]) return STROBE_ENOMEM;
+    (*n)++;
+  }
+  return 0;
+}
+
+static int resolve_desc(strobe_server *s, const strobe_server_desc *in) {
+  strobe_server_desc d = in ? *in : (strobe_server_desc){0};
+  const char *bind = d.bind_address ? d.bind_address : DEFAULT_BIND;
+  unsigned char addr[16];
+  if (strlen(bind) >= sizeof s->bind_address ||
+      (inet_pton(AF_INET, bind, addr) != 1 && inet_pton(AF_INET6, bind, addr) != 1))
+    return STROBE_EINVAL;
+  strcpy(s->bind_address, bind);
+  d.bind_address = s->bind_address;
+  if (!d.max_body_bytes) d.max_body_bytes = DEFAULT_MAX_BODY;
+  if (!d.max_header_bytes) d.max_header_bytes = DEFAULT_MAX_HEADER;
+  if (!d.max_connections) d.max_connections = DEFAULT_MAX_CONNECTIONS;
+  if (!d.idle_timeout_s) d.idle_timeout_s = DEFAULT_IDLE_S;
+  if (!d.mcp_session_idle_s) d.mcp_session_idle_s = DEFAULT_MCP_IDLE_S;
+  if (!d.max_mcp_sessions) d.max_mcp_sessions = DEFAULT_MAX_MCP_SESSIONS;
+  if (!d.max_streams) d.max_streams = DEFAULT_MAX_STREAMS;
+  if (!d.stream_queue_bytes) d.stream_queue_bytes = DEFAULT_STREAM_QUEUE;
+  if (!d.tools) d.tools = STROBE_TOOL_ALL;
+  if (d.max_body_bytes > MAX_MAX_BODY || d.max_header_bytes < MIN_MAX_HEADER || d.max_header_bytes > MAX_MAX_HEADER ||
+      d.max_connections > MAX_MAX_CONNECTIONS || d.max_mcp_sessions > MAX_MAX_MCP_SESSIONS ||
+      d.max_streams > MAX_MAX_STREAMS || (d.tools & ~(uint32_t)STROBE_TOOL_ALL) || d.idle_timeout_s > 86400 ||
+      d.mcp_session_idle_s > 7 * 86400)
+    return STROBE_EINVAL;
+  int rc = copy_list(d.allowed_origins, s->origins, &s->norigins);
+  if (!rc) rc = copy_list(d.allowed_hosts, s->hosts, &s->nhosts);
+  if (rc) return rc;
+  d.allowed_origins = NULL; /* the copies are consulted; the caller's arrays need not outlive the call */
+  d.allowed_hosts = NULL;
+
+  /* The token: desc, then environment, then generated. */
+  const char *tok = d.token ? d.token : getenv("STROBE_TOKEN");
+  if (tok && tok[0]) {
+    size_t n = strlen(tok);
+    if (!valid_token(tok, n)) return STROBE_EINVAL;
+    memcpy(s->token, tok, n);
+    s->token_len = n;
+  } else {
+    if (strobe__random_hex(s->token, 32)) return STROBE_EIO;
+    s->token_len = 64;
+    s->token_file = d.token_file ? strdup(d.token_file) : default_token_path();
+    if (!s->token_file) return STROBE_ENOMEM;
+  }
+  d.token = NULL;
+  d.token_file = s->token_file;
+  s->desc = d;
+  return 0;
+}
+
+/* >>lifecycle */
+static void free_server(strobe_server *s) {
+  for (size_t i = 0; i < s->norigins; i++) free(s->origins[i]);
+  for (size_t i = 0; i < s->nhosts; i++) free(s->hosts[i]);
+  free(s->token_file);
+  strobe_collector_release(s->collector);
+  pthread_mutex_destroy(&s->perms.lock);
+  pthread_mutex_destroy(&s->streams_lock);
+  memset(s->token, 0, sizeof s->token);
+  free(s);
+}
+
+int strobe_server_start(const strobe_server_desc *desc, strobe_server **out) {
+  if (!out) return STROBE_EINVAL;
+  *out = NULL;
+  strobe_server *s = calloc(1, sizeof *s);
+  if (!s) return STROBE_ENOMEM;
+  pthread_mutex_init(&s->perms.lock, NULL);
+  pthread_mutex_init(&s->streams_lock, NULL);
+  int wrote_token = 0;
+  int rc = resolve_desc(s, desc);
+  if (rc) goto fail;
+  strobe_collector *c = s->desc.collector ? s->desc.collector : strobe_default_collector();
+  if (!c) {
+    rc = STROBE_EFEATURE_DISABLED;
+    goto fail;
+  }
+  s->collector = strobe_collector_retain(c);
+  s->desc.collector = s->collector;
+  s->perms.mcp_enabled = !s->desc.mcp_disabled;
+  s->perms.observe = !s->desc.observe_denied;
+  s->perms.tools = s->desc.tools;
+  s->viewer_owner = strobe__random_owner();
+
+  strobe__mcp_config mc = {s->collector, &s->perms, s->desc.max_mcp_sessions, s->desc.mcp_session_idle_s};
+  rc = strobe__mcp_create(&mc, &s->mcp);
+  if (rc) goto fail;
+  if (s->token_file) {
+    rc = write_token_file(s->token_file, s->token, s->token_len);
+    if (rc) goto fail;
+    wrote_token = 1;
+  }
+  rc = strobe__http_start(s);
+  if (rc) goto fail;
+  if (s->token_file && !s->desc.quiet)
+    fprintf(stderr, "strobe: server on http://%s:%u, bearer token in %s\n",
+            strchr(s->bind_address, ':') ? "[::1]" : s->bind_address, (unsigned)s->port, s->token_file);
+  *out = s;
+  return 0;
+fail:
+  if (wrote_token) unlink(s->token_file);
+  strobe__mcp_destroy(s->mcp);
+  free_server(s);
+  return rc;
+}
+
+void strobe_server_stop(strobe_server *s) {
+  if (!s) return;
+  strobe__http_stop(s); /* no handler runs after this */
+  strobe__viewer_destroy(s->viewer);
+  pthread_mutex_lock(&s->perms.lock);
+  strobe__mcp_destroy(s->mcp); /* seed 000: MCP shutdown cancels its own sessions */
+  s->mcp = NULL;
+  pthread_mutex_unlock(&s->perms.lock);
+  strobe_session_cancel_owner(s->collector, s->viewer_owner);
+  if (s->token_file) unlink(s->token_file);
+  free_server(s);
+}
+
+uint16_t strobe_server_port(const strobe_server *s) { return s ? s->port : 0; }
+
+const char *strobe_server_token_file(const strobe_server *s) { return s ? s->token_file : NULL; }
+
+strobe_server_desc strobe_server_query_desc(const strobe_server *s) {
+  strobe_server_desc d = {0};
+  if (!s) return d;
+  d = s->desc;
+  d.port = s->port;
+  pthread_mutex_lock((pthread_mutex_t *)&s->perms.lock);
+  d.tools = s->perms.tools;
+  d.mcp_disabled = !s->perms.mcp_enabled;
+  d.observe_denied = !s->perms.observe;
+  pthread_mutex_unlock((pthread_mutex_t *)&s->perms.lock);
+  return d;
+}
+
+/* >>permissions: the change and the cancellation happen under perms.lock, so
+ * a tool that checked the old permission has finished acting on it, and no
+ * tool can start a session between the change and the cancellation. */
+static int change(strobe_server *s, int *field, int value, uint32_t tools_mask, int tools_allowed) {
+  if (!s) return STROBE_EINVAL;
+  pthread_mutex_lock(&s->perms.lock);
+  int revoke;
+  if (field) {
+    revoke = *field && !value;
+    *field = value != 0;
+  } else {
+    revoke = !tools_allowed && (s->perms.tools & tools_mask);
+    if (tools_allowed)
+      s->perms.tools |= tools_mask;
+    else
+      s->perms.tools &= ~tools_mask;
+  }
+  int n = revoke && s->mcp ? strobe__mcp_cancel_all(s->mcp) : 0;
+  pthread_mutex_unlock(&s->perms.lock);
+  return n;
+}
+
+int strobe_server_set_observe(strobe_server *s, int granted) {
+  return s ? change(s, &s->perms.observe, granted, 0, 0) : STROBE_EINVAL;
+}
+
+int strobe_server_set_mcp_enabled(strobe_server *s, int enabled) {
+  return s ? change(s, &s->perms.mcp_enabled, enabled, 0, 0) : STROBE_EINVAL;
+}
+
+int strobe_server_set_tool_allowed(strobe_server *s, uint32_t tools, int allowed) {
+  if (!s || !tools || (tools & ~(uint32_t)STROBE_TOOL_ALL)) return STROBE_EINVAL;
+  return change(s, NULL, 0, tools, allowed);
+}
+
+strobe_server_stats strobe_server_query(const strobe_server *s) {
+  strobe_server_stats st = {0};
+  if (!s) return st;
+  st.requests = __atomic_load_n(&s->requests, __ATOMIC_RELAXED);
+  st.rejected_auth = __atomic_load_n(&s->rejected_auth, __ATOMIC_RELAXED);
+  st.rejected_origin = __atomic_load_n(&s->rejected_origin, __ATOMIC_RELAXED);
+  st.rejected_size = __atomic_load_n(&s->rejected_size, __ATOMIC_RELAXED);
+  st.stream_bytes = __atomic_load_n(&s->stream_bytes, __ATOMIC_RELAXED);
+  if (s->mcp) {
+    strobe__mcp_counts mc = strobe__mcp_query(s->mcp);
+    st.mcp_sessions = mc.open;
+    st.mcp_sessions_expired = mc.expired;
+    st.mcp_cancelled = mc.cancelled;
+  }
+  strobe__streams_totals((strobe_server *)s, &st);
+  return st;
+}

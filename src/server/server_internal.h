@@ -1,0 +1,178 @@
+/*
+ * server_internal.h — what the files of libstrobe_server share:
+ *   server.c  desc defaults, token, lifecycle, permission API, helpers
+ *   http.c    libmicrohttpd glue: auth, Host/Origin, limits, routing
+ *   mcp.c     JSON-RPC and the MCP session table (callable without HTTP)
+ *   tools.c   the three MCP tools, argument parsing, error names
+ *   api.c     /api/info and /api/sessions
+ *   stream.c  /api/capture/stream: a live capture stream per client
+ *
+ * Threading: libmicrohttpd runs one polling thread, so every request
+ * handler (MCP, tools, /api) runs there, one at a time. The application
+ * thread may call the permission API and strobe_server_stop concurrently;
+ * `perms.lock` orders a permission change against a tool's check-and-act.
+ * Lock order: perms.lock -> mcp table lock -> collector lock; a live
+ * stream's slot lock is never held while taking another Strobe lock.
+ */
+#ifndef STROBE_SERVER_INTERNAL_H
+#define STROBE_SERVER_INTERNAL_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "strobe/server.h"
+
+#define STROBE__MCP_PROTOCOL "2025-11-25"
+#define STROBE__MCP_SID_LEN 64 /* hex digits of 32 random bytes */
+
+/* >>helpers (server.c) */
+/* Fills buf from the OS's random source (getrandom). Returns 0 or STROBE_EIO. */
+int strobe__random(void *buf, size_t n);
+/* CLOCK_MONOTONIC in milliseconds. */
+uint64_t strobe__mono_ms(void);
+/* Constant-time equality of a and b (time depends on blen only). */
+int strobe__ct_equal(const char *a, size_t alen, const char *b, size_t blen);
+/* Lower-case hex of n random bytes into out (2n+1 bytes). Returns 0 or STROBE_EIO. */
+int strobe__random_hex(char *out, size_t nbytes);
+/* A random owner id for profiling sessions: never 0 (in-process). */
+uint64_t strobe__random_owner(void);
+
+/* >>permissions, guarded by `lock` (server.c owns it; tools.c checks it). */
+typedef struct strobe__perms {
+  pthread_mutex_t lock;
+  int mcp_enabled;
+  int observe;
+  uint32_t tools; /* STROBE_TOOL_* allowed */
+} strobe__perms;
+
+/* >>tools (tools.c) */
+typedef struct strobe__tool_env {
+  strobe_collector *collector;
+  strobe__perms *perms;
+  uint64_t owner; /* the calling MCP session's owner id */
+} strobe__tool_env;
+
+/* The tools/list result's `tools` array (a new reference). */
+json_t *strobe__tools_list(void);
+/* Runs tool `name`. Returns 0 with *result set to a CallToolResult as
+ * compact JSON text (malloc'd, *len bytes; tool failures are results with
+ * isError; NULL when out of memory), or -32602 when no such tool exists. */
+int strobe__tools_call(const strobe__tool_env *env, const char *name, json_t *arguments, char **result, size_t *len);
+/* Parses strobe_profile_start's arguments (also POST /api/sessions'). NULL
+ * args means {}. Returns 0, or STROBE_EINVAL with *why set to a static message. */
+int strobe__parse_start_args(json_t *args, strobe_session_options *o, const char **why);
+/* The stable error name of a STROBE_E* code ("unknown_id", "not_owner"...). */
+const char *strobe__error_name(int rc);
+/* {name, version, os, arch, features, assertions}: a new reference. */
+json_t *strobe__build_json(void);
+/* Seed 000's bounds as an object: a new reference. */
+json_t *strobe__limits_json(void);
+
+/* >>mcp (mcp.c) */
+typedef struct strobe__mcp strobe__mcp;
+
+typedef struct strobe__mcp_config {
+  strobe_collector *collector;
+  strobe__perms *perms;
+  uint32_t max_sessions;    /* MCP sessions at once */
+  uint32_t session_idle_s;  /* idle expiry */
+} strobe__mcp_config;
+
+typedef struct strobe__mcp_request {
+  const char *session_id;       /* the Mcp-Session-Id header, or NULL */
+  const char *protocol_version; /* the MCP-Protocol-Version header, or NULL (assume 2025-03-26) */
+  uint64_t now_ms;              /* monotonic; drives idle expiry */
+} strobe__mcp_request;
+
+typedef struct strobe__mcp_response {
+  int http_status;                          /* 200, 202, 204, 400, 404, 503 */
+  char *body;                               /* malloc'd JSON, or NULL (no body) */
+  size_t body_len;
+  char session_id[STROBE__MCP_SID_LEN + 1]; /* non-empty: send as Mcp-Session-Id */
+} strobe__mcp_response;
+
+int strobe__mcp_create(const strobe__mcp_config *cfg, strobe__mcp **out);
+/* Cancels every MCP-owned profiling session and frees the table. Accepts NULL. */
+void strobe__mcp_destroy(strobe__mcp *m);
+/* Handles one POSTed message body (JSON-RPC) exactly as /mcp does, without
+ * HTTP: the status, body and session header to send go to *resp (free with
+ * strobe__mcp_response_free). */
+void strobe__mcp_handle(strobe__mcp *m, const strobe__mcp_request *req, const char *body, size_t len,
+                        strobe__mcp_response *resp);
+/* DELETE /mcp: ends the request's MCP session (its profiling sessions are cancelled). */
+void strobe__mcp_delete(strobe__mcp *m, const strobe__mcp_request *req, strobe__mcp_response *resp);
+void strobe__mcp_response_free(strobe__mcp_response *resp);
+/* Cancels the profiling sessions of every MCP session (perms.lock held by
+ * the caller, so no tool can start one meanwhile). Returns how many. */
+int strobe__mcp_cancel_all(strobe__mcp *m);
+/* Ends MCP sessions idle past their limit. */
+void strobe__mcp_expire(strobe__mcp *m, uint64_t now_ms);
+typedef struct strobe__mcp_counts {
+  uint64_t open, expired, cancelled;
+} strobe__mcp_counts;
+strobe__mcp_counts strobe__mcp_query(strobe__mcp *m);
+
+/* >>server */
+struct MHD_Daemon;
+typedef struct strobe__stream_slot strobe__stream_slot;
+
+struct strobe_server {
+  strobe_server_desc desc;       /* resolved defaults; strings below are owned copies */
+  char bind_address[64];
+  char token[STROBE_SERVER_TOKEN_MAX + 1];
+  size_t token_len;
+  char *token_file;              /* written by us, removed at stop; NULL otherwise */
+  char *origins[STROBE_SERVER_MAX_ORIGINS];
+  size_t norigins;
+  char *hosts[STROBE_SERVER_MAX_ORIGINS];
+  size_t nhosts;
+  strobe_collector *collector;   /* a reference of our own */
+  uint64_t viewer_owner;         /* owner of sessions started through /api/sessions */
+  strobe__perms perms;
+  strobe__mcp *mcp;
+  struct MHD_Daemon *daemon;
+  uint16_t port;
+  /* live streams (stream.c), guarded by streams_lock */
+  pthread_mutex_t streams_lock;
+  strobe__stream_slot *streams;
+  uint32_t nstreams;
+  int stopping;
+  struct strobe__viewer *viewer; /* viewer.c: made on first use, freed by strobe_server_stop */
+  /* counters: atomics */
+  uint64_t requests, rejected_auth, rejected_origin, rejected_size;
+  uint64_t stream_bytes, stream_events_dropped, stream_drop_episodes;
+};
+
+/* >>http (http.c) */
+int strobe__http_start(strobe_server *s);
+void strobe__http_stop(strobe_server *s);
+
+struct MHD_Connection;
+struct MHD_Response;
+/* A JSON response (takes `body`, malloc'd) with the headers every answer carries. */
+struct MHD_Response *strobe__json_response(char *body, size_t len);
+/* Queues a JSON body (taken) with `status`; returns the MHD result. */
+int strobe__queue_json(struct MHD_Connection *conn, unsigned status, char *body, size_t len);
+/* Queues {"error": name, "message": message}. */
+int strobe__queue_error(struct MHD_Connection *conn, unsigned status, const char *name, const char *message);
+/* Queues a jansson value (reference stolen) as the JSON body. */
+int strobe__queue_value(struct MHD_Connection *conn, unsigned status, json_t *value);
+
+/* >>api (api.c), called on the MHD thread after authentication */
+int strobe__api_info(strobe_server *s, struct MHD_Connection *conn);
+int strobe__api_sessions(strobe_server *s, struct MHD_Connection *conn, const char *method, const char *id,
+                         const char *body, size_t len);
+
+/* >>stream (stream.c) */
+int strobe__stream_open(strobe_server *s, struct MHD_Connection *conn);
+/* Ends every live stream and waits (bounded) until libmicrohttpd let go of them. */
+void strobe__streams_close_all(strobe_server *s);
+/* Per-stream counters into `out` (a JSON array, appended). */
+void strobe__streams_json(strobe_server *s, json_t *out);
+/* Fills the stream fields of *st: live streams plus those already closed. */
+void strobe__streams_totals(strobe_server *s, strobe_server_stats *st);
+
+#endif

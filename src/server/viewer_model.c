@@ -1,0 +1,822 @@
+/*
+ * viewer_model.c — turns one capture (a file, or a flight-recorder snapshot
+ * in memory) into the viewer's model: packed little-endian column tables the
+ * browser wraps in typed arrays without parsing, and one JSON document
+ * ("meta") describing the capture and where each column sits. The browser
+ * never sees the capture format or zstd. Layout and semantics:
+ * docs/viewer.md.
+ *
+ * Two passes over the capture, so the model is allocated once at its exact
+ * size: pass 1 counts spans per (thread, depth), values, samples per site
+ * and frame marks; pass 2 fills. Spans are stored sorted by (thread, depth,
+ * start) without any sort: on one thread, the scopes at one depth are
+ * disjoint and end in start order, so each END lands at the next slot of
+ * its (thread, depth) bucket. A flame-chart lane row is then one contiguous
+ * run whose starts and ends both ascend, which the viewer binary-searches.
+ *
+ * Frames follow `strobe report` and `strobe diff --frames` exactly: when any
+ * thread has two FRAME marks, frame k of a thread is the interval from its
+ * kth mark to the next; otherwise every top-level scope is one. Top-level
+ * scopes whose category names an operation kind (pass, input, rebuild,
+ * app_scope, request) are listed as such operations beside the frames.
+ *
+ * Honesty: scopes still open at the end (unfinished) or whose END was lost
+ * are kept apart in the `open` table with the last time they were known to
+ * be open, never given a duration; values attached to a lost scope are
+ * dropped rather than pinned on the next scope at that depth.
+ *
+ * Owns: the model's memory (one allocation per table, the meta text).
+ * Must never: hold more than max_spans spans, fabricate an end, or let a
+ * malformed capture read outside its tables (depth and ids are bounded by
+ * the reader; every index here is checked against pass 1's counts, since a
+ * live capture is built from the same bytes twice but a file could change).
+ *
+ * Contents: >>tables >>pass1 >>pass2 >>finish >>meta >>api
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "strobe/capture.h"
+#include "server/viewer_internal.h"
+
+#define MAX_DEPTH 256         /* the capture format's nesting bound */
+#define MAX_SITES 65536       /* site ids are 1..65535 */
+#define NO_SPAN UINT32_MAX
+
+enum { FK_FRAME, FK_PASS, FK_INPUT, FK_REBUILD, FK_APP_SCOPE, FK_REQUEST, FK_SCOPE, FK_COUNT };
+static const char *const g_frame_kinds[FK_COUNT] = {"frame", "pass", "input", "rebuild", "app_scope", "request",
+                                                    "scope"};
+
+/* ======================================================================
+ * >>tables
+ * ====================================================================== */
+
+typedef struct coldef {
+  const char *name, *type;
+  size_t width;
+} coldef;
+
+static size_t align8(size_t n) { return (n + 7u) & ~(size_t)7u; }
+
+/* Lays out `rows` rows of the given columns back to back, each column
+ * starting on an 8-byte boundary so a Float64Array can view it in place. */
+static int table_alloc(strobe__vtable *t, const char *name, uint32_t rows, const coldef *cols, uint32_t ncols) {
+  t->name = name;
+  t->rows = rows;
+  t->ncols = ncols;
+  size_t off = 0;
+  for (uint32_t i = 0; i < ncols; i++) {
+    t->cols[i] = (strobe__vcol){cols[i].name, cols[i].type, off};
+    off += align8((size_t)rows * cols[i].width);
+  }
+  t->bytes = off;
+  t->data = calloc(1, off ? off : 8);
+  return t->data ? 0 : STROBE_ENOMEM;
+}
+
+#define COL(t, i, type) ((type *)(void *)((t)->data + (t)->cols[i].offset))
+
+static const coldef SPAN_COLS[] = {{"start", "f64", 8}, {"dur", "f32", 4}, {"self", "f32", 4},
+                                   {"site", "u16", 2}, {"depth", "u8", 1}};
+enum { SP_START, SP_DUR, SP_SELF, SP_SITE, SP_DEPTH };
+static const coldef VALUE_COLS[] = {{"value", "f64", 8}, {"span", "u32", 4}, {"site", "u16", 2}};
+enum { VA_VALUE, VA_SPAN, VA_SITE };
+static const coldef CUMUL_COLS[] = {{"count", "f64", 8}, {"total", "f64", 8}, {"min", "f64", 8}, {"max", "f64", 8},
+                                    {"span", "u32", 4},  {"thread", "u32", 4}, {"site", "u16", 2}};
+enum { CU_COUNT, CU_TOTAL, CU_MIN, CU_MAX, CU_SPAN, CU_THREAD, CU_SITE };
+static const coldef FRAME_COLS[] = {{"start", "f64", 8}, {"dur", "f64", 8}, {"thread", "u32", 4},
+                                    {"number", "u32", 4}, {"kind", "u8", 1}};
+enum { FR_START, FR_DUR, FR_THREAD, FR_NUMBER, FR_KIND };
+static const coldef SAMPLE_COLS[] = {{"time", "f64", 8}, {"value", "f64", 8}, {"site", "u16", 2}};
+enum { SA_TIME, SA_VALUE, SA_SITE };
+static const coldef OPEN_COLS[] = {{"start", "f64", 8}, {"until", "f64", 8}, {"thread", "u32", 4},
+                                   {"site", "u16", 2},  {"depth", "u8", 1},  {"reason", "u8", 1}};
+enum { OP_START, OP_UNTIL, OP_THREAD, OP_SITE, OP_DEPTH, OP_REASON };
+enum { OPEN_UNFINISHED = 1, OPEN_LOST = 2, OPEN_CUT = 3 }; /* cut: open where max_spans stopped the model */
+
+/* ======================================================================
+ * >>pass1 — per-thread and per-site counts
+ * ====================================================================== */
+
+typedef struct open_scope {
+  uint32_t site;
+  double begin;        /* ns since the capture start */
+  uint64_t values_at;  /* values table length when it began (pass 2) */
+  uint64_t cumul_at;
+} open_scope;
+
+typedef struct vthread {
+  uint32_t *cnt;       /* pass 1: spans per depth (index depth-1); pass 2: slots filled */
+  uint32_t *base;      /* pass 2: first span index of each depth's bucket */
+  uint32_t ndepth;     /* entries of cnt/base */
+  uint32_t cur;        /* open scopes now */
+  open_scope *stack;   /* pass 2: the open scopes, MAX_DEPTH entries */
+  uint64_t marks;      /* FRAME marks (pass 1: count; pass 2: seen so far) */
+  double last_mark;
+  double last_time;    /* latest event time of this thread */
+  int seen;
+} vthread;
+
+typedef struct tmp_value { /* pass 2, before compaction */
+  double value;
+  uint32_t span, thread;
+  uint16_t site;
+  uint8_t depth;           /* of the scope it is attached to (0: top level) */
+  uint8_t dead;            /* that scope's END was lost */
+} tmp_value;
+
+typedef struct tmp_cumul {
+  double count, total, min, max;
+  uint32_t span, thread;
+  uint16_t site;
+  uint8_t depth, dead;
+} tmp_cumul;
+
+typedef struct tmp_frame {
+  double start, dur;
+  uint32_t thread, number;
+  uint8_t kind;
+} tmp_frame;
+
+typedef struct site_stat {
+  uint64_t count;
+  double total, self, min, max;
+} site_stat;
+
+typedef struct builder {
+  const strobe__vsource *src;
+  uint32_t max_spans;
+  double t0;                 /* capture start, ns since the epoch */
+  vthread *th;
+  uint32_t nth;
+  /* pass 1 results */
+  uint64_t stop_at;          /* records processed before the span bound was reached (UINT64_MAX: all) */
+  uint64_t spans, spans_cut, n_values, n_cumul, n_samples, n_open;
+  uint32_t *samples_per_site;/* MAX_SITES */
+  int marks_mode;
+  uint32_t frame_thread;     /* the first thread that marks frames (or begins a scope) */
+  int frame_thread_set;
+  /* pass 2 */
+  strobe__vmodel *m;
+  tmp_value *vals;
+  uint64_t nvals;
+  tmp_cumul *cums;
+  uint64_t ncums;
+  tmp_frame *frames;
+  uint64_t nframes, capframes;
+  uint32_t *sample_next;     /* per site: next slot */
+  uint32_t *sample_first;    /* per site: first slot */
+  uint64_t nopen;
+  site_stat *stats;          /* MAX_SITES */
+  double range_lo, range_hi;
+  int read_error;
+  strobe_capture_totals totals;
+  strobe_capture *cap;       /* pass 2's reader, open until the meta is built */
+} builder;
+
+static int open_source(const strobe__vsource *s, strobe_capture **c) {
+  if (s->path) return strobe_capture_open(s->path, c);
+  return strobe_capture_open_memory(s->data, s->len, c);
+}
+
+static vthread *thread_at(builder *b, uint32_t index) {
+  if (index >= b->nth) {
+    uint32_t n = b->nth ? b->nth : 8;
+    while (n <= index) n *= 2;
+    vthread *p = realloc(b->th, (size_t)n * sizeof *p);
+    if (!p) return NULL;
+    memset(p + b->nth, 0, (size_t)(n - b->nth) * sizeof *p);
+    b->th = p;
+    b->nth = n;
+  }
+  return &b->th[index];
+}
+
+static int depth_reserve(vthread *t, uint32_t depth) {
+  if (depth <= t->ndepth) return 0;
+  uint32_t n = t->ndepth ? t->ndepth : 8;
+  while (n < depth) n *= 2;
+  if (n > MAX_DEPTH) n = MAX_DEPTH;
+  uint32_t *c = realloc(t->cnt, n * sizeof *c);
+  if (!c) return STROBE_ENOMEM;
+  memset(c + t->ndepth, 0, (n - t->ndepth) * sizeof *c);
+  t->cnt = c;
+  t->ndepth = n;
+  return 0;
+}
+
+static int pass1(builder *b) {
+  strobe_capture *c = NULL;
+  int rc = open_source(b->src, &c);
+  if (rc) return rc;
+  b->t0 = strobe_capture_ticks_to_ns(c, strobe_capture_get_header(c)->start_ticks);
+  strobe_capture_record r;
+  uint64_t nrec = 0;
+  b->stop_at = UINT64_MAX;
+  int first_begin_thread = -1;
+  while ((rc = strobe_capture_next(c, &r)) > 0) {
+    if (b->stop_at != UINT64_MAX) { /* over the bound: only count what is cut */
+      if (r.type == STROBE_REC_END) b->spans_cut++;
+      continue;
+    }
+    nrec++;
+    if (r.type == STROBE_REC_SITE || r.type == STROBE_REC_THREAD) continue;
+    vthread *t = thread_at(b, r.thread);
+    if (!t) goto oom;
+    switch (r.type) {
+      case STROBE_REC_BEGIN:
+        if (first_begin_thread < 0) first_begin_thread = (int)r.thread;
+        t->cur = r.depth;
+        break;
+      case STROBE_REC_END:
+        if (b->spans >= b->max_spans) {
+          b->stop_at = nrec - 1; /* this END and everything after it are not kept */
+          b->spans_cut++;
+          break;
+        }
+        if (depth_reserve(t, r.depth)) goto oom;
+        t->cnt[r.depth - 1]++;
+        b->spans++;
+        t->cur = r.depth - 1;
+        break;
+      case STROBE_REC_VALUE: b->n_values++; break;
+      case STROBE_REC_CUMULATIVE: b->n_cumul++; break;
+      case STROBE_REC_COUNTER:
+      case STROBE_REC_GAUGE:
+        if (r.site < MAX_SITES && b->samples_per_site[r.site] < UINT32_MAX - 1) {
+          b->samples_per_site[r.site]++;
+          b->n_samples++;
+        }
+        break;
+      case STROBE_REC_FRAME:
+        t->marks++;
+        if (!b->frame_thread_set) {
+          b->frame_thread = r.thread;
+          b->frame_thread_set = 1;
+        }
+        break;
+      case STROBE_REC_LOST:
+        if (t->cur > r.depth) {
+          b->n_open += t->cur - r.depth;
+          t->cur = (uint32_t)r.depth;
+        }
+        break;
+      case STROBE_REC_THREAD_END:
+        b->n_open += t->cur;
+        t->cur = 0;
+        break;
+      default: break;
+    }
+  }
+  if (rc < 0 && nrec == 0) { /* nothing readable at all: an error, not an empty model */
+    strobe_capture_close(c);
+    return rc;
+  }
+  b->read_error = rc < 0 ? rc : 0;
+  b->totals = strobe_capture_get_totals(c); /* over the whole capture, kept or cut */
+  for (uint32_t i = 0; i < b->nth; i++) {
+    b->n_open += b->th[i].cur; /* still open at the end */
+    if (b->th[i].marks >= 2) b->marks_mode = 1;
+  }
+  if (!b->frame_thread_set && first_begin_thread >= 0) {
+    b->frame_thread = (uint32_t)first_begin_thread;
+    b->frame_thread_set = 1;
+  }
+  strobe_capture_close(c);
+  return 0;
+oom:
+  strobe_capture_close(c);
+  return STROBE_ENOMEM;
+}
+
+/* ======================================================================
+ * >>pass2 — fill the tables
+ * ====================================================================== */
+
+static int frame_push(builder *b, double start, double dur, uint32_t thread, uint64_t number, int kind) {
+  if (b->nframes == b->capframes) {
+    uint64_t cap = b->capframes ? b->capframes * 2 : 256;
+    tmp_frame *p = realloc(b->frames, cap * sizeof *p);
+    if (!p) return STROBE_ENOMEM;
+    b->frames = p;
+    b->capframes = cap;
+  }
+  b->frames[b->nframes++] = (tmp_frame){start, dur, thread, (uint32_t)(number > UINT32_MAX ? UINT32_MAX : number),
+                                        (uint8_t)kind};
+  return 0;
+}
+
+static int op_kind(const char *category) {
+  if (!category || !category[0]) return -1;
+  if (!strcmp(category, "pass") || !strcmp(category, "frame")) return FK_PASS;
+  if (!strcmp(category, "input")) return FK_INPUT;
+  if (!strcmp(category, "rebuild")) return FK_REBUILD;
+  if (!strcmp(category, "app_scope") || !strcmp(category, "app")) return FK_APP_SCOPE;
+  if (!strcmp(category, "request")) return FK_REQUEST;
+  return -1;
+}
+
+static void touch_range(builder *b, double lo, double hi) {
+  if (lo < b->range_lo) b->range_lo = lo;
+  if (hi > b->range_hi) b->range_hi = hi;
+}
+
+/* Scopes deeper than `depth` on thread t stop being open (lost, or
+ * unfinished at thread end / end of file): into the open table, and the
+ * values and loop statistics they carried are dropped. */
+static void close_open(builder *b, vthread *t, uint32_t index, uint32_t depth, double until, int reason) {
+  strobe__vtable *ot = &b->m->tables[STROBE__VT_OPEN];
+  while (t->cur > depth) {
+    uint32_t d = t->cur--;
+    const open_scope *o = &t->stack[d - 1];
+    for (uint64_t i = o->values_at; i < b->nvals; i++)
+      if (b->vals[i].thread == index && b->vals[i].depth >= d) b->vals[i].dead = 1;
+    for (uint64_t i = o->cumul_at; i < b->ncums; i++)
+      if (b->cums[i].thread == index && b->cums[i].depth >= d) b->cums[i].dead = 1;
+    if (b->nopen >= ot->rows) continue;
+    uint64_t k = b->nopen++;
+    COL(ot, OP_START, double)[k] = o->begin;
+    COL(ot, OP_UNTIL, double)[k] = until;
+    COL(ot, OP_THREAD, uint32_t)[k] = index;
+    COL(ot, OP_SITE, uint16_t)[k] = (uint16_t)o->site;
+    COL(ot, OP_DEPTH, uint8_t)[k] = (uint8_t)(d - 1);
+    COL(ot, OP_REASON, uint8_t)[k] = (uint8_t)reason;
+    touch_range(b, o->begin, until);
+  }
+}
+
+/* The span slot a scope at `depth` of thread t will fill when it ends. */
+static uint32_t slot_of(const vthread *t, uint32_t depth) {
+  if (depth == 0 || depth > t->ndepth) return NO_SPAN;
+  return t->base[depth - 1] + t->cnt[depth - 1];
+}
+
+static int pass2(builder *b) {
+  strobe_capture *c = NULL;
+  int rc = open_source(b->src, &c);
+  if (rc) return rc;
+  strobe__vmodel *m = b->m;
+  strobe__vtable *sp = &m->tables[STROBE__VT_SPANS], *sa = &m->tables[STROBE__VT_SAMPLES];
+  double *s_start = COL(sp, SP_START, double);
+  float *s_dur = COL(sp, SP_DUR, float), *s_self = COL(sp, SP_SELF, float);
+  uint16_t *s_site = COL(sp, SP_SITE, uint16_t);
+  uint8_t *s_depth = COL(sp, SP_DEPTH, uint8_t);
+  strobe_capture_record r;
+  uint64_t nrec = 0;
+  while ((rc = strobe_capture_next(c, &r)) > 0 && nrec < b->stop_at) {
+    nrec++;
+    if (r.type == STROBE_REC_SITE || r.type == STROBE_REC_THREAD || r.thread >= b->nth) continue;
+    vthread *t = &b->th[r.thread];
+    double now = r.time_ns - b->t0;
+    if (r.type != STROBE_REC_VALUE && r.type != STROBE_REC_CUMULATIVE && now > t->last_time) t->last_time = now;
+    switch (r.type) {
+      case STROBE_REC_BEGIN:
+        if (r.depth < 1 || r.depth > MAX_DEPTH) break;
+        if (!t->stack && !(t->stack = calloc(MAX_DEPTH, sizeof *t->stack))) goto oom; /* 8 KiB per scoping thread */
+        t->stack[r.depth - 1] = (open_scope){r.site, now, b->nvals, b->ncums};
+        t->cur = r.depth;
+        break;
+      case STROBE_REC_END: {
+        t->cur = r.depth - 1;
+        if (r.depth > t->ndepth || t->cnt[r.depth - 1] >= t->base[r.depth] - t->base[r.depth - 1]) break;
+        uint32_t i = t->base[r.depth - 1] + t->cnt[r.depth - 1]++;
+        double begin = now - r.duration_ns;
+        s_start[i] = begin;
+        s_dur[i] = (float)r.duration_ns;
+        s_self[i] = (float)r.self_ns;
+        s_site[i] = (uint16_t)r.site;
+        s_depth[i] = (uint8_t)(r.depth - 1);
+        touch_range(b, begin, now);
+        site_stat *st = &b->stats[r.site < MAX_SITES ? r.site : 0];
+        if (st->count == 0 || r.duration_ns < st->min) st->min = r.duration_ns;
+        if (st->count == 0 || r.duration_ns > st->max) st->max = r.duration_ns;
+        st->count++;
+        st->total += r.duration_ns;
+        st->self += r.self_ns;
+        if (r.depth == 1) {
+          const strobe_capture_site *site = strobe_capture_get_site(c, r.site);
+          int k = op_kind(site ? site->category : NULL);
+          if (k < 0 && !b->marks_mode) k = FK_SCOPE;
+          if (k >= 0 && frame_push(b, begin, r.duration_ns, r.thread, 0, k)) goto oom;
+        }
+        break;
+      }
+      case STROBE_REC_VALUE:
+      case STROBE_REC_CUMULATIVE: {
+        uint32_t span = slot_of(t, r.depth);
+        if (r.type == STROBE_REC_VALUE) {
+          if (r.depth == 0 || span == NO_SPAN || b->nvals >= b->n_values) break;
+          b->vals[b->nvals++] = (tmp_value){r.value, span, r.thread, (uint16_t)r.site, (uint8_t)r.depth, 0};
+        } else {
+          if (b->ncums >= b->n_cumul) break;
+          b->cums[b->ncums++] = (tmp_cumul){(double)r.count, r.total_ns, r.min_ns, r.max_ns, span, r.thread,
+                                             (uint16_t)r.site, (uint8_t)(r.depth > 255 ? 255 : r.depth), 0};
+        }
+        break;
+      }
+      case STROBE_REC_COUNTER:
+      case STROBE_REC_GAUGE:
+        if (r.site < MAX_SITES && b->sample_next[r.site] < b->sample_first[r.site] + b->samples_per_site[r.site]) {
+          uint32_t k = b->sample_next[r.site]++;
+          COL(sa, SA_TIME, double)[k] = now;
+          COL(sa, SA_VALUE, double)[k] = r.value; /* counters: the delta until >>finish sums them */
+          COL(sa, SA_SITE, uint16_t)[k] = (uint16_t)r.site;
+          touch_range(b, now, now);
+        }
+        break;
+      case STROBE_REC_FRAME:
+        if (b->marks_mode && t->marks > 0 && frame_push(b, t->last_mark, now - t->last_mark, r.thread, t->marks, FK_FRAME))
+          goto oom;
+        t->marks++;
+        t->last_mark = now;
+        touch_range(b, now, now);
+        break;
+      case STROBE_REC_LOST:
+        if (t->stack) close_open(b, t, r.thread, (uint32_t)r.depth, now, OPEN_LOST);
+        break;
+      case STROBE_REC_THREAD_END:
+        if (t->stack) close_open(b, t, r.thread, 0, t->last_time, OPEN_UNFINISHED);
+        break;
+      default: break;
+    }
+  }
+  for (uint32_t i = 0; i < b->nth; i++)
+    if (b->th[i].stack)
+      close_open(b, &b->th[i], i, 0, b->th[i].last_time, b->stop_at == UINT64_MAX ? OPEN_UNFINISHED : OPEN_CUT);
+  b->cap = c; /* kept open: its site and thread tables name things in the meta */
+  return 0;
+oom:
+  strobe_capture_close(c);
+  return STROBE_ENOMEM;
+}
+
+/* ======================================================================
+ * >>finish — compact the side tables, sort what needs sorting
+ * ====================================================================== */
+
+static int by_span(const void *x, const void *y) {
+  const tmp_value *a = x, *b = y;
+  return a->span < b->span ? -1 : a->span > b->span;
+}
+static int cumul_by_span(const void *x, const void *y) {
+  const tmp_cumul *a = x, *b = y;
+  if (a->span != b->span) return a->span < b->span ? -1 : 1;
+  return a->thread < b->thread ? -1 : a->thread > b->thread;
+}
+static int frame_by_start(const void *x, const void *y) {
+  const tmp_frame *a = x, *b = y;
+  if (a->start != b->start) return a->start < b->start ? -1 : 1;
+  return a->kind < b->kind ? -1 : a->kind > b->kind;
+}
+
+typedef struct sample_pair {
+  double t, v;
+} sample_pair;
+static int by_time(const void *x, const void *y) {
+  const sample_pair *a = x, *b = y;
+  return a->t < b->t ? -1 : a->t > b->t;
+}
+
+static int finish(builder *b) {
+  strobe__vmodel *m = b->m;
+  /* values: live ones, by span */
+  qsort(b->vals, b->nvals, sizeof *b->vals, by_span);
+  uint32_t nv = 0;
+  for (uint64_t i = 0; i < b->nvals; i++) nv += !b->vals[i].dead;
+  if (table_alloc(&m->tables[STROBE__VT_VALUES], "values", nv, VALUE_COLS, 3)) return STROBE_ENOMEM;
+  strobe__vtable *vt = &m->tables[STROBE__VT_VALUES];
+  for (uint64_t i = 0, k = 0; i < b->nvals; i++) {
+    if (b->vals[i].dead) continue;
+    COL(vt, VA_VALUE, double)[k] = b->vals[i].value;
+    COL(vt, VA_SPAN, uint32_t)[k] = b->vals[i].span;
+    COL(vt, VA_SITE, uint16_t)[k] = b->vals[i].site;
+    k++;
+  }
+  /* cumulative: by span (NO_SPAN, the threads' top level, last) */
+  qsort(b->cums, b->ncums, sizeof *b->cums, cumul_by_span);
+  uint32_t nc = 0;
+  for (uint64_t i = 0; i < b->ncums; i++) nc += !b->cums[i].dead;
+  if (table_alloc(&m->tables[STROBE__VT_CUMUL], "cumulative", nc, CUMUL_COLS, 7)) return STROBE_ENOMEM;
+  strobe__vtable *ct = &m->tables[STROBE__VT_CUMUL];
+  for (uint64_t i = 0, k = 0; i < b->ncums; i++) {
+    const tmp_cumul *x = &b->cums[i];
+    if (x->dead) continue;
+    COL(ct, CU_COUNT, double)[k] = x->count;
+    COL(ct, CU_TOTAL, double)[k] = x->total;
+    COL(ct, CU_MIN, double)[k] = x->min;
+    COL(ct, CU_MAX, double)[k] = x->max;
+    COL(ct, CU_SPAN, uint32_t)[k] = x->span;
+    COL(ct, CU_THREAD, uint32_t)[k] = x->thread;
+    COL(ct, CU_SITE, uint16_t)[k] = x->site;
+    k++;
+  }
+  /* frames: by start */
+  qsort(b->frames, b->nframes, sizeof *b->frames, frame_by_start);
+  /* Top-level scopes are numbered per thread in start order, as `strobe report` numbers them. */
+  uint64_t *tops = calloc(b->nth ? b->nth : 1, sizeof *tops);
+  if (!tops) return STROBE_ENOMEM;
+  for (uint64_t i = 0; i < b->nframes; i++)
+    if (b->frames[i].kind != FK_FRAME && b->frames[i].thread < b->nth) {
+      uint64_t n = ++tops[b->frames[i].thread];
+      b->frames[i].number = (uint32_t)(n > UINT32_MAX ? UINT32_MAX : n);
+    }
+  free(tops);
+  if (table_alloc(&m->tables[STROBE__VT_FRAMES], "frames", (uint32_t)b->nframes, FRAME_COLS, 5)) return STROBE_ENOMEM;
+  strobe__vtable *ft = &m->tables[STROBE__VT_FRAMES];
+  for (uint64_t i = 0; i < b->nframes; i++) {
+    COL(ft, FR_START, double)[i] = b->frames[i].start;
+    COL(ft, FR_DUR, double)[i] = b->frames[i].dur;
+    COL(ft, FR_THREAD, uint32_t)[i] = b->frames[i].thread;
+    COL(ft, FR_NUMBER, uint32_t)[i] = b->frames[i].number;
+    COL(ft, FR_KIND, uint8_t)[i] = b->frames[i].kind;
+  }
+  /* samples: each site's run by time (threads' blocks interleave) */
+  strobe__vtable *st = &m->tables[STROBE__VT_SAMPLES];
+  uint32_t maxrun = 0;
+  for (uint32_t s = 0; s < MAX_SITES; s++)
+    if (b->sample_next[s] - b->sample_first[s] > maxrun) maxrun = b->sample_next[s] - b->sample_first[s];
+  sample_pair *tmp = malloc(((size_t)maxrun + 1) * sizeof *tmp);
+  if (!tmp) return STROBE_ENOMEM;
+  for (uint32_t s = 0; s < MAX_SITES; s++) {
+    uint32_t first = b->sample_first[s], n = b->sample_next[s] - first;
+    if (!n) continue;
+    double *tt = COL(st, SA_TIME, double) + first, *vv = COL(st, SA_VALUE, double) + first;
+    for (uint32_t i = 0; i < n; i++) tmp[i] = (sample_pair){tt[i], vv[i]};
+    qsort(tmp, n, sizeof *tmp, by_time);
+    for (uint32_t i = 0; i < n; i++) {
+      tt[i] = tmp[i].t;
+      vv[i] = tmp[i].v;
+    }
+  }
+  free(tmp);
+  return 0;
+}
+
+/* Counters: deltas → running totals (needs the site kinds, known at meta time). */
+static void counters_to_totals(builder *b, const strobe_capture *c) {
+  strobe__vtable *st = &b->m->tables[STROBE__VT_SAMPLES];
+  for (uint32_t s = 1; s < MAX_SITES; s++) {
+    uint32_t first = b->sample_first[s], n = b->sample_next[s] - first;
+    if (!n) continue;
+    const strobe_capture_site *site = strobe_capture_get_site(c, s);
+    if (!site || site->kind != STROBE_SITE_COUNTER) continue;
+    double *vv = COL(st, SA_VALUE, double) + first, sum = 0;
+    for (uint32_t i = 0; i < n; i++) vv[i] = sum += vv[i];
+  }
+}
+
+/* ======================================================================
+ * >>meta
+ * ====================================================================== */
+
+static json_t *num_or_null(double v) { return isfinite(v) ? json_real(v) : json_null(); }
+
+static json_t *header_json(const strobe_capture_header *h) {
+  return json_pack("{s:i,s:s,s:s,s:b,s:o,s:I,s:I,s:o,s:s,s:s,s:s,s:s,s:b,s:I,s:I,s:I}", "version", (int)h->version,
+                   "kind", h->kind, "clock_source", h->clock_source, "clock_invariant", h->clock_invariant,
+                   "ns_per_tick", num_or_null(h->ns_per_tick), "epoch_ticks", (json_int_t)h->epoch_ticks,
+                   "epoch_mono_ns", (json_int_t)h->epoch_mono_ns, "overhead_per_scope_ns",
+                   num_or_null(h->overhead_per_scope_ns), "strobe_version", h->strobe_version, "os", h->os, "arch",
+                   h->arch, "features", h->features, "assertions", h->assertions, "pid", (json_int_t)h->pid,
+                   "ring_events", (json_int_t)h->ring_events, "flush_interval_ms", (json_int_t)h->flush_interval_ms);
+}
+
+static json_t *tables_json(const strobe__vmodel *m) {
+  json_t *o = json_object();
+  for (int i = 0; i < STROBE__VT_COUNT; i++) {
+    const strobe__vtable *t = &m->tables[i];
+    json_t *cols = json_object();
+    for (uint32_t k = 0; k < t->ncols; k++)
+      json_object_set_new(cols, t->cols[k].name, json_pack("[s,I]", t->cols[k].type, (json_int_t)t->cols[k].offset));
+    json_object_set_new(o, t->name, json_pack("{s:I,s:I,s:o}", "rows", (json_int_t)t->rows, "bytes",
+                                               (json_int_t)t->bytes, "columns", cols));
+  }
+  return o;
+}
+
+static int build_meta(builder *b, const strobe__vsource *src, uint64_t generation) {
+  const strobe_capture *c = b->cap;
+  counters_to_totals(b, c);
+  strobe__vmodel *m = b->m;
+  json_t *root = json_object();
+  json_object_set_new(root, "format", json_integer(1));
+  json_object_set_new(root, "label", json_string(src->label ? src->label : ""));
+  json_object_set_new(root, "origin", json_string(src->origin ? src->origin : "file"));
+  json_object_set_new(root, "generation", json_integer((json_int_t)generation));
+  json_object_set_new(root, "header", header_json(strobe_capture_get_header(c)));
+  json_object_set_new(root, "start_ns", json_real(b->t0));
+  int empty = b->range_lo > b->range_hi;
+  json_object_set_new(root, "range", json_pack("[f,f]", empty ? 0.0 : b->range_lo, empty ? 0.0 : b->range_hi));
+  const strobe_capture_totals *tt = &b->totals;
+  json_object_set_new(
+      root, "totals",
+      json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b,s:b,s:{s:I,s:I,s:I,s:I,s:I,s:I}}", "blocks", (json_int_t)tt->blocks,
+                "events", (json_int_t)tt->events, "scopes", (json_int_t)tt->scopes, "lost", (json_int_t)tt->lost,
+                "orphan_ends", (json_int_t)tt->orphan_ends, "unfinished", (json_int_t)tt->unfinished, "lost_scopes",
+                (json_int_t)tt->lost_scopes, "footer", tt->footer, "cut_short", tt->cut_short, "misuse",
+                "end_without_begin", (json_int_t)tt->misuse.end_without_begin, "unbalanced",
+                (json_int_t)tt->misuse.unbalanced, "open_at_exit", (json_int_t)tt->misuse.open_at_exit,
+                "depth_overflow", (json_int_t)tt->misuse.depth_overflow, "value_without_scope",
+                (json_int_t)tt->misuse.value_without_scope, "cumulative_overflow",
+                (json_int_t)tt->misuse.cumulative_overflow));
+  json_object_set_new(root, "read_error", b->read_error ? json_pack("{s:s,s:s}", "name", strobe_err_name(b->read_error),
+                                                                    "message", strobe_strerror(b->read_error))
+                                                        : json_null());
+  json_object_set_new(root, "spans_cut", json_integer((json_int_t)b->spans_cut));
+  json_object_set_new(root, "max_spans", json_integer((json_int_t)b->max_spans));
+  json_object_set_new(root, "frames_are", json_string(b->marks_mode ? "marks" : "top_level_scopes"));
+  json_object_set_new(root, "frame_thread", b->frame_thread_set ? json_integer(b->frame_thread) : json_null());
+  json_t *kinds = json_array();
+  for (int i = 0; i < FK_COUNT; i++) json_array_append_new(kinds, json_string(g_frame_kinds[i]));
+  json_object_set_new(root, "frame_kinds", kinds);
+
+  json_t *threads = json_array();
+  uint32_t nthreads = strobe_capture_thread_count(c);
+  for (uint32_t i = 0; i < nthreads; i++) {
+    const strobe_capture_thread *ct = strobe_capture_get_thread(c, i);
+    if (!ct) continue;
+    json_t *depths = json_array();
+    if (i < b->nth)
+      for (uint32_t d = 0; d < b->th[i].ndepth; d++) {
+        uint32_t n = b->th[i].base[d + 1] - b->th[i].base[d];
+        if (!n) continue;
+        json_array_append_new(depths, json_pack("[i,I,I]", (int)d, (json_int_t)b->th[i].base[d], (json_int_t)n));
+      }
+    json_array_append_new(threads, json_pack("{s:i,s:s,s:I,s:I,s:I,s:b,s:o}", "index", (int)ct->index, "name", ct->name,
+                                             "os_tid", (json_int_t)ct->os_tid, "events", (json_int_t)ct->events,
+                                             "lost", (json_int_t)ct->lost, "ended", ct->ended, "depths", depths));
+  }
+  json_object_set_new(root, "threads", threads);
+
+  json_t *sites = json_array(), *series = json_array();
+  uint32_t limit = strobe_capture_site_limit(c);
+  for (uint32_t id = 1; id < limit && id < MAX_SITES; id++) {
+    const strobe_capture_site *s = strobe_capture_get_site(c, id);
+    if (!s) continue;
+    const site_stat *st = &b->stats[id];
+    json_t *o = json_pack("{s:i,s:i,s:s,s:s,s:s,s:i,s:s,s:s,s:I}", "id", (int)id, "kind", (int)s->kind, "name", s->name,
+                          "category", s->category, "file", s->file, "line", (int)s->line, "function", s->function,
+                          "parent", s->parent, "count", (json_int_t)st->count);
+    if (st->count) {
+      json_object_set_new(o, "total_ns", json_real(st->total));
+      json_object_set_new(o, "self_ns", json_real(st->self));
+      json_object_set_new(o, "min_ns", json_real(st->min));
+      json_object_set_new(o, "max_ns", json_real(st->max));
+    }
+    json_array_append_new(sites, o);
+    uint32_t n = b->sample_next[id] - b->sample_first[id];
+    if (n && (s->kind == STROBE_SITE_COUNTER || s->kind == STROBE_SITE_GAUGE)) {
+      const double *vv = COL(&m->tables[STROBE__VT_SAMPLES], SA_VALUE, double) + b->sample_first[id];
+      double lo = vv[0], hi = vv[0];
+      for (uint32_t i = 1; i < n; i++) {
+        if (vv[i] < lo) lo = vv[i];
+        if (vv[i] > hi) hi = vv[i];
+      }
+      json_array_append_new(series, json_pack("{s:i,s:s,s:I,s:I,s:o,s:o}", "site", (int)id, "kind",
+                                              s->kind == STROBE_SITE_COUNTER ? "counter" : "gauge", "first",
+                                              (json_int_t)b->sample_first[id], "count", (json_int_t)n, "min",
+                                              num_or_null(lo), "max", num_or_null(hi)));
+    }
+  }
+  json_object_set_new(root, "sites", sites);
+  json_object_set_new(root, "series", series);
+
+  m->bytes = 0;
+  for (int i = 0; i < STROBE__VT_COUNT; i++) m->bytes += m->tables[i].bytes;
+  json_object_set_new(root, "tables", tables_json(m));
+  json_object_set_new(root, "model_bytes", json_integer((json_int_t)m->bytes)); /* without the meta itself */
+  m->meta = json_dumps(root, JSON_COMPACT);
+  json_decref(root);
+  if (!m->meta) return STROBE_ENOMEM;
+  m->meta_len = strlen(m->meta);
+  m->bytes += m->meta_len;
+  return 0;
+}
+
+/* ======================================================================
+ * >>api
+ * ====================================================================== */
+
+static void builder_free(builder *b) {
+  for (uint32_t i = 0; i < b->nth; i++) {
+    free(b->th[i].cnt);
+    free(b->th[i].base);
+    free(b->th[i].stack);
+  }
+  free(b->th);
+  free(b->samples_per_site);
+  free(b->sample_next);
+  free(b->sample_first);
+  free(b->stats);
+  free(b->vals);
+  free(b->cums);
+  free(b->frames);
+  strobe_capture_close(b->cap);
+}
+
+static int prepare_pass2(builder *b) {
+  strobe__vmodel *m = b->m;
+  /* spans: buckets in (thread, depth) order */
+  if (table_alloc(&m->tables[STROBE__VT_SPANS], "spans", (uint32_t)b->spans, SPAN_COLS, 5)) return STROBE_ENOMEM;
+  uint32_t next = 0;
+  for (uint32_t i = 0; i < b->nth; i++) {
+    vthread *t = &b->th[i];
+    t->base = calloc((size_t)t->ndepth + 1, sizeof *t->base);
+    if (!t->base) return STROBE_ENOMEM;
+    for (uint32_t d = 0; d < t->ndepth; d++) {
+      t->base[d] = next;
+      next += t->cnt[d];
+      t->cnt[d] = 0;
+    }
+    t->base[t->ndepth] = next;
+    t->cur = 0;
+    t->marks = 0;
+  }
+  /* samples: per-site runs */
+  uint32_t at = 0;
+  for (uint32_t s = 0; s < MAX_SITES; s++) {
+    b->sample_first[s] = b->sample_next[s] = at;
+    at += b->samples_per_site[s];
+  }
+  if (table_alloc(&m->tables[STROBE__VT_SAMPLES], "samples", (uint32_t)b->n_samples, SAMPLE_COLS, 3) ||
+      table_alloc(&m->tables[STROBE__VT_OPEN], "open", (uint32_t)b->n_open, OPEN_COLS, 6))
+    return STROBE_ENOMEM;
+  b->vals = malloc(((size_t)b->n_values + 1) * sizeof *b->vals);
+  b->cums = malloc(((size_t)b->n_cumul + 1) * sizeof *b->cums);
+  if (!b->vals || !b->cums) return STROBE_ENOMEM;
+  return 0;
+}
+
+int strobe__vmodel_build(const strobe__vsource *src, uint32_t max_spans, uint64_t generation, strobe__vmodel **out,
+                         strobe_viewer_load_stats *st) {
+  if (!src || !out || (!src->path && !src->data)) return STROBE_EINVAL;
+  *out = NULL;
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  builder b;
+  memset(&b, 0, sizeof b);
+  b.src = src;
+  b.max_spans = max_spans ? max_spans : STROBE_VIEWER_DEFAULT_MAX_SPANS;
+  b.range_lo = INFINITY;
+  b.range_hi = -INFINITY;
+  b.samples_per_site = calloc(MAX_SITES, sizeof *b.samples_per_site);
+  b.sample_next = calloc(MAX_SITES, sizeof *b.sample_next);
+  b.sample_first = calloc(MAX_SITES, sizeof *b.sample_first);
+  b.stats = calloc(MAX_SITES, sizeof *b.stats);
+  b.m = calloc(1, sizeof *b.m);
+  int rc = STROBE_ENOMEM;
+  if (!b.samples_per_site || !b.sample_next || !b.sample_first || !b.stats || !b.m) goto fail;
+  b.m->refs = 1;
+  rc = pass1(&b);
+  if (rc) goto fail;
+  rc = prepare_pass2(&b);
+  if (rc) goto fail;
+  rc = pass2(&b);
+  if (rc) goto fail;
+  rc = finish(&b);
+  if (rc) goto fail;
+  rc = build_meta(&b, src, generation);
+  if (rc) goto fail;
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  if (st) {
+    memset(st, 0, sizeof *st);
+    st->spans = b.spans;
+    st->spans_cut = b.spans_cut;
+    st->frames = b.nframes;
+    st->samples = b.n_samples;
+    st->model_bytes = b.m->bytes;
+    st->build_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    st->read_error = b.read_error;
+  }
+  *out = b.m;
+  b.m = NULL;
+  builder_free(&b);
+  return 0;
+fail:
+  strobe__vmodel_release(b.m);
+  builder_free(&b);
+  return rc;
+}
+
+strobe__vmodel *strobe__vmodel_retain(strobe__vmodel *m) {
+  if (m) __atomic_fetch_add(&m->refs, 1, __ATOMIC_RELAXED);
+  return m;
+}
+
+void strobe__vmodel_release(strobe__vmodel *m) {
+  if (!m || __atomic_sub_fetch(&m->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
+  for (int i = 0; i < STROBE__VT_COUNT; i++) free(m->tables[i].data);
+  free(m->meta);
+  free(m);
+}
+
+const strobe__vtable *strobe__vmodel_table(const strobe__vmodel *m, const char *name) {
+  if (!m || !name) return NULL;
+  for (int i = 0; i < STROBE__VT_COUNT; i++)
+    if (m->tables[i].name && !strcmp(m->tables[i].name, name)) return &m->tables[i];
+  return NULL;
+}

@@ -1,0 +1,74 @@
+// strobe_view.mjs — what the viewer's browser tests and bench/viewer_bench.mjs
+// share: running `strobe view` (or reading an application's viewer URL) and
+// waiting for the URL it prints, launching Debian's Chromium through
+// playwright-core with WebGL2 on SwiftShader, and collecting every console
+// error and page error (a test fails on any).
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const repo = path.resolve(here, '..', '..');
+const require = createRequire(path.join(repo, 'package.json'));
+
+export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+  '--use-angle=swiftshader', '--enable-unsafe-swiftshader'];
+
+export function arg(name, fallback) {
+  const i = process.argv.indexOf(name);
+  if (i < 0 || i + 1 >= process.argv.length) {
+    if (fallback !== undefined) return fallback;
+    throw new Error(`missing ${name}`);
+  }
+  return process.argv[i + 1];
+}
+
+// Starts `strobe view ARGS --no-open` and resolves once it printed its URL.
+export function startView(strobe, args, { timeoutMs = 60000 } = {}) {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(strobe, ['view', '--no-open', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '', err = '';
+    const timer = setTimeout(() => { proc.kill('SIGKILL'); reject(new Error(`strobe view printed no URL: ${err}`)); }, timeoutMs);
+    proc.stdout.on('data', (d) => {
+      out += d;
+      const m = /(http:\/\/127\.0\.0\.1:(\d+)\/#token=([0-9a-f]+))/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ url: m[1], port: Number(m[2]), token: m[3], proc, stderr: () => err, stop: () => stopProc(proc) });
+      }
+    });
+    proc.stderr.on('data', (d) => { err += d; });
+    proc.on('exit', (code) => { clearTimeout(timer); reject(new Error(`strobe view exited ${code}: ${err}`)); });
+  });
+}
+
+export function stopProc(proc) {
+  return new Promise((resolve) => {
+    if (proc.exitCode !== null) return resolve(proc.exitCode);
+    proc.removeAllListeners('exit');
+    proc.on('exit', (code, sig) => resolve(code ?? sig));
+    proc.kill('SIGTERM');
+    setTimeout(() => proc.kill('SIGKILL'), 5000).unref();
+  });
+}
+
+export async function launch(executablePath) {
+  const { chromium } = require('playwright-core');
+  return chromium.launch({ executablePath, args: CHROMIUM_ARGS });
+}
+
+// Records console errors and uncaught page errors into `errors`.
+export function watchErrors(page, errors) {
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(`console: ${m.text()}`); });
+  page.on('pageerror', (e) => errors.push(`page: ${e.message}`));
+}
+
+export async function openViewer(browser, url, { width = 1500, height = 900 } = {}) {
+  const page = await browser.newPage({ viewport: { width, height } });
+  const errors = [];
+  watchErrors(page, errors);
+  await page.goto(url);
+  await page.waitForFunction(() => window.__strobe && window.__strobe.ready, null, { timeout: 60000 });
+  return { page, errors };
+}

@@ -1,0 +1,193 @@
+// viewer.test.mjs — the web viewer in a real browser (issue 6, item 9):
+// `strobe view` serves known captures (tests/cli/make_capture.c: 1 ns per
+// tick, every duration known), Debian's Chromium opens the printed URL
+// through playwright-core, and the test checks what a person would see:
+//   - the token: the page works only with it, and never puts it in a URL;
+//   - the frame list shows the 49 frames (50 FRAME marks) and selects one;
+//   - hovering the `spike` bar of frame 20 shows its tooltip (name, file:line,
+//     50.00 µs), at the position the viewer reports for that span;
+//   - zoom (keys and wheel) and pan change the visible range as they should;
+//   - search counts the matching spans;
+//   - the diff view's top row for frames 19 → 20 is the span that grew the
+//     most, and agrees with `strobe diff FILE --frames 19 20 --json`;
+//   - the two-capture diff (--compare, every `work` 50 % longer) puts `work`
+//     first;
+//   - counters are plotted; the Canvas 2D fallback (#fallback=1) draws and
+//     hit-tests the same spans.
+// Screenshots go to --work. Any console error or page error fails the test.
+//
+// usage: node viewer.test.mjs --strobe BIN --make-capture BIN --chromium PATH --work DIR
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { arg, startView, launch, openViewer } from './strobe_view.mjs';
+
+const strobe = arg('--strobe');
+const makeCapture = arg('--make-capture');
+const chromiumPath = arg('--chromium', '/usr/bin/chromium');
+const work = arg('--work');
+
+let passes = 0, failures = 0;
+function check(cond, what) {
+  if (cond) passes++;
+  else { failures++; console.error(`FAIL: ${what}`); }
+}
+
+function run(bin, args) {
+  const p = spawnSync(bin, args, { encoding: 'utf8', maxBuffer: 64 << 20 });
+  if (p.status !== 0) throw new Error(`${bin} ${args.join(' ')} exited ${p.status}: ${p.stderr}`);
+  return p.stdout;
+}
+
+async function hoverSpan(page, name) {
+  const i = await page.evaluate((n) => __strobe.findSpan(n), name);
+  const rect = await page.evaluate((k) => __strobe.spanRect(k), i);
+  if (!rect) return { i, rect, tip: null };
+  await page.mouse.move(rect.x + rect.w / 2, rect.y + rect.h / 2);
+  await page.waitForTimeout(50);
+  return { i, rect, tip: await page.evaluate(() => __strobe.tooltip()) };
+}
+
+async function main() {
+  fs.mkdirSync(work, { recursive: true });
+  const spike = path.join(work, 'spike.strobe'), grown = path.join(work, 'grown.strobe');
+  run(makeCapture, [spike, '--frames', '50', '--spike', '20']);
+  run(makeCapture, [grown, '--frames', '50', '--grow', '50']);
+  const cliDiff = JSON.parse(run(strobe, ['diff', spike, '--frames', '19', '20', '--json']));
+  const cliTop = cliDiff.spans.reduce((a, b) => (b.change_ns > a.change_ns ? b : a));
+
+  const view = await startView(strobe, [spike, '--compare', grown]);
+  const browser = await launch(chromiumPath);
+  try {
+    // >>token: the data needs it, the static files do not, a URL never carries it.
+    const base = `http://127.0.0.1:${view.port}`;
+    check((await fetch(`${base}/api/capture/meta`)).status === 401, 'meta without the token is 401');
+    check((await fetch(`${base}/api/capture/meta?token=${view.token}`)).status === 400, 'a token in the query string is refused (400)');
+    check((await fetch(`${base}/`)).status === 200, 'the viewer page itself needs no token');
+    check((await fetch(`${base}/app.js`)).headers.get('content-type').startsWith('text/javascript'), 'app.js is served as JavaScript');
+
+    const { page, errors } = await openViewer(browser, view.url);
+    check(!page.url().includes(view.token), `the token is removed from the address bar (${page.url()})`);
+    check(await page.evaluate(() => __strobe.renderer()) === 'webgl2', 'the flame chart draws with WebGL2');
+
+    // >>frames: 50 marks make 49 frames
+    check(await page.evaluate(() => __strobe.frameCount()) === 49, 'the model has 49 frames');
+    check(await page.evaluate(() => __strobe.listRows()) === 49, 'the frame list shows 49 rows');
+    check(/^49 frames/.test(await page.textContent('.list-note')), 'the list says 49 frames');
+    // The slowest frame is listed first by default: frame 20, with the spike.
+    const firstRow = await page.textContent('#list tbody tr:first-child td:first-child');
+    check(firstRow.trim() === '20', `the slowest frame (20) is first in the list (got ${firstRow})`);
+    await page.click('#list tbody tr:first-child');
+    await page.waitForTimeout(100);
+    check(/frame 20/.test(await page.textContent('#detail .detail-head')), 'clicking the row selects frame 20 (detail panel)');
+    const frameRange = await page.evaluate(() => __strobe.view());
+    check(frameRange.t0 < 1439500 && frameRange.t1 > 1439500 + 64600, `the flame chart shows frame 20 (${JSON.stringify(frameRange)})`);
+    const tree = await page.textContent('#detail .tree');
+    check(/spike/.test(tree) && /×3/.test(tree), 'the span tree shows spike and the ×3 badge of work');
+    await page.screenshot({ path: path.join(work, 'viewer-frame.png') });
+
+    // >>hover: the spike bar's tooltip
+    let h = await hoverSpan(page, 'spike');
+    check(h.rect && h.rect.w > 10, `the spike bar is visible (${JSON.stringify(h.rect)})`);
+    check(h.tip && /spike/.test(h.tip) && /duration\s+50\.00 µs/.test(h.tip) && /self\s+50\.00 µs/.test(h.tip) && /app\/loop\.c:130/.test(h.tip),
+      `hovering spike shows its name, file:line, duration and self time 50.00 µs (${h.tip})`);
+    const hits = await page.evaluate(() => __strobe.hitStats());
+    check(hits.n > 0 && hits.lastUs < 5000, `the hover was hit-tested (${JSON.stringify(hits)})`);
+    h = await hoverSpan(page, 'draw');
+    check(h.tip && /triangles/.test(h.tip) && /2\.000 µs/.test(h.tip), `a draw bar's tooltip has its value and duration (${h.tip})`);
+    const gl = await page.evaluate(() => __strobe.glStats());
+    check(gl.drawCalls >= 1 && gl.drawCalls <= 2 && gl.drawCalls === gl.uploads, `one upload and one draw call per lane (${JSON.stringify(gl)})`);
+    await page.screenshot({ path: path.join(work, 'viewer-tooltip.png') });
+
+    // >>zoom and pan
+    const before = await page.evaluate(() => __strobe.view());
+    await page.focus('.flame-overlay');
+    await page.keyboard.press('=');
+    await page.keyboard.press('=');
+    await page.waitForTimeout(50);
+    const zoomed = await page.evaluate(() => __strobe.view());
+    const w0 = before.t1 - before.t0, w1 = zoomed.t1 - zoomed.t0;
+    check(Math.abs(w1 / w0 - 0.64) < 0.02, `'+' twice zooms in by 1.25² (${w0} → ${w1} ns)`);
+    const box = await page.locator('#flame').boundingBox();
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    await page.mouse.wheel(0, 400);
+    await page.waitForTimeout(100);
+    const wheeled = await page.evaluate(() => __strobe.view());
+    check(wheeled.t1 - wheeled.t0 > w1 * 1.2, `the wheel zooms out (${w1} → ${wheeled.t1 - wheeled.t0} ns)`);
+    await page.keyboard.press('ArrowRight');
+    await page.waitForTimeout(50);
+    const panned = await page.evaluate(() => __strobe.view());
+    check(panned.t0 > wheeled.t0 && Math.abs((panned.t1 - panned.t0) - (wheeled.t1 - wheeled.t0)) < 1e-6 * (wheeled.t1 - wheeled.t0),
+      'the right arrow pans without zooming');
+    await page.mouse.move(box.x + 300, box.y + 200);
+    await page.mouse.down();
+    await page.mouse.move(box.x + 400, box.y + 200, { steps: 4 });
+    await page.mouse.up();
+    const dragged = await page.evaluate(() => __strobe.view());
+    check(dragged.t0 < panned.t0, 'dragging right pans back in time');
+
+    // >>search
+    await page.fill('#search', 'work');
+    await page.waitForTimeout(50);
+    check(/^150 spans match/.test(await page.textContent('#matches')), 'searching "work" counts its 150 spans');
+    await page.fill('#search', '');
+
+    // >>frame diff: frames 19 → 20, as `strobe diff --frames 19 20`
+    await page.click('#list tbody tr:first-child');
+    await page.click('#tabs button[data-tab="diff"]');
+    await page.click('input[name="mode"][value="frames"]');
+    await page.waitForTimeout(100);
+    const top = await page.$$eval('table.diff tr:nth-child(2) td', (tds) => tds.map((t) => t.textContent.trim()));
+    check(top[0] === 'spike' && /\+50\.00 µs/.test(top[3]) && top[7] === 'appeared', `the diff's top row is spike +50 µs appeared (${top})`);
+    const rows = await page.evaluate(() => __strobe.diffFrames(19, 20));
+    check(rows[0].path === cliTop.path && Math.abs(rows[0].change - cliTop.change_ns) < 1,
+      `the viewer's largest growth (${rows[0].path} ${rows[0].change}) is strobe diff's (${cliTop.path} ${cliTop.change_ns})`);
+    const cliPaths = new Map(cliDiff.spans.map((s) => [s.path, s]));
+    check(rows.length === cliDiff.spans.length && rows.every((r) => cliPaths.has(r.path) && Math.abs(cliPaths.get(r.path).change_ns - r.change) < 1 && cliPaths.get(r.path).status === r.status),
+      'every path, change and status agrees with strobe diff --frames --json');
+    await page.screenshot({ path: path.join(work, 'viewer-diff.png') });
+
+    // >>capture diff: grown.strobe's work is 50 % longer
+    await page.click('input[name="mode"][value="captures"]');
+    await page.waitForTimeout(100);
+    const capTop = await page.$$eval('table.diff tr:nth-child(2) td', (tds) => tds.map((t) => t.textContent.trim()));
+    check(capTop[0] === 'work' && capTop[7] === 'grew', `the capture diff puts work first (${capTop})`);
+    await page.screenshot({ path: path.join(work, 'viewer-diff-captures.png') });
+
+    // >>counters
+    await page.click('#tabs button[data-tab="counters"]');
+    await page.waitForTimeout(100);
+    const series = await page.$$eval('.series-head b', (bs) => bs.map((b) => b.textContent));
+    check(series.includes('draw_calls') && series.includes('queue_depth'), `counters and gauges are plotted (${series})`);
+    await page.screenshot({ path: path.join(work, 'viewer-counters.png') });
+    check(errors.length === 0, `no console or page errors (${errors.join(' | ')})`);
+
+    // >>Canvas 2D fallback: the same spans, drawn and hit-tested without WebGL2
+    const fb = await openViewer(browser, view.url + '&fallback=1');
+    check(await fb.page.evaluate(() => __strobe.renderer()) === 'canvas2d', 'the fallback flag selects Canvas 2D');
+    await fb.page.evaluate(() => __strobe.selectFrame(20));
+    await fb.page.waitForTimeout(100);
+    h = await hoverSpan(fb.page, 'spike');
+    check(h.tip && /spike/.test(h.tip) && /duration\s+50\.00 µs/.test(h.tip), `the fallback's spike tooltip (${h.tip})`);
+    const pixel = await fb.page.evaluate(({ x, y }) => {
+      const c = document.querySelector('.flame-bars');
+      const r = c.getBoundingClientRect(), d = window.devicePixelRatio || 1;
+      return [...c.getContext('2d').getImageData((x - r.left) * d, (y - r.top) * d, 1, 1).data];
+    }, { x: h.rect.x + h.rect.w / 2, y: h.rect.y + h.rect.h / 2 });
+    check(pixel[3] > 200, `the fallback drew the spike bar (pixel ${pixel})`);
+    await fb.page.screenshot({ path: path.join(work, 'viewer-fallback.png') });
+    check(fb.errors.length === 0, `no console or page errors in the fallback (${fb.errors.join(' | ')})`);
+  } finally {
+    await browser.close();
+    const code = await view.stop();
+    check(code === 0, `strobe view exits 0 on SIGTERM (${code})`);
+  }
+  console.log(`${passes} passed, ${failures} failed`);
+  process.exit(failures ? 1 : 0);
+}
+
+main().catch((e) => {
+  console.error(e);
+  console.log(`${passes} passed, ${failures + 1} failed`);
+  process.exit(1);
+});

@@ -1,0 +1,638 @@
+#!/usr/bin/env python3
+"""cli_test.py — end-to-end tests of the `strobe` command-line tool.
+
+Each CTest test `cli_<case>` runs one case below. Captures come from
+make_capture (deterministic: 1 ns per tick, known durations), so counts are
+checked exactly, and percentiles exactly against durations recomputed
+independently from the chrome export, or plausibly where sampled.
+
+usage: cli_test.py --strobe BIN --make-capture BIN --work DIR [--schema JSON] CASE
+"""
+import argparse
+import json
+import math
+import os
+import pty
+import re
+import resource
+import select
+import shutil
+import signal
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ARGS = None
+
+
+class Fail(Exception):
+    pass
+
+
+def check(cond, what):
+    if not cond:
+        raise Fail(what)
+
+
+def run(*argv, expect=0, stdin=None):
+    """Runs strobe with argv; checks the exit code; returns (stdout, stderr)."""
+    p = subprocess.run([ARGS.strobe, *argv], capture_output=True, text=True, stdin=stdin, timeout=120)
+    if expect is not None and p.returncode != expect:
+        raise Fail(f"strobe {' '.join(argv)}: exit {p.returncode}, expected {expect}\nstdout:\n{p.stdout[-3000:]}"
+                   f"\nstderr:\n{p.stderr[-3000:]}")
+    return p.stdout, p.stderr
+
+
+def run_json(*argv, expect=0):
+    out, err = run(*argv, "--json", expect=expect)
+    try:
+        return json.loads(out), err
+    except json.JSONDecodeError as e:
+        raise Fail(f"strobe {' '.join(argv)} --json is not JSON: {e}\n{out[:2000]}")
+
+
+def capture(name, *opts):
+    path = os.path.join(ARGS.work, name + ".strobe")
+    subprocess.run([ARGS.make_capture, path, *opts], check=True, timeout=120)
+    return path
+
+
+def has_keys(obj, keys, where):
+    for k in keys:
+        check(k in obj, f"{where}: key {k!r} missing (has {sorted(obj)})")
+
+
+def site(report, name):
+    for s in report["sites"]:
+        if s["name"] == name:
+            return s
+    raise Fail(f"no site {name!r} in report: {[s['name'] for s in report['sites']]}")
+
+
+def nearest_rank(values, p):
+    v = sorted(values)
+    r = max(1, min(len(v), math.ceil(p * len(v))))
+    return v[r - 1]
+
+
+def chrome_durations(path):
+    """Scope durations in ns per name, from the chrome export (an independent path)."""
+    out = os.path.join(ARGS.work, os.path.basename(path) + ".chrome.json")
+    run("export", path, "--format", "chrome", "-o", out, "--quiet")
+    with open(out) as f:
+        doc = json.load(f)
+    d = {}
+    for e in doc["traceEvents"]:
+        if e["ph"] == "X":
+            d.setdefault(e["name"], []).append((e["ts"] * 1000, e["dur"] * 1000))
+    return d
+
+
+# >>cases
+
+def case_info():
+    base = capture("base")
+    out, _ = run("info", base)
+    for want in ("state       complete", "clock       monotonic, invariant, 1.000000 ns/tick", "kind file",
+                 "pid 4242", "ring 262144 events", "flush every 100 ms", "19.5 ns per scope", "threads     2",
+                 "main", "worker", "1300 events", "500 scopes", "footer      present", "misuse      end_without_begin 0",
+                 "sites       14 (9 scope, 1 value, 1 cumulative, 1 counter, 1 gauge, 1 frame)"):
+        check(want in out, f"info output lacks {want!r}:\n{out}")
+    j, _ = run_json("info", base)
+    has_keys(j, ["file", "bytes", "state", "header", "span", "threads", "sites", "totals", "misuse"], "info --json")
+    check(j["state"]["complete"] and not j["state"]["cut_short"], "state should be complete")
+    h = j["header"]
+    check(h["clock_source"] == "monotonic" and h["ns_per_tick"] == 1.0 and h["kind"] == "file", f"header {h}")
+    check(h["version"] == 1 and h["os"] == "linux" and h["pid"] == 4242 and h["ring_events"] == 262144, f"header {h}")
+    th = {t["name"]: t for t in j["threads"]}
+    check(th["main"]["events"] == 1050 and th["main"]["ended"] and th["main"]["tid"] == 1000, f"main {th['main']}")
+    check(th["worker"]["events"] == 250 and not th["worker"]["ended"], f"worker {th['worker']}")
+    t = j["totals"]
+    check(t["events"] == 1300 and t["scopes"] == 500 and t["lost"] == 0 and t["unfinished"] == 0, f"totals {t}")
+    check(j["sites"]["count"] == 14 and j["sites"]["scope"] == 9, f"sites {j['sites']}")
+
+    # Losses, unfinished work and misuse are reported.
+    unf = capture("unfinished", "--unfinished", "--lost")
+    j, _ = run_json("info", unf)
+    t = j["totals"]
+    check(t["unfinished"] == 1 and t["lost_scopes"] == 1 and t["lost"] == 4, f"totals {t}")
+    check(j["misuse"]["open_at_exit"] == 1, f"misuse {j['misuse']}")
+    check({x["name"]: x["lost"] for x in j["threads"]}["worker"] == 4, "worker lost 4")
+
+    # Cut short (no footer): said plainly, exit 0, misuse unknown.
+    cut = capture("nofooter", "--no-footer")
+    out, _ = run("info", cut)
+    check("cut short: no footer (the process was killed or is still recording)" in out, out)
+    j, _ = run_json("info", cut)
+    check(j["state"]["cut_short"] and not j["state"]["footer"] and j["misuse"] is None, f"state {j['state']}")
+
+
+def case_report():
+    base = capture("base")
+    j, _ = run_json("report", base)
+    has_keys(j, ["file", "state", "capture", "filters", "sampling", "sites", "frames", "counters", "gauges", "values",
+                 "loops", "overhead", "not_included"], "report --json")
+    names = [s["name"] for s in j["sites"]]
+    check(names == ["frame", "update", "work", "job", "io", "render", "draw"], f"sorted by total: {names}")
+    counts = {s["name"]: s["count"] for s in j["sites"]}
+    check(counts == {"frame": 50, "update": 50, "work": 150, "job": 50, "io": 50, "render": 50, "draw": 100},
+          f"counts {counts}")
+    work = site(j, "work")
+    check(work["total_ns"] == 825000 and work["self_ns"] == 825000 and work["min_ns"] == 1000, f"work {work}")
+    check(site(j, "update")["self_ns"] == 845000 - 825000, "update self = total - children")
+    # Percentiles against durations recomputed from the chrome export.
+    durs = chrome_durations(base)
+    for name in ("work", "frame", "update", "draw", "job"):
+        s = site(j, name)
+        d = [x[1] for x in durs[name]]
+        for p, key in ((0.5, "p50"), (0.95, "p95"), (0.99, "p99")):
+            check(abs(s[key]["ns"] - nearest_rank(d, p)) < 0.5 and s[key]["n"] == len(d),
+                  f"{name} {key}: {s[key]} vs nearest rank {nearest_rank(d, p)} of {len(d)}")
+        check(s["max"]["ns"] == max(d) and s["max"]["n"] == s["count"] and not s["sampled"], f"{name} max {s}")
+    check(work["p50"]["ns"] == 5000 and work["p95"]["ns"] == 10000, "work p50/p95 from the generator's formula")
+
+    fr = j["frames"]
+    check(fr["source"] == "marks" and len(fr["threads"]) == 1, f"frames {fr}")
+    main = fr["threads"][0]
+    check(main["name"] == "main" and main["frames"] == 49 and main["fps"] > 0, f"frame rate {main}")
+    check(abs(main["fps"] - 49 / (main["span_ns"] / 1e9)) < 1e-3 * main["fps"], "fps over the first-to-last span")
+    slow = fr["slowest"]
+    check(len(slow) == 10 and all(slow[i]["duration_ns"] >= slow[i + 1]["duration_ns"] for i in range(9)), "slowest")
+    check(slow[0]["frame"] % 10 == 9, f"the slowest frames hold k % 10 == 9 (longest work): {slow[0]}")
+    c = {x["name"]: x for x in j["counters"]}
+    check(c["draw_calls"]["sum"] == 100 and c["draw_calls"]["count"] == 50, f"counters {c}")
+    g = {x["name"]: x for x in j["gauges"]}["queue_depth"]
+    check(g["last"] == 49 % 7 and g["min"] == 0 and g["max"] == 6 and g["count"] == 50, f"gauge {g}")
+    v = {x["name"]: x for x in j["values"]}["triangles"]
+    check(v["count"] == 100 and v["mean"] == 150 and v["min"] == 100 and v["max"] == 200, f"value {v}")
+    loop = {x["name"]: x for x in j["loops"]}["iter"]
+    check(loop["iterations"] == 500 and loop["min_ns"] == 200 and loop["max_ns"] == 400, f"loop {loop}")
+    check(j["overhead"]["per_scope_ns"] == 19.5 and j["overhead"]["scopes"] == 500, f"overhead {j['overhead']}")
+
+    out, _ = run("report", base)
+    for want in ("scopes (sorted by total", "p50 ms", "frames: FRAME marks", "fps over the first-to-last frame span",
+                 "slowest 10", "counters (sum of deltas)", "draw_calls", "gauges", "queue_depth", "overhead 19.5 ns"):
+        check(want in out, f"report text lacks {want!r}:\n{out}")
+    check(re.search(r"^  work +150 +0\.8250 +0\.8250 +0\.0050 +0\.0100 +0\.0100 +0\.0100 +150$", out, re.M),
+          f"work row:\n{out}")
+
+    # Without frame marks, frames are the top-level scopes, and the output says so.
+    unf = capture("unfinished", "--unfinished", "--lost")
+    j, _ = run_json("report", unf, "--thread", "worker")
+    check(j["frames"]["source"] == "top_level_scopes", f"frames {j['frames']['source']}")
+    check(j["not_included"]["unfinished_scopes"] == 1 and j["not_included"]["lost_scopes"] == 1, "not included")
+    check(site(j, "job")["count"] == 49, "the job whose END was lost is not counted")
+    out, _ = run("report", unf, "--thread", "worker")
+    check("top-level scopes (the capture has no frame marks)" in out and "1 unfinished scopes" in out, out)
+
+
+def case_filters():
+    base = capture("base")
+    j, _ = run_json("report", base, "--thread", "worker")
+    check([s["name"] for s in j["sites"]] == ["job", "io"], f"--thread worker: {[s['name'] for s in j['sites']]}")
+    j2, _ = run_json("report", base, "--thread", "1")
+    check(j2["sites"] == j["sites"], "--thread 1 is the same thread as --thread worker")
+    j, _ = run_json("report", base, "--name", "or")
+    check([s["name"] for s in j["sites"]] == ["work"], f"--name or: {[s['name'] for s in j['sites']]}")
+    j, _ = run_json("report", base, "--top", "2")
+    check(len(j["sites"]) == 2 and len(j["frames"]["slowest"]) == 2, "--top 2")
+    # --from/--to: scopes wholly inside, counted independently from the chrome export.
+    durs = chrome_durations(base)
+    lo, hi = 1.2, 1.6  # ms since the capture start (0)
+    j, _ = run_json("report", base, "--from", str(lo), "--to", str(hi))
+    for name, spans in durs.items():
+        want = sum(1 for ts, dur in spans if ts >= lo * 1e6 and ts + dur <= hi * 1e6)
+        got = next((s["count"] for s in j["sites"] if s["name"] == name), 0)
+        check(got == want, f"--from {lo} --to {hi}: {name} count {got}, expected {want}")
+    check(0 < site(j, "work")["count"] < 150, "the range selects some work scopes")
+    _, err = run("report", base, "--thread", "nosuch")
+    check("no thread matches --thread nosuch" in err, err)
+
+
+def case_sampling():
+    big = capture("big", "--frames", "2000")
+    j, _ = run_json("report", big)
+    work = site(j, "work")
+    check(work["count"] == 6000 and work["sampled"] and work["n_sampled"] == 4096, f"work {work}")
+    check(work["p50"]["n"] == 4096 and work["max"]["n"] == 6000 and work["max"]["ns"] == 10000, f"work {work}")
+    # Durations are 1000..10000 ns uniformly: a uniform sample puts p50 near 5000-6000, p95/p99 at 10000.
+    check(4000 <= work["p50"]["ns"] <= 6000 and work["p95"]["ns"] == 10000 and work["p99"]["ns"] == 10000, f"{work}")
+    check(site(j, "frame")["sampled"] is False and site(j, "frame")["p50"]["n"] == 2000, "under the bound: exact")
+    j2, _ = run_json("report", big)
+    check(site(j2, "work") == work, "the fixed seed gives the same figures every run")
+    out, _ = run("report", big)
+    check("4096*" in out and "uniform random sample" in out, f"sampling is stated:\n{out}")
+
+
+def case_json():
+    """Every --json output parses with python's json.tool and carries its keys."""
+    base = capture("base")
+    grown = capture("grown", "--grow", "50")
+    spike = capture("spike", "--spike", "5")
+    for argv in (["info", base], ["report", base], ["diff", base, grown], ["diff", spike, "--frames", "4", "5"],
+                 ["compare", base, base, "--max-regression", "5"]):
+        out, _ = run(*argv, "--json")
+        p = subprocess.run([sys.executable, "-m", "json.tool"], input=out, capture_output=True, text=True)
+        check(p.returncode == 0, f"json.tool rejects strobe {' '.join(argv)} --json: {p.stderr}")
+    out, _ = run("--help")
+    check("usage: strobe <command>" in out and "export" in out, out)
+    for cmd in ("info", "report", "diff", "compare", "export"):
+        out, _ = run(cmd, "--help")
+        check(out.startswith(f"usage: strobe {cmd}") and "Exit:" in out, f"{cmd} --help:\n{out}")
+
+
+def case_diff():
+    base = capture("base")
+    grown = capture("grown", "--grow", "50")
+    spike = capture("spike", "--spike", "5")
+    j, _ = run_json("diff", base, grown)
+    has_keys(j, ["a", "b", "clock_mismatch", "sites"], "diff --json")
+    first = j["sites"][0]
+    check(first["name"] == "work" and first["status"] == "grew", f"the grown span comes first: {first}")
+    check(first["total_change_ns"] == 412500 and abs(first["total_change_pct"] - 50) < 1e-9, f"{first}")
+    check(first["a"]["p50"]["ns"] == 5000 and first["b"]["p50"]["ns"] == 7500, f"{first}")
+    check(all(s["status"] == "same" for s in j["sites"] if s["name"] in ("io", "job", "draw", "render")), "unchanged")
+    out, _ = run("diff", base, grown)
+    lines = [l for l in out.splitlines() if re.match(r"^  \w", l) and not l.startswith("  site ")]
+    check(lines and lines[0].split()[0] == "work" and lines[0].rstrip().endswith("grew"), f"diff text:\n{out}")
+    # A site only in B appeared; only in A vanished.
+    j, _ = run_json("diff", base, spike)
+    check({s["name"]: s["status"] for s in j["sites"]}["spike"] == "appeared", "spike appeared")
+    j, _ = run_json("diff", spike, base)
+    sp = next(s for s in j["sites"] if s["name"] == "spike")
+    check(sp["status"] == "vanished" and sp["b"] is None and sp["total_change_ns"] == -50000, f"vanished: {sp}")
+    growth = [s["total_change_ns"] for s in j["sites"]]
+    check(growth == sorted(growth, reverse=True), f"sorted by growth of total: {growth}")
+
+
+def case_frames():
+    spike = capture("spike", "--spike", "5")
+    j, _ = run_json("diff", spike, "--frames", "4", "5")
+    has_keys(j, ["file", "thread", "frames_are", "a", "b", "spans"], "diff --frames --json")
+    check(j["frames_are"] == "marks" and j["thread"]["name"] == "main", f"{j['thread']} {j['frames_are']}")
+    spans = {s["path"]: s for s in j["spans"]}
+    check(spans["frame/spike"]["status"] == "appeared" and spans["frame/spike"]["after_ns"] == 50000, f"{spans}")
+    w = spans["frame/update/work"]
+    check(w["status"] == "grew" and w["before_ns"] == 15000 and w["after_ns"] == 54000, f"work {w}")
+    check(w["count_before"] == 3 and w["count_after"] == 3, f"work counts {w}")
+    check(spans["frame/render/draw"]["status"] == "same", "draw unchanged")
+    changes = [abs(s["change_ns"]) for s in j["spans"]]
+    check(changes == sorted(changes, reverse=True), "largest change first")
+    j, _ = run_json("diff", spike, "--frames", "5", "4")
+    check({s["path"]: s["status"] for s in j["spans"]}["frame/spike"] == "vanished", "spike vanished")
+    out, _ = run("diff", spike, "--frames", "4", "5")
+    check("frame/spike" in out and "appeared" in out and "frames are FRAME marks" in out, out)
+    # Without marks: the nth top-level scope of the thread.
+    j, _ = run_json("diff", spike, "--frames", "3", "4", "--thread", "worker")
+    check(j["frames_are"] == "top_level_scopes" and j["thread"]["name"] == "worker", f"{j['frames_are']}")
+    check({s["path"]: s["status"] for s in j["spans"]} == {"job": "same", "job/io": "same"}, f"{j['spans']}")
+    _, err = run("diff", spike, "--frames", "4", "500", expect=2)
+    check("frame 500 does not exist" in err, err)
+    _, err = run("diff", spike, "--frames", "4", expect=2)
+    check("--frames expects FILE --frames N M" in err, err)
+
+
+def case_compare():
+    base = capture("base")
+    grown = capture("grown", "--grow", "50")
+    out, err = run("compare", base, grown, "--max-regression", "10", expect=1)
+    check("FAIL" in out and "regression: work (app/sim.c:30) p95" in err, f"{out}\n{err}")
+    j, _ = run_json("compare", base, grown, "--max-regression", "10", expect=1)
+    has_keys(j, ["base", "new", "metric", "max_regression_pct", "min_n", "passed", "regressed", "sites"], "compare")
+    bad = sorted(s["name"] for s in j["sites"] if s["status"] == "regressed")
+    check(not j["passed"] and bad == ["frame", "update", "work"], f"offenders {bad}")
+    out, _ = run("compare", base, base, "--max-regression", "0")
+    check("PASS" in out, out)
+    run("compare", base, grown, "--max-regression", "60")  # +50 % is within 60 %
+    j, _ = run_json("compare", base, grown, "--max-regression", "10", "--metric", "p50", expect=1)
+    check(j["metric"] == "p50" and site_status(j, "work") == ("regressed", 50.0), f"p50 {j['sites']}")
+    # --min-n: sites with fewer durations are skipped, not gated.
+    j, _ = run_json("compare", base, grown, "--max-regression", "10", "--min-n", "151")
+    check(j["passed"] and all(s["status"] == "skipped" for s in j["sites"]), f"min-n {j['sites']}")
+    j, _ = run_json("compare", base, grown, "--max-regression", "10", "--min-n", "150", expect=1)
+    check([s["name"] for s in j["sites"] if s["status"] == "regressed"] == ["work"], "only work has n >= 150")
+    # An improvement never fails the gate.
+    run("compare", grown, base, "--max-regression", "1")
+    _, err = run("compare", base, grown, expect=2)
+    check("--max-regression PCT is required" in err, err)
+    _, err = run("compare", base, grown, "--max-regression", "ten", expect=2)
+    check("--max-regression needs a percentage" in err, err)
+    _, err = run("compare", base, grown, "--max-regression", "5", "--metric", "p90", expect=2)
+    check("--metric must be p50, p95 or p99" in err, err)
+
+
+def site_status(j, name):
+    s = next(s for s in j["sites"] if s["name"] == name)
+    return s["status"], s["change_pct"]
+
+
+def case_clocks():
+    base = capture("base")
+    tsc = capture("tsc", "--clock", "tsc", "--ns-per-tick", "0.4")
+    near = capture("near", "--ns-per-tick", "1.005")
+    _, err = run("compare", base, tsc, "--max-regression", "10", expect=2)
+    check("different clocks" in err and "monotonic" in err and "tsc" in err and "--allow-clock-mismatch" in err, err)
+    out, err = run("compare", base, tsc, "--max-regression", "10", "--allow-clock-mismatch")
+    check("different clocks" in err and "PASS" in out, f"{out}\n{err}")
+    _, err = run("diff", base, tsc)
+    check("warning: the captures come from different clocks" in err, err)
+    j, _ = run_json("diff", base, tsc)
+    check(j["clock_mismatch"] is True, "clock_mismatch in diff JSON")
+    # Within 1 % of each other: the same clock.
+    _, err = run("compare", base, near, "--max-regression", "10")
+    check("different clocks" not in err, err)
+    ns_per_tick_2 = capture("fast", "--ns-per-tick", "1.02")
+    run("compare", base, ns_per_tick_2, "--max-regression", "10", expect=2)
+
+
+def case_export_chrome():
+    base = capture("base")
+    out = os.path.join(ARGS.work, "base.json")
+    run("export", base, "--format", "chrome", "-o", out)
+    checker = [sys.executable, os.path.join(HERE, "check_chrome.py")]
+    subprocess.run(checker + [out, "--expect-names", "frame,update,work,render,draw,job,io", "--expect-unfinished", "0"],
+                   check=True)
+    with open(out) as f:
+        doc = json.load(f)
+    ev = doc["traceEvents"]
+    x = [e for e in ev if e["ph"] == "X"]
+    check(len(x) == 500, f"one X per completed scope: {len(x)}")
+    names = {e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "thread_name"}
+    check(names == {"main", "worker"}, f"thread names {names}")
+    work = [e for e in x if e["name"] == "work"]
+    check(work[0]["ts"] == 1000.2 and work[0]["dur"] == 1.0 and work[0]["cat"] == "sim", f"first work {work[0]}")
+    draws = [e for e in x if e["name"] == "draw"]
+    check(draws[0]["args"] == {"triangles": 100} and draws[1]["args"] == {"triangles": 200}, "values as args")
+    counters = [e for e in ev if e["ph"] == "C" and e["name"] == "draw_calls"]
+    check(len(counters) == 50 and counters[-1]["args"]["value"] == 100, "counter running sum")
+    check(len([e for e in ev if e["ph"] == "C" and e["name"] == "queue_depth"]) == 50, "gauge as C events")
+    marks = [e for e in ev if e["ph"] == "i" and e["name"] == "frame"]
+    check(len(marks) == 50 and all(e["s"] in ("g", "p") for e in marks), "frame marks as instant events")
+    # To stdout as well, byte for byte.
+    so, _ = run("export", base, "--format", "chrome")
+    with open(out) as f:
+        check(so == f.read(), "stdout and -o give the same export")
+    # Unfinished and lost scopes: B without E, never an invented end.
+    unf = capture("unfinished", "--unfinished", "--lost")
+    out2 = os.path.join(ARGS.work, "unf.json")
+    run("export", unf, "--format", "chrome", "-o", out2)
+    subprocess.run(checker + [out2, "--expect-unfinished", "1"], check=True)
+    with open(out2) as f:
+        doc = json.load(f)
+    b = [e for e in doc["traceEvents"] if e["ph"] == "B"]
+    check(sorted((e["name"], e["args"]["strobe"]) for e in b) ==
+          [("job", "end lost"), ("stalled", "unfinished: never ended")], f"B events {b}")
+    check(not any(e["ph"] == "E" for e in doc["traceEvents"]), "no fabricated E")
+    check(doc["otherData"]["unfinished_scopes"] == 1 and doc["otherData"]["lost_scopes"] == 1, f"{doc['otherData']}")
+
+
+def case_export_speedscope():
+    base = capture("base")
+    out = os.path.join(ARGS.work, "base.speedscope.json")
+    run("export", base, "--format", "speedscope", "-o", out)
+    checker = [sys.executable, os.path.join(HERE, "check_speedscope.py")]
+    schema = ["--schema", ARGS.schema] if ARGS.schema else []
+    subprocess.run(checker + [out, *schema, "--expect-frames", "frame,update,work,render,draw,job,io"], check=True)
+    with open(out) as f:
+        doc = json.load(f)
+    check(doc["exporter"].startswith("strobe ") and doc["name"] == "base.strobe", f"{doc['exporter']} {doc['name']}")
+    profs = {p["name"]: p for p in doc["profiles"]}
+    check(set(profs) == {"main", "worker"} and profs["main"]["unit"] == "nanoseconds", f"profiles {list(profs)}")
+    check(len(profs["main"]["events"]) == 2 * 400 and len(profs["worker"]["events"]) == 2 * 100, "O+C per scope")
+    frames = doc["shared"]["frames"]
+    work = next(i for i, fr in enumerate(frames) if fr["name"] == "work")
+    check(frames[work]["file"] == "app/sim.c" and frames[work]["line"] == 30, f"work frame {frames[work]}")
+    ev = profs["main"]["events"]
+    opens = {}
+    total = 0
+    for e in ev:  # the work frames' time, from O/C pairs
+        if e["type"] == "O":
+            opens.setdefault(e["frame"], []).append(e["at"])
+        elif e["frame"] == work:
+            total += e["at"] - opens[work].pop()
+    check(total == 825000, f"work total from the speedscope events: {total}")
+    unf = capture("unfinished", "--unfinished", "--lost")
+    out2 = os.path.join(ARGS.work, "unf.speedscope.json")
+    run("export", unf, "--format", "speedscope", "-o", out2)
+    subprocess.run(checker + [out2, *schema, "--expect-frames", "stalled [unfinished: never ended],job [end lost]"],
+                   check=True)
+
+
+def case_export_folded():
+    base = capture("base")
+    out, _ = run("export", base, "--format", "folded")
+    lines = out.splitlines()
+    rx = re.compile(r"^[^;\n]+(;[^;\n]+)* \d+$")
+    check(lines and all(rx.match(l) for l in lines), f"folded lines parse:\n{out}")
+    got = {l.rsplit(" ", 1)[0]: int(l.rsplit(" ", 1)[1]) for l in lines}
+    check(got["main;frame;update;work"] == 825000 and got["main;frame;render;draw"] == 200000, f"{got}")
+    check(got["worker;job;io"] == 250000 and got["worker;job"] == 150000, f"{got}")
+    check(got["main;frame;update"] == 845000 - 825000, "self time of update")
+    check(sum(v for k, v in got.items() if k.startswith("main;")) == 1075000, "main's self times sum to its frames")
+
+
+def case_export_csv():
+    base = capture("base")
+    out, _ = run("export", base, "--format", "csv")
+    rows = out.splitlines()
+    check(rows[0] == "name,src_file,src_line,total_ns,total_perc,counts,mean_ns,min_ns,max_ns,std_ns", rows[0])
+    check(len(rows) == 1 + 7, f"one row per scope site:\n{out}")
+    r = {x.split(",")[0]: x.split(",") for x in rows[1:]}
+    w = r["work"]
+    check(w[1:4] == ["app/sim.c", "30", "825000"] and w[5] == "150" and w[6] == "5500.0", f"work {w}")
+    check(w[7] == "1000" and w[8] == "10000" and abs(float(w[9]) - 2872.3) < 0.1, f"work {w}")
+    check(r["io"][9] == "0.0", "constant durations: std 0")
+    span_ns = 2.1e6  # from info: the capture spans 0 .. 2.1 ms
+    check(abs(float(w[4]) - 825000 / span_ns * 100) < 1e-3, f"total_perc {w[4]}")
+
+
+def flip_byte(src, dst, offset):
+    data = bytearray(open(src, "rb").read())
+    data[offset] ^= 0x5A
+    open(dst, "wb").write(data)
+
+
+def limit_file_size():
+    """In the child: files may not grow past 64 KiB, and writes past it fail (EFBIG) instead of killing."""
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 10, 64 << 10))
+
+
+def case_bad_input():
+    base = capture("base")
+    w = ARGS.work
+    # Missing file, a directory, not a capture, empty file.
+    for argv in (["info"], ["report"], ["export", "--format", "csv"]):
+        _, err = run(*argv, os.path.join(w, "missing.strobe"), expect=1)
+        check("cannot open" in err and "No such file or directory" in err and err.startswith(f"strobe {argv[0]}: "), err)
+    _, err = run("report", w, expect=1)
+    check("is a directory" in err, err)
+    garbage = os.path.join(w, "garbage.strobe")
+    with open(garbage, "wb") as f:
+        f.write(b"this is not a capture file at all, just text\n" * 20)
+    _, err = run("report", garbage, expect=1)
+    check("not a Strobe capture file" in err, err)
+    empty = os.path.join(w, "empty.strobe")
+    open(empty, "wb").close()
+    _, err = run("info", empty, expect=1)
+    check("truncated inside its header" in err, err)
+    # Wrong version.
+    ver = os.path.join(w, "v7.strobe")
+    data = bytearray(open(base, "rb").read())
+    data[8] = 7
+    open(ver, "wb").write(data)
+    _, err = run("report", ver, expect=1)
+    check("capture format version 7 is not supported" in err, err)
+    # Truncated inside a block: info describes it (exit 0), report reports what it read and exits 1.
+    size = os.path.getsize(base)
+    trunc = os.path.join(w, "trunc.strobe")
+    with open(trunc, "wb") as f:
+        f.write(subprocess.run(["head", "-c", str(size - 40), base], capture_output=True, check=True).stdout)
+    out, _ = run("info", trunc)
+    check("truncated inside a block" in out, out)
+    j, err = run_json("report", trunc, expect=1)
+    check("truncated inside a block" in err and j["cut_short"] and j["sites"], f"{err}\n{j['state']}")
+    _, err = run("export", trunc, "--format", "chrome", "-o", os.path.join(w, "t.json"), expect=1)
+    check("truncated inside a block" in err, err)
+    # A corrupt byte in a block: the reader's error, exit 1, what was read is still printed.
+    corrupt = os.path.join(w, "corrupt.strobe")
+    flip_byte(base, corrupt, size - 60)
+    out, err = run("info", corrupt, expect=1)
+    check("corrupt" in err and "state" in out, f"{out}\n{err}")
+    _, err = run("report", corrupt, expect=1)
+    check("corrupt" in err, err)
+    # Usage errors: exit 2.
+    _, err = run("export", base, "--format", "svg", expect=2)
+    check("unknown format 'svg'" in err, err)
+    _, err = run("export", base, expect=2)
+    check("--format is required" in err, err)
+    _, err = run("report", base, "--bogus", expect=2)
+    check("--bogus" in err and "Try 'strobe report --help'" in err, err)
+    _, err = run("report", base, "--from", "abc", expect=2)
+    check("--from needs a number" in err, err)
+    _, err = run("report", base, "--from", "5", "--to", "1", expect=2)
+    check("--to must be later than --from" in err, err)
+    _, err = run("report", expect=2)
+    check("expected one capture FILE" in err, err)
+    _, err = run("frobnicate", expect=2)
+    check("unknown command 'frobnicate'" in err and "usage: strobe" in err, err)
+    _, err = run(expect=2)
+    check("usage: strobe" in err, err)
+    # Output that cannot be written: exit 3, no partial file.
+    _, err = run("export", base, "--format", "chrome", "-o", "/proc/nonexistent/x", expect=3)
+    check("cannot write /proc/nonexistent/x" in err, err)
+    # A write that fails part-way (file size limit: EFBIG): exit 3, the partial -o file removed.
+    big = capture("big", "--frames", "2000")
+    part = os.path.join(w, "part.json")
+    p = subprocess.run([ARGS.strobe, "export", big, "--format", "chrome", "-o", part], capture_output=True, text=True,
+                       preexec_fn=limit_file_size)
+    check(p.returncode == 3 and "writing " + part + " failed: File too large" in p.stderr, f"{p.returncode} {p.stderr}")
+    check(not os.path.exists(part), "the partial output file is removed")
+    with open(os.path.join(w, "stdout.txt"), "w") as so:
+        p = subprocess.run([ARGS.strobe, "export", big, "--format", "csv"], stdout=so, stderr=subprocess.PIPE,
+                           text=True, preexec_fn=limit_file_size)
+    # csv is small: fits. The chrome export to stdout does not.
+    check(p.returncode == 0, p.stderr)
+    with open(os.path.join(w, "stdout.txt"), "w") as so:
+        p = subprocess.run([ARGS.strobe, "export", big, "--format", "chrome"], stdout=so, stderr=subprocess.PIPE,
+                           text=True, preexec_fn=limit_file_size)
+    check(p.returncode == 3 and "writing standard output failed" in p.stderr, f"{p.returncode} {p.stderr}")
+    # A missing input does not leave an output file behind.
+    dst = os.path.join(w, "never.json")
+    run("export", os.path.join(w, "missing.strobe"), "--format", "chrome", "-o", dst, expect=1)
+    check(not os.path.exists(dst), "no output file for a missing input")
+
+
+def case_prefixes():
+    """Every command on prefixes of a capture (cut anywhere): never a crash or a sanitizer
+    report; exit 0 or 1 with a message; exports stay valid JSON covering what was read."""
+    base = capture("base", "--unfinished", "--lost")
+    data = open(base, "rb").read()
+    pre = os.path.join(ARGS.work, "prefix.strobe")
+    cuts = sorted(set(list(range(0, len(data), max(1, len(data) // 40))) + [8, 12, 15, 16, len(data) - 1]))
+    for cut in cuts:
+        with open(pre, "wb") as f:
+            f.write(data[:cut])
+        for argv in (["info"], ["report"], ["diff", pre], ["compare", pre, "--max-regression", "5"],
+                     ["export", "--format", "folded"], ["export", "--format", "csv"]):
+            p = subprocess.run([ARGS.strobe, argv[0], pre, *argv[1:]], capture_output=True, text=True, timeout=60)
+            check(p.returncode in (0, 1) and "Sanitizer" not in p.stderr and "runtime error" not in p.stderr,
+                  f"cut at {cut}: strobe {' '.join(argv)}: exit {p.returncode}\n{p.stderr[-2000:]}")
+            check(p.returncode == 0 or p.stderr.startswith(f"strobe {argv[0]}: "), f"cut at {cut}: {p.stderr}")
+        for fmt in ("chrome", "speedscope"):
+            out = os.path.join(ARGS.work, "prefix." + fmt)
+            if os.path.exists(out):
+                os.remove(out)
+            p = subprocess.run([ARGS.strobe, "export", pre, "--format", fmt, "-o", out], capture_output=True,
+                               text=True, timeout=60)
+            check(p.returncode in (0, 1) and "runtime error" not in p.stderr, f"cut at {cut}: {fmt}: {p.stderr}")
+            # A capture that opened gives an output, complete up to where reading stopped.
+            check(os.path.exists(out) == (p.returncode == 0 or "the output covers" in p.stderr),
+                  f"cut at {cut}: {fmt}: output file present only when the capture opened: {p.stderr}")
+            if os.path.exists(out):
+                with open(out) as f:
+                    try:
+                        json.load(f)
+                    except json.JSONDecodeError as e:
+                        raise Fail(f"cut at {cut}: the {fmt} export of what was read is not JSON: {e}")
+
+
+def tty_stderr(argv):
+    """Runs strobe with stderr on a pseudo-terminal; returns what it wrote there."""
+    master, slave = pty.openpty()
+    p = subprocess.Popen([ARGS.strobe, *argv], stdout=subprocess.DEVNULL, stderr=slave)
+    os.close(slave)
+    chunks = []
+    while True:
+        r, _, _ = select.select([master], [], [], 60)
+        if not r:
+            break
+        try:
+            data = os.read(master, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    p.wait(timeout=60)
+    os.close(master)
+    return p.returncode, b"".join(chunks).decode("utf-8", "replace")
+
+
+def case_progress():
+    big = capture("progress", "--frames", "100000")
+    rc, err = tty_stderr(["report", big])
+    check(rc == 0 and re.search(r"\rstrobe report: progress.strobe \[[#-]{30}\] +\d+% ", err) and err.endswith("\x1b[K"),
+          f"a progress bar on a terminal: {err[-300:]!r}")
+    rc, err = tty_stderr(["report", "--quiet", big])
+    check(rc == 0 and err == "", f"--quiet: no bar: {err!r}")
+    _, err = run("report", big)  # stderr is a pipe here
+    check(err == "", f"no bar when stderr is not a terminal: {err!r}")
+
+
+CASES = {k[5:]: v for k, v in globals().items() if k.startswith("case_")}
+
+
+def main():
+    global ARGS
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--strobe", required=True)
+    ap.add_argument("--make-capture", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--schema")
+    ap.add_argument("case", choices=sorted(CASES))
+    ARGS = ap.parse_args()
+    shutil.rmtree(ARGS.work, ignore_errors=True)
+    os.makedirs(ARGS.work)
+    try:
+        CASES[ARGS.case]()
+    except (Fail, subprocess.CalledProcessError) as e:
+        print(f"cli_{ARGS.case}: FAILED: {e}", file=sys.stderr)
+        print("0 passed, 1 failed")
+        return 1
+    print(f"cli_{ARGS.case}: ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,132 @@
+// client.test.mjs — CTest `mcp_sdk_client`: the official MCP TypeScript SDK
+// (Client + StreamableHTTPClientTransport with the bearer header) against a
+// running instrumented application (mcp_app.c): initialize, list tools,
+// start, read while frames run (structuredContent validated by the SDK
+// against the tool's outputSchema), end, the error paths, and a missing or
+// wrong token failing the connection with 401.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { startApp, sleep } from './app.mjs';
+
+let app;
+before(async () => {
+  app = await startApp();
+});
+after(async () => {
+  assert.equal(await app.stop(), 0);
+});
+
+async function connect(token = app.token) {
+  const headers = token === null ? {} : { Authorization: `Bearer ${token}` };
+  const transport = new StreamableHTTPClientTransport(new URL(app.url), { requestInit: { headers } });
+  const client = new Client({ name: 'strobe-test', version: '1.0.0' });
+  await client.connect(transport);
+  return { client, transport };
+}
+
+test('initialize: server info, version, tools capability', async () => {
+  const { client, transport } = await connect();
+  const info = client.getServerVersion();
+  assert.equal(info.name, 'strobe');
+  assert.match(info.version, /^\d+\.\d+\.\d+$/);
+  assert.deepEqual(client.getServerCapabilities().tools, { listChanged: false });
+  assert.ok(transport.sessionId && /^[\x21-\x7e]+$/.test(transport.sessionId));
+  assert.equal(transport.protocolVersion, '2025-11-25');
+  await transport.terminateSession();
+  await client.close();
+});
+
+test('tools/list: three tools with schemas and annotations', async () => {
+  const { client } = await connect();
+  const { tools } = await client.listTools();
+  assert.deepEqual(tools.map((t) => t.name).sort(), ['strobe_profile_end', 'strobe_profile_read', 'strobe_profile_start']);
+  for (const t of tools) {
+    assert.equal(t.inputSchema.type, 'object');
+    assert.equal(t.outputSchema.type, 'object');
+    assert.ok(t.description.length > 20);
+  }
+  const read = tools.find((t) => t.name === 'strobe_profile_read');
+  assert.equal(read.annotations.readOnlyHint, true);
+  const start = tools.find((t) => t.name === 'strobe_profile_start');
+  assert.equal(start.inputSchema.properties.max_samples.maximum, 240);
+  await client.close();
+});
+
+test('start, read while frames run, end', async () => {
+  const { client, transport } = await connect();
+  await client.listTools(); // caches the output schemas the SDK validates against
+  const started = await client.callTool({ name: 'strobe_profile_start', arguments: { max_samples: 60 } });
+  assert.ok(!started.isError);
+  const id = started.structuredContent.id;
+  assert.match(id, /^profile_\d+$/);
+  assert.equal(started.structuredContent.max_samples, 60);
+  await sleep(300);
+
+  const read = await client.callTool({ name: 'strobe_profile_read', arguments: { id } });
+  assert.ok(!read.isError);
+  const rep = read.structuredContent;
+  assert.equal(rep.id, id);
+  assert.equal(rep.final, false);
+  assert.ok(rep.samples.length > 0, 'frames completed while the session ran');
+  assert.ok(rep.samples.length <= 60);
+  assert.deepEqual(JSON.parse(read.content[0].text), rep);
+
+  const ended = await client.callTool({ name: 'strobe_profile_end', arguments: { id } });
+  assert.ok(!ended.isError);
+  assert.equal(ended.structuredContent.final, true);
+  assert.ok(ended.structuredContent.samples.length > 0);
+
+  // the error paths are results with stable names
+  const again = await client.callTool({ name: 'strobe_profile_end', arguments: { id } });
+  assert.equal(again.isError, true);
+  assert.equal(again.structuredContent.error, 'ended');
+  const unknown = await client.callTool({ name: 'strobe_profile_read', arguments: { id: 'profile_987654' } });
+  assert.equal(unknown.isError, true);
+  assert.equal(unknown.structuredContent.error, 'unknown_id');
+  assert.match(unknown.content[0].text, /^unknown_id: /);
+  const bad = await client.callTool({ name: 'strobe_profile_start', arguments: { max_samples: 0 } });
+  assert.equal(bad.isError, true);
+  assert.equal(bad.structuredContent.error, 'invalid_arguments');
+  // an unknown tool is a JSON-RPC error (-32602), which the SDK throws
+  await assert.rejects(client.callTool({ name: 'strobe_profile_nope', arguments: {} }), /-32602/);
+  await transport.terminateSession();
+  await client.close();
+});
+
+test('availability: read with {}', async () => {
+  const { client } = await connect();
+  await client.listTools();
+  const r = await client.callTool({ name: 'strobe_profile_read', arguments: {} });
+  assert.ok(!r.isError);
+  const a = r.structuredContent;
+  assert.equal(a.feature_enabled, true);
+  assert.equal(a.mcp_enabled, true);
+  assert.equal(a.observe_granted, true);
+  assert.equal(a.tools.strobe_profile_start, true);
+  assert.equal(a.limits.max_sessions, 8);
+  assert.equal(a.limits.max_samples, 240);
+  assert.equal(a.limits.default_samples, 120);
+  assert.equal(a.build.name, 'strobe');
+  await client.close();
+});
+
+test('ownership: another client cannot read or end a session', async () => {
+  const a = await connect();
+  const b = await connect();
+  const started = await a.client.callTool({ name: 'strobe_profile_start', arguments: {} });
+  const id = started.structuredContent.id;
+  const stolen = await b.client.callTool({ name: 'strobe_profile_end', arguments: { id } });
+  assert.equal(stolen.isError, true);
+  assert.equal(stolen.structuredContent.error, 'not_owner');
+  // ending A's MCP session cancels what it started
+  await a.transport.terminateSession();
+  await a.client.close();
+  await b.client.close();
+});
+
+test('missing or wrong token: connect fails with 401', async () => {
+  await assert.rejects(connect(null), (e) => /401/.test(String(e?.message ?? e)) || e?.code === 401);
+  await assert.rejects(connect('wrong-token-wrong-token-wrong'), (e) => /401/.test(String(e?.message ?? e)) || e?.code === 401);
+});

@@ -1,0 +1,238 @@
+/*
+ * test_server_mcp.c — JSON-RPC and MCP session rules at /mcp (MCP 2025-11-25,
+ * Streamable HTTP, docs/server.md "MCP"): initialize and version
+ * negotiation, ids echoed exactly, errors -32700/-32600/-32601/-32602 in
+ * HTTP 200 bodies with no extra top-level keys, notifications and client
+ * responses → 202 with no body, ping, the MCP session table (ids, DELETE,
+ * limit, idle expiry), and strobe__mcp_handle without HTTP (what the fuzzer
+ * drives).
+ */
+#include "server/server_internal.h"
+#include "server_test.h"
+
+/* POSTs body in session sid and checks the exact reply text. */
+static void expect_reply(strobe_server *s, const char *sid, const char *body, const char *want) {
+  cli_http_response r = t_mcp_post(s, sid, body);
+  if (r.status != 200 || strcmp(r.body, want) != 0)
+    fprintf(stderr, "for %s\n got %d %s\nwant 200 %s\n", body, r.status, r.body, want);
+  CHECK_EQ_INT(r.status, 200);
+  CHECK(!strcmp(r.body, want));
+  char ct[64];
+  CHECK(cli_http_header(&r, "Content-Type", ct, sizeof ct) && !strcmp(ct, "application/json"));
+  cli_http_response_free(&r);
+}
+
+static void expect_code(strobe_server *s, const char *sid, const char *body, int code, const char *id_json) {
+  cli_http_response r = t_mcp_post(s, sid, body);
+  CHECK_EQ_INT(r.status, 200);
+  json_t *v = t_json(&r);
+  if (t_rpc_code(&r) != code) fprintf(stderr, "for %s got %s\n", body, r.body);
+  CHECK_EQ_INT(json_integer_value(json_object_get(json_object_get(v, "error"), "code")), code);
+  CHECK(!json_object_get(v, "result"));
+  CHECK(json_is_string(json_object_get(json_object_get(v, "error"), "message")));
+  json_t *id = json_object_get(v, "id");
+  if (id_json) {
+    char *got = json_dumps(id, JSON_ENCODE_ANY);
+    CHECK(!strcmp(got, id_json));
+    free(got);
+    CHECK_EQ_INT(json_object_size(v), 3); /* jsonrpc, id, error: nothing else */
+  } else {
+    CHECK(id == NULL); /* unreadable id: omitted, never null */
+    CHECK_EQ_INT(json_object_size(v), 2);
+  }
+  json_decref(v);
+  cli_http_response_free(&r);
+}
+
+static void test_initialize(strobe_server *s) {
+  /* echo a supported version; the session id header is visible ASCII */
+  cli_http_response r = t_mcp_post(s, NULL,
+                                   "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{"
+                                   "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":"
+                                   "\"t\",\"version\":\"1\"}}}");
+  CHECK_EQ_INT(r.status, 200);
+  char sid[80];
+  CHECK(cli_http_header(&r, "Mcp-Session-Id", sid, sizeof sid));
+  for (const char *p = sid; *p; p++) CHECK(*p >= 0x21 && *p <= 0x7e);
+  json_t *v = t_json(&r);
+  CHECK_EQ_INT(json_object_size(v), 3);
+  CHECK(json_integer_value(json_object_get(v, "id")) == 0 && json_is_integer(json_object_get(v, "id")));
+  json_t *res = json_object_get(v, "result");
+  CHECK(!strcmp(json_string_value(json_object_get(res, "protocolVersion")), "2025-06-18"));
+  CHECK(json_is_false(json_object_get(json_object_get(json_object_get(res, "capabilities"), "tools"), "listChanged")));
+  json_t *info = json_object_get(res, "serverInfo");
+  CHECK(!strcmp(json_string_value(json_object_get(info, "name")), "strobe"));
+  CHECK(!strcmp(json_string_value(json_object_get(info, "version")), strobe_version()));
+  json_decref(v);
+  cli_http_response_free(&r);
+
+  /* an unsupported requested version: the server answers with its own latest */
+  r = t_mcp_post(s, NULL,
+                 "{\"jsonrpc\":\"2.0\",\"id\":\"init\",\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+                 "\"2099-01-01\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}");
+  v = t_json(&r);
+  CHECK(!strcmp(json_string_value(json_object_get(json_object_get(v, "result"), "protocolVersion")), "2025-11-25"));
+  CHECK(!strcmp(json_string_value(json_object_get(v, "id")), "init"));
+  char sid2[80];
+  CHECK(cli_http_header(&r, "Mcp-Session-Id", sid2, sizeof sid2) && strcmp(sid, sid2) != 0);
+  json_decref(v);
+  cli_http_response_free(&r);
+}
+
+static void test_errors(strobe_server *s, const char *sid) {
+  /* -32700: malformed JSON, duplicate keys, empty body, a bare scalar */
+  expect_code(s, sid, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":", -32700, NULL);
+  expect_code(s, sid, "{\"jsonrpc\":\"2.0\",\"id\":1,\"id\":2,\"method\":\"ping\"}", -32700, NULL);
+  expect_code(s, sid, "", -32700, NULL);
+  expect_code(s, sid, "42", -32700, NULL);
+  expect_code(s, sid, "{\"a\":\"\\u0000\"}", -32700, NULL);
+  /* -32600: wrong shapes; the id is echoed when it is readable */
+  expect_code(s, sid, "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]", -32600, NULL);
+  expect_code(s, sid, "[]", -32600, NULL);
+  expect_code(s, sid, "{\"jsonrpc\":\"1.0\",\"id\":5,\"method\":\"ping\"}", -32600, "5");
+  expect_code(s, sid, "{\"id\":5,\"method\":\"ping\"}", -32600, "5");
+  expect_code(s, sid, "{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"ping\"}", -32600, NULL);
+  expect_code(s, sid, "{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"ping\"}", -32600, NULL);
+  expect_code(s, sid, "{\"jsonrpc\":\"2.0\",\"id\":{\"a\":1},\"method\":\"ping\"}", -32600, NULL);
+  expect_code(s, sid, "{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"method\":7}", -32600, "\"x\"");
+  expect_code(s, sid, "{\"jsonrpc\":\"2.0\",\"id\":\"x\"}", -32600, "\"x\"");
+  expect_code(s, sid, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\",\"params\":\"p\"}", -32600, "3");
+  /* -32601: unknown methods */
+  expect_code(s, sid, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"resources/list\"}", -32601, "9");
+  expect_code(s, sid, "{\"jsonrpc\":\"2.0\",\"id\":\"m\",\"method\":\"\"}", -32601, "\"m\"");
+  /* -32602: unknown tool, malformed tools/call params */
+  expect_code(s, sid,
+              "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":\"rm_rf\","
+              "\"arguments\":{}}}",
+              -32602, "4");
+  expect_code(s, sid, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{}}", -32602, "4");
+  expect_code(s, sid,
+              "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":"
+              "\"strobe_profile_read\",\"arguments\":[1]}}",
+              -32602, "4");
+  expect_code(s, sid, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":[1]}", -32602, "4");
+}
+
+static void test_ids_and_notifications(strobe_server *s, const char *sid) {
+  /* ids exactly as sent: 0, negative, beyond 2^53, strings with escapes */
+  expect_reply(s, sid, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"ping\"}", "{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{}}");
+  expect_reply(s, sid, "{\"jsonrpc\":\"2.0\",\"id\":-17,\"method\":\"ping\"}",
+               "{\"jsonrpc\":\"2.0\",\"id\":-17,\"result\":{}}");
+  expect_reply(s, sid, "{\"jsonrpc\":\"2.0\",\"id\":9007199254740993,\"method\":\"ping\"}",
+               "{\"jsonrpc\":\"2.0\",\"id\":9007199254740993,\"result\":{}}");
+  expect_reply(s, sid, "{\"method\":\"ping\",\"id\":\"a\\\"b\",\"jsonrpc\":\"2.0\",\"params\":{}}",
+               "{\"jsonrpc\":\"2.0\",\"id\":\"a\\\"b\",\"result\":{}}");
+  expect_reply(s, sid, "{\"jsonrpc\":\"2.0\",\"id\":\"\",\"method\":\"ping\"}",
+               "{\"jsonrpc\":\"2.0\",\"id\":\"\",\"result\":{}}");
+  /* notifications and client responses: 202, no body */
+  const char *accepted[] = {
+      "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}",
+      "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":3}}",
+      "{\"jsonrpc\":\"2.0\",\"method\":\"no/such/notification\"}",
+      "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}",
+      "{\"jsonrpc\":\"2.0\",\"id\":\"e\",\"error\":{\"code\":-1,\"message\":\"x\"}}",
+  };
+  for (size_t i = 0; i < sizeof accepted / sizeof *accepted; i++) {
+    cli_http_response r = t_mcp_post(s, sid, accepted[i]);
+    CHECK_EQ_INT(r.status, 202);
+    CHECK_EQ_INT(r.body_len, 0);
+    cli_http_response_free(&r);
+  }
+  /* tools/list: three tools, each inputSchema with type object */
+  cli_http_response r = t_mcp_post(s, sid, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":{}}");
+  json_t *v = t_json(&r);
+  json_t *tools = json_object_get(json_object_get(v, "result"), "tools");
+  CHECK_EQ_INT(json_array_size(tools), 3);
+  for (size_t i = 0; i < 3; i++) {
+    json_t *t = json_array_get(tools, i);
+    CHECK(!strcmp(json_string_value(json_object_get(json_object_get(t, "inputSchema"), "type")), "object"));
+    CHECK(!strcmp(json_string_value(json_object_get(json_object_get(t, "outputSchema"), "type")), "object"));
+    CHECK(json_is_string(json_object_get(t, "description")));
+  }
+  json_decref(v);
+  cli_http_response_free(&r);
+}
+
+static void test_session_table(void) {
+  strobe_server_desc d = {.max_mcp_sessions = 2, .mcp_session_idle_s = 1};
+  strobe_server *s = t_start(&d);
+  char a[80], b[80];
+  t_mcp_init(s, a);
+  t_mcp_init(s, b);
+  /* the table is full: initialize is refused with 503 and a JSON-RPC error */
+  cli_http_response r = t_mcp_post(s, NULL, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{}}");
+  CHECK_EQ_INT(r.status, 503);
+  CHECK_EQ_INT(t_rpc_code(&r), -32603);
+  cli_http_response_free(&r);
+  /* a profiling session of A: expiry cancels it */
+  json_t *res = t_call(s, a, "strobe_profile_start", "{}");
+  CHECK_TOOL_OK(res);
+  char pid[32];
+  snprintf(pid, sizeof pid, "%s", json_string_value(json_object_get(t_sc(res), "id")));
+  json_decref(res);
+  CHECK_EQ_INT(strobe_session_count(strobe_default_collector()), 1);
+  t_sleep_ms(2300); /* both idle past 1 s */
+  r = t_mcp_post(s, a, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}");
+  CHECK_EQ_INT(r.status, 404); /* expired */
+  cli_http_response_free(&r);
+  CHECK_EQ_INT(strobe_session_count(strobe_default_collector()), 0);
+  strobe_server_stats st = strobe_server_query(s);
+  CHECK_EQ_U64(st.mcp_sessions_expired, 2);
+  CHECK_EQ_U64(st.mcp_sessions, 0);
+  CHECK(st.mcp_cancelled >= 1);
+  /* and the id now answers "cancelled" in-process */
+  strobe_report *rep;
+  CHECK_EQ_INT(strobe_session_read(strobe_default_collector(), pid, 0, &rep), STROBE_ECANCELLED);
+  t_mcp_init(s, a); /* room again */
+  strobe_server_stop(s);
+}
+
+/* The handler without HTTP, as fuzz/fuzz_jsonrpc.c drives it. */
+static void test_direct(void) {
+  strobe_collector *c;
+  CHECK(strobe_collector_create(&c) == 0);
+  strobe__perms perms = {.mcp_enabled = 1, .observe = 1, .tools = STROBE_TOOL_ALL};
+  pthread_mutex_init(&perms.lock, NULL);
+  strobe__mcp_config cfg = {c, &perms, 4, 600};
+  strobe__mcp *m;
+  CHECK(strobe__mcp_create(&cfg, &m) == 0);
+  strobe__mcp_request req = {NULL, NULL, 1000};
+  strobe__mcp_response resp;
+  const char init[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{}}";
+  strobe__mcp_handle(m, &req, init, sizeof init - 1, &resp);
+  CHECK_EQ_INT(resp.http_status, 200);
+  CHECK_EQ_INT(strlen(resp.session_id), STROBE__MCP_SID_LEN);
+  char sid[STROBE__MCP_SID_LEN + 1];
+  strcpy(sid, resp.session_id);
+  strobe__mcp_response_free(&resp);
+  req.session_id = sid;
+  const char start[] =
+      "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"strobe_profile_start\"}}";
+  strobe__mcp_handle(m, &req, start, sizeof start - 1, &resp);
+  CHECK_EQ_INT(resp.http_status, 200);
+  CHECK(strstr(resp.body, "\"id\":\"profile_1\""));
+  strobe__mcp_response_free(&resp);
+  CHECK_EQ_INT(strobe_session_count(c), 1);
+  strobe__mcp_handle(m, &req, "{", 1, &resp);
+  CHECK_EQ_INT(resp.http_status, 200);
+  CHECK(strstr(resp.body, "-32700"));
+  strobe__mcp_response_free(&resp);
+  strobe__mcp_destroy(m); /* cancels what its sessions started */
+  CHECK_EQ_INT(strobe_session_count(c), 0);
+  pthread_mutex_destroy(&perms.lock);
+  strobe_collector_release(c);
+}
+
+int main(void) {
+  strobe_server *s = t_start(NULL);
+  char sid[80];
+  t_mcp_init(s, sid);
+  test_initialize(s);
+  test_errors(s, sid);
+  test_ids_and_notifications(s, sid);
+  strobe_server_stop(s);
+  test_session_table();
+  test_direct();
+  printf("test_server_mcp: ok\n");
+  return 0;
+}

@@ -1,0 +1,407 @@
+/*
+ * test_server_tools.c — the three MCP tools and seed 000's ownership and
+ * permission rules through the real server:
+ *   - start / read while frames run / end, with the report as
+ *     structuredContent and as text;
+ *   - availability ({}): feature, permissions, limits, build;
+ *   - every failure is an isError result with its stable name: unknown_id,
+ *     ended, invalid_arguments, limit_reached, not_owner, permission_denied,
+ *     cancelled;
+ *   - an MCP client reads/ends only sessions it started;
+ *   - revoking Observe, disabling MCP or denying a tool cancels MCP-owned
+ *     sessions (their ids answer "cancelled") while an in-process session
+ *     continues; granting again does not revive them;
+ *   - strobe_server_stop cancels MCP sessions;
+ *   - tools answer while the application's UI thread is blocked inside a
+ *     pass, and report that pass as unfinished.
+ */
+#include <pthread.h>
+
+#include "server_test.h"
+
+static strobe_collector *g_c;
+static strobe_window g_main;
+static int g_run = 1;        /* atomic: the frame loop runs */
+static int g_block = 0;      /* atomic: 1 = the next pass blocks until 0 again */
+static int g_blocked = 0;    /* atomic: a pass is blocked right now */
+
+static void *frame_loop(void *arg) {
+  (void)arg;
+  while (__atomic_load_n(&g_run, __ATOMIC_ACQUIRE)) {
+    strobe_op op = strobe_op_begin(g_c, g_main, STROBE_OP_PASS, NULL);
+    {
+      STROBE_STAGE("layout", NULL);
+      if (__atomic_load_n(&g_block, __ATOMIC_ACQUIRE)) {
+        __atomic_store_n(&g_blocked, 1, __ATOMIC_RELEASE);
+        while (__atomic_load_n(&g_block, __ATOMIC_ACQUIRE)) t_sleep_ms(1); /* the UI thread is stuck */
+        __atomic_store_n(&g_blocked, 0, __ATOMIC_RELEASE);
+      }
+    }
+    {
+      STROBE_STAGE("render", NULL);
+      t_sleep_ms(1);
+    }
+    strobe_op_end(op, 1);
+  }
+  return NULL;
+}
+
+static char *session_id(json_t *start_result) {
+  CHECK_TOOL_OK(start_result);
+  return strdup(json_string_value(json_object_get(t_sc(start_result), "id")));
+}
+
+static json_t *call_id(strobe_server *s, const char *sid, const char *tool, const char *id) {
+  char args[128];
+  snprintf(args, sizeof args, "{\"id\":\"%s\"}", id);
+  return t_call(s, sid, tool, args);
+}
+
+static void test_happy_path(strobe_server *s) {
+  char sid[80];
+  t_mcp_init(s, sid);
+  json_t *r = t_call(s, sid, "strobe_profile_start", "{\"max_samples\":50,\"include_devtools\":false}");
+  char *id = session_id(r);
+  CHECK_EQ_INT(json_integer_value(json_object_get(t_sc(r), "max_samples")), 50);
+  CHECK(json_is_false(json_object_get(t_sc(r), "include_devtools")));
+  CHECK_EQ_INT(json_integer_value(json_object_get(json_object_get(t_sc(r), "limits"), "max_sessions")), 8);
+  json_decref(r);
+  t_sleep_ms(150); /* frames complete meanwhile */
+
+  r = call_id(s, sid, "strobe_profile_read", id);
+  CHECK_TOOL_OK(r);
+  json_t *rep = t_sc(r);
+  CHECK(!strcmp(json_string_value(json_object_get(rep, "id")), id));
+  CHECK(json_is_false(json_object_get(rep, "final")));
+  CHECK(json_array_size(json_object_get(rep, "samples")) > 0);
+  CHECK(json_array_size(json_object_get(rep, "samples")) <= 50);
+  /* the same report as text */
+  json_t *text = json_object_get(json_array_get(json_object_get(r, "content"), 0), "text");
+  json_t *parsed = json_loads(json_string_value(text), 0, NULL);
+  CHECK(parsed && json_equal(parsed, rep));
+  json_decref(parsed);
+  json_decref(r);
+
+  r = call_id(s, sid, "strobe_profile_end", id);
+  CHECK_TOOL_OK(r);
+  CHECK(json_is_true(json_object_get(t_sc(r), "final")));
+  CHECK(json_array_size(json_object_get(t_sc(r), "samples")) > 0);
+  json_decref(r);
+  /* ended: read and end again say so */
+  r = call_id(s, sid, "strobe_profile_end", id);
+  CHECK_TOOL_ERROR(r, "ended");
+  json_decref(r);
+  r = call_id(s, sid, "strobe_profile_read", id);
+  CHECK_TOOL_ERROR(r, "ended");
+  json_decref(r);
+  free(id);
+}
+
+static void test_arguments(strobe_server *s) {
+  char sid[80];
+  t_mcp_init(s, sid);
+  const char *bad_start[] = {"{\"max_samples\":0}",          "{\"max_samples\":241}",
+                             "{\"max_samples\":1.5}",        "{\"max_samples\":\"120\"}",
+                             "{\"max_samples\":1e300}",      "{\"include_devtools\":1}",
+                             "{\"max_sample\":10}",          "{\"max_samples\":-5}",
+                             "{\"a\":1,\"b\":2,\"c\":3,\"d\":4,\"e\":5,\"f\":6,\"g\":7,\"h\":8,\"i\":9}"};
+  for (size_t i = 0; i < sizeof bad_start / sizeof *bad_start; i++) {
+    json_t *r = t_call(s, sid, "strobe_profile_start", bad_start[i]);
+    CHECK_TOOL_ERROR(r, "invalid_arguments");
+    CHECK(json_is_string(json_object_get(t_sc(r), "message")));
+    json_decref(r);
+  }
+  const char *bad_id[] = {"{\"id\":7}", "{\"id\":\"\"}", "{\"id\":\"profile_11111111111111111111111111111\"}",
+                          "{\"id\":\"profile_1\",\"x\":1}", "{\"id\":null}"};
+  for (size_t i = 0; i < sizeof bad_id / sizeof *bad_id; i++) {
+    json_t *r = t_call(s, sid, "strobe_profile_read", bad_id[i]);
+    CHECK_TOOL_ERROR(r, "invalid_arguments");
+    json_decref(r);
+    r = t_call(s, sid, "strobe_profile_end", bad_id[i]);
+    CHECK_TOOL_ERROR(r, "invalid_arguments");
+    json_decref(r);
+  }
+  json_t *r = t_call(s, sid, "strobe_profile_end", "{}");
+  CHECK_TOOL_ERROR(r, "invalid_arguments"); /* end needs an id */
+  json_decref(r);
+  r = t_call(s, sid, "strobe_profile_read", "{\"id\":\"profile_999999\"}");
+  CHECK_TOOL_ERROR(r, "unknown_id");
+  json_decref(r);
+  r = t_call(s, sid, "strobe_profile_end", "{\"id\":\"nonsense\"}");
+  CHECK_TOOL_ERROR(r, "unknown_id");
+  json_decref(r);
+  /* a real (whole) number is accepted as an integer */
+  r = t_call(s, sid, "strobe_profile_start", "{\"max_samples\":10.0}");
+  char *id = session_id(r);
+  json_decref(r);
+  r = call_id(s, sid, "strobe_profile_end", id);
+  CHECK_TOOL_OK(r);
+  json_decref(r);
+  free(id);
+}
+
+static void test_availability(strobe_server *s) {
+  char sid[80];
+  t_mcp_init(s, sid);
+  json_t *r = t_call(s, sid, "strobe_profile_read", "{}");
+  CHECK_TOOL_OK(r);
+  json_t *a = t_sc(r);
+  CHECK(json_is_true(json_object_get(a, "feature_enabled")));
+  CHECK(json_is_true(json_object_get(a, "mcp_enabled")));
+  CHECK(json_is_true(json_object_get(a, "observe_granted")));
+  CHECK(json_is_true(json_object_get(json_object_get(a, "tools"), "strobe_profile_start")));
+  json_t *lim = json_object_get(a, "limits");
+  CHECK_EQ_INT(json_integer_value(json_object_get(lim, "max_sessions")), 8);
+  CHECK_EQ_INT(json_integer_value(json_object_get(lim, "max_samples")), 240);
+  CHECK_EQ_INT(json_integer_value(json_object_get(lim, "default_samples")), 120);
+  CHECK_EQ_INT(json_integer_value(json_object_get(lim, "max_windows")), 64);
+  CHECK_EQ_INT(json_integer_value(json_object_get(lim, "ended_ids_remembered")), 64);
+  json_t *b = json_object_get(a, "build");
+  CHECK(!strcmp(json_string_value(json_object_get(b, "version")), strobe_version()));
+  CHECK(!strcmp(json_string_value(json_object_get(b, "os")), "linux"));
+  CHECK(json_is_string(json_object_get(b, "arch")));
+  CHECK(json_is_array(json_object_get(b, "features")));
+  json_decref(r);
+  /* no arguments at all is availability too */
+  char body[256];
+  snprintf(body, sizeof body,
+           "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"strobe_profile_read\"}}");
+  cli_http_response h = t_mcp_post(s, sid, body);
+  CHECK(strstr(h.body, "\"feature_enabled\":true"));
+  cli_http_response_free(&h);
+}
+
+static void test_limit(strobe_server *s) {
+  char sid[80];
+  t_mcp_init(s, sid);
+  char *ids[STROBE_MAX_SESSIONS];
+  for (int i = 0; i < STROBE_MAX_SESSIONS; i++) {
+    json_t *r = t_call(s, sid, "strobe_profile_start", "{\"max_samples\":1}");
+    ids[i] = session_id(r);
+    json_decref(r);
+  }
+  json_t *r = t_call(s, sid, "strobe_profile_start", "{}");
+  CHECK_TOOL_ERROR(r, "limit_reached");
+  json_decref(r);
+  for (int i = 0; i < STROBE_MAX_SESSIONS; i++) {
+    r = call_id(s, sid, "strobe_profile_end", ids[i]);
+    CHECK_TOOL_OK(r);
+    json_decref(r);
+    free(ids[i]);
+  }
+}
+
+static void test_ownership(strobe_server *s) {
+  char a[80], b[80];
+  t_mcp_init(s, a);
+  t_mcp_init(s, b);
+  json_t *r = t_call(s, a, "strobe_profile_start", "{}");
+  char *ida = session_id(r);
+  json_decref(r);
+  /* B can neither read nor end A's session; A's session is untouched */
+  r = call_id(s, b, "strobe_profile_read", ida);
+  CHECK_TOOL_ERROR(r, "not_owner");
+  json_decref(r);
+  r = call_id(s, b, "strobe_profile_end", ida);
+  CHECK_TOOL_ERROR(r, "not_owner");
+  json_decref(r);
+  /* B's availability does not list A's session among its own */
+  r = t_call(s, b, "strobe_profile_read", "{}");
+  CHECK_EQ_INT(json_array_size(json_object_get(json_object_get(t_sc(r), "sessions"), "yours")), 0);
+  json_decref(r);
+  r = t_call(s, a, "strobe_profile_read", "{}");
+  CHECK_EQ_INT(json_array_size(json_object_get(json_object_get(t_sc(r), "sessions"), "yours")), 1);
+  json_decref(r);
+  /* an in-process session is nobody's over MCP */
+  char local[STROBE_SESSION_ID_MAX];
+  CHECK(strobe_session_start(g_c, NULL, local) == 0);
+  r = call_id(s, a, "strobe_profile_read", local);
+  CHECK_TOOL_ERROR(r, "not_owner");
+  json_decref(r);
+  r = call_id(s, a, "strobe_profile_end", ida);
+  CHECK_TOOL_OK(r);
+  json_decref(r);
+  strobe_report *rep;
+  CHECK(strobe_session_end(g_c, local, 0, &rep) == 0);
+  strobe_report_free(rep);
+  free(ida);
+  /* DELETE of B's MCP session cancels B's sessions only */
+  r = t_call(s, b, "strobe_profile_start", "{}");
+  char *idb = session_id(r);
+  json_decref(r);
+  char h[256];
+  snprintf(h, sizeof h, AUTH "Mcp-Session-Id: %s\r\n", b);
+  cli_http_response d = t_req(s, "DELETE", "/mcp", h, NULL);
+  CHECK_EQ_INT(d.status, 204);
+  cli_http_response_free(&d);
+  CHECK_EQ_INT(strobe_session_read(g_c, idb, 0, &rep), STROBE_ECANCELLED);
+  free(idb);
+}
+
+static int set_read_tool(strobe_server *s, int v);
+
+/* One revocation kind: `revoke` then `grant` through the given setter. */
+static void check_revocation(strobe_server *s, int (*set)(strobe_server *, int), const char *what) {
+  char sid[80];
+  t_mcp_init(s, sid);
+  json_t *r = t_call(s, sid, "strobe_profile_start", "{}");
+  char *id1 = session_id(r);
+  json_decref(r);
+  r = t_call(s, sid, "strobe_profile_start", "{}");
+  char *id2 = session_id(r);
+  json_decref(r);
+  char local[STROBE_SESSION_ID_MAX];
+  CHECK(strobe_session_start(g_c, NULL, local) == 0);
+  t_sleep_ms(30);
+
+  int n = set(s, 0); /* revoke */
+  if (n != 2) fprintf(stderr, "%s: cancelled %d\n", what, n);
+  CHECK_EQ_INT(n, 2);
+  r = call_id(s, sid, "strobe_profile_read", id1);
+  CHECK_TOOL_ERROR(r, "permission_denied");
+  json_decref(r);
+  r = t_call(s, sid, "strobe_profile_start", "{}");
+  if (set == set_read_tool) { /* only the denied tool is refused */
+    char *id4 = session_id(r);
+    json_t *e = call_id(s, sid, "strobe_profile_end", id4); /* end is still allowed */
+    CHECK_TOOL_OK(e);
+    json_decref(e);
+    free(id4);
+  } else {
+    CHECK_TOOL_ERROR(r, "permission_denied");
+  }
+  json_decref(r);
+  /* availability still answers, and says what is missing */
+  r = t_call(s, sid, "strobe_profile_read", "{}");
+  CHECK_TOOL_OK(r);
+  CHECK(json_is_false(json_object_get(json_object_get(t_sc(r), "tools"), "strobe_profile_read")));
+  json_decref(r);
+  /* the in-process session continues, collecting frames */
+  strobe_report *rep;
+  CHECK(strobe_session_read(g_c, local, 0, &rep) == 0);
+  strobe_report_free(rep);
+
+  CHECK_EQ_INT(set(s, 1), 0); /* grant again: nothing revived */
+  r = call_id(s, sid, "strobe_profile_read", id1);
+  CHECK_TOOL_ERROR(r, "cancelled");
+  json_decref(r);
+  r = call_id(s, sid, "strobe_profile_end", id2);
+  CHECK_TOOL_ERROR(r, "cancelled");
+  json_decref(r);
+  CHECK_EQ_INT(strobe_session_read(g_c, id1, 0, &rep), STROBE_ECANCELLED);
+  /* new sessions work again */
+  r = t_call(s, sid, "strobe_profile_start", "{}");
+  char *id3 = session_id(r);
+  json_decref(r);
+  r = call_id(s, sid, "strobe_profile_end", id3);
+  CHECK_TOOL_OK(r);
+  json_decref(r);
+  CHECK(strobe_session_end(g_c, local, 0, &rep) == 0);
+  CHECK(strobe_report_get_counts(rep).completed > 0);
+  strobe_report_free(rep);
+  free(id1);
+  free(id2);
+  free(id3);
+}
+
+static int set_observe(strobe_server *s, int v) { return strobe_server_set_observe(s, v); }
+static int set_mcp(strobe_server *s, int v) { return strobe_server_set_mcp_enabled(s, v); }
+static int set_read_tool(strobe_server *s, int v) { return strobe_server_set_tool_allowed(s, STROBE_TOOL_PROFILE_READ, v); }
+
+static void test_permissions(strobe_server *s) {
+  check_revocation(s, set_observe, "observe");
+  check_revocation(s, set_mcp, "mcp");
+  /* denying one tool cancels every MCP-owned session; that tool is refused, others are not */
+  char sid[80];
+  t_mcp_init(s, sid);
+  json_t *r = t_call(s, sid, "strobe_profile_start", "{}");
+  char *id = session_id(r);
+  json_decref(r);
+  CHECK_EQ_INT(strobe_server_set_tool_allowed(s, STROBE_TOOL_PROFILE_END, 0), 1);
+  r = call_id(s, sid, "strobe_profile_end", id);
+  CHECK_TOOL_ERROR(r, "permission_denied");
+  json_decref(r);
+  r = call_id(s, sid, "strobe_profile_read", id);
+  CHECK_TOOL_ERROR(r, "cancelled");
+  json_decref(r);
+  CHECK_EQ_INT(strobe_server_set_tool_allowed(s, STROBE_TOOL_PROFILE_END, 1), 0);
+  free(id);
+  check_revocation(s, set_read_tool, "read tool");
+  /* granting what is granted, or denying what is denied, cancels nothing */
+  CHECK_EQ_INT(strobe_server_set_observe(s, 1), 0);
+  CHECK_EQ_INT(strobe_server_set_tool_allowed(s, 0, 0), STROBE_EINVAL);
+  CHECK_EQ_INT(strobe_server_set_tool_allowed(s, 16, 0), STROBE_EINVAL);
+}
+
+/* The application's UI thread is stuck inside a pass; the tools answer at once. */
+static void test_ui_blocked(strobe_server *s) {
+  char sid[80];
+  t_mcp_init(s, sid);
+  json_t *r = t_call(s, sid, "strobe_profile_start", "{}");
+  char *id = session_id(r);
+  json_decref(r);
+  __atomic_store_n(&g_block, 1, __ATOMIC_RELEASE);
+  while (!__atomic_load_n(&g_blocked, __ATOMIC_ACQUIRE)) t_sleep_ms(1);
+  t_sleep_ms(50);
+  uint64_t t0 = t_now_ms();
+  r = call_id(s, sid, "strobe_profile_read", id);
+  uint64_t dt = t_now_ms() - t0;
+  CHECK_TOOL_OK(r);
+  CHECK(dt < 1000);
+  CHECK(__atomic_load_n(&g_blocked, __ATOMIC_ACQUIRE)); /* still stuck: the answer did not wait for it */
+  json_t *unf = json_object_get(t_sc(r), "unfinished");
+  json_t *ops = json_is_array(unf) ? unf : json_object_get(unf, "operations");
+  CHECK(json_array_size(ops) >= 1);
+  char *dump = json_dumps(ops, 0);
+  CHECK(strstr(dump, "\"main\"") && strstr(dump, "layout")); /* its window and current phase */
+  free(dump);
+  const char *status = json_string_value(json_object_get(t_sc(r), "status"));
+  CHECK(status && (!strcmp(status, "unfinished") || !strcmp(status, "partial")));
+  json_decref(r);
+  r = call_id(s, sid, "strobe_profile_end", id);
+  CHECK_TOOL_OK(r);
+  json_decref(r);
+  __atomic_store_n(&g_block, 0, __ATOMIC_RELEASE);
+  free(id);
+}
+
+static void test_stop_cancels(void) {
+  strobe_server_desc d = {.collector = g_c};
+  strobe_server *s = t_start(&d);
+  char sid[80];
+  t_mcp_init(s, sid);
+  json_t *r = t_call(s, sid, "strobe_profile_start", "{}");
+  char *id = session_id(r);
+  json_decref(r);
+  char local[STROBE_SESSION_ID_MAX];
+  CHECK(strobe_session_start(g_c, NULL, local) == 0);
+  strobe_server_stop(s);
+  strobe_report *rep;
+  CHECK_EQ_INT(strobe_session_read(g_c, id, 0, &rep), STROBE_ECANCELLED);
+  CHECK(strobe_session_end(g_c, local, 0, &rep) == 0); /* the in-process one continued */
+  strobe_report_free(rep);
+  free(id);
+}
+
+int main(void) {
+  CHECK(strobe_collector_create(&g_c) == 0);
+  CHECK(strobe_window_register(g_c, "main", 0, &g_main) == 0);
+  pthread_t th;
+  CHECK(pthread_create(&th, NULL, frame_loop, NULL) == 0);
+  strobe_server_desc d = {.collector = g_c};
+  strobe_server *s = t_start(&d);
+  test_happy_path(s);
+  test_arguments(s);
+  test_availability(s);
+  test_limit(s);
+  test_ownership(s);
+  test_permissions(s);
+  test_ui_blocked(s);
+  strobe_server_stop(s);
+  test_stop_cancels();
+  __atomic_store_n(&g_run, 0, __ATOMIC_RELEASE);
+  pthread_join(th, NULL);
+  strobe_collector_release(g_c);
+  printf("test_server_tools: ok\n");
+  return 0;
+}

@@ -1,0 +1,239 @@
+/*
+ * aggregate.c — one pass over a capture into per-site statistics (see
+ * aggregate.h): scope durations with a bounded reservoir for percentiles,
+ * counters, gauges, values and loop statistics, with the report filters
+ * (thread, name, time range) applied as records arrive.
+ *
+ * This is the hot loop of `strobe report`: one call per record, no
+ * allocation after a site's reservoir is full, no division on the common
+ * path. It must never keep anything per event.
+ */
+#include "aggregate.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+#define RNG_SEED 0x9E3779B97F4A7C15ull /* fixed: the same file always yields the same sample */
+
+static uint64_t rng_next(uint64_t *s) { /* xorshift64* */
+  uint64_t x = *s;
+  x ^= x >> 12;
+  x ^= x << 25;
+  x ^= x >> 27;
+  *s = x;
+  return x * 0x2545F4914F6CDD1Dull;
+}
+
+/* Uniform in [0, n) without a division when n fits 32 bits (Lemire). */
+static uint64_t rng_below(uint64_t *s, uint64_t n) {
+  uint64_t r = rng_next(s);
+  if (n <= UINT32_MAX) return ((r >> 32) * n) >> 32;
+  return r % n;
+}
+
+static int grow_sites(agg *a, uint32_t id) {
+  if (id < a->n_sites) return 0;
+  uint32_t n = a->n_sites ? a->n_sites : 64;
+  while (n <= id) n *= 2;
+  agg_site *p = realloc(a->sites, n * sizeof *p);
+  if (!p) return -1;
+  memset(p + a->n_sites, 0, (n - a->n_sites) * sizeof *p);
+  a->sites = p;
+  a->n_sites = n;
+  return 0;
+}
+
+static int grow_threads(agg *a, uint32_t index) {
+  if (index < a->n_threads) return 0;
+  uint32_t n = a->n_threads ? a->n_threads : 16;
+  while (n <= index) n *= 2;
+  uint8_t *p = realloc(a->thread_in, n);
+  if (!p) return -1;
+  memset(p + a->n_threads, 0, n - a->n_threads);
+  a->thread_in = p;
+  a->n_threads = n;
+  return 0;
+}
+
+static int all_digits(const char *s) {
+  if (!*s) return 0;
+  for (; *s; s++)
+    if (!isdigit((unsigned char)*s)) return 0;
+  return 1;
+}
+
+int agg_init(agg *a, const strobe_capture *c, const agg_filter *filter, uint32_t top_frames) {
+  memset(a, 0, sizeof *a);
+  if (filter) a->filter = *filter;
+  a->start_ns = cli_start_ns(c);
+  a->rng = RNG_SEED;
+  a->track_frames = top_frames > 0;
+  if (a->track_frames && frames_init(&a->fr, top_frames)) return -1;
+  return 0;
+}
+
+void agg_free(agg *a) {
+  for (uint32_t i = 0; i < a->n_sites; i++) free(a->sites[i].sample);
+  free(a->sites);
+  free(a->thread_in);
+  if (a->track_frames) frames_free(&a->fr);
+  memset(a, 0, sizeof *a);
+}
+
+static void on_site(agg *a, const strobe_capture *c, uint32_t id) {
+  if (grow_sites(a, id)) {
+    a->failed = 1;
+    return;
+  }
+  const strobe_capture_site *s = strobe_capture_get_site(c, id);
+  a->sites[id].included = !a->filter.name || (s && strstr(s->name, a->filter.name));
+}
+
+static void on_thread(agg *a, const strobe_capture *c, uint32_t index) {
+  if (!a->filter.thread) return;
+  if (grow_threads(a, index)) {
+    a->failed = 1;
+    return;
+  }
+  const strobe_capture_thread *t = strobe_capture_get_thread(c, index);
+  int in = all_digits(a->filter.thread) ? strtoul(a->filter.thread, NULL, 10) == index
+                                         : (t && strcmp(t->name, a->filter.thread) == 0);
+  a->thread_in[index] = (uint8_t)in;
+  if (in) a->thread_matched = 1;
+}
+
+static void sample(agg *a, agg_site *s, double dur) {
+  if (s->count <= AGG_RESERVOIR) {
+    if (s->n_sample == s->cap_sample) {
+      uint32_t cap = s->cap_sample ? s->cap_sample * 2 : 16;
+      if (cap > AGG_RESERVOIR) cap = AGG_RESERVOIR;
+      double *p = realloc(s->sample, cap * sizeof *p);
+      if (!p) {
+        a->failed = 1;
+        return;
+      }
+      s->sample = p;
+      s->cap_sample = cap;
+    }
+    s->sample[s->n_sample++] = dur;
+    return;
+  }
+  uint64_t j = rng_below(&a->rng, s->count);
+  if (j < AGG_RESERVOIR) s->sample[j] = dur;
+}
+
+static inline int in_range(const agg *a, double t_ns) {
+  double rel = t_ns - a->start_ns;
+  return rel >= a->filter.from_ns && rel <= a->filter.to_ns;
+}
+
+static void record(agg *a, const strobe_capture *c, const strobe_capture_record *r) {
+  if (r->type == STROBE_REC_BEGIN) return; /* half of all records: nothing to do until the END */
+  if (r->type == STROBE_REC_SITE) {
+    on_site(a, c, r->site);
+    return;
+  }
+  if (r->type == STROBE_REC_THREAD) {
+    on_thread(a, c, r->thread);
+    return;
+  }
+  if (a->filter.thread && (r->thread >= a->n_threads || !a->thread_in[r->thread])) return;
+  if (r->site >= a->n_sites) return; /* not a site record (LOST, THREAD_END) */
+  agg_site *s = &a->sites[r->site];
+  switch (r->type) {
+    case STROBE_REC_END: {
+      double dur = r->duration_ns;
+      double begin = r->time_ns - dur;
+      if (a->filter.has_range && !(in_range(a, begin) && in_range(a, r->time_ns))) return;
+      if (a->track_frames && r->depth == 1) frames_top(&a->fr, r->thread, begin, dur);
+      if (!s->included) return;
+      if (s->count == 0) s->shift = dur;
+      if (s->count == 0 || dur < s->min_ns) s->min_ns = dur;
+      if (s->count == 0 || dur > s->max_ns) s->max_ns = dur;
+      s->count++;
+      s->total_ns += dur;
+      s->self_ns += r->self_ns;
+      s->sumsq += (dur - s->shift) * (dur - s->shift);
+      sample(a, s, dur);
+      return;
+    }
+    case STROBE_REC_FRAME:
+      if (a->filter.has_range && !in_range(a, r->time_ns)) return;
+      if (a->track_frames) frames_mark(&a->fr, r->thread, r->time_ns);
+      s->count++;
+      return;
+    case STROBE_REC_COUNTER:
+    case STROBE_REC_GAUGE:
+    case STROBE_REC_VALUE:
+      if (!s->included || (a->filter.has_range && !in_range(a, r->time_ns))) return;
+      if (s->count == 0 || r->value < s->vmin) s->vmin = r->value;
+      if (s->count == 0 || r->value > s->vmax) s->vmax = r->value;
+      s->count++;
+      s->total_ns += r->value; /* counters: the sum of deltas; values: for the mean */
+      s->last = r->value;
+      return;
+    case STROBE_REC_CUMULATIVE:
+      if (!s->included || (a->filter.has_range && !in_range(a, r->time_ns))) return;
+      if (r->count == 0) return;
+      if (s->iterations == 0 || r->min_ns < s->loop_min) s->loop_min = r->min_ns;
+      if (s->iterations == 0 || r->max_ns > s->loop_max) s->loop_max = r->max_ns;
+      s->count++;
+      s->iterations += r->count;
+      s->total_ns += r->total_ns;
+      return;
+    default: return;
+  }
+}
+
+void agg_record(agg *a, const strobe_capture *c, const strobe_capture_record *r) { record(a, c, r); }
+
+void agg_read_all(agg *a, cli_input *in) {
+  strobe_capture_record r;
+  while (cli_next(in, &r) > 0)
+    if (r.type != STROBE_REC_BEGIN) record(a, in->cap, &r); /* BEGINs: half the records, nothing to do */
+}
+
+double agg_stddev(const agg_site *s) {
+  if (!s->count) return 0;
+  double n = (double)s->count;
+  double mean_d = (s->total_ns - n * s->shift) / n; /* mean of (duration - shift) */
+  double var = s->sumsq / n - mean_d * mean_d;
+  return var > 0 ? sqrt(var) : 0;
+}
+
+strobe__dist agg_dist(agg_site *s) {
+  strobe__dist d = strobe__dist_of(s->sample, s->n_sample);
+  /* min and max are exact over every scope, not just the sample. */
+  if (s->count) {
+    d.min = s->min_ns;
+    d.max = s->max_ns;
+  }
+  return d;
+}
+
+static const agg *g_sort_agg; /* qsort has no context argument in C11 */
+
+static int by_total_desc(const void *x, const void *y) {
+  const agg_site *a = &g_sort_agg->sites[*(const uint32_t *)x];
+  const agg_site *b = &g_sort_agg->sites[*(const uint32_t *)y];
+  if (a->total_ns != b->total_ns) return a->total_ns < b->total_ns ? 1 : -1;
+  return *(const uint32_t *)x < *(const uint32_t *)y ? -1 : 1;
+}
+
+uint32_t *agg_sorted_scopes(const agg *a, const strobe_capture *c, uint32_t *n) {
+  uint32_t *ids = malloc((a->n_sites ? a->n_sites : 1) * sizeof *ids);
+  *n = 0;
+  if (!ids) return NULL;
+  for (uint32_t id = 1; id < a->n_sites; id++) {
+    const strobe_capture_site *s = strobe_capture_get_site(c, id);
+    if (!s || (s->kind != STROBE_SITE_SCOPE && s->kind != STROBE_SITE_STAGE)) continue;
+    if (a->sites[id].count && a->sites[id].included) ids[(*n)++] = id;
+  }
+  g_sort_agg = a;
+  qsort(ids, *n, sizeof *ids, by_total_desc);
+  return ids;
+}

@@ -1,0 +1,122 @@
+/*
+ * cli.h — what the `strobe` subcommands share: exit codes, the subcommand
+ * signature, option parsing helpers, opening and reading a capture with
+ * progress and honest end-of-file messages, the output file, and the
+ * progress bar. Everything here is internal to the tool (cli_ prefix);
+ * nothing is library API.
+ *
+ * Every message goes to stderr prefixed "strobe <cmd>: ". Exit codes are the
+ * same for every subcommand (docs/cli.md):
+ *   0  success
+ *   1  the capture could not be read (missing, not a capture, corrupt,
+ *      truncated inside a block), or `compare` found a regression
+ *   2  usage error (bad option, bad value, clocks that differ for compare)
+ *   3  the output could not be written
+ */
+#ifndef STROBE_CLI_H
+#define STROBE_CLI_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "strobe/capture.h"
+
+enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2, CLI_OUTPUT = 3 };
+
+/* >>subcommands: each takes argv[0] == its own name. */
+int cmd_info(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_view(int argc, char **argv); /* cmd_view.c: needs libstrobe_server */
+int cmd_mcp(int argc, char **argv); /* cmd_mcp.c: the stdio MCP bridge */
+/* `strobe diff FILE --frames N M` (frame_diff.c); thread NULL: the first that marks frames. */
+int frame_diff(const char *path, uint64_t n, uint64_t m, const char *thread, int json, int quiet);
+
+/* >>messages */
+void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Prints "strobe CMD: MSG" and "Try 'strobe CMD --help'."; returns CLI_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The offending argument after getopt_long returned '?' or ':'; returns CLI_USAGE. */
+int cli_bad_option(const char *cmd, char **argv, int optind_after);
+
+/* >>values: parse a whole argument or fail (0 on success, -1 on junk). */
+int cli_parse_double(const char *s, double *out);
+int cli_parse_u64(const char *s, uint64_t *out);
+
+/* >>input */
+typedef struct cli_progress cli_progress;
+
+typedef struct cli_input {
+  const char *cmd;        /* for messages */
+  const char *path;
+  strobe_capture *cap;    /* open capture */
+  cli_progress *progress; /* NULL when not shown */
+  uint64_t until_check;   /* records left before the next progress update */
+  int rc;                 /* last strobe_capture_next result: 1, 0 or a negative error */
+} cli_input;
+
+/* Opens path; on failure prints why ("no such file", "not a Strobe capture
+ * file", "format version 7 is not supported") and returns CLI_FAIL. The
+ * progress bar is shown when stderr is a terminal and quiet is 0. */
+int cli_open(cli_input *in, const char *cmd, const char *path, int quiet);
+void cli_close(cli_input *in);
+
+/* Reads every record of the capture, updating the progress bar (the
+ * strobe_capture_next loop every subcommand runs). */
+void cli_progress_tick(cli_input *in);
+static inline int cli_next(cli_input *in, strobe_capture_record *rec) {
+  if (--in->until_check == 0) cli_progress_tick(in);
+  return in->rc = strobe_capture_next(in->cap, rec);
+}
+
+/* After the read loop: clears the progress bar and says, on stderr, how the
+ * file ended when it did not end cleanly ("cut short: no footer ...",
+ * "truncated inside a block ...", or the reader's error). Returns CLI_OK for
+ * a clean end or a file without footer that ends on a block boundary, and
+ * CLI_FAIL for a reader error (including a truncated block): the output made
+ * from what was read is still complete up to that point. */
+int cli_finish_read(cli_input *in);
+
+/* One line describing how the file ended, for info/report text and JSON:
+ * "complete", "cut short: no footer (...)", "truncated inside a block", or
+ * the reader's error text. */
+const char *cli_end_state(const cli_input *in);
+
+/* 1 when two captures' clocks differ (source, or ns per tick by more than
+ * 1 %), after printing a warning naming both. */
+int cli_clock_mismatch(const char *cmd, const cli_input *a, const cli_input *b);
+
+/* Times: ns since the epoch of a capture's start (header start_ticks). */
+double cli_start_ns(const strobe_capture *c);
+
+/* >>output: -o FILE or stdout. */
+typedef struct cli_output {
+  const char *cmd;
+  const char *path; /* NULL for stdout */
+  FILE *f;
+} cli_output;
+
+/* Opens the output; on failure prints why and returns CLI_OUTPUT. */
+int cli_output_open(cli_output *o, const char *cmd, const char *path);
+/* Flushes and closes; returns CLI_OUTPUT (after a message) when any write
+ * failed, else CLI_OK. A failed output file is removed. */
+int cli_output_close(cli_output *o);
+
+/* Writes a finished JSON document (and a newline) to the output and frees
+ * its buffer. Returns CLI_OK, or CLI_FAIL when building it ran out of memory. */
+struct strobe__json;
+int cli_output_json(cli_output *o, struct strobe__json *j);
+
+/* >>progress (progress.c) */
+cli_progress *cli_progress_start(const char *label, uint64_t total_bytes);
+void cli_progress_update(cli_progress *p, uint64_t bytes);
+void cli_progress_end(cli_progress *p); /* clears the line and frees; accepts NULL */
+
+/* >>names */
+const char *cli_site_kind_name(uint32_t kind);
+/* A thread's display name: its name, or "thread N" when unnamed. Returns buf or the name. */
+const char *cli_thread_label(const strobe_capture *c, uint32_t index, char *buf, size_t cap);
+
+#endif

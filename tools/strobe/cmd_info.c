@@ -1,0 +1,244 @@
+/*
+ * cmd_info.c — `strobe info FILE`: what a capture is and how it ended.
+ * Header (clock, build, process, writer settings), threads, sites, totals,
+ * losses, misuse counts, and a plain statement when the file was cut short.
+ *
+ * A cut-short file (no footer, or truncated inside a block) is described in
+ * full and exits 0: describing it is this command's job. A corrupt file
+ * exits 1 after printing everything read before the bad spot.
+ */
+#include <getopt.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "format/json_writer.h"
+
+static const char g_usage[] =
+    "usage: strobe info [--json] [--quiet] FILE\n"
+    "\n"
+    "Describes a capture: header (clock source, invariance, ns per tick, kind, format\n"
+    "and library version, os/arch, features, self-measured overhead per scope, pid,\n"
+    "ring size, flush interval), threads (index, tid, name, events, lost, ended),\n"
+    "sites, totals (events, scopes, lost events, orphan ends, unfinished and lost\n"
+    "scopes), misuse counts, and whether the file was cut short.\n"
+    "\n"
+    "  --json     machine-readable output\n"
+    "  --quiet    no progress bar\n"
+    "\n"
+    "Exit: 0 described (also when cut short), 1 unreadable or corrupt, 2 usage, 3 output.\n";
+
+typedef struct info {
+  cli_input in;
+  long long bytes;
+  uint32_t by_kind[8]; /* sites per strobe_site_kind */
+} info;
+
+static const char *yes_no(int v) { return v ? "yes" : "no"; }
+
+static void misuse_json(strobe__json *j, const strobe_misuse *m) {
+  strobe__json_uint(j, "end_without_begin", m->end_without_begin);
+  strobe__json_uint(j, "unbalanced", m->unbalanced);
+  strobe__json_uint(j, "open_at_exit", m->open_at_exit);
+  strobe__json_uint(j, "depth_overflow", m->depth_overflow);
+  strobe__json_uint(j, "value_without_scope", m->value_without_scope);
+  strobe__json_uint(j, "cumulative_overflow", m->cumulative_overflow);
+}
+
+static void write_json(cli_output *o, info *x) {
+  strobe_capture *c = x->in.cap;
+  const strobe_capture_header *h = strobe_capture_get_header(c);
+  strobe_capture_totals t = strobe_capture_get_totals(c);
+  strobe__json j = {0};
+  strobe__json_object(&j, NULL);
+  strobe__json_str(&j, "file", x->in.path);
+  strobe__json_int(&j, "bytes", x->bytes);
+  strobe__json_object(&j, "state");
+  strobe__json_bool(&j, "complete", x->in.rc == 0 && t.footer);
+  strobe__json_bool(&j, "footer", t.footer);
+  strobe__json_bool(&j, "cut_short", t.cut_short || x->in.rc == STROBE_ETRUNCATED);
+  strobe__json_bool(&j, "truncated_in_block", x->in.rc == STROBE_ETRUNCATED);
+  if (x->in.rc < 0 && x->in.rc != STROBE_ETRUNCATED) strobe__json_str(&j, "error", strobe_err_name(x->in.rc));
+  else strobe__json_null(&j, "error");
+  strobe__json_str(&j, "message", cli_end_state(&x->in));
+  strobe__json_end(&j);
+
+  strobe__json_object(&j, "header");
+  strobe__json_uint(&j, "version", h->version);
+  strobe__json_str(&j, "kind", h->kind);
+  strobe__json_str(&j, "clock_source", h->clock_source);
+  strobe__json_bool(&j, "clock_invariant", h->clock_invariant);
+  strobe__json_num(&j, "ns_per_tick", h->ns_per_tick, 9);
+  strobe__json_uint(&j, "epoch_ticks", h->epoch_ticks);
+  strobe__json_uint(&j, "epoch_mono_ns", h->epoch_mono_ns);
+  strobe__json_uint(&j, "start_ticks", h->start_ticks);
+  strobe__json_num(&j, "overhead_per_scope_ns", h->overhead_per_scope_ns, 3);
+  strobe__json_str(&j, "strobe_version", h->strobe_version);
+  strobe__json_str(&j, "os", h->os);
+  strobe__json_str(&j, "arch", h->arch);
+  strobe__json_str(&j, "features", h->features);
+  strobe__json_bool(&j, "assertions", h->assertions);
+  strobe__json_uint(&j, "pid", h->pid);
+  strobe__json_uint(&j, "ring_events", h->ring_events);
+  strobe__json_uint(&j, "flush_interval_ms", h->flush_interval_ms);
+  strobe__json_end(&j);
+
+  double start = cli_start_ns(c), end = strobe_capture_ticks_to_ns(c, t.end_ticks);
+  strobe__json_object(&j, "span");
+  strobe__json_num(&j, "start_ns", start, 1);
+  strobe__json_num(&j, "end_ns", end, 1);
+  strobe__json_num(&j, "duration_ns", end - start, 1);
+  strobe__json_end(&j);
+
+  strobe__json_array(&j, "threads");
+  for (uint32_t i = 0; i < strobe_capture_thread_count(c); i++) {
+    const strobe_capture_thread *th = strobe_capture_get_thread(c, i);
+    if (!th) continue;
+    strobe__json_object(&j, NULL);
+    strobe__json_uint(&j, "index", th->index);
+    strobe__json_uint(&j, "tid", th->os_tid);
+    strobe__json_str(&j, "name", th->name);
+    strobe__json_uint(&j, "events", th->events);
+    strobe__json_uint(&j, "lost", th->lost);
+    strobe__json_bool(&j, "ended", th->ended);
+    strobe__json_end(&j);
+  }
+  strobe__json_end(&j);
+
+  strobe__json_object(&j, "sites");
+  uint32_t total = 0;
+  for (int k = 1; k < 8; k++) total += x->by_kind[k];
+  strobe__json_uint(&j, "count", total);
+  for (uint32_t k = 1; k < 8; k++) strobe__json_uint(&j, cli_site_kind_name(k), x->by_kind[k]);
+  strobe__json_end(&j);
+
+  strobe__json_object(&j, "totals");
+  strobe__json_uint(&j, "blocks", t.blocks);
+  strobe__json_uint(&j, "events", t.events);
+  strobe__json_uint(&j, "scopes", t.scopes);
+  strobe__json_uint(&j, "lost", t.lost);
+  strobe__json_uint(&j, "orphan_ends", t.orphan_ends);
+  strobe__json_uint(&j, "unfinished", t.unfinished);
+  strobe__json_uint(&j, "lost_scopes", t.lost_scopes);
+  strobe__json_bool(&j, "footer", t.footer);
+  strobe__json_bool(&j, "cut_short", t.cut_short || x->in.rc == STROBE_ETRUNCATED);
+  strobe__json_end(&j);
+  if (t.footer) {
+    strobe__json_object(&j, "misuse");
+    misuse_json(&j, &t.misuse);
+    strobe__json_end(&j);
+  } else {
+    strobe__json_null(&j, "misuse"); /* only the footer carries them */
+  }
+  strobe__json_end(&j);
+  cli_output_json(o, &j);
+}
+
+static void write_text(cli_output *o, info *x) {
+  FILE *f = o->f;
+  strobe_capture *c = x->in.cap;
+  const strobe_capture_header *h = strobe_capture_get_header(c);
+  strobe_capture_totals t = strobe_capture_get_totals(c);
+  double start = cli_start_ns(c), end = strobe_capture_ticks_to_ns(c, t.end_ticks);
+  fprintf(f, "file        %s (%lld bytes)\n", x->in.path, x->bytes);
+  fprintf(f, "state       %s\n", cli_end_state(&x->in));
+  fprintf(f, "format      version %u, kind %s, written by strobe %s\n", h->version, h->kind[0] ? h->kind : "?",
+          h->strobe_version[0] ? h->strobe_version : "?");
+  fprintf(f, "clock       %s, %s, %.6f ns/tick\n", h->clock_source[0] ? h->clock_source : "?",
+          h->clock_invariant ? "invariant" : "not invariant", h->ns_per_tick);
+  fprintf(f, "platform    %s %s, features \"%s\", assertions %s\n", h->os, h->arch, h->features,
+          h->assertions ? "on" : "off");
+  fprintf(f, "process     pid %llu, ring %u events per thread, flush every %u ms\n", (unsigned long long)h->pid,
+          h->ring_events, h->flush_interval_ms);
+  fprintf(f, "overhead    %.1f ns per scope (self-measured by the writer)\n", h->overhead_per_scope_ns);
+  fprintf(f, "span        %.3f ms (from %.3f to %.3f ms after the collector epoch)\n", (end - start) / 1e6,
+          start / 1e6, end / 1e6);
+
+  uint32_t nt = strobe_capture_thread_count(c);
+  fprintf(f, "threads     %u\n", nt);
+  if (nt) fprintf(f, "  %5s  %10s  %-20s %12s %10s  %s\n", "index", "tid", "name", "events", "lost", "ended");
+  for (uint32_t i = 0; i < nt; i++) {
+    const strobe_capture_thread *th = strobe_capture_get_thread(c, i);
+    if (!th) continue;
+    fprintf(f, "  %5u  %10llu  %-20s %12llu %10llu  %s\n", th->index, (unsigned long long)th->os_tid,
+            th->name[0] ? th->name : "(unnamed)", (unsigned long long)th->events, (unsigned long long)th->lost,
+            yes_no(th->ended));
+  }
+  uint32_t total = 0;
+  for (int k = 1; k < 8; k++) total += x->by_kind[k];
+  fprintf(f, "sites       %u", total);
+  const char *sep = " (";
+  for (uint32_t k = 1; k < 8; k++) {
+    if (!x->by_kind[k]) continue;
+    fprintf(f, "%s%u %s", sep, x->by_kind[k], cli_site_kind_name(k));
+    sep = ", ";
+  }
+  fprintf(f, "%s\n", total ? ")" : "");
+  fprintf(f, "totals      %llu events in %llu blocks, %llu scopes\n", (unsigned long long)t.events,
+          (unsigned long long)t.blocks, (unsigned long long)t.scopes);
+  fprintf(f, "losses      %llu events lost (ring full), %llu lost scopes (END dropped)\n", (unsigned long long)t.lost,
+          (unsigned long long)t.lost_scopes);
+  fprintf(f, "unfinished  %llu scopes never ended (reported apart, never given an end)\n",
+          (unsigned long long)t.unfinished);
+  fprintf(f, "orphan ends %llu (their BEGIN predates the capture)\n", (unsigned long long)t.orphan_ends);
+  fprintf(f, "footer      %s\n", t.footer ? "present (clean stop)" : "missing");
+  if (t.footer) {
+    const strobe_misuse *m = &t.misuse;
+    fprintf(f,
+            "misuse      end_without_begin %llu, unbalanced %llu, open_at_exit %llu, depth_overflow %llu, "
+            "value_without_scope %llu, cumulative_overflow %llu\n",
+            (unsigned long long)m->end_without_begin, (unsigned long long)m->unbalanced,
+            (unsigned long long)m->open_at_exit, (unsigned long long)m->depth_overflow,
+            (unsigned long long)m->value_without_scope, (unsigned long long)m->cumulative_overflow);
+  } else {
+    fprintf(f, "misuse      unknown (only the footer carries the misuse counts)\n");
+  }
+}
+
+int cmd_info(int argc, char **argv) {
+  static const struct option opts[] = {
+      {"json", no_argument, NULL, 'j'}, {"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'}, {0}};
+  int json = 0, quiet = 0, ch;
+  opterr = 0;
+  while ((ch = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
+    switch (ch) {
+      case 'j': json = 1; break;
+      case 'q': quiet = 1; break;
+      case 'h': fputs(g_usage, stdout); return CLI_OK;
+      default: return cli_bad_option("info", argv, optind);
+    }
+  }
+  if (argc - optind != 1) return cli_usage_error("info", "expected one capture FILE");
+
+  info x = {0};
+  int rc = cli_open(&x.in, "info", argv[optind], quiet);
+  if (rc) return rc;
+  struct stat st;
+  x.bytes = stat(x.in.path, &st) == 0 ? (long long)st.st_size : -1;
+  strobe_capture_record r;
+  while (cli_next(&x.in, &r) > 0) {
+  }
+  for (uint32_t id = 1; id < strobe_capture_site_limit(x.in.cap); id++) {
+    const strobe_capture_site *s = strobe_capture_get_site(x.in.cap, id);
+    if (s && s->kind < 8) x.by_kind[s->kind]++;
+  }
+  cli_progress_end(x.in.progress);
+  x.in.progress = NULL;
+
+  cli_output o;
+  if ((rc = cli_output_open(&o, "info", NULL))) {
+    cli_close(&x.in);
+    return rc;
+  }
+  if (json) write_json(&o, &x);
+  else write_text(&o, &x);
+  int status = CLI_OK;
+  if (x.in.rc < 0 && x.in.rc != STROBE_ETRUNCATED) {
+    cli_error("info", "%s: %s (near byte %llu); the description above covers what was read before it",
+              x.in.path, strobe_strerror(x.in.rc), (unsigned long long)strobe_capture_position(x.in.cap));
+    status = CLI_FAIL;
+  }
+  cli_close(&x.in);
+  rc = cli_output_close(&o);
+  return rc ? rc : status;
+}

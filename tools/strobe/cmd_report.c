@@ -1,0 +1,427 @@
+/*
+ * cmd_report.c — `strobe report FILE`: the summary a person reads first.
+ * Per scope site: count, total, self, p50/p95/p99/max each with its n, sorted
+ * by total; the slowest frames and the frame rate over the first-to-last
+ * frame span; counters, gauges, values and loop statistics; the writer's
+ * overhead per scope; unfinished and lost work stated apart.
+ *
+ * Streams through aggregate.c, so memory is bounded by sites (and their
+ * 4096-duration reservoirs) and threads. Never adds unfinished work to any
+ * figure and never sums nested (inclusive) totals.
+ *
+ * Contents: >>json >>text (then the option parsing in cmd_report)
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aggregate.h"
+#include "cli.h"
+#include "format/json_writer.h"
+
+static const char g_usage[] =
+    "usage: strobe report [options] FILE\n"
+    "\n"
+    "Per scope site: count, total ms, self ms, p50/p95/p99/max (each with its n), sorted\n"
+    "by total. Slowest frames (a frame is the interval between consecutive FRAME marks\n"
+    "on a thread, or each top-level scope when the capture has no marks) and the frame\n"
+    "rate over the first-to-last frame span. Counters (sum of deltas), gauges (last,\n"
+    "min, max), values, loop statistics, and the writer's overhead per scope.\n"
+    "\n"
+    "  --thread NAME|INDEX  only this thread (all digits: a thread index)\n"
+    "  --name SUBSTR        only sites whose name contains SUBSTR\n"
+    "  --from MS, --to MS   only scopes lying wholly inside this range, in ms since\n"
+    "                       the capture started (frames and numbers: their time)\n"
+    "  --top N              show the N sites with the largest total and the N slowest\n"
+    "                       frames (default: every site, 10 frames)\n"
+    "  --json               machine-readable output\n"
+    "  --quiet              no progress bar\n"
+    "\n"
+    "Percentiles are nearest-rank over the scopes' durations. A site with more than\n"
+    "4096 scopes keeps a uniform random sample of 4096 of them (fixed seed: the same\n"
+    "file gives the same figures); its n then says so. count, total, self, min and max\n"
+    "are always exact.\n"
+    "\n"
+    "Exit: 0 ok (also for a file without footer), 1 unreadable, corrupt or truncated\n"
+    "inside a block (what was read is still reported), 2 usage, 3 output.\n";
+
+#define MS(ns) ((ns) / 1e6)
+
+typedef struct report {
+  cli_input in;
+  agg a;
+  uint32_t top;   /* 0: every site */
+  uint32_t top_frames;
+} report;
+
+static const char *frames_source(int marks) {
+  return marks ? "FRAME marks (interval between consecutive marks on a thread)"
+               : "top-level scopes (the capture has no frame marks)";
+}
+
+/* Frame rate over the first-to-last frame span of one thread: frames
+ * counted between the first and the last boundary, divided by that span. */
+static int thread_rate(const frame_thread *t, int marks, uint64_t *frames_out, double *span_ns, double *fps) {
+  uint64_t n = marks ? t->marks : t->tops;
+  if (n < 2) return 0;
+  *span_ns = marks ? t->last_mark - t->first_mark : t->last_top - t->first_top;
+  *frames_out = n - 1;
+  *fps = *span_ns > 0 ? (double)(n - 1) / (*span_ns / 1e9) : 0;
+  return 1;
+}
+
+static uint32_t count_kind(const report *x, uint32_t kind) {
+  uint32_t n = 0;
+  for (uint32_t id = 1; id < x->a.n_sites; id++) {
+    const strobe_capture_site *s = strobe_capture_get_site(x->in.cap, id);
+    if (s && s->kind == kind && x->a.sites[id].count && x->a.sites[id].included) n++;
+  }
+  return n;
+}
+
+/* >>json */
+static void pct_json(strobe__json *j, const char *key, double ns, uint64_t n) {
+  strobe__json_object(j, key);
+  strobe__json_num(j, "ns", ns, 1);
+  strobe__json_uint(j, "n", n);
+  strobe__json_end(j);
+}
+
+static void site_meta_json(strobe__json *j, const strobe_capture_site *s) {
+  strobe__json_uint(j, "id", s->id);
+  strobe__json_str(j, "name", s->name);
+  strobe__json_str(j, "category", s->category);
+  strobe__json_str(j, "file", s->file);
+  strobe__json_uint(j, "line", s->line);
+  strobe__json_str(j, "function", s->function);
+}
+
+static void numbers_json(strobe__json *j, report *x, const char *key, uint32_t kind) {
+  strobe__json_array(j, key);
+  for (uint32_t id = 1; id < x->a.n_sites; id++) {
+    const strobe_capture_site *s = strobe_capture_get_site(x->in.cap, id);
+    agg_site *st = &x->a.sites[id];
+    if (!s || s->kind != kind || !st->count || !st->included) continue;
+    strobe__json_object(j, NULL);
+    site_meta_json(j, s);
+    strobe__json_uint(j, "count", st->count);
+    if (kind == STROBE_SITE_COUNTER) {
+      strobe__json_num(j, "sum", st->total_ns, 6);
+    } else if (kind == STROBE_SITE_CUMULATIVE) {
+      strobe__json_uint(j, "iterations", st->iterations);
+      strobe__json_num(j, "total_ns", st->total_ns, 1);
+      strobe__json_num(j, "min_ns", st->loop_min, 1);
+      strobe__json_num(j, "max_ns", st->loop_max, 1);
+      strobe__json_num(j, "mean_ns", st->iterations ? st->total_ns / (double)st->iterations : 0, 1);
+    } else {
+      strobe__json_num(j, "last", st->last, 6);
+      strobe__json_num(j, "min", st->vmin, 6);
+      strobe__json_num(j, "max", st->vmax, 6);
+      if (kind == STROBE_SITE_VALUE) strobe__json_num(j, "mean", st->total_ns / (double)st->count, 6);
+    }
+    strobe__json_end(j);
+  }
+  strobe__json_end(j);
+}
+
+static void write_json(cli_output *o, report *x, const uint32_t *ids, uint32_t n_ids) {
+  strobe_capture *c = x->in.cap;
+  const strobe_capture_header *h = strobe_capture_get_header(c);
+  strobe_capture_totals t = strobe_capture_get_totals(c);
+  strobe__json j = {0};
+  strobe__json_object(&j, NULL);
+  strobe__json_str(&j, "file", x->in.path);
+  strobe__json_str(&j, "state", cli_end_state(&x->in));
+  strobe__json_bool(&j, "cut_short", t.cut_short || x->in.rc == STROBE_ETRUNCATED);
+  strobe__json_object(&j, "capture");
+  strobe__json_str(&j, "clock_source", h->clock_source);
+  strobe__json_num(&j, "ns_per_tick", h->ns_per_tick, 9);
+  strobe__json_uint(&j, "events", t.events);
+  strobe__json_uint(&j, "scopes", t.scopes);
+  strobe__json_uint(&j, "threads", strobe_capture_thread_count(c));
+  strobe__json_num(&j, "span_ns", strobe_capture_ticks_to_ns(c, t.end_ticks) - cli_start_ns(c), 1);
+  strobe__json_end(&j);
+
+  strobe__json_object(&j, "filters");
+  strobe__json_str(&j, "thread", x->a.filter.thread);
+  strobe__json_str(&j, "name", x->a.filter.name);
+  if (x->a.filter.has_range && isfinite(x->a.filter.from_ns)) strobe__json_num(&j, "from_ms", MS(x->a.filter.from_ns), 6);
+  else strobe__json_null(&j, "from_ms");
+  if (x->a.filter.has_range && isfinite(x->a.filter.to_ns)) strobe__json_num(&j, "to_ms", MS(x->a.filter.to_ns), 6);
+  else strobe__json_null(&j, "to_ms");
+  strobe__json_end(&j);
+
+  strobe__json_object(&j, "sampling");
+  strobe__json_uint(&j, "reservoir", AGG_RESERVOIR);
+  strobe__json_str(&j, "method", "nearest-rank percentiles over every duration, or over a uniform random sample "
+                                  "of reservoir durations (fixed seed) when a site has more; max is always exact");
+  strobe__json_end(&j);
+
+  strobe__json_array(&j, "sites");
+  for (uint32_t i = 0; i < n_ids; i++) {
+    agg_site *s = &x->a.sites[ids[i]];
+    const strobe_capture_site *cs = strobe_capture_get_site(c, ids[i]);
+    strobe__dist d = agg_dist(s);
+    strobe__json_object(&j, NULL);
+    site_meta_json(&j, cs);
+    strobe__json_str(&j, "kind", cli_site_kind_name(cs->kind));
+    strobe__json_uint(&j, "count", s->count);
+    strobe__json_num(&j, "total_ns", s->total_ns, 1);
+    strobe__json_num(&j, "self_ns", s->self_ns, 1);
+    strobe__json_num(&j, "mean_ns", s->total_ns / (double)s->count, 1);
+    strobe__json_num(&j, "min_ns", s->min_ns, 1);
+    pct_json(&j, "p50", d.p50, d.n);
+    pct_json(&j, "p95", d.p95, d.n);
+    pct_json(&j, "p99", d.p99, d.n);
+    pct_json(&j, "max", s->max_ns, s->count);
+    strobe__json_bool(&j, "sampled", s->count > s->n_sample);
+    strobe__json_uint(&j, "n_sampled", s->n_sample);
+    strobe__json_end(&j);
+  }
+  strobe__json_end(&j);
+
+  int marks = frames_use_marks(&x->a.fr);
+  strobe__json_object(&j, "frames");
+  strobe__json_str(&j, "source", marks ? "marks" : "top_level_scopes");
+  strobe__json_str(&j, "definition", frames_source(marks));
+  strobe__json_array(&j, "threads");
+  for (uint32_t i = 0; i < x->a.fr.n_threads; i++) {
+    uint64_t nf;
+    double span, fps;
+    if (!thread_rate(&x->a.fr.t[i], marks, &nf, &span, &fps)) continue;
+    char buf[32];
+    strobe__json_object(&j, NULL);
+    strobe__json_uint(&j, "thread", i);
+    strobe__json_str(&j, "name", cli_thread_label(c, i, buf, sizeof buf));
+    strobe__json_uint(&j, "frames", nf);
+    strobe__json_num(&j, "span_ns", span, 1);
+    strobe__json_num(&j, "fps", fps, 3);
+    strobe__json_str(&j, "fps_over", "first-to-last frame span");
+    strobe__json_end(&j);
+  }
+  strobe__json_end(&j);
+  uint32_t nf;
+  const frame_entry *fe = frames_slowest(&x->a.fr, &nf);
+  if (nf > x->top_frames) nf = x->top_frames;
+  strobe__json_array(&j, "slowest");
+  for (uint32_t i = 0; i < nf; i++) {
+    char buf[32];
+    strobe__json_object(&j, NULL);
+    strobe__json_uint(&j, "thread", fe[i].thread);
+    strobe__json_str(&j, "thread_name", cli_thread_label(c, fe[i].thread, buf, sizeof buf));
+    strobe__json_uint(&j, "frame", fe[i].number);
+    strobe__json_num(&j, "start_ms", MS(fe[i].start_ns - x->a.start_ns), 6);
+    strobe__json_num(&j, "duration_ns", fe[i].dur_ns, 1);
+    strobe__json_end(&j);
+  }
+  strobe__json_end(&j);
+  strobe__json_end(&j);
+
+  numbers_json(&j, x, "counters", STROBE_SITE_COUNTER);
+  numbers_json(&j, x, "gauges", STROBE_SITE_GAUGE);
+  numbers_json(&j, x, "values", STROBE_SITE_VALUE);
+  numbers_json(&j, x, "loops", STROBE_SITE_CUMULATIVE);
+
+  strobe__json_object(&j, "overhead");
+  strobe__json_num(&j, "per_scope_ns", h->overhead_per_scope_ns, 3);
+  strobe__json_uint(&j, "scopes", t.scopes);
+  strobe__json_num(&j, "estimated_total_ns", h->overhead_per_scope_ns * (double)t.scopes, 1);
+  strobe__json_end(&j);
+  strobe__json_object(&j, "not_included");
+  strobe__json_uint(&j, "unfinished_scopes", t.unfinished);
+  strobe__json_uint(&j, "lost_scopes", t.lost_scopes);
+  strobe__json_uint(&j, "lost_events", t.lost);
+  strobe__json_uint(&j, "orphan_ends", t.orphan_ends);
+  strobe__json_end(&j);
+  strobe__json_end(&j);
+  cli_output_json(o, &j);
+}
+
+/* >>text */
+static void numbers_text(FILE *f, report *x, uint32_t kind) {
+  static const char *titles[8] = {
+      [STROBE_SITE_COUNTER] = "counters (sum of deltas)", [STROBE_SITE_GAUGE] = "gauges (levels)",
+      [STROBE_SITE_VALUE] = "values (numbers attached to scopes)",
+      [STROBE_SITE_CUMULATIVE] = "loops (cumulative scopes; iteration times)"};
+  if (!count_kind(x, kind)) return;
+  fprintf(f, "\n%s\n", titles[kind]);
+  if (kind == STROBE_SITE_COUNTER) fprintf(f, "  %-28s %16s %10s\n", "name", "sum", "count");
+  else if (kind == STROBE_SITE_CUMULATIVE)
+    fprintf(f, "  %-28s %8s %10s %12s %12s %12s %12s\n", "name", "entries", "iterations", "total ms", "mean ms",
+            "min ms", "max ms");
+  else if (kind == STROBE_SITE_VALUE)
+    fprintf(f, "  %-28s %14s %14s %14s %14s %10s\n", "name", "mean", "min", "max", "last", "count");
+  else fprintf(f, "  %-28s %14s %14s %14s %10s\n", "name", "last", "min", "max", "count");
+  for (uint32_t id = 1; id < x->a.n_sites; id++) {
+    const strobe_capture_site *s = strobe_capture_get_site(x->in.cap, id);
+    agg_site *st = &x->a.sites[id];
+    if (!s || s->kind != kind || !st->count || !st->included) continue;
+    if (kind == STROBE_SITE_COUNTER)
+      fprintf(f, "  %-28s %16.6g %10llu\n", s->name, st->total_ns, (unsigned long long)st->count);
+    else if (kind == STROBE_SITE_CUMULATIVE)
+      fprintf(f, "  %-28s %8llu %10llu %12.4f %12.6f %12.6f %12.6f\n", s->name, (unsigned long long)st->count,
+              (unsigned long long)st->iterations, MS(st->total_ns),
+              st->iterations ? MS(st->total_ns) / (double)st->iterations : 0, MS(st->loop_min), MS(st->loop_max));
+    else if (kind == STROBE_SITE_VALUE)
+      fprintf(f, "  %-28s %14.6g %14.6g %14.6g %14.6g %10llu\n", s->name, st->total_ns / (double)st->count, st->vmin,
+              st->vmax, st->last, (unsigned long long)st->count);
+    else
+      fprintf(f, "  %-28s %14.6g %14.6g %14.6g %10llu\n", s->name, st->last, st->vmin, st->vmax,
+              (unsigned long long)st->count);
+  }
+}
+
+static void write_text(cli_output *o, report *x, const uint32_t *ids, uint32_t n_ids) {
+  FILE *f = o->f;
+  strobe_capture *c = x->in.cap;
+  const strobe_capture_header *h = strobe_capture_get_header(c);
+  strobe_capture_totals t = strobe_capture_get_totals(c);
+  double span = strobe_capture_ticks_to_ns(c, t.end_ticks) - cli_start_ns(c);
+  fprintf(f, "capture  %s: %s\n", x->in.path, cli_end_state(&x->in));
+  fprintf(f, "         clock %s at %.6f ns/tick; %llu events, %llu scopes, %u threads over %.3f ms\n",
+          h->clock_source, h->ns_per_tick, (unsigned long long)t.events, (unsigned long long)t.scopes,
+          strobe_capture_thread_count(c), MS(span));
+  if (x->a.filter.thread || x->a.filter.name || x->a.filter.has_range) {
+    fprintf(f, "filters ");
+    if (x->a.filter.thread) fprintf(f, " thread %s%s;", x->a.filter.thread, x->a.thread_matched ? "" : " (matches no thread)");
+    if (x->a.filter.name) fprintf(f, " name contains \"%s\";", x->a.filter.name);
+    if (x->a.filter.has_range) fprintf(f, " %.3f to %.3f ms after the start (scopes wholly inside);",
+                                       MS(x->a.filter.from_ns), MS(x->a.filter.to_ns));
+    fputc('\n', f);
+  }
+
+  int width = 4;
+  for (uint32_t i = 0; i < n_ids; i++) {
+    int l = (int)strlen(strobe_capture_get_site(c, ids[i])->name);
+    if (l > width) width = l;
+  }
+  if (width > 40) width = 40;
+  int sampled = 0;
+  fprintf(f, "\nscopes (sorted by total; totals are inclusive: nested sites overlap, never sum them)\n");
+  if (!n_ids) fprintf(f, "  none completed%s\n", t.unfinished ? " (see unfinished below)" : ": empty, not fast");
+  else fprintf(f, "  %-*s %10s %12s %12s %10s %10s %10s %10s %8s\n", width, "site", "count", "total ms", "self ms",
+               "p50 ms", "p95 ms", "p99 ms", "max ms", "n");
+  for (uint32_t i = 0; i < n_ids; i++) {
+    agg_site *s = &x->a.sites[ids[i]];
+    strobe__dist d = agg_dist(s);
+    int sm = s->count > s->n_sample;
+    sampled |= sm;
+    fprintf(f, "  %-*.*s %10llu %12.4f %12.4f %10.4f %10.4f %10.4f %10.4f %8llu%s\n", width, width,
+            strobe_capture_get_site(c, ids[i])->name, (unsigned long long)s->count, MS(s->total_ns),
+            MS(s->self_ns), MS(d.p50), MS(d.p95), MS(d.p99), MS(s->max_ns), (unsigned long long)d.n, sm ? "*" : "");
+  }
+  if (n_ids)
+    fprintf(f, "  p50/p95/p99 are nearest-rank over n durations; max is exact over every scope (n = count)\n");
+  if (sampled)
+    fprintf(f, "  * more than %u scopes: n is a uniform random sample of them (fixed seed), so p50/p95/p99\n"
+               "    are estimates from that sample; count, total, self and max are exact\n", AGG_RESERVOIR);
+
+  int marks = frames_use_marks(&x->a.fr);
+  uint32_t nf;
+  const frame_entry *fe = frames_slowest(&x->a.fr, &nf);
+  if (nf > x->top_frames) nf = x->top_frames;
+  fprintf(f, "\nframes: %s\n", frames_source(marks));
+  int any = 0;
+  for (uint32_t i = 0; i < x->a.fr.n_threads; i++) {
+    uint64_t n;
+    double fspan, fps;
+    if (!thread_rate(&x->a.fr.t[i], marks, &n, &fspan, &fps)) continue;
+    char buf[32];
+    fprintf(f, "  %-20s %.2f fps over the first-to-last frame span (%llu frames in %.3f ms)\n",
+            cli_thread_label(c, i, buf, sizeof buf), fps, (unsigned long long)n, MS(fspan));
+    any = 1;
+  }
+  if (!any) fprintf(f, "  fewer than two frames: no frame rate\n");
+  if (nf) {
+    fprintf(f, "  slowest %u:\n  %-20s %10s %14s %14s\n", nf, "thread", "frame", "start ms", "duration ms");
+    for (uint32_t i = 0; i < nf; i++) {
+      char buf[32];
+      fprintf(f, "  %-20s %10llu %14.4f %14.4f\n", cli_thread_label(c, fe[i].thread, buf, sizeof buf),
+              (unsigned long long)fe[i].number, MS(fe[i].start_ns - x->a.start_ns), MS(fe[i].dur_ns));
+    }
+  }
+
+  numbers_text(f, x, STROBE_SITE_COUNTER);
+  numbers_text(f, x, STROBE_SITE_GAUGE);
+  numbers_text(f, x, STROBE_SITE_VALUE);
+  numbers_text(f, x, STROBE_SITE_CUMULATIVE);
+
+  fprintf(f, "\noverhead %.1f ns per scope (self-measured by the writer): about %.3f ms over %llu scopes\n",
+          h->overhead_per_scope_ns, MS(h->overhead_per_scope_ns * (double)t.scopes), (unsigned long long)t.scopes);
+  if (t.unfinished || t.lost_scopes || t.lost || t.orphan_ends)
+    fprintf(f, "not included: %llu unfinished scopes (never ended), %llu lost scopes (END dropped), %llu lost "
+               "events, %llu orphan ends\n",
+            (unsigned long long)t.unfinished, (unsigned long long)t.lost_scopes, (unsigned long long)t.lost,
+            (unsigned long long)t.orphan_ends);
+}
+
+int cmd_report(int argc, char **argv) {
+  static const struct option opts[] = {{"thread", required_argument, NULL, 't'}, {"name", required_argument, NULL, 'n'},
+                                       {"from", required_argument, NULL, 'F'},   {"to", required_argument, NULL, 'T'},
+                                       {"top", required_argument, NULL, 'N'},    {"json", no_argument, NULL, 'j'},
+                                       {"quiet", no_argument, NULL, 'q'},        {"help", no_argument, NULL, 'h'},
+                                       {0}};
+  agg_filter flt = {NULL, NULL, 0, -INFINITY, INFINITY};
+  int json = 0, quiet = 0, ch;
+  uint64_t top = 0;
+  opterr = 0;
+  while ((ch = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
+    double v;
+    switch (ch) {
+      case 't': flt.thread = optarg; break;
+      case 'n': flt.name = optarg; break;
+      case 'F':
+      case 'T':
+        if (cli_parse_double(optarg, &v))
+          return cli_usage_error("report", "--%s needs a number of ms, not '%s'", ch == 'F' ? "from" : "to", optarg);
+        flt.has_range = 1;
+        if (ch == 'F') flt.from_ns = v * 1e6;
+        else flt.to_ns = v * 1e6;
+        break;
+      case 'N':
+        if (cli_parse_u64(optarg, &top) || top == 0 || top > 1000000)
+          return cli_usage_error("report", "--top needs a count from 1 to 1000000, not '%s'", optarg);
+        break;
+      case 'j': json = 1; break;
+      case 'q': quiet = 1; break;
+      case 'h': fputs(g_usage, stdout); return CLI_OK;
+      default: return cli_bad_option("report", argv, optind);
+    }
+  }
+  if (argc - optind != 1) return cli_usage_error("report", "expected one capture FILE");
+  if (flt.has_range && !(flt.to_ns > flt.from_ns))
+    return cli_usage_error("report", "--to must be later than --from");
+
+  report x = {0};
+  x.top = (uint32_t)top;
+  x.top_frames = top ? (uint32_t)(top < 1000 ? top : 1000) : 10;
+  int rc = cli_open(&x.in, "report", argv[optind], quiet);
+  if (rc) return rc;
+  if (agg_init(&x.a, x.in.cap, &flt, x.top_frames)) {
+    cli_error("report", "out of memory");
+    cli_close(&x.in);
+    return CLI_FAIL;
+  }
+  agg_read_all(&x.a, &x.in);
+  int status = cli_finish_read(&x.in);
+  if (x.a.failed || x.a.fr.failed) {
+    cli_error("report", "out of memory: the figures below are incomplete");
+    status = CLI_FAIL;
+  }
+  if (flt.thread && !x.a.thread_matched) cli_error("report", "warning: no thread matches --thread %s", flt.thread);
+
+  uint32_t n_ids = 0;
+  uint32_t *ids = agg_sorted_scopes(&x.a, x.in.cap, &n_ids);
+  if (x.top && n_ids > x.top) n_ids = x.top;
+  cli_output o;
+  if ((rc = cli_output_open(&o, "report", NULL)) == CLI_OK) {
+    if (json) write_json(&o, &x, ids, n_ids);
+    else write_text(&o, &x, ids, n_ids);
+    rc = cli_output_close(&o);
+  }
+  free(ids);
+  agg_free(&x.a);
+  cli_close(&x.in);
+  return rc ? rc : status;
+}

@@ -1,0 +1,173 @@
+/*
+ * cmd_view.c — `strobe view FILE [--compare B] [--port P] [--no-open]`: opens
+ * a capture in the web viewer. It starts libstrobe_server (the same HTTP
+ * layer, embedded viewer files and /api/capture endpoints an instrumented
+ * application serves live) on 127.0.0.1 with a fresh random token, loads
+ * the capture (and the one to compare) into the viewer's model, prints
+ *   http://127.0.0.1:PORT/#token=TOKEN
+ * and serves until SIGINT or SIGTERM. The token travels only in the URL's
+ * fragment, which browsers never send to a server, and the page sends it
+ * back as `Authorization: Bearer`; it is never written to a file, a log or
+ * a query string. Built only with the server (STROBE_CLI_HAVE_SERVER).
+ *
+ * Must never: bind anything but loopback, print the token anywhere but the
+ * URL on standard output, or keep serving after a failed load.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+#ifdef STROBE_CLI_HAVE_SERVER
+#include "strobe/server.h"
+#include "strobe/viewer.h"
+#endif
+
+static const char g_usage[] =
+    "usage: strobe view [--port P] [--no-open] [--max-spans N] [--quiet] FILE [--compare B | B]\n"
+    "\n"
+    "Serves FILE in Strobe's web viewer from 127.0.0.1 and prints the URL to open\n"
+    "(the access token is in the URL's #fragment, which the browser keeps to itself).\n"
+    "Frame strip and slowest frames, flame chart of every thread, span details,\n"
+    "counters, and frame-to-frame diffs; with a second capture, a capture diff.\n"
+    "Runs until interrupted (Ctrl-C).\n"
+    "\n"
+    "  --compare B      a second capture to diff against FILE (same as a second FILE)\n"
+    "  --port P         listen on port P (default: any free port)\n"
+    "  --no-open        do not start a browser (default: xdg-open when a display is set)\n"
+    "  --max-spans N    keep at most N spans in memory (default 10000000, ~20 bytes each)\n"
+    "  --quiet          print only the URL\n"
+    "\n"
+    "Exit: 0 stopped by a signal, 1 unreadable capture or server failure, 2 usage.\n";
+
+#ifndef STROBE_CLI_HAVE_SERVER
+int cmd_view(int argc, char **argv) {
+  (void)argc, (void)argv;
+  cli_error("view", "this strobe was built without libstrobe_server (libmicrohttpd and jansson)");
+  return CLI_FAIL;
+}
+#else
+
+static void open_browser(const char *url) {
+  if (!getenv("DISPLAY") && !getenv("WAYLAND_DISPLAY")) return;
+  signal(SIGCHLD, SIG_IGN); /* no zombie: the child is never waited for */
+  pid_t pid = fork();
+  if (pid != 0) return;
+  /* The child: stdout and stderr away (browsers chat), then the opener. */
+  FILE *f = freopen("/dev/null", "w", stdout);
+  f = f ? freopen("/dev/null", "w", stderr) : f;
+  (void)f;
+  execlp("xdg-open", "xdg-open", url, (char *)NULL);
+  _exit(127);
+}
+
+int cmd_view(int argc, char **argv) {
+  static const struct option opts[] = {{"compare", required_argument, NULL, 'c'},
+                                       {"port", required_argument, NULL, 'p'},
+                                       {"no-open", no_argument, NULL, 'n'},
+                                       {"max-spans", required_argument, NULL, 'm'},
+                                       {"quiet", no_argument, NULL, 'q'},
+                                       {"help", no_argument, NULL, 'h'},
+                                       {NULL, 0, NULL, 0}};
+  const char *compare = NULL;
+  uint64_t port = 0, max_spans = 0;
+  int no_open = 0, quiet = 0, c;
+  opterr = 0;
+  optind = 1;
+  while ((c = getopt_long(argc, argv, ":hqp:", opts, NULL)) != -1) {
+    switch (c) {
+      case 'c': compare = optarg; break;
+      case 'p':
+        if (cli_parse_u64(optarg, &port) || port > 65535)
+          return cli_usage_error("view", "--port takes 0..65535, not '%s'", optarg);
+        break;
+      case 'n': no_open = 1; break;
+      case 'm':
+        if (cli_parse_u64(optarg, &max_spans) || max_spans < 1 || max_spans > STROBE_VIEWER_MAX_MAX_SPANS)
+          return cli_usage_error("view", "--max-spans takes 1..%u, not '%s'", STROBE_VIEWER_MAX_MAX_SPANS, optarg);
+        break;
+      case 'q': quiet = 1; break;
+      case 'h': fputs(g_usage, stdout); return CLI_OK;
+      default: return cli_bad_option("view", argv, optind);
+    }
+  }
+  int nfiles = argc - optind;
+  if (nfiles < 1) return cli_usage_error("view", "a capture file is required");
+  if (nfiles > 2 || (nfiles == 2 && compare)) return cli_usage_error("view", "at most two captures: FILE and one to compare");
+  const char *path = argv[optind];
+  if (nfiles == 2) compare = argv[optind + 1];
+
+  /* The token: 32 random bytes as hex, never stored anywhere but here. */
+  unsigned char raw[32];
+  char token[65];
+  if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw) {
+    cli_error("view", "cannot read the OS's random source: %s", strerror(errno));
+    return CLI_FAIL;
+  }
+  for (size_t i = 0; i < sizeof raw; i++) snprintf(token + 2 * i, 3, "%02x", raw[i]);
+
+  /* SIGINT/SIGTERM are taken with sigwait below; block them before any
+   * server thread exists so every thread inherits the mask. */
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop, NULL);
+
+  strobe_server_desc d;
+  memset(&d, 0, sizeof d);
+  d.bind_address = "127.0.0.1";
+  d.port = (uint16_t)port;
+  d.token = token;
+  d.quiet = 1;
+  strobe_server *s = NULL;
+  int rc = strobe_server_start(&d, &s);
+  memset(raw, 0, sizeof raw);
+  if (rc) {
+    memset(token, 0, sizeof token);
+    if (rc == STROBE_EBUSY) cli_error("view", "port %llu is in use", (unsigned long long)port);
+    else cli_error("view", "cannot start the server: %s", strobe_strerror(rc));
+    return CLI_FAIL;
+  }
+  strobe_viewer_load_stats st;
+  rc = strobe_server_view_file(s, path, compare, (uint32_t)max_spans, &st);
+  if (rc) {
+    cli_error("view", "%s%s%s: %s", path, compare ? " or " : "", compare ? compare : "", strobe_strerror(rc));
+    strobe_server_stop(s);
+    memset(token, 0, sizeof token);
+    return CLI_FAIL;
+  }
+  if (!quiet) {
+    fprintf(stderr, "strobe view: %s: %llu spans, %llu frames, %.1f MiB in memory, loaded in %.0f ms\n", path,
+            (unsigned long long)st.spans, (unsigned long long)st.frames, (double)st.model_bytes / (1 << 20),
+            st.build_ms);
+    if (st.spans_cut)
+      fprintf(stderr, "strobe view: %llu more spans not kept (--max-spans)\n", (unsigned long long)st.spans_cut);
+    if (st.read_error)
+      fprintf(stderr, "strobe view: the capture ends early: %s (showing what it holds)\n",
+              strobe_strerror(st.read_error));
+  }
+  /* The server keeps its own copy of the token; ours goes once printed. */
+  char url[160];
+  snprintf(url, sizeof url, "http://127.0.0.1:%u/#token=%s", (unsigned)strobe_server_port(s), token);
+  memset(token, 0, sizeof token);
+  printf("%s\n", url);
+  fflush(stdout);
+  if (!quiet) fprintf(stderr, "strobe view: serving until interrupted (Ctrl-C)\n");
+  if (!no_open) open_browser(url);
+  memset(url, 0, sizeof url);
+
+  int sig = 0;
+  while (sigwait(&stop, &sig) != 0) {
+  }
+  strobe_server_stop(s);
+  return CLI_OK;
+}
+#endif

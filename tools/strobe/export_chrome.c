@@ -1,0 +1,445 @@
+/*
+ * export_chrome.c — Chrome Trace Event Format (JSON object form) for
+ * Perfetto UI, chrome://tracing and speedscope:
+ *   {"traceEvents":[...],"displayTimeUnit":"ns","otherData":{...}}
+ * Every completed scope is one "X" (complete) event written when its END is
+ * read, ts/dur in microseconds with three decimals (ns resolution), the
+ * scope's VALUE numbers as args; threads are named by "M" thread_name events
+ * (tid = the OS thread id, or 1000000000 + index when a tid repeats);
+ * counters and gauges are "C" events (a counter shows its running sum);
+ * FRAME marks are process-scoped instant ("i", "s":"p") events named "frame".
+ *
+ * Unfinished scopes (still open when their thread or the file ended) and
+ * lost scopes (their END was dropped) are never given an end: each becomes a
+ * "B" event without an "E", args {"strobe": "unfinished: never ended"} or
+ * {"strobe": "end lost"}, written when the thread or file ends, ordered by
+ * ts. Viewers show them as slices that do not end.
+ *
+ * Memory: per thread, the open-scope stack (<= 256), the values attached to
+ * open scopes (<= 1024) and the pending B events; per site, its prebuilt
+ * JSON. Never per event.
+ *
+ * Contents: >>tables (sites, threads) >>scopes (X, B, values, C, instants)
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "export.h"
+#include "format/json_writer.h"
+
+#define MAX_DEPTH 256   /* the reader's stack bound */
+#define MAX_VALUES 1024 /* numbers held for open scopes of one thread; more are counted, not attached */
+#define TID_SCAN 4096   /* threads checked for a repeated OS tid; later ones are assumed distinct */
+
+enum { V_VALUE, V_LOOP_TOTAL, V_LOOP_COUNT };
+
+typedef struct cval {
+  uint32_t site;
+  uint32_t kind; /* V_* */
+  double v;
+} cval;
+
+typedef struct cframe {
+  uint32_t site;
+  uint32_t vals_begin; /* this scope's numbers are vals[vals_begin..] */
+  double begin_ns;
+} cframe;
+
+typedef struct pending {
+  double ts_ns;
+  uint32_t site;
+  int lost; /* 1: end lost; 0: unfinished */
+} pending;
+
+typedef struct cthread {
+  int defined;
+  uint64_t tid;
+  char x_prefix[80]; /* {"ph":"X","pid":P,"tid":T,"ts": */
+  size_t x_len;
+  cframe stack[MAX_DEPTH];
+  uint32_t depth;
+  cval *vals;
+  uint32_t n_vals, cap_vals;
+  pending *pend;
+  uint32_t n_pend, cap_pend;
+} cthread;
+
+typedef struct csite {
+  char *suffix;       /* ,"name":"...","cat":"..." */
+  size_t suffix_len;
+  char *name;         /* JSON string literal of the name */
+  double sum;         /* counters: running sum */
+} csite;
+
+typedef struct chrome {
+  ob *o;
+  const strobe_capture *c;
+  uint64_t pid;
+  int first;          /* no event written yet: no comma */
+  csite *sites;
+  uint32_t n_sites;
+  cthread **threads;
+  uint32_t n_threads;
+  uint64_t values_dropped, unfinished, lost_scopes;
+  int failed;
+} chrome;
+
+static char *json_literal(const char *s, size_t *len) {
+  strobe__json j = {0};
+  strobe__json_str(&j, NULL, s);
+  strobe__buf_put(&j.out, "", 1); /* terminator */
+  if (j.out.failed) {
+    strobe__buf_free(&j.out);
+    return NULL;
+  }
+  if (len) *len = j.out.len - 1;
+  return (char *)j.out.data;
+}
+
+static void begin_event(chrome *x) {
+  ob_room(x->o, OB_SLACK);
+  if (!x->first) {
+    x->o->buf[x->o->len++] = ',';
+  }
+  x->o->buf[x->o->len++] = '\n';
+  x->first = 0;
+}
+
+/* {"ph":"<ph>","pid":P,"tid":T,"ts":<us> — the caller continues. */
+static void head(chrome *x, const char *ph, uint64_t tid, double ts_ns) {
+  begin_event(x);
+  ob *o = x->o;
+  ob_str(o, "{\"ph\":\"");
+  ob_str(o, ph);
+  ob_str(o, "\",\"pid\":");
+  ob_room(o, 64);
+  ob_u64(o, x->pid);
+  ob_str(o, ",\"tid\":");
+  ob_room(o, 64);
+  ob_u64(o, tid);
+  ob_str(o, ",\"ts\":");
+  ob_room(o, 32);
+  ob_milli(o, round_i64(ts_ns));
+}
+
+/* >>tables */
+static int on_site(chrome *x, uint32_t id) {
+  if (id >= x->n_sites) {
+    uint32_t n = x->n_sites ? x->n_sites : 64;
+    while (n <= id) n *= 2;
+    csite *p = realloc(x->sites, n * sizeof *p);
+    if (!p) return -1;
+    memset(p + x->n_sites, 0, (n - x->n_sites) * sizeof *p);
+    x->sites = p;
+    x->n_sites = n;
+  }
+  csite *s = &x->sites[id];
+  if (s->name) return 0; /* a repeated definition */
+  const strobe_capture_site *cs = strobe_capture_get_site(x->c, id);
+  size_t nl, cl;
+  char *name = json_literal(cs->name, &nl);
+  char *cat = json_literal(cs->category[0] ? cs->category : cli_site_kind_name(cs->kind), &cl);
+  char *suffix = malloc(nl + cl + 20);
+  if (!name || !cat || !suffix) {
+    free(name);
+    free(cat);
+    free(suffix);
+    return -1;
+  }
+  s->suffix_len = (size_t)sprintf(suffix, ",\"name\":%s,\"cat\":%s", name, cat);
+  s->suffix = suffix;
+  s->name = name;
+  free(cat);
+  return 0;
+}
+
+static cthread *thread_of(chrome *x, uint32_t index) {
+  if (index >= x->n_threads) {
+    uint32_t n = x->n_threads ? x->n_threads : 16;
+    while (n <= index) n *= 2;
+    cthread **p = realloc(x->threads, n * sizeof *p);
+    if (!p) return NULL;
+    memset(p + x->n_threads, 0, (n - x->n_threads) * sizeof *p);
+    x->threads = p;
+    x->n_threads = n;
+  }
+  if (!x->threads[index] && !(x->threads[index] = calloc(1, sizeof(cthread)))) return NULL;
+  return x->threads[index];
+}
+
+static int on_thread(chrome *x, uint32_t index) {
+  cthread *t = thread_of(x, index);
+  if (!t) return -1;
+  const strobe_capture_thread *ct = strobe_capture_get_thread(x->c, index);
+  if (!t->defined) {
+    t->defined = 1;
+    t->tid = ct->os_tid;
+    for (uint32_t i = 0; i < x->n_threads && i < TID_SCAN; i++) {
+      if (i != index && x->threads[i] && x->threads[i]->defined && x->threads[i]->tid == t->tid) {
+        t->tid = 1000000000ull + index; /* the OS reused the tid: keep the tracks apart */
+        break;
+      }
+    }
+    t->x_len = (size_t)snprintf(t->x_prefix, sizeof t->x_prefix, "{\"ph\":\"X\",\"pid\":%" PRIu64 ",\"tid\":%" PRIu64 ",\"ts\":",
+                                x->pid, t->tid);
+  }
+  char label[32];
+  const char *name = cli_thread_label(x->c, index, label, sizeof label);
+  head(x, "M", t->tid, 0);
+  ob_str(x->o, ",\"name\":\"thread_name\",\"args\":{\"name\":");
+  ob_json_str(x->o, name);
+  ob_str(x->o, ",\"os_tid\":");
+  ob_room(x->o, 32);
+  ob_u64(x->o, ct->os_tid);
+  ob_str(x->o, ",\"strobe_thread_index\":");
+  ob_room(x->o, 32);
+  ob_u64(x->o, index);
+  ob_str(x->o, "}}");
+  head(x, "M", t->tid, 0);
+  ob_str(x->o, ",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":");
+  ob_room(x->o, 32);
+  ob_u64(x->o, index);
+  ob_str(x->o, "}}");
+  return 0;
+}
+
+/* >>scopes */
+static void write_args(chrome *x, const cthread *t, uint32_t from) {
+  ob *o = x->o;
+  ob_str(o, ",\"args\":{");
+  for (uint32_t i = from; i < t->n_vals; i++) {
+    const cval *v = &t->vals[i];
+    const strobe_capture_site *s = strobe_capture_get_site(x->c, v->site);
+    if (i > from) ob_ch(o, ',');
+    char key[320];
+    snprintf(key, sizeof key, "%s%s", s ? s->name : "?",
+             v->kind == V_LOOP_TOTAL ? " total_ns" : v->kind == V_LOOP_COUNT ? " count" : "");
+    ob_json_str(o, key);
+    ob_ch(o, ':');
+    ob_double(o, v->v);
+  }
+  ob_ch(o, '}');
+}
+
+static void on_end(chrome *x, cthread *t, const strobe_capture_record *r) {
+  if (r->depth == 0 || r->depth > MAX_DEPTH || r->site >= x->n_sites) return;
+  const cframe *f = &t->stack[r->depth - 1];
+  const csite *s = &x->sites[r->site];
+  begin_event(x);
+  ob *o = x->o;
+  memcpy(o->buf + o->len, t->x_prefix, t->x_len);
+  o->len += t->x_len;
+  ob_milli(o, round_i64(f->begin_ns));
+  memcpy(o->buf + o->len, ",\"dur\":", 7);
+  o->len += 7;
+  int64_t dur = round_i64(r->duration_ns);
+  ob_milli(o, dur < 0 ? 0 : dur); /* a clock stepping back is not a negative duration */
+  ob_mem(o, s->suffix, s->suffix_len);
+  if (t->n_vals > f->vals_begin) write_args(x, t, f->vals_begin);
+  ob_ch(o, '}');
+  t->n_vals = f->vals_begin;
+  t->depth = r->depth - 1;
+}
+
+static void add_val(chrome *x, cthread *t, uint32_t depth, uint32_t site, uint32_t kind, double v) {
+  if (depth == 0 || depth != t->depth) return; /* top-level loop statistics: no scope to attach to */
+  if (t->n_vals == t->cap_vals) {
+    uint32_t cap = t->cap_vals ? t->cap_vals * 2 : 16;
+    cval *p = cap <= MAX_VALUES ? realloc(t->vals, cap * sizeof *p) : NULL;
+    if (!p) {
+      x->values_dropped++;
+      return;
+    }
+    t->vals = p;
+    t->cap_vals = cap;
+  }
+  t->vals[t->n_vals++] = (cval){site, kind, v};
+}
+
+/* Open scopes deeper than `depth` never get an end here: queued as B events. */
+static void drop_to(chrome *x, cthread *t, uint32_t depth, int lost) {
+  while (t->depth > depth) {
+    cframe *f = &t->stack[--t->depth];
+    t->n_vals = f->vals_begin;
+    if (lost) x->lost_scopes++;
+    else x->unfinished++;
+    if (t->n_pend == t->cap_pend) {
+      uint32_t cap = t->cap_pend ? t->cap_pend * 2 : 16;
+      pending *p = realloc(t->pend, cap * sizeof *p);
+      if (!p) {
+        x->failed = 1;
+        continue;
+      }
+      t->pend = p;
+      t->cap_pend = cap;
+    }
+    t->pend[t->n_pend++] = (pending){f->begin_ns, f->site, lost};
+  }
+}
+
+static int by_ts(const void *a, const void *b) {
+  double x = ((const pending *)a)->ts_ns, y = ((const pending *)b)->ts_ns;
+  return (x > y) - (x < y);
+}
+
+static void flush_pending(chrome *x, cthread *t) {
+  if (!t->n_pend) return;
+  qsort(t->pend, t->n_pend, sizeof *t->pend, by_ts);
+  for (uint32_t i = 0; i < t->n_pend; i++) {
+    const pending *p = &t->pend[i];
+    head(x, "B", t->tid, p->ts_ns);
+    if (p->site < x->n_sites && x->sites[p->site].suffix) ob_mem(x->o, x->sites[p->site].suffix, x->sites[p->site].suffix_len);
+    ob_str(x->o, p->lost ? ",\"args\":{\"strobe\":\"end lost\"}}" : ",\"args\":{\"strobe\":\"unfinished: never ended\"}}");
+  }
+  t->n_pend = 0;
+}
+
+static void on_number(chrome *x, cthread *t, const strobe_capture_record *r) {
+  if (r->site >= x->n_sites || !x->sites[r->site].name) return;
+  csite *s = &x->sites[r->site];
+  double v = r->value;
+  if (r->type == STROBE_REC_COUNTER) v = s->sum += r->value;
+  head(x, "C", t->tid, r->time_ns);
+  ob_str(x->o, ",\"name\":");
+  ob_str(x->o, s->name);
+  ob_str(x->o, ",\"args\":{\"value\":");
+  ob_double(x->o, v);
+  ob_str(x->o, "}}");
+}
+
+static void on_record(chrome *x, const strobe_capture_record *r) {
+  if (r->type == STROBE_REC_SITE) {
+    if (on_site(x, r->site)) x->failed = 1;
+    return;
+  }
+  if (r->type == STROBE_REC_THREAD) {
+    if (on_thread(x, r->thread)) x->failed = 1;
+    return;
+  }
+  cthread *t = r->thread < x->n_threads ? x->threads[r->thread] : NULL;
+  if (!t) return;
+  switch (r->type) {
+    case STROBE_REC_BEGIN:
+      if (r->depth >= 1 && r->depth <= MAX_DEPTH) {
+        t->stack[r->depth - 1] = (cframe){r->site, t->n_vals, r->time_ns};
+        t->depth = r->depth;
+      }
+      break;
+    case STROBE_REC_END: on_end(x, t, r); break;
+    case STROBE_REC_VALUE: add_val(x, t, r->depth, r->site, V_VALUE, r->value); break;
+    case STROBE_REC_CUMULATIVE:
+      add_val(x, t, r->depth, r->site, V_LOOP_COUNT, (double)r->count);
+      add_val(x, t, r->depth, r->site, V_LOOP_TOTAL, r->total_ns);
+      break;
+    case STROBE_REC_COUNTER:
+    case STROBE_REC_GAUGE: on_number(x, t, r); break;
+    case STROBE_REC_FRAME:
+      head(x, "i", t->tid, r->time_ns);
+      ob_str(x->o, ",\"s\":\"p\",\"name\":\"frame\",\"args\":{\"strobe_thread_index\":");
+      ob_room(x->o, 32);
+      ob_u64(x->o, r->thread);
+      ob_str(x->o, "}}");
+      break;
+    case STROBE_REC_LOST:
+      drop_to(x, t, r->depth, 1);
+      if (r->ticks) { /* a marker in the event stream: where the loss happened */
+        head(x, "i", t->tid, r->time_ns);
+        ob_str(x->o, ",\"s\":\"t\",\"name\":\"strobe: events lost\",\"args\":{\"lost\":");
+        ob_room(x->o, 32);
+        ob_u64(x->o, r->lost);
+        ob_str(x->o, "}}");
+      }
+      break;
+    case STROBE_REC_THREAD_END:
+      drop_to(x, t, 0, 0);
+      flush_pending(x, t);
+      break;
+    default: break;
+  }
+}
+
+static void other_data(chrome *x, const cli_input *in) {
+  ob *o = x->o;
+  const strobe_capture_header *h = strobe_capture_get_header(x->c);
+  strobe_capture_totals t = strobe_capture_get_totals(x->c);
+  ob_str(o, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"exporter\":\"strobe ");
+  ob_str(o, strobe_version());
+  ob_str(o, "\",\"capture_state\":");
+  ob_json_str(o, cli_end_state(in));
+  ob_str(o, ",\"clock_source\":");
+  ob_json_str(o, h->clock_source);
+  ob_str(o, ",\"ns_per_tick\":");
+  ob_double(o, h->ns_per_tick);
+  ob_str(o, ",\"overhead_per_scope_ns\":");
+  ob_double(o, h->overhead_per_scope_ns);
+  ob_room(o, 400);
+  ob_str(o, ",\"events\":");
+  ob_u64(o, t.events);
+  ob_str(o, ",\"scopes\":");
+  ob_u64(o, t.scopes);
+  ob_str(o, ",\"lost_events\":");
+  ob_u64(o, t.lost);
+  ob_str(o, ",\"unfinished_scopes\":");
+  ob_u64(o, x->unfinished);
+  ob_str(o, ",\"lost_scopes\":");
+  ob_u64(o, x->lost_scopes);
+  ob_str(o, ",\"values_not_attached\":");
+  ob_u64(o, x->values_dropped);
+  ob_str(o, ",\"unfinished_as\":\"B events without E, args.strobe says why; never given an end\"}}\n");
+}
+
+int export_chrome(cli_input *in, FILE *out) {
+  chrome *x = calloc(1, sizeof *x);
+  ob *o = malloc(sizeof *o);
+  if (!x || !o) {
+    free(x);
+    free(o);
+    cli_error(in->cmd, "out of memory");
+    return CLI_FAIL;
+  }
+  o->f = out;
+  o->len = 0;
+  o->failed = 0;
+  x->o = o;
+  x->c = in->cap;
+  x->pid = strobe_capture_get_header(in->cap)->pid;
+  x->first = 1;
+  ob_str(o, "{\"traceEvents\":[");
+  head(x, "M", 0, 0);
+  ob_str(o, ",\"name\":\"process_name\",\"args\":{\"name\":\"strobe capture\",\"pid\":");
+  ob_room(o, 32);
+  ob_u64(o, x->pid);
+  ob_str(o, "}}");
+
+  strobe_capture_record r;
+  while (cli_next(in, &r) > 0) on_record(x, &r);
+  for (uint32_t i = 0; i < x->n_threads; i++) {
+    cthread *t = x->threads[i];
+    if (!t) continue;
+    drop_to(x, t, 0, 0);
+    flush_pending(x, t);
+  }
+  int status = cli_finish_read(in);
+  other_data(x, in);
+  ob_flush(o);
+  if (x->failed) {
+    cli_error(in->cmd, "out of memory: the export is incomplete");
+    status = CLI_FAIL;
+  }
+  int wfail = o->failed;
+  for (uint32_t i = 0; i < x->n_sites; i++) {
+    free(x->sites[i].suffix);
+    free(x->sites[i].name);
+  }
+  for (uint32_t i = 0; i < x->n_threads; i++) {
+    if (!x->threads[i]) continue;
+    free(x->threads[i]->vals);
+    free(x->threads[i]->pend);
+    free(x->threads[i]);
+  }
+  free(x->sites);
+  free(x->threads);
+  free(x);
+  free(o);
+  return wfail ? CLI_OUTPUT : status;
+}

@@ -1,0 +1,59 @@
+/*
+ * export_csv.c — one CSV row per scope site, in the columns of Tracy's CSV
+ * export: name,src_file,src_line,total_ns,total_perc,counts,mean_ns,min_ns,
+ * max_ns,std_ns. total_perc is the site's total as a percentage of the
+ * capture's span (start to end); nested sites overlap, so the column does
+ * not sum to 100. std_ns is the population standard deviation over every
+ * scope. Rows are sorted by total, largest first; fields are quoted per
+ * RFC 4180 when they hold a comma, quote or line break.
+ */
+#include <stdlib.h>
+
+#include "aggregate.h"
+#include "export.h"
+
+static void field(FILE *f, const char *s) {
+  if (!strpbrk(s, ",\"\r\n")) {
+    fputs(s, f);
+    return;
+  }
+  fputc('"', f);
+  for (; *s; s++) {
+    if (*s == '"') fputc('"', f);
+    fputc(*s, f);
+  }
+  fputc('"', f);
+}
+
+int export_csv(cli_input *in, FILE *out) {
+  agg a;
+  if (agg_init(&a, in->cap, NULL, 0)) {
+    cli_error(in->cmd, "out of memory");
+    return CLI_FAIL;
+  }
+  agg_read_all(&a, in);
+  int status = cli_finish_read(in);
+  strobe_capture_totals t = strobe_capture_get_totals(in->cap);
+  double span = strobe_capture_ticks_to_ns(in->cap, t.end_ticks) - cli_start_ns(in->cap);
+  uint32_t n = 0;
+  uint32_t *ids = agg_sorted_scopes(&a, in->cap, &n);
+  if (!ids || a.failed) {
+    cli_error(in->cmd, "out of memory");
+    status = CLI_FAIL;
+  }
+  fputs("name,src_file,src_line,total_ns,total_perc,counts,mean_ns,min_ns,max_ns,std_ns\n", out);
+  for (uint32_t i = 0; ids && i < n; i++) {
+    const strobe_capture_site *s = strobe_capture_get_site(in->cap, ids[i]);
+    const agg_site *st = &a.sites[ids[i]];
+    double mean = st->total_ns / (double)st->count;
+    field(out, s->name);
+    fputc(',', out);
+    field(out, s->file);
+    fprintf(out, ",%u,%.0f,%.4f,%llu,%.1f,%.0f,%.0f,%.1f\n", s->line, st->total_ns,
+            span > 0 ? st->total_ns / span * 100.0 : 0.0, (unsigned long long)st->count, mean, st->min_ns, st->max_ns,
+            agg_stddev(st));
+  }
+  free(ids);
+  agg_free(&a);
+  return status;
+}

@@ -1,0 +1,205 @@
+/*
+ * input.c — the tool's side of reading a capture: opening it with a message
+ * that says what is wrong when it cannot be read, the record loop's progress
+ * hook, the end-of-file verdict (clean, cut short, truncated, corrupt), clock
+ * comparison between two captures, and the small shared helpers (messages,
+ * number parsing, names).
+ *
+ * It never decides what a subcommand prints on stdout; it only speaks on
+ * stderr and returns exit codes (cli.h).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+#define PROGRESS_EVERY 65536u /* records between progress checks: far below 1 % of a second */
+
+/* >>messages */
+static void vmsg(const char *cmd, const char *fmt, va_list ap) {
+  fprintf(stderr, "strobe %s: ", cmd);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+}
+
+void cli_error(const char *cmd, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vmsg(cmd, fmt, ap);
+  va_end(ap);
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vmsg(cmd, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "Try 'strobe %s --help'.\n", cmd);
+  return CLI_USAGE;
+}
+
+int cli_bad_option(const char *cmd, char **argv, int optind_after) {
+  const char *arg = optind_after > 0 ? argv[optind_after - 1] : "?";
+  return cli_usage_error(cmd, "unknown option, or option missing its value: '%s'", arg);
+}
+
+/* >>values */
+int cli_parse_double(const char *s, double *out) {
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (end == s || *end || errno || !isfinite(v)) return -1;
+  *out = v;
+  return 0;
+}
+
+int cli_parse_u64(const char *s, uint64_t *out) {
+  char *end;
+  errno = 0;
+  if (*s == '-' || *s == '+') return -1;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (end == s || *end || errno) return -1;
+  *out = v;
+  return 0;
+}
+
+/* >>open */
+/* Why a file that strobe_capture_open refused cannot be read. */
+static void explain_open(cli_input *in, int err) {
+  const char *cmd = in->cmd, *path = in->path;
+  if (err == STROBE_EVERSION) {
+    unsigned char head[12] = {0};
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(head, 1, sizeof head, f) : 0;
+    if (f) fclose(f);
+    unsigned v = n == 12 ? (unsigned)head[8] | (unsigned)head[9] << 8 | (unsigned)head[10] << 16 | (unsigned)head[11] << 24 : 0;
+    cli_error(cmd, "%s: capture format version %u is not supported (this strobe reads version 1)", path, v);
+  } else if (err == STROBE_EBADMAGIC) {
+    cli_error(cmd, "%s: not a Strobe capture file (it does not start with the capture magic)", path);
+  } else if (err == STROBE_ETRUNCATED) {
+    cli_error(cmd, "%s: truncated inside its header: nothing to read", path);
+  } else if (err == STROBE_ECORRUPT) {
+    cli_error(cmd, "%s: the capture header is corrupt", path);
+  } else {
+    cli_error(cmd, "%s: cannot read: %s", path, strobe_strerror(err));
+  }
+}
+
+int cli_open(cli_input *in, const char *cmd, const char *path, int quiet) {
+  *in = (cli_input){cmd, path, NULL, NULL, PROGRESS_EVERY, 1};
+  struct stat st;
+  if (stat(path, &st) != 0) {
+    cli_error(cmd, "cannot open %s: %s", path, strerror(errno));
+    return CLI_FAIL;
+  }
+  if (S_ISDIR(st.st_mode)) {
+    cli_error(cmd, "%s is a directory, not a capture file", path);
+    return CLI_FAIL;
+  }
+  errno = 0;
+  int rc = strobe_capture_open(path, &in->cap);
+  if (rc == STROBE_EIO && errno) {
+    cli_error(cmd, "cannot open %s: %s", path, strerror(errno));
+    return CLI_FAIL;
+  }
+  if (rc) {
+    explain_open(in, rc);
+    return CLI_FAIL;
+  }
+  if (!quiet && isatty(2) && S_ISREG(st.st_mode)) {
+    const char *base = strrchr(path, '/');
+    char label[96];
+    snprintf(label, sizeof label, "strobe %s: %s", cmd, base ? base + 1 : path);
+    in->progress = cli_progress_start(label, (uint64_t)st.st_size);
+  }
+  return CLI_OK;
+}
+
+void cli_close(cli_input *in) {
+  cli_progress_end(in->progress);
+  in->progress = NULL;
+  strobe_capture_close(in->cap);
+  in->cap = NULL;
+}
+
+void cli_progress_tick(cli_input *in) {
+  in->until_check = PROGRESS_EVERY;
+  if (in->progress) cli_progress_update(in->progress, strobe_capture_position(in->cap));
+}
+
+/* >>end of file */
+const char *cli_end_state(const cli_input *in) {
+  strobe_capture_totals t = strobe_capture_get_totals(in->cap);
+  if (in->rc == STROBE_ETRUNCATED) return "truncated inside a block: everything before that block was read";
+  if (in->rc < 0) return strobe_strerror(in->rc);
+  if (t.footer) return "complete";
+  return "cut short: no footer (the process was killed or is still recording)";
+}
+
+int cli_finish_read(cli_input *in) {
+  cli_progress_end(in->progress);
+  in->progress = NULL;
+  if (in->rc > 0) return CLI_OK; /* the caller stopped early: nothing to judge */
+  strobe_capture_totals t = strobe_capture_get_totals(in->cap);
+  unsigned long long at = (unsigned long long)strobe_capture_position(in->cap);
+  if (in->rc == 0) {
+    if (!t.footer)
+      cli_error(in->cmd, "%s: cut short: no footer (the process was killed or is still recording); "
+                "using everything up to its last whole block", in->path);
+    return CLI_OK;
+  }
+  if (in->rc == STROBE_ETRUNCATED)
+    cli_error(in->cmd, "%s: truncated inside a block (file ends at byte %llu); the output covers "
+              "everything before that block", in->path, at);
+  else
+    cli_error(in->cmd, "%s: %s (near byte %llu); the output covers what was read before it", in->path,
+              strobe_strerror(in->rc), at);
+  return CLI_FAIL;
+}
+
+/* >>clocks */
+int cli_clock_mismatch(const char *cmd, const cli_input *a, const cli_input *b) {
+  const strobe_capture_header *ha = strobe_capture_get_header(a->cap);
+  const strobe_capture_header *hb = strobe_capture_get_header(b->cap);
+  double ra = ha->ns_per_tick, rb = hb->ns_per_tick;
+  int differ = strcmp(ha->clock_source, hb->clock_source) != 0 ||
+               fabs(ra - rb) > 0.01 * (fabs(ra) > fabs(rb) ? fabs(ra) : fabs(rb));
+  if (differ)
+    cli_error(cmd,
+              "warning: the captures come from different clocks: %s is %s at %.6g ns/tick, %s is %s at "
+              "%.6g ns/tick; durations are converted to ns with each file's own calibration, but they "
+              "were measured differently",
+              a->path, ha->clock_source, ra, b->path, hb->clock_source, rb);
+  return differ;
+}
+
+double cli_start_ns(const strobe_capture *c) {
+  return strobe_capture_ticks_to_ns(c, strobe_capture_get_header(c)->start_ticks);
+}
+
+/* >>names */
+const char *cli_site_kind_name(uint32_t kind) {
+  switch (kind) {
+    case STROBE_SITE_SCOPE: return "scope";
+    case STROBE_SITE_VALUE: return "value";
+    case STROBE_SITE_CUMULATIVE: return "cumulative";
+    case STROBE_SITE_COUNTER: return "counter";
+    case STROBE_SITE_GAUGE: return "gauge";
+    case STROBE_SITE_FRAME: return "frame";
+    case STROBE_SITE_STAGE: return "stage";
+    default: return "unknown";
+  }
+}
+
+const char *cli_thread_label(const strobe_capture *c, uint32_t index, char *buf, size_t cap) {
+  const strobe_capture_thread *t = strobe_capture_get_thread(c, index);
+  if (t && t->name[0]) return t->name;
+  snprintf(buf, cap, "thread %u", index);
+  return buf;
+}

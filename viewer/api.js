@@ -1,0 +1,69 @@
+// api.js — owns talking to the Strobe server: the bearer token (read once
+// from the URL fragment `#token=…`, which browsers never send to a server,
+// then removed from the address bar) and authenticated fetches of JSON and
+// binary tables. The token is sent only as `Authorization: Bearer`.
+
+let token = '';
+
+export function initToken() {
+  const m = /(?:^#|&)token=([^&]+)/.exec(location.hash);
+  if (m) {
+    token = decodeURIComponent(m[1]);
+    sessionStorage.setItem('strobe-token', token);
+    // Keep the other fragment parts (e.g. &fallback=1) but drop the token.
+    const rest = location.hash.replace(/(^#|&)token=[^&]+/, '$1').replace(/^#&/, '#');
+    history.replaceState(null, '', location.pathname + (rest === '#' ? '' : rest));
+  } else {
+    token = sessionStorage.getItem('strobe-token') || '';
+  }
+  return token !== '';
+}
+
+export function hasToken() {
+  return token !== '';
+}
+
+export class ApiError extends Error {
+  constructor(status, name, message) {
+    super(message || name || `HTTP ${status}`);
+    this.status = status;
+    this.name = name || 'http_error';
+  }
+}
+
+async function request(path, opts = {}) {
+  const headers = { Authorization: `Bearer ${token}`, ...(opts.headers || {}) };
+  const res = await fetch(path, { ...opts, headers, cache: 'no-store' });
+  if (!res.ok && res.status !== 202) {
+    let name = '', message = '';
+    try {
+      const j = await res.json();
+      name = j.error;
+      message = j.message;
+    } catch { /* not JSON */ }
+    throw new ApiError(res.status, name, message);
+  }
+  return res;
+}
+
+export async function json(path, opts) {
+  const res = await request(path, opts);
+  const body = await res.json();
+  return res.status === 202 ? { accepted: true, ...body } : body;
+}
+
+export async function bin(path) {
+  return (await request(path)).arrayBuffer();
+}
+
+export function post(path, body) {
+  return json(path, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: body === undefined ? '' : JSON.stringify(body),
+  });
+}
+
+export function del(path) {
+  return json(path, { method: 'DELETE' });
+}

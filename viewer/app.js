@@ -1,0 +1,256 @@
+// app.js — owns start-up and wiring: reads the token, learns from
+// /api/capture/state whether it shows files (`strobe view`) or a live
+// application, loads the model(s), creates the views, routes the shared
+// events between them (frame → flame range, strip brush → flame range,
+// counters click → frame), the tabs, the header, the live Record / Refresh
+// loop, global keys, and the test hook `window.__strobe` that the browser
+// tests and the benchmark drive (docs/viewer.md lists it).
+
+import * as api from './api.js';
+import { state, on, emit } from './state.js';
+import { loadModel, lowerBound } from './data.js';
+import { Flame } from './flame.js';
+import { Frames } from './frames.js';
+import { Detail } from './detail.js';
+import { Counters } from './counters.js';
+import { Sessions } from './sessions.js';
+import { Diff } from './diff.js';
+import { renderHeader } from './header.js';
+import * as fmt from './fmt.js';
+
+const $ = (id) => document.getElementById(id);
+const hook = { ready: false, loadMs: null, errors: [] };
+window.__strobe = hook;
+
+const forceCanvas = /[?&#]fallback=1/.test(location.search + location.hash);
+let flame, frames, detail, counters, sessions, diff;
+let rec = null;          // last /api/capture/state
+let liveTimer = 0;
+
+function message(html) {
+  const el = $('message');
+  el.innerHTML = html;
+  el.hidden = !html;
+}
+
+async function main() {
+  if (!api.initToken()) {
+    message('<h2>No access token</h2><p>Open the URL that <code>strobe view FILE</code> printed, or the application\'s viewer URL with <code>#token=…</code>: the token travels in the URL fragment.</p>');
+    hook.ready = true;
+    return;
+  }
+  flame = new Flame($('flame'), { forceCanvas });
+  frames = new Frames($('strip'), $('list'), $('kinds'));
+  detail = new Detail($('detail'));
+  counters = new Counters($('view-counters'));
+  sessions = new Sessions($('view-sessions'));
+  diff = new Diff($('view-diff'));
+  $('renderer').textContent = flame.renderer.kind === 'webgl2' ? 'WebGL2 · instanced' : 'Canvas 2D fallback';
+  wire();
+  try {
+    rec = await api.json('/api/capture/state');
+  } catch (e) {
+    message(`<h2>Cannot reach the Strobe server</h2><p>${fmt.esc(e.message)}</p>`);
+    hook.ready = true;
+    return;
+  }
+  state.live = rec.show === 'live';
+  $('tab-sessions').hidden = !state.live;
+  if (rec.has_capture) await load();
+  else {
+    renderHeader($('identity'), null, state.live, rec);
+    message(state.live ? '<h2>Not recording</h2><p>Press <b>● Record</b> to keep the last 10 seconds of this application in a flight recorder, then look at them here. The <b>Sessions</b> tab shows profiling sessions meanwhile.</p>'
+      : '<h2>Nothing to show</h2>');
+  }
+  if (state.live) startLiveLoop();
+  hook.ready = true;
+}
+
+async function load() {
+  const t = performance.now();
+  const model = await loadModel(0);
+  const compare = rec && rec.has_compare ? await loadModel(1) : null;
+  state.model = model;
+  state.compare = compare;
+  state.frame = -1;
+  state.span = -1;
+  message('');
+  renderHeader($('identity'), model, state.live, rec);
+  frames.setModel(model);
+  flame.setModel(model);
+  detail.setModel(model);
+  counters.setModel(model);
+  diff.setModels(model, compare);
+  updateMatches();
+  emit('model', model);
+  // First full render: the flame chart and the strip drawn with the data.
+  flame.render();
+  frames.draw();
+  await new Promise((r) => requestAnimationFrame(() => r()));
+  hook.loadMs = hook.loadMs ?? performance.now();   // since navigation start
+  hook.lastLoadMs = performance.now() - t;
+  hook.generation = model.meta.generation;
+}
+
+function wire() {
+  on('frame', (k) => {
+    if (k < 0 || !state.model) return;
+    const f = state.model.frame(k);
+    const pad = Math.max(f.dur * 0.04, 1);
+    flame.setRange(f.start - pad, f.end + pad);
+    if (state.span >= 0) { state.span = -1; emit('span', -1); }
+  });
+  on('range', ({ t0, t1 }) => flame.setRange(t0, t1));
+  on('pickTime', (t) => {
+    const F = state.model.frames;
+    const k = lowerBound(0, F.rows, t, (i) => F.start[i] + F.dur[i]);
+    if (k < F.rows && F.start[k] <= t) { state.frame = k; emit('frame', k); }
+  });
+  $('budget').addEventListener('change', (e) => {
+    const v = Number(e.target.value);
+    if (v > 0) { state.budgetMs = v; emit('budget', v); }
+  });
+  $('search').addEventListener('input', (e) => {
+    state.search = e.target.value.trim().toLowerCase();
+    updateMatches();
+    emit('search', state.search);
+  });
+  $('tabs').addEventListener('click', (e) => {
+    const b = e.target.closest('button[data-tab]');
+    if (b) setTab(b.dataset.tab);
+  });
+  $('identity').addEventListener('click', async (e) => {
+    if (e.target.id === 'rec') await toggleRecording();
+    if (e.target.id === 'refresh') await refreshLive();
+  });
+  window.addEventListener('keydown', (e) => {
+    const inInput = /^(INPUT|TEXTAREA|SELECT)$/.test(document.activeElement.tagName);
+    if (e.key === '/' && !inInput) { $('search').focus(); e.preventDefault(); return; }
+    if (e.key === 'Escape' && document.activeElement === $('search')) { $('search').blur(); return; }
+    // The flame chart handles its own keys while focused; elsewhere on the timeline they go to it too.
+    const el = document.activeElement;
+    if (!inInput && state.tab === 'timeline' && flame && state.model && el !== $('list') && el !== flame.ovCanvas) flame.key(e);
+  });
+  window.addEventListener('error', (e) => hook.errors.push(String(e.message)));
+}
+
+function updateMatches() {
+  const m = state.model;
+  if (!m || !state.search) { $('matches').textContent = ''; return; }
+  let n = 0;
+  for (const s of m.meta.sites) if (s.name.toLowerCase().includes(state.search)) n += s.count;
+  $('matches').textContent = `${fmt.count(n)} spans match`;
+}
+
+function setTab(tab) {
+  state.tab = tab;
+  for (const b of document.querySelectorAll('#tabs button')) b.classList.toggle('on', b.dataset.tab === tab);
+  for (const v of ['timeline', 'counters', 'sessions', 'diff']) $('view-' + v).hidden = v !== tab;
+  sessions.show(tab === 'sessions');
+  if (tab === 'counters') counters.draw();
+  if (tab === 'diff') diff.render();
+  if (tab === 'timeline') flame.resize();
+  emit('tab', tab);
+}
+
+// >>live
+async function toggleRecording() {
+  const on = !(rec && rec.recording);
+  try {
+    rec = await api.post('/api/capture/recorder', { recording: on });
+  } catch (e) {
+    message(`<h2>Recording failed</h2><p>${fmt.esc(e.message)}</p>`);
+    return;
+  }
+  renderHeader($('identity'), state.model, true, rec);
+  if (!on) await waitForGeneration(rec.generation + 1);
+}
+
+async function refreshLive() {
+  const before = rec ? rec.generation : 0;
+  const r = await api.json('/api/capture/meta?live=1');
+  if (r.accepted) await waitForGeneration(before + 1);
+}
+
+// Polls the state until a model of at least generation `g` is there, then loads it.
+async function waitForGeneration(g) {
+  for (let k = 0; k < 600; k++) {
+    rec = await api.json('/api/capture/state');
+    if (rec.generation >= g && !rec.building) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  if (rec.has_capture && (!state.model || state.model.meta.generation !== rec.generation)) await load();
+  renderHeader($('identity'), state.model, true, rec);
+}
+
+function startLiveLoop() {
+  clearInterval(liveTimer);
+  liveTimer = setInterval(async () => {
+    try {
+      rec = await api.json('/api/capture/state');
+      renderHeader($('identity'), state.model, true, rec);
+    } catch { /* server gone: keep what is shown */ }
+  }, 1000);
+}
+
+// >>test hook: what the browser tests and bench/viewer_bench.mjs use.
+Object.assign(hook, {
+  renderer() { return flame ? flame.renderer.kind : null; },
+  frameCount(kind = 'frame') {
+    const m = state.model;
+    if (!m) return 0;
+    let n = 0;
+    for (let k = 0; k < m.frames.rows; k++) n += m.frameKinds[m.frames.kind[k]] === kind;
+    return n;
+  },
+  listRows() { return document.querySelectorAll('#list tr[data-frame]').length; },
+  selectFrame(number, kind = 'frame') {
+    const m = state.model, F = m.frames;
+    for (let k = 0; k < F.rows; k++) {
+      if (F.number[k] === number && m.frameKinds[F.kind[k]] === kind) { state.frame = k; emit('frame', k); flame.render(); return k; }
+    }
+    return -1;
+  },
+  view() { return flame.visibleRange(); },
+  setRange(t0, t1) { flame.setRange(t0, t1); flame.render(); },
+  zoom(f, x) { flame.zoom(f, x); flame.render(); return flame.visibleRange(); },
+  pan(dx) { flame.pan(dx); },
+  render() { flame.render(); },
+  get _flame() { return flame; },
+  // The n-th (0-based) span named `name` that lies inside the selected frame (or anywhere).
+  findSpan(name, nth = 0) {
+    const m = state.model;
+    const f = state.frame >= 0 ? m.frame(state.frame) : null;
+    let seen = 0;
+    for (let i = 0; i < m.n; i++) {
+      if (m.name(i) !== name) continue;
+      if (f && (m.start[i] < f.start || m.end(i) > f.end + 1e-6)) continue;
+      if (seen++ === nth) return i;
+    }
+    return -1;
+  },
+  spanInfo(i) { const m = state.model; return { name: m.name(i), start: m.start[i], dur: m.dur[i], self: m.self[i], depth: m.depth[i], thread: m.threadOf(i) }; },
+  spanRect(i) { return flame.rectOfSpan(i); },
+  tooltip() { const t = flame.tip; return t.hidden ? null : t.innerText; },
+  hitStats() { return { ...flame.hitStats }; },
+  resetHitStats() { flame.hitStats = { n: 0, totalUs: 0, lastUs: 0 }; },
+  glStats() { return { ...flame.renderer.stats }; },
+  renders() { return flame.frameStats.frames; },
+  setTab,
+  diffFrames(a, b) {
+    const m = state.model, F = m.frames;
+    const row = (n) => { for (let k = 0; k < F.rows; k++) if (F.number[k] === n && F.kind[k] === F.kind[state.frame >= 0 ? state.frame : 0]) return k; return -1; };
+    return diff.setFrames(row(a), row(b)).map((r) => ({ ...r }));
+  },
+  diffCaptures() { diff.mode = 'captures'; diff.render(); return diff.rows.map((r) => ({ ...r })); },
+  search(text) { const el = $('search'); el.value = text; el.dispatchEvent(new Event('input')); flame.render(); },
+  toggleRecording, refreshLive,
+  generation() { return state.model ? state.model.meta.generation : 0; },
+});
+
+main().catch((e) => {
+  hook.errors.push(String(e && e.stack || e));
+  message(`<h2>The viewer failed to start</h2><pre>${fmt.esc(String(e && e.stack || e))}</pre>`);
+  hook.ready = true;
+  throw e;
+});

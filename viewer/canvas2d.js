@@ -1,0 +1,79 @@
+// canvas2d.js — owns the Canvas 2D fallback for flame-chart bars, used when
+// WebGL2 is unavailable (or forced with #fallback=1 / ?fallback=1). Same
+// interface and instance layout as gl.js, so culling, hit-testing and labels
+// are shared; it draws each lane's bars with fillRect/roundRect instead of an
+// instanced draw call, so it is slower on dense views but looks the same.
+
+export class Canvas2DBars {
+  constructor(canvas) {
+    this.kind = 'canvas2d';
+    this.canvas = canvas;
+    this.ctx = canvas.getContext('2d', { alpha: true });
+    this.stats = { drawCalls: 0, uploads: 0, instances: 0 };
+    this.w = 1;
+    this.h = 1;
+    this.dpr = 1;
+  }
+
+  resize(w, h, dpr) {
+    this.w = w;
+    this.h = h;
+    this.dpr = dpr;
+    this.canvas.width = Math.max(1, Math.round(w * dpr));
+    this.canvas.height = Math.max(1, Math.round(h * dpr));
+  }
+
+  begin() {
+    const c = this.ctx;
+    c.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
+    c.clearRect(0, 0, this.w, this.h);
+    this.stats = { drawCalls: 0, uploads: 0, instances: 0 };
+  }
+
+  drawLane(k, f32, count, clipY, clipH) {
+    if (!count) return;
+    const c = this.ctx;
+    const u32 = new Uint32Array(f32.buffer, f32.byteOffset, count * 6);
+    c.save();
+    c.beginPath();
+    c.rect(0, clipY, this.w, clipH);
+    c.clip();
+    let lastColor = -1;
+    for (let i = 0; i < count; i++) {
+      const o = i * 6;
+      const x = f32[o], y = f32[o + 1], w = f32[o + 2], h = f32[o + 3];
+      const flags = f32[o + 5];
+      const rgba = u32[o + 4];
+      let r = rgba & 255, g = (rgba >>> 8) & 255, b = (rgba >>> 16) & 255;
+      if (flags & 8) { r = (r + 115) >> 1; g = (g + 115) >> 1; b = (b + 115) >> 1; }
+      if (flags & 4) { r = (r * 22 + 33 * 78) / 100 | 0; g = (g * 22 + 38 * 78) / 100 | 0; b = (b * 22 + 46 * 78) / 100 | 0; }
+      const color = (r << 16) | (g << 8) | b;
+      if (color !== lastColor) {
+        c.fillStyle = `rgb(${r},${g},${b})`;
+        lastColor = color;
+      }
+      if (w >= 6) {
+        c.beginPath();
+        c.roundRect(x, y, w, h, 3);
+        c.fill();
+      } else {
+        c.fillRect(x, y, w, h);
+      }
+      if (flags & 16) {
+        c.fillStyle = 'rgba(0,0,0,0.35)';
+        for (let hx = x; hx < x + w; hx += 10) c.fillRect(hx, y, 4, h);
+        lastColor = -1;
+      }
+      if (flags & 3) {
+        c.strokeStyle = flags & 1 ? '#fff' : '#ffd340';
+        c.lineWidth = 1.5;
+        c.strokeRect(x + 0.75, y + 0.75, Math.max(0, w - 1.5), h - 1.5);
+      }
+    }
+    c.restore();
+    this.stats.drawCalls++;
+    this.stats.instances += count;
+  }
+
+  end() {}
+}

@@ -1,0 +1,275 @@
+// data.js — owns the capture model in the browser: fetches the meta JSON and
+// the packed tables the C side built (docs/viewer.md), wraps each column in a
+// typed array over the fetched buffer (no copy, no parsing), and answers the
+// structural questions every view asks: a span's end, thread, parent,
+// children, values and loop statistics; a lane row's visible range; the
+// spans of a frame; the span tree of any set of spans by name path.
+//
+// Spans are sorted by (thread, depth, start): each (thread, depth) run is
+// contiguous and both its starts and ends ascend, so every lookup is a
+// binary search.
+
+import * as api from './api.js';
+import { siteRGB } from './fmt.js';
+
+const CTOR = { f64: Float64Array, f32: Float32Array, u32: Uint32Array, u16: Uint16Array, u8: Uint8Array };
+
+function wrap(buf, desc) {
+  const t = { rows: desc.rows };
+  for (const [name, [type, offset]] of Object.entries(desc.columns)) {
+    t[name] = new CTOR[type](buf, offset, desc.rows);
+  }
+  return t;
+}
+
+// Loads slot 0 (the shown capture) or 1 (the compared one).
+export async function loadModel(slot = 0) {
+  const q = slot ? '?capture=1' : '';
+  const meta = await api.json('/api/capture/meta' + q);
+  const tables = {};
+  await Promise.all(Object.entries(meta.tables).map(async ([name, desc]) => {
+    const buf = desc.bytes ? await api.bin(`/api/capture/table/${name}?gen=${meta.generation}${slot ? '&capture=1' : ''}`)
+                           : new ArrayBuffer(8);
+    tables[name] = wrap(buf, desc);
+  }));
+  return new Model(meta, tables);
+}
+
+// First index in [lo, hi) whose key is >= x (key(i) ascending).
+export function lowerBound(lo, hi, x, key) {
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (key(mid) < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+export class Model {
+  constructor(meta, t) {
+    this.meta = meta;
+    this.spans = t.spans;
+    this.values = t.values;
+    this.cumul = t.cumulative;
+    this.frames = t.frames;
+    this.samples = t.samples;
+    this.open = t.open;
+    this.n = t.spans.rows;
+    this.start = t.spans.start;
+    this.dur = t.spans.dur;
+    this.self = t.spans.self;
+    this.site = t.spans.site;
+    this.depth = t.spans.depth;
+    this.sites = [];        // by id
+    this.siteRGB = [];      // by id: [r, g, b]
+    for (const s of meta.sites) {
+      this.sites[s.id] = s;
+      this.siteRGB[s.id] = siteRGB(s.name);
+    }
+    // Lanes: one per thread with spans or open scopes; rows[d] = {first, count}.
+    this.threads = meta.threads.map((th) => {
+      const rows = [];
+      for (const [d, first, count] of th.depths) rows[d] = { first, count };
+      for (let d = 0; d < rows.length; d++) if (!rows[d]) rows[d] = { first: 0, count: 0 };
+      return { ...th, rows, first: th.depths.length ? th.depths[0][1] : 0 };
+    });
+    for (let i = 0; i < this.open.rows; i++) {
+      const th = this.threads[this.open.thread[i]];
+      if (th && th.rows.length <= this.open.depth[i]) {
+        while (th.rows.length <= this.open.depth[i]) th.rows.push({ first: 0, count: 0 });
+      }
+    }
+    // Thread of a span: the thread whose first span index is the last <= i.
+    this.threadStarts = this.threads.filter((th) => th.depths.length)
+      .map((th) => [th.first, th.index]).sort((a, b) => a[0] - b[0]);
+    this.frameKinds = meta.frame_kinds;
+    this.range = { lo: meta.range[0], hi: Math.max(meta.range[1], meta.range[0] + 1) };
+  }
+
+  end(i) { return this.start[i] + this.dur[i]; }
+  name(i) { const s = this.sites[this.site[i]]; return s ? s.name : '?'; }
+  siteOf(i) { return this.sites[this.site[i]]; }
+
+  threadOf(i) {
+    const a = this.threadStarts;
+    let lo = 0, hi = a.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (a[mid][0] <= i) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo ? a[lo - 1][1] : 0;
+  }
+
+  threadName(t) {
+    const th = this.threads[t];
+    return th && th.name ? th.name : `thread ${t}`;
+  }
+
+  row(thread, depth) {
+    const th = this.threads[thread];
+    return th && th.rows[depth] ? th.rows[depth] : { first: 0, count: 0 };
+  }
+
+  // Spans of one row overlapping [t0, t1): [from, to) indexes.
+  rowRange(thread, depth, t0, t1) {
+    const r = this.row(thread, depth);
+    const s = this.start, d = this.dur;
+    const from = lowerBound(r.first, r.first + r.count, t0, (i) => s[i] + d[i]);
+    const to = lowerBound(from, r.first + r.count, t1, (i) => s[i]);
+    return [from, to];
+  }
+
+  parent(i) {
+    const d = this.depth[i];
+    if (d === 0) return -1;
+    const r = this.row(this.threadOf(i), d - 1);
+    const s = this.start;
+    const j = lowerBound(r.first, r.first + r.count, s[i] + 1e-9, (k) => s[k]) - 1;
+    return j >= r.first ? j : -1;
+  }
+
+  // Direct children of span i, in start order.
+  children(i) {
+    const r = this.row(this.threadOf(i), this.depth[i] + 1);
+    const s = this.start, e = this.end(i) + Math.max(1, this.dur[i] * 1e-6);
+    const out = [];
+    for (let k = lowerBound(r.first, r.first + r.count, s[i] - 1e-9, (x) => s[x]); k < r.first + r.count && s[k] < e; k++) {
+      out.push(k);
+    }
+    return out;
+  }
+
+  // [[site, value], ...] attached to span i with STROBE_VALUE.
+  valuesOf(i) {
+    const v = this.values, out = [];
+    for (let k = lowerBound(0, v.rows, i, (x) => v.span[x]); k < v.rows && v.span[k] === i; k++) {
+      out.push([v.site[k], v.value[k]]);
+    }
+    return out;
+  }
+
+  // Loop statistics (STROBE_CUMULATIVE) recorded inside span i.
+  cumulOf(i) {
+    const c = this.cumul, out = [];
+    for (let k = lowerBound(0, c.rows, i, (x) => c.span[x]); k < c.rows && c.span[k] === i; k++) {
+      out.push({ site: c.site[k], count: c.count[k], total: c.total[k], min: c.min[k], max: c.max[k] });
+    }
+    return out;
+  }
+
+  frame(k) {
+    const f = this.frames;
+    return {
+      index: k, start: f.start[k], dur: f.dur[k], end: f.start[k] + f.dur[k],
+      thread: f.thread[k], number: f.number[k], kind: this.frameKinds[f.kind[k]],
+    };
+  }
+
+  // Spans of `thread` that begin and end inside [t0, t1] (the rule of
+  // `strobe diff --frames`), as a list of [from, to) ranges per depth.
+  spansInside(thread, t0, t1) {
+    const th = this.threads[thread];
+    if (!th) return [];
+    const out = [];
+    const s = this.start, d = this.dur;
+    const eps = 1e-6 * Math.max(1, t1 - t0);
+    for (let depth = 0; depth < th.rows.length; depth++) {
+      const r = th.rows[depth];
+      const from = lowerBound(r.first, r.first + r.count, t0 - eps, (i) => s[i]);
+      let to = lowerBound(from, r.first + r.count, t1 + eps, (i) => s[i]);
+      while (to > from && s[to - 1] + d[to - 1] > t1 + eps) to--;
+      out.push([from, to]);
+    }
+    return out;
+  }
+
+  // The span tree of a set of spans, merged by name path from the thread's
+  // root: Map key "a/b/c" -> {path, name, depth, site, total, self, count,
+  // min, max}. `ranges` is one list of [from, to) per depth (spansInside) or
+  // null for every span of the capture. Parents are found by walking each
+  // row beside the row above it, so the cost is linear in the spans.
+  pathTotals(ranges, threads) {
+    const nodes = new Map();      // numeric key -> node
+    const byId = [];              // node id -> node
+    const s = this.start, d = this.dur, site = this.site;
+    for (const th of threads) {
+      const rows = this.threads[th] ? this.threads[th].rows : [];
+      let prevIds = null, prevFrom = 0, prevTo = 0;
+      for (let depth = 0; depth < rows.length; depth++) {
+        const [from, to] = ranges ? (ranges[depth] || [0, 0]) : [rows[depth].first, rows[depth].first + rows[depth].count];
+        const ids = new Int32Array(Math.max(0, to - from));
+        // The parent row is the whole row above (ancestors may lie outside a frame).
+        const pr = depth ? rows[depth - 1] : null;
+        const pEnd = pr ? pr.first + pr.count : 0;
+        let p = pr && to > from ? Math.max(pr.first, lowerBound(pr.first, pEnd, s[from] + 1e-9, (k) => s[k]) - 1) : 0;
+        for (let i = from; i < to; i++) {
+          let parentId = -1;
+          if (pr) {
+            while (p + 1 < pEnd && s[p + 1] <= s[i]) p++;
+            parentId = p >= prevFrom && p < prevTo ? prevIds[p - prevFrom] : this._ancestorPathId(p, nodes, byId);
+          }
+          const key = (parentId + 1) * 65536 + site[i];
+          let n = nodes.get(key);
+          if (!n) {
+            const parentNode = parentId >= 0 ? byId[parentId] : null;
+            const nm = this.name(i);
+            n = { id: byId.length, key, path: parentNode ? parentNode.path + '/' + nm : nm, name: nm, depth,
+                  site: site[i], parent: parentId, total: 0, self: 0, count: 0, min: Infinity, max: 0 };
+            nodes.set(key, n);
+            byId.push(n);
+          }
+          const du = d[i];
+          n.total += du;
+          n.self += this.self[i];
+          n.count++;
+          if (du < n.min) n.min = du;
+          if (du > n.max) n.max = du;
+          ids[i - from] = n.id;
+        }
+        prevIds = ids;
+        prevFrom = from;
+        prevTo = to;
+      }
+    }
+    const out = new Map();
+    for (const n of byId) out.set(n.path, n);
+    return out;
+  }
+
+  // Path node id of span p, creating zero-count nodes for ancestors outside the set.
+  _ancestorPathId(p, nodes, byId) {
+    const chain = [];
+    for (let x = p; x >= 0; x = this.parent(x)) chain.push(x);
+    let parentId = -1;
+    for (let k = chain.length - 1; k >= 0; k--) {
+      const i = chain[k];
+      const key = (parentId + 1) * 65536 + this.site[i];
+      let n = nodes.get(key);
+      if (!n) {
+        const parentNode = parentId >= 0 ? byId[parentId] : null;
+        const nm = this.name(i);
+        n = { id: byId.length, key, path: parentNode ? parentNode.path + '/' + nm : nm, name: nm,
+              depth: this.depth[i], site: this.site[i], parent: parentId, total: 0, self: 0, count: 0,
+              min: Infinity, max: 0 };
+        nodes.set(key, n);
+        byId.push(n);
+      }
+      parentId = n.id;
+    }
+    return parentId;
+  }
+
+  // Number of frames of kind "frame" (or every entry when there are none).
+  frameCount() {
+    let n = 0;
+    for (let k = 0; k < this.frames.rows; k++) n += this.frames.kind[k] === 0;
+    return n || this.frames.rows;
+  }
+
+  seriesValueAt(series, t) {
+    const sa = this.samples;
+    const k = lowerBound(series.first, series.first + series.count, t + 1e-9, (i) => sa.time[i]) - 1;
+    return k >= series.first ? sa.value[k] : null;
+  }
+}

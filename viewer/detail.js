@@ -1,0 +1,257 @@
+// detail.js — owns the detail panel for the selected span or frame:
+//   - a span tree merged by name path (siblings of the same name become one
+//     row) with bars proportional to the root, and ×N · min/avg/max badges
+//     for repeated spans and for loop statistics (STROBE_CUMULATIVE);
+//   - a pie of time by child at the focused level (click a tree row to focus);
+//   - stage timings with their declared nesting ("nested in X: do not sum");
+//   - the frame's counters, gauges and values.
+// Everything is derived from the model on selection; nothing is cached.
+
+import { state, on, emit } from './state.js';
+import { spanTooltip } from './flame.js';
+import { lowerBound } from './data.js';
+import * as fmt from './fmt.js';
+
+const OPEN_LEVELS = 3;   // tree levels expanded at first
+
+export class Detail {
+  constructor(el) {
+    this.el = el;
+    this.mode = 'tree';
+    this.focus = null;     // path of the focused node
+    this.toggled = new Set(); // paths whose open/closed state the user flipped
+    on('span', () => { this.focus = null; this.render(); });
+    on('frame', () => { if (state.span < 0) { this.focus = null; this.render(); } });
+    on('budget', () => this.render());
+    el.addEventListener('click', (e) => {
+      const b = e.target.closest('[data-mode]');
+      if (b) { this.mode = b.dataset.mode; this.render(); return; }
+      const caret = e.target.closest('.caret');
+      const row = e.target.closest('[data-path]');
+      if (caret && row) {
+        const p = row.dataset.path;
+        if (this.toggled.has(p)) this.toggled.delete(p); else this.toggled.add(p);
+        this.render();
+        return;
+      }
+      if (row) { this.focus = row.dataset.path; this.render(); return; }
+      const clr = e.target.closest('[data-clear]');
+      if (clr) { state.span = -1; emit('span', -1); }
+    });
+  }
+
+  setModel(model) {
+    this.model = model;
+    this.focus = null;
+    this.toggled.clear();
+    this.render();
+  }
+
+  // The selection as {title, html, thread, ranges, t0, t1, rootDepth}.
+  _selection() {
+    const m = this.model;
+    if (state.span >= 0 && state.span < m.n) {
+      const i = state.span, th = m.threadOf(i);
+      const ranges = m.spansInside(th, m.start[i], m.end(i));
+      for (let d = 0; d < m.depth[i]; d++) ranges[d] = [0, 0];
+      return { kind: 'span', i, thread: th, ranges, t0: m.start[i], t1: m.end(i), total: m.dur[i] };
+    }
+    if (state.frame >= 0 && state.frame < m.frames.rows) {
+      const f = m.frame(state.frame);
+      return { kind: 'frame', f, thread: f.thread, ranges: m.spansInside(f.thread, f.start, f.end), t0: f.start, t1: f.end, total: f.dur };
+    }
+    return null;
+  }
+
+  render() {
+    const m = this.model;
+    if (!m) { this.el.innerHTML = ''; return; }
+    const sel = this._selection();
+    if (!sel) {
+      this.el.innerHTML = '<div class="empty">Select a frame in the strip or the list, or a span in the flame chart.</div>';
+      return;
+    }
+    const nodes = m.pathTotals(sel.ranges, [sel.thread]);
+    const tree = buildTree(nodes);
+    let head;
+    if (sel.kind === 'span') {
+      head = `<div class="detail-head"><button data-clear title="back to the frame">×</button>${spanTooltip(m, sel.i)}</div>`;
+    } else {
+      const f = sel.f, cls = fmt.budgetClass(f.dur, state.budgetMs);
+      head = `<div class="detail-head"><div class="big"><span class="kdot" style="background:${fmt.KIND_COLORS[f.kind]}"></span>${f.kind} ${f.number}` +
+        ` · <span class="dur ${cls}">${fmt.dur(f.dur)}</span></div><div class="dim">${fmt.esc(m.threadName(f.thread))} · at ${fmt.at(f.start)} · ` +
+        `${(f.dur / (state.budgetMs * 1e6)).toFixed(2)}× the ${state.budgetMs} ms budget</div></div>`;
+    }
+    const tabs = `<div class="seg"><button data-mode="tree" class="${this.mode === 'tree' ? 'on' : ''}">Tree</button>` +
+      `<button data-mode="pie" class="${this.mode === 'pie' ? 'on' : ''}">Pie</button></div>`;
+    const body = this.mode === 'tree' ? this._tree(tree, sel) : this._pie(tree, sel);
+    this.el.innerHTML = head + `<h3>Spans ${tabs}</h3>` + body + this._stages(nodes) + this._counters(sel);
+  }
+
+  _tree(tree, sel) {
+    const m = this.model;
+    const loops = loopsByPath(m, sel.ranges);
+    const rows = [];
+    const total = sel.total || 1;
+    const walk = (n, level) => {
+      const open = (level < OPEN_LEVELS) !== this.toggled.has(n.path);
+      const kids = n.kids.length + (loops.get(n.path) || []).length;
+      const pct = Math.min(100, (100 * n.total) / total);
+      const badge = n.count > 1 ? `<span class="badge">×${fmt.count(n.count)} · ${fmt.dur(n.min)} / ${fmt.dur(n.total / n.count)} / ${fmt.dur(n.max)}</span>` : '';
+      const color = fmt.css(m.siteRGB[n.site] || [128, 128, 128]);
+      rows.push(`<div class="trow${this.focus === n.path ? ' focus' : ''}" data-path="${fmt.esc(n.path)}" style="--lvl:${level}">` +
+        `<span class="caret">${kids ? (open ? '▾' : '▸') : ''}</span><span class="tname" title="${fmt.esc(n.path)}">${fmt.esc(n.name)}</span>${badge}` +
+        `<span class="tbar"><i style="width:${pct.toFixed(2)}%;background:${color}"></i></span>` +
+        `<span class="tdur">${fmt.dur(n.total)}</span><span class="tself dim">self ${fmt.dur(n.self)}</span></div>`);
+      if (!open) return;
+      for (const c of n.kids) walk(c, level + 1);
+      for (const lp of loops.get(n.path) || []) {
+        rows.push(`<div class="trow loop" style="--lvl:${level + 1}"><span class="caret">↻</span><span class="tname">${fmt.esc(lp.name)}</span>` +
+          `<span class="badge">×${fmt.count(lp.count)} · ${fmt.dur(lp.min)} / ${fmt.dur(lp.count ? lp.total / lp.count : 0)} / ${fmt.dur(lp.max)}</span>` +
+          `<span class="tbar"><i style="width:${Math.min(100, (100 * lp.total) / total).toFixed(2)}%"></i></span>` +
+          `<span class="tdur">${fmt.dur(lp.total)}</span><span class="tself dim">loop</span></div>`);
+      }
+    };
+    for (const r of tree.roots) walk(r, 0);
+    if (!rows.length) return '<div class="empty">No span begins and ends inside this frame on its thread.</div>';
+    return `<div class="tree">${rows.join('')}</div>`;
+  }
+
+  _pie(tree, sel) {
+    const m = this.model;
+    const focus = (this.focus && tree.byPath.get(this.focus)) || (tree.roots.length === 1 ? tree.roots[0] : null);
+    const parts = [];
+    let whole;
+    if (focus) {
+      whole = focus.total;
+      for (const c of focus.kids) parts.push({ name: c.name, v: c.total, site: c.site });
+      parts.push({ name: 'self', v: Math.max(0, focus.self), site: -1 });
+    } else {
+      whole = sel.total;
+      let sum = 0;
+      for (const r of tree.roots) { parts.push({ name: r.name, v: r.total, site: r.site }); sum += r.total; }
+      parts.push({ name: 'outside spans', v: Math.max(0, whole - sum), site: -1 });
+    }
+    parts.sort((a, b) => b.v - a.v);
+    const sum = parts.reduce((s, p) => s + p.v, 0) || 1;
+    let a0 = -Math.PI / 2;
+    const R = 70, C = 80;
+    const paths = [];
+    const legend = [];
+    for (const p of parts) {
+      if (p.v <= 0) continue;
+      const a1 = a0 + (2 * Math.PI * p.v) / sum;
+      const color = p.site >= 0 ? fmt.css(m.siteRGB[p.site]) : '#30363d';
+      const large = a1 - a0 > Math.PI ? 1 : 0;
+      const d = a1 - a0 >= 2 * Math.PI - 1e-9
+        ? `M ${C} ${C - R} A ${R} ${R} 0 1 1 ${C - 0.01} ${C - R} Z`
+        : `M ${C} ${C} L ${C + R * Math.cos(a0)} ${C + R * Math.sin(a0)} A ${R} ${R} 0 ${large} 1 ${C + R * Math.cos(a1)} ${C + R * Math.sin(a1)} Z`;
+      paths.push(`<path d="${d}" fill="${color}"><title>${fmt.esc(p.name)} ${fmt.dur(p.v)}</title></path>`);
+      legend.push(`<div><i style="background:${color}"></i>${fmt.esc(p.name)} <b>${(100 * p.v / sum).toFixed(1)}%</b> ${fmt.dur(p.v)}</div>`);
+      a0 = a1;
+    }
+    const title = focus ? `time inside <b>${fmt.esc(focus.path)}</b> by child` : 'time by top-level span';
+    return `<div class="pie"><svg viewBox="0 0 160 160" width="160" height="160">${paths.join('')}</svg>` +
+      `<div class="legend"><div class="dim">${title} (${fmt.dur(whole)}); click a tree row to change level</div>${legend.join('')}</div></div>`;
+  }
+
+  _stages(nodes) {
+    const m = this.model;
+    const agg = new Map();
+    for (const n of nodes.values()) {
+      const s = m.sites[n.site];
+      if (!s || s.kind !== 7 || !n.count) continue;
+      const a = agg.get(s.name) || { name: s.name, parent: s.parent, count: 0, total: 0, min: Infinity, max: 0 };
+      a.count += n.count; a.total += n.total; a.min = Math.min(a.min, n.min); a.max = Math.max(a.max, n.max);
+      agg.set(s.name, a);
+    }
+    if (!agg.size) return '';
+    const level = (a) => { let l = 0; for (let p = a.parent; p && agg.has(p) && l < 16; p = agg.get(p).parent) l++; return l; };
+    const rows = [...agg.values()].sort((a, b) => b.total - a.total).map((a) =>
+      `<tr><td style="padding-left:${6 + 14 * level(a)}px">${fmt.esc(a.name)}</td><td class="num">${fmt.count(a.count)}</td>` +
+      `<td class="num">${fmt.dur(a.total)}</td><td class="num">${fmt.dur(a.min)}</td><td class="num">${fmt.dur(a.max)}</td>` +
+      `<td class="dim">${a.parent ? `nested in ${fmt.esc(a.parent)}: included there, do not sum` : 'directly in the operation'}</td></tr>`);
+    return `<h3>Stages</h3><table class="grid"><tr><th>stage</th><th>n</th><th>total</th><th>min</th><th>max</th><th></th></tr>${rows.join('')}</table>`;
+  }
+
+  _counters(sel) {
+    const m = this.model;
+    const rows = [];
+    for (const s of m.meta.series) {
+      const site = m.sites[s.site];
+      const before = m.seriesValueAt(s, sel.t0 - 1e-6), after = m.seriesValueAt(s, sel.t1);
+      if (s.kind === 'counter') {
+        const delta = (after ?? 0) - (before ?? 0);
+        rows.push(`<tr><td>${fmt.esc(site.name)}</td><td class="dim">counter</td><td class="num">+${fmt.num(delta)}</td><td class="num dim">total ${fmt.num(after)}</td></tr>`);
+      } else if (after != null) {
+        rows.push(`<tr><td>${fmt.esc(site.name)}</td><td class="dim">gauge</td><td class="num">${fmt.num(after)}</td><td class="num dim">level at the end</td></tr>`);
+      }
+    }
+    // STROBE_VALUE numbers on the spans of the selection, by key
+    const vals = new Map();
+    const V = m.values;
+    for (const [from, to] of sel.ranges) {
+      for (let k = lowerBound(0, V.rows, from, (x) => V.span[x]); k < V.rows && V.span[k] < to; k++) {
+        const a = vals.get(V.site[k]) || { n: 0, sum: 0, min: Infinity, max: -Infinity };
+        const v = V.value[k];
+        a.n++; a.sum += v; a.min = Math.min(a.min, v); a.max = Math.max(a.max, v);
+        vals.set(V.site[k], a);
+      }
+    }
+    for (const [site, a] of vals) {
+      rows.push(`<tr><td>${fmt.esc(m.sites[site] ? m.sites[site].name : '?')}</td><td class="dim">value ×${a.n}</td>` +
+        `<td class="num">Σ ${fmt.num(a.sum)}</td><td class="num dim">${fmt.num(a.min)} … ${fmt.num(a.max)}</td></tr>`);
+    }
+    if (!rows.length) return '';
+    return `<h3>Counters and values</h3><table class="grid">${rows.join('')}</table>`;
+  }
+}
+
+// Path nodes (count > 0) into a tree; roots are nodes whose parent is outside the selection.
+function buildTree(nodes) {
+  const byId = [];
+  for (const n of nodes.values()) byId[n.id] = n;
+  const byPath = new Map();
+  const roots = [];
+  for (const n of nodes.values()) {
+    n.kids = [];
+  }
+  for (const n of nodes.values()) {
+    if (!n.count) continue;
+    byPath.set(n.path, n);
+    const p = n.parent >= 0 ? byId[n.parent] : null;
+    if (p && p.count) p.kids.push(n);
+    else roots.push(n);
+  }
+  for (const n of byPath.values()) n.kids.sort((a, b) => b.total - a.total);
+  roots.sort((a, b) => b.total - a.total);
+  return { roots, byPath };
+}
+
+// Loop statistics recorded inside the selection, grouped by the path of the
+// span they were recorded in plus the loop's name.
+function loopsByPath(m, ranges) {
+  const out = new Map();
+  const C = m.cumul;
+  if (!C.rows) return out;
+  const memo = new Map();
+  const pathOf = (i) => {
+    if (memo.has(i)) return memo.get(i);
+    const p = m.parent(i);
+    const s = (p >= 0 ? pathOf(p) + '/' : '') + m.name(i);
+    memo.set(i, s);
+    return s;
+  };
+  for (const [from, to] of ranges) {
+    for (let k = lowerBound(0, C.rows, from, (x) => C.span[x]); k < C.rows && C.span[k] < to; k++) {
+      const path = pathOf(C.span[k]);
+      const list = out.get(path) || [];
+      const name = m.sites[C.site[k]] ? m.sites[C.site[k]].name : '?';
+      let e = list.find((x) => x.name === name);
+      if (!e) { e = { name, count: 0, total: 0, min: Infinity, max: 0 }; list.push(e); }
+      e.count += C.count[k]; e.total += C.total[k]; e.min = Math.min(e.min, C.min[k]); e.max = Math.max(e.max, C.max[k]);
+      out.set(path, list);
+    }
+  }
+  return out;
+}

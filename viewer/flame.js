@@ -1,0 +1,618 @@
+// flame.js — owns the flame chart: every thread as a lane of depth rows on
+// one time axis, for the selected frame or any time range.
+//
+// Each redraw culls the model to the visible set once: per lane and depth
+// row, a binary search finds the visible spans, and spans narrower than a
+// pixel are merged into one bar per pixel (another binary search jumps past
+// them), so the work is bounded by pixels, not spans. That one culled set
+// feeds both the GPU (gl.js: one instance buffer upload and one draw call
+// per lane; canvas2d.js when WebGL2 is missing) and the CPU hit-test arrays,
+// so hover and click always agree with what is drawn.
+//
+// Interaction: wheel or pinch zooms at the pointer, +/- and W/S zoom, drag
+// and A/D/arrows pan, Shift+wheel scrolls lanes, click selects a span, a lane
+// header click collapses it, Escape clears. Tooltip: name, file:line,
+// duration, self, values, loop statistics, site totals.
+
+import { state, emit, on } from './state.js';
+import { lowerBound } from './data.js';
+import { GLBars } from './gl.js';
+import { Canvas2DBars } from './canvas2d.js';
+import * as fmt from './fmt.js';
+
+const RULER = 22;     // px: time axis
+const HEADER = 18;    // px: lane header
+const ROW = 18;       // px: one depth row (16 px bar + 2 px gap)
+const BAR = 16;
+const LANE_GAP = 6;
+const MINW = 1;       // px: narrower spans are merged per pixel
+const LABEL_MIN = 28; // px: bars at least this wide carry their name
+const FLOATS = 6;     // per instance
+
+export class Flame {
+  constructor(root, { forceCanvas = false } = {}) {
+    this.root = root;
+    this.glCanvas = document.createElement('canvas');
+    this.ovCanvas = document.createElement('canvas');
+    this.glCanvas.className = 'flame-bars';
+    this.ovCanvas.className = 'flame-overlay';
+    this.tip = document.createElement('div');
+    this.tip.className = 'tooltip';
+    this.tip.hidden = true;
+    this.hoverBox = document.createElement('div');   // the hover outline: moved, never redrawn
+    this.hoverBox.className = 'hoverbox';
+    this.hoverBox.hidden = true;
+    root.append(this.glCanvas, this.ovCanvas, this.hoverBox, this.tip);
+    this.renderer = null;
+    if (!forceCanvas) {
+      try { this.renderer = new GLBars(this.glCanvas); } catch (e) { this.renderer = null; }
+    }
+    if (!this.renderer) {
+      // A canvas that failed to give WebGL2 cannot give 2D either: use a fresh one.
+      const c = document.createElement('canvas');
+      c.className = 'flame-bars';
+      this.glCanvas.replaceWith(c);
+      this.glCanvas = c;
+      this.renderer = new Canvas2DBars(c);
+    }
+    this.ov = this.ovCanvas.getContext('2d');
+    this.model = null;
+    this.lanes = [];
+    this.collapsed = new Set();
+    this.scrollY = 0;
+    this.t0 = 0;
+    this.npp = 1;          // ns per CSS px
+    this.w = 1;
+    this.h = 1;
+    this.dpr = 1;
+    this.inst = new Float32Array(FLOATS * 4096);
+    this.instU = new Uint32Array(this.inst.buffer);
+    this.hit = { x: new Float32Array(4096), w: new Float32Array(4096), idx: new Int32Array(4096),
+                 cnt: new Int32Array(4096), kind: new Uint8Array(4096) };
+    this.n = 0;
+    this.rowRuns = [];     // per lane: [[y, from, to] per depth row] in instance indexes
+    this.labels = [];
+    this.hover = -1;       // instance index under the pointer
+    this.dirty = true;
+    this.hitStats = { n: 0, totalUs: 0, lastUs: 0 };
+    this.frameStats = { frames: 0 };
+    this.colorOf = new Uint32Array(65536);
+    this.match = new Uint8Array(65536);
+    this.nameW = new Float32Array(65536);
+    this._bind();
+    on('search', () => { this._updateMatch(); this.invalidate(); });
+    on('span', () => this.invalidate());
+    new ResizeObserver(() => this.resize()).observe(root);
+    this.resize();
+  }
+
+  setModel(model) {
+    this.model = model;
+    this.colorOf.fill(0);
+    this.nameW.fill(0);
+    for (const s of model.meta.sites) {
+      const [r, g, b] = model.siteRGB[s.id];
+      this.colorOf[s.id] = (r | (g << 8) | (b << 16) | (255 << 24)) >>> 0;
+    }
+    this._updateMatch();
+    this._layout();
+    this.scrollY = 0;
+    this.setRange(model.range.lo, model.range.hi);
+  }
+
+  _updateMatch() {
+    this.match.fill(0);
+    this.searching = !!state.search;
+    if (!this.model || !state.search) return;
+    for (const s of this.model.meta.sites) if (s.name.toLowerCase().includes(state.search)) this.match[s.id] = 1;
+  }
+
+  _layout() {
+    const m = this.model;
+    this.lanes = [];
+    let y = 0;
+    for (const th of m.threads) {
+      if (!th.rows.length) continue;
+      const collapsed = this.collapsed.has(th.index);
+      const rows = collapsed ? 0 : th.rows.length;
+      const h = HEADER + rows * ROW + LANE_GAP;
+      this.lanes.push({ thread: th.index, y, h, rows, collapsed, name: m.threadName(th.index) });
+      y += h;
+    }
+    this.contentH = y;
+  }
+
+  // >>view
+  setRange(t0, t1) {
+    const span = Math.max(t1 - t0, 1e-3);
+    this.t0 = t0;
+    this.npp = span / Math.max(1, this.w);
+    this._clamp();
+    this.invalidate();
+  }
+
+  visibleRange() { return { t0: this.t0, t1: this.t0 + this.npp * this.w }; }
+
+  zoom(factor, x = this.w / 2) {
+    const t = this.t0 + x * this.npp;
+    this.npp *= factor;
+    this.t0 = t - x * this.npp;
+    this._clamp();
+    this.invalidate();
+  }
+
+  pan(dx, dy = 0) {
+    this.t0 += dx * this.npp;
+    this.scrollY += dy;
+    this._clamp();
+    this.invalidate();
+  }
+
+  _clamp() {
+    if (!this.model) return;
+    const r = this.model.range, span = r.hi - r.lo;
+    const maxNpp = (span * 1.2) / Math.max(1, this.w);
+    this.npp = Math.min(Math.max(this.npp, 0.02), Math.max(maxNpp, 0.02));
+    const vis = this.npp * this.w;
+    const lo = r.lo - 0.1 * vis, hi = r.hi + 0.1 * vis - vis;
+    this.t0 = Math.min(Math.max(this.t0, lo), Math.max(lo, hi));
+    const maxScroll = Math.max(0, this.contentH - (this.h - RULER) + 20);
+    this.scrollY = Math.min(Math.max(this.scrollY, 0), maxScroll);
+    state.view = this.visibleRange();
+  }
+
+  resize() {
+    const r = this.root.getBoundingClientRect();
+    const keep = this.model ? this.visibleRange() : null;
+    this.w = Math.max(1, Math.floor(r.width));
+    this.h = Math.max(1, Math.floor(r.height));
+    this.dpr = window.devicePixelRatio || 1;
+    this.renderer.resize(this.w, this.h, this.dpr);
+    this.ovCanvas.width = Math.round(this.w * this.dpr);
+    this.ovCanvas.height = Math.round(this.h * this.dpr);
+    for (const c of [this.glCanvas, this.ovCanvas]) {
+      c.style.width = this.w + 'px';
+      c.style.height = this.h + 'px';
+    }
+    if (keep) this.setRange(keep.t0, keep.t1);
+    this.invalidate();
+  }
+
+  invalidate() {
+    if (this.dirty && this.raf) return;
+    this.dirty = true;
+    if (!this.raf) this.raf = requestAnimationFrame(() => { this.raf = 0; this.render(); });
+  }
+
+  // >>cull: the visible set, into this.inst (GPU) and this.hit (CPU)
+  _grow(need) {
+    if (need <= this.hit.x.length) return;
+    let n = this.hit.x.length;
+    while (n < need) n *= 2;
+    const inst = new Float32Array(n * FLOATS);
+    inst.set(this.inst);
+    this.inst = inst;
+    this.instU = new Uint32Array(inst.buffer);
+    for (const [k, C] of [['x', Float32Array], ['w', Float32Array], ['idx', Int32Array], ['cnt', Int32Array], ['kind', Uint8Array]]) {
+      const a = new C(n);
+      a.set(this.hit[k]);
+      this.hit[k] = a;
+    }
+  }
+
+  _emit(x, y, w, color, flags, idx, cnt, kind) {
+    const k = this.n++;
+    if (k >= this.hit.x.length) this._grow(k + 1);
+    const o = k * FLOATS;
+    const f = this.inst;
+    f[o] = x; f[o + 1] = y; f[o + 2] = w; f[o + 3] = BAR;
+    this.instU[o + 4] = color;
+    f[o + 5] = flags;
+    this.hit.x[k] = x; this.hit.w[k] = w; this.hit.idx[k] = idx; this.hit.cnt[k] = cnt; this.hit.kind[k] = kind;
+  }
+
+  _flags(i, site) {
+    let f = 0;
+    if (i === state.span) f |= 1;
+    if (this.searching) f |= this.match[site] ? 2 : 4;
+    return f;
+  }
+
+  _cullRow(thread, depth, y) {
+    const m = this.model, S = m.start, D = m.dur, SITE = m.site;
+    const t0 = this.t0, npp = this.npp, tEnd = t0 + npp * this.w;
+    const [from, to] = m.rowRange(thread, depth, t0, tEnd);
+    let i = from;
+    while (i < to) {
+      const st = S[i];
+      const x0 = (st - t0) / npp, x1 = (st + D[i] - t0) / npp;
+      if (x1 - x0 >= MINW) {
+        const cx0 = Math.max(x0, -4), cx1 = Math.min(x1, this.w + 4);
+        this._emit(cx0, y, cx1 - cx0, this.colorOf[SITE[i]], this._flags(i, SITE[i]), i, 1, 0);
+        if (cx1 - cx0 >= LABEL_MIN) this.labels.push(this.n - 1);
+        i++;
+        continue;
+      }
+      // Narrower than a pixel: merge what starts before the next pixel boundary.
+      const tNext = t0 + (Math.floor(x0) + 1) * npp;
+      let j = lowerBound(i + 1, to, tNext, (k) => S[k]);
+      if (j - 1 > i && D[j - 1] / npp >= MINW) j--; // the last may be wide: it gets its own bar
+      if (j === i + 1) {
+        this._emit(x0, y, MINW, this.colorOf[SITE[i]], this._flags(i, SITE[i]), i, 1, 0);
+      } else {
+        let f = 8;
+        if (this.searching) {
+          let any = 0;
+          for (let k = i; k < j && !any; k++) any = this.match[SITE[k]];
+          f |= any ? 2 : 4;
+        }
+        const xe = Math.max(x0 + MINW, (S[j - 1] + D[j - 1] - t0) / npp);
+        this._emit(x0, y, xe - x0, this.colorOf[SITE[i]], f, i, j - i, 1);
+      }
+      i = j;
+    }
+  }
+
+  _cull() {
+    this.n = 0;
+    this.labels.length = 0;
+    this.rowRuns = [];
+    this.laneRuns = [];
+    const m = this.model;
+    const t0 = this.t0, tEnd = t0 + this.npp * this.w;
+    for (let L = 0; L < this.lanes.length; L++) {
+      const lane = this.lanes[L];
+      const top = RULER + lane.y - this.scrollY;
+      const runs = [];
+      const laneFrom = this.n;
+      if (top < this.h && top + lane.h > RULER) {
+        for (let d = 0; d < lane.rows; d++) {
+          const y = top + HEADER + d * ROW;
+          const from = this.n;
+          if (y + ROW > RULER && y < this.h) this._cullRow(lane.thread, d, y);
+          runs.push([y, from, this.n]);
+        }
+        // Open scopes (unfinished, or their END lost): hatched, from begin to the last time known open.
+        const op = m.open;
+        for (let k = 0; k < op.rows; k++) {
+          if (op.thread[k] !== lane.thread || lane.collapsed) continue;
+          const s = op.start[k], u = Math.max(op.until[k], s);
+          if (u < t0 || s > tEnd) continue;
+          const y = top + HEADER + op.depth[k] * ROW;
+          const x0 = Math.max((s - t0) / this.npp, -4), x1 = Math.min((u - t0) / this.npp, this.w + 4);
+          this._emit(x0, y, Math.max(MINW, x1 - x0), this.colorOf[op.site[k]], 16 | this._flags(-2, op.site[k]), k, 1, 2);
+        }
+      }
+      this.rowRuns.push(runs);
+      this.laneRuns.push([laneFrom, this.n, Math.max(top, RULER), Math.min(top + lane.h, this.h) - Math.max(top, RULER)]);
+    }
+  }
+
+  // >>render
+  render() {
+    if (!this.model) return;
+    this.dirty = false;
+    this.hover = -1;            // instance indexes change with every cull
+    this._cull();
+    const r = this.renderer;
+    r.begin();
+    for (let L = 0; L < this.laneRuns.length; L++) {
+      const [from, to, clipY, clipH] = this.laneRuns[L];
+      if (to > from && clipH > 0) r.drawLane(L, this.inst.subarray(from * FLOATS, to * FLOATS), to - from, clipY, clipH);
+    }
+    r.end();
+    this._overlay();
+    this.frameStats.frames++;
+    emit('view', this.visibleRange());
+  }
+
+  _overlay() {
+    const c = this.ov, w = this.w, h = this.h;
+    c.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
+    c.clearRect(0, 0, w, h);
+    const m = this.model;
+    // selected frame: shade outside it
+    if (state.frame >= 0 && state.frame < m.frames.rows) {
+      const f = m.frame(state.frame);
+      const x0 = (f.start - this.t0) / this.npp, x1 = (f.end - this.t0) / this.npp;
+      c.fillStyle = 'rgba(0,0,0,0.28)';
+      if (x0 > 0) c.fillRect(0, RULER, Math.min(x0, w), h);
+      if (x1 < w) c.fillRect(Math.max(x1, 0), RULER, w, h);
+    }
+    // labels
+    c.font = '11px system-ui, sans-serif';
+    c.textBaseline = 'middle';
+    c.fillStyle = '#0d1117';
+    const f = this.inst;
+    for (const k of this.labels) {
+      const i = this.hit.idx[k];
+      const site = m.site[i];
+      const o = k * FLOATS;
+      const x = Math.max(f[o], 0), bw = f[o] + f[o + 2] - x;
+      if (bw < LABEL_MIN) continue;
+      let text = m.sites[site] ? m.sites[site].name : '?';
+      if (!this.nameW[site]) this.nameW[site] = c.measureText(text).width || 1;
+      const avail = bw - 8;
+      if (this.nameW[site] > avail) {
+        const chars = Math.floor(avail / 6.2);
+        if (chars < 2) continue;
+        text = text.slice(0, chars - 1) + '…';
+      }
+      c.fillStyle = this.searching && !this.match[site] ? '#8b949e' : '#0d1117';
+      c.fillText(text, x + 4, f[o + 1] + BAR / 2 + 0.5);
+    }
+    // lane headers
+    for (const lane of this.lanes) {
+      const top = RULER + lane.y - this.scrollY;
+      if (top + HEADER < RULER || top > h) continue;
+      c.fillStyle = '#161b22';
+      c.fillRect(0, top, w, HEADER - 2);
+      c.fillStyle = '#c9d1d9';
+      c.font = '600 11px system-ui, sans-serif';
+      const th = m.threads[lane.thread];
+      const extra = th.lost ? `  ·  ${fmt.count(th.lost)} events lost` : '';
+      c.fillText(`${lane.collapsed ? '▸' : '▾'} ${lane.name}  ·  tid ${th.os_tid}${extra}`, 6, top + HEADER / 2);
+      c.font = '11px system-ui, sans-serif';
+    }
+    this._ruler(c, w);
+    this._hoverBox();
+  }
+
+  _hoverBox() {
+    const k = this.hover, b = this.hoverBox;
+    if (k < 0 || k >= this.n) { b.hidden = true; return; }
+    const o = k * FLOATS, f = this.inst;
+    b.hidden = false;
+    b.style.transform = `translate(${f[o]}px, ${f[o + 1]}px)`;
+    b.style.width = `${Math.max(1, f[o + 2])}px`;
+  }
+
+  _ruler(c, w) {
+    c.fillStyle = '#0d1117';
+    c.fillRect(0, 0, w, RULER);
+    c.strokeStyle = '#30363d';
+    c.beginPath();
+    c.moveTo(0, RULER - 0.5);
+    c.lineTo(w, RULER - 0.5);
+    c.stroke();
+    // a "nice" step: 1, 2 or 5 x 10^k ns, about 110 px apart
+    const raw = this.npp * 110;
+    const p = Math.pow(10, Math.floor(Math.log10(raw)));
+    const step = raw / p < 2 ? p : raw / p < 5 ? 2 * p : 5 * p;
+    const first = Math.ceil(this.t0 / step) * step;
+    c.fillStyle = '#8b949e';
+    c.font = '10px system-ui, sans-serif';
+    c.textBaseline = 'middle';
+    for (let t = first; t < this.t0 + this.npp * w; t += step) {
+      const x = Math.round((t - this.t0) / this.npp) + 0.5;
+      c.fillRect(x, RULER - 6, 1, 6);
+      c.fillText(fmt.at(t), x + 3, RULER / 2 - 1);
+    }
+  }
+
+  // >>hit: the same culled set the GPU drew
+  hitTest(x, y) {
+    if (y < RULER) return -1;
+    let L = -1;
+    for (let k = 0; k < this.lanes.length; k++) {
+      const top = RULER + this.lanes[k].y - this.scrollY;
+      if (y >= top && y < top + this.lanes[k].h) { L = k; break; }
+    }
+    if (L < 0) return -1;
+    const top = RULER + this.lanes[L].y - this.scrollY;
+    if (y < top + HEADER) return { header: L };
+    const d = Math.floor((y - top - HEADER) / ROW);
+    if (y - top - HEADER - d * ROW > BAR) return -1;
+    const runs = this.rowRuns[L];
+    if (runs && runs[d]) {
+      const [, from, to] = runs[d];
+      const hx = this.hit.x, hw = this.hit.w;
+      // bars of a row ascend in x: last bar starting at or before x
+      let lo = from, hi = to;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (hx[mid] <= x) lo = mid + 1;
+        else hi = mid;
+      }
+      const k = lo - 1;
+      if (k >= from && x < hx[k] + Math.max(hw[k], MINW)) return k;
+    }
+    // open scopes of this lane (few): linear
+    const [lf, lt] = this.laneRuns[L];
+    for (let k = lf; k < lt; k++) {
+      if (this.hit.kind[k] !== 2) continue;
+      const o = k * FLOATS;
+      if (Math.abs(this.inst[o + 1] - (top + HEADER + d * ROW)) < 1 && x >= this.hit.x[k] && x < this.hit.x[k] + this.hit.w[k]) return k;
+    }
+    return -1;
+  }
+
+  _tooltip(k, px, py) {
+    const m = this.model, h = this.hit;
+    const kind = h.kind[k], i = h.idx[k];
+    let html;
+    if (kind === 1) {
+      let total = 0;
+      for (let j = i; j < i + h.cnt[k]; j++) total += m.dur[j];
+      html = `<b>${fmt.count(h.cnt[k])} spans</b> narrower than a pixel<div class="dim">${fmt.dur(total)} in all · zoom in to see them</div>`;
+    } else if (kind === 2) {
+      const op = m.open, s = m.sites[op.site[i]];
+      const why = op.reason[i] === 2 ? 'its END was lost (events dropped)' : op.reason[i] === 3 ? 'cut: past --max-spans' : 'unfinished: still open when the capture ended';
+      html = `<b>${fmt.esc(s ? s.name : '?')}</b><div>${fmt.esc(s ? `${s.file}:${s.line}` : '')}</div>` +
+        `<div class="warn">no duration — ${why}</div><div>open from ${fmt.at(op.start[i])} to at least ${fmt.at(op.until[i])}</div>`;
+    } else {
+      html = spanTooltip(m, i);
+    }
+    this.tip.innerHTML = html;
+    this.tip.hidden = false;
+    const tw = this.tip.offsetWidth, th = this.tip.offsetHeight;
+    let x = px + 14, y = py + 14;
+    if (x + tw > this.w) x = Math.max(0, px - tw - 10);
+    if (y + th > this.h) y = Math.max(0, py - th - 10);
+    this.tip.style.transform = `translate(${x}px, ${y}px)`;
+  }
+
+  // >>input
+  _bind() {
+    const el = this.ovCanvas;
+    el.tabIndex = 0;
+    let drag = null;
+    const pointers = new Map();
+    const local = (e) => {
+      const r = el.getBoundingClientRect();
+      return [e.clientX - r.left, e.clientY - r.top];
+    };
+    el.addEventListener('wheel', (e) => {
+      e.preventDefault();
+      const [x] = local(e);
+      if (e.ctrlKey) this.zoom(Math.exp(e.deltaY * 0.01), x);          // pinch on a trackpad
+      else if (e.shiftKey) this.pan(0, e.deltaY);
+      else if (Math.abs(e.deltaX) > Math.abs(e.deltaY)) this.pan(e.deltaX);
+      else this.zoom(Math.exp(e.deltaY * 0.0015), x);
+    }, { passive: false });
+    el.addEventListener('pointerdown', (e) => {
+      el.focus();
+      pointers.set(e.pointerId, local(e));
+      el.setPointerCapture(e.pointerId);
+      const [x, y] = local(e);
+      drag = { x, y, moved: false, pinch: pointers.size === 2 ? this._pinchDist(pointers) : 0 };
+    });
+    el.addEventListener('pointermove', (e) => {
+      const [x, y] = local(e);
+      if (pointers.has(e.pointerId)) pointers.set(e.pointerId, [x, y]);
+      if (drag && pointers.size === 2) {                              // touch pinch
+        const d = this._pinchDist(pointers);
+        if (drag.pinch > 0 && d > 0) this.zoom(drag.pinch / d, x);
+        drag.pinch = d;
+        drag.moved = true;
+        return;
+      }
+      if (drag && pointers.has(e.pointerId)) {
+        const dx = x - drag.x, dy = y - drag.y;
+        if (Math.abs(dx) + Math.abs(dy) > 3) drag.moved = true;
+        if (drag.moved) {
+          this.pan(-dx, -dy);
+          drag.x = x;
+          drag.y = y;
+          this.tip.hidden = true;
+        }
+        return;
+      }
+      this.pointerMove(x, y);
+    });
+    const up = (e) => {
+      pointers.delete(e.pointerId);
+      if (drag && !drag.moved && pointers.size === 0) {
+        const [x, y] = local(e);
+        this.click(x, y);
+      }
+      if (pointers.size === 0) drag = null;
+    };
+    el.addEventListener('pointerup', up);
+    el.addEventListener('pointercancel', up);
+    el.addEventListener('pointerleave', () => {
+      this.tip.hidden = true;
+      if (this.hover >= 0) { this.hover = -1; this._hoverBox(); }
+    });
+    el.addEventListener('keydown', (e) => this.key(e));
+  }
+
+  _pinchDist(p) {
+    const [a, b] = [...p.values()];
+    return Math.hypot(a[0] - b[0], a[1] - b[1]);
+  }
+
+  // Hover: hit-test and tooltip; its cost is what viewer_hit_test_us measures.
+  pointerMove(x, y) {
+    const t = performance.now();
+    const k = this.hitTest(x, y);
+    const hk = typeof k === 'number' ? k : -1;
+    if (hk >= 0) this._tooltip(hk, x, y);
+    else this.tip.hidden = true;
+    if (hk !== this.hover) {
+      this.hover = hk;
+      this._hoverBox();
+    }
+    const us = (performance.now() - t) * 1000;
+    this.hitStats.n++;
+    this.hitStats.totalUs += us;
+    this.hitStats.lastUs = us;
+    return hk;
+  }
+
+  click(x, y) {
+    const k = this.hitTest(x, y);
+    if (k && typeof k === 'object') {
+      const lane = this.lanes[k.header];
+      if (this.collapsed.has(lane.thread)) this.collapsed.delete(lane.thread);
+      else this.collapsed.add(lane.thread);
+      this._layout();
+      this._clamp();
+      this.invalidate();
+      return;
+    }
+    let span = -1;
+    if (k >= 0 && this.hit.kind[k] === 0) span = this.hit.idx[k];
+    else if (k >= 0 && this.hit.kind[k] === 1) {          // merged: zoom into it
+      const i = this.hit.idx[k], j = i + this.hit.cnt[k] - 1;
+      const m = this.model;
+      this.setRange(m.start[i] - (m.end(j) - m.start[i]) * 0.1, m.end(j) + (m.end(j) - m.start[i]) * 0.1);
+      return;
+    }
+    state.span = span;
+    emit('span', span);
+  }
+
+  key(e) {
+    const k = e.key;
+    const step = this.w * 0.1;
+    if (k === '+' || k === '=' || k === 'w' || k === 'W') this.zoom(1 / 1.25);
+    else if (k === '-' || k === '_' || k === 's' || k === 'S') this.zoom(1.25);
+    else if (k === 'ArrowLeft' || k === 'a' || k === 'A') this.pan(-step);
+    else if (k === 'ArrowRight' || k === 'd' || k === 'D') this.pan(step);
+    else if (k === 'ArrowUp') this.pan(0, -ROW * 3);
+    else if (k === 'ArrowDown') this.pan(0, ROW * 3);
+    else if (k === 'Escape') { state.span = -1; emit('span', -1); }
+    else if (k === '0' || k === 'Home') this.setRange(this.model.range.lo, this.model.range.hi);
+    else return;
+    e.preventDefault();
+  }
+
+  // >>test hooks: where span i is drawn now, in client coordinates (null when not visible)
+  rectOfSpan(i) {
+    const m = this.model;
+    const th = m.threadOf(i);
+    const lane = this.lanes.find((l) => l.thread === th);
+    if (!lane || lane.collapsed) return null;
+    const x0 = (m.start[i] - this.t0) / this.npp, x1 = (m.end(i) - this.t0) / this.npp;
+    const y = RULER + lane.y - this.scrollY + HEADER + m.depth[i] * ROW;
+    const r = this.ovCanvas.getBoundingClientRect();
+    const cx0 = Math.max(0, x0), cx1 = Math.min(this.w, x1);
+    if (cx1 <= cx0 || y < RULER || y + BAR > this.h) return null;
+    return { x: r.left + cx0, y: r.top + y, w: cx1 - cx0, h: BAR };
+  }
+}
+
+// The tooltip of one span (also used by the detail panel's rows).
+export function spanTooltip(m, i) {
+  const s = m.siteOf(i) || { name: '?', file: '', line: 0, function: '' };
+  const parent = m.parent(i);
+  const pct = parent >= 0 && m.dur[parent] > 0 ? ` · ${(100 * m.dur[i] / m.dur[parent]).toFixed(1)}% of ${fmt.esc(m.name(parent))}` : '';
+  let html = `<b>${fmt.esc(s.name)}</b>${s.category ? ` <span class="dim">${fmt.esc(s.category)}</span>` : ''}` +
+    `<div class="dim">${fmt.esc(s.file)}:${s.line}${s.function ? ` · ${fmt.esc(s.function)}()` : ''}</div>` +
+    `<table><tr><td>duration</td><td>${fmt.dur(m.dur[i])}${pct}</td></tr>` +
+    `<tr><td>self</td><td>${fmt.dur(m.self[i])}</td></tr>` +
+    `<tr><td>start</td><td>${fmt.at(m.start[i])} · ${fmt.esc(m.threadName(m.threadOf(i)))} · depth ${m.depth[i] + 1}</td></tr>`;
+  for (const [site, v] of m.valuesOf(i)) {
+    const vs = m.sites[site];
+    html += `<tr><td>${fmt.esc(vs ? vs.name : '?')}</td><td>${fmt.num(v)}</td></tr>`;
+  }
+  for (const c of m.cumulOf(i)) {
+    const cs = m.sites[c.site];
+    html += `<tr><td>${fmt.esc(cs ? cs.name : '?')}</td><td><span class="badge">×${fmt.count(c.count)} · ${fmt.dur(c.min)} / ${fmt.dur(c.count ? c.total / c.count : 0)} / ${fmt.dur(c.max)}</span> ${fmt.dur(c.total)} in loop</td></tr>`;
+  }
+  if (s.count) {
+    html += `<tr><td>all ${fmt.esc(s.name)}</td><td>×${fmt.count(s.count)} · ${fmt.dur(s.min_ns)} / ${fmt.dur(s.total_ns / s.count)} / ${fmt.dur(s.max_ns)} (min/avg/max)</td></tr>`;
+  }
+  return html + '</table>';
+}

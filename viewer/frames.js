@@ -1,0 +1,292 @@
+// frames.js — owns the frame strip and the frames list.
+//
+// Strip: every frame and operation as a bar over the capture's time axis,
+// height by duration, colour by the budget rule (green under budget, orange
+// up to 5x, red above), a cap in its kind's colour (frame, pass, input,
+// rebuild, app_scope, request, scope), the budget line and the 5x line, and
+// the flame chart's current range as a window. Where frames are narrower
+// than a pixel, each pixel column shows its slowest. Click selects the frame
+// under the pointer; drag selects a time range for the flame chart.
+//
+// List: the frames of the kinds shown, sortable by duration, number, start
+// or kind; click (or Up/Down) selects. At most 500 rows are built at a time.
+
+import { state, emit, on } from './state.js';
+import * as fmt from './fmt.js';
+
+const LIST_MAX = 500;
+
+export class Frames {
+  constructor(stripEl, listEl, kindsEl) {
+    this.stripEl = stripEl;
+    this.listEl = listEl;
+    this.kindsEl = kindsEl;
+    this.canvas = document.createElement('canvas');
+    stripEl.append(this.canvas);
+    this.ctx = this.canvas.getContext('2d');
+    this.model = null;
+    this.sort = { key: 'dur', desc: true };
+    this.order = null;
+    new ResizeObserver(() => this.draw()).observe(stripEl);
+    on('view', () => this.drawSoon());
+    on('budget', () => { this.draw(); this.renderList(); });
+    on('frame', () => { this.draw(); this.markSelected(); });
+    this._bindStrip();
+    listEl.addEventListener('click', (e) => {
+      const th = e.target.closest('th[data-key]');
+      if (th) {
+        const key = th.dataset.key;
+        this.sort = { key, desc: this.sort.key === key ? !this.sort.desc : key === 'dur' };
+        this.order = null;
+        this.renderList();
+        return;
+      }
+      const tr = e.target.closest('tr[data-frame]');
+      if (tr) this.select(Number(tr.dataset.frame));
+    });
+    listEl.addEventListener('keydown', (e) => {
+      if (e.key !== 'ArrowDown' && e.key !== 'ArrowUp') return;
+      const rows = [...listEl.querySelectorAll('tr[data-frame]')];
+      const at = rows.findIndex((r) => Number(r.dataset.frame) === state.frame);
+      const next = rows[Math.max(0, Math.min(rows.length - 1, at + (e.key === 'ArrowDown' ? 1 : -1)))];
+      if (next) { this.select(Number(next.dataset.frame)); next.scrollIntoView({ block: 'nearest' }); }
+      e.preventDefault();
+    });
+  }
+
+  setModel(model) {
+    this.model = model;
+    const present = new Set();
+    for (let k = 0; k < model.frames.rows; k++) present.add(model.frameKinds[model.frames.kind[k]]);
+    state.kinds = new Set(present);
+    this.kindsEl.innerHTML = [...present].map((k) =>
+      `<label class="kind"><input type="checkbox" data-kind="${k}" checked><i style="background:${fmt.KIND_COLORS[k]}"></i>${k}</label>`).join('');
+    this.kindsEl.onchange = (e) => {
+      const k = e.target.dataset.kind;
+      if (e.target.checked) state.kinds.add(k);
+      else state.kinds.delete(k);
+      this.order = null;
+      emit('kinds');
+      this.draw();
+      this.renderList();
+    };
+    this.order = null;
+    this.draw();
+    this.renderList();
+  }
+
+  shown(k) {
+    return state.kinds.has(this.model.frameKinds[this.model.frames.kind[k]]);
+  }
+
+  select(k) {
+    state.frame = k;
+    emit('frame', k);
+  }
+
+  // >>strip
+  _x(t) {
+    const r = this.model.range;
+    return ((t - r.lo) / (r.hi - r.lo)) * this.w;
+  }
+
+  drawSoon() {
+    if (this.raf) return;
+    this.raf = requestAnimationFrame(() => { this.raf = 0; this.draw(); });
+  }
+
+  draw() {
+    const el = this.stripEl, c = this.ctx;
+    const rect = el.getBoundingClientRect();
+    const dpr = window.devicePixelRatio || 1;
+    this.w = Math.max(1, Math.floor(rect.width));
+    this.h = Math.max(1, Math.floor(rect.height));
+    if (this.canvas.width !== Math.round(this.w * dpr) || this.canvas.height !== Math.round(this.h * dpr)) {
+      this.canvas.width = Math.round(this.w * dpr);
+      this.canvas.height = Math.round(this.h * dpr);
+      this.canvas.style.width = this.w + 'px';
+      this.canvas.style.height = this.h + 'px';
+    }
+    c.setTransform(dpr, 0, 0, dpr, 0, 0);
+    c.clearRect(0, 0, this.w, this.h);
+    const m = this.model;
+    if (!m) return;
+    const F = m.frames, budget = state.budgetMs * 1e6;
+    const top = 4, base = this.h - 14, hgt = base - top;
+    let maxDur = 0;
+    for (let k = 0; k < F.rows; k++) if (this.shown(k) && F.dur[k] > maxDur) maxDur = F.dur[k];
+    // Linear up to the slowest frame, at most 6x the budget (slower bars are
+    // clipped, and red anyway): frames far under budget still show their shape.
+    this.scale = Math.max(Math.min(maxDur, 6 * budget), 1) * 1.08;
+    const y = (ns) => base - Math.min(1, ns / this.scale) * hgt;
+    // Per pixel column: the slowest shown frame.
+    const cols = new Float64Array(this.w).fill(-1);
+    const colFrame = new Int32Array(this.w).fill(-1);
+    const wide = [];
+    for (let k = 0; k < F.rows; k++) {
+      if (!this.shown(k)) continue;
+      const x0 = this._x(F.start[k]), x1 = this._x(F.start[k] + F.dur[k]);
+      if (x1 - x0 >= 3) { wide.push(k); continue; }
+      const cx = Math.min(this.w - 1, Math.max(0, Math.floor(x0)));
+      if (F.dur[k] > cols[cx]) { cols[cx] = F.dur[k]; colFrame[cx] = k; }
+    }
+    this.colFrame = colFrame;
+    this.wide = wide;
+    const kinds = m.frameKinds;
+    for (let cx = 0; cx < this.w; cx++) {
+      if (cols[cx] < 0) continue;
+      c.fillStyle = fmt.BUDGET_COLORS[fmt.budgetClass(cols[cx], state.budgetMs)];
+      const yy = y(cols[cx]);
+      c.fillRect(cx, yy, 1, base - yy);
+    }
+    for (const k of wide) {
+      const x0 = this._x(F.start[k]), x1 = this._x(F.start[k] + F.dur[k]);
+      const yy = y(F.dur[k]);
+      c.fillStyle = fmt.BUDGET_COLORS[fmt.budgetClass(F.dur[k], state.budgetMs)];
+      c.fillRect(x0 + 0.5, yy, Math.max(1, x1 - x0 - 1), base - yy);
+      c.fillStyle = fmt.KIND_COLORS[kinds[F.kind[k]]];
+      c.fillRect(x0 + 0.5, yy, Math.max(1, x1 - x0 - 1), 2);
+    }
+    // selected frame
+    if (state.frame >= 0 && state.frame < F.rows) {
+      const f = m.frame(state.frame);
+      const x0 = this._x(f.start), x1 = Math.max(x0 + 2, this._x(f.end));
+      c.strokeStyle = '#ffffff';
+      c.lineWidth = 1.5;
+      c.strokeRect(x0 - 1, top - 2, x1 - x0 + 2, base - top + 4);
+    }
+    // budget and 5x budget lines
+    c.lineWidth = 1;
+    for (const [mult, dash, label] of [[1, [], 'budget'], [5, [4, 3], '5×']]) {
+      const yy = Math.round(y(budget * mult)) + 0.5;
+      if (budget * mult > this.scale) {
+        if (mult === 1) {
+          c.fillStyle = '#8b949e';
+          c.font = '10px system-ui, sans-serif';
+          c.fillText(`budget ${fmt.dur(budget)} is above every frame`, this.w - 190, top + 9);
+        }
+        continue;
+      }
+      c.strokeStyle = mult === 1 ? 'rgba(63,185,80,0.9)' : 'rgba(210,153,34,0.8)';
+      c.setLineDash(dash);
+      c.beginPath();
+      c.moveTo(0, yy);
+      c.lineTo(this.w, yy);
+      c.stroke();
+      c.setLineDash([]);
+      c.fillStyle = '#8b949e';
+      c.font = '10px system-ui, sans-serif';
+      c.fillText(`${label} ${fmt.dur(budget * mult)}`, this.w - 90, yy - 3);
+    }
+    // the flame chart's range
+    const v = state.view;
+    const vx0 = this._x(v.t0), vx1 = this._x(v.t1);
+    c.fillStyle = 'rgba(88,166,255,0.12)';
+    c.fillRect(vx0, 0, Math.max(1, vx1 - vx0), base);
+    c.strokeStyle = 'rgba(88,166,255,0.7)';
+    c.strokeRect(vx0 + 0.5, 0.5, Math.max(1, vx1 - vx0 - 1), base - 1);
+    // axis
+    c.fillStyle = '#8b949e';
+    c.font = '10px system-ui, sans-serif';
+    c.textBaseline = 'alphabetic';
+    c.fillText(fmt.at(m.range.lo), 2, this.h - 2);
+    const endLabel = fmt.at(m.range.hi);
+    c.fillText(endLabel, this.w - c.measureText(endLabel).width - 2, this.h - 2);
+    if (this.brush) {
+      c.fillStyle = 'rgba(255,255,255,0.15)';
+      c.fillRect(Math.min(this.brush[0], this.brush[1]), 0, Math.abs(this.brush[1] - this.brush[0]), base);
+    }
+  }
+
+  frameAtX(x) {
+    const m = this.model;
+    if (!m) return -1;
+    const F = m.frames;
+    let best = -1;
+    for (const k of this.wide || []) {
+      if (this._x(F.start[k]) <= x && x < this._x(F.start[k] + F.dur[k]) && (best < 0 || F.dur[k] > F.dur[best])) best = k;
+    }
+    if (best >= 0) return best;
+    for (let dx = 0; dx <= 3; dx++) {   // a few pixels of slack for thin bars
+      for (const cx of [Math.floor(x) - dx, Math.floor(x) + dx]) {
+        if (this.colFrame && cx >= 0 && cx < this.w && this.colFrame[cx] >= 0) return this.colFrame[cx];
+      }
+    }
+    return -1;
+  }
+
+  _bindStrip() {
+    const el = this.canvas;
+    let down = null;
+    const lx = (e) => e.clientX - el.getBoundingClientRect().left;
+    el.addEventListener('pointerdown', (e) => { down = lx(e); el.setPointerCapture(e.pointerId); });
+    el.addEventListener('pointermove', (e) => {
+      const x = lx(e);
+      if (down !== null && Math.abs(x - down) > 4) { this.brush = [down, x]; this.draw(); }
+      const k = this.frameAtX(x);
+      el.title = k >= 0 ? frameTitle(this.model, k, state.budgetMs) : '';
+    });
+    el.addEventListener('pointerup', (e) => {
+      const x = lx(e);
+      if (this.brush) {
+        const r = this.model.range, span = r.hi - r.lo;
+        const t0 = r.lo + (Math.min(this.brush[0], this.brush[1]) / this.w) * span;
+        const t1 = r.lo + (Math.max(this.brush[0], this.brush[1]) / this.w) * span;
+        this.brush = null;
+        emit('range', { t0, t1 });
+      } else {
+        const k = this.frameAtX(x);
+        if (k >= 0) this.select(k);
+      }
+      down = null;
+      this.draw();
+    });
+  }
+
+  // >>list
+  _order() {
+    if (this.order) return this.order;
+    const F = this.model.frames;
+    const idx = [];
+    for (let k = 0; k < F.rows; k++) if (this.shown(k)) idx.push(k);
+    const { key, desc } = this.sort;
+    const val = key === 'dur' ? (k) => F.dur[k] : key === 'start' ? (k) => F.start[k]
+      : key === 'number' ? (k) => F.number[k] * 4096 + F.thread[k] : (k) => F.kind[k] * 1e12 - F.dur[k];
+    idx.sort((a, b) => (desc ? val(b) - val(a) : val(a) - val(b)) || a - b);
+    this.order = idx;
+    return idx;
+  }
+
+  renderList() {
+    const m = this.model;
+    if (!m) return;
+    const order = this._order();
+    const arrow = (k) => (this.sort.key === k ? (this.sort.desc ? ' ▾' : ' ▴') : '');
+    const rows = [];
+    const n = Math.min(order.length, LIST_MAX);
+    for (let r = 0; r < n; r++) {
+      const f = m.frame(order[r]);
+      const cls = fmt.budgetClass(f.dur, state.budgetMs);
+      rows.push(`<tr data-frame="${f.index}"${f.index === state.frame ? ' class="sel"' : ''}>` +
+        `<td class="num">${f.number}</td><td><i class="kdot" style="background:${fmt.KIND_COLORS[f.kind]}"></i>${f.kind}</td>` +
+        `<td>${fmt.esc(m.threadName(f.thread))}</td><td class="num">${fmt.at(f.start)}</td>` +
+        `<td class="num dur ${cls}">${fmt.dur(f.dur)}</td></tr>`);
+    }
+    this.listEl.innerHTML =
+      `<div class="list-note">${fmt.count(order.length)} ${m.meta.frames_are === 'marks' ? 'frames (FRAME-mark intervals) and operations' : 'top-level scopes'}${order.length > n ? ` · first ${n} shown` : ''}</div>` +
+      `<table class="frames"><thead><tr><th data-key="number">#${arrow('number')}</th><th data-key="kind">kind${arrow('kind')}</th>` +
+      `<th>thread</th><th data-key="start">start${arrow('start')}</th><th data-key="dur">duration${arrow('dur')}</th></tr></thead>` +
+      `<tbody>${rows.join('')}</tbody></table>`;
+  }
+
+  markSelected() {
+    for (const tr of this.listEl.querySelectorAll('tr.sel')) tr.classList.remove('sel');
+    const tr = this.listEl.querySelector(`tr[data-frame="${state.frame}"]`);
+    if (tr) tr.classList.add('sel');
+  }
+}
+
+export function frameTitle(m, k, budgetMs) {
+  const f = m.frame(k);
+  return `${f.kind} ${f.number} · ${m.threadName(f.thread)} · ${fmt.dur(f.dur)} (${(f.dur / (budgetMs * 1e6)).toFixed(2)}× budget) at ${fmt.at(f.start)}`;
+}

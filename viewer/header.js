@@ -1,0 +1,38 @@
+// header.js — owns the header bar: what is shown (file name or live
+// application, pid, library version, os/arch), its clock, span and frame
+// counts, losses and how the capture ended, the profiler's own overhead per
+// scope (so a reader can judge whether it biases the numbers), and, when
+// live, the Record / Stop toggle, Refresh and the recorder's fill.
+
+import * as fmt from './fmt.js';
+
+export function renderHeader(el, model, live, rec) {
+  const parts = [];
+  if (model) {
+    const m = model.meta, h = m.header, t = m.totals;
+    const who = m.origin === 'live' ? `live · pid ${h.pid}` : `${fmt.esc(m.label)} · pid ${h.pid}`;
+    parts.push(`<span class="id" title="capture kind ${fmt.esc(h.kind)}, format ${h.version}, features ${fmt.esc(h.features)}">${who}` +
+      ` <span class="dim">strobe ${fmt.esc(h.strobe_version)} · ${fmt.esc(h.os)}/${fmt.esc(h.arch)}</span></span>`);
+    parts.push(`<span title="tick source and calibration against CLOCK_MONOTONIC">clock ${fmt.esc(h.clock_source)}${h.clock_invariant ? ' (invariant)' : ' <span class="warn">(not invariant)</span>'}` +
+      ` · ${h.ns_per_tick != null ? h.ns_per_tick.toPrecision(4) : '?'} ns/tick</span>`);
+    parts.push(`<span>${fmt.count(model.n)} spans · ${fmt.count(model.frames.rows)} frames · ${fmt.dur(model.range.hi - model.range.lo)}</span>`);
+    const lost = t.lost + t.lost_scopes;
+    parts.push(`<span class="${lost ? 'warn' : 'dim'}" title="events the writer dropped because a thread's ring was full; scopes whose END was lost">` +
+      `lost ${fmt.count(t.lost)} events${t.lost_scopes ? ` · ${fmt.count(t.lost_scopes)} scopes` : ''}</span>`);
+    if (t.unfinished) parts.push(`<span class="warn" title="scopes still open at the end: shown hatched, never given a duration">${fmt.count(t.unfinished)} unfinished</span>`);
+    if (m.read_error) parts.push(`<span class="warn">ends early: ${fmt.esc(m.read_error.message)}</span>`);
+    else if (t.cut_short && m.origin !== 'live') parts.push('<span class="warn" title="no footer: killed, crashed or still being written">cut short</span>');
+    if (m.spans_cut) parts.push(`<span class="warn">${fmt.count(m.spans_cut)} spans past the ${fmt.count(m.max_spans)} bound not loaded</span>`);
+    parts.push(`<span title="self-measured cost of one recorded begin+end pair: compare it with the spans you read">overhead ${h.overhead_per_scope_ns != null ? h.overhead_per_scope_ns.toFixed(1) + ' ns' : '?'}/scope</span>`);
+  } else {
+    parts.push('<span class="dim">no capture loaded</span>');
+  }
+  if (live) {
+    const on = rec && rec.recording;
+    parts.push(`<button id="rec" class="${on ? 'recording' : ''}" title="${on ? 'stop: keep what the recorder holds' : 'record the last 10 s of the application (flight recorder)'}">` +
+      `${on ? '■ Stop' : '● Record'}</button><button id="refresh" ${on ? '' : 'disabled'} title="take a fresh snapshot">⟳</button>`);
+    if (on && rec.recorder) parts.push(`<span class="dim">${rec.recorder.retained_seconds.toFixed(1)} s · ${fmt.bytes(rec.recorder.retained_bytes)} of ${fmt.bytes(rec.recorder.capacity_bytes)}</span>`);
+    if (rec && rec.building) parts.push('<span class="dim">snapshot…</span>');
+  }
+  el.innerHTML = parts.join('<span class="sep"></span>');
+}

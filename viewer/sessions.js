@@ -1,0 +1,116 @@
+// sessions.js — owns the live sessions view: the profiling sessions the
+// application's collector holds (in-process, MCP and viewer-owned; seed 000's
+// bounded sessions), starting one from the viewer, and reading or ending the
+// viewer's own as the JSON v1 report rendered for people: status, counts,
+// per-kind and per-stage percentiles each with its n, samples newest first
+// with duration colours, unfinished work apart, memory gauges, overhead.
+// Only served by a running application (not by `strobe view`).
+
+import * as api from './api.js';
+import { state } from './state.js';
+import * as fmt from './fmt.js';
+
+const ms = (v) => (v == null ? '—' : fmt.dur(v * 1e6));
+
+export class Sessions {
+  constructor(el) {
+    this.el = el;
+    this.report = null;
+    this.reportId = null;
+    this.timer = 0;
+    el.addEventListener('click', (e) => this._click(e));
+  }
+
+  show(active) {
+    clearInterval(this.timer);
+    this.timer = 0;
+    if (!active) return;
+    this.refresh();
+    this.timer = setInterval(() => this.refresh(), 1000);
+  }
+
+  async refresh() {
+    try {
+      const list = await api.json('/api/sessions');
+      if (this.reportId && this.report && !this.report.final) {
+        try { this.report = await api.json(`/api/sessions/${encodeURIComponent(this.reportId)}`); } catch (e) { this.error = e.message; }
+      }
+      this.render(list);
+    } catch (e) {
+      this.el.innerHTML = `<div class="empty">Sessions are not available: ${fmt.esc(e.message)}</div>`;
+    }
+  }
+
+  async _click(e) {
+    const b = e.target.closest('button[data-act]');
+    if (!b) return;
+    const id = b.dataset.id;
+    try {
+      this.error = '';
+      if (b.dataset.act === 'start') {
+        const n = Number(this.el.querySelector('#sess-max').value) || 120;
+        const dev = this.el.querySelector('#sess-dev').checked;
+        const r = await api.post('/api/sessions', { max_samples: n, include_devtools: dev });
+        this.reportId = r.id;
+        this.report = null;
+      } else if (b.dataset.act === 'read') {
+        this.reportId = id;
+        this.report = await api.json(`/api/sessions/${encodeURIComponent(id)}`);
+      } else if (b.dataset.act === 'end') {
+        this.reportId = id;
+        this.report = await api.del(`/api/sessions/${encodeURIComponent(id)}`);
+      }
+    } catch (err) {
+      this.error = `${err.name}: ${err.message}`;
+    }
+    this.refresh();
+  }
+
+  render(list) {
+    const rows = list.sessions.map((s) => `<tr><td>${fmt.esc(s.id)}</td><td>${s.owner}</td><td class="num">${s.max_samples}</td>` +
+      `<td class="num">${fmt.count(s.completed)}</td><td class="num">${fmt.count(s.retained)}</td><td class="num">${fmt.count(s.dropped)}</td>` +
+      `<td class="num">${fmt.count(s.boundary_excluded)}</td><td class="num">${(s.started_ms / 1000).toFixed(3)} s</td><td>` +
+      (s.owner === 'viewer' ? `<button data-act="read" data-id="${fmt.esc(s.id)}">Read</button> <button data-act="end" data-id="${fmt.esc(s.id)}">End</button>`
+        : '<span class="dim">not the viewer\'s</span>') + '</td></tr>');
+    this.el.innerHTML =
+      `<div class="toolbar"><button data-act="start" class="primary">Start session</button>` +
+      `<label>max samples <input id="sess-max" type="number" min="1" max="240" value="120"></label>` +
+      `<label><input id="sess-dev" type="checkbox"> include devtools windows</label>` +
+      `<span class="dim">${list.sessions.length} of ${list.max_sessions} sessions active · a session keeps whole operations that start after it</span>` +
+      (this.error ? `<span class="warn">${fmt.esc(this.error)}</span>` : '') + '</div>' +
+      `<table class="grid sessions"><tr><th>id</th><th>owner</th><th>max</th><th>completed</th><th>retained</th><th>dropped</th><th>boundary excl.</th><th>started</th><th></th></tr>` +
+      (rows.join('') || '<tr><td colspan="9" class="dim">no active session</td></tr>') + '</table>' +
+      (this.report ? renderReport(this.report) : '');
+  }
+}
+
+export function renderReport(r) {
+  const c = r.counts;
+  const byKind = Object.entries(c.completed_by_kind || {}).map(([k, v]) => `${k} ${fmt.count(v)}`).join(' · ');
+  const dist = (rows, first) => rows.map((d) => `<tr><td>${first(d)}</td><td class="num">${d.n}</td><td class="num">${ms(d.p50_ms)}</td>` +
+    `<td class="num">${ms(d.p95_ms)}</td><td class="num">${ms(d.p99_ms)}</td><td class="num">${ms(d.max_ms)}</td></tr>`).join('');
+  const head = '<tr><th></th><th>n</th><th>p50</th><th>p95</th><th>p99</th><th>max</th></tr>';
+  const samples = (r.samples || []).slice(0, 60).map((s) => {
+    const cls = fmt.budgetClass(s.total_ms * 1e6, state.budgetMs);
+    const stages = (s.stages || []).map((st) => `${fmt.esc(st.name)}${st.nested_in ? '⊂' + fmt.esc(st.nested_in) : ''} ${ms(st.total_ms)}${st.count > 1 ? ' ×' + st.count : ''}`).join(', ');
+    return `<tr><td class="num">${s.id}</td><td><i class="kdot" style="background:${fmt.KIND_COLORS[s.kind] || '#888'}"></i>${s.kind}</td><td>${fmt.esc(s.window)}</td>` +
+      `<td class="num">${s.frame_id ?? ''}</td><td class="num dur ${cls}">${ms(s.total_ms)}</td><td>${s.committed ? '' : '<span class="warn">not committed</span>'}${s.handed_off ? ' handed off' : ''}</td>` +
+      `<td class="dim small">${stages}</td></tr>`;
+  }).join('');
+  const unfinished = (r.unfinished || []).map((u) => `<tr><td class="num">${u.id}</td><td>${u.kind}</td><td>${fmt.esc(u.window)}</td>` +
+    `<td>${u.phase ? fmt.esc(u.phase) + ' for ' + ms(u.phase_elapsed_ms) : '—'}</td><td class="num">${ms(u.elapsed_ms)} so far</td>` +
+    `<td>${u.started_before_session ? 'began before the session' : ''}</td></tr>`).join('');
+  const fr = r.frame_rate || {};
+  const gauges = (r.memory && r.memory.gauges || []).map((g) => `${fmt.esc(g.name)} ${fmt.num(g.value)}`).join(' · ');
+  return `<section class="report"><h3>Report ${fmt.esc(r.id)} ${r.final ? '(final)' : '(live read)'} — ${fmt.esc(r.status)}</h3>` +
+    `<div class="dim">${fmt.esc(r.status_note || '')}</div>` +
+    `<div>completed ${fmt.count(c.completed)} (${byKind || 'none'}) · returned ${c.returned} · dropped ${c.dropped} · boundary-excluded ${c.boundary_excluded} · unfinished ${c.unfinished}</div>` +
+    `<div>frame rate: ${fr.passes_per_second != null ? fr.passes_per_second.toFixed(1) + ' passes/s over ' + ms(fr.first_to_last_span_ms) + ' (n=' + fr.passes + ')' : 'null — ' + fmt.esc(fr.null_reason || '')}` +
+    ` · overhead per scope ${r.overhead_per_scope_ns != null ? r.overhead_per_scope_ns.toFixed(1) + ' ns' : 'not measured'}${gauges ? ' · memory: ' + gauges : ''}</div>` +
+    ((r.kind_summary || []).length ? `<h4>By kind</h4><table class="grid">${head}${dist(r.kind_summary, (d) => d.kind)}</table>` : '') +
+    ((r.stage_summary || []).length ? `<h4>Stages (distribution of per-sample totals)</h4><table class="grid">${head}${dist(r.stage_summary, (d) => fmt.esc(d.name) + (d.nested_in ? ` <span class="dim">nested in ${fmt.esc(d.nested_in)}: do not sum</span>` : ''))}</table>` : '') +
+    (unfinished ? `<h4>Unfinished work (never a completed sample)</h4><table class="grid">${unfinished}</table>` : '') +
+    `<h4>Samples, newest first${(r.samples || []).length > 60 ? ' (first 60)' : ''}</h4>` +
+    (samples ? `<table class="grid"><tr><th>id</th><th>kind</th><th>window</th><th>frame</th><th>total</th><th></th><th>stages</th></tr>${samples}</table>` : '<div class="dim">no samples: empty is not fast</div>') +
+    '</section>';
+}

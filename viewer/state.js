@@ -1,0 +1,31 @@
+// state.js — owns the viewer's shared state and change notifications. Views
+// read `state` and subscribe to the events they draw from; only the owner of
+// a field writes it (noted beside each). No view talks to another directly.
+//
+// Events: 'model' (a capture loaded or replaced), 'frame' (selected frame),
+// 'span' (selected span), 'view' (flame chart time range), 'budget',
+// 'search', 'kinds' (frame kinds shown), 'tab', 'status'.
+
+export const state = {
+  model: null,        // data.js Model of the shown capture (app.js)
+  compare: null,      // Model of the second capture, offline diff (app.js)
+  live: false,        // served by a running application, not `strobe view` (app.js)
+  budgetMs: 16.7,     // frame budget (frames.js input)
+  frame: -1,          // selected row of model.frames (frames.js, flame.js)
+  span: -1,           // selected span index (flame.js, detail.js)
+  search: '',         // lower-case search text (app.js)
+  kinds: null,        // Set of frame kind names shown in the strip and list (frames.js)
+  view: { t0: 0, t1: 1 }, // flame chart time range, ns since capture start (flame.js)
+  tab: 'timeline',    // timeline | counters | sessions | diff (app.js)
+};
+
+const subs = new Map();
+
+export function on(event, fn) {
+  if (!subs.has(event)) subs.set(event, []);
+  subs.get(event).push(fn);
+}
+
+export function emit(event, data) {
+  for (const fn of subs.get(event) || []) fn(data);
+}
