@@ -64,7 +64,7 @@ void strobe__buf_f64(strobe__buf *b, double v) {
 }
 
 /* >>cursor */
-uint64_t strobe__cur_varint(strobe__cur *c) {
+uint64_t strobe__cur_varint_slow(strobe__cur *c) {
   uint64_t v = 0;
   for (int shift = 0; shift < 64; shift += 7) {
     if (c->p >= c->end) break;

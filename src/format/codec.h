@@ -98,7 +98,12 @@ typedef struct strobe__cur {
   int bad;
 } strobe__cur;
 
-uint64_t strobe__cur_varint(strobe__cur *c);
+uint64_t strobe__cur_varint_slow(strobe__cur *c);
+/* Inline for the common one-byte case: readers decode a few per event. */
+static inline uint64_t strobe__cur_varint(strobe__cur *c) {
+  if (c->p < c->end && *c->p < 0x80) return *c->p++;
+  return strobe__cur_varint_slow(c);
+}
 uint16_t strobe__cur_u16(strobe__cur *c);
 uint32_t strobe__cur_u32(strobe__cur *c);
 uint64_t strobe__cur_u64(strobe__cur *c);
