@@ -811,10 +811,7 @@ strobe_flight_recorder_desc strobe_flight_recorder_get_desc(const strobe_flight_
 int strobe_flight_recorder_start(const strobe_flight_recorder_desc *desc, strobe_flight_recorder **out) {
   if (!out) return STROBE_EINVAL;
   *out = NULL;
-#ifdef STROBE_PROFILING_OFF
-  (void)desc;
-  return STROBE_EFEATURE_DISABLED;
-#else
+  if (!STROBE__PROFILING) return STROBE_EFEATURE_DISABLED;
   strobe_flight_recorder_desc d = desc ? *desc : (strobe_flight_recorder_desc){0};
   resolve(&d);
   int rc = validate(&d);
@@ -886,7 +883,6 @@ fail:
   pthread_mutex_destroy(&fr->lock);
   free(fr);
   return rc;
-#endif
 }
 
 int strobe_flight_recorder_stop(strobe_flight_recorder *fr) {

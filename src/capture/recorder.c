@@ -125,10 +125,7 @@ static strobe_misuse misuse_since(const strobe_misuse *base) {
 int strobe_record_start(const strobe_record_desc *desc, strobe_recorder **out) {
   if (!out) return STROBE_EINVAL;
   *out = NULL;
-#ifdef STROBE_PROFILING_OFF
-  (void)desc;
-  return STROBE_EFEATURE_DISABLED;
-#else
+  if (!STROBE__PROFILING) return STROBE_EFEATURE_DISABLED;
   if (!desc || !desc->path || !desc->path[0]) return STROBE_EINVAL;
   uint32_t flush_ms = desc->flush_interval_ms ? desc->flush_interval_ms : DEFAULT_FLUSH_MS;
   int level = desc->compression_level ? desc->compression_level : DEFAULT_LEVEL;
@@ -165,7 +162,6 @@ fail:
   }
   free(r);
   return rc;
-#endif
 }
 
 int strobe_record_stop(strobe_recorder *r) {

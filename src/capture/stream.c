@@ -412,10 +412,7 @@ static void free_queue(strobe_stream *s) {
 int strobe_stream_start(const strobe_stream_desc *desc, strobe_stream **out) {
   if (!out) return STROBE_EINVAL;
   *out = NULL;
-#ifdef STROBE_PROFILING_OFF
-  (void)desc;
-  return STROBE_EFEATURE_DISABLED;
-#else
+  if (!STROBE__PROFILING) return STROBE_EFEATURE_DISABLED;
   strobe_stream_desc d = desc ? *desc : (strobe_stream_desc){0};
   size_t max_queue = d.max_queue_bytes ? d.max_queue_bytes : DEFAULT_QUEUE_BYTES;
   uint32_t flush_ms = d.flush_interval_ms ? d.flush_interval_ms : DEFAULT_FLUSH_MS;
@@ -453,7 +450,6 @@ fail:
   pthread_mutex_destroy(&s->qlock);
   free(s);
   return rc;
-#endif
 }
 
 int strobe_stream_stop(strobe_stream *s) {

@@ -15,6 +15,15 @@
 
 #include "strobe/strobe.h"
 
+/* 0 in a library built with STROBE_PROFILING=OFF: consumers then refuse to
+ * start with STROBE_EFEATURE_DISABLED. A constant, not #ifdefs, so every
+ * line still compiles (and is warned about) in both builds. */
+#ifdef STROBE_PROFILING_OFF
+#define STROBE__PROFILING 0
+#else
+#define STROBE__PROFILING 1
+#endif
+
 #define STROBE__MAX_CUMULATIVE 16 /* loop accumulators open at once per thread */
 #define STROBE__MAX_CONSUMERS 8   /* event consumers at once (files, flight recorder, streams) */
 #define STROBE__THREAD_NAME_MAX 64

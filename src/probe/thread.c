@@ -71,13 +71,7 @@ strobe_desc strobe_query_desc(void) {
   return d;
 }
 
-int strobe_profiling_available(void) {
-#ifdef STROBE_PROFILING_OFF
-  return 0;
-#else
-  return 1;
-#endif
-}
+int strobe_profiling_available(void) { return STROBE__PROFILING; }
 
 /* @attach */
 static void on_thread_exit(void *arg);

@@ -90,10 +90,7 @@ static int lane_ok(strobe_lane lane) { return lane == STROBE_LANE_UI || lane == 
 
 strobe_app_scope strobe_app_scope_begin(strobe_collector *c, const char *window, const char *label,
                                         strobe_lane lane) {
-#ifdef STROBE_PROFILING_OFF
-  (void)window, (void)label, (void)lane;
-  return (strobe_app_scope){c, 0, 0, STROBE_EFEATURE_DISABLED};
-#else
+  if (!STROBE__PROFILING) return (strobe_app_scope){c, 0, 0, STROBE_EFEATURE_DISABLED};
   if (!c) return refuse(NULL, STROBE_EINVAL, 0);
   if (!valid_label(label) || !lane_ok(lane)) return refuse(c, STROBE_ELABEL, 1);
   uint64_t now = strobe__now();
@@ -113,15 +110,11 @@ strobe_app_scope strobe_app_scope_begin(strobe_collector *c, const char *window,
   }
   pthread_mutex_unlock(&c->lock);
   return out;
-#endif
 }
 
 strobe_app_scope strobe_app_scope_child_of(strobe_collector *c, strobe_app_parent parent, const char *label,
                                            strobe_lane lane) {
-#ifdef STROBE_PROFILING_OFF
-  (void)parent, (void)label, (void)lane;
-  return (strobe_app_scope){c, 0, 0, STROBE_EFEATURE_DISABLED};
-#else
+  if (!STROBE__PROFILING) return (strobe_app_scope){c, 0, 0, STROBE_EFEATURE_DISABLED};
   if (!c) return refuse(NULL, STROBE_EINVAL, 0);
   if (!valid_label(label) || !lane_ok(lane)) return refuse(c, STROBE_ELABEL, 1);
   uint64_t now = strobe__now();
@@ -139,7 +132,6 @@ strobe_app_scope strobe_app_scope_child_of(strobe_collector *c, strobe_app_paren
   }
   pthread_mutex_unlock(&c->lock);
   return out;
-#endif
 }
 
 strobe_app_scope strobe_app_scope_child(const strobe_app_scope *parent, const char *label, strobe_lane lane) {

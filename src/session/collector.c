@@ -37,9 +37,7 @@ void strobe__name_unref(strobe__name *n) {
 int strobe_collector_create(strobe_collector **out) {
   if (!out) return STROBE_EINVAL;
   *out = NULL;
-#ifdef STROBE_PROFILING_OFF
-  return STROBE_EFEATURE_DISABLED;
-#else
+  if (!STROBE__PROFILING) return STROBE_EFEATURE_DISABLED;
   strobe_collector *c = calloc(1, sizeof *c);
   if (!c) return STROBE_ENOMEM;
   c->refs = 1;
@@ -50,7 +48,6 @@ int strobe_collector_create(strobe_collector **out) {
   c->next_seq = c->next_session = c->next_app_id = 1;
   *out = c;
   return 0;
-#endif
 }
 
 static strobe_collector *g_default;

@@ -78,11 +78,10 @@ static strobe__live_op *live_op(strobe_op op) {
 strobe_op strobe_op_begin(strobe_collector *c, strobe_window w, strobe_op_kind kind, int *status) {
   strobe_op op = {0, c};
   int rc = 0;
-#ifdef STROBE_PROFILING_OFF
-  (void)w;
-  (void)kind;
-  rc = STROBE_EFEATURE_DISABLED;
-#else
+  if (!STROBE__PROFILING) {
+    rc = STROBE_EFEATURE_DISABLED;
+    goto out;
+  }
   if (!c || kind < STROBE_OP_PASS || kind > STROBE_OP_REQUEST) {
     rc = STROBE_EINVAL;
     goto out;
@@ -123,7 +122,6 @@ strobe_op strobe_op_begin(strobe_collector *c, strobe_window w, strobe_op_kind k
   pthread_mutex_unlock(&c->lock);
   if (op.id) push_op(op);
 out:
-#endif
   if (status) *status = rc;
   return op;
 }

@@ -129,10 +129,7 @@ static void deactivate(strobe_collector *c, strobe__session *s) {
 /* >>start */
 int strobe_session_start(strobe_collector *c, const strobe_session_options *opts, char id_out[STROBE_SESSION_ID_MAX]) {
   if (id_out) id_out[0] = 0;
-#ifdef STROBE_PROFILING_OFF
-  (void)c, (void)opts;
-  return STROBE_EFEATURE_DISABLED;
-#else
+  if (!STROBE__PROFILING) return STROBE_EFEATURE_DISABLED;
   if (!c || !id_out) return STROBE_EINVAL;
   strobe_session_options o = opts ? *opts : (strobe_session_options){0};
   if (o.max_samples == 0) o.max_samples = STROBE_DEFAULT_SAMPLES;
@@ -180,7 +177,6 @@ int strobe_session_start(strobe_collector *c, const strobe_session_options *opts
   free(ring);
   free(app_ring);
   return rc;
-#endif
 }
 
 /* >>snapshot: copy under the lock; references, not payloads. */
