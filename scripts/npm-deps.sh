@@ -11,7 +11,8 @@
 # installs, the others wait and find the stamp.
 set -euo pipefail
 
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# usage: npm-deps.sh [repository root]   (default: this script's repository)
+root=$(cd "${1:-$(dirname "${BASH_SOURCE[0]}")/..}" && pwd)
 cd "$root"
 if ! command -v npm > /dev/null; then
   echo "npm-deps.sh: npm is missing (scripts/deps.sh installs nodejs and npm)" >&2

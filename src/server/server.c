@@ -247,8 +247,8 @@ int strobe_server_start(const strobe_server_desc *desc, strobe_server **out) {
   rc = strobe__http_start(s);
   if (rc) goto fail;
   if (s->token_file && !s->desc.quiet)
-    fprintf(stderr, "strobe: server on http://%s:%u, bearer token in %s\n",
-            strchr(s->bind_address, ':') ? "[::1]" : s->bind_address, (unsigned)s->port, s->token_file);
+    fprintf(stderr, "strobe: server on http://%s%s%s:%u, bearer token in %s\n", strchr(s->bind_address, ':') ? "[" : "",
+            s->bind_address, strchr(s->bind_address, ':') ? "]" : "", (unsigned)s->port, s->token_file);
   *out = s;
   return 0;
 fail:

@@ -154,7 +154,7 @@ static void test_ids_and_notifications(strobe_server *s, const char *sid) {
 }
 
 static void test_session_table(void) {
-  strobe_server_desc d = {.max_mcp_sessions = 2, .mcp_session_idle_s = 1};
+  strobe_server_desc d = {.max_mcp_sessions = 2, .mcp_session_idle_s = 2};
   strobe_server *s = t_start(&d);
   char a[80], b[80];
   t_mcp_init(s, a);
@@ -171,7 +171,7 @@ static void test_session_table(void) {
   snprintf(pid, sizeof pid, "%s", json_string_value(json_object_get(t_sc(res), "id")));
   json_decref(res);
   CHECK_EQ_INT(strobe_session_count(strobe_default_collector()), 1);
-  t_sleep_ms(2300); /* both idle past 1 s */
+  t_sleep_ms(4500); /* both idle past 2 s (generous: sanitizer builds are slow) */
   r = t_mcp_post(s, a, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}");
   CHECK_EQ_INT(r.status, 404); /* expired */
   cli_http_response_free(&r);
