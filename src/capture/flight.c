@@ -617,17 +617,6 @@ static dthread *find_thread(dthread *t, uint32_t n, uint32_t index) {
   return lo < n && t[lo].index == index ? &t[lo] : NULL;
 }
 
-static strobe_misuse misuse_since(const strobe_misuse *base) {
-  strobe_misuse m = strobe_misuse_counts();
-  m.end_without_begin -= base->end_without_begin;
-  m.unbalanced -= base->unbalanced;
-  m.open_at_exit -= base->open_at_exit;
-  m.depth_overflow -= base->depth_overflow;
-  m.value_without_scope -= base->value_without_scope;
-  m.cumulative_overflow -= base->cumulative_overflow;
-  return m;
-}
-
 /* The FOOTER, with the events and losses of this dump's blocks. */
 static int write_footer(int fd, uint64_t end_ticks, const dthread *t, uint32_t n, const strobe_misuse *m) {
   strobe__buf raw = {0};
@@ -709,7 +698,7 @@ static int write_dump(strobe_flight_recorder *fr, const snapshot *s, int fd) {
     off += entry_bytes(e.size);
   }
   if (!rc) {
-    strobe_misuse m = misuse_since(&fr->misuse_base);
+    strobe_misuse m = strobe__misuse_since(&fr->misuse_base);
     rc = write_footer(fd, s->end_ticks, t, n, &m);
   }
   free(t);

@@ -111,17 +111,6 @@ static void stop_all_at_exit(void) {
 
 static void register_atexit(void) { atexit(stop_all_at_exit); }
 
-static strobe_misuse misuse_since(const strobe_misuse *base) {
-  strobe_misuse m = strobe_misuse_counts();
-  m.end_without_begin -= base->end_without_begin;
-  m.unbalanced -= base->unbalanced;
-  m.open_at_exit -= base->open_at_exit;
-  m.depth_overflow -= base->depth_overflow;
-  m.value_without_scope -= base->value_without_scope;
-  m.cumulative_overflow -= base->cumulative_overflow;
-  return m;
-}
-
 int strobe_record_start(const strobe_record_desc *desc, strobe_recorder **out) {
   if (!out) return STROBE_EINVAL;
   *out = NULL;
@@ -175,7 +164,7 @@ int strobe_record_stop(strobe_recorder *r) {
   }
   pthread_mutex_unlock(&g_live_lock);
   strobe__consumer_remove(&r->consumer);
-  strobe_misuse m = misuse_since(&r->misuse_base);
+  strobe_misuse m = strobe__misuse_since(&r->misuse_base);
   int rc = strobe__writer_finish(r->writer, strobe__now(), &m);
   if (close(r->fd) != 0 && rc == 0) rc = STROBE_EIO;
   strobe__writer_destroy(r->writer);

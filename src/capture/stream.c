@@ -390,17 +390,6 @@ static void on_tick(void *ctx, uint64_t now) {
 }
 
 /* @lifecycle */
-static strobe_misuse misuse_since(const strobe_misuse *base) {
-  strobe_misuse m = strobe_misuse_counts();
-  m.end_without_begin -= base->end_without_begin;
-  m.unbalanced -= base->unbalanced;
-  m.open_at_exit -= base->open_at_exit;
-  m.depth_overflow -= base->depth_overflow;
-  m.value_without_scope -= base->value_without_scope;
-  m.cumulative_overflow -= base->cumulative_overflow;
-  return m;
-}
-
 static void free_queue(strobe_stream *s) {
   for (qblock *b = s->head, *next; b; b = next) {
     next = b->next;
@@ -463,7 +452,7 @@ int strobe_stream_stop(strobe_stream *s) {
   }
   report_losses(s);
   __atomic_store_n(&s->stopped, 1, __ATOMIC_RELAXED); /* the footer goes in whatever the queue holds */
-  strobe_misuse m = misuse_since(&s->misuse_base);
+  strobe_misuse m = strobe__misuse_since(&s->misuse_base);
   int rc = strobe__writer_finish(s->writer, strobe__now(), &m);
   if (rc) __atomic_store_n(&s->error, rc, __ATOMIC_RELAXED);
   notify(s);

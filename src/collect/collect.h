@@ -72,8 +72,9 @@ void strobe__threads_unlock(void);
 strobe__tstate *strobe__threads_head(void); /* with the lock held */
 void strobe__thread_free(strobe__tstate *t); /* unlinked already */
 void strobe__threads_unlink(strobe__tstate *t); /* with the lock held */
-/* Misuse counters already folded in from freed threads. */
-void strobe__misuse_fold(strobe_misuse *into);
+/* Misuse counted since `base` (an earlier strobe_misuse_counts()): what a
+ * capture that started at `base` reports in its footer. */
+strobe_misuse strobe__misuse_since(const strobe_misuse *base);
 
 /* >>consumers */
 typedef struct strobe__consumer {

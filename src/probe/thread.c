@@ -404,6 +404,17 @@ strobe_misuse strobe_misuse_counts(void) {
   return m;
 }
 
+strobe_misuse strobe__misuse_since(const strobe_misuse *base) {
+  strobe_misuse m = strobe_misuse_counts();
+  m.end_without_begin -= base->end_without_begin;
+  m.unbalanced -= base->unbalanced;
+  m.open_at_exit -= base->open_at_exit;
+  m.depth_overflow -= base->depth_overflow;
+  m.value_without_scope -= base->value_without_scope;
+  m.cumulative_overflow -= base->cumulative_overflow;
+  return m;
+}
+
 strobe_event_stats strobe_query_event_stats(void) {
   strobe_event_stats s = {0};
   pthread_mutex_lock(&g_threads_lock);
