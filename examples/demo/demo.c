@@ -193,10 +193,20 @@ int main(int argc, char **argv) {
       fprintf(stderr, "strobe-demo: cannot start the server: %s\n", strobe_strerror(rc));
       return 1;
     }
+    /* The viewer URL carries the token in its fragment, which browsers never send to a server. */
     const char *tf = strobe_server_token_file(server);
-    printf("viewer: http://127.0.0.1:%u/  (token: the contents of %s, passed as #token=...)\n",
-           strobe_server_port(server), tf ? tf : "$STROBE_TOKEN");
-    printf("MCP endpoint: http://127.0.0.1:%u/mcp  (Authorization: Bearer <token from %s>)\n",
+    char token[STROBE_SERVER_TOKEN_MAX + 1] = "";
+    const char *env = getenv("STROBE_TOKEN");
+    FILE *fp = tf ? fopen(tf, "r") : NULL;
+    if (fp) {
+      if (!fgets(token, sizeof token, fp)) token[0] = 0;
+      token[strcspn(token, "\r\n")] = 0;
+      fclose(fp);
+    } else if (env) {
+      snprintf(token, sizeof token, "%s", env);
+    }
+    printf("viewer:       http://127.0.0.1:%u/#token=%s\n", strobe_server_port(server), token);
+    printf("MCP endpoint: http://127.0.0.1:%u/mcp  (Authorization: Bearer <the token in %s>)\n",
            strobe_server_port(server), tf ? tf : "$STROBE_TOKEN");
     fflush(stdout);
   }
