@@ -5,7 +5,7 @@
 #   make test     build, then one CTest run: unit tests, install test, fuzz
 #                 (Clang builds), and the ASan+UBSan and TSan sub-builds
 #   make demo     run the demo application (strobe-demo) with its report
-#   make bench    run every benchmark in $(BUILD_DIR)/bench
+#   make bench    run every benchmark in $(BUILD_DIR)/bench, then the viewer's in Chromium
 #   make install  install into $(PREFIX)
 #   make clean    remove $(BUILD_DIR) (the sanitizer builds live inside it)
 # Skip the sanitizer sub-builds locally with: make test CTEST_ARGS='-LE sanitizer'
@@ -43,7 +43,8 @@ bench: build
 	for b in $(BUILD_DIR)/bench/*; do \
 	  if [ -f "$$b" ] && [ -x "$$b" ]; then echo "== $$b"; "$$b"; fi; \
 	done; \
-	if [ -f scripts/bench-callgrind.sh ]; then bash scripts/bench-callgrind.sh; fi
+	if [ -f scripts/bench-callgrind.sh ]; then bash scripts/bench-callgrind.sh; fi; \
+	echo "== bench/viewer_bench.mjs"; bash scripts/npm-deps.sh && node bench/viewer_bench.mjs --build $(BUILD_DIR)
 
 install: build
 	cmake --install $(BUILD_DIR) --prefix $(PREFIX)

@@ -89,7 +89,6 @@ async function load() {
   await new Promise((r) => requestAnimationFrame(() => r()));
   hook.loadMs = hook.loadMs ?? performance.now();   // since navigation start
   hook.lastLoadMs = performance.now() - t;
-  hook.generation = model.meta.generation;
 }
 
 function wire() {
@@ -216,7 +215,6 @@ Object.assign(hook, {
   zoom(f, x) { flame.zoom(f, x); flame.render(); return flame.visibleRange(); },
   pan(dx) { flame.pan(dx); },
   render() { flame.render(); },
-  get _flame() { return flame; },
   // The n-th (0-based) span named `name` that lies inside the selected frame (or anywhere).
   findSpan(name, nth = 0) {
     const m = state.model;

@@ -4,6 +4,8 @@
 // are shared; it draws each lane's bars with fillRect/roundRect instead of an
 // instanced draw call, so it is slower on dense views but looks the same.
 
+import { STRIDE } from './gl.js';
+
 export class Canvas2DBars {
   constructor(canvas) {
     this.kind = 'canvas2d';
@@ -30,19 +32,19 @@ export class Canvas2DBars {
     this.stats = { drawCalls: 0, uploads: 0, instances: 0 };
   }
 
-  drawLane(k, f32, count, clipY, clipH) {
+  drawLane(k, u32, count, clipY, clipH) {
     if (!count) return;
     const c = this.ctx;
-    const u32 = new Uint32Array(f32.buffer, f32.byteOffset, count * 6);
+    const f32 = new Float32Array(u32.buffer, u32.byteOffset, count * STRIDE);
     c.save();
     c.beginPath();
     c.rect(0, clipY, this.w, clipH);
     c.clip();
     let lastColor = -1;
     for (let i = 0; i < count; i++) {
-      const o = i * 6;
+      const o = i * STRIDE;
       const x = f32[o], y = f32[o + 1], w = f32[o + 2], h = f32[o + 3];
-      const flags = f32[o + 5];
+      const flags = u32[o + 5];
       const rgba = u32[o + 4];
       let r = rgba & 255, g = (rgba >>> 8) & 255, b = (rgba >>> 16) & 255;
       if (flags & 8) { r = (r + 115) >> 1; g = (g + 115) >> 1; b = (b + 115) >> 1; }

@@ -67,12 +67,14 @@ export class Model {
       this.siteRGB[s.id] = siteRGB(s.name);
     }
     // Lanes: one per thread with spans or open scopes; rows[d] = {first, count}.
-    this.threads = meta.threads.map((th) => {
+    // By thread index (meta lists threads by index, not necessarily from 0 without gaps).
+    this.threads = [];
+    for (const th of meta.threads) {
       const rows = [];
       for (const [d, first, count] of th.depths) rows[d] = { first, count };
       for (let d = 0; d < rows.length; d++) if (!rows[d]) rows[d] = { first: 0, count: 0 };
-      return { ...th, rows, first: th.depths.length ? th.depths[0][1] : 0 };
-    });
+      this.threads[th.index] = { ...th, rows, first: th.depths.length ? th.depths[0][1] : 0 };
+    }
     for (let i = 0; i < this.open.rows; i++) {
       const th = this.threads[this.open.thread[i]];
       if (th && th.rows.length <= this.open.depth[i]) {
@@ -80,7 +82,7 @@ export class Model {
       }
     }
     // Thread of a span: the thread whose first span index is the last <= i.
-    this.threadStarts = this.threads.filter((th) => th.depths.length)
+    this.threadStarts = this.threads.filter((th) => th && th.depths.length)
       .map((th) => [th.first, th.index]).sort((a, b) => a[0] - b[0]);
     this.frameKinds = meta.frame_kinds;
     this.range = { lo: meta.range[0], hi: Math.max(meta.range[1], meta.range[0] + 1) };

@@ -168,10 +168,11 @@ export class Detail {
     if (!agg.size) return '';
     const level = (a) => { let l = 0; for (let p = a.parent; p && agg.has(p) && l < 16; p = agg.get(p).parent) l++; return l; };
     const rows = [...agg.values()].sort((a, b) => b.total - a.total).map((a) =>
-      `<tr><td style="padding-left:${6 + 14 * level(a)}px">${fmt.esc(a.name)}</td><td class="num">${fmt.count(a.count)}</td>` +
+      `<tr><td style="padding-left:${6 + 14 * level(a)}px" title="${a.parent ? `nested in ${fmt.esc(a.parent)}: included there, do not sum` : 'directly in the operation'}">${fmt.esc(a.name)}</td><td class="num">${fmt.count(a.count)}</td>` +
       `<td class="num">${fmt.dur(a.total)}</td><td class="num">${fmt.dur(a.min)}</td><td class="num">${fmt.dur(a.max)}</td>` +
-      `<td class="dim">${a.parent ? `nested in ${fmt.esc(a.parent)}: included there, do not sum` : 'directly in the operation'}</td></tr>`);
-    return `<h3>Stages</h3><table class="grid"><tr><th>stage</th><th>n</th><th>total</th><th>min</th><th>max</th><th></th></tr>${rows.join('')}</table>`;
+      `</tr>`);
+    return `<h3>Stages</h3><div class="dim small">indented stages are nested in the one above: already included in it, do not sum</div>` +
+      `<table class="grid stages"><tr><th>stage</th><th>n</th><th>total</th><th>min</th><th>max</th></tr>${rows.join('')}</table>`;
   }
 
   _counters(sel) {

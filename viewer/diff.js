@@ -73,7 +73,7 @@ export class Diff {
   compute() {
     const m = this.model;
     if (this.mode === 'captures' && this.compare) {
-      const all = (x) => x.threads.map((t) => t.index);
+      const all = (x) => x.threads.filter(Boolean).map((t) => t.index);
       const A = m.pathTotals(null, all(m)), B = this.compare.pathTotals(null, all(this.compare));
       this.scaleNote = 'mean per frame';
       const fa = m.frameCount() || 1, fb = this.compare.frameCount() || 1;
@@ -140,7 +140,8 @@ export class Diff {
     const body = this.rows.map((r) => {
       const w = (50 * Math.abs(r.change)) / maxAbs;
       const bar = r.change >= 0 ? `<i class="grow" style="left:50%;width:${w}%"></i>` : `<i class="shrink" style="left:${50 - w}%;width:${w}%"></i>`;
-      return `<tr class="${r.status}"><td class="path" style="padding-left:${6 + 12 * r.depth}px" title="${fmt.esc(r.path)}">${fmt.esc(r.name)}</td>` +
+      const prefix = r.path.slice(0, r.path.length - r.name.length);
+      return `<tr class="${r.status}"><td class="path" title="depth ${r.depth + 1}"><span class="dim">${fmt.esc(prefix)}</span>${fmt.esc(r.name)}</td>` +
         `<td class="num">${r.before == null ? '—' : fmt.dur(r.before)}</td><td class="num">${r.after == null ? '—' : fmt.dur(r.after)}</td>` +
         `<td class="num chg">${fmt.signedDur(r.change)}</td><td class="dbar">${bar}</td><td class="num">${fmt.num(r.countBefore)}</td>` +
         `<td class="num">${fmt.num(r.countAfter)}</td><td class="st">${r.status}</td></tr>`;

@@ -16,7 +16,7 @@
 
 import { state, emit, on } from './state.js';
 import { lowerBound } from './data.js';
-import { GLBars } from './gl.js';
+import { GLBars, STRIDE } from './gl.js';
 import { Canvas2DBars } from './canvas2d.js';
 import * as fmt from './fmt.js';
 
@@ -27,7 +27,7 @@ const BAR = 16;
 const LANE_GAP = 6;
 const MINW = 1;       // px: narrower spans are merged per pixel
 const LABEL_MIN = 28; // px: bars at least this wide carry their name
-const FLOATS = 6;     // per instance
+const FLOATS = STRIDE; // 32-bit words per bar (gl.js layout)
 
 export class Flame {
   constructor(root, { forceCanvas = false } = {}) {
@@ -112,7 +112,7 @@ export class Flame {
     this.lanes = [];
     let y = 0;
     for (const th of m.threads) {
-      if (!th.rows.length) continue;
+      if (!th || !th.rows.length) continue;
       const collapsed = this.collapsed.has(th.index);
       const rows = collapsed ? 0 : th.rows.length;
       const h = HEADER + rows * ROW + LANE_GAP;
@@ -207,7 +207,7 @@ export class Flame {
     const f = this.inst;
     f[o] = x; f[o + 1] = y; f[o + 2] = w; f[o + 3] = BAR;
     this.instU[o + 4] = color;
-    f[o + 5] = flags;
+    this.instU[o + 5] = flags;
     this.hit.x[k] = x; this.hit.w[k] = w; this.hit.idx[k] = idx; this.hit.cnt[k] = cnt; this.hit.kind[k] = kind;
   }
 
@@ -218,10 +218,17 @@ export class Flame {
     return f;
   }
 
+  // One row: spans at least MINW px wide are bars of their own; narrower ones
+  // are merged per pixel, and merged pixels that touch coalesce into one
+  // "dense" bar (kind 1: spans [idx, idx + cnt) of this row), as Tracy draws
+  // zone clusters. So a row costs at most one bar per visible span >= 1 px
+  // plus one per dense stretch, whatever the number of spans in it.
   _cullRow(thread, depth, y) {
     const m = this.model, S = m.start, D = m.dur, SITE = m.site;
     const t0 = this.t0, npp = this.npp, tEnd = t0 + npp * this.w;
     const [from, to] = m.rowRange(thread, depth, t0, tEnd);
+    const hit = this.hit;
+    let dense = -1;              // instance index of the dense bar being extended, or -1
     let i = from;
     while (i < to) {
       const st = S[i];
@@ -230,25 +237,37 @@ export class Flame {
         const cx0 = Math.max(x0, -4), cx1 = Math.min(x1, this.w + 4);
         this._emit(cx0, y, cx1 - cx0, this.colorOf[SITE[i]], this._flags(i, SITE[i]), i, 1, 0);
         if (cx1 - cx0 >= LABEL_MIN) this.labels.push(this.n - 1);
+        dense = -1;
         i++;
         continue;
       }
-      // Narrower than a pixel: merge what starts before the next pixel boundary.
+      // Narrower than a pixel: take every span that starts before the next pixel boundary.
       const tNext = t0 + (Math.floor(x0) + 1) * npp;
       let j = lowerBound(i + 1, to, tNext, (k) => S[k]);
       if (j - 1 > i && D[j - 1] / npp >= MINW) j--; // the last may be wide: it gets its own bar
-      if (j === i + 1) {
-        this._emit(x0, y, MINW, this.colorOf[SITE[i]], this._flags(i, SITE[i]), i, 1, 0);
-      } else {
-        let f = 8;
-        if (this.searching) {
-          let any = 0;
-          for (let k = i; k < j && !any; k++) any = this.match[SITE[k]];
-          f |= any ? 2 : 4;
-        }
-        const xe = Math.max(x0 + MINW, (S[j - 1] + D[j - 1] - t0) / npp);
-        this._emit(x0, y, xe - x0, this.colorOf[SITE[i]], f, i, j - i, 1);
+      const xe = Math.max(x0 + MINW, (S[j - 1] + D[j - 1] - t0) / npp);
+      let flags = 8;
+      if (this.searching) {
+        let any = 0;
+        for (let k = i; k < j && !any; k++) any = this.match[SITE[k]];
+        flags |= any ? 2 : 4;
       }
+      const last = this.n - 1;
+      if (dense >= 0 && dense === last && x0 <= hit.x[last] + hit.w[last] + 1) {
+        // touches the dense bar before it: extend that one
+        hit.w[last] = xe - hit.x[last];
+        this.inst[last * FLOATS + 2] = hit.w[last];
+        hit.cnt[last] += j - i;
+        if (flags & 2) this.instU[last * FLOATS + 5] = (this.instU[last * FLOATS + 5] & ~4) | 2;
+      } else if (j === i + 1) {
+        // a lone narrow span: 1 px, still selectable as itself
+        this._emit(x0, y, MINW, this.colorOf[SITE[i]], this._flags(i, SITE[i]) | 8, i, 1, 0);
+        dense = this.n - 1;
+      } else {
+        this._emit(x0, y, xe - x0, this.colorOf[SITE[i]], flags, i, j - i, 1);
+        dense = this.n - 1;
+      }
+      if (dense === last && hit.kind[last] === 0) hit.kind[last] = 1; // a lone span that grew into a dense bar
       i = j;
     }
   }
@@ -293,12 +312,13 @@ export class Flame {
     if (!this.model) return;
     this.dirty = false;
     this.hover = -1;            // instance indexes change with every cull
+    this.tipK = -1;
     this._cull();
     const r = this.renderer;
     r.begin();
     for (let L = 0; L < this.laneRuns.length; L++) {
       const [from, to, clipY, clipH] = this.laneRuns[L];
-      if (to > from && clipH > 0) r.drawLane(L, this.inst.subarray(from * FLOATS, to * FLOATS), to - from, clipY, clipH);
+      if (to > from && clipH > 0) r.drawLane(L, this.instU.subarray(from * FLOATS, to * FLOATS), to - from, clipY, clipH);
     }
     r.end();
     this._overlay();
@@ -386,7 +406,7 @@ export class Flame {
     for (let t = first; t < this.t0 + this.npp * w; t += step) {
       const x = Math.round((t - this.t0) / this.npp) + 0.5;
       c.fillRect(x, RULER - 6, 1, 6);
-      c.fillText(fmt.at(t), x + 3, RULER / 2 - 1);
+      c.fillText(fmt.tick(t, step), x + 3, RULER / 2 - 1);
     }
   }
 
@@ -427,29 +447,72 @@ export class Flame {
     return -1;
   }
 
+  // The tooltip of instance k at pointer (px, py). Its text is rebuilt only
+  // when the bar changes, and it is placed without measuring it (CSS
+  // percentages of its own size flip it left or up near the edges), so a
+  // pointer move never forces a layout.
   _tooltip(k, px, py) {
+    if (k !== this.tipK) {
+      this._tipShow(this._tooltipInfo(k));
+      this.tipK = k;
+    }
+    if (this.tip.hidden) this.tip.hidden = false;
+    const x = px < this.w * 0.6 ? `${px + 14}px` : `calc(${px - 10}px - 100%)`;
+    const y = py < this.h * 0.55 ? `${py + 14}px` : `calc(${py - 10}px - 100%)`;
+    this.tip.style.transform = `translate(${x}, ${y})`;
+  }
+
+  // Fills the tooltip's DOM, built once and reused: only text that changed
+  // is written (a pointer move must stay well under 200 µs).
+  _tipShow(t) {
+    if (!this.tipEl) {
+      this.tip.innerHTML = '<b></b> <span class="dim"></span><div class="dim"></div><div class="warn"></div><table></table>';
+      const [title, cat, where, warn, table] = this.tip.children;
+      this.tipEl = { title, cat, where, warn, table, rows: [] };
+    }
+    const e = this.tipEl;
+    const put = (el, text) => { if (el.textContent !== text) el.textContent = text; };
+    put(e.title, t.title);
+    put(e.cat, t.cat || '');
+    put(e.where, t.where || '');
+    put(e.warn, t.warn || '');
+    if (e.warn.hidden !== !t.warn) e.warn.hidden = !t.warn;
+    while (e.rows.length < t.rows.length) {
+      const tr = e.table.insertRow();
+      e.rows.push([tr, tr.insertCell(), tr.insertCell()]);
+    }
+    for (let r = 0; r < e.rows.length; r++) {
+      const [tr, a, b] = e.rows[r];
+      const show = r < t.rows.length;
+      if (tr.hidden === show) tr.hidden = !show;
+      if (show) {
+        put(a, t.rows[r][0]);
+        put(b, t.rows[r][1]);
+      }
+    }
+  }
+
+  _tooltipInfo(k) {
     const m = this.model, h = this.hit;
     const kind = h.kind[k], i = h.idx[k];
-    let html;
     if (kind === 1) {
-      let total = 0;
-      for (let j = i; j < i + h.cnt[k]; j++) total += m.dur[j];
-      html = `<b>${fmt.count(h.cnt[k])} spans</b> narrower than a pixel<div class="dim">${fmt.dur(total)} in all · zoom in to see them</div>`;
-    } else if (kind === 2) {
+      // Summed only for small clusters: a dense bar may hold a million spans.
+      const n = h.cnt[k], last = i + n - 1;
+      let total = -1;
+      if (n <= 256) {
+        total = 0;
+        for (let j = i; j <= last; j++) total += m.dur[j];
+      }
+      return { title: `${fmt.count(n)} spans`, cat: 'narrower than a pixel', where: 'click to zoom in',
+               rows: [...(total >= 0 ? [['in spans', fmt.dur(total)]] : []), ['from', fmt.at(m.start[i])], ['to', fmt.at(m.end(last))]] };
+    }
+    if (kind === 2) {
       const op = m.open, s = m.sites[op.site[i]];
       const why = op.reason[i] === 2 ? 'its END was lost (events dropped)' : op.reason[i] === 3 ? 'cut: past --max-spans' : 'unfinished: still open when the capture ended';
-      html = `<b>${fmt.esc(s ? s.name : '?')}</b><div>${fmt.esc(s ? `${s.file}:${s.line}` : '')}</div>` +
-        `<div class="warn">no duration — ${why}</div><div>open from ${fmt.at(op.start[i])} to at least ${fmt.at(op.until[i])}</div>`;
-    } else {
-      html = spanTooltip(m, i);
+      return { title: s ? s.name : '?', where: s ? `${s.file}:${s.line}` : '', warn: `no duration — ${why}`,
+               rows: [['open from', fmt.at(op.start[i])], ['until at least', fmt.at(op.until[i])]] };
     }
-    this.tip.innerHTML = html;
-    this.tip.hidden = false;
-    const tw = this.tip.offsetWidth, th = this.tip.offsetHeight;
-    let x = px + 14, y = py + 14;
-    if (x + tw > this.w) x = Math.max(0, px - tw - 10);
-    if (y + th > this.h) y = Math.max(0, py - th - 10);
-    this.tip.style.transform = `translate(${x}px, ${y}px)`;
+    return spanInfo(m, i);
   }
 
   // >>input
@@ -593,26 +656,33 @@ export class Flame {
   }
 }
 
-// The tooltip of one span (also used by the detail panel's rows).
-export function spanTooltip(m, i) {
-  const s = m.siteOf(i) || { name: '?', file: '', line: 0, function: '' };
+// What a span's tooltip says, as data: {title, cat, where, rows: [[label, value]]}.
+// Rendered by the flame chart into reused DOM (fast, pointer-rate) and by
+// the detail panel as HTML (spanTooltip).
+export function spanInfo(m, i) {
+  const s = m.siteOf(i) || { name: '?', file: '', line: 0, function: '', category: '' };
   const parent = m.parent(i);
-  const pct = parent >= 0 && m.dur[parent] > 0 ? ` · ${(100 * m.dur[i] / m.dur[parent]).toFixed(1)}% of ${fmt.esc(m.name(parent))}` : '';
-  let html = `<b>${fmt.esc(s.name)}</b>${s.category ? ` <span class="dim">${fmt.esc(s.category)}</span>` : ''}` +
-    `<div class="dim">${fmt.esc(s.file)}:${s.line}${s.function ? ` · ${fmt.esc(s.function)}()` : ''}</div>` +
-    `<table><tr><td>duration</td><td>${fmt.dur(m.dur[i])}${pct}</td></tr>` +
-    `<tr><td>self</td><td>${fmt.dur(m.self[i])}</td></tr>` +
-    `<tr><td>start</td><td>${fmt.at(m.start[i])} · ${fmt.esc(m.threadName(m.threadOf(i)))} · depth ${m.depth[i] + 1}</td></tr>`;
-  for (const [site, v] of m.valuesOf(i)) {
-    const vs = m.sites[site];
-    html += `<tr><td>${fmt.esc(vs ? vs.name : '?')}</td><td>${fmt.num(v)}</td></tr>`;
-  }
+  const pct = parent >= 0 && m.dur[parent] > 0 ? ` · ${(100 * m.dur[i] / m.dur[parent]).toFixed(1)}% of ${m.name(parent)}` : '';
+  const rows = [
+    ['duration', fmt.dur(m.dur[i]) + pct],
+    ['self', fmt.dur(m.self[i])],
+    ['start', `${fmt.at(m.start[i])} · ${m.threadName(m.threadOf(i))} · depth ${m.depth[i] + 1}`],
+  ];
+  for (const [site, v] of m.valuesOf(i)) rows.push([m.sites[site] ? m.sites[site].name : '?', fmt.num(v)]);
   for (const c of m.cumulOf(i)) {
-    const cs = m.sites[c.site];
-    html += `<tr><td>${fmt.esc(cs ? cs.name : '?')}</td><td><span class="badge">×${fmt.count(c.count)} · ${fmt.dur(c.min)} / ${fmt.dur(c.count ? c.total / c.count : 0)} / ${fmt.dur(c.max)}</span> ${fmt.dur(c.total)} in loop</td></tr>`;
+    rows.push([m.sites[c.site] ? m.sites[c.site].name : '?',
+      `loop ×${fmt.count(c.count)} · ${fmt.dur(c.min)} / ${fmt.dur(c.count ? c.total / c.count : 0)} / ${fmt.dur(c.max)} · ${fmt.dur(c.total)} in all`]);
   }
   if (s.count) {
-    html += `<tr><td>all ${fmt.esc(s.name)}</td><td>×${fmt.count(s.count)} · ${fmt.dur(s.min_ns)} / ${fmt.dur(s.total_ns / s.count)} / ${fmt.dur(s.max_ns)} (min/avg/max)</td></tr>`;
+    rows.push([`all ${s.name}`, `×${fmt.count(s.count)} · ${fmt.dur(s.min_ns)} / ${fmt.dur(s.total_ns / s.count)} / ${fmt.dur(s.max_ns)} (min/avg/max)`]);
   }
-  return html + '</table>';
+  return { title: s.name, cat: s.category || '', where: `${s.file}:${s.line}${s.function ? ` · ${s.function}()` : ''}`, rows };
+}
+
+// The same as HTML (the detail panel's header).
+export function spanTooltip(m, i) {
+  const t = spanInfo(m, i);
+  return `<b>${fmt.esc(t.title)}</b>${t.cat ? ` <span class="dim">${fmt.esc(t.cat)}</span>` : ''}` +
+    `<div class="dim">${fmt.esc(t.where)}</div><table>` +
+    t.rows.map(([k, v]) => `<tr><td>${fmt.esc(k)}</td><td>${fmt.esc(v)}</td></tr>`).join('') + '</table>';
 }

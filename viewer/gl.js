@@ -1,31 +1,51 @@
 // gl.js — owns drawing flame-chart bars with WebGL2: one instanced draw call
-// per lane. Each lane has its own instance buffer; drawLane() uploads that
-// lane's culled bars once (bufferData) and issues ONE drawArraysInstanced.
-// The vertex shader expands each instance into a quad from gl_VertexID (no
-// vertex buffer); the fragment shader shades a rounded box by its signed
-// distance field, antialiased with fwidth, with rims for the selected span
-// and search matches, dimming for non-matches, and a hatch for open spans.
+// per lane, after one upload of that lane's bars.
 //
-// Instance layout (bars.js builds it): 6 x 32-bit per bar = x, y, w, h (CSS
-// px, f32), rgba (4 x u8), flags (f32: 1 selected, 2 match, 4 dim, 8 merged,
-// 16 open/unfinished).
+// The bars of a lane (bars.js layout: 8 x 32-bit each = x, y, w, h as f32
+// bits, rgba8, flags) go into the lane's RGBA32UI texture with one
+// texSubImage2D: WebGL2's stand-in for the storage buffer seed 001 uploads.
+// One drawArraysInstanced then draws them all: each instance expands BATCH
+// bars, each bar a quad of two triangles placed from gl_VertexID, its data
+// read with texelFetch. Why BATCH bars per instance rather than one: on
+// machines without a GPU, Chromium draws WebGL with SwiftShader, whose fixed
+// cost per instance (~25 µs) made 1,100 one-bar instances take 35 ms a
+// frame; 64 bars per instance take 2-3 ms. On a GPU both are free. BATCH = 1
+// is the one-quad-per-instance form.
+//
+// The fragment shader shades a rounded box by its signed distance field,
+// antialiased with fwidth, with rims for the selected span and search
+// matches, dimming for non-matches, grey for clusters of sub-pixel spans and
+// a hatch for open (unfinished) spans. Flags: 1 selected, 2 match, 4 dim,
+// 8 merged, 16 open.
+
+export const STRIDE = 8;  // 32-bit words per bar
+const BATCH = 64;         // bars per instance
+const TEX_W = 2048;       // texels per texture row: 1024 bars
+const RING = 3;           // textures per lane, used in turn (never rewrite one a frame in flight may read)
 
 const VS = `#version 300 es
-layout(location = 0) in vec4 a_rect;
-layout(location = 1) in vec4 a_color;
-layout(location = 2) in float a_flags;
+uniform highp usampler2D u_bars;
+uniform int u_count;
 uniform vec2 u_size;
 out vec2 v_local;
 out vec2 v_half;
 out vec4 v_color;
 flat out int v_flags;
+const vec2 CORNER[6] = vec2[6](vec2(0.0, 0.0), vec2(1.0, 0.0), vec2(0.0, 1.0),
+                               vec2(1.0, 0.0), vec2(1.0, 1.0), vec2(0.0, 1.0));
 void main() {
-  vec2 corner = vec2(float(gl_VertexID & 1), float(gl_VertexID >> 1));
-  vec2 p = a_rect.xy + corner * a_rect.zw;
-  v_half = 0.5 * a_rect.zw;
-  v_local = (corner - 0.5) * a_rect.zw;
-  v_color = a_color;
-  v_flags = int(a_flags);
+  int bar = gl_InstanceID * ${BATCH} + gl_VertexID / 6;
+  if (bar >= u_count) { gl_Position = vec4(2.0, 2.0, 2.0, 1.0); return; } // past the last bar: culled
+  int t = bar * 2;
+  uvec4 a = texelFetch(u_bars, ivec2(t % ${TEX_W}, t / ${TEX_W}), 0);
+  uvec4 b = texelFetch(u_bars, ivec2((t + 1) % ${TEX_W}, (t + 1) / ${TEX_W}), 0);
+  vec4 rect = uintBitsToFloat(a);
+  vec2 corner = CORNER[gl_VertexID % 6];
+  vec2 p = rect.xy + corner * rect.zw;
+  v_half = 0.5 * rect.zw;
+  v_local = (corner - 0.5) * rect.zw;
+  v_color = vec4(float(b.x & 255u), float((b.x >> 8) & 255u), float((b.x >> 16) & 255u), 255.0) / 255.0;
+  v_flags = int(b.y);
   gl_Position = vec4(p.x / u_size.x * 2.0 - 1.0, 1.0 - p.y / u_size.y * 2.0, 0.0, 1.0);
 }`;
 
@@ -49,7 +69,7 @@ void main() {
   vec3 c = v_color.rgb;
   c *= 1.04 - 0.12 * (v_local.y / max(v_half.y, 1.0) + 1.0) * 0.5;   // top-lit
   c *= mix(1.0, 0.72, smoothstep(-1.2 * aa, 0.0, d));                  // darker rim
-  if ((v_flags & 8) != 0) c = mix(c, vec3(0.45), 0.55);                // merged sub-pixel spans
+  if ((v_flags & 8) != 0) c = mix(c, vec3(0.45), 0.55);                // clusters of sub-pixel spans
   if ((v_flags & 16) != 0) {                                            // open: hatched
     float h = step(0.5, fract((gl_FragCoord.x + gl_FragCoord.y) / 10.0));
     c = mix(c, c * 0.5, h);
@@ -72,7 +92,8 @@ function compile(gl, type, src) {
 export class GLBars {
   // Throws when WebGL2 is unavailable (the caller falls back to Canvas 2D).
   constructor(canvas) {
-    const gl = canvas.getContext('webgl2', { antialias: false, premultipliedAlpha: true, alpha: true });
+    // Opaque: it is cleared to the page background, and an opaque canvas composites cheaper.
+    const gl = canvas.getContext('webgl2', { antialias: false, premultipliedAlpha: true, alpha: false });
     if (!gl) throw new Error('WebGL2 unavailable');
     this.kind = 'webgl2';
     this.gl = gl;
@@ -83,34 +104,36 @@ export class GLBars {
     gl.linkProgram(p);
     if (!gl.getProgramParameter(p, gl.LINK_STATUS)) throw new Error('link: ' + gl.getProgramInfoLog(p));
     this.prog = p;
-    this.uSize = gl.getUniformLocation(p, 'u_size');
-    this.lanes = [];           // per lane: {vao, buf}
+    this.u = { size: gl.getUniformLocation(p, 'u_size'), count: gl.getUniformLocation(p, 'u_count'),
+               bars: gl.getUniformLocation(p, 'u_bars') };
+    this.vao = gl.createVertexArray(); // no attributes: everything comes from gl_VertexID, gl_InstanceID and the texture
+    this.lanes = [];
     this.stats = { drawCalls: 0, uploads: 0, instances: 0 };
     this.w = 1;
     this.h = 1;
     this.dpr = 1;
   }
 
-  _lane(k) {
+  // The next texture of lane k's ring, with room for `count` bars.
+  _texture(k, count) {
     const gl = this.gl;
-    while (this.lanes.length <= k) {
-      const vao = gl.createVertexArray();
-      const buf = gl.createBuffer();
-      gl.bindVertexArray(vao);
-      gl.bindBuffer(gl.ARRAY_BUFFER, buf);
-      gl.enableVertexAttribArray(0);
-      gl.vertexAttribPointer(0, 4, gl.FLOAT, false, 24, 0);
-      gl.vertexAttribDivisor(0, 1);
-      gl.enableVertexAttribArray(1);
-      gl.vertexAttribPointer(1, 4, gl.UNSIGNED_BYTE, true, 24, 16);
-      gl.vertexAttribDivisor(1, 1);
-      gl.enableVertexAttribArray(2);
-      gl.vertexAttribPointer(2, 1, gl.FLOAT, false, 24, 20);
-      gl.vertexAttribDivisor(2, 1);
-      gl.bindVertexArray(null);
-      this.lanes.push({ vao, buf });
+    while (this.lanes.length <= k) this.lanes.push({ ring: [], next: 0 });
+    const lane = this.lanes[k];
+    const slot = lane.next;
+    lane.next = (lane.next + 1) % RING;
+    const rows = Math.max(1, Math.ceil((count * 2) / TEX_W));
+    let t = lane.ring[slot];
+    if (!t || t.rows < rows) {
+      if (t) gl.deleteTexture(t.tex);
+      const grown = Math.max(rows, t ? t.rows * 2 : 4);
+      const tex = gl.createTexture();
+      gl.bindTexture(gl.TEXTURE_2D, tex);
+      gl.texStorage2D(gl.TEXTURE_2D, 1, gl.RGBA32UI, TEX_W, grown);
+      gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_MIN_FILTER, gl.NEAREST);
+      gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_MAG_FILTER, gl.NEAREST);
+      t = lane.ring[slot] = { tex, rows: grown };
     }
-    return this.lanes[k];
+    return t;
   }
 
   resize(w, h, dpr) {
@@ -125,27 +148,37 @@ export class GLBars {
     const gl = this.gl;
     gl.viewport(0, 0, this.canvas.width, this.canvas.height);
     gl.disable(gl.SCISSOR_TEST);
-    gl.clearColor(0, 0, 0, 0);
+    gl.clearColor(13 / 255, 17 / 255, 23 / 255, 1); // the page background
     gl.clear(gl.COLOR_BUFFER_BIT);
     gl.enable(gl.BLEND);
     gl.blendFunc(gl.ONE, gl.ONE_MINUS_SRC_ALPHA);
     gl.useProgram(this.prog);
-    gl.uniform2f(this.uSize, this.w, this.h);
+    gl.uniform2f(this.u.size, this.w, this.h);
+    gl.uniform1i(this.u.bars, 0);
+    gl.activeTexture(gl.TEXTURE0);
+    gl.bindVertexArray(this.vao);
     gl.enable(gl.SCISSOR_TEST);
     this.stats = { drawCalls: 0, uploads: 0, instances: 0 };
   }
 
-  // Draws `count` bars of `f32` (6 floats each) clipped to rows [clipY, clipY + clipH) in CSS px.
-  drawLane(k, f32, count, clipY, clipH) {
+  // Draws `count` bars of `u32` (STRIDE words each) clipped to rows [clipY, clipY + clipH) in CSS px:
+  // one texture upload and one instanced draw call.
+  drawLane(k, u32, count, clipY, clipH) {
     if (!count) return;
-    const gl = this.gl, lane = this._lane(k), d = this.dpr;
+    const gl = this.gl, d = this.dpr;
     const y0 = Math.max(0, Math.floor(clipY * d)), y1 = Math.min(this.canvas.height, Math.ceil((clipY + clipH) * d));
     if (y1 <= y0) return;
     gl.scissor(0, this.canvas.height - y1, this.canvas.width, y1 - y0);
-    gl.bindVertexArray(lane.vao);
-    gl.bindBuffer(gl.ARRAY_BUFFER, lane.buf);
-    gl.bufferData(gl.ARRAY_BUFFER, f32.subarray(0, count * 6), gl.DYNAMIC_DRAW);
-    gl.drawArraysInstanced(gl.TRIANGLE_STRIP, 0, 4, count);
+    const t = this._texture(k, count);
+    gl.bindTexture(gl.TEXTURE_2D, t.tex);
+    const rows = Math.ceil((count * 2) / TEX_W);
+    // Whole rows: pad the lane's bars to a multiple of TEX_W texels (a copy of just this lane).
+    const words = rows * TEX_W * 4;
+    const data = new Uint32Array(words);
+    data.set(u32.subarray(0, count * STRIDE));
+    gl.texSubImage2D(gl.TEXTURE_2D, 0, 0, 0, TEX_W, rows, gl.RGBA_INTEGER, gl.UNSIGNED_INT, data);
+    gl.uniform1i(this.u.count, count);
+    gl.drawArraysInstanced(gl.TRIANGLES, 0, 6 * BATCH, Math.ceil(count / BATCH));
     this.stats.uploads++;
     this.stats.drawCalls++;
     this.stats.instances += count;

@@ -32,7 +32,7 @@ export class Sessions {
   async refresh() {
     try {
       const list = await api.json('/api/sessions');
-      if (this.reportId && this.report && !this.report.final) {
+      if (this.reportId && (!this.report || !this.report.final)) {
         try { this.report = await api.json(`/api/sessions/${encodeURIComponent(this.reportId)}`); } catch (e) { this.error = e.message; }
       }
       this.render(list);

@@ -92,6 +92,7 @@ static int parse(int argc, char **argv, options *o) {
 /* One input event as a toolkit dispatches it: an `input` operation, and a
  * root rebuild nested inside it when the model changed. */
 static void dispatch_input(strobe_collector *c, strobe_window w, grid *g, input_event e) {
+  STROBE_SCOPE_CAT("input_event", "input"); /* the category tells captures' readers the operation kind */
   strobe_op op = strobe_op_begin(c, w, STROBE_OP_INPUT, NULL);
   int changed;
   {
@@ -242,19 +243,22 @@ int main(int argc, char **argv) {
       stall = STALL_MS;
       next_stall = t + STALL_EVERY_NS;
     }
-    strobe_op pass = strobe_op_begin(c, w_main, STROBE_OP_PASS, NULL);
-    view_render(&main_view, &g, stall);
-    if (frame % 2 == 0) { /* the nested details window renders inside main's pass */
-      strobe_op inner = strobe_op_begin(c, w_details, STROBE_OP_PASS, NULL);
-      grid details;
-      details = g;
-      details.scroll_row = g.selected_row;
-      details.visible_rows = 8;
-      view_render(&details_view, &details, 0);
-      strobe_op_end(inner, 1);
+    {
+      STROBE_SCOPE_CAT("main_pass", "pass"); /* the category tells captures' readers the operation kind */
+      strobe_op pass = strobe_op_begin(c, w_main, STROBE_OP_PASS, NULL);
+      view_render(&main_view, &g, stall);
+      if (frame % 2 == 0) { /* the nested details window renders inside main's pass */
+        strobe_op inner = strobe_op_begin(c, w_details, STROBE_OP_PASS, NULL);
+        grid details;
+        details = g;
+        details.scroll_row = g.selected_row;
+        details.visible_rows = 8;
+        view_render(&details_view, &details, 0);
+        strobe_op_end(inner, 1);
+      }
+      sender_submit(&snd, main_view.png, main_view.png_len, frame); /* the pass moves to the sender */
+      (void)pass;
     }
-    sender_submit(&snd, main_view.png, main_view.png_len, frame); /* the pass moves to the sender */
-    (void)pass;
 
     if (frame % 8 == 0) {
       strobe_op dt = strobe_op_begin(c, w_devtools, STROBE_OP_PASS, NULL);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 static void save(saver *s, const grid *g) {
+  STROBE_SCOPE_CAT("background_save", "app_scope"); /* the category tells captures' readers the kind */
   strobe_app_scope write = strobe_app_scope_begin(s->collector, "main", "local_save_write", STROBE_LANE_WORKER);
   static char buffer[GRID_ROWS * GRID_COLS * (GRID_CELL_TEXT + 1)];
   size_t n;

@@ -372,6 +372,12 @@ static int pass2(builder *b) {
     if (r.type == STROBE_REC_SITE || r.type == STROBE_REC_THREAD || r.thread >= b->nth) continue;
     vthread *t = &b->th[r.thread];
     double now = r.time_ns - b->t0;
+    /* A hostile header (ns per tick NaN or infinite) or a clock that ran
+     * backwards must not put NaN or negative durations in the tables. */
+    if (!isfinite(now)) now = 0;
+    if (!isfinite(r.duration_ns) || r.duration_ns < 0) r.duration_ns = 0;
+    if (!isfinite(r.self_ns) || r.self_ns < 0) r.self_ns = 0;
+    if (r.self_ns > r.duration_ns) r.self_ns = r.duration_ns;
     if (r.type != STROBE_REC_VALUE && r.type != STROBE_REC_CUMULATIVE && now > t->last_time) t->last_time = now;
     switch (r.type) {
       case STROBE_REC_BEGIN:
@@ -481,8 +487,67 @@ static int by_time(const void *x, const void *y) {
   return a->t < b->t ? -1 : a->t > b->t;
 }
 
+/* A row is in start order unless the capture's clock went backwards (a
+ * hostile or broken file: the reader accepts negative deltas). Such a row is
+ * sorted here, and the values and loop records that name its spans follow,
+ * so the browser's binary searches hold for every model. */
+static const double *g_sort_start;
+static int by_start_index(const void *x, const void *y) {
+  uint32_t a = *(const uint32_t *)x, c = *(const uint32_t *)y;
+  if (g_sort_start[a] != g_sort_start[c]) return g_sort_start[a] < g_sort_start[c] ? -1 : 1;
+  return a < c ? -1 : a > c;
+}
+
+static int sort_rows(builder *b) {
+  strobe__vtable *sp = &b->m->tables[STROBE__VT_SPANS];
+  double *start = COL(sp, SP_START, double);
+  uint32_t *remap = NULL; /* old index -> new, made when a first row needs sorting */
+  int rc = 0;
+  for (uint32_t t = 0; t < b->nth && !rc; t++) {
+    const vthread *th = &b->th[t];
+    for (uint32_t d = 0; d < th->ndepth && !rc; d++) {
+      uint32_t first = th->base[d], n = th->base[d + 1] - first, k = 1;
+      while (k < n && start[first + k] >= start[first + k - 1]) k++;
+      if (k >= n) continue;
+      uint32_t *perm = malloc((size_t)n * sizeof *perm);
+      unsigned char *tmp = malloc((size_t)n * 8);
+      if (!remap) {
+        remap = malloc((size_t)sp->rows * sizeof *remap);
+        for (uint32_t i = 0; remap && i < sp->rows; i++) remap[i] = i;
+      }
+      if (!perm || !tmp || !remap) {
+        rc = STROBE_ENOMEM;
+      } else {
+        for (uint32_t i = 0; i < n; i++) perm[i] = first + i;
+        g_sort_start = start;
+        qsort(perm, n, sizeof *perm, by_start_index);
+        for (uint32_t c = 0; c < sp->ncols; c++) { /* permute each column through tmp */
+          size_t w = !strcmp(sp->cols[c].type, "f64") ? 8 : !strcmp(sp->cols[c].type, "f32") ? 4
+                   : !strcmp(sp->cols[c].type, "u16") ? 2 : 1;
+          unsigned char *col = sp->data + sp->cols[c].offset;
+          for (uint32_t i = 0; i < n; i++) memcpy(tmp + (size_t)i * w, col + (size_t)perm[i] * w, w);
+          memcpy(col + (size_t)first * w, tmp, (size_t)n * w);
+        }
+        for (uint32_t i = 0; i < n; i++) remap[perm[i]] = first + i;
+      }
+      free(perm);
+      free(tmp);
+    }
+  }
+  if (remap && !rc) {
+    for (uint64_t i = 0; i < b->nvals; i++)
+      if (b->vals[i].span < sp->rows) b->vals[i].span = remap[b->vals[i].span];
+    for (uint64_t i = 0; i < b->ncums; i++)
+      if (b->cums[i].span < sp->rows) b->cums[i].span = remap[b->cums[i].span];
+  }
+  free(remap);
+  return rc;
+}
+
 static int finish(builder *b) {
   strobe__vmodel *m = b->m;
+  int rc = sort_rows(b);
+  if (rc) return rc;
   /* values: live ones, by span */
   qsort(b->vals, b->nvals, sizeof *b->vals, by_span);
   uint32_t nv = 0;
@@ -515,7 +580,7 @@ static int finish(builder *b) {
     k++;
   }
   /* frames: by start */
-  qsort(b->frames, b->nframes, sizeof *b->frames, frame_by_start);
+  if (b->nframes) qsort(b->frames, b->nframes, sizeof *b->frames, frame_by_start); /* frames is NULL when empty */
   /* Top-level scopes are numbered per thread in start order, as `strobe report` numbers them. */
   uint64_t *tops = calloc(b->nth ? b->nth : 1, sizeof *tops);
   if (!tops) return STROBE_ENOMEM;
@@ -575,14 +640,30 @@ static void counters_to_totals(builder *b, const strobe_capture *c) {
 
 static json_t *num_or_null(double v) { return isfinite(v) ? json_real(v) : json_null(); }
 
+/* A JSON string of capture text, which a hostile file can fill with invalid
+ * UTF-8 (jansson refuses it): such bytes become '?', never a lost field. */
+static json_t *jstr(const char *s) {
+  if (!s) s = "";
+  json_t *v = json_string(s);
+  if (v) return v;
+  size_t n = strlen(s);
+  char *t = malloc(n + 1);
+  if (!t) return json_string("");
+  for (size_t i = 0; i <= n; i++) t[i] = (s[i] & 0x80) || (s[i] > 0 && s[i] < 0x20) ? '?' : s[i];
+  v = json_string(t);
+  free(t);
+  return v ? v : json_string("");
+}
+
 static json_t *header_json(const strobe_capture_header *h) {
-  return json_pack("{s:i,s:s,s:s,s:b,s:o,s:I,s:I,s:o,s:s,s:s,s:s,s:s,s:b,s:I,s:I,s:I}", "version", (int)h->version,
-                   "kind", h->kind, "clock_source", h->clock_source, "clock_invariant", h->clock_invariant,
+  return json_pack("{s:i,s:o,s:o,s:b,s:o,s:I,s:I,s:o,s:o,s:o,s:o,s:o,s:b,s:I,s:I,s:I}", "version", (int)h->version,
+                   "kind", jstr(h->kind), "clock_source", jstr(h->clock_source), "clock_invariant", h->clock_invariant,
                    "ns_per_tick", num_or_null(h->ns_per_tick), "epoch_ticks", (json_int_t)h->epoch_ticks,
                    "epoch_mono_ns", (json_int_t)h->epoch_mono_ns, "overhead_per_scope_ns",
-                   num_or_null(h->overhead_per_scope_ns), "strobe_version", h->strobe_version, "os", h->os, "arch",
-                   h->arch, "features", h->features, "assertions", h->assertions, "pid", (json_int_t)h->pid,
-                   "ring_events", (json_int_t)h->ring_events, "flush_interval_ms", (json_int_t)h->flush_interval_ms);
+                   num_or_null(h->overhead_per_scope_ns), "strobe_version", jstr(h->strobe_version), "os", jstr(h->os),
+                   "arch", jstr(h->arch), "features", jstr(h->features), "assertions", h->assertions, "pid",
+                   (json_int_t)h->pid, "ring_events", (json_int_t)h->ring_events, "flush_interval_ms",
+                   (json_int_t)h->flush_interval_ms);
 }
 
 static json_t *tables_json(const strobe__vmodel *m) {
@@ -604,13 +685,16 @@ static int build_meta(builder *b, const strobe__vsource *src, uint64_t generatio
   strobe__vmodel *m = b->m;
   json_t *root = json_object();
   json_object_set_new(root, "format", json_integer(1));
-  json_object_set_new(root, "label", json_string(src->label ? src->label : ""));
+  json_object_set_new(root, "label", jstr(src->label));
   json_object_set_new(root, "origin", json_string(src->origin ? src->origin : "file"));
   json_object_set_new(root, "generation", json_integer((json_int_t)generation));
   json_object_set_new(root, "header", header_json(strobe_capture_get_header(c)));
-  json_object_set_new(root, "start_ns", json_real(b->t0));
-  int empty = b->range_lo > b->range_hi;
-  json_object_set_new(root, "range", json_pack("[f,f]", empty ? 0.0 : b->range_lo, empty ? 0.0 : b->range_hi));
+  json_object_set_new(root, "start_ns", isfinite(b->t0) ? json_real(b->t0) : json_real(0));
+  int empty = !(b->range_lo <= b->range_hi);
+  json_t *range = json_array();
+  json_array_append_new(range, json_real(empty ? 0.0 : b->range_lo));
+  json_array_append_new(range, json_real(empty ? 0.0 : b->range_hi));
+  json_object_set_new(root, "range", range);
   const strobe_capture_totals *tt = &b->totals;
   json_object_set_new(
       root, "totals",
@@ -634,11 +718,12 @@ static int build_meta(builder *b, const strobe__vsource *src, uint64_t generatio
   for (int i = 0; i < FK_COUNT; i++) json_array_append_new(kinds, json_string(g_frame_kinds[i]));
   json_object_set_new(root, "frame_kinds", kinds);
 
+  /* Every thread the reader defined or that has spans here (a hostile file
+   * can name one the reader no longer lists: its spans still need a lane). */
   json_t *threads = json_array();
   uint32_t nthreads = strobe_capture_thread_count(c);
-  for (uint32_t i = 0; i < nthreads; i++) {
+  for (uint32_t i = 0; i < (nthreads > b->nth ? nthreads : b->nth); i++) {
     const strobe_capture_thread *ct = strobe_capture_get_thread(c, i);
-    if (!ct) continue;
     json_t *depths = json_array();
     if (i < b->nth)
       for (uint32_t d = 0; d < b->th[i].ndepth; d++) {
@@ -646,9 +731,15 @@ static int build_meta(builder *b, const strobe__vsource *src, uint64_t generatio
         if (!n) continue;
         json_array_append_new(depths, json_pack("[i,I,I]", (int)d, (json_int_t)b->th[i].base[d], (json_int_t)n));
       }
-    json_array_append_new(threads, json_pack("{s:i,s:s,s:I,s:I,s:I,s:b,s:o}", "index", (int)ct->index, "name", ct->name,
-                                             "os_tid", (json_int_t)ct->os_tid, "events", (json_int_t)ct->events,
-                                             "lost", (json_int_t)ct->lost, "ended", ct->ended, "depths", depths));
+    if (!ct && !json_array_size(depths)) {
+      json_decref(depths);
+      continue;
+    }
+    json_array_append_new(threads, json_pack("{s:i,s:o,s:I,s:I,s:I,s:b,s:o}", "index", (int)i, "name",
+                                             jstr(ct ? ct->name : ""), "os_tid", (json_int_t)(ct ? ct->os_tid : 0),
+                                             "events", (json_int_t)(ct ? ct->events : 0), "lost",
+                                             (json_int_t)(ct ? ct->lost : 0), "ended", ct ? ct->ended : 0,
+                                             "depths", depths));
   }
   json_object_set_new(root, "threads", threads);
 
@@ -658,14 +749,15 @@ static int build_meta(builder *b, const strobe__vsource *src, uint64_t generatio
     const strobe_capture_site *s = strobe_capture_get_site(c, id);
     if (!s) continue;
     const site_stat *st = &b->stats[id];
-    json_t *o = json_pack("{s:i,s:i,s:s,s:s,s:s,s:i,s:s,s:s,s:I}", "id", (int)id, "kind", (int)s->kind, "name", s->name,
-                          "category", s->category, "file", s->file, "line", (int)s->line, "function", s->function,
-                          "parent", s->parent, "count", (json_int_t)st->count);
+    json_t *o = json_pack("{s:i,s:i,s:o,s:o,s:o,s:i,s:o,s:o,s:I}", "id", (int)id, "kind", (int)s->kind, "name",
+                          jstr(s->name), "category", jstr(s->category), "file", jstr(s->file), "line", (int)s->line,
+                          "function", jstr(s->function), "parent", jstr(s->parent), "count", (json_int_t)st->count);
+    if (!o) continue;
     if (st->count) {
-      json_object_set_new(o, "total_ns", json_real(st->total));
-      json_object_set_new(o, "self_ns", json_real(st->self));
-      json_object_set_new(o, "min_ns", json_real(st->min));
-      json_object_set_new(o, "max_ns", json_real(st->max));
+      json_object_set_new(o, "total_ns", num_or_null(st->total));
+      json_object_set_new(o, "self_ns", num_or_null(st->self));
+      json_object_set_new(o, "min_ns", num_or_null(st->min));
+      json_object_set_new(o, "max_ns", num_or_null(st->max));
     }
     json_array_append_new(sites, o);
     uint32_t n = b->sample_next[id] - b->sample_first[id];

@@ -138,7 +138,7 @@ async function main() {
     await page.click('input[name="mode"][value="frames"]');
     await page.waitForTimeout(100);
     const top = await page.$$eval('table.diff tr:nth-child(2) td', (tds) => tds.map((t) => t.textContent.trim()));
-    check(top[0] === 'spike' && /\+50\.00 µs/.test(top[3]) && top[7] === 'appeared', `the diff's top row is spike +50 µs appeared (${top})`);
+    check(top[0] === 'frame/spike' && /\+50\.00 µs/.test(top[3]) && top[7] === 'appeared', `the diff's top row is spike +50 µs appeared (${top})`);
     const rows = await page.evaluate(() => __strobe.diffFrames(19, 20));
     check(rows[0].path === cliTop.path && Math.abs(rows[0].change - cliTop.change_ns) < 1,
       `the viewer's largest growth (${rows[0].path} ${rows[0].change}) is strobe diff's (${cliTop.path} ${cliTop.change_ns})`);
@@ -151,7 +151,7 @@ async function main() {
     await page.click('input[name="mode"][value="captures"]');
     await page.waitForTimeout(100);
     const capTop = await page.$$eval('table.diff tr:nth-child(2) td', (tds) => tds.map((t) => t.textContent.trim()));
-    check(capTop[0] === 'work' && capTop[7] === 'grew', `the capture diff puts work first (${capTop})`);
+    check(capTop[0] === 'frame/update/work' && capTop[7] === 'grew', `the capture diff puts frame/update/work first (${capTop})`);
     await page.screenshot({ path: path.join(work, 'viewer-diff-captures.png') });
 
     // >>counters

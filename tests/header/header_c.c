@@ -3,6 +3,7 @@
 #include "strobe/record.h"
 #include "strobe/server.h"
 #include "strobe/strobe.h"
+#include "strobe/viewer.h"
 #include "all_macros.h"
 
 int main(void) { return every_macro(3) == 3 ? 0 : 1; }

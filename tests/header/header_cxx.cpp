@@ -3,6 +3,7 @@
 #include "strobe/record.h"
 #include "strobe/server.h"
 #include "strobe/strobe.h"
+#include "strobe/viewer.h"
 #include "strobe/strobe.hpp"
 #include "all_macros.h"
 

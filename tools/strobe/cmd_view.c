@@ -139,7 +139,9 @@ int cmd_view(int argc, char **argv) {
   strobe_viewer_load_stats st;
   rc = strobe_server_view_file(s, path, compare, (uint32_t)max_spans, &st);
   if (rc) {
-    cli_error("view", "%s%s%s: %s", path, compare ? " or " : "", compare ? compare : "", strobe_strerror(rc));
+    const char *bad = compare && access(path, R_OK) == 0 ? compare : path;
+    if (rc == STROBE_EIO && access(bad, R_OK) != 0) cli_error("view", "%s: %s", bad, strerror(errno));
+    else cli_error("view", "%s%s%s: %s", path, compare ? " or " : "", compare ? compare : "", strobe_strerror(rc));
     strobe_server_stop(s);
     memset(token, 0, sizeof token);
     return CLI_FAIL;

@@ -1,0 +1,118 @@
+// viewer_live.test.mjs — the web viewer served live by a running instrumented
+// application (strobe-demo --serve: libstrobe_server at `/`), in Debian's
+// Chromium through playwright-core:
+//   - before recording, the viewer says so and offers Record; the Sessions tab
+//     lists the collector's sessions (the demo's own in-process one);
+//   - a session started from the viewer appears as the viewer's, its live
+//     report renders (status, samples with their n), and End gives the final;
+//   - Record starts the server's flight recorder, Refresh loads a snapshot
+//     (frames and spans of the running demo in the flame chart), Stop keeps
+//     the last one.
+// Screenshots go to --work. Any console error or page error fails the test.
+//
+// usage: node viewer_live.test.mjs --demo BIN --chromium PATH --work DIR
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { arg, launch, openViewer, stopProc } from './strobe_view.mjs';
+
+const demo = arg('--demo');
+const chromiumPath = arg('--chromium', '/usr/bin/chromium');
+const work = arg('--work');
+
+let passes = 0, failures = 0;
+function check(cond, what) {
+  if (cond) passes++;
+  else { failures++; console.error(`FAIL: ${what}`); }
+}
+
+function startDemo() {
+  return new Promise((resolve, reject) => {
+    const p = spawn(demo, ['--serve', '--port', '0', '--out', path.join(work, 'demo')], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '', err = '';
+    const timer = setTimeout(() => { p.kill('SIGKILL'); reject(new Error(`no viewer URL: ${out} ${err}`)); }, 30000);
+    p.stdout.on('data', (d) => {
+      out += d;
+      const m = /viewer:\s+(http:\/\/127\.0\.0\.1:\d+\/#token=\S+)/.exec(out);
+      if (m) { clearTimeout(timer); resolve({ url: m[1], proc: p }); }
+    });
+    p.stderr.on('data', (d) => { err += d; });
+    p.on('exit', (code) => { clearTimeout(timer); reject(new Error(`strobe-demo exited ${code}: ${err}`)); });
+  });
+}
+
+const until = async (page, fn, arg, what, timeout = 30000) => {
+  try {
+    await page.waitForFunction(fn, arg, { timeout, polling: 100 });
+    return true;
+  } catch {
+    check(false, `timed out waiting for ${what}`);
+    return false;
+  }
+};
+
+async function main() {
+  fs.mkdirSync(work, { recursive: true });
+  const app = await startDemo();
+  const browser = await launch(chromiumPath);
+  try {
+    const { page, errors } = await openViewer(browser, app.url);
+    check(/Not recording/.test(await page.textContent('#message')), 'before Record, the viewer says it is not recording');
+    check(await page.isVisible('#rec'), 'the header offers Record');
+    check(await page.isVisible('#tab-sessions'), 'the Sessions tab is shown when live');
+
+    // >>sessions
+    await page.click('#tab-sessions');
+    await until(page, () => document.querySelector('table.sessions'), null, 'the sessions table');
+    const owners = await page.$$eval('table.sessions tr td:nth-child(2)', (tds) => tds.map((t) => t.textContent));
+    check(owners.includes('in-process'), `the demo's own session is listed (${owners})`);
+    await page.click('button[data-act="start"]');
+    await until(page, () => [...document.querySelectorAll('table.sessions td:nth-child(2)')].some((t) => t.textContent === 'viewer'),
+      null, 'the viewer-owned session');
+    await until(page, () => /Report profile_\d+ \(live read\)/.test(document.querySelector('.report h3')?.textContent || ''), null, 'a live report');
+    await until(page, () => /completed [1-9]/.test(document.querySelector('.report')?.textContent || '') &&
+      /By kind/.test(document.querySelector('.report')?.textContent || ''), null, 'completed operations and per-kind percentiles in the report');
+    const head = await page.$$eval('.report table:first-of-type th', (ths) => ths.map((t) => t.textContent));
+    check(head.includes('n') && head.includes('p95'), `per-kind percentiles carry their n (${head})`);
+    await page.screenshot({ path: path.join(work, 'live-sessions.png') });
+    const id = await page.$$eval('table.sessions tr', (trs) => {
+      const tr = trs.find((r) => r.children[1] && r.children[1].textContent === 'viewer');
+      return tr ? tr.children[0].textContent : null;
+    });
+    await page.click(`button[data-act="end"][data-id="${id}"]`);
+    await until(page, () => /\(final\)/.test(document.querySelector('.report h3')?.textContent || ''), null, 'the final report');
+
+    // >>record, refresh, stop
+    await page.click('#tabs button[data-tab="timeline"]');
+    await page.click('#rec');
+    await until(page, () => document.querySelector('#rec')?.classList.contains('recording'), null, 'the recording state');
+    await page.waitForTimeout(1500);
+    await page.click('#refresh');
+    await until(page, () => window.__strobe.generation() >= 1, null, 'a live snapshot');
+    const live = await page.evaluate(() => ({ frames: __strobe.frameCount(), text: document.querySelector('#identity').textContent }));
+    check(live.frames > 10, `the snapshot holds the demo's frames (${live.frames})`);
+    check(/live · pid/.test(live.text) && /[1-9][0-9,]* spans/.test(live.text), `the header shows the live application (${live.text})`);
+    await page.click('#list tbody tr:first-child');
+    await page.waitForTimeout(200);
+    const bars = await page.evaluate(() => __strobe.glStats());
+    check(bars.instances > 0 && bars.drawCalls >= 1, `the flame chart draws the snapshot (${JSON.stringify(bars)})`);
+    await page.screenshot({ path: path.join(work, 'live-timeline.png') });
+    const gen = await page.evaluate(() => __strobe.generation());
+    await page.click('#rec');
+    await until(page, (g) => window.__strobe.generation() > g && !document.querySelector('#rec')?.classList.contains('recording'),
+      gen, 'stop with a last snapshot');
+    check(await page.evaluate(() => __strobe.frameCount()) > 10, 'after Stop the last snapshot stays');
+    check(errors.length === 0, `no console or page errors (${errors.join(' | ')})`);
+  } finally {
+    await browser.close();
+    await stopProc(app.proc);
+  }
+  console.log(`${passes} passed, ${failures} failed`);
+  process.exit(failures ? 1 : 0);
+}
+
+main().catch((e) => {
+  console.error(e);
+  console.log(`${passes} passed, ${failures + 1} failed`);
+  process.exit(1);
+});

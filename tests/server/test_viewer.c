@@ -1,0 +1,298 @@
+/*
+ * test_viewer.c — the viewer's C side (src/server/viewer.c, viewer_model.c):
+ *   - a capture file recorded here (known structure: 20 frames of
+ *     frame{update{value, work x3}, render}, FRAME marks, a counter, and a
+ *     scope left open at the end) loads through strobe_server_view_file and
+ *     its model says exactly that: 19 mark-interval frames, spans sorted by
+ *     (thread, depth, start) in the lanes the meta describes, each value on
+ *     its `update` span, the open scope in the `open` table and never as a
+ *     span, counter samples as a running total;
+ *   - max_spans cuts the model and counts what it cut;
+ *   - the static files are the only thing served without the token; a table
+ *     of a replaced generation is 409;
+ *   - live: recording into the server's flight recorder, a snapshot on
+ *     request (built off libmicrohttpd's thread), stop keeping the last one.
+ */
+#include <jansson.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "server_test.h"
+#include "strobe/record.h"
+#include "strobe/strobe.h"
+#include "strobe/viewer.h"
+
+#define FRAMES 20
+
+static volatile int g_sink; /* keeps the busy loops */
+
+static void record_capture(const char *path) {
+  strobe_record_desc d = {path, 10, 1};
+  strobe_recorder *r = NULL;
+  CHECK(strobe_record_start(&d, &r) == 0);
+  for (int k = 0; k < FRAMES; k++) {
+    {
+      STROBE_SCOPE("frame");
+      {
+        STROBE_SCOPE("update");
+        STROBE_VALUE("items", (double)k);
+        for (int i = 0; i < 3; i++) {
+          STROBE_SCOPE("work");
+          for (int j = 0; j < 1000; j++) g_sink += j;
+        }
+      }
+      {
+        STROBE_SCOPE("render");
+        STROBE_COUNTER_ADD("draws", 2);
+      }
+    }
+    STROBE_FRAME_MARK();
+  }
+  {
+    STROBE_SCOPE("stalled"); /* still open when the recorder stops: unfinished */
+    CHECK(strobe_record_stop(r) == 0);
+  }
+}
+
+static json_t *get_json(strobe_server *s, const char *path, int want_status) {
+  cli_http_response r = t_req(s, "GET", path, AUTH, NULL);
+  if (r.status != want_status) fprintf(stderr, "GET %s: %d %.*s\n", path, r.status, (int)r.body_len, r.body);
+  CHECK(r.status == want_status);
+  json_t *v = t_json(&r);
+  cli_http_response_free(&r);
+  return v;
+}
+
+/* A table's bytes (checked against the meta's size). */
+static unsigned char *get_table(strobe_server *s, json_t *meta, const char *name, size_t *len) {
+  char path[128];
+  snprintf(path, sizeof path, "/api/capture/table/%s?gen=%lld", name,
+           (long long)json_integer_value(json_object_get(meta, "generation")));
+  cli_http_response r = t_req(s, "GET", path, AUTH, NULL);
+  CHECK(r.status == 200);
+  json_t *t = json_object_get(json_object_get(meta, "tables"), name);
+  CHECK((json_int_t)r.body_len == json_integer_value(json_object_get(t, "bytes")));
+  *len = r.body_len;
+  unsigned char *b = (unsigned char *)r.body;
+  free(r.headers);
+  return b;
+}
+
+static size_t col_off(json_t *meta, const char *table, const char *col) {
+  json_t *c = json_object_get(json_object_get(json_object_get(json_object_get(meta, "tables"), table), "columns"), col);
+  CHECK(json_is_array(c));
+  return (size_t)json_integer_value(json_array_get(c, 1));
+}
+
+static int site_id(json_t *meta, const char *name) {
+  size_t i;
+  json_t *s;
+  json_array_foreach(json_object_get(meta, "sites"), i, s) {
+    if (!strcmp(json_string_value(json_object_get(s, "name")), name) &&
+        json_integer_value(json_object_get(s, "kind")) != STROBE_SITE_FRAME)
+      return (int)json_integer_value(json_object_get(s, "id"));
+  }
+  return -1;
+}
+
+static void test_file(const char *path) {
+  strobe_server *s = t_start(NULL);
+  strobe_viewer_load_stats st;
+  CHECK(strobe_server_view_file(s, path, NULL, 0, &st) == 0);
+  CHECK(st.spans == FRAMES * 6);   /* frame, update, work x3, render */
+  CHECK(st.frames == FRAMES - 1);  /* mark intervals */
+  CHECK(st.spans_cut == 0 && st.read_error == 0 && st.model_bytes > 0);
+  CHECK(strobe_server_record(s, NULL) == STROBE_ESTATE); /* showing a file */
+
+  /* Only the static files are served without the token. */
+  cli_http_response r = t_req(s, "GET", "/", NULL, NULL);
+  CHECK(r.status == 200 && strstr(r.body, "<script type=\"module\" src=\"app.js\">"));
+  cli_http_response_free(&r);
+  r = t_req(s, "GET", "/viewer.css", NULL, NULL);
+  CHECK(r.status == 200);
+  cli_http_response_free(&r);
+  r = t_req(s, "GET", "/api/capture/meta", NULL, NULL);
+  CHECK(r.status == 401);
+  cli_http_response_free(&r);
+  r = t_req(s, "GET", "/no-such-file.js", NULL, NULL);
+  CHECK(r.status == 401); /* not an asset: the token is required before anything is said */
+  cli_http_response_free(&r);
+  r = t_req(s, "POST", "/", AUTH, "x");
+  CHECK(r.status == 404); /* assets answer GET and HEAD only */
+  cli_http_response_free(&r);
+
+  json_t *state = get_json(s, "/api/capture/state", 200);
+  CHECK(!strcmp(json_string_value(json_object_get(state, "show")), "file"));
+  CHECK(json_is_false(json_object_get(state, "recording")));
+  json_decref(state);
+
+  json_t *meta = get_json(s, "/api/capture/meta", 200);
+  CHECK(!strcmp(json_string_value(json_object_get(meta, "frames_are")), "marks"));
+  CHECK(!strcmp(json_string_value(json_object_get(meta, "origin")), "file"));
+  json_t *th = json_array_get(json_object_get(meta, "threads"), 0);
+  json_t *depths = json_object_get(th, "depths");
+  CHECK(json_array_size(depths) == 3);
+  /* [depth, first, count]: frame x20, update+render x40, work x60 */
+  json_int_t want[3][3] = {{0, 0, FRAMES}, {1, FRAMES, 2 * FRAMES}, {2, 3 * FRAMES, 3 * FRAMES}};
+  for (int d = 0; d < 3; d++)
+    for (int k = 0; k < 3; k++) CHECK(json_integer_value(json_array_get(json_array_get(depths, (size_t)d), (size_t)k)) == want[d][k]);
+
+  size_t len;
+  unsigned char *sp = get_table(s, meta, "spans", &len);
+  const double *start = (const double *)(const void *)(sp + col_off(meta, "spans", "start"));
+  const float *dur = (const float *)(const void *)(sp + col_off(meta, "spans", "dur"));
+  const float *self = (const float *)(const void *)(sp + col_off(meta, "spans", "self"));
+  const uint16_t *site = (const uint16_t *)(const void *)(sp + col_off(meta, "spans", "site"));
+  const uint8_t *depth = sp + col_off(meta, "spans", "depth");
+  int s_frame = site_id(meta, "frame"), s_update = site_id(meta, "update"), s_work = site_id(meta, "work");
+  for (int i = 0; i < 6 * FRAMES; i++) {
+    int d = i < FRAMES ? 0 : i < 3 * FRAMES ? 1 : 2;
+    CHECK(depth[i] == d);
+    CHECK(dur[i] >= 0 && self[i] >= 0 && self[i] <= dur[i] * 1.0001f);
+    if (i > 0 && i != FRAMES && i != 3 * FRAMES) CHECK(start[i] >= start[i - 1] + dur[i - 1] * 0.999); /* disjoint, ascending */
+    if (d == 0) CHECK(site[i] == s_frame);
+    if (d == 2) CHECK(site[i] == s_work);
+  }
+  /* each value sits on an update span, in order */
+  json_t *vt = json_object_get(json_object_get(meta, "tables"), "values");
+  CHECK(json_integer_value(json_object_get(vt, "rows")) == FRAMES);
+  unsigned char *vb = get_table(s, meta, "values", &len);
+  const double *vval = (const double *)(const void *)(vb + col_off(meta, "values", "value"));
+  const uint32_t *vspan = (const uint32_t *)(const void *)(vb + col_off(meta, "values", "span"));
+  for (int k = 0; k < FRAMES; k++) {
+    CHECK(vval[k] == (double)k);
+    CHECK(vspan[k] < 6 * FRAMES && site[vspan[k]] == s_update);
+  }
+  /* the open scope: in `open`, not a span */
+  json_t *ot = json_object_get(json_object_get(meta, "tables"), "open");
+  CHECK(json_integer_value(json_object_get(ot, "rows")) == 1);
+  unsigned char *ob = get_table(s, meta, "open", &len);
+  CHECK(((const uint16_t *)(const void *)(ob + col_off(meta, "open", "site")))[0] == site_id(meta, "stalled"));
+  CHECK((ob + col_off(meta, "open", "reason"))[0] == 1);
+  /* frames: 19 mark intervals, numbered 1..19 */
+  unsigned char *fb = get_table(s, meta, "frames", &len);
+  const uint32_t *fnum = (const uint32_t *)(const void *)(fb + col_off(meta, "frames", "number"));
+  for (int k = 0; k < FRAMES - 1; k++) CHECK(fnum[k] == (uint32_t)k + 1);
+  /* the counter: a running total of +2 per frame */
+  json_t *series = json_array_get(json_object_get(meta, "series"), 0);
+  CHECK(!strcmp(json_string_value(json_object_get(series, "kind")), "counter"));
+  CHECK(json_integer_value(json_object_get(series, "count")) == FRAMES);
+  CHECK(json_real_value(json_object_get(series, "max")) == 2.0 * FRAMES);
+  free(sp);
+  free(vb);
+  free(ob);
+  free(fb);
+
+  /* A stale generation is refused, so tables of two models never mix. */
+  r = t_req(s, "GET", "/api/capture/table/spans?gen=999", AUTH, NULL);
+  CHECK(r.status == 409);
+  cli_http_response_free(&r);
+  r = t_req(s, "GET", "/api/capture/table/nope", AUTH, NULL);
+  CHECK(r.status == 404);
+  cli_http_response_free(&r);
+  json_decref(meta);
+
+  /* max_spans: the earliest 50 kept, the rest counted. */
+  CHECK(strobe_server_view_file(s, path, NULL, 50, &st) == 0);
+  CHECK(st.spans == 50 && st.spans_cut == 6 * FRAMES - 50);
+  meta = get_json(s, "/api/capture/meta", 200);
+  CHECK(json_integer_value(json_object_get(meta, "spans_cut")) == 6 * FRAMES - 50);
+  CHECK(json_integer_value(json_object_get(meta, "generation")) == 2);
+  json_decref(meta);
+
+  /* Bad input: a missing file or not a capture changes nothing. */
+  CHECK(strobe_server_view_file(s, "/nonexistent/x.strobe", NULL, 0, NULL) == STROBE_EIO);
+  CHECK(strobe_server_view_file(s, "/proc/self/status", NULL, 0, NULL) == STROBE_EBADMAGIC);
+  CHECK(strobe_server_view_file(s, path, NULL, STROBE_VIEWER_MAX_MAX_SPANS + 1, NULL) == STROBE_EINVAL);
+  meta = get_json(s, "/api/capture/meta", 200);
+  CHECK(json_integer_value(json_object_get(meta, "generation")) == 2);
+  json_decref(meta);
+  strobe_server_stop(s);
+}
+
+static json_t *wait_state(strobe_server *s, int recording, json_int_t min_gen) {
+  for (int k = 0; k < 500; k++) {
+    json_t *st = get_json(s, "/api/capture/state", 200);
+    if (json_is_true(json_object_get(st, "recording")) == recording && json_is_false(json_object_get(st, "building")) &&
+        json_integer_value(json_object_get(st, "generation")) >= min_gen)
+      return st;
+    json_decref(st);
+    t_sleep_ms(20);
+  }
+  CHECK(!"the viewer's state never settled");
+  return NULL;
+}
+
+static void busy_frames(int n) {
+  for (int k = 0; k < n; k++) {
+    {
+      STROBE_SCOPE("live_frame");
+      STROBE_SCOPE("live_work");
+      for (int j = 0; j < 2000; j++) g_sink += j;
+    }
+    STROBE_FRAME_MARK();
+  }
+}
+
+static void test_live(void) {
+  strobe_server *s = t_start(NULL);
+  CHECK(strobe_server_recording(s) == 0);
+  CHECK(strobe_server_record_stop(s) == STROBE_ESTATE);
+  json_t *m = get_json(s, "/api/capture/meta", 404); /* nothing yet */
+  json_decref(m);
+  cli_http_response r = t_req(s, "POST", "/api/capture/snapshot", AUTH, "");
+  CHECK(r.status == 409); /* not recording */
+  cli_http_response_free(&r);
+
+  /* Start from the viewer's button. */
+  r = t_req(s, "POST", "/api/capture/recorder", AUTH JSON_CT, "{\"recording\": true}");
+  CHECK(r.status == 200);
+  cli_http_response_free(&r);
+  CHECK(strobe_server_recording(s) == 1);
+  r = t_req(s, "POST", "/api/capture/recorder", AUTH JSON_CT, "{\"recording\": true}");
+  CHECK(r.status == 409); /* already */
+  cli_http_response_free(&r);
+  r = t_req(s, "POST", "/api/capture/recorder", AUTH JSON_CT, "{\"recording\": 1}");
+  CHECK(r.status == 400);
+  cli_http_response_free(&r);
+  busy_frames(50);
+
+  r = t_req(s, "GET", "/api/capture/meta?live=1", AUTH, NULL);
+  CHECK(r.status == 202);
+  cli_http_response_free(&r);
+  json_decref(wait_state(s, 1, 1));
+  json_t *meta = get_json(s, "/api/capture/meta", 200);
+  CHECK(!strcmp(json_string_value(json_object_get(meta, "origin")), "live"));
+  CHECK(json_integer_value(json_object_get(json_object_get(json_object_get(meta, "tables"), "spans"), "rows")) >= 100);
+  CHECK(site_id(meta, "live_work") > 0);
+  json_decref(meta);
+
+  /* Stop: the last snapshot stays. */
+  busy_frames(10);
+  CHECK(strobe_server_record_stop(s) == 0);
+  CHECK(strobe_server_recording(s) == 0);
+  json_t *st = wait_state(s, 0, 2);
+  CHECK(json_is_true(json_object_get(st, "has_capture")));
+  json_decref(st);
+  meta = get_json(s, "/api/capture/meta", 200);
+  CHECK(json_integer_value(json_object_get(json_object_get(json_object_get(meta, "tables"), "spans"), "rows")) >= 120);
+  json_decref(meta);
+
+  /* Recording again, then stopping the server while recording. */
+  CHECK(strobe_server_record(s, NULL) == 0);
+  busy_frames(5);
+  strobe_server_stop(s);
+}
+
+int main(void) {
+  char path[64];
+  snprintf(path, sizeof path, "/tmp/strobe-test-viewer-%ld.strobe", (long)getpid());
+  record_capture(path);
+  test_file(path);
+  test_live();
+  unlink(path);
+  printf("test_viewer: ok\n");
+  return 0;
+}
