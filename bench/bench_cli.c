@@ -241,14 +241,14 @@ int main(int argc, char **argv) {
   double ev_s = (double)in_file / secs;
   printf("BENCH report_events_per_s %.0f events/s\n", ev_s);
   printf("BENCH report_peak_rss_mib %.1f MiB\n", (double)rss / 1024.0);
-  printf("budget report_events_per_s >= 30000000: %s (%.2fx)\n", ev_s >= 3e7 ? "ok" : "MISSED", ev_s / 3e7);
-  printf("budget report_peak_rss_mib <= 64: %s\n", rss <= 64 * 1024 ? "ok" : "MISSED");
+  printf("BUDGET report_events_per_s %.0f >= 30000000 %s\n", ev_s, ev_s >= 3e7 ? "ok" : "OVER");
+  printf("BUDGET report_peak_rss_mib %.1f <= 64 %s\n", (double)rss / 1024.0, rss <= 64 * 1024 ? "ok" : "OVER");
 
   char *export[] = {(char *)cli, "export", "--quiet", "--format", "chrome", "-o", "/dev/null", path, NULL};
   if (best_of(export, &secs, &rss)) return 1;
   ev_s = (double)in_file / secs;
   printf("BENCH export_chrome_events_per_s %.0f events/s\n", ev_s);
   printf("BENCH export_chrome_peak_rss_mib %.1f MiB\n", (double)rss / 1024.0);
-  printf("budget export_chrome_events_per_s >= 10000000: %s (%.2fx)\n", ev_s >= 1e7 ? "ok" : "MISSED", ev_s / 1e7);
+  printf("BUDGET export_chrome_events_per_s %.0f >= 10000000 %s\n", ev_s, ev_s >= 1e7 ? "ok" : "OVER");
   return 0;
 }
