@@ -89,7 +89,8 @@ void strobe__buf_u32(strobe__buf *b, uint32_t v);
 void strobe__buf_u64(strobe__buf *b, uint64_t v);
 void strobe__buf_f64(strobe__buf *b, double v);
 
-static inline uint64_t strobe__zigzag(int64_t d) { return ((uint64_t)d << 1) ^ (uint64_t)(d >> 63); }
+/* Sign bit smeared without shifting a signed value (implementation-defined in C). */
+static inline uint64_t strobe__zigzag(int64_t d) { return ((uint64_t)d << 1) ^ (0 - ((uint64_t)d >> 63)); }
 static inline int64_t strobe__unzigzag(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }
 
 /* A bounds-checked cursor over bytes. Any overrun sets `bad` and yields zeros. */
