@@ -17,5 +17,9 @@ static inline int every_macro(int n) {
   STROBE_GAUGE_SET("gauge", acc);
   STROBE_END();
   STROBE_FRAME_MARK();
+  {
+    STROBE_STAGE("stage", NULL);
+    STROBE_STAGE("nested_stage", "stage");
+  }
   return acc;
 }
