@@ -15,7 +15,7 @@ import { Detail } from './detail.js';
 import { Counters } from './counters.js';
 import { Sessions } from './sessions.js';
 import { Diff } from './diff.js';
-import { renderHeader } from './header.js';
+import { AUTO_REFRESH_S, renderHeader } from './header.js';
 import * as fmt from './fmt.js';
 
 const $ = (id) => document.getElementById(id);
@@ -75,7 +75,7 @@ async function load() {
   state.frame = -1;
   state.span = -1;
   message('');
-  renderHeader($('identity'), model, state.live, rec);
+  renderHeader($('identity'), model, state.live, rec, state.autoRefresh);
   frames.setModel(model);
   flame.setModel(model);
   detail.setModel(model);
@@ -121,6 +121,7 @@ function wire() {
   $('identity').addEventListener('click', async (e) => {
     if (e.target.id === 'rec') await toggleRecording();
     if (e.target.id === 'refresh') await refreshLive();
+    if (e.target.id === 'auto') state.autoRefresh = e.target.checked;
   });
   window.addEventListener('keydown', (e) => {
     const inInput = /^(INPUT|TEXTAREA|SELECT)$/.test(document.activeElement.tagName);
@@ -161,7 +162,7 @@ async function toggleRecording() {
     message(`<h2>Recording failed</h2><p>${fmt.esc(e.message)}</p>`);
     return;
   }
-  renderHeader($('identity'), state.model, true, rec);
+  renderHeader($('identity'), state.model, true, rec, state.autoRefresh);
   if (!on) await waitForGeneration(rec.generation + 1);
 }
 
@@ -179,15 +180,24 @@ async function waitForGeneration(g) {
     await new Promise((r) => setTimeout(r, 100));
   }
   if (rec.has_capture && (!state.model || state.model.meta.generation !== rec.generation)) await load();
-  renderHeader($('identity'), state.model, true, rec);
+  renderHeader($('identity'), state.model, true, rec, state.autoRefresh);
 }
 
+// Every second: the recorder's state for the header; with auto-refresh on,
+// a fresh snapshot every AUTO_REFRESH_S seconds while recording (one at a time).
+let lastAuto = 0, refreshing = false;
 function startLiveLoop() {
   clearInterval(liveTimer);
   liveTimer = setInterval(async () => {
     try {
       rec = await api.json('/api/capture/state');
-      renderHeader($('identity'), state.model, true, rec);
+      renderHeader($('identity'), state.model, true, rec, state.autoRefresh);
+      const now = Date.now();
+      if (state.autoRefresh && rec.recording && !rec.building && !refreshing && now - lastAuto >= AUTO_REFRESH_S * 1000) {
+        lastAuto = now;
+        refreshing = true;
+        try { await refreshLive(); } finally { refreshing = false; }
+      }
     } catch { /* server gone: keep what is shown */ }
   }, 1000);
 }

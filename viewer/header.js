@@ -2,11 +2,13 @@
 // application, pid, library version, os/arch), its clock, span and frame
 // counts, losses and how the capture ended, the profiler's own overhead per
 // scope (so a reader can judge whether it biases the numbers), and, when
-// live, the Record / Stop toggle, Refresh and the recorder's fill.
+// live, the Record / Stop toggle, Refresh, auto-refresh and the recorder's fill.
 
 import * as fmt from './fmt.js';
 
-export function renderHeader(el, model, live, rec) {
+export const AUTO_REFRESH_S = 3;
+
+export function renderHeader(el, model, live, rec, auto = false) {
   const parts = [];
   if (model) {
     const m = model.meta, h = m.header, t = m.totals;
@@ -30,7 +32,9 @@ export function renderHeader(el, model, live, rec) {
   if (live) {
     const on = rec && rec.recording;
     parts.push(`<button id="rec" class="${on ? 'recording' : ''}" title="${on ? 'stop: keep what the recorder holds' : 'record the last 10 s of the application (flight recorder)'}">` +
-      `${on ? '■ Stop' : '● Record'}</button><button id="refresh" ${on ? '' : 'disabled'} title="take a fresh snapshot">⟳</button>`);
+      `${on ? '■ Stop' : '● Record'}</button><button id="refresh" ${on ? '' : 'disabled'} title="take a fresh snapshot">⟳</button>` +
+      `<label title="take a fresh snapshot every ${AUTO_REFRESH_S} s while recording (reloading resets the selection)">` +
+      `<input type="checkbox" id="auto" ${auto ? 'checked' : ''} ${on ? '' : 'disabled'}> auto</label>`);
     if (on && rec.recorder) parts.push(`<span class="dim">${rec.recorder.retained_seconds.toFixed(1)} s · ${fmt.bytes(rec.recorder.retained_bytes)} of ${fmt.bytes(rec.recorder.capacity_bytes)}</span>`);
     if (rec && rec.building) parts.push('<span class="dim">snapshot…</span>');
   }

@@ -17,6 +17,7 @@ export const state = {
   kinds: null,        // Set of frame kind names shown in the strip and list (frames.js)
   view: { t0: 0, t1: 1 }, // flame chart time range, ns since capture start (flame.js)
   tab: 'timeline',    // timeline | counters | sessions | diff (app.js)
+  autoRefresh: false, // live: take a fresh snapshot every few seconds while recording (app.js)
 };
 
 const subs = new Map();

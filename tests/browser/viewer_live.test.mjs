@@ -97,6 +97,12 @@ async function main() {
     const bars = await page.evaluate(() => __strobe.glStats());
     check(bars.instances > 0 && bars.drawCalls >= 1, `the flame chart draws the snapshot (${JSON.stringify(bars)})`);
     await page.screenshot({ path: path.join(work, 'live-timeline.png') });
+    // auto-refresh: fresh snapshots arrive without clicking Refresh
+    const before = await page.evaluate(() => __strobe.generation());
+    await page.click('#auto');
+    await until(page, (g) => window.__strobe.generation() > g, before, 'an automatic snapshot');
+    await page.click('#auto');
+    await until(page, () => !document.querySelector('#auto')?.checked, null, 'auto-refresh switched off');
     const gen = await page.evaluate(() => __strobe.generation());
     await page.click('#rec');
     await until(page, (g) => window.__strobe.generation() > g && !document.querySelector('#rec')?.classList.contains('recording'),
