@@ -15,32 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fix_crcs.h"
 #include "format/codec.h"
 #include "server/viewer_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static int fix_crcs(uint8_t *p, size_t n) {
-  if (n < 16) return 0;
-  uint32_t fields = (uint32_t)p[12] | (uint32_t)p[13] << 8 | (uint32_t)p[14] << 16 | (uint32_t)p[15] << 24;
-  if (fields > n - 16) return 0;
-  int changed = 0;
-  for (size_t off = 16 + fields; n - off >= STROBE__BLOCK_HEADER;) {
-    strobe__block_header h;
-    strobe__block_header_decode(p + off, &h);
-    if (h.stored_len > n - off - STROBE__BLOCK_HEADER) break;
-    uint32_t crc = strobe__block_crc(p + off, p + off + STROBE__BLOCK_HEADER, h.stored_len);
-    if (crc != h.crc) {
-      h.crc = crc;
-      strobe__block_header_encode(p + off, &h);
-      h.crc = strobe__block_crc(p + off, p + off + STROBE__BLOCK_HEADER, h.stored_len);
-      strobe__block_header_encode(p + off, &h);
-      changed = 1;
-    }
-    off += STROBE__BLOCK_HEADER + h.stored_len;
-  }
-  return changed;
-}
 
 static size_t col(const strobe__vtable *t, const char *name) {
   for (uint32_t i = 0; i < t->ncols; i++)
