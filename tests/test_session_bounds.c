@@ -479,8 +479,42 @@ static void test_gauges_and_run_info(void) {
   strobe_collector_release(c);
 }
 
+/* Per-operation tables are bounded (32 stages, 16 counters); what does not
+ * fit is counted on the sample, never silently lost. */
+static void test_stage_and_counter_bounds(void) {
+  strobe_window w;
+  strobe_collector *c = su_collector(&w);
+  char id[STROBE_SESSION_ID_MAX];
+  su_start(c, 0, id);
+  enum { STAGES = STROBE_MAX_STAGES + 3, COUNTERS = STROBE_MAX_OP_COUNTERS + 2 };
+  static char names[STAGES][16], counters[COUNTERS][16];
+  static strobe_site sites[STAGES];
+  strobe_op op = strobe_op_begin(c, w, STROBE_OP_PASS, NULL);
+  for (int i = 0; i < STAGES; i++) {
+    snprintf(names[i], sizeof names[i], "stage_%d", i);
+    sites[i] = (strobe_site){names[i], NULL, NULL, __FILE__, __func__, (uint32_t)__LINE__, STROBE_SITE_STAGE, 0};
+    uint32_t g = strobe__stage_begin(&sites[i]);
+    strobe__stage_end(&g);
+  }
+  for (int i = 0; i < COUNTERS; i++) {
+    snprintf(counters[i], sizeof counters[i], "counter_%d", i);
+    strobe_op_count(counters[i], 1);
+  }
+  strobe_op_end(op, 1);
+  json_t *doc;
+  strobe_report_free(su_end(c, id, &doc));
+  json_t *sample = json_array_get(jreq(doc, "samples"), 0);
+  CHECK_EQ_INT(json_array_size(jreq(sample, "stages")), STROBE_MAX_STAGES);
+  CHECK_EQ_INT(jint(sample, "stages_dropped"), 3);
+  CHECK_EQ_INT(json_array_size(jreq(sample, "counters")), STROBE_MAX_OP_COUNTERS);
+  CHECK_EQ_INT(jint(sample, "counters_dropped"), 2);
+  json_decref(doc);
+  strobe_collector_release(c);
+}
+
 int main(void) {
   test_eight_concurrent_sessions();
+  test_stage_and_counter_bounds();
   test_max_samples_bounds();
   test_oldest_dropped();
   test_ids_unique_not_fixed();

@@ -197,7 +197,7 @@ typedef struct strobe__thread {
   uint64_t pos;        /* next slot to write; published with a release store */
   uint64_t limit;      /* a BEGIN at pos + depth + 1 >= limit takes the slow path (room for every open END) */
   uint32_t depth;      /* open scopes */
-  uint32_t reserved;
+  uint32_t reserved;   /* padding: keeps stack 8-byte aligned */
   strobe__frame stack[STROBE_MAX_DEPTH];
 } strobe__thread;
 

@@ -53,7 +53,6 @@ typedef struct strobe__tstate {
   int exited;             /* set (release) by the thread's exit hook; then the drain frees it */
   uint64_t pending_lost;  /* producer-private: events dropped since the last LOST marker */
   uint64_t lost;          /* atomic: events dropped in total */
-  uint64_t written;       /* atomic: events written in total */
   strobe_misuse misuse;   /* atomic adds */
   uint32_t ncum;
   strobe__cumulative cum[STROBE__MAX_CUMULATIVE];

@@ -78,6 +78,8 @@ static void write_sample(strobe__json *j, const strobe_report *r, const strobe__
   strobe__json_num(j, "total_ms", strobe__ticks_ms(r, s->end - s->start), MS);
   strobe__json_bool(j, "committed", s->committed);
   strobe__json_bool(j, "handed_off", s->handed_off);
+  strobe__json_uint(j, "stages_dropped", s->stages_dropped);
+  strobe__json_uint(j, "counters_dropped", s->counters_dropped);
   strobe__json_array(j, "stages");
   for (uint32_t i = 0; i < s->nstages; i++) {
     const strobe__stage_agg *a = &s->stages[i];

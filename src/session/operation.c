@@ -116,7 +116,7 @@ strobe_op strobe_op_begin(strobe_collector *c, strobe_window w, strobe_op_kind k
     l->frame_id = kind == STROBE_OP_PASS ? ++win->frames : 0;
     l->start = now;
     __atomic_store_n(&l->phase, 0, __ATOMIC_RELAXED);
-    l->nstages = l->ncounters = l->stage_overflow = 0;
+    l->nstages = l->ncounters = l->stages_dropped = l->counters_dropped = 0;
     op.id = strobe__handle((uint32_t)slot, l->gen);
   }
   pthread_mutex_unlock(&c->lock);
@@ -141,6 +141,8 @@ static strobe__sample *make_sample(const strobe__live_op *l, uint64_t end, int c
   s->start = l->start;
   s->end = end;
   s->nstages = l->nstages;
+  s->stages_dropped = l->stages_dropped;
+  s->counters_dropped = l->counters_dropped;
   s->ncounters = l->ncounters;
   s->stages = (strobe__stage_agg *)(s + 1);
   s->counters = (strobe__counter_agg *)(s->stages + l->nstages);
@@ -223,7 +225,10 @@ void strobe_op_count(const char *name, double delta) {
       return;
     }
   }
-  if (l->ncounters < STROBE_MAX_OP_COUNTERS) l->counters[l->ncounters++] = (strobe__counter_agg){name, delta};
+  if (l->ncounters < STROBE_MAX_OP_COUNTERS)
+    l->counters[l->ncounters++] = (strobe__counter_agg){name, delta};
+  else
+    l->counters_dropped++;
 }
 
 /* @stages: a stage guard packs the ring scope's guard (low 8 bits) and a flag
@@ -264,7 +269,7 @@ static void aggregate(strobe__live_op *l, uint32_t site, uint64_t d) {
     }
   }
   if (l->nstages == STROBE_MAX_STAGES) {
-    l->stage_overflow++;
+    l->stages_dropped++;
     return;
   }
   l->stages[l->nstages++] = (strobe__stage_agg){site, 1, d, d, d};

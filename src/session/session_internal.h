@@ -51,6 +51,8 @@ typedef struct strobe__sample {
   uint64_t frame_id;              /* passes: per-window frame number; 0 otherwise */
   uint64_t start, end;            /* ticks */
   uint32_t nstages, ncounters;
+  uint32_t stages_dropped;        /* distinct stages past STROBE_MAX_STAGES: timings not kept */
+  uint32_t counters_dropped;      /* distinct counters past STROBE_MAX_OP_COUNTERS: not kept */
   strobe__stage_agg *stages;      /* point into the same allocation */
   strobe__counter_agg *counters;
 } strobe__sample;
@@ -90,7 +92,7 @@ typedef struct strobe__live_op {
   uint64_t seq, frame_id, start;
   uint64_t phase;                 /* atomic: current stage, strobe__phase_pack(); 0 = none */
   uint32_t nstages, ncounters;    /* owner-thread only, until end */
-  uint32_t stage_overflow;
+  uint32_t stages_dropped, counters_dropped; /* owner-thread only: past the bounds, counted */
   strobe__stage_agg stages[STROBE_MAX_STAGES];
   strobe__counter_agg counters[STROBE_MAX_OP_COUNTERS];
 } strobe__live_op;

@@ -194,6 +194,7 @@ static inline void rc_check_samples(json_t *doc, double at_ms) {
       CHECK(jnull(s, "frame_id"));
     jbool(s, "committed");
     jbool(s, "handed_off");
+    CHECK(jint(s, "stages_dropped") >= 0 && jint(s, "counters_dropped") >= 0);
     json_t *stages = jreq(s, "stages");
     size_t k;
     json_t *st_k;
