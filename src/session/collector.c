@@ -42,8 +42,8 @@ int strobe_collector_create(strobe_collector **out) {
   if (!c) return STROBE_ENOMEM;
   c->refs = 1;
   pthread_mutex_init(&c->lock, NULL);
-  const strobe__clock_info *clk = strobe__clock();
-  c->ns_per_tick = clk->ns_per_tick;
+  /* No clock calibration here (it spins ~5 ms): a collector is created at
+   * application start-up; readers calibrate on their own thread when needed. */
   c->epoch = strobe__now();
   c->next_seq = c->next_session = c->next_app_id = 1;
   *out = c;
@@ -204,7 +204,7 @@ int strobe_window_find(strobe_collector *c, const char *id, strobe_window *out) 
 void strobe_collector_gauge(strobe_collector *c, const char *name, double value) {
   if (!c || !name) return;
   uint64_t now = strobe__now();
-  uint64_t second = (uint64_t)(1e9 / c->ns_per_tick);
+  uint64_t mono = strobe__mono_ns(); /* the rate limit needs no tick calibration */
   pthread_mutex_lock(&c->lock);
   strobe__gauge *g = NULL;
   for (uint32_t i = 0; i < c->ngauges; i++)
@@ -215,9 +215,10 @@ void strobe_collector_gauge(strobe_collector *c, const char *name, double value)
     g->sampled = 0;
   }
   /* At most one sample a second: a gauge is a level, not a trace. */
-  if (g && (g->sampled == 0 || now - g->sampled >= second)) {
+  if (g && (g->sampled == 0 || mono - g->sampled_mono_ns >= 1000000000ull)) {
     g->value = value;
     g->sampled = now;
+    g->sampled_mono_ns = mono;
   }
   pthread_mutex_unlock(&c->lock);
 }

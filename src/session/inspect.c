@@ -10,11 +10,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "platform/clock.h"
 #include "session/session_internal.h"
 
 int strobe_session_list(strobe_collector *c, strobe_session_info *out, int max) {
   if (!c || (!out && max > 0) || max < 0) return STROBE_EINVAL;
   int n = 0;
+  double ns_per_tick = strobe__clock()->ns_per_tick; /* outside the lock: may calibrate once */
   pthread_mutex_lock(&c->lock);
   /* Oldest first: session numbers are handed out in start order. */
   uint64_t after = 0;
@@ -33,7 +35,7 @@ int strobe_session_list(strobe_collector *c, strobe_session_info *out, int max) 
       i->owner = next->owner;
       i->max_samples = next->max_samples;
       i->include_devtools = next->include_devtools;
-      i->started_ms = next->start >= c->epoch ? (double)(next->start - c->epoch) * c->ns_per_tick / 1e6 : 0.0;
+      i->started_ms = next->start >= c->epoch ? (double)(next->start - c->epoch) * ns_per_tick / 1e6 : 0.0;
       i->completed = next->completed;
       i->retained = next->count;
       i->dropped = next->dropped;

@@ -15,6 +15,7 @@
 
 #include "analyze/percentile.h"
 #include "collect/collect.h"
+#include "platform/clock.h"
 #include "session/report.h"
 
 /* >>admission (lock held) */
@@ -199,7 +200,7 @@ static strobe_report *snapshot(strobe_collector *c, const strobe__session *s, ui
   r->start = s->start;
   r->at = at;
   r->epoch = c->epoch;
-  r->ns_per_tick = c->ns_per_tick;
+  r->ns_per_tick = strobe__clock()->ns_per_tick; /* calibrated by the caller, outside the lock */
   r->overhead_ns = c->overhead_ns;
   r->completed = s->completed;
   r->dropped = s->dropped;
@@ -248,6 +249,7 @@ static int read_or_end(strobe_collector *c, const char *id, uint64_t owner, stro
   if (!out) return STROBE_EINVAL;
   *out = NULL;
   if (!c || !id) return STROBE_EINVAL;
+  (void)strobe__clock(); /* calibrates once (a few ms), never under the collector lock */
   pthread_mutex_lock(&c->lock);
   /* Under the lock, like a session's start: every timestamp published before
    * it (taken before its own lock) is then <= at, so no elapsed or age wraps. */

@@ -140,6 +140,7 @@ typedef struct strobe__gauge {
   const char *name;
   double value;
   uint64_t sampled;               /* ticks; 0 = never */
+  uint64_t sampled_mono_ns;       /* CLOCK_MONOTONIC of the same sample, for the once-a-second limit */
 } strobe__gauge;
 
 #define STROBE__MAX_RUN_INFO 16
@@ -149,7 +150,6 @@ struct strobe_collector {
   pthread_mutex_t lock;
   int closed;
   uint64_t epoch;                 /* ticks at creation */
-  double ns_per_tick;
   double overhead_ns;             /* 0 until measured */
   uint64_t next_seq, next_session, next_app_id, close_seq;
   uint64_t untracked_windows;
