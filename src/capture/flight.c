@@ -49,6 +49,7 @@
 #include "format/capture_writer.h"
 #include "format/codec.h"
 #include "platform/clock.h"
+#include "platform/io.h"
 
 /* ======================================================================
  * >>state
@@ -589,21 +590,7 @@ typedef struct dthread {
   uint64_t events, lost; /* in this dump, for the footer */
 } dthread;
 
-static int write_all(int fd, const void *data, size_t len) {
-  const char *p = data;
-  while (len) {
-    ssize_t n = write(fd, p, len);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return STROBE_EIO;
-    }
-    p += n;
-    len -= (size_t)n;
-  }
-  return 0;
-}
-
-static int fd_sink(void *ctx, const void *data, size_t len) { return write_all(*(int *)ctx, data, len); }
+static int fd_sink(void *ctx, const void *data, size_t len) { return strobe__write_all(*(int *)ctx, data, len); }
 
 static dthread *find_thread(dthread *t, uint32_t n, uint32_t index) {
   uint32_t lo = 0, hi = n; /* rows are in index order */
@@ -637,8 +624,8 @@ static int write_footer(int fd, uint64_t end_ticks, const dthread *t, uint32_t n
     strobe__block_header_encode(hdr, &h);
     h.crc = strobe__block_crc(hdr, raw.data, raw.len);
     strobe__block_header_encode(hdr, &h);
-    rc = write_all(fd, hdr, sizeof hdr);
-    if (!rc) rc = write_all(fd, raw.data, raw.len);
+    rc = strobe__write_all(fd, hdr, sizeof hdr);
+    if (!rc) rc = strobe__write_all(fd, raw.data, raw.len);
   }
   strobe__buf_free(&raw);
   return rc;
@@ -691,7 +678,7 @@ static int write_dump(strobe_flight_recorder *fr, const snapshot *s, int fd) {
     off = next_start(fr, off);
     entry e = *at(fr, off);
     pthread_mutex_unlock(&fr->lock);
-    rc = write_all(fd, at(fr, off) + 1, e.size);
+    rc = strobe__write_all(fd, at(fr, off) + 1, e.size);
     dthread *dt = e.thread == NO_THREAD ? NULL : find_thread(t, n, e.thread);
     if (dt && e.type == STROBE__BLK_EVENTS) dt->events += e.count;
     if (dt && e.type == STROBE__BLK_LOST) dt->lost += e.count;

@@ -20,6 +20,7 @@
 #include "collect/collect.h"
 #include "format/capture_writer.h"
 #include "platform/clock.h"
+#include "platform/io.h"
 
 #define DEFAULT_FLUSH_MS 100u
 #define DEFAULT_LEVEL 1
@@ -45,17 +46,7 @@ static pthread_once_t g_atexit_once = PTHREAD_ONCE_INIT;
 
 static int file_sink(void *ctx, const void *data, size_t len) {
   strobe_recorder *r = ctx;
-  const char *p = data;
-  while (len) {
-    ssize_t n = write(r->fd, p, len);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return STROBE_EIO;
-    }
-    p += n;
-    len -= (size_t)n;
-  }
-  return 0;
+  return strobe__write_all(r->fd, data, len);
 }
 
 /* >>consumer callbacks (drain thread) */
