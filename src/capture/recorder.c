@@ -11,7 +11,6 @@
  */
 #include "strobe/record.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
