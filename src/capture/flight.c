@@ -35,7 +35,6 @@
  */
 #include "strobe/flight.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
