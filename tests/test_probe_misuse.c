@@ -2,8 +2,10 @@
  * test_probe_misuse.c — misuse is detected and counted and never corrupts
  * the stream: END without BEGIN, a BEGIN left open inside a block scope, an
  * END that closes a block scope early, a scope open at thread exit, nesting
- * beyond STROBE_MAX_DEPTH, a value with no scope. Also strobe_current_scope,
- * strobe_setup's rules, and that the capture stays balanced throughout.
+ * beyond STROBE_MAX_DEPTH, a value with no scope, a scope whose site has no
+ * name. Also strobe_current_scope (loop accumulators in between are not
+ * scopes), strobe_setup's rules, and that the capture stays balanced
+ * throughout.
  */
 #include <pthread.h>
 #include <string.h>
@@ -36,6 +38,26 @@ static void end_closes_block_early(void) {
     STROBE_SCOPE("closed_early");
     STROBE_END(); /* closes closed_early (counted), then explicit_outer */
   }
+}
+
+/* Loop accumulators attach to the enclosing scope without being scopes
+ * themselves: the innermost scope stays what the code opened, and closing it
+ * (block or STROBE_END) is not misuse. */
+static void loops_in_scopes(void) {
+  STROBE_SCOPE("with_loop");
+  for (int i = 0; i < 3; i++) {
+    STROBE_CUMULATIVE("loop_body");
+    STROBE_SCOPE("in_body");
+    CHECK(!strcmp(strobe_current_scope()->name, "in_body"));
+  }
+  CHECK(!strcmp(strobe_current_scope()->name, "with_loop"));
+  STROBE_BEGIN("explicit_with_loop");
+  for (int i = 0; i < 2; i++) {
+    STROBE_CUMULATIVE("explicit_loop_body");
+  }
+  CHECK(!strcmp(strobe_current_scope()->name, "explicit_with_loop"));
+  STROBE_END();
+  CHECK(!strcmp(strobe_current_scope()->name, "with_loop"));
 }
 
 int main(void) {
@@ -86,6 +108,12 @@ int main(void) {
   CHECK_EQ_U64(strobe_misuse_counts().unbalanced, 3); /* closed early + its guard finding it gone */
   CHECK(strobe_current_scope() == NULL);
 
+  loops_in_scopes();
+  CHECK_EQ_U64(strobe_misuse_counts().unbalanced, 3);
+  CHECK(strobe_current_scope() == NULL);
+
+  { STROBE_SCOPE((const char *)0); } /* recorded under the fallback site, not dropped */
+
   recurse(STROBE_MAX_DEPTH + 10);
   CHECK_EQ_U64(strobe_misuse_counts().depth_overflow, 10);
   CHECK(strobe_current_scope() == NULL);
@@ -105,13 +133,27 @@ int main(void) {
   strobe_capture_record r;
   int rc;
   uint32_t max_depth = 0;
-  uint64_t deep_ends = 0;
+  uint64_t deep_ends = 0, unregistered_ends = 0, loop_count = 0, explicit_loop_count = 0;
   while ((rc = strobe_capture_next(cap, &r)) > 0) {
+    const char *name = r.type == STROBE_REC_END || r.type == STROBE_REC_CUMULATIVE
+                           ? strobe_capture_get_site(cap, r.site)->name : "";
     if (r.type == STROBE_REC_END) {
       if (r.depth > max_depth) max_depth = r.depth;
-      if (!strcmp(strobe_capture_get_site(cap, r.site)->name, "deep")) deep_ends++;
+      if (!strcmp(name, "deep")) deep_ends++;
+      if (!strcmp(name, "strobe: unregistered site")) unregistered_ends++;
+    }
+    if (r.type == STROBE_REC_CUMULATIVE && !strcmp(name, "loop_body")) {
+      CHECK_EQ_INT(r.depth, 1); /* attached to with_loop */
+      loop_count += r.count;
+    }
+    if (r.type == STROBE_REC_CUMULATIVE && !strcmp(name, "explicit_loop_body")) {
+      CHECK_EQ_INT(r.depth, 2); /* attached to explicit_with_loop */
+      explicit_loop_count += r.count;
     }
   }
+  CHECK_EQ_U64(unregistered_ends, 1);
+  CHECK_EQ_U64(loop_count, 3);
+  CHECK_EQ_U64(explicit_loop_count, 2);
   CHECK_EQ_INT(rc, 0);
   strobe_capture_totals t = strobe_capture_get_totals(cap);
   CHECK_EQ_U64(t.orphan_ends, 0);

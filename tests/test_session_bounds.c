@@ -493,7 +493,7 @@ static void test_stage_and_counter_bounds(void) {
   for (int i = 0; i < STAGES; i++) {
     snprintf(names[i], sizeof names[i], "stage_%d", i);
     sites[i] = (strobe_site){names[i], NULL, NULL, __FILE__, __func__, (uint32_t)__LINE__, STROBE_SITE_STAGE, 0};
-    uint32_t g = strobe__stage_begin(&sites[i]);
+    uintptr_t g = strobe__stage_begin(&sites[i]);
     strobe__stage_end(&g);
   }
   for (int i = 0; i < COUNTERS; i++) {

@@ -120,15 +120,15 @@ STROBE_API void strobe_op_count(const char *name, double delta);
  * operation (count, total, min, max). `parent` names the stage it is nested
  * in (NULL: directly in the operation); reports say "nested in parent, do not
  * sum". Costs a function call when nothing is active. */
-STROBE_API uint32_t strobe__stage_begin(strobe_site *site);
-STROBE_API void strobe__stage_end(uint32_t *guard);
+STROBE_API uintptr_t strobe__stage_begin(strobe_site *site);
+STROBE_API void strobe__stage_end(uintptr_t *guard);
 #if defined(STROBE_DISABLE)
 #define STROBE_STAGE(name, parent) ((void)0)
 #else
 #define STROBE_STAGE(name, parent)                                                           \
   static strobe_site STROBE__UNIQUE(strobe__site_) = {(name), (const char *)0, (parent), __FILE__, __func__, \
                                                       (uint32_t)__LINE__, STROBE_SITE_STAGE, 0};         \
-  uint32_t STROBE__UNIQUE(strobe__stage_) __attribute__((cleanup(strobe__stage_end), unused)) = \
+  uintptr_t STROBE__UNIQUE(strobe__stage_) __attribute__((cleanup(strobe__stage_end), unused)) = \
       strobe__stage_begin(&STROBE__UNIQUE(strobe__site_))
 #endif
 

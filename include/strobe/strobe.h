@@ -120,13 +120,14 @@ typedef struct strobe_site {
   const char *function; /* __func__ */
   uint32_t line;        /* __LINE__ */
   uint32_t kind;        /* strobe_site_kind */
-  uint32_t id;          /* 0 until first use, then 1..STROBE_MAX_SITES-1; written once, atomically */
+  uint32_t id;          /* 0 until first recorded, then 1..STROBE_MAX_SITES-1; written once, atomically */
 } strobe_site;
 
-#define STROBE_MAX_SITES 65536 /* ids fit the 16-bit field of an event word with room for the kind */
+#define STROBE_MAX_SITES 65536 /* ids are below this; the last one is kept for "strobe: unregistered site" */
 
 /* Registers a site (normally done on its first event). Returns its id (>0) or a negative error
- * (STROBE_ELIMIT when STROBE_MAX_SITES are registered). Idempotent. */
+ * (STROBE_ELIMIT when STROBE_MAX_SITES - 2 are registered; scopes of sites that cannot be registered are
+ * recorded under the site "strobe: unregistered site"). Idempotent. */
 STROBE_API int strobe_site_register(strobe_site *site);
 
 /* >>threads
@@ -159,46 +160,63 @@ STROBE_API strobe_event_stats strobe_query_event_stats(void);
 /* ======================================================================
  * >>hot path internals (not API)
  * ====================================================================== */
-#define STROBE_MAX_DEPTH 128 /* open scopes per thread; deeper ones are counted, not recorded */
+#define STROBE_MAX_DEPTH 256 /* open scopes per thread (the capture format's bound); deeper ones are counted, not recorded */
 
+/* Event kinds as consumers see them (and as capture files number them). */
 enum {
   STROBE__EV_BEGIN = 1,
-  STROBE__EV_END = 2,
+  STROBE__EV_END = 2,       /* data: the site id of the scope it closes */
   STROBE__EV_VALUE = 3,     /* data: site; next slot carries the double */
   STROBE__EV_COUNTER = 4,   /* next slot carries the double delta */
   STROBE__EV_GAUGE = 5,     /* next slot carries the double level */
   STROBE__EV_FRAME = 6,
-  STROBE__EV_CUMULATIVE = 7, /* followed by 2 payload slots: count,total / min,max */
+  STROBE__EV_CUMULATIVE = 7, /* followed by 4 payload slots: count, total, min, max */
   STROBE__EV_LOST = 8,      /* data: events lost before this point; word high bits: depth after loss */
-  STROBE__EV_PAYLOAD = 9    /* raw 8+8 bytes belonging to the previous event */
+  STROBE__EV_PAYLOAD = 9,   /* raw 8+8 bytes belonging to the previous event */
+  /* Only inside a ring, rewritten by the drain before consumers see it: a
+   * LOST marker whose depth the drain fills in. No in-ring kind may be a
+   * multiple of 8, because an 8-byte-aligned site pointer in place of kind
+   * and data is how the inline BEGIN writes itself. */
+  STROBE__EV_RING_LOST = 12
 };
 
+/* 16 bytes. In a ring, the inline BEGIN stores its site pointer over kind
+ * and data (one 8-byte store; the drain turns it into BEGIN + site id), and
+ * the inline END stores kind END with data 0 (the drain fills in the site). */
 typedef struct strobe__event {
   uint64_t ts;   /* ticks of the collector clock */
   uint32_t kind; /* STROBE__EV_* */
   uint32_t data; /* site id, or kind-specific */
 } strobe__event;
 
-typedef struct strobe__frame {
-  uint32_t site;    /* site id */
-  uint32_t flags;   /* STROBE__FRAME_*; 0 on the fast path */
-} strobe__frame;
-
+/* A frame of the scope stack is one word: the site pointer (8-byte aligned)
+ * with these flags in its low bits, or STROBE__FRAME_HOLDER alone. */
 enum {
-  STROBE__FRAME_UNRECORDED = 1,       /* its BEGIN was dropped (ring full): its END is withheld too */
-  STROBE__FRAME_EXPLICIT = 2,         /* opened by STROBE_BEGIN, closed by STROBE_END */
-  STROBE__FRAME_HAS_CUMULATIVE = 4    /* loop accumulators attach to it: flush them before its END */
+  STROBE__FRAME_EXPLICIT = 1,   /* opened by STROBE_BEGIN, closed by STROBE_END */
+  STROBE__FRAME_UNRECORDED = 2, /* its BEGIN was dropped (ring full): its END is withheld too */
+  STROBE__FRAME_HOLDER = 4,     /* no scope: loop accumulators of the frame below, flushed before its END */
+  STROBE__FRAME_FLAGS = 7
 };
+/* A guard (what a BEGIN returns, what its END takes) is the address of the
+ * scope's frame, 0 when nothing was opened. This bit in a guard sends the
+ * END through the slow path (the frame is UNRECORDED). */
+#define STROBE__GUARD_SLOW ((uintptr_t)1)
 
-/* The part of a thread's state the inline hot path touches. */
+/* The part of a thread's state the inline hot path touches.
+ *
+ * The ring is a plain array: `cur` moves forward by one event per write and
+ * only the slow path wraps it back to the start. `limit` folds every check
+ * a BEGIN needs into one comparison, cur + 8 * top <= limit: it holds only
+ * while the ring has room for the BEGIN and for the END of every open scope
+ * (so an END never checks for room), and while the stack is below
+ * STROBE_MAX_DEPTH; the slow path recomputes it. A thread that is not
+ * attached points at a shared state whose limit is 0, so its first BEGIN
+ * takes the slow path, which attaches it. */
 typedef struct strobe__thread {
-  strobe__event *ring; /* ring_events slots */
-  uint64_t mask;       /* ring_events - 1 */
-  uint64_t pos;        /* next slot to write; published with a release store */
-  uint64_t limit;      /* a BEGIN at pos + depth + 1 >= limit takes the slow path (room for every open END) */
-  uint32_t depth;      /* open scopes */
-  uint32_t reserved;   /* padding: keeps stack 8-byte aligned */
-  strobe__frame stack[STROBE_MAX_DEPTH];
+  strobe__event *cur;  /* next slot to write; published with a release store */
+  uintptr_t *top;      /* innermost frame; &stack[0] (never a scope) when none is open */
+  uint64_t limit;      /* see above; 0 when detached */
+  uintptr_t stack[STROBE_MAX_DEPTH + 1];
 } strobe__thread;
 
 /* Bit set of active consumers; read relaxed on every site. Sessions do not
@@ -206,15 +224,15 @@ typedef struct strobe__thread {
 #define STROBE__ACTIVE_EVENTS 1u   /* a capture, flight recorder or live stream wants events */
 extern STROBE_API uint32_t strobe__active;
 /* initial-exec: one %fs-relative load, no __tls_get_addr call, even when the
- * instrumented code is itself a shared library. */
+ * instrumented code is itself a shared library. Never NULL. */
 #if defined(__cplusplus)
 extern STROBE_API thread_local strobe__thread *strobe__tls __attribute__((tls_model("initial-exec")));
 #else
 extern STROBE_API _Thread_local strobe__thread *strobe__tls __attribute__((tls_model("initial-exec")));
 #endif
 
-STROBE_API uint32_t strobe__begin_slow(strobe_site *site, uint32_t flags);
-STROBE_API void strobe__end_slow(uint32_t guard);
+STROBE_API uintptr_t strobe__begin_slow(strobe_site *site, uint32_t flags);
+STROBE_API void strobe__end_slow(uintptr_t guard);
 STROBE_API void strobe__end_explicit(void);
 STROBE_API void strobe__emit_number(strobe_site *site, double number);
 STROBE_API void strobe__frame_mark(strobe_site *site);
@@ -259,50 +277,64 @@ static inline void strobe__stamp(uint64_t *dst) {
 #endif
 }
 
+/* Writes an event's kind and data as one 8-byte word. */
+static inline void strobe__put_word(strobe__event *e, uint64_t word) { __builtin_memcpy(&e->kind, &word, sizeof word); }
+
+/* Publishes the event at t->cur by moving the cursor past it, with release
+ * order: the drain, reading cur with acquire, sees the event whole. On
+ * x86-64 every store already has release order, so a compiler barrier and
+ * one add to memory do it; ThreadSanitizer builds use the C11 store it can
+ * check. */
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define STROBE__TSAN 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define STROBE__TSAN 1
+#endif
+static inline void strobe__advance(strobe__thread *t, strobe__event *e) {
+#if defined(__x86_64__) && !defined(STROBE__TSAN)
+  (void)e;
+  __asm__ __volatile__("addq %1, %0" : "+m"(t->cur) : "i"(sizeof(strobe__event)) : "memory");
+#else
+  __atomic_store_n(&t->cur, e + 1, __ATOMIC_RELEASE);
+#endif
+}
+
 static inline int strobe__is_active(void) {
   return STROBE__UNLIKELY(__atomic_load_n(&strobe__active, __ATOMIC_RELAXED) != 0);
 }
 
-/* Opens a scope; returns the guard (depth after push), or 0 when nothing was
- * opened. The ring always keeps one free slot for the END of every open
- * scope, so a BEGIN needs two (its own and its END's) on top of those, and
- * the END path never has to check for room. */
-static inline uint32_t strobe__begin(strobe_site *site) {
+/* Opens a scope; returns its guard, or 0 when nothing was opened. */
+static inline uintptr_t strobe__begin(strobe_site *site) {
   strobe__thread *t = strobe__tls;
-  uint32_t id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE); /* free on x86-64 */
-  if (STROBE__UNLIKELY(!t || !id)) return strobe__begin_slow(site, 0);
-  uint32_t depth = t->depth;
-  uint64_t pos = t->pos;
-  if (STROBE__UNLIKELY(pos + depth + 1 >= t->limit || depth >= STROBE_MAX_DEPTH))
+  strobe__event *e = t->cur;
+  uintptr_t *top = t->top;
+  if (STROBE__UNLIKELY((uint64_t)(uintptr_t)e + 8u * (uint64_t)(uintptr_t)top > t->limit))
     return strobe__begin_slow(site, 0);
-  strobe__event *e = &t->ring[pos & t->mask];
   strobe__stamp(&e->ts);
-  e->kind = STROBE__EV_BEGIN;
-  e->data = id;
-  uint64_t frame = id; /* {site = id, flags = 0} in one store */
-  __builtin_memcpy(&t->stack[depth], &frame, sizeof frame);
-  t->depth = depth + 1;
-  __atomic_store_n(&t->pos, pos + 1, __ATOMIC_RELEASE);
-  return depth + 1;
+  strobe__put_word(e, (uintptr_t)site);
+  top[1] = (uintptr_t)site;
+  t->top = top + 1;
+  strobe__advance(t, e);
+  return (uintptr_t)(top + 1);
 }
 
-static inline void strobe__end(uint32_t guard) {
+static inline void strobe__end(uintptr_t guard) {
   strobe__thread *t = strobe__tls;
-  strobe__frame f = t->stack[(guard - 1) & (STROBE_MAX_DEPTH - 1)];
-  if (STROBE__UNLIKELY(t->depth != guard || f.flags)) {
-    strobe__end_slow(guard);
+  if (STROBE__UNLIKELY((uintptr_t)t->top != guard)) {
+    strobe__end_slow(guard); /* misuse, an unrecorded scope, or loop accumulators to flush */
     return;
   }
-  uint64_t pos = t->pos;
-  strobe__event *e = &t->ring[pos & t->mask];
+  strobe__event *e = t->cur;
   strobe__stamp(&e->ts);
-  e->kind = STROBE__EV_END;
-  e->data = f.site;
-  t->depth = guard - 1;
-  __atomic_store_n(&t->pos, pos + 1, __ATOMIC_RELEASE);
+  strobe__put_word(e, STROBE__EV_END);
+  t->top--; /* to guard - 1, which GCC otherwise computes in a register first */
+  strobe__advance(t, e);
 }
 
-static inline void strobe__scope_cleanup(uint32_t *guard) {
+static inline void strobe__scope_cleanup(uintptr_t *guard) {
   if (STROBE__UNLIKELY(*guard != 0)) strobe__end(*guard);
 }
 
@@ -347,7 +379,7 @@ static inline void strobe__cumulative_cleanup(strobe__cumulative_guard *g) {
 /* A scope that closes when the enclosing block ends. */
 #define STROBE_SCOPE_CAT(name, category)                                                    \
   STROBE__SITE(STROBE__UNIQUE(strobe__site_), STROBE_SITE_SCOPE, name, category);           \
-  uint32_t STROBE__UNIQUE(strobe__guard_) __attribute__((cleanup(strobe__scope_cleanup), unused)) = \
+  uintptr_t STROBE__UNIQUE(strobe__guard_) __attribute__((cleanup(strobe__scope_cleanup), unused)) = \
       strobe__is_active() ? strobe__begin(&STROBE__UNIQUE(strobe__site_)) : 0u
 #define STROBE_SCOPE(name) STROBE_SCOPE_CAT(name, (const char *)0)
 /* A scope named after the enclosing function. */
@@ -359,10 +391,11 @@ static inline void strobe__cumulative_cleanup(strobe__cumulative_guard *g) {
     STROBE__SITE(strobe__site_b, STROBE_SITE_SCOPE, name, (const char *)0);        \
     if (strobe__is_active()) (void)strobe__begin_slow(&strobe__site_b, STROBE__FRAME_EXPLICIT); \
   } while (0)
-/* Closes the innermost scope opened by STROBE_BEGIN; counted as misuse when there is none. */
+/* Closes the innermost scope opened by STROBE_BEGIN; counted as misuse when there is none.
+ * (A thread that never recorded has limit 0 and nothing to close.) */
 #define STROBE_END()                                    \
   do {                                                  \
-    if (strobe__tls) strobe__end_explicit();            \
+    if (strobe__tls->limit) strobe__end_explicit();     \
   } while (0)
 
 /* Attaches a number to the innermost open scope ("rows", 42). */

@@ -28,7 +28,7 @@ class Scope {
   Scope &operator=(const Scope &) = delete;
 
  private:
-  uint32_t guard_;
+  uintptr_t guard_;
 };
 
 /* One iteration of a loop body, aggregated into its enclosing scope. */

@@ -50,6 +50,61 @@ static void deliver_thread(strobe__consumer **cs, int n, strobe__tstate *t, cons
   for (int i = 0; i < n; i++) cs[i]->thread(cs[i]->ctx, t->index, t->os_tid, name, lost_base);
 }
 
+/* Turns a run of ring events into the form consumers see (strobe.h): a
+ * site pointer becomes BEGIN with the site's id, an END gets the id of the
+ * scope it closes, a ring LOST marker gets the stream's depth. The drain
+ * keeps the stack of open scopes for that; it sees every event a thread
+ * publishes, and an END of a recorded BEGIN is never dropped. */
+/* Site pointer -> id, drain-private, so the usual BEGIN costs the drain no
+ * atomic load (which ThreadSanitizer makes expensive). Direct-mapped. */
+#define SITE_CACHE 256u
+static struct {
+  const strobe_site *site;
+  uint32_t id;
+} g_site_cache[SITE_CACHE];
+
+static uint32_t site_id(strobe_site *site) {
+  uint32_t slot = (uint32_t)((uintptr_t)site >> 3) % SITE_CACHE;
+  if (g_site_cache[slot].site != site) {
+    g_site_cache[slot].id = strobe__site_id_for_stream(site);
+    g_site_cache[slot].site = site;
+  }
+  return g_site_cache[slot].id;
+}
+
+static void convert_run(strobe__tstate *t, strobe__event *e, strobe__event *end) {
+  for (; e < end; e++) {
+    uint32_t kind = e->kind;
+    if ((kind & 7u) == 0) { /* no in-ring kind is a multiple of 8 (strobe.h) */
+      uint64_t word = (uint64_t)e->data << 32 | kind; /* the inline BEGIN's site pointer */
+      uint32_t id = site_id((strobe_site *)(uintptr_t)word);
+      if (t->open < STROBE_MAX_DEPTH) t->open_site[t->open] = id;
+      t->open++;
+      e->kind = STROBE__EV_BEGIN;
+      e->data = id;
+    } else if (kind == STROBE__EV_END) {
+      if (t->open) t->open--;
+      e->data = t->open < STROBE_MAX_DEPTH ? t->open_site[t->open] : 0;
+    } else if ((kind & 0xffu) == STROBE__EV_RING_LOST) {
+      uint32_t depth = kind >> 8; /* the producer's count: trusted only to be smaller */
+      if (depth < t->open) t->open = depth;
+      e->kind = STROBE__EV_LOST | t->open << 8;
+    }
+  }
+}
+
+/* Converts [e, end), delivers the sites it registered, then the events. */
+static void deliver_run(strobe__tstate *t, strobe__event *e, strobe__event *end) {
+  if (e >= end) return;
+  convert_run(t, e, end);
+  /* Sites registered by producers before publishing, or by convert_run. */
+  uint32_t nsites = strobe__site_count();
+  deliver_sites(g_consumers, g_nconsumers, g_sites_delivered, nsites);
+  g_sites_delivered = nsites;
+  for (int i = 0; i < g_nconsumers; i++) g_consumers[i]->events(g_consumers[i]->ctx, t->index, e, (size_t)(end - e));
+  __atomic_store_n(&t->drained, t->drained + (uint64_t)(end - e), __ATOMIC_RELAXED);
+}
+
 /* One pass over every thread. Called with g_lock held. The thread list lock
  * is held only to snapshot the list and to unlink exited threads, never while
  * consumers encode or write: a thread attaching (its first event) must not
@@ -59,21 +114,16 @@ static void deliver_thread(strobe__consumer **cs, int n, strobe__tstate *t, cons
 static void pass(void) {
   strobe__threads_lock();
   strobe__tstate *head = strobe__threads_head();
-  /* `exited` before `pos`, so that an exited thread's snapshot is final; and
-   * every ring before the site count: a site is registered before any event
-   * naming it is published, so the count read afterwards covers the snapshot. */
+  /* `exited` before `cur`, so that an exited thread's snapshot is final. */
   for (strobe__tstate *t = head; t; t = t->next) {
     t->snap_exited = __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE);
-    t->snap_pos = __atomic_load_n(&t->hot.pos, __ATOMIC_ACQUIRE);
+    t->snap_cur = __atomic_load_n(&t->hot.cur, __ATOMIC_ACQUIRE);
     if (!t->announced || t->snap_name_gen != t->name_gen) {
       memcpy(t->snap_name, t->name, sizeof t->snap_name);
       t->snap_name_gen = t->name_gen;
     }
   }
   strobe__threads_unlock();
-  uint32_t nsites = strobe__site_count();
-  deliver_sites(g_consumers, g_nconsumers, g_sites_delivered, nsites);
-  g_sites_delivered = nsites;
 
   int any_exited = 0;
   for (strobe__tstate *t = head; t; t = t->next) {
@@ -87,16 +137,13 @@ static void pass(void) {
       for (int i = 0; i < g_nconsumers; i++) g_consumers[i]->lost(g_consumers[i]->ctx, t->index, lost);
       t->lost_seen = lost;
     }
-    uint64_t read = t->read, end = t->snap_pos;
-    while (read < end) {
-      uint64_t off = read & t->hot.mask;
-      uint64_t run = t->ring_events - off;
-      if (run > end - read) run = end - read;
-      for (int i = 0; i < g_nconsumers; i++)
-        g_consumers[i]->events(g_consumers[i]->ctx, t->index, t->hot.ring + off, (size_t)run);
-      read += run;
+    strobe__event *read = t->read, *end = t->snap_cur;
+    if (end < read) { /* the producer wrapped */
+      deliver_run(t, read, __atomic_load_n(&t->wrap_at, __ATOMIC_RELAXED));
+      read = t->ring;
     }
-    __atomic_store_n(&t->read, read, __ATOMIC_RELEASE);
+    deliver_run(t, read, end);
+    __atomic_store_n(&t->read, end, __ATOMIC_RELEASE);
     if (t->snap_exited) {
       for (int i = 0; i < g_nconsumers; i++) g_consumers[i]->thread_end(g_consumers[i]->ctx, t->index);
       any_exited = 1;

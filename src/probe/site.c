@@ -9,18 +9,22 @@
 
 #include "collect/collect.h"
 
-static strobe_site *g_sites[STROBE_MAX_SITES]; /* [0] unused: id 0 means "not yet registered" */
+/* [0] unused: id 0 means "not yet registered". The last id is kept for the
+ * fallback site, so user sites get ids 1..STROBE_MAX_SITES-2. */
+static strobe_site *g_sites[STROBE_MAX_SITES];
 static uint32_t g_count = 1;
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static strobe_site g_fallback = {"strobe: unregistered site", "strobe", NULL, __FILE__, "strobe__site_id_for_stream",
+                                 __LINE__, STROBE_SITE_SCOPE, 0};
 
-int strobe_site_register(strobe_site *site) {
+static int register_below(strobe_site *site, uint32_t end) {
   if (!site || !site->name) return STROBE_EINVAL;
   uint32_t id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
   if (id) return (int)id;
   pthread_mutex_lock(&g_lock);
   id = site->id;
   if (!id) {
-    if (g_count >= STROBE_MAX_SITES) {
+    if (g_count >= end) {
       pthread_mutex_unlock(&g_lock);
       return STROBE_ELIMIT;
     }
@@ -31,6 +35,15 @@ int strobe_site_register(strobe_site *site) {
   }
   pthread_mutex_unlock(&g_lock);
   return (int)id;
+}
+
+int strobe_site_register(strobe_site *site) { return register_below(site, STROBE_MAX_SITES - 1); }
+
+uint32_t strobe__site_id_for_stream(strobe_site *site) {
+  uint32_t id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
+  if (id) return id;
+  int rc = strobe_site_register(site);
+  return rc > 0 ? (uint32_t)rc : (uint32_t)register_below(&g_fallback, STROBE_MAX_SITES);
 }
 
 uint32_t strobe__site_count(void) { return __atomic_load_n(&g_count, __ATOMIC_ACQUIRE); }

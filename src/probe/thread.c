@@ -22,8 +22,16 @@
 #include "platform/clock.h"
 
 /* @globals */
+/* The frame words and the inline BEGIN's ring word keep flags in the low
+ * three bits of a site pointer. */
+_Static_assert(_Alignof(strobe_site) >= 8, "strobe_site must be 8-byte aligned");
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the ring word overlays kind (low half) and data");
+
 uint32_t strobe__active;
-_Thread_local strobe__thread *strobe__tls __attribute__((tls_model("initial-exec")));
+/* What strobe__tls points at before a thread attaches and after it exits:
+ * limit 0 sends every BEGIN to the slow path, and no guard is its top. */
+static strobe__thread g_detached = {NULL, &g_detached.stack[0], 0, {0}};
+_Thread_local strobe__thread *strobe__tls __attribute__((tls_model("initial-exec"))) = &g_detached;
 
 static _Thread_local int tls_exiting; /* set by the exit hook: no re-attach while TLS is torn down */
 
@@ -78,16 +86,39 @@ static void on_thread_exit(void *arg);
 
 static void init_once(void) { (void)pthread_key_create(&g_key, on_thread_exit); }
 
+/* The thread state behind strobe__tls, or NULL when it is not attached. */
+static strobe__tstate *attached(void) {
+  strobe__thread *h = strobe__tls;
+  return h == &g_detached ? NULL : (strobe__tstate *)h;
+}
+
+static uint32_t depth_of(const strobe__tstate *t) { return (uint32_t)(t->hot.top - t->hot.stack); }
+
+/* Recomputes the inline BEGIN's limit (strobe.h: cur + 8 * top <= limit):
+ * - room: up to `bound`, the ring's end (or, once wrapped, the slot before
+ *   the drain's position), with the BEGIN's slot and its END's kept, and
+ *   64 bytes per open frame, four times the 16 its END needs;
+ * - depth: measured from the cursor now, since the cursor only grows until
+ *   the next slow path, 64 bytes per frame stop the stack at
+ *   STROBE_MAX_DEPTH. At depth d that forces a slow path at most every
+ *   2 * (STROBE_MAX_DEPTH - 1 - d) scopes.
+ * Below the ring's middle, `bound` stops there: the slow path that crosses
+ * it wakes the drain before the ring can fill. */
 static void refresh_limit(strobe__tstate *t) {
-  uint64_t read = __atomic_load_n(&t->read, __ATOMIC_ACQUIRE);
-  uint64_t half = read + t->ring_events / 2;
-  /* Stopping at the half mark sends the producer through the slow path once,
-   * where it wakes the drain before the ring can fill. */
-  t->hot.limit = t->hot.pos < half ? half : read + t->ring_events;
+  strobe__event *cur = t->hot.cur;
+  strobe__event *read = __atomic_load_n(&t->read, __ATOMIC_ACQUIRE);
+  strobe__event *bound = cur >= read ? t->ring_end : read - 1;
+  strobe__event *mid = t->ring + t->ring_events / 2;
+  if (cur < mid && mid < bound) bound = mid;
+  uint64_t base8 = 8u * (uint64_t)(uintptr_t)t->hot.stack;
+  uint64_t room = (uint64_t)(uintptr_t)bound - 2u * sizeof(strobe__event) + base8;
+  uint64_t deep = (uint64_t)(uintptr_t)cur + base8 + 64u * (STROBE_MAX_DEPTH - 1);
+  t->hot.limit = room < deep ? room : deep;
 }
 
 static strobe__tstate *attach(void) {
-  if (strobe__tls) return (strobe__tstate *)strobe__tls;
+  strobe__tstate *a = attached();
+  if (a) return a;
   if (tls_exiting) return NULL;
   pthread_once(&g_once, init_once);
   pthread_mutex_lock(&g_desc_lock);
@@ -103,9 +134,10 @@ static strobe__tstate *attach(void) {
     free(ring);
     return NULL;
   }
-  t->hot.ring = ring;
-  t->hot.mask = cap - 1u;
+  t->ring = t->read = t->hot.cur = ring;
+  t->ring_end = t->wrap_at = ring + cap;
   t->ring_events = cap;
+  t->hot.top = t->hot.stack;
   t->os_tid = (uint64_t)syscall(SYS_gettid);
   pthread_mutex_lock(&g_threads_lock);
   t->index = g_threads_seen++;
@@ -139,70 +171,82 @@ void strobe__threads_unlink(strobe__tstate *t) {
     }
   }
   misuse_add(&g_misuse_dead, &t->misuse);
-  g_written_dead += __atomic_load_n(&t->hot.pos, __ATOMIC_ACQUIRE);
+  g_written_dead += __atomic_load_n(&t->drained, __ATOMIC_RELAXED);
   g_lost_dead += __atomic_load_n(&t->lost, __ATOMIC_RELAXED);
 }
 
 void strobe__thread_free(strobe__tstate *t) {
   if (!t) return;
-  free(t->hot.ring);
+  free(t->ring);
   free(t);
 }
 
 #define BUMP(t, field) __atomic_fetch_add(&(t)->misuse.field, 1, __ATOMIC_RELAXED)
 
 /* @ring
- * The slow path writes at t->hot.pos onwards and publishes once, so a
- * multi-slot event (a number and its payload) becomes visible whole. */
+ * The slow path writes at the slot reserve() returns and publishes once, so
+ * a multi-slot event (a number and its payload) becomes visible whole. */
 static void drop(strobe__tstate *t, uint32_t n) {
   t->pending_lost += n;
   __atomic_fetch_add(&t->lost, n, __ATOMIC_RELAXED);
   strobe__drain_wake();
 }
 
-/* Depth as the reader sees it: open frames whose BEGIN is in the stream. */
+/* Depth as the reader sees it: open scopes whose BEGIN is in the stream. */
 static uint32_t recorded_depth(const strobe__tstate *t) {
   uint32_t d = 0;
-  for (uint32_t i = 0; i < t->hot.depth; i++) d += !(t->hot.stack[i].flags & STROBE__FRAME_UNRECORDED);
+  for (const uintptr_t *f = t->hot.stack + 1; f <= t->hot.top; f++)
+    d += *f != STROBE__FRAME_HOLDER && !(*f & STROBE__FRAME_UNRECORDED);
   return d;
 }
 
-static void put(strobe__tstate *t, uint64_t *pos, uint64_t ts, uint32_t kind, uint32_t data) {
-  strobe__event *e = &t->hot.ring[*pos & t->hot.mask];
+static void put(strobe__event **at, uint64_t ts, uint32_t kind, uint32_t data) {
+  strobe__event *e = (*at)++;
   e->ts = ts;
   e->kind = kind;
   e->data = data;
-  (*pos)++;
 }
 
-/* Reserves n slots (plus a LOST marker when events were dropped since the
- * last one) while keeping `keep` more free for the ENDs of open scopes, so
- * the inline END path never lacks room. Returns the position to write at
- * plus one, or 0 with the loss counted. */
-static uint64_t reserve(strobe__tstate *t, uint32_t n, uint32_t keep, uint64_t now) {
-  uint64_t read = __atomic_load_n(&t->read, __ATOMIC_ACQUIRE);
-  uint64_t pos = t->hot.pos;
-  uint32_t need = n + keep + (t->pending_lost ? 1u : 0u);
-  if (pos + need - read > t->ring_events) {
-    drop(t, n);
-    refresh_limit(t);
-    return 0;
+/* Finds n contiguous slots (plus one for a LOST marker when events were
+ * dropped since the last one) while keeping `keep` more free after them for
+ * the ENDs of open scopes, so the inline END never lacks room. Wraps to the
+ * ring's start when its end is too near. Returns where to write, the marker
+ * already written, or NULL with the n events counted as lost. */
+static strobe__event *reserve(strobe__tstate *t, uint32_t n, uint32_t keep, uint64_t now) {
+  strobe__event *read = __atomic_load_n(&t->read, __ATOMIC_ACQUIRE);
+  strobe__event *cur = t->hot.cur;
+  size_t need = (size_t)n + keep + (t->pending_lost ? 1u : 0u);
+  if (cur >= read && (size_t)(t->ring_end - cur) < need) {
+    if ((size_t)(read - t->ring) <= need) goto full; /* the start is still unread */
+    __atomic_store_n(&t->wrap_at, cur, __ATOMIC_RELAXED);
+    cur = t->ring;
+  } else if (cur < read && (size_t)(read - cur) <= need) {
+    goto full; /* cur must stay below read: equal means empty */
   }
-  if (pos - read >= t->ring_events / 2) strobe__drain_wake();
+  size_t used = cur >= read ? (size_t)(cur - read) : t->ring_events - (size_t)(read - cur);
+  if (used >= t->ring_events / 2) strobe__drain_wake();
   if (t->pending_lost) {
     uint32_t lost = t->pending_lost > UINT32_MAX ? UINT32_MAX : (uint32_t)t->pending_lost;
-    put(t, &pos, now, STROBE__EV_LOST | (recorded_depth(t) << 8), lost);
+    put(&cur, now, STROBE__EV_RING_LOST | (recorded_depth(t) << 8), lost);
     t->pending_lost = 0;
   }
-  return pos + 1;
+  return cur;
+full:
+  drop(t, n);
+  refresh_limit(t);
+  return NULL;
 }
 
-static void publish(strobe__tstate *t, uint64_t pos) {
-  __atomic_store_n(&t->hot.pos, pos, __ATOMIC_RELEASE);
+static void publish(strobe__tstate *t, strobe__event *next) {
+  __atomic_store_n(&t->hot.cur, next, __ATOMIC_RELEASE);
   refresh_limit(t);
 }
 
-/* @cumulative */
+/* @cumulative
+ * Accumulators belong to the frame that encloses the loop (0: the thread's
+ * top level). The first one for a frame pushes a HOLDER frame above it, so
+ * that frame's END no longer matches the stack top and takes the slow path,
+ * which flushes them; top-level ones are flushed by frame marks and at exit. */
 static void flush_cumulative(strobe__tstate *t, uint32_t depth, uint64_t now, int emit) {
   for (uint32_t i = 0; i < t->ncum;) {
     strobe__cumulative *c = &t->cum[i];
@@ -210,15 +254,14 @@ static void flush_cumulative(strobe__tstate *t, uint32_t depth, uint64_t now, in
       i++;
       continue;
     }
-    uint64_t pos;
-    if (emit && (pos = reserve(t, 5, t->hot.depth, now)) != 0) {
-      pos--;
-      put(t, &pos, now, STROBE__EV_CUMULATIVE, c->site);
-      put(t, &pos, c->count, STROBE__EV_PAYLOAD, 0);
-      put(t, &pos, c->total, STROBE__EV_PAYLOAD, 0);
-      put(t, &pos, c->min, STROBE__EV_PAYLOAD, 0);
-      put(t, &pos, c->max, STROBE__EV_PAYLOAD, 0);
-      publish(t, pos);
+    strobe__event *e;
+    if (emit && (e = reserve(t, 5, depth_of(t), now)) != NULL) {
+      put(&e, now, STROBE__EV_CUMULATIVE, c->site);
+      put(&e, c->count, STROBE__EV_PAYLOAD, 0);
+      put(&e, c->total, STROBE__EV_PAYLOAD, 0);
+      put(&e, c->min, STROBE__EV_PAYLOAD, 0);
+      put(&e, c->max, STROBE__EV_PAYLOAD, 0);
+      publish(t, e);
     }
     t->cum[i] = t->cum[--t->ncum];
   }
@@ -229,19 +272,21 @@ void strobe__cumulative_add(strobe_site *site, uint64_t t0, uint64_t t1) {
   if (!t) return;
   int id = strobe_site_register(site);
   if (id < 0) return;
-  uint32_t depth = t->hot.depth;
+  uintptr_t *owner = *t->hot.top == STROBE__FRAME_HOLDER ? t->hot.top - 1 : t->hot.top;
+  uint32_t depth = (uint32_t)(owner - t->hot.stack);
   uint64_t d = t1 - t0;
   strobe__cumulative *c = NULL;
   for (uint32_t i = 0; i < t->ncum; i++)
     if (t->cum[i].site == (uint32_t)id && t->cum[i].depth == depth) c = &t->cum[i];
   if (!c) {
-    if (t->ncum == STROBE__MAX_CUMULATIVE) {
+    int holder = depth && owner == t->hot.top;
+    if (t->ncum == STROBE__MAX_CUMULATIVE || (holder && depth_of(t) == STROBE_MAX_DEPTH)) {
       BUMP(t, cumulative_overflow);
       return;
     }
+    if (holder) *++t->hot.top = STROBE__FRAME_HOLDER;
     c = &t->cum[t->ncum++];
     *c = (strobe__cumulative){(uint32_t)id, depth, 0, 0, UINT64_MAX, 0};
-    if (depth) t->hot.stack[depth - 1].flags |= STROBE__FRAME_HAS_CUMULATIVE;
   }
   c->count++;
   c->total += d;
@@ -250,77 +295,87 @@ void strobe__cumulative_add(strobe_site *site, uint64_t t0, uint64_t t1) {
 }
 
 /* @scopes */
-uint32_t strobe__begin_slow(strobe_site *site, uint32_t flags) {
+uintptr_t strobe__begin_slow(strobe_site *site, uint32_t flags) {
   strobe__tstate *t = attach();
   if (!t) return 0;
-  int id = strobe_site_register(site);
-  if (id < 0) return 0;
-  if (t->hot.depth >= STROBE_MAX_DEPTH) {
+  uint32_t depth = depth_of(t);
+  if (depth == STROBE_MAX_DEPTH) {
     BUMP(t, depth_overflow);
     return 0;
   }
   uint64_t now = strobe__now();
-  uint64_t pos = reserve(t, 1, t->hot.depth + 1, now);
-  if (pos) {
-    pos--;
-    put(t, &pos, now, STROBE__EV_BEGIN, (uint32_t)id);
-    publish(t, pos);
+  strobe__event *e = reserve(t, 1, depth + 1, now);
+  if (e) {
+    e->ts = now;
+    strobe__put_word(e, (uintptr_t)site); /* as the inline BEGIN writes it: the drain registers the site */
+    publish(t, e + 1);
   } else {
     flags |= STROBE__FRAME_UNRECORDED;
   }
-  t->hot.stack[t->hot.depth] = (strobe__frame){(uint32_t)id, flags};
-  return ++t->hot.depth;
+  uintptr_t *f = ++t->hot.top;
+  *f = (uintptr_t)site | flags;
+  return (uintptr_t)f | (flags & STROBE__FRAME_UNRECORDED ? STROBE__GUARD_SLOW : 0);
 }
 
+/* Pops the top frame: a scope gets its END (withheld when its BEGIN was
+ * dropped); a holder flushes the accumulators of the frame below it. */
 static void close_top(strobe__tstate *t, uint64_t now) {
-  uint32_t d = t->hot.depth;
-  strobe__frame *f = &t->hot.stack[d - 1];
-  int recorded = !(f->flags & STROBE__FRAME_UNRECORDED);
-  if (f->flags & STROBE__FRAME_HAS_CUMULATIVE) flush_cumulative(t, d, now, recorded);
-  if (recorded) {
-    uint64_t pos = reserve(t, 1, d - 1, now); /* its own slot was kept free since its BEGIN */
-    if (pos) {
-      pos--;
-      put(t, &pos, now, STROBE__EV_END, f->site);
-      publish(t, pos);
+  uintptr_t *f = t->hot.top;
+  uint32_t depth = (uint32_t)(f - t->hot.stack);
+  if (*f == STROBE__FRAME_HOLDER) {
+    flush_cumulative(t, depth - 1, now, !(f[-1] & STROBE__FRAME_UNRECORDED));
+  } else if (!(*f & STROBE__FRAME_UNRECORDED)) {
+    strobe__event *e = reserve(t, 1, depth - 1, now); /* its slot was kept free since its BEGIN */
+    if (e) {
+      e->ts = now;
+      strobe__put_word(e, STROBE__EV_END);
+      publish(t, e + 1);
     }
   } else {
     /* The BEGIN was dropped, so its END is withheld too: the stream stays balanced. */
     __atomic_fetch_add(&t->lost, 1, __ATOMIC_RELAXED);
   }
-  t->hot.depth = d - 1;
+  t->hot.top = f - 1;
 }
 
-void strobe__end_slow(uint32_t guard) {
-  strobe__tstate *t = (strobe__tstate *)strobe__tls;
+/* Closes the frames above f as misuse (holders are not), then f itself. */
+static void close_down_to(strobe__tstate *t, const uintptr_t *f) {
+  uint64_t now = strobe__now();
+  while (t->hot.top > f) {
+    if (*t->hot.top != STROBE__FRAME_HOLDER) BUMP(t, unbalanced);
+    close_top(t, now);
+  }
+  close_top(t, now);
+}
+
+void strobe__end_slow(uintptr_t guard) {
+  strobe__tstate *t = attached();
   if (!t) return;
-  if (t->hot.depth < guard) {
+  const uintptr_t *f = (const uintptr_t *)(guard & ~STROBE__GUARD_SLOW);
+  if (f <= t->hot.stack || f > t->hot.top) {
     BUMP(t, unbalanced); /* a stray STROBE_END already closed this scope */
     return;
   }
-  uint64_t now = strobe__now();
-  while (t->hot.depth > guard) {
-    BUMP(t, unbalanced); /* a STROBE_BEGIN inside this block was never ended */
-    close_top(t, now);
-  }
-  close_top(t, now);
+  close_down_to(t, f); /* inner frames left open by a STROBE_BEGIN with no STROBE_END are misuse */
 }
 
 void strobe__end_explicit(void) {
-  strobe__tstate *t = (strobe__tstate *)strobe__tls;
+  strobe__tstate *t = attached();
   if (!t) return;
-  uint32_t k = t->hot.depth;
-  while (k > 0 && !(t->hot.stack[k - 1].flags & STROBE__FRAME_EXPLICIT)) k--;
-  if (k == 0) {
+  const uintptr_t *f = t->hot.top;
+  while (f > t->hot.stack && (*f == STROBE__FRAME_HOLDER || !(*f & STROBE__FRAME_EXPLICIT))) f--;
+  if (f == t->hot.stack) {
     BUMP(t, end_without_begin);
     return;
   }
-  uint64_t now = strobe__now();
-  while (t->hot.depth > k) {
-    BUMP(t, unbalanced); /* a block scope opened after the BEGIN is closed early */
-    close_top(t, now);
-  }
-  close_top(t, now);
+  close_down_to(t, f); /* block scopes opened after the BEGIN are closed early: misuse */
+}
+
+/* The innermost open scope's frame (holders skipped), or &stack[0]. */
+static const uintptr_t *innermost(const strobe__thread *h) {
+  const uintptr_t *f = h->top;
+  while (f > h->stack && *f == STROBE__FRAME_HOLDER) f--;
+  return f;
 }
 
 /* @numbers */
@@ -332,20 +387,19 @@ void strobe__emit_number(strobe_site *site, double number) {
   uint32_t kind = site->kind == STROBE_SITE_VALUE     ? STROBE__EV_VALUE
                   : site->kind == STROBE_SITE_COUNTER ? STROBE__EV_COUNTER
                                                       : STROBE__EV_GAUGE;
-  if (kind == STROBE__EV_VALUE && (t->hot.depth == 0 ||
-                                   (t->hot.stack[t->hot.depth - 1].flags & STROBE__FRAME_UNRECORDED))) {
-    if (t->hot.depth == 0) BUMP(t, value_without_scope);
-    return;
+  if (kind == STROBE__EV_VALUE) {
+    const uintptr_t *f = innermost(&t->hot);
+    if (f == t->hot.stack) BUMP(t, value_without_scope);
+    if (f == t->hot.stack || (*f & STROBE__FRAME_UNRECORDED)) return;
   }
   uint64_t now = strobe__now();
-  uint64_t pos = reserve(t, 2, t->hot.depth, now);
-  if (!pos) return;
-  pos--;
+  strobe__event *e = reserve(t, 2, depth_of(t), now);
+  if (!e) return;
   uint64_t bits;
   memcpy(&bits, &number, sizeof bits);
-  put(t, &pos, now, kind, (uint32_t)id);
-  put(t, &pos, bits, STROBE__EV_PAYLOAD, 0);
-  publish(t, pos);
+  put(&e, now, kind, (uint32_t)id);
+  put(&e, bits, STROBE__EV_PAYLOAD, 0);
+  publish(t, e);
 }
 
 void strobe__frame_mark(strobe_site *site) {
@@ -356,11 +410,10 @@ void strobe__frame_mark(strobe_site *site) {
   uint64_t now = strobe__now();
   /* Loop bodies outside any scope are reported once per frame. */
   if (t->ncum) flush_cumulative(t, 0, now, 1);
-  uint64_t pos = reserve(t, 1, t->hot.depth, now);
-  if (!pos) return;
-  pos--;
-  put(t, &pos, now, STROBE__EV_FRAME, (uint32_t)id);
-  publish(t, pos);
+  strobe__event *e = reserve(t, 1, depth_of(t), now);
+  if (!e) return;
+  put(&e, now, STROBE__EV_FRAME, (uint32_t)id);
+  publish(t, e);
 }
 
 /* @exit */
@@ -368,8 +421,10 @@ static void on_thread_exit(void *arg) {
   strobe__tstate *t = arg;
   if (t->ncum) flush_cumulative(t, 0, strobe__now(), 1);
   /* Open scopes stay unfinished in the stream: no END is fabricated. */
-  __atomic_fetch_add(&t->misuse.open_at_exit, t->hot.depth, __ATOMIC_RELAXED);
-  strobe__tls = NULL;
+  uint32_t open = 0;
+  for (const uintptr_t *f = t->hot.stack + 1; f <= t->hot.top; f++) open += *f != STROBE__FRAME_HOLDER;
+  __atomic_fetch_add(&t->misuse.open_at_exit, open, __ATOMIC_RELAXED);
+  strobe__tls = &g_detached;
   tls_exiting = 1;
   __atomic_store_n(&t->exited, 1, __ATOMIC_RELEASE);
   strobe__drain_wake();
@@ -390,9 +445,8 @@ int strobe_thread_set_name(const char *name) {
 }
 
 const strobe_site *strobe_current_scope(void) {
-  strobe__thread *h = strobe__tls;
-  if (!h || h->depth == 0) return NULL;
-  return strobe__site_get(h->stack[h->depth - 1].site);
+  const uintptr_t *f = innermost(strobe__tls);
+  return f == strobe__tls->stack ? NULL : (const strobe_site *)(*f & ~(uintptr_t)STROBE__FRAME_FLAGS);
 }
 
 strobe_misuse strobe_misuse_counts(void) {
@@ -415,6 +469,16 @@ strobe_misuse strobe__misuse_since(const strobe_misuse *base) {
   return m;
 }
 
+/* Events published but not yet drained. The three positions are read at
+ * slightly different moments, so this is a close estimate, never negative. */
+static uint64_t in_ring(strobe__tstate *t) {
+  strobe__event *read = __atomic_load_n(&t->read, __ATOMIC_ACQUIRE);
+  strobe__event *cur = __atomic_load_n(&t->hot.cur, __ATOMIC_ACQUIRE);
+  strobe__event *wrap = __atomic_load_n(&t->wrap_at, __ATOMIC_RELAXED);
+  if (cur >= read) return (uint64_t)(cur - read);
+  return wrap >= read ? (uint64_t)(wrap - read) + (uint64_t)(cur - t->ring) : 0;
+}
+
 strobe_event_stats strobe_query_event_stats(void) {
   strobe_event_stats s = {0};
   pthread_mutex_lock(&g_threads_lock);
@@ -422,7 +486,7 @@ strobe_event_stats strobe_query_event_stats(void) {
   s.events_lost = g_lost_dead;
   s.threads_seen = g_threads_seen;
   for (strobe__tstate *t = g_threads; t; t = t->next) {
-    s.events_written += __atomic_load_n(&t->hot.pos, __ATOMIC_ACQUIRE);
+    s.events_written += __atomic_load_n(&t->drained, __ATOMIC_RELAXED) + in_ring(t);
     s.events_lost += __atomic_load_n(&t->lost, __ATOMIC_RELAXED);
   }
   pthread_mutex_unlock(&g_threads_lock);
@@ -431,7 +495,8 @@ strobe_event_stats strobe_query_event_stats(void) {
 
 /* @overhead
  * Runs the real inline begin/end against a private scratch ring that nobody
- * drains (it simply wraps), so the figure is the hot path's own cost. */
+ * drains (each round starts again at its first slot), so the figure is the
+ * hot path's own cost. */
 #define OVERHEAD_PAIRS 2000
 #define OVERHEAD_ROUNDS 5
 
@@ -445,13 +510,13 @@ double strobe__measure_overhead(void) {
   strobe__thread *scratch = calloc(1, sizeof *scratch);
   if (!scratch) return 0.0;
   pthread_mutex_lock(&lock);
-  scratch->ring = scratch_ring;
-  scratch->mask = 4095;
+  scratch->top = scratch->stack;
   scratch->limit = UINT64_MAX;
   strobe__thread *saved = strobe__tls;
   strobe__tls = scratch;
   uint64_t best = UINT64_MAX;
   for (int r = 0; r < OVERHEAD_ROUNDS; r++) {
+    scratch->cur = scratch_ring; /* OVERHEAD_PAIRS * 2 events fit */
     uint64_t a = strobe__now();
     for (int i = 0; i < OVERHEAD_PAIRS; i++) strobe__end(strobe__begin(&site));
     uint64_t b = strobe__now();

@@ -231,12 +231,13 @@ void strobe_op_count(const char *name, double delta) {
     l->counters_dropped++;
 }
 
-/* @stages: a stage guard packs the ring scope's guard (low 8 bits) and a flag
- * for "pushed on the operation's stage stack". */
-#define STAGE_PUSHED 0x100u
+/* @stages: a stage guard is the ring scope's guard with a flag for "pushed
+ * on the operation's stage stack" in a bit that scope guards never use
+ * (frame addresses are 8-byte aligned; strobe.h uses bit 0). */
+#define STAGE_PUSHED ((uintptr_t)2)
 
-uint32_t strobe__stage_begin(strobe_site *site) {
-  uint32_t guard = strobe__is_active() ? strobe__begin(site) : 0u;
+uintptr_t strobe__stage_begin(strobe_site *site) {
+  uintptr_t guard = strobe__is_active() ? strobe__begin(site) : 0u;
   if (!tls_ctx.nops || tls_ctx.nstages == MAX_STAGE_NEST) return guard;
   uint32_t id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
   if (!id) {
@@ -275,8 +276,8 @@ static void aggregate(strobe__live_op *l, uint32_t site, uint64_t d) {
   l->stages[l->nstages++] = (strobe__stage_agg){site, 1, d, d, d};
 }
 
-void strobe__stage_end(uint32_t *guard) {
-  if (*guard & 0xffu) strobe__end(*guard & 0xffu);
+void strobe__stage_end(uintptr_t *guard) {
+  if (*guard & ~STAGE_PUSHED) strobe__end(*guard & ~STAGE_PUSHED);
   if (!(*guard & STAGE_PUSHED) || tls_ctx.nstages == 0) return;
   uint64_t now = strobe__now();
   stage_frame *f = &tls_ctx.stages[--tls_ctx.nstages];

@@ -30,6 +30,14 @@
 #include "strobe/viewer.h"
 #endif
 
+#ifndef STROBE_CLI_HAVE_SERVER
+int cmd_view(int argc, char **argv) {
+  (void)argc, (void)argv;
+  cli_error("view", "this strobe was built without libstrobe_server (libmicrohttpd and jansson)");
+  return CLI_FAIL;
+}
+#else
+
 static const char g_usage[] =
     "usage: strobe view [--port P] [--no-open] [--max-spans N] [--quiet] FILE [--compare B | B]\n"
     "\n"
@@ -46,14 +54,6 @@ static const char g_usage[] =
     "  --quiet          print only the URL\n"
     "\n"
     "Exit: 0 stopped by a signal, 1 unreadable capture or server failure, 2 usage.\n";
-
-#ifndef STROBE_CLI_HAVE_SERVER
-int cmd_view(int argc, char **argv) {
-  (void)argc, (void)argv;
-  cli_error("view", "this strobe was built without libstrobe_server (libmicrohttpd and jansson)");
-  return CLI_FAIL;
-}
-#else
 
 static void open_browser(const char *url) {
   if (!getenv("DISPLAY") && !getenv("WAYLAND_DISPLAY")) return;
