@@ -5,7 +5,8 @@
  *   record_loop  N recorded STROBE_SCOPEs (a capture file is recording), so
  *                Ir(record_loop)/N is the hot path's instructions per
  *                begin+end pair, including its share of the slow-path calls
- *                it makes (site registration once, the half-ring drain wake);
+ *                it makes (the one the depth check forces every few
+ *                hundred scopes, the half-ring drain wake);
  *   floor_loop   N iterations of the hardware floor: two tick reads and two
  *                16-byte stores into a thread-local power-of-two ring.
  *
