@@ -1,9 +1,10 @@
 /*
- * drain.c — the drain thread: empties every thread's ring and fans the
- * events out to the active consumers (capture files, flight recorder, live
- * streams), delivering site and thread metadata before the first event that
- * needs it. Reaps the state of threads that exited once their last events
- * are delivered.
+ * drain.c — the drain thread: empties every thread's ring, completes the
+ * events the inline hot path writes in short form (site pointers, END
+ * without a site; docs/recording.md), and fans them out to the active
+ * consumers (capture files, flight recorder, live streams), delivering site
+ * and thread metadata before the first event that needs it. Reaps the state
+ * of threads that exited once their last events are delivered.
  *
  * Must never: make an instrumented thread wait (producers only ever signal
  * it), or call a consumer from any thread other than the one holding the
@@ -50,11 +51,6 @@ static void deliver_thread(strobe__consumer **cs, int n, strobe__tstate *t, cons
   for (int i = 0; i < n; i++) cs[i]->thread(cs[i]->ctx, t->index, t->os_tid, name, lost_base);
 }
 
-/* Turns a run of ring events into the form consumers see (strobe.h): a
- * site pointer becomes BEGIN with the site's id, an END gets the id of the
- * scope it closes, a ring LOST marker gets the stream's depth. The drain
- * keeps the stack of open scopes for that; it sees every event a thread
- * publishes, and an END of a recorded BEGIN is never dropped. */
 /* Site pointer -> id, drain-private, so the usual BEGIN costs the drain no
  * atomic load (which ThreadSanitizer makes expensive). Direct-mapped. */
 #define SITE_CACHE 256u
@@ -72,6 +68,11 @@ static uint32_t site_id(strobe_site *site) {
   return g_site_cache[slot].id;
 }
 
+/* Turns a run of ring events into the form consumers see (strobe.h): a
+ * site pointer becomes BEGIN with the site's id, an END gets the id of the
+ * scope it closes, a ring LOST marker gets the stream's depth. The drain
+ * keeps the stack of open scopes for that; it sees every event a thread
+ * publishes, and an END of a recorded BEGIN is never dropped. */
 static void convert_run(strobe__tstate *t, strobe__event *e, strobe__event *end) {
   for (; e < end; e++) {
     uint32_t kind = e->kind;

@@ -2,6 +2,7 @@
  * thread.c — per-thread recording state and the probe's slow paths.
  *
  * Owns: attaching a thread (its ring, allocated once on its first event),
+ * the limit the inline BEGIN checks and the ring's wrap (docs/recording.md),
  * the thread list the drain walks, thread names, the scope stack's misuse
  * rules, cumulative loop accumulators, numeric events, frame marks, the
  * thread-exit hook, and the self-measured overhead loop.
@@ -10,7 +11,7 @@
  * allocate after a thread is attached, or write another thread's state
  * (each ring has exactly one producer).
  *
- * Contents: @globals @attach @ring @scopes @numbers @cumulative @exit @queries @overhead
+ * Contents: @globals @attach @ring @cumulative @scopes @numbers @exit @queries @overhead
  */
 #include <pthread.h>
 #include <stdlib.h>
