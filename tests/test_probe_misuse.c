@@ -60,6 +60,26 @@ static void loops_in_scopes(void) {
   CHECK(!strcmp(strobe_current_scope()->name, "with_loop"));
 }
 
+/* A STROBE_END that closes a block scope early leaves that scope's guard
+ * out until the block ends. Meanwhile new frames, here an explicit scope
+ * and the holder of its loop accumulators, must not take the old frame's
+ * place: its guard would then close them. */
+static void guard_outlives_its_scope(void) {
+  STROBE_BEGIN("early_outer");
+  {
+    STROBE_SCOPE("early_block");
+    STROBE_END(); /* closes early_block (misuse) and early_outer */
+    CHECK(strobe_current_scope() == NULL);
+    STROBE_BEGIN("after_early");
+    for (int i = 0; i < 2; i++) {
+      STROBE_CUMULATIVE("after_early_loop");
+    }
+    CHECK(!strcmp(strobe_current_scope()->name, "after_early"));
+  } /* early_block's guard: its scope is gone (misuse), and after_early, still open, is closed (misuse) */
+  CHECK(strobe_current_scope() == NULL);
+  STROBE_END(); /* nothing left to close */
+}
+
 int main(void) {
   /* Before any thread records, setup validates and takes effect. */
   CHECK_EQ_INT(strobe_setup(&(strobe_desc){.ring_events = 1000}), STROBE_EINVAL);
@@ -114,6 +134,10 @@ int main(void) {
 
   { STROBE_SCOPE((const char *)0); } /* recorded under the fallback site, not dropped */
 
+  guard_outlives_its_scope();
+  CHECK_EQ_U64(strobe_misuse_counts().unbalanced, 6);
+  CHECK_EQ_U64(strobe_misuse_counts().end_without_begin, 3);
+
   recurse(STROBE_MAX_DEPTH + 10);
   CHECK_EQ_U64(strobe_misuse_counts().depth_overflow, 10);
   CHECK(strobe_current_scope() == NULL);
@@ -133,7 +157,8 @@ int main(void) {
   strobe_capture_record r;
   int rc;
   uint32_t max_depth = 0;
-  uint64_t deep_ends = 0, unregistered_ends = 0, loop_count = 0, explicit_loop_count = 0;
+  uint64_t deep_ends = 0, unregistered_ends = 0, loop_count = 0, explicit_loop_count = 0, after_early_loop = 0;
+  uint64_t early_ends[3] = {0}; /* early_outer, early_block, after_early */
   while ((rc = strobe_capture_next(cap, &r)) > 0) {
     const char *name = r.type == STROBE_REC_END || r.type == STROBE_REC_CUMULATIVE
                            ? strobe_capture_get_site(cap, r.site)->name : "";
@@ -141,10 +166,21 @@ int main(void) {
       if (r.depth > max_depth) max_depth = r.depth;
       if (!strcmp(name, "deep")) deep_ends++;
       if (!strcmp(name, "strobe: unregistered site")) unregistered_ends++;
+      static const char *early[3] = {"early_outer", "early_block", "after_early"};
+      static const uint32_t early_depth[3] = {1, 2, 1};
+      for (int k = 0; k < 3; k++) {
+        if (strcmp(name, early[k])) continue;
+        CHECK_EQ_INT(r.depth, early_depth[k]);
+        early_ends[k]++;
+      }
     }
     if (r.type == STROBE_REC_CUMULATIVE && !strcmp(name, "loop_body")) {
       CHECK_EQ_INT(r.depth, 1); /* attached to with_loop */
       loop_count += r.count;
+    }
+    if (r.type == STROBE_REC_CUMULATIVE && !strcmp(name, "after_early_loop")) {
+      CHECK_EQ_INT(r.depth, 1); /* attached to after_early */
+      after_early_loop += r.count;
     }
     if (r.type == STROBE_REC_CUMULATIVE && !strcmp(name, "explicit_loop_body")) {
       CHECK_EQ_INT(r.depth, 2); /* attached to explicit_with_loop */
@@ -152,6 +188,10 @@ int main(void) {
     }
   }
   CHECK_EQ_U64(unregistered_ends, 1);
+  CHECK_EQ_U64(early_ends[0], 1);
+  CHECK_EQ_U64(early_ends[1], 1);
+  CHECK_EQ_U64(early_ends[2], 1);
+  CHECK_EQ_U64(after_early_loop, 2);
   CHECK_EQ_U64(loop_count, 3);
   CHECK_EQ_U64(explicit_loop_count, 2);
   CHECK_EQ_INT(rc, 0);
@@ -161,7 +201,7 @@ int main(void) {
   CHECK_EQ_U64(t.lost, 0);
   CHECK_EQ_INT(max_depth, STROBE_MAX_DEPTH);
   CHECK_EQ_U64(deep_ends, STROBE_MAX_DEPTH);
-  CHECK_EQ_U64(t.misuse.end_without_begin, 2);
+  CHECK_EQ_U64(t.misuse.end_without_begin, 3);
   CHECK_EQ_U64(t.misuse.open_at_exit, 1);
   CHECK_EQ_U64(t.misuse.depth_overflow, 10);
   strobe_capture_close(cap);

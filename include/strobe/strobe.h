@@ -190,16 +190,18 @@ typedef struct strobe__event {
 } strobe__event;
 
 /* A frame of the scope stack is one word: the site pointer (8-byte aligned)
- * with these flags in its low bits, or STROBE__FRAME_HOLDER alone. */
+ * with these flags in its low bits. Words below 8 are the slow path's
+ * bookkeeping (src/probe/thread.c), never scopes. */
 enum {
   STROBE__FRAME_EXPLICIT = 1,   /* opened by STROBE_BEGIN, closed by STROBE_END */
   STROBE__FRAME_UNRECORDED = 2, /* its BEGIN was dropped (ring full): its END is withheld too */
-  STROBE__FRAME_HOLDER = 4,     /* no scope: loop accumulators of the frame below, flushed before its END */
   STROBE__FRAME_FLAGS = 7
 };
 /* A guard (what a BEGIN returns, what its END takes) is the address of the
  * scope's frame, 0 when nothing was opened. This bit in a guard sends the
- * END through the slow path (the frame is UNRECORDED). */
+ * END through the slow path (the frame is UNRECORDED). A frame's slot is
+ * never reused while its guard is out, so the inline END, which only checks
+ * that its guard is the stack top, can only ever pop its own frame. */
 #define STROBE__GUARD_SLOW ((uintptr_t)1)
 
 /* The part of a thread's state the inline hot path touches.
@@ -216,7 +218,7 @@ typedef struct strobe__thread {
   strobe__event *cur;  /* next slot to write; published with a release store */
   uintptr_t *top;      /* innermost frame; &stack[0] (never a scope) when none is open */
   uint64_t limit;      /* see above; 0 when detached */
-  uintptr_t stack[STROBE_MAX_DEPTH + 1];
+  uintptr_t stack[STROBE_MAX_DEPTH + 2]; /* [0] is never a scope; the last slot only ever holds bookkeeping */
 } strobe__thread;
 
 /* Bit set of active consumers; read relaxed on every site. Sessions do not

@@ -58,6 +58,7 @@ typedef struct strobe__tstate {
   uint64_t pending_lost;  /* producer-private: events dropped since the last LOST marker */
   uint64_t lost;          /* atomic: events dropped in total */
   strobe_misuse misuse;   /* atomic adds */
+  uint32_t no_end;        /* producer-private: frames on the stack that owe no END (thread.c) */
   uint32_t ncum;
   strobe__cumulative cum[STROBE__MAX_CUMULATIVE];
   /* drain-private */

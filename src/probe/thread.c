@@ -106,6 +106,10 @@ static uint32_t depth_of(const strobe__tstate *t) { return (uint32_t)(t->hot.top
  * Below the ring's middle, `bound` stops there: the slow path that crosses
  * it wakes the drain before the ring can fill. */
 static void refresh_limit(strobe__tstate *t) {
+  if (t->pending_lost) { /* every BEGIN goes slow until the LOST marker is out (not 0: that means detached) */
+    t->hot.limit = 1;
+    return;
+  }
   strobe__event *cur = t->hot.cur;
   strobe__event *read = __atomic_load_n(&t->read, __ATOMIC_ACQUIRE);
   strobe__event *bound = cur >= read ? t->ring_end : read - 1;
@@ -193,13 +197,9 @@ static void drop(strobe__tstate *t, uint32_t n) {
   strobe__drain_wake();
 }
 
-/* Depth as the reader sees it: open scopes whose BEGIN is in the stream. */
-static uint32_t recorded_depth(const strobe__tstate *t) {
-  uint32_t d = 0;
-  for (const uintptr_t *f = t->hot.stack + 1; f <= t->hot.top; f++)
-    d += *f != STROBE__FRAME_HOLDER && !(*f & STROBE__FRAME_UNRECORDED);
-  return d;
-}
+/* ENDs the ring must keep room for: open scopes whose BEGIN is in the
+ * stream, which is also the depth the drain and readers see. */
+static uint32_t owed(const strobe__tstate *t) { return depth_of(t) - t->no_end; }
 
 static void put(strobe__event **at, uint64_t ts, uint32_t kind, uint32_t data) {
   strobe__event *e = (*at)++;
@@ -208,34 +208,35 @@ static void put(strobe__event **at, uint64_t ts, uint32_t kind, uint32_t data) {
   e->data = data;
 }
 
-/* Finds n contiguous slots (plus one for a LOST marker when events were
- * dropped since the last one) while keeping `keep` more free after them for
+/* Finds n contiguous slots while keeping `keep` more free after them for
  * the ENDs of open scopes, so the inline END never lacks room. Wraps to the
- * ring's start when its end is too near. Returns where to write, the marker
- * already written, or NULL with the n events counted as lost. */
+ * ring's start when its end is too near. When events were dropped since the
+ * last LOST marker, writes one first if it fits too (an END must never wait
+ * for it). Returns where to write, or NULL with the n events counted lost. */
 static strobe__event *reserve(strobe__tstate *t, uint32_t n, uint32_t keep, uint64_t now) {
   strobe__event *read = __atomic_load_n(&t->read, __ATOMIC_ACQUIRE);
   strobe__event *cur = t->hot.cur;
-  size_t need = (size_t)n + keep + (t->pending_lost ? 1u : 0u);
-  if (cur >= read && (size_t)(t->ring_end - cur) < need) {
-    if ((size_t)(read - t->ring) <= need) goto full; /* the start is still unread */
+  size_t need = (size_t)n + keep, want = need + (t->pending_lost ? 1u : 0u);
+  /* cur must stay below read once wrapped: equal means empty */
+  size_t room = cur >= read ? (size_t)(t->ring_end - cur) : (size_t)(read - cur) - 1;
+  if (room < want && cur >= read && (size_t)(read - t->ring) > need) {
     __atomic_store_n(&t->wrap_at, cur, __ATOMIC_RELAXED);
     cur = t->ring;
-  } else if (cur < read && (size_t)(read - cur) <= need) {
-    goto full; /* cur must stay below read: equal means empty */
+    room = (size_t)(read - cur) - 1;
+  }
+  if (room < need) {
+    drop(t, n);
+    refresh_limit(t);
+    return NULL;
   }
   size_t used = cur >= read ? (size_t)(cur - read) : t->ring_events - (size_t)(read - cur);
   if (used >= t->ring_events / 2) strobe__drain_wake();
-  if (t->pending_lost) {
+  if (t->pending_lost && room >= want) {
     uint32_t lost = t->pending_lost > UINT32_MAX ? UINT32_MAX : (uint32_t)t->pending_lost;
-    put(&cur, now, STROBE__EV_RING_LOST | (recorded_depth(t) << 8), lost);
+    put(&cur, now, STROBE__EV_RING_LOST | (owed(t) << 8), lost);
     t->pending_lost = 0;
   }
   return cur;
-full:
-  drop(t, n);
-  refresh_limit(t);
-  return NULL;
 }
 
 static void publish(strobe__tstate *t, strobe__event *next) {
@@ -243,11 +244,35 @@ static void publish(strobe__tstate *t, strobe__event *next) {
   refresh_limit(t);
 }
 
+/* Frame words below 8 hold no scope (strobe.h). A slot whose guard is out
+ * is never freed, so a stale guard can never match a later frame. */
+enum {
+  FRAME_HOLDER = 4, /* loop accumulators belong to the scope below: its END must take the slow path */
+  FRAME_ORPHAN = 5, /* a block scope closed early (misuse); its slot waits for its guard's END */
+  FRAME_COVER = 6,  /* above an ORPHAN on top, where its guard would otherwise match */
+  FRAME_DONE = 7    /* closed; freed once nothing above it waits */
+};
+
+static int is_scope(uintptr_t word) { return word > STROBE__FRAME_FLAGS; }
+
+/* The innermost open scope's frame (bookkeeping skipped), or &stack[0]. */
+static uintptr_t *innermost(const strobe__thread *h) {
+  uintptr_t *f = h->top;
+  while (f > h->stack && !is_scope(*f)) f--;
+  return f;
+}
+
+static void push_bookkeeping(strobe__tstate *t, uintptr_t word) {
+  *++t->hot.top = word;
+  t->no_end++;
+}
+
 /* @cumulative
- * Accumulators belong to the frame that encloses the loop (0: the thread's
- * top level). The first one for a frame pushes a HOLDER frame above it, so
- * that frame's END no longer matches the stack top and takes the slow path,
- * which flushes them; top-level ones are flushed by frame marks and at exit. */
+ * Accumulators belong to the innermost scope (0: the thread's top level)
+ * and are flushed just before its END, which the slow path writes: when
+ * that scope is the stack top, the first accumulator pushes a HOLDER above
+ * it so its END no longer matches. Top-level ones are flushed by frame
+ * marks and at exit. */
 static void flush_cumulative(strobe__tstate *t, uint32_t depth, uint64_t now, int emit) {
   for (uint32_t i = 0; i < t->ncum;) {
     strobe__cumulative *c = &t->cum[i];
@@ -256,7 +281,7 @@ static void flush_cumulative(strobe__tstate *t, uint32_t depth, uint64_t now, in
       continue;
     }
     strobe__event *e;
-    if (emit && (e = reserve(t, 5, depth_of(t), now)) != NULL) {
+    if (emit && (e = reserve(t, 5, owed(t), now)) != NULL) {
       put(&e, now, STROBE__EV_CUMULATIVE, c->site);
       put(&e, c->count, STROBE__EV_PAYLOAD, 0);
       put(&e, c->total, STROBE__EV_PAYLOAD, 0);
@@ -268,12 +293,18 @@ static void flush_cumulative(strobe__tstate *t, uint32_t depth, uint64_t now, in
   }
 }
 
+static int owns_accumulators(const strobe__tstate *t, uint32_t depth) {
+  for (uint32_t i = 0; i < t->ncum; i++)
+    if (t->cum[i].depth == depth) return 1;
+  return 0;
+}
+
 void strobe__cumulative_add(strobe_site *site, uint64_t t0, uint64_t t1) {
   strobe__tstate *t = attach();
   if (!t) return;
   int id = strobe_site_register(site);
   if (id < 0) return;
-  uintptr_t *owner = *t->hot.top == STROBE__FRAME_HOLDER ? t->hot.top - 1 : t->hot.top;
+  uintptr_t *owner = innermost(&t->hot);
   uint32_t depth = (uint32_t)(owner - t->hot.stack);
   uint64_t d = t1 - t0;
   strobe__cumulative *c = NULL;
@@ -281,11 +312,11 @@ void strobe__cumulative_add(strobe_site *site, uint64_t t0, uint64_t t1) {
     if (t->cum[i].site == (uint32_t)id && t->cum[i].depth == depth) c = &t->cum[i];
   if (!c) {
     int holder = depth && owner == t->hot.top;
-    if (t->ncum == STROBE__MAX_CUMULATIVE || (holder && depth_of(t) == STROBE_MAX_DEPTH)) {
+    if (t->ncum == STROBE__MAX_CUMULATIVE || (holder && depth_of(t) >= STROBE_MAX_DEPTH)) {
       BUMP(t, cumulative_overflow);
       return;
     }
-    if (holder) *++t->hot.top = STROBE__FRAME_HOLDER;
+    if (holder) push_bookkeeping(t, FRAME_HOLDER);
     c = &t->cum[t->ncum++];
     *c = (strobe__cumulative){(uint32_t)id, depth, 0, 0, UINT64_MAX, 0};
   }
@@ -299,84 +330,93 @@ void strobe__cumulative_add(strobe_site *site, uint64_t t0, uint64_t t1) {
 uintptr_t strobe__begin_slow(strobe_site *site, uint32_t flags) {
   strobe__tstate *t = attach();
   if (!t) return 0;
-  uint32_t depth = depth_of(t);
-  if (depth == STROBE_MAX_DEPTH) {
+  if (depth_of(t) >= STROBE_MAX_DEPTH) {
     BUMP(t, depth_overflow);
     return 0;
   }
   uint64_t now = strobe__now();
-  strobe__event *e = reserve(t, 1, depth + 1, now);
+  strobe__event *e = reserve(t, 1, owed(t) + 1, now);
   if (e) {
     e->ts = now;
     strobe__put_word(e, (uintptr_t)site); /* as the inline BEGIN writes it: the drain registers the site */
     publish(t, e + 1);
   } else {
     flags |= STROBE__FRAME_UNRECORDED;
+    t->no_end++;
   }
   uintptr_t *f = ++t->hot.top;
   *f = (uintptr_t)site | flags;
   return (uintptr_t)f | (flags & STROBE__FRAME_UNRECORDED ? STROBE__GUARD_SLOW : 0);
 }
 
-/* Pops the top frame: a scope gets its END (withheld when its BEGIN was
- * dropped); a holder flushes the accumulators of the frame below it. */
-static void close_top(strobe__tstate *t, uint64_t now) {
-  uintptr_t *f = t->hot.top;
-  uint32_t depth = (uint32_t)(f - t->hot.stack);
-  if (*f == STROBE__FRAME_HOLDER) {
-    flush_cumulative(t, depth - 1, now, !(f[-1] & STROBE__FRAME_UNRECORDED));
-  } else if (!(*f & STROBE__FRAME_UNRECORDED)) {
-    strobe__event *e = reserve(t, 1, depth - 1, now); /* its slot was kept free since its BEGIN */
+/* Closes the frame at f in the stream: a scope gets the loop accumulators
+ * it owns, then its END (withheld when its BEGIN was dropped). Its slot
+ * becomes DONE, or ORPHAN for a block scope whose guard is still out
+ * (`guard_back` 0: it is being closed early). */
+static void close_frame(strobe__tstate *t, uintptr_t *f, uint64_t now, int guard_back) {
+  uintptr_t word = *f;
+  if (!is_scope(word)) {
+    if (word != FRAME_ORPHAN || guard_back) *f = FRAME_DONE;
+    return;
+  }
+  int recorded = !(word & STROBE__FRAME_UNRECORDED);
+  if (t->ncum) flush_cumulative(t, (uint32_t)(f - t->hot.stack), now, recorded);
+  if (recorded) {
+    strobe__event *e = reserve(t, 1, owed(t) - 1, now); /* its slot was kept free since its BEGIN */
     if (e) {
       e->ts = now;
       strobe__put_word(e, STROBE__EV_END);
       publish(t, e + 1);
     }
+    t->no_end++;
   } else {
     /* The BEGIN was dropped, so its END is withheld too: the stream stays balanced. */
     __atomic_fetch_add(&t->lost, 1, __ATOMIC_RELAXED);
   }
-  t->hot.top = f - 1;
+  *f = guard_back || (word & STROBE__FRAME_EXPLICIT) ? FRAME_DONE : FRAME_ORPHAN;
 }
 
-/* Closes the frames above f as misuse (holders are not), then f itself. */
-static void close_down_to(strobe__tstate *t, const uintptr_t *f) {
+/* Closes the frames above f early, as misuse (bookkeeping is not), then f;
+ * frees the slots nothing waits for; covers an ORPHAN left on top. */
+static void close_down_to(strobe__tstate *t, uintptr_t *f) {
   uint64_t now = strobe__now();
-  while (t->hot.top > f) {
-    if (*t->hot.top != STROBE__FRAME_HOLDER) BUMP(t, unbalanced);
-    close_top(t, now);
+  for (uintptr_t *p = t->hot.top; p > f; p--) {
+    if (is_scope(*p)) BUMP(t, unbalanced);
+    close_frame(t, p, now, 0);
   }
-  close_top(t, now);
+  close_frame(t, f, now, 1);
+  while (t->hot.top > t->hot.stack && (*t->hot.top == FRAME_DONE || *t->hot.top == FRAME_COVER)) {
+    t->hot.top--;
+    t->no_end--;
+  }
+  if (*t->hot.top == FRAME_ORPHAN) push_bookkeeping(t, FRAME_COVER);
+  /* A scope on top again whose accumulators were added under bookkeeping needs its holder now. */
+  uint32_t depth = depth_of(t);
+  if (is_scope(*t->hot.top) && owns_accumulators(t, depth)) push_bookkeeping(t, FRAME_HOLDER);
 }
 
 void strobe__end_slow(uintptr_t guard) {
   strobe__tstate *t = attached();
   if (!t) return;
-  const uintptr_t *f = (const uintptr_t *)(guard & ~STROBE__GUARD_SLOW);
-  if (f <= t->hot.stack || f > t->hot.top) {
-    BUMP(t, unbalanced); /* a stray STROBE_END already closed this scope */
+  uintptr_t *f = (uintptr_t *)(guard & ~STROBE__GUARD_SLOW);
+  if (f <= t->hot.stack || f > t->hot.top || !(is_scope(*f) || *f == FRAME_ORPHAN)) {
+    BUMP(t, unbalanced); /* not a guard of this thread's open scopes */
     return;
   }
+  if (*f == FRAME_ORPHAN) BUMP(t, unbalanced); /* a STROBE_END closed this scope early */
   close_down_to(t, f); /* inner frames left open by a STROBE_BEGIN with no STROBE_END are misuse */
 }
 
 void strobe__end_explicit(void) {
   strobe__tstate *t = attached();
   if (!t) return;
-  const uintptr_t *f = t->hot.top;
-  while (f > t->hot.stack && (*f == STROBE__FRAME_HOLDER || !(*f & STROBE__FRAME_EXPLICIT))) f--;
+  uintptr_t *f = t->hot.top;
+  while (f > t->hot.stack && !(is_scope(*f) && (*f & STROBE__FRAME_EXPLICIT))) f--;
   if (f == t->hot.stack) {
     BUMP(t, end_without_begin);
     return;
   }
   close_down_to(t, f); /* block scopes opened after the BEGIN are closed early: misuse */
-}
-
-/* The innermost open scope's frame (holders skipped), or &stack[0]. */
-static const uintptr_t *innermost(const strobe__thread *h) {
-  const uintptr_t *f = h->top;
-  while (f > h->stack && *f == STROBE__FRAME_HOLDER) f--;
-  return f;
 }
 
 /* @numbers */
@@ -394,7 +434,7 @@ void strobe__emit_number(strobe_site *site, double number) {
     if (f == t->hot.stack || (*f & STROBE__FRAME_UNRECORDED)) return;
   }
   uint64_t now = strobe__now();
-  strobe__event *e = reserve(t, 2, depth_of(t), now);
+  strobe__event *e = reserve(t, 2, owed(t), now);
   if (!e) return;
   uint64_t bits;
   memcpy(&bits, &number, sizeof bits);
@@ -411,7 +451,7 @@ void strobe__frame_mark(strobe_site *site) {
   uint64_t now = strobe__now();
   /* Loop bodies outside any scope are reported once per frame. */
   if (t->ncum) flush_cumulative(t, 0, now, 1);
-  strobe__event *e = reserve(t, 1, depth_of(t), now);
+  strobe__event *e = reserve(t, 1, owed(t), now);
   if (!e) return;
   put(&e, now, STROBE__EV_FRAME, (uint32_t)id);
   publish(t, e);
@@ -423,7 +463,7 @@ static void on_thread_exit(void *arg) {
   if (t->ncum) flush_cumulative(t, 0, strobe__now(), 1);
   /* Open scopes stay unfinished in the stream: no END is fabricated. */
   uint32_t open = 0;
-  for (const uintptr_t *f = t->hot.stack + 1; f <= t->hot.top; f++) open += *f != STROBE__FRAME_HOLDER;
+  for (const uintptr_t *f = t->hot.stack + 1; f <= t->hot.top; f++) open += is_scope(*f);
   __atomic_fetch_add(&t->misuse.open_at_exit, open, __ATOMIC_RELAXED);
   strobe__tls = &g_detached;
   tls_exiting = 1;
