@@ -17,6 +17,7 @@
 #include "check.h"
 #include "strobe/capture.h"
 #include "strobe/record.h"
+#include "collect/collect.h" /* strobe__drain_now */
 #include "strobe/strobe.h"
 
 static int g_run;        /* atomic */
@@ -212,10 +213,43 @@ static void test_desc(void) {
   CHECK(c.source && c.ns_per_tick > 0);
 }
 
+/* A scope that outlives a drop episode: after the reader catches up, the
+ * first event passed on is that scope's END. The LOST marker in front of it
+ * must leave the scope open for the END to close, not close it as lost and
+ * turn the END into an orphan. */
+static void test_scope_across_drops(void) {
+  strobe_stream_desc d = {.max_queue_bytes = 64u << 10, .flush_interval_ms = 1};
+  strobe_stream *s;
+  CHECK_EQ_INT(strobe_stream_start(&d, &s), 0);
+  bytes b = {0};
+  {
+    STROBE_SCOPE("outer");
+    strobe__drain_now(); /* outer's BEGIN goes out while the queue is empty */
+    uint64_t x = 88172645463325252ull;
+    for (int i = 0; i < 100000; i++) {
+      STROBE_SCOPE("inner");
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      STROBE_VALUE("in", (double)x); /* incompressible: the queue fills */
+    }
+    strobe__drain_now();
+    CHECK(strobe_stream_query(s).events_dropped > 0); /* nobody read: the stream dropped */
+    drain_into(s, &b, 0);                             /* the reader catches up */
+  }
+  CHECK_EQ_INT(strobe_stream_stop(s), 0);
+  drain_into(s, &b, 0);
+  strobe_stream_free(s);
+  tally t;
+  strobe_capture_totals tot = check_capture(&b, &t); /* no orphan END, every END on its own scope */
+  CHECK_EQ_U64(t.outer_ends, 1);
+  CHECK(tot.lost > 0);
+  free(b.data);
+}
+
 int main(void) {
   test_desc();
   test_complete();
   test_slow_reader();
+  test_scope_across_drops();
   printf("test_capture_stream: ok\n");
   return 0;
 }

@@ -240,39 +240,10 @@ static void on_events(void *ctx, uint32_t index, const strobe__event *ev, size_t
     switch (kind) {
       case STROBE__EV_BEGIN:
         if (t->depth >= TRACK_DEPTH) drop = 1; /* cannot come from a well-behaved producer */
-        if (drop) {
-          PASS_RUN(i);
-          run = i + 1;
-          if (t->depth < TRACK_DEPTH) set_unrec(t, t->depth++, 1);
-          drop_one(s, t);
-          continue;
-        }
-        if (t->pending) {
-          PASS_RUN(i);
-          run = i;
-          emit_marker(s, index, t, e->ts, t->pending);
-        }
-        set_unrec(t, t->depth++, 0);
-        continue;
-      case STROBE__EV_END: {
-        int withheld = 0;
-        if (t->depth) {
-          t->depth--;
-          withheld = is_unrec(t, t->depth);
-        }
-        if (drop || withheld) {
-          PASS_RUN(i);
-          run = i + 1;
-          drop_one(s, t);
-          continue;
-        }
-        if (t->pending) {
-          PASS_RUN(i);
-          run = i;
-          emit_marker(s, index, t, e->ts, t->pending);
-        }
-        continue;
-      }
+        break;
+      case STROBE__EV_END:
+        if (t->depth && is_unrec(t, t->depth - 1)) drop = 1; /* its BEGIN was dropped: withheld too */
+        break;
       case STROBE__EV_LOST: {
         /* The producer dropped events (ring full): its recorded stack is now
          * kind >> 8 deep. Mirror that, then pass the marker on with the depth
@@ -297,21 +268,22 @@ static void on_events(void *ctx, uint32_t index, const strobe__event *ev, size_t
       case STROBE__EV_GAUGE:
         t->payload_left = kind == STROBE__EV_CUMULATIVE ? 4 : 1;
         t->payload_drop = drop;
-        /* fall through */
+        break;
       default:
-        if (drop) {
-          PASS_RUN(i);
-          run = i + 1;
-          drop_one(s, t);
-          continue;
-        }
-        if (t->pending) {
-          PASS_RUN(i);
-          run = i;
-          emit_marker(s, index, t, e->ts, t->pending);
-        }
-        continue;
+        break;
     }
+    if (drop) {
+      PASS_RUN(i);
+      run = i + 1;
+      drop_one(s, t);
+    } else if (t->pending) {
+      /* Before the event, so the marker's depth is the reader's before it. */
+      PASS_RUN(i);
+      run = i;
+      emit_marker(s, index, t, e->ts, t->pending);
+    }
+    if (kind == STROBE__EV_BEGIN && t->depth < TRACK_DEPTH) set_unrec(t, t->depth++, drop);
+    if (kind == STROBE__EV_END && t->depth) t->depth--;
   }
   PASS_RUN(n);
 #undef PASS_RUN
