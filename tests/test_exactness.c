@@ -21,22 +21,13 @@
 #define ITERATIONS 250000 /* × 4 scopes = 1,000,000 scopes per thread */
 #define LOOP 3
 
-/* Sanitizers slow the drain's memory-heavy encoding far more than the
- * probes and the workers' register-only spin, and the drain's share of two
- * cores is what keeps the rings from filling. So there the rings get room
- * for the skew and each scope does twice the work; the plain build checks
- * the default settings. */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-
 /* A little real work per innermost scope, as instrumented code has: ~1 us,
- * not a bare loop. */
-#ifdef SANITIZED
+ * not a bare loop. Sanitizers slow the drain's memory-heavy encoding far
+ * more than the probes and this register-only spin, and the drain's share
+ * of two cores is what keeps the rings from filling; so there the rings get
+ * room for the skew (main) and each scope does twice the work. The plain
+ * build checks the default settings. */
+#ifdef STROBE_TEST_SANITIZED
 #define SPIN 2000
 #else
 #define SPIN 1000
@@ -91,7 +82,7 @@ static int site_role(const char *name) {
 }
 
 int main(void) {
-#ifdef SANITIZED
+#ifdef STROBE_TEST_SANITIZED
   CHECK_EQ_INT(strobe_setup(&(strobe_desc){.ring_events = 1u << 21}), 0);
 #endif
   char path[] = "/tmp/strobe-exactness-XXXXXX";

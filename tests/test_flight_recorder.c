@@ -40,14 +40,6 @@
 #include "strobe/flight.h"
 #include "strobe/strobe.h"
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-
 /* >>helpers */
 
 static void sleep_ms(unsigned ms) {
@@ -384,7 +376,7 @@ static void test_size_bound(void) {
   CHECK(st.retained_bytes <= st.capacity_bytes);
   CHECK(max_retained > st.capacity_bytes / 2); /* it did fill up */
   CHECK_EQ_U64(st.dropped_blocks, 0);          /* no dump was running */
-#ifndef SANITIZED
+#ifndef STROBE_TEST_SANITIZED
   /* 1M scopes after the warm-up: the ring was allocated at start, so the
    * process grows by no more than allocator noise. */
   CHECK(rss_end - rss_warm < (1l << 20));
@@ -788,7 +780,7 @@ static void test_pinned(void) {
 }
 
 int main(void) {
-#ifdef SANITIZED
+#ifdef STROBE_TEST_SANITIZED
   CHECK_EQ_INT(strobe_setup(&(strobe_desc){.ring_events = 1u << 21}), 0);
 #endif
   test_desc();

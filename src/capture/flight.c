@@ -783,6 +783,27 @@ strobe_flight_recorder_desc strobe_flight_recorder_get_desc(const strobe_flight_
   return d;
 }
 
+/* Tells the spike worker to quit and waits for it; it finishes a job it has
+ * before it looks at quit. */
+static void stop_worker(strobe_flight_recorder *fr) {
+  if (!fr->has_worker) return;
+  pthread_mutex_lock(&fr->lock);
+  fr->quit = 1;
+  pthread_cond_signal(&fr->work_cond);
+  pthread_mutex_unlock(&fr->lock);
+  pthread_join(fr->worker, NULL);
+}
+
+static void destroy(strobe_flight_recorder *fr) {
+  strobe__writer_destroy(fr->writer);
+  free(fr->mem);
+  free(fr->threads);
+  pthread_cond_destroy(&fr->work_cond);
+  pthread_cond_destroy(&fr->done_cond);
+  pthread_mutex_destroy(&fr->lock);
+  free(fr);
+}
+
 int strobe_flight_recorder_start(const strobe_flight_recorder_desc *desc, strobe_flight_recorder **out) {
   if (!out) return STROBE_EINVAL;
   *out = NULL;
@@ -843,20 +864,8 @@ int strobe_flight_recorder_start(const strobe_flight_recorder_desc *desc, strobe
   *out = fr;
   return 0;
 fail:
-  if (fr->has_worker) {
-    pthread_mutex_lock(&fr->lock);
-    fr->quit = 1;
-    pthread_cond_signal(&fr->work_cond);
-    pthread_mutex_unlock(&fr->lock);
-    pthread_join(fr->worker, NULL);
-  }
-  strobe__writer_destroy(fr->writer);
-  free(fr->mem);
-  free(fr->threads);
-  pthread_cond_destroy(&fr->work_cond);
-  pthread_cond_destroy(&fr->done_cond);
-  pthread_mutex_destroy(&fr->lock);
-  free(fr);
+  stop_worker(fr);
+  destroy(fr);
   return rc;
 }
 
@@ -878,21 +887,9 @@ int strobe_flight_recorder_stop(strobe_flight_recorder *fr) {
     pthread_cond_signal(&fr->work_cond);
     pthread_mutex_unlock(&fr->lock);
   }
-  if (fr->has_worker) {
-    pthread_mutex_lock(&fr->lock);
-    fr->quit = 1; /* the worker finishes a job it has before it looks at quit */
-    pthread_cond_signal(&fr->work_cond);
-    pthread_mutex_unlock(&fr->lock);
-    pthread_join(fr->worker, NULL);
-    if (pending && fr->dump_errors != before) rc = fr->last_error;
-  }
-  strobe__writer_destroy(fr->writer);
-  free(fr->mem);
-  free(fr->threads);
-  pthread_cond_destroy(&fr->work_cond);
-  pthread_cond_destroy(&fr->done_cond);
-  pthread_mutex_destroy(&fr->lock);
-  free(fr);
+  stop_worker(fr);
+  if (pending && fr->dump_errors != before) rc = fr->last_error;
+  destroy(fr);
   return rc;
 }
 

@@ -12,43 +12,15 @@
 //
 // usage: node speedscope.test.mjs --strobe BIN --make-capture BIN
 //                                 --chromium PATH --work DIR
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
+import { arg, check, finish, launch, repo, run } from './strobe_view.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const repo = path.resolve(here, '..', '..');
-const require = createRequire(path.join(repo, 'package.json'));
-
-function arg(name) {
-  const i = process.argv.indexOf(name);
-  if (i < 0 || i + 1 >= process.argv.length) throw new Error(`missing ${name}`);
-  return process.argv[i + 1];
-}
 const strobe = arg('--strobe');
 const makeCapture = arg('--make-capture');
 const chromiumPath = arg('--chromium');
 const work = arg('--work');
-
-let failures = 0;
-let passes = 0;
-function check(cond, what) {
-  if (cond) {
-    passes++;
-  } else {
-    failures++;
-    console.error(`FAIL: ${what}`);
-  }
-}
-
-function run(bin, args) {
-  const p = spawnSync(bin, args, { encoding: 'utf8', maxBuffer: 64 << 20 });
-  if (p.status !== 0) throw new Error(`${bin} ${args.join(' ')} exited ${p.status}: ${p.stderr}`);
-  return p.stdout;
-}
 
 // speedscope shows times like "825.00µs (77%)", "1.07ms", "0.00ns".
 function parseTime(text) {
@@ -131,7 +103,6 @@ async function main() {
   for (const [what, p] of [['chromium', chromiumPath], ['speedscope app', path.join(repo, 'node_modules/speedscope/dist/release/index.html')]]) {
     if (!fs.existsSync(p)) throw new Error(`${what} not found at ${p} (scripts/deps.sh and scripts/npm-deps.sh install it)`);
   }
-  const { chromium } = require('playwright-core');
   fs.rmSync(work, { recursive: true, force: true });
   fs.mkdirSync(work, { recursive: true });
   const base = path.join(work, 'base.strobe');
@@ -156,10 +127,7 @@ async function main() {
 
   const server = await serve(path.join(repo, 'node_modules/speedscope/dist/release'), files);
   const port = server.address().port;
-  const browser = await chromium.launch({
-    executablePath: chromiumPath,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-  });
+  const browser = await launch(chromiumPath);
   try {
     // >>speedscope format: profiles named by thread, frames by site.
     let r = await show(browser, port, 'base.speedscope.json');
@@ -198,12 +166,6 @@ async function main() {
     await browser.close();
     server.close();
   }
-  console.log(`${passes} passed, ${failures} failed`);
-  process.exit(failures ? 1 : 0);
 }
 
-main().catch((e) => {
-  console.error(e);
-  console.log(`${passes} passed, ${failures + 1} failed`);
-  process.exit(1);
-});
+finish(main);

@@ -1,9 +1,10 @@
-// strobe_view.mjs — what the viewer's browser tests and bench/viewer_bench.mjs
-// share: running `strobe view` (or reading an application's viewer URL) and
-// waiting for the URL it prints, launching Debian's Chromium through
-// playwright-core with WebGL2 on SwiftShader, and collecting every console
-// error and page error (a test fails on any).
-import { spawn } from 'node:child_process';
+// strobe_view.mjs — what the browser tests and bench/viewer_bench.mjs share:
+// command-line arguments, running a tool, running `strobe view` (or reading
+// an application's viewer URL) and waiting for the URL it prints, launching
+// Debian's Chromium through playwright-core with WebGL2 on SwiftShader,
+// collecting every console error and page error (a test fails on any), and
+// the tests' tally of checks.
+import { spawn, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
@@ -22,6 +23,37 @@ export function arg(name, fallback) {
     throw new Error(`missing ${name}`);
   }
   return process.argv[i + 1];
+}
+
+// Runs a tool to completion; its stdout, or an error naming how it failed.
+export function run(bin, args) {
+  const p = spawnSync(bin, args, { encoding: 'utf8', maxBuffer: 64 << 20 });
+  if (p.status !== 0) throw new Error(`${bin} ${args.join(' ')} exited ${p.status}: ${p.stderr}`);
+  return p.stdout;
+}
+
+// The tally of a test's checks: check() counts one and prints a failure;
+// finish(main) runs the test (a throw counts as one more failure), prints
+// "N passed, M failed" and exits 1 on any failure.
+const tally = { passes: 0, failures: 0 };
+
+export function check(cond, what) {
+  if (cond) tally.passes++;
+  else {
+    tally.failures++;
+    console.error(`FAIL: ${what}`);
+  }
+}
+
+export async function finish(main) {
+  try {
+    await main();
+  } catch (e) {
+    console.error(e);
+    tally.failures++;
+  }
+  console.log(`${tally.passes} passed, ${tally.failures} failed`);
+  process.exit(tally.failures ? 1 : 0);
 }
 
 // Starts `strobe view ARGS --no-open` and resolves once it printed its URL.

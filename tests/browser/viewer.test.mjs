@@ -17,27 +17,14 @@
 // Screenshots go to --work. Any console error or page error fails the test.
 //
 // usage: node viewer.test.mjs --strobe BIN --make-capture BIN --chromium PATH --work DIR
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { arg, startView, launch, openViewer } from './strobe_view.mjs';
+import { arg, check, finish, launch, openViewer, run, startView } from './strobe_view.mjs';
 
 const strobe = arg('--strobe');
 const makeCapture = arg('--make-capture');
 const chromiumPath = arg('--chromium', '/usr/bin/chromium');
 const work = arg('--work');
-
-let passes = 0, failures = 0;
-function check(cond, what) {
-  if (cond) passes++;
-  else { failures++; console.error(`FAIL: ${what}`); }
-}
-
-function run(bin, args) {
-  const p = spawnSync(bin, args, { encoding: 'utf8', maxBuffer: 64 << 20 });
-  if (p.status !== 0) throw new Error(`${bin} ${args.join(' ')} exited ${p.status}: ${p.stderr}`);
-  return p.stdout;
-}
 
 async function hoverSpan(page, name) {
   const i = await page.evaluate((n) => __strobe.findSpan(n), name);
@@ -182,12 +169,6 @@ async function main() {
     const code = await view.stop();
     check(code === 0, `strobe view exits 0 on SIGTERM (${code})`);
   }
-  console.log(`${passes} passed, ${failures} failed`);
-  process.exit(failures ? 1 : 0);
 }
 
-main().catch((e) => {
-  console.error(e);
-  console.log(`${passes} passed, ${failures + 1} failed`);
-  process.exit(1);
-});
+finish(main);

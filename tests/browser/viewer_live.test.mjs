@@ -14,17 +14,11 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { arg, launch, openViewer, stopProc } from './strobe_view.mjs';
+import { arg, check, finish, launch, openViewer, stopProc } from './strobe_view.mjs';
 
 const demo = arg('--demo');
 const chromiumPath = arg('--chromium', '/usr/bin/chromium');
 const work = arg('--work');
-
-let passes = 0, failures = 0;
-function check(cond, what) {
-  if (cond) passes++;
-  else { failures++; console.error(`FAIL: ${what}`); }
-}
 
 function startDemo() {
   return new Promise((resolve, reject) => {
@@ -113,12 +107,6 @@ async function main() {
     await browser.close();
     await stopProc(app.proc);
   }
-  console.log(`${passes} passed, ${failures} failed`);
-  process.exit(failures ? 1 : 0);
 }
 
-main().catch((e) => {
-  console.error(e);
-  console.log(`${passes} passed, ${failures + 1} failed`);
-  process.exit(1);
-});
+finish(main);
