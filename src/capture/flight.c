@@ -657,7 +657,7 @@ static int write_dump(strobe_flight_recorder *fr, const snapshot *s, int fd) {
   /* Header, SITES and THREAD through a writer of its own. */
   strobe__writer *w = NULL;
   strobe__writer_desc wd = {"flight-recorder", fr->desc.flush_interval_ms, fr->desc.compression_level,
-                            fr->overhead_ns, fd_sink, &fd};
+                            fr->overhead_ns, fd_sink, &fd, NULL};
   int rc = strobe__writer_create_at(&wd, first ? first : s->end_ticks, &w);
   if (!rc) {
     for (uint32_t id = 1; id < site_limit; id++) {
@@ -850,7 +850,7 @@ int strobe_flight_recorder_start(const strobe_flight_recorder_desc *desc, strobe
   fr->misuse_base = strobe_misuse_counts();
   fr->last_flush = fr->last_clock = fr->prev_tick = strobe__now();
   strobe__writer_desc wd = {"flight-recorder", d.flush_interval_ms, d.compression_level, fr->overhead_ns,
-                            ring_sink, fr};
+                            ring_sink, fr, NULL};
   rc = strobe__writer_create(&wd, &fr->writer);
   if (rc) goto fail;
   if (fr->thr_ticks) {

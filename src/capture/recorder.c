@@ -120,7 +120,7 @@ int strobe_record_start(const strobe_record_desc *desc, strobe_recorder **out) {
   r->clock_ticks = (uint64_t)((double)CLOCK_PAIR_NS / clk->ns_per_tick);
   r->last_flush = r->last_clock = strobe__now();
   r->misuse_base = strobe_misuse_counts();
-  strobe__writer_desc wd = {"file", flush_ms, level, strobe__measure_overhead(), file_sink, r};
+  strobe__writer_desc wd = {"file", flush_ms, level, strobe__measure_overhead(), file_sink, r, NULL};
   rc = strobe__writer_create(&wd, &r->writer);
   if (rc) goto fail;
   r->consumer = (strobe__consumer){r, on_site, on_thread, on_lost, on_events, on_thread_end, on_tick};

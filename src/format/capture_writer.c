@@ -138,29 +138,36 @@ static void field_u8(strobe__buf *b, uint16_t tag, uint8_t v) {
 }
 
 static void write_header(strobe__writer *w) {
-  const strobe__clock_info *clk = strobe__clock();
   struct utsname u;
-  if (uname(&u) != 0) strcpy(u.machine, "unknown");
+  strobe__header_facts own;
+  const strobe__header_facts *x = w->desc.facts;
+  if (!x) {
+    if (uname(&u) != 0) strcpy(u.machine, "unknown");
+#ifdef NDEBUG
+    int assertions = 0;
+#else
+    int assertions = 1;
+#endif
+    own = (strobe__header_facts){*strobe__clock(), w->start_ticks ? w->start_ticks : strobe__now(), u.machine,
+                                 assertions, (uint64_t)getpid(), strobe_query_desc().ring_events};
+    x = &own;
+  }
   strobe__buf f = {0};
   field_str(&f, STROBE__TAG_KIND, w->desc.kind);
-  field_str(&f, STROBE__TAG_CLOCK_SOURCE, clk->source);
-  field_u8(&f, STROBE__TAG_CLOCK_INVARIANT, (uint8_t)clk->invariant);
-  field_f64(&f, STROBE__TAG_NS_PER_TICK, clk->ns_per_tick);
-  field_u64(&f, STROBE__TAG_EPOCH_TICKS, clk->epoch_ticks);
-  field_u64(&f, STROBE__TAG_EPOCH_MONO_NS, clk->epoch_mono_ns);
-  field_u64(&f, STROBE__TAG_START_TICKS, w->start_ticks ? w->start_ticks : strobe__now());
+  field_str(&f, STROBE__TAG_CLOCK_SOURCE, x->clock.source);
+  field_u8(&f, STROBE__TAG_CLOCK_INVARIANT, (uint8_t)x->clock.invariant);
+  field_f64(&f, STROBE__TAG_NS_PER_TICK, x->clock.ns_per_tick);
+  field_u64(&f, STROBE__TAG_EPOCH_TICKS, x->clock.epoch_ticks);
+  field_u64(&f, STROBE__TAG_EPOCH_MONO_NS, x->clock.epoch_mono_ns);
+  field_u64(&f, STROBE__TAG_START_TICKS, x->start_ticks);
   field_f64(&f, STROBE__TAG_OVERHEAD_NS, w->desc.overhead_per_scope_ns);
   field_str(&f, STROBE__TAG_STROBE_VERSION, STROBE_VERSION_STRING);
   field_str(&f, STROBE__TAG_OS, "linux");
-  field_str(&f, STROBE__TAG_ARCH, u.machine);
+  field_str(&f, STROBE__TAG_ARCH, x->arch);
   field_str(&f, STROBE__TAG_FEATURES, strobe_profiling_available() ? "profiling zstd" : "zstd");
-#ifdef NDEBUG
-  field_u8(&f, STROBE__TAG_ASSERTIONS, 0);
-#else
-  field_u8(&f, STROBE__TAG_ASSERTIONS, 1);
-#endif
-  field_u64(&f, STROBE__TAG_PID, (uint64_t)getpid());
-  field_u32(&f, STROBE__TAG_RING_EVENTS, strobe_query_desc().ring_events);
+  field_u8(&f, STROBE__TAG_ASSERTIONS, (uint8_t)x->assertions);
+  field_u64(&f, STROBE__TAG_PID, x->pid);
+  field_u32(&f, STROBE__TAG_RING_EVENTS, x->ring_events);
   field_u32(&f, STROBE__TAG_FLUSH_MS, w->desc.flush_interval_ms);
 
   strobe__buf h = {0};

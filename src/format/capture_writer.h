@@ -12,10 +12,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "platform/clock.h"
 #include "strobe/strobe.h"
 
 /* Receives one whole block (or the header) per call; returns 0 or a negative STROBE_E*. */
 typedef int (*strobe__sink_fn)(void *ctx, const void *data, size_t len);
+
+/* What a header says about the machine and the run. The library states
+ * this process's; generators of synthetic captures (the CLI tests' files,
+ * the CLI bench) pass fixed facts, so their files are the same everywhere. */
+typedef struct strobe__header_facts {
+  strobe__clock_info clock;
+  uint64_t start_ticks;
+  const char *arch;
+  int assertions;
+  uint64_t pid;
+  uint32_t ring_events;
+} strobe__header_facts;
 
 typedef struct strobe__writer_desc {
   const char *kind;             /* "file", "flight-recorder", "stream" */
@@ -24,6 +37,7 @@ typedef struct strobe__writer_desc {
   double overhead_per_scope_ns; /* recorded in the header */
   strobe__sink_fn sink;
   void *sink_ctx;
+  const strobe__header_facts *facts; /* NULL: this process's */
 } strobe__writer_desc;
 
 typedef struct strobe__writer strobe__writer;

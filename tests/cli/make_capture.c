@@ -2,9 +2,8 @@
  * make_capture.c — writes deterministic capture files for the CLI tests.
  *
  * It drives the library's real block encoder (format/capture_writer.h) with
- * synthetic events whose timestamps it chooses, and replaces the header the
- * writer emits with one whose clock is "monotonic" at exactly 1 ns per tick
- * and whose epoch is 0. So every duration in the file is known in advance,
+ * synthetic events whose timestamps it chooses, and fixed header facts: the
+ * clock is "monotonic" at exactly 1 ns per tick and its epoch is 0. So every duration in the file is known in advance,
  * and the tests can check counts and percentiles exactly.
  *
  * What one frame k (0-based) of thread 0 "main" holds, in ns:
@@ -66,72 +65,18 @@ static strobe_site g_sites[S_COUNT] = {
     [S_SPIKE] = {"spike", NULL, NULL, "app/loop.c", "spike", 130, STROBE_SITE_SCOPE, 0},
 };
 
-/* >>sink: the first call carries the writer's header, which is replaced. */
-typedef struct sink {
-  FILE *f;
-  int seen_header;
-  const opts *o;
-} sink;
-
-static void field_str(strobe__buf *b, uint16_t tag, const char *s) {
-  strobe__buf_u16(b, tag);
-  strobe__buf_u16(b, (uint16_t)strlen(s));
-  strobe__buf_put(b, s, strlen(s));
+/* >>sink */
+static int sink_fn(void *ctx, const void *data, size_t len) {
+  return fwrite(data, 1, len, (FILE *)ctx) == len ? 0 : STROBE_EIO;
 }
 
-static void field_num(strobe__buf *b, uint16_t tag, uint16_t size, uint64_t v) {
-  strobe__buf_u16(b, tag);
-  strobe__buf_u16(b, size);
-  for (uint16_t i = 0; i < size; i++) {
-    uint8_t byte = (uint8_t)(v >> (8 * i));
-    strobe__buf_put(b, &byte, 1);
-  }
-}
-
+/* >>events: a per-thread batch with a running clock. */
 static uint64_t f64_bits(double d) {
   uint64_t u;
   memcpy(&u, &d, sizeof u);
   return u;
 }
 
-static int write_header(sink *s) {
-  strobe__buf f = {0}, h = {0};
-  field_str(&f, STROBE__TAG_KIND, "file");
-  field_str(&f, STROBE__TAG_CLOCK_SOURCE, s->o->clock);
-  field_num(&f, STROBE__TAG_CLOCK_INVARIANT, 1, 1);
-  field_num(&f, STROBE__TAG_NS_PER_TICK, 8, f64_bits(s->o->ns_per_tick));
-  field_num(&f, STROBE__TAG_EPOCH_TICKS, 8, 0);
-  field_num(&f, STROBE__TAG_EPOCH_MONO_NS, 8, 0);
-  field_num(&f, STROBE__TAG_START_TICKS, 8, 0);
-  field_num(&f, STROBE__TAG_OVERHEAD_NS, 8, f64_bits(19.5));
-  field_str(&f, STROBE__TAG_STROBE_VERSION, STROBE_VERSION_STRING);
-  field_str(&f, STROBE__TAG_OS, "linux");
-  field_str(&f, STROBE__TAG_ARCH, "x86_64");
-  field_str(&f, STROBE__TAG_FEATURES, "profiling zstd");
-  field_num(&f, STROBE__TAG_ASSERTIONS, 1, 0);
-  field_num(&f, STROBE__TAG_PID, 8, 4242);
-  field_num(&f, STROBE__TAG_RING_EVENTS, 4, 262144);
-  field_num(&f, STROBE__TAG_FLUSH_MS, 4, 100);
-  strobe__buf_put(&h, STROBE__MAGIC, STROBE__MAGIC_LEN);
-  strobe__buf_u32(&h, STROBE__FORMAT_VERSION);
-  strobe__buf_u32(&h, (uint32_t)f.len);
-  strobe__buf_put(&h, f.data, f.len);
-  int ok = !f.failed && !h.failed && fwrite(h.data, 1, h.len, s->f) == h.len;
-  strobe__buf_free(&f);
-  strobe__buf_free(&h);
-  return ok ? 0 : STROBE_EIO;
-}
-
-static int sink_fn(void *ctx, const void *data, size_t len) {
-  sink *s = ctx;
-  if (!s->seen_header) {
-    s->seen_header = 1;
-    return write_header(s);
-  }
-  return fwrite(data, 1, len, s->f) == len ? 0 : STROBE_EIO;
-}
-
-/* >>events: a per-thread batch with a running clock. */
 typedef struct batch {
   strobe__event ev[4096];
   size_t n;
@@ -230,13 +175,15 @@ int main(int argc, char **argv) {
   }
   if (!o.out || o.frames < 1 || o.frames > 100000) return usage();
 
-  sink s = {fopen(o.out, "wb"), 0, &o};
-  if (!s.f) {
+  FILE *f = fopen(o.out, "wb");
+  if (!f) {
     perror(o.out);
     return 1;
   }
+  /* The header's clock is the one asked for, with epoch 0, on no real machine. */
+  strobe__header_facts facts = {{o.clock, 1, o.ns_per_tick, 0, 0}, 0, "x86_64", 0, 4242, 262144};
   strobe__writer *w;
-  strobe__writer_desc d = {"file", 100, 3, 19.5, sink_fn, &s};
+  strobe__writer_desc d = {"file", 100, 3, 19.5, sink_fn, f, &facts};
   if (strobe__writer_create(&d, &w)) {
     fprintf(stderr, "make_capture: cannot create the writer\n");
     return 1;
@@ -274,7 +221,7 @@ int main(int argc, char **argv) {
     rc = strobe__writer_finish(w, end_ticks, &mis);
   }
   strobe__writer_destroy(w);
-  if (fclose(s.f) != 0 || rc) {
+  if (fclose(f) != 0 || rc) {
     fprintf(stderr, "make_capture: writing %s failed\n", o.out);
     return 1;
   }
