@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "floor.h"
 #include "strobe/capture.h"
 #include "strobe/record.h"
 #include "strobe/strobe.h"
@@ -101,23 +102,17 @@ static void work(worker *w, int depth) {
   for (int c = 0; c < children; c++) g_sites[xorshift(w) % NSITES](w, depth - 1);
 }
 
-static uint64_t mono_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static pthread_barrier_t g_finished, g_release;
 
 static void *worker_main(void *arg) {
   worker *w = arg;
   strobe_thread_set_name(w->name);
-  uint64_t t0 = mono_ns();
+  uint64_t t0 = bench_mono_ns();
   while (w->scopes < w->target) {
     g_sites[xorshift(w) % NSITES](w, 3 + (int)(xorshift(w) % 3u)); /* a tree 3–5 deep */
     __atomic_store_n(&w->progress, w->scopes, __ATOMIC_RELAXED);
   }
-  w->wall_ns = mono_ns() - t0;
+  w->wall_ns = bench_mono_ns() - t0;
   /* Stay alive until the final RSS sample: an exiting thread's ring is freed. */
   pthread_barrier_wait(&g_finished);
   pthread_barrier_wait(&g_release);
@@ -125,16 +120,6 @@ static void *worker_main(void *arg) {
 }
 
 /* >>measuring */
-static long rss_bytes(void) {
-  FILE *f = fopen("/proc/self/statm", "r");
-  long size = 0, resident = -1;
-  if (f) {
-    if (fscanf(f, "%ld %ld", &size, &resident) != 2) resident = -1;
-    fclose(f);
-  }
-  return resident < 0 ? -1 : resident * sysconf(_SC_PAGESIZE);
-}
-
 static uint64_t progress_min(worker *ws, uint64_t *sum) {
   uint64_t lo = UINT64_MAX;
   *sum = 0;
@@ -190,12 +175,12 @@ int main(int argc, char **argv) {
   /* Early sample: once every thread has done `early` scopes. */
   uint64_t early_total = 0;
   while (progress_min(ws, &early_total) < early) nanosleep(&(struct timespec){0, 200000}, NULL);
-  long rss_early = rss_bytes();
+  long rss_early = bench_rss_bytes();
 
   pthread_barrier_wait(&g_finished); /* every worker is done and still alive */
   uint64_t final_total = 0;
   (void)progress_min(ws, &final_total);
-  long rss_final = rss_bytes();
+  long rss_final = bench_rss_bytes();
   pthread_barrier_wait(&g_release);
   for (int i = 0; i < NTHREADS; i++) pthread_join(th[i], NULL);
 
@@ -215,9 +200,9 @@ int main(int argc, char **argv) {
     return 1;
   }
   strobe_capture_record r;
-  uint64_t records = 0, t0 = mono_ns();
+  uint64_t records = 0, t0 = bench_mono_ns();
   while ((rc = strobe_capture_next(cap, &r)) > 0) records++;
-  uint64_t read_ns = mono_ns() - t0;
+  uint64_t read_ns = bench_mono_ns() - t0;
   if (rc < 0) fprintf(stderr, "bench_capture: reading %s: %s\n", path, strobe_strerror(rc));
   strobe_capture_totals tot = strobe_capture_get_totals(cap);
   strobe_capture_close(cap);

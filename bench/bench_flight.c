@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "floor.h"
 #include "strobe/capture.h"
 #include "strobe/flight.h"
 #include "strobe/strobe.h"
@@ -72,22 +73,6 @@ static void slot(uint32_t n) {
   for (uint32_t i = 1; i < n; i++) work();
 }
 
-static uint64_t mono_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static long rss_bytes(void) {
-  FILE *f = fopen("/proc/self/statm", "r");
-  long size = 0, resident = -1;
-  if (f) {
-    if (fscanf(f, "%ld %ld", &size, &resident) != 2) resident = -1;
-    fclose(f);
-  }
-  return resident < 0 ? -1 : resident * sysconf(_SC_PAGESIZE);
-}
-
 static void remove_dir(const char *dir) {
   DIR *d = opendir(dir);
   if (!d) return;
@@ -123,7 +108,7 @@ int main(int argc, char **argv) {
     perror("bench_flight: mkdtemp");
     return 1;
   }
-  long rss_before = rss_bytes();
+  long rss_before = bench_rss_bytes();
   strobe_flight_recorder *fr;
   int rc = strobe_flight_recorder_start(
       &(strobe_flight_recorder_desc){.spike_threshold_ms = 1000, .spike_dir = dir}, &fr);
@@ -131,14 +116,14 @@ int main(int argc, char **argv) {
     fprintf(stderr, "bench_flight: cannot start: %s\n", strobe_strerror(rc));
     return 1;
   }
-  long rss_started = rss_bytes();
+  long rss_started = bench_rss_bytes();
   strobe_flight_recorder_desc d = strobe_flight_recorder_get_desc(fr);
   printf("# bench_flight: %lu s at %lu scopes/s; ring %u MiB, last %u ms; rss %ld -> %ld bytes at start\n", seconds,
          (unsigned long)per_ms * 1000u, d.max_mib, d.max_age_ms, rss_before, rss_started);
   fflush(stdout);
 
   uint64_t lost0 = strobe_query_event_stats().events_lost;
-  uint64_t t0 = mono_ns(), scopes = 0, late_slots = 0;
+  uint64_t t0 = bench_mono_ns(), scopes = 0, late_slots = 0;
   long rss_warm = -1, rss_min = -1, rss_max = -1;
   uint64_t total_ms = (uint64_t)seconds * 1000u;
   for (uint64_t ms = 0; ms < total_ms; ms++) {
@@ -146,7 +131,7 @@ int main(int argc, char **argv) {
     scopes += per_ms;
     if (ms % FRAME_MS == FRAME_MS - 1) STROBE_FRAME_MARK();
     if ((ms + 1) % (SAMPLE_S * 1000u) == 0) {
-      long rss = rss_bytes();
+      long rss = bench_rss_bytes();
       strobe_flight_recorder_stats st = strobe_flight_recorder_query(fr);
       unsigned long at = (unsigned long)((ms + 1) / 1000u);
       if (at >= warm_s && rss_warm < 0) rss_warm = rss;
@@ -162,7 +147,7 @@ int main(int argc, char **argv) {
     }
     /* Pace: sleep to this slot's deadline; a slot that ran late is not made up twice. */
     uint64_t deadline = t0 + (ms + 1) * 1000000ull;
-    uint64_t now = mono_ns();
+    uint64_t now = bench_mono_ns();
     if (now < deadline) {
       struct timespec ts = {(time_t)(deadline / 1000000000ull), (long)(deadline % 1000000000ull)};
       clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
@@ -170,8 +155,8 @@ int main(int argc, char **argv) {
       late_slots++;
     }
   }
-  uint64_t wall = mono_ns() - t0;
-  long rss_end = rss_bytes();
+  uint64_t wall = bench_mono_ns() - t0;
+  long rss_end = bench_rss_bytes();
   if (rss_warm < 0) rss_warm = rss_end;
   strobe_flight_recorder_stats st = strobe_flight_recorder_query(fr);
   uint64_t lost = strobe_query_event_stats().events_lost - lost0;
@@ -179,9 +164,9 @@ int main(int argc, char **argv) {
   /* One dump of everything retained, read back. */
   char path[128];
   snprintf(path, sizeof path, "%s/dump.strobe", dir);
-  uint64_t d0 = mono_ns();
+  uint64_t d0 = bench_mono_ns();
   rc = strobe_flight_recorder_dump(fr, path);
-  double dump_ms = (double)(mono_ns() - d0) / 1e6;
+  double dump_ms = (double)(bench_mono_ns() - d0) / 1e6;
   if (rc) fprintf(stderr, "bench_flight: dump: %s\n", strobe_strerror(rc));
   struct stat sb;
   double dump_mib = stat(path, &sb) == 0 ? (double)sb.st_size / 1048576.0 : 0.0;

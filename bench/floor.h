@@ -1,8 +1,8 @@
 /*
  * floor.h — the baseline every scope budget is a ratio against, shared by the
  * benches: two tick reads and two 16-byte stores into a thread-local,
- * power-of-two ring per begin+end pair, and nothing else. Also the timing and
- * budget-printing helpers the benches share.
+ * power-of-two ring per begin+end pair, and nothing else. Also the timing,
+ * memory and budget-printing helpers the benches share.
  */
 #ifndef STROBE_BENCH_FLOOR_H
 #define STROBE_BENCH_FLOOR_H
@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "strobe/strobe.h"
 
@@ -54,6 +55,17 @@ __attribute__((noinline, unused)) static void floor_loop(uint32_t n) {
   }
   __asm__ __volatile__("" ::: "memory");
   floor_pos = pos;
+}
+
+/* Resident set size of this process in bytes, or -1. */
+static inline long bench_rss_bytes(void) {
+  FILE *f = fopen("/proc/self/statm", "r");
+  long size = 0, resident = -1;
+  if (f) {
+    if (fscanf(f, "%ld %ld", &size, &resident) != 2) resident = -1;
+    fclose(f);
+  }
+  return resident < 0 ? -1 : resident * sysconf(_SC_PAGESIZE);
 }
 
 static inline uint64_t bench_mono_ns(void) {
