@@ -106,7 +106,7 @@ typedef struct strobe__consumer {
   void (*thread)(void *ctx, uint32_t index, uint64_t os_tid, const char *name, uint64_t lost);
   /* The thread's process-lifetime loss count grew (consumers keep the difference). */
   void (*lost)(void *ctx, uint32_t index, uint64_t lost);
-  /* Events of one thread, in order. A pair straddling the ring's wrap comes in two calls. */
+  /* Events of one thread, in order, possibly over several calls (a multi-slot event never is split). */
   void (*events)(void *ctx, uint32_t index, const strobe__event *ev, size_t n);
   /* The thread exited; no more events will come from it. */
   void (*thread_end)(void *ctx, uint32_t index);
