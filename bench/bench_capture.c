@@ -204,7 +204,7 @@ int main(int argc, char **argv) {
   while ((rc = strobe_capture_next(cap, &r)) > 0) records++;
   uint64_t read_ns = bench_mono_ns() - t0;
   if (rc < 0) fprintf(stderr, "bench_capture: reading %s: %s\n", path, strobe_strerror(rc));
-  strobe_capture_totals tot = strobe_capture_get_totals(cap);
+  strobe_capture_totals tot = strobe_capture_query_totals(cap);
   strobe_capture_close(cap);
   unlink(path);
 

@@ -117,7 +117,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   long rss_started = bench_rss_bytes();
-  strobe_flight_recorder_desc d = strobe_flight_recorder_get_desc(fr);
+  strobe_flight_recorder_desc d = strobe_flight_recorder_query_desc(fr);
   printf("# bench_flight: %lu s at %lu scopes/s; ring %u MiB, last %u ms; rss %ld -> %ld bytes at start\n", seconds,
          (unsigned long)per_ms * 1000u, d.max_mib, d.max_age_ms, rss_before, rss_started);
   fflush(stdout);
@@ -132,7 +132,7 @@ int main(int argc, char **argv) {
     if (ms % FRAME_MS == FRAME_MS - 1) STROBE_FRAME_MARK();
     if ((ms + 1) % (SAMPLE_S * 1000u) == 0) {
       long rss = bench_rss_bytes();
-      strobe_flight_recorder_stats st = strobe_flight_recorder_query(fr);
+      strobe_flight_recorder_stats st = strobe_flight_recorder_query_stats(fr);
       unsigned long at = (unsigned long)((ms + 1) / 1000u);
       if (at >= warm_s && rss_warm < 0) rss_warm = rss;
       if (rss_warm >= 0) {
@@ -158,7 +158,7 @@ int main(int argc, char **argv) {
   uint64_t wall = bench_mono_ns() - t0;
   long rss_end = bench_rss_bytes();
   if (rss_warm < 0) rss_warm = rss_end;
-  strobe_flight_recorder_stats st = strobe_flight_recorder_query(fr);
+  strobe_flight_recorder_stats st = strobe_flight_recorder_query_stats(fr);
   uint64_t lost = strobe_query_event_stats().events_lost - lost0;
 
   /* One dump of everything retained, read back. */
@@ -177,7 +177,7 @@ int main(int argc, char **argv) {
     while (strobe_capture_next(cap, &r) > 0) dump_scopes += r.type == STROBE_REC_END;
     strobe_capture_close(cap);
   }
-  strobe_flight_recorder_stats st2 = strobe_flight_recorder_query(fr);
+  strobe_flight_recorder_stats st2 = strobe_flight_recorder_query_stats(fr);
   strobe_flight_recorder_stop(fr);
   remove_dir(dir);
 

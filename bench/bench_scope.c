@@ -101,7 +101,7 @@ int main(void) {
   strobe_capture *cap;
   rc = strobe_capture_open(path, &cap);
   if (rc == 0) {
-    header_overhead = strobe_capture_get_header(cap)->overhead_per_scope_ns;
+    header_overhead = strobe_capture_query_header(cap)->overhead_per_scope_ns;
     strobe_capture_close(cap);
   } else {
     fprintf(stderr, "bench_scope: cannot read back %s: %s\n", path, strobe_strerror(rc));

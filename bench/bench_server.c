@@ -90,7 +90,7 @@ int main(void) {
   cli_http_url u;
   const char *why;
   char url[64];
-  snprintf(url, sizeof url, "http://127.0.0.1:%u/mcp", (unsigned)strobe_server_port(s));
+  snprintf(url, sizeof url, "http://127.0.0.1:%u/mcp", (unsigned)strobe_server_query_port(s));
   cli_http_parse_url(url, &u, &why);
 
   /* >>mcp_call_ms_p99 */

@@ -67,7 +67,7 @@ static double latency_p99(strobe_collector *c, char ids[][STROBE_SESSION_ID_MAX]
   for (int i = 0; i < LATENCY_CALLS; i++) {
     strobe_report *r = NULL;
     uint64_t a = bench_mono_ns();
-    int rc = end ? strobe_session_end(c, ids[i % 8], 0, &r) : strobe_session_read(c, ids[i % 8], 0, &r);
+    int rc = end ? strobe_session_stop(c, ids[i % 8], 0, &r) : strobe_session_read(c, ids[i % 8], 0, &r);
     uint64_t b = bench_mono_ns();
     if (rc) fprintf(stderr, "bench_session: %s\n", strobe_strerror(rc));
     char *json = NULL;
@@ -78,7 +78,7 @@ static double latency_p99(strobe_collector *c, char ids[][STROBE_SESSION_ID_MAX]
     us[i] = (double)(b - a) / 1e3;
     json_us[i] = (double)(e - a) / 1e3;
     if (end) { /* keep 8 full sessions: restart and refill the ended one */
-      strobe_session_start(c, &(strobe_session_options){.max_samples = 240}, ids[i % 8]);
+      strobe_session_start(c, &(strobe_session_desc){.max_samples = 240}, ids[i % 8]);
       for (int k = 0; k < 240; k++) pass_with_32_stages(c, g_window);
     }
   }
@@ -120,12 +120,12 @@ int main(void) {
   }
   strobe_op_end(op, 1);
   strobe_report *r;
-  strobe_session_end(c, id, 0, &r);
+  strobe_session_stop(c, id, 0, &r);
   strobe_report_free(r);
 
   /* >>read/end latency: 8 sessions x 240 samples x 32 stages */
   char ids[8][STROBE_SESSION_ID_MAX];
-  for (int k = 0; k < 8; k++) strobe_session_start(c, &(strobe_session_options){.max_samples = 240}, ids[k]);
+  for (int k = 0; k < 8; k++) strobe_session_start(c, &(strobe_session_desc){.max_samples = 240}, ids[k]);
   for (int k = 0; k < 240; k++) pass_with_32_stages(c, w);
   double read_json_p99, end_json_p99;
   double read_p99 = latency_p99(c, ids, 0, &read_json_p99);

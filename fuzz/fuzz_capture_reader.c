@@ -47,32 +47,32 @@ static void read_all(const uint8_t *data, size_t size) {
     if (c) abort(); /* on error *out is NULL */
     return;
   }
-  const strobe_capture_header *h = strobe_capture_get_header(c);
+  const strobe_capture_header *h = strobe_capture_query_header(c);
   size_t sink = touch(h->kind) + touch(h->clock_source) + touch(h->strobe_version) + touch(h->os) +
                 touch(h->arch) + touch(h->features);
 
   strobe_capture_record rec;
   int rc;
   while ((rc = strobe_capture_next(c, &rec)) == 1) {
-    if (rec.type == STROBE_REC_SITE && !strobe_capture_get_site(c, rec.site)) abort();
-    if (rec.type != STROBE_REC_SITE && !strobe_capture_get_thread(c, rec.thread)) abort();
+    if (rec.type == STROBE_REC_SITE && !strobe_capture_query_site(c, rec.site)) abort();
+    if (rec.type != STROBE_REC_SITE && !strobe_capture_query_thread(c, rec.thread)) abort();
     g_dsink += strobe_capture_ticks_to_ns(c, rec.ticks) + rec.duration_ns + rec.self_ns; /* no int cast: NaN is fine */
   }
   if (strobe_capture_next(c, &rec) != rc) abort(); /* the end, or the error, is sticky */
 
-  strobe_capture_totals t = strobe_capture_get_totals(c);
+  strobe_capture_totals t = strobe_capture_query_totals(c);
   if (rc == 0 && !t.footer && !t.cut_short) abort();
-  uint32_t limit = strobe_capture_site_limit(c);
+  uint32_t limit = strobe_capture_query_site_limit(c);
   if (limit > 65536) abort();
   for (uint32_t id = 0; id <= limit; id++) {
-    const strobe_capture_site *s = strobe_capture_get_site(c, id);
+    const strobe_capture_site *s = strobe_capture_query_site(c, id);
     if (!s) continue;
     if (s->id != id || id >= limit) abort();
     sink += touch(s->name) + touch(s->category) + touch(s->file) + touch(s->function) + touch(s->parent);
   }
-  uint32_t nthreads = strobe_capture_thread_count(c);
+  uint32_t nthreads = strobe_capture_query_thread_count(c);
   for (uint32_t i = 0; i <= nthreads; i++) {
-    const strobe_capture_thread *th = strobe_capture_get_thread(c, i);
+    const strobe_capture_thread *th = strobe_capture_query_thread(c, i);
     if (!th) continue;
     if (th->index != i || i >= nthreads) abort();
     sink += touch(th->name);

@@ -368,7 +368,7 @@ static strobe_capture_totals expect_end(const strobe__buf *f, int rc_want, size_
   strobe_capture_record r;
   CHECK_EQ_INT(strobe_capture_next(c, &r), rc_want); /* sticky */
   CHECK_EQ_INT(strobe_capture_next(c, &r), rc_want);
-  strobe_capture_totals t = strobe_capture_get_totals(c);
+  strobe_capture_totals t = strobe_capture_query_totals(c);
   strobe_capture_close(c);
   return t;
 }
@@ -376,7 +376,7 @@ static strobe_capture_totals expect_end(const strobe__buf *f, int rc_want, size_
 /* >>tests */
 
 static void check_valid_reader(strobe_capture *c) {
-  const strobe_capture_header *h = strobe_capture_get_header(c);
+  const strobe_capture_header *h = strobe_capture_query_header(c);
   CHECK_EQ_INT(h->version, 1);
   CHECK(strcmp(h->clock_source, "tsc") == 0);
   CHECK(strcmp(h->kind, "file") == 0);
@@ -392,14 +392,14 @@ static void check_valid_reader(strobe_capture *c) {
     CHECK_EQ_INT(strobe_capture_next(c, &r), 1);
     check_record(&r, &g_expected[i]);
     if (r.type == STROBE_REC_THREAD_END) { /* counted at the thread's end, not the file's */
-      CHECK_EQ_INT(strobe_capture_get_totals(c).unfinished, 2);
-      CHECK_EQ_INT(strobe_capture_get_thread(c, 1)->ended, 1);
+      CHECK_EQ_INT(strobe_capture_query_totals(c).unfinished, 2);
+      CHECK_EQ_INT(strobe_capture_query_thread(c, 1)->ended, 1);
     }
   }
   CHECK_EQ_INT(strobe_capture_next(c, &r), 0);
   CHECK_EQ_INT(strobe_capture_next(c, &r), 0);
 
-  strobe_capture_totals t = strobe_capture_get_totals(c);
+  strobe_capture_totals t = strobe_capture_query_totals(c);
   CHECK_EQ_INT(t.blocks, 11);
   CHECK_EQ_INT(t.events, 20);
   CHECK_EQ_INT(t.scopes, 4);
@@ -417,21 +417,21 @@ static void check_valid_reader(strobe_capture *c) {
   CHECK_EQ_INT(t.misuse.value_without_scope, 5);
   CHECK_EQ_INT(t.misuse.cumulative_overflow, 6);
 
-  CHECK_EQ_INT(strobe_capture_site_limit(c), 9);
-  CHECK(strobe_capture_get_site(c, 0) == NULL);
-  CHECK(strobe_capture_get_site(c, 9) == NULL);
-  const strobe_capture_site *s = strobe_capture_get_site(c, 1);
+  CHECK_EQ_INT(strobe_capture_query_site_limit(c), 9);
+  CHECK(strobe_capture_query_site(c, 0) == NULL);
+  CHECK(strobe_capture_query_site(c, 9) == NULL);
+  const strobe_capture_site *s = strobe_capture_query_site(c, 1);
   CHECK(s && s->id == 1 && s->kind == STROBE_SITE_SCOPE && s->line == 10);
   CHECK(strcmp(s->name, "outer") == 0 && strcmp(s->category, "cat") == 0);
   CHECK(strcmp(s->file, "file.c") == 0 && strcmp(s->function, "func") == 0 && strcmp(s->parent, "") == 0);
-  s = strobe_capture_get_site(c, 7);
+  s = strobe_capture_query_site(c, 7);
   CHECK(s && s->kind == STROBE_SITE_CUMULATIVE && strcmp(s->category, "") == 0);
-  s = strobe_capture_get_site(c, 8);
+  s = strobe_capture_query_site(c, 8);
   CHECK(s && s->kind == STROBE_SITE_STAGE && s->line == 80 && strcmp(s->parent, "parent_stage") == 0);
 
-  CHECK_EQ_INT(strobe_capture_thread_count(c), 2);
-  const strobe_capture_thread *t0 = strobe_capture_get_thread(c, 0), *t1 = strobe_capture_get_thread(c, 1);
-  CHECK(t0 && t1 && !strobe_capture_get_thread(c, 2));
+  CHECK_EQ_INT(strobe_capture_query_thread_count(c), 2);
+  const strobe_capture_thread *t0 = strobe_capture_query_thread(c, 0), *t1 = strobe_capture_query_thread(c, 1);
+  CHECK(t0 && t1 && !strobe_capture_query_thread(c, 2));
   CHECK(t0->index == 0 && t0->os_tid == 1234 && strcmp(t0->name, "main") == 0);
   CHECK_EQ_INT(t0->events, 18);
   CHECK_EQ_INT(t0->lost, 3);
@@ -468,8 +468,8 @@ static void test_valid(void) {
   size_t n;
   CHECK_EQ_INT(drain(c, &n), STROBE_ETRUNCATED);
   CHECK_EQ_INT(n, N_EXPECTED);
-  CHECK_EQ_INT(strobe_capture_get_totals(c).cut_short, 1);
-  CHECK_EQ_INT(strobe_capture_get_totals(c).unfinished, 3); /* open where the file was cut */
+  CHECK_EQ_INT(strobe_capture_query_totals(c).cut_short, 1);
+  CHECK_EQ_INT(strobe_capture_query_totals(c).unfinished, 3); /* open where the file was cut */
   strobe_capture_close(c);
   remove(path);
 
@@ -542,7 +542,7 @@ static void test_every_prefix(void) {
       if (off == len) boundary = 1;
     }
     CHECK_EQ_INT(rc, boundary ? 0 : STROBE_ETRUNCATED);
-    strobe_capture_totals t = strobe_capture_get_totals(c);
+    strobe_capture_totals t = strobe_capture_query_totals(c);
     CHECK_EQ_INT(t.cut_short, 1);
     CHECK_EQ_INT(t.footer, 0);
     CHECK_EQ_INT(strobe_capture_next(c, &r), rc);
@@ -604,11 +604,11 @@ static void test_header_errors(void) {
   strobe__buf_u32(&g, 1);
   strobe__buf_u32(&g, 0);
   CHECK_EQ_INT(strobe_capture_open_memory(g.data, g.len, &c), 0);
-  CHECK_NEAR(strobe_capture_get_header(c)->ns_per_tick, 1.0, 0);
-  CHECK_EQ_INT(strobe_capture_get_header(c)->kind[0], 0);
+  CHECK_NEAR(strobe_capture_query_header(c)->ns_per_tick, 1.0, 0);
+  CHECK_EQ_INT(strobe_capture_query_header(c)->kind[0], 0);
   strobe_capture_record r;
   CHECK_EQ_INT(strobe_capture_next(c, &r), 0);
-  CHECK_EQ_INT(strobe_capture_get_totals(c).cut_short, 1);
+  CHECK_EQ_INT(strobe_capture_query_totals(c).cut_short, 1);
   strobe_capture_close(c);
   strobe__buf_free(&g);
   strobe__buf_free(&f);
@@ -913,7 +913,7 @@ static void test_rename(void) {
   CHECK_EQ_INT(strobe_capture_open_memory(f.data, f.len, &c), 0);
   strobe_capture_record r;
   for (int i = 0; i < 3; i++) CHECK_EQ_INT(strobe_capture_next(c, &r), 1);
-  const strobe_capture_thread *t = strobe_capture_get_thread(c, 0);
+  const strobe_capture_thread *t = strobe_capture_query_thread(c, 0);
   const char *first = t->name;
   CHECK(strcmp(first, "t") == 0);
   CHECK_EQ_INT(strobe_capture_next(c, &r), 1);
@@ -923,7 +923,7 @@ static void test_rename(void) {
   CHECK_EQ_INT(strobe_capture_next(c, &r), 1);
   CHECK(strcmp(t->name, longname) == 0 && t->os_tid == 3);
   CHECK(strcmp(first, "renamed") == 0); /* the old buffer lives until close */
-  CHECK_EQ_INT(strobe_capture_thread_count(c), 1);
+  CHECK_EQ_INT(strobe_capture_query_thread_count(c), 1);
   CHECK_EQ_INT(strobe_capture_next(c, &r), 0);
   strobe_capture_close(c);
   strobe__buf_free(&f);
@@ -960,7 +960,7 @@ static void test_seeds(void) {
     if (rc != want) fprintf(stderr, "seed %s: %d\n", de->d_name, rc);
     CHECK_EQ_INT(rc, want);
     CHECK(n > 0);
-    strobe_capture_totals t = strobe_capture_get_totals(c);
+    strobe_capture_totals t = strobe_capture_query_totals(c);
     if (strcmp(de->d_name, "ok-full.strb") == 0) {
       CHECK_EQ_INT(t.footer, 1);
       CHECK_EQ_INT(t.cut_short, 0);

@@ -77,7 +77,7 @@ typedef struct tally {
 static strobe_capture_totals check_capture(const bytes *b, tally *t) {
   strobe_capture *cap;
   CHECK_EQ_INT(strobe_capture_open_memory(b->data, b->len, &cap), 0);
-  CHECK(!strcmp(strobe_capture_get_header(cap)->kind, "stream"));
+  CHECK(!strcmp(strobe_capture_query_header(cap)->kind, "stream"));
   strobe_capture_record r;
   int rc;
   static uint32_t stack[MAX_T][300];
@@ -86,7 +86,7 @@ static strobe_capture_totals check_capture(const bytes *b, tally *t) {
   while ((rc = strobe_capture_next(cap, &r)) > 0) {
     if (r.thread >= MAX_T) continue;
     uint32_t *st = stack[r.thread], *n = &sp[r.thread];
-    const strobe_capture_site *site = strobe_capture_get_site(cap, r.site);
+    const strobe_capture_site *site = strobe_capture_query_site(cap, r.site);
     switch (r.type) {
       case STROBE_REC_BEGIN:
         CHECK(*n < 300);
@@ -116,7 +116,7 @@ static strobe_capture_totals check_capture(const bytes *b, tally *t) {
         const char *want = !strcmp(site->name, "in") ? "inner" : "outer";
         CHECK(*n > 0);
         CHECK_EQ_INT(r.depth, *n);
-        CHECK(!strcmp(strobe_capture_get_site(cap, st[*n - 1])->name, want));
+        CHECK(!strcmp(strobe_capture_query_site(cap, st[*n - 1])->name, want));
         t->values++;
         break;
       }
@@ -124,7 +124,7 @@ static strobe_capture_totals check_capture(const bytes *b, tally *t) {
     }
   }
   CHECK_EQ_INT(rc, 0);
-  strobe_capture_totals tot = strobe_capture_get_totals(cap);
+  strobe_capture_totals tot = strobe_capture_query_totals(cap);
   CHECK_EQ_INT(tot.footer, 1);
   CHECK_EQ_U64(tot.orphan_ends, 0);
   strobe_capture_close(cap);
@@ -142,7 +142,7 @@ static void test_complete(void) {
   CHECK_EQ_INT(strobe_stream_stop(s), 0); /* idempotent */
   bytes b = {0};
   drain_into(s, &b, 0);
-  strobe_stream_stats st = strobe_stream_query(s);
+  strobe_stream_stats st = strobe_stream_query_stats(s);
   CHECK(st.stopped);
   CHECK_EQ_U64(st.events_dropped, 0);
   CHECK_EQ_U64(st.bytes_read, st.bytes_produced);
@@ -174,7 +174,7 @@ static void test_slow_reader(void) {
   size_t peak = 0;
   for (int i = 0; i < 60; i++) { /* 16 KiB every 20 ms: far slower than the producer */
     sleep_ms(20);
-    strobe_stream_stats st = strobe_stream_query(s);
+    strobe_stream_stats st = strobe_stream_query_stats(s);
     if (st.bytes_queued > peak) peak = st.bytes_queued;
     drain_into(s, &b, 16384);
   }
@@ -183,7 +183,7 @@ static void test_slow_reader(void) {
   uint64_t produced = __atomic_load_n(&g_outer, __ATOMIC_RELAXED);
   CHECK_EQ_INT(strobe_stream_stop(s), 0);
   drain_into(s, &b, 0);
-  strobe_stream_stats st = strobe_stream_query(s);
+  strobe_stream_stats st = strobe_stream_query_stats(s);
   strobe_stream_free(s);
   /* it dropped, it said so, and it kept its bound (plus one flush's worth) */
   CHECK(st.events_dropped > 0);
@@ -232,7 +232,7 @@ static void test_scope_across_drops(void) {
       STROBE_VALUE("in", (double)x); /* incompressible: the queue fills */
     }
     strobe__drain_now();
-    CHECK(strobe_stream_query(s).events_dropped > 0); /* nobody read: the stream dropped */
+    CHECK(strobe_stream_query_stats(s).events_dropped > 0); /* nobody read: the stream dropped */
     drain_into(s, &b, 0);                             /* the reader catches up */
   }
   CHECK_EQ_INT(strobe_stream_stop(s), 0);

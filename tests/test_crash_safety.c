@@ -62,7 +62,7 @@ int main(void) {
   /* Each block is written whole, so the file ends on a block boundary; a
    * truncated tail would still have returned everything before it. */
   CHECK(rc == 0 || rc == STROBE_ETRUNCATED);
-  strobe_capture_totals t = strobe_capture_get_totals(cap);
+  strobe_capture_totals t = strobe_capture_query_totals(cap);
   CHECK_EQ_INT(t.footer, 0);
   CHECK_EQ_INT(t.cut_short, 1);
   CHECK(units >= confirmed);

@@ -115,7 +115,7 @@ int main(void) {
   int rc;
   while ((rc = strobe_capture_next(cap, &r)) > 0) {
     if (r.type == STROBE_REC_THREAD) {
-      const strobe_capture_thread *t = strobe_capture_get_thread(cap, r.thread);
+      const strobe_capture_thread *t = strobe_capture_query_thread(cap, r.thread);
       CHECK(t != NULL);
       if (t->name[0] == 't' && r.thread < 64) thread_of_index[r.thread] = (uint32_t)(t->name[1] - '0');
       continue;
@@ -127,7 +127,7 @@ int main(void) {
       CHECK(r.ticks >= last_ticks[w]);
       last_ticks[w] = r.ticks;
     }
-    const strobe_capture_site *s = strobe_capture_get_site(cap, r.site);
+    const strobe_capture_site *s = strobe_capture_query_site(cap, r.site);
     switch (r.type) {
       case STROBE_REC_END: {
         CHECK(s != NULL);
@@ -158,7 +158,7 @@ int main(void) {
     }
   }
   CHECK_EQ_INT(rc, 0);
-  strobe_capture_totals t = strobe_capture_get_totals(cap);
+  strobe_capture_totals t = strobe_capture_query_totals(cap);
   CHECK_EQ_INT(t.footer, 1);
   CHECK_EQ_INT(t.cut_short, 0);
   CHECK_EQ_U64(t.lost, 0);

@@ -95,7 +95,7 @@ typedef struct summary {
 
 static void summarize(strobe_capture *c, const char *name, uint32_t name_depth, summary *s) {
   memset(s, 0, sizeof *s);
-  s->header = *strobe_capture_get_header(c);
+  s->header = *strobe_capture_query_header(c);
   uint64_t last[64] = {0};
   strobe_capture_record r;
   while ((s->rc = strobe_capture_next(c, &r)) > 0) {
@@ -107,7 +107,7 @@ static void summarize(strobe_capture *c, const char *name, uint32_t name_depth, 
       }
       if (!s->first_ticks) s->first_ticks = r.ticks;
     }
-    const strobe_capture_site *site = r.site ? strobe_capture_get_site(c, r.site) : NULL;
+    const strobe_capture_site *site = r.site ? strobe_capture_query_site(c, r.site) : NULL;
     int named = site && name && !strcmp(site->name, name);
     if (r.type == STROBE_REC_END) {
       if (r.depth > s->max_depth) s->max_depth = r.depth;
@@ -131,14 +131,14 @@ static void summarize(strobe_capture *c, const char *name, uint32_t name_depth, 
       s->lost_records++;
     }
   }
-  s->totals = strobe_capture_get_totals(c);
-  for (uint32_t id = 1; id < strobe_capture_site_limit(c); id++) {
-    const strobe_capture_site *site = strobe_capture_get_site(c, id);
+  s->totals = strobe_capture_query_totals(c);
+  for (uint32_t id = 1; id < strobe_capture_query_site_limit(c); id++) {
+    const strobe_capture_site *site = strobe_capture_query_site(c, id);
     if (site && name && !strcmp(site->name, name)) s->has_site_named = 1;
   }
-  s->nthreads = strobe_capture_thread_count(c);
+  s->nthreads = strobe_capture_query_thread_count(c);
   for (uint32_t i = 0, k = 0; i < s->nthreads && k < 4; i++) {
-    const strobe_capture_thread *t = strobe_capture_get_thread(c, i);
+    const strobe_capture_thread *t = strobe_capture_query_thread(c, i);
     if (t) snprintf(s->thread_names[k++], sizeof s->thread_names[0], "%s", t->name);
   }
 }
@@ -193,7 +193,7 @@ static void remove_dir(const char *dir) {
   do {                                                                     \
     uint64_t wait_t0_ = mono_ms();                                         \
     for (;;) {                                                             \
-      st = strobe_flight_recorder_query(fr);                               \
+      st = strobe_flight_recorder_query_stats(fr);                               \
       if (cond) break;                                                     \
       CHECK(mono_ms() - wait_t0_ < 10000);                                 \
       sleep_ms(5);                                                         \
@@ -202,7 +202,7 @@ static void remove_dir(const char *dir) {
 
 /* >>desc */
 static void test_desc(void) {
-  strobe_flight_recorder_desc d = strobe_flight_recorder_get_desc(NULL);
+  strobe_flight_recorder_desc d = strobe_flight_recorder_query_desc(NULL);
   CHECK_EQ_INT(d.max_mib, 64);
   CHECK_EQ_INT(d.max_age_ms, 10000);
   CHECK_EQ_INT(d.flush_interval_ms, 100);
@@ -245,16 +245,16 @@ static void test_desc(void) {
 
   /* No trigger: notes are refused; the resolved desc is what start used. */
   CHECK_EQ_INT(strobe_flight_recorder_start(&(strobe_flight_recorder_desc){.max_mib = 2}, &fr), 0);
-  d = strobe_flight_recorder_get_desc(fr);
+  d = strobe_flight_recorder_query_desc(fr);
   CHECK_EQ_INT(d.max_mib, 2);
   CHECK_EQ_INT(d.max_age_ms, 10000);
   CHECK_EQ_INT(strobe_flight_recorder_note(fr, 1000000000ull), STROBE_ESTATE);
-  strobe_flight_recorder_stats st = strobe_flight_recorder_query(fr);
+  strobe_flight_recorder_stats st = strobe_flight_recorder_query_stats(fr);
   CHECK_EQ_U64(st.capacity_bytes, 2u << 20);
   CHECK_EQ_INT(strobe_flight_recorder_dump(fr, NULL), STROBE_EINVAL);
   CHECK_EQ_INT(strobe_flight_recorder_stop(fr), 0);
   CHECK_EQ_INT(strobe_flight_recorder_stop(NULL), 0);
-  st = strobe_flight_recorder_query(NULL);
+  st = strobe_flight_recorder_query_stats(NULL);
   CHECK_EQ_U64(st.capacity_bytes, 0);
 }
 
@@ -289,7 +289,7 @@ static void test_roundtrip(void) {
   char path[256];
   temp_path(path, sizeof path, "roundtrip");
   CHECK_EQ_INT(strobe_flight_recorder_dump(fr, path), 0);
-  strobe_flight_recorder_stats st = strobe_flight_recorder_query(fr);
+  strobe_flight_recorder_stats st = strobe_flight_recorder_query_stats(fr);
   CHECK_EQ_U64(st.dumps_written, 1);
   CHECK(st.retained_blocks > 0);
   CHECK(st.retained_bytes > 0 && st.retained_bytes <= st.capacity_bytes);
@@ -362,7 +362,7 @@ static void test_size_bound(void) {
     for (int r = 0; r < 60; r++) {
       burst(20000);
       sleep_ms(2);
-      strobe_flight_recorder_stats st = strobe_flight_recorder_query(fr);
+      strobe_flight_recorder_stats st = strobe_flight_recorder_query_stats(fr);
       CHECK_EQ_U64(st.capacity_bytes, 1u << 20);
       CHECK(st.retained_bytes <= st.capacity_bytes);
       if (st.retained_bytes > max_retained) max_retained = st.retained_bytes;
@@ -371,7 +371,7 @@ static void test_size_bound(void) {
   }
   long rss_end = rss_bytes();
   uint64_t lost = strobe_query_event_stats().events_lost - lost0;
-  strobe_flight_recorder_stats st = strobe_flight_recorder_query(fr);
+  strobe_flight_recorder_stats st = strobe_flight_recorder_query_stats(fr);
   CHECK(st.evicted_blocks > 0);
   CHECK(st.retained_bytes <= st.capacity_bytes);
   CHECK(max_retained > st.capacity_bytes / 2); /* it did fill up */
@@ -418,7 +418,7 @@ static void test_age_bound(void) {
     STROBE_SCOPE("age_old");
   }
   sleep_ms(900); /* three times the bound: every block of age_old is older than 300 ms */
-  strobe_flight_recorder_stats st = strobe_flight_recorder_query(fr);
+  strobe_flight_recorder_stats st = strobe_flight_recorder_query_stats(fr);
   CHECK_EQ_U64(st.retained_events, 0);
   CHECK(st.evicted_blocks > 0);
   for (int i = 0; i < 1000; i++) {
@@ -427,7 +427,7 @@ static void test_age_bound(void) {
   char path[256];
   temp_path(path, sizeof path, "age");
   CHECK_EQ_INT(strobe_flight_recorder_dump(fr, path), 0);
-  st = strobe_flight_recorder_query(fr);
+  st = strobe_flight_recorder_query_stats(fr);
   CHECK(st.retained_events >= 2000);
   CHECK(st.retained_seconds < 0.3 + 0.1);
   summary s;
@@ -477,7 +477,7 @@ static void test_spike_scope(void) {
   strobe_flight_recorder_stats st;
   WAIT_FOR(fr, st, st.spikes_dumped >= 1);
   while (mono_ms() - t0 < 700) sleep_ms(10); /* past the cooldown, and time for a wrong second dump */
-  st = strobe_flight_recorder_query(fr);
+  st = strobe_flight_recorder_query_stats(fr);
   CHECK_EQ_U64(st.spikes_seen, 3);
   CHECK_EQ_U64(st.spikes_dumped, 1);
   CHECK_EQ_U64(st.spikes_suppressed, 2);
@@ -591,7 +591,7 @@ static void test_note_and_stop(void) {
   CHECK_EQ_INT(strobe_flight_recorder_note(fr, 5000000), 0);  /* 5 ms: under the threshold */
   CHECK_EQ_INT(strobe_flight_recorder_note(fr, 50000000), 1); /* 50 ms: a spike, dump pending */
   CHECK_EQ_INT(strobe_flight_recorder_note(fr, 50000000), 0); /* pending already: counted only */
-  strobe_flight_recorder_stats st = strobe_flight_recorder_query(fr);
+  strobe_flight_recorder_stats st = strobe_flight_recorder_query_stats(fr);
   CHECK_EQ_U64(st.spikes_seen, 2);
   CHECK_EQ_U64(st.spikes_dumped, 0);
   CHECK_EQ_INT(strobe_flight_recorder_stop(fr), 0); /* writes it without waiting 60 s */
@@ -769,7 +769,7 @@ static void test_pinned(void) {
   CHECK(s.lost_records > 0);
   CHECK(s.max_depth <= 2);
   CHECK_EQ_INT(s.disordered, 0); /* the marker sits in time order too */
-  st = strobe_flight_recorder_query(fr);
+  st = strobe_flight_recorder_query_stats(fr);
   printf("pinned: %llu blocks (%llu events) refused during the stuck dump; later dump: %llu lost, "
          "%llu lost scopes, %llu orphan ends\n",
          (unsigned long long)st.dropped_blocks, (unsigned long long)st.dropped_events,

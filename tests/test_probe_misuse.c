@@ -3,7 +3,7 @@
  * the stream: END without BEGIN, a BEGIN left open inside a block scope, an
  * END that closes a block scope early, a scope open at thread exit, nesting
  * beyond STROBE_MAX_DEPTH, a value with no scope, a scope whose site has no
- * name. Also strobe_current_scope (loop accumulators in between are not
+ * name. Also strobe_thread_query_scope (loop accumulators in between are not
  * scopes), strobe_setup's rules, and that the capture stays balanced
  * throughout.
  */
@@ -48,16 +48,16 @@ static void loops_in_scopes(void) {
   for (int i = 0; i < 3; i++) {
     STROBE_CUMULATIVE("loop_body");
     STROBE_SCOPE("in_body");
-    CHECK(!strcmp(strobe_current_scope()->name, "in_body"));
+    CHECK(!strcmp(strobe_thread_query_scope()->name, "in_body"));
   }
-  CHECK(!strcmp(strobe_current_scope()->name, "with_loop"));
+  CHECK(!strcmp(strobe_thread_query_scope()->name, "with_loop"));
   STROBE_BEGIN("explicit_with_loop");
   for (int i = 0; i < 2; i++) {
     STROBE_CUMULATIVE("explicit_loop_body");
   }
-  CHECK(!strcmp(strobe_current_scope()->name, "explicit_with_loop"));
+  CHECK(!strcmp(strobe_thread_query_scope()->name, "explicit_with_loop"));
   STROBE_END();
-  CHECK(!strcmp(strobe_current_scope()->name, "with_loop"));
+  CHECK(!strcmp(strobe_thread_query_scope()->name, "with_loop"));
 }
 
 /* A STROBE_END that closes a block scope early leaves that scope's guard
@@ -69,14 +69,14 @@ static void guard_outlives_its_scope(void) {
   {
     STROBE_SCOPE("early_block");
     STROBE_END(); /* closes early_block (misuse) and early_outer */
-    CHECK(strobe_current_scope() == NULL);
+    CHECK(strobe_thread_query_scope() == NULL);
     STROBE_BEGIN("after_early");
     for (int i = 0; i < 2; i++) {
       STROBE_CUMULATIVE("after_early_loop");
     }
-    CHECK(!strcmp(strobe_current_scope()->name, "after_early"));
+    CHECK(!strcmp(strobe_thread_query_scope()->name, "after_early"));
   } /* early_block's guard: its scope is gone (misuse), and after_early, still open, is closed (misuse) */
-  CHECK(strobe_current_scope() == NULL);
+  CHECK(strobe_thread_query_scope() == NULL);
   STROBE_END(); /* nothing left to close */
 }
 
@@ -91,8 +91,8 @@ int main(void) {
 
   /* Idle: nothing attaches, nothing is counted. */
   STROBE_END();
-  CHECK(strobe_current_scope() == NULL);
-  CHECK_EQ_U64(strobe_misuse_counts().end_without_begin, 0);
+  CHECK(strobe_thread_query_scope() == NULL);
+  CHECK_EQ_U64(strobe_query_misuse().end_without_begin, 0);
 
   char path[] = "/tmp/strobe-misuse-XXXXXX";
   int fd = mkstemp(path);
@@ -103,50 +103,50 @@ int main(void) {
 
   {
     STROBE_SCOPE("outer");
-    CHECK(strobe_current_scope() != NULL && !strcmp(strobe_current_scope()->name, "outer"));
+    CHECK(strobe_thread_query_scope() != NULL && !strcmp(strobe_thread_query_scope()->name, "outer"));
     {
       STROBE_SCOPE("inner");
-      CHECK(!strcmp(strobe_current_scope()->name, "inner"));
+      CHECK(!strcmp(strobe_thread_query_scope()->name, "inner"));
     }
-    CHECK(!strcmp(strobe_current_scope()->name, "outer"));
+    CHECK(!strcmp(strobe_thread_query_scope()->name, "outer"));
   }
-  CHECK(strobe_current_scope() == NULL);
+  CHECK(strobe_thread_query_scope() == NULL);
   CHECK_EQ_INT(strobe_setup(&(strobe_desc){.ring_events = 4096}), STROBE_EBUSY);
 
   STROBE_END();
   STROBE_END();
-  CHECK_EQ_U64(strobe_misuse_counts().end_without_begin, 2);
+  CHECK_EQ_U64(strobe_query_misuse().end_without_begin, 2);
 
   STROBE_VALUE("orphan_value", 1);
-  CHECK_EQ_U64(strobe_misuse_counts().value_without_scope, 1);
+  CHECK_EQ_U64(strobe_query_misuse().value_without_scope, 1);
 
   begin_left_open_in_block();
-  CHECK_EQ_U64(strobe_misuse_counts().unbalanced, 1);
-  CHECK(strobe_current_scope() == NULL);
+  CHECK_EQ_U64(strobe_query_misuse().unbalanced, 1);
+  CHECK(strobe_thread_query_scope() == NULL);
 
   end_closes_block_early();
-  CHECK_EQ_U64(strobe_misuse_counts().unbalanced, 3); /* closed early + its guard finding it gone */
-  CHECK(strobe_current_scope() == NULL);
+  CHECK_EQ_U64(strobe_query_misuse().unbalanced, 3); /* closed early + its guard finding it gone */
+  CHECK(strobe_thread_query_scope() == NULL);
 
   loops_in_scopes();
-  CHECK_EQ_U64(strobe_misuse_counts().unbalanced, 3);
-  CHECK(strobe_current_scope() == NULL);
+  CHECK_EQ_U64(strobe_query_misuse().unbalanced, 3);
+  CHECK(strobe_thread_query_scope() == NULL);
 
   { STROBE_SCOPE((const char *)0); } /* recorded under the fallback site, not dropped */
 
   guard_outlives_its_scope();
-  CHECK_EQ_U64(strobe_misuse_counts().unbalanced, 6);
-  CHECK_EQ_U64(strobe_misuse_counts().end_without_begin, 3);
+  CHECK_EQ_U64(strobe_query_misuse().unbalanced, 6);
+  CHECK_EQ_U64(strobe_query_misuse().end_without_begin, 3);
 
   recurse(STROBE_MAX_DEPTH + 10);
-  CHECK_EQ_U64(strobe_misuse_counts().depth_overflow, 10);
-  CHECK(strobe_current_scope() == NULL);
+  CHECK_EQ_U64(strobe_query_misuse().depth_overflow, 10);
+  CHECK(strobe_thread_query_scope() == NULL);
 
   pthread_t th;
   pthread_create(&th, NULL, exits_with_open_scope, NULL);
   pthread_join(th, NULL);
   strobe_record_flush(rec);
-  CHECK_EQ_U64(strobe_misuse_counts().open_at_exit, 1);
+  CHECK_EQ_U64(strobe_query_misuse().open_at_exit, 1);
 
   CHECK_EQ_INT(strobe_record_stop(rec), 0);
 
@@ -161,7 +161,7 @@ int main(void) {
   uint64_t early_ends[3] = {0}; /* early_outer, early_block, after_early */
   while ((rc = strobe_capture_next(cap, &r)) > 0) {
     const char *name = r.type == STROBE_REC_END || r.type == STROBE_REC_CUMULATIVE
-                           ? strobe_capture_get_site(cap, r.site)->name : "";
+                           ? strobe_capture_query_site(cap, r.site)->name : "";
     if (r.type == STROBE_REC_END) {
       if (r.depth > max_depth) max_depth = r.depth;
       if (!strcmp(name, "deep")) deep_ends++;
@@ -195,7 +195,7 @@ int main(void) {
   CHECK_EQ_U64(loop_count, 3);
   CHECK_EQ_U64(explicit_loop_count, 2);
   CHECK_EQ_INT(rc, 0);
-  strobe_capture_totals t = strobe_capture_get_totals(cap);
+  strobe_capture_totals t = strobe_capture_query_totals(cap);
   CHECK_EQ_U64(t.orphan_ends, 0);
   CHECK_EQ_U64(t.unfinished, 1);
   CHECK_EQ_U64(t.lost, 0);

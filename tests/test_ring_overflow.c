@@ -81,7 +81,7 @@ int main(void) {
     }
   }
   CHECK_EQ_INT(rc, 0);
-  strobe_capture_totals t = strobe_capture_get_totals(cap);
+  strobe_capture_totals t = strobe_capture_query_totals(cap);
   CHECK_EQ_INT(t.footer, 1);
   CHECK(lost_records > 0);
   CHECK(t.lost > 0);

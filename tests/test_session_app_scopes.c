@@ -59,19 +59,19 @@ static void test_labels(void) {
   const char *bad[] = {"", l65, "a-b", "caf\xc3\xa9", "with space", "doc/path.txt", NULL};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     strobe_app_scope s = strobe_app_scope_begin(c, "main", bad[i], STROBE_LANE_UI);
-    CHECK_EQ_INT(strobe_app_scope_status(&s), STROBE_ELABEL);
+    CHECK_EQ_INT(strobe_app_scope_query_status(&s), STROBE_ELABEL);
     CHECK_EQ_INT(s.id, 0);
-    strobe_app_scope_finish(&s); /* harmless */
+    strobe_app_scope_end(&s); /* harmless */
   }
   strobe_app_scope bad_lane = strobe_app_scope_begin(c, "main", "ok", (strobe_lane)7);
-  CHECK_EQ_INT(strobe_app_scope_status(&bad_lane), STROBE_ELABEL);
+  CHECK_EQ_INT(strobe_app_scope_query_status(&bad_lane), STROBE_ELABEL);
   strobe_app_scope ok = strobe_app_scope_begin(c, "main", l64, STROBE_LANE_WORKER);
-  CHECK_EQ_INT(strobe_app_scope_status(&ok), 0);
+  CHECK_EQ_INT(strobe_app_scope_query_status(&ok), 0);
   CHECK(ok.id != 0);
   strobe_app_scope ok2 = strobe_app_scope_begin(c, "main", "Local_Save_2", STROBE_LANE_UI);
-  CHECK_EQ_INT(strobe_app_scope_status(&ok2), 0);
-  strobe_app_scope_finish(&ok2);
-  strobe_app_scope_finish(&ok);
+  CHECK_EQ_INT(strobe_app_scope_query_status(&ok2), 0);
+  strobe_app_scope_end(&ok2);
+  strobe_app_scope_end(&ok);
   json_t *doc;
   strobe_report *r = su_end(c, id, &doc);
   CHECK_EQ_INT(jint(doc, "application_scopes.refused.invalid_label"), 8); /* 7 labels and a lane */
@@ -97,19 +97,19 @@ static void test_windows_and_closed_collector(void) {
   char id[STROBE_SESSION_ID_MAX];
   su_start(c, 0, id);
   strobe_app_scope s = strobe_app_scope_begin(c, "My Document", "save", STROBE_LANE_UI);
-  CHECK_EQ_INT(strobe_app_scope_status(&s), STROBE_EWINDOW);
+  CHECK_EQ_INT(strobe_app_scope_query_status(&s), STROBE_EWINDOW);
   s = strobe_app_scope_begin(c, NULL, "save", STROBE_LANE_UI);
-  CHECK_EQ_INT(strobe_app_scope_status(&s), STROBE_EWINDOW);
+  CHECK_EQ_INT(strobe_app_scope_query_status(&s), STROBE_EWINDOW);
   CHECK_EQ_INT(strobe_window_close(c, w1), 0);
   s = strobe_app_scope_begin(c, "w1", "save", STROBE_LANE_UI);
-  CHECK_EQ_INT(strobe_app_scope_status(&s), STROBE_EWINDOW);
+  CHECK_EQ_INT(strobe_app_scope_query_status(&s), STROBE_EWINDOW);
   s = strobe_app_scope_begin(NULL, "main", "save", STROBE_LANE_UI);
-  CHECK(strobe_app_scope_status(&s) != 0);
-  strobe_app_scope_finish(&s);
+  CHECK(strobe_app_scope_query_status(&s) != 0);
+  strobe_app_scope_end(&s);
 
   strobe_collector_close(c);
   s = strobe_app_scope_begin(c, "main", "save", STROBE_LANE_UI);
-  CHECK_EQ_INT(strobe_app_scope_status(&s), STROBE_ECLOSED);
+  CHECK_EQ_INT(strobe_app_scope_query_status(&s), STROBE_ECLOSED);
   json_t *doc;
   strobe_report *r = su_end(c, id, &doc);
   CHECK_EQ_INT(jint(doc, "application_scopes.refused.unknown_window"), 3);
@@ -123,7 +123,7 @@ static void test_windows_and_closed_collector(void) {
   /* A fresh collector has no registered window: applications cannot create one by naming it. */
   c = su_collector(NULL);
   s = strobe_app_scope_begin(c, "main", "save", STROBE_LANE_UI);
-  CHECK_EQ_INT(strobe_app_scope_status(&s), STROBE_EWINDOW);
+  CHECK_EQ_INT(strobe_app_scope_query_status(&s), STROBE_EWINDOW);
   strobe_window found;
   CHECK_EQ_INT(strobe_window_find(c, "main", &found), STROBE_EWINDOW);
   strobe_collector_release(c);
@@ -138,22 +138,22 @@ static void test_live_slots(void) {
   strobe_app_scope live[STROBE_MAX_LIVE_APP_SCOPES];
   for (int i = 0; i < STROBE_MAX_LIVE_APP_SCOPES; i++) {
     live[i] = strobe_app_scope_begin(c, "main", "busy", STROBE_LANE_WORKER);
-    CHECK_EQ_INT(strobe_app_scope_status(&live[i]), 0);
+    CHECK_EQ_INT(strobe_app_scope_query_status(&live[i]), 0);
   }
   strobe_app_scope extra = strobe_app_scope_begin(c, "main", "extra", STROBE_LANE_WORKER);
-  CHECK_EQ_INT(strobe_app_scope_status(&extra), STROBE_ELIMIT);
-  strobe_app_scope child = strobe_app_scope_child(&live[0], "child", STROBE_LANE_WORKER);
-  CHECK_EQ_INT(strobe_app_scope_status(&child), STROBE_ELIMIT);
+  CHECK_EQ_INT(strobe_app_scope_query_status(&extra), STROBE_ELIMIT);
+  strobe_app_scope child = strobe_app_scope_begin_child(&live[0], "child", STROBE_LANE_WORKER);
+  CHECK_EQ_INT(strobe_app_scope_query_status(&child), STROBE_ELIMIT);
   json_t *doc;
   strobe_report_free(su_read(c, id, &doc));
   CHECK_EQ_INT(jlen(doc, "application_scopes.unfinished"), 64);
   CHECK(!strcmp(jstr(doc, "status"), "unfinished")); /* application-only capture still has a status */
   json_decref(doc);
-  strobe_app_scope_finish(&live[5]);
+  strobe_app_scope_end(&live[5]);
   extra = strobe_app_scope_begin(c, "main", "extra", STROBE_LANE_WORKER);
-  CHECK_EQ_INT(strobe_app_scope_status(&extra), 0);
-  strobe_app_scope_finish(&extra);
-  for (int i = 0; i < STROBE_MAX_LIVE_APP_SCOPES; i++) strobe_app_scope_finish(&live[i]);
+  CHECK_EQ_INT(strobe_app_scope_query_status(&extra), 0);
+  strobe_app_scope_end(&extra);
+  for (int i = 0; i < STROBE_MAX_LIVE_APP_SCOPES; i++) strobe_app_scope_end(&live[i]);
   strobe_report_free(su_end(c, id, &doc));
   CHECK_EQ_INT(jint(doc, "application_scopes.refused.live_slots_exhausted"), 2);
   CHECK_EQ_INT(jint(doc, "application_scopes.started"), 65);
@@ -174,10 +174,10 @@ typedef struct child_job {
 
 static void *open_child(void *arg) {
   child_job *j = arg;
-  j->child = strobe_app_scope_child_of(j->c, j->token, "container_encode", STROBE_LANE_WORKER);
-  j->status = strobe_app_scope_status(&j->child);
+  j->child = strobe_app_scope_begin_child_of(j->c, j->token, "container_encode", STROBE_LANE_WORKER);
+  j->status = strobe_app_scope_query_status(&j->child);
   su_sleep_ms(2);
-  strobe_app_scope_finish(&j->child);
+  strobe_app_scope_end(&j->child);
   return NULL;
 }
 
@@ -192,7 +192,7 @@ static void test_parent_token(void) {
   su_start(c, 0, id);
 
   strobe_app_scope write = strobe_app_scope_begin(c, "main", "local_save_write", STROBE_LANE_WORKER);
-  strobe_app_parent token = strobe_app_scope_parent(&write);
+  strobe_app_parent token = strobe_app_scope_query_parent(&write);
   CHECK_EQ_INT(token.id, write.id);
   child_job job = {c, token, {0}, -1};
   pthread_t t;
@@ -203,29 +203,29 @@ static void test_parent_token(void) {
   uint64_t thread_child = job.child.id;
 
   /* Grandchild through the guard. */
-  strobe_app_scope mid = strobe_app_scope_child(&write, "encode", STROBE_LANE_WORKER);
-  strobe_app_scope leaf = strobe_app_scope_child(&mid, "compress", STROBE_LANE_WORKER);
+  strobe_app_scope mid = strobe_app_scope_begin_child(&write, "encode", STROBE_LANE_WORKER);
+  strobe_app_scope leaf = strobe_app_scope_begin_child(&mid, "compress", STROBE_LANE_WORKER);
   CHECK(mid.id > thread_child && leaf.id > mid.id);
-  strobe_app_scope_finish(&leaf);
-  strobe_app_scope_finish(&mid);
+  strobe_app_scope_end(&leaf);
+  strobe_app_scope_end(&mid);
 
   /* A token from another collector is refused. */
-  strobe_app_scope foreign = strobe_app_scope_child_of(other, token, "x", STROBE_LANE_UI);
-  CHECK_EQ_INT(strobe_app_scope_status(&foreign), STROBE_EPARENT);
-  strobe_app_scope_finish(&write);
+  strobe_app_scope foreign = strobe_app_scope_begin_child_of(other, token, "x", STROBE_LANE_UI);
+  CHECK_EQ_INT(strobe_app_scope_query_status(&foreign), STROBE_EPARENT);
+  strobe_app_scope_end(&write);
   /* A token to an ended parent is refused, from any thread. */
   job = (child_job){c, token, {0}, -1};
   CHECK_EQ_INT(pthread_create(&t, NULL, open_child, &job), 0);
   CHECK_EQ_INT(pthread_join(t, NULL), 0);
   CHECK_EQ_INT(job.status, STROBE_EPARENT);
-  strobe_app_scope late = strobe_app_scope_child(&write, "late", STROBE_LANE_UI);
-  CHECK_EQ_INT(strobe_app_scope_status(&late), STROBE_EPARENT);
+  strobe_app_scope late = strobe_app_scope_begin_child(&write, "late", STROBE_LANE_UI);
+  CHECK_EQ_INT(strobe_app_scope_query_status(&late), STROBE_EPARENT);
   /* The token of an inert guard is no parent either. */
   strobe_app_scope inert = strobe_app_scope_begin(c, "nowhere", "x", STROBE_LANE_UI);
-  strobe_app_parent none = strobe_app_scope_parent(&inert);
+  strobe_app_parent none = strobe_app_scope_query_parent(&inert);
   CHECK_EQ_INT(none.id, 0);
-  strobe_app_scope orphan = strobe_app_scope_child_of(c, none, "x", STROBE_LANE_UI);
-  CHECK_EQ_INT(strobe_app_scope_status(&orphan), STROBE_EPARENT);
+  strobe_app_scope orphan = strobe_app_scope_begin_child_of(c, none, "x", STROBE_LANE_UI);
+  CHECK_EQ_INT(strobe_app_scope_query_status(&orphan), STROBE_EPARENT);
 
   json_t *doc;
   strobe_report_free(su_end(c, id, &doc));
@@ -254,11 +254,11 @@ static void test_parent_finishes_first(void) {
   char id[STROBE_SESSION_ID_MAX];
   su_start(c, 0, id);
   strobe_app_scope parent = strobe_app_scope_begin(c, "main", "spawn", STROBE_LANE_UI);
-  strobe_app_scope child = strobe_app_scope_child(&parent, "work", STROBE_LANE_WORKER);
-  strobe_app_scope_finish(&parent);
-  CHECK_EQ_INT(strobe_app_scope_status(&child), 0); /* still live */
+  strobe_app_scope child = strobe_app_scope_begin_child(&parent, "work", STROBE_LANE_WORKER);
+  strobe_app_scope_end(&parent);
+  CHECK_EQ_INT(strobe_app_scope_query_status(&child), 0); /* still live */
   su_sleep_ms(3);
-  strobe_app_scope_finish(&child);
+  strobe_app_scope_end(&child);
   json_t *doc;
   strobe_report_free(su_end(c, id, &doc));
   json_t *p = scope_with_id(doc, parent.id), *ch = scope_with_id(doc, child.id);
@@ -294,8 +294,8 @@ static void test_no_implicit_parent_no_phase(void) {
       CHECK(jnull(s, "parent_id"));
     }
     json_decref(doc);
-    strobe_app_scope_finish(&b);
-    strobe_app_scope_finish(&a);
+    strobe_app_scope_end(&b);
+    strobe_app_scope_end(&a);
   }
   strobe_op_end(op, 1);
   strobe_report_free(su_end(c, id, &doc));
@@ -320,7 +320,7 @@ static void test_history_bound(void) {
   for (int i = 0; i < 130; i++) {
     strobe_app_scope s = strobe_app_scope_begin(c, "main", "tick", i % 2 ? STROBE_LANE_UI : STROBE_LANE_WORKER);
     ids[i] = s.id;
-    strobe_app_scope_finish(&s);
+    strobe_app_scope_end(&s);
   }
   su_op(c, w, STROBE_OP_PASS, 1);
   json_t *ds, *db;
@@ -346,7 +346,7 @@ static void test_history_bound(void) {
   char id[STROBE_SESSION_ID_MAX];
   su_start(c, 0, id);
   strobe_app_scope s = strobe_app_scope_begin(c, "main", "one", STROBE_LANE_UI);
-  strobe_app_scope_finish(&s);
+  strobe_app_scope_end(&s);
   strobe_report_free(su_end(c, id, &ds));
   CHECK(!jbool(ds, "application_scopes.truncated"));
   CHECK_EQ_INT(jint(ds, "application_scopes.dropped"), 0);
@@ -365,8 +365,8 @@ static void test_scope_boundaries(void) {
   strobe_app_scope slow = strobe_app_scope_begin(c, "main", "slow_load", STROBE_LANE_UI);
   su_sleep_ms(10);
   su_start(c, 0, id);
-  strobe_app_scope child = strobe_app_scope_child(&slow, "parse", STROBE_LANE_UI);
-  strobe_app_scope_finish(&child);
+  strobe_app_scope child = strobe_app_scope_begin_child(&slow, "parse", STROBE_LANE_UI);
+  strobe_app_scope_end(&child);
   json_t *doc;
   strobe_report_free(su_read(c, id, &doc));
   json_t *u = json_array_get(jreq(doc, "application_scopes.unfinished"), 0);
@@ -375,7 +375,7 @@ static void test_scope_boundaries(void) {
   CHECK(jnum(u, "elapsed_ms") >= 10.0);
   CHECK(!strcmp(jstr(doc, "status"), "partial"));
   json_decref(doc);
-  strobe_app_scope_finish(&slow);
+  strobe_app_scope_end(&slow);
   strobe_report_free(su_end(c, id, &doc));
   CHECK_EQ_INT(jint(doc, "application_scopes.boundary_excluded"), 1);
   CHECK_EQ_INT(jint(doc, "application_scopes.completed"), 1);
@@ -393,8 +393,8 @@ static void test_scope_boundaries(void) {
   strobe_app_scope live = strobe_app_scope_begin(c, "main", "export", STROBE_LANE_WORKER);
   strobe_report *r2 = su_end(c, id2, NULL);
   char *before = su_json(r2);
-  CHECK_EQ_INT(strobe_app_scope_status(&live), 0);
-  strobe_app_scope_finish(&live);
+  CHECK_EQ_INT(strobe_app_scope_query_status(&live), 0);
+  strobe_app_scope_end(&live);
   char *after = su_json(r2);
   CHECK(!strcmp(before, after));
   strobe_report_free(su_end(c, id1, &doc));
@@ -417,18 +417,18 @@ static void test_abandonment(void) {
   su_start(c, 0, id);
   strobe_app_scope on_w1 = strobe_app_scope_begin(c, "w1", "render_doc", STROBE_LANE_UI);
   strobe_app_scope on_main = strobe_app_scope_begin(c, "main", "sync", STROBE_LANE_WORKER);
-  strobe_app_scope child = strobe_app_scope_child(&on_w1, "inner", STROBE_LANE_UI);
+  strobe_app_scope child = strobe_app_scope_begin_child(&on_w1, "inner", STROBE_LANE_UI);
 
   /* Closed windows remove their live slots and count abandoned_window_closed. */
   CHECK_EQ_INT(strobe_window_close(c, w1), 0);
-  CHECK_EQ_INT(strobe_app_scope_status(&on_w1), STROBE_EWINDOW);
-  CHECK_EQ_INT(strobe_app_scope_status(&child), STROBE_EWINDOW);
-  CHECK_EQ_INT(strobe_app_scope_status(&on_main), 0);
-  strobe_app_scope_finish(&on_w1); /* late: cannot resurrect */
-  strobe_app_scope_finish(&child);
+  CHECK_EQ_INT(strobe_app_scope_query_status(&on_w1), STROBE_EWINDOW);
+  CHECK_EQ_INT(strobe_app_scope_query_status(&child), STROBE_EWINDOW);
+  CHECK_EQ_INT(strobe_app_scope_query_status(&on_main), 0);
+  strobe_app_scope_end(&on_w1); /* late: cannot resurrect */
+  strobe_app_scope_end(&child);
   /* One that began before the session counts as both boundary-excluded and abandoned. */
   CHECK_EQ_INT(strobe_window_close(c, w2), 0);
-  strobe_app_scope_finish(&before);
+  strobe_app_scope_end(&before);
   json_t *doc;
   strobe_report_free(su_read(c, id, &doc));
   CHECK_EQ_INT(jint(doc, "application_scopes.abandoned.window_closed"), 3);
@@ -439,8 +439,8 @@ static void test_abandonment(void) {
 
   /* Root shutdown removes the remaining live slots: abandoned_producer_closed. */
   strobe_collector_close(c);
-  CHECK_EQ_INT(strobe_app_scope_status(&on_main), STROBE_ECLOSED);
-  strobe_app_scope_finish(&on_main);
+  CHECK_EQ_INT(strobe_app_scope_query_status(&on_main), STROBE_ECLOSED);
+  strobe_app_scope_end(&on_main);
   strobe_report_free(su_end(c, id, &doc));
   CHECK_EQ_INT(jint(doc, "application_scopes.abandoned.producer_closed"), 1);
   CHECK_EQ_INT(jint(doc, "application_scopes.abandoned.window_closed"), 3);
@@ -456,7 +456,7 @@ static void test_abandonment(void) {
   strobe_app_scope early = strobe_app_scope_begin(c, "main", "early", STROBE_LANE_UI);
   su_start(c, 0, id);
   strobe_collector_close(c);
-  strobe_app_scope_finish(&early);
+  strobe_app_scope_end(&early);
   strobe_report_free(su_end(c, id, &doc));
   CHECK_EQ_INT(jint(doc, "application_scopes.abandoned.producer_closed"), 1);
   CHECK_EQ_INT(jint(doc, "application_scopes.boundary_excluded"), 1);
@@ -471,12 +471,12 @@ static void test_finish_and_status(void) {
   char id[STROBE_SESSION_ID_MAX];
   su_start(c, 0, id);
   strobe_app_scope s = strobe_app_scope_begin(c, "main", "once", STROBE_LANE_UI);
-  CHECK_EQ_INT(strobe_app_scope_status(&s), 0);
-  strobe_app_scope_finish(&s);
-  strobe_app_scope_finish(&s);
-  CHECK(strobe_app_scope_status(&s) != 0); /* no longer live */
-  strobe_app_scope_finish(NULL);
-  CHECK_EQ_INT(strobe_app_scope_status(NULL), STROBE_EINVAL);
+  CHECK_EQ_INT(strobe_app_scope_query_status(&s), 0);
+  strobe_app_scope_end(&s);
+  strobe_app_scope_end(&s);
+  CHECK(strobe_app_scope_query_status(&s) != 0); /* no longer live */
+  strobe_app_scope_end(NULL);
+  CHECK_EQ_INT(strobe_app_scope_query_status(NULL), STROBE_EINVAL);
   json_t *doc;
   strobe_report_free(su_end(c, id, &doc));
   CHECK_EQ_INT(jint(doc, "application_scopes.completed"), 1);
@@ -493,7 +493,7 @@ static void test_wall_milliseconds(void) {
   su_start(c, 0, id);
   strobe_app_scope s = strobe_app_scope_begin(c, "main", "io_wait", STROBE_LANE_WORKER);
   su_sleep_ms(20); /* a wait, not CPU work: still counted */
-  strobe_app_scope_finish(&s);
+  strobe_app_scope_end(&s);
   json_t *doc;
   strobe_report_free(su_end(c, id, &doc));
   double total = jnum(scope_at(doc, 0), "wall_timings_ms.total");
@@ -516,11 +516,11 @@ static void test_sample_age_uses_latest_completion(void) {
   su_start(c, 0, id);
   strobe_app_scope a = strobe_app_scope_begin(c, "main", "first", STROBE_LANE_WORKER);
   strobe_app_scope b = strobe_app_scope_begin(c, "main", "second", STROBE_LANE_WORKER);
-  strobe_app_scope_finish(&a);
-  strobe_app_scope_finish(&b);
+  strobe_app_scope_end(&a);
+  strobe_app_scope_end(&b);
   su_sleep_ms(20);
   strobe_report *r = NULL;
-  CHECK_EQ_INT(strobe_session_end(c, id, 0, &r), 0);
+  CHECK_EQ_INT(strobe_session_stop(c, id, 0, &r), 0);
   CHECK_EQ_INT(r->napps, 2);
   /* apps[0] is the last published; make the earlier-published one complete last. */
   CHECK(r->apps[0]->id == b.id);
@@ -541,7 +541,7 @@ typedef struct finisher {
 static void *finish_while_locked(void *arg) {
   finisher *f = arg;
   __atomic_store_n(&f->about_to_finish, 1, __ATOMIC_RELEASE);
-  strobe_app_scope_finish(&f->scope); /* blocks on the collector lock */
+  strobe_app_scope_end(&f->scope); /* blocks on the collector lock */
   return NULL;
 }
 

@@ -97,7 +97,7 @@ static void test_crossing_pass_excluded(void) {
   strobe_report *r = su_end(c, id, &doc);
   strobe_op_end(op, 1);
   CHECK_EQ_INT(jint(doc, "counts.boundary_excluded"), 0);
-  CHECK_EQ_INT(strobe_report_get_counts(r).boundary_excluded, 0);
+  CHECK_EQ_INT(strobe_report_query_counts(r).boundary_excluded, 0);
   json_decref(doc);
   strobe_report_free(r);
   strobe_collector_release(c);
@@ -164,8 +164,8 @@ static void test_unfinished_at_end(void) {
   CHECK(jnum(u, "elapsed_ms") - jnum(u, "phase_elapsed_ms") >= 15.0 - RC_MS_EPS);
   CHECK(!jbool(u, "started_before_session"));
   CHECK(jnull(doc, "sample_age_ms")); /* no fabricated sample */
-  CHECK_EQ_INT(strobe_report_get_status(r), STROBE_REPORT_UNFINISHED);
-  CHECK_EQ_INT(strobe_report_get_counts(r).unfinished, 1);
+  CHECK_EQ_INT(strobe_report_query_status(r), STROBE_REPORT_UNFINISHED);
+  CHECK_EQ_INT(strobe_report_query_counts(r).unfinished, 1);
   json_decref(doc);
   strobe_report_free(r);
 
@@ -232,7 +232,7 @@ static void test_empty_and_partial_status(void) {
   strobe_report *r = su_end(c, id, &doc);
   CHECK(!strcmp(jstr(doc, "status"), "empty"));
   CHECK(strstr(jstr(doc, "status_note"), "not fast") != NULL);
-  CHECK_EQ_INT(strobe_report_get_status(r), STROBE_REPORT_EMPTY);
+  CHECK_EQ_INT(strobe_report_query_status(r), STROBE_REPORT_EMPTY);
   CHECK(jnull(doc, "sample_age_ms"));
   CHECK(jnull(doc, "frame_rate.passes_per_second"));
   json_decref(doc);
@@ -243,13 +243,13 @@ static void test_empty_and_partial_status(void) {
   strobe_op op = strobe_op_begin(c, w, STROBE_OP_PASS, NULL);
   r = su_read(c, id, &doc);
   CHECK(!strcmp(jstr(doc, "status"), "partial"));
-  CHECK_EQ_INT(strobe_report_get_status(r), STROBE_REPORT_PARTIAL);
+  CHECK_EQ_INT(strobe_report_query_status(r), STROBE_REPORT_PARTIAL);
   json_decref(doc);
   strobe_report_free(r);
   strobe_op_end(op, 1);
   r = su_end(c, id, &doc);
   CHECK(!strcmp(jstr(doc, "status"), "complete"));
-  CHECK_EQ_INT(strobe_report_get_status(r), STROBE_REPORT_COMPLETE);
+  CHECK_EQ_INT(strobe_report_query_status(r), STROBE_REPORT_COMPLETE);
   json_decref(doc);
   strobe_report_free(r);
   strobe_collector_release(c);
@@ -330,7 +330,7 @@ static void prepare_frame(int with_taps) {
     STROBE_STAGE("register_tap", "prepare");
     su_sleep_ms(1);
   }
-  strobe_op_count("taps", with_taps ? 3 : 0);
+  strobe_op_counter_add("taps", with_taps ? 3 : 0);
 }
 
 /* Seed 004: each percentile carries the n it was computed over; a nested
@@ -430,7 +430,7 @@ static void test_nested_ops_restore_outer(void) {
       STROBE_STAGE("layout", NULL);
       su_sleep_ms(1);
     }
-    strobe_op_count("nodes", 7);
+    strobe_op_counter_add("nodes", 7);
     strobe_op_end(pass, 1);
     /* The input is current again, in its own phase. */
     strobe_report_free(su_read(c, id, &doc));
@@ -445,7 +445,7 @@ static void test_nested_ops_restore_outer(void) {
     CHECK(!strcmp(jstr(unfinished_at(doc, 0), "phase"), "after_pass"));
     json_decref(doc);
   }
-  strobe_op_count("handlers", 2);
+  strobe_op_counter_add("handlers", 2);
   strobe_op_end(input, 1);
   strobe_report_free(su_end(c, id, &doc));
   json_t *in = sample_at(doc, 0), *pass = sample_at(doc, 1);
@@ -478,7 +478,7 @@ static void *finish_on_other_thread(void *arg) {
     STROBE_STAGE("set_root", NULL);
     su_sleep_ms(2);
   }
-  strobe_op_count("bytes", 100);
+  strobe_op_counter_add("bytes", 100);
   strobe_op_end(h->op, 1);
   return NULL;
 }
@@ -502,11 +502,11 @@ static void test_handoff_across_threads(void) {
     STROBE_STAGE("render_user", NULL);
     su_sleep_ms(2);
   }
-  strobe_op_count("bytes", 1);
+  strobe_op_counter_add("bytes", 1);
   handoff h = {c, strobe_op_take()};
   CHECK_EQ_INT(h.op.id, op.id);
   CHECK_EQ_INT(strobe_op_detailed(), 0); /* this thread no longer has it */
-  strobe_op_count("bytes", 1000);           /* so this goes nowhere */
+  strobe_op_counter_add("bytes", 1000);           /* so this goes nowhere */
   json_t *doc;
   strobe_report_free(su_read(c, id, &doc)); /* in flight between threads: still unfinished */
   CHECK_EQ_INT(jlen(doc, "unfinished"), 1);
@@ -546,7 +546,7 @@ static void test_devtools_excluded_by_default(void) {
   strobe_window dev = su_window(c, "devtools", STROBE_WINDOW_DEVTOOLS);
   char plain[STROBE_SESSION_ID_MAX], with[STROBE_SESSION_ID_MAX];
   su_start(c, 0, plain);
-  strobe_session_options o = {0, 1, 0};
+  strobe_session_desc o = {0, 1, 0};
   CHECK_EQ_INT(strobe_session_start(c, &o, with), 0);
   su_op(c, dev, STROBE_OP_PASS, 1);
   su_op(c, w, STROBE_OP_PASS, 1);

@@ -25,29 +25,29 @@ static void test_eight_concurrent_sessions(void) {
   char ids[STROBE_MAX_SESSIONS][STROBE_SESSION_ID_MAX];
   /* "across all consumers": in-process (owner 0) and MCP-owned (owner 9) together. */
   for (int i = 0; i < STROBE_MAX_SESSIONS; i++) {
-    strobe_session_options o = {0, 0, (uint64_t)(i % 2 ? 9 : 0)};
+    strobe_session_desc o = {0, 0, (uint64_t)(i % 2 ? 9 : 0)};
     CHECK_EQ_INT(strobe_session_start(c, &o, ids[i]), 0);
     for (int k = 0; k < i; k++) CHECK(strcmp(ids[i], ids[k]) != 0);
   }
-  CHECK_EQ_INT(strobe_session_count(c), 8);
+  CHECK_EQ_INT(strobe_collector_query_session_count(c), 8);
   char ninth[STROBE_SESSION_ID_MAX] = "x";
-  strobe_session_options o9 = {0, 0, 9};
+  strobe_session_desc o9 = {0, 0, 9};
   CHECK_EQ_INT(strobe_session_start(c, NULL, ninth), STROBE_ELIMIT);
   CHECK_EQ_INT(strobe_session_start(c, &o9, ninth), STROBE_ELIMIT);
   CHECK_EQ_INT(ninth[0], 0); /* no id on error */
-  CHECK_EQ_INT(strobe_session_count(c), 8);
+  CHECK_EQ_INT(strobe_collector_query_session_count(c), 8);
   /* Ending one frees its place. */
   su_end_free(c, ids[0]);
   CHECK_EQ_INT(strobe_session_start(c, NULL, ninth), 0);
-  CHECK_EQ_INT(strobe_session_count(c), 8);
+  CHECK_EQ_INT(strobe_collector_query_session_count(c), 8);
   for (int i = 1; i < STROBE_MAX_SESSIONS; i++) {
     strobe_report *r = NULL;
-    CHECK_EQ_INT(strobe_session_end(c, ids[i], (uint64_t)(i % 2 ? 9 : 0), &r), 0);
+    CHECK_EQ_INT(strobe_session_stop(c, ids[i], (uint64_t)(i % 2 ? 9 : 0), &r), 0);
     check_report(r);
     strobe_report_free(r);
   }
   su_end_free(c, ninth);
-  CHECK_EQ_INT(strobe_session_count(c), 0);
+  CHECK_EQ_INT(strobe_collector_query_session_count(c), 0);
   strobe_collector_release(c);
 }
 
@@ -68,11 +68,11 @@ static void test_max_samples_bounds(void) {
   CHECK_EQ_INT(jint(doc, "session.max_samples"), 120);
   json_decref(doc);
 
-  strobe_session_options bad = {241, 0, 0};
+  strobe_session_desc bad = {241, 0, 0};
   CHECK_EQ_INT(strobe_session_start(c, &bad, id), STROBE_EINVAL);
   bad.max_samples = 100000;
   CHECK_EQ_INT(strobe_session_start(c, &bad, id), STROBE_EINVAL);
-  CHECK_EQ_INT(strobe_session_count(c), 0); /* nothing started */
+  CHECK_EQ_INT(strobe_collector_query_session_count(c), 0); /* nothing started */
 
   const uint32_t ok[] = {1, 240};
   for (int i = 0; i < 2; i++) {
@@ -100,7 +100,7 @@ static void test_oldest_dropped(void) {
   /* The newest three, newest first: frames 5, 4, 3. */
   json_t *samples = jreq(doc, "samples");
   for (int i = 0; i < 3; i++) CHECK_EQ_INT(jint(json_array_get(samples, (size_t)i), "frame_id"), 5 - i);
-  strobe_report_counts n = strobe_report_get_counts(r);
+  strobe_report_counts n = strobe_report_query_counts(r);
   CHECK_EQ_INT(n.completed, 5);
   CHECK_EQ_INT(n.returned, 3);
   CHECK_EQ_INT(n.dropped, 2);
@@ -142,7 +142,7 @@ static void test_unknown_and_ended_ids(void) {
   for (size_t i = 0; i < sizeof unknown / sizeof *unknown; i++) {
     CHECK_EQ_INT(strobe_session_read(c, unknown[i], 0, &r), STROBE_EUNKNOWN_ID);
     CHECK(r == NULL);
-    CHECK_EQ_INT(strobe_session_end(c, unknown[i], 0, &r), STROBE_EUNKNOWN_ID);
+    CHECK_EQ_INT(strobe_session_stop(c, unknown[i], 0, &r), STROBE_EUNKNOWN_ID);
   }
   CHECK_EQ_INT(strobe_session_read(c, NULL, 0, &r), STROBE_EINVAL);
   char id[STROBE_SESSION_ID_MAX];
@@ -151,7 +151,7 @@ static void test_unknown_and_ended_ids(void) {
   su_end_free(c, id);
   CHECK_EQ_INT(strobe_session_read(c, id, 0, &r), STROBE_EENDED);
   CHECK(r == NULL);
-  CHECK_EQ_INT(strobe_session_end(c, id, 0, &r), STROBE_EENDED);
+  CHECK_EQ_INT(strobe_session_stop(c, id, 0, &r), STROBE_EENDED);
   CHECK(strcmp(strobe_strerror(STROBE_EENDED), strobe_strerror(STROBE_EUNKNOWN_ID)) != 0);
   CHECK(!strcmp(strobe_err_name(STROBE_EENDED), "STROBE_EENDED"));
   strobe_collector_release(c);
@@ -164,13 +164,13 @@ static void test_last_64_ended_remembered(void) {
   for (int i = 0; i < 65; i++) {
     su_start(c, 1, ids[i]);
     strobe_report *r = NULL;
-    CHECK_EQ_INT(strobe_session_end(c, ids[i], 0, &r), 0);
+    CHECK_EQ_INT(strobe_session_stop(c, ids[i], 0, &r), 0);
     strobe_report_free(r);
   }
   strobe_report *r = NULL;
   for (int i = 1; i < 65; i++) CHECK_EQ_INT(strobe_session_read(c, ids[i], 0, &r), STROBE_EENDED);
   CHECK_EQ_INT(strobe_session_read(c, ids[0], 0, &r), STROBE_EUNKNOWN_ID);
-  CHECK_EQ_INT(strobe_session_end(c, ids[0], 0, &r), STROBE_EUNKNOWN_ID);
+  CHECK_EQ_INT(strobe_session_stop(c, ids[0], 0, &r), STROBE_EUNKNOWN_ID);
   strobe_collector_release(c);
 }
 
@@ -188,7 +188,7 @@ static void test_end_two_keeps_one(void) {
   CHECK_EQ_INT(jint(d2, "counts.completed"), 1);
   json_decref(d2);
   /* Normal application work continues. Session 1 keeps collecting. */
-  CHECK_EQ_INT(strobe_session_count(c), 1);
+  CHECK_EQ_INT(strobe_collector_query_session_count(c), 1);
   su_op(c, w, STROBE_OP_PASS, 1);
   json_t *d1;
   strobe_report_free(su_end(c, id1, &d1));
@@ -215,8 +215,8 @@ static void test_final_report_never_changes(void) {
   strobe_op_end(op, 1); /* completes after session 2 ended */
   char *after = su_json(r2);
   CHECK(!strcmp(before, after));
-  CHECK_EQ_INT(strobe_report_get_counts(r2).completed, 0);
-  CHECK_EQ_INT(strobe_report_get_counts(r2).returned, 0);
+  CHECK_EQ_INT(strobe_report_query_counts(r2).completed, 0);
+  CHECK_EQ_INT(strobe_report_query_counts(r2).returned, 0);
   strobe_report *again = NULL;
   CHECK_EQ_INT(strobe_session_read(c, id2, 0, &again), STROBE_EENDED);
   /* Session 1 still gets it. */
@@ -243,7 +243,7 @@ static void test_read_is_snapshot(void) {
   json_decref(doc);
   char *before = su_json(r1);
   su_op(c, w, STROBE_OP_PASS, 1);
-  CHECK_EQ_INT(strobe_session_count(c), 1);
+  CHECK_EQ_INT(strobe_collector_query_session_count(c), 1);
   strobe_report *r2 = su_read(c, id, &doc);
   CHECK_EQ_INT(jint(doc, "counts.returned"), 2);
   json_decref(doc);
@@ -252,8 +252,8 @@ static void test_read_is_snapshot(void) {
   /* The snapshot outlives the session and its collector. */
   strobe_report *r3 = su_end(c, id, NULL);
   strobe_collector_release(c);
-  CHECK_EQ_INT(strobe_report_get_counts(r1).returned, 1);
-  CHECK_EQ_INT(strobe_report_get_counts(r3).returned, 2);
+  CHECK_EQ_INT(strobe_report_query_counts(r1).returned, 1);
+  CHECK_EQ_INT(strobe_report_query_counts(r3).returned, 2);
   char *late = su_json(r1);
   CHECK(!strcmp(before, late));
   free(before);
@@ -311,7 +311,7 @@ static void test_owners_and_cancel(void) {
   enum { MCP = 0x4d4350 };
   strobe_window w;
   strobe_collector *c = su_collector(&w);
-  strobe_session_options mcp = {0, 0, MCP};
+  strobe_session_desc mcp = {0, 0, MCP};
   char a[STROBE_SESSION_ID_MAX], b[STROBE_SESSION_ID_MAX], p[STROBE_SESSION_ID_MAX];
   CHECK_EQ_INT(strobe_session_start(c, &mcp, a), 0);
   CHECK_EQ_INT(strobe_session_start(c, &mcp, b), 0);
@@ -320,18 +320,18 @@ static void test_owners_and_cancel(void) {
 
   strobe_report *r = NULL;
   CHECK_EQ_INT(strobe_session_read(c, a, 0, &r), STROBE_ENOTOWNER);
-  CHECK_EQ_INT(strobe_session_end(c, a, 0, &r), STROBE_ENOTOWNER);
+  CHECK_EQ_INT(strobe_session_stop(c, a, 0, &r), STROBE_ENOTOWNER);
   CHECK_EQ_INT(strobe_session_read(c, p, MCP, &r), STROBE_ENOTOWNER);
-  CHECK_EQ_INT(strobe_session_end(c, p, MCP, &r), STROBE_ENOTOWNER);
+  CHECK_EQ_INT(strobe_session_stop(c, p, MCP, &r), STROBE_ENOTOWNER);
   CHECK_EQ_INT(strobe_session_read(c, a, MCP, &r), 0);
   check_report(r);
-  CHECK_EQ_INT(strobe_report_get_counts(r).completed, 1);
+  CHECK_EQ_INT(strobe_report_query_counts(r).completed, 1);
   strobe_report_free(r);
 
   CHECK_EQ_INT(strobe_session_cancel_owner(c, MCP), 2);
-  CHECK_EQ_INT(strobe_session_count(c), 1);
+  CHECK_EQ_INT(strobe_collector_query_session_count(c), 1);
   CHECK_EQ_INT(strobe_session_read(c, a, MCP, &r), STROBE_ECANCELLED);
-  CHECK_EQ_INT(strobe_session_end(c, b, MCP, &r), STROBE_ECANCELLED);
+  CHECK_EQ_INT(strobe_session_stop(c, b, MCP, &r), STROBE_ECANCELLED);
   CHECK_EQ_INT(strobe_session_cancel_owner(c, MCP), 0);
 
   /* In-process sessions and live work continue. */
@@ -342,9 +342,9 @@ static void test_owners_and_cancel(void) {
   CHECK(strcmp(again, a) && strcmp(again, b));
   CHECK_EQ_INT(strobe_session_read(c, a, MCP, &r), STROBE_ECANCELLED);
   su_op(c, w, STROBE_OP_PASS, 1);
-  CHECK_EQ_INT(strobe_session_end(c, again, MCP, &r), 0);
+  CHECK_EQ_INT(strobe_session_stop(c, again, MCP, &r), 0);
   check_report(r);
-  CHECK_EQ_INT(strobe_report_get_counts(r).completed, 1); /* no history from the cancelled ones */
+  CHECK_EQ_INT(strobe_report_query_counts(r).completed, 1); /* no history from the cancelled ones */
   strobe_report_free(r);
   json_t *doc;
   strobe_report_free(su_end(c, p, &doc));
@@ -461,8 +461,8 @@ static void test_units_and_epoch(void) {
 /* Memory gauges keep at most one value per second; run metadata is carried. */
 static void test_gauges_and_run_info(void) {
   strobe_collector *c = su_collector(NULL);
-  strobe_collector_gauge(c, "heap_bytes", 100);
-  strobe_collector_gauge(c, "heap_bytes", 200); /* within the second: ignored */
+  strobe_collector_gauge_set(c, "heap_bytes", 100);
+  strobe_collector_gauge_set(c, "heap_bytes", 200); /* within the second: ignored */
   CHECK_EQ_INT(strobe_collector_set_run_info(c, "source_sha", "0123abc"), 0);
   CHECK_EQ_INT(strobe_collector_set_run_info(c, "fixture", "dense_list"), 0);
   CHECK_EQ_INT(strobe_collector_set_run_info(c, "", "x"), STROBE_EINVAL);
@@ -498,7 +498,7 @@ static void test_stage_and_counter_bounds(void) {
   }
   for (int i = 0; i < COUNTERS; i++) {
     snprintf(counters[i], sizeof counters[i], "counter_%d", i);
-    strobe_op_count(counters[i], 1);
+    strobe_op_counter_add(counters[i], 1);
   }
   strobe_op_end(op, 1);
   json_t *doc;

@@ -39,7 +39,7 @@ static void *ui_thread(void *arg) {
     __atomic_store_n(&u->inside, 1, __ATOMIC_RELEASE);
     su_sleep_ms(STALL_MS); /* a stalled present: no Strobe lock held */
   }
-  strobe_app_scope_finish(&save);
+  strobe_app_scope_end(&save);
   strobe_op_end(op, 1);
   __atomic_store_n(&u->done, 1, __ATOMIC_RELEASE);
   return NULL;
@@ -80,7 +80,7 @@ static void test_read_and_end_during_stall(void) {
   strobe_report_free(r);
 
   t0 = su_now_ms();
-  CHECK_EQ_INT(strobe_session_end(c, id, 0, &r), 0);
+  CHECK_EQ_INT(strobe_session_stop(c, id, 0, &r), 0);
   double end_ms = su_now_ms() - t0;
   CHECK(!__atomic_load_n(&u.done, __ATOMIC_ACQUIRE));
   doc = check_report_json(r);

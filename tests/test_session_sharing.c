@@ -98,7 +98,7 @@ static void test_no_payload_without_admitting_session(void) {
   for (int i = 0; i < 10; i++) {
     strobe_op op = strobe_op_begin(c, w, STROBE_OP_PASS, NULL);
     warm_stage();
-    strobe_op_count("nodes", 1);
+    strobe_op_counter_add("nodes", 1);
     strobe_op_end(op, 1);
   }
   CHECK_EQ_INT(count_stop(), 0);
@@ -133,9 +133,9 @@ static void test_app_scope_allocations(void) {
   count_start();
   for (int i = 0; i < 10; i++) {
     strobe_app_scope s = strobe_app_scope_begin(c, "main", "idle_scope", STROBE_LANE_UI);
-    strobe_app_scope ch = strobe_app_scope_child(&s, "idle_child", STROBE_LANE_UI);
-    strobe_app_scope_finish(&ch);
-    strobe_app_scope_finish(&s);
+    strobe_app_scope ch = strobe_app_scope_begin_child(&s, "idle_child", STROBE_LANE_UI);
+    strobe_app_scope_end(&ch);
+    strobe_app_scope_end(&s);
   }
   CHECK_EQ_INT(count_stop(), 0);
 
@@ -146,9 +146,9 @@ static void test_app_scope_allocations(void) {
   strobe_app_scope bad = strobe_app_scope_begin(c, "main", "not a label", STROBE_LANE_WORKER);
   long begin_allocs = count_stop();
   CHECK_EQ_INT(begin_allocs, 0);
-  CHECK_EQ_INT(strobe_app_scope_status(&bad), STROBE_ELABEL);
+  CHECK_EQ_INT(strobe_app_scope_query_status(&bad), STROBE_ELABEL);
   count_start();
-  strobe_app_scope_finish(&s);
+  strobe_app_scope_end(&s);
   CHECK_EQ_INT(count_stop(), 1);
   strobe_report *r[STROBE_MAX_SESSIONS];
   for (int i = 0; i < STROBE_MAX_SESSIONS; i++) {

@@ -37,7 +37,7 @@ int main(void) {
   for (int i = 0; i < 3; i++) {
     uintptr_t outer = strobe__is_active() ? strobe__begin(&sites[0]) : 0;
     uintptr_t inner = strobe__is_active() ? strobe__begin(&one_too_many) : 0;
-    CHECK(strobe_current_scope() == &one_too_many); /* the thread's own stack knows the real site */
+    CHECK(strobe_thread_query_scope() == &one_too_many); /* the thread's own stack knows the real site */
     strobe__scope_cleanup(&inner);
     strobe__scope_cleanup(&outer);
   }
@@ -51,7 +51,7 @@ int main(void) {
   uint64_t filler_ends = 0, fallback_ends = 0;
   while ((rc = strobe_capture_next(cap, &r)) > 0) {
     if (r.type != STROBE_REC_END) continue;
-    const strobe_capture_site *s = strobe_capture_get_site(cap, r.site);
+    const strobe_capture_site *s = strobe_capture_query_site(cap, r.site);
     CHECK(s != NULL);
     if (!strcmp(s->name, "filler")) {
       CHECK_EQ_INT(r.depth, 1);
@@ -64,7 +64,7 @@ int main(void) {
   CHECK_EQ_INT(rc, 0);
   CHECK_EQ_U64(filler_ends, 3);
   CHECK_EQ_U64(fallback_ends, 3);
-  strobe_capture_totals t = strobe_capture_get_totals(cap);
+  strobe_capture_totals t = strobe_capture_query_totals(cap);
   CHECK_EQ_U64(t.orphan_ends, 0);
   CHECK_EQ_U64(t.unfinished, 0);
   strobe_capture_close(cap);

@@ -80,15 +80,15 @@ int main(int argc, char **argv) {
     }
   }
   if (rc < 0) fprintf(stderr, "strobe-basic: %s: %s\n", path, strobe_strerror(rc));
-  const strobe_capture_header *h = strobe_capture_get_header(cap);
-  strobe_capture_totals t = strobe_capture_get_totals(cap);
+  const strobe_capture_header *h = strobe_capture_query_header(cap);
+  strobe_capture_totals t = strobe_capture_query_totals(cap);
   printf("recorded %s: clock %s (%.4f ns/tick), overhead %.1f ns per scope\n", path, h->clock_source,
          h->ns_per_tick, h->overhead_per_scope_ns);
   printf("%llu events, %llu scopes, %llu lost, %u threads\n", (unsigned long long)t.events,
-         (unsigned long long)t.scopes, (unsigned long long)t.lost, strobe_capture_thread_count(cap));
+         (unsigned long long)t.scopes, (unsigned long long)t.lost, strobe_capture_query_thread_count(cap));
   printf("%-12s %10s %14s\n", "scope", "count", "total ms");
-  for (uint32_t id = 1; id < strobe_capture_site_limit(cap); id++) {
-    const strobe_capture_site *s = strobe_capture_get_site(cap, id);
+  for (uint32_t id = 1; id < strobe_capture_query_site_limit(cap); id++) {
+    const strobe_capture_site *s = strobe_capture_query_site(cap, id);
     if (s && count[id]) printf("%-12s %10llu %14.3f\n", s->name, (unsigned long long)count[id], total_ns[id] / 1e6);
   }
   strobe_capture_close(cap);

@@ -116,10 +116,10 @@ static void dispatch_input(strobe_collector *c, strobe_window w, grid *g, input_
 
 static void print_summary(const strobe_report *r) {
   strobe_stage_summary s[64];
-  int n = strobe_report_stage_summary(r, s, 64);
-  strobe_report_counts k = strobe_report_get_counts(r);
+  int n = strobe_report_query_stages(r, s, 64);
+  strobe_report_counts k = strobe_report_query_counts(r);
   printf("\nsession %s: %llu operations completed, %llu returned, %llu dropped, %llu crossed the start\n",
-         strobe_report_id(r), (unsigned long long)k.completed, (unsigned long long)k.returned,
+         strobe_report_query_id(r), (unsigned long long)k.completed, (unsigned long long)k.returned,
          (unsigned long long)k.dropped, (unsigned long long)k.boundary_excluded);
   printf("%-24s %-16s %6s %9s %9s %9s %9s\n", "stage", "nested in", "n", "p50 ms", "p95 ms", "p99 ms", "max ms");
   for (int i = 0; i < n && i < 64; i++)
@@ -172,7 +172,7 @@ int main(int argc, char **argv) {
 
   /* Everything that observes: a session, a capture file, a flight recorder. */
   char session[STROBE_SESSION_ID_MAX];
-  rc = strobe_session_start(c, &(strobe_session_options){.max_samples = STROBE_MAX_SAMPLES}, session);
+  rc = strobe_session_start(c, &(strobe_session_desc){.max_samples = STROBE_MAX_SAMPLES}, session);
   snprintf(path, sizeof path, "%s/demo.strobe", o.out);
   strobe_recorder *rec = NULL;
   if (!rc) rc = strobe_record_start(&(strobe_record_desc){.path = path}, &rec);
@@ -195,7 +195,7 @@ int main(int argc, char **argv) {
       return 1;
     }
     /* The viewer URL carries the token in its fragment, which browsers never send to a server. */
-    const char *tf = strobe_server_token_file(server);
+    const char *tf = strobe_server_query_token_file(server);
     char token[STROBE_SERVER_TOKEN_MAX + 1] = "";
     const char *env = getenv("STROBE_TOKEN");
     FILE *fp = tf ? fopen(tf, "r") : NULL;
@@ -206,9 +206,9 @@ int main(int argc, char **argv) {
     } else if (env) {
       snprintf(token, sizeof token, "%s", env);
     }
-    printf("viewer:       http://127.0.0.1:%u/#token=%s\n", strobe_server_port(server), token);
+    printf("viewer:       http://127.0.0.1:%u/#token=%s\n", strobe_server_query_port(server), token);
     printf("MCP endpoint: http://127.0.0.1:%u/mcp  (Authorization: Bearer <the token in %s>)\n",
-           strobe_server_port(server), tf ? tf : "$STROBE_TOKEN");
+           strobe_server_query_port(server), tf ? tf : "$STROBE_TOKEN");
     fflush(stdout);
   }
 #endif
@@ -266,7 +266,7 @@ int main(int argc, char **argv) {
       strobe_op_end(dt, 1);
     }
     if (frame % 30 == 10) saver_request(&sv, &g);
-    strobe_collector_gauge(c, "surface_and_text_cache_bytes", view_memory_bytes(&main_view));
+    strobe_collector_gauge_set(c, "surface_and_text_cache_bytes", view_memory_bytes(&main_view));
 
     uint64_t spent = now_ns() - t;
     if (spent < FRAME_BUDGET_NS) usleep((useconds_t)((FRAME_BUDGET_NS - spent) / 1000));
@@ -275,7 +275,7 @@ int main(int argc, char **argv) {
   sender_stop(&snd);
   saver_stop(&sv);
   strobe_report *report = NULL;
-  rc = strobe_session_end(c, session, 0, &report);
+  rc = strobe_session_stop(c, session, 0, &report);
   int status = 0;
   if (rc) {
     fprintf(stderr, "strobe-demo: ending the session: %s\n", strobe_strerror(rc));
@@ -292,7 +292,7 @@ int main(int argc, char **argv) {
     print_summary(report);
     strobe_report_free(report);
   }
-  strobe_flight_recorder_stats fs = strobe_flight_recorder_query(flight);
+  strobe_flight_recorder_stats fs = strobe_flight_recorder_query_stats(flight);
   strobe_flight_recorder_stop(flight);
   rc = strobe_record_stop(rec);
   if (rc) {

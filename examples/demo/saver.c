@@ -14,9 +14,9 @@ static void save(saver *s, const grid *g) {
   static char buffer[GRID_ROWS * GRID_COLS * (GRID_CELL_TEXT + 1)];
   size_t n;
   {
-    strobe_app_scope encode = strobe_app_scope_child(&write, "container_encode", STROBE_LANE_WORKER);
+    strobe_app_scope encode = strobe_app_scope_begin_child(&write, "container_encode", STROBE_LANE_WORKER);
     n = grid_serialize(g, buffer, sizeof buffer);
-    strobe_app_scope_finish(&encode);
+    strobe_app_scope_end(&encode);
   }
   char path[512];
   snprintf(path, sizeof path, "%s/grid.tsv", s->out_dir);
@@ -26,7 +26,7 @@ static void save(saver *s, const grid *g) {
     fflush(fp);
     fclose(fp);
   }
-  strobe_app_scope_finish(&write); /* synchronous wall time, including the file write */
+  strobe_app_scope_end(&write); /* synchronous wall time, including the file write */
   s->saves++;
 }
 

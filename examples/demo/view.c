@@ -57,14 +57,14 @@ static text_entry *shape(view *v, const char *text) {
     text_entry *e = &v->cache[i];
     if (e->key == key) {
       e->last_use = ++v->use_clock;
-      strobe_op_count("shape_cache_hit", 1);
+      strobe_op_counter_add("shape_cache_hit", 1);
       return e;
     }
     if (e->last_use < victim->last_use) victim = e;
   }
-  strobe_op_count("shape_cache_miss", 1);
+  strobe_op_counter_add("shape_cache_miss", 1);
   if (victim->layout) {
-    strobe_op_count("shape_cache_eviction", 1);
+    strobe_op_counter_add("shape_cache_eviction", 1);
     g_object_unref(victim->layout);
   }
   victim->layout = pango_cairo_create_layout(v->cr);
@@ -190,6 +190,6 @@ void view_render(view *v, const grid *g, int stall_ms) {
     STROBE_STAGE("encode", NULL);
     v->png_len = 0;
     cairo_surface_write_to_png_stream(v->surface, png_append, v);
-    strobe_op_count("encoded_bytes", (double)v->png_len);
+    strobe_op_counter_add("encoded_bytes", (double)v->png_len);
   }
 }

@@ -116,7 +116,8 @@ STROBE_API int strobe_capture_open_memory(const void *data, size_t len, strobe_c
 /* Frees everything. Accepts NULL. */
 STROBE_API void strobe_capture_close(strobe_capture *c);
 
-STROBE_API const strobe_capture_header *strobe_capture_get_header(const strobe_capture *c);
+/* The header read at open; owned by the capture, valid until strobe_capture_close. */
+STROBE_API const strobe_capture_header *strobe_capture_query_header(const strobe_capture *c);
 
 /* Reads the next record into *rec. Returns 1 when a record was produced, 0 at
  * the clean end of the file, or a negative error (STROBE_ETRUNCATED,
@@ -125,22 +126,51 @@ STROBE_API const strobe_capture_header *strobe_capture_get_header(const strobe_c
 STROBE_API int strobe_capture_next(strobe_capture *c, strobe_capture_record *rec);
 
 /* Sites and threads defined so far (all of them once strobe_capture_next returned <= 0).
- * Lookups return NULL for ids not defined. */
-STROBE_API uint32_t strobe_capture_site_limit(const strobe_capture *c); /* one past the largest defined id */
-STROBE_API const strobe_capture_site *strobe_capture_get_site(const strobe_capture *c, uint32_t id);
-STROBE_API uint32_t strobe_capture_thread_count(const strobe_capture *c);
-STROBE_API const strobe_capture_thread *strobe_capture_get_thread(const strobe_capture *c, uint32_t index);
+ * Lookups return NULL for ids not defined; what they return is owned by the
+ * capture and valid until strobe_capture_close. */
+STROBE_API uint32_t strobe_capture_query_site_limit(const strobe_capture *c); /* one past the largest defined id */
+STROBE_API const strobe_capture_site *strobe_capture_query_site(const strobe_capture *c, uint32_t id);
+STROBE_API uint32_t strobe_capture_query_thread_count(const strobe_capture *c);
+STROBE_API const strobe_capture_thread *strobe_capture_query_thread(const strobe_capture *c, uint32_t index);
 
 /* Totals as read so far; final once strobe_capture_next returned <= 0. */
-STROBE_API strobe_capture_totals strobe_capture_get_totals(const strobe_capture *c);
+STROBE_API strobe_capture_totals strobe_capture_query_totals(const strobe_capture *c);
 
 /* Bytes of the file (or memory) consumed so far: the header, every block
  * read, and the part of a block read before it turned out truncated. For
  * progress display; 0 for NULL. */
-STROBE_API uint64_t strobe_capture_position(const strobe_capture *c);
+STROBE_API uint64_t strobe_capture_query_position(const strobe_capture *c);
 
 /* Converts ticks of this capture to ns since its epoch. */
 STROBE_API double strobe_capture_ticks_to_ns(const strobe_capture *c, uint64_t ticks);
+
+/* >>deprecated: old names, kept for one release (strobe.h states the conventions). */
+#if !defined(STROBE_NO_DEPRECATED)
+STROBE_DEPRECATED("use strobe_capture_query_header")
+static inline const strobe_capture_header *strobe_capture_get_header(const strobe_capture *c) {
+  return strobe_capture_query_header(c);
+}
+STROBE_DEPRECATED("use strobe_capture_query_site_limit")
+static inline uint32_t strobe_capture_site_limit(const strobe_capture *c) { return strobe_capture_query_site_limit(c); }
+STROBE_DEPRECATED("use strobe_capture_query_site")
+static inline const strobe_capture_site *strobe_capture_get_site(const strobe_capture *c, uint32_t id) {
+  return strobe_capture_query_site(c, id);
+}
+STROBE_DEPRECATED("use strobe_capture_query_thread_count")
+static inline uint32_t strobe_capture_thread_count(const strobe_capture *c) {
+  return strobe_capture_query_thread_count(c);
+}
+STROBE_DEPRECATED("use strobe_capture_query_thread")
+static inline const strobe_capture_thread *strobe_capture_get_thread(const strobe_capture *c, uint32_t index) {
+  return strobe_capture_query_thread(c, index);
+}
+STROBE_DEPRECATED("use strobe_capture_query_totals")
+static inline strobe_capture_totals strobe_capture_get_totals(const strobe_capture *c) {
+  return strobe_capture_query_totals(c);
+}
+STROBE_DEPRECATED("use strobe_capture_query_position")
+static inline uint64_t strobe_capture_position(const strobe_capture *c) { return strobe_capture_query_position(c); }
+#endif
 
 #ifdef __cplusplus
 }

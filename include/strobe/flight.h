@@ -32,7 +32,7 @@ extern "C" {
 
 #define STROBE_FLIGHT_PATH_MAX 1024 /* bytes of a spike file path, with terminator */
 
-/* Zero fields mean "default"; strobe_flight_recorder_get_desc() shows the
+/* Zero fields mean "default"; strobe_flight_recorder_query_desc() shows the
  * values in force. Strings are copied at start. */
 typedef struct strobe_flight_recorder_desc {
   uint32_t max_mib;           /* ring size in MiB, 1..4096, default 64: the memory bound */
@@ -105,11 +105,23 @@ STROBE_API int strobe_flight_recorder_dump(strobe_flight_recorder *fr, const cha
 STROBE_API int strobe_flight_recorder_note(strobe_flight_recorder *fr, uint64_t duration_ns);
 
 /* Counters and bounds as of now. A NULL recorder gives all zeros. */
-STROBE_API strobe_flight_recorder_stats strobe_flight_recorder_query(strobe_flight_recorder *fr);
+STROBE_API strobe_flight_recorder_stats strobe_flight_recorder_query_stats(strobe_flight_recorder *fr);
 
 /* The configuration in force, defaults resolved; the strings belong to the
  * recorder (valid until stop). A NULL recorder gives the defaults. */
-STROBE_API strobe_flight_recorder_desc strobe_flight_recorder_get_desc(const strobe_flight_recorder *fr);
+STROBE_API strobe_flight_recorder_desc strobe_flight_recorder_query_desc(const strobe_flight_recorder *fr);
+
+/* >>deprecated: old names, kept for one release (strobe.h states the conventions). */
+#if !defined(STROBE_NO_DEPRECATED)
+STROBE_DEPRECATED("use strobe_flight_recorder_query_stats")
+static inline strobe_flight_recorder_stats strobe_flight_recorder_query(strobe_flight_recorder *fr) {
+  return strobe_flight_recorder_query_stats(fr);
+}
+STROBE_DEPRECATED("use strobe_flight_recorder_query_desc")
+static inline strobe_flight_recorder_desc strobe_flight_recorder_get_desc(const strobe_flight_recorder *fr) {
+  return strobe_flight_recorder_query_desc(fr);
+}
+#endif
 
 #ifdef __cplusplus
 }

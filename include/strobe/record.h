@@ -49,7 +49,8 @@ STROBE_API int strobe_record_stop(strobe_recorder *r);
 /* Forces the pending blocks to the file now (normally every flush_interval_ms). */
 STROBE_API int strobe_record_flush(strobe_recorder *r);
 
-STROBE_API strobe_record_stats strobe_record_query(strobe_recorder *r);
+/* Bytes written and the first write error, as of now. A NULL recorder gives all zeros. */
+STROBE_API strobe_record_stats strobe_record_query_stats(strobe_recorder *r);
 
 /* >>live streams
  * The same capture format, produced into a bounded in-memory queue for a
@@ -66,7 +67,7 @@ typedef struct strobe_stream_desc {
   int compression_level;       /* zstd level 1..19, default 1 */
   /* Optional. Called on the drain thread (never with a stream lock held)
    * each time bytes were queued; it must not block and may only call
-   * strobe_stream_read/strobe_stream_query. */
+   * strobe_stream_read/strobe_stream_query_stats. */
   void (*ready)(void *ctx);
   void *ready_ctx;
 } strobe_stream_desc;
@@ -93,7 +94,7 @@ STROBE_API int strobe_stream_start(const strobe_stream_desc *desc, strobe_stream
  * queued right now). Never blocks. Use from one reader thread at a time. */
 STROBE_API size_t strobe_stream_read(strobe_stream *s, void *buf, size_t max);
 /* Counters; safe from any thread. */
-STROBE_API strobe_stream_stats strobe_stream_query(strobe_stream *s);
+STROBE_API strobe_stream_stats strobe_stream_query_stats(strobe_stream *s);
 /* Delivers every event written before the call, queues the footer and
  * detaches from the drain thread; what is queued stays readable. Returns 0 or
  * the stream's error. Idempotent. */
@@ -101,14 +102,13 @@ STROBE_API int strobe_stream_stop(strobe_stream *s);
 /* Stops (if needed) and frees the stream and anything still queued. Accepts NULL. */
 STROBE_API void strobe_stream_free(strobe_stream *s);
 
-/* The clock every capture and report uses, calibrated on first call (~5 ms once). */
-typedef struct strobe_clock_info {
-  const char *source;     /* "tsc", "cntvct" or "monotonic"; static storage */
-  int invariant;          /* 1 when the tick rate is constant across cores and sleep states */
-  double ns_per_tick;     /* calibrated against CLOCK_MONOTONIC */
-  uint64_t epoch_mono_ns; /* CLOCK_MONOTONIC at the clock's epoch (not calendar time) */
-} strobe_clock_info;
-STROBE_API strobe_clock_info strobe_query_clock(void);
+/* >>deprecated: old names, kept for one release (strobe.h states the conventions). */
+#if !defined(STROBE_NO_DEPRECATED)
+STROBE_DEPRECATED("use strobe_record_query_stats")
+static inline strobe_record_stats strobe_record_query(strobe_recorder *r) { return strobe_record_query_stats(r); }
+STROBE_DEPRECATED("use strobe_stream_query_stats")
+static inline strobe_stream_stats strobe_stream_query(strobe_stream *s) { return strobe_stream_query_stats(s); }
+#endif
 
 #ifdef __cplusplus
 }

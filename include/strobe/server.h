@@ -32,8 +32,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "strobe/flight.h"
 #include "strobe/session.h"
 #include "strobe/strobe.h"
+#include "strobe/viewer.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -58,7 +60,7 @@ typedef enum strobe_server_tool {
  * values in force. */
 typedef struct strobe_server_desc {
   const char *bind_address;            /* IPv4 or IPv6 literal; default "127.0.0.1" */
-  uint16_t port;                       /* default 0: the OS picks one (strobe_server_port) */
+  uint16_t port;                       /* default 0: the OS picks one (strobe_server_query_port) */
   const char *token;                   /* 16..512 bytes of visible ASCII; default $STROBE_TOKEN, else 32
                                           bytes from getrandom() as hex, written to token_file */
   const char *token_file;              /* where a generated token is written (mode 0600); default
@@ -104,10 +106,10 @@ STROBE_API int strobe_server_start(const strobe_server_desc *desc, strobe_server
 STROBE_API void strobe_server_stop(strobe_server *s);
 
 /* The TCP port it listens on. */
-STROBE_API uint16_t strobe_server_port(const strobe_server *s);
+STROBE_API uint16_t strobe_server_query_port(const strobe_server *s);
 /* Path of the token file it wrote, or NULL when the token came from the desc
  * or $STROBE_TOKEN. Owned by the server; valid until strobe_server_stop. */
-STROBE_API const char *strobe_server_token_file(const strobe_server *s);
+STROBE_API const char *strobe_server_query_token_file(const strobe_server *s);
 /* The desc in force, defaults resolved, port and permissions as they are
  * now. Pointers (bind_address, token_file, collector) are owned by the
  * server; token, allowed_origins and allowed_hosts are always NULL. */
@@ -136,7 +138,49 @@ typedef struct strobe_server_stats {
   uint64_t stream_events_dropped; /* events live clients lost because they read too slowly, all streams */
   uint64_t stream_drop_episodes; /* times a live client's queue filled up, all streams */
 } strobe_server_stats;
-STROBE_API strobe_server_stats strobe_server_query(const strobe_server *s);
+STROBE_API strobe_server_stats strobe_server_query_stats(const strobe_server *s);
+
+/* >>viewer: what the web viewer at `/` shows (viewer.h, docs/viewer.md).
+ * Safe from any thread while the server runs: these take the viewer's own
+ * lock; loading a file runs on the caller's thread, never on the server's. */
+/* Loads capture file `path` (and `compare`, a second capture for the
+ * two-capture diff, or NULL) as what the viewer shows, replacing a live or
+ * earlier one. max_spans 0 means STROBE_VIEWER_DEFAULT_MAX_SPANS. Reads on
+ * the calling thread. A capture that is cut short or truncated inside a
+ * block still loads what it holds (stats->read_error says why it ended).
+ * Returns 0 (stats filled when non-NULL), or STROBE_EINVAL, STROBE_EIO,
+ * STROBE_EBADMAGIC, STROBE_EVERSION, STROBE_ENOMEM, or a reader error met
+ * before any record; on error the viewer's data is unchanged. */
+STROBE_API int strobe_server_view_file(strobe_server *s, const char *path, const char *compare, uint32_t max_spans,
+                                       strobe_viewer_load_stats *stats);
+
+/* Starts recording the live application into a flight recorder owned by
+ * the server (desc NULL: the last 10 s within 64 MiB, no spike trigger), so
+ * the viewer can show it. Returns 0, STROBE_ESTATE (recording already, or
+ * the server shows a file), or strobe_flight_recorder_start's errors. */
+STROBE_API int strobe_server_record_start(strobe_server *s, const strobe_flight_recorder_desc *desc);
+
+/* Stops recording: the recorder's content is kept as the viewer's last
+ * snapshot and the recorder is freed. Blocks while that snapshot is taken.
+ * Returns 0, or STROBE_ESTATE when not recording. */
+STROBE_API int strobe_server_record_stop(strobe_server *s);
+
+/* 1 while the server's live recorder runs, else 0 (also for NULL). */
+STROBE_API int strobe_server_recording(const strobe_server *s);
+
+/* >>deprecated: old names, kept for one release (strobe.h states the conventions). */
+#if !defined(STROBE_NO_DEPRECATED)
+STROBE_DEPRECATED("use strobe_server_query_port")
+static inline uint16_t strobe_server_port(const strobe_server *s) { return strobe_server_query_port(s); }
+STROBE_DEPRECATED("use strobe_server_query_token_file")
+static inline const char *strobe_server_token_file(const strobe_server *s) { return strobe_server_query_token_file(s); }
+STROBE_DEPRECATED("use strobe_server_query_stats")
+static inline strobe_server_stats strobe_server_query(const strobe_server *s) { return strobe_server_query_stats(s); }
+STROBE_DEPRECATED("use strobe_server_record_start")
+static inline int strobe_server_record(strobe_server *s, const strobe_flight_recorder_desc *desc) {
+  return strobe_server_record_start(s, desc);
+}
+#endif
 
 #ifdef __cplusplus
 }

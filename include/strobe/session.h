@@ -113,7 +113,7 @@ STROBE_API void strobe_op_resume(strobe_op op);
  * gate expensive detail capture on this, checked once at entry. */
 STROBE_API int strobe_op_detailed(void);
 /* Adds to a named counter of the calling thread's current operation (name is a static label). */
-STROBE_API void strobe_op_count(const char *name, double delta);
+STROBE_API void strobe_op_counter_add(const char *name, double delta);
 
 /* A stage: a scope (recorded like STROBE_SCOPE) that, inside an operation,
  * publishes itself as the operation's current phase and is aggregated per
@@ -134,7 +134,7 @@ STROBE_API void strobe__stage_end(uintptr_t *guard);
 
 /* Samples a memory gauge of the collector (bytes or any level); kept at most
  * once a second per gauge, later calls within the second are ignored. */
-STROBE_API void strobe_collector_gauge(strobe_collector *c, const char *name, double value);
+STROBE_API void strobe_collector_gauge_set(strobe_collector *c, const char *name, double value);
 /* Sets the overhead figure reports carry (measured by a recorder, or by
  * strobe_collector_measure_overhead). */
 STROBE_API double strobe_collector_measure_overhead(strobe_collector *c);
@@ -165,44 +165,44 @@ typedef struct strobe_app_parent {
 STROBE_API strobe_app_scope strobe_app_scope_begin(strobe_collector *c, const char *window, const char *label,
                                                    strobe_lane lane);
 /* A child of a live scope: inherits its window; gets its own id, parent id and depth. */
-STROBE_API strobe_app_scope strobe_app_scope_child(const strobe_app_scope *parent, const char *label,
-                                                   strobe_lane lane);
+STROBE_API strobe_app_scope strobe_app_scope_begin_child(const strobe_app_scope *parent, const char *label,
+                                                         strobe_lane lane);
 /* The parent token of a live scope (id 0 when the scope is inert). */
-STROBE_API strobe_app_parent strobe_app_scope_parent(const strobe_app_scope *s);
+STROBE_API strobe_app_parent strobe_app_scope_query_parent(const strobe_app_scope *s);
 /* A child through a token: refused (EPARENT) when the parent has ended, was
  * abandoned, or belongs to another collector. */
-STROBE_API strobe_app_scope strobe_app_scope_child_of(strobe_collector *c, strobe_app_parent parent,
-                                                      const char *label, strobe_lane lane);
+STROBE_API strobe_app_scope strobe_app_scope_begin_child_of(strobe_collector *c, strobe_app_parent parent,
+                                                            const char *label, strobe_lane lane);
 /* 0 when live and recording, else the refusal or abandonment reason (ECLOSED, EWINDOW...). */
-STROBE_API int strobe_app_scope_status(const strobe_app_scope *s);
-/* Finishes the scope (completion time is taken before any lock). Idempotent. */
-STROBE_API void strobe_app_scope_finish(strobe_app_scope *s);
+STROBE_API int strobe_app_scope_query_status(const strobe_app_scope *s);
+/* Ends the scope (completion time is taken before any lock). Idempotent; an inert guard is ignored. */
+STROBE_API void strobe_app_scope_end(strobe_app_scope *s);
 
 /* >>sessions */
-typedef struct strobe_session_options {
+typedef struct strobe_session_desc {
   uint32_t max_samples;   /* 1..240, 0 = default 120 */
   int include_devtools;   /* admit operations of devtools windows */
   uint64_t owner;         /* who may read/end it: 0 for in-process consumers; the MCP server uses its own */
-} strobe_session_options;
+} strobe_session_desc;
 
 typedef struct strobe_report strobe_report;
 
-/* Starts a session; writes its id ("profile_7") to id_out. Never requests a
- * frame, layout or input. Returns 0, STROBE_EINVAL (bad options),
- * STROBE_ELIMIT (8 active), STROBE_ECLOSED, STROBE_EFEATURE_DISABLED. */
-STROBE_API int strobe_session_start(strobe_collector *c, const strobe_session_options *opts,
+/* Starts a session (desc may be NULL: every default); writes its id
+ * ("profile_7") to id_out. Never requests a frame, layout or input. Returns
+ * 0, STROBE_EINVAL (bad desc), STROBE_ELIMIT (8 active), STROBE_ECLOSED,
+ * STROBE_EFEATURE_DISABLED. */
+STROBE_API int strobe_session_start(strobe_collector *c, const strobe_session_desc *desc,
                                     char id_out[STROBE_SESSION_ID_MAX]);
 /* An immutable snapshot; the session keeps running. *out is owned by the
  * caller (strobe_report_free). Errors: STROBE_EUNKNOWN_ID, STROBE_EENDED,
  * STROBE_ECANCELLED, STROBE_ENOTOWNER, STROBE_ENOMEM. */
 STROBE_API int strobe_session_read(strobe_collector *c, const char *id, uint64_t owner, strobe_report **out);
-/* Finalizes only this session and returns its report; later completions never reach it. */
-STROBE_API int strobe_session_end(strobe_collector *c, const char *id, uint64_t owner, strobe_report **out);
+/* Stops (finalizes) only this session and returns its report; later
+ * completions never reach it. Errors as strobe_session_read. */
+STROBE_API int strobe_session_stop(strobe_collector *c, const char *id, uint64_t owner, strobe_report **out);
 /* Cancels every active session of `owner` and discards their reports; their
  * ids then answer STROBE_ECANCELLED. Returns how many were cancelled. */
 STROBE_API int strobe_session_cancel_owner(strobe_collector *c, uint64_t owner);
-/* Number of active sessions. */
-STROBE_API int strobe_session_count(strobe_collector *c);
 
 /* >>listing, for diagnostic consumers (libstrobe_server's /api): copies
  * taken under the collector's short lock. */
@@ -220,7 +220,9 @@ typedef struct strobe_session_info {
 /* Fills out[0..max) with the active sessions, oldest first, and returns how
  * many there are (at most STROBE_MAX_SESSIONS; more than max means the list
  * was cut). STROBE_EINVAL when c is NULL or out is NULL with max > 0. */
-STROBE_API int strobe_session_list(strobe_collector *c, strobe_session_info *out, int max);
+STROBE_API int strobe_collector_query_sessions(strobe_collector *c, strobe_session_info *out, int max);
+/* Number of active sessions (0 for a NULL collector). */
+STROBE_API int strobe_collector_query_session_count(strobe_collector *c);
 
 typedef struct strobe_window_info {
   char id[STROBE_MAX_WINDOW_ID + 1]; /* the toolkit identity, NUL-terminated */
@@ -229,11 +231,12 @@ typedef struct strobe_window_info {
   uint64_t passes;                   /* passes begun on it */
 } strobe_window_info;
 /* Fills out[0..max) with the tracked windows (open and closed) and returns how
- * many there are (at most STROBE_MAX_WINDOWS), like strobe_session_list. */
-STROBE_API int strobe_window_list(strobe_collector *c, strobe_window_info *out, int max);
-/* Window registrations refused (over 256 bytes, not UTF-8, or no slot left). */
-STROBE_API uint64_t strobe_collector_untracked_windows(strobe_collector *c);
+ * many there are (at most STROBE_MAX_WINDOWS), like strobe_collector_query_sessions. */
+STROBE_API int strobe_collector_query_windows(strobe_collector *c, strobe_window_info *out, int max);
+/* Window registrations refused (over 256 bytes, not UTF-8, or no slot left); 0 for NULL. */
+STROBE_API uint64_t strobe_collector_query_untracked_windows(strobe_collector *c);
 
+/* Frees a report from strobe_session_read or strobe_session_stop. Accepts NULL. */
 STROBE_API void strobe_report_free(strobe_report *r);
 /* The report as content-free JSON version 1 (docs/report-schema.json). *json
  * is NUL-terminated and owned by the caller (free()). Returns 0 or STROBE_ENOMEM. */
@@ -255,9 +258,12 @@ typedef struct strobe_report_counts {
   uint64_t unfinished;        /* operations running at read/end */
 } strobe_report_counts;
 
-STROBE_API strobe_report_status strobe_report_get_status(const strobe_report *r);
-STROBE_API strobe_report_counts strobe_report_get_counts(const strobe_report *r);
-STROBE_API const char *strobe_report_id(const strobe_report *r);
+/* What the report holds (r must not be NULL). */
+STROBE_API strobe_report_status strobe_report_query_status(const strobe_report *r);
+/* Its admission counts (r must not be NULL). */
+STROBE_API strobe_report_counts strobe_report_query_counts(const strobe_report *r);
+/* Its session id ("profile_7"); owned by the report (r must not be NULL). */
+STROBE_API const char *strobe_report_query_id(const strobe_report *r);
 
 /* One stage's distribution over the report's samples (seed 004: stages do
  * not share a population, so each carries its own n). */
@@ -270,7 +276,68 @@ typedef struct strobe_stage_summary {
 
 /* Fills up to `max` summaries in order of first appearance (newest sample
  * first) and returns how many stages there are (may exceed max). */
-STROBE_API int strobe_report_stage_summary(const strobe_report *r, strobe_stage_summary *out, int max);
+STROBE_API int strobe_report_query_stages(const strobe_report *r, strobe_stage_summary *out, int max);
+
+/* >>deprecated: old names, kept for one release (strobe.h states the conventions). */
+#if !defined(STROBE_NO_DEPRECATED)
+typedef strobe_session_desc strobe_session_options STROBE_DEPRECATED("use strobe_session_desc");
+STROBE_DEPRECATED("use strobe_session_stop")
+static inline int strobe_session_end(strobe_collector *c, const char *id, uint64_t owner, strobe_report **out) {
+  return strobe_session_stop(c, id, owner, out);
+}
+STROBE_DEPRECATED("use strobe_collector_query_session_count")
+static inline int strobe_session_count(strobe_collector *c) { return strobe_collector_query_session_count(c); }
+STROBE_DEPRECATED("use strobe_collector_query_sessions")
+static inline int strobe_session_list(strobe_collector *c, strobe_session_info *out, int max) {
+  return strobe_collector_query_sessions(c, out, max);
+}
+STROBE_DEPRECATED("use strobe_collector_query_windows")
+static inline int strobe_window_list(strobe_collector *c, strobe_window_info *out, int max) {
+  return strobe_collector_query_windows(c, out, max);
+}
+STROBE_DEPRECATED("use strobe_collector_query_untracked_windows")
+static inline uint64_t strobe_collector_untracked_windows(strobe_collector *c) {
+  return strobe_collector_query_untracked_windows(c);
+}
+STROBE_DEPRECATED("use strobe_collector_gauge_set")
+static inline void strobe_collector_gauge(strobe_collector *c, const char *name, double value) {
+  strobe_collector_gauge_set(c, name, value);
+}
+STROBE_DEPRECATED("use strobe_op_counter_add")
+static inline void strobe_op_count(const char *name, double delta) { strobe_op_counter_add(name, delta); }
+STROBE_DEPRECATED("use strobe_app_scope_begin_child")
+static inline strobe_app_scope strobe_app_scope_child(const strobe_app_scope *parent, const char *label,
+                                                      strobe_lane lane) {
+  return strobe_app_scope_begin_child(parent, label, lane);
+}
+STROBE_DEPRECATED("use strobe_app_scope_begin_child_of")
+static inline strobe_app_scope strobe_app_scope_child_of(strobe_collector *c, strobe_app_parent parent,
+                                                         const char *label, strobe_lane lane) {
+  return strobe_app_scope_begin_child_of(c, parent, label, lane);
+}
+STROBE_DEPRECATED("use strobe_app_scope_query_parent")
+static inline strobe_app_parent strobe_app_scope_parent(const strobe_app_scope *s) {
+  return strobe_app_scope_query_parent(s);
+}
+STROBE_DEPRECATED("use strobe_app_scope_query_status")
+static inline int strobe_app_scope_status(const strobe_app_scope *s) { return strobe_app_scope_query_status(s); }
+STROBE_DEPRECATED("use strobe_app_scope_end")
+static inline void strobe_app_scope_finish(strobe_app_scope *s) { strobe_app_scope_end(s); }
+STROBE_DEPRECATED("use strobe_report_query_status")
+static inline strobe_report_status strobe_report_get_status(const strobe_report *r) {
+  return strobe_report_query_status(r);
+}
+STROBE_DEPRECATED("use strobe_report_query_counts")
+static inline strobe_report_counts strobe_report_get_counts(const strobe_report *r) {
+  return strobe_report_query_counts(r);
+}
+STROBE_DEPRECATED("use strobe_report_query_id")
+static inline const char *strobe_report_id(const strobe_report *r) { return strobe_report_query_id(r); }
+STROBE_DEPRECATED("use strobe_report_query_stages")
+static inline int strobe_report_stage_summary(const strobe_report *r, strobe_stage_summary *out, int max) {
+  return strobe_report_query_stages(r, out, max);
+}
+#endif
 
 #ifdef __cplusplus
 }

@@ -17,6 +17,26 @@
  *
  * Everything named strobe__* below is implementation detail that the inline
  * hot path needs to see; it is not API and may change in any release.
+ *
+ * API conventions, for every header in include/strobe/ (docs/api.md says
+ * the same, with every renamed name and its successor):
+ *  - Configuration is a `strobe_<object>_desc` struct whose zero fields mean
+ *    "default"; the values in force are read back with `*_query_desc`.
+ *  - A read-only getter, one that copies state into a caller's struct or
+ *    returns a count, a borrowed pointer or a status without changing
+ *    anything, is `strobe_<object>_query_<thing>` (`strobe_query_<thing>`
+ *    for process-wide state), after sokol's sg_query_*. Predicates that
+ *    answer 1 or 0 read as the statement they test (strobe_op_detailed).
+ *  - Lifetimes have one verb pair each: create/destroy (or retain/release
+ *    when reference counted) for heavy objects, open/close for capture
+ *    files, start/stop for running things (recorders, streams, sessions,
+ *    servers), begin/end for spans (scopes, operations, application
+ *    scopes). `_free` releases what a call handed to the caller.
+ *  - A function is declared in the header of the part it belongs to:
+ *    server functions in server.h, capture reading in capture.h.
+ *  - Renamed functions keep their old names as deprecated inline aliases
+ *    for one release (each header's >>deprecated section); they warn when
+ *    used, and STROBE_NO_DEPRECATED hides them.
  */
 #ifndef STROBE_STROBE_H
 #define STROBE_STROBE_H
@@ -40,6 +60,13 @@ extern "C" {
 #define STROBE_API
 #else
 #define STROBE_API __attribute__((visibility("default")))
+#endif
+
+/* Marks an old name kept for one release; the message names its successor. */
+#if defined(__GNUC__)
+#define STROBE_DEPRECATED(msg) __attribute__((deprecated(msg)))
+#else
+#define STROBE_DEPRECATED(msg)
 #endif
 
 /* Version of the library actually linked ("0.1.0"); compare with STROBE_VERSION_STRING. */
@@ -135,8 +162,9 @@ STROBE_API int strobe_site_register(strobe_site *site);
  * 63 bytes are kept. Returns 0 or STROBE_EINVAL. */
 STROBE_API int strobe_thread_set_name(const char *name);
 
-/* The innermost open scope of the calling thread, or NULL when none is open or nothing records. */
-STROBE_API const strobe_site *strobe_current_scope(void);
+/* The innermost open scope of the calling thread, or NULL when none is open or nothing records.
+ * The site belongs to its call site (static storage). */
+STROBE_API const strobe_site *strobe_thread_query_scope(void);
 
 /* Misuse counters of the calling process, summed over all threads. */
 typedef struct strobe_misuse {
@@ -147,7 +175,7 @@ typedef struct strobe_misuse {
   uint64_t value_without_scope; /* STROBE_VALUE with no open scope: ignored */
   uint64_t cumulative_overflow; /* more than 16 distinct loop sites open at once on a thread: ignored */
 } strobe_misuse;
-STROBE_API strobe_misuse strobe_misuse_counts(void);
+STROBE_API strobe_misuse strobe_query_misuse(void);
 
 /* Process-wide event statistics since the library loaded. */
 typedef struct strobe_event_stats {
@@ -156,6 +184,24 @@ typedef struct strobe_event_stats {
   uint32_t threads_seen;   /* threads that ever recorded */
 } strobe_event_stats;
 STROBE_API strobe_event_stats strobe_query_event_stats(void);
+
+/* >>clock
+ * The clock every capture and report uses, calibrated on first call (~5 ms once). */
+typedef struct strobe_clock_info {
+  const char *source;     /* "tsc", "cntvct" or "monotonic"; static storage */
+  int invariant;          /* 1 when the tick rate is constant across cores and sleep states */
+  double ns_per_tick;     /* calibrated against CLOCK_MONOTONIC */
+  uint64_t epoch_mono_ns; /* CLOCK_MONOTONIC at the clock's epoch (not calendar time) */
+} strobe_clock_info;
+STROBE_API strobe_clock_info strobe_query_clock(void);
+
+/* >>deprecated: old names, kept for one release (see the conventions above). */
+#if !defined(STROBE_NO_DEPRECATED)
+STROBE_DEPRECATED("use strobe_query_misuse")
+static inline strobe_misuse strobe_misuse_counts(void) { return strobe_query_misuse(); }
+STROBE_DEPRECATED("use strobe_thread_query_scope")
+static inline const strobe_site *strobe_current_scope(void) { return strobe_thread_query_scope(); }
+#endif
 
 /* ======================================================================
  * >>hot path internals (not API)

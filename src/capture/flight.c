@@ -776,7 +776,7 @@ static int validate(const strobe_flight_recorder_desc *d) {
   return 0;
 }
 
-strobe_flight_recorder_desc strobe_flight_recorder_get_desc(const strobe_flight_recorder *fr) {
+strobe_flight_recorder_desc strobe_flight_recorder_query_desc(const strobe_flight_recorder *fr) {
   if (fr) return fr->desc;
   strobe_flight_recorder_desc d = {0};
   resolve(&d);
@@ -847,7 +847,7 @@ int strobe_flight_recorder_start(const strobe_flight_recorder_desc *desc, strobe
   for (size_t i = 0; i < fr->cap; i += step) ((volatile uint8_t *)fr->mem)[i] = 0;
 
   fr->overhead_ns = strobe__measure_overhead();
-  fr->misuse_base = strobe_misuse_counts();
+  fr->misuse_base = strobe_query_misuse();
   fr->last_flush = fr->last_clock = fr->prev_tick = strobe__now();
   strobe__writer_desc wd = {"flight-recorder", d.flush_interval_ms, d.compression_level, fr->overhead_ns,
                             ring_sink, fr, NULL};
@@ -936,7 +936,7 @@ int strobe_flight_recorder_note(strobe_flight_recorder *fr, uint64_t duration_ns
   return go;
 }
 
-strobe_flight_recorder_stats strobe_flight_recorder_query(strobe_flight_recorder *fr) {
+strobe_flight_recorder_stats strobe_flight_recorder_query_stats(strobe_flight_recorder *fr) {
   strobe_flight_recorder_stats s;
   memset(&s, 0, sizeof s);
   if (!fr) return s;

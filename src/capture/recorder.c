@@ -34,7 +34,7 @@ struct strobe_recorder {
   uint64_t last_flush, last_clock;
   strobe_misuse misuse_base;
   int flush_requested;    /* atomic: strobe_record_flush asks the drain thread to flush */
-  uint64_t bytes;         /* atomic mirror of the writer's count, for strobe_record_query */
+  uint64_t bytes;         /* atomic mirror of the writer's count, for strobe_record_query_stats */
   int error;              /* atomic mirror of the writer's first error */
   strobe_recorder *next;
 };
@@ -119,7 +119,7 @@ int strobe_record_start(const strobe_record_desc *desc, strobe_recorder **out) {
   r->flush_ticks = (uint64_t)((double)flush_ms * 1e6 / clk->ns_per_tick);
   r->clock_ticks = (uint64_t)((double)CLOCK_PAIR_NS / clk->ns_per_tick);
   r->last_flush = r->last_clock = strobe__now();
-  r->misuse_base = strobe_misuse_counts();
+  r->misuse_base = strobe_query_misuse();
   strobe__writer_desc wd = {"file", flush_ms, level, strobe__measure_overhead(), file_sink, r, NULL};
   rc = strobe__writer_create(&wd, &r->writer);
   if (rc) goto fail;
@@ -173,7 +173,7 @@ int strobe_record_flush(strobe_recorder *r) {
   return __atomic_load_n(&r->error, __ATOMIC_RELAXED);
 }
 
-strobe_record_stats strobe_record_query(strobe_recorder *r) {
+strobe_record_stats strobe_record_query_stats(strobe_recorder *r) {
   strobe_record_stats s = {0};
   if (!r) return s;
   s.bytes = __atomic_load_n(&r->bytes, __ATOMIC_RELAXED);

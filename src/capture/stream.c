@@ -389,7 +389,7 @@ int strobe_stream_start(const strobe_stream_desc *desc, strobe_stream **out) {
   s->flush_ticks = (uint64_t)((double)flush_ms * 1e6 / clk->ns_per_tick);
   s->clock_ticks = (uint64_t)((double)CLOCK_PAIR_NS / clk->ns_per_tick);
   s->last_flush = s->last_clock = strobe__now();
-  s->misuse_base = strobe_misuse_counts();
+  s->misuse_base = strobe_query_misuse();
   strobe__writer_desc wd = {.kind = "stream",
                             .flush_interval_ms = flush_ms,
                             .compression_level = level,
@@ -441,7 +441,7 @@ void strobe_stream_free(strobe_stream *s) {
   free(s);
 }
 
-strobe_stream_stats strobe_stream_query(strobe_stream *s) {
+strobe_stream_stats strobe_stream_query_stats(strobe_stream *s) {
   strobe_stream_stats st = {0};
   if (!s) return st;
   st.bytes_produced = __atomic_load_n(&s->produced, __ATOMIC_RELAXED);

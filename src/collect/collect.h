@@ -92,7 +92,7 @@ void strobe__threads_unlock(void);
 strobe__tstate *strobe__threads_head(void); /* with the lock held */
 void strobe__thread_free(strobe__tstate *t); /* unlinked already */
 void strobe__threads_unlink(strobe__tstate *t); /* with the lock held */
-/* Misuse counted since `base` (an earlier strobe_misuse_counts()): what a
+/* Misuse counted since `base` (an earlier strobe_query_misuse()): what a
  * capture that started at `base` reports in its footer. */
 strobe_misuse strobe__misuse_since(const strobe_misuse *base);
 

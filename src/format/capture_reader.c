@@ -68,7 +68,7 @@ struct strobe_capture {
   FILE *f;               /* strobe_capture_open: owned, buffered by stdio */
   const uint8_t *mem;    /* strobe_capture_open_memory: the caller's bytes */
   size_t mem_len, mem_pos; /* bytes; mem_pos <= mem_len */
-  uint64_t file_pos;     /* bytes consumed from f (strobe_capture_position) */
+  uint64_t file_pos;     /* bytes consumed from f (strobe_capture_query_position) */
 
   strobe_capture_header header; /* filled by read_header, then constant */
   int err;  /* sticky error, 0 while fine */
@@ -92,7 +92,7 @@ struct strobe_capture {
   rthread **threads;               /* indexed by thread index; NULL where undefined */
   uint32_t threads_cap, thread_limit; /* likewise, <= MAX_THREAD_INDEX + 1 */
 
-  strobe_capture_totals totals;    /* as returned by strobe_capture_get_totals */
+  strobe_capture_totals totals;    /* as returned by strobe_capture_query_totals */
 };
 
 static const uint8_t g_empty[1];
@@ -801,26 +801,26 @@ int strobe_capture_open_memory(const void *data, size_t len, strobe_capture **ou
   return open_common(c, out);
 }
 
-const strobe_capture_header *strobe_capture_get_header(const strobe_capture *c) { return c ? &c->header : NULL; }
+const strobe_capture_header *strobe_capture_query_header(const strobe_capture *c) { return c ? &c->header : NULL; }
 
-uint32_t strobe_capture_site_limit(const strobe_capture *c) { return c ? c->site_limit : 0; }
+uint32_t strobe_capture_query_site_limit(const strobe_capture *c) { return c ? c->site_limit : 0; }
 
-const strobe_capture_site *strobe_capture_get_site(const strobe_capture *c, uint32_t id) {
+const strobe_capture_site *strobe_capture_query_site(const strobe_capture *c, uint32_t id) {
   return c ? site_at(c, id) : NULL;
 }
 
-uint32_t strobe_capture_thread_count(const strobe_capture *c) { return c ? c->thread_limit : 0; }
+uint32_t strobe_capture_query_thread_count(const strobe_capture *c) { return c ? c->thread_limit : 0; }
 
-const strobe_capture_thread *strobe_capture_get_thread(const strobe_capture *c, uint32_t index) {
+const strobe_capture_thread *strobe_capture_query_thread(const strobe_capture *c, uint32_t index) {
   rthread *t = c ? thread_at(c, index) : NULL;
   return t ? &t->pub : NULL;
 }
 
-strobe_capture_totals strobe_capture_get_totals(const strobe_capture *c) {
+strobe_capture_totals strobe_capture_query_totals(const strobe_capture *c) {
   return c ? c->totals : (strobe_capture_totals){0};
 }
 
-uint64_t strobe_capture_position(const strobe_capture *c) {
+uint64_t strobe_capture_query_position(const strobe_capture *c) {
   if (!c) return 0;
   return c->mem ? (uint64_t)c->mem_pos : c->file_pos;
 }

@@ -136,7 +136,7 @@ static void write_unfinished(strobe__json *j, const strobe_report *r) {
 
 static void write_stage_summary(strobe__json *j, const strobe_report *r) {
   strobe_stage_summary sums[128];
-  int n = strobe_report_stage_summary(r, sums, 128);
+  int n = strobe_report_query_stages(r, sums, 128);
   if (n > 128) n = 128;
   strobe__json_array(j, "stage_summary");
   for (int m = 0; m < n; m++) {
@@ -306,7 +306,7 @@ int strobe_report_json(const strobe_report *r, char **json, size_t *len) {
   double *scratch = malloc(scratch_n * sizeof *scratch);
   if (!scratch) return STROBE_ENOMEM;
   strobe__json j = {0};
-  strobe_report_status st = strobe_report_get_status(r);
+  strobe_report_status st = strobe_report_query_status(r);
   strobe__json_object(&j, NULL);
   strobe__json_int(&j, "version", 1);
   strobe__json_str(&j, "id", r->id);

@@ -485,12 +485,12 @@ int strobe_thread_set_name(const char *name) {
   return 0;
 }
 
-const strobe_site *strobe_current_scope(void) {
+const strobe_site *strobe_thread_query_scope(void) {
   const uintptr_t *f = innermost(strobe__tls);
   return f == strobe__tls->stack ? NULL : (const strobe_site *)(*f & ~(uintptr_t)STROBE__FRAME_FLAGS);
 }
 
-strobe_misuse strobe_misuse_counts(void) {
+strobe_misuse strobe_query_misuse(void) {
   strobe_misuse m = {0};
   pthread_mutex_lock(&g_threads_lock);
   m = g_misuse_dead;
@@ -500,7 +500,7 @@ strobe_misuse strobe_misuse_counts(void) {
 }
 
 strobe_misuse strobe__misuse_since(const strobe_misuse *base) {
-  strobe_misuse m = strobe_misuse_counts();
+  strobe_misuse m = strobe_query_misuse();
   m.end_without_begin -= base->end_without_begin;
   m.unbalanced -= base->unbalanced;
   m.open_at_exit -= base->open_at_exit;

@@ -46,14 +46,14 @@ int strobe__api_info(strobe_server *s, struct MHD_Connection *conn) {
   strobe_clock_info clk = strobe_query_clock();
   strobe_window_info *wins = calloc(STROBE_MAX_WINDOWS, sizeof *wins);
   if (!wins) return MHD_NO;
-  int nw = strobe_window_list(s->collector, wins, STROBE_MAX_WINDOWS);
+  int nw = strobe_collector_query_windows(s->collector, wins, STROBE_MAX_WINDOWS);
   json_t *windows = json_array();
   for (int i = 0; i < nw && i < STROBE_MAX_WINDOWS; i++)
     json_array_append_new(windows, json_pack("{s:s,s:b,s:b,s:I}", "id", wins[i].id, "open", wins[i].open, "devtools",
                                              (wins[i].flags & STROBE_WINDOW_DEVTOOLS) != 0, "passes",
                                              (json_int_t)wins[i].passes));
   free(wins);
-  strobe_server_stats st = strobe_server_query(s);
+  strobe_server_stats st = strobe_server_query_stats(s);
   strobe_server_desc d = strobe_server_query_desc(s);
   strobe_event_stats ev = strobe_query_event_stats();
   json_t *streams = json_array();
@@ -82,15 +82,16 @@ int strobe__api_info(strobe_server *s, struct MHD_Connection *conn) {
       "{s:o,s:o,s:{s:s,s:b,s:f,s:I},s:o,s:I,s:o,s:{s:i},s:{s:I,s:I,s:i},s:o}", "build", strobe__build_json(),
       "server", server, "clock", "source", clk.source, "invariant", clk.invariant, "ns_per_tick", clk.ns_per_tick,
       "epoch_mono_ns", (json_int_t)clk.epoch_mono_ns, "windows", windows, "untracked_windows",
-      (json_int_t)strobe_collector_untracked_windows(s->collector), "limits", strobe__limits_json(), "sessions",
-      "active", strobe_session_count(s->collector), "events", "written", (json_int_t)ev.events_written, "lost",
-      (json_int_t)ev.events_lost, "threads_seen", (int)ev.threads_seen, "streams", streams);
+      (json_int_t)strobe_collector_query_untracked_windows(s->collector), "limits", strobe__limits_json(),
+      "sessions", "active", strobe_collector_query_session_count(s->collector), "events", "written",
+      (json_int_t)ev.events_written, "lost", (json_int_t)ev.events_lost, "threads_seen", (int)ev.threads_seen,
+      "streams", streams);
   return strobe__queue_value(conn, MHD_HTTP_OK, info);
 }
 
 static int list_sessions(strobe_server *s, struct MHD_Connection *conn) {
   strobe_session_info infos[STROBE_MAX_SESSIONS];
-  int n = strobe_session_list(s->collector, infos, STROBE_MAX_SESSIONS);
+  int n = strobe_collector_query_sessions(s->collector, infos, STROBE_MAX_SESSIONS);
   json_t *arr = json_array();
   for (int i = 0; i < n && i < STROBE_MAX_SESSIONS; i++)
     json_array_append_new(
@@ -112,7 +113,7 @@ static int start_session(strobe_server *s, struct MHD_Connection *conn, const ch
       return queue_rc(conn, STROBE_EINVAL, "the body must be a JSON object: {max_samples?, include_devtools?}");
     }
   }
-  strobe_session_options o;
+  strobe_session_desc o;
   const char *why = NULL;
   int rc = strobe__parse_start_args(args, &o, &why);
   json_decref(args);
@@ -130,7 +131,7 @@ static int start_session(strobe_server *s, struct MHD_Connection *conn, const ch
 static int session_report(strobe_server *s, struct MHD_Connection *conn, const char *id, int end) {
   if (strlen(id) >= STROBE_SESSION_ID_MAX) return queue_rc(conn, STROBE_EUNKNOWN_ID, NULL);
   strobe_report *rep = NULL;
-  int rc = end ? strobe_session_end(s->collector, id, s->viewer_owner, &rep)
+  int rc = end ? strobe_session_stop(s->collector, id, s->viewer_owner, &rep)
                : strobe_session_read(s->collector, id, s->viewer_owner, &rep);
   if (rc) return queue_rc(conn, rc, NULL);
   char *text = NULL;

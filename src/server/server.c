@@ -271,9 +271,9 @@ void strobe_server_stop(strobe_server *s) {
   free_server(s);
 }
 
-uint16_t strobe_server_port(const strobe_server *s) { return s ? s->port : 0; }
+uint16_t strobe_server_query_port(const strobe_server *s) { return s ? s->port : 0; }
 
-const char *strobe_server_token_file(const strobe_server *s) { return s ? s->token_file : NULL; }
+const char *strobe_server_query_token_file(const strobe_server *s) { return s ? s->token_file : NULL; }
 
 strobe_server_desc strobe_server_query_desc(const strobe_server *s) {
   strobe_server_desc d = {0};
@@ -323,7 +323,7 @@ int strobe_server_set_tool_allowed(strobe_server *s, uint32_t tools, int allowed
   return change(s, NULL, 0, tools, allowed);
 }
 
-strobe_server_stats strobe_server_query(const strobe_server *s) {
+strobe_server_stats strobe_server_query_stats(const strobe_server *s) {
   strobe_server_stats st = {0};
   if (!s) return st;
   st.requests = __atomic_load_n(&s->requests, __ATOMIC_RELAXED);

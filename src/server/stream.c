@@ -56,7 +56,7 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max) {
     __atomic_fetch_add(&sl->server->stream_bytes, n, __ATOMIC_RELAXED);
     return (ssize_t)n;
   }
-  strobe_stream_stats st = strobe_stream_query(sl->stream);
+  strobe_stream_stats st = strobe_stream_query_stats(sl->stream);
   if (st.error) return MHD_CONTENT_READER_END_WITH_ERROR;
   if (st.stopped) return MHD_CONTENT_READER_END_OF_STREAM;
   pthread_mutex_lock(&sl->lock);
@@ -78,7 +78,7 @@ static void stream_free(void *cls) {
   sl->conn = NULL; /* on_ready may still run until the consumer is removed below */
   sl->suspended = 0;
   pthread_mutex_unlock(&sl->lock);
-  strobe_stream_stats st = strobe_stream_query(sl->stream);
+  strobe_stream_stats st = strobe_stream_query_stats(sl->stream);
   strobe_stream_free(sl->stream); /* removes the consumer: no on_ready after this */
   pthread_mutex_lock(&s->streams_lock);
   __atomic_fetch_add(&s->stream_events_dropped, st.events_dropped, __ATOMIC_RELAXED);
@@ -173,7 +173,7 @@ void strobe__streams_close_all(strobe_server *s) {
 void strobe__streams_json(strobe_server *s, json_t *out) {
   pthread_mutex_lock(&s->streams_lock);
   for (strobe__stream_slot *sl = s->streams; sl; sl = sl->next) {
-    strobe_stream_stats st = strobe_stream_query(sl->stream);
+    strobe_stream_stats st = strobe_stream_query_stats(sl->stream);
     json_array_append_new(out, json_pack("{s:I,s:I,s:I,s:I,s:I,s:b}", "bytes_produced", (json_int_t)st.bytes_produced,
                                          "bytes_sent", (json_int_t)st.bytes_read, "bytes_queued",
                                          (json_int_t)st.bytes_queued, "events_dropped", (json_int_t)st.events_dropped,
@@ -188,7 +188,7 @@ void strobe__streams_totals(strobe_server *s, strobe_server_stats *st) {
   st->stream_events_dropped = __atomic_load_n(&s->stream_events_dropped, __ATOMIC_RELAXED);
   st->stream_drop_episodes = __atomic_load_n(&s->stream_drop_episodes, __ATOMIC_RELAXED);
   for (strobe__stream_slot *sl = s->streams; sl; sl = sl->next) {
-    strobe_stream_stats ss = strobe_stream_query(sl->stream);
+    strobe_stream_stats ss = strobe_stream_query_stats(sl->stream);
     st->stream_events_dropped += ss.events_dropped;
     st->stream_drop_episodes += ss.drop_episodes;
   }

@@ -238,7 +238,7 @@ static const char *const k_tool_name[] = {"strobe_profile_start", "strobe_profil
 
 #define MAX_ARG_KEYS 8 /* each tool takes at most two */
 
-int strobe__parse_start_args(json_t *args, strobe_session_options *o, const char **why) {
+int strobe__parse_start_args(json_t *args, strobe_session_desc *o, const char **why) {
   memset(o, 0, sizeof *o);
   if (!args) return 0;
   if (!json_is_object(args)) {
@@ -326,7 +326,7 @@ static json_t *availability(const strobe__tool_env *env) {
   for (int t = 0; t < 3; t++)
     json_object_set_new(allowed, k_tool_name[t], json_boolean(mcp && observe && (tools & k_tool_bit[t])));
   strobe_session_info infos[STROBE_MAX_SESSIONS];
-  int n = strobe_session_list(env->collector, infos, STROBE_MAX_SESSIONS);
+  int n = strobe_collector_query_sessions(env->collector, infos, STROBE_MAX_SESSIONS);
   json_t *yours = json_array();
   for (int i = 0; i < n && i < STROBE_MAX_SESSIONS; i++)
     if (infos[i].owner == env->owner) json_array_append_new(yours, json_string(infos[i].id));
@@ -348,7 +348,7 @@ int strobe__tools_call(const strobe__tool_env *env, const char *name, json_t *ar
   }
   const char *why = NULL;
   const char *id = NULL;
-  strobe_session_options opts;
+  strobe_session_desc opts;
   int rc = t == TOOL_START ? strobe__parse_start_args(args, &opts, &why) : parse_id_args(args, t == TOOL_END, &id, &why);
   if (rc) {
     *result = dump_result(tool_error(rc, why), len);
@@ -377,7 +377,7 @@ int strobe__tools_call(const strobe__tool_env *env, const char *name, json_t *ar
   } else if (t == TOOL_READ) {
     rc = strobe_session_read(env->collector, id, env->owner, &rep);
   } else {
-    rc = strobe_session_end(env->collector, id, env->owner, &rep);
+    rc = strobe_session_stop(env->collector, id, env->owner, &rep);
   }
   pthread_mutex_unlock(&p->lock);
 

@@ -234,8 +234,8 @@ static json_t *state_json(strobe__viewer *v) {
                          v->model[1] != NULL);
   json_object_set_new(st, "last_error", v->last_error ? json_string(strobe_err_name(v->last_error)) : json_null());
   if (v->fr) {
-    strobe_flight_recorder_stats fs = strobe_flight_recorder_query(v->fr);
-    strobe_flight_recorder_desc fd = strobe_flight_recorder_get_desc(v->fr);
+    strobe_flight_recorder_stats fs = strobe_flight_recorder_query_stats(v->fr);
+    strobe_flight_recorder_desc fd = strobe_flight_recorder_query_desc(v->fr);
     json_object_set_new(st, "recorder",
                         json_pack("{s:I,s:I,s:I,s:f,s:I,s:i,s:i}", "capacity_bytes", (json_int_t)fs.capacity_bytes,
                                   "retained_bytes", (json_int_t)fs.retained_bytes, "retained_events",
@@ -428,7 +428,7 @@ int strobe_server_view_file(strobe_server *s, const char *path, const char *comp
   return 0;
 }
 
-int strobe_server_record(strobe_server *s, const strobe_flight_recorder_desc *desc) {
+int strobe_server_record_start(strobe_server *s, const strobe_flight_recorder_desc *desc) {
   if (!s) return STROBE_EINVAL;
   strobe__viewer *v = viewer_of(s);
   return v ? set_recording(v, 1, desc) : STROBE_ENOMEM;

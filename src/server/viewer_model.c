@@ -213,7 +213,7 @@ static int pass1(builder *b) {
   strobe_capture *c = NULL;
   int rc = open_source(b->src, &c);
   if (rc) return rc;
-  b->t0 = strobe_capture_ticks_to_ns(c, strobe_capture_get_header(c)->start_ticks);
+  b->t0 = strobe_capture_ticks_to_ns(c, strobe_capture_query_header(c)->start_ticks);
   strobe_capture_record r;
   uint64_t nrec = 0;
   b->stop_at = UINT64_MAX;
@@ -277,7 +277,7 @@ static int pass1(builder *b) {
     return rc;
   }
   b->read_error = rc < 0 ? rc : 0;
-  b->totals = strobe_capture_get_totals(c); /* over the whole capture, kept or cut */
+  b->totals = strobe_capture_query_totals(c); /* over the whole capture, kept or cut */
   for (uint32_t i = 0; i < b->nth; i++) {
     b->n_open += b->th[i].cur; /* still open at the end */
     if (b->th[i].marks >= 2) b->marks_mode = 1;
@@ -404,7 +404,7 @@ static int pass2(builder *b) {
         st->total += r.duration_ns;
         st->self += r.self_ns;
         if (r.depth == 1) {
-          const strobe_capture_site *site = strobe_capture_get_site(c, r.site);
+          const strobe_capture_site *site = strobe_capture_query_site(c, r.site);
           int k = op_kind(site ? site->category : NULL);
           if (k < 0 && !b->marks_mode) k = FK_SCOPE;
           if (k >= 0 && frame_push(b, begin, r.duration_ns, r.thread, 0, k)) goto oom;
@@ -627,7 +627,7 @@ static void counters_to_totals(builder *b, const strobe_capture *c) {
   for (uint32_t s = 1; s < MAX_SITES; s++) {
     uint32_t first = b->sample_first[s], n = b->sample_next[s] - first;
     if (!n) continue;
-    const strobe_capture_site *site = strobe_capture_get_site(c, s);
+    const strobe_capture_site *site = strobe_capture_query_site(c, s);
     if (!site || site->kind != STROBE_SITE_COUNTER) continue;
     double *vv = COL(st, SA_VALUE, double) + first, sum = 0;
     for (uint32_t i = 0; i < n; i++) vv[i] = sum += vv[i];
@@ -688,7 +688,7 @@ static int build_meta(builder *b, const strobe__vsource *src, uint64_t generatio
   json_object_set_new(root, "label", jstr(src->label));
   json_object_set_new(root, "origin", json_string(src->origin ? src->origin : "file"));
   json_object_set_new(root, "generation", json_integer((json_int_t)generation));
-  json_object_set_new(root, "header", header_json(strobe_capture_get_header(c)));
+  json_object_set_new(root, "header", header_json(strobe_capture_query_header(c)));
   json_object_set_new(root, "start_ns", isfinite(b->t0) ? json_real(b->t0) : json_real(0));
   int empty = !(b->range_lo <= b->range_hi);
   json_t *range = json_array();
@@ -721,9 +721,9 @@ static int build_meta(builder *b, const strobe__vsource *src, uint64_t generatio
   /* Every thread the reader defined or that has spans here (a hostile file
    * can name one the reader no longer lists: its spans still need a lane). */
   json_t *threads = json_array();
-  uint32_t nthreads = strobe_capture_thread_count(c);
+  uint32_t nthreads = strobe_capture_query_thread_count(c);
   for (uint32_t i = 0; i < (nthreads > b->nth ? nthreads : b->nth); i++) {
-    const strobe_capture_thread *ct = strobe_capture_get_thread(c, i);
+    const strobe_capture_thread *ct = strobe_capture_query_thread(c, i);
     json_t *depths = json_array();
     if (i < b->nth)
       for (uint32_t d = 0; d < b->th[i].ndepth; d++) {
@@ -744,9 +744,9 @@ static int build_meta(builder *b, const strobe__vsource *src, uint64_t generatio
   json_object_set_new(root, "threads", threads);
 
   json_t *sites = json_array(), *series = json_array();
-  uint32_t limit = strobe_capture_site_limit(c);
+  uint32_t limit = strobe_capture_query_site_limit(c);
   for (uint32_t id = 1; id < limit && id < MAX_SITES; id++) {
-    const strobe_capture_site *s = strobe_capture_get_site(c, id);
+    const strobe_capture_site *s = strobe_capture_query_site(c, id);
     if (!s) continue;
     const site_stat *st = &b->stats[id];
     json_t *o = json_pack("{s:i,s:i,s:o,s:o,s:o,s:i,s:o,s:o,s:I}", "id", (int)id, "kind", (int)s->kind, "name",

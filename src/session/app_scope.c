@@ -112,8 +112,8 @@ strobe_app_scope strobe_app_scope_begin(strobe_collector *c, const char *window,
   return out;
 }
 
-strobe_app_scope strobe_app_scope_child_of(strobe_collector *c, strobe_app_parent parent, const char *label,
-                                           strobe_lane lane) {
+strobe_app_scope strobe_app_scope_begin_child_of(strobe_collector *c, strobe_app_parent parent, const char *label,
+                                                 strobe_lane lane) {
   if (!STROBE__PROFILING) return (strobe_app_scope){c, 0, 0, STROBE_EFEATURE_DISABLED};
   if (!c) return refuse(NULL, STROBE_EINVAL, 0);
   if (!valid_label(label) || !lane_ok(lane)) return refuse(c, STROBE_ELABEL, 1);
@@ -134,17 +134,17 @@ strobe_app_scope strobe_app_scope_child_of(strobe_collector *c, strobe_app_paren
   return out;
 }
 
-strobe_app_scope strobe_app_scope_child(const strobe_app_scope *parent, const char *label, strobe_lane lane) {
+strobe_app_scope strobe_app_scope_begin_child(const strobe_app_scope *parent, const char *label, strobe_lane lane) {
   if (!parent || !parent->collector) return (strobe_app_scope){NULL, 0, 0, STROBE_EPARENT};
-  return strobe_app_scope_child_of(parent->collector, strobe_app_scope_parent(parent), label, lane);
+  return strobe_app_scope_begin_child_of(parent->collector, strobe_app_scope_query_parent(parent), label, lane);
 }
 
-strobe_app_parent strobe_app_scope_parent(const strobe_app_scope *s) {
+strobe_app_parent strobe_app_scope_query_parent(const strobe_app_scope *s) {
   if (!s || !s->slot) return (strobe_app_parent){s ? s->collector : NULL, 0, 0};
   return (strobe_app_parent){s->collector, s->slot, s->id};
 }
 
-int strobe_app_scope_status(const strobe_app_scope *s) {
+int strobe_app_scope_query_status(const strobe_app_scope *s) {
   if (!s) return STROBE_EINVAL;
   if (!s->slot) return s->status;
   strobe_collector *c = s->collector;
@@ -163,7 +163,7 @@ void strobe__app_record_unref(strobe__app_record *r) {
   }
 }
 
-void strobe_app_scope_finish(strobe_app_scope *s) {
+void strobe_app_scope_end(strobe_app_scope *s) {
   if (!s || !s->slot) return;
   uint64_t now = strobe__now(); /* completion time before the lock */
   strobe_collector *c = s->collector;

@@ -201,7 +201,7 @@ int strobe_window_find(strobe_collector *c, const char *id, strobe_window *out) 
 }
 
 /* >>gauges and run metadata */
-void strobe_collector_gauge(strobe_collector *c, const char *name, double value) {
+void strobe_collector_gauge_set(strobe_collector *c, const char *name, double value) {
   if (!c || !name) return;
   uint64_t now = strobe__now();
   uint64_t mono = strobe__mono_ns(); /* the rate limit needs no tick calibration */

@@ -13,7 +13,7 @@
 #include "platform/clock.h"
 #include "session/session_internal.h"
 
-int strobe_session_list(strobe_collector *c, strobe_session_info *out, int max) {
+int strobe_collector_query_sessions(strobe_collector *c, strobe_session_info *out, int max) {
   if (!c || (!out && max > 0) || max < 0) return STROBE_EINVAL;
   int n = 0;
   double ns_per_tick = strobe__clock()->ns_per_tick; /* outside the lock: may calibrate once */
@@ -47,7 +47,7 @@ int strobe_session_list(strobe_collector *c, strobe_session_info *out, int max) 
   return n;
 }
 
-int strobe_window_list(strobe_collector *c, strobe_window_info *out, int max) {
+int strobe_collector_query_windows(strobe_collector *c, strobe_window_info *out, int max) {
   if (!c || (!out && max > 0) || max < 0) return STROBE_EINVAL;
   int n = 0;
   pthread_mutex_lock(&c->lock);
@@ -69,7 +69,7 @@ int strobe_window_list(strobe_collector *c, strobe_window_info *out, int max) {
   return n;
 }
 
-uint64_t strobe_collector_untracked_windows(strobe_collector *c) {
+uint64_t strobe_collector_query_untracked_windows(strobe_collector *c) {
   if (!c) return 0;
   pthread_mutex_lock(&c->lock);
   uint64_t n = c->untracked_windows;

@@ -214,7 +214,7 @@ int strobe_op_detailed(void) {
   return own_slot(op)->detailed;
 }
 
-void strobe_op_count(const char *name, double delta) {
+void strobe_op_counter_add(const char *name, double delta) {
   strobe_op op = current_op();
   if (!op.id || !name) return;
   strobe__live_op *l = own_slot(op);

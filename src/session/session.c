@@ -128,11 +128,11 @@ static void deactivate(strobe_collector *c, strobe__session *s) {
 }
 
 /* >>start */
-int strobe_session_start(strobe_collector *c, const strobe_session_options *opts, char id_out[STROBE_SESSION_ID_MAX]) {
+int strobe_session_start(strobe_collector *c, const strobe_session_desc *opts, char id_out[STROBE_SESSION_ID_MAX]) {
   if (id_out) id_out[0] = 0;
   if (!STROBE__PROFILING) return STROBE_EFEATURE_DISABLED;
   if (!c || !id_out) return STROBE_EINVAL;
-  strobe_session_options o = opts ? *opts : (strobe_session_options){0};
+  strobe_session_desc o = opts ? *opts : (strobe_session_desc){0};
   if (o.max_samples == 0) o.max_samples = STROBE_DEFAULT_SAMPLES;
   if (o.max_samples > STROBE_MAX_SAMPLES) return STROBE_EINVAL;
   uint32_t max_app = o.max_samples < STROBE_MAX_APP_SCOPE_HISTORY ? o.max_samples : STROBE_MAX_APP_SCOPE_HISTORY;
@@ -275,7 +275,7 @@ int strobe_session_read(strobe_collector *c, const char *id, uint64_t owner, str
   return read_or_end(c, id, owner, out, 0);
 }
 
-int strobe_session_end(strobe_collector *c, const char *id, uint64_t owner, strobe_report **out) {
+int strobe_session_stop(strobe_collector *c, const char *id, uint64_t owner, strobe_report **out) {
   return read_or_end(c, id, owner, out, 1);
 }
 
@@ -294,7 +294,7 @@ int strobe_session_cancel_owner(strobe_collector *c, uint64_t owner) {
   return n;
 }
 
-int strobe_session_count(strobe_collector *c) {
+int strobe_collector_query_session_count(strobe_collector *c) {
   if (!c) return 0;
   pthread_mutex_lock(&c->lock);
   int n = c->nactive;
@@ -316,20 +316,20 @@ void strobe_report_free(strobe_report *r) {
   free(r);
 }
 
-strobe_report_status strobe_report_get_status(const strobe_report *r) {
+strobe_report_status strobe_report_query_status(const strobe_report *r) {
   int done = r->nsamples + r->napps > 0;
   int running = r->nunfinished + r->napp_unfinished > 0;
   if (done) return running ? STROBE_REPORT_PARTIAL : STROBE_REPORT_COMPLETE;
   return running ? STROBE_REPORT_UNFINISHED : STROBE_REPORT_EMPTY;
 }
 
-strobe_report_counts strobe_report_get_counts(const strobe_report *r) {
+strobe_report_counts strobe_report_query_counts(const strobe_report *r) {
   return (strobe_report_counts){r->completed, r->nsamples, r->dropped, r->boundary_excluded, r->nunfinished};
 }
 
-const char *strobe_report_id(const strobe_report *r) { return r->id; }
+const char *strobe_report_query_id(const strobe_report *r) { return r->id; }
 
-int strobe_report_stage_summary(const strobe_report *r, strobe_stage_summary *out, int max) {
+int strobe_report_query_stages(const strobe_report *r, strobe_stage_summary *out, int max) {
   if (!r || (max > 0 && !out)) return STROBE_EINVAL;
   /* Distinct stages in order of first appearance (newest sample first),
    * bounded: STROBE_MAX_STAGES per sample, 128 in a summary. */

@@ -86,7 +86,7 @@ int main(int argc, char **argv) {
   }
   pthread_t th;
   pthread_create(&th, NULL, render_loop, NULL);
-  printf("PORT %u\n", (unsigned)strobe_server_port(s));
+  printf("PORT %u\n", (unsigned)strobe_server_query_port(s));
   fflush(stdout);
 
   struct sigaction sa;

@@ -30,8 +30,8 @@ int main(void) {
   CHECK_EQ_INT(op.id, 0);
   strobe_op_end(op, 1); /* inert: harmless */
   strobe_app_scope s = strobe_app_scope_begin(NULL, "main", "save", STROBE_LANE_WORKER);
-  CHECK_EQ_INT(strobe_app_scope_status(&s), STROBE_EFEATURE_DISABLED);
-  strobe_app_scope_finish(&s);
+  CHECK_EQ_INT(strobe_app_scope_query_status(&s), STROBE_EFEATURE_DISABLED);
+  strobe_app_scope_end(&s);
   char id[STROBE_SESSION_ID_MAX];
   CHECK_EQ_INT(strobe_session_start(NULL, NULL, id), STROBE_EFEATURE_DISABLED);
 
@@ -42,7 +42,7 @@ int main(void) {
     STROBE_COUNTER_ADD("counter", 1);
     STROBE_STAGE("stage", NULL);
   }
-  CHECK(strobe_current_scope() == NULL);
+  CHECK(strobe_thread_query_scope() == NULL);
   CHECK_EQ_U64(strobe_query_event_stats().events_written, 0);
   return 0;
 }

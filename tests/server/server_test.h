@@ -49,7 +49,7 @@ static inline cli_http_url t_url(strobe_server *s) {
   cli_http_url u;
   const char *why;
   char text[64];
-  snprintf(text, sizeof text, "http://127.0.0.1:%u/mcp", (unsigned)strobe_server_port(s));
+  snprintf(text, sizeof text, "http://127.0.0.1:%u/mcp", (unsigned)strobe_server_query_port(s));
   CHECK(cli_http_parse_url(text, &u, &why) == 0);
   return u;
 }

@@ -49,7 +49,7 @@ int main(void) {
   CHECK(seen_main && seen_dt);
   CHECK_EQ_INT(json_integer_value(json_object_get(json_object_get(v, "limits"), "max_sessions")), 8);
   json_t *srv = json_object_get(v, "server");
-  CHECK_EQ_INT(json_integer_value(json_object_get(srv, "port")), strobe_server_port(s));
+  CHECK_EQ_INT(json_integer_value(json_object_get(srv, "port")), strobe_server_query_port(s));
   CHECK(!strcmp(str(srv, "mcp_protocol"), "2025-11-25"));
   CHECK_EQ_INT(json_integer_value(json_object_get(json_object_get(srv, "limits"), "max_connections")), 512);
   char *dump = json_dumps(v, 0);
@@ -132,8 +132,8 @@ int main(void) {
   strobe_report *rep;
   CHECK_EQ_INT(strobe_session_read(c, mcp_id, 0, &rep), STROBE_ECANCELLED);
   CHECK_EQ_INT(strobe_session_read(c, viewer_id, 0, &rep), STROBE_ECANCELLED);
-  CHECK(strobe_session_end(c, local, 0, &rep) == 0);
-  CHECK_EQ_U64(strobe_report_get_counts(rep).completed, 1);
+  CHECK(strobe_session_stop(c, local, 0, &rep) == 0);
+  CHECK_EQ_U64(strobe_report_query_counts(rep).completed, 1);
   strobe_report_free(rep);
   strobe_collector_release(c);
   printf("test_server_api: ok\n");

@@ -62,7 +62,7 @@ static void test_auth(void) {
   CHECK_EQ_INT(r.status, 200);
   CHECK(!strcmp(r.body, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}"));
   cli_http_response_free(&r);
-  strobe_server_stats st = strobe_server_query(s);
+  strobe_server_stats st = strobe_server_query_stats(s);
   CHECK(st.rejected_auth >= 9);
   strobe_server_stop(s);
 }
@@ -72,7 +72,7 @@ static void test_host_origin(void) {
   const char *hosts[] = {"strobe.test", NULL};
   strobe_server_desc d = {.allowed_origins = origins, .allowed_hosts = hosts};
   strobe_server *s = t_start(&d);
-  unsigned port = strobe_server_port(s);
+  unsigned port = strobe_server_query_port(s);
   char h[512];
 
   /* DNS rebinding: an attacker's name resolving to 127.0.0.1 */
@@ -106,7 +106,7 @@ static void test_host_origin(void) {
   expect_status(s, "GET", "/api/info", AUTH "Origin: http://viewer.test:9000\r\n", NULL, 200);
   /* Host and Origin are checked before the token: a rebinding page learns nothing about it */
   expect_status(s, "GET", "/api/info", "Origin: http://evil.example\r\n", NULL, 403);
-  CHECK(strobe_server_query(s).rejected_origin >= 8);
+  CHECK(strobe_server_query_stats(s).rejected_origin >= 8);
   strobe_server_stop(s);
 }
 
@@ -145,7 +145,7 @@ static void test_limits(void) {
   buf[k] = 0;
   CHECK(!strncmp(buf, "HTTP/1.1 413", 12));
   close(fd);
-  CHECK(strobe_server_query(s).rejected_size >= 2);
+  CHECK(strobe_server_query_stats(s).rejected_size >= 2);
 
   /* headers over the bound: refused by libmicrohttpd (431), the server lives on */
   char *hh = malloc(16384);
@@ -257,7 +257,7 @@ static void test_token_file(void) {
   unsetenv("STROBE_TOKEN");
   strobe_server *s = NULL;
   CHECK(strobe_server_start(&d, &s) == 0);
-  CHECK(!strcmp(strobe_server_token_file(s), path));
+  CHECK(!strcmp(strobe_server_query_token_file(s), path));
   struct stat st;
   CHECK(stat(path, &st) == 0);
   CHECK_EQ_INT(st.st_mode & 0777, 0600);
@@ -288,7 +288,7 @@ static void test_token_file(void) {
   setenv("STROBE_TOKEN", TEST_TOKEN, 1);
   strobe_server_desc e = {.quiet = 1};
   CHECK(strobe_server_start(&e, &s) == 0);
-  CHECK(strobe_server_token_file(s) == NULL);
+  CHECK(strobe_server_query_token_file(s) == NULL);
   expect_status(s, "GET", "/api/info", AUTH, NULL, 200);
   strobe_server_stop(s);
   unsetenv("STROBE_TOKEN");
@@ -314,7 +314,7 @@ static void test_desc_validation(void) {
   strobe_server *a = t_start(NULL);
   strobe_server_desc q = strobe_server_query_desc(a);
   CHECK(!strcmp(q.bind_address, "127.0.0.1"));
-  CHECK(q.port == strobe_server_port(a) && q.port != 0);
+  CHECK(q.port == strobe_server_query_port(a) && q.port != 0);
   CHECK(q.token == NULL);
   CHECK_EQ_U64(q.max_body_bytes, 1u << 20);
   CHECK_EQ_INT(q.max_connections, 512);
@@ -324,7 +324,7 @@ static void test_desc_validation(void) {
   CHECK(q.collector == strobe_default_collector());
 
   /* a taken port is STROBE_EBUSY */
-  d = (strobe_server_desc){.token = TEST_TOKEN, .port = strobe_server_port(a), .quiet = 1};
+  d = (strobe_server_desc){.token = TEST_TOKEN, .port = strobe_server_query_port(a), .quiet = 1};
   CHECK_EQ_INT(strobe_server_start(&d, &s), STROBE_EBUSY);
   strobe_server_stop(a);
 }

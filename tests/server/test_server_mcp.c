@@ -170,13 +170,13 @@ static void test_session_table(void) {
   char pid[32];
   snprintf(pid, sizeof pid, "%s", json_string_value(json_object_get(t_sc(res), "id")));
   json_decref(res);
-  CHECK_EQ_INT(strobe_session_count(strobe_default_collector()), 1);
+  CHECK_EQ_INT(strobe_collector_query_session_count(strobe_default_collector()), 1);
   t_sleep_ms(4500); /* both idle past 2 s (generous: sanitizer builds are slow) */
   r = t_mcp_post(s, a, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}");
   CHECK_EQ_INT(r.status, 404); /* expired */
   cli_http_response_free(&r);
-  CHECK_EQ_INT(strobe_session_count(strobe_default_collector()), 0);
-  strobe_server_stats st = strobe_server_query(s);
+  CHECK_EQ_INT(strobe_collector_query_session_count(strobe_default_collector()), 0);
+  strobe_server_stats st = strobe_server_query_stats(s);
   CHECK_EQ_U64(st.mcp_sessions_expired, 2);
   CHECK_EQ_U64(st.mcp_sessions, 0);
   CHECK(st.mcp_cancelled >= 1);
@@ -212,13 +212,13 @@ static void test_direct(void) {
   CHECK_EQ_INT(resp.http_status, 200);
   CHECK(strstr(resp.body, "\"id\":\"profile_1\""));
   strobe__mcp_response_free(&resp);
-  CHECK_EQ_INT(strobe_session_count(c), 1);
+  CHECK_EQ_INT(strobe_collector_query_session_count(c), 1);
   strobe__mcp_handle(m, &req, "{", 1, &resp);
   CHECK_EQ_INT(resp.http_status, 200);
   CHECK(strstr(resp.body, "-32700"));
   strobe__mcp_response_free(&resp);
   strobe__mcp_destroy(m); /* cancels what its sessions started */
-  CHECK_EQ_INT(strobe_session_count(c), 0);
+  CHECK_EQ_INT(strobe_collector_query_session_count(c), 0);
   pthread_mutex_destroy(&perms.lock);
   strobe_collector_release(c);
 }

@@ -2,7 +2,7 @@
  * test_server_stream.c — GET /api/capture/stream (docs/server.md "Live
  * stream"): what a client receives is the capture format and reads back
  * with the capture reader; a client that stops reading loses events that
- * are counted and reported (/api/info, strobe_server_query) while the
+ * are counted and reported (/api/info, strobe_server_query_stats) while the
  * application never waits; the stream limit answers 503; a client that
  * leaves is noticed; stopping the server with streams open neither hangs
  * nor leaks.
@@ -77,13 +77,13 @@ static void test_live(strobe_server *s) {
   CHECK(r.body_len > 64);
   strobe_capture *cap;
   CHECK_EQ_INT(strobe_capture_open_memory(r.body, r.body_len, &cap), 0);
-  CHECK(!strcmp(strobe_capture_get_header(cap)->kind, "stream"));
+  CHECK(!strcmp(strobe_capture_query_header(cap)->kind, "stream"));
   strobe_capture_record rec;
   int rc;
   uint64_t work = 0, steps = 0;
   while ((rc = strobe_capture_next(cap, &rec)) > 0) {
     if (rec.type != STROBE_REC_END) continue;
-    const char *name = strobe_capture_get_site(cap, rec.site)->name;
+    const char *name = strobe_capture_query_site(cap, rec.site)->name;
     work += !strcmp(name, "work");
     steps += !strcmp(name, "step");
   }
@@ -91,8 +91,8 @@ static void test_live(strobe_server *s) {
   CHECK(rc == 0 || rc == STROBE_ETRUNCATED);
   CHECK(work > 10 && steps >= 4 * (work - 1));
   int named = 0;
-  for (uint32_t i = 0; i < strobe_capture_thread_count(cap); i++)
-    named |= !strcmp(strobe_capture_get_thread(cap, i)->name, "producer");
+  for (uint32_t i = 0; i < strobe_capture_query_thread_count(cap); i++)
+    named |= !strcmp(strobe_capture_query_thread(cap, i)->name, "producer");
   CHECK(named);
   strobe_capture_close(cap);
   cli_http_response_free(&r);
@@ -107,7 +107,7 @@ static void test_live(strobe_server *s) {
     CHECK(t_now_ms() - t0 < 10000);
     t_sleep_ms(50);
   }
-  CHECK(strobe_server_query(s).stream_bytes > 64);
+  CHECK(strobe_server_query_stats(s).stream_bytes > 64);
 }
 
 static void test_slow_client(strobe_server *s) {
@@ -127,7 +127,7 @@ static void test_slow_client(strobe_server *s) {
   }
   /* the application kept running at full speed meanwhile */
   CHECK(__atomic_load_n(&g_loops, __ATOMIC_RELAXED) - loops0 > 1000);
-  strobe_server_stats st = strobe_server_query(s);
+  strobe_server_stats st = strobe_server_query_stats(s);
   CHECK(st.stream_events_dropped > 0 && st.stream_drop_episodes > 0);
 
   /* the limit: two streams at once here (the stuck one and this one), the third is refused */

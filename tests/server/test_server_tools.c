@@ -222,7 +222,7 @@ static void test_ownership(strobe_server *s) {
   CHECK_TOOL_OK(r);
   json_decref(r);
   strobe_report *rep;
-  CHECK(strobe_session_end(g_c, local, 0, &rep) == 0);
+  CHECK(strobe_session_stop(g_c, local, 0, &rep) == 0);
   strobe_report_free(rep);
   free(ida);
   /* DELETE of B's MCP session cancels B's sessions only */
@@ -296,8 +296,8 @@ static void check_revocation(strobe_server *s, int (*set)(strobe_server *, int),
   r = call_id(s, sid, "strobe_profile_end", id3);
   CHECK_TOOL_OK(r);
   json_decref(r);
-  CHECK(strobe_session_end(g_c, local, 0, &rep) == 0);
-  CHECK(strobe_report_get_counts(rep).completed > 0);
+  CHECK(strobe_session_stop(g_c, local, 0, &rep) == 0);
+  CHECK(strobe_report_query_counts(rep).completed > 0);
   strobe_report_free(rep);
   free(id1);
   free(id2);
@@ -378,7 +378,7 @@ static void test_stop_cancels(void) {
   strobe_server_stop(s);
   strobe_report *rep;
   CHECK_EQ_INT(strobe_session_read(g_c, id, 0, &rep), STROBE_ECANCELLED);
-  CHECK(strobe_session_end(g_c, local, 0, &rep) == 0); /* the in-process one continued */
+  CHECK(strobe_session_stop(g_c, local, 0, &rep) == 0); /* the in-process one continued */
   strobe_report_free(rep);
   free(id);
 }

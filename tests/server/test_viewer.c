@@ -104,7 +104,7 @@ static void test_file(const char *path) {
   CHECK(st.spans == FRAMES * 6);   /* frame, update, work x3, render */
   CHECK(st.frames == FRAMES - 1);  /* mark intervals */
   CHECK(st.spans_cut == 0 && st.read_error == 0 && st.model_bytes > 0);
-  CHECK(strobe_server_record(s, NULL) == STROBE_ESTATE); /* showing a file */
+  CHECK(strobe_server_record_start(s, NULL) == STROBE_ESTATE); /* showing a file */
 
   /* Only the static files are served without the token. */
   cli_http_response r = t_req(s, "GET", "/", NULL, NULL);
@@ -281,7 +281,7 @@ static void test_live(void) {
   json_decref(meta);
 
   /* Recording again, then stopping the server while recording. */
-  CHECK(strobe_server_record(s, NULL) == 0);
+  CHECK(strobe_server_record_start(s, NULL) == 0);
   busy_frames(5);
   strobe_server_stop(s);
 }

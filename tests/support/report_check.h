@@ -374,7 +374,7 @@ static inline json_t *check_report_json(const strobe_report *r) {
   free(json);
 
   CHECK_EQ_INT(jint(doc, "version"), 1);
-  CHECK(!strcmp(jstr(doc, "id"), strobe_report_id(r)));
+  CHECK(!strcmp(jstr(doc, "id"), strobe_report_query_id(r)));
   int final = jbool(doc, "final");
   double at_ms;
   if (final) {
@@ -389,7 +389,7 @@ static inline json_t *check_report_json(const strobe_report *r) {
   long long max_samples = jint(doc, "session.max_samples");
   CHECK(max_samples >= 1 && max_samples <= STROBE_MAX_SAMPLES);
 
-  strobe_report_counts counts = strobe_report_get_counts(r);
+  strobe_report_counts counts = strobe_report_query_counts(r);
   size_t nsamples = jlen(doc, "samples"), nunfinished = jlen(doc, "unfinished");
   CHECK_EQ_INT(jint(doc, "counts.returned"), (long long)nsamples);
   CHECK(nsamples <= (size_t)max_samples);
@@ -414,7 +414,7 @@ static inline json_t *check_report_json(const strobe_report *r) {
     exit(1);
   }
   static const char *const names[] = {"", "complete", "empty", "unfinished", "partial"};
-  CHECK(!strcmp(names[strobe_report_get_status(r)], status));
+  CHECK(!strcmp(names[strobe_report_query_status(r)], status));
 
   rc_check_samples(doc, at_ms);
   rc_check_unfinished(doc);

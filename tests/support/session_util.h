@@ -31,7 +31,7 @@ static inline strobe_window su_window(strobe_collector *c, const char *id, uint3
 
 /* Starts an in-process session (owner 0) keeping max_samples (0 = default). */
 static inline void su_start(strobe_collector *c, uint32_t max_samples, char id[STROBE_SESSION_ID_MAX]) {
-  strobe_session_options o = {max_samples, 0, 0};
+  strobe_session_desc o = {max_samples, 0, 0};
   CHECK_EQ_INT(strobe_session_start(c, &o, id), 0);
   CHECK(strncmp(id, "profile_", 8) == 0);
 }
@@ -53,7 +53,7 @@ static inline strobe_report *su_read(strobe_collector *c, const char *id, json_t
 /* The final report, checked. */
 static inline strobe_report *su_end(strobe_collector *c, const char *id, json_t **doc) {
   strobe_report *r = NULL;
-  CHECK_EQ_INT(strobe_session_end(c, id, 0, &r), 0);
+  CHECK_EQ_INT(strobe_session_stop(c, id, 0, &r), 0);
   CHECK(r != NULL);
   json_t *d = check_report_json(r);
   CHECK(jbool(d, "final"));

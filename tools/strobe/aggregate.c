@@ -89,7 +89,7 @@ static void on_site(agg *a, const strobe_capture *c, uint32_t id) {
     a->failed = 1;
     return;
   }
-  const strobe_capture_site *s = strobe_capture_get_site(c, id);
+  const strobe_capture_site *s = strobe_capture_query_site(c, id);
   a->sites[id].included = !a->filter.name || (s && strstr(s->name, a->filter.name));
 }
 
@@ -99,7 +99,7 @@ static void on_thread(agg *a, const strobe_capture *c, uint32_t index) {
     a->failed = 1;
     return;
   }
-  const strobe_capture_thread *t = strobe_capture_get_thread(c, index);
+  const strobe_capture_thread *t = strobe_capture_query_thread(c, index);
   int in = all_digits(a->filter.thread) ? strtoul(a->filter.thread, NULL, 10) == index
                                          : (t && strcmp(t->name, a->filter.thread) == 0);
   a->thread_in[index] = (uint8_t)in;
@@ -229,7 +229,7 @@ uint32_t *agg_sorted_scopes(const agg *a, const strobe_capture *c, uint32_t *n) 
   *n = 0;
   if (!ids) return NULL;
   for (uint32_t id = 1; id < a->n_sites; id++) {
-    const strobe_capture_site *s = strobe_capture_get_site(c, id);
+    const strobe_capture_site *s = strobe_capture_query_site(c, id);
     if (!s || (s->kind != STROBE_SITE_SCOPE && s->kind != STROBE_SITE_STAGE)) continue;
     if (a->sites[id].count && a->sites[id].included) ids[(*n)++] = id;
   }

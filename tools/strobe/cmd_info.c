@@ -47,8 +47,8 @@ static void misuse_json(strobe__json *j, const strobe_misuse *m) {
 
 static void write_json(cli_output *o, info *x) {
   strobe_capture *c = x->in.cap;
-  const strobe_capture_header *h = strobe_capture_get_header(c);
-  strobe_capture_totals t = strobe_capture_get_totals(c);
+  const strobe_capture_header *h = strobe_capture_query_header(c);
+  strobe_capture_totals t = strobe_capture_query_totals(c);
   strobe__json j = {0};
   strobe__json_object(&j, NULL);
   strobe__json_str(&j, "file", x->in.path);
@@ -91,8 +91,8 @@ static void write_json(cli_output *o, info *x) {
   strobe__json_end(&j);
 
   strobe__json_array(&j, "threads");
-  for (uint32_t i = 0; i < strobe_capture_thread_count(c); i++) {
-    const strobe_capture_thread *th = strobe_capture_get_thread(c, i);
+  for (uint32_t i = 0; i < strobe_capture_query_thread_count(c); i++) {
+    const strobe_capture_thread *th = strobe_capture_query_thread(c, i);
     if (!th) continue;
     strobe__json_object(&j, NULL);
     strobe__json_uint(&j, "index", th->index);
@@ -137,8 +137,8 @@ static void write_json(cli_output *o, info *x) {
 static void write_text(cli_output *o, info *x) {
   FILE *f = o->f;
   strobe_capture *c = x->in.cap;
-  const strobe_capture_header *h = strobe_capture_get_header(c);
-  strobe_capture_totals t = strobe_capture_get_totals(c);
+  const strobe_capture_header *h = strobe_capture_query_header(c);
+  strobe_capture_totals t = strobe_capture_query_totals(c);
   double start = cli_start_ns(c), end = strobe_capture_ticks_to_ns(c, t.end_ticks);
   fprintf(f, "file        %s (%lld bytes)\n", x->in.path, x->bytes);
   fprintf(f, "state       %s\n", cli_end_state(&x->in));
@@ -154,11 +154,11 @@ static void write_text(cli_output *o, info *x) {
   fprintf(f, "span        %.3f ms (from %.3f to %.3f ms after the collector epoch)\n", (end - start) / 1e6,
           start / 1e6, end / 1e6);
 
-  uint32_t nt = strobe_capture_thread_count(c);
+  uint32_t nt = strobe_capture_query_thread_count(c);
   fprintf(f, "threads     %u\n", nt);
   if (nt) fprintf(f, "  %5s  %10s  %-20s %12s %10s  %s\n", "index", "tid", "name", "events", "lost", "ended");
   for (uint32_t i = 0; i < nt; i++) {
-    const strobe_capture_thread *th = strobe_capture_get_thread(c, i);
+    const strobe_capture_thread *th = strobe_capture_query_thread(c, i);
     if (!th) continue;
     fprintf(f, "  %5u  %10llu  %-20s %12llu %10llu  %s\n", th->index, (unsigned long long)th->os_tid,
             th->name[0] ? th->name : "(unnamed)", (unsigned long long)th->events, (unsigned long long)th->lost,
@@ -218,8 +218,8 @@ int cmd_info(int argc, char **argv) {
   strobe_capture_record r;
   while (cli_next(&x.in, &r) > 0) {
   }
-  for (uint32_t id = 1; id < strobe_capture_site_limit(x.in.cap); id++) {
-    const strobe_capture_site *s = strobe_capture_get_site(x.in.cap, id);
+  for (uint32_t id = 1; id < strobe_capture_query_site_limit(x.in.cap); id++) {
+    const strobe_capture_site *s = strobe_capture_query_site(x.in.cap, id);
     if (s && s->kind < 8) x.by_kind[s->kind]++;
   }
   cli_progress_end(x.in.progress);
@@ -235,7 +235,7 @@ int cmd_info(int argc, char **argv) {
   int status = CLI_OK;
   if (x.in.rc < 0 && x.in.rc != STROBE_ETRUNCATED) {
     cli_error("info", "%s: %s (near byte %llu); the description above covers what was read before it",
-              x.in.path, strobe_strerror(x.in.rc), (unsigned long long)strobe_capture_position(x.in.cap));
+              x.in.path, strobe_strerror(x.in.rc), (unsigned long long)strobe_capture_query_position(x.in.cap));
     status = CLI_FAIL;
   }
   cli_close(&x.in);

@@ -74,7 +74,7 @@ static int thread_rate(const frame_thread *t, int marks, uint64_t *frames_out, d
 static uint32_t count_kind(const report *x, uint32_t kind) {
   uint32_t n = 0;
   for (uint32_t id = 1; id < x->a.n_sites; id++) {
-    const strobe_capture_site *s = strobe_capture_get_site(x->in.cap, id);
+    const strobe_capture_site *s = strobe_capture_query_site(x->in.cap, id);
     if (s && s->kind == kind && x->a.sites[id].count && x->a.sites[id].included) n++;
   }
   return n;
@@ -100,7 +100,7 @@ static void site_meta_json(strobe__json *j, const strobe_capture_site *s) {
 static void numbers_json(strobe__json *j, report *x, const char *key, uint32_t kind) {
   strobe__json_array(j, key);
   for (uint32_t id = 1; id < x->a.n_sites; id++) {
-    const strobe_capture_site *s = strobe_capture_get_site(x->in.cap, id);
+    const strobe_capture_site *s = strobe_capture_query_site(x->in.cap, id);
     agg_site *st = &x->a.sites[id];
     if (!s || s->kind != kind || !st->count || !st->included) continue;
     strobe__json_object(j, NULL);
@@ -127,8 +127,8 @@ static void numbers_json(strobe__json *j, report *x, const char *key, uint32_t k
 
 static void write_json(cli_output *o, report *x, const uint32_t *ids, uint32_t n_ids) {
   strobe_capture *c = x->in.cap;
-  const strobe_capture_header *h = strobe_capture_get_header(c);
-  strobe_capture_totals t = strobe_capture_get_totals(c);
+  const strobe_capture_header *h = strobe_capture_query_header(c);
+  strobe_capture_totals t = strobe_capture_query_totals(c);
   strobe__json j = {0};
   strobe__json_object(&j, NULL);
   strobe__json_str(&j, "file", x->in.path);
@@ -139,7 +139,7 @@ static void write_json(cli_output *o, report *x, const uint32_t *ids, uint32_t n
   strobe__json_num(&j, "ns_per_tick", h->ns_per_tick, 9);
   strobe__json_uint(&j, "events", t.events);
   strobe__json_uint(&j, "scopes", t.scopes);
-  strobe__json_uint(&j, "threads", strobe_capture_thread_count(c));
+  strobe__json_uint(&j, "threads", strobe_capture_query_thread_count(c));
   strobe__json_num(&j, "span_ns", strobe_capture_ticks_to_ns(c, t.end_ticks) - cli_start_ns(c), 1);
   strobe__json_end(&j);
 
@@ -161,7 +161,7 @@ static void write_json(cli_output *o, report *x, const uint32_t *ids, uint32_t n
   strobe__json_array(&j, "sites");
   for (uint32_t i = 0; i < n_ids; i++) {
     agg_site *s = &x->a.sites[ids[i]];
-    const strobe_capture_site *cs = strobe_capture_get_site(c, ids[i]);
+    const strobe_capture_site *cs = strobe_capture_query_site(c, ids[i]);
     strobe__dist d = agg_dist(s);
     strobe__json_object(&j, NULL);
     site_meta_json(&j, cs);
@@ -254,7 +254,7 @@ static void numbers_text(FILE *f, report *x, uint32_t kind) {
     fprintf(f, "  %-28s %14s %14s %14s %14s %10s\n", "name", "mean", "min", "max", "last", "count");
   else fprintf(f, "  %-28s %14s %14s %14s %10s\n", "name", "last", "min", "max", "count");
   for (uint32_t id = 1; id < x->a.n_sites; id++) {
-    const strobe_capture_site *s = strobe_capture_get_site(x->in.cap, id);
+    const strobe_capture_site *s = strobe_capture_query_site(x->in.cap, id);
     agg_site *st = &x->a.sites[id];
     if (!s || s->kind != kind || !st->count || !st->included) continue;
     if (kind == STROBE_SITE_COUNTER)
@@ -275,13 +275,13 @@ static void numbers_text(FILE *f, report *x, uint32_t kind) {
 static void write_text(cli_output *o, report *x, const uint32_t *ids, uint32_t n_ids) {
   FILE *f = o->f;
   strobe_capture *c = x->in.cap;
-  const strobe_capture_header *h = strobe_capture_get_header(c);
-  strobe_capture_totals t = strobe_capture_get_totals(c);
+  const strobe_capture_header *h = strobe_capture_query_header(c);
+  strobe_capture_totals t = strobe_capture_query_totals(c);
   double span = strobe_capture_ticks_to_ns(c, t.end_ticks) - cli_start_ns(c);
   fprintf(f, "capture  %s: %s\n", x->in.path, cli_end_state(&x->in));
   fprintf(f, "         clock %s at %.6f ns/tick; %llu events, %llu scopes, %u threads over %.3f ms\n",
           h->clock_source, h->ns_per_tick, (unsigned long long)t.events, (unsigned long long)t.scopes,
-          strobe_capture_thread_count(c), MS(span));
+          strobe_capture_query_thread_count(c), MS(span));
   if (x->a.filter.thread || x->a.filter.name || x->a.filter.has_range) {
     fprintf(f, "filters ");
     if (x->a.filter.thread) fprintf(f, " thread %s%s;", x->a.filter.thread, x->a.thread_matched ? "" : " (matches no thread)");
@@ -293,7 +293,7 @@ static void write_text(cli_output *o, report *x, const uint32_t *ids, uint32_t n
 
   int width = 4;
   for (uint32_t i = 0; i < n_ids; i++) {
-    int l = (int)strlen(strobe_capture_get_site(c, ids[i])->name);
+    int l = (int)strlen(strobe_capture_query_site(c, ids[i])->name);
     if (l > width) width = l;
   }
   if (width > 40) width = 40;
@@ -308,7 +308,7 @@ static void write_text(cli_output *o, report *x, const uint32_t *ids, uint32_t n
     int sm = s->count > s->n_sample;
     sampled |= sm;
     fprintf(f, "  %-*.*s %10llu %12.4f %12.4f %10.4f %10.4f %10.4f %10.4f %8llu%s\n", width, width,
-            strobe_capture_get_site(c, ids[i])->name, (unsigned long long)s->count, MS(s->total_ns),
+            strobe_capture_query_site(c, ids[i])->name, (unsigned long long)s->count, MS(s->total_ns),
             MS(s->self_ns), MS(d.p50), MS(d.p95), MS(d.p99), MS(s->max_ns), (unsigned long long)d.n, sm ? "*" : "");
   }
   if (n_ids)

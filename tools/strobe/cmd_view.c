@@ -158,7 +158,7 @@ int cmd_view(int argc, char **argv) {
   }
   /* The server keeps its own copy of the token; ours goes once printed. */
   char url[160];
-  snprintf(url, sizeof url, "http://127.0.0.1:%u/#token=%s", (unsigned)strobe_server_port(s), token);
+  snprintf(url, sizeof url, "http://127.0.0.1:%u/#token=%s", (unsigned)strobe_server_query_port(s), token);
   memset(token, 0, sizeof token);
   printf("%s\n", url);
   fflush(stdout);

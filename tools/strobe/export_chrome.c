@@ -135,7 +135,7 @@ static int on_site(chrome *x, uint32_t id) {
   }
   csite *s = &x->sites[id];
   if (s->name) return 0; /* a repeated definition */
-  const strobe_capture_site *cs = strobe_capture_get_site(x->c, id);
+  const strobe_capture_site *cs = strobe_capture_query_site(x->c, id);
   size_t nl, cl;
   char *name = json_literal(cs->name, &nl);
   char *cat = json_literal(cs->category[0] ? cs->category : cli_site_kind_name(cs->kind), &cl);
@@ -170,7 +170,7 @@ static cthread *thread_of(chrome *x, uint32_t index) {
 static int on_thread(chrome *x, uint32_t index) {
   cthread *t = thread_of(x, index);
   if (!t) return -1;
-  const strobe_capture_thread *ct = strobe_capture_get_thread(x->c, index);
+  const strobe_capture_thread *ct = strobe_capture_query_thread(x->c, index);
   if (!t->defined) {
     t->defined = 1;
     t->tid = ct->os_tid;
@@ -209,7 +209,7 @@ static void write_args(chrome *x, const cthread *t, uint32_t from) {
   ob_str(o, ",\"args\":{");
   for (uint32_t i = from; i < t->n_vals; i++) {
     const cval *v = &t->vals[i];
-    const strobe_capture_site *s = strobe_capture_get_site(x->c, v->site);
+    const strobe_capture_site *s = strobe_capture_query_site(x->c, v->site);
     if (i > from) ob_ch(o, ',');
     char key[320];
     snprintf(key, sizeof key, "%s%s", s ? s->name : "?",
@@ -360,8 +360,8 @@ static void on_record(chrome *x, const strobe_capture_record *r) {
 
 static void other_data(chrome *x, const cli_input *in) {
   ob *o = x->o;
-  const strobe_capture_header *h = strobe_capture_get_header(x->c);
-  strobe_capture_totals t = strobe_capture_get_totals(x->c);
+  const strobe_capture_header *h = strobe_capture_query_header(x->c);
+  strobe_capture_totals t = strobe_capture_query_totals(x->c);
   ob_str(o, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"exporter\":\"strobe ");
   ob_str(o, strobe_version());
   ob_str(o, "\",\"capture_state\":");
@@ -402,7 +402,7 @@ int export_chrome(cli_input *in, FILE *out) {
   o->failed = 0;
   x->o = o;
   x->c = in->cap;
-  x->pid = strobe_capture_get_header(in->cap)->pid;
+  x->pid = strobe_capture_query_header(in->cap)->pid;
   x->first = 1;
   ob_str(o, "{\"traceEvents\":[");
   head(x, "M", 0, 0);

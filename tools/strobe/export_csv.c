@@ -33,7 +33,7 @@ int export_csv(cli_input *in, FILE *out) {
   }
   agg_read_all(&a, in);
   int status = cli_finish_read(in);
-  strobe_capture_totals t = strobe_capture_get_totals(in->cap);
+  strobe_capture_totals t = strobe_capture_query_totals(in->cap);
   double span = strobe_capture_ticks_to_ns(in->cap, t.end_ticks) - cli_start_ns(in->cap);
   uint32_t n = 0;
   uint32_t *ids = agg_sorted_scopes(&a, in->cap, &n);
@@ -43,7 +43,7 @@ int export_csv(cli_input *in, FILE *out) {
   }
   fputs("name,src_file,src_line,total_ns,total_perc,counts,mean_ns,min_ns,max_ns,std_ns\n", out);
   for (uint32_t i = 0; ids && i < n; i++) {
-    const strobe_capture_site *s = strobe_capture_get_site(in->cap, ids[i]);
+    const strobe_capture_site *s = strobe_capture_query_site(in->cap, ids[i]);
     const agg_site *st = &a.sites[ids[i]];
     double mean = st->total_ns / (double)st->count;
     field(out, s->name);

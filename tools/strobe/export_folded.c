@@ -40,7 +40,7 @@ static void put_path(ob *o, const strobe_capture *c, const path_table *p, uint32
       char label[32];
       put_name(o, cli_thread_label(c, x->site & ~ROOT_KEY, label, sizeof label));
     } else {
-      const strobe_capture_site *s = strobe_capture_get_site(c, x->site);
+      const strobe_capture_site *s = strobe_capture_query_site(c, x->site);
       ob_ch(o, ';');
       put_name(o, s ? s->name : "?");
     }

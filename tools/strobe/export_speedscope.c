@@ -160,7 +160,7 @@ static void frames_json(sscope *s, ob *o) {
   ob_str(o, "],\"shared\":{\"frames\":[");
   for (uint32_t i = 0; i < s->n_frames; i++) {
     uint32_t site = s->frame_site[i] >> 2, variant = s->frame_site[i] & 3;
-    const strobe_capture_site *cs = strobe_capture_get_site(s->c, site);
+    const strobe_capture_site *cs = strobe_capture_query_site(s->c, site);
     char name[4200];
     snprintf(name, sizeof name, "%s%s", cs ? cs->name : "?",
              variant == UNFINISHED ? " [unfinished: never ended]" : variant == LOST ? " [end lost]" : "");
@@ -238,7 +238,7 @@ int export_speedscope(const char *path, int quiet, FILE *out) {
     s->c = in.cap;
     strobe_capture_record r;
     while (cli_next(&in, &r) > 0) on_record(s, &r);
-    strobe_capture_totals tot = strobe_capture_get_totals(in.cap);
+    strobe_capture_totals tot = strobe_capture_query_totals(in.cap);
     s->end_at = round_i64(strobe_capture_ticks_to_ns(in.cap, tot.end_ticks));
     for (uint32_t i = 0; i < BATCH; i++) { /* still open at the end of the file */
       sthread *t = s->t[i];
@@ -252,7 +252,7 @@ int export_speedscope(const char *path, int quiet, FILE *out) {
       cli_progress_end(in.progress);
       in.progress = NULL;
     }
-    threads = strobe_capture_thread_count(in.cap);
+    threads = strobe_capture_query_thread_count(in.cap);
     write_profiles(s, o, round_i64(cli_start_ns(in.cap)), &first_profile);
     if (s->base + BATCH >= threads) frames_json(s, o); /* needs the capture's site table */
     cli_close(&in);

@@ -52,7 +52,7 @@ static int thread_matches(const strobe_capture *c, uint32_t index, const char *w
   int digits = *want != '\0';
   for (const char *s = want; *s; s++) digits &= isdigit((unsigned char)*s) != 0;
   if (digits) return strtoul(want, NULL, 10) == index;
-  const strobe_capture_thread *t = strobe_capture_get_thread(c, index);
+  const strobe_capture_thread *t = strobe_capture_query_thread(c, index);
   return t && strcmp(t->name, want) == 0;
 }
 
@@ -153,7 +153,7 @@ static size_t path_of(const fdiff *d, const strobe_capture *c, uint32_t id, char
   size_t len = 0;
   buf[0] = '\0';
   for (int i = n - 1; i >= 0; i--) {
-    const strobe_capture_site *s = strobe_capture_get_site(c, d->p.n[chain[i]].site);
+    const strobe_capture_site *s = strobe_capture_query_site(c, d->p.n[chain[i]].site);
     int w = snprintf(buf + len, cap - len, "%s%s", i == n - 1 ? "" : "/", s ? s->name : "?");
     if (w < 0 || (size_t)w >= cap - len) return cap - 1;
     len += (size_t)w;

@@ -130,12 +130,12 @@ void cli_close(cli_input *in) {
 
 void cli_progress_tick(cli_input *in) {
   in->until_check = PROGRESS_EVERY;
-  if (in->progress) cli_progress_update(in->progress, strobe_capture_position(in->cap));
+  if (in->progress) cli_progress_update(in->progress, strobe_capture_query_position(in->cap));
 }
 
 /* >>end of file */
 const char *cli_end_state(const cli_input *in) {
-  strobe_capture_totals t = strobe_capture_get_totals(in->cap);
+  strobe_capture_totals t = strobe_capture_query_totals(in->cap);
   if (in->rc == STROBE_ETRUNCATED) return "truncated inside a block: everything before that block was read";
   if (in->rc < 0) return strobe_strerror(in->rc);
   if (t.footer) return "complete";
@@ -146,8 +146,8 @@ int cli_finish_read(cli_input *in) {
   cli_progress_end(in->progress);
   in->progress = NULL;
   if (in->rc > 0) return CLI_OK; /* the caller stopped early: nothing to judge */
-  strobe_capture_totals t = strobe_capture_get_totals(in->cap);
-  unsigned long long at = (unsigned long long)strobe_capture_position(in->cap);
+  strobe_capture_totals t = strobe_capture_query_totals(in->cap);
+  unsigned long long at = (unsigned long long)strobe_capture_query_position(in->cap);
   if (in->rc == 0) {
     if (!t.footer)
       cli_error(in->cmd, "%s: cut short: no footer (the process was killed or is still recording); "
@@ -165,8 +165,8 @@ int cli_finish_read(cli_input *in) {
 
 /* >>clocks */
 int cli_clock_mismatch(const char *cmd, const cli_input *a, const cli_input *b) {
-  const strobe_capture_header *ha = strobe_capture_get_header(a->cap);
-  const strobe_capture_header *hb = strobe_capture_get_header(b->cap);
+  const strobe_capture_header *ha = strobe_capture_query_header(a->cap);
+  const strobe_capture_header *hb = strobe_capture_query_header(b->cap);
   double ra = ha->ns_per_tick, rb = hb->ns_per_tick;
   int differ = strcmp(ha->clock_source, hb->clock_source) != 0 ||
                fabs(ra - rb) > 0.01 * (fabs(ra) > fabs(rb) ? fabs(ra) : fabs(rb));
@@ -180,7 +180,7 @@ int cli_clock_mismatch(const char *cmd, const cli_input *a, const cli_input *b) 
 }
 
 double cli_start_ns(const strobe_capture *c) {
-  return strobe_capture_ticks_to_ns(c, strobe_capture_get_header(c)->start_ticks);
+  return strobe_capture_ticks_to_ns(c, strobe_capture_query_header(c)->start_ticks);
 }
 
 /* >>names */
@@ -198,7 +198,7 @@ const char *cli_site_kind_name(uint32_t kind) {
 }
 
 const char *cli_thread_label(const strobe_capture *c, uint32_t index, char *buf, size_t cap) {
-  const strobe_capture_thread *t = strobe_capture_get_thread(c, index);
+  const strobe_capture_thread *t = strobe_capture_query_thread(c, index);
   if (t && t->name[0]) return t->name;
   snprintf(buf, cap, "thread %u", index);
   return buf;

@@ -39,7 +39,7 @@ long pair_sites(agg *a, const strobe_capture *ca, agg *b, const strobe_capture *
   }
   long n = 0;
   for (uint32_t id = 1; id < a->n_sites; id++) {
-    const strobe_capture_site *s = strobe_capture_get_site(ca, id);
+    const strobe_capture_site *s = strobe_capture_query_site(ca, id);
     if (!is_scope(s) || !a->sites[id].count || !a->sites[id].included) continue;
     size_t i = site_hash(s) & (cap - 1);
     while (slot[i] && !same_site(pairs[slot[i] - 1].a, s)) i = (i + 1) & (cap - 1);
@@ -48,7 +48,7 @@ long pair_sites(agg *a, const strobe_capture *ca, agg *b, const strobe_capture *
     slot[i] = (uint32_t)++n;
   }
   for (uint32_t id = 1; id < b->n_sites; id++) {
-    const strobe_capture_site *s = strobe_capture_get_site(cb, id);
+    const strobe_capture_site *s = strobe_capture_query_site(cb, id);
     if (!is_scope(s) || !b->sites[id].count || !b->sites[id].included) continue;
     size_t i = site_hash(s) & (cap - 1);
     for (; slot[i]; i = (i + 1) & (cap - 1)) {
