@@ -3,7 +3,7 @@
  * (docs/report-schema.json). Runs with no lock held: the snapshot is
  * immutable. Carries only toolkit window ids, static labels and numbers.
  *
- * Contents: @samples @unfinished @summaries @application @tail
+ * Contents: @head @samples @unfinished @summaries @application @tail @entry
  */
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +63,58 @@ static void dist(strobe__json *j, const strobe__dist *d) {
   strobe__json_num(j, "max_ms", d->max, MS);
 }
 
+/* @head */
+/* Format version, identity and what the report holds. */
+static void write_head(strobe__json *j, const strobe_report *r) {
+  strobe_report_status st = strobe_report_query_status(r);
+  strobe__json_int(j, "version", 1);
+  strobe__json_str(j, "id", r->id);
+  strobe__json_bool(j, "final", r->final);
+  strobe__json_str(j, "status", status_name(st));
+  strobe__json_str(j, "status_note", status_note(st));
+}
+
+static void write_units(strobe__json *j) {
+  strobe__json_object(j, "units");
+  strobe__json_str(j, "durations", "milliseconds");
+  strobe__json_str(j, "stage_timings", "CPU wall-clock milliseconds of the instrumented thread");
+  strobe__json_str(j, "timestamps", "milliseconds since the collector's creation; monotonic, not calendar time");
+  strobe__json_end(j);
+}
+
+/* A final report has an end and no read time; a live snapshot the reverse. */
+static void write_session(strobe__json *j, const strobe_report *r) {
+  strobe__json_object(j, "session");
+  strobe__json_num(j, "start_ms", strobe__report_ms(r, r->start), MS);
+  if (r->final) {
+    strobe__json_num(j, "end_ms", strobe__report_ms(r, r->at), MS);
+    strobe__json_null(j, "read_ms");
+  } else {
+    strobe__json_null(j, "end_ms");
+    strobe__json_num(j, "read_ms", strobe__report_ms(r, r->at), MS);
+  }
+  strobe__json_uint(j, "max_samples", r->max_samples);
+  strobe__json_bool(j, "include_devtools", r->include_devtools);
+  strobe__json_end(j);
+}
+
+/* Every admission count, including what the bounds cut (dropped, untracked). */
+static void write_counts(strobe__json *j, const strobe_report *r) {
+  strobe__json_object(j, "counts");
+  strobe__json_uint(j, "completed", r->completed);
+  strobe__json_uint(j, "returned", r->nsamples);
+  strobe__json_uint(j, "dropped", r->dropped);
+  strobe__json_uint(j, "boundary_excluded", r->boundary_excluded);
+  strobe__json_uint(j, "devtools_excluded", r->devtools_excluded);
+  strobe__json_uint(j, "unfinished", r->nunfinished);
+  strobe__json_uint(j, "untracked_windows", r->untracked_windows);
+  strobe__json_object(j, "completed_by_kind");
+  for (int kind = STROBE_OP_PASS; kind <= STROBE_OP_REQUEST; kind++)
+    strobe__json_uint(j, kind_name(kind), r->kind_completed[kind]);
+  strobe__json_end(j);
+  strobe__json_end(j);
+}
+
 /* @samples */
 static void write_sample(strobe__json *j, const strobe_report *r, const strobe__sample *s) {
   strobe__json_object(j, NULL);
@@ -101,6 +153,25 @@ static void write_sample(strobe__json *j, const strobe_report *r, const strobe__
     strobe__json_end(j);
   }
   strobe__json_end(j);
+  strobe__json_end(j);
+}
+
+/* How old the newest of n samples (completed at tick `newest`) is at read/end; null without samples. */
+static void write_sample_age(strobe__json *j, const strobe_report *r, uint32_t n, uint64_t newest) {
+  if (n)
+    strobe__json_num(j, "sample_age_ms", strobe__ticks_ms(r, r->at - newest), MS);
+  else
+    strobe__json_null(j, "sample_age_ms");
+}
+
+/* The age of the newest sample, then every sample. */
+static void write_samples(strobe__json *j, const strobe_report *r) {
+  uint64_t newest = 0;
+  for (uint32_t i = 0; i < r->nsamples; i++)
+    if (r->samples[i]->end > newest) newest = r->samples[i]->end;
+  write_sample_age(j, r, r->nsamples, newest);
+  strobe__json_array(j, "samples");
+  for (uint32_t i = 0; i < r->nsamples; i++) write_sample(j, r, r->samples[i]);
   strobe__json_end(j);
 }
 
@@ -230,10 +301,7 @@ static void write_application(strobe__json *j, const strobe_report *r) {
   uint64_t newest = 0;
   for (uint32_t i = 0; i < r->napps; i++)
     if (r->apps[i]->end > newest) newest = r->apps[i]->end;
-  if (r->napps)
-    strobe__json_num(j, "sample_age_ms", strobe__ticks_ms(r, r->at - newest), MS);
-  else
-    strobe__json_null(j, "sample_age_ms");
+  write_sample_age(j, r, r->napps, newest);
   strobe__json_str(j, "units", "inclusive synchronous wall milliseconds, including lock waits and synchronous I/O; "
                                "may overlap passes, other lanes and children: do not sum");
   strobe__json_array(j, "scopes");
@@ -299,100 +367,74 @@ static void write_build(strobe__json *j) {
   strobe__json_end(j);
 }
 
+static void write_memory(strobe__json *j, const strobe_report *r) {
+  strobe__json_object(j, "memory");
+  strobe__json_str(j, "note", "application-reported levels sampled at most once per second; not an allocation trace");
+  strobe__json_array(j, "gauges");
+  for (uint32_t i = 0; i < r->ngauges; i++) {
+    strobe__json_object(j, NULL);
+    strobe__json_str(j, "name", r->gauges[i].name);
+    strobe__json_num(j, "value", r->gauges[i].value, 3);
+    strobe__json_num(j, "sampled_ms_ago", strobe__ticks_ms(r, r->at - r->gauges[i].sampled), MS);
+    strobe__json_end(j);
+  }
+  strobe__json_end(j);
+  strobe__json_end(j);
+}
+
+/* null until a recorder or strobe_collector_measure_overhead measured it. */
+static void write_overhead(strobe__json *j, const strobe_report *r) {
+  if (r->overhead_ns > 0)
+    strobe__json_num(j, "overhead_per_scope_ns", r->overhead_ns, 2);
+  else
+    strobe__json_null(j, "overhead_per_scope_ns");
+}
+
+/* Run metadata the application set (strobe_collector_set_run_info). */
+static void write_run(strobe__json *j, const strobe_report *r) {
+  strobe__json_object(j, "run");
+  for (uint32_t i = 0; i < r->nrun; i++) strobe__json_str(j, r->run_keys[i], r->run_values[i]);
+  strobe__json_end(j);
+}
+
+/* @entry */
+/* Hands the NUL-terminated text to the caller, or frees it when any write failed. */
+static int take_output(strobe__json *j, char **json, size_t *len) {
+  strobe__buf_put(&j->out, "", 1); /* terminator */
+  if (j->out.failed) {
+    strobe__buf_free(&j->out);
+    return STROBE_ENOMEM;
+  }
+  *json = (char *)j->out.data;
+  if (len) *len = j->out.len - 1;
+  return 0;
+}
+
+/* The report is written in these named steps, in the order their keys
+ * appear in the JSON (docs/report-schema.json describes every key). */
 int strobe_report_json(const strobe_report *r, char **json, size_t *len) {
   if (!r || !json) return STROBE_EINVAL;
   *json = NULL;
   size_t scratch_n = r->nsamples ? r->nsamples : 1;
-  double *scratch = malloc(scratch_n * sizeof *scratch);
+  double *scratch = malloc(scratch_n * sizeof *scratch); /* write_kind_summary's percentile workspace */
   if (!scratch) return STROBE_ENOMEM;
   strobe__json j = {0};
-  strobe_report_status st = strobe_report_query_status(r);
   strobe__json_object(&j, NULL);
-  strobe__json_int(&j, "version", 1);
-  strobe__json_str(&j, "id", r->id);
-  strobe__json_bool(&j, "final", r->final);
-  strobe__json_str(&j, "status", status_name(st));
-  strobe__json_str(&j, "status_note", status_note(st));
-
-  strobe__json_object(&j, "units");
-  strobe__json_str(&j, "durations", "milliseconds");
-  strobe__json_str(&j, "stage_timings", "CPU wall-clock milliseconds of the instrumented thread");
-  strobe__json_str(&j, "timestamps", "milliseconds since the collector's creation; monotonic, not calendar time");
-  strobe__json_end(&j);
-
-  strobe__json_object(&j, "session");
-  strobe__json_num(&j, "start_ms", strobe__report_ms(r, r->start), MS);
-  if (r->final) {
-    strobe__json_num(&j, "end_ms", strobe__report_ms(r, r->at), MS);
-    strobe__json_null(&j, "read_ms");
-  } else {
-    strobe__json_null(&j, "end_ms");
-    strobe__json_num(&j, "read_ms", strobe__report_ms(r, r->at), MS);
-  }
-  strobe__json_uint(&j, "max_samples", r->max_samples);
-  strobe__json_bool(&j, "include_devtools", r->include_devtools);
-  strobe__json_end(&j);
-
-  strobe__json_object(&j, "counts");
-  strobe__json_uint(&j, "completed", r->completed);
-  strobe__json_uint(&j, "returned", r->nsamples);
-  strobe__json_uint(&j, "dropped", r->dropped);
-  strobe__json_uint(&j, "boundary_excluded", r->boundary_excluded);
-  strobe__json_uint(&j, "devtools_excluded", r->devtools_excluded);
-  strobe__json_uint(&j, "unfinished", r->nunfinished);
-  strobe__json_uint(&j, "untracked_windows", r->untracked_windows);
-  strobe__json_object(&j, "completed_by_kind");
-  for (int kind = STROBE_OP_PASS; kind <= STROBE_OP_REQUEST; kind++)
-    strobe__json_uint(&j, kind_name(kind), r->kind_completed[kind]);
-  strobe__json_end(&j);
-  strobe__json_end(&j);
-
-  uint64_t newest = 0;
-  for (uint32_t i = 0; i < r->nsamples; i++)
-    if (r->samples[i]->end > newest) newest = r->samples[i]->end;
-  if (r->nsamples)
-    strobe__json_num(&j, "sample_age_ms", strobe__ticks_ms(r, r->at - newest), MS);
-  else
-    strobe__json_null(&j, "sample_age_ms");
-
-  strobe__json_array(&j, "samples");
-  for (uint32_t i = 0; i < r->nsamples; i++) write_sample(&j, r, r->samples[i]);
-  strobe__json_end(&j);
+  write_head(&j, r);
+  write_units(&j);
+  write_session(&j, r);
+  write_counts(&j, r);
+  write_samples(&j, r);
   write_unfinished(&j, r);
   write_stage_summary(&j, r);
   write_kind_summary(&j, r, scratch);
   write_frame_rate(&j, r);
   write_application(&j, r);
-
-  strobe__json_object(&j, "memory");
-  strobe__json_str(&j, "note", "application-reported levels sampled at most once per second; not an allocation trace");
-  strobe__json_array(&j, "gauges");
-  for (uint32_t i = 0; i < r->ngauges; i++) {
-    strobe__json_object(&j, NULL);
-    strobe__json_str(&j, "name", r->gauges[i].name);
-    strobe__json_num(&j, "value", r->gauges[i].value, 3);
-    strobe__json_num(&j, "sampled_ms_ago", strobe__ticks_ms(r, r->at - r->gauges[i].sampled), MS);
-    strobe__json_end(&j);
-  }
-  strobe__json_end(&j);
-  strobe__json_end(&j);
-
-  if (r->overhead_ns > 0)
-    strobe__json_num(&j, "overhead_per_scope_ns", r->overhead_ns, 2);
-  else
-    strobe__json_null(&j, "overhead_per_scope_ns");
+  write_memory(&j, r);
+  write_overhead(&j, r);
   write_build(&j);
-  strobe__json_object(&j, "run");
-  for (uint32_t i = 0; i < r->nrun; i++) strobe__json_str(&j, r->run_keys[i], r->run_values[i]);
+  write_run(&j, r);
   strobe__json_end(&j);
-  strobe__json_end(&j);
-  strobe__buf_put(&j.out, "", 1); /* terminator */
   free(scratch);
-  if (j.out.failed) {
-    strobe__buf_free(&j.out);
-    return STROBE_ENOMEM;
-  }
-  *json = (char *)j.out.data;
-  if (len) *len = j.out.len - 1;
-  return 0;
+  return take_output(&j, json, len);
 }
