@@ -490,12 +490,17 @@ static int by_time(const void *x, const void *y) {
 /* A row is in start order unless the capture's clock went backwards (a
  * hostile or broken file: the reader accepts negative deltas). Such a row is
  * sorted here, and the values and loop records that name its spans follow,
- * so the browser's binary searches hold for every model. */
-static const double *g_sort_start;
-static int by_start_index(const void *x, const void *y) {
-  uint32_t a = *(const uint32_t *)x, c = *(const uint32_t *)y;
-  if (g_sort_start[a] != g_sort_start[c]) return g_sort_start[a] < g_sort_start[c] ? -1 : 1;
-  return a < c ? -1 : a > c;
+ * so the browser's binary searches hold for every model. Each key carries
+ * its own start, so the comparator needs no context: two models built at
+ * once (two servers, a live view beside a file view) share nothing. */
+typedef struct start_key {
+  double start;
+  uint32_t index; /* span row; ties keep stream order */
+} start_key;
+static int by_start_key(const void *x, const void *y) {
+  const start_key *a = x, *b = y;
+  if (a->start != b->start) return a->start < b->start ? -1 : 1;
+  return a->index < b->index ? -1 : a->index > b->index;
 }
 
 static int sort_rows(builder *b) {
@@ -509,7 +514,7 @@ static int sort_rows(builder *b) {
       uint32_t first = th->base[d], n = th->base[d + 1] - first, k = 1;
       while (k < n && start[first + k] >= start[first + k - 1]) k++;
       if (k >= n) continue;
-      uint32_t *perm = malloc((size_t)n * sizeof *perm);
+      start_key *perm = malloc((size_t)n * sizeof *perm);
       unsigned char *tmp = malloc((size_t)n * 8);
       if (!remap) {
         remap = malloc((size_t)sp->rows * sizeof *remap);
@@ -518,17 +523,16 @@ static int sort_rows(builder *b) {
       if (!perm || !tmp || !remap) {
         rc = STROBE_ENOMEM;
       } else {
-        for (uint32_t i = 0; i < n; i++) perm[i] = first + i;
-        g_sort_start = start;
-        qsort(perm, n, sizeof *perm, by_start_index);
+        for (uint32_t i = 0; i < n; i++) perm[i] = (start_key){start[first + i], first + i};
+        qsort(perm, n, sizeof *perm, by_start_key);
         for (uint32_t c = 0; c < sp->ncols; c++) { /* permute each column through tmp */
           size_t w = !strcmp(sp->cols[c].type, "f64") ? 8 : !strcmp(sp->cols[c].type, "f32") ? 4
                    : !strcmp(sp->cols[c].type, "u16") ? 2 : 1;
           unsigned char *col = sp->data + sp->cols[c].offset;
-          for (uint32_t i = 0; i < n; i++) memcpy(tmp + (size_t)i * w, col + (size_t)perm[i] * w, w);
+          for (uint32_t i = 0; i < n; i++) memcpy(tmp + (size_t)i * w, col + (size_t)perm[i].index * w, w);
           memcpy(col + (size_t)first * w, tmp, (size_t)n * w);
         }
-        for (uint32_t i = 0; i < n; i++) remap[perm[i]] = first + i;
+        for (uint32_t i = 0; i < n; i++) remap[perm[i].index] = first + i;
       }
       free(perm);
       free(tmp);
