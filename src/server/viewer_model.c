@@ -355,99 +355,135 @@ static uint32_t slot_of(const vthread *t, uint32_t depth) {
   return t->base[depth - 1] + t->cnt[depth - 1];
 }
 
+/* A record's times as ns since the capture start, made safe to store: a
+ * hostile header (ns per tick NaN or infinite) or a clock that ran
+ * backwards must not put NaN or negative durations in the tables. */
+static double record_now(const builder *b, strobe_capture_record *r) {
+  double now = r->time_ns - b->t0;
+  if (!isfinite(now)) now = 0;
+  if (!isfinite(r->duration_ns) || r->duration_ns < 0) r->duration_ns = 0;
+  if (!isfinite(r->self_ns) || r->self_ns < 0) r->self_ns = 0;
+  if (r->self_ns > r->duration_ns) r->self_ns = r->duration_ns;
+  return now;
+}
+
+/* A scope opens: remembered on its thread's stack, with where the side
+ * tables stood, so a loss can drop what it carried. */
+static int fill_begin(builder *b, vthread *t, const strobe_capture_record *r, double now) {
+  if (r->depth < 1 || r->depth > MAX_DEPTH) return 0;
+  if (!t->stack && !(t->stack = calloc(MAX_DEPTH, sizeof *t->stack))) return STROBE_ENOMEM; /* 8 KiB per scoping thread */
+  t->stack[r->depth - 1] = (open_scope){r->site, now, b->nvals, b->ncums};
+  t->cur = r->depth;
+  return 0;
+}
+
+/* The scope's site statistics (count, total, self, min, max). */
+static void site_stat_add(builder *b, const strobe_capture_record *r) {
+  site_stat *st = &b->stats[r->site < MAX_SITES ? r->site : 0];
+  if (st->count == 0 || r->duration_ns < st->min) st->min = r->duration_ns;
+  if (st->count == 0 || r->duration_ns > st->max) st->max = r->duration_ns;
+  st->count++;
+  st->total += r->duration_ns;
+  st->self += r->self_ns;
+}
+
+/* A scope ends: the next slot of its (thread, depth) bucket, its site's
+ * statistics, and for a top-level scope a frame or an operation entry. */
+static int fill_end(builder *b, const strobe_capture *c, vthread *t, const strobe_capture_record *r, double now) {
+  t->cur = r->depth - 1;
+  if (r->depth > t->ndepth || t->cnt[r->depth - 1] >= t->base[r->depth] - t->base[r->depth - 1]) return 0;
+  strobe__vtable *sp = &b->m->tables[STROBE__VT_SPANS];
+  uint32_t i = t->base[r->depth - 1] + t->cnt[r->depth - 1]++;
+  double begin = now - r->duration_ns;
+  COL(sp, SP_START, double)[i] = begin;
+  COL(sp, SP_DUR, float)[i] = (float)r->duration_ns;
+  COL(sp, SP_SELF, float)[i] = (float)r->self_ns;
+  COL(sp, SP_SITE, uint16_t)[i] = (uint16_t)r->site;
+  COL(sp, SP_DEPTH, uint8_t)[i] = (uint8_t)(r->depth - 1);
+  touch_range(b, begin, now);
+  site_stat_add(b, r);
+  if (r->depth != 1) return 0;
+  const strobe_capture_site *site = strobe_capture_query_site(c, r->site);
+  int k = op_kind(site ? site->category : NULL);
+  if (k < 0 && !b->marks_mode) k = FK_SCOPE;
+  return k >= 0 ? frame_push(b, begin, r->duration_ns, r->thread, 0, k) : 0;
+}
+
+/* A VALUE or CUMULATIVE record: kept aside, naming the span its scope will
+ * fill, until >>finish drops the dead ones and sorts by span. */
+static void fill_number(builder *b, const vthread *t, const strobe_capture_record *r) {
+  uint32_t span = slot_of(t, r->depth);
+  if (r->type == STROBE_REC_VALUE) {
+    if (r->depth == 0 || span == NO_SPAN || b->nvals >= b->n_values) return;
+    b->vals[b->nvals++] = (tmp_value){r->value, span, r->thread, (uint16_t)r->site, (uint8_t)r->depth, 0};
+  } else {
+    if (b->ncums >= b->n_cumul) return;
+    b->cums[b->ncums++] = (tmp_cumul){(double)r->count, r->total_ns, r->min_ns, r->max_ns, span, r->thread,
+                                       (uint16_t)r->site, (uint8_t)(r->depth > 255 ? 255 : r->depth), 0};
+  }
+}
+
+/* A COUNTER or GAUGE record: the next slot of its site's run. */
+static void fill_sample(builder *b, const strobe_capture_record *r, double now) {
+  if (r->site >= MAX_SITES || b->sample_next[r->site] >= b->sample_first[r->site] + b->samples_per_site[r->site])
+    return;
+  strobe__vtable *sa = &b->m->tables[STROBE__VT_SAMPLES];
+  uint32_t k = b->sample_next[r->site]++;
+  COL(sa, SA_TIME, double)[k] = now;
+  COL(sa, SA_VALUE, double)[k] = r->value; /* counters: the delta until >>finish sums them */
+  COL(sa, SA_SITE, uint16_t)[k] = (uint16_t)r->site;
+  touch_range(b, now, now);
+}
+
+/* A FRAME mark: in marks mode, the interval since the thread's previous
+ * mark is a frame. */
+static int fill_mark(builder *b, vthread *t, const strobe_capture_record *r, double now) {
+  if (b->marks_mode && t->marks > 0 && frame_push(b, t->last_mark, now - t->last_mark, r->thread, t->marks, FK_FRAME))
+    return STROBE_ENOMEM;
+  t->marks++;
+  t->last_mark = now;
+  touch_range(b, now, now);
+  return 0;
+}
+
+/* One record of pass 2 into the tables. */
+static int fill_record(builder *b, const strobe_capture *c, strobe_capture_record *r) {
+  vthread *t = &b->th[r->thread];
+  double now = record_now(b, r);
+  if (r->type != STROBE_REC_VALUE && r->type != STROBE_REC_CUMULATIVE && now > t->last_time) t->last_time = now;
+  switch (r->type) {
+    case STROBE_REC_BEGIN: return fill_begin(b, t, r, now);
+    case STROBE_REC_END: return fill_end(b, c, t, r, now);
+    case STROBE_REC_VALUE:
+    case STROBE_REC_CUMULATIVE: fill_number(b, t, r); return 0;
+    case STROBE_REC_COUNTER:
+    case STROBE_REC_GAUGE: fill_sample(b, r, now); return 0;
+    case STROBE_REC_FRAME: return fill_mark(b, t, r, now);
+    case STROBE_REC_LOST:
+      if (t->stack) close_open(b, t, r->thread, (uint32_t)r->depth, now, OPEN_LOST);
+      return 0;
+    case STROBE_REC_THREAD_END:
+      if (t->stack) close_open(b, t, r->thread, 0, t->last_time, OPEN_UNFINISHED);
+      return 0;
+    default: return 0;
+  }
+}
+
+/* Reads the capture again up to pass 1's stop, filling the tables; scopes
+ * still open at the end (or at the cut) go to the open table. */
 static int pass2(builder *b) {
   strobe_capture *c = NULL;
   int rc = open_source(b->src, &c);
   if (rc) return rc;
-  strobe__vmodel *m = b->m;
-  strobe__vtable *sp = &m->tables[STROBE__VT_SPANS], *sa = &m->tables[STROBE__VT_SAMPLES];
-  double *s_start = COL(sp, SP_START, double);
-  float *s_dur = COL(sp, SP_DUR, float), *s_self = COL(sp, SP_SELF, float);
-  uint16_t *s_site = COL(sp, SP_SITE, uint16_t);
-  uint8_t *s_depth = COL(sp, SP_DEPTH, uint8_t);
   strobe_capture_record r;
   uint64_t nrec = 0;
   while ((rc = strobe_capture_next(c, &r)) > 0 && nrec < b->stop_at) {
     nrec++;
     if (r.type == STROBE_REC_SITE || r.type == STROBE_REC_THREAD || r.thread >= b->nth) continue;
-    vthread *t = &b->th[r.thread];
-    double now = r.time_ns - b->t0;
-    /* A hostile header (ns per tick NaN or infinite) or a clock that ran
-     * backwards must not put NaN or negative durations in the tables. */
-    if (!isfinite(now)) now = 0;
-    if (!isfinite(r.duration_ns) || r.duration_ns < 0) r.duration_ns = 0;
-    if (!isfinite(r.self_ns) || r.self_ns < 0) r.self_ns = 0;
-    if (r.self_ns > r.duration_ns) r.self_ns = r.duration_ns;
-    if (r.type != STROBE_REC_VALUE && r.type != STROBE_REC_CUMULATIVE && now > t->last_time) t->last_time = now;
-    switch (r.type) {
-      case STROBE_REC_BEGIN:
-        if (r.depth < 1 || r.depth > MAX_DEPTH) break;
-        if (!t->stack && !(t->stack = calloc(MAX_DEPTH, sizeof *t->stack))) goto oom; /* 8 KiB per scoping thread */
-        t->stack[r.depth - 1] = (open_scope){r.site, now, b->nvals, b->ncums};
-        t->cur = r.depth;
-        break;
-      case STROBE_REC_END: {
-        t->cur = r.depth - 1;
-        if (r.depth > t->ndepth || t->cnt[r.depth - 1] >= t->base[r.depth] - t->base[r.depth - 1]) break;
-        uint32_t i = t->base[r.depth - 1] + t->cnt[r.depth - 1]++;
-        double begin = now - r.duration_ns;
-        s_start[i] = begin;
-        s_dur[i] = (float)r.duration_ns;
-        s_self[i] = (float)r.self_ns;
-        s_site[i] = (uint16_t)r.site;
-        s_depth[i] = (uint8_t)(r.depth - 1);
-        touch_range(b, begin, now);
-        site_stat *st = &b->stats[r.site < MAX_SITES ? r.site : 0];
-        if (st->count == 0 || r.duration_ns < st->min) st->min = r.duration_ns;
-        if (st->count == 0 || r.duration_ns > st->max) st->max = r.duration_ns;
-        st->count++;
-        st->total += r.duration_ns;
-        st->self += r.self_ns;
-        if (r.depth == 1) {
-          const strobe_capture_site *site = strobe_capture_query_site(c, r.site);
-          int k = op_kind(site ? site->category : NULL);
-          if (k < 0 && !b->marks_mode) k = FK_SCOPE;
-          if (k >= 0 && frame_push(b, begin, r.duration_ns, r.thread, 0, k)) goto oom;
-        }
-        break;
-      }
-      case STROBE_REC_VALUE:
-      case STROBE_REC_CUMULATIVE: {
-        uint32_t span = slot_of(t, r.depth);
-        if (r.type == STROBE_REC_VALUE) {
-          if (r.depth == 0 || span == NO_SPAN || b->nvals >= b->n_values) break;
-          b->vals[b->nvals++] = (tmp_value){r.value, span, r.thread, (uint16_t)r.site, (uint8_t)r.depth, 0};
-        } else {
-          if (b->ncums >= b->n_cumul) break;
-          b->cums[b->ncums++] = (tmp_cumul){(double)r.count, r.total_ns, r.min_ns, r.max_ns, span, r.thread,
-                                             (uint16_t)r.site, (uint8_t)(r.depth > 255 ? 255 : r.depth), 0};
-        }
-        break;
-      }
-      case STROBE_REC_COUNTER:
-      case STROBE_REC_GAUGE:
-        if (r.site < MAX_SITES && b->sample_next[r.site] < b->sample_first[r.site] + b->samples_per_site[r.site]) {
-          uint32_t k = b->sample_next[r.site]++;
-          COL(sa, SA_TIME, double)[k] = now;
-          COL(sa, SA_VALUE, double)[k] = r.value; /* counters: the delta until >>finish sums them */
-          COL(sa, SA_SITE, uint16_t)[k] = (uint16_t)r.site;
-          touch_range(b, now, now);
-        }
-        break;
-      case STROBE_REC_FRAME:
-        if (b->marks_mode && t->marks > 0 && frame_push(b, t->last_mark, now - t->last_mark, r.thread, t->marks, FK_FRAME))
-          goto oom;
-        t->marks++;
-        t->last_mark = now;
-        touch_range(b, now, now);
-        break;
-      case STROBE_REC_LOST:
-        if (t->stack) close_open(b, t, r.thread, (uint32_t)r.depth, now, OPEN_LOST);
-        break;
-      case STROBE_REC_THREAD_END:
-        if (t->stack) close_open(b, t, r.thread, 0, t->last_time, OPEN_UNFINISHED);
-        break;
-      default: break;
+    int err = fill_record(b, c, &r);
+    if (err) {
+      strobe_capture_close(c);
+      return err;
     }
   }
   for (uint32_t i = 0; i < b->nth; i++)
@@ -455,9 +491,6 @@ static int pass2(builder *b) {
       close_open(b, &b->th[i], i, 0, b->th[i].last_time, b->stop_at == UINT64_MAX ? OPEN_UNFINISHED : OPEN_CUT);
   b->cap = c; /* kept open: its site and thread tables name things in the meta */
   return 0;
-oom:
-  strobe_capture_close(c);
-  return STROBE_ENOMEM;
 }
 
 /* ======================================================================
@@ -683,34 +716,38 @@ static json_t *tables_json(const strobe__vmodel *m) {
   return o;
 }
 
-static int build_meta(builder *b, const strobe__vsource *src, uint64_t generation) {
-  const strobe_capture *c = b->cap;
-  counters_to_totals(b, c);
-  strobe__vmodel *m = b->m;
-  json_t *root = json_object();
+/* What the capture is: its name, origin, header, start and time range. */
+static void meta_identity(json_t *root, const builder *b, const strobe__vsource *src, uint64_t generation) {
   json_object_set_new(root, "format", json_integer(1));
   json_object_set_new(root, "label", jstr(src->label));
   json_object_set_new(root, "origin", json_string(src->origin ? src->origin : "file"));
   json_object_set_new(root, "generation", json_integer((json_int_t)generation));
-  json_object_set_new(root, "header", header_json(strobe_capture_query_header(c)));
+  json_object_set_new(root, "header", header_json(strobe_capture_query_header(b->cap)));
   json_object_set_new(root, "start_ns", isfinite(b->t0) ? json_real(b->t0) : json_real(0));
   int empty = !(b->range_lo <= b->range_hi);
   json_t *range = json_array();
   json_array_append_new(range, json_real(empty ? 0.0 : b->range_lo));
   json_array_append_new(range, json_real(empty ? 0.0 : b->range_hi));
   json_object_set_new(root, "range", range);
-  const strobe_capture_totals *tt = &b->totals;
-  json_object_set_new(
-      root, "totals",
-      json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b,s:b,s:{s:I,s:I,s:I,s:I,s:I,s:I}}", "blocks", (json_int_t)tt->blocks,
-                "events", (json_int_t)tt->events, "scopes", (json_int_t)tt->scopes, "lost", (json_int_t)tt->lost,
-                "orphan_ends", (json_int_t)tt->orphan_ends, "unfinished", (json_int_t)tt->unfinished, "lost_scopes",
-                (json_int_t)tt->lost_scopes, "footer", tt->footer, "cut_short", tt->cut_short, "misuse",
-                "end_without_begin", (json_int_t)tt->misuse.end_without_begin, "unbalanced",
-                (json_int_t)tt->misuse.unbalanced, "open_at_exit", (json_int_t)tt->misuse.open_at_exit,
-                "depth_overflow", (json_int_t)tt->misuse.depth_overflow, "value_without_scope",
-                (json_int_t)tt->misuse.value_without_scope, "cumulative_overflow",
-                (json_int_t)tt->misuse.cumulative_overflow));
+}
+
+/* The reader's totals over the whole capture, kept or cut. */
+static json_t *totals_json(const strobe_capture_totals *tt) {
+  return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b,s:b,s:{s:I,s:I,s:I,s:I,s:I,s:I}}", "blocks", (json_int_t)tt->blocks,
+                   "events", (json_int_t)tt->events, "scopes", (json_int_t)tt->scopes, "lost", (json_int_t)tt->lost,
+                   "orphan_ends", (json_int_t)tt->orphan_ends, "unfinished", (json_int_t)tt->unfinished,
+                   "lost_scopes", (json_int_t)tt->lost_scopes, "footer", tt->footer, "cut_short", tt->cut_short,
+                   "misuse", "end_without_begin", (json_int_t)tt->misuse.end_without_begin, "unbalanced",
+                   (json_int_t)tt->misuse.unbalanced, "open_at_exit", (json_int_t)tt->misuse.open_at_exit,
+                   "depth_overflow", (json_int_t)tt->misuse.depth_overflow, "value_without_scope",
+                   (json_int_t)tt->misuse.value_without_scope, "cumulative_overflow",
+                   (json_int_t)tt->misuse.cumulative_overflow);
+}
+
+/* What the model holds of it: totals, read error, the span cut, and how
+ * frames were found. */
+static void meta_completeness(json_t *root, const builder *b) {
+  json_object_set_new(root, "totals", totals_json(&b->totals));
   json_object_set_new(root, "read_error", b->read_error ? json_pack("{s:s,s:s}", "name", strobe_err_name(b->read_error),
                                                                     "message", strobe_strerror(b->read_error))
                                                         : json_null());
@@ -721,9 +758,13 @@ static int build_meta(builder *b, const strobe__vsource *src, uint64_t generatio
   json_t *kinds = json_array();
   for (int i = 0; i < FK_COUNT; i++) json_array_append_new(kinds, json_string(g_frame_kinds[i]));
   json_object_set_new(root, "frame_kinds", kinds);
+}
 
-  /* Every thread the reader defined or that has spans here (a hostile file
-   * can name one the reader no longer lists: its spans still need a lane). */
+/* Every thread the reader defined or that has spans here (a hostile file
+ * can name one the reader no longer lists: its spans still need a lane),
+ * with its lanes: [depth, first span, count]. */
+static json_t *threads_json(const builder *b) {
+  const strobe_capture *c = b->cap;
   json_t *threads = json_array();
   uint32_t nthreads = strobe_capture_query_thread_count(c);
   for (uint32_t i = 0; i < (nthreads > b->nth ? nthreads : b->nth); i++) {
@@ -745,52 +786,81 @@ static int build_meta(builder *b, const strobe__vsource *src, uint64_t generatio
                                              (json_int_t)(ct ? ct->lost : 0), "ended", ct ? ct->ended : 0,
                                              "depths", depths));
   }
-  json_object_set_new(root, "threads", threads);
+  return threads;
+}
 
+/* One site's metadata, and for a scope its statistics; NULL if jansson failed. */
+static json_t *site_json(uint32_t id, const strobe_capture_site *s, const site_stat *st) {
+  json_t *o = json_pack("{s:i,s:i,s:o,s:o,s:o,s:i,s:o,s:o,s:I}", "id", (int)id, "kind", (int)s->kind, "name",
+                        jstr(s->name), "category", jstr(s->category), "file", jstr(s->file), "line", (int)s->line,
+                        "function", jstr(s->function), "parent", jstr(s->parent), "count", (json_int_t)st->count);
+  if (o && st->count) {
+    json_object_set_new(o, "total_ns", num_or_null(st->total));
+    json_object_set_new(o, "self_ns", num_or_null(st->self));
+    json_object_set_new(o, "min_ns", num_or_null(st->min));
+    json_object_set_new(o, "max_ns", num_or_null(st->max));
+  }
+  return o;
+}
+
+/* A counter or gauge site's run in the samples table, with its range;
+ * NULL when the site has no samples or is of another kind. */
+static json_t *series_json(const builder *b, uint32_t id, const strobe_capture_site *s) {
+  uint32_t n = b->sample_next[id] - b->sample_first[id];
+  if (!n || (s->kind != STROBE_SITE_COUNTER && s->kind != STROBE_SITE_GAUGE)) return NULL;
+  const double *vv = COL(&b->m->tables[STROBE__VT_SAMPLES], SA_VALUE, double) + b->sample_first[id];
+  double lo = vv[0], hi = vv[0];
+  for (uint32_t i = 1; i < n; i++) {
+    if (vv[i] < lo) lo = vv[i];
+    if (vv[i] > hi) hi = vv[i];
+  }
+  return json_pack("{s:i,s:s,s:I,s:I,s:o,s:o}", "site", (int)id, "kind",
+                   s->kind == STROBE_SITE_COUNTER ? "counter" : "gauge", "first", (json_int_t)b->sample_first[id],
+                   "count", (json_int_t)n, "min", num_or_null(lo), "max", num_or_null(hi));
+}
+
+/* Every site the capture defines, and the series of its counters and gauges. */
+static void meta_sites(json_t *root, const builder *b) {
+  const strobe_capture *c = b->cap;
   json_t *sites = json_array(), *series = json_array();
   uint32_t limit = strobe_capture_query_site_limit(c);
   for (uint32_t id = 1; id < limit && id < MAX_SITES; id++) {
     const strobe_capture_site *s = strobe_capture_query_site(c, id);
     if (!s) continue;
-    const site_stat *st = &b->stats[id];
-    json_t *o = json_pack("{s:i,s:i,s:o,s:o,s:o,s:i,s:o,s:o,s:I}", "id", (int)id, "kind", (int)s->kind, "name",
-                          jstr(s->name), "category", jstr(s->category), "file", jstr(s->file), "line", (int)s->line,
-                          "function", jstr(s->function), "parent", jstr(s->parent), "count", (json_int_t)st->count);
+    json_t *o = site_json(id, s, &b->stats[id]);
     if (!o) continue;
-    if (st->count) {
-      json_object_set_new(o, "total_ns", num_or_null(st->total));
-      json_object_set_new(o, "self_ns", num_or_null(st->self));
-      json_object_set_new(o, "min_ns", num_or_null(st->min));
-      json_object_set_new(o, "max_ns", num_or_null(st->max));
-    }
     json_array_append_new(sites, o);
-    uint32_t n = b->sample_next[id] - b->sample_first[id];
-    if (n && (s->kind == STROBE_SITE_COUNTER || s->kind == STROBE_SITE_GAUGE)) {
-      const double *vv = COL(&m->tables[STROBE__VT_SAMPLES], SA_VALUE, double) + b->sample_first[id];
-      double lo = vv[0], hi = vv[0];
-      for (uint32_t i = 1; i < n; i++) {
-        if (vv[i] < lo) lo = vv[i];
-        if (vv[i] > hi) hi = vv[i];
-      }
-      json_array_append_new(series, json_pack("{s:i,s:s,s:I,s:I,s:o,s:o}", "site", (int)id, "kind",
-                                              s->kind == STROBE_SITE_COUNTER ? "counter" : "gauge", "first",
-                                              (json_int_t)b->sample_first[id], "count", (json_int_t)n, "min",
-                                              num_or_null(lo), "max", num_or_null(hi)));
-    }
+    json_t *run = series_json(b, id, s);
+    if (run) json_array_append_new(series, run);
   }
   json_object_set_new(root, "sites", sites);
   json_object_set_new(root, "series", series);
+}
 
+/* The tables' layout and the model's size, then the meta text itself. */
+static int meta_finish(json_t *root, strobe__vmodel *m) {
   m->bytes = 0;
   for (int i = 0; i < STROBE__VT_COUNT; i++) m->bytes += m->tables[i].bytes;
   json_object_set_new(root, "tables", tables_json(m));
   json_object_set_new(root, "model_bytes", json_integer((json_int_t)m->bytes)); /* without the meta itself */
   m->meta = json_dumps(root, JSON_COMPACT);
-  json_decref(root);
   if (!m->meta) return STROBE_ENOMEM;
   m->meta_len = strlen(m->meta);
   m->bytes += m->meta_len;
   return 0;
+}
+
+/* The meta document (docs/viewer.md §Meta), in its keys' order. */
+static int build_meta(builder *b, const strobe__vsource *src, uint64_t generation) {
+  counters_to_totals(b, b->cap);
+  json_t *root = json_object();
+  meta_identity(root, b, src, generation);
+  meta_completeness(root, b);
+  json_object_set_new(root, "threads", threads_json(b));
+  meta_sites(root, b);
+  int rc = meta_finish(root, b->m);
+  json_decref(root);
+  return rc;
 }
 
 /* ======================================================================
