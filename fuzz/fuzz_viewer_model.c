@@ -1,6 +1,6 @@
 /*
  * fuzz_viewer_model.c — libFuzzer target for the viewer's model builder
- * (src/server/viewer_model.c): any bytes, as a capture in memory, go through
+ * (src/viewer/viewer_model.c): any bytes, as a capture in memory, go through
  * strobe__vmodel_build, which `strobe view` runs on files it is handed. It
  * must never crash, hang or leak, and a model it returns must keep the
  * promises the browser relies on: every span's depth and site within the
@@ -17,7 +17,7 @@
 
 #include "fix_crcs.h"
 #include "format/codec.h"
-#include "server/viewer_internal.h"
+#include "viewer/viewer_model.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -30,15 +30,14 @@ static size_t col(const strobe__vtable *t, const char *name) {
 static void build(const uint8_t *data, size_t size) {
   strobe__vsource src = {NULL, data, size, "fuzz", "file"};
   strobe__vmodel *m = NULL;
-  strobe_viewer_load_stats st;
-  if (strobe__vmodel_build(&src, 1000, 1, &m, &st) != 0) {
+  if (strobe__vmodel_build(&src, 1000, 1, &m) != 0) {
     if (m) abort(); /* on error nothing is returned */
     return;
   }
   json_t *meta = json_loads(m->meta, 0, NULL);
   if (!meta) abort();
   const strobe__vtable *sp = strobe__vmodel_table(m, "spans");
-  if (!sp || sp->rows != st.spans || st.spans > 1000) abort();
+  if (!sp || sp->rows != m->spans || m->spans > 1000) abort();
   const uint8_t *depth = sp->data + col(sp, "depth");
   const double *start = (const double *)(const void *)(sp->data + col(sp, "start"));
   /* Rows as the meta describes them: each in bounds and in start order. */

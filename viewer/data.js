@@ -3,14 +3,15 @@
 // typed array over the fetched buffer (no copy, no parsing), and answers the
 // structural questions every view asks: a span's end, thread, parent,
 // children, values and loop statistics; a lane row's visible range; the
-// spans of a frame; the span tree of any set of spans by name path.
+// spans of a frame; the span tree of any set of spans by name path; and what
+// a span's tooltip says (the flame chart and the detail panel both show it).
 //
 // Spans are sorted by (thread, depth, start): each (thread, depth) run is
 // contiguous and both its starts and ends ascend, so every lookup is a
 // binary search.
 
 import * as api from './api.js';
-import { siteRGB } from './fmt.js';
+import * as fmt from './fmt.js';
 
 const CTOR = { f64: Float64Array, f32: Float32Array, u32: Uint32Array, u16: Uint16Array, u8: Uint8Array };
 
@@ -64,7 +65,7 @@ export class Model {
     this.siteRGB = [];      // by id: [r, g, b]
     for (const s of meta.sites) {
       this.sites[s.id] = s;
-      this.siteRGB[s.id] = siteRGB(s.name);
+      this.siteRGB[s.id] = fmt.siteRGB(s.name);
     }
     // Lanes: one per thread with spans or open scopes; rows[d] = {first, count}.
     // By thread index (meta lists threads by index, not necessarily from 0 without gaps).
@@ -274,4 +275,35 @@ export class Model {
     const k = lowerBound(series.first, series.first + series.count, t + 1e-9, (i) => sa.time[i]) - 1;
     return k >= series.first ? sa.value[k] : null;
   }
+}
+
+// What a span's tooltip says, as data: {title, cat, where, rows: [[label, value]]}.
+// Rendered by the flame chart into reused DOM (fast, pointer-rate) and by
+// the detail panel as HTML (spanTooltip).
+export function spanInfo(m, i) {
+  const s = m.siteOf(i) || { name: '?', file: '', line: 0, function: '', category: '' };
+  const parent = m.parent(i);
+  const pct = parent >= 0 && m.dur[parent] > 0 ? ` · ${(100 * m.dur[i] / m.dur[parent]).toFixed(1)}% of ${m.name(parent)}` : '';
+  const rows = [
+    ['duration', fmt.dur(m.dur[i]) + pct],
+    ['self', fmt.dur(m.self[i])],
+    ['start', `${fmt.at(m.start[i])} · ${m.threadName(m.threadOf(i))} · depth ${m.depth[i] + 1}`],
+  ];
+  for (const [site, v] of m.valuesOf(i)) rows.push([m.sites[site] ? m.sites[site].name : '?', fmt.num(v)]);
+  for (const c of m.cumulOf(i)) {
+    rows.push([m.sites[c.site] ? m.sites[c.site].name : '?',
+      `loop ×${fmt.count(c.count)} · ${fmt.dur(c.min)} / ${fmt.dur(c.count ? c.total / c.count : 0)} / ${fmt.dur(c.max)} · ${fmt.dur(c.total)} in all`]);
+  }
+  if (s.count) {
+    rows.push([`all ${s.name}`, `×${fmt.count(s.count)} · ${fmt.dur(s.min_ns)} / ${fmt.dur(s.total_ns / s.count)} / ${fmt.dur(s.max_ns)} (min/avg/max)`]);
+  }
+  return { title: s.name, cat: s.category || '', where: `${s.file}:${s.line}${s.function ? ` · ${s.function}()` : ''}`, rows };
+}
+
+// The same as HTML (the detail panel's header).
+export function spanTooltip(m, i) {
+  const t = spanInfo(m, i);
+  return `<b>${fmt.esc(t.title)}</b>${t.cat ? ` <span class="dim">${fmt.esc(t.cat)}</span>` : ''}` +
+    `<div class="dim">${fmt.esc(t.where)}</div><table>` +
+    t.rows.map(([k, v]) => `<tr><td>${fmt.esc(k)}</td><td>${fmt.esc(v)}</td></tr>`).join('') + '</table>';
 }

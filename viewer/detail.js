@@ -8,8 +8,7 @@
 // Everything is derived from the model on selection; nothing is cached.
 
 import { state, on, emit } from './state.js';
-import { spanTooltip } from './flame.js';
-import { lowerBound } from './data.js';
+import { lowerBound, spanTooltip } from './data.js';
 import * as fmt from './fmt.js';
 
 const OPEN_LEVELS = 3;   // tree levels expanded at first

@@ -15,7 +15,7 @@
 // duration, self, values, loop statistics, site totals.
 
 import { state, emit, on } from './state.js';
-import { lowerBound } from './data.js';
+import { lowerBound, spanInfo } from './data.js';
 import { GLBars, STRIDE } from './gl.js';
 import { Canvas2DBars } from './canvas2d.js';
 import * as fmt from './fmt.js';
@@ -654,35 +654,4 @@ export class Flame {
     if (cx1 <= cx0 || y < RULER || y + BAR > this.h) return null;
     return { x: r.left + cx0, y: r.top + y, w: cx1 - cx0, h: BAR };
   }
-}
-
-// What a span's tooltip says, as data: {title, cat, where, rows: [[label, value]]}.
-// Rendered by the flame chart into reused DOM (fast, pointer-rate) and by
-// the detail panel as HTML (spanTooltip).
-export function spanInfo(m, i) {
-  const s = m.siteOf(i) || { name: '?', file: '', line: 0, function: '', category: '' };
-  const parent = m.parent(i);
-  const pct = parent >= 0 && m.dur[parent] > 0 ? ` · ${(100 * m.dur[i] / m.dur[parent]).toFixed(1)}% of ${m.name(parent)}` : '';
-  const rows = [
-    ['duration', fmt.dur(m.dur[i]) + pct],
-    ['self', fmt.dur(m.self[i])],
-    ['start', `${fmt.at(m.start[i])} · ${m.threadName(m.threadOf(i))} · depth ${m.depth[i] + 1}`],
-  ];
-  for (const [site, v] of m.valuesOf(i)) rows.push([m.sites[site] ? m.sites[site].name : '?', fmt.num(v)]);
-  for (const c of m.cumulOf(i)) {
-    rows.push([m.sites[c.site] ? m.sites[c.site].name : '?',
-      `loop ×${fmt.count(c.count)} · ${fmt.dur(c.min)} / ${fmt.dur(c.count ? c.total / c.count : 0)} / ${fmt.dur(c.max)} · ${fmt.dur(c.total)} in all`]);
-  }
-  if (s.count) {
-    rows.push([`all ${s.name}`, `×${fmt.count(s.count)} · ${fmt.dur(s.min_ns)} / ${fmt.dur(s.total_ns / s.count)} / ${fmt.dur(s.max_ns)} (min/avg/max)`]);
-  }
-  return { title: s.name, cat: s.category || '', where: `${s.file}:${s.line}${s.function ? ` · ${s.function}()` : ''}`, rows };
-}
-
-// The same as HTML (the detail panel's header).
-export function spanTooltip(m, i) {
-  const t = spanInfo(m, i);
-  return `<b>${fmt.esc(t.title)}</b>${t.cat ? ` <span class="dim">${fmt.esc(t.cat)}</span>` : ''}` +
-    `<div class="dim">${fmt.esc(t.where)}</div><table>` +
-    t.rows.map(([k, v]) => `<tr><td>${fmt.esc(k)}</td><td>${fmt.esc(v)}</td></tr>`).join('') + '</table>';
 }

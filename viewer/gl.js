@@ -1,7 +1,7 @@
 // gl.js — owns drawing flame-chart bars with WebGL2: one instanced draw call
 // per lane, after one upload of that lane's bars.
 //
-// The bars of a lane (bars.js layout: 8 x 32-bit each = x, y, w, h as f32
+// The bars of a lane (STRIDE below: 8 x 32-bit each = x, y, w, h as f32
 // bits, rgba8, flags) go into the lane's RGBA32UI texture with one
 // texSubImage2D: WebGL2's stand-in for the storage buffer seed 001 uploads.
 // One drawArraysInstanced then draws them all: each instance expands BATCH

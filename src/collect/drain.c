@@ -206,7 +206,10 @@ static void start_once(void) {
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  if (pthread_create(&th, &attr, drain_main, NULL) == 0) __atomic_store_n(&g_started, 1, __ATOMIC_RELEASE);
+  if (pthread_create(&th, &attr, drain_main, NULL) == 0) {
+    __atomic_store_n(&g_started, 1, __ATOMIC_RELEASE);
+    strobe__probe_set_wake(strobe__drain_wake); /* the probe's slow paths call up only through this */
+  }
   pthread_attr_destroy(&attr);
 }
 

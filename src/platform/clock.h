@@ -11,6 +11,7 @@
 #define STROBE_PLATFORM_CLOCK_H
 
 #include <stdint.h>
+#include <time.h>
 
 typedef struct strobe__clock_info {
   const char *source;      /* "tsc", "cntvct", "monotonic" */
@@ -22,8 +23,15 @@ typedef struct strobe__clock_info {
 
 /* Calibrates on first call (thread-safe); afterwards returns the stored result. */
 const strobe__clock_info *strobe__clock(void);
-/* CLOCK_MONOTONIC in nanoseconds. */
-uint64_t strobe__mono_ns(void);
+/* CLOCK_MONOTONIC in nanoseconds, and in milliseconds. Inline, so that
+ * libstrobe_server, which sees none of libstrobe's hidden symbols, reads the
+ * same clock without a copy of its own. */
+static inline uint64_t strobe__mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+static inline uint64_t strobe__mono_ms(void) { return strobe__mono_ns() / 1000000u; }
 /* Source-specific facts: name and invariance. Implemented per platform. */
 const char *strobe__clock_source(int *invariant);
 

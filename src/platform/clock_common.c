@@ -21,12 +21,6 @@ STROBE_API uint64_t strobe__now_monotonic(void);
 uint64_t strobe__now_monotonic(void) { return strobe__mono_ns(); }
 static pthread_once_t g_clock_once = PTHREAD_ONCE_INIT;
 
-uint64_t strobe__mono_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* A (ticks, ns) pair taken as close together as possible: the ns reading is
  * bracketed by two tick readings and the narrowest bracket of a few wins. */
 static void sample_pair(uint64_t *ticks, uint64_t *ns) {

@@ -7,7 +7,7 @@
  */
 #include <pthread.h>
 
-#include "collect/collect.h"
+#include "probe/probe.h"
 
 /* [0] unused: id 0 means "not yet registered". The last id is kept for the
  * fallback site, so user sites get ids 1..STROBE_MAX_SITES-2. */

@@ -5,7 +5,8 @@
  * the limit the inline BEGIN checks and the ring's wrap (docs/recording.md),
  * the thread list the drain walks, thread names, the scope stack's misuse
  * rules, cumulative loop accumulators, numeric events, frame marks, the
- * thread-exit hook, and the self-measured overhead loop.
+ * thread-exit hook, the self-measured overhead loop, and the hook through
+ * which it asks the collect layer's drain for a pass (probe.h >>wake).
  *
  * Must never: block on anything the drain holds while the hot path runs,
  * allocate after a thread is attached, or write another thread's state
@@ -19,8 +20,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "collect/collect.h"
 #include "platform/clock.h"
+#include "probe/probe.h"
 
 /* @globals */
 /* The frame words and the inline BEGIN's ring word keep flags in the low
@@ -52,6 +53,16 @@ static uint64_t g_written_dead, g_lost_dead;
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static pthread_key_t g_key;
+
+static void (*g_wake)(void); /* atomic: installed by the drain when it starts (probe.h) */
+
+void strobe__probe_set_wake(void (*wake)(void)) { __atomic_store_n(&g_wake, wake, __ATOMIC_RELEASE); }
+
+/* Slow paths only: the inline hot path never asks for a pass. */
+static void wake_drain(void) {
+  void (*wake)(void) = __atomic_load_n(&g_wake, __ATOMIC_ACQUIRE);
+  if (wake) wake();
+}
 
 static void resolve_desc(strobe_desc *d) {
   if (!d->ring_events) d->ring_events = DEFAULT_RING_EVENTS;
@@ -194,7 +205,7 @@ void strobe__thread_free(strobe__tstate *t) {
 static void drop(strobe__tstate *t, uint32_t n) {
   t->pending_lost += n;
   __atomic_fetch_add(&t->lost, n, __ATOMIC_RELAXED);
-  strobe__drain_wake();
+  wake_drain();
 }
 
 /* ENDs the ring must keep room for: open scopes whose BEGIN is in the
@@ -230,7 +241,7 @@ static strobe__event *reserve(strobe__tstate *t, uint32_t n, uint32_t keep, uint
     return NULL;
   }
   size_t used = cur >= read ? (size_t)(cur - read) : t->ring_events - (size_t)(read - cur);
-  if (used >= t->ring_events / 2) strobe__drain_wake();
+  if (used >= t->ring_events / 2) wake_drain();
   if (t->pending_lost && room >= want) {
     uint32_t lost = t->pending_lost > UINT32_MAX ? UINT32_MAX : (uint32_t)t->pending_lost;
     put(&cur, now, STROBE__EV_RING_LOST | (owed(t) << 8), lost);
@@ -468,7 +479,7 @@ static void on_thread_exit(void *arg) {
   strobe__tls = &g_detached;
   tls_exiting = 1;
   __atomic_store_n(&t->exited, 1, __ATOMIC_RELEASE);
-  strobe__drain_wake();
+  wake_drain();
 }
 
 /* @queries */

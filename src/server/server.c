@@ -16,9 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 
@@ -41,54 +39,12 @@
 #define MAX_MAX_STREAMS 4u                       /* leaves the other event consumers to recorders */
 #define DEFAULT_STREAM_QUEUE ((size_t)8 << 20)
 
-/* >>helpers */
-int strobe__random(void *buf, size_t n) {
-  unsigned char *p = buf;
-  while (n) {
-    ssize_t k = getrandom(p, n, 0);
-    if (k < 0) {
-      if (errno == EINTR) continue;
-      return STROBE_EIO;
-    }
-    p += k;
-    n -= (size_t)k;
-  }
-  return 0;
-}
-
-int strobe__random_hex(char *out, size_t nbytes) {
-  unsigned char raw[64];
-  if (nbytes > sizeof raw) return STROBE_EINVAL;
-  if (strobe__random(raw, nbytes)) return STROBE_EIO;
-  static const char hex[] = "0123456789abcdef";
-  for (size_t i = 0; i < nbytes; i++) {
-    out[2 * i] = hex[raw[i] >> 4];
-    out[2 * i + 1] = hex[raw[i] & 15];
-  }
-  out[2 * nbytes] = 0;
-  memset(raw, 0, sizeof raw);
-  return 0;
-}
-
+/* >>owners */
 uint64_t strobe__random_owner(void) {
   uint64_t v = 0;
   while (v == 0)
-    if (strobe__random(&v, sizeof v)) v = (uint64_t)strobe__mono_ms() * 0x9e3779b97f4a7c15ull; /* not reached on Linux */
+    if (strobe__random(&v, sizeof v)) v = strobe__mono_ms() * 0x9e3779b97f4a7c15ull; /* not reached on Linux */
   return v;
-}
-
-uint64_t strobe__mono_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-int strobe__ct_equal(const char *a, size_t alen, const char *b, size_t blen) {
-  /* Runs over b (the secret) in full whatever a is; only the result and
-   * blen's constant length are observable. */
-  volatile unsigned char diff = (unsigned char)(alen != blen);
-  for (size_t i = 0; i < blen; i++) diff |= (unsigned char)(b[i] ^ (i < alen ? a[i] : 0));
-  return diff == 0;
 }
 
 /* >>token */

@@ -1,6 +1,6 @@
 /*
  * server_internal.h — what the files of libstrobe_server share:
- *   server.c  desc defaults, token, lifecycle, permission API, helpers
+ *   server.c  desc defaults, token, lifecycle, permission API, owner ids
  *   http.c    libmicrohttpd glue: auth, Host/Origin, limits, routing
  *   mcp.c     JSON-RPC and the MCP session table (callable without HTTP)
  *   tools.c   the three MCP tools, argument parsing, error names
@@ -23,20 +23,14 @@
 
 #include <jansson.h>
 
+#include "platform/clock.h"  /* strobe__mono_ms */
+#include "platform/secret.h" /* tokens, session ids, constant-time checks */
 #include "strobe/server.h"
 
 #define STROBE__MCP_PROTOCOL "2025-11-25"
 #define STROBE__MCP_SID_LEN 64 /* hex digits of 32 random bytes */
 
-/* >>helpers (server.c) */
-/* Fills buf from the OS's random source (getrandom). Returns 0 or STROBE_EIO. */
-int strobe__random(void *buf, size_t n);
-/* CLOCK_MONOTONIC in milliseconds. */
-uint64_t strobe__mono_ms(void);
-/* Constant-time equality of a and b (time depends on blen only). */
-int strobe__ct_equal(const char *a, size_t alen, const char *b, size_t blen);
-/* Lower-case hex of n random bytes into out (2n+1 bytes). Returns 0 or STROBE_EIO. */
-int strobe__random_hex(char *out, size_t nbytes);
+/* >>owners (server.c) */
 /* A random owner id for profiling sessions: never 0 (in-process). */
 uint64_t strobe__random_owner(void);
 

@@ -38,6 +38,7 @@
 
 #include "server/server_internal.h"
 #include "server/viewer_internal.h"
+#include "viewer/viewer_model.h"
 
 /* @state */
 enum { SHOW_LIVE = 0, SHOW_FILE = 1 };
@@ -77,6 +78,11 @@ static strobe__viewer *viewer_of(strobe_server *s) {
   return v;
 }
 
+/* What a build kept, cut and cost, as the API reports it (viewer.h). */
+static strobe_viewer_load_stats stats_of(const strobe__vmodel *m) {
+  return (strobe_viewer_load_stats){m->spans, m->spans_cut, m->frames, m->samples, m->bytes, m->build_ms, m->read_error};
+}
+
 static void install(strobe__viewer *v, int slot, strobe__vmodel *m, uint64_t gen) {
   strobe__vmodel *old = v->model[slot];
   v->model[slot] = m;
@@ -85,8 +91,7 @@ static void install(strobe__viewer *v, int slot, strobe__vmodel *m, uint64_t gen
 }
 
 /* @snapshot: the recorder's ring → a capture in a memory file → a model. */
-static int snapshot(strobe__viewer *v, strobe_flight_recorder *fr, uint64_t gen, strobe__vmodel **out,
-                    strobe_viewer_load_stats *st) {
+static int snapshot(strobe__viewer *v, strobe_flight_recorder *fr, uint64_t gen, strobe__vmodel **out) {
   int fd = memfd_create("strobe-viewer-snapshot", MFD_CLOEXEC);
   if (fd < 0) return STROBE_EIO;
   char path[64];
@@ -99,7 +104,7 @@ static int snapshot(strobe__viewer *v, strobe_flight_recorder *fr, uint64_t gen,
   if (!rc && map == MAP_FAILED) rc = STROBE_ENOMEM;
   if (!rc) {
     strobe__vsource src = {NULL, map, (size_t)sb.st_size, "live", "live"};
-    rc = strobe__vmodel_build(&src, v->max_spans, gen, out, st);
+    rc = strobe__vmodel_build(&src, v->max_spans, gen, out);
   }
   if (map != MAP_FAILED) munmap(map, (size_t)sb.st_size);
   close(fd);
@@ -120,14 +125,12 @@ static void *worker_main(void *arg) {
       if (stop) v->fr = NULL; /* from now on nobody else may look at it: the stop below frees it */
       pthread_mutex_unlock(&v->lock);
       strobe__vmodel *m = NULL;
-      strobe_viewer_load_stats st;
-      memset(&st, 0, sizeof st);
-      int rc = snapshot(v, fr, gen, &m, &st);
+      int rc = snapshot(v, fr, gen, &m);
       if (stop) strobe_flight_recorder_stop(fr);
       pthread_mutex_lock(&v->lock);
       v->busy = 0;
       v->last_error = rc;
-      if (!rc) v->last_stats = st;
+      if (!rc) v->last_stats = stats_of(m);
       if (m && v->show == SHOW_LIVE) install(v, 0, m, gen);
       else strobe__vmodel_release(m);
       if (stop) {
@@ -404,19 +407,20 @@ int strobe_server_view_file(strobe_server *s, const char *path, const char *comp
   uint64_t gen = ++v->next_generation;
   pthread_mutex_unlock(&v->lock);
   if (recording) return STROBE_ESTATE;
+  if (!max_spans) max_spans = STROBE_VIEWER_DEFAULT_MAX_SPANS;
   strobe__vmodel *m[2] = {NULL, NULL};
-  strobe_viewer_load_stats st;
   strobe__vsource a = {path, NULL, 0, base_name(path), "file"};
-  int rc = strobe__vmodel_build(&a, max_spans, gen, &m[0], &st);
+  int rc = strobe__vmodel_build(&a, max_spans, gen, &m[0]);
   if (!rc && compare) {
     strobe__vsource b = {compare, NULL, 0, base_name(compare), "file"};
-    rc = strobe__vmodel_build(&b, max_spans, gen, &m[1], NULL);
+    rc = strobe__vmodel_build(&b, max_spans, gen, &m[1]);
   }
   if (rc) {
     strobe__vmodel_release(m[0]);
     strobe__vmodel_release(m[1]);
     return rc;
   }
+  strobe_viewer_load_stats st = stats_of(m[0]);
   pthread_mutex_lock(&v->lock);
   v->show = SHOW_FILE;
   v->last_stats = st;

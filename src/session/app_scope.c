@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collect/collect.h"
+#include "probe/probe.h"
 #include "session/session_internal.h"
 
 static int valid_label(const char *label) {

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collect/collect.h"
 #include "platform/clock.h"
+#include "probe/probe.h"
 #include "session/session_internal.h"
 
 /* >>names */

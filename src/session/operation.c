@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collect/collect.h"
+#include "probe/probe.h"
 #include "session/session_internal.h"
 
 /* @context: what the calling thread is working on. */

@@ -1,7 +1,7 @@
 /*
  * report.h — an immutable report snapshot (strobe_report): what a session's
  * read or end copied under the collector lock, holding references to the
- * shared samples. Built by session.c, exported by format/report_json.c.
+ * shared samples. Built by session.c, exported by report_json.c.
  */
 #ifndef STROBE_SESSION_REPORT_H
 #define STROBE_SESSION_REPORT_H

@@ -14,8 +14,8 @@
 #include <string.h>
 
 #include "analyze/percentile.h"
-#include "collect/collect.h"
 #include "platform/clock.h"
+#include "probe/probe.h"
 #include "session/report.h"
 
 /* >>admission (lock held) */

@@ -2,7 +2,7 @@
  * session_internal.h — the state behind session.h shared by the session
  * layer's files: collector (collector.c), operations and stages
  * (operation.c), application scopes (app_scope.c), sessions and report
- * snapshots (session.c), and the JSON export (format/report_json.c).
+ * snapshots (session.c), and the JSON export (report_json.c).
  *
  * Locking: everything in a collector is guarded by its one short mutex
  * `lock`, held only for bounded table updates and copies, never around

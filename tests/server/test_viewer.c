@@ -1,5 +1,5 @@
 /*
- * test_viewer.c — the viewer's C side (src/server/viewer.c, viewer_model.c):
+ * test_viewer.c — the viewer's C side (src/server/viewer.c, src/viewer/viewer_model.c):
  *   - a capture file recorded here (known structure: 20 frames of
  *     frame{update{value, work x3}, render}, FRAME marks, a counter, and a
  *     scope left open at the end) loads through strobe_server_view_file and

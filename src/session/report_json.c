@@ -2,6 +2,8 @@
  * report_json.c — a report snapshot as content-free JSON version 1
  * (docs/report-schema.json). Runs with no lock held: the snapshot is
  * immutable. Carries only toolkit window ids, static labels and numbers.
+ * Lives with the sessions because it reads their report's internals
+ * (report.h); the JSON encoding itself is the format layer's writer.
  *
  * Contents: @head @samples @unfinished @summaries @application @tail @entry
  */
@@ -10,8 +12,8 @@
 #include <sys/utsname.h>
 
 #include "analyze/percentile.h"
-#include "collect/collect.h"
 #include "format/json_writer.h"
+#include "probe/probe.h"
 #include "session/report.h"
 
 #define MS 3 /* decimals for milliseconds: microsecond resolution */

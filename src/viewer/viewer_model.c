@@ -41,7 +41,7 @@
 #include <jansson.h>
 
 #include "strobe/capture.h"
-#include "server/viewer_internal.h"
+#include "viewer/viewer_model.h"
 
 #define MAX_DEPTH 256         /* the capture format's nesting bound */
 #define MAX_SITES 65536       /* site ids are 1..65535 */
@@ -917,16 +917,15 @@ static int prepare_pass2(builder *b) {
   return 0;
 }
 
-int strobe__vmodel_build(const strobe__vsource *src, uint32_t max_spans, uint64_t generation, strobe__vmodel **out,
-                         strobe_viewer_load_stats *st) {
-  if (!src || !out || (!src->path && !src->data)) return STROBE_EINVAL;
+int strobe__vmodel_build(const strobe__vsource *src, uint32_t max_spans, uint64_t generation, strobe__vmodel **out) {
+  if (!src || !out || !max_spans || (!src->path && !src->data)) return STROBE_EINVAL;
   *out = NULL;
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   builder b;
   memset(&b, 0, sizeof b);
   b.src = src;
-  b.max_spans = max_spans ? max_spans : STROBE_VIEWER_DEFAULT_MAX_SPANS;
+  b.max_spans = max_spans;
   b.range_lo = INFINITY;
   b.range_hi = -INFINITY;
   b.samples_per_site = calloc(MAX_SITES, sizeof *b.samples_per_site);
@@ -948,16 +947,12 @@ int strobe__vmodel_build(const strobe__vsource *src, uint32_t max_spans, uint64_
   rc = build_meta(&b, src, generation);
   if (rc) goto fail;
   clock_gettime(CLOCK_MONOTONIC, &t1);
-  if (st) {
-    memset(st, 0, sizeof *st);
-    st->spans = b.spans;
-    st->spans_cut = b.spans_cut;
-    st->frames = b.nframes;
-    st->samples = b.n_samples;
-    st->model_bytes = b.m->bytes;
-    st->build_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
-    st->read_error = b.read_error;
-  }
+  b.m->spans = b.spans;
+  b.m->spans_cut = b.spans_cut;
+  b.m->frames = b.nframes;
+  b.m->samples = b.n_samples;
+  b.m->build_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+  b.m->read_error = b.read_error;
   *out = b.m;
   b.m = NULL;
   builder_free(&b);

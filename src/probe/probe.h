@@ -1,0 +1,113 @@
+/*
+ * probe.h — the probe layer's internal interface: per-thread state behind
+ * the hot path (each thread's ring and scope stack), the site registry, the
+ * thread list, misuse counts and the self-measured overhead. The layers
+ * above it (collect, and the consumers for the registry and the overhead
+ * figure) include this header; the probe never includes theirs
+ * (docs/layers.md).
+ *
+ * Threading: a thread's ring has one producer (its owner) and one consumer
+ * (the drain thread, src/collect/drain.c).
+ */
+#ifndef STROBE_PROBE_H
+#define STROBE_PROBE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "strobe/strobe.h"
+
+/* 0 in a library built with STROBE_PROFILING=OFF: consumers then refuse to
+ * start with STROBE_EFEATURE_DISABLED. A constant, not #ifdefs, so every
+ * line still compiles (and is warned about) in both builds. */
+#ifdef STROBE_PROFILING_OFF
+#define STROBE__PROFILING 0
+#else
+#define STROBE__PROFILING 1
+#endif
+
+#define STROBE__MAX_CUMULATIVE 16 /* loop accumulators open at once per thread */
+#define STROBE__THREAD_NAME_MAX 64
+
+typedef struct strobe__cumulative {
+  uint32_t site;  /* site id */
+  uint32_t depth; /* depth of the enclosing scope's frame (0: thread top level) */
+  uint64_t count, total, min, max; /* ticks */
+} strobe__cumulative;
+
+/* A thread's full state. `hot` must stay first: strobe__tls points at it.
+ *
+ * The ring is the array [ring, ring_end). The producer writes at hot.cur and
+ * publishes by moving it; near the end, its slow path stores `wrap_at` and
+ * carries on from `ring`. The drain reads from `read` up to a snapshot of
+ * hot.cur: when that snapshot lies below `read`, the producer has wrapped,
+ * so the drain reads [read, wrap_at) and then [ring, snapshot). The producer
+ * never lets hot.cur reach `read` from below, so equal means empty; and it
+ * cannot wrap a second time before the drain has moved `read`, so one
+ * `wrap_at` is enough. */
+typedef struct strobe__tstate {
+  strobe__thread hot;
+  strobe__event *ring, *ring_end;
+  uint64_t ring_events;   /* capacity */
+  strobe__event *read;    /* drain's position; release-stored by the drain, acquire-loaded by the producer */
+  strobe__event *wrap_at; /* atomic (relaxed): where the producer last wrapped; ordered by hot.cur's release */
+  uint32_t index;         /* 0-based, in order of first event; names the thread in captures */
+  uint64_t os_tid;
+  char name[STROBE__THREAD_NAME_MAX];
+  uint32_t name_gen;      /* bumped (atomically) on rename; the drain compares */
+  int exited;             /* set (release) by the thread's exit hook; then the drain frees it */
+  uint64_t pending_lost;  /* producer-private: events dropped since the last LOST marker */
+  uint64_t lost;          /* atomic: events dropped in total */
+  strobe_misuse misuse;   /* atomic adds */
+  uint32_t no_end;        /* producer-private: frames on the stack that owe no END (thread.c) */
+  uint32_t ncum;
+  strobe__cumulative cum[STROBE__MAX_CUMULATIVE];
+  /* drain-private */
+  uint32_t name_seen;     /* last name_gen delivered */
+  int announced;          /* consumers have seen this thread */
+  int snap_exited;        /* `exited` as of this pass */
+  strobe__event *snap_cur; /* `hot.cur` as of this pass */
+  uint64_t lost_seen;     /* `lost` as last delivered */
+  char snap_name[STROBE__THREAD_NAME_MAX]; /* `name` as of this pass */
+  uint32_t snap_name_gen; /* `name_gen` as of this pass */
+  uint64_t drained;       /* atomic (relaxed): events delivered so far */
+  uint32_t open;          /* the stream's open scopes... */
+  uint32_t open_site[STROBE_MAX_DEPTH]; /* ...and their site ids, to fill in END events */
+  struct strobe__tstate *next; /* global list, guarded by the thread list lock */
+} strobe__tstate;
+
+/* >>sites */
+uint32_t strobe__site_count(void); /* ids 1..count-1 are registered (acquire) */
+const strobe_site *strobe__site_get(uint32_t id);
+/* The id of a site met in a ring (the inline BEGIN does not register): its
+ * own, registered now if need be, or, when it cannot be registered (the
+ * registry is full, or it has no name), the id of a fallback site named
+ * "strobe: unregistered site", so the stream stays balanced. */
+uint32_t strobe__site_id_for_stream(strobe_site *site);
+
+/* >>threads */
+/* The live thread list. The drain walks it with the lock held, delivers an
+ * exited thread's last events, then unlinks and frees it. */
+void strobe__threads_lock(void);
+void strobe__threads_unlock(void);
+strobe__tstate *strobe__threads_head(void); /* with the lock held */
+void strobe__thread_free(strobe__tstate *t); /* unlinked already */
+void strobe__threads_unlink(strobe__tstate *t); /* with the lock held */
+/* Misuse counted since `base` (an earlier strobe_query_misuse()): what a
+ * capture that started at `base` reports in its footer. */
+strobe_misuse strobe__misuse_since(const strobe_misuse *base);
+
+/* >>overhead */
+/* Measures the per-scope cost of recording on the calling thread with a
+ * private scratch ring (at most ~1 ms); returns nanoseconds per begin+end pair. */
+double strobe__measure_overhead(void);
+
+/* >>wake */
+/* The probe asks for a drain pass (a ring passed its middle, events were
+ * dropped, a thread exited) through this hook, which the collect layer
+ * installs when it starts the drain thread: the probe never calls up into
+ * collect by name. NULL (no drain yet) makes the request a no-op. Safe from
+ * any thread; `wake` must never block for long. */
+void strobe__probe_set_wake(void (*wake)(void));
+
+#endif
