@@ -1,7 +1,7 @@
 /*
  * test_viewer_model_threads.c — two viewer models built at the same time
  * (two servers, or a live view beside a file view) share nothing
- * (src/server/viewer_model.c, docs/viewer.md §The model):
+ * (src/viewer/viewer_model.c, docs/viewer.md §The model):
  *   - each thread builds, again and again, the model of its own capture in
  *     memory whose clock jumps back and forth, so every build has to sort
  *     its top-level row (the path a broken or hostile file takes), both
@@ -20,8 +20,8 @@
 #include "../check.h"
 #include "format/capture_writer.h"
 #include "format/codec.h"
-#include "server/viewer_internal.h"
 #include "strobe/strobe.h"
+#include "viewer/viewer_model.h"
 
 #define ROUNDS 8 /* builds per thread; each sorts a row of tens of thousands of spans */
 
@@ -114,9 +114,8 @@ static void *build_loop(void *arg) {
   for (int r = 0; r < ROUNDS; r++) {
     pthread_barrier_wait(j->go);
     strobe__vmodel *m = NULL;
-    strobe_viewer_load_stats st;
-    CHECK(strobe__vmodel_build(&src, 1u << 20, (uint64_t)r + 1, &m, &st) == 0);
-    CHECK_EQ_U64(st.spans, j->n);
+    CHECK(strobe__vmodel_build(&src, 1u << 20, (uint64_t)r + 1, &m) == 0);
+    CHECK_EQ_U64(m->spans, j->n);
     check_model(j, m);
     strobe__vmodel_release(m);
   }
