@@ -74,8 +74,51 @@ typedef enum strobe_capture_record_type {
   STROBE_REC_FRAME = 8,      /* frame mark: site, time */
   STROBE_REC_CUMULATIVE = 9, /* loop statistics: site, depth of the enclosing scope (0: top level), count, totals */
   STROBE_REC_LOST = 10,      /* events dropped here: lost; open scopes deeper than depth were closed as lost */
-  STROBE_REC_THREAD_END = 11 /* the thread exited; its still-open scopes count as unfinished */
+  STROBE_REC_THREAD_END = 11, /* the thread exited; its still-open scopes count as unfinished */
+  STROBE_REC_OP_BEGIN = 12,  /* an operation began on this thread: op (no stages, counters or end yet) */
+  STROBE_REC_OP_END = 13,    /* an operation completed on this thread: op, whole (times, stages, counters) */
+  STROBE_REC_OP_TAKE = 14,   /* an operation was taken off this thread to be handed off: op (id fields) */
+  STROBE_REC_OP_RESUME = 15  /* a handed-off operation resumed on this thread: op (id fields) */
 } strobe_capture_record_type;
+
+/* One stage of an operation (session.h STROBE_STAGE), aggregated over the
+ * operation: how often it ran in it and for how long. */
+typedef struct strobe_capture_stage {
+  uint32_t site;        /* the stage's site id (kind STROBE_SITE_STAGE; parent names what it is nested in) */
+  uint32_t count;       /* times it ran in this operation */
+  double total_ns, min_ns, max_ns; /* summed, fastest, slowest run */
+} strobe_capture_stage;
+
+/* One counter of an operation (strobe_op_count): its sum over the operation. */
+typedef struct strobe_capture_op_counter {
+  const char *name;     /* static label; "" when the writer's label table was full */
+  double value;
+} strobe_capture_op_counter;
+
+/* An operation (session.h): a pass (frame), rebuild, input dispatch or request.
+ * Pointed at by OP_* records; valid until the next strobe_capture_next call. */
+typedef struct strobe_capture_op {
+  uint32_t collector;   /* which collector of the process (1-based); ids are per collector */
+  uint64_t id;          /* operation id: monotonic per collector, as in session reports */
+  uint32_t kind;        /* strobe_op_kind (session.h): 1 pass, 2 rebuild, 3 input, 4 request */
+  const char *window;   /* the window's toolkit id ("main"); "" when unknown */
+  uint64_t frame_id;    /* passes: the frame id every consumer shows (the application's own when given) */
+  int app_frame_id;     /* 1 when frame_id was given by the application (strobe_op_begin_frame) */
+  int devtools;         /* 1 for a devtools window's operation */
+  /* OP_END only: */
+  int committed;        /* 0 for superseded or dropped work (kept, flagged) */
+  int handed_off;       /* resumed on another thread at least once */
+  int detail;           /* 1 when stages and counters were kept from its beginning; 0: they are absent, not zero */
+  uint64_t start_ticks; /* OP_BEGIN, OP_END: when it began (OP_END: the record's ticks are its end) */
+  double start_ns;      /* ns since the epoch */
+  double duration_ns;   /* OP_END: end minus start */
+  uint32_t nstages;     /* at most 32 */
+  uint32_t stages_dropped;   /* distinct stages past the per-operation bound: not kept, counted */
+  const strobe_capture_stage *stages;
+  uint32_t ncounters;   /* at most 16 */
+  uint32_t counters_dropped; /* distinct counters past the per-operation bound: not kept, counted */
+  const strobe_capture_op_counter *counters;
+} strobe_capture_op;
 
 typedef struct strobe_capture_record {
   strobe_capture_record_type type;
@@ -90,6 +133,7 @@ typedef struct strobe_capture_record {
   uint64_t count;       /* CUMULATIVE: iterations */
   double total_ns, min_ns, max_ns; /* CUMULATIVE */
   uint64_t lost;        /* LOST: events dropped */
+  const strobe_capture_op *op; /* OP_*: the operation; NULL for other types */
 } strobe_capture_record;
 
 typedef struct strobe_capture_totals {
@@ -100,6 +144,8 @@ typedef struct strobe_capture_totals {
   uint64_t orphan_ends;   /* ENDs whose BEGIN predates the capture: skipped */
   uint64_t unfinished;    /* scopes still open at thread end or end of file */
   uint64_t lost_scopes;   /* open scopes closed by a LOST marker (their END was dropped) */
+  uint64_t ops;           /* OP_END records returned (completed operations) */
+  uint64_t op_events;     /* OP_* records returned */
   int footer;             /* 1 when the file has its FOOTER (a clean stop) */
   int cut_short;          /* 1 when the file ends without a footer or inside a block */
   uint64_t end_ticks;     /* from the footer, else the last event's */

@@ -46,7 +46,8 @@ typedef struct strobe_flight_recorder_desc {
   double spike_threshold_ms;  /* a spike is a watched scope, or the interval between two watched frame
                                * marks of one thread, longer than this; 0 = no trigger; else 0.001..3600000 */
   const char *spike_site;     /* site name to watch, 1..255 bytes, default "frame" (STROBE_FRAME_MARK's name):
-                               * frame sites are timed mark to mark, scope and stage sites begin to end */
+                               * frame sites are timed mark to mark, scope and stage sites begin to end;
+                               * with "frame", pass operations (session.h) are watched too, begin to end */
   const char *spike_dir;      /* directory for spike-<unix-ms>-<seq>.strobe files; required with a threshold;
                                * at most 960 bytes */
   uint32_t cooldown_ms;       /* after a spike starts a dump, later spikes within this time are counted,

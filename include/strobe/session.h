@@ -14,6 +14,11 @@
  *  - Read and end take only the collector's short lock, never wait for
  *    application work, and build JSON after releasing it.
  *
+ *  - Operations, their stages and counters, and hand-offs are also written
+ *    into captures, the flight recorder and the live stream while one of
+ *    them records (docs/capture-format.md, OPS block): one instrumentation
+ *    feeds every consumer.
+ *
  * Thread rule: every function here is safe to call from any thread. A
  * strobe_op or strobe_app_scope value is used by one thread at a time
  * (hand an operation to another thread with strobe_op_take/strobe_op_resume).
@@ -99,6 +104,14 @@ typedef struct strobe_op {
  * refusal (closed collector, unknown window, 64 live) the result is inert and
  * *status (if not NULL) says why. */
 STROBE_API strobe_op strobe_op_begin(strobe_collector *c, strobe_window w, strobe_op_kind kind, int *status);
+/* Begins a pass (STROBE_OP_PASS) whose frame id is the application's own
+ * frame counter (GDK's frame clock counter, a game's frame number) instead of
+ * Strobe's per-window count, so session reports, captures, the viewer,
+ * `strobe report` and flight-recorder dumps name a frame exactly as the
+ * toolkit does (docs/sessions.md "Frame ids"). Any value is accepted, in any
+ * order; the window's pass count still grows by one. Otherwise exactly
+ * strobe_op_begin(c, w, STROBE_OP_PASS, status). */
+STROBE_API strobe_op strobe_op_begin_frame(strobe_collector *c, strobe_window w, uint64_t frame_id, int *status);
 /* Ends it: committed = 1 for a completed unit; 0 for superseded or dropped
  * work, which is still kept as a sample with committed: false. */
 STROBE_API void strobe_op_end(strobe_op op, int committed);

@@ -219,6 +219,8 @@ enum {
   STROBE__EV_CUMULATIVE = 7, /* followed by 4 payload slots: count, total, min, max */
   STROBE__EV_LOST = 8,      /* data: events lost before this point; word high bits: depth after loss */
   STROBE__EV_PAYLOAD = 9,   /* raw 8+8 bytes belonging to the previous event */
+  STROBE__EV_OP = 10,       /* an operation event (src/session/operation.c): data = STROBE__OPEV_* in the
+                             * low 8 bits, payload slots that follow above them (src/probe/probe.h) */
   /* Only inside a ring, rewritten by the drain before consumers see it: a
    * LOST marker whose depth the drain fills in. No in-ring kind may be a
    * multiple of 8, because an 8-byte-aligned site pointer in place of kind

@@ -92,6 +92,9 @@ typedef struct track {
   uint32_t pend;     /* payload slots still to come for the last event */
   uint64_t last_ts;  /* ticks of the last event */
   uint64_t frame_ts; /* ticks of the last watched frame mark; 0 = none yet */
+  uint32_t op_slot;  /* payload slots of an operation END seen so far, while pend > 0 */
+  int op_end;        /* the event pend counts down for is an operation END */
+  uint64_t op_ts;    /* ...its ticks (the operation's end) */
   uint32_t nopen;
   struct {
     uint32_t depth;
@@ -156,6 +159,8 @@ struct strobe_flight_recorder {
   int dumping;           /* a dump holds the pin */
   uint64_t pin_seq;      /* while dumping: entries from here on may not be evicted */
   uint32_t site_limit;   /* one past the largest site id delivered */
+  uint32_t label_limit;  /* one past the largest label id delivered */
+  int watch_passes;      /* the trigger times pass operations (spike_site "frame") */
   fthread *threads;      /* indexed by thread index */
   uint32_t nthreads;
 
@@ -265,7 +270,7 @@ static void event_range(const strobe_flight_recorder *fr, size_t off, uint64_t c
   for (uint64_t i = 0; i < count; i++) {
     off = next_start(fr, off);
     const entry *e = at(fr, off);
-    if (e->type == STROBE__BLK_EVENTS) {
+    if (e->type == STROBE__BLK_EVENTS || e->type == STROBE__BLK_OPS) {
       if (!any || (int64_t)(e->first - *first) < 0) *first = e->first;
       if (!any || (int64_t)(e->last - *last) > 0) *last = e->last;
       any = 1;
@@ -324,7 +329,7 @@ static int ring_sink(void *ctx, const void *data, size_t len) {
   const strobe__block_info *info = strobe__writer_block_info(fr->writer);
   uint64_t now = strobe__now();
   if (info->type) {
-    int ev = info->type == STROBE__BLK_EVENTS;
+    int ev = info->type == STROBE__BLK_EVENTS || info->type == STROBE__BLK_OPS;
     store(fr, info->type, info->thread, info->count, ev ? info->first_ticks : now, ev ? info->last_ticks : now,
           data, len);
     return 0;
@@ -436,10 +441,14 @@ static void follow(strobe_flight_recorder *fr, track *tr, const strobe__event *e
     if (tr->pend) {
       if (kind == STROBE__EV_PAYLOAD) {
         tr->pend--;
+        /* An operation END's third slot: its start ticks and kind (probe/probe.h). */
+        if (tr->op_end && tr->op_slot++ == 2 && (e->data & 0xffu) == 1 /* STROBE_OP_PASS */ && fr->watch_passes)
+          check(fr, tr->op_ts, tr->op_ts - e->ts);
         continue;
       }
       tr->pend = 0; /* as the writer does: the half event is dropped */
     }
+    tr->op_end = 0;
     switch (kind) {
       case STROBE__EV_BEGIN:
         tr->depth++;
@@ -461,6 +470,12 @@ static void follow(strobe_flight_recorder *fr, track *tr, const strobe__event *e
       case STROBE__EV_COUNTER:
       case STROBE__EV_GAUGE: tr->pend = 1; break;
       case STROBE__EV_CUMULATIVE: tr->pend = 4; break;
+      case STROBE__EV_OP:
+        tr->pend = strobe__payload_slots(e->kind, e->data);
+        tr->op_end = strobe__opev_sub(e->data) == STROBE__OPEV_END;
+        tr->op_slot = 0;
+        tr->op_ts = e->ts;
+        break;
       case STROBE__EV_FRAME:
         if (watched(fr, e->data)) {
           if (tr->frame_ts) check(fr, e->ts, e->ts - tr->frame_ts);
@@ -490,6 +505,14 @@ static void on_site(void *ctx, uint32_t id, const strobe_site *s) {
     fr->watch[id >> 6] |= 1ull << (id & 63);
   pthread_mutex_lock(&fr->lock);
   if (id >= fr->site_limit) fr->site_limit = id + 1;
+  pthread_mutex_unlock(&fr->lock);
+}
+
+static void on_label(void *ctx, uint32_t id, const char *text) {
+  strobe_flight_recorder *fr = ctx;
+  (void)text; /* as sites: every dump defines the labels it may need from the registry */
+  pthread_mutex_lock(&fr->lock);
+  if (id >= fr->label_limit) fr->label_limit = id + 1;
   pthread_mutex_unlock(&fr->lock);
 }
 
@@ -650,7 +673,7 @@ static int write_dump(strobe_flight_recorder *fr, const snapshot *s, int fd) {
   }
   uint64_t first, last;
   event_range(fr, s->off, s->count, &first, &last);
-  uint32_t site_limit = fr->site_limit;
+  uint32_t site_limit = fr->site_limit, label_limit = fr->label_limit;
   pthread_mutex_unlock(&fr->lock);
   if (!t) return STROBE_ENOMEM;
 
@@ -663,6 +686,10 @@ static int write_dump(strobe_flight_recorder *fr, const snapshot *s, int fd) {
     for (uint32_t id = 1; id < site_limit; id++) {
       const strobe_site *site = strobe__site_get(id);
       if (site) strobe__writer_site(w, id, site);
+    }
+    for (uint32_t id = 1; id < label_limit; id++) {
+      const char *label = strobe__label_get(id);
+      if (label) strobe__writer_label(w, id, label);
     }
     for (uint32_t i = 0; i < n; i++) strobe__writer_thread(w, t[i].index, t[i].os_tid, t[i].name, 0);
     rc = strobe__writer_flush(w);
@@ -831,6 +858,9 @@ int strobe_flight_recorder_start(const strobe_flight_recorder_desc *desc, strobe
   fr->age_ticks = ms_to_ticks(d.max_age_ms, clk->ns_per_tick);
   fr->thr_ticks = d.spike_threshold_ms > 0.0 ? ms_to_ticks(d.spike_threshold_ms, clk->ns_per_tick) : 0;
   if (d.spike_threshold_ms > 0.0 && fr->thr_ticks == 0) fr->thr_ticks = 1;
+  /* "frame" is the frame however the application marks it: frame marks, or
+   * pass operations (strobe_op_begin with STROBE_OP_PASS), begin to end. */
+  fr->watch_passes = fr->thr_ticks && !strcmp(fr->spike_site, DEFAULT_SPIKE_SITE);
   fr->cooldown_ticks = ms_to_ticks(d.cooldown_ms, clk->ns_per_tick);
   fr->post_ticks = ms_to_ticks(d.post_ms, clk->ns_per_tick);
 
@@ -858,7 +888,7 @@ int strobe_flight_recorder_start(const strobe_flight_recorder_desc *desc, strobe
     if (pthread_create(&fr->worker, NULL, worker_main, fr) != 0) goto fail;
     fr->has_worker = 1;
   }
-  fr->consumer = (strobe__consumer){fr, on_site, on_thread, on_lost, on_events, on_thread_end, on_tick};
+  fr->consumer = (strobe__consumer){fr, on_site, on_label, on_thread, on_lost, on_events, on_thread_end, on_tick};
   rc = strobe__consumer_add(&fr->consumer);
   if (rc) goto fail;
   *out = fr;

@@ -54,6 +54,11 @@ static void on_site(void *ctx, uint32_t id, const strobe_site *s) {
   strobe__writer_site(r->writer, id, s);
 }
 
+static void on_label(void *ctx, uint32_t id, const char *text) {
+  strobe_recorder *r = ctx;
+  strobe__writer_label(r->writer, id, text);
+}
+
 static void on_thread(void *ctx, uint32_t index, uint64_t tid, const char *name, uint64_t lost) {
   strobe_recorder *r = ctx;
   strobe__writer_thread(r->writer, index, tid, name, lost);
@@ -123,7 +128,7 @@ int strobe_record_start(const strobe_record_desc *desc, strobe_recorder **out) {
   strobe__writer_desc wd = {"file", flush_ms, level, strobe__measure_overhead(), file_sink, r, NULL};
   rc = strobe__writer_create(&wd, &r->writer);
   if (rc) goto fail;
-  r->consumer = (strobe__consumer){r, on_site, on_thread, on_lost, on_events, on_thread_end, on_tick};
+  r->consumer = (strobe__consumer){r, on_site, on_label, on_thread, on_lost, on_events, on_thread_end, on_tick};
   rc = strobe__consumer_add(&r->consumer);
   if (rc) goto fail;
   pthread_once(&g_atexit_once, register_atexit);

@@ -266,7 +266,8 @@ static void on_events(void *ctx, uint32_t index, const strobe__event *ev, size_t
         /* fall through */
       case STROBE__EV_COUNTER:
       case STROBE__EV_GAUGE:
-        t->payload_left = kind == STROBE__EV_CUMULATIVE ? 4 : 1;
+      case STROBE__EV_OP: /* whole, with its payload slots, or not at all */
+        t->payload_left = strobe__payload_slots(e->kind, e->data);
         t->payload_drop = drop;
         break;
       default:
@@ -311,6 +312,11 @@ static void flush_now(strobe_stream *s) {
 static void on_site(void *ctx, uint32_t id, const strobe_site *site) {
   strobe_stream *s = ctx;
   if (!s->stopped) strobe__writer_site(s->writer, id, site);
+}
+
+static void on_label(void *ctx, uint32_t id, const char *text) {
+  strobe_stream *s = ctx;
+  if (!s->stopped) strobe__writer_label(s->writer, id, text);
 }
 
 static void on_thread(void *ctx, uint32_t index, uint64_t tid, const char *name, uint64_t lost) {
@@ -399,7 +405,7 @@ int strobe_stream_start(const strobe_stream_desc *desc, strobe_stream **out) {
   int rc = strobe__writer_create(&wd, &s->writer);
   if (rc) goto fail;
   s->appended = 0; /* the header is readable now; nobody needs telling */
-  s->consumer = (strobe__consumer){s, on_site, on_thread, on_lost, on_events, on_thread_end, on_tick};
+  s->consumer = (strobe__consumer){s, on_site, on_label, on_thread, on_lost, on_events, on_thread_end, on_tick};
   rc = strobe__consumer_add(&s->consumer);
   if (rc) goto fail;
   s->attached = 1;

@@ -22,6 +22,8 @@ typedef struct strobe__consumer {
   void *ctx;
   /* A site, delivered once before any event that references it. */
   void (*site)(void *ctx, uint32_t id, const strobe_site *site);
+  /* A label (probe/probe.h >>labels), delivered once before any event that names it. */
+  void (*label)(void *ctx, uint32_t id, const char *text);
   /* A thread's identity and its process-lifetime loss count when first seen;
    * delivered again when its name changes. */
   void (*thread)(void *ctx, uint32_t index, uint64_t os_tid, const char *name, uint64_t lost);

@@ -2,8 +2,8 @@
  * drain.c — the drain thread: empties every thread's ring, completes the
  * events the inline hot path writes in short form (site pointers, END
  * without a site; docs/recording.md), and fans them out to the active
- * consumers (capture files, flight recorder, live streams), delivering site
- * and thread metadata before the first event that needs it. Reaps the state
+ * consumers (capture files, flight recorder, live streams), delivering site,
+ * label and thread metadata before the first event that needs it. Reaps the state
  * of threads that exited once their last events are delivered.
  *
  * Must never: make an instrumented thread wait (producers only ever signal
@@ -21,6 +21,7 @@ static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER; /* consumers + passes
 static strobe__consumer *g_consumers[STROBE__MAX_CONSUMERS];
 static int g_nconsumers;
 static uint32_t g_sites_delivered = 1;
+static uint32_t g_labels_delivered = 1;
 
 static pthread_mutex_t g_wake_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_wake_cond;
@@ -41,6 +42,13 @@ static void deliver_sites(strobe__consumer **cs, int n, uint32_t from, uint32_t 
   for (uint32_t id = from; id < to; id++) {
     const strobe_site *s = strobe__site_get(id);
     for (int i = 0; i < n; i++) cs[i]->site(cs[i]->ctx, id, s);
+  }
+}
+
+static void deliver_labels(strobe__consumer **cs, int n, uint32_t from, uint32_t to) {
+  for (uint32_t id = from; id < to; id++) {
+    const char *text = strobe__label_get(id);
+    for (int i = 0; i < n; i++) cs[i]->label(cs[i]->ctx, id, text);
   }
 }
 
@@ -102,6 +110,10 @@ static void deliver_run(strobe__tstate *t, strobe__event *e, strobe__event *end)
   uint32_t nsites = strobe__site_count();
   deliver_sites(g_consumers, g_nconsumers, g_sites_delivered, nsites);
   g_sites_delivered = nsites;
+  /* Labels are interned before the operation event naming them is published. */
+  uint32_t nlabels = strobe__label_count();
+  deliver_labels(g_consumers, g_nconsumers, g_labels_delivered, nlabels);
+  g_labels_delivered = nlabels;
   for (int i = 0; i < g_nconsumers; i++) g_consumers[i]->events(g_consumers[i]->ctx, t->index, e, (size_t)(end - e));
   __atomic_store_n(&t->drained, t->drained + (uint64_t)(end - e), __ATOMIC_RELAXED);
 }
@@ -226,6 +238,7 @@ int strobe__consumer_add(strobe__consumer *c) {
   pass();
   strobe__consumer *self[1] = {c};
   deliver_sites(self, 1, 1, g_sites_delivered);
+  deliver_labels(self, 1, 1, g_labels_delivered);
   strobe__threads_lock();
   for (strobe__tstate *t = strobe__threads_head(); t; t = t->next)
     if (t->announced) deliver_thread(self, 1, t, t->snap_name, __atomic_load_n(&t->lost, __ATOMIC_RELAXED));

@@ -1,8 +1,9 @@
 /*
  * capture_reader.c — reads capture files (docs/capture-format.md) for
  * include/strobe/capture.h: header fields, the block loop (CRC, zstd), the
- * site and thread tables, and the per-thread scope stacks that turn BEGIN/END
- * ops into records with depth, duration and self time.
+ * site, label and thread tables, the per-thread scope stacks that turn
+ * BEGIN/END ops into records with depth, duration and self time, and OPS
+ * entries into operation records.
  *
  * It owns no global state and streams: what it keeps is the site table, the
  * thread table (with one scope stack of at most 256 frames per thread) and
@@ -22,6 +23,7 @@
 #include <string.h>
 #include <zstd.h>
 
+#include "probe/probe.h"
 #include "format/codec.h"
 #include "strobe/capture.h"
 
@@ -36,6 +38,9 @@
  * beyond any real process and keeps the thread table (pointers) at 8 MB. */
 #define MAX_THREAD_INDEX 1000000u
 #define MAX_SITE_ID 65535u
+#define MAX_LABEL_ID 65535u
+#define MAX_OP_STAGES 32u   /* STROBE_MAX_STAGES: a writer never puts more in one operation */
+#define MAX_OP_COUNTERS 16u /* STROBE_MAX_OP_COUNTERS */
 /* File payloads are read in chunks of this size, so the buffer only grows as
  * fast as bytes actually arrive, whatever stored_len claims. */
 #define READ_CHUNK (1u << 20)
@@ -80,15 +85,20 @@ struct strobe_capture {
   uint8_t *raw;     /* decompressed payload buffer */
   size_t raw_cap;   /* bytes, at most STROBE__MAX_BLOCK_RAW */
   ZSTD_DCtx *zstd;  /* created on the first zstd block */
-  int blk;          /* STROBE__BLK_SITES or _EVENTS while records remain in it, else 0 */
+  int blk;          /* STROBE__BLK_SITES, _EVENTS or _OPS while records remain in it, else 0 */
   strobe__cur cur;  /* SITES: the rest of the payload */
   rthread *ev_thread; /* EVENTS: the block's thread */
   uint64_t ev_left;   /* EVENTS: events not yet decoded */
   uint64_t ev_ticks;  /* EVENTS: ticks of the previous event */
   strobe__cur ops, times; /* EVENTS: the two streams, each bounded to its bytes */
+  strobe_capture_op op;   /* OPS: the operation the last OP_* record points at */
+  strobe_capture_stage op_stages[MAX_OP_STAGES];
+  strobe_capture_op_counter op_counters[MAX_OP_COUNTERS];
 
   strobe_capture_site **sites;     /* indexed by id; NULL where undefined */
   uint32_t sites_cap, site_limit;  /* entries allocated / one past the largest id, <= 65536 */
+  char **labels;                   /* indexed by label id; NULL where undefined */
+  uint32_t labels_cap;             /* entries allocated, <= MAX_LABEL_ID + 1 */
   rthread **threads;               /* indexed by thread index; NULL where undefined */
   uint32_t threads_cap, thread_limit; /* likewise, <= MAX_THREAD_INDEX + 1 */
 
@@ -170,6 +180,23 @@ static int str_equal(const char *a, const uint8_t *b, size_t n) {
   return strlen(a) == n && (n == 0 || memcmp(a, b, n) == 0);
 }
 
+/* Makes *table (of pointers, *cap entries, NULL past the used ones) hold
+ * index `id`: doubles from `first`, never past `max_cap` entries (id is
+ * below it). Returns 0 or STROBE_ENOMEM. */
+static int grow_table(void *table, uint32_t *cap, uint64_t id, uint32_t first, uint32_t max_cap) {
+  if (id < *cap) return 0;
+  void **t = *(void ***)table;
+  uint64_t n = *cap ? (uint64_t)*cap * 2 : first;
+  while (n <= id) n *= 2;
+  if (n > max_cap) n = max_cap;
+  void **p = realloc(t, (size_t)n * sizeof *p);
+  if (!p) return STROBE_ENOMEM;
+  memset(p + *cap, 0, (size_t)(n - *cap) * sizeof *p);
+  *(void ***)table = p;
+  *cap = (uint32_t)n;
+  return 0;
+}
+
 #define SITE_STRS 5 /* name, category, file, function, parent */
 
 /* Defines site `id` with the given strings (not terminated). The same id
@@ -184,16 +211,7 @@ static int define_site(strobe_capture *c, uint32_t id, uint32_t kind, uint32_t l
     for (int i = 0; i < SITE_STRS && same; i++) same = str_equal(olds[i], str[i], len[i]);
     return same ? 0 : STROBE_ECORRUPT;
   }
-  if (id >= c->sites_cap) {
-    uint32_t cap = c->sites_cap ? c->sites_cap : 64;
-    while (cap <= id) cap *= 2;
-    if (cap > MAX_SITE_ID + 1) cap = MAX_SITE_ID + 1;
-    strobe_capture_site **p = realloc(c->sites, cap * sizeof *p);
-    if (!p) return STROBE_ENOMEM;
-    memset(p + c->sites_cap, 0, (cap - c->sites_cap) * sizeof *p);
-    c->sites = p;
-    c->sites_cap = cap;
-  }
+  if (grow_table(&c->sites, &c->sites_cap, id, 64, MAX_SITE_ID + 1)) return STROBE_ENOMEM;
   /* One allocation: the struct, then the terminated strings. */
   size_t total = sizeof(strobe_capture_site) + SITE_STRS;
   for (int i = 0; i < SITE_STRS; i++) total += len[i];
@@ -212,6 +230,25 @@ static int define_site(strobe_capture *c, uint32_t id, uint32_t kind, uint32_t l
   s->line = line;
   c->sites[id] = s;
   if (id >= c->site_limit) c->site_limit = id + 1;
+  return 0;
+}
+
+static const char *label_at(const strobe_capture *c, uint64_t id) {
+  return id < c->labels_cap ? c->labels[id] : NULL;
+}
+
+/* Defines label `id`; again with the same text is fine (every flight-recorder
+ * dump and a recorder may repeat them), with another text it is corrupt. */
+static int define_label(strobe_capture *c, uint64_t id, const uint8_t *text, size_t n) {
+  if (id == 0 || id > MAX_LABEL_ID) return STROBE_ERANGE;
+  const char *old = label_at(c, id);
+  if (old) return str_equal(old, text, n) ? 0 : STROBE_ECORRUPT;
+  if (grow_table(&c->labels, &c->labels_cap, id, 64, MAX_LABEL_ID + 1)) return STROBE_ENOMEM;
+  char *copy = malloc(n + 1);
+  if (!copy) return STROBE_ENOMEM;
+  if (n) memcpy(copy, text, n);
+  copy[n] = '\0';
+  c->labels[id] = copy;
   return 0;
 }
 
@@ -236,16 +273,7 @@ static int set_thread_name(rthread *t, const uint8_t *s, size_t n) {
 static int define_thread(strobe_capture *c, uint32_t index, uint64_t os_tid, const uint8_t *name, size_t n) {
   rthread *t = thread_at(c, index);
   if (!t) {
-    if (index >= c->threads_cap) {
-      uint32_t cap = c->threads_cap ? c->threads_cap * 2 : 16;
-      if (cap <= index) cap = index + 1;
-      if (cap > MAX_THREAD_INDEX + 1) cap = MAX_THREAD_INDEX + 1;
-      rthread **p = realloc(c->threads, cap * sizeof *p);
-      if (!p) return STROBE_ENOMEM;
-      memset(p + c->threads_cap, 0, (cap - c->threads_cap) * sizeof *p);
-      c->threads = p;
-      c->threads_cap = cap;
-    }
+    if (grow_table(&c->threads, &c->threads_cap, index, 16, MAX_THREAD_INDEX + 1)) return STROBE_ENOMEM;
     t = calloc(1, sizeof *t);
     if (!t) return STROBE_ENOMEM;
     t->pub.index = index;
@@ -413,7 +441,7 @@ static int read_block(strobe_capture *c, uint8_t *type) {
   /* Bound stored_len before reading it, so a corrupt length cannot make us
    * buffer gigabytes. A zstd frame never exceeds ZSTD_compressBound. */
   if (h.raw_len > STROBE__MAX_BLOCK_RAW) return STROBE_ECORRUPT;
-  int known = h.type >= STROBE__BLK_SITES && h.type <= STROBE__BLK_FOOTER;
+  int known = h.type >= STROBE__BLK_SITES && h.type <= STROBE__BLK_LABELS;
   if (h.codec == STROBE__CODEC_RAW) {
     if (h.stored_len != h.raw_len) return STROBE_ECORRUPT;
   } else if (h.codec == STROBE__CODEC_ZSTD) {
@@ -560,6 +588,29 @@ static int start_block(strobe_capture *c, uint8_t type, strobe_capture_record *r
       c->blk = STROBE__BLK_EVENTS;
       return 0;
     }
+    case STROBE__BLK_OPS: {
+      uint64_t index = strobe__cur_varint(&c->cur);
+      uint64_t count = strobe__cur_varint(&c->cur);
+      uint64_t base = strobe__cur_varint(&c->cur);
+      /* Every entry has at least three bytes. */
+      if (c->cur.bad || count > (uint64_t)(c->cur.end - c->cur.p) / 3) return STROBE_ECORRUPT;
+      int r = thread_ref(c, index, &c->ev_thread);
+      if (r) return r;
+      c->ev_left = count;
+      c->ev_ticks = base;
+      c->blk = STROBE__BLK_OPS;
+      return 0;
+    }
+    case STROBE__BLK_LABELS:
+      while (c->cur.p < c->cur.end) {
+        uint64_t id = strobe__cur_varint(&c->cur);
+        size_t n;
+        const uint8_t *text = strobe__cur_str(&c->cur, &n);
+        if (c->cur.bad) return STROBE_ECORRUPT;
+        int r = define_label(c, id, text, n);
+        if (r) return r;
+      }
+      return 0;
     case STROBE__BLK_THREAD_END: return block_thread_end(c, rec);
     case STROBE__BLK_CLOCK: return 0; /* calibration pairs are not used yet */
     case STROBE__BLK_LOST: return block_lost(c, rec);
@@ -710,6 +761,121 @@ static int step_events(strobe_capture *c, strobe_capture_record *rec) {
   return 0;
 }
 
+/* A label operand of an OPS entry: 0 is "none" (""), others must be defined. */
+static int label_operand(strobe_capture *c, strobe__cur *b, const char **out) {
+  uint64_t id = strobe__cur_varint(b);
+  if (b->bad) return STROBE_ECORRUPT;
+  *out = id ? label_at(c, id) : "";
+  return *out ? 0 : STROBE_ERANGE;
+}
+
+/* The fields every operation entry starts with. */
+static int op_ident(strobe_capture *c, strobe__cur *b, int full) {
+  strobe_capture_op *op = &c->op;
+  uint64_t collector = strobe__cur_varint(b);
+  op->id = strobe__cur_varint(b);
+  if (collector > UINT32_MAX) return STROBE_ECORRUPT;
+  op->collector = (uint32_t)collector;
+  op->window = "";
+  if (!full) return b->bad ? STROBE_ECORRUPT : 0;
+  uint64_t flags = strobe__cur_varint(b);
+  int r = label_operand(c, b, &op->window);
+  if (r) return r;
+  op->frame_id = strobe__cur_varint(b);
+  if (b->bad || flags > UINT32_MAX) return STROBE_ECORRUPT;
+  op->kind = (uint32_t)(flags & 0xffu);
+  op->committed = (flags & STROBE__OPF_COMMITTED) != 0;
+  op->handed_off = (flags & STROBE__OPF_HANDED_OFF) != 0;
+  op->detail = (flags & STROBE__OPF_DETAIL) != 0;
+  op->app_frame_id = (flags & STROBE__OPF_APP_FRAME) != 0;
+  op->devtools = (flags & STROBE__OPF_DEVTOOLS) != 0;
+  return 0;
+}
+
+/* The rest of an END entry: duration, stages and counters. */
+static int op_end_body(strobe_capture *c, strobe__cur *b, uint64_t end_ticks) {
+  strobe_capture_op *op = &c->op;
+  int64_t dur = strobe__unzigzag(strobe__cur_varint(b));
+  uint64_t sdrop = strobe__cur_varint(b), cdrop = strobe__cur_varint(b);
+  uint64_t ns = strobe__cur_varint(b);
+  if (b->bad || ns > MAX_OP_STAGES || sdrop > UINT32_MAX || cdrop > UINT32_MAX) return STROBE_ECORRUPT;
+  op->start_ticks = end_ticks - (uint64_t)dur;
+  op->start_ns = ticks_to_ns(c, op->start_ticks);
+  op->duration_ns = span_ns(c, (uint64_t)dur);
+  op->stages_dropped = (uint32_t)sdrop;
+  op->counters_dropped = (uint32_t)cdrop;
+  for (uint64_t i = 0; i < ns; i++) {
+    strobe_capture_stage *st = &c->op_stages[i];
+    uint64_t site = strobe__cur_varint(b), count = strobe__cur_varint(b);
+    uint64_t total = strobe__cur_varint(b), min = strobe__cur_varint(b), max = strobe__cur_varint(b);
+    if (b->bad || count > UINT32_MAX) return STROBE_ECORRUPT;
+    if (!site_at(c, site)) return STROBE_ERANGE;
+    *st = (strobe_capture_stage){(uint32_t)site, (uint32_t)count, span_ns(c, total), span_ns(c, min), span_ns(c, max)};
+  }
+  uint64_t nc = strobe__cur_varint(b);
+  if (b->bad || nc > MAX_OP_COUNTERS) return STROBE_ECORRUPT;
+  for (uint64_t i = 0; i < nc; i++) {
+    int r = label_operand(c, b, &c->op_counters[i].name);
+    if (r) return r;
+    c->op_counters[i].value = strobe__cur_f64(b);
+  }
+  if (b->bad) return STROBE_ECORRUPT;
+  op->nstages = (uint32_t)ns;
+  op->ncounters = (uint32_t)nc;
+  return 0;
+}
+
+/* Returns 1 with the next operation record of the OPS block, 0 when it is
+ * used up, or an error. Entries of sub-kinds this reader does not know are
+ * skipped whole (their time still counts), and so are fields after the ones
+ * it knows at the end of a body. */
+static int step_ops(strobe_capture *c, strobe_capture_record *rec) {
+  rthread *t = c->ev_thread;
+  while (c->ev_left > 0) {
+    c->ev_left--;
+    uint64_t sub = strobe__cur_varint(&c->cur);
+    uint64_t delta = strobe__cur_varint(&c->cur);
+    size_t len = (size_t)strobe__cur_varint(&c->cur);
+    const uint8_t *body = strobe__cur_bytes(&c->cur, len);
+    if (c->cur.bad) return STROBE_ECORRUPT;
+    uint64_t ticks = c->ev_ticks + (uint64_t)strobe__unzigzag(delta);
+    c->ev_ticks = ticks;
+    strobe__cur b = {body ? body : g_empty, (body ? body : g_empty) + len, 0};
+    memset(&c->op, 0, sizeof c->op);
+    c->op.stages = c->op_stages;
+    c->op.counters = c->op_counters;
+    int r;
+    switch (sub) {
+      case STROBE__OPEV_BEGIN:
+        if ((r = op_ident(c, &b, 1))) return r;
+        c->op.start_ticks = ticks;
+        c->op.start_ns = ticks_to_ns(c, ticks);
+        rec->type = STROBE_REC_OP_BEGIN;
+        break;
+      case STROBE__OPEV_END:
+        if ((r = op_ident(c, &b, 1)) || (r = op_end_body(c, &b, ticks))) return r;
+        rec->type = STROBE_REC_OP_END;
+        c->totals.ops++;
+        break;
+      case STROBE__OPEV_TAKE:
+      case STROBE__OPEV_RESUME:
+        if ((r = op_ident(c, &b, 0))) return r;
+        rec->type = sub == STROBE__OPEV_TAKE ? STROBE_REC_OP_TAKE : STROBE_REC_OP_RESUME;
+        break;
+      default: continue; /* a newer kind of operation event */
+    }
+    if (!c->totals.footer && ticks > c->totals.end_ticks) c->totals.end_ticks = ticks;
+    c->totals.op_events++;
+    rec->thread = t->pub.index;
+    rec->ticks = ticks;
+    rec->time_ns = ticks_to_ns(c, ticks);
+    rec->depth = t->depth;
+    rec->op = &c->op;
+    return 1;
+  }
+  return c->cur.p == c->cur.end ? 0 : STROBE_ECORRUPT;
+}
+
 /* ======================================================================
  * >>api
  * ====================================================================== */
@@ -733,6 +899,7 @@ int strobe_capture_next(strobe_capture *c, strobe_capture_record *rec) {
     int r = 0;
     if (c->blk == STROBE__BLK_SITES) r = step_sites(c, rec);
     else if (c->blk == STROBE__BLK_EVENTS) r = step_events(c, rec);
+    else if (c->blk == STROBE__BLK_OPS) r = step_ops(c, rec);
     if (r < 0) return fail(c, r);
     if (r > 0) return 1;
     c->blk = 0;
@@ -757,6 +924,8 @@ void strobe_capture_close(strobe_capture *c) {
   if (c->f) fclose(c->f);
   for (uint32_t i = 0; i < c->site_limit; i++) free(c->sites[i]);
   free(c->sites);
+  for (uint32_t i = 0; i < c->labels_cap; i++) free(c->labels[i]);
+  free(c->labels);
   for (uint32_t i = 0; i < c->thread_limit; i++)
     if (c->threads[i]) free_thread(c->threads[i]);
   free(c->threads);

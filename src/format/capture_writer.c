@@ -1,8 +1,9 @@
 /*
  * capture_writer.c — turns ring events into EVENTS blocks (ops stream of
  * site/kind varints plus a stream of zigzag time deltas, then zstd), and
- * site/thread/loss metadata into their blocks, always emitting metadata
- * before the first block that refers to it.
+ * operation events into OPS blocks, and site/label/thread/loss metadata into
+ * their blocks, always emitting metadata before the first block that refers
+ * to it.
  *
  * Owns: per-thread encode buffers (bounded: a thread's buffer is flushed as
  * soon as it reaches BLOCK_FLUSH_BYTES), the header, the footer.
@@ -17,6 +18,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "probe/probe.h"
 #include "format/codec.h"
 #include "platform/clock.h"
 
@@ -36,7 +38,11 @@ typedef struct wthread {
   uint64_t base_ticks, last_ticks;
   uint32_t pend_kind, pend_site, pend_need, pend_have;
   uint64_t pend_ts;
-  uint64_t pend_payload[4];
+  uint64_t pend_payload[STROBE__OPEV_MAX_SLOTS]; /* the payload slots' 64-bit words... */
+  uint32_t pend_data[STROBE__OPEV_MAX_SLOTS];    /* ...and 32-bit ones */
+  strobe__buf opsb;       /* OPS entries not yet written */
+  uint32_t nops;          /* entries in opsb */
+  uint64_t ops_base, ops_last; /* ticks: the block's base and the last entry's */
 } wthread;
 
 struct strobe__writer {
@@ -45,6 +51,7 @@ struct strobe__writer {
   uint64_t bytes;
   ZSTD_CCtx *cctx;
   strobe__buf sites;  /* raw SITES payload not yet written */
+  strobe__buf labels; /* raw LABELS payload not yet written */
   strobe__buf meta;   /* framed THREAD blocks not yet written */
   strobe__buf raw;    /* scratch: one block's raw payload */
   strobe__buf out;    /* scratch: one framed block */
@@ -98,6 +105,10 @@ static void flush_meta(strobe__writer *w) {
   if (w->sites.len) {
     emit_block(w, STROBE__BLK_SITES, &w->sites);
     w->sites.len = 0;
+  }
+  if (w->labels.len) {
+    emit_block(w, STROBE__BLK_LABELS, &w->labels);
+    w->labels.len = 0;
   }
   if (w->meta.len) {
     emit(w, w->meta.data, w->meta.len);
@@ -211,9 +222,11 @@ void strobe__writer_destroy(strobe__writer *w) {
   for (uint32_t i = 0; i < w->nthreads; i++) {
     strobe__buf_free(&w->threads[i].ops);
     strobe__buf_free(&w->threads[i].times);
+    strobe__buf_free(&w->threads[i].opsb);
   }
   free(w->threads);
   strobe__buf_free(&w->sites);
+  strobe__buf_free(&w->labels);
   strobe__buf_free(&w->meta);
   strobe__buf_free(&w->raw);
   strobe__buf_free(&w->out);
@@ -247,6 +260,11 @@ void strobe__writer_site(strobe__writer *w, uint32_t id, const strobe_site *s) {
   strobe__buf_str(&w->sites, s->file);
   strobe__buf_str(&w->sites, s->function);
   strobe__buf_str(&w->sites, s->parent);
+}
+
+void strobe__writer_label(strobe__writer *w, uint32_t id, const char *text) {
+  strobe__buf_varint(&w->labels, id);
+  strobe__buf_str(&w->labels, text);
 }
 
 void strobe__writer_thread(strobe__writer *w, uint32_t index, uint64_t os_tid, const char *name, uint64_t lost) {
@@ -284,6 +302,18 @@ static void flush_thread(strobe__writer *w, uint32_t index, wthread *t) {
     t->ops.len = t->times.len = 0;
     t->count = 0;
   }
+  if (t->nops) {
+    flush_meta(w);
+    w->raw.len = 0;
+    strobe__buf_varint(&w->raw, index);
+    strobe__buf_varint(&w->raw, t->nops);
+    strobe__buf_varint(&w->raw, t->ops_base);
+    strobe__buf_put(&w->raw, t->opsb.data, t->opsb.len);
+    w->info = (strobe__block_info){STROBE__BLK_OPS, index, t->nops, t->ops_base, t->ops_last};
+    emit_block(w, STROBE__BLK_OPS, &w->raw);
+    t->opsb.len = 0;
+    t->nops = 0;
+  }
   uint64_t lost = t->lost_total - t->lost_base;
   if (lost > t->lost_written) {
     flush_meta(w);
@@ -306,8 +336,75 @@ static void put_time(wthread *t, uint64_t ts) {
 
 static void put_other(wthread *t, uint32_t kind) { strobe__buf_varint(&t->ops, (uint64_t)kind << 2 | STROBE__OP_OTHER); }
 
-static void finish_pending(wthread *t) {
+/* One OPS entry (docs/capture-format.md): sub-kind, time delta, then a
+ * length-prefixed body, so a reader skips sub-kinds it does not know. */
+static void put_op_entry(wthread *t, strobe__buf *body) {
+  if (t->nops == 0) t->ops_base = t->ops_last = t->pend_ts;
+  strobe__buf_varint(&t->opsb, strobe__opev_sub(t->pend_site));
+  strobe__buf_varint(&t->opsb, strobe__zigzag((int64_t)(t->pend_ts - t->ops_last)));
+  strobe__buf_varint(&t->opsb, body->len);
+  strobe__buf_put(&t->opsb, body->data, body->len);
+  t->ops_last = t->pend_ts;
+  t->nops++;
+}
+
+/* Encodes a whole operation event (probe/probe.h >>operation events). An event
+ * whose slots do not match its sub-kind cannot come from operation.c: it is
+ * dropped. */
+static void finish_op(strobe__writer *w, wthread *t) {
+  const uint64_t *x = t->pend_payload;
+  const uint32_t *d = t->pend_data;
+  uint32_t n = t->pend_need, sub = strobe__opev_sub(t->pend_site);
+  strobe__buf *b = &w->raw;
+  b->len = 0;
+  t->pend_need = 0;
+  if ((sub == STROBE__OPEV_TAKE || sub == STROBE__OPEV_RESUME) && n == 1) {
+    strobe__buf_varint(b, d[0]);
+    strobe__buf_varint(b, x[0]);
+  } else if (sub == STROBE__OPEV_BEGIN && n == 3) {
+    strobe__buf_varint(b, d[0]);
+    strobe__buf_varint(b, x[0]);
+    strobe__buf_varint(b, d[2]);
+    strobe__buf_varint(b, d[1]);
+    strobe__buf_varint(b, x[1]);
+  } else if (sub == STROBE__OPEV_END && n >= 4) {
+    uint32_t ns = d[3] & 0xffffu, nc = d[3] >> 16;
+    if (ns > STROBE__OPEV_STAGES_MAX || nc > STROBE__OPEV_COUNTERS_MAX || n != 4 + 3 * ns + nc) return;
+    strobe__buf_varint(b, d[0]);
+    strobe__buf_varint(b, x[0]);
+    strobe__buf_varint(b, d[2]);
+    strobe__buf_varint(b, d[1]);
+    strobe__buf_varint(b, x[1]);
+    strobe__buf_varint(b, strobe__zigzag((int64_t)(t->pend_ts - x[2]))); /* duration */
+    strobe__buf_varint(b, x[3] >> 32);                                  /* stages dropped */
+    strobe__buf_varint(b, x[3] & 0xffffffffu);                          /* counters dropped */
+    strobe__buf_varint(b, ns);
+    for (uint32_t i = 0; i < ns; i++) {
+      const uint64_t *s = x + 4 + 3 * i;
+      const uint32_t *sd = d + 4 + 3 * i;
+      strobe__buf_varint(b, sd[0]); /* site */
+      strobe__buf_varint(b, sd[1]); /* count */
+      strobe__buf_varint(b, s[0]);  /* total */
+      strobe__buf_varint(b, s[1]);  /* min */
+      strobe__buf_varint(b, s[2]);  /* max */
+    }
+    strobe__buf_varint(b, nc);
+    for (uint32_t i = 0; i < nc; i++) {
+      strobe__buf_varint(b, d[4 + 3 * ns + i]);
+      strobe__buf_u64(b, x[4 + 3 * ns + i]); /* the double's bits */
+    }
+  } else {
+    return;
+  }
+  put_op_entry(t, b);
+}
+
+static void finish_pending(strobe__writer *w, wthread *t) {
   uint32_t kind = t->pend_kind;
+  if (kind == STROBE__EV_OP) {
+    finish_op(w, t);
+    return;
+  }
   put_other(t, kind);
   strobe__buf_varint(&t->ops, t->pend_site);
   if (kind == STROBE__EV_CUMULATIVE) {
@@ -329,8 +426,9 @@ void strobe__writer_events(strobe__writer *w, uint32_t index, const strobe__even
       if (kind != STROBE__EV_PAYLOAD) { /* cannot happen with a well-behaved producer: drop the half event */
         t->pend_need = 0;
       } else {
+        t->pend_data[t->pend_have] = e->data;
         t->pend_payload[t->pend_have++] = e->ts;
-        if (t->pend_have == t->pend_need) finish_pending(t);
+        if (t->pend_have == t->pend_need) finish_pending(w, t);
         continue;
       }
     }
@@ -353,6 +451,15 @@ void strobe__writer_events(strobe__writer *w, uint32_t index, const strobe__even
         t->pend_have = 0;
         t->pend_need = kind == STROBE__EV_CUMULATIVE ? 4 : 1;
         break;
+      case STROBE__EV_OP:
+        t->pend_kind = kind;
+        t->pend_site = e->data;
+        t->pend_ts = e->ts;
+        t->pend_have = 0;
+        t->pend_need = strobe__opev_slots(e->data);
+        if (t->pend_need > STROBE__OPEV_MAX_SLOTS) t->pend_need = 0; /* cannot come from operation.c */
+        else if (t->pend_need == 0) finish_pending(w, t);
+        break;
       case STROBE__EV_FRAME:
         put_other(t, kind);
         strobe__buf_varint(&t->ops, e->data);
@@ -367,9 +474,9 @@ void strobe__writer_events(strobe__writer *w, uint32_t index, const strobe__even
       default: /* a payload whose event predates this writer */
         break;
     }
-    if (t->ops.len + t->times.len >= BLOCK_FLUSH_BYTES) flush_thread(w, index, t);
+    if (t->ops.len + t->times.len + t->opsb.len >= BLOCK_FLUSH_BYTES) flush_thread(w, index, t);
   }
-  if (t->ops.failed || t->times.failed) w->error = w->error ? w->error : STROBE_ENOMEM;
+  if (t->ops.failed || t->times.failed || t->opsb.failed) w->error = w->error ? w->error : STROBE_ENOMEM;
 }
 
 void strobe__writer_thread_end(strobe__writer *w, uint32_t index) {
@@ -398,6 +505,7 @@ int strobe__writer_flush(strobe__writer *w) {
       t->ended = 2; /* written */
       strobe__buf_free(&t->ops);
       strobe__buf_free(&t->times);
+      strobe__buf_free(&t->opsb);
     }
   }
   return w->error;

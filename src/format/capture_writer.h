@@ -50,6 +50,7 @@ int strobe__writer_create_at(const strobe__writer_desc *desc, uint64_t start_tic
 void strobe__writer_destroy(strobe__writer *w);
 
 void strobe__writer_site(strobe__writer *w, uint32_t id, const strobe_site *site);
+void strobe__writer_label(strobe__writer *w, uint32_t id, const char *text);
 void strobe__writer_thread(strobe__writer *w, uint32_t index, uint64_t os_tid, const char *name, uint64_t lost);
 void strobe__writer_lost(strobe__writer *w, uint32_t index, uint64_t lost);
 void strobe__writer_events(strobe__writer *w, uint32_t index, const strobe__event *ev, size_t n);
@@ -65,14 +66,14 @@ int strobe__writer_error(const strobe__writer *w);
 /* Bytes handed to the sink so far. */
 uint64_t strobe__writer_bytes(const strobe__writer *w);
 
-/* What a sink call carries when it is one EVENTS, LOST or THREAD_END block,
+/* What a sink call carries when it is one EVENTS, OPS, LOST or THREAD_END block,
  * for sinks that index blocks (the flight recorder's ring); `type` is 0 for
  * every other call. Valid only inside the sink call. */
 typedef struct strobe__block_info {
-  uint8_t type;        /* STROBE__BLK_EVENTS, _LOST, _THREAD_END, or 0 */
+  uint8_t type;        /* STROBE__BLK_EVENTS, _OPS, _LOST, _THREAD_END, or 0 */
   uint32_t thread;     /* thread index */
-  uint64_t count;      /* EVENTS: events in the block; LOST: events lost */
-  uint64_t first_ticks, last_ticks; /* EVENTS: its first and last event */
+  uint64_t count;      /* EVENTS, OPS: events (entries) in the block; LOST: events lost */
+  uint64_t first_ticks, last_ticks; /* EVENTS, OPS: its first and last event */
 } strobe__block_info;
 const strobe__block_info *strobe__writer_block_info(const strobe__writer *w);
 

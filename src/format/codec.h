@@ -44,7 +44,9 @@ enum {
   STROBE__BLK_THREAD_END = 4,
   STROBE__BLK_CLOCK = 5,
   STROBE__BLK_LOST = 6,
-  STROBE__BLK_FOOTER = 7
+  STROBE__BLK_FOOTER = 7,
+  STROBE__BLK_OPS = 8,   /* operation events of one thread; readers before it skip the block */
+  STROBE__BLK_LABELS = 9 /* window ids and operation counter names, by id */
 };
 
 enum { STROBE__CODEC_RAW = 0, STROBE__CODEC_ZSTD = 1 };

@@ -85,6 +85,63 @@ const strobe_site *strobe__site_get(uint32_t id);
  * "strobe: unregistered site", so the stream stays balanced. */
 uint32_t strobe__site_id_for_stream(strobe_site *site);
 
+/* >>labels (src/probe/label.c): short texts that operation events name (a
+ * window id, an operation counter's name), interned once and referenced by
+ * id. Consumers get each label once, before the first event naming it. */
+#define STROBE__MAX_LABELS 4096      /* distinct labels per process; past it a label is counted and gets id 0 */
+#define STROBE__MAX_LABEL_BYTES 256  /* bytes kept of a label (a window id's bound) */
+/* The id of `text` (1..STROBE__MAX_LABELS-1), interned now if need be; 0 for
+ * NULL or "", or when the registry is full or out of memory (counted). Takes
+ * the registry's short lock: never call it on the inline hot path. */
+uint32_t strobe__label_id(const char *text);
+uint32_t strobe__label_count(void);          /* ids 1..count-1 are defined (acquire) */
+const char *strobe__label_get(uint32_t id);  /* NULL for ids not defined */
+uint64_t strobe__labels_refused(void);       /* labels that got id 0 because the registry was full */
+
+/* >>operation events: one head event STROBE__EV_OP whose data holds the
+ * sub-kind (low 8 bits) and the number of payload slots that follow it.
+ * Every payload slot carries a 64-bit word (its ts field) and a 32-bit one
+ * (its data field); the layout per sub-kind is in docs/capture-format.md
+ * (OPS block) and src/session/operation.c. */
+enum {
+  STROBE__OPEV_BEGIN = 1,  /* [seq | collector] [frame_id | window label] [0 | kind and flags] */
+  STROBE__OPEV_END = 2,    /* [seq | collector] [frame_id | window label] [start ticks | kind and flags]
+                            * [stages_dropped << 32 | counters_dropped, nstages | ncounters << 16]
+                            * per stage: [total | site] [min | count] [max | 0]
+                            * per counter: [value bits | label] */
+  STROBE__OPEV_TAKE = 3,   /* [seq | collector]: detached from this thread (hand-off) */
+  STROBE__OPEV_RESUME = 4  /* [seq | collector]: resumed on this thread */
+};
+#define STROBE__OPEV_MAX_SLOTS (4u + 3u * STROBE__OPEV_STAGES_MAX + STROBE__OPEV_COUNTERS_MAX)
+#define STROBE__OPEV_STAGES_MAX 32   /* = STROBE_MAX_STAGES (session.h) */
+#define STROBE__OPEV_COUNTERS_MAX 16 /* = STROBE_MAX_OP_COUNTERS (session.h) */
+/* Flags beside the operation kind (low 8 bits) in BEGIN and END. */
+enum {
+  STROBE__OPF_COMMITTED = 1u << 8,  /* END: committed */
+  STROBE__OPF_HANDED_OFF = 1u << 9, /* END: resumed on another thread at least once */
+  STROBE__OPF_DETAIL = 1u << 10,    /* END: stages and counters were kept since the beginning */
+  STROBE__OPF_APP_FRAME = 1u << 11, /* the frame id was given by the application */
+  STROBE__OPF_DEVTOOLS = 1u << 12   /* a devtools window's operation */
+};
+static inline uint32_t strobe__opev_sub(uint32_t data) { return data & 0xffu; }
+static inline uint32_t strobe__opev_slots(uint32_t data) { return data >> 8; }
+/* Payload slots that follow a head event of this kind word and data. */
+static inline uint32_t strobe__payload_slots(uint32_t kind, uint32_t data) {
+  switch (kind & 0xffu) {
+    case STROBE__EV_VALUE:
+    case STROBE__EV_COUNTER:
+    case STROBE__EV_GAUGE: return 1;
+    case STROBE__EV_CUMULATIVE: return 4;
+    case STROBE__EV_OP: return strobe__opev_slots(data);
+    default: return 0;
+  }
+}
+/* Writes one operation event (head + n payload slots, n <= STROBE__OPEV_MAX_SLOTS)
+ * into the calling thread's ring at time `ts`, whole or not at all (a full ring
+ * counts it lost). Only while an event consumer is active; never from the
+ * inline hot path. */
+void strobe__emit_op_event(uint64_t ts, uint32_t sub, const uint64_t *words, const uint32_t *datas, uint32_t n);
+
 /* >>threads */
 /* The live thread list. The drain walks it with the lock held, delivers an
  * exited thread's last events, then unlinks and frees it. */

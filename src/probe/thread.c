@@ -5,8 +5,9 @@
  * the limit the inline BEGIN checks and the ring's wrap (docs/recording.md),
  * the thread list the drain walks, thread names, the scope stack's misuse
  * rules, cumulative loop accumulators, numeric events, frame marks, the
- * thread-exit hook, the self-measured overhead loop, and the hook through
- * which it asks the collect layer's drain for a pass (probe.h >>wake).
+ * operation events, the thread-exit hook, the self-measured overhead loop,
+ * and the hook through which it asks the collect layer's drain for a pass
+ * (probe.h >>wake).
  *
  * Must never: block on anything the drain holds while the hot path runs,
  * allocate after a thread is attached, or write another thread's state
@@ -465,6 +466,19 @@ void strobe__frame_mark(strobe_site *site) {
   strobe__event *e = reserve(t, 1, owed(t), now);
   if (!e) return;
   put(&e, now, STROBE__EV_FRAME, (uint32_t)id);
+  publish(t, e);
+}
+
+/* An operation event: its head and payload slots are reserved and
+ * published together, so the drain never sees half of one. */
+void strobe__emit_op_event(uint64_t ts, uint32_t sub, const uint64_t *words, const uint32_t *datas, uint32_t n) {
+  if (n > STROBE__OPEV_MAX_SLOTS) return;
+  strobe__tstate *t = attach();
+  if (!t) return;
+  strobe__event *e = reserve(t, 1 + n, owed(t), ts);
+  if (!e) return;
+  put(&e, ts, STROBE__EV_OP, sub | n << 8);
+  for (uint32_t i = 0; i < n; i++) put(&e, words[i], STROBE__EV_PAYLOAD, datas[i]);
   publish(t, e);
 }
 

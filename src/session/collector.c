@@ -46,6 +46,8 @@ int strobe_collector_create(strobe_collector **out) {
    * application start-up; readers calibrate on their own thread when needed. */
   c->epoch = strobe__now();
   c->next_seq = c->next_session = c->next_app_id = 1;
+  static uint32_t g_numbers;
+  c->number = __atomic_add_fetch(&g_numbers, 1, __ATOMIC_RELAXED);
   *out = c;
   return 0;
 }
@@ -163,6 +165,7 @@ int strobe_window_register(strobe_collector *c, const char *id, uint32_t flags, 
   ws->open = ws->used = 1;
   ws->flags = flags;
   ws->frames = 0;
+  ws->label = 0;
   out->id = strobe__handle((uint32_t)slot, ws->gen);
 done:
   pthread_mutex_unlock(&c->lock);

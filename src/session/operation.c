@@ -5,11 +5,16 @@
  * take / resume moves one between threads), stage aggregation, per-operation
  * counters, and completion into a sample allocated once and shared.
  *
- * Must never: allocate or aggregate for an operation that no session can
- * admit (one that began with no admitting session active), or hold the collector lock
- * around anything but a bounded slot update.
+ * Also writes each operation's events into the calling thread's ring while
+ * an event consumer is active (@capture), so captures, the flight recorder
+ * and the live stream see the same operations, stages and counters as
+ * sessions (docs/capture-format.md, OPS block).
  *
- * Contents: @context @begin-end @handoff @stages @abandon
+ * Must never: allocate or aggregate for an operation that neither a session
+ * can admit nor a capture records (one that began with neither active), or
+ * hold the collector lock around anything but a bounded slot update.
+ *
+ * Contents: @context @capture @begin-end @handoff @stages @abandon
  */
 #include <stdlib.h>
 #include <string.h>
@@ -74,10 +79,72 @@ static strobe__live_op *live_op(strobe_op op) {
   return l->used && l->gen == strobe__handle_gen(op.id) ? l : NULL;
 }
 
+/* @capture: operation events for the rings (probe/probe.h >>operation events),
+ * written only while an event consumer (capture, flight recorder, live
+ * stream) is active, from these out-of-line paths: once per operation, take
+ * and resume, never per scope. */
+static uint32_t op_flags(const strobe__live_op *l) {
+  return l->kind | (l->app_frame ? STROBE__OPF_APP_FRAME : 0u) | (l->devtools ? STROBE__OPF_DEVTOOLS : 0u);
+}
+
+static void emit_begin(const strobe_collector *c, const strobe__live_op *l) {
+  uint64_t w[3] = {l->seq, l->frame_id, 0};
+  uint32_t d[3] = {c->number, l->window_label, op_flags(l)};
+  strobe__emit_op_event(l->start, STROBE__OPEV_BEGIN, w, d, 3);
+}
+
+static void emit_move(strobe_op op, uint32_t sub, uint64_t now) {
+  const strobe__live_op *l = own_slot(op);
+  uint64_t w[1] = {l->seq};
+  uint32_t d[1] = {op.collector->number};
+  strobe__emit_op_event(now, sub, w, d, 1);
+}
+
+/* The whole completed operation in one event, so a capture that holds its
+ * END and not its BEGIN (a flight-recorder dump, a recording started in the
+ * middle) still has all of it. */
+static void emit_end(const strobe_collector *c, strobe__live_op *l, uint64_t end, int committed) {
+  uint64_t w[STROBE__OPEV_MAX_SLOTS];
+  uint32_t d[STROBE__OPEV_MAX_SLOTS];
+  int kept = l->detailed || l->captured;
+  uint32_t ns = kept ? l->nstages : 0, nc = kept ? l->ncounters : 0, n = 0;
+  if (!l->window_label) l->window_label = strobe__label_id(l->window->text);
+  uint32_t flags = op_flags(l) | (committed ? STROBE__OPF_COMMITTED : 0u) |
+                   (l->handed_off ? STROBE__OPF_HANDED_OFF : 0u) | (kept ? STROBE__OPF_DETAIL : 0u);
+  w[n] = l->seq, d[n++] = c->number;
+  w[n] = l->frame_id, d[n++] = l->window_label;
+  w[n] = l->start, d[n++] = flags;
+  w[n] = (uint64_t)l->stages_dropped << 32 | l->counters_dropped, d[n++] = ns | nc << 16;
+  for (uint32_t i = 0; i < ns; i++) {
+    const strobe__stage_agg *a = &l->stages[i];
+    w[n] = a->total, d[n++] = a->site;
+    w[n] = a->min, d[n++] = a->count;
+    w[n] = a->max, d[n++] = 0;
+  }
+  for (uint32_t i = 0; i < nc; i++) {
+    memcpy(&w[n], &l->counters[i].value, sizeof w[n]);
+    d[n++] = strobe__label_id(l->counters[i].name);
+  }
+  strobe__emit_op_event(end, STROBE__OPEV_END, w, d, n);
+}
+
 /* @begin-end */
+static strobe_op op_begin(strobe_collector *c, strobe_window w, strobe_op_kind kind, int app_frame, uint64_t frame_id,
+                          int *status);
+
 strobe_op strobe_op_begin(strobe_collector *c, strobe_window w, strobe_op_kind kind, int *status) {
+  return op_begin(c, w, kind, 0, 0, status);
+}
+
+strobe_op strobe_op_begin_frame(strobe_collector *c, strobe_window w, uint64_t frame_id, int *status) {
+  return op_begin(c, w, STROBE_OP_PASS, 1, frame_id, status);
+}
+
+static strobe_op op_begin(strobe_collector *c, strobe_window w, strobe_op_kind kind, int app_frame, uint64_t frame_id,
+                          int *status) {
   strobe_op op = {0, c};
   int rc = 0;
+  int captured = strobe__is_active();
   if (!STROBE__PROFILING) {
     rc = STROBE_EFEATURE_DISABLED;
     goto out;
@@ -110,17 +177,27 @@ strobe_op strobe_op_begin(strobe_collector *c, strobe_window w, strobe_op_kind k
     /* Some active session can admit it (a devtools window's work only when a
      * session includes devtools): only then is detail worth capturing. */
     l->detailed = (uint8_t)strobe__admissible(c, l->devtools, now);
+    l->captured = (uint8_t)captured;
     l->window_slot = (uint32_t)ws;
     l->window = strobe__name_ref(win->name);
+    if (captured && !win->label) win->label = strobe__label_id(win->name->text);
+    l->window_label = captured ? win->label : 0;
     l->seq = c->next_seq++;
-    l->frame_id = kind == STROBE_OP_PASS ? ++win->frames : 0;
+    l->app_frame = (uint8_t)(app_frame != 0);
+    if (kind == STROBE_OP_PASS) ++win->frames;
+    /* The application's own frame counter when it gives one (GDK's), so
+     * every consumer names a frame as the toolkit does. */
+    l->frame_id = kind != STROBE_OP_PASS ? 0 : app_frame ? frame_id : win->frames;
     l->start = now;
     __atomic_store_n(&l->phase, 0, __ATOMIC_RELAXED);
     l->nstages = l->ncounters = l->stages_dropped = l->counters_dropped = 0;
     op.id = strobe__handle((uint32_t)slot, l->gen);
   }
   pthread_mutex_unlock(&c->lock);
-  if (op.id) push_op(op);
+  if (op.id) {
+    push_op(op);
+    if (captured) emit_begin(c, own_slot(op));
+  }
 out:
   if (status) *status = rc;
   return op;
@@ -163,11 +240,9 @@ void strobe_op_end(strobe_op op, int committed) {
   uint64_t now = strobe__now(); /* before the lock: the lock wait is not the operation's time */
   strobe_collector *c = op.collector;
   pop_op(op);
-  /* Stage and counter tables belong to the owning thread until now, so the
-   * payload is built outside the lock, and only for operations a session
-   * could admit. */
   strobe__live_op *l = own_slot(op);
   strobe__sample *s = NULL;
+  if (strobe__is_active()) emit_end(c, l, now, committed);
   /* Stage and counter tables belong to the owning thread until now, so the
    * payload is built outside the lock, and only for operations a session
    * could admit (one was active when it began, and one still is). */
@@ -195,7 +270,10 @@ void strobe_op_end(strobe_op op, int committed) {
 /* @handoff */
 strobe_op strobe_op_take(void) {
   strobe_op op = current_op();
-  if (op.id) pop_op(op);
+  if (op.id) {
+    pop_op(op);
+    if (strobe__is_active()) emit_move(op, STROBE__OPEV_TAKE, strobe__now());
+  }
   return op;
 }
 
@@ -205,7 +283,9 @@ void strobe_op_resume(strobe_op op) {
   strobe__live_op *l = live_op(op);
   if (l) l->handed_off = 1;
   pthread_mutex_unlock(&op.collector->lock);
-  if (l) push_op(op);
+  if (!l) return;
+  push_op(op);
+  if (strobe__is_active()) emit_move(op, STROBE__OPEV_RESUME, strobe__now());
 }
 
 int strobe_op_detailed(void) {
@@ -218,7 +298,7 @@ void strobe_op_counter_add(const char *name, double delta) {
   strobe_op op = current_op();
   if (!op.id || !name) return;
   strobe__live_op *l = own_slot(op);
-  if (!l->detailed) return;
+  if (!l->detailed && !l->captured) return;
   for (uint32_t i = 0; i < l->ncounters; i++) {
     if (l->counters[i].name == name || !strcmp(l->counters[i].name, name)) {
       l->counters[i].value += delta;
@@ -284,7 +364,7 @@ void strobe__stage_end(uintptr_t *guard) {
   if (!on_this_thread(f->op)) return; /* its operation ended or moved: nothing to update */
   strobe__live_op *l = own_slot(f->op);
   __atomic_store_n(&l->phase, f->prev_phase, __ATOMIC_RELEASE);
-  if (l->detailed) aggregate(l, f->site, now - f->t0);
+  if (l->detailed || l->captured) aggregate(l, f->site, now - f->t0);
 }
 
 /* @abandon (lock held) */

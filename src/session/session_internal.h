@@ -78,6 +78,7 @@ typedef struct strobe__window_slot {
   int used;                       /* holds metadata (open, or closed and not yet reused) */
   uint32_t flags;
   uint64_t frames;                /* passes begun: the next prospective frame id is frames + 1 */
+  uint32_t label;                 /* the id as a capture label (probe/probe.h >>labels); 0 until first captured */
   uint64_t closed_seq;            /* reuse the longest-closed slot first */
   strobe__name *name;
 } strobe__window_slot;
@@ -87,7 +88,10 @@ typedef struct strobe__live_op {
   int used;
   int abandoned;                  /* window or collector closed under it: never admitted */
   uint8_t kind, detailed, handed_off, devtools;
+  uint8_t captured;               /* an event consumer was active at begin: stages and counters kept for it */
+  uint8_t app_frame;              /* frame_id was given by the application (strobe_op_begin_frame) */
   uint32_t window_slot;
+  uint32_t window_label;          /* capture label of the window; 0 when not captured at begin */
   strobe__name *window;
   uint64_t seq, frame_id, start;
   uint64_t phase;                 /* atomic: current stage, strobe__phase_pack(); 0 = none */
@@ -147,6 +151,7 @@ typedef struct strobe__gauge {
 
 struct strobe_collector {
   uint32_t refs;                  /* atomic */
+  uint32_t number;                /* 1-based in order of creation: names the collector in captures */
   pthread_mutex_t lock;
   int closed;
   uint64_t epoch;                 /* ticks at creation */

@@ -1,0 +1,332 @@
+/*
+ * test_capture_ops.c — operations, stages, operation counters and hand-offs
+ * reach captures from one instrumentation (docs/capture-format.md, OPS
+ * block): a capture of strobe_op_begin/stages/strobe_op_count/strobe_op_end
+ * with no scope and no frame mark holds every frame, whole (window, frame id,
+ * committed, stages, counters, times), through a file recording and a
+ * flight-recorder dump alike; take/resume appear on the threads they
+ * happened on; the application's frame id (strobe_op_begin_frame) is the id
+ * the session report and the capture both carry, and Strobe's own count is
+ * the same in both otherwise; an operation begun before any recording
+ * started is still captured, flagged as having no stage detail; and a reader
+ * that does not know the new block types still reads everything else of
+ * such a capture (they are skippable, so the format version stays 1).
+ *
+ * STROBE_TEST_NEEDS: jansson reports
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "format/codec.h"
+#include "strobe/capture.h"
+#include "strobe/flight.h"
+#include "strobe/record.h"
+#include "support/session_util.h"
+
+#define FRAMES 6
+#define APP_BASE 193u /* GDK's counter of the stalled frame */
+
+static char g_path[256], g_dump[256];
+
+typedef struct seen_op {
+  uint64_t id, frame_id;
+  int committed, handed_off, detail, app_frame_id;
+  uint32_t end_thread, kind;
+  double duration_ns;
+  double layout_total_ns, paint_total_ns;
+  uint32_t layout_count, paint_count;
+  int layout_nested_in_none, paint_nested_in_layout;
+  double rows;
+  char window[32];
+} seen_op;
+
+typedef struct seen {
+  seen_op ops[64];
+  int nops, begins, takes, resumes;
+  uint32_t take_thread, resume_thread, begin_thread_of_handed;
+  uint64_t scopes_records;
+} seen;
+
+static int by_id(const void *x, const void *y) {
+  const seen_op *a = x, *b = y;
+  return a->id < b->id ? -1 : a->id > b->id;
+}
+
+static void read_capture(const char *path, seen *out) {
+  memset(out, 0, sizeof *out);
+  strobe_capture *cap;
+  CHECK_EQ_INT(strobe_capture_open(path, &cap), 0);
+  CHECK_EQ_INT(strobe_capture_get_header(cap)->version, 1);
+  strobe_capture_record r;
+  int rc;
+  while ((rc = strobe_capture_next(cap, &r)) > 0) {
+    if (r.type == STROBE_REC_END) out->scopes_records++;
+    if (r.type == STROBE_REC_OP_BEGIN) out->begins++;
+    if (r.type == STROBE_REC_OP_TAKE) {
+      out->takes++;
+      out->take_thread = r.thread;
+    }
+    if (r.type == STROBE_REC_OP_RESUME) {
+      out->resumes++;
+      out->resume_thread = r.thread;
+    }
+    if (r.type != STROBE_REC_OP_END) continue;
+    CHECK(out->nops < 64);
+    const strobe_capture_op *op = r.op;
+    seen_op *s = &out->ops[out->nops++];
+    s->id = op->id;
+    s->kind = op->kind;
+    s->frame_id = op->frame_id;
+    s->committed = op->committed;
+    s->handed_off = op->handed_off;
+    s->detail = op->detail;
+    s->app_frame_id = op->app_frame_id;
+    s->end_thread = r.thread;
+    s->duration_ns = op->duration_ns;
+    CHECK_NEAR(op->start_ns + op->duration_ns, r.time_ns, 1.0);
+    snprintf(s->window, sizeof s->window, "%s", op->window);
+    for (uint32_t i = 0; i < op->nstages; i++) {
+      const strobe_capture_site *site = strobe_capture_get_site(cap, op->stages[i].site);
+      CHECK(site != NULL);
+      CHECK_EQ_INT(site->kind, STROBE_SITE_STAGE);
+      CHECK(op->stages[i].min_ns <= op->stages[i].max_ns);
+      if (!strcmp(site->name, "layout")) {
+        s->layout_total_ns = op->stages[i].total_ns;
+        s->layout_count = op->stages[i].count;
+        s->layout_nested_in_none = site->parent[0] == 0;
+      } else if (!strcmp(site->name, "paint")) {
+        s->paint_total_ns = op->stages[i].total_ns;
+        s->paint_count = op->stages[i].count;
+        s->paint_nested_in_layout = !strcmp(site->parent, "layout");
+      }
+    }
+    for (uint32_t i = 0; i < op->ncounters; i++)
+      if (!strcmp(op->counters[i].name, "rows")) s->rows = op->counters[i].value;
+  }
+  CHECK_EQ_INT(rc, 0);
+  strobe_capture_totals t = strobe_capture_get_totals(cap);
+  CHECK_EQ_U64(t.ops, (uint64_t)out->nops);
+  strobe_capture_close(cap);
+  /* Blocks come per thread: put operations back in the order they began. */
+  qsort(out->ops, (size_t)out->nops, sizeof *out->ops, by_id);
+}
+
+static void spin_us(long us) {
+  struct timespec a, b;
+  clock_gettime(CLOCK_MONOTONIC, &a);
+  do clock_gettime(CLOCK_MONOTONIC, &b);
+  while ((b.tv_sec - a.tv_sec) * 1000000L + (b.tv_nsec - a.tv_nsec) / 1000 < us);
+}
+
+/* One stage site, whichever thread runs it. */
+static void paint(long us) {
+  STROBE_STAGE("paint", "layout");
+  spin_us(us);
+}
+
+/* One frame: layout (twice, with paint nested once) and a counter, no scope, no mark. */
+static void frame_body(void) {
+  for (int k = 0; k < 2; k++) {
+    STROBE_STAGE("layout", NULL);
+    spin_us(200);
+    if (k == 0) paint(300);
+  }
+  strobe_op_count("rows", 3);
+  strobe_op_count("rows", 4);
+}
+
+static strobe_op g_handed;
+static void *resume_and_end(void *arg) {
+  (void)arg;
+  strobe_op_resume(g_handed);
+  paint(100);
+  strobe_op_end(g_handed, 1);
+  return NULL;
+}
+
+/* >>one instrumentation: a file recording and a flight recorder at once */
+static void test_ops_reach_captures(int app_ids) {
+  strobe_window w;
+  strobe_collector *c = su_collector(&w);
+  char sid[STROBE_SESSION_ID_MAX];
+  su_start(c, 0, sid);
+  strobe_flight_recorder *fr;
+  CHECK_EQ_INT(strobe_flight_recorder_start(NULL, &fr), 0);
+  strobe_recorder *rec;
+  CHECK_EQ_INT(strobe_record_start(&(strobe_record_desc){.path = g_path}, &rec), 0);
+
+  for (int i = 0; i < FRAMES; i++) {
+    int st = -1;
+    strobe_op op = app_ids ? strobe_op_begin_frame(c, w, APP_BASE + 7u * (uint64_t)i, &st)
+                           : strobe_op_begin(c, w, STROBE_OP_PASS, &st);
+    CHECK_EQ_INT(st, 0);
+    frame_body();
+    if (i == 2) { /* handed to another thread, which ends it */
+      CHECK(strobe_op_take().id == op.id);
+      g_handed = op;
+      pthread_t th;
+      CHECK_EQ_INT(pthread_create(&th, NULL, resume_and_end, NULL), 0);
+      CHECK_EQ_INT(pthread_join(th, NULL), 0);
+    } else {
+      strobe_op_end(op, i != 4); /* frame 4 is dropped work: committed false */
+    }
+  }
+  strobe_op input = strobe_op_begin(c, w, STROBE_OP_INPUT, NULL);
+  strobe_op_end(input, 1);
+
+  CHECK_EQ_INT(strobe_record_stop(rec), 0);
+  CHECK_EQ_INT(strobe_flight_recorder_dump(fr, g_dump), 0);
+  CHECK_EQ_INT(strobe_flight_recorder_stop(fr), 0);
+
+  json_t *doc;
+  strobe_report *report = su_end(c, sid, &doc);
+  json_t *samples = jreq(doc, "samples");
+
+  const char *paths[2] = {g_path, g_dump};
+  for (int p = 0; p < 2; p++) {
+    seen s;
+    read_capture(paths[p], &s);
+    CHECK_EQ_INT(s.scopes_records, FRAMES * 3 + 1); /* stages are scopes too: 3 per frame, +1 on the worker */
+    CHECK_EQ_INT(s.nops, FRAMES + 1);
+    CHECK_EQ_INT(s.begins, FRAMES + 1);
+    CHECK_EQ_INT(s.takes, 1);
+    CHECK_EQ_INT(s.resumes, 1);
+    CHECK(s.take_thread != s.resume_thread);
+    int passes = 0;
+    for (int i = 0; i < s.nops; i++) {
+      seen_op *o = &s.ops[i];
+      CHECK(!strcmp(o->window, "main"));
+      CHECK_EQ_INT(o->detail, 1);
+      if (o->kind == STROBE_OP_INPUT) {
+        CHECK_EQ_U64(o->frame_id, 0);
+        continue;
+      }
+      CHECK_EQ_INT(o->kind, STROBE_OP_PASS);
+      int k = passes++;
+      CHECK_EQ_U64(o->frame_id, app_ids ? APP_BASE + 7u * (uint64_t)k : (uint64_t)k + 1);
+      CHECK_EQ_INT(o->app_frame_id, app_ids);
+      CHECK_EQ_INT(o->committed, k != 4);
+      CHECK_EQ_INT(o->handed_off, k == 2);
+      if (k == 2) CHECK(o->end_thread == s.resume_thread);
+      CHECK_EQ_INT(o->layout_count, 2);
+      CHECK_EQ_INT(o->paint_count, k == 2 ? 2 : 1);
+      CHECK(o->layout_nested_in_none && o->paint_nested_in_layout);
+      CHECK(o->layout_total_ns >= 400e3 && o->paint_total_ns >= 300e3);
+      CHECK(o->duration_ns >= o->layout_total_ns);
+      CHECK_NEAR(o->rows, 7.0, 0.0);
+
+      /* The same frame in the session report: same id, same frame id. */
+      int found = 0;
+      size_t j;
+      json_t *smp;
+      json_array_foreach(samples, j, smp) {
+        if ((uint64_t)jint(smp, "id") != o->id) continue;
+        found = 1;
+        CHECK_EQ_U64((uint64_t)jint(smp, "frame_id"), o->frame_id);
+      }
+      CHECK(found);
+    }
+    CHECK_EQ_INT(passes, FRAMES);
+  }
+  json_decref(doc);
+  strobe_report_free(report);
+  strobe_collector_close(c);
+  strobe_collector_release(c);
+}
+
+/* >>boundary: an operation begun before any recording is captured at its
+ * end, flagged as having no stage detail (not as having none). */
+static void test_began_before_recording(void) {
+  strobe_window w;
+  strobe_collector *c = su_collector(&w);
+  strobe_op op = strobe_op_begin(c, w, STROBE_OP_PASS, NULL);
+  strobe_recorder *rec;
+  CHECK_EQ_INT(strobe_record_start(&(strobe_record_desc){.path = g_path}, &rec), 0);
+  frame_body();
+  strobe_op_end(op, 1);
+  CHECK_EQ_INT(strobe_record_stop(rec), 0);
+  seen s;
+  read_capture(g_path, &s);
+  CHECK_EQ_INT(s.begins, 0);
+  CHECK_EQ_INT(s.nops, 1);
+  CHECK_EQ_INT(s.ops[0].detail, 0);
+  CHECK_EQ_INT(s.ops[0].layout_count, 0);
+  CHECK_EQ_U64(s.ops[0].frame_id, 1);
+  strobe_collector_close(c);
+  strobe_collector_release(c);
+}
+
+/* >>compatibility: the new blocks are skippable. Retyping them to a block
+ * type no reader knows (as a reader from before them sees them) leaves every
+ * other record as it was; and a capture without them reads as before. */
+static void test_old_readers_skip(void) {
+  FILE *f = fopen(g_path, "rb");
+  CHECK(f != NULL);
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  uint8_t *buf = malloc((size_t)n);
+  CHECK(buf && fread(buf, 1, (size_t)n, f) == (size_t)n);
+  fclose(f);
+
+  strobe_capture *a, *b;
+  CHECK_EQ_INT(strobe_capture_open_memory(buf, (size_t)n, &a), 0);
+  uint8_t *old = malloc((size_t)n);
+  memcpy(old, buf, (size_t)n);
+  uint32_t fields_len = (uint32_t)old[12] | (uint32_t)old[13] << 8 | (uint32_t)old[14] << 16 | (uint32_t)old[15] << 24;
+  size_t off = 16 + fields_len;
+  int retyped = 0;
+  while (off + STROBE__BLOCK_HEADER <= (size_t)n) {
+    strobe__block_header h;
+    strobe__block_header_decode(old + off, &h);
+    if (h.type == STROBE__BLK_OPS || h.type == STROBE__BLK_LABELS) {
+      h.type = 200;
+      strobe__block_header_encode(old + off, &h);
+      h.crc = strobe__block_crc(old + off, old + off + STROBE__BLOCK_HEADER, h.stored_len);
+      strobe__block_header_encode(old + off, &h);
+      retyped++;
+    }
+    off += STROBE__BLOCK_HEADER + h.stored_len;
+  }
+  CHECK(retyped >= 2);
+  CHECK_EQ_INT(strobe_capture_open_memory(old, (size_t)n, &b), 0);
+  strobe_capture_record ra, rb;
+  int rca, rcb;
+  uint64_t same = 0;
+  for (;;) {
+    do rca = strobe_capture_next(a, &ra);
+    while (rca > 0 && ra.op);
+    rcb = strobe_capture_next(b, &rb);
+    CHECK(rcb <= 0 || rb.op == NULL);
+    CHECK_EQ_INT(rca, rcb);
+    if (rca <= 0) break;
+    CHECK_EQ_INT(ra.type, rb.type);
+    CHECK_EQ_U64(ra.ticks, rb.ticks);
+    CHECK_EQ_INT(ra.site, rb.site);
+    same++;
+  }
+  CHECK_EQ_INT(rca, 0);
+  CHECK(same > 10);
+  CHECK_EQ_U64(strobe_capture_get_totals(b).ops, 0);
+  CHECK(strobe_capture_get_totals(a).ops > 0);
+  strobe_capture_close(a);
+  strobe_capture_close(b);
+  free(buf);
+  free(old);
+}
+
+int main(void) {
+  snprintf(g_path, sizeof g_path, "/tmp/strobe_test_ops_%d.strobe", (int)getpid());
+  snprintf(g_dump, sizeof g_dump, "/tmp/strobe_test_ops_dump_%d.strobe", (int)getpid());
+  test_ops_reach_captures(0);
+  test_ops_reach_captures(1);
+  test_old_readers_skip();
+  test_began_before_recording();
+  unlink(g_path);
+  unlink(g_dump);
+  printf("test_capture_ops: ok\n");
+  return 0;
+}
