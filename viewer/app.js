@@ -205,16 +205,19 @@ function startLiveLoop() {
 // >>test hook: what the browser tests and bench/viewer_bench.mjs use.
 Object.assign(hook, {
   renderer() { return flame ? flame.renderer.kind : null; },
-  frameCount(kind = 'frame') {
+  // kind: the capture's frame kind by default (pass when it has pass operations, else frame).
+  frameCount(kind) {
     const m = state.model;
     if (!m) return 0;
+    kind = kind || m.frameKind();
     let n = 0;
     for (let k = 0; k < m.frames.rows; k++) n += m.frameKinds[m.frames.kind[k]] === kind;
     return n;
   },
   listRows() { return document.querySelectorAll('#list tr[data-frame]').length; },
-  selectFrame(number, kind = 'frame') {
+  selectFrame(number, kind) {
     const m = state.model, F = m.frames;
+    kind = kind || m.frameKind();
     for (let k = 0; k < F.rows; k++) {
       if (F.number[k] === number && m.frameKinds[F.kind[k]] === kind) { state.frame = k; emit('frame', k); flame.render(); return k; }
     }

@@ -2,6 +2,8 @@
 // total of its deltas) and gauge (sampled level; memory is a gauge) plotted
 // over the capture's whole time range, on the same x axis as the frame strip
 // above it, with the selected frame and the flame chart's range marked.
+// Operation counters (strobe_op_count) are plotted per operation: each
+// point is one operation's total, at its end.
 // Hover reads the value at that time; click selects the frame there.
 
 import { state, on, emit } from './state.js';
@@ -26,15 +28,17 @@ export class Counters {
     this.model = model;
     const series = model.meta.series;
     if (!series.length) {
-      this.el.innerHTML = '<div class="empty">This capture has no counters or gauges (STROBE_COUNTER, STROBE_GAUGE).</div>';
+      this.el.innerHTML = '<div class="empty">This capture has no counters or gauges (STROBE_COUNTER, STROBE_GAUGE, strobe_op_count).</div>';
       this.rows = [];
       return;
     }
     this.el.innerHTML = series.map((s, k) => {
-      const site = model.sites[s.site];
-      const unit = isBytes(site.name) ? fmt.bytes : fmt.num;
-      return `<div class="series" data-k="${k}"><div class="series-head"><b>${fmt.esc(site.name)}</b> <span class="dim">${s.kind}` +
-        `${s.kind === 'counter' ? ' (running total)' : ''} · ${fmt.count(s.count)} samples · min ${unit(s.min)} · max ${unit(s.max)}</span>` +
+      const name = model.seriesName(s);
+      const unit = isBytes(name) ? fmt.bytes : fmt.num;
+      const kind = s.kind === 'op_counter' ? 'operation counter (its total per operation, at its end)'
+        : s.kind === 'counter' ? 'counter (running total)' : s.kind;
+      return `<div class="series" data-k="${k}"><div class="series-head"><b>${fmt.esc(name)}</b> <span class="dim">${kind}` +
+        ` · ${fmt.count(s.count)} samples · min ${unit(s.min)} · max ${unit(s.max)}</span>` +
         `<span class="readout"></span></div><canvas height="${PLOT_H}"></canvas></div>`;
     }).join('');
     this.rows = [...this.el.querySelectorAll('.series')].map((div) => {
@@ -114,7 +118,7 @@ export class Counters {
       const t = this._t(row.hoverX, w), val = m.seriesValueAt(s, t);
       c.fillStyle = 'rgba(255,255,255,0.6)';
       c.fillRect(row.hoverX, 0, 1, h);
-      const unit = isBytes(m.sites[s.site].name) ? fmt.bytes : fmt.num;
+      const unit = isBytes(m.seriesName(s)) ? fmt.bytes : fmt.num;
       row.readout.textContent = `${unit(val ?? NaN)} at ${fmt.at(t)}`;
     }
   }

@@ -55,6 +55,8 @@ export class Model {
     this.frames = t.frames;
     this.samples = t.samples;
     this.open = t.open;
+    this.opstages = t.opstages;     // operations' stage tables, by frame row (docs/viewer.md)
+    this.opcounters = t.opcounters; // operations' counters, by frame row
     this.n = t.spans.rows;
     this.start = t.spans.start;
     this.dur = t.spans.dur;
@@ -166,7 +168,35 @@ export class Model {
     return {
       index: k, start: f.start[k], dur: f.dur[k], end: f.start[k] + f.dur[k],
       thread: f.thread[k], number: f.number[k], kind: this.frameKinds[f.kind[k]],
+      op: (f.flags[k] & 1) !== 0, committed: (f.flags[k] & 2) !== 0, handedOff: (f.flags[k] & 4) !== 0,
+      appFrameId: (f.flags[k] & 8) !== 0, detail: (f.flags[k] & 16) !== 0, id: f.id[k],
+      window: f.window[k] < this.meta.windows.length ? this.meta.windows[f.window[k]] : null,
     };
+  }
+
+  // An operation frame's own stage table: [{site, count, total, min, max}] (its rows are one run).
+  opStagesOf(k) {
+    const o = this.opstages, out = [];
+    for (let i = lowerBound(0, o.rows, k, (x) => o.frame[x]); i < o.rows && o.frame[i] === k; i++) {
+      out.push({ site: o.site[i], count: o.count[i], total: o.total[i], min: o.min[i], max: o.max[i] });
+    }
+    return out;
+  }
+
+  // An operation frame's counters: [{name, value}].
+  opCountersOf(k) {
+    const o = this.opcounters, out = [];
+    for (let i = lowerBound(0, o.rows, k, (x) => o.frame[x]); i < o.rows && o.frame[i] === k; i++) {
+      out.push({ name: this.meta.op_counter_names[o.name[i]], value: o.value[i] });
+    }
+    return out;
+  }
+
+  // A series' name: its site's, or an operation counter's own.
+  seriesName(s) {
+    if (s.kind === 'op_counter') return s.name;
+    const site = this.sites[s.site];
+    return site ? site.name : '?';
   }
 
   // Spans of `thread` that begin and end inside [t0, t1] (the rule of
@@ -263,10 +293,14 @@ export class Model {
     return parentId;
   }
 
-  // Number of frames of kind "frame" (or every entry when there are none).
+  // The kind whose entries are this capture's frames: passes when it has pass operations.
+  frameKind() { return this.meta.frames_are === 'pass_operations' ? 'pass' : 'frame'; }
+
+  // Number of frames of the frame kind (or every entry when there are none).
   frameCount() {
+    const kind = this.frameKinds.indexOf(this.frameKind());
     let n = 0;
-    for (let k = 0; k < this.frames.rows; k++) n += this.frames.kind[k] === 0;
+    for (let k = 0; k < this.frames.rows; k++) n += this.frames.kind[k] === kind;
     return n || this.frames.rows;
   }
 

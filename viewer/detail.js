@@ -4,7 +4,10 @@
 //     for repeated spans and for loop statistics (STROBE_CUMULATIVE);
 //   - a pie of time by child at the focused level (click a tree row to focus);
 //   - stage timings with their declared nesting ("nested in X: do not sum");
-//   - the frame's counters, gauges and values.
+//   - the frame's counters, gauges and values;
+//   - for an operation (a pass, input, rebuild or request the capture
+//     recorded): its kind, window, frame id, committed flag and hand-off, its
+//     own stage table and counters.
 // Everything is derived from the model on selection; nothing is cached.
 
 import { state, on, emit } from './state.js';
@@ -79,12 +82,13 @@ export class Detail {
       const f = sel.f, cls = fmt.budgetClass(f.dur, state.budgetMs);
       head = `<div class="detail-head"><div class="big"><span class="kdot" style="background:${fmt.KIND_COLORS[f.kind]}"></span>${f.kind} ${f.number}` +
         ` · <span class="dur ${cls}">${fmt.dur(f.dur)}</span></div><div class="dim">${fmt.esc(m.threadName(f.thread))} · at ${fmt.at(f.start)} · ` +
-        `${(f.dur / (state.budgetMs * 1e6)).toFixed(2)}× the ${state.budgetMs} ms budget</div></div>`;
+        `${(f.dur / (state.budgetMs * 1e6)).toFixed(2)}× the ${state.budgetMs} ms budget</div>${f.op ? opLine(f) : ''}</div>`;
     }
     const tabs = `<div class="seg"><button data-mode="tree" class="${this.mode === 'tree' ? 'on' : ''}">Tree</button>` +
       `<button data-mode="pie" class="${this.mode === 'pie' ? 'on' : ''}">Pie</button></div>`;
     const body = this.mode === 'tree' ? this._tree(tree, sel) : this._pie(tree, sel);
-    this.el.innerHTML = head + `<h3>Spans ${tabs}</h3>` + body + this._stages(nodes) + this._counters(sel);
+    const stages = sel.kind === 'frame' && sel.f.op ? this._opStages(sel.f) : this._stages(nodes);
+    this.el.innerHTML = head + `<h3>Spans ${tabs}</h3>` + body + stages + this._counters(sel);
   }
 
   _tree(tree, sel) {
@@ -154,6 +158,23 @@ export class Detail {
       `<div class="legend"><div class="dim">${title} (${fmt.dur(whole)}); click a tree row to change level</div>${legend.join('')}</div></div>`;
   }
 
+  // An operation frame's stage table as the capture recorded it (every thread it ran on).
+  _opStages(f) {
+    const m = this.model;
+    const list = m.opStagesOf(f.index);
+    if (!f.detail) return '<h3>Stages</h3><div class="dim small">This operation began before the capture: its stages and counters are unknown, not zero.</div>';
+    if (!list.length) return '';
+    const byName = new Map(list.map((a) => [m.sites[a.site] ? m.sites[a.site].name : '?', a]));
+    const level = (a) => { let l = 0; for (let p = m.sites[a.site] && m.sites[a.site].parent; p && byName.has(p) && l < 16; p = m.sites[byName.get(p).site].parent) l++; return l; };
+    const rows = list.slice().sort((a, b) => b.total - a.total).map((a) => {
+      const s = m.sites[a.site] || { name: '?', parent: '' };
+      return `<tr><td style="padding-left:${6 + 14 * level(a)}px" title="${s.parent ? `nested in ${fmt.esc(s.parent)}: included there, do not sum` : 'directly in the operation'}">${fmt.esc(s.name)}</td><td class="num">${fmt.count(a.count)}</td>` +
+        `<td class="num">${fmt.dur(a.total)}</td><td class="num">${fmt.dur(a.min)}</td><td class="num">${fmt.dur(a.max)}</td></tr>`;
+    });
+    return `<h3>Stages</h3><div class="dim small">the operation's own stage table; indented stages are nested in the one above: already included in it, do not sum</div>` +
+      `<table class="grid stages opstages"><tr><th>stage</th><th>n</th><th>total</th><th>min</th><th>max</th></tr>${rows.join('')}</table>`;
+  }
+
   _stages(nodes) {
     const m = this.model;
     const agg = new Map();
@@ -177,7 +198,13 @@ export class Detail {
   _counters(sel) {
     const m = this.model;
     const rows = [];
+    if (sel.kind === 'frame' && sel.f.op) { // the operation's own counters (strobe_op_count), whichever thread counted
+      for (const k of m.opCountersOf(sel.f.index)) {
+        rows.push(`<tr><td>${fmt.esc(k.name)}</td><td class="dim">operation counter</td><td class="num">${fmt.num(k.value)}</td><td class="num dim">this operation's total</td></tr>`);
+      }
+    }
     for (const s of m.meta.series) {
+      if (s.kind === 'op_counter') continue;
       const site = m.sites[s.site];
       const before = m.seriesValueAt(s, sel.t0 - 1e-6), after = m.seriesValueAt(s, sel.t1);
       if (s.kind === 'counter') {
@@ -254,4 +281,11 @@ function loopsByPath(m, ranges) {
     }
   }
   return out;
+}
+
+// What an operation says of itself: kind, window, frame id, committed, hand-off.
+function opLine(f) {
+  const idNote = f.kind === 'pass' ? ` · frame id ${f.number}${f.appFrameId ? ' (the application\'s)' : ''}` : '';
+  return `<div class="opline dim">operation ${f.id} · ${fmt.esc(f.kind)} · window <b>${fmt.esc(f.window ?? '')}</b>${idNote} · ` +
+    `${f.committed ? 'committed' : '<b>not committed</b> (superseded or dropped)'}${f.handedOff ? ' · handed off between threads' : ''}</div>`;
 }

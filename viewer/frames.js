@@ -273,7 +273,7 @@ export class Frames {
         `<td class="num dur ${cls}">${fmt.dur(f.dur)}</td></tr>`);
     }
     this.listEl.innerHTML =
-      `<div class="list-note">${fmt.count(order.length)} ${m.meta.frames_are === 'marks' ? 'frames (FRAME-mark intervals) and operations' : 'top-level scopes'}${order.length > n ? ` · first ${n} shown` : ''}</div>` +
+      `<div class="list-note">${fmt.count(order.length)} ${LIST_WHAT[m.meta.frames_are] || ''}${order.length > n ? ` · first ${n} shown` : ''}${rates(m)}</div>` +
       `<table class="frames"><thead><tr><th data-key="number">#${arrow('number')}</th><th data-key="kind">kind${arrow('kind')}</th>` +
       `<th>thread</th><th data-key="start">start${arrow('start')}</th><th data-key="dur">duration${arrow('dur')}</th></tr></thead>` +
       `<tbody>${rows.join('')}</tbody></table>`;
@@ -286,7 +286,26 @@ export class Frames {
   }
 }
 
+const LIST_WHAT = {
+  pass_operations: 'operations (passes are the frames, numbered by frame id)',
+  marks: 'frames (FRAME-mark intervals) and operations',
+  top_level_scopes: 'top-level scopes',
+};
+
+// Both frame rates of each series, labelled as `strobe report` labels them.
+function rates(m) {
+  const out = (m.meta.frame_rates || []).map((r) => {
+    const who = r.window != null ? `window ${fmt.esc(r.window)}` : fmt.esc(m.threadName(r.thread));
+    return `<div class="rates" title="fps_first_to_last: frames over the first-to-last frame span (one long stall pulls it down); ` +
+      `fps_steady_median_interval: 1 / the median interval between frames">${who}: ` +
+      `<b>${r.fps_first_to_last.toFixed(1)}</b> fps first-to-last (${fmt.count(r.frames)} frames in ${fmt.dur(r.span_ns)}) · ` +
+      `<b>${r.fps_steady_median_interval.toFixed(1)}</b> fps steady (median interval ${fmt.dur(r.median_interval_ns)})</div>`;
+  });
+  return out.join('');
+}
+
 export function frameTitle(m, k, budgetMs) {
   const f = m.frame(k);
-  return `${f.kind} ${f.number} · ${m.threadName(f.thread)} · ${fmt.dur(f.dur)} (${(f.dur / (budgetMs * 1e6)).toFixed(2)}× budget) at ${fmt.at(f.start)}`;
+  const where = f.op ? `window ${f.window} · ${m.threadName(f.thread)}${f.committed ? '' : ' · not committed'}` : m.threadName(f.thread);
+  return `${f.kind} ${f.number} · ${where} · ${fmt.dur(f.dur)} (${(f.dur / (budgetMs * 1e6)).toFixed(2)}× budget) at ${fmt.at(f.start)}`;
 }

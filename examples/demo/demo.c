@@ -92,7 +92,6 @@ static int parse(int argc, char **argv, options *o) {
 /* One input event as a toolkit dispatches it: an `input` operation, and a
  * root rebuild nested inside it when the model changed. */
 static void dispatch_input(strobe_collector *c, strobe_window w, grid *g, input_event e) {
-  STROBE_SCOPE_CAT("input_event", "input"); /* the category tells captures' readers the operation kind */
   strobe_op op = strobe_op_begin(c, w, STROBE_OP_INPUT, NULL);
   int changed;
   {
@@ -233,7 +232,6 @@ int main(int argc, char **argv) {
     if (g_interrupted) break;
     /* --serve keeps the application alive (and rendering) until interrupted. */
     if (!o.serve && (o.frames ? (long)frame >= o.frames : (double)(t - start) / 1e9 >= o.seconds)) break;
-    STROBE_FRAME_MARK();
 
     input_event e = grid_script(frame);
     if (e.kind != INPUT_NONE) dispatch_input(c, w_main, &g, e);
@@ -244,8 +242,11 @@ int main(int argc, char **argv) {
       next_stall = t + STALL_EVERY_NS;
     }
     {
-      STROBE_SCOPE_CAT("main_pass", "pass"); /* the category tells captures' readers the operation kind */
-      strobe_op pass = strobe_op_begin(c, w_main, STROBE_OP_PASS, NULL);
+      /* One instrumentation per frame: this operation (with the application's
+       * frame number as its frame id) and its stages feed the session, the
+       * capture, the flight recorder's spike trigger, the viewer and
+       * `strobe report` alike: no frame mark, no extra scope. */
+      strobe_op pass = strobe_op_begin_frame(c, w_main, frame, NULL);
       view_render(&main_view, &g, stall);
       if (frame % 2 == 0) { /* the nested details window renders inside main's pass */
         strobe_op inner = strobe_op_begin(c, w_details, STROBE_OP_PASS, NULL);

@@ -14,11 +14,17 @@
  * its (thread, depth) bucket. A flame-chart lane row is then one contiguous
  * run whose starts and ends both ascend, which the viewer binary-searches.
  *
- * Frames follow `strobe report` and `strobe diff --frames` exactly: when any
- * thread has two FRAME marks, frame k of a thread is the interval from its
- * kth mark to the next; otherwise every top-level scope is one. Top-level
- * scopes whose category names an operation kind (pass, input, rebuild,
- * app_scope, request) are listed as such operations beside the frames.
+ * Frames follow `strobe report` exactly: when the capture has pass
+ * operations (OPS entries, docs/capture-format.md), every completed
+ * operation is a frame-list entry of its kind (pass, input, rebuild,
+ * request) numbered by its frame id, with its window, committed flag, stage
+ * table (opstages) and counters (opcounters, also plotted as series);
+ * otherwise, when any thread has two FRAME marks, frame k of a thread is the
+ * interval from its kth mark to the next; otherwise every top-level scope is
+ * one. Without operations, top-level scopes whose category names an
+ * operation kind (pass, input, rebuild, app_scope, request) are listed as
+ * such operations beside the frames. The meta carries both frame rates of
+ * the frames (analyze/frame_rate.h), as `strobe report` gives them.
  *
  * Honesty: scopes still open at the end (unfinished) or whose END was lost
  * are kept apart in the `open` table with the last time they were known to
@@ -40,12 +46,15 @@
 
 #include <jansson.h>
 
+#include "analyze/frame_rate.h"
 #include "strobe/capture.h"
 #include "viewer/viewer_model.h"
 
 #define MAX_DEPTH 256         /* the capture format's nesting bound */
 #define MAX_SITES 65536       /* site ids are 1..65535 */
 #define NO_SPAN UINT32_MAX
+#define MAX_OP_COUNTER_NAMES 256 /* operation counter names told apart; values of others are counted, not kept */
+#define NO_WINDOW 0xffffu
 
 enum { FK_FRAME, FK_PASS, FK_INPUT, FK_REBUILD, FK_APP_SCOPE, FK_REQUEST, FK_SCOPE, FK_COUNT };
 static const char *const g_frame_kinds[FK_COUNT] = {"frame", "pass", "input", "rebuild", "app_scope", "request",
@@ -88,9 +97,17 @@ enum { VA_VALUE, VA_SPAN, VA_SITE };
 static const coldef CUMUL_COLS[] = {{"count", "f64", 8}, {"total", "f64", 8}, {"min", "f64", 8}, {"max", "f64", 8},
                                     {"span", "u32", 4},  {"thread", "u32", 4}, {"site", "u16", 2}};
 enum { CU_COUNT, CU_TOTAL, CU_MIN, CU_MAX, CU_SPAN, CU_THREAD, CU_SITE };
-static const coldef FRAME_COLS[] = {{"start", "f64", 8}, {"dur", "f64", 8}, {"thread", "u32", 4},
-                                    {"number", "u32", 4}, {"kind", "u8", 1}};
-enum { FR_START, FR_DUR, FR_THREAD, FR_NUMBER, FR_KIND };
+static const coldef FRAME_COLS[] = {{"start", "f64", 8}, {"dur", "f64", 8},  {"number", "f64", 8},
+                                    {"id", "f64", 8},    {"thread", "u32", 4}, {"window", "u16", 2},
+                                    {"kind", "u8", 1},   {"flags", "u8", 1}};
+enum { FR_START, FR_DUR, FR_NUMBER, FR_ID, FR_THREAD, FR_WINDOW, FR_KIND, FR_FLAGS };
+/* frames.flags: what an operation entry says of itself (0 for marks and scopes). */
+enum { FF_OP = 1, FF_COMMITTED = 2, FF_HANDED_OFF = 4, FF_APP_FRAME = 8, FF_DETAIL = 16 };
+static const coldef OPSTAGE_COLS[] = {{"total", "f64", 8}, {"min", "f64", 8},   {"max", "f64", 8},
+                                      {"frame", "u32", 4}, {"count", "u32", 4}, {"site", "u16", 2}};
+enum { OS_TOTAL, OS_MIN, OS_MAX, OS_FRAME, OS_COUNT, OS_SITE };
+static const coldef OPCOUNTER_COLS[] = {{"value", "f64", 8}, {"frame", "u32", 4}, {"name", "u16", 2}};
+enum { OC_VALUE, OC_FRAME, OC_NAME };
 static const coldef SAMPLE_COLS[] = {{"time", "f64", 8}, {"value", "f64", 8}, {"site", "u16", 2}};
 enum { SA_TIME, SA_VALUE, SA_SITE };
 static const coldef OPEN_COLS[] = {{"start", "f64", 8}, {"until", "f64", 8}, {"thread", "u32", 4},
@@ -137,10 +154,23 @@ typedef struct tmp_cumul {
 } tmp_cumul;
 
 typedef struct tmp_frame {
-  double start, dur;
-  uint32_t thread, number;
-  uint8_t kind;
+  double start, dur, number, id;
+  uint32_t thread;
+  uint32_t stage0, counter0;  /* operations: first row of its stages and counters in the tmp tables */
+  uint16_t window;
+  uint8_t kind, flags, nstages, ncounters;
 } tmp_frame;
+
+typedef struct tmp_stage {
+  double total, min, max;
+  uint32_t count;
+  uint16_t site;
+} tmp_stage;
+
+typedef struct tmp_counter {
+  double value;
+  uint16_t name;
+} tmp_counter;
 
 typedef struct site_stat {
   uint64_t count;
@@ -158,6 +188,14 @@ typedef struct builder {
   uint64_t spans, spans_cut, n_values, n_cumul, n_samples, n_open;
   uint32_t *samples_per_site;/* MAX_SITES */
   int marks_mode;
+  int ops_mode;              /* the capture has pass operations: they are the frames */
+  uint64_t n_op_stages, n_op_counters; /* rows the operations' tables need (ops_mode) */
+  char *opc_names[MAX_OP_COUNTER_NAMES];  /* operation counter names, in order of first appearance */
+  uint32_t opc_samples[MAX_OP_COUNTER_NAMES]; /* samples per name */
+  uint32_t n_opc;
+  uint64_t opc_cut;          /* counter values of names past MAX_OP_COUNTER_NAMES */
+  char *windows[NO_WINDOW];  /* window ids of operations, in order of first appearance */
+  uint32_t n_windows;
   uint32_t frame_thread;     /* the first thread that marks frames (or begins a scope) */
   int frame_thread_set;
   /* pass 2 */
@@ -168,6 +206,10 @@ typedef struct builder {
   uint64_t ncums;
   tmp_frame *frames;
   uint64_t nframes, capframes;
+  tmp_stage *ostages;
+  tmp_counter *ocounters;
+  uint64_t nostages, nocounters;
+  uint32_t opc_first[MAX_OP_COUNTER_NAMES], opc_next[MAX_OP_COUNTER_NAMES]; /* sample runs, after the sites' */
   uint32_t *sample_next;     /* per site: next slot */
   uint32_t *sample_first;    /* per site: first slot */
   uint64_t nopen;
@@ -206,6 +248,47 @@ static int depth_reserve(vthread *t, uint32_t depth) {
   memset(c + t->ndepth, 0, (n - t->ndepth) * sizeof *c);
   t->cnt = c;
   t->ndepth = n;
+  return 0;
+}
+
+/* The index of an operation counter name, added if new; -1 past the bound (counted). */
+static int opc_index(builder *b, const char *name, int add) {
+  for (uint32_t i = 0; i < b->n_opc; i++)
+    if (!strcmp(b->opc_names[i], name)) return (int)i;
+  if (!add || b->n_opc == MAX_OP_COUNTER_NAMES) return -1;
+  char *copy = strdup(name);
+  if (!copy) return -2;
+  b->opc_names[b->n_opc] = copy;
+  return (int)b->n_opc++;
+}
+
+static int window_index(builder *b, const char *id) {
+  for (uint32_t i = 0; i < b->n_windows; i++)
+    if (!strcmp(b->windows[i], id)) return (int)i;
+  if (b->n_windows == NO_WINDOW) return NO_WINDOW;
+  char *copy = strdup(id);
+  if (!copy) return -1;
+  b->windows[b->n_windows] = copy;
+  return (int)b->n_windows++;
+}
+
+/* Pass 1 of a completed operation: the rows it will need. */
+static int op_counted(builder *b, const strobe_capture_op *op) {
+  if (op->kind == 1 /* STROBE_OP_PASS */) b->ops_mode = 1;
+  b->n_op_stages += op->nstages;
+  for (uint32_t i = 0; i < op->ncounters; i++) {
+    int k = opc_index(b, op->counters[i].name, 1);
+    if (k == -2) return STROBE_ENOMEM;
+    if (k < 0) {
+      b->opc_cut++;
+      continue;
+    }
+    b->n_op_counters++;
+    if (b->opc_samples[k] < UINT32_MAX - 1) {
+      b->opc_samples[k]++;
+      b->n_samples++;
+    }
+  }
   return 0;
 }
 
@@ -269,6 +352,9 @@ static int pass1(builder *b) {
         b->n_open += t->cur;
         t->cur = 0;
         break;
+      case STROBE_REC_OP_END:
+        if (op_counted(b, r.op)) goto oom;
+        break;
       default: break;
     }
   }
@@ -297,17 +383,17 @@ oom:
  * >>pass2 — fill the tables
  * ====================================================================== */
 
-static int frame_push(builder *b, double start, double dur, uint32_t thread, uint64_t number, int kind) {
+static tmp_frame *frame_push(builder *b, double start, double dur, uint32_t thread, uint64_t number, int kind) {
   if (b->nframes == b->capframes) {
     uint64_t cap = b->capframes ? b->capframes * 2 : 256;
     tmp_frame *p = realloc(b->frames, cap * sizeof *p);
-    if (!p) return STROBE_ENOMEM;
+    if (!p) return NULL;
     b->frames = p;
     b->capframes = cap;
   }
-  b->frames[b->nframes++] = (tmp_frame){start, dur, thread, (uint32_t)(number > UINT32_MAX ? UINT32_MAX : number),
-                                        (uint8_t)kind};
-  return 0;
+  tmp_frame *f = &b->frames[b->nframes++];
+  *f = (tmp_frame){start, dur, (double)number, 0, thread, 0, 0, NO_WINDOW, (uint8_t)kind, 0, 0, 0};
+  return f;
 }
 
 static int op_kind(const char *category) {
@@ -323,6 +409,43 @@ static int op_kind(const char *category) {
 static void touch_range(builder *b, double lo, double hi) {
   if (lo < b->range_lo) b->range_lo = lo;
   if (hi > b->range_hi) b->range_hi = hi;
+}
+
+/* A completed operation (ops_mode): a frame-list entry with its stages and counters. */
+static int op_frame(builder *b, const strobe_capture_record *r, double now) {
+  static const int kinds[5] = {FK_SCOPE, FK_PASS, FK_REBUILD, FK_INPUT, FK_REQUEST};
+  const strobe_capture_op *op = r->op;
+  double dur = isfinite(op->duration_ns) && op->duration_ns > 0 ? op->duration_ns : 0;
+  tmp_frame *f = frame_push(b, now - dur, dur, r->thread, op->kind == 1 ? op->frame_id : op->id,
+                            kinds[op->kind <= 4 ? op->kind : 0]);
+  int w = window_index(b, op->window);
+  if (!f || w < 0) return STROBE_ENOMEM;
+  f->window = (uint16_t)w;
+  f->id = (double)op->id;
+  f->flags = (uint8_t)(FF_OP | (op->committed ? FF_COMMITTED : 0) | (op->handed_off ? FF_HANDED_OFF : 0) |
+                       (op->app_frame_id ? FF_APP_FRAME : 0) | (op->detail ? FF_DETAIL : 0));
+  f->stage0 = (uint32_t)b->nostages;
+  for (uint32_t i = 0; i < op->nstages && b->nostages < b->n_op_stages; i++) {
+    const strobe_capture_stage *st = &op->stages[i];
+    b->ostages[b->nostages++] = (tmp_stage){st->total_ns, st->min_ns, st->max_ns, st->count, (uint16_t)st->site};
+    f->nstages++;
+  }
+  f->counter0 = (uint32_t)b->nocounters;
+  strobe__vtable *sa = &b->m->tables[STROBE__VT_SAMPLES];
+  for (uint32_t i = 0; i < op->ncounters; i++) {
+    int k = opc_index(b, op->counters[i].name, 0);
+    if (k < 0 || b->nocounters >= b->n_op_counters) continue;
+    b->ocounters[b->nocounters++] = (tmp_counter){op->counters[i].value, (uint16_t)k};
+    f->ncounters++;
+    if (b->opc_next[k] < b->opc_first[k] + b->opc_samples[k]) {
+      uint32_t j = b->opc_next[k]++;
+      COL(sa, SA_TIME, double)[j] = now;
+      COL(sa, SA_VALUE, double)[j] = op->counters[i].value;
+      COL(sa, SA_SITE, uint16_t)[j] = 0;
+    }
+  }
+  touch_range(b, now - dur, now);
+  return 0;
 }
 
 /* Scopes deeper than `depth` on thread t stop being open (lost, or
@@ -402,11 +525,11 @@ static int fill_end(builder *b, const strobe_capture *c, vthread *t, const strob
   COL(sp, SP_DEPTH, uint8_t)[i] = (uint8_t)(r->depth - 1);
   touch_range(b, begin, now);
   site_stat_add(b, r);
-  if (r->depth != 1) return 0;
+  if (r->depth != 1 || b->ops_mode) return 0; /* with operations, they are the frames */
   const strobe_capture_site *site = strobe_capture_query_site(c, r->site);
   int k = op_kind(site ? site->category : NULL);
   if (k < 0 && !b->marks_mode) k = FK_SCOPE;
-  return k >= 0 ? frame_push(b, begin, r->duration_ns, r->thread, 0, k) : 0;
+  return k >= 0 && !frame_push(b, begin, r->duration_ns, r->thread, 0, k) ? STROBE_ENOMEM : 0;
 }
 
 /* A VALUE or CUMULATIVE record: kept aside, naming the span its scope will
@@ -435,10 +558,11 @@ static void fill_sample(builder *b, const strobe_capture_record *r, double now) 
   touch_range(b, now, now);
 }
 
-/* A FRAME mark: in marks mode, the interval since the thread's previous
- * mark is a frame. */
+/* A FRAME mark: in marks mode (and without operations), the interval since
+ * the thread's previous mark is a frame. */
 static int fill_mark(builder *b, vthread *t, const strobe_capture_record *r, double now) {
-  if (b->marks_mode && t->marks > 0 && frame_push(b, t->last_mark, now - t->last_mark, r->thread, t->marks, FK_FRAME))
+  if (b->marks_mode && !b->ops_mode && t->marks > 0 &&
+      !frame_push(b, t->last_mark, now - t->last_mark, r->thread, t->marks, FK_FRAME))
     return STROBE_ENOMEM;
   t->marks++;
   t->last_mark = now;
@@ -465,6 +589,7 @@ static int fill_record(builder *b, const strobe_capture *c, strobe_capture_recor
     case STROBE_REC_THREAD_END:
       if (t->stack) close_open(b, t, r->thread, 0, t->last_time, OPEN_UNFINISHED);
       return 0;
+    case STROBE_REC_OP_END: return b->ops_mode ? op_frame(b, r, now) : 0;
     default: return 0;
   }
 }
@@ -622,29 +747,57 @@ static int finish(builder *b) {
   uint64_t *tops = calloc(b->nth ? b->nth : 1, sizeof *tops);
   if (!tops) return STROBE_ENOMEM;
   for (uint64_t i = 0; i < b->nframes; i++)
-    if (b->frames[i].kind != FK_FRAME && b->frames[i].thread < b->nth) {
+    if (b->frames[i].kind != FK_FRAME && !(b->frames[i].flags & FF_OP) && b->frames[i].thread < b->nth) {
       uint64_t n = ++tops[b->frames[i].thread];
-      b->frames[i].number = (uint32_t)(n > UINT32_MAX ? UINT32_MAX : n);
+      b->frames[i].number = (double)n;
     }
   free(tops);
-  if (table_alloc(&m->tables[STROBE__VT_FRAMES], "frames", (uint32_t)b->nframes, FRAME_COLS, 5)) return STROBE_ENOMEM;
-  strobe__vtable *ft = &m->tables[STROBE__VT_FRAMES];
+  if (table_alloc(&m->tables[STROBE__VT_FRAMES], "frames", (uint32_t)b->nframes, FRAME_COLS, 8) ||
+      table_alloc(&m->tables[STROBE__VT_OPSTAGES], "opstages", (uint32_t)b->nostages, OPSTAGE_COLS, 6) ||
+      table_alloc(&m->tables[STROBE__VT_OPCOUNTERS], "opcounters", (uint32_t)b->nocounters, OPCOUNTER_COLS, 3))
+    return STROBE_ENOMEM;
+  /* Operations' stages and counters follow their frames' order, so a frame's rows are one run. */
+  strobe__vtable *ft = &m->tables[STROBE__VT_FRAMES], *ot = &m->tables[STROBE__VT_OPSTAGES];
+  strobe__vtable *kt = &m->tables[STROBE__VT_OPCOUNTERS];
+  uint64_t ns = 0, nk = 0;
   for (uint64_t i = 0; i < b->nframes; i++) {
-    COL(ft, FR_START, double)[i] = b->frames[i].start;
-    COL(ft, FR_DUR, double)[i] = b->frames[i].dur;
-    COL(ft, FR_THREAD, uint32_t)[i] = b->frames[i].thread;
-    COL(ft, FR_NUMBER, uint32_t)[i] = b->frames[i].number;
-    COL(ft, FR_KIND, uint8_t)[i] = b->frames[i].kind;
+    const tmp_frame *f = &b->frames[i];
+    COL(ft, FR_START, double)[i] = f->start;
+    COL(ft, FR_DUR, double)[i] = f->dur;
+    COL(ft, FR_NUMBER, double)[i] = f->number;
+    COL(ft, FR_ID, double)[i] = f->id;
+    COL(ft, FR_THREAD, uint32_t)[i] = f->thread;
+    COL(ft, FR_WINDOW, uint16_t)[i] = f->window;
+    COL(ft, FR_KIND, uint8_t)[i] = f->kind;
+    COL(ft, FR_FLAGS, uint8_t)[i] = f->flags;
+    for (uint32_t k = 0; k < f->nstages && ns < ot->rows; k++, ns++) {
+      const tmp_stage *x = &b->ostages[f->stage0 + k];
+      COL(ot, OS_TOTAL, double)[ns] = x->total;
+      COL(ot, OS_MIN, double)[ns] = x->min;
+      COL(ot, OS_MAX, double)[ns] = x->max;
+      COL(ot, OS_FRAME, uint32_t)[ns] = (uint32_t)i;
+      COL(ot, OS_COUNT, uint32_t)[ns] = x->count;
+      COL(ot, OS_SITE, uint16_t)[ns] = x->site;
+    }
+    for (uint32_t k = 0; k < f->ncounters && nk < kt->rows; k++, nk++) {
+      const tmp_counter *x = &b->ocounters[f->counter0 + k];
+      COL(kt, OC_VALUE, double)[nk] = x->value;
+      COL(kt, OC_FRAME, uint32_t)[nk] = (uint32_t)i;
+      COL(kt, OC_NAME, uint16_t)[nk] = x->name;
+    }
   }
   /* samples: each site's run by time (threads' blocks interleave) */
   strobe__vtable *st = &m->tables[STROBE__VT_SAMPLES];
   uint32_t maxrun = 0;
   for (uint32_t s = 0; s < MAX_SITES; s++)
     if (b->sample_next[s] - b->sample_first[s] > maxrun) maxrun = b->sample_next[s] - b->sample_first[s];
+  for (uint32_t k = 0; k < b->n_opc; k++)
+    if (b->opc_next[k] - b->opc_first[k] > maxrun) maxrun = b->opc_next[k] - b->opc_first[k];
   sample_pair *tmp = malloc(((size_t)maxrun + 1) * sizeof *tmp);
   if (!tmp) return STROBE_ENOMEM;
-  for (uint32_t s = 0; s < MAX_SITES; s++) {
-    uint32_t first = b->sample_first[s], n = b->sample_next[s] - first;
+  for (uint32_t s = 0; s < MAX_SITES + b->n_opc; s++) {
+    uint32_t first = s < MAX_SITES ? b->sample_first[s] : b->opc_first[s - MAX_SITES];
+    uint32_t n = (s < MAX_SITES ? b->sample_next[s] : b->opc_next[s - MAX_SITES]) - first;
     if (!n) continue;
     double *tt = COL(st, SA_TIME, double) + first, *vv = COL(st, SA_VALUE, double) + first;
     for (uint32_t i = 0; i < n; i++) tmp[i] = (sample_pair){tt[i], vv[i]};
@@ -716,6 +869,45 @@ static json_t *tables_json(const strobe__vmodel *m) {
   return o;
 }
 
+/* Both frame rates of every series of frames (committed passes per window,
+ * or marks, or top-level scopes per thread), as `strobe report` gives them. */
+static json_t *frame_rates_json(const builder *b) {
+  json_t *out = json_array();
+  double *starts = malloc(((size_t)b->nframes + 2) * sizeof *starts);
+  double *gaps = malloc(((size_t)b->nframes + 1) * sizeof *gaps);
+  uint8_t *done = calloc((size_t)b->nframes + 1, 1);
+  for (uint64_t i = 0; starts && gaps && done && i < b->nframes; i++) {
+    const tmp_frame *f = &b->frames[i];
+    int want = b->ops_mode ? f->kind == FK_PASS : f->kind == (b->marks_mode ? FK_FRAME : FK_SCOPE);
+    if (done[i] || !want) continue;
+    size_t n = 0; /* frames are in start order: each series is too */
+    double last_end = 0;
+    for (uint64_t k = i; k < b->nframes; k++) {
+      const tmp_frame *g = &b->frames[k];
+      int same = b->ops_mode ? g->kind == FK_PASS && g->window == f->window : g->kind == f->kind && g->thread == f->thread;
+      if (!same || done[k]) continue;
+      done[k] = 1;
+      if (!b->ops_mode || (g->flags & FF_COMMITTED)) starts[n++] = g->start; /* committed passes only, as sessions */
+      last_end = g->start + g->dur;
+    }
+    if (!b->ops_mode && b->marks_mode) starts[n++] = last_end; /* mark to mark: the last mark ends the last frame */
+    if (n < 2) continue;
+    strobe__frame_rate r = strobe__frame_rate_of(starts, n, gaps);
+    json_t *o = json_pack("{s:I,s:o,s:o,s:o,s:o}", "frames", (json_int_t)r.frames, "span_ns", num_or_null(r.span_ns),
+                          "fps_first_to_last", num_or_null(r.fps_first_to_last), "median_interval_ns",
+                          num_or_null(r.median_interval_ns), "fps_steady_median_interval", num_or_null(r.fps_steady));
+    if (b->ops_mode)
+      json_object_set_new(o, "window", jstr(f->window < b->n_windows ? b->windows[f->window] : ""));
+    else
+      json_object_set_new(o, "thread", json_integer(f->thread));
+    json_array_append_new(out, o);
+  }
+  free(starts);
+  free(gaps);
+  free(done);
+  return out;
+}
+
 /* What the capture is: its name, origin, header, start and time range. */
 static void meta_identity(json_t *root, const builder *b, const strobe__vsource *src, uint64_t generation) {
   json_object_set_new(root, "format", json_integer(1));
@@ -753,7 +945,14 @@ static void meta_completeness(json_t *root, const builder *b) {
                                                         : json_null());
   json_object_set_new(root, "spans_cut", json_integer((json_int_t)b->spans_cut));
   json_object_set_new(root, "max_spans", json_integer((json_int_t)b->max_spans));
-  json_object_set_new(root, "frames_are", json_string(b->marks_mode ? "marks" : "top_level_scopes"));
+  json_object_set_new(root, "frames_are", json_string(b->ops_mode     ? "pass_operations"
+                                                     : b->marks_mode ? "marks"
+                                                                     : "top_level_scopes"));
+  json_t *windows = json_array();
+  for (uint32_t i = 0; i < b->n_windows; i++) json_array_append_new(windows, jstr(b->windows[i]));
+  json_object_set_new(root, "windows", windows);
+  json_object_set_new(root, "frame_rates", frame_rates_json(b));
+  json_object_set_new(root, "op_counters_cut", json_integer((json_int_t)b->opc_cut));
   json_object_set_new(root, "frame_thread", b->frame_thread_set ? json_integer(b->frame_thread) : json_null());
   json_t *kinds = json_array();
   for (int i = 0; i < FK_COUNT; i++) json_array_append_new(kinds, json_string(g_frame_kinds[i]));
@@ -833,6 +1032,22 @@ static void meta_sites(json_t *root, const builder *b) {
     json_t *run = series_json(b, id, s);
     if (run) json_array_append_new(series, run);
   }
+  for (uint32_t k = 0; k < b->n_opc; k++) {
+    uint32_t n = b->opc_next[k] - b->opc_first[k];
+    if (!n) continue;
+    const double *vv = COL(&b->m->tables[STROBE__VT_SAMPLES], SA_VALUE, double) + b->opc_first[k];
+    double lo = vv[0], hi = vv[0];
+    for (uint32_t i = 1; i < n; i++) {
+      if (vv[i] < lo) lo = vv[i];
+      if (vv[i] > hi) hi = vv[i];
+    }
+    json_array_append_new(series, json_pack("{s:i,s:s,s:o,s:I,s:I,s:o,s:o}", "site", 0, "kind", "op_counter", "name",
+                                            jstr(b->opc_names[k]), "first", (json_int_t)b->opc_first[k], "count",
+                                            (json_int_t)n, "min", num_or_null(lo), "max", num_or_null(hi)));
+  }
+  json_t *opc = json_array();
+  for (uint32_t k = 0; k < b->n_opc; k++) json_array_append_new(opc, jstr(b->opc_names[k]));
+  json_object_set_new(root, "op_counter_names", opc);
   json_object_set_new(root, "sites", sites);
   json_object_set_new(root, "series", series);
 }
@@ -881,6 +1096,10 @@ static void builder_free(builder *b) {
   free(b->vals);
   free(b->cums);
   free(b->frames);
+  free(b->ostages);
+  free(b->ocounters);
+  for (uint32_t i = 0; i < b->n_opc; i++) free(b->opc_names[i]);
+  for (uint32_t i = 0; i < b->n_windows; i++) free(b->windows[i]);
   strobe_capture_close(b->cap);
 }
 
@@ -908,12 +1127,18 @@ static int prepare_pass2(builder *b) {
     b->sample_first[s] = b->sample_next[s] = at;
     at += b->samples_per_site[s];
   }
+  for (uint32_t k = 0; k < b->n_opc; k++) { /* operation counters: runs after the sites' */
+    b->opc_first[k] = b->opc_next[k] = at;
+    at += b->opc_samples[k];
+  }
   if (table_alloc(&m->tables[STROBE__VT_SAMPLES], "samples", (uint32_t)b->n_samples, SAMPLE_COLS, 3) ||
       table_alloc(&m->tables[STROBE__VT_OPEN], "open", (uint32_t)b->n_open, OPEN_COLS, 6))
     return STROBE_ENOMEM;
   b->vals = malloc(((size_t)b->n_values + 1) * sizeof *b->vals);
   b->cums = malloc(((size_t)b->n_cumul + 1) * sizeof *b->cums);
-  if (!b->vals || !b->cums) return STROBE_ENOMEM;
+  b->ostages = malloc(((size_t)b->n_op_stages + 1) * sizeof *b->ostages);
+  b->ocounters = malloc(((size_t)b->n_op_counters + 1) * sizeof *b->ocounters);
+  if (!b->vals || !b->cums || !b->ostages || !b->ocounters) return STROBE_ENOMEM;
   return 0;
 }
 

@@ -13,7 +13,12 @@
 //   - the two-capture diff (--compare, every `work` 50 % longer) puts `work`
 //     first;
 //   - counters are plotted; the Canvas 2D fallback (#fallback=1) draws and
-//     hit-tests the same spans.
+//     hit-tests the same spans;
+//   - a capture of operations only (make_capture --ops: passes with stages
+//     and counters, no scope on their thread, no frame mark) shows its passes
+//     as the frames, numbered by the application's frame ids, both frame
+//     rates labelled, the selected pass's window, frame id, committed flag,
+//     stage table and counters, and its counter plotted per operation.
 // Screenshots go to --work. Any console error or page error fails the test.
 //
 // usage: node viewer.test.mjs --strobe BIN --make-capture BIN --chromium PATH --work DIR
@@ -164,10 +169,45 @@ async function main() {
     check(pixel[3] > 200, `the fallback drew the spike bar (pixel ${pixel})`);
     await fb.page.screenshot({ path: path.join(work, 'viewer-fallback.png') });
     check(fb.errors.length === 0, `no console or page errors in the fallback (${fb.errors.join(' | ')})`);
+
+    await operationsOnly(browser);
   } finally {
     await browser.close();
     const code = await view.stop();
     check(code === 0, `strobe view exits 0 on SIGTERM (${code})`);
+  }
+}
+
+// >>operations only: frames from pass operations (docs/viewer.md)
+async function operationsOnly(browser) {
+  const ops = path.join(work, 'ops.strobe');
+  run(makeCapture, [ops, '--ops', '--frames', '100', '--stall', '50']);
+  const view = await startView(strobe, [ops]);
+  try {
+    const { page, errors } = await openViewer(browser, view.url);
+    check(await page.evaluate(() => __strobe.frameCount()) === 100, 'the 100 passes are the frames');
+    const note = await page.textContent('.list-note');
+    check(/passes are the frames/.test(note), `the list says where frames come from (${note})`);
+    check(/27\.3 fps first-to-last/.test(note) && /62\.5 fps steady/.test(note),
+      `both frame rates, labelled: one 2 s stall pulls only first-to-last down (${note})`);
+    check(await page.evaluate(() => __strobe.selectFrame(200)) >= 0, 'frame 200 (the application\'s id) is in the model');
+    await page.waitForTimeout(100);
+    const head = await page.textContent('#detail .detail-head');
+    check(/pass 200/.test(head) && /window main/.test(head) && /frame id 200 \(the application's\)/.test(head) &&
+      /not committed/.test(head), `the detail panel says what the operation is (${head})`);
+    const stages = await page.$$eval('#detail table.opstages tr td:first-child', (tds) => tds.map((t) => t.textContent));
+    check(stages.includes('layout') && stages.includes('paint'), `its own stage table (${stages})`);
+    const detail = await page.textContent('#detail');
+    check(/rows\s*operation counter\s*7/.test(detail), 'its counter, as it counted it');
+    await page.click('#tabs button[data-tab="counters"]');
+    await page.waitForTimeout(100);
+    const series = await page.$$eval('.series-head b', (bs) => bs.map((b) => b.textContent));
+    check(series.includes('rows'), `the operation counter is plotted (${series})`);
+    await page.screenshot({ path: path.join(work, 'viewer-operations.png') });
+    check(errors.length === 0, `no console or page errors with operations (${errors.join(' | ')})`);
+  } finally {
+    const code = await view.stop();
+    check(code === 0, `strobe view of the operations capture exits 0 (${code})`);
   }
 }
 

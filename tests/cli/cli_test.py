@@ -152,10 +152,13 @@ def case_report():
     check(work["p50"]["ns"] == 5000 and work["p95"]["ns"] == 10000, "work p50/p95 from the generator's formula")
 
     fr = j["frames"]
-    check(fr["source"] == "marks" and len(fr["threads"]) == 1, f"frames {fr}")
-    main = fr["threads"][0]
-    check(main["name"] == "main" and main["frames"] == 49 and main["fps"] > 0, f"frame rate {main}")
-    check(abs(main["fps"] - 49 / (main["span_ns"] / 1e9)) < 1e-3 * main["fps"], "fps over the first-to-last span")
+    check(fr["source"] == "marks" and len(fr["series"]) == 1, f"frames {fr}")
+    main = fr["series"][0]
+    check(main["name"] == "main" and main["frames"] == 49 and main["fps_first_to_last"] > 0, f"frame rate {main}")
+    check(abs(main["fps_first_to_last"] - 49 / (main["span_ns"] / 1e9)) < 1e-3 * main["fps_first_to_last"],
+          "fps over the first-to-last span")
+    check(abs(main["fps_steady_median_interval"] - 1e9 / main["median_interval_ns"]) < 1e-3 * main["fps_steady_median_interval"],
+          "steady fps from the median interval")
     slow = fr["slowest"]
     check(len(slow) == 10 and all(slow[i]["duration_ns"] >= slow[i + 1]["duration_ns"] for i in range(9)), "slowest")
     check(slow[0]["frame"] % 10 == 9, f"the slowest frames hold k % 10 == 9 (longest work): {slow[0]}")
@@ -183,7 +186,60 @@ def case_report():
     check(j["not_included"]["unfinished_scopes"] == 1 and j["not_included"]["lost_scopes"] == 1, "not included")
     check(site(j, "job")["count"] == 49, "the job whose END was lost is not counted")
     out, _ = run("report", unf, "--thread", "worker")
-    check("top-level scopes (the capture has no frame marks)" in out and "1 unfinished scopes" in out, out)
+    check("top-level scopes (the capture has no pass operations and no frame marks)" in out and "1 unfinished scopes" in out, out)
+
+
+def case_ops():
+    # Operations only (no scope on main, no frame mark): frames are the passes, named by the
+    # application's frame ids, with both frame rates; stages and counters come from the operations.
+    ops = capture("ops", "--ops", "--frames", "100", "--stall", "50")
+    j, _ = run_json("report", ops)
+    fr = j["frames"]
+    check(fr["source"] == "pass_operations" and fr["passes"] == 100 and fr["uncommitted"] == 1, f"frames {fr}")
+    check(len(fr["series"]) == 1 and fr["series"][0]["window"] == "main", f"series {fr['series']}")
+    main = fr["series"][0]
+    # 99 committed passes: 98 intervals from the first start to the last, one of them 2 s longer.
+    first, last = 1000000, 1000000 + 16000000 * 99 + 2000000000
+    check(main["frames"] == 98 and abs(main["span_ns"] - (last - first)) < 1, f"span {main}")
+    check(abs(main["fps_first_to_last"] - 98 / ((last - first) / 1e9)) < 1e-3, f"first-to-last {main}")
+    check(main["median_interval_ns"] == 16000000 and abs(main["fps_steady_median_interval"] - 62.5) < 1e-6,
+          f"steady {main}")
+    check(main["fps_first_to_last"] < 30 < main["fps_steady_median_interval"], f"the stall pulls only one rate down {main}")
+    slow = fr["slowest"]
+    check([x["frame"] for x in slow[:3]] == [193 + 9, 193 + 19, 193 + 29], f"slowest by the application's ids {slow[:3]}")
+    check(all(x["window"] == "main" for x in slow), "slowest frames name their window")
+    every = run_json("report", ops, "--top", "100")[0]["frames"]["slowest"]
+    check(len(every) == 100 and [x["frame"] for x in every if not x["committed"]] == [193 + 7],
+          "the uncommitted pass is listed, flagged")
+    o = j["operations"]
+    check(o["by_kind"]["pass"] == 100 and o["uncommitted"] == 1 and o["without_detail"] == 0, f"operations {o}")
+    st = {x["name"]: x for x in o["stages"]}
+    check(st["layout"]["n"] == 100 and st["layout"]["p50"]["ns"] == 3000 and st["layout"]["nested_in"] is None, f"{st}")
+    check(st["paint"]["n"] == 100 and st["paint"]["nested_in"] == "layout", f"{st}")
+    rows = {x["name"]: x for x in o["counters"]}["rows"]
+    check(rows["n"] == 100 and rows["sum"] == sum(range(100)) and rows["max"] == 99, f"counter {rows}")
+    check(site(j, "job")["count"] == 100, "the worker's scopes are still reported")
+    out, _ = run("report", ops)
+    for want in ("frames: pass operations", "fps_first_to_last", "fps_steady_median_interval", "62.50 fps steady",
+                 "operations: 100 pass", "layout", "rows", "not committed"):
+        check(want in out, f"report text lacks {want!r}:\n{out}")
+    # Chrome/Perfetto: every operation is an async slice named by its frame id, its stages and counters as args.
+    out_json = os.path.join(ARGS.work, "ops.chrome.json")
+    run("export", ops, "--format", "chrome", "-o", out_json)
+    with open(out_json) as f:
+        events = json.load(f)["traceEvents"]
+    begins = [e for e in events if e["ph"] == "b" and e.get("cat") == "operation"]
+    ends = [e for e in events if e["ph"] == "e" and e.get("cat") == "operation"]
+    check(len(begins) == 100 and len(ends) == 100, f"{len(begins)} operation slices")
+    b0 = next(e for e in begins if e["name"] == "pass 200")
+    check(b0["args"]["frame_id"] == 200 and b0["args"]["window"] == "main" and b0["args"]["committed"] is False and
+          b0["args"]["stage layout ms"] == 0.003 and b0["args"]["counter rows"] == 7, f"operation args {b0}")
+    e0 = next(e for e in ends if e["id2"] == b0["id2"])
+    check(abs((e0["ts"] - b0["ts"]) - 4.7) < 1e-6, f"its duration {b0['ts']} .. {e0['ts']}")
+    # Frame marks only: both rates too, per thread.
+    j, _ = run_json("report", capture("marks"))
+    check(j["frames"]["source"] == "marks" and "operations" in j and j["operations"]["by_kind"]["pass"] == 0,
+          f"marks-only capture {j['frames']['source']}")
 
 
 def case_filters():

@@ -19,15 +19,26 @@
  * and thread 1 "worker", per frame: job { io (5000) } (8000 in all) with a
  * CUMULATIVE "iter" entry (10 iterations, 3000 total, min 200, max 400).
  *
+ * With --ops, thread 0 "main" holds instead only operations, as a toolkit's
+ * frame clock writes them (strobe_op_begin_frame, stages, strobe_op_count,
+ * strobe_op_end): no scope and no frame mark. Frame k is a pass of window
+ * "main" with the application's frame id 193 + k, starting every 16 ms,
+ * except that frame --stall K starts 2 s late (default 50), lasting
+ * 4000 + 100 * (k % 10) ns: stage "layout" 3000 (twice: 1000 + 2000) with
+ * "paint" 1500 nested in it, counter "rows" = k; frame 7 is not committed.
+ * The steady frame rate is 62.5 fps; one stall pulls the first-to-last one
+ * down.
+ *
  * Usage: make_capture OUT [--frames N] [--grow PCT] [--spike K]
  *          [--no-footer] [--unfinished] [--lost] [--clock NAME]
- *          [--ns-per-tick X]
+ *          [--ns-per-tick X] [--ops] [--stall K]
  * It must never depend on the real clock: the tests compare exact numbers.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "collect/collect.h"
 #include "format/capture_writer.h"
 #include "format/codec.h"
 #include "strobe/strobe.h"
@@ -42,11 +53,14 @@ typedef struct opts {
   int lost;          /* drop the END of one `job` (a LOST marker and block) */
   const char *clock; /* header clock_source */
   double ns_per_tick;
+  int ops;           /* main holds operations only */
+  int stall;         /* --ops: the frame that starts 2 s late */
 } opts;
 
 /* >>sites: ids are assigned here, in this order, from 1. */
 enum { S_FRAME = 1, S_UPDATE, S_WORK, S_RENDER, S_DRAW, S_TRIANGLES, S_DRAW_CALLS,
-       S_QUEUE, S_MARK, S_JOB, S_IO, S_ITER, S_STALLED, S_SPIKE, S_COUNT };
+       S_QUEUE, S_MARK, S_JOB, S_IO, S_ITER, S_STALLED, S_SPIKE, S_LAYOUT, S_PAINT, S_COUNT };
+enum { L_MAIN = 1, L_ROWS }; /* label ids */
 
 static strobe_site g_sites[S_COUNT] = {
     [S_FRAME] = {"frame", NULL, NULL, "app/loop.c", "run_frame", 10, STROBE_SITE_SCOPE, 0},
@@ -63,6 +77,8 @@ static strobe_site g_sites[S_COUNT] = {
     [S_ITER] = {"iter", NULL, NULL, "app/worker.c", "job", 110, STROBE_SITE_CUMULATIVE, 0},
     [S_STALLED] = {"stalled", NULL, NULL, "app/worker.c", "stall", 120, STROBE_SITE_SCOPE, 0},
     [S_SPIKE] = {"spike", NULL, NULL, "app/loop.c", "spike", 130, STROBE_SITE_SCOPE, 0},
+    [S_LAYOUT] = {"layout", NULL, NULL, "app/clock.c", "on_layout", 140, STROBE_SITE_STAGE, 0},
+    [S_PAINT] = {"paint", NULL, "layout", "app/clock.c", "on_paint", 150, STROBE_SITE_STAGE, 0},
 };
 
 /* >>sink */
@@ -150,15 +166,40 @@ static void worker_job(batch *b, const opts *o, int k) {
   b->now += 1000;
 }
 
+/* An operation event as operation.c writes it (collect.h >>operation events). */
+static void op_event(batch *b, uint32_t sub, const uint64_t *w, const uint32_t *d, uint32_t n) {
+  put(b, b->now, STROBE__EV_OP, sub | n << 8);
+  for (uint32_t i = 0; i < n; i++) put(b, w[i], STROBE__EV_PAYLOAD, d[i]);
+}
+
+static void ops_frame(batch *b, const opts *o, int k) {
+  uint64_t start = 1000000u + 16000000u * (uint64_t)k + (k >= o->stall ? 2000000000u : 0u);
+  uint64_t frame_id = 193u + (uint64_t)k, dur = 4000u + 100u * (uint64_t)(k % 10);
+  uint32_t flags = 1u /* pass */ | STROBE__OPF_APP_FRAME;
+  b->now = start;
+  uint64_t w0[3] = {(uint64_t)k + 1, frame_id, 0};
+  uint32_t d0[3] = {1, L_MAIN, flags};
+  op_event(b, STROBE__OPEV_BEGIN, w0, d0, 3);
+  b->now = start + dur;
+  double rows = (double)k;
+  uint64_t rows_bits;
+  memcpy(&rows_bits, &rows, sizeof rows_bits);
+  flags |= STROBE__OPF_DETAIL | (k == 7 ? 0u : STROBE__OPF_COMMITTED);
+  uint64_t w[4 + 6 + 1] = {(uint64_t)k + 1, frame_id, start, 0, 3000, 1000, 2000, 1500, 1500, 1500, rows_bits};
+  uint32_t d[4 + 6 + 1] = {1, L_MAIN, flags, 2u | 1u << 16, S_LAYOUT, 2, 0, S_PAINT, 1, 0, L_ROWS};
+  op_event(b, STROBE__OPEV_END, w, d, 11);
+}
+
 static int usage(void) {
   fprintf(stderr,
           "usage: make_capture OUT [--frames N] [--grow PCT] [--spike K] [--no-footer]\n"
-          "                        [--unfinished] [--lost] [--clock NAME] [--ns-per-tick X]\n");
+          "                        [--unfinished] [--lost] [--clock NAME] [--ns-per-tick X]\n"
+          "                        [--ops] [--stall K]\n");
   return 2;
 }
 
 int main(int argc, char **argv) {
-  opts o = {NULL, 50, 0, -1, 0, 0, 0, "monotonic", 1.0};
+  opts o = {NULL, 50, 0, -1, 0, 0, 0, "monotonic", 1.0, 0, 50};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     int more = i + 1 < argc;
@@ -170,6 +211,8 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--no-footer")) o.no_footer = 1;
     else if (!strcmp(a, "--unfinished")) o.unfinished = 1;
     else if (!strcmp(a, "--lost")) o.lost = 1;
+    else if (!strcmp(a, "--ops")) o.ops = 1;
+    else if (!strcmp(a, "--stall") && more) o.stall = atoi(argv[++i]);
     else if (a[0] != '-' && !o.out) o.out = a;
     else return usage();
   }
@@ -188,7 +231,12 @@ int main(int argc, char **argv) {
     fprintf(stderr, "make_capture: cannot create the writer\n");
     return 1;
   }
-  for (uint32_t id = 1; id < S_COUNT; id++) strobe__writer_site(w, id, &g_sites[id]);
+  for (uint32_t id = 1; id < S_COUNT; id++)
+    if (o.ops || id < S_LAYOUT) strobe__writer_site(w, id, &g_sites[id]); /* stages only for --ops */
+  if (o.ops) {
+    strobe__writer_label(w, L_MAIN, "main");
+    strobe__writer_label(w, L_ROWS, "rows");
+  }
   strobe__writer_thread(w, 0, 1000, "main", 0);
   strobe__writer_thread(w, 1, 1001, "worker", 0);
 
@@ -196,7 +244,10 @@ int main(int argc, char **argv) {
   m.now = 1000000;  /* 1 ms after the epoch */
   wk.now = 1000500;
   for (int k = 0; k < o.frames; k++) {
-    main_frame(&m, &o, k);
+    if (o.ops)
+      ops_frame(&m, &o, k);
+    else
+      main_frame(&m, &o, k);
     worker_job(&wk, &o, k);
     if (m.n > 3500 || wk.n > 3500 || k == o.frames - 1) {
       strobe__writer_events(w, 0, m.ev, m.n);

@@ -8,6 +8,11 @@
  *     its `update` span, the open scope in the `open` table and never as a
  *     span, counter samples as a running total;
  *   - max_spans cuts the model and counts what it cut;
+ *   - a capture of operations only (strobe_op_begin_frame, stages,
+ *     strobe_op_count, strobe_op_end: no scope of its own, no frame mark)
+ *     has its passes as the frames, numbered by the application's frame ids
+ *     exactly as the session report numbers them, with window, committed
+ *     flag, stage table, counters (also a series) and both frame rates;
  *   - the static files are the only thing served without the token; a table
  *     of a replaced generation is 409;
  *   - live: recording into the server's flight recorder, a snapshot on
@@ -21,6 +26,7 @@
 
 #include "server_test.h"
 #include "strobe/record.h"
+#include "strobe/session.h"
 #include "strobe/strobe.h"
 #include "strobe/viewer.h"
 
@@ -173,8 +179,13 @@ static void test_file(const char *path) {
   CHECK((ob + col_off(meta, "open", "reason"))[0] == 1);
   /* frames: 19 mark intervals, numbered 1..19 */
   unsigned char *fb = get_table(s, meta, "frames", &len);
-  const uint32_t *fnum = (const uint32_t *)(const void *)(fb + col_off(meta, "frames", "number"));
-  for (int k = 0; k < FRAMES - 1; k++) CHECK(fnum[k] == (uint32_t)k + 1);
+  const double *fnum = (const double *)(const void *)(fb + col_off(meta, "frames", "number"));
+  for (int k = 0; k < FRAMES - 1; k++) CHECK(fnum[k] == (double)k + 1);
+  /* both frame rates of the marks' thread: 19 frames from the first mark to the last */
+  json_t *rate = json_array_get(json_object_get(meta, "frame_rates"), 0);
+  CHECK(rate && json_integer_value(json_object_get(rate, "frames")) == FRAMES - 1);
+  CHECK(json_real_value(json_object_get(rate, "fps_first_to_last")) > 0);
+  CHECK(json_real_value(json_object_get(rate, "fps_steady_median_interval")) > 0);
   /* the counter: a running total of +2 per frame */
   json_t *series = json_array_get(json_object_get(meta, "series"), 0);
   CHECK(!strcmp(json_string_value(json_object_get(series, "kind")), "counter"));
@@ -286,11 +297,132 @@ static void test_live(void) {
   strobe_server_stop(s);
 }
 
+/* >>operations only */
+#define OP_FRAMES 12
+#define OP_BASE 5000u
+
+static void spin_us(long us) {
+  struct timespec a, b;
+  clock_gettime(CLOCK_MONOTONIC, &a);
+  do clock_gettime(CLOCK_MONOTONIC, &b);
+  while ((b.tv_sec - a.tv_sec) * 1000000L + (b.tv_nsec - a.tv_nsec) / 1000 < us);
+}
+
+static void test_ops_file(const char *path) {
+  strobe_collector *c = NULL;
+  strobe_window w;
+  CHECK(strobe_collector_create(&c) == 0 && strobe_window_register(c, "main", 0, &w) == 0);
+  char sid[STROBE_SESSION_ID_MAX];
+  CHECK(strobe_session_start(c, NULL, sid) == 0);
+  strobe_recorder *r = NULL;
+  CHECK(strobe_record_start(&(strobe_record_desc){path, 10, 1}, &r) == 0);
+  for (int k = 0; k < OP_FRAMES; k++) {
+    if (k == OP_FRAMES / 2) spin_us(500000); /* one stall: the first-to-last rate drops, the steady one does not */
+    strobe_op op = strobe_op_begin_frame(c, w, OP_BASE + 3u * (uint64_t)k, NULL);
+    {
+      STROBE_STAGE("layout", NULL);
+      spin_us(500);
+      STROBE_STAGE("paint", "layout");
+      spin_us(500);
+    }
+    strobe_op_count("rows", (double)k);
+    strobe_op_end(op, k != 3);
+    spin_us(3000);
+  }
+  CHECK(strobe_record_stop(r) == 0);
+  strobe_report *rep = NULL;
+  CHECK(strobe_session_end(c, sid, 0, &rep) == 0);
+  char *rjson = NULL;
+  CHECK(strobe_report_json(rep, &rjson, NULL) == 0);
+  json_t *report = json_loads(rjson, 0, NULL);
+  CHECK(report != NULL);
+
+  strobe_server *s = t_start(NULL);
+  strobe_viewer_load_stats st;
+  CHECK(strobe_server_view_file(s, path, NULL, 0, &st) == 0);
+  CHECK(st.frames == OP_FRAMES);
+  json_t *meta = get_json(s, "/api/capture/meta", 200);
+  CHECK(!strcmp(json_string_value(json_object_get(meta, "frames_are")), "pass_operations"));
+  json_t *windows = json_object_get(meta, "windows");
+  CHECK(json_array_size(windows) == 1 && !strcmp(json_string_value(json_array_get(windows, 0)), "main"));
+  size_t len;
+  unsigned char *fb = get_table(s, meta, "frames", &len);
+  const double *fnum = (const double *)(const void *)(fb + col_off(meta, "frames", "number"));
+  const double *fid = (const double *)(const void *)(fb + col_off(meta, "frames", "id"));
+  const uint16_t *fwin = (const uint16_t *)(const void *)(fb + col_off(meta, "frames", "window"));
+  const uint8_t *fkind = fb + col_off(meta, "frames", "kind");
+  const uint8_t *fflags = fb + col_off(meta, "frames", "flags");
+  CHECK(!strcmp(json_string_value(json_array_get(json_object_get(meta, "frame_kinds"), fkind[0])), "pass"));
+  json_t *samples = json_object_get(report, "samples");
+  for (int k = 0; k < OP_FRAMES; k++) {
+    CHECK(fnum[k] == (double)(OP_BASE + 3u * (unsigned)k)); /* in start order: the application's ids */
+    CHECK(fwin[k] == 0 && fkind[k] == fkind[0]);
+    CHECK(((fflags[k] & 2) != 0) == (k != 3)); /* committed */
+    CHECK((fflags[k] & 8) != 0);              /* the application's frame id */
+    /* The session report names the same operation with the same frame id. */
+    int found = 0;
+    size_t i;
+    json_t *smp;
+    json_array_foreach(samples, i, smp) {
+      if ((double)json_integer_value(json_object_get(smp, "id")) != fid[k]) continue;
+      found = 1;
+      CHECK((double)json_integer_value(json_object_get(smp, "frame_id")) == fnum[k]);
+    }
+    CHECK(found);
+  }
+  /* the stage table of each operation: layout and paint, by frame row */
+  json_t *ost = json_object_get(json_object_get(meta, "tables"), "opstages");
+  CHECK(json_integer_value(json_object_get(ost, "rows")) == 2 * OP_FRAMES);
+  unsigned char *sb = get_table(s, meta, "opstages", &len);
+  const uint32_t *sframe = (const uint32_t *)(const void *)(sb + col_off(meta, "opstages", "frame"));
+  const uint16_t *ssite = (const uint16_t *)(const void *)(sb + col_off(meta, "opstages", "site"));
+  const double *stotal = (const double *)(const void *)(sb + col_off(meta, "opstages", "total"));
+  for (int i = 0; i < 2 * OP_FRAMES; i++) {
+    CHECK(sframe[i] == (uint32_t)i / 2);
+    CHECK(ssite[i] == site_id(meta, "layout") || ssite[i] == site_id(meta, "paint"));
+    CHECK(stotal[i] >= (ssite[i] == site_id(meta, "layout") ? 1000e3 : 500e3));
+  }
+  /* counters: one per operation, and a series of them */
+  unsigned char *kb = get_table(s, meta, "opcounters", &len);
+  const double *kval = (const double *)(const void *)(kb + col_off(meta, "opcounters", "value"));
+  for (int k = 0; k < OP_FRAMES; k++) CHECK(kval[k] == (double)k);
+  int series_found = 0;
+  size_t i;
+  json_t *sr;
+  json_array_foreach(json_object_get(meta, "series"), i, sr) {
+    if (strcmp(json_string_value(json_object_get(sr, "kind")), "op_counter")) continue;
+    series_found = 1;
+    CHECK(!strcmp(json_string_value(json_object_get(sr, "name")), "rows"));
+    CHECK(json_integer_value(json_object_get(sr, "count")) == OP_FRAMES);
+    CHECK(json_real_value(json_object_get(sr, "max")) == OP_FRAMES - 1);
+  }
+  CHECK(series_found);
+  /* both rates, over the committed passes of the window */
+  json_t *rate = json_array_get(json_object_get(meta, "frame_rates"), 0);
+  CHECK(rate && !strcmp(json_string_value(json_object_get(rate, "window")), "main"));
+  CHECK(json_integer_value(json_object_get(rate, "frames")) == OP_FRAMES - 2);
+  double ftl = json_real_value(json_object_get(rate, "fps_first_to_last"));
+  double steady = json_real_value(json_object_get(rate, "fps_steady_median_interval"));
+  if (!(ftl > 0 && steady > 1.5 * ftl)) fprintf(stderr, "rates %g %g\n", ftl, steady);
+  CHECK(ftl > 0 && steady > 1.5 * ftl);
+  free(fb);
+  free(sb);
+  free(kb);
+  json_decref(meta);
+  json_decref(report);
+  free(rjson);
+  strobe_report_free(rep);
+  strobe_server_stop(s);
+  strobe_collector_close(c);
+  strobe_collector_release(c);
+}
+
 int main(void) {
   char path[64];
   snprintf(path, sizeof path, "/tmp/strobe-test-viewer-%ld.strobe", (long)getpid());
   record_capture(path);
   test_file(path);
+  test_ops_file(path);
   test_live();
   unlink(path);
   printf("test_viewer: ok\n");

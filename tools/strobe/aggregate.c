@@ -79,6 +79,9 @@ int agg_init(agg *a, const strobe_capture *c, const agg_filter *filter, uint32_t
 void agg_free(agg *a) {
   for (uint32_t i = 0; i < a->n_sites; i++) free(a->sites[i].sample);
   free(a->sites);
+  for (uint32_t i = 0; i < a->ops.n_stages; i++) free(a->ops.stages[i].sample);
+  free(a->ops.stages);
+  for (uint32_t i = 0; i < a->ops.n_counters; i++) free(a->ops.counters[i].name);
   free(a->thread_in);
   if (a->track_frames) frames_free(&a->fr);
   memset(a, 0, sizeof *a);
@@ -131,6 +134,70 @@ static inline int in_range(const agg *a, double t_ns) {
   return rel >= a->filter.from_ns && rel <= a->filter.to_ns;
 }
 
+/* A duration added to a site's exact figures and reservoir. */
+static void add_duration(agg *a, agg_site *s, double dur) {
+  if (s->count == 0) s->shift = dur;
+  if (s->count == 0 || dur < s->min_ns) s->min_ns = dur;
+  if (s->count == 0 || dur > s->max_ns) s->max_ns = dur;
+  s->count++;
+  s->total_ns += dur;
+  s->sumsq += (dur - s->shift) * (dur - s->shift);
+  sample(a, s, dur);
+}
+
+static void op_counter(agg *a, const strobe_capture_op_counter *k) {
+  agg_ops *o = &a->ops;
+  if (a->filter.name && !strstr(k->name, a->filter.name)) return;
+  agg_op_counter *e = NULL;
+  for (uint32_t i = 0; i < o->n_counters && !e; i++)
+    if (!strcmp(o->counters[i].name, k->name)) e = &o->counters[i];
+  if (!e) {
+    char *name = o->n_counters < AGG_MAX_OP_COUNTERS ? strdup(k->name) : NULL;
+    if (!name) {
+      if (o->n_counters < AGG_MAX_OP_COUNTERS) a->failed = 1;
+      o->counters_cut++;
+      return;
+    }
+    e = &o->counters[o->n_counters++];
+    *e = (agg_op_counter){name, 0, 0, k->value, k->value};
+  }
+  e->n++;
+  e->sum += k->value;
+  if (k->value < e->min) e->min = k->value;
+  if (k->value > e->max) e->max = k->value;
+}
+
+/* A completed operation: a frame when it is a pass, and its stages and counters. */
+static void record_op(agg *a, const strobe_capture_record *r) {
+  const strobe_capture_op *op = r->op;
+  if (a->filter.thread && (r->thread >= a->n_threads || !a->thread_in[r->thread])) return;
+  if (a->filter.has_range && !(in_range(a, op->start_ns) && in_range(a, r->time_ns))) return;
+  if (a->track_frames) frames_op(&a->fr, r->thread, op);
+  agg_ops *o = &a->ops;
+  o->by_kind[op->kind <= 4 ? op->kind : 0]++;
+  o->uncommitted += !op->committed;
+  o->handed_off += (uint64_t)op->handed_off;
+  o->without_detail += !op->detail;
+  o->stages_dropped += op->stages_dropped;
+  o->counters_dropped += op->counters_dropped;
+  for (uint32_t i = 0; i < op->nstages; i++) {
+    uint32_t id = op->stages[i].site;
+    if (id >= a->n_sites || !a->sites[id].included) continue;
+    if (id >= o->n_stages) {
+      agg_site *p = realloc(o->stages, a->n_sites * sizeof *p);
+      if (!p) {
+        a->failed = 1;
+        return;
+      }
+      memset(p + o->n_stages, 0, (a->n_sites - o->n_stages) * sizeof *p);
+      o->stages = p;
+      o->n_stages = a->n_sites;
+    }
+    add_duration(a, &o->stages[id], op->stages[i].total_ns);
+  }
+  for (uint32_t i = 0; i < op->ncounters; i++) op_counter(a, &op->counters[i]);
+}
+
 static void record(agg *a, const strobe_capture *c, const strobe_capture_record *r) {
   if (r->type == STROBE_REC_BEGIN) return; /* half of all records: nothing to do until the END */
   if (r->type == STROBE_REC_SITE) {
@@ -141,8 +208,12 @@ static void record(agg *a, const strobe_capture *c, const strobe_capture_record 
     on_thread(a, c, r->thread);
     return;
   }
+  if (r->type == STROBE_REC_OP_END) {
+    record_op(a, r);
+    return;
+  }
   if (a->filter.thread && (r->thread >= a->n_threads || !a->thread_in[r->thread])) return;
-  if (r->site >= a->n_sites) return; /* not a site record (LOST, THREAD_END) */
+  if (r->op || r->site >= a->n_sites) return; /* not a site record (LOST, THREAD_END, other OP_*) */
   agg_site *s = &a->sites[r->site];
   switch (r->type) {
     case STROBE_REC_END: {
@@ -151,14 +222,8 @@ static void record(agg *a, const strobe_capture *c, const strobe_capture_record 
       if (a->filter.has_range && !(in_range(a, begin) && in_range(a, r->time_ns))) return;
       if (a->track_frames && r->depth == 1) frames_top(&a->fr, r->thread, begin, dur);
       if (!s->included) return;
-      if (s->count == 0) s->shift = dur;
-      if (s->count == 0 || dur < s->min_ns) s->min_ns = dur;
-      if (s->count == 0 || dur > s->max_ns) s->max_ns = dur;
-      s->count++;
-      s->total_ns += dur;
       s->self_ns += r->self_ns;
-      s->sumsq += (dur - s->shift) * (dur - s->shift);
-      sample(a, s, dur);
+      add_duration(a, s, dur);
       return;
     }
     case STROBE_REC_FRAME:

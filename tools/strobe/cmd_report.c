@@ -1,9 +1,11 @@
 /*
  * cmd_report.c — `strobe report FILE`: the summary a person reads first.
  * Per scope site: count, total, self, p50/p95/p99/max each with its n, sorted
- * by total; the slowest frames and the frame rate over the first-to-last
- * frame span; counters, gauges, values and loop statistics; the writer's
- * overhead per scope; unfinished and lost work stated apart.
+ * by total; the slowest frames and two frame rates, each labelled (over the
+ * first-to-last frame span, and steady from the median frame interval);
+ * operations with their stages and counters; counters, gauges, values and
+ * loop statistics; the writer's overhead per scope; unfinished and lost work
+ * stated apart.
  *
  * Streams through aggregate.c, so memory is bounded by sites (and their
  * 4096-duration reservoirs) and threads. Never adds unfinished work to any
@@ -24,10 +26,13 @@ static const char g_usage[] =
     "usage: strobe report [options] FILE\n"
     "\n"
     "Per scope site: count, total ms, self ms, p50/p95/p99/max (each with its n), sorted\n"
-    "by total. Slowest frames (a frame is the interval between consecutive FRAME marks\n"
-    "on a thread, or each top-level scope when the capture has no marks) and the frame\n"
-    "rate over the first-to-last frame span. Counters (sum of deltas), gauges (last,\n"
-    "min, max), values, loop statistics, and the writer's overhead per scope.\n"
+    "by total. Slowest frames (a frame is a pass operation when the capture has any,\n"
+    "else the interval between consecutive FRAME marks on a thread, else each top-level\n"
+    "scope) and two frame rates: over the first-to-last frame span (fps_first_to_last)\n"
+    "and steady, from the median frame interval (fps_steady_median_interval), which one\n"
+    "long stall does not pull down. Operations by kind with their stages and counters.\n"
+    "Counters (sum of deltas), gauges (last, min, max), values, loop statistics, and the\n"
+    "writer's overhead per scope.\n"
     "\n"
     "  --thread NAME|INDEX  only this thread (all digits: a thread index)\n"
     "  --name SUBSTR        only sites whose name contains SUBSTR\n"
@@ -55,20 +60,17 @@ typedef struct report {
   uint32_t top_frames;
 } report;
 
-static const char *frames_source(int marks) {
-  return marks ? "FRAME marks (interval between consecutive marks on a thread)"
-               : "top-level scopes (the capture has no frame marks)";
-}
+static const char *const g_source_key[FRAMES_SOURCES] = {"pass_operations", "marks", "top_level_scopes"};
+static const char *const g_source_text[FRAMES_SOURCES] = {
+    "pass operations per window (committed passes count towards the rates)",
+    "FRAME marks (interval between consecutive marks on a thread)",
+    "top-level scopes (the capture has no pass operations and no frame marks)"};
+static const char *const g_op_kinds[5] = {"unknown", "pass", "rebuild", "input", "request"};
 
-/* Frame rate over the first-to-last frame span of one thread: frames
- * counted between the first and the last boundary, divided by that span. */
-static int thread_rate(const frame_thread *t, int marks, uint64_t *frames_out, double *span_ns, double *fps) {
-  uint64_t n = marks ? t->marks : t->tops;
-  if (n < 2) return 0;
-  *span_ns = marks ? t->last_mark - t->first_mark : t->last_top - t->first_top;
-  *frames_out = n - 1;
-  *fps = *span_ns > 0 ? (double)(n - 1) / (*span_ns / 1e9) : 0;
-  return 1;
+/* What names a series: its window for passes, its thread otherwise. */
+static const char *series_label(const report *x, uint32_t key, char *buf, size_t cap) {
+  if (frames_source(&x->a.fr) == FRAMES_FROM_OPS) return x->a.fr.windows[key];
+  return cli_thread_label(x->in.cap, key, buf, cap);
 }
 
 static uint32_t count_kind(const report *x, uint32_t kind) {
@@ -122,6 +124,57 @@ static void numbers_json(strobe__json *j, report *x, const char *key, uint32_t k
     }
     strobe__json_end(j);
   }
+  strobe__json_end(j);
+}
+
+/* Stage sites the operations ran, in id order. */
+static int op_stage_used(const report *x, uint32_t id) {
+  return id < x->a.ops.n_stages && x->a.ops.stages[id].count;
+}
+
+static void ops_json(strobe__json *j, report *x) {
+  const agg_ops *o = &x->a.ops;
+  strobe__json_object(j, "operations");
+  strobe__json_object(j, "by_kind");
+  for (int k = 1; k <= 4; k++) strobe__json_uint(j, g_op_kinds[k], o->by_kind[k]);
+  strobe__json_end(j);
+  strobe__json_uint(j, "uncommitted", o->uncommitted);
+  strobe__json_uint(j, "handed_off", o->handed_off);
+  strobe__json_uint(j, "without_detail", o->without_detail);
+  strobe__json_uint(j, "stages_dropped", o->stages_dropped);
+  strobe__json_uint(j, "counters_dropped", o->counters_dropped);
+  strobe__json_array(j, "stages");
+  for (uint32_t id = 1; id < o->n_stages; id++) {
+    if (!op_stage_used(x, id)) continue;
+    const strobe_capture_site *cs = strobe_capture_get_site(x->in.cap, id);
+    strobe__dist d = agg_dist(&x->a.ops.stages[id]);
+    strobe__json_object(j, NULL);
+    strobe__json_uint(j, "id", id);
+    strobe__json_str(j, "name", cs->name);
+    if (cs->parent[0]) strobe__json_str(j, "nested_in", cs->parent);
+    else strobe__json_null(j, "nested_in");
+    strobe__json_uint(j, "n", o->stages[id].count);
+    strobe__json_num(j, "total_ns", o->stages[id].total_ns, 1);
+    pct_json(j, "p50", d.p50, d.n);
+    pct_json(j, "p95", d.p95, d.n);
+    pct_json(j, "max", o->stages[id].max_ns, o->stages[id].count);
+    strobe__json_end(j);
+  }
+  strobe__json_end(j);
+  strobe__json_array(j, "counters");
+  for (uint32_t i = 0; i < o->n_counters; i++) {
+    const agg_op_counter *k = &o->counters[i];
+    strobe__json_object(j, NULL);
+    strobe__json_str(j, "name", k->name);
+    strobe__json_uint(j, "n", k->n);
+    strobe__json_num(j, "sum", k->sum, 6);
+    strobe__json_num(j, "mean", k->sum / (double)k->n, 6);
+    strobe__json_num(j, "min", k->min, 6);
+    strobe__json_num(j, "max", k->max, 6);
+    strobe__json_end(j);
+  }
+  strobe__json_end(j);
+  strobe__json_uint(j, "counters_cut", o->counters_cut);
   strobe__json_end(j);
 }
 
@@ -181,26 +234,37 @@ static void write_json(cli_output *o, report *x, const uint32_t *ids, uint32_t n
   }
   strobe__json_end(&j);
 
-  int marks = frames_use_marks(&x->a.fr);
+  int src = frames_source(&x->a.fr);
   strobe__json_object(&j, "frames");
-  strobe__json_str(&j, "source", marks ? "marks" : "top_level_scopes");
-  strobe__json_str(&j, "definition", frames_source(marks));
-  strobe__json_array(&j, "threads");
-  for (uint32_t i = 0; i < x->a.fr.n_threads; i++) {
-    uint64_t nf;
-    double span, fps;
-    if (!thread_rate(&x->a.fr.t[i], marks, &nf, &span, &fps)) continue;
+  strobe__json_str(&j, "source", g_source_key[src]);
+  strobe__json_str(&j, "definition", g_source_text[src]);
+  if (src == FRAMES_FROM_OPS) {
+    strobe__json_uint(&j, "passes", x->a.fr.passes);
+    strobe__json_uint(&j, "uncommitted", x->a.fr.uncommitted);
+    strobe__json_uint(&j, "windows_cut", x->a.fr.windows_cut);
+  }
+  strobe__json_uint(&j, "times_cut", x->a.fr.times[src].cut);
+  uint32_t nseries;
+  frame_series *fs = frames_series(&x->a.fr, &nseries);
+  strobe__json_array(&j, "series");
+  for (uint32_t i = 0; i < nseries; i++) {
     char buf[32];
     strobe__json_object(&j, NULL);
-    strobe__json_uint(&j, "thread", i);
-    strobe__json_str(&j, "name", cli_thread_label(c, i, buf, sizeof buf));
-    strobe__json_uint(&j, "frames", nf);
-    strobe__json_num(&j, "span_ns", span, 1);
-    strobe__json_num(&j, "fps", fps, 3);
-    strobe__json_str(&j, "fps_over", "first-to-last frame span");
+    if (src == FRAMES_FROM_OPS) {
+      strobe__json_str(&j, "window", x->a.fr.windows[fs[i].key]);
+    } else {
+      strobe__json_uint(&j, "thread", fs[i].key);
+      strobe__json_str(&j, "name", cli_thread_label(c, fs[i].key, buf, sizeof buf));
+    }
+    strobe__json_uint(&j, "frames", fs[i].frames);
+    strobe__json_num(&j, "span_ns", fs[i].span_ns, 1);
+    strobe__json_num(&j, "fps_first_to_last", fs[i].fps_first_to_last, 3);
+    strobe__json_num(&j, "median_interval_ns", fs[i].median_interval_ns, 1);
+    strobe__json_num(&j, "fps_steady_median_interval", fs[i].fps_steady, 3);
     strobe__json_end(&j);
   }
   strobe__json_end(&j);
+  free(fs);
   uint32_t nf;
   const frame_entry *fe = frames_slowest(&x->a.fr, &nf);
   if (nf > x->top_frames) nf = x->top_frames;
@@ -210,6 +274,10 @@ static void write_json(cli_output *o, report *x, const uint32_t *ids, uint32_t n
     strobe__json_object(&j, NULL);
     strobe__json_uint(&j, "thread", fe[i].thread);
     strobe__json_str(&j, "thread_name", cli_thread_label(c, fe[i].thread, buf, sizeof buf));
+    if (src == FRAMES_FROM_OPS) {
+      strobe__json_str(&j, "window", x->a.fr.windows[fe[i].window]);
+      strobe__json_bool(&j, "committed", fe[i].committed);
+    }
     strobe__json_uint(&j, "frame", fe[i].number);
     strobe__json_num(&j, "start_ms", MS(fe[i].start_ns - x->a.start_ns), 6);
     strobe__json_num(&j, "duration_ns", fe[i].dur_ns, 1);
@@ -218,6 +286,7 @@ static void write_json(cli_output *o, report *x, const uint32_t *ids, uint32_t n
   strobe__json_end(&j);
   strobe__json_end(&j);
 
+  ops_json(&j, x);
   numbers_json(&j, x, "counters", STROBE_SITE_COUNTER);
   numbers_json(&j, x, "gauges", STROBE_SITE_GAUGE);
   numbers_json(&j, x, "values", STROBE_SITE_VALUE);
@@ -272,6 +341,46 @@ static void numbers_text(FILE *f, report *x, uint32_t kind) {
   }
 }
 
+static void ops_text(FILE *f, report *x) {
+  const agg_ops *o = &x->a.ops;
+  uint64_t total = 0;
+  for (int k = 0; k <= 4; k++) total += o->by_kind[k];
+  if (!total) return;
+  fprintf(f, "\noperations: %llu pass, %llu rebuild, %llu input, %llu request; %llu not committed, %llu handed off\n",
+          (unsigned long long)o->by_kind[1], (unsigned long long)o->by_kind[2], (unsigned long long)o->by_kind[3],
+          (unsigned long long)o->by_kind[4], (unsigned long long)o->uncommitted, (unsigned long long)o->handed_off);
+  if (o->without_detail)
+    fprintf(f, "  %llu began before the capture: their stages and counters are unknown, not zero\n",
+            (unsigned long long)o->without_detail);
+  int any = 0;
+  for (uint32_t id = 1; id < o->n_stages; id++) any |= op_stage_used(x, id);
+  if (any) {
+    fprintf(f, "  stages (per operation totals; each n is the operations that ran it)\n"
+               "  %-24s %-20s %8s %10s %10s %10s\n", "stage", "nested in", "n", "p50 ms", "p95 ms", "max ms");
+    for (uint32_t id = 1; id < o->n_stages; id++) {
+      if (!op_stage_used(x, id)) continue;
+      const strobe_capture_site *cs = strobe_capture_get_site(x->in.cap, id);
+      strobe__dist d = agg_dist(&x->a.ops.stages[id]);
+      fprintf(f, "  %-24s %-20s %8llu %10.4f %10.4f %10.4f\n", cs->name, cs->parent[0] ? cs->parent : "-",
+              (unsigned long long)o->stages[id].count, MS(d.p50), MS(d.p95), MS(o->stages[id].max_ns));
+    }
+    fprintf(f, "  (nested stages are already inside their parent: do not sum)\n");
+  }
+  if (o->n_counters) {
+    fprintf(f, "  operation counters (per operation)\n  %-24s %8s %14s %14s %14s\n", "name", "n", "sum", "mean", "max");
+    for (uint32_t i = 0; i < o->n_counters; i++) {
+      const agg_op_counter *k = &o->counters[i];
+      fprintf(f, "  %-24s %8llu %14.6g %14.6g %14.6g\n", k->name, (unsigned long long)k->n, k->sum,
+              k->sum / (double)k->n, k->max);
+    }
+  }
+  if (o->stages_dropped || o->counters_dropped || o->counters_cut)
+    fprintf(f, "  not kept: %llu stages and %llu counters past the per-operation bounds, %llu counter values past "
+               "%u names\n",
+            (unsigned long long)o->stages_dropped, (unsigned long long)o->counters_dropped,
+            (unsigned long long)o->counters_cut, AGG_MAX_OP_COUNTERS);
+}
+
 static void write_text(cli_output *o, report *x, const uint32_t *ids, uint32_t n_ids) {
   FILE *f = o->f;
   strobe_capture *c = x->in.cap;
@@ -317,30 +426,40 @@ static void write_text(cli_output *o, report *x, const uint32_t *ids, uint32_t n
     fprintf(f, "  * more than %u scopes: n is a uniform random sample of them (fixed seed), so p50/p95/p99\n"
                "    are estimates from that sample; count, total, self and max are exact\n", AGG_RESERVOIR);
 
-  int marks = frames_use_marks(&x->a.fr);
-  uint32_t nf;
+  int src = frames_source(&x->a.fr);
+  uint32_t nf, nseries;
+  frame_series *fs = frames_series(&x->a.fr, &nseries);
   const frame_entry *fe = frames_slowest(&x->a.fr, &nf);
   if (nf > x->top_frames) nf = x->top_frames;
-  fprintf(f, "\nframes: %s\n", frames_source(marks));
-  int any = 0;
-  for (uint32_t i = 0; i < x->a.fr.n_threads; i++) {
-    uint64_t n;
-    double fspan, fps;
-    if (!thread_rate(&x->a.fr.t[i], marks, &n, &fspan, &fps)) continue;
+  fprintf(f, "\nframes: %s\n", g_source_text[src]);
+  for (uint32_t i = 0; i < nseries; i++) {
     char buf[32];
-    fprintf(f, "  %-20s %.2f fps over the first-to-last frame span (%llu frames in %.3f ms)\n",
-            cli_thread_label(c, i, buf, sizeof buf), fps, (unsigned long long)n, MS(fspan));
-    any = 1;
+    fprintf(f, "  %-20s %.2f fps over the first-to-last frame span (%llu frames in %.3f ms): fps_first_to_last\n"
+               "  %-20s %.2f fps steady, from the median frame interval of %.3f ms: fps_steady_median_interval\n",
+            series_label(x, fs[i].key, buf, sizeof buf), fs[i].fps_first_to_last, (unsigned long long)fs[i].frames,
+            MS(fs[i].span_ns), "", fs[i].fps_steady, MS(fs[i].median_interval_ns));
   }
-  if (!any) fprintf(f, "  fewer than two frames: no frame rate\n");
+  free(fs);
+  if (!nseries) fprintf(f, "  fewer than two frames: no frame rate\n");
+  if (src == FRAMES_FROM_OPS && x->a.fr.uncommitted)
+    fprintf(f, "  %llu of %llu passes not committed (superseded or dropped): listed, not in the rates\n",
+            (unsigned long long)x->a.fr.uncommitted, (unsigned long long)x->a.fr.passes);
+  if (x->a.fr.times[src].cut || x->a.fr.windows_cut)
+    fprintf(f, "  not in the rates: %llu frames past the %u kept per kind, %llu passes of windows past %u\n",
+            (unsigned long long)x->a.fr.times[src].cut, FRAMES_MAX_TIMES, (unsigned long long)x->a.fr.windows_cut,
+            FRAMES_MAX_WINDOWS);
   if (nf) {
-    fprintf(f, "  slowest %u:\n  %-20s %10s %14s %14s\n", nf, "thread", "frame", "start ms", "duration ms");
+    const char *who = src == FRAMES_FROM_OPS ? "window" : "thread";
+    fprintf(f, "  slowest %u:\n  %-20s %10s %14s %14s\n", nf, who, "frame", "start ms", "duration ms");
     for (uint32_t i = 0; i < nf; i++) {
       char buf[32];
-      fprintf(f, "  %-20s %10llu %14.4f %14.4f\n", cli_thread_label(c, fe[i].thread, buf, sizeof buf),
-              (unsigned long long)fe[i].number, MS(fe[i].start_ns - x->a.start_ns), MS(fe[i].dur_ns));
+      const char *name = src == FRAMES_FROM_OPS ? x->a.fr.windows[fe[i].window]
+                                                : cli_thread_label(c, fe[i].thread, buf, sizeof buf);
+      fprintf(f, "  %-20s %10llu %14.4f %14.4f%s\n", name, (unsigned long long)fe[i].number,
+              MS(fe[i].start_ns - x->a.start_ns), MS(fe[i].dur_ns), fe[i].committed ? "" : "  not committed");
     }
   }
+  ops_text(f, x);
 
   numbers_text(f, x, STROBE_SITE_COUNTER);
   numbers_text(f, x, STROBE_SITE_GAUGE);

@@ -7,7 +7,13 @@
  * scope's VALUE numbers as args; threads are named by "M" thread_name events
  * (tid = the OS thread id, or 1000000000 + index when a tid repeats);
  * counters and gauges are "C" events (a counter shows its running sum);
- * FRAME marks are process-scoped instant ("i", "s":"p") events named "frame".
+ * FRAME marks are process-scoped instant ("i", "s":"p") events named "frame";
+ * every completed operation (a pass, input dispatch, rebuild or request:
+ * docs/capture-format.md, OPS) is an async slice ("b" then "e", cat
+ * "operation": overlapping passes of a pipelined frame lie side by side)
+ * named "<kind> <frame id or operation id>",
+ * with its window, frame id, committed flag, hand-off, stage totals and
+ * counters as args.
  *
  * Unfinished scopes (still open when their thread or the file ended) and
  * lost scopes (their END was dropped) are never given an end: each becomes a
@@ -19,7 +25,7 @@
  * open scopes (<= 1024) and the pending B events; per site, its prebuilt
  * JSON. Never per event.
  *
- * Contents: >>tables (sites, threads) >>scopes (X, B, values, C, instants)
+ * Contents: >>tables (sites, threads) >>scopes (X, B, values, C, instants) >>operations
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -307,6 +313,64 @@ static void on_number(chrome *x, cthread *t, const strobe_capture_record *r) {
   ob_str(x->o, "}}");
 }
 
+/* >>operations */
+static void on_op(chrome *x, const strobe_capture_record *r) {
+  static const char *const kinds[5] = {"operation", "pass", "rebuild", "input", "request"};
+  const strobe_capture_op *op = r->op;
+  const char *kind = kinds[op->kind <= 4 ? op->kind : 0];
+  uint64_t number = op->kind == 1 ? op->frame_id : op->id;
+  for (int e = 0; e < 2; e++) {
+    head(x, e ? "e" : "b", 0, e ? r->time_ns : op->start_ns);
+    ob *o = x->o;
+    ob_str(o, ",\"cat\":\"operation\",\"id2\":{\"local\":\"");
+    ob_room(o, 64);
+    ob_u64(o, op->collector);
+    ob_str(o, ".");
+    ob_u64(o, op->id);
+    ob_str(o, "\"},\"name\":\"");
+    ob_str(o, kind);
+    ob_str(o, " ");
+    ob_room(o, 32);
+    ob_u64(o, number);
+    ob_str(o, "\"");
+    if (e) {
+      ob_str(o, "}");
+      break;
+    }
+    ob_str(o, ",\"args\":{\"window\":");
+    ob_json_str(o, op->window);
+    ob_str(o, ",\"operation_id\":");
+    ob_room(o, 32);
+    ob_u64(o, op->id);
+    if (op->kind == 1) {
+      ob_str(o, ",\"frame_id\":");
+      ob_room(o, 32);
+      ob_u64(o, op->frame_id);
+    }
+    ob_str(o, op->committed ? ",\"committed\":true" : ",\"committed\":false");
+    ob_str(o, op->handed_off ? ",\"handed_off\":true" : ",\"handed_off\":false");
+    if (!op->detail) ob_str(o, ",\"strobe\":\"began before the capture: stages and counters unknown\"");
+    for (uint32_t i = 0; i < op->nstages; i++) {
+      const strobe_capture_site *s = strobe_capture_get_site(x->c, op->stages[i].site);
+      ob_str(o, ",");
+      char key[320];
+      snprintf(key, sizeof key, "stage %s ms", s ? s->name : "?");
+      ob_json_str(o, key);
+      ob_str(o, ":");
+      ob_double(o, op->stages[i].total_ns / 1e6);
+    }
+    for (uint32_t i = 0; i < op->ncounters; i++) {
+      ob_str(o, ",");
+      char key[320];
+      snprintf(key, sizeof key, "counter %s", op->counters[i].name);
+      ob_json_str(o, key);
+      ob_str(o, ":");
+      ob_double(o, op->counters[i].value);
+    }
+    ob_str(o, "}}");
+  }
+}
+
 static void on_record(chrome *x, const strobe_capture_record *r) {
   if (r->type == STROBE_REC_SITE) {
     if (on_site(x, r->site)) x->failed = 1;
@@ -354,6 +418,7 @@ static void on_record(chrome *x, const strobe_capture_record *r) {
       drop_to(x, t, 0, 0);
       flush_pending(x, t);
       break;
+    case STROBE_REC_OP_END: on_op(x, r); break;
     default: break;
   }
 }
