@@ -4,8 +4,9 @@
  * block): a capture of strobe_op_begin/stages/strobe_op_count/strobe_op_end
  * with no scope and no frame mark holds every frame, whole (window, frame id,
  * committed, stages, counters, times), through a file recording and a
- * flight-recorder dump alike; take/resume appear on the threads they
- * happened on; the application's frame id (strobe_op_begin_frame) is the id
+ * flight-recorder dump and a live stream alike; take/resume appear on the
+ * threads they happened on, and the stages of both threads are in the one
+ * operation; the application's frame id (strobe_op_begin_frame) is the id
  * the session report and the capture both carry, and Strobe's own count is
  * the same in both otherwise; an operation begun before any recording
  * started is still captured, flagged as having no stage detail; and a reader
@@ -29,7 +30,17 @@
 #define FRAMES 6
 #define APP_BASE 193u /* GDK's counter of the stalled frame */
 
-static char g_path[256], g_dump[256];
+static char g_path[256], g_dump[256], g_live[256];
+
+/* Everything a live stream queued, into a file. */
+static void save_stream(strobe_stream *st, const char *path) {
+  FILE *f = fopen(path, "wb");
+  CHECK(f != NULL);
+  char buf[65536];
+  size_t n;
+  while ((n = strobe_stream_read(st, buf, sizeof buf)) > 0) CHECK(fwrite(buf, 1, n, f) == n);
+  CHECK(fclose(f) == 0);
+}
 
 typedef struct seen_op {
   uint64_t id, frame_id;
@@ -37,7 +48,7 @@ typedef struct seen_op {
   uint32_t end_thread, kind;
   double duration_ns;
   double layout_total_ns, paint_total_ns;
-  uint32_t layout_count, paint_count;
+  uint32_t layout_count, paint_count, present_count;
   int layout_nested_in_none, paint_nested_in_layout;
   double rows;
   char window[32];
@@ -97,6 +108,8 @@ static void read_capture(const char *path, seen *out) {
         s->layout_total_ns = op->stages[i].total_ns;
         s->layout_count = op->stages[i].count;
         s->layout_nested_in_none = site->parent[0] == 0;
+      } else if (!strcmp(site->name, "present")) {
+        s->present_count = op->stages[i].count;
       } else if (!strcmp(site->name, "paint")) {
         s->paint_total_ns = op->stages[i].total_ns;
         s->paint_count = op->stages[i].count;
@@ -121,18 +134,15 @@ static void spin_us(long us) {
   while ((b.tv_sec - a.tv_sec) * 1000000L + (b.tv_nsec - a.tv_nsec) / 1000 < us);
 }
 
-/* One stage site, whichever thread runs it. */
-static void paint(long us) {
-  STROBE_STAGE("paint", "layout");
-  spin_us(us);
-}
-
 /* One frame: layout (twice, with paint nested once) and a counter, no scope, no mark. */
 static void frame_body(void) {
   for (int k = 0; k < 2; k++) {
     STROBE_STAGE("layout", NULL);
     spin_us(200);
-    if (k == 0) paint(300);
+    if (k == 0) {
+      STROBE_STAGE("paint", "layout");
+      spin_us(300);
+    }
   }
   strobe_op_count("rows", 3);
   strobe_op_count("rows", 4);
@@ -142,7 +152,10 @@ static strobe_op g_handed;
 static void *resume_and_end(void *arg) {
   (void)arg;
   strobe_op_resume(g_handed);
-  paint(100);
+  {
+    STROBE_STAGE("present", NULL);
+    spin_us(100);
+  }
   strobe_op_end(g_handed, 1);
   return NULL;
 }
@@ -157,6 +170,8 @@ static void test_ops_reach_captures(int app_ids) {
   CHECK_EQ_INT(strobe_flight_recorder_start(NULL, &fr), 0);
   strobe_recorder *rec;
   CHECK_EQ_INT(strobe_record_start(&(strobe_record_desc){.path = g_path}, &rec), 0);
+  strobe_stream *live;
+  CHECK_EQ_INT(strobe_stream_start(&(strobe_stream_desc){0}, &live), 0);
 
   for (int i = 0; i < FRAMES; i++) {
     int st = -1;
@@ -180,13 +195,17 @@ static void test_ops_reach_captures(int app_ids) {
   CHECK_EQ_INT(strobe_record_stop(rec), 0);
   CHECK_EQ_INT(strobe_flight_recorder_dump(fr, g_dump), 0);
   CHECK_EQ_INT(strobe_flight_recorder_stop(fr), 0);
+  CHECK_EQ_INT(strobe_stream_stop(live), 0);
+  CHECK_EQ_U64(strobe_stream_query(live).events_dropped, 0);
+  save_stream(live, g_live);
+  strobe_stream_free(live);
 
   json_t *doc;
   strobe_report *report = su_end(c, sid, &doc);
   json_t *samples = jreq(doc, "samples");
 
-  const char *paths[2] = {g_path, g_dump};
-  for (int p = 0; p < 2; p++) {
+  const char *paths[3] = {g_path, g_dump, g_live}; /* a file, a flight-recorder dump, a live stream */
+  for (int p = 0; p < 3; p++) {
     seen s;
     read_capture(paths[p], &s);
     CHECK_EQ_INT(s.scopes_records, FRAMES * 3 + 1); /* stages are scopes too: 3 per frame, +1 on the worker */
@@ -212,7 +231,8 @@ static void test_ops_reach_captures(int app_ids) {
       CHECK_EQ_INT(o->handed_off, k == 2);
       if (k == 2) CHECK(o->end_thread == s.resume_thread);
       CHECK_EQ_INT(o->layout_count, 2);
-      CHECK_EQ_INT(o->paint_count, k == 2 ? 2 : 1);
+      CHECK_EQ_INT(o->paint_count, 1);
+      CHECK_EQ_INT(o->present_count, k == 2); /* run by the thread it was handed to */
       CHECK(o->layout_nested_in_none && o->paint_nested_in_layout);
       CHECK(o->layout_total_ns >= 400e3 && o->paint_total_ns >= 300e3);
       CHECK(o->duration_ns >= o->layout_total_ns);
@@ -321,12 +341,14 @@ static void test_old_readers_skip(void) {
 int main(void) {
   snprintf(g_path, sizeof g_path, "/tmp/strobe_test_ops_%d.strobe", (int)getpid());
   snprintf(g_dump, sizeof g_dump, "/tmp/strobe_test_ops_dump_%d.strobe", (int)getpid());
+  snprintf(g_live, sizeof g_live, "/tmp/strobe_test_ops_live_%d.strobe", (int)getpid());
   test_ops_reach_captures(0);
   test_ops_reach_captures(1);
   test_old_readers_skip();
   test_began_before_recording();
   unlink(g_path);
   unlink(g_dump);
+  unlink(g_live);
   printf("test_capture_ops: ok\n");
   return 0;
 }
