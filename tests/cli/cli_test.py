@@ -236,6 +236,8 @@ def case_ops():
           b0["args"]["stage layout ms"] == 0.003 and b0["args"]["counter rows"] == 7, f"operation args {b0}")
     e0 = next(e for e in ends if e["id2"] == b0["id2"])
     check(abs((e0["ts"] - b0["ts"]) - 4.7) < 1e-6, f"its duration {b0['ts']} .. {e0['ts']}")
+    j, _ = run_json("info", ops)
+    check(j["totals"]["operations"] == 100 and j["totals"]["operation_events"] == 200, f"info totals {j['totals']}")
     # Frame marks only: both rates too, per thread.
     j, _ = run_json("report", capture("marks"))
     check(j["frames"]["source"] == "marks" and "operations" in j and j["operations"]["by_kind"]["pass"] == 0,

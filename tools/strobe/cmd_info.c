@@ -116,6 +116,8 @@ static void write_json(cli_output *o, info *x) {
   strobe__json_uint(&j, "blocks", t.blocks);
   strobe__json_uint(&j, "events", t.events);
   strobe__json_uint(&j, "scopes", t.scopes);
+  strobe__json_uint(&j, "operations", t.ops);
+  strobe__json_uint(&j, "operation_events", t.op_events);
   strobe__json_uint(&j, "lost", t.lost);
   strobe__json_uint(&j, "orphan_ends", t.orphan_ends);
   strobe__json_uint(&j, "unfinished", t.unfinished);
@@ -174,8 +176,9 @@ static void write_text(cli_output *o, info *x) {
     sep = ", ";
   }
   fprintf(f, "%s\n", total ? ")" : "");
-  fprintf(f, "totals      %llu events in %llu blocks, %llu scopes\n", (unsigned long long)t.events,
-          (unsigned long long)t.blocks, (unsigned long long)t.scopes);
+  fprintf(f, "totals      %llu events in %llu blocks, %llu scopes, %llu operations (%llu operation events)\n",
+          (unsigned long long)t.events, (unsigned long long)t.blocks, (unsigned long long)t.scopes,
+          (unsigned long long)t.ops, (unsigned long long)t.op_events);
   fprintf(f, "losses      %llu events lost (ring full), %llu lost scopes (END dropped)\n", (unsigned long long)t.lost,
           (unsigned long long)t.lost_scopes);
   fprintf(f, "unfinished  %llu scopes never ended (reported apart, never given an end)\n",
