@@ -1,7 +1,7 @@
 /*
  * test_capture_ops.c — operations, stages, operation counters and hand-offs
  * reach captures from one instrumentation (docs/capture-format.md, OPS
- * block): a capture of strobe_op_begin/stages/strobe_op_count/strobe_op_end
+ * block): a capture of strobe_op_begin/stages/strobe_op_counter_add/strobe_op_end
  * with no scope and no frame mark holds every frame, whole (window, frame id,
  * committed, stages, counters, times), through a file recording and a
  * flight-recorder dump and a live stream alike; take/resume appear on the
@@ -70,7 +70,7 @@ static void read_capture(const char *path, seen *out) {
   memset(out, 0, sizeof *out);
   strobe_capture *cap;
   CHECK_EQ_INT(strobe_capture_open(path, &cap), 0);
-  CHECK_EQ_INT(strobe_capture_get_header(cap)->version, 1);
+  CHECK_EQ_INT(strobe_capture_query_header(cap)->version, 1);
   strobe_capture_record r;
   int rc;
   while ((rc = strobe_capture_next(cap, &r)) > 0) {
@@ -100,7 +100,7 @@ static void read_capture(const char *path, seen *out) {
     CHECK_NEAR(op->start_ns + op->duration_ns, r.time_ns, 1.0);
     snprintf(s->window, sizeof s->window, "%s", op->window);
     for (uint32_t i = 0; i < op->nstages; i++) {
-      const strobe_capture_site *site = strobe_capture_get_site(cap, op->stages[i].site);
+      const strobe_capture_site *site = strobe_capture_query_site(cap, op->stages[i].site);
       CHECK(site != NULL);
       CHECK_EQ_INT(site->kind, STROBE_SITE_STAGE);
       CHECK(op->stages[i].min_ns <= op->stages[i].max_ns);
@@ -120,7 +120,7 @@ static void read_capture(const char *path, seen *out) {
       if (!strcmp(op->counters[i].name, "rows")) s->rows = op->counters[i].value;
   }
   CHECK_EQ_INT(rc, 0);
-  strobe_capture_totals t = strobe_capture_get_totals(cap);
+  strobe_capture_totals t = strobe_capture_query_totals(cap);
   CHECK_EQ_U64(t.ops, (uint64_t)out->nops);
   strobe_capture_close(cap);
   /* Blocks come per thread: put operations back in the order they began. */
@@ -144,8 +144,8 @@ static void frame_body(void) {
       spin_us(300);
     }
   }
-  strobe_op_count("rows", 3);
-  strobe_op_count("rows", 4);
+  strobe_op_counter_add("rows", 3);
+  strobe_op_counter_add("rows", 4);
 }
 
 static strobe_op g_handed;
@@ -196,7 +196,7 @@ static void test_ops_reach_captures(int app_ids) {
   CHECK_EQ_INT(strobe_flight_recorder_dump(fr, g_dump), 0);
   CHECK_EQ_INT(strobe_flight_recorder_stop(fr), 0);
   CHECK_EQ_INT(strobe_stream_stop(live), 0);
-  CHECK_EQ_U64(strobe_stream_query(live).events_dropped, 0);
+  CHECK_EQ_U64(strobe_stream_query_stats(live).events_dropped, 0);
   save_stream(live, g_live);
   strobe_stream_free(live);
 
@@ -330,8 +330,8 @@ static void test_old_readers_skip(void) {
   }
   CHECK_EQ_INT(rca, 0);
   CHECK(same > 10);
-  CHECK_EQ_U64(strobe_capture_get_totals(b).ops, 0);
-  CHECK(strobe_capture_get_totals(a).ops > 0);
+  CHECK_EQ_U64(strobe_capture_query_totals(b).ops, 0);
+  CHECK(strobe_capture_query_totals(a).ops > 0);
   strobe_capture_close(a);
   strobe_capture_close(b);
   free(buf);

@@ -2,7 +2,7 @@
 // total of its deltas) and gauge (sampled level; memory is a gauge) plotted
 // over the capture's whole time range, on the same x axis as the frame strip
 // above it, with the selected frame and the flame chart's range marked.
-// Operation counters (strobe_op_count) are plotted per operation: each
+// Operation counters (strobe_op_counter_add) are plotted per operation: each
 // point is one operation's total, at its end.
 // Hover reads the value at that time; click selects the frame there.
 
@@ -28,7 +28,7 @@ export class Counters {
     this.model = model;
     const series = model.meta.series;
     if (!series.length) {
-      this.el.innerHTML = '<div class="empty">This capture has no counters or gauges (STROBE_COUNTER, STROBE_GAUGE, strobe_op_count).</div>';
+      this.el.innerHTML = '<div class="empty">This capture has no counters or gauges (STROBE_COUNTER, STROBE_GAUGE, strobe_op_counter_add).</div>';
       this.rows = [];
       return;
     }

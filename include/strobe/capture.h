@@ -89,7 +89,7 @@ typedef struct strobe_capture_stage {
   double total_ns, min_ns, max_ns; /* summed, fastest, slowest run */
 } strobe_capture_stage;
 
-/* One counter of an operation (strobe_op_count): its sum over the operation. */
+/* One counter of an operation (strobe_op_counter_add): its sum over the operation. */
 typedef struct strobe_capture_op_counter {
   const char *name;     /* static label; "" when the writer's label table was full */
   double value;

@@ -20,7 +20,7 @@
  * CUMULATIVE "iter" entry (10 iterations, 3000 total, min 200, max 400).
  *
  * With --ops, thread 0 "main" holds instead only operations, as a toolkit's
- * frame clock writes them (strobe_op_begin_frame, stages, strobe_op_count,
+ * frame clock writes them (strobe_op_begin_frame, stages, strobe_op_counter_add,
  * strobe_op_end): no scope and no frame mark. Frame k is a pass of window
  * "main" with the application's frame id 193 + k, starting every 16 ms,
  * except that frame --stall K starts 2 s late (default 50), lasting

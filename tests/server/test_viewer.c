@@ -9,7 +9,7 @@
  *     span, counter samples as a running total;
  *   - max_spans cuts the model and counts what it cut;
  *   - a capture of operations only (strobe_op_begin_frame, stages,
- *     strobe_op_count, strobe_op_end: no scope of its own, no frame mark)
+ *     strobe_op_counter_add, strobe_op_end: no scope of its own, no frame mark)
  *     has its passes as the frames, numbered by the application's frame ids
  *     exactly as the session report numbers them, with window, committed
  *     flag, stage table, counters (also a series) and both frame rates;
@@ -325,13 +325,13 @@ static void test_ops_file(const char *path) {
       STROBE_STAGE("paint", "layout");
       spin_us(500);
     }
-    strobe_op_count("rows", (double)k);
+    strobe_op_counter_add("rows", (double)k);
     strobe_op_end(op, k != 3);
     spin_us(3000);
   }
   CHECK(strobe_record_stop(r) == 0);
   strobe_report *rep = NULL;
-  CHECK(strobe_session_end(c, sid, 0, &rep) == 0);
+  CHECK(strobe_session_stop(c, sid, 0, &rep) == 0);
   char *rjson = NULL;
   CHECK(strobe_report_json(rep, &rjson, NULL) == 0);
   json_t *report = json_loads(rjson, 0, NULL);

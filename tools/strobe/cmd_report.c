@@ -146,7 +146,7 @@ static void ops_json(strobe__json *j, report *x) {
   strobe__json_array(j, "stages");
   for (uint32_t id = 1; id < o->n_stages; id++) {
     if (!op_stage_used(x, id)) continue;
-    const strobe_capture_site *cs = strobe_capture_get_site(x->in.cap, id);
+    const strobe_capture_site *cs = strobe_capture_query_site(x->in.cap, id);
     strobe__dist d = agg_dist(&x->a.ops.stages[id]);
     strobe__json_object(j, NULL);
     strobe__json_uint(j, "id", id);
@@ -359,7 +359,7 @@ static void ops_text(FILE *f, report *x) {
                "  %-24s %-20s %8s %10s %10s %10s\n", "stage", "nested in", "n", "p50 ms", "p95 ms", "max ms");
     for (uint32_t id = 1; id < o->n_stages; id++) {
       if (!op_stage_used(x, id)) continue;
-      const strobe_capture_site *cs = strobe_capture_get_site(x->in.cap, id);
+      const strobe_capture_site *cs = strobe_capture_query_site(x->in.cap, id);
       strobe__dist d = agg_dist(&x->a.ops.stages[id]);
       fprintf(f, "  %-24s %-20s %8llu %10.4f %10.4f %10.4f\n", cs->name, cs->parent[0] ? cs->parent : "-",
               (unsigned long long)o->stages[id].count, MS(d.p50), MS(d.p95), MS(o->stages[id].max_ns));

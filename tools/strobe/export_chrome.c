@@ -351,7 +351,7 @@ static void on_op(chrome *x, const strobe_capture_record *r) {
     ob_str(o, op->handed_off ? ",\"handed_off\":true" : ",\"handed_off\":false");
     if (!op->detail) ob_str(o, ",\"strobe\":\"began before the capture: stages and counters unknown\"");
     for (uint32_t i = 0; i < op->nstages; i++) {
-      const strobe_capture_site *s = strobe_capture_get_site(x->c, op->stages[i].site);
+      const strobe_capture_site *s = strobe_capture_query_site(x->c, op->stages[i].site);
       ob_str(o, ",");
       char key[320];
       snprintf(key, sizeof key, "stage %s ms", s ? s->name : "?");
