@@ -16,7 +16,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#include "check.h"
+#include "support/harness.h"
 #include "format/codec.h"
 #include "strobe/capture.h"
 
@@ -980,17 +980,15 @@ static void test_seeds(void) {
   CHECK(seen >= 5);
 }
 
-int main(void) {
-  test_valid();
-  test_missing_footer();
-  test_every_prefix();
-  test_header_errors();
-  test_crc();
-  test_zstd();
-  test_sites();
-  test_events();
-  test_rename();
-  test_seeds();
-  printf("test_capture_reader: ok\n");
-  return 0;
-}
+#define CASES(X)    \
+  X(valid)          \
+  X(missing_footer) \
+  X(every_prefix)   \
+  X(header_errors)  \
+  X(crc)            \
+  X(zstd)           \
+  X(sites)          \
+  X(events)         \
+  X(rename)         \
+  X(seeds)         
+HARNESS_MAIN(CASES)

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "check.h"
+#include "support/harness.h"
 #include "strobe/capture.h"
 #include "strobe/record.h"
 #include "collect/collect.h" /* strobe__drain_now */
@@ -245,11 +245,9 @@ static void test_scope_across_drops(void) {
   free(b.data);
 }
 
-int main(void) {
-  test_desc();
-  test_complete();
-  test_slow_reader();
-  test_scope_across_drops();
-  printf("test_capture_stream: ok\n");
-  return 0;
-}
+#define CASES(X)        \
+  X(desc)               \
+  X(complete)           \
+  X(slow_reader)        \
+  X(scope_across_drops)
+HARNESS_MAIN(CASES)

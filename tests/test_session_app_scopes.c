@@ -566,21 +566,18 @@ static void test_completion_time_before_lock(void) {
   strobe_collector_release(c);
 }
 
-int main(void) {
-  test_labels();
-  test_windows_and_closed_collector();
-  test_live_slots();
-  test_parent_token();
-  test_parent_finishes_first();
-  test_no_implicit_parent_no_phase();
-  test_history_bound();
-  test_scope_boundaries();
-  test_abandonment();
-  test_finish_and_status();
-  test_wall_milliseconds();
-  test_sample_age_uses_latest_completion();
-  test_completion_time_before_lock();
-  CHECK(reports_checked() > 0);
-  puts("test_session_app_scopes: ok");
-  return 0;
-}
+#define CASES(X)                       \
+  X(labels)                            \
+  X(windows_and_closed_collector)      \
+  X(live_slots)                        \
+  X(parent_token)                      \
+  X(parent_finishes_first)             \
+  X(no_implicit_parent_no_phase)       \
+  X(history_bound)                     \
+  X(scope_boundaries)                  \
+  X(abandonment)                       \
+  X(finish_and_status)                 \
+  X(wall_milliseconds)                 \
+  X(sample_age_uses_latest_completion) \
+  X(completion_time_before_lock)      
+HARNESS_MAIN(CASES)

@@ -703,24 +703,21 @@ static void test_op_refusals(void) {
   strobe_collector_release(c);
 }
 
-int main(void) {
-  test_crossing_pass_excluded();
-  test_nested_rebuild_inside_crossing_pass();
-  test_unfinished_at_end();
-  test_session_begun_mid_slow_frame();
-  test_empty_and_partial_status();
-  test_input_and_frame_rate();
-  test_uncommitted_kept();
-  test_stage_populations();
-  test_stage_aggregation_and_phase();
-  test_nested_ops_restore_outer();
-  test_handoff_across_threads();
-  test_devtools_excluded_by_default();
-  test_window_ids();
-  test_window_slots();
-  test_window_close_abandons_op();
-  test_op_refusals();
-  CHECK(reports_checked() > 0);
-  puts("test_session_boundaries: ok");
-  return 0;
-}
+#define CASES(X)                         \
+  X(crossing_pass_excluded)              \
+  X(nested_rebuild_inside_crossing_pass) \
+  X(unfinished_at_end)                   \
+  X(session_begun_mid_slow_frame)        \
+  X(empty_and_partial_status)            \
+  X(input_and_frame_rate)                \
+  X(uncommitted_kept)                    \
+  X(stage_populations)                   \
+  X(stage_aggregation_and_phase)         \
+  X(nested_ops_restore_outer)            \
+  X(handoff_across_threads)              \
+  X(devtools_excluded_by_default)        \
+  X(window_ids)                          \
+  X(window_slots)                        \
+  X(window_close_abandons_op)            \
+  X(op_refusals)                        
+HARNESS_MAIN(CASES)

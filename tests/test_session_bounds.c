@@ -512,24 +512,21 @@ static void test_stage_and_counter_bounds(void) {
   strobe_collector_release(c);
 }
 
-int main(void) {
-  test_eight_concurrent_sessions();
-  test_stage_and_counter_bounds();
-  test_max_samples_bounds();
-  test_oldest_dropped();
-  test_ids_unique_not_fixed();
-  test_unknown_and_ended_ids();
-  test_last_64_ended_remembered();
-  test_end_two_keeps_one();
-  test_final_report_never_changes();
-  test_read_is_snapshot();
-  test_closed_collector_handles();
-  test_owners_and_cancel();
-  test_no_replay_no_forced_frame();
-  test_separate_collectors();
-  test_units_and_epoch();
-  test_gauges_and_run_info();
-  CHECK(reports_checked() > 0);
-  puts("test_session_bounds: ok");
-  return 0;
-}
+#define CASES(X)                \
+  X(eight_concurrent_sessions)  \
+  X(stage_and_counter_bounds)   \
+  X(max_samples_bounds)         \
+  X(oldest_dropped)             \
+  X(ids_unique_not_fixed)       \
+  X(unknown_and_ended_ids)      \
+  X(last_64_ended_remembered)   \
+  X(end_two_keeps_one)          \
+  X(final_report_never_changes) \
+  X(read_is_snapshot)           \
+  X(closed_collector_handles)   \
+  X(owners_and_cancel)          \
+  X(no_replay_no_forced_frame)  \
+  X(separate_collectors)        \
+  X(units_and_epoch)            \
+  X(gauges_and_run_info)       
+HARNESS_MAIN(CASES)

@@ -191,11 +191,8 @@ static void test_reads_racing_phases(void) {
   strobe_collector_release(c);
 }
 
-int main(void) {
-  test_read_and_end_during_stall();
-  test_json_without_lock();
-  test_reads_racing_phases();
-  CHECK(reports_checked() > 0);
-  puts("test_session_never_blocks: ok");
-  return 0;
-}
+#define CASES(X)               \
+  X(read_and_end_during_stall) \
+  X(json_without_lock)         \
+  X(reads_racing_phases)      
+HARNESS_MAIN(CASES)

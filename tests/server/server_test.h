@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../check.h"
+#include "support/harness.h"
 #include "http_client.h"
 #include "strobe/server.h"
 #include "strobe/session.h"
@@ -40,8 +40,7 @@ static inline strobe_server *t_start(strobe_server_desc *d) {
   d->quiet = 1;
   strobe_server *s = NULL;
   int rc = strobe_server_start(d, &s);
-  if (rc) fprintf(stderr, "strobe_server_start: %s\n", strobe_strerror(rc));
-  CHECK(rc == 0 && s);
+  REQUIREF(rc == 0 && s, "strobe_server_start: %s", strobe_strerror(rc));
   return s;
 }
 
@@ -50,7 +49,7 @@ static inline cli_http_url t_url(strobe_server *s) {
   const char *why;
   char text[64];
   snprintf(text, sizeof text, "http://127.0.0.1:%u/mcp", (unsigned)strobe_server_query_port(s));
-  CHECK(cli_http_parse_url(text, &u, &why) == 0);
+  REQUIRE(cli_http_parse_url(text, &u, &why) == 0);
   return u;
 }
 
@@ -61,8 +60,7 @@ static inline cli_http_response t_req(strobe_server *s, const char *method, cons
   cli_http_response r;
   const char *why = "";
   int rc = cli_http_request(&u, method, path, headers, body, body ? strlen(body) : 0, 10000, 64u << 20, &r, &why);
-  if (rc) fprintf(stderr, "%s %s: %s\n", method, path, why);
-  CHECK(rc == 0);
+  REQUIREF(rc == 0, "%s %s: %s", method, path, why);
   return r;
 }
 
@@ -77,8 +75,7 @@ static inline cli_http_response t_mcp_post(strobe_server *s, const char *session
 static inline json_t *t_json(const cli_http_response *r) {
   json_error_t e;
   json_t *v = json_loadb(r->body, r->body_len, 0, &e);
-  if (!v) fprintf(stderr, "bad JSON (%s): %.*s\n", e.text, (int)r->body_len, r->body);
-  CHECK(v != NULL);
+  REQUIREF(v != NULL, "bad JSON (%s): %.*s", e.text, (int)r->body_len, r->body);
   return v;
 }
 
@@ -89,7 +86,7 @@ static inline void t_mcp_init(strobe_server *s, char sid[80]) {
       "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\","
       "\"capabilities\":{},\"clientInfo\":{\"name\":\"test\",\"version\":\"1\"}}}");
   CHECK_EQ_INT(r.status, 200);
-  CHECK(cli_http_header(&r, "Mcp-Session-Id", sid, 80));
+  REQUIRE(cli_http_header(&r, "Mcp-Session-Id", sid, 80));
   CHECK_EQ_INT(strlen(sid), 64);
   cli_http_response_free(&r);
   r = t_mcp_post(s, sid, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
@@ -105,12 +102,16 @@ static inline json_t *t_call(strobe_server *s, const char *sid, const char *tool
            "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"%s\",\"arguments\":%s}}",
            tool, args ? args : "{}");
   cli_http_response r = t_mcp_post(s, sid, body);
-  CHECK_EQ_INT(r.status, 200);
+  REQUIRE_EQ_INT(r.status, 200);
   json_t *msg = t_json(&r);
   cli_http_response_free(&r);
   json_t *result = json_object_get(msg, "result");
-  if (!result) fprintf(stderr, "no result: %s\n", json_dumps(msg, 0));
-  CHECK(result != NULL);
+  if (!result) {
+    char *dump = json_dumps(msg, 0);
+    fprintf(stderr, "no result: %s\n", dump);
+    free(dump);
+  }
+  REQUIRE(result != NULL);
   json_incref(result);
   json_decref(msg);
   return result;
@@ -124,23 +125,28 @@ static inline const char *t_error_name(json_t *result) {
 
 static inline json_t *t_sc(json_t *result) { return json_object_get(result, "structuredContent"); }
 
-#define CHECK_TOOL_ERROR(result, name)                                                         \
-  do {                                                                                         \
-    const char *check_n_ = t_error_name(result);                                               \
-    if (!check_n_ || strcmp(check_n_, (name)) != 0) {                                          \
-      char *check_d_ = json_dumps(result, 0);                                                  \
-      fprintf(stderr, "%s:%d: expected tool error %s, got %s\n", __FILE__, __LINE__, (name), check_d_); \
-      exit(1);                                                                                 \
-    }                                                                                          \
+/* A tool result that must be the named error (the case goes on), or a
+ * success (the case stops: what follows reads the result's content). On
+ * failure the whole result is printed. */
+#define CHECK_TOOL_ERROR(result, name)                                                            \
+  do {                                                                                            \
+    const char *check_n_ = t_error_name(result);                                                  \
+    if (!check_n_ || strcmp(check_n_, (name)) != 0) {                                             \
+      char *check_d_ = json_dumps(result, 0);                                                     \
+      harness_fail(__FILE__, __LINE__, 0, "CHECK_TOOL_ERROR(%s, %s): got %s", #result, #name, \
+                   check_d_ ? check_d_ : "?");                                                   \
+      free(check_d_);                                                                             \
+    }                                                                                             \
   } while (0)
 
-#define CHECK_TOOL_OK(result)                                                                  \
-  do {                                                                                         \
-    if (t_error_name(result) || json_is_true(json_object_get(result, "isError"))) {            \
-      char *check_d_ = json_dumps(result, 0);                                                  \
-      fprintf(stderr, "%s:%d: expected success, got %s\n", __FILE__, __LINE__, check_d_);      \
-      exit(1);                                                                                 \
-    }                                                                                          \
+#define REQUIRE_TOOL_OK(result)                                                         \
+  do {                                                                                  \
+    if (t_error_name(result) || json_is_true(json_object_get(result, "isError"))) {     \
+      char *check_d_ = json_dumps(result, 0);                                           \
+      fprintf(stderr, "tool result: %s\n", check_d_ ? check_d_ : "?");                  \
+      free(check_d_);                                                                   \
+      harness_fail(__FILE__, __LINE__, 1, "REQUIRE_TOOL_OK(%s): an error result", #result); \
+    }                                                                                   \
   } while (0)
 
 /* The JSON-RPC error code of a reply (0 when it is not an error). */

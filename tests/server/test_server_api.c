@@ -63,7 +63,7 @@ int main(void) {
   char sid[80];
   t_mcp_init(s, sid);
   json_t *res = t_call(s, sid, "strobe_profile_start", "{}");
-  CHECK_TOOL_OK(res);
+  REQUIRE_TOOL_OK(res);
   char mcp_id[32];
   snprintf(mcp_id, sizeof mcp_id, "%s", str(t_sc(res), "id"));
   json_decref(res);

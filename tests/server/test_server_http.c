@@ -329,15 +329,13 @@ static void test_desc_validation(void) {
   strobe_server_stop(a);
 }
 
-int main(void) {
-  test_desc_validation();
-  test_auth();
-  test_host_origin();
-  test_limits();
-  test_methods();
-  test_token_file();
-  test_idle_connections();
-  test_idle_timeout();
-  printf("test_server_http: ok\n");
-  return 0;
-}
+#define CASES(X)      \
+  X(desc_validation)  \
+  X(auth)             \
+  X(host_origin)      \
+  X(limits)           \
+  X(methods)          \
+  X(token_file)       \
+  X(idle_connections) \
+  X(idle_timeout)    
+HARNESS_MAIN(CASES)

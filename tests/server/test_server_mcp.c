@@ -166,7 +166,7 @@ static void test_session_table(void) {
   cli_http_response_free(&r);
   /* a profiling session of A: expiry cancels it */
   json_t *res = t_call(s, a, "strobe_profile_start", "{}");
-  CHECK_TOOL_OK(res);
+  REQUIRE_TOOL_OK(res);
   char pid[32];
   snprintf(pid, sizeof pid, "%s", json_string_value(json_object_get(t_sc(res), "id")));
   json_decref(res);

@@ -47,7 +47,7 @@ static void *frame_loop(void *arg) {
 }
 
 static char *session_id(json_t *start_result) {
-  CHECK_TOOL_OK(start_result);
+  REQUIRE_TOOL_OK(start_result);
   return strdup(json_string_value(json_object_get(t_sc(start_result), "id")));
 }
 
@@ -69,7 +69,7 @@ static void test_happy_path(strobe_server *s) {
   t_sleep_ms(150); /* frames complete meanwhile */
 
   r = call_id(s, sid, "strobe_profile_read", id);
-  CHECK_TOOL_OK(r);
+  REQUIRE_TOOL_OK(r);
   json_t *rep = t_sc(r);
   CHECK(!strcmp(json_string_value(json_object_get(rep, "id")), id));
   CHECK(json_is_false(json_object_get(rep, "final")));
@@ -83,7 +83,7 @@ static void test_happy_path(strobe_server *s) {
   json_decref(r);
 
   r = call_id(s, sid, "strobe_profile_end", id);
-  CHECK_TOOL_OK(r);
+  REQUIRE_TOOL_OK(r);
   CHECK(json_is_true(json_object_get(t_sc(r), "final")));
   CHECK(json_array_size(json_object_get(t_sc(r), "samples")) > 0);
   json_decref(r);
@@ -135,7 +135,7 @@ static void test_arguments(strobe_server *s) {
   char *id = session_id(r);
   json_decref(r);
   r = call_id(s, sid, "strobe_profile_end", id);
-  CHECK_TOOL_OK(r);
+  REQUIRE_TOOL_OK(r);
   json_decref(r);
   free(id);
 }
@@ -144,7 +144,7 @@ static void test_availability(strobe_server *s) {
   char sid[80];
   t_mcp_init(s, sid);
   json_t *r = t_call(s, sid, "strobe_profile_read", "{}");
-  CHECK_TOOL_OK(r);
+  REQUIRE_TOOL_OK(r);
   json_t *a = t_sc(r);
   CHECK(json_is_true(json_object_get(a, "feature_enabled")));
   CHECK(json_is_true(json_object_get(a, "mcp_enabled")));
@@ -185,7 +185,7 @@ static void test_limit(strobe_server *s) {
   json_decref(r);
   for (int i = 0; i < STROBE_MAX_SESSIONS; i++) {
     r = call_id(s, sid, "strobe_profile_end", ids[i]);
-    CHECK_TOOL_OK(r);
+    REQUIRE_TOOL_OK(r);
     json_decref(r);
     free(ids[i]);
   }
@@ -219,7 +219,7 @@ static void test_ownership(strobe_server *s) {
   CHECK_TOOL_ERROR(r, "not_owner");
   json_decref(r);
   r = call_id(s, a, "strobe_profile_end", ida);
-  CHECK_TOOL_OK(r);
+  REQUIRE_TOOL_OK(r);
   json_decref(r);
   strobe_report *rep;
   CHECK(strobe_session_stop(g_c, local, 0, &rep) == 0);
@@ -264,7 +264,7 @@ static void check_revocation(strobe_server *s, int (*set)(strobe_server *, int),
   if (set == set_read_tool) { /* only the denied tool is refused */
     char *id4 = session_id(r);
     json_t *e = call_id(s, sid, "strobe_profile_end", id4); /* end is still allowed */
-    CHECK_TOOL_OK(e);
+    REQUIRE_TOOL_OK(e);
     json_decref(e);
     free(id4);
   } else {
@@ -273,7 +273,7 @@ static void check_revocation(strobe_server *s, int (*set)(strobe_server *, int),
   json_decref(r);
   /* availability still answers, and says what is missing */
   r = t_call(s, sid, "strobe_profile_read", "{}");
-  CHECK_TOOL_OK(r);
+  REQUIRE_TOOL_OK(r);
   CHECK(json_is_false(json_object_get(json_object_get(t_sc(r), "tools"), "strobe_profile_read")));
   json_decref(r);
   /* the in-process session continues, collecting frames */
@@ -294,7 +294,7 @@ static void check_revocation(strobe_server *s, int (*set)(strobe_server *, int),
   char *id3 = session_id(r);
   json_decref(r);
   r = call_id(s, sid, "strobe_profile_end", id3);
-  CHECK_TOOL_OK(r);
+  REQUIRE_TOOL_OK(r);
   json_decref(r);
   CHECK(strobe_session_stop(g_c, local, 0, &rep) == 0);
   CHECK(strobe_report_query_counts(rep).completed > 0);
@@ -346,7 +346,7 @@ static void test_ui_blocked(strobe_server *s) {
   uint64_t t0 = t_now_ms();
   r = call_id(s, sid, "strobe_profile_read", id);
   uint64_t dt = t_now_ms() - t0;
-  CHECK_TOOL_OK(r);
+  REQUIRE_TOOL_OK(r);
   CHECK(dt < 1000);
   CHECK(__atomic_load_n(&g_blocked, __ATOMIC_ACQUIRE)); /* still stuck: the answer did not wait for it */
   json_t *unf = json_object_get(t_sc(r), "unfinished");
@@ -359,7 +359,7 @@ static void test_ui_blocked(strobe_server *s) {
   CHECK(status && (!strcmp(status, "unfinished") || !strcmp(status, "partial")));
   json_decref(r);
   r = call_id(s, sid, "strobe_profile_end", id);
-  CHECK_TOOL_OK(r);
+  REQUIRE_TOOL_OK(r);
   json_decref(r);
   __atomic_store_n(&g_block, 0, __ATOMIC_RELEASE);
   free(id);

@@ -38,7 +38,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../check.h"
+#include "harness.h"
 #include "strobe/session.h"
 
 #ifndef STROBE_REPORT_OUT_DIR
@@ -65,46 +65,31 @@ static inline json_t *jpath(json_t *doc, const char *path) {
 
 static inline json_t *jreq(json_t *doc, const char *path) {
   json_t *v = jpath(doc, path);
-  if (!v) {
-    fprintf(stderr, "report_check: missing %s\n", path);
-    exit(1);
-  }
+  REQUIREF(v != NULL, "report_check: missing %s", path);
   return v;
 }
 
 static inline long long jint(json_t *doc, const char *path) {
   json_t *v = jreq(doc, path);
-  if (!json_is_integer(v)) {
-    fprintf(stderr, "report_check: %s is not an integer\n", path);
-    exit(1);
-  }
+  REQUIREF(json_is_integer(v), "report_check: %s is not an integer", path);
   return (long long)json_integer_value(v);
 }
 
 static inline double jnum(json_t *doc, const char *path) {
   json_t *v = jreq(doc, path);
-  if (!json_is_number(v)) {
-    fprintf(stderr, "report_check: %s is not a number\n", path);
-    exit(1);
-  }
+  REQUIREF(json_is_number(v), "report_check: %s is not a number", path);
   return json_number_value(v);
 }
 
 static inline const char *jstr(json_t *doc, const char *path) {
   json_t *v = jreq(doc, path);
-  if (!json_is_string(v)) {
-    fprintf(stderr, "report_check: %s is not a string\n", path);
-    exit(1);
-  }
+  REQUIREF(json_is_string(v), "report_check: %s is not a string", path);
   return json_string_value(v);
 }
 
 static inline int jbool(json_t *doc, const char *path) {
   json_t *v = jreq(doc, path);
-  if (!json_is_boolean(v)) {
-    fprintf(stderr, "report_check: %s is not a boolean\n", path);
-    exit(1);
-  }
+  REQUIREF(json_is_boolean(v), "report_check: %s is not a boolean", path);
   return json_is_true(v);
 }
 
@@ -112,13 +97,13 @@ static inline int jnull(json_t *doc, const char *path) { return json_is_null(jre
 
 static inline size_t jlen(json_t *doc, const char *path) {
   json_t *v = jreq(doc, path);
-  CHECK(json_is_array(v));
+  REQUIREF(json_is_array(v), "report_check: %s is not an array", path);
   return json_array_size(v);
 }
 
 static inline int rc_matches(const char *pattern, const char *s) {
   regex_t re;
-  CHECK(regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB) == 0);
+  REQUIRE(regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB) == 0);
   int ok = regexec(&re, s, 0, NULL, 0) == 0;
   regfree(&re);
   return ok;
@@ -163,11 +148,8 @@ static inline void rc_content_free(json_t *v, const char *key, const char *paren
   else
     ok = !strcmp(key, "status_note") || !strcmp(key, "note") || !strcmp(key, "definition") ||
          !strcmp(key, "null_reason") || !strcmp(key, "units");
-  if (!ok) {
-    fprintf(stderr, "report_check: string \"%s\" at key \"%s\" is not content-free report text\n", s,
-            key ? key : "(none)");
-    exit(1);
-  }
+  CHECKF(ok, "report_check: string \"%s\" at key \"%s\" is not content-free report text", s,
+         key ? key : "(none)");
 }
 
 /* >>samples */
@@ -341,15 +323,13 @@ static inline void rc_check_application(json_t *doc, double at_ms) {
 }
 
 static inline void rc_save(const char *json, size_t len) {
-  if (mkdir(STROBE_REPORT_OUT_DIR, 0777) != 0 && errno != EEXIST) {
-    perror("report_check: mkdir " STROBE_REPORT_OUT_DIR);
-    exit(1);
-  }
+  REQUIREF(mkdir(STROBE_REPORT_OUT_DIR, 0777) == 0 || errno == EEXIST, "report_check: mkdir %s: %s",
+           STROBE_REPORT_OUT_DIR, strerror(errno));
   char path[1024];
   snprintf(path, sizeof path, "%s/%s-%ld-%d.json", STROBE_REPORT_OUT_DIR, STROBE_TEST_NAME, (long)getpid(),
            rc_reports_written++);
   FILE *f = fopen(path, "w");
-  CHECK(f != NULL);
+  REQUIRE(f != NULL);
   CHECK(fwrite(json, 1, len, f) == len);
   CHECK(fclose(f) == 0);
 }
@@ -358,19 +338,17 @@ static inline void rc_save(const char *json, size_t len) {
 static inline json_t *check_report_json(const strobe_report *r) {
   char *json = NULL, *again = NULL;
   size_t len = 0, len2 = 0;
-  CHECK_EQ_INT(strobe_report_json(r, &json, &len), 0);
-  CHECK(json != NULL && strlen(json) == len);
+  REQUIRE_EQ_INT(strobe_report_json(r, &json, &len), 0);
+  REQUIRE(json != NULL && strlen(json) == len);
   rc_save(json, len);
-  CHECK_EQ_INT(strobe_report_json(r, &again, &len2), 0);
+  REQUIRE_EQ_INT(strobe_report_json(r, &again, &len2), 0);
   CHECK(len == len2 && !memcmp(json, again, len)); /* an immutable snapshot */
   free(again);
 
   json_error_t err;
   json_t *doc = json_loadb(json, len, JSON_REJECT_DUPLICATES, &err);
-  if (!doc) {
-    fprintf(stderr, "report_check: invalid JSON at %d:%d: %s\n%s\n", err.line, err.column, err.text, json);
-    exit(1);
-  }
+  if (!doc) fprintf(stderr, "%s\n", json);
+  REQUIREF(doc != NULL, "report_check: invalid JSON at %d:%d: %s", err.line, err.column, err.text);
   free(json);
 
   CHECK_EQ_INT(jint(doc, "version"), 1);
@@ -409,10 +387,7 @@ static inline json_t *check_report_json(const strobe_report *r) {
   size_t running = nunfinished + jlen(doc, "application_scopes.unfinished");
   const char *status = jstr(doc, "status");
   const char *want = done ? (running ? "partial" : "complete") : (running ? "unfinished" : "empty");
-  if (strcmp(status, want)) {
-    fprintf(stderr, "report_check: status %s, expected %s\n", status, want);
-    exit(1);
-  }
+  CHECKF(!strcmp(status, want), "report_check: status %s, expected %s", status, want);
   static const char *const names[] = {"", "complete", "empty", "unfinished", "partial"};
   CHECK(!strcmp(names[strobe_report_query_status(r)], status));
 

@@ -16,15 +16,15 @@
 /* A fresh collector with its root window "main" registered. */
 static inline strobe_collector *su_collector(strobe_window *main_window) {
   strobe_collector *c = NULL;
-  CHECK_EQ_INT(strobe_collector_create(&c), 0);
-  CHECK(c != NULL);
-  if (main_window) CHECK_EQ_INT(strobe_window_register(c, "main", 0, main_window), 0);
+  REQUIRE_EQ_INT(strobe_collector_create(&c), 0);
+  REQUIRE(c != NULL);
+  if (main_window) REQUIRE_EQ_INT(strobe_window_register(c, "main", 0, main_window), 0);
   return c;
 }
 
 static inline strobe_window su_window(strobe_collector *c, const char *id, uint32_t flags) {
   strobe_window w;
-  CHECK_EQ_INT(strobe_window_register(c, id, flags, &w), 0);
+  REQUIRE_EQ_INT(strobe_window_register(c, id, flags, &w), 0);
   CHECK(w.id != 0);
   return w;
 }
@@ -32,15 +32,15 @@ static inline strobe_window su_window(strobe_collector *c, const char *id, uint3
 /* Starts an in-process session (owner 0) keeping max_samples (0 = default). */
 static inline void su_start(strobe_collector *c, uint32_t max_samples, char id[STROBE_SESSION_ID_MAX]) {
   strobe_session_desc o = {max_samples, 0, 0};
-  CHECK_EQ_INT(strobe_session_start(c, &o, id), 0);
+  REQUIRE_EQ_INT(strobe_session_start(c, &o, id), 0);
   CHECK(strncmp(id, "profile_", 8) == 0);
 }
 
 /* A live snapshot, checked; the caller frees it (and the document). */
 static inline strobe_report *su_read(strobe_collector *c, const char *id, json_t **doc) {
   strobe_report *r = NULL;
-  CHECK_EQ_INT(strobe_session_read(c, id, 0, &r), 0);
-  CHECK(r != NULL);
+  REQUIRE_EQ_INT(strobe_session_read(c, id, 0, &r), 0);
+  REQUIRE(r != NULL);
   json_t *d = check_report_json(r);
   CHECK(!jbool(d, "final"));
   if (doc)
@@ -53,8 +53,8 @@ static inline strobe_report *su_read(strobe_collector *c, const char *id, json_t
 /* The final report, checked. */
 static inline strobe_report *su_end(strobe_collector *c, const char *id, json_t **doc) {
   strobe_report *r = NULL;
-  CHECK_EQ_INT(strobe_session_stop(c, id, 0, &r), 0);
-  CHECK(r != NULL);
+  REQUIRE_EQ_INT(strobe_session_stop(c, id, 0, &r), 0);
+  REQUIRE(r != NULL);
   json_t *d = check_report_json(r);
   CHECK(jbool(d, "final"));
   if (doc)
@@ -92,7 +92,7 @@ static inline double su_now_ms(void) {
 /* The JSON of a report, as text (caller frees). */
 static inline char *su_json(const strobe_report *r) {
   char *json = NULL;
-  CHECK_EQ_INT(strobe_report_json(r, &json, NULL), 0);
+  REQUIRE_EQ_INT(strobe_report_json(r, &json, NULL), 0);
   return json;
 }
 
