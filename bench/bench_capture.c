@@ -57,13 +57,7 @@ typedef struct worker {
   const char *name;    /* thread name, static */
 } worker;
 
-static uint64_t xorshift(worker *w) {
-  uint64_t x = w->rng;
-  x ^= x << 13;
-  x ^= x >> 7;
-  x ^= x << 17;
-  return w->rng = x;
-}
+static uint64_t xorshift(worker *w) { return fx_xorshift(&w->rng); }
 
 static void work(worker *w, int depth);
 
@@ -90,12 +84,7 @@ static void (*const g_sites[NSITES])(worker *, int) = {SITE_LIST(SITE_PTR)};
 /* A leaf spins; an inner scope calls 1–3 children one level down. */
 static void work(worker *w, int depth) {
   if (depth <= 1) {
-    uint64_t n = xorshift(w) % (MAX_SPIN + 1u), x = w->sink;
-    for (uint64_t i = 0; i < n; i++) {
-      x += i;
-      __asm__ __volatile__("" : "+r"(x)); /* one dependent add per iteration, not folded away */
-    }
-    w->sink = x;
+    w->sink = fx_spin(xorshift(w) % (MAX_SPIN + 1u), w->sink); /* one dependent add per iteration */
     return;
   }
   int children = 1 + (int)(xorshift(w) % 3u);
@@ -107,12 +96,12 @@ static pthread_barrier_t g_finished, g_release;
 static void *worker_main(void *arg) {
   worker *w = arg;
   strobe_thread_set_name(w->name);
-  uint64_t t0 = bench_mono_ns();
+  uint64_t t0 = fx_now_ns();
   while (w->scopes < w->target) {
     g_sites[xorshift(w) % NSITES](w, 3 + (int)(xorshift(w) % 3u)); /* a tree 3–5 deep */
     __atomic_store_n(&w->progress, w->scopes, __ATOMIC_RELAXED);
   }
-  w->wall_ns = bench_mono_ns() - t0;
+  w->wall_ns = fx_now_ns() - t0;
   /* Stay alive until the final RSS sample: an exiting thread's ring is freed. */
   pthread_barrier_wait(&g_finished);
   pthread_barrier_wait(&g_release);
@@ -175,12 +164,12 @@ int main(int argc, char **argv) {
   /* Early sample: once every thread has done `early` scopes. */
   uint64_t early_total = 0;
   while (progress_min(ws, &early_total) < early) nanosleep(&(struct timespec){0, 200000}, NULL);
-  long rss_early = bench_rss_bytes();
+  long rss_early = fx_rss_bytes();
 
   pthread_barrier_wait(&g_finished); /* every worker is done and still alive */
   uint64_t final_total = 0;
   (void)progress_min(ws, &final_total);
-  long rss_final = bench_rss_bytes();
+  long rss_final = fx_rss_bytes();
   pthread_barrier_wait(&g_release);
   for (int i = 0; i < NTHREADS; i++) pthread_join(th[i], NULL);
 
@@ -200,9 +189,9 @@ int main(int argc, char **argv) {
     return 1;
   }
   strobe_capture_record r;
-  uint64_t records = 0, t0 = bench_mono_ns();
+  uint64_t records = 0, t0 = fx_now_ns();
   while ((rc = strobe_capture_next(cap, &r)) > 0) records++;
-  uint64_t read_ns = bench_mono_ns() - t0;
+  uint64_t read_ns = fx_now_ns() - t0;
   if (rc < 0) fprintf(stderr, "bench_capture: reading %s: %s\n", path, strobe_strerror(rc));
   strobe_capture_totals tot = strobe_capture_query_totals(cap);
   strobe_capture_close(cap);

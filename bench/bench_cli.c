@@ -31,6 +31,7 @@
 #include "format/capture_writer.h"
 #include "format/codec.h"
 #include "strobe/strobe.h"
+#include "support/fixtures.h"
 
 #ifndef STROBE_CLI_PATH
 #define STROBE_CLI_PATH "strobe"
@@ -104,12 +105,7 @@ static int generate(const char *path, uint64_t events) {
 }
 
 /* >>runner */
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
+static double now_s(void) { return (double)fx_now_ns() / 1e9; }
 /* Runs argv with stdout to /dev/null; returns the exit status, the wall
  * time in *secs and the child's peak RSS in *rss_kib. */
 static int run(char *const argv[], double *secs, long *rss_kib) {

@@ -26,7 +26,6 @@
  *        are progress (one every 10 s), so a long run is watchable.
  * Budgets are printed, never asserted: the exit status is 0 whatever is measured.
  */
-#include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,42 +48,15 @@
 static uint64_t g_rng = 0x9E3779B97F4A7C15ull;
 static uint64_t g_sink;
 
-static uint64_t xorshift(void) {
-  uint64_t x = g_rng;
-  x ^= x << 13;
-  x ^= x >> 7;
-  x ^= x << 17;
-  return g_rng = x;
-}
-
 static void work(void) {
   STROBE_SCOPE("bench_work");
-  uint64_t n = xorshift() & 63u, x = g_sink;
-  for (uint64_t i = 0; i < n; i++) {
-    x += i;
-    __asm__ __volatile__("" : "+r"(x)); /* not folded away */
-  }
-  g_sink = x;
+  g_sink = fx_spin(fx_xorshift(&g_rng) & 63u, g_sink);
 }
 
 /* One slot: `n` scopes, the first enclosing the rest. */
 static void slot(uint32_t n) {
   STROBE_SCOPE("bench_tick");
   for (uint32_t i = 1; i < n; i++) work();
-}
-
-static void remove_dir(const char *dir) {
-  DIR *d = opendir(dir);
-  if (!d) return;
-  struct dirent *e;
-  char p[1200];
-  while ((e = readdir(d)) != NULL) {
-    if (e->d_name[0] == '.') continue;
-    snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-    unlink(p);
-  }
-  closedir(d);
-  rmdir(dir);
 }
 
 static unsigned long parse(const char *s, const char *argv0) {
@@ -103,12 +75,12 @@ int main(int argc, char **argv) {
   uint32_t per_ms = (uint32_t)(rate / 1000u ? rate / 1000u : 1u);
   unsigned long warm_s = seconds >= 2 * SAMPLE_S ? SAMPLE_S : seconds / 2;
 
-  char dir[] = "/tmp/strobe-bench-flight-XXXXXX";
-  if (!mkdtemp(dir)) {
-    perror("bench_flight: mkdtemp");
+  char dir[64];
+  if (fx_temp_dir(dir, sizeof dir, "bench-flight") != 0) {
+    perror("bench_flight: temporary directory");
     return 1;
   }
-  long rss_before = bench_rss_bytes();
+  long rss_before = fx_rss_bytes();
   strobe_flight_recorder *fr;
   int rc = strobe_flight_recorder_start(
       &(strobe_flight_recorder_desc){.spike_threshold_ms = 1000, .spike_dir = dir}, &fr);
@@ -116,14 +88,14 @@ int main(int argc, char **argv) {
     fprintf(stderr, "bench_flight: cannot start: %s\n", strobe_strerror(rc));
     return 1;
   }
-  long rss_started = bench_rss_bytes();
+  long rss_started = fx_rss_bytes();
   strobe_flight_recorder_desc d = strobe_flight_recorder_query_desc(fr);
   printf("# bench_flight: %lu s at %lu scopes/s; ring %u MiB, last %u ms; rss %ld -> %ld bytes at start\n", seconds,
          (unsigned long)per_ms * 1000u, d.max_mib, d.max_age_ms, rss_before, rss_started);
   fflush(stdout);
 
   uint64_t lost0 = strobe_query_event_stats().events_lost;
-  uint64_t t0 = bench_mono_ns(), scopes = 0, late_slots = 0;
+  uint64_t t0 = fx_now_ns(), scopes = 0, late_slots = 0;
   long rss_warm = -1, rss_min = -1, rss_max = -1;
   uint64_t total_ms = (uint64_t)seconds * 1000u;
   for (uint64_t ms = 0; ms < total_ms; ms++) {
@@ -131,7 +103,7 @@ int main(int argc, char **argv) {
     scopes += per_ms;
     if (ms % FRAME_MS == FRAME_MS - 1) STROBE_FRAME_MARK();
     if ((ms + 1) % (SAMPLE_S * 1000u) == 0) {
-      long rss = bench_rss_bytes();
+      long rss = fx_rss_bytes();
       strobe_flight_recorder_stats st = strobe_flight_recorder_query_stats(fr);
       unsigned long at = (unsigned long)((ms + 1) / 1000u);
       if (at >= warm_s && rss_warm < 0) rss_warm = rss;
@@ -147,7 +119,7 @@ int main(int argc, char **argv) {
     }
     /* Pace: sleep to this slot's deadline; a slot that ran late is not made up twice. */
     uint64_t deadline = t0 + (ms + 1) * 1000000ull;
-    uint64_t now = bench_mono_ns();
+    uint64_t now = fx_now_ns();
     if (now < deadline) {
       struct timespec ts = {(time_t)(deadline / 1000000000ull), (long)(deadline % 1000000000ull)};
       clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
@@ -155,8 +127,8 @@ int main(int argc, char **argv) {
       late_slots++;
     }
   }
-  uint64_t wall = bench_mono_ns() - t0;
-  long rss_end = bench_rss_bytes();
+  uint64_t wall = fx_now_ns() - t0;
+  long rss_end = fx_rss_bytes();
   if (rss_warm < 0) rss_warm = rss_end;
   strobe_flight_recorder_stats st = strobe_flight_recorder_query_stats(fr);
   uint64_t lost = strobe_query_event_stats().events_lost - lost0;
@@ -164,9 +136,9 @@ int main(int argc, char **argv) {
   /* One dump of everything retained, read back. */
   char path[128];
   snprintf(path, sizeof path, "%s/dump.strobe", dir);
-  uint64_t d0 = bench_mono_ns();
+  uint64_t d0 = fx_now_ns();
   rc = strobe_flight_recorder_dump(fr, path);
-  double dump_ms = (double)(bench_mono_ns() - d0) / 1e6;
+  double dump_ms = (double)(fx_now_ns() - d0) / 1e6;
   if (rc) fprintf(stderr, "bench_flight: dump: %s\n", strobe_strerror(rc));
   struct stat sb;
   double dump_mib = stat(path, &sb) == 0 ? (double)sb.st_size / 1048576.0 : 0.0;
@@ -179,7 +151,7 @@ int main(int argc, char **argv) {
   }
   strobe_flight_recorder_stats st2 = strobe_flight_recorder_query_stats(fr);
   strobe_flight_recorder_stop(fr);
-  remove_dir(dir);
+  fx_remove_dir(dir);
 
   long growth = rss_end - rss_warm;
   printf("BENCH flight_recorder_rss_growth_bytes %ld bytes\n", growth);

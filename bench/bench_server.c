@@ -118,9 +118,9 @@ int main(void) {
   static double ms[CALLS];
   size_t bytes = 0;
   for (int i = 0; i < WARMUP + CALLS; i++) {
-    uint64_t t0 = bench_mono_ns();
+    uint64_t t0 = fx_now_ns();
     int rc = post(&u, sid, read_body, &r);
-    uint64_t t1 = bench_mono_ns();
+    uint64_t t1 = fx_now_ns();
     if (rc || r.status != 200 || strstr(r.body, "\"isError\":true")) {
       fprintf(stderr, "bench_server: read failed (%d)\n", r.status);
       return 1;
@@ -164,10 +164,10 @@ int main(void) {
   /* >>server_idle_cpu_pct, with those connections still held */
   struct rusage a, b;
   getrusage(RUSAGE_SELF, &a);
-  uint64_t w0 = bench_mono_ns();
+  uint64_t w0 = fx_now_ns();
   sleep(IDLE_SECONDS);
   getrusage(RUSAGE_SELF, &b);
-  uint64_t w1 = bench_mono_ns();
+  uint64_t w1 = fx_now_ns();
   double cpu = (double)(b.ru_utime.tv_sec - a.ru_utime.tv_sec + b.ru_stime.tv_sec - a.ru_stime.tv_sec) +
                (double)(b.ru_utime.tv_usec - a.ru_utime.tv_usec + b.ru_stime.tv_usec - a.ru_stime.tv_usec) / 1e6;
   double pct = 100.0 * cpu / ((double)(w1 - w0) / 1e9);

@@ -66,13 +66,13 @@ static double latency_p99(strobe_collector *c, char ids[][STROBE_SESSION_ID_MAX]
   static double us[LATENCY_CALLS], json_us[LATENCY_CALLS];
   for (int i = 0; i < LATENCY_CALLS; i++) {
     strobe_report *r = NULL;
-    uint64_t a = bench_mono_ns();
+    uint64_t a = fx_now_ns();
     int rc = end ? strobe_session_stop(c, ids[i % 8], 0, &r) : strobe_session_read(c, ids[i % 8], 0, &r);
-    uint64_t b = bench_mono_ns();
+    uint64_t b = fx_now_ns();
     if (rc) fprintf(stderr, "bench_session: %s\n", strobe_strerror(rc));
     char *json = NULL;
     strobe_report_json(r, &json, NULL);
-    uint64_t e = bench_mono_ns();
+    uint64_t e = fx_now_ns();
     free(json);
     strobe_report_free(r);
     us[i] = (double)(b - a) / 1e3;

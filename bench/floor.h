@@ -1,8 +1,9 @@
 /*
  * floor.h — the baseline every scope budget is a ratio against, shared by the
  * benches: two tick reads and two 16-byte stores into a thread-local,
- * power-of-two ring per begin+end pair, and nothing else. Also the timing,
- * memory and budget-printing helpers the benches share.
+ * power-of-two ring per begin+end pair, and nothing else. Also the timing
+ * and budget-printing helpers the benches share; clocks, memory, temporary
+ * files and spin work are tests/support/fixtures.h's, shared with the tests.
  */
 #ifndef STROBE_BENCH_FLOOR_H
 #define STROBE_BENCH_FLOOR_H
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "strobe/strobe.h"
+#include "support/fixtures.h" /* clock, RSS, temp files, spin work: shared with tests/ */
 
 /* One event as the floor writes it: the same 16 bytes as a ring event. */
 typedef struct floor_slot {
@@ -57,28 +59,11 @@ __attribute__((noinline, unused)) static void floor_loop(uint32_t n) {
   floor_pos = pos;
 }
 
-/* Resident set size of this process in bytes, or -1. */
-static inline long bench_rss_bytes(void) {
-  FILE *f = fopen("/proc/self/statm", "r");
-  long size = 0, resident = -1;
-  if (f) {
-    if (fscanf(f, "%ld %ld", &size, &resident) != 2) resident = -1;
-    fclose(f);
-  }
-  return resident < 0 ? -1 : resident * sysconf(_SC_PAGESIZE);
-}
-
-static inline uint64_t bench_mono_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* ns per iteration of loop(n). */
 static inline double bench_time_round(void (*loop)(uint32_t), uint32_t n) {
-  uint64_t a = bench_mono_ns();
+  uint64_t a = fx_now_ns();
   loop(n);
-  uint64_t b = bench_mono_ns();
+  uint64_t b = fx_now_ns();
   return (double)(b - a) / n;
 }
 

@@ -25,6 +25,7 @@
 #include "strobe/capture.h"
 #include "strobe/flight.h"
 #include "strobe/record.h"
+#include "support/case_files.h"
 #include "support/session_util.h"
 
 #define FRAMES 6
@@ -32,10 +33,19 @@
 
 static char g_path[256], g_dump[256], g_live[256];
 
+/* The running case's capture paths: a file, a flight-recorder dump and a
+ * saved live stream, in a directory removed when the case ends. */
+static void use_case_paths(void) {
+  const char *dir = case_temp_dir("ops");
+  snprintf(g_path, sizeof g_path, "%s/file.strobe", dir);
+  snprintf(g_dump, sizeof g_dump, "%s/dump.strobe", dir);
+  snprintf(g_live, sizeof g_live, "%s/live.strobe", dir);
+}
+
 /* Everything a live stream queued, into a file. */
 static void save_stream(strobe_stream *st, const char *path) {
   FILE *f = fopen(path, "wb");
-  CHECK(f != NULL);
+  REQUIRE(f != NULL);
   char buf[65536];
   size_t n;
   while ((n = strobe_stream_read(st, buf, sizeof buf)) > 0) CHECK(fwrite(buf, 1, n, f) == n);
@@ -69,7 +79,7 @@ static int by_id(const void *x, const void *y) {
 static void read_capture(const char *path, seen *out) {
   memset(out, 0, sizeof *out);
   strobe_capture *cap;
-  CHECK_EQ_INT(strobe_capture_open(path, &cap), 0);
+  REQUIRE_EQ_INT(strobe_capture_open(path, &cap), 0);
   CHECK_EQ_INT(strobe_capture_query_header(cap)->version, 1);
   strobe_capture_record r;
   int rc;
@@ -101,7 +111,7 @@ static void read_capture(const char *path, seen *out) {
     snprintf(s->window, sizeof s->window, "%s", op->window);
     for (uint32_t i = 0; i < op->nstages; i++) {
       const strobe_capture_site *site = strobe_capture_query_site(cap, op->stages[i].site);
-      CHECK(site != NULL);
+      REQUIRE(site != NULL);
       CHECK_EQ_INT(site->kind, STROBE_SITE_STAGE);
       CHECK(op->stages[i].min_ns <= op->stages[i].max_ns);
       if (!strcmp(site->name, "layout")) {
@@ -161,17 +171,17 @@ static void *resume_and_end(void *arg) {
 }
 
 /* >>one instrumentation: a file recording and a flight recorder at once */
-static void test_ops_reach_captures(int app_ids) {
+static void ops_reach_captures(int app_ids) {
   strobe_window w;
   strobe_collector *c = su_collector(&w);
   char sid[STROBE_SESSION_ID_MAX];
   su_start(c, 0, sid);
   strobe_flight_recorder *fr;
-  CHECK_EQ_INT(strobe_flight_recorder_start(NULL, &fr), 0);
+  REQUIRE_EQ_INT(strobe_flight_recorder_start(NULL, &fr), 0);
   strobe_recorder *rec;
-  CHECK_EQ_INT(strobe_record_start(&(strobe_record_desc){.path = g_path}, &rec), 0);
+  REQUIRE_EQ_INT(strobe_record_start(&(strobe_record_desc){.path = g_path}, &rec), 0);
   strobe_stream *live;
-  CHECK_EQ_INT(strobe_stream_start(&(strobe_stream_desc){0}, &live), 0);
+  REQUIRE_EQ_INT(strobe_stream_start(&(strobe_stream_desc){0}, &live), 0);
 
   for (int i = 0; i < FRAMES; i++) {
     int st = -1;
@@ -183,7 +193,7 @@ static void test_ops_reach_captures(int app_ids) {
       CHECK(strobe_op_take().id == op.id);
       g_handed = op;
       pthread_t th;
-      CHECK_EQ_INT(pthread_create(&th, NULL, resume_and_end, NULL), 0);
+      REQUIRE_EQ_INT(pthread_create(&th, NULL, resume_and_end, NULL), 0);
       CHECK_EQ_INT(pthread_join(th, NULL), 0);
     } else {
       strobe_op_end(op, i != 4); /* frame 4 is dropped work: committed false */
@@ -192,10 +202,10 @@ static void test_ops_reach_captures(int app_ids) {
   strobe_op input = strobe_op_begin(c, w, STROBE_OP_INPUT, NULL);
   strobe_op_end(input, 1);
 
-  CHECK_EQ_INT(strobe_record_stop(rec), 0);
-  CHECK_EQ_INT(strobe_flight_recorder_dump(fr, g_dump), 0);
-  CHECK_EQ_INT(strobe_flight_recorder_stop(fr), 0);
-  CHECK_EQ_INT(strobe_stream_stop(live), 0);
+  REQUIRE_EQ_INT(strobe_record_stop(rec), 0);
+  REQUIRE_EQ_INT(strobe_flight_recorder_dump(fr, g_dump), 0);
+  REQUIRE_EQ_INT(strobe_flight_recorder_stop(fr), 0);
+  REQUIRE_EQ_INT(strobe_stream_stop(live), 0);
   CHECK_EQ_U64(strobe_stream_query_stats(live).events_dropped, 0);
   save_stream(live, g_live);
   strobe_stream_free(live);
@@ -260,14 +270,15 @@ static void test_ops_reach_captures(int app_ids) {
 /* >>boundary: an operation begun before any recording is captured at its
  * end, flagged as having no stage detail (not as having none). */
 static void test_began_before_recording(void) {
+  use_case_paths();
   strobe_window w;
   strobe_collector *c = su_collector(&w);
   strobe_op op = strobe_op_begin(c, w, STROBE_OP_PASS, NULL);
   strobe_recorder *rec;
-  CHECK_EQ_INT(strobe_record_start(&(strobe_record_desc){.path = g_path}, &rec), 0);
+  REQUIRE_EQ_INT(strobe_record_start(&(strobe_record_desc){.path = g_path}, &rec), 0);
   frame_body();
   strobe_op_end(op, 1);
-  CHECK_EQ_INT(strobe_record_stop(rec), 0);
+  REQUIRE_EQ_INT(strobe_record_stop(rec), 0);
   seen s;
   read_capture(g_path, &s);
   CHECK_EQ_INT(s.begins, 0);
@@ -283,8 +294,10 @@ static void test_began_before_recording(void) {
  * type no reader knows (as a reader from before them sees them) leaves every
  * other record as it was; and a capture without them reads as before. */
 static void test_old_readers_skip(void) {
+  use_case_paths();
+  ops_reach_captures(1); /* the capture with OPS and LABELS blocks, at g_path */
   FILE *f = fopen(g_path, "rb");
-  CHECK(f != NULL);
+  REQUIRE(f != NULL);
   fseek(f, 0, SEEK_END);
   long n = ftell(f);
   fseek(f, 0, SEEK_SET);
@@ -293,7 +306,7 @@ static void test_old_readers_skip(void) {
   fclose(f);
 
   strobe_capture *a, *b;
-  CHECK_EQ_INT(strobe_capture_open_memory(buf, (size_t)n, &a), 0);
+  REQUIRE_EQ_INT(strobe_capture_open_memory(buf, (size_t)n, &a), 0);
   uint8_t *old = malloc((size_t)n);
   memcpy(old, buf, (size_t)n);
   uint32_t fields_len = (uint32_t)old[12] | (uint32_t)old[13] << 8 | (uint32_t)old[14] << 16 | (uint32_t)old[15] << 24;
@@ -312,7 +325,7 @@ static void test_old_readers_skip(void) {
     off += STROBE__BLOCK_HEADER + h.stored_len;
   }
   CHECK(retyped >= 2);
-  CHECK_EQ_INT(strobe_capture_open_memory(old, (size_t)n, &b), 0);
+  REQUIRE_EQ_INT(strobe_capture_open_memory(old, (size_t)n, &b), 0);
   strobe_capture_record ra, rb;
   int rca, rcb;
   uint64_t same = 0;
@@ -338,17 +351,20 @@ static void test_old_readers_skip(void) {
   free(old);
 }
 
-int main(void) {
-  snprintf(g_path, sizeof g_path, "/tmp/strobe_test_ops_%d.strobe", (int)getpid());
-  snprintf(g_dump, sizeof g_dump, "/tmp/strobe_test_ops_dump_%d.strobe", (int)getpid());
-  snprintf(g_live, sizeof g_live, "/tmp/strobe_test_ops_live_%d.strobe", (int)getpid());
-  test_ops_reach_captures(0);
-  test_ops_reach_captures(1);
-  test_old_readers_skip();
-  test_began_before_recording();
-  unlink(g_path);
-  unlink(g_dump);
-  unlink(g_live);
-  printf("test_capture_ops: ok\n");
-  return 0;
+static void test_ops_reach_captures(void) {
+  use_case_paths();
+  ops_reach_captures(0);
 }
+
+/* The same, with the application's own frame ids. */
+static void test_ops_reach_captures_app_ids(void) {
+  use_case_paths();
+  ops_reach_captures(1);
+}
+
+#define CASES(X)                  \
+  X(ops_reach_captures)           \
+  X(ops_reach_captures_app_ids)   \
+  X(old_readers_skip)             \
+  X(began_before_recording)
+HARNESS_MAIN(CASES)

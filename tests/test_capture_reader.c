@@ -361,7 +361,7 @@ static int drain(strobe_capture *c, size_t *n) {
  * and that the error is sticky. Returns the totals. */
 static strobe_capture_totals expect_end(const strobe__buf *f, int rc_want, size_t n_want) {
   strobe_capture *c;
-  CHECK_EQ_INT(strobe_capture_open_memory(f->data, f->len, &c), 0);
+  REQUIRE_EQ_INT(strobe_capture_open_memory(f->data, f->len, &c), 0);
   size_t n;
   CHECK_EQ_INT(drain(c, &n), rc_want);
   CHECK_EQ_INT(n, n_want);
@@ -445,18 +445,18 @@ static void check_valid_reader(strobe_capture *c) {
 static void test_valid(void) {
   valid_file v = build_valid();
   strobe_capture *c = NULL;
-  CHECK_EQ_INT(strobe_capture_open_memory(v.f.data, v.f.len, &c), 0);
+  REQUIRE_EQ_INT(strobe_capture_open_memory(v.f.data, v.f.len, &c), 0);
   check_valid_reader(c);
   strobe_capture_close(c);
 
   /* The same bytes through a file. */
   char path[] = "/tmp/strobe_test_capture_XXXXXX";
   int fd = mkstemp(path);
-  CHECK(fd >= 0);
+  REQUIRE(fd >= 0);
   FILE *fp = fdopen(fd, "wb");
   CHECK(fp && fwrite(v.f.data, 1, v.f.len, fp) == v.f.len);
   CHECK(fclose(fp) == 0);
-  CHECK_EQ_INT(strobe_capture_open(path, &c), 0);
+  REQUIRE_EQ_INT(strobe_capture_open(path, &c), 0);
   check_valid_reader(c);
   strobe_capture_close(c);
 
@@ -464,7 +464,7 @@ static void test_valid(void) {
   fp = fopen(path, "wb");
   CHECK(fp && fwrite(v.f.data, 1, v.f.len - 1, fp) == v.f.len - 1);
   CHECK(fclose(fp) == 0);
-  CHECK_EQ_INT(strobe_capture_open(path, &c), 0);
+  REQUIRE_EQ_INT(strobe_capture_open(path, &c), 0);
   size_t n;
   CHECK_EQ_INT(drain(c, &n), STROBE_ETRUNCATED);
   CHECK_EQ_INT(n, N_EXPECTED);
@@ -503,7 +503,7 @@ static void test_every_prefix(void) {
   size_t header_len = 16 + (v.f.data[12] | (size_t)v.f.data[13] << 8);
   char path[] = "/tmp/strobe_test_prefix_XXXXXX";
   int fd = mkstemp(path);
-  CHECK(fd >= 0);
+  REQUIRE(fd >= 0);
   close(fd);
   /* Each prefix from memory (even len) or from a file (odd len): both sources. */
   for (size_t len = 0; len < v.f.len; len++) {
@@ -572,7 +572,7 @@ static void test_header_errors(void) {
   CHECK_EQ_INT(strobe_capture_open_memory(f.data, 15, &c), STROBE_ETRUNCATED);
   CHECK_EQ_INT(strobe_capture_open_memory(f.data, f.len - 1, &c), STROBE_ETRUNCATED);
   CHECK(c == NULL);
-  CHECK_EQ_INT(strobe_capture_open_memory(f.data, f.len, &c), 0);
+  REQUIRE_EQ_INT(strobe_capture_open_memory(f.data, f.len, &c), 0);
   strobe_capture_close(c);
 
   /* Version 2, even with nothing after the version. */
@@ -603,7 +603,7 @@ static void test_header_errors(void) {
   strobe__buf_put(&g, STROBE__MAGIC, STROBE__MAGIC_LEN);
   strobe__buf_u32(&g, 1);
   strobe__buf_u32(&g, 0);
-  CHECK_EQ_INT(strobe_capture_open_memory(g.data, g.len, &c), 0);
+  REQUIRE_EQ_INT(strobe_capture_open_memory(g.data, g.len, &c), 0);
   CHECK_NEAR(strobe_capture_query_header(c)->ns_per_tick, 1.0, 0);
   CHECK_EQ_INT(strobe_capture_query_header(c)->kind[0], 0);
   strobe_capture_record r;
@@ -717,7 +717,7 @@ static int sites_result(const strobe__buf *sites, size_t *n) {
   put_prelude(&f);
   put_block(&f, STROBE__BLK_SITES, sites);
   strobe_capture *c;
-  CHECK_EQ_INT(strobe_capture_open_memory(f.data, f.len, &c), 0);
+  REQUIRE_EQ_INT(strobe_capture_open_memory(f.data, f.len, &c), 0);
   int rc = drain(c, n);
   strobe_capture_close(c);
   strobe__buf_free(&f);
@@ -910,7 +910,7 @@ static void test_rename(void) {
   longname[sizeof longname - 1] = '\0';
   put_thread(&f, 0, 3, longname);
   strobe_capture *c;
-  CHECK_EQ_INT(strobe_capture_open_memory(f.data, f.len, &c), 0);
+  REQUIRE_EQ_INT(strobe_capture_open_memory(f.data, f.len, &c), 0);
   strobe_capture_record r;
   for (int i = 0; i < 3; i++) CHECK_EQ_INT(strobe_capture_next(c, &r), 1);
   const strobe_capture_thread *t = strobe_capture_query_thread(c, 0);
@@ -937,7 +937,7 @@ static void test_seeds(void) {
   int prefix = slash ? (int)(slash - __FILE__) + 1 : 0;
   snprintf(dir, sizeof dir, "%.*s../fuzz/corpus/fuzz_capture_reader", prefix, __FILE__);
   DIR *d = opendir(dir);
-  CHECK(d != NULL);
+  REQUIRE(d != NULL);
   static const struct {
     const char *prefix;
     int rc;
@@ -954,7 +954,7 @@ static void test_seeds(void) {
     char path[8192];
     snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
     strobe_capture *c;
-    CHECK_EQ_INT(strobe_capture_open(path, &c), 0);
+    REQUIRE_EQ_INT(strobe_capture_open(path, &c), 0);
     size_t n;
     int rc = drain(c, &n);
     if (rc != want) fprintf(stderr, "seed %s: %d\n", de->d_name, rc);

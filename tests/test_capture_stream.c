@@ -49,7 +49,7 @@ static void drain_into(strobe_stream *s, bytes *b, size_t max) {
     if (b->cap - b->len < 65536) {
       b->cap = b->cap ? b->cap * 2 : 1 << 20;
       b->data = realloc(b->data, b->cap);
-      CHECK(b->data);
+      REQUIRE(b->data);
     }
     size_t want = b->cap - b->len;
     if (max && want > max - got) want = max - got;
@@ -76,7 +76,7 @@ typedef struct tally {
 #define MAX_T 8
 static strobe_capture_totals check_capture(const bytes *b, tally *t) {
   strobe_capture *cap;
-  CHECK_EQ_INT(strobe_capture_open_memory(b->data, b->len, &cap), 0);
+  REQUIRE_EQ_INT(strobe_capture_open_memory(b->data, b->len, &cap), 0);
   CHECK(!strcmp(strobe_capture_query_header(cap)->kind, "stream"));
   strobe_capture_record r;
   int rc;
@@ -133,10 +133,10 @@ static strobe_capture_totals check_capture(const bytes *b, tally *t) {
 
 static void test_complete(void) {
   strobe_stream *s;
-  CHECK_EQ_INT(strobe_stream_start(NULL, &s), 0);
+  REQUIRE_EQ_INT(strobe_stream_start(NULL, &s), 0);
   uint64_t lost0 = strobe_query_event_stats().events_lost;
   pthread_t th;
-  CHECK(pthread_create(&th, NULL, producer, (void *)(intptr_t)2000) == 0);
+  REQUIRE(pthread_create(&th, NULL, producer, (void *)(intptr_t)2000) == 0);
   pthread_join(th, NULL); /* the thread exits: its THREAD_END is in the stream */
   CHECK_EQ_INT(strobe_stream_stop(s), 0);
   CHECK_EQ_INT(strobe_stream_stop(s), 0); /* idempotent */
@@ -164,12 +164,12 @@ static void test_complete(void) {
 static void test_slow_reader(void) {
   strobe_stream_desc d = {.max_queue_bytes = 64u << 10, .flush_interval_ms = 5};
   strobe_stream *s;
-  CHECK_EQ_INT(strobe_stream_start(&d, &s), 0);
+  REQUIRE_EQ_INT(strobe_stream_start(&d, &s), 0);
   uint64_t lost0 = strobe_query_event_stats().events_lost;
   __atomic_store_n(&g_run, 1, __ATOMIC_RELEASE);
   __atomic_store_n(&g_outer, 0, __ATOMIC_RELAXED);
   pthread_t th;
-  CHECK(pthread_create(&th, NULL, producer, NULL) == 0);
+  REQUIRE(pthread_create(&th, NULL, producer, NULL) == 0);
   bytes b = {0};
   size_t peak = 0;
   for (int i = 0; i < 60; i++) { /* 16 KiB every 20 ms: far slower than the producer */
@@ -220,7 +220,7 @@ static void test_desc(void) {
 static void test_scope_across_drops(void) {
   strobe_stream_desc d = {.max_queue_bytes = 64u << 10, .flush_interval_ms = 1};
   strobe_stream *s;
-  CHECK_EQ_INT(strobe_stream_start(&d, &s), 0);
+  REQUIRE_EQ_INT(strobe_stream_start(&d, &s), 0);
   bytes b = {0};
   {
     STROBE_SCOPE("outer");

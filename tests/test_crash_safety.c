@@ -10,7 +10,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "check.h"
+#include "support/fixtures.h"
+#include "support/harness.h"
 #include "strobe/capture.h"
 #include "strobe/record.h"
 #include "strobe/strobe.h"
@@ -27,33 +28,34 @@ static void child(const char *path, int report_fd) {
     }
     if (strobe_record_flush(rec)) _exit(3);
     if (write(report_fd, &done, sizeof done) != (ssize_t)sizeof done) _exit(4);
-    usleep(1000);
+    fx_sleep_ms(1);
   }
 }
 
-int main(void) {
-  char path[] = "/tmp/strobe-crash-XXXXXX";
-  int fd = mkstemp(path);
-  CHECK(fd >= 0);
-  close(fd);
+static void test_kill9_reads_back_flushed(void) {
+  char path[64];
+  REQUIRE(fx_temp_file(path, sizeof path, "crash") == 0);
   int p[2];
-  CHECK(pipe(p) == 0);
+  REQUIRE(pipe(p) == 0);
   pid_t pid = fork();
-  CHECK(pid >= 0);
+  REQUIRE(pid >= 0);
   if (pid == 0) {
     close(p[0]);
     child(path, p[1]);
   }
   close(p[1]);
   uint64_t confirmed = 0;
-  for (int reports = 0; reports < 30; reports++) CHECK(read(p[0], &confirmed, sizeof confirmed) == sizeof confirmed);
-  CHECK(kill(pid, SIGKILL) == 0);
+  int reports = 0;
+  while (reports < 30 && read(p[0], &confirmed, sizeof confirmed) == sizeof confirmed) reports++;
+  CHECK_EQ_INT(reports, 30); /* the child flushed 30 times before it was killed */
+  REQUIRE(kill(pid, SIGKILL) == 0);
   int status;
   CHECK(waitpid(pid, &status, 0) == pid);
   CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  close(p[0]);
 
   strobe_capture *cap;
-  CHECK_EQ_INT(strobe_capture_open(path, &cap), 0);
+  REQUIRE_EQ_INT(strobe_capture_open(path, &cap), 0);
   strobe_capture_record r;
   int rc;
   uint64_t units = 0;
@@ -71,5 +73,7 @@ int main(void) {
          (unsigned long long)confirmed, (unsigned long long)units);
   strobe_capture_close(cap);
   unlink(path);
-  return 0;
 }
+
+#define CASES(X) X(kill9_reads_back_flushed)
+HARNESS_MAIN(CASES)

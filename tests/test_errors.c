@@ -2,10 +2,11 @@
  * functions agree with the header. */
 #include <string.h>
 
-#include "check.h"
+#include "support/fixtures.h"
+#include "support/harness.h"
 #include "strobe/strobe.h"
 
-int main(void) {
+static void test_codes_names_and_version(void) {
   CHECK(!strcmp(strobe_version(), STROBE_VERSION_STRING));
   CHECK_EQ_INT(strobe_version_number(), STROBE_VERSION_NUMBER);
   const int codes[] = {
@@ -28,5 +29,7 @@ int main(void) {
   CHECK(!strcmp(strobe_err_name(12345), "STROBE_E?"));
   CHECK(!strcmp(strobe_strerror(0), "success"));
   CHECK_EQ_INT(strobe_profiling_available(), 1);
-  return 0;
 }
+
+#define CASES(X) X(codes_names_and_version)
+HARNESS_MAIN(CASES)

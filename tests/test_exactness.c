@@ -12,7 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "check.h"
+#include "support/fixtures.h"
+#include "support/harness.h"
 #include "strobe/capture.h"
 #include "strobe/record.h"
 #include "strobe/strobe.h"
@@ -25,8 +26,8 @@
  * not a bare loop. Sanitizers slow the drain's memory-heavy encoding far
  * more than the probes and this register-only spin, and the drain's share
  * of two cores is what keeps the rings from filling; so there the rings get
- * room for the skew (main) and each scope does twice the work. The plain
- * build checks the default settings. */
+ * room for the skew (strobe_setup in the case) and each scope does twice the
+ * work. The plain build checks the default settings. */
 #ifdef STROBE_TEST_SANITIZED
 #define SPIN 2000
 #else
@@ -37,11 +38,7 @@ static uint64_t g_sink; /* atomic: keeps the spin from being optimized away */
 
 static void spin(uint64_t seed) {
   uint64_t x = seed | 1;
-  for (int i = 0; i < SPIN; i++) {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-  }
+  for (int i = 0; i < SPIN; i++) fx_xorshift(&x);
   __atomic_fetch_add(&g_sink, x, __ATOMIC_RELAXED);
 }
 
@@ -81,19 +78,17 @@ static int site_role(const char *name) {
   return S_OTHER;
 }
 
-int main(void) {
+static void test_eight_threads_read_back_exactly(void) {
 #ifdef STROBE_TEST_SANITIZED
-  CHECK_EQ_INT(strobe_setup(&(strobe_desc){.ring_events = 1u << 21}), 0);
+  REQUIRE_EQ_INT(strobe_setup(&(strobe_desc){.ring_events = 1u << 21}), 0);
 #endif
-  char path[] = "/tmp/strobe-exactness-XXXXXX";
-  int fd = mkstemp(path);
-  CHECK(fd >= 0);
-  close(fd);
+  char path[64];
+  REQUIRE(fx_temp_file(path, sizeof path, "exactness") == 0);
 
   strobe_recorder *rec;
-  CHECK_EQ_INT(strobe_record_start(&(strobe_record_desc){.path = path}, &rec), 0);
+  REQUIRE_EQ_INT(strobe_record_start(&(strobe_record_desc){.path = path}, &rec), 0);
   pthread_t th[THREADS];
-  for (uintptr_t i = 0; i < THREADS; i++) CHECK_EQ_INT(pthread_create(&th[i], NULL, worker, (void *)i), 0);
+  for (uintptr_t i = 0; i < THREADS; i++) REQUIRE_EQ_INT(pthread_create(&th[i], NULL, worker, (void *)i), 0);
   for (int i = 0; i < THREADS; i++) pthread_join(th[i], NULL);
   CHECK_EQ_INT(strobe_record_stop(rec), 0);
 
@@ -103,7 +98,7 @@ int main(void) {
   CHECK_EQ_U64(stats.events_lost, 0);
 
   strobe_capture *cap;
-  CHECK_EQ_INT(strobe_capture_open(path, &cap), 0);
+  REQUIRE_EQ_INT(strobe_capture_open(path, &cap), 0);
   const int expected_depth[4] = {1, 2, 3, 2};
   uint64_t ends[THREADS][4] = {{0}};
   uint64_t values[THREADS] = {0}, cumulative[THREADS] = {0};
@@ -116,7 +111,7 @@ int main(void) {
   while ((rc = strobe_capture_next(cap, &r)) > 0) {
     if (r.type == STROBE_REC_THREAD) {
       const strobe_capture_thread *t = strobe_capture_query_thread(cap, r.thread);
-      CHECK(t != NULL);
+      REQUIRE(t != NULL);
       if (t->name[0] == 't' && r.thread < 64) thread_of_index[r.thread] = (uint32_t)(t->name[1] - '0');
       continue;
     }
@@ -130,7 +125,7 @@ int main(void) {
     const strobe_capture_site *s = strobe_capture_query_site(cap, r.site);
     switch (r.type) {
       case STROBE_REC_END: {
-        CHECK(s != NULL);
+        REQUIRE(s != NULL);
         int role = site_role(s->name);
         CHECK(role != S_OTHER);
         CHECK_EQ_INT((int)r.depth, expected_depth[role]);
@@ -177,5 +172,7 @@ int main(void) {
   strobe_capture_close(cap);
   unlink(path);
   printf("exactness: %d threads x %d scopes read back exactly\n", THREADS, ITERATIONS * 4);
-  return 0;
 }
+
+#define CASES(X) X(eight_threads_read_back_exactly)
+HARNESS_MAIN(CASES)

@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "support/case_files.h"
 #include "support/harness.h"
 #include "collect/collect.h" /* strobe__drain_now */
 #include "strobe/capture.h"
@@ -42,31 +43,10 @@
 
 /* >>helpers */
 
-static void sleep_ms(unsigned ms) {
-  struct timespec ts = {(time_t)(ms / 1000u), (long)(ms % 1000u) * 1000000L};
-  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-  }
-}
-
-static uint64_t mono_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-static long rss_bytes(void) {
-  FILE *f = fopen("/proc/self/statm", "r");
-  long size = 0, resident = -1;
-  if (f) {
-    if (fscanf(f, "%ld %ld", &size, &resident) != 2) resident = -1;
-    fclose(f);
-  }
-  return resident < 0 ? -1 : resident * sysconf(_SC_PAGESIZE);
-}
-
+/* A path for a capture that does not exist yet, in a directory of the case's
+ * own (removed with it when the case ends). */
 static void temp_path(char *buf, size_t n, const char *what) {
-  static int seq;
-  snprintf(buf, n, "/tmp/strobe-flight-%ld-%s-%d.strobe", (long)getpid(), what, seq++);
+  snprintf(buf, n, "%s/%s.strobe", case_temp_dir("flight"), what);
 }
 
 /* What a capture holds, as the reader returns it. */
@@ -145,7 +125,7 @@ static void summarize(strobe_capture *c, const char *name, uint32_t name_depth, 
 
 static void read_file(const char *path, const char *name, uint32_t name_depth, summary *s) {
   strobe_capture *c = NULL;
-  CHECK_EQ_INT(strobe_capture_open(path, &c), 0);
+  REQUIRE_EQ_INT(strobe_capture_open(path, &c), 0);
   summarize(c, name, name_depth, s);
   strobe_capture_close(c);
 }
@@ -159,7 +139,7 @@ static int has_thread_named(const summary *s, const char *name) {
 /* Files in `dir`, and how many of them are finished spike captures. */
 static int count_files(const char *dir, int *spikes) {
   DIR *d = opendir(dir);
-  CHECK(d != NULL);
+  REQUIRE(d != NULL);
   int all = 0;
   *spikes = 0;
   struct dirent *e;
@@ -174,29 +154,15 @@ static int count_files(const char *dir, int *spikes) {
   return all;
 }
 
-static void remove_dir(const char *dir) {
-  DIR *d = opendir(dir);
-  if (!d) return;
-  struct dirent *e;
-  char p[1200];
-  while ((e = readdir(d)) != NULL) {
-    if (e->d_name[0] == '.') continue;
-    snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-    unlink(p);
-  }
-  closedir(d);
-  rmdir(dir);
-}
-
 /* Waits up to 10 s for the recorder's stats to satisfy `cond`. */
 #define WAIT_FOR(fr, st, cond)                                             \
   do {                                                                     \
-    uint64_t wait_t0_ = mono_ms();                                         \
+    double wait_t0_ = fx_now_ms();                                         \
     for (;;) {                                                             \
       st = strobe_flight_recorder_query_stats(fr);                               \
       if (cond) break;                                                     \
-      CHECK(mono_ms() - wait_t0_ < 10000);                                 \
-      sleep_ms(5);                                                         \
+      REQUIRE(fx_now_ms() - wait_t0_ < 10000);                               \
+      fx_sleep_ms(5);                                                         \
     }                                                                      \
   } while (0)
 
@@ -244,7 +210,7 @@ static void test_desc(void) {
   CHECK(fr == NULL);
 
   /* No trigger: notes are refused; the resolved desc is what start used. */
-  CHECK_EQ_INT(strobe_flight_recorder_start(&(strobe_flight_recorder_desc){.max_mib = 2}, &fr), 0);
+  REQUIRE_EQ_INT(strobe_flight_recorder_start(&(strobe_flight_recorder_desc){.max_mib = 2}, &fr), 0);
   d = strobe_flight_recorder_query_desc(fr);
   CHECK_EQ_INT(d.max_mib, 2);
   CHECK_EQ_INT(d.max_age_ms, 10000);
@@ -278,17 +244,17 @@ static void *roundtrip_thread(void *arg) {
 
 static void test_roundtrip(void) {
   strobe_flight_recorder *fr;
-  CHECK_EQ_INT(strobe_flight_recorder_start(&(strobe_flight_recorder_desc){.max_mib = 8}, &fr), 0);
+  REQUIRE_EQ_INT(strobe_flight_recorder_start(&(strobe_flight_recorder_desc){.max_mib = 8}, &fr), 0);
   uint64_t lost0 = strobe_query_event_stats().events_lost;
   pthread_t th[2];
   static const char *const names[2] = {"fr_alpha", "fr_beta"};
-  for (int i = 0; i < 2; i++) CHECK(pthread_create(&th[i], NULL, roundtrip_thread, (void *)names[i]) == 0);
+  for (int i = 0; i < 2; i++) REQUIRE(pthread_create(&th[i], NULL, roundtrip_thread, (void *)names[i]) == 0);
   for (int i = 0; i < 2; i++) CHECK(pthread_join(th[i], NULL) == 0);
   uint64_t lost = strobe_query_event_stats().events_lost - lost0;
 
   char path[256];
   temp_path(path, sizeof path, "roundtrip");
-  CHECK_EQ_INT(strobe_flight_recorder_dump(fr, path), 0);
+  REQUIRE_EQ_INT(strobe_flight_recorder_dump(fr, path), 0);
   strobe_flight_recorder_stats st = strobe_flight_recorder_query_stats(fr);
   CHECK_EQ_U64(st.dumps_written, 1);
   CHECK(st.retained_blocks > 0);
@@ -322,7 +288,7 @@ static void test_roundtrip(void) {
   /* The same recorder dumps again, and the second dump holds at least as much. */
   char path2[256];
   temp_path(path2, sizeof path2, "roundtrip2");
-  CHECK_EQ_INT(strobe_flight_recorder_dump(fr, path2), 0);
+  REQUIRE_EQ_INT(strobe_flight_recorder_dump(fr, path2), 0);
   summary s2;
   read_file(path2, "rt_inner", 2, &s2);
   CHECK_EQ_INT(s2.rc, 0);
@@ -361,15 +327,15 @@ static void test_size_bound(void) {
     /* 1.2M scopes, ~15 MB encoded, in rounds the drain keeps up with. */
     for (int r = 0; r < 60; r++) {
       burst(20000);
-      sleep_ms(2);
+      fx_sleep_ms(2);
       strobe_flight_recorder_stats st = strobe_flight_recorder_query_stats(fr);
       CHECK_EQ_U64(st.capacity_bytes, 1u << 20);
       CHECK(st.retained_bytes <= st.capacity_bytes);
       if (st.retained_bytes > max_retained) max_retained = st.retained_bytes;
-      if (r == 10) rss_warm = rss_bytes();
+      if (r == 10) rss_warm = fx_rss_bytes();
     }
   }
-  long rss_end = rss_bytes();
+  long rss_end = fx_rss_bytes();
   uint64_t lost = strobe_query_event_stats().events_lost - lost0;
   strobe_flight_recorder_stats st = strobe_flight_recorder_query_stats(fr);
   CHECK(st.evicted_blocks > 0);
@@ -384,7 +350,7 @@ static void test_size_bound(void) {
 
   char path[256];
   temp_path(path, sizeof path, "size");
-  CHECK_EQ_INT(strobe_flight_recorder_dump(fr, path), 0);
+  REQUIRE_EQ_INT(strobe_flight_recorder_dump(fr, path), 0);
   struct stat sb;
   CHECK(stat(path, &sb) == 0);
   CHECK((uint64_t)sb.st_size <= st.capacity_bytes + (64u << 10)); /* the ring plus metadata */
@@ -417,7 +383,7 @@ static void test_age_bound(void) {
   for (int i = 0; i < 10000; i++) {
     STROBE_SCOPE("age_old");
   }
-  sleep_ms(900); /* three times the bound: every block of age_old is older than 300 ms */
+  fx_sleep_ms(900); /* three times the bound: every block of age_old is older than 300 ms */
   strobe_flight_recorder_stats st = strobe_flight_recorder_query_stats(fr);
   CHECK_EQ_U64(st.retained_events, 0);
   CHECK(st.evicted_blocks > 0);
@@ -426,7 +392,7 @@ static void test_age_bound(void) {
   }
   char path[256];
   temp_path(path, sizeof path, "age");
-  CHECK_EQ_INT(strobe_flight_recorder_dump(fr, path), 0);
+  REQUIRE_EQ_INT(strobe_flight_recorder_dump(fr, path), 0);
   st = strobe_flight_recorder_query_stats(fr);
   CHECK(st.retained_events >= 2000);
   CHECK(st.retained_seconds < 0.3 + 0.1);
@@ -451,12 +417,12 @@ static void frame_fast(void) {
 static void frame_slow(unsigned ms) {
   STROBE_SCOPE("tick");
   STROBE_SCOPE("tick_work");
-  sleep_ms(ms);
+  fx_sleep_ms(ms);
 }
 
+/* A spike directory of the case's own, removed with its dumps when the case ends. */
 static void make_dir(char *dir, size_t n, const char *what) {
-  snprintf(dir, n, "/tmp/strobe-flight-%ld-%s-XXXXXX", (long)getpid(), what);
-  CHECK(mkdtemp(dir) != NULL);
+  snprintf(dir, n, "%s", case_temp_dir(what));
 }
 
 static void test_spike_scope(void) {
@@ -471,12 +437,12 @@ static void test_spike_scope(void) {
                                             &fr),
                0);
   for (int i = 0; i < 20; i++) frame_fast();
-  uint64_t t0 = mono_ms();
+  double t0 = fx_now_ms();
   for (int i = 0; i < 3; i++) frame_slow(60); /* a burst of slow frames, all within the cooldown */
   for (int i = 0; i < 5; i++) frame_fast();
   strobe_flight_recorder_stats st;
   WAIT_FOR(fr, st, st.spikes_dumped >= 1);
-  while (mono_ms() - t0 < 700) sleep_ms(10); /* past the cooldown, and time for a wrong second dump */
+  while (fx_now_ms() - t0 < 700) fx_sleep_ms(10); /* past the cooldown, and time for a wrong second dump */
   st = strobe_flight_recorder_query_stats(fr);
   CHECK_EQ_U64(st.spikes_seen, 3);
   CHECK_EQ_U64(st.spikes_dumped, 1);
@@ -518,7 +484,6 @@ static void test_spike_scope(void) {
   CHECK_EQ_INT(s.rc, 0);
   CHECK_EQ_INT(s.nend, 20 + 3 + 5 + 1); /* every frame so far: nothing was evicted */
   CHECK_EQ_INT(strobe_flight_recorder_stop(fr), 0);
-  remove_dir(dir);
 }
 
 static void test_spike_frames(void) {
@@ -537,17 +502,17 @@ static void test_spike_frames(void) {
     STROBE_SCOPE("mark_work");
     STROBE_FRAME_MARK();
   }
-  sleep_ms(60); /* the slow frame */
+  fx_sleep_ms(60); /* the slow frame */
   STROBE_FRAME_MARK();
   /* Frames after the spike, past post_ms; the tick read after each mark is
    * no earlier than the mark itself. */
   static uint64_t after[1024];
   uint32_t nafter = 0;
-  uint64_t t0 = mono_ms();
-  while (mono_ms() - t0 < 150 && nafter < 1024) {
+  double t0 = fx_now_ms();
+  while (fx_now_ms() - t0 < 150 && nafter < 1024) {
     STROBE_FRAME_MARK();
     after[nafter++] = strobe__now();
-    sleep_ms(2);
+    fx_sleep_ms(2);
   }
   strobe_flight_recorder_stats st;
   WAIT_FOR(fr, st, st.spikes_dumped >= 1);
@@ -570,7 +535,6 @@ static void test_spike_frames(void) {
   printf("spike frames: %u frames before the spike, %u after it in the file (%u marked within post_ms)\n", gap,
          s.nframe - 1 - gap, expected);
   CHECK_EQ_INT(strobe_flight_recorder_stop(fr), 0);
-  remove_dir(dir);
 }
 
 /* note(): a duration the application measured; a spike pending at stop is
@@ -608,7 +572,6 @@ static void test_note_and_stop(void) {
   read_file(p, "note_work", 1, &s);
   CHECK_EQ_INT(s.rc, 0);
   CHECK_EQ_U64(s.ends_named, 100);
-  remove_dir(dir);
 }
 
 /* >>errors */
@@ -631,7 +594,7 @@ static void test_errors(void) {
   }
   {
     STROBE_SCOPE("err_frame");
-    sleep_ms(20);
+    fx_sleep_ms(20);
   }
   strobe_flight_recorder_stats st;
   WAIT_FOR(fr, st, st.dump_errors >= 1);
@@ -646,7 +609,7 @@ static void test_errors(void) {
   }
   char path[256];
   temp_path(path, sizeof path, "errors");
-  CHECK_EQ_INT(strobe_flight_recorder_dump(fr, path), 0);
+  REQUIRE_EQ_INT(strobe_flight_recorder_dump(fr, path), 0);
   summary s;
   read_file(path, "err_after", 1, &s);
   CHECK_EQ_INT(s.rc, 0);
@@ -690,31 +653,31 @@ static void test_pinned(void) {
                0);
   for (int r = 0; r < 20; r++) { /* ~2 MiB encoded: the ring is full */
     nested(1000);
-    sleep_ms(2);
+    fx_sleep_ms(2);
   }
   char fifo[256];
   temp_path(fifo, sizeof fifo, "fifo");
   CHECK(mkfifo(fifo, 0600) == 0);
   int rfd = open(fifo, O_RDONLY | O_NONBLOCK);
-  CHECK(rfd >= 0);
+  REQUIRE(rfd >= 0);
   dump_job job = {fr, fifo, 1};
   pthread_t th;
-  CHECK(pthread_create(&th, NULL, dump_thread, &job) == 0);
+  REQUIRE(pthread_create(&th, NULL, dump_thread, &job) == 0);
   /* Wait until the dump has started writing (its snapshot is taken), then
    * until the pipe is full and it is stuck. */
   int avail = 0;
-  uint64_t t0 = mono_ms();
+  double t0 = fx_now_ms();
   while (avail < 60000) {
     CHECK(ioctl(rfd, FIONREAD, &avail) == 0);
-    CHECK(mono_ms() - t0 < 10000);
-    sleep_ms(2);
+    REQUIRE(fx_now_ms() - t0 < 10000);
+    fx_sleep_ms(2);
   }
 
   /* Much more than the ring holds, while the dump pins it. */
   strobe_flight_recorder_stats st;
   for (int r = 0; r < 40; r++) {
     nested(1000);
-    sleep_ms(2);
+    fx_sleep_ms(2);
   }
   /* Every event of the burst goes through the drain before the dump is
    * released, so what follows the release is only the resync and a little. */
@@ -727,15 +690,15 @@ static void test_pinned(void) {
   CHECK(fcntl(rfd, F_SETFL, 0) == 0);
   size_t cap = 4u << 20, len = 0;
   uint8_t *buf = malloc(cap);
-  CHECK(buf != NULL);
+  REQUIRE(buf != NULL);
   for (;;) {
     if (len == cap) {
       cap *= 2;
       buf = realloc(buf, cap);
-      CHECK(buf != NULL);
+      REQUIRE(buf != NULL);
     }
     ssize_t n = read(rfd, buf + len, cap - len);
-    CHECK(n >= 0);
+    REQUIRE(n >= 0);
     if (n == 0) break;
     len += (size_t)n;
   }
@@ -744,7 +707,7 @@ static void test_pinned(void) {
   unlink(fifo);
   CHECK_EQ_INT(job.rc, 0);
   strobe_capture *c;
-  CHECK_EQ_INT(strobe_capture_open_memory(buf, len, &c), 0);
+  REQUIRE_EQ_INT(strobe_capture_open_memory(buf, len, &c), 0);
   summary s;
   summarize(c, "pin_inner", 2, &s);
   strobe_capture_close(c);
@@ -758,11 +721,11 @@ static void test_pinned(void) {
    * the hole as a LOST marker and LOST totals, and nests correctly. */
   for (int r = 0; r < 3; r++) { /* a little (~60 KB): the hole must not be evicted by size */
     nested(20);
-    sleep_ms(20);
+    fx_sleep_ms(20);
   }
   char path[256];
   temp_path(path, sizeof path, "pinned");
-  CHECK_EQ_INT(strobe_flight_recorder_dump(fr, path), 0);
+  REQUIRE_EQ_INT(strobe_flight_recorder_dump(fr, path), 0);
   read_file(path, "pin_inner", 2, &s);
   CHECK_EQ_INT(s.rc, 0);
   CHECK(s.totals.lost > 0);
@@ -783,7 +746,7 @@ static void test_pinned(void) {
  * test, not the ring, decide what is kept (set once, before any case records). */
 static void setup(void) {
 #ifdef STROBE_TEST_SANITIZED
-  CHECK_EQ_INT(strobe_setup(&(strobe_desc){.ring_events = 1u << 21}), 0);
+  REQUIRE_EQ_INT(strobe_setup(&(strobe_desc){.ring_events = 1u << 21}), 0);
 #endif
 }
 

@@ -71,7 +71,7 @@ static void test_every_failed_check_reported(void) {
   run_failing(&run, NULL, NULL);
   CHECK_EQ_INT(run.status, 1);
   /* Each failed check: file:line, the check as written, and its values. */
-  CHECK_EQ_INT(count_of(&run, "harness_failing.c:"), 3 + 2 + 1 + 100);
+  CHECK_EQ_INT(count_of(&run, "harness_failing.c:"), 3 + 2 + 1 + 100 + 2);
   CHECK_EQ_INT(count_of(&run, ": failed: CHECK_EQ_INT(one, two): 1 != 2\n"), 1);
   CHECK_EQ_INT(count_of(&run, ": failed: CHECK(one > two)\n"), 1);
   CHECK_EQ_INT(count_of(&run, ": failed: CHECK_STR_EQ(word, \"strobe\"): \"probe\" != \"strobe\"\n"), 1);
@@ -79,7 +79,7 @@ static void test_every_failed_check_reported(void) {
   /* Up to the REQUIRE, the case went on; after it, nothing ran. */
   CHECK_EQ_INT(count_of(&run, ": failed: CHECK_EQ_U64(five, 5): 4 != 5\n"), 1);
   CHECK_EQ_INT(count_of(&run, ": failed: REQUIRE(handle != NULL)\n"), 1);
-  CHECK_EQ_INT(count_of(&run, "after_require"), 0);
+  CHECK_EQ_INT(count_of(&run, "unreachable"), 0);
   CHECK_EQ_INT(count_of(&run, "FAIL require_stops: 2 failed checks"), 1);
   /* A check on another thread counts against the case. */
   CHECK_EQ_INT(count_of(&run, ": failed: CHECK_EQ_INT(one + two, 4): 3 != 4\n"), 1);
@@ -88,11 +88,17 @@ static void test_every_failed_check_reported(void) {
   CHECK_EQ_INT(count_of(&run, ": failed: CHECK(i < 0)\n"), 100);
   CHECK_EQ_INT(count_of(&run, "flood: 50 more failed checks not printed"), 1);
   CHECK_EQ_INT(count_of(&run, "FAIL flood: 150 failed checks"), 1);
+  /* Cleanups ran after the REQUIRE, last registered first, past a REQUIRE of their own. */
+  const char *second = strstr(run.out, "cleanup second ran\n"), *first = strstr(run.out, "cleanup first ran\n");
+  CHECK(second != NULL && first != NULL && second < first);
+  CHECK_EQ_INT(count_of(&run, ": failed: REQUIRE(one == two)\n"), 1);
+  CHECK_EQ_INT(count_of(&run, "after the cleanup's REQUIRE"), 0);
+  CHECK_EQ_INT(count_of(&run, "FAIL cleanup_after_require: 2 failed checks"), 1);
   /* Every case ran, failures did not stop the run, and the closing line counts cases. */
-  CHECK_EQ_INT(count_of(&run, "RUN  "), 6);
+  CHECK_EQ_INT(count_of(&run, "RUN  "), 7);
   CHECK_EQ_INT(count_of(&run, "ok   passes ("), 1);
   CHECK_EQ_INT(count_of(&run, "ok   passes_after_failures ("), 1);
-  CHECK_STR_EQ(last_line(&run), "2 passed, 4 failed");
+  CHECK_STR_EQ(last_line(&run), "2 passed, 5 failed");
 }
 
 static void test_one_case_by_name(void) {
@@ -119,7 +125,8 @@ static void test_one_case_by_name(void) {
 static void test_list_and_bad_arguments(void) {
   run_failing(&run, "--list", NULL);
   CHECK_EQ_INT(run.status, 0);
-  CHECK_STR_EQ(run.out, "passes\nthree_checks_fail\nrequire_stops\nfails_on_thread\nflood\npasses_after_failures\n");
+  CHECK_STR_EQ(run.out, "passes\nthree_checks_fail\nrequire_stops\nfails_on_thread\nflood\ncleanup_after_require\n"
+                        "passes_after_failures\n");
 
   run_failing(&run, "no_such_case", NULL);
   CHECK_EQ_INT(run.status, 2);

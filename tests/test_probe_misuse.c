@@ -11,7 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "check.h"
+#include "support/fixtures.h"
+#include "support/harness.h"
 #include "strobe/capture.h"
 #include "strobe/record.h"
 #include "strobe/strobe.h"
@@ -80,12 +81,12 @@ static void guard_outlives_its_scope(void) {
   STROBE_END(); /* nothing left to close */
 }
 
-int main(void) {
+static void test_misuse_counted_stream_balanced(void) {
   /* Before any thread records, setup validates and takes effect. */
   CHECK_EQ_INT(strobe_setup(&(strobe_desc){.ring_events = 1000}), STROBE_EINVAL);
   CHECK_EQ_INT(strobe_setup(&(strobe_desc){.drain_interval_ms = 5000}), STROBE_EINVAL);
   CHECK_EQ_INT(strobe_setup(NULL), STROBE_EINVAL);
-  CHECK_EQ_INT(strobe_setup(&(strobe_desc){.ring_events = 65536}), 0);
+  REQUIRE_EQ_INT(strobe_setup(&(strobe_desc){.ring_events = 65536}), 0);
   CHECK_EQ_INT(strobe_query_desc().ring_events, 65536);
   CHECK_EQ_INT(strobe_query_desc().drain_interval_ms, 2);
 
@@ -94,12 +95,10 @@ int main(void) {
   CHECK(strobe_thread_query_scope() == NULL);
   CHECK_EQ_U64(strobe_query_misuse().end_without_begin, 0);
 
-  char path[] = "/tmp/strobe-misuse-XXXXXX";
-  int fd = mkstemp(path);
-  CHECK(fd >= 0);
-  close(fd);
+  char path[64];
+  REQUIRE(fx_temp_file(path, sizeof path, "misuse") == 0);
   strobe_recorder *rec;
-  CHECK_EQ_INT(strobe_record_start(&(strobe_record_desc){.path = path, .flush_interval_ms = 10}, &rec), 0);
+  REQUIRE_EQ_INT(strobe_record_start(&(strobe_record_desc){.path = path, .flush_interval_ms = 10}, &rec), 0);
 
   {
     STROBE_SCOPE("outer");
@@ -153,7 +152,7 @@ int main(void) {
   /* The stream is balanced: no orphan ends, the only unfinished scope is the
    * one left open at thread exit, and deep nesting stops at the limit. */
   strobe_capture *cap;
-  CHECK_EQ_INT(strobe_capture_open(path, &cap), 0);
+  REQUIRE_EQ_INT(strobe_capture_open(path, &cap), 0);
   strobe_capture_record r;
   int rc;
   uint32_t max_depth = 0;
@@ -206,5 +205,7 @@ int main(void) {
   CHECK_EQ_U64(t.misuse.depth_overflow, 10);
   strobe_capture_close(cap);
   unlink(path);
-  return 0;
 }
+
+#define CASES(X) X(misuse_counted_stream_balanced)
+HARNESS_MAIN(CASES)

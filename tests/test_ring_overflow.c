@@ -11,7 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "check.h"
+#include "support/fixtures.h"
+#include "support/harness.h"
 #include "strobe/capture.h"
 #include "strobe/record.h"
 #include "strobe/strobe.h"
@@ -40,18 +41,18 @@ static void *read_fifo(void *arg) {
   return NULL;
 }
 
-int main(void) {
-  CHECK_EQ_INT(strobe_setup(&(strobe_desc){.ring_events = 1024}), 0);
-  char dir[] = "/tmp/strobe-overflow-XXXXXX";
-  CHECK(mkdtemp(dir) != NULL);
+static void test_overflow_counted_stream_balanced(void) {
+  REQUIRE_EQ_INT(strobe_setup(&(strobe_desc){.ring_events = 1024}), 0);
+  char dir[64];
+  REQUIRE(fx_temp_dir(dir, sizeof dir, "overflow") == 0);
   char path[256];
   snprintf(path, sizeof path, "%s/fifo", dir);
-  CHECK(mkfifo(path, 0600) == 0);
+  REQUIRE(mkfifo(path, 0600) == 0);
   /* Hold the FIFO open for reading so the recorder's open() succeeds, but do not read yet. */
   int hold = open(path, O_RDONLY | O_NONBLOCK);
-  CHECK(hold >= 0);
+  REQUIRE(hold >= 0);
   strobe_recorder *rec;
-  CHECK_EQ_INT(strobe_record_start(&(strobe_record_desc){.path = path, .flush_interval_ms = 1}, &rec), 0);
+  REQUIRE_EQ_INT(strobe_record_start(&(strobe_record_desc){.path = path, .flush_interval_ms = 1}, &rec), 0);
   for (int i = 0; i < SCOPES; i++) {
     STROBE_SCOPE("outer");
     STROBE_SCOPE("inner");
@@ -63,13 +64,13 @@ int main(void) {
   sink s = {path, NULL, 0};
   pthread_t reader;
   pthread_create(&reader, NULL, read_fifo, &s);
-  usleep(100000); /* the reader thread opens the FIFO */
+  fx_sleep_ms(100); /* the reader thread opens the FIFO */
   close(hold);
   CHECK_EQ_INT(strobe_record_stop(rec), 0);
   pthread_join(reader, NULL);
 
   strobe_capture *cap;
-  CHECK_EQ_INT(strobe_capture_open_memory(s.data, s.len, &cap), 0);
+  REQUIRE_EQ_INT(strobe_capture_open_memory(s.data, s.len, &cap), 0);
   strobe_capture_record r;
   int rc;
   uint64_t lost_records = 0, ends = 0;
@@ -94,5 +95,7 @@ int main(void) {
   free(s.data);
   unlink(path);
   rmdir(dir);
-  return 0;
 }
+
+#define CASES(X) X(overflow_counted_stream_balanced)
+HARNESS_MAIN(CASES)

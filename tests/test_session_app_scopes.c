@@ -27,7 +27,7 @@
 
 static json_t *scope_at(json_t *doc, size_t i) {
   json_t *s = json_array_get(jreq(doc, "application_scopes.scopes"), i);
-  CHECK(s != NULL);
+  REQUIRE(s != NULL);
   return s;
 }
 
@@ -176,7 +176,7 @@ static void *open_child(void *arg) {
   child_job *j = arg;
   j->child = strobe_app_scope_begin_child_of(j->c, j->token, "container_encode", STROBE_LANE_WORKER);
   j->status = strobe_app_scope_query_status(&j->child);
-  su_sleep_ms(2);
+  fx_sleep_ms(2);
   strobe_app_scope_end(&j->child);
   return NULL;
 }
@@ -196,7 +196,7 @@ static void test_parent_token(void) {
   CHECK_EQ_INT(token.id, write.id);
   child_job job = {c, token, {0}, -1};
   pthread_t t;
-  CHECK_EQ_INT(pthread_create(&t, NULL, open_child, &job), 0);
+  REQUIRE_EQ_INT(pthread_create(&t, NULL, open_child, &job), 0);
   CHECK_EQ_INT(pthread_join(t, NULL), 0);
   CHECK_EQ_INT(job.status, 0);
   CHECK(job.child.id > write.id); /* monotonically increasing */
@@ -215,7 +215,7 @@ static void test_parent_token(void) {
   strobe_app_scope_end(&write);
   /* A token to an ended parent is refused, from any thread. */
   job = (child_job){c, token, {0}, -1};
-  CHECK_EQ_INT(pthread_create(&t, NULL, open_child, &job), 0);
+  REQUIRE_EQ_INT(pthread_create(&t, NULL, open_child, &job), 0);
   CHECK_EQ_INT(pthread_join(t, NULL), 0);
   CHECK_EQ_INT(job.status, STROBE_EPARENT);
   strobe_app_scope late = strobe_app_scope_begin_child(&write, "late", STROBE_LANE_UI);
@@ -257,7 +257,7 @@ static void test_parent_finishes_first(void) {
   strobe_app_scope child = strobe_app_scope_begin_child(&parent, "work", STROBE_LANE_WORKER);
   strobe_app_scope_end(&parent);
   CHECK_EQ_INT(strobe_app_scope_query_status(&child), 0); /* still live */
-  su_sleep_ms(3);
+  fx_sleep_ms(3);
   strobe_app_scope_end(&child);
   json_t *doc;
   strobe_report_free(su_end(c, id, &doc));
@@ -363,14 +363,14 @@ static void test_scope_boundaries(void) {
   strobe_collector *c = su_collector(&w);
   char id[STROBE_SESSION_ID_MAX];
   strobe_app_scope slow = strobe_app_scope_begin(c, "main", "slow_load", STROBE_LANE_UI);
-  su_sleep_ms(10);
+  fx_sleep_ms(10);
   su_start(c, 0, id);
   strobe_app_scope child = strobe_app_scope_begin_child(&slow, "parse", STROBE_LANE_UI);
   strobe_app_scope_end(&child);
   json_t *doc;
   strobe_report_free(su_read(c, id, &doc));
   json_t *u = json_array_get(jreq(doc, "application_scopes.unfinished"), 0);
-  CHECK(u != NULL);
+  REQUIRE(u != NULL);
   CHECK(jbool(u, "started_before_session"));
   CHECK(jnum(u, "elapsed_ms") >= 10.0);
   CHECK(!strcmp(jstr(doc, "status"), "partial"));
@@ -492,7 +492,7 @@ static void test_wall_milliseconds(void) {
   char id[STROBE_SESSION_ID_MAX];
   su_start(c, 0, id);
   strobe_app_scope s = strobe_app_scope_begin(c, "main", "io_wait", STROBE_LANE_WORKER);
-  su_sleep_ms(20); /* a wait, not CPU work: still counted */
+  fx_sleep_ms(20); /* a wait, not CPU work: still counted */
   strobe_app_scope_end(&s);
   json_t *doc;
   strobe_report_free(su_end(c, id, &doc));
@@ -518,9 +518,9 @@ static void test_sample_age_uses_latest_completion(void) {
   strobe_app_scope b = strobe_app_scope_begin(c, "main", "second", STROBE_LANE_WORKER);
   strobe_app_scope_end(&a);
   strobe_app_scope_end(&b);
-  su_sleep_ms(20);
+  fx_sleep_ms(20);
   strobe_report *r = NULL;
-  CHECK_EQ_INT(strobe_session_stop(c, id, 0, &r), 0);
+  REQUIRE_EQ_INT(strobe_session_stop(c, id, 0, &r), 0);
   CHECK_EQ_INT(r->napps, 2);
   /* apps[0] is the last published; make the earlier-published one complete last. */
   CHECK(r->apps[0]->id == b.id);
@@ -553,9 +553,9 @@ static void test_completion_time_before_lock(void) {
   finisher f = {strobe_app_scope_begin(c, "main", "worker_save", STROBE_LANE_WORKER), 0};
   pthread_mutex_lock(&c->lock); /* white box: hold the collector's short lock */
   pthread_t t;
-  CHECK_EQ_INT(pthread_create(&t, NULL, finish_while_locked, &f), 0);
-  while (!__atomic_load_n(&f.about_to_finish, __ATOMIC_ACQUIRE)) su_sleep_ms(1);
-  su_sleep_ms(300); /* the worker has taken its timestamp and waits for the lock */
+  REQUIRE_EQ_INT(pthread_create(&t, NULL, finish_while_locked, &f), 0);
+  while (!__atomic_load_n(&f.about_to_finish, __ATOMIC_ACQUIRE)) fx_sleep_ms(1);
+  fx_sleep_ms(300); /* the worker has taken its timestamp and waits for the lock */
   uint64_t released = strobe__now();
   pthread_mutex_unlock(&c->lock);
   CHECK_EQ_INT(pthread_join(t, NULL), 0);

@@ -33,13 +33,13 @@
 
 static json_t *sample_at(json_t *doc, size_t i) {
   json_t *s = json_array_get(jreq(doc, "samples"), i);
-  CHECK(s != NULL);
+  REQUIRE(s != NULL);
   return s;
 }
 
 static json_t *unfinished_at(json_t *doc, size_t i) {
   json_t *u = json_array_get(jreq(doc, "unfinished"), i);
-  CHECK(u != NULL);
+  REQUIRE(u != NULL);
   return u;
 }
 
@@ -142,11 +142,11 @@ static void test_unfinished_at_end(void) {
   strobe_report *r;
   {
     STROBE_STAGE("update", NULL);
-    su_sleep_ms(15);
+    fx_sleep_ms(15);
   }
   {
     STROBE_STAGE("raster", NULL);
-    su_sleep_ms(25);
+    fx_sleep_ms(25);
     r = su_end(c, id, &doc);
   }
   strobe_op_end(op, 1);
@@ -199,10 +199,10 @@ static void test_session_begun_mid_slow_frame(void) {
   strobe_report *r;
   {
     STROBE_STAGE("render_encode", NULL);
-    su_sleep_ms(10);
+    fx_sleep_ms(10);
     su_start(c, 0, id);
     CHECK_EQ_INT(strobe_op_detailed(), 0); /* decided once, at entry */
-    su_sleep_ms(20);
+    fx_sleep_ms(20);
     r = su_end(c, id, &doc);
   }
   strobe_op_end(op, 1);
@@ -277,7 +277,7 @@ static void test_input_and_frame_rate(void) {
   for (int i = 0; i < 3; i++) {
     su_op(c, w, STROBE_OP_PASS, 1);
     su_op(c, w, STROBE_OP_INPUT, 1);
-    su_sleep_ms(10);
+    fx_sleep_ms(10);
   }
   su_op(c, w, STROBE_OP_PASS, 0); /* never committed: not a rendered frame */
   strobe_report_free(su_end(c, id, &doc));
@@ -325,10 +325,10 @@ static void test_uncommitted_kept(void) {
 /* >>stages */
 static void prepare_frame(int with_taps) {
   STROBE_STAGE("prepare", NULL);
-  su_sleep_ms(2);
+  fx_sleep_ms(2);
   if (with_taps) {
     STROBE_STAGE("register_tap", "prepare");
-    su_sleep_ms(1);
+    fx_sleep_ms(1);
   }
   strobe_op_counter_add("taps", with_taps ? 3 : 0);
 }
@@ -362,7 +362,7 @@ static void test_stage_populations(void) {
   for (int i = 0; i < 4; i++) CHECK_EQ_INT(jint(sample_at(doc, (size_t)i), "frame_id"), 4 - i);
   json_t *f2 = sample_at(doc, 2);
   json_t *st = stage_named(jreq(f2, "stages"), "register_tap");
-  CHECK(st != NULL);
+  REQUIRE(st != NULL);
   CHECK(!strcmp(jstr(st, "nested_in"), "prepare"));
   CHECK_EQ_INT(jint(st, "count"), 1);
   CHECK(jnum(st, "total_ms") >= 1.0);
@@ -387,7 +387,7 @@ static void test_stage_aggregation_and_phase(void) {
     STROBE_STAGE("layout", NULL);
     for (int i = 0; i < 3; i++) {
       STROBE_STAGE("layout_compute", "layout");
-      su_sleep_ms(1 + i);
+      fx_sleep_ms(1 + i);
       if (i == 0) {
         strobe_report_free(su_read(c, id, &doc));
         CHECK(!strcmp(jstr(unfinished_at(doc, 0), "phase"), "layout_compute"));
@@ -404,7 +404,7 @@ static void test_stage_aggregation_and_phase(void) {
   strobe_op_end(op, 1);
   strobe_report_free(su_end(c, id, &doc));
   json_t *lc = stage_named(jreq(sample_at(doc, 0), "stages"), "layout_compute");
-  CHECK(lc != NULL);
+  REQUIRE(lc != NULL);
   CHECK_EQ_INT(jint(lc, "count"), 3);
   CHECK(jnum(lc, "min_ms") >= 1.0);
   CHECK(jnum(lc, "max_ms") >= 3.0);
@@ -428,7 +428,7 @@ static void test_nested_ops_restore_outer(void) {
     strobe_op pass = strobe_op_begin(c, w, STROBE_OP_PASS, NULL);
     {
       STROBE_STAGE("layout", NULL);
-      su_sleep_ms(1);
+      fx_sleep_ms(1);
     }
     strobe_op_counter_add("nodes", 7);
     strobe_op_end(pass, 1);
@@ -453,7 +453,7 @@ static void test_nested_ops_restore_outer(void) {
   CHECK(!strcmp(jstr(pass, "kind"), "pass"));
   CHECK(stage_named(jreq(in, "stages"), "dispatch") && stage_named(jreq(in, "stages"), "after_pass"));
   CHECK(stage_named(jreq(in, "stages"), "layout") == NULL);
-  CHECK(stage_named(jreq(pass, "stages"), "layout") != NULL);
+  REQUIRE(stage_named(jreq(pass, "stages"), "layout") != NULL);
   CHECK_EQ_INT(jlen(pass, "stages"), 1);
   CHECK(!strcmp(jstr(json_array_get(jreq(pass, "counters"), 0), "name"), "nodes"));
   CHECK(!strcmp(jstr(json_array_get(jreq(in, "counters"), 0), "name"), "handlers"));
@@ -476,7 +476,7 @@ static void *finish_on_other_thread(void *arg) {
   strobe_op_resume(h->op);
   {
     STROBE_STAGE("set_root", NULL);
-    su_sleep_ms(2);
+    fx_sleep_ms(2);
   }
   strobe_op_counter_add("bytes", 100);
   strobe_op_end(h->op, 1);
@@ -500,7 +500,7 @@ static void test_handoff_across_threads(void) {
   strobe_op op = strobe_op_begin(c, w, STROBE_OP_PASS, NULL);
   {
     STROBE_STAGE("render_user", NULL);
-    su_sleep_ms(2);
+    fx_sleep_ms(2);
   }
   strobe_op_counter_add("bytes", 1);
   handoff h = {c, strobe_op_take()};
@@ -512,14 +512,14 @@ static void test_handoff_across_threads(void) {
   CHECK_EQ_INT(jlen(doc, "unfinished"), 1);
   json_decref(doc);
   pthread_t t;
-  CHECK_EQ_INT(pthread_create(&t, NULL, finish_on_other_thread, &h), 0);
+  REQUIRE_EQ_INT(pthread_create(&t, NULL, finish_on_other_thread, &h), 0);
   CHECK_EQ_INT(pthread_join(t, NULL), 0);
 
   /* A second frame handed off and dropped by the receiver: kept, committed:false. */
   strobe_op_begin(c, w, STROBE_OP_PASS, NULL);
   h.op = strobe_op_take();
   CHECK(h.op.id != 0);
-  CHECK_EQ_INT(pthread_create(&t, NULL, drop_on_other_thread, &h), 0);
+  REQUIRE_EQ_INT(pthread_create(&t, NULL, drop_on_other_thread, &h), 0);
   CHECK_EQ_INT(pthread_join(t, NULL), 0);
 
   strobe_report_free(su_end(c, id, &doc));
@@ -529,8 +529,8 @@ static void test_handoff_across_threads(void) {
   CHECK(!jbool(dropped, "committed"));
   CHECK(jbool(s, "handed_off"));
   CHECK(jbool(s, "committed"));
-  CHECK(stage_named(jreq(s, "stages"), "render_user") != NULL);
-  CHECK(stage_named(jreq(s, "stages"), "set_root") != NULL);
+  REQUIRE(stage_named(jreq(s, "stages"), "render_user") != NULL);
+  REQUIRE(stage_named(jreq(s, "stages"), "set_root") != NULL);
   CHECK(jnum(s, "total_ms") >= 4.0);
   json_t *bytes = json_array_get(jreq(s, "counters"), 0);
   CHECK_NEAR(jnum(bytes, "value"), 101, 1e-9);
@@ -547,7 +547,7 @@ static void test_devtools_excluded_by_default(void) {
   char plain[STROBE_SESSION_ID_MAX], with[STROBE_SESSION_ID_MAX];
   su_start(c, 0, plain);
   strobe_session_desc o = {0, 1, 0};
-  CHECK_EQ_INT(strobe_session_start(c, &o, with), 0);
+  REQUIRE_EQ_INT(strobe_session_start(c, &o, with), 0);
   su_op(c, dev, STROBE_OP_PASS, 1);
   su_op(c, w, STROBE_OP_PASS, 1);
   strobe_op running = strobe_op_begin(c, dev, STROBE_OP_PASS, NULL);
@@ -582,9 +582,9 @@ static void test_window_ids(void) {
   memset(id257, 'a', 257);
   id257[257] = 0;
   strobe_window out;
-  CHECK_EQ_INT(strobe_window_register(c, id256, 0, &out), 0);
-  CHECK_EQ_INT(strobe_window_register(c, "w1/popup", 0, &out), 0); /* hierarchical ids */
-  CHECK_EQ_INT(strobe_window_register(c, "w\xc3\xa9", 0, &out), 0); /* UTF-8 */
+  REQUIRE_EQ_INT(strobe_window_register(c, id256, 0, &out), 0);
+  REQUIRE_EQ_INT(strobe_window_register(c, "w1/popup", 0, &out), 0); /* hierarchical ids */
+  REQUIRE_EQ_INT(strobe_window_register(c, "w\xc3\xa9", 0, &out), 0); /* UTF-8 */
   const char *bad[] = {id257, "", "\xff", "w\xc3", "\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xe0\x80\xaf"};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     out.id = 99;

@@ -26,7 +26,7 @@ static void test_eight_concurrent_sessions(void) {
   /* "across all consumers": in-process (owner 0) and MCP-owned (owner 9) together. */
   for (int i = 0; i < STROBE_MAX_SESSIONS; i++) {
     strobe_session_desc o = {0, 0, (uint64_t)(i % 2 ? 9 : 0)};
-    CHECK_EQ_INT(strobe_session_start(c, &o, ids[i]), 0);
+    REQUIRE_EQ_INT(strobe_session_start(c, &o, ids[i]), 0);
     for (int k = 0; k < i; k++) CHECK(strcmp(ids[i], ids[k]) != 0);
   }
   CHECK_EQ_INT(strobe_collector_query_session_count(c), 8);
@@ -38,11 +38,11 @@ static void test_eight_concurrent_sessions(void) {
   CHECK_EQ_INT(strobe_collector_query_session_count(c), 8);
   /* Ending one frees its place. */
   su_end_free(c, ids[0]);
-  CHECK_EQ_INT(strobe_session_start(c, NULL, ninth), 0);
+  REQUIRE_EQ_INT(strobe_session_start(c, NULL, ninth), 0);
   CHECK_EQ_INT(strobe_collector_query_session_count(c), 8);
   for (int i = 1; i < STROBE_MAX_SESSIONS; i++) {
     strobe_report *r = NULL;
-    CHECK_EQ_INT(strobe_session_stop(c, ids[i], (uint64_t)(i % 2 ? 9 : 0), &r), 0);
+    REQUIRE_EQ_INT(strobe_session_stop(c, ids[i], (uint64_t)(i % 2 ? 9 : 0), &r), 0);
     check_report(r);
     strobe_report_free(r);
   }
@@ -63,7 +63,7 @@ static void test_max_samples_bounds(void) {
   CHECK_EQ_INT(jint(doc, "application_scopes.max_scopes"), 120);
   json_decref(doc);
 
-  CHECK_EQ_INT(strobe_session_start(c, NULL, id), 0); /* NULL options: all defaults */
+  REQUIRE_EQ_INT(strobe_session_start(c, NULL, id), 0); /* NULL options: all defaults */
   strobe_report_free(su_end(c, id, &doc));
   CHECK_EQ_INT(jint(doc, "session.max_samples"), 120);
   json_decref(doc);
@@ -164,7 +164,7 @@ static void test_last_64_ended_remembered(void) {
   for (int i = 0; i < 65; i++) {
     su_start(c, 1, ids[i]);
     strobe_report *r = NULL;
-    CHECK_EQ_INT(strobe_session_stop(c, ids[i], 0, &r), 0);
+    REQUIRE_EQ_INT(strobe_session_stop(c, ids[i], 0, &r), 0);
     strobe_report_free(r);
   }
   strobe_report *r = NULL;
@@ -313,8 +313,8 @@ static void test_owners_and_cancel(void) {
   strobe_collector *c = su_collector(&w);
   strobe_session_desc mcp = {0, 0, MCP};
   char a[STROBE_SESSION_ID_MAX], b[STROBE_SESSION_ID_MAX], p[STROBE_SESSION_ID_MAX];
-  CHECK_EQ_INT(strobe_session_start(c, &mcp, a), 0);
-  CHECK_EQ_INT(strobe_session_start(c, &mcp, b), 0);
+  REQUIRE_EQ_INT(strobe_session_start(c, &mcp, a), 0);
+  REQUIRE_EQ_INT(strobe_session_start(c, &mcp, b), 0);
   su_start(c, 0, p);
   su_op(c, w, STROBE_OP_PASS, 1);
 
@@ -323,7 +323,7 @@ static void test_owners_and_cancel(void) {
   CHECK_EQ_INT(strobe_session_stop(c, a, 0, &r), STROBE_ENOTOWNER);
   CHECK_EQ_INT(strobe_session_read(c, p, MCP, &r), STROBE_ENOTOWNER);
   CHECK_EQ_INT(strobe_session_stop(c, p, MCP, &r), STROBE_ENOTOWNER);
-  CHECK_EQ_INT(strobe_session_read(c, a, MCP, &r), 0);
+  REQUIRE_EQ_INT(strobe_session_read(c, a, MCP, &r), 0);
   check_report(r);
   CHECK_EQ_INT(strobe_report_query_counts(r).completed, 1);
   strobe_report_free(r);
@@ -338,11 +338,11 @@ static void test_owners_and_cancel(void) {
   su_op(c, w, STROBE_OP_PASS, 1);
   /* Regranting: a new MCP session gets a new id; the cancelled ones stay cancelled. */
   char again[STROBE_SESSION_ID_MAX];
-  CHECK_EQ_INT(strobe_session_start(c, &mcp, again), 0);
+  REQUIRE_EQ_INT(strobe_session_start(c, &mcp, again), 0);
   CHECK(strcmp(again, a) && strcmp(again, b));
   CHECK_EQ_INT(strobe_session_read(c, a, MCP, &r), STROBE_ECANCELLED);
   su_op(c, w, STROBE_OP_PASS, 1);
-  CHECK_EQ_INT(strobe_session_stop(c, again, MCP, &r), 0);
+  REQUIRE_EQ_INT(strobe_session_stop(c, again, MCP, &r), 0);
   check_report(r);
   CHECK_EQ_INT(strobe_report_query_counts(r).completed, 1); /* no history from the cancelled ones */
   strobe_report_free(r);
@@ -423,14 +423,14 @@ static void test_separate_collectors(void) {
 static void test_units_and_epoch(void) {
   strobe_window wa;
   strobe_collector *a = su_collector(&wa);
-  su_sleep_ms(60);
+  fx_sleep_ms(60);
   strobe_window wb;
   strobe_collector *b = su_collector(&wb);
   char ia[STROBE_SESSION_ID_MAX], ib[STROBE_SESSION_ID_MAX];
   su_start(b, 0, ib); /* b first: then a's start is later in time, and later still on a's older epoch */
   su_start(a, 0, ia);
   strobe_op op = strobe_op_begin(a, wa, STROBE_OP_PASS, NULL);
-  su_sleep_ms(20);
+  fx_sleep_ms(20);
   strobe_op_end(op, 1);
   json_t *da, *db;
   strobe_report_free(su_end(a, ia, &da));

@@ -37,7 +37,7 @@ static void *ui_thread(void *arg) {
   {
     STROBE_STAGE("render_present", NULL);
     __atomic_store_n(&u->inside, 1, __ATOMIC_RELEASE);
-    su_sleep_ms(STALL_MS); /* a stalled present: no Strobe lock held */
+    fx_sleep_ms(STALL_MS); /* a stalled present: no Strobe lock held */
   }
   strobe_app_scope_end(&save);
   strobe_op_end(op, 1);
@@ -65,23 +65,23 @@ static void test_read_and_end_during_stall(void) {
   su_start(c, 0, id);
   ui u = {c, w, 0, 0};
   pthread_t t;
-  CHECK_EQ_INT(pthread_create(&t, NULL, ui_thread, &u), 0);
-  while (!__atomic_load_n(&u.inside, __ATOMIC_ACQUIRE)) su_sleep_ms(1);
+  REQUIRE_EQ_INT(pthread_create(&t, NULL, ui_thread, &u), 0);
+  while (!__atomic_load_n(&u.inside, __ATOMIC_ACQUIRE)) fx_sleep_ms(1);
 
   /* From this (server) thread, while the UI thread is stuck. */
-  double t0 = su_now_ms();
+  double t0 = fx_now_ms();
   strobe_report *r = NULL;
-  CHECK_EQ_INT(strobe_session_read(c, id, 0, &r), 0);
-  double read_ms = su_now_ms() - t0;
+  REQUIRE_EQ_INT(strobe_session_read(c, id, 0, &r), 0);
+  double read_ms = fx_now_ms() - t0;
   CHECK(!__atomic_load_n(&u.done, __ATOMIC_ACQUIRE));
   json_t *doc = check_report_json(r);
   check_stalled(doc);
   json_decref(doc);
   strobe_report_free(r);
 
-  t0 = su_now_ms();
-  CHECK_EQ_INT(strobe_session_stop(c, id, 0, &r), 0);
-  double end_ms = su_now_ms() - t0;
+  t0 = fx_now_ms();
+  REQUIRE_EQ_INT(strobe_session_stop(c, id, 0, &r), 0);
+  double end_ms = fx_now_ms() - t0;
   CHECK(!__atomic_load_n(&u.done, __ATOMIC_ACQUIRE));
   doc = check_report_json(r);
   check_stalled(doc);
@@ -111,7 +111,7 @@ static void *hold_lock(void *arg) {
   holder *h = arg;
   pthread_mutex_lock(&h->c->lock); /* white box: the collector's short lock */
   __atomic_store_n(&h->locked, 1, __ATOMIC_RELEASE);
-  while (!__atomic_load_n(&h->release, __ATOMIC_ACQUIRE)) su_sleep_ms(1);
+  while (!__atomic_load_n(&h->release, __ATOMIC_ACQUIRE)) fx_sleep_ms(1);
   pthread_mutex_unlock(&h->c->lock);
   return NULL;
 }
@@ -126,8 +126,8 @@ static void test_json_without_lock(void) {
   strobe_report *final = su_end(c, id, NULL);
   holder h = {c, 0, 0};
   pthread_t t;
-  CHECK_EQ_INT(pthread_create(&t, NULL, hold_lock, &h), 0);
-  while (!__atomic_load_n(&h.locked, __ATOMIC_ACQUIRE)) su_sleep_ms(1);
+  REQUIRE_EQ_INT(pthread_create(&t, NULL, hold_lock, &h), 0);
+  while (!__atomic_load_n(&h.locked, __ATOMIC_ACQUIRE)) fx_sleep_ms(1);
   alarm(60); /* if serializing took the lock, this would hang: fail instead */
   char *a = su_json(live), *b = su_json(final);
   strobe_report_free(live); /* freeing takes no lock either */
@@ -170,11 +170,11 @@ static void test_reads_racing_phases(void) {
   su_start(c, 0, id);
   busy b = {c, w, 0, 0};
   pthread_t t;
-  CHECK_EQ_INT(pthread_create(&t, NULL, busy_thread, &b), 0);
-  while (!__atomic_load_n(&b.running, __ATOMIC_ACQUIRE)) su_sleep_ms(1);
+  REQUIRE_EQ_INT(pthread_create(&t, NULL, busy_thread, &b), 0);
+  while (!__atomic_load_n(&b.running, __ATOMIC_ACQUIRE)) fx_sleep_ms(1);
   for (int i = 0; i < 20000; i++) {
     strobe_report *r = NULL;
-    CHECK_EQ_INT(strobe_session_read(c, id, 0, &r), 0);
+    REQUIRE_EQ_INT(strobe_session_read(c, id, 0, &r), 0);
     CHECK_EQ_INT(r->nunfinished, 1);
     const strobe__unfinished_op *u = &r->unfinished[0];
     CHECK(u->start <= r->at);

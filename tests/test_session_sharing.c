@@ -160,17 +160,17 @@ static void test_app_scope_allocations(void) {
   strobe_collector_release(c);
 }
 
-int main(void) {
-  /* The wrapper must really be in the path, or the counts above prove nothing. */
+/* The wrapper must really be in the path, or the counts above prove nothing. */
+static void test_malloc_is_counted(void) {
   count_start();
   void *volatile p = malloc(16);
   CHECK_EQ_INT(count_stop(), 1);
   free(p);
-
-  test_one_payload_eight_sessions();
-  test_no_payload_without_admitting_session();
-  test_app_scope_allocations();
-  CHECK(reports_checked() > 0);
-  puts("test_session_sharing: ok");
-  return 0;
 }
+
+#define CASES(X)                        \
+  X(malloc_is_counted)                  \
+  X(one_payload_eight_sessions)         \
+  X(no_payload_without_admitting_session) \
+  X(app_scope_allocations)
+HARNESS_MAIN(CASES)

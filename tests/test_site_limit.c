@@ -9,7 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "check.h"
+#include "support/fixtures.h"
+#include "support/harness.h"
 #include "strobe/capture.h"
 #include "strobe/record.h"
 #include "strobe/strobe.h"
@@ -18,9 +19,9 @@
 
 static strobe_site one_too_many = {"one_too_many", NULL, NULL, __FILE__, "main", __LINE__, STROBE_SITE_SCOPE, 0};
 
-int main(void) {
+static void test_full_registry_falls_back(void) {
   strobe_site *sites = calloc(USER_SITES, sizeof *sites);
-  CHECK(sites != NULL);
+  REQUIRE(sites != NULL);
   for (int i = 0; i < USER_SITES; i++) {
     sites[i] = (strobe_site){"filler", NULL, NULL, __FILE__, "main", (uint32_t)i, STROBE_SITE_SCOPE, 0};
     CHECK(strobe_site_register(&sites[i]) > 0);
@@ -28,12 +29,10 @@ int main(void) {
   CHECK_EQ_INT(strobe_site_register(&one_too_many), STROBE_ELIMIT);
   CHECK_EQ_INT(strobe_site_register(&sites[7]), (int)sites[7].id); /* idempotent, even when full */
 
-  char path[] = "/tmp/strobe-site-limit-XXXXXX";
-  int fd = mkstemp(path);
-  CHECK(fd >= 0);
-  close(fd);
+  char path[64];
+  REQUIRE(fx_temp_file(path, sizeof path, "site-limit") == 0);
   strobe_recorder *rec;
-  CHECK_EQ_INT(strobe_record_start(&(strobe_record_desc){.path = path}, &rec), 0);
+  REQUIRE_EQ_INT(strobe_record_start(&(strobe_record_desc){.path = path}, &rec), 0);
   for (int i = 0; i < 3; i++) {
     uintptr_t outer = strobe__is_active() ? strobe__begin(&sites[0]) : 0;
     uintptr_t inner = strobe__is_active() ? strobe__begin(&one_too_many) : 0;
@@ -45,14 +44,14 @@ int main(void) {
   CHECK_EQ_U64(one_too_many.id, 0);
 
   strobe_capture *cap;
-  CHECK_EQ_INT(strobe_capture_open(path, &cap), 0);
+  REQUIRE_EQ_INT(strobe_capture_open(path, &cap), 0);
   strobe_capture_record r;
   int rc;
   uint64_t filler_ends = 0, fallback_ends = 0;
   while ((rc = strobe_capture_next(cap, &r)) > 0) {
     if (r.type != STROBE_REC_END) continue;
     const strobe_capture_site *s = strobe_capture_query_site(cap, r.site);
-    CHECK(s != NULL);
+    REQUIRE(s != NULL);
     if (!strcmp(s->name, "filler")) {
       CHECK_EQ_INT(r.depth, 1);
       filler_ends++;
@@ -70,5 +69,7 @@ int main(void) {
   strobe_capture_close(cap);
   unlink(path);
   free(sites);
-  return 0;
 }
+
+#define CASES(X) X(full_registry_falls_back)
+HARNESS_MAIN(CASES)

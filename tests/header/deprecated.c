@@ -26,10 +26,11 @@
 #if defined(STROBE_TEST_WITH_SERVER)
 #include "strobe/server.h"
 #endif
-#include "../check.h"
+#include "../support/harness.h"
 
 /* strobe.h: misuse counters and the current scope, while a capture records. */
-static void check_probe_and_capture(void) {
+static void test_probe_and_capture(void) {
+  REQUIRE(strobe_profiling_available()); /* strobe_static is built with profiling */
   char path[] = "/tmp/strobe-deprecated-XXXXXX";
   int fd = mkstemp(path);
   CHECK(fd >= 0);
@@ -88,7 +89,7 @@ static void check_probe_and_capture(void) {
 }
 
 /* record.h: a live stream's counters. */
-static void check_stream(void) {
+static void test_stream(void) {
   strobe_stream *s = NULL;
   CHECK_EQ_INT(strobe_stream_start(NULL, &s), 0);
   strobe_stream_stats old_s = strobe_stream_query(s);
@@ -103,7 +104,7 @@ static void check_stream(void) {
 }
 
 /* flight.h: the recorder's configuration and counters. */
-static void check_flight(void) {
+static void test_flight(void) {
   strobe_flight_recorder_desc d = {.max_mib = 1, .max_age_ms = 1234};
   strobe_flight_recorder *fr = NULL;
   CHECK_EQ_INT(strobe_flight_recorder_start(&d, &fr), 0);
@@ -120,7 +121,7 @@ static void check_flight(void) {
 }
 
 /* session.h: collectors, operations, application scopes, sessions, reports. */
-static void check_session(void) {
+static void test_session(void) {
   strobe_collector *c = NULL;
   CHECK_EQ_INT(strobe_collector_create(&c), 0);
   strobe_window w;
@@ -202,7 +203,7 @@ static void check_session(void) {
 
 #if defined(STROBE_TEST_WITH_SERVER)
 /* server.h: port, token file, counters and the viewer's recording. */
-static void check_server(void) {
+static void test_server(void) {
   char dir[] = "/tmp/strobe-deprecated-srv-XXXXXX";
   CHECK(mkdtemp(dir) != NULL);
   char token_file[64];
@@ -229,15 +230,15 @@ static void check_server(void) {
 }
 #endif
 
-int main(void) {
-  CHECK(strobe_profiling_available()); /* strobe_static is built with profiling */
-  check_probe_and_capture();
-  check_stream();
-  check_flight();
-  check_session();
 #if defined(STROBE_TEST_WITH_SERVER)
-  check_server();
+#define SERVER_CASES(X) X(server)
+#else
+#define SERVER_CASES(X)
 #endif
-  printf("every deprecated alias works\n");
-  return 0;
-}
+#define CASES(X)        \
+  X(probe_and_capture)  \
+  X(stream)             \
+  X(flight)             \
+  X(session)            \
+  SERVER_CASES(X)
+HARNESS_MAIN(CASES)

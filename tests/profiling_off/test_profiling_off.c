@@ -3,13 +3,13 @@
  * links and runs: instrumentation does nothing, and every consumer reports
  * STROBE_EFEATURE_DISABLED instead of pretending to work.
  */
-#include "check.h"
+#include "support/harness.h"
 #include "strobe/flight.h"
 #include "strobe/record.h"
 #include "strobe/session.h"
 #include "strobe/strobe.h"
 
-int main(void) {
+static void test_consumers_say_disabled(void) {
   CHECK_EQ_INT(strobe_profiling_available(), 0);
 
   strobe_recorder *rec = (strobe_recorder *)1;
@@ -44,5 +44,7 @@ int main(void) {
   }
   CHECK(strobe_thread_query_scope() == NULL);
   CHECK_EQ_U64(strobe_query_event_stats().events_written, 0);
-  return 0;
 }
+
+#define CASES(X) X(consumers_say_disabled)
+HARNESS_MAIN(CASES)

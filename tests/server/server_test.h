@@ -11,8 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "support/fixtures.h"
 #include "support/harness.h"
 #include "http_client.h"
 #include "strobe/server.h"
@@ -22,17 +22,6 @@
 #define AUTH "Authorization: Bearer " TEST_TOKEN "\r\n"
 #define JSON_CT "Content-Type: application/json\r\n"
 
-static inline uint64_t t_now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-static inline void t_sleep_ms(unsigned ms) {
-  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
-}
-
 static inline strobe_server *t_start(strobe_server_desc *d) {
   strobe_server_desc def = {0};
   if (!d) d = &def;
@@ -41,6 +30,16 @@ static inline strobe_server *t_start(strobe_server_desc *d) {
   strobe_server *s = NULL;
   int rc = strobe_server_start(d, &s);
   REQUIREF(rc == 0 && s, "strobe_server_start: %s", strobe_strerror(rc));
+  return s;
+}
+
+static void t_stop_deferred(void *s) { strobe_server_stop((strobe_server *)s); }
+
+/* A server for the running case, stopped when the case ends (harness_defer),
+ * even when a REQUIRE stopped it. */
+static inline strobe_server *t_server(strobe_server_desc *d) {
+  strobe_server *s = t_start(d);
+  harness_defer(t_stop_deferred, s);
   return s;
 }
 

@@ -17,12 +17,12 @@ static json_t *get_json(strobe_server *s, const char *method, const char *path, 
 
 static const char *str(json_t *o, const char *k) { return json_string_value(json_object_get(o, k)); }
 
-int main(void) {
+static void test_info_and_sessions(void) {
   strobe_collector *c;
-  CHECK(strobe_collector_create(&c) == 0);
+  REQUIRE(strobe_collector_create(&c) == 0);
   strobe_window w, dt;
-  CHECK(strobe_window_register(c, "main", 0, &w) == 0);
-  CHECK(strobe_window_register(c, "devtools", STROBE_WINDOW_DEVTOOLS, &dt) == 0);
+  REQUIRE(strobe_window_register(c, "main", 0, &w) == 0);
+  REQUIRE(strobe_window_register(c, "devtools", STROBE_WINDOW_DEVTOOLS, &dt) == 0);
   strobe_op op = strobe_op_begin(c, w, STROBE_OP_PASS, NULL);
   strobe_op_end(op, 1);
   strobe_server_desc d = {.collector = c};
@@ -59,7 +59,7 @@ int main(void) {
 
   /* >>sessions: one of each owner kind */
   char local[STROBE_SESSION_ID_MAX];
-  CHECK(strobe_session_start(c, NULL, local) == 0);
+  REQUIRE(strobe_session_start(c, NULL, local) == 0);
   char sid[80];
   t_mcp_init(s, sid);
   json_t *res = t_call(s, sid, "strobe_profile_start", "{}");
@@ -132,10 +132,11 @@ int main(void) {
   strobe_report *rep;
   CHECK_EQ_INT(strobe_session_read(c, mcp_id, 0, &rep), STROBE_ECANCELLED);
   CHECK_EQ_INT(strobe_session_read(c, viewer_id, 0, &rep), STROBE_ECANCELLED);
-  CHECK(strobe_session_stop(c, local, 0, &rep) == 0);
+  REQUIRE(strobe_session_stop(c, local, 0, &rep) == 0);
   CHECK_EQ_U64(strobe_report_query_counts(rep).completed, 1);
   strobe_report_free(rep);
   strobe_collector_release(c);
-  printf("test_server_api: ok\n");
-  return 0;
 }
+
+#define CASES(X) X(info_and_sessions)
+HARNESS_MAIN(CASES)

@@ -131,7 +131,7 @@ static void test_limits(void) {
   /* a declared length over the bound is refused before the body is read */
   cli_http_url u = t_url(s);
   int fd = cli_http_connect(&u);
-  CHECK(fd >= 0);
+  REQUIRE(fd >= 0);
   char req[512];
   int n = snprintf(req, sizeof req,
                    "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n" AUTH JSON_CT "Content-Length: 100000000\r\n\r\n",
@@ -212,7 +212,7 @@ static void test_idle_connections(void) {
     CHECK(fds[i] >= 0);
     if (i % 2) CHECK(write(fds[i], "GET /api/info HTTP/1.1\r\n", 24) == 24); /* half a request: a slow client */
   }
-  t_sleep_ms(200); /* let the server accept them all */
+  fx_sleep_ms(200); /* let the server accept them all */
   char sid[80];
   t_mcp_init(s, sid);
   cli_http_response r = t_mcp_post(s, sid, k_ping);
@@ -236,14 +236,14 @@ static void test_idle_timeout(void) {
   strobe_server *s = t_start(&d);
   cli_http_url u = t_url(s);
   int fd = cli_http_connect(&u);
-  CHECK(fd >= 0);
+  REQUIRE(fd >= 0);
   CHECK(write(fd, "GET /api/info HTTP/1.1\r\n", 24) == 24);
   struct pollfd p = {fd, POLLIN, 0};
-  uint64_t t0 = t_now_ms();
+  double t0 = fx_now_ms();
   CHECK(poll(&p, 1, 10000) == 1); /* EOF arrives */
   char c;
   CHECK(read(fd, &c, 1) <= 0);
-  CHECK(t_now_ms() - t0 < 8000);
+  REQUIRE(fx_now_ms() - t0 < 8000);
   close(fd);
   strobe_server_stop(s);
 }
@@ -256,7 +256,7 @@ static void test_token_file(void) {
   strobe_server_desc d = {.token_file = path, .quiet = 1};
   unsetenv("STROBE_TOKEN");
   strobe_server *s = NULL;
-  CHECK(strobe_server_start(&d, &s) == 0);
+  REQUIRE(strobe_server_start(&d, &s) == 0);
   CHECK(!strcmp(strobe_server_query_token_file(s), path));
   struct stat st;
   CHECK(stat(path, &st) == 0);
@@ -279,7 +279,7 @@ static void test_token_file(void) {
   snprintf(target, sizeof target, "%s.target", path);
   unlink(target);
   CHECK(symlink(target, path) == 0);
-  CHECK(strobe_server_start(&d, &s) == 0);
+  REQUIRE(strobe_server_start(&d, &s) == 0);
   CHECK(lstat(path, &st) == 0 && S_ISREG(st.st_mode));
   CHECK(access(target, F_OK) != 0);
   strobe_server_stop(s);
@@ -287,7 +287,7 @@ static void test_token_file(void) {
   /* STROBE_TOKEN: used, and no file is written */
   setenv("STROBE_TOKEN", TEST_TOKEN, 1);
   strobe_server_desc e = {.quiet = 1};
-  CHECK(strobe_server_start(&e, &s) == 0);
+  REQUIRE(strobe_server_start(&e, &s) == 0);
   CHECK(strobe_server_query_token_file(s) == NULL);
   expect_status(s, "GET", "/api/info", AUTH, NULL, 200);
   strobe_server_stop(s);

@@ -44,7 +44,8 @@ static void expect_code(strobe_server *s, const char *sid, const char *body, int
   cli_http_response_free(&r);
 }
 
-static void test_initialize(strobe_server *s) {
+static void test_initialize(void) {
+  strobe_server *s = t_server(NULL);
   /* echo a supported version; the session id header is visible ASCII */
   cli_http_response r = t_mcp_post(s, NULL,
                                    "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{"
@@ -52,7 +53,7 @@ static void test_initialize(strobe_server *s) {
                                    "\"t\",\"version\":\"1\"}}}");
   CHECK_EQ_INT(r.status, 200);
   char sid[80];
-  CHECK(cli_http_header(&r, "Mcp-Session-Id", sid, sizeof sid));
+  REQUIRE(cli_http_header(&r, "Mcp-Session-Id", sid, sizeof sid));
   for (const char *p = sid; *p; p++) CHECK(*p >= 0x21 && *p <= 0x7e);
   json_t *v = t_json(&r);
   CHECK_EQ_INT(json_object_size(v), 3);
@@ -79,7 +80,10 @@ static void test_initialize(strobe_server *s) {
   cli_http_response_free(&r);
 }
 
-static void test_errors(strobe_server *s, const char *sid) {
+static void test_errors(void) {
+  strobe_server *s = t_server(NULL);
+  char sid[80];
+  t_mcp_init(s, sid);
   /* -32700: malformed JSON, duplicate keys, empty body, a bare scalar */
   expect_code(s, sid, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":", -32700, NULL);
   expect_code(s, sid, "{\"jsonrpc\":\"2.0\",\"id\":1,\"id\":2,\"method\":\"ping\"}", -32700, NULL);
@@ -113,7 +117,10 @@ static void test_errors(strobe_server *s, const char *sid) {
   expect_code(s, sid, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":[1]}", -32602, "4");
 }
 
-static void test_ids_and_notifications(strobe_server *s, const char *sid) {
+static void test_ids_and_notifications(void) {
+  strobe_server *s = t_server(NULL);
+  char sid[80];
+  t_mcp_init(s, sid);
   /* ids exactly as sent: 0, negative, beyond 2^53, strings with escapes */
   expect_reply(s, sid, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"ping\"}", "{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{}}");
   expect_reply(s, sid, "{\"jsonrpc\":\"2.0\",\"id\":-17,\"method\":\"ping\"}",
@@ -171,7 +178,7 @@ static void test_session_table(void) {
   snprintf(pid, sizeof pid, "%s", json_string_value(json_object_get(t_sc(res), "id")));
   json_decref(res);
   CHECK_EQ_INT(strobe_collector_query_session_count(strobe_default_collector()), 1);
-  t_sleep_ms(4500); /* both idle past 2 s (generous: sanitizer builds are slow) */
+  fx_sleep_ms(4500); /* both idle past 2 s (generous: sanitizer builds are slow) */
   r = t_mcp_post(s, a, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}");
   CHECK_EQ_INT(r.status, 404); /* expired */
   cli_http_response_free(&r);
@@ -190,12 +197,12 @@ static void test_session_table(void) {
 /* The handler without HTTP, as fuzz/fuzz_jsonrpc.c drives it. */
 static void test_direct(void) {
   strobe_collector *c;
-  CHECK(strobe_collector_create(&c) == 0);
+  REQUIRE(strobe_collector_create(&c) == 0);
   strobe__perms perms = {.mcp_enabled = 1, .observe = 1, .tools = STROBE_TOOL_ALL};
   pthread_mutex_init(&perms.lock, NULL);
   strobe__mcp_config cfg = {c, &perms, 4, 600};
   strobe__mcp *m;
-  CHECK(strobe__mcp_create(&cfg, &m) == 0);
+  REQUIRE(strobe__mcp_create(&cfg, &m) == 0);
   strobe__mcp_request req = {NULL, NULL, 1000};
   strobe__mcp_response resp;
   const char init[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{}}";
@@ -223,16 +230,10 @@ static void test_direct(void) {
   strobe_collector_release(c);
 }
 
-int main(void) {
-  strobe_server *s = t_start(NULL);
-  char sid[80];
-  t_mcp_init(s, sid);
-  test_initialize(s);
-  test_errors(s, sid);
-  test_ids_and_notifications(s, sid);
-  strobe_server_stop(s);
-  test_session_table();
-  test_direct();
-  printf("test_server_mcp: ok\n");
-  return 0;
-}
+#define CASES(X)           \
+  X(initialize)            \
+  X(errors)                \
+  X(ids_and_notifications) \
+  X(session_table)         \
+  X(direct)
+HARNESS_MAIN(CASES)

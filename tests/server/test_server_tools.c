@@ -21,7 +21,7 @@
 
 static strobe_collector *g_c;
 static strobe_window g_main;
-static int g_run = 1;        /* atomic: the frame loop runs */
+static int g_run;            /* atomic: the frame loop runs */
 static int g_block = 0;      /* atomic: 1 = the next pass blocks until 0 again */
 static int g_blocked = 0;    /* atomic: a pass is blocked right now */
 
@@ -33,17 +33,41 @@ static void *frame_loop(void *arg) {
       STROBE_STAGE("layout", NULL);
       if (__atomic_load_n(&g_block, __ATOMIC_ACQUIRE)) {
         __atomic_store_n(&g_blocked, 1, __ATOMIC_RELEASE);
-        while (__atomic_load_n(&g_block, __ATOMIC_ACQUIRE)) t_sleep_ms(1); /* the UI thread is stuck */
+        while (__atomic_load_n(&g_block, __ATOMIC_ACQUIRE)) fx_sleep_ms(1); /* the UI thread is stuck */
         __atomic_store_n(&g_blocked, 0, __ATOMIC_RELEASE);
       }
     }
     {
       STROBE_STAGE("render", NULL);
-      t_sleep_ms(1);
+      fx_sleep_ms(1);
     }
     strobe_op_end(op, 1);
   }
   return NULL;
+}
+
+static pthread_t g_frames;
+
+static void frames_stop(void *arg) {
+  (void)arg;
+  __atomic_store_n(&g_block, 0, __ATOMIC_RELEASE);
+  __atomic_store_n(&g_run, 0, __ATOMIC_RELEASE);
+  pthread_join(g_frames, NULL);
+  strobe_collector_release(g_c);
+}
+
+/* Each case: a fresh collector with its "main" window, the application's
+ * frame loop on its own thread, and (server != 0) a server on that
+ * collector; all stopped when the case ends. */
+static strobe_server *tools_fixture(int server) {
+  REQUIRE(strobe_collector_create(&g_c) == 0);
+  REQUIRE(strobe_window_register(g_c, "main", 0, &g_main) == 0);
+  __atomic_store_n(&g_run, 1, __ATOMIC_RELEASE);
+  REQUIRE(pthread_create(&g_frames, NULL, frame_loop, NULL) == 0);
+  harness_defer(frames_stop, NULL);
+  if (!server) return NULL;
+  strobe_server_desc d = {.collector = g_c};
+  return t_server(&d);
 }
 
 static char *session_id(json_t *start_result) {
@@ -57,7 +81,8 @@ static json_t *call_id(strobe_server *s, const char *sid, const char *tool, cons
   return t_call(s, sid, tool, args);
 }
 
-static void test_happy_path(strobe_server *s) {
+static void test_happy_path(void) {
+  strobe_server *s = tools_fixture(1);
   char sid[80];
   t_mcp_init(s, sid);
   json_t *r = t_call(s, sid, "strobe_profile_start", "{\"max_samples\":50,\"include_devtools\":false}");
@@ -66,7 +91,7 @@ static void test_happy_path(strobe_server *s) {
   CHECK(json_is_false(json_object_get(t_sc(r), "include_devtools")));
   CHECK_EQ_INT(json_integer_value(json_object_get(json_object_get(t_sc(r), "limits"), "max_sessions")), 8);
   json_decref(r);
-  t_sleep_ms(150); /* frames complete meanwhile */
+  fx_sleep_ms(150); /* frames complete meanwhile */
 
   r = call_id(s, sid, "strobe_profile_read", id);
   REQUIRE_TOOL_OK(r);
@@ -97,7 +122,8 @@ static void test_happy_path(strobe_server *s) {
   free(id);
 }
 
-static void test_arguments(strobe_server *s) {
+static void test_arguments(void) {
+  strobe_server *s = tools_fixture(1);
   char sid[80];
   t_mcp_init(s, sid);
   const char *bad_start[] = {"{\"max_samples\":0}",          "{\"max_samples\":241}",
@@ -140,7 +166,8 @@ static void test_arguments(strobe_server *s) {
   free(id);
 }
 
-static void test_availability(strobe_server *s) {
+static void test_availability(void) {
+  strobe_server *s = tools_fixture(1);
   char sid[80];
   t_mcp_init(s, sid);
   json_t *r = t_call(s, sid, "strobe_profile_read", "{}");
@@ -171,7 +198,8 @@ static void test_availability(strobe_server *s) {
   cli_http_response_free(&h);
 }
 
-static void test_limit(strobe_server *s) {
+static void test_limit(void) {
+  strobe_server *s = tools_fixture(1);
   char sid[80];
   t_mcp_init(s, sid);
   char *ids[STROBE_MAX_SESSIONS];
@@ -191,7 +219,8 @@ static void test_limit(strobe_server *s) {
   }
 }
 
-static void test_ownership(strobe_server *s) {
+static void test_ownership(void) {
+  strobe_server *s = tools_fixture(1);
   char a[80], b[80];
   t_mcp_init(s, a);
   t_mcp_init(s, b);
@@ -214,7 +243,7 @@ static void test_ownership(strobe_server *s) {
   json_decref(r);
   /* an in-process session is nobody's over MCP */
   char local[STROBE_SESSION_ID_MAX];
-  CHECK(strobe_session_start(g_c, NULL, local) == 0);
+  REQUIRE(strobe_session_start(g_c, NULL, local) == 0);
   r = call_id(s, a, "strobe_profile_read", local);
   CHECK_TOOL_ERROR(r, "not_owner");
   json_decref(r);
@@ -222,7 +251,7 @@ static void test_ownership(strobe_server *s) {
   REQUIRE_TOOL_OK(r);
   json_decref(r);
   strobe_report *rep;
-  CHECK(strobe_session_stop(g_c, local, 0, &rep) == 0);
+  REQUIRE(strobe_session_stop(g_c, local, 0, &rep) == 0);
   strobe_report_free(rep);
   free(ida);
   /* DELETE of B's MCP session cancels B's sessions only */
@@ -251,8 +280,8 @@ static void check_revocation(strobe_server *s, int (*set)(strobe_server *, int),
   char *id2 = session_id(r);
   json_decref(r);
   char local[STROBE_SESSION_ID_MAX];
-  CHECK(strobe_session_start(g_c, NULL, local) == 0);
-  t_sleep_ms(30);
+  REQUIRE(strobe_session_start(g_c, NULL, local) == 0);
+  fx_sleep_ms(30);
 
   int n = set(s, 0); /* revoke */
   if (n != 2) fprintf(stderr, "%s: cancelled %d\n", what, n);
@@ -278,7 +307,7 @@ static void check_revocation(strobe_server *s, int (*set)(strobe_server *, int),
   json_decref(r);
   /* the in-process session continues, collecting frames */
   strobe_report *rep;
-  CHECK(strobe_session_read(g_c, local, 0, &rep) == 0);
+  REQUIRE(strobe_session_read(g_c, local, 0, &rep) == 0);
   strobe_report_free(rep);
 
   CHECK_EQ_INT(set(s, 1), 0); /* grant again: nothing revived */
@@ -296,7 +325,7 @@ static void check_revocation(strobe_server *s, int (*set)(strobe_server *, int),
   r = call_id(s, sid, "strobe_profile_end", id3);
   REQUIRE_TOOL_OK(r);
   json_decref(r);
-  CHECK(strobe_session_stop(g_c, local, 0, &rep) == 0);
+  REQUIRE(strobe_session_stop(g_c, local, 0, &rep) == 0);
   CHECK(strobe_report_query_counts(rep).completed > 0);
   strobe_report_free(rep);
   free(id1);
@@ -308,7 +337,8 @@ static int set_observe(strobe_server *s, int v) { return strobe_server_set_obser
 static int set_mcp(strobe_server *s, int v) { return strobe_server_set_mcp_enabled(s, v); }
 static int set_read_tool(strobe_server *s, int v) { return strobe_server_set_tool_allowed(s, STROBE_TOOL_PROFILE_READ, v); }
 
-static void test_permissions(strobe_server *s) {
+static void test_permissions(void) {
+  strobe_server *s = tools_fixture(1);
   check_revocation(s, set_observe, "observe");
   check_revocation(s, set_mcp, "mcp");
   /* denying one tool cancels every MCP-owned session; that tool is refused, others are not */
@@ -334,18 +364,19 @@ static void test_permissions(strobe_server *s) {
 }
 
 /* The application's UI thread is stuck inside a pass; the tools answer at once. */
-static void test_ui_blocked(strobe_server *s) {
+static void test_ui_blocked(void) {
+  strobe_server *s = tools_fixture(1);
   char sid[80];
   t_mcp_init(s, sid);
   json_t *r = t_call(s, sid, "strobe_profile_start", "{}");
   char *id = session_id(r);
   json_decref(r);
   __atomic_store_n(&g_block, 1, __ATOMIC_RELEASE);
-  while (!__atomic_load_n(&g_blocked, __ATOMIC_ACQUIRE)) t_sleep_ms(1);
-  t_sleep_ms(50);
-  uint64_t t0 = t_now_ms();
+  while (!__atomic_load_n(&g_blocked, __ATOMIC_ACQUIRE)) fx_sleep_ms(1);
+  fx_sleep_ms(50);
+  double t0 = fx_now_ms();
   r = call_id(s, sid, "strobe_profile_read", id);
-  uint64_t dt = t_now_ms() - t0;
+  double dt = fx_now_ms() - t0;
   REQUIRE_TOOL_OK(r);
   CHECK(dt < 1000);
   CHECK(__atomic_load_n(&g_blocked, __ATOMIC_ACQUIRE)); /* still stuck: the answer did not wait for it */
@@ -366,6 +397,7 @@ static void test_ui_blocked(strobe_server *s) {
 }
 
 static void test_stop_cancels(void) {
+  tools_fixture(0);
   strobe_server_desc d = {.collector = g_c};
   strobe_server *s = t_start(&d);
   char sid[80];
@@ -374,34 +406,22 @@ static void test_stop_cancels(void) {
   char *id = session_id(r);
   json_decref(r);
   char local[STROBE_SESSION_ID_MAX];
-  CHECK(strobe_session_start(g_c, NULL, local) == 0);
+  REQUIRE(strobe_session_start(g_c, NULL, local) == 0);
   strobe_server_stop(s);
   strobe_report *rep;
   CHECK_EQ_INT(strobe_session_read(g_c, id, 0, &rep), STROBE_ECANCELLED);
-  CHECK(strobe_session_stop(g_c, local, 0, &rep) == 0); /* the in-process one continued */
+  REQUIRE(strobe_session_stop(g_c, local, 0, &rep) == 0); /* the in-process one continued */
   strobe_report_free(rep);
   free(id);
 }
 
-int main(void) {
-  CHECK(strobe_collector_create(&g_c) == 0);
-  CHECK(strobe_window_register(g_c, "main", 0, &g_main) == 0);
-  pthread_t th;
-  CHECK(pthread_create(&th, NULL, frame_loop, NULL) == 0);
-  strobe_server_desc d = {.collector = g_c};
-  strobe_server *s = t_start(&d);
-  test_happy_path(s);
-  test_arguments(s);
-  test_availability(s);
-  test_limit(s);
-  test_ownership(s);
-  test_permissions(s);
-  test_ui_blocked(s);
-  strobe_server_stop(s);
-  test_stop_cancels();
-  __atomic_store_n(&g_run, 0, __ATOMIC_RELEASE);
-  pthread_join(th, NULL);
-  strobe_collector_release(g_c);
-  printf("test_server_tools: ok\n");
-  return 0;
-}
+#define CASES(X)  \
+  X(happy_path)   \
+  X(arguments)    \
+  X(availability) \
+  X(limit)        \
+  X(ownership)    \
+  X(permissions)  \
+  X(ui_blocked)   \
+  X(stop_cancels)
+HARNESS_MAIN(CASES)

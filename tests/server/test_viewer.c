@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "server_test.h"
+#include "support/case_files.h"
 #include "strobe/record.h"
 #include "strobe/session.h"
 #include "strobe/strobe.h"
@@ -32,12 +33,12 @@
 
 #define FRAMES 20
 
-static volatile int g_sink; /* keeps the busy loops */
+static uint64_t g_sink; /* keeps the busy loops */
 
 static void record_capture(const char *path) {
   strobe_record_desc d = {path, 10, 1};
   strobe_recorder *r = NULL;
-  CHECK(strobe_record_start(&d, &r) == 0);
+  REQUIRE(strobe_record_start(&d, &r) == 0);
   for (int k = 0; k < FRAMES; k++) {
     {
       STROBE_SCOPE("frame");
@@ -46,7 +47,7 @@ static void record_capture(const char *path) {
         STROBE_VALUE("items", (double)k);
         for (int i = 0; i < 3; i++) {
           STROBE_SCOPE("work");
-          for (int j = 0; j < 1000; j++) g_sink += j;
+          g_sink = fx_spin(1000, g_sink);
         }
       }
       {
@@ -77,9 +78,9 @@ static unsigned char *get_table(strobe_server *s, json_t *meta, const char *name
   snprintf(path, sizeof path, "/api/capture/table/%s?gen=%lld", name,
            (long long)json_integer_value(json_object_get(meta, "generation")));
   cli_http_response r = t_req(s, "GET", path, AUTH, NULL);
-  CHECK(r.status == 200);
+  REQUIRE(r.status == 200);
   json_t *t = json_object_get(json_object_get(meta, "tables"), name);
-  CHECK((json_int_t)r.body_len == json_integer_value(json_object_get(t, "bytes")));
+  REQUIRE((json_int_t)r.body_len == json_integer_value(json_object_get(t, "bytes")));
   *len = r.body_len;
   unsigned char *b = (unsigned char *)r.body;
   free(r.headers);
@@ -103,8 +104,10 @@ static int site_id(json_t *meta, const char *name) {
   return -1;
 }
 
-static void test_file(const char *path) {
-  strobe_server *s = t_start(NULL);
+static void test_file(void) {
+  const char *path = case_temp_file("viewer");
+  record_capture(path);
+  strobe_server *s = t_server(NULL);
   strobe_viewer_load_stats st;
   CHECK(strobe_server_view_file(s, path, NULL, 0, &st) == 0);
   CHECK(st.spans == FRAMES * 6);   /* frame, update, work x3, render */
@@ -220,7 +223,6 @@ static void test_file(const char *path) {
   meta = get_json(s, "/api/capture/meta", 200);
   CHECK(json_integer_value(json_object_get(meta, "generation")) == 2);
   json_decref(meta);
-  strobe_server_stop(s);
 }
 
 static json_t *wait_state(strobe_server *s, int recording, json_int_t min_gen) {
@@ -230,9 +232,9 @@ static json_t *wait_state(strobe_server *s, int recording, json_int_t min_gen) {
         json_integer_value(json_object_get(st, "generation")) >= min_gen)
       return st;
     json_decref(st);
-    t_sleep_ms(20);
+    fx_sleep_ms(20);
   }
-  CHECK(!"the viewer's state never settled");
+  REQUIRE(!"the viewer's state never settled");
   return NULL;
 }
 
@@ -241,14 +243,14 @@ static void busy_frames(int n) {
     {
       STROBE_SCOPE("live_frame");
       STROBE_SCOPE("live_work");
-      for (int j = 0; j < 2000; j++) g_sink += j;
+      g_sink = fx_spin(2000, g_sink);
     }
     STROBE_FRAME_MARK();
   }
 }
 
 static void test_live(void) {
-  strobe_server *s = t_start(NULL);
+  strobe_server *s = t_start(NULL); /* stopped below, while recording */
   CHECK(strobe_server_recording(s) == 0);
   CHECK(strobe_server_record_stop(s) == STROBE_ESTATE);
   json_t *m = get_json(s, "/api/capture/meta", 404); /* nothing yet */
@@ -308,14 +310,15 @@ static void spin_us(long us) {
   while ((b.tv_sec - a.tv_sec) * 1000000L + (b.tv_nsec - a.tv_nsec) / 1000 < us);
 }
 
-static void test_ops_file(const char *path) {
+static void test_ops_file(void) {
+  const char *path = case_temp_file("viewer-ops");
   strobe_collector *c = NULL;
   strobe_window w;
-  CHECK(strobe_collector_create(&c) == 0 && strobe_window_register(c, "main", 0, &w) == 0);
+  REQUIRE(strobe_collector_create(&c) == 0 && strobe_window_register(c, "main", 0, &w) == 0);
   char sid[STROBE_SESSION_ID_MAX];
-  CHECK(strobe_session_start(c, NULL, sid) == 0);
+  REQUIRE(strobe_session_start(c, NULL, sid) == 0);
   strobe_recorder *r = NULL;
-  CHECK(strobe_record_start(&(strobe_record_desc){path, 10, 1}, &r) == 0);
+  REQUIRE(strobe_record_start(&(strobe_record_desc){path, 10, 1}, &r) == 0);
   for (int k = 0; k < OP_FRAMES; k++) {
     if (k == OP_FRAMES / 2) spin_us(500000); /* one stall: the first-to-last rate drops, the steady one does not */
     strobe_op op = strobe_op_begin_frame(c, w, OP_BASE + 3u * (uint64_t)k, NULL);
@@ -329,17 +332,17 @@ static void test_ops_file(const char *path) {
     strobe_op_end(op, k != 3);
     spin_us(3000);
   }
-  CHECK(strobe_record_stop(r) == 0);
+  REQUIRE(strobe_record_stop(r) == 0);
   strobe_report *rep = NULL;
-  CHECK(strobe_session_stop(c, sid, 0, &rep) == 0);
+  REQUIRE(strobe_session_stop(c, sid, 0, &rep) == 0);
   char *rjson = NULL;
-  CHECK(strobe_report_json(rep, &rjson, NULL) == 0);
+  REQUIRE(strobe_report_json(rep, &rjson, NULL) == 0);
   json_t *report = json_loads(rjson, 0, NULL);
-  CHECK(report != NULL);
+  REQUIRE(report != NULL);
 
   strobe_server *s = t_start(NULL);
   strobe_viewer_load_stats st;
-  CHECK(strobe_server_view_file(s, path, NULL, 0, &st) == 0);
+  REQUIRE(strobe_server_view_file(s, path, NULL, 0, &st) == 0);
   CHECK(st.frames == OP_FRAMES);
   json_t *meta = get_json(s, "/api/capture/meta", 200);
   CHECK(!strcmp(json_string_value(json_object_get(meta, "frames_are")), "pass_operations"));
@@ -399,7 +402,7 @@ static void test_ops_file(const char *path) {
   CHECK(series_found);
   /* both rates, over the committed passes of the window */
   json_t *rate = json_array_get(json_object_get(meta, "frame_rates"), 0);
-  CHECK(rate && !strcmp(json_string_value(json_object_get(rate, "window")), "main"));
+  REQUIRE(rate && !strcmp(json_string_value(json_object_get(rate, "window")), "main"));
   CHECK(json_integer_value(json_object_get(rate, "frames")) == OP_FRAMES - 2);
   double ftl = json_real_value(json_object_get(rate, "fps_first_to_last"));
   double steady = json_real_value(json_object_get(rate, "fps_steady_median_interval"));
@@ -417,14 +420,8 @@ static void test_ops_file(const char *path) {
   strobe_collector_release(c);
 }
 
-int main(void) {
-  char path[64];
-  snprintf(path, sizeof path, "/tmp/strobe-test-viewer-%ld.strobe", (long)getpid());
-  record_capture(path);
-  test_file(path);
-  test_ops_file(path);
-  test_live();
-  unlink(path);
-  printf("test_viewer: ok\n");
-  return 0;
-}
+#define CASES(X) \
+  X(file)        \
+  X(ops_file)    \
+  X(live)
+HARNESS_MAIN(CASES)

@@ -17,7 +17,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "../check.h"
+#include "support/harness.h"
 #include "format/capture_writer.h"
 #include "format/codec.h"
 #include "strobe/strobe.h"
@@ -92,12 +92,12 @@ typedef struct job {
 
 static void check_model(const job *j, const strobe__vmodel *m) {
   const strobe__vtable *sp = strobe__vmodel_table(m, "spans");
-  CHECK(sp != NULL);
+  REQUIRE(sp != NULL); /* on a builder thread: a failure ends the process */
   CHECK_EQ_INT(sp->rows, j->n);
   const double *start = (const double *)(const void *)(sp->data + col(sp, "start"));
   for (uint32_t k = 1; k < sp->rows; k++) CHECK(start[k] > start[k - 1]);
   const strobe__vtable *vt = strobe__vmodel_table(m, "values");
-  CHECK(vt != NULL);
+  REQUIRE(vt != NULL);
   CHECK_EQ_INT(vt->rows, j->n);
   const double *value = (const double *)(const void *)(vt->data + col(vt, "value"));
   const uint32_t *span = (const uint32_t *)(const void *)(vt->data + col(vt, "span"));
@@ -114,7 +114,7 @@ static void *build_loop(void *arg) {
   for (int r = 0; r < ROUNDS; r++) {
     pthread_barrier_wait(j->go);
     strobe__vmodel *m = NULL;
-    CHECK(strobe__vmodel_build(&src, 1u << 20, (uint64_t)r + 1, &m) == 0);
+    REQUIRE(strobe__vmodel_build(&src, 1u << 20, (uint64_t)r + 1, &m) == 0);
     CHECK_EQ_U64(m->spans, j->n);
     check_model(j, m);
     strobe__vmodel_release(m);
@@ -122,17 +122,19 @@ static void *build_loop(void *arg) {
   return NULL;
 }
 
-int main(void) {
+static void test_two_models_at_once(void) {
   /* The same size (so the two builds reach their sorts together) but
    * different orders: a sort that used the other build's row misplaces spans. */
   pthread_barrier_t go;
-  CHECK(pthread_barrier_init(&go, NULL, 2) == 0);
+  REQUIRE(pthread_barrier_init(&go, NULL, 2) == 0);
   job jobs[2] = {{20000, 1, 50000000, {0}, &go}, {20000, 7, 90000000, {0}, &go}};
   for (int i = 0; i < 2; i++) jobs[i].cap = shuffled_capture(jobs[i].n, jobs[i].step, jobs[i].base);
   pthread_t th[2];
-  for (int i = 0; i < 2; i++) CHECK(pthread_create(&th[i], NULL, build_loop, &jobs[i]) == 0);
+  for (int i = 0; i < 2; i++) REQUIRE(pthread_create(&th[i], NULL, build_loop, &jobs[i]) == 0);
   for (int i = 0; i < 2; i++) CHECK(pthread_join(th[i], NULL) == 0);
   for (int i = 0; i < 2; i++) strobe__buf_free(&jobs[i].cap);
   pthread_barrier_destroy(&go);
-  return 0;
 }
+
+#define CASES(X) X(two_models_at_once)
+HARNESS_MAIN(CASES)

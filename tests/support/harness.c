@@ -30,7 +30,28 @@ static pthread_t harness_thread;     /* the thread running the case */
 static atomic_int harness_in_case;   /* 1 while a case runs */
 static atomic_int harness_failures;  /* failed checks in the running case, from any thread */
 
+static struct {
+  void (*fn)(void *);
+  void *arg;
+} harness_cleanups[HARNESS_MAX_DEFER]; /* the running case's, in registration order */
+static int harness_ncleanups;
+
 int harness_case_failures(void) { return atomic_load(&harness_failures); }
+
+void harness_defer(void (*fn)(void *), void *arg) {
+  if (!atomic_load(&harness_in_case) || !pthread_equal(pthread_self(), harness_thread)) {
+    fn(arg);
+    return;
+  }
+  if (harness_ncleanups == HARNESS_MAX_DEFER) {
+    harness_fail(__FILE__, __LINE__, 0, "harness_defer: more than %d cleanups in one case", HARNESS_MAX_DEFER);
+    fn(arg);
+    return;
+  }
+  harness_cleanups[harness_ncleanups].fn = fn;
+  harness_cleanups[harness_ncleanups].arg = arg;
+  harness_ncleanups++;
+}
 
 void harness_fail(const char *file, int line, int stop, const char *fmt, ...) {
   char what[1024];
@@ -66,8 +87,16 @@ static int harness_run_case(const harness_case *c) {
   atomic_store(&harness_failures, 0);
   harness_thread = pthread_self();
   double t0 = harness_now_ms();
+  harness_ncleanups = 0;
   atomic_store(&harness_in_case, 1);
   if (setjmp(harness_jump) == 0) c->run();
+  /* Each cleanup is taken off the list before it runs, so a REQUIRE inside
+   * one lands here again and carries on with the next. */
+  setjmp(harness_jump);
+  while (harness_ncleanups > 0) {
+    harness_ncleanups--;
+    harness_cleanups[harness_ncleanups].fn(harness_cleanups[harness_ncleanups].arg);
+  }
   atomic_store(&harness_in_case, 0);
   int failed = atomic_load(&harness_failures);
   double ms = harness_now_ms() - t0;

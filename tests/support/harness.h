@@ -61,6 +61,16 @@ void harness_fail(const char *file, int line, int stop, const char *fmt, ...) __
 /* Failed checks recorded so far in the running case (0 outside a case). */
 int harness_case_failures(void);
 
+/* Registers fn(arg) to run when the running case ends, whether it returned
+ * or a REQUIRE stopped it: a fixture's teardown (stop a server, join a
+ * thread, remove a file), so a stopped case leaves nothing running for the
+ * next. Cleanups run last-registered first, on the case's thread; their
+ * failed checks count against the case, and a REQUIRE in one ends only that
+ * one. At most HARNESS_MAX_DEFER per case; one more is a failed check and
+ * runs at once. Outside a case, fn runs at once. */
+#define HARNESS_MAX_DEFER 16
+void harness_defer(void (*fn)(void *), void *arg);
+
 #define HARNESS_ENTRY_(name) {#name, test_##name},
 #define HARNESS_MAIN_SETUP(LIST, setup)                                                           \
   static const harness_case harness_cases_[] = {LIST(HARNESS_ENTRY_)};                            \

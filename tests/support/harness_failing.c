@@ -33,7 +33,7 @@ static void test_require_stops(void) {
   CHECK_EQ_U64(five, 5);
   const char *handle = one ? NULL : "handle";
   REQUIRE(handle != NULL);
-  CHECK(!"after_require"); /* never reached */
+  CHECK(!"unreachable"); /* never reached */
 }
 
 static void *fail_on_thread(void *arg) {
@@ -54,6 +54,23 @@ static void test_flood(void) {
   for (int i = 0; i < 150; i++) CHECK(i < 0);
 }
 
+static void say_cleaned(void *what) { printf("cleanup %s ran\n", (const char *)what); }
+
+static void fail_in_cleanup(void *arg) {
+  (void)arg;
+  REQUIRE(one == two); /* ends this cleanup only */
+  printf("after the cleanup's REQUIRE\n");
+}
+
+/* Cleanups run after a REQUIRE stopped the case, last registered first, and
+ * a REQUIRE inside one does not skip the others. */
+static void test_cleanup_after_require(void) {
+  harness_defer(say_cleaned, "first");
+  harness_defer(fail_in_cleanup, NULL);
+  harness_defer(say_cleaned, "second");
+  REQUIRE(one == 0);
+}
+
 static void test_passes_after_failures(void) { CHECK(two > one); }
 
 #define CASES(X) \
@@ -62,5 +79,6 @@ static void test_passes_after_failures(void) { CHECK(two > one); }
   X(require_stops) \
   X(fails_on_thread) \
   X(flood) \
+  X(cleanup_after_require) \
   X(passes_after_failures)
 HARNESS_MAIN(CASES)

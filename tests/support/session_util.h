@@ -1,16 +1,17 @@
 /*
  * session_util.h — small helpers the session tests share: a collector with
  * its "main" window, starting a session with a sample bound, reading and
- * ending with every report checked and saved (report_check.h), one-line
- * operations, and a sleep. Include report_check.h's requirements: the test
- * declares "STROBE_TEST_NEEDS: jansson reports".
+ * ending with every report checked and saved (report_check.h), and one-line
+ * operations; clocks and sleeps come from tests/support/fixtures.h. Include
+ * report_check.h's requirements: the test declares
+ * "STROBE_TEST_NEEDS: jansson reports".
  */
 #ifndef STROBE_TESTS_SESSION_UTIL_H
 #define STROBE_TESTS_SESSION_UTIL_H
 
 #include <string.h>
-#include <time.h>
 
+#include "fixtures.h"
 #include "report_check.h"
 
 /* A fresh collector with its root window "main" registered. */
@@ -74,19 +75,6 @@ static inline void su_op(strobe_collector *c, strobe_window w, strobe_op_kind ki
   CHECK_EQ_INT(st, 0);
   CHECK(op.id != 0);
   strobe_op_end(op, committed);
-}
-
-static inline void su_sleep_ms(long ms) {
-  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-  while (nanosleep(&ts, &ts) != 0) {
-  }
-}
-
-/* Monotonic wall time in milliseconds, for the tests' own lower bounds. */
-static inline double su_now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 /* The JSON of a report, as text (caller frees). */
