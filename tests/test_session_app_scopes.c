@@ -1,6 +1,6 @@
 /*
- * test_session_app_scopes.c — proves seed 000's "Synchronous application
- * scopes": labels of 1–64 bytes of [A-Za-z0-9_] only; the window must be
+ * test_session_app_scopes.c — proves docs/sessions.md §Synchronous
+ * application scopes: labels of 1–64 bytes of [A-Za-z0-9_] only; the window must be
  * registered; invalid label, unknown/closed window, closed collector, 64
  * exhausted live slots and invalid parents each give an inert guard with an
  * explicit status (and are counted), never stopping the caller; parent tokens

@@ -1,7 +1,7 @@
 /*
  * test_session_boundaries.c — proves which operations a session admits and
- * how it reports the rest (seed 000 "Bounds and lifecycle", "Cost and
- * interpretation"; seed 004's frame model):
+ * how it reports the rest (docs/sessions.md §Bounds and lifecycle, §Cost and
+ * interpretation, §The frame model):
  *   - only whole operations that started at or after the session's start and
  *     finished while it was active are samples; a pass crossing the start is
  *     excluded even if it later finishes, and counted once it completes while
@@ -13,7 +13,7 @@
  *     empty and unfinished sessions carry an explicit status;
  *   - input dispatch is its own kind and never a rendered frame; frame_rate
  *     is over the first-to-last committed pass span;
- *   - seed 004: committed:false work is kept; an operation taken on one thread
+ *   - the frame model: committed:false work is kept; an operation taken on one thread
  *     and resumed on another is one sample with both threads' stages; every
  *     percentile carries its n (stages do not share a population); raw
  *     samples newest first; stages nest and say so;
@@ -305,7 +305,7 @@ static void test_input_and_frame_rate(void) {
   strobe_collector_release(c);
 }
 
-/* Seed 004: frames that are never committed are recorded with committed:false rather than discarded. */
+/* docs/sessions.md §The frame model: frames that are never committed are recorded with committed:false rather than discarded. */
 static void test_uncommitted_kept(void) {
   strobe_window w;
   strobe_collector *c = su_collector(&w);
@@ -333,7 +333,7 @@ static void prepare_frame(int with_taps) {
   strobe_op_counter_add("taps", with_taps ? 3 : 0);
 }
 
-/* Seed 004: each percentile carries the n it was computed over; a nested
+/* docs/sessions.md §The frame model: each percentile carries its n; a nested
  * stage says what it is nested in; raw records newest first. */
 static void test_stage_populations(void) {
   strobe_window w;
@@ -465,7 +465,7 @@ static void test_nested_ops_restore_outer(void) {
   strobe_collector_release(c);
 }
 
-/* >>handoff: seed 004's take / hand off / resume. */
+/* >>handoff: take / hand off / resume (docs/sessions.md §The frame model). */
 typedef struct handoff {
   strobe_collector *c;
   strobe_op op;

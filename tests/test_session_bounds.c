@@ -1,6 +1,6 @@
 /*
- * test_session_bounds.c — proves the session bounds and lifecycle of seed 000
- * ("Profiling sessions", "Bounds and lifecycle", "Coverage and units"):
+ * test_session_bounds.c — proves the session bounds and lifecycle
+ * (docs/sessions.md §Sessions, §Bounds and lifecycle, §Coverage and units):
  * at most eight concurrent sessions; 1..240 retained samples (default 120),
  * oldest dropped with completed/returned/dropped counts; ids profile_N that
  * are unique and must be used as returned; unknown, ended (64 remembered)
@@ -174,7 +174,7 @@ static void test_last_64_ended_remembered(void) {
   strobe_collector_release(c);
 }
 
-/* Seed 000's example: ending session 2 cannot reset, clear or stop session 1. */
+/* docs/sessions.md §Sessions: ending session 2 cannot reset, clear or stop session 1. */
 static void test_end_two_keeps_one(void) {
   strobe_window w;
   strobe_collector *c = su_collector(&w);

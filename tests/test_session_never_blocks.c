@@ -1,6 +1,6 @@
 /*
  * test_session_never_blocks.c — proves that reading and ending sessions never
- * wait for application work (seed 000: "Read/end take only the bounded
+ * wait for application work (docs/sessions.md: "Read/end take only the bounded
  * collector lock, never an application/core lock or UI completion wait";
  * "These tools execute on the server thread even if the UI is blocked"):
  * while a UI thread sits 2 s inside a long pass and an application scope

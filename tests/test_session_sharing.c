@@ -1,8 +1,8 @@
 /*
- * test_session_sharing.c — proves seed 000's cost rules for completed
- * payloads, counting malloc calls made by the calling thread (this test is
- * linked with -Wl,--wrap=malloc, so every malloc in libstrobe goes through
- * __wrap_malloc below):
+ * test_session_sharing.c — proves the cost rules for completed payloads
+ * (docs/sessions.md §Cost and interpretation), counting malloc calls made by
+ * the calling thread (this test is linked with -Wl,--wrap=malloc, so every
+ * malloc in libstrobe goes through __wrap_malloc below):
  *   - "A completed payload is allocated once, then referenced by up to eight
  *     sessions": one allocation per completed operation with eight sessions
  *     admitting it, and the very same payload in all eight reports;

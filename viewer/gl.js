@@ -3,7 +3,8 @@
 //
 // The bars of a lane (STRIDE below: 8 x 32-bit each = x, y, w, h as f32
 // bits, rgba8, flags) go into the lane's RGBA32UI texture with one
-// texSubImage2D: WebGL2's stand-in for the storage buffer seed 001 uploads.
+// texSubImage2D: WebGL2's stand-in for a storage buffer (docs/viewer.md
+// §Flame chart).
 // One drawArraysInstanced then draws them all: each instance expands BATCH
 // bars, each bar a quad of two triangles placed from gl_VertexID, its data
 // read with texelFetch. Why BATCH bars per instance rather than one: on

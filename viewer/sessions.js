@@ -1,6 +1,6 @@
 // sessions.js — owns the live sessions view: the profiling sessions the
-// application's collector holds (in-process, MCP and viewer-owned; seed 000's
-// bounded sessions), starting one from the viewer, and reading or ending the
+// application's collector holds (in-process, MCP and viewer-owned; bounded as
+// docs/sessions.md §Bounds and lifecycle says), starting one from the viewer, and reading or ending the
 // viewer's own as the JSON v1 report rendered for people: status, counts,
 // per-kind and per-stage percentiles each with its n, samples newest first
 // with duration colours, unfinished work apart, memory gauges, overhead.

@@ -2,7 +2,7 @@
  * server.h — libstrobe_server: an embedded HTTP server (GNU libmicrohttpd,
  * on its own thread) that serves
  *   - MCP (protocol 2025-11-25, Streamable HTTP, JSON responses) at /mcp,
- *     with the tools strobe_profile_start / _read / _end (seed 000);
+ *     with the tools strobe_profile_start / _read / _end (docs/server.md §Tools);
  *   - the viewer's endpoints: GET /api/info, GET /api/capture/stream (the
  *     capture format, live), /api/sessions.
  * docs/server.md describes every endpoint, limit and error name.
@@ -14,7 +14,7 @@
  * client can make it hold. The token is never logged, never accepted in a
  * URL and never appears in a report.
  *
- * Permissions (seed 000): MCP tools need the server's MCP switch, the
+ * Permissions (docs/server.md §Permissions and ownership): MCP tools need the server's MCP switch, the
  * Observe scope and a per-tool permission. An MCP client (one MCP session)
  * reads and ends only the profiling sessions it started. Revoking Observe,
  * disabling MCP or denying a profiling tool cancels every MCP-owned session
@@ -115,7 +115,7 @@ STROBE_API const char *strobe_server_query_token_file(const strobe_server *s);
  * server; token, allowed_origins and allowed_hosts are always NULL. */
 STROBE_API strobe_server_desc strobe_server_query_desc(const strobe_server *s);
 
-/* >>permissions (seed 000). Each returns the number of MCP-owned sessions it
+/* >>permissions (docs/server.md §Permissions and ownership). Each returns the number of MCP-owned sessions it
  * cancelled (>= 0), or STROBE_EINVAL. Granting never revives anything. */
 /* Grants (1) or revokes (0) the Observe scope. Revoking cancels every MCP-owned session. */
 STROBE_API int strobe_server_set_observe(strobe_server *s, int granted);

@@ -35,7 +35,7 @@
 extern "C" {
 #endif
 
-/* >>bounds (seed 000) */
+/* >>bounds (docs/sessions.md §Bounds and lifecycle) */
 #define STROBE_MAX_SESSIONS 8            /* concurrent sessions per collector, all consumers together */
 #define STROBE_MAX_SAMPLES 240           /* retained samples per session */
 #define STROBE_DEFAULT_SAMPLES 120
@@ -116,7 +116,7 @@ STROBE_API strobe_op strobe_op_begin_frame(strobe_collector *c, strobe_window w,
  * work, which is still kept as a sample with committed: false. */
 STROBE_API void strobe_op_end(strobe_op op, int committed);
 /* Detaches the calling thread's current operation so another thread can
- * resume it (seed 004's take / hand off / resume). Returns the operation
+ * resume it (take / hand off / resume: docs/sessions.md §The frame model). Returns the operation
  * (inert if none). */
 STROBE_API strobe_op strobe_op_take(void);
 /* Makes op the calling thread's current operation. */
@@ -155,7 +155,7 @@ STROBE_API double strobe_collector_measure_overhead(strobe_collector *c);
  * strings copied, at most 16 keys of 64 bytes and values of 256 bytes. */
 STROBE_API int strobe_collector_set_run_info(strobe_collector *c, const char *key, const char *value);
 
-/* >>application scopes (seed 000 "Synchronous application scopes") */
+/* >>application scopes (docs/sessions.md §Synchronous application scopes) */
 typedef enum strobe_lane { STROBE_LANE_UI = 1, STROBE_LANE_WORKER = 2 } strobe_lane;
 
 typedef struct strobe_app_scope {
@@ -278,8 +278,8 @@ STROBE_API strobe_report_counts strobe_report_query_counts(const strobe_report *
 /* Its session id ("profile_7"); owned by the report (r must not be NULL). */
 STROBE_API const char *strobe_report_query_id(const strobe_report *r);
 
-/* One stage's distribution over the report's samples (seed 004: stages do
- * not share a population, so each carries its own n). */
+/* One stage's distribution over the report's samples (docs/sessions.md §The
+ * frame model: stages do not share a population, so each carries its own n). */
 typedef struct strobe_stage_summary {
   const char *name;       /* static label; valid while the process runs */
   const char *nested_in;  /* the stage it is nested in, or NULL: never sum a nested stage into its parent */

@@ -11,7 +11,7 @@
  * only to link or unlink a block), hand the writer half of an event, or let
  * the queue grow past its bound plus one flush.
  *
- * Contents: @filter @queue @consumer @lifecycle
+ * Contents: >>filter >>queue >>consumer >>lifecycle
  */
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +34,7 @@
 #define EVENT_BYTES_BOUND 24u
 #define TRACK_DEPTH 256u /* producers record at most STROBE_MAX_DEPTH (128) */
 
-/* @filter state of one thread, as this stream has seen it. */
+/* >>filter state of one thread, as this stream has seen it. */
 typedef struct sthread {
   int defined;
   uint64_t producer_lost;  /* process-lifetime ring losses, as last reported by the drain */
@@ -68,7 +68,7 @@ struct strobe_stream {
   int appended;            /* the sink queued something during this pass */
   strobe_misuse misuse_base;
   int attached;            /* the consumer is registered (start..stop) */
-  /* @queue, guarded by qlock */
+  /* >>queue, guarded by qlock */
   pthread_mutex_t qlock;
   qblock *head, *tail;
   /* counters: atomics */
@@ -76,7 +76,7 @@ struct strobe_stream {
   int error, stopped;
 };
 
-/* @queue */
+/* >>queue */
 static int sink(void *ctx, const void *data, size_t len) {
   strobe_stream *s = ctx;
   /* The filter keeps the queue near max_queue; twice that plus slack can only
@@ -133,7 +133,7 @@ size_t strobe_stream_read(strobe_stream *s, void *buf, size_t max) {
   return n;
 }
 
-/* @filter */
+/* >>filter */
 static sthread *thread_slot(strobe_stream *s, uint32_t index) {
   if (index >= s->nthreads) {
     uint32_t n = s->nthreads ? s->nthreads : 16;
@@ -194,7 +194,7 @@ static void drop_one(strobe_stream *s, sthread *t) {
 
 static void flush_now(strobe_stream *s);
 
-/* @consumer callbacks (drain thread) */
+/* >>consumer callbacks (drain thread) */
 static void on_events(void *ctx, uint32_t index, const strobe__event *ev, size_t n) {
   strobe_stream *s = ctx;
   if (s->stopped) return;
@@ -367,7 +367,7 @@ static void on_tick(void *ctx, uint64_t now) {
   notify(s);
 }
 
-/* @lifecycle */
+/* >>lifecycle */
 static void free_queue(strobe_stream *s) {
   for (qblock *b = s->head, *next; b; b = next) {
     next = b->next;

@@ -13,7 +13,7 @@
  * allocate after a thread is attached, or write another thread's state
  * (each ring has exactly one producer).
  *
- * Contents: @globals @attach @ring @cumulative @scopes @numbers @exit @queries @overhead
+ * Contents: >>globals >>attach >>ring >>cumulative >>scopes >>numbers >>exit >>queries >>overhead
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -24,7 +24,7 @@
 #include "platform/clock.h"
 #include "probe/probe.h"
 
-/* @globals */
+/* >>globals */
 /* The frame words and the inline BEGIN's ring word keep flags in the low
  * three bits of a site pointer. */
 _Static_assert(_Alignof(strobe_site) >= 8, "strobe_site must be 8-byte aligned");
@@ -94,7 +94,7 @@ strobe_desc strobe_query_desc(void) {
 
 int strobe_profiling_available(void) { return STROBE__PROFILING; }
 
-/* @attach */
+/* >>attach */
 static void on_thread_exit(void *arg);
 
 static void init_once(void) { (void)pthread_key_create(&g_key, on_thread_exit); }
@@ -200,7 +200,7 @@ void strobe__thread_free(strobe__tstate *t) {
 
 #define BUMP(t, field) __atomic_fetch_add(&(t)->misuse.field, 1, __ATOMIC_RELAXED)
 
-/* @ring
+/* >>ring
  * The slow path writes at the slot reserve() returns and publishes once, so
  * a multi-slot event (a number and its payload) becomes visible whole. */
 static void drop(strobe__tstate *t, uint32_t n) {
@@ -279,7 +279,7 @@ static void push_bookkeeping(strobe__tstate *t, uintptr_t word) {
   t->no_end++;
 }
 
-/* @cumulative
+/* >>cumulative
  * Accumulators belong to the innermost scope (0: the thread's top level)
  * and are flushed just before its END, which the slow path writes: when
  * that scope is the stack top, the first accumulator pushes a HOLDER above
@@ -338,7 +338,7 @@ void strobe__cumulative_add(strobe_site *site, uint64_t t0, uint64_t t1) {
   if (d > c->max) c->max = d;
 }
 
-/* @scopes */
+/* >>scopes */
 uintptr_t strobe__begin_slow(strobe_site *site, uint32_t flags) {
   strobe__tstate *t = attach();
   if (!t) return 0;
@@ -431,7 +431,7 @@ void strobe__end_explicit(void) {
   close_down_to(t, f); /* block scopes opened after the BEGIN are closed early: misuse */
 }
 
-/* @numbers */
+/* >>numbers */
 void strobe__emit_number(strobe_site *site, double number) {
   strobe__tstate *t = attach();
   if (!t) return;
@@ -482,7 +482,7 @@ void strobe__emit_op_event(uint64_t ts, uint32_t sub, const uint64_t *words, con
   publish(t, e);
 }
 
-/* @exit */
+/* >>exit */
 static void on_thread_exit(void *arg) {
   strobe__tstate *t = arg;
   if (t->ncum) flush_cumulative(t, 0, strobe__now(), 1);
@@ -496,7 +496,7 @@ static void on_thread_exit(void *arg) {
   wake_drain();
 }
 
-/* @queries */
+/* >>queries */
 int strobe_thread_set_name(const char *name) {
   if (!name || !name[0]) return STROBE_EINVAL;
   strobe__tstate *t = attach();
@@ -559,7 +559,7 @@ strobe_event_stats strobe_query_event_stats(void) {
   return s;
 }
 
-/* @overhead
+/* >>overhead
  * Runs the real inline begin/end against a private scratch ring that nobody
  * drains (each round starts again at its first slot), so the figure is the
  * hot path's own cost. */

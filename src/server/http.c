@@ -11,7 +11,7 @@
  * than max_body_bytes of a body, answer a request that failed a check with
  * anything but the check's error, or block its thread on application work.
  *
- * Contents: @responses @checks @routes @daemon
+ * Contents: >>responses >>checks >>routes >>daemon
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -30,7 +30,7 @@
 
 #define LISTEN_BACKLOG 512
 
-/* @responses */
+/* >>responses */
 struct MHD_Response *strobe__json_response(char *body, size_t len) {
   struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
   if (!r) {
@@ -85,7 +85,7 @@ static int queue_unauthorized(struct MHD_Connection *conn) {
   return ret;
 }
 
-/* @checks */
+/* >>checks */
 static int loopback_name(const char *h, size_t n) {
   return (n == 9 && !strncasecmp(h, "127.0.0.1", 9)) || (n == 9 && !strncasecmp(h, "localhost", 9)) ||
          (n == 5 && !strncmp(h, "[::1]", 5));
@@ -177,7 +177,7 @@ static int reject(strobe_server *s, struct MHD_Connection *conn, int public_asse
   return 0;
 }
 
-/* @routes */
+/* >>routes */
 typedef struct request {
   int checked;   /* the first call (headers) has run */
   int answered;  /* a response was queued before the body was read */
@@ -306,7 +306,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
   *con_cls = NULL;
 }
 
-/* @daemon */
+/* >>daemon */
 static int listen_socket(strobe_server *s, int *fd_out, int *v6) {
   struct sockaddr_storage ss;
   memset(&ss, 0, sizeof ss);

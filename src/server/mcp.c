@@ -13,7 +13,7 @@
  * keys beyond jsonrpc/id/result|error, send a body with a 202, or let an
  * ended or expired MCP session's profiling sessions live on.
  *
- * Contents: @table @replies @dispatch @handle
+ * Contents: >>table >>replies >>dispatch >>handle
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,7 +30,7 @@ static int supported_version(const char *v) {
   return 0;
 }
 
-/* @table */
+/* >>table */
 typedef struct mcp_session {
   int used;
   char id[STROBE__MCP_SID_LEN + 1];
@@ -151,7 +151,7 @@ static mcp_session *new_session(strobe__mcp *m, uint64_t now_ms, const char *ver
   return e;
 }
 
-/* @replies */
+/* >>replies */
 static void set_body(strobe__mcp_response *resp, json_t *msg) {
   char *text = json_dumps(msg, JSON_COMPACT);
   json_decref(msg);
@@ -219,7 +219,7 @@ void strobe__mcp_response_free(strobe__mcp_response *resp) {
   resp->body_len = 0;
 }
 
-/* @dispatch */
+/* >>dispatch */
 static json_t *initialize_result(const char *version) {
   return json_pack(
       "{s:s,s:{s:{s:b}},s:{s:s,s:s,s:s},s:s}", "protocolVersion", version, "capabilities", "tools", "listChanged", 0,
@@ -254,7 +254,7 @@ static void call_tool(strobe__mcp *m, const mcp_session *sess, json_t *id, json_
   rpc_result_text(resp, id, result, len);
 }
 
-/* @handle */
+/* >>handle */
 void strobe__mcp_handle(strobe__mcp *m, const strobe__mcp_request *req, const char *body, size_t len,
                         strobe__mcp_response *resp) {
   memset(resp, 0, sizeof *resp);

@@ -3,7 +3,8 @@
  * one place, obtains the bearer token (desc, $STROBE_TOKEN, or generated and
  * written to a 0600 file), starts and stops the HTTP side, and implements
  * the run-time permission API (Observe scope, MCP switch, per-tool
- * permission) with seed 000's cancellation rule.
+ * permission) with the cancellation rule of docs/server.md §Permissions and
+ * ownership.
  *
  * Owns: the token and its file, the permission state, the server's
  * collector reference, the viewer's owner id.
@@ -219,7 +220,7 @@ void strobe_server_stop(strobe_server *s) {
   strobe__http_stop(s); /* no handler runs after this */
   strobe__viewer_destroy(s->viewer);
   pthread_mutex_lock(&s->perms.lock);
-  strobe__mcp_destroy(s->mcp); /* seed 000: MCP shutdown cancels its own sessions */
+  strobe__mcp_destroy(s->mcp); /* MCP shutdown cancels its own sessions (docs/server.md §Permissions and ownership) */
   s->mcp = NULL;
   pthread_mutex_unlock(&s->perms.lock);
   strobe_session_cancel_owner(s->collector, s->viewer_owner);

@@ -62,7 +62,7 @@ int strobe__parse_start_args(json_t *args, strobe_session_desc *o, const char **
 const char *strobe__error_name(int rc);
 /* {name, version, os, arch, features, assertions}: a new reference. */
 json_t *strobe__build_json(void);
-/* Seed 000's bounds as an object: a new reference. */
+/* The session bounds (docs/sessions.md §Bounds and lifecycle) as an object: a new reference. */
 json_t *strobe__limits_json(void);
 
 /* >>mcp (mcp.c) */

@@ -1,5 +1,5 @@
 /*
- * tools.c — the three MCP tools of seed 000, named for Strobe:
+ * tools.c — the three MCP tools (docs/server.md §Tools):
  * strobe_profile_start, strobe_profile_read (a report, or availability with
  * {}), strobe_profile_end; their input and output schemas; argument
  * validation; and the stable error names every failure carries.
@@ -14,7 +14,7 @@
  * are tool results with isError and the name "invalid_arguments" — the
  * agent sees why — while an unknown tool is JSON-RPC -32602.
  *
- * Contents: @schemas @errors @results @tools
+ * Contents: >>schemas >>errors >>results >>tools
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +23,7 @@
 
 #include "server/server_internal.h"
 
-/* @schemas. Output schemas admit the error shape too: the SDK validates any
+/* >>schemas. Output schemas admit the error shape too: the SDK validates any
  * structuredContent it gets, isError or not. */
 #define ERROR_SHAPE "{\"required\":[\"error\",\"message\"]}"
 static const char k_tools_json[] =
@@ -77,7 +77,7 @@ json_t *strobe__tools_list(void) {
   return json_loads(k_tools_json, 0, NULL);
 }
 
-/* @errors */
+/* >>errors */
 const char *strobe__error_name(int rc) {
   switch (rc) {
     case STROBE_EUNKNOWN_ID: return "unknown_id";
@@ -108,7 +108,7 @@ static const char *error_message(int rc) {
   }
 }
 
-/* @results */
+/* >>results */
 static json_t *text_block(const char *text, size_t len) {
   return json_pack("{s:s,s:s%}", "type", "text", "text", text, len);
 }
@@ -223,7 +223,7 @@ json_t *strobe__limits_json(void) {
                    "max_live_operations", STROBE_MAX_LIVE_OPS, "max_live_app_scopes", STROBE_MAX_LIVE_APP_SCOPES);
 }
 
-/* @tools */
+/* >>tools */
 typedef enum tool_id { TOOL_START, TOOL_READ, TOOL_END, TOOL_NONE } tool_id;
 
 static tool_id lookup(const char *name) {

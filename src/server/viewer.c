@@ -23,7 +23,7 @@
  * libmicrohttpd's thread on a snapshot or a build, or mix tables of two
  * generations (a table request names its generation; a stale one is 409).
  *
- * Contents: @state @snapshot @worker @assets @routes @api
+ * Contents: >>state >>snapshot >>worker >>assets >>routes >>api
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -40,7 +40,7 @@
 #include "server/viewer_internal.h"
 #include "viewer/viewer_model.h"
 
-/* @state */
+/* >>state */
 enum { SHOW_LIVE = 0, SHOW_FILE = 1 };
 
 struct strobe__viewer {
@@ -90,7 +90,7 @@ static void install(strobe__viewer *v, int slot, strobe__vmodel *m, uint64_t gen
   strobe__vmodel_release(old);
 }
 
-/* @snapshot: the recorder's ring → a capture in a memory file → a model. */
+/* >>snapshot: the recorder's ring → a capture in a memory file → a model. */
 static int snapshot(strobe__viewer *v, strobe_flight_recorder *fr, uint64_t gen, strobe__vmodel **out) {
   int fd = memfd_create("strobe-viewer-snapshot", MFD_CLOEXEC);
   if (fd < 0) return STROBE_EIO;
@@ -111,7 +111,7 @@ static int snapshot(strobe__viewer *v, strobe_flight_recorder *fr, uint64_t gen,
   return rc;
 }
 
-/* @worker */
+/* >>worker */
 static void *worker_main(void *arg) {
   strobe__viewer *v = arg;
   pthread_mutex_lock(&v->lock);
@@ -175,7 +175,7 @@ void strobe__viewer_destroy(strobe__viewer *v) {
   free(v);
 }
 
-/* @assets */
+/* >>assets */
 static const strobe__asset *find_asset(const char *url) {
   if (!url) return NULL;
   if (!strcmp(url, "/")) url = "/index.html";
@@ -208,7 +208,7 @@ int strobe__viewer_asset(struct MHD_Connection *conn, const char *url) {
   return ret;
 }
 
-/* @routes */
+/* >>routes */
 static void release_cb(void *cls) { strobe__vmodel_release(cls); }
 
 /* Queues `len` bytes at `data`, owned by model m (a reference is taken and
@@ -391,7 +391,7 @@ int strobe__viewer_api(strobe_server *s, struct MHD_Connection *conn, const char
   return strobe__queue_error(conn, MHD_HTTP_NOT_FOUND, "not_found", "no such endpoint");
 }
 
-/* @api */
+/* >>api */
 static const char *base_name(const char *path) {
   const char *b = strrchr(path, '/');
   return b ? b + 1 : path;

@@ -1,5 +1,6 @@
 /*
- * app_scope.c — synchronous application scopes (seed 000): opt-in scopes an
+ * app_scope.c — synchronous application scopes (docs/sessions.md §Synchronous
+ * application scopes): opt-in scopes an
  * application opens on a registered window, with a lane declared at the call
  * site, explicit children (directly or through a parent token usable from
  * another thread), and refusal that yields an inert guard instead of ever

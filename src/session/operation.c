@@ -6,7 +6,7 @@
  * counters, and completion into a sample allocated once and shared.
  *
  * Also writes each operation's events into the calling thread's ring while
- * an event consumer is active (@capture), so captures, the flight recorder
+ * an event consumer is active (>>capture), so captures, the flight recorder
  * and the live stream see the same operations, stages and counters as
  * sessions (docs/capture-format.md, OPS block).
  *
@@ -14,7 +14,7 @@
  * can admit nor a capture records (one that began with neither active), or
  * hold the collector lock around anything but a bounded slot update.
  *
- * Contents: @context @capture @begin-end @handoff @stages @abandon
+ * Contents: >>context >>capture >>begin-end >>handoff >>stages >>abandon
  */
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +22,7 @@
 #include "probe/probe.h"
 #include "session/session_internal.h"
 
-/* @context: what the calling thread is working on. */
+/* >>context: what the calling thread is working on. */
 #define MAX_OP_NEST 8     /* operations nested on one thread (input → pass → rebuild …) */
 #define MAX_STAGE_NEST 16 /* stages open at once on one thread */
 
@@ -79,7 +79,7 @@ static strobe__live_op *live_op(strobe_op op) {
   return l->used && l->gen == strobe__handle_gen(op.id) ? l : NULL;
 }
 
-/* @capture: operation events for the rings (probe/probe.h >>operation events),
+/* >>capture: operation events for the rings (probe/probe.h >>operation events),
  * written only while an event consumer (capture, flight recorder, live
  * stream) is active, from these out-of-line paths: once per operation, take
  * and resume, never per scope. */
@@ -128,7 +128,7 @@ static void emit_end(const strobe_collector *c, strobe__live_op *l, uint64_t end
   strobe__emit_op_event(end, STROBE__OPEV_END, w, d, n);
 }
 
-/* @begin-end */
+/* >>begin-end */
 static strobe_op op_begin(strobe_collector *c, strobe_window w, strobe_op_kind kind, int app_frame, uint64_t frame_id,
                           int *status);
 
@@ -267,7 +267,7 @@ void strobe_op_end(strobe_op op, int committed) {
   }
 }
 
-/* @handoff */
+/* >>handoff */
 strobe_op strobe_op_take(void) {
   strobe_op op = current_op();
   if (op.id) {
@@ -311,7 +311,7 @@ void strobe_op_counter_add(const char *name, double delta) {
     l->counters_dropped++;
 }
 
-/* @stages: a stage guard is the ring scope's guard with a flag for "pushed
+/* >>stages: a stage guard is the ring scope's guard with a flag for "pushed
  * on the operation's stage stack" in a bit that scope guards never use
  * (frame addresses are 8-byte aligned; strobe.h uses bit 0). */
 #define STAGE_PUSHED ((uintptr_t)2)
@@ -367,7 +367,7 @@ void strobe__stage_end(uintptr_t *guard) {
   if (l->detailed || l->captured) aggregate(l, f->site, now - f->t0);
 }
 
-/* @abandon (lock held) */
+/* >>abandon (lock held) */
 void strobe__abandon_live(strobe_collector *c, int window_slot, int producer_closed) {
   for (int i = 0; i < STROBE_MAX_LIVE_OPS; i++) {
     strobe__live_op *l = &c->ops[i];

@@ -5,7 +5,7 @@
  * Lives with the sessions because it reads their report's internals
  * (report.h); the JSON encoding itself is the format layer's writer.
  *
- * Contents: @head @samples @unfinished @summaries @application @tail @entry
+ * Contents: >>head >>samples >>unfinished >>summaries >>application >>tail >>entry
  */
 #include <stdlib.h>
 #include <string.h>
@@ -65,7 +65,7 @@ static void dist(strobe__json *j, const strobe__dist *d) {
   strobe__json_num(j, "max_ms", d->max, MS);
 }
 
-/* @head */
+/* >>head */
 /* Format version, identity and what the report holds. */
 static void write_head(strobe__json *j, const strobe_report *r) {
   strobe_report_status st = strobe_report_query_status(r);
@@ -117,7 +117,7 @@ static void write_counts(strobe__json *j, const strobe_report *r) {
   strobe__json_end(j);
 }
 
-/* @samples */
+/* >>samples */
 static void write_sample(strobe__json *j, const strobe_report *r, const strobe__sample *s) {
   strobe__json_object(j, NULL);
   strobe__json_uint(j, "id", s->seq);
@@ -177,7 +177,7 @@ static void write_samples(strobe__json *j, const strobe_report *r) {
   strobe__json_end(j);
 }
 
-/* @unfinished */
+/* >>unfinished */
 static void write_unfinished(strobe__json *j, const strobe_report *r) {
   strobe__json_array(j, "unfinished");
   for (uint32_t i = 0; i < r->nunfinished; i++) {
@@ -205,7 +205,7 @@ static void write_unfinished(strobe__json *j, const strobe_report *r) {
   strobe__json_end(j);
 }
 
-/* @summaries */
+/* >>summaries */
 
 static void write_stage_summary(strobe__json *j, const strobe_report *r) {
   strobe_stage_summary sums[128];
@@ -274,7 +274,7 @@ static void write_frame_rate(strobe__json *j, const strobe_report *r) {
   strobe__json_end(j);
 }
 
-/* @application */
+/* >>application */
 static const char *lane_name(int lane) { return lane == STROBE_LANE_UI ? "ui" : "worker"; }
 
 static void write_application(strobe__json *j, const strobe_report *r) {
@@ -348,7 +348,7 @@ static void write_application(strobe__json *j, const strobe_report *r) {
   strobe__json_end(j);
 }
 
-/* @tail */
+/* >>tail */
 static void write_build(strobe__json *j) {
   struct utsname u;
   if (uname(&u) != 0) strcpy(u.machine, "unknown");
@@ -399,7 +399,7 @@ static void write_run(strobe__json *j, const strobe_report *r) {
   strobe__json_end(j);
 }
 
-/* @entry */
+/* >>entry */
 /* Hands the NUL-terminated text to the caller, or frees it when any write failed. */
 static int take_output(strobe__json *j, char **json, size_t *len) {
   strobe__buf_put(&j->out, "", 1); /* terminator */

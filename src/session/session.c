@@ -1,5 +1,5 @@
 /*
- * session.c — profiling sessions (seed 000): start, read, end and cancel;
+ * session.c — profiling sessions (docs/sessions.md): start, read, end and cancel;
  * whole-operation admission at completion; bounded sample rings sharing one
  * payload per operation; remembered ended ids; and report snapshots copied
  * under the collector's short lock, everything else done after it.

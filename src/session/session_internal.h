@@ -112,7 +112,7 @@ typedef struct strobe__live_app {
   uint64_t id, parent_id, start;
 } strobe__live_app;
 
-/* Per-session application-scope accounting (seed 000). */
+/* Per-session application-scope accounting (docs/sessions.md §Synchronous application scopes). */
 typedef struct strobe__app_counts {
   uint64_t started, completed, dropped, boundary_excluded;
   uint64_t refused_label, refused_window, refused_closed, refused_slots, refused_parent;
@@ -201,8 +201,8 @@ int strobe__admissible(const strobe_collector *c, int devtools, uint64_t start);
 uint32_t strobe__publish_sample(strobe_collector *c, strobe__sample *s);
 /* Accounts for a completed operation that has no payload (lock held): it
  * began before every active session (so each counts a boundary exclusion,
- * seed 000: "Reports count exclusions once those operations complete while a
- * session remains active"), or its payload could not be allocated (a session
+ * docs/sessions.md §Bounds and lifecycle: "Reports count exclusions once those
+ * operations complete while a session remains active"), or its payload could not be allocated (a session
  * that admits it counts it completed and dropped). */
 void strobe__publish_unbuilt(strobe_collector *c, uint8_t kind, int devtools, uint64_t start);
 /* Counts an application-scope refusal in every active session (lock held). */

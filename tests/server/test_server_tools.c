@@ -1,6 +1,6 @@
 /*
- * test_server_tools.c — the three MCP tools and seed 000's ownership and
- * permission rules through the real server:
+ * test_server_tools.c — the three MCP tools and the ownership and permission
+ * rules (docs/server.md §Permissions and ownership) through the real server:
  *   - start / read while frames run / end, with the report as
  *     structuredContent and as text;
  *   - availability ({}): feature, permissions, limits, build;

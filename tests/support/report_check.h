@@ -13,8 +13,8 @@
  *     after its start, end at or before its end or read), and a nested stage
  *     never exceeds the stage it is nested in;
  *   - every stage_summary and kind_summary entry carries its n, and n is the
- *     number of samples it was computed over (seed 004: stages do not share
- *     a population); nested stages carry nested_in and say "do not sum";
+ *     number of samples it was computed over (docs/sessions.md §The frame model:
+ *     stages do not share a population); nested stages carry nested_in and say "do not sum";
  *   - frame_rate counts committed passes only (input never counts as a
  *     rendered frame);
  *   - sample ages are the age of the newest returned completion;

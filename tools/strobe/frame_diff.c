@@ -1,6 +1,6 @@
 /*
- * frame_diff.c — `strobe diff FILE --frames N M` (seed 001's frame-to-frame
- * span diff): the spans of two frames of one thread, matched by their path
+ * frame_diff.c — `strobe diff FILE --frames N M`, the frame-to-frame span
+ * diff (docs/cli.md §strobe diff FILE --frames N M): the spans of two frames of one thread, matched by their path
  * of names from the root ("frame/update/work"), with what grew, shrank,
  * appeared or vanished, largest change first.
  *
