@@ -11,7 +11,9 @@
  * the same in both otherwise; an operation begun before any recording
  * started is still captured, flagged as having no stage detail; and a reader
  * that does not know the new block types still reads everything else of
- * such a capture (they are skippable, so the format version stays 1).
+ * such a capture (they are skippable, so the format version stays 1); a
+ * pass operation over the flight recorder's threshold is a spike by itself,
+ * and the spike dump names it by the application's frame id.
  *
  * STROBE_TEST_NEEDS: jansson reports
  */
@@ -362,9 +364,48 @@ static void test_ops_reach_captures_app_ids(void) {
   ops_reach_captures(1);
 }
 
+/* >>spike: a pass operation over the threshold is a spike by itself (the
+ * default spike site "frame" is the frame however it is marked), and its
+ * dump names it by the application's frame id. */
+static void test_pass_spike_dump(void) {
+  const char *dir = case_temp_dir("spikes");
+  strobe_flight_recorder *fr;
+  REQUIRE(strobe_flight_recorder_start(&(strobe_flight_recorder_desc){.spike_threshold_ms = 100, .spike_dir = dir},
+                                       &fr) == 0);
+  strobe_window w;
+  strobe_collector *c = su_collector(&w);
+  for (int i = 0; i < 4; i++) {
+    strobe_op op = strobe_op_begin_frame(c, w, 4240u + (uint64_t)i, NULL);
+    {
+      STROBE_STAGE("layout", NULL);
+      spin_us(i == 2 ? 150000 : 1000); /* frame 4242 stalls */
+    }
+    strobe_op_end(op, 1);
+  }
+  strobe_flight_recorder_stats st = {0};
+  for (int tries = 0; tries < 500 && st.spikes_dumped == 0; tries++) {
+    fx_sleep_ms(10);
+    st = strobe_flight_recorder_query_stats(fr);
+  }
+  CHECK_EQ_U64(st.spikes_dumped, 1);
+  CHECK(st.last_spike_ms >= 150.0);
+  CHECK_EQ_INT(strobe_flight_recorder_stop(fr), 0);
+  if (st.spikes_dumped) {
+    seen s;
+    read_capture(st.last_spike_path, &s);
+    int found = 0;
+    for (int i = 0; i < s.nops; i++)
+      if (s.ops[i].frame_id == 4242u && s.ops[i].duration_ns >= 150e6 && s.ops[i].app_frame_id) found = 1;
+    CHECK(found);
+  }
+  strobe_collector_close(c);
+  strobe_collector_release(c);
+}
+
 #define CASES(X)                  \
   X(ops_reach_captures)           \
   X(ops_reach_captures_app_ids)   \
   X(old_readers_skip)             \
-  X(began_before_recording)
+  X(began_before_recording)       \
+  X(pass_spike_dump)
 HARNESS_MAIN(CASES)
