@@ -26,7 +26,7 @@ static void setup(void) {
   if (strobe_collector_create(&g_c)) abort();
   strobe_window w;
   strobe_window_register(g_c, "main", 0, &w);
-  pthread_mutex_init(&g_perms.lock, NULL);
+  strobe__mutex_init(&g_perms.lock);
   g_perms.mcp_enabled = g_perms.observe = 1;
   g_perms.tools = STROBE_TOOL_ALL;
   strobe__mcp_config cfg = {g_c, &g_perms, 4, 600};
@@ -84,7 +84,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   check_reply(&resp);
   strobe__mcp_response_free(&resp);
   /* Sessions the inputs start persist so later inputs can read/end them;
-   * clear them now and then so the 8-session limit does not end exploration. */
-  if (++g_runs % 256 == 0) strobe__mcp_cancel_all(g_mcp);
+   * clear them now and then so the 8-session limit does not end exploration
+   * (under perms.lock, as strobe__mcp_cancel_all requires). */
+  if (++g_runs % 256 == 0) {
+    strobe__mutex_lock(&g_perms.lock);
+    strobe__mcp_cancel_all(g_mcp);
+    strobe__mutex_unlock(&g_perms.lock);
+  }
   return 0;
 }

@@ -32,7 +32,9 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
 
-# Debug keeps assert() live in the library too; -O2 -g come from CMakeLists.
+# Debug keeps assert() live in the library too, and STROBE_SANITIZE turns on
+# the library's invariant checks (STROBE_ASSERT, docs/invariants.md);
+# test_invariants fails if they are off. -O2 -g come from CMakeLists.
 CC=$cc CXX=$cxx cmake -S "$src" -B "$dir" \
   -DCMAKE_BUILD_TYPE=Debug \
   -DSTROBE_SANITIZE="$mode" \

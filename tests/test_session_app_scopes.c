@@ -551,13 +551,13 @@ static void test_completion_time_before_lock(void) {
   char id[STROBE_SESSION_ID_MAX];
   su_start(c, 0, id);
   finisher f = {strobe_app_scope_begin(c, "main", "worker_save", STROBE_LANE_WORKER), 0};
-  pthread_mutex_lock(&c->lock); /* white box: hold the collector's short lock */
+  strobe__mutex_lock(&c->lock); /* white box: hold the collector's short lock */
   pthread_t t;
   REQUIRE_EQ_INT(pthread_create(&t, NULL, finish_while_locked, &f), 0);
   while (!__atomic_load_n(&f.about_to_finish, __ATOMIC_ACQUIRE)) fx_sleep_ms(1);
   fx_sleep_ms(300); /* the worker has taken its timestamp and waits for the lock */
   uint64_t released = strobe__now();
-  pthread_mutex_unlock(&c->lock);
+  strobe__mutex_unlock(&c->lock);
   CHECK_EQ_INT(pthread_join(t, NULL), 0);
   strobe_report *r = su_end(c, id, NULL);
   CHECK_EQ_INT(r->napps, 1);

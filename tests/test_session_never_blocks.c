@@ -109,10 +109,10 @@ typedef struct holder {
 
 static void *hold_lock(void *arg) {
   holder *h = arg;
-  pthread_mutex_lock(&h->c->lock); /* white box: the collector's short lock */
+  strobe__mutex_lock(&h->c->lock); /* white box: the collector's short lock */
   __atomic_store_n(&h->locked, 1, __ATOMIC_RELEASE);
   while (!__atomic_load_n(&h->release, __ATOMIC_ACQUIRE)) fx_sleep_ms(1);
-  pthread_mutex_unlock(&h->c->lock);
+  strobe__mutex_unlock(&h->c->lock);
   return NULL;
 }
 

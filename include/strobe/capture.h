@@ -37,7 +37,7 @@ typedef struct strobe_capture_header {
   char os[32];
   char arch[32];
   char features[128];
-  int assertions;                /* 1 when the writer was built with assertions on */
+  int assertions;                /* 1 when the writer was built with its invariant checks on (docs/invariants.md) */
   uint64_t pid;
   uint32_t ring_events;          /* per-thread ring capacity of the writer */
   uint32_t flush_interval_ms;

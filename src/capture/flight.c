@@ -48,6 +48,7 @@
 #include "format/capture_writer.h"
 #include "format/codec.h"
 #include "platform/clock.h"
+#include "platform/invariant.h"
 #include "platform/io.h"
 
 /* ======================================================================
@@ -130,6 +131,7 @@ typedef struct snapshot {
 struct strobe_flight_recorder {
   strobe__consumer consumer;
   strobe__writer *writer; /* the ring's encoder: drain thread, or stop() after removal */
+  int detached;           /* set by stop() once the consumer is removed: the writer is then stop()'s */
   strobe_flight_recorder_desc desc; /* resolved; strings point at the copies below */
   char spike_site[SPIKE_SITE_MAX + 1];
   char spike_dir[SPIKE_DIR_MAX + 1];
@@ -144,7 +146,7 @@ struct strobe_flight_recorder {
   uint64_t watch[STROBE_MAX_SITES / 64]; /* bit per site id: watched by the trigger */
   int flush_requested;                   /* atomic: a dump asks for the pending blocks */
 
-  pthread_mutex_t lock;
+  strobe__mutex lock;
   pthread_cond_t work_cond; /* the writer thread: a job, or quit */
   pthread_cond_t done_cond; /* a dump released its pin */
 
@@ -208,10 +210,12 @@ static void maybe_undefine(fthread *ft) {
 }
 
 static int can_evict(const strobe_flight_recorder *fr) {
+  STROBE_ASSERT(strobe__mutex_held(&fr->lock));
   return fr->count > 0 && !(fr->dumping && fr->head_seq >= fr->pin_seq);
 }
 
 static void evict_head(strobe_flight_recorder *fr) {
+  STROBE_ASSERT(strobe__mutex_held(&fr->lock));
   entry *e = at(fr, fr->head);
   fthread *ft = e->thread == NO_THREAD ? NULL : thread_row(fr, e->thread);
   if (ft) {
@@ -235,6 +239,7 @@ static void evict_head(strobe_flight_recorder *fr) {
 /* Finds room for `need` bytes, evicting the oldest entries as needed.
  * Returns the offset, or SIZE_MAX when only pinned entries stand in the way. */
 static size_t place(strobe_flight_recorder *fr, size_t need) {
+  STROBE_ASSERT(strobe__mutex_held(&fr->lock));
   if (need > fr->cap) return SIZE_MAX;
   for (;;) {
     if (fr->count == 0) {
@@ -258,6 +263,7 @@ static size_t place(strobe_flight_recorder *fr, size_t need) {
 }
 
 static uint64_t retained_bytes(const strobe_flight_recorder *fr) {
+  STROBE_ASSERT(strobe__mutex_held(&fr->lock));
   if (fr->count == 0) return 0;
   return fr->wrapped ? (uint64_t)(fr->cap - fr->head + fr->tail) : (uint64_t)(fr->tail - fr->head);
 }
@@ -265,6 +271,7 @@ static uint64_t retained_bytes(const strobe_flight_recorder *fr) {
 /* The oldest and newest event ticks among `count` entries from `off`. */
 static void event_range(const strobe_flight_recorder *fr, size_t off, uint64_t count, uint64_t *first,
                         uint64_t *last) {
+  STROBE_ASSERT(strobe__mutex_held(&fr->lock));
   *first = *last = 0;
   int any = 0;
   for (uint64_t i = 0; i < count; i++) {
@@ -282,7 +289,8 @@ static void event_range(const strobe_flight_recorder *fr, size_t off, uint64_t c
 /* Stores one framed block (drain thread, or stop()). */
 static void store(strobe_flight_recorder *fr, uint8_t type, uint32_t thread, uint64_t count, uint64_t first,
                   uint64_t last, const void *data, size_t len) {
-  pthread_mutex_lock(&fr->lock);
+  STROBE_ASSERT(strobe__drain_held() || fr->detached);
+  strobe__mutex_lock(&fr->lock);
   fthread *ft = thread == NO_THREAD ? NULL : thread_row(fr, thread);
   size_t off = SIZE_MAX;
   /* A thread the table does not know could not be defined by a dump: refuse. */
@@ -317,7 +325,7 @@ static void store(strobe_flight_recorder *fr, uint8_t type, uint32_t thread, uin
     ft->end_stored = 1;
     maybe_undefine(ft);
   }
-  pthread_mutex_unlock(&fr->lock);
+  strobe__mutex_unlock(&fr->lock);
 }
 
 /* The ring writer's sink. A call is either one per-thread block the writer
@@ -326,6 +334,7 @@ static void store(strobe_flight_recorder *fr, uint8_t type, uint32_t thread, uin
 static int ring_sink(void *ctx, const void *data, size_t len) {
   strobe_flight_recorder *fr = ctx;
   if (!fr->writer) return 0; /* the ring writer's own file header: each dump writes one */
+  STROBE_ASSERT(strobe__drain_held() || fr->detached);
   const strobe__block_info *info = strobe__writer_block_info(fr->writer);
   uint64_t now = strobe__now();
   if (info->type) {
@@ -353,6 +362,7 @@ static int ring_sink(void *ctx, const void *data, size_t len) {
 
 /* Makes row `index` exist (lock held). Returns NULL when out of memory. */
 static fthread *thread_grow(strobe_flight_recorder *fr, uint32_t index) {
+  STROBE_ASSERT(strobe__mutex_held(&fr->lock));
   if (index >= fr->nthreads) {
     uint32_t n = fr->nthreads ? fr->nthreads : 16;
     while (n <= index) n *= 2;
@@ -378,6 +388,7 @@ static fthread *thread_grow(strobe_flight_recorder *fr, uint32_t index) {
  * ====================================================================== */
 
 static void resync(strobe_flight_recorder *fr) {
+  STROBE_ASSERT(strobe__drain_held());
   fr->resync_any = 0;
   for (uint32_t i = 0; i < fr->nthreads; i++) {
     fthread *ft = &fr->threads[i];
@@ -406,7 +417,7 @@ static void resync(strobe_flight_recorder *fr) {
 
 /* A spike of `ms` ending at `ts`. Returns 1 when it scheduled a dump. */
 static int spike(strobe_flight_recorder *fr, uint64_t ts, double ms) {
-  pthread_mutex_lock(&fr->lock);
+  strobe__mutex_lock(&fr->lock);
   fr->spikes_seen++;
   fr->last_spike_ms = ms;
   int go = !fr->spike_pending && fr->spike_files < fr->desc.max_spike_files &&
@@ -420,7 +431,7 @@ static int spike(strobe_flight_recorder *fr, uint64_t ts, double ms) {
   } else {
     fr->spikes_suppressed++;
   }
-  pthread_mutex_unlock(&fr->lock);
+  strobe__mutex_unlock(&fr->lock);
   return go;
 }
 
@@ -435,6 +446,7 @@ static void check(strobe_flight_recorder *fr, uint64_t ts, uint64_t d) {
 /* Follows a thread's stream: depth for >>resync, watched scopes and frame
  * marks for the trigger. */
 static void follow(strobe_flight_recorder *fr, track *tr, const strobe__event *ev, size_t n) {
+  STROBE_ASSERT(strobe__drain_held());
   for (size_t i = 0; i < n; i++) {
     const strobe__event *e = &ev[i];
     uint32_t kind = e->kind & 0xffu;
@@ -498,27 +510,30 @@ static void follow(strobe_flight_recorder *fr, track *tr, const strobe__event *e
  * ====================================================================== */
 
 static void on_site(void *ctx, uint32_t id, const strobe_site *s) {
+  STROBE_ASSERT(strobe__drain_held());
   strobe_flight_recorder *fr = ctx;
   /* The ring writer is not told: its SITES blocks would not be kept anyway. */
   if (fr->thr_ticks && id < STROBE_MAX_SITES && s->name && !strcmp(s->name, fr->spike_site) &&
       (s->kind == STROBE_SITE_SCOPE || s->kind == STROBE_SITE_STAGE || s->kind == STROBE_SITE_FRAME))
     fr->watch[id >> 6] |= 1ull << (id & 63);
-  pthread_mutex_lock(&fr->lock);
+  strobe__mutex_lock(&fr->lock);
   if (id >= fr->site_limit) fr->site_limit = id + 1;
-  pthread_mutex_unlock(&fr->lock);
+  strobe__mutex_unlock(&fr->lock);
 }
 
 static void on_label(void *ctx, uint32_t id, const char *text) {
+  STROBE_ASSERT(strobe__drain_held());
   strobe_flight_recorder *fr = ctx;
   (void)text; /* as sites: every dump defines the labels it may need from the registry */
-  pthread_mutex_lock(&fr->lock);
+  strobe__mutex_lock(&fr->lock);
   if (id >= fr->label_limit) fr->label_limit = id + 1;
-  pthread_mutex_unlock(&fr->lock);
+  strobe__mutex_unlock(&fr->lock);
 }
 
 static void on_thread(void *ctx, uint32_t index, uint64_t tid, const char *name, uint64_t lost) {
+  STROBE_ASSERT(strobe__drain_held());
   strobe_flight_recorder *fr = ctx;
-  pthread_mutex_lock(&fr->lock);
+  strobe__mutex_lock(&fr->lock);
   fthread *ft = thread_grow(fr, index);
   if (ft) {
     if (!ft->defined && !ft->end_stored) ft->lifetime_lost = lost; /* first sight */
@@ -528,11 +543,12 @@ static void on_thread(void *ctx, uint32_t index, uint64_t tid, const char *name,
   } else if (!fr->writer_error) {
     fr->writer_error = STROBE_ENOMEM;
   }
-  pthread_mutex_unlock(&fr->lock);
+  strobe__mutex_unlock(&fr->lock);
   if (ft) strobe__writer_thread(fr->writer, index, tid, name, lost);
 }
 
 static void on_lost(void *ctx, uint32_t index, uint64_t lost) {
+  STROBE_ASSERT(strobe__drain_held());
   strobe_flight_recorder *fr = ctx;
   fthread *ft = thread_row(fr, index);
   if (!ft) return;
@@ -541,6 +557,7 @@ static void on_lost(void *ctx, uint32_t index, uint64_t lost) {
 }
 
 static void on_events(void *ctx, uint32_t index, const strobe__event *ev, size_t n) {
+  STROBE_ASSERT(strobe__drain_held());
   strobe_flight_recorder *fr = ctx;
   fthread *ft = thread_row(fr, index);
   if (!ft) return; /* its row could not be allocated: nothing of it can be dumped */
@@ -549,6 +566,7 @@ static void on_events(void *ctx, uint32_t index, const strobe__event *ev, size_t
 }
 
 static void on_thread_end(void *ctx, uint32_t index) {
+  STROBE_ASSERT(strobe__drain_held());
   strobe_flight_recorder *fr = ctx;
   fthread *ft = thread_row(fr, index);
   if (!ft) return;
@@ -558,6 +576,7 @@ static void on_thread_end(void *ctx, uint32_t index) {
 
 /* Lock held. */
 static void take_snapshot(strobe_flight_recorder *fr, snapshot *s) {
+  STROBE_ASSERT(strobe__mutex_held(&fr->lock));
   s->off = fr->head;
   s->seq = fr->head_seq;
   s->count = fr->count;
@@ -567,6 +586,7 @@ static void take_snapshot(strobe_flight_recorder *fr, snapshot *s) {
 }
 
 static void on_tick(void *ctx, uint64_t now) {
+  STROBE_ASSERT(strobe__drain_held());
   strobe_flight_recorder *fr = ctx;
   if (now - fr->last_clock >= fr->clock_ticks) {
     strobe__writer_clock(fr->writer, strobe__now(), strobe__mono_ns());
@@ -574,17 +594,17 @@ static void on_tick(void *ctx, uint64_t now) {
   }
   /* A spike is dumped once a whole drain pass started after it was due,
    * so every thread's events up to then are in the ring. */
-  pthread_mutex_lock(&fr->lock);
+  strobe__mutex_lock(&fr->lock);
   int spike_ready = fr->spike_pending && !fr->dumping && fr->has_worker &&
                     (int64_t)(fr->prev_tick - fr->spike_due) >= 0;
-  pthread_mutex_unlock(&fr->lock);
+  strobe__mutex_unlock(&fr->lock);
   int requested = __atomic_exchange_n(&fr->flush_requested, 0, __ATOMIC_ACQ_REL);
   if (requested || spike_ready || now - fr->last_flush >= fr->flush_ticks) {
     strobe__writer_flush(fr->writer);
     fr->last_flush = now;
     if (fr->resync_any) resync(fr); /* every thread's buffer is empty right now */
   }
-  pthread_mutex_lock(&fr->lock);
+  strobe__mutex_lock(&fr->lock);
   if (now > fr->age_ticks) {
     uint64_t cutoff = now - fr->age_ticks;
     while (can_evict(fr) && (int64_t)(at(fr, fr->head)->last - cutoff) < 0) evict_head(fr);
@@ -597,7 +617,7 @@ static void on_tick(void *ctx, uint64_t now) {
   }
   int werr = strobe__writer_error(fr->writer);
   if (werr) fr->writer_error = werr; /* sticky, like the writer's own */
-  pthread_mutex_unlock(&fr->lock);
+  strobe__mutex_unlock(&fr->lock);
   fr->prev_tick = now;
 }
 
@@ -656,9 +676,11 @@ static int write_footer(int fd, uint64_t end_ticks, const dthread *t, uint32_t n
 /* Writes the snapshot as a complete capture. The caller holds the pin
  * (fr->dumping) and releases it afterwards. */
 static int write_dump(strobe_flight_recorder *fr, const snapshot *s, int fd) {
+  STROBE_ASSERT(!strobe__drain_held()); /* file I/O: never on the drain thread */
   /* Threads the retained blocks name, and the time span, under the lock:
    * the pinned entries and the rows they reference cannot go away. */
-  pthread_mutex_lock(&fr->lock);
+  strobe__mutex_lock(&fr->lock);
+  STROBE_ASSERT(fr->dumping);
   uint32_t n = 0;
   for (uint32_t i = 0; i < fr->nthreads; i++) n += fr->threads[i].defined && fr->threads[i].refs > 0;
   dthread *t = calloc(n ? n : 1, sizeof *t);
@@ -674,7 +696,7 @@ static int write_dump(strobe_flight_recorder *fr, const snapshot *s, int fd) {
   uint64_t first, last;
   event_range(fr, s->off, s->count, &first, &last);
   uint32_t site_limit = fr->site_limit, label_limit = fr->label_limit;
-  pthread_mutex_unlock(&fr->lock);
+  strobe__mutex_unlock(&fr->lock);
   if (!t) return STROBE_ENOMEM;
 
   /* Header, SITES and THREAD through a writer of its own. */
@@ -699,11 +721,11 @@ static int write_dump(strobe_flight_recorder *fr, const snapshot *s, int fd) {
   /* The retained blocks, oldest first; each written one lets eviction pass it. */
   size_t off = s->off;
   for (uint64_t i = 0; i < s->count && !rc; i++) {
-    pthread_mutex_lock(&fr->lock);
+    strobe__mutex_lock(&fr->lock);
     fr->pin_seq = s->seq + i;
     off = next_start(fr, off);
     entry e = *at(fr, off);
-    pthread_mutex_unlock(&fr->lock);
+    strobe__mutex_unlock(&fr->lock);
     rc = strobe__write_all(fd, at(fr, off) + 1, e.size);
     dthread *dt = e.thread == NO_THREAD ? NULL : find_thread(t, n, e.thread);
     if (dt && e.type == STROBE__BLK_EVENTS) dt->events += e.count;
@@ -720,7 +742,7 @@ static int write_dump(strobe_flight_recorder *fr, const snapshot *s, int fd) {
 
 /* Releases the pin and records the outcome. */
 static void dump_done(strobe_flight_recorder *fr, int rc, int spiked, const char *path) {
-  pthread_mutex_lock(&fr->lock);
+  strobe__mutex_lock(&fr->lock);
   fr->dumping = 0;
   if (rc == 0) {
     fr->dumps_written++;
@@ -733,7 +755,7 @@ static void dump_done(strobe_flight_recorder *fr, int rc, int spiked, const char
     fr->last_error = rc;
   }
   pthread_cond_broadcast(&fr->done_cond);
-  pthread_mutex_unlock(&fr->lock);
+  strobe__mutex_unlock(&fr->lock);
 }
 
 /* ======================================================================
@@ -759,20 +781,20 @@ static int write_spike(strobe_flight_recorder *fr, const snapshot *s, uint64_t s
 
 static void *worker_main(void *arg) {
   strobe_flight_recorder *fr = arg;
-  pthread_mutex_lock(&fr->lock);
+  strobe__mutex_lock(&fr->lock);
   for (;;) {
-    while (!fr->job && !fr->quit) pthread_cond_wait(&fr->work_cond, &fr->lock);
+    while (!fr->job && !fr->quit) strobe__cond_wait(&fr->work_cond, &fr->lock);
     if (!fr->job) break;
     snapshot s = fr->job_snap;
     fr->job = 0;
     uint64_t seq = ++fr->spike_seq;
-    pthread_mutex_unlock(&fr->lock);
+    strobe__mutex_unlock(&fr->lock);
     char path[STROBE_FLIGHT_PATH_MAX];
     int rc = write_spike(fr, &s, seq, path);
     dump_done(fr, rc, 1, path);
-    pthread_mutex_lock(&fr->lock);
+    strobe__mutex_lock(&fr->lock);
   }
-  pthread_mutex_unlock(&fr->lock);
+  strobe__mutex_unlock(&fr->lock);
   return NULL;
 }
 
@@ -814,10 +836,10 @@ strobe_flight_recorder_desc strobe_flight_recorder_query_desc(const strobe_fligh
  * before it looks at quit. */
 static void stop_worker(strobe_flight_recorder *fr) {
   if (!fr->has_worker) return;
-  pthread_mutex_lock(&fr->lock);
+  strobe__mutex_lock(&fr->lock);
   fr->quit = 1;
   pthread_cond_signal(&fr->work_cond);
-  pthread_mutex_unlock(&fr->lock);
+  strobe__mutex_unlock(&fr->lock);
   pthread_join(fr->worker, NULL);
 }
 
@@ -827,7 +849,7 @@ static void destroy(strobe_flight_recorder *fr) {
   free(fr->threads);
   pthread_cond_destroy(&fr->work_cond);
   pthread_cond_destroy(&fr->done_cond);
-  pthread_mutex_destroy(&fr->lock);
+  strobe__mutex_destroy(&fr->lock);
   free(fr);
 }
 
@@ -847,7 +869,7 @@ int strobe_flight_recorder_start(const strobe_flight_recorder_desc *desc, strobe
   d.spike_site = fr->spike_site;
   d.spike_dir = d.spike_dir ? fr->spike_dir : NULL;
   fr->desc = d;
-  pthread_mutex_init(&fr->lock, NULL);
+  strobe__mutex_init(&fr->lock);
   pthread_cond_init(&fr->work_cond, NULL);
   pthread_cond_init(&fr->done_cond, NULL);
 
@@ -902,20 +924,21 @@ fail:
 int strobe_flight_recorder_stop(strobe_flight_recorder *fr) {
   if (!fr) return 0;
   strobe__consumer_remove(&fr->consumer); /* no callback runs after this */
+  fr->detached = 1;
   int rc = 0;
-  pthread_mutex_lock(&fr->lock);
-  while (fr->dumping) pthread_cond_wait(&fr->done_cond, &fr->lock);
+  strobe__mutex_lock(&fr->lock);
+  while (fr->dumping) strobe__cond_wait(&fr->done_cond, &fr->lock);
   int pending = fr->spike_pending && fr->has_worker;
   uint64_t before = fr->dump_errors;
-  pthread_mutex_unlock(&fr->lock);
+  strobe__mutex_unlock(&fr->lock);
   if (pending) { /* the spike was drained; its post_ms is cut short */
     strobe__writer_flush(fr->writer);
-    pthread_mutex_lock(&fr->lock);
+    strobe__mutex_lock(&fr->lock);
     take_snapshot(fr, &fr->job_snap);
     fr->job = 1;
     fr->spike_pending = 0;
     pthread_cond_signal(&fr->work_cond);
-    pthread_mutex_unlock(&fr->lock);
+    strobe__mutex_unlock(&fr->lock);
   }
   stop_worker(fr);
   if (pending && fr->dump_errors != before) rc = fr->last_error;
@@ -938,14 +961,14 @@ int strobe_flight_recorder_dump(strobe_flight_recorder *fr, const char *path) {
     strobe__drain_now();
     __atomic_store_n(&fr->flush_requested, 1, __ATOMIC_RELEASE);
     strobe__drain_now();
-    pthread_mutex_lock(&fr->lock);
+    strobe__mutex_lock(&fr->lock);
     if (!fr->dumping) {
       take_snapshot(fr, &s);
-      pthread_mutex_unlock(&fr->lock);
+      strobe__mutex_unlock(&fr->lock);
       break;
     }
-    while (fr->dumping) pthread_cond_wait(&fr->done_cond, &fr->lock);
-    pthread_mutex_unlock(&fr->lock); /* then seal again: the wait may have been long */
+    while (fr->dumping) strobe__cond_wait(&fr->done_cond, &fr->lock);
+    strobe__mutex_unlock(&fr->lock); /* then seal again: the wait may have been long */
   }
   int rc = write_dump(fr, &s, fd);
   dump_done(fr, rc, 0, NULL);
@@ -970,7 +993,7 @@ strobe_flight_recorder_stats strobe_flight_recorder_query_stats(strobe_flight_re
   strobe_flight_recorder_stats s;
   memset(&s, 0, sizeof s);
   if (!fr) return s;
-  pthread_mutex_lock(&fr->lock);
+  strobe__mutex_lock(&fr->lock);
   s.capacity_bytes = fr->cap;
   s.retained_bytes = retained_bytes(fr);
   s.retained_blocks = fr->count;
@@ -989,6 +1012,6 @@ strobe_flight_recorder_stats strobe_flight_recorder_query_stats(strobe_flight_re
   s.last_spike_ms = fr->last_spike_ms;
   s.error = fr->writer_error ? fr->writer_error : fr->last_error;
   memcpy(s.last_spike_path, fr->last_path, sizeof s.last_spike_path);
-  pthread_mutex_unlock(&fr->lock);
+  strobe__mutex_unlock(&fr->lock);
   return s;
 }

@@ -19,6 +19,7 @@
 #include "collect/collect.h"
 #include "format/capture_writer.h"
 #include "platform/clock.h"
+#include "platform/invariant.h"
 #include "platform/io.h"
 
 #define DEFAULT_FLUSH_MS 100u
@@ -39,7 +40,7 @@ struct strobe_recorder {
   strobe_recorder *next;
 };
 
-static pthread_mutex_t g_live_lock = PTHREAD_MUTEX_INITIALIZER;
+static strobe__mutex g_live_lock = STROBE__MUTEX_INIT;
 static strobe_recorder *g_live;
 static pthread_once_t g_atexit_once = PTHREAD_ONCE_INIT;
 
@@ -50,36 +51,43 @@ static int file_sink(void *ctx, const void *data, size_t len) {
 
 /* >>consumer callbacks (drain thread) */
 static void on_site(void *ctx, uint32_t id, const strobe_site *s) {
+  STROBE_ASSERT(strobe__drain_held());
   strobe_recorder *r = ctx;
   strobe__writer_site(r->writer, id, s);
 }
 
 static void on_label(void *ctx, uint32_t id, const char *text) {
+  STROBE_ASSERT(strobe__drain_held());
   strobe_recorder *r = ctx;
   strobe__writer_label(r->writer, id, text);
 }
 
 static void on_thread(void *ctx, uint32_t index, uint64_t tid, const char *name, uint64_t lost) {
+  STROBE_ASSERT(strobe__drain_held());
   strobe_recorder *r = ctx;
   strobe__writer_thread(r->writer, index, tid, name, lost);
 }
 
 static void on_lost(void *ctx, uint32_t index, uint64_t lost) {
+  STROBE_ASSERT(strobe__drain_held());
   strobe_recorder *r = ctx;
   strobe__writer_lost(r->writer, index, lost);
 }
 
 static void on_events(void *ctx, uint32_t index, const strobe__event *ev, size_t n) {
+  STROBE_ASSERT(strobe__drain_held());
   strobe_recorder *r = ctx;
   strobe__writer_events(r->writer, index, ev, n);
 }
 
 static void on_thread_end(void *ctx, uint32_t index) {
+  STROBE_ASSERT(strobe__drain_held());
   strobe_recorder *r = ctx;
   strobe__writer_thread_end(r->writer, index);
 }
 
 static void on_tick(void *ctx, uint64_t now) {
+  STROBE_ASSERT(strobe__drain_held());
   strobe_recorder *r = ctx;
   if (now - r->last_clock >= r->clock_ticks) {
     strobe__writer_clock(r->writer, strobe__now(), strobe__mono_ns());
@@ -96,9 +104,9 @@ static void on_tick(void *ctx, uint64_t now) {
 /* >>lifecycle */
 static void stop_all_at_exit(void) {
   for (;;) {
-    pthread_mutex_lock(&g_live_lock);
+    strobe__mutex_lock(&g_live_lock);
     strobe_recorder *r = g_live;
-    pthread_mutex_unlock(&g_live_lock);
+    strobe__mutex_unlock(&g_live_lock);
     if (!r) return;
     strobe_record_stop(r);
   }
@@ -132,10 +140,10 @@ int strobe_record_start(const strobe_record_desc *desc, strobe_recorder **out) {
   rc = strobe__consumer_add(&r->consumer);
   if (rc) goto fail;
   pthread_once(&g_atexit_once, register_atexit);
-  pthread_mutex_lock(&g_live_lock);
+  strobe__mutex_lock(&g_live_lock);
   r->next = g_live;
   g_live = r;
-  pthread_mutex_unlock(&g_live_lock);
+  strobe__mutex_unlock(&g_live_lock);
   *out = r;
   return 0;
 fail:
@@ -150,14 +158,14 @@ fail:
 
 int strobe_record_stop(strobe_recorder *r) {
   if (!r) return 0;
-  pthread_mutex_lock(&g_live_lock);
+  strobe__mutex_lock(&g_live_lock);
   for (strobe_recorder **p = &g_live; *p; p = &(*p)->next) {
     if (*p == r) {
       *p = r->next;
       break;
     }
   }
-  pthread_mutex_unlock(&g_live_lock);
+  strobe__mutex_unlock(&g_live_lock);
   strobe__consumer_remove(&r->consumer);
   strobe_misuse m = strobe__misuse_since(&r->misuse_base);
   int rc = strobe__writer_finish(r->writer, strobe__now(), &m);

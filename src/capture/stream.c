@@ -20,6 +20,7 @@
 #include "collect/collect.h"
 #include "format/capture_writer.h"
 #include "platform/clock.h"
+#include "platform/invariant.h"
 #include "strobe/record.h"
 
 #define DEFAULT_QUEUE_BYTES (8u << 20) /* about a second of a busy renderer's compressed events */
@@ -67,9 +68,10 @@ struct strobe_stream {
   uint64_t flush_ticks, clock_ticks, last_flush, last_clock;
   int appended;            /* the sink queued something during this pass */
   strobe_misuse misuse_base;
-  int attached;            /* the consumer is registered (start..stop) */
+  int attached;            /* set before the consumer is added, cleared once stop removed it: while set,
+                            * the state above is the drain's; after, the stopping thread's */
   /* >>queue, guarded by qlock */
-  pthread_mutex_t qlock;
+  strobe__mutex qlock;
   qblock *head, *tail;
   /* counters: atomics */
   uint64_t queued, produced, read, events_dropped, episodes;
@@ -90,14 +92,14 @@ static int sink(void *ctx, const void *data, size_t len) {
   b->len = len;
   b->off = 0;
   memcpy(b->data, data, len);
-  pthread_mutex_lock(&s->qlock);
+  strobe__mutex_lock(&s->qlock);
   if (s->tail)
     s->tail->next = b;
   else
     s->head = b;
   s->tail = b;
   __atomic_fetch_add(&s->queued, len, __ATOMIC_RELAXED);
-  pthread_mutex_unlock(&s->qlock);
+  strobe__mutex_unlock(&s->qlock);
   __atomic_fetch_add(&s->produced, len, __ATOMIC_RELAXED);
   s->appended = 1;
   return 0;
@@ -107,7 +109,7 @@ size_t strobe_stream_read(strobe_stream *s, void *buf, size_t max) {
   if (!s || !buf) return 0;
   size_t n = 0;
   qblock *done = NULL;
-  pthread_mutex_lock(&s->qlock);
+  strobe__mutex_lock(&s->qlock);
   while (n < max && s->head) {
     qblock *b = s->head;
     size_t k = b->len - b->off;
@@ -123,7 +125,7 @@ size_t strobe_stream_read(strobe_stream *s, void *buf, size_t max) {
     }
   }
   __atomic_fetch_sub(&s->queued, n, __ATOMIC_RELAXED);
-  pthread_mutex_unlock(&s->qlock);
+  strobe__mutex_unlock(&s->qlock);
   __atomic_fetch_add(&s->read, n, __ATOMIC_RELAXED);
   while (done) {
     qblock *next = done->next;
@@ -166,7 +168,12 @@ static uint32_t recorded_depth(const sthread *t) {
 
 /* Passes on a LOST marker: `lost` events dropped just before ts, after which
  * the reader's stack must be recorded_depth() deep. */
+/* The drain-thread state above is the drain's while the consumer is
+ * attached and the stopping thread's after (the helpers below serve both). */
+#define ASSERT_DRAIN_STATE(s) STROBE_ASSERT(strobe__drain_held() || !(s)->attached)
+
 static void emit_marker(strobe_stream *s, uint32_t index, sthread *t, uint64_t ts, uint64_t lost) {
+  ASSERT_DRAIN_STATE(s);
   strobe__event e;
   e.ts = ts;
   e.kind = STROBE__EV_LOST | (recorded_depth(t) << 8);
@@ -196,6 +203,7 @@ static void flush_now(strobe_stream *s);
 
 /* >>consumer callbacks (drain thread) */
 static void on_events(void *ctx, uint32_t index, const strobe__event *ev, size_t n) {
+  STROBE_ASSERT(strobe__drain_held());
   strobe_stream *s = ctx;
   if (s->stopped) return;
   sthread *t = thread_slot(s, index);
@@ -291,6 +299,7 @@ static void on_events(void *ctx, uint32_t index, const strobe__event *ev, size_t
 }
 
 static void report_losses(strobe_stream *s) {
+  ASSERT_DRAIN_STATE(s);
   for (uint32_t i = 0; i < s->nthreads; i++) {
     sthread *t = &s->threads[i];
     if (!t->defined) continue;
@@ -310,16 +319,19 @@ static void flush_now(strobe_stream *s) {
 }
 
 static void on_site(void *ctx, uint32_t id, const strobe_site *site) {
+  STROBE_ASSERT(strobe__drain_held());
   strobe_stream *s = ctx;
   if (!s->stopped) strobe__writer_site(s->writer, id, site);
 }
 
 static void on_label(void *ctx, uint32_t id, const char *text) {
+  STROBE_ASSERT(strobe__drain_held());
   strobe_stream *s = ctx;
   if (!s->stopped) strobe__writer_label(s->writer, id, text);
 }
 
 static void on_thread(void *ctx, uint32_t index, uint64_t tid, const char *name, uint64_t lost) {
+  STROBE_ASSERT(strobe__drain_held());
   strobe_stream *s = ctx;
   if (s->stopped) return;
   sthread *t = thread_slot(s, index);
@@ -331,12 +343,14 @@ static void on_thread(void *ctx, uint32_t index, uint64_t tid, const char *name,
 }
 
 static void on_lost(void *ctx, uint32_t index, uint64_t lost) {
+  STROBE_ASSERT(strobe__drain_held());
   strobe_stream *s = ctx;
   sthread *t = thread_slot(s, index);
   if (t && t->defined) t->producer_lost = lost;
 }
 
 static void on_thread_end(void *ctx, uint32_t index) {
+  STROBE_ASSERT(strobe__drain_held());
   strobe_stream *s = ctx;
   if (s->stopped) return;
   sthread *t = thread_slot(s, index);
@@ -346,7 +360,10 @@ static void on_thread_end(void *ctx, uint32_t index) {
   strobe__writer_thread_end(s->writer, index);
 }
 
+/* Calls the reader's ready callback: on the drain thread, or once from the
+ * stopping thread for the footer. */
 static void notify(strobe_stream *s) {
+  ASSERT_DRAIN_STATE(s);
   if (s->appended) {
     s->appended = 0;
     if (s->desc.ready) s->desc.ready(s->desc.ready_ctx);
@@ -354,6 +371,7 @@ static void notify(strobe_stream *s) {
 }
 
 static void on_tick(void *ctx, uint64_t now) {
+  STROBE_ASSERT(strobe__drain_held());
   strobe_stream *s = ctx;
   if (s->stopped) return;
   if (now - s->last_clock >= s->clock_ticks) {
@@ -389,7 +407,7 @@ int strobe_stream_start(const strobe_stream_desc *desc, strobe_stream **out) {
   const strobe__clock_info *clk = strobe__clock();
   strobe_stream *s = calloc(1, sizeof *s);
   if (!s) return STROBE_ENOMEM;
-  pthread_mutex_init(&s->qlock, NULL);
+  strobe__mutex_init(&s->qlock);
   s->desc = d;
   s->max_queue = max_queue;
   s->flush_ticks = (uint64_t)((double)flush_ms * 1e6 / clk->ns_per_tick);
@@ -406,15 +424,15 @@ int strobe_stream_start(const strobe_stream_desc *desc, strobe_stream **out) {
   if (rc) goto fail;
   s->appended = 0; /* the header is readable now; nobody needs telling */
   s->consumer = (strobe__consumer){s, on_site, on_label, on_thread, on_lost, on_events, on_thread_end, on_tick};
+  s->attached = 1; /* before the drain can call it: from then on its state is the drain's */
   rc = strobe__consumer_add(&s->consumer);
   if (rc) goto fail;
-  s->attached = 1;
   *out = s;
   return 0;
 fail:
   strobe__writer_destroy(s->writer);
   free_queue(s);
-  pthread_mutex_destroy(&s->qlock);
+  strobe__mutex_destroy(&s->qlock);
   free(s);
   return rc;
 }
@@ -443,7 +461,7 @@ void strobe_stream_free(strobe_stream *s) {
   strobe__writer_destroy(s->writer);
   free(s->threads);
   free_queue(s);
-  pthread_mutex_destroy(&s->qlock);
+  strobe__mutex_destroy(&s->qlock);
   free(s);
 }
 

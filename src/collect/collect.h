@@ -46,5 +46,11 @@ void strobe__consumer_remove(strobe__consumer *c);
 void strobe__drain_wake(void);
 /* Runs one drain pass now, on the calling thread (tests, flush on demand). */
 void strobe__drain_now(void);
+/* 1 when the calling thread holds the drain lock. "The drain thread" is a
+ * role: drain.c's own thread, strobe__drain_now's caller and consumer
+ * add/remove all run passes under that lock, and consumers are called only
+ * there. Defined in checking builds only: use it inside STROBE_ASSERT
+ * (platform/invariant.h), where a release build never evaluates it. */
+int strobe__drain_held(void);
 
 #endif

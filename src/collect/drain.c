@@ -16,14 +16,15 @@
 #include <time.h>
 
 #include "collect/collect.h"
+#include "platform/invariant.h"
 
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER; /* consumers + passes */
+static strobe__mutex g_lock = STROBE__MUTEX_INIT; /* consumers + passes */
 static strobe__consumer *g_consumers[STROBE__MAX_CONSUMERS];
 static int g_nconsumers;
 static uint32_t g_sites_delivered = 1;
 static uint32_t g_labels_delivered = 1;
 
-static pthread_mutex_t g_wake_lock = PTHREAD_MUTEX_INITIALIZER;
+static strobe__mutex g_wake_lock = STROBE__MUTEX_INIT;
 static pthread_cond_t g_wake_cond;
 static int g_wake_flag;
 static pthread_once_t g_start_once = PTHREAD_ONCE_INIT;
@@ -125,6 +126,7 @@ static void deliver_run(strobe__tstate *t, strobe__event *e, strobe__event *end)
  * this thread unlinks or frees states, and attaching pushes new ones in
  * front of the head taken here. */
 static void pass(void) {
+  STROBE_ASSERT(strobe__mutex_held(&g_lock));
   strobe__threads_lock();
   strobe__tstate *head = strobe__threads_head();
   /* `exited` before `cur`, so that an exited thread's snapshot is final. */
@@ -188,22 +190,22 @@ static void *drain_main(void *arg) {
   (void)arg;
   uint32_t interval = strobe_query_desc().drain_interval_ms;
   for (;;) {
-    pthread_mutex_lock(&g_lock);
+    strobe__mutex_lock(&g_lock);
     pass();
     uint32_t wait_ms = g_nconsumers ? interval : IDLE_INTERVAL_MS;
-    pthread_mutex_unlock(&g_lock);
+    strobe__mutex_unlock(&g_lock);
 
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     ts.tv_nsec += (long)wait_ms * 1000000L;
     ts.tv_sec += ts.tv_nsec / 1000000000L;
     ts.tv_nsec %= 1000000000L;
-    pthread_mutex_lock(&g_wake_lock);
+    strobe__mutex_lock(&g_wake_lock);
     while (!__atomic_load_n(&g_wake_flag, __ATOMIC_RELAXED)) {
-      if (pthread_cond_timedwait(&g_wake_cond, &g_wake_lock, &ts) == ETIMEDOUT) break;
+      if (strobe__cond_timedwait(&g_wake_cond, &g_wake_lock, &ts) == ETIMEDOUT) break;
     }
     __atomic_store_n(&g_wake_flag, 0, __ATOMIC_RELAXED);
-    pthread_mutex_unlock(&g_wake_lock);
+    strobe__mutex_unlock(&g_wake_lock);
   }
   return NULL;
 }
@@ -228,9 +230,9 @@ static void start_once(void) {
 int strobe__consumer_add(strobe__consumer *c) {
   pthread_once(&g_start_once, start_once);
   if (!__atomic_load_n(&g_started, __ATOMIC_ACQUIRE)) return STROBE_ENOMEM;
-  pthread_mutex_lock(&g_lock);
+  strobe__mutex_lock(&g_lock);
   if (g_nconsumers == STROBE__MAX_CONSUMERS) {
-    pthread_mutex_unlock(&g_lock);
+    strobe__mutex_unlock(&g_lock);
     return STROBE_ELIMIT;
   }
   /* Events already in the rings belong to the consumers that were active
@@ -245,12 +247,12 @@ int strobe__consumer_add(strobe__consumer *c) {
   strobe__threads_unlock();
   g_consumers[g_nconsumers++] = c;
   __atomic_fetch_or(&strobe__active, STROBE__ACTIVE_EVENTS, __ATOMIC_RELAXED);
-  pthread_mutex_unlock(&g_lock);
+  strobe__mutex_unlock(&g_lock);
   return 0;
 }
 
 void strobe__consumer_remove(strobe__consumer *c) {
-  pthread_mutex_lock(&g_lock);
+  strobe__mutex_lock(&g_lock);
   pass();
   for (int i = 0; i < g_nconsumers; i++) {
     if (g_consumers[i] == c) {
@@ -259,11 +261,15 @@ void strobe__consumer_remove(strobe__consumer *c) {
     }
   }
   if (g_nconsumers == 0) __atomic_fetch_and(&strobe__active, ~STROBE__ACTIVE_EVENTS, __ATOMIC_RELAXED);
-  pthread_mutex_unlock(&g_lock);
+  strobe__mutex_unlock(&g_lock);
 }
 
+#ifdef STROBE_DEBUG_ASSERTS
+int strobe__drain_held(void) { return strobe__mutex_held(&g_lock); }
+#endif
+
 void strobe__drain_now(void) {
-  pthread_mutex_lock(&g_lock);
+  strobe__mutex_lock(&g_lock);
   pass();
-  pthread_mutex_unlock(&g_lock);
+  strobe__mutex_unlock(&g_lock);
 }

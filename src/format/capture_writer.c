@@ -21,6 +21,7 @@
 #include "probe/probe.h"
 #include "format/codec.h"
 #include "platform/clock.h"
+#include "platform/invariant.h"
 
 /* Large enough for zstd to find structure, small enough to bound memory per
  * thread and the data a reader must hold at once. */
@@ -154,13 +155,8 @@ static void write_header(strobe__writer *w) {
   const strobe__header_facts *x = w->desc.facts;
   if (!x) {
     if (uname(&u) != 0) strcpy(u.machine, "unknown");
-#ifdef NDEBUG
-    int assertions = 0;
-#else
-    int assertions = 1;
-#endif
     own = (strobe__header_facts){*strobe__clock(), w->start_ticks ? w->start_ticks : strobe__now(), u.machine,
-                                 assertions, (uint64_t)getpid(), strobe_query_desc().ring_events};
+                                 STROBE__ASSERTIONS, (uint64_t)getpid(), strobe_query_desc().ring_events};
     x = &own;
   }
   strobe__buf f = {0};

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "platform/invariant.h"
 #include "probe/probe.h"
 
 #define HASH_SLOTS (2u * STROBE__MAX_LABELS) /* open addressing, at most half full */
@@ -22,7 +23,7 @@ static char *g_text[STROBE__MAX_LABELS]; /* [0] unused: id 0 means "no label" */
 static uint32_t g_count = 1;
 static uint16_t g_index[HASH_SLOTS];     /* label ids by hash of their text; 0 = empty */
 static uint64_t g_refused;
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static strobe__mutex g_lock = STROBE__MUTEX_INIT;
 
 static uint32_t hash(const char *s, size_t n) {
   uint32_t h = 2166136261u; /* FNV-1a */
@@ -36,7 +37,7 @@ uint32_t strobe__label_id(const char *text) {
   if (n > STROBE__MAX_LABEL_BYTES) n = STROBE__MAX_LABEL_BYTES;
   uint32_t slot = hash(text, n) % HASH_SLOTS;
   uint32_t id = 0;
-  pthread_mutex_lock(&g_lock);
+  strobe__mutex_lock(&g_lock);
   for (;; slot = (slot + 1) % HASH_SLOTS) {
     uint32_t k = g_index[slot];
     if (!k) break;
@@ -57,7 +58,7 @@ uint32_t strobe__label_id(const char *text) {
   g_index[slot] = (uint16_t)id;
   __atomic_store_n(&g_count, id + 1, __ATOMIC_RELEASE);
 out:
-  pthread_mutex_unlock(&g_lock);
+  strobe__mutex_unlock(&g_lock);
   return id;
 }
 
@@ -66,8 +67,8 @@ uint32_t strobe__label_count(void) { return __atomic_load_n(&g_count, __ATOMIC_A
 const char *strobe__label_get(uint32_t id) { return id > 0 && id < strobe__label_count() ? g_text[id] : NULL; }
 
 uint64_t strobe__labels_refused(void) {
-  pthread_mutex_lock(&g_lock);
+  strobe__mutex_lock(&g_lock);
   uint64_t n = g_refused;
-  pthread_mutex_unlock(&g_lock);
+  strobe__mutex_unlock(&g_lock);
   return n;
 }

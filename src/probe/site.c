@@ -8,12 +8,13 @@
 #include <pthread.h>
 
 #include "probe/probe.h"
+#include "platform/invariant.h"
 
 /* [0] unused: id 0 means "not yet registered". The last id is kept for the
  * fallback site, so user sites get ids 1..STROBE_MAX_SITES-2. */
 static strobe_site *g_sites[STROBE_MAX_SITES];
 static uint32_t g_count = 1;
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static strobe__mutex g_lock = STROBE__MUTEX_INIT;
 static strobe_site g_fallback = {"strobe: unregistered site", "strobe", NULL, __FILE__, "strobe__site_id_for_stream",
                                  __LINE__, STROBE_SITE_SCOPE, 0};
 
@@ -21,11 +22,11 @@ static int register_below(strobe_site *site, uint32_t end) {
   if (!site || !site->name) return STROBE_EINVAL;
   uint32_t id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
   if (id) return (int)id;
-  pthread_mutex_lock(&g_lock);
+  strobe__mutex_lock(&g_lock);
   id = site->id;
   if (!id) {
     if (g_count >= end) {
-      pthread_mutex_unlock(&g_lock);
+      strobe__mutex_unlock(&g_lock);
       return STROBE_ELIMIT;
     }
     id = g_count;
@@ -33,7 +34,7 @@ static int register_below(strobe_site *site, uint32_t end) {
     __atomic_store_n(&g_count, id + 1, __ATOMIC_RELEASE);
     __atomic_store_n(&site->id, id, __ATOMIC_RELEASE);
   }
-  pthread_mutex_unlock(&g_lock);
+  strobe__mutex_unlock(&g_lock);
   return (int)id;
 }
 

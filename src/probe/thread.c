@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "platform/clock.h"
+#include "platform/invariant.h"
 #include "probe/probe.h"
 
 /* >>globals */
@@ -44,9 +45,9 @@ static _Thread_local int tls_exiting; /* set by the exit hook: no re-attach whil
 
 static strobe_desc g_desc;
 static int g_desc_frozen;
-static pthread_mutex_t g_desc_lock = PTHREAD_MUTEX_INITIALIZER;
+static strobe__mutex g_desc_lock = STROBE__MUTEX_INIT;
 
-static pthread_mutex_t g_threads_lock = PTHREAD_MUTEX_INITIALIZER;
+static strobe__mutex g_threads_lock = STROBE__MUTEX_INIT;
 static strobe__tstate *g_threads;
 static uint32_t g_threads_seen;
 static strobe_misuse g_misuse_dead; /* from freed threads, under g_threads_lock */
@@ -77,17 +78,17 @@ int strobe_setup(const strobe_desc *desc) {
   if (d.ring_events < 1024 || d.ring_events > 16777216 || (d.ring_events & (d.ring_events - 1)))
     return STROBE_EINVAL;
   if (d.drain_interval_ms > 1000) return STROBE_EINVAL;
-  pthread_mutex_lock(&g_desc_lock);
+  strobe__mutex_lock(&g_desc_lock);
   int rc = g_desc_frozen ? STROBE_EBUSY : 0;
   if (!rc) g_desc = d;
-  pthread_mutex_unlock(&g_desc_lock);
+  strobe__mutex_unlock(&g_desc_lock);
   return rc;
 }
 
 strobe_desc strobe_query_desc(void) {
-  pthread_mutex_lock(&g_desc_lock);
+  strobe__mutex_lock(&g_desc_lock);
   strobe_desc d = g_desc;
-  pthread_mutex_unlock(&g_desc_lock);
+  strobe__mutex_unlock(&g_desc_lock);
   resolve_desc(&d);
   return d;
 }
@@ -138,11 +139,11 @@ static strobe__tstate *attach(void) {
   if (a) return a;
   if (tls_exiting) return NULL;
   pthread_once(&g_once, init_once);
-  pthread_mutex_lock(&g_desc_lock);
+  strobe__mutex_lock(&g_desc_lock);
   g_desc_frozen = 1;
   resolve_desc(&g_desc);
   uint32_t cap = g_desc.ring_events;
-  pthread_mutex_unlock(&g_desc_lock);
+  strobe__mutex_unlock(&g_desc_lock);
 
   strobe__tstate *t = calloc(1, sizeof *t);
   strobe__event *ring = malloc((size_t)cap * sizeof *ring);
@@ -156,20 +157,23 @@ static strobe__tstate *attach(void) {
   t->ring_events = cap;
   t->hot.top = t->hot.stack;
   t->os_tid = (uint64_t)syscall(SYS_gettid);
-  pthread_mutex_lock(&g_threads_lock);
+  strobe__mutex_lock(&g_threads_lock);
   t->index = g_threads_seen++;
   t->next = g_threads;
   g_threads = t;
-  pthread_mutex_unlock(&g_threads_lock);
+  strobe__mutex_unlock(&g_threads_lock);
   (void)pthread_setspecific(g_key, t);
   refresh_limit(t);
   strobe__tls = &t->hot;
   return t;
 }
 
-void strobe__threads_lock(void) { pthread_mutex_lock(&g_threads_lock); }
-void strobe__threads_unlock(void) { pthread_mutex_unlock(&g_threads_lock); }
-strobe__tstate *strobe__threads_head(void) { return g_threads; }
+void strobe__threads_lock(void) { strobe__mutex_lock(&g_threads_lock); }
+void strobe__threads_unlock(void) { strobe__mutex_unlock(&g_threads_lock); }
+strobe__tstate *strobe__threads_head(void) {
+  STROBE_ASSERT(strobe__mutex_held(&g_threads_lock));
+  return g_threads;
+}
 
 static void misuse_add(strobe_misuse *into, const strobe_misuse *m) {
   into->end_without_begin += __atomic_load_n(&m->end_without_begin, __ATOMIC_RELAXED);
@@ -181,6 +185,7 @@ static void misuse_add(strobe_misuse *into, const strobe_misuse *m) {
 }
 
 void strobe__threads_unlink(strobe__tstate *t) {
+  STROBE_ASSERT(strobe__mutex_held(&g_threads_lock)); /* and g_misuse_dead and the totals with it */
   for (strobe__tstate **p = &g_threads; *p; p = &(*p)->next) {
     if (*p == t) {
       *p = t->next;
@@ -502,11 +507,11 @@ int strobe_thread_set_name(const char *name) {
   strobe__tstate *t = attach();
   if (!t) return STROBE_ENOMEM;
   /* The drain reads the name under the thread list lock. */
-  pthread_mutex_lock(&g_threads_lock);
+  strobe__mutex_lock(&g_threads_lock);
   strncpy(t->name, name, sizeof t->name - 1);
   t->name[sizeof t->name - 1] = 0;
   t->name_gen++;
-  pthread_mutex_unlock(&g_threads_lock);
+  strobe__mutex_unlock(&g_threads_lock);
   return 0;
 }
 
@@ -517,10 +522,10 @@ const strobe_site *strobe_thread_query_scope(void) {
 
 strobe_misuse strobe_query_misuse(void) {
   strobe_misuse m = {0};
-  pthread_mutex_lock(&g_threads_lock);
+  strobe__mutex_lock(&g_threads_lock);
   m = g_misuse_dead;
   for (strobe__tstate *t = g_threads; t; t = t->next) misuse_add(&m, &t->misuse);
-  pthread_mutex_unlock(&g_threads_lock);
+  strobe__mutex_unlock(&g_threads_lock);
   return m;
 }
 
@@ -547,7 +552,7 @@ static uint64_t in_ring(strobe__tstate *t) {
 
 strobe_event_stats strobe_query_event_stats(void) {
   strobe_event_stats s = {0};
-  pthread_mutex_lock(&g_threads_lock);
+  strobe__mutex_lock(&g_threads_lock);
   s.events_written = g_written_dead;
   s.events_lost = g_lost_dead;
   s.threads_seen = g_threads_seen;
@@ -555,7 +560,7 @@ strobe_event_stats strobe_query_event_stats(void) {
     s.events_written += __atomic_load_n(&t->drained, __ATOMIC_RELAXED) + in_ring(t);
     s.events_lost += __atomic_load_n(&t->lost, __ATOMIC_RELAXED);
   }
-  pthread_mutex_unlock(&g_threads_lock);
+  strobe__mutex_unlock(&g_threads_lock);
   return s;
 }
 
@@ -570,12 +575,12 @@ double strobe__measure_overhead(void) {
   static strobe_site site = {"strobe_overhead_calibration", "strobe", NULL, __FILE__, "strobe__measure_overhead",
                              __LINE__, STROBE_SITE_SCOPE, 0};
   static strobe__event scratch_ring[4096];
-  static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+  static strobe__mutex lock = STROBE__MUTEX_INIT;
   if (strobe_site_register(&site) < 0) return 0.0;
   const strobe__clock_info *clk = strobe__clock();
   strobe__thread *scratch = calloc(1, sizeof *scratch);
   if (!scratch) return 0.0;
-  pthread_mutex_lock(&lock);
+  strobe__mutex_lock(&lock);
   scratch->top = scratch->stack;
   scratch->limit = UINT64_MAX;
   strobe__thread *saved = strobe__tls;
@@ -589,7 +594,7 @@ double strobe__measure_overhead(void) {
     if (b - a < best) best = b - a;
   }
   strobe__tls = saved;
-  pthread_mutex_unlock(&lock);
+  strobe__mutex_unlock(&lock);
   free(scratch);
   return (double)best * clk->ns_per_tick / OVERHEAD_PAIRS;
 }

@@ -41,7 +41,7 @@ typedef struct mcp_session {
 
 struct strobe__mcp {
   strobe__mcp_config cfg;
-  pthread_mutex_t lock; /* the table; taken after perms.lock, never around tool work */
+  strobe__mutex lock; /* the table; taken after perms.lock, never around tool work */
   mcp_session *sessions;
   uint64_t open, expired, cancelled;
 };
@@ -57,13 +57,14 @@ int strobe__mcp_create(const strobe__mcp_config *cfg, strobe__mcp **out) {
     return STROBE_ENOMEM;
   }
   m->cfg = *cfg;
-  pthread_mutex_init(&m->lock, NULL);
+  strobe__mutex_init(&m->lock);
   *out = m;
   return 0;
 }
 
 /* Ends one table entry (lock held): its profiling sessions are cancelled. */
 static void end_session(strobe__mcp *m, mcp_session *e) {
+  STROBE_ASSERT(strobe__mutex_held(&m->lock));
   int n = strobe_session_cancel_owner(m->cfg.collector, e->owner);
   if (n > 0) m->cancelled += (uint64_t)n;
   memset(e, 0, sizeof *e);
@@ -72,31 +73,32 @@ static void end_session(strobe__mcp *m, mcp_session *e) {
 
 void strobe__mcp_destroy(strobe__mcp *m) {
   if (!m) return;
-  pthread_mutex_lock(&m->lock);
+  strobe__mutex_lock(&m->lock);
   for (uint32_t i = 0; i < m->cfg.max_sessions; i++)
     if (m->sessions[i].used) end_session(m, &m->sessions[i]);
-  pthread_mutex_unlock(&m->lock);
-  pthread_mutex_destroy(&m->lock);
+  strobe__mutex_unlock(&m->lock);
+  strobe__mutex_destroy(&m->lock);
   free(m->sessions);
   free(m);
 }
 
 int strobe__mcp_cancel_all(strobe__mcp *m) {
+  STROBE_ASSERT(strobe__mutex_held(&m->cfg.perms->lock)); /* no tool can start a session meanwhile */
   int total = 0;
-  pthread_mutex_lock(&m->lock);
+  strobe__mutex_lock(&m->lock);
   for (uint32_t i = 0; i < m->cfg.max_sessions; i++) {
     if (!m->sessions[i].used) continue;
     int n = strobe_session_cancel_owner(m->cfg.collector, m->sessions[i].owner);
     if (n > 0) total += n;
   }
   m->cancelled += (uint64_t)total;
-  pthread_mutex_unlock(&m->lock);
+  strobe__mutex_unlock(&m->lock);
   return total;
 }
 
 void strobe__mcp_expire(strobe__mcp *m, uint64_t now_ms) {
   uint64_t idle_ms = (uint64_t)m->cfg.session_idle_s * 1000u;
-  pthread_mutex_lock(&m->lock);
+  strobe__mutex_lock(&m->lock);
   for (uint32_t i = 0; i < m->cfg.max_sessions; i++) {
     mcp_session *e = &m->sessions[i];
     if (e->used && now_ms - e->last_ms > idle_ms) {
@@ -104,21 +106,22 @@ void strobe__mcp_expire(strobe__mcp *m, uint64_t now_ms) {
       m->expired++;
     }
   }
-  pthread_mutex_unlock(&m->lock);
+  strobe__mutex_unlock(&m->lock);
 }
 
 strobe__mcp_counts strobe__mcp_query(strobe__mcp *m) {
   strobe__mcp_counts c = {0};
-  pthread_mutex_lock(&m->lock);
+  strobe__mutex_lock(&m->lock);
   c.open = m->open;
   c.expired = m->expired;
   c.cancelled = m->cancelled;
-  pthread_mutex_unlock(&m->lock);
+  strobe__mutex_unlock(&m->lock);
   return c;
 }
 
 /* Finds a session by its header value (lock held); constant-time per entry. */
 static mcp_session *find_session(strobe__mcp *m, const char *sid) {
+  STROBE_ASSERT(strobe__mutex_held(&m->lock));
   size_t n = strlen(sid);
   mcp_session *hit = NULL;
   for (uint32_t i = 0; i < m->cfg.max_sessions; i++) {
@@ -130,6 +133,7 @@ static mcp_session *find_session(strobe__mcp *m, const char *sid) {
 
 /* Opens a session (lock held). NULL when the table is full or randomness failed. */
 static mcp_session *new_session(strobe__mcp *m, uint64_t now_ms, const char *version) {
+  STROBE_ASSERT(strobe__mutex_held(&m->lock));
   mcp_session *e = NULL;
   for (uint32_t i = 0; i < m->cfg.max_sessions && !e; i++)
     if (!m->sessions[i].used) e = &m->sessions[i];
@@ -325,10 +329,10 @@ void strobe__mcp_handle(strobe__mcp *m, const strobe__mcp_request *req, const ch
     json_t *pv = params ? json_object_get(params, "protocolVersion") : NULL;
     const char *want = json_string_value(pv);
     const char *version = want && supported_version(want) ? want : STROBE__MCP_PROTOCOL;
-    pthread_mutex_lock(&m->lock);
+    strobe__mutex_lock(&m->lock);
     mcp_session *e = new_session(m, req->now_ms, version);
     if (e) memcpy(resp->session_id, e->id, sizeof resp->session_id);
-    pthread_mutex_unlock(&m->lock);
+    strobe__mutex_unlock(&m->lock);
     if (!e) {
       rpc_error(resp, 503, id, -32603, "Too many MCP sessions; end one (HTTP DELETE) or wait for one to expire");
       goto done;
@@ -342,14 +346,14 @@ void strobe__mcp_handle(strobe__mcp *m, const strobe__mcp_request *req, const ch
     rpc_error(resp, 400, id, -32600, "Bad Request: Mcp-Session-Id header is required");
     goto done;
   }
-  pthread_mutex_lock(&m->lock);
+  strobe__mutex_lock(&m->lock);
   mcp_session *e = find_session(m, req->session_id);
   mcp_session sess = {0};
   if (e) {
     e->last_ms = req->now_ms;
     sess = *e; /* a copy: the handlers run without the table lock */
   }
-  pthread_mutex_unlock(&m->lock);
+  strobe__mutex_unlock(&m->lock);
   if (!e) {
     rpc_error(resp, 404, id, -32001, "Session not found");
     goto done;
@@ -381,10 +385,10 @@ void strobe__mcp_delete(strobe__mcp *m, const strobe__mcp_request *req, strobe__
     rpc_error(resp, 400, NULL, -32600, "Bad Request: Mcp-Session-Id header is required");
     return;
   }
-  pthread_mutex_lock(&m->lock);
+  strobe__mutex_lock(&m->lock);
   mcp_session *e = find_session(m, req->session_id);
   if (e) end_session(m, e);
-  pthread_mutex_unlock(&m->lock);
+  strobe__mutex_unlock(&m->lock);
   if (!e) {
     rpc_error(resp, 404, NULL, -32001, "Session not found");
     return;

@@ -165,8 +165,8 @@ static void free_server(strobe_server *s) {
   for (size_t i = 0; i < s->nhosts; i++) free(s->hosts[i]);
   free(s->token_file);
   strobe_collector_release(s->collector);
-  pthread_mutex_destroy(&s->perms.lock);
-  pthread_mutex_destroy(&s->streams_lock);
+  strobe__mutex_destroy(&s->perms.lock);
+  strobe__mutex_destroy(&s->streams_lock);
   memset(s->token, 0, sizeof s->token);
   free(s);
 }
@@ -176,8 +176,8 @@ int strobe_server_start(const strobe_server_desc *desc, strobe_server **out) {
   *out = NULL;
   strobe_server *s = calloc(1, sizeof *s);
   if (!s) return STROBE_ENOMEM;
-  pthread_mutex_init(&s->perms.lock, NULL);
-  pthread_mutex_init(&s->streams_lock, NULL);
+  strobe__mutex_init(&s->perms.lock);
+  strobe__mutex_init(&s->streams_lock);
   int wrote_token = 0;
   int rc = resolve_desc(s, desc);
   if (rc) goto fail;
@@ -219,10 +219,10 @@ void strobe_server_stop(strobe_server *s) {
   if (!s) return;
   strobe__http_stop(s); /* no handler runs after this */
   strobe__viewer_destroy(s->viewer);
-  pthread_mutex_lock(&s->perms.lock);
+  strobe__mutex_lock(&s->perms.lock);
   strobe__mcp_destroy(s->mcp); /* MCP shutdown cancels its own sessions (docs/server.md §Permissions and ownership) */
   s->mcp = NULL;
-  pthread_mutex_unlock(&s->perms.lock);
+  strobe__mutex_unlock(&s->perms.lock);
   strobe_session_cancel_owner(s->collector, s->viewer_owner);
   if (s->token_file) unlink(s->token_file);
   free_server(s);
@@ -237,11 +237,11 @@ strobe_server_desc strobe_server_query_desc(const strobe_server *s) {
   if (!s) return d;
   d = s->desc;
   d.port = s->port;
-  pthread_mutex_lock((pthread_mutex_t *)&s->perms.lock);
+  strobe__mutex_lock((strobe__mutex *)&s->perms.lock);
   d.tools = s->perms.tools;
   d.mcp_disabled = !s->perms.mcp_enabled;
   d.observe_denied = !s->perms.observe;
-  pthread_mutex_unlock((pthread_mutex_t *)&s->perms.lock);
+  strobe__mutex_unlock((strobe__mutex *)&s->perms.lock);
   return d;
 }
 
@@ -250,7 +250,7 @@ strobe_server_desc strobe_server_query_desc(const strobe_server *s) {
  * tool can start a session between the change and the cancellation. */
 static int change(strobe_server *s, int *field, int value, uint32_t tools_mask, int tools_allowed) {
   if (!s) return STROBE_EINVAL;
-  pthread_mutex_lock(&s->perms.lock);
+  strobe__mutex_lock(&s->perms.lock);
   int revoke;
   if (field) {
     revoke = *field && !value;
@@ -263,7 +263,7 @@ static int change(strobe_server *s, int *field, int value, uint32_t tools_mask, 
       s->perms.tools &= ~tools_mask;
   }
   int n = revoke && s->mcp ? strobe__mcp_cancel_all(s->mcp) : 0;
-  pthread_mutex_unlock(&s->perms.lock);
+  strobe__mutex_unlock(&s->perms.lock);
   return n;
 }
 

@@ -24,6 +24,7 @@
 #include <jansson.h>
 
 #include "platform/clock.h"  /* strobe__mono_ms */
+#include "platform/invariant.h"
 #include "platform/secret.h" /* tokens, session ids, constant-time checks */
 #include "strobe/server.h"
 
@@ -36,7 +37,7 @@ uint64_t strobe__random_owner(void);
 
 /* >>permissions, guarded by `lock` (server.c owns it; tools.c checks it). */
 typedef struct strobe__perms {
-  pthread_mutex_t lock;
+  strobe__mutex lock;
   int mcp_enabled;
   int observe;
   uint32_t tools; /* STROBE_TOOL_* allowed */
@@ -130,7 +131,7 @@ struct strobe_server {
   struct MHD_Daemon *daemon;
   uint16_t port;
   /* live streams (stream.c), guarded by streams_lock */
-  pthread_mutex_t streams_lock;
+  strobe__mutex streams_lock;
   strobe__stream_slot *streams;
   uint32_t nstreams;
   int stopping;

@@ -29,21 +29,22 @@ struct strobe__stream_slot {
   strobe__stream_slot *next;        /* server's list, under streams_lock */
   strobe_server *server;
   strobe_stream *stream;
-  pthread_mutex_t lock;             /* conn and suspended */
+  strobe__mutex lock;             /* conn and suspended */
   struct MHD_Connection *conn;      /* NULL once the response is released */
   int suspended;
   int closing;                      /* atomic: the server is stopping */
 };
 
-/* Drain thread: bytes were queued. */
+/* Bytes were queued: called on the drain thread, or once more by the thread
+ * stopping the stream (its footer); libstrobe's capture/stream.c asserts it. */
 static void on_ready(void *ctx) {
   strobe__stream_slot *sl = ctx;
-  pthread_mutex_lock(&sl->lock);
+  strobe__mutex_lock(&sl->lock);
   if (sl->suspended && sl->conn) {
     sl->suspended = 0;
     MHD_resume_connection(sl->conn); /* flags it and wakes the polling thread */
   }
-  pthread_mutex_unlock(&sl->lock);
+  strobe__mutex_unlock(&sl->lock);
 }
 
 /* libmicrohttpd's thread: the next piece of the body. */
@@ -59,10 +60,10 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max) {
   strobe_stream_stats st = strobe_stream_query_stats(sl->stream);
   if (st.error) return MHD_CONTENT_READER_END_WITH_ERROR;
   if (st.stopped) return MHD_CONTENT_READER_END_OF_STREAM;
-  pthread_mutex_lock(&sl->lock);
+  strobe__mutex_lock(&sl->lock);
   int closing = __atomic_load_n(&sl->closing, __ATOMIC_ACQUIRE);
   if (!closing) sl->suspended = 1;
-  pthread_mutex_unlock(&sl->lock);
+  strobe__mutex_unlock(&sl->lock);
   if (closing) return MHD_CONTENT_READER_END_OF_STREAM;
   /* If on_ready resumed between the unlock and here, libmicrohttpd treats
    * this suspend as cancelled and calls us again: no wake-up is lost. */
@@ -74,13 +75,13 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max) {
 static void stream_free(void *cls) {
   strobe__stream_slot *sl = cls;
   strobe_server *s = sl->server;
-  pthread_mutex_lock(&sl->lock);
+  strobe__mutex_lock(&sl->lock);
   sl->conn = NULL; /* on_ready may still run until the consumer is removed below */
   sl->suspended = 0;
-  pthread_mutex_unlock(&sl->lock);
+  strobe__mutex_unlock(&sl->lock);
   strobe_stream_stats st = strobe_stream_query_stats(sl->stream);
   strobe_stream_free(sl->stream); /* removes the consumer: no on_ready after this */
-  pthread_mutex_lock(&s->streams_lock);
+  strobe__mutex_lock(&s->streams_lock);
   __atomic_fetch_add(&s->stream_events_dropped, st.events_dropped, __ATOMIC_RELAXED);
   __atomic_fetch_add(&s->stream_drop_episodes, st.drop_episodes, __ATOMIC_RELAXED);
   for (strobe__stream_slot **p = &s->streams; *p; p = &(*p)->next) {
@@ -90,23 +91,23 @@ static void stream_free(void *cls) {
     }
   }
   s->nstreams--;
-  pthread_mutex_unlock(&s->streams_lock);
-  pthread_mutex_destroy(&sl->lock);
+  strobe__mutex_unlock(&s->streams_lock);
+  strobe__mutex_destroy(&sl->lock);
   free(sl);
 }
 
 int strobe__stream_open(strobe_server *s, struct MHD_Connection *conn) {
-  pthread_mutex_lock(&s->streams_lock);
+  strobe__mutex_lock(&s->streams_lock);
   int full = s->stopping || s->nstreams >= s->desc.max_streams;
   if (!full) s->nstreams++; /* reserved; released by stream_free or below */
-  pthread_mutex_unlock(&s->streams_lock);
+  strobe__mutex_unlock(&s->streams_lock);
   if (full)
     return strobe__queue_error(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "limit_reached",
                                "the live stream limit (max_streams) is reached");
   strobe__stream_slot *sl = calloc(1, sizeof *sl);
   int rc = STROBE_ENOMEM;
   if (sl) {
-    pthread_mutex_init(&sl->lock, NULL);
+    strobe__mutex_init(&sl->lock);
     sl->server = s;
     sl->conn = conn;
     strobe_stream_desc d = {.max_queue_bytes = s->desc.stream_queue_bytes, .ready = on_ready, .ready_ctx = sl};
@@ -117,12 +118,12 @@ int strobe__stream_open(strobe_server *s, struct MHD_Connection *conn) {
   if (!r) {
     if (sl) {
       strobe_stream_free(sl->stream);
-      pthread_mutex_destroy(&sl->lock);
+      strobe__mutex_destroy(&sl->lock);
       free(sl);
     }
-    pthread_mutex_lock(&s->streams_lock);
+    strobe__mutex_lock(&s->streams_lock);
     s->nstreams--;
-    pthread_mutex_unlock(&s->streams_lock);
+    strobe__mutex_unlock(&s->streams_lock);
     if (rc == STROBE_ELIMIT)
       return strobe__queue_error(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "limit_reached",
                                  "8 event consumers (recorders, streams) are already active");
@@ -134,44 +135,44 @@ int strobe__stream_open(strobe_server *s, struct MHD_Connection *conn) {
   MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/vnd.strobe.capture");
   MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
   MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
-  pthread_mutex_lock(&s->streams_lock);
+  strobe__mutex_lock(&s->streams_lock);
   sl->next = s->streams;
   s->streams = sl;
-  pthread_mutex_unlock(&s->streams_lock);
+  strobe__mutex_unlock(&s->streams_lock);
   enum MHD_Result ret = MHD_queue_response(conn, MHD_HTTP_OK, r);
   MHD_destroy_response(r); /* the connection holds it now; stream_free runs when it lets go */
   return ret;
 }
 
 void strobe__streams_close_all(strobe_server *s) {
-  pthread_mutex_lock(&s->streams_lock);
+  strobe__mutex_lock(&s->streams_lock);
   s->stopping = 1;
   for (strobe__stream_slot *sl = s->streams; sl; sl = sl->next) {
-    pthread_mutex_lock(&sl->lock);
+    strobe__mutex_lock(&sl->lock);
     __atomic_store_n(&sl->closing, 1, __ATOMIC_RELEASE);
     if (sl->suspended && sl->conn) {
       sl->suspended = 0;
       MHD_resume_connection(sl->conn);
     }
-    pthread_mutex_unlock(&sl->lock);
+    strobe__mutex_unlock(&sl->lock);
   }
-  pthread_mutex_unlock(&s->streams_lock);
+  strobe__mutex_unlock(&s->streams_lock);
   /* Resumed streams end their body on libmicrohttpd's thread (the reader
    * sees `closing` before it could park again, so none is suspended without
    * a pending resume, which MHD_stop_daemon processes first). Give them a
    * moment to send their last chunk; a client that stopped reading is
    * closed by the daemon's stop. */
   for (int waited = 0; waited < CLOSE_WAIT_MS; waited += 2) {
-    pthread_mutex_lock(&s->streams_lock);
+    strobe__mutex_lock(&s->streams_lock);
     uint32_t n = s->nstreams;
-    pthread_mutex_unlock(&s->streams_lock);
+    strobe__mutex_unlock(&s->streams_lock);
     if (n == 0) break;
     nanosleep(&(struct timespec){0, 2000000}, NULL);
   }
 }
 
 void strobe__streams_json(strobe_server *s, json_t *out) {
-  pthread_mutex_lock(&s->streams_lock);
+  strobe__mutex_lock(&s->streams_lock);
   for (strobe__stream_slot *sl = s->streams; sl; sl = sl->next) {
     strobe_stream_stats st = strobe_stream_query_stats(sl->stream);
     json_array_append_new(out, json_pack("{s:I,s:I,s:I,s:I,s:I,s:b}", "bytes_produced", (json_int_t)st.bytes_produced,
@@ -179,11 +180,11 @@ void strobe__streams_json(strobe_server *s, json_t *out) {
                                          (json_int_t)st.bytes_queued, "events_dropped", (json_int_t)st.events_dropped,
                                          "drop_episodes", (json_int_t)st.drop_episodes, "failed", st.error != 0));
   }
-  pthread_mutex_unlock(&s->streams_lock);
+  strobe__mutex_unlock(&s->streams_lock);
 }
 
 void strobe__streams_totals(strobe_server *s, strobe_server_stats *st) {
-  pthread_mutex_lock(&s->streams_lock);
+  strobe__mutex_lock(&s->streams_lock);
   st->streams = s->nstreams;
   st->stream_events_dropped = __atomic_load_n(&s->stream_events_dropped, __ATOMIC_RELAXED);
   st->stream_drop_episodes = __atomic_load_n(&s->stream_drop_episodes, __ATOMIC_RELAXED);
@@ -192,5 +193,5 @@ void strobe__streams_totals(strobe_server *s, strobe_server_stats *st) {
     st->stream_events_dropped += ss.events_dropped;
     st->stream_drop_episodes += ss.drop_episodes;
   }
-  pthread_mutex_unlock(&s->streams_lock);
+  strobe__mutex_unlock(&s->streams_lock);
 }

@@ -207,13 +207,8 @@ json_t *strobe__build_json(void) {
   json_array_append_new(features, json_string("zstd"));
   json_array_append_new(features, json_string("server"));
   json_array_append_new(features, json_string("mcp"));
-#ifdef NDEBUG
-  int assertions = 0;
-#else
-  int assertions = 1;
-#endif
   return json_pack("{s:s,s:s,s:s,s:s,s:o,s:b}", "name", "strobe", "version", strobe_version(), "os", "linux", "arch",
-                   u.machine, "features", features, "assertions", assertions);
+                   u.machine, "features", features, "assertions", STROBE__ASSERTIONS);
 }
 
 json_t *strobe__limits_json(void) {
@@ -301,6 +296,7 @@ static int parse_id_args(json_t *args, int required, const char **id, const char
 
 /* Checks the MCP switch, Observe and the tool's permission; perms.lock held. */
 static int permitted(const strobe__perms *p, tool_id t, const char **why) {
+  STROBE_ASSERT(strobe__mutex_held(&p->lock));
   if (!p->mcp_enabled) {
     *why = "MCP is disabled in this application";
     return 0;
@@ -318,10 +314,10 @@ static int permitted(const strobe__perms *p, tool_id t, const char **why) {
 
 static json_t *availability(const strobe__tool_env *env) {
   strobe__perms *p = env->perms;
-  pthread_mutex_lock(&p->lock);
+  strobe__mutex_lock(&p->lock);
   int mcp = p->mcp_enabled, observe = p->observe;
   uint32_t tools = p->tools;
-  pthread_mutex_unlock(&p->lock);
+  strobe__mutex_unlock(&p->lock);
   json_t *allowed = json_object();
   for (int t = 0; t < 3; t++)
     json_object_set_new(allowed, k_tool_name[t], json_boolean(mcp && observe && (tools & k_tool_bit[t])));
@@ -368,7 +364,7 @@ int strobe__tools_call(const strobe__tool_env *env, const char *name, json_t *ar
   strobe__perms *p = env->perms;
   strobe_report *rep = NULL;
   char sid[STROBE_SESSION_ID_MAX] = "";
-  pthread_mutex_lock(&p->lock);
+  strobe__mutex_lock(&p->lock);
   if (!permitted(p, t, &why)) {
     rc = STROBE_EPERM;
   } else if (t == TOOL_START) {
@@ -379,7 +375,7 @@ int strobe__tools_call(const strobe__tool_env *env, const char *name, json_t *ar
   } else {
     rc = strobe_session_stop(env->collector, id, env->owner, &rep);
   }
-  pthread_mutex_unlock(&p->lock);
+  strobe__mutex_unlock(&p->lock);
 
   if (rc) {
     *result = dump_result(tool_error(rc, rc == STROBE_EPERM ? why : NULL), len);

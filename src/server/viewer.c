@@ -44,7 +44,7 @@
 enum { SHOW_LIVE = 0, SHOW_FILE = 1 };
 
 struct strobe__viewer {
-  pthread_mutex_t lock;
+  strobe__mutex lock;
   pthread_cond_t cond;          /* worker wake-up and "work done" */
   strobe__vmodel *model[2];     /* [0] shown, [1] compared (files only) */
   int show;                     /* SHOW_LIVE or SHOW_FILE */
@@ -61,20 +61,20 @@ struct strobe__viewer {
   int has_worker;
 };
 
-static pthread_mutex_t g_create_lock = PTHREAD_MUTEX_INITIALIZER;
+static strobe__mutex g_create_lock = STROBE__MUTEX_INIT;
 
 static strobe__viewer *viewer_of(strobe_server *s) {
   strobe__viewer *v = __atomic_load_n(&s->viewer, __ATOMIC_ACQUIRE);
   if (v) return v;
-  pthread_mutex_lock(&g_create_lock);
+  strobe__mutex_lock(&g_create_lock);
   v = s->viewer;
   if (!v && (v = calloc(1, sizeof *v)) != NULL) {
-    pthread_mutex_init(&v->lock, NULL);
+    strobe__mutex_init(&v->lock);
     pthread_cond_init(&v->cond, NULL);
     v->max_spans = STROBE_VIEWER_DEFAULT_MAX_SPANS;
     __atomic_store_n(&s->viewer, v, __ATOMIC_RELEASE);
   }
-  pthread_mutex_unlock(&g_create_lock);
+  strobe__mutex_unlock(&g_create_lock);
   return v;
 }
 
@@ -83,7 +83,9 @@ static strobe_viewer_load_stats stats_of(const strobe__vmodel *m) {
   return (strobe_viewer_load_stats){m->spans, m->spans_cut, m->frames, m->samples, m->bytes, m->build_ms, m->read_error};
 }
 
+/* Shows model m in `slot` (taking its reference), releasing the one there. Called with v->lock held. */
 static void install(strobe__viewer *v, int slot, strobe__vmodel *m, uint64_t gen) {
+  STROBE_ASSERT(strobe__mutex_held(&v->lock));
   strobe__vmodel *old = v->model[slot];
   v->model[slot] = m;
   if (slot == 0) v->generation = gen;
@@ -114,7 +116,7 @@ static int snapshot(strobe__viewer *v, strobe_flight_recorder *fr, uint64_t gen,
 /* >>worker */
 static void *worker_main(void *arg) {
   strobe__viewer *v = arg;
-  pthread_mutex_lock(&v->lock);
+  strobe__mutex_lock(&v->lock);
   while (!v->quit) {
     if ((v->want_snapshot || v->want_stop) && v->fr) {
       int stop = v->want_stop;
@@ -123,11 +125,11 @@ static void *worker_main(void *arg) {
       v->want_snapshot = 0;
       v->busy = 1;
       if (stop) v->fr = NULL; /* from now on nobody else may look at it: the stop below frees it */
-      pthread_mutex_unlock(&v->lock);
+      strobe__mutex_unlock(&v->lock);
       strobe__vmodel *m = NULL;
       int rc = snapshot(v, fr, gen, &m);
       if (stop) strobe_flight_recorder_stop(fr);
-      pthread_mutex_lock(&v->lock);
+      strobe__mutex_lock(&v->lock);
       v->busy = 0;
       v->last_error = rc;
       if (!rc) v->last_stats = stats_of(m);
@@ -146,14 +148,15 @@ static void *worker_main(void *arg) {
       v->stops_done++;
       pthread_cond_broadcast(&v->cond);
     }
-    pthread_cond_wait(&v->cond, &v->lock);
+    strobe__cond_wait(&v->cond, &v->lock);
   }
-  pthread_mutex_unlock(&v->lock);
+  strobe__mutex_unlock(&v->lock);
   return NULL;
 }
 
 /* Called with v->lock held. */
 static int ensure_worker(strobe__viewer *v) {
+  STROBE_ASSERT(strobe__mutex_held(&v->lock));
   if (v->has_worker) return 0;
   if (pthread_create(&v->worker, NULL, worker_main, v) != 0) return STROBE_ENOMEM;
   v->has_worker = 1;
@@ -162,16 +165,16 @@ static int ensure_worker(strobe__viewer *v) {
 
 void strobe__viewer_destroy(strobe__viewer *v) {
   if (!v) return;
-  pthread_mutex_lock(&v->lock);
+  strobe__mutex_lock(&v->lock);
   v->quit = 1;
   pthread_cond_broadcast(&v->cond);
-  pthread_mutex_unlock(&v->lock);
+  strobe__mutex_unlock(&v->lock);
   if (v->has_worker) pthread_join(v->worker, NULL);
   if (v->fr) strobe_flight_recorder_stop(v->fr);
   strobe__vmodel_release(v->model[0]);
   strobe__vmodel_release(v->model[1]);
   pthread_cond_destroy(&v->cond);
-  pthread_mutex_destroy(&v->lock);
+  strobe__mutex_destroy(&v->lock);
   free(v);
 }
 
@@ -231,6 +234,7 @@ static int queue_model_bytes(struct MHD_Connection *conn, strobe__vmodel *m, con
 
 /* Called with v->lock held. */
 static json_t *state_json(strobe__viewer *v) {
+  STROBE_ASSERT(strobe__mutex_held(&v->lock));
   json_t *st = json_pack("{s:s,s:b,s:b,s:I,s:b,s:b}", "show", v->show == SHOW_FILE ? "file" : "live", "recording",
                          v->fr != NULL, "building", v->busy || v->want_snapshot || v->want_stop, "generation",
                          (json_int_t)v->generation, "has_capture", v->model[0] != NULL, "has_compare",
@@ -255,26 +259,26 @@ static json_t *state_json(strobe__viewer *v) {
 }
 
 static int queue_state(struct MHD_Connection *conn, strobe__viewer *v, unsigned status) {
-  pthread_mutex_lock(&v->lock);
+  strobe__mutex_lock(&v->lock);
   json_t *st = state_json(v);
-  pthread_mutex_unlock(&v->lock);
+  strobe__mutex_unlock(&v->lock);
   return strobe__queue_value(conn, status, st);
 }
 
 /* Asks the worker for a snapshot when recording; returns 1 when one is coming. */
 static int request_snapshot(strobe__viewer *v) {
-  pthread_mutex_lock(&v->lock);
+  strobe__mutex_lock(&v->lock);
   int ok = v->show == SHOW_LIVE && v->fr && !ensure_worker(v);
   if (ok) {
     v->want_snapshot = 1;
     pthread_cond_broadcast(&v->cond);
   }
-  pthread_mutex_unlock(&v->lock);
+  strobe__mutex_unlock(&v->lock);
   return ok;
 }
 
 static int set_recording(strobe__viewer *v, int on, const strobe_flight_recorder_desc *desc) {
-  pthread_mutex_lock(&v->lock);
+  strobe__mutex_lock(&v->lock);
   int rc = 0;
   if (v->show != SHOW_LIVE) {
     rc = STROBE_ESTATE;
@@ -293,7 +297,7 @@ static int set_recording(strobe__viewer *v, int on, const strobe_flight_recorder
       pthread_cond_broadcast(&v->cond);
     }
   }
-  pthread_mutex_unlock(&v->lock);
+  strobe__mutex_unlock(&v->lock);
   return rc;
 }
 
@@ -304,10 +308,10 @@ static int wants_compare(struct MHD_Connection *conn) {
 
 /* Takes a reference to the model a request names, or NULL. */
 static strobe__vmodel *model_for(strobe__viewer *v, int slot, uint64_t *gen) {
-  pthread_mutex_lock(&v->lock);
+  strobe__mutex_lock(&v->lock);
   strobe__vmodel *m = strobe__vmodel_retain(v->model[slot]);
   *gen = v->generation;
-  pthread_mutex_unlock(&v->lock);
+  strobe__mutex_unlock(&v->lock);
   return m;
 }
 
@@ -402,10 +406,10 @@ int strobe_server_view_file(strobe_server *s, const char *path, const char *comp
   if (!s || !path || max_spans > STROBE_VIEWER_MAX_MAX_SPANS) return STROBE_EINVAL;
   strobe__viewer *v = viewer_of(s);
   if (!v) return STROBE_ENOMEM;
-  pthread_mutex_lock(&v->lock);
+  strobe__mutex_lock(&v->lock);
   int recording = v->fr != NULL || v->want_stop;
   uint64_t gen = ++v->next_generation;
-  pthread_mutex_unlock(&v->lock);
+  strobe__mutex_unlock(&v->lock);
   if (recording) return STROBE_ESTATE;
   if (!max_spans) max_spans = STROBE_VIEWER_DEFAULT_MAX_SPANS;
   strobe__vmodel *m[2] = {NULL, NULL};
@@ -421,13 +425,13 @@ int strobe_server_view_file(strobe_server *s, const char *path, const char *comp
     return rc;
   }
   strobe_viewer_load_stats st = stats_of(m[0]);
-  pthread_mutex_lock(&v->lock);
+  strobe__mutex_lock(&v->lock);
   v->show = SHOW_FILE;
   v->last_stats = st;
   v->last_error = 0;
   install(v, 1, m[1], gen);
   install(v, 0, m[0], gen);
-  pthread_mutex_unlock(&v->lock);
+  strobe__mutex_unlock(&v->lock);
   if (stats) *stats = st;
   return 0;
 }
@@ -442,15 +446,15 @@ int strobe_server_record_stop(strobe_server *s) {
   if (!s) return STROBE_EINVAL;
   strobe__viewer *v = viewer_of(s);
   if (!v) return STROBE_ENOMEM;
-  pthread_mutex_lock(&v->lock);
+  strobe__mutex_lock(&v->lock);
   uint64_t before = v->stops_done;
   int pending = v->want_stop;
-  pthread_mutex_unlock(&v->lock);
+  strobe__mutex_unlock(&v->lock);
   int rc = pending ? 0 : set_recording(v, 0, NULL);
   if (rc) return rc;
-  pthread_mutex_lock(&v->lock);
-  while (v->stops_done == before && !v->quit) pthread_cond_wait(&v->cond, &v->lock);
-  pthread_mutex_unlock(&v->lock);
+  strobe__mutex_lock(&v->lock);
+  while (v->stops_done == before && !v->quit) strobe__cond_wait(&v->cond, &v->lock);
+  strobe__mutex_unlock(&v->lock);
   return 0;
 }
 
@@ -458,8 +462,8 @@ int strobe_server_recording(const strobe_server *s) {
   if (!s) return 0;
   strobe__viewer *v = __atomic_load_n(&s->viewer, __ATOMIC_ACQUIRE);
   if (!v) return 0;
-  pthread_mutex_lock(&v->lock);
+  strobe__mutex_lock(&v->lock);
   int on = v->fr != NULL && !v->want_stop;
-  pthread_mutex_unlock(&v->lock);
+  strobe__mutex_unlock(&v->lock);
   return on;
 }

@@ -28,6 +28,7 @@ static int valid_label(const char *label) {
 }
 
 void strobe__count_app_refusal(strobe_collector *c, int reason) {
+  STROBE_ASSERT(strobe__mutex_held(&c->lock));
   for (int k = 0; k < STROBE_MAX_SESSIONS; k++) {
     strobe__session *s = &c->sessions[k];
     if (!s->active) continue;
@@ -41,9 +42,11 @@ void strobe__count_app_refusal(strobe_collector *c, int reason) {
   }
 }
 
+/* The live slot of an application-scope handle and id, or NULL. Lock held. */
 static strobe__live_app *live_app(strobe_collector *c, uint32_t handle, uint64_t id) {
   uint32_t slot = strobe__handle_slot(handle);
   if (!c || handle == 0 || slot >= STROBE_MAX_LIVE_APP_SCOPES) return NULL;
+  STROBE_ASSERT(strobe__mutex_held(&c->lock));
   strobe__live_app *a = &c->apps[slot];
   return a->used && a->gen == strobe__handle_gen(handle) && a->id == id ? a : NULL;
 }
@@ -51,6 +54,7 @@ static strobe__live_app *live_app(strobe_collector *c, uint32_t handle, uint64_t
 /* Opens a scope on window slot `ws` (or the parent's window). Lock held. */
 static strobe_app_scope open_scope(strobe_collector *c, int ws, const strobe__live_app *parent, const char *label,
                                    strobe_lane lane, uint64_t now) {
+  STROBE_ASSERT(strobe__mutex_held(&c->lock));
   strobe_app_scope out = {c, 0, 0, 0};
   int slot = -1;
   for (int i = 0; i < STROBE_MAX_LIVE_APP_SCOPES && slot < 0; i++)
@@ -80,9 +84,9 @@ static strobe_app_scope open_scope(strobe_collector *c, int ws, const strobe__li
 
 static strobe_app_scope refuse(strobe_collector *c, int reason, int counted) {
   if (c && counted) {
-    pthread_mutex_lock(&c->lock);
+    strobe__mutex_lock(&c->lock);
     strobe__count_app_refusal(c, reason);
-    pthread_mutex_unlock(&c->lock);
+    strobe__mutex_unlock(&c->lock);
   }
   return (strobe_app_scope){c, 0, 0, reason};
 }
@@ -96,7 +100,7 @@ strobe_app_scope strobe_app_scope_begin(strobe_collector *c, const char *window,
   if (!valid_label(label) || !lane_ok(lane)) return refuse(c, STROBE_ELABEL, 1);
   uint64_t now = strobe__now();
   size_t n = window ? strnlen(window, STROBE_MAX_WINDOW_ID + 1) : 0;
-  pthread_mutex_lock(&c->lock);
+  strobe__mutex_lock(&c->lock);
   strobe_app_scope out = {c, 0, 0, 0};
   int ws = -1;
   for (int i = 0; window && i < STROBE_MAX_WINDOWS && !c->closed && ws < 0; i++) {
@@ -109,7 +113,7 @@ strobe_app_scope strobe_app_scope_begin(strobe_collector *c, const char *window,
   } else {
     out = open_scope(c, ws, NULL, label, lane, now);
   }
-  pthread_mutex_unlock(&c->lock);
+  strobe__mutex_unlock(&c->lock);
   return out;
 }
 
@@ -119,7 +123,7 @@ strobe_app_scope strobe_app_scope_begin_child_of(strobe_collector *c, strobe_app
   if (!c) return refuse(NULL, STROBE_EINVAL, 0);
   if (!valid_label(label) || !lane_ok(lane)) return refuse(c, STROBE_ELABEL, 1);
   uint64_t now = strobe__now();
-  pthread_mutex_lock(&c->lock);
+  strobe__mutex_lock(&c->lock);
   strobe_app_scope out = {c, 0, 0, 0};
   const strobe__live_app *p = parent.collector == c ? live_app(c, parent.slot, parent.id) : NULL;
   if (c->closed) {
@@ -131,7 +135,7 @@ strobe_app_scope strobe_app_scope_begin_child_of(strobe_collector *c, strobe_app
   } else {
     out = open_scope(c, -1, p, label, lane, now);
   }
-  pthread_mutex_unlock(&c->lock);
+  strobe__mutex_unlock(&c->lock);
   return out;
 }
 
@@ -149,10 +153,10 @@ int strobe_app_scope_query_status(const strobe_app_scope *s) {
   if (!s) return STROBE_EINVAL;
   if (!s->slot) return s->status;
   strobe_collector *c = s->collector;
-  pthread_mutex_lock(&c->lock);
+  strobe__mutex_lock(&c->lock);
   int live = live_app(c, s->slot, s->id) != NULL;
   int closed = c->closed;
-  pthread_mutex_unlock(&c->lock);
+  strobe__mutex_unlock(&c->lock);
   if (live) return 0;
   return closed ? STROBE_ECLOSED : STROBE_EWINDOW; /* abandoned under it */
 }
@@ -174,7 +178,7 @@ void strobe_app_scope_end(strobe_app_scope *s) {
   s->status = STROBE_ESTATE;
   /* Allocated only when some session is active; freed below if none admits it. */
   strobe__app_record *r = __atomic_load_n(&c->nactive, __ATOMIC_RELAXED) ? malloc(sizeof *r) : NULL;
-  pthread_mutex_lock(&c->lock);
+  strobe__mutex_lock(&c->lock);
   strobe__live_app *a = live_app(c, handle, id);
   if (a) {
     uint32_t admitted = 0;
@@ -208,6 +212,6 @@ void strobe_app_scope_end(strobe_app_scope *s) {
     a->window = NULL;
     a->used = 0;
   }
-  pthread_mutex_unlock(&c->lock);
+  strobe__mutex_unlock(&c->lock);
   free(r);
 }

@@ -41,7 +41,7 @@ int strobe_collector_create(strobe_collector **out) {
   strobe_collector *c = calloc(1, sizeof *c);
   if (!c) return STROBE_ENOMEM;
   c->refs = 1;
-  pthread_mutex_init(&c->lock, NULL);
+  strobe__mutex_init(&c->lock);
   /* No clock calibration here (it spins ~5 ms): a collector is created at
    * application start-up; readers calibrate on their own thread when needed. */
   c->epoch = strobe__now();
@@ -81,19 +81,19 @@ void strobe_collector_release(strobe_collector *c) {
   for (int i = 0; i < STROBE_MAX_WINDOWS; i++) strobe__name_unref(c->windows[i].name);
   for (int i = 0; i < STROBE_MAX_LIVE_OPS; i++) strobe__name_unref(c->ops[i].window);
   for (int i = 0; i < STROBE_MAX_LIVE_APP_SCOPES; i++) strobe__name_unref(c->apps[i].window);
-  pthread_mutex_destroy(&c->lock);
+  strobe__mutex_destroy(&c->lock);
   free(c);
 }
 
 void strobe_collector_close(strobe_collector *c) {
   if (!c) return;
-  pthread_mutex_lock(&c->lock);
+  strobe__mutex_lock(&c->lock);
   if (!c->closed) {
     c->closed = 1;
     strobe__abandon_live(c, -1, 1);
     for (int i = 0; i < STROBE_MAX_WINDOWS; i++) c->windows[i].open = 0;
   }
-  pthread_mutex_unlock(&c->lock);
+  strobe__mutex_unlock(&c->lock);
 }
 
 /* >>windows */
@@ -115,6 +115,7 @@ static int valid_utf8(const unsigned char *s, size_t n) {
 }
 
 int strobe__window_slot_of(strobe_collector *c, strobe_window w) {
+  STROBE_ASSERT(strobe__mutex_held(&c->lock));
   uint32_t slot = strobe__handle_slot(w.id);
   if (w.id == 0 || slot >= STROBE_MAX_WINDOWS) return -1;
   const strobe__window_slot *ws = &c->windows[slot];
@@ -125,7 +126,7 @@ int strobe_window_register(strobe_collector *c, const char *id, uint32_t flags, 
   if (!c || !id || !out) return STROBE_EINVAL;
   out->id = 0;
   size_t n = strnlen(id, STROBE_MAX_WINDOW_ID + 1);
-  pthread_mutex_lock(&c->lock);
+  strobe__mutex_lock(&c->lock);
   int rc = 0;
   if (c->closed) {
     rc = STROBE_ECLOSED;
@@ -168,20 +169,20 @@ int strobe_window_register(strobe_collector *c, const char *id, uint32_t flags, 
   ws->label = 0;
   out->id = strobe__handle((uint32_t)slot, ws->gen);
 done:
-  pthread_mutex_unlock(&c->lock);
+  strobe__mutex_unlock(&c->lock);
   return rc;
 }
 
 int strobe_window_close(strobe_collector *c, strobe_window w) {
   if (!c) return STROBE_EINVAL;
-  pthread_mutex_lock(&c->lock);
+  strobe__mutex_lock(&c->lock);
   int slot = strobe__window_slot_of(c, w);
   if (slot >= 0) {
     strobe__abandon_live(c, slot, 0);
     c->windows[slot].open = 0;
     c->windows[slot].closed_seq = ++c->close_seq;
   }
-  pthread_mutex_unlock(&c->lock);
+  strobe__mutex_unlock(&c->lock);
   return slot >= 0 ? 0 : STROBE_EWINDOW;
 }
 
@@ -190,7 +191,7 @@ int strobe_window_find(strobe_collector *c, const char *id, strobe_window *out) 
   size_t n = strnlen(id, STROBE_MAX_WINDOW_ID + 1);
   int rc = STROBE_EWINDOW;
   out->id = 0;
-  pthread_mutex_lock(&c->lock);
+  strobe__mutex_lock(&c->lock);
   for (int i = 0; i < STROBE_MAX_WINDOWS; i++) {
     strobe__window_slot *ws = &c->windows[i];
     if (ws->open && ws->name->len == n && !memcmp(ws->name->text, id, n)) {
@@ -199,7 +200,7 @@ int strobe_window_find(strobe_collector *c, const char *id, strobe_window *out) 
       break;
     }
   }
-  pthread_mutex_unlock(&c->lock);
+  strobe__mutex_unlock(&c->lock);
   return rc;
 }
 
@@ -208,7 +209,7 @@ void strobe_collector_gauge_set(strobe_collector *c, const char *name, double va
   if (!c || !name) return;
   uint64_t now = strobe__now();
   uint64_t mono = strobe__mono_ns(); /* the rate limit needs no tick calibration */
-  pthread_mutex_lock(&c->lock);
+  strobe__mutex_lock(&c->lock);
   strobe__gauge *g = NULL;
   for (uint32_t i = 0; i < c->ngauges; i++)
     if (!strcmp(c->gauges[i].name, name)) g = &c->gauges[i];
@@ -223,21 +224,21 @@ void strobe_collector_gauge_set(strobe_collector *c, const char *name, double va
     g->sampled = now;
     g->sampled_mono_ns = mono;
   }
-  pthread_mutex_unlock(&c->lock);
+  strobe__mutex_unlock(&c->lock);
 }
 
 double strobe_collector_measure_overhead(strobe_collector *c) {
   if (!c) return 0.0;
   double ns = strobe__measure_overhead();
-  pthread_mutex_lock(&c->lock);
+  strobe__mutex_lock(&c->lock);
   c->overhead_ns = ns;
-  pthread_mutex_unlock(&c->lock);
+  strobe__mutex_unlock(&c->lock);
   return ns;
 }
 
 int strobe_collector_set_run_info(strobe_collector *c, const char *key, const char *value) {
   if (!c || !key || !value || !key[0] || strlen(key) >= 64 || strlen(value) >= 256) return STROBE_EINVAL;
-  pthread_mutex_lock(&c->lock);
+  strobe__mutex_lock(&c->lock);
   int rc = 0;
   uint32_t i = 0;
   while (i < c->nrun && strcmp(c->run_keys[i], key)) i++;
@@ -248,6 +249,6 @@ int strobe_collector_set_run_info(strobe_collector *c, const char *key, const ch
       strcpy(c->run_keys[c->nrun++], key);
   }
   if (!rc) strcpy(c->run_values[i], value);
-  pthread_mutex_unlock(&c->lock);
+  strobe__mutex_unlock(&c->lock);
   return rc;
 }

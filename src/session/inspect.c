@@ -17,7 +17,7 @@ int strobe_collector_query_sessions(strobe_collector *c, strobe_session_info *ou
   if (!c || (!out && max > 0) || max < 0) return STROBE_EINVAL;
   int n = 0;
   double ns_per_tick = strobe__clock()->ns_per_tick; /* outside the lock: may calibrate once */
-  pthread_mutex_lock(&c->lock);
+  strobe__mutex_lock(&c->lock);
   /* Oldest first: session numbers are handed out in start order. */
   uint64_t after = 0;
   for (;;) {
@@ -43,14 +43,14 @@ int strobe_collector_query_sessions(strobe_collector *c, strobe_session_info *ou
     }
     n++;
   }
-  pthread_mutex_unlock(&c->lock);
+  strobe__mutex_unlock(&c->lock);
   return n;
 }
 
 int strobe_collector_query_windows(strobe_collector *c, strobe_window_info *out, int max) {
   if (!c || (!out && max > 0) || max < 0) return STROBE_EINVAL;
   int n = 0;
-  pthread_mutex_lock(&c->lock);
+  strobe__mutex_lock(&c->lock);
   for (int k = 0; k < STROBE_MAX_WINDOWS; k++) {
     const strobe__window_slot *ws = &c->windows[k];
     if (!ws->used || !ws->name) continue;
@@ -65,14 +65,14 @@ int strobe_collector_query_windows(strobe_collector *c, strobe_window_info *out,
     }
     n++;
   }
-  pthread_mutex_unlock(&c->lock);
+  strobe__mutex_unlock(&c->lock);
   return n;
 }
 
 uint64_t strobe_collector_query_untracked_windows(strobe_collector *c) {
   if (!c) return 0;
-  pthread_mutex_lock(&c->lock);
+  strobe__mutex_lock(&c->lock);
   uint64_t n = c->untracked_windows;
-  pthread_mutex_unlock(&c->lock);
+  strobe__mutex_unlock(&c->lock);
   return n;
 }

@@ -75,6 +75,7 @@ static strobe__live_op *own_slot(strobe_op op) {
 static strobe__live_op *live_op(strobe_op op) {
   uint32_t slot = strobe__handle_slot(op.id);
   if (!op.collector || op.id == 0 || slot >= STROBE_MAX_LIVE_OPS) return NULL;
+  STROBE_ASSERT(strobe__mutex_held(&op.collector->lock));
   strobe__live_op *l = &op.collector->ops[slot];
   return l->used && l->gen == strobe__handle_gen(op.id) ? l : NULL;
 }
@@ -154,7 +155,7 @@ static strobe_op op_begin(strobe_collector *c, strobe_window w, strobe_op_kind k
     goto out;
   }
   uint64_t now = strobe__now();
-  pthread_mutex_lock(&c->lock);
+  strobe__mutex_lock(&c->lock);
   int ws = c->closed ? -1 : strobe__window_slot_of(c, w);
   int slot = -1;
   for (int i = 0; i < STROBE_MAX_LIVE_OPS && slot < 0; i++)
@@ -193,7 +194,7 @@ static strobe_op op_begin(strobe_collector *c, strobe_window w, strobe_op_kind k
     l->nstages = l->ncounters = l->stages_dropped = l->counters_dropped = 0;
     op.id = strobe__handle((uint32_t)slot, l->gen);
   }
-  pthread_mutex_unlock(&c->lock);
+  strobe__mutex_unlock(&c->lock);
   if (op.id) {
     push_op(op);
     if (captured) emit_begin(c, own_slot(op));
@@ -248,7 +249,7 @@ void strobe_op_end(strobe_op op, int committed) {
    * could admit (one was active when it began, and one still is). */
   if (l->detailed && __atomic_load_n(&c->nactive, __ATOMIC_RELAXED) > 0) s = make_sample(l, now, committed);
 
-  pthread_mutex_lock(&c->lock);
+  strobe__mutex_lock(&c->lock);
   if (live_op(op)) {
     if (s) {
       s->window = strobe__name_ref(l->window);
@@ -260,7 +261,7 @@ void strobe_op_end(strobe_op op, int committed) {
     l->window = NULL;
     l->used = 0;
   }
-  pthread_mutex_unlock(&c->lock);
+  strobe__mutex_unlock(&c->lock);
   if (s) { /* nobody admitted it */
     s->refs = 1;
     strobe__sample_unref(s);
@@ -279,10 +280,10 @@ strobe_op strobe_op_take(void) {
 
 void strobe_op_resume(strobe_op op) {
   if (!op.id || !op.collector) return;
-  pthread_mutex_lock(&op.collector->lock);
+  strobe__mutex_lock(&op.collector->lock);
   strobe__live_op *l = live_op(op);
   if (l) l->handed_off = 1;
-  pthread_mutex_unlock(&op.collector->lock);
+  strobe__mutex_unlock(&op.collector->lock);
   if (!l) return;
   push_op(op);
   if (strobe__is_active()) emit_move(op, STROBE__OPEV_RESUME, strobe__now());
@@ -369,6 +370,7 @@ void strobe__stage_end(uintptr_t *guard) {
 
 /* >>abandon (lock held) */
 void strobe__abandon_live(strobe_collector *c, int window_slot, int producer_closed) {
+  STROBE_ASSERT(strobe__mutex_held(&c->lock));
   for (int i = 0; i < STROBE_MAX_LIVE_OPS; i++) {
     strobe__live_op *l = &c->ops[i];
     if (l->used && (window_slot < 0 || (int)l->window_slot == window_slot)) l->abandoned = 1;

@@ -13,6 +13,7 @@
 
 #include "analyze/percentile.h"
 #include "format/json_writer.h"
+#include "platform/invariant.h"
 #include "probe/probe.h"
 #include "session/report.h"
 
@@ -360,11 +361,7 @@ static void write_build(strobe__json *j) {
   if (strobe_profiling_available()) strobe__json_str(j, NULL, "profiling");
   strobe__json_str(j, NULL, "zstd");
   strobe__json_end(j);
-#ifdef NDEBUG
-  strobe__json_bool(j, "assertions", 0);
-#else
-  strobe__json_bool(j, "assertions", 1);
-#endif
+  strobe__json_bool(j, "assertions", STROBE__ASSERTIONS);
   strobe__json_str(j, "note", "optimization level and build command are not embedded; keep them beside the report");
   strobe__json_end(j);
 }

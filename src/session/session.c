@@ -34,12 +34,14 @@ static void count_exclusion(strobe__session *s, int devtools) {
 }
 
 int strobe__admissible(const strobe_collector *c, int devtools, uint64_t start) {
+  STROBE_ASSERT(strobe__mutex_held(&c->lock));
   for (int k = 0; k < STROBE_MAX_SESSIONS; k++)
     if (session_admits(&c->sessions[k], devtools, start)) return 1;
   return 0;
 }
 
 uint32_t strobe__publish_sample(strobe_collector *c, strobe__sample *smp) {
+  STROBE_ASSERT(strobe__mutex_held(&c->lock));
   uint32_t admitted = 0;
   for (int k = 0; k < STROBE_MAX_SESSIONS; k++) {
     strobe__session *s = &c->sessions[k];
@@ -68,6 +70,7 @@ uint32_t strobe__publish_sample(strobe_collector *c, strobe__sample *smp) {
 }
 
 void strobe__publish_unbuilt(strobe_collector *c, uint8_t kind, int devtools, uint64_t start) {
+  STROBE_ASSERT(strobe__mutex_held(&c->lock));
   for (int k = 0; k < STROBE_MAX_SESSIONS; k++) {
     strobe__session *s = &c->sessions[k];
     if (!s->active) continue;
@@ -101,6 +104,7 @@ static int parse_id(const char *id, uint64_t *number) {
 
 /* Finds an active session by id for `owner`; returns its index or an error. Lock held. */
 static int find_session(strobe_collector *c, const char *id, uint64_t owner) {
+  STROBE_ASSERT(strobe__mutex_held(&c->lock));
   uint64_t number;
   if (!parse_id(id, &number)) return STROBE_EUNKNOWN_ID;
   for (int k = 0; k < STROBE_MAX_SESSIONS; k++) {
@@ -112,13 +116,16 @@ static int find_session(strobe_collector *c, const char *id, uint64_t owner) {
   return STROBE_EUNKNOWN_ID;
 }
 
+/* Lock held. */
 static void remember_ended(strobe_collector *c, uint64_t number, int cancelled) {
+  STROBE_ASSERT(strobe__mutex_held(&c->lock));
   c->ended[c->ended_next] = (strobe__ended_id){number, cancelled};
   c->ended_next = (c->ended_next + 1) % STROBE_MAX_ENDED_IDS;
 }
 
 /* Releases a session's retained data and marks it inactive. Lock held. */
 static void deactivate(strobe_collector *c, strobe__session *s) {
+  STROBE_ASSERT(strobe__mutex_held(&c->lock));
   for (uint32_t i = 0; i < s->count; i++) strobe__sample_unref(s->ring[(s->head + i) % s->max_samples]);
   for (uint32_t i = 0; i < s->app_count; i++) strobe__app_record_unref(s->app_ring[(s->app_head + i) % s->max_app]);
   free(s->ring);
@@ -137,9 +144,9 @@ int strobe_session_start(strobe_collector *c, const strobe_session_desc *opts, c
   if (o.max_samples > STROBE_MAX_SAMPLES) return STROBE_EINVAL;
   uint32_t max_app = o.max_samples < STROBE_MAX_APP_SCOPE_HISTORY ? o.max_samples : STROBE_MAX_APP_SCOPE_HISTORY;
   /* Measured once per collector, outside the lock: at most ~1 ms. */
-  pthread_mutex_lock(&c->lock);
+  strobe__mutex_lock(&c->lock);
   int measure = c->overhead_ns == 0.0;
-  pthread_mutex_unlock(&c->lock);
+  strobe__mutex_unlock(&c->lock);
   if (measure) strobe_collector_measure_overhead(c);
   strobe__sample **ring = calloc(o.max_samples, sizeof *ring);
   strobe__app_record **app_ring = calloc(max_app, sizeof *app_ring);
@@ -148,7 +155,7 @@ int strobe_session_start(strobe_collector *c, const strobe_session_desc *opts, c
     free(app_ring);
     return STROBE_ENOMEM;
   }
-  pthread_mutex_lock(&c->lock);
+  strobe__mutex_lock(&c->lock);
   int rc = 0;
   int slot = -1;
   for (int k = 0; k < STROBE_MAX_SESSIONS && slot < 0; k++)
@@ -174,7 +181,7 @@ int strobe_session_start(strobe_collector *c, const strobe_session_desc *opts, c
     __atomic_store_n(&c->nactive, c->nactive + 1, __ATOMIC_RELAXED);
     format_id(id_out, s->number);
   }
-  pthread_mutex_unlock(&c->lock);
+  strobe__mutex_unlock(&c->lock);
   free(ring);
   free(app_ring);
   return rc;
@@ -182,6 +189,7 @@ int strobe_session_start(strobe_collector *c, const strobe_session_desc *opts, c
 
 /* >>snapshot: copy under the lock; references, not payloads. */
 static strobe_report *snapshot(strobe_collector *c, const strobe__session *s, uint64_t at, int final) {
+  STROBE_ASSERT(strobe__mutex_held(&c->lock));
   strobe_report *r = calloc(1, sizeof *r);
   if (!r) return NULL;
   r->samples = malloc((s->count ? s->count : 1) * sizeof *r->samples);
@@ -250,13 +258,13 @@ static int read_or_end(strobe_collector *c, const char *id, uint64_t owner, stro
   *out = NULL;
   if (!c || !id) return STROBE_EINVAL;
   (void)strobe__clock(); /* calibrates once (a few ms), never under the collector lock */
-  pthread_mutex_lock(&c->lock);
+  strobe__mutex_lock(&c->lock);
   /* Under the lock, like a session's start: every timestamp published before
    * it (taken before its own lock) is then <= at, so no elapsed or age wraps. */
   uint64_t at = strobe__now();
   int k = find_session(c, id, owner);
   if (k < 0) {
-    pthread_mutex_unlock(&c->lock);
+    strobe__mutex_unlock(&c->lock);
     return k;
   }
   strobe__session *s = &c->sessions[k];
@@ -265,7 +273,7 @@ static int read_or_end(strobe_collector *c, const char *id, uint64_t owner, stro
     remember_ended(c, s->number, 0);
     deactivate(c, s);
   }
-  pthread_mutex_unlock(&c->lock);
+  strobe__mutex_unlock(&c->lock);
   if (!r) return STROBE_ENOMEM; /* the session is untouched */
   *out = r;
   return 0;
@@ -282,7 +290,7 @@ int strobe_session_stop(strobe_collector *c, const char *id, uint64_t owner, str
 int strobe_session_cancel_owner(strobe_collector *c, uint64_t owner) {
   if (!c) return STROBE_EINVAL;
   int n = 0;
-  pthread_mutex_lock(&c->lock);
+  strobe__mutex_lock(&c->lock);
   for (int k = 0; k < STROBE_MAX_SESSIONS; k++) {
     strobe__session *s = &c->sessions[k];
     if (!s->active || s->owner != owner) continue;
@@ -290,15 +298,15 @@ int strobe_session_cancel_owner(strobe_collector *c, uint64_t owner) {
     deactivate(c, s);
     n++;
   }
-  pthread_mutex_unlock(&c->lock);
+  strobe__mutex_unlock(&c->lock);
   return n;
 }
 
 int strobe_collector_query_session_count(strobe_collector *c) {
   if (!c) return 0;
-  pthread_mutex_lock(&c->lock);
+  strobe__mutex_lock(&c->lock);
   int n = c->nactive;
-  pthread_mutex_unlock(&c->lock);
+  strobe__mutex_unlock(&c->lock);
   return n;
 }
 

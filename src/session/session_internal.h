@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "platform/invariant.h"
 #include "strobe/session.h"
 
 /* A window id shared by reference: samples keep their identity after the window closes. */
@@ -152,7 +153,7 @@ typedef struct strobe__gauge {
 struct strobe_collector {
   uint32_t refs;                  /* atomic */
   uint32_t number;                /* 1-based in order of creation: names the collector in captures */
-  pthread_mutex_t lock;
+  strobe__mutex lock;
   int closed;
   uint64_t epoch;                 /* ticks at creation */
   double overhead_ns;             /* 0 until measured */

@@ -199,7 +199,7 @@ static void test_direct(void) {
   strobe_collector *c;
   REQUIRE(strobe_collector_create(&c) == 0);
   strobe__perms perms = {.mcp_enabled = 1, .observe = 1, .tools = STROBE_TOOL_ALL};
-  pthread_mutex_init(&perms.lock, NULL);
+  strobe__mutex_init(&perms.lock);
   strobe__mcp_config cfg = {c, &perms, 4, 600};
   strobe__mcp *m;
   REQUIRE(strobe__mcp_create(&cfg, &m) == 0);
@@ -226,7 +226,7 @@ static void test_direct(void) {
   strobe__mcp_response_free(&resp);
   strobe__mcp_destroy(m); /* cancels what its sessions started */
   CHECK_EQ_INT(strobe_collector_query_session_count(c), 0);
-  pthread_mutex_destroy(&perms.lock);
+  strobe__mutex_destroy(&perms.lock);
   strobe_collector_release(c);
 }
 
