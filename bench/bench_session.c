@@ -55,8 +55,8 @@ static strobe_window g_window;
 static void pass_with_32_stages(strobe_collector *c, strobe_window w) {
   strobe_op op = strobe_op_begin(c, w, STROBE_OP_PASS, NULL);
   for (int s = 0; s < STROBE_MAX_STAGES; s++) {
-    uintptr_t g = strobe__stage_begin(&g_stage_sites[s]);
-    strobe__stage_end(&g);
+    strobe_stage g = strobe_stage_begin(&g_stage_sites[s]);
+    strobe_stage_end(&g);
   }
   strobe_op_end(op, 1);
 }

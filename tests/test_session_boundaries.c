@@ -546,7 +546,7 @@ static void test_devtools_excluded_by_default(void) {
   strobe_window dev = su_window(c, "devtools", STROBE_WINDOW_DEVTOOLS);
   char plain[STROBE_SESSION_ID_MAX], with[STROBE_SESSION_ID_MAX];
   su_start(c, 0, plain);
-  strobe_session_desc o = {0, 1, 0};
+  strobe_session_desc o = {.max_samples = 0, .include_devtools = 1, .owner = 0};
   REQUIRE_EQ_INT(strobe_session_start(c, &o, with), 0);
   su_op(c, dev, STROBE_OP_PASS, 1);
   su_op(c, w, STROBE_OP_PASS, 1);

@@ -25,13 +25,13 @@ static void test_eight_concurrent_sessions(void) {
   char ids[STROBE_MAX_SESSIONS][STROBE_SESSION_ID_MAX];
   /* "across all consumers": in-process (owner 0) and MCP-owned (owner 9) together. */
   for (int i = 0; i < STROBE_MAX_SESSIONS; i++) {
-    strobe_session_desc o = {0, 0, (uint64_t)(i % 2 ? 9 : 0)};
+    strobe_session_desc o = {.max_samples = 0, .include_devtools = 0, .owner = (uint64_t)(i % 2 ? 9 : 0)};
     REQUIRE_EQ_INT(strobe_session_start(c, &o, ids[i]), 0);
     for (int k = 0; k < i; k++) CHECK(strcmp(ids[i], ids[k]) != 0);
   }
   CHECK_EQ_INT(strobe_collector_query_session_count(c), 8);
   char ninth[STROBE_SESSION_ID_MAX] = "x";
-  strobe_session_desc o9 = {0, 0, 9};
+  strobe_session_desc o9 = {.max_samples = 0, .include_devtools = 0, .owner = 9};
   CHECK_EQ_INT(strobe_session_start(c, NULL, ninth), STROBE_ELIMIT);
   CHECK_EQ_INT(strobe_session_start(c, &o9, ninth), STROBE_ELIMIT);
   CHECK_EQ_INT(ninth[0], 0); /* no id on error */
@@ -68,7 +68,7 @@ static void test_max_samples_bounds(void) {
   CHECK_EQ_INT(jint(doc, "session.max_samples"), 120);
   json_decref(doc);
 
-  strobe_session_desc bad = {241, 0, 0};
+  strobe_session_desc bad = {.max_samples = 241, .include_devtools = 0, .owner = 0};
   CHECK_EQ_INT(strobe_session_start(c, &bad, id), STROBE_EINVAL);
   bad.max_samples = 100000;
   CHECK_EQ_INT(strobe_session_start(c, &bad, id), STROBE_EINVAL);
@@ -311,7 +311,7 @@ static void test_owners_and_cancel(void) {
   enum { MCP = 0x4d4350 };
   strobe_window w;
   strobe_collector *c = su_collector(&w);
-  strobe_session_desc mcp = {0, 0, MCP};
+  strobe_session_desc mcp = {.max_samples = 0, .include_devtools = 0, .owner = MCP};
   char a[STROBE_SESSION_ID_MAX], b[STROBE_SESSION_ID_MAX], p[STROBE_SESSION_ID_MAX];
   REQUIRE_EQ_INT(strobe_session_start(c, &mcp, a), 0);
   REQUIRE_EQ_INT(strobe_session_start(c, &mcp, b), 0);
@@ -493,8 +493,8 @@ static void test_stage_and_counter_bounds(void) {
   for (int i = 0; i < STAGES; i++) {
     snprintf(names[i], sizeof names[i], "stage_%d", i);
     sites[i] = (strobe_site){names[i], NULL, NULL, __FILE__, __func__, (uint32_t)__LINE__, STROBE_SITE_STAGE, 0};
-    uintptr_t g = strobe__stage_begin(&sites[i]);
-    strobe__stage_end(&g);
+    strobe_stage g = strobe_stage_begin(&sites[i]);
+    strobe_stage_end(&g);
   }
   for (int i = 0; i < COUNTERS; i++) {
     snprintf(counters[i], sizeof counters[i], "counter_%d", i);

@@ -99,13 +99,14 @@ export function renderReport(r) {
   }).join('');
   const unfinished = (r.unfinished || []).map((u) => `<tr><td class="num">${u.id}</td><td>${u.kind}</td><td>${fmt.esc(u.window)}</td>` +
     `<td>${u.phase ? fmt.esc(u.phase) + ' for ' + ms(u.phase_elapsed_ms) : '—'}</td><td class="num">${ms(u.elapsed_ms)} so far</td>` +
+    `<td>${u.state === 'stalled' ? 'stalled: ' + u.elapsed_vs_p95 + '× its kind\'s p95' : u.state === 'in_flight' ? 'in flight' : 'no completed ' + u.kind + ' to compare'}</td>` +
     `<td>${u.started_before_session ? 'began before the session' : ''}</td></tr>`).join('');
   const fr = r.frame_rate || {};
   const gauges = (r.memory && r.memory.gauges || []).map((g) => `${fmt.esc(g.name)} ${fmt.num(g.value)}`).join(' · ');
   return `<section class="report"><h3>Report ${fmt.esc(r.id)} ${r.final ? '(final)' : '(live read)'} — ${fmt.esc(r.status)}</h3>` +
     `<div class="dim">${fmt.esc(r.status_note || '')}</div>` +
     `<div>completed ${fmt.count(c.completed)} (${byKind || 'none'}) · returned ${c.returned} · dropped ${c.dropped} · boundary-excluded ${c.boundary_excluded} · unfinished ${c.unfinished}</div>` +
-    `<div>frame rate: ${fr.passes_per_second != null ? fr.passes_per_second.toFixed(1) + ' passes/s over ' + ms(fr.first_to_last_span_ms) + ' (n=' + fr.passes + ')' : 'null — ' + fmt.esc(fr.null_reason || '')}` +
+    `<div>frame rate: ${fr.passes_per_second != null ? fr.passes_per_second.toFixed(1) + ' passes/s over the first-to-last span ' + ms(fr.first_to_last_span_ms) + ' · steady ' + (fr.steady_passes_per_second != null ? fr.steady_passes_per_second.toFixed(1) : '—') + ' passes/s from the median interval ' + ms(fr.median_interval_ms) + ' (n=' + fr.passes + ')' : 'null — ' + fmt.esc(fr.null_reason || '')}` +
     ` · overhead per scope ${r.overhead_per_scope_ns != null ? r.overhead_per_scope_ns.toFixed(1) + ' ns' : 'not measured'}${gauges ? ' · memory: ' + gauges : ''}</div>` +
     ((r.kind_summary || []).length ? `<h4>By kind</h4><table class="grid">${head}${dist(r.kind_summary, (d) => d.kind)}</table>` : '') +
     ((r.stage_summary || []).length ? `<h4>Stages (distribution of per-sample totals)</h4><table class="grid">${head}${dist(r.stage_summary, (d) => fmt.esc(d.name) + (d.nested_in ? ` <span class="dim">nested in ${fmt.esc(d.nested_in)}: do not sum</span>` : ''))}</table>` : '') +

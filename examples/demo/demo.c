@@ -10,12 +10,20 @@
  * Operations: input dispatch (which may trigger a root rebuild), passes with
  * stages, present on a sender thread (take / hand off / resume), superseded
  * frames kept as committed: false, application scopes on a worker thread,
- * and a deliberate slow frame every few seconds.
+ * and a deliberate slow frame every few seconds. The pass opens like a
+ * signal-driven toolkit's (frame_clock.c): a stage begun in one callback and
+ * ended in the next, and wheel input dispatched inside its flush-events
+ * phase, ending implicitly when the phase moves on.
+ *
+ * Sessions: one for every kind, one for frames only beside it (240 frames
+ * instead of 240 mixed operations), and a watchdog thread that reads the
+ * frames-only session live and tells a frame in flight from a stall.
  *
  * Usage: strobe-demo [--frames N] [--seconds S] [--serve] [--port P]
  *                    [--token-file F] [--headless] [--out DIR]
  */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "frame_clock.h"
 #include "grid.h"
 #include "saver.h"
 #include "sender.h"
@@ -113,6 +122,43 @@ static void dispatch_input(strobe_collector *c, strobe_window w, grid *g, input_
   strobe_op_end(op, 1);
 }
 
+/* >>watchdog: reads a session live, as an agent would over MCP, and counts
+ * what it saw: a frame in flight (ordinary) or a stalled one. */
+typedef struct watchdog {
+  strobe_collector *collector;
+  char session[STROBE_SESSION_ID_MAX];
+  const char *out;
+  int stop; /* atomic */
+  pthread_t thread;
+  uint64_t reads, in_flight, stalled;
+  int saved;
+} watchdog;
+
+static int write_file(const char *path, const char *data, size_t len);
+
+static void *watchdog_main(void *arg) {
+  watchdog *wd = arg;
+  strobe_thread_set_name("watchdog");
+  while (!__atomic_load_n(&wd->stop, __ATOMIC_ACQUIRE)) {
+    usleep(40000);
+    strobe_report *r = NULL;
+    if (strobe_session_read(wd->collector, wd->session, 0, &r)) continue;
+    strobe_report_counts k = strobe_report_query_counts(r);
+    wd->reads++;
+    if (k.unfinished_stalled) wd->stalled++;
+    else if (k.unfinished) wd->in_flight++;
+    if (k.unfinished_stalled && !wd->saved) { /* keep the first stalled read for the reader */
+      char path[1024], *json = NULL;
+      size_t len = 0;
+      snprintf(path, sizeof path, "%s/demo-stall-read.json", wd->out);
+      if (!strobe_report_json(r, &json, &len) && !write_file(path, json, len)) wd->saved = 1;
+      free(json);
+    }
+    strobe_report_free(r);
+  }
+  return NULL;
+}
+
 static void print_summary(const strobe_report *r) {
   strobe_stage_summary s[64];
   int n = strobe_report_query_stages(r, s, 64);
@@ -127,11 +173,47 @@ static void print_summary(const strobe_report *r) {
   printf("(nested stages are already inside their parent: do not sum)\n");
 }
 
+/* The frames-only session: what it kept, what it counted, both frame rates. */
+static void print_frames_only(const strobe_report *r) {
+  strobe_report_counts k = strobe_report_query_counts(r);
+  strobe_frame_rate fr;
+  printf("\nsession %s (frames only): %llu passes completed, %llu returned; %llu operations of other kinds "
+         "counted, not kept\n",
+         strobe_report_query_id(r), (unsigned long long)k.completed, (unsigned long long)k.returned,
+         (unsigned long long)k.kind_excluded);
+  if (strobe_report_query_frame_rate(r, "main", &fr) == 0 && fr.valid)
+    printf("main window: %.1f passes/s over the first-to-last span, %.1f steady (median interval %.3f ms)\n",
+           fr.passes_per_second, fr.steady_passes_per_second, fr.median_interval_ms);
+}
+
 static int write_file(const char *path, const char *data, size_t len) {
   FILE *fp = fopen(path, "w");
   if (!fp) return -1;
   size_t w = fwrite(data, 1, len, fp);
   return fclose(fp) == 0 && w == len ? 0 : -1;
+}
+
+/* Ends a session, writes its JSON report to DIR/NAME and prints its summary. Returns 0 or 1. */
+static int end_session(strobe_collector *c, const char *id, const char *dir, const char *name,
+                       void (*print)(const strobe_report *)) {
+  strobe_report *report = NULL;
+  int rc = strobe_session_stop(c, id, 0, &report);
+  if (rc) {
+    fprintf(stderr, "strobe-demo: ending session %s: %s\n", id, strobe_strerror(rc));
+    return 1;
+  }
+  char path[1024], *json = NULL;
+  size_t len = 0;
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  int status = 0;
+  if (strobe_report_json(report, &json, &len) || write_file(path, json, len)) {
+    fprintf(stderr, "strobe-demo: cannot write %s\n", path);
+    status = 1;
+  }
+  free(json);
+  print(report);
+  strobe_report_free(report);
+  return status;
 }
 
 int main(int argc, char **argv) {
@@ -172,6 +254,13 @@ int main(int argc, char **argv) {
   /* Everything that observes: a session, a capture file, a flight recorder. */
   char session[STROBE_SESSION_ID_MAX];
   rc = strobe_session_start(c, &(strobe_session_desc){.max_samples = STROBE_MAX_SAMPLES}, session);
+  static watchdog wd; /* reads the frames-only session beside it */
+  wd.collector = c;
+  wd.out = o.out;
+  if (!rc)
+    rc = strobe_session_start(
+        c, &(strobe_session_desc){.max_samples = STROBE_MAX_SAMPLES, .kinds = STROBE_KIND_BIT(STROBE_OP_PASS)},
+        wd.session);
   snprintf(path, sizeof path, "%s/demo.strobe", o.out);
   strobe_recorder *rec = NULL;
   if (!rc) rc = strobe_record_start(&(strobe_record_desc){.path = path}, &rec);
@@ -224,6 +313,8 @@ int main(int argc, char **argv) {
   saver sv;
   sender_start(&snd, o.out);
   saver_start(&sv, c, o.out);
+  pthread_create(&wd.thread, NULL, watchdog_main, &wd);
+  frame_clock fc = {c, w_main, {0, 0, 0, NULL}};
 
   uint64_t start = now_ns(), next_stall = start + STALL_EVERY_NS / 2;
   uint64_t frame = 0;
@@ -234,7 +325,13 @@ int main(int argc, char **argv) {
     if (!o.serve && (o.frames ? (long)frame >= o.frames : (double)(t - start) / 1e9 >= o.seconds)) break;
 
     input_event e = grid_script(frame);
-    if (e.kind != INPUT_NONE) dispatch_input(c, w_main, &g, e);
+    /* Keys and edits are dispatched between frames; the wheel is pointer
+     * input, delivered inside the pass's flush-events phase. */
+    input_event pointer = {INPUT_NONE, 0};
+    if (e.kind == INPUT_SCROLL)
+      pointer = e;
+    else if (e.kind != INPUT_NONE)
+      dispatch_input(c, w_main, &g, e);
 
     int stall = 0;
     if (o.frames ? frame % 90 == 45 : t >= next_stall) {
@@ -247,6 +344,8 @@ int main(int argc, char **argv) {
        * capture, the flight recorder's spike trigger, the viewer and
        * `strobe report` alike: no frame mark, no extra scope. */
       strobe_op pass = strobe_op_begin_frame(c, w_main, frame, NULL);
+      frame_clock_flush_events(&fc, &g, pointer);
+      frame_clock_before_paint(&fc);
       view_render(&main_view, &g, stall);
       if (frame % 2 == 0) { /* the nested details window renders inside main's pass */
         strobe_op inner = strobe_op_begin(c, w_details, STROBE_OP_PASS, NULL);
@@ -275,24 +374,13 @@ int main(int argc, char **argv) {
 
   sender_stop(&snd);
   saver_stop(&sv);
-  strobe_report *report = NULL;
-  rc = strobe_session_stop(c, session, 0, &report);
-  int status = 0;
-  if (rc) {
-    fprintf(stderr, "strobe-demo: ending the session: %s\n", strobe_strerror(rc));
-    status = 1;
-  } else {
-    char *json = NULL;
-    size_t len = 0;
-    snprintf(path, sizeof path, "%s/demo-report.json", o.out);
-    if (strobe_report_json(report, &json, &len) || write_file(path, json, len)) {
-      fprintf(stderr, "strobe-demo: cannot write %s\n", path);
-      status = 1;
-    }
-    free(json);
-    print_summary(report);
-    strobe_report_free(report);
-  }
+  __atomic_store_n(&wd.stop, 1, __ATOMIC_RELEASE);
+  pthread_join(wd.thread, NULL);
+  int status = end_session(c, session, o.out, "demo-report.json", print_summary);
+  status |= end_session(c, wd.session, o.out, "demo-frames-report.json", print_frames_only);
+  printf("watchdog: %llu live reads of %s: %llu caught a frame in flight, %llu a stalled one%s\n",
+         (unsigned long long)wd.reads, wd.session, (unsigned long long)wd.in_flight, (unsigned long long)wd.stalled,
+         wd.saved ? " (the first saved as demo-stall-read.json)" : "");
   strobe_flight_recorder_stats fs = strobe_flight_recorder_query_stats(flight);
   strobe_flight_recorder_stop(flight);
   rc = strobe_record_stop(rec);

@@ -49,6 +49,11 @@ extern "C" {
 #define STROBE_MAX_OP_COUNTERS 16        /* distinct counters per operation */
 #define STROBE_MAX_GAUGES 16             /* memory gauges per collector */
 #define STROBE_SESSION_ID_MAX 32         /* bytes of a session id, with terminator */
+/* An unfinished operation is reported "stalled" when it has run longer than
+ * this many times the p95 of the report's completed operations of its kind,
+ * "in_flight" otherwise (docs/sessions.md §In flight or stalled): an ordinary
+ * frame caught mid-way by a read or end is at most about 1x. */
+#define STROBE_STALL_FACTOR 2
 
 /* >>collector */
 typedef struct strobe_collector strobe_collector;
@@ -112,8 +117,21 @@ STROBE_API strobe_op strobe_op_begin(strobe_collector *c, strobe_window w, strob
  * order; the window's pass count still grows by one. Otherwise exactly
  * strobe_op_begin(c, w, STROBE_OP_PASS, status). */
 STROBE_API strobe_op strobe_op_begin_frame(strobe_collector *c, strobe_window w, uint64_t frame_id, int *status);
+/* Begins an operation dispatched inside the phase of the calling thread's
+ * current operation (its innermost open stage): input that a toolkit
+ * delivers inside a frame, where a handler may stop the signal and nothing
+ * marks the end of dispatch. It ends like any operation, or implicitly
+ * (committed, at that moment) when that stage ends or its operation ends,
+ * whichever comes first; the sample then says ended_implicitly. With no stage
+ * open it is an ordinary operation. Refusals as strobe_op_begin.
+ * (docs/sessions.md §Input inside a pass) */
+STROBE_API strobe_op strobe_op_begin_in_phase(strobe_collector *c, strobe_window w, strobe_op_kind kind,
+                                              int *status);
 /* Ends it: committed = 1 for a completed unit; 0 for superseded or dropped
- * work, which is still kept as a sample with committed: false. */
+ * work, which is still kept as a sample with committed: false. Operations
+ * begun inside it on this thread and still open are left running (sessions
+ * count the end as interleaved), except those begun in the phase of one of
+ * its stages, which end with it. Its stages still open are dropped. */
 STROBE_API void strobe_op_end(strobe_op op, int committed);
 /* Detaches the calling thread's current operation so another thread can
  * resume it (take / hand off / resume: docs/sessions.md §The frame model). Returns the operation
@@ -128,21 +146,73 @@ STROBE_API int strobe_op_detailed(void);
 /* Adds to a named counter of the calling thread's current operation (name is a static label). */
 STROBE_API void strobe_op_counter_add(const char *name, double delta);
 
-/* A stage: a scope (recorded like STROBE_SCOPE) that, inside an operation,
+/* >>stages
+ * A stage: a scope (recorded like STROBE_SCOPE) that, inside an operation,
  * publishes itself as the operation's current phase and is aggregated per
- * operation (count, total, min, max). `parent` names the stage it is nested
- * in (NULL: directly in the operation); reports say "nested in parent, do not
- * sum". Costs a function call when nothing is active. */
-STROBE_API uintptr_t strobe__stage_begin(strobe_site *site);
-STROBE_API void strobe__stage_end(uintptr_t *guard);
+ * operation (count, total, min, max). Its parent is decided at run time: the
+ * stage of the same operation open on this thread when it began
+ * (docs/sessions.md §Stages nest at run time). A stage that ran under two
+ * parents is reported once per parent. The parent a site declares (the
+ * `parent` of STROBE_STAGE, or strobe_site.parent) is checked, never trusted:
+ * each run whose declared parent was not open is counted in the report
+ * (`declared_parent_not_open`). Costs a function call when nothing is active.
+ *
+ * STROBE_STAGE closes at the end of the enclosing block. A toolkit whose
+ * phases are signals opens and closes stages in different callbacks instead,
+ * with a handle: strobe_stage_begin / strobe_stage_end, or the
+ * STROBE_STAGE_BEGIN macro that declares the site for you. */
+typedef struct strobe_stage {
+  uintptr_t guard;   /* private: the capture scope's guard (0: not recorded) */
+  uint32_t token;    /* private: this thread's stage slot + generation; 0: not a stage of an operation */
+  uint32_t state;    /* private: 1 while open, 0 when inert or ended */
+  const void *owner; /* private: the thread that began it */
+} strobe_stage;
+
+/* The initializer of a stage site in static storage, at file scope or in a
+ * function (no function name is recorded):
+ *   static strobe_site paint = STROBE_STAGE_SITE("paint", NULL); */
+#define STROBE_STAGE_SITE(name, parent) \
+  {(name), (const char *)0, (parent), __FILE__, (const char *)0, (uint32_t)__LINE__, STROBE_SITE_STAGE, 0}
+#define STROBE__STAGE_SITE_HERE(name, parent) \
+  {(name), (const char *)0, (parent), __FILE__, __func__, (uint32_t)__LINE__, STROBE_SITE_STAGE, 0}
+
+/* Opens a stage of the calling thread's current operation (or only a capture
+ * scope when no operation is current). `site` is static storage of kind
+ * STROBE_SITE_STAGE (STROBE_STAGE_SITE); any other site gives an inert
+ * handle. Never fails the caller's work: a handle that cannot be tracked
+ * (16 stages already open on this thread: counted on the operation's
+ * stages_dropped) is ended like any other. The handle may be ended in another
+ * function, in any order relative to other stages, but on this thread. */
+STROBE_API strobe_stage strobe_stage_begin(strobe_site *site);
+/* Ends a stage: its time is added to the operation it began in (if that
+ * operation is still this thread's and its session detail is on). Stages
+ * that began inside it and are still open are re-parented to its own parent
+ * (they were not wholly inside it). Input operations begun with
+ * strobe_op_begin_in_phase inside it end first (docs/sessions.md §Input
+ * inside a pass). Returns 0; STROBE_ESTATE when the handle is already ended
+ * or inert (nothing changes); STROBE_EINVAL when it was begun on another
+ * thread (nothing changes: end it there) or is NULL. */
+STROBE_API int strobe_stage_end(strobe_stage *stage);
+
+STROBE_API strobe_stage strobe__stage_begin(strobe_site *site);
+STROBE_API void strobe__stage_cleanup(strobe_stage *stage);
 #if defined(STROBE_DISABLE)
 #define STROBE_STAGE(name, parent) ((void)0)
+#define STROBE_STAGE_BEGIN(stage, name, parent) ((void)(stage))
+#define STROBE_STAGE_END(stage) ((void)(stage), 0)
 #else
-#define STROBE_STAGE(name, parent)                                                           \
-  static strobe_site STROBE__UNIQUE(strobe__site_) = {(name), (const char *)0, (parent), __FILE__, __func__, \
-                                                      (uint32_t)__LINE__, STROBE_SITE_STAGE, 0};         \
-  uintptr_t STROBE__UNIQUE(strobe__stage_) __attribute__((cleanup(strobe__stage_end), unused)) = \
+#define STROBE_STAGE(name, parent)                                                                   \
+  static strobe_site STROBE__UNIQUE(strobe__site_) = STROBE__STAGE_SITE_HERE((name), (parent));     \
+  strobe_stage STROBE__UNIQUE(strobe__stage_) __attribute__((cleanup(strobe__stage_cleanup), unused)) = \
       strobe__stage_begin(&STROBE__UNIQUE(strobe__site_))
+/* Opens a stage into the strobe_stage lvalue `stage` (end it with strobe_stage_end). */
+#define STROBE_STAGE_BEGIN(stage, name, parent)                                \
+  do {                                                                         \
+    static strobe_site strobe__stage_site_ = STROBE__STAGE_SITE_HERE((name), (parent)); \
+    (stage) = strobe__stage_begin(&strobe__stage_site_);                       \
+  } while (0)
+/* strobe_stage_end(&stage), compiled out with STROBE_DISABLE like the BEGIN. */
+#define STROBE_STAGE_END(stage) strobe_stage_end(&(stage))
 #endif
 
 /* Samples a memory gauge of the collector (bytes or any level); kept at most
@@ -192,17 +262,27 @@ STROBE_API int strobe_app_scope_query_status(const strobe_app_scope *s);
 STROBE_API void strobe_app_scope_end(strobe_app_scope *s);
 
 /* >>sessions */
+/* The bit of an operation kind in strobe_session_desc.kinds. */
+#define STROBE_KIND_BIT(kind) (1u << (unsigned)(kind))
+#define STROBE_KINDS_ALL                                                                    \
+  (STROBE_KIND_BIT(STROBE_OP_PASS) | STROBE_KIND_BIT(STROBE_OP_REBUILD) | STROBE_KIND_BIT(STROBE_OP_INPUT) | \
+   STROBE_KIND_BIT(STROBE_OP_REQUEST))
+
 typedef struct strobe_session_desc {
   uint32_t max_samples;   /* 1..240, 0 = default 120 */
   int include_devtools;   /* admit operations of devtools windows */
   uint64_t owner;         /* who may read/end it: 0 for in-process consumers; the MCP server uses its own */
+  uint32_t kinds;         /* STROBE_KIND_BIT of each kind admitted; 0 = every kind. Frames only:
+                           * STROBE_KIND_BIT(STROBE_OP_PASS). Other kinds are counted (kind_excluded),
+                           * never kept, and not listed as unfinished. */
 } strobe_session_desc;
 
 typedef struct strobe_report strobe_report;
 
 /* Starts a session (desc may be NULL: every default); writes its id
  * ("profile_7") to id_out. Never requests a frame, layout or input. Returns
- * 0, STROBE_EINVAL (bad desc), STROBE_ELIMIT (8 active), STROBE_ECLOSED,
+ * 0, STROBE_EINVAL (bad desc: max_samples over 240, kinds with a bit outside
+ * STROBE_KINDS_ALL), STROBE_ELIMIT (8 active), STROBE_ECLOSED,
  * STROBE_EFEATURE_DISABLED. */
 STROBE_API int strobe_session_start(strobe_collector *c, const strobe_session_desc *desc,
                                     char id_out[STROBE_SESSION_ID_MAX]);
@@ -224,6 +304,7 @@ typedef struct strobe_session_info {
   uint64_t owner;             /* 0: in-process; otherwise the owner passed at start */
   uint32_t max_samples;
   int include_devtools;
+  uint32_t kinds;             /* STROBE_KIND_BIT of each admitted kind (never 0) */
   double started_ms;          /* since the collector's creation (not calendar time) */
   uint64_t completed;         /* operations admitted so far */
   uint64_t retained;          /* samples held now (<= max_samples) */
@@ -269,6 +350,10 @@ typedef struct strobe_report_counts {
   uint64_t dropped;           /* admitted but pushed out by newer ones (oldest first) */
   uint64_t boundary_excluded; /* completed while active but started before the session */
   uint64_t unfinished;        /* operations running at read/end */
+  uint64_t kind_excluded;     /* completed while active, of a kind the session does not admit */
+  uint64_t unfinished_stalled; /* of those unfinished, running longer than STROBE_STALL_FACTOR x the p95 of the
+                                * report's completed operations of their kind (0 if that could not be
+                                * computed for lack of memory) */
 } strobe_report_counts;
 
 /* What the report holds (r must not be NULL). */
@@ -278,17 +363,40 @@ STROBE_API strobe_report_counts strobe_report_query_counts(const strobe_report *
 /* Its session id ("profile_7"); owned by the report (r must not be NULL). */
 STROBE_API const char *strobe_report_query_id(const strobe_report *r);
 
+/* Frame rate of the report's committed passes, two ways (docs/sessions.md
+ * §Frame rate): over the first-to-last pass span, which one stall lowers for
+ * the whole session, and from the median interval between consecutive pass
+ * starts, which a stall does not move. */
+typedef struct strobe_frame_rate {
+  uint64_t passes;                 /* committed passes counted */
+  int valid;                       /* 0 with fewer than two passes (or all on one tick): the rates are 0 */
+  double first_to_last_span_ms;    /* start of the last pass minus start of the first */
+  double passes_per_second;        /* (passes - 1) / first_to_last_span */
+  double median_interval_ms;       /* nearest-rank median of consecutive start intervals */
+  double steady_passes_per_second; /* 1000 / median_interval_ms; 0 when that is 0 */
+} strobe_frame_rate;
+
+/* Fills *out for the passes of every window (window NULL) or of the window
+ * with that id. Returns 0, STROBE_EINVAL (r or out NULL) or STROBE_ENOMEM
+ * (*out zeroed). */
+STROBE_API int strobe_report_query_frame_rate(const strobe_report *r, const char *window, strobe_frame_rate *out);
+
 /* One stage's distribution over the report's samples (docs/sessions.md §The
  * frame model: stages do not share a population, so each carries its own n). */
 typedef struct strobe_stage_summary {
   const char *name;       /* static label; valid while the process runs */
-  const char *nested_in;  /* the stage it is nested in, or NULL: never sum a nested stage into its parent */
-  uint64_t n;             /* samples that ran this stage */
+  const char *nested_in;  /* the stage that was open around it when it ran, or NULL: never sum a nested stage into its parent */
+  uint64_t n;             /* samples that ran this stage under this parent */
   double p50_ms, p95_ms, p99_ms, max_ms; /* nearest-rank, of the per-sample stage totals */
+  const char *declared_parent;       /* the parent its site declares, or NULL; checked, never trusted */
+  uint64_t declared_parent_not_open; /* runs (over those samples) whose declared parent was not open */
 } strobe_stage_summary;
 
-/* Fills up to `max` summaries in order of first appearance (newest sample
- * first) and returns how many stages there are (may exceed max). */
+/* Fills up to `max` summaries, one per stage and run-time parent (a stage
+ * that ran under two parents has two entries, each with its n), in order of
+ * first appearance (newest sample first), and returns how many entries there
+ * are (may exceed max; at most 128 are distinguished). STROBE_EINVAL for a
+ * NULL report or out; STROBE_ENOMEM (out unchanged). */
 STROBE_API int strobe_report_query_stages(const strobe_report *r, strobe_stage_summary *out, int max);
 
 /* >>deprecated: old names, kept for one release (strobe.h states the conventions). */

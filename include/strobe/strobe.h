@@ -413,6 +413,7 @@ static inline void strobe__cumulative_cleanup(strobe__cumulative_guard *g) {
 #define STROBE_SCOPE_CAT(name, category) ((void)0)
 #define STROBE_FUNCTION() ((void)0)
 #define STROBE_BEGIN(name) ((void)0)
+#define STROBE_BEGIN_CAT(name, category) ((void)0)
 #define STROBE_END() ((void)0)
 #define STROBE_VALUE(key, number) ((void)0)
 #define STROBE_CUMULATIVE(name) ((void)0)
@@ -435,12 +436,15 @@ static inline void strobe__cumulative_cleanup(strobe__cumulative_guard *g) {
 /* A scope named after the enclosing function. */
 #define STROBE_FUNCTION() STROBE_SCOPE(__func__)
 
-/* An explicit begin, closed by the next STROBE_END() on the same thread. */
-#define STROBE_BEGIN(name)                                                         \
+/* An explicit begin, closed by the next STROBE_END() on the same thread, so
+ * the end may be in another function (a callback). With a category, like
+ * STROBE_SCOPE_CAT. */
+#define STROBE_BEGIN_CAT(name, category)                                           \
   do {                                                                             \
-    STROBE__SITE(strobe__site_b, STROBE_SITE_SCOPE, name, (const char *)0);        \
+    STROBE__SITE(strobe__site_b, STROBE_SITE_SCOPE, name, category);               \
     if (strobe__is_active()) (void)strobe__begin_slow(&strobe__site_b, STROBE__FRAME_EXPLICIT); \
   } while (0)
+#define STROBE_BEGIN(name) STROBE_BEGIN_CAT(name, (const char *)0)
 /* Closes the innermost scope opened by STROBE_BEGIN; counted as misuse when there is none.
  * (A thread that never recorded has limit 0 and nothing to close.) */
 #define STROBE_END()                                    \

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "strobe/strobe.h" /* STROBE_API */
+
 typedef struct strobe__frame_rate {
   uint64_t frames;            /* frames between the first and the last boundary: n - 1 */
   double span_ns;             /* first boundary to last */
@@ -21,7 +23,10 @@ typedef struct strobe__frame_rate {
 } strobe__frame_rate;
 
 /* The rates of n >= 2 frame boundaries (starts or marks) in ascending
- * order; `scratch` holds n - 1 doubles. All zero for n < 2. */
-strobe__frame_rate strobe__frame_rate_of(const double *t, size_t n, double *scratch);
+ * order; `scratch` holds n - 1 doubles. All zero for n < 2. Exported from
+ * libstrobe.so (not API) because libstrobe_server.so's viewer model calls
+ * it: a server linked against the shared libraries must resolve it
+ * (tests/install builds one). */
+STROBE_API strobe__frame_rate strobe__frame_rate_of(const double *t, size_t n, double *scratch);
 
 #endif

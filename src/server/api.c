@@ -95,9 +95,9 @@ static int list_sessions(strobe_server *s, struct MHD_Connection *conn) {
   json_t *arr = json_array();
   for (int i = 0; i < n && i < STROBE_MAX_SESSIONS; i++)
     json_array_append_new(
-        arr, json_pack("{s:s,s:s,s:i,s:b,s:f,s:I,s:I,s:I,s:I}", "id", infos[i].id, "owner",
+        arr, json_pack("{s:s,s:s,s:i,s:b,s:o,s:f,s:I,s:I,s:I,s:I}", "id", infos[i].id, "owner",
                        owner_kind(s, infos[i].owner), "max_samples", (int)infos[i].max_samples, "include_devtools",
-                       infos[i].include_devtools, "started_ms", infos[i].started_ms, "completed",
+                       infos[i].include_devtools, "kinds", strobe__kinds_json(infos[i].kinds), "started_ms", infos[i].started_ms, "completed",
                        (json_int_t)infos[i].completed, "retained", (json_int_t)infos[i].retained, "dropped",
                        (json_int_t)infos[i].dropped, "boundary_excluded", (json_int_t)infos[i].boundary_excluded));
   return strobe__queue_value(conn, MHD_HTTP_OK, json_pack("{s:o,s:i}", "sessions", arr, "max_sessions",
@@ -110,7 +110,7 @@ static int start_session(strobe_server *s, struct MHD_Connection *conn, const ch
     args = json_loadb(body, len, JSON_REJECT_DUPLICATES, NULL);
     if (!json_is_object(args)) {
       json_decref(args);
-      return queue_rc(conn, STROBE_EINVAL, "the body must be a JSON object: {max_samples?, include_devtools?}");
+      return queue_rc(conn, STROBE_EINVAL, "the body must be a JSON object: {max_samples?, include_devtools?, kinds?}");
     }
   }
   strobe_session_desc o;
@@ -123,9 +123,9 @@ static int start_session(strobe_server *s, struct MHD_Connection *conn, const ch
   rc = strobe_session_start(s->collector, &o, id);
   if (rc) return queue_rc(conn, rc, NULL);
   return strobe__queue_value(conn, MHD_HTTP_CREATED,
-                             json_pack("{s:s,s:i,s:b}", "id", id, "max_samples",
+                             json_pack("{s:s,s:i,s:b,s:o}", "id", id, "max_samples",
                                        (int)(o.max_samples ? o.max_samples : STROBE_DEFAULT_SAMPLES),
-                                       "include_devtools", o.include_devtools));
+                                       "include_devtools", o.include_devtools, "kinds", strobe__kinds_json(o.kinds)));
 }
 
 static int session_report(strobe_server *s, struct MHD_Connection *conn, const char *id, int end) {

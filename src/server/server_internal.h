@@ -59,6 +59,8 @@ int strobe__tools_call(const strobe__tool_env *env, const char *name, json_t *ar
 /* Parses strobe_profile_start's arguments (also POST /api/sessions'). NULL
  * args means {}. Returns 0, or STROBE_EINVAL with *why set to a static message. */
 int strobe__parse_start_args(json_t *args, strobe_session_desc *o, const char **why);
+/* strobe_session_desc.kinds as an array of kind names (0: all four). */
+json_t *strobe__kinds_json(uint32_t kinds);
 /* The stable error name of a STROBE_E* code ("unknown_id", "not_owner"...). */
 const char *strobe__error_name(int rc);
 /* {name, version, os, arch, features, assertions}: a new reference. */

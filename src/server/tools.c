@@ -37,18 +37,24 @@ static const char k_tools_json[] =
     "\"max_samples\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":240,\"description\":\"samples kept, oldest "
     "dropped first (default 120)\"},"
     "\"include_devtools\":{\"type\":\"boolean\",\"description\":\"also admit operations of devtools windows "
-    "(default false)\"}},\"additionalProperties\":false},"
+    "(default false)\"},"
+    "\"kinds\":{\"type\":\"array\",\"items\":{\"enum\":[\"pass\",\"rebuild\",\"input\",\"request\"]},"
+    "\"minItems\":1,\"maxItems\":4,\"uniqueItems\":true,\"description\":\"operation kinds to keep (default all): "
+    "[\\\"pass\\\"] keeps frames only, so max_samples holds frames; the other kinds are counted "
+    "(counts.kind_excluded), never kept, and not listed as unfinished\"}},\"additionalProperties\":false},"
     "\"outputSchema\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"max_samples\":{\"type\":"
-    "\"integer\"},\"include_devtools\":{\"type\":\"boolean\"},\"limits\":{\"type\":\"object\"},\"error\":{\"type\":"
+    "\"integer\"},\"include_devtools\":{\"type\":\"boolean\"},\"kinds\":{\"type\":\"array\",\"items\":{\"type\":"
+    "\"string\"}},\"limits\":{\"type\":\"object\"},\"error\":{\"type\":"
     "\"string\"},\"message\":{\"type\":\"string\"}},\"anyOf\":[{\"required\":[\"id\",\"max_samples\","
-    "\"include_devtools\",\"limits\"]}," ERROR_SHAPE "]},"
+    "\"include_devtools\",\"kinds\",\"limits\"]}," ERROR_SHAPE "]},"
     "\"annotations\":{\"title\":\"Start a profiling session\",\"readOnlyHint\":false,\"destructiveHint\":false,"
     "\"idempotentHint\":false,\"openWorldHint\":false}},"
 
     "{\"name\":\"strobe_profile_read\",\"title\":\"Read a profiling session, or availability\","
     "\"description\":\"With {\\\"id\\\": ...}: a snapshot report (content-free JSON v1) of a session this client "
-    "started; the session keeps running. Work still running (a stalled frame) is reported under unfinished, "
-    "never as a duration. With {}: availability - whether profiling is compiled in, the MCP, Observe and tool "
+    "started; the session keeps running. Work still running is reported under unfinished, never as a duration; "
+    "each entry's state says in_flight (an ordinary operation caught mid-way) or stalled (elapsed over 2x the "
+    "p95 of the session's completed operations of its kind), and counts.unfinished_stalled counts the stalls. With {}: availability - whether profiling is compiled in, the MCP, Observe and tool "
     "permissions, limits and build metadata.\","
     "\"inputSchema\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"minLength\":1,"
     "\"maxLength\":31,\"description\":\"a session id returned by strobe_profile_start\"}},"
@@ -218,6 +224,16 @@ json_t *strobe__limits_json(void) {
                    "max_live_operations", STROBE_MAX_LIVE_OPS, "max_live_app_scopes", STROBE_MAX_LIVE_APP_SCOPES);
 }
 
+static const char *const k_kind_names[] = {"pass", "rebuild", "input", "request"}; /* STROBE_OP_PASS.. */
+
+/* The admitted kinds as names (0 = every kind). */
+json_t *strobe__kinds_json(uint32_t kinds) {
+  json_t *a = json_array();
+  for (int k = 0; k < 4; k++)
+    if (!kinds || (kinds & STROBE_KIND_BIT(STROBE_OP_PASS + k))) json_array_append_new(a, json_string(k_kind_names[k]));
+  return a;
+}
+
 /* >>tools */
 typedef enum tool_id { TOOL_START, TOOL_READ, TOOL_END, TOOL_NONE } tool_id;
 
@@ -232,6 +248,24 @@ static const uint32_t k_tool_bit[] = {STROBE_TOOL_PROFILE_START, STROBE_TOOL_PRO
 static const char *const k_tool_name[] = {"strobe_profile_start", "strobe_profile_read", "strobe_profile_end"};
 
 #define MAX_ARG_KEYS 8 /* each tool takes at most two */
+
+/* kinds: a non-empty array of distinct kind names. */
+static int parse_kinds(json_t *v, uint32_t *kinds, const char **why) {
+  *why = "kinds must be a non-empty array of distinct kinds: pass, rebuild, input, request";
+  if (!json_is_array(v) || json_array_size(v) == 0 || json_array_size(v) > 4) return STROBE_EINVAL;
+  uint32_t bits = 0;
+  size_t i;
+  json_t *e;
+  json_array_foreach(v, i, e) {
+    uint32_t bit = 0;
+    for (int k = 0; k < 4 && json_is_string(e); k++)
+      if (!strcmp(json_string_value(e), k_kind_names[k])) bit = STROBE_KIND_BIT(STROBE_OP_PASS + k);
+    if (!bit || (bits & bit)) return STROBE_EINVAL;
+    bits |= bit;
+  }
+  *kinds = bits;
+  return 0;
+}
 
 int strobe__parse_start_args(json_t *args, strobe_session_desc *o, const char **why) {
   memset(o, 0, sizeof *o);
@@ -257,8 +291,10 @@ int strobe__parse_start_args(json_t *args, strobe_session_desc *o, const char **
         return STROBE_EINVAL;
       }
       o->include_devtools = json_is_true(v);
+    } else if (!strcmp(key, "kinds")) {
+      if (parse_kinds(v, &o->kinds, why)) return STROBE_EINVAL;
     } else {
-      *why = "unknown argument (accepted: max_samples, include_devtools)";
+      *why = "unknown argument (accepted: max_samples, include_devtools, kinds)";
       return STROBE_EINVAL;
     }
   }
@@ -386,9 +422,9 @@ int strobe__tools_call(const strobe__tool_env *env, const char *name, json_t *ar
     return 0;
   }
   uint32_t max = opts.max_samples ? opts.max_samples : STROBE_DEFAULT_SAMPLES;
-  *result = dump_result(tool_value(json_pack("{s:s,s:i,s:b,s:o}", "id", sid, "max_samples", (int)max,
-                                             "include_devtools", opts.include_devtools, "limits",
-                                             strobe__limits_json())),
+  *result = dump_result(tool_value(json_pack("{s:s,s:i,s:b,s:o,s:o}", "id", sid, "max_samples", (int)max,
+                                             "include_devtools", opts.include_devtools, "kinds",
+                                             strobe__kinds_json(opts.kinds), "limits", strobe__limits_json())),
                         len);
   return 0;
 }

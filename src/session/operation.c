@@ -26,43 +26,77 @@
 #define MAX_OP_NEST 8     /* operations nested on one thread (input → pass → rebuild …) */
 #define MAX_STAGE_NEST 16 /* stages open at once on one thread */
 
+/* An open stage. Frames are kept in begin order; one that ends out of order
+ * is removed from the middle, so a handle names its frame by token, not by
+ * position. */
 typedef struct stage_frame {
-  strobe_op op;
-  uint32_t site;
+  strobe_op op;                 /* the operation it belongs to */
+  const strobe_site *site;
+  uint32_t token;               /* what the handle carries; never 0 */
+  uint32_t site_id;
+  uint32_t parent_id;           /* run-time parent: the stage of the same operation open around it; 0 = none */
+  uint32_t parent_token;        /* that stage's frame, to re-parent when it ends first */
+  uint32_t not_in_declared;     /* 1: the site declares a parent that was not open when it began */
   uint64_t t0;
-  uint64_t prev_phase; /* the phase to restore when this stage ends */
 } stage_frame;
 
 static _Thread_local struct {
   strobe_op ops[MAX_OP_NEST];
+  uint32_t anchor[MAX_OP_NEST]; /* the stage token whose end ends ops[i] (strobe_op_begin_in_phase); 0 = none */
   uint32_t nops;
   stage_frame stages[MAX_STAGE_NEST];
   uint32_t nstages;
+  uint32_t next_token;
 } tls_ctx;
 
 static strobe_op current_op(void) {
   return tls_ctx.nops ? tls_ctx.ops[tls_ctx.nops - 1] : (strobe_op){0, NULL};
 }
 
-static void push_op(strobe_op op) {
-  if (tls_ctx.nops < MAX_OP_NEST) tls_ctx.ops[tls_ctx.nops++] = op;
+static void push_op(strobe_op op, uint32_t anchor) {
+  if (tls_ctx.nops == MAX_OP_NEST) return;
+  tls_ctx.anchor[tls_ctx.nops] = anchor;
+  tls_ctx.ops[tls_ctx.nops++] = op;
 }
 
-static int on_this_thread(strobe_op op) {
-  for (uint32_t i = 0; i < tls_ctx.nops; i++)
-    if (tls_ctx.ops[i].id == op.id && tls_ctx.ops[i].collector == op.collector) return 1;
-  return 0;
+static int same_op(strobe_op a, strobe_op b) { return a.id == b.id && a.collector == b.collector; }
+
+/* Where op is on this thread's operation stack, or -1. */
+static int op_position(strobe_op op) {
+  for (uint32_t i = tls_ctx.nops; i-- > 0;)
+    if (same_op(tls_ctx.ops[i], op)) return (int)i;
+  return -1;
 }
+
+static int on_this_thread(strobe_op op) { return op_position(op) >= 0; }
 
 /* Removes op from this thread's context wherever it is (normally the top). */
 static void pop_op(strobe_op op) {
-  for (uint32_t i = tls_ctx.nops; i-- > 0;) {
-    if (tls_ctx.ops[i].id == op.id && tls_ctx.ops[i].collector == op.collector) {
-      memmove(&tls_ctx.ops[i], &tls_ctx.ops[i + 1], (tls_ctx.nops - i - 1) * sizeof op);
-      tls_ctx.nops--;
-      return;
-    }
-  }
+  int i = op_position(op);
+  if (i < 0) return;
+  uint32_t after = tls_ctx.nops - (uint32_t)i - 1;
+  memmove(&tls_ctx.ops[i], &tls_ctx.ops[i + 1], after * sizeof op);
+  memmove(&tls_ctx.anchor[i], &tls_ctx.anchor[i + 1], after * sizeof tls_ctx.anchor[0]);
+  tls_ctx.nops--;
+}
+
+/* The open stage with this token, or -1. */
+static int frame_of_token(uint32_t token) {
+  for (uint32_t i = 0; i < tls_ctx.nstages; i++)
+    if (tls_ctx.stages[i].token == token) return (int)i;
+  return -1;
+}
+
+/* The innermost open stage of op on this thread (its phase), or -1. */
+static int innermost_frame(strobe_op op) {
+  for (uint32_t i = tls_ctx.nstages; i-- > 0;)
+    if (same_op(tls_ctx.stages[i].op, op)) return (int)i;
+  return -1;
+}
+
+static void remove_frame(uint32_t i) {
+  memmove(&tls_ctx.stages[i], &tls_ctx.stages[i + 1], (tls_ctx.nstages - i - 1) * sizeof tls_ctx.stages[0]);
+  tls_ctx.nstages--;
 }
 
 /* The slot of an operation the calling thread owns: it stays allocated until
@@ -130,19 +164,8 @@ static void emit_end(const strobe_collector *c, strobe__live_op *l, uint64_t end
 }
 
 /* >>begin-end */
-static strobe_op op_begin(strobe_collector *c, strobe_window w, strobe_op_kind kind, int app_frame, uint64_t frame_id,
-                          int *status);
-
-strobe_op strobe_op_begin(strobe_collector *c, strobe_window w, strobe_op_kind kind, int *status) {
-  return op_begin(c, w, kind, 0, 0, status);
-}
-
-strobe_op strobe_op_begin_frame(strobe_collector *c, strobe_window w, uint64_t frame_id, int *status) {
-  return op_begin(c, w, STROBE_OP_PASS, 1, frame_id, status);
-}
-
-static strobe_op op_begin(strobe_collector *c, strobe_window w, strobe_op_kind kind, int app_frame, uint64_t frame_id,
-                          int *status) {
+static strobe_op begin_op(strobe_collector *c, strobe_window w, strobe_op_kind kind, int app_frame, uint64_t frame_id,
+                          uint32_t anchor, int *status) {
   strobe_op op = {0, c};
   int rc = 0;
   int captured = strobe__is_active();
@@ -175,9 +198,10 @@ static strobe_op op_begin(strobe_collector *c, strobe_window w, strobe_op_kind k
     l->kind = (uint8_t)kind;
     l->handed_off = 0;
     l->devtools = (win->flags & STROBE_WINDOW_DEVTOOLS) != 0;
-    /* Some active session can admit it (a devtools window's work only when a
-     * session includes devtools): only then is detail worth capturing. */
-    l->detailed = (uint8_t)strobe__admissible(c, l->devtools, now);
+    /* Some active session can admit it (its kind, and a devtools window's
+     * work only when a session includes devtools): only then is detail worth
+     * capturing. */
+    l->detailed = (uint8_t)strobe__admissible(c, (uint8_t)kind, l->devtools, now);
     l->captured = (uint8_t)captured;
     l->window_slot = (uint32_t)ws;
     l->window = strobe__name_ref(win->name);
@@ -196,7 +220,7 @@ static strobe_op op_begin(strobe_collector *c, strobe_window w, strobe_op_kind k
   }
   strobe__mutex_unlock(&c->lock);
   if (op.id) {
-    push_op(op);
+    push_op(op, anchor);
     if (captured) emit_begin(c, own_slot(op));
   }
 out:
@@ -204,7 +228,22 @@ out:
   return op;
 }
 
-static strobe__sample *make_sample(const strobe__live_op *l, uint64_t end, int committed) {
+strobe_op strobe_op_begin(strobe_collector *c, strobe_window w, strobe_op_kind kind, int *status) {
+  return begin_op(c, w, kind, 0, 0, 0, status);
+}
+
+strobe_op strobe_op_begin_frame(strobe_collector *c, strobe_window w, uint64_t frame_id, int *status) {
+  return begin_op(c, w, STROBE_OP_PASS, 1, frame_id, 0, status);
+}
+
+strobe_op strobe_op_begin_in_phase(strobe_collector *c, strobe_window w, strobe_op_kind kind, int *status) {
+  /* The phase it is dispatched in: the innermost open stage of the thread's current operation. */
+  strobe_op outer = current_op();
+  int f = outer.id ? innermost_frame(outer) : -1;
+  return begin_op(c, w, kind, 0, 0, f >= 0 ? tls_ctx.stages[f].token : 0, status);
+}
+
+static strobe__sample *make_sample(const strobe__live_op *l, uint64_t end, int committed, int implicit) {
   size_t size = sizeof(strobe__sample) + l->nstages * sizeof(strobe__stage_agg) +
                 l->ncounters * sizeof(strobe__counter_agg);
   strobe__sample *s = malloc(size);
@@ -213,6 +252,7 @@ static strobe__sample *make_sample(const strobe__live_op *l, uint64_t end, int c
   s->kind = l->kind;
   s->committed = (uint8_t)(committed != 0);
   s->handed_off = l->handed_off;
+  s->ended_implicitly = (uint8_t)(implicit != 0);
   s->devtools = l->devtools;
   s->seq = l->seq;
   s->frame_id = l->frame_id;
@@ -236,10 +276,27 @@ void strobe__sample_unref(strobe__sample *s) {
   }
 }
 
-void strobe_op_end(strobe_op op, int committed) {
+/* Ends op at `now`. On the calling thread, operations above it on the stack
+ * began inside it and are still open: one begun in the phase of one of its
+ * stages ends with it (implicitly, at the same time); any other is left
+ * running and the end is counted as interleaving (docs/sessions.md §Input
+ * inside a pass). Its stages still open here are unfinished: dropped, never
+ * a fabricated duration. */
+static void end_op(strobe_op op, int committed, uint64_t now, int implicit) {
   if (!op.id || !op.collector) return;
-  uint64_t now = strobe__now(); /* before the lock: the lock wait is not the operation's time */
   strobe_collector *c = op.collector;
+  int interleaved = 0;
+  int pos = op_position(op);
+  for (int k = (int)tls_ctx.nops - 1; pos >= 0 && k > pos; k--) {
+    int f = tls_ctx.anchor[k] ? frame_of_token(tls_ctx.anchor[k]) : -1;
+    if (f >= 0 && same_op(tls_ctx.stages[f].op, op))
+      end_op(tls_ctx.ops[k], 1, now, 1); /* removes entry k only: lower ones keep their places */
+    else
+      interleaved = 1;
+    pos = op_position(op);
+  }
+  for (uint32_t i = tls_ctx.nstages; i-- > 0;)
+    if (same_op(tls_ctx.stages[i].op, op)) remove_frame(i);
   pop_op(op);
   strobe__live_op *l = own_slot(op);
   strobe__sample *s = NULL;
@@ -247,10 +304,11 @@ void strobe_op_end(strobe_op op, int committed) {
   /* Stage and counter tables belong to the owning thread until now, so the
    * payload is built outside the lock, and only for operations a session
    * could admit (one was active when it began, and one still is). */
-  if (l->detailed && __atomic_load_n(&c->nactive, __ATOMIC_RELAXED) > 0) s = make_sample(l, now, committed);
+  if (l->detailed && __atomic_load_n(&c->nactive, __ATOMIC_RELAXED) > 0) s = make_sample(l, now, committed, implicit);
 
   strobe__mutex_lock(&c->lock);
   if (live_op(op)) {
+    if (interleaved && !l->abandoned) strobe__count_interleaved(c, l->kind, l->devtools);
     if (s) {
       s->window = strobe__name_ref(l->window);
       if (!l->abandoned && strobe__publish_sample(c, s) > 0) s = NULL;
@@ -268,11 +326,15 @@ void strobe_op_end(strobe_op op, int committed) {
   }
 }
 
+void strobe_op_end(strobe_op op, int committed) {
+  end_op(op, committed, strobe__now(), 0); /* the time is taken before the lock: the wait is not the operation's */
+}
+
 /* >>handoff */
 strobe_op strobe_op_take(void) {
   strobe_op op = current_op();
   if (op.id) {
-    pop_op(op);
+    pop_op(op); /* its phase anchor stays behind: moved work ends explicitly */
     if (strobe__is_active()) emit_move(op, STROBE__OPEV_TAKE, strobe__now());
   }
   return op;
@@ -285,7 +347,7 @@ void strobe_op_resume(strobe_op op) {
   if (l) l->handed_off = 1;
   strobe__mutex_unlock(&op.collector->lock);
   if (!l) return;
-  push_op(op);
+  push_op(op, 0);
   if (strobe__is_active()) emit_move(op, STROBE__OPEV_RESUME, strobe__now());
 }
 
@@ -312,38 +374,70 @@ void strobe_op_counter_add(const char *name, double delta) {
     l->counters_dropped++;
 }
 
-/* >>stages: a stage guard is the ring scope's guard with a flag for "pushed
- * on the operation's stage stack" in a bit that scope guards never use
- * (frame addresses are 8-byte aligned; strobe.h uses bit 0). */
-#define STAGE_PUSHED ((uintptr_t)2)
+/* >>stages */
+static uint32_t next_token(void) {
+  if (++tls_ctx.next_token == 0) tls_ctx.next_token = 1;
+  return tls_ctx.next_token;
+}
 
-uintptr_t strobe__stage_begin(strobe_site *site) {
-  uintptr_t guard = strobe__is_active() ? strobe__begin(site) : 0u;
-  if (!tls_ctx.nops || tls_ctx.nstages == MAX_STAGE_NEST) return guard;
+/* Frames left by operations that ended or moved away from this thread while
+ * their stages were open; dropped to make room. Returns 1 if room was made. */
+static int evict_stale(void) {
+  int freed = 0;
+  for (uint32_t i = tls_ctx.nstages; i-- > 0;)
+    if (!on_this_thread(tls_ctx.stages[i].op)) {
+      remove_frame(i);
+      freed = 1;
+    }
+  return freed;
+}
+
+strobe_stage strobe__stage_begin(strobe_site *site) {
+  strobe_stage h = {0, 0, 0, NULL};
+  if (!site || site->kind != STROBE_SITE_STAGE) return h;
+  h.guard = strobe__is_active() ? strobe__begin(site) : 0u;
+  h.state = 1;
+  h.owner = &tls_ctx;
+  strobe_op op = current_op();
+  if (!op.id) return h;
+  strobe__live_op *l = own_slot(op);
+  if (tls_ctx.nstages == MAX_STAGE_NEST && !evict_stale()) {
+    if (l->detailed || l->captured) l->stages_dropped++; /* its timing is not kept: counted on the sample */
+    return h;
+  }
   uint32_t id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
   if (!id) {
     int rc = strobe_site_register(site);
-    if (rc < 0) return guard;
+    if (rc < 0) return h;
     id = (uint32_t)rc;
   }
-  strobe_op op = current_op();
-  strobe__live_op *l = own_slot(op);
+  /* Its parent is whatever stage of this operation is open now, wherever the
+   * code declared it; the declaration is only checked. */
+  int p = innermost_frame(op);
+  uint32_t violated = 0;
+  if (site->parent) {
+    violated = 1;
+    for (int i = p; i >= 0 && violated; i--)
+      if (same_op(tls_ctx.stages[i].op, op) && !strcmp(tls_ctx.stages[i].site->name, site->parent)) violated = 0;
+  }
   uint64_t now = strobe__now();
   stage_frame *f = &tls_ctx.stages[tls_ctx.nstages++];
-  f->op = op;
-  f->site = id;
-  f->t0 = now;
-  f->prev_phase = __atomic_load_n(&l->phase, __ATOMIC_RELAXED);
+  *f = (stage_frame){op, site, next_token(), id, p >= 0 ? tls_ctx.stages[p].site_id : 0,
+                     p >= 0 ? tls_ctx.stages[p].token : 0, violated, now};
   /* One store publishes the phase: a session read sees it without any lock. */
   __atomic_store_n(&l->phase, strobe__phase_pack(now - l->start, id), __ATOMIC_RELEASE);
-  return guard | STAGE_PUSHED;
+  h.token = f->token;
+  return h;
 }
 
-static void aggregate(strobe__live_op *l, uint32_t site, uint64_t d) {
+strobe_stage strobe_stage_begin(strobe_site *site) { return strobe__stage_begin(site); }
+
+static void aggregate(strobe__live_op *l, const stage_frame *f, uint64_t d) {
   for (uint32_t i = 0; i < l->nstages; i++) {
     strobe__stage_agg *a = &l->stages[i];
-    if (a->site == site) {
+    if (a->site == f->site_id && a->parent == f->parent_id) {
       a->count++;
+      a->not_in_declared += f->not_in_declared;
       a->total += d;
       if (d < a->min) a->min = d;
       if (d > a->max) a->max = d;
@@ -354,18 +448,48 @@ static void aggregate(strobe__live_op *l, uint32_t site, uint64_t d) {
     l->stages_dropped++;
     return;
   }
-  l->stages[l->nstages++] = (strobe__stage_agg){site, 1, d, d, d};
+  l->stages[l->nstages++] = (strobe__stage_agg){f->site_id, f->parent_id, 1, f->not_in_declared, d, d, d};
 }
 
-void strobe__stage_end(uintptr_t *guard) {
-  if (*guard & ~STAGE_PUSHED) strobe__end(*guard & ~STAGE_PUSHED);
-  if (!(*guard & STAGE_PUSHED) || tls_ctx.nstages == 0) return;
+static void end_stage(strobe_stage *h) {
+  if (h->guard) strobe__end(h->guard);
+  uint32_t token = h->token;
+  *h = (strobe_stage){0, 0, 0, NULL};
+  int i = token ? frame_of_token(token) : -1;
+  if (i < 0) return; /* not a stage of an operation, or its operation ended first */
   uint64_t now = strobe__now();
-  stage_frame *f = &tls_ctx.stages[--tls_ctx.nstages];
-  if (!on_this_thread(f->op)) return; /* its operation ended or moved: nothing to update */
-  strobe__live_op *l = own_slot(f->op);
-  __atomic_store_n(&l->phase, f->prev_phase, __ATOMIC_RELEASE);
-  if (l->detailed || l->captured) aggregate(l, f->site, now - f->t0);
+  /* The phase moves on: operations dispatched inside it end first, now. */
+  for (int k = (int)tls_ctx.nops - 1; k >= 0; k--)
+    if (k < (int)tls_ctx.nops && tls_ctx.anchor[k] == token) end_op(tls_ctx.ops[k], 1, now, 1);
+  i = frame_of_token(token);
+  if (i < 0) return;
+  stage_frame f = tls_ctx.stages[i];
+  remove_frame((uint32_t)i);
+  /* Stages that began inside it and are still open were not wholly inside it. */
+  for (uint32_t k = 0; k < tls_ctx.nstages; k++) {
+    if (tls_ctx.stages[k].parent_token != token) continue;
+    tls_ctx.stages[k].parent_token = f.parent_token;
+    tls_ctx.stages[k].parent_id = f.parent_id;
+  }
+  if (!on_this_thread(f.op)) return; /* its operation moved: nothing to update */
+  strobe__live_op *l = own_slot(f.op);
+  int inner = innermost_frame(f.op);
+  uint64_t phase = inner < 0 ? 0
+                             : strobe__phase_pack(tls_ctx.stages[inner].t0 - l->start, tls_ctx.stages[inner].site_id);
+  __atomic_store_n(&l->phase, phase, __ATOMIC_RELEASE);
+  if (l->detailed || l->captured) aggregate(l, &f, now - f.t0);
+}
+
+int strobe_stage_end(strobe_stage *h) {
+  if (!h) return STROBE_EINVAL;
+  if (!h->state) return STROBE_ESTATE;
+  if (h->owner != (const void *)&tls_ctx) return STROBE_EINVAL;
+  end_stage(h);
+  return 0;
+}
+
+void strobe__stage_cleanup(strobe_stage *h) {
+  if (h->state) end_stage(h);
 }
 
 /* >>abandon (lock held) */

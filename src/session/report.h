@@ -31,11 +31,13 @@ struct strobe_report {
   int final;                       /* from end (1) or a live read (0) */
   uint32_t max_samples, max_app;
   int include_devtools;
+  uint32_t kinds;                  /* STROBE_KIND_BIT of each admitted kind */
   uint64_t start, at;              /* ticks: session start; snapshot time (= end for finals) */
   uint64_t epoch;
   double ns_per_tick;
   double overhead_ns;
   uint64_t completed, dropped, boundary_excluded, devtools_excluded, untracked_windows;
+  uint64_t interleaved, kind_excluded;
   uint64_t kind_completed[5];
   strobe__sample **samples;        /* newest first */
   uint32_t nsamples;
@@ -52,6 +54,25 @@ struct strobe_report {
   char run_values[STROBE__MAX_RUN_INFO][256];
   uint32_t nrun;
 };
+
+/* In flight or stalled (docs/sessions.md §In flight or stalled): an
+ * unfinished operation against the report's completed samples of its kind. */
+typedef struct strobe__kind_baseline {
+  size_t n;   /* returned samples of the kind */
+  double p95; /* ms, of their total_ms */
+} strobe__kind_baseline;
+
+enum { STROBE__NO_BASELINE, STROBE__IN_FLIGHT, STROBE__STALLED };
+
+/* Fills base[kind] for every kind; scratch holds nsamples doubles (or 1). */
+void strobe__kind_baselines(const strobe_report *r, double *scratch, strobe__kind_baseline base[5]);
+int strobe__unfinished_state(const strobe__kind_baseline *b, double elapsed_ms);
+uint64_t strobe__count_stalled(const strobe_report *r, const strobe__kind_baseline base[5]);
+
+/* Frame rate of the committed passes of one window (window NULL: all), by
+ * analyze/frame_rate.h. Returns 0 or STROBE_ENOMEM (*out zeroed). */
+int strobe__report_frame_rate(const strobe_report *r, const char *window, size_t window_len,
+                              strobe_frame_rate *out);
 
 static inline double strobe__report_ms(const strobe_report *r, uint64_t ticks) {
   return ((double)(int64_t)(ticks - r->epoch)) * r->ns_per_tick / 1e6;

@@ -53,7 +53,7 @@ static const char *site_name(uint32_t id) {
   return s ? s->name : "unknown";
 }
 
-static const char *site_parent(uint32_t id) {
+static const char *site_declared_parent(uint32_t id) {
   const strobe_site *s = strobe__site_get(id);
   return s ? s->parent : NULL;
 }
@@ -82,6 +82,9 @@ static void write_units(strobe__json *j) {
   strobe__json_str(j, "durations", "milliseconds");
   strobe__json_str(j, "stage_timings", "CPU wall-clock milliseconds of the instrumented thread");
   strobe__json_str(j, "timestamps", "milliseconds since the collector's creation; monotonic, not calendar time");
+  strobe__json_str(j, "unfinished_state",
+                   "stalled when elapsed_ms > 2 x baseline_p95_ms, the p95 total_ms of this report's completed samples "
+                   "of the same kind; in_flight otherwise; no_baseline when it has none of that kind");
   strobe__json_end(j);
 }
 
@@ -98,18 +101,25 @@ static void write_session(strobe__json *j, const strobe_report *r) {
   }
   strobe__json_uint(j, "max_samples", r->max_samples);
   strobe__json_bool(j, "include_devtools", r->include_devtools);
+  strobe__json_array(j, "kinds");
+  for (int kind = STROBE_OP_PASS; kind <= STROBE_OP_REQUEST; kind++)
+    if (r->kinds & STROBE_KIND_BIT(kind)) strobe__json_str(j, NULL, kind_name(kind));
+  strobe__json_end(j);
   strobe__json_end(j);
 }
 
 /* Every admission count, including what the bounds cut (dropped, untracked). */
-static void write_counts(strobe__json *j, const strobe_report *r) {
+static void write_counts(strobe__json *j, const strobe_report *r, const strobe__kind_baseline *base) {
   strobe__json_object(j, "counts");
   strobe__json_uint(j, "completed", r->completed);
   strobe__json_uint(j, "returned", r->nsamples);
   strobe__json_uint(j, "dropped", r->dropped);
   strobe__json_uint(j, "boundary_excluded", r->boundary_excluded);
   strobe__json_uint(j, "devtools_excluded", r->devtools_excluded);
+  strobe__json_uint(j, "kind_excluded", r->kind_excluded);
+  strobe__json_uint(j, "interleaved", r->interleaved);
   strobe__json_uint(j, "unfinished", r->nunfinished);
+  strobe__json_uint(j, "unfinished_stalled", strobe__count_stalled(r, base));
   strobe__json_uint(j, "untracked_windows", r->untracked_windows);
   strobe__json_object(j, "completed_by_kind");
   for (int kind = STROBE_OP_PASS; kind <= STROBE_OP_REQUEST; kind++)
@@ -133,6 +143,7 @@ static void write_sample(strobe__json *j, const strobe_report *r, const strobe__
   strobe__json_num(j, "total_ms", strobe__ticks_ms(r, s->end - s->start), MS);
   strobe__json_bool(j, "committed", s->committed);
   strobe__json_bool(j, "handed_off", s->handed_off);
+  strobe__json_bool(j, "ended_implicitly", s->ended_implicitly);
   strobe__json_uint(j, "stages_dropped", s->stages_dropped);
   strobe__json_uint(j, "counters_dropped", s->counters_dropped);
   strobe__json_array(j, "stages");
@@ -140,7 +151,9 @@ static void write_sample(strobe__json *j, const strobe_report *r, const strobe__
     const strobe__stage_agg *a = &s->stages[i];
     strobe__json_object(j, NULL);
     strobe__json_str(j, "name", site_name(a->site));
-    strobe__json_str(j, "nested_in", site_parent(a->site));
+    strobe__json_str(j, "nested_in", a->parent ? site_name(a->parent) : NULL);
+    strobe__json_str(j, "declared_parent", site_declared_parent(a->site));
+    strobe__json_uint(j, "declared_parent_not_open", a->not_in_declared);
     strobe__json_uint(j, "count", a->count);
     strobe__json_num(j, "total_ms", strobe__ticks_ms(r, a->total), MS);
     strobe__json_num(j, "min_ms", strobe__ticks_ms(r, a->min), MS);
@@ -178,11 +191,16 @@ static void write_samples(strobe__json *j, const strobe_report *r) {
   strobe__json_end(j);
 }
 
-/* >>unfinished */
-static void write_unfinished(strobe__json *j, const strobe_report *r) {
+/* >>unfinished. Whether work still running is an ordinary operation in
+ * flight or a stall is judged against the session's own completed
+ * operations of the same kind (docs/sessions.md §In flight or stalled). */
+static void write_unfinished(strobe__json *j, const strobe_report *r, const strobe__kind_baseline *base) {
+  static const char *const state_names[] = {"no_baseline", "in_flight", "stalled"};
   strobe__json_array(j, "unfinished");
   for (uint32_t i = 0; i < r->nunfinished; i++) {
     const strobe__unfinished_op *u = &r->unfinished[i];
+    const strobe__kind_baseline *b = &base[u->kind];
+    double elapsed = strobe__ticks_ms(r, r->at - u->start);
     strobe__json_object(j, NULL);
     strobe__json_uint(j, "id", u->seq);
     strobe__json_str(j, "kind", kind_name(u->kind));
@@ -198,9 +216,22 @@ static void write_unfinished(strobe__json *j, const strobe_report *r) {
       strobe__json_null(j, "phase");
       strobe__json_null(j, "phase_elapsed_ms");
     }
-    strobe__json_num(j, "elapsed_ms", strobe__ticks_ms(r, r->at - u->start), MS);
+    strobe__json_num(j, "elapsed_ms", elapsed, MS);
     strobe__json_bool(j, "started_before_session", u->started_before_session);
     strobe__json_bool(j, "handed_off", u->handed_off);
+    strobe__json_uint(j, "baseline_n", b->n);
+    if (b->n) {
+      strobe__json_num(j, "baseline_p95_ms", b->p95, MS);
+      /* A zero p95 (operations shorter than a tick) has no finite ratio. */
+      if (b->p95 > 0)
+        strobe__json_num(j, "elapsed_vs_p95", elapsed / b->p95, 3);
+      else
+        strobe__json_null(j, "elapsed_vs_p95");
+    } else {
+      strobe__json_null(j, "baseline_p95_ms");
+      strobe__json_null(j, "elapsed_vs_p95");
+    }
+    strobe__json_str(j, "state", state_names[strobe__unfinished_state(b, elapsed)]);
     strobe__json_end(j);
   }
   strobe__json_end(j);
@@ -223,7 +254,10 @@ static void write_stage_summary(strobe__json *j, const strobe_report *r) {
     strobe__json_num(j, "p95_ms", st->p95_ms, MS);
     strobe__json_num(j, "p99_ms", st->p99_ms, MS);
     strobe__json_num(j, "max_ms", st->max_ms, MS);
-    strobe__json_str(j, "note", st->nested_in ? "nested: already included in the stage it is nested in; do not sum"
+    strobe__json_str(j, "declared_parent", st->declared_parent);
+    strobe__json_uint(j, "declared_parent_not_open", st->declared_parent_not_open);
+    strobe__json_str(j, "note", st->nested_in ? "nested: ran inside the stage named by nested_in and is already "
+                                                "included in it; do not sum"
                                               : "per-operation total of this stage; stages nested in it are included");
     strobe__json_end(j);
   }
@@ -246,32 +280,62 @@ static void write_kind_summary(strobe__json *j, const strobe_report *r, double *
   strobe__json_end(j);
 }
 
-static void write_frame_rate(strobe__json *j, const strobe_report *r) {
-  uint64_t first = 0, last = 0;
-  size_t passes = 0;
-  for (uint32_t i = 0; i < r->nsamples; i++) {
-    const strobe__sample *s = r->samples[i];
-    if (s->kind != STROBE_OP_PASS || !s->committed) continue;
-    if (!passes || s->start < first) first = s->start;
-    if (!passes || s->start > last) last = s->start;
-    passes++;
+/* Frame rate two ways, each labelled (docs/sessions.md §Frame rate): over
+ * the first-to-last pass span, which one stall drags down for the whole
+ * session, and from the median interval between consecutive pass starts,
+ * which a stall does not move. `window` NULL: passes of every window. */
+static void write_rates(strobe__json *j, const strobe_report *r, const strobe__name *window) {
+  strobe_frame_rate fr;
+  if (strobe__report_frame_rate(r, window ? window->text : NULL, window ? window->len : 0, &fr)) {
+    j->out.failed = 1; /* reported as STROBE_ENOMEM by the caller */
+    return;
   }
-  strobe__json_object(j, "frame_rate");
-  strobe__json_uint(j, "passes", passes);
-  strobe__json_str(j, "definition",
-                   "(committed passes - 1) / (start of last pass - start of first pass): the first-to-last pass span, "
-                   "not 1/mean; input, rebuild and request samples never count; an on-demand renderer idles "
-                   "between passes, so this is not GPU throughput");
-  if (passes >= 2 && last > first) {
-    double span = strobe__ticks_ms(r, last - first);
-    strobe__json_num(j, "first_to_last_span_ms", span, MS);
-    strobe__json_num(j, "passes_per_second", (double)(passes - 1) / (span / 1000.0), 3);
+  strobe__json_uint(j, "passes", fr.passes);
+  if (fr.valid) {
+    strobe__json_num(j, "first_to_last_span_ms", fr.first_to_last_span_ms, MS);
+    strobe__json_num(j, "passes_per_second", fr.passes_per_second, 3);
+    strobe__json_num(j, "median_interval_ms", fr.median_interval_ms, MS);
+    if (fr.median_interval_ms > 0)
+      strobe__json_num(j, "steady_passes_per_second", fr.steady_passes_per_second, 3);
+    else /* more than half the passes began on the same tick */
+      strobe__json_null(j, "steady_passes_per_second");
     strobe__json_null(j, "null_reason");
   } else {
     strobe__json_null(j, "first_to_last_span_ms");
     strobe__json_null(j, "passes_per_second");
+    strobe__json_null(j, "median_interval_ms");
+    strobe__json_null(j, "steady_passes_per_second");
     strobe__json_str(j, "null_reason", "fewer than two committed passes in the returned samples");
   }
+}
+
+static void write_frame_rate(strobe__json *j, const strobe_report *r) {
+  strobe__json_object(j, "frame_rate");
+  strobe__json_str(j, "definition",
+                   "passes_per_second: (committed passes - 1) / (start of last pass - start of first pass), the "
+                   "first-to-last pass span, which one long stall lowers for the whole session; "
+                   "steady_passes_per_second: 1000 / median_interval_ms, the median interval between consecutive "
+                   "committed pass starts, which a stall does not move. Input, rebuild and request samples never "
+                   "count; an on-demand renderer idles between passes, so these are not GPU throughput");
+  write_rates(j, r, NULL);
+  /* Per window: nested windows (a popup rendered inside main's pass) interleave their passes with main's. */
+  strobe__json_array(j, "by_window");
+  for (uint32_t i = 0; i < r->nsamples; i++) {
+    const strobe__sample *s = r->samples[i];
+    if (s->kind != STROBE_OP_PASS || !s->committed) continue;
+    int seen = 0;
+    for (uint32_t k = 0; k < i && !seen; k++) {
+      const strobe__sample *o = r->samples[k];
+      seen = o->kind == STROBE_OP_PASS && o->committed && o->window->len == s->window->len &&
+             !memcmp(o->window->text, s->window->text, s->window->len);
+    }
+    if (seen) continue;
+    strobe__json_object(j, NULL);
+    strobe__json_strn(j, "window", s->window->text, s->window->len);
+    write_rates(j, r, s->window);
+    strobe__json_end(j);
+  }
+  strobe__json_end(j);
   strobe__json_end(j);
 }
 
@@ -417,14 +481,16 @@ int strobe_report_json(const strobe_report *r, char **json, size_t *len) {
   size_t scratch_n = r->nsamples ? r->nsamples : 1;
   double *scratch = malloc(scratch_n * sizeof *scratch); /* write_kind_summary's percentile workspace */
   if (!scratch) return STROBE_ENOMEM;
+  strobe__kind_baseline base[5];
+  strobe__kind_baselines(r, scratch, base);
   strobe__json j = {0};
   strobe__json_object(&j, NULL);
   write_head(&j, r);
   write_units(&j);
   write_session(&j, r);
-  write_counts(&j, r);
+  write_counts(&j, r, base);
   write_samples(&j, r);
-  write_unfinished(&j, r);
+  write_unfinished(&j, r, base);
   write_stage_summary(&j, r);
   write_kind_summary(&j, r, scratch);
   write_frame_rate(&j, r);

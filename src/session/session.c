@@ -13,30 +13,39 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze/frame_rate.h"
 #include "analyze/percentile.h"
 #include "platform/clock.h"
 #include "probe/probe.h"
 #include "session/report.h"
 
 /* >>admission (lock held) */
-/* Whether session s keeps an operation: whole, started at or after its start,
- * and of a window it covers. */
-static int session_admits(const strobe__session *s, int devtools, uint64_t start) {
-  return s->active && (!devtools || s->include_devtools) && start >= s->start;
+/* Whether session s looks at operations of this kind and window at all. */
+static int session_covers(const strobe__session *s, uint8_t kind, int devtools) {
+  return s->active && (s->kinds & STROBE_KIND_BIT(kind)) && (!devtools || s->include_devtools);
 }
 
-/* Counts why an active session does not keep an operation. */
-static void count_exclusion(strobe__session *s, int devtools) {
-  if (devtools && !s->include_devtools)
+/* Whether session s keeps an operation: whole, started at or after its start,
+ * of a kind and window it covers. */
+static int session_admits(const strobe__session *s, uint8_t kind, int devtools, uint64_t start) {
+  return session_covers(s, kind, devtools) && start >= s->start;
+}
+
+/* Counts why an active session does not keep an operation: its kind first,
+ * then its window, then the start boundary (each is counted once). */
+static void count_exclusion(strobe__session *s, uint8_t kind, int devtools) {
+  if (!(s->kinds & STROBE_KIND_BIT(kind)))
+    s->kind_excluded++;
+  else if (devtools && !s->include_devtools)
     s->devtools_excluded++;
   else /* crossed the start boundary: excluded, counted once it completes */
     s->boundary_excluded++;
 }
 
-int strobe__admissible(const strobe_collector *c, int devtools, uint64_t start) {
+int strobe__admissible(const strobe_collector *c, uint8_t kind, int devtools, uint64_t start) {
   STROBE_ASSERT(strobe__mutex_held(&c->lock));
   for (int k = 0; k < STROBE_MAX_SESSIONS; k++)
-    if (session_admits(&c->sessions[k], devtools, start)) return 1;
+    if (session_admits(&c->sessions[k], kind, devtools, start)) return 1;
   return 0;
 }
 
@@ -46,16 +55,16 @@ uint32_t strobe__publish_sample(strobe_collector *c, strobe__sample *smp) {
   for (int k = 0; k < STROBE_MAX_SESSIONS; k++) {
     strobe__session *s = &c->sessions[k];
     if (!s->active) continue;
-    if (session_admits(s, smp->devtools, smp->start))
+    if (session_admits(s, smp->kind, smp->devtools, smp->start))
       admitted++;
     else
-      count_exclusion(s, smp->devtools);
+      count_exclusion(s, smp->kind, smp->devtools);
   }
   if (!admitted) return 0;
   smp->refs = admitted;
   for (int k = 0; k < STROBE_MAX_SESSIONS; k++) {
     strobe__session *s = &c->sessions[k];
-    if (!session_admits(s, smp->devtools, smp->start)) continue;
+    if (!session_admits(s, smp->kind, smp->devtools, smp->start)) continue;
     s->completed++;
     s->kind_completed[smp->kind]++;
     if (s->count == s->max_samples) { /* oldest out */
@@ -74,14 +83,19 @@ void strobe__publish_unbuilt(strobe_collector *c, uint8_t kind, int devtools, ui
   for (int k = 0; k < STROBE_MAX_SESSIONS; k++) {
     strobe__session *s = &c->sessions[k];
     if (!s->active) continue;
-    if (!session_admits(s, devtools, start)) {
-      count_exclusion(s, devtools);
+    if (!session_admits(s, kind, devtools, start)) {
+      count_exclusion(s, kind, devtools);
       continue;
     }
     s->completed++; /* admitted, but there is no payload to keep */
     s->kind_completed[kind]++;
     s->dropped++;
   }
+}
+
+void strobe__count_interleaved(strobe_collector *c, uint8_t kind, int devtools) {
+  for (int k = 0; k < STROBE_MAX_SESSIONS; k++)
+    if (session_covers(&c->sessions[k], kind, devtools)) c->sessions[k].interleaved++;
 }
 
 /* >>ids */
@@ -142,6 +156,8 @@ int strobe_session_start(strobe_collector *c, const strobe_session_desc *opts, c
   strobe_session_desc o = opts ? *opts : (strobe_session_desc){0};
   if (o.max_samples == 0) o.max_samples = STROBE_DEFAULT_SAMPLES;
   if (o.max_samples > STROBE_MAX_SAMPLES) return STROBE_EINVAL;
+  if (o.kinds & ~(uint32_t)STROBE_KINDS_ALL) return STROBE_EINVAL;
+  if (o.kinds == 0) o.kinds = STROBE_KINDS_ALL;
   uint32_t max_app = o.max_samples < STROBE_MAX_APP_SCOPE_HISTORY ? o.max_samples : STROBE_MAX_APP_SCOPE_HISTORY;
   /* Measured once per collector, outside the lock: at most ~1 ms. */
   strobe__mutex_lock(&c->lock);
@@ -173,6 +189,7 @@ int strobe_session_start(strobe_collector *c, const strobe_session_desc *opts, c
     s->max_samples = o.max_samples;
     s->max_app = max_app;
     s->include_devtools = o.include_devtools != 0;
+    s->kinds = o.kinds;
     s->start = strobe__now(); /* under the lock: ordered against every operation's admission */
     s->ring = ring;
     s->app_ring = app_ring;
@@ -205,6 +222,7 @@ static strobe_report *snapshot(strobe_collector *c, const strobe__session *s, ui
   r->max_samples = s->max_samples;
   r->max_app = s->max_app;
   r->include_devtools = s->include_devtools;
+  r->kinds = s->kinds;
   r->start = s->start;
   r->at = at;
   r->epoch = c->epoch;
@@ -214,6 +232,8 @@ static strobe_report *snapshot(strobe_collector *c, const strobe__session *s, ui
   r->dropped = s->dropped;
   r->boundary_excluded = s->boundary_excluded;
   r->devtools_excluded = s->devtools_excluded;
+  r->interleaved = s->interleaved;
+  r->kind_excluded = s->kind_excluded;
   r->untracked_windows = c->untracked_windows;
   memcpy(r->kind_completed, s->kind_completed, sizeof r->kind_completed);
   for (uint32_t i = 0; i < s->count; i++) { /* newest first */
@@ -223,7 +243,7 @@ static strobe_report *snapshot(strobe_collector *c, const strobe__session *s, ui
   }
   for (int i = 0; i < STROBE_MAX_LIVE_OPS; i++) {
     const strobe__live_op *l = &c->ops[i];
-    if (!l->used || l->abandoned || (l->devtools && !s->include_devtools)) continue;
+    if (!l->used || l->abandoned || !session_covers(s, l->kind, l->devtools)) continue;
     uint64_t phase = __atomic_load_n(&l->phase, __ATOMIC_ACQUIRE);
     /* The phase is published without the lock, so one that began just after
      * `at` can be seen: it has run for no time yet, not a negative time. */
@@ -331,38 +351,133 @@ strobe_report_status strobe_report_query_status(const strobe_report *r) {
   return running ? STROBE_REPORT_UNFINISHED : STROBE_REPORT_EMPTY;
 }
 
+void strobe__kind_baselines(const strobe_report *r, double *scratch, strobe__kind_baseline base[5]) {
+  for (int kind = 0; kind < 5; kind++) {
+    size_t n = 0;
+    for (uint32_t i = 0; i < r->nsamples; i++)
+      if (r->samples[i]->kind == kind) scratch[n++] = strobe__ticks_ms(r, r->samples[i]->end - r->samples[i]->start);
+    strobe__dist d = strobe__dist_of(scratch, n);
+    base[kind] = (strobe__kind_baseline){n, d.p95};
+  }
+}
+
+int strobe__unfinished_state(const strobe__kind_baseline *b, double elapsed_ms) {
+  if (!b->n) return STROBE__NO_BASELINE;
+  return elapsed_ms > STROBE_STALL_FACTOR * b->p95 ? STROBE__STALLED : STROBE__IN_FLIGHT;
+}
+
+uint64_t strobe__count_stalled(const strobe_report *r, const strobe__kind_baseline base[5]) {
+  uint64_t n = 0;
+  for (uint32_t i = 0; i < r->nunfinished; i++) {
+    const strobe__unfinished_op *u = &r->unfinished[i];
+    n += strobe__unfinished_state(&base[u->kind], strobe__ticks_ms(r, r->at - u->start)) == STROBE__STALLED;
+  }
+  return n;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+int strobe__report_frame_rate(const strobe_report *r, const char *window, size_t window_len,
+                              strobe_frame_rate *out) {
+  memset(out, 0, sizeof *out);
+  size_t cap = r->nsamples ? r->nsamples : 1;
+  uint64_t *starts = malloc(cap * sizeof *starts);
+  double *t = malloc(2 * cap * sizeof *t); /* pass starts in ms, then the intervals */
+  if (!starts || !t) {
+    free(starts);
+    free(t);
+    return STROBE_ENOMEM;
+  }
+  size_t passes = 0;
+  for (uint32_t i = 0; i < r->nsamples; i++) {
+    const strobe__sample *s = r->samples[i];
+    if (s->kind != STROBE_OP_PASS || !s->committed) continue;
+    if (window && (s->window->len != window_len || memcmp(s->window->text, window, window_len))) continue;
+    starts[passes++] = s->start;
+  }
+  qsort(starts, passes, sizeof *starts, cmp_u64);
+  out->passes = passes;
+  if (passes >= 2 && starts[passes - 1] > starts[0]) {
+    for (size_t i = 0; i < passes; i++) t[i] = strobe__ticks_ms(r, starts[i] - starts[0]) * 1e6;
+    strobe__frame_rate fr = strobe__frame_rate_of(t, passes, t + cap); /* analyze/frame_rate.h: ns */
+    out->valid = 1;
+    out->first_to_last_span_ms = fr.span_ns / 1e6;
+    out->passes_per_second = fr.fps_first_to_last;
+    out->median_interval_ms = fr.median_interval_ns / 1e6;
+    out->steady_passes_per_second = fr.fps_steady;
+  }
+  free(starts);
+  free(t);
+  return 0;
+}
+
+int strobe_report_query_frame_rate(const strobe_report *r, const char *window, strobe_frame_rate *out) {
+  if (!r || !out) return STROBE_EINVAL;
+  return strobe__report_frame_rate(r, window, window ? strlen(window) : 0, out);
+}
+
 strobe_report_counts strobe_report_query_counts(const strobe_report *r) {
-  return (strobe_report_counts){r->completed, r->nsamples, r->dropped, r->boundary_excluded, r->nunfinished};
+  strobe_report_counts k = {r->completed, r->nsamples, r->dropped, r->boundary_excluded, r->nunfinished,
+                            r->kind_excluded, 0};
+  double *scratch = malloc((r->nsamples ? r->nsamples : 1) * sizeof *scratch);
+  if (scratch) { /* without memory, no unfinished entry is called stalled */
+    strobe__kind_baseline base[5];
+    strobe__kind_baselines(r, scratch, base);
+    k.unfinished_stalled = strobe__count_stalled(r, base);
+    free(scratch);
+  }
+  return k;
 }
 
 const char *strobe_report_query_id(const strobe_report *r) { return r->id; }
 
 int strobe_report_query_stages(const strobe_report *r, strobe_stage_summary *out, int max) {
   if (!r || (max > 0 && !out)) return STROBE_EINVAL;
-  /* Distinct stages in order of first appearance (newest sample first),
-   * bounded: STROBE_MAX_STAGES per sample, 128 in a summary. */
-  uint32_t sites[128];
+  /* Distinct (stage, run-time parent) pairs in order of first appearance
+   * (newest sample first), bounded: STROBE_MAX_STAGES per sample, 128 in a
+   * summary. A stage that ran under two parents is two entries. */
+  enum { MAX_ENTRIES = 128 };
+  uint32_t sites[MAX_ENTRIES], parents[MAX_ENTRIES];
   int nsites = 0;
   for (uint32_t i = 0; i < r->nsamples; i++)
     for (uint32_t k = 0; k < r->samples[i]->nstages; k++) {
-      uint32_t id = r->samples[i]->stages[k].site;
+      const strobe__stage_agg *a = &r->samples[i]->stages[k];
       /* Consecutive samples usually list the same stages: check the same position first. */
-      if ((int)k < nsites && sites[k] == id) continue;
+      if ((int)k < nsites && sites[k] == a->site && parents[k] == a->parent) continue;
       int seen = 0;
-      for (int m = 0; m < nsites && !seen; m++) seen = sites[m] == id;
-      if (!seen && nsites < (int)(sizeof sites / sizeof sites[0])) sites[nsites++] = id;
+      for (int m = 0; m < nsites && !seen; m++) seen = sites[m] == a->site && parents[m] == a->parent;
+      if (!seen && nsites < MAX_ENTRIES) {
+        sites[nsites] = a->site;
+        parents[nsites++] = a->parent;
+      }
     }
   double *values = malloc((r->nsamples ? r->nsamples : 1) * sizeof *values);
   if (!values) return STROBE_ENOMEM;
   for (int m = 0; m < nsites && m < max; m++) {
     size_t n = 0;
+    uint64_t not_in_declared = 0;
     for (uint32_t i = 0; i < r->nsamples; i++)
-      for (uint32_t k = 0; k < r->samples[i]->nstages; k++)
-        if (r->samples[i]->stages[k].site == sites[m]) values[n++] = strobe__ticks_ms(r, r->samples[i]->stages[k].total);
+      for (uint32_t k = 0; k < r->samples[i]->nstages; k++) {
+        const strobe__stage_agg *a = &r->samples[i]->stages[k];
+        if (a->site != sites[m] || a->parent != parents[m]) continue;
+        values[n++] = strobe__ticks_ms(r, a->total);
+        not_in_declared += a->not_in_declared;
+      }
     strobe__dist d = strobe__dist_of(values, n);
     const strobe_site *site = strobe__site_get(sites[m]);
-    out[m] = (strobe_stage_summary){site ? site->name : "unknown", site ? site->parent : NULL, d.n, d.p50, d.p95,
-                                    d.p99, d.max};
+    const strobe_site *parent = parents[m] ? strobe__site_get(parents[m]) : NULL;
+    out[m] = (strobe_stage_summary){site ? site->name : "unknown",
+                                    parents[m] ? (parent ? parent->name : "unknown") : NULL,
+                                    d.n,
+                                    d.p50,
+                                    d.p95,
+                                    d.p99,
+                                    d.max,
+                                    site ? site->parent : NULL,
+                                    not_in_declared};
   }
   free(values);
   return nsites;

@@ -28,9 +28,13 @@ strobe__name *strobe__name_new(const char *s, size_t len);
 strobe__name *strobe__name_ref(strobe__name *n);
 void strobe__name_unref(strobe__name *n);
 
+/* One stage under one run-time parent in one operation (docs/sessions.md
+ * §Stages nest at run time): the same site under two parents is two entries. */
 typedef struct strobe__stage_agg {
   uint32_t site;                  /* stage site id */
+  uint32_t parent;                /* site id of the stage open around it when it ran; 0 = directly in the operation */
   uint32_t count;
+  uint32_t not_in_declared;       /* runs whose declared parent (strobe_site.parent) was not open */
   uint64_t total, min, max;       /* ticks */
 } strobe__stage_agg;
 
@@ -47,6 +51,7 @@ typedef struct strobe__sample {
   uint8_t committed;
   uint8_t handed_off;             /* resumed on another thread at least once */
   uint8_t devtools;
+  uint8_t ended_implicitly;       /* ended because the phase it was dispatched in moved on */
   strobe__name *window;
   uint64_t seq;                   /* operation id, monotonic per collector */
   uint64_t frame_id;              /* passes: per-window frame number; 0 otherwise */
@@ -126,10 +131,13 @@ typedef struct strobe__session {
   uint64_t owner;
   uint32_t max_samples, max_app;
   int include_devtools;
+  uint32_t kinds;                 /* STROBE_KIND_BIT of each admitted kind; never 0 */
   uint64_t start;                 /* ticks */
   strobe__sample **ring;          /* max_samples, oldest at head */
   uint32_t head, count;
   uint64_t completed, dropped, boundary_excluded, devtools_excluded;
+  uint64_t kind_excluded;         /* completed while active, of a kind it does not admit */
+  uint64_t interleaved;           /* operations of its kinds that ended with an operation begun inside them still open */
   uint64_t kind_completed[5];
   strobe__app_record **app_ring;  /* max_app */
   uint32_t app_head, app_count;
@@ -194,7 +202,7 @@ int strobe__window_slot_of(strobe_collector *c, strobe_window w);
 void strobe__abandon_live(strobe_collector *c, int window_slot, int producer_closed);
 /* 1 when some active session would admit a completed operation of that
  * window kind and start (lock held): only then is a payload worth building. */
-int strobe__admissible(const strobe_collector *c, int devtools, uint64_t start);
+int strobe__admissible(const strobe_collector *c, uint8_t kind, int devtools, uint64_t start);
 /* Offers a completed sample to every active session (lock held): each that
  * admits it keeps a reference, each that does not counts why (boundary or
  * devtools). Returns how many admitted it; with 0 the caller still owns the
@@ -206,6 +214,10 @@ uint32_t strobe__publish_sample(strobe_collector *c, strobe__sample *s);
  * operations complete while a session remains active"), or its payload could not be allocated (a session
  * that admits it counts it completed and dropped). */
 void strobe__publish_unbuilt(strobe_collector *c, uint8_t kind, int devtools, uint64_t start);
+/* Counts, in every active session that covers the kind and window, an
+ * operation that ended while one begun inside it on the same thread was still
+ * open: they interleave instead of nesting (lock held). */
+void strobe__count_interleaved(strobe_collector *c, uint8_t kind, int devtools);
 /* Counts an application-scope refusal in every active session (lock held). */
 void strobe__count_app_refusal(strobe_collector *c, int reason);
 

@@ -657,6 +657,28 @@ def tty_stderr(argv):
     return p.returncode, b"".join(chunks).decode("utf-8", "replace")
 
 
+def case_stage_parents():
+    """A stage that ran under two parents gets a row per parent; nothing else does."""
+    path = capture("stages", "--frames", "10", "--stages")
+    j, _ = run_json("report", path)
+    rows = {(e["name"], e["nested_in"]): e for e in j["stage_parents"]}
+    check(set(rows) == {("row_bind", "phase_update"), ("row_bind", "model_update")}, f"stage_parents {rows}")
+    check(rows[("row_bind", "phase_update")]["count"] == 20, f"{rows}")
+    check(rows[("row_bind", "phase_update")]["total_ns"] == 6000, f"{rows}")
+    check(rows[("row_bind", "model_update")]["count"] == 5, f"{rows}")
+    check(rows[("row_bind", "model_update")]["max_ns"] == 500, f"{rows}")
+    check(j["stage_parents_cut"] == 0, "nothing cut")
+    check(site(j, "row_bind")["count"] == 25, "the site row still counts every run")
+    out, _ = run("report", path)
+    check("stages that ran under several parents" in out, out)
+    lines = [l.split() for l in out.splitlines() if l.strip().startswith("row_bind ")]
+    check(["row_bind", "phase_update", "20"] in [l[:3] for l in lines], f"{lines}")
+    check(["row_bind", "model_update", "5"] in [l[:3] for l in lines], f"{lines}")
+    # A capture whose stages each ran under one parent has no such section.
+    j, _ = run_json("report", capture("base"))
+    check(j["stage_parents"] == [], f"{j['stage_parents']}")
+
+
 def case_progress():
     big = capture("progress", "--frames", "100000")
     rc, err = tty_stderr(["report", big])

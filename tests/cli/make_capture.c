@@ -18,6 +18,10 @@
  *   FRAME mark                     after the frame scope ends
  * and thread 1 "worker", per frame: job { io (5000) } (8000 in all) with a
  * CUMULATIVE "iter" entry (10 iterations, 3000 total, min 200, max 400).
+ * With --stages, frame k also runs, after render, the stage phase_update
+ * holding two row_bind stages of 300 ns, and on even k the stage
+ * model_update holding one row_bind of 500 ns: one stage site (declared in
+ * "layout") that ran under two parents.
  *
  * With --ops, thread 0 "main" holds instead only operations, as a toolkit's
  * frame clock writes them (strobe_op_begin_frame, stages, strobe_op_counter_add,
@@ -31,7 +35,7 @@
  *
  * Usage: make_capture OUT [--frames N] [--grow PCT] [--spike K]
  *          [--no-footer] [--unfinished] [--lost] [--clock NAME]
- *          [--ns-per-tick X] [--ops] [--stall K]
+ *          [--ns-per-tick X] [--ops] [--stall K] [--stages]
  * It must never depend on the real clock: the tests compare exact numbers.
  */
 #include <stdio.h>
@@ -51,6 +55,7 @@ typedef struct opts {
   int no_footer;     /* stop without the FOOTER: a cut-short capture */
   int unfinished;    /* leave `stalled` open on the worker at the end */
   int lost;          /* drop the END of one `job` (a LOST marker and block) */
+  int stages;        /* row_bind under phase_update and model_update */
   const char *clock; /* header clock_source */
   double ns_per_tick;
   int ops;           /* main holds operations only */
@@ -59,7 +64,8 @@ typedef struct opts {
 
 /* >>sites: ids are assigned here, in this order, from 1. */
 enum { S_FRAME = 1, S_UPDATE, S_WORK, S_RENDER, S_DRAW, S_TRIANGLES, S_DRAW_CALLS,
-       S_QUEUE, S_MARK, S_JOB, S_IO, S_ITER, S_STALLED, S_SPIKE, S_LAYOUT, S_PAINT, S_COUNT };
+       S_QUEUE, S_MARK, S_JOB, S_IO, S_ITER, S_STALLED, S_SPIKE, S_LAYOUT, S_PAINT, S_PHASE_UPDATE,
+       S_MODEL_UPDATE, S_ROW_BIND, S_COUNT };
 enum { L_MAIN = 1, L_ROWS }; /* label ids */
 
 static strobe_site g_sites[S_COUNT] = {
@@ -79,6 +85,9 @@ static strobe_site g_sites[S_COUNT] = {
     [S_SPIKE] = {"spike", NULL, NULL, "app/loop.c", "spike", 130, STROBE_SITE_SCOPE, 0},
     [S_LAYOUT] = {"layout", NULL, NULL, "app/clock.c", "on_layout", 140, STROBE_SITE_STAGE, 0},
     [S_PAINT] = {"paint", NULL, "layout", "app/clock.c", "on_paint", 150, STROBE_SITE_STAGE, 0},
+    [S_PHASE_UPDATE] = {"phase_update", NULL, NULL, "app/clock.c", "on_update", 140, STROBE_SITE_STAGE, 0},
+    [S_MODEL_UPDATE] = {"model_update", NULL, NULL, "app/model.c", "items_changed", 150, STROBE_SITE_STAGE, 0},
+    [S_ROW_BIND] = {"row_bind", NULL, "layout", "app/list.c", "bind", 160, STROBE_SITE_STAGE, 0},
 };
 
 /* >>sink */
@@ -140,6 +149,20 @@ static void main_frame(batch *b, const opts *o, int k) {
   end(b, S_RENDER);
   b->now += 100;
   if (k == o->spike) leaf(b, S_SPIKE, 50000);
+  if (o->stages) {
+    begin(b, S_PHASE_UPDATE);
+    b->now += 100;
+    for (int i = 0; i < 2; i++) leaf(b, S_ROW_BIND, 300);
+    end(b, S_PHASE_UPDATE);
+    b->now += 100;
+    if (k % 2 == 0) {
+      begin(b, S_MODEL_UPDATE);
+      b->now += 100;
+      leaf(b, S_ROW_BIND, 500);
+      end(b, S_MODEL_UPDATE);
+      b->now += 100;
+    }
+  }
   number(b, STROBE__EV_GAUGE, S_QUEUE, k % 7);
   end(b, S_FRAME);
   put(b, b->now, STROBE__EV_FRAME, S_MARK);
@@ -194,12 +217,12 @@ static int usage(void) {
   fprintf(stderr,
           "usage: make_capture OUT [--frames N] [--grow PCT] [--spike K] [--no-footer]\n"
           "                        [--unfinished] [--lost] [--clock NAME] [--ns-per-tick X]\n"
-          "                        [--ops] [--stall K]\n");
+          "                        [--ops] [--stall K] [--stages]\n");
   return 2;
 }
 
 int main(int argc, char **argv) {
-  opts o = {NULL, 50, 0, -1, 0, 0, 0, "monotonic", 1.0, 0, 50};
+  opts o = {NULL, 50, 0, -1, 0, 0, 0, 0, "monotonic", 1.0, 0, 50};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     int more = i + 1 < argc;
@@ -213,6 +236,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--lost")) o.lost = 1;
     else if (!strcmp(a, "--ops")) o.ops = 1;
     else if (!strcmp(a, "--stall") && more) o.stall = atoi(argv[++i]);
+    else if (!strcmp(a, "--stages")) o.stages = 1;
     else if (a[0] != '-' && !o.out) o.out = a;
     else return usage();
   }
@@ -231,8 +255,9 @@ int main(int argc, char **argv) {
     fprintf(stderr, "make_capture: cannot create the writer\n");
     return 1;
   }
+  /* Stage sites only for --ops (layout, paint) and --stages (all of them), so ids stay contiguous. */
   for (uint32_t id = 1; id < S_COUNT; id++)
-    if (o.ops || id < S_LAYOUT) strobe__writer_site(w, id, &g_sites[id]); /* stages only for --ops */
+    if (id >= S_PHASE_UPDATE ? o.stages : (o.ops || o.stages || id < S_LAYOUT)) strobe__writer_site(w, id, &g_sites[id]);
   if (o.ops) {
     strobe__writer_label(w, L_MAIN, "main");
     strobe__writer_label(w, L_ROWS, "rows");

@@ -4,8 +4,13 @@ application). Given the --out directory of `strobe-demo --frames 120
 --headless`, checks that the session report names every stage, window and
 operation kind the demo instruments, keeps devtools out, carries the shape
 cache counters and the worker's application scopes, and that the spike
-recorder caught the deliberate slow frame. Schema validity and capture
-read-back are checked by the CTest script around it.
+recorder caught the deliberate slow frame. The frame opens like a
+signal-driven toolkit's: wheel input dispatched inside its flush_events phase
+ends implicitly when the phase moves on, and nothing interleaves. The
+frames-only session beside it kept passes only and counted the rest; the
+watchdog's first stalled live read (when it caught one) says which frame
+stalled. Schema validity and capture read-back are checked by the CTest
+script around it.
 """
 import json
 import os
@@ -38,7 +43,8 @@ def main():
     stages = {st["name"]: st for st in report["stage_summary"]}
     expected = {"update": None, "layout_update": None, "layout_compute": "layout_update",
                 "component_after_layout": "layout_update", "text_shaping": None, "raster": None,
-                "encode": None, "present": None, "input_dispatch": None, "rebuild_tree": None}
+                "encode": None, "present": None, "input_dispatch": None, "rebuild_tree": None,
+                "flush_events": None, "pointer_dispatch": None}
     for name, parent in expected.items():
         if name not in stages:
             fail("stage %s missing from stage_summary" % name)
@@ -57,6 +63,29 @@ def main():
     stall = max(st["max_ms"] for st in report["stage_summary"] if st["name"] == "layout_compute")
     if stall < 200:
         fail("the deliberate slow frame (250 ms in layout_compute) is missing: max %.1f ms" % stall)
+
+    pointer = [s for s in samples if s["kind"] == "input" and s["ended_implicitly"]]
+    if not pointer or not all(any(st["name"] == "pointer_dispatch" for st in s["stages"]) for s in pointer):
+        fail("wheel input dispatched inside flush_events should end implicitly with it")
+    if report["counts"]["interleaved"] != 0:
+        fail("nothing in the demo should interleave: %d" % report["counts"]["interleaved"])
+
+    with open(os.path.join(out, "demo-frames-report.json")) as f:
+        frames = json.load(f)
+    if frames["session"]["kinds"] != ["pass"] or any(s["kind"] != "pass" for s in frames["samples"]):
+        fail("the frames-only session should keep passes only")
+    if frames["counts"]["kind_excluded"] == 0 or frames["counts"]["completed_by_kind"]["input"] != 0:
+        fail("the frames-only session should count input and rebuilds as kind_excluded")
+    main_rate = [w for w in frames["frame_rate"]["by_window"] if w["window"] == "main"]
+    if not main_rate or main_rate[0]["steady_passes_per_second"] is None:
+        fail("the frames-only session should give main's steady frame rate")
+    stall_read = os.path.join(out, "demo-stall-read.json")
+    if os.path.exists(stall_read):  # only when the watchdog caught the slow frame (timing-dependent)
+        with open(stall_read) as f:
+            read = json.load(f)
+        stalled = [u for u in read["unfinished"] if u["state"] == "stalled"]
+        if read["final"] or not stalled or read["counts"]["unfinished_stalled"] != len(stalled):
+            fail("the watchdog's stalled read should list the stalled frame")
 
     app = report["application_scopes"]
     labels = {(s["label"], s["lane"], s["parent_id"] is None) for s in app["scopes"]}

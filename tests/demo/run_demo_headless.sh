@@ -8,7 +8,10 @@ set -euo pipefail
 demo=$1 strobe=$2 src=$3 work=$4
 rm -rf "$work" && mkdir -p "$work"
 "$demo" --frames 120 --headless --out "$work"
-python3 "$src/tests/support/validate_report.py" "$work/demo-report.json"
+python3 "$src/tests/support/validate_report.py" "$work/demo-report.json" "$work/demo-frames-report.json"
+if [ -f "$work/demo-stall-read.json" ]; then
+  python3 "$src/tests/support/validate_report.py" "$work/demo-stall-read.json"
+fi
 python3 "$src/tests/demo/check_demo.py" "$work"
 "$strobe" info "$work/demo.strobe" > "$work/info.txt"
 for f in "$work"/spikes/*.strobe; do "$strobe" info "$f" > /dev/null; done

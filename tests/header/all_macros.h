@@ -13,6 +13,8 @@ static inline int every_macro(int n) {
     STROBE_VALUE("acc", acc);
   }
   STROBE_BEGIN("explicit");
+  STROBE_BEGIN_CAT("explicit_cat", "category");
+  STROBE_END();
   STROBE_COUNTER_ADD("counter", 1);
   STROBE_GAUGE_SET("gauge", acc);
   STROBE_END();
@@ -21,5 +23,8 @@ static inline int every_macro(int n) {
     STROBE_STAGE("stage", NULL);
     STROBE_STAGE("nested_stage", "stage");
   }
+  strobe_stage explicit_stage;
+  STROBE_STAGE_BEGIN(explicit_stage, "explicit_stage", NULL);
+  (void)STROBE_STAGE_END(explicit_stage);
   return acc;
 }

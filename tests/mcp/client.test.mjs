@@ -51,6 +51,24 @@ test('tools/list: three tools with schemas and annotations', async () => {
   assert.equal(read.annotations.readOnlyHint, true);
   const start = tools.find((t) => t.name === 'strobe_profile_start');
   assert.equal(start.inputSchema.properties.max_samples.maximum, 240);
+  assert.deepEqual(start.inputSchema.properties.kinds.items.enum, ['pass', 'rebuild', 'input', 'request']);
+  await client.close();
+});
+
+test('a frames-only session keeps passes and counts the other kinds', async () => {
+  const { client } = await connect();
+  await client.listTools();
+  const started = await client.callTool({ name: 'strobe_profile_start', arguments: { kinds: ['pass'] } });
+  assert.ok(!started.isError);
+  assert.deepEqual(started.structuredContent.kinds, ['pass']);
+  await sleep(300);
+  const ended = await client.callTool({ name: 'strobe_profile_end', arguments: { id: started.structuredContent.id } });
+  assert.ok(!ended.isError);
+  const rep = ended.structuredContent;
+  assert.deepEqual(rep.session.kinds, ['pass']);
+  assert.ok(rep.samples.length > 0);
+  assert.ok(rep.samples.every((s) => s.kind === 'pass'));
+  for (const u of rep.unfinished) assert.ok(['in_flight', 'stalled', 'no_baseline'].includes(u.state));
   await client.close();
 });
 

@@ -42,6 +42,7 @@ static void *frame_loop(void *arg) {
       fx_sleep_ms(1);
     }
     strobe_op_end(op, 1);
+    strobe_op_end(strobe_op_begin(g_c, g_main, STROBE_OP_INPUT, NULL), 1); /* not a frame */
   }
   return NULL;
 }
@@ -130,6 +131,9 @@ static void test_arguments(void) {
                              "{\"max_samples\":1.5}",        "{\"max_samples\":\"120\"}",
                              "{\"max_samples\":1e300}",      "{\"include_devtools\":1}",
                              "{\"max_sample\":10}",          "{\"max_samples\":-5}",
+                             "{\"kinds\":[]}",               "{\"kinds\":[\"frame\"]}",
+                             "{\"kinds\":\"pass\"}",          "{\"kinds\":[\"pass\",\"pass\"]}",
+                             "{\"kinds\":[1]}",
                              "{\"a\":1,\"b\":2,\"c\":3,\"d\":4,\"e\":5,\"f\":6,\"g\":7,\"h\":8,\"i\":9}"};
   for (size_t i = 0; i < sizeof bad_start / sizeof *bad_start; i++) {
     json_t *r = t_call(s, sid, "strobe_profile_start", bad_start[i]);
@@ -156,6 +160,23 @@ static void test_arguments(void) {
   r = t_call(s, sid, "strobe_profile_end", "{\"id\":\"nonsense\"}");
   CHECK_TOOL_ERROR(r, "unknown_id");
   json_decref(r);
+  /* frames only: the report keeps passes and counts the rest */
+  r = t_call(s, sid, "strobe_profile_start", "{\"kinds\":[\"pass\"],\"max_samples\":5}");
+  REQUIRE_TOOL_OK(r);
+  json_t *kinds = json_object_get(t_sc(r), "kinds");
+  CHECK(json_array_size(kinds) == 1 && !strcmp(json_string_value(json_array_get(kinds, 0)), "pass"));
+  char *frames = session_id(r);
+  json_decref(r);
+  fx_sleep_ms(150);
+  r = call_id(s, sid, "strobe_profile_end", frames);
+  REQUIRE_TOOL_OK(r);
+  json_t *samples = json_object_get(t_sc(r), "samples");
+  CHECK(json_array_size(samples) > 0);
+  CHECK(json_integer_value(json_object_get(json_object_get(t_sc(r), "counts"), "kind_excluded")) > 0);
+  for (size_t i = 0; i < json_array_size(samples); i++)
+    CHECK(!strcmp(json_string_value(json_object_get(json_array_get(samples, i), "kind")), "pass"));
+  json_decref(r);
+  free(frames);
   /* a real (whole) number is accepted as an integer */
   r = t_call(s, sid, "strobe_profile_start", "{\"max_samples\":10.0}");
   char *id = session_id(r);

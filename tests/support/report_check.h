@@ -11,12 +11,19 @@
  *     returned and unfinished work);
  *   - samples are newest first, lie inside the session's bounds (start at or
  *     after its start, end at or before its end or read), and a nested stage
- *     never exceeds the stage it is nested in;
+ *     never exceeds the stage it ran in (its entries under every parent);
+ *     runs counted outside a declared parent never exceed the stage's count;
  *   - every stage_summary and kind_summary entry carries its n, and n is the
  *     number of samples it was computed over (docs/sessions.md §The frame model:
- *     stages do not share a population); nested stages carry nested_in and say "do not sum";
+ *     stages do not share a population); a stage summary is per stage and
+ *     run-time parent; nested stages carry nested_in and say "do not sum";
  *   - frame_rate counts committed passes only (input never counts as a
- *     rendered frame);
+ *     rendered frame), overall and per window; both the first-to-last rate
+ *     and the steady rate (median interval between pass starts) agree with
+ *     the samples;
+ *   - each unfinished entry's baseline is its kind's kind_summary entry, and
+ *     its state (in_flight / stalled / no_baseline) follows the documented
+ *     factor (STROBE_STALL_FACTOR x that p95); stalled entries are counted;
  *   - sample ages are the age of the newest returned completion;
  *   - content-free: every string is a window id, a static label, a session
  *     id, an enum value or the library's own fixed text.
@@ -131,14 +138,17 @@ static inline void rc_content_free(json_t *v, const char *key, const char *paren
     ok = 0;
   else if (!strcmp(key, "window"))
     ok = rc_matches("^[A-Za-z0-9_]+(/[A-Za-z0-9_]+)*$", s); /* toolkit ids: main, w1, w1/popup */
-  else if (!strcmp(key, "label") || !strcmp(key, "name") || !strcmp(key, "phase") || !strcmp(key, "nested_in"))
+  else if (!strcmp(key, "label") || !strcmp(key, "name") || !strcmp(key, "phase") || !strcmp(key, "nested_in") ||
+           !strcmp(key, "declared_parent"))
     ok = rc_matches(label, s);
   else if (!strcmp(key, "id"))
     ok = rc_matches("^profile_[1-9][0-9]*$", s);
-  else if (!strcmp(key, "kind"))
+  else if (!strcmp(key, "kind") || !strcmp(key, "kinds"))
     ok = rc_matches("^(pass|rebuild|input|request)$", s);
   else if (!strcmp(key, "status"))
     ok = rc_matches("^(complete|empty|unfinished|partial)$", s);
+  else if (!strcmp(key, "state"))
+    ok = rc_matches("^(in_flight|stalled|no_baseline)$", s);
   else if (!strcmp(key, "lane"))
     ok = rc_matches("^(ui|worker)$", s);
   else if (!strcmp(key, "features"))
@@ -147,7 +157,7 @@ static inline void rc_content_free(json_t *v, const char *key, const char *paren
     ok = 1; /* the library's fixed text, and run metadata the application set on purpose */
   else
     ok = !strcmp(key, "status_note") || !strcmp(key, "note") || !strcmp(key, "definition") ||
-         !strcmp(key, "null_reason") || !strcmp(key, "units");
+         !strcmp(key, "null_reason") || !strcmp(key, "units") || !strcmp(key, "unfinished_state");
   CHECKF(ok, "report_check: string \"%s\" at key \"%s\" is not content-free report text", s,
          key ? key : "(none)");
 }
@@ -171,11 +181,12 @@ static inline void rc_check_samples(json_t *doc, double at_ms) {
     prev_end = en;
     if (en > newest) newest = en;
     if (!strcmp(kind, "pass"))
-      CHECK(jint(s, "frame_id") >= 1);
+      CHECK(jint(s, "frame_id") >= 0); /* the application's own frame ids may start at 0 */
     else
       CHECK(jnull(s, "frame_id"));
     jbool(s, "committed");
     jbool(s, "handed_off");
+    jbool(s, "ended_implicitly");
     CHECK(jint(s, "stages_dropped") >= 0 && jint(s, "counters_dropped") >= 0);
     json_t *stages = jreq(s, "stages");
     size_t k;
@@ -185,15 +196,27 @@ static inline void rc_check_samples(json_t *doc, double at_ms) {
       CHECK(jnum(st_k, "min_ms") <= jnum(st_k, "max_ms"));
       CHECK(jnum(st_k, "max_ms") <= jnum(st_k, "total_ms"));
       CHECK(jnum(st_k, "total_ms") <= jnum(s, "total_ms") + RC_MS_EPS);
+      /* A declared parent is checked, never trusted: runs outside it are counted. */
+      CHECK(jint(st_k, "declared_parent_not_open") <= jint(st_k, "count"));
+      if (jnull(st_k, "declared_parent")) CHECK_EQ_INT(jint(st_k, "declared_parent_not_open"), 0);
       json_t *parent = jreq(st_k, "nested_in");
       if (json_is_null(parent)) continue;
-      /* A nested stage is already inside its parent's time: never more than it. */
+      /* A nested stage ran inside its parent (the stage open at run time),
+       * whose entries under all its own parents hold its time: never more. */
       size_t m;
       json_t *other;
+      double parent_total = 0;
+      int parent_found = 0;
       json_array_foreach(stages, m, other) {
-        if (!strcmp(jstr(other, "name"), json_string_value(parent)))
-          CHECK(jnum(st_k, "total_ms") <= jnum(other, "total_ms") + RC_MS_EPS);
+        if (strcmp(jstr(other, "name"), json_string_value(parent))) continue;
+        parent_total += jnum(other, "total_ms");
+        parent_found = 1;
       }
+      /* The parent may be missing only when the 32-stage table cut it. */
+      if (parent_found)
+        CHECK(jnum(st_k, "total_ms") <= parent_total + RC_MS_EPS);
+      else
+        CHECK(jint(s, "stages_dropped") > 0);
     }
     json_t *counters = jreq(s, "counters");
     json_t *c_k;
@@ -207,12 +230,21 @@ static inline void rc_check_samples(json_t *doc, double at_ms) {
   }
 }
 
+/* The kind_summary entry of a kind, or NULL. */
+static inline json_t *rc_kind_entry(json_t *doc, const char *kind) {
+  size_t i;
+  json_t *e;
+  json_array_foreach(jreq(doc, "kind_summary"), i, e) if (!strcmp(jstr(e, "kind"), kind)) return e;
+  return NULL;
+}
+
 static inline void rc_check_unfinished(json_t *doc) {
   size_t i;
   json_t *u;
+  long long stalled = 0;
   json_array_foreach(jreq(doc, "unfinished"), i, u) {
     if (!strcmp(jstr(u, "kind"), "pass"))
-      CHECK(jint(u, "prospective_frame_id") >= 1);
+      CHECK(jint(u, "prospective_frame_id") >= 0);
     else
       CHECK(jnull(u, "prospective_frame_id"));
     double elapsed = jnum(u, "elapsed_ms");
@@ -225,7 +257,66 @@ static inline void rc_check_unfinished(json_t *doc) {
     }
     jbool(u, "started_before_session");
     jbool(u, "handed_off");
+    /* In flight or stalled: judged against the completed samples of its kind
+     * in this report (their kind_summary entry), by the documented factor. */
+    const char *state = jstr(u, "state");
+    stalled += !strcmp(state, "stalled");
+    json_t *base = rc_kind_entry(doc, jstr(u, "kind"));
+    if (!base) {
+      CHECK_EQ_INT(jint(u, "baseline_n"), 0);
+      CHECK(jnull(u, "baseline_p95_ms") && jnull(u, "elapsed_vs_p95"));
+      CHECK(!strcmp(state, "no_baseline"));
+      continue;
+    }
+    double p95 = jnum(base, "p95_ms");
+    CHECK_EQ_INT(jint(u, "baseline_n"), jint(base, "n"));
+    CHECK_NEAR(jnum(u, "baseline_p95_ms"), p95, 1e-9);
+    if (p95 > 0) CHECK_NEAR(jnum(u, "elapsed_vs_p95"), elapsed / p95, 0.002 + 0.001 * elapsed / p95 + 0.0011 / p95);
+    /* Rounded to microseconds: only a run clear of the threshold decides it here. */
+    if (elapsed > STROBE_STALL_FACTOR * p95 + RC_MS_EPS * 3) CHECK(!strcmp(state, "stalled"));
+    if (elapsed < STROBE_STALL_FACTOR * p95 - RC_MS_EPS * 3) CHECK(!strcmp(state, "in_flight"));
   }
+  CHECK_EQ_INT(jint(doc, "counts.unfinished_stalled"), stalled);
+}
+
+static int rc_cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* A frame_rate object (or one of its by_window entries): both rates,
+ * recomputed from the committed pass samples (of `window`, or all). */
+static inline void rc_check_rates(json_t *fr, json_t *samples, const char *window) {
+  double starts[STROBE_MAX_SAMPLES];
+  size_t n = 0, k;
+  json_t *s;
+  json_array_foreach(samples, k, s) {
+    if (strcmp(jstr(s, "kind"), "pass") || !jbool(s, "committed")) continue;
+    if (window && strcmp(jstr(s, "window"), window)) continue;
+    starts[n++] = jnum(s, "start_ms");
+  }
+  CHECK_EQ_INT(jint(fr, "passes"), (long long)n);
+  if (jnull(fr, "passes_per_second")) {
+    CHECK(jnull(fr, "first_to_last_span_ms") && jnull(fr, "median_interval_ms"));
+    CHECK(jnull(fr, "steady_passes_per_second"));
+    jstr(fr, "null_reason");
+    return;
+  }
+  CHECK(n >= 2);
+  CHECK(jnull(fr, "null_reason"));
+  qsort(starts, n, sizeof *starts, rc_cmp_double);
+  CHECK_NEAR(jnum(fr, "first_to_last_span_ms"), starts[n - 1] - starts[0], RC_MS_EPS);
+  CHECK(jnum(fr, "passes_per_second") > 0);
+  /* The median interval between consecutive starts (nearest rank), within rounding. */
+  double intervals[STROBE_MAX_SAMPLES];
+  for (size_t i = 1; i < n; i++) intervals[i - 1] = starts[i] - starts[i - 1];
+  qsort(intervals, n - 1, sizeof *intervals, rc_cmp_double);
+  size_t rank = (50 * (n - 1) + 99) / 100;
+  double median = intervals[rank ? rank - 1 : 0];
+  CHECK_NEAR(jnum(fr, "median_interval_ms"), median, 2 * RC_MS_EPS);
+  if (!jnull(fr, "steady_passes_per_second"))
+    CHECK_NEAR(jnum(fr, "steady_passes_per_second") * jnum(fr, "median_interval_ms"), 1000.0,
+               1000.0 * 0.0011 / jnum(fr, "median_interval_ms") + 0.01);
 }
 
 /* >>summaries: n is the population each figure was computed over. */
@@ -234,19 +325,23 @@ static inline void rc_check_summaries(json_t *doc) {
   size_t i, k;
   json_t *e, *s, *st;
   json_array_foreach(jreq(doc, "stage_summary"), i, e) {
+    /* One entry per stage and run-time parent: n counts the samples that ran
+     * this stage under this parent. */
     const char *name = jstr(e, "name");
-    long long n = 0;
+    json_t *nested_in = jreq(e, "nested_in");
+    long long n = 0, not_open = 0;
     json_array_foreach(samples, k, s) {
       size_t m;
       json_array_foreach(jreq(s, "stages"), m, st) {
-        if (strcmp(jstr(st, "name"), name)) continue;
+        if (strcmp(jstr(st, "name"), name) || !json_equal(jreq(st, "nested_in"), nested_in)) continue;
         n++;
-        json_t *a = jreq(st, "nested_in"), *b = jreq(e, "nested_in");
-        CHECK(json_equal(a, b));
+        not_open += jint(st, "declared_parent_not_open");
+        CHECK(json_equal(jreq(st, "declared_parent"), jreq(e, "declared_parent")));
       }
     }
     CHECK(n >= 1);
     CHECK_EQ_INT(jint(e, "n"), n);
+    CHECK_EQ_INT(jint(e, "declared_parent_not_open"), not_open);
     CHECK(jnum(e, "p50_ms") <= jnum(e, "p95_ms"));
     CHECK(jnum(e, "p95_ms") <= jnum(e, "p99_ms"));
     CHECK(jnum(e, "p99_ms") <= jnum(e, "max_ms"));
@@ -275,16 +370,17 @@ static inline void rc_check_summaries(json_t *doc) {
     if (st_ms > last) last = st_ms;
   }
   CHECK_EQ_INT(jint(doc, "frame_rate.passes"), passes);
-  if (jnull(doc, "frame_rate.passes_per_second")) {
-    CHECK(jnull(doc, "frame_rate.first_to_last_span_ms"));
-    jstr(doc, "frame_rate.null_reason");
-  } else {
-    CHECK(passes >= 2);
-    CHECK(jnull(doc, "frame_rate.null_reason"));
-    double span = jnum(doc, "frame_rate.first_to_last_span_ms");
-    CHECK_NEAR(span, last - first, RC_MS_EPS);
-    CHECK(jnum(doc, "frame_rate.passes_per_second") > 0);
+  rc_check_rates(jreq(doc, "frame_rate"), samples, NULL);
+  (void)first;
+  (void)last;
+  long long by_window = 0;
+  json_t *w;
+  json_array_foreach(jreq(doc, "frame_rate.by_window"), i, w) {
+    rc_check_rates(w, samples, jstr(w, "window"));
+    CHECK(jint(w, "passes") >= 1);
+    by_window += jint(w, "passes");
   }
+  CHECK_EQ_INT(by_window, passes);
 }
 
 /* >>application scopes */
@@ -378,6 +474,22 @@ static inline json_t *check_report_json(const strobe_report *r) {
   CHECK_EQ_INT(counts.dropped, jint(doc, "counts.dropped"));
   CHECK_EQ_INT(counts.boundary_excluded, jint(doc, "counts.boundary_excluded"));
   CHECK_EQ_INT(counts.unfinished, (long long)nunfinished);
+  CHECK(jint(doc, "counts.interleaved") >= 0);
+  CHECK_EQ_INT(counts.unfinished_stalled, jint(doc, "counts.unfinished_stalled"));
+  CHECK_EQ_INT(counts.kind_excluded, jint(doc, "counts.kind_excluded"));
+  CHECK(jint(doc, "counts.kind_excluded") >= 0);
+  /* A session admits only its kinds: nothing else is kept, completed or unfinished. */
+  static const char *const kind_names[] = {"pass", "rebuild", "input", "request"};
+  for (int k = 0; k < 4; k++) {
+    int admitted = 0;
+    size_t m;
+    json_t *v;
+    json_array_foreach(jreq(doc, "session.kinds"), m, v) admitted |= !strcmp(json_string_value(v), kind_names[k]);
+    char path[64];
+    snprintf(path, sizeof path, "counts.completed_by_kind.%s", kind_names[k]);
+    if (!admitted) CHECK_EQ_INT(jint(doc, path), 0);
+    json_array_foreach(jreq(doc, "unfinished"), m, v) if (!admitted) CHECK(strcmp(jstr(v, "kind"), kind_names[k]));
+  }
   CHECK_EQ_INT(jint(doc, "counts.completed_by_kind.pass") + jint(doc, "counts.completed_by_kind.rebuild") +
                    jint(doc, "counts.completed_by_kind.input") + jint(doc, "counts.completed_by_kind.request"),
                jint(doc, "counts.completed"));

@@ -32,7 +32,7 @@ static inline strobe_window su_window(strobe_collector *c, const char *id, uint3
 
 /* Starts an in-process session (owner 0) keeping max_samples (0 = default). */
 static inline void su_start(strobe_collector *c, uint32_t max_samples, char id[STROBE_SESSION_ID_MAX]) {
-  strobe_session_desc o = {max_samples, 0, 0};
+  strobe_session_desc o = {.max_samples = max_samples, .include_devtools = 0, .owner = 0};
   REQUIRE_EQ_INT(strobe_session_start(c, &o, id), 0);
   CHECK(strncmp(id, "profile_", 8) == 0);
 }

@@ -78,6 +78,8 @@ int agg_init(agg *a, const strobe_capture *c, const agg_filter *filter, uint32_t
 
 void agg_free(agg *a) {
   for (uint32_t i = 0; i < a->n_sites; i++) free(a->sites[i].sample);
+  free(a->open_sites);
+  free(a->stage_parents);
   free(a->sites);
   for (uint32_t i = 0; i < a->ops.n_stages; i++) free(a->ops.stages[i].sample);
   free(a->ops.stages);
@@ -94,6 +96,54 @@ static void on_site(agg *a, const strobe_capture *c, uint32_t id) {
   }
   const strobe_capture_site *s = strobe_capture_query_site(c, id);
   a->sites[id].included = !a->filter.name || (s && strstr(s->name, a->filter.name));
+  if (s && s->kind == STROBE_SITE_STAGE) a->track_stage_parents = 1;
+}
+
+/* The open-site slots of a thread (depth 1..AGG_MAX_DEPTH), or NULL. */
+static uint32_t *open_sites_of(agg *a, uint32_t thread) {
+  if (thread >= a->n_open_threads) {
+    uint32_t n = a->n_open_threads ? a->n_open_threads : 8;
+    while (n <= thread) n *= 2;
+    uint32_t *p = realloc(a->open_sites, (size_t)n * (AGG_MAX_DEPTH + 1) * sizeof *p);
+    if (!p) {
+      a->failed = 1;
+      return NULL;
+    }
+    memset(p + (size_t)a->n_open_threads * (AGG_MAX_DEPTH + 1), 0,
+           (size_t)(n - a->n_open_threads) * (AGG_MAX_DEPTH + 1) * sizeof *p);
+    a->open_sites = p;
+    a->n_open_threads = n;
+  }
+  return a->open_sites + (size_t)thread * (AGG_MAX_DEPTH + 1);
+}
+
+/* A completed stage scope: counted under the innermost stage open around it. */
+static void stage_parent(agg *a, const strobe_capture *c, const strobe_capture_record *r) {
+  uint32_t *open = open_sites_of(a, r->thread);
+  if (!open) return;
+  uint32_t parent = 0;
+  for (uint32_t d = r->depth < AGG_MAX_DEPTH ? r->depth : AGG_MAX_DEPTH; d-- > 1 && !parent;) {
+    const strobe_capture_site *p = open[d] ? strobe_capture_query_site(c, open[d]) : NULL;
+    if (p && p->kind == STROBE_SITE_STAGE) parent = open[d];
+  }
+  agg_stage_parent *e = NULL;
+  for (uint32_t i = 0; i < a->n_stage_parents && !e; i++)
+    if (a->stage_parents[i].site == r->site && a->stage_parents[i].parent == parent) e = &a->stage_parents[i];
+  if (!e) {
+    if (a->n_stage_parents == AGG_MAX_STAGE_PARENTS) {
+      a->stage_parents_cut++;
+      return;
+    }
+    if (!a->stage_parents && !(a->stage_parents = calloc(AGG_MAX_STAGE_PARENTS, sizeof *a->stage_parents))) {
+      a->failed = 1;
+      return;
+    }
+    e = &a->stage_parents[a->n_stage_parents++];
+    *e = (agg_stage_parent){r->site, parent, 0, 0, 0};
+  }
+  e->count++;
+  e->total_ns += r->duration_ns;
+  if (r->duration_ns > e->max_ns) e->max_ns = r->duration_ns;
 }
 
 static void on_thread(agg *a, const strobe_capture *c, uint32_t index) {
@@ -199,7 +249,11 @@ static void record_op(agg *a, const strobe_capture_record *r) {
 }
 
 static void record(agg *a, const strobe_capture *c, const strobe_capture_record *r) {
-  if (r->type == STROBE_REC_BEGIN) return; /* half of all records: nothing to do until the END */
+  if (r->type == STROBE_REC_BEGIN) { /* half of all records: only stage parents need them */
+    uint32_t *open = a->track_stage_parents && r->depth <= AGG_MAX_DEPTH ? open_sites_of(a, r->thread) : NULL;
+    if (open) open[r->depth] = r->site;
+    return;
+  }
   if (r->type == STROBE_REC_SITE) {
     on_site(a, c, r->site);
     return;
@@ -222,6 +276,10 @@ static void record(agg *a, const strobe_capture *c, const strobe_capture_record 
       if (a->filter.has_range && !(in_range(a, begin) && in_range(a, r->time_ns))) return;
       if (a->track_frames && r->depth == 1) frames_top(&a->fr, r->thread, begin, dur);
       if (!s->included) return;
+      if (a->track_stage_parents) {
+        const strobe_capture_site *cs = strobe_capture_query_site(c, r->site);
+        if (cs && cs->kind == STROBE_SITE_STAGE) stage_parent(a, c, r);
+      }
       s->self_ns += r->self_ns;
       add_duration(a, s, dur);
       return;
@@ -259,7 +317,7 @@ void agg_record(agg *a, const strobe_capture *c, const strobe_capture_record *r)
 void agg_read_all(agg *a, cli_input *in) {
   strobe_capture_record r;
   while (cli_next(in, &r) > 0)
-    if (r.type != STROBE_REC_BEGIN) record(a, in->cap, &r); /* BEGINs: half the records, nothing to do */
+    if (r.type != STROBE_REC_BEGIN || a->track_stage_parents) record(a, in->cap, &r); /* BEGINs: half the records */
 }
 
 double agg_stddev(const agg_site *s) {

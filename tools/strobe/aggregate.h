@@ -142,6 +142,18 @@ typedef struct agg_ops {
   uint64_t counters_cut;  /* counter values of names past AGG_MAX_OP_COUNTERS: not kept */
 } agg_ops;
 
+/* >>stage parents: a stage site's completed scopes split by the stage that
+ * was open around them on their thread (docs/sessions.md §Stages nest at run
+ * time), so `strobe report` can show which parent each ran under. */
+#define AGG_MAX_STAGE_PARENTS 1024u /* (stage, parent) pairs kept; more are counted in stage_parents_cut */
+#define AGG_MAX_DEPTH 256u          /* scope depths a capture carries (STROBE_MAX_DEPTH) */
+
+typedef struct agg_stage_parent {
+  uint32_t site, parent; /* stage site ids; parent 0: no stage open around it */
+  uint64_t count;
+  double total_ns, max_ns;
+} agg_stage_parent;
+
 /* >>aggregate */
 typedef struct agg {
   agg_filter filter;
@@ -155,6 +167,12 @@ typedef struct agg {
   frames fr;
   agg_ops ops;
   int track_frames;
+  int track_stage_parents;  /* the capture has stage sites: BEGINs are read to know what is open */
+  uint32_t *open_sites;     /* per thread, AGG_MAX_DEPTH + 1 site ids by depth */
+  uint32_t n_open_threads;
+  agg_stage_parent *stage_parents;
+  uint32_t n_stage_parents;
+  uint64_t stage_parents_cut; /* stage scopes whose (stage, parent) pair did not fit */
   int failed;             /* out of memory: figures are incomplete */
 } agg;
 

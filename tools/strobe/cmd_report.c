@@ -7,6 +7,10 @@
  * loop statistics; the writer's overhead per scope; unfinished and lost work
  * stated apart.
  *
+ * Stages that ran under several parents (the stage open around them on
+ * their thread) get a row per parent, so work declared in one phase but run
+ * in others is shown where it ran.
+ *
  * Streams through aggregate.c, so memory is bounded by sites (and their
  * 4096-duration reservoirs) and threads. Never adds unfinished work to any
  * figure and never sums nested (inclusive) totals.
@@ -32,7 +36,8 @@ static const char g_usage[] =
     "and steady, from the median frame interval (fps_steady_median_interval), which one\n"
     "long stall does not pull down. Operations by kind with their stages and counters.\n"
     "Counters (sum of deltas), gauges (last, min, max), values, loop statistics, and the\n"
-    "writer's overhead per scope.\n"
+    "writer's overhead per scope. A stage name that ran under several parent stages gets\n"
+    "one row per parent (\"nested in\": the stage open around it when it ran).\n"
     "\n"
     "  --thread NAME|INDEX  only this thread (all digits: a thread index)\n"
     "  --name SUBSTR        only sites whose name contains SUBSTR\n"
@@ -80,6 +85,24 @@ static uint32_t count_kind(const report *x, uint32_t kind) {
     if (s && s->kind == kind && x->a.sites[id].count && x->a.sites[id].included) n++;
   }
   return n;
+}
+
+/* >>stage parents: only names that ran under more than one parent stage. */
+static const char *site_name_of(const report *x, uint32_t id) {
+  const strobe_capture_site *s = id ? strobe_capture_query_site(x->in.cap, id) : NULL;
+  return s ? s->name : NULL;
+}
+
+static int same_name(const char *a, const char *b) { return a == b || (a && b && !strcmp(a, b)); }
+
+/* 1 when the entry's stage name has entries under at least two parent names. */
+static int several_parents(const report *x, const agg_stage_parent *e) {
+  const char *name = site_name_of(x, e->site), *parent = site_name_of(x, e->parent);
+  for (uint32_t i = 0; i < x->a.n_stage_parents; i++) {
+    const agg_stage_parent *o = &x->a.stage_parents[i];
+    if (same_name(site_name_of(x, o->site), name) && !same_name(site_name_of(x, o->parent), parent)) return 1;
+  }
+  return 0;
 }
 
 /* >>json */
@@ -292,6 +315,21 @@ static void write_json(cli_output *o, report *x, const uint32_t *ids, uint32_t n
   numbers_json(&j, x, "values", STROBE_SITE_VALUE);
   numbers_json(&j, x, "loops", STROBE_SITE_CUMULATIVE);
 
+  strobe__json_array(&j, "stage_parents");
+  for (uint32_t i = 0; i < x->a.n_stage_parents; i++) {
+    const agg_stage_parent *e = &x->a.stage_parents[i];
+    if (!several_parents(x, e)) continue;
+    strobe__json_object(&j, NULL);
+    strobe__json_str(&j, "name", site_name_of(x, e->site));
+    strobe__json_str(&j, "nested_in", site_name_of(x, e->parent));
+    strobe__json_uint(&j, "count", e->count);
+    strobe__json_num(&j, "total_ns", e->total_ns, 1);
+    strobe__json_num(&j, "max_ns", e->max_ns, 1);
+    strobe__json_end(&j);
+  }
+  strobe__json_end(&j);
+  strobe__json_uint(&j, "stage_parents_cut", x->a.stage_parents_cut);
+
   strobe__json_object(&j, "overhead");
   strobe__json_num(&j, "per_scope_ns", h->overhead_per_scope_ns, 3);
   strobe__json_uint(&j, "scopes", t.scopes);
@@ -465,6 +503,21 @@ static void write_text(cli_output *o, report *x, const uint32_t *ids, uint32_t n
   numbers_text(f, x, STROBE_SITE_GAUGE);
   numbers_text(f, x, STROBE_SITE_VALUE);
   numbers_text(f, x, STROBE_SITE_CUMULATIVE);
+
+  int header = 0;
+  for (uint32_t i = 0; i < x->a.n_stage_parents; i++) {
+    const agg_stage_parent *e = &x->a.stage_parents[i];
+    if (!several_parents(x, e)) continue;
+    if (!header++)
+      fprintf(f, "\nstages that ran under several parents (nested in: the stage open around it; do not sum)\n"
+                 "  %-28s %-28s %10s %12s %12s\n", "stage", "nested in", "count", "total ms", "max ms");
+    const char *parent = site_name_of(x, e->parent);
+    fprintf(f, "  %-28.28s %-28.28s %10llu %12.4f %12.4f\n", site_name_of(x, e->site), parent ? parent : "-",
+            (unsigned long long)e->count, MS(e->total_ns), MS(e->max_ns));
+  }
+  if (x->a.stage_parents_cut)
+    fprintf(f, "  %llu stage scopes not split by parent: more than %u (stage, parent) pairs\n",
+            (unsigned long long)x->a.stage_parents_cut, AGG_MAX_STAGE_PARENTS);
 
   fprintf(f, "\noverhead %.1f ns per scope (self-measured by the writer): about %.3f ms over %llu scopes\n",
           h->overhead_per_scope_ns, MS(h->overhead_per_scope_ns * (double)t.scopes), (unsigned long long)t.scopes);
