@@ -49,7 +49,7 @@ static void unlock_unheld(void) { strobe__threads_unlock(); }
 static void admit_unlocked(void) {
   strobe_collector *c = NULL;
   CHECK_EQ_INT(strobe_collector_create(&c), 0);
-  (void)strobe__admissible(c, 0, 0);
+  (void)strobe__admissible(c, STROBE_OP_PASS, 0, 0);
 }
 
 /* Runs fn in a child with stderr captured; returns 1 when the child died of
@@ -148,7 +148,7 @@ static void test_held(void) {
   CHECK_EQ_INT(strobe_collector_create(&c), 0);
   strobe__mutex_lock(&c->lock);
   CHECK(strobe__mutex_held(&c->lock));
-  CHECK_EQ_INT(strobe__admissible(c, 0, 0), 0); /* no session: nothing admits */
+  CHECK_EQ_INT(strobe__admissible(c, STROBE_OP_PASS, 0, 0), 0); /* no session: nothing admits */
   strobe__mutex_unlock(&c->lock);
   CHECK(!strobe__mutex_held(&c->lock));
   strobe_collector_release(c);
