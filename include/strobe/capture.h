@@ -21,10 +21,14 @@
 extern "C" {
 #endif
 
+/* The capture format version this library writes and reads
+ * (docs/capture-format.md); other versions fail with STROBE_EVERSION. */
+#define STROBE_CAPTURE_FORMAT_VERSION 1u
+
 typedef struct strobe_capture strobe_capture;
 
 typedef struct strobe_capture_header {
-  uint32_t version;              /* format version (1) */
+  uint32_t version;              /* format version: STROBE_CAPTURE_FORMAT_VERSION */
   char kind[16];                 /* "file", "flight-recorder", "stream" */
   char clock_source[16];         /* "tsc", "cntvct", "monotonic" */
   int clock_invariant;           /* 1 when the tick source is constant-rate */

@@ -166,14 +166,23 @@ STROBE_API int strobe_thread_set_name(const char *name);
  * The site belongs to its call site (static storage). */
 STROBE_API const strobe_site *strobe_thread_query_scope(void);
 
-/* Misuse counters of the calling process, summed over all threads. */
+/* The misuse counters: the one list, in the order a capture's footer stores
+ * them (docs/capture-format.md, Totals). X(name): a field of strobe_misuse
+ * and the key every report, export and viewer uses for it. */
+#define STROBE_MISUSE_MAP(X)                                                                      \
+  X(end_without_begin)   /* STROBE_END with no open scope: ignored */                            \
+  X(unbalanced)          /* scopes closed out of order: inner ones closed first */               \
+  X(open_at_exit)        /* scopes still open when their thread exited: left unfinished */       \
+  X(depth_overflow)      /* scopes deeper than STROBE_MAX_DEPTH: not recorded */                 \
+  X(value_without_scope) /* STROBE_VALUE with no open scope: ignored */                          \
+  X(cumulative_overflow) /* more than 16 distinct loop sites open at once on a thread: ignored */
+
+/* Misuse counters of the calling process, summed over all threads; one
+ * uint64_t per STROBE_MISUSE_MAP entry, in its order. */
 typedef struct strobe_misuse {
-  uint64_t end_without_begin; /* STROBE_END with no open scope: ignored */
-  uint64_t unbalanced;        /* scopes closed out of order: inner ones closed first */
-  uint64_t open_at_exit;      /* scopes still open when their thread exited: left unfinished */
-  uint64_t depth_overflow;    /* scopes deeper than STROBE_MAX_DEPTH: not recorded */
-  uint64_t value_without_scope; /* STROBE_VALUE with no open scope: ignored */
-  uint64_t cumulative_overflow; /* more than 16 distinct loop sites open at once on a thread: ignored */
+#define STROBE__MISUSE_FIELD(name) uint64_t name;
+  STROBE_MISUSE_MAP(STROBE__MISUSE_FIELD)
+#undef STROBE__MISUSE_FIELD
 } strobe_misuse;
 STROBE_API strobe_misuse strobe_query_misuse(void);
 
@@ -208,25 +217,64 @@ static inline const strobe_site *strobe_current_scope(void) { return strobe_thre
  * ====================================================================== */
 #define STROBE_MAX_DEPTH 256 /* open scopes per thread (the capture format's bound); deeper ones are counted, not recorded */
 
-/* Event kinds as consumers see them (and as capture files number them). */
+/* Event kinds as consumers see them and as capture files number them
+ * (docs/capture-format.md, EVENTS payload): the one table. A new kind is one
+ * line here; tests/test_capture_vocab.c writes every line through a capture
+ * and reads it back, so a kind without its encoding or its record fails.
+ *   NAME      STROBE__EV_<NAME>
+ *   number    the kind byte of a ring event and the `kind` of a capture op,
+ *             1..255 (the word's high bits carry LOST's depth); no kind that
+ *             can sit in a ring is a multiple of 8 (see STROBE__EV_RING_LOST)
+ *   slots     PAYLOAD events that follow it, each carrying one 8-byte word in
+ *             `ts`; a consumer never sees an event split from its slots (OP
+ *             says its own number in its data: strobe__payload_slots)
+ *   operands  its encoding in an EVENTS block (STROBE__OPERANDS_<operands>,
+ *             src/format/codec.h)
+ *   record    what a capture reader returns for it (strobe/capture.h), 0: none */
+#define STROBE__EVENT_KINDS(X)                                                                             \
+  X(BEGIN, 1, 0, BEGIN, STROBE_REC_BEGIN)     /* data: site id */                                          \
+  X(END, 2, 0, END, STROBE_REC_END)           /* data: the site id of the scope it closes */               \
+  X(VALUE, 3, 1, SITE_F64S, STROBE_REC_VALUE) /* data: site; slot: the double */                           \
+  X(COUNTER, 4, 1, SITE_F64S, STROBE_REC_COUNTER) /* data: site; slot: the double delta */                 \
+  X(GAUGE, 5, 1, SITE_F64S, STROBE_REC_GAUGE) /* data: site; slot: the double level */                     \
+  X(FRAME, 6, 0, SITE_VARINTS, STROBE_REC_FRAME) /* data: site */                                          \
+  X(CUMULATIVE, 7, 4, SITE_VARINTS, STROBE_REC_CUMULATIVE) /* data: site; slots: count, total, min, max */ \
+  X(LOST, 8, 0, LOST, STROBE_REC_LOST) /* data: events lost before this point; high bits: depth after */   \
+  X(PAYLOAD, 9, 0, NONE, 0)            /* one slot of the event before it */                                 \
+  X(OP, 10, 0, OPS, 0) /* an operation event (src/session/operation.c): data = sub-kind in the low 8 bits,  \
+                        * its payload slots above them (strobe__payload_slots, src/probe/probe.h); read     \
+                        * back from the OPS block as operation records */
+
 enum {
-  STROBE__EV_BEGIN = 1,
-  STROBE__EV_END = 2,       /* data: the site id of the scope it closes */
-  STROBE__EV_VALUE = 3,     /* data: site; next slot carries the double */
-  STROBE__EV_COUNTER = 4,   /* next slot carries the double delta */
-  STROBE__EV_GAUGE = 5,     /* next slot carries the double level */
-  STROBE__EV_FRAME = 6,
-  STROBE__EV_CUMULATIVE = 7, /* followed by 4 payload slots: count, total, min, max */
-  STROBE__EV_LOST = 8,      /* data: events lost before this point; word high bits: depth after loss */
-  STROBE__EV_PAYLOAD = 9,   /* raw 8+8 bytes belonging to the previous event */
-  STROBE__EV_OP = 10,       /* an operation event (src/session/operation.c): data = STROBE__OPEV_* in the
-                             * low 8 bits, payload slots that follow above them (src/probe/probe.h) */
+#define STROBE__EV_ENUM(name, number, slots, operands, record) STROBE__EV_##name = number,
+  STROBE__EVENT_KINDS(STROBE__EV_ENUM)
+#undef STROBE__EV_ENUM
   /* Only inside a ring, rewritten by the drain before consumers see it: a
    * LOST marker whose depth the drain fills in. No in-ring kind may be a
    * multiple of 8, because an 8-byte-aligned site pointer in place of kind
    * and data is how the inline BEGIN writes itself. */
   STROBE__EV_RING_LOST = 12
 };
+
+/* Each kind's payload slots as a constant (STROBE__SLOTS_<NAME>), for code
+ * that writes or checks them at compile time. */
+enum {
+#define STROBE__SLOTS_ENUM(name, number, slots, operands, record) STROBE__SLOTS_##name = slots,
+  STROBE__EVENT_KINDS(STROBE__SLOTS_ENUM)
+#undef STROBE__SLOTS_ENUM
+  STROBE__EV_MAX_SLOTS = 4 /* the most any kind has (CUMULATIVE's); src/collect/drain.c checks */
+};
+
+/* Payload slots that follow an event of this kind (0 for unknown kinds). */
+static inline uint32_t strobe__ev_slots(uint32_t kind) {
+  switch (kind) {
+#define STROBE__EV_SLOTS(name, number, slots, operands, record) \
+  case number: return slots;
+    STROBE__EVENT_KINDS(STROBE__EV_SLOTS)
+#undef STROBE__EV_SLOTS
+    default: return 0;
+  }
+}
 
 /* 16 bytes. In a ring, the inline BEGIN stores its site pointer over kind
  * and data (one 8-byte store; the drain turns it into BEGIN + site id), and

@@ -478,12 +478,7 @@ static void follow(strobe_flight_recorder *fr, track *tr, const strobe__event *e
         }
         tr->depth--;
         break;
-      case STROBE__EV_VALUE:
-      case STROBE__EV_COUNTER:
-      case STROBE__EV_GAUGE: tr->pend = 1; break;
-      case STROBE__EV_CUMULATIVE: tr->pend = 4; break;
       case STROBE__EV_OP:
-        tr->pend = strobe__payload_slots(e->kind, e->data);
         tr->op_end = strobe__opev_sub(e->data) == STROBE__OPEV_END;
         tr->op_slot = 0;
         tr->op_ts = e->ts;
@@ -499,8 +494,10 @@ static void follow(strobe_flight_recorder *fr, track *tr, const strobe__event *e
         while (tr->nopen && tr->open[tr->nopen - 1].depth > tr->depth) tr->nopen--;
         tr->frame_ts = 0;
         break;
-      default: continue; /* a payload whose event predates the recorder */
+      case STROBE__EV_PAYLOAD: continue; /* its event predates the recorder */
+      default: break;
     }
+    tr->pend = strobe__payload_slots(e->kind, e->data);
     tr->last_ts = e->ts;
   }
 }
@@ -629,51 +626,13 @@ typedef struct dthread {
   uint32_t index;
   uint64_t os_tid;
   char name[STROBE__THREAD_NAME_MAX];
-  uint64_t events, lost; /* in this dump, for the footer */
 } dthread;
 
 static int fd_sink(void *ctx, const void *data, size_t len) { return strobe__write_all(*(int *)ctx, data, len); }
 
-static dthread *find_thread(dthread *t, uint32_t n, uint32_t index) {
-  uint32_t lo = 0, hi = n; /* rows are in index order */
-  while (lo < hi) {
-    uint32_t mid = lo + (hi - lo) / 2;
-    if (t[mid].index < index)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo < n && t[lo].index == index ? &t[lo] : NULL;
-}
-
-/* The FOOTER, with the events and losses of this dump's blocks. */
-static int write_footer(int fd, uint64_t end_ticks, const dthread *t, uint32_t n, const strobe_misuse *m) {
-  strobe__buf raw = {0};
-  strobe__buf_varint(&raw, end_ticks);
-  strobe__buf_varint(&raw, n);
-  for (uint32_t i = 0; i < n; i++) {
-    strobe__buf_varint(&raw, t[i].index);
-    strobe__buf_varint(&raw, t[i].events);
-    strobe__buf_varint(&raw, t[i].lost);
-  }
-  const uint64_t mis[6] = {m->end_without_begin, m->unbalanced,          m->open_at_exit,
-                           m->depth_overflow,    m->value_without_scope, m->cumulative_overflow};
-  for (int i = 0; i < 6; i++) strobe__buf_varint(&raw, mis[i]);
-  int rc = STROBE_ENOMEM;
-  if (!raw.failed) {
-    uint8_t hdr[STROBE__BLOCK_HEADER];
-    strobe__block_header h = {STROBE__BLK_FOOTER, STROBE__CODEC_RAW, (uint32_t)raw.len, (uint32_t)raw.len, 0};
-    strobe__block_header_encode(hdr, &h);
-    h.crc = strobe__block_crc(hdr, raw.data, raw.len);
-    strobe__block_header_encode(hdr, &h);
-    rc = strobe__write_all(fd, hdr, sizeof hdr);
-    if (!rc) rc = strobe__write_all(fd, raw.data, raw.len);
-  }
-  strobe__buf_free(&raw);
-  return rc;
-}
-
-/* Writes the snapshot as a complete capture. The caller holds the pin
+/* Writes the snapshot as a complete capture through a writer of its own:
+ * header, SITES and THREAD, the retained blocks as they are, and the footer
+ * with the events and losses of those blocks. The caller holds the pin
  * (fr->dumping) and releases it afterwards. */
 static int write_dump(strobe_flight_recorder *fr, const snapshot *s, int fd) {
   STROBE_ASSERT(!strobe__drain_held()); /* file I/O: never on the drain thread */
@@ -699,7 +658,6 @@ static int write_dump(strobe_flight_recorder *fr, const snapshot *s, int fd) {
   strobe__mutex_unlock(&fr->lock);
   if (!t) return STROBE_ENOMEM;
 
-  /* Header, SITES and THREAD through a writer of its own. */
   strobe__writer *w = NULL;
   strobe__writer_desc wd = {"flight-recorder", fr->desc.flush_interval_ms, fr->desc.compression_level,
                             fr->overhead_ns, fd_sink, &fd, NULL};
@@ -713,10 +671,10 @@ static int write_dump(strobe_flight_recorder *fr, const snapshot *s, int fd) {
       const char *label = strobe__label_get(id);
       if (label) strobe__writer_label(w, id, label);
     }
-    for (uint32_t i = 0; i < n; i++) strobe__writer_thread(w, t[i].index, t[i].os_tid, t[i].name, 0);
+    for (uint32_t i = 0; i < k; i++) strobe__writer_thread(w, t[i].index, t[i].os_tid, t[i].name, 0);
     rc = strobe__writer_flush(w);
   }
-  strobe__writer_destroy(w);
+  free(t);
 
   /* The retained blocks, oldest first; each written one lets eviction pass it. */
   size_t off = s->off;
@@ -726,17 +684,16 @@ static int write_dump(strobe_flight_recorder *fr, const snapshot *s, int fd) {
     off = next_start(fr, off);
     entry e = *at(fr, off);
     strobe__mutex_unlock(&fr->lock);
-    rc = strobe__write_all(fd, at(fr, off) + 1, e.size);
-    dthread *dt = e.thread == NO_THREAD ? NULL : find_thread(t, n, e.thread);
-    if (dt && e.type == STROBE__BLK_EVENTS) dt->events += e.count;
-    if (dt && e.type == STROBE__BLK_LOST) dt->lost += e.count;
+    strobe__block_info info = {e.type, e.thread, e.count, e.first, e.last};
+    strobe__writer_block(w, &info, at(fr, off) + 1, e.size);
+    rc = strobe__writer_error(w);
     off += entry_bytes(e.size);
   }
   if (!rc) {
     strobe_misuse m = strobe__misuse_since(&fr->misuse_base);
-    rc = write_footer(fd, s->end_ticks, t, n, &m);
+    rc = strobe__writer_finish(w, s->end_ticks, &m);
   }
-  free(t);
+  strobe__writer_destroy(w);
   return rc;
 }
 

@@ -271,16 +271,12 @@ static void on_events(void *ctx, uint32_t index, const strobe__event *ev, size_t
         /* Both belong to the innermost open scope: withheld with it when its
          * BEGIN was dropped, or the reader would pin them on its parent. */
         if (t->depth && t->depth <= TRACK_DEPTH && is_unrec(t, t->depth - 1)) drop = 1;
-        /* fall through */
-      case STROBE__EV_COUNTER:
-      case STROBE__EV_GAUGE:
-      case STROBE__EV_OP: /* whole, with its payload slots, or not at all */
-        t->payload_left = strobe__payload_slots(e->kind, e->data);
-        t->payload_drop = drop;
         break;
       default:
         break;
     }
+    t->payload_left = strobe__payload_slots(e->kind, e->data); /* whole, with its payload slots, or not at all */
+    t->payload_drop = drop;
     if (drop) {
       PASS_RUN(i);
       run = i + 1;

@@ -77,6 +77,15 @@ static uint32_t site_id(strobe_site *site) {
   return g_site_cache[slot].id;
 }
 
+/* What the drain and every consumer rely on in the event-kind table (strobe.h). */
+#define CHECK_KIND(name, number, slots, operands, record)                                                     \
+  _Static_assert((number) > 0 && (number) < 256, #name ": a kind is the low byte of its word");              \
+  _Static_assert((number) % 8 != 0 || (number) == STROBE__EV_LOST, #name ": an in-ring kind is never a multiple of 8"); \
+  _Static_assert((number) != STROBE__EV_RING_LOST, #name ": the number is RING_LOST's");                     \
+  _Static_assert((slots) <= STROBE__EV_MAX_SLOTS, #name ": more payload slots than STROBE__EV_MAX_SLOTS");
+STROBE__EVENT_KINDS(CHECK_KIND)
+#undef CHECK_KIND
+
 /* Turns a run of ring events into the form consumers see (strobe.h): a
  * site pointer becomes BEGIN with the site's id, an END gets the id of the
  * scope it closes, a ring LOST marker gets the stream's depth. The drain

@@ -441,7 +441,7 @@ static int read_block(strobe_capture *c, uint8_t *type) {
   /* Bound stored_len before reading it, so a corrupt length cannot make us
    * buffer gigabytes. A zstd frame never exceeds ZSTD_compressBound. */
   if (h.raw_len > STROBE__MAX_BLOCK_RAW) return STROBE_ECORRUPT;
-  int known = h.type >= STROBE__BLK_SITES && h.type <= STROBE__BLK_LABELS;
+  int known = strobe__block_known(h.type);
   if (h.codec == STROBE__CODEC_RAW) {
     if (h.stored_len != h.raw_len) return STROBE_ECORRUPT;
   } else if (h.codec == STROBE__CODEC_ZSTD) {
@@ -552,14 +552,16 @@ static int block_footer(strobe_capture *c) {
     (void)strobe__cur_varint(&c->cur); /* lost: already counted from LOST markers and blocks */
     if (!thread_at(c, index)) range = 1;
   }
-  uint64_t misuse[6];
-  for (int i = 0; i < 6; i++) misuse[i] = strobe__cur_varint(&c->cur);
+  strobe_misuse misuse;
+#define MISUSE(name) misuse.name = strobe__cur_varint(&c->cur);
+  STROBE_MISUSE_MAP(MISUSE)
+#undef MISUSE
   int r = payload_done(&c->cur);
   if (r) return r;
   if (range) return STROBE_ERANGE;
   c->totals.footer = 1;
   c->totals.end_ticks = end_ticks;
-  c->totals.misuse = (strobe_misuse){misuse[0], misuse[1], misuse[2], misuse[3], misuse[4], misuse[5]};
+  c->totals.misuse = misuse;
   return 0;
 }
 
@@ -657,104 +659,141 @@ static int site_operand(strobe_capture *c, uint32_t *site) {
   return site_at(c, id) ? 0 : STROBE_ERANGE;
 }
 
+/* What a reader returns for an event kind (the `record` column of
+ * STROBE__EVENT_KINDS), 0 for kinds it does not know. */
+static int kind_record(uint32_t kind) {
+  switch (kind) {
+#define RECORD(name, number, slots, operands, record) \
+  case number: return record;
+    STROBE__EVENT_KINDS(RECORD)
+#undef RECORD
+    default: return 0;
+  }
+}
+
+/* An op BEGIN: the scope goes on the thread's stack. */
+static int event_begin(strobe_capture *c, rthread *t, uint64_t op, uint64_t ticks, strobe_capture_record *rec) {
+  uint64_t id = op >> STROBE__OP_BITS;
+  if (!site_at(c, id)) return STROBE_ERANGE;
+  int r = push_frame(t, (uint32_t)id, ticks);
+  if (r) return r;
+  rec->type = STROBE_REC_BEGIN;
+  rec->site = (uint32_t)id;
+  rec->depth = t->depth;
+  return 1;
+}
+
+/* An op END: closes the innermost scope, with its duration and self time.
+ * Returns 0 for an orphan (its BEGIN predates the capture): counted, no record. */
+static int event_end(strobe_capture *c, rthread *t, uint64_t op, uint64_t ticks, strobe_capture_record *rec) {
+  if (op != STROBE__OP_END) return STROBE_ECORRUPT;
+  if (t->depth == 0) {
+    c->totals.orphan_ends++;
+    return 0;
+  }
+  frame *f = &t->stack[t->depth - 1];
+  uint64_t dur = ticks - f->begin;
+  rec->type = STROBE_REC_END;
+  rec->site = f->site;
+  rec->depth = t->depth;
+  rec->duration_ns = span_ns(c, dur);
+  rec->self_ns = span_ns(c, dur - f->child);
+  t->depth--;
+  if (t->depth) t->stack[t->depth - 1].child += dur;
+  c->totals.scopes++;
+  return 1;
+}
+
+/* A LOST marker (data: events lost; hi: the depth after the loss): scopes
+ * deeper than that lost their END. */
+static int event_lost(strobe_capture *c, rthread *t, uint64_t lost, uint64_t depth, strobe_capture_record *rec) {
+  if (depth > STROBE__MAX_READER_DEPTH) return STROBE_ERANGE;
+  while (t->depth > depth) {
+    t->depth--;
+    c->totals.lost_scopes++;
+  }
+  /* Not added to the loss totals: the thread's LOST blocks count these
+   * same drops (and those no marker followed), so adding both would count
+   * them twice. */
+  rec->depth = t->depth;
+  rec->lost = lost;
+  return 1;
+}
+
+/* An op OTHER: the kind's operands, as its row of STROBE__EVENT_KINDS says,
+ * then the record filled from them. */
+static int event_other(strobe_capture *c, rthread *t, uint64_t op, strobe_capture_record *rec) {
+  uint64_t kind = op >> STROBE__OP_BITS;
+  uint32_t k = kind <= 0xffu ? (uint32_t)kind : 0;
+  uint32_t operands = strobe__ev_operands(k), slots = strobe__ev_slots(k);
+  uint64_t hi = 0, slot[STROBE__EV_MAX_SLOTS] = {0};
+  int r;
+  rec->depth = t->depth;
+  rec->type = (strobe_capture_record_type)kind_record(k);
+  switch (operands) {
+    case STROBE__OPERANDS_SITE_VARINTS:
+    case STROBE__OPERANDS_SITE_F64S:
+      if ((r = site_operand(c, &rec->site))) return r;
+      for (uint32_t i = 0; i < slots; i++)
+        slot[i] = operands == STROBE__OPERANDS_SITE_F64S ? strobe__cur_u64(&c->ops) : strobe__cur_varint(&c->ops);
+      break;
+    case STROBE__OPERANDS_LOST:
+      slot[0] = strobe__cur_varint(&c->ops); /* the event's data */
+      hi = strobe__cur_varint(&c->ops);      /* the kind word's high bits */
+      break;
+    default: return STROBE_ECORRUPT; /* operands of unknown size: cannot go on */
+  }
+  if (c->ops.bad || !rec->type) return STROBE_ECORRUPT;
+  double ns = c->header.ns_per_tick;
+  switch (rec->type) {
+    case STROBE_REC_VALUE:
+    case STROBE_REC_COUNTER:
+    case STROBE_REC_GAUGE: memcpy(&rec->value, &slot[0], sizeof rec->value); return 1;
+    case STROBE_REC_CUMULATIVE: /* statistics in ticks */
+      rec->count = slot[0];
+      rec->total_ns = (double)slot[1] * ns;
+      rec->min_ns = (double)slot[2] * ns;
+      rec->max_ns = (double)slot[3] * ns;
+      return 1;
+    case STROBE_REC_LOST: return event_lost(c, t, slot[0], hi, rec);
+    default: return 1; /* the site and time say it all (FRAME) */
+  }
+}
+
+/* Decodes the next event's op and time delta and advances the clock. */
+static int next_event(strobe_capture *c, rthread *t, uint64_t *op, uint64_t *ticks) {
+  c->ev_left--;
+  *op = strobe__cur_varint(&c->ops);
+  uint64_t delta = strobe__cur_varint(&c->times);
+  if (c->ops.bad || c->times.bad) return STROBE_ECORRUPT;
+  /* Unsigned: a hostile delta wraps instead of overflowing. */
+  *ticks = c->ev_ticks + (uint64_t)strobe__unzigzag(delta);
+  c->ev_ticks = *ticks;
+  c->totals.events++;
+  t->pub.events++;
+  if (!c->totals.footer && *ticks > c->totals.end_ticks) c->totals.end_ticks = *ticks;
+  return 0;
+}
+
 /* Returns 1 with the next record of the EVENTS block, 0 when the block is
  * used up, or an error. Orphan ENDs are skipped within the call. */
 static int step_events(strobe_capture *c, strobe_capture_record *rec) {
   rthread *t = c->ev_thread;
   while (c->ev_left > 0) {
-    c->ev_left--;
-    uint64_t op = strobe__cur_varint(&c->ops);
-    uint64_t delta = strobe__cur_varint(&c->times);
-    if (c->ops.bad || c->times.bad) return STROBE_ECORRUPT;
-    /* Unsigned: a hostile delta wraps instead of overflowing. */
-    uint64_t ticks = c->ev_ticks + (uint64_t)strobe__unzigzag(delta);
-    c->ev_ticks = ticks;
-    c->totals.events++;
-    t->pub.events++;
-    if (!c->totals.footer && ticks > c->totals.end_ticks) c->totals.end_ticks = ticks;
-
+    uint64_t op, ticks;
+    int r = next_event(c, t, &op, &ticks);
+    if (r) return r;
     rec->thread = t->pub.index;
     rec->ticks = ticks;
     rec->time_ns = ticks_to_ns(c, ticks);
-    int r;
-    switch (op & 3) {
-      case STROBE__OP_BEGIN: {
-        uint64_t id = op >> 2;
-        if (!site_at(c, id)) return STROBE_ERANGE;
-        if ((r = push_frame(t, (uint32_t)id, ticks))) return r;
-        rec->type = STROBE_REC_BEGIN;
-        rec->site = (uint32_t)id;
-        rec->depth = t->depth;
-        return 1;
-      }
-      case STROBE__OP_END: {
-        if (op != STROBE__OP_END) return STROBE_ECORRUPT;
-        if (t->depth == 0) { /* its BEGIN predates the capture */
-          c->totals.orphan_ends++;
-          memset(rec, 0, sizeof *rec);
-          continue;
-        }
-        frame *f = &t->stack[t->depth - 1];
-        uint64_t dur = ticks - f->begin;
-        rec->type = STROBE_REC_END;
-        rec->site = f->site;
-        rec->depth = t->depth;
-        rec->duration_ns = span_ns(c, dur);
-        rec->self_ns = span_ns(c, dur - f->child);
-        t->depth--;
-        if (t->depth) t->stack[t->depth - 1].child += dur;
-        c->totals.scopes++;
-        return 1;
-      }
-      case STROBE__OP_OTHER: break;
+    switch (op & ((1u << STROBE__OP_BITS) - 1)) {
+      case STROBE__OP_BEGIN: return event_begin(c, t, op, ticks, rec);
+      case STROBE__OP_END: r = event_end(c, t, op, ticks, rec); break;
+      case STROBE__OP_OTHER: return event_other(c, t, op, rec);
       default: return STROBE_ECORRUPT;
     }
-    rec->depth = t->depth;
-    switch (op >> 2) {
-      case 3: /* VALUE */
-      case 4: /* COUNTER */
-      case 5: /* GAUGE */
-        if ((r = site_operand(c, &rec->site))) return r;
-        rec->value = strobe__cur_f64(&c->ops);
-        if (c->ops.bad) return STROBE_ECORRUPT;
-        rec->type = op >> 2 == 3 ? STROBE_REC_VALUE : op >> 2 == 4 ? STROBE_REC_COUNTER : STROBE_REC_GAUGE;
-        return 1;
-      case 6: /* FRAME */
-        if ((r = site_operand(c, &rec->site))) return r;
-        rec->type = STROBE_REC_FRAME;
-        return 1;
-      case 7: { /* CUMULATIVE: statistics in ticks */
-        if ((r = site_operand(c, &rec->site))) return r;
-        rec->count = strobe__cur_varint(&c->ops);
-        uint64_t total = strobe__cur_varint(&c->ops);
-        uint64_t min = strobe__cur_varint(&c->ops);
-        uint64_t max = strobe__cur_varint(&c->ops);
-        if (c->ops.bad) return STROBE_ECORRUPT;
-        rec->type = STROBE_REC_CUMULATIVE;
-        rec->total_ns = (double)total * c->header.ns_per_tick;
-        rec->min_ns = (double)min * c->header.ns_per_tick;
-        rec->max_ns = (double)max * c->header.ns_per_tick;
-        return 1;
-      }
-      case 8: { /* LOST: scopes deeper than `depth` lost their END */
-        uint64_t lost = strobe__cur_varint(&c->ops);
-        uint64_t depth = strobe__cur_varint(&c->ops);
-        if (c->ops.bad) return STROBE_ECORRUPT;
-        if (depth > STROBE__MAX_READER_DEPTH) return STROBE_ERANGE;
-        while (t->depth > depth) {
-          t->depth--;
-          c->totals.lost_scopes++;
-        }
-        /* Not added to the loss totals: the thread's LOST blocks count these
-         * same drops (and those no marker followed), so adding both would
-         * count them twice. */
-        rec->type = STROBE_REC_LOST;
-        rec->depth = t->depth;
-        rec->lost = lost;
-        return 1;
-      }
-      default: return STROBE_ECORRUPT; /* operands of unknown size: cannot go on */
-    }
+    if (r) return r;
+    memset(rec, 0, sizeof *rec); /* an orphan END: on to the next event */
   }
   /* Both streams must be used up exactly. */
   if (c->ops.p != c->ops.end || c->times.p != c->times.end) return STROBE_ECORRUPT;

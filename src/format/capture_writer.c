@@ -330,7 +330,32 @@ static void put_time(wthread *t, uint64_t ts) {
   t->events++;
 }
 
-static void put_other(wthread *t, uint32_t kind) { strobe__buf_varint(&t->ops, (uint64_t)kind << 2 | STROBE__OP_OTHER); }
+/* Encodes one EVENTS entry: an event (its kind word, data and time) with
+ * its payload slots, as its kind's operands say (STROBE__EVENT_KINDS in
+ * strobe/strobe.h). */
+static void encode(wthread *t, uint32_t word, uint32_t data, uint64_t ts, const uint64_t *slot) {
+  uint32_t kind = word & 0xffu;
+  uint32_t operands = strobe__ev_operands(kind);
+  switch (operands) {
+    case STROBE__OPERANDS_BEGIN: strobe__buf_varint(&t->ops, (uint64_t)data << STROBE__OP_BITS | STROBE__OP_BEGIN); break;
+    case STROBE__OPERANDS_END: strobe__buf_varint(&t->ops, STROBE__OP_END); break;
+    case STROBE__OPERANDS_SITE_VARINTS:
+    case STROBE__OPERANDS_SITE_F64S:
+    case STROBE__OPERANDS_LOST:
+      strobe__buf_varint(&t->ops, (uint64_t)kind << STROBE__OP_BITS | STROBE__OP_OTHER);
+      strobe__buf_varint(&t->ops, data);
+      if (operands == STROBE__OPERANDS_LOST) strobe__buf_varint(&t->ops, word >> 8);
+      for (uint32_t i = 0; i < strobe__ev_slots(kind); i++) {
+        if (operands == STROBE__OPERANDS_SITE_F64S)
+          strobe__buf_u64(&t->ops, slot[i]);
+        else
+          strobe__buf_varint(&t->ops, slot[i]);
+      }
+      break;
+    default: return; /* not an EVENTS entry: a payload whose event predates this writer */
+  }
+  put_time(t, ts);
+}
 
 /* One OPS entry (docs/capture-format.md): sub-kind, time delta, then a
  * length-prefixed body, so a reader skips sub-kinds it does not know. */
@@ -396,20 +421,12 @@ static void finish_op(strobe__writer *w, wthread *t) {
 }
 
 static void finish_pending(strobe__writer *w, wthread *t) {
-  uint32_t kind = t->pend_kind;
-  if (kind == STROBE__EV_OP) {
+  if (t->pend_kind == STROBE__EV_OP) {
     finish_op(w, t);
     return;
   }
-  put_other(t, kind);
-  strobe__buf_varint(&t->ops, t->pend_site);
-  if (kind == STROBE__EV_CUMULATIVE) {
-    for (int i = 0; i < 4; i++) strobe__buf_varint(&t->ops, t->pend_payload[i]);
-  } else {
-    strobe__buf_u64(&t->ops, t->pend_payload[0]);
-  }
-  put_time(t, t->pend_ts);
   t->pend_need = 0;
+  encode(t, t->pend_kind, t->pend_site, t->pend_ts, t->pend_payload);
 }
 
 void strobe__writer_events(strobe__writer *w, uint32_t index, const strobe__event *ev, size_t n) {
@@ -428,47 +445,17 @@ void strobe__writer_events(strobe__writer *w, uint32_t index, const strobe__even
         continue;
       }
     }
-    switch (kind) {
-      case STROBE__EV_BEGIN:
-        strobe__buf_varint(&t->ops, (uint64_t)e->data << 2 | STROBE__OP_BEGIN);
-        put_time(t, e->ts);
-        break;
-      case STROBE__EV_END:
-        strobe__buf_varint(&t->ops, STROBE__OP_END);
-        put_time(t, e->ts);
-        break;
-      case STROBE__EV_VALUE:
-      case STROBE__EV_COUNTER:
-      case STROBE__EV_GAUGE:
-      case STROBE__EV_CUMULATIVE:
-        t->pend_kind = kind;
-        t->pend_site = e->data;
-        t->pend_ts = e->ts;
-        t->pend_have = 0;
-        t->pend_need = kind == STROBE__EV_CUMULATIVE ? 4 : 1;
-        break;
-      case STROBE__EV_OP:
-        t->pend_kind = kind;
-        t->pend_site = e->data;
-        t->pend_ts = e->ts;
-        t->pend_have = 0;
-        t->pend_need = strobe__opev_slots(e->data);
-        if (t->pend_need > STROBE__OPEV_MAX_SLOTS) t->pend_need = 0; /* cannot come from operation.c */
-        else if (t->pend_need == 0) finish_pending(w, t);
-        break;
-      case STROBE__EV_FRAME:
-        put_other(t, kind);
-        strobe__buf_varint(&t->ops, e->data);
-        put_time(t, e->ts);
-        break;
-      case STROBE__EV_LOST:
-        put_other(t, kind);
-        strobe__buf_varint(&t->ops, e->data);
-        strobe__buf_varint(&t->ops, e->kind >> 8);
-        put_time(t, e->ts);
-        break;
-      default: /* a payload whose event predates this writer */
-        break;
+    uint32_t slots = strobe__payload_slots(kind, e->data);
+    if (slots || kind == STROBE__EV_OP) { /* encoded once its payload slots are in */
+      t->pend_kind = kind;
+      t->pend_site = e->data;
+      t->pend_ts = e->ts;
+      t->pend_have = 0;
+      t->pend_need = slots;
+      if (kind == STROBE__EV_OP && slots > STROBE__OPEV_MAX_SLOTS) t->pend_need = 0; /* cannot come from operation.c */
+      else if (slots == 0) finish_pending(w, t);
+    } else {
+      encode(t, e->kind, e->data, e->ts, NULL);
     }
     if (t->ops.len + t->times.len + t->opsb.len >= BLOCK_FLUSH_BYTES) flush_thread(w, index, t);
   }
@@ -521,11 +508,22 @@ int strobe__writer_finish(strobe__writer *w, uint64_t end_ticks, const strobe_mi
     strobe__buf_varint(&w->raw, t->events);
     strobe__buf_varint(&w->raw, t->lost_total - t->lost_base);
   }
-  const uint64_t mis[6] = {m->end_without_begin, m->unbalanced,          m->open_at_exit,
-                           m->depth_overflow,    m->value_without_scope, m->cumulative_overflow};
-  for (int i = 0; i < 6; i++) strobe__buf_varint(&w->raw, mis[i]);
+#define MISUSE(name) strobe__buf_varint(&w->raw, m->name);
+  STROBE_MISUSE_MAP(MISUSE)
+#undef MISUSE
   emit_block(w, STROBE__BLK_FOOTER, &w->raw);
   return w->error;
+}
+
+void strobe__writer_block(strobe__writer *w, const strobe__block_info *info, const void *data, size_t len) {
+  wthread *t = info->type == STROBE__BLK_EVENTS || info->type == STROBE__BLK_LOST ? thread_slot(w, info->thread) : NULL;
+  if (t && t->defined && info->type == STROBE__BLK_EVENTS) t->events += info->count;
+  if (t && t->defined && info->type == STROBE__BLK_LOST) {
+    t->lost_total += info->count;
+    t->lost_written += info->count; /* written: this block is it */
+  }
+  flush_meta(w);
+  emit(w, data, len);
 }
 
 int strobe__writer_error(const strobe__writer *w) { return w->error; }

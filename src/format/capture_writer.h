@@ -77,4 +77,11 @@ typedef struct strobe__block_info {
 } strobe__block_info;
 const strobe__block_info *strobe__writer_block_info(const strobe__writer *w);
 
+/* Passes one whole framed block through unchanged, after any pending
+ * metadata (a flight-recorder dump replays its retained blocks this way),
+ * counting an EVENTS block's events or a LOST block's loss into the footer
+ * of its thread, which strobe__writer_thread defined. `info` says what the
+ * block is (type 0: neither). */
+void strobe__writer_block(strobe__writer *w, const strobe__block_info *info, const void *data, size_t len);
+
 #endif

@@ -10,9 +10,11 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "strobe/capture.h"
+
 #define STROBE__MAGIC "\x89STRB\r\n\x1a"
 #define STROBE__MAGIC_LEN 8
-#define STROBE__FORMAT_VERSION 1u
+#define STROBE__FORMAT_VERSION STROBE_CAPTURE_FORMAT_VERSION
 #define STROBE__BLOCK_HEADER 16
 #define STROBE__MAX_BLOCK_RAW (64u << 20) /* 64 MiB: writers stay far below; readers reject more */
 #define STROBE__MAX_STR 4096u
@@ -37,24 +39,76 @@ enum {
   STROBE__TAG_KIND = 16
 };
 
+/* Block types (docs/capture-format.md, Blocks): the one table. A reader
+ * skips a type not listed here; a new type is one line.
+ * X(NAME, type): STROBE__BLK_<NAME> = type. */
+#define STROBE__BLOCK_KINDS(X) \
+  X(SITES, 1)                  \
+  X(THREAD, 2)                 \
+  X(EVENTS, 3)                 \
+  X(THREAD_END, 4)             \
+  X(CLOCK, 5)                  \
+  X(LOST, 6)                   \
+  X(FOOTER, 7)                 \
+  X(OPS, 8)    /* operation events of one thread; readers before it skip the block */ \
+  X(LABELS, 9) /* window ids and operation counter names, by id */
+
 enum {
-  STROBE__BLK_SITES = 1,
-  STROBE__BLK_THREAD = 2,
-  STROBE__BLK_EVENTS = 3,
-  STROBE__BLK_THREAD_END = 4,
-  STROBE__BLK_CLOCK = 5,
-  STROBE__BLK_LOST = 6,
-  STROBE__BLK_FOOTER = 7,
-  STROBE__BLK_OPS = 8,   /* operation events of one thread; readers before it skip the block */
-  STROBE__BLK_LABELS = 9 /* window ids and operation counter names, by id */
+#define STROBE__BLK_ENUM(name, type) STROBE__BLK_##name = type,
+  STROBE__BLOCK_KINDS(STROBE__BLK_ENUM)
+#undef STROBE__BLK_ENUM
 };
+
+/* Whether this reader knows a block type (else it skips the block). */
+static inline int strobe__block_known(uint32_t type) {
+  switch (type) {
+#define STROBE__BLK_KNOWN(name, type) case type:
+    STROBE__BLOCK_KINDS(STROBE__BLK_KNOWN)
+#undef STROBE__BLK_KNOWN
+    return 1;
+    default: return 0;
+  }
+}
 
 enum { STROBE__CODEC_RAW = 0, STROBE__CODEC_ZSTD = 1 };
 
-/* ops entries of an EVENTS block */
-#define STROBE__OP_BEGIN 0u
-#define STROBE__OP_END 1u
-#define STROBE__OP_OTHER 2u
+/* The low two bits of an ops entry of an EVENTS block (docs/capture-format.md,
+ * EVENTS payload): the one table. X(NAME, code): STROBE__OP_<NAME> = code. */
+#define STROBE__OP_CODES(X) \
+  X(BEGIN, 0) /* varint(site << 2 | 0) */ \
+  X(END, 1)   /* varint(1): closes the innermost scope */ \
+  X(OTHER, 2) /* varint(kind << 2 | 2), then the kind's operands */
+#define STROBE__OP_BITS 2u
+
+enum {
+#define STROBE__OP_ENUM(name, code) STROBE__OP_##name = code,
+  STROBE__OP_CODES(STROBE__OP_ENUM)
+#undef STROBE__OP_ENUM
+};
+
+/* How an EVENTS block encodes an event: the `operands` column of
+ * STROBE__EVENT_KINDS (strobe/strobe.h). Slots are the event's payload
+ * slots, in order. */
+enum {
+  STROBE__OPERANDS_NONE = 0,     /* not written (a PAYLOAD travels inside its event's operands) */
+  STROBE__OPERANDS_BEGIN,        /* op BEGIN carrying the site */
+  STROBE__OPERANDS_END,          /* op END alone */
+  STROBE__OPERANDS_SITE_VARINTS, /* op OTHER, site:varint, then each slot as a varint */
+  STROBE__OPERANDS_SITE_F64S,    /* op OTHER, site:varint, then each slot as 8 bytes (a double's bits) */
+  STROBE__OPERANDS_LOST,         /* op OTHER, lost:varint (data), depth:varint (the kind word's high bits) */
+  STROBE__OPERANDS_OPS           /* not in EVENTS: an entry of the thread's OPS block (its sub-kind's layout) */
+};
+
+/* An event kind's operands (STROBE__OPERANDS_NONE for unknown kinds). */
+static inline uint32_t strobe__ev_operands(uint32_t kind) {
+  switch (kind) {
+#define STROBE__EV_OPERANDS(name, number, slots, operands, record) \
+  case number: return STROBE__OPERANDS_##operands;
+    STROBE__EVENT_KINDS(STROBE__EV_OPERANDS)
+#undef STROBE__EV_OPERANDS
+    default: return STROBE__OPERANDS_NONE;
+  }
+}
 
 /* A growable byte buffer. Functions report allocation failure through `failed`. */
 typedef struct strobe__buf {

@@ -127,14 +127,8 @@ static inline uint32_t strobe__opev_sub(uint32_t data) { return data & 0xffu; }
 static inline uint32_t strobe__opev_slots(uint32_t data) { return data >> 8; }
 /* Payload slots that follow a head event of this kind word and data. */
 static inline uint32_t strobe__payload_slots(uint32_t kind, uint32_t data) {
-  switch (kind & 0xffu) {
-    case STROBE__EV_VALUE:
-    case STROBE__EV_COUNTER:
-    case STROBE__EV_GAUGE: return 1;
-    case STROBE__EV_CUMULATIVE: return 4;
-    case STROBE__EV_OP: return strobe__opev_slots(data);
-    default: return 0;
-  }
+  kind &= 0xffu;
+  return kind == STROBE__EV_OP ? strobe__opev_slots(data) : strobe__ev_slots(kind); /* the table's (strobe.h) */
 }
 /* Writes one operation event (head + n payload slots, n <= STROBE__OPEV_MAX_SLOTS)
  * into the calling thread's ring at time `ts`, whole or not at all (a full ring

@@ -176,12 +176,9 @@ strobe__tstate *strobe__threads_head(void) {
 }
 
 static void misuse_add(strobe_misuse *into, const strobe_misuse *m) {
-  into->end_without_begin += __atomic_load_n(&m->end_without_begin, __ATOMIC_RELAXED);
-  into->unbalanced += __atomic_load_n(&m->unbalanced, __ATOMIC_RELAXED);
-  into->open_at_exit += __atomic_load_n(&m->open_at_exit, __ATOMIC_RELAXED);
-  into->depth_overflow += __atomic_load_n(&m->depth_overflow, __ATOMIC_RELAXED);
-  into->value_without_scope += __atomic_load_n(&m->value_without_scope, __ATOMIC_RELAXED);
-  into->cumulative_overflow += __atomic_load_n(&m->cumulative_overflow, __ATOMIC_RELAXED);
+#define ADD(name) into->name += __atomic_load_n(&m->name, __ATOMIC_RELAXED);
+  STROBE_MISUSE_MAP(ADD)
+#undef ADD
 }
 
 void strobe__threads_unlink(strobe__tstate *t) {
@@ -298,7 +295,8 @@ static void flush_cumulative(strobe__tstate *t, uint32_t depth, uint64_t now, in
       continue;
     }
     strobe__event *e;
-    if (emit && (e = reserve(t, 5, owed(t), now)) != NULL) {
+    _Static_assert(STROBE__SLOTS_CUMULATIVE == 4, "CUMULATIVE carries count, total, min and max");
+    if (emit && (e = reserve(t, 1 + STROBE__SLOTS_CUMULATIVE, owed(t), now)) != NULL) {
       put(&e, now, STROBE__EV_CUMULATIVE, c->site);
       put(&e, c->count, STROBE__EV_PAYLOAD, 0);
       put(&e, c->total, STROBE__EV_PAYLOAD, 0);
@@ -451,7 +449,9 @@ void strobe__emit_number(strobe_site *site, double number) {
     if (f == t->hot.stack || (*f & STROBE__FRAME_UNRECORDED)) return;
   }
   uint64_t now = strobe__now();
-  strobe__event *e = reserve(t, 2, owed(t), now);
+  _Static_assert(STROBE__SLOTS_VALUE == 1 && STROBE__SLOTS_COUNTER == 1 && STROBE__SLOTS_GAUGE == 1,
+                 "a number carries its double in one slot");
+  strobe__event *e = reserve(t, 1 + STROBE__SLOTS_VALUE, owed(t), now);
   if (!e) return;
   uint64_t bits;
   memcpy(&bits, &number, sizeof bits);
@@ -531,12 +531,9 @@ strobe_misuse strobe_query_misuse(void) {
 
 strobe_misuse strobe__misuse_since(const strobe_misuse *base) {
   strobe_misuse m = strobe_query_misuse();
-  m.end_without_begin -= base->end_without_begin;
-  m.unbalanced -= base->unbalanced;
-  m.open_at_exit -= base->open_at_exit;
-  m.depth_overflow -= base->depth_overflow;
-  m.value_without_scope -= base->value_without_scope;
-  m.cumulative_overflow -= base->cumulative_overflow;
+#define SUB(name) m.name -= base->name;
+  STROBE_MISUSE_MAP(SUB)
+#undef SUB
   return m;
 }
 

@@ -925,15 +925,15 @@ static void meta_identity(json_t *root, const builder *b, const strobe__vsource 
 
 /* The reader's totals over the whole capture, kept or cut. */
 static json_t *totals_json(const strobe_capture_totals *tt) {
-  return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b,s:b,s:{s:I,s:I,s:I,s:I,s:I,s:I}}", "blocks", (json_int_t)tt->blocks,
-                   "events", (json_int_t)tt->events, "scopes", (json_int_t)tt->scopes, "lost", (json_int_t)tt->lost,
+  json_t *misuse = json_object();
+#define MISUSE(name) json_object_set_new(misuse, #name, json_integer((json_int_t)tt->misuse.name));
+  STROBE_MISUSE_MAP(MISUSE)
+#undef MISUSE
+  return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b,s:b,s:o}", "blocks", (json_int_t)tt->blocks, "events",
+                   (json_int_t)tt->events, "scopes", (json_int_t)tt->scopes, "lost", (json_int_t)tt->lost,
                    "orphan_ends", (json_int_t)tt->orphan_ends, "unfinished", (json_int_t)tt->unfinished,
                    "lost_scopes", (json_int_t)tt->lost_scopes, "footer", tt->footer, "cut_short", tt->cut_short,
-                   "misuse", "end_without_begin", (json_int_t)tt->misuse.end_without_begin, "unbalanced",
-                   (json_int_t)tt->misuse.unbalanced, "open_at_exit", (json_int_t)tt->misuse.open_at_exit,
-                   "depth_overflow", (json_int_t)tt->misuse.depth_overflow, "value_without_scope",
-                   (json_int_t)tt->misuse.value_without_scope, "cumulative_overflow",
-                   (json_int_t)tt->misuse.cumulative_overflow);
+                   "misuse", misuse);
 }
 
 /* What the model holds of it: totals, read error, the span cut, and how

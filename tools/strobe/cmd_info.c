@@ -37,12 +37,9 @@ typedef struct info {
 static const char *yes_no(int v) { return v ? "yes" : "no"; }
 
 static void misuse_json(strobe__json *j, const strobe_misuse *m) {
-  strobe__json_uint(j, "end_without_begin", m->end_without_begin);
-  strobe__json_uint(j, "unbalanced", m->unbalanced);
-  strobe__json_uint(j, "open_at_exit", m->open_at_exit);
-  strobe__json_uint(j, "depth_overflow", m->depth_overflow);
-  strobe__json_uint(j, "value_without_scope", m->value_without_scope);
-  strobe__json_uint(j, "cumulative_overflow", m->cumulative_overflow);
+#define MISUSE(name) strobe__json_uint(j, #name, m->name);
+  STROBE_MISUSE_MAP(MISUSE)
+#undef MISUSE
 }
 
 static void write_json(cli_output *o, info *x) {
@@ -186,13 +183,13 @@ static void write_text(cli_output *o, info *x) {
   fprintf(f, "orphan ends %llu (their BEGIN predates the capture)\n", (unsigned long long)t.orphan_ends);
   fprintf(f, "footer      %s\n", t.footer ? "present (clean stop)" : "missing");
   if (t.footer) {
-    const strobe_misuse *m = &t.misuse;
-    fprintf(f,
-            "misuse      end_without_begin %llu, unbalanced %llu, open_at_exit %llu, depth_overflow %llu, "
-            "value_without_scope %llu, cumulative_overflow %llu\n",
-            (unsigned long long)m->end_without_begin, (unsigned long long)m->unbalanced,
-            (unsigned long long)m->open_at_exit, (unsigned long long)m->depth_overflow,
-            (unsigned long long)m->value_without_scope, (unsigned long long)m->cumulative_overflow);
+    const char *msep = "misuse      ";
+#define MISUSE(name)                                                               \
+  fprintf(f, "%s%s %llu", msep, #name, (unsigned long long)t.misuse.name); \
+  msep = ", ";
+    STROBE_MISUSE_MAP(MISUSE)
+#undef MISUSE
+    fputc('\n', f);
   } else {
     fprintf(f, "misuse      unknown (only the footer carries the misuse counts)\n");
   }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "strobe/capture.h"
 #include "strobe/strobe.h"
 
 typedef struct subcommand {
@@ -55,7 +56,7 @@ int main(int argc, char **argv) {
     return CLI_OK;
   }
   if (!strcmp(name, "--version") || !strcmp(name, "-V")) {
-    printf("strobe %s (capture format 1)\n", strobe_version());
+    printf("strobe %s (capture format %u)\n", strobe_version(), STROBE_CAPTURE_FORMAT_VERSION);
     return CLI_OK;
   }
   for (size_t i = 0; i < N_COMMANDS; i++) {

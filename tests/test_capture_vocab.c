@@ -1,0 +1,201 @@
+/*
+ * test_capture_vocab.c — the capture vocabularies are single tables
+ * (STROBE__EVENT_KINDS and STROBE_MISUSE_MAP in strobe/strobe.h): every row
+ * of each goes through the real capture writer and comes back out of the
+ * reader. A kind added to the table without an encoding the reader knows,
+ * or without a record, fails here; so does a misuse counter the footer
+ * drops or reorders.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "format/capture_writer.h"
+#include "format/codec.h"
+#include "strobe/capture.h"
+
+static int mem_sink(void *ctx, const void *data, size_t len) {
+  strobe__buf *b = ctx;
+  strobe__buf_put(b, data, len);
+  return b->failed ? STROBE_ENOMEM : 0;
+}
+
+/* Fixed facts: the file does not depend on this machine. */
+static const strobe__header_facts k_facts = {{"monotonic", 1, 1.0, 0, 0}, 0, "test", 0, 1, 1024};
+
+static strobe__writer *open_writer(strobe__buf *out) {
+  strobe__writer_desc d = {"file", 100, 1, 0.0, mem_sink, out, &k_facts};
+  strobe__writer *w = NULL;
+  CHECK_EQ_INT(strobe__writer_create(&d, &w), 0);
+  return w;
+}
+
+static strobe_site k_sites[] = {
+    {.name = "outer", .file = "test.c", .function = "f", .line = 1, .kind = STROBE_SITE_SCOPE},
+    {.name = "row", .file = "test.c", .function = "f", .line = 2, .kind = STROBE_SITE_SCOPE},
+};
+#define S_OUTER 1u
+#define S_ROW 2u
+
+/* One row of the event-kind table, as the test wrote it. */
+typedef struct row {
+  const char *name;
+  uint32_t kind, slots, operands;
+  int record;
+  uint64_t ts;
+  uint64_t slot[STROBE__EV_MAX_SLOTS];
+} row;
+
+static const row k_rows[] = {
+#define ROW(name, number, slots, operands, record) {#name, number, slots, STROBE__OPERANDS_##operands, record, 0, {0}},
+    STROBE__EVENT_KINDS(ROW)
+#undef ROW
+};
+#define NROWS (sizeof k_rows / sizeof k_rows[0])
+
+/* Distinct slot values per row; f64 slots carry a double's bits. */
+static uint64_t slot_value(const row *r, uint32_t i) {
+  if (r->operands == STROBE__OPERANDS_SITE_F64S) {
+    double d = 1.5 * (double)(r->kind * 10 + i + 1);
+    uint64_t bits;
+    memcpy(&bits, &d, sizeof bits);
+    return bits;
+  }
+  return (uint64_t)(r->kind * 100 + i * 7 + 3);
+}
+
+/* Every kind with a record, written in table order inside an outer scope
+ * (so an END closes something), then read back record by record. */
+static void test_every_kind_round_trips(void) {
+  strobe__buf out = {0};
+  strobe__writer *w = open_writer(&out);
+  for (uint32_t i = 0; i < 2; i++) strobe__writer_site(w, i + 1, &k_sites[i]);
+  strobe__writer_thread(w, 0, 42, "main", 0);
+
+  row rows[NROWS];
+  memcpy(rows, k_rows, sizeof rows);
+  uint64_t ts = 1000;
+  uint32_t depth = 1, written = 0;
+  strobe__event outer = {ts, STROBE__EV_BEGIN, S_OUTER};
+  strobe__writer_events(w, 0, &outer, 1);
+  for (size_t k = 0; k < NROWS; k++) {
+    row *r = &rows[k];
+    if (!r->record) {
+      /* Only a PAYLOAD is no event of its own, and operation events come
+       * back as operations from OPS blocks (tests/test_capture_ops.c); every
+       * other kind must come back out of an EVENTS block. */
+      CHECK(r->kind == STROBE__EV_PAYLOAD || r->operands == STROBE__OPERANDS_OPS);
+      CHECK(r->kind != STROBE__EV_PAYLOAD || r->operands == STROBE__OPERANDS_NONE);
+      continue;
+    }
+    CHECK(r->operands != STROBE__OPERANDS_NONE);
+    ts += 10;
+    r->ts = ts;
+    strobe__event ev[1 + STROBE__EV_MAX_SLOTS];
+    ev[0] = (strobe__event){ts, r->kind, S_ROW};
+    if (r->operands == STROBE__OPERANDS_LOST) ev[0] = (strobe__event){ts, r->kind | depth << 8, 5};
+    for (uint32_t i = 0; i < r->slots; i++) {
+      r->slot[i] = slot_value(r, i);
+      ev[1 + i] = (strobe__event){r->slot[i], STROBE__EV_PAYLOAD, 0};
+    }
+    strobe__writer_events(w, 0, ev, 1 + r->slots);
+    if (r->operands == STROBE__OPERANDS_BEGIN) depth++;
+    if (r->operands == STROBE__OPERANDS_END) depth--;
+    written++;
+  }
+  CHECK(depth >= 1);
+  for (; depth > 0; depth--) {
+    strobe__event end = {ts += 10, STROBE__EV_END, 0};
+    strobe__writer_events(w, 0, &end, 1);
+  }
+  strobe_misuse none = {0};
+  CHECK_EQ_INT(strobe__writer_finish(w, ts + 10, &none), 0);
+  strobe__writer_destroy(w);
+  CHECK(!out.failed);
+
+  strobe_capture *c = NULL;
+  CHECK_EQ_INT(strobe_capture_open_memory(out.data, out.len, &c), 0);
+  strobe_capture_record rec;
+  int r;
+  /* Sites, thread, then the outer BEGIN. */
+  while ((r = strobe_capture_next(c, &rec)) > 0 && rec.type != STROBE_REC_BEGIN) {
+  }
+  CHECK_EQ_INT(r, 1);
+  CHECK_EQ_INT(rec.site, S_OUTER);
+  uint32_t seen = 0;
+  for (size_t k = 0; k < NROWS; k++) {
+    const row *w_row = &rows[k];
+    if (!w_row->record) continue;
+    r = strobe_capture_next(c, &rec);
+    if (r != 1 || (int)rec.type != w_row->record) {
+      fprintf(stderr, "kind %s: next() = %d, record %d, want record %d\n", w_row->name, r, (int)rec.type,
+              w_row->record);
+      exit(1);
+    }
+    CHECK_EQ_U64(rec.ticks, w_row->ts);
+    CHECK_EQ_INT(rec.thread, 0);
+    if (w_row->operands == STROBE__OPERANDS_SITE_VARINTS || w_row->operands == STROBE__OPERANDS_SITE_F64S ||
+        w_row->operands == STROBE__OPERANDS_BEGIN)
+      CHECK_EQ_INT(rec.site, S_ROW);
+    switch (rec.type) { /* the slots, where a record carries them */
+      case STROBE_REC_VALUE:
+      case STROBE_REC_COUNTER:
+      case STROBE_REC_GAUGE: {
+        double want;
+        memcpy(&want, &w_row->slot[0], sizeof want);
+        CHECK(rec.value == want);
+        break;
+      }
+      case STROBE_REC_CUMULATIVE:
+        CHECK_EQ_U64(rec.count, w_row->slot[0]);
+        CHECK_NEAR(rec.total_ns, (double)w_row->slot[1], 0.0);
+        CHECK_NEAR(rec.min_ns, (double)w_row->slot[2], 0.0);
+        CHECK_NEAR(rec.max_ns, (double)w_row->slot[3], 0.0);
+        break;
+      case STROBE_REC_LOST: CHECK_EQ_U64(rec.lost, 5); break;
+      default: break;
+    }
+    seen++;
+  }
+  CHECK_EQ_INT(seen, written);
+  while ((r = strobe_capture_next(c, &rec)) > 0) CHECK_EQ_INT(rec.type, STROBE_REC_END);
+  CHECK_EQ_INT(r, 0);
+  strobe_capture_totals t = strobe_capture_query_totals(c);
+  CHECK(t.footer);
+  CHECK_EQ_U64(t.unfinished, 0);
+  strobe_capture_close(c);
+  strobe__buf_free(&out);
+}
+
+/* Each misuse counter gets its own value; the footer must give each back
+ * under its own name. */
+static void test_misuse_counters_round_trip(void) {
+  strobe__buf out = {0};
+  strobe__writer *w = open_writer(&out);
+  strobe_misuse m, want;
+  uint64_t v = 11;
+#define SET(name) m.name = want.name = (v += 1000);
+  STROBE_MISUSE_MAP(SET)
+#undef SET
+  CHECK_EQ_INT(strobe__writer_finish(w, 5, &m), 0);
+  strobe__writer_destroy(w);
+
+  strobe_capture *c = NULL;
+  CHECK_EQ_INT(strobe_capture_open_memory(out.data, out.len, &c), 0);
+  strobe_capture_record rec;
+  while (strobe_capture_next(c, &rec) > 0) {
+  }
+  strobe_capture_totals t = strobe_capture_query_totals(c);
+  CHECK(t.footer);
+#define CMP(name) CHECK_EQ_U64(t.misuse.name, want.name);
+  STROBE_MISUSE_MAP(CMP)
+#undef CMP
+  strobe_capture_close(c);
+  strobe__buf_free(&out);
+}
+
+int main(void) {
+  test_every_kind_round_trips();
+  test_misuse_counters_round_trip();
+  return 0;
+}
