@@ -5,6 +5,7 @@
 // instanced draw call, so it is slower on dense views but looks the same.
 
 import { STRIDE } from './gl.js';
+import { FLAG } from './bars.js';
 
 export class Canvas2DBars {
   constructor(canvas) {
@@ -47,8 +48,8 @@ export class Canvas2DBars {
       const flags = u32[o + 5];
       const rgba = u32[o + 4];
       let r = rgba & 255, g = (rgba >>> 8) & 255, b = (rgba >>> 16) & 255;
-      if (flags & 8) { r = (r + 115) >> 1; g = (g + 115) >> 1; b = (b + 115) >> 1; }
-      if (flags & 4) { r = (r * 22 + 33 * 78) / 100 | 0; g = (g * 22 + 38 * 78) / 100 | 0; b = (b * 22 + 46 * 78) / 100 | 0; }
+      if (flags & FLAG.MERGED) { r = (r + 115) >> 1; g = (g + 115) >> 1; b = (b + 115) >> 1; }
+      if (flags & FLAG.DIM) { r = (r * 22 + 33 * 78) / 100 | 0; g = (g * 22 + 38 * 78) / 100 | 0; b = (b * 22 + 46 * 78) / 100 | 0; }
       const color = (r << 16) | (g << 8) | b;
       if (color !== lastColor) {
         c.fillStyle = `rgb(${r},${g},${b})`;
@@ -61,13 +62,13 @@ export class Canvas2DBars {
       } else {
         c.fillRect(x, y, w, h);
       }
-      if (flags & 16) {
+      if (flags & FLAG.OPEN) {
         c.fillStyle = 'rgba(0,0,0,0.35)';
         for (let hx = x; hx < x + w; hx += 10) c.fillRect(hx, y, 4, h);
         lastColor = -1;
       }
-      if (flags & 3) {
-        c.strokeStyle = flags & 1 ? '#fff' : '#ffd340';
+      if (flags & (FLAG.SELECTED | FLAG.MATCH)) {
+        c.strokeStyle = flags & FLAG.SELECTED ? '#fff' : '#ffd340';
         c.lineWidth = 1.5;
         c.strokeRect(x + 0.75, y + 0.75, Math.max(0, w - 1.5), h - 1.5);
       }

@@ -17,6 +17,7 @@
 import { state, emit, on } from './state.js';
 import { lowerBound, spanInfo } from './data.js';
 import { GLBars, STRIDE } from './gl.js';
+import { FLAG, BAR_KIND } from './bars.js';
 import { Canvas2DBars } from './canvas2d.js';
 import * as fmt from './fmt.js';
 
@@ -213,8 +214,8 @@ export class Flame {
 
   _flags(i, site) {
     let f = 0;
-    if (i === state.span) f |= 1;
-    if (this.searching) f |= this.match[site] ? 2 : 4;
+    if (i === state.span) f |= FLAG.SELECTED;
+    if (this.searching) f |= this.match[site] ? FLAG.MATCH : FLAG.DIM;
     return f;
   }
 
@@ -235,7 +236,7 @@ export class Flame {
       const x0 = (st - t0) / npp, x1 = (st + D[i] - t0) / npp;
       if (x1 - x0 >= MINW) {
         const cx0 = Math.max(x0, -4), cx1 = Math.min(x1, this.w + 4);
-        this._emit(cx0, y, cx1 - cx0, this.colorOf[SITE[i]], this._flags(i, SITE[i]), i, 1, 0);
+        this._emit(cx0, y, cx1 - cx0, this.colorOf[SITE[i]], this._flags(i, SITE[i]), i, 1, BAR_KIND.SPAN);
         if (cx1 - cx0 >= LABEL_MIN) this.labels.push(this.n - 1);
         dense = -1;
         i++;
@@ -246,11 +247,11 @@ export class Flame {
       let j = lowerBound(i + 1, to, tNext, (k) => S[k]);
       if (j - 1 > i && D[j - 1] / npp >= MINW) j--; // the last may be wide: it gets its own bar
       const xe = Math.max(x0 + MINW, (S[j - 1] + D[j - 1] - t0) / npp);
-      let flags = 8;
+      let flags = FLAG.MERGED;
       if (this.searching) {
         let any = 0;
         for (let k = i; k < j && !any; k++) any = this.match[SITE[k]];
-        flags |= any ? 2 : 4;
+        flags |= any ? FLAG.MATCH : FLAG.DIM;
       }
       const last = this.n - 1;
       if (dense >= 0 && dense === last && x0 <= hit.x[last] + hit.w[last] + 1) {
@@ -258,16 +259,16 @@ export class Flame {
         hit.w[last] = xe - hit.x[last];
         this.inst[last * FLOATS + 2] = hit.w[last];
         hit.cnt[last] += j - i;
-        if (flags & 2) this.instU[last * FLOATS + 5] = (this.instU[last * FLOATS + 5] & ~4) | 2;
+        if (flags & FLAG.MATCH) this.instU[last * FLOATS + 5] = (this.instU[last * FLOATS + 5] & ~FLAG.DIM) | FLAG.MATCH;
       } else if (j === i + 1) {
         // a lone narrow span: 1 px, still selectable as itself
-        this._emit(x0, y, MINW, this.colorOf[SITE[i]], this._flags(i, SITE[i]) | 8, i, 1, 0);
+        this._emit(x0, y, MINW, this.colorOf[SITE[i]], this._flags(i, SITE[i]) | FLAG.MERGED, i, 1, BAR_KIND.SPAN);
         dense = this.n - 1;
       } else {
-        this._emit(x0, y, xe - x0, this.colorOf[SITE[i]], flags, i, j - i, 1);
+        this._emit(x0, y, xe - x0, this.colorOf[SITE[i]], flags, i, j - i, BAR_KIND.DENSE);
         dense = this.n - 1;
       }
-      if (dense === last && hit.kind[last] === 0) hit.kind[last] = 1; // a lone span that grew into a dense bar
+      if (dense === last && hit.kind[last] === BAR_KIND.SPAN) hit.kind[last] = BAR_KIND.DENSE; // a lone span that grew into a dense bar
       i = j;
     }
   }
@@ -299,7 +300,7 @@ export class Flame {
           if (u < t0 || s > tEnd) continue;
           const y = top + HEADER + op.depth[k] * ROW;
           const x0 = Math.max((s - t0) / this.npp, -4), x1 = Math.min((u - t0) / this.npp, this.w + 4);
-          this._emit(x0, y, Math.max(MINW, x1 - x0), this.colorOf[op.site[k]], 16 | this._flags(-2, op.site[k]), k, 1, 2);
+          this._emit(x0, y, Math.max(MINW, x1 - x0), this.colorOf[op.site[k]], FLAG.OPEN | this._flags(-2, op.site[k]), k, 1, BAR_KIND.OPEN);
         }
       }
       this.rowRuns.push(runs);
@@ -440,7 +441,7 @@ export class Flame {
     // open scopes of this lane (few): linear
     const [lf, lt] = this.laneRuns[L];
     for (let k = lf; k < lt; k++) {
-      if (this.hit.kind[k] !== 2) continue;
+      if (this.hit.kind[k] !== BAR_KIND.OPEN) continue;
       const o = k * FLOATS;
       if (Math.abs(this.inst[o + 1] - (top + HEADER + d * ROW)) < 1 && x >= this.hit.x[k] && x < this.hit.x[k] + this.hit.w[k]) return k;
     }
@@ -495,7 +496,7 @@ export class Flame {
   _tooltipInfo(k) {
     const m = this.model, h = this.hit;
     const kind = h.kind[k], i = h.idx[k];
-    if (kind === 1) {
+    if (kind === BAR_KIND.DENSE) {
       // Summed only for small clusters: a dense bar may hold a million spans.
       const n = h.cnt[k], last = i + n - 1;
       let total = -1;
@@ -506,9 +507,10 @@ export class Flame {
       return { title: `${fmt.count(n)} spans`, cat: 'narrower than a pixel', where: 'click to zoom in',
                rows: [...(total >= 0 ? [['in spans', fmt.dur(total)]] : []), ['from', fmt.at(m.start[i])], ['to', fmt.at(m.end(last))]] };
     }
-    if (kind === 2) {
+    if (kind === BAR_KIND.OPEN) {
       const op = m.open, s = m.sites[op.site[i]];
-      const why = op.reason[i] === 2 ? 'its END was lost (events dropped)' : op.reason[i] === 3 ? 'cut: past --max-spans' : 'unfinished: still open when the capture ended';
+      const R = m.openReasons;
+      const why = op.reason[i] === R.lost ? 'its END was lost (events dropped)' : op.reason[i] === R.cut ? 'cut: past --max-spans' : 'unfinished: still open when the capture ended';
       return { title: s ? s.name : '?', where: s ? `${s.file}:${s.line}` : '', warn: `no duration — ${why}`,
                rows: [['open from', fmt.at(op.start[i])], ['until at least', fmt.at(op.until[i])]] };
     }
@@ -615,8 +617,8 @@ export class Flame {
       return;
     }
     let span = -1;
-    if (k >= 0 && this.hit.kind[k] === 0) span = this.hit.idx[k];
-    else if (k >= 0 && this.hit.kind[k] === 1) {          // merged: zoom into it
+    if (k >= 0 && this.hit.kind[k] === BAR_KIND.SPAN) span = this.hit.idx[k];
+    else if (k >= 0 && this.hit.kind[k] === BAR_KIND.DENSE) {          // merged: zoom into it
       const i = this.hit.idx[k], j = i + this.hit.cnt[k] - 1;
       const m = this.model;
       this.setRange(m.start[i] - (m.end(j) - m.start[i]) * 0.1, m.end(j) + (m.end(j) - m.start[i]) * 0.1);

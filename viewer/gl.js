@@ -16,8 +16,10 @@
 // The fragment shader shades a rounded box by its signed distance field,
 // antialiased with fwidth, with rims for the selected span and search
 // matches, dimming for non-matches, grey for clusters of sub-pixel spans and
-// a hatch for open (unfinished) spans. Flags: 1 selected, 2 match, 4 dim,
-// 8 merged, 16 open.
+// a hatch for open (unfinished) spans. The flag bits are bars.js's FLAG; the
+// shader gets them as constants generated from it (glslFlags).
+
+import { glslFlags } from './bars.js';
 
 export const STRIDE = 8;  // 32-bit words per bar
 const BATCH = 64;         // bars per instance
@@ -57,6 +59,7 @@ in vec2 v_half;
 in vec4 v_color;
 flat in int v_flags;
 out vec4 o;
+${glslFlags()}
 float roundBox(vec2 p, vec2 b, float r) {
   vec2 q = abs(p) - b + r;
   return length(max(q, 0.0)) + min(max(q.x, q.y), 0.0) - r;
@@ -70,15 +73,15 @@ void main() {
   vec3 c = v_color.rgb;
   c *= 1.04 - 0.12 * (v_local.y / max(v_half.y, 1.0) + 1.0) * 0.5;   // top-lit
   c *= mix(1.0, 0.72, smoothstep(-1.2 * aa, 0.0, d));                  // darker rim
-  if ((v_flags & 8) != 0) c = mix(c, vec3(0.45), 0.55);                // clusters of sub-pixel spans
-  if ((v_flags & 16) != 0) {                                            // open: hatched
+  if ((v_flags & FLAG_MERGED) != 0) c = mix(c, vec3(0.45), 0.55);                // clusters of sub-pixel spans
+  if ((v_flags & FLAG_OPEN) != 0) {                                            // open: hatched
     float h = step(0.5, fract((gl_FragCoord.x + gl_FragCoord.y) / 10.0));
     c = mix(c, c * 0.5, h);
   }
-  if ((v_flags & 4) != 0) c = mix(c, vec3(0.13, 0.15, 0.18), 0.78);   // not a search match
+  if ((v_flags & FLAG_DIM) != 0) c = mix(c, vec3(0.13, 0.15, 0.18), 0.78);   // not a search match
   bool rim = d > -1.6 * aa - 0.6;
-  if ((v_flags & 2) != 0 && rim) c = vec3(1.0, 0.83, 0.25);            // search match
-  if ((v_flags & 1) != 0 && rim) c = vec3(1.0);                        // selected
+  if ((v_flags & FLAG_MATCH) != 0 && rim) c = vec3(1.0, 0.83, 0.25);            // search match
+  if ((v_flags & FLAG_SELECTED) != 0 && rim) c = vec3(1.0);                        // selected
   o = vec4(c * alpha, alpha);
 }`;
 

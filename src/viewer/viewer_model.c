@@ -56,9 +56,27 @@
 #define MAX_OP_COUNTER_NAMES 256 /* operation counter names told apart; values of others are counted, not kept */
 #define NO_WINDOW 0xffffu
 
-enum { FK_FRAME, FK_PASS, FK_INPUT, FK_REBUILD, FK_APP_SCOPE, FK_REQUEST, FK_SCOPE, FK_COUNT };
-static const char *const g_frame_kinds[FK_COUNT] = {"frame", "pass", "input", "rebuild", "app_scope", "request",
-                                                    "scope"};
+/* Frame kinds: the one list. The meta's `frame_kinds` names them, in this
+ * order, for the viewer (docs/viewer.md). X(ENUM, name) */
+#define FRAME_KINDS(X)       \
+  X(FRAME, "frame")          \
+  X(PASS, "pass")            \
+  X(INPUT, "input")          \
+  X(REBUILD, "rebuild")      \
+  X(APP_SCOPE, "app_scope")  \
+  X(REQUEST, "request")      \
+  X(SCOPE, "scope")
+enum {
+#define FK_ENUM(id, name) FK_##id,
+  FRAME_KINDS(FK_ENUM)
+#undef FK_ENUM
+  FK_COUNT
+};
+static const char *const g_frame_kinds[FK_COUNT] = {
+#define FK_NAME(id, name) name,
+    FRAME_KINDS(FK_NAME)
+#undef FK_NAME
+};
 
 /* ======================================================================
  * >>tables
@@ -113,7 +131,18 @@ enum { SA_TIME, SA_VALUE, SA_SITE };
 static const coldef OPEN_COLS[] = {{"start", "f64", 8}, {"until", "f64", 8}, {"thread", "u32", 4},
                                    {"site", "u16", 2},  {"depth", "u8", 1},  {"reason", "u8", 1}};
 enum { OP_START, OP_UNTIL, OP_THREAD, OP_SITE, OP_DEPTH, OP_REASON };
-enum { OPEN_UNFINISHED = 1, OPEN_LOST = 2, OPEN_CUT = 3 }; /* cut: open where max_spans stopped the model */
+/* Why a scope is in the `open` table: the one list. The meta's
+ * `open_reasons` maps each name to its code for the viewer (docs/viewer.md).
+ * X(ENUM, code, name) */
+#define OPEN_REASONS(X)                 \
+  X(UNFINISHED, 1, "unfinished")        \
+  X(LOST, 2, "lost") /* its END was lost (events dropped) */ \
+  X(CUT, 3, "cut")   /* open where max_spans stopped the model */
+enum {
+#define OPEN_ENUM(id, code, name) OPEN_##id = code,
+  OPEN_REASONS(OPEN_ENUM)
+#undef OPEN_ENUM
+};
 
 /* ======================================================================
  * >>pass1 — per-thread and per-site counts
@@ -957,6 +986,11 @@ static void meta_completeness(json_t *root, const builder *b) {
   json_t *kinds = json_array();
   for (int i = 0; i < FK_COUNT; i++) json_array_append_new(kinds, json_string(g_frame_kinds[i]));
   json_object_set_new(root, "frame_kinds", kinds);
+  json_t *reasons = json_object();
+#define OPEN_JSON(id, code, name) json_object_set_new(reasons, name, json_integer(code));
+  OPEN_REASONS(OPEN_JSON)
+#undef OPEN_JSON
+  json_object_set_new(root, "open_reasons", reasons);
 }
 
 /* Every thread the reader defined or that has spans here (a hostile file

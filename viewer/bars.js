@@ -1,0 +1,26 @@
+// bars.js — owns the vocabulary of flame-chart bars: the flag bits each bar
+// carries (flame.js sets them; gl.js's shader and canvas2d.js draw them) and
+// the kinds of bar hit-testing tells apart. One definition: gl.js builds its
+// GLSL constants from FLAG with glslFlags(), so the shader's numbers are
+// derived from here, never restated. A new flag is one line in FLAG.
+
+// Bits of a bar's flags word (32-bit word 5 of the bar layout in gl.js).
+export const FLAG = Object.freeze({
+  SELECTED: 1, // the selected span: a white rim
+  MATCH: 2,    // matches the search: a yellow rim
+  DIM: 4,      // a search is on and this does not match: dimmed
+  MERGED: 8,   // a cluster of sub-pixel spans (or one span drawn 1 px wide): grey
+  OPEN: 16,    // an open scope (unfinished, or its END lost): hatched
+});
+
+// What a bar stands for, as hit-testing reports it.
+export const BAR_KIND = Object.freeze({
+  SPAN: 0,  // one span: the row index of the model's span
+  DENSE: 1, // spans [idx, idx + cnt) of one row, merged
+  OPEN: 2,  // one open scope: the row index of the model's open table
+});
+
+// GLSL `const int FLAG_<NAME> = <bit>;` lines for every flag.
+export function glslFlags() {
+  return Object.entries(FLAG).map(([name, bit]) => `const int FLAG_${name} = ${bit};`).join('\n');
+}
