@@ -1,10 +1,11 @@
 /*
  * test_capture_vocab.c — the capture vocabularies are single tables
- * (STROBE__EVENT_KINDS and STROBE_MISUSE_MAP in strobe/strobe.h): every row
- * of each goes through the real capture writer and comes back out of the
- * reader. A kind added to the table without an encoding the reader knows,
- * or without a record, fails here; so does a misuse counter the footer
- * drops or reorders.
+ * (STROBE__EVENT_KINDS, STROBE_SITE_KINDS and STROBE_MISUSE_MAP in
+ * strobe/strobe.h): every row of each goes through the real capture writer
+ * and comes back out of the reader. A kind added to the table without an
+ * encoding the reader knows, or without a record, fails here; so does a
+ * site kind the reader refuses, and a misuse counter the footer drops or
+ * reorders.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -194,8 +195,51 @@ static void test_misuse_counters_round_trip(void) {
   strobe__buf_free(&out);
 }
 
+/* Every site kind is accepted with its number; the number after the
+ * largest is not a kind, and the reader says the block is corrupt. */
+static void test_every_site_kind_round_trips(void) {
+  static const uint32_t kinds[] = {
+#define KIND(id, number, name, timed) number,
+      STROBE_SITE_KINDS(KIND)
+#undef KIND
+  };
+  uint32_t n = sizeof kinds / sizeof *kinds;
+  for (uint32_t pass = 0; pass < 2; pass++) {
+    strobe__buf out = {0};
+    strobe__writer *w = open_writer(&out);
+    for (uint32_t i = 0; i < n; i++) {
+      strobe_site site = {.name = "s", .file = "f.c", .function = "f", .line = i, .kind = kinds[i]};
+      strobe__writer_site(w, i + 1, &site);
+    }
+    if (pass == 1) { /* one site of no kind */
+      strobe_site bad = {.name = "bad", .file = "f.c", .function = "f", .line = 1, .kind = STROBE__SITE_KIND_LIMIT};
+      strobe__writer_site(w, n + 1, &bad);
+    }
+    strobe__writer_thread(w, 0, 1, "main", 0); /* flushes the SITES block before the footer */
+    strobe_misuse none = {0};
+    CHECK_EQ_INT(strobe__writer_finish(w, 5, &none), 0);
+    strobe__writer_destroy(w);
+
+    strobe_capture *c = NULL;
+    CHECK_EQ_INT(strobe_capture_open_memory(out.data, out.len, &c), 0);
+    strobe_capture_record rec;
+    int r;
+    uint32_t sites = 0;
+    while ((r = strobe_capture_next(c, &rec)) > 0) {
+      if (rec.type != STROBE_REC_SITE) continue;
+      CHECK_EQ_INT(strobe_capture_query_site(c, rec.site)->kind, kinds[rec.site - 1]);
+      sites++;
+    }
+    CHECK_EQ_INT(sites, n);
+    CHECK_EQ_INT(r, pass == 0 ? 0 : STROBE_ECORRUPT);
+    strobe_capture_close(c);
+    strobe__buf_free(&out);
+  }
+}
+
 int main(void) {
   test_every_kind_round_trips();
+  test_every_site_kind_round_trips();
   test_misuse_counters_round_trip();
   return 0;
 }

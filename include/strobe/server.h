@@ -43,13 +43,22 @@ extern "C" {
 
 typedef struct strobe_server strobe_server;
 
-/* The MCP tools, as bits of strobe_server_desc.tools and
- * strobe_server_set_tool_allowed. */
+/* The MCP tools: the one list (docs/server.md). X(ID, bit, name) gives
+ * STROBE_TOOL_<ID> = 1u << bit, the tool's bit in strobe_server_desc.tools
+ * and strobe_server_set_tool_allowed, and its MCP name. A new tool is a line
+ * here plus its schema and handler in src/server/tools.c. */
+#define STROBE_SERVER_TOOLS(X)                \
+  X(PROFILE_START, 0, "strobe_profile_start") \
+  X(PROFILE_READ, 1, "strobe_profile_read")   \
+  X(PROFILE_END, 2, "strobe_profile_end")
+
 typedef enum strobe_server_tool {
-  STROBE_TOOL_PROFILE_START = 1u << 0, /* strobe_profile_start */
-  STROBE_TOOL_PROFILE_READ = 1u << 1,  /* strobe_profile_read */
-  STROBE_TOOL_PROFILE_END = 1u << 2,   /* strobe_profile_end */
-  STROBE_TOOL_ALL = 7u
+#define STROBE__TOOL_BIT(id, bit, name) STROBE_TOOL_##id = 1u << (bit),
+  STROBE_SERVER_TOOLS(STROBE__TOOL_BIT)
+#undef STROBE__TOOL_BIT
+#define STROBE__TOOL_OR(id, bit, name) | (1u << (bit))
+  STROBE_TOOL_ALL = 0u STROBE_SERVER_TOOLS(STROBE__TOOL_OR) /* every tool */
+#undef STROBE__TOOL_OR
 } strobe_server_tool;
 
 #define STROBE_SERVER_TOKEN_MIN 16   /* bytes; a generated token is 64 hex digits (32 random bytes) */

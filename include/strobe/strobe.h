@@ -129,14 +129,23 @@ STROBE_API int strobe_profiling_available(void);
  * A site is the static metadata of one instrumentation point. It lives in
  * static storage at the call site and receives a small integer id the first
  * time it fires; streams carry only that id. */
+/* Site kinds: the one table, numbered as captures store them
+ * (docs/capture-format.md, SITES). X(ID, number, name, timed) gives
+ * STROBE_SITE_<ID> = number; `name` is what reports, exports and the CLI
+ * call the kind; `timed` is 1 for kinds whose events are BEGIN/END scopes. */
+#define STROBE_SITE_KINDS(X)                                                                        \
+  X(SCOPE, 1, "scope", 1)           /* a timed span: begin/end */                                  \
+  X(VALUE, 2, "value", 0)           /* a number attached to the innermost open scope */            \
+  X(CUMULATIVE, 3, "cumulative", 0) /* a loop body aggregated per enclosing scope */               \
+  X(COUNTER, 4, "counter", 0)       /* a monotonic sum of deltas */                                \
+  X(GAUGE, 5, "gauge", 0)           /* a sampled level */                                          \
+  X(FRAME, 6, "frame", 0)           /* a frame boundary mark */                                    \
+  X(STAGE, 7, "stage", 1)           /* a scope that is also a stage of the current operation (session.h) */
+
 typedef enum strobe_site_kind {
-  STROBE_SITE_SCOPE = 1,      /* a timed span: begin/end */
-  STROBE_SITE_VALUE = 2,      /* a number attached to the innermost open scope */
-  STROBE_SITE_CUMULATIVE = 3, /* a loop body aggregated per enclosing scope */
-  STROBE_SITE_COUNTER = 4,    /* a monotonic sum of deltas */
-  STROBE_SITE_GAUGE = 5,      /* a sampled level */
-  STROBE_SITE_FRAME = 6,      /* a frame boundary mark */
-  STROBE_SITE_STAGE = 7       /* a scope that is also a stage of the current operation (session.h) */
+#define STROBE__SITE_ENUM(id, number, name, timed) STROBE_SITE_##id = number,
+  STROBE_SITE_KINDS(STROBE__SITE_ENUM)
+#undef STROBE__SITE_ENUM
 } strobe_site_kind;
 
 typedef struct strobe_site {

@@ -443,8 +443,46 @@ static void check(strobe_flight_recorder *fr, uint64_t ts, uint64_t d) {
   if ((int64_t)d > 0 && d > fr->thr_ticks) spike(fr, ts, (double)d * fr->ns_per_tick / 1e6);
 }
 
-/* Follows a thread's stream: depth for >>resync, watched scopes and frame
- * marks for the trigger. */
+/* Following a thread's stream: depth for >>resync, watched scopes and frame
+ * marks for the trigger. One step per kind that matters. */
+static void follow_begin(strobe_flight_recorder *fr, track *tr, const strobe__event *e) {
+  tr->depth++;
+  if (watched(fr, e->data) && tr->nopen < WATCH_NEST) {
+    tr->open[tr->nopen].depth = tr->depth;
+    tr->open[tr->nopen].ts = e->ts;
+    tr->nopen++;
+  }
+}
+
+static void follow_end(strobe_flight_recorder *fr, track *tr, const strobe__event *e) {
+  if (tr->depth == 0) return; /* its BEGIN predates the recorder */
+  if (tr->nopen && tr->open[tr->nopen - 1].depth == tr->depth) {
+    tr->nopen--;
+    check(fr, e->ts, e->ts - tr->open[tr->nopen].ts);
+  }
+  tr->depth--;
+}
+
+static void follow_frame(strobe_flight_recorder *fr, track *tr, const strobe__event *e) {
+  if (!watched(fr, e->data)) return;
+  if (tr->frame_ts) check(fr, e->ts, e->ts - tr->frame_ts);
+  tr->frame_ts = e->ts;
+}
+
+/* An operation event: an END's payload slots carry its start (checked above in follow). */
+static void follow_op(track *tr, const strobe__event *e) {
+  tr->op_end = strobe__opev_sub(e->data) == STROBE__OPEV_END;
+  tr->op_slot = 0;
+  tr->op_ts = e->ts;
+}
+
+/* Events were dropped here: what was open deeper is gone, and so may be frame marks. */
+static void follow_lost(track *tr, const strobe__event *e) {
+  tr->depth = e->kind >> 8;
+  while (tr->nopen && tr->open[tr->nopen - 1].depth > tr->depth) tr->nopen--;
+  tr->frame_ts = 0;
+}
+
 static void follow(strobe_flight_recorder *fr, track *tr, const strobe__event *ev, size_t n) {
   STROBE_ASSERT(strobe__drain_held());
   for (size_t i = 0; i < n; i++) {
@@ -462,38 +500,11 @@ static void follow(strobe_flight_recorder *fr, track *tr, const strobe__event *e
     }
     tr->op_end = 0;
     switch (kind) {
-      case STROBE__EV_BEGIN:
-        tr->depth++;
-        if (watched(fr, e->data) && tr->nopen < WATCH_NEST) {
-          tr->open[tr->nopen].depth = tr->depth;
-          tr->open[tr->nopen].ts = e->ts;
-          tr->nopen++;
-        }
-        break;
-      case STROBE__EV_END:
-        if (tr->depth == 0) break; /* its BEGIN predates the recorder */
-        if (tr->nopen && tr->open[tr->nopen - 1].depth == tr->depth) {
-          tr->nopen--;
-          check(fr, e->ts, e->ts - tr->open[tr->nopen].ts);
-        }
-        tr->depth--;
-        break;
-      case STROBE__EV_OP:
-        tr->op_end = strobe__opev_sub(e->data) == STROBE__OPEV_END;
-        tr->op_slot = 0;
-        tr->op_ts = e->ts;
-        break;
-      case STROBE__EV_FRAME:
-        if (watched(fr, e->data)) {
-          if (tr->frame_ts) check(fr, e->ts, e->ts - tr->frame_ts);
-          tr->frame_ts = e->ts;
-        }
-        break;
-      case STROBE__EV_LOST: /* events were dropped here: what was open deeper is gone, and so may be frame marks */
-        tr->depth = e->kind >> 8;
-        while (tr->nopen && tr->open[tr->nopen - 1].depth > tr->depth) tr->nopen--;
-        tr->frame_ts = 0;
-        break;
+      case STROBE__EV_BEGIN: follow_begin(fr, tr, e); break;
+      case STROBE__EV_END: follow_end(fr, tr, e); break;
+      case STROBE__EV_FRAME: follow_frame(fr, tr, e); break;
+      case STROBE__EV_LOST: follow_lost(tr, e); break;
+      case STROBE__EV_OP: follow_op(tr, e); break;
       case STROBE__EV_PAYLOAD: continue; /* its event predates the recorder */
       default: break;
     }
@@ -511,7 +522,7 @@ static void on_site(void *ctx, uint32_t id, const strobe_site *s) {
   strobe_flight_recorder *fr = ctx;
   /* The ring writer is not told: its SITES blocks would not be kept anyway. */
   if (fr->thr_ticks && id < STROBE_MAX_SITES && s->name && !strcmp(s->name, fr->spike_site) &&
-      (s->kind == STROBE_SITE_SCOPE || s->kind == STROBE_SITE_STAGE || s->kind == STROBE_SITE_FRAME))
+      (strobe__site_timed(s->kind) || s->kind == STROBE_SITE_FRAME))
     fr->watch[id >> 6] |= 1ull << (id & 63);
   strobe__mutex_lock(&fr->lock);
   if (id >= fr->site_limit) fr->site_limit = id + 1;

@@ -202,6 +202,96 @@ static void drop_one(strobe_stream *s, sthread *t) {
 static void flush_now(strobe_stream *s);
 
 /* >>consumer callbacks (drain thread) */
+
+/* The events of one on_events call that pass on unchanged are handed to
+ * the writer in runs: ev[from..i) is the run being gathered. */
+typedef struct run {
+  strobe_stream *s;
+  uint32_t index;
+  const strobe__event *ev;
+  size_t from;
+} run;
+
+/* Hands ev[from..end) to the writer; the next run starts at `next`. */
+static void run_cut(run *r, size_t end, size_t next) {
+  if (end > r->from) {
+    strobe__writer_events(r->s->writer, r->index, r->ev + r->from, end - r->from);
+    r->s->pending_bytes += (uint64_t)(end - r->from) * EVENT_BYTES_BOUND;
+  }
+  r->from = next;
+}
+
+/* Every 1024 events: enter or leave dropping, and flush once a quarter of
+ * the queue is pending, so one long call cannot overshoot the bound. */
+static void pace(run *r, size_t i) {
+  update_mode(r->s);
+  if (r->s->pending_bytes >= r->s->max_queue / 4) {
+    run_cut(r, i, i);
+    flush_now(r->s);
+  }
+}
+
+/* A PAYLOAD travels with its head event, or goes into the bin with it; one
+ * whose head this stream never saw is cut from the run. */
+static void filter_payload(run *r, sthread *t, size_t i) {
+  if (t->payload_left && !t->payload_drop) {
+    t->payload_left--;
+    return;
+  }
+  int owed = t->payload_left != 0;
+  if (owed) t->payload_left--;
+  run_cut(r, i, i + 1);
+  if (owed) drop_one(r->s, t);
+}
+
+/* The producer dropped events (ring full): its recorded stack is now
+ * kind >> 8 deep. Mirror that, then pass the marker on with the depth this
+ * stream's reader will have, folding in this stream's own drops. */
+static void filter_lost(run *r, sthread *t, size_t i) {
+  const strobe__event *e = &r->ev[i];
+  uint32_t pdepth = e->kind >> 8;
+  while (t->depth > pdepth) t->depth--;
+  run_cut(r, i, i + 1);
+  if (r->s->dropping)
+    drop_one(r->s, t); /* pending > 0: a marker with the new depth follows */
+  else
+    emit_marker(r->s, r->index, t, e->ts, (uint64_t)e->data + t->pending);
+}
+
+/* Whether an event must be withheld, while not dropping, to keep the
+ * reader's nesting right. */
+static int withheld(const sthread *t, uint32_t kind) {
+  switch (kind) {
+    case STROBE__EV_BEGIN: return t->depth >= TRACK_DEPTH; /* cannot come from a well-behaved producer */
+    case STROBE__EV_END: return t->depth && is_unrec(t, t->depth - 1); /* its BEGIN was dropped: withheld too */
+    case STROBE__EV_VALUE:
+    case STROBE__EV_CUMULATIVE:
+      /* Both belong to the innermost open scope: withheld with it when its
+       * BEGIN was dropped, or the reader would pin them on its parent. */
+      return t->depth && t->depth <= TRACK_DEPTH && is_unrec(t, t->depth - 1);
+    default: return 0;
+  }
+}
+
+/* Any other event: passed on, or dropped with its payload slots; a marker
+ * for earlier drops goes in front of it, so its depth is the reader's
+ * before the event. Then the stack follows it. */
+static void filter_event(run *r, sthread *t, size_t i, uint32_t kind) {
+  const strobe__event *e = &r->ev[i];
+  int drop = r->s->dropping || withheld(t, kind);
+  t->payload_left = strobe__payload_slots(e->kind, e->data); /* whole, with its payload slots, or not at all */
+  t->payload_drop = drop;
+  if (drop) {
+    run_cut(r, i, i + 1);
+    drop_one(r->s, t);
+  } else if (t->pending) {
+    run_cut(r, i, i);
+    emit_marker(r->s, r->index, t, e->ts, t->pending);
+  }
+  if (kind == STROBE__EV_BEGIN && t->depth < TRACK_DEPTH) set_unrec(t, t->depth++, drop);
+  if (kind == STROBE__EV_END && t->depth) t->depth--;
+}
+
 static void on_events(void *ctx, uint32_t index, const strobe__event *ev, size_t n) {
   STROBE_ASSERT(strobe__drain_held());
   strobe_stream *s = ctx;
@@ -211,87 +301,22 @@ static void on_events(void *ctx, uint32_t index, const strobe__event *ev, size_t
     __atomic_fetch_add(&s->events_dropped, n, __ATOMIC_RELAXED);
     return;
   }
-  size_t run = 0; /* ev[run..i) pass on unchanged, handed over in one call */
-#define PASS_RUN(end)                                                                 \
-  do {                                                                                \
-    if ((end) > run) {                                                                \
-      strobe__writer_events(s->writer, index, ev + run, (end) - run);                 \
-      s->pending_bytes += (uint64_t)((end) - run) * EVENT_BYTES_BOUND;                \
-    }                                                                                 \
-  } while (0)
+  run r = {s, index, ev, 0};
   for (size_t i = 0; i < n; i++) {
-    if ((i & 1023u) == 0) {
-      update_mode(s);
-      if (s->pending_bytes >= s->max_queue / 4) {
-        PASS_RUN(i);
-        run = i;
-        flush_now(s);
-      }
-    }
-    const strobe__event *e = &ev[i];
-    uint32_t kind = e->kind & 0xffu;
+    if ((i & 1023u) == 0) pace(&r, i);
+    uint32_t kind = ev[i].kind & 0xffu;
     if (kind == STROBE__EV_PAYLOAD) {
-      if (t->payload_left && !t->payload_drop) {
-        t->payload_left--;
-        continue; /* travels with its head event */
-      }
-      int owed = t->payload_left != 0;
-      if (owed) t->payload_left--;
-      PASS_RUN(i);
-      run = i + 1;
-      if (owed) drop_one(s, t);
-      continue; /* a payload whose head was dropped, or predates this stream */
+      filter_payload(&r, t, i);
+      continue;
     }
     t->payload_left = 0;
-    t->last_ts = e->ts;
-    int drop = s->dropping;
-    switch (kind) {
-      case STROBE__EV_BEGIN:
-        if (t->depth >= TRACK_DEPTH) drop = 1; /* cannot come from a well-behaved producer */
-        break;
-      case STROBE__EV_END:
-        if (t->depth && is_unrec(t, t->depth - 1)) drop = 1; /* its BEGIN was dropped: withheld too */
-        break;
-      case STROBE__EV_LOST: {
-        /* The producer dropped events (ring full): its recorded stack is now
-         * kind >> 8 deep. Mirror that, then pass the marker on with the depth
-         * this stream's reader will have, folding in this stream's own drops. */
-        uint32_t pdepth = e->kind >> 8;
-        while (t->depth > pdepth) t->depth--;
-        PASS_RUN(i);
-        run = i + 1;
-        if (drop)
-          drop_one(s, t); /* pending > 0: a marker with the new depth follows */
-        else
-          emit_marker(s, index, t, e->ts, (uint64_t)e->data + t->pending);
-        continue;
-      }
-      case STROBE__EV_VALUE:
-      case STROBE__EV_CUMULATIVE:
-        /* Both belong to the innermost open scope: withheld with it when its
-         * BEGIN was dropped, or the reader would pin them on its parent. */
-        if (t->depth && t->depth <= TRACK_DEPTH && is_unrec(t, t->depth - 1)) drop = 1;
-        break;
-      default:
-        break;
-    }
-    t->payload_left = strobe__payload_slots(e->kind, e->data); /* whole, with its payload slots, or not at all */
-    t->payload_drop = drop;
-    if (drop) {
-      PASS_RUN(i);
-      run = i + 1;
-      drop_one(s, t);
-    } else if (t->pending) {
-      /* Before the event, so the marker's depth is the reader's before it. */
-      PASS_RUN(i);
-      run = i;
-      emit_marker(s, index, t, e->ts, t->pending);
-    }
-    if (kind == STROBE__EV_BEGIN && t->depth < TRACK_DEPTH) set_unrec(t, t->depth++, drop);
-    if (kind == STROBE__EV_END && t->depth) t->depth--;
+    t->last_ts = ev[i].ts;
+    if (kind == STROBE__EV_LOST)
+      filter_lost(&r, t, i);
+    else
+      filter_event(&r, t, i, kind);
   }
-  PASS_RUN(n);
-#undef PASS_RUN
+  run_cut(&r, n, n);
 }
 
 static void report_losses(strobe_stream *s) {

@@ -643,7 +643,7 @@ static int step_sites(strobe_capture *c, strobe_capture_record *rec) {
   for (int i = 0; i < SITE_STRS; i++) str[i] = strobe__cur_str(cur, &len[i]);
   if (cur->bad || line > UINT32_MAX) return STROBE_ECORRUPT;
   if (id == 0 || id > MAX_SITE_ID) return STROBE_ERANGE;
-  if (kind < STROBE_SITE_SCOPE || kind > STROBE_SITE_STAGE) return STROBE_ECORRUPT;
+  if (kind > UINT32_MAX || !strobe__site_kind_known((uint32_t)kind)) return STROBE_ECORRUPT;
   int r = define_site(c, (uint32_t)id, (uint32_t)kind, (uint32_t)line, str, len);
   if (r) return r;
   rec->type = STROBE_REC_SITE;

@@ -110,6 +110,40 @@ static inline uint32_t strobe__ev_operands(uint32_t kind) {
   }
 }
 
+/* Site kinds (STROBE_SITE_KINDS in strobe/strobe.h): the name of one
+ * ("unknown" for numbers not in the table), whether it is a kind at all, and
+ * whether its events are timed BEGIN/END scopes. */
+static inline const char *strobe__site_kind_name(uint32_t kind) {
+  switch (kind) {
+#define STROBE__SITE_NAME(id, number, name, timed) \
+  case number: return name;
+    STROBE_SITE_KINDS(STROBE__SITE_NAME)
+#undef STROBE__SITE_NAME
+    default: return "unknown";
+  }
+}
+static inline int strobe__site_kind_known(uint32_t kind) {
+  switch (kind) {
+#define STROBE__SITE_KNOWN(id, number, name, timed) case number:
+    STROBE_SITE_KINDS(STROBE__SITE_KNOWN)
+#undef STROBE__SITE_KNOWN
+    return 1;
+    default: return 0;
+  }
+}
+static inline int strobe__site_timed(uint32_t kind) {
+  switch (kind) {
+#define STROBE__SITE_TIMED(id, number, name, timed) \
+  case number: return timed;
+    STROBE_SITE_KINDS(STROBE__SITE_TIMED)
+#undef STROBE__SITE_TIMED
+    default: return 0;
+  }
+}
+/* One past the largest site kind number (the size of an array indexed by kind). */
+#define STROBE__SITE_SLOT(id, number, name, timed) [number] = 0,
+#define STROBE__SITE_KIND_LIMIT ((uint32_t)sizeof((const char[]){STROBE_SITE_KINDS(STROBE__SITE_SLOT)}))
+
 /* A growable byte buffer. Functions report allocation failure through `failed`. */
 typedef struct strobe__buf {
   uint8_t *data;

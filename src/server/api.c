@@ -59,9 +59,9 @@ int strobe__api_info(strobe_server *s, struct MHD_Connection *conn) {
   json_t *streams = json_array();
   strobe__streams_json(s, streams);
   json_t *tools = json_object();
-  json_object_set_new(tools, "strobe_profile_start", json_boolean(d.tools & STROBE_TOOL_PROFILE_START));
-  json_object_set_new(tools, "strobe_profile_read", json_boolean(d.tools & STROBE_TOOL_PROFILE_READ));
-  json_object_set_new(tools, "strobe_profile_end", json_boolean(d.tools & STROBE_TOOL_PROFILE_END));
+#define TOOL(id, bit, name) json_object_set_new(tools, name, json_boolean(d.tools & STROBE_TOOL_##id));
+  STROBE_SERVER_TOOLS(TOOL)
+#undef TOOL
   json_t *server = json_pack(
       "{s:s,s:i,s:s,s:b,s:b,s:o,"
       "s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I},"

@@ -258,7 +258,128 @@ static void call_tool(strobe__mcp *m, const mcp_session *sess, json_t *id, json_
   rpc_result_text(resp, id, result, len);
 }
 
-/* >>handle */
+/* >>handle — strobe__mcp_handle as named steps: the envelope, initialize,
+ * the caller's session, then the method. Each step answers (and returns 1)
+ * or lets the next one go on (0). */
+
+/* A request's envelope: jsonrpc "2.0", an id (string or integer) or none, a
+ * string method, params an object or absent. Answers everything else:
+ * batches, malformed ids, client responses (202), notifications with array
+ * params (202). */
+static int check_envelope(json_t *msg, json_t **id, const char **method, json_t **params,
+                          strobe__mcp_response *resp) {
+  if (json_is_array(msg)) {
+    rpc_error(resp, 200, NULL, -32600, "Invalid Request: batches are not supported");
+    return 1;
+  }
+  if (!json_is_object(msg)) {
+    rpc_error(resp, 200, NULL, -32600, "Invalid Request: not a JSON-RPC object");
+    return 1;
+  }
+  *id = json_object_get(msg, "id");
+  if (*id && !json_is_string(*id) && !json_is_integer(*id)) {
+    rpc_error(resp, 200, NULL, -32600, "Invalid Request: id must be a string or an integer");
+    return 1;
+  }
+  json_t *jsonrpc = json_object_get(msg, "jsonrpc");
+  if (!json_is_string(jsonrpc) || strcmp(json_string_value(jsonrpc), "2.0") != 0) {
+    rpc_error(resp, 200, *id, -32600, "Invalid Request: jsonrpc must be \"2.0\"");
+    return 1;
+  }
+  json_t *m = json_object_get(msg, "method");
+  *params = json_object_get(msg, "params");
+  if (!m) {
+    /* A response (or error) from the client to a server request: we send
+     * none, but Streamable HTTP answers such messages with 202. */
+    if (*id && (json_object_get(msg, "result") || json_object_get(msg, "error")))
+      accepted(resp);
+    else
+      rpc_error(resp, 200, *id, -32600, "Invalid Request: no method");
+    return 1;
+  }
+  if (!json_is_string(m)) {
+    rpc_error(resp, 200, *id, -32600, "Invalid Request: method must be a string");
+    return 1;
+  }
+  if (*params && !json_is_object(*params) && !json_is_array(*params)) {
+    rpc_error(resp, 200, *id, -32600, "Invalid Request: params must be an object or an array");
+    return 1;
+  }
+  if (json_is_array(*params)) {
+    if (*id)
+      rpc_error(resp, 200, *id, -32602, "Invalid params: expected an object");
+    else
+      accepted(resp);
+    return 1;
+  }
+  *method = json_string_value(m);
+  return 0;
+}
+
+/* initialize: opens an MCP session in the table at the version agreed. */
+static void initialize(strobe__mcp *m, const strobe__mcp_request *req, json_t *id, json_t *params,
+                       strobe__mcp_response *resp) {
+  if (!id) { /* a notification cannot initialize anything */
+    accepted(resp);
+    return;
+  }
+  json_t *pv = params ? json_object_get(params, "protocolVersion") : NULL;
+  const char *want = json_string_value(pv);
+  const char *version = want && supported_version(want) ? want : STROBE__MCP_PROTOCOL;
+  strobe__mutex_lock(&m->lock);
+  mcp_session *e = new_session(m, req->now_ms, version);
+  if (e) memcpy(resp->session_id, e->id, sizeof resp->session_id);
+  strobe__mutex_unlock(&m->lock);
+  if (!e)
+    rpc_error(resp, 503, id, -32603, "Too many MCP sessions; end one (HTTP DELETE) or wait for one to expire");
+  else
+    rpc_result(resp, id, initialize_result(version));
+}
+
+/* Everything but initialize belongs to an initialized session: finds the
+ * caller's (a copy in *sess: the methods run without the table lock) and
+ * marks it used now. Answers when there is none, and notifications. */
+static int caller_session(strobe__mcp *m, const strobe__mcp_request *req, json_t *id, mcp_session *sess,
+                          strobe__mcp_response *resp) {
+  if (!req->session_id) {
+    rpc_error(resp, 400, id, -32600, "Bad Request: Mcp-Session-Id header is required");
+    return 1;
+  }
+  strobe__mutex_lock(&m->lock);
+  mcp_session *e = find_session(m, req->session_id);
+  if (e) {
+    e->last_ms = req->now_ms;
+    *sess = *e;
+  }
+  strobe__mutex_unlock(&m->lock);
+  if (!e) {
+    rpc_error(resp, 404, id, -32001, "Session not found");
+    return 1;
+  }
+  if (!id) { /* notifications/initialized, notifications/cancelled, ...: nothing to answer */
+    accepted(resp);
+    return 1;
+  }
+  return 0;
+}
+
+/* The methods of an initialized session: the one list. */
+static void ping(strobe__mcp *m, const mcp_session *sess, json_t *id, json_t *params, strobe__mcp_response *resp) {
+  (void)m, (void)sess, (void)params;
+  rpc_result(resp, id, json_object());
+}
+
+static void list_tools(strobe__mcp *m, const mcp_session *sess, json_t *id, json_t *params,
+                       strobe__mcp_response *resp) {
+  (void)m, (void)sess, (void)params;
+  rpc_result(resp, id, json_pack("{s:o}", "tools", strobe__tools_list()));
+}
+
+static const struct {
+  const char *name;
+  void (*run)(strobe__mcp *m, const mcp_session *sess, json_t *id, json_t *params, strobe__mcp_response *resp);
+} k_methods[] = {{"ping", ping}, {"tools/list", list_tools}, {"tools/call", call_tool}};
+
 void strobe__mcp_handle(strobe__mcp *m, const strobe__mcp_request *req, const char *body, size_t len,
                         strobe__mcp_response *resp) {
   memset(resp, 0, sizeof *resp);
@@ -275,102 +396,21 @@ void strobe__mcp_handle(strobe__mcp *m, const strobe__mcp_request *req, const ch
     rpc_error(resp, 200, NULL, -32700, "Parse error");
     return;
   }
-  if (json_is_array(msg)) {
-    rpc_error(resp, 200, NULL, -32600, "Invalid Request: batches are not supported");
-    goto done;
-  }
-  if (!json_is_object(msg)) {
-    rpc_error(resp, 200, NULL, -32600, "Invalid Request: not a JSON-RPC object");
-    goto done;
-  }
-  json_t *id = json_object_get(msg, "id");
-  if (id && !json_is_string(id) && !json_is_integer(id)) {
-    rpc_error(resp, 200, NULL, -32600, "Invalid Request: id must be a string or an integer");
-    goto done;
-  }
-  json_t *jsonrpc = json_object_get(msg, "jsonrpc");
-  if (!json_is_string(jsonrpc) || strcmp(json_string_value(jsonrpc), "2.0") != 0) {
-    rpc_error(resp, 200, id, -32600, "Invalid Request: jsonrpc must be \"2.0\"");
-    goto done;
-  }
-  json_t *method = json_object_get(msg, "method");
-  json_t *params = json_object_get(msg, "params");
-  if (!method) {
-    /* A response (or error) from the client to a server request: we send
-     * none, but Streamable HTTP answers such messages with 202. */
-    if (id && (json_object_get(msg, "result") || json_object_get(msg, "error")))
-      accepted(resp);
-    else
-      rpc_error(resp, 200, id, -32600, "Invalid Request: no method");
-    goto done;
-  }
-  if (!json_is_string(method)) {
-    rpc_error(resp, 200, id, -32600, "Invalid Request: method must be a string");
-    goto done;
-  }
-  if (params && !json_is_object(params) && !json_is_array(params)) {
-    rpc_error(resp, 200, id, -32600, "Invalid Request: params must be an object or an array");
-    goto done;
-  }
-  if (json_is_array(params)) {
-    if (id)
-      rpc_error(resp, 200, id, -32602, "Invalid params: expected an object");
-    else
-      accepted(resp);
-    goto done;
-  }
-  const char *name = json_string_value(method);
-
-  if (!strcmp(name, "initialize")) {
-    if (!id) { /* a notification cannot initialize anything */
-      accepted(resp);
-      goto done;
-    }
-    json_t *pv = params ? json_object_get(params, "protocolVersion") : NULL;
-    const char *want = json_string_value(pv);
-    const char *version = want && supported_version(want) ? want : STROBE__MCP_PROTOCOL;
-    strobe__mutex_lock(&m->lock);
-    mcp_session *e = new_session(m, req->now_ms, version);
-    if (e) memcpy(resp->session_id, e->id, sizeof resp->session_id);
-    strobe__mutex_unlock(&m->lock);
-    if (!e) {
-      rpc_error(resp, 503, id, -32603, "Too many MCP sessions; end one (HTTP DELETE) or wait for one to expire");
-      goto done;
-    }
-    rpc_result(resp, id, initialize_result(version));
-    goto done;
-  }
-
-  /* Everything else belongs to an initialized session. */
-  if (!req->session_id) {
-    rpc_error(resp, 400, id, -32600, "Bad Request: Mcp-Session-Id header is required");
-    goto done;
-  }
-  strobe__mutex_lock(&m->lock);
-  mcp_session *e = find_session(m, req->session_id);
+  json_t *id = NULL, *params = NULL;
+  const char *method = NULL;
   mcp_session sess = {0};
-  if (e) {
-    e->last_ms = req->now_ms;
-    sess = *e; /* a copy: the handlers run without the table lock */
+  if (check_envelope(msg, &id, &method, &params, resp)) {
+    /* answered */
+  } else if (!strcmp(method, "initialize")) {
+    initialize(m, req, id, params, resp);
+  } else if (!caller_session(m, req, id, &sess, resp)) {
+    size_t k = 0, n = sizeof k_methods / sizeof *k_methods;
+    while (k < n && strcmp(method, k_methods[k].name) != 0) k++;
+    if (k < n)
+      k_methods[k].run(m, &sess, id, params, resp);
+    else
+      rpc_error(resp, 200, id, -32601, "Method not found");
   }
-  strobe__mutex_unlock(&m->lock);
-  if (!e) {
-    rpc_error(resp, 404, id, -32001, "Session not found");
-    goto done;
-  }
-  if (!id) { /* notifications/initialized, notifications/cancelled, ...: nothing to answer */
-    accepted(resp);
-    goto done;
-  }
-  if (!strcmp(name, "ping"))
-    rpc_result(resp, id, json_object());
-  else if (!strcmp(name, "tools/list"))
-    rpc_result(resp, id, json_pack("{s:o}", "tools", strobe__tools_list()));
-  else if (!strcmp(name, "tools/call"))
-    call_tool(m, &sess, id, params, resp);
-  else
-    rpc_error(resp, 200, id, -32601, "Method not found");
-done:
   json_decref(msg);
 }
 

@@ -1,8 +1,8 @@
 /*
- * tools.c — the three MCP tools (docs/server.md §Tools):
- * strobe_profile_start, strobe_profile_read (a report, or availability with
- * {}), strobe_profile_end; their input and output schemas; argument
- * validation; and the stable error names every failure carries.
+ * tools.c — the MCP tools that STROBE_SERVER_TOOLS lists (strobe/server.h; docs/server.md §Tools):
+ * start a profiling session, read it (a report, or availability with {}),
+ * end it; their input and output schemas; argument validation; and the
+ * stable error names every failure carries.
  *
  * Owns: the tool schemas and the mapping from STROBE_E* codes to error names.
  * Must never: act on a session without checking, under perms.lock, the MCP
@@ -23,12 +23,32 @@
 
 #include "server/server_internal.h"
 
+/* The tools of STROBE_SERVER_TOOLS (strobe/server.h), by index. */
+typedef enum tool_id {
+#define TOOL_ENUM(id, bit, name) TOOL_##id,
+  STROBE_SERVER_TOOLS(TOOL_ENUM)
+#undef TOOL_ENUM
+  TOOL_COUNT,
+  TOOL_NONE = TOOL_COUNT
+} tool_id;
+
+static const struct {
+  const char *name; /* the MCP name */
+  uint32_t bit;     /* STROBE_TOOL_* */
+} k_tools[TOOL_COUNT] = {
+#define TOOL_ROW(id, bit, name) {name, STROBE_TOOL_##id},
+    STROBE_SERVER_TOOLS(TOOL_ROW)
+#undef TOOL_ROW
+};
+
 /* >>schemas. Output schemas admit the error shape too: the SDK validates any
  * structuredContent it gets, isError or not. */
 #define ERROR_SHAPE "{\"required\":[\"error\",\"message\"]}"
-static const char k_tools_json[] =
-    "["
-    "{\"name\":\"strobe_profile_start\",\"title\":\"Start a profiling session\","
+/* Each tool's schema and description; tools/list puts its name (from
+ * STROBE_SERVER_TOOLS) first. */
+static const char *const k_tool_schema[] = {
+    [TOOL_PROFILE_START] =
+    "{\"title\":\"Start a profiling session\","
     "\"description\":\"Starts a bounded profiling session in the running application and returns its id. It keeps "
     "the newest max_samples whole operations (frame passes, rebuilds, input dispatches, requests; application "
     "scopes apart) that start after this call and finish before it ends. At most 8 sessions run at once across "
@@ -48,9 +68,10 @@ static const char k_tools_json[] =
     "\"string\"},\"message\":{\"type\":\"string\"}},\"anyOf\":[{\"required\":[\"id\",\"max_samples\","
     "\"include_devtools\",\"kinds\",\"limits\"]}," ERROR_SHAPE "]},"
     "\"annotations\":{\"title\":\"Start a profiling session\",\"readOnlyHint\":false,\"destructiveHint\":false,"
-    "\"idempotentHint\":false,\"openWorldHint\":false}},"
+    "\"idempotentHint\":false,\"openWorldHint\":false}}",
 
-    "{\"name\":\"strobe_profile_read\",\"title\":\"Read a profiling session, or availability\","
+    [TOOL_PROFILE_READ] =
+    "{\"title\":\"Read a profiling session, or availability\","
     "\"description\":\"With {\\\"id\\\": ...}: a snapshot report (content-free JSON v1) of a session this client "
     "started; the session keeps running. Work still running is reported under unfinished, never as a duration; "
     "each entry's state says in_flight (an ordinary operation caught mid-way) or stalled (elapsed over 2x the "
@@ -63,9 +84,10 @@ static const char k_tools_json[] =
     "{\"required\":[\"feature_enabled\",\"mcp_enabled\",\"observe_granted\",\"tools\",\"limits\",\"build\"]}," ERROR_SHAPE
     "]},"
     "\"annotations\":{\"title\":\"Read a profiling session\",\"readOnlyHint\":true,\"idempotentHint\":false,"
-    "\"openWorldHint\":false}},"
+    "\"openWorldHint\":false}}",
 
-    "{\"name\":\"strobe_profile_end\",\"title\":\"End a profiling session\","
+    [TOOL_PROFILE_END] =
+    "{\"title\":\"End a profiling session\","
     "\"description\":\"Finalizes a session this client started and returns its final report (content-free JSON "
     "v1). Ending one session never touches another; a finalized report never changes. The id then answers "
     "'ended'.\","
@@ -75,12 +97,25 @@ static const char k_tools_json[] =
     "\"outputSchema\":{\"type\":\"object\",\"anyOf\":[{\"required\":[\"version\",\"id\",\"final\",\"status\","
     "\"samples\"]}," ERROR_SHAPE "]},"
     "\"annotations\":{\"title\":\"End a profiling session\",\"readOnlyHint\":false,\"destructiveHint\":false,"
-    "\"idempotentHint\":false,\"openWorldHint\":false}}"
-    "]";
+    "\"idempotentHint\":false,\"openWorldHint\":false}}",
+};
+_Static_assert(sizeof k_tool_schema / sizeof *k_tool_schema == TOOL_COUNT, "a schema for every tool");
 
 json_t *strobe__tools_list(void) {
   /* Parsed per call (a few microseconds): no shared mutable state. */
-  return json_loads(k_tools_json, 0, NULL);
+  json_t *list = json_array();
+  for (int t = 0; list && t < TOOL_COUNT; t++) {
+    json_t *tool = json_pack("{s:s}", "name", k_tools[t].name);
+    json_t *schema = k_tool_schema[t] ? json_loads(k_tool_schema[t], 0, NULL) : NULL;
+    int bad = !tool || !schema || json_object_update(tool, schema);
+    json_decref(schema);
+    if (bad) json_decref(tool);
+    if (bad || json_array_append_new(list, tool)) { /* append_new takes the tool even when it fails */
+      json_decref(list);
+      list = NULL;
+    }
+  }
+  return list;
 }
 
 /* >>errors */
@@ -235,17 +270,11 @@ json_t *strobe__kinds_json(uint32_t kinds) {
 }
 
 /* >>tools */
-typedef enum tool_id { TOOL_START, TOOL_READ, TOOL_END, TOOL_NONE } tool_id;
-
 static tool_id lookup(const char *name) {
-  if (!strcmp(name, "strobe_profile_start")) return TOOL_START;
-  if (!strcmp(name, "strobe_profile_read")) return TOOL_READ;
-  if (!strcmp(name, "strobe_profile_end")) return TOOL_END;
+  for (int t = 0; t < TOOL_COUNT; t++)
+    if (!strcmp(name, k_tools[t].name)) return (tool_id)t;
   return TOOL_NONE;
 }
-
-static const uint32_t k_tool_bit[] = {STROBE_TOOL_PROFILE_START, STROBE_TOOL_PROFILE_READ, STROBE_TOOL_PROFILE_END};
-static const char *const k_tool_name[] = {"strobe_profile_start", "strobe_profile_read", "strobe_profile_end"};
 
 #define MAX_ARG_KEYS 8 /* each tool takes at most two */
 
@@ -341,7 +370,7 @@ static int permitted(const strobe__perms *p, tool_id t, const char **why) {
     *why = "the Observe scope is not granted";
     return 0;
   }
-  if (!(p->tools & k_tool_bit[t])) {
+  if (!(p->tools & k_tools[t].bit)) {
     *why = "this tool is not permitted";
     return 0;
   }
@@ -355,8 +384,8 @@ static json_t *availability(const strobe__tool_env *env) {
   uint32_t tools = p->tools;
   strobe__mutex_unlock(&p->lock);
   json_t *allowed = json_object();
-  for (int t = 0; t < 3; t++)
-    json_object_set_new(allowed, k_tool_name[t], json_boolean(mcp && observe && (tools & k_tool_bit[t])));
+  for (int t = 0; t < TOOL_COUNT; t++)
+    json_object_set_new(allowed, k_tools[t].name, json_boolean(mcp && observe && (tools & k_tools[t].bit)));
   strobe_session_info infos[STROBE_MAX_SESSIONS];
   int n = strobe_collector_query_sessions(env->collector, infos, STROBE_MAX_SESSIONS);
   json_t *yours = json_array();
@@ -381,12 +410,13 @@ int strobe__tools_call(const strobe__tool_env *env, const char *name, json_t *ar
   const char *why = NULL;
   const char *id = NULL;
   strobe_session_desc opts;
-  int rc = t == TOOL_START ? strobe__parse_start_args(args, &opts, &why) : parse_id_args(args, t == TOOL_END, &id, &why);
+  int rc = t == TOOL_PROFILE_START ? strobe__parse_start_args(args, &opts, &why)
+                                   : parse_id_args(args, t == TOOL_PROFILE_END, &id, &why);
   if (rc) {
     *result = dump_result(tool_error(rc, why), len);
     return 0;
   }
-  if (t == TOOL_READ && !id) { /* availability needs no permission: it says which are missing */
+  if (t == TOOL_PROFILE_READ && !id) { /* availability needs no permission: it says which are missing */
     *result = dump_result(tool_value(availability(env)), len);
     return 0;
   }
@@ -403,10 +433,10 @@ int strobe__tools_call(const strobe__tool_env *env, const char *name, json_t *ar
   strobe__mutex_lock(&p->lock);
   if (!permitted(p, t, &why)) {
     rc = STROBE_EPERM;
-  } else if (t == TOOL_START) {
+  } else if (t == TOOL_PROFILE_START) {
     opts.owner = env->owner;
     rc = strobe_session_start(env->collector, &opts, sid);
-  } else if (t == TOOL_READ) {
+  } else if (t == TOOL_PROFILE_READ) {
     rc = strobe_session_read(env->collector, id, env->owner, &rep);
   } else {
     rc = strobe_session_stop(env->collector, id, env->owner, &rep);
@@ -417,7 +447,7 @@ int strobe__tools_call(const strobe__tool_env *env, const char *name, json_t *ar
     *result = dump_result(tool_error(rc, rc == STROBE_EPERM ? why : NULL), len);
     return 0;
   }
-  if (t != TOOL_START) {
+  if (t != TOOL_PROFILE_START) {
     *result = tool_report(rep, len);
     return 0;
   }

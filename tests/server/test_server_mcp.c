@@ -145,13 +145,21 @@ static void test_ids_and_notifications(void) {
     CHECK_EQ_INT(r.body_len, 0);
     cli_http_response_free(&r);
   }
-  /* tools/list: three tools, each inputSchema with type object */
+  /* tools/list: every tool of STROBE_SERVER_TOOLS, in its order, under its
+   * name, each inputSchema with type object */
+  static const char *const names[] = {
+#define NAME(id, bit, name) name,
+      STROBE_SERVER_TOOLS(NAME)
+#undef NAME
+  };
+  size_t ntools = sizeof names / sizeof *names;
   cli_http_response r = t_mcp_post(s, sid, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":{}}");
   json_t *v = t_json(&r);
   json_t *tools = json_object_get(json_object_get(v, "result"), "tools");
-  CHECK_EQ_INT(json_array_size(tools), 3);
-  for (size_t i = 0; i < 3; i++) {
+  CHECK_EQ_INT(json_array_size(tools), ntools);
+  for (size_t i = 0; i < ntools; i++) {
     json_t *t = json_array_get(tools, i);
+    CHECK(!strcmp(json_string_value(json_object_get(t, "name")), names[i]));
     CHECK(!strcmp(json_string_value(json_object_get(json_object_get(t, "inputSchema"), "type")), "object"));
     CHECK(!strcmp(json_string_value(json_object_get(json_object_get(t, "outputSchema"), "type")), "object"));
     CHECK(json_is_string(json_object_get(t, "description")));

@@ -353,7 +353,7 @@ uint32_t *agg_sorted_scopes(const agg *a, const strobe_capture *c, uint32_t *n) 
   if (!ids) return NULL;
   for (uint32_t id = 1; id < a->n_sites; id++) {
     const strobe_capture_site *s = strobe_capture_query_site(c, id);
-    if (!s || (s->kind != STROBE_SITE_SCOPE && s->kind != STROBE_SITE_STAGE)) continue;
+    if (!s || !strobe__site_timed(s->kind)) continue;
     if (a->sites[id].count && a->sites[id].included) ids[(*n)++] = id;
   }
   g_sort_agg = a;

@@ -31,7 +31,7 @@ static const char g_usage[] =
 typedef struct info {
   cli_input in;
   long long bytes;
-  uint32_t by_kind[8]; /* sites per strobe_site_kind */
+  uint32_t by_kind[STROBE__SITE_KIND_LIMIT]; /* sites per strobe_site_kind */
 } info;
 
 static const char *yes_no(int v) { return v ? "yes" : "no"; }
@@ -104,9 +104,11 @@ static void write_json(cli_output *o, info *x) {
 
   strobe__json_object(&j, "sites");
   uint32_t total = 0;
-  for (int k = 1; k < 8; k++) total += x->by_kind[k];
+  for (uint32_t k = 0; k < STROBE__SITE_KIND_LIMIT; k++) total += x->by_kind[k];
   strobe__json_uint(&j, "count", total);
-  for (uint32_t k = 1; k < 8; k++) strobe__json_uint(&j, cli_site_kind_name(k), x->by_kind[k]);
+#define KIND(id, number, name, timed) strobe__json_uint(&j, name, x->by_kind[number]);
+  STROBE_SITE_KINDS(KIND)
+#undef KIND
   strobe__json_end(&j);
 
   strobe__json_object(&j, "totals");
@@ -164,10 +166,10 @@ static void write_text(cli_output *o, info *x) {
             yes_no(th->ended));
   }
   uint32_t total = 0;
-  for (int k = 1; k < 8; k++) total += x->by_kind[k];
+  for (uint32_t k = 0; k < STROBE__SITE_KIND_LIMIT; k++) total += x->by_kind[k];
   fprintf(f, "sites       %u", total);
   const char *sep = " (";
-  for (uint32_t k = 1; k < 8; k++) {
+  for (uint32_t k = 0; k < STROBE__SITE_KIND_LIMIT; k++) {
     if (!x->by_kind[k]) continue;
     fprintf(f, "%s%u %s", sep, x->by_kind[k], cli_site_kind_name(k));
     sep = ", ";
@@ -220,7 +222,7 @@ int cmd_info(int argc, char **argv) {
   }
   for (uint32_t id = 1; id < strobe_capture_query_site_limit(x.in.cap); id++) {
     const strobe_capture_site *s = strobe_capture_query_site(x.in.cap, id);
-    if (s && s->kind < 8) x.by_kind[s->kind]++;
+    if (s && s->kind < STROBE__SITE_KIND_LIMIT) x.by_kind[s->kind]++;
   }
   cli_progress_end(x.in.progress);
   x.in.progress = NULL;

@@ -185,18 +185,7 @@ double cli_start_ns(const strobe_capture *c) {
 }
 
 /* >>names */
-const char *cli_site_kind_name(uint32_t kind) {
-  switch (kind) {
-    case STROBE_SITE_SCOPE: return "scope";
-    case STROBE_SITE_VALUE: return "value";
-    case STROBE_SITE_CUMULATIVE: return "cumulative";
-    case STROBE_SITE_COUNTER: return "counter";
-    case STROBE_SITE_GAUGE: return "gauge";
-    case STROBE_SITE_FRAME: return "frame";
-    case STROBE_SITE_STAGE: return "stage";
-    default: return "unknown";
-  }
-}
+const char *cli_site_kind_name(uint32_t kind) { return strobe__site_kind_name(kind); }
 
 const char *cli_thread_label(const strobe_capture *c, uint32_t index, char *buf, size_t cap) {
   const strobe_capture_thread *t = strobe_capture_query_thread(c, index);

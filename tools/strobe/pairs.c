@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "aggregate.h"
+#include "format/codec.h"
 
 static uint64_t site_hash(const strobe_capture_site *s) {
   uint64_t h = 1469598103934665603ull; /* FNV-1a */
@@ -23,7 +24,7 @@ static int same_site(const strobe_capture_site *x, const strobe_capture_site *y)
 }
 
 static int is_scope(const strobe_capture_site *s) {
-  return s && (s->kind == STROBE_SITE_SCOPE || s->kind == STROBE_SITE_STAGE);
+  return s && strobe__site_timed(s->kind);
 }
 
 long pair_sites(agg *a, const strobe_capture *ca, agg *b, const strobe_capture *cb, site_pair **out) {
