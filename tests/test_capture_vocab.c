@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "support/harness.h"
 #include "format/capture_writer.h"
 #include "format/codec.h"
 #include "strobe/capture.h"
@@ -27,7 +27,7 @@ static const strobe__header_facts k_facts = {{"monotonic", 1, 1.0, 0, 0}, 0, "te
 static strobe__writer *open_writer(strobe__buf *out) {
   strobe__writer_desc d = {"file", 100, 1, 0.0, mem_sink, out, &k_facts};
   strobe__writer *w = NULL;
-  CHECK_EQ_INT(strobe__writer_create(&d, &w), 0);
+  REQUIRE_EQ_INT(strobe__writer_create(&d, &w), 0);
   return w;
 }
 
@@ -115,7 +115,7 @@ static void test_every_kind_round_trips(void) {
   CHECK(!out.failed);
 
   strobe_capture *c = NULL;
-  CHECK_EQ_INT(strobe_capture_open_memory(out.data, out.len, &c), 0);
+  REQUIRE_EQ_INT(strobe_capture_open_memory(out.data, out.len, &c), 0);
   strobe_capture_record rec;
   int r;
   /* Sites, thread, then the outer BEGIN. */
@@ -128,11 +128,8 @@ static void test_every_kind_round_trips(void) {
     const row *w_row = &rows[k];
     if (!w_row->record) continue;
     r = strobe_capture_next(c, &rec);
-    if (r != 1 || (int)rec.type != w_row->record) {
-      fprintf(stderr, "kind %s: next() = %d, record %d, want record %d\n", w_row->name, r, (int)rec.type,
-              w_row->record);
-      exit(1);
-    }
+    REQUIREF(r == 1 && (int)rec.type == w_row->record, "kind %s: next() = %d, record %d, want record %d", w_row->name,
+             r, (int)rec.type, w_row->record);
     CHECK_EQ_U64(rec.ticks, w_row->ts);
     CHECK_EQ_INT(rec.thread, 0);
     if (w_row->operands == STROBE__OPERANDS_SITE_VARINTS || w_row->operands == STROBE__OPERANDS_SITE_F64S ||
@@ -182,7 +179,7 @@ static void test_misuse_counters_round_trip(void) {
   strobe__writer_destroy(w);
 
   strobe_capture *c = NULL;
-  CHECK_EQ_INT(strobe_capture_open_memory(out.data, out.len, &c), 0);
+  REQUIRE_EQ_INT(strobe_capture_open_memory(out.data, out.len, &c), 0);
   strobe_capture_record rec;
   while (strobe_capture_next(c, &rec) > 0) {
   }
@@ -221,7 +218,7 @@ static void test_every_site_kind_round_trips(void) {
     strobe__writer_destroy(w);
 
     strobe_capture *c = NULL;
-    CHECK_EQ_INT(strobe_capture_open_memory(out.data, out.len, &c), 0);
+    REQUIRE_EQ_INT(strobe_capture_open_memory(out.data, out.len, &c), 0);
     strobe_capture_record rec;
     int r;
     uint32_t sites = 0;
@@ -237,9 +234,5 @@ static void test_every_site_kind_round_trips(void) {
   }
 }
 
-int main(void) {
-  test_every_kind_round_trips();
-  test_every_site_kind_round_trips();
-  test_misuse_counters_round_trip();
-  return 0;
-}
+#define CASES(X) X(every_kind_round_trips) X(every_site_kind_round_trips) X(misuse_counters_round_trip)
+HARNESS_MAIN(CASES)
