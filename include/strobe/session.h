@@ -91,12 +91,7 @@ STROBE_API int strobe_window_close(strobe_collector *c, strobe_window w);
 STROBE_API int strobe_window_find(strobe_collector *c, const char *id, strobe_window *out);
 
 /* >>operations */
-typedef enum strobe_op_kind {
-  STROBE_OP_PASS = 1,     /* a frame: update, layout, raster, render, present */
-  STROBE_OP_REBUILD = 2,  /* root rebuild / subtree refresh */
-  STROBE_OP_INPUT = 3,    /* input dispatch: never counted as a rendered frame */
-  STROBE_OP_REQUEST = 4   /* one command handled by a server */
-} strobe_op_kind;
+/* strobe_op_kind and STROBE_OP_KINDS are in strobe.h: captures carry the kinds too. */
 
 typedef struct strobe_op {
   uint32_t id; /* live slot + generation; 0 = inert (refused or profiling off) */

@@ -175,6 +175,42 @@ STROBE_API int strobe_thread_set_name(const char *name);
  * The site belongs to its call site (static storage). */
 STROBE_API const strobe_site *strobe_thread_query_scope(void);
 
+/* >>operation-kinds
+ * The operation kinds (session.h starts operations, captures carry them), one
+ * line each: enum name, number (dense from 1), and the name reports,
+ * `strobe report`, exports and the viewer print. A new kind is one line here. */
+#define STROBE_OP_KINDS(X)                                                              \
+  X(PASS, 1, "pass")       /* a frame: update, layout, raster, render, present */      \
+  X(REBUILD, 2, "rebuild") /* root rebuild / subtree refresh */                        \
+  X(INPUT, 3, "input")     /* input dispatch: never counted as a rendered frame */     \
+  X(REQUEST, 4, "request") /* one command handled by a server */
+
+typedef enum strobe_op_kind {
+#define STROBE__OP_KIND_ENUM(id, number, name) STROBE_OP_##id = number,
+  STROBE_OP_KINDS(STROBE__OP_KIND_ENUM)
+#undef STROBE__OP_KIND_ENUM
+} strobe_op_kind;
+
+/* One past the largest kind (kinds are 1..N): the size of a per-kind table. */
+enum {
+  STROBE_OP_KIND_LIMIT = 1
+#define STROBE__OP_KIND_ONE(id, number, name) +1
+  STROBE_OP_KINDS(STROBE__OP_KIND_ONE)
+#undef STROBE__OP_KIND_ONE
+};
+
+/* The name of an operation kind ("pass", ...), or NULL for a number that is
+ * no kind (a capture from a newer writer). Safe to call from any thread. */
+static inline const char *strobe_op_kind_name(uint32_t kind) {
+  switch (kind) {
+#define STROBE__OP_KIND_CASE(id, number, name) \
+  case number: return name;
+    STROBE_OP_KINDS(STROBE__OP_KIND_CASE)
+#undef STROBE__OP_KIND_CASE
+    default: return NULL;
+  }
+}
+
 /* The misuse counters: the one list, in the order a capture's footer stores
  * them (docs/capture-format.md, Totals). X(name): a field of strobe_misuse
  * and the key every report, export and viewer uses for it. */

@@ -492,7 +492,7 @@ static void follow(strobe_flight_recorder *fr, track *tr, const strobe__event *e
       if (kind == STROBE__EV_PAYLOAD) {
         tr->pend--;
         /* An operation END's third slot: its start ticks and kind (probe/probe.h). */
-        if (tr->op_end && tr->op_slot++ == 2 && (e->data & 0xffu) == 1 /* STROBE_OP_PASS */ && fr->watch_passes)
+        if (tr->op_end && tr->op_slot++ == 2 && (e->data & 0xffu) == STROBE_OP_PASS && fr->watch_passes)
           check(fr, tr->op_ts, tr->op_ts - e->ts);
         continue;
       }

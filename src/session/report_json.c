@@ -20,13 +20,8 @@
 #define MS 3 /* decimals for milliseconds: microsecond resolution */
 
 static const char *kind_name(int kind) {
-  switch (kind) {
-    case STROBE_OP_PASS: return "pass";
-    case STROBE_OP_REBUILD: return "rebuild";
-    case STROBE_OP_INPUT: return "input";
-    case STROBE_OP_REQUEST: return "request";
-    default: return "unknown";
-  }
+  const char *name = kind > 0 ? strobe_op_kind_name((uint32_t)kind) : NULL;
+  return name ? name : "unknown";
 }
 
 static const char *status_name(strobe_report_status s) {

@@ -442,11 +442,11 @@ static void touch_range(builder *b, double lo, double hi) {
 
 /* A completed operation (ops_mode): a frame-list entry with its stages and counters. */
 static int op_frame(builder *b, const strobe_capture_record *r, double now) {
-  static const int kinds[5] = {FK_SCOPE, FK_PASS, FK_REBUILD, FK_INPUT, FK_REQUEST};
   const strobe_capture_op *op = r->op;
   double dur = isfinite(op->duration_ns) && op->duration_ns > 0 ? op->duration_ns : 0;
-  tmp_frame *f = frame_push(b, now - dur, dur, r->thread, op->kind == 1 ? op->frame_id : op->id,
-                            kinds[op->kind <= 4 ? op->kind : 0]);
+  int kind = op_kind(strobe_op_kind_name(op->kind));
+  tmp_frame *f = frame_push(b, now - dur, dur, r->thread, op->kind == STROBE_OP_PASS ? op->frame_id : op->id,
+                            kind < 0 ? FK_SCOPE : kind);
   int w = window_index(b, op->window);
   if (!f || w < 0) return STROBE_ENOMEM;
   f->window = (uint16_t)w;

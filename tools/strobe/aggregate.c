@@ -224,7 +224,7 @@ static void record_op(agg *a, const strobe_capture_record *r) {
   if (a->filter.has_range && !(in_range(a, op->start_ns) && in_range(a, r->time_ns))) return;
   if (a->track_frames) frames_op(&a->fr, r->thread, op);
   agg_ops *o = &a->ops;
-  o->by_kind[op->kind <= 4 ? op->kind : 0]++;
+  o->by_kind[op->kind < STROBE_OP_KIND_LIMIT ? op->kind : 0]++;
   o->uncommitted += !op->committed;
   o->handed_off += (uint64_t)op->handed_off;
   o->without_detail += !op->detail;

@@ -131,7 +131,7 @@ typedef struct agg_op_counter {
 } agg_op_counter;
 
 typedef struct agg_ops {
-  uint64_t by_kind[5];    /* completed operations by strobe_op_kind (1..4; [0]: unknown kinds) */
+  uint64_t by_kind[STROBE_OP_KIND_LIMIT]; /* completed operations by strobe_op_kind ([0]: unknown kinds) */
   uint64_t uncommitted, handed_off;
   uint64_t without_detail;   /* began before anything recorded: no stages or counters, not zero */
   uint64_t stages_dropped, counters_dropped; /* past the per-operation bounds, summed */

@@ -70,7 +70,6 @@ static const char *const g_source_text[FRAMES_SOURCES] = {
     "pass operations per window (committed passes count towards the rates)",
     "FRAME marks (interval between consecutive marks on a thread)",
     "top-level scopes (the capture has no pass operations and no frame marks)"};
-static const char *const g_op_kinds[5] = {"unknown", "pass", "rebuild", "input", "request"};
 
 /* What names a series: its window for passes, its thread otherwise. */
 static const char *series_label(const report *x, uint32_t key, char *buf, size_t cap) {
@@ -159,7 +158,9 @@ static void ops_json(strobe__json *j, report *x) {
   const agg_ops *o = &x->a.ops;
   strobe__json_object(j, "operations");
   strobe__json_object(j, "by_kind");
-  for (int k = 1; k <= 4; k++) strobe__json_uint(j, g_op_kinds[k], o->by_kind[k]);
+#define OP_KIND(id, number, name) strobe__json_uint(j, name, o->by_kind[number]);
+  STROBE_OP_KINDS(OP_KIND)
+#undef OP_KIND
   strobe__json_end(j);
   strobe__json_uint(j, "uncommitted", o->uncommitted);
   strobe__json_uint(j, "handed_off", o->handed_off);

@@ -315,10 +315,10 @@ static void on_number(chrome *x, cthread *t, const strobe_capture_record *r) {
 
 /* >>operations */
 static void on_op(chrome *x, const strobe_capture_record *r) {
-  static const char *const kinds[5] = {"operation", "pass", "rebuild", "input", "request"};
   const strobe_capture_op *op = r->op;
-  const char *kind = kinds[op->kind <= 4 ? op->kind : 0];
-  uint64_t number = op->kind == 1 ? op->frame_id : op->id;
+  const char *kind = strobe_op_kind_name(op->kind);
+  if (!kind) kind = "operation";
+  uint64_t number = op->kind == STROBE_OP_PASS ? op->frame_id : op->id;
   for (int e = 0; e < 2; e++) {
     head(x, e ? "e" : "b", 0, e ? r->time_ns : op->start_ns);
     ob *o = x->o;
