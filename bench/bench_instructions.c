@@ -7,6 +7,13 @@
  *                begin+end pair, including its share of the slow-path calls
  *                it makes (the one the depth check forces every few
  *                hundred scopes, the half-ring drain wake);
+ *   value_loop   N recorded STROBE_VALUEs of a loop index on an open scope
+ *                (opened outside the loop); counter_loop and gauge_loop
+ *                the same for STROBE_COUNTER_ADD of a constant and
+ *                STROBE_GAUGE_SET of an integer level (docs/recording.md,
+ *                Numbers). Each is the same loop as empty_loop, which does
+ *                nothing, so Ir(value_loop)/N - Ir(empty_loop)/N is what
+ *                one number adds to the code it is in;
  *   floor_loop   N iterations of the hardware floor: two tick reads and two
  *                16-byte stores into a thread-local power-of-two ring.
  *
@@ -31,16 +38,38 @@
 #include "strobe/strobe.h"
 
 #define DEFAULT_N 1000000u
-#define BATCH 50000u /* 100,000 events: well inside the default ring (262,144 events) */
+#define BATCH 50000u /* 100,000 events (a number is two): well inside the default ring (262,144 events) */
 
 /* Extern and noinline so callgrind sees exactly this name, uncloned.
  * floor_loop comes from floor.h, the floor every bench compares against. */
 void record_loop(uint32_t n);
+void value_loop(uint32_t n);
+void counter_loop(uint32_t n);
+void gauge_loop(uint32_t n);
+void empty_loop(uint32_t n);
 
 __attribute__((noinline)) void record_loop(uint32_t n) {
   for (uint32_t i = 0; i < n; i++) {
     STROBE_SCOPE("bench_instructions");
   }
+}
+
+/* The numbers an application records: a loop index, a fixed delta, a level. */
+__attribute__((noinline)) void value_loop(uint32_t n) {
+  for (uint32_t i = 0; i < n; i++) STROBE_VALUE_UNIT("rows", i, STROBE_UNIT_COUNT);
+}
+
+__attribute__((noinline)) void counter_loop(uint32_t n) {
+  for (uint32_t i = 0; i < n; i++) STROBE_COUNTER_ADD_UNIT("bytes_sent", 512, STROBE_UNIT_BYTES);
+}
+
+__attribute__((noinline)) void gauge_loop(uint32_t n) {
+  for (uint32_t i = 0; i < n; i++) STROBE_GAUGE_SET_UNIT("queue_bytes", i, STROBE_UNIT_BYTES);
+}
+
+/* The loop alone: the empty asm keeps it from being removed. */
+__attribute__((noinline)) void empty_loop(uint32_t n) {
+  for (uint32_t i = 0; i < n; i++) __asm__ __volatile__("" : : "r"(i));
 }
 
 int main(int argc, char **argv) {
@@ -71,6 +100,15 @@ int main(int argc, char **argv) {
     uint32_t b = n - done < BATCH ? n - done : BATCH;
     record_loop(b);
     strobe_record_flush(rec);
+    STROBE_BEGIN("bench_numbers"); /* the scope the values attach to */
+    value_loop(b);
+    STROBE_END();
+    strobe_record_flush(rec);
+    counter_loop(b);
+    strobe_record_flush(rec);
+    gauge_loop(b);
+    strobe_record_flush(rec);
+    empty_loop(b);
     floor_loop(b);
     done += b;
   }

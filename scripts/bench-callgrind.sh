@@ -5,14 +5,23 @@
 # bench_instructions under callgrind and prints, per begin+end pair:
 #   BENCH scope_instructions_recording  inclusive Ir of record_loop / N  (budget <= 35)
 #   BENCH scope_instructions_floor      inclusive Ir of floor_loop / N   (two tick reads, two stores)
-# Only record_loop's own call tree is counted: the drain thread's work is not.
+#   BENCH scope_instructions_ratio      the two above, divided: this run's ratio to the floor
+# and per number (docs/recording.md, Numbers), what one STROBE_VALUE,
+# STROBE_COUNTER_ADD or STROBE_GAUGE_SET adds to its loop (inclusive Ir of
+# value_loop, counter_loop, gauge_loop / N, less empty_loop's / N, the same
+# loop doing nothing):
+#   BENCH value_instructions_recording    STROBE_VALUE           (budget <= 16)
+#   BENCH counter_instructions_recording  STROBE_COUNTER_ADD     (budget <= 16)
+#   BENCH gauge_instructions_recording    STROBE_GAUGE_SET       (budget <= 16)
+#   BENCH value_instructions_ratio        the worst of the three over the floor's per event (floor / 2)
+# Only the loops' own call trees are counted: the drain thread's work is not.
 # Builds nothing; prints a SKIP line and succeeds when valgrind is missing.
 #
 # Usage: scripts/bench-callgrind.sh [build-dir]   (default: build)
 set -euo pipefail
 
 build_dir=${1:-build}
-n=1000000
+n=${STROBE_CALLGRIND_N:-1000000}
 exe="$build_dir/bench/bench_instructions"
 
 if ! command -v valgrind >/dev/null 2>&1 || ! command -v callgrind_annotate >/dev/null 2>&1; then
@@ -52,18 +61,32 @@ ir_of() {
     END { if (found) print best; else exit 1 }' "$out.log"
 }
 
-report() { # name function budget
+per_n() { # function -> inclusive Ir / N
   local ir
-  if ! ir=$(ir_of "$2"); then
-    echo "bench-callgrind: $2 not found in callgrind_annotate output" >&2
+  if ! ir=$(ir_of "$1"); then
+    echo "bench-callgrind: $1 not found in callgrind_annotate output" >&2
     exit 1
   fi
-  awk -v name="$1" -v ir="$ir" -v n="$n" -v limit="$3" 'BEGIN {
-    v = ir / n
-    printf "BENCH %s %.2f instr\n", name, v
+  awk -v ir="$ir" -v n="$n" 'BEGIN { printf "%.4f", ir / n }'
+}
+
+line() { # name value budget
+  awk -v name="$1" -v v="$2" -v limit="$3" -v unit="${4:-instr}" 'BEGIN {
+    printf "BENCH %s %.2f %s\n", name, v, unit
     if (limit != "") printf "BUDGET %s %.2f <= %s %s\n", name, v, limit, (v <= limit + 0 ? "ok" : "OVER")
   }'
 }
 
-report scope_instructions_recording record_loop 35
-report scope_instructions_floor floor_loop ""
+scope=$(per_n record_loop)
+floor=$(per_n floor_loop)
+empty=$(per_n empty_loop)
+line scope_instructions_recording "$scope" 35
+line scope_instructions_floor "$floor" ""
+line scope_instructions_ratio "$(awk -v a="$scope" -v b="$floor" 'BEGIN { print a / b }')" "" ratio
+worst=0
+for kind in value counter gauge; do
+  v=$(awk -v a="$(per_n ${kind}_loop)" -v e="$empty" 'BEGIN { print a - e }')
+  line ${kind}_instructions_recording "$v" 16
+  worst=$(awk -v a="$v" -v w="$worst" 'BEGIN { print (a > w ? a : w) }')
+done
+line value_instructions_ratio "$(awk -v a="$worst" -v b="$floor" 'BEGIN { print a / (b / 2) }')" "" ratio

@@ -47,7 +47,7 @@ def string(s):
     return varint(len(b)) + b
 
 
-def header(ns_per_tick=1.0, epoch=0):
+def header(ns_per_tick=1.0, epoch=0, version=1):
     def field(tag, value):
         return struct.pack("<HH", tag, len(value)) + value
 
@@ -69,7 +69,7 @@ def header(ns_per_tick=1.0, epoch=0):
         field(15, struct.pack("<I", 100)),
         field(16, b"file"),
     ])
-    return MAGIC + struct.pack("<II", 1, len(fields)) + fields
+    return MAGIC + struct.pack("<II", version, len(fields)) + fields
 
 
 def block(btype, payload, codec=0):
@@ -90,9 +90,10 @@ def zstd_frame(data):
     return b"\x28\xb5\x2f\xfd" + head + struct.pack("<I", block_header)[:3] + data
 
 
-def site(sid, kind, name, line=1, cat="", parent=""):
+def site(sid, kind, name, line=1, cat="", parent="", unit=None):
+    """A SITES entry; version 2 captures give every site a unit (0 none, 1 count, 2 bytes, 3 ns, 4 ms, 5 percent)."""
     return (varint(sid) + varint(kind) + varint(line) + string(name) + string(cat) + string("app.c") +
-            string("fn") + string(parent))
+            string("fn") + string(parent) + (b"" if unit is None else varint(unit)))
 
 
 class Events:
@@ -199,6 +200,27 @@ def seeds():
     z += e.block(codec=1)
     z += block(FOOTER, varint(120) + varint(1) + varint(0) + varint(3) + varint(0) + bytes(6), codec=1)
     yield "ok-zstd.strb", bytes(z)
+
+    # Version 2: sites carry their unit (one this reader has no name for is kept); an entry
+    # cut before its unit is corrupt.
+    v2 = bytearray(header(version=2))
+    v2 += block(SITES, site(1, 1, "frame", unit=0) + site(2, 2, "rows", unit=1) + site(3, 5, "heap", unit=2) +
+                site(4, 4, "sent", unit=2) + site(5, 2, "wait", unit=3) + site(6, 5, "load", unit=5) +
+                site(7, 2, "future_unit", unit=77))
+    v2 += block(THREAD, varint(0) + varint(5) + string("main"))
+    e = Events(0, 10)
+    e.begin(10, 1)
+    e.value(11, 2, 12.0)
+    e.value(12, 5, 712.0)
+    e.value(13, 7, 1.0)
+    e.gauge(14, 3, 1536.0)
+    e.counter(15, 4, 4096.0)
+    e.gauge(16, 6, 99.5)
+    e.end(20)
+    v2 += e.block()
+    yield "ok-v2-units.strb", bytes(v2)
+    yield "ecorrupt-v2-site-without-unit.strb", header(version=2) + block(SITES, site(1, 1, "frame", unit=0) +
+                                                                          site(2, 5, "heap"))
 
     # Timestamps going backwards and a thread that ends with scopes open.
     e = Events(0, 1 << 40)

@@ -11,7 +11,7 @@
  * the same in both otherwise; an operation begun before any recording
  * started is still captured, flagged as having no stage detail; and a reader
  * that does not know the new block types still reads everything else of
- * such a capture (they are skippable, so the format version stays 1); a
+ * such a capture (they are skippable: adding them changed no format version); a
  * pass operation over the flight recorder's threshold is a spike by itself,
  * and the spike dump names it by the application's frame id.
  *
@@ -82,7 +82,7 @@ static void read_capture(const char *path, seen *out) {
   memset(out, 0, sizeof *out);
   strobe_capture *cap;
   REQUIRE_EQ_INT(strobe_capture_open(path, &cap), 0);
-  CHECK_EQ_INT(strobe_capture_query_header(cap)->version, 1);
+  CHECK_EQ_INT(strobe_capture_query_header(cap)->version, STROBE_CAPTURE_FORMAT_VERSION);
   strobe_capture_record r;
   int rc;
   while ((rc = strobe_capture_next(cap, &r)) > 0) {

@@ -575,10 +575,12 @@ static void test_header_errors(void) {
   REQUIRE_EQ_INT(strobe_capture_open_memory(f.data, f.len, &c), 0);
   strobe_capture_close(c);
 
-  /* Version 2, even with nothing after the version. */
-  f.data[8] = 2;
+  /* A version after this reader's, and version 0, even with nothing after the version. */
+  f.data[8] = STROBE_CAPTURE_FORMAT_VERSION + 1;
   CHECK_EQ_INT(strobe_capture_open_memory(f.data, f.len, &c), STROBE_EVERSION);
   CHECK_EQ_INT(strobe_capture_open_memory(f.data, 12, &c), STROBE_EVERSION);
+  f.data[8] = 0;
+  CHECK_EQ_INT(strobe_capture_open_memory(f.data, f.len, &c), STROBE_EVERSION);
   f.data[8] = 1;
 
   /* fields_len beyond 64 KiB. */
@@ -980,8 +982,76 @@ static void test_seeds(void) {
   CHECK(seen >= 5);
 }
 
+/* Version 2 sites carry a unit after the parent: read back as written, a
+ * unit number this reader has no name for is kept (printed as a plain
+ * number), the same site with another unit is corrupt, and an entry cut
+ * before its unit is corrupt. Version 1 sites (every other case here) have
+ * no unit and read as STROBE_UNIT_NONE. */
+static int v2_sites(const uint32_t *units, const int *with_unit, int n, strobe_capture **out) {
+  strobe__buf f = {0}, p = {0};
+  put_header(&f, 2);
+  for (int i = 0; i < n; i++) {
+    put_site(&p, 1 + (uint32_t)i, STROBE_SITE_GAUGE, 7, "g", "");
+    if (with_unit[i]) strobe__buf_varint(&p, units[i]);
+  }
+  put_block(&f, STROBE__BLK_SITES, &p);
+  strobe__buf_free(&p);
+  strobe_capture *c = NULL;
+  REQUIRE_EQ_INT(strobe_capture_open_memory(f.data, f.len, &c), 0);
+  size_t got;
+  int rc = drain(c, &got);
+  strobe__buf_free(&f);
+  if (out)
+    *out = c;
+  else
+    strobe_capture_close(c);
+  return rc;
+}
+
+static void test_site_units(void) {
+  const uint32_t units[] = {STROBE_UNIT_BYTES, STROBE_UNIT_PERCENT, 200};
+  const int all[] = {1, 1, 1};
+  strobe_capture *c;
+  CHECK_EQ_INT(v2_sites(units, all, 3, &c), 0);
+  CHECK_EQ_INT(strobe_capture_query_header(c)->version, 2);
+  CHECK_EQ_INT(strobe_capture_query_site(c, 1)->unit, STROBE_UNIT_BYTES);
+  CHECK_EQ_INT(strobe_capture_query_site(c, 2)->unit, STROBE_UNIT_PERCENT);
+  CHECK_EQ_INT(strobe_capture_query_site(c, 3)->unit, 200);
+  CHECK(strobe_unit_name(strobe_capture_query_site(c, 3)->unit) == NULL);
+  strobe_capture_close(c);
+
+  /* Site 1 twice, with another unit the second time. */
+  strobe__buf f = {0}, p = {0};
+  put_header(&f, 2);
+  put_site(&p, 1, STROBE_SITE_GAUGE, 7, "g", "");
+  strobe__buf_varint(&p, STROBE_UNIT_BYTES);
+  put_site(&p, 1, STROBE_SITE_GAUGE, 7, "g", "");
+  strobe__buf_varint(&p, STROBE_UNIT_MS);
+  put_block(&f, STROBE__BLK_SITES, &p);
+  REQUIRE_EQ_INT(strobe_capture_open_memory(f.data, f.len, &c), 0);
+  size_t got;
+  CHECK_EQ_INT(drain(c, &got), STROBE_ECORRUPT);
+  strobe_capture_close(c);
+  strobe__buf_free(&f);
+  strobe__buf_free(&p);
+
+  /* A version 2 entry without its unit: the payload ends inside it. */
+  const int cut[] = {0};
+  CHECK_EQ_INT(v2_sites(units, cut, 1, NULL), STROBE_ECORRUPT);
+
+  /* Version 1: no unit in the entry, none in the site. */
+  put_prelude(&f);
+  REQUIRE_EQ_INT(strobe_capture_open_memory(f.data, f.len, &c), 0);
+  CHECK_EQ_INT(drain(c, &got), 0);
+  CHECK_EQ_INT(strobe_capture_query_header(c)->version, 1);
+  CHECK_EQ_INT(strobe_capture_query_site(c, 1)->unit, STROBE_UNIT_NONE);
+  strobe_capture_close(c);
+  strobe__buf_free(&f);
+}
+
 #define CASES(X)    \
   X(valid)          \
+  X(site_units)     \
   X(missing_footer) \
   X(every_prefix)   \
   X(header_errors)  \

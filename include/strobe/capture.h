@@ -21,9 +21,11 @@
 extern "C" {
 #endif
 
-/* The capture format version this library writes and reads
- * (docs/capture-format.md); other versions fail with STROBE_EVERSION. */
-#define STROBE_CAPTURE_FORMAT_VERSION 1u
+/* The capture format version this library writes, and the oldest it still
+ * reads (docs/capture-format.md, Compatibility); other versions fail with
+ * STROBE_EVERSION. Version 2 added each site's unit. */
+#define STROBE_CAPTURE_FORMAT_VERSION 2u
+#define STROBE_CAPTURE_FORMAT_OLDEST 1u
 
 typedef struct strobe_capture strobe_capture;
 
@@ -56,6 +58,8 @@ typedef struct strobe_capture_site {
   const char *file;
   const char *function;
   const char *parent;   /* stages: the stage it is nested in; "" when none */
+  uint32_t unit;        /* strobe_unit of its numbers (strobe_unit_name; NULL for a newer writer's unit);
+                         * STROBE_UNIT_NONE in version 1 captures */
 } strobe_capture_site;
 
 typedef struct strobe_capture_thread {

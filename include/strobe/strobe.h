@@ -148,6 +148,45 @@ typedef enum strobe_site_kind {
 #undef STROBE__SITE_ENUM
 } strobe_site_kind;
 
+/* For the tables below whose rows are X(ID, number, name, ...): a row
+ * counts one (the size of a per-row table), and a row is the switch case
+ * that returns its name. */
+#define STROBE__ROW_COUNT(id, number, ...) +1
+#define STROBE__ROW_NAME(id, number, name, ...) \
+  case number: return name;
+
+/* Units a site declares for its numbers: the one table, numbered as
+ * captures store them (docs/capture-format.md, SITES). X(ID, number, name):
+ * STROBE_UNIT_<ID> = number; `name` is what reports, exports, the viewer and
+ * `strobe report` call the unit. Printing follows the unit, never the name:
+ * bytes as B/KiB/MiB/GiB, ns and ms as adaptive durations (ns, µs, ms, s),
+ * percent with a % sign, count and none as plain numbers. */
+#define STROBE_UNITS(X)                                                    \
+  X(NONE, 0, "none")       /* a plain number (the default) */              \
+  X(COUNT, 1, "count")     /* a number of things */                        \
+  X(BYTES, 2, "bytes")     /* a size in bytes */                           \
+  X(NS, 3, "ns")           /* a duration in nanoseconds */                 \
+  X(MS, 4, "ms")           /* a duration in milliseconds */                \
+  X(PERCENT, 5, "percent") /* 0..100 */
+
+typedef enum strobe_unit {
+#define STROBE__UNIT_ENUM(id, number, name) STROBE_UNIT_##id = number,
+  STROBE_UNITS(STROBE__UNIT_ENUM)
+#undef STROBE__UNIT_ENUM
+} strobe_unit;
+
+/* One past the largest unit number: the size of a per-unit table. */
+enum { STROBE_UNIT_LIMIT = 0 STROBE_UNITS(STROBE__ROW_COUNT) };
+
+/* The name of a unit ("bytes", ...), or NULL for a number that is no unit
+ * (a capture from a newer writer). Safe to call from any thread. */
+static inline const char *strobe_unit_name(uint32_t unit) {
+  switch (unit) {
+    STROBE_UNITS(STROBE__ROW_NAME)
+    default: return NULL;
+  }
+}
+
 typedef struct strobe_site {
   const char *name;     /* static label; never copied */
   const char *category; /* static label or NULL */
@@ -157,6 +196,8 @@ typedef struct strobe_site {
   uint32_t line;        /* __LINE__ */
   uint32_t kind;        /* strobe_site_kind */
   uint32_t id;          /* 0 until first recorded, then 1..STROBE_MAX_SITES-1; written once, atomically */
+  uint32_t unit;        /* low 8 bits: the strobe_unit of its numbers (values, counters, gauges), 0: none;
+                         * the bits above are the hot path's (STROBE__NUM_*: how it stores the number) */
 } strobe_site;
 
 #define STROBE_MAX_SITES 65536 /* ids are below this; the last one is kept for "strobe: unregistered site" */
@@ -192,21 +233,13 @@ typedef enum strobe_op_kind {
 } strobe_op_kind;
 
 /* One past the largest kind (kinds are 1..N): the size of a per-kind table. */
-enum {
-  STROBE_OP_KIND_LIMIT = 1
-#define STROBE__OP_KIND_ONE(id, number, name) +1
-  STROBE_OP_KINDS(STROBE__OP_KIND_ONE)
-#undef STROBE__OP_KIND_ONE
-};
+enum { STROBE_OP_KIND_LIMIT = 1 STROBE_OP_KINDS(STROBE__ROW_COUNT) };
 
 /* The name of an operation kind ("pass", ...), or NULL for a number that is
  * no kind (a capture from a newer writer). Safe to call from any thread. */
 static inline const char *strobe_op_kind_name(uint32_t kind) {
   switch (kind) {
-#define STROBE__OP_KIND_CASE(id, number, name) \
-  case number: return name;
-    STROBE_OP_KINDS(STROBE__OP_KIND_CASE)
-#undef STROBE__OP_KIND_CASE
+    STROBE_OP_KINDS(STROBE__ROW_NAME)
     default: return NULL;
   }
 }
@@ -334,10 +367,14 @@ typedef struct strobe__event {
  * with these flags in its low bits. Words below 8 are the slow path's
  * bookkeeping (src/probe/thread.c), never scopes. */
 enum {
-  STROBE__FRAME_EXPLICIT = 1,   /* opened by STROBE_BEGIN, closed by STROBE_END */
-  STROBE__FRAME_UNRECORDED = 2, /* its BEGIN was dropped (ring full): its END is withheld too */
+  STROBE__FRAME_EXPLICIT = 1,    /* opened by STROBE_BEGIN, closed by STROBE_END */
+  STROBE__FRAME_UNRECORDED = 2,  /* its BEGIN was dropped (ring full): its END is withheld too */
+  STROBE__FRAME_BOOKKEEPING = 4, /* set in every word below 8 (the slow path's) and in stack[0] */
   STROBE__FRAME_FLAGS = 7
 };
+/* A top frame word with none of these bits is a recorded scope: the inline
+ * VALUE writes its number on it; any other top goes the slow way. */
+#define STROBE__FRAME_NOT_VALUE_HOLDER ((uintptr_t)(STROBE__FRAME_UNRECORDED | STROBE__FRAME_BOOKKEEPING))
 /* A guard (what a BEGIN returns, what its END takes) is the address of the
  * scope's frame, 0 when nothing was opened. This bit in a guard sends the
  * END through the slow path (the frame is UNRECORDED). A frame's slot is
@@ -359,6 +396,8 @@ typedef struct strobe__thread {
   strobe__event *cur;  /* next slot to write; published with a release store */
   uintptr_t *top;      /* innermost frame; &stack[0] (never a scope) when none is open */
   uint64_t limit;      /* see above; 0 when detached */
+  uint64_t num_limit;  /* a number (two events) fits inline while cur <= num_limit: room for it and the
+                        * ENDs of STROBE_MAX_DEPTH open scopes; 0 when detached or dropping */
   uintptr_t stack[STROBE_MAX_DEPTH + 2]; /* [0] is never a scope; the last slot only ever holds bookkeeping */
 } strobe__thread;
 
@@ -377,7 +416,7 @@ extern STROBE_API _Thread_local strobe__thread *strobe__tls __attribute__((tls_m
 STROBE_API uintptr_t strobe__begin_slow(strobe_site *site, uint32_t flags);
 STROBE_API void strobe__end_slow(uintptr_t guard);
 STROBE_API void strobe__end_explicit(void);
-STROBE_API void strobe__emit_number(strobe_site *site, double number);
+STROBE_API void strobe__number_slow(strobe_site *site, uint64_t bits);
 STROBE_API void strobe__frame_mark(strobe_site *site);
 STROBE_API void strobe__cumulative_add(strobe_site *site, uint64_t t0, uint64_t t1);
 
@@ -444,9 +483,28 @@ static inline void strobe__advance(strobe__thread *t, strobe__event *e) {
   __atomic_store_n(&t->cur, e + 1, __ATOMIC_RELEASE);
 #endif
 }
+/* The same for a number: its event and its payload slot, published at once. */
+static inline void strobe__advance_number(strobe__thread *t, strobe__event *e) {
+#if defined(__x86_64__) && !defined(STROBE__TSAN)
+  (void)e;
+  __asm__ __volatile__("addq %1, %0" : "+m"(t->cur) : "i"(2 * sizeof(strobe__event)) : "memory");
+#else
+  __atomic_store_n(&t->cur, e + 2, __ATOMIC_RELEASE);
+#endif
+}
 
+/* Whether any event consumer is active: a relaxed load and a branch. On
+ * x86-64 one compare with memory does it, where the compiler would load,
+ * test and branch (one instruction more on every site, recording or not). */
 static inline int strobe__is_active(void) {
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(STROBE__TSAN)
+  __asm__ goto("cmpl $0, %0\n\tjne %l[active]" : : "m"(strobe__active) : "cc" : active);
+  return 0;
+active:
+  return 1;
+#else
   return STROBE__UNLIKELY(__atomic_load_n(&strobe__active, __ATOMIC_RELAXED) != 0);
+#endif
 }
 
 /* Opens a scope; returns its guard, or 0 when nothing was opened. */
@@ -477,6 +535,97 @@ static inline void strobe__end(uintptr_t guard) {
   strobe__advance(t, e);
 }
 
+/* How the hot path stores a number in its payload slot, chosen at compile
+ * time from the argument's type and kept in its site's unit bits, so that
+ * no conversion runs inline: the drain turns the bits into the double that
+ * consumers see (src/collect/drain.c). */
+enum {
+  STROBE__NUM_F64 = 0,  /* a double's bits (floating arguments) */
+  STROBE__NUM_I64 = 1,  /* a signed integer, sign-extended */
+  STROBE__NUM_U64 = 2,  /* an unsigned integer */
+  STROBE__NUM_SHIFT = 8, /* where the code sits in strobe_site.unit */
+  STROBE__UNIT_MASK = (1 << STROBE__NUM_SHIFT) - 1 /* the strobe_unit below it */
+};
+static inline uint64_t strobe__f64_bits(double d) {
+  uint64_t u;
+  __builtin_memcpy(&u, &d, sizeof u);
+  return u;
+}
+#if defined(__cplusplus)
+} /* extern "C" */
+/* C++: overloads pick the code and the bits (decltype keeps the code a constant). */
+template <int N> struct strobe__num_code { static const uint32_t value = (uint32_t)N; };
+strobe__num_code<STROBE__NUM_F64> strobe__num_tag(double);
+strobe__num_code<STROBE__NUM_F64> strobe__num_tag(float);
+strobe__num_code<STROBE__NUM_F64> strobe__num_tag(long double);
+strobe__num_code<STROBE__NUM_I64> strobe__num_tag(signed char);
+strobe__num_code<STROBE__NUM_I64> strobe__num_tag(short);
+strobe__num_code<STROBE__NUM_I64> strobe__num_tag(int);
+strobe__num_code<STROBE__NUM_I64> strobe__num_tag(long);
+strobe__num_code<STROBE__NUM_I64> strobe__num_tag(long long);
+strobe__num_code<STROBE__NUM_U64> strobe__num_tag(bool);
+strobe__num_code<STROBE__NUM_U64> strobe__num_tag(unsigned char);
+strobe__num_code<STROBE__NUM_U64> strobe__num_tag(unsigned short);
+strobe__num_code<STROBE__NUM_U64> strobe__num_tag(unsigned);
+strobe__num_code<STROBE__NUM_U64> strobe__num_tag(unsigned long);
+strobe__num_code<STROBE__NUM_U64> strobe__num_tag(unsigned long long);
+strobe__num_code<(char)-1 < 0 ? STROBE__NUM_I64 : STROBE__NUM_U64> strobe__num_tag(char);
+static inline uint64_t strobe__num_bits(double x) { return strobe__f64_bits(x); }
+static inline uint64_t strobe__num_bits(float x) { return strobe__f64_bits((double)x); }
+static inline uint64_t strobe__num_bits(long double x) { return strobe__f64_bits((double)x); }
+static inline uint64_t strobe__num_bits(signed char x) { return (uint64_t)(int64_t)x; }
+static inline uint64_t strobe__num_bits(short x) { return (uint64_t)(int64_t)x; }
+static inline uint64_t strobe__num_bits(int x) { return (uint64_t)(int64_t)x; }
+static inline uint64_t strobe__num_bits(long x) { return (uint64_t)(int64_t)x; }
+static inline uint64_t strobe__num_bits(long long x) { return (uint64_t)(int64_t)x; }
+static inline uint64_t strobe__num_bits(bool x) { return (uint64_t)x; }
+static inline uint64_t strobe__num_bits(unsigned char x) { return (uint64_t)x; }
+static inline uint64_t strobe__num_bits(unsigned short x) { return (uint64_t)x; }
+static inline uint64_t strobe__num_bits(unsigned x) { return (uint64_t)x; }
+static inline uint64_t strobe__num_bits(unsigned long x) { return (uint64_t)x; }
+static inline uint64_t strobe__num_bits(unsigned long long x) { return (uint64_t)x; }
+static inline uint64_t strobe__num_bits(char x) { return (char)-1 < 0 ? (uint64_t)(int64_t)x : (uint64_t)x; }
+#define STROBE__NUM_CODE(x) (decltype(strobe__num_tag(x))::value)
+#define STROBE__NUM_BITS(x) strobe__num_bits(x)
+extern "C" {
+#else
+#define STROBE__NUM_CODE(x)                                                                            \
+  _Generic((x), float: STROBE__NUM_F64, double: STROBE__NUM_F64, long double: STROBE__NUM_F64,          \
+           _Bool: STROBE__NUM_U64, unsigned char: STROBE__NUM_U64, unsigned short: STROBE__NUM_U64,      \
+           unsigned int: STROBE__NUM_U64, unsigned long: STROBE__NUM_U64, unsigned long long: STROBE__NUM_U64, \
+           char: ((char)-1 < 0 ? STROBE__NUM_I64 : STROBE__NUM_U64), default: STROBE__NUM_I64)
+#define STROBE__NUM_BITS(x)                                                                            \
+  _Generic((x), float: strobe__f64_bits((double)(x)), double: strobe__f64_bits((double)(x)),            \
+           long double: strobe__f64_bits((double)(x)), _Bool: (uint64_t)(x), unsigned char: (uint64_t)(x), \
+           unsigned short: (uint64_t)(x), unsigned int: (uint64_t)(x), unsigned long: (uint64_t)(x),     \
+           unsigned long long: (uint64_t)(x), char: ((char)-1 < 0 ? (uint64_t)(int64_t)(x) : (uint64_t)(x)), \
+           default: (uint64_t)(int64_t)(x))
+#endif
+
+/* Writes a number (a value, a counter delta or a gauge level) inline, like
+ * a BEGIN: its site pointer, then its bits (STROBE__NUM_*) in the payload
+ * slot after it, published together. The drain reads the site to tell it
+ * from a BEGIN, writes the payload slot's kind and the double
+ * (src/collect/drain.c). A counter or gauge stamps its time; a VALUE has
+ * none of its own (it belongs to its scope), so the drain gives it the time
+ * of the thread's previous event. The room check is num_limit's. A VALUE
+ * (`on_scope`) also needs a recorded scope on top; anything else goes the
+ * slow way, which counts misuse, drops and wraps like every other event
+ * (src/probe/thread.c). */
+static inline void strobe__number(strobe_site *site, uint64_t bits, int on_scope) {
+  strobe__thread *t = strobe__tls;
+  strobe__event *e = t->cur;
+  if (STROBE__UNLIKELY((uint64_t)(uintptr_t)e > t->num_limit) ||
+      (on_scope && STROBE__UNLIKELY((*t->top & STROBE__FRAME_NOT_VALUE_HOLDER) != 0))) {
+    strobe__number_slow(site, bits);
+    return;
+  }
+  if (!on_scope) strobe__stamp(&e->ts);
+  strobe__put_word(e, (uintptr_t)site);
+  __builtin_memcpy(&e[1].ts, &bits, sizeof bits);
+  strobe__advance_number(t, e);
+}
+
 static inline void strobe__scope_cleanup(uintptr_t *guard) {
   if (STROBE__UNLIKELY(*guard != 0)) strobe__end(*guard);
 }
@@ -497,8 +646,13 @@ static inline void strobe__cumulative_cleanup(strobe__cumulative_guard *g) {
 #define STROBE__CAT(a, b) STROBE__CAT2(a, b)
 #define STROBE__UNIQUE(prefix) STROBE__CAT(prefix, __LINE__)
 
-#define STROBE__SITE(var, kind_, name_, cat_) \
-  static strobe_site var = {(name_), (cat_), (const char *)0, __FILE__, __func__, (uint32_t)__LINE__, (uint32_t)(kind_), 0}
+#define STROBE__SITE_UNIT(var, kind_, name_, cat_, unit_)                                                   \
+  static strobe_site var = {(name_),   (cat_),           (const char *)0, __FILE__, __func__, (uint32_t)__LINE__, \
+                            (uint32_t)(kind_), 0, (uint32_t)(unit_)}
+/* A number's site: its unit and, above it, how the hot path stores `x`. */
+#define STROBE__NUM_SITE(var, kind_, name_, unit_, x) \
+  STROBE__SITE_UNIT(var, kind_, name_, (const char *)0, (uint32_t)(unit_) | (uint32_t)STROBE__NUM_CODE(x) << STROBE__NUM_SHIFT)
+#define STROBE__SITE(var, kind_, name_, cat_) STROBE__SITE_UNIT(var, kind_, name_, cat_, STROBE_UNIT_NONE)
 
 #if defined(STROBE_DISABLE)
 
@@ -509,9 +663,12 @@ static inline void strobe__cumulative_cleanup(strobe__cumulative_guard *g) {
 #define STROBE_BEGIN_CAT(name, category) ((void)0)
 #define STROBE_END() ((void)0)
 #define STROBE_VALUE(key, number) ((void)0)
+#define STROBE_VALUE_UNIT(key, number, unit) ((void)0)
 #define STROBE_CUMULATIVE(name) ((void)0)
 #define STROBE_COUNTER_ADD(name, delta) ((void)0)
+#define STROBE_COUNTER_ADD_UNIT(name, delta, unit) ((void)0)
 #define STROBE_GAUGE_SET(name, value) ((void)0)
+#define STROBE_GAUGE_SET_UNIT(name, value, unit) ((void)0)
 #define STROBE_FRAME_MARK() ((void)0)
 
 #else
@@ -545,12 +702,20 @@ static inline void strobe__cumulative_cleanup(strobe__cumulative_guard *g) {
     if (strobe__tls->limit) strobe__end_explicit();     \
   } while (0)
 
-/* Attaches a number to the innermost open scope ("rows", 42). */
-#define STROBE_VALUE(key, number)                                                  \
-  do {                                                                             \
-    STROBE__SITE(strobe__site_v, STROBE_SITE_VALUE, key, (const char *)0);         \
-    if (strobe__is_active()) strobe__emit_number(&strobe__site_v, (double)(number)); \
+/* Numbers: written inline like a BEGIN (docs/recording.md, Numbers). The
+ * _UNIT forms declare the site's unit, one of STROBE_UNITS
+ * (STROBE_UNIT_BYTES, ...): captures carry it and every report, export and
+ * the viewer print the number by it. A site keeps the unit of its first
+ * declaration: one site, one unit. */
+
+/* Attaches a number to the innermost open scope ("rows", 42); with no open
+ * scope it is counted as misuse (value_without_scope) and ignored. */
+#define STROBE_VALUE_UNIT(key, number, unit)                                          \
+  do {                                                                                \
+    STROBE__NUM_SITE(strobe__site_v, STROBE_SITE_VALUE, key, unit, number);               \
+    if (strobe__is_active()) strobe__number(&strobe__site_v, STROBE__NUM_BITS(number), 1);\
   } while (0)
+#define STROBE_VALUE(key, number) STROBE_VALUE_UNIT(key, number, STROBE_UNIT_NONE)
 
 /* Times the rest of the block as one iteration of a loop body; the enclosing
  * scope gets one entry with count, total, min, max and mean. */
@@ -561,17 +726,21 @@ static inline void strobe__cumulative_cleanup(strobe__cumulative_guard *g) {
           strobe__is_active() ? &STROBE__UNIQUE(strobe__site_) : (strobe_site *)0,          \
           strobe__is_active() ? strobe__now() : 0u}
 
-#define STROBE_COUNTER_ADD(name, delta)                                            \
-  do {                                                                             \
-    STROBE__SITE(strobe__site_c, STROBE_SITE_COUNTER, name, (const char *)0);      \
-    if (strobe__is_active()) strobe__emit_number(&strobe__site_c, (double)(delta)); \
+/* Adds a delta to a counter (a monotonic sum). */
+#define STROBE_COUNTER_ADD_UNIT(name, delta, unit)                                          \
+  do {                                                                                      \
+    STROBE__NUM_SITE(strobe__site_c, STROBE_SITE_COUNTER, name, unit, delta);             \
+    if (strobe__is_active()) strobe__number(&strobe__site_c, STROBE__NUM_BITS(delta), 0); \
   } while (0)
+#define STROBE_COUNTER_ADD(name, delta) STROBE_COUNTER_ADD_UNIT(name, delta, STROBE_UNIT_NONE)
 
-#define STROBE_GAUGE_SET(name, value)                                              \
-  do {                                                                             \
-    STROBE__SITE(strobe__site_g, STROBE_SITE_GAUGE, name, (const char *)0);        \
-    if (strobe__is_active()) strobe__emit_number(&strobe__site_g, (double)(value)); \
+/* Sets a gauge's level (a sampled value). */
+#define STROBE_GAUGE_SET_UNIT(name, value, unit)                                            \
+  do {                                                                                      \
+    STROBE__NUM_SITE(strobe__site_g, STROBE_SITE_GAUGE, name, unit, value);               \
+    if (strobe__is_active()) strobe__number(&strobe__site_g, STROBE__NUM_BITS(value), 0); \
   } while (0)
+#define STROBE_GAUGE_SET(name, value) STROBE_GAUGE_SET_UNIT(name, value, STROBE_UNIT_NONE)
 
 /* Marks the end of a frame in a simple frame loop. */
 #define STROBE_FRAME_MARK()                                                        \

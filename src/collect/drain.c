@@ -60,21 +60,42 @@ static void deliver_thread(strobe__consumer **cs, int n, strobe__tstate *t, cons
   for (int i = 0; i < n; i++) cs[i]->thread(cs[i]->ctx, t->index, t->os_tid, name, lost_base);
 }
 
-/* Site pointer -> id, drain-private, so the usual BEGIN costs the drain no
- * atomic load (which ThreadSanitizer makes expensive). Direct-mapped. */
+/* Site pointer -> what the drain needs of it, drain-private, so the usual
+ * BEGIN costs the drain no atomic load (which ThreadSanitizer makes
+ * expensive). Direct-mapped. `ev` is BEGIN for timed sites, the number's
+ * kind for number sites, 0 for a number site that cannot be registered;
+ * `num` is how the hot path stored a number site's number (STROBE__NUM_*). */
 #define SITE_CACHE 256u
-static struct {
+typedef struct site_info {
   const strobe_site *site;
-  uint32_t id;
-} g_site_cache[SITE_CACHE];
+  uint32_t id, ev, num;
+} site_info;
+static site_info g_site_cache[SITE_CACHE];
 
-static uint32_t site_id(strobe_site *site) {
-  uint32_t slot = (uint32_t)((uintptr_t)site >> 3) % SITE_CACHE;
-  if (g_site_cache[slot].site != site) {
-    g_site_cache[slot].id = strobe__site_id_for_stream(site);
-    g_site_cache[slot].site = site;
+static const site_info *site_of(strobe_site *site) {
+  site_info *c = &g_site_cache[(uint32_t)((uintptr_t)site >> 3) % SITE_CACHE];
+  if (c->site != site) {
+    uint32_t number = strobe__number_event(site->kind);
+    int rc = number ? strobe_site_register(site) : 0;
+    c->id = number ? (rc > 0 ? (uint32_t)rc : 0) : strobe__site_id_for_stream(site);
+    c->ev = number ? (rc > 0 ? number : 0) : STROBE__EV_BEGIN;
+    c->num = site->unit >> STROBE__NUM_SHIFT;
+    c->site = site;
   }
-  return g_site_cache[slot].id;
+  return c;
+}
+
+/* The double a number's payload bits stand for (strobe.h, STROBE__NUM_*). */
+static uint64_t number_bits(uint64_t bits, uint32_t num) {
+  double d;
+  if (num == STROBE__NUM_I64)
+    d = (double)(int64_t)bits;
+  else if (num == STROBE__NUM_U64)
+    d = (double)bits;
+  else
+    return bits;
+  memcpy(&bits, &d, sizeof bits);
+  return bits;
 }
 
 /* What the drain and every consumer rely on in the event-kind table (strobe.h). */
@@ -95,19 +116,48 @@ static void convert_run(strobe__tstate *t, strobe__event *e, strobe__event *end)
   for (; e < end; e++) {
     uint32_t kind = e->kind;
     if ((kind & 7u) == 0) { /* no in-ring kind is a multiple of 8 (strobe.h) */
-      uint64_t word = (uint64_t)e->data << 32 | kind; /* the inline BEGIN's site pointer */
-      uint32_t id = site_id((strobe_site *)(uintptr_t)word);
-      if (t->open < STROBE_MAX_DEPTH) t->open_site[t->open] = id;
-      t->open++;
-      e->kind = STROBE__EV_BEGIN;
-      e->data = id;
+      uint64_t word = (uint64_t)e->data << 32 | kind; /* the inline BEGIN's or number's site pointer */
+      const site_info *si = site_of((strobe_site *)(uintptr_t)word);
+      if (si->ev == STROBE__EV_BEGIN) {
+        if (t->open < STROBE_MAX_DEPTH) t->open_site[t->open] = si->id;
+        t->open++;
+        e->kind = STROBE__EV_BEGIN;
+        e->data = si->id;
+        t->last_ts = e->ts;
+        continue;
+      }
+      /* A number and its payload slot, published together (strobe__number): the producer
+       * leaves the slot's kind, the double and a VALUE's time to us. A site that cannot be
+       * registered makes both slots payloads that every consumer skips, and the number is
+       * counted lost. */
+      if (e + 1 == end) { /* cannot happen: a number is never published without its slot */
+        e->kind = STROBE__EV_PAYLOAD;
+        break;
+      }
+      if (si->ev == STROBE__EV_VALUE)
+        e->ts = t->last_ts;
+      else
+        t->last_ts = e->ts;
+      e->kind = si->ev ? si->ev : STROBE__EV_PAYLOAD;
+      e->data = si->id;
+      e++;
+      e->ts = number_bits(e->ts, si->num);
+      e->kind = STROBE__EV_PAYLOAD;
+      e->data = 0;
+      if (!si->ev) __atomic_fetch_add(&t->lost, 1 + STROBE__SLOTS_VALUE, __ATOMIC_RELAXED);
+    } else if (kind == STROBE__EV_PAYLOAD) {
+      /* a slot of the event before it: its ts is no time */
     } else if (kind == STROBE__EV_END) {
       if (t->open) t->open--;
       e->data = t->open < STROBE_MAX_DEPTH ? t->open_site[t->open] : 0;
+      t->last_ts = e->ts;
     } else if ((kind & 0xffu) == STROBE__EV_RING_LOST) {
       uint32_t depth = kind >> 8; /* the producer's count: trusted only to be smaller */
       if (depth < t->open) t->open = depth;
       e->kind = STROBE__EV_LOST | t->open << 8;
+      t->last_ts = e->ts;
+    } else {
+      t->last_ts = e->ts;
     }
   }
 }

@@ -202,12 +202,12 @@ static int grow_table(void *table, uint32_t *cap, uint64_t id, uint32_t first, u
 /* Defines site `id` with the given strings (not terminated). The same id
  * again with the same contents is fine (a recorder may repeat its sites);
  * with other contents it is corrupt, since ids name static sites. */
-static int define_site(strobe_capture *c, uint32_t id, uint32_t kind, uint32_t line,
+static int define_site(strobe_capture *c, uint32_t id, uint32_t kind, uint32_t line, uint32_t unit,
                        const uint8_t *const str[SITE_STRS], const size_t len[SITE_STRS]) {
   const strobe_capture_site *old = site_at(c, id);
   if (old) {
     const char *olds[SITE_STRS] = {old->name, old->category, old->file, old->function, old->parent};
-    int same = old->kind == kind && old->line == line;
+    int same = old->kind == kind && old->line == line && old->unit == unit;
     for (int i = 0; i < SITE_STRS && same; i++) same = str_equal(olds[i], str[i], len[i]);
     return same ? 0 : STROBE_ECORRUPT;
   }
@@ -228,6 +228,7 @@ static int define_site(strobe_capture *c, uint32_t id, uint32_t kind, uint32_t l
   s->id = id;
   s->kind = kind;
   s->line = line;
+  s->unit = unit;
   c->sites[id] = s;
   if (id >= c->site_limit) c->site_limit = id + 1;
   return 0;
@@ -403,7 +404,8 @@ static int read_header(strobe_capture *c) {
   if (memcmp(fixed, STROBE__MAGIC, m) != 0) return STROBE_EBADMAGIC;
   if (n < 12) return STROBE_ETRUNCATED;
   c->header.version = (uint32_t)le(fixed + 8, 4);
-  if (c->header.version != STROBE__FORMAT_VERSION) return STROBE_EVERSION;
+  if (c->header.version < STROBE_CAPTURE_FORMAT_OLDEST || c->header.version > STROBE__FORMAT_VERSION)
+    return STROBE_EVERSION;
   if (n < 16) return STROBE_ETRUNCATED;
   uint32_t fields_len = (uint32_t)le(fixed + 12, 4);
   if (fields_len > MAX_FIELDS_LEN) return STROBE_ECORRUPT;
@@ -641,10 +643,11 @@ static int step_sites(strobe_capture *c, strobe_capture_record *rec) {
   const uint8_t *str[SITE_STRS];
   size_t len[SITE_STRS];
   for (int i = 0; i < SITE_STRS; i++) str[i] = strobe__cur_str(cur, &len[i]);
-  if (cur->bad || line > UINT32_MAX) return STROBE_ECORRUPT;
+  uint64_t unit = c->header.version >= 2 ? strobe__cur_varint(cur) : STROBE_UNIT_NONE; /* version 2 added it */
+  if (cur->bad || line > UINT32_MAX || unit > UINT32_MAX) return STROBE_ECORRUPT;
   if (id == 0 || id > MAX_SITE_ID) return STROBE_ERANGE;
   if (kind > UINT32_MAX || !strobe__site_kind_known((uint32_t)kind)) return STROBE_ECORRUPT;
-  int r = define_site(c, (uint32_t)id, (uint32_t)kind, (uint32_t)line, str, len);
+  int r = define_site(c, (uint32_t)id, (uint32_t)kind, (uint32_t)line, (uint32_t)unit, str, len);
   if (r) return r;
   rec->type = STROBE_REC_SITE;
   rec->site = (uint32_t)id;

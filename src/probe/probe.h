@@ -71,6 +71,7 @@ typedef struct strobe__tstate {
   char snap_name[STROBE__THREAD_NAME_MAX]; /* `name` as of this pass */
   uint32_t snap_name_gen; /* `name_gen` as of this pass */
   uint64_t drained;       /* atomic (relaxed): events delivered so far */
+  uint64_t last_ts;       /* time of the last event converted: a VALUE's time (strobe.h, strobe__number) */
   uint32_t open;          /* the stream's open scopes... */
   uint32_t open_site[STROBE_MAX_DEPTH]; /* ...and their site ids, to fill in END events */
   struct strobe__tstate *next; /* global list, guarded by the thread list lock */
@@ -84,6 +85,17 @@ const strobe_site *strobe__site_get(uint32_t id);
  * registry is full, or it has no name), the id of a fallback site named
  * "strobe: unregistered site", so the stream stays balanced. */
 uint32_t strobe__site_id_for_stream(strobe_site *site);
+
+/* The ring event kind of a number site's events (STROBE__EV_VALUE,
+ * _COUNTER, _GAUGE), or 0 for a site kind that has no numbers. */
+static inline uint32_t strobe__number_event(uint32_t site_kind) {
+  switch (site_kind) {
+    case STROBE_SITE_VALUE: return STROBE__EV_VALUE;
+    case STROBE_SITE_COUNTER: return STROBE__EV_COUNTER;
+    case STROBE_SITE_GAUGE: return STROBE__EV_GAUGE;
+    default: return 0;
+  }
+}
 
 /* >>labels (src/probe/label.c): short texts that operation events name (a
  * window id, an operation counter's name), interned once and referenced by

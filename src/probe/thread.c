@@ -34,7 +34,7 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the ring word overlay
 uint32_t strobe__active;
 /* What strobe__tls points at before a thread attaches and after it exits:
  * limit 0 sends every BEGIN to the slow path, and no guard is its top. */
-static strobe__thread g_detached = {NULL, &g_detached.stack[0], 0, {0}};
+static strobe__thread g_detached = {.top = &g_detached.stack[0], .stack = {STROBE__FRAME_BOOKKEEPING}};
 _Thread_local strobe__thread *strobe__tls __attribute__((tls_model("initial-exec"))) = &g_detached;
 
 static _Thread_local int tls_exiting; /* set by the exit hook: no re-attach while TLS is torn down */
@@ -108,6 +108,8 @@ static strobe__tstate *attached(void) {
 
 static uint32_t depth_of(const strobe__tstate *t) { return (uint32_t)(t->hot.top - t->hot.stack); }
 
+#define NUM_ROOM (2u + STROBE_MAX_DEPTH) /* slots the inline number's check keeps free (strobe.h) */
+
 /* Recomputes the inline BEGIN's limit (strobe.h: cur + 8 * top <= limit):
  * - room: up to `bound`, the ring's end (or, once wrapped, the slot before
  *   the drain's position), with the BEGIN's slot and its END's kept, and
@@ -121,6 +123,7 @@ static uint32_t depth_of(const strobe__tstate *t) { return (uint32_t)(t->hot.top
 static void refresh_limit(strobe__tstate *t) {
   if (t->pending_lost) { /* every BEGIN goes slow until the LOST marker is out (not 0: that means detached) */
     t->hot.limit = 1;
+    t->hot.num_limit = 0;
     return;
   }
   strobe__event *cur = t->hot.cur;
@@ -132,6 +135,11 @@ static void refresh_limit(strobe__tstate *t) {
   uint64_t room = (uint64_t)(uintptr_t)bound - 2u * sizeof(strobe__event) + base8;
   uint64_t deep = (uint64_t)(uintptr_t)cur + base8 + 64u * (STROBE_MAX_DEPTH - 1);
   t->hot.limit = room < deep ? room : deep;
+  /* The inline number's: its two events and the ENDs of as many open scopes as there can be.
+   * The middle is only a wake-up point: numbers that would stop just short of it go on to the
+   * real bound. */
+  if (bound == mid && bound - cur <= (ptrdiff_t)NUM_ROOM) bound = cur >= read ? t->ring_end : read - 1;
+  t->hot.num_limit = bound - cur > (ptrdiff_t)NUM_ROOM ? (uint64_t)(uintptr_t)(bound - NUM_ROOM) : 0;
 }
 
 static strobe__tstate *attach(void) {
@@ -156,6 +164,7 @@ static strobe__tstate *attach(void) {
   t->ring_end = t->wrap_at = ring + cap;
   t->ring_events = cap;
   t->hot.top = t->hot.stack;
+  t->hot.stack[0] = STROBE__FRAME_BOOKKEEPING; /* never a scope: the inline VALUE goes slow here (strobe.h) */
   t->os_tid = (uint64_t)syscall(SYS_gettid);
   strobe__mutex_lock(&g_threads_lock);
   t->index = g_threads_seen++;
@@ -266,6 +275,9 @@ enum {
   FRAME_COVER = 6,  /* above an ORPHAN on top, where its guard would otherwise match */
   FRAME_DONE = 7    /* closed; freed once nothing above it waits */
 };
+
+_Static_assert((FRAME_HOLDER & FRAME_ORPHAN & FRAME_COVER & FRAME_DONE & STROBE__FRAME_BOOKKEEPING) != 0,
+               "every bookkeeping word sends the inline VALUE to the slow path");
 
 static int is_scope(uintptr_t word) { return word > STROBE__FRAME_FLAGS; }
 
@@ -434,15 +446,15 @@ void strobe__end_explicit(void) {
   close_down_to(t, f); /* block scopes opened after the BEGIN are closed early: misuse */
 }
 
-/* >>numbers */
-void strobe__emit_number(strobe_site *site, double number) {
+/* >>numbers
+ * The inline path (strobe__number, strobe.h) writes most numbers; this one
+ * takes what it cannot: a full or wrapping ring, a value whose top frame is
+ * bookkeeping or an unrecorded scope, a thread not attached yet. */
+void strobe__number_slow(strobe_site *site, uint64_t bits) {
   strobe__tstate *t = attach();
   if (!t) return;
-  int id = strobe_site_register(site);
-  if (id < 0) return;
-  uint32_t kind = site->kind == STROBE_SITE_VALUE     ? STROBE__EV_VALUE
-                  : site->kind == STROBE_SITE_COUNTER ? STROBE__EV_COUNTER
-                                                      : STROBE__EV_GAUGE;
+  uint32_t kind = strobe__number_event(site->kind);
+  if (!kind) return; /* not a number site: cannot come from the macros */
   if (kind == STROBE__EV_VALUE) {
     const uintptr_t *f = innermost(&t->hot);
     if (f == t->hot.stack) BUMP(t, value_without_scope);
@@ -451,11 +463,17 @@ void strobe__emit_number(strobe_site *site, double number) {
   uint64_t now = strobe__now();
   _Static_assert(STROBE__SLOTS_VALUE == 1 && STROBE__SLOTS_COUNTER == 1 && STROBE__SLOTS_GAUGE == 1,
                  "a number carries its double in one slot");
-  strobe__event *e = reserve(t, 1 + STROBE__SLOTS_VALUE, owed(t), now);
+  /* Near the ring's end, wrap now when the start has room, rather than come here for every
+   * number that still fits before the end (the inline check keeps NUM_ROOM free). */
+  strobe__event *read = __atomic_load_n(&t->read, __ATOMIC_ACQUIRE), *cur = t->hot.cur;
+  uint32_t keep = owed(t);
+  if (cur >= read && (size_t)(t->ring_end - cur) <= NUM_ROOM && (size_t)(read - t->ring) > NUM_ROOM + 1)
+    keep = NUM_ROOM;
+  strobe__event *e = reserve(t, 1 + STROBE__SLOTS_VALUE, keep, now);
   if (!e) return;
-  uint64_t bits;
-  memcpy(&bits, &number, sizeof bits);
-  put(&e, now, kind, (uint32_t)id);
+  /* As the inline path writes it: the drain registers the site, or counts the number lost when it cannot. */
+  e->ts = now;
+  strobe__put_word(e++, (uintptr_t)site);
   put(&e, bits, STROBE__EV_PAYLOAD, 0);
   publish(t, e);
 }
@@ -570,7 +588,7 @@ strobe_event_stats strobe_query_event_stats(void) {
 
 double strobe__measure_overhead(void) {
   static strobe_site site = {"strobe_overhead_calibration", "strobe", NULL, __FILE__, "strobe__measure_overhead",
-                             __LINE__, STROBE_SITE_SCOPE, 0};
+                             __LINE__, STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE};
   static strobe__event scratch_ring[4096];
   static strobe__mutex lock = STROBE__MUTEX_INIT;
   if (strobe_site_register(&site) < 0) return 0.0;

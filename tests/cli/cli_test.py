@@ -103,7 +103,7 @@ def case_info():
     check(j["state"]["complete"] and not j["state"]["cut_short"], "state should be complete")
     h = j["header"]
     check(h["clock_source"] == "monotonic" and h["ns_per_tick"] == 1.0 and h["kind"] == "file", f"header {h}")
-    check(h["version"] == 1 and h["os"] == "linux" and h["pid"] == 4242 and h["ring_events"] == 262144, f"header {h}")
+    check(h["version"] == 2 and h["os"] == "linux" and h["pid"] == 4242 and h["ring_events"] == 262144, f"header {h}")
     th = {t["name"]: t for t in j["threads"]}
     check(th["main"]["events"] == 1050 and th["main"]["ended"] and th["main"]["tid"] == 1000, f"main {th['main']}")
     check(th["worker"]["events"] == 250 and not th["worker"]["ended"], f"worker {th['worker']}")

@@ -11,12 +11,16 @@ static inline int every_macro(int n) {
       acc += i;
     }
     STROBE_VALUE("acc", acc);
+    STROBE_VALUE_UNIT("acc_bytes", (unsigned long)acc * 8u, STROBE_UNIT_BYTES);
+    STROBE_VALUE_UNIT("acc_ms", acc * 0.5, STROBE_UNIT_MS);
   }
   STROBE_BEGIN("explicit");
   STROBE_BEGIN_CAT("explicit_cat", "category");
   STROBE_END();
   STROBE_COUNTER_ADD("counter", 1);
+  STROBE_COUNTER_ADD_UNIT("counter_ns", (long long)n, STROBE_UNIT_NS);
   STROBE_GAUGE_SET("gauge", acc);
+  STROBE_GAUGE_SET_UNIT("gauge_percent", (float)acc, STROBE_UNIT_PERCENT);
   STROBE_END();
   STROBE_FRAME_MARK();
   {

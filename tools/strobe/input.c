@@ -79,8 +79,8 @@ static void explain_open(cli_input *in, int err) {
     size_t n = f ? fread(head, 1, sizeof head, f) : 0;
     if (f) fclose(f);
     unsigned v = n == 12 ? (unsigned)head[8] | (unsigned)head[9] << 8 | (unsigned)head[10] << 16 | (unsigned)head[11] << 24 : 0;
-    cli_error(cmd, "%s: capture format version %u is not supported (this strobe reads version %u)", path, v,
-              STROBE_CAPTURE_FORMAT_VERSION);
+    cli_error(cmd, "%s: capture format version %u is not supported (this strobe reads versions %u to %u)", path, v,
+              STROBE_CAPTURE_FORMAT_OLDEST, STROBE_CAPTURE_FORMAT_VERSION);
   } else if (err == STROBE_EBADMAGIC) {
     cli_error(cmd, "%s: not a Strobe capture file (it does not start with the capture magic)", path);
   } else if (err == STROBE_ETRUNCATED) {
