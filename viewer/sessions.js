@@ -1,9 +1,12 @@
 // sessions.js — owns the live sessions view: the profiling sessions the
 // application's collector holds (in-process, MCP and viewer-owned; bounded as
-// docs/sessions.md §Bounds and lifecycle says), starting one from the viewer, and reading or ending the
-// viewer's own as the JSON v1 report rendered for people: status, counts,
-// per-kind and per-stage percentiles each with its n, samples newest first
-// with duration colours, unfinished work apart, memory gauges, overhead.
+// docs/sessions.md §Bounds and lifecycle says), starting one from the viewer, and reading,
+// resetting (docs/sessions.md §Reset) or ending the viewer's own, as the JSON v1 report
+// rendered for people: status, counts (idle passes apart), what a bound cut,
+// per-kind, per-population and per-stage percentiles each with its n,
+// counter means and maxima, coverage (unavailable is not zero), samples
+// newest first with duration colours and the memory sampled in them,
+// unfinished work apart, memory gauges, overhead.
 // Only served by a running application (not by `strobe view`).
 
 import * as api from './api.js';
@@ -56,6 +59,9 @@ export class Sessions {
       } else if (b.dataset.act === 'read') {
         this.reportId = id;
         this.report = await api.json(`/api/sessions/${encodeURIComponent(id)}`);
+      } else if (b.dataset.act === 'reset') {
+        this.reportId = id;
+        this.report = await api.post(`/api/sessions/${encodeURIComponent(id)}/reset`);
       } else if (b.dataset.act === 'end') {
         this.reportId = id;
         this.report = await api.del(`/api/sessions/${encodeURIComponent(id)}`);
@@ -69,8 +75,10 @@ export class Sessions {
   render(list) {
     const rows = list.sessions.map((s) => `<tr><td>${fmt.esc(s.id)}</td><td>${s.owner}</td><td class="num">${s.max_samples}</td>` +
       `<td class="num">${fmt.count(s.completed)}</td><td class="num">${fmt.count(s.retained)}</td><td class="num">${fmt.count(s.dropped)}</td>` +
-      `<td class="num">${fmt.count(s.boundary_excluded)}</td><td class="num">${(s.started_ms / 1000).toFixed(3)} s</td><td>` +
-      (s.owner === 'viewer' ? `<button data-act="read" data-id="${fmt.esc(s.id)}">Read</button> <button data-act="end" data-id="${fmt.esc(s.id)}">End</button>`
+      `<td class="num">${fmt.count(s.boundary_excluded)}</td><td class="num">${fmt.count(s.resets || 0)}</td><td class="num">${(s.started_ms / 1000).toFixed(3)} s</td><td>` +
+      (s.owner === 'viewer' ? `<button data-act="read" data-id="${fmt.esc(s.id)}">Read</button> ` +
+        `<button data-act="reset" data-id="${fmt.esc(s.id)}" title="discard what it kept so far; it keeps running">Reset</button> ` +
+        `<button data-act="end" data-id="${fmt.esc(s.id)}">End</button>`
         : '<span class="dim">not the viewer\'s</span>') + '</td></tr>');
     this.el.innerHTML =
       `<div class="toolbar"><button data-act="start" class="primary">Start session</button>` +
@@ -78,8 +86,8 @@ export class Sessions {
       `<label><input id="sess-dev" type="checkbox"> include devtools windows</label>` +
       `<span class="dim">${list.sessions.length} of ${list.max_sessions} sessions active · a session keeps whole operations that start after it</span>` +
       (this.error ? `<span class="warn">${fmt.esc(this.error)}</span>` : '') + '</div>' +
-      `<table class="grid sessions"><tr><th>id</th><th>owner</th><th>max</th><th>completed</th><th>retained</th><th>dropped</th><th>boundary excl.</th><th>started</th><th></th></tr>` +
-      (rows.join('') || '<tr><td colspan="9" class="dim">no active session</td></tr>') + '</table>' +
+      `<table class="grid sessions"><tr><th>id</th><th>owner</th><th>max</th><th>completed</th><th>retained</th><th>dropped</th><th>boundary excl.</th><th>resets</th><th>started</th><th></th></tr>` +
+      (rows.join('') || '<tr><td colspan="10" class="dim">no active session</td></tr>') + '</table>' +
       (this.report ? renderReport(this.report) : '');
   }
 }
@@ -92,10 +100,13 @@ export function renderReport(r) {
   const head = '<tr><th></th><th>n</th><th>p50</th><th>p95</th><th>p99</th><th>max</th></tr>';
   const samples = (r.samples || []).slice(0, 60).map((s) => {
     const cls = fmt.budgetClass(s.total_ms * 1e6, state.budgetMs);
-    const stages = (s.stages || []).map((st) => `${fmt.esc(st.name)}${st.nested_in ? '⊂' + fmt.esc(st.nested_in) : ''} ${ms(st.total_ms)}${st.count > 1 ? ' ×' + st.count : ''}`).join(', ');
+    const stages = (s.stages || []).map((st) => st.available === false
+      ? `${fmt.esc(st.name)} <span class="unavailable">unavailable</span>`
+      : `${fmt.esc(st.name)}${st.nested_in ? '⊂' + fmt.esc(st.nested_in) : ''} ${ms(st.total_ms)}${st.count > 1 ? ' ×' + st.count : ''}`).join(', ');
+    const mem = (s.memory || []).map((g) => `${fmt.esc(g.name)} ${fmt.num(g.value)}`).join(' · ');
     return `<tr><td class="num">${s.id}</td><td><i class="kdot" style="background:${fmt.KIND_COLORS[s.kind] || '#888'}"></i>${s.kind}</td><td>${fmt.esc(s.window)}</td>` +
-      `<td class="num">${s.frame_id ?? ''}</td><td class="num dur ${cls}">${ms(s.total_ms)}</td><td>${s.committed ? '' : '<span class="warn">not committed</span>'}${s.handed_off ? ' handed off' : ''}</td>` +
-      `<td class="dim small">${stages}</td></tr>`;
+      `<td class="num">${s.frame_id ?? ''}</td><td class="num dur ${cls}">${ms(s.total_ms)}</td><td>${s.committed ? '' : '<span class="warn">not committed</span>'}${s.handed_off ? ' handed off' : ''}${s.population ? ' <span class="pop">' + fmt.esc(s.population) + '</span>' : ''}</td>` +
+      `<td class="dim small">${stages}${mem ? ' · <span class="mem">memory: ' + mem + '</span>' : ''}</td></tr>`;
   }).join('');
   const unfinished = (r.unfinished || []).map((u) => `<tr><td class="num">${u.id}</td><td>${u.kind}</td><td>${fmt.esc(u.window)}</td>` +
     `<td>${u.phase ? fmt.esc(u.phase) + ' for ' + ms(u.phase_elapsed_ms) : '—'}</td><td class="num">${ms(u.elapsed_ms)} so far</td>` +
@@ -103,13 +114,24 @@ export function renderReport(r) {
     `<td>${u.started_before_session ? 'began before the session' : ''}</td></tr>`).join('');
   const fr = r.frame_rate || {};
   const gauges = (r.memory && r.memory.gauges || []).map((g) => `${fmt.esc(g.name)} ${fmt.num(g.value)}`).join(' · ');
+  const ses = r.session || {};
+  const popHead = '<tr><th>kind</th><th>population</th><th>n</th><th>p50</th><th>p95</th><th>p99</th><th>max</th></tr>';
+  const pops = (r.population_summary || []).map((d) => `<tr><td>${d.kind}</td><td>${d.population != null ? fmt.esc(d.population) : '<span class="dim">unlabelled</span>'}</td>` +
+    `<td class="num">${d.n}</td><td class="num">${ms(d.p50_ms)}</td><td class="num">${ms(d.p95_ms)}</td><td class="num">${ms(d.p99_ms)}</td><td class="num">${ms(d.max_ms)}</td></tr>`).join('');
+  const ctrs = (r.counter_summary || []).map((d) => `<tr><td>${fmt.esc(d.name)}</td><td class="num">${d.n}</td><td class="num">${fmt.num(d.mean)}</td><td class="num">${fmt.num(d.max)}</td></tr>`).join('');
+  const cov = (r.coverage || []).map((d) => `<tr class="coverage"><td>${d.what}</td><td>${fmt.esc(d.name)}</td><td class="num">${d.unavailable_n}</td><td class="num">${d.available_n}</td></tr>`).join('');
   return `<section class="report"><h3>Report ${fmt.esc(r.id)} ${r.final ? '(final)' : '(live read)'} — ${fmt.esc(r.status)}</h3>` +
     `<div class="dim">${fmt.esc(r.status_note || '')}</div>` +
-    `<div>completed ${fmt.count(c.completed)} (${byKind || 'none'}) · returned ${c.returned} · dropped ${c.dropped} · boundary-excluded ${c.boundary_excluded} · unfinished ${c.unfinished}</div>` +
+    `<div>completed ${fmt.count(c.completed)} (${byKind || 'none'}) · returned ${c.returned} · dropped ${c.dropped} · boundary-excluded ${c.boundary_excluded} · <span class="idle">idle ${fmt.count(c.idle || 0)} (not samples)</span> · unfinished ${c.unfinished}</div>` +
+    (ses.resets ? `<div class="resets">reset ${ses.resets}× — the last at ${(ses.reset_ms / 1000).toFixed(3)} s: everything above counts from then</div>` : '') +
+    (r.truncated ? `<div class="warn truncated">truncated by ${(r.truncated_by || []).map(fmt.esc).join(', ')}</div>` : '') +
     `<div>frame rate: ${fr.passes_per_second != null ? fr.passes_per_second.toFixed(1) + ' passes/s over the first-to-last span ' + ms(fr.first_to_last_span_ms) + ' · steady ' + (fr.steady_passes_per_second != null ? fr.steady_passes_per_second.toFixed(1) : '—') + ' passes/s from the median interval ' + ms(fr.median_interval_ms) + ' (n=' + fr.passes + ')' : 'null — ' + fmt.esc(fr.null_reason || '')}` +
     ` · overhead per scope ${r.overhead_per_scope_ns != null ? r.overhead_per_scope_ns.toFixed(1) + ' ns' : 'not measured'}${gauges ? ' · memory: ' + gauges : ''}</div>` +
     ((r.kind_summary || []).length ? `<h4>By kind</h4><table class="grid">${head}${dist(r.kind_summary, (d) => d.kind)}</table>` : '') +
     ((r.stage_summary || []).length ? `<h4>Stages (distribution of per-sample totals)</h4><table class="grid">${head}${dist(r.stage_summary, (d) => fmt.esc(d.name) + (d.nested_in ? ` <span class="dim">nested in ${fmt.esc(d.nested_in)}: do not sum</span>` : ''))}</table>` : '') +
+    (pops ? `<h4>By kind and population (each with its n; do not pool them)</h4><table class="grid populations">${popHead}${pops}</table>` : '') +
+    (ctrs ? `<h4>Counters (over the samples that carry each)</h4><table class="grid counters"><tr><th></th><th>n</th><th>mean</th><th>max</th></tr>${ctrs}</table>` : '') +
+    (cov ? `<h4>Coverage: unavailable, not zero</h4><table class="grid coverage"><tr><th></th><th>name</th><th>unavailable in</th><th>measured in</th></tr>${cov}</table>` : '') +
     (unfinished ? `<h4>Unfinished work (never a completed sample)</h4><table class="grid">${unfinished}</table>` : '') +
     `<h4>Samples, newest first${(r.samples || []).length > 60 ? ' (first 60)' : ''}</h4>` +
     (samples ? `<table class="grid"><tr><th>id</th><th>kind</th><th>window</th><th>frame</th><th>total</th><th></th><th>stages</th></tr>${samples}</table>` : '<div class="dim">no samples: empty is not fast</div>') +

@@ -50,7 +50,8 @@ typedef struct strobe_server strobe_server;
 #define STROBE_SERVER_TOOLS(X)                \
   X(PROFILE_START, 0, "strobe_profile_start") \
   X(PROFILE_READ, 1, "strobe_profile_read")   \
-  X(PROFILE_END, 2, "strobe_profile_end")
+  X(PROFILE_END, 2, "strobe_profile_end")     \
+  X(PROFILE_RESET, 3, "strobe_profile_reset")
 
 typedef enum strobe_server_tool {
 #define STROBE__TOOL_BIT(id, bit, name) STROBE_TOOL_##id = 1u << (bit),

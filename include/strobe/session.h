@@ -48,6 +48,8 @@ extern "C" {
 #define STROBE_MAX_STAGES 32             /* distinct stages per operation */
 #define STROBE_MAX_OP_COUNTERS 16        /* distinct counters per operation */
 #define STROBE_MAX_GAUGES 16             /* memory gauges per collector */
+#define STROBE_MAX_UNAVAILABLE 8         /* stages and counters declared unavailable per operation */
+#define STROBE_MAX_LABEL 64              /* bytes of a label: letters, digits and underscore */
 #define STROBE_SESSION_ID_MAX 32         /* bytes of a session id, with terminator */
 /* An unfinished operation is reported "stalled" when it has run longer than
  * this many times the p95 of the report's completed operations of its kind,
@@ -140,6 +142,39 @@ STROBE_API void strobe_op_resume(strobe_op op);
 STROBE_API int strobe_op_detailed(void);
 /* Adds to a named counter of the calling thread's current operation (name is a static label). */
 STROBE_API void strobe_op_counter_add(const char *name, double delta);
+/* Marks the calling thread's current operation idle: it had nothing to do (a
+ * pass with no damage, a request answered from a cache the application does
+ * not want timed). An idle operation is never a sample: each session that
+ * would have kept it counts it in counts.idle instead, apart from completed
+ * (docs/sessions.md §Idle passes); captures still record it, since it ran.
+ * Returns 0 or STROBE_ESTATE (no current operation on this thread). */
+STROBE_API int strobe_op_mark_idle(void);
+/* Puts the calling thread's current operation in a population: a static
+ * label (1-64 bytes of letters, digits and underscore: "push", "pop") that
+ * splits its kind's percentiles in the report (population_summary), as a
+ * steady-state re-render and a rebuild from a navigation answer different
+ * questions. A second call replaces the first. Returns 0, STROBE_ELABEL (the
+ * label breaks the rule; nothing changes) or STROBE_ESTATE (no current
+ * operation on this thread). */
+STROBE_API int strobe_op_set_population(const char *label);
+
+/* What strobe_op_mark_unavailable declares missing. */
+typedef enum strobe_coverage {
+  STROBE_COVERAGE_STAGE = 1,  /* a stage the operation cannot time (a renderer with no profile) */
+  STROBE_COVERAGE_COUNTER = 2 /* a counter it cannot count */
+} strobe_coverage;
+
+/* Declares that the calling thread's current operation has no measurement
+ * of the stage or counter `name` (a static label): the report then shows it
+ * as null with available: false, never as 0 or absent, and counts it in
+ * `coverage` (docs/sessions.md §Coverage apart from zero). A stage or
+ * counter the operation measured anyway is reported as measured. Declaring
+ * the same one twice is one declaration. Returns 0, STROBE_EINVAL (`what` is
+ * not a strobe_coverage), STROBE_ELABEL (name breaks the label rule),
+ * STROBE_ESTATE (no current operation on this thread) or STROBE_ELIMIT
+ * (STROBE_MAX_UNAVAILABLE already declared: counted in the sample's
+ * stages_dropped or counters_dropped). On error nothing is declared. */
+STROBE_API int strobe_op_mark_unavailable(strobe_coverage what, const char *name);
 
 /* >>stages
  * A stage: a scope (recorded like STROBE_SCOPE) that, inside an operation,
@@ -291,6 +326,20 @@ STROBE_API int strobe_session_stop(strobe_collector *c, const char *id, uint64_t
 /* Cancels every active session of `owner` and discards their reports; their
  * ids then answer STROBE_ECANCELLED. Returns how many were cancelled. */
 STROBE_API int strobe_session_cancel_owner(strobe_collector *c, uint64_t owner);
+/* Resets sessions of `owner` (docs/sessions.md §Reset): session `id`, or
+ * every active session of that owner when id is NULL. Each loses its
+ * retained samples, its application-scope history and every count, and from
+ * now on admits only whole operations that start after the reset, as if it
+ * had just started; it keeps its id, options and start time, and counts the
+ * reset (session.resets, session.reset_ms). Other owners' sessions, other
+ * collectors, windows, gauges and the application's live operations are
+ * untouched (a live operation that began before the reset is excluded when
+ * it completes, like one crossing a session's start). Returns how many
+ * sessions were reset (0 when the owner has none), or with an id the errors
+ * of strobe_session_read (STROBE_EUNKNOWN_ID, STROBE_EENDED,
+ * STROBE_ECANCELLED, STROBE_ENOTOWNER; nothing is reset); STROBE_EINVAL for
+ * a NULL collector. */
+STROBE_API int strobe_collector_reset(strobe_collector *c, const char *id, uint64_t owner);
 
 /* >>listing, for diagnostic consumers (libstrobe_server's /api): copies
  * taken under the collector's short lock. */
@@ -305,6 +354,7 @@ typedef struct strobe_session_info {
   uint64_t retained;          /* samples held now (<= max_samples) */
   uint64_t dropped;           /* admitted but pushed out by newer ones */
   uint64_t boundary_excluded; /* completed while active but started before the session */
+  uint32_t resets;            /* strobe_collector_reset calls that reset it */
 } strobe_session_info;
 /* Fills out[0..max) with the active sessions, oldest first, and returns how
  * many there are (at most STROBE_MAX_SESSIONS; more than max means the list
@@ -349,6 +399,7 @@ typedef struct strobe_report_counts {
   uint64_t unfinished_stalled; /* of those unfinished, running longer than STROBE_STALL_FACTOR x the p95 of the
                                 * report's completed operations of their kind (0 if that could not be
                                 * computed for lack of memory) */
+  uint64_t idle;               /* operations marked idle (strobe_op_mark_idle) it would have kept: never samples */
 } strobe_report_counts;
 
 /* What the report holds (r must not be NULL). */

@@ -5,6 +5,8 @@
  *   POST   /api/sessions        start a session owned by the viewer ({max_samples?, include_devtools?})
  *   GET    /api/sessions/<id>   snapshot report (JSON v1) of a viewer-owned session
  *   DELETE /api/sessions/<id>   final report of a viewer-owned session
+ *   POST   /api/sessions/<id>/reset  resets a viewer-owned session (strobe_collector_reset);
+ *                               answers its snapshot report right after
  *
  * Owns: nothing beyond one request; the viewer's owner id lives in the server.
  * Must never: read or end a session the viewer did not start (in-process and
@@ -95,11 +97,12 @@ static int list_sessions(strobe_server *s, struct MHD_Connection *conn) {
   json_t *arr = json_array();
   for (int i = 0; i < n && i < STROBE_MAX_SESSIONS; i++)
     json_array_append_new(
-        arr, json_pack("{s:s,s:s,s:i,s:b,s:o,s:f,s:I,s:I,s:I,s:I}", "id", infos[i].id, "owner",
+        arr, json_pack("{s:s,s:s,s:i,s:b,s:o,s:f,s:I,s:I,s:I,s:I,s:I}", "id", infos[i].id, "owner",
                        owner_kind(s, infos[i].owner), "max_samples", (int)infos[i].max_samples, "include_devtools",
                        infos[i].include_devtools, "kinds", strobe__kinds_json(infos[i].kinds), "started_ms", infos[i].started_ms, "completed",
                        (json_int_t)infos[i].completed, "retained", (json_int_t)infos[i].retained, "dropped",
-                       (json_int_t)infos[i].dropped, "boundary_excluded", (json_int_t)infos[i].boundary_excluded));
+                       (json_int_t)infos[i].dropped, "boundary_excluded", (json_int_t)infos[i].boundary_excluded,
+                       "resets", (json_int_t)infos[i].resets));
   return strobe__queue_value(conn, MHD_HTTP_OK, json_pack("{s:o,s:i}", "sessions", arr, "max_sessions",
                                                           STROBE_MAX_SESSIONS));
 }
@@ -128,11 +131,17 @@ static int start_session(strobe_server *s, struct MHD_Connection *conn, const ch
                                        "include_devtools", o.include_devtools, "kinds", strobe__kinds_json(o.kinds)));
 }
 
-static int session_report(strobe_server *s, struct MHD_Connection *conn, const char *id, int end) {
+enum { REPORT_READ, REPORT_END, REPORT_RESET };
+
+static int session_report(strobe_server *s, struct MHD_Connection *conn, const char *id, int what) {
   if (strlen(id) >= STROBE_SESSION_ID_MAX) return queue_rc(conn, STROBE_EUNKNOWN_ID, NULL);
   strobe_report *rep = NULL;
-  int rc = end ? strobe_session_stop(s->collector, id, s->viewer_owner, &rep)
-               : strobe_session_read(s->collector, id, s->viewer_owner, &rep);
+  int rc = 0;
+  /* Only the viewer's own sessions: the owner is checked by every call. */
+  if (what == REPORT_RESET) rc = strobe_collector_reset(s->collector, id, s->viewer_owner);
+  if (rc >= 0)
+    rc = what == REPORT_END ? strobe_session_stop(s->collector, id, s->viewer_owner, &rep)
+                            : strobe_session_read(s->collector, id, s->viewer_owner, &rep);
   if (rc) return queue_rc(conn, rc, NULL);
   char *text = NULL;
   size_t len = 0;
@@ -143,13 +152,17 @@ static int session_report(strobe_server *s, struct MHD_Connection *conn, const c
 }
 
 int strobe__api_sessions(strobe_server *s, struct MHD_Connection *conn, const char *method, const char *id,
-                         const char *body, size_t len) {
+                         const char *action, const char *body, size_t len) {
+  if (action) { /* only "reset" is routed here */
+    if (!strcmp(method, MHD_HTTP_METHOD_POST)) return session_report(s, conn, id, REPORT_RESET);
+    return strobe__queue_error(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method_not_allowed", "use POST");
+  }
   if (!id) {
     if (!strcmp(method, MHD_HTTP_METHOD_GET)) return list_sessions(s, conn);
     if (!strcmp(method, MHD_HTTP_METHOD_POST)) return start_session(s, conn, body, len);
   } else {
-    if (!strcmp(method, MHD_HTTP_METHOD_GET)) return session_report(s, conn, id, 0);
-    if (!strcmp(method, MHD_HTTP_METHOD_DELETE)) return session_report(s, conn, id, 1);
+    if (!strcmp(method, MHD_HTTP_METHOD_GET)) return session_report(s, conn, id, REPORT_READ);
+    if (!strcmp(method, MHD_HTTP_METHOD_DELETE)) return session_report(s, conn, id, REPORT_END);
   }
   return strobe__queue_error(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method_not_allowed",
                              id ? "use GET or DELETE" : "use GET or POST");

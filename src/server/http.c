@@ -233,9 +233,19 @@ static int route(strobe_server *s, struct MHD_Connection *conn, const char *url,
     if (!get) return queue_empty(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "GET");
     return strobe__stream_open(s, conn);
   }
-  if (!strcmp(url, "/api/sessions")) return strobe__api_sessions(s, conn, method, NULL, rq->body, rq->len);
+  if (!strcmp(url, "/api/sessions")) return strobe__api_sessions(s, conn, method, NULL, NULL, rq->body, rq->len);
   if (!strncmp(url, "/api/sessions/", 14) && url[14] && !strchr(url + 14, '/'))
-    return strobe__api_sessions(s, conn, method, url + 14, rq->body, rq->len);
+    return strobe__api_sessions(s, conn, method, url + 14, NULL, rq->body, rq->len);
+  /* /api/sessions/<id>/reset: the id is copied out (bounded like every session id). */
+  const char *slash = !strncmp(url, "/api/sessions/", 14) ? strchr(url + 14, '/') : NULL;
+  if (slash && slash > url + 14 && !strcmp(slash, "/reset")) {
+    char id[STROBE_SESSION_ID_MAX];
+    size_t n = (size_t)(slash - (url + 14));
+    if (n >= sizeof id) return strobe__queue_error(conn, MHD_HTTP_NOT_FOUND, "unknown_id", "unknown session id");
+    memcpy(id, url + 14, n);
+    id[n] = 0;
+    return strobe__api_sessions(s, conn, method, id, "reset", rq->body, rq->len);
+  }
   return strobe__queue_error(conn, MHD_HTTP_NOT_FOUND, "not_found", "no such endpoint");
 }
 

@@ -3,7 +3,7 @@
  *   server.c  desc defaults, token, lifecycle, permission API, owner ids
  *   http.c    libmicrohttpd glue: auth, Host/Origin, limits, routing
  *   mcp.c     JSON-RPC and the MCP session table (callable without HTTP)
- *   tools.c   the three MCP tools, argument parsing, error names
+ *   tools.c   the MCP tools (STROBE_SERVER_TOOLS), argument parsing, error names
  *   api.c     /api/info and /api/sessions
  *   stream.c  /api/capture/stream: a live capture stream per client
  *
@@ -160,8 +160,9 @@ int strobe__queue_value(struct MHD_Connection *conn, unsigned status, json_t *va
 
 /* >>api (api.c), called on the MHD thread after authentication */
 int strobe__api_info(strobe_server *s, struct MHD_Connection *conn);
+/* /api/sessions[/<id>[/<action>]]: id NULL for the collection; action NULL, or "reset". */
 int strobe__api_sessions(strobe_server *s, struct MHD_Connection *conn, const char *method, const char *id,
-                         const char *body, size_t len);
+                         const char *action, const char *body, size_t len);
 
 /* >>stream (stream.c) */
 int strobe__stream_open(strobe_server *s, struct MHD_Connection *conn);

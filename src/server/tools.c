@@ -98,6 +98,20 @@ static const char *const k_tool_schema[] = {
     "\"samples\"]}," ERROR_SHAPE "]},"
     "\"annotations\":{\"title\":\"End a profiling session\",\"readOnlyHint\":false,\"destructiveHint\":false,"
     "\"idempotentHint\":false,\"openWorldHint\":false}}",
+
+    [TOOL_PROFILE_RESET] =
+    "{\"title\":\"Reset a profiling session\","
+    "\"description\":\"Discards the retained samples, application-scope history and counts of a session this "
+    "client started, which keeps running and from now on keeps only whole operations that start after the reset "
+    "(as if it had just started; session.resets counts the resets). Never touches another client's session. "
+    "Returns the session's snapshot report right after the reset (content-free JSON v1).\","
+    "\"inputSchema\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"minLength\":1,"
+    "\"maxLength\":31,\"description\":\"a session id returned by strobe_profile_start\"}},\"required\":[\"id\"],"
+    "\"additionalProperties\":false},"
+    "\"outputSchema\":{\"type\":\"object\",\"anyOf\":[{\"required\":[\"version\",\"id\",\"status\","
+    "\"samples\"]}," ERROR_SHAPE "]},"
+    "\"annotations\":{\"title\":\"Reset a profiling session\",\"readOnlyHint\":false,\"destructiveHint\":true,"
+    "\"idempotentHint\":false,\"openWorldHint\":false}}",
 };
 _Static_assert(sizeof k_tool_schema / sizeof *k_tool_schema == TOOL_COUNT, "a schema for every tool");
 
@@ -411,7 +425,7 @@ int strobe__tools_call(const strobe__tool_env *env, const char *name, json_t *ar
   const char *id = NULL;
   strobe_session_desc opts;
   int rc = t == TOOL_PROFILE_START ? strobe__parse_start_args(args, &opts, &why)
-                                   : parse_id_args(args, t == TOOL_PROFILE_END, &id, &why);
+                                   : parse_id_args(args, t != TOOL_PROFILE_READ, &id, &why);
   if (rc) {
     *result = dump_result(tool_error(rc, why), len);
     return 0;
@@ -438,6 +452,10 @@ int strobe__tools_call(const strobe__tool_env *env, const char *name, json_t *ar
     rc = strobe_session_start(env->collector, &opts, sid);
   } else if (t == TOOL_PROFILE_READ) {
     rc = strobe_session_read(env->collector, id, env->owner, &rep);
+  } else if (t == TOOL_PROFILE_RESET) {
+    /* Only the caller's own session (the owner is checked by the reset), then its fresh snapshot. */
+    rc = strobe_collector_reset(env->collector, id, env->owner);
+    if (rc >= 0) rc = strobe_session_read(env->collector, id, env->owner, &rep);
   } else {
     rc = strobe_session_stop(env->collector, id, env->owner, &rep);
   }

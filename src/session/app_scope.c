@@ -16,17 +16,6 @@
 #include "probe/probe.h"
 #include "session/session_internal.h"
 
-static int valid_label(const char *label) {
-  if (!label) return 0;
-  size_t n = 0;
-  for (const char *p = label; *p; p++, n++) {
-    char ch = *p;
-    if (n == 64 || !((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_'))
-      return 0;
-  }
-  return n >= 1;
-}
-
 void strobe__count_app_refusal(strobe_collector *c, int reason) {
   STROBE_ASSERT(strobe__mutex_held(&c->lock));
   for (int k = 0; k < STROBE_MAX_SESSIONS; k++) {
@@ -97,7 +86,7 @@ strobe_app_scope strobe_app_scope_begin(strobe_collector *c, const char *window,
                                         strobe_lane lane) {
   if (!STROBE__PROFILING) return (strobe_app_scope){c, 0, 0, STROBE_EFEATURE_DISABLED};
   if (!c) return refuse(NULL, STROBE_EINVAL, 0);
-  if (!valid_label(label) || !lane_ok(lane)) return refuse(c, STROBE_ELABEL, 1);
+  if (!strobe__label_valid(label) || !lane_ok(lane)) return refuse(c, STROBE_ELABEL, 1);
   uint64_t now = strobe__now();
   size_t n = window ? strnlen(window, STROBE_MAX_WINDOW_ID + 1) : 0;
   strobe__mutex_lock(&c->lock);
@@ -121,7 +110,7 @@ strobe_app_scope strobe_app_scope_begin_child_of(strobe_collector *c, strobe_app
                                                  strobe_lane lane) {
   if (!STROBE__PROFILING) return (strobe_app_scope){c, 0, 0, STROBE_EFEATURE_DISABLED};
   if (!c) return refuse(NULL, STROBE_EINVAL, 0);
-  if (!valid_label(label) || !lane_ok(lane)) return refuse(c, STROBE_ELABEL, 1);
+  if (!strobe__label_valid(label) || !lane_ok(lane)) return refuse(c, STROBE_ELABEL, 1);
   uint64_t now = strobe__now();
   strobe__mutex_lock(&c->lock);
   strobe_app_scope out = {c, 0, 0, 0};

@@ -33,6 +33,20 @@ void strobe__name_unref(strobe__name *n) {
   if (n && __atomic_sub_fetch(&n->refs, 1, __ATOMIC_ACQ_REL) == 0) free(n);
 }
 
+/* >>labels: the one rule for every label a report carries (docs/sessions.md
+ * §Synchronous application scopes: 1-64 bytes of letters, digits and underscore). */
+int strobe__label_valid(const char *label) {
+  if (!label) return 0;
+  size_t n = 0;
+  for (const char *p = label; *p; p++, n++) {
+    char ch = *p;
+    if (n == STROBE_MAX_LABEL ||
+        !((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_'))
+      return 0;
+  }
+  return n >= 1;
+}
+
 /* >>lifecycle */
 int strobe_collector_create(strobe_collector **out) {
   if (!out) return STROBE_EINVAL;

@@ -36,7 +36,8 @@ int strobe_collector_query_sessions(strobe_collector *c, strobe_session_info *ou
       i->max_samples = next->max_samples;
       i->include_devtools = next->include_devtools;
       i->kinds = next->kinds;
-      i->started_ms = next->start >= c->epoch ? (double)(next->start - c->epoch) * ns_per_tick / 1e6 : 0.0;
+      i->started_ms = next->created >= c->epoch ? (double)(next->created - c->epoch) * ns_per_tick / 1e6 : 0.0;
+      i->resets = next->resets;
       i->completed = next->completed;
       i->retained = next->count;
       i->dropped = next->dropped;

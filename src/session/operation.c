@@ -14,7 +14,7 @@
  * can admit nor a capture records (one that began with neither active), or
  * hold the collector lock around anything but a bounded slot update.
  *
- * Contents: >>context >>capture >>begin-end >>handoff >>stages >>abandon
+ * Contents: >>context >>capture >>begin-end >>handoff >>marks >>stages >>abandon
  */
 #include <stdlib.h>
 #include <string.h>
@@ -216,6 +216,9 @@ static strobe_op begin_op(strobe_collector *c, strobe_window w, strobe_op_kind k
     l->start = now;
     __atomic_store_n(&l->phase, 0, __ATOMIC_RELAXED);
     l->nstages = l->ncounters = l->stages_dropped = l->counters_dropped = 0;
+    l->idle = 0;
+    l->nunavailable = 0;
+    l->population[0] = 0;
     op.id = strobe__handle((uint32_t)slot, l->gen);
   }
   strobe__mutex_unlock(&c->lock);
@@ -243,9 +246,29 @@ strobe_op strobe_op_begin_in_phase(strobe_collector *c, strobe_window w, strobe_
   return begin_op(c, w, kind, 0, 0, f >= 0 ? tls_ctx.stages[f].token : 0, status);
 }
 
+/* Whether the operation measured a stage (by site name) or counter of this name. */
+static int measured(const strobe__live_op *l, const strobe__unavailable *u) {
+  if (u->what == STROBE_COVERAGE_COUNTER) {
+    for (uint32_t i = 0; i < l->ncounters; i++)
+      if (!strcmp(l->counters[i].name, u->name)) return 1;
+    return 0;
+  }
+  for (uint32_t i = 0; i < l->nstages; i++) {
+    const strobe_site *site = strobe__site_get(l->stages[i].site);
+    if (site && !strcmp(site->name, u->name)) return 1;
+  }
+  return 0;
+}
+
+/* The payload, in one allocation: stages, counters, what was declared
+ * unavailable (unless measured anyway) and room for every gauge, which
+ * end_op fills under the lock. */
 static strobe__sample *make_sample(const strobe__live_op *l, uint64_t end, int committed, int implicit) {
-  size_t size = sizeof(strobe__sample) + l->nstages * sizeof(strobe__stage_agg) +
-                l->ncounters * sizeof(strobe__counter_agg);
+  uint32_t nunavailable = 0;
+  for (uint32_t i = 0; i < l->nunavailable; i++) nunavailable += !measured(l, &l->unavailable[i]);
+  size_t size = sizeof(strobe__sample) + STROBE_MAX_GAUGES * sizeof(strobe__gauge_sample) +
+                l->nstages * sizeof(strobe__stage_agg) + l->ncounters * sizeof(strobe__counter_agg) +
+                nunavailable * sizeof(strobe__unavailable);
   strobe__sample *s = malloc(size);
   if (!s) return NULL;
   memset(s, 0, sizeof *s);
@@ -262,11 +285,27 @@ static strobe__sample *make_sample(const strobe__live_op *l, uint64_t end, int c
   s->stages_dropped = l->stages_dropped;
   s->counters_dropped = l->counters_dropped;
   s->ncounters = l->ncounters;
-  s->stages = (strobe__stage_agg *)(s + 1);
+  s->gauges = (strobe__gauge_sample *)(s + 1);
+  s->stages = (strobe__stage_agg *)(s->gauges + STROBE_MAX_GAUGES);
   s->counters = (strobe__counter_agg *)(s->stages + l->nstages);
+  s->unavailable = (strobe__unavailable *)(s->counters + l->ncounters);
   memcpy(s->stages, l->stages, l->nstages * sizeof *s->stages);
   memcpy(s->counters, l->counters, l->ncounters * sizeof *s->counters);
+  for (uint32_t i = 0; i < l->nunavailable; i++)
+    if (!measured(l, &l->unavailable[i])) s->unavailable[s->nunavailable++] = l->unavailable[i];
+  memcpy(s->population, l->population, sizeof s->population);
   return s;
+}
+
+/* Gauges sampled while the operation ran, from its start to its end: a
+ * memory spike and a slow frame are then the same sample (lock held). */
+static void attach_gauges(const strobe_collector *c, strobe__sample *s) {
+  STROBE_ASSERT(strobe__mutex_held(&c->lock));
+  for (uint32_t g = 0; g < c->ngauges && s->ngauges < STROBE_MAX_GAUGES; g++) {
+    const strobe__gauge *gauge = &c->gauges[g];
+    if (gauge->sampled && gauge->sampled >= s->start && gauge->sampled <= s->end)
+      s->gauges[s->ngauges++] = (strobe__gauge_sample){g, gauge->value, gauge->sampled};
+  }
 }
 
 void strobe__sample_unref(strobe__sample *s) {
@@ -303,14 +342,19 @@ static void end_op(strobe_op op, int committed, uint64_t now, int implicit) {
   if (strobe__is_active()) emit_end(c, l, now, committed);
   /* Stage and counter tables belong to the owning thread until now, so the
    * payload is built outside the lock, and only for operations a session
-   * could admit (one was active when it began, and one still is). */
-  if (l->detailed && __atomic_load_n(&c->nactive, __ATOMIC_RELAXED) > 0) s = make_sample(l, now, committed, implicit);
+   * could admit (one was active when it began, and one still is). An idle
+   * operation is never a sample: it needs none. */
+  if (l->detailed && !l->idle && __atomic_load_n(&c->nactive, __ATOMIC_RELAXED) > 0)
+    s = make_sample(l, now, committed, implicit);
 
   strobe__mutex_lock(&c->lock);
   if (live_op(op)) {
     if (interleaved && !l->abandoned) strobe__count_interleaved(c, l->kind, l->devtools);
-    if (s) {
+    if (l->idle) {
+      if (!l->abandoned) strobe__publish_idle(c, l->kind, l->devtools, l->start);
+    } else if (s) {
       s->window = strobe__name_ref(l->window);
+      attach_gauges(c, s);
       if (!l->abandoned && strobe__publish_sample(c, s) > 0) s = NULL;
     } else if (!l->abandoned) { /* no payload: sessions still count why they did not keep it */
       strobe__publish_unbuilt(c, l->kind, l->devtools, l->start);
@@ -372,6 +416,47 @@ void strobe_op_counter_add(const char *name, double delta) {
     l->counters[l->ncounters++] = (strobe__counter_agg){name, delta};
   else
     l->counters_dropped++;
+}
+
+/* >>marks: idle, population and coverage, on the thread's current operation.
+ * Like counters, they are kept only where a session or a capture could use
+ * them; the label rule is checked either way, so a bad label is refused
+ * whether or not anything records. */
+int strobe_op_mark_idle(void) {
+  strobe_op op = current_op();
+  if (!op.id) return STROBE_ESTATE;
+  own_slot(op)->idle = 1;
+  return 0;
+}
+
+int strobe_op_set_population(const char *label) {
+  if (!strobe__label_valid(label)) return STROBE_ELABEL;
+  strobe_op op = current_op();
+  if (!op.id) return STROBE_ESTATE;
+  strobe__live_op *l = own_slot(op);
+  memcpy(l->population, label, strlen(label) + 1);
+  return 0;
+}
+
+int strobe_op_mark_unavailable(strobe_coverage what, const char *name) {
+  if (what != STROBE_COVERAGE_STAGE && what != STROBE_COVERAGE_COUNTER) return STROBE_EINVAL;
+  if (!strobe__label_valid(name)) return STROBE_ELABEL;
+  strobe_op op = current_op();
+  if (!op.id) return STROBE_ESTATE;
+  strobe__live_op *l = own_slot(op);
+  for (uint32_t i = 0; i < l->nunavailable; i++)
+    if (l->unavailable[i].what == what && !strcmp(l->unavailable[i].name, name)) return 0;
+  if (l->nunavailable == STROBE_MAX_UNAVAILABLE) {
+    if (what == STROBE_COVERAGE_STAGE)
+      l->stages_dropped++;
+    else
+      l->counters_dropped++;
+    return STROBE_ELIMIT;
+  }
+  strobe__unavailable *u = &l->unavailable[l->nunavailable++];
+  u->what = (uint8_t)what;
+  memcpy(u->name, name, strlen(name) + 1);
+  return 0;
 }
 
 /* >>stages */

@@ -32,12 +32,13 @@ struct strobe_report {
   uint32_t max_samples, max_app;
   int include_devtools;
   uint32_t kinds;                  /* STROBE_KIND_BIT of each admitted kind */
-  uint64_t start, at;              /* ticks: session start; snapshot time (= end for finals) */
+  uint64_t created, start, at;     /* ticks: session start; what it admits from (its last reset); snapshot time (= end for finals) */
+  uint32_t resets;                 /* strobe_collector_reset calls that reset the session */
   uint64_t epoch;
   double ns_per_tick;
   double overhead_ns;
   uint64_t completed, dropped, boundary_excluded, devtools_excluded, untracked_windows;
-  uint64_t interleaved, kind_excluded;
+  uint64_t interleaved, kind_excluded, idle;
   uint64_t kind_completed[5];
   strobe__sample **samples;        /* newest first */
   uint32_t nsamples;

@@ -5,7 +5,7 @@
  * Lives with the sessions because it reads their report's internals
  * (report.h); the JSON encoding itself is the format layer's writer.
  *
- * Contents: >>head >>samples >>unfinished >>summaries >>application >>tail >>entry
+ * Contents: >>head >>truncated >>samples >>unfinished >>summaries >>application >>tail >>entry
  */
 #include <stdlib.h>
 #include <string.h>
@@ -86,7 +86,7 @@ static void write_units(strobe__json *j) {
 /* A final report has an end and no read time; a live snapshot the reverse. */
 static void write_session(strobe__json *j, const strobe_report *r) {
   strobe__json_object(j, "session");
-  strobe__json_num(j, "start_ms", strobe__report_ms(r, r->start), MS);
+  strobe__json_num(j, "start_ms", strobe__report_ms(r, r->created), MS);
   if (r->final) {
     strobe__json_num(j, "end_ms", strobe__report_ms(r, r->at), MS);
     strobe__json_null(j, "read_ms");
@@ -94,6 +94,11 @@ static void write_session(strobe__json *j, const strobe_report *r) {
     strobe__json_null(j, "end_ms");
     strobe__json_num(j, "read_ms", strobe__report_ms(r, r->at), MS);
   }
+  strobe__json_uint(j, "resets", r->resets);
+  if (r->resets)
+    strobe__json_num(j, "reset_ms", strobe__report_ms(r, r->start), MS);
+  else
+    strobe__json_null(j, "reset_ms");
   strobe__json_uint(j, "max_samples", r->max_samples);
   strobe__json_bool(j, "include_devtools", r->include_devtools);
   strobe__json_array(j, "kinds");
@@ -113,6 +118,7 @@ static void write_counts(strobe__json *j, const strobe_report *r, const strobe__
   strobe__json_uint(j, "devtools_excluded", r->devtools_excluded);
   strobe__json_uint(j, "kind_excluded", r->kind_excluded);
   strobe__json_uint(j, "interleaved", r->interleaved);
+  strobe__json_uint(j, "idle", r->idle);
   strobe__json_uint(j, "unfinished", r->nunfinished);
   strobe__json_uint(j, "unfinished_stalled", strobe__count_stalled(r, base));
   strobe__json_uint(j, "untracked_windows", r->untracked_windows);
@@ -123,7 +129,67 @@ static void write_counts(strobe__json *j, const strobe_report *r, const strobe__
   strobe__json_end(j);
 }
 
+/* >>truncated: every bound that can cut what a report holds, with what it
+ * cut (docs/sessions.md §Truncated). One row per bound: the top-level
+ * truncated is true when any row is non-zero, and truncated_by names those
+ * rows by where their count is in the report. */
+static uint64_t sum_stages_dropped(const strobe_report *r) {
+  uint64_t n = 0;
+  for (uint32_t i = 0; i < r->nsamples; i++) n += r->samples[i]->stages_dropped;
+  return n;
+}
+
+static uint64_t sum_counters_dropped(const strobe_report *r) {
+  uint64_t n = 0;
+  for (uint32_t i = 0; i < r->nsamples; i++) n += r->samples[i]->counters_dropped;
+  return n;
+}
+
+#define REPORT_BOUNDS(X)                                          \
+  X("counts.dropped", r->dropped)                                 \
+  X("samples.stages_dropped", sum_stages_dropped(r))              \
+  X("samples.counters_dropped", sum_counters_dropped(r))          \
+  X("application_scopes.dropped", r->app.dropped)                 \
+  X("counts.untracked_windows", r->untracked_windows)
+
+static void write_truncated(strobe__json *j, const strobe_report *r) {
+  int any = 0;
+#define BOUND_ANY(name, count) any |= (count) > 0;
+  REPORT_BOUNDS(BOUND_ANY)
+#undef BOUND_ANY
+  strobe__json_bool(j, "truncated", any);
+  strobe__json_array(j, "truncated_by");
+#define BOUND_NAME(name, count) \
+  if ((count) > 0) strobe__json_str(j, NULL, name);
+  REPORT_BOUNDS(BOUND_NAME)
+#undef BOUND_NAME
+  strobe__json_end(j);
+}
+
 /* >>samples */
+/* A stage or counter declared unavailable: null, never 0, with available false. */
+static void write_unavailable(strobe__json *j, const strobe__sample *s, uint8_t what) {
+  for (uint32_t i = 0; i < s->nunavailable; i++) {
+    const strobe__unavailable *u = &s->unavailable[i];
+    if (u->what != what) continue;
+    strobe__json_object(j, NULL);
+    strobe__json_str(j, "name", u->name);
+    if (what == STROBE_COVERAGE_STAGE) {
+      strobe__json_null(j, "nested_in");
+      strobe__json_null(j, "declared_parent");
+      strobe__json_null(j, "declared_parent_not_open");
+      strobe__json_null(j, "count");
+      strobe__json_null(j, "total_ms");
+      strobe__json_null(j, "min_ms");
+      strobe__json_null(j, "max_ms");
+    } else {
+      strobe__json_null(j, "value");
+    }
+    strobe__json_bool(j, "available", 0);
+    strobe__json_end(j);
+  }
+}
+
 static void write_sample(strobe__json *j, const strobe_report *r, const strobe__sample *s) {
   strobe__json_object(j, NULL);
   strobe__json_uint(j, "id", s->seq);
@@ -141,6 +207,7 @@ static void write_sample(strobe__json *j, const strobe_report *r, const strobe__
   strobe__json_bool(j, "ended_implicitly", s->ended_implicitly);
   strobe__json_uint(j, "stages_dropped", s->stages_dropped);
   strobe__json_uint(j, "counters_dropped", s->counters_dropped);
+  strobe__json_str(j, "population", s->population[0] ? s->population : NULL);
   strobe__json_array(j, "stages");
   for (uint32_t i = 0; i < s->nstages; i++) {
     const strobe__stage_agg *a = &s->stages[i];
@@ -153,14 +220,29 @@ static void write_sample(strobe__json *j, const strobe_report *r, const strobe__
     strobe__json_num(j, "total_ms", strobe__ticks_ms(r, a->total), MS);
     strobe__json_num(j, "min_ms", strobe__ticks_ms(r, a->min), MS);
     strobe__json_num(j, "max_ms", strobe__ticks_ms(r, a->max), MS);
+    strobe__json_bool(j, "available", 1);
     strobe__json_end(j);
   }
+  write_unavailable(j, s, STROBE_COVERAGE_STAGE);
   strobe__json_end(j);
   strobe__json_array(j, "counters");
   for (uint32_t i = 0; i < s->ncounters; i++) {
     strobe__json_object(j, NULL);
     strobe__json_str(j, "name", s->counters[i].name);
     strobe__json_num(j, "value", s->counters[i].value, 3);
+    strobe__json_bool(j, "available", 1);
+    strobe__json_end(j);
+  }
+  write_unavailable(j, s, STROBE_COVERAGE_COUNTER);
+  strobe__json_end(j);
+  /* Gauges sampled while it ran: a memory spike is in the sample it happened in. */
+  strobe__json_array(j, "memory");
+  for (uint32_t i = 0; i < s->ngauges; i++) {
+    const strobe__gauge_sample *g = &s->gauges[i];
+    strobe__json_object(j, NULL);
+    strobe__json_str(j, "name", g->gauge < r->ngauges ? r->gauges[g->gauge].name : "unknown");
+    strobe__json_num(j, "value", g->value, 3);
+    strobe__json_num(j, "sampled_ms", strobe__report_ms(r, g->sampled), MS);
     strobe__json_end(j);
   }
   strobe__json_end(j);
@@ -270,6 +352,125 @@ static void write_kind_summary(strobe__json *j, const strobe_report *r, double *
     strobe__json_object(j, NULL);
     strobe__json_str(j, "kind", kind_name(kind));
     dist(j, &d);
+    strobe__json_end(j);
+  }
+  strobe__json_end(j);
+}
+
+/* Percentiles per kind and population (docs/sessions.md §Populations): for
+ * each kind with labelled samples, one entry per population and one
+ * (population null) for its unlabelled samples, each with its n; a kind's
+ * entries add up to its kind_summary n. `names` holds nsamples pointers. */
+static void write_population_summary(strobe__json *j, const strobe_report *r, double *scratch, const char **names) {
+  strobe__json_array(j, "population_summary");
+  for (int kind = STROBE_OP_PASS; kind <= STROBE_OP_REQUEST; kind++) {
+    size_t npop = 0;
+    int labelled = 0;
+    for (uint32_t i = 0; i < r->nsamples; i++) {
+      const strobe__sample *s = r->samples[i];
+      if (s->kind != kind) continue;
+      labelled |= s->population[0] != 0;
+      const char *p = s->population;
+      int seen = 0;
+      for (size_t k = 0; k < npop && !seen; k++) seen = !strcmp(names[k], p);
+      if (!seen) names[npop++] = p;
+    }
+    if (!labelled) continue;
+    for (size_t k = 0; k < npop; k++) {
+      size_t n = 0;
+      for (uint32_t i = 0; i < r->nsamples; i++) {
+        const strobe__sample *s = r->samples[i];
+        if (s->kind == kind && !strcmp(s->population, names[k]))
+          scratch[n++] = strobe__ticks_ms(r, s->end - s->start);
+      }
+      strobe__dist d = strobe__dist_of(scratch, n);
+      strobe__json_object(j, NULL);
+      strobe__json_str(j, "kind", kind_name(kind));
+      strobe__json_str(j, "population", names[k][0] ? names[k] : NULL);
+      dist(j, &d);
+      strobe__json_end(j);
+    }
+  }
+  strobe__json_end(j);
+}
+
+/* Mean and max of each counter over the samples that carry it (its n), in
+ * order of first appearance, newest sample first (docs/sessions.md §Counter
+ * summaries and memory per sample).
+ * Distinct counters are bounded by the samples' own tables (16 each), so
+ * nothing is cut here. `names` holds nsamples x STROBE_MAX_OP_COUNTERS pointers. */
+static void write_counter_summary(strobe__json *j, const strobe_report *r, const char **names) {
+  size_t nnames = 0;
+  for (uint32_t i = 0; i < r->nsamples; i++)
+    for (uint32_t k = 0; k < r->samples[i]->ncounters; k++) {
+      const char *name = r->samples[i]->counters[k].name;
+      int seen = 0;
+      for (size_t m = 0; m < nnames && !seen; m++) seen = !strcmp(names[m], name);
+      if (!seen) names[nnames++] = name;
+    }
+  strobe__json_array(j, "counter_summary");
+  for (size_t m = 0; m < nnames; m++) {
+    uint64_t n = 0;
+    double sum = 0, max = 0;
+    for (uint32_t i = 0; i < r->nsamples; i++)
+      for (uint32_t k = 0; k < r->samples[i]->ncounters; k++) {
+        const strobe__counter_agg *c = &r->samples[i]->counters[k];
+        if (strcmp(c->name, names[m])) continue;
+        if (!n || c->value > max) max = c->value;
+        sum += c->value;
+        n++;
+      }
+    strobe__json_object(j, NULL);
+    strobe__json_str(j, "name", names[m]);
+    strobe__json_uint(j, "n", n);
+    strobe__json_num(j, "mean", sum / (double)n, 3);
+    strobe__json_num(j, "max", max, 3);
+    strobe__json_end(j);
+  }
+  strobe__json_end(j);
+}
+
+/* Whether sample s measured the stage (any parent) or counter named u. */
+static int sample_measured(const strobe__sample *s, const strobe__unavailable *u) {
+  if (u->what == STROBE_COVERAGE_COUNTER) {
+    for (uint32_t k = 0; k < s->ncounters; k++)
+      if (!strcmp(s->counters[k].name, u->name)) return 1;
+    return 0;
+  }
+  for (uint32_t k = 0; k < s->nstages; k++)
+    if (!strcmp(site_name(s->stages[k].site), u->name)) return 1;
+  return 0;
+}
+
+/* Coverage apart from zero (docs/sessions.md §Coverage apart from zero):
+ * each stage or counter some sample declared unavailable, with how many
+ * samples declared it and how many measured it. `names` holds nsamples x
+ * STROBE_MAX_UNAVAILABLE pointers. */
+static void write_coverage(strobe__json *j, const strobe_report *r, const strobe__unavailable **names) {
+  size_t nnames = 0;
+  for (uint32_t i = 0; i < r->nsamples; i++)
+    for (uint32_t k = 0; k < r->samples[i]->nunavailable; k++) {
+      const strobe__unavailable *u = &r->samples[i]->unavailable[k];
+      int seen = 0;
+      for (size_t m = 0; m < nnames && !seen; m++) seen = names[m]->what == u->what && !strcmp(names[m]->name, u->name);
+      if (!seen) names[nnames++] = u;
+    }
+  strobe__json_array(j, "coverage");
+  for (size_t m = 0; m < nnames; m++) {
+    uint64_t unavailable = 0, available = 0;
+    for (uint32_t i = 0; i < r->nsamples; i++) {
+      const strobe__sample *s = r->samples[i];
+      int declared = 0;
+      for (uint32_t k = 0; k < s->nunavailable && !declared; k++)
+        declared = s->unavailable[k].what == names[m]->what && !strcmp(s->unavailable[k].name, names[m]->name);
+      unavailable += declared;
+      available += !declared && sample_measured(s, names[m]);
+    }
+    strobe__json_object(j, NULL);
+    strobe__json_str(j, "what", names[m]->what == STROBE_COVERAGE_STAGE ? "stage" : "counter");
+    strobe__json_str(j, "name", names[m]->name);
+    strobe__json_uint(j, "unavailable_n", unavailable);
+    strobe__json_uint(j, "available_n", available);
     strobe__json_end(j);
   }
   strobe__json_end(j);
@@ -475,7 +676,13 @@ int strobe_report_json(const strobe_report *r, char **json, size_t *len) {
   *json = NULL;
   size_t scratch_n = r->nsamples ? r->nsamples : 1;
   double *scratch = malloc(scratch_n * sizeof *scratch); /* write_kind_summary's percentile workspace */
-  if (!scratch) return STROBE_ENOMEM;
+  /* The summaries' distinct names: at most every sample's whole table. */
+  const void **names = malloc(scratch_n * (STROBE_MAX_OP_COUNTERS + STROBE_MAX_UNAVAILABLE) * sizeof *names);
+  if (!scratch || !names) {
+    free(scratch);
+    free(names);
+    return STROBE_ENOMEM;
+  }
   strobe__kind_baseline base[5];
   strobe__kind_baselines(r, scratch, base);
   strobe__json j = {0};
@@ -484,10 +691,14 @@ int strobe_report_json(const strobe_report *r, char **json, size_t *len) {
   write_units(&j);
   write_session(&j, r);
   write_counts(&j, r, base);
+  write_truncated(&j, r);
   write_samples(&j, r);
   write_unfinished(&j, r, base);
   write_stage_summary(&j, r);
   write_kind_summary(&j, r, scratch);
+  write_population_summary(&j, r, scratch, (const char **)names);
+  write_counter_summary(&j, r, (const char **)names);
+  write_coverage(&j, r, (const strobe__unavailable **)names);
   write_frame_rate(&j, r);
   write_application(&j, r);
   write_memory(&j, r);
@@ -496,5 +707,6 @@ int strobe_report_json(const strobe_report *r, char **json, size_t *len) {
   write_run(&j, r);
   strobe__json_end(&j);
   free(scratch);
+  free(names);
   return take_output(&j, json, len);
 }

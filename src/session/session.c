@@ -93,6 +93,18 @@ void strobe__publish_unbuilt(strobe_collector *c, uint8_t kind, int devtools, ui
   }
 }
 
+void strobe__publish_idle(strobe_collector *c, uint8_t kind, int devtools, uint64_t start) {
+  STROBE_ASSERT(strobe__mutex_held(&c->lock));
+  for (int k = 0; k < STROBE_MAX_SESSIONS; k++) {
+    strobe__session *s = &c->sessions[k];
+    if (!s->active) continue;
+    if (session_admits(s, kind, devtools, start))
+      s->idle++; /* it had nothing to do: not a sample, counted apart from completed */
+    else
+      count_exclusion(s, kind, devtools);
+  }
+}
+
 void strobe__count_interleaved(strobe_collector *c, uint8_t kind, int devtools) {
   for (int k = 0; k < STROBE_MAX_SESSIONS; k++)
     if (session_covers(&c->sessions[k], kind, devtools)) c->sessions[k].interleaved++;
@@ -137,11 +149,17 @@ static void remember_ended(strobe_collector *c, uint64_t number, int cancelled) 
   c->ended_next = (c->ended_next + 1) % STROBE_MAX_ENDED_IDS;
 }
 
-/* Releases a session's retained data and marks it inactive. Lock held. */
-static void deactivate(strobe_collector *c, strobe__session *s) {
+/* Releases a session's retained samples and application-scope records. Lock held. */
+static void release_retained(strobe_collector *c, strobe__session *s) {
   STROBE_ASSERT(strobe__mutex_held(&c->lock));
   for (uint32_t i = 0; i < s->count; i++) strobe__sample_unref(s->ring[(s->head + i) % s->max_samples]);
   for (uint32_t i = 0; i < s->app_count; i++) strobe__app_record_unref(s->app_ring[(s->app_head + i) % s->max_app]);
+}
+
+/* Releases a session's retained data and marks it inactive. Lock held. */
+static void deactivate(strobe_collector *c, strobe__session *s) {
+  STROBE_ASSERT(strobe__mutex_held(&c->lock));
+  release_retained(c, s);
   free(s->ring);
   free(s->app_ring);
   memset(s, 0, sizeof *s);
@@ -191,6 +209,7 @@ int strobe_session_start(strobe_collector *c, const strobe_session_desc *opts, c
     s->include_devtools = o.include_devtools != 0;
     s->kinds = o.kinds;
     s->start = strobe__now(); /* under the lock: ordered against every operation's admission */
+    s->created = s->start;
     s->ring = ring;
     s->app_ring = app_ring;
     ring = NULL;
@@ -223,7 +242,9 @@ static strobe_report *snapshot(strobe_collector *c, const strobe__session *s, ui
   r->max_app = s->max_app;
   r->include_devtools = s->include_devtools;
   r->kinds = s->kinds;
+  r->created = s->created;
   r->start = s->start;
+  r->resets = s->resets;
   r->at = at;
   r->epoch = c->epoch;
   r->ns_per_tick = strobe__clock()->ns_per_tick; /* calibrated by the caller, outside the lock */
@@ -234,6 +255,7 @@ static strobe_report *snapshot(strobe_collector *c, const strobe__session *s, ui
   r->devtools_excluded = s->devtools_excluded;
   r->interleaved = s->interleaved;
   r->kind_excluded = s->kind_excluded;
+  r->idle = s->idle;
   r->untracked_windows = c->untracked_windows;
   memcpy(r->kind_completed, s->kind_completed, sizeof r->kind_completed);
   for (uint32_t i = 0; i < s->count; i++) { /* newest first */
@@ -317,6 +339,50 @@ int strobe_session_cancel_owner(strobe_collector *c, uint64_t owner) {
     remember_ended(c, s->number, 1);
     deactivate(c, s);
     n++;
+  }
+  strobe__mutex_unlock(&c->lock);
+  return n;
+}
+
+/* >>reset (docs/sessions.md §Reset): the session starts over in place. Lock held. */
+static void reset_session(strobe_collector *c, strobe__session *s, uint64_t now) {
+  STROBE_ASSERT(strobe__mutex_held(&c->lock));
+  release_retained(c, s);
+  /* Everything it accumulated goes; what identifies it stays. */
+  strobe__session keep = *s;
+  memset(s, 0, sizeof *s);
+  s->active = 1;
+  s->number = keep.number;
+  s->owner = keep.owner;
+  s->max_samples = keep.max_samples;
+  s->max_app = keep.max_app;
+  s->include_devtools = keep.include_devtools;
+  s->kinds = keep.kinds;
+  s->created = keep.created;
+  s->ring = keep.ring;
+  s->app_ring = keep.app_ring;
+  s->resets = keep.resets + 1;
+  s->start = now; /* operations already running cross this boundary: excluded when they complete */
+}
+
+int strobe_collector_reset(strobe_collector *c, const char *id, uint64_t owner) {
+  if (!c) return STROBE_EINVAL;
+  strobe__mutex_lock(&c->lock);
+  uint64_t now = strobe__now(); /* under the lock, like a session's start */
+  int n = 0;
+  if (id) {
+    n = find_session(c, id, owner);
+    if (n >= 0) {
+      reset_session(c, &c->sessions[n], now);
+      n = 1;
+    }
+  } else {
+    for (int k = 0; k < STROBE_MAX_SESSIONS; k++) {
+      strobe__session *s = &c->sessions[k];
+      if (!s->active || s->owner != owner) continue;
+      reset_session(c, s, now);
+      n++;
+    }
   }
   strobe__mutex_unlock(&c->lock);
   return n;
@@ -421,7 +487,7 @@ int strobe_report_query_frame_rate(const strobe_report *r, const char *window, s
 
 strobe_report_counts strobe_report_query_counts(const strobe_report *r) {
   strobe_report_counts k = {r->completed, r->nsamples, r->dropped, r->boundary_excluded, r->nunfinished,
-                            r->kind_excluded, 0};
+                            r->kind_excluded, 0, r->idle};
   double *scratch = malloc((r->nsamples ? r->nsamples : 1) * sizeof *scratch);
   if (scratch) { /* without memory, no unfinished entry is called stalled */
     strobe__kind_baseline base[5];

@@ -43,6 +43,22 @@ typedef struct strobe__counter_agg {
   double value;
 } strobe__counter_agg;
 
+/* A stage or counter an operation declared it cannot measure
+ * (strobe_op_mark_unavailable): reported as null with available: false. */
+typedef struct strobe__unavailable {
+  uint8_t what;                        /* strobe_coverage */
+  char name[STROBE_MAX_LABEL + 1];     /* copied: a report never points into application memory */
+} strobe__unavailable;
+
+/* A memory gauge sampled while an operation ran (docs/sessions.md §Counter
+ * summaries and memory per sample): the gauge's slot in the collector (slots
+ * are never reused) and the level. */
+typedef struct strobe__gauge_sample {
+  uint32_t gauge;
+  double value;
+  uint64_t sampled;                    /* ticks */
+} strobe__gauge_sample;
+
 /* A completed operation, allocated once and shared read-only by every
  * session that admitted it. */
 typedef struct strobe__sample {
@@ -59,8 +75,12 @@ typedef struct strobe__sample {
   uint32_t nstages, ncounters;
   uint32_t stages_dropped;        /* distinct stages past STROBE_MAX_STAGES: timings not kept */
   uint32_t counters_dropped;      /* distinct counters past STROBE_MAX_OP_COUNTERS: not kept */
+  uint32_t nunavailable, ngauges;
   strobe__stage_agg *stages;      /* point into the same allocation */
   strobe__counter_agg *counters;
+  strobe__unavailable *unavailable;
+  strobe__gauge_sample *gauges;   /* room for STROBE_MAX_GAUGES, filled under the lock at completion */
+  char population[STROBE_MAX_LABEL + 1]; /* strobe_op_set_population; "" = none */
 } strobe__sample;
 
 void strobe__sample_unref(strobe__sample *s);
@@ -105,6 +125,10 @@ typedef struct strobe__live_op {
   uint32_t stages_dropped, counters_dropped; /* owner-thread only: past the bounds, counted */
   strobe__stage_agg stages[STROBE_MAX_STAGES];
   strobe__counter_agg counters[STROBE_MAX_OP_COUNTERS];
+  uint8_t idle;                   /* owner-thread only: strobe_op_mark_idle, never a sample */
+  uint32_t nunavailable;          /* owner-thread only */
+  strobe__unavailable unavailable[STROBE_MAX_UNAVAILABLE];
+  char population[STROBE_MAX_LABEL + 1]; /* owner-thread only; "" = none */
 } strobe__live_op;
 
 typedef struct strobe__live_app {
@@ -132,12 +156,15 @@ typedef struct strobe__session {
   uint32_t max_samples, max_app;
   int include_devtools;
   uint32_t kinds;                 /* STROBE_KIND_BIT of each admitted kind; never 0 */
-  uint64_t start;                 /* ticks */
+  uint64_t created;               /* ticks: when it started */
+  uint64_t start;                 /* ticks: what it admits from: its start, or its last reset */
+  uint32_t resets;                /* strobe_collector_reset calls that reset it */
   strobe__sample **ring;          /* max_samples, oldest at head */
   uint32_t head, count;
   uint64_t completed, dropped, boundary_excluded, devtools_excluded;
   uint64_t kind_excluded;         /* completed while active, of a kind it does not admit */
   uint64_t interleaved;           /* operations of its kinds that ended with an operation begun inside them still open */
+  uint64_t idle;                  /* operations marked idle it would have kept (docs/sessions.md §Idle passes) */
   uint64_t kind_completed[5];
   strobe__app_record **app_ring;  /* max_app */
   uint32_t app_head, app_count;
@@ -214,6 +241,12 @@ uint32_t strobe__publish_sample(strobe_collector *c, strobe__sample *s);
  * operations complete while a session remains active"), or its payload could not be allocated (a session
  * that admits it counts it completed and dropped). */
 void strobe__publish_unbuilt(strobe_collector *c, uint8_t kind, int devtools, uint64_t start);
+/* Accounts for a completed operation marked idle (lock held): each session
+ * that would have kept it counts it idle, the others count why they would
+ * not have (kind, devtools, boundary). Never a sample. */
+void strobe__publish_idle(strobe_collector *c, uint8_t kind, int devtools, uint64_t start);
+/* 1 when s is a label: 1-STROBE_MAX_LABEL bytes of [A-Za-z0-9_]. */
+int strobe__label_valid(const char *s);
 /* Counts, in every active session that covers the kind and window, an
  * operation that ended while one begun inside it on the same thread was still
  * open: they interleave instead of nesting (lock held). */

@@ -41,7 +41,7 @@ test('initialize: server info, version, tools capability', async () => {
 test('tools/list: three tools with schemas and annotations', async () => {
   const { client } = await connect();
   const { tools } = await client.listTools();
-  assert.deepEqual(tools.map((t) => t.name).sort(), ['strobe_profile_end', 'strobe_profile_read', 'strobe_profile_start']);
+  assert.deepEqual(tools.map((t) => t.name).sort(), ['strobe_profile_end', 'strobe_profile_read', 'strobe_profile_reset', 'strobe_profile_start']);
   for (const t of tools) {
     assert.equal(t.inputSchema.type, 'object');
     assert.equal(t.outputSchema.type, 'object');

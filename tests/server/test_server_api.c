@@ -1,8 +1,8 @@
 /*
  * test_server_api.c — the viewer's endpoints (docs/server.md "Viewer
  * API"): /api/info (build, clock, windows, limits, server state) and
- * /api/sessions (list with owner kinds; start, read and end sessions the
- * viewer owns; never read another owner's).
+ * /api/sessions (list with owner kinds; start, read, reset and end sessions
+ * the viewer owns; never read or reset another owner's).
  */
 #include "server_test.h"
 
@@ -59,6 +59,7 @@ static void test_info_and_sessions(void) {
 
   /* >>sessions: one of each owner kind */
   char local[STROBE_SESSION_ID_MAX];
+  strobe_report *rep0 = NULL;
   REQUIRE(strobe_session_start(c, NULL, local) == 0);
   char sid[80];
   t_mcp_init(s, sid);
@@ -93,10 +94,38 @@ static void test_info_and_sessions(void) {
   CHECK(json_is_true(json_object_get(json_array_get(list, 2), "include_devtools")));
   json_decref(v);
 
+  /* the viewer resets its own (docs/sessions.md §Reset), never another owner's */
+  char path[96];
+  strobe_op_end(strobe_op_begin(c, w, STROBE_OP_PASS, NULL), 1);
+  snprintf(path, sizeof path, "/api/sessions/%s/reset", local);
+  v = get_json(s, "POST", path, NULL, 403);
+  CHECK(!strcmp(str(v, "error"), "not_owner"));
+  json_decref(v);
+  snprintf(path, sizeof path, "/api/sessions/%s/reset", mcp_id);
+  v = get_json(s, "POST", path, NULL, 403);
+  json_decref(v);
+  v = get_json(s, "POST", "/api/sessions/profile_4242/reset", NULL, 404);
+  json_decref(v);
+  snprintf(path, sizeof path, "/api/sessions/%s/reset", viewer_id);
+  v = get_json(s, "GET", path, NULL, 405);
+  json_decref(v);
+  v = get_json(s, "POST", path, NULL, 200);
+  CHECK(!strcmp(str(v, "id"), viewer_id));
+  CHECK_EQ_INT(json_array_size(json_object_get(v, "samples")), 0);
+  CHECK_EQ_INT(json_integer_value(json_object_get(json_object_get(v, "session"), "resets")), 1);
+  json_decref(v);
+  v = get_json(s, "GET", "/api/sessions", NULL, 200);
+  list = json_object_get(v, "sessions");
+  for (size_t i = 0; i < json_array_size(list); i++) /* only the viewer's was reset */
+    CHECK_EQ_INT(json_integer_value(json_object_get(json_array_get(list, i), "resets")), i == 2);
+  json_decref(v);
+  REQUIRE(strobe_session_read(c, local, 0, &rep0) == 0);
+  CHECK_EQ_U64(strobe_report_query_counts(rep0).returned, 1); /* the in-process session kept its pass */
+  strobe_report_free(rep0);
+
   /* the viewer reads and ends its own; other owners' are listed, never opened */
   op = strobe_op_begin(c, w, STROBE_OP_PASS, NULL);
   strobe_op_end(op, 1);
-  char path[96];
   snprintf(path, sizeof path, "/api/sessions/%s", viewer_id);
   v = get_json(s, "GET", path, NULL, 200);
   CHECK(!strcmp(str(v, "id"), viewer_id));
@@ -133,7 +162,7 @@ static void test_info_and_sessions(void) {
   CHECK_EQ_INT(strobe_session_read(c, mcp_id, 0, &rep), STROBE_ECANCELLED);
   CHECK_EQ_INT(strobe_session_read(c, viewer_id, 0, &rep), STROBE_ECANCELLED);
   REQUIRE(strobe_session_stop(c, local, 0, &rep) == 0);
-  CHECK_EQ_U64(strobe_report_query_counts(rep).completed, 1);
+  CHECK_EQ_U64(strobe_report_query_counts(rep).completed, 2);
   strobe_report_free(rep);
   strobe_collector_release(c);
 }

@@ -305,7 +305,7 @@ static void test_desc_validation(void) {
   CHECK_EQ_INT(strobe_server_start(&d, &s), STROBE_EINVAL); /* an IP literal, never a name to resolve */
   d = (strobe_server_desc){.token = TEST_TOKEN, .max_streams = 9, .quiet = 1};
   CHECK_EQ_INT(strobe_server_start(&d, &s), STROBE_EINVAL);
-  d = (strobe_server_desc){.token = TEST_TOKEN, .tools = 8, .quiet = 1};
+  d = (strobe_server_desc){.token = TEST_TOKEN, .tools = (uint32_t)STROBE_TOOL_ALL + 1, .quiet = 1}; /* a bit past every tool */
   CHECK_EQ_INT(strobe_server_start(&d, &s), STROBE_EINVAL);
   CHECK_EQ_INT(strobe_server_start(NULL, NULL), STROBE_EINVAL);
   strobe_server_stop(NULL);

@@ -1,5 +1,5 @@
 /*
- * test_server_tools.c — the three MCP tools and the ownership and permission
+ * test_server_tools.c — the MCP tools and the ownership and permission
  * rules (docs/server.md §Permissions and ownership) through the real server:
  *   - start / read while frames run / end, with the report as
  *     structuredContent and as text;
@@ -7,7 +7,8 @@
  *   - every failure is an isError result with its stable name: unknown_id,
  *     ended, invalid_arguments, limit_reached, not_owner, permission_denied,
  *     cancelled;
- *   - an MCP client reads/ends only sessions it started;
+ *   - an MCP client reads/resets/ends only sessions it started; a reset
+ *     discards what its session kept and nobody else's;
  *   - revoking Observe, disabling MCP or denying a tool cancels MCP-owned
  *     sessions (their ids answer "cancelled") while an in-process session
  *     continues; granting again does not revive them;
@@ -288,6 +289,79 @@ static void test_ownership(void) {
   free(idb);
 }
 
+/* strobe_profile_reset: the caller's own session only (docs/sessions.md §Reset). */
+static void test_reset(void) {
+  strobe_server *s = tools_fixture(1);
+  char a[80], b[80];
+  t_mcp_init(s, a);
+  t_mcp_init(s, b);
+  json_t *r = t_call(s, a, "strobe_profile_start", "{}");
+  char *ida = session_id(r);
+  json_decref(r);
+  r = t_call(s, b, "strobe_profile_start", "{}");
+  char *idb = session_id(r);
+  json_decref(r);
+  char local[STROBE_SESSION_ID_MAX];
+  REQUIRE(strobe_session_start(g_c, NULL, local) == 0);
+  /* Wait (bounded) until every session holds passes. */
+  strobe_report *rep = NULL;
+  for (int i = 0; i < 2000; i++) {
+    REQUIRE(strobe_session_read(g_c, local, 0, &rep) == 0);
+    uint64_t n = strobe_report_query_counts(rep).returned;
+    strobe_report_free(rep);
+    if (n >= 4) break;
+    fx_sleep_ms(5);
+  }
+
+  /* B may not reset A's session: refused, and A's session keeps its samples. */
+  r = call_id(s, b, "strobe_profile_reset", ida);
+  CHECK_TOOL_ERROR(r, "not_owner");
+  json_decref(r);
+  r = call_id(s, b, "strobe_profile_reset", local);
+  CHECK_TOOL_ERROR(r, "not_owner");
+  json_decref(r);
+  r = call_id(s, a, "strobe_profile_read", ida);
+  REQUIRE_TOOL_OK(r);
+  CHECK(json_integer_value(json_object_get(json_object_get(t_sc(r), "counts"), "completed")) >= 4);
+  CHECK_EQ_INT(json_integer_value(json_object_get(json_object_get(t_sc(r), "session"), "resets")), 0);
+  json_decref(r);
+
+  /* A resets its own: the snapshot right after holds nothing from before. */
+  r = call_id(s, a, "strobe_profile_reset", ida);
+  REQUIRE_TOOL_OK(r);
+  json_t *rep_a = t_sc(r);
+  CHECK(!strcmp(json_string_value(json_object_get(rep_a, "id")), ida));
+  CHECK_EQ_INT(json_integer_value(json_object_get(json_object_get(rep_a, "session"), "resets")), 1);
+  CHECK(json_is_number(json_object_get(json_object_get(rep_a, "session"), "reset_ms")));
+  double reset_ms = json_number_value(json_object_get(json_object_get(rep_a, "session"), "reset_ms"));
+  size_t i;
+  json_t *smp;
+  json_array_foreach(json_object_get(rep_a, "samples"), i, smp)
+    CHECK(json_number_value(json_object_get(smp, "start_ms")) >= reset_ms);
+  json_decref(r);
+  r = call_id(s, b, "strobe_profile_read", idb);
+  REQUIRE_TOOL_OK(r);
+  CHECK(json_integer_value(json_object_get(json_object_get(t_sc(r), "counts"), "completed")) >= 4);
+  CHECK_EQ_INT(json_integer_value(json_object_get(json_object_get(t_sc(r), "session"), "resets")), 0);
+  json_decref(r);
+  REQUIRE(strobe_session_read(g_c, local, 0, &rep) == 0);
+  CHECK(strobe_report_query_counts(rep).completed >= 4);
+  strobe_report_free(rep);
+  r = t_call(s, a, "strobe_profile_reset", "{}");
+  CHECK_TOOL_ERROR(r, "invalid_arguments");
+  json_decref(r);
+  r = call_id(s, a, "strobe_profile_end", ida);
+  REQUIRE_TOOL_OK(r);
+  json_decref(r);
+  r = call_id(s, a, "strobe_profile_reset", ida);
+  CHECK_TOOL_ERROR(r, "ended");
+  json_decref(r);
+  REQUIRE(strobe_session_stop(g_c, local, 0, &rep) == 0);
+  strobe_report_free(rep);
+  free(ida);
+  free(idb);
+}
+
 static int set_read_tool(strobe_server *s, int v);
 
 /* One revocation kind: `revoke` then `grant` through the given setter. */
@@ -442,6 +516,7 @@ static void test_stop_cancels(void) {
   X(availability) \
   X(limit)        \
   X(ownership)    \
+  X(reset)        \
   X(permissions)  \
   X(ui_blocked)   \
   X(stop_cancels)

@@ -25,6 +25,14 @@
  *     its state (in_flight / stalled / no_baseline) follows the documented
  *     factor (STROBE_STALL_FACTOR x that p95); stalled entries are counted;
  *   - sample ages are the age of the newest returned completion;
+ *   - a stage or counter declared unavailable is null with available false,
+ *     never a number, and coverage counts those samples; counter_summary's
+ *     n, mean and max and population_summary's n agree with the samples
+ *     (a kind's populations add up to its kind_summary n);
+ *   - gauges attached to a sample were sampled inside it;
+ *   - truncated is true exactly when some bound's count is non-zero, and
+ *     truncated_by names exactly those bounds;
+ *   - after a reset, samples start at or after reset_ms;
  *   - content-free: every string is a window id, a static label, a session
  *     id, an enum value or the library's own fixed text.
  *
@@ -139,7 +147,7 @@ static inline void rc_content_free(json_t *v, const char *key, const char *paren
   else if (!strcmp(key, "window"))
     ok = rc_matches("^[A-Za-z0-9_]+(/[A-Za-z0-9_]+)*$", s); /* toolkit ids: main, w1, w1/popup */
   else if (!strcmp(key, "label") || !strcmp(key, "name") || !strcmp(key, "phase") || !strcmp(key, "nested_in") ||
-           !strcmp(key, "declared_parent"))
+           !strcmp(key, "declared_parent") || !strcmp(key, "population"))
     ok = rc_matches(label, s);
   else if (!strcmp(key, "id"))
     ok = rc_matches("^profile_[1-9][0-9]*$", s);
@@ -151,6 +159,10 @@ static inline void rc_content_free(json_t *v, const char *key, const char *paren
     ok = rc_matches("^(in_flight|stalled|no_baseline)$", s);
   else if (!strcmp(key, "lane"))
     ok = rc_matches("^(ui|worker)$", s);
+  else if (!strcmp(key, "what"))
+    ok = rc_matches("^(stage|counter)$", s);
+  else if (!strcmp(key, "truncated_by"))
+    ok = rc_matches("^(counts|samples|application_scopes)\\.[a-z_]+$", s);
   else if (!strcmp(key, "features"))
     ok = rc_matches("^(profiling|zstd)$", s);
   else if (parent && (!strcmp(parent, "units") || !strcmp(parent, "build") || !strcmp(parent, "run")))
@@ -166,6 +178,7 @@ static inline void rc_content_free(json_t *v, const char *key, const char *paren
 static inline void rc_check_samples(json_t *doc, double at_ms) {
   json_t *samples = jreq(doc, "samples");
   double start_ms = jnum(doc, "session.start_ms");
+  if (!jnull(doc, "session.reset_ms")) start_ms = jnum(doc, "session.reset_ms"); /* it admits from its last reset */
   double prev_end = 1e300, newest = -1;
   size_t i;
   json_t *s;
@@ -192,6 +205,11 @@ static inline void rc_check_samples(json_t *doc, double at_ms) {
     size_t k;
     json_t *st_k;
     json_array_foreach(stages, k, st_k) {
+      if (!jbool(st_k, "available")) { /* declared unavailable: no measurement, which is not zero */
+        CHECK(jnull(st_k, "count") && jnull(st_k, "total_ms") && jnull(st_k, "min_ms") && jnull(st_k, "max_ms"));
+        CHECK(jnull(st_k, "nested_in") && jnull(st_k, "declared_parent_not_open"));
+        continue;
+      }
       CHECK(jint(st_k, "count") >= 1);
       CHECK(jnum(st_k, "min_ms") <= jnum(st_k, "max_ms"));
       CHECK(jnum(st_k, "max_ms") <= jnum(st_k, "total_ms"));
@@ -208,7 +226,7 @@ static inline void rc_check_samples(json_t *doc, double at_ms) {
       double parent_total = 0;
       int parent_found = 0;
       json_array_foreach(stages, m, other) {
-        if (strcmp(jstr(other, "name"), json_string_value(parent))) continue;
+        if (strcmp(jstr(other, "name"), json_string_value(parent)) || !jbool(other, "available")) continue;
         parent_total += jnum(other, "total_ms");
         parent_found = 1;
       }
@@ -220,7 +238,20 @@ static inline void rc_check_samples(json_t *doc, double at_ms) {
     }
     json_t *counters = jreq(s, "counters");
     json_t *c_k;
-    json_array_foreach(counters, k, c_k) jnum(c_k, "value");
+    json_array_foreach(counters, k, c_k) {
+      if (jbool(c_k, "available"))
+        jnum(c_k, "value");
+      else
+        CHECK(jnull(c_k, "value"));
+    }
+    json_t *pop = jreq(s, "population");
+    CHECK(json_is_null(pop) || json_is_string(pop));
+    /* Gauges attached to a sample were sampled while it ran. */
+    json_array_foreach(jreq(s, "memory"), k, c_k) {
+      CHECK(jnum(c_k, "sampled_ms") >= st - RC_MS_EPS);
+      CHECK(jnum(c_k, "sampled_ms") <= en + RC_MS_EPS);
+      jnum(c_k, "value");
+    }
   }
   if (json_array_size(samples)) {
     CHECK(jnum(doc, "sample_age_ms") >= 0);
@@ -336,7 +367,8 @@ static inline void rc_check_summaries(json_t *doc) {
     json_array_foreach(samples, k, s) {
       size_t m;
       json_array_foreach(jreq(s, "stages"), m, st) {
-        if (strcmp(jstr(st, "name"), name) || !json_equal(jreq(st, "nested_in"), nested_in)) continue;
+        if (strcmp(jstr(st, "name"), name) || !jbool(st, "available") || !json_equal(jreq(st, "nested_in"), nested_in))
+          continue;
         n++;
         not_open += jint(st, "declared_parent_not_open");
         CHECK(json_equal(jreq(st, "declared_parent"), jreq(e, "declared_parent")));
@@ -361,6 +393,81 @@ static inline void rc_check_summaries(json_t *doc) {
     kinds_total += n;
   }
   CHECK_EQ_INT(kinds_total, (long long)json_array_size(samples));
+
+  /* Populations: per kind x population, each n the samples of that pair; a
+   * kind with a labelled sample lists all its samples across its entries. */
+  json_array_foreach(jreq(doc, "kind_summary"), i, e) {
+    const char *kind = jstr(e, "kind");
+    long long labelled = 0, listed = 0;
+    json_array_foreach(samples, k, s) labelled += !strcmp(jstr(s, "kind"), kind) && !jnull(s, "population");
+    size_t m;
+    json_t *p;
+    json_array_foreach(jreq(doc, "population_summary"), m, p) {
+      if (strcmp(jstr(p, "kind"), kind)) continue;
+      long long n = 0;
+      json_array_foreach(samples, k, s) n += !strcmp(jstr(s, "kind"), kind) && json_equal(jreq(s, "population"), jreq(p, "population"));
+      CHECK(n >= 1);
+      CHECK_EQ_INT(jint(p, "n"), n);
+      CHECK(jnum(p, "p50_ms") <= jnum(p, "p95_ms") && jnum(p, "p95_ms") <= jnum(p, "max_ms"));
+      listed += n;
+    }
+    CHECK_EQ_INT(listed, labelled ? jint(e, "n") : 0);
+  }
+  json_array_foreach(jreq(doc, "population_summary"), i, e) CHECK(rc_kind_entry(doc, jstr(e, "kind")) != NULL);
+
+  /* Counters: mean and max over the samples that carry each one. */
+  json_array_foreach(jreq(doc, "counter_summary"), i, e) {
+    long long n = 0;
+    double sum = 0, max = -1e300;
+    json_array_foreach(samples, k, s) {
+      size_t m;
+      json_t *c;
+      json_array_foreach(jreq(s, "counters"), m, c) {
+        if (strcmp(jstr(c, "name"), jstr(e, "name")) || !jbool(c, "available")) continue;
+        double v = jnum(c, "value");
+        n++;
+        sum += v;
+        if (v > max) max = v;
+      }
+    }
+    CHECK(n >= 1);
+    CHECK_EQ_INT(jint(e, "n"), n);
+    CHECK_NEAR(jnum(e, "max"), max, 0.0011 + 1e-9 * (max < 0 ? -max : max));
+    CHECK_NEAR(jnum(e, "mean"), sum / (double)(n ? n : 1), 0.0011 + 1e-9 * (sum < 0 ? -sum : sum));
+  }
+
+  /* Coverage: every name some sample declared unavailable, with both counts. */
+  long long declared_total = 0, listed_total = 0;
+  json_array_foreach(samples, k, s) {
+    size_t m;
+    json_t *x;
+    json_array_foreach(jreq(s, "stages"), m, x) declared_total += !jbool(x, "available");
+    json_array_foreach(jreq(s, "counters"), m, x) declared_total += !jbool(x, "available");
+  }
+  json_array_foreach(jreq(doc, "coverage"), i, e) {
+    int stage = !strcmp(jstr(e, "what"), "stage");
+    long long unavailable = 0, available = 0;
+    json_array_foreach(samples, k, s) {
+      size_t m;
+      json_t *x;
+      int declared = 0, measured = 0;
+      json_array_foreach(jreq(s, stage ? "stages" : "counters"), m, x) {
+        if (strcmp(jstr(x, "name"), jstr(e, "name"))) continue;
+        if (jbool(x, "available"))
+          measured = 1;
+        else
+          declared++;
+      }
+      CHECK(declared <= 1 && !(declared && measured)); /* measured wins; one declaration each */
+      unavailable += declared;
+      available += measured;
+    }
+    CHECK(unavailable >= 1);
+    CHECK_EQ_INT(jint(e, "unavailable_n"), unavailable);
+    CHECK_EQ_INT(jint(e, "available_n"), available);
+    listed_total += unavailable;
+  }
+  CHECK_EQ_INT(listed_total, declared_total);
 
   /* Frame rate: committed passes only; input never counts as a rendered frame. */
   long long passes = 0;
@@ -505,6 +612,44 @@ static inline json_t *check_report_json(const strobe_report *r) {
   CHECKF(!strcmp(status, want), "report_check: status %s, expected %s", status, want);
   static const char *const names[] = {"", "complete", "empty", "unfinished", "partial"};
   CHECK(!strcmp(names[strobe_report_query_status(r)], status));
+
+  /* Resets: reset_ms is set exactly when the session was reset, inside its bounds. */
+  CHECK(jint(doc, "session.resets") >= 0);
+  CHECK_EQ_INT(jnull(doc, "session.reset_ms"), jint(doc, "session.resets") == 0);
+  if (!jnull(doc, "session.reset_ms"))
+    CHECK(jnum(doc, "session.reset_ms") >= jnum(doc, "session.start_ms") && jnum(doc, "session.reset_ms") <= at_ms);
+  CHECK(jint(doc, "counts.idle") >= 0);
+  CHECK_EQ_INT(counts.idle, jint(doc, "counts.idle"));
+
+  /* Truncated: exactly the bounds whose counts are non-zero. */
+  {
+    long long stages_dropped = 0, counters_dropped = 0;
+    size_t k;
+    json_t *s;
+    json_array_foreach(jreq(doc, "samples"), k, s) {
+      stages_dropped += jint(s, "stages_dropped");
+      counters_dropped += jint(s, "counters_dropped");
+    }
+    const struct {
+      const char *name;
+      long long count;
+    } bounds[] = {{"counts.dropped", jint(doc, "counts.dropped")},
+                  {"samples.stages_dropped", stages_dropped},
+                  {"samples.counters_dropped", counters_dropped},
+                  {"application_scopes.dropped", jint(doc, "application_scopes.dropped")},
+                  {"counts.untracked_windows", jint(doc, "counts.untracked_windows")}};
+    size_t cut = 0;
+    for (size_t b = 0; b < sizeof bounds / sizeof *bounds; b++) {
+      int listed = 0;
+      json_t *v;
+      json_array_foreach(jreq(doc, "truncated_by"), k, v) listed |= !strcmp(json_string_value(v), bounds[b].name);
+      CHECKF(listed == (bounds[b].count > 0), "report_check: truncated_by and %s = %lld disagree", bounds[b].name,
+             bounds[b].count);
+      cut += bounds[b].count > 0;
+    }
+    CHECK_EQ_INT(jlen(doc, "truncated_by"), cut);
+    CHECK_EQ_INT(jbool(doc, "truncated"), cut > 0);
+  }
 
   rc_check_samples(doc, at_ms);
   rc_check_unfinished(doc);
