@@ -16,8 +16,14 @@
  * phase, ending implicitly when the phase moves on.
  *
  * Sessions: one for every kind, one for frames only beside it (240 frames
- * instead of 240 mixed operations), and a watchdog thread that reads the
- * frames-only session live and tells a frame in flight from a stall.
+ * instead of 240 mixed operations), a watchdog thread that reads the
+ * frames-only session live and tells a frame in flight from a stall, and a
+ * steady-state session reset after the warm-up (strobe_collector_reset).
+ * Main's passes carry their transition as a population (none, key, scroll,
+ * edit) and declare GPU timestamps unavailable (an offscreen cairo renderer
+ * has none: null, not zero); the details window's passes between its
+ * refreshes have nothing to do and are marked idle (never samples); the
+ * memory gauge is sampled inside the pass it describes.
  *
  * Usage: strobe-demo [--frames N] [--seconds S] [--serve] [--port P]
  *                    [--token-file F] [--headless] [--out DIR]
@@ -48,6 +54,7 @@
 #define FRAME_BUDGET_NS 16666667ull /* pace to ~60 frames a second */
 #define STALL_EVERY_NS 3000000000ull /* one deliberately slow frame every 3 s */
 #define STALL_MS 250
+#define WARMUP_FRAMES 10 /* the steady-state session is reset after these (first layouts, cold shape cache) */
 
 typedef struct options {
   long frames;        /* 0: run for `seconds` */
@@ -173,6 +180,15 @@ static void print_summary(const strobe_report *r) {
   printf("(nested stages are already inside their parent: do not sum)\n");
 }
 
+/* The steady-state session: reset once the warm-up was over (docs/sessions.md
+ * §Reset), split by transition (§Populations), idle passes apart (§Idle passes). */
+static void print_steady(const strobe_report *r) {
+  strobe_report_counts k = strobe_report_query_counts(r);
+  printf("\nsession %s (steady state, reset after the warm-up): %llu operations completed, %llu idle passes "
+         "counted apart; percentiles per transition are in its population_summary\n",
+         strobe_report_query_id(r), (unsigned long long)k.completed, (unsigned long long)k.idle);
+}
+
 /* The frames-only session: what it kept, what it counted, both frame rates. */
 static void print_frames_only(const strobe_report *r) {
   strobe_report_counts k = strobe_report_query_counts(r);
@@ -269,6 +285,10 @@ int main(int argc, char **argv) {
     rc = strobe_flight_recorder_start(&(strobe_flight_recorder_desc){.max_mib = 32, .spike_threshold_ms = 150,
                                                                      .spike_dir = spikes},
                                       &flight);
+  /* A session that keeps the steady state only: reset once the warm-up (first
+   * layouts, cold shape cache) is over. */
+  char steady[STROBE_SESSION_ID_MAX];
+  if (!rc) rc = strobe_session_start(c, &(strobe_session_desc){.max_samples = STROBE_MAX_SAMPLES}, steady);
   if (rc) {
     fprintf(stderr, "strobe-demo: %s\n", strobe_strerror(rc));
     return 1;
@@ -333,6 +353,9 @@ int main(int argc, char **argv) {
     else if (e.kind != INPUT_NONE)
       dispatch_input(c, w_main, &g, e);
 
+    if (frame == WARMUP_FRAMES) { /* the warm-up is over: the steady session starts over, the others keep everything */
+      if (strobe_collector_reset(c, steady, 0) != 1) fprintf(stderr, "strobe-demo: cannot reset %s\n", steady);
+    }
     int stall = 0;
     if (o.frames ? frame % 90 == 45 : t >= next_stall) {
       stall = STALL_MS;
@@ -345,8 +368,18 @@ int main(int argc, char **argv) {
        * `strobe report` alike: no frame mark, no extra scope. */
       strobe_op pass = strobe_op_begin_frame(c, w_main, frame, NULL);
       frame_clock_flush_events(&fc, &g, pointer);
-      frame_clock_before_paint(&fc);
+      frame_clock_before_paint(&fc); /* the pointer's input operation ends here: the pass is current again */
+      /* Steady re-renders and frames carrying a transition answer different
+       * questions: their percentiles are split, each with its n. */
+      strobe_op_set_population(e.kind == INPUT_NONE     ? "none"
+                               : e.kind == INPUT_SCROLL ? "scroll"
+                               : e.kind == INPUT_EDIT   ? "edit"
+                                                        : "key");
+      /* An offscreen cairo renderer has no GPU timestamps: null, not zero. */
+      strobe_op_mark_unavailable(STROBE_COVERAGE_STAGE, "gpu_timestamps");
       view_render(&main_view, &g, stall);
+      /* Sampled inside the pass (at most once a second): a memory jump is in the frame that made it. */
+      strobe_collector_gauge_set(c, "surface_and_text_cache_bytes", view_memory_bytes(&main_view));
       if (frame % 2 == 0) { /* the nested details window renders inside main's pass */
         strobe_op inner = strobe_op_begin(c, w_details, STROBE_OP_PASS, NULL);
         grid details;
@@ -354,6 +387,10 @@ int main(int argc, char **argv) {
         details.scroll_row = g.selected_row;
         details.visible_rows = 8;
         view_render(&details_view, &details, 0);
+        strobe_op_end(inner, 1);
+      } else { /* its frame clock ticks too, but it refreshes every other frame: nothing to do, never a sample */
+        strobe_op inner = strobe_op_begin(c, w_details, STROBE_OP_PASS, NULL);
+        strobe_op_mark_idle();
         strobe_op_end(inner, 1);
       }
       sender_submit(&snd, main_view.png, main_view.png_len, frame); /* the pass moves to the sender */
@@ -366,7 +403,6 @@ int main(int argc, char **argv) {
       strobe_op_end(dt, 1);
     }
     if (frame % 30 == 10) saver_request(&sv, &g);
-    strobe_collector_gauge_set(c, "surface_and_text_cache_bytes", view_memory_bytes(&main_view));
 
     uint64_t spent = now_ns() - t;
     if (spent < FRAME_BUDGET_NS) usleep((useconds_t)((FRAME_BUDGET_NS - spent) / 1000));
@@ -378,6 +414,7 @@ int main(int argc, char **argv) {
   pthread_join(wd.thread, NULL);
   int status = end_session(c, session, o.out, "demo-report.json", print_summary);
   status |= end_session(c, wd.session, o.out, "demo-frames-report.json", print_frames_only);
+  status |= end_session(c, steady, o.out, "demo-steady-report.json", print_steady);
   printf("watchdog: %llu live reads of %s: %llu caught a frame in flight, %llu a stalled one%s\n",
          (unsigned long long)wd.reads, wd.session, (unsigned long long)wd.in_flight, (unsigned long long)wd.stalled,
          wd.saved ? " (the first saved as demo-stall-read.json)" : "");

@@ -4,7 +4,10 @@
 //   - before recording, the viewer says so and offers Record; the Sessions tab
 //     lists the collector's sessions (the demo's own in-process one);
 //   - a session started from the viewer appears as the viewer's, its live
-//     report renders (status, samples with their n), and End gives the final;
+//     report renders (status, samples with their n), Reset discards what it
+//     kept (the report says reset 1×; the in-process sessions keep their
+//     resets), the report shows the demo's idle passes, its population split
+//     and its unavailable stage, and End gives the final;
 //   - Record starts the server's flight recorder, Refresh loads a snapshot
 //     (frames and spans of the running demo in the flame chart; the frames
 //     are its pass operations, with both frame rates), Stop keeps the last
@@ -74,6 +77,30 @@ async function main() {
       const tr = trs.find((r) => r.children[1] && r.children[1].textContent === 'viewer');
       return tr ? tr.children[0].textContent : null;
     });
+
+    // >>reset: the viewer's Reset discards what its own session kept, never another's.
+    const resetsOf = () => page.$$eval('table.sessions tr', (trs) => Object.fromEntries(trs.filter((r) => r.children.length > 8 && r.children[0].tagName === 'TD')
+      .map((r) => [r.children[0].textContent, { owner: r.children[1].textContent, resets: Number(r.children[7].textContent) }])));
+    const resetsBefore = await resetsOf();
+    check(!!resetsBefore[id] && resetsBefore[id].resets === 0, `the viewer's session starts with no reset (${JSON.stringify(resetsBefore[id])})`);
+    check(!(await page.isVisible('button[data-act="reset"]:not([data-id="' + id + '"])')), 'Reset is offered on the viewer\'s own session only');
+    await page.click(`button[data-act="reset"][data-id="${id}"]`);
+    await until(page, () => /reset 1×/.test(document.querySelector('.report .resets')?.textContent || ''), null, 'the report of the reset session');
+    await until(page, (sid) => [...document.querySelectorAll('table.sessions tr')].some((r) => r.children[0]?.textContent === sid && r.children[7]?.textContent === '1'),
+      id, 'the sessions table counting the reset');
+    const after = await resetsOf();
+    for (const [sid, v] of Object.entries(resetsBefore)) {
+      if (sid !== id) check(after[sid] && after[sid].resets === v.resets, `${sid} (${v.owner}) is untouched by the viewer's reset`);
+    }
+    // The demo's passes after the reset: its idle passes apart, a population split, GPU timestamps unavailable.
+    await until(page, () => /idle [1-9]/.test(document.querySelector('.report .idle')?.textContent || '') &&
+      document.querySelector('.report table.populations') && document.querySelector('.report table.coverage'),
+      null, 'idle passes, populations and coverage in the report');
+    const cov = await page.textContent('.report table.coverage');
+    check(/gpu_timestamps/.test(cov), `the unavailable stage is listed apart (${cov})`);
+    const pops = await page.$$eval('.report table.populations tr td:nth-child(2)', (tds) => tds.map((t) => t.textContent));
+    check(pops.includes('none'), `per-transition percentiles (${pops})`);
+    await page.screenshot({ path: path.join(work, 'live-session-reset.png') });
     await page.click(`button[data-act="end"][data-id="${id}"]`);
     await until(page, () => /\(final\)/.test(document.querySelector('.report h3')?.textContent || ''), null, 'the final report');
 

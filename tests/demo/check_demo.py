@@ -9,7 +9,11 @@ signal-driven toolkit's: wheel input dispatched inside its flush_events phase
 ends implicitly when the phase moves on, and nothing interleaves. The
 frames-only session beside it kept passes only and counted the rest; the
 watchdog's first stalled live read (when it caught one) says which frame
-stalled. Schema validity and capture read-back are checked by the CTest
+stalled. Main's passes are split by transition (population_summary) and
+declare GPU timestamps unavailable (null, not zero), the details window's
+passes with nothing to do are idle (counted, never samples), the memory gauge
+sits in the pass it was sampled in, and the steady-state session was reset
+after the warm-up. Schema validity and capture read-back are checked by the CTest
 script around it.
 """
 import json
@@ -86,6 +90,40 @@ def main():
         stalled = [u for u in read["unfinished"] if u["state"] == "stalled"]
         if read["final"] or not stalled or read["counts"]["unfinished_stalled"] != len(stalled):
             fail("the watchdog's stalled read should list the stalled frame")
+
+    # Issue 12's rules: idle passes apart, a population split, an unavailable stage, memory per sample.
+    if report["counts"]["idle"] == 0:
+        fail("the details window's passes with nothing to do should be counted idle")
+    if any(s["window"] == "w1" and s["kind"] == "pass" and not s["stages"] for s in samples):
+        fail("an idle w1 pass (no stage) was kept as a sample")
+    pops = {(p["kind"], p["population"]): p["n"] for p in report["population_summary"]}
+    main_passes = [s for s in samples if s["kind"] == "pass" and s["window"] == "main"]
+    for name in ("none", "key", "edit"):
+        want = sum(1 for s in main_passes if s["population"] == name)
+        if want == 0 or pops.get(("pass", name)) != want:
+            fail("population %s: n %s, expected %d main passes" % (name, pops.get(("pass", name)), want))
+    cov = {(c["what"], c["name"]): c for c in report["coverage"]}
+    gpu = cov.get(("stage", "gpu_timestamps"))
+    if not gpu or gpu["unavailable_n"] != len(main_passes) or gpu["available_n"] != 0:
+        fail("main passes should declare gpu_timestamps unavailable: %s" % gpu)
+    for s in main_passes:
+        st = [x for x in s["stages"] if x["name"] == "gpu_timestamps"]
+        if len(st) != 1 or st[0]["available"] or st[0]["total_ms"] is not None:
+            fail("gpu_timestamps should be null with available false in every main pass, not %s" % st)
+    if not any(g["name"] == "surface_and_text_cache_bytes" for s in main_passes for g in s["memory"]):
+        fail("the memory gauge is sampled inside main's pass: some main pass should carry it")
+    if not any(c["name"] == "shape_cache_hit" and c["n"] > 0 for c in report["counter_summary"]):
+        fail("counter_summary should summarise shape_cache_hit")
+
+    with open(os.path.join(out, "demo-steady-report.json")) as f:
+        steady = json.load(f)
+    if steady["session"]["resets"] != 1 or steady["session"]["reset_ms"] is None:
+        fail("the steady-state session should say it was reset once: %s" % steady["session"])
+    if any(s["start_ms"] < steady["session"]["reset_ms"] for s in steady["samples"]):
+        fail("the steady-state session kept an operation that began before its reset")
+    if not steady["samples"] or steady["counts"]["completed"] >= report["counts"]["completed"]:
+        fail("the reset should have discarded the warm-up: %d vs %d completed" %
+             (steady["counts"]["completed"], report["counts"]["completed"]))
 
     app = report["application_scopes"]
     labels = {(s["label"], s["lane"], s["parent_id"] is None) for s in app["scopes"]}
