@@ -236,6 +236,7 @@ static void test_counter_summary_and_memory(void) {
   for (int i = 0; i < 4; i++) {
     ops[i] = strobe_op_begin(c, w, STROBE_OP_PASS, NULL);
     if (i < 3) strobe_op_counter_add("nodes", nodes[i]);
+    if (i < 2) strobe_op_counter_add("scroll_rows", -3.0 - i); /* negative values: the max is -3, never 0 */
     strobe_op_counter_add("taps", 1);
     /* The slow frame is where memory jumps: the gauge is sampled inside it. */
     if (i == 2) strobe_collector_gauge_set(c, "image_cache_bytes", 5e6);
@@ -253,13 +254,18 @@ static void test_counter_summary_and_memory(void) {
       CHECK_NEAR(jnum(e, "mean"), 30.0, 1e-9);
       CHECK_NEAR(jnum(e, "max"), 60.0, 1e-9);
       seen |= 1;
+    } else if (!strcmp(jstr(e, "name"), "scroll_rows")) {
+      CHECK_EQ_INT(jint(e, "n"), 2);
+      CHECK_NEAR(jnum(e, "mean"), -3.5, 1e-9);
+      CHECK_NEAR(jnum(e, "max"), -3.0, 1e-9);
+      seen |= 4;
     } else if (!strcmp(jstr(e, "name"), "taps")) {
       CHECK_EQ_INT(jint(e, "n"), 4);
       CHECK_NEAR(jnum(e, "mean"), 1.0, 1e-9);
       seen |= 2;
     }
   }
-  CHECK_EQ_INT(seen, 3);
+  CHECK_EQ_INT(seen, 7);
   for (int k = 0; k < 4; k++) {
     json_t *s = nth_completed(doc, (size_t)k);
     REQUIRE(s != NULL);

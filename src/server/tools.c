@@ -1,7 +1,7 @@
 /*
  * tools.c — the MCP tools that STROBE_SERVER_TOOLS lists (strobe/server.h; docs/server.md §Tools):
  * start a profiling session, read it (a report, or availability with {}),
- * end it; their input and output schemas; argument validation; and the
+ * reset it (docs/sessions.md §Reset), end it; their input and output schemas; argument validation; and the
  * stable error names every failure carries.
  *
  * Owns: the tool schemas and the mapping from STROBE_E* codes to error names.
