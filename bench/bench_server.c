@@ -11,6 +11,12 @@
  *                            half-sent request: slow clients) while a new
  *                            authenticated request still answers 200
  *                            (budget >= 256; 400 are offered);
+ *   slow_client_mcp_ms_p99   50 MCP calls (ping, one connection each) while
+ *                            600 clients trickle header bytes (one every
+ *                            300 ms, reconnecting when closed: more than
+ *                            max_connections), budget <= 50 ms; printed
+ *                            with the same 50 calls' p99 without them
+ *                            (slow_client_mcp_ms_p99_quiet) and the ratio;
  *   server_idle_cpu_pct      process CPU (getrusage) over 5 s with the
  *                            server up, those connections held and no
  *                            requests (budget <= 1 %: ≈ 0; the library's
@@ -27,6 +33,7 @@
 
 #include "floor.h"
 #include "http_client.h"
+#include "server/trickle.h"
 #include "strobe/server.h"
 #include "strobe/session.h"
 
@@ -36,6 +43,7 @@
 #define WARMUP 30
 #define OFFERED_CONNECTIONS 400
 #define IDLE_SECONDS 5
+#define SLOW_CALLS 50
 
 static strobe_collector *g_c;
 static strobe_window g_main;
@@ -75,8 +83,8 @@ static int cmp_double(const void *a, const void *b) {
 int main(void) {
   struct rlimit rl;
   getrlimit(RLIMIT_NOFILE, &rl);
-  if (rl.rlim_cur < 2048 && rl.rlim_max >= 2048) {
-    rl.rlim_cur = 2048;
+  if (rl.rlim_cur < 4096 && rl.rlim_max >= 4096) {
+    rl.rlim_cur = 4096;
     setrlimit(RLIMIT_NOFILE, &rl);
   }
   g_c = strobe_default_collector();
@@ -138,6 +146,35 @@ int main(void) {
   printf("BENCH mcp_call_response_bytes %zu bytes\n", bytes);
   printf("BENCH mcp_call_frames_rendered %llu frames\n", (unsigned long long)frames);
   bench_budget_le("mcp_call_ms_p99", ms[CALLS * 99 / 100], 5.0);
+
+  /* >>slow_client_mcp_ms_p99: the same 50 pings without, then with, 600 trickling clients */
+  static double quiet[SLOW_CALLS], slow[SLOW_CALLS];
+  static trickle tr;
+  for (int pass = 0; pass < 2; pass++) {
+    double *out = pass ? slow : quiet;
+    if (pass && trickle_start(&tr, strobe_server_query_port(s), 600, 300, 20000) != 0) return 1;
+    if (pass) usleep(500000); /* they are all in */
+    for (int i = 0; i < SLOW_CALLS; i++) {
+      uint64_t t0 = fx_now_ns();
+      int rc = post(&u, sid, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"ping\"}", &r);
+      uint64_t t1 = fx_now_ns();
+      if (rc || r.status != 200) {
+        fprintf(stderr, "bench_server: ping %d failed%s\n", i, pass ? " among slow clients" : "");
+        return 1;
+      }
+      cli_http_response_free(&r);
+      out[i] = (double)(t1 - t0) / 1e6;
+    }
+    if (pass) trickle_stop(&tr);
+    qsort(out, SLOW_CALLS, sizeof *out, cmp_double);
+  }
+  double slow_p99 = slow[SLOW_CALLS * 99 / 100], quiet_p99 = quiet[SLOW_CALLS * 99 / 100];
+  printf("BENCH slow_client_mcp_ms_p99_quiet %.3f ms\n", quiet_p99);
+  printf("BENCH slow_client_mcp_ms_p99 %.3f ms\n", slow_p99);
+  printf("BENCH slow_client_mcp_ratio %.2f x\n", quiet_p99 > 0 ? slow_p99 / quiet_p99 : 0.0);
+  printf("BENCH slow_client_connects %u connections\n", tr.connects);
+  printf("BENCH slow_client_closed_by_server %u connections\n", tr.closed_by_server);
+  bench_budget_le("slow_client_mcp_ms_p99", slow_p99, 50.0);
 
   /* >>server_connections_held */
   int fds[OFFERED_CONNECTIONS];

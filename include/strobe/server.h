@@ -83,10 +83,19 @@ typedef struct strobe_server_desc {
   strobe_collector *collector;         /* default strobe_default_collector(); the server holds a reference */
   size_t max_body_bytes;               /* default 1 MiB, at most 64 MiB: a larger request body is 413 */
   size_t max_header_bytes;             /* default 16 KiB, 4 KiB..1 MiB: larger request headers are refused (431) */
-  uint32_t max_connections;            /* default 512, at most 4096: concurrent connections held */
+  uint32_t max_connections;            /* default 512, at most 4096: connections held; past it the
+                                          oldest connection without a request in progress (one still
+                                          sending its headers, or idle between requests) is closed */
   uint32_t idle_timeout_s;             /* default 30: a connection idle this long is closed */
-  uint32_t mcp_session_idle_s;         /* default 600: an MCP session unused this long expires (its
-                                          profiling sessions are cancelled) */
+  uint32_t request_timeout_s;          /* default 10, at most 3600: a request's headers and body must
+                                          have arrived this many seconds after the connection was
+                                          accepted (or its previous request answered), however they
+                                          trickle in; else the connection is closed */
+  union {
+    uint32_t mcp_idle_timeout_s;       /* default 120: an MCP session with no request this long is
+                                          closed and its profiling sessions cancelled */
+    uint32_t mcp_session_idle_s;       /* the old name of mcp_idle_timeout_s, kept for one release */
+  };
   uint32_t max_mcp_sessions;           /* default 64, at most 1024: MCP sessions at once */
   uint32_t max_streams;                /* default 2, at most 4: live capture streams at once (each is
                                           one of the process's 8 event consumers) */
@@ -147,6 +156,9 @@ typedef struct strobe_server_stats {
   uint64_t stream_bytes;         /* capture bytes sent to live clients, all streams */
   uint64_t stream_events_dropped; /* events live clients lost because they read too slowly, all streams */
   uint64_t stream_drop_episodes; /* times a live client's queue filled up, all streams */
+  uint64_t connections;          /* TCP connections open now */
+  uint64_t connections_timed_out; /* closed because a request was not complete within request_timeout_s */
+  uint64_t connections_shed;     /* closed to stay within max_connections (oldest without a request first) */
 } strobe_server_stats;
 STROBE_API strobe_server_stats strobe_server_query_stats(const strobe_server *s);
 

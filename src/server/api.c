@@ -71,8 +71,8 @@ int strobe__api_info(strobe_server *s, struct MHD_Connection *conn) {
       "bind", s->bind_address, "port", (int)s->port, "mcp_protocol", STROBE__MCP_PROTOCOL, "mcp_enabled",
       !d.mcp_disabled, "observe_granted", !d.observe_denied, "tools", tools, "limits", "max_body_bytes",
       (json_int_t)d.max_body_bytes, "max_header_bytes", (json_int_t)d.max_header_bytes, "max_connections",
-      (json_int_t)d.max_connections, "idle_timeout_s", (json_int_t)d.idle_timeout_s, "mcp_session_idle_s",
-      (json_int_t)d.mcp_session_idle_s, "max_mcp_sessions", (json_int_t)d.max_mcp_sessions, "max_streams",
+      (json_int_t)d.max_connections, "idle_timeout_s", (json_int_t)d.idle_timeout_s, "mcp_idle_timeout_s",
+      (json_int_t)d.mcp_idle_timeout_s, "max_mcp_sessions", (json_int_t)d.max_mcp_sessions, "max_streams",
       (json_int_t)d.max_streams, "stream_queue_bytes", (json_int_t)d.stream_queue_bytes, "stats", "requests",
       (json_int_t)st.requests, "rejected_auth", (json_int_t)st.rejected_auth, "rejected_origin",
       (json_int_t)st.rejected_origin, "rejected_size", (json_int_t)st.rejected_size, "mcp_sessions",
@@ -80,6 +80,11 @@ int strobe__api_info(strobe_server *s, struct MHD_Connection *conn) {
       (json_int_t)st.mcp_cancelled, "streams", (json_int_t)st.streams, "stream_bytes", (json_int_t)st.stream_bytes,
       "stream_events_dropped", (json_int_t)st.stream_events_dropped, "stream_drop_episodes",
       (json_int_t)st.stream_drop_episodes);
+  json_t *lim = json_object_get(server, "limits"), *sst = json_object_get(server, "stats");
+  json_object_set_new(lim, "request_timeout_s", json_integer((json_int_t)d.request_timeout_s));
+  json_object_set_new(sst, "connections", json_integer((json_int_t)st.connections));
+  json_object_set_new(sst, "connections_timed_out", json_integer((json_int_t)st.connections_timed_out));
+  json_object_set_new(sst, "connections_shed", json_integer((json_int_t)st.connections_shed));
   json_t *info = json_pack(
       "{s:o,s:o,s:{s:s,s:b,s:f,s:I},s:o,s:I,s:o,s:{s:i},s:{s:I,s:I,s:i},s:o}", "build", strobe__build_json(),
       "server", server, "clock", "source", clk.source, "invariant", clk.invariant, "ns_per_tick", clk.ns_per_tick,

@@ -11,7 +11,17 @@
  * than max_body_bytes of a body, answer a request that failed a check with
  * anything but the check's error, or block its thread on application work.
  *
- * Contents: >>responses >>checks >>routes >>daemon
+ * Connections are accounted here too (>>connections): libmicrohttpd's own
+ * timeout restarts on every byte, so a client trickling one header byte at a
+ * time would hold its connection forever. Each connection's current request
+ * has an absolute deadline (request_timeout_s from accept, or from the end
+ * of the previous request), enforced by the reaper thread, which sleeps
+ * until the next deadline (a connection's, or an MCP session's idle expiry)
+ * and is otherwise idle; past max_connections the oldest connection with no
+ * request in progress is closed, so an authenticated request in progress is
+ * never the one shed.
+ *
+ * Contents: >>responses >>checks >>connections >>routes >>daemon
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -21,6 +31,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <microhttpd.h>
@@ -29,6 +40,7 @@
 #include "server/viewer_internal.h"
 
 #define LISTEN_BACKLOG 512
+#define SHED_HEADROOM 64u /* accepted past max_connections, closed at once (>>connections) */
 
 /* >>responses */
 struct MHD_Response *strobe__json_response(char *body, size_t len) {
@@ -177,6 +189,182 @@ static int reject(strobe_server *s, struct MHD_Connection *conn, int public_asse
   return 0;
 }
 
+/* >>connections — phases of a connection's current request */
+enum {
+  CONN_WAITING, /* no complete request headers yet: accepted, or idle after a request */
+  CONN_BODY,    /* headers in and checked; the body is arriving */
+  CONN_ANSWER,  /* answered or answering (a live stream lasts): no deadline */
+};
+
+typedef struct strobe__conn {
+  struct strobe__conn *prev, *next;
+  int fd;
+  int phase;
+  int closing;       /* shut down by us; libmicrohttpd closes it on its next look */
+  uint64_t since_ms; /* accept, or the end of the previous request */
+} strobe__conn;
+
+static uint64_t deadline_of(const strobe_server *s, const strobe__conn *e) {
+  return e->since_ms + (uint64_t)s->desc.request_timeout_s * 1000u;
+}
+
+/* Wakes the reaper (conns_lock held) when `when` comes before its wake-up. */
+static void kick_locked(strobe_server *s, uint64_t when) {
+  if (when < s->reaper_wake_ms) {
+    s->reaper_kicked = 1;
+    pthread_cond_signal(&s->conns_cond);
+  }
+}
+
+static void kick(strobe_server *s) {
+  strobe__mutex_lock(&s->conns_lock);
+  kick_locked(s, 0);
+  strobe__mutex_unlock(&s->conns_lock);
+}
+
+/* Closes a connection from outside libmicrohttpd's thread (conns_lock held):
+ * shutdown() makes its next read see the end, and libmicrohttpd closes it
+ * and tells on_connection, which takes conns_lock before the descriptor is
+ * closed, so `fd` is still this connection's. */
+static void close_conn(strobe_server *s, strobe__conn *e) {
+  STROBE_ASSERT(strobe__mutex_held(&s->conns_lock));
+  shutdown(e->fd, SHUT_RDWR);
+  e->closing = 1;
+  s->nclosing++;
+}
+
+/* Past max_connections: closes the oldest connection with no request in
+ * progress (conns_lock held). The newest may be that one. */
+static void shed(strobe_server *s) {
+  while (s->nconns - s->nclosing > s->desc.max_connections) {
+    strobe__conn *victim = NULL;
+    for (strobe__conn *e = s->conns; e; e = e->next)
+      if (!e->closing && e->phase == CONN_WAITING && (!victim || e->since_ms < victim->since_ms)) victim = e;
+    if (!victim) return; /* every one is answering or receiving an authenticated body */
+    close_conn(s, victim);
+    s->conns_shed++;
+  }
+}
+
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code) {
+  strobe_server *s = cls;
+  if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    strobe__conn *e = ci ? calloc(1, sizeof *e) : NULL;
+    if (!e) { /* cannot account for it: refuse it */
+      if (ci) shutdown(ci->connect_fd, SHUT_RDWR);
+      return;
+    }
+    e->fd = ci->connect_fd;
+    e->phase = CONN_WAITING;
+    e->since_ms = strobe__mono_ms();
+    strobe__mutex_lock(&s->conns_lock);
+    e->prev = NULL;
+    e->next = s->conns;
+    if (s->conns) s->conns->prev = e;
+    s->conns = e;
+    s->nconns++;
+    shed(s);
+    kick_locked(s, deadline_of(s, e));
+    strobe__mutex_unlock(&s->conns_lock);
+    *socket_context = e;
+    return;
+  }
+  strobe__conn *e = *socket_context;
+  if (!e) return;
+  strobe__mutex_lock(&s->conns_lock);
+  if (e->prev) e->prev->next = e->next;
+  else s->conns = e->next;
+  if (e->next) e->next->prev = e->prev;
+  s->nconns--;
+  if (e->closing) s->nclosing--;
+  strobe__mutex_unlock(&s->conns_lock);
+  free(e);
+  *socket_context = NULL;
+}
+
+static void set_phase(strobe_server *s, struct MHD_Connection *conn, int phase) {
+  const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+  strobe__conn *e = ci ? ci->socket_context : NULL;
+  if (!e) return;
+  strobe__mutex_lock(&s->conns_lock);
+  e->phase = phase;
+  if (phase == CONN_WAITING) {
+    e->since_ms = strobe__mono_ms();
+    kick_locked(s, deadline_of(s, e));
+  }
+  strobe__mutex_unlock(&s->conns_lock);
+}
+
+/* The reaper: closes connections whose request missed its deadline and
+ * expires idle MCP sessions, then sleeps until the next such instant (or a
+ * kick). With nothing pending it sleeps until kicked: no periodic timer. */
+static void *reaper_main(void *arg) {
+  strobe_server *s = arg;
+  strobe__mutex_lock(&s->conns_lock);
+  while (!s->reaper_quit) {
+    uint64_t now = strobe__mono_ms(), next = UINT64_MAX;
+    for (strobe__conn *e = s->conns; e; e = e->next) {
+      if (e->closing || e->phase == CONN_ANSWER) continue;
+      uint64_t dl = deadline_of(s, e);
+      if (dl <= now) {
+        close_conn(s, e);
+        s->conns_timed_out++;
+      } else if (dl < next) {
+        next = dl;
+      }
+    }
+    s->reaper_kicked = 0;
+    s->reaper_wake_ms = UINT64_MAX; /* awake: a kick during the MCP pass below is noted */
+    strobe__mutex_unlock(&s->conns_lock);
+    uint64_t mcp_next = strobe__mcp_expire(s->mcp, now); /* mcp lock, then the collector's: never under conns_lock */
+    strobe__mutex_lock(&s->conns_lock);
+    if (mcp_next < next) next = mcp_next;
+    if (s->reaper_kicked || s->reaper_quit) continue;
+    s->reaper_wake_ms = next;
+    if (next == UINT64_MAX) {
+      strobe__cond_wait(&s->conns_cond, &s->conns_lock);
+    } else {
+      next += 20; /* a few deadlines per wake-up rather than one each */
+      struct timespec ts = {(time_t)(next / 1000u), (long)(next % 1000u) * 1000000L};
+      strobe__cond_timedwait(&s->conns_cond, &s->conns_lock, &ts);
+    }
+  }
+  strobe__mutex_unlock(&s->conns_lock);
+  return NULL;
+}
+
+void strobe__conns_totals(strobe_server *s, strobe_server_stats *st) {
+  strobe__mutex_lock(&s->conns_lock);
+  st->connections = s->nconns;
+  st->connections_timed_out = s->conns_timed_out;
+  st->connections_shed = s->conns_shed;
+  strobe__mutex_unlock(&s->conns_lock);
+}
+
+/* libmicrohttpd (0.9.75) accepts a response only before a body is read or
+ * after all of it arrived, so a chunked body over the bound is answered on
+ * the socket itself, from the handler (MHD's thread, nothing else written
+ * on this connection meanwhile): the 413 with `Connection: close`, then a
+ * FIN. The connection stays open while the rest of the body is discarded
+ * (bounded), so the client reads the answer instead of a reset. Returns 0
+ * when the answer could not be written whole. */
+static int answer_early_413(struct MHD_Connection *conn) {
+  const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+  if (!ci) return 0;
+  static const char k_body[] =
+      "{\"error\":\"payload_too_large\",\"message\":\"the request body is larger than max_body_bytes\"}";
+  char msg[512];
+  int n = snprintf(msg, sizeof msg,
+                   "HTTP/1.1 413 Content Too Large\r\nConnection: close\r\nContent-Type: application/json\r\n"
+                   "Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nContent-Length: %zu\r\n\r\n%s",
+                   sizeof k_body - 1, k_body);
+  ssize_t k = send(ci->connect_fd, msg, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+  shutdown(ci->connect_fd, SHUT_WR);
+  return k == n;
+}
+
 /* >>routes */
 typedef struct request {
   int checked;   /* the first call (headers) has run */
@@ -211,7 +399,10 @@ static int route_mcp(strobe_server *s, struct MHD_Connection *conn, const char *
     r = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
   }
   if (!r) return MHD_NO;
-  if (resp.session_id[0]) MHD_add_response_header(r, "Mcp-Session-Id", resp.session_id);
+  if (resp.session_id[0]) {
+    MHD_add_response_header(r, "Mcp-Session-Id", resp.session_id);
+    kick(s); /* a new MCP session: the reaper plans its idle expiry */
+  }
   enum MHD_Result ret = MHD_queue_response(conn, (unsigned)resp.http_status, r);
   MHD_destroy_response(r);
   strobe__mcp_response_free(&resp);
@@ -262,8 +453,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     int ret;
     if (reject(s, conn, strobe__viewer_is_asset(url, method), &ret)) {
       rq->answered = 1;
+      set_phase(s, conn, CONN_ANSWER);
       return (enum MHD_Result)ret;
     }
+    set_phase(s, conn, CONN_BODY); /* still under the request's deadline */
     rq->checked = 1;
     return MHD_YES; /* the body, if any, comes in the next calls */
   }
@@ -274,15 +467,20 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
   if (*upload_size) {
     size_t n = *upload_size;
     *upload_size = 0;
-    if (rq->too_big || n > s->desc.max_body_bytes - rq->len) {
-      /* A chunked body grew past the bound: keep nothing, answer 413 at the
-       * end; a client that goes on for 4x the bound is cut off. */
-      rq->too_big = 1;
+    if (rq->too_big) { /* answered 413 already: discard, up to 4x the bound */
       rq->len += n < s->desc.max_body_bytes ? n : s->desc.max_body_bytes;
+      return rq->len > 4 * s->desc.max_body_bytes ? MHD_NO : MHD_YES;
+    }
+    if (n > s->desc.max_body_bytes - rq->len) {
+      /* A body without Content-Length (chunked) grew past the bound: keep
+       * nothing and answer 413 now, not at the body's end. */
+      rq->too_big = 1;
+      rq->len += n;
       free(rq->body);
       rq->body = NULL;
       rq->cap = 0;
-      return rq->len > 4 * s->desc.max_body_bytes ? MHD_NO : MHD_YES;
+      __atomic_fetch_add(&s->rejected_size, 1, __ATOMIC_RELAXED);
+      return answer_early_413(conn) ? MHD_YES : MHD_NO;
     }
     if (rq->len + n > rq->cap) {
       size_t cap = rq->cap ? rq->cap : 1024;
@@ -297,18 +495,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     rq->len += n;
     return MHD_YES;
   }
-  if (rq->too_big) {
-    __atomic_fetch_add(&s->rejected_size, 1, __ATOMIC_RELAXED);
-    rq->answered = 1;
-    return (enum MHD_Result)strobe__queue_error(conn, MHD_HTTP_CONTENT_TOO_LARGE, "payload_too_large",
-                                                "the request body is larger than max_body_bytes");
-  }
+  if (rq->too_big) return MHD_NO; /* the 413 is out; the body's end closes the connection */
   rq->answered = 1;
+  set_phase(s, conn, CONN_ANSWER);
   return (enum MHD_Result)route(s, conn, url, method, rq);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls, enum MHD_RequestTerminationCode toe) {
-  (void)cls, (void)conn, (void)toe;
+  (void)toe;
+  set_phase(cls, conn, CONN_WAITING); /* the next request's deadline starts now */
   request *rq = *con_cls;
   if (!rq) return;
   free(rq->body);
@@ -366,9 +561,14 @@ int strobe__http_start(strobe_server *s) {
    * holds its read and write buffers: twice the header bound leaves room for
    * both while headers over the bound are refused (431). */
   size_t pool = s->desc.max_header_bytes * 2;
+  /* libmicrohttpd refuses connections past its own limit before we see
+   * them; ours (shed) closes the oldest waiting one instead, so its limit
+   * leaves room for the connections accepted but not yet closed. */
+  unsigned mhd_limit = s->desc.max_connections + SHED_HEADROOM;
   s->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s,
                                MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
-                               MHD_OPTION_CONNECTION_LIMIT, (unsigned)s->desc.max_connections,
+                               MHD_OPTION_CONNECTION_LIMIT, mhd_limit,
+                               MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
                                MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)s->desc.idle_timeout_s,
                                MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool,
                                MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
@@ -377,10 +577,25 @@ int strobe__http_start(strobe_server *s) {
     close(fd);
     return STROBE_EIO;
   }
+  s->reaper_wake_ms = UINT64_MAX;
+  if (pthread_create(&s->reaper, NULL, reaper_main, s) != 0) {
+    MHD_stop_daemon(s->daemon);
+    s->daemon = NULL;
+    return STROBE_EIO;
+  }
+  s->has_reaper = 1;
   return 0;
 }
 
 void strobe__http_stop(strobe_server *s) {
+  if (s->has_reaper) {
+    strobe__mutex_lock(&s->conns_lock);
+    s->reaper_quit = 1;
+    pthread_cond_signal(&s->conns_cond);
+    strobe__mutex_unlock(&s->conns_lock);
+    pthread_join(s->reaper, NULL);
+    s->has_reaper = 0;
+  }
   if (!s->daemon) return;
   strobe__streams_close_all(s);
   MHD_stop_daemon(s->daemon); /* joins its thread and closes every connection */

@@ -96,17 +96,51 @@ int strobe__mcp_cancel_all(strobe__mcp *m) {
   return total;
 }
 
-void strobe__mcp_expire(strobe__mcp *m, uint64_t now_ms) {
-  uint64_t idle_ms = (uint64_t)m->cfg.session_idle_s * 1000u;
+uint64_t strobe__mcp_expire(strobe__mcp *m, uint64_t now_ms) {
+  uint64_t idle_ms = (uint64_t)m->cfg.session_idle_s * 1000u, next = UINT64_MAX;
   strobe__mutex_lock(&m->lock);
   for (uint32_t i = 0; i < m->cfg.max_sessions; i++) {
     mcp_session *e = &m->sessions[i];
-    if (e->used && now_ms - e->last_ms > idle_ms) {
+    if (!e->used) continue;
+    if (now_ms >= e->last_ms + idle_ms) {
       end_session(m, e);
       m->expired++;
+    } else if (e->last_ms + idle_ms < next) {
+      next = e->last_ms + idle_ms;
     }
   }
   strobe__mutex_unlock(&m->lock);
+  return next;
+}
+
+void strobe__mcp_limit_note(strobe__mcp *m, uint64_t now_ms, char *buf, size_t n) {
+  strobe_session_info infos[STROBE_MAX_SESSIONS];
+  int count = strobe_collector_query_sessions(m->cfg.collector, infos, STROBE_MAX_SESSIONS);
+  if (count > STROBE_MAX_SESSIONS) count = STROBE_MAX_SESSIONS;
+  uint64_t idle_ms = (uint64_t)m->cfg.session_idle_s * 1000u, oldest = UINT64_MAX;
+  int mcp_owned = 0;
+  strobe__mutex_lock(&m->lock); /* after the collector's lock was let go: the order is mcp, then collector */
+  for (int k = 0; k < count; k++)
+    for (uint32_t i = 0; i < m->cfg.max_sessions; i++) {
+      const mcp_session *e = &m->sessions[i];
+      if (!e->used || e->owner != infos[k].owner) continue;
+      mcp_owned++;
+      if (e->last_ms < oldest) oldest = e->last_ms;
+    }
+  strobe__mutex_unlock(&m->lock);
+  if (oldest == UINT64_MAX) {
+    snprintf(buf, n,
+             "%d profiling sessions are running, the limit across all consumers (none started over MCP, so "
+             "none expires); end one first",
+             count);
+    return;
+  }
+  uint64_t at = oldest + idle_ms, in_ms = at > now_ms ? at - now_ms : 0;
+  snprintf(buf, n,
+           "%d profiling sessions are running, the limit across all consumers (%d started over MCP); the MCP "
+           "client idle longest expires in %llu s (mcp_idle_timeout_s = %u), which cancels its sessions; or end "
+           "one first",
+           count, mcp_owned, (unsigned long long)((in_ms + 999) / 1000), (unsigned)m->cfg.session_idle_s);
 }
 
 strobe__mcp_counts strobe__mcp_query(strobe__mcp *m) {
@@ -248,7 +282,7 @@ static void call_tool(strobe__mcp *m, const mcp_session *sess, json_t *id, json_
     return;
   }
   if (json_is_null(args)) args = NULL;
-  strobe__tool_env env = {m->cfg.collector, m->cfg.perms, sess->owner};
+  strobe__tool_env env = {m->cfg.collector, m->cfg.perms, sess->owner, m};
   char *result = NULL;
   size_t len = 0;
   if (strobe__tools_call(&env, json_string_value(name), args, &result, &len) != 0) {
@@ -328,12 +362,26 @@ static void initialize(strobe__mcp *m, const strobe__mcp_request *req, json_t *i
   const char *version = want && supported_version(want) ? want : STROBE__MCP_PROTOCOL;
   strobe__mutex_lock(&m->lock);
   mcp_session *e = new_session(m, req->now_ms, version);
-  if (e) memcpy(resp->session_id, e->id, sizeof resp->session_id);
-  strobe__mutex_unlock(&m->lock);
-  if (!e)
-    rpc_error(resp, 503, id, -32603, "Too many MCP sessions; end one (HTTP DELETE) or wait for one to expire");
+  uint64_t oldest = UINT64_MAX;
+  if (e)
+    memcpy(resp->session_id, e->id, sizeof resp->session_id);
   else
+    for (uint32_t i = 0; i < m->cfg.max_sessions; i++)
+      if (m->sessions[i].used && m->sessions[i].last_ms < oldest) oldest = m->sessions[i].last_ms;
+  strobe__mutex_unlock(&m->lock);
+  if (e) {
     rpc_result(resp, id, initialize_result(version));
+    return;
+  }
+  /* Full: which limit, and when the idlest session expires (docs/server.md §MCP). */
+  char msg[256];
+  uint64_t at = oldest == UINT64_MAX ? req->now_ms : oldest + (uint64_t)m->cfg.session_idle_s * 1000u;
+  uint64_t in_ms = at > req->now_ms ? at - req->now_ms : 0;
+  snprintf(msg, sizeof msg,
+           "Too many MCP sessions: max_mcp_sessions (%u) are open; the one idle longest expires in %llu s "
+           "(mcp_idle_timeout_s = %u); or end one (HTTP DELETE)",
+           (unsigned)m->cfg.max_sessions, (unsigned long long)((in_ms + 999) / 1000), (unsigned)m->cfg.session_idle_s);
+  rpc_error(resp, 503, id, -32603, msg);
 }
 
 /* Everything but initialize belongs to an initialized session: finds the
@@ -380,6 +428,24 @@ static const struct {
   void (*run)(strobe__mcp *m, const mcp_session *sess, json_t *id, json_t *params, strobe__mcp_response *resp);
 } k_methods[] = {{"ping", ping}, {"tools/list", list_tools}, {"tools/call", call_tool}};
 
+/* A body jansson refused. Valid JSON whose only fault is an integer beyond
+ * the signed 64-bit range (an id of 2^64, say) is not a parse error: it is a
+ * request this server cannot represent exactly, so it is an Invalid Request
+ * (-32600), with the id echoed when it is a string and omitted otherwise,
+ * since an integer id can no longer be echoed exactly (docs/server.md §MCP).
+ * Everything else is -32700. */
+static void unrepresentable(const char *body, size_t len, strobe__mcp_response *resp) {
+  json_t *msg = body ? json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL, NULL) : NULL;
+  if (!msg) {
+    rpc_error(resp, 200, NULL, -32700, "Parse error");
+    return;
+  }
+  json_t *id = json_is_object(msg) ? json_object_get(msg, "id") : NULL;
+  rpc_error(resp, 200, json_is_string(id) ? id : NULL, -32600,
+            "Invalid Request: a number is beyond the signed 64-bit integer range (the id, or one in params)");
+  json_decref(msg);
+}
+
 void strobe__mcp_handle(strobe__mcp *m, const strobe__mcp_request *req, const char *body, size_t len,
                         strobe__mcp_response *resp) {
   memset(resp, 0, sizeof *resp);
@@ -393,7 +459,7 @@ void strobe__mcp_handle(strobe__mcp *m, const strobe__mcp_request *req, const ch
   json_error_t jerr;
   json_t *msg = body ? json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr) : NULL;
   if (!msg) {
-    rpc_error(resp, 200, NULL, -32700, "Parse error");
+    unrepresentable(body, len, resp);
     return;
   }
   json_t *id = NULL, *params = NULL;

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 
@@ -33,7 +34,10 @@
 #define DEFAULT_MAX_CONNECTIONS 512u
 #define MAX_MAX_CONNECTIONS 4096u
 #define DEFAULT_IDLE_S 30u
-#define DEFAULT_MCP_IDLE_S 600u                  /* 10 minutes: agents pause between calls */
+#define DEFAULT_REQUEST_TIMEOUT_S 10u            /* a request on loopback takes milliseconds */
+#define MAX_REQUEST_TIMEOUT_S 3600u
+#define DEFAULT_MCP_IDLE_S 120u                  /* agents pause between calls, but an abandoned client
+                                                    must not hold profiling slots for long */
 #define DEFAULT_MAX_MCP_SESSIONS 64u
 #define MAX_MAX_MCP_SESSIONS 1024u
 #define DEFAULT_MAX_STREAMS 2u
@@ -124,7 +128,8 @@ static int resolve_desc(strobe_server *s, const strobe_server_desc *in) {
   if (!d.max_header_bytes) d.max_header_bytes = DEFAULT_MAX_HEADER;
   if (!d.max_connections) d.max_connections = DEFAULT_MAX_CONNECTIONS;
   if (!d.idle_timeout_s) d.idle_timeout_s = DEFAULT_IDLE_S;
-  if (!d.mcp_session_idle_s) d.mcp_session_idle_s = DEFAULT_MCP_IDLE_S;
+  if (!d.request_timeout_s) d.request_timeout_s = DEFAULT_REQUEST_TIMEOUT_S;
+  if (!d.mcp_idle_timeout_s) d.mcp_idle_timeout_s = DEFAULT_MCP_IDLE_S;
   if (!d.max_mcp_sessions) d.max_mcp_sessions = DEFAULT_MAX_MCP_SESSIONS;
   if (!d.max_streams) d.max_streams = DEFAULT_MAX_STREAMS;
   if (!d.stream_queue_bytes) d.stream_queue_bytes = DEFAULT_STREAM_QUEUE;
@@ -132,7 +137,7 @@ static int resolve_desc(strobe_server *s, const strobe_server_desc *in) {
   if (d.max_body_bytes > MAX_MAX_BODY || d.max_header_bytes < MIN_MAX_HEADER || d.max_header_bytes > MAX_MAX_HEADER ||
       d.max_connections > MAX_MAX_CONNECTIONS || d.max_mcp_sessions > MAX_MAX_MCP_SESSIONS ||
       d.max_streams > MAX_MAX_STREAMS || (d.tools & ~(uint32_t)STROBE_TOOL_ALL) || d.idle_timeout_s > 86400 ||
-      d.mcp_session_idle_s > 7 * 86400)
+      d.request_timeout_s > MAX_REQUEST_TIMEOUT_S || d.mcp_idle_timeout_s > 7 * 86400)
     return STROBE_EINVAL;
   int rc = copy_list(d.allowed_origins, s->origins, &s->norigins);
   if (!rc) rc = copy_list(d.allowed_hosts, s->hosts, &s->nhosts);
@@ -167,6 +172,8 @@ static void free_server(strobe_server *s) {
   strobe_collector_release(s->collector);
   strobe__mutex_destroy(&s->perms.lock);
   strobe__mutex_destroy(&s->streams_lock);
+  strobe__mutex_destroy(&s->conns_lock);
+  pthread_cond_destroy(&s->conns_cond);
   memset(s->token, 0, sizeof s->token);
   free(s);
 }
@@ -178,6 +185,12 @@ int strobe_server_start(const strobe_server_desc *desc, strobe_server **out) {
   if (!s) return STROBE_ENOMEM;
   strobe__mutex_init(&s->perms.lock);
   strobe__mutex_init(&s->streams_lock);
+  strobe__mutex_init(&s->conns_lock);
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&s->conns_cond, &ca);
+  pthread_condattr_destroy(&ca);
   int wrote_token = 0;
   int rc = resolve_desc(s, desc);
   if (rc) goto fail;
@@ -193,7 +206,7 @@ int strobe_server_start(const strobe_server_desc *desc, strobe_server **out) {
   s->perms.tools = s->desc.tools;
   s->viewer_owner = strobe__random_owner();
 
-  strobe__mcp_config mc = {s->collector, &s->perms, s->desc.max_mcp_sessions, s->desc.mcp_session_idle_s};
+  strobe__mcp_config mc = {s->collector, &s->perms, s->desc.max_mcp_sessions, s->desc.mcp_idle_timeout_s};
   rc = strobe__mcp_create(&mc, &s->mcp);
   if (rc) goto fail;
   if (s->token_file) {
@@ -295,5 +308,6 @@ strobe_server_stats strobe_server_query_stats(const strobe_server *s) {
     st.mcp_cancelled = mc.cancelled;
   }
   strobe__streams_totals((strobe_server *)s, &st);
+  strobe__conns_totals((strobe_server *)s, &st);
   return st;
 }

@@ -44,10 +44,13 @@ typedef struct strobe__perms {
 } strobe__perms;
 
 /* >>tools (tools.c) */
+typedef struct strobe__mcp strobe__mcp;
+
 typedef struct strobe__tool_env {
   strobe_collector *collector;
   strobe__perms *perms;
-  uint64_t owner; /* the calling MCP session's owner id */
+  uint64_t owner;   /* the calling MCP session's owner id */
+  strobe__mcp *mcp; /* the MCP table, for limit_reached's note; may be NULL */
 } strobe__tool_env;
 
 /* The tools/list result's `tools` array (a new reference). */
@@ -69,7 +72,6 @@ json_t *strobe__build_json(void);
 json_t *strobe__limits_json(void);
 
 /* >>mcp (mcp.c) */
-typedef struct strobe__mcp strobe__mcp;
 
 typedef struct strobe__mcp_config {
   strobe_collector *collector;
@@ -105,8 +107,14 @@ void strobe__mcp_response_free(strobe__mcp_response *resp);
 /* Cancels the profiling sessions of every MCP session (perms.lock held by
  * the caller, so no tool can start one meanwhile). Returns how many. */
 int strobe__mcp_cancel_all(strobe__mcp *m);
-/* Ends MCP sessions idle past their limit. */
-void strobe__mcp_expire(strobe__mcp *m, uint64_t now_ms);
+/* Ends MCP sessions idle past their limit (cancelling their profiling
+ * sessions). Returns when the next one expires (monotonic ms), UINT64_MAX
+ * when none is open. */
+uint64_t strobe__mcp_expire(strobe__mcp *m, uint64_t now_ms);
+/* limit_reached's message when every profiling slot is taken: which limit,
+ * how many slots MCP clients hold, and when the oldest idle one's sessions
+ * are cancelled by its expiry (docs/server.md §MCP). */
+void strobe__mcp_limit_note(strobe__mcp *m, uint64_t now_ms, char *buf, size_t n);
 typedef struct strobe__mcp_counts {
   uint64_t open, expired, cancelled;
 } strobe__mcp_counts;
@@ -137,6 +145,15 @@ struct strobe_server {
   strobe__stream_slot *streams;
   uint32_t nstreams;
   int stopping;
+  /* connection accounting and the reaper thread (http.c), guarded by conns_lock */
+  strobe__mutex conns_lock;
+  pthread_cond_t conns_cond;     /* CLOCK_MONOTONIC: wakes the reaper */
+  struct strobe__conn *conns;    /* every open connection, in accept order */
+  uint32_t nconns, nclosing;
+  uint64_t reaper_wake_ms;       /* when the reaper wakes next (UINT64_MAX: on a kick only) */
+  int reaper_kicked, reaper_quit, has_reaper;
+  pthread_t reaper;
+  uint64_t conns_timed_out, conns_shed;
   struct strobe__viewer *viewer; /* viewer.c: made on first use, freed by strobe_server_stop */
   /* counters: atomics */
   uint64_t requests, rejected_auth, rejected_origin, rejected_size;
@@ -146,6 +163,8 @@ struct strobe_server {
 /* >>http (http.c) */
 int strobe__http_start(strobe_server *s);
 void strobe__http_stop(strobe_server *s);
+/* The connection fields of *st (open, timed out, shed). */
+void strobe__conns_totals(strobe_server *s, strobe_server_stats *st);
 
 struct MHD_Connection;
 struct MHD_Response;

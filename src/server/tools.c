@@ -179,7 +179,7 @@ static char *dump_result(json_t *v, size_t *len) {
 static json_t *tool_error(int rc, const char *message) {
   const char *name = strobe__error_name(rc);
   if (!message) message = error_message(rc);
-  char text[320];
+  char text[480];
   snprintf(text, sizeof text, "%s: %s", name, message);
   return json_pack("{s:[o],s:{s:s,s:s},s:b}", "content", text_block(text, strlen(text)), "structuredContent",
                    "error", name, "message", message, "isError", 1);
@@ -461,8 +461,13 @@ int strobe__tools_call(const strobe__tool_env *env, const char *name, json_t *ar
   }
   strobe__mutex_unlock(&p->lock);
 
+  char note[400];
+  if (rc == STROBE_ELIMIT && env->mcp) {
+    strobe__mcp_limit_note(env->mcp, strobe__mono_ms(), note, sizeof note);
+    why = note;
+  }
   if (rc) {
-    *result = dump_result(tool_error(rc, rc == STROBE_EPERM ? why : NULL), len);
+    *result = dump_result(tool_error(rc, rc == STROBE_EPERM || rc == STROBE_ELIMIT ? why : NULL), len);
     return 0;
   }
   if (t != TOOL_PROFILE_START) {

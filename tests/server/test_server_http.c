@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "server_test.h"
+#include "trickle.h"
 
 static const char k_ping[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}";
 
@@ -147,6 +148,50 @@ static void test_limits(void) {
   close(fd);
   CHECK(strobe_server_query_stats(s).rejected_size >= 2);
 
+  /* a chunked body (no Content-Length) over the bound: the 413 arrives while
+   * the client is still sending, readable in full, never a reset */
+  fd = cli_http_connect(&u);
+  REQUIRE(fd >= 0);
+  n = snprintf(req, sizeof req,
+               "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n" AUTH JSON_CT "Mcp-Session-Id: %s\r\n"
+               "Transfer-Encoding: chunked\r\n\r\n",
+               (unsigned)u.port, sid);
+  CHECK(write(fd, req, (size_t)n) == n);
+  static char chunk[16384 + 16];
+  int hl = snprintf(chunk, sizeof chunk, "%x\r\n", 16384);
+  memset(chunk + hl, ' ', 16384);
+  memcpy(chunk + hl + 16384, "\r\n", 2);
+  size_t chunk_len = (size_t)hl + 16384 + 2, sent = 0, total = (size_t)256 << 20;
+  int answered = 0;
+  while (sent < total && !answered) {
+    struct pollfd q = {fd, POLLIN | POLLOUT, 0};
+    if (poll(&q, 1, 5000) != 1) break;
+    if (q.revents & POLLIN) answered = 1;
+    else if (q.revents & POLLOUT) {
+      ssize_t w = send(fd, chunk, chunk_len, MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (w < 0 && errno != EAGAIN) break;
+      if (w > 0) sent += (size_t)w;
+    } else break;
+  }
+  CHECK(answered);    /* before the body ended (it never does) */
+  CHECK(sent < total);
+  size_t got = 0;
+  static char resp[4096];
+  for (;;) {
+    struct pollfd q = {fd, POLLIN, 0};
+    if (poll(&q, 1, 5000) != 1) break;
+    ssize_t k2 = recv(fd, resp + got, sizeof resp - 1 - got, 0);
+    if (k2 <= 0) break;
+    got += (size_t)k2;
+  }
+  resp[got] = 0;
+  if (strncmp(resp, "HTTP/1.1 413", 12) != 0) fprintf(stderr, "chunked over the bound: got %zu bytes: %s\n", got, resp);
+  CHECK(!strncmp(resp, "HTTP/1.1 413", 12));
+  CHECK(strstr(resp, "\"payload_too_large\"") != NULL);
+  close(fd);
+  CHECK(strobe_server_query_stats(s).rejected_size >= 3);
+  expect_status(s, "POST", "/mcp", h, k_ping, 200); /* and it serves on */
+
   /* headers over the bound: refused by libmicrohttpd (431), the server lives on */
   char *hh = malloc(16384);
   strcpy(hh, AUTH "X-Filler: ");
@@ -248,6 +293,64 @@ static void test_idle_timeout(void) {
   strobe_server_stop(s);
 }
 
+/* A few clients trickling header bytes, well under max_connections: each
+ * connection is closed request_timeout_s after its accept, however steadily
+ * its bytes come (libmicrohttpd's own timer restarts on each). */
+static void test_request_deadline(void) {
+  strobe_server_desc d = {.request_timeout_s = 1};
+  strobe_server *s = t_server(&d);
+  static trickle t;
+  REQUIRE(trickle_start(&t, strobe_server_query_port(s), 20, 200, 20) == 0); /* 20 connections, never renewed */
+  double t0 = fx_now_ms();
+  while (fx_now_ms() - t0 < 6000 && __atomic_load_n(&t.closed_by_server, __ATOMIC_RELAXED) < 20) fx_sleep_ms(50);
+  trickle_stop(&t);
+  strobe_server_stats st = strobe_server_query_stats(s);
+  CHECK_EQ_INT(t.connects, 20);
+  CHECK_EQ_INT(t.closed_by_server, 20);
+  CHECK(t.max_life_ms >= 1000 - 50 && t.max_life_ms <= 1000 + 1500);
+  CHECK_EQ_U64(st.connections_timed_out, 20);
+  CHECK_EQ_U64(st.connections_shed, 0);
+  /* a request that completes in time is answered, and its connection lives on */
+  expect_status(s, "GET", "/api/info", AUTH, NULL, 200);
+}
+
+/* docs/server.md §Authentication and hardening: 600 clients trickling header
+ * bytes (one every 300 ms) hold no connection past request_timeout_s, and
+ * while they keep coming (more than max_connections of them) an MCP client
+ * makes 50 calls that all succeed. The calls' latency is a budget measured
+ * by bench_server (slow_client_mcp_ms_p99), not asserted here. */
+static void test_slow_clients(void) {
+  REQUIREF(trickle_raise_nofile(4096) >= 2048, "RLIMIT_NOFILE cannot be raised to 2048 (hard limit too low)");
+  strobe_server_desc d = {.request_timeout_s = 2, .max_connections = 256};
+  strobe_server *s = t_server(&d);
+  static trickle t;
+  REQUIRE(trickle_start(&t, strobe_server_query_port(s), 600, 300, 20000) == 0);
+  fx_sleep_ms(500); /* they are all in */
+  char sid[80];
+  t_mcp_init(s, sid);
+  double t0 = fx_now_ms();
+  for (int i = 0; i < 50; i++) {
+    json_t *res = t_call(s, sid, "strobe_profile_read", "{}"); /* REQUIREs a 200 and a result */
+    REQUIRE_TOOL_OK(res);
+    json_decref(res);
+  }
+  /* keep trickling past two deadlines, so every first connection met its own */
+  double left = 2 * 2000 + 1000 - (fx_now_ms() - t0);
+  if (left > 0) fx_sleep_ms((unsigned)left);
+  trickle_stop(&t);
+  strobe_server_stats st = strobe_server_query_stats(s);
+  fprintf(stderr, "slow clients: %u connects, %u closed by the server (longest lived %.0f ms), %u failed; "
+                  "server: %llu timed out, %llu shed\n",
+          t.connects, t.closed_by_server, t.max_life_ms, t.connect_failures,
+          (unsigned long long)st.connections_timed_out, (unsigned long long)st.connections_shed);
+  CHECK(t.closed_by_server >= 600);
+  /* closed within the deadline: 2 s from accept, plus slack for a loaded machine */
+  CHECK(t.max_life_ms <= 2000 + 1500);
+  CHECK(t.max_open_ms <= 2000 + 1500);
+  CHECK(st.connections_timed_out > 0);
+  CHECK(st.connections_shed > 0); /* 600 > max_connections (256): the cap was hit */
+}
+
 static void test_token_file(void) {
   /* generated token: written 0600 at token_file, the server answers to it, the file goes at stop */
   char path[256];
@@ -319,7 +422,8 @@ static void test_desc_validation(void) {
   CHECK_EQ_U64(q.max_body_bytes, 1u << 20);
   CHECK_EQ_INT(q.max_connections, 512);
   CHECK_EQ_INT(q.idle_timeout_s, 30);
-  CHECK_EQ_INT(q.mcp_session_idle_s, 600);
+  CHECK_EQ_INT(q.request_timeout_s, 10);
+  CHECK_EQ_INT(q.mcp_idle_timeout_s, 120);
   CHECK_EQ_INT(q.tools, STROBE_TOOL_ALL);
   CHECK(q.collector == strobe_default_collector());
 
@@ -337,5 +441,7 @@ static void test_desc_validation(void) {
   X(methods)          \
   X(token_file)       \
   X(idle_connections) \
-  X(idle_timeout)    
+  X(idle_timeout)     \
+  X(request_deadline) \
+  X(slow_clients)
 HARNESS_MAIN(CASES)

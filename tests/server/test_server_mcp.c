@@ -101,6 +101,17 @@ static void test_errors(void) {
   expect_code(s, sid, "{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"method\":7}", -32600, "\"x\"");
   expect_code(s, sid, "{\"jsonrpc\":\"2.0\",\"id\":\"x\"}", -32600, "\"x\"");
   expect_code(s, sid, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\",\"params\":\"p\"}", -32600, "3");
+  /* valid JSON with an integer beyond the signed 64-bit range is no parse
+   * error: -32600, the id echoed when it is a string, else omitted (it
+   * cannot be echoed exactly) */
+  expect_code(s, sid, "{\"jsonrpc\":\"2.0\",\"id\":18446744073709551616,\"method\":\"ping\"}", -32600, NULL);
+  expect_code(s, sid, "{\"jsonrpc\":\"2.0\",\"id\":-9223372036854775809,\"method\":\"ping\"}", -32600, NULL);
+  expect_code(s, sid,
+              "{\"jsonrpc\":\"2.0\",\"id\":\"big\",\"method\":\"tools/call\",\"params\":{\"name\":"
+              "\"strobe_profile_start\",\"arguments\":{\"max_samples\":18446744073709551616}}}",
+              -32600, "\"big\"");
+  /* ...but malformed JSON with such a number stays a parse error */
+  expect_code(s, sid, "{\"jsonrpc\":\"2.0\",\"id\":18446744073709551616,\"method\":}", -32700, NULL);
   /* -32601: unknown methods */
   expect_code(s, sid, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"resources/list\"}", -32601, "9");
   expect_code(s, sid, "{\"jsonrpc\":\"2.0\",\"id\":\"m\",\"method\":\"\"}", -32601, "\"m\"");
@@ -127,6 +138,10 @@ static void test_ids_and_notifications(void) {
                "{\"jsonrpc\":\"2.0\",\"id\":-17,\"result\":{}}");
   expect_reply(s, sid, "{\"jsonrpc\":\"2.0\",\"id\":9007199254740993,\"method\":\"ping\"}",
                "{\"jsonrpc\":\"2.0\",\"id\":9007199254740993,\"result\":{}}");
+  expect_reply(s, sid, "{\"jsonrpc\":\"2.0\",\"id\":9223372036854775807,\"method\":\"ping\"}",
+               "{\"jsonrpc\":\"2.0\",\"id\":9223372036854775807,\"result\":{}}");
+  expect_reply(s, sid, "{\"jsonrpc\":\"2.0\",\"id\":-9223372036854775808,\"method\":\"ping\"}",
+               "{\"jsonrpc\":\"2.0\",\"id\":-9223372036854775808,\"result\":{}}");
   expect_reply(s, sid, "{\"method\":\"ping\",\"id\":\"a\\\"b\",\"jsonrpc\":\"2.0\",\"params\":{}}",
                "{\"jsonrpc\":\"2.0\",\"id\":\"a\\\"b\",\"result\":{}}");
   expect_reply(s, sid, "{\"jsonrpc\":\"2.0\",\"id\":\"\",\"method\":\"ping\"}",
@@ -169,7 +184,7 @@ static void test_ids_and_notifications(void) {
 }
 
 static void test_session_table(void) {
-  strobe_server_desc d = {.max_mcp_sessions = 2, .mcp_session_idle_s = 2};
+  strobe_server_desc d = {.max_mcp_sessions = 2, .mcp_idle_timeout_s = 2};
   strobe_server *s = t_start(&d);
   char a[80], b[80];
   t_mcp_init(s, a);
@@ -200,6 +215,69 @@ static void test_session_table(void) {
   CHECK_EQ_INT(strobe_session_read(strobe_default_collector(), pid, 0, &rep), STROBE_ECANCELLED);
   t_mcp_init(s, a); /* room again */
   strobe_server_stop(s);
+}
+
+/* The number after "expires in " in a message, or -1. */
+static long expires_in_s(const char *msg) {
+  const char *p = msg ? strstr(msg, "expires in ") : NULL;
+  return p ? strtol(p + 11, NULL, 10) : -1;
+}
+
+/* docs/server.md §MCP: a client that starts profiling and vanishes (no
+ * DELETE, no further request) loses its MCP session after
+ * mcp_idle_timeout_s, and its profiling sessions are cancelled then, with no
+ * other request needed to notice. While its sessions hold every slot, the
+ * refusal says which limit and when the idle client expires. */
+static void test_abandoned_client(void) {
+  strobe_server_desc d = {.mcp_idle_timeout_s = 3, .max_mcp_sessions = 2};
+  strobe_server *s = t_server(&d);
+  strobe_collector *c = strobe_default_collector();
+  char a[80], b[80];
+  t_mcp_init(s, a);
+  json_t *res;
+  for (int i = 0; i < STROBE_MAX_SESSIONS; i++) {
+    res = t_call(s, a, "strobe_profile_start", "{}");
+    REQUIRE_TOOL_OK(res);
+    json_decref(res);
+  }
+  double t_last = fx_now_ms(); /* A's last request */
+  t_mcp_init(s, b);
+  /* every slot is A's: B's refusal names the limit and A's expiry */
+  res = t_call(s, b, "strobe_profile_start", "{}");
+  CHECK_TOOL_ERROR(res, "limit_reached");
+  const char *msg = json_string_value(json_object_get(t_sc(res), "message"));
+  long in_s = expires_in_s(msg);
+  if (in_s < 1 || in_s > 3) fprintf(stderr, "limit_reached: %s\n", msg ? msg : "(none)");
+  CHECK(in_s >= 1 && in_s <= 3);
+  json_decref(res);
+  /* the MCP session table is full too: initialize's 503 says when one expires */
+  cli_http_response r = t_mcp_post(s, NULL, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{}}");
+  CHECK_EQ_INT(r.status, 503);
+  json_t *v = t_json(&r);
+  in_s = expires_in_s(json_string_value(json_object_get(json_object_get(v, "error"), "message")));
+  CHECK(in_s >= 1 && in_s <= 3);
+  json_decref(v);
+  cli_http_response_free(&r);
+  /* A has vanished, and B is silent too: no request reaches the server, yet
+   * A's sessions end once it has been idle 3 s. */
+  int count = STROBE_MAX_SESSIONS;
+  while (fx_now_ms() - t_last < 10000) {
+    count = strobe_collector_query_session_count(c);
+    if (count == 0) break;
+    fx_sleep_ms(50);
+  }
+  double ended_after = fx_now_ms() - t_last;
+  CHECK_EQ_INT(count, 0);
+  CHECK(ended_after >= 3000 - 50); /* not before its time */
+  CHECK(ended_after <= 3000 + 2000); /* and soon after it */
+  strobe_server_stats st = strobe_server_query_stats(s);
+  CHECK(st.mcp_sessions_expired >= 1);
+  CHECK(st.mcp_cancelled >= STROBE_MAX_SESSIONS);
+  /* the slots are free again (B expired as well: a new MCP session) */
+  t_mcp_init(s, b);
+  res = t_call(s, b, "strobe_profile_start", "{}");
+  REQUIRE_TOOL_OK(res);
+  json_decref(res);
 }
 
 /* The handler without HTTP, as fuzz/fuzz_jsonrpc.c drives it. */
@@ -243,5 +321,6 @@ static void test_direct(void) {
   X(errors)                \
   X(ids_and_notifications) \
   X(session_table)         \
+  X(abandoned_client)      \
   X(direct)
 HARNESS_MAIN(CASES)
