@@ -23,7 +23,9 @@ extern "C" {
 
 typedef struct strobe_record_desc {
   const char *path;           /* file to create or truncate (mode 0644); required */
-  uint32_t flush_interval_ms; /* 1..60000, default 100: the most recent data a crash can lose */
+  uint32_t flush_interval_ms; /* 1..60000, default 100: the most recent data a crash can lose
+                                 (plus one drain period; pending events are written when the
+                                 oldest is a quarter of it old: docs/recording.md §Crash loss) */
   int compression_level;      /* zstd level 1..19, default 1: the drain thread must keep up */
 } strobe_record_desc;
 

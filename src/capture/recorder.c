@@ -2,6 +2,11 @@
  * recorder.c — the capture-file consumer: receives drained events on the
  * drain thread, encodes them with the capture writer and writes each block
  * with one write(2), so a SIGKILL loses at most the last flush interval.
+ * The flush is deadline-driven (docs/recording.md §Crash loss): pending
+ * events are written when the oldest of them is a quarter of
+ * flush_interval_ms old (earlier when the drain thread has lately run later
+ * than the rest of the interval), so the
+ * bound holds when the machine is loaded.
  *
  * Owns: the file descriptor, flush and clock-pair timing, the capture's
  * misuse baseline, and the list of live recorders that an exit handler
@@ -33,6 +38,10 @@ struct strobe_recorder {
   uint64_t flush_ticks;   /* flush interval in ticks */
   uint64_t clock_ticks;   /* calibration-pair interval in ticks */
   uint64_t last_flush, last_clock;
+  uint64_t pending_since;  /* ticks of the oldest event not yet written; 0: none */
+  uint64_t last_tick;      /* the previous on_tick */
+  uint64_t late_max;       /* longest gap between ticks lately (decays at each flush) */
+  uint64_t cost_max;       /* longest flush lately (decays at each flush) */
   strobe_misuse misuse_base;
   int flush_requested;    /* atomic: strobe_record_flush asks the drain thread to flush */
   uint64_t bytes;         /* atomic mirror of the writer's count, for strobe_record_query_stats */
@@ -77,6 +86,13 @@ static void on_lost(void *ctx, uint32_t index, uint64_t lost) {
 static void on_events(void *ctx, uint32_t index, const strobe__event *ev, size_t n) {
   STROBE_ASSERT(strobe__drain_held());
   strobe_recorder *r = ctx;
+  if (n) {
+    /* The run's first event is its oldest; a time outside the last few
+     * intervals (a payload slot, a clock oddity) counts as recorded now. */
+    uint64_t now = strobe__now(), ts = ev[0].ts;
+    if (ts > now || now - ts > 4 * r->flush_ticks) ts = now;
+    if (!r->pending_since || ts < r->pending_since) r->pending_since = ts;
+  }
   strobe__writer_events(r->writer, index, ev, n);
 }
 
@@ -93,9 +109,27 @@ static void on_tick(void *ctx, uint64_t now) {
     strobe__writer_clock(r->writer, strobe__now(), strobe__mono_ns());
     r->last_clock = now;
   }
-  if (now - r->last_flush >= r->flush_ticks || __atomic_exchange_n(&r->flush_requested, 0, __ATOMIC_ACQ_REL)) {
+  uint64_t gap = now - r->last_tick;
+  r->last_tick = now;
+  if (gap > r->late_max) r->late_max = gap;
+  /* Written before the oldest pending event is flush_interval old. The
+   * drain thread runs late on a loaded machine (ticks 50 ms apart were seen
+   * with every CPU busy, docs/recording.md §Crash loss) and the flush takes
+   * time, so the flush starts when the oldest is a quarter of the interval
+   * old, or earlier still when the ticks have lately come later than three
+   * quarters of it (late_max) or flushes taken longer (cost_max). */
+  uint64_t guard = r->late_max + r->cost_max;
+  if (guard < r->flush_ticks / 4 * 3) guard = r->flush_ticks / 4 * 3;
+  if (guard > r->flush_ticks - r->flush_ticks / 8) guard = r->flush_ticks - r->flush_ticks / 8;
+  int due = r->pending_since && now - r->pending_since >= r->flush_ticks - guard;
+  if (due || now - r->last_flush >= r->flush_ticks || __atomic_exchange_n(&r->flush_requested, 0, __ATOMIC_ACQ_REL)) {
     strobe__writer_flush(r->writer);
-    r->last_flush = now;
+    uint64_t done = strobe__now();
+    if (done - now > r->cost_max) r->cost_max = done - now;
+    r->late_max -= r->late_max / 16;
+    r->cost_max -= r->cost_max / 16;
+    r->last_flush = done;
+    r->pending_since = 0;
   }
   __atomic_store_n(&r->bytes, strobe__writer_bytes(r->writer), __ATOMIC_RELAXED);
   __atomic_store_n(&r->error, strobe__writer_error(r->writer), __ATOMIC_RELAXED);
@@ -131,7 +165,7 @@ int strobe_record_start(const strobe_record_desc *desc, strobe_recorder **out) {
   if (r->fd < 0) goto fail;
   r->flush_ticks = (uint64_t)((double)flush_ms * 1e6 / clk->ns_per_tick);
   r->clock_ticks = (uint64_t)((double)CLOCK_PAIR_NS / clk->ns_per_tick);
-  r->last_flush = r->last_clock = strobe__now();
+  r->last_flush = r->last_clock = r->last_tick = strobe__now();
   r->misuse_base = strobe_query_misuse();
   strobe__writer_desc wd = {"file", flush_ms, level, strobe__measure_overhead(), file_sink, r, NULL};
   rc = strobe__writer_create(&wd, &r->writer);

@@ -307,6 +307,10 @@ int strobe__consumer_add(strobe__consumer *c) {
   g_consumers[g_nconsumers++] = c;
   __atomic_fetch_or(&strobe__active, STROBE__ACTIVE_EVENTS, __ATOMIC_RELAXED);
   strobe__mutex_unlock(&g_lock);
+  /* The drain thread may be in its idle wait (IDLE_INTERVAL_MS, chosen when
+   * there was no consumer): the newcomer's first events must not wait that
+   * long (docs/recording.md §Crash loss). */
+  strobe__drain_wake();
   return 0;
 }
 

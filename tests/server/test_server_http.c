@@ -347,8 +347,8 @@ static void test_slow_clients(void) {
   /* closed within the deadline: 2 s from accept, plus slack for a loaded machine */
   CHECK(t.max_life_ms <= 2000 + 1500);
   CHECK(t.max_open_ms <= 2000 + 1500);
-  CHECK(st.connections_timed_out > 0);
-  CHECK(st.connections_shed > 0); /* 600 > max_connections (256): the cap was hit */
+  CHECK(st.connections_shed > 0); /* 600 > max_connections (256): the cap was hit (shedding may close
+                                     every one before its deadline: request_deadline checks that) */
 }
 
 static void test_token_file(void) {

@@ -1,0 +1,155 @@
+/*
+ * crash_loss.h — how much recent data a kill -9 loses, shared by
+ * tests/test_crash_loss.c (which checks the documented bound) and
+ * bench/bench_crash_loss.c (which prints it as BENCH lines): a child process
+ * records scopes into a capture file with strobe_record_start (the default
+ * flush interval unless told) while `spinners` threads of the parent keep
+ * every CPU busy; the parent kills it with SIGKILL after a varying time
+ * (counted from the child's first event) and reads the file back. The loss
+ * of one run is the newest event the child recorded (it publishes each
+ * scope's end time, CLOCK_MONOTONIC, in memory shared with the parent)
+ * minus the newest event in the file (its time mapped through the capture
+ * header's epoch_mono_ns): data recorded and lost, so a child that the
+ * machine did not run at all before the kill loses nothing for it. Bounded: `runs` kills of at most 400 ms
+ * each.
+ */
+#ifndef STROBE_TESTS_CRASH_LOSS_H
+#define STROBE_TESTS_CRASH_LOSS_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "strobe/capture.h"
+#include "strobe/record.h"
+#include "strobe/strobe.h"
+#include "support/fixtures.h"
+
+typedef struct crash_loss {
+  int runs;             /* kills measured */
+  int failures;         /* runs that could not be measured (child or file trouble) */
+  double max_ms, mean_ms, min_ms;
+  uint32_t flush_ms;    /* the flush interval in force (from the capture header) */
+  uint32_t drain_ms;    /* the drain interval in force */
+} crash_loss;
+
+static int crash_loss_spin_run; /* atomic */
+
+static void *crash_loss_spinner(void *arg) {
+  (void)arg;
+  volatile uint64_t x = 0;
+  while (__atomic_load_n(&crash_loss_spin_run, __ATOMIC_RELAXED)) x++;
+  return NULL;
+}
+
+/* Shared with the child: when its first and its latest scope ended (CLOCK_MONOTONIC ns). */
+typedef struct crash_loss_times {
+  uint64_t first_ns, last_ns;
+} crash_loss_times;
+
+static void crash_loss_child(const char *path, uint32_t flush_ms, int ready_fd, crash_loss_times *t) {
+  strobe_recorder *rec;
+  if (strobe_record_start(&(strobe_record_desc){.path = path, .flush_interval_ms = flush_ms}, &rec)) _exit(2);
+  {
+    STROBE_SCOPE("unit");
+  }
+  t->first_ns = fx_now_ns();
+  __atomic_store_n(&t->last_ns, t->first_ns, __ATOMIC_RELEASE);
+  char c = 1; /* a first event exists: from now on, everything lost counts */
+  if (write(ready_fd, &c, 1) != 1) _exit(3);
+  for (;;) {
+    {
+      STROBE_SCOPE("unit");
+      volatile uint32_t w = 0;
+      for (int i = 0; i < 2000; i++) w += (uint32_t)i; /* a few microseconds of work per scope */
+    }
+    __atomic_store_n(&t->last_ns, fx_now_ns(), __ATOMIC_RELAXED); /* this scope's END is recorded */
+  }
+}
+
+#define CRASH_LOSS_UNMEASURED (-1e9)
+
+/* One kill: returns the loss in ms, or CRASH_LOSS_UNMEASURED. */
+static double crash_loss_once(const char *path, uint32_t flush_ms, int run_ms, uint32_t *flush_in_force) {
+  crash_loss_times *t = mmap(NULL, sizeof *t, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (t == MAP_FAILED) return CRASH_LOSS_UNMEASURED;
+  memset(t, 0, sizeof *t);
+  int p[2];
+  pid_t pid = pipe(p) == 0 ? fork() : -1;
+  if (pid < 0) {
+    munmap(t, sizeof *t);
+    return CRASH_LOSS_UNMEASURED;
+  }
+  if (pid == 0) {
+    close(p[0]);
+    crash_loss_child(path, flush_ms, p[1], t);
+  }
+  close(p[1]);
+  char c;
+  ssize_t k = read(p[0], &c, 1);
+  close(p[0]);
+  if (k == 1) fx_sleep_ms((unsigned)run_ms);
+  kill(pid, SIGKILL);
+  int status;
+  waitpid(pid, &status, 0);
+  uint64_t last = __atomic_load_n(&t->last_ns, __ATOMIC_ACQUIRE), first = t->first_ns;
+  munmap(t, sizeof *t);
+  if (k != 1 || !last) return CRASH_LOSS_UNMEASURED;
+  /* A file with no event (not even a header) lost everything since the first scope. */
+  double newest_mono = (double)first;
+  strobe_capture *cap;
+  if (strobe_capture_open(path, &cap) == 0) {
+    const strobe_capture_header *h = strobe_capture_query_header(cap);
+    *flush_in_force = h->flush_interval_ms;
+    strobe_capture_record r;
+    double newest = -1;
+    while (strobe_capture_next(cap, &r) > 0)
+      if ((r.type == STROBE_REC_BEGIN || r.type == STROBE_REC_END) && r.time_ns > newest) newest = r.time_ns;
+    if (newest >= 0) newest_mono = (double)h->epoch_mono_ns + newest;
+    strobe_capture_close(cap);
+  }
+  return ((double)last - newest_mono) / 1e6;
+}
+
+/* `runs` kills with `spinners` busy threads; flush_ms 0 = the default interval. */
+static inline crash_loss crash_loss_measure(int runs, int spinners, uint32_t flush_ms) {
+  crash_loss out = {0};
+  out.min_ms = 1e300;
+  out.drain_ms = strobe_query_desc().drain_interval_ms;
+  pthread_t th[16];
+  if (spinners > 16) spinners = 16;
+  __atomic_store_n(&crash_loss_spin_run, 1, __ATOMIC_RELAXED);
+  for (int i = 0; i < spinners; i++) pthread_create(&th[i], NULL, crash_loss_spinner, NULL);
+  double sum = 0;
+  for (int i = 0; i < runs; i++) {
+    char path[64];
+    if (fx_temp_file(path, sizeof path, "crashloss") != 0) {
+      out.failures++;
+      continue;
+    }
+    int run_ms = 150 + (i * 37) % 250; /* kills land at every phase of the flush cycle */
+    double loss = crash_loss_once(path, flush_ms, run_ms, &out.flush_ms);
+    unlink(path);
+    if (loss <= CRASH_LOSS_UNMEASURED) {
+      out.failures++;
+      continue;
+    }
+    if (loss < 0) loss = 0; /* the last event came after the kill was sent, before it landed */
+    out.runs++;
+    sum += loss;
+    if (loss > out.max_ms) out.max_ms = loss;
+    if (loss < out.min_ms) out.min_ms = loss;
+  }
+  __atomic_store_n(&crash_loss_spin_run, 0, __ATOMIC_RELAXED);
+  for (int i = 0; i < spinners; i++) pthread_join(th[i], NULL);
+  out.mean_ms = out.runs ? sum / out.runs : 0;
+  if (!out.runs) out.min_ms = 0;
+  return out;
+}
+
+#endif
