@@ -1,7 +1,7 @@
 /*
  * bench_crash_loss.c — how much recent data a kill -9 of a recording process
  * loses on a loaded machine (docs/recording.md §Crash loss): 20 kills with
- * the default flush interval (100 ms) while two threads spin beside the
+ * the default flush interval (100 ms) while two busy processes run beside the
  * child (tests/support/crash_loss.h, shared with tests/test_crash_loss.c,
  * which checks the bound). Budget: crash_loss_ms_max <= flush interval +
  * one drain period; the ratio to the flush interval is printed too.

@@ -3,8 +3,8 @@
  * (docs/recording.md §Crash loss): a recording process killed with SIGKILL
  * while every CPU is busy loses at most flush_interval_ms plus one drain
  * period of its most recent events. 20 kills with the default interval
- * (100 ms), each at a different phase of the flush cycle, with two spinning
- * threads beside the child. The maximum is printed; bench_crash_loss
+ * (100 ms), each at a different phase of the flush cycle, with two busy
+ * processes beside the child. The maximum is printed; bench_crash_loss
  * reports it as BENCH lines.
  */
 /* STROBE_TEST_LABELS: nosan serial */

@@ -3,8 +3,8 @@
  * tests/test_crash_loss.c (which checks the documented bound) and
  * bench/bench_crash_loss.c (which prints it as BENCH lines): a child process
  * records scopes into a capture file with strobe_record_start (the default
- * flush interval unless told) while `spinners` threads of the parent keep
- * every CPU busy; the parent kills it with SIGKILL after a varying time
+ * flush interval unless told) while `spinners` busy processes keep every CPU
+ * busy; the parent kills it with SIGKILL after a varying time
  * (counted from the child's first event) and reads the file back. The loss
  * of one run is the newest event the child recorded (it publishes each
  * scope's end time, CLOCK_MONOTONIC, in memory shared with the parent)
@@ -16,7 +16,6 @@
 #ifndef STROBE_TESTS_CRASH_LOSS_H
 #define STROBE_TESTS_CRASH_LOSS_H
 
-#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -38,13 +37,18 @@ typedef struct crash_loss {
   uint32_t drain_ms;    /* the drain interval in force */
 } crash_loss;
 
-static int crash_loss_spin_run; /* atomic */
-
-static void *crash_loss_spinner(void *arg) {
-  (void)arg;
-  volatile uint64_t x = 0;
-  while (__atomic_load_n(&crash_loss_spin_run, __ATOMIC_RELAXED)) x++;
-  return NULL;
+/* A busy process in a session of its own (so in its own scheduling group,
+ * like the other programs of a loaded machine), ended by the caller or, at
+ * the latest, by its own alarm. Returns its pid, or -1. */
+static pid_t crash_loss_spinner(unsigned max_s) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    setsid();
+    alarm(max_s);
+    volatile uint64_t x = 0;
+    for (;;) x++;
+  }
+  return pid;
 }
 
 /* Shared with the child: when its first and its latest scope ended (CLOCK_MONOTONIC ns). */
@@ -116,15 +120,14 @@ static double crash_loss_once(const char *path, uint32_t flush_ms, int run_ms, u
   return ((double)last - newest_mono) / 1e6;
 }
 
-/* `runs` kills with `spinners` busy threads; flush_ms 0 = the default interval. */
+/* `runs` kills with `spinners` busy processes; flush_ms 0 = the default interval. */
 static inline crash_loss crash_loss_measure(int runs, int spinners, uint32_t flush_ms) {
   crash_loss out = {0};
   out.min_ms = 1e300;
   out.drain_ms = strobe_query_desc().drain_interval_ms;
-  pthread_t th[16];
+  pid_t spin[16];
   if (spinners > 16) spinners = 16;
-  __atomic_store_n(&crash_loss_spin_run, 1, __ATOMIC_RELAXED);
-  for (int i = 0; i < spinners; i++) pthread_create(&th[i], NULL, crash_loss_spinner, NULL);
+  for (int i = 0; i < spinners; i++) spin[i] = crash_loss_spinner(120);
   double sum = 0;
   for (int i = 0; i < runs; i++) {
     char path[64];
@@ -145,8 +148,11 @@ static inline crash_loss crash_loss_measure(int runs, int spinners, uint32_t flu
     if (loss > out.max_ms) out.max_ms = loss;
     if (loss < out.min_ms) out.min_ms = loss;
   }
-  __atomic_store_n(&crash_loss_spin_run, 0, __ATOMIC_RELAXED);
-  for (int i = 0; i < spinners; i++) pthread_join(th[i], NULL);
+  for (int i = 0; i < spinners; i++) {
+    if (spin[i] <= 0) continue;
+    kill(spin[i], SIGKILL);
+    waitpid(spin[i], NULL, 0);
+  }
   out.mean_ms = out.runs ? sum / out.runs : 0;
   if (!out.runs) out.min_ms = 0;
   return out;
