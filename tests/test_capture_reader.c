@@ -10,12 +10,16 @@
  * than the encoder in this file.
  */
 #include <dirent.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <zstd.h>
 
+#include "support/fixtures.h"
 #include "support/harness.h"
 #include "format/codec.h"
 #include "strobe/capture.h"
@@ -1049,9 +1053,63 @@ static void test_site_units(void) {
   strobe__buf_free(&f);
 }
 
+/* A path that is not a regular file (a FIFO nobody writes, a device, a
+ * directory) is refused with STROBE_EINVAL at once; a blocking open of the
+ * FIFO would wait forever, so an alarm turns a hang into a failure. A pipe is
+ * read as a stream through strobe_capture_open_fd, record for record as the
+ * bytes in memory, and the caller keeps its descriptor. */
+typedef struct pipe_job {
+  int fd;
+  const strobe__buf *f;
+} pipe_job;
+
+static void *write_pipe(void *arg) {
+  pipe_job *j = arg;
+  for (size_t at = 0; at < j->f->len;) { /* in small pieces: the reader must wait for them */
+    size_t n = j->f->len - at < 7 ? j->f->len - at : 7;
+    ssize_t w = write(j->fd, j->f->data + at, n);
+    if (w <= 0) break;
+    at += (size_t)w;
+  }
+  close(j->fd);
+  return NULL;
+}
+
+static void test_not_regular(void) {
+  char dir[128], fifo[192];
+  REQUIRE(fx_temp_dir(dir, sizeof dir, "reader") == 0);
+  snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+  REQUIRE(mkfifo(fifo, 0600) == 0);
+  alarm(20); /* a hang kills the test: SIGALRM's default action */
+  strobe_capture *c = (strobe_capture *)1;
+  CHECK_EQ_INT(strobe_capture_open(fifo, &c), STROBE_EINVAL);
+  CHECK(c == NULL);
+  CHECK_EQ_INT(strobe_capture_open("/dev/zero", &c), STROBE_EINVAL);
+  CHECK_EQ_INT(strobe_capture_open(dir, &c), STROBE_EINVAL);
+  alarm(0);
+  remove(fifo);
+  rmdir(dir);
+
+  valid_file v = build_valid();
+  int p[2];
+  REQUIRE(pipe(p) == 0);
+  pipe_job job = {p[1], &v.f};
+  pthread_t th;
+  REQUIRE(pthread_create(&th, NULL, write_pipe, &job) == 0);
+  REQUIRE_EQ_INT(strobe_capture_open_fd(p[0], &c), 0);
+  CHECK(close(p[0]) == 0); /* ours to close: the capture reads its own duplicate */
+  check_valid_reader(c);
+  strobe_capture_close(c);
+  pthread_join(th, NULL);
+  CHECK_EQ_INT(strobe_capture_open_fd(-1, &c), STROBE_EINVAL);
+  CHECK(c == NULL);
+  strobe__buf_free(&v.f);
+}
+
 #define CASES(X)    \
   X(valid)          \
   X(site_units)     \
+  X(not_regular)    \
   X(missing_footer) \
   X(every_prefix)   \
   X(header_errors)  \

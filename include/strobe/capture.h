@@ -162,9 +162,19 @@ typedef struct strobe_capture_totals {
 
 /* Opens a capture file and reads its header. On success *out owns the file
  * (close with strobe_capture_close). On error *out is NULL and the code is
- * STROBE_EIO, STROBE_EBADMAGIC, STROBE_EVERSION, STROBE_ETRUNCATED, STROBE_ECORRUPT or STROBE_ENOMEM
- * (STROBE_EINVAL when path or out is NULL). */
+ * STROBE_EIO (errno says why the file could not be opened), STROBE_EBADMAGIC,
+ * STROBE_EVERSION, STROBE_ETRUNCATED, STROBE_ECORRUPT or STROBE_ENOMEM;
+ * STROBE_EINVAL when path or out is NULL, or when path is not a regular file
+ * (a directory, FIFO, socket or device): those are refused without blocking,
+ * never waited on. A pipe or FIFO is read with strobe_capture_open_fd. */
 STROBE_API int strobe_capture_open(const char *path, strobe_capture **out);
+/* Reads a capture as a stream from descriptor fd (a pipe, FIFO, socket or
+ * file, from its current position), e.g. standard input. The capture reads
+ * its own duplicate of fd: the caller keeps fd, on success and on error, and
+ * may close it at once. Reading blocks while the writer is silent; the
+ * reader never seeks, so every record comes in one pass. Errors as
+ * strobe_capture_open (STROBE_EINVAL for a negative fd or a NULL out). */
+STROBE_API int strobe_capture_open_fd(int fd, strobe_capture **out);
 /* Same over bytes in memory; the bytes must outlive the capture. */
 STROBE_API int strobe_capture_open_memory(const void *data, size_t len, strobe_capture **out);
 /* Frees everything. Accepts NULL. */

@@ -18,13 +18,17 @@
  *
  * Contents: >>state >>source >>tables >>header >>blocks >>records >>api
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zstd.h>
 
 #include "probe/probe.h"
 #include "format/codec.h"
+#include "platform/io.h"
 #include "strobe/capture.h"
 
 /* ======================================================================
@@ -987,18 +991,37 @@ static int open_common(strobe_capture *c, strobe_capture **out) {
   return 0;
 }
 
+/* Reads the capture from descriptor fd, which it takes (closed on error too;
+ * fd < 0: open failed, errno says why). */
+static int open_descriptor(int fd, strobe_capture **out) {
+  strobe_capture *c = fd >= 0 ? calloc(1, sizeof *c) : NULL;
+  if (c) c->f = fdopen(fd, "rb");
+  if (!c || !c->f) {
+    int e = fd < 0 ? errno : c ? errno : ENOMEM;
+    if (fd >= 0) close(fd);
+    free(c);
+    errno = e;
+    return e == ENOMEM ? STROBE_ENOMEM : STROBE_EIO;
+  }
+  return open_common(c, out);
+}
+
 int strobe_capture_open(const char *path, strobe_capture **out) {
   if (!out) return STROBE_EINVAL;
   *out = NULL;
   if (!path) return STROBE_EINVAL;
-  strobe_capture *c = calloc(1, sizeof *c);
-  if (!c) return STROBE_ENOMEM;
-  c->f = fopen(path, "rb");
-  if (!c->f) {
-    free(c);
-    return STROBE_EIO;
-  }
-  return open_common(c, out);
+  /* Never waits on what is not a regular file (a FIFO without a writer
+   * would block forever): streams come in through strobe_capture_open_fd. */
+  int fd = strobe__open_regular(path);
+  if (fd == STROBE__OPEN_NOT_REGULAR) return STROBE_EINVAL;
+  return open_descriptor(fd, out);
+}
+
+int strobe_capture_open_fd(int fd, strobe_capture **out) {
+  if (!out) return STROBE_EINVAL;
+  *out = NULL;
+  if (fd < 0) return STROBE_EINVAL;
+  return open_descriptor(fcntl(fd, F_DUPFD_CLOEXEC, 0), out); /* the caller keeps fd */
 }
 
 int strobe_capture_open_memory(const void *data, size_t len, strobe_capture **out) {

@@ -6,7 +6,7 @@ make_capture (deterministic: 1 ns per tick, known durations), so counts are
 checked exactly, and percentiles exactly against durations recomputed
 independently from the chrome export, or plausibly where sampled.
 
-usage: cli_test.py --strobe BIN --make-capture BIN --work DIR [--schema JSON] CASE
+usage: cli_test.py --strobe BIN --make-capture BIN --work DIR [--schema JSON] [--disabled-app BIN] CASE
 """
 import argparse
 import json
@@ -364,9 +364,11 @@ def case_compare():
     run("compare", base, grown, "--max-regression", "60")  # +50 % is within 60 %
     j, _ = run_json("compare", base, grown, "--max-regression", "10", "--metric", "p50", expect=1)
     check(j["metric"] == "p50" and site_status(j, "work") == ("regressed", 50.0), f"p50 {j['sites']}")
-    # --min-n: sites with fewer durations are skipped, not gated.
-    j, _ = run_json("compare", base, grown, "--max-regression", "10", "--min-n", "151")
-    check(j["passed"] and all(s["status"] == "skipped" for s in j["sites"]), f"min-n {j['sites']}")
+    # --min-n: sites with fewer durations are skipped, not gated (and when that is every site, it fails: below).
+    j, _ = run_json("compare", base, grown, "--max-regression", "60", "--min-n", "101", "--metric", "p50")
+    check(j["passed"] and j["compared"] == 1 and j["skipped"]["count"] == 6, f"min-n {j['sites']}")
+    check(all(s["status"] == "skipped" and s["why"] == "n below --min-n in both" for s in j["sites"] if s["name"] != "work"),
+          f"min-n {j['sites']}")
     j, _ = run_json("compare", base, grown, "--max-regression", "10", "--min-n", "150", expect=1)
     check([s["name"] for s in j["sites"] if s["status"] == "regressed"] == ["work"], "only work has n >= 150")
     # An improvement never fails the gate.
@@ -377,6 +379,55 @@ def case_compare():
     check("--max-regression needs a percentage" in err, err)
     _, err = run("compare", base, grown, "--max-regression", "5", "--metric", "p90", expect=2)
     check("--metric must be p50, p95 or p99" in err, err)
+
+
+def case_compare_gate():
+    """The gate never passes on nothing: no site in common, a candidate compiled with -DSTROBE_DISABLE,
+    --min-n skipping every site, sites of BASE missing from NEW, events lost; each said on stderr, and
+    the summary counts compared, skipped (and why) and missing apart."""
+    base = capture("base")
+    # No site in common.
+    other = capture("other", "--other-file")
+    out, err = run("compare", base, other, "--max-regression", "10", expect=1)
+    check("nothing was compared" in err and out.rstrip().splitlines()[-1].startswith("FAIL: 0 compared"), f"{out}\n{err}")
+    j, _ = run_json("compare", base, other, "--max-regression", "10", "--allow-missing", expect=1)
+    check(not j["passed"] and j["compared"] == 0 and j["only_in_new"] == 7 and j["missing"] == 7, f"{j}")
+    # A candidate compiled with -DSTROBE_DISABLE: a real capture with no event.
+    disabled = os.path.join(ARGS.work, "disabled.strobe")
+    subprocess.run([ARGS.disabled_app, disabled], check=True, timeout=60)
+    check(run_json("info", disabled)[0]["totals"]["events"] == 0, "the disabled build records no event")
+    j, err = run_json("compare", base, disabled, "--max-regression", "10", "--allow-clock-mismatch", expect=1)
+    check(not j["passed"] and j["compared"] == 0 and j["missing"] == 7, f"{j}")
+    check("nothing was compared" in err and "coverage lost: work (app/sim.c:30) has 150 durations in BASE and none in NEW"
+          in err, err)
+    # --min-n above every site's n: everything skipped, which is nothing compared.
+    out, err = run("compare", base, base, "--max-regression", "10", "--min-n", "151", expect=1)
+    last = out.rstrip().splitlines()[-1]
+    check(last.startswith("FAIL: 0 compared") and "7 skipped (n < 151: 0 in base, 0 in new, 7 in both)" in last, last)
+    check("nothing was compared" in err, err)
+    j, _ = run_json("compare", base, capture("big", "--frames", "200"), "--max-regression", "1000", "--min-n", "150")
+    check(j["passed"] and j["skipped"]["n_short_in_base"] == 6 and j["compared"] == 1, f"{j['skipped']}")
+    # Coverage loss: a site BASE has with n >= --min-n, absent from NEW; --allow-missing accepts it.
+    spike = capture("spike", "--spike", "5")
+    j, err = run_json("compare", spike, base, "--max-regression", "1000", "--min-n", "1", expect=1)
+    check(j["missing"] == 1 and [s["name"] for s in j["sites"] if s["status"] == "missing"] == ["spike"], f"{j}")
+    check("coverage lost: spike (app/loop.c:130)" in err, err)
+    out, _ = run("compare", spike, base, "--max-regression", "1000", "--min-n", "1", "--allow-missing")
+    check("PASS" in out and "1 missing from NEW (allowed)" in out, out)
+    # Below --min-n in BASE, a missing site is not coverage the gate had: counted, not failed.
+    j, _ = run_json("compare", spike, base, "--max-regression", "1000")
+    check(j["passed"] and j["missing"] == 0 and j["missing_below_min_n"] == 1, f"{j}")
+    # Lost events, in either capture, beyond --max-lost (default 0).
+    lossy = capture("lossy", "--lost")
+    for a, b in ((base, lossy), (lossy, base)):
+        j, err = run_json("compare", a, b, "--max-regression", "1000", expect=1)
+        check(not j["passed"] and j["compared"] == 7 and j["regressed"] == 0, f"{j}")
+        check(f"{lossy} lost 4 events (allowed 0: --max-lost)" in err, err)
+        j, _ = run_json("compare", a, b, "--max-regression", "1000", "--max-lost", "4")
+        check(j["passed"] and j["lost_events"] == {"base": 4 if a == lossy else 0, "new": 4 if b == lossy else 0,
+                                                   "max_lost": 4}, f"{j['lost_events']}")
+    _, err = run("compare", base, base, "--max-regression", "1", "--max-lost", "-1", expect=2)
+    check("--max-lost needs a count" in err, err)
 
 
 def site_status(j, name):
@@ -523,8 +574,8 @@ def case_bad_input():
     for argv in (["info"], ["report"], ["export", "--format", "csv"]):
         _, err = run(*argv, os.path.join(w, "missing.strobe"), expect=1)
         check("cannot open" in err and "No such file or directory" in err and err.startswith(f"strobe {argv[0]}: "), err)
-    _, err = run("report", w, expect=1)
-    check("is a directory" in err, err)
+    _, err = run("report", w, expect=2)
+    check("is a directory, not a regular file" in err, err)
     garbage = os.path.join(w, "garbage.strobe")
     with open(garbage, "wb") as f:
         f.write(b"this is not a capture file at all, just text\n" * 20)
@@ -541,13 +592,13 @@ def case_bad_input():
     open(ver, "wb").write(data)
     _, err = run("report", ver, expect=1)
     check("capture format version 7 is not supported" in err, err)
-    # Truncated inside a block: info describes it (exit 0), report reports what it read and exits 1.
+    # Truncated inside a block: info describes it, report reports what it read; both exit 1 (the one rule).
     size = os.path.getsize(base)
     trunc = os.path.join(w, "trunc.strobe")
     with open(trunc, "wb") as f:
         f.write(subprocess.run(["head", "-c", str(size - 40), base], capture_output=True, check=True).stdout)
-    out, _ = run("info", trunc)
-    check("truncated inside a block" in out, out)
+    out, err = run("info", trunc, expect=1)
+    check("truncated inside a block" in out and "truncated inside a block (file ends at byte" in err, out + err)
     j, err = run_json("report", trunc, expect=1)
     check("truncated inside a block" in err and j["cut_short"] and j["sites"], f"{err}\n{j['state']}")
     _, err = run("export", trunc, "--format", "chrome", "-o", os.path.join(w, "t.json"), expect=1)
@@ -635,6 +686,150 @@ def case_prefixes():
                         raise Fail(f"cut at {cut}: the {fmt} export of what was read is not JSON: {e}")
 
 
+def damaged_copies(src):
+    """A copy cut inside its last block and a copy with a corrupt byte there."""
+    size = os.path.getsize(src)
+    trunc = os.path.join(ARGS.work, "damaged-trunc.strobe")
+    with open(src, "rb") as f, open(trunc, "wb") as g:
+        g.write(f.read()[:size - 40])
+    corrupt = os.path.join(ARGS.work, "damaged-corrupt.strobe")
+    flip_byte(src, corrupt, size - 60)
+    return {"truncated": (trunc, "truncated inside a block (file ends at byte "),
+            "corrupt": (corrupt, "capture block is corrupt")}
+
+
+def view_until_served(argv, timeout=60):
+    """Starts `strobe view ARGV --no-open`, waits for its URL, interrupts it; returns (rc, url, stderr).
+    A view that exits before serving returns its exit code with url None."""
+    p = subprocess.Popen([ARGS.strobe, "view", "--no-open", *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    url = None
+    try:
+        r, _, _ = select.select([p.stdout], [], [], timeout)
+        if r:
+            url = p.stdout.readline().strip() or None
+        if url:
+            p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=timeout)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    return p.returncode, url, err
+
+
+def case_damaged():
+    """One rule for every subcommand (docs/cli.md §Damaged captures): a capture truncated inside a block
+    or corrupt gives everything read before the bad spot, a line on stderr saying where, and exit 1,
+    even when the part a subcommand needed (frames 4 and 5 for diff --frames) lies before the damage."""
+    spike = capture("spike", "--spike", "5")
+    good = capture("good")
+    for how, (bad, said) in damaged_copies(spike).items():
+        cmds = [(["info", bad], True), (["report", bad], True), (["diff", bad, good], True),
+                (["diff", good, bad], True), (["diff", bad, "--frames", "4", "5"], True),
+                (["compare", bad, good, "--max-regression", "10"], False),
+                (["compare", good, bad, "--max-regression", "10"], False)]
+        cmds += [(["export", bad, "--format", f], True) for f in ("chrome", "speedscope", "folded", "csv")]
+        for argv, prints in cmds:
+            out, err = run(*argv, expect=1)
+            check(err.startswith(f"strobe {argv[0]}: ") and f"{bad}: {said}" in err,
+                  f"{how}: strobe {' '.join(argv)} says where reading stopped:\n{err}")
+            check(not prints or out.strip(), f"{how}: strobe {' '.join(argv)} still prints what it read")
+        # The frames it compares lie before the damage: the same spans as on the whole file.
+        j, _ = run_json("diff", bad, "--frames", "4", "5", expect=1)
+        whole, _ = run_json("diff", spike, "--frames", "4", "5")
+        check(j["spans"] == whole["spans"], f"{how}: diff --frames of what was read")
+        # The viewer shows what was read, says so in the same words, and exits 1 once stopped.
+        rc, url, err = view_until_served(["--quiet", bad])
+        check(url and url.startswith("http://127.0.0.1:"), f"{how}: view serves what was read: {url} {err}")
+        check(rc == 1 and f"strobe view: {bad}: {said}" in err, f"{how}: view: exit {rc}\n{err}")
+
+
+def case_view_messages():
+    """`strobe view` words a bad input as every other subcommand does (only the command name differs)."""
+    w = ARGS.work
+    garbage = os.path.join(w, "garbage.strobe")
+    with open(garbage, "wb") as f:
+        f.write(b"not a capture\n" * 10)
+    empty = os.path.join(w, "empty.strobe")
+    open(empty, "wb").close()
+    fifo = os.path.join(w, "fifo")
+    os.mkfifo(fifo)
+    for bad, code in ((os.path.join(w, "missing.strobe"), 1), (garbage, 1), (empty, 1), (w, 2), (fifo, 2)):
+        _, want = run("report", bad, expect=code)
+        rc, url, err = view_until_served([bad], timeout=20)
+        check(rc == code and url is None, f"view {bad}: exit {rc}, url {url}")
+        check(err == want.replace("strobe report: ", "strobe view: "), f"view {bad}:\n{err}\nreport:\n{want}")
+
+
+def run_bounded(argv, stdin=None, timeout=15):
+    """Runs strobe; a run that does not end within timeout fails the test (a hang), never stalls it."""
+    try:
+        return subprocess.run([ARGS.strobe, *argv], capture_output=True, text=True, stdin=stdin, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise Fail(f"strobe {' '.join(argv)}: still running after {timeout} s (blocked on its input)")
+
+
+def case_fifo():
+    """A FIFO (or a device) given as any input of any subcommand is refused at once, exit 2; the
+    FIFO has no writer, so a blocking open would hang until the timeout."""
+    base = capture("base")
+    w = ARGS.work
+    fifo = os.path.join(w, "fifo")
+    os.mkfifo(fifo)
+    cmds = [["info", fifo], ["report", fifo], ["diff", fifo, base], ["diff", base, fifo],
+            ["diff", fifo, "--frames", "1", "2"], ["compare", fifo, base, "--max-regression", "5"],
+            ["compare", base, fifo, "--max-regression", "5"], ["view", "--no-open", fifo],
+            ["view", "--no-open", base, fifo], ["mcp", "--url", "http://127.0.0.1:1/mcp", "--token-file", fifo]]
+    cmds += [["export", fifo, "--format", f] for f in ("chrome", "speedscope", "folded", "csv")]
+    for argv in cmds:
+        p = run_bounded(argv)
+        check(p.returncode == 2, f"strobe {' '.join(argv)}: exit {p.returncode}\n{p.stderr}")
+        check(p.stderr.startswith(f"strobe {argv[0]}: {fifo} is a FIFO (named pipe), not a regular file"),
+              f"strobe {' '.join(argv)}:\n{p.stderr}")
+    # A character device is refused the same way (it is not a capture however long it is read).
+    p = run_bounded(["report", "/dev/zero"])
+    check(p.returncode == 2 and "/dev/zero is a character device, not a regular file" in p.stderr, p.stderr)
+
+
+def case_stdin():
+    """'-' reads standard input as a stream (a pipe or a redirect) where the subcommand reads once,
+    with the same results as the file; subcommands that read twice, and a terminal, are refused."""
+    base = capture("base")
+    grown = capture("grown", "--grow", "50")
+    data = open(base, "rb").read()
+    for argv in (["info", "--json"], ["report", "--json"], ["export", "--format", "chrome"],
+                 ["export", "--format", "folded"], ["export", "--format", "csv"]):
+        want = run(argv[0], base, *argv[1:])[0]
+        p = subprocess.run([ARGS.strobe, argv[0], "-", *argv[1:]], input=data, capture_output=True, timeout=60)
+        check(p.returncode == 0, f"strobe {argv[0]} - (pipe): exit {p.returncode}\n{p.stderr}")
+        got = p.stdout.decode()
+        if argv[0] in ("info", "report"):  # the file's name differs, nothing else
+            a, b = json.loads(want), json.loads(got)
+            check(b["file"] == "standard input", f"{argv[0]}: file {b['file']}")
+            a.pop("file"); b.pop("file")
+            check(a == b, f"strobe {argv[0]} - gives what the file gives")
+        else:
+            check(got == want.replace(base, "standard input"), f"strobe {' '.join(argv)} - gives what the file gives")
+    with open(grown, "rb") as f:  # a redirect: stdin is the file itself
+        p = run_bounded(["compare", base, "-", "--max-regression", "10", "--json"], stdin=f)
+    check(p.returncode == 1 and json.loads(p.stdout)["regressed"] == 3, f"compare BASE - <grown: {p.stderr}")
+    p = subprocess.run([ARGS.strobe, "diff", "-", grown, "--json"], input=data, capture_output=True, timeout=60)
+    check(p.returncode == 0 and json.loads(p.stdout)["sites"][0]["name"] == "work", p.stderr)
+    for argv in (["diff", "-", "--frames", "1", "2"], ["export", "-", "--format", "speedscope"],
+                 ["view", "--no-open", "-"], ["diff", "-", "-"], ["compare", "-", "-", "--max-regression", "1"]):
+        p = subprocess.run([ARGS.strobe, *argv], input=data, capture_output=True, timeout=30)
+        check(p.returncode == 2 and p.stderr.decode().startswith(f"strobe {argv[0]}: "), f"{argv}: {p.stderr}")
+    # A terminal on standard input: refused, never waited on.
+    master, slave = pty.openpty()
+    try:
+        p = run_bounded(["report", "-"], stdin=slave)
+    finally:
+        os.close(slave)
+        os.close(master)
+    check(p.returncode == 2 and "standard input is a terminal" in p.stderr, p.stderr)
+
+
 def tty_stderr(argv):
     """Runs strobe with stderr on a pseudo-terminal; returns what it wrote there."""
     master, slave = pty.openpty()
@@ -700,6 +895,7 @@ def main():
     ap.add_argument("--make-capture", required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("--schema")
+    ap.add_argument("--disabled-app")
     ap.add_argument("case", choices=sorted(CASES))
     ARGS = ap.parse_args()
     shutil.rmtree(ARGS.work, ignore_errors=True)

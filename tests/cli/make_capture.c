@@ -33,9 +33,13 @@
  * The steady frame rate is 62.5 fps; one stall pulls the first-to-last one
  * down.
  *
+ * With --other-file every site is declared in "other/app.c": sites match by
+ * name, file and line, so such a capture has no site in common with one
+ * made without it.
+ *
  * Usage: make_capture OUT [--frames N] [--grow PCT] [--spike K]
  *          [--no-footer] [--unfinished] [--lost] [--clock NAME]
- *          [--ns-per-tick X] [--ops] [--stall K] [--stages]
+ *          [--ns-per-tick X] [--ops] [--stall K] [--stages] [--other-file]
  * It must never depend on the real clock: the tests compare exact numbers.
  */
 #include <stdio.h>
@@ -60,6 +64,7 @@ typedef struct opts {
   double ns_per_tick;
   int ops;           /* main holds operations only */
   int stall;         /* --ops: the frame that starts 2 s late */
+  int other_file;    /* every site in another source file: no site in common with the others */
 } opts;
 
 /* >>sites: ids are assigned here, in this order, from 1. */
@@ -217,12 +222,12 @@ static int usage(void) {
   fprintf(stderr,
           "usage: make_capture OUT [--frames N] [--grow PCT] [--spike K] [--no-footer]\n"
           "                        [--unfinished] [--lost] [--clock NAME] [--ns-per-tick X]\n"
-          "                        [--ops] [--stall K] [--stages]\n");
+          "                        [--ops] [--stall K] [--stages] [--other-file]\n");
   return 2;
 }
 
 int main(int argc, char **argv) {
-  opts o = {NULL, 50, 0, -1, 0, 0, 0, 0, "monotonic", 1.0, 0, 50};
+  opts o = {NULL, 50, 0, -1, 0, 0, 0, 0, "monotonic", 1.0, 0, 50, 0};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     int more = i + 1 < argc;
@@ -237,6 +242,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--ops")) o.ops = 1;
     else if (!strcmp(a, "--stall") && more) o.stall = atoi(argv[++i]);
     else if (!strcmp(a, "--stages")) o.stages = 1;
+    else if (!strcmp(a, "--other-file")) o.other_file = 1;
     else if (a[0] != '-' && !o.out) o.out = a;
     else return usage();
   }
@@ -257,7 +263,11 @@ int main(int argc, char **argv) {
   }
   /* Stage sites only for --ops (layout, paint) and --stages (all of them), so ids stay contiguous. */
   for (uint32_t id = 1; id < S_COUNT; id++)
-    if (id >= S_PHASE_UPDATE ? o.stages : (o.ops || o.stages || id < S_LAYOUT)) strobe__writer_site(w, id, &g_sites[id]);
+    if (id >= S_PHASE_UPDATE ? o.stages : (o.ops || o.stages || id < S_LAYOUT)) {
+      strobe_site s = g_sites[id];
+      if (o.other_file) s.file = "other/app.c"; /* sites match by name, file and line */
+      strobe__writer_site(w, id, &s);
+    }
   if (o.ops) {
     strobe__writer_label(w, L_MAIN, "main");
     strobe__writer_label(w, L_ROWS, "rows");

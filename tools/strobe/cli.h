@@ -9,8 +9,10 @@
  * same for every subcommand (docs/cli.md):
  *   0  success
  *   1  the capture could not be read (missing, not a capture, corrupt,
- *      truncated inside a block), or `compare` found a regression
- *   2  usage error (bad option, bad value, clocks that differ for compare)
+ *      truncated inside a block: docs/cli.md §Damaged captures), or
+ *      `compare` failed its gate
+ *   2  usage error (bad option, bad value, an input that is not a regular
+ *      file or "-", clocks that differ for compare)
  *   3  the output could not be written
  */
 #ifndef STROBE_CLI_H
@@ -56,12 +58,24 @@ typedef struct cli_input {
   cli_progress *progress; /* NULL when not shown */
   uint64_t until_check;   /* records left before the next progress update */
   int rc;                 /* last strobe_capture_next result: 1, 0 or a negative error */
+  int is_stdin;           /* read from standard input ('-'): a stream, read once */
 } cli_input;
 
 /* Opens path; on failure prints why ("no such file", "not a Strobe capture
- * file", "format version 7 is not supported") and returns CLI_FAIL. The
- * progress bar is shown when stderr is a terminal and quiet is 0. */
+ * file", "format version 7 is not supported") and returns CLI_FAIL. Path
+ * "-" is standard input, read as a stream (in->path becomes CLI_STDIN_NAME).
+ * Anything that is not a regular file (a FIFO, device, socket, directory)
+ * is refused without being waited on, and a terminal on standard input too:
+ * CLI_USAGE. The progress bar is shown when stderr is a terminal, quiet is 0
+ * and the input is a file. */
 int cli_open(cli_input *in, const char *cmd, const char *path, int quiet);
+#define CLI_STDIN_NAME "standard input"
+static inline int cli_is_stdin(const char *path) { return path[0] == '-' && path[1] == 0; }
+/* For subcommands that read a capture more than once: CLI_USAGE (after a
+ * message giving why) when path is "-", else CLI_OK. */
+int cli_need_file(const char *cmd, const char *path, const char *why);
+/* Prints "PATH is a FIFO (named pipe), not a regular file: refused ... (HINT)"; returns CLI_USAGE. */
+int cli_refuse_not_regular(const char *cmd, const char *path, const char *hint);
 void cli_close(cli_input *in);
 
 /* Reads every record of the capture, updating the progress bar (the

@@ -210,10 +210,13 @@ int cmd_diff(int argc, char **argv) {
     if (cli_parse_u64(argv[optind + 1], &n) || cli_parse_u64(argv[optind + 2], &m) || n == 0 || m == 0)
       return cli_usage_error("diff", "--frames needs two frame numbers (1, 2, ...), not '%s' '%s'", argv[optind + 1],
                              argv[optind + 2]);
-    return frame_diff(argv[optind], n, m, thread, json, quiet);
+    int rc = cli_need_file("diff", argv[optind], "--frames reads the capture twice");
+    return rc ? rc : frame_diff(argv[optind], n, m, thread, json, quiet);
   }
   if (thread) return cli_usage_error("diff", "--thread applies to --frames only");
   if (nargs != 2) return cli_usage_error("diff", "expected two capture files A B (or FILE --frames N M)");
+  if (cli_is_stdin(argv[optind]) && cli_is_stdin(argv[optind + 1]))
+    return cli_usage_error("diff", "only one of A and B can be standard input ('-')");
 
   cli_input ia, ib;
   agg a, b;

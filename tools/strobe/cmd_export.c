@@ -63,6 +63,8 @@ int cmd_export(int argc, char **argv) {
   int rc;
   if (kind != SPEEDSCOPE && (rc = cli_open(&in, "export", path, quiet))) return rc;
   if (kind == SPEEDSCOPE) { /* it opens the capture itself, once per pass; check it can */
+    if ((rc = cli_need_file("export", path, "the speedscope export reads the capture once per 256 threads")))
+      return rc;
     if ((rc = cli_open(&in, "export", path, 1))) return rc;
     cli_close(&in);
   }

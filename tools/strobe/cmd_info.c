@@ -3,9 +3,10 @@
  * Header (clock, build, process, writer settings), threads, sites, totals,
  * losses, misuse counts, and a plain statement when the file was cut short.
  *
- * A cut-short file (no footer, or truncated inside a block) is described in
- * full and exits 0: describing it is this command's job. A corrupt file
- * exits 1 after printing everything read before the bad spot.
+ * A damaged file follows the rule every subcommand follows (docs/cli.md
+ * §Damaged captures): without footer it is described and exits 0; truncated
+ * inside a block or corrupt, everything read before the bad spot is
+ * described, stderr says where reading stopped, and the exit is 1.
  */
 #include <getopt.h>
 #include <string.h>
@@ -26,7 +27,8 @@ static const char g_usage[] =
     "  --json     machine-readable output\n"
     "  --quiet    no progress bar\n"
     "\n"
-    "Exit: 0 described (also when cut short), 1 unreadable or corrupt, 2 usage, 3 output.\n";
+    "Exit: 0 described (also without footer), 1 unreadable, truncated inside a block or\n"
+    "corrupt (what was read is still described), 2 usage or not a regular file, 3 output.\n";
 
 typedef struct info {
   cli_input in;
@@ -215,11 +217,12 @@ int cmd_info(int argc, char **argv) {
   info x = {0};
   int rc = cli_open(&x.in, "info", argv[optind], quiet);
   if (rc) return rc;
-  struct stat st;
-  x.bytes = stat(x.in.path, &st) == 0 ? (long long)st.st_size : -1;
   strobe_capture_record r;
   while (cli_next(&x.in, &r) > 0) {
   }
+  struct stat st;
+  if (cli_is_stdin(argv[optind])) x.bytes = (long long)strobe_capture_query_position(x.in.cap);
+  else x.bytes = stat(x.in.path, &st) == 0 ? (long long)st.st_size : -1;
   for (uint32_t id = 1; id < strobe_capture_query_site_limit(x.in.cap); id++) {
     const strobe_capture_site *s = strobe_capture_query_site(x.in.cap, id);
     if (s && s->kind < STROBE__SITE_KIND_LIMIT) x.by_kind[s->kind]++;
@@ -234,12 +237,7 @@ int cmd_info(int argc, char **argv) {
   }
   if (json) write_json(&o, &x);
   else write_text(&o, &x);
-  int status = CLI_OK;
-  if (x.in.rc < 0 && x.in.rc != STROBE_ETRUNCATED) {
-    cli_error("info", "%s: %s (near byte %llu); the description above covers what was read before it",
-              x.in.path, strobe_strerror(x.in.rc), (unsigned long long)strobe_capture_query_position(x.in.cap));
-    status = CLI_FAIL;
-  }
+  int status = cli_finish_read(&x.in);
   cli_close(&x.in);
   rc = cli_output_close(&o);
   return rc ? rc : status;

@@ -19,9 +19,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "http_client.h"
+#include "platform/io.h"
 
 #define CMD "mcp"
 #define MAX_RESPONSE (256u << 20) /* a report is at most a few MiB; this only bounds a runaway server */
@@ -127,9 +129,16 @@ static void reply_error(const char *id, size_t idlen, int code, const char *mess
   if (n > 0 && (size_t)n < sizeof buf) write_line(buf, (size_t)n);
 }
 
+/* Reads the token file; 0, -1 when unreadable or empty, or
+ * STROBE__OPEN_NOT_REGULAR for a FIFO, device or directory (never waited on). */
 static int read_token(const char *path, char *out) {
-  FILE *f = fopen(path, "r");
-  if (!f) return -1;
+  int fd = strobe__open_regular(path);
+  if (fd < 0) return fd == STROBE__OPEN_NOT_REGULAR ? fd : -1;
+  FILE *f = fdopen(fd, "r");
+  if (!f) {
+    close(fd);
+    return -1;
+  }
   size_t n = fread(out, 1, TOKEN_MAX, f);
   fclose(f);
   out[n] = 0;
@@ -166,7 +175,9 @@ int cmd_mcp(int argc, char **argv) {
   if (cli_http_parse_url(url, &u, &why)) return cli_usage_error(CMD, "bad --url: %s", why);
   char token[TOKEN_MAX + 1];
   if (token_file) {
-    if (read_token(token_file, token)) {
+    int trc = read_token(token_file, token);
+    if (trc == STROBE__OPEN_NOT_REGULAR) return cli_refuse_not_regular(CMD, token_file, "the token file must be a regular file");
+    if (trc) {
       cli_error(CMD, "cannot read a token from %s", token_file);
       return CLI_FAIL;
     }

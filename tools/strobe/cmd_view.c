@@ -53,7 +53,26 @@ static const char g_usage[] =
     "  --max-spans N    keep at most N spans in memory (default 10000000, ~20 bytes each)\n"
     "  --quiet          print only the URL\n"
     "\n"
-    "Exit: 0 stopped by a signal, 1 unreadable capture or server failure, 2 usage.\n";
+    "Exit: 0 stopped by a signal, 1 unreadable capture or server failure, or (once\n"
+    "stopped) a capture truncated inside a block or corrupt: it is shown up to the bad\n"
+    "spot; 2 usage, or an input that is not a regular file.\n";
+
+/* Reads a capture once through the tool's reader, so that every complaint
+ * about it (missing, not a capture, not a regular file, truncated, corrupt)
+ * is worded as every other subcommand words it (docs/cli.md §Damaged
+ * captures). Returns the open error, or CLI_OK with *damaged set to
+ * cli_finish_read's verdict. */
+static int check_capture(const char *path, int quiet, int *damaged) {
+  int rc = cli_need_file("view", path, "the viewer reads the capture twice");
+  cli_input in;
+  if (rc || (rc = cli_open(&in, "view", path, quiet))) return rc;
+  strobe_capture_record r;
+  while (cli_next(&in, &r) > 0) {
+  }
+  if (cli_finish_read(&in)) *damaged = CLI_FAIL;
+  cli_close(&in);
+  return CLI_OK;
+}
 
 static void open_browser(const char *url) {
   if (!getenv("DISPLAY") && !getenv("WAYLAND_DISPLAY")) return;
@@ -104,6 +123,10 @@ int cmd_view(int argc, char **argv) {
   const char *path = argv[optind];
   if (nfiles == 2) compare = argv[optind + 1];
 
+  int damaged = CLI_OK, rc = check_capture(path, quiet, &damaged);
+  if (!rc && compare) rc = check_capture(compare, quiet, &damaged);
+  if (rc) return rc;
+
   /* The token: 32 random bytes as hex, never stored anywhere but here. */
   unsigned char raw[32];
   char token[65];
@@ -128,7 +151,7 @@ int cmd_view(int argc, char **argv) {
   d.token = token;
   d.quiet = 1;
   strobe_server *s = NULL;
-  int rc = strobe_server_start(&d, &s);
+  rc = strobe_server_start(&d, &s);
   memset(raw, 0, sizeof raw);
   if (rc) {
     memset(token, 0, sizeof token);
@@ -147,14 +170,10 @@ int cmd_view(int argc, char **argv) {
     return CLI_FAIL;
   }
   if (!quiet) {
-    fprintf(stderr, "strobe view: %s: %llu spans, %llu frames, %.1f MiB in memory, loaded in %.0f ms\n", path,
+    cli_error("view", "%s: %llu spans, %llu frames, %.1f MiB in memory, loaded in %.0f ms", path,
             (unsigned long long)st.spans, (unsigned long long)st.frames, (double)st.model_bytes / (1 << 20),
             st.build_ms);
-    if (st.spans_cut)
-      fprintf(stderr, "strobe view: %llu more spans not kept (--max-spans)\n", (unsigned long long)st.spans_cut);
-    if (st.read_error)
-      fprintf(stderr, "strobe view: the capture ends early: %s (showing what it holds)\n",
-              strobe_strerror(st.read_error));
+    if (st.spans_cut) cli_error("view", "%s: %llu more spans not kept (--max-spans)", path, (unsigned long long)st.spans_cut);
   }
   /* The server keeps its own copy of the token; ours goes once printed. */
   char url[160];
@@ -162,7 +181,7 @@ int cmd_view(int argc, char **argv) {
   memset(token, 0, sizeof token);
   printf("%s\n", url);
   fflush(stdout);
-  if (!quiet) fprintf(stderr, "strobe view: serving until interrupted (Ctrl-C)\n");
+  if (!quiet) cli_error("view", "serving until interrupted (Ctrl-C)");
   if (!no_open) open_browser(url);
   memset(url, 0, sizeof url);
 
@@ -170,6 +189,6 @@ int cmd_view(int argc, char **argv) {
   while (sigwait(&stop, &sig) != 0) {
   }
   strobe_server_stop(s);
-  return CLI_OK;
+  return damaged;
 }
 #endif

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "platform/io.h"
 
 #define PROGRESS_EVERY 65536u /* records between progress checks: far below 1 % of a second */
 
@@ -75,9 +76,9 @@ static void explain_open(cli_input *in, int err) {
   const char *cmd = in->cmd, *path = in->path;
   if (err == STROBE_EVERSION) {
     unsigned char head[12] = {0};
-    FILE *f = fopen(path, "rb");
-    size_t n = f ? fread(head, 1, sizeof head, f) : 0;
-    if (f) fclose(f);
+    int fd = in->is_stdin ? -1 : strobe__open_regular(path); /* stdin: read once, gone */
+    ssize_t n = fd >= 0 ? read(fd, head, sizeof head) : 0;
+    if (fd >= 0) close(fd);
     unsigned v = n == 12 ? (unsigned)head[8] | (unsigned)head[9] << 8 | (unsigned)head[10] << 16 | (unsigned)head[11] << 24 : 0;
     cli_error(cmd, "%s: capture format version %u is not supported (this strobe reads versions %u to %u)", path, v,
               STROBE_CAPTURE_FORMAT_OLDEST, STROBE_CAPTURE_FORMAT_VERSION);
@@ -92,34 +93,67 @@ static void explain_open(cli_input *in, int err) {
   }
 }
 
-int cli_open(cli_input *in, const char *cmd, const char *path, int quiet) {
-  *in = (cli_input){cmd, path, NULL, NULL, PROGRESS_EVERY, 1};
+/* What a path that is not a regular file is, for the refusal message. */
+static const char *kind_of(const struct stat *st) {
+  if (S_ISDIR(st->st_mode)) return "a directory";
+  if (S_ISFIFO(st->st_mode)) return "a FIFO (named pipe)";
+  if (S_ISSOCK(st->st_mode)) return "a socket";
+  if (S_ISCHR(st->st_mode)) return "a character device";
+  if (S_ISBLK(st->st_mode)) return "a block device";
+  return "something else";
+}
+
+int cli_refuse_not_regular(const char *cmd, const char *path, const char *hint) {
   struct stat st;
-  if (stat(path, &st) != 0) {
-    cli_error(cmd, "cannot open %s: %s", path, strerror(errno));
-    return CLI_FAIL;
-  }
-  if (S_ISDIR(st.st_mode)) {
-    cli_error(cmd, "%s is a directory, not a capture file", path);
-    return CLI_FAIL;
-  }
+  const char *kind = stat(path, &st) == 0 ? kind_of(&st) : "of another kind";
+  cli_error(cmd, "%s is %s, not a regular file: refused without reading it (%s)", path, kind, hint);
+  return CLI_USAGE;
+}
+
+int cli_open(cli_input *in, const char *cmd, const char *path, int quiet) {
+  *in = (cli_input){cmd, path, NULL, NULL, PROGRESS_EVERY, 1, 0};
+  int rc;
   errno = 0;
-  int rc = strobe_capture_open(path, &in->cap);
+  if (cli_is_stdin(path)) {
+    /* '-': standard input, read as a stream (never a terminal: nobody types a capture). */
+    in->path = CLI_STDIN_NAME;
+    in->is_stdin = 1;
+    struct stat st;
+    if (fstat(0, &st) != 0 || isatty(0) || S_ISDIR(st.st_mode)) {
+      cli_error(cmd, "standard input is %s, not a capture: pipe or redirect a capture into it",
+                isatty(0) ? "a terminal" : "not readable as a stream");
+      return CLI_USAGE;
+    }
+    rc = strobe_capture_open_fd(0, &in->cap);
+  } else {
+    /* The library opens without blocking and refuses what is not a regular
+     * file on the descriptor it reads, so a FIFO never hangs us. */
+    rc = strobe_capture_open(path, &in->cap);
+    if (rc == STROBE_EINVAL)
+      return cli_refuse_not_regular(cmd, path, "a capture is read from a regular file, or from standard input given as '-'");
+  }
   if (rc == STROBE_EIO && errno) {
-    cli_error(cmd, "cannot open %s: %s", path, strerror(errno));
+    cli_error(cmd, "cannot open %s: %s", in->path, strerror(errno));
     return CLI_FAIL;
   }
   if (rc) {
     explain_open(in, rc);
     return CLI_FAIL;
   }
-  if (!quiet && isatty(2) && S_ISREG(st.st_mode)) {
+  struct stat st;
+  if (!quiet && isatty(2) && !cli_is_stdin(path) && stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
     const char *base = strrchr(path, '/');
     char label[96];
     snprintf(label, sizeof label, "strobe %s: %s", cmd, base ? base + 1 : path);
     in->progress = cli_progress_start(label, (uint64_t)st.st_size);
   }
   return CLI_OK;
+}
+
+int cli_need_file(const char *cmd, const char *path, const char *why) {
+  if (!cli_is_stdin(path)) return CLI_OK;
+  cli_error(cmd, "cannot read standard input ('-') here: %s; save the capture to a file first", why);
+  return CLI_USAGE;
 }
 
 void cli_close(cli_input *in) {
@@ -146,7 +180,13 @@ const char *cli_end_state(const cli_input *in) {
 int cli_finish_read(cli_input *in) {
   cli_progress_end(in->progress);
   in->progress = NULL;
-  if (in->rc > 0) return CLI_OK; /* the caller stopped early: nothing to judge */
+  /* A caller that found what it wanted still judges the whole file: the rest
+   * is read (and dropped) so that a bad block after it is never silent. */
+  if (in->rc > 0) {
+    strobe_capture_record r;
+    while (cli_next(in, &r) > 0) {
+    }
+  }
   strobe_capture_totals t = strobe_capture_query_totals(in->cap);
   unsigned long long at = (unsigned long long)strobe_capture_query_position(in->cap);
   if (in->rc == 0) {

@@ -26,7 +26,7 @@ static const subcommand g_commands[] = {
     {"info", cmd_info, "header, clock, threads, sites, totals, losses; whether the file was cut short"},
     {"report", cmd_report, "per-site count, total, self, p50/p95/p99/max; slowest frames; counters"},
     {"diff", cmd_diff, "per-site changes between two captures, or two frames' span trees (--frames)"},
-    {"compare", cmd_compare, "CI gate: exit 1 when a site's p50/p95/p99 regressed beyond --max-regression"},
+    {"compare", cmd_compare, "CI gate: exit 1 on a regression beyond --max-regression, nothing compared, lost coverage or lost events"},
     {"export", cmd_export, "write Chrome Trace Event JSON, speedscope JSON, folded stacks or CSV"},
     {"mcp", cmd_mcp, "stdio bridge to an application's MCP endpoint: strobe mcp --url URL --token-file FILE"},
     {"view", cmd_view, "open a capture (or two, to diff) in the web viewer on 127.0.0.1"},
@@ -41,8 +41,9 @@ static void usage(FILE *f) {
   for (size_t i = 0; i < N_COMMANDS; i++)
     if (g_commands[i].run) fprintf(f, "  %-9s %s\n", g_commands[i].name, g_commands[i].summary);
   fprintf(f,
-          "\nexit codes: 0 ok; 1 capture unreadable or compare found a regression; 2 usage error;\n"
-          "3 output could not be written. Documentation: docs/cli.md\n");
+          "\nexit codes: 0 ok; 1 capture unreadable or damaged, or compare failed its gate; 2 usage error\n"
+          "or an input that is not a regular file or '-'; 3 output could not be written.\n"
+          "Documentation: docs/cli.md\n");
 }
 
 int main(int argc, char **argv) {
