@@ -223,6 +223,7 @@ Object.assign(hook, {
     }
     return -1;
   },
+  strip() { return frames.stripInfo(); },
   view() { return flame.visibleRange(); },
   setRange(t0, t1) { flame.setRange(t0, t1); flame.render(); },
   zoom(f, x) { flame.zoom(f, x); flame.render(); return flame.visibleRange(); },

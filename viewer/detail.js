@@ -79,10 +79,11 @@ export class Detail {
     if (sel.kind === 'span') {
       head = `<div class="detail-head"><button data-clear title="back to the frame">×</button>${spanTooltip(m, sel.i)}</div>`;
     } else {
-      const f = sel.f, cls = fmt.budgetClass(f.dur, state.budgetMs);
+      const f = sel.f, framed = !m.meta.activity; /* a program without frames has no budget */
+      const cls = framed ? fmt.budgetClass(f.dur, state.budgetMs) : '';
       head = `<div class="detail-head"><div class="big"><span class="kdot" style="background:${fmt.KIND_COLORS[f.kind]}"></span>${f.kind} ${f.number}` +
-        ` · <span class="dur ${cls}">${fmt.dur(f.dur)}</span></div><div class="dim">${fmt.esc(m.threadName(f.thread))} · at ${fmt.at(f.start)} · ` +
-        `${(f.dur / (state.budgetMs * 1e6)).toFixed(2)}× the ${state.budgetMs} ms budget</div>${f.op ? opLine(f) : ''}</div>`;
+        ` · <span class="dur ${cls}">${fmt.dur(f.dur)}</span></div><div class="dim">${fmt.esc(m.threadName(f.thread))} · at ${fmt.at(f.start)}` +
+        `${framed ? ` · ${(f.dur / (state.budgetMs * 1e6)).toFixed(2)}× the ${state.budgetMs} ms budget` : ''}</div>${f.op ? opLine(f) : ''}</div>`;
     }
     const tabs = `<div class="seg"><button data-mode="tree" class="${this.mode === 'tree' ? 'on' : ''}">Tree</button>` +
       `<button data-mode="pie" class="${this.mode === 'pie' ? 'on' : ''}">Pie</button></div>`;

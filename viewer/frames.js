@@ -8,6 +8,12 @@
 // than a pixel, each pixel column shows its slowest. Click selects the frame
 // under the pointer; drag selects a time range for the flame chart.
 //
+// A capture without frames (no FRAME marks, no pass operations: a batch
+// program) has no frame strip and no budget: the strip is an activity strip
+// instead, one lane per thread, each time bucket as tall as the share of it
+// the thread spent inside top-level scopes (the model's meta.activity,
+// docs/viewer.md §Programs without frames). Drag still selects a range.
+//
 // List: the frames of the kinds shown, sortable by duration, number, start
 // or kind; click (or Up/Down) selects. At most 500 rows are built at a time.
 
@@ -56,6 +62,14 @@ export class Frames {
 
   setModel(model) {
     this.model = model;
+    this.mode = model.meta.activity ? 'activity' : 'frames';
+    this.stripEl.dataset.mode = this.mode;
+    // No frames, no budget: the budget control goes with the frame strip.
+    const budget = document.getElementById('budget');
+    if (budget && budget.closest('label')) budget.closest('label').hidden = this.mode === 'activity';
+    this.stripEl.title = this.mode === 'activity'
+      ? 'activity: the share of each time bucket each thread spent in top-level scopes (this capture has no frames); drag to zoom the flame chart'
+      : 'frames and operations over time: click to select, drag to zoom the flame chart';
     const present = new Set();
     for (let k = 0; k < model.frames.rows; k++) present.add(model.frameKinds[model.frames.kind[k]]);
     state.kinds = new Set(present);
@@ -111,6 +125,11 @@ export class Frames {
     c.clearRect(0, 0, this.w, this.h);
     const m = this.model;
     if (!m) return;
+    if (this.mode === 'activity') {
+      this._drawActivity(c, m);
+      this._drawOverlay(c, m, this.h - 14);
+      return;
+    }
     const F = m.frames, budget = state.budgetMs * 1e6;
     const top = 4, base = this.h - 14, hgt = base - top;
     let maxDur = 0;
@@ -178,6 +197,53 @@ export class Frames {
       c.font = '10px system-ui, sans-serif';
       c.fillText(`${label} ${fmt.dur(budget * mult)}`, this.w - 90, yy - 3);
     }
+    this._drawOverlay(c, m, base);
+  }
+
+  // The activity strip: one lane per thread, a bar per time bucket as tall
+  // as the thread's top-level scope time in it over the bucket's length.
+  _drawActivity(c, m) {
+    const A = m.meta.activity, lanes = A.threads;
+    this.colFrame = null;
+    this.wide = [];
+    const top = 2, base = this.h - 14;
+    const laneH = lanes.length ? (base - top) / lanes.length : 0;
+    this.lanes = lanes.map((l, i) => ({ thread: l.thread, y0: top + i * laneH, y1: top + (i + 1) * laneH }));
+    c.font = '10px system-ui, sans-serif';
+    lanes.forEach((l, i) => {
+      const y1 = top + (i + 1) * laneH - 1, h = Math.max(1, laneH - 2);
+      c.fillStyle = 'rgba(88,166,255,0.08)';
+      c.fillRect(0, y1 - h, this.w, h);
+      c.fillStyle = '#58a6ff';
+      for (let k = 0; k < l.busy_ns.length; k++) {
+        const share = Math.min(1, l.busy_ns[k] / A.bucket_ns);
+        if (share <= 0) continue;
+        const x0 = this._x(A.lo + k * A.bucket_ns), x1 = this._x(A.lo + (k + 1) * A.bucket_ns);
+        c.fillRect(x0, y1 - share * h, Math.max(1, x1 - x0 - 0.5), share * h);
+      }
+      if (laneH >= 10) label(c, m.threadName(l.thread), 3, y1 - h + 10);
+    });
+    const cut = A.threads_cut ? ` · ${A.threads_cut} more threads not shown` : '';
+    const note = `activity per thread: scope time per ${fmt.dur(A.bucket_ns)} (no frames in this capture)${cut}`;
+    label(c, note, this.w - c.measureText(note).width - 6, top + 10);
+  }
+
+  // What the strip shows, for the tests: its mode and, for activity, each lane's figures.
+  stripInfo() {
+    const m = this.model, A = m && m.meta.activity;
+    const budget = document.getElementById('budget');
+    return {
+      mode: this.mode,
+      range: m ? { lo: m.range.lo, hi: m.range.hi } : null,
+      budgetShown: !!(budget && budget.offsetParent !== null),
+      bucketNs: A ? A.bucket_ns : null,
+      lanes: A ? A.threads.map((l) => ({ thread: l.thread, name: m.threadName(l.thread), buckets: l.busy_ns.length,
+        busyNs: l.busy_ns.reduce((a, b) => a + b, 0), maxShare: Math.max(0, ...l.busy_ns) / A.bucket_ns })) : [],
+    };
+  }
+
+  // The flame chart's range as a window, the time axis and the brush.
+  _drawOverlay(c, m, base) {
     // the flame chart's range
     const v = state.view;
     const vx0 = this._x(v.t0), vx1 = this._x(v.t1);
@@ -215,6 +281,17 @@ export class Frames {
     return -1;
   }
 
+  activityTitle(x, y) {
+    const m = this.model, A = m && m.meta.activity;
+    const lane = A && (this.lanes || []).find((l) => y >= l.y0 && y < l.y1);
+    if (!lane) return '';
+    const k = Math.floor(((m.range.lo + (x / this.w) * (m.range.hi - m.range.lo)) - A.lo) / A.bucket_ns);
+    const l = A.threads.find((t) => t.thread === lane.thread);
+    if (!l || k < 0 || k >= l.busy_ns.length) return '';
+    return `${m.threadName(lane.thread)} · ${fmt.at(A.lo + k * A.bucket_ns)}: ${fmt.dur(l.busy_ns[k])} in scopes ` +
+      `(${Math.round((l.busy_ns[k] / A.bucket_ns) * 100)}% of ${fmt.dur(A.bucket_ns)})`;
+  }
+
   _bindStrip() {
     const el = this.canvas;
     let down = null;
@@ -223,6 +300,7 @@ export class Frames {
     el.addEventListener('pointermove', (e) => {
       const x = lx(e);
       if (down !== null && Math.abs(x - down) > 4) { this.brush = [down, x]; this.draw(); }
+      if (this.mode === 'activity') { el.title = this.activityTitle(x, e.clientY - el.getBoundingClientRect().top); return; }
       const k = this.frameAtX(x);
       el.title = k >= 0 ? frameTitle(this.model, k, state.budgetMs) : '';
     });
@@ -266,7 +344,7 @@ export class Frames {
     const n = Math.min(order.length, LIST_MAX);
     for (let r = 0; r < n; r++) {
       const f = m.frame(order[r]);
-      const cls = fmt.budgetClass(f.dur, state.budgetMs);
+      const cls = this.mode === 'activity' ? '' : fmt.budgetClass(f.dur, state.budgetMs);
       rows.push(`<tr data-frame="${f.index}"${f.index === state.frame ? ' class="sel"' : ''}>` +
         `<td class="num">${f.number}</td><td><i class="kdot" style="background:${fmt.KIND_COLORS[f.kind]}"></i>${f.kind}</td>` +
         `<td>${fmt.esc(m.threadName(f.thread))}</td><td class="num">${fmt.at(f.start)}</td>` +
@@ -284,6 +362,15 @@ export class Frames {
     const tr = this.listEl.querySelector(`tr[data-frame="${state.frame}"]`);
     if (tr) tr.classList.add('sel');
   }
+}
+
+// Text on a dark backdrop, readable over the bars.
+function label(c, text, x, y) {
+  const w = c.measureText(text).width;
+  c.fillStyle = 'rgba(13,17,23,0.75)';
+  c.fillRect(x - 2, y - 9, w + 4, 12);
+  c.fillStyle = '#c9d1d9';
+  c.fillText(text, x, y);
 }
 
 const LIST_WHAT = {

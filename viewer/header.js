@@ -17,7 +17,7 @@ export function renderHeader(el, model, live, rec, auto = false) {
       ` <span class="dim">strobe ${fmt.esc(h.strobe_version)} · ${fmt.esc(h.os)}/${fmt.esc(h.arch)}</span></span>`);
     parts.push(`<span title="tick source and calibration against CLOCK_MONOTONIC">clock ${fmt.esc(h.clock_source)}${h.clock_invariant ? ' (invariant)' : ' <span class="warn">(not invariant)</span>'}` +
       ` · ${h.ns_per_tick != null ? h.ns_per_tick.toPrecision(4) : '?'} ns/tick</span>`);
-    parts.push(`<span>${fmt.count(model.n)} spans · ${fmt.count(model.frames.rows)} frames · ${fmt.dur(model.range.hi - model.range.lo)}</span>`);
+    parts.push(`<span>${fmt.count(model.n)} spans · ${fmt.count(model.frames.rows)} ${model.meta.activity ? 'top-level scopes (no frames)' : 'frames'} · ${fmt.dur(model.range.hi - model.range.lo)}</span>`);
     const lost = t.lost + t.lost_scopes;
     parts.push(`<span class="${lost ? 'warn' : 'dim'}" title="events the writer dropped because a thread's ring was full; scopes whose END was lost">` +
       `lost ${fmt.count(t.lost)} events${t.lost_scopes ? ` · ${fmt.count(t.lost_scopes)} scopes` : ''}</span>`);

@@ -24,7 +24,11 @@
  * one. Without operations, top-level scopes whose category names an
  * operation kind (pass, input, rebuild, app_scope, request) are listed as
  * such operations beside the frames. The meta carries both frame rates of
- * the frames (analyze/frame_rate.h), as `strobe report` gives them.
+ * the frames (analyze/frame_rate.h), as `strobe report` gives them; a
+ * capture with neither operations nor marks is a program without frames:
+ * no frame rate, and the meta's `activity` instead (each thread's top-level
+ * scope time per time bucket), which the viewer draws in place of the frame
+ * strip.
  *
  * Honesty: scopes still open at the end (unfinished) or whose END was lost
  * are kept apart in the `open` table with the last time they were known to
@@ -55,6 +59,8 @@
 #define NO_SPAN UINT32_MAX
 #define MAX_OP_COUNTER_NAMES 256 /* operation counter names told apart; values of others are counted, not kept */
 #define NO_WINDOW 0xffffu
+#define ACTIVITY_BUCKETS 256u    /* time buckets of the activity strip (programs without frames) */
+#define ACTIVITY_MAX_THREADS 64u /* lanes of it; threads past them are counted (threads_cut) */
 
 /* Frame kinds: the one list. The meta's `frame_kinds` names them, in this
  * order, for the viewer (docs/viewer.md). X(ENUM, name) */
@@ -902,6 +908,7 @@ static json_t *tables_json(const strobe__vmodel *m) {
  * or marks, or top-level scopes per thread), as `strobe report` gives them. */
 static json_t *frame_rates_json(const builder *b) {
   json_t *out = json_array();
+  if (!b->ops_mode && !b->marks_mode) return out; /* a program without frames has no frame rate */
   double *starts = malloc(((size_t)b->nframes + 2) * sizeof *starts);
   double *gaps = malloc(((size_t)b->nframes + 1) * sizeof *gaps);
   uint8_t *done = calloc((size_t)b->nframes + 1, 1);
@@ -935,6 +942,45 @@ static json_t *frame_rates_json(const builder *b) {
   free(gaps);
   free(done);
   return out;
+}
+
+/* A program without frames (no pass operations, no FRAME marks): per
+ * thread, the time its top-level scopes (the spans kept at depth 0) spent in
+ * each of ACTIVITY_BUCKETS equal slices of the range; null for a capture
+ * with frames. At most ACTIVITY_MAX_THREADS lanes, in thread order; the
+ * other threads with scopes are counted in threads_cut. */
+static json_t *activity_json(const builder *b) {
+  if (b->ops_mode || b->marks_mode || !(b->range_lo < b->range_hi)) return json_null();
+  const strobe__vtable *sp = &b->m->tables[STROBE__VT_SPANS];
+  const double *start = COL(sp, SP_START, double);
+  const float *dur = COL(sp, SP_DUR, float);
+  double lo = b->range_lo, width = (b->range_hi - b->range_lo) / ACTIVITY_BUCKETS;
+  json_t *lanes = json_array();
+  uint32_t cut = 0;
+  double busy[ACTIVITY_BUCKETS];
+  for (uint32_t i = 0; i < b->nth; i++) {
+    const vthread *t = &b->th[i];
+    if (!t->ndepth || t->base[1] == t->base[0]) continue;
+    if (json_array_size(lanes) == ACTIVITY_MAX_THREADS) {
+      cut++;
+      continue;
+    }
+    memset(busy, 0, sizeof busy);
+    for (uint32_t k = t->base[0]; k < t->base[1]; k++) { /* each scope's overlap with each bucket */
+      double s0 = start[k] - lo, s1 = s0 + dur[k];
+      uint32_t q = s0 <= 0 ? 0 : (uint32_t)(s0 / width);
+      for (; q < ACTIVITY_BUCKETS && q * width < s1; q++) {
+        double b0 = q * width, b1 = b0 + width;
+        double o = (s1 < b1 ? s1 : b1) - (s0 > b0 ? s0 : b0);
+        if (o > 0) busy[q] += o;
+      }
+    }
+    json_t *arr = json_array();
+    for (uint32_t q = 0; q < ACTIVITY_BUCKETS; q++) json_array_append_new(arr, json_real(busy[q]));
+    json_array_append_new(lanes, json_pack("{s:i,s:o}", "thread", (int)i, "busy_ns", arr));
+  }
+  return json_pack("{s:i,s:f,s:f,s:o,s:i}", "buckets", (int)ACTIVITY_BUCKETS, "lo", lo, "bucket_ns", width, "threads",
+                   lanes, "threads_cut", (int)cut);
 }
 
 /* What the capture is: its name, origin, header, start and time range. */
@@ -981,6 +1027,7 @@ static void meta_completeness(json_t *root, const builder *b) {
   for (uint32_t i = 0; i < b->n_windows; i++) json_array_append_new(windows, jstr(b->windows[i]));
   json_object_set_new(root, "windows", windows);
   json_object_set_new(root, "frame_rates", frame_rates_json(b));
+  json_object_set_new(root, "activity", activity_json(b));
   json_object_set_new(root, "op_counters_cut", json_integer((json_int_t)b->opc_cut));
   json_object_set_new(root, "frame_thread", b->frame_thread_set ? json_integer(b->frame_thread) : json_null());
   json_t *kinds = json_array();

@@ -18,7 +18,10 @@
 //     and counters, no scope on their thread, no frame mark) shows its passes
 //     as the frames, numbered by the application's frame ids, both frame
 //     rates labelled, the selected pass's window, frame id, committed flag,
-//     stage table and counters, and its counter plotted per operation.
+//     stage table and counters, and its counter plotted per operation;
+//   - a program without frames (make_capture --no-marks) gets an activity
+//     strip (a lane per thread, its top-level scope time per bucket) and no
+//     budget or frame rate; a capture with frames keeps the frame strip.
 // Screenshots go to --work. Any console error or page error fails the test.
 //
 // usage: node viewer.test.mjs --strobe BIN --make-capture BIN --chromium PATH --work DIR
@@ -170,7 +173,12 @@ async function main() {
     await fb.page.screenshot({ path: path.join(work, 'viewer-fallback.png') });
     check(fb.errors.length === 0, `no console or page errors in the fallback (${fb.errors.join(' | ')})`);
 
+    // A capture with frame marks: a frame strip with its budget.
+    const marked = await page.evaluate(() => __strobe.strip());
+    check(marked.mode === 'frames' && marked.budgetShown, `a capture with frames has a frame strip (${JSON.stringify(marked)})`);
+
     await operationsOnly(browser);
+    await withoutFrames(browser);
   } finally {
     await browser.close();
     const code = await view.stop();
@@ -208,6 +216,43 @@ async function operationsOnly(browser) {
   } finally {
     const code = await view.stop();
     check(code === 0, `strobe view of the operations capture exits 0 (${code})`);
+  }
+}
+
+// >>programs without frames: no FRAME mark, no operation (make_capture --no-marks)
+async function withoutFrames(browser) {
+  const batch = path.join(work, 'frameless.strobe');
+  run(makeCapture, [batch, '--no-marks']);
+  const view = await startView(strobe, [batch]);
+  try {
+    const { page, errors } = await openViewer(browser, view.url);
+    const strip = await page.evaluate(() => __strobe.strip());
+    check(strip.mode === 'activity' && !strip.budgetShown, `an activity strip and no budget (${JSON.stringify(strip)})`);
+    check(await page.getAttribute('#strip', 'data-mode') === 'activity', 'the strip element says activity');
+    // One lane per thread; each lane's scope time is its top-level scopes' total (main: 50 frames of
+    // 1.075 ms in all; worker: 50 jobs of 8 µs), spread over the buckets without loss.
+    const lanes = Object.fromEntries(strip.lanes.map((l) => [l.name, l]));
+    check(strip.lanes.length === 2 && lanes.main && lanes.worker, `a lane per thread (${JSON.stringify(strip.lanes)})`);
+    check(Math.abs(lanes.main.busyNs - 1075000) < 1 && Math.abs(lanes.worker.busyNs - 400000) < 1,
+      `scope time per thread (${lanes.main.busyNs}, ${lanes.worker.busyNs})`);
+    check(lanes.main.maxShare > 0 && lanes.main.maxShare <= 1 + 1e-9, `shares of a bucket (${lanes.main.maxShare})`);
+    const note = await page.textContent('.list-note');
+    check(/top-level scopes/.test(note) && !/fps/.test(note), `no frame rate for a program without frames (${note})`);
+    // Drag on the strip still zooms the flame chart.
+    const box = await page.locator('#strip canvas').boundingBox();
+    await page.mouse.move(box.x + box.width * 0.25, box.y + box.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(box.x + box.width * 0.5, box.y + box.height / 2, { steps: 5 });
+    await page.mouse.up();
+    await page.waitForTimeout(100);
+    const v = await page.evaluate(() => __strobe.view()), span = strip.range.hi - strip.range.lo;
+    check(Math.abs(v.t0 - (strip.range.lo + 0.25 * span)) < 0.03 * span && Math.abs(v.t1 - (strip.range.lo + 0.5 * span)) < 0.03 * span,
+      `dragging over the second quarter of the strip zooms the flame chart there (${JSON.stringify(v)}, ${JSON.stringify(strip.range)})`);
+    await page.screenshot({ path: path.join(work, 'viewer-frameless.png') });
+    check(errors.length === 0, `no console or page errors without frames (${errors.join(' | ')})`);
+  } finally {
+    const code = await view.stop();
+    check(code === 0, `strobe view of the frameless capture exits 0 (${code})`);
   }
 }
 

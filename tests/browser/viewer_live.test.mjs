@@ -120,6 +120,10 @@ async function main() {
         note: document.querySelector('.list-note')?.textContent || '' }));
     }
     check(live.frames > 10, `the snapshot holds the demo's frames (${live.frames})`);
+    // The demo has frames (pass operations): a frame strip with its budget, never the activity strip.
+    const strip = await page.evaluate(() => __strobe.strip());
+    check(strip.mode === 'frames' && strip.budgetShown && strip.lanes.length === 0,
+      `the demo's strip is a frame strip with a budget (${JSON.stringify(strip)})`);
     check(/passes are the frames/.test(live.note) && /fps first-to-last/.test(live.note) && /fps steady/.test(live.note),
       `the live frames are the demo's pass operations, with both frame rates (${live.note})`);
     check(/live · pid/.test(live.text) && /[1-9][0-9,]* spans/.test(live.text), `the header shows the live application (${live.text})`);

@@ -186,7 +186,14 @@ def case_report():
     check(j["not_included"]["unfinished_scopes"] == 1 and j["not_included"]["lost_scopes"] == 1, "not included")
     check(site(j, "job")["count"] == 49, "the job whose END was lost is not counted")
     out, _ = run("report", unf, "--thread", "worker")
-    check("top-level scopes (the capture has no pass operations and no frame marks)" in out and "1 unfinished scopes" in out, out)
+    check("1 unfinished scopes" in out, out)
+    # A program without frames (no marks, no operations): no frame rate at all, in text or JSON.
+    for path, argv in ((unf, ["--thread", "worker"]), (capture("frameless", "--no-marks"), [])):
+        j, _ = run_json("report", path, *argv)
+        check(j["frames"]["source"] == "top_level_scopes" and j["frames"]["series"] == [], f"frameless {j['frames']}")
+        check(len(j["frames"]["slowest"]) == 10, "the slowest top-level scopes are still listed")
+        out, _ = run("report", path, *argv)
+        check("fps" not in out and "slowest 10 top-level scopes" in out, f"frameless report:\n{out}")
 
 
 def case_ops():

@@ -35,11 +35,13 @@
  *
  * With --other-file every site is declared in "other/app.c": sites match by
  * name, file and line, so such a capture has no site in common with one
- * made without it.
+ * made without it. With --no-marks main writes no FRAME mark: a program
+ * without frames (no marks, no operations).
  *
  * Usage: make_capture OUT [--frames N] [--grow PCT] [--spike K]
  *          [--no-footer] [--unfinished] [--lost] [--clock NAME]
  *          [--ns-per-tick X] [--ops] [--stall K] [--stages] [--other-file]
+ *          [--no-marks]
  * It must never depend on the real clock: the tests compare exact numbers.
  */
 #include <stdio.h>
@@ -65,6 +67,7 @@ typedef struct opts {
   int ops;           /* main holds operations only */
   int stall;         /* --ops: the frame that starts 2 s late */
   int other_file;    /* every site in another source file: no site in common with the others */
+  int no_marks;      /* no FRAME mark: a program without frames (a batch job) */
 } opts;
 
 /* >>sites: ids are assigned here, in this order, from 1. */
@@ -170,7 +173,7 @@ static void main_frame(batch *b, const opts *o, int k) {
   }
   number(b, STROBE__EV_GAUGE, S_QUEUE, k % 7);
   end(b, S_FRAME);
-  put(b, b->now, STROBE__EV_FRAME, S_MARK);
+  if (!o->no_marks) put(b, b->now, STROBE__EV_FRAME, S_MARK);
   b->now += 500;
 }
 
@@ -222,12 +225,13 @@ static int usage(void) {
   fprintf(stderr,
           "usage: make_capture OUT [--frames N] [--grow PCT] [--spike K] [--no-footer]\n"
           "                        [--unfinished] [--lost] [--clock NAME] [--ns-per-tick X]\n"
-          "                        [--ops] [--stall K] [--stages] [--other-file]\n");
+          "                        [--ops] [--stall K] [--stages] [--other-file]\n"
+          "                        [--no-marks]\n");
   return 2;
 }
 
 int main(int argc, char **argv) {
-  opts o = {NULL, 50, 0, -1, 0, 0, 0, 0, "monotonic", 1.0, 0, 50, 0};
+  opts o = {NULL, 50, 0, -1, 0, 0, 0, 0, "monotonic", 1.0, 0, 50, 0, 0};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     int more = i + 1 < argc;
@@ -243,6 +247,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--stall") && more) o.stall = atoi(argv[++i]);
     else if (!strcmp(a, "--stages")) o.stages = 1;
     else if (!strcmp(a, "--other-file")) o.other_file = 1;
+    else if (!strcmp(a, "--no-marks")) o.no_marks = 1;
     else if (a[0] != '-' && !o.out) o.out = a;
     else return usage();
   }

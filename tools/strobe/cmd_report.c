@@ -69,7 +69,7 @@ static const char *const g_source_key[FRAMES_SOURCES] = {"pass_operations", "mar
 static const char *const g_source_text[FRAMES_SOURCES] = {
     "pass operations per window (committed passes count towards the rates)",
     "FRAME marks (interval between consecutive marks on a thread)",
-    "top-level scopes (the capture has no pass operations and no frame marks)"};
+    "none: the capture has no pass operations and no frame marks, so no frame rate; its top-level scopes are listed by duration instead"};
 
 /* What names a series: its window for passes, its thread otherwise. */
 static const char *series_label(const report *x, uint32_t key, char *buf, size_t cap) {
@@ -270,6 +270,7 @@ static void write_json(cli_output *o, report *x, const uint32_t *ids, uint32_t n
   strobe__json_uint(&j, "times_cut", x->a.fr.times[src].cut);
   uint32_t nseries;
   frame_series *fs = frames_series(&x->a.fr, &nseries);
+  if (src == FRAMES_FROM_TOPS) nseries = 0; /* a program without frames has no frame rate */
   strobe__json_array(&j, "series");
   for (uint32_t i = 0; i < nseries; i++) {
     char buf[32];
@@ -471,6 +472,7 @@ static void write_text(cli_output *o, report *x, const uint32_t *ids, uint32_t n
   const frame_entry *fe = frames_slowest(&x->a.fr, &nf);
   if (nf > x->top_frames) nf = x->top_frames;
   fprintf(f, "\nframes: %s\n", g_source_text[src]);
+  if (src == FRAMES_FROM_TOPS) nseries = 0; /* a program without frames has no frame rate */
   for (uint32_t i = 0; i < nseries; i++) {
     char buf[32];
     fprintf(f, "  %-20s %.2f fps over the first-to-last frame span (%llu frames in %.3f ms): fps_first_to_last\n"
@@ -479,7 +481,7 @@ static void write_text(cli_output *o, report *x, const uint32_t *ids, uint32_t n
             MS(fs[i].span_ns), "", fs[i].fps_steady, MS(fs[i].median_interval_ns));
   }
   free(fs);
-  if (!nseries) fprintf(f, "  fewer than two frames: no frame rate\n");
+  if (!nseries && src != FRAMES_FROM_TOPS) fprintf(f, "  fewer than two frames: no frame rate\n");
   if (src == FRAMES_FROM_OPS && x->a.fr.uncommitted)
     fprintf(f, "  %llu of %llu passes not committed (superseded or dropped): listed, not in the rates\n",
             (unsigned long long)x->a.fr.uncommitted, (unsigned long long)x->a.fr.passes);
@@ -489,7 +491,8 @@ static void write_text(cli_output *o, report *x, const uint32_t *ids, uint32_t n
             FRAMES_MAX_WINDOWS);
   if (nf) {
     const char *who = src == FRAMES_FROM_OPS ? "window" : "thread";
-    fprintf(f, "  slowest %u:\n  %-20s %10s %14s %14s\n", nf, who, "frame", "start ms", "duration ms");
+    fprintf(f, "  slowest %u%s:\n  %-20s %10s %14s %14s\n", nf, src == FRAMES_FROM_TOPS ? " top-level scopes" : "", who,
+            src == FRAMES_FROM_TOPS ? "scope" : "frame", "start ms", "duration ms");
     for (uint32_t i = 0; i < nf; i++) {
       char buf[32];
       const char *name = src == FRAMES_FROM_OPS ? x->a.fr.windows[fe[i].window]
