@@ -27,6 +27,8 @@
  *
  * Usage: strobe-demo [--frames N] [--seconds S] [--serve] [--port P]
  *                    [--token-file F] [--headless] [--out DIR]
+ * --frames and --seconds bound the run with --serve too; --serve alone runs
+ * until interrupted.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -59,6 +61,7 @@
 typedef struct options {
   long frames;        /* 0: run for `seconds` */
   double seconds;
+  int bounded;        /* --frames or --seconds given: the run (serving too) ends there */
   int serve, headless;
   int port;
   const char *token_file;
@@ -81,20 +84,24 @@ static int usage(const char *msg) {
   if (msg) fprintf(stderr, "strobe-demo: %s\n", msg);
   fprintf(stderr,
           "usage: strobe-demo [--frames N] [--seconds S] [--serve] [--port P] [--token-file F]\n"
-          "                   [--headless] [--out DIR]\n");
+          "                   [--headless] [--out DIR]\n"
+          "  --frames N, --seconds S  how long to run (default 10 s); honoured with --serve too:\n"
+          "                           the application, and its server, stop there\n"
+          "  --serve                  serve the viewer and MCP; without --frames or --seconds,\n"
+          "                           until interrupted (Ctrl-C)\n");
   return 2;
 }
 
 static int parse(int argc, char **argv, options *o) {
-  *o = (options){0, 10.0, 0, 0, 0, NULL, "out"};
+  *o = (options){0, 10.0, 0, 0, 0, 0, NULL, "out"};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
     char *end = NULL;
     if (!strcmp(a, "--serve")) o->serve = 1;
     else if (!strcmp(a, "--headless")) o->headless = 1;
-    else if (!strcmp(a, "--frames") && v) { o->frames = strtol(v, &end, 10); i++; if (*end || o->frames <= 0) return usage("--frames takes a positive number"); }
-    else if (!strcmp(a, "--seconds") && v) { o->seconds = strtod(v, &end); i++; if (*end || o->seconds <= 0) return usage("--seconds takes a positive number"); }
+    else if (!strcmp(a, "--frames") && v) { o->frames = strtol(v, &end, 10); i++; o->bounded = 1; if (*end || o->frames <= 0) return usage("--frames takes a positive number"); }
+    else if (!strcmp(a, "--seconds") && v) { o->seconds = strtod(v, &end); i++; o->bounded = 1; if (*end || o->seconds <= 0) return usage("--seconds takes a positive number"); }
     else if (!strcmp(a, "--port") && v) { o->port = (int)strtol(v, &end, 10); i++; if (*end || o->port < 0 || o->port > 65535) return usage("--port takes 0..65535"); }
     else if (!strcmp(a, "--token-file") && v) { o->token_file = v; i++; }
     else if (!strcmp(a, "--out") && v) { o->out = v; i++; }
@@ -341,8 +348,9 @@ int main(int argc, char **argv) {
   for (;; frame++) {
     uint64_t t = now_ns();
     if (g_interrupted) break;
-    /* --serve keeps the application alive (and rendering) until interrupted. */
-    if (!o.serve && (o.frames ? (long)frame >= o.frames : (double)(t - start) / 1e9 >= o.seconds)) break;
+    /* --serve alone keeps the application alive (and rendering) until
+     * interrupted; --frames or --seconds bound it, served or not. */
+    if ((!o.serve || o.bounded) && (o.frames ? (long)frame >= o.frames : (double)(t - start) / 1e9 >= o.seconds)) break;
 
     input_event e = grid_script(frame);
     /* Keys and edits are dispatched between frames; the wheel is pointer
