@@ -6,7 +6,12 @@
 #                 (Clang builds), and the ASan+UBSan and TSan sub-builds
 #   make demo     run the demo application (strobe-demo) with its report
 #   make bench    run every benchmark in $(BUILD_DIR)/bench, then the viewer's in Chromium
-#   make install  install into $(PREFIX)
+#   make install  build and install only the library (static and shared),
+#                 headers, the strobe CLI, strobe.pc (strobe_server.pc) and
+#                 the CMake package into $(PREFIX), from its own build in
+#                 $(INSTALL_BUILD_DIR): no tests, fuzzers, demo, benches or
+#                 npm packages, and no system package installed (it checks
+#                 what the library needs and names what is missing)
 #   make clean    remove $(BUILD_DIR) (the sanitizer builds live inside it)
 # Skip the sanitizer sub-builds locally with: make test CTEST_ARGS='-LE sanitizer'
 
@@ -14,6 +19,8 @@ BUILD_DIR  ?= build
 BUILD_TYPE ?= RelWithDebInfo
 JOBS       ?= 2
 PREFIX     ?= /usr/local
+INSTALL_BUILD_DIR ?= $(BUILD_DIR)/library
+INSTALL_BUILD_TYPE ?= Release
 CTEST_ARGS ?=
 
 .PHONY: all deps build test demo bench install clean
@@ -32,7 +39,8 @@ test: build
 
 # The demo: ~10 s of the instrumented data grid with the embedded server and
 # viewer on 127.0.0.1; writes out/demo.strobe and out/demo-report.json and
-# prints the stage summary. DEMO_ARGS='--serve' keeps it serving.
+# prints the stage summary. DEMO_ARGS='--serve' keeps it serving until Ctrl-C;
+# DEMO_ARGS='--serve --seconds 120' serves for 120 s, then stops.
 DEMO_ARGS ?= --seconds 10 --out out
 
 demo: build
@@ -46,8 +54,12 @@ bench: build
 	if [ -f scripts/bench-callgrind.sh ]; then bash scripts/bench-callgrind.sh; fi; \
 	echo "== bench/viewer_bench.mjs"; bash scripts/npm-deps.sh && node bench/viewer_bench.mjs --build $(BUILD_DIR)
 
-install: build
-	cmake --install $(BUILD_DIR) --prefix $(PREFIX)
+install:
+	@bash scripts/deps.sh --check library
+	cmake -S . -B $(INSTALL_BUILD_DIR) -DCMAKE_BUILD_TYPE=$(INSTALL_BUILD_TYPE) -DCMAKE_INSTALL_PREFIX=$(PREFIX) \
+	  -DSTROBE_BUILD_TESTS=OFF -DSTROBE_SANITIZER_TESTS=OFF -DSTROBE_BUILD_EXAMPLES=OFF -DSTROBE_BUILD_BENCH=OFF
+	cmake --build $(INSTALL_BUILD_DIR) -j$(JOBS)
+	cmake --install $(INSTALL_BUILD_DIR) --prefix $(PREFIX)
 
 clean:
 	rm -rf $(BUILD_DIR)

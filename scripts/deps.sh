@@ -3,7 +3,18 @@
 # demoing Strobe need, and installs the missing ones. Idempotent and silent
 # when everything is present. As root it installs; otherwise it names what is
 # missing and fails.
+#
+#   deps.sh                  everything (make deps, build, test, demo)
+#   deps.sh --check library  only what building the library and the `strobe`
+#                            tool needs (make install): never installs
+#                            anything, names what is missing and fails; says
+#                            when the optional server library will be left out
 set -euo pipefail
+
+# The library and the CLI: a compiler, CMake, pkg-config, zstd.
+library=(cmake pkg-config gcc g++ libzstd-dev)
+# libstrobe_server (and `strobe view`): built and installed when present.
+server=(libjansson-dev libmicrohttpd-dev)
 
 packages=(
   cmake pkg-config gcc g++          # build
@@ -27,6 +38,25 @@ installed() {
   esac
   [ "$(dpkg-query -W -f='${Status}' "$1" 2> /dev/null)" = "install ok installed" ]
 }
+
+if [ "${1:-}" = --check ] && [ "${2:-}" = library ]; then
+  missing=()
+  for p in "${library[@]}"; do installed "$p" || missing+=("$p"); done
+  if [ ${#missing[@]} -ne 0 ]; then
+    echo "deps.sh: building the library needs these Debian packages: ${missing[*]}" >&2
+    echo "deps.sh: install them (apt-get install ${missing[*]}) or run 'make deps' as root" >&2
+    exit 1
+  fi
+  absent=()
+  for p in "${server[@]}"; do installed "$p" || absent+=("$p"); done
+  if [ ${#absent[@]} -ne 0 ]; then
+    echo "deps.sh: without ${absent[*]}, libstrobe_server and strobe_server.pc are not built or installed" >&2
+  fi
+  exit 0
+elif [ $# -ne 0 ]; then
+  echo "usage: deps.sh [--check library]" >&2
+  exit 2
+fi
 
 missing=()
 for p in "${packages[@]}"; do
