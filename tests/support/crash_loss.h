@@ -71,6 +71,7 @@ static void crash_loss_child(const char *path, uint32_t flush_ms, int ready_fd, 
       STROBE_SCOPE("unit");
       volatile uint32_t w = 0;
       for (int i = 0; i < 2000; i++) w += (uint32_t)i; /* a few microseconds of work per scope */
+      (void)w;
     }
     __atomic_store_n(&t->last_ns, fx_now_ns(), __ATOMIC_RELAXED); /* this scope's END is recorded */
   }
