@@ -59,9 +59,9 @@ static int generate(const char *path, uint64_t events) {
   FILE *out = fopen(path, "wb");
   if (!out) return -1;
   /* Fixed header facts keep the file byte-identical from run to run. */
-  strobe__header_facts facts = {{"tsc", 1, 0.385, 0, 0}, 0, "x86_64", 0, 1, 262144};
+  strobe__header_facts facts = {{"tsc", 1, 0.385, 0, 0}, 0, "x86_64", 0, 1, 262144, 0, 0};
   strobe__writer *w;
-  strobe__writer_desc d = {"file", 100, 1, 19.5, gen_sink, out, &facts};
+  strobe__writer_desc d = {"file", 100, 1, 19.5, 8.6, gen_sink, out, &facts};
   if (strobe__writer_create(&d, &w)) return -1;
   for (uint32_t id = 1; id < S_COUNT; id++) strobe__writer_site(w, id, &g_sites[id]);
   strobe__writer_thread(w, 0, 1, "main", 0);

@@ -22,10 +22,10 @@ static int mem_sink(void *ctx, const void *data, size_t len) {
 }
 
 /* Fixed facts: the file does not depend on this machine. */
-static const strobe__header_facts k_facts = {{"monotonic", 1, 1.0, 0, 0}, 0, "test", 0, 1, 1024};
+static const strobe__header_facts k_facts = {{"monotonic", 1, 1.0, 0, 0}, 0, "test", 0, 1, 1024, 0, 0};
 
 static strobe__writer *open_writer(strobe__buf *out) {
-  strobe__writer_desc d = {"file", 100, 1, 0.0, mem_sink, out, &k_facts};
+  strobe__writer_desc d = {"file", 100, 1, 0.0, 0.0, mem_sink, out, &k_facts};
   strobe__writer *w = NULL;
   REQUIRE_EQ_INT(strobe__writer_create(&d, &w), 0);
   return w;

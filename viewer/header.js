@@ -1,7 +1,8 @@
 // header.js — owns the header bar: what is shown (file name or live
 // application, pid, library version, os/arch), its clock, span and frame
-// counts, losses and how the capture ended, the profiler's own overhead per
-// scope (so a reader can judge whether it biases the numbers), and, when
+// counts, losses (first: every other figure misses them) and how the capture
+// ended, what recording cost per event on the recording threads and in the
+// drain (so a reader can judge whether it biases the numbers), and, when
 // live, the Record / Stop toggle, Refresh, auto-refresh and the recorder's fill.
 
 import * as fmt from './fmt.js';
@@ -19,13 +20,16 @@ export function renderHeader(el, model, live, rec, auto = false) {
       ` · ${h.ns_per_tick != null ? h.ns_per_tick.toPrecision(4) : '?'} ns/tick</span>`);
     parts.push(`<span>${fmt.count(model.n)} spans · ${fmt.count(model.frames.rows)} ${model.meta.activity ? 'top-level scopes (no frames)' : 'frames'} · ${fmt.dur(model.range.hi - model.range.lo)}</span>`);
     const lost = t.lost + t.lost_scopes;
-    parts.push(`<span class="${lost ? 'warn' : 'dim'}" title="events the writer dropped because a thread's ring was full; scopes whose END was lost">` +
-      `lost ${fmt.count(t.lost)} events${t.lost_scopes ? ` · ${fmt.count(t.lost_scopes)} scopes` : ''}</span>`);
+    // Loss first: every other figure misses the events it counts.
+    parts.unshift(`<span class="${lost ? 'warn' : 'dim'}" title="events dropped because a thread's ring was full (overflow mode ${fmt.esc(h.overflow || '?')}); scopes whose END was lost">` +
+      `${lost ? '⚠ ' : ''}lost ${fmt.count(t.lost)} events${t.lost ? ` (${(100 * t.lost / (t.lost + t.events)).toFixed(2)} %)` : ''}${t.lost_scopes ? ` · ${fmt.count(t.lost_scopes)} scopes` : ''}</span>`);
     if (t.unfinished) parts.push(`<span class="warn" title="scopes still open at the end: shown hatched, never given a duration">${fmt.count(t.unfinished)} unfinished</span>`);
     if (m.read_error) parts.push(`<span class="warn">ends early: ${fmt.esc(m.read_error.message)}</span>`);
     else if (t.cut_short && m.origin !== 'live') parts.push('<span class="warn" title="no footer: killed, crashed or still being written">cut short</span>');
     if (m.spans_cut) parts.push(`<span class="warn">${fmt.count(m.spans_cut)} spans past the ${fmt.count(m.max_spans)} bound not loaded</span>`);
-    parts.push(`<span title="self-measured cost of one recorded begin+end pair: compare it with the spans you read">overhead ${h.overhead_per_scope_ns != null ? h.overhead_per_scope_ns.toFixed(1) + ' ns' : '?'}/scope</span>`);
+    const drain = t.drain_events ? (t.drain_cpu_ns / t.drain_events).toFixed(1) + ' ns' : '?';
+    parts.push(`<span title="what recording cost (docs/recording.md, Cost): per event on the recording threads, calibrated by the writer (a mixed sequence of scopes, values and counters through a full-size ring; ${h.overhead_per_scope_ns != null ? h.overhead_per_scope_ns.toFixed(1) : '?'} ns per scope); and the drain thread's CPU time per event it drained, measured">` +
+      `cost ${h.event_cost_ns != null ? h.event_cost_ns.toFixed(1) + ' ns' : '?'}/event · drain ${drain}/event</span>`);
   } else {
     parts.push('<span class="dim">no capture loaded</span>');
   }

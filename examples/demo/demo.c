@@ -25,8 +25,14 @@
  * refreshes have nothing to do and are marked idle (never samples); the
  * memory gauge is sampled inside the pass it describes.
  *
+ * Recording runs with a chosen overflow mode (--overflow, grow by default:
+ * no event is lost while a thread's ring may still double) and a loss
+ * callback that says so at run time; at the end it prints what recording
+ * cost, as the capture's header and DRAIN blocks say (docs/recording.md).
+ *
  * Usage: strobe-demo [--frames N] [--seconds S] [--serve] [--port P]
  *                    [--token-file F] [--headless] [--out DIR]
+ *                    [--overflow drop|grow|wait]
  * --frames and --seconds bound the run with --serve too; --serve alone runs
  * until interrupted.
  */
@@ -44,6 +50,7 @@
 #include "grid.h"
 #include "saver.h"
 #include "sender.h"
+#include "strobe/capture.h"
 #include "strobe/flight.h"
 #include "strobe/record.h"
 #include "strobe/session.h"
@@ -66,6 +73,7 @@ typedef struct options {
   int port;
   const char *token_file;
   const char *out;
+  uint32_t overflow;  /* strobe_overflow */
 } options;
 
 static volatile sig_atomic_t g_interrupted;
@@ -80,11 +88,36 @@ static uint64_t now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* Run-time loss reports (at most one a second, on the drain thread). */
+static void on_loss(const strobe_loss_report *r, void *user) {
+  (void)user;
+  fprintf(stderr, "strobe-demo: %llu events lost (%llu in all, overflow %s)\n", (unsigned long long)r->lost,
+          (unsigned long long)r->lost_total, strobe_overflow_name(r->overflow));
+}
+
+/* What recording cost, as the capture says (docs/recording.md, Cost). */
+static void print_cost(const char *path) {
+  strobe_capture *cap;
+  if (strobe_capture_open(path, &cap)) return;
+  strobe_capture_record rec;
+  while (strobe_capture_next(cap, &rec) > 0) {
+  }
+  const strobe_capture_header *h = strobe_capture_query_header(cap);
+  strobe_capture_totals t = strobe_capture_query_totals(cap);
+  strobe_event_stats st = strobe_query_event_stats();
+  printf("recording cost: %.1f ns per event on recording threads (calibrated; %.1f ns per scope with its values); "
+         "drain %.1f ns CPU per event over %llu events; overflow %s: %llu events lost, %u rings grown\n",
+         h->event_cost_ns, h->overhead_per_scope_ns,
+         t.drain_events ? (double)t.drain_cpu_ns / (double)t.drain_events : 0.0, (unsigned long long)t.drain_events,
+         strobe_overflow_name(h->overflow), (unsigned long long)t.lost, st.rings_grown);
+  strobe_capture_close(cap);
+}
+
 static int usage(const char *msg) {
   if (msg) fprintf(stderr, "strobe-demo: %s\n", msg);
   fprintf(stderr,
           "usage: strobe-demo [--frames N] [--seconds S] [--serve] [--port P] [--token-file F]\n"
-          "                   [--headless] [--out DIR]\n"
+          "                   [--headless] [--out DIR] [--overflow drop|grow|wait]\n"
           "  --frames N, --seconds S  how long to run (default 10 s); honoured with --serve too:\n"
           "                           the application, and its server, stop there\n"
           "  --serve                  serve the viewer and MCP; without --frames or --seconds,\n"
@@ -93,7 +126,7 @@ static int usage(const char *msg) {
 }
 
 static int parse(int argc, char **argv, options *o) {
-  *o = (options){0, 10.0, 0, 0, 0, 0, NULL, "out"};
+  *o = (options){0, 10.0, 0, 0, 0, 0, NULL, "out", STROBE_OVERFLOW_GROW};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -105,6 +138,13 @@ static int parse(int argc, char **argv, options *o) {
     else if (!strcmp(a, "--port") && v) { o->port = (int)strtol(v, &end, 10); i++; if (*end || o->port < 0 || o->port > 65535) return usage("--port takes 0..65535"); }
     else if (!strcmp(a, "--token-file") && v) { o->token_file = v; i++; }
     else if (!strcmp(a, "--out") && v) { o->out = v; i++; }
+    else if (!strcmp(a, "--overflow") && v) {
+      i++;
+      uint32_t m = 0;
+      while (strobe_overflow_name(m) && strcmp(strobe_overflow_name(m), v)) m++;
+      if (!strobe_overflow_name(m)) return usage("--overflow takes drop, grow or wait");
+      o->overflow = m;
+    }
     else if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(NULL); exit(0); }
     else return usage("unknown or incomplete option");
   }
@@ -262,6 +302,12 @@ int main(int argc, char **argv) {
   }
   signal(SIGINT, on_signal);
   signal(SIGTERM, on_signal);
+  /* Before the first event: the overflow mode, and losses reported to us. */
+  rc = strobe_setup(&(strobe_desc){.overflow = o.overflow, .on_loss = on_loss, .on_loss_user = NULL});
+  if (rc) {
+    fprintf(stderr, "strobe-demo: strobe_setup: %s\n", strobe_strerror(rc));
+    return 1;
+  }
   strobe_thread_set_name("ui");
 
   strobe_collector *c;
@@ -440,6 +486,7 @@ int main(int argc, char **argv) {
          (unsigned long long)frame, (unsigned long long)snd.presented, (unsigned long long)snd.superseded, sv.saves,
          (unsigned long long)fs.spikes_dumped, spikes);
   printf("wrote %s/demo.strobe (capture) and %s/demo-report.json (session report)\n", o.out, o.out);
+  print_cost(path);
   view_free(&main_view);
   view_free(&details_view);
   view_free(&devtools_view);

@@ -38,7 +38,8 @@ typedef struct strobe_capture_header {
   uint64_t epoch_ticks;          /* times are reported relative to this tick */
   uint64_t epoch_mono_ns;        /* CLOCK_MONOTONIC at the epoch (not calendar time) */
   uint64_t start_ticks;          /* when the capture started */
-  double overhead_per_scope_ns;  /* self-measured cost of one begin+end pair */
+  double overhead_per_scope_ns;  /* the writer's calibrated cost per scope, its share of values and counters
+                                  * included (docs/recording.md, Cost) */
   char strobe_version[16];
   char os[32];
   char arch[32];
@@ -47,6 +48,10 @@ typedef struct strobe_capture_header {
   uint64_t pid;
   uint32_t ring_events;          /* per-thread ring capacity of the writer */
   uint32_t flush_interval_ms;
+  double event_cost_ns;          /* the writer's calibrated cost per event on a recording thread
+                                  * (docs/recording.md, Cost); 0 when absent (older writers) */
+  uint32_t overflow;             /* the writer's strobe_overflow mode */
+  uint32_t ring_events_max;      /* its STROBE_OVERFLOW_GROW bound; 0 when absent */
 } strobe_capture_header;
 
 typedef struct strobe_capture_site {
@@ -158,6 +163,8 @@ typedef struct strobe_capture_totals {
   int cut_short;          /* 1 when the file ends without a footer or inside a block */
   uint64_t end_ticks;     /* from the footer, else the last event's */
   strobe_misuse misuse;   /* from the footer */
+  uint64_t drain_cpu_ns;  /* the drain's CPU time while this capture recorded (last DRAIN block); 0: none */
+  uint64_t drain_events;  /* the events it drained meanwhile (for every consumer at once) */
 } strobe_capture_totals;
 
 /* Opens a capture file and reads its header. On success *out owns the file

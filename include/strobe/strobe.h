@@ -114,9 +114,52 @@ STROBE_API const char *strobe_err_name(int err);
  * Optional process-wide configuration. Zero fields mean "default". Call it
  * before the first instrumented event of any thread; afterwards it fails with
  * STROBE_EBUSY and changes nothing. */
+/* What a thread does when its ring is full (docs/recording.md, Overflow):
+ * the one table. X(ID, number, name) gives STROBE_OVERFLOW_<ID> = number;
+ * `name` is what captures' readers, the CLI and the viewer call the mode. */
+#define STROBE_OVERFLOW_MODES(X)                                                           \
+  X(DROP, 0, "drop") /* drop new events, count them and say so (the default) */           \
+  X(GROW, 1, "grow") /* double the thread's ring, up to ring_events_max, then drop */     \
+  X(WAIT, 2, "wait") /* the producer waits for the drain: bounded memory, no loss */
+
+typedef enum strobe_overflow {
+#define STROBE__OVERFLOW_ENUM(id, number, name) STROBE_OVERFLOW_##id = number,
+  STROBE_OVERFLOW_MODES(STROBE__OVERFLOW_ENUM)
+#undef STROBE__OVERFLOW_ENUM
+} strobe_overflow;
+
+/* The name of an overflow mode ("drop", ...), or NULL for a number that is
+ * no mode. Safe to call from any thread. */
+static inline const char *strobe_overflow_name(uint32_t mode) {
+  switch (mode) {
+#define STROBE__OVERFLOW_CASE(id, number, name) \
+  case number: return name;
+    STROBE_OVERFLOW_MODES(STROBE__OVERFLOW_CASE)
+#undef STROBE__OVERFLOW_CASE
+    default: return (const char *)0;
+  }
+}
+
+/* Events lost while recording, as the drain thread reports them at run time
+ * (at most once per second, and only while events are being lost). */
+typedef struct strobe_loss_report {
+  uint64_t lost;       /* events lost since the previous report */
+  uint64_t lost_total; /* events lost since the library loaded */
+  uint32_t threads;    /* threads that lost events since the previous report */
+  uint32_t overflow;   /* the strobe_overflow mode in force */
+} strobe_loss_report;
+/* Called on the drain thread; must not block for long nor record events (what it
+ * records while the drain runs is dropped when its ring is full). */
+typedef void (*strobe_loss_fn)(const strobe_loss_report *report, void *user);
+
 typedef struct strobe_desc {
   uint32_t ring_events;      /* events per thread ring, power of two, 1024..16777216; default 262144 (4 MiB) */
   uint32_t drain_interval_ms; /* how often the drain thread empties rings, 1..1000; default 2 */
+  uint32_t overflow;         /* strobe_overflow; default STROBE_OVERFLOW_DROP */
+  uint32_t ring_events_max;  /* GROW: the most events a ring grows to, power of two, ring_events..16777216;
+                              * default 4194304 (64 MiB), or ring_events when that is larger */
+  strobe_loss_fn on_loss;    /* run-time loss reports; NULL: one line on stderr, at most once a second */
+  void *on_loss_user;        /* passed to on_loss */
 } strobe_desc;
 
 STROBE_API int strobe_setup(const strobe_desc *desc);
@@ -269,6 +312,8 @@ typedef struct strobe_event_stats {
   uint64_t events_written; /* events stored into thread rings */
   uint64_t events_lost;    /* events dropped because a ring was full */
   uint32_t threads_seen;   /* threads that ever recorded */
+  uint32_t rings_grown;    /* STROBE_OVERFLOW_GROW: times a ring doubled */
+  uint64_t producer_waits; /* STROBE_OVERFLOW_WAIT: times a producer waited for the drain */
 } strobe_event_stats;
 STROBE_API strobe_event_stats strobe_query_event_stats(void);
 

@@ -135,7 +135,8 @@ struct strobe_flight_recorder {
   strobe_flight_recorder_desc desc; /* resolved; strings point at the copies below */
   char spike_site[SPIKE_SITE_MAX + 1];
   char spike_dir[SPIKE_DIR_MAX + 1];
-  double overhead_ns;
+  strobe__cost cost;              /* the calibration, for dump headers */
+  strobe__drain_cost drain_base;  /* the drain's cost when the recorder started */
   double ns_per_tick;
   strobe_misuse misuse_base;
 
@@ -671,7 +672,7 @@ static int write_dump(strobe_flight_recorder *fr, const snapshot *s, int fd) {
 
   strobe__writer *w = NULL;
   strobe__writer_desc wd = {"flight-recorder", fr->desc.flush_interval_ms, fr->desc.compression_level,
-                            fr->overhead_ns, fd_sink, &fd, NULL};
+                            fr->cost.scope_ns, fr->cost.event_ns, fd_sink, &fd, NULL};
   int rc = strobe__writer_create_at(&wd, first ? first : s->end_ticks, &w);
   if (!rc) {
     for (uint32_t id = 1; id < site_limit; id++) {
@@ -702,6 +703,7 @@ static int write_dump(strobe_flight_recorder *fr, const snapshot *s, int fd) {
   }
   if (!rc) {
     strobe_misuse m = strobe__misuse_since(&fr->misuse_base);
+    strobe__writer_drain_cost(w, strobe__drain_cost_since(&fr->drain_base)); /* since the recorder started: its dumps are windows of it */
     rc = strobe__writer_finish(w, s->end_ticks, &m);
   }
   strobe__writer_destroy(w);
@@ -866,11 +868,12 @@ int strobe_flight_recorder_start(const strobe_flight_recorder_desc *desc, strobe
   size_t step = page > 0 ? (size_t)page : 4096u;
   for (size_t i = 0; i < fr->cap; i += step) ((volatile uint8_t *)fr->mem)[i] = 0;
 
-  fr->overhead_ns = strobe__measure_overhead();
+  fr->cost = strobe__measure_cost();
+  fr->drain_base = strobe__drain_query_cost();
   fr->misuse_base = strobe_query_misuse();
   fr->last_flush = fr->last_clock = fr->prev_tick = strobe__now();
-  strobe__writer_desc wd = {"flight-recorder", d.flush_interval_ms, d.compression_level, fr->overhead_ns,
-                            ring_sink, fr, NULL};
+  strobe__writer_desc wd = {"flight-recorder", d.flush_interval_ms, d.compression_level, fr->cost.scope_ns,
+                            fr->cost.event_ns, ring_sink, fr, NULL};
   rc = strobe__writer_create(&wd, &fr->writer);
   if (rc) goto fail;
   if (fr->thr_ticks) {

@@ -43,6 +43,7 @@ struct strobe_recorder {
   uint64_t late_max;       /* longest gap between ticks lately (decays at each flush) */
   uint64_t cost_max;       /* longest flush lately (decays at each flush) */
   strobe_misuse misuse_base;
+  strobe__drain_cost drain_base; /* the drain's cost when recording started */
   int flush_requested;    /* atomic: strobe_record_flush asks the drain thread to flush */
   uint64_t bytes;         /* atomic mirror of the writer's count, for strobe_record_query_stats */
   int error;              /* atomic mirror of the writer's first error */
@@ -107,6 +108,7 @@ static void on_tick(void *ctx, uint64_t now) {
   strobe_recorder *r = ctx;
   if (now - r->last_clock >= r->clock_ticks) {
     strobe__writer_clock(r->writer, strobe__now(), strobe__mono_ns());
+    strobe__writer_drain_cost(r->writer, strobe__drain_cost_since(&r->drain_base));
     r->last_clock = now;
   }
   uint64_t gap = now - r->last_tick;
@@ -167,7 +169,9 @@ int strobe_record_start(const strobe_record_desc *desc, strobe_recorder **out) {
   r->clock_ticks = (uint64_t)((double)CLOCK_PAIR_NS / clk->ns_per_tick);
   r->last_flush = r->last_clock = r->last_tick = strobe__now();
   r->misuse_base = strobe_query_misuse();
-  strobe__writer_desc wd = {"file", flush_ms, level, strobe__measure_overhead(), file_sink, r, NULL};
+  strobe__cost cost = strobe__measure_cost();
+  r->drain_base = strobe__drain_query_cost();
+  strobe__writer_desc wd = {"file", flush_ms, level, cost.scope_ns, cost.event_ns, file_sink, r, NULL};
   rc = strobe__writer_create(&wd, &r->writer);
   if (rc) goto fail;
   r->consumer = (strobe__consumer){r, on_site, on_label, on_thread, on_lost, on_events, on_thread_end, on_tick};
@@ -201,6 +205,7 @@ int strobe_record_stop(strobe_recorder *r) {
   }
   strobe__mutex_unlock(&g_live_lock);
   strobe__consumer_remove(&r->consumer);
+  strobe__writer_drain_cost(r->writer, strobe__drain_cost_since(&r->drain_base));
   strobe_misuse m = strobe__misuse_since(&r->misuse_base);
   int rc = strobe__writer_finish(r->writer, strobe__now(), &m);
   if (close(r->fd) != 0 && rc == 0) rc = STROBE_EIO;

@@ -44,6 +44,17 @@ int strobe__consumer_add(strobe__consumer *c);
 void strobe__consumer_remove(strobe__consumer *c);
 /* Asks the drain thread for a pass soon. Safe from any thread, never blocks for long. */
 void strobe__drain_wake(void);
+/* The drain's cost since the library loaded (docs/recording.md, Cost): CPU
+ * time of the threads running passes (CLOCK_THREAD_CPUTIME_ID around each
+ * pass) and the events those passes delivered. Safe from any thread. */
+typedef struct strobe__drain_cost {
+  uint64_t cpu_ns;
+  uint64_t events;
+  uint64_t passes;
+} strobe__drain_cost;
+strobe__drain_cost strobe__drain_query_cost(void);
+/* The drain's cost since `base` (an earlier strobe__drain_query_cost()). */
+strobe__drain_cost strobe__drain_cost_since(const strobe__drain_cost *base);
 /* Runs one drain pass now, on the calling thread (tests, flush on demand). */
 void strobe__drain_now(void);
 /* 1 when the calling thread holds the drain lock. "The drain thread" is a

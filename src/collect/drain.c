@@ -6,12 +6,19 @@
  * label and thread metadata before the first event that needs it. Reaps the state
  * of threads that exited once their last events are delivered.
  *
- * Must never: make an instrumented thread wait (producers only ever signal
- * it), or call a consumer from any thread other than the one holding the
- * drain lock.
+ * Also owns the run-time loss reports (strobe_desc.on_loss, or a line on
+ * stderr), the wait of STROBE_OVERFLOW_WAIT producers, the end of a GROW
+ * swap (docs/recording.md, Overflow), and the drain's own CPU cost.
+ *
+ * Must never: make an instrumented thread wait unless its overflow mode
+ * asks for it (then only for a pass, never while that thread runs passes
+ * itself, and never longer than STROBE__WAIT_STALL_MS without one), or call
+ * a consumer from any thread other than the one holding the drain lock.
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -27,8 +34,110 @@ static uint32_t g_labels_delivered = 1;
 static strobe__mutex g_wake_lock = STROBE__MUTEX_INIT;
 static pthread_cond_t g_wake_cond;
 static int g_wake_flag;
+static pthread_cond_t g_pass_cond; /* broadcast, with g_wake_lock, when a pass completes */
+static uint64_t g_pass_gen;        /* passes completed; under g_wake_lock */
+static uint64_t g_stalled_gen = UINT64_MAX; /* g_pass_gen when a waiter last gave up; under g_wake_lock */
 static pthread_once_t g_start_once = PTHREAD_ONCE_INIT;
 static int g_started;
+static _Thread_local int tls_drain_role; /* this thread holds g_lock: it runs passes, so it must never wait for one */
+
+/* The drain's own cost (docs/recording.md, Cost): CPU time of the threads
+ * running passes, measured per pass with CLOCK_THREAD_CPUTIME_ID, and the
+ * events those passes delivered. Atomic: read by consumers and queries. */
+static uint64_t g_cost_cpu_ns, g_cost_events, g_cost_passes;
+static uint64_t g_pass_events; /* under g_lock: events delivered by the pass running */
+
+/* Run-time loss reports (strobe.h, strobe_loss_report): losses the passes
+ * saw and have not reported yet, under g_lock; reported by the drain
+ * thread alone, with no lock held, at most once per LOSS_REPORT_NS. */
+#define LOSS_REPORT_NS 1000000000ull
+static uint64_t g_loss_unreported, g_loss_total, g_loss_last_ns;
+static uint32_t g_loss_threads;
+
+static void drain_lock(void) {
+  strobe__mutex_lock(&g_lock);
+  tls_drain_role = 1;
+}
+
+static void drain_unlock(void) {
+  tls_drain_role = 0;
+  strobe__mutex_unlock(&g_lock);
+}
+
+static uint64_t clock_ns(clockid_t id) {
+  struct timespec ts;
+  clock_gettime(id, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void loss_seen(uint64_t n) {
+  g_loss_unreported += n;
+  g_loss_total += n;
+  g_loss_threads++;
+}
+
+/* Under g_lock: takes the report that is due now, if any. */
+static int loss_report_due(strobe_loss_report *r) {
+  if (!g_loss_unreported) return 0;
+  uint64_t now = clock_ns(CLOCK_MONOTONIC);
+  if (g_loss_last_ns && now - g_loss_last_ns < LOSS_REPORT_NS) return 0;
+  g_loss_last_ns = now;
+  *r = (strobe_loss_report){g_loss_unreported, g_loss_total, g_loss_threads, 0};
+  g_loss_unreported = 0;
+  g_loss_threads = 0;
+  return 1;
+}
+
+/* On the drain thread, no lock held: the application's callback, or one line on stderr. */
+static void loss_report(strobe_loss_report *r) {
+  strobe_desc d = strobe_query_desc();
+  r->overflow = d.overflow;
+  if (d.on_loss) {
+    d.on_loss(r, d.on_loss_user);
+    return;
+  }
+  const char *why = r->overflow == STROBE_OVERFLOW_GROW   ? "at ring_events_max"
+                    : r->overflow == STROBE_OVERFLOW_WAIT ? "and the drain could not be waited for (stuck, or on this thread)"
+                                                          : "(STROBE_OVERFLOW_GROW or _WAIT, or a larger ring_events, keeps them)";
+  fprintf(stderr, "strobe: %llu events lost (%llu in all) on %u thread(s): rings full with overflow=%s %s; "
+          "docs/recording.md, Overflow\n",
+          (unsigned long long)r->lost, (unsigned long long)r->lost_total, r->threads, strobe_overflow_name(r->overflow),
+          why);
+}
+
+strobe__drain_cost strobe__drain_query_cost(void) {
+  return (strobe__drain_cost){__atomic_load_n(&g_cost_cpu_ns, __ATOMIC_RELAXED),
+                              __atomic_load_n(&g_cost_events, __ATOMIC_RELAXED),
+                              __atomic_load_n(&g_cost_passes, __ATOMIC_RELAXED)};
+}
+
+strobe__drain_cost strobe__drain_cost_since(const strobe__drain_cost *base) {
+  strobe__drain_cost d = strobe__drain_query_cost();
+  return (strobe__drain_cost){d.cpu_ns - base->cpu_ns, d.events - base->events, d.passes - base->passes};
+}
+
+/* STROBE_OVERFLOW_WAIT (probe.h >>wake): waits for the next completed pass. */
+static int drain_wait(void) {
+  if (tls_drain_role || !__atomic_load_n(&g_started, __ATOMIC_ACQUIRE)) return 0;
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  ts.tv_nsec += (long)STROBE__WAIT_STALL_MS % 1000 * 1000000L;
+  ts.tv_sec += STROBE__WAIT_STALL_MS / 1000 + ts.tv_nsec / 1000000000L;
+  ts.tv_nsec %= 1000000000L;
+  strobe__mutex_lock(&g_wake_lock);
+  uint64_t gen = g_pass_gen;
+  int passed = 0, waited = gen != g_stalled_gen;
+  if (waited) { /* a drain known stuck since this pass is not waited for again */
+    __atomic_store_n(&g_wake_flag, 1, __ATOMIC_RELAXED);
+    pthread_cond_signal(&g_wake_cond);
+    while (g_pass_gen == gen)
+      if (strobe__cond_timedwait(&g_pass_cond, &g_wake_lock, &ts) == ETIMEDOUT) break;
+    passed = g_pass_gen != gen;
+    if (!passed) g_stalled_gen = gen;
+  }
+  strobe__mutex_unlock(&g_wake_lock);
+  return passed ? 1 : waited ? -1 : 0;
+}
 
 /* No consumer: wake rarely, just to discard stray events and reap exited threads. */
 #define IDLE_INTERVAL_MS 200u
@@ -176,6 +285,33 @@ static void deliver_run(strobe__tstate *t, strobe__event *e, strobe__event *end)
   g_labels_delivered = nlabels;
   for (int i = 0; i < g_nconsumers; i++) g_consumers[i]->events(g_consumers[i]->ctx, t->index, e, (size_t)(end - e));
   __atomic_store_n(&t->drained, t->drained + (uint64_t)(end - e), __ATOMIC_RELAXED);
+  g_pass_events += (uint64_t)(end - e);
+}
+
+/* GROW swaps (probe.h, `retire`): delivers the rest of each old ring,
+ * frees it and moves to the next. Returns the end to read the newest ring
+ * up to: the snapshot when it lies there, else (it was taken before the
+ * last swap) that ring's start, so nothing more this pass. */
+static strobe__event *finish_retired(strobe__tstate *t, strobe__event *end) {
+  for (; t->retired_done < t->snap_retired; t->retired_done++) {
+    const __typeof__(t->retire[0]) *r = &t->retire[t->retired_done];
+    strobe__event *read = t->read;
+    if (r->final < read) { /* the old ring had wrapped */
+      deliver_run(t, read, r->wrap_at);
+      read = t->dring;
+    }
+    deliver_run(t, read, r->final);
+    STROBE_ASSERT(t->dring == r->ring);
+    t->dring = r->next;
+    t->dring_end = r->next_end;
+    /* `read` moves before the old ring is freed: were it left pointing
+     * there, a ring the producer allocates later could reuse that memory
+     * and mistake the stale position for one of its own (drain_pos). */
+    __atomic_store_n(&t->read, t->dring, __ATOMIC_RELEASE);
+    free(r->ring);
+  }
+  uintptr_t e = (uintptr_t)end;
+  return e >= (uintptr_t)t->dring && e <= (uintptr_t)t->dring_end ? end : t->dring;
 }
 
 /* One pass over every thread. Called with g_lock held. The thread list lock
@@ -186,12 +322,15 @@ static void deliver_run(strobe__tstate *t, strobe__event *e, strobe__event *end)
  * front of the head taken here. */
 static void pass(void) {
   STROBE_ASSERT(strobe__mutex_held(&g_lock));
+  uint64_t cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+  g_pass_events = 0;
   strobe__threads_lock();
   strobe__tstate *head = strobe__threads_head();
   /* `exited` before `cur`, so that an exited thread's snapshot is final. */
   for (strobe__tstate *t = head; t; t = t->next) {
     t->snap_exited = __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE);
     t->snap_cur = __atomic_load_n(&t->hot.cur, __ATOMIC_ACQUIRE);
+    t->snap_retired = __atomic_load_n(&t->retired, __ATOMIC_ACQUIRE); /* after the cursor (probe.h) */
     if (!t->announced || t->snap_name_gen != t->name_gen) {
       memcpy(t->snap_name, t->name, sizeof t->snap_name);
       t->snap_name_gen = t->name_gen;
@@ -209,12 +348,15 @@ static void pass(void) {
     uint64_t lost = __atomic_load_n(&t->lost, __ATOMIC_RELAXED);
     if (lost != t->lost_seen) {
       for (int i = 0; i < g_nconsumers; i++) g_consumers[i]->lost(g_consumers[i]->ctx, t->index, lost);
+      loss_seen(lost - t->lost_seen);
       t->lost_seen = lost;
     }
     strobe__event *read = t->read, *end = t->snap_cur;
+    if (t->snap_retired != t->retired_done) end = finish_retired(t, end);
+    read = t->read;
     if (end < read) { /* the producer wrapped */
       deliver_run(t, read, __atomic_load_n(&t->wrap_at, __ATOMIC_RELAXED));
-      read = t->ring;
+      read = t->dring;
     }
     deliver_run(t, read, end);
     __atomic_store_n(&t->read, end, __ATOMIC_RELEASE);
@@ -243,16 +385,29 @@ static void pass(void) {
   }
   uint64_t now = strobe__now();
   for (int i = 0; i < g_nconsumers; i++) g_consumers[i]->tick(g_consumers[i]->ctx, now);
+
+  __atomic_fetch_add(&g_cost_cpu_ns, clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0, __ATOMIC_RELAXED);
+  __atomic_fetch_add(&g_cost_events, g_pass_events, __ATOMIC_RELAXED);
+  __atomic_fetch_add(&g_cost_passes, 1, __ATOMIC_RELAXED);
+  if (__atomic_load_n(&g_started, __ATOMIC_ACQUIRE)) { /* waiters (drain_wait) need the condition */
+    strobe__mutex_lock(&g_wake_lock);
+    g_pass_gen++;
+    pthread_cond_broadcast(&g_pass_cond);
+    strobe__mutex_unlock(&g_wake_lock);
+  }
 }
 
 static void *drain_main(void *arg) {
   (void)arg;
   uint32_t interval = strobe_query_desc().drain_interval_ms;
   for (;;) {
-    strobe__mutex_lock(&g_lock);
+    drain_lock();
     pass();
     uint32_t wait_ms = g_nconsumers ? interval : IDLE_INTERVAL_MS;
-    strobe__mutex_unlock(&g_lock);
+    strobe_loss_report loss;
+    int report = loss_report_due(&loss);
+    drain_unlock();
+    if (report) loss_report(&loss);
 
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -274,6 +429,7 @@ static void start_once(void) {
   pthread_condattr_init(&ca);
   pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
   pthread_cond_init(&g_wake_cond, &ca);
+  pthread_cond_init(&g_pass_cond, &ca);
   pthread_condattr_destroy(&ca);
   pthread_t th;
   pthread_attr_t attr;
@@ -281,7 +437,8 @@ static void start_once(void) {
   pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
   if (pthread_create(&th, &attr, drain_main, NULL) == 0) {
     __atomic_store_n(&g_started, 1, __ATOMIC_RELEASE);
-    strobe__probe_set_wake(strobe__drain_wake); /* the probe's slow paths call up only through this */
+    strobe__probe_set_wake(strobe__drain_wake); /* the probe's slow paths call up only through these */
+    strobe__probe_set_wait(drain_wait);
   }
   pthread_attr_destroy(&attr);
 }
@@ -289,9 +446,9 @@ static void start_once(void) {
 int strobe__consumer_add(strobe__consumer *c) {
   pthread_once(&g_start_once, start_once);
   if (!__atomic_load_n(&g_started, __ATOMIC_ACQUIRE)) return STROBE_ENOMEM;
-  strobe__mutex_lock(&g_lock);
+  drain_lock();
   if (g_nconsumers == STROBE__MAX_CONSUMERS) {
-    strobe__mutex_unlock(&g_lock);
+    drain_unlock();
     return STROBE_ELIMIT;
   }
   /* Events already in the rings belong to the consumers that were active
@@ -306,7 +463,7 @@ int strobe__consumer_add(strobe__consumer *c) {
   strobe__threads_unlock();
   g_consumers[g_nconsumers++] = c;
   __atomic_fetch_or(&strobe__active, STROBE__ACTIVE_EVENTS, __ATOMIC_RELAXED);
-  strobe__mutex_unlock(&g_lock);
+  drain_unlock();
   /* The drain thread may be in its idle wait (IDLE_INTERVAL_MS, chosen when
    * there was no consumer): the newcomer's first events must not wait that
    * long (docs/recording.md §Crash loss). */
@@ -315,7 +472,7 @@ int strobe__consumer_add(strobe__consumer *c) {
 }
 
 void strobe__consumer_remove(strobe__consumer *c) {
-  strobe__mutex_lock(&g_lock);
+  drain_lock();
   pass();
   for (int i = 0; i < g_nconsumers; i++) {
     if (g_consumers[i] == c) {
@@ -324,7 +481,7 @@ void strobe__consumer_remove(strobe__consumer *c) {
     }
   }
   if (g_nconsumers == 0) __atomic_fetch_and(&strobe__active, ~STROBE__ACTIVE_EVENTS, __ATOMIC_RELAXED);
-  strobe__mutex_unlock(&g_lock);
+  drain_unlock();
 }
 
 #ifdef STROBE_DEBUG_ASSERTS
@@ -332,7 +489,7 @@ int strobe__drain_held(void) { return strobe__mutex_held(&g_lock); }
 #endif
 
 void strobe__drain_now(void) {
-  strobe__mutex_lock(&g_lock);
+  drain_lock();
   pass();
-  strobe__mutex_unlock(&g_lock);
+  drain_unlock();
 }

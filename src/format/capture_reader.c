@@ -361,9 +361,12 @@ static int header_field(strobe_capture_header *h, uint16_t tag, const uint8_t *v
   size_t want = 0;
   switch (tag) {
     case STROBE__TAG_CLOCK_INVARIANT:
+    case STROBE__TAG_OVERFLOW:
     case STROBE__TAG_ASSERTIONS: want = 1; break;
     case STROBE__TAG_RING_EVENTS:
+    case STROBE__TAG_RING_EVENTS_MAX:
     case STROBE__TAG_FLUSH_MS: want = 4; break;
+    case STROBE__TAG_EVENT_COST_NS:
     case STROBE__TAG_NS_PER_TICK:
     case STROBE__TAG_EPOCH_TICKS:
     case STROBE__TAG_EPOCH_MONO_NS:
@@ -393,6 +396,9 @@ static int header_field(strobe_capture_header *h, uint16_t tag, const uint8_t *v
     case STROBE__TAG_RING_EVENTS: h->ring_events = (uint32_t)u; break;
     case STROBE__TAG_FLUSH_MS: h->flush_interval_ms = (uint32_t)u; break;
     case STROBE__TAG_KIND: copy_field_str(h->kind, sizeof h->kind, v, n); break;
+    case STROBE__TAG_EVENT_COST_NS: h->event_cost_ns = d; break;
+    case STROBE__TAG_OVERFLOW: h->overflow = (uint32_t)u; break;
+    case STROBE__TAG_RING_EVENTS_MAX: h->ring_events_max = (uint32_t)u; break;
     default: break;
   }
   return 0;
@@ -621,6 +627,15 @@ static int start_block(strobe_capture *c, uint8_t type, strobe_capture_record *r
       return 0;
     case STROBE__BLK_THREAD_END: return block_thread_end(c, rec);
     case STROBE__BLK_CLOCK: return 0; /* calibration pairs are not used yet */
+    case STROBE__BLK_DRAIN: {
+      uint64_t cpu_ns = strobe__cur_varint(&c->cur);
+      uint64_t events = strobe__cur_varint(&c->cur);
+      int r = payload_done(&c->cur);
+      if (r) return r;
+      c->totals.drain_cpu_ns = cpu_ns; /* cumulative: the last block is the figure */
+      c->totals.drain_events = events;
+      return 0;
+    }
     case STROBE__BLK_LOST: return block_lost(c, rec);
     case STROBE__BLK_FOOTER: {
       int r = block_footer(c);

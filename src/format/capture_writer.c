@@ -155,8 +155,9 @@ static void write_header(strobe__writer *w) {
   const strobe__header_facts *x = w->desc.facts;
   if (!x) {
     if (uname(&u) != 0) strcpy(u.machine, "unknown");
+    strobe_desc d = strobe_query_desc();
     own = (strobe__header_facts){*strobe__clock(), w->start_ticks ? w->start_ticks : strobe__now(), u.machine,
-                                 STROBE__ASSERTIONS, (uint64_t)getpid(), strobe_query_desc().ring_events};
+                                 STROBE__ASSERTIONS, (uint64_t)getpid(), d.ring_events, d.overflow, d.ring_events_max};
     x = &own;
   }
   strobe__buf f = {0};
@@ -176,6 +177,9 @@ static void write_header(strobe__writer *w) {
   field_u64(&f, STROBE__TAG_PID, x->pid);
   field_u32(&f, STROBE__TAG_RING_EVENTS, x->ring_events);
   field_u32(&f, STROBE__TAG_FLUSH_MS, w->desc.flush_interval_ms);
+  field_f64(&f, STROBE__TAG_EVENT_COST_NS, w->desc.event_cost_ns);
+  field_u8(&f, STROBE__TAG_OVERFLOW, (uint8_t)x->overflow);
+  field_u32(&f, STROBE__TAG_RING_EVENTS_MAX, x->ring_events_max);
 
   strobe__buf h = {0};
   strobe__buf_put(&h, STROBE__MAGIC, STROBE__MAGIC_LEN);
@@ -466,6 +470,13 @@ void strobe__writer_events(strobe__writer *w, uint32_t index, const strobe__even
 void strobe__writer_thread_end(strobe__writer *w, uint32_t index) {
   wthread *t = thread_slot(w, index);
   if (t) t->ended = 1;
+}
+
+void strobe__writer_drain(strobe__writer *w, uint64_t cpu_ns, uint64_t events) {
+  w->raw.len = 0;
+  strobe__buf_varint(&w->raw, cpu_ns);
+  strobe__buf_varint(&w->raw, events);
+  frame_into(w, &w->meta, STROBE__BLK_DRAIN, w->raw.data, w->raw.len);
 }
 
 void strobe__writer_clock(strobe__writer *w, uint64_t ticks, uint64_t mono_ns) {

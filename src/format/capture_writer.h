@@ -28,13 +28,16 @@ typedef struct strobe__header_facts {
   int assertions;
   uint64_t pid;
   uint32_t ring_events;
+  uint32_t overflow;        /* strobe_overflow */
+  uint32_t ring_events_max;
 } strobe__header_facts;
 
 typedef struct strobe__writer_desc {
   const char *kind;             /* "file", "flight-recorder", "stream" */
   uint32_t flush_interval_ms;   /* recorded in the header */
   int compression_level;        /* zstd level */
-  double overhead_per_scope_ns; /* recorded in the header */
+  double overhead_per_scope_ns; /* recorded in the header: the calibration's ns per scope */
+  double event_cost_ns;         /* recorded in the header: the calibration's ns per event */
   strobe__sink_fn sink;
   void *sink_ctx;
   const strobe__header_facts *facts; /* NULL: this process's */
@@ -55,6 +58,14 @@ void strobe__writer_thread(strobe__writer *w, uint32_t index, uint64_t os_tid, c
 void strobe__writer_lost(strobe__writer *w, uint32_t index, uint64_t lost);
 void strobe__writer_events(strobe__writer *w, uint32_t index, const strobe__event *ev, size_t n);
 void strobe__writer_thread_end(strobe__writer *w, uint32_t index);
+/* The drain's CPU time and the events it drained since the capture started
+ * (docs/capture-format.md, DRAIN): readers keep the last one. */
+void strobe__writer_drain(strobe__writer *w, uint64_t cpu_ns, uint64_t events);
+#define strobe__writer_drain_cost(w, cost) \
+  do {                                      \
+    strobe__drain_cost c_ = (cost);         \
+    strobe__writer_drain((w), c_.cpu_ns, c_.events); \
+  } while (0)
 /* A calibration pair for readers that want to check drift. */
 void strobe__writer_clock(strobe__writer *w, uint64_t ticks, uint64_t mono_ns);
 /* Writes every pending block. Returns 0 or the first sink error (sticky). */

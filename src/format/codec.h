@@ -36,7 +36,10 @@ enum {
   STROBE__TAG_PID = 13,
   STROBE__TAG_RING_EVENTS = 14,
   STROBE__TAG_FLUSH_MS = 15,
-  STROBE__TAG_KIND = 16
+  STROBE__TAG_KIND = 16,
+  STROBE__TAG_EVENT_COST_NS = 17,
+  STROBE__TAG_OVERFLOW = 18,
+  STROBE__TAG_RING_EVENTS_MAX = 19
 };
 
 /* Block types (docs/capture-format.md, Blocks): the one table. A reader
@@ -51,7 +54,8 @@ enum {
   X(LOST, 6)                   \
   X(FOOTER, 7)                 \
   X(OPS, 8)    /* operation events of one thread; readers before it skip the block */ \
-  X(LABELS, 9) /* window ids and operation counter names, by id */
+  X(LABELS, 9) /* window ids and operation counter names, by id */ \
+  X(DRAIN, 10) /* the drain's CPU time and events since the capture started; readers before it skip it */
 
 enum {
 #define STROBE__BLK_ENUM(name, type) STROBE__BLK_##name = type,

@@ -1,9 +1,9 @@
 /*
  * probe.h — the probe layer's internal interface: per-thread state behind
  * the hot path (each thread's ring and scope stack), the site registry, the
- * thread list, misuse counts and the self-measured overhead. The layers
- * above it (collect, and the consumers for the registry and the overhead
- * figure) include this header; the probe never includes theirs
+ * thread list, misuse counts and the calibrated cost per event. The layers
+ * above it (collect, and the consumers for the registry and the cost
+ * figures) include this header; the probe never includes theirs
  * (docs/layers.md).
  *
  * Threading: a thread's ring has one producer (its owner) and one consumer
@@ -28,6 +28,7 @@
 
 #define STROBE__MAX_CUMULATIVE 16 /* loop accumulators open at once per thread */
 #define STROBE__THREAD_NAME_MAX 64
+#define STROBE__MAX_GROWS 15 /* doublings from the smallest ring (1024) to the largest (16777216) is 14 */
 
 typedef struct strobe__cumulative {
   uint32_t site;  /* site id */
@@ -47,8 +48,20 @@ typedef struct strobe__cumulative {
  * `wrap_at` is enough. */
 typedef struct strobe__tstate {
   strobe__thread hot;
-  strobe__event *ring, *ring_end;
-  uint64_t ring_events;   /* capacity */
+  strobe__event *ring, *ring_end; /* the producer's ring; stored atomically when it grows (in_ring reads them) */
+  uint64_t ring_events;   /* capacity; atomic store when it grows */
+  uint32_t overflow;      /* strobe_overflow, as set up when the thread attached */
+  uint32_t ring_events_max; /* GROW's bound */
+  /* GROW (docs/recording.md, Overflow): the rings the producer left for
+   * bigger ones, in order. The producer fills retire[retired] and then
+   * bumps `retired` (release) before it publishes a cursor in the new ring;
+   * the drain reads each old ring up to `final` (through `wrap_at` when it
+   * had wrapped), frees it and moves `read` to the next. A ring only
+   * doubles, so a thread swaps at most STROBE__MAX_GROWS times. */
+  struct {
+    strobe__event *ring, *final, *wrap_at, *next, *next_end;
+  } retire[STROBE__MAX_GROWS];
+  uint32_t retired;       /* atomic: swaps so far */
   strobe__event *read;    /* drain's position; release-stored by the drain, acquire-loaded by the producer */
   strobe__event *wrap_at; /* atomic (relaxed): where the producer last wrapped; ordered by hot.cur's release */
   uint32_t index;         /* 0-based, in order of first event; names the thread in captures */
@@ -67,6 +80,9 @@ typedef struct strobe__tstate {
   int announced;          /* consumers have seen this thread */
   int snap_exited;        /* `exited` as of this pass */
   strobe__event *snap_cur; /* `hot.cur` as of this pass */
+  uint32_t snap_retired;  /* `retired` as of this pass, loaded after snap_cur */
+  uint32_t retired_done;  /* swaps whose old ring the drain has read and freed */
+  strobe__event *dring, *dring_end; /* the ring the drain reads (the producer's, but for a GROW swap in flight) */
   uint64_t lost_seen;     /* `lost` as last delivered */
   char snap_name[STROBE__THREAD_NAME_MAX]; /* `name` as of this pass */
   uint32_t snap_name_gen; /* `name_gen` as of this pass */
@@ -160,10 +176,19 @@ void strobe__threads_unlink(strobe__tstate *t); /* with the lock held */
  * capture that started at `base` reports in its footer. */
 strobe_misuse strobe__misuse_since(const strobe_misuse *base);
 
-/* >>overhead */
-/* Measures the per-scope cost of recording on the calling thread with a
- * private scratch ring (at most ~1 ms); returns nanoseconds per begin+end pair. */
-double strobe__measure_overhead(void);
+/* >>cost */
+/* The producer's cost of recording (docs/recording.md, Cost), calibrated on
+ * the calling thread the first time (a few ms: a mixed sequence of scopes,
+ * values, counters and gauges through a scratch ring of the real ring's
+ * size), then the same figures for the life of the process. All 0 when it
+ * could not be measured (no memory, the site registry full, profiling
+ * compiled out). */
+typedef struct strobe__cost {
+  double event_ns;         /* ns per event on the recording thread */
+  double scope_ns;         /* ns per scope, its share of the values and counters included */
+  double events_per_scope; /* of the calibration's mix */
+} strobe__cost;
+strobe__cost strobe__measure_cost(void);
 
 /* >>wake */
 /* The probe asks for a drain pass (a ring passed its middle, events were
@@ -172,5 +197,16 @@ double strobe__measure_overhead(void);
  * collect by name. NULL (no drain yet) makes the request a no-op. Safe from
  * any thread; `wake` must never block for long. */
 void strobe__probe_set_wake(void (*wake)(void));
+/* STROBE_OVERFLOW_WAIT: a producer whose ring is full waits for a drain pass
+ * through this hook (installed with the wake hook). It returns 1 once a pass
+ * completed after the call; 0 at once, without waiting, when waiting could
+ * deadlock or never end: the caller itself runs drain passes (a consumer
+ * recording), no drain thread runs, or the drain is known stuck since its
+ * last pass; -1 when no pass completed within STROBE__WAIT_STALL_MS (the
+ * drain is stuck, perhaps on a lock the caller holds: later waiters do not
+ * wait for it until it passes again). Otherwise than on 1 the event is
+ * dropped and counted. NULL (no drain yet) means 0. */
+#define STROBE__WAIT_STALL_MS 1000
+void strobe__probe_set_wait(int (*wait)(void));
 
 #endif

@@ -243,7 +243,7 @@ void strobe_collector_gauge_set(strobe_collector *c, const char *name, double va
 
 double strobe_collector_measure_overhead(strobe_collector *c) {
   if (!c) return 0.0;
-  double ns = strobe__measure_overhead();
+  double ns = strobe__measure_cost().scope_ns;
   strobe__mutex_lock(&c->lock);
   c->overhead_ns = ns;
   strobe__mutex_unlock(&c->lock);

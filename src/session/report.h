@@ -37,6 +37,10 @@ struct strobe_report {
   uint64_t epoch;
   double ns_per_tick;
   double overhead_ns;
+  double event_cost_ns;            /* the calibration's ns per event; 0 when not measured */
+  uint64_t drain_cpu_ns, drain_events; /* the drain's cost while the session ran */
+  uint64_t events_lost;            /* ring events this process lost while the session ran */
+  uint32_t overflow;               /* strobe_desc.overflow */
   uint64_t completed, dropped, boundary_excluded, devtools_excluded, untracked_windows;
   uint64_t interleaved, kind_excluded, idle;
   uint64_t kind_completed[5];

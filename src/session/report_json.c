@@ -72,6 +72,20 @@ static void write_head(strobe__json *j, const strobe_report *r) {
   strobe__json_str(j, "status_note", status_note(st));
 }
 
+/* First, because every consumer of events misses what was lost; the
+ * report's own samples never pass through the rings (operations feed
+ * sessions directly), so the loss is the captures', said here all the same. */
+static void write_loss(strobe__json *j, const strobe_report *r) {
+  strobe__json_object(j, "loss");
+  strobe__json_uint(j, "events_lost", r->events_lost);
+  const char *mode = strobe_overflow_name(r->overflow);
+  strobe__json_str(j, "overflow", mode ? mode : "?");
+  strobe__json_str(j, "note",
+                   "ring events this process lost while the session ran: captures, flight recorder and live streams "
+                   "miss them; this report's samples come from operations directly and are complete");
+  strobe__json_end(j);
+}
+
 static void write_units(strobe__json *j) {
   strobe__json_object(j, "units");
   strobe__json_str(j, "durations", "milliseconds");
@@ -647,6 +661,17 @@ static void write_overhead(strobe__json *j, const strobe_report *r) {
     strobe__json_num(j, "overhead_per_scope_ns", r->overhead_ns, 2);
   else
     strobe__json_null(j, "overhead_per_scope_ns");
+  strobe__json_object(j, "cost");
+  if (r->event_cost_ns > 0)
+    strobe__json_num(j, "event_ns", r->event_cost_ns, 2);
+  else
+    strobe__json_null(j, "event_ns");
+  if (r->drain_events)
+    strobe__json_num(j, "drain_ns_per_event", (double)r->drain_cpu_ns / (double)r->drain_events, 2);
+  else
+    strobe__json_null(j, "drain_ns_per_event");
+  strobe__json_uint(j, "drain_events", r->drain_events);
+  strobe__json_end(j);
 }
 
 /* Run metadata the application set (strobe_collector_set_run_info). */
@@ -688,6 +713,7 @@ int strobe_report_json(const strobe_report *r, char **json, size_t *len) {
   strobe__json j = {0};
   strobe__json_object(&j, NULL);
   write_head(&j, r);
+  write_loss(&j, r);
   write_units(&j);
   write_session(&j, r);
   write_counts(&j, r, base);

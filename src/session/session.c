@@ -182,6 +182,9 @@ int strobe_session_start(strobe_collector *c, const strobe_session_desc *opts, c
   int measure = c->overhead_ns == 0.0;
   strobe__mutex_unlock(&c->lock);
   if (measure) strobe_collector_measure_overhead(c);
+  /* Outside the collector's lock: both take locks of the layers below. */
+  uint64_t lost_base = strobe_query_event_stats().events_lost;
+  strobe__drain_cost drain_base = strobe__drain_query_cost();
   strobe__sample **ring = calloc(o.max_samples, sizeof *ring);
   strobe__app_record **app_ring = calloc(max_app, sizeof *app_ring);
   if (!ring || !app_ring) {
@@ -212,6 +215,8 @@ int strobe_session_start(strobe_collector *c, const strobe_session_desc *opts, c
     s->created = s->start;
     s->ring = ring;
     s->app_ring = app_ring;
+    s->events_lost_base = lost_base;
+    s->drain_base = drain_base;
     ring = NULL;
     app_ring = NULL;
     __atomic_store_n(&c->nactive, c->nactive + 1, __ATOMIC_RELAXED);
@@ -249,6 +254,14 @@ static strobe_report *snapshot(strobe_collector *c, const strobe__session *s, ui
   r->epoch = c->epoch;
   r->ns_per_tick = strobe__clock()->ns_per_tick; /* calibrated by the caller, outside the lock */
   r->overhead_ns = c->overhead_ns;
+  /* The cost figures and the loss while it ran (docs/recording.md, Cost
+   * and Overflow); the calibration is the process's, measured at its start. */
+  r->event_cost_ns = strobe__measure_cost().event_ns;
+  strobe__drain_cost drain = strobe__drain_cost_since(&s->drain_base);
+  r->drain_cpu_ns = drain.cpu_ns;
+  r->drain_events = drain.events;
+  r->events_lost = strobe_query_event_stats().events_lost - s->events_lost_base;
+  r->overflow = strobe_query_desc().overflow;
   r->completed = s->completed;
   r->dropped = s->dropped;
   r->boundary_excluded = s->boundary_excluded;

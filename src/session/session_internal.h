@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "collect/collect.h"
 #include "platform/invariant.h"
 #include "strobe/session.h"
 
@@ -169,6 +170,8 @@ typedef struct strobe__session {
   strobe__app_record **app_ring;  /* max_app */
   uint32_t app_head, app_count;
   strobe__app_counts app;
+  uint64_t events_lost_base;      /* strobe_query_event_stats().events_lost at start */
+  strobe__drain_cost drain_base;  /* the drain's cost at start (docs/recording.md, Cost) */
 } strobe__session;
 
 typedef struct strobe__ended_id {

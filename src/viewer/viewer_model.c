@@ -881,7 +881,7 @@ static json_t *jstr(const char *s) {
 }
 
 static json_t *header_json(const strobe_capture_header *h) {
-  return json_pack("{s:i,s:o,s:o,s:b,s:o,s:I,s:I,s:o,s:o,s:o,s:o,s:o,s:b,s:I,s:I,s:I}", "version", (int)h->version,
+  json_t *o = json_pack("{s:i,s:o,s:o,s:b,s:o,s:I,s:I,s:o,s:o,s:o,s:o,s:o,s:b,s:I,s:I,s:I}", "version", (int)h->version,
                    "kind", jstr(h->kind), "clock_source", jstr(h->clock_source), "clock_invariant", h->clock_invariant,
                    "ns_per_tick", num_or_null(h->ns_per_tick), "epoch_ticks", (json_int_t)h->epoch_ticks,
                    "epoch_mono_ns", (json_int_t)h->epoch_mono_ns, "overhead_per_scope_ns",
@@ -889,6 +889,12 @@ static json_t *header_json(const strobe_capture_header *h) {
                    "arch", jstr(h->arch), "features", jstr(h->features), "assertions", h->assertions, "pid",
                    (json_int_t)h->pid, "ring_events", (json_int_t)h->ring_events, "flush_interval_ms",
                    (json_int_t)h->flush_interval_ms);
+  /* The calibrated cost per event (0 from writers before it: null) and the overflow mode. */
+  json_object_set_new(o, "event_cost_ns", h->event_cost_ns > 0 ? json_real(h->event_cost_ns) : json_null());
+  const char *overflow = strobe_overflow_name(h->overflow);
+  json_object_set_new(o, "overflow", overflow ? json_string(overflow) : json_null());
+  json_object_set_new(o, "ring_events_max", json_integer((json_int_t)h->ring_events_max));
+  return o;
 }
 
 static json_t *tables_json(const strobe__vmodel *m) {
@@ -1004,11 +1010,12 @@ static json_t *totals_json(const strobe_capture_totals *tt) {
 #define MISUSE(name) json_object_set_new(misuse, #name, json_integer((json_int_t)tt->misuse.name));
   STROBE_MISUSE_MAP(MISUSE)
 #undef MISUSE
-  return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b,s:b,s:o}", "blocks", (json_int_t)tt->blocks, "events",
+  return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b,s:b,s:o,s:I,s:I}", "blocks", (json_int_t)tt->blocks, "events",
                    (json_int_t)tt->events, "scopes", (json_int_t)tt->scopes, "lost", (json_int_t)tt->lost,
                    "orphan_ends", (json_int_t)tt->orphan_ends, "unfinished", (json_int_t)tt->unfinished,
                    "lost_scopes", (json_int_t)tt->lost_scopes, "footer", tt->footer, "cut_short", tt->cut_short,
-                   "misuse", misuse);
+                   "misuse", misuse, "drain_cpu_ns", (json_int_t)tt->drain_cpu_ns, "drain_events",
+                   (json_int_t)tt->drain_events);
 }
 
 /* What the model holds of it: totals, read error, the span cut, and how

@@ -104,6 +104,10 @@ def case_info():
     h = j["header"]
     check(h["clock_source"] == "monotonic" and h["ns_per_tick"] == 1.0 and h["kind"] == "file", f"header {h}")
     check(h["version"] == 2 and h["os"] == "linux" and h["pid"] == 4242 and h["ring_events"] == 262144, f"header {h}")
+    # The two cost figures: the writer's calibration, and the drain's CPU per event from its DRAIN block.
+    check(h["event_cost_ns"] == 8.6 and h["overflow"] == "drop", f"header {h}")
+    check(h["drain"]["cpu_ns"] == 2600 and h["drain"]["events"] == 1300 and h["drain"]["ns_per_event"] == 2.0,
+          f"drain {h['drain']}")
     th = {t["name"]: t for t in j["threads"]}
     check(th["main"]["events"] == 1050 and th["main"]["ended"] and th["main"]["tid"] == 1000, f"main {th['main']}")
     check(th["worker"]["events"] == 250 and not th["worker"]["ended"], f"worker {th['worker']}")
@@ -187,6 +191,15 @@ def case_report():
     check(site(j, "job")["count"] == 49, "the job whose END was lost is not counted")
     out, _ = run("report", unf, "--thread", "worker")
     check("1 unfinished scopes" in out, out)
+    # Loss is said in the first lines, before any figure that misses it; a capture without loss has no such line.
+    lossy = [l for l in out.splitlines()[:4] if re.search(r"\b4 events lost\b", l, re.I)]
+    check(len(lossy) == 1, f"the loss is not in the first lines:\n{out}")
+    out, _ = run("report", capture("base"))
+    check(not [l for l in out.splitlines() if re.search(r"events lost\b", l, re.I)], f"a loss line without loss:\n{out}")
+    out, _ = run("info", unf)
+    check([l for l in out.splitlines()[:4] if re.search(r"\b4 events lost\b", l, re.I)], f"info: loss not first:\n{out}")
+    j, _ = run_json("report", unf)
+    check(j["overhead"]["event_ns"] == 8.6 and j["overhead"]["drain_ns_per_event"] == 2.0, f"cost {j['overhead']}")
     # A program without frames (no marks, no operations): no frame rate at all, in text or JSON.
     for path, argv in ((unf, ["--thread", "worker"]), (capture("frameless", "--no-marks"), [])):
         j, _ = run_json("report", path, *argv)

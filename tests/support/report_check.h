@@ -157,6 +157,8 @@ static inline void rc_content_free(json_t *v, const char *key, const char *paren
     ok = rc_matches("^(complete|empty|unfinished|partial)$", s);
   else if (!strcmp(key, "state"))
     ok = rc_matches("^(in_flight|stalled|no_baseline)$", s);
+  else if (!strcmp(key, "overflow"))
+    ok = rc_matches("^(drop|grow|wait)$", s); /* strobe_overflow_name */
   else if (!strcmp(key, "lane"))
     ok = rc_matches("^(ui|worker)$", s);
   else if (!strcmp(key, "what"))

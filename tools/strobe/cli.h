@@ -99,6 +99,27 @@ int cli_finish_read(cli_input *in);
  * the reader's error text. */
 const char *cli_end_state(const cli_input *in);
 
+/* The cost figures of a capture (docs/recording.md, Cost): the writer's
+ * calibrated cost per event on recording threads, and the drain's CPU time
+ * per drained event while it recorded. A figure the capture does not carry
+ * is 0 (an older writer; no DRAIN block yet). */
+typedef struct cli_cost {
+  double event_ns;           /* header event_cost_ns */
+  double scope_ns;           /* header overhead_per_scope_ns: per scope, its values and counters included */
+  double drain_ns_per_event; /* DRAIN: cpu_ns / events */
+  uint64_t drain_cpu_ns, drain_events;
+} cli_cost;
+cli_cost cli_query_cost(const strobe_capture *c);
+/* "cost  8.6 ns per event on recording threads (calibrated) ... drain 4.1 ns CPU per event ..." with
+ * `label` padded to `width`, then a newline. */
+void cli_cost_text(FILE *f, const char *label, int width, const strobe_capture *c);
+/* When events were lost: one line saying how many, of how many written,
+ * and what keeps them (the writer's overflow mode), with `label` padded to
+ * `width`; nothing otherwise. */
+void cli_loss_text(FILE *f, const char *label, int width, const strobe_capture *c);
+/* The name of a strobe_overflow mode ("drop", "grow", "wait"), "?" for others. */
+const char *cli_overflow_name(uint32_t mode);
+
 /* 1 when two captures' clocks differ (source, or ns per tick by more than
  * 1 %), after printing a warning naming both. */
 int cli_clock_mismatch(const char *cmd, const cli_input *a, const cli_input *b);

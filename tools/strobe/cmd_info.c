@@ -80,6 +80,16 @@ static void write_json(cli_output *o, info *x) {
   strobe__json_uint(&j, "pid", h->pid);
   strobe__json_uint(&j, "ring_events", h->ring_events);
   strobe__json_uint(&j, "flush_interval_ms", h->flush_interval_ms);
+  strobe__json_num(&j, "event_cost_ns", h->event_cost_ns, 3);
+  strobe__json_str(&j, "overflow", cli_overflow_name(h->overflow));
+  strobe__json_uint(&j, "ring_events_max", h->ring_events_max);
+  cli_cost cost = cli_query_cost(c);
+  strobe__json_object(&j, "drain");
+  strobe__json_uint(&j, "cpu_ns", cost.drain_cpu_ns);
+  strobe__json_uint(&j, "events", cost.drain_events);
+  if (cost.drain_events) strobe__json_num(&j, "ns_per_event", cost.drain_ns_per_event, 3);
+  else strobe__json_null(&j, "ns_per_event");
+  strobe__json_end(&j);
   strobe__json_end(&j);
 
   double start = cli_start_ns(c), end = strobe_capture_ticks_to_ns(c, t.end_ticks);
@@ -145,6 +155,7 @@ static void write_text(cli_output *o, info *x) {
   double start = cli_start_ns(c), end = strobe_capture_ticks_to_ns(c, t.end_ticks);
   fprintf(f, "file        %s (%lld bytes)\n", x->in.path, x->bytes);
   fprintf(f, "state       %s\n", cli_end_state(&x->in));
+  cli_loss_text(f, "loss", 12, c);
   fprintf(f, "format      version %u, kind %s, written by strobe %s\n", h->version, h->kind[0] ? h->kind : "?",
           h->strobe_version[0] ? h->strobe_version : "?");
   fprintf(f, "clock       %s, %s, %.6f ns/tick\n", h->clock_source[0] ? h->clock_source : "?",
@@ -153,7 +164,11 @@ static void write_text(cli_output *o, info *x) {
           h->assertions ? "on" : "off");
   fprintf(f, "process     pid %llu, ring %u events per thread, flush every %u ms\n", (unsigned long long)h->pid,
           h->ring_events, h->flush_interval_ms);
-  fprintf(f, "overhead    %.1f ns per scope (self-measured by the writer)\n", h->overhead_per_scope_ns);
+  if (h->overflow == STROBE_OVERFLOW_GROW)
+    fprintf(f, "overflow    grow (rings double up to %u events per thread)\n", h->ring_events_max);
+  else
+    fprintf(f, "overflow    %s\n", cli_overflow_name(h->overflow));
+  cli_cost_text(f, "cost", 12, c);
   fprintf(f, "span        %.3f ms (from %.3f to %.3f ms after the collector epoch)\n", (end - start) / 1e6,
           start / 1e6, end / 1e6);
 

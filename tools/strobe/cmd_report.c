@@ -336,6 +336,12 @@ static void write_json(cli_output *o, report *x, const uint32_t *ids, uint32_t n
   strobe__json_num(&j, "per_scope_ns", h->overhead_per_scope_ns, 3);
   strobe__json_uint(&j, "scopes", t.scopes);
   strobe__json_num(&j, "estimated_total_ns", h->overhead_per_scope_ns * (double)t.scopes, 1);
+  cli_cost k = cli_query_cost(c);
+  strobe__json_num(&j, "event_ns", k.event_ns, 3);
+  if (k.drain_events) strobe__json_num(&j, "drain_ns_per_event", k.drain_ns_per_event, 3);
+  else strobe__json_null(&j, "drain_ns_per_event");
+  strobe__json_uint(&j, "drain_cpu_ns", k.drain_cpu_ns);
+  strobe__json_uint(&j, "drain_events", k.drain_events);
   strobe__json_end(&j);
   strobe__json_object(&j, "not_included");
   strobe__json_uint(&j, "unfinished_scopes", t.unfinished);
@@ -431,6 +437,7 @@ static void write_text(cli_output *o, report *x, const uint32_t *ids, uint32_t n
   fprintf(f, "         clock %s at %.6f ns/tick; %llu events, %llu scopes, %u threads over %.3f ms\n",
           h->clock_source, h->ns_per_tick, (unsigned long long)t.events, (unsigned long long)t.scopes,
           strobe_capture_query_thread_count(c), MS(span));
+  cli_loss_text(f, "LOSS     ", 9, c);
   if (x->a.filter.thread || x->a.filter.name || x->a.filter.has_range) {
     fprintf(f, "filters ");
     if (x->a.filter.thread) fprintf(f, " thread %s%s;", x->a.filter.thread, x->a.thread_matched ? "" : " (matches no thread)");
@@ -523,7 +530,9 @@ static void write_text(cli_output *o, report *x, const uint32_t *ids, uint32_t n
     fprintf(f, "  %llu stage scopes not split by parent: more than %u (stage, parent) pairs\n",
             (unsigned long long)x->a.stage_parents_cut, AGG_MAX_STAGE_PARENTS);
 
-  fprintf(f, "\noverhead %.1f ns per scope (self-measured by the writer): about %.3f ms over %llu scopes\n",
+  fprintf(f, "\n");
+  cli_cost_text(f, "cost ", 5, c);
+  fprintf(f, "overhead %.1f ns per scope (calibrated by the writer): about %.3f ms over %llu scopes\n",
           h->overhead_per_scope_ns, MS(h->overhead_per_scope_ns * (double)t.scopes), (unsigned long long)t.scopes);
   if (t.unfinished || t.lost_scopes || t.lost || t.orphan_ends)
     fprintf(f, "not included: %llu unfinished scopes (never ended), %llu lost scopes (END dropped), %llu lost "

@@ -177,6 +177,45 @@ const char *cli_end_state(const cli_input *in) {
   return "cut short: no footer (the process was killed or is still recording)";
 }
 
+cli_cost cli_query_cost(const strobe_capture *c) {
+  const strobe_capture_header *h = strobe_capture_query_header(c);
+  strobe_capture_totals t = strobe_capture_query_totals(c);
+  cli_cost k = {h->event_cost_ns, h->overhead_per_scope_ns, 0, t.drain_cpu_ns, t.drain_events};
+  if (t.drain_events) k.drain_ns_per_event = (double)t.drain_cpu_ns / (double)t.drain_events;
+  return k;
+}
+
+const char *cli_overflow_name(uint32_t mode) {
+  const char *name = strobe_overflow_name(mode);
+  return name ? name : "?";
+}
+
+void cli_cost_text(FILE *f, const char *label, int width, const strobe_capture *c) {
+  cli_cost k = cli_query_cost(c);
+  fprintf(f, "%-*s", width, label);
+  if (k.event_ns > 0)
+    fprintf(f, "%.1f ns per event on recording threads (calibrated by the writer; %.1f ns per scope with its values)",
+            k.event_ns, k.scope_ns);
+  else
+    fprintf(f, "per-event cost not recorded (older writer)");
+  if (k.drain_events)
+    fprintf(f, "; drain %.1f ns CPU per event (%.3f ms over %llu events)\n", k.drain_ns_per_event,
+            (double)k.drain_cpu_ns / 1e6, (unsigned long long)k.drain_events);
+  else
+    fprintf(f, "; drain cost not recorded\n");
+}
+
+void cli_loss_text(FILE *f, const char *label, int width, const strobe_capture *c) {
+  const strobe_capture_header *h = strobe_capture_query_header(c);
+  strobe_capture_totals t = strobe_capture_query_totals(c);
+  if (!t.lost) return;
+  double written = (double)t.lost + (double)t.events;
+  fprintf(f, "%-*s%llu events LOST (%.2f %% of those written): rings were full with overflow=%s", width, label,
+          (unsigned long long)t.lost, 100.0 * (double)t.lost / written, cli_overflow_name(h->overflow));
+  if (h->overflow == 0) fprintf(f, "; STROBE_OVERFLOW_GROW or _WAIT keeps them");
+  fprintf(f, "; every figure below misses them\n");
+}
+
 int cli_finish_read(cli_input *in) {
   cli_progress_end(in->progress);
   in->progress = NULL;
