@@ -434,11 +434,75 @@ static void finish_pending(strobe__writer *w, wthread *t) {
   encode(t, t->pend_kind, t->pend_site, t->pend_ts, t->pend_payload);
 }
 
+static inline uint8_t *put_varint(uint8_t *p, uint64_t v) {
+  while (v >= 0x80) {
+    *p++ = (uint8_t)(v | 0x80);
+    v >>= 7;
+  }
+  *p++ = (uint8_t)v;
+  return p;
+}
+
+/* The common case: a run of BEGIN, END and numbers (a VALUE, COUNTER or
+ * GAUGE with its payload slot) encoded in one tight loop with both buffers'
+ * cursors in registers, into room reserved once: the same bytes encode()
+ * and put_time() write (docs/recording.md, Cost). Returns how many ring
+ * events of ev it took: it stops at any other kind, or at a number whose
+ * slot is not in ev. */
+#define SCOPE_RUN_MAX 1024u /* ring events per reservation: at most 15 ops bytes and 10 times bytes each */
+static size_t encode_scopes(wthread *t, const strobe__event *ev, size_t n) {
+  _Static_assert(STROBE__SLOTS_VALUE == 1 && STROBE__SLOTS_COUNTER == 1 && STROBE__SLOTS_GAUGE == 1,
+                 "a number is its event and one slot");
+  if (n > SCOPE_RUN_MAX) n = SCOPE_RUN_MAX;
+  if ((t->ops.cap - t->ops.len < 15 * n && strobe__buf_grow(&t->ops, 15 * n)) ||
+      (t->times.cap - t->times.len < 10 * n && strobe__buf_grow(&t->times, 10 * n)))
+    return 0;
+  uint8_t *op = t->ops.data + t->ops.len, *tp = t->times.data + t->times.len;
+  if (t->count == 0) t->base_ticks = t->last_ticks = ev[0].ts;
+  uint64_t last = t->last_ticks;
+  size_t i = 0;
+  for (; i < n; i++) {
+    const strobe__event *e = &ev[i];
+    uint32_t kind = e->kind;
+    if (kind == STROBE__EV_BEGIN) {
+      op = put_varint(op, (uint64_t)e->data << STROBE__OP_BITS | STROBE__OP_BEGIN);
+    } else if (kind == STROBE__EV_END) {
+      *op++ = STROBE__OP_END; /* varint(1): one byte */
+    } else if ((kind == STROBE__EV_VALUE || kind == STROBE__EV_COUNTER || kind == STROBE__EV_GAUGE) && i + 1 < n &&
+               ev[i + 1].kind == STROBE__EV_PAYLOAD) {
+      op = put_varint(op, (uint64_t)kind << STROBE__OP_BITS | STROBE__OP_OTHER);
+      op = put_varint(op, e->data);
+      uint64_t bits = ev[i + 1].ts; /* the f64, little-endian (SITE_F64S) */
+      for (int b = 0; b < 8; b++) *op++ = (uint8_t)(bits >> (8 * b));
+      i++; /* its slot */
+    } else {
+      break;
+    }
+    tp = put_varint(tp, strobe__zigzag((int64_t)(e->ts - last)));
+    last = e->ts;
+    t->count++;
+    t->events++;
+  }
+  t->ops.len = (size_t)(op - t->ops.data);
+  t->times.len = (size_t)(tp - t->times.data);
+  t->last_ticks = last;
+  return i;
+}
+
 void strobe__writer_events(strobe__writer *w, uint32_t index, const strobe__event *ev, size_t n) {
   wthread *t = thread_slot(w, index);
   if (!t) return;
-  for (size_t i = 0; i < n; i++) {
-    const strobe__event *e = &ev[i];
+  _Static_assert(STROBE__OP_END < 0x80, "END is one byte");
+  for (size_t i = 0; i < n;) {
+    if (!t->pend_need) {
+      size_t k = encode_scopes(t, ev + i, n - i);
+      if (k) {
+        i += k;
+        if (t->ops.len + t->times.len + t->opsb.len >= BLOCK_FLUSH_BYTES) flush_thread(w, index, t);
+        continue;
+      }
+    }
+    const strobe__event *e = &ev[i++];
     uint32_t kind = e->kind & 0xffu;
     if (t->pend_need) {
       if (kind != STROBE__EV_PAYLOAD) { /* cannot happen with a well-behaved producer: drop the half event */

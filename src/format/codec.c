@@ -51,11 +51,6 @@ void strobe__buf_u32(strobe__buf *b, uint32_t v) {
   strobe__buf_put(b, x, 4);
 }
 
-void strobe__buf_u64(strobe__buf *b, uint64_t v) {
-  uint8_t x[8];
-  for (int i = 0; i < 8; i++) x[i] = (uint8_t)(v >> (8 * i));
-  strobe__buf_put(b, x, 8);
-}
 
 void strobe__buf_f64(strobe__buf *b, double v) {
   uint64_t u;

@@ -180,7 +180,12 @@ static inline void strobe__buf_varint(strobe__buf *b, uint64_t v) {
 void strobe__buf_str(strobe__buf *b, const char *s); /* NULL writes an empty string */
 void strobe__buf_u16(strobe__buf *b, uint16_t v);
 void strobe__buf_u32(strobe__buf *b, uint32_t v);
-void strobe__buf_u64(strobe__buf *b, uint64_t v);
+/* Inline: every value, counter and gauge carries one. Little-endian. */
+static inline void strobe__buf_u64(strobe__buf *b, uint64_t v) {
+  uint8_t x[8];
+  for (int i = 0; i < 8; i++) x[i] = (uint8_t)(v >> (8 * i));
+  strobe__buf_put(b, x, 8);
+}
 void strobe__buf_f64(strobe__buf *b, double v);
 
 /* Sign bit smeared without shifting a signed value (implementation-defined in C). */
