@@ -727,6 +727,9 @@ static int cmp_u64(const void *a, const void *b) {
 }
 
 strobe__cost strobe__measure_cost(void) {
+  /* The clock's calibration too, while the caller is setting up: a session's
+   * first read must not pay it between two of its timestamps. */
+  (void)strobe__clock();
   static strobe__mutex lock = STROBE__MUTEX_INIT;
   static strobe__cost cached; /* measured once per process, under `lock` */
   strobe__mutex_lock(&lock);
