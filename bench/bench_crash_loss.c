@@ -19,6 +19,8 @@ int main(void) {
   printf("BENCH crash_loss_ms_mean %.1f ms\n", cl.mean_ms);
   printf("BENCH crash_loss_kills %d kills\n", cl.runs);
   printf("BENCH crash_loss_ratio_to_flush %.3f x\n", cl.max_ms / (double)cl.flush_ms);
+  printf("BENCH crash_loss_disturbed_kills %d kills\n", cl.disturbed);
+  printf("BENCH crash_loss_disturbed_ms_max %.1f ms\n", cl.disturbed_max_ms);
   bench_budget_le("crash_loss_ms_max", cl.max_ms, (double)cl.flush_ms + (double)cl.drain_ms);
   return 0;
 }

@@ -16,6 +16,7 @@
 #ifndef STROBE_TESTS_CRASH_LOSS_H
 #define STROBE_TESTS_CRASH_LOSS_H
 
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -30,8 +31,11 @@
 #include "support/fixtures.h"
 
 typedef struct crash_loss {
-  int runs;             /* kills measured */
+  int runs;             /* kills measured on a machine loaded as specified */
   int failures;         /* runs that could not be measured (child or file trouble) */
+  int disturbed;        /* kills not counted: the machine starved the witness (below) */
+  double disturbed_max_ms; /* the largest loss among those */
+  double witness_max_ms;   /* the witness's longest lateness before a counted kill */
   double max_ms, mean_ms, min_ms;
   uint32_t flush_ms;    /* the flush interval in force (from the capture header) */
   uint32_t drain_ms;    /* the drain interval in force */
@@ -121,7 +125,49 @@ static double crash_loss_once(const char *path, uint32_t flush_ms, int run_ms, u
   return ((double)last - newest_mono) / 1e6;
 }
 
-/* `runs` kills with `spinners` busy processes; flush_ms 0 = the default interval. */
+/* The witness: a thread of the parent (in the child's scheduling group)
+ * that sleeps 2 ms at a time and notes how late it wakes. A kill before
+ * which it was kept from running for half the flush interval or more was
+ * made on a machine loaded beyond this measurement's own load (other
+ * programs): that kill is counted apart as disturbed, and replaced. */
+#define CRASH_LOSS_WITNESS_RING 8192
+static struct {
+  pthread_mutex_t lock;
+  uint64_t at_ns[CRASH_LOSS_WITNESS_RING], late_ns[CRASH_LOSS_WITNESS_RING];
+  unsigned n;
+  int run;
+} crash_loss_witness = {PTHREAD_MUTEX_INITIALIZER, {0}, {0}, 0, 0};
+
+static void *crash_loss_witness_main(void *arg) {
+  (void)arg;
+  while (__atomic_load_n(&crash_loss_witness.run, __ATOMIC_ACQUIRE)) {
+    uint64_t t0 = fx_now_ns();
+    fx_sleep_ms(2);
+    uint64_t t1 = fx_now_ns(), late = t1 - t0 > 2000000u ? t1 - t0 - 2000000u : 0;
+    pthread_mutex_lock(&crash_loss_witness.lock);
+    unsigned i = crash_loss_witness.n++ % CRASH_LOSS_WITNESS_RING;
+    crash_loss_witness.at_ns[i] = t1;
+    crash_loss_witness.late_ns[i] = late;
+    pthread_mutex_unlock(&crash_loss_witness.lock);
+  }
+  return NULL;
+}
+
+/* The witness's longest lateness among wake-ups in [from_ns, to_ns], in ms. */
+static double crash_loss_witness_late(uint64_t from_ns, uint64_t to_ns) {
+  uint64_t worst = 0;
+  pthread_mutex_lock(&crash_loss_witness.lock);
+  unsigned n = crash_loss_witness.n < CRASH_LOSS_WITNESS_RING ? crash_loss_witness.n : CRASH_LOSS_WITNESS_RING;
+  for (unsigned i = 0; i < n; i++)
+    if (crash_loss_witness.at_ns[i] >= from_ns && crash_loss_witness.at_ns[i] <= to_ns &&
+        crash_loss_witness.late_ns[i] > worst)
+      worst = crash_loss_witness.late_ns[i];
+  pthread_mutex_unlock(&crash_loss_witness.lock);
+  return (double)worst / 1e6;
+}
+
+/* `runs` kills with `spinners` busy processes; flush_ms 0 = the default
+ * interval. Disturbed kills are replaced, up to 3 x runs attempts. */
 static inline crash_loss crash_loss_measure(int runs, int spinners, uint32_t flush_ms) {
   crash_loss out = {0};
   out.min_ms = 1e300;
@@ -129,8 +175,11 @@ static inline crash_loss crash_loss_measure(int runs, int spinners, uint32_t flu
   pid_t spin[16];
   if (spinners > 16) spinners = 16;
   for (int i = 0; i < spinners; i++) spin[i] = crash_loss_spinner(120);
+  pthread_t witness;
+  __atomic_store_n(&crash_loss_witness.run, 1, __ATOMIC_RELEASE);
+  int has_witness = pthread_create(&witness, NULL, crash_loss_witness_main, NULL) == 0;
   double sum = 0;
-  for (int i = 0; i < runs; i++) {
+  for (int i = 0; out.runs < runs && i < 3 * runs; i++) {
     char path[64];
     if (fx_temp_file(path, sizeof path, "crashloss") != 0) {
       out.failures++;
@@ -138,17 +187,28 @@ static inline crash_loss crash_loss_measure(int runs, int spinners, uint32_t flu
     }
     int run_ms = 150 + (i * 37) % 250; /* kills land at every phase of the flush cycle */
     double loss = crash_loss_once(path, flush_ms, run_ms, &out.flush_ms);
+    uint64_t killed_ns = fx_now_ns();
     unlink(path);
     if (loss <= CRASH_LOSS_UNMEASURED) {
       out.failures++;
       continue;
     }
     if (loss < 0) loss = 0; /* the last event came after the kill was sent, before it landed */
+    double interval = out.flush_ms ? (double)out.flush_ms : 100.0;
+    double late = crash_loss_witness_late(killed_ns - (uint64_t)((interval + 100.0) * 1e6), killed_ns);
+    if (!has_witness || late >= interval / 2) {
+      out.disturbed++;
+      if (loss > out.disturbed_max_ms) out.disturbed_max_ms = loss;
+      continue;
+    }
+    if (late > out.witness_max_ms) out.witness_max_ms = late;
     out.runs++;
     sum += loss;
     if (loss > out.max_ms) out.max_ms = loss;
     if (loss < out.min_ms) out.min_ms = loss;
   }
+  __atomic_store_n(&crash_loss_witness.run, 0, __ATOMIC_RELEASE);
+  if (has_witness) pthread_join(witness, NULL);
   for (int i = 0; i < spinners; i++) {
     if (spin[i] <= 0) continue;
     kill(spin[i], SIGKILL);
