@@ -15,25 +15,64 @@
  *     however many sessions keep it; refused scopes allocate nothing.
  *
  * STROBE_TEST_NEEDS: jansson reports
- * STROBE_TEST_LINK_OPTIONS: -Wl,--wrap=malloc
+ * STROBE_TEST_LINK_OPTIONS: -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc -Wl,--wrap=strdup -Wl,--wrap=strndup -Wl,--wrap=posix_memalign -Wl,--wrap=aligned_alloc
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "session/report.h"
 #include "support/session_util.h"
 
 void *__real_malloc(size_t size);
+void *__real_calloc(size_t n, size_t size);
+void *__real_realloc(void *p, size_t size);
+char *__real_strdup(const char *s);
+char *__real_strndup(const char *s, size_t n);
+int __real_posix_memalign(void **p, size_t align, size_t size);
+void *__real_aligned_alloc(size_t align, size_t size);
 void *__wrap_malloc(size_t size);
+void *__wrap_calloc(size_t n, size_t size);
+void *__wrap_realloc(void *p, size_t size);
+char *__wrap_strdup(const char *s);
+char *__wrap_strndup(const char *s, size_t n);
+int __wrap_posix_memalign(void **p, size_t align, size_t size);
+void *__wrap_aligned_alloc(size_t align, size_t size);
 
 /* volatile: the compiler assumes malloc touches no global state, so it would
  * otherwise keep these in registers across the calls being counted. */
 static _Thread_local volatile int counting;
 static _Thread_local volatile long mallocs;
 
+/* Every allocator entry libstrobe could use is wrapped (this test is linked
+ * with --wrap for each), so an allocation cannot escape the count. */
 void *__wrap_malloc(size_t size) {
   if (counting) mallocs++;
   return __real_malloc(size);
+}
+void *__wrap_calloc(size_t n, size_t size) {
+  if (counting) mallocs++;
+  return __real_calloc(n, size);
+}
+void *__wrap_realloc(void *p, size_t size) {
+  if (counting) mallocs++;
+  return __real_realloc(p, size);
+}
+char *__wrap_strdup(const char *s) {
+  if (counting) mallocs++;
+  return __real_strdup(s);
+}
+char *__wrap_strndup(const char *s, size_t n) {
+  if (counting) mallocs++;
+  return __real_strndup(s, n);
+}
+int __wrap_posix_memalign(void **p, size_t align, size_t size) {
+  if (counting) mallocs++;
+  return __real_posix_memalign(p, align, size);
+}
+void *__wrap_aligned_alloc(size_t align, size_t size) {
+  if (counting) mallocs++;
+  return __real_aligned_alloc(align, size);
 }
 
 static void count_start(void) {
@@ -160,12 +199,32 @@ static void test_app_scope_allocations(void) {
   strobe_collector_release(c);
 }
 
-/* The wrapper must really be in the path, or the counts above prove nothing. */
+/* Each wrapper must really be in the path, or the counts above prove nothing. */
 static void test_malloc_is_counted(void) {
   count_start();
   void *volatile p = malloc(16);
   CHECK_EQ_INT(count_stop(), 1);
+  count_start();
+  void *volatile q = calloc(2, 8);
+  CHECK_EQ_INT(count_stop(), 1);
+  count_start();
+  p = realloc(p, 64);
+  CHECK_EQ_INT(count_stop(), 1);
+  count_start();
+  char *volatile d = strdup("x");
+  char *volatile e = strndup("xy", 1);
+  CHECK_EQ_INT(count_stop(), 2);
+  void *a = NULL;
+  count_start();
+  CHECK_EQ_INT(posix_memalign(&a, 64, 64), 0);
+  void *volatile b = aligned_alloc(64, 64);
+  CHECK_EQ_INT(count_stop(), 2);
   free(p);
+  free(q);
+  free(d);
+  free(e);
+  free(a);
+  free(b);
 }
 
 #define CASES(X)                        \

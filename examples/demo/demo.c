@@ -274,6 +274,17 @@ static int end_session(strobe_collector *c, const char *id, const char *dir, con
     status = 1;
   }
   free(json);
+  /* Run info that is free text (the command line) is not in the JSON: it is
+   * written beside it (docs/sessions.md §The label rule). */
+  snprintf(path, sizeof path, "%s/%.*s-run.txt", dir, (int)(strlen(name) - strlen(".json")), name);
+  FILE *run = fopen(path, "w");
+  const char *key, *value;
+  for (uint32_t i = 0; run && strobe_report_query_run_info(report, i, &key, &value) == 0; i++)
+    fprintf(run, "%s=%s\n", key, value);
+  if (!run || fclose(run) != 0) {
+    fprintf(stderr, "strobe-demo: cannot write %s\n", path);
+    status = 1;
+  }
   print(report);
   strobe_report_free(report);
   return status;
@@ -319,6 +330,11 @@ int main(int argc, char **argv) {
     return 1;
   }
   strobe_collector_set_run_info(c, "fixture", "datagrid-200x8-scripted");
+  /* Free text: kept beside the report, never in it (end_session). */
+  char command[256] = "";
+  for (int i = 0; i < argc; i++)
+    snprintf(command + strlen(command), sizeof command - strlen(command), "%s%s", i ? " " : "", argv[i]);
+  strobe_collector_set_run_info(c, "command_line", command);
 
   /* Everything that observes: a session, a capture file, a flight recorder. */
   char session[STROBE_SESSION_ID_MAX];

@@ -51,6 +51,14 @@ extern "C" {
 #define STROBE_MAX_UNAVAILABLE 8         /* stages and counters declared unavailable per operation */
 #define STROBE_MAX_LABEL 64              /* bytes of a label: letters, digits and underscore */
 #define STROBE_SESSION_ID_MAX 32         /* bytes of a session id, with terminator */
+#define STROBE_MAX_STAGE_SUMMARY 128     /* stage_summary entries a report's JSON carries (the rest counted) */
+/* The label rule (docs/sessions.md §The label rule): every label that can
+ * leave the process in a report or over MCP is a name, 1..64 bytes of
+ * [A-Za-z0-9_], or a window id, 1..256 bytes of [A-Za-z0-9_./:-] (no spaces).
+ * A call that can return an error refuses anything else with STROBE_ELABEL; one
+ * that cannot (a macro, a void call) records it under this placeholder and
+ * the report counts it (counts.labels_replaced). */
+#define STROBE_INVALID_LABEL "invalid_label"
 /* An unfinished operation is reported "stalled" when it has run longer than
  * this many times the p95 of the report's completed operations of its kind,
  * "in_flight" otherwise (docs/sessions.md §In flight or stalled): an ordinary
@@ -251,8 +259,14 @@ STROBE_API void strobe_collector_gauge_set(strobe_collector *c, const char *name
 /* Sets the overhead figure reports carry (measured by a recorder, or by
  * strobe_collector_measure_overhead). */
 STROBE_API double strobe_collector_measure_overhead(strobe_collector *c);
-/* Run metadata carried in reports (source SHA, build command, fixture): both
- * strings copied, at most 16 keys of 64 bytes and values of 256 bytes. */
+/* Run metadata for reports (source SHA, build command, fixture): key and
+ * value copied; at most 16 keys. The key is a name (the label rule). A value
+ * that follows the window-id rule (a SHA, "fixture_1", "v1.2") is in the
+ * report's JSON `run`; free text (a build command with spaces) is null there
+ * and is read with strobe_report_query_run_info, to be written beside the
+ * report (docs/sessions.md §The label rule). Returns 0, STROBE_EINVAL (NULL,
+ * or a value of 256 bytes or more), STROBE_ELABEL (key breaks the rule),
+ * STROBE_ELIMIT (a 17th key). Setting a key again replaces its value. */
 STROBE_API int strobe_collector_set_run_info(strobe_collector *c, const char *key, const char *value);
 
 /* >>application scopes (docs/sessions.md §Synchronous application scopes) */
@@ -409,6 +423,13 @@ STROBE_API strobe_report_counts strobe_report_query_counts(const strobe_report *
 /* Its session id ("profile_7"); owned by the report (r must not be NULL). */
 STROBE_API const char *strobe_report_query_id(const strobe_report *r);
 
+/* The index-th run info entry the report copied (strobe_collector_set_run_info),
+ * free text included: what the JSON leaves out, for the caller to keep
+ * beside it. *key and *value are owned by the report. Returns 0, or
+ * STROBE_ERANGE past the last entry, STROBE_EINVAL for NULL arguments. */
+STROBE_API int strobe_report_query_run_info(const strobe_report *r, uint32_t index, const char **key,
+                                            const char **value);
+
 /* Frame rate of the report's committed passes, two ways (docs/sessions.md
  * §Frame rate): over the first-to-last pass span, which one stall lowers for
  * the whole session, and from the median interval between consecutive pass
@@ -430,19 +451,23 @@ STROBE_API int strobe_report_query_frame_rate(const strobe_report *r, const char
 /* One stage's distribution over the report's samples (docs/sessions.md §The
  * frame model: stages do not share a population, so each carries its own n). */
 typedef struct strobe_stage_summary {
-  const char *name;       /* static label; valid while the process runs */
+  const char *name;       /* label copied into the report (the label rule); valid until strobe_report_free */
   const char *nested_in;  /* the stage that was open around it when it ran, or NULL: never sum a nested stage into its parent */
   uint64_t n;             /* samples that ran this stage under this parent */
   double p50_ms, p95_ms, p99_ms, max_ms; /* nearest-rank, of the per-sample stage totals */
   const char *declared_parent;       /* the parent its site declares, or NULL; checked, never trusted */
   uint64_t declared_parent_not_open; /* runs (over those samples) whose declared parent was not open */
+  uint64_t parent_incomplete;        /* of the n samples, those where in some run the parent did not complete
+                                      * in the operation (still open at its end, or cut by the stage bound):
+                                      * there its time is in no listed stage */
 } strobe_stage_summary;
 
 /* Fills up to `max` summaries, one per stage and run-time parent (a stage
  * that ran under two parents has two entries, each with its n), in order of
  * first appearance (newest sample first), and returns how many entries there
- * are (may exceed max; at most 128 are distinguished). STROBE_EINVAL for a
- * NULL report or out; STROBE_ENOMEM (out unchanged). */
+ * are: every distinct pair, never cut, so a result above max says how many
+ * were left out. Strings are owned by the report. STROBE_EINVAL for a NULL
+ * report or out; STROBE_ENOMEM (out unchanged). */
 STROBE_API int strobe_report_query_stages(const strobe_report *r, strobe_stage_summary *out, int max);
 
 /* >>deprecated: old names, kept for one release (strobe.h states the conventions). */

@@ -57,21 +57,23 @@ static strobe_app_scope open_scope(strobe_collector *c, int ws, const strobe__li
   a->gen++;
   a->used = 1;
   a->lane = (uint8_t)lane;
-  a->label = label;
+  strcpy(a->label, label); /* valid_label: at most STROBE_MAX_LABEL bytes */
   a->window_slot = parent ? parent->window_slot : (uint32_t)ws;
+  a->devtools = (c->windows[a->window_slot].flags & STROBE_WINDOW_DEVTOOLS) != 0;
   a->window = strobe__name_ref(parent ? parent->window : c->windows[ws].name);
   a->id = c->next_app_id++;
   a->parent_id = parent ? parent->id : 0;
   a->depth = parent ? parent->depth + 1 : 1;
   a->start = now;
   for (int k = 0; k < STROBE_MAX_SESSIONS; k++)
-    if (c->sessions[k].active) c->sessions[k].app.started++;
+    if (strobe__session_sees_app(&c->sessions[k], a->devtools)) c->sessions[k].app.started++;
   out.slot = strobe__handle((uint32_t)slot, a->gen);
   out.id = a->id;
   return out;
 }
 
 static strobe_app_scope refuse(strobe_collector *c, int reason, int counted) {
+  if (reason == STROBE_ELABEL) strobe__label_refused(c);
   if (c && counted) {
     strobe__mutex_lock(&c->lock);
     strobe__count_app_refusal(c, reason);
@@ -173,7 +175,12 @@ void strobe_app_scope_end(strobe_app_scope *s) {
     uint32_t admitted = 0;
     for (int k = 0; k < STROBE_MAX_SESSIONS; k++) {
       strobe__session *ss = &c->sessions[k];
-      if (!ss->active) continue;
+      /* Finished (now, taken before the lock) before this session started: not its business. */
+      if (!ss->active || now < ss->start) continue;
+      if (!strobe__session_sees_app(ss, a->devtools)) {
+        ss->app.devtools_excluded++;
+        continue;
+      }
       if (a->start < ss->start) {
         ss->app.boundary_excluded++;
         continue;
@@ -193,8 +200,9 @@ void strobe_app_scope_end(strobe_app_scope *s) {
       admitted++;
     }
     if (admitted) {
-      *r = (strobe__app_record){admitted, a->lane, a->depth, a->label, strobe__name_ref(a->window),
+      *r = (strobe__app_record){admitted, a->lane, a->depth, "", strobe__name_ref(a->window),
                                 a->id, a->parent_id, a->start, now};
+      memcpy(r->label, a->label, sizeof r->label);
       r = NULL;
     }
     strobe__name_unref(a->window);

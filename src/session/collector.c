@@ -33,19 +33,8 @@ void strobe__name_unref(strobe__name *n) {
   if (n && __atomic_sub_fetch(&n->refs, 1, __ATOMIC_ACQ_REL) == 0) free(n);
 }
 
-/* >>labels: the one rule for every label a report carries (docs/sessions.md
- * §Synchronous application scopes: 1-64 bytes of letters, digits and underscore). */
-int strobe__label_valid(const char *label) {
-  if (!label) return 0;
-  size_t n = 0;
-  for (const char *p = label; *p; p++, n++) {
-    char ch = *p;
-    if (n == STROBE_MAX_LABEL ||
-        !((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_'))
-      return 0;
-  }
-  return n >= 1;
-}
+/* >>labels: names under the label rule (docs/sessions.md §The label rule; strobe__label_len). */
+int strobe__label_valid(const char *label) { return strobe__label_len(label, STROBE__RULE_NAME) > 0; }
 
 /* >>lifecycle */
 int strobe_collector_create(strobe_collector **out) {
@@ -110,24 +99,33 @@ void strobe_collector_close(strobe_collector *c) {
   strobe__mutex_unlock(&c->lock);
 }
 
-/* >>windows */
-/* Well-formed UTF-8 (RFC 3629): no overlong forms, surrogates or code points
- * above U+10FFFF, which JSON parsers reject. */
-static int valid_utf8(const unsigned char *s, size_t n) {
-  for (size_t i = 0; i < n;) {
-    unsigned char b = s[i];
-    size_t len = b < 0x80 ? 1 : b >= 0xc2 && b <= 0xdf ? 2 : (b >> 4) == 0xe ? 3 : b >= 0xf0 && b <= 0xf4 ? 4 : 0;
-    if (!len || i + len > n) return 0;
-    for (size_t k = 1; k < len; k++)
-      if ((s[i + k] & 0xc0) != 0x80) return 0;
-    unsigned char b1 = len > 1 ? s[i + 1] : 0;
-    if ((b == 0xe0 && b1 < 0xa0) || (b == 0xed && b1 >= 0xa0) || (b == 0xf0 && b1 < 0x90) || (b == 0xf4 && b1 >= 0x90))
-      return 0;
-    i += len;
-  }
-  return 1;
+/* >>labels (docs/sessions.md §The label rule) */
+static int name_char(unsigned char ch) {
+  return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_';
 }
 
+size_t strobe__label_len(const char *s, int rule) {
+  if (!s) return 0;
+  size_t max = rule == STROBE__RULE_WINDOW ? STROBE_MAX_WINDOW_ID : STROBE_MAX_LABEL;
+  size_t n = 0;
+  for (; s[n]; n++) {
+    unsigned char ch = (unsigned char)s[n];
+    int ok = name_char(ch) ||
+             (rule == STROBE__RULE_WINDOW && (ch == '.' || ch == '/' || ch == ':' || ch == '-'));
+    if (n == max || !ok) return 0;
+  }
+  return n;
+}
+
+void strobe__label_replaced(strobe_collector *c) {
+  if (c) __atomic_fetch_add(&c->labels_replaced, 1, __ATOMIC_RELAXED);
+}
+
+void strobe__label_refused(strobe_collector *c) {
+  if (c) __atomic_fetch_add(&c->labels_refused, 1, __ATOMIC_RELAXED);
+}
+
+/* >>windows */
 int strobe__window_slot_of(strobe_collector *c, strobe_window w) {
   STROBE_ASSERT(strobe__mutex_held(&c->lock));
   uint32_t slot = strobe__handle_slot(w.id);
@@ -146,9 +144,10 @@ int strobe_window_register(strobe_collector *c, const char *id, uint32_t flags, 
     rc = STROBE_ECLOSED;
     goto done;
   }
-  if (n == 0 || n > STROBE_MAX_WINDOW_ID || !valid_utf8((const unsigned char *)id, n)) {
+  if (!strobe__label_len(id, STROBE__RULE_WINDOW)) { /* the label rule: never a title or a path with spaces */
     c->untracked_windows++;
-    rc = STROBE_EINVAL;
+    strobe__label_refused(c);
+    rc = STROBE_ELABEL;
     goto done;
   }
   int free_slot = -1, closed_slot = -1;
@@ -224,13 +223,21 @@ void strobe_collector_gauge_set(strobe_collector *c, const char *name, double va
   uint64_t now = strobe__now();
   uint64_t mono = strobe__mono_ns(); /* the rate limit needs no tick calibration */
   strobe__mutex_lock(&c->lock);
+  /* The name is copied: the report never points into the caller's memory.
+   * One that breaks the label rule is kept under the placeholder, counted. */
+  if (!strobe__label_len(name, STROBE__RULE_NAME)) {
+    strobe__label_replaced(c);
+    name = STROBE_INVALID_LABEL;
+  }
   strobe__gauge *g = NULL;
   for (uint32_t i = 0; i < c->ngauges; i++)
     if (!strcmp(c->gauges[i].name, name)) g = &c->gauges[i];
   if (!g && c->ngauges < STROBE_MAX_GAUGES) {
     g = &c->gauges[c->ngauges++];
-    g->name = name;
+    strcpy(g->name, name);
     g->sampled = 0;
+  } else if (!g) {
+    c->gauges_dropped++;
   }
   /* At most one sample a second: a gauge is a level, not a trace. */
   if (g && (g->sampled == 0 || mono - g->sampled_mono_ns >= 1000000000ull)) {
@@ -251,7 +258,11 @@ double strobe_collector_measure_overhead(strobe_collector *c) {
 }
 
 int strobe_collector_set_run_info(strobe_collector *c, const char *key, const char *value) {
-  if (!c || !key || !value || !key[0] || strlen(key) >= 64 || strlen(value) >= 256) return STROBE_EINVAL;
+  if (!c || !key || !value || strlen(value) >= sizeof c->run_values[0]) return STROBE_EINVAL;
+  if (!strobe__label_len(key, STROBE__RULE_NAME)) {
+    strobe__label_refused(c);
+    return STROBE_ELABEL;
+  }
   strobe__mutex_lock(&c->lock);
   int rc = 0;
   uint32_t i = 0;

@@ -37,6 +37,8 @@ typedef struct stage_frame {
   uint32_t parent_id;           /* run-time parent: the stage of the same operation open around it; 0 = none */
   uint32_t parent_token;        /* that stage's frame, to re-parent when it ends first */
   uint32_t not_in_declared;     /* 1: the site declares a parent that was not open when it began */
+  uint32_t child_aggs;          /* stage-table entries of children that completed inside this run: flagged
+                                 * parent_incomplete if this run is never aggregated */
   uint64_t t0;
 } stage_frame;
 
@@ -44,19 +46,30 @@ static _Thread_local struct {
   strobe_op ops[MAX_OP_NEST];
   uint32_t anchor[MAX_OP_NEST]; /* the stage token whose end ends ops[i] (strobe_op_begin_in_phase); 0 = none */
   uint32_t nops;
+  uint32_t overflow;            /* operations begun (or resumed) past MAX_OP_NEST and not yet ended: while
+                                 * any is open, the thread has no current operation to attach work to */
   stage_frame stages[MAX_STAGE_NEST];
   uint32_t nstages;
   uint32_t next_token;
 } tls_ctx;
 
+/* The operation stages and counters attach to: none while an operation that
+ * did not fit the stack is open, so its work never lands on the one below. */
 static strobe_op current_op(void) {
-  return tls_ctx.nops ? tls_ctx.ops[tls_ctx.nops - 1] : (strobe_op){0, NULL};
+  return tls_ctx.nops && !tls_ctx.overflow ? tls_ctx.ops[tls_ctx.nops - 1] : (strobe_op){0, NULL};
 }
 
-static void push_op(strobe_op op, uint32_t anchor) {
-  if (tls_ctx.nops == MAX_OP_NEST) return;
+/* Returns 0 when the stack is full (or already overflowed): the operation is
+ * still timed and published, flagged nesting_overflow, with no stages or
+ * counters (docs/sessions.md "Per-thread bounds"). */
+static int push_op(strobe_op op, uint32_t anchor) {
+  if (tls_ctx.nops == MAX_OP_NEST || tls_ctx.overflow) {
+    tls_ctx.overflow++;
+    return 0;
+  }
   tls_ctx.anchor[tls_ctx.nops] = anchor;
   tls_ctx.ops[tls_ctx.nops++] = op;
+  return 1;
 }
 
 static int same_op(strobe_op a, strobe_op b) { return a.id == b.id && a.collector == b.collector; }
@@ -112,6 +125,14 @@ static strobe__live_op *live_op(strobe_op op) {
   STROBE_ASSERT(strobe__mutex_held(&op.collector->lock));
   strobe__live_op *l = &op.collector->ops[slot];
   return l->used && l->gen == strobe__handle_gen(op.id) ? l : NULL;
+}
+
+/* A run that is never aggregated (still open when its operation ended, or
+ * cut by the table bound) holds time its children's entries say is "already
+ * included": flag them instead (docs/sessions.md §Stages nest at run time). */
+static void flag_children(strobe__live_op *l, uint32_t mask) {
+  for (uint32_t i = 0; mask && i < l->nstages; i++)
+    if (mask & (1u << i)) l->stages[i].parent_incomplete = 1;
 }
 
 /* >>capture: operation events for the rings (probe/probe.h >>operation events),
@@ -223,7 +244,7 @@ static strobe_op begin_op(strobe_collector *c, strobe_window w, strobe_op_kind k
   }
   strobe__mutex_unlock(&c->lock);
   if (op.id) {
-    push_op(op, anchor);
+    own_slot(op)->nesting_overflow = (uint8_t)!push_op(op, anchor);
     if (captured) emit_begin(c, own_slot(op));
   }
 out:
@@ -276,6 +297,7 @@ static strobe__sample *make_sample(const strobe__live_op *l, uint64_t end, int c
   s->committed = (uint8_t)(committed != 0);
   s->handed_off = l->handed_off;
   s->ended_implicitly = (uint8_t)(implicit != 0);
+  s->nesting_overflow = l->nesting_overflow;
   s->devtools = l->devtools;
   s->seq = l->seq;
   s->frame_id = l->frame_id;
@@ -324,8 +346,18 @@ void strobe__sample_unref(strobe__sample *s) {
 static void end_op(strobe_op op, int committed, uint64_t now, int implicit) {
   if (!op.id || !op.collector) return;
   strobe_collector *c = op.collector;
-  int interleaved = 0;
   int pos = op_position(op);
+  if (pos < 0) {
+    /* Not on this thread's stack: ended already (its slot may be another
+     * operation's now), taken and not resumed, or past the nesting bound.
+     * Check its generation before reading the slot. */
+    strobe__mutex_lock(&c->lock);
+    int live = live_op(op) != NULL;
+    strobe__mutex_unlock(&c->lock);
+    if (!live) return;
+    if (own_slot(op)->nesting_overflow && tls_ctx.overflow) tls_ctx.overflow--;
+  }
+  int interleaved = 0;
   for (int k = (int)tls_ctx.nops - 1; pos >= 0 && k > pos; k--) {
     int f = tls_ctx.anchor[k] ? frame_of_token(tls_ctx.anchor[k]) : -1;
     if (f >= 0 && same_op(tls_ctx.stages[f].op, op))
@@ -334,10 +366,13 @@ static void end_op(strobe_op op, int committed, uint64_t now, int implicit) {
       interleaved = 1;
     pos = op_position(op);
   }
-  for (uint32_t i = tls_ctx.nstages; i-- > 0;)
-    if (same_op(tls_ctx.stages[i].op, op)) remove_frame(i);
-  pop_op(op);
   strobe__live_op *l = own_slot(op);
+  for (uint32_t i = tls_ctx.nstages; i-- > 0;)
+    if (same_op(tls_ctx.stages[i].op, op)) {
+      flag_children(l, tls_ctx.stages[i].child_aggs); /* still open: dropped, so its children's time is in no stage */
+      remove_frame(i);
+    }
+  pop_op(op);
   strobe__sample *s = NULL;
   if (strobe__is_active()) emit_end(c, l, now, committed);
   /* Stage and counter tables belong to the owning thread until now, so the
@@ -351,13 +386,13 @@ static void end_op(strobe_op op, int committed, uint64_t now, int implicit) {
   if (live_op(op)) {
     if (interleaved && !l->abandoned) strobe__count_interleaved(c, l->kind, l->devtools);
     if (l->idle) {
-      if (!l->abandoned) strobe__publish_idle(c, l->kind, l->devtools, l->start);
+      if (!l->abandoned) strobe__publish_idle(c, l->kind, l->devtools, l->start, now);
     } else if (s) {
       s->window = strobe__name_ref(l->window);
       attach_gauges(c, s);
       if (!l->abandoned && strobe__publish_sample(c, s) > 0) s = NULL;
     } else if (!l->abandoned) { /* no payload: sessions still count why they did not keep it */
-      strobe__publish_unbuilt(c, l->kind, l->devtools, l->start);
+      strobe__publish_unbuilt(c, l->kind, l->devtools, l->start, now);
     }
     strobe__name_unref(l->window);
     l->window = NULL;
@@ -391,7 +426,7 @@ void strobe_op_resume(strobe_op op) {
   if (l) l->handed_off = 1;
   strobe__mutex_unlock(&op.collector->lock);
   if (!l) return;
-  push_op(op, 0);
+  own_slot(op)->nesting_overflow = (uint8_t)!push_op(op, 0);
   if (strobe__is_active()) emit_move(op, STROBE__OPEV_RESUME, strobe__now());
 }
 
@@ -403,19 +438,30 @@ int strobe_op_detailed(void) {
 
 void strobe_op_counter_add(const char *name, double delta) {
   strobe_op op = current_op();
-  if (!op.id || !name) return;
+  if (!op.id) return;
   strobe__live_op *l = own_slot(op);
   if (!l->detailed && !l->captured) return;
+  /* The label rule: a name that breaks it is counted under the placeholder;
+   * the name is copied, so the report never reads the caller's buffer. */
+  size_t n = strobe__label_len(name, STROBE__RULE_NAME);
+  if (!n) {
+    strobe__label_replaced(op.collector);
+    name = STROBE_INVALID_LABEL;
+    n = sizeof STROBE_INVALID_LABEL - 1;
+  }
   for (uint32_t i = 0; i < l->ncounters; i++) {
-    if (l->counters[i].name == name || !strcmp(l->counters[i].name, name)) {
+    if (!memcmp(l->counters[i].name, name, n + 1)) {
       l->counters[i].value += delta;
       return;
     }
   }
-  if (l->ncounters < STROBE_MAX_OP_COUNTERS)
-    l->counters[l->ncounters++] = (strobe__counter_agg){name, delta};
-  else
+  if (l->ncounters < STROBE_MAX_OP_COUNTERS) {
+    strobe__counter_agg *a = &l->counters[l->ncounters++];
+    a->value = delta;
+    memcpy(a->name, name, n + 1);
+  } else {
     l->counters_dropped++;
+  }
 }
 
 /* >>marks: idle, population and coverage, on the thread's current operation.
@@ -430,8 +476,11 @@ int strobe_op_mark_idle(void) {
 }
 
 int strobe_op_set_population(const char *label) {
-  if (!strobe__label_valid(label)) return STROBE_ELABEL;
   strobe_op op = current_op();
+  if (!strobe__label_valid(label)) {
+    strobe__label_refused(op.collector); /* counted by the rule (counts.labels_refused) */
+    return STROBE_ELABEL;
+  }
   if (!op.id) return STROBE_ESTATE;
   strobe__live_op *l = own_slot(op);
   memcpy(l->population, label, strlen(label) + 1);
@@ -440,8 +489,11 @@ int strobe_op_set_population(const char *label) {
 
 int strobe_op_mark_unavailable(strobe_coverage what, const char *name) {
   if (what != STROBE_COVERAGE_STAGE && what != STROBE_COVERAGE_COUNTER) return STROBE_EINVAL;
-  if (!strobe__label_valid(name)) return STROBE_ELABEL;
   strobe_op op = current_op();
+  if (!strobe__label_valid(name)) {
+    strobe__label_refused(op.collector);
+    return STROBE_ELABEL;
+  }
   if (!op.id) return STROBE_ESTATE;
   strobe__live_op *l = own_slot(op);
   for (uint32_t i = 0; i < l->nunavailable; i++)
@@ -477,6 +529,34 @@ static int evict_stale(void) {
   return freed;
 }
 
+/* The label rule for stages (docs/sessions.md §The label rule): a stage is
+ * a macro, so a site whose name (or declared parent) breaks the rule is not
+ * refused but aggregated as the placeholder stage and counted on every run.
+ * Each site is judged once. Returns the site id to aggregate under (0: the
+ * placeholder could not be registered; the stage is then not tracked). */
+enum { LABEL_UNJUDGED, LABEL_OK, LABEL_BAD_NAME, LABEL_BAD_PARENT };
+static uint8_t g_site_label[STROBE_MAX_SITES]; /* atomic bytes, by site id */
+static strobe_site g_invalid_stage = STROBE_STAGE_SITE(STROBE_INVALID_LABEL, NULL);
+
+static uint32_t stage_label(strobe_collector *c, const strobe_site *site, uint32_t id) {
+  uint8_t state = __atomic_load_n(&g_site_label[id], __ATOMIC_RELAXED);
+  if (state == LABEL_UNJUDGED) {
+    state = !strobe__label_len(site->name, STROBE__RULE_NAME) ? LABEL_BAD_NAME
+            : site->parent && !strobe__label_len(site->parent, STROBE__RULE_NAME) ? LABEL_BAD_PARENT
+                                                                                 : LABEL_OK;
+    __atomic_store_n(&g_site_label[id], state, __ATOMIC_RELAXED);
+  }
+  if (state == LABEL_OK) return id;
+  strobe__label_replaced(c);
+  if (state == LABEL_BAD_PARENT) return id; /* its declared parent is shown as the placeholder (report.h) */
+  uint32_t bad = __atomic_load_n(&g_invalid_stage.id, __ATOMIC_ACQUIRE);
+  if (!bad) {
+    int rc = strobe_site_register(&g_invalid_stage);
+    bad = rc > 0 ? (uint32_t)rc : 0;
+  }
+  return bad;
+}
+
 strobe_stage strobe__stage_begin(strobe_site *site) {
   strobe_stage h = {0, 0, 0, NULL};
   if (!site || site->kind != STROBE_SITE_STAGE) return h;
@@ -496,6 +576,8 @@ strobe_stage strobe__stage_begin(strobe_site *site) {
     if (rc < 0) return h;
     id = (uint32_t)rc;
   }
+  id = stage_label(op.collector, site, id);
+  if (!id) return h;
   /* Its parent is whatever stage of this operation is open now, wherever the
    * code declared it; the declaration is only checked. */
   int p = innermost_frame(op);
@@ -508,7 +590,7 @@ strobe_stage strobe__stage_begin(strobe_site *site) {
   uint64_t now = strobe__now();
   stage_frame *f = &tls_ctx.stages[tls_ctx.nstages++];
   *f = (stage_frame){op, site, next_token(), id, p >= 0 ? tls_ctx.stages[p].site_id : 0,
-                     p >= 0 ? tls_ctx.stages[p].token : 0, violated, now};
+                     p >= 0 ? tls_ctx.stages[p].token : 0, violated, 0, now};
   /* One store publishes the phase: a session read sees it without any lock. */
   __atomic_store_n(&l->phase, strobe__phase_pack(now - l->start, id), __ATOMIC_RELEASE);
   h.token = f->token;
@@ -517,7 +599,8 @@ strobe_stage strobe__stage_begin(strobe_site *site) {
 
 strobe_stage strobe_stage_begin(strobe_site *site) { return strobe__stage_begin(site); }
 
-static void aggregate(strobe__live_op *l, const stage_frame *f, uint64_t d) {
+/* Adds one run of frame f to the operation's stage table; returns its entry, or -1 when the table is full. */
+static int aggregate(strobe__live_op *l, const stage_frame *f, uint64_t d) {
   for (uint32_t i = 0; i < l->nstages; i++) {
     strobe__stage_agg *a = &l->stages[i];
     if (a->site == f->site_id && a->parent == f->parent_id) {
@@ -526,14 +609,15 @@ static void aggregate(strobe__live_op *l, const stage_frame *f, uint64_t d) {
       a->total += d;
       if (d < a->min) a->min = d;
       if (d > a->max) a->max = d;
-      return;
+      return (int)i;
     }
   }
   if (l->nstages == STROBE_MAX_STAGES) {
     l->stages_dropped++;
-    return;
+    return -1;
   }
-  l->stages[l->nstages++] = (strobe__stage_agg){f->site_id, f->parent_id, 1, f->not_in_declared, d, d, d};
+  l->stages[l->nstages] = (strobe__stage_agg){f->site_id, f->parent_id, 1, f->not_in_declared, d, d, d, 0};
+  return (int)l->nstages++;
 }
 
 static void end_stage(strobe_stage *h) {
@@ -562,7 +646,14 @@ static void end_stage(strobe_stage *h) {
   uint64_t phase = inner < 0 ? 0
                              : strobe__phase_pack(tls_ctx.stages[inner].t0 - l->start, tls_ctx.stages[inner].site_id);
   __atomic_store_n(&l->phase, phase, __ATOMIC_RELEASE);
-  if (l->detailed || l->captured) aggregate(l, &f, now - f.t0);
+  if (!l->detailed && !l->captured) return;
+  int entry = aggregate(l, &f, now - f.t0);
+  if (entry < 0) {
+    flag_children(l, f.child_aggs);
+    return;
+  }
+  int parent = f.parent_token ? frame_of_token(f.parent_token) : -1;
+  if (parent >= 0) tls_ctx.stages[parent].child_aggs |= 1u << entry;
 }
 
 int strobe_stage_end(strobe_stage *h) {
@@ -582,14 +673,16 @@ void strobe__abandon_live(strobe_collector *c, int window_slot, int producer_clo
   STROBE_ASSERT(strobe__mutex_held(&c->lock));
   for (int i = 0; i < STROBE_MAX_LIVE_OPS; i++) {
     strobe__live_op *l = &c->ops[i];
-    if (l->used && (window_slot < 0 || (int)l->window_slot == window_slot)) l->abandoned = 1;
+    if (!l->used || l->abandoned || (window_slot >= 0 && (int)l->window_slot != window_slot)) continue;
+    l->abandoned = 1;
+    strobe__count_abandoned(c, l->kind, l->devtools); /* never a sample, never nothing: counted */
   }
   for (int i = 0; i < STROBE_MAX_LIVE_APP_SCOPES; i++) {
     strobe__live_app *a = &c->apps[i];
     if (!a->used || (window_slot >= 0 && (int)a->window_slot != window_slot)) continue;
     for (int k = 0; k < STROBE_MAX_SESSIONS; k++) {
       strobe__session *s = &c->sessions[k];
-      if (!s->active) continue;
+      if (!strobe__session_sees_app(s, a->devtools)) continue;
       if (producer_closed)
         s->app.abandoned_producer_closed++;
       else

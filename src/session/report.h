@@ -18,13 +18,21 @@ typedef struct strobe__unfinished_op {
 } strobe__unfinished_op;
 
 typedef struct strobe__unfinished_app {
-  const char *label;
+  char label[STROBE_MAX_LABEL + 1];
   uint8_t lane;
   uint32_t depth;
   strobe__name *window;
   uint64_t id, parent_id, start;
   int started_before_session;
 } strobe__unfinished_app;
+
+/* A stage's labels, copied when the report was built (docs/sessions.md §The
+ * label rule): the report never reads a site, which is the application's memory. */
+typedef struct strobe__report_site {
+  uint32_t id;
+  char name[STROBE_MAX_LABEL + 1];
+  char declared[STROBE_MAX_LABEL + 1]; /* its declared parent; "" when none */
+} strobe__report_site;
 
 struct strobe_report {
   char id[STROBE_SESSION_ID_MAX];
@@ -43,6 +51,8 @@ struct strobe_report {
   uint32_t overflow;               /* strobe_desc.overflow */
   uint64_t completed, dropped, boundary_excluded, devtools_excluded, untracked_windows;
   uint64_t interleaved, kind_excluded, idle;
+  uint64_t nesting_overflow, abandoned;
+  uint64_t labels_replaced, labels_refused; /* the collector's, since its creation */
   uint64_t kind_completed[5];
   strobe__sample **samples;        /* newest first */
   uint32_t nsamples;
@@ -53,12 +63,18 @@ struct strobe_report {
   uint32_t napps;
   strobe__unfinished_app *app_unfinished;
   uint32_t napp_unfinished;
+  strobe__report_site *sites;      /* every stage site the samples and unfinished phases name, by id */
+  uint32_t nsites;
   strobe__gauge gauges[STROBE_MAX_GAUGES];
   uint32_t ngauges;
-  char run_keys[STROBE__MAX_RUN_INFO][64];
+  uint64_t gauges_dropped;
+  char run_keys[STROBE__MAX_RUN_INFO][STROBE_MAX_LABEL + 1];
   char run_values[STROBE__MAX_RUN_INFO][256];
   uint32_t nrun;
 };
+
+/* The copied labels of a stage site id (name "unknown" for an id the report did not copy). */
+const strobe__report_site *strobe__report_site_of(const strobe_report *r, uint32_t id);
 
 /* In flight or stalled (docs/sessions.md §In flight or stalled): an
  * unfinished operation against the report's completed samples of its kind. */

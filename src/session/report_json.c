@@ -43,14 +43,12 @@ static const char *status_note(strobe_report_status s) {
   }
 }
 
-static const char *site_name(uint32_t id) {
-  const strobe_site *s = strobe__site_get(id);
-  return s ? s->name : "unknown";
-}
+/* Stage labels come from the report's own copies (report.h), never from a site. */
+static const char *site_name(const strobe_report *r, uint32_t id) { return strobe__report_site_of(r, id)->name; }
 
-static const char *site_declared_parent(uint32_t id) {
-  const strobe_site *s = strobe__site_get(id);
-  return s ? s->parent : NULL;
+static const char *site_declared_parent(const strobe_report *r, uint32_t id) {
+  const strobe__report_site *e = strobe__report_site_of(r, id);
+  return e->declared[0] ? e->declared : NULL;
 }
 
 static void dist(strobe__json *j, const strobe__dist *d) {
@@ -122,8 +120,14 @@ static void write_session(strobe__json *j, const strobe_report *r) {
   strobe__json_end(j);
 }
 
+/* stage_pairs: the summary's distinct entries (strobe_report_query_stages). */
+static uint64_t stage_summary_dropped(int stage_pairs) {
+  return stage_pairs > STROBE_MAX_STAGE_SUMMARY ? (uint64_t)(stage_pairs - STROBE_MAX_STAGE_SUMMARY) : 0;
+}
+
 /* Every admission count, including what the bounds cut (dropped, untracked). */
-static void write_counts(strobe__json *j, const strobe_report *r, const strobe__kind_baseline *base) {
+static void write_counts(strobe__json *j, const strobe_report *r, const strobe__kind_baseline *base,
+                         int stage_pairs) {
   strobe__json_object(j, "counts");
   strobe__json_uint(j, "completed", r->completed);
   strobe__json_uint(j, "returned", r->nsamples);
@@ -136,6 +140,11 @@ static void write_counts(strobe__json *j, const strobe_report *r, const strobe__
   strobe__json_uint(j, "unfinished", r->nunfinished);
   strobe__json_uint(j, "unfinished_stalled", strobe__count_stalled(r, base));
   strobe__json_uint(j, "untracked_windows", r->untracked_windows);
+  strobe__json_uint(j, "abandoned", r->abandoned);
+  strobe__json_uint(j, "nesting_overflow", r->nesting_overflow);
+  strobe__json_uint(j, "stage_summary_dropped", stage_summary_dropped(stage_pairs));
+  strobe__json_uint(j, "labels_replaced", r->labels_replaced);
+  strobe__json_uint(j, "labels_refused", r->labels_refused);
   strobe__json_object(j, "completed_by_kind");
   for (int kind = STROBE_OP_PASS; kind <= STROBE_OP_REQUEST; kind++)
     strobe__json_uint(j, kind_name(kind), r->kind_completed[kind]);
@@ -164,9 +173,13 @@ static uint64_t sum_counters_dropped(const strobe_report *r) {
   X("samples.stages_dropped", sum_stages_dropped(r))              \
   X("samples.counters_dropped", sum_counters_dropped(r))          \
   X("application_scopes.dropped", r->app.dropped)                 \
-  X("counts.untracked_windows", r->untracked_windows)
+  X("counts.untracked_windows", r->untracked_windows)             \
+  X("counts.nesting_overflow", r->nesting_overflow)               \
+  X("counts.stage_summary_dropped", summary_dropped)              \
+  X("memory.gauges_dropped", r->gauges_dropped)
 
-static void write_truncated(strobe__json *j, const strobe_report *r) {
+static void write_truncated(strobe__json *j, const strobe_report *r, int stage_pairs) {
+  uint64_t summary_dropped = stage_summary_dropped(stage_pairs);
   int any = 0;
 #define BOUND_ANY(name, count) any |= (count) > 0;
   REPORT_BOUNDS(BOUND_ANY)
@@ -190,6 +203,7 @@ static void write_unavailable(strobe__json *j, const strobe__sample *s, uint8_t 
     strobe__json_str(j, "name", u->name);
     if (what == STROBE_COVERAGE_STAGE) {
       strobe__json_null(j, "nested_in");
+      strobe__json_null(j, "parent_incomplete");
       strobe__json_null(j, "declared_parent");
       strobe__json_null(j, "declared_parent_not_open");
       strobe__json_null(j, "count");
@@ -219,6 +233,7 @@ static void write_sample(strobe__json *j, const strobe_report *r, const strobe__
   strobe__json_bool(j, "committed", s->committed);
   strobe__json_bool(j, "handed_off", s->handed_off);
   strobe__json_bool(j, "ended_implicitly", s->ended_implicitly);
+  strobe__json_bool(j, "nesting_overflow", s->nesting_overflow);
   strobe__json_uint(j, "stages_dropped", s->stages_dropped);
   strobe__json_uint(j, "counters_dropped", s->counters_dropped);
   strobe__json_str(j, "population", s->population[0] ? s->population : NULL);
@@ -226,9 +241,13 @@ static void write_sample(strobe__json *j, const strobe_report *r, const strobe__
   for (uint32_t i = 0; i < s->nstages; i++) {
     const strobe__stage_agg *a = &s->stages[i];
     strobe__json_object(j, NULL);
-    strobe__json_str(j, "name", site_name(a->site));
-    strobe__json_str(j, "nested_in", a->parent ? site_name(a->parent) : NULL);
-    strobe__json_str(j, "declared_parent", site_declared_parent(a->site));
+    strobe__json_str(j, "name", site_name(r, a->site));
+    strobe__json_str(j, "nested_in", a->parent ? site_name(r, a->parent) : NULL);
+    if (a->parent)
+      strobe__json_bool(j, "parent_incomplete", a->parent_incomplete);
+    else
+      strobe__json_null(j, "parent_incomplete");
+    strobe__json_str(j, "declared_parent", site_declared_parent(r, a->site));
     strobe__json_uint(j, "declared_parent_not_open", a->not_in_declared);
     strobe__json_uint(j, "count", a->count);
     strobe__json_num(j, "total_ms", strobe__ticks_ms(r, a->total), MS);
@@ -242,7 +261,7 @@ static void write_sample(strobe__json *j, const strobe_report *r, const strobe__
   strobe__json_array(j, "counters");
   for (uint32_t i = 0; i < s->ncounters; i++) {
     strobe__json_object(j, NULL);
-    strobe__json_str(j, "name", s->counters[i].name);
+    strobe__json_str(j, "name", s->counters[i].name); /* copied at entry, under the label rule */
     strobe__json_num(j, "value", s->counters[i].value, 3);
     strobe__json_bool(j, "available", 1);
     strobe__json_end(j);
@@ -301,7 +320,7 @@ static void write_unfinished(strobe__json *j, const strobe_report *r, const stro
     else
       strobe__json_null(j, "prospective_frame_id");
     if (u->phase_site) {
-      strobe__json_str(j, "phase", site_name(u->phase_site));
+      strobe__json_str(j, "phase", site_name(r, u->phase_site));
       strobe__json_num(j, "phase_elapsed_ms", strobe__ticks_ms(r, r->at - u->phase_start), MS);
     } else {
       strobe__json_null(j, "phase");
@@ -330,10 +349,15 @@ static void write_unfinished(strobe__json *j, const strobe_report *r, const stro
 
 /* >>summaries */
 
-static void write_stage_summary(strobe__json *j, const strobe_report *r) {
-  strobe_stage_summary sums[128];
-  int n = strobe_report_query_stages(r, sums, 128);
-  if (n > 128) n = 128;
+/* At most STROBE_MAX_STAGE_SUMMARY entries; counts.stage_summary_dropped says how many more there were. */
+static void write_stage_summary(strobe__json *j, const strobe_report *r, int n) {
+  strobe_stage_summary sums[STROBE_MAX_STAGE_SUMMARY];
+  if (n > 0) n = strobe_report_query_stages(r, sums, STROBE_MAX_STAGE_SUMMARY);
+  if (n < 0) {
+    j->out.failed = 1; /* reported as STROBE_ENOMEM by the caller */
+    return;
+  }
+  if (n > STROBE_MAX_STAGE_SUMMARY) n = STROBE_MAX_STAGE_SUMMARY;
   strobe__json_array(j, "stage_summary");
   for (int m = 0; m < n; m++) {
     const strobe_stage_summary *st = &sums[m];
@@ -347,9 +371,17 @@ static void write_stage_summary(strobe__json *j, const strobe_report *r) {
     strobe__json_num(j, "max_ms", st->max_ms, MS);
     strobe__json_str(j, "declared_parent", st->declared_parent);
     strobe__json_uint(j, "declared_parent_not_open", st->declared_parent_not_open);
-    strobe__json_str(j, "note", st->nested_in ? "nested: ran inside the stage named by nested_in and is already "
-                                                "included in it; do not sum"
-                                              : "per-operation total of this stage; stages nested in it are included");
+    if (st->nested_in)
+      strobe__json_uint(j, "parent_incomplete", st->parent_incomplete);
+    else
+      strobe__json_null(j, "parent_incomplete");
+    strobe__json_str(j, "note", !st->nested_in ? "per-operation total of this stage; stages nested in it are included"
+                                : !st->parent_incomplete
+                                    ? "nested: ran inside the stage named by nested_in and is already included in it; "
+                                      "do not sum"
+                                    : "nested: ran inside the stage named by nested_in, but in parent_incomplete of "
+                                      "its samples that stage did not complete in the operation, so there this time "
+                                      "is in no listed stage");
     strobe__json_end(j);
   }
   strobe__json_end(j);
@@ -445,14 +477,14 @@ static void write_counter_summary(strobe__json *j, const strobe_report *r, const
 }
 
 /* Whether sample s measured the stage (any parent) or counter named u. */
-static int sample_measured(const strobe__sample *s, const strobe__unavailable *u) {
+static int sample_measured(const strobe_report *r, const strobe__sample *s, const strobe__unavailable *u) {
   if (u->what == STROBE_COVERAGE_COUNTER) {
     for (uint32_t k = 0; k < s->ncounters; k++)
       if (!strcmp(s->counters[k].name, u->name)) return 1;
     return 0;
   }
   for (uint32_t k = 0; k < s->nstages; k++)
-    if (!strcmp(site_name(s->stages[k].site), u->name)) return 1;
+    if (!strcmp(site_name(r, s->stages[k].site), u->name)) return 1;
   return 0;
 }
 
@@ -478,7 +510,7 @@ static void write_coverage(strobe__json *j, const strobe_report *r, const strobe
       for (uint32_t k = 0; k < s->nunavailable && !declared; k++)
         declared = s->unavailable[k].what == names[m]->what && !strcmp(s->unavailable[k].name, names[m]->name);
       unavailable += declared;
-      available += !declared && sample_measured(s, names[m]);
+      available += !declared && sample_measured(r, s, names[m]);
     }
     strobe__json_object(j, NULL);
     strobe__json_str(j, "what", names[m]->what == STROBE_COVERAGE_STAGE ? "stage" : "counter");
@@ -562,6 +594,7 @@ static void write_application(strobe__json *j, const strobe_report *r) {
   strobe__json_uint(j, "dropped", a->dropped);
   strobe__json_bool(j, "truncated", a->dropped > 0);
   strobe__json_uint(j, "boundary_excluded", a->boundary_excluded);
+  strobe__json_uint(j, "devtools_excluded", a->devtools_excluded);
   strobe__json_object(j, "refused");
   strobe__json_uint(j, "invalid_label", a->refused_label);
   strobe__json_uint(j, "unknown_window", a->refused_window);
@@ -652,6 +685,7 @@ static void write_memory(strobe__json *j, const strobe_report *r) {
     strobe__json_end(j);
   }
   strobe__json_end(j);
+  strobe__json_uint(j, "gauges_dropped", r->gauges_dropped);
   strobe__json_end(j);
 }
 
@@ -674,10 +708,18 @@ static void write_overhead(strobe__json *j, const strobe_report *r) {
   strobe__json_end(j);
 }
 
-/* Run metadata the application set (strobe_collector_set_run_info). */
+/* Run metadata the application set (strobe_collector_set_run_info). A value
+ * that is an identifier (a source SHA, a fixture name: the window-id rule) is
+ * in the JSON; free text (a build command) is null here and stays beside the
+ * report (strobe_report_query_run_info; docs/sessions.md §The label rule). */
 static void write_run(strobe__json *j, const strobe_report *r) {
   strobe__json_object(j, "run");
-  for (uint32_t i = 0; i < r->nrun; i++) strobe__json_str(j, r->run_keys[i], r->run_values[i]);
+  for (uint32_t i = 0; i < r->nrun; i++) {
+    if (strobe__label_len(r->run_values[i], STROBE__RULE_WINDOW))
+      strobe__json_str(j, r->run_keys[i], r->run_values[i]);
+    else
+      strobe__json_null(j, r->run_keys[i]);
+  }
   strobe__json_end(j);
 }
 
@@ -710,17 +752,19 @@ int strobe_report_json(const strobe_report *r, char **json, size_t *len) {
   }
   strobe__kind_baseline base[5];
   strobe__kind_baselines(r, scratch, base);
+  int stage_pairs = strobe_report_query_stages(r, NULL, 0); /* how many the summary has, before the bound */
   strobe__json j = {0};
+  if (stage_pairs < 0) j.out.failed = 1;
   strobe__json_object(&j, NULL);
   write_head(&j, r);
   write_loss(&j, r);
   write_units(&j);
   write_session(&j, r);
-  write_counts(&j, r, base);
-  write_truncated(&j, r);
+  write_counts(&j, r, base, stage_pairs);
+  write_truncated(&j, r, stage_pairs);
   write_samples(&j, r);
   write_unfinished(&j, r, base);
-  write_stage_summary(&j, r);
+  write_stage_summary(&j, r, stage_pairs);
   write_kind_summary(&j, r, scratch);
   write_population_summary(&j, r, scratch, (const char **)names);
   write_counter_summary(&j, r, (const char **)names);

@@ -42,6 +42,11 @@ static void count_exclusion(strobe__session *s, uint8_t kind, int devtools) {
     s->boundary_excluded++;
 }
 
+/* An operation's end time is taken before the lock (the wait is not its
+ * time), so a session can start between its end and its publication: it
+ * completed before that session existed, which neither admits nor counts it. */
+static int ended_before(const strobe__session *s, uint64_t end) { return end < s->start; }
+
 int strobe__admissible(const strobe_collector *c, uint8_t kind, int devtools, uint64_t start) {
   STROBE_ASSERT(strobe__mutex_held(&c->lock));
   for (int k = 0; k < STROBE_MAX_SESSIONS; k++)
@@ -54,7 +59,7 @@ uint32_t strobe__publish_sample(strobe_collector *c, strobe__sample *smp) {
   uint32_t admitted = 0;
   for (int k = 0; k < STROBE_MAX_SESSIONS; k++) {
     strobe__session *s = &c->sessions[k];
-    if (!s->active) continue;
+    if (!s->active || ended_before(s, smp->end)) continue;
     if (session_admits(s, smp->kind, smp->devtools, smp->start))
       admitted++;
     else
@@ -67,6 +72,7 @@ uint32_t strobe__publish_sample(strobe_collector *c, strobe__sample *smp) {
     if (!session_admits(s, smp->kind, smp->devtools, smp->start)) continue;
     s->completed++;
     s->kind_completed[smp->kind]++;
+    s->nesting_overflow += smp->nesting_overflow;
     if (s->count == s->max_samples) { /* oldest out */
       strobe__sample_unref(s->ring[s->head]);
       s->head = (s->head + 1) % s->max_samples;
@@ -78,11 +84,11 @@ uint32_t strobe__publish_sample(strobe_collector *c, strobe__sample *smp) {
   return admitted;
 }
 
-void strobe__publish_unbuilt(strobe_collector *c, uint8_t kind, int devtools, uint64_t start) {
+void strobe__publish_unbuilt(strobe_collector *c, uint8_t kind, int devtools, uint64_t start, uint64_t end) {
   STROBE_ASSERT(strobe__mutex_held(&c->lock));
   for (int k = 0; k < STROBE_MAX_SESSIONS; k++) {
     strobe__session *s = &c->sessions[k];
-    if (!s->active) continue;
+    if (!s->active || ended_before(s, end)) continue;
     if (!session_admits(s, kind, devtools, start)) {
       count_exclusion(s, kind, devtools);
       continue;
@@ -93,11 +99,11 @@ void strobe__publish_unbuilt(strobe_collector *c, uint8_t kind, int devtools, ui
   }
 }
 
-void strobe__publish_idle(strobe_collector *c, uint8_t kind, int devtools, uint64_t start) {
+void strobe__publish_idle(strobe_collector *c, uint8_t kind, int devtools, uint64_t start, uint64_t end) {
   STROBE_ASSERT(strobe__mutex_held(&c->lock));
   for (int k = 0; k < STROBE_MAX_SESSIONS; k++) {
     strobe__session *s = &c->sessions[k];
-    if (!s->active) continue;
+    if (!s->active || ended_before(s, end)) continue;
     if (session_admits(s, kind, devtools, start))
       s->idle++; /* it had nothing to do: not a sample, counted apart from completed */
     else
@@ -108,6 +114,20 @@ void strobe__publish_idle(strobe_collector *c, uint8_t kind, int devtools, uint6
 void strobe__count_interleaved(strobe_collector *c, uint8_t kind, int devtools) {
   for (int k = 0; k < STROBE_MAX_SESSIONS; k++)
     if (session_covers(&c->sessions[k], kind, devtools)) c->sessions[k].interleaved++;
+}
+
+void strobe__count_abandoned(strobe_collector *c, uint8_t kind, int devtools) {
+  STROBE_ASSERT(strobe__mutex_held(&c->lock));
+  for (int k = 0; k < STROBE_MAX_SESSIONS; k++) {
+    strobe__session *s = &c->sessions[k];
+    if (!s->active) continue;
+    if (!(s->kinds & STROBE_KIND_BIT(kind)))
+      s->kind_excluded++;
+    else if (devtools && !s->include_devtools)
+      s->devtools_excluded++;
+    else
+      s->abandoned++;
+  }
 }
 
 /* >>ids */
@@ -138,14 +158,18 @@ static int find_session(strobe_collector *c, const char *id, uint64_t owner) {
     if (s->active && s->number == number) return s->owner == owner ? k : STROBE_ENOTOWNER;
   }
   for (int i = 0; i < STROBE_MAX_ENDED_IDS; i++)
-    if (c->ended[i].number == number) return c->ended[i].cancelled ? STROBE_ECANCELLED : STROBE_EENDED;
+    if (c->ended[i].number == number) {
+      /* Another owner learns nothing about it, not even that it existed (docs/sessions.md §Bounds and lifecycle). */
+      if (c->ended[i].owner != owner) return STROBE_ENOTOWNER;
+      return c->ended[i].cancelled ? STROBE_ECANCELLED : STROBE_EENDED;
+    }
   return STROBE_EUNKNOWN_ID;
 }
 
 /* Lock held. */
-static void remember_ended(strobe_collector *c, uint64_t number, int cancelled) {
+static void remember_ended(strobe_collector *c, const strobe__session *s, int cancelled) {
   STROBE_ASSERT(strobe__mutex_held(&c->lock));
-  c->ended[c->ended_next] = (strobe__ended_id){number, cancelled};
+  c->ended[c->ended_next] = (strobe__ended_id){s->number, s->owner, cancelled};
   c->ended_next = (c->ended_next + 1) % STROBE_MAX_ENDED_IDS;
 }
 
@@ -228,6 +252,71 @@ int strobe_session_start(strobe_collector *c, const strobe_session_desc *opts, c
   return rc;
 }
 
+/* >>labels: a report's copy of every stage label it names (docs/sessions.md
+ * §The label rule). Bounded (two per stage entry of its samples, one per
+ * unfinished operation) and done with the snapshot, so the report never
+ * reads a site again. */
+static void copy_label(char out[STROBE_MAX_LABEL + 1], const char *text) {
+  size_t n = strobe__label_len(text, STROBE__RULE_NAME);
+  if (!n) { /* judged at entry too; a site rewritten since then still never leaks */
+    text = STROBE_INVALID_LABEL;
+    n = sizeof STROBE_INVALID_LABEL - 1;
+  }
+  memcpy(out, text, n);
+  out[n] = 0;
+}
+
+static int cmp_u32(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+static int cmp_site(const void *a, const void *b) {
+  uint32_t x = ((const strobe__report_site *)a)->id, y = ((const strobe__report_site *)b)->id;
+  return x < y ? -1 : x > y;
+}
+
+static int copy_sites(strobe_report *r) {
+  size_t cap = 1 + r->nunfinished;
+  for (uint32_t i = 0; i < r->nsamples; i++) cap += 2 * (size_t)r->samples[i]->nstages;
+  uint32_t *ids = malloc(cap * sizeof *ids);
+  if (!ids) return STROBE_ENOMEM;
+  size_t n = 0;
+  for (uint32_t i = 0; i < r->nsamples; i++)
+    for (uint32_t k = 0; k < r->samples[i]->nstages; k++) {
+      ids[n++] = r->samples[i]->stages[k].site;
+      if (r->samples[i]->stages[k].parent) ids[n++] = r->samples[i]->stages[k].parent;
+    }
+  for (uint32_t i = 0; i < r->nunfinished; i++)
+    if (r->unfinished[i].phase_site) ids[n++] = r->unfinished[i].phase_site;
+  qsort(ids, n, sizeof *ids, cmp_u32); /* distinct ids, in order (bsearch below) */
+  size_t m = 0;
+  for (size_t i = 0; i < n; i++)
+    if (!m || ids[m - 1] != ids[i]) ids[m++] = ids[i];
+  r->sites = calloc(m ? m : 1, sizeof *r->sites);
+  if (!r->sites) {
+    free(ids);
+    return STROBE_ENOMEM;
+  }
+  for (size_t i = 0; i < m; i++) {
+    strobe__report_site *e = &r->sites[i];
+    const strobe_site *site = strobe__site_get(ids[i]);
+    e->id = ids[i];
+    copy_label(e->name, site ? site->name : "unknown");
+    if (site && site->parent) copy_label(e->declared, site->parent);
+  }
+  r->nsites = (uint32_t)m;
+  free(ids);
+  return 0;
+}
+
+const strobe__report_site *strobe__report_site_of(const strobe_report *r, uint32_t id) {
+  static const strobe__report_site unknown = {0, "unknown", ""};
+  strobe__report_site key = {.id = id};
+  const strobe__report_site *e = r->nsites ? bsearch(&key, r->sites, r->nsites, sizeof key, cmp_site) : NULL;
+  return e ? e : &unknown;
+}
+
 /* >>snapshot: copy under the lock; references, not payloads. */
 static strobe_report *snapshot(strobe_collector *c, const strobe__session *s, uint64_t at, int final) {
   STROBE_ASSERT(strobe__mutex_held(&c->lock));
@@ -267,6 +356,11 @@ static strobe_report *snapshot(strobe_collector *c, const strobe__session *s, ui
   r->boundary_excluded = s->boundary_excluded;
   r->devtools_excluded = s->devtools_excluded;
   r->interleaved = s->interleaved;
+  r->nesting_overflow = s->nesting_overflow;
+  r->abandoned = s->abandoned;
+  r->labels_replaced = __atomic_load_n(&c->labels_replaced, __ATOMIC_RELAXED);
+  r->labels_refused = __atomic_load_n(&c->labels_refused, __ATOMIC_RELAXED);
+  r->gauges_dropped = c->gauges_dropped;
   r->kind_excluded = s->kind_excluded;
   r->idle = s->idle;
   r->untracked_windows = c->untracked_windows;
@@ -296,9 +390,15 @@ static strobe_report *snapshot(strobe_collector *c, const strobe__session *s, ui
   }
   for (int i = 0; i < STROBE_MAX_LIVE_APP_SCOPES; i++) {
     const strobe__live_app *a = &c->apps[i];
-    if (!a->used) continue;
-    r->app_unfinished[r->napp_unfinished++] = (strobe__unfinished_app){
-        a->label, a->lane, a->depth, strobe__name_ref(a->window), a->id, a->parent_id, a->start, a->start < s->start};
+    if (!a->used || !strobe__session_sees_app(s, a->devtools)) continue;
+    strobe__unfinished_app *u = &r->app_unfinished[r->napp_unfinished++];
+    *u = (strobe__unfinished_app){"", a->lane, a->depth, strobe__name_ref(a->window), a->id, a->parent_id,
+                                  a->start, a->start < s->start};
+    memcpy(u->label, a->label, sizeof u->label);
+  }
+  if (copy_sites(r)) {
+    strobe_report_free(r);
+    return NULL;
   }
   memcpy(r->gauges, c->gauges, sizeof r->gauges);
   r->ngauges = c->ngauges;
@@ -325,7 +425,7 @@ static int read_or_end(strobe_collector *c, const char *id, uint64_t owner, stro
   strobe__session *s = &c->sessions[k];
   strobe_report *r = snapshot(c, s, at, end);
   if (r && end) {
-    remember_ended(c, s->number, 0);
+    remember_ended(c, s, 0);
     deactivate(c, s);
   }
   strobe__mutex_unlock(&c->lock);
@@ -349,7 +449,7 @@ int strobe_session_cancel_owner(strobe_collector *c, uint64_t owner) {
   for (int k = 0; k < STROBE_MAX_SESSIONS; k++) {
     strobe__session *s = &c->sessions[k];
     if (!s->active || s->owner != owner) continue;
-    remember_ended(c, s->number, 1);
+    remember_ended(c, s, 1);
     deactivate(c, s);
     n++;
   }
@@ -420,6 +520,7 @@ void strobe_report_free(strobe_report *r) {
   free(r->apps);
   free(r->unfinished);
   free(r->app_unfinished);
+  free(r->sites);
   free(r);
 }
 
@@ -513,51 +614,66 @@ strobe_report_counts strobe_report_query_counts(const strobe_report *r) {
 
 const char *strobe_report_query_id(const strobe_report *r) { return r->id; }
 
+int strobe_report_query_run_info(const strobe_report *r, uint32_t index, const char **key, const char **value) {
+  if (!r || !key || !value) return STROBE_EINVAL;
+  if (index >= r->nrun) return STROBE_ERANGE;
+  *key = r->run_keys[index];
+  *value = r->run_values[index];
+  return 0;
+}
+
 int strobe_report_query_stages(const strobe_report *r, strobe_stage_summary *out, int max) {
   if (!r || (max > 0 && !out)) return STROBE_EINVAL;
   /* Distinct (stage, run-time parent) pairs in order of first appearance
-   * (newest sample first), bounded: STROBE_MAX_STAGES per sample, 128 in a
-   * summary. A stage that ran under two parents is two entries. */
-  enum { MAX_ENTRIES = 128 };
-  uint32_t sites[MAX_ENTRIES], parents[MAX_ENTRIES];
-  int nsites = 0;
+   * (newest sample first), every one of them: the count returned is never
+   * cut, so a caller (and the JSON, STROBE_MAX_STAGE_SUMMARY) knows what it left out. */
+  size_t cap = 1;
+  for (uint32_t i = 0; i < r->nsamples; i++) cap += r->samples[i]->nstages;
+  uint32_t *pairs = malloc(2 * cap * sizeof *pairs); /* site, parent */
+  double *values = malloc((r->nsamples ? r->nsamples : 1) * sizeof *values);
+  if (!pairs || !values) {
+    free(pairs);
+    free(values);
+    return STROBE_ENOMEM;
+  }
+  int npairs = 0;
   for (uint32_t i = 0; i < r->nsamples; i++)
     for (uint32_t k = 0; k < r->samples[i]->nstages; k++) {
       const strobe__stage_agg *a = &r->samples[i]->stages[k];
       /* Consecutive samples usually list the same stages: check the same position first. */
-      if ((int)k < nsites && sites[k] == a->site && parents[k] == a->parent) continue;
+      if ((int)k < npairs && pairs[2 * k] == a->site && pairs[2 * k + 1] == a->parent) continue;
       int seen = 0;
-      for (int m = 0; m < nsites && !seen; m++) seen = sites[m] == a->site && parents[m] == a->parent;
-      if (!seen && nsites < MAX_ENTRIES) {
-        sites[nsites] = a->site;
-        parents[nsites++] = a->parent;
+      for (int m = 0; m < npairs && !seen; m++) seen = pairs[2 * m] == a->site && pairs[2 * m + 1] == a->parent;
+      if (!seen) {
+        pairs[2 * npairs] = a->site;
+        pairs[2 * npairs++ + 1] = a->parent;
       }
     }
-  double *values = malloc((r->nsamples ? r->nsamples : 1) * sizeof *values);
-  if (!values) return STROBE_ENOMEM;
-  for (int m = 0; m < nsites && m < max; m++) {
+  for (int m = 0; m < npairs && m < max; m++) {
     size_t n = 0;
-    uint64_t not_in_declared = 0;
+    uint64_t not_in_declared = 0, incomplete = 0;
     for (uint32_t i = 0; i < r->nsamples; i++)
       for (uint32_t k = 0; k < r->samples[i]->nstages; k++) {
         const strobe__stage_agg *a = &r->samples[i]->stages[k];
-        if (a->site != sites[m] || a->parent != parents[m]) continue;
+        if (a->site != pairs[2 * m] || a->parent != pairs[2 * m + 1]) continue;
         values[n++] = strobe__ticks_ms(r, a->total);
         not_in_declared += a->not_in_declared;
+        incomplete += a->parent_incomplete != 0;
       }
     strobe__dist d = strobe__dist_of(values, n);
-    const strobe_site *site = strobe__site_get(sites[m]);
-    const strobe_site *parent = parents[m] ? strobe__site_get(parents[m]) : NULL;
-    out[m] = (strobe_stage_summary){site ? site->name : "unknown",
-                                    parents[m] ? (parent ? parent->name : "unknown") : NULL,
+    const strobe__report_site *site = strobe__report_site_of(r, pairs[2 * m]);
+    out[m] = (strobe_stage_summary){site->name,
+                                    pairs[2 * m + 1] ? strobe__report_site_of(r, pairs[2 * m + 1])->name : NULL,
                                     d.n,
                                     d.p50,
                                     d.p95,
                                     d.p99,
                                     d.max,
-                                    site ? site->parent : NULL,
-                                    not_in_declared};
+                                    site->declared[0] ? site->declared : NULL,
+                                    not_in_declared,
+                                    incomplete};
   }
+  free(pairs);
   free(values);
-  return nsites;
+  return npairs;
 }

@@ -37,11 +37,13 @@ typedef struct strobe__stage_agg {
   uint32_t count;
   uint32_t not_in_declared;       /* runs whose declared parent (strobe_site.parent) was not open */
   uint64_t total, min, max;       /* ticks */
+  uint32_t parent_incomplete;     /* 1: in some run, its parent did not complete in the operation (still open
+                                   * at its end, or cut by STROBE_MAX_STAGES): that time is in no listed stage */
 } strobe__stage_agg;
 
 typedef struct strobe__counter_agg {
-  const char *name; /* static label */
   double value;
+  char name[STROBE_MAX_LABEL + 1]; /* a copy (the label rule): never the caller's pointer */
 } strobe__counter_agg;
 
 /* A stage or counter an operation declared it cannot measure
@@ -69,6 +71,7 @@ typedef struct strobe__sample {
   uint8_t handed_off;             /* resumed on another thread at least once */
   uint8_t devtools;
   uint8_t ended_implicitly;       /* ended because the phase it was dispatched in moved on */
+  uint8_t nesting_overflow;       /* begun deeper than 8 operations on its thread: stages and counters not recorded */
   strobe__name *window;
   uint64_t seq;                   /* operation id, monotonic per collector */
   uint64_t frame_id;              /* passes: per-window frame number; 0 otherwise */
@@ -91,7 +94,7 @@ typedef struct strobe__app_record {
   uint32_t refs; /* atomic */
   uint8_t lane;
   uint32_t depth;
-  const char *label;
+  char label[STROBE_MAX_LABEL + 1]; /* a copy: never the caller's pointer */
   strobe__name *window;
   uint64_t id, parent_id;
   uint64_t start, end;            /* ticks */
@@ -117,6 +120,7 @@ typedef struct strobe__live_op {
   uint8_t kind, detailed, handed_off, devtools;
   uint8_t captured;               /* an event consumer was active at begin: stages and counters kept for it */
   uint8_t app_frame;              /* frame_id was given by the application (strobe_op_begin_frame) */
+  uint8_t nesting_overflow;       /* owner-thread: not on its thread's operation stack (8 deep already) */
   uint32_t window_slot;
   uint32_t window_label;          /* capture label of the window; 0 when not captured at begin */
   strobe__name *window;
@@ -136,9 +140,10 @@ typedef struct strobe__live_app {
   uint32_t gen;
   int used;
   uint8_t lane;
+  uint8_t devtools;               /* on a devtools window: only sessions with include_devtools see it */
   uint32_t depth;
   uint32_t window_slot;
-  const char *label;
+  char label[STROBE_MAX_LABEL + 1]; /* a copy: never the caller's pointer */
   strobe__name *window;
   uint64_t id, parent_id, start;
 } strobe__live_app;
@@ -146,6 +151,7 @@ typedef struct strobe__live_app {
 /* Per-session application-scope accounting (docs/sessions.md §Synchronous application scopes). */
 typedef struct strobe__app_counts {
   uint64_t started, completed, dropped, boundary_excluded;
+  uint64_t devtools_excluded;     /* completed on a devtools window while the session excludes devtools */
   uint64_t refused_label, refused_window, refused_closed, refused_slots, refused_parent;
   uint64_t abandoned_window_closed, abandoned_producer_closed;
 } strobe__app_counts;
@@ -166,6 +172,8 @@ typedef struct strobe__session {
   uint64_t kind_excluded;         /* completed while active, of a kind it does not admit */
   uint64_t interleaved;           /* operations of its kinds that ended with an operation begun inside them still open */
   uint64_t idle;                  /* operations marked idle it would have kept (docs/sessions.md §Idle passes) */
+  uint64_t nesting_overflow;      /* admitted samples begun deeper than 8 nested operations on their thread */
+  uint64_t abandoned;             /* operations it covers abandoned by a window or collector close while running */
   uint64_t kind_completed[5];
   strobe__app_record **app_ring;  /* max_app */
   uint32_t app_head, app_count;
@@ -176,11 +184,12 @@ typedef struct strobe__session {
 
 typedef struct strobe__ended_id {
   uint64_t number;
+  uint64_t owner;                 /* another owner asking is told not_owner, never that it ended */
   int cancelled;
 } strobe__ended_id;
 
 typedef struct strobe__gauge {
-  const char *name;
+  char name[STROBE_MAX_LABEL + 1]; /* a copy: reports never point into the caller's memory */
   double value;
   uint64_t sampled;               /* ticks; 0 = never */
   uint64_t sampled_mono_ns;       /* CLOCK_MONOTONIC of the same sample, for the once-a-second limit */
@@ -206,10 +215,27 @@ struct strobe_collector {
   uint32_t ended_next;
   strobe__gauge gauges[STROBE_MAX_GAUGES];
   uint32_t ngauges;
-  char run_keys[STROBE__MAX_RUN_INFO][64];
+  uint64_t gauges_dropped;        /* samples of gauges past STROBE_MAX_GAUGES: not kept */
+  char run_keys[STROBE__MAX_RUN_INFO][STROBE_MAX_LABEL + 1];
   char run_values[STROBE__MAX_RUN_INFO][256];
   uint32_t nrun;
+  uint64_t labels_replaced;       /* atomic: labels that broke the rule where the call returns nothing, kept as STROBE_INVALID_LABEL */
+  uint64_t labels_refused;        /* atomic: labels refused with STROBE_ELABEL */
 };
+
+/* >>labels: the label rule (docs/sessions.md §The label rule). A name (stage,
+ * counter, gauge, application scope, run info key) is 1..STROBE_MAX_LABEL
+ * bytes of [A-Za-z0-9_]; a window id 1..STROBE_MAX_WINDOW_ID bytes of
+ * [A-Za-z0-9_./:-]. */
+enum { STROBE__RULE_NAME, STROBE__RULE_WINDOW };
+/* The length of s when it follows the rule, else 0 (also for NULL). */
+size_t strobe__label_len(const char *s, int rule);
+/* Counts a label recorded as STROBE_INVALID_LABEL (any thread, no lock). */
+void strobe__label_replaced(strobe_collector *c);
+/* Counts a label refused with STROBE_ELABEL (any thread, no lock). */
+void strobe__label_refused(strobe_collector *c);
+/* 1 when s is a name under the label rule (strobe__label_len(s, STROBE__RULE_NAME) > 0). */
+int strobe__label_valid(const char *s);
 
 /* The current phase of a live operation in one word, so the owner publishes
  * it with a single atomic store and readers never need the lock for it:
@@ -235,7 +261,7 @@ void strobe__abandon_live(strobe_collector *c, int window_slot, int producer_clo
 int strobe__admissible(const strobe_collector *c, uint8_t kind, int devtools, uint64_t start);
 /* Offers a completed sample to every active session (lock held): each that
  * admits it keeps a reference, each that does not counts why (boundary or
- * devtools). Returns how many admitted it; with 0 the caller still owns the
+ * devtools); a session that started after the sample's end ignores it. Returns how many admitted it; with 0 the caller still owns the
  * sample and frees it after unlocking. */
 uint32_t strobe__publish_sample(strobe_collector *c, strobe__sample *s);
 /* Accounts for a completed operation that has no payload (lock held): it
@@ -243,17 +269,25 @@ uint32_t strobe__publish_sample(strobe_collector *c, strobe__sample *s);
  * docs/sessions.md §Bounds and lifecycle: "Reports count exclusions once those
  * operations complete while a session remains active"), or its payload could not be allocated (a session
  * that admits it counts it completed and dropped). */
-void strobe__publish_unbuilt(strobe_collector *c, uint8_t kind, int devtools, uint64_t start);
+void strobe__publish_unbuilt(strobe_collector *c, uint8_t kind, int devtools, uint64_t start, uint64_t end);
 /* Accounts for a completed operation marked idle (lock held): each session
  * that would have kept it counts it idle, the others count why they would
- * not have (kind, devtools, boundary). Never a sample. */
-void strobe__publish_idle(strobe_collector *c, uint8_t kind, int devtools, uint64_t start);
-/* 1 when s is a label: 1-STROBE_MAX_LABEL bytes of [A-Za-z0-9_]. */
-int strobe__label_valid(const char *s);
+ * not have (kind, devtools, boundary). Never a sample. A session that started
+ * after its end ignores it. */
+void strobe__publish_idle(strobe_collector *c, uint8_t kind, int devtools, uint64_t start, uint64_t end);
 /* Counts, in every active session that covers the kind and window, an
  * operation that ended while one begun inside it on the same thread was still
  * open: they interleave instead of nesting (lock held). */
 void strobe__count_interleaved(strobe_collector *c, uint8_t kind, int devtools);
+/* Whether session s looks at an application scope (a devtools window's only
+ * with include_devtools, docs/sessions.md §Bounds and lifecycle). */
+static inline int strobe__session_sees_app(const strobe__session *s, int devtools) {
+  return s->active && (!devtools || s->include_devtools);
+}
+/* Counts, in every active session, a live operation abandoned by a window
+ * or collector close: under kind_excluded or devtools_excluded when the
+ * session does not cover it, else as abandoned (lock held). */
+void strobe__count_abandoned(strobe_collector *c, uint8_t kind, int devtools);
 /* Counts an application-scope refusal in every active session (lock held). */
 void strobe__count_app_refusal(strobe_collector *c, int reason);
 

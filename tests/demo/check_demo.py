@@ -33,6 +33,16 @@ def main():
     if report["version"] != 1 or not report["final"] or report["status"] != "complete":
         fail("expected a final, complete version-1 report, got %s/%s" % (report["final"], report["status"]))
 
+    # Run info: identifiers in the JSON, free text (the command line) only beside it.
+    with open(os.path.join(out, "demo-report-run.txt")) as f:
+        beside = dict(line.rstrip("\n").split("=", 1) for line in f if "=" in line)
+    command = beside.get("command_line", "")
+    if "strobe-demo" not in command:
+        fail("demo-report-run.txt should hold the command line, got %s" % beside)
+    inside = report["run"].get("command_line", 0)
+    if report["run"].get("fixture") != "datagrid-200x8-scripted" or inside != (None if " " in command else command):
+        fail("run should hold the fixture, and the command line only when it has no spaces, got %s" % report["run"])
+
     samples = report["samples"]
     kinds = {s["kind"] for s in samples}
     for kind in ("pass", "input", "rebuild"):

@@ -148,6 +148,17 @@ static inline json_t *t_sc(json_t *result) { return json_object_get(result, "str
     }                                                                                   \
   } while (0)
 
+/* The owner of an active session (the server's random MCP or viewer owner), 0 when
+ * not found. Only its owner hears "cancelled" or "ended" about it later: anyone
+ * else gets not_owner (docs/sessions.md §Bounds and lifecycle). */
+static inline uint64_t t_owner_of(strobe_collector *c, const char *id) {
+  strobe_session_info info[STROBE_MAX_SESSIONS];
+  int n = strobe_collector_query_sessions(c, info, STROBE_MAX_SESSIONS);
+  for (int i = 0; i < n && i < STROBE_MAX_SESSIONS; i++)
+    if (!strcmp(info[i].id, id)) return info[i].owner;
+  return 0;
+}
+
 /* The JSON-RPC error code of a reply (0 when it is not an error). */
 static inline int t_rpc_code(const cli_http_response *r) {
   json_t *v = t_json(r);

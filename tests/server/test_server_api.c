@@ -157,10 +157,13 @@ static void test_info_and_sessions(void) {
   v = get_json(s, "POST", "/api/sessions", NULL, 201);
   snprintf(viewer_id, sizeof viewer_id, "%s", str(v, "id"));
   json_decref(v);
+  uint64_t mcp_owner = t_owner_of(c, mcp_id), viewer_owner = t_owner_of(c, viewer_id);
+  CHECK(mcp_owner != 0 && viewer_owner != 0);
   strobe_server_stop(s);
   strobe_report *rep;
-  CHECK_EQ_INT(strobe_session_read(c, mcp_id, 0, &rep), STROBE_ECANCELLED);
-  CHECK_EQ_INT(strobe_session_read(c, viewer_id, 0, &rep), STROBE_ECANCELLED);
+  CHECK_EQ_INT(strobe_session_read(c, mcp_id, mcp_owner, &rep), STROBE_ECANCELLED);
+  CHECK_EQ_INT(strobe_session_read(c, viewer_id, viewer_owner, &rep), STROBE_ECANCELLED);
+  CHECK_EQ_INT(strobe_session_read(c, mcp_id, 0, &rep), STROBE_ENOTOWNER); /* never revealed to another owner */
   REQUIRE(strobe_session_stop(c, local, 0, &rep) == 0);
   CHECK_EQ_U64(strobe_report_query_counts(rep).completed, 2);
   strobe_report_free(rep);

@@ -77,6 +77,15 @@ static inline void su_op(strobe_collector *c, strobe_window w, strobe_op_kind ki
   strobe_op_end(op, committed);
 }
 
+/* The object called name in an array of named objects (a sample's stages or
+ * counters, stage_summary, memory.gauges), or NULL. */
+static inline json_t *su_named(json_t *arr, const char *name) {
+  size_t i;
+  json_t *e;
+  json_array_foreach(arr, i, e) if (!strcmp(jstr(e, "name"), name)) return e;
+  return NULL;
+}
+
 /* The JSON of a report, as text (caller frees). */
 static inline char *su_json(const strobe_report *r) {
   char *json = NULL;
