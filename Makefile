@@ -17,6 +17,10 @@
 
 BUILD_DIR  ?= build
 BUILD_TYPE ?= RelWithDebInfo
+# A missing test dependency is a configure error (STROBE_REQUIRE_TEST_DEPS,
+# docs/conventions.md §Tests) under `make test` and in CI (CI=true); a
+# `make test CTEST_ARGS=...` run by hand picks its tests and may skip some.
+REQUIRE_TEST_DEPS ?= AUTO
 JOBS       ?= 2
 PREFIX     ?= /usr/local
 INSTALL_BUILD_DIR ?= $(BUILD_DIR)/library
@@ -31,9 +35,11 @@ deps:
 	@bash scripts/deps.sh
 
 build: deps
-	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DCMAKE_INSTALL_PREFIX=$(PREFIX)
+	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DCMAKE_INSTALL_PREFIX=$(PREFIX) \
+	  -DSTROBE_REQUIRE_TEST_DEPS=$(REQUIRE_TEST_DEPS)
 	cmake --build $(BUILD_DIR) -j$(JOBS)
 
+test: REQUIRE_TEST_DEPS = $(if $(CTEST_ARGS),AUTO,ON)
 test: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS) $(CTEST_ARGS)
 

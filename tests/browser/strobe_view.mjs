@@ -34,7 +34,8 @@ export function run(bin, args) {
 
 // The tally of a test's checks: check() counts one and prints a failure;
 // finish(main) runs the test (a throw counts as one more failure), prints
-// "N passed, M failed" and exits 1 on any failure.
+// "N passed, M failed" and exits 1 on any failure, and also when no check
+// ran at all (a test that checked nothing proves nothing).
 const tally = { passes: 0, failures: 0 };
 
 export function check(cond, what) {
@@ -53,7 +54,8 @@ export async function finish(main) {
     tally.failures++;
   }
   console.log(`${tally.passes} passed, ${tally.failures} failed`);
-  process.exit(tally.failures ? 1 : 0);
+  if (tally.passes + tally.failures === 0) console.error('FAIL: no check ran');
+  process.exit(tally.failures || tally.passes === 0 ? 1 : 0);
 }
 
 // Starts `strobe view ARGS --no-open` and resolves once it printed its URL.

@@ -9,9 +9,11 @@ against speedscope's file format (file-format-spec.ts):
   - in each profile, events are O/C with a valid frame index, "at" never
     decreases and stays within [startValue, endValue], and opens and closes
     are balanced (each C closes the innermost open frame);
-  - when --schema names speedscope's published JSON schema (shipped in the
-    npm package as dist/release/file-format-schema.json) and the Python
-    jsonschema module is present, the file also validates against it.
+  - with --schema (speedscope's published JSON schema, shipped in the npm
+    package as dist/release/file-format-schema.json), the file also
+    validates against it; a missing schema file or a missing Python
+    jsonschema module (Debian python3-jsonschema) is an error, never a
+    silent pass.
 
 usage: check_speedscope.py FILE [--schema SCHEMA.json] [--expect-frames a,b]
 Exit 0 when valid; otherwise prints the problems and exits 1.
@@ -79,12 +81,14 @@ def check(doc, expect_frames=()):
 
 
 def schema_errors(doc, schema_path):
-    if not schema_path or not os.path.exists(schema_path):
-        return [], "schema not available"
+    if not schema_path:
+        return [], "no schema asked for"
+    if not os.path.exists(schema_path):
+        return [f"schema {schema_path} not found (scripts/npm-deps.sh installs speedscope)"], ""
     try:
         import jsonschema
     except ImportError:
-        return [], "python jsonschema not installed"
+        return ["python jsonschema not installed (Debian package python3-jsonschema)"], ""
     with open(schema_path, encoding="utf-8") as f:
         schema = json.load(f)
     v = jsonschema.Draft7Validator(schema)
