@@ -120,16 +120,25 @@ export function renderReport(r) {
     `<td class="num">${d.n}</td><td class="num">${ms(d.p50_ms)}</td><td class="num">${ms(d.p95_ms)}</td><td class="num">${ms(d.p99_ms)}</td><td class="num">${ms(d.max_ms)}</td></tr>`).join('');
   const ctrs = (r.counter_summary || []).map((d) => `<tr><td>${fmt.esc(d.name)}</td><td class="num">${d.n}</td><td class="num">${fmt.num(d.mean)}</td><td class="num">${fmt.num(d.max)}</td></tr>`).join('');
   const cov = (r.coverage || []).map((d) => `<tr class="coverage"><td>${d.what}</td><td>${fmt.esc(d.name)}</td><td class="num">${d.unavailable_n}</td><td class="num">${d.available_n}</td></tr>`).join('');
+  // What the bounds and the label rule cut, said whenever it is not nothing (docs/sessions.md "Per-thread bounds").
+  const cuts = [['abandoned (window closed mid-operation)', c.abandoned], ['nested past 8 (no stages kept)', c.nesting_overflow],
+    ['stage summaries not listed', c.stage_summary_dropped], ['labels replaced by invalid_label', c.labels_replaced],
+    ['labels refused', c.labels_refused], ['gauge samples not kept', r.memory && r.memory.gauges_dropped]]
+    .filter(([, n]) => n > 0).map(([what, n]) => `${what} ${fmt.count(n)}`).join(' · ');
+  const nested = (d) => !d.nested_in ? '' : d.parent_incomplete > 0
+    ? ` <span class="warn">nested in ${fmt.esc(d.nested_in)}, which did not complete in ${d.parent_incomplete} of ${d.n} samples: there it is in no listed stage</span>`
+    : ` <span class="dim">nested in ${fmt.esc(d.nested_in)}: do not sum</span>`;
   return `<section class="report"><h3>Report ${fmt.esc(r.id)} ${r.final ? '(final)' : '(live read)'} — ${fmt.esc(r.status)}</h3>` +
     (r.loss && r.loss.events_lost ? `<div class="warn">⚠ ${fmt.count(r.loss.events_lost)} ring events lost while this session ran (overflow ${fmt.esc(r.loss.overflow)}): captures and streams miss them; these samples are complete</div>` : '') +
     `<div class="dim">${fmt.esc(r.status_note || '')}</div>` +
     `<div>completed ${fmt.count(c.completed)} (${byKind || 'none'}) · returned ${c.returned} · dropped ${c.dropped} · boundary-excluded ${c.boundary_excluded} · <span class="idle">idle ${fmt.count(c.idle || 0)} (not samples)</span> · unfinished ${c.unfinished}</div>` +
+    (cuts ? `<div class="warn">${cuts}</div>` : '') +
     (ses.resets ? `<div class="resets">reset ${ses.resets}× — the last at ${(ses.reset_ms / 1000).toFixed(3)} s: everything above counts from then</div>` : '') +
     (r.truncated ? `<div class="warn truncated">truncated by ${(r.truncated_by || []).map(fmt.esc).join(', ')}</div>` : '') +
     `<div>frame rate: ${fr.passes_per_second != null ? fr.passes_per_second.toFixed(1) + ' passes/s over the first-to-last span ' + ms(fr.first_to_last_span_ms) + ' · steady ' + (fr.steady_passes_per_second != null ? fr.steady_passes_per_second.toFixed(1) : '—') + ' passes/s from the median interval ' + ms(fr.median_interval_ms) + ' (n=' + fr.passes + ')' : 'null — ' + fmt.esc(fr.null_reason || '')}` +
     ` · cost ${r.cost && r.cost.event_ns != null ? r.cost.event_ns.toFixed(1) + ' ns/event' : 'not measured'} on recording threads (${r.overhead_per_scope_ns != null ? r.overhead_per_scope_ns.toFixed(1) + ' ns' : '?'}/scope) · drain ${r.cost && r.cost.drain_ns_per_event != null ? r.cost.drain_ns_per_event.toFixed(1) + ' ns/event' : 'idle'}${gauges ? ' · memory: ' + gauges : ''}</div>` +
     ((r.kind_summary || []).length ? `<h4>By kind</h4><table class="grid">${head}${dist(r.kind_summary, (d) => d.kind)}</table>` : '') +
-    ((r.stage_summary || []).length ? `<h4>Stages (distribution of per-sample totals)</h4><table class="grid">${head}${dist(r.stage_summary, (d) => fmt.esc(d.name) + (d.nested_in ? ` <span class="dim">nested in ${fmt.esc(d.nested_in)}: do not sum</span>` : ''))}</table>` : '') +
+    ((r.stage_summary || []).length ? `<h4>Stages (distribution of per-sample totals)</h4><table class="grid">${head}${dist(r.stage_summary, (d) => fmt.esc(d.name) + nested(d))}</table>` : '') +
     (pops ? `<h4>By kind and population (each with its n; do not pool them)</h4><table class="grid populations">${popHead}${pops}</table>` : '') +
     (ctrs ? `<h4>Counters (over the samples that carry each)</h4><table class="grid counters"><tr><th></th><th>n</th><th>mean</th><th>max</th></tr>${ctrs}</table>` : '') +
     (cov ? `<h4>Coverage: unavailable, not zero</h4><table class="grid coverage"><tr><th></th><th>name</th><th>unavailable in</th><th>measured in</th></tr>${cov}</table>` : '') +

@@ -90,10 +90,11 @@ typedef struct strobe_window {
 enum { STROBE_WINDOW_DEVTOOLS = 1 }; /* excluded from sessions unless include_devtools */
 
 /* Registers a toolkit window identity ("main", "w1", "w1/popup"): never an
- * application title. Returns 0 and *out, or STROBE_EINVAL (id empty, over 256
- * bytes, or not UTF-8: counted as untracked), STROBE_ELIMIT (64 tracked and no
- * closed slot to reuse: counted as untracked), STROBE_EBUSY (id already open),
- * STROBE_ECLOSED. */
+ * application title. Returns 0 and *out, or STROBE_ELABEL (the id breaks the
+ * window-id rule, STROBE_INVALID_LABEL above: counted as untracked),
+ * STROBE_ELIMIT (64 tracked and no closed slot to reuse: counted as
+ * untracked), STROBE_EBUSY (id already open), STROBE_ECLOSED, STROBE_EINVAL
+ * (NULL arguments). */
 STROBE_API int strobe_window_register(strobe_collector *c, const char *id, uint32_t flags, strobe_window *out);
 /* Closes a window: its live work is abandoned; its metadata stays until the slot is needed. */
 STROBE_API int strobe_window_close(strobe_collector *c, strobe_window w);
@@ -148,7 +149,10 @@ STROBE_API void strobe_op_resume(strobe_op op);
  * can admit it was active (for a devtools window, one with include_devtools):
  * gate expensive detail capture on this, checked once at entry. */
 STROBE_API int strobe_op_detailed(void);
-/* Adds to a named counter of the calling thread's current operation (name is a static label). */
+/* Adds to a named counter of the calling thread's current operation. The
+ * name is copied; one that breaks the label rule (or NULL) is summed under
+ * STROBE_INVALID_LABEL and counted (counts.labels_replaced). Nothing happens
+ * while the thread has no current operation (none, or one nested past 8). */
 STROBE_API void strobe_op_counter_add(const char *name, double delta);
 /* Marks the calling thread's current operation idle: it had nothing to do (a
  * pass with no damage, a request answered from a cache the application does
@@ -194,6 +198,8 @@ STROBE_API int strobe_op_mark_unavailable(strobe_coverage what, const char *name
  * `parent` of STROBE_STAGE, or strobe_site.parent) is checked, never trusted:
  * each run whose declared parent was not open is counted in the report
  * (`declared_parent_not_open`). Costs a function call when nothing is active.
+ * A stage name (or declared parent) that breaks the label rule is reported as
+ * STROBE_INVALID_LABEL and counted; the report copies the names it shows.
  *
  * STROBE_STAGE closes at the end of the enclosing block. A toolkit whose
  * phases are signals opens and closes stages in different callbacks instead,
@@ -254,7 +260,10 @@ STROBE_API void strobe__stage_cleanup(strobe_stage *stage);
 #endif
 
 /* Samples a memory gauge of the collector (bytes or any level); kept at most
- * once a second per gauge, later calls within the second are ignored. */
+ * once a second per gauge, later calls within the second are ignored. The
+ * name is copied; one that breaks the label rule is kept as
+ * STROBE_INVALID_LABEL and counted. At most STROBE_MAX_GAUGES gauges: samples
+ * of others are counted (memory.gauges_dropped). */
 STROBE_API void strobe_collector_gauge_set(strobe_collector *c, const char *name, double value);
 /* Sets the overhead figure reports carry (measured by a recorder, or by
  * strobe_collector_measure_overhead). */
