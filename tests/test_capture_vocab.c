@@ -65,8 +65,9 @@ static uint64_t slot_value(const row *r, uint32_t i) {
   return (uint64_t)(r->kind * 100 + i * 7 + 3);
 }
 
-/* Every kind with a record, written in table order inside an outer scope
- * (so an END closes something), then read back record by record. */
+/* Every kind with a record, written in table order inside two outer scopes
+ * (so each kind that closes one, END and UNWOUND, closes something), then
+ * read back record by record. */
 static void test_every_kind_round_trips(void) {
   strobe__buf out = {0};
   strobe__writer *w = open_writer(&out);
@@ -76,9 +77,9 @@ static void test_every_kind_round_trips(void) {
   row rows[NROWS];
   memcpy(rows, k_rows, sizeof rows);
   uint64_t ts = 1000;
-  uint32_t depth = 1, written = 0;
-  strobe__event outer = {ts, STROBE__EV_BEGIN, S_OUTER};
-  strobe__writer_events(w, 0, &outer, 1);
+  uint32_t depth = 2, written = 0;
+  strobe__event outer[2] = {{ts, STROBE__EV_BEGIN, S_OUTER}, {ts, STROBE__EV_BEGIN, S_OUTER}};
+  strobe__writer_events(w, 0, outer, 2);
   for (size_t k = 0; k < NROWS; k++) {
     row *r = &rows[k];
     if (!r->record) {
@@ -101,7 +102,7 @@ static void test_every_kind_round_trips(void) {
     }
     strobe__writer_events(w, 0, ev, 1 + r->slots);
     if (r->operands == STROBE__OPERANDS_BEGIN) depth++;
-    if (r->operands == STROBE__OPERANDS_END) depth--;
+    if (r->operands == STROBE__OPERANDS_END || r->operands == STROBE__OPERANDS_UNWOUND) depth--;
     written++;
   }
   CHECK(depth >= 1);
@@ -118,10 +119,12 @@ static void test_every_kind_round_trips(void) {
   REQUIRE_EQ_INT(strobe_capture_open_memory(out.data, out.len, &c), 0);
   strobe_capture_record rec;
   int r;
-  /* Sites, thread, then the outer BEGIN. */
+  /* Sites, thread, then the outer BEGINs. */
   while ((r = strobe_capture_next(c, &rec)) > 0 && rec.type != STROBE_REC_BEGIN) {
   }
   CHECK_EQ_INT(r, 1);
+  CHECK_EQ_INT(rec.site, S_OUTER);
+  CHECK_EQ_INT(strobe_capture_next(c, &rec), 1);
   CHECK_EQ_INT(rec.site, S_OUTER);
   uint32_t seen = 0;
   for (size_t k = 0; k < NROWS; k++) {
@@ -151,6 +154,7 @@ static void test_every_kind_round_trips(void) {
         CHECK_NEAR(rec.max_ns, (double)w_row->slot[3], 0.0);
         break;
       case STROBE_REC_LOST: CHECK_EQ_U64(rec.lost, 5); break;
+      case STROBE_REC_END: CHECK_EQ_INT(rec.unwound, w_row->operands == STROBE__OPERANDS_UNWOUND); break;
       default: break;
     }
     seen++;
@@ -161,6 +165,7 @@ static void test_every_kind_round_trips(void) {
   strobe_capture_totals t = strobe_capture_query_totals(c);
   CHECK(t.footer);
   CHECK_EQ_U64(t.unfinished, 0);
+  CHECK_EQ_U64(t.orphan_ends, 0);
   strobe_capture_close(c);
   strobe__buf_free(&out);
 }

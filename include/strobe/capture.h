@@ -146,13 +146,16 @@ typedef struct strobe_capture_record {
   uint64_t count;       /* CUMULATIVE: iterations */
   double total_ns, min_ns, max_ns; /* CUMULATIVE */
   uint64_t lost;        /* LOST: events dropped */
+  int unwound;          /* END: 1 when the scope's END never ran (longjmp, exception, thread exit) and this END
+                         * was written when that was found: its duration is an upper bound, not a measurement */
   const strobe_capture_op *op; /* OP_*: the operation; NULL for other types */
 } strobe_capture_record;
 
 typedef struct strobe_capture_totals {
   uint64_t blocks;        /* blocks read */
   uint64_t events;        /* events read */
-  uint64_t scopes;        /* END records returned (completed scopes) */
+  uint64_t scopes;        /* END records returned for completed scopes (unwound ones not included) */
+  uint64_t unwound;       /* END records returned with `unwound` set (docs/recording.md, Unwinding) */
   uint64_t lost;          /* events the writer dropped */
   uint64_t orphan_ends;   /* ENDs whose BEGIN predates the capture: skipped */
   uint64_t unfinished;    /* scopes still open at thread end or end of file */

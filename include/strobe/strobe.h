@@ -259,6 +259,29 @@ STROBE_API int strobe_thread_set_name(const char *name);
  * The site belongs to its call site (static storage). */
 STROBE_API const strobe_site *strobe_thread_query_scope(void);
 
+/* >>unwinding
+ * A scope whose END never runs — a longjmp or a C++ exception through C code
+ * compiled without -fexceptions skipped it, or its thread exited with
+ * pthread_exit or was cancelled — is closed as *unwound* by the first BEGIN
+ * or END of its thread that proves its C frame gone, or when the thread
+ * exits; the END written then is flagged, and reports and the viewer show it
+ * apart, never as a duration (docs/recording.md, Unwinding). These two calls
+ * do it explicitly, for code that longjmps:
+ *
+ *   int depth = strobe_depth();
+ *   if (setjmp(env)) strobe_unwind_to(depth);   (the longjmp landed)
+ *
+ * strobe_depth: the number of scopes open on the calling thread (block,
+ * explicit and stage scopes; 0 when nothing records). Never fails.
+ * strobe_unwind_to: closes as unwound the calling thread's innermost open
+ * scopes until `depth` remain, at the time of the call. A depth at or above
+ * the current one, a negative depth, or a thread that never recorded:
+ * nothing happens. Only for scopes whose END will never run: a scope closed
+ * here whose END runs later counts as misuse (`unbalanced`). Both are for
+ * the calling thread only. */
+STROBE_API int strobe_depth(void);
+STROBE_API void strobe_unwind_to(int depth);
+
 /* >>operation-kinds
  * The operation kinds (session.h starts operations, captures carry them), one
  * line each: enum name, number (dense from 1), and the name reports,
@@ -293,7 +316,7 @@ static inline const char *strobe_op_kind_name(uint32_t kind) {
 #define STROBE_MISUSE_MAP(X)                                                                      \
   X(end_without_begin)   /* STROBE_END with no open scope: ignored */                            \
   X(unbalanced)          /* scopes closed out of order: inner ones closed first */               \
-  X(open_at_exit)        /* scopes still open when their thread exited: left unfinished */       \
+  X(open_at_exit)        /* STROBE_BEGIN scopes open when their thread exited: left unfinished */ \
   X(depth_overflow)      /* scopes deeper than STROBE_MAX_DEPTH: not recorded */                 \
   X(value_without_scope) /* STROBE_VALUE with no open scope: ignored */                          \
   X(cumulative_overflow) /* more than 16 distinct loop sites open at once on a thread: ignored */
@@ -311,6 +334,7 @@ STROBE_API strobe_misuse strobe_query_misuse(void);
 typedef struct strobe_event_stats {
   uint64_t events_written; /* events stored into thread rings */
   uint64_t events_lost;    /* events dropped because a ring was full */
+  uint64_t scopes_unwound; /* scopes closed as unwound: their END never ran (strobe_unwind_to, docs/recording.md) */
   uint32_t threads_seen;   /* threads that ever recorded */
   uint32_t rings_grown;    /* STROBE_OVERFLOW_GROW: times a ring doubled */
   uint64_t producer_waits; /* STROBE_OVERFLOW_WAIT: times a producer waited for the drain */
@@ -366,7 +390,10 @@ static inline const strobe_site *strobe_current_scope(void) { return strobe_thre
   X(PAYLOAD, 9, 0, NONE, 0)            /* one slot of the event before it */                                 \
   X(OP, 10, 0, OPS, 0) /* an operation event (src/session/operation.c): data = sub-kind in the low 8 bits,  \
                         * its payload slots above them (strobe__payload_slots, src/probe/probe.h); read     \
-                        * back from the OPS block as operation records */
+                        * back from the OPS block as operation records */                                   \
+  X(UNWOUND, 11, 0, UNWOUND, STROBE_REC_END) /* an END the scope's code never ran (longjmp, exception,      \
+                        * thread exit), written when that was detected; data: the site id like END's.        \
+                        * Read back as an END record with `unwound` set */
 
 enum {
 #define STROBE__EV_ENUM(name, number, slots, operands, record) STROBE__EV_##name = number,
@@ -399,6 +426,9 @@ static inline uint32_t strobe__ev_slots(uint32_t kind) {
   }
 }
 
+/* Whether an event of this kind closes the innermost scope (END, UNWOUND). */
+static inline int strobe__ev_closes(uint32_t kind) { return kind == STROBE__EV_END || kind == STROBE__EV_UNWOUND; }
+
 /* 16 bytes. In a ring, the inline BEGIN stores its site pointer over kind
  * and data (one 8-byte store; the drain turns it into BEGIN + site id), and
  * the inline END stores kind END with data 0 (the drain fills in the site). */
@@ -408,9 +438,11 @@ typedef struct strobe__event {
   uint32_t data; /* site id, or kind-specific */
 } strobe__event;
 
-/* A frame of the scope stack is one word: the site pointer (8-byte aligned)
- * with these flags in its low bits. Words below 8 are the slow path's
- * bookkeeping (src/probe/thread.c), never scopes. */
+/* A frame of the scope stack is two words. `word` is the site pointer
+ * (8-byte aligned) with these flags in its low bits; words below 8 are the
+ * slow path's bookkeeping (src/probe/thread.c), never scopes. `sp` is the C
+ * stack pointer where the scope began (docs/recording.md, Unwinding): a
+ * BEGIN from a shallower C frame proves every frame deeper than it dead. */
 enum {
   STROBE__FRAME_EXPLICIT = 1,    /* opened by STROBE_BEGIN, closed by STROBE_END */
   STROBE__FRAME_UNRECORDED = 2,  /* its BEGIN was dropped (ring full): its END is withheld too */
@@ -420,6 +452,17 @@ enum {
 /* A top frame word with none of these bits is a recorded scope: the inline
  * VALUE writes its number on it; any other top goes the slow way. */
 #define STROBE__FRAME_NOT_VALUE_HOLDER ((uintptr_t)(STROBE__FRAME_UNRECORDED | STROBE__FRAME_BOOKKEEPING))
+typedef struct strobe__frame {
+  uintptr_t word; /* site | flags, or bookkeeping below 8 */
+  uintptr_t sp;   /* C stack pointer at its BEGIN, | STROBE__SP_NESTED; STROBE__SP_HELD: no C frame owns it */
+} strobe__frame;
+/* Set by the slow path in the `sp` of a frame it found alive under a BEGIN
+ * from the same C frame: further scopes nested in that C frame (a loop body,
+ * an inlined function) then stay inline. Stack pointers are 8-byte aligned. */
+#define STROBE__SP_NESTED ((uintptr_t)1)
+/* `sp` of a frame no C frame owns (explicit scopes, stages, the stack's base):
+ * above every stack address, so no BEGIN ever finds it dead. */
+#define STROBE__SP_HELD (~(uintptr_t)0)
 /* A guard (what a BEGIN returns, what its END takes) is the address of the
  * scope's frame, 0 when nothing was opened. This bit in a guard sends the
  * END through the slow path (the frame is UNRECORDED). A frame's slot is
@@ -431,19 +474,21 @@ enum {
  *
  * The ring is a plain array: `cur` moves forward by one event per write and
  * only the slow path wraps it back to the start. `limit` folds every check
- * a BEGIN needs into one comparison, cur + 8 * top <= limit: it holds only
+ * a BEGIN needs into one comparison, cur + 4 * top <= limit: it holds only
  * while the ring has room for the BEGIN and for the END of every open scope
  * (so an END never checks for room), and while the stack is below
- * STROBE_MAX_DEPTH; the slow path recomputes it. A thread that is not
- * attached points at a shared state whose limit is 0, so its first BEGIN
- * takes the slow path, which attaches it. */
+ * STROBE_MAX_DEPTH; the slow path recomputes it. The BEGIN's second check,
+ * its C stack pointer below the top frame's `sp`, sends every BEGIN that may
+ * prove frames dead (an unwound longjmp or exception) to the slow path. A
+ * thread that is not attached points at a shared state whose limit is 0, so
+ * its first BEGIN takes the slow path, which attaches it. */
 typedef struct strobe__thread {
   strobe__event *cur;  /* next slot to write; published with a release store */
-  uintptr_t *top;      /* innermost frame; &stack[0] (never a scope) when none is open */
+  strobe__frame *top;  /* innermost frame; &stack[0] (never a scope, sp HELD) when none is open */
   uint64_t limit;      /* see above; 0 when detached */
   uint64_t num_limit;  /* a number (two events) fits inline while cur <= num_limit: room for it and the
                         * ENDs of STROBE_MAX_DEPTH open scopes; 0 when detached or dropping */
-  uintptr_t stack[STROBE_MAX_DEPTH + 2]; /* [0] is never a scope; the last slot only ever holds bookkeeping */
+  strobe__frame stack[STROBE_MAX_DEPTH + 2]; /* [0] is never a scope; the last slot only ever holds bookkeeping */
 } strobe__thread;
 
 /* Bit set of active consumers; read relaxed on every site. Sessions do not
@@ -458,9 +503,10 @@ extern STROBE_API thread_local strobe__thread *strobe__tls __attribute__((tls_mo
 extern STROBE_API _Thread_local strobe__thread *strobe__tls __attribute__((tls_model("initial-exec")));
 #endif
 
-STROBE_API uintptr_t strobe__begin_slow(strobe_site *site, uint32_t flags);
+/* `sp`: the caller's C stack pointer (strobe__sp), or STROBE__SP_HELD. */
+STROBE_API uintptr_t strobe__begin_slow(strobe_site *site, uint32_t flags, uintptr_t sp);
 STROBE_API void strobe__end_slow(uintptr_t guard);
-STROBE_API void strobe__end_explicit(void);
+STROBE_API void strobe__end_explicit(uintptr_t sp);
 STROBE_API void strobe__number_slow(strobe_site *site, uint64_t bits);
 STROBE_API void strobe__frame_mark(strobe_site *site);
 STROBE_API void strobe__cumulative_add(strobe_site *site, uint64_t t0, uint64_t t1);
@@ -552,19 +598,48 @@ active:
 #endif
 }
 
-/* Opens a scope; returns its guard, or 0 when nothing was opened. */
-static inline uintptr_t strobe__begin(strobe_site *site) {
+/* The C stack pointer of the function this is inlined into: what a frame's
+ * `sp` holds. Every reader of it is always_inline, so at any optimisation
+ * level all scopes of one C frame see the same value. */
+#if defined(__x86_64__)
+#define STROBE__SP_STORE(dst) __asm__("movq %%rsp, %0" : "=m"(*(dst)))
+#define STROBE__SP_READ(v) __asm__("movq %%rsp, %0" : "=r"(v))
+#elif defined(__aarch64__)
+#define STROBE__SP_STORE(dst) __asm__("str sp, %0" : "=m"(*(dst)))
+#define STROBE__SP_READ(v) __asm__("mov %0, sp" : "=r"(v))
+#else
+#define STROBE__SP_STORE(dst) (*(dst) = (uintptr_t)__builtin_frame_address(0))
+#define STROBE__SP_READ(v) ((v) = (uintptr_t)__builtin_frame_address(0))
+#endif
+static inline __attribute__((always_inline)) uintptr_t strobe__sp(void) {
+  uintptr_t v;
+  STROBE__SP_READ(v);
+  return v;
+}
+
+/* Opens a scope; returns its guard, or 0 when nothing was opened. Slow when
+ * the ring, the depth or the C stack say so: a BEGIN whose stack pointer is
+ * not below the top frame's (a shallower C frame, or the same one) may prove
+ * frames dead (docs/recording.md, Unwinding). */
+static inline __attribute__((always_inline)) uintptr_t strobe__begin(strobe_site *site) {
   strobe__thread *t = strobe__tls;
   strobe__event *e = t->cur;
-  uintptr_t *top = t->top;
-  if (STROBE__UNLIKELY((uint64_t)(uintptr_t)e + 8u * (uint64_t)(uintptr_t)top > t->limit))
-    return strobe__begin_slow(site, 0);
+  strobe__frame *top = t->top;
+  if (STROBE__UNLIKELY((uint64_t)(uintptr_t)e + 4u * (uint64_t)(uintptr_t)top > t->limit)) goto slow;
+#if defined(__x86_64__) && !defined(STROBE__TSAN)
+  __asm__ goto("cmpq %%rsp, %0\n\tjbe %l[slow]" : : "m"(top->sp) : "cc" : slow);
+#else
+  if (STROBE__UNLIKELY(strobe__sp() >= top->sp)) goto slow;
+#endif
   strobe__stamp(&e->ts);
   strobe__put_word(e, (uintptr_t)site);
-  top[1] = (uintptr_t)site;
+  top[1].word = (uintptr_t)site;
+  STROBE__SP_STORE(&top[1].sp);
   t->top = top + 1;
   strobe__advance(t, e);
   return (uintptr_t)(top + 1);
+slow:
+  return strobe__begin_slow(site, 0, strobe__sp());
 }
 
 static inline void strobe__end(uintptr_t guard) {
@@ -661,7 +736,7 @@ static inline void strobe__number(strobe_site *site, uint64_t bits, int on_scope
   strobe__thread *t = strobe__tls;
   strobe__event *e = t->cur;
   if (STROBE__UNLIKELY((uint64_t)(uintptr_t)e > t->num_limit) ||
-      (on_scope && STROBE__UNLIKELY((*t->top & STROBE__FRAME_NOT_VALUE_HOLDER) != 0))) {
+      (on_scope && STROBE__UNLIKELY((t->top->word & STROBE__FRAME_NOT_VALUE_HOLDER) != 0))) {
     strobe__number_slow(site, bits);
     return;
   }
@@ -737,14 +812,14 @@ static inline void strobe__cumulative_cleanup(strobe__cumulative_guard *g) {
 #define STROBE_BEGIN_CAT(name, category)                                           \
   do {                                                                             \
     STROBE__SITE(strobe__site_b, STROBE_SITE_SCOPE, name, category);               \
-    if (strobe__is_active()) (void)strobe__begin_slow(&strobe__site_b, STROBE__FRAME_EXPLICIT); \
+    if (strobe__is_active()) (void)strobe__begin_slow(&strobe__site_b, STROBE__FRAME_EXPLICIT, STROBE__SP_HELD); \
   } while (0)
 #define STROBE_BEGIN(name) STROBE_BEGIN_CAT(name, (const char *)0)
 /* Closes the innermost scope opened by STROBE_BEGIN; counted as misuse when there is none.
  * (A thread that never recorded has limit 0 and nothing to close.) */
 #define STROBE_END()                                    \
   do {                                                  \
-    if (strobe__tls->limit) strobe__end_explicit();     \
+    if (strobe__tls->limit) strobe__end_explicit(strobe__sp()); \
   } while (0)
 
 /* Numbers: written inline like a BEGIN (docs/recording.md, Numbers). The

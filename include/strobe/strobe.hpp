@@ -22,7 +22,8 @@ namespace strobe {
  * scope belongs to the thread and block that opened it. */
 class Scope {
  public:
-  explicit Scope(strobe_site *site) noexcept : guard_(strobe__is_active() ? strobe__begin(site) : 0u) {}
+  /* always_inline: the frame records this C frame's stack pointer (strobe.h). */
+  __attribute__((always_inline)) explicit Scope(strobe_site *site) noexcept : guard_(strobe__is_active() ? strobe__begin(site) : 0u) {}
   ~Scope() { strobe__scope_cleanup(&guard_); }
   Scope(const Scope &) = delete;
   Scope &operator=(const Scope &) = delete;

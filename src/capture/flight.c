@@ -455,11 +455,12 @@ static void follow_begin(strobe_flight_recorder *fr, track *tr, const strobe__ev
   }
 }
 
-static void follow_end(strobe_flight_recorder *fr, track *tr, const strobe__event *e) {
+/* An unwound END (`measured` 0) closes the scope but is no duration: it never triggers. */
+static void follow_end(strobe_flight_recorder *fr, track *tr, const strobe__event *e, int measured) {
   if (tr->depth == 0) return; /* its BEGIN predates the recorder */
   if (tr->nopen && tr->open[tr->nopen - 1].depth == tr->depth) {
     tr->nopen--;
-    check(fr, e->ts, e->ts - tr->open[tr->nopen].ts);
+    if (measured) check(fr, e->ts, e->ts - tr->open[tr->nopen].ts);
   }
   tr->depth--;
 }
@@ -502,7 +503,8 @@ static void follow(strobe_flight_recorder *fr, track *tr, const strobe__event *e
     tr->op_end = 0;
     switch (kind) {
       case STROBE__EV_BEGIN: follow_begin(fr, tr, e); break;
-      case STROBE__EV_END: follow_end(fr, tr, e); break;
+      case STROBE__EV_END: follow_end(fr, tr, e, 1); break;
+      case STROBE__EV_UNWOUND: follow_end(fr, tr, e, 0); break;
       case STROBE__EV_FRAME: follow_frame(fr, tr, e); break;
       case STROBE__EV_LOST: follow_lost(tr, e); break;
       case STROBE__EV_OP: follow_op(tr, e); break;

@@ -264,7 +264,8 @@ static void filter_lost(run *r, sthread *t, size_t i) {
 static int withheld(const sthread *t, uint32_t kind) {
   switch (kind) {
     case STROBE__EV_BEGIN: return t->depth >= TRACK_DEPTH; /* cannot come from a well-behaved producer */
-    case STROBE__EV_END: return t->depth && is_unrec(t, t->depth - 1); /* its BEGIN was dropped: withheld too */
+    case STROBE__EV_END:
+    case STROBE__EV_UNWOUND: return t->depth && is_unrec(t, t->depth - 1); /* its BEGIN was dropped: withheld too */
     case STROBE__EV_VALUE:
     case STROBE__EV_CUMULATIVE:
       /* Both belong to the innermost open scope: withheld with it when its
@@ -290,7 +291,7 @@ static void filter_event(run *r, sthread *t, size_t i, uint32_t kind) {
     emit_marker(r->s, r->index, t, e->ts, t->pending);
   }
   if (kind == STROBE__EV_BEGIN && t->depth < TRACK_DEPTH) set_unrec(t, t->depth++, drop);
-  if (kind == STROBE__EV_END && t->depth) t->depth--;
+  if (strobe__ev_closes(kind) && t->depth) t->depth--;
 }
 
 static void on_events(void *ctx, uint32_t index, const strobe__event *ev, size_t n) {

@@ -256,7 +256,7 @@ static void convert_run(strobe__tstate *t, strobe__event *e, strobe__event *end)
       if (!si->ev) __atomic_fetch_add(&t->lost, 1 + STROBE__SLOTS_VALUE, __ATOMIC_RELAXED);
     } else if (kind == STROBE__EV_PAYLOAD) {
       /* a slot of the event before it: its ts is no time */
-    } else if (kind == STROBE__EV_END) {
+    } else if (strobe__ev_closes(kind)) { /* END, or UNWOUND written by the slow path */
       if (t->open) t->open--;
       e->data = t->open < STROBE_MAX_DEPTH ? t->open_site[t->open] : 0;
       t->last_ts = e->ts;

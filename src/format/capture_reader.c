@@ -705,10 +705,11 @@ static int event_begin(strobe_capture *c, rthread *t, uint64_t op, uint64_t tick
   return 1;
 }
 
-/* An op END: closes the innermost scope, with its duration and self time.
- * Returns 0 for an orphan (its BEGIN predates the capture): counted, no record. */
-static int event_end(strobe_capture *c, rthread *t, uint64_t op, uint64_t ticks, strobe_capture_record *rec) {
-  if (op != STROBE__OP_END) return STROBE_ECORRUPT;
+/* An op END, or an unwound one (`unwound`: its END never ran, so its
+ * duration is when that was found, not the scope's): closes the innermost
+ * scope, with its duration and self time. Returns 0 for an orphan (its BEGIN
+ * predates the capture): counted, no record. */
+static int close_scope(strobe_capture *c, rthread *t, uint64_t ticks, int unwound, strobe_capture_record *rec) {
   if (t->depth == 0) {
     c->totals.orphan_ends++;
     return 0;
@@ -720,10 +721,19 @@ static int event_end(strobe_capture *c, rthread *t, uint64_t op, uint64_t ticks,
   rec->depth = t->depth;
   rec->duration_ns = span_ns(c, dur);
   rec->self_ns = span_ns(c, dur - f->child);
+  rec->unwound = unwound;
   t->depth--;
   if (t->depth) t->stack[t->depth - 1].child += dur;
-  c->totals.scopes++;
+  if (unwound)
+    c->totals.unwound++;
+  else
+    c->totals.scopes++;
   return 1;
+}
+
+static int event_end(strobe_capture *c, rthread *t, uint64_t op, uint64_t ticks, strobe_capture_record *rec) {
+  if (op != STROBE__OP_END) return STROBE_ECORRUPT;
+  return close_scope(c, t, ticks, 0, rec);
 }
 
 /* A LOST marker (data: events lost; hi: the depth after the loss): scopes
@@ -744,7 +754,7 @@ static int event_lost(strobe_capture *c, rthread *t, uint64_t lost, uint64_t dep
 
 /* An op OTHER: the kind's operands, as its row of STROBE__EVENT_KINDS says,
  * then the record filled from them. */
-static int event_other(strobe_capture *c, rthread *t, uint64_t op, strobe_capture_record *rec) {
+static int event_other(strobe_capture *c, rthread *t, uint64_t op, uint64_t ticks, strobe_capture_record *rec) {
   uint64_t kind = op >> STROBE__OP_BITS;
   uint32_t k = kind <= 0xffu ? (uint32_t)kind : 0;
   uint32_t operands = strobe__ev_operands(k), slots = strobe__ev_slots(k);
@@ -763,6 +773,7 @@ static int event_other(strobe_capture *c, rthread *t, uint64_t op, strobe_captur
       slot[0] = strobe__cur_varint(&c->ops); /* the event's data */
       hi = strobe__cur_varint(&c->ops);      /* the kind word's high bits */
       break;
+    case STROBE__OPERANDS_UNWOUND: return rec->type ? close_scope(c, t, ticks, 1, rec) : STROBE_ECORRUPT;
     default: return STROBE_ECORRUPT; /* operands of unknown size: cannot go on */
   }
   if (c->ops.bad || !rec->type) return STROBE_ECORRUPT;
@@ -811,7 +822,7 @@ static int step_events(strobe_capture *c, strobe_capture_record *rec) {
     switch (op & ((1u << STROBE__OP_BITS) - 1)) {
       case STROBE__OP_BEGIN: return event_begin(c, t, op, ticks, rec);
       case STROBE__OP_END: r = event_end(c, t, op, ticks, rec); break;
-      case STROBE__OP_OTHER: return event_other(c, t, op, rec);
+      case STROBE__OP_OTHER: r = event_other(c, t, op, ticks, rec); break;
       default: return STROBE_ECORRUPT;
     }
     if (r) return r;

@@ -344,6 +344,7 @@ static void encode(wthread *t, uint32_t word, uint32_t data, uint64_t ts, const 
   switch (operands) {
     case STROBE__OPERANDS_BEGIN: strobe__buf_varint(&t->ops, (uint64_t)data << STROBE__OP_BITS | STROBE__OP_BEGIN); break;
     case STROBE__OPERANDS_END: strobe__buf_varint(&t->ops, STROBE__OP_END); break;
+    case STROBE__OPERANDS_UNWOUND: strobe__buf_varint(&t->ops, (uint64_t)kind << STROBE__OP_BITS | STROBE__OP_OTHER); break;
     case STROBE__OPERANDS_SITE_VARINTS:
     case STROBE__OPERANDS_SITE_F64S:
     case STROBE__OPERANDS_LOST:

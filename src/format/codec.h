@@ -100,7 +100,8 @@ enum {
   STROBE__OPERANDS_SITE_VARINTS, /* op OTHER, site:varint, then each slot as a varint */
   STROBE__OPERANDS_SITE_F64S,    /* op OTHER, site:varint, then each slot as 8 bytes (a double's bits) */
   STROBE__OPERANDS_LOST,         /* op OTHER, lost:varint (data), depth:varint (the kind word's high bits) */
-  STROBE__OPERANDS_OPS           /* not in EVENTS: an entry of the thread's OPS block (its sub-kind's layout) */
+  STROBE__OPERANDS_OPS,          /* not in EVENTS: an entry of the thread's OPS block (its sub-kind's layout) */
+  STROBE__OPERANDS_UNWOUND       /* op OTHER alone: closes the innermost scope like END, flagged unwound */
 };
 
 /* An event kind's operands (STROBE__OPERANDS_NONE for unknown kinds). */

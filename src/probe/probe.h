@@ -71,6 +71,7 @@ typedef struct strobe__tstate {
   int exited;             /* set (release) by the thread's exit hook; then the drain frees it */
   uint64_t pending_lost;  /* producer-private: events dropped since the last LOST marker */
   uint64_t lost;          /* atomic: events dropped in total */
+  uint64_t unwound;       /* atomic: scopes closed as unwound */
   strobe_misuse misuse;   /* atomic adds */
   uint32_t no_end;        /* producer-private: frames on the stack that owe no END (thread.c) */
   uint32_t ncum;

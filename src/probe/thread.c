@@ -13,7 +13,7 @@
  * allocate after a thread is attached, or write another thread's state
  * (each ring has exactly one producer).
  *
- * Contents: >>globals >>attach >>ring >>cumulative >>scopes >>numbers >>exit >>queries >>cost
+ * Contents: >>globals >>attach >>ring >>cumulative >>scopes >>depth >>numbers >>exit >>queries >>cost
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -35,7 +35,7 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the ring word overlay
 uint32_t strobe__active;
 /* What strobe__tls points at before a thread attaches and after it exits:
  * limit 0 sends every BEGIN to the slow path, and no guard is its top. */
-static strobe__thread g_detached = {.top = &g_detached.stack[0], .stack = {STROBE__FRAME_BOOKKEEPING}};
+static strobe__thread g_detached = {.top = &g_detached.stack[0], .stack = {{STROBE__FRAME_BOOKKEEPING, STROBE__SP_HELD}}};
 _Thread_local strobe__thread *strobe__tls __attribute__((tls_model("initial-exec"))) = &g_detached;
 
 static _Thread_local int tls_exiting; /* set by the exit hook: no re-attach while TLS is torn down */
@@ -54,7 +54,7 @@ static strobe__mutex g_threads_lock = STROBE__MUTEX_INIT;
 static strobe__tstate *g_threads;
 static uint32_t g_threads_seen;
 static strobe_misuse g_misuse_dead; /* from freed threads, under g_threads_lock */
-static uint64_t g_written_dead, g_lost_dead;
+static uint64_t g_written_dead, g_lost_dead, g_unwound_dead;
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static pthread_key_t g_key;
@@ -134,7 +134,7 @@ static strobe__event *drain_pos(const strobe__tstate *t) {
   return a >= (uintptr_t)t->ring && a <= (uintptr_t)t->ring_end ? r : t->ring;
 }
 
-/* Recomputes the inline BEGIN's limit (strobe.h: cur + 8 * top <= limit):
+/* Recomputes the inline BEGIN's limit (strobe.h: cur + 4 * top <= limit):
  * - room: up to `bound`, the ring's end (or, once wrapped, the slot before
  *   the drain's position), with the BEGIN's slot and its END's kept, and
  *   64 bytes per open frame, four times the 16 its END needs;
@@ -155,9 +155,10 @@ static void refresh_limit(strobe__tstate *t) {
   strobe__event *bound = cur >= read ? t->ring_end : read - 1;
   strobe__event *mid = t->ring + t->ring_events / 2;
   if (cur < mid && mid < bound) bound = mid;
-  uint64_t base8 = 8u * (uint64_t)(uintptr_t)t->hot.stack;
-  uint64_t room = (uint64_t)(uintptr_t)bound - 2u * sizeof(strobe__event) + base8;
-  uint64_t deep = (uint64_t)(uintptr_t)cur + base8 + 64u * (STROBE_MAX_DEPTH - 1);
+  _Static_assert(4u * sizeof(strobe__frame) == 64u, "4 * top moves by 64 bytes per frame");
+  uint64_t base4 = 4u * (uint64_t)(uintptr_t)t->hot.stack;
+  uint64_t room = (uint64_t)(uintptr_t)bound - 2u * sizeof(strobe__event) + base4;
+  uint64_t deep = (uint64_t)(uintptr_t)cur + base4 + 64u * (STROBE_MAX_DEPTH - 1);
   t->hot.limit = room < deep ? room : deep;
   /* The inline number's: its two events and the ENDs of as many open scopes as there can be.
    * The middle is only a wake-up point: numbers that would stop just short of it go on to the
@@ -191,7 +192,8 @@ static strobe__tstate *attach(void) {
   t->overflow = overflow;
   t->ring_events_max = ring_max;
   t->hot.top = t->hot.stack;
-  t->hot.stack[0] = STROBE__FRAME_BOOKKEEPING; /* never a scope: the inline VALUE goes slow here (strobe.h) */
+  t->hot.stack[0].word = STROBE__FRAME_BOOKKEEPING; /* never a scope: the inline VALUE goes slow here (strobe.h) */
+  t->hot.stack[0].sp = STROBE__SP_HELD;
   t->os_tid = (uint64_t)syscall(SYS_gettid);
   strobe__mutex_lock(&g_threads_lock);
   t->index = g_threads_seen++;
@@ -227,6 +229,7 @@ void strobe__threads_unlink(strobe__tstate *t) {
   }
   misuse_add(&g_misuse_dead, &t->misuse);
   g_written_dead += __atomic_load_n(&t->drained, __ATOMIC_RELAXED);
+  g_unwound_dead += __atomic_load_n(&t->unwound, __ATOMIC_RELAXED);
   g_lost_dead += __atomic_load_n(&t->lost, __ATOMIC_RELAXED);
 }
 
@@ -360,14 +363,18 @@ _Static_assert((FRAME_HOLDER & FRAME_ORPHAN & FRAME_COVER & FRAME_DONE & STROBE_
 static int is_scope(uintptr_t word) { return word > STROBE__FRAME_FLAGS; }
 
 /* The innermost open scope's frame (bookkeeping skipped), or &stack[0]. */
-static uintptr_t *innermost(const strobe__thread *h) {
-  uintptr_t *f = h->top;
-  while (f > h->stack && !is_scope(*f)) f--;
+static strobe__frame *innermost(const strobe__thread *h) {
+  strobe__frame *f = h->top;
+  while (f > h->stack && !is_scope(f->word)) f--;
   return f;
 }
 
+/* Bookkeeping takes the `sp` of the frame below it, so a BEGIN meets the
+ * same C stack check as it would with that frame on top. */
 static void push_bookkeeping(strobe__tstate *t, uintptr_t word) {
-  *++t->hot.top = word;
+  strobe__frame *f = ++t->hot.top;
+  f->word = word;
+  f->sp = f[-1].sp;
   t->no_end++;
 }
 
@@ -409,7 +416,7 @@ void strobe__cumulative_add(strobe_site *site, uint64_t t0, uint64_t t1) {
   if (!t) return;
   int id = strobe_site_register(site);
   if (id < 0) return;
-  uintptr_t *owner = innermost(&t->hot);
+  strobe__frame *owner = innermost(&t->hot);
   uint32_t depth = (uint32_t)(owner - t->hot.stack);
   uint64_t d = t1 - t0;
   strobe__cumulative *c = NULL;
@@ -432,9 +439,104 @@ void strobe__cumulative_add(strobe_site *site, uint64_t t0, uint64_t t1) {
 }
 
 /* >>scopes */
-uintptr_t strobe__begin_slow(strobe_site *site, uint32_t flags) {
+
+/* C stack pointers further apart than this are not one stack (a coroutine's,
+ * a signal stack): no proof either way, the frame is taken as alive. */
+#define SP_SPAN ((uintptr_t)1 << 26)
+
+/* Whether a BEGIN or END at C stack pointer `sp` proves the frame's C frame
+ * gone: it began strictly deeper on the same stack (docs/recording.md,
+ * Unwinding). Explicit scopes and stages (sp HELD) are never proven dead. */
+static int dead_below(const strobe__frame *f, uintptr_t sp) {
+  uintptr_t at = f->sp & ~STROBE__SP_NESTED;
+  return f->sp != STROBE__SP_HELD && at < sp && sp - at <= SP_SPAN;
+}
+
+/* Closes the frame at f in the stream: a scope gets the loop accumulators
+ * it owns, then its END (`end_kind`: STROBE__EV_END, or STROBE__EV_UNWOUND
+ * when its END will never run; withheld when its BEGIN was dropped). Its
+ * slot becomes DONE, or ORPHAN for a block scope whose guard is still out
+ * (`guard_back` 0: it is being closed early). Unwound frames are never
+ * ORPHANs: their guards are gone with their C frames. */
+static void close_frame(strobe__tstate *t, strobe__frame *f, uint64_t now, int guard_back, uint32_t end_kind) {
+  uintptr_t word = f->word;
+  int unwound = end_kind == STROBE__EV_UNWOUND;
+  if (!is_scope(word)) {
+    if (word != FRAME_ORPHAN || guard_back || unwound) f->word = FRAME_DONE;
+    return;
+  }
+  int recorded = !(word & STROBE__FRAME_UNRECORDED);
+  if (t->ncum) flush_cumulative(t, (uint32_t)(f - t->hot.stack), now, recorded);
+  if (recorded) {
+    strobe__event *e = reserve(t, 1, owed(t) - 1, now); /* its slot was kept free since its BEGIN */
+    if (e) {
+      e->ts = now;
+      strobe__put_word(e, end_kind);
+      publish(t, e + 1);
+    }
+    t->no_end++;
+  } else {
+    /* The BEGIN was dropped, so its END is withheld too: the stream stays balanced. */
+    __atomic_fetch_add(&t->lost, 1, __ATOMIC_RELAXED);
+  }
+  if (unwound) __atomic_fetch_add(&t->unwound, 1, __ATOMIC_RELAXED);
+  f->word = guard_back || unwound || (word & STROBE__FRAME_EXPLICIT) ? FRAME_DONE : FRAME_ORPHAN;
+}
+
+/* Frees the slots on top that nothing waits for, covers an ORPHAN left on
+ * top, and gives a scope on top again whose accumulators were added under
+ * bookkeeping its holder. */
+static void settle_top(strobe__tstate *t) {
+  while (t->hot.top > t->hot.stack && (t->hot.top->word == FRAME_DONE || t->hot.top->word == FRAME_COVER)) {
+    t->hot.top--;
+    t->no_end--;
+  }
+  if (t->hot.top->word == FRAME_ORPHAN) push_bookkeeping(t, FRAME_COVER);
+  uint32_t depth = depth_of(t);
+  if (is_scope(t->hot.top->word) && owns_accumulators(t, depth)) push_bookkeeping(t, FRAME_HOLDER);
+}
+
+/* Closes every frame from the top down to f (included) as unwound. */
+static void unwind_down_to(strobe__tstate *t, strobe__frame *f, uint64_t now) {
+  for (strobe__frame *p = t->hot.top; p >= f; p--) close_frame(t, p, now, 0, STROBE__EV_UNWOUND);
+  settle_top(t);
+}
+
+static uintptr_t site_of(const strobe__frame *f) { return f->word & ~(uintptr_t)STROBE__FRAME_FLAGS; }
+
+/* Whether a frame below f, down to `low`, is another instance of f's scope. */
+static int repeated_below(const strobe__frame *f, const strobe__frame *low) {
+  for (const strobe__frame *g = f - 1; g >= low; g--)
+    if (is_scope(g->word) && site_of(g) == site_of(f)) return 1;
+  return 0;
+}
+
+/* A BEGIN of `site` at C stack pointer `sp` closes as unwound the frames it
+ * proves dead (docs/recording.md, Unwinding): from the top, frames that
+ * began in deeper C frames; then, among frames of the BEGIN's own C frame,
+ * an earlier instance of the same site (its BEGIN runs again, so its END
+ * never will) and everything above it. The search ends at an explicit scope
+ * or a stage, and at a scope repeated lower in the same C frame: that one
+ * began after an unwinding the fast path did not see (a NESTED frame let it
+ * through), so it and what is above it may be alive. Then, when the BEGIN
+ * nests in a live frame of its own C frame, that frame is marked NESTED. */
+static void unwind_dead(strobe__tstate *t, strobe_site *site, uintptr_t sp) {
+  strobe__frame *cut = NULL, *f = t->hot.top, *low;
+  for (; f > t->hot.stack && dead_below(f, sp); f--) cut = f;
+  for (low = f; low > t->hot.stack + 1 && (low[-1].sp & ~STROBE__SP_NESTED) == sp; low--) {}
+  for (; f >= low && f > t->hot.stack && (f->sp & ~STROBE__SP_NESTED) == sp; f--) {
+    if (is_scope(f->word) && repeated_below(f, low)) break;
+    if (is_scope(f->word) && site_of(f) == (uintptr_t)site) cut = f;
+  }
+  if (cut) unwind_down_to(t, cut, strobe__now());
+  strobe__frame *top = t->hot.top;
+  if (top > t->hot.stack && top->sp == sp) top->sp |= STROBE__SP_NESTED;
+}
+
+uintptr_t strobe__begin_slow(strobe_site *site, uint32_t flags, uintptr_t sp) {
   strobe__tstate *t = attach();
   if (!t) return 0;
+  if (sp != STROBE__SP_HELD) unwind_dead(t, site, sp);
   if (depth_of(t) >= STROBE_MAX_DEPTH) {
     BUMP(t, depth_overflow);
     return 0;
@@ -449,79 +551,72 @@ uintptr_t strobe__begin_slow(strobe_site *site, uint32_t flags) {
     flags |= STROBE__FRAME_UNRECORDED;
     t->no_end++;
   }
-  uintptr_t *f = ++t->hot.top;
-  *f = (uintptr_t)site | flags;
+  strobe__frame *f = ++t->hot.top;
+  f->word = (uintptr_t)site | flags;
+  f->sp = sp;
   return (uintptr_t)f | (flags & STROBE__FRAME_UNRECORDED ? STROBE__GUARD_SLOW : 0);
 }
 
-/* Closes the frame at f in the stream: a scope gets the loop accumulators
- * it owns, then its END (withheld when its BEGIN was dropped). Its slot
- * becomes DONE, or ORPHAN for a block scope whose guard is still out
- * (`guard_back` 0: it is being closed early). */
-static void close_frame(strobe__tstate *t, uintptr_t *f, uint64_t now, int guard_back) {
-  uintptr_t word = *f;
-  if (!is_scope(word)) {
-    if (word != FRAME_ORPHAN || guard_back) *f = FRAME_DONE;
-    return;
-  }
-  int recorded = !(word & STROBE__FRAME_UNRECORDED);
-  if (t->ncum) flush_cumulative(t, (uint32_t)(f - t->hot.stack), now, recorded);
-  if (recorded) {
-    strobe__event *e = reserve(t, 1, owed(t) - 1, now); /* its slot was kept free since its BEGIN */
-    if (e) {
-      e->ts = now;
-      strobe__put_word(e, STROBE__EV_END);
-      publish(t, e + 1);
-    }
-    t->no_end++;
-  } else {
-    /* The BEGIN was dropped, so its END is withheld too: the stream stays balanced. */
-    __atomic_fetch_add(&t->lost, 1, __ATOMIC_RELAXED);
-  }
-  *f = guard_back || (word & STROBE__FRAME_EXPLICIT) ? FRAME_DONE : FRAME_ORPHAN;
-}
-
-/* Closes the frames above f early, as misuse (bookkeeping is not), then f;
- * frees the slots nothing waits for; covers an ORPHAN left on top. */
-static void close_down_to(strobe__tstate *t, uintptr_t *f) {
+/* Closes the frames above f early, then f. Above f, a block scope that a
+ * block's END (`block_end`) overtook was unwound (blocks end innermost
+ * first, so only a longjmp or an exception skips one), and so was one that
+ * began in a C frame deeper than an explicit END's `sp`; an explicit scope,
+ * a stage, or a block scope of a live C frame is closed early as misuse. */
+static void close_down_to(strobe__tstate *t, strobe__frame *f, int block_end, uintptr_t sp) {
   uint64_t now = strobe__now();
-  for (uintptr_t *p = t->hot.top; p > f; p--) {
-    if (is_scope(*p)) BUMP(t, unbalanced);
-    close_frame(t, p, now, 0);
+  for (strobe__frame *p = t->hot.top; p > f; p--) {
+    /* Explicit scopes, stages and their bookkeeping (sp HELD) belong to no C frame. */
+    if (p->sp != STROBE__SP_HELD && (block_end || dead_below(p, sp))) {
+      close_frame(t, p, now, 0, STROBE__EV_UNWOUND);
+      continue;
+    }
+    if (is_scope(p->word)) BUMP(t, unbalanced);
+    close_frame(t, p, now, 0, STROBE__EV_END);
   }
-  close_frame(t, f, now, 1);
-  while (t->hot.top > t->hot.stack && (*t->hot.top == FRAME_DONE || *t->hot.top == FRAME_COVER)) {
-    t->hot.top--;
-    t->no_end--;
-  }
-  if (*t->hot.top == FRAME_ORPHAN) push_bookkeeping(t, FRAME_COVER);
-  /* A scope on top again whose accumulators were added under bookkeeping needs its holder now. */
-  uint32_t depth = depth_of(t);
-  if (is_scope(*t->hot.top) && owns_accumulators(t, depth)) push_bookkeeping(t, FRAME_HOLDER);
+  close_frame(t, f, now, 1, STROBE__EV_END);
+  settle_top(t);
 }
 
 void strobe__end_slow(uintptr_t guard) {
   strobe__tstate *t = attached();
   if (!t) return;
-  uintptr_t *f = (uintptr_t *)(guard & ~STROBE__GUARD_SLOW);
-  if (f <= t->hot.stack || f > t->hot.top || !(is_scope(*f) || *f == FRAME_ORPHAN)) {
+  strobe__frame *f = (strobe__frame *)(guard & ~STROBE__GUARD_SLOW);
+  if (f <= t->hot.stack || f > t->hot.top || !(is_scope(f->word) || f->word == FRAME_ORPHAN)) {
     BUMP(t, unbalanced); /* not a guard of this thread's open scopes */
     return;
   }
-  if (*f == FRAME_ORPHAN) BUMP(t, unbalanced); /* a STROBE_END closed this scope early */
-  close_down_to(t, f); /* inner frames left open by a STROBE_BEGIN with no STROBE_END are misuse */
+  if (f->word == FRAME_ORPHAN) BUMP(t, unbalanced); /* a STROBE_END closed this scope early */
+  close_down_to(t, f, 1, 0);
 }
 
-void strobe__end_explicit(void) {
+void strobe__end_explicit(uintptr_t sp) {
   strobe__tstate *t = attached();
   if (!t) return;
-  uintptr_t *f = t->hot.top;
-  while (f > t->hot.stack && !(is_scope(*f) && (*f & STROBE__FRAME_EXPLICIT))) f--;
+  strobe__frame *f = t->hot.top;
+  while (f > t->hot.stack && !(is_scope(f->word) && (f->word & STROBE__FRAME_EXPLICIT))) f--;
   if (f == t->hot.stack) {
     BUMP(t, end_without_begin);
     return;
   }
-  close_down_to(t, f); /* block scopes opened after the BEGIN are closed early: misuse */
+  close_down_to(t, f, 0, sp); /* block scopes of live C frames opened after the BEGIN are closed early: misuse */
+}
+
+/* >>depth: the explicit pair for setjmp users (strobe.h). */
+int strobe_depth(void) {
+  const strobe__thread *h = strobe__tls;
+  int n = 0;
+  for (const strobe__frame *f = h->stack + 1; f <= h->top; f++) n += is_scope(f->word);
+  return n;
+}
+
+void strobe_unwind_to(int depth) {
+  strobe__tstate *t = attached();
+  if (!t || depth < 0) return;
+  /* The lowest frame above the first `depth` scopes. */
+  strobe__frame *f = t->hot.stack + 1;
+  for (int n = 0; f <= t->hot.top; f++)
+    if (is_scope(f->word) && n++ == depth) break;
+  if (f <= t->hot.top) unwind_down_to(t, f, strobe__now());
 }
 
 /* >>numbers
@@ -534,9 +629,9 @@ void strobe__number_slow(strobe_site *site, uint64_t bits) {
   uint32_t kind = strobe__number_event(site->kind);
   if (!kind) return; /* not a number site: cannot come from the macros */
   if (kind == STROBE__EV_VALUE) {
-    const uintptr_t *f = innermost(&t->hot);
+    const strobe__frame *f = innermost(&t->hot);
     if (f == t->hot.stack) BUMP(t, value_without_scope);
-    if (f == t->hot.stack || (*f & STROBE__FRAME_UNRECORDED)) return;
+    if (f == t->hot.stack || (f->word & STROBE__FRAME_UNRECORDED)) return;
   }
   uint64_t now = strobe__now();
   _Static_assert(STROBE__SLOTS_VALUE == 1 && STROBE__SLOTS_COUNTER == 1 && STROBE__SLOTS_GAUGE == 1,
@@ -583,13 +678,19 @@ void strobe__emit_op_event(uint64_t ts, uint32_t sub, const uint64_t *words, con
   publish(t, e);
 }
 
-/* >>exit */
+/* >>exit
+ * A thread that exits (pthread_exit, cancellation) with block scopes open
+ * skipped their ENDs: they are closed as unwound, from the top down to the
+ * first explicit scope. Scopes of STROBE_BEGIN left open are misuse and stay
+ * unfinished in the stream, with everything below them. */
 static void on_thread_exit(void *arg) {
   strobe__tstate *t = arg;
+  strobe__frame *f = t->hot.top;
+  while (f > t->hot.stack && !(is_scope(f->word) && (f->word & STROBE__FRAME_EXPLICIT))) f--;
+  if (f < t->hot.top) unwind_down_to(t, f + 1, strobe__now());
   if (t->ncum) flush_cumulative(t, 0, strobe__now(), 1);
-  /* Open scopes stay unfinished in the stream: no END is fabricated. */
   uint32_t open = 0;
-  for (const uintptr_t *f = t->hot.stack + 1; f <= t->hot.top; f++) open += is_scope(*f);
+  for (const strobe__frame *p = t->hot.stack + 1; p <= t->hot.top; p++) open += is_scope(p->word);
   __atomic_fetch_add(&t->misuse.open_at_exit, open, __ATOMIC_RELAXED);
   strobe__tls = &g_detached;
   tls_exiting = 1;
@@ -612,8 +713,8 @@ int strobe_thread_set_name(const char *name) {
 }
 
 const strobe_site *strobe_thread_query_scope(void) {
-  const uintptr_t *f = innermost(strobe__tls);
-  return f == strobe__tls->stack ? NULL : (const strobe_site *)(*f & ~(uintptr_t)STROBE__FRAME_FLAGS);
+  const strobe__frame *f = innermost(strobe__tls);
+  return f == strobe__tls->stack ? NULL : (const strobe_site *)(f->word & ~(uintptr_t)STROBE__FRAME_FLAGS);
 }
 
 strobe_misuse strobe_query_misuse(void) {
@@ -652,12 +753,14 @@ strobe_event_stats strobe_query_event_stats(void) {
   strobe__mutex_lock(&g_threads_lock);
   s.events_written = g_written_dead;
   s.events_lost = g_lost_dead;
+  s.scopes_unwound = g_unwound_dead;
   s.threads_seen = g_threads_seen;
   s.rings_grown = __atomic_load_n(&g_rings_grown, __ATOMIC_RELAXED);
   s.producer_waits = __atomic_load_n(&g_producer_waits, __ATOMIC_RELAXED);
   for (strobe__tstate *t = g_threads; t; t = t->next) {
     s.events_written += __atomic_load_n(&t->drained, __ATOMIC_RELAXED) + in_ring(t);
     s.events_lost += __atomic_load_n(&t->lost, __ATOMIC_RELAXED);
+    s.scopes_unwound += __atomic_load_n(&t->unwound, __ATOMIC_RELAXED);
   }
   strobe__mutex_unlock(&g_threads_lock);
   return s;
@@ -751,7 +854,8 @@ strobe__cost strobe__measure_cost(void) {
   t->ring_events = cap;
   t->ring_events_max = cap;
   t->hot.top = t->hot.stack;
-  t->hot.stack[0] = STROBE__FRAME_BOOKKEEPING; /* as attach() sets it */
+  t->hot.stack[0].word = STROBE__FRAME_BOOKKEEPING; /* as attach() sets it */
+  t->hot.stack[0].sp = STROBE__SP_HELD;
   refresh_limit(t);
   strobe__thread *saved = strobe__tls;
   strobe__tls = &t->hot; /* never linked into the thread list: no drain sees it */

@@ -560,7 +560,8 @@ static uint32_t stage_label(strobe_collector *c, const strobe_site *site, uint32
 strobe_stage strobe__stage_begin(strobe_site *site) {
   strobe_stage h = {0, 0, 0, NULL};
   if (!site || site->kind != STROBE_SITE_STAGE) return h;
-  h.guard = strobe__is_active() ? strobe__begin(site) : 0u;
+  /* Held: the stage outlives this function's C frame (docs/recording.md, Unwinding). */
+  h.guard = strobe__is_active() ? strobe__begin_slow(site, 0, STROBE__SP_HELD) : 0u;
   h.state = 1;
   h.owner = &tls_ctx;
   strobe_op op = current_op();

@@ -44,6 +44,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef __cplusplus
+extern "C" { /* C++ tests link the same C harness */
+#endif
+
 typedef struct harness_case {
   const char *name;  /* the case name without its test_ prefix */
   void (*run)(void); /* static void test_<name>(void) */
@@ -135,5 +139,9 @@ void harness_defer(void (*fn)(void *), void *arg);
   do {                                                                     \
     if (!(cond)) harness_fail(__FILE__, __LINE__, 1, __VA_ARGS__);        \
   } while (0)
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
