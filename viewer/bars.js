@@ -10,7 +10,7 @@ export const FLAG = Object.freeze({
   MATCH: 2,    // matches the search: a yellow rim
   DIM: 4,      // a search is on and this does not match: dimmed
   MERGED: 8,   // a cluster of sub-pixel spans (or one span drawn 1 px wide): grey
-  OPEN: 16,    // an open scope (unfinished, or its END lost): hatched
+  OPEN: 16,    // a scope with no duration (unfinished, END lost, or unwound): hatched
 });
 
 // What a bar stands for, as hit-testing reports it.

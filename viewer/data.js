@@ -88,7 +88,7 @@ export class Model {
     this.threadStarts = this.threads.filter((th) => th && th.depths.length)
       .map((th) => [th.first, th.index]).sort((a, b) => a[0] - b[0]);
     this.frameKinds = meta.frame_kinds;
-    this.openReasons = meta.open_reasons; // { unfinished, lost, cut }: codes of open.reason
+    this.openReasons = meta.open_reasons; // { unfinished, lost, cut, unwound }: codes of open.reason
     this.range = { lo: meta.range[0], hi: Math.max(meta.range[1], meta.range[0] + 1) };
   }
 

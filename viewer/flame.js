@@ -292,7 +292,7 @@ export class Flame {
           if (y + ROW > RULER && y < this.h) this._cullRow(lane.thread, d, y);
           runs.push([y, from, this.n]);
         }
-        // Open scopes (unfinished, or their END lost): hatched, from begin to the last time known open.
+        // Open scopes (unfinished, END lost, or unwound): hatched, from begin to the last time known open.
         const op = m.open;
         for (let k = 0; k < op.rows; k++) {
           if (op.thread[k] !== lane.thread || lane.collapsed) continue;
@@ -510,7 +510,10 @@ export class Flame {
     if (kind === BAR_KIND.OPEN) {
       const op = m.open, s = m.sites[op.site[i]];
       const R = m.openReasons;
-      const why = op.reason[i] === R.lost ? 'its END was lost (events dropped)' : op.reason[i] === R.cut ? 'cut: past --max-spans' : 'unfinished: still open when the capture ended';
+      const why = op.reason[i] === R.lost ? 'its END was lost (events dropped)'
+        : op.reason[i] === R.cut ? 'cut: past --max-spans'
+        : op.reason[i] === R.unwound ? 'unwound: a longjmp, exception or thread exit skipped its END; closed when found'
+        : 'unfinished: still open when the capture ended';
       return { title: s ? s.name : '?', where: s ? `${s.file}:${s.line}` : '', warn: `no duration — ${why}`,
                rows: [['open from', fmt.at(op.start[i])], ['until at least', fmt.at(op.until[i])]] };
     }

@@ -23,6 +23,7 @@ export function renderHeader(el, model, live, rec, auto = false) {
     // Loss first: every other figure misses the events it counts.
     parts.unshift(`<span class="${lost ? 'warn' : 'dim'}" title="events dropped because a thread's ring was full (overflow mode ${fmt.esc(h.overflow || '?')}); scopes whose END was lost">` +
       `${lost ? '⚠ ' : ''}lost ${fmt.count(t.lost)} events${t.lost ? ` (${(100 * t.lost / (t.lost + t.events)).toFixed(2)} %)` : ''}${t.lost_scopes ? ` · ${fmt.count(t.lost_scopes)} scopes` : ''}</span>`);
+    if (t.unwound) parts.push(`<span class="warn" title="scopes whose END never ran (longjmp, exception, thread exit): closed when found, shown hatched, never given a duration">${fmt.count(t.unwound)} unwound</span>`);
     if (t.unfinished) parts.push(`<span class="warn" title="scopes still open at the end: shown hatched, never given a duration">${fmt.count(t.unfinished)} unfinished</span>`);
     if (m.read_error) parts.push(`<span class="warn">ends early: ${fmt.esc(m.read_error.message)}</span>`);
     else if (t.cut_short && m.origin !== 'live') parts.push('<span class="warn" title="no footer: killed, crashed or still being written">cut short</span>');

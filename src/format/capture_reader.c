@@ -723,7 +723,7 @@ static int close_scope(strobe_capture *c, rthread *t, uint64_t ticks, int unwoun
   rec->self_ns = span_ns(c, dur - f->child);
   rec->unwound = unwound;
   t->depth--;
-  if (t->depth) t->stack[t->depth - 1].child += dur;
+  if (t->depth && !unwound) t->stack[t->depth - 1].child += dur; /* an unwound span is no child time */
   if (unwound)
     c->totals.unwound++;
   else

@@ -143,7 +143,8 @@ enum { OP_START, OP_UNTIL, OP_THREAD, OP_SITE, OP_DEPTH, OP_REASON };
 #define OPEN_REASONS(X)                 \
   X(UNFINISHED, 1, "unfinished")        \
   X(LOST, 2, "lost") /* its END was lost (events dropped) */ \
-  X(CUT, 3, "cut")   /* open where max_spans stopped the model */
+  X(CUT, 3, "cut")   /* open where max_spans stopped the model */ \
+  X(UNWOUND, 4, "unwound") /* its END never ran (docs/recording.md, Unwinding): until when that was found */
 enum {
 #define OPEN_ENUM(id, code, name) OPEN_##id = code,
   OPEN_REASONS(OPEN_ENUM)
@@ -338,7 +339,7 @@ static int pass1(builder *b) {
   int first_begin_thread = -1;
   while ((rc = strobe_capture_next(c, &r)) > 0) {
     if (b->stop_at != UINT64_MAX) { /* over the bound: only count what is cut */
-      if (r.type == STROBE_REC_END) b->spans_cut++;
+      if (r.type == STROBE_REC_END && !r.unwound) b->spans_cut++; /* unwound ones are no spans (totals count them) */
       continue;
     }
     nrec++;
@@ -351,6 +352,11 @@ static int pass1(builder *b) {
         t->cur = r.depth;
         break;
       case STROBE_REC_END:
+        if (r.unwound) { /* no duration: an `open` row, never a span */
+          b->n_open++;
+          t->cur = r.depth - 1;
+          break;
+        }
         if (b->spans >= b->max_spans) {
           b->stop_at = nrec - 1; /* this END and everything after it are not kept */
           b->spans_cut++;
@@ -612,7 +618,10 @@ static int fill_record(builder *b, const strobe_capture *c, strobe_capture_recor
   if (r->type != STROBE_REC_VALUE && r->type != STROBE_REC_CUMULATIVE && now > t->last_time) t->last_time = now;
   switch (r->type) {
     case STROBE_REC_BEGIN: return fill_begin(b, t, r, now);
-    case STROBE_REC_END: return fill_end(b, c, t, r, now);
+    case STROBE_REC_END:
+      if (!r->unwound) return fill_end(b, c, t, r, now);
+      if (t->stack && r->depth >= 1) close_open(b, t, r->thread, (uint32_t)r->depth - 1, now, OPEN_UNWOUND);
+      return 0;
     case STROBE_REC_VALUE:
     case STROBE_REC_CUMULATIVE: fill_number(b, t, r); return 0;
     case STROBE_REC_COUNTER:
@@ -1010,8 +1019,8 @@ static json_t *totals_json(const strobe_capture_totals *tt) {
 #define MISUSE(name) json_object_set_new(misuse, #name, json_integer((json_int_t)tt->misuse.name));
   STROBE_MISUSE_MAP(MISUSE)
 #undef MISUSE
-  return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b,s:b,s:o,s:I,s:I}", "blocks", (json_int_t)tt->blocks, "events",
-                   (json_int_t)tt->events, "scopes", (json_int_t)tt->scopes, "lost", (json_int_t)tt->lost,
+  return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b,s:b,s:o,s:I,s:I}", "blocks", (json_int_t)tt->blocks, "events",
+                   (json_int_t)tt->events, "scopes", (json_int_t)tt->scopes, "unwound", (json_int_t)tt->unwound, "lost", (json_int_t)tt->lost,
                    "orphan_ends", (json_int_t)tt->orphan_ends, "unfinished", (json_int_t)tt->unfinished,
                    "lost_scopes", (json_int_t)tt->lost_scopes, "footer", tt->footer, "cut_short", tt->cut_short,
                    "misuse", misuse, "drain_cpu_ns", (json_int_t)tt->drain_cpu_ns, "drain_events",

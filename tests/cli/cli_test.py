@@ -209,6 +209,48 @@ def case_report():
         check("fps" not in out and "slowest 10 top-level scopes" in out, f"frameless report:\n{out}")
 
 
+def case_unwound():
+    # One job's END never ran (UNWOUND): reported apart in the first lines, never a duration,
+    # marked in every export; depth overflow is said there too.
+    base = capture("base")
+    unw = capture("unwound", "--unwound")
+    out, _ = run("report", unw)
+    head = "\n".join(out.splitlines()[:5])
+    check(re.search(r"\b1 scopes unwound\b.*\bjob 1\b", head) and re.search(r"\b3 scopes deeper than 256\b", head),
+          f"first lines:\n{head}")
+    out, _ = run("report", base)
+    check("scopes unwound" not in out and "depth overflow" not in out, f"nothing to say without them:\n{out[:600]}")
+    j, _ = run_json("report", unw)
+    jb, _ = run_json("report", base)
+    check(j["capture"]["unwound_scopes"] == 1 and j["capture"]["depth_overflow"] == 3, f"{j['capture']}")
+    check(j["not_included"]["unwound_by_site"] == [{"name": "job", "unwound": 1}], f"{j['not_included']}")
+    check(site(j, "job")["count"] == site(jb, "job")["count"] - 1, "the unwound job is no duration")
+    check(site(j, "io")["count"] == site(jb, "io")["count"], "its completed child still counts")
+    # Chrome: an X event flagged in args; the count in otherData.
+    out = os.path.join(ARGS.work, "unw.json")
+    run("export", unw, "--format", "chrome", "-o", out)
+    with open(out) as f:
+        doc = json.load(f)
+    flagged = [e for e in doc["traceEvents"] if "unwound" in str(e.get("args", {}).get("strobe", ""))]
+    check(len(flagged) == 1 and flagged[0]["name"] == "job" and flagged[0]["ph"] == "X", f"{flagged}")
+    check(doc["otherData"]["unwound_scopes"] == 1, f"{doc['otherData']}")
+    # Speedscope: a frame of its own; folded: no self time from it; CSV: not counted.
+    out = os.path.join(ARGS.work, "unw.speedscope.json")
+    run("export", unw, "--format", "speedscope", "-o", out)
+    with open(out) as f:
+        names = [fr["name"] for fr in json.load(f)["shared"]["frames"]]
+    check(sum(1 for n in names if n.startswith("job [unwound")) == 1 and "job" in names, f"{names}")
+    def folded(path):
+        o, _ = run("export", path, "--format", "folded")
+        return {l.rsplit(" ", 1)[0]: int(l.rsplit(" ", 1)[1]) for l in o.splitlines()}
+    fb, fu = folded(base), folded(unw)
+    check(fu["worker;job;io"] == fb["worker;job;io"] and fu["worker;job"] < fb["worker;job"], f"{fu} {fb}")
+    def csv_counts(path):
+        o, _ = run("export", path, "--format", "csv")
+        return {r.split(",")[0].strip('"'): int(r.split(",")[5]) for r in o.splitlines()[1:]}
+    check(csv_counts(unw)["job"] == csv_counts(base)["job"] - 1, "csv counts")
+
+
 def case_ops():
     # Operations only (no scope on main, no frame mark): frames are the passes, named by the
     # application's frame ids, with both frame rates; stages and counters come from the operations.

@@ -39,7 +39,7 @@
  * without frames (no marks, no operations).
  *
  * Usage: make_capture OUT [--frames N] [--grow PCT] [--spike K]
- *          [--no-footer] [--unfinished] [--lost] [--clock NAME]
+ *          [--no-footer] [--unfinished] [--lost] [--unwound] [--clock NAME]
  *          [--ns-per-tick X] [--ops] [--stall K] [--stages] [--other-file]
  *          [--no-marks]
  * It must never depend on the real clock: the tests compare exact numbers.
@@ -61,6 +61,7 @@ typedef struct opts {
   int no_footer;     /* stop without the FOOTER: a cut-short capture */
   int unfinished;    /* leave `stalled` open on the worker at the end */
   int lost;          /* drop the END of one `job` (a LOST marker and block) */
+  int unwound;       /* job 20's END is UNWOUND (docs/recording.md, Unwinding); the footer counts 3 depth overflows */
   int stages;        /* row_bind under phase_update and model_update */
   const char *clock; /* header clock_source */
   double ns_per_tick;
@@ -193,7 +194,10 @@ static void worker_job(batch *b, const opts *o, int k) {
   put(b, 3000, STROBE__EV_PAYLOAD, 0);
   put(b, 200, STROBE__EV_PAYLOAD, 0);
   put(b, 400, STROBE__EV_PAYLOAD, 0);
-  end(b, S_JOB);
+  if (o->unwound && k == 20)
+    put(b, b->now, STROBE__EV_UNWOUND, S_JOB);
+  else
+    end(b, S_JOB);
   b->now += 1000;
 }
 
@@ -224,14 +228,14 @@ static void ops_frame(batch *b, const opts *o, int k) {
 static int usage(void) {
   fprintf(stderr,
           "usage: make_capture OUT [--frames N] [--grow PCT] [--spike K] [--no-footer]\n"
-          "                        [--unfinished] [--lost] [--clock NAME] [--ns-per-tick X]\n"
+          "                        [--unfinished] [--lost] [--unwound] [--clock NAME] [--ns-per-tick X]\n"
           "                        [--ops] [--stall K] [--stages] [--other-file]\n"
           "                        [--no-marks]\n");
   return 2;
 }
 
 int main(int argc, char **argv) {
-  opts o = {NULL, 50, 0, -1, 0, 0, 0, 0, "monotonic", 1.0, 0, 50, 0, 0};
+  opts o = {NULL, 50, 0, -1, 0, 0, 0, 0, 0, "monotonic", 1.0, 0, 50, 0, 0};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     int more = i + 1 < argc;
@@ -243,6 +247,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--no-footer")) o.no_footer = 1;
     else if (!strcmp(a, "--unfinished")) o.unfinished = 1;
     else if (!strcmp(a, "--lost")) o.lost = 1;
+    else if (!strcmp(a, "--unwound")) o.unwound = 1;
     else if (!strcmp(a, "--ops")) o.ops = 1;
     else if (!strcmp(a, "--stall") && more) o.stall = atoi(argv[++i]);
     else if (!strcmp(a, "--stages")) o.stages = 1;
@@ -309,7 +314,7 @@ int main(int argc, char **argv) {
   if (o.no_footer) {
     rc = strobe__writer_flush(w);
   } else {
-    strobe_misuse mis = {0, 0, o.unfinished ? 1u : 0u, 0, 0, 0};
+    strobe_misuse mis = {0, 0, o.unfinished ? 1u : 0u, o.unwound ? 3u : 0u, 0, 0};
     uint64_t end_ticks = m.now > wk.now ? m.now : wk.now;
     rc = strobe__writer_finish(w, end_ticks, &mis);
   }

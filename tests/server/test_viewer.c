@@ -1,12 +1,13 @@
 /*
  * test_viewer.c — the viewer's C side (src/server/viewer.c, src/viewer/viewer_model.c):
  *   - a capture file recorded here (known structure: 20 frames of
- *     frame{update{value, work x3}, render}, FRAME marks, a counter, and a
- *     scope left open at the end) loads through strobe_server_view_file and
+ *     frame{update{value, work x3}, render}, FRAME marks, a counter, a scope
+ *     left by a longjmp, and a scope left open at the end) loads through strobe_server_view_file and
  *     its model says exactly that: 19 mark-interval frames, spans sorted by
  *     (thread, depth, start) in the lanes the meta describes, each value on
- *     its `update` span, the open scope in the `open` table and never as a
- *     span, counter samples as a running total;
+ *     its `update` span, the unwound and the open scope in the `open` table
+ *     (reasons unwound and unfinished) and never as spans, counter samples as
+ *     a running total;
  *   - max_spans cuts the model and counts what it cut;
  *   - a capture of operations only (strobe_op_begin_frame, stages,
  *     strobe_op_counter_add, strobe_op_end: no scope of its own, no frame mark)
@@ -19,6 +20,7 @@
  *     request (built off libmicrohttpd's thread), stop keeping the last one.
  */
 #include <jansson.h>
+#include <setjmp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -34,6 +36,13 @@
 #define FRAMES 20
 
 static uint64_t g_sink; /* keeps the busy loops */
+static jmp_buf g_jump;
+static volatile int g_throw = 1; /* the compiler cannot tell thrown_away never returns */
+
+__attribute__((noinline)) static void thrown_away(void) {
+  STROBE_SCOPE("thrown"); /* its END never runs: unwound by the next BEGIN */
+  if (g_throw) longjmp(g_jump, 1);
+}
 
 static void record_capture(const char *path) {
   strobe_record_desc d = {path, 10, 1};
@@ -57,6 +66,7 @@ static void record_capture(const char *path) {
     }
     STROBE_FRAME_MARK();
   }
+  if (!setjmp(g_jump)) thrown_away();
   {
     STROBE_SCOPE("stalled"); /* still open when the recorder stops: unfinished */
     CHECK(strobe_record_stop(r) == 0);
@@ -176,10 +186,16 @@ static void test_file(void) {
   }
   /* the open scope: in `open`, not a span */
   json_t *ot = json_object_get(json_object_get(meta, "tables"), "open");
-  CHECK(json_integer_value(json_object_get(ot, "rows")) == 1);
+  CHECK(json_integer_value(json_object_get(ot, "rows")) == 2);
   unsigned char *ob = get_table(s, meta, "open", &len);
-  CHECK(((const uint16_t *)(const void *)(ob + col_off(meta, "open", "site")))[0] == site_id(meta, "stalled"));
-  CHECK((ob + col_off(meta, "open", "reason"))[0] == 1);
+  const uint16_t *osite = (const uint16_t *)(const void *)(ob + col_off(meta, "open", "site"));
+  const uint8_t *oreason = ob + col_off(meta, "open", "reason");
+  json_t *reasons = json_object_get(meta, "open_reasons");
+  CHECK(osite[0] == site_id(meta, "thrown"));
+  CHECK(oreason[0] == json_integer_value(json_object_get(reasons, "unwound")));
+  CHECK(osite[1] == site_id(meta, "stalled"));
+  CHECK(oreason[1] == json_integer_value(json_object_get(reasons, "unfinished")));
+  CHECK(json_integer_value(json_object_get(json_object_get(meta, "totals"), "unwound")) == 1);
   /* frames: 19 mark intervals, numbered 1..19 */
   unsigned char *fb = get_table(s, meta, "frames", &len);
   const double *fnum = (const double *)(const void *)(fb + col_off(meta, "frames", "number"));

@@ -274,6 +274,10 @@ static void record(agg *a, const strobe_capture *c, const strobe_capture_record 
       double dur = r->duration_ns;
       double begin = r->time_ns - dur;
       if (a->filter.has_range && !(in_range(a, begin) && in_range(a, r->time_ns))) return;
+      if (r->unwound) { /* its END never ran: when it ended is unknown, so it is no duration */
+        if (s->included) s->unwound++;
+        return;
+      }
       if (a->track_frames && r->depth == 1) frames_top(&a->fr, r->thread, begin, dur);
       if (!s->included) return;
       if (a->track_stage_parents) {

@@ -32,6 +32,7 @@ typedef struct agg_site {
   uint64_t iterations;     /* cumulative: loop iterations over all entries */
   double loop_min, loop_max; /* cumulative: fastest/slowest iteration, ns */
   int included;            /* passes the --name filter */
+  uint64_t unwound;        /* scopes: closed as unwound (docs/recording.md, Unwinding): counted, never a duration */
 } agg_site;
 
 typedef struct agg_filter {

@@ -216,6 +216,9 @@ static void write_json(cli_output *o, report *x, const uint32_t *ids, uint32_t n
   strobe__json_num(&j, "ns_per_tick", h->ns_per_tick, 9);
   strobe__json_uint(&j, "events", t.events);
   strobe__json_uint(&j, "scopes", t.scopes);
+  strobe__json_uint(&j, "unwound_scopes", t.unwound);
+  if (t.footer) strobe__json_uint(&j, "depth_overflow", t.misuse.depth_overflow);
+  else strobe__json_null(&j, "depth_overflow");
   strobe__json_uint(&j, "threads", strobe_capture_query_thread_count(c));
   strobe__json_num(&j, "span_ns", strobe_capture_ticks_to_ns(c, t.end_ticks) - cli_start_ns(c), 1);
   strobe__json_end(&j);
@@ -345,6 +348,16 @@ static void write_json(cli_output *o, report *x, const uint32_t *ids, uint32_t n
   strobe__json_end(&j);
   strobe__json_object(&j, "not_included");
   strobe__json_uint(&j, "unfinished_scopes", t.unfinished);
+  strobe__json_uint(&j, "unwound_scopes", t.unwound);
+  strobe__json_array(&j, "unwound_by_site"); /* docs/recording.md, Unwinding: counted, never timed */
+  for (uint32_t id = 1; id < x->a.n_sites; id++) {
+    if (!x->a.sites[id].unwound) continue;
+    strobe__json_object(&j, NULL);
+    strobe__json_str(&j, "name", strobe_capture_query_site(c, id)->name);
+    strobe__json_uint(&j, "unwound", x->a.sites[id].unwound);
+    strobe__json_end(&j);
+  }
+  strobe__json_end(&j);
   strobe__json_uint(&j, "lost_scopes", t.lost_scopes);
   strobe__json_uint(&j, "lost_events", t.lost);
   strobe__json_uint(&j, "orphan_ends", t.orphan_ends);
@@ -427,6 +440,34 @@ static void ops_text(FILE *f, report *x) {
             (unsigned long long)o->counters_cut, AGG_MAX_OP_COUNTERS);
 }
 
+/* Scopes that never ended in their own time, said in the first lines: unwound
+ * ones (their END never ran; docs/recording.md, Unwinding) and those past the
+ * depth limit (never recorded). */
+static void unwound_text(FILE *f, report *x, const strobe_capture_totals *t) {
+  uint64_t overflow = t->footer ? t->misuse.depth_overflow : 0;
+  if (!t->unwound && !overflow) return;
+  fprintf(f, "warning  ");
+  if (t->unwound) {
+    fprintf(f, "%llu scopes unwound (a longjmp, exception or thread exit skipped their END; closed when found, "
+               "never timed)", (unsigned long long)t->unwound);
+    int shown = 0;
+    for (uint32_t id = 1; id < x->a.n_sites; id++) {
+      if (!x->a.sites[id].unwound) continue;
+      if (shown++ == 3) {
+        fprintf(f, ", ...");
+        break;
+      }
+      fprintf(f, "%s %s %llu", shown > 1 ? "," : ":", strobe_capture_query_site(x->in.cap, id)->name,
+              (unsigned long long)x->a.sites[id].unwound);
+    }
+    if (overflow) fprintf(f, "; ");
+  }
+  if (overflow)
+    fprintf(f, "%llu scopes deeper than %d open scopes not recorded (depth overflow)", (unsigned long long)overflow,
+            STROBE_MAX_DEPTH);
+  fputc('\n', f);
+}
+
 static void write_text(cli_output *o, report *x, const uint32_t *ids, uint32_t n_ids) {
   FILE *f = o->f;
   strobe_capture *c = x->in.cap;
@@ -438,6 +479,7 @@ static void write_text(cli_output *o, report *x, const uint32_t *ids, uint32_t n
           h->clock_source, h->ns_per_tick, (unsigned long long)t.events, (unsigned long long)t.scopes,
           strobe_capture_query_thread_count(c), MS(span));
   cli_loss_text(f, "LOSS     ", 9, c);
+  unwound_text(f, x, &t);
   if (x->a.filter.thread || x->a.filter.name || x->a.filter.has_range) {
     fprintf(f, "filters ");
     if (x->a.filter.thread) fprintf(f, " thread %s%s;", x->a.filter.thread, x->a.thread_matched ? "" : " (matches no thread)");

@@ -86,7 +86,7 @@ typedef struct chrome {
   uint32_t n_sites;
   cthread **threads;
   uint32_t n_threads;
-  uint64_t values_dropped, unfinished, lost_scopes;
+  uint64_t values_dropped, unfinished, lost_scopes, unwound;
   int failed;
 } chrome;
 
@@ -241,7 +241,13 @@ static void on_end(chrome *x, cthread *t, const strobe_capture_record *r) {
   int64_t dur = round_i64(r->duration_ns);
   ob_milli(o, dur < 0 ? 0 : dur); /* a clock stepping back is not a negative duration */
   ob_mem(o, s->suffix, s->suffix_len);
-  if (t->n_vals > f->vals_begin) write_args(x, t, f->vals_begin);
+  if (r->unwound) { /* docs/recording.md, Unwinding: its span ends when that was found; values stay off it */
+    x->unwound++;
+    x->values_dropped += t->n_vals - f->vals_begin;
+    ob_str(o, ",\"cname\":\"grey\",\"args\":{\"strobe\":\"unwound: its END never ran, closed when found\"}");
+  } else if (t->n_vals > f->vals_begin) {
+    write_args(x, t, f->vals_begin);
+  }
   ob_ch(o, '}');
   t->n_vals = f->vals_begin;
   t->depth = r->depth - 1;
@@ -448,6 +454,8 @@ static void other_data(chrome *x, const cli_input *in) {
   ob_u64(o, x->unfinished);
   ob_str(o, ",\"lost_scopes\":");
   ob_u64(o, x->lost_scopes);
+  ob_str(o, ",\"unwound_scopes\":");
+  ob_u64(o, x->unwound);
   ob_str(o, ",\"values_not_attached\":");
   ob_u64(o, x->values_dropped);
   ob_str(o, ",\"unfinished_as\":\"B events without E, args.strobe says why; never given an end\"}}\n");

@@ -7,8 +7,9 @@
  * become spaces, so every line parses.
  *
  * Aggregated by stack in a path table (memory grows with distinct stacks,
- * never with events) and written at the end. Unfinished and lost scopes add
- * nothing: they have no duration; their completed children still count.
+ * never with events) and written at the end. Unfinished, lost and unwound
+ * scopes (docs/recording.md, Unwinding) add nothing: they have no duration;
+ * their completed children still count.
  */
 #include <stdlib.h>
 
@@ -81,7 +82,7 @@ int export_folded(cli_input *in, FILE *out) {
       t->stack[r.depth - 1] = parent == PATH_NONE ? PATH_NONE : path_node_of(&p, parent, r.site);
     } else {
       uint32_t id = t->stack[r.depth - 1];
-      if (id == PATH_NONE) continue;
+      if (id == PATH_NONE || r.unwound) continue;
       p.n[id].count[0]++;
       p.n[id].total[0] += r.self_ns;
     }

@@ -15,7 +15,9 @@
  * an end silently. So a scope still open when its thread or the file ends is
  * closed at the end of its profile under a frame of its own named
  * "NAME [unfinished: never ended]", and a scope whose END was dropped is
- * closed where the loss was recorded, as "NAME [end lost]". To rename a frame
+ * closed where the loss was recorded, as "NAME [end lost]"; an unwound scope
+ * (its END never ran: docs/recording.md, Unwinding) closes where that was
+ * found, as "NAME [unwound: END never ran]". To rename a frame
  * after its open event was spooled, open events carry a fixed-width frame
  * index that is patched in place (JSON allows the padding spaces).
  */
@@ -28,7 +30,7 @@
 #define FRAME_FIELD 7  /* digits of a frame index, space padded: up to 9,999,999 */
 #define SCHEMA "https://www.speedscope.app/file-format-schema.json"
 
-enum { NORMAL, UNFINISHED, LOST, VARIANTS };
+enum { NORMAL, UNFINISHED, LOST, UNWOUND, VARIANTS }; /* a frame's variant: 2 bits of frame_site */
 
 typedef struct sopen {
   uint32_t site;
@@ -53,7 +55,7 @@ typedef struct sscope {
   sthread *t[BATCH];
   uint32_t base;                /* first thread index of this pass */
   int64_t end_at;               /* the capture's end, ns */
-  uint64_t unfinished, lost;
+  uint64_t unfinished, lost, unwound;
   int failed;                   /* out of memory or a spool write failed */
 } sscope;
 
@@ -111,6 +113,7 @@ static void close_as(sscope *s, sthread *t, int variant, int64_t at) {
   put_event(s, t, 'C', frame, at, 0);
   t->depth--;
   if (variant == LOST) s->lost++;
+  else if (variant == UNWOUND) s->unwound++;
   else s->unfinished++;
 }
 
@@ -142,6 +145,10 @@ static void on_record(sscope *s, const strobe_capture_record *r) {
       return;
     case STROBE_REC_END:
       if (r->depth != t->depth || t->depth == 0) return;
+      if (r->unwound) { /* named apart: its END never ran (docs/recording.md, Unwinding) */
+        close_as(s, t, UNWOUND, at);
+        return;
+      }
       put_event(s, t, 'C', frame_index(s, r->site, NORMAL), at, 0);
       t->depth--;
       return;
@@ -163,7 +170,10 @@ static void frames_json(sscope *s, ob *o) {
     const strobe_capture_site *cs = strobe_capture_query_site(s->c, site);
     char name[4200];
     snprintf(name, sizeof name, "%s%s", cs ? cs->name : "?",
-             variant == UNFINISHED ? " [unfinished: never ended]" : variant == LOST ? " [end lost]" : "");
+             variant == UNFINISHED ? " [unfinished: never ended]"
+             : variant == LOST     ? " [end lost]"
+             : variant == UNWOUND  ? " [unwound: END never ran]"
+                                   : "");
     ob_str(o, i ? ",\n{\"name\":" : "\n{\"name\":");
     ob_json_str(o, name);
     if (cs && cs->file[0]) {
