@@ -13,7 +13,10 @@
  * and a deliberate slow frame every few seconds. The pass opens like a
  * signal-driven toolkit's (frame_clock.c): a stage begun in one callback and
  * ended in the next, and wheel input dispatched inside its flush-events
- * phase, ending implicitly when the phase moves on.
+ * phase, ending implicitly when the phase moves on. One edit in three is
+ * rejected by a checker that longjmps out of the input handler's nested
+ * scopes to the event loop, which closes them with strobe_unwind_to: the
+ * capture and `strobe report` count them as unwound.
  *
  * Sessions: one for every kind, one for frames only beside it (240 frames
  * instead of 240 mixed operations), a watchdog thread that reads the
@@ -38,6 +41,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -152,9 +156,29 @@ static int parse(int argc, char **argv, options *o) {
   return 0;
 }
 
-/* One input event as a toolkit dispatches it: an `input` operation, and a
- * root rebuild nested inside it when the model changed. */
+/* >>input errors: an edit's text goes through a checker that raises errors
+ * with longjmp, as parsers and interpreters written in C do; the event loop
+ * catches them and closes what the longjmp skipped with strobe_unwind_to
+ * (docs/recording.md, Unwinding). One edit in three is rejected. */
+static jmp_buf g_input_error;
+
+__attribute__((noinline)) static void check_cell_text(uint64_t seed) {
+  STROBE_SCOPE("check_cell_text");
+  if ((seed / 12) % 3 == 1) longjmp(g_input_error, 1); /* rejected: out of three nested scopes */
+}
+
+__attribute__((noinline)) static void parse_edit(input_event e) {
+  STROBE_SCOPE("parse_edit");
+  check_cell_text((uint64_t)e.amount);
+}
+
+/* One input event as a toolkit dispatches it: an edit's text is checked
+ * first (a rejected edit never reaches the model: it longjmps back to the
+ * event loop), then an `input` operation, and a root rebuild nested inside
+ * it when the model changed. */
 static void dispatch_input(strobe_collector *c, strobe_window w, grid *g, input_event e) {
+  STROBE_SCOPE("handle_input");
+  if (e.kind == INPUT_EDIT) parse_edit(e);
   strobe_op op = strobe_op_begin(c, w, STROBE_OP_INPUT, NULL);
   int changed;
   {
@@ -174,6 +198,18 @@ static void dispatch_input(strobe_collector *c, strobe_window w, grid *g, input_
     strobe_op_end(rebuild, 1);
   }
   strobe_op_end(op, 1);
+}
+
+/* The event loop's error trap around one input event: 1 when the handler
+ * raised an error (longjmp), 0 when it was dispatched. */
+__attribute__((noinline)) static int dispatch_or_reject(strobe_collector *c, strobe_window w, grid *g, input_event e) {
+  int depth = strobe_depth(); /* before setjmp: the scopes that stay open when an error lands */
+  if (setjmp(g_input_error)) {
+    strobe_unwind_to(depth); /* the handler's scopes the longjmp skipped: closed as unwound, now */
+    return 1;
+  }
+  dispatch_input(c, w, g, e);
+  return 0;
 }
 
 /* >>watchdog: reads a session live, as an agent would over MCP, and counts
@@ -406,7 +442,7 @@ int main(int argc, char **argv) {
   frame_clock fc = {c, w_main, {0, 0, 0, NULL}};
 
   uint64_t start = now_ns(), next_stall = start + STALL_EVERY_NS / 2;
-  uint64_t frame = 0;
+  uint64_t frame = 0, rejected = 0;
   for (;; frame++) {
     uint64_t t = now_ns();
     if (g_interrupted) break;
@@ -421,7 +457,7 @@ int main(int argc, char **argv) {
     if (e.kind == INPUT_SCROLL)
       pointer = e;
     else if (e.kind != INPUT_NONE)
-      dispatch_input(c, w_main, &g, e);
+      rejected += (uint64_t)dispatch_or_reject(c, w_main, &g, e);
 
     if (frame == WARMUP_FRAMES) { /* the warm-up is over: the steady session starts over, the others keep everything */
       if (strobe_collector_reset(c, steady, 0) != 1) fprintf(stderr, "strobe-demo: cannot reset %s\n", steady);
@@ -498,6 +534,8 @@ int main(int argc, char **argv) {
 #ifdef STROBE_DEMO_SERVER
   strobe_server_stop(server);
 #endif
+  printf("input: %llu edits rejected by a longjmp to the event loop; %llu scopes closed as unwound\n",
+         (unsigned long long)rejected, (unsigned long long)strobe_query_event_stats().scopes_unwound);
   printf("\n%llu frames (%llu presented, %llu superseded), %u background saves, %llu spikes dumped to %s\n",
          (unsigned long long)frame, (unsigned long long)snd.presented, (unsigned long long)snd.superseded, sv.saves,
          (unsigned long long)fs.spikes_dumped, spikes);

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # run_demo_headless.sh — the demo's headless test: 120 frames, then its report
 # validates against docs/report-schema.json, shows everything the demo
-# instruments (check_demo.py), and its capture and spike files read back
-# with `strobe info`.
+# instruments (check_demo.py), its capture and spike files read back
+# with `strobe info`, and `strobe report` counts the unwound scopes of the
+# edits its input handler rejected with a longjmp.
 # usage: run_demo_headless.sh <strobe-demo> <strobe> <source dir> <work dir>
 set -euo pipefail
 demo=$1 strobe=$2 src=$3 work=$4
@@ -16,4 +17,15 @@ python3 "$src/tests/demo/check_demo.py" "$work"
 "$strobe" info "$work/demo.strobe" > "$work/info.txt"
 for f in "$work"/spikes/*.strobe; do "$strobe" info "$f" > /dev/null; done
 grep -q "footer" "$work/info.txt" || { echo "run_demo_headless: strobe info printed no footer line" >&2; exit 1; }
+# The input handler's rejected edits (frames 22, 58, 94 of 120) longjmp out of
+# three nested scopes: the capture has them as unwound, never timed.
+"$strobe" report --json "$work/demo.strobe" > "$work/report.json"
+python3 - "$work/report.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+got = {s["name"]: s["unwound"] for s in r["not_included"]["unwound_by_site"]}
+want = {"handle_input": 3, "parse_edit": 3, "check_cell_text": 3}
+if got != want or r["capture"]["unwound_scopes"] != 9 or r["capture"]["depth_overflow"] != 0:
+    sys.exit(f"run_demo_headless: unwound scopes {got} ({r['capture']}), want {want}")
+PY
 echo "run_demo_headless: ok"
