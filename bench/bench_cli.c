@@ -41,13 +41,13 @@
 /* >>generator */
 enum { S_FRAME = 1, S_UPDATE, S_WORK, S_RENDER, S_DRAW, S_CALLS, S_MARK, S_COUNT };
 static strobe_site g_sites[S_COUNT] = {
-    [S_FRAME] = {"frame", NULL, NULL, "bench/loop.c", "frame", 1, STROBE_SITE_SCOPE, 0, 0},
-    [S_UPDATE] = {"update", NULL, NULL, "bench/loop.c", "update", 2, STROBE_SITE_SCOPE, 0, 0},
-    [S_WORK] = {"work", NULL, NULL, "bench/loop.c", "work", 3, STROBE_SITE_SCOPE, 0, 0},
-    [S_RENDER] = {"render", NULL, NULL, "bench/loop.c", "render", 4, STROBE_SITE_SCOPE, 0, 0},
-    [S_DRAW] = {"draw", NULL, NULL, "bench/loop.c", "draw", 5, STROBE_SITE_SCOPE, 0, 0},
-    [S_CALLS] = {"draw_calls", NULL, NULL, "bench/loop.c", "draw", 6, STROBE_SITE_COUNTER, 0, 0},
-    [S_MARK] = {"frame", NULL, NULL, "bench/loop.c", "main", 7, STROBE_SITE_FRAME, 0, 0},
+    [S_FRAME] = {"frame", NULL, NULL, "bench/loop.c", "frame", 1, STROBE_SITE_SCOPE, 0, 0, 0},
+    [S_UPDATE] = {"update", NULL, NULL, "bench/loop.c", "update", 2, STROBE_SITE_SCOPE, 0, 0, 0},
+    [S_WORK] = {"work", NULL, NULL, "bench/loop.c", "work", 3, STROBE_SITE_SCOPE, 0, 0, 0},
+    [S_RENDER] = {"render", NULL, NULL, "bench/loop.c", "render", 4, STROBE_SITE_SCOPE, 0, 0, 0},
+    [S_DRAW] = {"draw", NULL, NULL, "bench/loop.c", "draw", 5, STROBE_SITE_SCOPE, 0, 0, 0},
+    [S_CALLS] = {"draw_calls", NULL, NULL, "bench/loop.c", "draw", 6, STROBE_SITE_COUNTER, 0, 0, 0},
+    [S_MARK] = {"frame", NULL, NULL, "bench/loop.c", "main", 7, STROBE_SITE_FRAME, 0, 0, 0},
 };
 
 static int gen_sink(void *ctx, const void *data, size_t len) {

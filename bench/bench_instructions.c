@@ -14,13 +14,18 @@
  *                Numbers). Each is the same loop as empty_loop, which does
  *                nothing, so Ir(value_loop)/N - Ir(empty_loop)/N is what
  *                one number adds to the code it is in;
+ *   interned_loop, interned_value_loop  record_loop and value_loop on sites
+ *                made at run time by strobe_site_intern (STROBE_SCOPE_SITE,
+ *                STROBE_VALUE_SITE): an interned site is the same kind of
+ *                object, so it must cost the same (docs/recording.md,
+ *                Run-time names);
  *   floor_loop   N iterations of the hardware floor: two tick reads and two
  *                16-byte stores into a thread-local power-of-two ring.
  *
  * Instruction counts, unlike times, are exact and repeatable on any machine,
  * so they catch hot-path regressions that timing noise would hide.
  *
- * Both loops run in batches of BATCH scopes with strobe_record_flush() in
+ * The loops run in batches of BATCH scopes with strobe_record_flush() in
  * between, outside record_loop, because valgrind serialises threads: the
  * drain thread might otherwise not run before the ring fills, and the count
  * would include the drop path. BATCH * 2 events stays below the default ring.
@@ -47,6 +52,8 @@ void value_loop(uint32_t n);
 void counter_loop(uint32_t n);
 void gauge_loop(uint32_t n);
 void empty_loop(uint32_t n);
+void interned_loop(uint32_t n, strobe_site *site);
+void interned_value_loop(uint32_t n, strobe_site *site);
 
 __attribute__((noinline)) void record_loop(uint32_t n) {
   for (uint32_t i = 0; i < n; i++) {
@@ -72,6 +79,16 @@ __attribute__((noinline)) void empty_loop(uint32_t n) {
   for (uint32_t i = 0; i < n; i++) __asm__ __volatile__("" : : "r"(i));
 }
 
+__attribute__((noinline)) void interned_loop(uint32_t n, strobe_site *site) {
+  for (uint32_t i = 0; i < n; i++) {
+    STROBE_SCOPE_SITE(site);
+  }
+}
+
+__attribute__((noinline)) void interned_value_loop(uint32_t n, strobe_site *site) {
+  for (uint32_t i = 0; i < n; i++) STROBE_VALUE_SITE(site, i);
+}
+
 int main(int argc, char **argv) {
   uint32_t n = DEFAULT_N;
   if (argc > 1) {
@@ -95,6 +112,9 @@ int main(int argc, char **argv) {
   /* Attach this thread (allocate its ring) outside record_loop: a one-off, not per-scope, cost. */
   strobe_thread_set_name("bench_instructions");
   strobe_record_flush(rec);
+  char name[] = "bench_interned";
+  strobe_site *interned = strobe_site_intern(name, sizeof name - 1, NULL, STROBE_SITE_SCOPE);
+  strobe_site *interned_value = strobe_site_intern(name, sizeof name - 1, NULL, STROBE_SITE_VALUE);
 
   for (uint32_t done = 0; done < n;) {
     uint32_t b = n - done < BATCH ? n - done : BATCH;
@@ -107,6 +127,12 @@ int main(int argc, char **argv) {
     counter_loop(b);
     strobe_record_flush(rec);
     gauge_loop(b);
+    strobe_record_flush(rec);
+    interned_loop(b, interned);
+    strobe_record_flush(rec);
+    STROBE_BEGIN("bench_numbers");
+    interned_value_loop(b, interned_value);
+    STROBE_END();
     strobe_record_flush(rec);
     empty_loop(b);
     floor_loop(b);

@@ -99,7 +99,7 @@ int main(void) {
   for (int s = 0; s < STROBE_MAX_STAGES; s++) {
     snprintf(names[s], sizeof names[s], "stage_%02d", s);
     g_stage_sites[s] = (strobe_site){names[s], NULL, s ? names[s - 1] : NULL, __FILE__, __func__,
-                                     (uint32_t)__LINE__, STROBE_SITE_STAGE, 0, STROBE_UNIT_NONE};
+                                     (uint32_t)__LINE__, STROBE_SITE_STAGE, 0, STROBE_UNIT_NONE, 0};
   }
 
   /* >>per-scope cost inside an operation, one session active */

@@ -14,6 +14,10 @@
 #   BENCH counter_instructions_recording  STROBE_COUNTER_ADD     (budget <= 16)
 #   BENCH gauge_instructions_recording    STROBE_GAUGE_SET       (budget <= 16)
 #   BENCH value_instructions_ratio        the worst of the three over the floor's per event (floor / 2)
+# and the same on sites made at run time (strobe_site_intern, docs/recording.md
+# Run-time names), under the same budgets:
+#   BENCH scope_instructions_interned     a STROBE_SCOPE_SITE pair (budget <= 35)
+#   BENCH value_instructions_interned     a STROBE_VALUE_SITE      (budget <= 16)
 # Only the loops' own call trees are counted: the drain thread's work is not.
 # Builds nothing; prints a SKIP line and succeeds when valgrind is missing.
 #
@@ -90,3 +94,6 @@ for kind in value counter gauge; do
   worst=$(awk -v a="$v" -v w="$worst" 'BEGIN { print (a > w ? a : w) }')
 done
 line value_instructions_ratio "$(awk -v a="$worst" -v b="$floor" 'BEGIN { print a / (b / 2) }')" "" ratio
+# Sites made at run time (strobe_site_intern) under the same budgets.
+line scope_instructions_interned "$(per_n interned_loop)" 35
+line value_instructions_interned "$(awk -v a="$(per_n interned_value_loop)" -v e="$empty" 'BEGIN { print a - e }')" 16

@@ -512,7 +512,7 @@ static void test_stage_and_counter_bounds(void) {
   strobe_op op = strobe_op_begin(c, w, STROBE_OP_PASS, NULL);
   for (int i = 0; i < STAGES; i++) {
     snprintf(names[i], sizeof names[i], "stage_%d", i);
-    sites[i] = (strobe_site){names[i], NULL, NULL, __FILE__, __func__, (uint32_t)__LINE__, STROBE_SITE_STAGE, 0, STROBE_UNIT_NONE};
+    sites[i] = (strobe_site){names[i], NULL, NULL, __FILE__, __func__, (uint32_t)__LINE__, STROBE_SITE_STAGE, 0, STROBE_UNIT_NONE, 0};
     strobe_stage g = strobe_stage_begin(&sites[i]);
     strobe_stage_end(&g);
   }

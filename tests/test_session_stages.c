@@ -214,7 +214,7 @@ static void test_reentrancy_and_misuse(void) {
   CHECK_EQ_INT(strobe_stage_end(&st), STROBE_ESTATE);
   CHECK_EQ_INT(strobe_stage_end(NULL), STROBE_EINVAL);
   /* A site that is not a stage gives an inert handle. */
-  static strobe_site not_a_stage = {"not_a_stage", NULL, NULL, __FILE__, __func__, __LINE__, STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE};
+  static strobe_site not_a_stage = {"not_a_stage", NULL, NULL, __FILE__, __func__, __LINE__, STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE, 0};
   strobe_stage inert = strobe_stage_begin(&not_a_stage);
   CHECK_EQ_INT(strobe_stage_end(&inert), STROBE_ESTATE);
   strobe_op_end(op, 1);

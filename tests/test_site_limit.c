@@ -17,13 +17,13 @@
 
 #define USER_SITES (STROBE_MAX_SITES - 2) /* the last id is kept for the fallback site */
 
-static strobe_site one_too_many = {"one_too_many", NULL, NULL, __FILE__, "main", __LINE__, STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE};
+static strobe_site one_too_many = {"one_too_many", NULL, NULL, __FILE__, "main", __LINE__, STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE, 0};
 
 static void test_full_registry_falls_back(void) {
   strobe_site *sites = calloc(USER_SITES, sizeof *sites);
   REQUIRE(sites != NULL);
   for (int i = 0; i < USER_SITES; i++) {
-    sites[i] = (strobe_site){"filler", NULL, NULL, __FILE__, "main", (uint32_t)i, STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE};
+    sites[i] = (strobe_site){"filler", NULL, NULL, __FILE__, "main", (uint32_t)i, STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE, 0};
     CHECK(strobe_site_register(&sites[i]) > 0);
   }
   CHECK_EQ_INT(strobe_site_register(&one_too_many), STROBE_ELIMIT);

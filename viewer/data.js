@@ -332,7 +332,9 @@ export function spanInfo(m, i) {
   if (s.count) {
     rows.push([`all ${s.name}`, `×${fmt.count(s.count)} · ${fmt.dur(s.min_ns)} / ${fmt.dur(s.total_ns / s.count)} / ${fmt.dur(s.max_ns)} (min/avg/max)`]);
   }
-  return { title: s.name, cat: s.category || '', where: `${s.file}:${s.line}${s.function ? ` · ${s.function}()` : ''}`, rows };
+  // A site named at run time (strobe_site_intern) has no source location.
+  const where = s.interned ? 'named at run time' : `${s.file}:${s.line}${s.function ? ` · ${s.function}()` : ''}`;
+  return { title: s.name, cat: s.category || '', where, rows };
 }
 
 // The same as HTML (the detail panel's header).

@@ -10,6 +10,8 @@
 static const char *const words[] = {"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel",
                                     "india", "juliet", "kilo", "lima", "mike", "november", "oscar", "papa"};
 
+const char *const grid_headers[GRID_COLS] = {"id", "name", "owner", "amount", "site", "date", "region", "team"};
+
 static void fill_cell(grid *g, int r, int c, uint64_t seed) {
   uint64_t x = seed * 0x9E3779B97F4A7C15ull + (uint64_t)(r * GRID_COLS + c);
   x ^= x >> 29;

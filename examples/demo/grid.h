@@ -29,6 +29,9 @@ typedef struct input_event {
   int amount; /* scroll rows, or edit seed */
 } input_event;
 
+/* The column titles ("id", "name", ...): the model's own data. */
+extern const char *const grid_headers[GRID_COLS];
+
 void grid_init(grid *g, int visible_rows);
 /* The scripted input for frame `frame`: a repeating mix of arrow keys, wheel scrolls and edits. */
 input_event grid_script(uint64_t frame);

@@ -113,14 +113,13 @@ static void after_layout(view *v, const grid *g) {
 static void raster(view *v, const grid *g) {
   STROBE_STAGE("raster", NULL);
   cairo_t *cr = v->cr;
-  static const char *const headers[GRID_COLS] = {"id", "name", "owner", "amount", "site", "date", "region", "team"};
   cairo_set_source_rgb(cr, 0.97, 0.97, 0.98);
   cairo_paint(cr);
   cairo_set_source_rgb(cr, 0.20, 0.24, 0.32);
   cairo_rectangle(cr, 0, 0, v->width, ROW_HEIGHT);
   cairo_fill(cr);
   for (int c = 0, x = 0; c < GRID_COLS; x += v->col_width[c], c++) {
-    text_entry *e = shape(v, headers[c]);
+    text_entry *e = shape(v, grid_headers[c]);
     cairo_set_source_rgb(cr, 1, 1, 1);
     cairo_move_to(cr, x + PADDING, (ROW_HEIGHT - e->height) / 2.0);
     pango_cairo_show_layout(cr, e->layout);

@@ -23,8 +23,9 @@ extern "C" {
 
 /* The capture format version this library writes, and the oldest it still
  * reads (docs/capture-format.md, Compatibility); other versions fail with
- * STROBE_EVERSION. Version 2 added each site's unit. */
-#define STROBE_CAPTURE_FORMAT_VERSION 2u
+ * STROBE_EVERSION. Version 2 added each site's unit, version 3 its flags and
+ * the misuse counters of strobe_site_intern. */
+#define STROBE_CAPTURE_FORMAT_VERSION 3u
 #define STROBE_CAPTURE_FORMAT_OLDEST 1u
 
 typedef struct strobe_capture strobe_capture;
@@ -65,6 +66,8 @@ typedef struct strobe_capture_site {
   const char *parent;   /* stages: the stage it is nested in; "" when none */
   uint32_t unit;        /* strobe_unit of its numbers (strobe_unit_name; NULL for a newer writer's unit);
                          * STROBE_UNIT_NONE in version 1 captures */
+  uint32_t flags;       /* STROBE_SITE_* flags (strobe.h): STROBE_SITE_INTERNED marks a run-time name;
+                         * 0 before version 3 */
 } strobe_capture_site;
 
 typedef struct strobe_capture_thread {

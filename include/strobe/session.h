@@ -216,9 +216,9 @@ typedef struct strobe_stage {
  * function (no function name is recorded):
  *   static strobe_site paint = STROBE_STAGE_SITE("paint", NULL); */
 #define STROBE_STAGE_SITE(name, parent) \
-  {(name), (const char *)0, (parent), __FILE__, (const char *)0, (uint32_t)__LINE__, STROBE_SITE_STAGE, 0, STROBE_UNIT_NONE}
+  {(name), (const char *)0, (parent), __FILE__, (const char *)0, (uint32_t)__LINE__, STROBE_SITE_STAGE, 0, STROBE_UNIT_NONE, 0}
 #define STROBE__STAGE_SITE_HERE(name, parent) \
-  {(name), (const char *)0, (parent), __FILE__, __func__, (uint32_t)__LINE__, STROBE_SITE_STAGE, 0, STROBE_UNIT_NONE}
+  {(name), (const char *)0, (parent), __FILE__, __func__, (uint32_t)__LINE__, STROBE_SITE_STAGE, 0, STROBE_UNIT_NONE, 0}
 
 /* Opens a stage of the calling thread's current operation (or only a capture
  * scope when no operation is current). `site` is static storage of kind

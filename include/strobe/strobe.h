@@ -14,6 +14,10 @@
  * Content rule: Strobe records static source labels and numbers only. Names
  * passed to the macros must be string literals (or other static storage);
  * they are referenced, never copied, and never include application data.
+ * The one exception is a name known only at run time, given to
+ * strobe_site_intern: it is copied, flagged as content (STROBE_SITE_INTERNED),
+ * kept in local captures, and left out of session reports and MCP unless the
+ * application opts in (strobe_desc.report_interned_names).
  *
  * Everything named strobe__* below is implementation detail that the inline
  * hot path needs to see; it is not API and may change in any release.
@@ -160,6 +164,11 @@ typedef struct strobe_desc {
                               * default 4194304 (64 MiB), or ring_events when that is larger */
   strobe_loss_fn on_loss;    /* run-time loss reports; NULL: one line on stderr, at most once a second */
   void *on_loss_user;        /* passed to on_loss */
+  uint32_t report_interned_names; /* 1: session reports and MCP carry the names of interned sites
+                                   * (strobe_site_intern) that follow the report label rule (1-64
+                                   * letters, digits, underscores); 0 (default): they show
+                                   * "interned_<site id>" and a count instead, since those names are
+                                   * application content. 0 or 1, else STROBE_EINVAL */
 } strobe_desc;
 
 STROBE_API int strobe_setup(const strobe_desc *desc);
@@ -231,7 +240,7 @@ static inline const char *strobe_unit_name(uint32_t unit) {
 }
 
 typedef struct strobe_site {
-  const char *name;     /* static label; never copied */
+  const char *name;     /* static label; never copied (an interned site's own copy) */
   const char *category; /* static label or NULL */
   const char *parent;   /* stages: the name of the stage this one is nested in, or NULL */
   const char *file;     /* __FILE__ */
@@ -241,7 +250,13 @@ typedef struct strobe_site {
   uint32_t id;          /* 0 until first recorded, then 1..STROBE_MAX_SITES-1; written once, atomically */
   uint32_t unit;        /* low 8 bits: the strobe_unit of its numbers (values, counters, gauges), 0: none;
                          * the bits above are the hot path's (STROBE__NUM_*: how it stores the number) */
+  uint32_t flags;       /* STROBE_SITE_* flags below; 0 for every site declared in source */
 } strobe_site;
+
+/* Site flags. Captures store them with the site (docs/capture-format.md, SITES). */
+enum {
+  STROBE_SITE_INTERNED = 1 /* made by strobe_site_intern: the name is run-time content, copied */
+};
 
 #define STROBE_MAX_SITES 65536 /* ids are below this; the last one is kept for "strobe: unregistered site" */
 
@@ -249,6 +264,44 @@ typedef struct strobe_site {
  * (STROBE_ELIMIT when STROBE_MAX_SITES - 2 are registered; scopes of sites that cannot be registered are
  * recorded under the site "strobe: unregistered site"). Idempotent. */
 STROBE_API int strobe_site_register(strobe_site *site);
+
+/* >>interned sites (docs/recording.md §Run-time names)
+ * A site for a name known only at run time (an interpreter's functions, a
+ * table's columns). The first call with a name copies it into a new site;
+ * every later call with the same name, category and kind returns that same
+ * site, found without a lock or an allocation (so it may be called on every
+ * use, though keeping the pointer is cheaper). The site lives until the
+ * process exits. Use it with the *_SITE macros below; scopes, values and
+ * counters on it cost what they cost on a site declared in source.
+ *
+ *   name      `len` bytes of UTF-8, 1..STROBE_MAX_INTERNED_NAME, no NUL byte;
+ *             copied, need not be terminated.
+ *   category  a static label or NULL, like STROBE_SCOPE_CAT's; referenced, not copied.
+ *   kind      any strobe_site_kind but STROBE_SITE_FRAME.
+ *
+ * Never returns NULL. When the name cannot be interned it returns a fallback
+ * site of the same kind (STROBE_SITE_SCOPE for an invalid kind), shared by
+ * every refused name, so instrumented code needs no error branch, and counts
+ * the refusal as misuse (strobe_query_misuse: intern_invalid for invalid
+ * arguments, intern_full when STROBE_MAX_INTERNED names are interned or
+ * memory ran out), which captures, `strobe info`, `strobe report` and the
+ * viewer show. strobe_site_query_error says which error gave a fallback.
+ *
+ * Interned names are application content: captures keep them, flagged
+ * STROBE_SITE_INTERNED; session reports and MCP never carry them unless
+ * strobe_desc.report_interned_names is 1.
+ *
+ * Thread rule: any thread, concurrently; inserting a new name takes a short
+ * lock, finding an existing one never does. */
+#define STROBE_MAX_INTERNED 8192      /* distinct interned names per process */
+#define STROBE_MAX_INTERNED_NAME 255  /* bytes of one interned name */
+STROBE_API strobe_site *strobe_site_intern(const char *name, size_t len, const char *category, strobe_site_kind kind);
+
+/* 0 for a site that records under its own name (declared in source or
+ * interned); for a fallback site strobe_site_intern handed out instead, the
+ * reason: STROBE_EINVAL (invalid name or kind), STROBE_ELIMIT
+ * (STROBE_MAX_INTERNED names interned) or STROBE_ENOMEM. STROBE_EINVAL for NULL. */
+STROBE_API int strobe_site_query_error(const strobe_site *site);
 
 /* >>threads
  * Names the calling thread in captures ("render"). The name must be static storage; at most
@@ -319,7 +372,9 @@ static inline const char *strobe_op_kind_name(uint32_t kind) {
   X(open_at_exit)        /* STROBE_BEGIN scopes open when their thread exited: left unfinished */ \
   X(depth_overflow)      /* scopes deeper than STROBE_MAX_DEPTH: not recorded */                 \
   X(value_without_scope) /* STROBE_VALUE with no open scope: ignored */                          \
-  X(cumulative_overflow) /* more than 16 distinct loop sites open at once on a thread: ignored */
+  X(cumulative_overflow) /* more than 16 distinct loop sites open at once on a thread: ignored */      \
+  X(intern_invalid)      /* strobe_site_intern with an invalid name or kind: given a fallback site */    \
+  X(intern_full)         /* strobe_site_intern past STROBE_MAX_INTERNED names (or memory): fallback */
 
 /* Misuse counters of the calling process, summed over all threads; one
  * uint64_t per STROBE_MISUSE_MAP entry, in its order. */
@@ -663,6 +718,8 @@ enum {
   STROBE__NUM_F64 = 0,  /* a double's bits (floating arguments) */
   STROBE__NUM_I64 = 1,  /* a signed integer, sign-extended */
   STROBE__NUM_U64 = 2,  /* an unsigned integer */
+  STROBE__NUM_IN_SLOT = 3, /* each number says which of the above in its payload slot's data: the sites
+                            * of strobe_site_intern, which the *_SITE forms write to from any call site */
   STROBE__NUM_SHIFT = 8, /* where the code sits in strobe_site.unit */
   STROBE__UNIT_MASK = (1 << STROBE__NUM_SHIFT) - 1 /* the strobe_unit below it */
 };
@@ -746,6 +803,26 @@ static inline void strobe__number(strobe_site *site, uint64_t bits, int on_scope
   strobe__advance_number(t, e);
 }
 
+/* strobe__number for a site whose numbers say their own encoding
+ * (STROBE__NUM_IN_SLOT): `code` (a constant, STROBE__NUM_CODE of the
+ * argument) goes into the payload slot's data, one store more. The slow
+ * path takes a double's bits, so the conversion is there, not inline. */
+static inline void strobe__number_coded(strobe_site *site, uint64_t bits, uint32_t code, int on_scope) {
+  strobe__thread *t = strobe__tls;
+  strobe__event *e = t->cur;
+  if (STROBE__UNLIKELY((uint64_t)(uintptr_t)e > t->num_limit) ||
+      (on_scope && STROBE__UNLIKELY((t->top->word & STROBE__FRAME_NOT_VALUE_HOLDER) != 0))) {
+    double d = code == STROBE__NUM_I64 ? (double)(int64_t)bits : code == STROBE__NUM_U64 ? (double)bits : 0.0;
+    strobe__number_slow(site, code == STROBE__NUM_F64 ? bits : strobe__f64_bits(d));
+    return;
+  }
+  if (!on_scope) strobe__stamp(&e->ts);
+  strobe__put_word(e, (uintptr_t)site);
+  __builtin_memcpy(&e[1].ts, &bits, sizeof bits);
+  e[1].data = code;
+  strobe__advance_number(t, e);
+}
+
 static inline void strobe__scope_cleanup(uintptr_t *guard) {
   if (STROBE__UNLIKELY(*guard != 0)) strobe__end(*guard);
 }
@@ -768,25 +845,39 @@ static inline void strobe__cumulative_cleanup(strobe__cumulative_guard *g) {
 
 #define STROBE__SITE_UNIT(var, kind_, name_, cat_, unit_)                                                   \
   static strobe_site var = {(name_),   (cat_),           (const char *)0, __FILE__, __func__, (uint32_t)__LINE__, \
-                            (uint32_t)(kind_), 0, (uint32_t)(unit_)}
+                            (uint32_t)(kind_), 0, (uint32_t)(unit_), 0}
 /* A number's site: its unit and, above it, how the hot path stores `x`. */
 #define STROBE__NUM_SITE(var, kind_, name_, unit_, x) \
   STROBE__SITE_UNIT(var, kind_, name_, (const char *)0, (uint32_t)(unit_) | (uint32_t)STROBE__NUM_CODE(x) << STROBE__NUM_SHIFT)
 #define STROBE__SITE(var, kind_, name_, cat_) STROBE__SITE_UNIT(var, kind_, name_, cat_, STROBE_UNIT_NONE)
 
+/* The *_SITE forms take a site pointer instead of a name: a site from
+ * strobe_site_intern, or one the application declared itself. The site's
+ * kind must be the macro's (a STROBE_SITE_SCOPE site for STROBE_SCOPE_SITE).
+ * The named scope, begin and loop forms declare their site in static storage
+ * and use these, so both cost the same. The number forms (STROBE_VALUE_SITE,
+ * STROBE_COUNTER_ADD_SITE, STROBE_GAUGE_SET_SITE) take sites from
+ * strobe_site_intern only: their numbers say their own encoding, one store
+ * more than the named forms. */
 #if defined(STROBE_DISABLE)
 
+#define STROBE_SCOPE_SITE(site) ((void)sizeof(site))
 #define STROBE_SCOPE(name) ((void)0)
 #define STROBE_SCOPE_CAT(name, category) ((void)0)
 #define STROBE_FUNCTION() ((void)0)
+#define STROBE_BEGIN_SITE(site) ((void)sizeof(site))
 #define STROBE_BEGIN(name) ((void)0)
 #define STROBE_BEGIN_CAT(name, category) ((void)0)
 #define STROBE_END() ((void)0)
+#define STROBE_VALUE_SITE(site, number) ((void)sizeof(site), (void)sizeof(number))
 #define STROBE_VALUE(key, number) ((void)0)
 #define STROBE_VALUE_UNIT(key, number, unit) ((void)0)
+#define STROBE_CUMULATIVE_SITE(site) ((void)sizeof(site))
 #define STROBE_CUMULATIVE(name) ((void)0)
+#define STROBE_COUNTER_ADD_SITE(site, delta) ((void)sizeof(site), (void)sizeof(delta))
 #define STROBE_COUNTER_ADD(name, delta) ((void)0)
 #define STROBE_COUNTER_ADD_UNIT(name, delta, unit) ((void)0)
+#define STROBE_GAUGE_SET_SITE(site, value) ((void)sizeof(site), (void)sizeof(value))
 #define STROBE_GAUGE_SET(name, value) ((void)0)
 #define STROBE_GAUGE_SET_UNIT(name, value, unit) ((void)0)
 #define STROBE_FRAME_MARK() ((void)0)
@@ -798,10 +889,12 @@ static inline void strobe__cumulative_cleanup(strobe__cumulative_guard *g) {
 #endif
 
 /* A scope that closes when the enclosing block ends. */
-#define STROBE_SCOPE_CAT(name, category)                                                    \
-  STROBE__SITE(STROBE__UNIQUE(strobe__site_), STROBE_SITE_SCOPE, name, category);           \
+#define STROBE_SCOPE_SITE(site)                                                                     \
   uintptr_t STROBE__UNIQUE(strobe__guard_) __attribute__((cleanup(strobe__scope_cleanup), unused)) = \
-      strobe__is_active() ? strobe__begin(&STROBE__UNIQUE(strobe__site_)) : 0u
+      strobe__is_active() ? strobe__begin(site) : 0u
+#define STROBE_SCOPE_CAT(name, category)                                          \
+  STROBE__SITE(STROBE__UNIQUE(strobe__site_), STROBE_SITE_SCOPE, name, category); \
+  STROBE_SCOPE_SITE(&STROBE__UNIQUE(strobe__site_))
 #define STROBE_SCOPE(name) STROBE_SCOPE_CAT(name, (const char *)0)
 /* A scope named after the enclosing function. */
 #define STROBE_FUNCTION() STROBE_SCOPE(__func__)
@@ -809,10 +902,14 @@ static inline void strobe__cumulative_cleanup(strobe__cumulative_guard *g) {
 /* An explicit begin, closed by the next STROBE_END() on the same thread, so
  * the end may be in another function (a callback). With a category, like
  * STROBE_SCOPE_CAT. */
-#define STROBE_BEGIN_CAT(name, category)                                           \
-  do {                                                                             \
-    STROBE__SITE(strobe__site_b, STROBE_SITE_SCOPE, name, category);               \
-    if (strobe__is_active()) (void)strobe__begin_slow(&strobe__site_b, STROBE__FRAME_EXPLICIT, STROBE__SP_HELD); \
+#define STROBE_BEGIN_SITE(site)                                                                           \
+  do {                                                                                                    \
+    if (strobe__is_active()) (void)strobe__begin_slow((site), STROBE__FRAME_EXPLICIT, STROBE__SP_HELD); \
+  } while (0)
+#define STROBE_BEGIN_CAT(name, category)                                 \
+  do {                                                                   \
+    STROBE__SITE(strobe__site_b, STROBE_SITE_SCOPE, name, category);     \
+    STROBE_BEGIN_SITE(&strobe__site_b);                                  \
   } while (0)
 #define STROBE_BEGIN(name) STROBE_BEGIN_CAT(name, (const char *)0)
 /* Closes the innermost scope opened by STROBE_BEGIN; counted as misuse when there is none.
@@ -828,8 +925,18 @@ static inline void strobe__cumulative_cleanup(strobe__cumulative_guard *g) {
  * the viewer print the number by it. A site keeps the unit of its first
  * declaration: one site, one unit. */
 
+/* A number on a site from strobe_site_intern (the *_SITE forms): such a
+ * site is shared by call sites whose arguments differ in type, so each
+ * number carries its own encoding (STROBE__NUM_IN_SLOT). */
+#define STROBE__NUMBER_SITE(site, number, on_scope)                                                      \
+  do {                                                                                                   \
+    if (strobe__is_active())                                                                             \
+      strobe__number_coded((site), STROBE__NUM_BITS(number), (uint32_t)STROBE__NUM_CODE(number), (on_scope)); \
+  } while (0)
+
 /* Attaches a number to the innermost open scope ("rows", 42); with no open
  * scope it is counted as misuse (value_without_scope) and ignored. */
+#define STROBE_VALUE_SITE(site, number) STROBE__NUMBER_SITE(site, number, 1)
 #define STROBE_VALUE_UNIT(key, number, unit)                                          \
   do {                                                                                \
     STROBE__NUM_SITE(strobe__site_v, STROBE_SITE_VALUE, key, unit, number);               \
@@ -839,14 +946,17 @@ static inline void strobe__cumulative_cleanup(strobe__cumulative_guard *g) {
 
 /* Times the rest of the block as one iteration of a loop body; the enclosing
  * scope gets one entry with count, total, min, max and mean. */
-#define STROBE_CUMULATIVE(name)                                                             \
-  STROBE__SITE(STROBE__UNIQUE(strobe__site_), STROBE_SITE_CUMULATIVE, name, (const char *)0); \
-  strobe__cumulative_guard STROBE__UNIQUE(strobe__cguard_)                                  \
-      __attribute__((cleanup(strobe__cumulative_cleanup), unused)) = {                      \
-          strobe__is_active() ? &STROBE__UNIQUE(strobe__site_) : (strobe_site *)0,          \
+#define STROBE_CUMULATIVE_SITE(site)                                           \
+  strobe__cumulative_guard STROBE__UNIQUE(strobe__cguard_)                     \
+      __attribute__((cleanup(strobe__cumulative_cleanup), unused)) = {         \
+          strobe__is_active() ? (site) : (strobe_site *)0,                     \
           strobe__is_active() ? strobe__now() : 0u}
+#define STROBE_CUMULATIVE(name)                                                               \
+  STROBE__SITE(STROBE__UNIQUE(strobe__site_), STROBE_SITE_CUMULATIVE, name, (const char *)0); \
+  STROBE_CUMULATIVE_SITE(&STROBE__UNIQUE(strobe__site_))
 
 /* Adds a delta to a counter (a monotonic sum). */
+#define STROBE_COUNTER_ADD_SITE(site, delta) STROBE__NUMBER_SITE(site, delta, 0)
 #define STROBE_COUNTER_ADD_UNIT(name, delta, unit)                                          \
   do {                                                                                      \
     STROBE__NUM_SITE(strobe__site_c, STROBE_SITE_COUNTER, name, unit, delta);             \
@@ -855,6 +965,7 @@ static inline void strobe__cumulative_cleanup(strobe__cumulative_guard *g) {
 #define STROBE_COUNTER_ADD(name, delta) STROBE_COUNTER_ADD_UNIT(name, delta, STROBE_UNIT_NONE)
 
 /* Sets a gauge's level (a sampled value). */
+#define STROBE_GAUGE_SET_SITE(site, value) STROBE__NUMBER_SITE(site, value, 0)
 #define STROBE_GAUGE_SET_UNIT(name, value, unit)                                            \
   do {                                                                                      \
     STROBE__NUM_SITE(strobe__site_g, STROBE_SITE_GAUGE, name, unit, value);               \

@@ -250,7 +250,8 @@ static void convert_run(strobe__tstate *t, strobe__event *e, strobe__event *end)
       e->kind = si->ev ? si->ev : STROBE__EV_PAYLOAD;
       e->data = si->id;
       e++;
-      e->ts = number_bits(e->ts, si->num);
+      /* An interned site's numbers say their encoding in the slot (strobe__number_coded). */
+      e->ts = number_bits(e->ts, si->num == STROBE__NUM_IN_SLOT ? e->data : si->num);
       e->kind = STROBE__EV_PAYLOAD;
       e->data = 0;
       if (!si->ev) __atomic_fetch_add(&t->lost, 1 + STROBE__SLOTS_VALUE, __ATOMIC_RELAXED);

@@ -206,12 +206,12 @@ static int grow_table(void *table, uint32_t *cap, uint64_t id, uint32_t first, u
 /* Defines site `id` with the given strings (not terminated). The same id
  * again with the same contents is fine (a recorder may repeat its sites);
  * with other contents it is corrupt, since ids name static sites. */
-static int define_site(strobe_capture *c, uint32_t id, uint32_t kind, uint32_t line, uint32_t unit,
+static int define_site(strobe_capture *c, uint32_t id, uint32_t kind, uint32_t line, uint32_t unit, uint32_t flags,
                        const uint8_t *const str[SITE_STRS], const size_t len[SITE_STRS]) {
   const strobe_capture_site *old = site_at(c, id);
   if (old) {
     const char *olds[SITE_STRS] = {old->name, old->category, old->file, old->function, old->parent};
-    int same = old->kind == kind && old->line == line && old->unit == unit;
+    int same = old->kind == kind && old->line == line && old->unit == unit && old->flags == flags;
     for (int i = 0; i < SITE_STRS && same; i++) same = str_equal(olds[i], str[i], len[i]);
     return same ? 0 : STROBE_ECORRUPT;
   }
@@ -233,6 +233,7 @@ static int define_site(strobe_capture *c, uint32_t id, uint32_t kind, uint32_t l
   s->kind = kind;
   s->line = line;
   s->unit = unit;
+  s->flags = flags;
   c->sites[id] = s;
   if (id >= c->site_limit) c->site_limit = id + 1;
   return 0;
@@ -564,8 +565,10 @@ static int block_footer(strobe_capture *c) {
     (void)strobe__cur_varint(&c->cur); /* lost: already counted from LOST markers and blocks */
     if (!thread_at(c, index)) range = 1;
   }
+  /* Footers before version 3 hold the first STROBE__MISUSE_BEFORE_V3 counters only. */
   strobe_misuse misuse;
-#define MISUSE(name) misuse.name = strobe__cur_varint(&c->cur);
+  uint32_t counters = c->header.version >= 3 ? UINT32_MAX : STROBE__MISUSE_BEFORE_V3, i = 0;
+#define MISUSE(name) misuse.name = i++ < counters ? strobe__cur_varint(&c->cur) : 0;
   STROBE_MISUSE_MAP(MISUSE)
 #undef MISUSE
   int r = payload_done(&c->cur);
@@ -663,10 +666,11 @@ static int step_sites(strobe_capture *c, strobe_capture_record *rec) {
   size_t len[SITE_STRS];
   for (int i = 0; i < SITE_STRS; i++) str[i] = strobe__cur_str(cur, &len[i]);
   uint64_t unit = c->header.version >= 2 ? strobe__cur_varint(cur) : STROBE_UNIT_NONE; /* version 2 added it */
-  if (cur->bad || line > UINT32_MAX || unit > UINT32_MAX) return STROBE_ECORRUPT;
+  uint64_t flags = c->header.version >= 3 ? strobe__cur_varint(cur) : 0;               /* version 3 added them */
+  if (cur->bad || line > UINT32_MAX || unit > UINT32_MAX || flags > UINT32_MAX) return STROBE_ECORRUPT;
   if (id == 0 || id > MAX_SITE_ID) return STROBE_ERANGE;
   if (kind > UINT32_MAX || !strobe__site_kind_known((uint32_t)kind)) return STROBE_ECORRUPT;
-  int r = define_site(c, (uint32_t)id, (uint32_t)kind, (uint32_t)line, (uint32_t)unit, str, len);
+  int r = define_site(c, (uint32_t)id, (uint32_t)kind, (uint32_t)line, (uint32_t)unit, (uint32_t)flags, str, len);
   if (r) return r;
   rec->type = STROBE_REC_SITE;
   rec->site = (uint32_t)id;

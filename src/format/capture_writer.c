@@ -261,6 +261,7 @@ void strobe__writer_site(strobe__writer *w, uint32_t id, const strobe_site *s) {
   strobe__buf_str(&w->sites, s->function);
   strobe__buf_str(&w->sites, s->parent);
   strobe__buf_varint(&w->sites, s->unit & STROBE__UNIT_MASK); /* since version 2; the bits above are the hot path's */
+  strobe__buf_varint(&w->sites, s->flags);                    /* since version 3 */
 }
 
 void strobe__writer_label(strobe__writer *w, uint32_t id, const char *text) {

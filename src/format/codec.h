@@ -15,6 +15,9 @@
 #define STROBE__MAGIC "\x89STRB\r\n\x1a"
 #define STROBE__MAGIC_LEN 8
 #define STROBE__FORMAT_VERSION STROBE_CAPTURE_FORMAT_VERSION
+/* Misuse counters a FOOTER before version 3 holds: the first ones of STROBE_MISUSE_MAP,
+ * up to cumulative_overflow (docs/capture-format.md, Compatibility). */
+#define STROBE__MISUSE_BEFORE_V3 6u
 #define STROBE__BLOCK_HEADER 16
 #define STROBE__MAX_BLOCK_RAW (64u << 20) /* 64 MiB: writers stay far below; readers reject more */
 #define STROBE__MAX_STR 4096u

@@ -114,6 +114,17 @@ static inline uint32_t strobe__number_event(uint32_t site_kind) {
   }
 }
 
+/* >>interned sites (src/probe/intern.c) */
+/* Adds strobe_site_intern's refusals (intern_invalid, intern_full) to m:
+ * process-wide counts, not any thread's. */
+void strobe__intern_misuse(strobe_misuse *m);
+/* The name a session report or MCP may show for a site: its own, unless it
+ * is interned and the application did not opt in
+ * (strobe_desc.report_interned_names), then a placeholder "interned_<id>"
+ * and *withheld = 1 (else 0; withheld may be NULL). Static or interned
+ * storage: valid for the life of the process. NULL for NULL. */
+const char *strobe__site_report_name(const strobe_site *s, int *withheld);
+
 /* >>labels (src/probe/label.c): short texts that operation events name (a
  * window id, an operation counter's name), interned once and referenced by
  * id. Consumers get each label once, before the first event naming it. */

@@ -16,7 +16,7 @@ static strobe_site *g_sites[STROBE_MAX_SITES];
 static uint32_t g_count = 1;
 static strobe__mutex g_lock = STROBE__MUTEX_INIT;
 static strobe_site g_fallback = {"strobe: unregistered site", "strobe", NULL, __FILE__, "strobe__site_id_for_stream",
-                                 __LINE__, STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE};
+                                 __LINE__, STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE, 0};
 
 static int register_below(strobe_site *site, uint32_t end) {
   if (!site || !site->name) return STROBE_EINVAL;

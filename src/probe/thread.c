@@ -86,7 +86,7 @@ int strobe_setup(const strobe_desc *desc) {
   strobe_desc d = *desc;
   resolve_desc(&d);
   if (d.ring_events < 1024 || d.ring_events > MAX_RING_EVENTS || !power_of_two(d.ring_events)) return STROBE_EINVAL;
-  if (d.drain_interval_ms > 1000) return STROBE_EINVAL;
+  if (d.drain_interval_ms > 1000 || d.report_interned_names > 1) return STROBE_EINVAL;
   if (!strobe_overflow_name(d.overflow)) return STROBE_EINVAL;
   if (d.ring_events_max < d.ring_events || d.ring_events_max > MAX_RING_EVENTS || !power_of_two(d.ring_events_max))
     return STROBE_EINVAL;
@@ -723,6 +723,7 @@ strobe_misuse strobe_query_misuse(void) {
   m = g_misuse_dead;
   for (strobe__tstate *t = g_threads; t; t = t->next) misuse_add(&m, &t->misuse);
   strobe__mutex_unlock(&g_threads_lock);
+  strobe__intern_misuse(&m);
   return m;
 }
 
@@ -787,7 +788,7 @@ strobe_event_stats strobe_query_event_stats(void) {
 #define COST_RING_MAX 1048576u /* events: a larger configured ring is calibrated at this size (16 MiB) */
 
 #define COST_SITE(name, kind) \
-  {(name), "strobe", NULL, __FILE__, "strobe__measure_cost", __LINE__, (kind), 0, STROBE_UNIT_NONE | STROBE__NUM_F64 << STROBE__NUM_SHIFT}
+  {(name), "strobe", NULL, __FILE__, "strobe__measure_cost", __LINE__, (kind), 0, STROBE_UNIT_NONE | STROBE__NUM_F64 << STROBE__NUM_SHIFT, 0}
 static strobe_site g_cost_sites[6] = {COST_SITE("strobe_calibration_outer", STROBE_SITE_SCOPE),
                                       COST_SITE("strobe_calibration_mid", STROBE_SITE_SCOPE),
                                       COST_SITE("strobe_calibration_leaf", STROBE_SITE_SCOPE),

@@ -32,6 +32,7 @@ typedef struct strobe__report_site {
   uint32_t id;
   char name[STROBE_MAX_LABEL + 1];
   char declared[STROBE_MAX_LABEL + 1]; /* its declared parent; "" when none */
+  uint8_t withheld; /* 1: named at run time, name replaced by interned_<id> (docs/recording.md §Run-time names) */
 } strobe__report_site;
 
 struct strobe_report {

@@ -349,6 +349,20 @@ static void write_unfinished(strobe__json *j, const strobe_report *r, const stro
 
 /* >>summaries */
 
+/* Whether interned names were carried, and how many distinct stage sites of
+ * this report had theirs replaced by interned_<site id> (docs/recording.md
+ * §Run-time names): the report's own copies say (session.c). */
+static void write_interned_names(strobe__json *j, const strobe_report *r) {
+  uint64_t withheld = 0;
+  for (uint32_t i = 0; i < r->nsites; i++) withheld += r->sites[i].withheld;
+  strobe__json_object(j, "interned_names");
+  strobe__json_bool(j, "included", strobe_query_desc().report_interned_names != 0);
+  strobe__json_uint(j, "withheld", withheld);
+  strobe__json_str(j, "note", "stages named at run time (strobe_site_intern) are application content: unless the "
+                              "application opted in at setup, reports name them interned_<site id> and count them "
+                              "here; their names stay in local captures");
+  strobe__json_end(j);
+}
 /* At most STROBE_MAX_STAGE_SUMMARY entries; counts.stage_summary_dropped says how many more there were. */
 static void write_stage_summary(strobe__json *j, const strobe_report *r, int n) {
   strobe_stage_summary sums[STROBE_MAX_STAGE_SUMMARY];
@@ -765,6 +779,7 @@ int strobe_report_json(const strobe_report *r, char **json, size_t *len) {
   write_samples(&j, r);
   write_unfinished(&j, r, base);
   write_stage_summary(&j, r, stage_pairs);
+  write_interned_names(&j, r);
   write_kind_summary(&j, r, scratch);
   write_population_summary(&j, r, scratch, (const char **)names);
   write_counter_summary(&j, r, (const char **)names);

@@ -302,7 +302,10 @@ static int copy_sites(strobe_report *r) {
     strobe__report_site *e = &r->sites[i];
     const strobe_site *site = strobe__site_get(ids[i]);
     e->id = ids[i];
-    copy_label(e->name, site ? site->name : "unknown");
+    /* An interned name is content: its placeholder unless the application opted in (intern.c). */
+    int withheld = 0;
+    copy_label(e->name, site ? strobe__site_report_name(site, &withheld) : "unknown");
+    e->withheld = (uint8_t)withheld;
     if (site && site->parent) copy_label(e->declared, site->parent);
   }
   r->nsites = (uint32_t)m;
@@ -311,7 +314,7 @@ static int copy_sites(strobe_report *r) {
 }
 
 const strobe__report_site *strobe__report_site_of(const strobe_report *r, uint32_t id) {
-  static const strobe__report_site unknown = {0, "unknown", ""};
+  static const strobe__report_site unknown = {0, "unknown", "", 0};
   strobe__report_site key = {.id = id};
   const strobe__report_site *e = r->nsites ? bsearch(&key, r->sites, r->nsites, sizeof key, cmp_site) : NULL;
   return e ? e : &unknown;

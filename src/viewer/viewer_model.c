@@ -1090,6 +1090,8 @@ static json_t *site_json(uint32_t id, const strobe_capture_site *s, const site_s
   json_t *o = json_pack("{s:i,s:i,s:o,s:o,s:o,s:i,s:o,s:o,s:I}", "id", (int)id, "kind", (int)s->kind, "name",
                         jstr(s->name), "category", jstr(s->category), "file", jstr(s->file), "line", (int)s->line,
                         "function", jstr(s->function), "parent", jstr(s->parent), "count", (json_int_t)st->count);
+  /* Named at run time (strobe_site_intern): application content, kept because the viewer is local. */
+  if (o) json_object_set_new(o, "interned", json_boolean((s->flags & STROBE_SITE_INTERNED) != 0));
   if (o && st->count) {
     json_object_set_new(o, "total_ns", num_or_null(st->total));
     json_object_set_new(o, "self_ns", num_or_null(st->self));

@@ -69,6 +69,7 @@ typedef struct opts {
   int stall;         /* --ops: the frame that starts 2 s late */
   int other_file;    /* every site in another source file: no site in common with the others */
   int no_marks;      /* no FRAME mark: a program without frames (a batch job) */
+  int interned;      /* `work` is named at run time (STROBE_SITE_INTERNED) and 2 + 1 names were refused */
 } opts;
 
 /* >>sites: ids are assigned here, in this order, from 1. */
@@ -78,25 +79,25 @@ enum { S_FRAME = 1, S_UPDATE, S_WORK, S_RENDER, S_DRAW, S_TRIANGLES, S_DRAW_CALL
 enum { L_MAIN = 1, L_ROWS }; /* label ids */
 
 static strobe_site g_sites[S_COUNT] = {
-    [S_FRAME] = {"frame", NULL, NULL, "app/loop.c", "run_frame", 10, STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE},
-    [S_UPDATE] = {"update", NULL, NULL, "app/loop.c", "update", 20, STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE},
-    [S_WORK] = {"work", "sim", NULL, "app/sim.c", "work", 30, STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE},
-    [S_RENDER] = {"render", NULL, NULL, "app/loop.c", "render", 40, STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE},
-    [S_DRAW] = {"draw", "gfx", NULL, "app/gfx.c", "draw", 50, STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE},
-    [S_TRIANGLES] = {"triangles", NULL, NULL, "app/gfx.c", "draw", 51, STROBE_SITE_VALUE, 0, STROBE_UNIT_COUNT},
-    [S_DRAW_CALLS] = {"draw_calls", NULL, NULL, "app/gfx.c", "render", 60, STROBE_SITE_COUNTER, 0, STROBE_UNIT_COUNT},
-    [S_QUEUE] = {"queue_depth", NULL, NULL, "app/loop.c", "run_frame", 70, STROBE_SITE_GAUGE, 0, STROBE_UNIT_NONE},
-    [S_MARK] = {"frame", NULL, NULL, "app/loop.c", "main", 80, STROBE_SITE_FRAME, 0, STROBE_UNIT_NONE},
-    [S_JOB] = {"job", NULL, NULL, "app/worker.c", "job", 90, STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE},
-    [S_IO] = {"io", NULL, NULL, "app/worker.c", "io", 100, STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE},
-    [S_ITER] = {"iter", NULL, NULL, "app/worker.c", "job", 110, STROBE_SITE_CUMULATIVE, 0, STROBE_UNIT_NONE},
-    [S_STALLED] = {"stalled", NULL, NULL, "app/worker.c", "stall", 120, STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE},
-    [S_SPIKE] = {"spike", NULL, NULL, "app/loop.c", "spike", 130, STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE},
-    [S_LAYOUT] = {"layout", NULL, NULL, "app/clock.c", "on_layout", 140, STROBE_SITE_STAGE, 0, STROBE_UNIT_NONE},
-    [S_PAINT] = {"paint", NULL, "layout", "app/clock.c", "on_paint", 150, STROBE_SITE_STAGE, 0, STROBE_UNIT_NONE},
-    [S_PHASE_UPDATE] = {"phase_update", NULL, NULL, "app/clock.c", "on_update", 140, STROBE_SITE_STAGE, 0, STROBE_UNIT_NONE},
-    [S_MODEL_UPDATE] = {"model_update", NULL, NULL, "app/model.c", "items_changed", 150, STROBE_SITE_STAGE, 0, STROBE_UNIT_NONE},
-    [S_ROW_BIND] = {"row_bind", NULL, "layout", "app/list.c", "bind", 160, STROBE_SITE_STAGE, 0, STROBE_UNIT_NONE},
+    [S_FRAME] = {"frame", NULL, NULL, "app/loop.c", "run_frame", 10, STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE, 0},
+    [S_UPDATE] = {"update", NULL, NULL, "app/loop.c", "update", 20, STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE, 0},
+    [S_WORK] = {"work", "sim", NULL, "app/sim.c", "work", 30, STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE, 0},
+    [S_RENDER] = {"render", NULL, NULL, "app/loop.c", "render", 40, STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE, 0},
+    [S_DRAW] = {"draw", "gfx", NULL, "app/gfx.c", "draw", 50, STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE, 0},
+    [S_TRIANGLES] = {"triangles", NULL, NULL, "app/gfx.c", "draw", 51, STROBE_SITE_VALUE, 0, STROBE_UNIT_COUNT, 0},
+    [S_DRAW_CALLS] = {"draw_calls", NULL, NULL, "app/gfx.c", "render", 60, STROBE_SITE_COUNTER, 0, STROBE_UNIT_COUNT, 0},
+    [S_QUEUE] = {"queue_depth", NULL, NULL, "app/loop.c", "run_frame", 70, STROBE_SITE_GAUGE, 0, STROBE_UNIT_NONE, 0},
+    [S_MARK] = {"frame", NULL, NULL, "app/loop.c", "main", 80, STROBE_SITE_FRAME, 0, STROBE_UNIT_NONE, 0},
+    [S_JOB] = {"job", NULL, NULL, "app/worker.c", "job", 90, STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE, 0},
+    [S_IO] = {"io", NULL, NULL, "app/worker.c", "io", 100, STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE, 0},
+    [S_ITER] = {"iter", NULL, NULL, "app/worker.c", "job", 110, STROBE_SITE_CUMULATIVE, 0, STROBE_UNIT_NONE, 0},
+    [S_STALLED] = {"stalled", NULL, NULL, "app/worker.c", "stall", 120, STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE, 0},
+    [S_SPIKE] = {"spike", NULL, NULL, "app/loop.c", "spike", 130, STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE, 0},
+    [S_LAYOUT] = {"layout", NULL, NULL, "app/clock.c", "on_layout", 140, STROBE_SITE_STAGE, 0, STROBE_UNIT_NONE, 0},
+    [S_PAINT] = {"paint", NULL, "layout", "app/clock.c", "on_paint", 150, STROBE_SITE_STAGE, 0, STROBE_UNIT_NONE, 0},
+    [S_PHASE_UPDATE] = {"phase_update", NULL, NULL, "app/clock.c", "on_update", 140, STROBE_SITE_STAGE, 0, STROBE_UNIT_NONE, 0},
+    [S_MODEL_UPDATE] = {"model_update", NULL, NULL, "app/model.c", "items_changed", 150, STROBE_SITE_STAGE, 0, STROBE_UNIT_NONE, 0},
+    [S_ROW_BIND] = {"row_bind", NULL, "layout", "app/list.c", "bind", 160, STROBE_SITE_STAGE, 0, STROBE_UNIT_NONE, 0},
 };
 
 /* >>sink */
@@ -230,12 +231,12 @@ static int usage(void) {
           "usage: make_capture OUT [--frames N] [--grow PCT] [--spike K] [--no-footer]\n"
           "                        [--unfinished] [--lost] [--unwound] [--clock NAME] [--ns-per-tick X]\n"
           "                        [--ops] [--stall K] [--stages] [--other-file]\n"
-          "                        [--no-marks]\n");
+          "                        [--no-marks] [--interned]\n");
   return 2;
 }
 
 int main(int argc, char **argv) {
-  opts o = {NULL, 50, 0, -1, 0, 0, 0, 0, 0, "monotonic", 1.0, 0, 50, 0, 0};
+  opts o = {NULL, 50, 0, -1, 0, 0, 0, 0, 0, "monotonic", 1.0, 0, 50, 0, 0, 0};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     int more = i + 1 < argc;
@@ -253,6 +254,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--stages")) o.stages = 1;
     else if (!strcmp(a, "--other-file")) o.other_file = 1;
     else if (!strcmp(a, "--no-marks")) o.no_marks = 1;
+    else if (!strcmp(a, "--interned")) o.interned = 1;
     else if (a[0] != '-' && !o.out) o.out = a;
     else return usage();
   }
@@ -271,6 +273,9 @@ int main(int argc, char **argv) {
     fprintf(stderr, "make_capture: cannot create the writer\n");
     return 1;
   }
+  /* As strobe_site_intern makes it: a copied name, no source location. */
+  if (o.interned)
+    g_sites[S_WORK] = (strobe_site){"eval sum_rows(x, y)", NULL, NULL, "", "", 0, STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE, STROBE_SITE_INTERNED};
   /* Stage sites only for --ops (layout, paint) and --stages (all of them), so ids stay contiguous. */
   for (uint32_t id = 1; id < S_COUNT; id++)
     if (id >= S_PHASE_UPDATE ? o.stages : (o.ops || o.stages || id < S_LAYOUT)) {
@@ -314,7 +319,10 @@ int main(int argc, char **argv) {
   if (o.no_footer) {
     rc = strobe__writer_flush(w);
   } else {
-    strobe_misuse mis = {0, 0, o.unfinished ? 1u : 0u, o.unwound ? 3u : 0u, 0, 0};
+    strobe_misuse mis = {.open_at_exit = o.unfinished ? 1u : 0u,
+                         .depth_overflow = o.unwound ? 3u : 0u,
+                         .intern_invalid = o.interned ? 2u : 0u,
+                         .intern_full = o.interned ? 1u : 0u};
     uint64_t end_ticks = m.now > wk.now ? m.now : wk.now;
     rc = strobe__writer_finish(w, end_ticks, &mis);
   }

@@ -17,6 +17,7 @@ after the warm-up. Schema validity and capture read-back are checked by the CTes
 script around it.
 """
 import json
+import re
 import os
 import sys
 
@@ -66,6 +67,22 @@ def main():
             fail("stage %s should be nested in %s, got %s" % (name, parent, stages[name]["nested_in"]))
         if stages[name]["n"] < 1:
             fail("stage %s has no n" % name)
+
+    # Edits are stages named at run time after their column: the report withholds the names.
+    interned = [st for st in report["stage_summary"] if re.match(r"^interned_[0-9]+$", st["name"])]
+    if not interned or any(st["nested_in"] != "input_dispatch" for st in interned):
+        fail("the edit stages (named at run time) should appear as interned_<id> inside input_dispatch: %s"
+             % sorted(stages))
+    if report["interned_names"]["included"] or report["interned_names"]["withheld"] != len(interned):
+        fail("interned_names should count the %d withheld edit stages: %s" % (len(interned), report["interned_names"]))
+    if any(name.startswith("edit_") for name in stages):
+        fail("a run-time name reached the session report: %s" % sorted(stages))
+    # The capture keeps them, flagged, under the names the demo made.
+    with open(os.path.join(out, "capture-report.json")) as f:
+        capture_sites = {s["name"]: s for s in json.load(f)["sites"]}
+    edits = [n for n, s in capture_sites.items() if n.startswith("edit_") and s["interned"]]
+    if len(edits) < len(interned):  # the report keeps the newest samples only; the capture has every edit
+        fail("the capture should hold an interned edit_<column> site per withheld stage: %s" % sorted(capture_sites))
 
     handed = [s for s in samples if s["handed_off"]]
     if not handed or not all(any(st["name"] == "present" for st in s["stages"]) for s in handed if s["committed"]):

@@ -13,6 +13,7 @@ python3 "$src/tests/support/validate_report.py" "$work/demo-report.json" "$work/
 if [ -f "$work/demo-stall-read.json" ]; then
   python3 "$src/tests/support/validate_report.py" "$work/demo-stall-read.json"
 fi
+"$strobe" report "$work/demo.strobe" --json > "$work/capture-report.json"
 python3 "$src/tests/demo/check_demo.py" "$work"
 "$strobe" info "$work/demo.strobe" > "$work/info.txt"
 for f in "$work"/spikes/*.strobe; do "$strobe" info "$f" > /dev/null; done

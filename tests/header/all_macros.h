@@ -27,6 +27,25 @@ static inline int every_macro(int n) {
     STROBE_STAGE("stage", NULL);
     STROBE_STAGE("nested_stage", "stage");
   }
+  {
+    /* The *_SITE forms, on a site the application declared (an interned one in real code). */
+    static strobe_site scope_site = {"scope_site", NULL, NULL, __FILE__, "every_macro", __LINE__, STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE, 0};
+    static strobe_site value_site = {"value_site", NULL, NULL, __FILE__, "every_macro", __LINE__, STROBE_SITE_VALUE, 0, STROBE_UNIT_NONE, 0};
+    static strobe_site loop_site = {"loop_site", NULL, NULL, __FILE__, "every_macro", __LINE__, STROBE_SITE_CUMULATIVE, 0, STROBE_UNIT_NONE, 0};
+    static strobe_site counter_site = {"counter_site", NULL, NULL, __FILE__, "every_macro", __LINE__, STROBE_SITE_COUNTER, 0, STROBE_UNIT_NONE, 0};
+    static strobe_site gauge_site = {"gauge_site", NULL, NULL, __FILE__, "every_macro", __LINE__, STROBE_SITE_GAUGE, 0, STROBE_UNIT_NONE, 0};
+    int sum = 0;
+    STROBE_SCOPE_SITE(&scope_site);
+    for (int i = 0; i < n; i++) {
+      STROBE_CUMULATIVE_SITE(&loop_site);
+      sum += i;
+    }
+    STROBE_VALUE_SITE(&value_site, sum);
+    STROBE_COUNTER_ADD_SITE(&counter_site, 1);
+    STROBE_GAUGE_SET_SITE(&gauge_site, sum);
+    STROBE_BEGIN_SITE(&scope_site);
+    STROBE_END();
+  }
   strobe_stage explicit_stage;
   STROBE_STAGE_BEGIN(explicit_stage, "explicit_stage", NULL);
   (void)STROBE_STAGE_END(explicit_stage);

@@ -14,7 +14,10 @@
  *     continues; granting again does not revive them;
  *   - strobe_server_stop cancels MCP sessions;
  *   - tools answer while the application's UI thread is blocked inside a
- *     pass, and report that pass as unfinished.
+ *     pass, and report that pass as unfinished;
+ *   - a stage named at run time (strobe_site_intern) reaches an MCP client
+ *     as interned_<site id>, counted, unless the application opted in at
+ *     setup (docs/recording.md §Run-time names).
  */
 #include <pthread.h>
 
@@ -25,6 +28,7 @@ static strobe_window g_main;
 static int g_run;            /* atomic: the frame loop runs */
 static int g_block = 0;      /* atomic: 1 = the next pass blocks until 0 again */
 static int g_blocked = 0;    /* atomic: a pass is blocked right now */
+static strobe_site *g_interned; /* set before the loop starts: a stage named at run time, run in every pass */
 
 static void *frame_loop(void *arg) {
   (void)arg;
@@ -41,6 +45,10 @@ static void *frame_loop(void *arg) {
     {
       STROBE_STAGE("render", NULL);
       fx_sleep_ms(1);
+    }
+    if (g_interned) {
+      strobe_stage st = strobe_stage_begin(g_interned);
+      strobe_stage_end(&st);
     }
     strobe_op_end(op, 1);
     strobe_op_end(strobe_op_begin(g_c, g_main, STROBE_OP_INPUT, NULL), 1); /* not a frame */
@@ -81,6 +89,17 @@ static json_t *call_id(strobe_server *s, const char *sid, const char *tool, cons
   char args[128];
   snprintf(args, sizeof args, "{\"id\":\"%s\"}", id);
   return t_call(s, sid, tool, args);
+}
+
+/* A server on the fixture, an MCP client initialized on it, and a session
+ * that client started with every default; the caller frees the id. */
+static char *started_session(strobe_server **s, char sid[80]) {
+  *s = tools_fixture(1);
+  t_mcp_init(*s, sid);
+  json_t *r = t_call(*s, sid, "strobe_profile_start", "{}");
+  char *id = session_id(r);
+  json_decref(r);
+  return id;
 }
 
 static void test_happy_path(void) {
@@ -462,12 +481,10 @@ static void test_permissions(void) {
 
 /* The application's UI thread is stuck inside a pass; the tools answer at once. */
 static void test_ui_blocked(void) {
-  strobe_server *s = tools_fixture(1);
+  strobe_server *s;
   char sid[80];
-  t_mcp_init(s, sid);
-  json_t *r = t_call(s, sid, "strobe_profile_start", "{}");
-  char *id = session_id(r);
-  json_decref(r);
+  char *id = started_session(&s, sid);
+  json_t *r;
   __atomic_store_n(&g_block, 1, __ATOMIC_RELEASE);
   while (!__atomic_load_n(&g_blocked, __ATOMIC_ACQUIRE)) fx_sleep_ms(1);
   fx_sleep_ms(50);
@@ -515,6 +532,58 @@ static void test_stop_cancels(void) {
   free(id);
 }
 
+/* >>interned names: the report an MCP client reads, as the tool returns it. */
+static json_t *read_with_interned_stage(const char *name, char placeholder[32]) {
+  g_interned = strobe_site_intern(name, strlen(name), NULL, STROBE_SITE_STAGE);
+  REQUIRE_EQ_INT(strobe_site_query_error(g_interned), 0);
+  snprintf(placeholder, 32, "interned_%u", g_interned->id);
+  strobe_server *s;
+  char sid[80];
+  char *id = started_session(&s, sid);
+  json_t *r, *rep = NULL;
+  for (int tries = 0; tries < 500 && !rep; tries++) { /* until a pass completed inside the session */
+    fx_sleep_ms(10);
+    r = call_id(s, sid, "strobe_profile_read", id);
+    REQUIRE_TOOL_OK(r);
+    json_t *summary = json_object_get(t_sc(r), "stage_summary");
+    if (json_array_size(summary) >= 3) rep = r;
+    else json_decref(r);
+  }
+  REQUIRE(rep != NULL);
+  free(id);
+  return rep;
+}
+
+static int result_mentions(json_t *result, const char *needle) {
+  char *text = json_dumps(result, 0); /* structuredContent and the text content both */
+  int found = text && strstr(text, needle);
+  free(text);
+  return found;
+}
+
+static void test_interned_names_withheld(void) {
+  char placeholder[32];
+  json_t *r = read_with_interned_stage("lua_fn_secret_42", placeholder);
+  CHECK(!result_mentions(r, "lua_fn_secret_42"));
+  CHECK(result_mentions(r, placeholder));
+  json_t *names = json_object_get(t_sc(r), "interned_names");
+  CHECK(json_is_false(json_object_get(names, "included")));
+  CHECK_EQ_INT(json_integer_value(json_object_get(names, "withheld")), 1);
+  json_decref(r);
+}
+
+static void test_interned_names_opted_in(void) {
+  REQUIRE_EQ_INT(strobe_setup(&(strobe_desc){.report_interned_names = 1}), 0);
+  char placeholder[32];
+  json_t *r = read_with_interned_stage("lua_fn_shared_42", placeholder);
+  CHECK(result_mentions(r, "lua_fn_shared_42"));
+  CHECK(!result_mentions(r, placeholder));
+  json_t *names = json_object_get(t_sc(r), "interned_names");
+  CHECK(json_is_true(json_object_get(names, "included")));
+  CHECK_EQ_INT(json_integer_value(json_object_get(names, "withheld")), 0);
+  json_decref(r);
+}
+
 #define CASES(X)  \
   X(happy_path)   \
   X(arguments)    \
@@ -524,5 +593,7 @@ static void test_stop_cancels(void) {
   X(reset)        \
   X(permissions)  \
   X(ui_blocked)   \
-  X(stop_cancels)
+  X(stop_cancels) \
+  X(interned_names_withheld) \
+  X(interned_names_opted_in)
 HARNESS_MAIN(CASES)

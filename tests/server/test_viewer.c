@@ -436,8 +436,44 @@ static void test_ops_file(void) {
   strobe_collector_release(c);
 }
 
-#define CASES(X) \
-  X(file)        \
-  X(ops_file)    \
-  X(live)
+/* A site named at run time reaches the viewer under its name, flagged
+ * (docs/recording.md §Run-time names): the viewer is local. */
+static void test_interned_file(void) {
+  const char *path = case_temp_file("viewer-interned");
+  strobe_recorder *r = NULL;
+  REQUIRE(strobe_record_start(&(strobe_record_desc){path, 10, 1}, &r) == 0);
+  char name[] = "fn sum_rows(x)";
+  strobe_site *fn = strobe_site_intern(name, sizeof name - 1, "script", STROBE_SITE_SCOPE);
+  for (int k = 0; k < 5; k++) {
+    STROBE_SCOPE("static_outer");
+    STROBE_SCOPE_SITE(fn);
+    g_sink = fx_spin(1000, g_sink);
+  }
+  REQUIRE(strobe_record_stop(r) == 0);
+  strobe_server *s = t_server(NULL);
+  CHECK(strobe_server_view_file(s, path, NULL, 0, NULL) == 0);
+  json_t *meta = get_json(s, "/api/capture/meta", 200);
+  int seen = 0;
+  size_t i;
+  json_t *site;
+  json_array_foreach(json_object_get(meta, "sites"), i, site) {
+    const char *n = json_string_value(json_object_get(site, "name"));
+    if (!strcmp(n, name)) {
+      seen++;
+      CHECK(json_is_true(json_object_get(site, "interned")));
+      CHECK_EQ_INT(json_integer_value(json_object_get(site, "count")), 5);
+    } else if (!strcmp(n, "static_outer")) {
+      seen++;
+      CHECK(json_is_false(json_object_get(site, "interned")));
+    }
+  }
+  CHECK_EQ_INT(seen, 2);
+  json_decref(meta);
+}
+
+#define CASES(X)     \
+  X(file)            \
+  X(ops_file)        \
+  X(live)            \
+  X(interned_file)
 HARNESS_MAIN(CASES)

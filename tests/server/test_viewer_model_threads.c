@@ -38,8 +38,8 @@ static uint64_t f64_bits(double d) {
   return u;
 }
 
-static strobe_site g_scope = {"step", NULL, NULL, "t.c", "step", 1, STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE};
-static strobe_site g_value = {"index", NULL, NULL, "t.c", "step", 2, STROBE_SITE_VALUE, 0, STROBE_UNIT_NONE};
+static strobe_site g_scope = {"step", NULL, NULL, "t.c", "step", 1, STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE, 0};
+static strobe_site g_value = {"index", NULL, NULL, "t.c", "step", 2, STROBE_SITE_VALUE, 0, STROBE_UNIT_NONE, 0};
 
 /* `n` top-level scopes on one thread, written in the order i = 0..n-1,
  * scope i starting at base + slot(i) * 300 ns, 100 ns long, carrying VALUE

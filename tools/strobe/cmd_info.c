@@ -34,6 +34,7 @@ typedef struct info {
   cli_input in;
   long long bytes;
   uint32_t by_kind[STROBE__SITE_KIND_LIMIT]; /* sites per strobe_site_kind */
+  uint32_t interned;                         /* sites named at run time (STROBE_SITE_INTERNED) */
 } info;
 
 static const char *yes_no(int v) { return v ? "yes" : "no"; }
@@ -121,6 +122,7 @@ static void write_json(cli_output *o, info *x) {
 #define KIND(id, number, name, timed) strobe__json_uint(&j, name, x->by_kind[number]);
   STROBE_SITE_KINDS(KIND)
 #undef KIND
+  strobe__json_uint(&j, "interned", x->interned);
   strobe__json_end(&j);
 
   strobe__json_object(&j, "totals");
@@ -191,7 +193,9 @@ static void write_text(cli_output *o, info *x) {
     fprintf(f, "%s%u %s", sep, x->by_kind[k], cli_site_kind_name(k));
     sep = ", ";
   }
-  fprintf(f, "%s\n", total ? ")" : "");
+  fprintf(f, "%s", total ? ")" : "");
+  if (x->interned) fprintf(f, "; %u named at run time (strobe_site_intern)", x->interned);
+  fputc('\n', f);
   fprintf(f, "totals      %llu events in %llu blocks, %llu scopes, %llu operations (%llu operation events)\n",
           (unsigned long long)t.events, (unsigned long long)t.blocks, (unsigned long long)t.scopes,
           (unsigned long long)t.ops, (unsigned long long)t.op_events);
@@ -241,6 +245,7 @@ int cmd_info(int argc, char **argv) {
   for (uint32_t id = 1; id < strobe_capture_query_site_limit(x.in.cap); id++) {
     const strobe_capture_site *s = strobe_capture_query_site(x.in.cap, id);
     if (s && s->kind < STROBE__SITE_KIND_LIMIT) x.by_kind[s->kind]++;
+    if (s && (s->flags & STROBE_SITE_INTERNED)) x.interned++;
   }
   cli_progress_end(x.in.progress);
   x.in.progress = NULL;

@@ -119,6 +119,17 @@ static void site_meta_json(strobe__json *j, const strobe_capture_site *s) {
   strobe__json_str(j, "file", s->file);
   strobe__json_uint(j, "line", s->line);
   strobe__json_str(j, "function", s->function);
+  strobe__json_bool(j, "interned", (s->flags & STROBE_SITE_INTERNED) != 0);
+}
+
+/* Sites named at run time in the capture. */
+static uint32_t count_interned(const report *x) {
+  uint32_t n = 0;
+  for (uint32_t id = 1; id < strobe_capture_query_site_limit(x->in.cap); id++) {
+    const strobe_capture_site *s = strobe_capture_query_site(x->in.cap, id);
+    if (s && (s->flags & STROBE_SITE_INTERNED)) n++;
+  }
+  return n;
 }
 
 static void numbers_json(strobe__json *j, report *x, const char *key, uint32_t kind) {
@@ -362,6 +373,17 @@ static void write_json(cli_output *o, report *x, const uint32_t *ids, uint32_t n
   strobe__json_uint(&j, "lost_events", t.lost);
   strobe__json_uint(&j, "orphan_ends", t.orphan_ends);
   strobe__json_end(&j);
+  /* Run-time names (docs/recording.md §Run-time names): refusals are only known from the footer. */
+  strobe__json_object(&j, "interned_names");
+  strobe__json_uint(&j, "sites", count_interned(x));
+  if (t.footer) {
+    strobe__json_uint(&j, "refused_invalid", t.misuse.intern_invalid);
+    strobe__json_uint(&j, "refused_full", t.misuse.intern_full);
+  } else {
+    strobe__json_null(&j, "refused_invalid");
+    strobe__json_null(&j, "refused_full");
+  }
+  strobe__json_end(&j);
   strobe__json_end(&j);
   cli_output_json(o, &j);
 }
@@ -581,6 +603,16 @@ static void write_text(cli_output *o, report *x, const uint32_t *ids, uint32_t n
                "events, %llu orphan ends\n",
             (unsigned long long)t.unfinished, (unsigned long long)t.lost_scopes, (unsigned long long)t.lost,
             (unsigned long long)t.orphan_ends);
+  uint32_t interned = count_interned(x);
+  uint64_t refused = t.misuse.intern_invalid + t.misuse.intern_full;
+  if (interned || refused) {
+    fprintf(f, "run-time names: %u sites named at run time (strobe_site_intern)", interned);
+    if (refused)
+      fprintf(f, "; %llu names refused (%llu invalid, %llu past the table's bound), recorded under fallback sites",
+              (unsigned long long)refused, (unsigned long long)t.misuse.intern_invalid,
+              (unsigned long long)t.misuse.intern_full);
+    fputc('\n', f);
+  }
 }
 
 int cmd_report(int argc, char **argv) {
