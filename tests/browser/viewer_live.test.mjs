@@ -93,9 +93,12 @@ async function main() {
       if (sid !== id) check(after[sid] && after[sid].resets === v.resets, `${sid} (${v.owner}) is untouched by the viewer's reset`);
     }
     // The demo's passes after the reset: its idle passes apart, a population split, GPU timestamps unavailable.
+    // The live report refreshes as passes complete: wait until the first pass with no transition ("none")
+    // after the reset has completed, rather than reading the first table that appears.
     await until(page, () => /idle [1-9]/.test(document.querySelector('.report .idle')?.textContent || '') &&
-      document.querySelector('.report table.populations') && document.querySelector('.report table.coverage'),
-      null, 'idle passes, populations and coverage in the report');
+      [...document.querySelectorAll('.report table.populations tr td:nth-child(2)')].some((td) => td.textContent === 'none') &&
+      document.querySelector('.report table.coverage'),
+      null, 'idle passes, a "none" population and coverage in the report');
     const cov = await page.textContent('.report table.coverage');
     check(/gpu_timestamps/.test(cov), `the unavailable stage is listed apart (${cov})`);
     const pops = await page.$$eval('.report table.populations tr td:nth-child(2)', (tds) => tds.map((t) => t.textContent));
