@@ -32,7 +32,21 @@ export class Sessions {
     this.timer = setInterval(() => this.refresh(), 1000);
   }
 
-  async refresh() {
+  // One request at a time: the periodic refresh and a button's action never
+  // overlap, so a refresh never asks for a session that the action is ending
+  // (the server answers 410 for an ended id). A refresh already waiting in
+  // the queue stands for the next one, so a slow server never builds a backlog.
+  refresh() {
+    if (this.refreshQueued) return this.pending;
+    this.refreshQueued = true;
+    this.pending = (this.pending || Promise.resolve()).then(() => {
+      this.refreshQueued = false;
+      return this._refresh();
+    });
+    return this.pending;
+  }
+
+  async _refresh() {
     try {
       const list = await api.json('/api/sessions');
       if (this.reportId && (!this.report || !this.report.final)) {
@@ -44,9 +58,13 @@ export class Sessions {
     }
   }
 
-  async _click(e) {
+  _click(e) {
     const b = e.target.closest('button[data-act]');
     if (!b) return;
+    this.pending = (this.pending || Promise.resolve()).then(() => this._act(b));
+  }
+
+  async _act(b) {
     const id = b.dataset.id;
     try {
       this.error = '';
@@ -69,7 +87,7 @@ export class Sessions {
     } catch (err) {
       this.error = `${err.name}: ${err.message}`;
     }
-    this.refresh();
+    await this._refresh();
   }
 
   render(list) {
