@@ -467,12 +467,15 @@ static void test_units_and_epoch(void) {
   strobe_collector_release(b);
 }
 
-/* Memory gauges keep at most one value per second; run metadata is carried. */
+/* Memory gauges keep at most one value per second and the unit they were
+ * declared with (none without one); run metadata is carried. */
 static void test_gauges_and_run_info(void) {
   strobe_collector *c = su_collector(NULL);
   double t0 = fx_now_ms();
-  strobe_collector_gauge_set(c, "heap_bytes", 100);
+  strobe_collector_gauge_set_unit(c, "heap_bytes", 100, STROBE_UNIT_BYTES);
   strobe_collector_gauge_set(c, "heap_bytes", 200); /* within the second: ignored */
+  strobe_collector_gauge_set(c, "queue", 3);
+  strobe_collector_gauge_set_unit(c, "odd", 1, (strobe_unit)200); /* no unit: counted as none */
   CHECK_EQ_INT(strobe_collector_set_run_info(c, "source_sha", "0123abc"), 0);
   CHECK_EQ_INT(strobe_collector_set_run_info(c, "fixture", "dense_list"), 0);
   CHECK_EQ_INT(strobe_collector_set_run_info(c, "", "x"), STROBE_ELABEL);
@@ -482,6 +485,9 @@ static void test_gauges_and_run_info(void) {
   strobe_report_free(su_read(c, id, &doc));
   json_t *g = json_array_get(jreq(doc, "memory.gauges"), 0);
   CHECK(!strcmp(jstr(g, "name"), "heap_bytes"));
+  CHECK(!strcmp(jstr(g, "unit"), strobe_unit_name(STROBE_UNIT_BYTES)));
+  CHECK(!strcmp(jstr(json_array_get(jreq(doc, "memory.gauges"), 1), "unit"), strobe_unit_name(STROBE_UNIT_NONE)));
+  CHECK(!strcmp(jstr(json_array_get(jreq(doc, "memory.gauges"), 2), "unit"), strobe_unit_name(STROBE_UNIT_NONE)));
   if (fx_now_ms() - t0 < 1000.0) CHECK_NEAR(jnum(g, "value"), 100, 1e-9); /* a loaded machine may pass the second */
   json_decref(doc);
   /* A second later the level is sampled again, and again only once. */

@@ -11,8 +11,9 @@ import * as fmt from './fmt.js';
 
 const PLOT_H = 56;
 
-function isBytes(name) {
-  return /bytes|mem|heap|rss|alloc/i.test(name);
+// The unit a series declares, said once beside its range ("count" and "none" say nothing more).
+function unitNote(u) {
+  return u === 'bytes' || u === 'ns' || u === 'ms' || u === 'percent' ? ` · in ${u}` : '';
 }
 
 export class Counters {
@@ -34,11 +35,11 @@ export class Counters {
     }
     this.el.innerHTML = series.map((s, k) => {
       const name = model.seriesName(s);
-      const unit = isBytes(name) ? fmt.bytes : fmt.num;
+      const unit = (v) => fmt.unit(v, model.seriesUnit(s));
       const kind = s.kind === 'op_counter' ? 'operation counter (its total per operation, at its end)'
         : s.kind === 'counter' ? 'counter (running total)' : s.kind;
       return `<div class="series" data-k="${k}"><div class="series-head"><b>${fmt.esc(name)}</b> <span class="dim">${kind}` +
-        ` · ${fmt.count(s.count)} samples · min ${unit(s.min)} · max ${unit(s.max)}</span>` +
+        ` · ${fmt.count(s.count)} samples · min ${unit(s.min)} · max ${unit(s.max)}${unitNote(model.seriesUnit(s))}</span>` +
         `<span class="readout"></span></div><canvas height="${PLOT_H}"></canvas></div>`;
     }).join('');
     this.rows = [...this.el.querySelectorAll('.series')].map((div) => {
@@ -118,8 +119,7 @@ export class Counters {
       const t = this._t(row.hoverX, w), val = m.seriesValueAt(s, t);
       c.fillStyle = 'rgba(255,255,255,0.6)';
       c.fillRect(row.hoverX, 0, 1, h);
-      const unit = isBytes(m.seriesName(s)) ? fmt.bytes : fmt.num;
-      row.readout.textContent = `${unit(val ?? NaN)} at ${fmt.at(t)}`;
+      row.readout.textContent = `${fmt.unit(val ?? NaN, m.seriesUnit(s))} at ${fmt.at(t)}`;
     }
   }
 }

@@ -193,6 +193,12 @@ export class Model {
     return out;
   }
 
+  // A series' unit: its site's (fmt.unit), none for an operation counter.
+  seriesUnit(s) {
+    const site = s.kind === 'op_counter' ? null : this.sites[s.site];
+    return site ? site.unit : 'none';
+  }
+
   // A series' name: its site's, or an operation counter's own.
   seriesName(s) {
     if (s.kind === 'op_counter') return s.name;
@@ -324,7 +330,10 @@ export function spanInfo(m, i) {
     ['self', fmt.dur(m.self[i])],
     ['start', `${fmt.at(m.start[i])} · ${m.threadName(m.threadOf(i))} · depth ${m.depth[i] + 1}`],
   ];
-  for (const [site, v] of m.valuesOf(i)) rows.push([m.sites[site] ? m.sites[site].name : '?', fmt.num(v)]);
+  for (const [site, v] of m.valuesOf(i)) {
+    const s = m.sites[site];
+    rows.push([s ? s.name : '?', fmt.unit(v, s ? s.unit : 'none')]);
+  }
   for (const c of m.cumulOf(i)) {
     rows.push([m.sites[c.site] ? m.sites[c.site].name : '?',
       `loop ×${fmt.count(c.count)} · ${fmt.dur(c.min)} / ${fmt.dur(c.count ? c.total / c.count : 0)} / ${fmt.dur(c.max)} · ${fmt.dur(c.total)} in all`]);

@@ -207,12 +207,13 @@ export class Detail {
     for (const s of m.meta.series) {
       if (s.kind === 'op_counter') continue;
       const site = m.sites[s.site];
+      const u = (v) => fmt.unit(v, site.unit);
       const before = m.seriesValueAt(s, sel.t0 - 1e-6), after = m.seriesValueAt(s, sel.t1);
       if (s.kind === 'counter') {
         const delta = (after ?? 0) - (before ?? 0);
-        rows.push(`<tr><td>${fmt.esc(site.name)}</td><td class="dim">counter</td><td class="num">+${fmt.num(delta)}</td><td class="num dim">total ${fmt.num(after)}</td></tr>`);
+        rows.push(`<tr><td>${fmt.esc(site.name)}</td><td class="dim">counter</td><td class="num">+${u(delta)}</td><td class="num dim">total ${u(after)}</td></tr>`);
       } else if (after != null) {
-        rows.push(`<tr><td>${fmt.esc(site.name)}</td><td class="dim">gauge</td><td class="num">${fmt.num(after)}</td><td class="num dim">level at the end</td></tr>`);
+        rows.push(`<tr><td>${fmt.esc(site.name)}</td><td class="dim">gauge</td><td class="num">${u(after)}</td><td class="num dim">level at the end</td></tr>`);
       }
     }
     // STROBE_VALUE numbers on the spans of the selection, by key
@@ -227,8 +228,9 @@ export class Detail {
       }
     }
     for (const [site, a] of vals) {
-      rows.push(`<tr><td>${fmt.esc(m.sites[site] ? m.sites[site].name : '?')}</td><td class="dim">value ×${a.n}</td>` +
-        `<td class="num">Σ ${fmt.num(a.sum)}</td><td class="num dim">${fmt.num(a.min)} … ${fmt.num(a.max)}</td></tr>`);
+      const s = m.sites[site], u = (v) => fmt.unit(v, s ? s.unit : 'none');
+      rows.push(`<tr><td>${fmt.esc(s ? s.name : '?')}</td><td class="dim">value ×${a.n}</td>` +
+        `<td class="num">Σ ${u(a.sum)}</td><td class="num dim">${u(a.min)} … ${u(a.max)}</td></tr>`);
     }
     if (!rows.length) return '';
     return `<h3>Counters and values</h3><table class="grid">${rows.join('')}</table>`;

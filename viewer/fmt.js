@@ -1,15 +1,49 @@
 // fmt.js — owns how numbers, names and colours look everywhere in the viewer:
-// durations (ns in, "1.23 ms" out), times since the capture start, counts,
-// HTML escaping, each site's colour (a stable hue from its name), and the
-// budget colour rule (green under budget, orange up to 5x, red above).
+// durations (ns in, "712 ns", "14.2 µs", "3.10 ms" out: the unit that fits,
+// three significant digits), numbers in their site's unit (unit(): bytes,
+// ns, ms, percent, plain; never guessed from a name), times since the
+// capture start, counts, HTML escaping, each site's colour (a stable hue
+// from its name), and the budget colour rule (green under budget, orange up
+// to 5x, red above). The same rules as src/analyze/units.c, which prints for
+// the `strobe` tool; tests/viewer/fmt.test.mjs checks these.
+
+const DURATIONS = [[1, ' ns'], [1e3, ' µs'], [1e6, ' ms'], [1e9, ' s']];
+const BINARY = [[1, ' B'], [1024, ' KiB'], [1024 ** 2, ' MiB'], [1024 ** 3, ' GiB'], [1024 ** 4, ' TiB']];
+
+// Decimals that give three significant digits to a in [0, 1000).
+function decimals(a) {
+  return a >= 99.95 ? 0 : a >= 9.995 ? 1 : 2;
+}
+
+// v in the largest scale it reaches, three significant digits; a value that
+// rounds up to 1000 of one scale moves to the next. The first scale prints
+// whole numbers without decimals ("712 ns", "512 B").
+function scaled(v, scales) {
+  if (v == null || !Number.isFinite(v)) return '—';
+  const a = Math.abs(v);
+  let k = 0;
+  while (k + 1 < scales.length && a >= scales[k + 1][0]) k++;
+  let x = a / scales[k][0];
+  if (k + 1 < scales.length && x >= 999.5) x = a / scales[++k][0];
+  let d = decimals(x);
+  if (k === 0 && Number.isInteger(x)) d = 0;
+  return (v < 0 ? '-' : '') + x.toFixed(d) + scales[k][1];
+}
 
 export function dur(ns) {
-  if (ns == null || !Number.isFinite(ns)) return '—';
-  const a = Math.abs(ns);
-  if (a >= 1e9) return (ns / 1e9).toFixed(a >= 1e10 ? 2 : 3) + ' s';
-  if (a >= 1e6) return (ns / 1e6).toFixed(a >= 1e8 ? 1 : a >= 1e7 ? 2 : 3) + ' ms';
-  if (a >= 1e3) return (ns / 1e3).toFixed(a >= 1e5 ? 1 : a >= 1e4 ? 2 : 3) + ' µs';
-  return ns.toFixed(a >= 100 || Number.isInteger(ns) ? 0 : 1) + ' ns';
+  return scaled(ns, DURATIONS);
+}
+
+// A number in its site's unit (the site's `unit` in the model's meta:
+// "bytes", "ns", "ms", "percent", "count", "none", or null for a unit this
+// viewer has no name for).
+export function unit(v, name) {
+  if (v == null || !Number.isFinite(v)) return '—';
+  if (name === 'bytes') return bytes(v);
+  if (name === 'ns') return dur(v);
+  if (name === 'ms') return dur(v * 1e6);
+  if (name === 'percent') return v.toFixed(Math.abs(v) >= 1000 ? 0 : decimals(Math.abs(v))) + '%';
+  return num(v);
 }
 
 export function signedDur(ns) {
@@ -40,10 +74,7 @@ export function count(n) {
 }
 
 export function bytes(n) {
-  if (n >= 1 << 30) return (n / (1 << 30)).toFixed(2) + ' GiB';
-  if (n >= 1 << 20) return (n / (1 << 20)).toFixed(1) + ' MiB';
-  if (n >= 1 << 10) return (n / (1 << 10)).toFixed(1) + ' KiB';
-  return n + ' B';
+  return scaled(n, BINARY);
 }
 
 export function num(v) {

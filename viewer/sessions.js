@@ -131,7 +131,7 @@ export function renderReport(r) {
     `<td>${u.state === 'stalled' ? 'stalled: ' + u.elapsed_vs_p95 + '× its kind\'s p95' : u.state === 'in_flight' ? 'in flight' : 'no completed ' + u.kind + ' to compare'}</td>` +
     `<td>${u.started_before_session ? 'began before the session' : ''}</td></tr>`).join('');
   const fr = r.frame_rate || {};
-  const gauges = (r.memory && r.memory.gauges || []).map((g) => `${fmt.esc(g.name)} ${fmt.num(g.value)}`).join(' · ');
+  const gauges = (r.memory && r.memory.gauges || []).map((g) => `${fmt.esc(g.name)} ${fmt.unit(g.value, g.unit)}`).join(' · ');
   const ses = r.session || {};
   const popHead = '<tr><th>kind</th><th>population</th><th>n</th><th>p50</th><th>p95</th><th>p99</th><th>max</th></tr>';
   const pops = (r.population_summary || []).map((d) => `<tr><td>${d.kind}</td><td>${d.population != null ? fmt.esc(d.population) : '<span class="dim">unlabelled</span>'}</td>` +

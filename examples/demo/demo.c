@@ -273,10 +273,17 @@ static void print_summary(const strobe_report *r) {
   printf("\nsession %s: %llu operations completed, %llu returned, %llu dropped, %llu crossed the start\n",
          strobe_report_query_id(r), (unsigned long long)k.completed, (unsigned long long)k.returned,
          (unsigned long long)k.dropped, (unsigned long long)k.boundary_excluded);
-  printf("%-24s %-16s %6s %9s %9s %9s %9s\n", "stage", "nested in", "n", "p50 ms", "p95 ms", "p99 ms", "max ms");
-  for (int i = 0; i < n && i < 64; i++)
-    printf("%-24s %-16s %6llu %9.3f %9.3f %9.3f %9.3f\n", s[i].name, s[i].nested_in ? s[i].nested_in : "-",
-           (unsigned long long)s[i].n, s[i].p50_ms, s[i].p95_ms, s[i].p99_ms, s[i].max_ms);
+  printf("%-24s %-16s %6s %10s %10s %10s %10s\n", "stage", "nested in", "n", "p50", "p95", "p99", "max");
+  for (int i = 0; i < n && i < 64; i++) {
+    printf("%-24s %-16s %6llu", s[i].name, s[i].nested_in ? s[i].nested_in : "-", (unsigned long long)s[i].n);
+    const double ms[4] = {s[i].p50_ms, s[i].p95_ms, s[i].p99_ms, s[i].max_ms};
+    for (int q = 0; q < 4; q++) {
+      char t[32];
+      strobe_unit_format(t, sizeof t, ms[q], STROBE_UNIT_MS); /* "712 ns", "14.2 µs", "3.10 ms" */
+      printf(" %*s", 10 + (strstr(t, "µ") ? 1 : 0), t); /* µ is two bytes, one column */
+    }
+    printf("\n");
+  }
   printf("(nested stages are already inside their parent: do not sum)\n");
 }
 
@@ -297,9 +304,11 @@ static void print_frames_only(const strobe_report *r) {
          "counted, not kept\n",
          strobe_report_query_id(r), (unsigned long long)k.completed, (unsigned long long)k.returned,
          (unsigned long long)k.kind_excluded);
+  char t[32];
   if (strobe_report_query_frame_rate(r, "main", &fr) == 0 && fr.valid)
-    printf("main window: %.1f passes/s over the first-to-last span, %.1f steady (median interval %.3f ms)\n",
-           fr.passes_per_second, fr.steady_passes_per_second, fr.median_interval_ms);
+    printf("main window: %.1f passes/s over the first-to-last span, %.1f steady (median interval %s)\n",
+           fr.passes_per_second, fr.steady_passes_per_second,
+           strobe_unit_format(t, sizeof t, fr.median_interval_ms, STROBE_UNIT_MS));
 }
 
 static int write_file(const char *path, const char *data, size_t len) {
@@ -502,7 +511,7 @@ int main(int argc, char **argv) {
       strobe_op_mark_unavailable(STROBE_COVERAGE_STAGE, "gpu_timestamps");
       view_render(&main_view, &g, stall);
       /* Sampled inside the pass (at most once a second): a memory jump is in the frame that made it. */
-      strobe_collector_gauge_set(c, "surface_and_text_cache_bytes", view_memory_bytes(&main_view));
+      strobe_collector_gauge_set_unit(c, "surface_and_text_cache_bytes", view_memory_bytes(&main_view), STROBE_UNIT_BYTES);
       if (frame % 2 == 0) { /* the nested details window renders inside main's pass */
         strobe_op inner = strobe_op_begin(c, w_details, STROBE_OP_PASS, NULL);
         grid details;
@@ -526,8 +535,11 @@ int main(int argc, char **argv) {
       strobe_op_end(dt, 1);
     }
     if (frame % 30 == 10) saver_request(&sv, &g);
+    /* The pass's memory level in captures too, with its unit: reports and the viewer print it as MiB. */
+    STROBE_GAUGE_SET_UNIT("surface_and_text_cache", view_memory_bytes(&main_view), STROBE_UNIT_BYTES);
 
     uint64_t spent = now_ns() - t;
+    STROBE_GAUGE_SET_UNIT("frame_budget_used", 100.0 * (double)spent / (double)FRAME_BUDGET_NS, STROBE_UNIT_PERCENT);
     if (spent < FRAME_BUDGET_NS) usleep((useconds_t)((FRAME_BUDGET_NS - spent) / 1000));
   }
 

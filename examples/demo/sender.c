@@ -20,6 +20,7 @@ static void present(sender *s, sender_frame *f) {
       if (fp) {
         fwrite(f->png, 1, f->png_len, fp);
         fclose(fp);
+        STROBE_COUNTER_ADD_UNIT("bytes_written", f->png_len, STROBE_UNIT_BYTES);
       }
     }
     usleep(f->number % 15 == 0 ? 70000 : 2000); /* waiting for the display; now and then a long wait */

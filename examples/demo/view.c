@@ -190,5 +190,6 @@ void view_render(view *v, const grid *g, int stall_ms) {
     v->png_len = 0;
     cairo_surface_write_to_png_stream(v->surface, png_append, v);
     strobe_op_counter_add("encoded_bytes", (double)v->png_len);
+    STROBE_VALUE_UNIT("png_size", v->png_len, STROBE_UNIT_BYTES); /* on the encode scope, printed as KiB */
   }
 }

@@ -263,8 +263,12 @@ STROBE_API void strobe__stage_cleanup(strobe_stage *stage);
  * once a second per gauge, later calls within the second are ignored. The
  * name is copied; one that breaks the label rule is kept as
  * STROBE_INVALID_LABEL and counted. At most STROBE_MAX_GAUGES gauges: samples
- * of others are counted (memory.gauges_dropped). */
+ * of others are counted (memory.gauges_dropped). The _unit form names the
+ * level's unit (STROBE_UNITS in strobe.h; the first call for a name decides,
+ * a number that is no unit counts as none), which reports carry by name;
+ * without it the unit is none. */
 STROBE_API void strobe_collector_gauge_set(strobe_collector *c, const char *name, double value);
+STROBE_API void strobe_collector_gauge_set_unit(strobe_collector *c, const char *name, double value, strobe_unit unit);
 /* Sets the overhead figure reports carry (measured by a recorder, or by
  * strobe_collector_measure_overhead). */
 STROBE_API double strobe_collector_measure_overhead(strobe_collector *c);

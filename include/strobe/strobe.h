@@ -239,6 +239,15 @@ static inline const char *strobe_unit_name(uint32_t unit) {
   }
 }
 
+/* Writes `v` in `unit` as people read it (the texts `strobe report` prints):
+ * ns and ms as a duration in the unit that fits it with three significant
+ * digits ("712 ns", "14.2 µs", "3.10 ms", "1.25 s"), bytes as "512 B",
+ * "1.50 KiB", "3.20 MiB", percent as "99.5%", count and none (and numbers
+ * that are no unit) as plain numbers; "-" for NaN and infinities. At most
+ * `cap` bytes including the terminator (32 always suffice; UTF-8: "µ" is
+ * two bytes); returns buf. Pure: safe from any thread. */
+STROBE_API const char *strobe_unit_format(char *buf, size_t cap, double v, uint32_t unit);
+
 typedef struct strobe_site {
   const char *name;     /* static label; never copied (an interned site's own copy) */
   const char *category; /* static label or NULL */

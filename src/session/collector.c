@@ -219,6 +219,10 @@ int strobe_window_find(strobe_collector *c, const char *id, strobe_window *out) 
 
 /* >>gauges and run metadata */
 void strobe_collector_gauge_set(strobe_collector *c, const char *name, double value) {
+  strobe_collector_gauge_set_unit(c, name, value, STROBE_UNIT_NONE);
+}
+
+void strobe_collector_gauge_set_unit(strobe_collector *c, const char *name, double value, strobe_unit unit) {
   if (!c || !name) return;
   uint64_t now = strobe__now();
   uint64_t mono = strobe__mono_ns(); /* the rate limit needs no tick calibration */
@@ -236,6 +240,7 @@ void strobe_collector_gauge_set(strobe_collector *c, const char *name, double va
     g = &c->gauges[c->ngauges++];
     strcpy(g->name, name);
     g->sampled = 0;
+    g->unit = strobe_unit_name(unit) ? unit : STROBE_UNIT_NONE; /* a gauge keeps its first unit */
   } else if (!g) {
     c->gauges_dropped++;
   }

@@ -274,6 +274,7 @@ static void write_sample(strobe__json *j, const strobe_report *r, const strobe__
     const strobe__gauge_sample *g = &s->gauges[i];
     strobe__json_object(j, NULL);
     strobe__json_str(j, "name", g->gauge < r->ngauges ? r->gauges[g->gauge].name : "unknown");
+    strobe__json_str(j, "unit", strobe_unit_name(g->gauge < r->ngauges ? r->gauges[g->gauge].unit : STROBE_UNIT_NONE));
     strobe__json_num(j, "value", g->value, 3);
     strobe__json_num(j, "sampled_ms", strobe__report_ms(r, g->sampled), MS);
     strobe__json_end(j);
@@ -694,6 +695,7 @@ static void write_memory(strobe__json *j, const strobe_report *r) {
   for (uint32_t i = 0; i < r->ngauges; i++) {
     strobe__json_object(j, NULL);
     strobe__json_str(j, "name", r->gauges[i].name);
+    strobe__json_str(j, "unit", strobe_unit_name(r->gauges[i].unit)); /* a static label of STROBE_UNITS */
     strobe__json_num(j, "value", r->gauges[i].value, 3);
     strobe__json_num(j, "sampled_ms_ago", strobe__ticks_ms(r, r->at - r->gauges[i].sampled), MS);
     strobe__json_end(j);

@@ -190,6 +190,7 @@ typedef struct strobe__ended_id {
 
 typedef struct strobe__gauge {
   char name[STROBE_MAX_LABEL + 1]; /* a copy: reports never point into the caller's memory */
+  uint32_t unit;                  /* strobe_unit, from the first call that named the gauge */
   double value;
   uint64_t sampled;               /* ticks; 0 = never */
   uint64_t sampled_mono_ns;       /* CLOCK_MONOTONIC of the same sample, for the once-a-second limit */

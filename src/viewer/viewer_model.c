@@ -1092,6 +1092,9 @@ static json_t *site_json(uint32_t id, const strobe_capture_site *s, const site_s
                         "function", jstr(s->function), "parent", jstr(s->parent), "count", (json_int_t)st->count);
   /* Named at run time (strobe_site_intern): application content, kept because the viewer is local. */
   if (o) json_object_set_new(o, "interned", json_boolean((s->flags & STROBE_SITE_INTERNED) != 0));
+  /* The unit of its numbers by name (strobe.h, STROBE_UNITS); null for a newer writer's unit. */
+  const char *unit = strobe_unit_name(s->unit);
+  if (o) json_object_set_new(o, "unit", unit ? json_string(unit) : json_null());
   if (o && st->count) {
     json_object_set_new(o, "total_ns", num_or_null(st->total));
     json_object_set_new(o, "self_ns", num_or_null(st->self));

@@ -168,20 +168,26 @@ def case_report():
     check(slow[0]["frame"] % 10 == 9, f"the slowest frames hold k % 10 == 9 (longest work): {slow[0]}")
     c = {x["name"]: x for x in j["counters"]}
     check(c["draw_calls"]["sum"] == 100 and c["draw_calls"]["count"] == 50, f"counters {c}")
+    # Units come from the sites (make_capture declares draw_calls and triangles as counts).
+    check(c["draw_calls"]["unit"] == "count", f"counter unit {c}")
     g = {x["name"]: x for x in j["gauges"]}["queue_depth"]
     check(g["last"] == 49 % 7 and g["min"] == 0 and g["max"] == 6 and g["count"] == 50, f"gauge {g}")
     v = {x["name"]: x for x in j["values"]}["triangles"]
     check(v["count"] == 100 and v["mean"] == 150 and v["min"] == 100 and v["max"] == 200, f"value {v}")
+    check(v["unit"] == "count" and g["unit"] == "none", f"value and gauge units {v} {g}")
     loop = {x["name"]: x for x in j["loops"]}["iter"]
     check(loop["iterations"] == 500 and loop["min_ns"] == 200 and loop["max_ns"] == 400, f"loop {loop}")
     check(j["overhead"]["per_scope_ns"] == 19.5 and j["overhead"]["scopes"] == 500, f"overhead {j['overhead']}")
 
     out, _ = run("report", base)
-    for want in ("scopes (sorted by total", "p50 ms", "frames: FRAME marks", "fps over the first-to-last frame span",
+    for want in ("scopes (sorted by total", "p50", "frames: FRAME marks", "fps over the first-to-last frame span",
                  "slowest 10", "counters (sum of deltas)", "draw_calls", "gauges", "queue_depth", "overhead 19.5 ns"):
         check(want in out, f"report text lacks {want!r}:\n{out}")
-    check(re.search(r"^  work +150 +0\.8250 +0\.8250 +0\.0050 +0\.0100 +0\.0100 +0\.0100 +150$", out, re.M),
+    # Durations in the unit that fits each, three significant digits (sub-µs never as 0.0001 ms).
+    check(re.search(r"^  work +150 +825 µs +825 µs +5\.00 µs +10\.0 µs +10\.0 µs +10\.0 µs +150$", out, re.M),
           f"work row:\n{out}")
+    check(re.search(r"^  iter +50 +500 +150 µs +300 ns +200 ns +400 ns$", out, re.M), f"loop row:\n{out}")
+    check(re.search(r"^  triangles +150 +100 +200 +200 +100 +count$", out, re.M), f"value row:\n{out}")
 
     # Without frame marks, frames are the top-level scopes, and the output says so.
     unf = capture("unfinished", "--unfinished", "--lost")
@@ -584,7 +590,7 @@ def case_export_chrome():
     draws = [e for e in x if e["name"] == "draw"]
     check(draws[0]["args"] == {"triangles": 100} and draws[1]["args"] == {"triangles": 200}, "values as args")
     counters = [e for e in ev if e["ph"] == "C" and e["name"] == "draw_calls"]
-    check(len(counters) == 50 and counters[-1]["args"]["value"] == 100, "counter running sum")
+    check(len(counters) == 50 and counters[-1]["args"]["count"] == 100, "counter running sum, its arg named by its unit")
     check(len([e for e in ev if e["ph"] == "C" and e["name"] == "queue_depth"]) == 50, "gauge as C events")
     marks = [e for e in ev if e["ph"] == "i" and e["name"] == "frame"]
     check(len(marks) == 50 and all(e["s"] in ("g", "p") for e in marks), "frame marks as instant events")

@@ -158,6 +158,9 @@ def main():
         fail("application scopes local_save_write > container_encode on the worker lane missing: %s" % labels)
     if not report["memory"]["gauges"]:
         fail("no memory gauge")
+    units = {g["name"]: g["unit"] for g in report["memory"]["gauges"]}
+    if units.get("surface_and_text_cache_bytes") != "bytes":
+        fail("the memory gauge should carry the unit the demo declared (bytes), got %s" % units)
 
     spikes = os.listdir(os.path.join(out, "spikes"))
     if not spikes:

@@ -29,4 +29,22 @@ want = {"handle_input": 3, "parse_edit": 3, "check_cell_text": 3}
 if got != want or r["capture"]["unwound_scopes"] != 9 or r["capture"]["depth_overflow"] != 0:
     sys.exit(f"run_demo_headless: unwound scopes {got} ({r['capture']}), want {want}")
 PY
+# The demo's numbers declare units: `strobe report` prints bytes in binary multiples and the
+# budget share in percent, and its JSON names each unit (docs/recording.md, Units).
+"$strobe" report "$work/demo.strobe" > "$work/report.txt"
+python3 - "$work/report.txt" "$work/report.json" <<'PY'
+import json, re, sys
+text = open(sys.argv[1], encoding="utf-8").read()
+rep = json.load(open(sys.argv[2]))
+units = {x["name"]: x["unit"] for k in ("counters", "gauges", "values") for x in rep[k]}
+want = {"surface_and_text_cache": "bytes", "frame_budget_used": "percent", "png_size": "bytes"}
+for name, unit in want.items():
+    if units.get(name) != unit:
+        sys.exit("run_demo_headless: %s has unit %r in the report, want %r" % (name, units.get(name), unit))
+for name, pattern in (("surface_and_text_cache", r"[0-9.]+ (KiB|MiB|GiB)"), ("frame_budget_used", r"[0-9.]+%"),
+                      ("png_size", r"[0-9.]+ (B|KiB|MiB)")):
+    line = next((l for l in text.splitlines() if l.strip().startswith(name + " ")), "")
+    if not re.search(pattern, line):
+        sys.exit("run_demo_headless: the report's %s line does not print its unit: %r" % (name, line))
+PY
 echo "run_demo_headless: ok"

@@ -125,6 +125,13 @@ static inline int rc_matches(const char *pattern, const char *s) {
 }
 
 /* >>content-free: every string is at a key whose values Strobe controls. */
+/* 1 when s names a unit of the STROBE_UNITS table (strobe.h). */
+static inline int rc_unit_name(const char *s) {
+  for (uint32_t u = 0; u < STROBE_UNIT_LIMIT; u++)
+    if (!strcmp(strobe_unit_name(u), s)) return 1;
+  return 0;
+}
+
 static inline void rc_content_free(json_t *v, const char *key, const char *parent) {
   if (json_is_object(v)) {
     const char *k;
@@ -167,6 +174,8 @@ static inline void rc_content_free(json_t *v, const char *key, const char *paren
     ok = rc_matches("^(counts|samples|application_scopes)\\.[a-z_]+$", s);
   else if (!strcmp(key, "features"))
     ok = rc_matches("^(profiling|zstd)$", s);
+  else if (!strcmp(key, "unit"))
+    ok = rc_unit_name(s);
   else if (parent && !strcmp(parent, "run"))
     ok = rc_matches("^[A-Za-z0-9_]{1,64}$", key) && rc_matches("^[A-Za-z0-9_./:-]{1,256}$", s); /* free text stays beside */
   else if (parent && (!strcmp(parent, "units") || !strcmp(parent, "build")))

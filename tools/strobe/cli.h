@@ -145,6 +145,18 @@ int cli_output_close(cli_output *o);
 struct strobe__json;
 int cli_output_json(cli_output *o, struct strobe__json *j);
 
+/* >>units: texts for people (src/analyze/units.h): a duration in the unit
+ * that fits it ("712 ns", "14.2 µs", "3.10 ms"), a number in its site's unit.
+ * From a ring of 16 buffers, so one printf may take up to 16 of them. */
+const char *cli_dur(double ns);
+const char *cli_num(double v, uint32_t unit);
+/* A change: its sign ("+", "-", "±"), then the duration ("+14.2 µs"). */
+const char *cli_change(double ns);
+/* The printf width ("%*s") that right-aligns UTF-8 text s in w columns. */
+int cli_w(int w, const char *s);
+/* A space, then s right-aligned in w columns: one cell of a text table. */
+void cli_cell(FILE *f, int w, const char *s);
+
 /* >>progress (progress.c) */
 cli_progress *cli_progress_start(const char *label, uint64_t total_bytes);
 void cli_progress_update(cli_progress *p, uint64_t bytes);

@@ -150,7 +150,7 @@ static void write_text(cli_output *o, const char *base, const char *now, int met
                        const row *rows, size_t n, const verdict *v) {
   FILE *f = o->f;
   fprintf(f, "compare  base %s\n         new  %s\n", base, now);
-  fprintf(f, "metric p%d (nearest-rank, ms), allowed growth %.2f%%, sites with n >= %llu in both\n\n", metric, max_pct,
+  fprintf(f, "metric p%d (nearest-rank), allowed growth %.2f%%, sites with n >= %llu in both\n\n", metric, max_pct,
           (unsigned long long)min_n);
   int width = 4;
   for (size_t i = 0; i < n; i++) {
@@ -161,10 +161,16 @@ static void write_text(cli_output *o, const char *base, const char *now, int met
   if (n) fprintf(f, "  %-*s %12s %12s %9s %7s %7s  %s\n", width, "site", "base", "new", "change", "n base", "n new", "status");
   for (size_t i = 0; i < n; i++) {
     const row *r = &rows[i];
-    fprintf(f, "  %-*.*s %12.4f ", width, width, r->p->a->name, r->base / 1e6);
-    if (!r->p->sb) fprintf(f, "%12s %9s", "-", "-");
-    else if (isfinite(r->pct)) fprintf(f, "%12.4f %+8.1f%%", r->now / 1e6, r->pct);
-    else fprintf(f, "%12.4f %9s", r->now / 1e6, "from 0");
+    fprintf(f, "  %-*.*s", width, width, r->p->a->name);
+    cli_cell(f, 12, cli_dur(r->base));
+    if (!r->p->sb) fprintf(f, " %12s %9s", "-", "-");
+    else if (isfinite(r->pct)) {
+      cli_cell(f, 12, cli_dur(r->now));
+      fprintf(f, " %+8.1f%%", r->pct);
+    } else {
+      cli_cell(f, 12, cli_dur(r->now));
+      fprintf(f, " %9s", "from 0");
+    }
     fprintf(f, " %7zu %7zu  %s", r->p->da.n, r->p->sb ? r->p->db.n : 0, r->status);
     if (r->why) fprintf(f, " (%s)", r->why);
     fputc('\n', f);
@@ -189,11 +195,11 @@ static void say_failures(const row *rows, size_t n, int metric, double max_pct, 
     const row *r = &rows[i];
     if (!strcmp(r->status, "regressed")) {
       if (isfinite(r->pct))
-        cli_error("compare", "regression: %s (%s:%u) p%d %.4f ms -> %.4f ms (%+.1f%%, allowed %.2f%%)", r->p->a->name,
-                  r->p->a->file, r->p->a->line, metric, r->base / 1e6, r->now / 1e6, r->pct, max_pct);
+        cli_error("compare", "regression: %s (%s:%u) p%d %s -> %s (%+.1f%%, allowed %.2f%%)", r->p->a->name,
+                  r->p->a->file, r->p->a->line, metric, cli_dur(r->base), cli_dur(r->now), r->pct, max_pct);
       else
-        cli_error("compare", "regression: %s (%s:%u) p%d 0 ms -> %.4f ms", r->p->a->name, r->p->a->file,
-                  r->p->a->line, metric, r->now / 1e6);
+        cli_error("compare", "regression: %s (%s:%u) p%d 0 ns -> %s", r->p->a->name, r->p->a->file,
+                  r->p->a->line, metric, cli_dur(r->now));
     } else if (!strcmp(r->status, "missing") && !v->allow_missing) {
       cli_error("compare", "coverage lost: %s (%s:%u) has %zu durations in BASE and none in NEW (--allow-missing "
                 "accepts it)", r->p->a->name, r->p->a->file, r->p->a->line, r->p->da.n);

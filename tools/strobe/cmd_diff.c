@@ -117,15 +117,13 @@ static void write_json(cli_output *o, const cli_input *ia, const cli_input *ib, 
   cli_output_json(o, &j);
 }
 
-static void cell_ms(FILE *f, int present, double ns) {
-  if (present) fprintf(f, " %10.4f", ns / 1e6);
-  else fprintf(f, " %10s", "-");
-}
+/* A duration cell, or "-" for a side without the site. */
+static void cell_dur(FILE *f, int w, int present, double ns) { cli_cell(f, w, present ? cli_dur(ns) : "-"); }
 
 static void write_text(cli_output *o, const cli_input *ia, const cli_input *ib, site_pair *p, long n) {
   FILE *f = o->f;
   fprintf(f, "diff  A = %s\n      B = %s\n", ia->path, ib->path);
-  fprintf(f, "per scope site, sorted by growth of total (B - A), then of self time; times in ms;\n"
+  fprintf(f, "per scope site, sorted by growth of total (B - A), then of self time; times in the unit that fits each;\n"
              "p50/p95 nearest-rank over n durations\n\n");
   if (n == 0) {
     fprintf(f, "  no completed scopes in either capture\n");
@@ -149,16 +147,16 @@ static void write_text(cli_output *o, const cli_input *ia, const cli_input *ib, 
     else fprintf(f, " %9s", "-");
     if (q->sb) fprintf(f, " %9llu", (unsigned long long)q->sb->count);
     else fprintf(f, " %9s", "-");
-    cell_ms(f, q->sa != NULL, ta);
-    cell_ms(f, q->sb != NULL, tb);
-    fprintf(f, " %+11.4f", (tb - ta) / 1e6);
+    cell_dur(f, 10, q->sa != NULL, ta);
+    cell_dur(f, 10, q->sb != NULL, tb);
+    cli_cell(f, 11, cli_change(tb - ta));
     if (q->sa && q->sb && ta > 0) fprintf(f, " %+7.1f%%", (tb - ta) / ta * 100.0);
     else fprintf(f, " %8s", q->sa ? "-" : "new");
-    fprintf(f, " %+11.4f", self_growth(q) / 1e6);
-    cell_ms(f, q->sa != NULL, q->da.p50);
-    cell_ms(f, q->sb != NULL, q->db.p50);
-    cell_ms(f, q->sa != NULL, q->da.p95);
-    cell_ms(f, q->sb != NULL, q->db.p95);
+    cli_cell(f, 11, cli_change(self_growth(q)));
+    cell_dur(f, 10, q->sa != NULL, q->da.p50);
+    cell_dur(f, 10, q->sb != NULL, q->db.p50);
+    cell_dur(f, 10, q->sa != NULL, q->da.p95);
+    cell_dur(f, 10, q->sb != NULL, q->db.p95);
     if (q->sa) fprintf(f, " %7zu", q->da.n);
     else fprintf(f, " %7s", "-");
     if (q->sb) fprintf(f, " %7zu", q->db.n);

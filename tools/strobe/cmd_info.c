@@ -171,8 +171,8 @@ static void write_text(cli_output *o, info *x) {
   else
     fprintf(f, "overflow    %s\n", cli_overflow_name(h->overflow));
   cli_cost_text(f, "cost", 12, c);
-  fprintf(f, "span        %.3f ms (from %.3f to %.3f ms after the collector epoch)\n", (end - start) / 1e6,
-          start / 1e6, end / 1e6);
+  fprintf(f, "span        %s (from %.3f to %.3f ms after the collector epoch)\n", cli_dur(end - start), start / 1e6,
+          end / 1e6);
 
   uint32_t nt = strobe_capture_query_thread_count(c);
   fprintf(f, "threads     %u\n", nt);

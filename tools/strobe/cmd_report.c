@@ -141,6 +141,10 @@ static void numbers_json(strobe__json *j, report *x, const char *key, uint32_t k
     strobe__json_object(j, NULL);
     site_meta_json(j, s);
     strobe__json_uint(j, "count", st->count);
+    if (kind != STROBE_SITE_CUMULATIVE) { /* numbers: their site's unit, null for a newer writer's */
+      if (strobe_unit_name(s->unit)) strobe__json_str(j, "unit", strobe_unit_name(s->unit));
+      else strobe__json_null(j, "unit");
+    }
     if (kind == STROBE_SITE_COUNTER) {
       strobe__json_num(j, "sum", st->total_ns, 6);
     } else if (kind == STROBE_SITE_CUMULATIVE) {
@@ -388,7 +392,13 @@ static void write_json(cli_output *o, report *x, const uint32_t *ids, uint32_t n
   cli_output_json(o, &j);
 }
 
-/* >>text */
+/* >>text: durations in the unit that fits each, numbers in their site's unit (cli_dur, cli_num) */
+
+/* n cells of w columns (cli_cell). */
+static void cells(FILE *f, int w, int n, const char *const *v) {
+  for (int i = 0; i < n; i++) cli_cell(f, w, v[i]);
+}
+
 static void numbers_text(FILE *f, report *x, uint32_t kind) {
   static const char *titles[8] = {
       [STROBE_SITE_COUNTER] = "counters (sum of deltas)", [STROBE_SITE_GAUGE] = "gauges (levels)",
@@ -396,29 +406,38 @@ static void numbers_text(FILE *f, report *x, uint32_t kind) {
       [STROBE_SITE_CUMULATIVE] = "loops (cumulative scopes; iteration times)"};
   if (!count_kind(x, kind)) return;
   fprintf(f, "\n%s\n", titles[kind]);
-  if (kind == STROBE_SITE_COUNTER) fprintf(f, "  %-28s %16s %10s\n", "name", "sum", "count");
+  if (kind == STROBE_SITE_COUNTER) fprintf(f, "  %-28s %16s %10s %8s\n", "name", "sum", "count", "unit");
   else if (kind == STROBE_SITE_CUMULATIVE)
-    fprintf(f, "  %-28s %8s %10s %12s %12s %12s %12s\n", "name", "entries", "iterations", "total ms", "mean ms",
-            "min ms", "max ms");
+    fprintf(f, "  %-28s %8s %10s %12s %12s %12s %12s\n", "name", "entries", "iterations", "total", "mean", "min",
+            "max");
   else if (kind == STROBE_SITE_VALUE)
-    fprintf(f, "  %-28s %14s %14s %14s %14s %10s\n", "name", "mean", "min", "max", "last", "count");
-  else fprintf(f, "  %-28s %14s %14s %14s %10s\n", "name", "last", "min", "max", "count");
+    fprintf(f, "  %-28s %14s %14s %14s %14s %10s %8s\n", "name", "mean", "min", "max", "last", "count", "unit");
+  else fprintf(f, "  %-28s %14s %14s %14s %10s %8s\n", "name", "last", "min", "max", "count", "unit");
   for (uint32_t id = 1; id < x->a.n_sites; id++) {
     const strobe_capture_site *s = strobe_capture_query_site(x->in.cap, id);
     agg_site *st = &x->a.sites[id];
     if (!s || s->kind != kind || !st->count || !st->included) continue;
-    if (kind == STROBE_SITE_COUNTER)
-      fprintf(f, "  %-28s %16.6g %10llu\n", s->name, st->total_ns, (unsigned long long)st->count);
-    else if (kind == STROBE_SITE_CUMULATIVE)
-      fprintf(f, "  %-28s %8llu %10llu %12.4f %12.6f %12.6f %12.6f\n", s->name, (unsigned long long)st->count,
-              (unsigned long long)st->iterations, MS(st->total_ns),
-              st->iterations ? MS(st->total_ns) / (double)st->iterations : 0, MS(st->loop_min), MS(st->loop_max));
-    else if (kind == STROBE_SITE_VALUE)
-      fprintf(f, "  %-28s %14.6g %14.6g %14.6g %14.6g %10llu\n", s->name, st->total_ns / (double)st->count, st->vmin,
-              st->vmax, st->last, (unsigned long long)st->count);
-    else
-      fprintf(f, "  %-28s %14.6g %14.6g %14.6g %10llu\n", s->name, st->last, st->vmin, st->vmax,
-              (unsigned long long)st->count);
+    const char *unit = strobe_unit_name(s->unit) ? strobe_unit_name(s->unit) : "?";
+    fprintf(f, "  %-28s", s->name);
+    if (kind == STROBE_SITE_COUNTER) {
+      const char *v[] = {cli_num(st->total_ns, s->unit)};
+      cells(f, 16, 1, v);
+    } else if (kind == STROBE_SITE_CUMULATIVE) {
+      fprintf(f, " %8llu %10llu", (unsigned long long)st->count, (unsigned long long)st->iterations);
+      const char *v[] = {cli_dur(st->total_ns), cli_dur(st->iterations ? st->total_ns / (double)st->iterations : 0),
+                         cli_dur(st->loop_min), cli_dur(st->loop_max)};
+      cells(f, 12, 4, v);
+      fputc('\n', f);
+      continue;
+    } else if (kind == STROBE_SITE_VALUE) {
+      const char *v[] = {cli_num(st->total_ns / (double)st->count, s->unit), cli_num(st->vmin, s->unit),
+                         cli_num(st->vmax, s->unit), cli_num(st->last, s->unit)};
+      cells(f, 14, 4, v);
+    } else {
+      const char *v[] = {cli_num(st->last, s->unit), cli_num(st->vmin, s->unit), cli_num(st->vmax, s->unit)};
+      cells(f, 14, 3, v);
+    }
+    fprintf(f, " %10llu %8s\n", (unsigned long long)st->count, unit);
   }
 }
 
@@ -437,13 +456,16 @@ static void ops_text(FILE *f, report *x) {
   for (uint32_t id = 1; id < o->n_stages; id++) any |= op_stage_used(x, id);
   if (any) {
     fprintf(f, "  stages (per operation totals; each n is the operations that ran it)\n"
-               "  %-24s %-20s %8s %10s %10s %10s\n", "stage", "nested in", "n", "p50 ms", "p95 ms", "max ms");
+               "  %-24s %-20s %8s %10s %10s %10s\n", "stage", "nested in", "n", "p50", "p95", "max");
     for (uint32_t id = 1; id < o->n_stages; id++) {
       if (!op_stage_used(x, id)) continue;
       const strobe_capture_site *cs = strobe_capture_query_site(x->in.cap, id);
       strobe__dist d = agg_dist(&x->a.ops.stages[id]);
-      fprintf(f, "  %-24s %-20s %8llu %10.4f %10.4f %10.4f\n", cs->name, cs->parent[0] ? cs->parent : "-",
-              (unsigned long long)o->stages[id].count, MS(d.p50), MS(d.p95), MS(o->stages[id].max_ns));
+      fprintf(f, "  %-24s %-20s %8llu", cs->name, cs->parent[0] ? cs->parent : "-",
+              (unsigned long long)o->stages[id].count);
+      const char *v[] = {cli_dur(d.p50), cli_dur(d.p95), cli_dur(o->stages[id].max_ns)};
+      cells(f, 10, 3, v);
+      fputc('\n', f);
     }
     fprintf(f, "  (nested stages are already inside their parent: do not sum)\n");
   }
@@ -497,9 +519,9 @@ static void write_text(cli_output *o, report *x, const uint32_t *ids, uint32_t n
   strobe_capture_totals t = strobe_capture_query_totals(c);
   double span = strobe_capture_ticks_to_ns(c, t.end_ticks) - cli_start_ns(c);
   fprintf(f, "capture  %s: %s\n", x->in.path, cli_end_state(&x->in));
-  fprintf(f, "         clock %s at %.6f ns/tick; %llu events, %llu scopes, %u threads over %.3f ms\n",
+  fprintf(f, "         clock %s at %.6f ns/tick; %llu events, %llu scopes, %u threads over %s\n",
           h->clock_source, h->ns_per_tick, (unsigned long long)t.events, (unsigned long long)t.scopes,
-          strobe_capture_query_thread_count(c), MS(span));
+          strobe_capture_query_thread_count(c), cli_dur(span));
   cli_loss_text(f, "LOSS     ", 9, c);
   unwound_text(f, x, &t);
   if (x->a.filter.thread || x->a.filter.name || x->a.filter.has_range) {
@@ -520,16 +542,19 @@ static void write_text(cli_output *o, report *x, const uint32_t *ids, uint32_t n
   int sampled = 0;
   fprintf(f, "\nscopes (sorted by total; totals are inclusive: nested sites overlap, never sum them)\n");
   if (!n_ids) fprintf(f, "  none completed%s\n", t.unfinished ? " (see unfinished below)" : ": empty, not fast");
-  else fprintf(f, "  %-*s %10s %12s %12s %10s %10s %10s %10s %8s\n", width, "site", "count", "total ms", "self ms",
-               "p50 ms", "p95 ms", "p99 ms", "max ms", "n");
+  else fprintf(f, "  %-*s %10s %10s %10s %10s %10s %10s %10s %8s\n", width, "site", "count", "total", "self", "p50",
+               "p95", "p99", "max", "n");
   for (uint32_t i = 0; i < n_ids; i++) {
     agg_site *s = &x->a.sites[ids[i]];
     strobe__dist d = agg_dist(s);
     int sm = s->count > s->n_sample;
     sampled |= sm;
-    fprintf(f, "  %-*.*s %10llu %12.4f %12.4f %10.4f %10.4f %10.4f %10.4f %8llu%s\n", width, width,
-            strobe_capture_query_site(c, ids[i])->name, (unsigned long long)s->count, MS(s->total_ns),
-            MS(s->self_ns), MS(d.p50), MS(d.p95), MS(d.p99), MS(s->max_ns), (unsigned long long)d.n, sm ? "*" : "");
+    fprintf(f, "  %-*.*s %10llu", width, width, strobe_capture_query_site(c, ids[i])->name,
+            (unsigned long long)s->count);
+    const char *v[] = {cli_dur(s->total_ns), cli_dur(s->self_ns), cli_dur(d.p50), cli_dur(d.p95),
+                       cli_dur(d.p99),      cli_dur(s->max_ns)};
+    cells(f, 10, 6, v);
+    fprintf(f, " %8llu%s\n", (unsigned long long)d.n, sm ? "*" : "");
   }
   if (n_ids)
     fprintf(f, "  p50/p95/p99 are nearest-rank over n durations; max is exact over every scope (n = count)\n");
@@ -546,10 +571,10 @@ static void write_text(cli_output *o, report *x, const uint32_t *ids, uint32_t n
   if (src == FRAMES_FROM_TOPS) nseries = 0; /* a program without frames has no frame rate */
   for (uint32_t i = 0; i < nseries; i++) {
     char buf[32];
-    fprintf(f, "  %-20s %.2f fps over the first-to-last frame span (%llu frames in %.3f ms): fps_first_to_last\n"
-               "  %-20s %.2f fps steady, from the median frame interval of %.3f ms: fps_steady_median_interval\n",
+    fprintf(f, "  %-20s %.2f fps over the first-to-last frame span (%llu frames in %s): fps_first_to_last\n"
+               "  %-20s %.2f fps steady, from the median frame interval of %s: fps_steady_median_interval\n",
             series_label(x, fs[i].key, buf, sizeof buf), fs[i].fps_first_to_last, (unsigned long long)fs[i].frames,
-            MS(fs[i].span_ns), "", fs[i].fps_steady, MS(fs[i].median_interval_ns));
+            cli_dur(fs[i].span_ns), "", fs[i].fps_steady, cli_dur(fs[i].median_interval_ns));
   }
   free(fs);
   if (!nseries && src != FRAMES_FROM_TOPS) fprintf(f, "  fewer than two frames: no frame rate\n");
@@ -563,13 +588,14 @@ static void write_text(cli_output *o, report *x, const uint32_t *ids, uint32_t n
   if (nf) {
     const char *who = src == FRAMES_FROM_OPS ? "window" : "thread";
     fprintf(f, "  slowest %u%s:\n  %-20s %10s %14s %14s\n", nf, src == FRAMES_FROM_TOPS ? " top-level scopes" : "", who,
-            src == FRAMES_FROM_TOPS ? "scope" : "frame", "start ms", "duration ms");
+            src == FRAMES_FROM_TOPS ? "scope" : "frame", "start ms", "duration");
     for (uint32_t i = 0; i < nf; i++) {
       char buf[32];
       const char *name = src == FRAMES_FROM_OPS ? x->a.fr.windows[fe[i].window]
                                                 : cli_thread_label(c, fe[i].thread, buf, sizeof buf);
-      fprintf(f, "  %-20s %10llu %14.4f %14.4f%s\n", name, (unsigned long long)fe[i].number,
-              MS(fe[i].start_ns - x->a.start_ns), MS(fe[i].dur_ns), fe[i].committed ? "" : "  not committed");
+      fprintf(f, "  %-20s %10llu %14.4f", name, (unsigned long long)fe[i].number, MS(fe[i].start_ns - x->a.start_ns));
+      cli_cell(f, 14, cli_dur(fe[i].dur_ns));
+      fprintf(f, "%s\n", fe[i].committed ? "" : "  not committed");
     }
   }
   ops_text(f, x);
@@ -585,10 +611,13 @@ static void write_text(cli_output *o, report *x, const uint32_t *ids, uint32_t n
     if (!several_parents(x, e)) continue;
     if (!header++)
       fprintf(f, "\nstages that ran under several parents (nested in: the stage open around it; do not sum)\n"
-                 "  %-28s %-28s %10s %12s %12s\n", "stage", "nested in", "count", "total ms", "max ms");
+                 "  %-28s %-28s %10s %12s %12s\n", "stage", "nested in", "count", "total", "max");
     const char *parent = site_name_of(x, e->parent);
-    fprintf(f, "  %-28.28s %-28.28s %10llu %12.4f %12.4f\n", site_name_of(x, e->site), parent ? parent : "-",
-            (unsigned long long)e->count, MS(e->total_ns), MS(e->max_ns));
+    fprintf(f, "  %-28.28s %-28.28s %10llu", site_name_of(x, e->site), parent ? parent : "-",
+            (unsigned long long)e->count);
+    const char *v[] = {cli_dur(e->total_ns), cli_dur(e->max_ns)};
+    cells(f, 12, 2, v);
+    fputc('\n', f);
   }
   if (x->a.stage_parents_cut)
     fprintf(f, "  %llu stage scopes not split by parent: more than %u (stage, parent) pairs\n",
@@ -596,8 +625,9 @@ static void write_text(cli_output *o, report *x, const uint32_t *ids, uint32_t n
 
   fprintf(f, "\n");
   cli_cost_text(f, "cost ", 5, c);
-  fprintf(f, "overhead %.1f ns per scope (calibrated by the writer): about %.3f ms over %llu scopes\n",
-          h->overhead_per_scope_ns, MS(h->overhead_per_scope_ns * (double)t.scopes), (unsigned long long)t.scopes);
+  fprintf(f, "overhead %s per scope (calibrated by the writer): about %s over %llu scopes\n",
+          cli_dur(h->overhead_per_scope_ns), cli_dur(h->overhead_per_scope_ns * (double)t.scopes),
+          (unsigned long long)t.scopes);
   if (t.unfinished || t.lost_scopes || t.lost || t.orphan_ends)
     fprintf(f, "not included: %llu unfinished scopes (never ended), %llu lost scopes (END dropped), %llu lost "
                "events, %llu orphan ends\n",

@@ -6,7 +6,8 @@
  * read, ts/dur in microseconds with three decimals (ns resolution), the
  * scope's VALUE numbers as args; threads are named by "M" thread_name events
  * (tid = the OS thread id, or 1000000000 + index when a tid repeats);
- * counters and gauges are "C" events (a counter shows its running sum);
+ * counters and gauges are "C" events (a counter shows its running sum) whose
+ * one arg is named by the site's unit ("bytes", "percent"; "value" for none);
  * FRAME marks are process-scoped instant ("i", "s":"p") events named "frame";
  * every completed operation (a pass, input dispatch, rebuild or request:
  * docs/capture-format.md, OPS) is an async slice ("b" then "e", cat
@@ -74,6 +75,7 @@ typedef struct csite {
   char *suffix;       /* ,"name":"...","cat":"..." */
   size_t suffix_len;
   char *name;         /* JSON string literal of the name */
+  const char *arg;    /* counters and gauges: the "C" event's args key, its unit's name ("value" for none) */
   double sum;         /* counters: running sum */
 } csite;
 
@@ -155,6 +157,8 @@ static int on_site(chrome *x, uint32_t id) {
   s->suffix_len = (size_t)sprintf(suffix, ",\"name\":%s,\"cat\":%s", name, cat);
   s->suffix = suffix;
   s->name = name;
+  /* Perfetto labels a counter track's series by its args key: the unit says what the number is. */
+  s->arg = cs->unit != STROBE_UNIT_NONE && strobe_unit_name(cs->unit) ? strobe_unit_name(cs->unit) : "value";
   free(cat);
   return 0;
 }
@@ -314,7 +318,9 @@ static void on_number(chrome *x, cthread *t, const strobe_capture_record *r) {
   head(x, "C", t->tid, r->time_ns);
   ob_str(x->o, ",\"name\":");
   ob_str(x->o, s->name);
-  ob_str(x->o, ",\"args\":{\"value\":");
+  ob_str(x->o, ",\"args\":{\"");
+  ob_str(x->o, s->arg);
+  ob_str(x->o, "\":");
   ob_double(x->o, v);
   ob_str(x->o, "}}");
 }

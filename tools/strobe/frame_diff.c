@@ -221,26 +221,24 @@ static void write_out(cli_output *o, fdiff *d, const strobe_capture *c, int json
   FILE *f = o->f;
   fprintf(f, "frames %llu and %llu of thread %s in %s\nframes are %s\n", (unsigned long long)d->want[0],
           (unsigned long long)d->want[1], tname, d->path, def);
-  fprintf(f, "  frame %llu: %.4f ms   frame %llu: %.4f ms   change %+.4f ms\n\n", (unsigned long long)d->want[0],
-          d->frame_dur[0] / 1e6, (unsigned long long)d->want[1], d->frame_dur[1] / 1e6,
-          (d->frame_dur[1] - d->frame_dur[0]) / 1e6);
+  fprintf(f, "  frame %llu: %s   frame %llu: %s   change %s\n\n", (unsigned long long)d->want[0],
+          cli_dur(d->frame_dur[0]), (unsigned long long)d->want[1], cli_dur(d->frame_dur[1]),
+          cli_change(d->frame_dur[1] - d->frame_dur[0]));
   if (!n) {
     fprintf(f, "  no spans completed inside either frame\n");
     return;
   }
-  fprintf(f, "  spans by path (inclusive ms, summed over calls), largest change first\n");
-  fprintf(f, "  %-40s %12s %12s %12s %7s %7s  %s\n", "path", "before ms", "after ms", "change ms", "n before", "n after",
+  fprintf(f, "  spans by path (inclusive, summed over calls), largest change first\n");
+  fprintf(f, "  %-40s %12s %12s %12s %7s %7s  %s\n", "path", "before", "after", "change", "n before", "n after",
           "status");
   for (uint32_t i = 0; i < n; i++) {
     const path_node *x = &d->p.n[ids[i]];
     path_of(d, c, ids[i], path, sizeof path);
     fprintf(f, "  %-40s", path);
-    if (x->count[0]) fprintf(f, " %12.4f", x->total[0] / 1e6);
-    else fprintf(f, " %12s", "-");
-    if (x->count[1]) fprintf(f, " %12.4f", x->total[1] / 1e6);
-    else fprintf(f, " %12s", "-");
-    fprintf(f, " %+12.4f %7llu %7llu  %s\n", (x->total[1] - x->total[0]) / 1e6, (unsigned long long)x->count[0],
-            (unsigned long long)x->count[1], status_of(x));
+    cli_cell(f, 12, x->count[0] ? cli_dur(x->total[0]) : "-");
+    cli_cell(f, 12, x->count[1] ? cli_dur(x->total[1]) : "-");
+    cli_cell(f, 12, cli_change(x->total[1] - x->total[0]));
+    fprintf(f, " %7llu %7llu  %s\n", (unsigned long long)x->count[0], (unsigned long long)x->count[1], status_of(x));
   }
 }
 

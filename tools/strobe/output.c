@@ -3,11 +3,14 @@
  * named by -o. Owns the "cannot write" messages and exit code 3: an output
  * that cannot be created, or a write that fails later (disk full, closed
  * pipe reader), is reported once, and a partial output file is removed so
- * nobody mistakes it for a whole one.
+ * nobody mistakes it for a whole one. Also the texts of durations and of
+ * numbers in their units that every subcommand prints (>>units).
  */
 #include <errno.h>
+#include <math.h>
 #include <string.h>
 
+#include "analyze/units.h"
 #include "cli.h"
 #include "format/json_writer.h"
 
@@ -62,3 +65,25 @@ int cli_output_json(cli_output *o, strobe__json *j) {
   }
   return CLI_OK;
 }
+
+/* >>units */
+static char *next_buf(void) {
+  static char ring[16][STROBE__FMT_CAP];
+  static unsigned next;
+  return ring[next++ % 16];
+}
+
+const char *cli_dur(double ns) { return strobe__fmt_duration(next_buf(), STROBE__FMT_CAP, ns); }
+
+const char *cli_num(double v, uint32_t unit) { return strobe__fmt_unit(next_buf(), STROBE__FMT_CAP, v, unit); }
+
+const char *cli_change(double ns) {
+  char *buf = next_buf();
+  char d[STROBE__FMT_CAP];
+  snprintf(buf, STROBE__FMT_CAP, "%s%s", ns > 0 ? "+" : ns < 0 ? "-" : "±", strobe__fmt_duration(d, sizeof d, fabs(ns)));
+  return buf;
+}
+
+int cli_w(int w, const char *s) { return w + (int)strlen(s) - strobe__fmt_columns(s); }
+
+void cli_cell(FILE *f, int w, const char *s) { fprintf(f, " %*s", cli_w(w, s), s); }
