@@ -5,7 +5,7 @@
 //   - the token: the page works only with it, and never puts it in a URL;
 //   - the frame list shows the 49 frames (50 FRAME marks) and selects one;
 //   - hovering the `spike` bar of frame 20 shows its tooltip (name, file:line,
-//     50.00 µs), at the position the viewer reports for that span;
+//     50.0 µs: durations in the unit that fits, three significant digits), at the position the viewer reports for that span;
 //   - zoom (keys and wheel) and pan change the visible range as they should;
 //   - search counts the matching spans;
 //   - the diff view's top row for frames 19 → 20 is the span that grew the
@@ -84,12 +84,12 @@ async function main() {
     // >>hover: the spike bar's tooltip
     let h = await hoverSpan(page, 'spike');
     check(h.rect && h.rect.w > 10, `the spike bar is visible (${JSON.stringify(h.rect)})`);
-    check(h.tip && /spike/.test(h.tip) && /duration\s+50\.00 µs/.test(h.tip) && /self\s+50\.00 µs/.test(h.tip) && /app\/loop\.c:130/.test(h.tip),
-      `hovering spike shows its name, file:line, duration and self time 50.00 µs (${h.tip})`);
+    check(h.tip && /spike/.test(h.tip) && /duration\s+50\.0 µs/.test(h.tip) && /self\s+50\.0 µs/.test(h.tip) && /app\/loop\.c:130/.test(h.tip),
+      `hovering spike shows its name, file:line, duration and self time 50.0 µs (${h.tip})`);
     const hits = await page.evaluate(() => __strobe.hitStats());
     check(hits.n > 0 && hits.lastUs < 5000, `the hover was hit-tested (${JSON.stringify(hits)})`);
     h = await hoverSpan(page, 'draw');
-    check(h.tip && /triangles/.test(h.tip) && /2\.000 µs/.test(h.tip), `a draw bar's tooltip has its value and duration (${h.tip})`);
+    check(h.tip && /triangles/.test(h.tip) && /2\.00 µs/.test(h.tip), `a draw bar's tooltip has its value and duration (${h.tip})`);
     const gl = await page.evaluate(() => __strobe.glStats());
     check(gl.drawCalls >= 1 && gl.drawCalls <= 2 && gl.drawCalls === gl.uploads, `one upload and one draw call per lane (${JSON.stringify(gl)})`);
     await page.screenshot({ path: path.join(work, 'viewer-tooltip.png') });
@@ -133,7 +133,7 @@ async function main() {
     await page.click('input[name="mode"][value="frames"]');
     await page.waitForTimeout(100);
     const top = await page.$$eval('table.diff tr:nth-child(2) td', (tds) => tds.map((t) => t.textContent.trim()));
-    check(top[0] === 'frame/spike' && /\+50\.00 µs/.test(top[3]) && top[7] === 'appeared', `the diff's top row is spike +50 µs appeared (${top})`);
+    check(top[0] === 'frame/spike' && /\+50\.0 µs/.test(top[3]) && top[7] === 'appeared', `the diff's top row is spike +50 µs appeared (${top})`);
     const rows = await page.evaluate(() => __strobe.diffFrames(19, 20));
     check(rows[0].path === cliTop.path && Math.abs(rows[0].change - cliTop.change_ns) < 1,
       `the viewer's largest growth (${rows[0].path} ${rows[0].change}) is strobe diff's (${cliTop.path} ${cliTop.change_ns})`);
@@ -163,7 +163,7 @@ async function main() {
     await fb.page.evaluate(() => __strobe.selectFrame(20));
     await fb.page.waitForTimeout(100);
     h = await hoverSpan(fb.page, 'spike');
-    check(h.tip && /spike/.test(h.tip) && /duration\s+50\.00 µs/.test(h.tip), `the fallback's spike tooltip (${h.tip})`);
+    check(h.tip && /spike/.test(h.tip) && /duration\s+50\.0 µs/.test(h.tip), `the fallback's spike tooltip (${h.tip})`);
     const pixel = await fb.page.evaluate(({ x, y }) => {
       const c = document.querySelector('.flame-bars');
       const r = c.getBoundingClientRect(), d = window.devicePixelRatio || 1;
