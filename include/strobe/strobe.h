@@ -95,7 +95,7 @@ STROBE_API int strobe_version_number(void);
   XX(EUNKNOWN_ID, -12, "unknown session id")                                             \
   XX(EENDED, -13, "session already ended")                                               \
   XX(ELIMIT, -14, "limit reached")                                                       \
-  XX(ELABEL, -15, "invalid label: 1-64 bytes of letters, digits and underscore")         \
+  XX(ELABEL, -15, "invalid label: a name is 1-64 of [A-Za-z0-9_], a window id 1-256 of [A-Za-z0-9_./:-]")\
   XX(EWINDOW, -16, "unknown, closed or untracked window")                                \
   XX(EPARENT, -17, "parent scope token is not live in this collector")                   \
   XX(ENOTOWNER, -18, "the caller does not own this session")                             \
