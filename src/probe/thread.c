@@ -167,6 +167,26 @@ static void refresh_limit(strobe__tstate *t) {
   t->hot.num_limit = bound - cur > (ptrdiff_t)NUM_ROOM ? (uint64_t)(uintptr_t)(bound - NUM_ROOM) : 0;
 }
 
+/* A thread's state with an empty ring of cap events (one spare slot: see
+ * drain_pos) and its scope stack's bookkeeping frame; NULL when out of memory.
+ * attach() and the cost calibration build theirs the same way. */
+static strobe__tstate *tstate_new(uint32_t cap) {
+  strobe__tstate *t = calloc(1, sizeof *t);
+  strobe__event *ring = malloc(((size_t)cap + 1) * sizeof *ring);
+  if (!t || !ring) {
+    free(t);
+    free(ring);
+    return NULL;
+  }
+  t->ring = t->read = t->hot.cur = t->dring = ring;
+  t->ring_end = t->wrap_at = t->dring_end = ring + cap;
+  t->ring_events = t->ring_events_max = cap;
+  t->hot.top = t->hot.stack;
+  t->hot.stack[0].word = STROBE__FRAME_BOOKKEEPING; /* never a scope: the inline VALUE goes slow here (strobe.h) */
+  t->hot.stack[0].sp = STROBE__SP_HELD;
+  return t;
+}
+
 static strobe__tstate *attach(void) {
   strobe__tstate *a = attached();
   if (a) return a;
@@ -179,21 +199,10 @@ static strobe__tstate *attach(void) {
   uint32_t overflow = g_desc.overflow, ring_max = g_desc.ring_events_max;
   strobe__mutex_unlock(&g_desc_lock);
 
-  strobe__tstate *t = calloc(1, sizeof *t);
-  strobe__event *ring = malloc(((size_t)cap + 1) * sizeof *ring); /* one spare slot: see drain_pos */
-  if (!t || !ring) {
-    free(t);
-    free(ring);
-    return NULL;
-  }
-  t->ring = t->read = t->hot.cur = t->dring = ring;
-  t->ring_end = t->wrap_at = t->dring_end = ring + cap;
-  t->ring_events = cap;
+  strobe__tstate *t = tstate_new(cap);
+  if (!t) return NULL;
   t->overflow = overflow;
   t->ring_events_max = ring_max;
-  t->hot.top = t->hot.stack;
-  t->hot.stack[0].word = STROBE__FRAME_BOOKKEEPING; /* never a scope: the inline VALUE goes slow here (strobe.h) */
-  t->hot.stack[0].sp = STROBE__SP_HELD;
   t->os_tid = (uint64_t)syscall(SYS_gettid);
   strobe__mutex_lock(&g_threads_lock);
   t->index = g_threads_seen++;
@@ -843,20 +852,8 @@ strobe__cost strobe__measure_cost(void) {
     if (strobe_site_register(&g_cost_sites[i]) < 0) goto done;
   uint32_t cap = strobe_query_desc().ring_events;
   if (cap > COST_RING_MAX) cap = COST_RING_MAX;
-  strobe__tstate *t = calloc(1, sizeof *t);
-  strobe__event *ring = malloc(((size_t)cap + 1) * sizeof *ring);
-  if (!t || !ring) {
-    free(t);
-    free(ring);
-    goto done;
-  }
-  t->ring = t->read = t->hot.cur = t->dring = ring;
-  t->ring_end = t->wrap_at = t->dring_end = ring + cap;
-  t->ring_events = cap;
-  t->ring_events_max = cap;
-  t->hot.top = t->hot.stack;
-  t->hot.stack[0].word = STROBE__FRAME_BOOKKEEPING; /* as attach() sets it */
-  t->hot.stack[0].sp = STROBE__SP_HELD;
+  strobe__tstate *t = tstate_new(cap);
+  if (!t) goto done;
   refresh_limit(t);
   strobe__thread *saved = strobe__tls;
   strobe__tls = &t->hot; /* never linked into the thread list: no drain sees it */
@@ -869,7 +866,7 @@ strobe__cost strobe__measure_cost(void) {
   }
   strobe__tls = saved;
   uint64_t lost = t->lost;
-  free(ring);
+  free(t->ring);
   free(t);
   if (lost) goto done; /* the scratch ring is emptied after every unit: cannot happen */
   qsort(lap + 1, COST_LAPS, sizeof lap[0], cmp_u64);
