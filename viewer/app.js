@@ -215,13 +215,25 @@ Object.assign(hook, {
     return n;
   },
   listRows() { return document.querySelectorAll('#list tr[data-frame]').length; },
-  selectFrame(number, kind) {
+  // threadName: only a frame of that thread (frames of marks are numbered per thread).
+  selectFrame(number, kind, threadName) {
+    const f = hook.frameAt(number, kind, threadName);
+    if (!f) return -1;
+    state.frame = f.row;
+    emit('frame', f.row);
+    flame.render();
+    return f.row;
+  },
+  // The frame numbered `number` of that kind (on the thread of that name, when given): its row and times.
+  frameAt(number, kind, threadName) {
     const m = state.model, F = m.frames;
     kind = kind || m.frameKind();
     for (let k = 0; k < F.rows; k++) {
-      if (F.number[k] === number && m.frameKinds[F.kind[k]] === kind) { state.frame = k; emit('frame', k); flame.render(); return k; }
+      if (F.number[k] !== number || m.frameKinds[F.kind[k]] !== kind) continue;
+      if (threadName != null && m.threadName(F.thread[k]) !== threadName) continue;
+      return { row: k, start: F.start[k], dur: F.dur[k], thread: m.threadName(F.thread[k]) };
     }
-    return -1;
+    return null;
   },
   strip() { return frames.stripInfo(); },
   view() { return flame.visibleRange(); },

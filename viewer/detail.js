@@ -28,6 +28,10 @@ export class Detail {
     el.addEventListener('click', (e) => {
       const b = e.target.closest('[data-mode]');
       if (b) { this.mode = b.dataset.mode; this.render(); return; }
+      const slice = e.target.closest('path[data-path]');   // a pie slice: one level down
+      if (slice) { this.focus = slice.dataset.path; this.render(); return; }
+      const up = e.target.closest('button[data-up]');
+      if (up) { this.focus = up.dataset.up || null; this.render(); return; }
       const caret = e.target.closest('.caret');
       const row = e.target.closest('[data-path]');
       if (caret && row) {
@@ -128,12 +132,12 @@ export class Detail {
     let whole;
     if (focus) {
       whole = focus.total;
-      for (const c of focus.kids) parts.push({ name: c.name, v: c.total, site: c.site });
+      for (const c of focus.kids) parts.push({ name: c.name, v: c.total, site: c.site, path: c.kids.length ? c.path : null });
       parts.push({ name: 'self', v: Math.max(0, focus.self), site: -1 });
     } else {
       whole = sel.total;
       let sum = 0;
-      for (const r of tree.roots) { parts.push({ name: r.name, v: r.total, site: r.site }); sum += r.total; }
+      for (const r of tree.roots) { parts.push({ name: r.name, v: r.total, site: r.site, path: r.kids.length ? r.path : null }); sum += r.total; }
       parts.push({ name: 'outside spans', v: Math.max(0, whole - sum), site: -1 });
     }
     parts.sort((a, b) => b.v - a.v);
@@ -150,13 +154,15 @@ export class Detail {
       const d = a1 - a0 >= 2 * Math.PI - 1e-9
         ? `M ${C} ${C - R} A ${R} ${R} 0 1 1 ${C - 0.01} ${C - R} Z`
         : `M ${C} ${C} L ${C + R * Math.cos(a0)} ${C + R * Math.sin(a0)} A ${R} ${R} 0 ${large} 1 ${C + R * Math.cos(a1)} ${C + R * Math.sin(a1)} Z`;
-      paths.push(`<path d="${d}" fill="${color}"><title>${fmt.esc(p.name)} ${fmt.dur(p.v)}</title></path>`);
-      legend.push(`<div><i style="background:${color}"></i>${fmt.esc(p.name)} <b>${(100 * p.v / sum).toFixed(1)}%</b> ${fmt.dur(p.v)}</div>`);
+      paths.push(`<path d="${d}" fill="${color}"${p.path ? ` data-path="${fmt.esc(p.path)}"` : ''}><title>${fmt.esc(p.name)} ${fmt.dur(p.v)}</title></path>`);
+      legend.push(`<div data-name="${fmt.esc(p.name)}"><i style="background:${color}"></i>${fmt.esc(p.name)} <b>${(100 * p.v / sum).toFixed(1)}%</b> <span class="ldur">${fmt.dur(p.v)}</span></div>`);
       a0 = a1;
     }
     const title = focus ? `time inside <b>${fmt.esc(focus.path)}</b> by child` : 'time by top-level span';
+    const up = focus && (focus.path.includes('/') || tree.roots.length > 1)
+      ? `<button data-up="${fmt.esc(focus.path.includes('/') ? focus.path.slice(0, focus.path.lastIndexOf('/')) : '')}" title="one level up">↑</button> ` : '';
     return `<div class="pie"><svg viewBox="0 0 160 160" width="160" height="160">${paths.join('')}</svg>` +
-      `<div class="legend"><div class="dim">${title} (${fmt.dur(whole)}); click a tree row to change level</div>${legend.join('')}</div></div>`;
+      `<div class="legend"><div class="dim">${up}${title} (${fmt.dur(whole)}); click a slice or a tree row to change level</div>${legend.join('')}</div></div>`;
   }
 
   // An operation frame's stage table as the capture recorded it (every thread it ran on).
@@ -165,15 +171,12 @@ export class Detail {
     const list = m.opStagesOf(f.index);
     if (!f.detail) return '<h3>Stages</h3><div class="dim small">This operation began before the capture: its stages and counters are unknown, not zero.</div>';
     if (!list.length) return '';
-    const byName = new Map(list.map((a) => [m.sites[a.site] ? m.sites[a.site].name : '?', a]));
-    const level = (a) => { let l = 0; for (let p = m.sites[a.site] && m.sites[a.site].parent; p && byName.has(p) && l < 16; p = m.sites[byName.get(p).site].parent) l++; return l; };
-    const rows = list.slice().sort((a, b) => b.total - a.total).map((a) => {
+    const rows = nestStages(list.map((a) => {
       const s = m.sites[a.site] || { name: '?', parent: '' };
-      return `<tr><td style="padding-left:${6 + 14 * level(a)}px" title="${s.parent ? `nested in ${fmt.esc(s.parent)}: included there, do not sum` : 'directly in the operation'}">${fmt.esc(s.name)}</td><td class="num">${fmt.count(a.count)}</td>` +
-        `<td class="num">${fmt.dur(a.total)}</td><td class="num">${fmt.dur(a.min)}</td><td class="num">${fmt.dur(a.max)}</td></tr>`;
-    });
-    return `<h3>Stages</h3><div class="dim small">the operation's own stage table; indented stages are nested in the one above: already included in it, do not sum</div>` +
-      `<table class="grid stages opstages"><tr><th>stage</th><th>n</th><th>total</th><th>min</th><th>max</th></tr>${rows.join('')}</table>`;
+      return { ...a, name: s.name, parent: s.parent };
+    }));
+    return `<h3>Stages</h3><div class="dim small">the operation's own stage table; an indented stage is nested in its declared parent above it: already included there, do not sum</div>` +
+      stageTable(rows, 'opstages');
   }
 
   _stages(nodes) {
@@ -187,13 +190,8 @@ export class Detail {
       agg.set(s.name, a);
     }
     if (!agg.size) return '';
-    const level = (a) => { let l = 0; for (let p = a.parent; p && agg.has(p) && l < 16; p = agg.get(p).parent) l++; return l; };
-    const rows = [...agg.values()].sort((a, b) => b.total - a.total).map((a) =>
-      `<tr><td style="padding-left:${6 + 14 * level(a)}px" title="${a.parent ? `nested in ${fmt.esc(a.parent)}: included there, do not sum` : 'directly in the operation'}">${fmt.esc(a.name)}</td><td class="num">${fmt.count(a.count)}</td>` +
-      `<td class="num">${fmt.dur(a.total)}</td><td class="num">${fmt.dur(a.min)}</td><td class="num">${fmt.dur(a.max)}</td>` +
-      `</tr>`);
-    return `<h3>Stages</h3><div class="dim small">indented stages are nested in the one above: already included in it, do not sum</div>` +
-      `<table class="grid stages"><tr><th>stage</th><th>n</th><th>total</th><th>min</th><th>max</th></tr>${rows.join('')}</table>`;
+    return `<h3>Stages</h3><div class="dim small">an indented stage is nested in its declared parent above it: already included there, do not sum</div>` +
+      stageTable(nestStages([...agg.values()]), '');
   }
 
   _counters(sel) {
@@ -235,6 +233,39 @@ export class Detail {
     if (!rows.length) return '';
     return `<h3>Counters and values</h3><table class="grid">${rows.join('')}</table>`;
   }
+}
+
+// A stage table's rows in the tree their declared parents make (docs/viewer.md
+// §Frames, detail): each stage right under its parent when the parent is in the
+// table, siblings by total, largest first, so nesting never depends on row
+// order. items: [{name, parent, total, ...}] -> [{...item, level}]. A stage whose
+// parent is absent (or in a cycle, from a broken capture) is a root.
+export function nestStages(items) {
+  const byName = new Map(items.map((a) => [a.name, a]));
+  const kids = new Map(), roots = [];
+  for (const a of items) {
+    const p = a.parent && a.parent !== a.name ? byName.get(a.parent) : null;
+    if (p) { if (!kids.has(p)) kids.set(p, []); kids.get(p).push(a); } else roots.push(a);
+  }
+  const out = [], seen = new Set();
+  const byTotal = (a, b) => b.total - a.total;
+  const walk = (a, level) => {
+    if (seen.has(a)) return;
+    seen.add(a);
+    out.push({ ...a, level });
+    for (const c of (kids.get(a) || []).sort(byTotal)) walk(c, level + 1);
+  };
+  for (const r of roots.sort(byTotal)) walk(r, 0);
+  for (const a of items.slice().sort(byTotal)) walk(a, 0);   // cycles: shown, at the top level
+  return out;
+}
+
+function stageTable(rows, cls) {
+  const body = rows.map((a) =>
+    `<tr><td style="padding-left:${6 + 14 * a.level}px" title="${a.parent ? `nested in ${fmt.esc(a.parent)}: included there, do not sum` : 'directly in the operation'}">${fmt.esc(a.name)}</td>` +
+    `<td class="num">${fmt.count(a.count)}</td><td class="num">${fmt.dur(a.total)}</td><td class="num">${fmt.dur(a.min)}</td><td class="num">${fmt.dur(a.max)}</td></tr>`).join('');
+  return `<table class="grid stages ${cls}"><colgroup><col><col class="n"><col class="d"><col class="d"><col class="d"></colgroup>` +
+    `<tr><th>stage</th><th class="num">n</th><th class="num">total</th><th class="num">min</th><th class="num">max</th></tr>${body}</table>`;
 }
 
 // Path nodes (count > 0) into a tree; roots are nodes whose parent is outside the selection.

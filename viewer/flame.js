@@ -43,7 +43,9 @@ export class Flame {
     this.hoverBox = document.createElement('div');   // the hover outline: moved, never redrawn
     this.hoverBox.className = 'hoverbox';
     this.hoverBox.hidden = true;
-    root.append(this.glCanvas, this.ovCanvas, this.hoverBox, this.tip);
+    root.append(this.glCanvas, this.ovCanvas, this.hoverBox);
+    document.body.append(this.tip);   // above every column: never clipped by the flame chart's edges
+    this.origin = [0, 0];             // the overlay's client position at the last pointer event
     this.renderer = null;
     if (!forceCanvas) {
       try { this.renderer = new GLBars(this.glCanvas); } catch (e) { this.renderer = null; }
@@ -458,9 +460,13 @@ export class Flame {
       this.tipK = k;
     }
     if (this.tip.hidden) this.tip.hidden = false;
-    const x = px < this.w * 0.6 ? `${px + 14}px` : `calc(${px - 10}px - 100%)`;
-    const y = py < this.h * 0.55 ? `${py + 14}px` : `calc(${py - 10}px - 100%)`;
-    this.tip.style.transform = `translate(${x}, ${y})`;
+    // Client coordinates, right of / below the pointer in the flame chart's
+    // left part / upper part, else left of / above it; then clamped to the
+    // window (CSS clamp() of the tooltip's own size: no layout read).
+    const cx = this.origin[0] + px, cy = this.origin[1] + py;
+    const x = px < this.w * 0.6 ? `${cx + 14}px` : `calc(${cx - 10}px - 100%)`;
+    const y = py < this.h * 0.55 ? `${cy + 14}px` : `calc(${cy - 10}px - 100%)`;
+    this.tip.style.transform = `translate(clamp(4px, ${x}, calc(100vw - 100% - 4px)), clamp(4px, ${y}, calc(100vh - 100% - 4px)))`;
   }
 
   // Fills the tooltip's DOM, built once and reused: only text that changed
@@ -528,6 +534,8 @@ export class Flame {
     const pointers = new Map();
     const local = (e) => {
       const r = el.getBoundingClientRect();
+      this.origin[0] = r.left;
+      this.origin[1] = r.top;
       return [e.clientX - r.left, e.clientY - r.top];
     };
     el.addEventListener('wheel', (e) => {

@@ -134,10 +134,7 @@ export class Frames {
     const top = 4, base = this.h - 14, hgt = base - top;
     let maxDur = 0;
     for (let k = 0; k < F.rows; k++) if (this.shown(k) && F.dur[k] > maxDur) maxDur = F.dur[k];
-    // Linear up to the slowest frame, at most 6x the budget (slower bars are
-    // clipped, and red anyway): frames far under budget still show their shape.
-    this.scale = Math.max(Math.min(maxDur, 6 * budget), 1) * 1.08;
-    const y = (ns) => base - Math.min(1, ns / this.scale) * hgt;
+    const y = this._scale(maxDur, budget, base, hgt);
     // Per pixel column: the slowest shown frame.
     const cols = new Float64Array(this.w).fill(-1);
     const colFrame = new Int32Array(this.w).fill(-1);
@@ -176,14 +173,14 @@ export class Frames {
     }
     // budget and 5x budget lines
     c.lineWidth = 1;
-    for (const [mult, dash, label] of [[1, [], 'budget'], [5, [4, 3], '5×']]) {
+    c.font = '10px system-ui, sans-serif';
+    c.textBaseline = 'alphabetic';
+    this.budgetY = null;
+    for (const [mult, dash, name] of [[1, [], 'budget'], [5, [4, 3], '5×']]) {
       const yy = Math.round(y(budget * mult)) + 0.5;
+      if (mult === 1 && budget <= this.scale) this.budgetY = yy;
       if (budget * mult > this.scale) {
-        if (mult === 1) {
-          c.fillStyle = '#8b949e';
-          c.font = '10px system-ui, sans-serif';
-          c.fillText(`budget ${fmt.dur(budget)} is above every frame`, this.w - 190, top + 9);
-        }
+        if (mult === 1) label(c, `budget ${fmt.dur(budget)} is above every frame`, this.w - 200, top + 9);
         continue;
       }
       c.strokeStyle = mult === 1 ? 'rgba(63,185,80,0.9)' : 'rgba(210,153,34,0.8)';
@@ -193,11 +190,29 @@ export class Frames {
       c.lineTo(this.w, yy);
       c.stroke();
       c.setLineDash([]);
-      c.fillStyle = '#8b949e';
-      c.font = '10px system-ui, sans-serif';
-      c.fillText(`${label} ${fmt.dur(budget * mult)}`, this.w - 90, yy - 3);
+      label(c, `${name} ${fmt.dur(budget * mult)}`, this.w - 96, yy - 3);
     }
+    // The top of the scale: the slowest frame shown (readable over the bars).
+    if (maxDur > 0) label(c, `${this.log ? 'log scale · ' : ''}slowest ${fmt.dur(maxDur)}`, 4, top + 9);
     this._drawOverlay(c, m, base);
+  }
+
+  // Bar height for a duration (docs/viewer.md §Frames, detail). When every
+  // frame is under the budget: linear up to the slowest, so their shape shows.
+  // Otherwise logarithmic, h ∝ log(1 + d / (budget/4)), up to the slowest:
+  // nothing is clipped, frames 14x and 31x the budget stand visibly apart,
+  // and the budget line stays at about a third of the height.
+  _scale(maxDur, budget, base, hgt) {
+    this.log = maxDur > budget;
+    if (!this.log) {
+      this.scale = Math.max(maxDur, 1) * 1.08;
+      this.yOf = (ns) => base - Math.min(1, ns / this.scale) * hgt;
+    } else {
+      const u = budget / 4, top = Math.log1p((maxDur * 1.04) / u);
+      this.scale = maxDur * 1.04;
+      this.yOf = (ns) => base - Math.min(1, Math.log1p(Math.max(0, ns) / u) / top) * hgt;
+    }
+    return this.yOf;
   }
 
   // The activity strip: one lane per thread, a bar per time bucket as tall
@@ -236,6 +251,7 @@ export class Frames {
       mode: this.mode,
       range: m ? { lo: m.range.lo, hi: m.range.hi } : null,
       budgetShown: !!(budget && budget.offsetParent !== null),
+      budgetY: this.mode === 'frames' && this.budgetY != null ? this.budgetY : null, // px from the strip's top, null when not drawn
       bucketNs: A ? A.bucket_ns : null,
       lanes: A ? A.threads.map((l) => ({ thread: l.thread, name: m.threadName(l.thread), buckets: l.busy_ns.length,
         busyNs: l.busy_ns.reduce((a, b) => a + b, 0), maxShare: Math.max(0, ...l.busy_ns) / A.bucket_ns })) : [],
@@ -264,21 +280,27 @@ export class Frames {
     }
   }
 
-  frameAtX(x) {
+  // The frame a person points at: the bars at x (and, for thin bars, up to 3
+  // px either side); of those whose drawn bar reaches the pointer's height y,
+  // the nearest (the slowest at equal distance); when none reaches it (the
+  // pointer above them), the tallest. Without y: the nearest.
+  frameAtX(x, y = null) {
     const m = this.model;
-    if (!m) return -1;
-    const F = m.frames;
-    let best = -1;
+    if (!m || !this.yOf) return -1;
+    const F = m.frames, cand = [];
     for (const k of this.wide || []) {
-      if (this._x(F.start[k]) <= x && x < this._x(F.start[k] + F.dur[k]) && (best < 0 || F.dur[k] > F.dur[best])) best = k;
+      if (this._x(F.start[k]) <= x && x < this._x(F.start[k] + F.dur[k])) cand.push([k, 0]);
     }
-    if (best >= 0) return best;
-    for (let dx = 0; dx <= 3; dx++) {   // a few pixels of slack for thin bars
-      for (const cx of [Math.floor(x) - dx, Math.floor(x) + dx]) {
-        if (this.colFrame && cx >= 0 && cx < this.w && this.colFrame[cx] >= 0) return this.colFrame[cx];
-      }
+    for (let dx = -3; dx <= 3 && this.colFrame; dx++) {   // a few pixels of slack for thin bars
+      const cx = Math.floor(x) + dx;
+      if (cx >= 0 && cx < this.w && this.colFrame[cx] >= 0) cand.push([this.colFrame[cx], Math.abs(dx)]);
     }
-    return -1;
+    if (!cand.length) return -1;
+    const reach = y == null ? cand : cand.filter(([k]) => this.yOf(F.dur[k]) <= y + 1);
+    const pool = reach.length ? reach : cand;
+    const byNear = (a, b) => a[1] - b[1] || F.dur[b[0]] - F.dur[a[0]];
+    const byTall = (a, b) => F.dur[b[0]] - F.dur[a[0]] || a[1] - b[1];
+    return pool.sort(reach.length ? byNear : byTall)[0][0];
   }
 
   activityTitle(x, y) {
@@ -296,12 +318,13 @@ export class Frames {
     const el = this.canvas;
     let down = null;
     const lx = (e) => e.clientX - el.getBoundingClientRect().left;
+    const ly = (e) => e.clientY - el.getBoundingClientRect().top;
     el.addEventListener('pointerdown', (e) => { down = lx(e); el.setPointerCapture(e.pointerId); });
     el.addEventListener('pointermove', (e) => {
       const x = lx(e);
       if (down !== null && Math.abs(x - down) > 4) { this.brush = [down, x]; this.draw(); }
       if (this.mode === 'activity') { el.title = this.activityTitle(x, e.clientY - el.getBoundingClientRect().top); return; }
-      const k = this.frameAtX(x);
+      const k = this.frameAtX(x, ly(e));
       el.title = k >= 0 ? frameTitle(this.model, k, state.budgetMs) : '';
     });
     el.addEventListener('pointerup', (e) => {
@@ -313,7 +336,7 @@ export class Frames {
         this.brush = null;
         emit('range', { t0, t1 });
       } else {
-        const k = this.frameAtX(x);
+        const k = this.frameAtX(x, ly(e));
         if (k >= 0) this.select(k);
       }
       down = null;

@@ -33,6 +33,16 @@
  * The steady frame rate is 62.5 fps; one stall pulls the first-to-last one
  * down.
  *
+ * With --slow K:NS (up to 4 times) frame K also runs a `spike` leaf of NS ns
+ * (frames many times over the budget). With --stage-tree frame k also runs,
+ * after render, the stage layout_update holding layout_compute (3000 ns) and
+ * component_after_layout (800 ns), both declared in layout_update, then the
+ * stage text_shaping (1500 ns): sorted by total, a declared child follows
+ * another stage (as examples/demo/view.c records them). With --pass-category
+ * the `frame` scope has the category "pass" (listed as a pass beside the
+ * FRAME-mark frames); with --worker-marks the worker also writes a FRAME
+ * mark after each job (frames on two threads, each numbered from 1).
+ *
  * With --other-file every site is declared in "other/app.c": sites match by
  * name, file and line, so such a capture has no site in common with one
  * made without it. With --no-marks main writes no FRAME mark: a program
@@ -41,7 +51,8 @@
  * Usage: make_capture OUT [--frames N] [--grow PCT] [--spike K]
  *          [--no-footer] [--unfinished] [--lost] [--unwound] [--clock NAME]
  *          [--ns-per-tick X] [--ops] [--stall K] [--stages] [--other-file]
- *          [--no-marks]
+ *          [--no-marks] [--interned] [--slow K:NS]... [--stage-tree]
+ *          [--pass-category] [--worker-marks]
  * It must never depend on the real clock: the tests compare exact numbers.
  */
 #include <stdio.h>
@@ -70,12 +81,19 @@ typedef struct opts {
   int other_file;    /* every site in another source file: no site in common with the others */
   int no_marks;      /* no FRAME mark: a program without frames (a batch job) */
   int interned;      /* `work` is named at run time (STROBE_SITE_INTERNED) and 2 + 1 names were refused */
+  int nslow;         /* --slow K:NS given nslow times */
+  int slow_k[4];
+  uint64_t slow_ns[4];
+  int stage_tree;    /* layout_update { layout_compute, component_after_layout }, text_shaping */
+  int pass_category; /* the `frame` scope's category is "pass" */
+  int worker_marks;  /* the worker marks a frame after each job */
 } opts;
 
 /* >>sites: ids are assigned here, in this order, from 1. */
 enum { S_FRAME = 1, S_UPDATE, S_WORK, S_RENDER, S_DRAW, S_TRIANGLES, S_DRAW_CALLS,
        S_QUEUE, S_MARK, S_JOB, S_IO, S_ITER, S_STALLED, S_SPIKE, S_LAYOUT, S_PAINT, S_PHASE_UPDATE,
-       S_MODEL_UPDATE, S_ROW_BIND, S_COUNT };
+       S_MODEL_UPDATE, S_ROW_BIND, S_LAYOUT_UPDATE, S_LAYOUT_COMPUTE, S_AFTER_LAYOUT, S_TEXT_SHAPING,
+       S_WORKER_MARK, S_COUNT };
 enum { L_MAIN = 1, L_ROWS }; /* label ids */
 
 static strobe_site g_sites[S_COUNT] = {
@@ -98,6 +116,11 @@ static strobe_site g_sites[S_COUNT] = {
     [S_PHASE_UPDATE] = {"phase_update", NULL, NULL, "app/clock.c", "on_update", 140, STROBE_SITE_STAGE, 0, STROBE_UNIT_NONE, 0},
     [S_MODEL_UPDATE] = {"model_update", NULL, NULL, "app/model.c", "items_changed", 150, STROBE_SITE_STAGE, 0, STROBE_UNIT_NONE, 0},
     [S_ROW_BIND] = {"row_bind", NULL, "layout", "app/list.c", "bind", 160, STROBE_SITE_STAGE, 0, STROBE_UNIT_NONE, 0},
+    [S_LAYOUT_UPDATE] = {"layout_update", NULL, NULL, "app/view.c", "view_render", 170, STROBE_SITE_STAGE, 0, STROBE_UNIT_NONE, 0},
+    [S_LAYOUT_COMPUTE] = {"layout_compute", NULL, "layout_update", "app/view.c", "layout_compute", 180, STROBE_SITE_STAGE, 0, STROBE_UNIT_NONE, 0},
+    [S_AFTER_LAYOUT] = {"component_after_layout", NULL, "layout_update", "app/view.c", "after_layout", 190, STROBE_SITE_STAGE, 0, STROBE_UNIT_NONE, 0},
+    [S_TEXT_SHAPING] = {"text_shaping", NULL, NULL, "app/view.c", "view_render", 200, STROBE_SITE_STAGE, 0, STROBE_UNIT_NONE, 0},
+    [S_WORKER_MARK] = {"job_done", NULL, NULL, "app/worker.c", "job", 210, STROBE_SITE_FRAME, 0, STROBE_UNIT_NONE, 0},
 };
 
 /* >>sink */
@@ -159,6 +182,17 @@ static void main_frame(batch *b, const opts *o, int k) {
   end(b, S_RENDER);
   b->now += 100;
   if (k == o->spike) leaf(b, S_SPIKE, 50000);
+  for (int i = 0; i < o->nslow; i++)
+    if (k == o->slow_k[i]) leaf(b, S_SPIKE, o->slow_ns[i]);
+  if (o->stage_tree) {
+    begin(b, S_LAYOUT_UPDATE);
+    b->now += 100;
+    leaf(b, S_LAYOUT_COMPUTE, 3000);
+    leaf(b, S_AFTER_LAYOUT, 800);
+    end(b, S_LAYOUT_UPDATE);
+    b->now += 100;
+    leaf(b, S_TEXT_SHAPING, 1500);
+  }
   if (o->stages) {
     begin(b, S_PHASE_UPDATE);
     b->now += 100;
@@ -199,6 +233,7 @@ static void worker_job(batch *b, const opts *o, int k) {
     put(b, b->now, STROBE__EV_UNWOUND, S_JOB);
   else
     end(b, S_JOB);
+  if (o->worker_marks) put(b, b->now, STROBE__EV_FRAME, S_WORKER_MARK);
   b->now += 1000;
 }
 
@@ -231,12 +266,13 @@ static int usage(void) {
           "usage: make_capture OUT [--frames N] [--grow PCT] [--spike K] [--no-footer]\n"
           "                        [--unfinished] [--lost] [--unwound] [--clock NAME] [--ns-per-tick X]\n"
           "                        [--ops] [--stall K] [--stages] [--other-file]\n"
-          "                        [--no-marks] [--interned]\n");
+          "                        [--no-marks] [--interned] [--slow K:NS]... [--stage-tree]\n"
+          "                        [--pass-category] [--worker-marks]\n");
   return 2;
 }
 
 int main(int argc, char **argv) {
-  opts o = {NULL, 50, 0, -1, 0, 0, 0, 0, 0, "monotonic", 1.0, 0, 50, 0, 0, 0};
+  opts o = {.out = NULL, .frames = 50, .spike = -1, .clock = "monotonic", .ns_per_tick = 1.0, .stall = 50};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     int more = i + 1 < argc;
@@ -255,6 +291,15 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--other-file")) o.other_file = 1;
     else if (!strcmp(a, "--no-marks")) o.no_marks = 1;
     else if (!strcmp(a, "--interned")) o.interned = 1;
+    else if (!strcmp(a, "--stage-tree")) o.stage_tree = 1;
+    else if (!strcmp(a, "--pass-category")) o.pass_category = 1;
+    else if (!strcmp(a, "--worker-marks")) o.worker_marks = 1;
+    else if (!strcmp(a, "--slow") && more && o.nslow < 4) {
+      char *end = NULL;
+      o.slow_k[o.nslow] = (int)strtol(argv[++i], &end, 10);
+      if (!end || *end != ':') return usage();
+      o.slow_ns[o.nslow++] = strtoull(end + 1, NULL, 10);
+    }
     else if (a[0] != '-' && !o.out) o.out = a;
     else return usage();
   }
@@ -276,9 +321,16 @@ int main(int argc, char **argv) {
   /* As strobe_site_intern makes it: a copied name, no source location. */
   if (o.interned)
     g_sites[S_WORK] = (strobe_site){"eval sum_rows(x, y)", NULL, NULL, "", "", 0, STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE, STROBE_SITE_INTERNED};
-  /* Stage sites only for --ops (layout, paint) and --stages (all of them), so ids stay contiguous. */
+  if (o.pass_category) g_sites[S_FRAME].category = "pass";
+  /* Stage sites only for --ops (layout, paint), --stages (those and the row_bind ones) and
+   * --stage-tree (all of them), so ids stay contiguous; the worker's mark site last, only with
+   * --worker-marks (then every site before it is declared, the stages too). */
+  int tree = o.stage_tree || o.worker_marks;
   for (uint32_t id = 1; id < S_COUNT; id++)
-    if (id >= S_PHASE_UPDATE ? o.stages : (o.ops || o.stages || id < S_LAYOUT)) {
+    if (id == S_WORKER_MARK ? o.worker_marks
+        : id >= S_LAYOUT_UPDATE ? tree
+        : id >= S_PHASE_UPDATE ? (o.stages || tree)
+                               : (o.ops || o.stages || tree || id < S_LAYOUT)) {
       strobe_site s = g_sites[id];
       if (o.other_file) s.file = "other/app.c"; /* sites match by name, file and line */
       strobe__writer_site(w, id, &s);
