@@ -15,6 +15,7 @@ import { Detail } from './detail.js';
 import { Counters } from './counters.js';
 import { Sessions } from './sessions.js';
 import { Diff } from './diff.js';
+import { Columns } from './layout.js';
 import { AUTO_REFRESH_S, renderHeader } from './header.js';
 import * as fmt from './fmt.js';
 
@@ -23,7 +24,7 @@ const hook = { ready: false, loadMs: null, errors: [] };
 window.__strobe = hook;
 
 const forceCanvas = /[?&#]fallback=1/.test(location.search + location.hash);
-let flame, frames, detail, counters, sessions, diff;
+let flame, frames, detail, counters, sessions, diff, columns;
 let rec = null;          // last /api/capture/state
 let liveTimer = 0;
 
@@ -39,6 +40,7 @@ async function main() {
     hook.ready = true;
     return;
   }
+  columns = new Columns($('view-timeline'));
   flame = new Flame($('flame'), { forceCanvas });
   frames = new Frames($('strip'), $('list'), $('kinds'));
   detail = new Detail($('detail'));
@@ -214,7 +216,7 @@ Object.assign(hook, {
     for (let k = 0; k < m.frames.rows; k++) n += m.frameKinds[m.frames.kind[k]] === kind;
     return n;
   },
-  listRows() { return document.querySelectorAll('#list tr[data-frame]').length; },
+  listRows() { return frames.listLength(); },   // rows the list holds (the DOM keeps only those in view)
   // threadName: only a frame of that thread (frames of marks are numbered per thread).
   selectFrame(number, kind, threadName) {
     const f = hook.frameAt(number, kind, threadName);
@@ -236,6 +238,7 @@ Object.assign(hook, {
     return null;
   },
   strip() { return frames.stripInfo(); },
+  columns() { return { list: columns.current('list'), detail: columns.current('detail') }; },
   view() { return flame.visibleRange(); },
   setRange(t0, t1) { flame.setRange(t0, t1); flame.render(); },
   zoom(f, x) { flame.zoom(f, x); flame.render(); return flame.visibleRange(); },
@@ -263,7 +266,8 @@ Object.assign(hook, {
   setTab,
   diffFrames(a, b) {
     const m = state.model, F = m.frames;
-    const row = (n) => { for (let k = 0; k < F.rows; k++) if (F.number[k] === n && F.kind[k] === F.kind[state.frame >= 0 ? state.frame : 0]) return k; return -1; };
+    const ref = state.frame >= 0 ? state.frame : 0;   // numbers of the selected frame's kind and thread
+    const row = (n) => { for (let k = 0; k < F.rows; k++) if (F.number[k] === n && F.kind[k] === F.kind[ref] && F.thread[k] === F.thread[ref]) return k; return -1; };
     return diff.setFrames(row(a), row(b)).map((r) => ({ ...r }));
   },
   diffCaptures() { diff.mode = 'captures'; diff.render(); return diff.rows.map((r) => ({ ...r })); },

@@ -263,9 +263,9 @@ export function nestStages(items) {
 function stageTable(rows, cls) {
   const body = rows.map((a) =>
     `<tr><td style="padding-left:${6 + 14 * a.level}px" title="${a.parent ? `nested in ${fmt.esc(a.parent)}: included there, do not sum` : 'directly in the operation'}">${fmt.esc(a.name)}</td>` +
-    `<td class="num">${fmt.count(a.count)}</td><td class="num">${fmt.dur(a.total)}</td><td class="num">${fmt.dur(a.min)}</td><td class="num">${fmt.dur(a.max)}</td></tr>`).join('');
-  return `<table class="grid stages ${cls}"><colgroup><col><col class="n"><col class="d"><col class="d"><col class="d"></colgroup>` +
-    `<tr><th>stage</th><th class="num">n</th><th class="num">total</th><th class="num">min</th><th class="num">max</th></tr>${body}</table>`;
+    `<td class="num c-n">${fmt.count(a.count)}</td><td class="num">${fmt.dur(a.total)}</td><td class="num c-min">${fmt.dur(a.min)}</td><td class="num">${fmt.dur(a.max)}</td></tr>`).join('');
+  return `<table class="grid stages ${cls}"><colgroup><col><col class="c-n"><col class="c-d"><col class="c-min"><col class="c-d"></colgroup>` +
+    `<tr><th>stage</th><th class="num c-n">n</th><th class="num">total</th><th class="num c-min">min</th><th class="num">max</th></tr>${body}</table>`;
 }
 
 // Path nodes (count > 0) into a tree; roots are nodes whose parent is outside the selection.

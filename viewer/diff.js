@@ -1,6 +1,6 @@
 // diff.js — owns the diff view: which spans grew, by name path ("frame/
 // update/work": names from the thread's root, so depth is part of the key),
-// largest growth first.
+// largest change first (growth or shrink).
 //   - Two frames of one capture: the spans that begin and end inside each
 //     frame on its thread, the same rule and the same paths as
 //     `strobe diff FILE --frames N M` (status grew / shrank / appeared /
@@ -24,8 +24,9 @@ export function diffRows(before, after, scaleA = 1, scaleB = 1) {
     rows.push({ path: k, depth: (a || b).depth, name: (a || b).name, site: (b || a).site, before: ca ? ta : null,
                 after: cb ? tb : null, change: tb - ta, countBefore: ca, countAfter: cb, status });
   }
-  // Largest growth first; among equal changes the deeper path (the cause) first.
-  rows.sort((x, y) => y.change - x.change || y.depth - x.depth || (x.path < y.path ? -1 : 1));
+  // Largest change first, growth or shrink (as `strobe diff --frames` orders them);
+  // among equal sizes the deeper path (the cause) first.
+  rows.sort((x, y) => Math.abs(y.change) - Math.abs(x.change) || y.depth - x.depth || (x.path < y.path ? -1 : 1));
   return rows;
 }
 

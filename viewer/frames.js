@@ -14,13 +14,20 @@
 // the thread spent inside top-level scopes (the model's meta.activity,
 // docs/viewer.md §Programs without frames). Drag still selects a range.
 //
-// List: the frames of the kinds shown, sortable by duration, number, start
-// or kind; click (or Up/Down) selects. At most 500 rows are built at a time.
+// List: the frames of the kinds and the thread shown, sortable by duration,
+// number, start or kind; click (or Up/Down) selects. Every row is reachable:
+// only the rows in view (and a margin) are in the DOM, the rest is spacer.
+// Frames of FRAME marks are numbered per thread, so the list shows one
+// thread's at a time (the frame thread first; a selector when several threads
+// mark frames). A top-level scope of category pass that lies inside a frame
+// of its thread is that frame's own pass: listed once, as the frame (the note
+// counts them) — docs/viewer.md §Frames and operations.
 
 import { state, emit, on } from './state.js';
 import * as fmt from './fmt.js';
 
-const LIST_MAX = 500;
+const ROW_H = 21;     // px: one list row (viewer.css table.frames td height)
+const OVERSCAN = 12;  // rows built above and below the visible ones
 
 export class Frames {
   constructor(stripEl, listEl, kindsEl) {
@@ -36,7 +43,12 @@ export class Frames {
     new ResizeObserver(() => this.draw()).observe(stripEl);
     on('view', () => this.drawSoon());
     on('budget', () => { this.draw(); this.renderList(); });
-    on('frame', () => { this.draw(); this.markSelected(); });
+    on('frame', (k) => {
+      this.draw();
+      const r = this.model && k >= 0 ? this._order().indexOf(k) : -1;
+      if (r >= 0 && this.listEl.offsetParent) this.scrollToRow(r);
+      this.markSelected();
+    });
     this._bindStrip();
     listEl.addEventListener('click', (e) => {
       const th = e.target.closest('th[data-key]');
@@ -52,11 +64,23 @@ export class Frames {
     });
     listEl.addEventListener('keydown', (e) => {
       if (e.key !== 'ArrowDown' && e.key !== 'ArrowUp') return;
-      const rows = [...listEl.querySelectorAll('tr[data-frame]')];
-      const at = rows.findIndex((r) => Number(r.dataset.frame) === state.frame);
-      const next = rows[Math.max(0, Math.min(rows.length - 1, at + (e.key === 'ArrowDown' ? 1 : -1)))];
-      if (next) { this.select(Number(next.dataset.frame)); next.scrollIntoView({ block: 'nearest' }); }
+      const order = this._order();
+      const at = order.indexOf(state.frame);
+      const r = Math.max(0, Math.min(order.length - 1, at + (e.key === 'ArrowDown' ? 1 : -1)));
+      if (order.length) { this.select(order[r]); this.scrollToRow(r); }
       e.preventDefault();
+    });
+    listEl.addEventListener('scroll', () => {
+      if (this.listRaf) return;
+      this.listRaf = requestAnimationFrame(() => { this.listRaf = 0; this.renderRows(); });
+    });
+    listEl.addEventListener('change', (e) => {
+      if (e.target.id !== 'frame-thread') return;
+      state.frameThread = e.target.value === 'all' ? null : Number(e.target.value);
+      this.order = null;
+      emit('kinds');
+      this.draw();
+      this.renderList();
     });
   }
 
@@ -84,12 +108,45 @@ export class Frames {
       this.draw();
       this.renderList();
     };
+    this._frameThreads(model);
     this.order = null;
     this.draw();
     this.renderList();
   }
 
+  // Which threads have frames, which passes are their frames' own, and the thread shown first.
+  _frameThreads(model) {
+    const F = model.frames, kinds = model.frameKinds;
+    this.ownPass = new Uint8Array(F.rows);
+    this.ownPasses = 0;
+    const byThread = new Map();   // thread -> frame rows of kind `frame`, by start
+    for (let k = 0; k < F.rows; k++) {
+      if (kinds[F.kind[k]] !== 'frame') continue;
+      if (!byThread.has(F.thread[k])) byThread.set(F.thread[k], []);
+      byThread.get(F.thread[k]).push(k);
+    }
+    if (model.meta.frames_are === 'marks') {
+      for (let k = 0; k < F.rows; k++) {
+        if (kinds[F.kind[k]] !== 'pass' || (F.flags[k] & 1)) continue;   // a pass-category scope, not an operation
+        const rows = byThread.get(F.thread[k]);
+        if (!rows) continue;
+        let lo = 0, hi = rows.length;   // the last frame starting at or before the pass
+        while (lo < hi) { const mid = (lo + hi) >>> 1; if (F.start[rows[mid]] <= F.start[k]) lo = mid + 1; else hi = mid; }
+        const f = lo ? rows[lo - 1] : -1;
+        if (f >= 0 && F.start[k] + F.dur[k] <= F.start[f] + F.dur[f] + 1e-6) { this.ownPass[k] = 1; this.ownPasses++; }
+      }
+    }
+    const counts = new Map();
+    for (let k = 0; k < F.rows; k++) if (!this.ownPass[k]) counts.set(F.thread[k], (counts.get(F.thread[k]) || 0) + 1);
+    this.threadCounts = counts;
+    // Marks are numbered per thread: one thread at a time, the frame thread first.
+    const ft = model.meta.frame_thread;
+    state.frameThread = model.meta.frames_are === 'marks' && byThread.size > 1 && counts.has(ft) ? ft : null;
+  }
+
   shown(k) {
+    if (this.ownPass && this.ownPass[k]) return false;
+    if (state.frameThread != null && this.model.frames.thread[k] !== state.frameThread) return false;
     return state.kinds.has(this.model.frameKinds[this.model.frames.kind[k]]);
   }
 
@@ -363,27 +420,72 @@ export class Frames {
     if (!m) return;
     const order = this._order();
     const arrow = (k) => (this.sort.key === k ? (this.sort.desc ? ' ▾' : ' ▴') : '');
-    const rows = [];
-    const n = Math.min(order.length, LIST_MAX);
-    for (let r = 0; r < n; r++) {
+    const F = m.frames;
+    let frames = 0;
+    for (const k of order) frames += m.frameKinds[F.kind[k]] === m.frameKind();
+    const others = order.length - frames;
+    const whose = state.frameThread != null ? ` of ${fmt.esc(m.threadName(state.frameThread))}` : '';
+    const what = m.meta.frames_are !== 'marks' ? `${fmt.count(order.length)} ${LIST_WHAT[m.meta.frames_are] || ''}${whose}`
+      : others ? `${fmt.count(order.length)} rows${whose}: ${fmt.count(frames)} frames (FRAME-mark intervals) and ${fmt.count(others)} operation${others > 1 ? 's' : ''}`
+        : `${fmt.count(frames)} frames (FRAME-mark intervals)${whose}`;
+    const own = this.ownPasses ? ` · ${fmt.count(this.ownPasses)} pass scopes are their frames' own: listed once, as the frame` : '';
+    let pick = '';
+    if (this.threadCounts.size > 1) {
+      const opts = [...this.threadCounts.entries()].sort((a, b) => a[0] - b[0]).map(([t, n]) =>
+        `<option value="${t}"${state.frameThread === t ? ' selected' : ''}>${fmt.esc(m.threadName(t))} (${fmt.count(n)})</option>`);
+      pick = `<div class="list-head">thread <select id="frame-thread" title="frames of marks are numbered per thread: one thread at a time, or all">` +
+        `${opts.join('')}<option value="all"${state.frameThread == null ? ' selected' : ''}>all threads</option></select></div>`;
+    }
+    this.listEl.innerHTML =
+      `<div class="list-note">${what}${own}${rates(m)}</div>${pick}` +
+      `<table class="frames"><colgroup><col class="c-number"><col class="c-dur"><col class="c-kind"><col class="c-thread"><col class="c-start"></colgroup>` +
+      `<thead><tr><th data-key="number" class="num c-number">#${arrow('number')}</th><th data-key="dur" class="num c-dur">duration${arrow('dur')}</th>` +
+      `<th data-key="kind" class="c-kind">kind${arrow('kind')}</th><th class="c-thread">thread</th><th data-key="start" class="num c-start">start${arrow('start')}</th></tr></thead>` +
+      `<tbody></tbody></table>`;
+    this.tbody = this.listEl.querySelector('tbody');
+    this.rowsKey = '';
+    this.renderRows();
+  }
+
+  // The rows in view (and OVERSCAN either side) between two spacers as tall as the rest.
+  renderRows() {
+    const m = this.model, order = this._order(), tb = this.tbody;
+    if (!m || !tb) return;
+    const top = tb.offsetTop;   // the body's offset in the scrolled list
+    const first = Math.max(0, Math.floor((this.listEl.scrollTop - top) / ROW_H) - OVERSCAN);
+    const last = Math.min(order.length, first + Math.ceil(this.listEl.clientHeight / ROW_H) + 2 * OVERSCAN);
+    const key = `${first}:${last}:${state.frame}:${state.budgetMs}`;
+    if (key === this.rowsKey) return;
+    this.rowsKey = key;
+    const pad = (n) => (n > 0 ? `<tr class="pad"><td colspan="5" style="height:${n * ROW_H}px"></td></tr>` : '');
+    const rows = [pad(first)];
+    for (let r = first; r < last; r++) {
       const f = m.frame(order[r]);
       const cls = this.mode === 'activity' ? '' : fmt.budgetClass(f.dur, state.budgetMs);
       rows.push(`<tr data-frame="${f.index}"${f.index === state.frame ? ' class="sel"' : ''}>` +
-        `<td class="num">${f.number}</td><td><i class="kdot" style="background:${fmt.KIND_COLORS[f.kind]}"></i>${f.kind}</td>` +
-        `<td>${fmt.esc(m.threadName(f.thread))}</td><td class="num">${fmt.at(f.start)}</td>` +
-        `<td class="num dur ${cls}">${fmt.dur(f.dur)}</td></tr>`);
+        `<td class="num c-number">${f.number}</td><td class="num dur c-dur ${cls}">${fmt.dur(f.dur)}</td>` +
+        `<td class="c-kind"><i class="kdot" style="background:${fmt.KIND_COLORS[f.kind]}"></i>${f.kind}</td>` +
+        `<td class="c-thread">${fmt.esc(m.threadName(f.thread))}</td><td class="num c-start">${fmt.at(f.start)}</td></tr>`);
     }
-    this.listEl.innerHTML =
-      `<div class="list-note">${fmt.count(order.length)} ${LIST_WHAT[m.meta.frames_are] || ''}${order.length > n ? ` · first ${n} shown` : ''}${rates(m)}</div>` +
-      `<table class="frames"><thead><tr><th data-key="number">#${arrow('number')}</th><th data-key="kind">kind${arrow('kind')}</th>` +
-      `<th>thread</th><th data-key="start">start${arrow('start')}</th><th data-key="dur">duration${arrow('dur')}</th></tr></thead>` +
-      `<tbody>${rows.join('')}</tbody></table>`;
+    rows.push(pad(order.length - last));
+    tb.innerHTML = rows.join('');
   }
 
+  // Scrolls the list so that row r (of the order) is in view.
+  scrollToRow(r) {
+    const y = this.tbody.offsetTop + r * ROW_H, l = this.listEl;
+    const head = this.listEl.querySelector('thead').offsetHeight;
+    if (y - head < l.scrollTop) l.scrollTop = y - head;
+    else if (y + ROW_H > l.scrollTop + l.clientHeight) l.scrollTop = y + ROW_H - l.clientHeight;
+    this.renderRows();
+  }
+
+  // How many rows the list holds (every one reachable by scrolling).
+  listLength() { return this.model ? this._order().length : 0; }
+
   markSelected() {
-    for (const tr of this.listEl.querySelectorAll('tr.sel')) tr.classList.remove('sel');
-    const tr = this.listEl.querySelector(`tr[data-frame="${state.frame}"]`);
-    if (tr) tr.classList.add('sel');
+    this.rowsKey = '';
+    this.renderRows();
   }
 }
 
@@ -404,7 +506,8 @@ const LIST_WHAT = {
 
 // Both frame rates of each series, labelled as `strobe report` labels them.
 function rates(m) {
-  const out = (m.meta.frame_rates || []).map((r) => {
+  const shown = (r) => state.frameThread == null || r.window != null || r.thread === state.frameThread;
+  const out = (m.meta.frame_rates || []).filter(shown).map((r) => {
     const who = r.window != null ? `window ${fmt.esc(r.window)}` : fmt.esc(m.threadName(r.thread));
     return `<div class="rates" title="fps_first_to_last: frames over the first-to-last frame span (one long stall pulls it down); ` +
       `fps_steady_median_interval: 1 / the median interval between frames">${who}: ` +

@@ -104,7 +104,8 @@ export class Sessions {
       `<label><input id="sess-dev" type="checkbox"> include devtools windows</label>` +
       `<span class="dim">${list.sessions.length} of ${list.max_sessions} sessions active · a session keeps whole operations that start after it</span>` +
       (this.error ? `<span class="warn">${fmt.esc(this.error)}</span>` : '') + '</div>' +
-      `<table class="grid sessions"><tr><th>id</th><th>owner</th><th>max</th><th>completed</th><th>retained</th><th>dropped</th><th>boundary excl.</th><th>resets</th><th>started</th><th></th></tr>` +
+      `<table class="grid sessions"><tr><th>id</th><th>owner</th><th class="num">max</th><th class="num">completed</th><th class="num">retained</th><th class="num">dropped</th>` +
+      `<th class="num">boundary excl.</th><th class="num">resets</th><th class="num">started</th><th></th></tr>` +
       (rows.join('') || '<tr><td colspan="10" class="dim">no active session</td></tr>') + '</table>' +
       (this.report ? renderReport(this.report) : '');
   }
@@ -115,7 +116,7 @@ export function renderReport(r) {
   const byKind = Object.entries(c.completed_by_kind || {}).map(([k, v]) => `${k} ${fmt.count(v)}`).join(' · ');
   const dist = (rows, first) => rows.map((d) => `<tr><td>${first(d)}</td><td class="num">${d.n}</td><td class="num">${ms(d.p50_ms)}</td>` +
     `<td class="num">${ms(d.p95_ms)}</td><td class="num">${ms(d.p99_ms)}</td><td class="num">${ms(d.max_ms)}</td></tr>`).join('');
-  const head = '<tr><th></th><th>n</th><th>p50</th><th>p95</th><th>p99</th><th>max</th></tr>';
+  const head = '<tr><th></th><th class="num">n</th><th class="num">p50</th><th class="num">p95</th><th class="num">p99</th><th class="num">max</th></tr>';
   const samples = (r.samples || []).slice(0, 60).map((s) => {
     const cls = fmt.budgetClass(s.total_ms * 1e6, state.budgetMs);
     const stages = (s.stages || []).map((st) => st.available === false
@@ -133,7 +134,7 @@ export function renderReport(r) {
   const fr = r.frame_rate || {};
   const gauges = (r.memory && r.memory.gauges || []).map((g) => `${fmt.esc(g.name)} ${fmt.unit(g.value, g.unit)}`).join(' · ');
   const ses = r.session || {};
-  const popHead = '<tr><th>kind</th><th>population</th><th>n</th><th>p50</th><th>p95</th><th>p99</th><th>max</th></tr>';
+  const popHead = '<tr><th>kind</th><th>population</th><th class="num">n</th><th class="num">p50</th><th class="num">p95</th><th class="num">p99</th><th class="num">max</th></tr>';
   const pops = (r.population_summary || []).map((d) => `<tr><td>${d.kind}</td><td>${d.population != null ? fmt.esc(d.population) : '<span class="dim">unlabelled</span>'}</td>` +
     `<td class="num">${d.n}</td><td class="num">${ms(d.p50_ms)}</td><td class="num">${ms(d.p95_ms)}</td><td class="num">${ms(d.p99_ms)}</td><td class="num">${ms(d.max_ms)}</td></tr>`).join('');
   const ctrs = (r.counter_summary || []).map((d) => `<tr><td>${fmt.esc(d.name)}</td><td class="num">${d.n}</td><td class="num">${fmt.num(d.mean)}</td><td class="num">${fmt.num(d.max)}</td></tr>`).join('');
@@ -158,10 +159,11 @@ export function renderReport(r) {
     ((r.kind_summary || []).length ? `<h4>By kind</h4><table class="grid">${head}${dist(r.kind_summary, (d) => d.kind)}</table>` : '') +
     ((r.stage_summary || []).length ? `<h4>Stages (distribution of per-sample totals)</h4><table class="grid">${head}${dist(r.stage_summary, (d) => fmt.esc(d.name) + nested(d))}</table>` : '') +
     (pops ? `<h4>By kind and population (each with its n; do not pool them)</h4><table class="grid populations">${popHead}${pops}</table>` : '') +
-    (ctrs ? `<h4>Counters (over the samples that carry each)</h4><table class="grid counters"><tr><th></th><th>n</th><th>mean</th><th>max</th></tr>${ctrs}</table>` : '') +
-    (cov ? `<h4>Coverage: unavailable, not zero</h4><table class="grid coverage"><tr><th></th><th>name</th><th>unavailable in</th><th>measured in</th></tr>${cov}</table>` : '') +
-    (unfinished ? `<h4>Unfinished work (never a completed sample)</h4><table class="grid">${unfinished}</table>` : '') +
+    (ctrs ? `<h4>Counters (over the samples that carry each)</h4><table class="grid counters"><tr><th></th><th class="num">n</th><th class="num">mean</th><th class="num">max</th></tr>${ctrs}</table>` : '') +
+    (cov ? `<h4>Coverage: unavailable, not zero</h4><table class="grid coverage"><tr><th></th><th>name</th><th class="num">unavailable in</th><th class="num">measured in</th></tr>${cov}</table>` : '') +
+    (unfinished ? `<h4>Unfinished work (never a completed sample)</h4><table class="grid unfinished"><tr><th class="num">id</th><th>kind</th><th>window</th>` +
+      `<th>phase</th><th class="num">elapsed</th><th>state</th><th></th></tr>${unfinished}</table>` : '') +
     `<h4>Samples, newest first${(r.samples || []).length > 60 ? ' (first 60)' : ''}</h4>` +
-    (samples ? `<table class="grid"><tr><th>id</th><th>kind</th><th>window</th><th>frame</th><th>total</th><th></th><th>stages</th></tr>${samples}</table>` : '<div class="dim">no samples: empty is not fast</div>') +
+    (samples ? `<table class="grid samples"><tr><th class="num">id</th><th>kind</th><th>window</th><th class="num">frame</th><th class="num">total</th><th></th><th>stages</th></tr>${samples}</table>` : '<div class="dim">no samples: empty is not fast</div>') +
     '</section>';
 }

@@ -15,6 +15,7 @@ export const state = {
   span: -1,           // selected span index (flame.js, detail.js)
   search: '',         // lower-case search text (app.js)
   kinds: null,        // Set of frame kind names shown in the strip and list (frames.js)
+  frameThread: null,  // thread whose frames the strip and list show, null: every thread (frames.js)
   view: { t0: 0, t1: 1 }, // flame chart time range, ns since capture start (flame.js)
   tab: 'timeline',    // timeline | counters | sessions | diff (app.js)
   autoRefresh: false, // live: take a fresh snapshot every few seconds while recording (app.js)

@@ -7,7 +7,8 @@
 //     report renders (status, samples with their n), Reset discards what it
 //     kept (the report says reset 1×; the in-process sessions keep their
 //     resets), the report shows the demo's idle passes, its population split
-//     and its unavailable stage, and End gives the final;
+//     and its unavailable stage, every column header lines up with its
+//     values, and End gives the final;
 //   - Record starts the server's flight recorder, Refresh loads a snapshot
 //     (frames and spans of the running demo in the flame chart; the frames
 //     are its pass operations, with both frame rates), Stop keeps the last
@@ -36,6 +37,34 @@ function startDemo() {
     });
     p.stderr.on('data', (d) => { err += d; });
     p.on('exit', (code) => { clearTimeout(timer); reject(new Error(`strobe-demo exited ${code}: ${err}`)); });
+  });
+}
+
+// The columns of the report's tables whose header does not line up with its
+// values (issue 18, defect 7): per table, per named column, the header's text
+// and the first row's text must share their left edge or their right edge
+// (2 px), as a reader scanning down the column expects.
+function misaligned(page, sel) {
+  return page.$$eval(sel, (tables) => {
+    const extent = (el) => {
+      const r = document.createRange();
+      r.selectNodeContents(el);
+      const b = r.getBoundingClientRect();
+      return b.width ? b : null;
+    };
+    const out = [];
+    for (const t of tables) {
+      const rows = [...t.querySelectorAll('tr')];
+      const head = rows.find((r) => r.querySelector('th'));
+      const body = rows.find((r) => r.querySelector('td') && r.children.length === head?.children.length);
+      if (!head || !body) continue;
+      [...head.children].forEach((th, c) => {
+        const a = extent(th), b = extent(body.children[c]);
+        if (!a || !b) return;
+        if (Math.abs(a.left - b.left) > 2 && Math.abs(a.right - b.right) > 2) out.push(`${th.textContent} (${t.className})`);
+      });
+    }
+    return out;
   });
 }
 
@@ -103,6 +132,9 @@ async function main() {
     check(/gpu_timestamps/.test(cov), `the unavailable stage is listed apart (${cov})`);
     const pops = await page.$$eval('.report table.populations tr td:nth-child(2)', (tds) => tds.map((t) => t.textContent));
     check(pops.includes('none'), `per-transition percentiles (${pops})`);
+    const off = await misaligned(page, '.report table, table.sessions');
+    const tables = await page.$$eval('.report table', (ts) => ts.length);
+    check(tables >= 4 && off.length === 0, `every column header of the report's ${tables} tables lines up with its values (off: ${off.join(', ')})`);
     await page.screenshot({ path: path.join(work, 'live-session-reset.png') });
     await page.click(`button[data-act="end"][data-id="${id}"]`);
     await until(page, () => /\(final\)/.test(document.querySelector('.report h3')?.textContent || ''), null, 'the final report');

@@ -11,7 +11,16 @@
 //     and at 1024 px;
 //   - stages: every indented stage sits under its declared parent
 //     (component_after_layout under layout_update, not under text_shaping);
-//   - tooltip: never cut off, wherever the pointer is in the flame chart.
+//   - tooltip: never cut off, wherever the pointer is in the flame chart;
+//   - columns: at 1024 px the flame chart gets half the width; the frames
+//     list's duration and the stages' max columns are never cut; dragging a
+//     splitter resizes, a click collapses and restores a side column;
+//   - frames list: each frame once (a pass scope that is a frame's own is not
+//     listed again), one thread's frames at a time (numbered per thread, as
+//     `strobe report` counts them), every row reachable by scrolling;
+//   - diff: rows by the size of the change, shrinks included (the capture
+//     diff's largest shrink first when it is the largest change), the frame
+//     diff in the order of `strobe diff --frames --json`.
 // Screenshots go to --work. Any console error or page error fails the test.
 //
 // usage: node viewer_people.test.mjs --strobe BIN --make-capture BIN --chromium PATH --work DIR
@@ -79,8 +88,11 @@ async function main() {
   const cap = path.join(work, 'people.strobe');
   run(makeCapture, [cap, '--frames', '600', '--spike', '20', '--slow', '10:237900000', '--slow', '300:515100000',
     '--stage-tree', '--pass-category', '--worker-marks']);
+  const shrunk = path.join(work, 'shrunk.strobe');   // every `work` 60 % shorter, no slow frame, no spike
+  run(makeCapture, [shrunk, '--frames', '600', '--grow', '-60', '--stage-tree', '--pass-category', '--worker-marks']);
   const report = JSON.parse(run(strobe, ['report', '--json', '--top', '3', cap]));
-  const view = await startView(strobe, [cap]);
+  const cliDiff = JSON.parse(run(strobe, ['diff', cap, '--frames', '19', '20', '--json']));
+  const view = await startView(strobe, [cap, '--compare', shrunk]);
   const browser = await launch(chromiumPath);
   try {
     const meta = await (await fetch(`http://127.0.0.1:${view.port}/api/capture/meta`, { headers: { Authorization: `Bearer ${view.token}` } })).json();
@@ -90,10 +102,17 @@ async function main() {
     await section('strip', () => strip(page, report));
     await section('stages', () => stages(page, meta));
     await section('tooltip', () => tooltip(page));
+    await section('frames list', () => framesList(page, report));
+    await section('columns at 1500 px', () => columns(page, '1500'));
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await section('columns at 1280 px', () => columns(page, '1280'));
     await page.setViewportSize({ width: 1024, height: 768 });
     await page.waitForTimeout(200);
+    await section('columns at 1024 px', () => columns(page, '1024'));
+    await section('resizing columns', () => resizing(page));
     await section('strip at 1024 px', () => strip(page, report, '1024'));
     await section('tooltip at 1024 px', () => tooltip(page, '1024'));
+    await section('diff order', () => diffOrder(page, cliDiff));
     check(errors.length === 0, `no console or page errors (${errors.join(' | ')})`);
   } finally {
     await browser.close();
@@ -194,6 +213,118 @@ async function tooltip(page, label = '1500') {
   }
   await page.screenshot({ path: path.join(work, `people-tooltip-${label}.png`) });
   await page.mouse.move(1, 1);
+}
+
+// >>frames list (defect 6): each frame once, one thread's numbers at a time, every row reachable.
+async function framesList(page, report) {
+  const series = Object.fromEntries(report.frames.series.map((r) => [r.name, r.frames]));
+  const rowsNow = () => page.$$eval('#list tbody tr[data-frame]', (trs) => trs.map((tr) => {
+    const c = (k) => tr.querySelector(`td.c-${k}`)?.textContent.trim();
+    return { number: c('number'), kind: c('kind'), thread: c('thread'), start: c('start'), dur: c('dur') };
+  }));
+  // The note says what the list holds; the list holds it.
+  const note = await page.textContent('.list-note');
+  const held = await page.evaluate(() => __strobe.listRows());
+  check(new RegExp(`${series.main} frames`).test(note.replace(/,/g, '')) && /main/.test(note),
+    `the list says it holds main's ${series.main} frames, as strobe report counts them (${note})`);
+  // Scrolling through the whole list meets every row once.
+  const seen = new Map();
+  await page.evaluate(() => { document.querySelector('#list').scrollTop = 0; });
+  for (let k = 0; k < 200; k++) {
+    for (const r of await rowsNow()) seen.set(`${r.kind} ${r.number} ${r.thread}`, r);
+    const done = await page.evaluate(() => {
+      const l = document.querySelector('#list');
+      if (l.scrollTop + l.clientHeight >= l.scrollHeight - 1) return true;
+      l.scrollTop += l.clientHeight * 0.8;
+      return false;
+    });
+    if (done) { for (const r of await rowsNow()) seen.set(`${r.kind} ${r.number} ${r.thread}`, r); break; }
+    await page.waitForTimeout(30);
+  }
+  const rows = [...seen.values()];
+  check(rows.length === held && note.replace(/,/g, '').includes(String(held)), `scrolling the list meets all ${held} rows it says it holds (${rows.length}; ${note})`);
+  const frames = rows.filter((r) => r.kind === 'frame');
+  check(frames.length === series.main && frames.every((r) => r.thread === 'main'),
+    `main's ${series.main} frames, each once, no other thread's (${frames.length}: ${[...new Set(frames.map((r) => r.thread))]})`);
+  const passes = rows.filter((r) => r.kind === 'pass');
+  check(!passes.some((p) => frames.some((f) => f.start === p.start)),
+    `no pass is listed again beside the frame it is (${passes.length} passes listed: ${passes.map((p) => p.start)})`);
+  // The other thread's frames are one choice away, numbered as the report numbers them.
+  const pick = (name) => page.$eval('#frame-thread', (sel, n) => [...sel.options].find((o) => o.textContent.startsWith(n)).value, name);
+  await page.selectOption('#frame-thread', await pick('worker'));
+  await page.waitForFunction(() => /worker/.test(document.querySelector('.list-note')?.textContent || ''));
+  const held2 = await page.evaluate(() => __strobe.listRows());
+  const first = (await rowsNow())[0];
+  check(held2 === series.worker && first && first.thread === 'worker', `choosing worker lists its ${series.worker} frames (${held2}, ${JSON.stringify(first)})`);
+  await page.selectOption('#frame-thread', await pick('main'));
+  await page.evaluate(() => { document.querySelector('#list').scrollTop = 0; });
+}
+
+// >>columns (defect 5): the flame chart's share, and the columns a person needs never cut.
+async function columns(page, label) {
+  await page.waitForTimeout(150);
+  await selectFrame(page, 20, 'frame');
+  const vw = page.viewportSize().width;
+  const flame = await page.locator('#flame').boundingBox();
+  check(flame.width >= 0.45 * vw, `${label}: the flame chart gets ${Math.round(flame.width)} px of ${vw} (at least 45 %)`);
+  check(fullyShown(await hiddenPx(page, '#list th.c-dur')) && fullyShown(await hiddenPx(page, '#list tbody tr[data-frame] td.c-dur')),
+    `${label}: the frames list's duration column is not cut`);
+  const maxTh = await page.$('#detail table.stages th:last-child');
+  const maxTd = await page.$('#detail table.stages tr:last-child td:last-child');
+  check(maxTh && fullyShown(await hiddenPx(page, maxTh)) && fullyShown(await hiddenPx(page, maxTd)) && /max/.test(await maxTh.textContent()),
+    `${label}: the stages' max column is not cut`);
+  await page.screenshot({ path: path.join(work, `people-columns-${label}.png`) });
+}
+
+// >>resizing (defect 5): drag a splitter, collapse and restore a side column.
+async function resizing(page) {
+  const box = (sel) => page.locator(sel).boundingBox();
+  const list0 = await box('#list'), flame0 = await box('#flame');
+  const sp = await box('.splitter[data-side="list"]');
+  await page.mouse.move(sp.x + sp.width / 2, sp.y + 200);
+  await page.mouse.down();
+  await page.mouse.move(sp.x + sp.width / 2 + 80, sp.y + 200, { steps: 5 });
+  await page.mouse.up();
+  await page.waitForTimeout(150);
+  const list1 = await box('#list'), flame1 = await box('#flame');
+  check(Math.abs(list1.width - list0.width - 80) < 3 && Math.abs(flame0.width - flame1.width - 80) < 3,
+    `dragging the splitter 80 px widens the list by 80 px (${list0.width} → ${list1.width}) and narrows the flame chart (${flame0.width} → ${flame1.width})`);
+  const canvasW = await page.evaluate(() => document.querySelector('.flame-overlay').getBoundingClientRect().width);
+  check(Math.abs(canvasW - flame1.width) < 2, `the flame chart redraws at its new width (${canvasW})`);
+  const detail0 = await box('#detail');
+  await page.click('.splitter[data-side="detail"] button');
+  await page.waitForTimeout(150);
+  const flame2 = await box('#flame');
+  const detailShown = await page.isVisible('#detail');
+  check(!detailShown && flame2.width >= flame1.width + detail0.width - 2,
+    `collapsing the detail panel gives its ${detail0.width} px to the flame chart (${flame1.width} → ${flame2.width})`);
+  await page.click('.splitter[data-side="detail"] button');
+  await page.waitForTimeout(150);
+  const detail3 = await box('#detail');
+  check(detail3 && Math.abs(detail3.width - detail0.width) < 2, `restoring it brings back its width (${detail3 && detail3.width})`);
+  await page.dblclick('.splitter[data-side="list"]');   // double-click: the default width again
+  await page.waitForTimeout(150);
+  const list4 = await box('#list');
+  check(Math.abs(list4.width - list0.width) < 3, `a double-click restores the list's default width (${list4.width}, ${list0.width})`);
+}
+
+// >>diff order (defect 7): by the size of the change, shrinks included.
+async function diffOrder(page, cliDiff) {
+  await page.click('#tabs button[data-tab="diff"]');
+  const rows = await page.evaluate(() => __strobe.diffCaptures());
+  const sorted = rows.every((r, i) => i === 0 || Math.abs(rows[i - 1].change) >= Math.abs(r.change) - 1e-6);
+  check(sorted, `the capture diff lists rows by the size of their change (${rows.slice(0, 5).map((r) => `${r.path} ${r.change}`)})`);
+  const biggestShrink = rows.reduce((a, b) => (b.change < a.change ? b : a));
+  check(rows.length > 2 && rows[0].change < 0 && rows[0].path === biggestShrink.path,
+    `the largest shrink, larger than every growth, comes first (${rows[0].path} ${rows[0].change})`);
+  const shown = await page.$$eval('table.diff tr:nth-child(2) td', (tds) => tds.map((t) => t.textContent.trim()));
+  check(shown[0] === rows[0].path && /shrank|vanished/.test(shown[7]), `the table's first row is that shrink (${shown})`);
+  await page.screenshot({ path: path.join(work, 'people-diff-captures.png') });
+  const fr = await page.evaluate(() => { __strobe.selectFrame(20, 'frame', 'main'); return __strobe.diffFrames(19, 20); });
+  const cli = cliDiff.spans.map((r) => Math.abs(r.change_ns)), mine = fr.map((r) => Math.abs(r.change));
+  check(fr.length === cli.length && mine.every((v, i) => Math.abs(v - cli[i]) < 1),
+    `the frame diff's rows come in strobe diff's order of change size (${mine} vs ${cli})`);
+  await page.click('#tabs button[data-tab="timeline"]');
 }
 
 finish(main);
