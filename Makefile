@@ -45,12 +45,16 @@ test: build
 
 # The demo: ~10 s of the instrumented data grid with the embedded server and
 # viewer on 127.0.0.1; writes out/demo.strobe and out/demo-report.json and
-# prints the stage summary. DEMO_ARGS='--serve' keeps it serving until Ctrl-C;
+# prints the stage summary; then exports out/demo.perfetto-trace from the capture. DEMO_ARGS='--serve' keeps it serving until Ctrl-C;
 # DEMO_ARGS='--serve --seconds 120' serves for 120 s, then stops.
 DEMO_ARGS ?= --seconds 10 --out out
 
 demo: build
 	$(BUILD_DIR)/examples/strobe-demo $(DEMO_ARGS)
+	@if [ -f out/demo.strobe ]; then \
+	  $(BUILD_DIR)/tools/strobe export out/demo.strobe --format perfetto --quiet -o out/demo.perfetto-trace && \
+	  echo "wrote out/demo.perfetto-trace: the capture in Perfetto's own format (open it in ui.perfetto.dev)"; \
+	fi
 
 bench: build
 	@set -e; \

@@ -4,6 +4,11 @@
  *   report_events_per_s        >= 30,000,000 (single-threaded)
  *   report_peak_rss_mib        <= 64
  *   export_chrome_events_per_s >= 10,000,000
+ *   export_perfetto_scopes_per_s >= 5,000,000 and
+ *   export_perfetto_bytes_per_scope <= 20 (issue 16), each beside its same-run
+ *   baseline: the chrome export's time (export_perfetto_time_vs_chrome) and
+ *   the capture's own bytes per scope (export_perfetto_size_vs_capture).
+ *   The perfetto file is written to $TMPDIR to be measured, then removed.
  *
  * The capture is synthetic and deterministic (the library's real block
  * encoder fed with made-up timestamps, like a frame loop of nested scopes
@@ -204,5 +209,27 @@ int main(int argc, char **argv) {
   printf("BENCH export_chrome_events_per_s %.0f events/s\n", ev_s);
   printf("BENCH export_chrome_peak_rss_mib %.1f MiB\n", (double)rss / 1024.0);
   printf("BUDGET export_chrome_events_per_s %.0f >= 10000000 %s\n", ev_s, ev_s >= 1e7 ? "ok" : "OVER");
+  double chrome_secs = secs;
+
+  /* 7 scopes per frame of 18 events (the generator above). */
+  double scopes = (double)(in_file / 18 * 7);
+  char pf[600];
+  snprintf(pf, sizeof pf, "%s.pftrace", path);
+  char *perfetto[] = {(char *)cli, "export", "--quiet", "--format", "perfetto", "-o", pf, path, NULL};
+  if (best_of(perfetto, &secs, &rss)) return 1;
+  struct stat pst;
+  if (stat(pf, &pst) != 0) {
+    fprintf(stderr, "bench_cli: %s not written\n", pf);
+    return 1;
+  }
+  remove(pf);
+  double sc_s = scopes / secs, bps = (double)pst.st_size / scopes;
+  printf("BENCH export_perfetto_scopes_per_s %.0f scopes/s\n", sc_s);
+  printf("BENCH export_perfetto_bytes_per_scope %.2f bytes\n", bps);
+  printf("BENCH export_perfetto_time_vs_chrome %.2f ratio\n", secs / chrome_secs);
+  printf("BENCH export_perfetto_size_vs_capture %.2f ratio\n", (double)pst.st_size / (double)st.st_size);
+  printf("BENCH export_perfetto_peak_rss_mib %.1f MiB\n", (double)rss / 1024.0);
+  printf("BUDGET export_perfetto_scopes_per_s %.0f >= 5000000 %s\n", sc_s, sc_s >= 5e6 ? "ok" : "OVER");
+  printf("BUDGET export_perfetto_bytes_per_scope %.2f <= 20 %s\n", bps, bps <= 20 ? "ok" : "OVER");
   return 0;
 }

@@ -11,8 +11,9 @@
 #                            when the optional server library will be left out
 set -euo pipefail
 
-# The library and the CLI: a compiler, CMake, pkg-config, zstd.
-library=(cmake pkg-config gcc g++ libzstd-dev)
+# The library and the CLI: a compiler, CMake, pkg-config, zstd; zlib for the
+# CLI's perfetto export (deflate-compressed packets).
+library=(cmake pkg-config gcc g++ libzstd-dev zlib1g-dev)
 # libstrobe_server (and `strobe view`): built and installed when present.
 server=(libjansson-dev libmicrohttpd-dev)
 
@@ -20,11 +21,13 @@ packages=(
   cmake pkg-config gcc g++          # build
   clang libclang-rt-14-dev          # sanitizers and libFuzzer with Clang
   libzstd-dev                       # capture compression
+  zlib1g-dev                        # the perfetto export's deflate packets
   libjansson-dev libmicrohttpd-dev  # server: JSON in, HTTP
   libcairo2-dev libpango1.0-dev     # demo rendering
   fonts-dejavu-core                 # the demo's font
   valgrind                          # bench-callgrind
   python3 python3-jsonschema        # report schema checks
+  protobuf-compiler zstd            # the perfetto export's test: protoc --decode, zstd -d
   nodejs npm                        # MCP SDK client tests
   chromium                          # viewer tests
 )

@@ -644,6 +644,278 @@ def case_export_speedscope():
                    check=True)
 
 
+# >>perfetto: the export decoded by protoc against tests/cli/perfetto_subset.proto
+# (check_perfetto.py), every event compared with the chrome export of the same
+# capture, an independent writer whose output Python reads as JSON.
+
+def chrome_events(path, *opts):
+    out = os.path.join(ARGS.work, os.path.basename(path) + "".join(o.strip("-") for o in opts) + ".json")
+    run("export", path, "--format", "chrome", "-o", out, "--quiet", *opts)
+    with open(out) as f:
+        doc = json.load(f)
+    threads = {e["tid"]: e["args"]["name"] for e in doc["traceEvents"] if e["ph"] == "M" and e["name"] == "thread_name"}
+    return doc, threads
+
+
+def ns(us):
+    return round(us * 1000)
+
+
+def chrome_scopes(doc, threads):
+    """(thread, name, begin ns, end ns) -> args, for every X event."""
+    d = {}
+    for e in doc["traceEvents"]:
+        if e["ph"] == "X":
+            key = (threads[e["tid"]], e["name"], ns(e["ts"]), ns(e["ts"]) + ns(e["dur"]))
+            check(key not in d, f"two identical X events {key}")
+            d[key] = (e["cat"], e.get("args", {}))
+    return d
+
+
+def depths(keys):
+    """Nesting depth of each (thread, name, begin, end) from the intervals alone."""
+    out = {}
+    by_thread = {}
+    for k in keys:
+        by_thread.setdefault(k[0], []).append(k)
+    for t, ks in by_thread.items():
+        stack = []
+        for k in sorted(ks, key=lambda k: (k[2], -k[3])):
+            while stack and stack[-1][3] <= k[2] and not (stack[-1][2] == k[2] == k[3]):
+                stack.pop()
+            out[k] = len(stack)
+            stack.append(k)
+    return out
+
+
+def perfetto_load(path):
+    sys.path.insert(0, HERE)
+    import check_perfetto
+    try:
+        return check_perfetto.load(path, ARGS.protoc, ARGS.zstd)
+    except check_perfetto.Bad as e:
+        raise Fail(f"{path}: {e}")
+
+
+def perfetto_scopes(r, track_names=None):
+    """(thread, name, begin, end) -> (category, args) of every closed slice on a thread or stage track."""
+    d = {}
+    for sl in r["slices"]:
+        tr = r["tracks"][sl["track"]]
+        if tr["thread"] is None and tr["name"] != "stages":
+            continue
+        thread = tr["name"] if tr["thread"] is not None else r["tracks"][tr["parent"]]["name"]
+        key = (thread, sl["name"], sl["begin"], sl["end"])
+        check(key not in d, f"two identical slices {key}")
+        d[key] = (sl["cat"], {**sl["args"], **sl["end_args"]}, sl["depth"], tr["name"])
+    return d
+
+
+def perfetto_export(path, name, *opts):
+    out = os.path.join(ARGS.work, name)
+    run("export", path, "--format", "perfetto", "-o", out, "--quiet", *opts)
+    return out, perfetto_load(out)
+
+
+def case_export_perfetto():
+    base = capture("base")
+    doc, threads = chrome_events(base)
+    want = chrome_scopes(doc, threads)
+    check(len(want) == 500, f"chrome has the 500 scopes: {len(want)}")
+    loads = {}
+    for comp in ("zstd", "deflate", "none"):
+        path, r = perfetto_export(base, f"base.{comp}.pftrace", "--compression", comp)
+        loads[comp] = (os.path.getsize(path), r)
+    sizes = {c: v[0] for c, v in loads.items()}
+    check(loads["zstd"][1]["kinds"]["zstd"] >= 1 and loads["zstd"][1]["kinds"]["plain"] == 0, "zstd packets")
+    check(loads["deflate"][1]["kinds"]["deflate"] >= 1 and loads["deflate"][1]["kinds"]["plain"] == 0, "deflate packets")
+    check(loads["none"][1]["kinds"]["zstd"] == loads["none"][1]["kinds"]["deflate"] == 0, "plain packets")
+    check(sizes["zstd"] < sizes["none"] / 4 and sizes["deflate"] < sizes["none"] / 4, f"compressed sizes {sizes}")
+    _, plain = perfetto_export(base, "default.pftrace")
+    for comp, (_, r) in loads.items():
+        check(r["slices"] == plain["slices"] and r["counters"] == plain["counters"] and r["instants"] == plain["instants"],
+              f"--compression {comp} decodes to the same events as the default")
+    r = plain
+    # Tracks: the process, each thread (pid, OS tid, name), a counter track per counter and gauge.
+    procs = [t for t in r["tracks"].values() if t["process"]]
+    check(len(procs) == 1 and procs[0]["process"]["pid"] == [4242], f"process track {procs}")
+    thr = {t["name"]: t for t in r["tracks"].values() if t["thread"]}
+    check(set(thr) == {"main", "worker"} and thr["main"]["thread"]["tid"] == [1000] and
+          thr["worker"]["thread"]["tid"] == [1001] and thr["main"]["thread"]["pid"] == [4242], f"thread tracks {thr}")
+    # Every scope: thread, name, category, begin and end to the ns, nesting, the numbers on it.
+    got = perfetto_scopes(r)
+    check(set(got) == set(want), f"slices differ from the chrome export: only in perfetto "
+          f"{sorted(set(got) - set(want))[:5]}, only in chrome {sorted(set(want) - set(got))[:5]}")
+    dep = depths(want)
+    for k, (cat, args) in want.items():
+        gcat, gargs, gdepth, _ = got[k]
+        check(gcat == (cat if cat in ("sim", "gfx") else ""), f"{k}: category {gcat!r}, chrome {cat!r}")
+        check(gargs == args, f"{k}: numbers {gargs}, chrome {args}")
+        check(gdepth == dep[k], f"{k}: depth {gdepth}, from the intervals {dep[k]}")
+    check(not r["open"], f"nothing left open: {r['open'][:3]}")
+    # Counters (running sums) and gauges, by time and value, on their own tracks with their units.
+    cw = sorted((e["name"], ns(e["ts"]), list(e["args"].values())[0]) for e in doc["traceEvents"] if e["ph"] == "C")
+    cg = sorted((r["tracks"][c["track"]]["name"], c["ts"], c["value"]) for c in r["counters"])
+    check(cw == cg and len(cg) == 100, f"counter samples differ: {cw[:3]} vs {cg[:3]}")
+    units = {t["name"]: t["counter"] for t in r["tracks"].values() if t["counter"] is not None}
+    check(units["draw_calls"].get("unit") == [2] and "unit" not in units["queue_depth"], f"counter units {units}")
+    # Frame marks: instants on the marking thread's track.
+    mw = sorted(ns(e["ts"]) for e in doc["traceEvents"] if e["ph"] == "i" and e["name"] == "frame")
+    mg = sorted(i["ts"] for i in r["instants"] if i["name"] == "frame" and r["tracks"][i["track"]]["name"] == "main")
+    check(mw == mg and len(mg) == 50, f"frame marks {mg[:3]} vs {mw[:3]}")
+    summary = [i for i in r["instants"] if i["name"] == "strobe export"]
+    check(len(summary) == 1 and summary[0]["args"]["scopes"] == 500 and summary[0]["args"]["unfinished_scopes"] == 0 and
+          summary[0]["args"]["capture_state"] == "complete", f"summary {summary}")
+    with open(os.path.join(ARGS.work, "default.pftrace"), "rb") as f:
+        data = f.read()
+    p = subprocess.run([ARGS.strobe, "export", base, "--format", "perfetto"], capture_output=True, timeout=60)
+    check(p.returncode == 0 and p.stdout == data, "stdout and -o give the same bytes")
+
+    # Unfinished, lost and unwound scopes: never given an end silently.
+    odd = capture("odd", "--unfinished", "--lost", "--unwound")
+    doc, threads = chrome_events(odd)
+    _, r = perfetto_export(odd, "odd.pftrace")
+    check([(s["name"], r["tracks"][s["track"]]["name"]) for s in r["open"]] == [("stalled", "worker")],
+          f"only the unfinished scope stays open: {[s['name'] for s in r['open']]}")
+    lost = [s for s in r["slices"] if s["end_args"].get("strobe", "").startswith("end lost")]
+    unw = [s for s in r["slices"] if s["end_args"].get("strobe", "").startswith("unwound")]
+    cl = [e for e in doc["traceEvents"] if e["ph"] == "B" and e["args"]["strobe"] == "end lost"]
+    cu = [e for e in doc["traceEvents"] if e["ph"] == "X" and e.get("args", {}).get("strobe", "").startswith("unwound")]
+    check(len(lost) == 1 and lost[0]["name"] == "job" and lost[0]["begin"] == ns(cl[0]["ts"]),
+          f"the lost job closed where the loss was recorded, flagged: {lost}")
+    check(len(unw) == len(cu) == 1 and unw[0]["begin"] == ns(cu[0]["ts"]) and unw[0]["end"] == ns(cu[0]["ts"]) + ns(cu[0]["dur"]),
+          f"the unwound job flagged: {unw} vs {cu}")
+    summary = next(i for i in r["instants"] if i["name"] == "strobe export")["args"]
+    check(summary["unfinished_scopes"] == 1 and summary["lost_scopes"] == 1 and summary["unwound_scopes"] == 1,
+          f"summary counts {summary}")
+    lostmark = [i for i in r["instants"] if i["name"] == "strobe: events lost"]
+    check(len(lostmark) == 1 and lostmark[0]["args"]["lost"] > 0, f"the loss marked {lostmark}")
+
+    # Stages: their own track under the thread, nested among themselves.
+    st = capture("stages", "--stages")
+    doc, threads = chrome_events(st)
+    want = chrome_scopes(doc, threads)
+    _, r = perfetto_export(st, "stages.pftrace")
+    got = perfetto_scopes(r)
+    check(set(got) == set(want), "stage capture: every scope round-trips")
+    stage_names = {"phase_update", "model_update", "row_bind"}
+    on_stages = {k[1] for k, v in got.items() if v[3] == "stages"}
+    check(on_stages == stage_names, f"stage scopes on the stages track: {on_stages}")
+    check(all(v[3] == "main" for k, v in got.items() if k[1] not in stage_names and k[0] == "main"), "others on the thread")
+    rb = [v[2] for k, v in got.items() if k[1] == "row_bind"]
+    check(rb and all(d == 1 for d in rb), f"row_bind nested one deep on the stages track: {set(rb)}")
+
+    # Operations: one slice per completed operation on its window's lane, with its facts.
+    ops = capture("ops", "--ops")
+    doc, _ = chrome_events(ops)
+    _, r = perfetto_export(ops, "ops.pftrace")
+    cb = {e["id2"]["local"]: e for e in doc["traceEvents"] if e["ph"] == "b"}
+    ce = {e["id2"]["local"]: e for e in doc["traceEvents"] if e["ph"] == "e"}
+    lanes = {u: t for u, t in r["tracks"].items() if t["name"].startswith("operations ")}
+    got = sorted((s["name"], s["begin"], s["end"], tuple(sorted(s["args"].items()))) for s in r["slices"] if s["track"] in lanes)
+    want = sorted((cb[k]["name"], ns(cb[k]["ts"]), ns(ce[k]["ts"]),
+                   tuple(sorted((a, v) for a, v in cb[k]["args"].items()))) for k in cb)
+    check(len(got) == 50 and got == want, f"operations differ: {got[:2]} vs {want[:2]}")
+    check({t["name"] for t in lanes.values()} == {"operations main"}, f"one lane for main: {lanes}")
+    check(sum(1 for g in got if ("committed", False) in g[3]) == 1, "frame 7 not committed")
+
+
+def case_export_filters():
+    base = capture("filters", "--frames", "40", "--unfinished")
+    doc, threads = chrome_events(base)
+    full = chrome_scopes(doc, threads)
+    frames = sorted(k for k in full if k[1] == "frame")
+    # --from inside frame 10 (after its start: frame 10 is left out, its later
+    # children kept), --to inside frame 30 (frame 30 is open then: left out).
+    frm = frames[10][2] + 500
+    to = frames[30][2] + 1500
+    check(any(k[2] < frm < k[3] for k in full) and any(k[2] < to < k[3] for k in full), "the bounds cut scopes")
+    rng = ["--from", f"{frm / 1e6:.6f}", "--to", f"{to / 1e6:.6f}"]
+
+    def expect(thread=None):
+        return {k for k in full if k[2] >= frm and k[3] <= to and (thread is None or k[0] == thread)}
+
+    # chrome
+    for opts, thread in ((rng, None), (rng + ["--thread", "worker"], "worker"), (["--thread", "1"], "worker")):
+        d, th = chrome_events(base, *opts)
+        got = set(chrome_scopes(d, th))
+        want = expect(thread) if "--from" in opts else {k for k in full if k[0] == thread}
+        check(got == want, f"chrome {opts}: {len(got)} scopes, expected {len(want)}: "
+              f"extra {sorted(got - want)[:3]}, missing {sorted(want - got)[:3]}")
+        check(set(th.values()) == ({thread} if thread else {"main", "worker"}), f"chrome {opts} threads {th}")
+        cs = [ns(e["ts"]) for e in d["traceEvents"] if e["ph"] == "C"]
+        if "--from" in opts:  # main's counters and gauges by time; worker has none
+            check(bool(cs) == (thread is None) and all(frm <= t <= to for t in cs), f"chrome {opts}: counters by time")
+    # perfetto
+    for opts, thread in ((rng, None), (rng + ["--thread", "worker"], "worker"), (["--thread", "worker"], "worker")):
+        _, r = perfetto_export(base, "f.pftrace", *opts)
+        got = set(perfetto_scopes(r))
+        want = expect(thread) if "--from" in opts else {k for k in full if k[0] == thread}
+        check(got == want, f"perfetto {opts}: {len(got)} scopes, expected {len(want)}: "
+              f"extra {sorted(got - want)[:3]}, missing {sorted(want - got)[:3]}")
+        names = {t["name"] for t in r["tracks"].values() if t["thread"]}
+        check(names == ({thread} if thread else {"main", "worker"}), f"perfetto {opts} thread tracks {names}")
+        if "--from" in opts:
+            check(bool(r["counters"]) == (thread is None) and all(frm <= c["ts"] <= to for c in r["counters"]),
+                  f"perfetto {opts}: counters by time")
+            check(not r["open"], f"perfetto {opts}: the unfinished scope began before --to and was open at it: left out")
+        else:
+            check([s["name"] for s in r["open"]] == ["stalled"], f"perfetto {opts}: the unfinished scope kept")
+    # speedscope: O/C pairs per profile
+    out = os.path.join(ARGS.work, "f.speedscope.json")
+    run("export", base, "--format", "speedscope", "-o", out, "--quiet", *rng)
+    with open(out) as f:
+        sd = json.load(f)
+    got = set()
+    for prof in sd["profiles"]:
+        stack = []
+        for e in prof["events"]:
+            if e["type"] == "O":
+                stack.append(e)
+            else:
+                o = stack.pop()
+                got.add((prof["name"], sd["shared"]["frames"][o["frame"]]["name"], o["at"], e["at"]))
+    check(got == expect(), f"speedscope: {len(got)} scopes, expected {len(expect())}: "
+          f"extra {sorted(got - expect())[:3]}, missing {sorted(expect() - got)[:3]}")
+    # folded: the self time of the scopes inside the range
+    out = os.path.join(ARGS.work, "f.folded")
+    run("export", base, "--format", "folded", "-o", out, "--quiet", *rng, "--thread", "main")
+    with open(out) as f:
+        total = sum(int(line.rsplit(" ", 1)[1]) for line in f)
+    selfs = {}
+    dep = depths(full)
+    for k in full:  # self = duration minus the direct children's
+        selfs[k] = k[3] - k[2] - sum(c[3] - c[2] for c in full if c[0] == k[0] and dep[c] == dep[k] + 1 and
+                                     c[2] >= k[2] and c[3] <= k[3])
+    want_total = sum(selfs[k] for k in expect("main"))
+    check(total == want_total, f"folded self total {total}, expected {want_total}")
+    # csv: counts and totals per site
+    out = os.path.join(ARGS.work, "f.csv")
+    run("export", base, "--format", "csv", "-o", out, "--quiet", *rng)
+    with open(out) as f:
+        rows = {row.split(",")[0]: row.split(",") for row in f.read().splitlines()[1:]}
+    for name in {k[1] for k in expect()}:
+        ks = [k for k in expect() if k[1] == name]
+        check(int(rows[name][5]) == len(ks) and float(rows[name][3]) == sum(k[3] - k[2] for k in ks),
+              f"csv {name}: {rows[name]} vs {len(ks)} scopes")
+    # Bad values: a clear error, exit 2, for every format.
+    for fmt in ("chrome", "speedscope", "perfetto", "folded", "csv"):
+        for opts, msg in ((["--from", "abc"], "--from needs a number of ms"), (["--to", "-1"], "--to is ms since"),
+                          (["--from", "5", "--to", "2"], "--to (2 ms) must be later than --from (5 ms)"),
+                          (["--thread", ""], "--thread needs a thread name or index")):
+            _, err = run("export", base, "--format", fmt, *opts, expect=2)
+            check(msg in err, f"{fmt} {opts}: {err!r}")
+        _, err = run("export", base, "--format", fmt, "--thread", "nosuch", "-o", os.devnull)
+        check("no thread matches --thread nosuch" in err, f"{fmt}: --thread matching nothing is said: {err!r}")
+    _, err = run("export", base, "--format", "chrome", "--compression", "zstd", expect=2)
+    check("--compression applies to --format perfetto only" in err, err)
+    _, err = run("export", base, "--format", "perfetto", "--compression", "lz4", expect=2)
+    check("unknown --compression 'lz4'" in err, err)
+    with open(base, "rb") as f:
+        _, err = run("export", "-", "--format", "perfetto", "--to", "1", stdin=f, expect=2)
+    check("cannot read standard input" in err, f"perfetto --to from stdin: {err!r}")
+
+
 def case_export_folded():
     base = capture("base")
     out, _ = run("export", base, "--format", "folded")
@@ -1014,6 +1286,8 @@ def main():
     ap.add_argument("--schema")
     ap.add_argument("--disabled-app")
     ap.add_argument("--interp")
+    ap.add_argument("--protoc", default="protoc")
+    ap.add_argument("--zstd", default="zstd")
     ap.add_argument("case", choices=sorted(CASES))
     ARGS = ap.parse_args()
     shutil.rmtree(ARGS.work, ignore_errors=True)

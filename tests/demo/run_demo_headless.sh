@@ -3,7 +3,8 @@
 # validates against docs/report-schema.json, shows everything the demo
 # instruments (check_demo.py), its capture and spike files read back
 # with `strobe info`, and `strobe report` counts the unwound scopes of the
-# edits its input handler rejected with a longjmp.
+# edits its input handler rejected with a longjmp; its perfetto export
+# decodes and holds every scope.
 # usage: run_demo_headless.sh <strobe-demo> <strobe> <source dir> <work dir>
 set -euo pipefail
 demo=$1 strobe=$2 src=$3 work=$4
@@ -46,5 +47,26 @@ for name, pattern in (("surface_and_text_cache", r"[0-9.]+ (KiB|MiB|GiB)"), ("fr
     line = next((l for l in text.splitlines() if l.strip().startswith(name + " ")), "")
     if not re.search(pattern, line):
         sys.exit("run_demo_headless: the report's %s line does not print its unit: %r" % (name, line))
+PY
+# The capture in Perfetto's format (`make demo` writes it too): decoded with
+# protoc and replayed (tests/cli/check_perfetto.py), every completed scope a
+# closed slice, the unwound ones flagged, passes on operation lanes, stages on
+# their own tracks.
+"$strobe" export "$work/demo.strobe" --format perfetto --quiet -o "$work/demo.perfetto-trace"
+python3 - "$src/tests/cli" "$work/demo.perfetto-trace" "$work/report.json" <<'PY'
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import check_perfetto
+r = check_perfetto.load(sys.argv[2], "protoc", "zstd")
+rep = json.load(open(sys.argv[3]))
+scopes = sum(s["count"] for s in rep["sites"])
+unwound = [s for s in r["slices"] if s["end_args"].get("strobe", "").startswith("unwound")]
+tracks = r["tracks"]
+lanes = [s for s in r["slices"] if tracks[s["track"]]["name"].startswith("operations ")]
+stages = [s for s in r["slices"] if tracks[s["track"]]["name"] == "stages"]
+closed = len(r["slices"]) - len(unwound) - len(lanes)
+if closed != scopes or len(unwound) != 9 or not stages or not any(s["name"].startswith("pass ") for s in lanes):
+    sys.exit(f"run_demo_headless: perfetto export: {closed} closed slices for {scopes} scopes, {len(unwound)} unwound, "
+             f"{len(stages)} stage slices, {len(lanes)} operations")
 PY
 echo "run_demo_headless: ok"

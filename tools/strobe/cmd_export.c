@@ -1,8 +1,9 @@
 /*
- * cmd_export.c — `strobe export FILE --format chrome|speedscope|folded|csv
- * [-o OUT]`: options, the output file, and the hand-off to one exporter
- * (export_*.c). The output is written while the capture is read; a failed
- * write exits 3 and removes a partial -o file.
+ * cmd_export.c — `strobe export FILE --format chrome|speedscope|perfetto|folded|csv
+ * [-o OUT] [--thread T] [--from MS] [--to MS]`: options, the filters every
+ * format shares (export_filter.c), the output file, and the hand-off to one
+ * exporter (export_*.c). The output is written while the capture is read; a
+ * failed write exits 3 and removes a partial -o file.
  */
 #include <getopt.h>
 #include <string.h>
@@ -10,16 +11,25 @@
 #include "export.h"
 
 static const char g_usage[] =
-    "usage: strobe export FILE --format chrome|speedscope|folded|csv [-o OUT] [--quiet]\n"
+    "usage: strobe export FILE --format chrome|speedscope|perfetto|folded|csv [-o OUT]\n"
+    "                    [--thread NAME|INDEX] [--from MS] [--to MS] [--compression zstd|deflate|none] [--quiet]\n"
     "\n"
     "  chrome      Chrome Trace Event Format JSON (Perfetto UI, chrome://tracing,\n"
     "              speedscope): X events per scope, thread names, counters as C\n"
     "              events, frame marks as instant events\n"
     "  speedscope  speedscope's own JSON: one evented profile per thread\n"
+    "  perfetto    Perfetto's protobuf trace (ui.perfetto.dev, trace_processor): track\n"
+    "              events with interned names, delta-encoded timestamps, thread,\n"
+    "              stage, counter and operation tracks; zstd-compressed packets\n"
     "  folded      folded stacks (flamegraph.pl, inferno): 'thread;a;b;c <self ns>'\n"
     "  csv         one row per scope site, Tracy's CSV columns\n"
     "\n"
     "  -o, --output OUT   write to OUT instead of standard output\n"
+    "  --thread NAME|INDEX  only this thread (all digits: a thread index)\n"
+    "  --from MS, --to MS only scopes lying wholly inside this range, in ms since the\n"
+    "                     capture started; counters, marks by their time. Either alone\n"
+    "  --compression zstd|deflate|none  perfetto only: zstd (the default; Perfetto v58\n"
+    "                     and later), deflate (every Perfetto since 2019) or none\n"
     "  --quiet            no progress bar\n"
     "\n"
     "Unfinished scopes are never given a made-up duration: chrome writes them as\n"
@@ -33,54 +43,89 @@ static const char g_usage[] =
 int cmd_export(int argc, char **argv) {
   static const struct option opts[] = {{"format", required_argument, NULL, 'f'},
                                        {"output", required_argument, NULL, 'o'},
+                                       {"thread", required_argument, NULL, 't'},
+                                       {"from", required_argument, NULL, 'F'},
+                                       {"to", required_argument, NULL, 'T'},
+                                       {"compression", required_argument, NULL, 'z'},
                                        {"quiet", no_argument, NULL, 'q'},
                                        {"help", no_argument, NULL, 'h'},
                                        {0}};
-  const char *format = NULL, *out = NULL;
-  int quiet = 0, ch;
+  const char *format = NULL, *out = NULL, *compression = NULL;
+  export_filter flt = {0};
+  int quiet = 0, ch, rc;
   opterr = 0;
   while ((ch = getopt_long(argc, argv, "f:o:qh", opts, NULL)) != -1) {
     switch (ch) {
       case 'f': format = optarg; break;
       case 'o': out = optarg; break;
+      case 't':
+      case 'F':
+      case 'T':
+        if ((rc = xf_option(&flt, ch, optarg))) return rc;
+        break;
+      case 'z': compression = optarg; break;
       case 'q': quiet = 1; break;
       case 'h': fputs(g_usage, stdout); return CLI_OK;
       default: return cli_bad_option("export", argv, optind);
     }
   }
   if (argc - optind != 1) return cli_usage_error("export", "expected one capture FILE");
-  if (!format) return cli_usage_error("export", "--format is required (chrome, speedscope, folded or csv)");
-  enum { CHROME, SPEEDSCOPE, FOLDED, CSV } kind;
+  if (!format) return cli_usage_error("export", "--format is required (chrome, speedscope, perfetto, folded or csv)");
+  enum { CHROME, SPEEDSCOPE, PERFETTO, FOLDED, CSV } kind;
   if (!strcmp(format, "chrome")) kind = CHROME;
   else if (!strcmp(format, "speedscope")) kind = SPEEDSCOPE;
+  else if (!strcmp(format, "perfetto")) kind = PERFETTO;
   else if (!strcmp(format, "folded")) kind = FOLDED;
   else if (!strcmp(format, "csv")) kind = CSV;
-  else return cli_usage_error("export", "unknown format '%s' (chrome, speedscope, folded or csv)", format);
+  else return cli_usage_error("export", "unknown format '%s' (chrome, speedscope, perfetto, folded or csv)", format);
+  int compress = EXPORT_PERFETTO_ZSTD;
+  if (compression) {
+    if (kind != PERFETTO) return cli_usage_error("export", "--compression applies to --format perfetto only");
+    if (!strcmp(compression, "none")) compress = EXPORT_PERFETTO_PLAIN;
+    else if (!strcmp(compression, "deflate")) compress = EXPORT_PERFETTO_DEFLATE;
+    else if (strcmp(compression, "zstd") != 0)
+      return cli_usage_error("export", "unknown --compression '%s' (zstd, deflate or none)", compression);
+  }
+  if ((rc = xf_check(&flt))) return rc;
   const char *path = argv[optind];
 
-  /* Open the capture first: a missing input must not leave an empty OUT behind. */
+  /* Open the capture first: a missing input must not leave an empty OUT behind.
+   * Perfetto and speedscope write a scope's beginning before its end, so
+   * --to costs them one more pass to find the scopes still open at --to. */
   cli_input in = {0};
-  int rc;
-  if (kind != SPEEDSCOPE && (rc = cli_open(&in, "export", path, quiet))) return rc;
+  if ((kind == PERFETTO || kind == SPEEDSCOPE) && (rc = xf_scan_cuts(&flt, path, quiet))) {
+    xf_free(&flt);
+    return rc;
+  }
+  if (kind != SPEEDSCOPE && (rc = cli_open(&in, "export", path, quiet))) {
+    xf_free(&flt);
+    return rc;
+  }
   if (kind == SPEEDSCOPE) { /* it opens the capture itself, once per pass; check it can */
-    if ((rc = cli_need_file("export", path, "the speedscope export reads the capture once per 256 threads")))
+    if ((rc = cli_need_file("export", path, "the speedscope export reads the capture once per 256 threads")) ||
+        (rc = cli_open(&in, "export", path, 1))) {
+      xf_free(&flt);
       return rc;
-    if ((rc = cli_open(&in, "export", path, 1))) return rc;
+    }
     cli_close(&in);
   }
   cli_output o;
   if ((rc = cli_output_open(&o, "export", out))) {
     if (in.cap) cli_close(&in);
+    xf_free(&flt);
     return rc;
   }
   int status;
   switch (kind) {
-    case CHROME: status = export_chrome(&in, o.f); break;
-    case SPEEDSCOPE: status = export_speedscope(path, quiet, o.f); break;
-    case FOLDED: status = export_folded(&in, o.f); break;
-    default: status = export_csv(&in, o.f); break;
+    case CHROME: status = export_chrome(&in, o.f, &flt); break;
+    case SPEEDSCOPE: status = export_speedscope(path, quiet, o.f, &flt); break;
+    case PERFETTO: status = export_perfetto(&in, o.f, &flt, compress); break;
+    case FOLDED: status = export_folded(&in, o.f, &flt); break;
+    default: status = export_csv(&in, o.f, &flt); break;
   }
   if (in.cap) cli_close(&in);
   rc = cli_output_close(&o);
+  xf_finish(&flt, "export");
+  xf_free(&flt);
   return rc ? rc : status;
 }

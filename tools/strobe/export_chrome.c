@@ -22,6 +22,10 @@
  * {"strobe": "end lost"}, written when the thread or file ends, ordered by
  * ts. Viewers show them as slices that do not end.
  *
+ * The filters (--thread, --from/--to: export.h >>filters) are applied as
+ * records arrive: an X event is written at its END, when both its ends are
+ * known, so no extra pass is needed.
+ *
  * Memory: per thread, the open-scope stack (<= 256), the values attached to
  * open scopes (<= 1024) and the pending B events; per site, its prebuilt
  * JSON. Never per event.
@@ -29,6 +33,7 @@
  * Contents: >>tables (sites, threads) >>scopes (X, B, values, C, instants) >>operations
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 
 #include "export.h"
@@ -36,7 +41,6 @@
 
 #define MAX_DEPTH 256   /* the reader's stack bound */
 #define MAX_VALUES 1024 /* numbers held for open scopes of one thread; more are counted, not attached */
-#define TID_SCAN 4096   /* threads checked for a repeated OS tid; later ones are assumed distinct */
 
 enum { V_VALUE, V_LOOP_TOTAL, V_LOOP_COUNT };
 
@@ -60,6 +64,7 @@ typedef struct pending {
 
 typedef struct cthread {
   int defined;
+  double last_ns;     /* its last timed record: where a LOST without a time was found */
   uint64_t tid;
   char x_prefix[80]; /* {"ph":"X","pid":P,"tid":T,"ts": */
   size_t x_len;
@@ -81,6 +86,7 @@ typedef struct csite {
 
 typedef struct chrome {
   ob *o;
+  export_filter *f;
   const strobe_capture *c;
   uint64_t pid;
   int first;          /* no event written yet: no comma */
@@ -88,6 +94,7 @@ typedef struct chrome {
   uint32_t n_sites;
   cthread **threads;
   uint32_t n_threads;
+  export_tids tids;
   uint64_t values_dropped, unfinished, lost_scopes, unwound;
   int failed;
 } chrome;
@@ -178,21 +185,17 @@ static cthread *thread_of(chrome *x, uint32_t index) {
 }
 
 static int on_thread(chrome *x, uint32_t index) {
+  if (!xf_thread(x->f, x->c, index)) return -1;
   cthread *t = thread_of(x, index);
   if (!t) return -1;
   const strobe_capture_thread *ct = strobe_capture_query_thread(x->c, index);
   if (!t->defined) {
     t->defined = 1;
-    t->tid = ct->os_tid;
-    for (uint32_t i = 0; i < x->n_threads && i < TID_SCAN; i++) {
-      if (i != index && x->threads[i] && x->threads[i]->defined && x->threads[i]->tid == t->tid) {
-        t->tid = 1000000000ull + index; /* the OS reused the tid: keep the tracks apart */
-        break;
-      }
-    }
+    if ((t->tid = export_tid(&x->tids, x->c, index)) == UINT64_MAX) return -1;
     t->x_len = (size_t)snprintf(t->x_prefix, sizeof t->x_prefix, "{\"ph\":\"X\",\"pid\":%" PRIu64 ",\"tid\":%" PRIu64 ",\"ts\":",
                                 x->pid, t->tid);
   }
+  if (!xf_thread_in(x->f, index)) return 0;
   char label[32];
   const char *name = cli_thread_label(x->c, index, label, sizeof label);
   head(x, "M", t->tid, 0);
@@ -235,6 +238,12 @@ static void on_end(chrome *x, cthread *t, const strobe_capture_record *r) {
   if (r->depth == 0 || r->depth > MAX_DEPTH || r->site >= x->n_sites) return;
   const cframe *f = &t->stack[r->depth - 1];
   const csite *s = &x->sites[r->site];
+  if (!xf_time_in(x->f, f->begin_ns) || !xf_time_in(x->f, r->time_ns)) { /* not wholly inside --from/--to */
+    x->f->left_out++;
+    t->n_vals = f->vals_begin;
+    t->depth = r->depth - 1;
+    return;
+  }
   begin_event(x);
   ob *o = x->o;
   memcpy(o->buf + o->len, t->x_prefix, t->x_len);
@@ -272,11 +281,18 @@ static void add_val(chrome *x, cthread *t, uint32_t depth, uint32_t site, uint32
   t->vals[t->n_vals++] = (cval){site, kind, v};
 }
 
-/* Open scopes deeper than `depth` never get an end here: queued as B events. */
-static void drop_to(chrome *x, cthread *t, uint32_t depth, int lost) {
+/* Open scopes deeper than `depth` never get an end here: queued as B events.
+ * found_ns: where a loss was recorded (export.h >>filters: a lost scope is
+ * kept when that lies inside the range; an unfinished one never with --to). */
+static void drop_to(chrome *x, cthread *t, uint32_t depth, int lost, double found_ns) {
   while (t->depth > depth) {
     cframe *f = &t->stack[--t->depth];
     t->n_vals = f->vals_begin;
+    if (x->f->has_range &&
+        (!xf_time_in(x->f, f->begin_ns) || (lost ? !xf_time_in(x->f, found_ns) : isfinite(x->f->to_ns)))) {
+      x->f->left_out++;
+      continue;
+    }
     if (lost) x->lost_scopes++;
     else x->unfinished++;
     if (t->n_pend == t->cap_pend) {
@@ -314,7 +330,12 @@ static void on_number(chrome *x, cthread *t, const strobe_capture_record *r) {
   if (r->site >= x->n_sites || !x->sites[r->site].name) return;
   csite *s = &x->sites[r->site];
   double v = r->value;
-  if (r->type == STROBE_REC_COUNTER) v = s->sum += r->value;
+  if (r->type == STROBE_REC_COUNTER) v = s->sum += r->value; /* the level over every thread, filtered or not */
+  if (!xf_thread_in(x->f, r->thread)) return;
+  if (!xf_time_in(x->f, r->time_ns)) {
+    x->f->left_out++;
+    return;
+  }
   head(x, "C", t->tid, r->time_ns);
   ob_str(x->o, ",\"name\":");
   ob_str(x->o, s->name);
@@ -328,6 +349,11 @@ static void on_number(chrome *x, cthread *t, const strobe_capture_record *r) {
 /* >>operations */
 static void on_op(chrome *x, const strobe_capture_record *r) {
   const strobe_capture_op *op = r->op;
+  if (!xf_thread_in(x->f, r->thread)) return;
+  if (!xf_time_in(x->f, op->start_ns) || !xf_time_in(x->f, r->time_ns)) {
+    x->f->left_out++;
+    return;
+  }
   const char *kind = strobe_op_kind_name(op->kind);
   if (!kind) kind = "operation";
   uint64_t number = op->kind == STROBE_OP_PASS ? op->frame_id : op->id;
@@ -394,6 +420,16 @@ static void on_record(chrome *x, const strobe_capture_record *r) {
   }
   cthread *t = r->thread < x->n_threads ? x->threads[r->thread] : NULL;
   if (!t) return;
+  if (r->type == STROBE_REC_COUNTER || r->type == STROBE_REC_GAUGE) {
+    on_number(x, t, r);
+    return;
+  }
+  if (r->type == STROBE_REC_OP_END) {
+    on_op(x, r);
+    return;
+  }
+  if (!xf_thread_in(x->f, r->thread)) return;
+  if (r->ticks && r->time_ns > t->last_ns) t->last_ns = r->time_ns;
   switch (r->type) {
     case STROBE_REC_BEGIN:
       if (r->depth >= 1 && r->depth <= MAX_DEPTH) {
@@ -407,9 +443,11 @@ static void on_record(chrome *x, const strobe_capture_record *r) {
       add_val(x, t, r->depth, r->site, V_LOOP_COUNT, (double)r->count);
       add_val(x, t, r->depth, r->site, V_LOOP_TOTAL, r->total_ns);
       break;
-    case STROBE_REC_COUNTER:
-    case STROBE_REC_GAUGE: on_number(x, t, r); break;
     case STROBE_REC_FRAME:
+      if (!xf_time_in(x->f, r->time_ns)) {
+        x->f->left_out++;
+        break;
+      }
       head(x, "i", t->tid, r->time_ns);
       ob_str(x->o, ",\"s\":\"p\",\"name\":\"frame\",\"args\":{\"strobe_thread_index\":");
       ob_room(x->o, 32);
@@ -417,8 +455,8 @@ static void on_record(chrome *x, const strobe_capture_record *r) {
       ob_str(x->o, "}}");
       break;
     case STROBE_REC_LOST:
-      drop_to(x, t, r->depth, 1);
-      if (r->ticks) { /* a marker in the event stream: where the loss happened */
+      drop_to(x, t, r->depth, 1, r->ticks ? r->time_ns : t->last_ns);
+      if (r->ticks && xf_time_in(x->f, r->time_ns)) { /* a marker in the event stream: where the loss happened */
         head(x, "i", t->tid, r->time_ns);
         ob_str(x->o, ",\"s\":\"t\",\"name\":\"strobe: events lost\",\"args\":{\"lost\":");
         ob_room(x->o, 32);
@@ -427,10 +465,9 @@ static void on_record(chrome *x, const strobe_capture_record *r) {
       }
       break;
     case STROBE_REC_THREAD_END:
-      drop_to(x, t, 0, 0);
+      drop_to(x, t, 0, 0, t->last_ns);
       flush_pending(x, t);
       break;
-    case STROBE_REC_OP_END: on_op(x, r); break;
     default: break;
   }
 }
@@ -449,7 +486,7 @@ static void other_data(chrome *x, const cli_input *in) {
   ob_double(o, h->ns_per_tick);
   ob_str(o, ",\"overhead_per_scope_ns\":");
   ob_double(o, h->overhead_per_scope_ns);
-  ob_room(o, 400);
+  ob_room(o, 512);
   ob_str(o, ",\"events\":");
   ob_u64(o, t.events);
   ob_str(o, ",\"scopes\":");
@@ -464,10 +501,12 @@ static void other_data(chrome *x, const cli_input *in) {
   ob_u64(o, x->unwound);
   ob_str(o, ",\"values_not_attached\":");
   ob_u64(o, x->values_dropped);
+  ob_str(o, ",\"left_out_by_filters\":");
+  ob_u64(o, x->f->left_out);
   ob_str(o, ",\"unfinished_as\":\"B events without E, args.strobe says why; never given an end\"}}\n");
 }
 
-int export_chrome(cli_input *in, FILE *out) {
+int export_chrome(cli_input *in, FILE *out, export_filter *f) {
   chrome *x = calloc(1, sizeof *x);
   ob *o = malloc(sizeof *o);
   if (!x || !o) {
@@ -480,6 +519,8 @@ int export_chrome(cli_input *in, FILE *out) {
   o->len = 0;
   o->failed = 0;
   x->o = o;
+  x->f = f;
+  xf_begin(f, in->cap);
   x->c = in->cap;
   x->pid = strobe_capture_query_header(in->cap)->pid;
   x->first = 1;
@@ -495,7 +536,7 @@ int export_chrome(cli_input *in, FILE *out) {
   for (uint32_t i = 0; i < x->n_threads; i++) {
     cthread *t = x->threads[i];
     if (!t) continue;
-    drop_to(x, t, 0, 0);
+    drop_to(x, t, 0, 0, t->last_ns);
     flush_pending(x, t);
   }
   int status = cli_finish_read(in);
@@ -518,6 +559,7 @@ int export_chrome(cli_input *in, FILE *out) {
   }
   free(x->sites);
   free(x->threads);
+  export_tids_free(&x->tids);
   free(x);
   free(o);
   return wfail ? CLI_OUTPUT : status;

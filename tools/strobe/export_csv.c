@@ -5,8 +5,11 @@
  * capture's span (start to end); nested sites overlap, so the column does
  * not sum to 100. std_ns is the population standard deviation over every
  * scope. Rows are sorted by total, largest first; fields are quoted per
- * RFC 4180 when they hold a comma, quote or line break.
+ * RFC 4180 when they hold a comma, quote or line break. The filters
+ * (export.h >>filters) are the report's: a scope counts when its thread
+ * passes --thread and it lies wholly inside --from/--to.
  */
+#include <math.h>
 #include <stdlib.h>
 
 #include "aggregate.h"
@@ -25,14 +28,16 @@ static void field(FILE *f, const char *s) {
   fputc('"', f);
 }
 
-int export_csv(cli_input *in, FILE *out) {
+int export_csv(cli_input *in, FILE *out, export_filter *f) {
   agg a;
-  if (agg_init(&a, in->cap, NULL, 0)) {
+  agg_filter flt = {f->thread, NULL, f->has_range, f->has_range ? f->from_ns : -INFINITY, f->has_range ? f->to_ns : INFINITY};
+  if (agg_init(&a, in->cap, &flt, 0)) {
     cli_error(in->cmd, "out of memory");
     return CLI_FAIL;
   }
   agg_read_all(&a, in);
   int status = cli_finish_read(in);
+  f->thread_matched = !f->thread || a.thread_matched;
   strobe_capture_totals t = strobe_capture_query_totals(in->cap);
   double span = strobe_capture_ticks_to_ns(in->cap, t.end_ticks) - cli_start_ns(in->cap);
   uint32_t n = 0;

@@ -9,7 +9,9 @@
  * Aggregated by stack in a path table (memory grows with distinct stacks,
  * never with events) and written at the end. Unfinished, lost and unwound
  * scopes (docs/recording.md, Unwinding) add nothing: they have no duration;
- * their completed children still count.
+ * their completed children still count. With --from/--to (export.h
+ * >>filters) a scope counts when it lies wholly inside the range; its stack
+ * still names the scopes around it.
  */
 #include <stdlib.h>
 
@@ -22,6 +24,7 @@
 typedef struct fthread {
   uint32_t root;
   uint32_t stack[MAX_DEPTH]; /* node of each open scope */
+  double begin[MAX_DEPTH];   /* its BEGIN time, ns */
 } fthread;
 
 static void put_name(ob *o, const char *s) {
@@ -48,14 +51,17 @@ static void put_path(ob *o, const strobe_capture *c, const path_table *p, uint32
   }
 }
 
-int export_folded(cli_input *in, FILE *out) {
+int export_folded(cli_input *in, FILE *out, export_filter *f) {
   path_table p = {0};
   fthread **threads = NULL;
   uint32_t n_threads = 0;
   int failed = 0;
   strobe_capture_record r;
+  xf_begin(f, in->cap);
   while (cli_next(in, &r) > 0) {
+    if (r.type == STROBE_REC_THREAD && !xf_thread(f, in->cap, r.thread)) failed = 1;
     if (r.type != STROBE_REC_BEGIN && r.type != STROBE_REC_END) continue;
+    if (!xf_thread_in(f, r.thread)) continue;
     if (r.depth < 1 || r.depth > MAX_DEPTH) continue;
     if (r.thread >= n_threads) {
       uint32_t n = n_threads ? n_threads : 16;
@@ -80,9 +86,14 @@ int export_folded(cli_input *in, FILE *out) {
     if (r.type == STROBE_REC_BEGIN) {
       uint32_t parent = r.depth == 1 ? t->root : t->stack[r.depth - 2];
       t->stack[r.depth - 1] = parent == PATH_NONE ? PATH_NONE : path_node_of(&p, parent, r.site);
+      t->begin[r.depth - 1] = r.time_ns;
     } else {
       uint32_t id = t->stack[r.depth - 1];
       if (id == PATH_NONE || r.unwound) continue;
+      if (!xf_time_in(f, t->begin[r.depth - 1]) || !xf_time_in(f, r.time_ns)) {
+        f->left_out++;
+        continue;
+      }
       p.n[id].count[0]++;
       p.n[id].total[0] += r.self_ns;
     }

@@ -20,6 +20,10 @@
  * found, as "NAME [unwound: END never ran]". To rename a frame
  * after its open event was spooled, open events carry a fixed-width frame
  * index that is patched in place (JSON allows the padding spaces).
+ *
+ * The filters (export.h >>filters) decide at a scope's BEGIN whether it is
+ * written: --to needs the scopes still open at --to, found by xf_scan_cuts
+ * in a pass of its own before this export starts.
  */
 #include <stdlib.h>
 
@@ -34,6 +38,7 @@ enum { NORMAL, UNFINISHED, LOST, UNWOUND, VARIANTS }; /* a frame's variant: 2 bi
 
 typedef struct sopen {
   uint32_t site;
+  int emitted;        /* its O event was written (it passed the filters) */
   uint64_t field_pos; /* spool offset of the O event's frame field */
 } sopen;
 
@@ -48,6 +53,7 @@ typedef struct sthread {
 
 typedef struct sscope {
   const strobe_capture *c;
+  export_filter *f;
   uint32_t *frame_of[VARIANTS]; /* per site id: frame index + 1, 0 when not used yet */
   uint32_t n_site_slots;
   uint32_t *frame_site;         /* per frame: site id << 2 | variant */
@@ -132,19 +138,36 @@ static sthread *thread_in_batch(sscope *s, uint32_t index) {
   return *slot;
 }
 
+/* Pops the innermost open scope: closed as `variant` when it was written. */
+static void pop_as(sscope *s, sthread *t, int variant, int64_t at) {
+  if (t->stack[t->depth - 1].emitted) close_as(s, t, variant, at);
+  else t->depth--;
+}
+
 static void on_record(sscope *s, const strobe_capture_record *r) {
+  if (r->type == STROBE_REC_THREAD && !xf_thread(s->f, s->c, r->thread)) s->failed = 1;
   if (r->type == STROBE_REC_SITE || r->type == STROBE_REC_THREAD) return;
+  if (!xf_thread_in(s->f, r->thread)) return;
   sthread *t = thread_in_batch(s, r->thread);
   if (!t) return;
   int64_t at = round_i64(r->time_ns);
   switch (r->type) {
     case STROBE_REC_BEGIN:
       if (r->depth != t->depth + 1 || r->depth > MAX_DEPTH) return; /* cannot happen with the reader's stacks */
-      t->stack[t->depth++] = (sopen){r->site, 0};
+      t->stack[t->depth++] = (sopen){r->site, 0, 0};
+      if (!xf_time_in(s->f, r->time_ns) || xf_cut(s->f, r->thread, r->depth, r->ticks)) {
+        s->f->left_out++;
+        return;
+      }
+      t->stack[t->depth - 1].emitted = 1;
       put_event(s, t, 'O', frame_index(s, r->site, NORMAL), at, 1);
       return;
     case STROBE_REC_END:
       if (r->depth != t->depth || t->depth == 0) return;
+      if (!t->stack[t->depth - 1].emitted) {
+        t->depth--;
+        return;
+      }
       if (r->unwound) { /* named apart: its END never ran (docs/recording.md, Unwinding) */
         close_as(s, t, UNWOUND, at);
         return;
@@ -154,10 +177,10 @@ static void on_record(sscope *s, const strobe_capture_record *r) {
       return;
     case STROBE_REC_LOST:
       if (!r->ticks) return; /* a LOST block: totals only, nothing closed */
-      while (t->depth > r->depth) close_as(s, t, LOST, at);
+      while (t->depth > r->depth) pop_as(s, t, LOST, at);
       return;
     case STROBE_REC_THREAD_END:
-      while (t->depth > 0) close_as(s, t, UNFINISHED, t->last_at);
+      while (t->depth > 0) pop_as(s, t, UNFINISHED, t->last_at);
       return;
     default: return;
   }
@@ -220,7 +243,7 @@ static void write_profiles(sscope *s, ob *o, int64_t start_at, int *first_profil
   }
 }
 
-int export_speedscope(const char *path, int quiet, FILE *out) {
+int export_speedscope(const char *path, int quiet, FILE *out, export_filter *f) {
   sscope *s = calloc(1, sizeof *s);
   ob *o = malloc(sizeof *o);
   if (!s || !o) {
@@ -246,6 +269,8 @@ int export_speedscope(const char *path, int quiet, FILE *out) {
       break;
     }
     s->c = in.cap;
+    s->f = f;
+    xf_begin(f, in.cap);
     strobe_capture_record r;
     while (cli_next(&in, &r) > 0) on_record(s, &r);
     strobe_capture_totals tot = strobe_capture_query_totals(in.cap);
@@ -254,7 +279,7 @@ int export_speedscope(const char *path, int quiet, FILE *out) {
       sthread *t = s->t[i];
       if (!t) continue;
       int64_t end = t->last_at > s->end_at ? t->last_at : s->end_at;
-      while (t->depth > 0) close_as(s, t, UNFINISHED, end);
+      while (t->depth > 0) pop_as(s, t, UNFINISHED, end);
     }
     if (s->base == 0) {
       status = cli_finish_read(&in);
