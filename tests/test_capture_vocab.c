@@ -83,10 +83,12 @@ static void test_every_kind_round_trips(void) {
   for (size_t k = 0; k < NROWS; k++) {
     row *r = &rows[k];
     if (!r->record) {
-      /* Only a PAYLOAD is no event of its own, and operation events come
-       * back as operations from OPS blocks (tests/test_capture_ops.c); every
-       * other kind must come back out of an EVENTS block. */
-      CHECK(r->kind == STROBE__EV_PAYLOAD || r->operands == STROBE__OPERANDS_OPS);
+      /* Only a PAYLOAD is no event of its own, operation events come
+       * back as operations from OPS blocks (tests/test_capture_ops.c) and GPU
+       * events as pair, span and mark records from DEVICE blocks
+       * (tests/test_gpu.c); every other kind must come back out of an EVENTS block. */
+      CHECK(r->kind == STROBE__EV_PAYLOAD || r->operands == STROBE__OPERANDS_OPS ||
+            r->operands == STROBE__OPERANDS_DEVICE);
       CHECK(r->kind != STROBE__EV_PAYLOAD || r->operands == STROBE__OPERANDS_NONE);
       continue;
     }

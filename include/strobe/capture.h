@@ -94,8 +94,32 @@ typedef enum strobe_capture_record_type {
   STROBE_REC_OP_BEGIN = 12,  /* an operation began on this thread: op (no stages, counters or end yet) */
   STROBE_REC_OP_END = 13,    /* an operation completed on this thread: op, whole (times, stages, counters) */
   STROBE_REC_OP_TAKE = 14,   /* an operation was taken off this thread to be handed off: op (id fields) */
-  STROBE_REC_OP_RESUME = 15  /* a handed-off operation resumed on this thread: op (id fields) */
+  STROBE_REC_OP_RESUME = 15, /* a handed-off operation resumed on this thread: op (id fields) */
+  STROBE_REC_CLOCK_PAIR = 16, /* a clock domain's calibration pair (gpu.h): device (domain, device_ticks, host
+                               * ticks before and after); ticks = host after */
+  STROBE_REC_GPU_SPAN = 17,   /* a GPU span: site, device (domain, queue, pass, frame_id, device begin and end,
+                               * raw: map them with strobe_capture_map_device); ticks = when it was recorded */
+  STROBE_REC_GPU_MARK = 18    /* a frame instant (cpu_end, submit, fence_seen): device (frame_id, instant); ticks =
+                               * the instant */
 } strobe_capture_record_type;
+
+/* What a CLOCK_PAIR, GPU_SPAN or GPU_MARK record carries (docs/gpu.md,
+ * docs/capture-format.md DEVICE). Device times are raw: the reader maps
+ * them with every pair of the capture (strobe_capture_map_device). Names
+ * are owned by the capture; valid until strobe_capture_close. */
+typedef struct strobe_capture_device {
+  const char *domain;        /* CLOCK_PAIR, GPU_SPAN: the clock domain's name */
+  double ticks_per_second;   /* CLOCK_PAIR: the domain's nominal rate */
+  uint64_t device_ticks;     /* CLOCK_PAIR: the device time read */
+  uint64_t host_before;      /* CLOCK_PAIR: host ticks just before the read */
+  uint64_t host_after;       /* CLOCK_PAIR: host ticks just after it (the record's ticks) */
+  const char *queue;         /* GPU_SPAN: the queue lane's name */
+  const char *pass;          /* GPU_SPAN: the pass kind; "" when none */
+  uint64_t frame_id;         /* GPU_SPAN: the issuing frame (0: none); GPU_MARK: the frame */
+  uint64_t device_begin;     /* GPU_SPAN: device ticks */
+  uint64_t device_end;       /* GPU_SPAN: device ticks, >= device_begin */
+  uint32_t instant;          /* GPU_MARK: strobe_gpu_instant (gpu.h); a newer writer's numbers are kept */
+} strobe_capture_device;
 
 /* One stage of an operation (session.h STROBE_STAGE), aggregated over the
  * operation: how often it ran in it and for how long. */
@@ -152,6 +176,8 @@ typedef struct strobe_capture_record {
   int unwound;          /* END: 1 when the scope's END never ran (longjmp, exception, thread exit) and this END
                          * was written when that was found: its duration is an upper bound, not a measurement */
   const strobe_capture_op *op; /* OP_*: the operation; NULL for other types */
+  const strobe_capture_device *device; /* CLOCK_PAIR, GPU_SPAN, GPU_MARK; NULL for other types. Valid until the
+                                        * next strobe_capture_next call */
 } strobe_capture_record;
 
 typedef struct strobe_capture_totals {
@@ -171,6 +197,11 @@ typedef struct strobe_capture_totals {
   strobe_misuse misuse;   /* from the footer */
   uint64_t drain_cpu_ns;  /* the drain's CPU time while this capture recorded (last DRAIN block); 0: none */
   uint64_t drain_events;  /* the events it drained meanwhile (for every consumer at once) */
+  uint64_t clock_pairs;   /* CLOCK_PAIR records returned */
+  uint64_t clock_pairs_dropped; /* pairs past the reader's bound per domain (STROBE_CAPTURE_MAX_PAIRS): returned as
+                                 * records but not used by strobe_capture_map_device */
+  uint64_t gpu_spans;     /* GPU_SPAN records returned */
+  uint64_t gpu_marks;     /* GPU_MARK records returned */
 } strobe_capture_totals;
 
 /* Opens a capture file and reads its header. On success *out owns the file
@@ -220,6 +251,29 @@ STROBE_API uint64_t strobe_capture_query_position(const strobe_capture *c);
 
 /* Converts ticks of this capture to ns since its epoch. */
 STROBE_API double strobe_capture_ticks_to_ns(const strobe_capture *c, uint64_t ticks);
+
+/* >>device time (docs/gpu.md §Reading a capture) */
+#define STROBE_CAPTURE_MAX_PAIRS 262144u /* calibration pairs kept per clock domain (~73 min at 60 a second) */
+#define STROBE_CAPTURE_MAX_DOMAINS 64u   /* clock domains a reader tells apart */
+
+/* A device time on the capture's timeline. */
+typedef struct strobe_capture_mapping {
+  double time_ns;      /* ns since the capture's epoch, like every record's time_ns */
+  double bound_ns;     /* +- error bound of the fit (gpu.h strobe_clock_mapping) */
+  uint32_t pairs;      /* pairs the fit used */
+} strobe_capture_mapping;
+
+/* Maps device ticks of clock domain `domain` onto the capture's timeline
+ * with the calibration pairs read so far (all of them once
+ * strobe_capture_next returned <= 0, which is when to map: pairs written
+ * after a span improve its mapping). The fit takes the
+ * STROBE_CLOCK_FIT_PAIRS (gpu.h: 32) pairs nearest in device time, as the
+ * writer's live fit would have with its window centred there. Returns 0;
+ * STROBE_EINVAL (NULL argument) or STROBE_ESTATE (no pair of that domain
+ * read); *out is zeroed on error. Not const: it sorts the pairs it has on
+ * first use after new ones were read. */
+STROBE_API int strobe_capture_map_device(strobe_capture *c, const char *domain, uint64_t device_ticks,
+                                         strobe_capture_mapping *out);
 
 /* >>deprecated: old names, kept for one release (strobe.h states the conventions). */
 #if !defined(STROBE_NO_DEPRECATED)

@@ -457,7 +457,10 @@ static inline const strobe_site *strobe_current_scope(void) { return strobe_thre
                         * back from the OPS block as operation records */                                   \
   X(UNWOUND, 11, 0, UNWOUND, STROBE_REC_END) /* an END the scope's code never ran (longjmp, exception,      \
                         * thread exit), written when that was detected; data: the site id like END's.        \
-                        * Read back as an END record with `unwound` set */
+                        * Read back as an END record with `unwound` set */                                  \
+  X(GPU, 14, 0, DEVICE, 0) /* a clock-domain or GPU event (src/probe/gpu.c, include/strobe/gpu.h): data =     \
+                        * sub-kind in the low 8 bits, its payload slots above them, like OP; read back from  \
+                        * the DEVICE block as pair, span and instant records */
 
 enum {
 #define STROBE__EV_ENUM(name, number, slots, operands, record) STROBE__EV_##name = number,

@@ -26,6 +26,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "probe/clock_fit.h"
 #include "probe/probe.h"
 #include "format/codec.h"
 #include "platform/io.h"
@@ -64,6 +65,15 @@ typedef struct name_buf {
   char s[];
 } name_buf;
 
+/* A clock domain of the capture: every pair read, for strobe_capture_map_device. */
+typedef struct rdomain {
+  uint32_t label;                 /* its LABELS id: names it in DEVICE entries */
+  double ticks_per_second;        /* nominal, from its last pair */
+  strobe__clock_pair *pairs;      /* sorted by device time when `sorted` */
+  uint32_t n, cap;                /* <= STROBE_CAPTURE_MAX_PAIRS */
+  int sorted;
+} rdomain;
+
 typedef struct rthread {
   strobe_capture_thread pub;
   name_buf *name;   /* current name (pub.name points into it), older ones chained */
@@ -98,6 +108,9 @@ struct strobe_capture {
   strobe_capture_op op;   /* OPS: the operation the last OP_* record points at */
   strobe_capture_stage op_stages[MAX_OP_STAGES];
   strobe_capture_op_counter op_counters[MAX_OP_COUNTERS];
+  strobe_capture_device dev;      /* DEVICE: what the last CLOCK_PAIR, GPU_SPAN or GPU_MARK record points at */
+  struct rdomain *domains;        /* clock domains met in DEVICE entries, their pairs for the map */
+  uint32_t ndomains;              /* <= STROBE_CAPTURE_MAX_DOMAINS */
 
   strobe_capture_site **sites;     /* indexed by id; NULL where undefined */
   uint32_t sites_cap, site_limit;  /* entries allocated / one past the largest id, <= 65536 */
@@ -605,7 +618,8 @@ static int start_block(strobe_capture *c, uint8_t type, strobe_capture_record *r
       c->blk = STROBE__BLK_EVENTS;
       return 0;
     }
-    case STROBE__BLK_OPS: {
+    case STROBE__BLK_OPS:
+    case STROBE__BLK_DEVICE: { /* both: `thread count base_ticks entry*count` */
       uint64_t index = strobe__cur_varint(&c->cur);
       uint64_t count = strobe__cur_varint(&c->cur);
       uint64_t base = strobe__cur_varint(&c->cur);
@@ -615,7 +629,7 @@ static int start_block(strobe_capture *c, uint8_t type, strobe_capture_record *r
       if (r) return r;
       c->ev_left = count;
       c->ev_ticks = base;
-      c->blk = STROBE__BLK_OPS;
+      c->blk = type;
       return 0;
     }
     case STROBE__BLK_LABELS:
@@ -675,6 +689,14 @@ static int step_sites(strobe_capture *c, strobe_capture_record *rec) {
   rec->type = STROBE_REC_SITE;
   rec->site = (uint32_t)id;
   return 1;
+}
+
+/* A site operand of a DEVICE entry's body: ERANGE unless it names a defined site. */
+static int site_operand_of(strobe_capture *c, strobe__cur *b, uint32_t *site) {
+  uint64_t id = strobe__cur_varint(b);
+  *site = id <= MAX_SITE_ID ? (uint32_t)id : 0;
+  if (b->bad) return STROBE_ECORRUPT;
+  return site_at(c, id) ? 0 : STROBE_ERANGE;
 }
 
 /* Reads a site operand: ERANGE unless it names a defined site. */
@@ -901,6 +923,23 @@ static int op_end_body(strobe_capture *c, strobe__cur *b, uint64_t end_ticks) {
   return 0;
 }
 
+/* The next entry of an OPS or DEVICE block (`sub dt len body`): its
+ * sub-kind, its time (which advances the block's clock) and a cursor over
+ * its body alone. Returns 0 or STROBE_ECORRUPT. */
+static int next_entry(strobe_capture *c, uint64_t *sub, uint64_t *ticks, strobe__cur *b) {
+  c->ev_left--;
+  *sub = strobe__cur_varint(&c->cur);
+  uint64_t delta = strobe__cur_varint(&c->cur);
+  size_t len = (size_t)strobe__cur_varint(&c->cur);
+  const uint8_t *body = strobe__cur_bytes(&c->cur, len);
+  if (c->cur.bad) return STROBE_ECORRUPT;
+  /* Unsigned: a hostile delta wraps instead of overflowing. */
+  *ticks = c->ev_ticks + (uint64_t)strobe__unzigzag(delta);
+  c->ev_ticks = *ticks;
+  *b = (strobe__cur){body ? body : g_empty, (body ? body : g_empty) + len, 0};
+  return 0;
+}
+
 /* Returns 1 with the next operation record of the OPS block, 0 when it is
  * used up, or an error. Entries of sub-kinds this reader does not know are
  * skipped whole (their time still counts), and so are fields after the ones
@@ -908,15 +947,9 @@ static int op_end_body(strobe_capture *c, strobe__cur *b, uint64_t end_ticks) {
 static int step_ops(strobe_capture *c, strobe_capture_record *rec) {
   rthread *t = c->ev_thread;
   while (c->ev_left > 0) {
-    c->ev_left--;
-    uint64_t sub = strobe__cur_varint(&c->cur);
-    uint64_t delta = strobe__cur_varint(&c->cur);
-    size_t len = (size_t)strobe__cur_varint(&c->cur);
-    const uint8_t *body = strobe__cur_bytes(&c->cur, len);
-    if (c->cur.bad) return STROBE_ECORRUPT;
-    uint64_t ticks = c->ev_ticks + (uint64_t)strobe__unzigzag(delta);
-    c->ev_ticks = ticks;
-    strobe__cur b = {body ? body : g_empty, (body ? body : g_empty) + len, 0};
+    uint64_t sub, ticks;
+    strobe__cur b;
+    if (next_entry(c, &sub, &ticks, &b)) return STROBE_ECORRUPT;
     memset(&c->op, 0, sizeof c->op);
     c->op.stages = c->op_stages;
     c->op.counters = c->op_counters;
@@ -952,6 +985,172 @@ static int step_ops(strobe_capture *c, strobe_capture_record *rec) {
   return c->cur.p == c->cur.end ? 0 : STROBE_ECORRUPT;
 }
 
+/* >>device — DEVICE entries: clock pairs, GPU spans, frame instants */
+
+/* The reader's domain of label `label` (which must be defined), added
+ * when new; NULL past STROBE_CAPTURE_MAX_DOMAINS or out of memory (*err says which). */
+static rdomain *domain_for(strobe_capture *c, uint32_t label, int *err) {
+  *err = 0;
+  for (uint32_t i = 0; i < c->ndomains; i++)
+    if (c->domains[i].label == label) return &c->domains[i];
+  if (c->ndomains == STROBE_CAPTURE_MAX_DOMAINS) {
+    *err = STROBE_ELIMIT;
+    return NULL;
+  }
+  if (!c->domains) {
+    c->domains = calloc(STROBE_CAPTURE_MAX_DOMAINS, sizeof *c->domains);
+    if (!c->domains) {
+      *err = STROBE_ENOMEM;
+      return NULL;
+    }
+  }
+  rdomain *d = &c->domains[c->ndomains++];
+  d->label = label;
+  d->sorted = 1;
+  return d;
+}
+
+/* Keeps a pair for the map; past the bound it is counted, not kept. */
+static int keep_pair(strobe_capture *c, uint32_t label, double tps, const strobe__clock_pair *p) {
+  int err;
+  rdomain *d = domain_for(c, label, &err);
+  if (!d) {
+    if (err == STROBE_ENOMEM) return err;
+    c->totals.clock_pairs_dropped++;
+    return 0;
+  }
+  d->ticks_per_second = tps;
+  if (d->n == STROBE_CAPTURE_MAX_PAIRS) {
+    c->totals.clock_pairs_dropped++;
+    return 0;
+  }
+  if (d->n == d->cap) {
+    uint32_t cap = d->cap ? d->cap * 2 : 64;
+    if (cap > STROBE_CAPTURE_MAX_PAIRS) cap = STROBE_CAPTURE_MAX_PAIRS;
+    strobe__clock_pair *q = realloc(d->pairs, cap * sizeof *q);
+    if (!q) return STROBE_ENOMEM;
+    d->pairs = q;
+    d->cap = cap;
+  }
+  if (d->n && p->device < d->pairs[d->n - 1].device) d->sorted = 0; /* another thread's block, earlier */
+  d->pairs[d->n++] = *p;
+  return 0;
+}
+
+/* The body of one DEVICE entry at `ticks`. Returns the record type, 0 for
+ * a sub-kind this reader does not know (skipped), or an error. */
+static int device_entry(strobe_capture *c, uint64_t sub, strobe__cur *b, uint64_t ticks, strobe_capture_record *rec) {
+  strobe_capture_device *d = &c->dev;
+  int r;
+  switch (sub) {
+    case STROBE__GPUEV_PAIR: {
+      uint64_t label = strobe__cur_varint(b);
+      double tps = strobe__cur_f64(b);
+      d->device_ticks = strobe__cur_varint(b);
+      uint64_t width = strobe__cur_varint(b);
+      if (b->bad || width > ticks || !(tps > 0) || label > MAX_LABEL_ID) return STROBE_ECORRUPT;
+      if (!label || !(d->domain = label_at(c, label))) return STROBE_ERANGE;
+      d->ticks_per_second = tps;
+      d->host_after = ticks;
+      d->host_before = ticks - width;
+      strobe__clock_pair p = {d->device_ticks, d->host_before, d->host_after};
+      if ((r = keep_pair(c, (uint32_t)label, tps, &p))) return r;
+      c->totals.clock_pairs++;
+      return STROBE_REC_CLOCK_PAIR;
+    }
+    case STROBE__GPUEV_SPAN: {
+      uint64_t domain = strobe__cur_varint(b);
+      if (b->bad) return STROBE_ECORRUPT;
+      if (!domain || domain > MAX_LABEL_ID || !(d->domain = label_at(c, domain))) return STROBE_ERANGE;
+      if ((r = label_operand(c, b, &d->queue)) || (r = site_operand_of(c, b, &rec->site)) ||
+          (r = label_operand(c, b, &d->pass)))
+        return r;
+      if (!d->queue[0]) return STROBE_ERANGE; /* a span is always on a lane */
+      d->frame_id = strobe__cur_varint(b);
+      d->device_begin = strobe__cur_varint(b);
+      uint64_t dur = strobe__cur_varint(b);
+      if (b->bad || dur > UINT64_MAX - d->device_begin) return STROBE_ECORRUPT;
+      d->device_end = d->device_begin + dur;
+      c->totals.gpu_spans++;
+      return STROBE_REC_GPU_SPAN;
+    }
+    case STROBE__GPUEV_MARK: {
+      uint64_t which = strobe__cur_varint(b);
+      d->frame_id = strobe__cur_varint(b);
+      if (b->bad || which > UINT32_MAX) return STROBE_ECORRUPT;
+      d->instant = (uint32_t)which;
+      c->totals.gpu_marks++;
+      return STROBE_REC_GPU_MARK;
+    }
+    default: return 0; /* a newer kind of device entry */
+  }
+}
+
+/* Returns 1 with the next record of the DEVICE block, 0 when it is used
+ * up, or an error. Framed like OPS: unknown sub-kinds and trailing fields
+ * are skipped. */
+static int step_device(strobe_capture *c, strobe_capture_record *rec) {
+  rthread *t = c->ev_thread;
+  while (c->ev_left > 0) {
+    uint64_t sub, ticks;
+    strobe__cur b;
+    if (next_entry(c, &sub, &ticks, &b)) return STROBE_ECORRUPT;
+    memset(&c->dev, 0, sizeof c->dev);
+    c->dev.domain = c->dev.queue = c->dev.pass = "";
+    int type = device_entry(c, sub, &b, ticks, rec);
+    if (type < 0) return type;
+    if (type == 0) continue;
+    if (!c->totals.footer && ticks > c->totals.end_ticks) c->totals.end_ticks = ticks;
+    rec->type = (strobe_capture_record_type)type;
+    rec->thread = t->pub.index;
+    rec->ticks = ticks;
+    rec->time_ns = ticks_to_ns(c, ticks);
+    rec->device = &c->dev;
+    return 1;
+  }
+  return c->cur.p == c->cur.end ? 0 : STROBE_ECORRUPT;
+}
+
+static int pair_cmp(const void *a, const void *b) {
+  uint64_t x = ((const strobe__clock_pair *)a)->device, y = ((const strobe__clock_pair *)b)->device;
+  return (x > y) - (x < y);
+}
+
+int strobe_capture_map_device(strobe_capture *c, const char *domain, uint64_t device_ticks,
+                              strobe_capture_mapping *out) {
+  if (out) memset(out, 0, sizeof *out);
+  if (!c || !domain || !out) return STROBE_EINVAL;
+  rdomain *d = NULL;
+  for (uint32_t i = 0; i < c->ndomains && !d; i++) {
+    const char *name = label_at(c, c->domains[i].label);
+    if (name && !strcmp(name, domain)) d = &c->domains[i];
+  }
+  if (!d || !d->n) return STROBE_ESTATE;
+  if (!d->sorted) {
+    qsort(d->pairs, d->n, sizeof *d->pairs, pair_cmp);
+    d->sorted = 1;
+  }
+  /* The window: STROBE_CLOCK_FIT_PAIRS pairs around the first at or after the time. */
+  uint32_t lo = 0, hi = d->n;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (d->pairs[mid].device < device_ticks) lo = mid + 1;
+    else hi = mid;
+  }
+  uint32_t k = d->n < STROBE_CLOCK_FIT_PAIRS ? d->n : STROBE_CLOCK_FIT_PAIRS;
+  uint32_t first = lo > k / 2 ? lo - k / 2 : 0;
+  if (first + k > d->n) first = d->n - k;
+  double npt = c->header.ns_per_tick > 0 ? c->header.ns_per_tick : 1.0;
+  strobe__clock_fit fit;
+  if (strobe__clock_fit_pairs(d->pairs + first, k, 1e9 / d->ticks_per_second / npt, &fit)) return STROBE_ESTATE;
+  double bound;
+  uint64_t host = strobe__clock_fit_map(&fit, device_ticks, &bound);
+  out->time_ns = ticks_to_ns(c, host);
+  out->bound_ns = bound * npt;
+  out->pairs = fit.pairs;
+  return 0;
+}
+
 /* ======================================================================
  * >>api
  * ====================================================================== */
@@ -976,6 +1175,7 @@ int strobe_capture_next(strobe_capture *c, strobe_capture_record *rec) {
     if (c->blk == STROBE__BLK_SITES) r = step_sites(c, rec);
     else if (c->blk == STROBE__BLK_EVENTS) r = step_events(c, rec);
     else if (c->blk == STROBE__BLK_OPS) r = step_ops(c, rec);
+    else if (c->blk == STROBE__BLK_DEVICE) r = step_device(c, rec);
     if (r < 0) return fail(c, r);
     if (r > 0) return 1;
     c->blk = 0;
@@ -1005,6 +1205,8 @@ void strobe_capture_close(strobe_capture *c) {
   for (uint32_t i = 0; i < c->thread_limit; i++)
     if (c->threads[i]) free_thread(c->threads[i]);
   free(c->threads);
+  for (uint32_t i = 0; i < c->ndomains; i++) free(c->domains[i].pairs);
+  free(c->domains);
   free(c->stored);
   free(c->raw);
   ZSTD_freeDCtx(c->zstd);

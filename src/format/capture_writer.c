@@ -44,6 +44,9 @@ typedef struct wthread {
   strobe__buf opsb;       /* OPS entries not yet written */
   uint32_t nops;          /* entries in opsb */
   uint64_t ops_base, ops_last; /* ticks: the block's base and the last entry's */
+  strobe__buf devb;       /* DEVICE entries not yet written (docs/capture-format.md, DEVICE) */
+  uint32_t ndev;          /* entries in devb */
+  uint64_t dev_base, dev_last; /* ticks: the DEVICE block's base and its last entry's */
 } wthread;
 
 struct strobe__writer {
@@ -223,6 +226,7 @@ void strobe__writer_destroy(strobe__writer *w) {
     strobe__buf_free(&w->threads[i].ops);
     strobe__buf_free(&w->threads[i].times);
     strobe__buf_free(&w->threads[i].opsb);
+    strobe__buf_free(&w->threads[i].devb);
   }
   free(w->threads);
   strobe__buf_free(&w->sites);
@@ -289,6 +293,22 @@ void strobe__writer_lost(strobe__writer *w, uint32_t index, uint64_t lost) {
 }
 
 /* >>events */
+/* An OPS or DEVICE block of one thread: `thread count base_ticks entry*count`. */
+static void flush_entries(strobe__writer *w, uint8_t type, uint32_t index, strobe__buf *entries, uint32_t *n,
+                          uint64_t base, uint64_t last) {
+  if (!*n) return;
+  flush_meta(w);
+  w->raw.len = 0;
+  strobe__buf_varint(&w->raw, index);
+  strobe__buf_varint(&w->raw, *n);
+  strobe__buf_varint(&w->raw, base);
+  strobe__buf_put(&w->raw, entries->data, entries->len);
+  w->info = (strobe__block_info){type, index, *n, base, last};
+  emit_block(w, type, &w->raw);
+  entries->len = 0;
+  *n = 0;
+}
+
 static void flush_thread(strobe__writer *w, uint32_t index, wthread *t) {
   if (t->count) {
     flush_meta(w);
@@ -304,18 +324,8 @@ static void flush_thread(strobe__writer *w, uint32_t index, wthread *t) {
     t->ops.len = t->times.len = 0;
     t->count = 0;
   }
-  if (t->nops) {
-    flush_meta(w);
-    w->raw.len = 0;
-    strobe__buf_varint(&w->raw, index);
-    strobe__buf_varint(&w->raw, t->nops);
-    strobe__buf_varint(&w->raw, t->ops_base);
-    strobe__buf_put(&w->raw, t->opsb.data, t->opsb.len);
-    w->info = (strobe__block_info){STROBE__BLK_OPS, index, t->nops, t->ops_base, t->ops_last};
-    emit_block(w, STROBE__BLK_OPS, &w->raw);
-    t->opsb.len = 0;
-    t->nops = 0;
-  }
+  flush_entries(w, STROBE__BLK_OPS, index, &t->opsb, &t->nops, t->ops_base, t->ops_last);
+  flush_entries(w, STROBE__BLK_DEVICE, index, &t->devb, &t->ndev, t->dev_base, t->dev_last);
   uint64_t lost = t->lost_total - t->lost_base;
   if (lost > t->lost_written) {
     flush_meta(w);
@@ -364,16 +374,20 @@ static void encode(wthread *t, uint32_t word, uint32_t data, uint64_t ts, const 
   put_time(t, ts);
 }
 
-/* One OPS entry (docs/capture-format.md): sub-kind, time delta, then a
+/* One OPS or DEVICE entry (docs/capture-format.md): sub-kind, time delta, then a
  * length-prefixed body, so a reader skips sub-kinds it does not know. */
+static void put_entry(wthread *t, strobe__buf *out, uint32_t *n, uint64_t *base, uint64_t *last,
+                      const strobe__buf *body) {
+  if (*n == 0) *base = *last = t->pend_ts;
+  strobe__buf_varint(out, strobe__opev_sub(t->pend_site));
+  strobe__buf_varint(out, strobe__zigzag((int64_t)(t->pend_ts - *last)));
+  strobe__buf_varint(out, body->len);
+  strobe__buf_put(out, body->data, body->len);
+  *last = t->pend_ts;
+  (*n)++;
+}
 static void put_op_entry(wthread *t, strobe__buf *body) {
-  if (t->nops == 0) t->ops_base = t->ops_last = t->pend_ts;
-  strobe__buf_varint(&t->opsb, strobe__opev_sub(t->pend_site));
-  strobe__buf_varint(&t->opsb, strobe__zigzag((int64_t)(t->pend_ts - t->ops_last)));
-  strobe__buf_varint(&t->opsb, body->len);
-  strobe__buf_put(&t->opsb, body->data, body->len);
-  t->ops_last = t->pend_ts;
-  t->nops++;
+  put_entry(t, &t->opsb, &t->nops, &t->ops_base, &t->ops_last, body);
 }
 
 /* Encodes a whole operation event (probe/probe.h >>operation events). An event
@@ -427,9 +441,45 @@ static void finish_op(strobe__writer *w, wthread *t) {
   put_op_entry(t, b);
 }
 
+/* Encodes a whole GPU event (probe/probe.h >>gpu events) as one DEVICE
+ * entry, framed like an OPS entry. Slots that do not match the sub-kind
+ * cannot come from gpu.c: the event is dropped. */
+static void finish_gpu(strobe__writer *w, wthread *t) {
+  const uint64_t *x = t->pend_payload;
+  const uint32_t *d = t->pend_data;
+  uint32_t n = t->pend_need, sub = strobe__opev_sub(t->pend_site);
+  strobe__buf *b = &w->raw;
+  b->len = 0;
+  t->pend_need = 0;
+  if (sub == STROBE__GPUEV_PAIR && n == 3) {
+    strobe__buf_varint(b, d[0]);  /* domain label */
+    strobe__buf_u64(b, x[2]);     /* nominal ticks per second, a double's bits */
+    strobe__buf_varint(b, x[0]);  /* device ticks */
+    strobe__buf_varint(b, t->pend_ts >= x[1] ? t->pend_ts - x[1] : 0); /* pair width: after - before */
+  } else if (sub == STROBE__GPUEV_SPAN && n == 4) {
+    strobe__buf_varint(b, d[0]);  /* domain label */
+    strobe__buf_varint(b, d[1]);  /* queue label */
+    strobe__buf_varint(b, d[2]);  /* site */
+    strobe__buf_varint(b, d[3]);  /* pass label */
+    strobe__buf_varint(b, x[2]);  /* frame id */
+    strobe__buf_varint(b, x[0]);  /* device begin */
+    strobe__buf_varint(b, x[1] - x[0]); /* device duration */
+  } else if (sub == STROBE__GPUEV_MARK && n == 1) {
+    strobe__buf_varint(b, d[0]);  /* which */
+    strobe__buf_varint(b, x[0]);  /* frame id */
+  } else {
+    return;
+  }
+  put_entry(t, &t->devb, &t->ndev, &t->dev_base, &t->dev_last, b);
+}
+
 static void finish_pending(strobe__writer *w, wthread *t) {
   if (t->pend_kind == STROBE__EV_OP) {
     finish_op(w, t);
+    return;
+  }
+  if (t->pend_kind == STROBE__EV_GPU) {
+    finish_gpu(w, t);
     return;
   }
   t->pend_need = 0;
@@ -500,7 +550,7 @@ void strobe__writer_events(strobe__writer *w, uint32_t index, const strobe__even
       size_t k = encode_scopes(t, ev + i, n - i);
       if (k) {
         i += k;
-        if (t->ops.len + t->times.len + t->opsb.len >= BLOCK_FLUSH_BYTES) flush_thread(w, index, t);
+        if (t->ops.len + t->times.len + t->opsb.len + t->devb.len >= BLOCK_FLUSH_BYTES) flush_thread(w, index, t);
         continue;
       }
     }
@@ -517,20 +567,21 @@ void strobe__writer_events(strobe__writer *w, uint32_t index, const strobe__even
       }
     }
     uint32_t slots = strobe__payload_slots(kind, e->data);
-    if (slots || kind == STROBE__EV_OP) { /* encoded once its payload slots are in */
+    if (slots || kind == STROBE__EV_OP || kind == STROBE__EV_GPU) { /* encoded once its payload slots are in */
       t->pend_kind = kind;
       t->pend_site = e->data;
       t->pend_ts = e->ts;
       t->pend_have = 0;
       t->pend_need = slots;
-      if (kind == STROBE__EV_OP && slots > STROBE__OPEV_MAX_SLOTS) t->pend_need = 0; /* cannot come from operation.c */
+      if ((kind == STROBE__EV_OP && slots > STROBE__OPEV_MAX_SLOTS) || (kind == STROBE__EV_GPU && slots > STROBE__GPUEV_MAX_SLOTS))
+        t->pend_need = 0; /* cannot come from operation.c or gpu.c */
       else if (slots == 0) finish_pending(w, t);
     } else {
       encode(t, e->kind, e->data, e->ts, NULL);
     }
-    if (t->ops.len + t->times.len + t->opsb.len >= BLOCK_FLUSH_BYTES) flush_thread(w, index, t);
+    if (t->ops.len + t->times.len + t->opsb.len + t->devb.len >= BLOCK_FLUSH_BYTES) flush_thread(w, index, t);
   }
-  if (t->ops.failed || t->times.failed || t->opsb.failed) w->error = w->error ? w->error : STROBE_ENOMEM;
+  if (t->ops.failed || t->times.failed || t->opsb.failed || t->devb.failed) w->error = w->error ? w->error : STROBE_ENOMEM;
 }
 
 void strobe__writer_thread_end(strobe__writer *w, uint32_t index) {
@@ -567,6 +618,7 @@ int strobe__writer_flush(strobe__writer *w) {
       strobe__buf_free(&t->ops);
       strobe__buf_free(&t->times);
       strobe__buf_free(&t->opsb);
+      strobe__buf_free(&t->devb);
     }
   }
   return w->error;

@@ -58,7 +58,8 @@ enum {
   X(FOOTER, 7)                 \
   X(OPS, 8)    /* operation events of one thread; readers before it skip the block */ \
   X(LABELS, 9) /* window ids and operation counter names, by id */ \
-  X(DRAIN, 10) /* the drain's CPU time and events since the capture started; readers before it skip it */
+  X(DRAIN, 10) /* the drain's CPU time and events since the capture started; readers before it skip it */ \
+  X(DEVICE, 11) /* clock-domain pairs, GPU spans and frame instants of one thread (docs/gpu.md) */
 
 enum {
 #define STROBE__BLK_ENUM(name, type) STROBE__BLK_##name = type,
@@ -104,7 +105,8 @@ enum {
   STROBE__OPERANDS_SITE_F64S,    /* op OTHER, site:varint, then each slot as 8 bytes (a double's bits) */
   STROBE__OPERANDS_LOST,         /* op OTHER, lost:varint (data), depth:varint (the kind word's high bits) */
   STROBE__OPERANDS_OPS,          /* not in EVENTS: an entry of the thread's OPS block (its sub-kind's layout) */
-  STROBE__OPERANDS_UNWOUND       /* op OTHER alone: closes the innermost scope like END, flagged unwound */
+  STROBE__OPERANDS_UNWOUND,      /* op OTHER alone: closes the innermost scope like END, flagged unwound */
+  STROBE__OPERANDS_DEVICE        /* not in EVENTS: an entry of the thread's DEVICE block (its sub-kind's layout) */
 };
 
 /* An event kind's operands (STROBE__OPERANDS_NONE for unknown kinds). */

@@ -72,3 +72,19 @@ uint64_t strobe__labels_refused(void) {
   strobe__mutex_unlock(&g_lock);
   return n;
 }
+
+/* >>rule (docs/sessions.md §The label rule) */
+static int name_char(unsigned char ch) {
+  return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_';
+}
+
+size_t strobe__label_rule_len(const char *s, size_t max, int window_chars) {
+  if (!s) return 0;
+  size_t n = 0;
+  for (; s[n]; n++) {
+    unsigned char ch = (unsigned char)s[n];
+    int ok = name_char(ch) || (window_chars && (ch == '.' || ch == '/' || ch == ':' || ch == '-'));
+    if (n == max || !ok) return 0;
+  }
+  return n;
+}

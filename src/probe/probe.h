@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "strobe/gpu.h"
 #include "strobe/strobe.h"
 
 /* 0 in a library built with STROBE_PROFILING=OFF: consumers then refuse to
@@ -137,6 +138,11 @@ uint32_t strobe__label_id(const char *text);
 uint32_t strobe__label_count(void);          /* ids 1..count-1 are defined (acquire) */
 const char *strobe__label_get(uint32_t id);  /* NULL for ids not defined */
 uint64_t strobe__labels_refused(void);       /* labels that got id 0 because the registry was full */
+/* The label rule (docs/sessions.md §The label rule): the length of s when it
+ * is 1..max bytes of [A-Za-z0-9_] (and of . / : - with window_chars, the
+ * window id rule), else 0 (also for NULL). Pure. */
+size_t strobe__label_rule_len(const char *s, size_t max, int window_chars);
+#define STROBE__LABEL_NAME_MAX 64 /* = STROBE_MAX_LABEL (session.h): a name's bound */
 
 /* >>operation events: one head event STROBE__EV_OP whose data holds the
  * sub-kind (low 8 bits) and the number of payload slots that follow it.
@@ -168,13 +174,41 @@ static inline uint32_t strobe__opev_slots(uint32_t data) { return data >> 8; }
 /* Payload slots that follow a head event of this kind word and data. */
 static inline uint32_t strobe__payload_slots(uint32_t kind, uint32_t data) {
   kind &= 0xffu;
-  return kind == STROBE__EV_OP ? strobe__opev_slots(data) : strobe__ev_slots(kind); /* the table's (strobe.h) */
+  return kind == STROBE__EV_OP || kind == STROBE__EV_GPU ? strobe__opev_slots(data)
+                                                         : strobe__ev_slots(kind); /* the table's (strobe.h) */
 }
 /* Writes one operation event (head + n payload slots, n <= STROBE__OPEV_MAX_SLOTS)
  * into the calling thread's ring at time `ts`, whole or not at all (a full ring
  * counts it lost). Only while an event consumer is active; never from the
  * inline hot path. */
 void strobe__emit_op_event(uint64_t ts, uint32_t sub, const uint64_t *words, const uint32_t *datas, uint32_t n);
+
+/* >>gpu events: one head event STROBE__EV_GPU, its data the sub-kind (low 8
+ * bits) and payload slot count like an operation event's; the layout per
+ * sub-kind is in docs/capture-format.md (DEVICE block) and src/probe/gpu.c.
+ * Domains, queues and passes travel as labels (>>labels above). */
+enum {
+  STROBE__GPUEV_PAIR = 1, /* head ts: host_after. [device | domain label] [host_before | 0] [rate bits | 0]:
+                           * rate = the domain's nominal ticks per second, a double */
+  STROBE__GPUEV_SPAN = 2, /* head ts: when recorded. [begin | domain label] [end | queue label] [frame_id | site]
+                           * [0 | pass label] */
+  STROBE__GPUEV_MARK = 3  /* head ts: the instant. [frame_id | which (strobe_gpu_instant)] */
+};
+#define STROBE__GPUEV_MAX_SLOTS 4u
+/* Writes one GPU event (head + n payload slots) into the calling thread's
+ * ring, whole or not at all (a full ring counts it lost). Only while an
+ * event consumer is active. */
+void strobe__emit_gpu_event(uint64_t ts, uint32_t sub, const uint64_t *words, const uint32_t *datas, uint32_t n);
+/* Live GPU frames for sessions (src/probe/gpu.c): a session holds the live
+ * table open while it runs (+1 at start, -1 at its end), and copies the
+ * frames closed (FENCE_SEEN) since a sequence number it keeps. */
+void strobe__gpu_live_hold(int delta);
+uint64_t strobe__gpu_frames_seq(void); /* the sequence number the next closed frame gets */
+/* Copies closed frames with sequence >= *seq, oldest first, up to max into
+ * out (out may be NULL with max 0 to count); returns how many were copied;
+ * *missed (may be NULL) gets how many such frames the table evicted before
+ * they could be copied. */
+uint32_t strobe__gpu_frames_since(uint64_t seq, strobe_gpu_frame *out, uint32_t max, uint64_t *missed);
 
 /* >>threads */
 /* The live thread list. The drain walks it with the lock held, delivers an

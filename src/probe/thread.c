@@ -676,15 +676,23 @@ void strobe__frame_mark(strobe_site *site) {
 
 /* An operation event: its head and payload slots are reserved and
  * published together, so the drain never sees half of one. */
-void strobe__emit_op_event(uint64_t ts, uint32_t sub, const uint64_t *words, const uint32_t *datas, uint32_t n) {
-  if (n > STROBE__OPEV_MAX_SLOTS) return;
+static void emit_slotted(uint32_t kind, uint64_t ts, uint32_t sub, const uint64_t *words, const uint32_t *datas,
+                         uint32_t n) {
   strobe__tstate *t = attach();
   if (!t) return;
   strobe__event *e = reserve(t, 1 + n, owed(t), ts);
   if (!e) return;
-  put(&e, ts, STROBE__EV_OP, sub | n << 8);
+  put(&e, ts, kind, sub | n << 8);
   for (uint32_t i = 0; i < n; i++) put(&e, words[i], STROBE__EV_PAYLOAD, datas[i]);
   publish(t, e);
+}
+
+void strobe__emit_op_event(uint64_t ts, uint32_t sub, const uint64_t *words, const uint32_t *datas, uint32_t n) {
+  if (n <= STROBE__OPEV_MAX_SLOTS) emit_slotted(STROBE__EV_OP, ts, sub, words, datas, n);
+}
+
+void strobe__emit_gpu_event(uint64_t ts, uint32_t sub, const uint64_t *words, const uint32_t *datas, uint32_t n) {
+  if (n <= STROBE__GPUEV_MAX_SLOTS) emit_slotted(STROBE__EV_GPU, ts, sub, words, datas, n);
 }
 
 /* >>exit

@@ -75,6 +75,7 @@ static void session_clear(strobe__session *s) {
   for (uint32_t i = 0; i < s->app_count; i++) strobe__app_record_unref(s->app_ring[(s->app_head + i) % s->max_app]);
   free(s->ring);
   free(s->app_ring);
+  if (s->active) strobe__gpu_live_hold(-1);
   memset(s, 0, sizeof *s);
 }
 
@@ -99,22 +100,10 @@ void strobe_collector_close(strobe_collector *c) {
   strobe__mutex_unlock(&c->lock);
 }
 
-/* >>labels (docs/sessions.md §The label rule) */
-static int name_char(unsigned char ch) {
-  return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_';
-}
-
+/* >>labels (docs/sessions.md §The label rule; the check itself is the probe's, strobe__label_rule_len) */
 size_t strobe__label_len(const char *s, int rule) {
-  if (!s) return 0;
-  size_t max = rule == STROBE__RULE_WINDOW ? STROBE_MAX_WINDOW_ID : STROBE_MAX_LABEL;
-  size_t n = 0;
-  for (; s[n]; n++) {
-    unsigned char ch = (unsigned char)s[n];
-    int ok = name_char(ch) ||
-             (rule == STROBE__RULE_WINDOW && (ch == '.' || ch == '/' || ch == ':' || ch == '-'));
-    if (n == max || !ok) return 0;
-  }
-  return n;
+  return rule == STROBE__RULE_WINDOW ? strobe__label_rule_len(s, STROBE_MAX_WINDOW_ID, 1)
+                                     : strobe__label_rule_len(s, STROBE_MAX_LABEL, 0);
 }
 
 void strobe__label_replaced(strobe_collector *c) {

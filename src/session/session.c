@@ -186,6 +186,7 @@ static void deactivate(strobe_collector *c, strobe__session *s) {
   release_retained(c, s);
   free(s->ring);
   free(s->app_ring);
+  if (s->active) strobe__gpu_live_hold(-1);
   memset(s, 0, sizeof *s);
   __atomic_store_n(&c->nactive, c->nactive - 1, __ATOMIC_RELAXED);
 }
@@ -229,6 +230,8 @@ int strobe_session_start(strobe_collector *c, const strobe_session_desc *opts, c
     strobe__session *s = &c->sessions[slot];
     memset(s, 0, sizeof *s);
     s->active = 1;
+    strobe__gpu_live_hold(1);
+    s->gpu_seq = strobe__gpu_frames_seq();
     s->number = c->next_session++;
     s->owner = o.owner;
     s->max_samples = o.max_samples;
@@ -468,6 +471,7 @@ static void reset_session(strobe_collector *c, strobe__session *s, uint64_t now)
   strobe__session keep = *s;
   memset(s, 0, sizeof *s);
   s->active = 1;
+  s->gpu_seq = strobe__gpu_frames_seq();
   s->number = keep.number;
   s->owner = keep.owner;
   s->max_samples = keep.max_samples;

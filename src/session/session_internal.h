@@ -180,6 +180,8 @@ typedef struct strobe__session {
   strobe__app_counts app;
   uint64_t events_lost_base;      /* strobe_query_event_stats().events_lost at start */
   strobe__drain_cost drain_base;  /* the drain's cost at start (docs/recording.md, Cost) */
+  uint64_t gpu_seq;               /* the first closed GPU frame it reports (strobe__gpu_frames_seq at start or
+                                   * reset); an active session holds the live GPU table open (docs/gpu.md) */
 } strobe__session;
 
 typedef struct strobe__ended_id {
