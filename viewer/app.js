@@ -16,6 +16,9 @@ import { Counters } from './counters.js';
 import { Sessions } from './sessions.js';
 import { Diff } from './diff.js';
 import { Columns } from './layout.js';
+import { initTheme, setTheme, name as themeName } from './theme.js';
+import { Settings } from './settings.js';
+import { Shortcuts } from './shortcuts.js';
 import { AUTO_REFRESH_S, renderHeader } from './header.js';
 import * as fmt from './fmt.js';
 
@@ -24,7 +27,7 @@ const hook = { ready: false, loadMs: null, errors: [] };
 window.__strobe = hook;
 
 const forceCanvas = /[?&#]fallback=1/.test(location.search + location.hash);
-let flame, frames, detail, counters, sessions, diff, columns;
+let flame, frames, detail, counters, sessions, diff, columns, settings, shortcuts;
 let rec = null;          // last /api/capture/state
 let liveTimer = 0;
 
@@ -40,6 +43,9 @@ async function main() {
     hook.ready = true;
     return;
   }
+  initTheme();
+  settings = new Settings($('settings-btn'), $('settings'));
+  shortcuts = new Shortcuts($('shortcuts'));
   columns = new Columns($('view-timeline'));
   flame = new Flame($('flame'), { forceCanvas });
   frames = new Frames($('strip'), $('list'), $('kinds'));
@@ -125,8 +131,12 @@ function wire() {
     if (e.target.id === 'refresh') await refreshLive();
     if (e.target.id === 'auto') state.autoRefresh = e.target.checked;
   });
+  $('help-btn').addEventListener('click', () => shortcuts.show());
   window.addEventListener('keydown', (e) => {
     const inInput = /^(INPUT|TEXTAREA|SELECT)$/.test(document.activeElement.tagName);
+    if (e.key === '?' && !inInput) { shortcuts.show(); e.preventDefault(); return; }
+    if (e.key === 'Escape' && (shortcuts.open || !$('settings').hidden)) { shortcuts.show(false); settings.show(false); e.preventDefault(); return; }
+    if (shortcuts.open) return;   // the overlay is modal
     if (e.key === '/' && !inInput) { $('search').focus(); e.preventDefault(); return; }
     if (e.key === 'Escape' && document.activeElement === $('search')) { $('search').blur(); return; }
     // The flame chart handles its own keys while focused; elsewhere on the timeline they go to it too.
@@ -238,6 +248,7 @@ Object.assign(hook, {
     return null;
   },
   strip() { return frames.stripInfo(); },
+  theme(t) { if (t) setTheme(t); return themeName(); },
   columns() { return { list: columns.current('list'), detail: columns.current('detail') }; },
   view() { return flame.visibleRange(); },
   setRange(t0, t1) { flame.setRange(t0, t1); flame.render(); },

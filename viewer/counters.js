@@ -8,6 +8,7 @@
 
 import { state, on, emit } from './state.js';
 import * as fmt from './fmt.js';
+import { colors } from './theme.js';
 
 const PLOT_H = 56;
 
@@ -22,6 +23,7 @@ export class Counters {
     this.model = null;
     on('frame', () => this.draw());
     on('view', () => this.drawSoon());
+    on('theme', () => this.drawSoon());
     new ResizeObserver(() => this.draw()).observe(el);
   }
 
@@ -84,11 +86,12 @@ export class Counters {
     const Y = (v) => h - 4 - ((v - lo) / (hi - lo)) * (h - 8);
     // flame range and selected frame behind the line
     const v = state.view;
-    c.fillStyle = 'rgba(88,166,255,0.10)';
+    const C = colors();
+    c.fillStyle = `rgba(${C.accent},0.10)`;
     c.fillRect(X(v.t0), 0, Math.max(1, X(v.t1) - X(v.t0)), h);
     if (state.frame >= 0 && state.frame < m.frames.rows) {
       const f = m.frame(state.frame);
-      c.fillStyle = 'rgba(255,255,255,0.25)';
+      c.fillStyle = C.mark;
       c.fillRect(X(f.start), 0, Math.max(1.5, X(f.end) - X(f.start)), h);
     }
     const T = m.samples.time, V = m.samples.value;
@@ -117,7 +120,7 @@ export class Counters {
     c.stroke();
     if (row.hoverX >= 0) {
       const t = this._t(row.hoverX, w), val = m.seriesValueAt(s, t);
-      c.fillStyle = 'rgba(255,255,255,0.6)';
+      c.fillStyle = C.cursor;
       c.fillRect(row.hoverX, 0, 1, h);
       row.readout.textContent = `${fmt.unit(val ?? NaN, m.seriesUnit(s))} at ${fmt.at(t)}`;
     }

@@ -25,6 +25,7 @@ export class Detail {
     on('span', () => { this.focus = null; this.render(); });
     on('frame', () => { if (state.span < 0) { this.focus = null; this.render(); } });
     on('budget', () => this.render());
+    on('thresholds', () => this.render());
     el.addEventListener('click', (e) => {
       const b = e.target.closest('[data-mode]');
       if (b) { this.mode = b.dataset.mode; this.render(); return; }
@@ -84,7 +85,7 @@ export class Detail {
       head = `<div class="detail-head"><button data-clear title="back to the frame">×</button>${spanTooltip(m, sel.i)}</div>`;
     } else {
       const f = sel.f, framed = !m.meta.activity; /* a program without frames has no budget */
-      const cls = framed ? fmt.budgetClass(f.dur, state.budgetMs) : '';
+      const cls = framed ? fmt.durClass(f.dur, state.thresholds) : '';
       head = `<div class="detail-head"><div class="big"><span class="kdot" style="background:${fmt.KIND_COLORS[f.kind]}"></span>${f.kind} ${f.number}` +
         ` · <span class="dur ${cls}">${fmt.dur(f.dur)}</span></div><div class="dim">${fmt.esc(m.threadName(f.thread))} · at ${fmt.at(f.start)}` +
         `${framed ? ` · ${(f.dur / (state.budgetMs * 1e6)).toFixed(2)}× the ${state.budgetMs} ms budget` : ''}</div>${f.op ? opLine(f) : ''}</div>`;

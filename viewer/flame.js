@@ -9,9 +9,10 @@
 // per lane; canvas2d.js when WebGL2 is missing) and the CPU hit-test arrays,
 // so hover and click always agree with what is drawn.
 //
-// Interaction: wheel or pinch zooms at the pointer, +/- and W/S zoom, drag
-// and A/D/arrows pan, Shift+wheel scrolls lanes, click selects a span, a lane
-// header click collapses it, Escape clears. Tooltip: name, file:line,
+// Interaction: wheel or pinch zooms at the pointer, keys as shortcuts.js's
+// FLAME_KEYS say (+/- and W/S zoom, A/D/arrows pan, 0 the whole capture,
+// Escape clears), drag pans, Shift+wheel scrolls lanes, click selects a span,
+// a lane header click collapses it. Tooltip: name, file:line,
 // duration, self, values, loop statistics, site totals.
 
 import { state, emit, on } from './state.js';
@@ -20,6 +21,8 @@ import { GLBars, STRIDE } from './gl.js';
 import { FLAG, BAR_KIND } from './bars.js';
 import { Canvas2DBars } from './canvas2d.js';
 import * as fmt from './fmt.js';
+import { colors } from './theme.js';
+import { flameAction } from './shortcuts.js';
 
 const RULER = 22;     // px: time axis
 const HEADER = 18;    // px: lane header
@@ -85,6 +88,7 @@ export class Flame {
     this._bind();
     on('search', () => { this._updateMatch(); this.invalidate(); });
     on('span', () => this.invalidate());
+    on('theme', () => this.invalidate());
     new ResizeObserver(() => this.resize()).observe(root);
     this.resize();
   }
@@ -333,19 +337,19 @@ export class Flame {
     const c = this.ov, w = this.w, h = this.h;
     c.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
     c.clearRect(0, 0, w, h);
-    const m = this.model;
+    const m = this.model, C = colors();
     // selected frame: shade outside it
     if (state.frame >= 0 && state.frame < m.frames.rows) {
       const f = m.frame(state.frame);
       const x0 = (f.start - this.t0) / this.npp, x1 = (f.end - this.t0) / this.npp;
-      c.fillStyle = 'rgba(0,0,0,0.28)';
+      c.fillStyle = C.shade;
       if (x0 > 0) c.fillRect(0, RULER, Math.min(x0, w), h);
       if (x1 < w) c.fillRect(Math.max(x1, 0), RULER, w, h);
     }
     // labels
     c.font = '11px system-ui, sans-serif';
     c.textBaseline = 'middle';
-    c.fillStyle = '#0d1117';
+    c.fillStyle = C.ink;
     const f = this.inst;
     for (const k of this.labels) {
       const i = this.hit.idx[k];
@@ -361,16 +365,16 @@ export class Flame {
         if (chars < 2) continue;
         text = text.slice(0, chars - 1) + '…';
       }
-      c.fillStyle = this.searching && !this.match[site] ? '#8b949e' : '#0d1117';
+      c.fillStyle = this.searching && !this.match[site] ? C.dim : C.ink;
       c.fillText(text, x + 4, f[o + 1] + BAR / 2 + 0.5);
     }
     // lane headers
     for (const lane of this.lanes) {
       const top = RULER + lane.y - this.scrollY;
       if (top + HEADER < RULER || top > h) continue;
-      c.fillStyle = '#161b22';
+      c.fillStyle = C.panel;
       c.fillRect(0, top, w, HEADER - 2);
-      c.fillStyle = '#c9d1d9';
+      c.fillStyle = C.fg;
       c.font = '600 11px system-ui, sans-serif';
       const th = m.threads[lane.thread];
       const extra = th.lost ? `  ·  ${fmt.count(th.lost)} events lost` : '';
@@ -391,9 +395,10 @@ export class Flame {
   }
 
   _ruler(c, w) {
-    c.fillStyle = '#0d1117';
+    const C = colors();
+    c.fillStyle = C.bg;
     c.fillRect(0, 0, w, RULER);
-    c.strokeStyle = '#30363d';
+    c.strokeStyle = C.line;
     c.beginPath();
     c.moveTo(0, RULER - 0.5);
     c.lineTo(w, RULER - 0.5);
@@ -403,7 +408,7 @@ export class Flame {
     const p = Math.pow(10, Math.floor(Math.log10(raw)));
     const step = raw / p < 2 ? p : raw / p < 5 ? 2 * p : 5 * p;
     const first = Math.ceil(this.t0 / step) * step;
-    c.fillStyle = '#8b949e';
+    c.fillStyle = C.dim;
     c.font = '10px system-ui, sans-serif';
     c.textBaseline = 'middle';
     for (let t = first; t < this.t0 + this.npp * w; t += step) {
@@ -639,18 +644,19 @@ export class Flame {
     emit('span', span);
   }
 
+  // Keys by their action in shortcuts.js's FLAME_KEYS (the `?` overlay lists the same table).
   key(e) {
-    const k = e.key;
+    const act = flameAction(e.key);
+    if (!act || e.ctrlKey || e.metaKey || e.altKey) return;
     const step = this.w * 0.1;
-    if (k === '+' || k === '=' || k === 'w' || k === 'W') this.zoom(1 / 1.25);
-    else if (k === '-' || k === '_' || k === 's' || k === 'S') this.zoom(1.25);
-    else if (k === 'ArrowLeft' || k === 'a' || k === 'A') this.pan(-step);
-    else if (k === 'ArrowRight' || k === 'd' || k === 'D') this.pan(step);
-    else if (k === 'ArrowUp') this.pan(0, -ROW * 3);
-    else if (k === 'ArrowDown') this.pan(0, ROW * 3);
-    else if (k === 'Escape') { state.span = -1; emit('span', -1); }
-    else if (k === '0' || k === 'Home') this.setRange(this.model.range.lo, this.model.range.hi);
-    else return;
+    if (act === 'zoomIn') this.zoom(1 / 1.25);
+    else if (act === 'zoomOut') this.zoom(1.25);
+    else if (act === 'panLeft') this.pan(-step);
+    else if (act === 'panRight') this.pan(step);
+    else if (act === 'scrollUp') this.pan(0, -ROW * 3);
+    else if (act === 'scrollDown') this.pan(0, ROW * 3);
+    else if (act === 'clear') { state.span = -1; emit('span', -1); }
+    else if (act === 'whole') this.setRange(this.model.range.lo, this.model.range.hi);
     e.preventDefault();
   }
 

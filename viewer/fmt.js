@@ -3,8 +3,8 @@
 // three significant digits), numbers in their site's unit (unit(): bytes,
 // ns, ms, percent, plain; never guessed from a name), times since the
 // capture start, counts, HTML escaping, each site's colour (a stable hue
-// from its name), and the budget colour rule (green under budget, orange up
-// to 5x, red above). The same rules as src/analyze/units.c, which prints for
+// from its name), and the duration colour rule (green under the user's first
+// threshold, orange up to the second, red above: docs/viewer.md §Colours). The same rules as src/analyze/units.c, which prints for
 // the `strobe` tool; tests/viewer/fmt.test.mjs checks these.
 
 const DURATIONS = [[1, ' ns'], [1e3, ' µs'], [1e6, ' ms'], [1e9, ' s']];
@@ -118,10 +118,13 @@ export function css([r, g, b], a = 1) {
 
 export const BUDGET_COLORS = { ok: '#3fb950', slow: '#d29922', over: '#f85149' };
 
-// 'ok' under the budget, 'slow' up to 5x the budget, 'over' above.
-export function budgetClass(ns, budgetMs) {
-  const b = budgetMs * 1e6;
-  return ns < b ? 'ok' : ns <= 5 * b ? 'slow' : 'over';
+// The duration colour thresholds by default (ms): green under 20, orange from
+// 20 to 100, red over 100. The header's settings change them (state.thresholds).
+export const THRESHOLDS_MS = { ok: 20, over: 100 };
+
+// 'ok' under t.ok ms, 'slow' from t.ok up to t.over ms, 'over' above.
+export function durClass(ns, t = THRESHOLDS_MS) {
+  return ns < t.ok * 1e6 ? 'ok' : ns <= t.over * 1e6 ? 'slow' : 'over';
 }
 
 export const KIND_COLORS = {

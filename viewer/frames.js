@@ -1,9 +1,9 @@
 // frames.js — owns the frame strip and the frames list.
 //
 // Strip: every frame and operation as a bar over the capture's time axis,
-// height by duration, colour by the budget rule (green under budget, orange
-// up to 5x, red above), a cap in its kind's colour (frame, pass, input,
-// rebuild, app_scope, request, scope), the budget line and the 5x line, and
+// height by duration, colour by the duration thresholds (green, orange, red:
+// fmt.durClass), a cap in its kind's colour (frame, pass, input, rebuild,
+// app_scope, request, scope), the budget line and the thresholds' lines, and
 // the flame chart's current range as a window. Where frames are narrower
 // than a pixel, each pixel column shows its slowest. Click selects the frame
 // under the pointer; drag selects a time range for the flame chart.
@@ -25,6 +25,7 @@
 
 import { state, emit, on } from './state.js';
 import * as fmt from './fmt.js';
+import { colors } from './theme.js';
 
 const ROW_H = 21;     // px: one list row (viewer.css table.frames td height)
 const OVERSCAN = 12;  // rows built above and below the visible ones
@@ -43,6 +44,8 @@ export class Frames {
     new ResizeObserver(() => this.draw()).observe(stripEl);
     on('view', () => this.drawSoon());
     on('budget', () => { this.draw(); this.renderList(); });
+    on('thresholds', () => { this.draw(); this.renderList(); });
+    on('theme', () => this.draw());
     on('frame', (k) => {
       this.draw();
       const r = this.model && k >= 0 ? this._order().indexOf(k) : -1;
@@ -208,14 +211,14 @@ export class Frames {
     const kinds = m.frameKinds;
     for (let cx = 0; cx < this.w; cx++) {
       if (cols[cx] < 0) continue;
-      c.fillStyle = fmt.BUDGET_COLORS[fmt.budgetClass(cols[cx], state.budgetMs)];
+      c.fillStyle = fmt.BUDGET_COLORS[fmt.durClass(cols[cx], state.thresholds)];
       const yy = y(cols[cx]);
       c.fillRect(cx, yy, 1, base - yy);
     }
     for (const k of wide) {
       const x0 = this._x(F.start[k]), x1 = this._x(F.start[k] + F.dur[k]);
       const yy = y(F.dur[k]);
-      c.fillStyle = fmt.BUDGET_COLORS[fmt.budgetClass(F.dur[k], state.budgetMs)];
+      c.fillStyle = fmt.BUDGET_COLORS[fmt.durClass(F.dur[k], state.thresholds)];
       c.fillRect(x0 + 0.5, yy, Math.max(1, x1 - x0 - 1), base - yy);
       c.fillStyle = fmt.KIND_COLORS[kinds[F.kind[k]]];
       c.fillRect(x0 + 0.5, yy, Math.max(1, x1 - x0 - 1), 2);
@@ -224,7 +227,7 @@ export class Frames {
     if (state.frame >= 0 && state.frame < F.rows) {
       const f = m.frame(state.frame);
       const x0 = this._x(f.start), x1 = Math.max(x0 + 2, this._x(f.end));
-      c.strokeStyle = '#ffffff';
+      c.strokeStyle = colors().select;
       c.lineWidth = 1.5;
       c.strokeRect(x0 - 1, top - 2, x1 - x0 + 2, base - top + 4);
     }
@@ -233,21 +236,26 @@ export class Frames {
     c.font = '10px system-ui, sans-serif';
     c.textBaseline = 'alphabetic';
     this.budgetY = null;
-    for (const [mult, dash, name] of [[1, [], 'budget'], [5, [4, 3], '5×']]) {
-      const yy = Math.round(y(budget * mult)) + 0.5;
-      if (mult === 1 && budget <= this.scale) this.budgetY = yy;
-      if (budget * mult > this.scale) {
-        if (mult === 1) label(c, `budget ${fmt.dur(budget)} is above every frame`, this.w - 200, top + 9);
+    // The budget (solid) and the colour thresholds (dashed, in the colour they start).
+    const T = state.thresholds;
+    const lines = [[budget, [], 'rgba(63,185,80,0.9)', `budget ${fmt.dur(budget)}`, this.w - 96],
+      [T.ok * 1e6, [4, 3], 'rgba(210,153,34,0.8)', `orange from ${fmt.dur(T.ok * 1e6)}`, this.w - 230],
+      [T.over * 1e6, [4, 3], 'rgba(248,81,73,0.8)', `red over ${fmt.dur(T.over * 1e6)}`, this.w - 230]];
+    for (const [ns, dash, color, text, lx] of lines) {
+      const yy = Math.round(y(ns)) + 0.5;
+      if (ns === budget && budget <= this.scale) this.budgetY = yy;
+      if (ns > this.scale) {
+        if (ns === budget) label(c, `budget ${fmt.dur(budget)} is above every frame`, this.w - 200, top + 9);
         continue;
       }
-      c.strokeStyle = mult === 1 ? 'rgba(63,185,80,0.9)' : 'rgba(210,153,34,0.8)';
+      c.strokeStyle = color;
       c.setLineDash(dash);
       c.beginPath();
       c.moveTo(0, yy);
       c.lineTo(this.w, yy);
       c.stroke();
       c.setLineDash([]);
-      label(c, `${name} ${fmt.dur(budget * mult)}`, this.w - 96, yy - 3);
+      label(c, text, lx, yy - 3);
     }
     // The top of the scale: the slowest frame shown (readable over the bars).
     if (maxDur > 0) label(c, `${this.log ? 'log scale · ' : ''}slowest ${fmt.dur(maxDur)}`, 4, top + 9);
@@ -284,9 +292,9 @@ export class Frames {
     c.font = '10px system-ui, sans-serif';
     lanes.forEach((l, i) => {
       const y1 = top + (i + 1) * laneH - 1, h = Math.max(1, laneH - 2);
-      c.fillStyle = 'rgba(88,166,255,0.08)';
+      c.fillStyle = `rgba(${colors().accent},0.08)`;
       c.fillRect(0, y1 - h, this.w, h);
-      c.fillStyle = '#58a6ff';
+      c.fillStyle = `rgb(${colors().accent})`;
       for (let k = 0; k < l.busy_ns.length; k++) {
         const share = Math.min(1, l.busy_ns[k] / A.bucket_ns);
         if (share <= 0) continue;
@@ -320,19 +328,20 @@ export class Frames {
     // the flame chart's range
     const v = state.view;
     const vx0 = this._x(v.t0), vx1 = this._x(v.t1);
-    c.fillStyle = 'rgba(88,166,255,0.12)';
+    const C = colors();
+    c.fillStyle = `rgba(${C.accent},0.12)`;
     c.fillRect(vx0, 0, Math.max(1, vx1 - vx0), base);
-    c.strokeStyle = 'rgba(88,166,255,0.7)';
+    c.strokeStyle = `rgba(${C.accent},0.7)`;
     c.strokeRect(vx0 + 0.5, 0.5, Math.max(1, vx1 - vx0 - 1), base - 1);
     // axis
-    c.fillStyle = '#8b949e';
+    c.fillStyle = C.dim;
     c.font = '10px system-ui, sans-serif';
     c.textBaseline = 'alphabetic';
     c.fillText(fmt.at(m.range.lo), 2, this.h - 2);
     const endLabel = fmt.at(m.range.hi);
     c.fillText(endLabel, this.w - c.measureText(endLabel).width - 2, this.h - 2);
     if (this.brush) {
-      c.fillStyle = 'rgba(255,255,255,0.15)';
+      c.fillStyle = C.mark;
       c.fillRect(Math.min(this.brush[0], this.brush[1]), 0, Math.abs(this.brush[1] - this.brush[0]), base);
     }
   }
@@ -454,14 +463,14 @@ export class Frames {
     const top = tb.offsetTop;   // the body's offset in the scrolled list
     const first = Math.max(0, Math.floor((this.listEl.scrollTop - top) / ROW_H) - OVERSCAN);
     const last = Math.min(order.length, first + Math.ceil(this.listEl.clientHeight / ROW_H) + 2 * OVERSCAN);
-    const key = `${first}:${last}:${state.frame}:${state.budgetMs}`;
+    const key = `${first}:${last}:${state.frame}:${state.thresholds.ok}:${state.thresholds.over}`;
     if (key === this.rowsKey) return;
     this.rowsKey = key;
     const pad = (n) => (n > 0 ? `<tr class="pad"><td colspan="5" style="height:${n * ROW_H}px"></td></tr>` : '');
     const rows = [pad(first)];
     for (let r = first; r < last; r++) {
       const f = m.frame(order[r]);
-      const cls = this.mode === 'activity' ? '' : fmt.budgetClass(f.dur, state.budgetMs);
+      const cls = this.mode === 'activity' ? '' : fmt.durClass(f.dur, state.thresholds);
       rows.push(`<tr data-frame="${f.index}"${f.index === state.frame ? ' class="sel"' : ''}>` +
         `<td class="num c-number">${f.number}</td><td class="num dur c-dur ${cls}">${fmt.dur(f.dur)}</td>` +
         `<td class="c-kind"><i class="kdot" style="background:${fmt.KIND_COLORS[f.kind]}"></i>${f.kind}</td>` +
@@ -489,12 +498,12 @@ export class Frames {
   }
 }
 
-// Text on a dark backdrop, readable over the bars.
+// Text on a backdrop of the theme, readable over the bars.
 function label(c, text, x, y) {
-  const w = c.measureText(text).width;
-  c.fillStyle = 'rgba(13,17,23,0.75)';
+  const w = c.measureText(text).width, C = colors();
+  c.fillStyle = C.label;
   c.fillRect(x - 2, y - 9, w + 4, 12);
-  c.fillStyle = '#c9d1d9';
+  c.fillStyle = C.fg;
   c.fillText(text, x, y);
 }
 

@@ -20,6 +20,7 @@
 // shader gets them as constants generated from it (glslFlags).
 
 import { glslFlags } from './bars.js';
+import { bgRGB } from './theme.js';
 
 export const STRIDE = 8;  // 32-bit words per bar
 const BATCH = 64;         // bars per instance
@@ -152,7 +153,8 @@ export class GLBars {
     const gl = this.gl;
     gl.viewport(0, 0, this.canvas.width, this.canvas.height);
     gl.disable(gl.SCISSOR_TEST);
-    gl.clearColor(13 / 255, 17 / 255, 23 / 255, 1); // the page background
+    const [r, g, b] = bgRGB();
+    gl.clearColor(r, g, b, 1); // the page background (theme.js)
     gl.clear(gl.COLOR_BUFFER_BIT);
     gl.enable(gl.BLEND);
     gl.blendFunc(gl.ONE, gl.ONE_MINUS_SRC_ALPHA);

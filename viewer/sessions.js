@@ -118,7 +118,7 @@ export function renderReport(r) {
     `<td class="num">${ms(d.p95_ms)}</td><td class="num">${ms(d.p99_ms)}</td><td class="num">${ms(d.max_ms)}</td></tr>`).join('');
   const head = '<tr><th></th><th class="num">n</th><th class="num">p50</th><th class="num">p95</th><th class="num">p99</th><th class="num">max</th></tr>';
   const samples = (r.samples || []).slice(0, 60).map((s) => {
-    const cls = fmt.budgetClass(s.total_ms * 1e6, state.budgetMs);
+    const cls = fmt.durClass(s.total_ms * 1e6, state.thresholds);
     const stages = (s.stages || []).map((st) => st.available === false
       ? `${fmt.esc(st.name)} <span class="unavailable">unavailable</span>`
       : `${fmt.esc(st.name)}${st.nested_in ? '⊂' + fmt.esc(st.nested_in) : ''} ${ms(st.total_ms)}${st.count > 1 ? ' ×' + st.count : ''}`).join(', ');

@@ -4,13 +4,15 @@
 //
 // Events: 'model' (a capture loaded or replaced), 'frame' (selected frame),
 // 'span' (selected span), 'view' (flame chart time range), 'budget',
-// 'search', 'kinds' (frame kinds shown), 'tab', 'status'.
+// 'thresholds' (duration colours), 'theme', 'search', 'kinds' (frame kinds
+// and thread shown), 'tab', 'status'.
 
 export const state = {
   model: null,        // data.js Model of the shown capture (app.js)
   compare: null,      // Model of the second capture, offline diff (app.js)
   live: false,        // served by a running application, not `strobe view` (app.js)
-  budgetMs: 16.7,     // frame budget (frames.js input)
+  budgetMs: 16.7,     // frame budget: the strip's budget line and × budget (app.js, the header's input)
+  thresholds: { ok: 20, over: 100 }, // ms: duration colours green < ok <= orange <= over < red (settings.js)
   frame: -1,          // selected row of model.frames (frames.js, flame.js)
   span: -1,           // selected span index (flame.js, detail.js)
   search: '',         // lower-case search text (app.js)

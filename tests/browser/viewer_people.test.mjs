@@ -20,7 +20,16 @@
 //     `strobe report` counts them), every row reachable by scrolling;
 //   - diff: rows by the size of the change, shrinks included (the capture
 //     diff's largest shrink first when it is the largest change), the frame
-//     diff in the order of `strobe diff --frames --json`.
+//     diff in the order of `strobe diff --frames --json`;
+//   - colours: frame rows and strip bars green under 20 ms, orange to 100 ms,
+//     red above by default, following thresholds set in the settings panel
+//     (a red threshold under the green one is refused and changes nothing);
+//   - themes: the light theme turns the page and the canvases light, stays
+//     readable and is kept over a reload; the `?` overlay lists the keys, and
+//     the keys it lists do what it says;
+//   - header: for a capture with losses, site units and cost figures, the
+//     loss line, the units (KiB) and the measured costs, equal to `strobe
+//     report`'s.
 // Screenshots go to --work. Any console error or page error fails the test.
 //
 // usage: node viewer_people.test.mjs --strobe BIN --make-capture BIN --chromium PATH --work DIR
@@ -87,7 +96,7 @@ async function main() {
   fs.mkdirSync(work, { recursive: true });
   const cap = path.join(work, 'people.strobe');
   run(makeCapture, [cap, '--frames', '600', '--spike', '20', '--slow', '10:237900000', '--slow', '300:515100000',
-    '--stage-tree', '--pass-category', '--worker-marks']);
+    '--slow', '50:45000000', '--stage-tree', '--pass-category', '--worker-marks']);
   const shrunk = path.join(work, 'shrunk.strobe');   // every `work` 60 % shorter, no slow frame, no spike
   run(makeCapture, [shrunk, '--frames', '600', '--grow', '-60', '--stage-tree', '--pass-category', '--worker-marks']);
   const report = JSON.parse(run(strobe, ['report', '--json', '--top', '3', cap]));
@@ -113,7 +122,12 @@ async function main() {
     await section('strip at 1024 px', () => strip(page, report, '1024'));
     await section('tooltip at 1024 px', () => tooltip(page, '1024'));
     await section('diff order', () => diffOrder(page, cliDiff));
+    await section('shortcuts overlay', () => overlay(page));
+    await page.setViewportSize({ width: 1500, height: 900 });
+    await section('colour thresholds', () => thresholds(page));
+    await section('light theme', () => lightTheme(page, view.url));
     check(errors.length === 0, `no console or page errors (${errors.join(' | ')})`);
+    await section('header', () => header(browser));
   } finally {
     await browser.close();
     const code = await view.stop();
@@ -325,6 +339,169 @@ async function diffOrder(page, cliDiff) {
   check(fr.length === cli.length && mine.every((v, i) => Math.abs(v - cli[i]) < 1),
     `the frame diff's rows come in strobe diff's order of change size (${mine} vs ${cli})`);
   await page.click('#tabs button[data-tab="timeline"]');
+}
+
+// A colour as a person names it: green, orange, red, or other.
+function hue([r, g, b]) {
+  if (g > r + 30 && g > b) return 'green';
+  if (r > 140 && g < r * 0.55 && b < r * 0.6) return 'red';
+  if (r > 140 && g >= r * 0.55 && g < r * 0.9 && b < g) return 'orange';
+  return 'other';
+}
+const rgbOf = (css) => (css.match(/\d+/g) || []).slice(0, 3).map(Number);
+
+// The colour of each listed frame's duration, by its duration text.
+async function rowColours(page) {
+  const rows = await page.$$eval('#list tbody tr[data-frame] td.c-dur', (tds) => tds.map((td) => [td.textContent, getComputedStyle(td).color]));
+  return new Map(rows.map(([t, c]) => [t, hue(rgbOf(c))]));
+}
+
+// The colour of the strip's bar for the frame numbered n on main, just above the axis.
+async function stripColour(page, n) {
+  const cv = await page.locator('#strip canvas').boundingBox();
+  const info = await page.evaluate(() => __strobe.strip());
+  const fr = await page.evaluate((k) => __strobe.frameAt(k, 'frame', 'main'), n);
+  const x = ((fr.start + fr.dur / 2 - info.range.lo) / (info.range.hi - info.range.lo)) * cv.width;
+  const px = await page.evaluate(({ x, y }) => {
+    const c = document.querySelector('#strip canvas'), d = window.devicePixelRatio || 1;
+    return [...c.getContext('2d').getImageData(Math.round(x * d), Math.round(y * d), 1, 1).data];
+  }, { x, y: cv.height - 16 });
+  return hue(px);
+}
+
+async function setThresholds(page, ok, over) {
+  if (await page.isHidden('#settings')) await page.click('#settings-btn');
+  await page.fill('#thr-ok', String(ok));
+  await page.fill('#thr-over', String(over));
+  await page.dispatchEvent('#thr-over', 'change');
+  await page.waitForTimeout(100);
+}
+
+// >>colours (seed 003's thresholds): rows and bars follow thresholds the user sets.
+async function thresholds(page) {
+  await page.evaluate(() => { document.querySelector('#list').scrollTop = 0; });
+  await page.waitForTimeout(100);
+  let c = await rowColours(page);
+  check(c.get('515 ms') === 'red' && c.get('45.0 ms') === 'orange' && c.get('70.4 µs') === 'green',
+    `by default a 515 ms frame is red, 45.0 ms orange, 70.4 µs green (${JSON.stringify([...c].slice(0, 6))})`);
+  check(await stripColour(page, 50) === 'orange' && await stripColour(page, 300) === 'red',
+    'the strip draws the 45 ms frame orange and the 515 ms frame red');
+  await setThresholds(page, 50, 200);
+  c = await rowColours(page);
+  check(c.get('45.0 ms') === 'green' && c.get('238 ms') === 'red', `green under 50 ms, red over 200 ms (${JSON.stringify([...c].slice(0, 4))})`);
+  check(await stripColour(page, 50) === 'green', 'the strip follows: the 45 ms bar is green');
+  await setThresholds(page, 50, 300);
+  c = await rowColours(page);
+  check(c.get('238 ms') === 'orange' && c.get('515 ms') === 'red', `red over 300 ms: 238 ms turns orange (${JSON.stringify([...c].slice(0, 4))})`);
+  await setThresholds(page, 100, 50);
+  const err = await page.textContent('#settings .thr-error');
+  c = await rowColours(page);
+  check(await page.isVisible('#settings .thr-error') && /below/.test(err) && c.get('238 ms') === 'orange' && c.get('45.0 ms') === 'green',
+    `a red threshold under the green one is refused, nothing changes (${err})`);
+  await page.screenshot({ path: path.join(work, 'people-thresholds.png') });
+  await setThresholds(page, 20, 100);
+  await page.keyboard.press('Escape');
+}
+
+const luminance = ([r, g, b]) => {
+  const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+  return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+};
+const contrast = (a, b) => { const [x, y] = [luminance(a), luminance(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
+
+// >>light theme: page and canvases light, text readable, kept over a reload.
+async function lightTheme(page, url) {
+  const look = () => page.evaluate(() => {
+    const px = (sel, x, y) => {
+      const c = document.querySelector(sel), d = window.devicePixelRatio || 1;
+      if (c.getContext('webgl2')) return null;
+      return [...c.getContext('2d').getImageData(Math.round(x * d), Math.round(y * d), 1, 1).data];
+    };
+    const cs = getComputedStyle(document.body);
+    const list = document.querySelector('#list td.c-number');
+    return { bg: cs.backgroundColor, fg: cs.color, listFg: list ? getComputedStyle(list).color : null,
+      listBg: getComputedStyle(document.querySelector('#list')).backgroundColor, ruler: px('.flame-overlay', 3, 3) };
+  });
+  const dark = await look();
+  await page.click('#settings-btn');
+  await page.selectOption('#theme', 'light');
+  await page.waitForTimeout(150);
+  const light = await look();
+  check(luminance(rgbOf(dark.bg)) < 0.1 && luminance(rgbOf(light.bg)) > 0.8, `the light theme turns the page light (${dark.bg} → ${light.bg})`);
+  check(light.ruler && luminance(light.ruler) > 0.8, `the flame chart's ruler is drawn light too (${light.ruler})`);
+  check(contrast(rgbOf(light.fg), rgbOf(light.bg)) >= 7 && contrast(rgbOf(light.listFg), rgbOf(light.listBg)) >= 4.5,
+    `text stays readable (${light.fg} on ${light.bg}; ${light.listFg} on ${light.listBg})`);
+  const c = await rowColours(page);
+  check(c.get('515 ms') === 'red' && c.get('45.0 ms') === 'orange' && c.get('70.4 µs') === 'green', 'the duration colours keep their meaning in the light theme');
+  await page.keyboard.press('Escape');
+  await page.screenshot({ path: path.join(work, 'people-light.png') });
+  await page.goto(url);
+  await page.waitForFunction(() => window.__strobe && window.__strobe.ready);
+  check(await page.evaluate(() => document.documentElement.dataset.theme) === 'light', 'the theme is kept over a reload');
+  await page.evaluate(() => __strobe.theme('dark'));
+}
+
+// >>overlay: `?` lists the shortcuts, and the keys it lists do what it says.
+async function overlay(page) {
+  await page.click('#flame');
+  await page.keyboard.press('?');
+  await page.waitForSelector('#shortcuts .overlay-box', { state: 'visible' });
+  const box = await hiddenPx(page, '#shortcuts .overlay-box');
+  check(fullyShown(box), `the overlay is fully shown at ${page.viewportSize().width} px (${JSON.stringify(box)})`);
+  const rows = await page.$$eval('#shortcuts tr', (trs) => trs.map((tr) => ({ act: tr.dataset.act || null, text: tr.textContent,
+    keys: [...tr.querySelectorAll('kbd[data-key]')].map((k) => k.dataset.key) })));
+  check(rows.length >= 12 && rows.some((r) => /search/.test(r.text)) && rows.some((r) => /zoom in/.test(r.text)), `it lists the keys and the pointer (${rows.length} rows)`);
+  await page.screenshot({ path: path.join(work, 'people-shortcuts.png') });
+  await page.keyboard.press('Escape');
+  check(await page.isHidden('#shortcuts'), 'Escape closes the overlay');
+  const keyOf = (act) => rows.find((r) => r.act === act)?.keys;
+  const zin = keyOf('zoomIn'), zout = keyOf('zoomOut'), whole = keyOf('whole');
+  check(zin && zout && whole, 'the overlay names the zoom and whole-capture keys');
+  for (const [keys, want, what] of [[zin, 0.8, 'zooms in by 1.25'], [zout, 1.25, 'zooms out by 1.25']]) {
+    for (const k of keys || []) {
+      const a = await page.evaluate(() => __strobe.view());
+      await page.focus('.flame-overlay');
+      await page.keyboard.press(k);
+      const b = await page.evaluate(() => __strobe.view());
+      check(Math.abs((b.t1 - b.t0) / (a.t1 - a.t0) - want) < 0.01, `the listed key ${k} ${what} (${a.t1 - a.t0} → ${b.t1 - b.t0})`);
+    }
+  }
+  await page.keyboard.press(whole[0]);
+  const v = await page.evaluate(() => __strobe.view()), r = (await page.evaluate(() => __strobe.strip())).range;
+  check(Math.abs(v.t0 - r.lo) < 1 && Math.abs(v.t1 - r.hi) < 1, `the listed key ${whole[0]} shows the whole capture (${JSON.stringify(v)})`);
+}
+
+// >>header (issue 11): units, the loss line and the measured costs, equal to strobe report's.
+async function header(browser) {
+  const cap = path.join(work, 'costs.strobe');
+  run(makeCapture, [cap, '--frames', '30', '--lost', '--units']);
+  const rep = JSON.parse(run(strobe, ['report', '--json', cap]));
+  const text = run(strobe, ['report', cap]);
+  const view = await startView(strobe, [cap]);
+  try {
+    const { page, errors } = await openViewer(browser, view.url);
+    const head = await page.textContent('#identity');
+    const lost = rep.not_included.lost_events;
+    const pct = (/LOSS\s+\d+ events LOST \(([\d.]+) %/.exec(text) || [])[1];
+    check(lost > 0 && pct && head.includes(`lost ${lost} events (${pct} %)`),
+      `the header's loss line says the ${lost} events (${pct} %) strobe report counts lost (${head})`);
+    check(head.indexOf('lost') < head.indexOf('pid'), 'the loss comes first in the header');
+    const o = rep.overhead;
+    check(head.includes(`cost ${o.event_ns.toFixed(1)} ns/event`) && head.includes(`drain ${o.drain_ns_per_event.toFixed(1)} ns/event`),
+      `the header's cost figures are the report's (${o.event_ns} ns/event, drain ${o.drain_ns_per_event}) (${head})`);
+    await page.evaluate(() => __strobe.selectFrame(3, 'frame', 'main'));
+    await page.waitForSelector('#detail table.grid');
+    const row = await page.$$eval('#detail table.grid tr', (trs) => trs.map((tr) => tr.textContent).find((t) => t.startsWith('triangles')));
+    const line = text.split('\n').find((l) => /^\s*triangles\s/.test(l)) || '';
+    const inReport = (line.match(/\d[\d.,]*\s*(?:KiB|MiB|B)\b/g) || []);
+    check(/1\.50 KiB … 3\.00 KiB/.test(row || '') && inReport.includes('1.50 KiB') && inReport.includes('3.00 KiB'),
+      `a bytes value shows in KiB, as strobe report prints it (viewer: ${row}; report: ${line.trim()})`);
+    await page.screenshot({ path: path.join(work, 'people-header.png') });
+    check(errors.length === 0, `no console or page errors on the costs capture (${errors.join(' | ')})`);
+  } finally {
+    const code = await view.stop();
+    check(code === 0, `strobe view of the costs capture exits 0 (${code})`);
+  }
 }
 
 finish(main);

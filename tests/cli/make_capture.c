@@ -41,7 +41,9 @@
  * another stage (as examples/demo/view.c records them). With --pass-category
  * the `frame` scope has the category "pass" (listed as a pass beside the
  * FRAME-mark frames); with --worker-marks the worker also writes a FRAME
- * mark after each job (frames on two threads, each numbered from 1).
+ * mark after each job (frames on two threads, each numbered from 1). With
+ * --units the `triangles` value is declared in bytes and draws 1536 and 3072
+ * (printed 1.50 KiB and 3.00 KiB).
  *
  * With --other-file every site is declared in "other/app.c": sites match by
  * name, file and line, so such a capture has no site in common with one
@@ -52,7 +54,7 @@
  *          [--no-footer] [--unfinished] [--lost] [--unwound] [--clock NAME]
  *          [--ns-per-tick X] [--ops] [--stall K] [--stages] [--other-file]
  *          [--no-marks] [--interned] [--slow K:NS]... [--stage-tree]
- *          [--pass-category] [--worker-marks]
+ *          [--pass-category] [--worker-marks] [--units]
  * It must never depend on the real clock: the tests compare exact numbers.
  */
 #include <stdio.h>
@@ -87,6 +89,7 @@ typedef struct opts {
   int stage_tree;    /* layout_update { layout_compute, component_after_layout }, text_shaping */
   int pass_category; /* the `frame` scope's category is "pass" */
   int worker_marks;  /* the worker marks a frame after each job */
+  int units;         /* `triangles` in bytes: 1536 and 3072 */
 } opts;
 
 /* >>sites: ids are assigned here, in this order, from 1. */
@@ -173,7 +176,7 @@ static void main_frame(batch *b, const opts *o, int k) {
   for (int i = 0; i < 2; i++) {
     begin(b, S_DRAW);
     b->now += 1000;
-    number(b, STROBE__EV_VALUE, S_TRIANGLES, 100.0 * (i + 1));
+    number(b, STROBE__EV_VALUE, S_TRIANGLES, (o->units ? 1536.0 : 100.0) * (i + 1));
     b->now += 1000;
     end(b, S_DRAW);
     b->now += 100;
@@ -267,7 +270,7 @@ static int usage(void) {
           "                        [--unfinished] [--lost] [--unwound] [--clock NAME] [--ns-per-tick X]\n"
           "                        [--ops] [--stall K] [--stages] [--other-file]\n"
           "                        [--no-marks] [--interned] [--slow K:NS]... [--stage-tree]\n"
-          "                        [--pass-category] [--worker-marks]\n");
+          "                        [--pass-category] [--worker-marks] [--units]\n");
   return 2;
 }
 
@@ -294,6 +297,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--stage-tree")) o.stage_tree = 1;
     else if (!strcmp(a, "--pass-category")) o.pass_category = 1;
     else if (!strcmp(a, "--worker-marks")) o.worker_marks = 1;
+    else if (!strcmp(a, "--units")) o.units = 1;
     else if (!strcmp(a, "--slow") && more && o.nslow < 4) {
       char *end = NULL;
       o.slow_k[o.nslow] = (int)strtol(argv[++i], &end, 10);
@@ -322,6 +326,7 @@ int main(int argc, char **argv) {
   if (o.interned)
     g_sites[S_WORK] = (strobe_site){"eval sum_rows(x, y)", NULL, NULL, "", "", 0, STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE, STROBE_SITE_INTERNED};
   if (o.pass_category) g_sites[S_FRAME].category = "pass";
+  if (o.units) g_sites[S_TRIANGLES].unit = STROBE_UNIT_BYTES;
   /* Stage sites only for --ops (layout, paint), --stages (those and the row_bind ones) and
    * --stage-tree (all of them), so ids stay contiguous; the worker's mark site last, only with
    * --worker-marks (then every site before it is declared, the stages too). */
