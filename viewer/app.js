@@ -247,6 +247,16 @@ Object.assign(hook, {
     }
     return null;
   },
+  // A frame's [start, end] by its number (as selectFrame), and the capture's time range.
+  frameBounds(number, kind) {
+    const m = state.model, F = m.frames;
+    kind = kind || m.frameKind();
+    for (let k = 0; k < F.rows; k++) {
+      if (F.number[k] === number && m.frameKinds[F.kind[k]] === kind) { const f = m.frame(k); return { start: f.start, end: f.end }; }
+    }
+    return null;
+  },
+  range() { return { lo: state.model.range.lo, hi: state.model.range.hi }; },
   strip() { return frames.stripInfo(); },
   theme(t) { if (t) setTheme(t); return themeName(); },
   columns() { return { list: columns.current('list'), detail: columns.current('detail') }; },

@@ -5,12 +5,71 @@
 // Operation counters (strobe_op_counter_add) are plotted per operation: each
 // point is one operation's total, at its end.
 // Hover reads the value at that time; click selects the frame there.
+// Counters and gauges by kind (docs/recording.md §Counters and gauges by
+// kind: sites of one family name whose category is their kind) are one row
+// per family, stacked by kind: per frame (a counter's deltas in the frame, a
+// gauge's level at its end), or per pixel column when there are no frames.
 
 import { state, on, emit } from './state.js';
 import * as fmt from './fmt.js';
 import { colors } from './theme.js';
 
 const PLOT_H = 56;
+const KIND_COLORS = ['#58a6ff', '#3fb950', '#d29922', '#f778ba', '#a371f7', '#39c5cf', '#ff7b72', '#8b949e'];
+
+// Series of kinded sites grouped by (family, counter or gauge), in order of
+// first appearance; every other series stays a row of its own.
+export function groupByKind(model, series) {
+  const rows = [], families = new Map();
+  for (const s of series) {
+    const site = s.kind === 'op_counter' ? null : model.sites[s.site];
+    if (!site || !site.category) { rows.push({ s }); continue; }
+    const key = `${s.kind}\u0000${site.name}`;
+    let fam = families.get(key);
+    if (!fam) {
+      fam = { family: site.name, kind: s.kind, kinds: [] };
+      families.set(key, fam);
+      rows.push({ fam });
+    }
+    fam.kinds.push({ label: site.category, s });
+  }
+  return rows;
+}
+
+// The frames a family is stacked on: the frame kind's, of the window with
+// the most of them (windows nest, and their frames overlap), by start.
+function stackFrames(m) {
+  const kind = m.frameKinds.indexOf(m.frameKind()), f = m.frames, count = new Map();
+  for (let k = 0; k < f.rows; k++) if (f.kind[k] === kind) count.set(f.window[k], (count.get(f.window[k]) || 0) + 1);
+  let best = null, most = 0;
+  for (const [w, n] of count) if (n > most) { best = w; most = n; }
+  const out = [];
+  for (let k = 0; k < f.rows; k++) if (f.kind[k] === kind && f.window[k] === best) out.push(k);
+  out.sort((a, b) => f.start[a] - f.start[b]);
+  return out;
+}
+
+// A series' last sample strictly before t (a counter's running total, a gauge's level), or null.
+function before(m, s, t) {
+  const T = m.samples.time;
+  let lo = s.first, hi = s.first + s.count;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (T[mid] < t) lo = mid + 1; else hi = mid;
+  }
+  return lo > s.first ? m.samples.value[lo - 1] : null;
+}
+
+// One family's stacked values: per bucket [t0, t1), the value of each kind
+// (a counter: its deltas inside; a gauge: the last level sampled before t1),
+// so a number at a frame's boundary belongs to the frame it begins, as in
+// `strobe report`.
+export function familyBuckets(m, fam, bounds) {
+  return bounds.map(([t0, t1]) => fam.kinds.map(({ s }) => {
+    if (s.kind === 'gauge') return before(m, s, t1) ?? 0;
+    return (before(m, s, t1) ?? 0) - (before(m, s, t0) ?? 0); // running totals
+  }));
+}
 
 // The unit a series declares, said once beside its range ("count" and "none" say nothing more).
 function unitNote(u) {
@@ -35,7 +94,18 @@ export class Counters {
       this.rows = [];
       return;
     }
-    this.el.innerHTML = series.map((s, k) => {
+    this.groups = groupByKind(model, series);
+    this.frameList = stackFrames(model);
+    this.el.innerHTML = this.groups.map((g, k) => {
+      if (g.fam) {
+        const unit = model.seriesUnit(g.fam.kinds[0].s);
+        const legend = g.fam.kinds.map((x, i) =>
+          `<span class="kind-key"><i style="background:${KIND_COLORS[i % KIND_COLORS.length]}"></i>${fmt.esc(x.label)}</span>`).join(' ');
+        const what = g.fam.kind === 'counter' ? 'counter by kind (each frame\'s count, stacked)' : 'gauge by kind (the last level before each frame\'s end, stacked)';
+        return `<div class="series family" data-k="${k}"><div class="series-head"><b>${fmt.esc(g.fam.family)}</b> <span class="dim">${what}` +
+          `${unitNote(unit)}</span> ${legend}<span class="readout"></span></div><canvas height="${PLOT_H}"></canvas></div>`;
+      }
+      const s = g.s;
       const name = model.seriesName(s);
       const unit = (v) => fmt.unit(v, model.seriesUnit(s));
       const kind = s.kind === 'op_counter' ? 'operation counter (its total per operation, at its end)'
@@ -45,10 +115,10 @@ export class Counters {
         `<span class="readout"></span></div><canvas height="${PLOT_H}"></canvas></div>`;
     }).join('');
     this.rows = [...this.el.querySelectorAll('.series')].map((div) => {
-      const s = series[Number(div.dataset.k)];
+      const g = this.groups[Number(div.dataset.k)];
       const canvas = div.querySelector('canvas');
       const readout = div.querySelector('.readout');
-      const row = { s, canvas, readout, div, hoverX: -1 };
+      const row = { s: g.s, fam: g.fam, canvas, readout, div, hoverX: -1 };
       canvas.addEventListener('pointermove', (e) => { row.hoverX = e.offsetX; this.drawRow(row); });
       canvas.addEventListener('pointerleave', () => { row.hoverX = -1; row.readout.textContent = ''; this.drawRow(row); });
       canvas.addEventListener('click', (e) => emit('pickTime', this._t(e.offsetX, canvas.clientWidth)));
@@ -72,16 +142,69 @@ export class Counters {
     for (const row of this.rows) this.drawRow(row);
   }
 
-  drawRow(row) {
-    const m = this.model, { s, canvas } = row;
+  // Buckets of a family row: the stacked frames inside the visible range, else pixel columns.
+  _bounds(w) {
+    const m = this.model, r = m.range, out = [];
+    for (const k of this.frameList) {
+      const f = m.frame(k);
+      if (f.end >= r.lo && f.start <= r.hi) out.push([f.start, f.end]);
+    }
+    if (out.length) return out;
+    const cols = Math.max(1, Math.min(w, 400));
+    for (let i = 0; i < cols; i++) out.push([this._t((i * w) / cols, w), this._t(((i + 1) * w) / cols, w)]);
+    return out;
+  }
+
+  // A row's canvas sized and cleared for this frame, with its time-to-x mapping.
+  _plot(canvas) {
     const w = Math.max(1, canvas.clientWidth), h = PLOT_H, dpr = window.devicePixelRatio || 1;
     if (canvas.width !== Math.round(w * dpr)) canvas.width = Math.round(w * dpr);
     canvas.height = Math.round(h * dpr);
     const c = canvas.getContext('2d');
     c.setTransform(dpr, 0, 0, dpr, 0, 0);
     c.clearRect(0, 0, w, h);
-    const r = m.range, span = r.hi - r.lo;
-    const X = (t) => ((t - r.lo) / span) * w;
+    const r = this.model.range, span = r.hi - r.lo;
+    return { c, w, h, X: (t) => ((t - r.lo) / span) * w };
+  }
+
+  drawFamily(row) {
+    const m = this.model, { fam, canvas } = row;
+    const { c, w, h, X } = this._plot(canvas);
+    const bounds = this._bounds(w), vals = familyBuckets(m, fam, bounds);
+    let top = 0;
+    for (const v of vals) top = Math.max(top, v.reduce((a, b) => a + Math.max(0, b), 0));
+    if (top <= 0) top = 1;
+    if (state.frame >= 0 && state.frame < m.frames.rows) {
+      const f = m.frame(state.frame);
+      c.fillStyle = 'rgba(255,255,255,0.25)';
+      c.fillRect(X(f.start), 0, Math.max(1.5, X(f.end) - X(f.start)), h);
+    }
+    bounds.forEach(([t0, t1], b) => {
+      const x0 = X(t0), bw = Math.max(1, X(t1) - x0 - (bounds.length > 1 ? 0.5 : 0));
+      let y = h;
+      vals[b].forEach((v, i) => {
+        const bh = (Math.max(0, v) / top) * (h - 4);
+        c.fillStyle = KIND_COLORS[i % KIND_COLORS.length];
+        c.fillRect(x0, y - bh, bw, bh);
+        y -= bh;
+      });
+    });
+    row.buckets = { bounds, vals };
+    if (row.hoverX >= 0) {
+      const t = this._t(row.hoverX, w);
+      c.fillStyle = 'rgba(255,255,255,0.6)';
+      c.fillRect(row.hoverX, 0, 1, h);
+      const b = bounds.findIndex(([t0, t1]) => t >= t0 && t < t1);
+      const unit = m.seriesUnit(fam.kinds[0].s);
+      row.readout.textContent = b < 0 ? `no frame at ${fmt.at(t)}`
+        : fam.kinds.map((x, i) => `${x.label} ${fmt.unit(vals[b][i], unit)}`).join(' · ') + ` at ${fmt.at(t)}`;
+    }
+  }
+
+  drawRow(row) {
+    if (row.fam) return this.drawFamily(row);
+    const m = this.model, { s, canvas } = row;
+    const { c, w, h, X } = this._plot(canvas);
     const lo = s.min, hi = s.max === s.min ? s.min + 1 : s.max;
     const Y = (v) => h - 4 - ((v - lo) / (hi - lo)) * (h - 8);
     // flame range and selected frame behind the line

@@ -31,6 +31,11 @@
  * refreshes have nothing to do and are marked idle (never samples); the
  * memory gauge is sampled inside the pass it describes.
  *
+ * Counters and gauges by kind: each render's draw calls (clears, quads,
+ * text), its shape cache (the demo's glyph cache: hits, misses, evictions),
+ * the input events by kind, and memory by kind (surfaces, PNG buffers, text
+ * caches) sampled inside main's pass; Strobe's own footprint beside them.
+ *
  * Recording runs with a chosen overflow mode (--overflow, grow by default:
  * no event is lost while a thread's ring may still double) and a loss
  * callback that says so at run time; at the end it prints what recording
@@ -477,6 +482,13 @@ int main(int argc, char **argv) {
     if ((!o.serve || o.bounded) && (o.frames ? (long)frame >= o.frames : (double)(t - start) / 1e9 >= o.seconds)) break;
 
     input_event e = grid_script(frame);
+    /* Input volume by kind (docs/recording.md §Counters and gauges by kind): one site per kind. */
+    if (e.kind == INPUT_KEY_DOWN || e.kind == INPUT_KEY_RIGHT)
+      STROBE_COUNTER_ADD_KIND_UNIT("input_events", "key", 1, STROBE_UNIT_COUNT);
+    else if (e.kind == INPUT_SCROLL)
+      STROBE_COUNTER_ADD_KIND_UNIT("input_events", "scroll", 1, STROBE_UNIT_COUNT);
+    else if (e.kind == INPUT_EDIT)
+      STROBE_COUNTER_ADD_KIND_UNIT("input_events", "edit", 1, STROBE_UNIT_COUNT);
     /* Keys and edits are dispatched between frames; the wheel is pointer
      * input, delivered inside the pass's flush-events phase. */
     input_event pointer = {INPUT_NONE, 0};
@@ -512,6 +524,16 @@ int main(int argc, char **argv) {
       view_render(&main_view, &g, stall);
       /* Sampled inside the pass (at most once a second): a memory jump is in the frame that made it. */
       strobe_collector_gauge_set_unit(c, "surface_and_text_cache_bytes", view_memory_bytes(&main_view), STROBE_UNIT_BYTES);
+      /* The same memory by kind, over the three views, in captures: sampled in the frame that holds it. */
+      STROBE_GAUGE_SET_KIND_UNIT("memory", "surfaces",
+                                 view_surface_bytes(&main_view) + view_surface_bytes(&details_view) +
+                                     view_surface_bytes(&devtools_view), STROBE_UNIT_BYTES);
+      STROBE_GAUGE_SET_KIND_UNIT("memory", "png_buffers",
+                                 view_png_bytes(&main_view) + view_png_bytes(&details_view) +
+                                     view_png_bytes(&devtools_view), STROBE_UNIT_BYTES);
+      STROBE_GAUGE_SET_KIND_UNIT("memory", "text_caches",
+                                 view_text_cache_bytes(&main_view) + view_text_cache_bytes(&details_view) +
+                                     view_text_cache_bytes(&devtools_view), STROBE_UNIT_BYTES);
       if (frame % 2 == 0) { /* the nested details window renders inside main's pass */
         strobe_op inner = strobe_op_begin(c, w_details, STROBE_OP_PASS, NULL);
         grid details;

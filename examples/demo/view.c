@@ -2,7 +2,8 @@
  * view.c — the demo's frame pipeline with cairo and pango. Stages are
  * declared where the work happens; nested ones name their parent so reports
  * say "nested in layout_update, do not sum". The shape cache reports
- * hit/miss/eviction counters on the current operation.
+ * hit/miss/eviction counters on the current operation; each render's draw
+ * calls and shape cache activity are also counters by kind.
  */
 #include "view.h"
 
@@ -35,12 +36,20 @@ void view_free(view *v) {
   free(v->png);
 }
 
-double view_memory_bytes(const view *v) {
-  double bytes = (double)v->width * v->height * 4 + (double)v->png_cap;
+double view_surface_bytes(const view *v) {
+  return (double)cairo_image_surface_get_stride(v->surface) * cairo_image_surface_get_height(v->surface);
+}
+
+double view_png_bytes(const view *v) { return (double)v->png_cap; }
+
+double view_text_cache_bytes(const view *v) {
+  double bytes = 0;
   for (int i = 0; i < TEXT_CACHE_ENTRIES; i++)
     if (v->cache[i].layout) bytes += 512.0 + (double)v->cache[i].width * 8; /* an estimate, labelled as such */
   return bytes;
 }
+
+double view_memory_bytes(const view *v) { return view_surface_bytes(v) + view_png_bytes(v) + view_text_cache_bytes(v); }
 
 static uint64_t hash_text(const char *s) {
   uint64_t h = 1469598103934665603ull;
@@ -57,13 +66,16 @@ static text_entry *shape(view *v, const char *text) {
     text_entry *e = &v->cache[i];
     if (e->key == key) {
       e->last_use = ++v->use_clock;
+      v->counts.hits++;
       strobe_op_counter_add("shape_cache_hit", 1);
       return e;
     }
     if (e->last_use < victim->last_use) victim = e;
   }
+  v->counts.misses++;
   strobe_op_counter_add("shape_cache_miss", 1);
   if (victim->layout) {
+    v->counts.evictions++;
     strobe_op_counter_add("shape_cache_eviction", 1);
     g_object_unref(victim->layout);
   }
@@ -115,14 +127,17 @@ static void raster(view *v, const grid *g) {
   cairo_t *cr = v->cr;
   cairo_set_source_rgb(cr, 0.97, 0.97, 0.98);
   cairo_paint(cr);
+  v->counts.clears++;
   cairo_set_source_rgb(cr, 0.20, 0.24, 0.32);
   cairo_rectangle(cr, 0, 0, v->width, ROW_HEIGHT);
   cairo_fill(cr);
+  v->counts.quads++;
   for (int c = 0, x = 0; c < GRID_COLS; x += v->col_width[c], c++) {
     text_entry *e = shape(v, grid_headers[c]);
     cairo_set_source_rgb(cr, 1, 1, 1);
     cairo_move_to(cr, x + PADDING, (ROW_HEIGHT - e->height) / 2.0);
     pango_cairo_show_layout(cr, e->layout);
+    v->counts.text++;
   }
   int last = g->scroll_row + visible_rows(v);
   for (int r = g->scroll_row, y = ROW_HEIGHT; r < last && r < GRID_ROWS; r++, y += ROW_HEIGHT) {
@@ -131,10 +146,12 @@ static void raster(view *v, const grid *g) {
       cairo_set_source_rgb(cr, 0.80, 0.88, 1.0);
       cairo_rectangle(cr, 0, y, v->width, ROW_HEIGHT);
       cairo_fill(cr);
+      v->counts.quads++;
     } else if (r % 2) {
       cairo_set_source_rgb(cr, 0.93, 0.94, 0.96);
       cairo_rectangle(cr, 0, y, v->width, ROW_HEIGHT);
       cairo_fill(cr);
+      v->counts.quads++;
     }
     int x = 0;
     for (int c = 0; c < GRID_COLS; c++) {
@@ -142,10 +159,13 @@ static void raster(view *v, const grid *g) {
       cairo_set_source_rgb(cr, 0.1, 0.1, 0.12);
       cairo_move_to(cr, x + PADDING, y + (ROW_HEIGHT - e->height) / 2.0);
       pango_cairo_show_layout(cr, e->layout);
+      v->counts.text++;
+    v->counts.text++;
       x += v->col_width[c];
       cairo_set_source_rgb(cr, 0.82, 0.83, 0.86);
       cairo_rectangle(cr, x - 1, y, 1, ROW_HEIGHT);
       cairo_fill(cr);
+      v->counts.quads++;
     }
   }
   cairo_surface_flush(v->surface);
@@ -166,7 +186,20 @@ static cairo_status_t png_append(void *closure, const unsigned char *data, unsig
   return CAIRO_STATUS_SUCCESS;
 }
 
+/* One render's counts as counters by kind: one event per kind and render,
+ * each (family, kind) its own site. */
+static void publish_counts(const view *v) {
+  const view_counts *n = &v->counts;
+  STROBE_COUNTER_ADD_KIND_UNIT("draw_calls", "clears", n->clears, STROBE_UNIT_COUNT);
+  STROBE_COUNTER_ADD_KIND_UNIT("draw_calls", "quads", n->quads, STROBE_UNIT_COUNT);
+  STROBE_COUNTER_ADD_KIND_UNIT("draw_calls", "text", n->text, STROBE_UNIT_COUNT);
+  STROBE_COUNTER_ADD_KIND_UNIT("shape_cache", "hits", n->hits, STROBE_UNIT_COUNT);
+  STROBE_COUNTER_ADD_KIND_UNIT("shape_cache", "misses", n->misses, STROBE_UNIT_COUNT);
+  STROBE_COUNTER_ADD_KIND_UNIT("shape_cache", "evictions", n->evictions, STROBE_UNIT_COUNT);
+}
+
 void view_render(view *v, const grid *g, int stall_ms) {
+  memset(&v->counts, 0, sizeof v->counts);
   {
     STROBE_STAGE("update", NULL);
     /* Animations and derived state: here, the viewport height in rows. */
@@ -192,4 +225,5 @@ void view_render(view *v, const grid *g, int stall_ms) {
     strobe_op_counter_add("encoded_bytes", (double)v->png_len);
     STROBE_VALUE_UNIT("png_size", v->png_len, STROBE_UNIT_BYTES); /* on the encode scope, printed as KiB */
   }
+  publish_counts(v);
 }

@@ -23,6 +23,14 @@ typedef struct text_entry {
   int width, height;   /* pixels */
 } text_entry;
 
+/* What one render drew and what its shape cache did, counted as the work
+ * happens and recorded once per render as counters by kind
+ * (docs/recording.md §Counters and gauges by kind). */
+typedef struct view_counts {
+  uint32_t clears, quads, text;        /* cairo_paint, filled rectangles, pango layouts shown */
+  uint32_t hits, misses, evictions;    /* shape cache lookups */
+} view_counts;
+
 typedef struct view {
   strobe_collector *collector;
   strobe_window window;
@@ -35,6 +43,7 @@ typedef struct view {
   int col_width[GRID_COLS];
   unsigned char *png;  /* last encoded frame */
   size_t png_len, png_cap;
+  view_counts counts;  /* the render in progress */
 } view;
 
 int view_init(view *v, strobe_collector *c, strobe_window w, int width, int height);
@@ -44,5 +53,9 @@ void view_free(view *v);
 void view_render(view *v, const grid *g, int stall_ms);
 /* Estimated bytes held by the text cache and surface (a memory gauge). */
 double view_memory_bytes(const view *v);
+/* The same bytes by kind: the cairo surface, the PNG buffer, the text cache (an estimate). */
+double view_surface_bytes(const view *v);
+double view_png_bytes(const view *v);
+double view_text_cache_bytes(const view *v);
 
 #endif

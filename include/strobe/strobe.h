@@ -892,6 +892,10 @@ static inline void strobe__cumulative_cleanup(strobe__cumulative_guard *g) {
 #define STROBE_GAUGE_SET_SITE(site, value) ((void)sizeof(site), (void)sizeof(value))
 #define STROBE_GAUGE_SET(name, value) ((void)0)
 #define STROBE_GAUGE_SET_UNIT(name, value, unit) ((void)0)
+#define STROBE_COUNTER_ADD_KIND(family, kind, delta) ((void)0)
+#define STROBE_COUNTER_ADD_KIND_UNIT(family, kind, delta, unit) ((void)0)
+#define STROBE_GAUGE_SET_KIND(family, kind, value) ((void)0)
+#define STROBE_GAUGE_SET_KIND_UNIT(family, kind, value, unit) ((void)0)
 #define STROBE_FRAME_MARK() ((void)0)
 
 #else
@@ -985,6 +989,29 @@ static inline void strobe__cumulative_cleanup(strobe__cumulative_guard *g) {
   } while (0)
 #define STROBE_GAUGE_SET(name, value) STROBE_GAUGE_SET_UNIT(name, value, STROBE_UNIT_NONE)
 
+/* Counters and gauges by kind (docs/recording.md §Counters and gauges by
+ * kind): one family, such as "draw_calls", split by a static kind label
+ * ("quads", "text", ...). Each (family, kind) pair at a call site is its own
+ * site, named after the family with the kind as its category, so recording
+ * costs what STROBE_COUNTER_ADD and STROBE_GAUGE_SET cost. Both labels are
+ * static strings (never run-time content). Reports, the viewer and
+ * `strobe report` group a family's kinds: stacked, and per frame (mean and
+ * max per kind). */
+#define STROBE_COUNTER_ADD_KIND_UNIT(family, kind, delta, unit)                                        \
+  do {                                                                                                 \
+    STROBE__SITE_UNIT(strobe__site_ck, STROBE_SITE_COUNTER, family, kind,                              \
+                      (uint32_t)(unit) | (uint32_t)STROBE__NUM_CODE(delta) << STROBE__NUM_SHIFT);      \
+    if (strobe__is_active()) strobe__number(&strobe__site_ck, STROBE__NUM_BITS(delta), 0);             \
+  } while (0)
+#define STROBE_COUNTER_ADD_KIND(family, kind, delta) STROBE_COUNTER_ADD_KIND_UNIT(family, kind, delta, STROBE_UNIT_NONE)
+#define STROBE_GAUGE_SET_KIND_UNIT(family, kind, value, unit)                                          \
+  do {                                                                                                 \
+    STROBE__SITE_UNIT(strobe__site_gk, STROBE_SITE_GAUGE, family, kind,                                \
+                      (uint32_t)(unit) | (uint32_t)STROBE__NUM_CODE(value) << STROBE__NUM_SHIFT);      \
+    if (strobe__is_active()) strobe__number(&strobe__site_gk, STROBE__NUM_BITS(value), 0);             \
+  } while (0)
+#define STROBE_GAUGE_SET_KIND(family, kind, value) STROBE_GAUGE_SET_KIND_UNIT(family, kind, value, STROBE_UNIT_NONE)
+
 /* Marks the end of a frame in a simple frame loop. */
 #define STROBE_FRAME_MARK()                                                        \
   do {                                                                             \
@@ -993,6 +1020,14 @@ static inline void strobe__cumulative_cleanup(strobe__cumulative_guard *g) {
   } while (0)
 
 #endif /* STROBE_DISABLE */
+
+/* GPU memory by kind (docs/recording.md §Counters and gauges by kind): the
+ * family a renderer feeds with its buffers, textures and swapchain estimate
+ * in bytes, e.g. STROBE_GPU_MEMORY_SET("textures", atlas_bytes). `kind` is a
+ * static label; "buffers", "textures" and "swapchain_estimate" are the kinds
+ * the docs name. Costs what STROBE_GAUGE_SET costs; nothing with STROBE_DISABLE. */
+#define STROBE_GPU_MEMORY "gpu_memory"
+#define STROBE_GPU_MEMORY_SET(kind, bytes) STROBE_GAUGE_SET_KIND_UNIT(STROBE_GPU_MEMORY, kind, bytes, STROBE_UNIT_BYTES)
 
 #ifdef __cplusplus
 }

@@ -817,6 +817,7 @@ static void stop_worker(strobe_flight_recorder *fr) {
 
 static void destroy(strobe_flight_recorder *fr) {
   strobe__writer_destroy(fr->writer);
+  if (fr->mem) strobe__footprint_add(STROBE__FOOT_FLIGHT_RECORDER, -(int64_t)fr->cap);
   free(fr->mem);
   free(fr->threads);
   pthread_cond_destroy(&fr->work_cond);
@@ -866,6 +867,7 @@ int strobe_flight_recorder_start(const strobe_flight_recorder_desc *desc, strobe
   fr->cap = (size_t)d.max_mib << 20;
   fr->mem = malloc(fr->cap);
   if (!fr->mem) goto fail;
+  strobe__footprint_add(STROBE__FOOT_FLIGHT_RECORDER, (int64_t)fr->cap);
   long page = sysconf(_SC_PAGESIZE);
   size_t step = page > 0 ? (size_t)page : 4096u;
   for (size_t i = 0; i < fr->cap; i += step) ((volatile uint8_t *)fr->mem)[i] = 0;

@@ -55,6 +55,31 @@ typedef struct strobe__drain_cost {
 strobe__drain_cost strobe__drain_query_cost(void);
 /* The drain's cost since `base` (an earlier strobe__drain_query_cost()). */
 strobe__drain_cost strobe__drain_cost_since(const strobe__drain_cost *base);
+/* >>footprint: Strobe's own live memory (docs/recording.md §Strobe's own
+ * footprint), by kind. The drain thread records it as the gauge family
+ * STROBE__FOOTPRINT_FAMILY, one kind per row, about once a second while a
+ * consumer records, so captures, reports and the viewer show it beside the
+ * application's memory. X(ID, kind label). */
+#define STROBE__FOOTPRINT_FAMILY "strobe_memory"
+#define STROBE__FOOTPRINT_KINDS(X)                                                                     \
+  X(RINGS, "rings")                     /* per-thread state and rings at the size they attached with */ \
+  X(RINGS_GROWN, "rings_grown")         /* what rings grew by (overflow mode grow), old rings not yet freed included */ \
+  X(FLIGHT_RECORDER, "flight_recorder") /* the flight recorders' in-memory rings */                       \
+  X(INTERNED_NAMES, "interned_names")   /* names copied by strobe_site_intern */
+enum {
+#define STROBE__FOOT_ENUM(id, label) STROBE__FOOT_##id,
+  STROBE__FOOTPRINT_KINDS(STROBE__FOOT_ENUM)
+#undef STROBE__FOOT_ENUM
+  STROBE__FOOT_COUNT
+};
+typedef struct strobe__footprint {
+  uint64_t bytes[STROBE__FOOT_COUNT];
+} strobe__footprint;
+/* Upper layers that hold memory for Strobe say so here (the flight recorder:
+ * + its ring when it starts, - when it stops). Safe from any thread. */
+void strobe__footprint_add(uint32_t kind, int64_t bytes);
+/* The footprint now. Safe from any thread (takes the thread list lock). */
+strobe__footprint strobe__footprint_query(void);
 /* Runs one drain pass now, on the calling thread (tests, flush on demand). */
 void strobe__drain_now(void);
 /* 1 when the calling thread holds the drain lock. "The drain thread" is a

@@ -54,6 +54,12 @@ static uint64_t g_pass_events; /* under g_lock: events delivered by the pass run
 static uint64_t g_loss_unreported, g_loss_total, g_loss_last_ns;
 static uint32_t g_loss_threads;
 
+/* Strobe's own footprint (collect.h >>footprint): what upper layers hold,
+ * atomic, and when the drain thread last recorded it (drain thread only). */
+#define FOOTPRINT_EVERY_NS 1000000000ull
+static int64_t g_foot_held[STROBE__FOOT_COUNT];
+static uint64_t g_foot_last_ns;
+
 static void drain_lock(void) {
   strobe__mutex_lock(&g_lock);
   tls_drain_role = 1;
@@ -398,17 +404,68 @@ static void pass(void) {
   }
 }
 
+void strobe__footprint_add(uint32_t kind, int64_t bytes) {
+  if (kind < STROBE__FOOT_COUNT) __atomic_fetch_add(&g_foot_held[kind], bytes, __ATOMIC_RELAXED);
+}
+
+strobe__footprint strobe__footprint_query(void) {
+  strobe__footprint f = {{0}};
+  int lock = !tls_drain_role; /* retired_done is the drain's: read under its lock */
+  if (lock) drain_lock();
+  strobe__threads_lock();
+  for (strobe__tstate *t = strobe__threads_head(); t; t = t->next) {
+    uint64_t now = __atomic_load_n(&t->ring_events, __ATOMIC_RELAXED), first = t->ring_events_first;
+    uint32_t retired = __atomic_load_n(&t->retired, __ATOMIC_ACQUIRE);
+    f.bytes[STROBE__FOOT_RINGS] += sizeof *t + (first + 1) * sizeof(strobe__event);
+    f.bytes[STROBE__FOOT_RINGS_GROWN] += (now > first ? now - first : 0) * sizeof(strobe__event);
+    /* Old rings the drain has not freed yet: each half the size of the one after it. */
+    for (uint32_t i = t->retired_done; i < retired && i < STROBE__MAX_GROWS; i++)
+      f.bytes[STROBE__FOOT_RINGS_GROWN] += ((first << i) + 1) * sizeof(strobe__event);
+  }
+  strobe__threads_unlock();
+  if (lock) drain_unlock();
+  for (uint32_t k = 0; k < STROBE__FOOT_COUNT; k++) {
+    int64_t held = __atomic_load_n(&g_foot_held[k], __ATOMIC_RELAXED);
+    if (held > 0) f.bytes[k] += (uint64_t)held;
+  }
+  f.bytes[STROBE__FOOT_INTERNED_NAMES] += strobe__intern_bytes();
+  return f;
+}
+
+/* The drain thread records the footprint as gauges of its own (it is then
+ * an instrumented thread, named "strobe drain"), at most once a second and
+ * only while a consumer records: the first a second after recording began.
+ * Called with no lock held: the query and recording take locks. */
+static void footprint_record(void) {
+  strobe__footprint f = strobe__footprint_query();
+  static int named;
+  if (!named) named = strobe_thread_set_name("strobe drain") == 0;
+#define FOOT_GAUGE(id, label) \
+  STROBE_GAUGE_SET_KIND_UNIT(STROBE__FOOTPRINT_FAMILY, label, f.bytes[STROBE__FOOT_##id], STROBE_UNIT_BYTES);
+  STROBE__FOOTPRINT_KINDS(FOOT_GAUGE)
+#undef FOOT_GAUGE
+}
+
 static void *drain_main(void *arg) {
   (void)arg;
   uint32_t interval = strobe_query_desc().drain_interval_ms;
   for (;;) {
     drain_lock();
     pass();
+    int footprint = 0;
+    if (g_nconsumers) {
+      uint64_t now = clock_ns(CLOCK_MONOTONIC);
+      if (!g_foot_last_ns) g_foot_last_ns = now;
+      if (now - g_foot_last_ns >= FOOTPRINT_EVERY_NS) footprint = 1, g_foot_last_ns = now;
+    } else {
+      g_foot_last_ns = 0;
+    }
     uint32_t wait_ms = g_nconsumers ? interval : IDLE_INTERVAL_MS;
     strobe_loss_report loss;
     int report = loss_report_due(&loss);
     drain_unlock();
     if (report) loss_report(&loss);
+    if (footprint) footprint_record();
 
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -37,6 +37,7 @@ static entry *g_index[SLOTS]; /* NULL, or an entry published with a release stor
 static uint32_t g_count;      /* under g_lock */
 static strobe__mutex g_lock = STROBE__MUTEX_INIT;
 static uint64_t g_invalid, g_full; /* atomic (relaxed): refusals, misuse counters */
+static uint64_t g_bytes;           /* atomic (relaxed): bytes of the entries allocated */
 
 /* >>fallbacks: one site per refusal reason and kind, so a value or counter
  * on a refused name still lands on a site of its own kind. */
@@ -87,6 +88,8 @@ int strobe_site_query_error(const strobe_site *site) {
     if (site >= &g_fallback[r][0] && site < &g_fallback[r][KINDS]) return k_reason_errors[r];
   return 0;
 }
+
+uint64_t strobe__intern_bytes(void) { return __atomic_load_n(&g_bytes, __ATOMIC_RELAXED); }
 
 void strobe__intern_misuse(strobe_misuse *m) {
   m->intern_invalid += __atomic_load_n(&g_invalid, __ATOMIC_RELAXED);
@@ -163,6 +166,7 @@ strobe_site *strobe_site_intern(const char *name, size_t len, const char *catego
     strobe__mutex_unlock(&g_lock);
     return refuse(R_NOMEM, (uint32_t)kind);
   }
+  __atomic_fetch_add(&g_bytes, (uint64_t)(sizeof *e + len + 1), __ATOMIC_RELAXED);
   memcpy(e->name, name, len);
   e->name[len] = '\0';
   e->hash = h;

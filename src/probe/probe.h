@@ -51,6 +51,7 @@ typedef struct strobe__tstate {
   strobe__thread hot;
   strobe__event *ring, *ring_end; /* the producer's ring; stored atomically when it grows (in_ring reads them) */
   uint64_t ring_events;   /* capacity; atomic store when it grows */
+  uint64_t ring_events_first; /* capacity when the thread attached (the footprint's "rings"; the rest grew) */
   uint32_t overflow;      /* strobe_overflow, as set up when the thread attached */
   uint32_t ring_events_max; /* GROW's bound */
   /* GROW (docs/recording.md, Overflow): the rings the producer left for
@@ -119,6 +120,9 @@ static inline uint32_t strobe__number_event(uint32_t site_kind) {
 /* Adds strobe_site_intern's refusals (intern_invalid, intern_full) to m:
  * process-wide counts, not any thread's. */
 void strobe__intern_misuse(strobe_misuse *m);
+/* Bytes strobe_site_intern has allocated for the names it copied (the
+ * footprint's interned_names). Safe from any thread. */
+uint64_t strobe__intern_bytes(void);
 /* The name a session report or MCP may show for a site: its own, unless it
  * is interned and the application did not opt in
  * (strobe_desc.report_interned_names), then a placeholder "interned_<id>"

@@ -180,7 +180,7 @@ static strobe__tstate *tstate_new(uint32_t cap) {
   }
   t->ring = t->read = t->hot.cur = t->dring = ring;
   t->ring_end = t->wrap_at = t->dring_end = ring + cap;
-  t->ring_events = t->ring_events_max = cap;
+  t->ring_events = t->ring_events_max = t->ring_events_first = cap;
   t->hot.top = t->hot.stack;
   t->hot.stack[0].word = STROBE__FRAME_BOOKKEEPING; /* never a scope: the inline VALUE goes slow here (strobe.h) */
   t->hot.stack[0].sp = STROBE__SP_HELD;

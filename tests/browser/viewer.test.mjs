@@ -19,6 +19,9 @@
 //     as the frames, numbered by the application's frame ids, both frame
 //     rates labelled, the selected pass's window, frame id, committed flag,
 //     stage table and counters, and its counter plotted per operation;
+//   - counters and gauges by kind (make_capture --kinds) are one row per
+//     family, its kinds stacked per frame, with a legend, and the readout
+//     over a frame gives each kind's count in that frame (as strobe report);
 //   - a program without frames (make_capture --no-marks) gets an activity
 //     strip (a lane per thread, its top-level scope time per bucket) and no
 //     budget or frame rate; a capture with frames keeps the frame strip.
@@ -179,6 +182,7 @@ async function main() {
 
     await operationsOnly(browser);
     await withoutFrames(browser);
+    await countersByKind(browser);
   } finally {
     await browser.close();
     const code = await view.stop();
@@ -216,6 +220,50 @@ async function operationsOnly(browser) {
   } finally {
     const code = await view.stop();
     check(code === 0, `strobe view of the operations capture exits 0 (${code})`);
+  }
+}
+
+// >>counters by kind: one row per family, stacked per frame (make_capture --kinds)
+async function countersByKind(browser) {
+  const kinds = path.join(work, 'kinds.strobe');
+  run(makeCapture, [kinds, '--kinds', '--frames', '20']);
+  const view = await startView(strobe, [kinds]);
+  try {
+    const { page, errors } = await openViewer(browser, view.url);
+    await page.click('#tabs button[data-tab="counters"]');
+    await page.waitForTimeout(100);
+    const fams = await page.$$eval('.series.family .series-head b', (bs) => bs.map((b) => b.textContent));
+    check(fams.length === 2 && fams.includes('draw_calls') && fams.includes('gpu_memory'), `one row per family (${fams})`);
+    const heads = await page.$$eval('.series-head b', (bs) => bs.map((b) => b.textContent));
+    check(heads.filter((n) => n === 'draw_calls').length === 2, `the plain draw_calls counter keeps its own row (${heads})`);
+    const legend = await page.$$eval('.series.family', (rows) => rows.map((r) => [...r.querySelectorAll('.kind-key')].map((k) => k.textContent).join(',')));
+    check(legend.includes('quads,text') && legend.includes('textures'), `each family's kinds in its legend (${legend})`);
+    // Frame 4 (from the 4th FRAME mark to the 5th) holds loop iteration k = 4's draw calls (k % 5 + 1 = 5 quads,
+    // 3 text) and the level set at the 4th mark (k = 3: 3000 bytes).
+    const f = await page.evaluate(() => __strobe.frameBounds(4));
+    const r = await page.evaluate(() => __strobe.range());
+    check(f !== null, 'frame 4 is in the model');
+    const readout = async (family) => {
+      const rows = await page.$$('.series.family');
+      for (const el of rows) {
+        if ((await el.$eval('b', (b) => b.textContent)) !== family) continue;
+        const box = await (await el.$('canvas')).boundingBox();
+        const x = box.x + ((f.start + f.end) / 2 - r.lo) / (r.hi - r.lo) * box.width;
+        await page.mouse.move(x, box.y + box.height / 2);
+        await page.waitForTimeout(50);
+        return el.$eval('.readout', (e) => e.textContent);
+      }
+      return '';
+    };
+    const dc = await readout('draw_calls');
+    check(/^quads 5 · text 3 at /.test(dc), `frame 4's draw calls by kind (${dc})`);
+    const gm = await readout('gpu_memory');
+    check(/^textures 2\.93 KiB at /.test(gm), `frame 4's texture memory (${gm})`);
+    await page.screenshot({ path: path.join(work, 'viewer-kinds.png') });
+    check(errors.length === 0, `no console or page errors with kinds (${errors.join(' | ')})`);
+  } finally {
+    const code = await view.stop();
+    check(code === 0, `strobe view of the kinds capture exits 0 (${code})`);
   }
 }
 

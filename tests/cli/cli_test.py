@@ -285,6 +285,59 @@ def case_interned():
     check(j["interned_names"]["refused_full"] is None and j["interned_names"]["sites"] == 1, f"{j['interned_names']}")
 
 
+def case_kinds():
+    """Counters and gauges by kind: listed as family/kind, and per frame (mean, max, the frame of the max)."""
+    n = 50
+    path = capture("kinds", "--kinds", "--frames", str(n))
+    j, _ = run_json("report", path, "--top", "1000")
+    quads = [x for x in j["counters"] if x["name"] == "draw_calls" and x["kind"] == "quads"]
+    check(len(quads) == 1 and quads[0]["sum"] == sum(k % 5 + 1 for k in range(n)), f"counters {j['counters']}")
+    plain = [x for x in j["counters"] if x["name"] == "draw_calls" and x["kind"] is None]
+    check(len(plain) == 1 and plain[0]["sum"] == 2 * n, f"the plain draw_calls counter has no kind {plain}")
+    k = j["kinds"]
+    check(k["available"] and k["frames"]["source"] == "marks" and k["frames"]["n"] == n - 1, f"frames {k}")
+    fam = {f["family"]: f for f in k["families"]}
+    check(sorted(fam) == ["draw_calls", "gpu_memory"] and fam["draw_calls"]["site_kind"] == "counter" and
+          fam["gpu_memory"]["site_kind"] == "gauge", f"families {sorted(fam)}")
+    dc = {x["kind"]: x for x in fam["draw_calls"]["kinds"]}
+    # Frame k's draw calls come before its mark: they are in frame k - 1; frame 0's are before every frame.
+    want = [k % 5 + 1 for k in range(1, n)]
+    q = dc["quads"]
+    check(q["total"] == sum(want) and q["n"] == n - 1 and abs(q["mean_per_frame"] - sum(want) / (n - 1)) < 1e-6,
+          f"quads {q}")
+    check(q["max_per_frame"] == 5 and q["outside_frames"] == 2 and q["events"] == 2 * (n - 1) and
+          q["frames_counted"] == n - 1, f"quads per frame {q}")
+    starts = sorted(x["start_ms"] for x in j["frames"]["slowest"])
+    check(abs(q["max_frame_start_ms"] - starts[want.index(5)]) < 1e-6, f"the frame of the max {q} {starts[:6]}")
+    t = dc["text"]
+    check(t["total"] == 3 * (n - 1) and t["max_per_frame"] == 3 and t["mean_per_frame"] == 3, f"text {t}")
+    # A gauge's level is in the frame it was sampled in: frame k's at its mark, the start of frame k.
+    g = fam["gpu_memory"]["kinds"][0]
+    levels = [1000 * (k % 4) for k in range(n - 1)]
+    check(g["kind"] == "textures" and g["unit"] == "bytes" and g["n"] == n - 1 and g["outside_frames"] == 1 and
+          abs(g["mean"] - sum(levels) / len(levels)) < 1e-6 and g["max"] == 3000, f"gauge {g}")
+    check(abs(g["max_frame_start_ms"] - starts[3]) < 1e-6, f"the gauge's max frame {g}")
+    out, _ = run("report", path)
+    for want_text in ("draw_calls/quads", "gpu_memory/textures", "counters and gauges by kind, per frame (49 frames"):
+        check(want_text in out, f"report text lacks {want_text!r}:\n{out}")
+    # Standard input is read once: the per-frame figures say why they are absent.
+    with open(path, "rb") as f:
+        j, _ = run_json_stdin(f)
+    check(not j["kinds"]["available"] and "standard input" in j["kinds"]["null_reason"], f"stdin {j['kinds']}")
+    # Without kinds: absent, saying so; the time filter cuts numbers too.
+    j, _ = run_json("report", capture("plain"))
+    check(not j["kinds"]["available"], f"plain {j['kinds']}")
+    j, _ = run_json("report", path, "--to", "1.0")
+    check(not j["kinds"]["available"] or all(x["events"] == 0 for f in j["kinds"]["families"] for x in f["kinds"]),
+          f"--to before the frames {j['kinds']}")
+
+
+def run_json_stdin(f):
+    p = subprocess.run([ARGS.strobe, "report", "--json", "-"], capture_output=True, text=True, stdin=f, timeout=120)
+    check(p.returncode == 0, f"report - exited {p.returncode}: {p.stderr}")
+    return json.loads(p.stdout), p.stderr
+
+
 def case_interp():
     """examples/interp: a script's functions, named at run time, recorded exactly and shown by strobe report."""
     check(ARGS.interp, "--interp (the strobe-interp example) is required for this case")

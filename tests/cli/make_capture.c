@@ -50,11 +50,16 @@
  * made without it. With --no-marks main writes no FRAME mark: a program
  * without frames (no marks, no operations).
  *
+ * With --kinds, main also counts draw calls by kind (docs/recording.md
+ * §Counters and gauges by kind) in every frame's render: draw_calls/quads
+ * += k % 5 and += 1 (two events), draw_calls/text += 3; and sets the gauge
+ * gpu_memory/textures = 1000 * (k % 4) bytes before its FRAME mark.
+ *
  * Usage: make_capture OUT [--frames N] [--grow PCT] [--spike K]
  *          [--no-footer] [--unfinished] [--lost] [--unwound] [--clock NAME]
  *          [--ns-per-tick X] [--ops] [--stall K] [--stages] [--other-file]
  *          [--no-marks] [--interned] [--slow K:NS]... [--stage-tree]
- *          [--pass-category] [--worker-marks] [--units]
+ *          [--pass-category] [--worker-marks] [--units] [--kinds]
  * It must never depend on the real clock: the tests compare exact numbers.
  */
 #include <stdio.h>
@@ -90,13 +95,14 @@ typedef struct opts {
   int pass_category; /* the `frame` scope's category is "pass" */
   int worker_marks;  /* the worker marks a frame after each job */
   int units;         /* `triangles` in bytes: 1536 and 3072 */
+  int kinds;         /* draw calls and GPU memory by kind */
 } opts;
 
 /* >>sites: ids are assigned here, in this order, from 1. */
 enum { S_FRAME = 1, S_UPDATE, S_WORK, S_RENDER, S_DRAW, S_TRIANGLES, S_DRAW_CALLS,
        S_QUEUE, S_MARK, S_JOB, S_IO, S_ITER, S_STALLED, S_SPIKE, S_LAYOUT, S_PAINT, S_PHASE_UPDATE,
        S_MODEL_UPDATE, S_ROW_BIND, S_LAYOUT_UPDATE, S_LAYOUT_COMPUTE, S_AFTER_LAYOUT, S_TEXT_SHAPING,
-       S_WORKER_MARK, S_COUNT };
+       S_WORKER_MARK, S_DC_QUADS, S_DC_TEXT, S_GPU_TEXTURES, S_COUNT };
 enum { L_MAIN = 1, L_ROWS }; /* label ids */
 
 static strobe_site g_sites[S_COUNT] = {
@@ -124,6 +130,9 @@ static strobe_site g_sites[S_COUNT] = {
     [S_AFTER_LAYOUT] = {"component_after_layout", NULL, "layout_update", "app/view.c", "after_layout", 190, STROBE_SITE_STAGE, 0, STROBE_UNIT_NONE, 0},
     [S_TEXT_SHAPING] = {"text_shaping", NULL, NULL, "app/view.c", "view_render", 200, STROBE_SITE_STAGE, 0, STROBE_UNIT_NONE, 0},
     [S_WORKER_MARK] = {"job_done", NULL, NULL, "app/worker.c", "job", 210, STROBE_SITE_FRAME, 0, STROBE_UNIT_NONE, 0},
+    [S_DC_QUADS] = {"draw_calls", "quads", NULL, "app/gfx.c", "render", 170, STROBE_SITE_COUNTER, 0, STROBE_UNIT_COUNT, 0},
+    [S_DC_TEXT] = {"draw_calls", "text", NULL, "app/gfx.c", "render", 171, STROBE_SITE_COUNTER, 0, STROBE_UNIT_COUNT, 0},
+    [S_GPU_TEXTURES] = {"gpu_memory", "textures", NULL, "app/gfx.c", "render", 180, STROBE_SITE_GAUGE, 0, STROBE_UNIT_BYTES, 0},
 };
 
 /* >>sink */
@@ -182,6 +191,12 @@ static void main_frame(batch *b, const opts *o, int k) {
     b->now += 100;
   }
   number(b, STROBE__EV_COUNTER, S_DRAW_CALLS, 2);
+  if (o->kinds) {
+    number(b, STROBE__EV_COUNTER, S_DC_QUADS, k % 5);
+    b->now += 10;
+    number(b, STROBE__EV_COUNTER, S_DC_QUADS, 1);
+    number(b, STROBE__EV_COUNTER, S_DC_TEXT, 3);
+  }
   end(b, S_RENDER);
   b->now += 100;
   if (k == o->spike) leaf(b, S_SPIKE, 50000);
@@ -211,6 +226,7 @@ static void main_frame(batch *b, const opts *o, int k) {
     }
   }
   number(b, STROBE__EV_GAUGE, S_QUEUE, k % 7);
+  if (o->kinds) number(b, STROBE__EV_GAUGE, S_GPU_TEXTURES, 1000.0 * (k % 4));
   end(b, S_FRAME);
   if (!o->no_marks) put(b, b->now, STROBE__EV_FRAME, S_MARK);
   b->now += 500;
@@ -270,7 +286,7 @@ static int usage(void) {
           "                        [--unfinished] [--lost] [--unwound] [--clock NAME] [--ns-per-tick X]\n"
           "                        [--ops] [--stall K] [--stages] [--other-file]\n"
           "                        [--no-marks] [--interned] [--slow K:NS]... [--stage-tree]\n"
-          "                        [--pass-category] [--worker-marks] [--units]\n");
+          "                        [--pass-category] [--worker-marks] [--units] [--kinds]\n");
   return 2;
 }
 
@@ -304,6 +320,7 @@ int main(int argc, char **argv) {
       if (!end || *end != ':') return usage();
       o.slow_ns[o.nslow++] = strtoull(end + 1, NULL, 10);
     }
+    else if (!strcmp(a, "--kinds")) o.kinds = 1;
     else if (a[0] != '-' && !o.out) o.out = a;
     else return usage();
   }
@@ -332,7 +349,8 @@ int main(int argc, char **argv) {
    * --worker-marks (then every site before it is declared, the stages too). */
   int tree = o.stage_tree || o.worker_marks;
   for (uint32_t id = 1; id < S_COUNT; id++)
-    if (id == S_WORKER_MARK ? o.worker_marks
+    if (id >= S_DC_QUADS ? o.kinds
+        : id == S_WORKER_MARK ? o.worker_marks
         : id >= S_LAYOUT_UPDATE ? tree
         : id >= S_PHASE_UPDATE ? (o.stages || tree)
                                : (o.ops || o.stages || tree || id < S_LAYOUT)) {

@@ -84,6 +84,29 @@ def main():
     if len(edits) < len(interned):  # the report keeps the newest samples only; the capture has every edit
         fail("the capture should hold an interned edit_<column> site per withheld stage: %s" % sorted(capture_sites))
 
+    # Counters and gauges by kind (docs/recording.md §Counters and gauges by kind), from what the demo did.
+    with open(os.path.join(out, "capture-report.json")) as f:
+        capture = json.load(f)
+    kinds = {}
+    for c in capture["counters"] + capture["gauges"]:
+        if c["kind"] is not None:
+            kinds.setdefault(c["name"], {})[c["kind"]] = c
+    want_kinds = {"draw_calls": {"clears", "quads", "text"}, "shape_cache": {"hits", "misses", "evictions"},
+                  "input_events": {"key", "scroll", "edit"}, "memory": {"surfaces", "png_buffers", "text_caches"},
+                  "strobe_memory": {"rings", "rings_grown", "flight_recorder", "interned_names"}}
+    for family, want in want_kinds.items():
+        if set(kinds.get(family, {})) != want:
+            fail("%s should have the kinds %s, got %s" % (family, sorted(want), sorted(kinds.get(family, {}))))
+    # Real numbers: one clear per render, and as many shape-cache lookups as the op counters saw.
+    dc = kinds["draw_calls"]
+    if dc["clears"]["sum"] != dc["clears"]["count"] or dc["quads"]["sum"] <= 0 or dc["text"]["sum"] <= 0:
+        fail("draw calls by kind: one clear per render, some quads and text: %s" % dc)
+    if kinds["strobe_memory"]["flight_recorder"]["max"] <= 0 or kinds["strobe_memory"]["rings"]["min"] <= 0:
+        fail("Strobe's own footprint should hold its rings and the flight recorder: %s" % kinds["strobe_memory"])
+    per_frame = capture["kinds"]
+    if not per_frame["available"] or per_frame["frames"]["source"] != "pass_operations":
+        fail("the capture's kinds should be summarised per pass: %s" % per_frame.get("null_reason"))
+
     handed = [s for s in samples if s["handed_off"]]
     if not handed or not all(any(st["name"] == "present" for st in s["stages"]) for s in handed if s["committed"]):
         fail("main passes should be handed off to the sender and presented there")

@@ -24,6 +24,7 @@
 
 #include "aggregate.h"
 #include "cli.h"
+#include "kinds.h"
 #include "format/json_writer.h"
 
 static const char g_usage[] =
@@ -61,6 +62,7 @@ static const char g_usage[] =
 typedef struct report {
   cli_input in;
   agg a;
+  kinds k;        /* counters and gauges by kind, per frame (kinds.h) */
   uint32_t top;   /* 0: every site */
   uint32_t top_frames;
 } report;
@@ -141,6 +143,10 @@ static void numbers_json(strobe__json *j, report *x, const char *key, uint32_t k
     strobe__json_object(j, NULL);
     site_meta_json(j, s);
     strobe__json_uint(j, "count", st->count);
+    if (kind == STROBE_SITE_COUNTER || kind == STROBE_SITE_GAUGE) { /* one kind of the family `name`, or null */
+      if (kinds_site_is_kind(s)) strobe__json_str(j, "kind", s->category);
+      else strobe__json_null(j, "kind");
+    }
     if (kind != STROBE_SITE_CUMULATIVE) { /* numbers: their site's unit, null for a newer writer's */
       if (strobe_unit_name(s->unit)) strobe__json_str(j, "unit", strobe_unit_name(s->unit));
       else strobe__json_null(j, "unit");
@@ -161,6 +167,68 @@ static void numbers_json(strobe__json *j, report *x, const char *key, uint32_t k
     }
     strobe__json_end(j);
   }
+  strobe__json_end(j);
+}
+
+/* Counters and gauges by kind, per frame (kinds.h): one entry per family, its kinds inside. */
+static void kinds_json(strobe__json *j, report *x) {
+  const kinds *k = &x->k;
+  strobe__json_object(j, "kinds");
+  strobe__json_bool(j, "available", k->available);
+  if (!k->available) {
+    strobe__json_str(j, "null_reason", k->why);
+    strobe__json_end(j);
+    return;
+  }
+  char buf[32];
+  strobe__json_object(j, "frames");
+  strobe__json_str(j, "source", g_source_key[k->source]);
+  strobe__json_str(j, "series", series_label(x, k->key, buf, sizeof buf));
+  strobe__json_uint(j, "n", kinds_frames(k));
+  strobe__json_num(j, "from_ms", MS(k->starts[0] - x->a.start_ns), 6);
+  strobe__json_num(j, "to_ms", MS(k->starts[k->n_starts - 1] - x->a.start_ns), 6);
+  strobe__json_end(j);
+  strobe__json_array(j, "families");
+  for (uint32_t i = 0; i < k->n_rows;) {
+    const strobe_capture_site *f = strobe_capture_query_site(x->in.cap, k->rows[i].site);
+    strobe__json_object(j, NULL);
+    strobe__json_str(j, "family", f->name);
+    strobe__json_str(j, "site_kind", f->kind == STROBE_SITE_COUNTER ? "counter" : "gauge");
+    strobe__json_array(j, "kinds");
+    for (; i < k->n_rows; i++) {
+      const kind_row *r = &k->rows[i];
+      const strobe_capture_site *s = strobe_capture_query_site(x->in.cap, r->site);
+      if (strcmp(s->name, f->name) || s->kind != f->kind) break;
+      int counter = s->kind == STROBE_SITE_COUNTER;
+      strobe__json_object(j, NULL);
+      strobe__json_str(j, "kind", s->category);
+      if (strobe_unit_name(s->unit)) strobe__json_str(j, "unit", strobe_unit_name(s->unit));
+      else strobe__json_null(j, "unit");
+      strobe__json_uint(j, "events", r->events);
+      strobe__json_uint(j, "outside_frames", r->outside);
+      if (counter) {
+        strobe__json_num(j, "total", r->total, 6);
+        strobe__json_uint(j, "n", kinds_frames(k)); /* per frame: every frame of the series, zero ones too */
+        strobe__json_num(j, "mean_per_frame", r->total / (double)kinds_frames(k), 6);
+        strobe__json_uint(j, "frames_counted", r->frames_with);
+      } else {
+        strobe__json_uint(j, "n", r->events); /* levels sampled in frames */
+        if (r->events) strobe__json_num(j, "mean", r->total / (double)r->events, 6);
+        else strobe__json_null(j, "mean");
+      }
+      if (r->events) {
+        strobe__json_num(j, counter ? "max_per_frame" : "max", r->max, 6);
+        strobe__json_num(j, "max_frame_start_ms", MS(k->starts[r->max_frame] - x->a.start_ns), 6);
+      } else {
+        strobe__json_null(j, counter ? "max_per_frame" : "max");
+        strobe__json_null(j, "max_frame_start_ms");
+      }
+      strobe__json_end(j);
+    }
+    strobe__json_end(j);
+    strobe__json_end(j);
+  }
+  strobe__json_end(j);
   strobe__json_end(j);
 }
 
@@ -334,6 +402,7 @@ static void write_json(cli_output *o, report *x, const uint32_t *ids, uint32_t n
   numbers_json(&j, x, "gauges", STROBE_SITE_GAUGE);
   numbers_json(&j, x, "values", STROBE_SITE_VALUE);
   numbers_json(&j, x, "loops", STROBE_SITE_CUMULATIVE);
+  kinds_json(&j, x);
 
   strobe__json_array(&j, "stage_parents");
   for (uint32_t i = 0; i < x->a.n_stage_parents; i++) {
@@ -399,6 +468,38 @@ static void cells(FILE *f, int w, int n, const char *const *v) {
   for (int i = 0; i < n; i++) cli_cell(f, w, v[i]);
 }
 
+static void kinds_text(FILE *f, report *x) {
+  const kinds *k = &x->k;
+  if (!k->available) {
+    if (k->why && strstr(k->why, "no counters or gauges by kind") == NULL)
+      fprintf(f, "\ncounters and gauges by kind, per frame: none (%s)\n", k->why);
+    return;
+  }
+  char buf[32];
+  fprintf(f, "\ncounters and gauges by kind, per frame (%llu frames of %s %s, %.1f to %.1f ms)\n",
+          (unsigned long long)kinds_frames(k), k->source == FRAMES_FROM_OPS ? "window" : "thread",
+          series_label(x, k->key, buf, sizeof buf), MS(k->starts[0] - x->a.start_ns),
+          MS(k->starts[k->n_starts - 1] - x->a.start_ns));
+  fprintf(f, "  %-34s %14s %14s %14s %14s %10s\n", "family/kind", "total", "mean/frame", "max/frame", "max at ms",
+          "outside");
+  for (uint32_t i = 0; i < k->n_rows; i++) {
+    const kind_row *r = &k->rows[i];
+    const strobe_capture_site *s = strobe_capture_query_site(x->in.cap, r->site);
+    int counter = s->kind == STROBE_SITE_COUNTER;
+    int w = 34 - (int)strlen(s->name) - 1;
+    fprintf(f, "  %s/%-*s", s->name, w > 0 ? w : 0, s->category);
+    char at[32] = "-";
+    if (r->events) snprintf(at, sizeof at, "%.1f", MS(k->starts[r->max_frame] - x->a.start_ns));
+    /* Gauges are levels: their mean and max over the samples taken in frames. */
+    const char *v[] = {counter ? cli_num(r->total, s->unit) : "(level)",
+                       counter ? cli_num(r->total / (double)kinds_frames(k), s->unit)
+                               : (r->events ? cli_num(r->total / (double)r->events, s->unit) : "-"),
+                       r->events ? cli_num(r->max, s->unit) : "-", at};
+    cells(f, 14, 4, v);
+    fprintf(f, " %10llu\n", (unsigned long long)r->outside);
+  }
+}
+
 static void numbers_text(FILE *f, report *x, uint32_t kind) {
   static const char *titles[8] = {
       [STROBE_SITE_COUNTER] = "counters (sum of deltas)", [STROBE_SITE_GAUGE] = "gauges (levels)",
@@ -418,7 +519,12 @@ static void numbers_text(FILE *f, report *x, uint32_t kind) {
     agg_site *st = &x->a.sites[id];
     if (!s || s->kind != kind || !st->count || !st->included) continue;
     const char *unit = strobe_unit_name(s->unit) ? strobe_unit_name(s->unit) : "?";
-    fprintf(f, "  %-28s", s->name);
+    if (kinds_site_is_kind(s)) { /* family/kind */
+      int w = 28 - (int)strlen(s->name) - 1;
+      fprintf(f, "  %s/%-*s", s->name, w > 0 ? w : 0, s->category);
+    } else {
+      fprintf(f, "  %-28s", s->name);
+    }
     if (kind == STROBE_SITE_COUNTER) {
       const char *v[] = {cli_num(st->total_ns, s->unit)};
       cells(f, 16, 1, v);
@@ -604,6 +710,7 @@ static void write_text(cli_output *o, report *x, const uint32_t *ids, uint32_t n
   numbers_text(f, x, STROBE_SITE_GAUGE);
   numbers_text(f, x, STROBE_SITE_VALUE);
   numbers_text(f, x, STROBE_SITE_CUMULATIVE);
+  kinds_text(f, x);
 
   int header = 0;
   for (uint32_t i = 0; i < x->a.n_stage_parents; i++) {
@@ -699,6 +806,12 @@ int cmd_report(int argc, char **argv) {
     status = CLI_FAIL;
   }
   if (flt.thread && !x.a.thread_matched) cli_error("report", "warning: no thread matches --thread %s", flt.thread);
+  if (status == CLI_OK) {
+    int krc = kinds_collect(&x.k, &x.a, x.in.cap, argv[optind], x.in.is_stdin);
+    if (krc) status = krc;
+  } else {
+    x.k.why = "the capture could not be read to its end";
+  }
 
   uint32_t n_ids = 0;
   uint32_t *ids = agg_sorted_scopes(&x.a, x.in.cap, &n_ids);
@@ -710,6 +823,7 @@ int cmd_report(int argc, char **argv) {
     rc = cli_output_close(&o);
   }
   free(ids);
+  kinds_free(&x.k);
   agg_free(&x.a);
   cli_close(&x.in);
   return rc ? rc : status;
