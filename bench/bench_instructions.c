@@ -19,6 +19,11 @@
  *                STROBE_VALUE_SITE): an interned site is the same kind of
  *                object, so it must cost the same (docs/recording.md,
  *                Run-time names);
+ *   nested_loop  N times a scope holding a scope holding a scope, all three
+ *                opened in the same C frame (one function): Ir/(3N) is one
+ *                begin+end pair that must stay inline although its stack
+ *                pointer equals its parent's (docs/recording.md, Unwinding),
+ *                under the recorded scope's budget;
  *   floor_loop   N iterations of the hardware floor: two tick reads and two
  *                16-byte stores into a thread-local power-of-two ring.
  *
@@ -53,11 +58,25 @@ void counter_loop(uint32_t n);
 void gauge_loop(uint32_t n);
 void empty_loop(uint32_t n);
 void interned_loop(uint32_t n, strobe_site *site);
+void nested_loop(uint32_t n);
 void interned_value_loop(uint32_t n, strobe_site *site);
 
 __attribute__((noinline)) void record_loop(uint32_t n) {
   for (uint32_t i = 0; i < n; i++) {
     STROBE_SCOPE("bench_instructions");
+  }
+}
+
+/* Three scopes in one C frame, as a function with a nested block writes them. */
+__attribute__((noinline)) void nested_loop(uint32_t n) {
+  for (uint32_t i = 0; i < n; i++) {
+    STROBE_SCOPE("bench_nested_outer");
+    {
+      STROBE_SCOPE("bench_nested_mid");
+      {
+        STROBE_SCOPE("bench_nested_inner");
+      }
+    }
   }
 }
 
@@ -119,6 +138,10 @@ int main(int argc, char **argv) {
   for (uint32_t done = 0; done < n;) {
     uint32_t b = n - done < BATCH ? n - done : BATCH;
     record_loop(b);
+    strobe_record_flush(rec);
+    nested_loop(b / 2); /* three pairs each: in two halves, to stay inside the ring */
+    strobe_record_flush(rec);
+    nested_loop(b - b / 2);
     strobe_record_flush(rec);
     STROBE_BEGIN("bench_numbers"); /* the scope the values attach to */
     value_loop(b);

@@ -171,6 +171,58 @@ static void test_longjmp_from_callee_without_scopes(void) {
   CHECK_EQ_U64(c.totals.lost, 0);
 }
 
+/* >>setjmp beside the scopes: the loop that catches the errors opens its
+ * scopes in its own C frame, so an error leaves open scopes of that very
+ * frame, two deep or three deep, under the same stack pointer as the next
+ * BEGIN. That BEGIN, the first scope's again, proves them dead; scopes nested
+ * in one C frame are otherwise taken inline (strobe.h, strobe__nests_inline),
+ * which must not let this one through. */
+__attribute__((noinline)) static void errors_in_own_frame(int n) {
+  for (volatile int i = 0; i < n; i++) {
+    if (setjmp(g_env)) continue;
+    STROBE_SCOPE("frame_a");
+    {
+      STROBE_SCOPE("frame_b");
+      if (i % 2) raise_error(); /* leaves a and b */
+      {
+        STROBE_SCOPE("frame_c");
+        if (i >= 0) raise_error(); /* leaves a, b and c */
+      }
+    }
+  }
+  for (int i = 0; i < ORDINARY; i++) { /* the same nesting, completed */
+    STROBE_SCOPE("frame_a");
+    {
+      STROBE_SCOPE("frame_b");
+      {
+        STROBE_SCOPE("frame_c");
+      }
+    }
+  }
+}
+
+static void test_longjmp_into_the_scopes_frame(void) {
+  run r;
+  run_start(&r, "unwind-own-frame");
+  {
+    STROBE_SCOPE("interp_loop");
+    errors_in_own_frame(ERRORS);
+  }
+  CHECK_EQ_U64(strobe_query_event_stats().scopes_unwound - r.unwound_before, 2u * ERRORS + ERRORS / 2);
+  CHECK_EQ_U64(strobe_query_misuse().depth_overflow, 0);
+  counts c = COUNTS("interp_loop", "frame_a", "frame_b", "frame_c");
+  run_read(&r, &c);
+  CHECK_EQ_U64(c.ends[0], 1);
+  CHECK_EQ_U64(c.unwound[1], ERRORS);
+  CHECK_EQ_U64(c.unwound[2], ERRORS);
+  CHECK_EQ_U64(c.unwound[3], ERRORS / 2);
+  for (int i = 1; i <= 3; i++) CHECK_EQ_U64(c.ends[i], ORDINARY);
+  CHECK_EQ_U64(c.totals.misuse.depth_overflow, 0);
+  CHECK_EQ_U64(c.totals.misuse.unbalanced, 0);
+  CHECK_EQ_U64(c.totals.lost, 0);
+  CHECK_EQ_U64(c.totals.unfinished, 0);
+}
+
 /* >>thread exit: pthread_exit and cancellation leave block scopes open. */
 static pthread_barrier_t g_cancel_ready;
 
@@ -269,6 +321,7 @@ static void test_depth_and_unwind_to(void) {
 #define CASES(X)                          \
   X(longjmp_out_of_nested_scopes)         \
   X(longjmp_from_callee_without_scopes)   \
+  X(longjmp_into_the_scopes_frame)        \
   X(thread_exit_with_open_scopes)         \
   X(depth_and_unwind_to)
 HARNESS_MAIN(CASES)

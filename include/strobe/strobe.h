@@ -670,34 +670,41 @@ active:
  * level all scopes of one C frame see the same value. */
 #if defined(__x86_64__)
 #define STROBE__SP_STORE(dst) __asm__("movq %%rsp, %0" : "=m"(*(dst)))
-#define STROBE__SP_READ(v) __asm__("movq %%rsp, %0" : "=r"(v))
+#define STROBE__SP_READ(v) __asm__ __volatile__("movq %%rsp, %0" : "=r"(v))
 #elif defined(__aarch64__)
 #define STROBE__SP_STORE(dst) __asm__("str sp, %0" : "=m"(*(dst)))
-#define STROBE__SP_READ(v) __asm__("mov %0, sp" : "=r"(v))
+#define STROBE__SP_READ(v) __asm__ __volatile__("mov %0, sp" : "=r"(v))
 #else
 #define STROBE__SP_STORE(dst) (*(dst) = (uintptr_t)__builtin_frame_address(0))
 #define STROBE__SP_READ(v) ((v) = (uintptr_t)__builtin_frame_address(0))
 #endif
+/* The read is volatile: a plain asm may be hoisted out of a loop, even above
+ * the function's prologue (GCC did, for a slow path's call), and then is not
+ * the stack pointer the pushes store. */
 static inline __attribute__((always_inline)) uintptr_t strobe__sp(void) {
   uintptr_t v;
   STROBE__SP_READ(v);
   return v;
 }
 
-/* Opens a scope; returns its guard, or 0 when nothing was opened. Slow when
- * the ring, the depth or the C stack say so: a BEGIN whose stack pointer is
- * not below the top frame's (a shallower C frame, or the same one) may prove
- * frames dead (docs/recording.md, Unwinding). */
-static inline __attribute__((always_inline)) uintptr_t strobe__begin(strobe_site *site) {
-  strobe__thread *t = strobe__tls;
-  strobe__event *e = t->cur;
-  strobe__frame *top = t->top;
-  if (STROBE__UNLIKELY((uint64_t)(uintptr_t)e + 4u * (uint64_t)(uintptr_t)top > t->limit)) goto slow;
-#if defined(__x86_64__) && !defined(STROBE__TSAN)
-  __asm__ goto("cmpq %%rsp, %0\n\tjbe %l[slow]" : : "m"(top->sp) : "cc" : slow);
-#else
-  if (STROBE__UNLIKELY(strobe__sp() >= top->sp)) goto slow;
-#endif
+/* Whether a BEGIN of `site` at stack pointer `sp`, equal to the top frame's,
+ * nests in it without proving any frame dead, decided inline: it does when
+ * neither the top frame nor the one below it is another instance of `site`
+ * and no third frame of that C frame lies below them, so the slow path's
+ * search of that C frame's frames (docs/recording.md, Unwinding) would end
+ * there having found nothing. Deeper chains of one C frame, and every other
+ * case, go the slow way. stack[0]'s `sp` is HELD, never a stack pointer, so
+ * p[-1] is only read when p is above it. */
+static inline __attribute__((always_inline)) int strobe__nests_inline(const strobe__frame *top, uintptr_t site,
+                                                                      uintptr_t sp) {
+  const uintptr_t mask = ~(uintptr_t)STROBE__FRAME_FLAGS, at = ~STROBE__SP_NESTED;
+  const strobe__frame *p = top - 1;
+  return top->sp == sp && (top->word & mask) != site && ((p->sp & at) != sp || ((p->word & mask) != site && (p[-1].sp & at) != sp));
+}
+
+/* Writes a BEGIN of `site` at e and pushes its frame above top. */
+static inline __attribute__((always_inline)) uintptr_t strobe__push(strobe__thread *t, strobe__event *e,
+                                                                    strobe__frame *top, strobe_site *site) {
   strobe__stamp(&e->ts);
   strobe__put_word(e, (uintptr_t)site);
   top[1].word = (uintptr_t)site;
@@ -705,6 +712,35 @@ static inline __attribute__((always_inline)) uintptr_t strobe__begin(strobe_site
   t->top = top + 1;
   strobe__advance(t, e);
   return (uintptr_t)(top + 1);
+}
+
+/* Opens a scope; returns its guard, or 0 when nothing was opened. Slow when
+ * the ring, the depth or the C stack say so: a BEGIN whose stack pointer is
+ * not below the top frame's (a shallower C frame, or the same one) may prove
+ * frames dead (docs/recording.md, Unwinding), unless it is from the top
+ * frame's own C frame and strobe__nests_inline clears it. That check runs
+ * only after the stack pointer's, with a push of its own, so that the usual
+ * path's code is the same instructions as without it. */
+static inline __attribute__((always_inline)) uintptr_t strobe__begin(strobe_site *site) {
+  strobe__thread *t = strobe__tls;
+  strobe__event *e = t->cur;
+  strobe__frame *top = t->top;
+  if (STROBE__UNLIKELY((uint64_t)(uintptr_t)e + 4u * (uint64_t)(uintptr_t)top > t->limit)) goto slow;
+#if defined(__x86_64__) && !defined(STROBE__TSAN)
+  __asm__ goto("cmpq %%rsp, %0\n\tjbe %l[same]" : : "m"(top->sp) : "cc" : same);
+#else
+  if (STROBE__UNLIKELY(strobe__sp() >= top->sp)) goto same;
+#endif
+push:
+  return strobe__push(t, e, top, site);
+same: {
+  /* Volatile, so that GCC reads it here rather than keep a copy in a register
+   * across the caller's loop, which costs the usual path an instruction. */
+  uintptr_t s = (uintptr_t)site, sp = strobe__sp();
+  __asm__ __volatile__("" : "+r"(s));
+  if (strobe__nests_inline(top, s, sp)) goto push;
+}
+  return strobe__begin_slow(site, 0, strobe__sp());
 slow:
   return strobe__begin_slow(site, 0, strobe__sp());
 }
