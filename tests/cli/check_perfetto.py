@@ -13,7 +13,8 @@ violation raises Bad: a packet without a sequence id, a packet before its
 sequence's SEQ_INCREMENTAL_STATE_CLEARED, a later packet without
 SEQ_NEEDS_INCREMENTAL_STATE, an iid used before it was interned on its
 sequence, a timestamp on an undefined clock, a slice that ends before it
-begins, an END on a track with no open slice, an event on an undescribed track, a field
+begins, slices of one track that overlap partly once sorted by time, an END
+on a track with no open slice, an event on an undescribed track, a field
 the subset does not know.
 
 Used by cli_test.py (import); alone: check_perfetto.py FILE --protoc BIN
@@ -298,6 +299,20 @@ def replay(pkts):
                 counters.append({"track": track, "ts": ts, "value": one(te, "double_counter_value")})
             else:
                 raise Bad(f"{where}: event type {kind}")
+    # A reader orders events by time, not by file position (the operations'
+    # sequence is written in end order): each track's slices, sorted by time,
+    # must nest or lie apart, never overlap partly.
+    by_track = {}
+    for sl in slices:
+        by_track.setdefault(sl["track"], []).append(sl)
+    for track, sls in by_track.items():
+        stack = []
+        for sl in sorted(sls, key=lambda sl: (sl["begin"], -sl["end"])):
+            while stack and stack[-1]["end"] <= sl["begin"] and not (stack[-1]["begin"] == sl["begin"]):
+                stack.pop()
+            if stack and sl["end"] > stack[-1]["end"]:
+                raise Bad(f"slices {stack[-1]['name']} and {sl['name']} overlap partly on track {track}")
+            stack.append(sl)
     open_slices = [sl for st in stacks.values() for sl in st]
     return {"tracks": tracks, "slices": slices, "open": open_slices, "instants": instants, "counters": counters}
 

@@ -812,10 +812,13 @@ def case_export_perfetto():
     check(cw == cg and len(cg) == 100, f"counter samples differ: {cw[:3]} vs {cg[:3]}")
     units = {t["name"]: t["counter"] for t in r["tracks"].values() if t["counter"] is not None}
     check(units["draw_calls"].get("unit") == [2] and "unit" not in units["queue_depth"], f"counter units {units}")
-    # Frame marks: instants on the marking thread's track.
+    # Frame marks: numbered instants on a "frames" track under the marking thread.
     mw = sorted(ns(e["ts"]) for e in doc["traceEvents"] if e["ph"] == "i" and e["name"] == "frame")
-    mg = sorted(i["ts"] for i in r["instants"] if i["name"] == "frame" and r["tracks"][i["track"]]["name"] == "main")
-    check(mw == mg and len(mg) == 50, f"frame marks {mg[:3]} vs {mw[:3]}")
+    fr = [i for i in r["instants"] if i["name"] == "frame"]
+    check(all(r["tracks"][i["track"]]["name"] == "frames" and r["tracks"][i["track"]]["parent"] == thr["main"]["uuid"]
+              for i in fr), "frame marks on main's frames track")
+    check(sorted(i["ts"] for i in fr) == mw and len(mw) == 50, f"frame marks {fr[:3]} vs {mw[:3]}")
+    check([i["args"]["mark"] for i in sorted(fr, key=lambda i: i["ts"])] == list(range(1, 51)), "frame marks numbered")
     summary = [i for i in r["instants"] if i["name"] == "strobe export"]
     check(len(summary) == 1 and summary[0]["args"]["scopes"] == 500 and summary[0]["args"]["unfinished_scopes"] == 0 and
           summary[0]["args"]["capture_state"] == "complete", f"summary {summary}")
@@ -823,6 +826,22 @@ def case_export_perfetto():
         data = f.read()
     p = subprocess.run([ARGS.strobe, "export", base, "--format", "perfetto"], capture_output=True, timeout=60)
     check(p.returncode == 0 and p.stdout == data, "stdout and -o give the same bytes")
+
+    # Many chunks (compressed by a thread of its own while the capture is read):
+    # in order, the same from run to run, every scope there.
+    big = capture("big", "--frames", "3000")
+    doc, threads = chrome_events(big)
+    want = chrome_scopes(doc, threads)
+    runs = []
+    for comp in ("zstd", "zstd", "deflate"):
+        path, r = perfetto_export(big, f"big.{len(runs)}.pftrace", "--compression", comp)
+        with open(path, "rb") as f:
+            runs.append((f.read(), r))
+    check(runs[0][0] == runs[1][0], "the same bytes from run to run")
+    for data, r in runs:
+        check(max(r["kinds"].values()) >= 3, f"several compressed chunks: {r['kinds']}")
+        check(set(perfetto_scopes(r)) == set(want) and len(want) == 30000, "every scope of the big capture")
+    check(runs[0][1]["counters"] == runs[2][1]["counters"], "zstd and deflate decode to the same counters")
 
     # Unfinished, lost and unwound scopes: never given an end silently.
     odd = capture("odd", "--unfinished", "--lost", "--unwound")
@@ -855,6 +874,9 @@ def case_export_perfetto():
     on_stages = {k[1] for k, v in got.items() if v[3] == "stages"}
     check(on_stages == stage_names, f"stage scopes on the stages track: {on_stages}")
     check(all(v[3] == "main" for k, v in got.items() if k[1] not in stage_names and k[0] == "main"), "others on the thread")
+    stages_track = [t for t in r["tracks"].values() if t["name"] == "stages"]
+    main_uuid = next(u for u, t in r["tracks"].items() if t["name"] == "main")
+    check(len(stages_track) == 1 and stages_track[0]["parent"] == main_uuid, f"the stages track is main's: {stages_track}")
     rb = [v[2] for k, v in got.items() if k[1] == "row_bind"]
     check(rb and all(d == 1 for d in rb), f"row_bind nested one deep on the stages track: {set(rb)}")
 

@@ -13,8 +13,9 @@
  *     TracePacketDefaults point TrackEvents at the thread's track, and every
  *     later packet says SEQ_NEEDS_INCREMENTAL_STATE;
  *   - a process track and one thread track per thread (TrackDescriptor with
- *     ProcessDescriptor / ThreadDescriptor), a child track "stages" for a
- *     thread's stage scopes, a counter track per counter or gauge site, and
+ *     ProcessDescriptor / ThreadDescriptor), child tracks "stages" for a
+ *     thread's stage scopes and "frames" for its frame marks, a counter track
+ *     per counter or gauge site, and
  *     lanes of operations per window (passes of a pipelined frame overlap,
  *     so an operation goes to the first lane of its window that is free);
  *   - each scope is a TYPE_SLICE_BEGIN at its BEGIN and a TYPE_SLICE_END at
@@ -22,7 +23,7 @@
  *     (InternedData, iid = site id) on each sequence the first time they are
  *     used; the numbers attached to a scope ride on its END as debug
  *     annotations; counters and gauges are TYPE_COUNTER events (a counter
- *     shows its running sum), frame marks TYPE_INSTANT;
+ *     shows its running sum), frame marks TYPE_INSTANT with their number;
  *   - operations live on a sequence of their own with absolute timestamps
  *     (an operation is read at its end, after its thread moved on);
  *   - the packets are gathered in 256 KiB chunks, each written as one
@@ -37,14 +38,18 @@
  * says so. A last instant event "strobe export" on the process track counts
  * all of them and what the filters left out.
  *
+ * Compression runs on a thread of its own while the capture is read: one
+ * chunk is filled while the other is compressed and written, in order.
+ *
  * Memory: per thread, its open-scope stack (<= 256), the numbers held for
  * open scopes (<= 1024) and one byte per site of interning state; per site
- * its counter state; one chunk. Never per event.
+ * its counter state; two chunks. Never per event.
  *
  * Contents: >>protobuf >>chunks >>tracks >>scopes >>operations >>export
  */
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <zlib.h>
 #include <zstd.h>
@@ -59,8 +64,8 @@
 #define INCR_CLOCK 64u         /* first sequence-scoped clock id (clock_snapshot.proto) */
 #define CLOCK_MONOTONIC_ID 3u  /* BUILTIN_CLOCK_MONOTONIC */
 #define PROCESS_UUID 1ull
-#define THREAD_UUID(i) (0x100000000ull + 2ull * (i))
-#define STAGE_UUID(i) (0x100000001ull + 2ull * (i))
+#define THREAD_UUID(i) (0x100000000ull + 4ull * (i))
+#define CHILD_UUID(i, k) (THREAD_UUID(i) + (k)) /* a thread's child track k (CHILD_*) */
 #define COUNTER_UUID(s) (0x200000000ull + (s))
 #define LANE_UUID(l) (0x300000000ull + (l))
 
@@ -194,6 +199,13 @@ typedef struct pval {
   double v;
 } pval;
 
+/* A thread's child tracks: its stage scopes, its frame marks. */
+enum { CHILD_STAGES = 1, CHILD_FRAMES = 2, CHILD_KINDS };
+static const char *const g_child_name[CHILD_KINDS] = {NULL, "stages", "frames"};
+static const char *const g_child_about[CHILD_KINDS] = {
+    NULL, "this thread's stage scopes (STROBE_STAGE), apart from its other scopes",
+    "this thread's FRAME marks (STROBE_FRAME): a frame runs from one mark to the next"};
+
 enum { SENT_NAME = 1, SENT_CAT = 2, SENT_ANNOT = 4, SENT_ANNOT_COUNT = 8, SENT_ANNOT_TOTAL = 16 };
 
 struct pthr {
@@ -201,7 +213,8 @@ struct pthr {
   uint32_t index, seq;
   uint64_t tid;
   uint64_t last_ts;     /* the sequence's last timestamp: deltas start here */
-  int stage_track;      /* its stage track's descriptor was written */
+  uint8_t child[CHILD_KINDS]; /* its child track's descriptor was written */
+  uint64_t marks;       /* FRAME marks written */
   uint8_t *sent;        /* per site id: SENT_* on this sequence */
   uint32_t n_sent;
   pframe stack[MAX_DEPTH];
@@ -221,6 +234,14 @@ typedef struct perfetto {
   pb b;                 /* the current chunk of packets */
   FILE *out;
   int compress, write_failed;
+  int zfailed;          /* compressing failed (written by whoever compresses) */
+  /* The compressor thread and its hand-off (mu guards job, spare, the flags). */
+  int threaded;
+  pthread_t thread;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  pb job, spare;
+  int job_ready, spare_ready, quit;
   z_stream z;
   ZSTD_CCtx *zstd;
   uint8_t *zbuf;
@@ -245,21 +266,15 @@ static void write_out(perfetto *x, const void *p, size_t n) {
   if (n && fwrite(p, 1, n, x->out) != n) x->write_failed = 1;
 }
 
-/* Writes the chunk: as it is, or compressed into one packet. */
-static void flush_chunk(perfetto *x) {
-  pb *b = &x->b;
-  if (!b->len) return;
-  if (x->compress == EXPORT_PERFETTO_PLAIN) {
-    write_out(x, b->p, b->len);
-    b->len = 0;
-    return;
-  }
+/* Compresses a chunk into one packet and writes it (the compressor thread's
+ * work, or the caller's when that thread could not start). */
+static void compress_write(perfetto *x, pb *b) {
   int zstd = x->compress == EXPORT_PERFETTO_ZSTD;
   size_t bound = (zstd ? ZSTD_compressBound(b->len) : deflateBound(&x->z, (uLong)b->len)) + 16;
   if (bound > x->zcap) {
     uint8_t *p = realloc(x->zbuf, bound);
     if (!p) {
-      x->failed = 1;
+      x->zfailed = 1;
       b->len = 0;
       return;
     }
@@ -271,7 +286,7 @@ static void flush_chunk(perfetto *x) {
     clen = ZSTD_compress2(x->zstd, x->zbuf, x->zcap, b->p, b->len);
     b->len = 0;
     if (ZSTD_isError(clen)) {
-      x->failed = 1;
+      x->zfailed = 1;
       return;
     }
   } else {
@@ -284,7 +299,7 @@ static void flush_chunk(perfetto *x) {
     deflateReset(&x->z);
     b->len = 0;
     if (rc != Z_STREAM_END) {
-      x->failed = 1;
+      x->zfailed = 1;
       return;
     }
   }
@@ -297,6 +312,51 @@ static void flush_chunk(perfetto *x) {
   q = put_varint(q, clen);
   write_out(x, head, (size_t)(q - head));
   write_out(x, x->zbuf, clen);
+}
+
+/* The compressor thread: takes each full chunk, compresses and writes it, and
+ * gives the buffer back, while the reader fills the other one. */
+static void *compressor(void *arg) {
+  perfetto *x = arg;
+  pthread_mutex_lock(&x->mu);
+  for (;;) {
+    while (!x->job_ready && !x->quit) pthread_cond_wait(&x->cv, &x->mu);
+    if (!x->job_ready) break;
+    pb job = x->job;
+    pthread_mutex_unlock(&x->mu);
+    compress_write(x, &job);
+    pthread_mutex_lock(&x->mu);
+    x->spare = job;
+    x->job_ready = 0;
+    x->spare_ready = 1;
+    pthread_cond_broadcast(&x->cv);
+  }
+  pthread_mutex_unlock(&x->mu);
+  return NULL;
+}
+
+/* Writes the current chunk: as it is, or compressed (by the compressor
+ * thread when it runs: the reader goes on in the spare buffer). */
+static void flush_chunk(perfetto *x) {
+  pb *b = &x->b;
+  if (!b->len) return;
+  if (x->compress == EXPORT_PERFETTO_PLAIN) {
+    write_out(x, b->p, b->len);
+    b->len = 0;
+    return;
+  }
+  if (!x->threaded) {
+    compress_write(x, b);
+    return;
+  }
+  pthread_mutex_lock(&x->mu);
+  while (!x->spare_ready) pthread_cond_wait(&x->cv, &x->mu);
+  x->job = *b;
+  *b = x->spare;
+  x->spare_ready = 0;
+  x->job_ready = 1;
+  pthread_cond_broadcast(&x->cv);
+  pthread_mutex_unlock(&x->mu);
 }
 
 /* A packet: opened with room for `extra` bytes of strings beyond the fixed fields. */
@@ -407,18 +467,22 @@ static void start_thread(perfetto *x, pthr *t, uint64_t ts) {
   thread_descriptor(x, t);
 }
 
-static void stage_track(perfetto *x, pthr *t) {
-  t->stage_track = 1;
+/* The thread's child track k, described on first use; returns its uuid. */
+static uint64_t child_track(perfetto *x, pthr *t, int k) {
+  uint64_t uuid = CHILD_UUID(t->index, (uint64_t)k);
+  if (t->child[k]) return uuid;
+  t->child[k] = 1;
   pb *b = &x->b;
   size_t at;
-  if (!tpkt_open(x, t, t->last_ts, 0, &at)) return;
+  if (!tpkt_open(x, t, t->last_ts, 128, &at)) return uuid;
   size_t td = pb_open(b, P_TRACK_DESCRIPTOR);
-  pb_uint(b, T_UUID, STAGE_UUID(t->index));
+  pb_uint(b, T_UUID, uuid);
   pb_uint(b, T_PARENT, THREAD_UUID(t->index));
-  pb_str(b, T_NAME, "stages");
-  pb_str(b, T_DESCRIPTION, "this thread's stage scopes (STROBE_STAGE), apart from its other scopes");
+  pb_str(b, T_NAME, g_child_name[k]);
+  pb_str(b, T_DESCRIPTION, g_child_about[k]);
   pb_close(b, td);
   pkt_close(x, at);
+  return uuid;
 }
 
 static void counter_track(perfetto *x, pthr *t, uint32_t site) {
@@ -528,8 +592,9 @@ static inline size_t site_strings(perfetto *x, uint32_t site) {
   return strlen(s->name) + strlen(s->category) + 16;
 }
 
-/* A named event (slice begin or instant) of a site on the thread's track. */
-static void named_event(perfetto *x, pthr *t, uint32_t site, uint64_t ts, uint32_t type, int stage) {
+/* A named event (slice begin or instant) of a site on the thread's track,
+ * or on `track` when not 0; a frame mark carries its number. */
+static void named_event(perfetto *x, pthr *t, uint32_t site, uint64_t ts, uint32_t type, uint64_t track, uint64_t mark) {
   uint8_t *sent = sent_of(x, t, site);
   if (!sent) {
     x->failed = 1;
@@ -543,7 +608,13 @@ static void named_event(perfetto *x, pthr *t, uint32_t site, uint64_t ts, uint32
   pb_uint(b, E_TYPE, type);
   pb_uint(b, E_NAME_IID, site);
   if (x->sites[site].has_cat) pb_uint(b, E_CATEGORY_IIDS, site);
-  if (stage) pb_uint(b, E_TRACK_UUID, STAGE_UUID(t->index));
+  if (track) pb_uint(b, E_TRACK_UUID, track);
+  if (mark) {
+    size_t a = pb_open(b, E_DEBUG);
+    pb_str(b, A_NAME, "mark");
+    pb_uint(b, A_UINT, mark);
+    pb_close(b, a);
+  }
   pb_close(b, te);
   pkt_close(x, at);
 }
@@ -562,8 +633,7 @@ static void on_begin(perfetto *x, pthr *t, const strobe_capture_record *r) {
   }
   uint64_t ts = abs_ts(x, r->time_ns);
   if (!t->started) start_thread(x, t, ts);
-  if (fr->stage && !t->stage_track) stage_track(x, t);
-  named_event(x, t, r->site, ts, TYPE_BEGIN, fr->stage);
+  named_event(x, t, r->site, ts, TYPE_BEGIN, fr->stage ? child_track(x, t, CHILD_STAGES) : 0, 0);
 }
 
 static void annot_str(pb *b, const char *name, const char *value) {
@@ -612,7 +682,7 @@ static void end_slice(perfetto *x, pthr *t, uint64_t ts, const char *why) {
   }
   size_t te = pb_open(b, P_TRACK_EVENT);
   pb_uint(b, E_TYPE, TYPE_END);
-  if (fr->stage) pb_uint(b, E_TRACK_UUID, STAGE_UUID(t->index));
+  if (fr->stage) pb_uint(b, E_TRACK_UUID, CHILD_UUID(t->index, CHILD_STAGES));
   if (why) {
     annot_str(b, "strobe", why);
   } else {
@@ -883,7 +953,7 @@ static void on_record(perfetto *x, const strobe_capture_record *r) {
         break;
       }
       if (!t->started) start_thread(x, t, abs_ts(x, r->time_ns));
-      named_event(x, t, r->site, abs_ts(x, r->time_ns), TYPE_INSTANT, 0);
+      named_event(x, t, r->site, abs_ts(x, r->time_ns), TYPE_INSTANT, child_track(x, t, CHILD_FRAMES), ++t->marks);
       break;
     case STROBE_REC_LOST: on_lost(x, t, r); break;
     case STROBE_REC_THREAD_END: unfinished(x, t); break;
@@ -972,6 +1042,12 @@ int export_perfetto(cli_input *in, FILE *out, export_filter *f, int compress) {
     cli_error(in->cmd, "cannot start zstd");
     return CLI_FAIL;
   }
+  if (compress != EXPORT_PERFETTO_PLAIN) { /* compress while reading; without the thread, in turn */
+    pthread_mutex_init(&x->mu, NULL);
+    pthread_cond_init(&x->cv, NULL);
+    x->spare_ready = 1;
+    x->threaded = pthread_create(&x->thread, NULL, compressor, x) == 0;
+  }
   uint64_t t0 = abs_ts(x, cli_start_ns(in->cap));
   x->ops_last_ts = t0;
   process_track(x, t0);
@@ -983,6 +1059,21 @@ int export_perfetto(cli_input *in, FILE *out, export_filter *f, int compress) {
   int status = cli_finish_read(in);
   summary(x, in);
   flush_chunk(x);
+  if (x->threaded) {
+    pthread_mutex_lock(&x->mu);
+    x->quit = 1;
+    pthread_cond_broadcast(&x->cv);
+    pthread_mutex_unlock(&x->mu);
+    pthread_join(x->thread, NULL);
+  }
+  if (compress != EXPORT_PERFETTO_PLAIN) {
+    pthread_mutex_destroy(&x->mu);
+    pthread_cond_destroy(&x->cv);
+  }
+  if (x->zfailed) {
+    cli_error(in->cmd, "compressing the trace failed: the export is incomplete");
+    status = CLI_FAIL;
+  }
   if (x->failed || x->b.failed) {
     cli_error(in->cmd, "out of memory: the export is incomplete");
     status = CLI_FAIL;
@@ -1003,6 +1094,7 @@ int export_perfetto(cli_input *in, FILE *out, export_filter *f, int compress) {
   free(x->sites);
   free(x->zbuf);
   free(x->b.p);
+  free(x->spare.p);
   free(x);
   return wfail ? CLI_OUTPUT : status;
 }
