@@ -1127,7 +1127,8 @@ def case_prefixes():
         with open(pre, "wb") as f:
             f.write(data[:cut])
         for argv in (["info"], ["report"], ["diff", pre], ["compare", pre, "--max-regression", "5"],
-                     ["export", "--format", "folded"], ["export", "--format", "csv"]):
+                     ["export", "--format", "folded"], ["export", "--format", "csv"],
+                     ["export", "--format", "perfetto", "-o", os.devnull]):
             p = subprocess.run([ARGS.strobe, argv[0], pre, *argv[1:]], capture_output=True, text=True, timeout=60)
             check(p.returncode in (0, 1) and "Sanitizer" not in p.stderr and "runtime error" not in p.stderr,
                   f"cut at {cut}: strobe {' '.join(argv)}: exit {p.returncode}\n{p.stderr[-2000:]}")
@@ -1199,6 +1200,14 @@ def case_damaged():
             check(err.startswith(f"strobe {argv[0]}: ") and f"{bad}: {said}" in err,
                   f"{how}: strobe {' '.join(argv)} says where reading stopped:\n{err}")
             check(not prints or out.strip(), f"{how}: strobe {' '.join(argv)} still prints what it read")
+        # The perfetto export of what was read is a whole trace (binary: to a file).
+        pf = os.path.join(ARGS.work, how + ".pftrace")
+        _, err = run("export", bad, "--format", "perfetto", "-o", pf, expect=1)
+        check(err.startswith("strobe export: ") and f"{bad}: {said}" in err, f"{how}: perfetto export: {err}")
+        if shutil.which(ARGS.protoc) and shutil.which(ARGS.zstd):  # else not registered: CMake said so (cli_export_perfetto)
+            r = perfetto_load(pf)
+            check(r["slices"] and r["instants"][-1]["args"]["capture_state"] != "complete",
+                  f"{how}: perfetto export of what was read")
         # The frames it compares lie before the damage: the same spans as on the whole file.
         j, _ = run_json("diff", bad, "--frames", "4", "5", expect=1)
         whole, _ = run_json("diff", spike, "--frames", "4", "5")
@@ -1245,7 +1254,7 @@ def case_fifo():
             ["diff", fifo, "--frames", "1", "2"], ["compare", fifo, base, "--max-regression", "5"],
             ["compare", base, fifo, "--max-regression", "5"], ["view", "--no-open", fifo],
             ["view", "--no-open", base, fifo], ["mcp", "--url", "http://127.0.0.1:1/mcp", "--token-file", fifo]]
-    cmds += [["export", fifo, "--format", f] for f in ("chrome", "speedscope", "folded", "csv")]
+    cmds += [["export", fifo, "--format", f] for f in ("chrome", "speedscope", "perfetto", "folded", "csv")]
     for argv in cmds:
         p = run_bounded(argv)
         check(p.returncode == 2, f"strobe {' '.join(argv)}: exit {p.returncode}\n{p.stderr}")

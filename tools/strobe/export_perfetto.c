@@ -434,8 +434,7 @@ static void thread_descriptor(perfetto *x, pthr *t) {
   size_t at;
   if (!tpkt_open(x, t, t->last_ts, strlen(name), &at)) return;
   size_t td = pb_open(b, P_TRACK_DESCRIPTOR);
-  pb_uint(b, T_UUID, THREAD_UUID(t->index));
-  pb_uint(b, T_PARENT, PROCESS_UUID);
+  pb_uint(b, T_UUID, THREAD_UUID(t->index)); /* a reader puts it under its process by pid */
   size_t th = pb_open(b, T_THREAD);
   pb_uint(b, TH_PID, x->pid);
   pb_uint(b, TH_TID, t->tid);
