@@ -24,6 +24,11 @@
  *                begin+end pair that must stay inline although its stack
  *                pointer equals its parent's (docs/recording.md, Unwinding),
  *                under the recorded scope's budget;
+ *   element_loop N STROBE_ELEMENT_SITEs (element attribution, docs/recording.md
+ *                §Elements) on an open scope, less empty_loop: what one
+ *                attribution (one 16-byte event) adds;
+ *   attributed_loop  N STROBE_SCOPE_ELEMENTs: an attributed scope whole,
+ *                next to record_loop's plain one;
  *   floor_loop   N iterations of the hardware floor: two tick reads and two
  *                16-byte stores into a thread-local power-of-two ring.
  *
@@ -60,6 +65,21 @@ void empty_loop(uint32_t n);
 void interned_loop(uint32_t n, strobe_site *site);
 void nested_loop(uint32_t n);
 void interned_value_loop(uint32_t n, strobe_site *site);
+void element_loop(uint32_t n);
+void attributed_loop(uint32_t n);
+
+STROBE_ELEMENT_TYPE(g_bench_type, "BenchCell");
+
+/* The id is the loop index: hashing the application's identity is the application's cost. */
+__attribute__((noinline)) void element_loop(uint32_t n) {
+  for (uint32_t i = 0; i < n; i++) STROBE_ELEMENT_SITE(&g_bench_type, (uint64_t)i);
+}
+
+__attribute__((noinline)) void attributed_loop(uint32_t n) {
+  for (uint32_t i = 0; i < n; i++) {
+    STROBE_SCOPE_ELEMENT("bench_attributed", &g_bench_type, (uint64_t)i);
+  }
+}
 
 __attribute__((noinline)) void record_loop(uint32_t n) {
   for (uint32_t i = 0; i < n; i++) {
@@ -156,6 +176,12 @@ int main(int argc, char **argv) {
     STROBE_BEGIN("bench_numbers");
     interned_value_loop(b, interned_value);
     STROBE_END();
+    strobe_record_flush(rec);
+    STROBE_BEGIN("bench_elements"); /* the scope the attributions go to */
+    element_loop(b);
+    STROBE_END();
+    strobe_record_flush(rec);
+    attributed_loop(b);
     strobe_record_flush(rec);
     empty_loop(b);
     floor_loop(b);

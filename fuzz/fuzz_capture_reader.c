@@ -8,7 +8,9 @@
  * Mutated blocks nearly always fail their CRC, which would keep the fuzzer
  * out of the decoders. So each input is read as is (which fuzzes the CRC
  * check itself) and, when that changes anything, again with every block's
- * CRC recomputed. Inputs are plain capture files, so the seeds are too.
+ * CRC recomputed. Inputs are plain capture files, so the seeds are too
+ * (ok-v4-tree.strb: element attributions and a UI-tree snapshot, made by
+ * tests/cli/make_capture --ui-tree --frames 6).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -29,6 +31,25 @@ static volatile double g_dsink;
 static size_t touch(const char *s) { return s ? strlen(s) : 0; }
 
 static void read_all(const uint8_t *data, size_t size);
+
+/* A UI-tree snapshot (TREE record): every node names an element type, keeps
+ * the preorder rule (so it rebuilds), and its properties' names are readable. */
+static void check_tree(const strobe_capture *c, const strobe_capture_tree *t) {
+  if (!t || (t->nnodes && !t->nodes)) abort();
+  int32_t *parent = malloc(((size_t)t->nnodes + 1) * sizeof *parent);
+  if (!parent) return;
+  if (strobe_capture_tree_parents(t, parent) != 0) abort(); /* the reader refuses what does not rebuild */
+  for (uint32_t i = 0; i < t->nnodes; i++) {
+    const strobe_capture_tree_node *n = &t->nodes[i];
+    const strobe_capture_site *type = strobe_capture_query_site(c, n->type);
+    if (!type || type->kind != STROBE_SITE_ELEMENT) abort();
+    if (parent[i] >= (int32_t)i || (parent[i] < 0) != (n->depth == 0)) abort();
+    if (parent[i] >= 0 && t->nodes[parent[i]].depth + 1 != n->depth) abort();
+    for (uint32_t k = 0; k < n->nprops; k++) g_sink += touch(n->props[k].name);
+    g_dsink += (double)n->x + (double)n->y + (double)n->width + (double)n->height;
+  }
+  free(parent);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   read_all(data, size);
@@ -57,6 +78,12 @@ static void read_all(const uint8_t *data, size_t size) {
     if (rec.type == STROBE_REC_SITE && !strobe_capture_query_site(c, rec.site)) abort();
     if (rec.type != STROBE_REC_SITE && !strobe_capture_query_thread(c, rec.thread)) abort();
     g_dsink += strobe_capture_ticks_to_ns(c, rec.ticks) + rec.duration_ns + rec.self_ns; /* no int cast: NaN is fine */
+    if (rec.type == STROBE_REC_ELEMENT) { /* an element attribution names an element type */
+      const strobe_capture_site *type = strobe_capture_query_site(c, rec.site);
+      if (!type || type->kind != STROBE_SITE_ELEMENT) abort();
+      g_sink += (size_t)rec.element;
+    }
+    if (rec.type == STROBE_REC_TREE) check_tree(c, rec.tree);
   }
   if (strobe_capture_next(c, &rec) != rc) abort(); /* the end, or the error, is sticky */
 

@@ -20,6 +20,12 @@
 #   BENCH value_instructions_interned     a STROBE_VALUE_SITE      (budget <= 16)
 # and scopes nested in the same C frame as their parent (three in one function):
 #   BENCH nested_scope_instructions_recording  inclusive Ir of nested_loop / 3N (budget <= 35)
+# and element attribution (docs/recording.md §Elements): an attributed scope
+# costs at most a recorded scope plus one 16-byte event, whose budget is a
+# number's:
+#   BENCH element_instructions_recording       one STROBE_ELEMENT_SITE on an open scope (budget <= 16)
+#   BENCH attributed_scope_instructions_recording  a STROBE_SCOPE_ELEMENT pair (budget <= 35 + 16)
+#   BENCH attributed_scope_instructions_ratio  the latter over this run's plain scope
 # Only the loops' own call trees are counted: the drain thread's work is not.
 # Builds nothing; prints a SKIP line and succeeds when valgrind is missing.
 #
@@ -100,3 +106,8 @@ line nested_scope_instructions_recording "$(awk -v a="$(per_n nested_loop)" 'BEG
 # Sites made at run time (strobe_site_intern) under the same budgets.
 line scope_instructions_interned "$(per_n interned_loop)" 35
 line value_instructions_interned "$(awk -v a="$(per_n interned_value_loop)" -v e="$empty" 'BEGIN { print a - e }')" 16
+# Element attribution: one event more than a plain scope.
+line element_instructions_recording "$(awk -v a="$(per_n element_loop)" -v e="$empty" 'BEGIN { print a - e }')" 16
+attributed=$(per_n attributed_loop)
+line attributed_scope_instructions_recording "$attributed" 51
+line attributed_scope_instructions_ratio "$(awk -v a="$attributed" -v b="$scope" 'BEGIN { print a / b }')" "" ratio

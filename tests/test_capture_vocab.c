@@ -34,9 +34,12 @@ static strobe__writer *open_writer(strobe__buf *out) {
 static strobe_site k_sites[] = {
     {.name = "outer", .file = "test.c", .function = "f", .line = 1, .kind = STROBE_SITE_SCOPE},
     {.name = "row", .file = "test.c", .function = "f", .line = 2, .kind = STROBE_SITE_SCOPE},
+    {.name = "Cell", .file = "test.c", .line = 3, .kind = STROBE_SITE_ELEMENT},
 };
 #define S_OUTER 1u
 #define S_ROW 2u
+#define S_ELEM 3u /* an ELEMENT event names an element type (strobe.h >>elements) */
+#define ELEMENT_ID 0x8badf00d12345678ull
 
 /* One row of the event-kind table, as the test wrote it. */
 typedef struct row {
@@ -71,7 +74,7 @@ static uint64_t slot_value(const row *r, uint32_t i) {
 static void test_every_kind_round_trips(void) {
   strobe__buf out = {0};
   strobe__writer *w = open_writer(&out);
-  for (uint32_t i = 0; i < 2; i++) strobe__writer_site(w, i + 1, &k_sites[i]);
+  for (uint32_t i = 0; i < 3; i++) strobe__writer_site(w, i + 1, &k_sites[i]);
   strobe__writer_thread(w, 0, 42, "main", 0);
 
   row rows[NROWS];
@@ -93,9 +96,16 @@ static void test_every_kind_round_trips(void) {
       continue;
     }
     CHECK(r->operands != STROBE__OPERANDS_NONE);
+    strobe__event ev[1 + STROBE__EV_MAX_SLOTS];
+    if (r->operands == STROBE__OPERANDS_ELEMENT) { /* its ts is the id; its time the previous event's */
+      r->ts = ts;
+      ev[0] = (strobe__event){ELEMENT_ID, r->kind, S_ELEM};
+      strobe__writer_events(w, 0, ev, 1);
+      written++;
+      continue;
+    }
     ts += 10;
     r->ts = ts;
-    strobe__event ev[1 + STROBE__EV_MAX_SLOTS];
     ev[0] = (strobe__event){ts, r->kind, S_ROW};
     if (r->operands == STROBE__OPERANDS_LOST) ev[0] = (strobe__event){ts, r->kind | depth << 8, 5};
     for (uint32_t i = 0; i < r->slots; i++) {
@@ -157,6 +167,11 @@ static void test_every_kind_round_trips(void) {
         break;
       case STROBE_REC_LOST: CHECK_EQ_U64(rec.lost, 5); break;
       case STROBE_REC_END: CHECK_EQ_INT(rec.unwound, w_row->operands == STROBE__OPERANDS_UNWOUND); break;
+      case STROBE_REC_ELEMENT:
+        CHECK_EQ_INT(rec.site, S_ELEM);
+        CHECK_EQ_U64(rec.element, ELEMENT_ID);
+        CHECK(rec.depth >= 1);
+        break;
       default: break;
     }
     seen++;

@@ -67,6 +67,7 @@
 #include "strobe/record.h"
 #include "strobe/session.h"
 #include "strobe/strobe.h"
+#include "strobe/tree.h"
 #include "view.h"
 #ifdef STROBE_DEMO_SERVER
 #include "strobe/server.h"
@@ -75,6 +76,7 @@
 #define FRAME_BUDGET_NS 16666667ull /* pace to ~60 frames a second */
 #define STALL_EVERY_NS 3000000000ull /* one deliberately slow frame every 3 s */
 #define STALL_MS 250
+#define TREE_FRAME 12    /* the frame before whose pass the demo requests its one UI-tree snapshot */
 #define WARMUP_FRAMES 10 /* the steady-state session is reset after these (first layouts, cold shape cache) */
 
 typedef struct options {
@@ -497,6 +499,10 @@ int main(int argc, char **argv) {
     else if (e.kind != INPUT_NONE)
       rejected += (uint64_t)dispatch_or_reject(c, w_main, &g, e);
 
+    if (frame == TREE_FRAME) { /* one UI-tree snapshot, of the main window's next layout (strobe/tree.h) */
+      int trc = strobe_tree_request();
+      if (trc) fprintf(stderr, "strobe-demo: strobe_tree_request: %s\n", strobe_strerror(trc));
+    }
     if (frame == WARMUP_FRAMES) { /* the warm-up is over: the steady session starts over, the others keep everything */
       if (strobe_collector_reset(c, steady, 0) != 1) fprintf(stderr, "strobe-demo: cannot reset %s\n", steady);
     }
@@ -590,6 +596,11 @@ int main(int argc, char **argv) {
   printf("\n%llu frames (%llu presented, %llu superseded), %u background saves, %llu spikes dumped to %s\n",
          (unsigned long long)frame, (unsigned long long)snd.presented, (unsigned long long)snd.superseded, sv.saves,
          (unsigned long long)fs.spikes_dumped, spikes);
+  strobe_tree_status ts = strobe_tree_query_status();
+  printf("ui tree: %llu snapshot(s) written to the capture, the last %u nodes (%llu dropped), %llu bytes "
+         "(strobe tree %s/demo.strobe)\n",
+         (unsigned long long)ts.written, ts.last_nodes, (unsigned long long)ts.last_nodes_dropped,
+         (unsigned long long)ts.last_bytes, o.out);
   printf("wrote %s/demo.strobe (capture) and %s/demo-report.json (session report)\n", o.out, o.out);
   print_cost(path);
   view_free(&main_view);

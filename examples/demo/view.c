@@ -4,11 +4,20 @@
  * say "nested in layout_update, do not sum". The shape cache reports
  * hit/miss/eviction counters on the current operation; each render's draw
  * calls and shape cache activity are also counters by kind.
+ *
+ * The grid, its rows and its cells are elements (docs/recording.md
+ * §Elements): the after-layout hooks' scopes are attributed to the row or
+ * cell they work on, and when a UI-tree snapshot was requested that pass
+ * records every element it visits with its resolved bounds (§UI-tree
+ * snapshots). An element's id hashes the model's own identity for it (the
+ * row index, then the column), never its text.
  */
 #include "view.h"
 
 #include <string.h>
 #include <unistd.h>
+
+#include "strobe/tree.h"
 
 #define ROW_HEIGHT 22
 #define PADDING 6
@@ -90,6 +99,21 @@ static text_entry *shape(view *v, const char *text) {
 
 static int visible_rows(const view *v) { return v->height / ROW_HEIGHT - 1; }
 
+STROBE_ELEMENT_TYPE(g_grid_type, "Grid");
+STROBE_ELEMENT_TYPE(g_row_type, "Row");
+STROBE_ELEMENT_TYPE(g_cell_type, "Cell");
+
+uint64_t view_row_id(int row) { return strobe_element_id_more(strobe_element_id("row", 3), &row, sizeof row); }
+uint64_t view_cell_id(int row, int col) { return strobe_element_id_more(view_row_id(row), &col, sizeof col); }
+
+/* One node of a requested snapshot (a no-op on every other pass). */
+static void tree_node(int snap, uint32_t depth, strobe_site *type, uint64_t id, int x, int y, int w, int h,
+                      const strobe_tree_prop *props, uint32_t nprops) {
+  if (!snap) return;
+  strobe_tree_node n = {depth, type, id, (float)x, (float)y, (float)w, (float)h, props, nprops};
+  (void)strobe_tree_push(&n);
+}
+
 static void layout_compute(view *v, const grid *g, int stall_ms) {
   STROBE_STAGE("layout_compute", "layout_update");
   /* Column widths from the widest visible cell; measuring shapes text. */
@@ -110,16 +134,28 @@ static void layout_compute(view *v, const grid *g, int stall_ms) {
 
 static void after_layout(view *v, const grid *g) {
   STROBE_STAGE("component_after_layout", "layout_update");
-  /* Per-row component hooks: clamp text that would overflow its column. */
+  /* The pass that visits every element with its resolved bounds: the one a
+   * requested UI-tree snapshot records (strobe/tree.h). */
+  int snap = strobe_tree_begin() == 1;
   int last = g->scroll_row + visible_rows(v);
-  for (int r = g->scroll_row; r < last && r < GRID_ROWS; r++) {
+  strobe_tree_prop grid_props[] = {{"visible_rows", (double)visible_rows(v)}, {"scroll_row", (double)g->scroll_row}};
+  tree_node(snap, 0, &g_grid_type, strobe_element_id("grid", 4), 0, 0, v->width, v->height, grid_props, 2);
+  /* Per-row component hooks: clamp text that would overflow its column. */
+  for (int r = g->scroll_row, y = ROW_HEIGHT; r < last && r < GRID_ROWS; r++, y += ROW_HEIGHT) {
     STROBE_CUMULATIVE("row_after_layout");
-    for (int c = 0; c < GRID_COLS; c++) {
+    STROBE_SCOPE_ELEMENT("row_hooks", &g_row_type, view_row_id(r));
+    strobe_tree_prop row_props[] = {{"selected", r == g->selected_row}};
+    tree_node(snap, 1, &g_row_type, view_row_id(r), 0, y, v->width, ROW_HEIGHT, row_props, 1);
+    for (int c = 0, x = 0; c < GRID_COLS; x += v->col_width[c], c++) {
+      STROBE_SCOPE_ELEMENT("clamp_cell", &g_cell_type, view_cell_id(r, c));
       text_entry *e = shape(v, g->cells[r][c]);
-      if (e->width > v->col_width[c] - 2 * PADDING)
-        pango_layout_set_width(e->layout, (v->col_width[c] - 2 * PADDING) * PANGO_SCALE);
+      int clamped = e->width > v->col_width[c] - 2 * PADDING;
+      if (clamped) pango_layout_set_width(e->layout, (v->col_width[c] - 2 * PADDING) * PANGO_SCALE);
+      strobe_tree_prop cell_props[] = {{"padding", PADDING}, {"text_width", e->width}, {"clamped", clamped}};
+      tree_node(snap, 2, &g_cell_type, view_cell_id(r, c), x, y, v->col_width[c], ROW_HEIGHT, cell_props, 3);
     }
   }
+  if (snap) (void)strobe_tree_end();
 }
 
 static void raster(view *v, const grid *g) {

@@ -51,6 +51,10 @@ void view_free(view *v);
 /* Renders one frame of the grid inside the calling thread's current operation.
  * stall_ms > 0 makes layout_compute block (the demo's deliberate slow frame). */
 void view_render(view *v, const grid *g, int stall_ms);
+/* Element ids (docs/recording.md §Elements) of a grid row and a cell, from
+ * the model's row index and column: what spans and tree nodes carry. */
+uint64_t view_row_id(int row);
+uint64_t view_cell_id(int row, int col);
 /* Estimated bytes held by the text cache and surface (a memory gauge). */
 double view_memory_bytes(const view *v);
 /* The same bytes by kind: the cairo surface, the PNG buffer, the text cache (an estimate). */

@@ -24,8 +24,9 @@ extern "C" {
 /* The capture format version this library writes, and the oldest it still
  * reads (docs/capture-format.md, Compatibility); other versions fail with
  * STROBE_EVERSION. Version 2 added each site's unit, version 3 its flags and
- * the misuse counters of strobe_site_intern. */
-#define STROBE_CAPTURE_FORMAT_VERSION 3u
+ * the misuse counters of strobe_site_intern, version 4 element attribution
+ * (the ELEMENT event kind and site kind). */
+#define STROBE_CAPTURE_FORMAT_VERSION 4u
 #define STROBE_CAPTURE_FORMAT_OLDEST 1u
 
 typedef struct strobe_capture strobe_capture;
@@ -53,6 +54,8 @@ typedef struct strobe_capture_header {
                                   * (docs/recording.md, Cost); 0 when absent (older writers) */
   uint32_t overflow;             /* the writer's strobe_overflow mode */
   uint32_t ring_events_max;      /* its STROBE_OVERFLOW_GROW bound; 0 when absent */
+  uint32_t tree_max_nodes;       /* the writer's nodes per UI-tree snapshot; 0 when absent (older writers) */
+  uint32_t tree_max_snapshots;   /* the writer's UI-tree snapshots per capture; 0 when absent */
 } strobe_capture_header;
 
 typedef struct strobe_capture_site {
@@ -99,8 +102,12 @@ typedef enum strobe_capture_record_type {
                                * ticks before and after); ticks = host after */
   STROBE_REC_GPU_SPAN = 17,   /* a GPU span: site, device (domain, queue, pass, frame_id, device begin and end,
                                * raw: map them with strobe_capture_map_device); ticks = when it was recorded */
-  STROBE_REC_GPU_MARK = 18    /* a frame instant (cpu_end, submit, fence_seen): device (frame_id, instant); ticks =
+  STROBE_REC_GPU_MARK = 18,   /* a frame instant (cpu_end, submit, fence_seen): device (frame_id, instant); ticks =
                                * the instant */
+  STROBE_REC_ELEMENT = 19,   /* the innermost open scope's element (strobe.h >>elements): site (the element
+                              * type, kind STROBE_SITE_ELEMENT), depth (the scope's), element (its id), time
+                              * (the previous event's: an attribution has none of its own) */
+  STROBE_REC_TREE = 20       /* a UI-tree snapshot (strobe/tree.h): tree, ticks and time when its pass began */
 } strobe_capture_record_type;
 
 /* What a CLOCK_PAIR, GPU_SPAN or GPU_MARK record carries (docs/gpu.md,
@@ -160,6 +167,43 @@ typedef struct strobe_capture_op {
   const strobe_capture_op_counter *counters;
 } strobe_capture_op;
 
+/* One style property of a tree node: a static name and its number. */
+typedef struct strobe_capture_tree_prop {
+  const char *name;     /* owned by the capture; valid until the next strobe_capture_next call */
+  double value;
+} strobe_capture_tree_prop;
+
+/* One node of a UI-tree snapshot (strobe/tree.h), in the order its layout
+ * pass visited it. */
+typedef struct strobe_capture_tree_node {
+  uint32_t depth;       /* 0 for a root; never more than one deeper than the node before it */
+  uint32_t type;        /* the element type: a site id of kind STROBE_SITE_ELEMENT */
+  uint64_t id;          /* the element id (strobe_element_id), as ELEMENT records carry it */
+  float x, y, width, height; /* resolved bounds, in the application's units */
+  uint32_t nprops;      /* at most STROBE_TREE_MAX_PROPS */
+  const strobe_capture_tree_prop *props;
+} strobe_capture_tree_node;
+
+/* A UI-tree snapshot: a flat preorder list (docs/capture-format.md, TREE).
+ * Pointed at by TREE records; valid until the next strobe_capture_next call. */
+typedef struct strobe_capture_tree {
+  uint64_t seq;         /* the process's snapshot number, from 1 */
+  uint64_t ticks;       /* when its layout pass began (strobe_tree_begin) */
+  double time_ns;       /* ns since the epoch */
+  uint32_t nnodes;
+  uint64_t nodes_dropped; /* nodes past STROBE_TREE_MAX_NODES: not kept, counted */
+  uint64_t props_dropped; /* properties past STROBE_TREE_MAX_PROPS per node (or the key table): counted */
+  const strobe_capture_tree_node *nodes;
+} strobe_capture_tree;
+
+/* Rebuilds a snapshot's tree in one linear pass with a stack: for each node,
+ * pop while the top is as deep or deeper; what is left on top is its parent.
+ * Writes parent[i] (the index of node i's parent, -1 for a root) for each of
+ * tree->nnodes nodes. Returns 0, STROBE_EINVAL for NULL arguments, or
+ * STROBE_ECORRUPT when a node is more than one deeper than the one before it
+ * (parent is then partly written). Pure: any thread. */
+STROBE_API int strobe_capture_tree_parents(const strobe_capture_tree *tree, int32_t *parent);
+
 typedef struct strobe_capture_record {
   strobe_capture_record_type type;
   uint32_t thread;      /* thread index */
@@ -178,6 +222,8 @@ typedef struct strobe_capture_record {
   const strobe_capture_op *op; /* OP_*: the operation; NULL for other types */
   const strobe_capture_device *device; /* CLOCK_PAIR, GPU_SPAN, GPU_MARK; NULL for other types. Valid until the
                                         * next strobe_capture_next call */
+  uint64_t element;     /* ELEMENT: the element id (strobe_element_id) */
+  const strobe_capture_tree *tree; /* TREE: the snapshot; NULL for other types */
 } strobe_capture_record;
 
 typedef struct strobe_capture_totals {
@@ -202,6 +248,8 @@ typedef struct strobe_capture_totals {
                                  * records but not used by strobe_capture_map_device */
   uint64_t gpu_spans;     /* GPU_SPAN records returned */
   uint64_t gpu_marks;     /* GPU_MARK records returned */
+  uint64_t trees;         /* TREE records returned */
+  uint64_t trees_dropped; /* snapshots the writer refused past its per-capture bound (TREE_TOTALS) */
 } strobe_capture_totals;
 
 /* Opens a capture file and reads its header. On success *out owns the file

@@ -192,7 +192,8 @@ STROBE_API int strobe_profiling_available(void);
   X(COUNTER, 4, "counter", 0)       /* a monotonic sum of deltas */                                \
   X(GAUGE, 5, "gauge", 0)           /* a sampled level */                                          \
   X(FRAME, 6, "frame", 0)           /* a frame boundary mark */                                    \
-  X(STAGE, 7, "stage", 1)           /* a scope that is also a stage of the current operation (session.h) */
+  X(STAGE, 7, "stage", 1)           /* a scope that is also a stage of the current operation (session.h) */ \
+  X(ELEMENT, 8, "element", 0)       /* an element type: its name attributes scopes (>>elements) and names tree nodes */
 
 typedef enum strobe_site_kind {
 #define STROBE__SITE_ENUM(id, number, name, timed) STROBE_SITE_##id = number,
@@ -344,6 +345,28 @@ STROBE_API const strobe_site *strobe_thread_query_scope(void);
 STROBE_API int strobe_depth(void);
 STROBE_API void strobe_unwind_to(int depth);
 
+/* >>elements (docs/recording.md §Elements)
+ * An element is a piece of an application's UI (a row, a cell, a button):
+ * a static type name and a 64-bit id, the hash of the application's own
+ * stable identity for it. A scope attributed to an element
+ * (STROBE_SCOPE_ELEMENT, STROBE_ELEMENT below) carries both, and the UI-tree
+ * snapshots of strobe/tree.h name their nodes the same way, so a span and a
+ * tree node of one element compare directly.
+ *
+ * The id hash is 64-bit FNV-1a (offset basis 0xcbf29ce484222325, prime
+ * 0x100000001b3) over the identity's bytes; strobe_element_id_more folds more
+ * bytes into an id (a path of keys: a row's id, then the cell's column).
+ * Every consumer uses these two and nothing else. Pure: any thread. */
+#define STROBE_ELEMENT_ID_BASIS 0xcbf29ce484222325ull
+static inline uint64_t strobe_element_id_more(uint64_t id, const void *bytes, size_t len) {
+  const unsigned char *p = (const unsigned char *)bytes;
+  for (size_t i = 0; i < len; i++) id = (id ^ p[i]) * 0x100000001b3ull;
+  return id;
+}
+static inline uint64_t strobe_element_id(const void *bytes, size_t len) {
+  return strobe_element_id_more(STROBE_ELEMENT_ID_BASIS, bytes, len);
+}
+
 /* >>operation-kinds
  * The operation kinds (session.h starts operations, captures carry them), one
  * line each: enum name, number (dense from 1), and the name reports,
@@ -457,7 +480,10 @@ static inline const strobe_site *strobe_current_scope(void) { return strobe_thre
                         * back from the OPS block as operation records */                                   \
   X(UNWOUND, 11, 0, UNWOUND, STROBE_REC_END) /* an END the scope's code never ran (longjmp, exception,      \
                         * thread exit), written when that was detected; data: the site id like END's.        \
-                        * Read back as an END record with `unwound` set */                                  \
+                        * Read back as an END record with `unwound` set */                                    \
+  X(ELEMENT, 13, 0, ELEMENT, STROBE_REC_ELEMENT) /* the innermost open scope's element (>>elements): data:   \
+                        * the element type's site id; `ts` is the 64-bit element id, not a time (the event    \
+                        * belongs to its scope, like a VALUE) */                                               \
   X(GPU, 14, 0, DEVICE, 0) /* a clock-domain or GPU event (src/probe/gpu.c, include/strobe/gpu.h): data =     \
                         * sub-kind in the low 8 bits, its payload slots above them, like OP; read back from  \
                         * the DEVICE block as pair, span and instant records */
@@ -871,6 +897,26 @@ static inline void strobe__number_coded(strobe_site *site, uint64_t bits, uint32
   strobe__advance_number(t, e);
 }
 
+/* An element attribution (>>elements): one 16-byte event, the element
+ * type's site pointer over kind and data and the id in `ts`, on the
+ * innermost open scope. The drain tells it from a BEGIN by the site's kind
+ * (src/collect/drain.c). The room check is a number's (it needs less); a
+ * top frame that is no recorded scope goes the slow way, which counts
+ * misuse (value_without_scope) or drops it with its unrecorded scope. */
+STROBE_API void strobe__element_slow(strobe_site *type, uint64_t id);
+static inline void strobe__element(strobe_site *type, uint64_t id) {
+  strobe__thread *t = strobe__tls;
+  strobe__event *e = t->cur;
+  if (STROBE__UNLIKELY((uint64_t)(uintptr_t)e > t->num_limit) ||
+      STROBE__UNLIKELY((t->top->word & STROBE__FRAME_NOT_VALUE_HOLDER) != 0)) {
+    strobe__element_slow(type, id);
+    return;
+  }
+  e->ts = id;
+  strobe__put_word(e, (uintptr_t)type);
+  strobe__advance(t, e);
+}
+
 static inline void strobe__scope_cleanup(uintptr_t *guard) {
   if (STROBE__UNLIKELY(*guard != 0)) strobe__end(*guard);
 }
@@ -933,6 +979,11 @@ static inline void strobe__cumulative_cleanup(strobe__cumulative_guard *g) {
 #define STROBE_GAUGE_SET_KIND(family, kind, value) ((void)0)
 #define STROBE_GAUGE_SET_KIND_UNIT(family, kind, value, unit) ((void)0)
 #define STROBE_FRAME_MARK() ((void)0)
+#define STROBE_ELEMENT_TYPE(var, type_name) \
+  static strobe_site var __attribute__((unused)) = {(type_name), 0, 0, 0, 0, 0, STROBE_SITE_ELEMENT, 0, 0, 0}
+#define STROBE_ELEMENT_SITE(type, id) ((void)sizeof(type), (void)sizeof(id))
+#define STROBE_ELEMENT(type_name, id) ((void)sizeof(id))
+#define STROBE_SCOPE_ELEMENT(name, type, id) ((void)sizeof(type), (void)sizeof(id))
 
 #else
 
@@ -1054,6 +1105,34 @@ static inline void strobe__cumulative_cleanup(strobe__cumulative_guard *g) {
     STROBE__SITE(strobe__site_f, STROBE_SITE_FRAME, "frame", (const char *)0);     \
     if (strobe__is_active()) strobe__frame_mark(&strobe__site_f);                  \
   } while (0)
+
+/* Element attribution (>>elements, docs/recording.md §Elements).
+ * STROBE_ELEMENT_TYPE declares an element type (a site of kind
+ * STROBE_SITE_ELEMENT) in static storage, for STROBE_ELEMENT_SITE,
+ * STROBE_SCOPE_ELEMENT and tree nodes (strobe/tree.h) to share; its name is
+ * a static label. STROBE_ELEMENT_SITE attributes the innermost open scope
+ * to the element (type, id), where `id` is a strobe_element_id; with no
+ * open scope it is counted as misuse (value_without_scope) and ignored.
+ * STROBE_ELEMENT does the same with a type declared in place from its name.
+ * STROBE_SCOPE_ELEMENT opens a block scope (like STROBE_SCOPE) attributed
+ * to the element: the floor scope and one 16-byte event. */
+#define STROBE_ELEMENT_TYPE(var, type_name)                                                              \
+  static strobe_site var __attribute__((unused)) = {(type_name), (const char *)0, (const char *)0, __FILE__, (const char *)0,    \
+                            (uint32_t)__LINE__, STROBE_SITE_ELEMENT, 0, STROBE_UNIT_NONE, 0}
+#define STROBE_ELEMENT_SITE(type, id)                          \
+  do {                                                         \
+    if (strobe__is_active()) strobe__element((type), (id));    \
+  } while (0)
+#define STROBE_ELEMENT(type_name, id)                                    \
+  do {                                                                   \
+    STROBE__SITE(strobe__site_e, STROBE_SITE_ELEMENT, type_name, (const char *)0); \
+    STROBE_ELEMENT_SITE(&strobe__site_e, (id));                          \
+  } while (0)
+#define STROBE_SCOPE_ELEMENT(name, type, id)                                                        \
+  STROBE__SITE(STROBE__UNIQUE(strobe__site_), STROBE_SITE_SCOPE, name, (const char *)0);           \
+  uintptr_t STROBE__UNIQUE(strobe__guard_) __attribute__((cleanup(strobe__scope_cleanup), unused)) = \
+      strobe__is_active() ? strobe__begin(&STROBE__UNIQUE(strobe__site_)) : 0u;                     \
+  if (STROBE__UNIQUE(strobe__guard_)) strobe__element((type), (id))
 
 #endif /* STROBE_DISABLE */
 

@@ -340,8 +340,8 @@ static int ring_sink(void *ctx, const void *data, size_t len) {
   uint64_t now = strobe__now();
   if (info->type) {
     int ev = info->type == STROBE__BLK_EVENTS || info->type == STROBE__BLK_OPS;
-    store(fr, info->type, info->thread, info->count, ev ? info->first_ticks : now, ev ? info->last_ticks : now,
-          data, len);
+    uint32_t thread = info->type == STROBE__BLK_TREE ? NO_THREAD : info->thread;
+    store(fr, info->type, thread, info->count, ev ? info->first_ticks : now, ev ? info->last_ticks : now, data, len);
     return 0;
   }
   const uint8_t *p = data;
@@ -583,6 +583,14 @@ static void on_thread_end(void *ctx, uint32_t index) {
   if (!ft) return;
   ft->ended = 1;
   strobe__writer_thread_end(fr->writer, index);
+}
+
+/* A UI-tree snapshot: kept in the ring like any block, so it ages out with
+ * the events around it and every dump that still holds it carries it. */
+static uint64_t on_tree(void *ctx, const strobe__tree *t) {
+  STROBE_ASSERT(strobe__drain_held());
+  strobe_flight_recorder *fr = ctx;
+  return strobe__writer_tree(fr->writer, t);
 }
 
 /* Lock held. */
@@ -880,12 +888,13 @@ int strobe_flight_recorder_start(const strobe_flight_recorder_desc *desc, strobe
                             fr->cost.event_ns, ring_sink, fr, NULL};
   rc = strobe__writer_create(&wd, &fr->writer);
   if (rc) goto fail;
+  strobe__writer_tree_limit(fr->writer, UINT32_MAX); /* the ring bounds its snapshots (strobe__writer_tree_limit) */
   if (fr->thr_ticks) {
     rc = STROBE_ENOMEM;
     if (pthread_create(&fr->worker, NULL, worker_main, fr) != 0) goto fail;
     fr->has_worker = 1;
   }
-  fr->consumer = (strobe__consumer){fr, on_site, on_label, on_thread, on_lost, on_events, on_thread_end, on_tick};
+  fr->consumer = (strobe__consumer){fr, on_site, on_label, on_thread, on_lost, on_events, on_thread_end, on_tick, on_tree};
   rc = strobe__consumer_add(&fr->consumer);
   if (rc) goto fail;
   *out = fr;

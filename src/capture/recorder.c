@@ -103,6 +103,12 @@ static void on_thread_end(void *ctx, uint32_t index) {
   strobe__writer_thread_end(r->writer, index);
 }
 
+static uint64_t on_tree(void *ctx, const strobe__tree *t) {
+  STROBE_ASSERT(strobe__drain_held());
+  strobe_recorder *r = ctx;
+  return strobe__writer_tree(r->writer, t);
+}
+
 static void on_tick(void *ctx, uint64_t now) {
   STROBE_ASSERT(strobe__drain_held());
   strobe_recorder *r = ctx;
@@ -174,7 +180,7 @@ int strobe_record_start(const strobe_record_desc *desc, strobe_recorder **out) {
   strobe__writer_desc wd = {"file", flush_ms, level, cost.scope_ns, cost.event_ns, file_sink, r, NULL};
   rc = strobe__writer_create(&wd, &r->writer);
   if (rc) goto fail;
-  r->consumer = (strobe__consumer){r, on_site, on_label, on_thread, on_lost, on_events, on_thread_end, on_tick};
+  r->consumer = (strobe__consumer){r, on_site, on_label, on_thread, on_lost, on_events, on_thread_end, on_tick, on_tree};
   rc = strobe__consumer_add(&r->consumer);
   if (rc) goto fail;
   pthread_once(&g_atexit_once, register_atexit);

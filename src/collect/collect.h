@@ -14,8 +14,42 @@
 #include <stdint.h>
 
 #include "probe/probe.h"
+#include "strobe/tree.h"
 
 #define STROBE__MAX_CONSUMERS 8 /* event consumers at once (files, flight recorder, streams) */
+
+/* >>trees (src/collect/tree.c, strobe/tree.h): a closed UI-tree snapshot
+ * waiting for the drain, which hands it to every consumer with a `tree`
+ * callback (capture files, flight recorders; never live streams). */
+typedef struct strobe__tree_node {
+  uint64_t id;         /* strobe_element_id */
+  float bounds[4];     /* x, y, width, height */
+  uint32_t depth;
+  uint32_t type;       /* site id of its element type (registered at push) */
+  uint32_t prop0;      /* its first property in strobe__tree.props */
+  uint32_t nprops;
+} strobe__tree_node;
+typedef struct strobe__tree_prop {
+  uint32_t key;        /* index into strobe__tree.keys */
+  double value;
+} strobe__tree_prop;
+typedef struct strobe__tree {
+  struct strobe__tree *next;
+  uint64_t seq;        /* the process's snapshot number, from 1 */
+  uint64_t ticks;      /* when strobe_tree_begin returned 1 */
+  uint32_t nnodes, cap_nodes;
+  uint32_t nprops, cap_props;
+  uint64_t nodes_dropped, props_dropped;
+  uint32_t nkeys;
+  const char *keys[STROBE_TREE_MAX_KEYS]; /* static names, in order of first use */
+  strobe__tree_node *nodes;
+  strobe__tree_prop *props;
+} strobe__tree;
+/* The drain takes every closed snapshot (oldest first; NULL when none)... */
+strobe__tree *strobe__tree_take(void);
+/* ...and gives each back with the encoded bytes the consumers wrote (0:
+ * none took it), which frees it and counts it in strobe_tree_query_status. */
+void strobe__tree_done(strobe__tree *t, uint64_t bytes);
 
 /* >>consumers */
 typedef struct strobe__consumer {
@@ -35,6 +69,10 @@ typedef struct strobe__consumer {
   void (*thread_end)(void *ctx, uint32_t index);
   /* End of a drain pass, with the current tick: time to flush if due. */
   void (*tick)(void *ctx, uint64_t now);
+  /* A UI-tree snapshot (>>trees), after the sites it names. Returns the
+   * bytes it wrote (before compression), 0 when it refused it (its
+   * capture's bound). NULL: this consumer takes no application content. */
+  uint64_t (*tree)(void *ctx, const strobe__tree *t);
 } strobe__consumer;
 
 /* Adds a consumer: it first receives every known site and live thread, then

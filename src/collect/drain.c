@@ -178,7 +178,8 @@ static void deliver_thread(strobe__consumer **cs, int n, strobe__tstate *t, cons
 /* Site pointer -> what the drain needs of it, drain-private, so the usual
  * BEGIN costs the drain no atomic load (which ThreadSanitizer makes
  * expensive). Direct-mapped. `ev` is BEGIN for timed sites, the number's
- * kind for number sites, 0 for a number site that cannot be registered;
+ * kind for number sites, ELEMENT for element types, 0 for a number site or
+ * element type that cannot be registered;
  * `num` is how the hot path stored a number site's number (STROBE__NUM_*). */
 #define SITE_CACHE 256u
 typedef struct site_info {
@@ -190,7 +191,7 @@ static site_info g_site_cache[SITE_CACHE];
 static const site_info *site_of(strobe_site *site) {
   site_info *c = &g_site_cache[(uint32_t)((uintptr_t)site >> 3) % SITE_CACHE];
   if (c->site != site) {
-    uint32_t number = strobe__number_event(site->kind);
+    uint32_t number = site->kind == STROBE_SITE_ELEMENT ? STROBE__EV_ELEMENT : strobe__number_event(site->kind);
     int rc = number ? strobe_site_register(site) : 0;
     c->id = number ? (rc > 0 ? (uint32_t)rc : 0) : strobe__site_id_for_stream(site);
     c->ev = number ? (rc > 0 ? number : 0) : STROBE__EV_BEGIN;
@@ -199,6 +200,8 @@ static const site_info *site_of(strobe_site *site) {
   }
   return c;
 }
+
+static int site_is_element(const site_info *si) { return si->site->kind == STROBE_SITE_ELEMENT; }
 
 /* The double a number's payload bits stand for (strobe.h, STROBE__NUM_*). */
 static uint64_t number_bits(uint64_t bits, uint32_t num) {
@@ -239,6 +242,12 @@ static void convert_run(strobe__tstate *t, strobe__event *e, strobe__event *end)
         e->kind = STROBE__EV_BEGIN;
         e->data = si->id;
         t->last_ts = e->ts;
+        continue;
+      }
+      if (site_is_element(si)) { /* an element attribution: one event, its id in ts (strobe__element) */
+        e->kind = si->ev ? STROBE__EV_ELEMENT : STROBE__EV_PAYLOAD;
+        e->data = si->id;
+        if (!si->ev) __atomic_fetch_add(&t->lost, 1, __ATOMIC_RELAXED);
         continue;
       }
       /* A number and its payload slot, published together (strobe__number): the producer
@@ -371,6 +380,19 @@ static void pass(void) {
       for (int i = 0; i < g_nconsumers; i++) g_consumers[i]->thread_end(g_consumers[i]->ctx, t->index);
       any_exited = 1;
     }
+  }
+
+  for (strobe__tree *tr = strobe__tree_take(), *next; tr; tr = next) { /* UI-tree snapshots (tree.c) */
+    next = tr->next;
+    uint32_t nsites = strobe__site_count(); /* their element types, registered at push */
+    deliver_sites(g_consumers, g_nconsumers, g_sites_delivered, nsites);
+    g_sites_delivered = nsites;
+    uint64_t bytes = 0;
+    for (int i = 0; i < g_nconsumers; i++) {
+      uint64_t b = g_consumers[i]->tree ? g_consumers[i]->tree(g_consumers[i]->ctx, tr) : 0;
+      if (b > bytes) bytes = b;
+    }
+    strobe__tree_done(tr, bytes);
   }
 
   strobe__tstate *dead = NULL;

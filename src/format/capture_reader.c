@@ -31,6 +31,7 @@
 #include "format/codec.h"
 #include "platform/io.h"
 #include "strobe/capture.h"
+#include "strobe/tree.h"
 
 /* ======================================================================
  * >>state
@@ -111,6 +112,13 @@ struct strobe_capture {
   strobe_capture_device dev;      /* DEVICE: what the last CLOCK_PAIR, GPU_SPAN or GPU_MARK record points at */
   struct rdomain *domains;        /* clock domains met in DEVICE entries, their pairs for the map */
   uint32_t ndomains;              /* <= STROBE_CAPTURE_MAX_DOMAINS */
+
+  strobe_capture_tree tree;        /* TREE: the snapshot the last TREE record points at */
+  strobe_capture_tree_node *tree_nodes; /* its nodes; grown on demand, at most STROBE_TREE_MAX_NODES */
+  strobe_capture_tree_prop *tree_props; /* its properties, STROBE_TREE_MAX_PROPS per node at most */
+  uint32_t tree_nodes_cap, tree_props_cap;
+  char *tree_keys;                 /* its property names, each NUL-terminated, STROBE_TREE_MAX_KEYS at most */
+  size_t tree_keys_cap;
 
   strobe_capture_site **sites;     /* indexed by id; NULL where undefined */
   uint32_t sites_cap, site_limit;  /* entries allocated / one past the largest id, <= 65536 */
@@ -379,6 +387,8 @@ static int header_field(strobe_capture_header *h, uint16_t tag, const uint8_t *v
     case STROBE__TAG_ASSERTIONS: want = 1; break;
     case STROBE__TAG_RING_EVENTS:
     case STROBE__TAG_RING_EVENTS_MAX:
+    case STROBE__TAG_TREE_MAX_NODES:
+    case STROBE__TAG_TREE_MAX_SNAPSHOTS:
     case STROBE__TAG_FLUSH_MS: want = 4; break;
     case STROBE__TAG_EVENT_COST_NS:
     case STROBE__TAG_NS_PER_TICK:
@@ -413,6 +423,8 @@ static int header_field(strobe_capture_header *h, uint16_t tag, const uint8_t *v
     case STROBE__TAG_EVENT_COST_NS: h->event_cost_ns = d; break;
     case STROBE__TAG_OVERFLOW: h->overflow = (uint32_t)u; break;
     case STROBE__TAG_RING_EVENTS_MAX: h->ring_events_max = (uint32_t)u; break;
+    case STROBE__TAG_TREE_MAX_NODES: h->tree_max_nodes = (uint32_t)u; break;
+    case STROBE__TAG_TREE_MAX_SNAPSHOTS: h->tree_max_snapshots = (uint32_t)u; break;
     default: break;
   }
   return 0;
@@ -593,6 +605,127 @@ static int block_footer(strobe_capture *c) {
   return 0;
 }
 
+/* Grows a reader array to hold `need` entries of `size` bytes. */
+static int reserve_array(void **p, uint32_t *cap, uint64_t need, size_t size) {
+  if (need <= *cap) return 0;
+  uint64_t n = *cap ? *cap : 64;
+  while (n < need) n *= 2;
+  void *q = realloc(*p, (size_t)n * size);
+  if (!q) return STROBE_ENOMEM;
+  *p = q;
+  *cap = (uint32_t)n;
+  return 0;
+}
+
+/* A TREE block (docs/capture-format.md): one snapshot, whole, as one
+ * record. Bounded as the writer bounds it; nodes must name element types
+ * and keep the preorder depth rule. */
+#define TREE_NODE_MIN 27u /* bytes of the smallest node: depth, type, id, bounds, nprops */
+static int block_tree(strobe_capture *c, strobe_capture_record *rec) {
+  strobe__cur *cur = &c->cur;
+  strobe_capture_tree *t = &c->tree;
+  *t = (strobe_capture_tree){0};
+  t->seq = strobe__cur_varint(cur);
+  t->ticks = strobe__cur_varint(cur);
+  uint64_t nnodes = strobe__cur_varint(cur);
+  t->nodes_dropped = strobe__cur_varint(cur);
+  t->props_dropped = strobe__cur_varint(cur);
+  uint64_t nkeys = strobe__cur_varint(cur);
+  if (cur->bad || nnodes > STROBE_TREE_MAX_NODES || nkeys > STROBE_TREE_MAX_KEYS ||
+      nnodes > (uint64_t)(cur->end - cur->p) / TREE_NODE_MIN)
+    return STROBE_ECORRUPT;
+  const char *keys[STROBE_TREE_MAX_KEYS];
+  size_t need = 0, len[STROBE_TREE_MAX_KEYS];
+  const uint8_t *text[STROBE_TREE_MAX_KEYS];
+  for (uint64_t i = 0; i < nkeys; i++) {
+    text[i] = strobe__cur_str(cur, &len[i]);
+    if (cur->bad || memchr(text[i], 0, len[i])) return STROBE_ECORRUPT;
+    need += len[i] + 1;
+  }
+  if (need > c->tree_keys_cap) {
+    char *p = realloc(c->tree_keys, need);
+    if (!p) return STROBE_ENOMEM;
+    c->tree_keys = p;
+    c->tree_keys_cap = need;
+  }
+  for (uint64_t i = 0, off = 0; i < nkeys; i++) {
+    memcpy(c->tree_keys + off, text[i], len[i]);
+    c->tree_keys[off + len[i]] = 0;
+    keys[i] = c->tree_keys + off;
+    off += len[i] + 1;
+  }
+  int r = reserve_array((void **)&c->tree_nodes, &c->tree_nodes_cap, nnodes, sizeof *c->tree_nodes);
+  if (r) return r;
+  uint64_t nprops = 0;
+  for (uint64_t i = 0; i < nnodes; i++) {
+    strobe_capture_tree_node *n = &c->tree_nodes[i];
+    uint64_t depth = strobe__cur_varint(cur), type = strobe__cur_varint(cur);
+    n->id = strobe__cur_u64(cur);
+    float *b[4] = {&n->x, &n->y, &n->width, &n->height};
+    for (int k = 0; k < 4; k++) {
+      uint32_t u = strobe__cur_u32(cur);
+      memcpy(b[k], &u, sizeof u);
+    }
+    uint64_t np = strobe__cur_varint(cur);
+    if (cur->bad || np > STROBE_TREE_MAX_PROPS) return STROBE_ECORRUPT;
+    /* Preorder: the first node is a root, each next one at most one deeper. */
+    if (i == 0 ? depth != 0 : depth > (uint64_t)c->tree_nodes[i - 1].depth + 1) return STROBE_ECORRUPT;
+    const strobe_capture_site *site = site_at(c, type);
+    if (!site) return STROBE_ERANGE;
+    if (site->kind != STROBE_SITE_ELEMENT) return STROBE_ECORRUPT;
+    n->depth = (uint32_t)depth;
+    n->type = (uint32_t)type;
+    n->nprops = (uint32_t)np;
+    r = reserve_array((void **)&c->tree_props, &c->tree_props_cap, nprops + np, sizeof *c->tree_props);
+    if (r) return r;
+    for (uint64_t k = 0; k < np; k++) {
+      uint64_t key = strobe__cur_varint(cur);
+      double v = strobe__cur_f64(cur);
+      if (cur->bad || key >= nkeys) return STROBE_ECORRUPT;
+      c->tree_props[nprops + k] = (strobe_capture_tree_prop){keys[key], v};
+    }
+    nprops += np;
+  }
+  r = payload_done(cur);
+  if (r) return r;
+  /* Pointers last: the arrays may have moved while growing. */
+  for (uint64_t i = 0, p = 0; i < nnodes; p += c->tree_nodes[i].nprops, i++)
+    c->tree_nodes[i].props = c->tree_nodes[i].nprops ? c->tree_props + p : NULL;
+  t->nnodes = (uint32_t)nnodes;
+  t->nodes = c->tree_nodes;
+  t->time_ns = ticks_to_ns(c, t->ticks);
+  rec->type = STROBE_REC_TREE;
+  rec->ticks = t->ticks;
+  rec->time_ns = t->time_ns;
+  rec->tree = t;
+  c->totals.trees++;
+  return 1;
+}
+
+int strobe_capture_tree_parents(const strobe_capture_tree *tree, int32_t *parent) {
+  if (!tree || (!parent && tree->nnodes)) return STROBE_EINVAL;
+  if (tree->nnodes && !tree->nodes) return STROBE_EINVAL;
+  /* The stack holds indexes of nodes whose subtrees are still open; it is
+   * never deeper than the deepest node, and a node is at most one deeper
+   * than the one before it, so nnodes bounds it. */
+  int32_t *stack = malloc(((size_t)tree->nnodes + 1) * sizeof *stack);
+  if (!stack) return STROBE_ENOMEM;
+  uint32_t top = 0;
+  int r = 0;
+  for (uint32_t i = 0; i < tree->nnodes; i++) {
+    uint32_t depth = tree->nodes[i].depth;
+    if (i == 0 ? depth != 0 : depth > tree->nodes[i - 1].depth + 1) {
+      r = STROBE_ECORRUPT;
+      break;
+    }
+    while (top && tree->nodes[stack[top - 1]].depth >= depth) top--; /* as deep or deeper: not an ancestor */
+    parent[i] = top ? stack[top - 1] : -1;
+    stack[top++] = (int32_t)i;
+  }
+  free(stack);
+  return r;
+}
+
 /* Starts on a block just read. Returns 1 when it produced a record (blocks
  * holding exactly one), 0 when not (yet), or a negative error. */
 static int start_block(strobe_capture *c, uint8_t type, strobe_capture_record *rec) {
@@ -654,6 +787,16 @@ static int start_block(strobe_capture *c, uint8_t type, strobe_capture_record *r
       return 0;
     }
     case STROBE__BLK_LOST: return block_lost(c, rec);
+    case STROBE__BLK_TREE: return block_tree(c, rec);
+    case STROBE__BLK_TREE_TOTALS: {
+      uint64_t written = strobe__cur_varint(&c->cur);
+      uint64_t dropped = strobe__cur_varint(&c->cur);
+      int r = payload_done(&c->cur);
+      if (r) return r;
+      (void)written; /* the TREE records say how many this file holds */
+      c->totals.trees_dropped = dropped;
+      return 0;
+    }
     case STROBE__BLK_FOOTER: {
       int r = block_footer(c);
       if (r) return r;
@@ -684,6 +827,7 @@ static int step_sites(strobe_capture *c, strobe_capture_record *rec) {
   if (cur->bad || line > UINT32_MAX || unit > UINT32_MAX || flags > UINT32_MAX) return STROBE_ECORRUPT;
   if (id == 0 || id > MAX_SITE_ID) return STROBE_ERANGE;
   if (kind > UINT32_MAX || !strobe__site_kind_known((uint32_t)kind)) return STROBE_ECORRUPT;
+  if (kind == STROBE_SITE_ELEMENT && c->header.version < 4) return STROBE_ECORRUPT; /* version 4 added it */
   int r = define_site(c, (uint32_t)id, (uint32_t)kind, (uint32_t)line, (uint32_t)unit, (uint32_t)flags, str, len);
   if (r) return r;
   rec->type = STROBE_REC_SITE;
@@ -800,6 +944,12 @@ static int event_other(strobe_capture *c, rthread *t, uint64_t op, uint64_t tick
       hi = strobe__cur_varint(&c->ops);      /* the kind word's high bits */
       break;
     case STROBE__OPERANDS_UNWOUND: return rec->type ? close_scope(c, t, ticks, 1, rec) : STROBE_ECORRUPT;
+    case STROBE__OPERANDS_ELEMENT: { /* the innermost open scope's element: its type (a site of kind element), its id */
+      if ((r = site_operand(c, &rec->site))) return r;
+      rec->element = strobe__cur_u64(&c->ops);
+      if (c->ops.bad || !rec->type) return STROBE_ECORRUPT;
+      return site_at(c, rec->site)->kind == STROBE_SITE_ELEMENT ? 1 : STROBE_ECORRUPT;
+    }
     default: return STROBE_ECORRUPT; /* operands of unknown size: cannot go on */
   }
   if (c->ops.bad || !rec->type) return STROBE_ECORRUPT;
@@ -1209,6 +1359,9 @@ void strobe_capture_close(strobe_capture *c) {
   free(c->domains);
   free(c->stored);
   free(c->raw);
+  free(c->tree_nodes);
+  free(c->tree_props);
+  free(c->tree_keys);
   ZSTD_freeDCtx(c->zstd);
   free(c);
 }

@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "collect/collect.h"
 #include "probe/probe.h"
 #include "format/codec.h"
 #include "platform/clock.h"
@@ -63,6 +64,9 @@ struct strobe__writer {
   uint32_t nthreads;
   strobe__block_info info; /* the block being emitted, for strobe__writer_block_info */
   uint64_t start_ticks;    /* for the header; 0 = now */
+  uint32_t trees;          /* TREE blocks written (or passed through) */
+  uint32_t tree_limit;     /* STROBE_TREE_MAX_SNAPSHOTS, or what strobe__writer_tree_limit set */
+  uint64_t trees_dropped;  /* refused past STROBE_TREE_MAX_SNAPSHOTS */
 };
 
 /* >>framing */
@@ -183,6 +187,8 @@ static void write_header(strobe__writer *w) {
   field_f64(&f, STROBE__TAG_EVENT_COST_NS, w->desc.event_cost_ns);
   field_u8(&f, STROBE__TAG_OVERFLOW, (uint8_t)x->overflow);
   field_u32(&f, STROBE__TAG_RING_EVENTS_MAX, x->ring_events_max);
+  field_u32(&f, STROBE__TAG_TREE_MAX_NODES, STROBE_TREE_MAX_NODES);
+  field_u32(&f, STROBE__TAG_TREE_MAX_SNAPSHOTS, STROBE_TREE_MAX_SNAPSHOTS);
 
   strobe__buf h = {0};
   strobe__buf_put(&h, STROBE__MAGIC, STROBE__MAGIC_LEN);
@@ -369,6 +375,12 @@ static void encode(wthread *t, uint32_t word, uint32_t data, uint64_t ts, const 
           strobe__buf_varint(&t->ops, slot[i]);
       }
       break;
+    case STROBE__OPERANDS_ELEMENT: /* its ts is the element id; its time is the previous event's */
+      strobe__buf_varint(&t->ops, (uint64_t)kind << STROBE__OP_BITS | STROBE__OP_OTHER);
+      strobe__buf_varint(&t->ops, data);
+      strobe__buf_u64(&t->ops, ts);
+      put_time(t, t->last_ticks);
+      return;
     default: return; /* not an EVENTS entry: a payload whose event predates this writer */
   }
   put_time(t, ts);
@@ -596,6 +608,54 @@ void strobe__writer_drain(strobe__writer *w, uint64_t cpu_ns, uint64_t events) {
   frame_into(w, &w->meta, STROBE__BLK_DRAIN, w->raw.data, w->raw.len);
 }
 
+/* >>trees */
+static void buf_f32(strobe__buf *b, float v) {
+  uint32_t u;
+  memcpy(&u, &v, sizeof u);
+  strobe__buf_u32(b, u);
+}
+
+uint64_t strobe__writer_tree(strobe__writer *w, const strobe__tree *t) {
+  if (w->error) return 0;
+  if (w->trees >= (w->tree_limit ? w->tree_limit : STROBE_TREE_MAX_SNAPSHOTS)) {
+    w->trees_dropped++;
+    return 0;
+  }
+  flush_meta(w); /* the element types' sites */
+  strobe__buf *b = &w->raw;
+  b->len = 0;
+  strobe__buf_varint(b, t->seq);
+  strobe__buf_varint(b, t->ticks);
+  strobe__buf_varint(b, t->nnodes);
+  strobe__buf_varint(b, t->nodes_dropped);
+  strobe__buf_varint(b, t->props_dropped);
+  strobe__buf_varint(b, t->nkeys);
+  for (uint32_t i = 0; i < t->nkeys; i++) strobe__buf_str(b, t->keys[i]);
+  for (uint32_t i = 0; i < t->nnodes; i++) {
+    const strobe__tree_node *n = &t->nodes[i];
+    strobe__buf_varint(b, n->depth);
+    strobe__buf_varint(b, n->type);
+    strobe__buf_u64(b, n->id);
+    for (int k = 0; k < 4; k++) buf_f32(b, n->bounds[k]);
+    strobe__buf_varint(b, n->nprops);
+    for (uint32_t k = 0; k < n->nprops; k++) {
+      const strobe__tree_prop *p = &t->props[n->prop0 + k];
+      uint64_t bits;
+      memcpy(&bits, &p->value, sizeof bits);
+      strobe__buf_varint(b, p->key);
+      strobe__buf_u64(b, bits);
+    }
+  }
+  uint64_t raw = b->len;
+  w->info = (strobe__block_info){STROBE__BLK_TREE, UINT32_MAX, t->nnodes, t->ticks, t->ticks};
+  emit_block(w, STROBE__BLK_TREE, b);
+  if (w->error) return 0;
+  w->trees++;
+  return raw;
+}
+
+void strobe__writer_tree_limit(strobe__writer *w, uint32_t limit) { w->tree_limit = limit; }
+
 void strobe__writer_clock(strobe__writer *w, uint64_t ticks, uint64_t mono_ns) {
   w->raw.len = 0;
   strobe__buf_varint(&w->raw, ticks);
@@ -641,11 +701,19 @@ int strobe__writer_finish(strobe__writer *w, uint64_t end_ticks, const strobe_mi
 #define MISUSE(name) strobe__buf_varint(&w->raw, m->name);
   STROBE_MISUSE_MAP(MISUSE)
 #undef MISUSE
+  if (w->trees || w->trees_dropped) { /* before the footer, which ends the file */
+    strobe__buf totals = {0};
+    strobe__buf_varint(&totals, w->trees);
+    strobe__buf_varint(&totals, w->trees_dropped);
+    emit_block(w, STROBE__BLK_TREE_TOTALS, &totals);
+    strobe__buf_free(&totals);
+  }
   emit_block(w, STROBE__BLK_FOOTER, &w->raw);
   return w->error;
 }
 
 void strobe__writer_block(strobe__writer *w, const strobe__block_info *info, const void *data, size_t len) {
+  if (info->type == STROBE__BLK_TREE) w->trees++; /* a flight-recorder dump's retained snapshot */
   wthread *t = info->type == STROBE__BLK_EVENTS || info->type == STROBE__BLK_LOST ? thread_slot(w, info->thread) : NULL;
   if (t && t->defined && info->type == STROBE__BLK_EVENTS) t->events += info->count;
   if (t && t->defined && info->type == STROBE__BLK_LOST) {

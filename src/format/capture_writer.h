@@ -66,6 +66,16 @@ void strobe__writer_drain(strobe__writer *w, uint64_t cpu_ns, uint64_t events);
     strobe__drain_cost c_ = (cost);         \
     strobe__writer_drain((w), c_.cpu_ns, c_.events); \
   } while (0)
+/* A UI-tree snapshot as one TREE block (docs/capture-format.md), after the
+ * sites it names, which the caller delivered. Returns the block's raw bytes,
+ * or 0 when the writer refused it: STROBE_TREE_MAX_SNAPSHOTS were written
+ * (counted, and said in the TREE_TOTALS block at finish), or an error. */
+struct strobe__tree;
+uint64_t strobe__writer_tree(strobe__writer *w, const struct strobe__tree *t);
+/* Another bound on snapshots than STROBE_TREE_MAX_SNAPSHOTS: the flight
+ * recorder's ring writer lives as long as the recorder, whose ring (age and
+ * size) bounds what it keeps; each dump counts what it carries. */
+void strobe__writer_tree_limit(strobe__writer *w, uint32_t limit);
 /* A calibration pair for readers that want to check drift. */
 void strobe__writer_clock(strobe__writer *w, uint64_t ticks, uint64_t mono_ns);
 /* Writes every pending block. Returns 0 or the first sink error (sticky). */
@@ -81,7 +91,7 @@ uint64_t strobe__writer_bytes(const strobe__writer *w);
  * for sinks that index blocks (the flight recorder's ring); `type` is 0 for
  * every other call. Valid only inside the sink call. */
 typedef struct strobe__block_info {
-  uint8_t type;        /* STROBE__BLK_EVENTS, _OPS, _LOST, _THREAD_END, or 0 */
+  uint8_t type;        /* STROBE__BLK_EVENTS, _OPS, _LOST, _THREAD_END, _TREE, or 0 */
   uint32_t thread;     /* thread index */
   uint64_t count;      /* EVENTS, OPS: events (entries) in the block; LOST: events lost */
   uint64_t first_ticks, last_ticks; /* EVENTS, OPS: its first and last event */

@@ -42,7 +42,9 @@ enum {
   STROBE__TAG_KIND = 16,
   STROBE__TAG_EVENT_COST_NS = 17,
   STROBE__TAG_OVERFLOW = 18,
-  STROBE__TAG_RING_EVENTS_MAX = 19
+  STROBE__TAG_RING_EVENTS_MAX = 19,
+  STROBE__TAG_TREE_MAX_NODES = 24,    /* u32: nodes kept per UI-tree snapshot */
+  STROBE__TAG_TREE_MAX_SNAPSHOTS = 25 /* u32: UI-tree snapshots kept per capture */
 };
 
 /* Block types (docs/capture-format.md, Blocks): the one table. A reader
@@ -59,7 +61,9 @@ enum {
   X(OPS, 8)    /* operation events of one thread; readers before it skip the block */ \
   X(LABELS, 9) /* window ids and operation counter names, by id */ \
   X(DRAIN, 10) /* the drain's CPU time and events since the capture started; readers before it skip it */ \
-  X(DEVICE, 11) /* clock-domain pairs, GPU spans and frame instants of one thread (docs/gpu.md) */
+  X(DEVICE, 11) /* clock-domain pairs, GPU spans and frame instants of one thread (docs/gpu.md) */ \
+  X(TREE, 18)  /* one UI-tree snapshot (strobe/tree.h): application content; readers before it skip it */ \
+  X(TREE_TOTALS, 19) /* snapshots written and refused past the capture's bound; readers before it skip it */
 
 enum {
 #define STROBE__BLK_ENUM(name, type) STROBE__BLK_##name = type,
@@ -106,7 +110,8 @@ enum {
   STROBE__OPERANDS_LOST,         /* op OTHER, lost:varint (data), depth:varint (the kind word's high bits) */
   STROBE__OPERANDS_OPS,          /* not in EVENTS: an entry of the thread's OPS block (its sub-kind's layout) */
   STROBE__OPERANDS_UNWOUND,      /* op OTHER alone: closes the innermost scope like END, flagged unwound */
-  STROBE__OPERANDS_DEVICE        /* not in EVENTS: an entry of the thread's DEVICE block (its sub-kind's layout) */
+  STROBE__OPERANDS_DEVICE,       /* not in EVENTS: an entry of the thread's DEVICE block (its sub-kind's layout) */
+  STROBE__OPERANDS_ELEMENT       /* op OTHER, type:varint (data), id as 8 bytes (the event's ts); no time of its own */
 };
 
 /* An event kind's operands (STROBE__OPERANDS_NONE for unknown kinds). */

@@ -660,6 +660,23 @@ void strobe__number_slow(strobe_site *site, uint64_t bits) {
   publish(t, e);
 }
 
+/* An element attribution (strobe.h >>elements) the inline path could not
+ * write: like a VALUE, it needs a recorded scope on top, and is one event
+ * whose `ts` carries the id. */
+void strobe__element_slow(strobe_site *type, uint64_t id) {
+  strobe__tstate *t = attach();
+  if (!t || type->kind != STROBE_SITE_ELEMENT) return; /* another kind cannot come from the macros */
+  const strobe__frame *f = innermost(&t->hot);
+  if (f == t->hot.stack) BUMP(t, value_without_scope);
+  if (f == t->hot.stack || (f->word & STROBE__FRAME_UNRECORDED)) return;
+  uint64_t now = strobe__now();
+  strobe__event *e = reserve(t, 1, owed(t), now);
+  if (!e) return;
+  e->ts = id;
+  strobe__put_word(e++, (uintptr_t)type);
+  publish(t, e);
+}
+
 void strobe__frame_mark(strobe_site *site) {
   strobe__tstate *t = attach();
   if (!t) return;

@@ -103,7 +103,7 @@ def case_info():
     check(j["state"]["complete"] and not j["state"]["cut_short"], "state should be complete")
     h = j["header"]
     check(h["clock_source"] == "monotonic" and h["ns_per_tick"] == 1.0 and h["kind"] == "file", f"header {h}")
-    check(h["version"] == 3 and h["os"] == "linux" and h["pid"] == 4242 and h["ring_events"] == 262144, f"header {h}")
+    check(h["version"] == 4 and h["os"] == "linux" and h["pid"] == 4242 and h["ring_events"] == 262144, f"header {h}")
     # The two cost figures: the writer's calibration, and the drain's CPU per event from its DRAIN block.
     check(h["event_cost_ns"] == 8.6 and h["overflow"] == "drop", f"header {h}")
     check(h["drain"]["cpu_ns"] == 2600 and h["drain"]["events"] == 1300 and h["drain"]["ns_per_event"] == 2.0,
@@ -518,6 +518,43 @@ def case_frames():
     check("frame 500 does not exist" in err, err)
     _, err = run("diff", spike, "--frames", "4", expect=2)
     check("--frames expects FILE --frames N M" in err, err)
+
+
+def case_tree():
+    """UI-tree snapshots (docs/cli.md §strobe tree): listed with their frames, one rebuilt into its tree
+    with every node's parent, bounds, properties and the spans attributed to its element in that frame."""
+    path = capture("ui_tree", "--ui-tree", "--frames", "12")
+    j, _ = run_json("tree", path)
+    snaps = j["snapshots"]
+    check([(s["snapshot"], s["frame"], s["nodes"]) for s in snaps] == [(1, 4, 3), (2, 9, 3)], f"{snaps}")
+    j, _ = run_json("tree", path, "--frame", "4")
+    check(j["snapshot"]["frame"] == 4 and j["snapshot"]["spans_in"] == "frame", f"{j['snapshot']}")
+    nodes = j["nodes"]
+    check([(n["type"], n["parent"], n["depth"]) for n in nodes] == [("Row", -1, 0), ("Cell", 0, 1), ("Cell", 0, 1)],
+          f"{nodes}")
+    check([int(n["id"], 16) for n in nodes] == [1004, 41, 42], f"{nodes}")
+    check(nodes[0]["bounds"] == [0, 80, 300, 20] and nodes[2]["bounds"] == [150, 80, 150, 20], f"{nodes}")
+    check(nodes[0]["props"] == {"height": 20} and nodes[2]["props"] == {"padding": 1.5}, f"{nodes}")
+    # render (4,300 ns) is the Row's span, each draw (2,000 ns) its Cell's: once each in frame 4.
+    check([(n["spans"]["count"], n["spans"]["total_ns"]) for n in nodes] == [(1, 4300), (1, 2000), (1, 2000)],
+          f"{nodes}")
+    out, _ = run("tree", path, "--snapshot", "2")
+    lines = out.splitlines()
+    check(lines[0].startswith("snapshot 2 at") and "frame 9" in lines[0], out)
+    check(lines[2].startswith("Row 00000000000003f1 [0, 180, 300 x 20] height=20  spans 1 (4.30"), out)
+    check(lines[3].startswith("  Cell 000000000000005b [0, 180, 150 x 20] padding=0.5  spans 1 (2.00"), out)
+    _, err = run("tree", path, "--frame", "5", expect=2)
+    check("no UI-tree snapshot was taken in frame 5" in err, err)
+    _, err = run("tree", path, "--snapshot", "3", expect=2)
+    check("no snapshot 3" in err, err)
+    run("tree", path, "--frame", "4", "--snapshot", "1", expect=2)
+    run("tree", "-", expect=2, stdin=open(path, "rb"))
+    # A capture without snapshots says so; the other subcommands read attributed captures as before.
+    out, _ = run("tree", capture("plain"))
+    check("no UI-tree snapshots" in out, out)
+    j, _ = run_json("info", path)
+    check(j["header"]["version"] == 4, f"{j['header']}")
+    run("report", path)
 
 
 def case_compare():

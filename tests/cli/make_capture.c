@@ -55,11 +55,17 @@
  * += k % 5 and += 1 (two events), draw_calls/text += 3; and sets the gauge
  * gpu_memory/textures = 1000 * (k % 4) bytes before its FRAME mark.
  *
+ * With --ui-tree, frame k's render is attributed to element Row id 1000 + k
+ * and its two draws to Cells 10k + 1 and 10k + 2 (docs/recording.md
+ * §Elements), and frames 4 and 9 each take a UI-tree snapshot during render:
+ * Row (depth 0, bounds 0 20k 300 20, property height = 20) holding its two
+ * Cells (depth 1, bounds 150i 20k 150 20, property padding = i + 0.5).
+ *
  * Usage: make_capture OUT [--frames N] [--grow PCT] [--spike K]
  *          [--no-footer] [--unfinished] [--lost] [--unwound] [--clock NAME]
  *          [--ns-per-tick X] [--ops] [--stall K] [--stages] [--other-file]
  *          [--no-marks] [--interned] [--slow K:NS]... [--stage-tree]
- *          [--pass-category] [--worker-marks] [--units] [--kinds]
+ *          [--pass-category] [--worker-marks] [--units] [--kinds] [--ui-tree]
  * It must never depend on the real clock: the tests compare exact numbers.
  */
 #include <stdio.h>
@@ -96,13 +102,14 @@ typedef struct opts {
   int worker_marks;  /* the worker marks a frame after each job */
   int units;         /* `triangles` in bytes: 1536 and 3072 */
   int kinds;         /* draw calls and GPU memory by kind */
+  int ui_tree;       /* element attribution and two UI-tree snapshots */
 } opts;
 
 /* >>sites: ids are assigned here, in this order, from 1. */
 enum { S_FRAME = 1, S_UPDATE, S_WORK, S_RENDER, S_DRAW, S_TRIANGLES, S_DRAW_CALLS,
        S_QUEUE, S_MARK, S_JOB, S_IO, S_ITER, S_STALLED, S_SPIKE, S_LAYOUT, S_PAINT, S_PHASE_UPDATE,
        S_MODEL_UPDATE, S_ROW_BIND, S_LAYOUT_UPDATE, S_LAYOUT_COMPUTE, S_AFTER_LAYOUT, S_TEXT_SHAPING,
-       S_WORKER_MARK, S_DC_QUADS, S_DC_TEXT, S_GPU_TEXTURES, S_COUNT };
+       S_WORKER_MARK, S_DC_QUADS, S_DC_TEXT, S_GPU_TEXTURES, S_ROW_TYPE, S_CELL_TYPE, S_COUNT };
 enum { L_MAIN = 1, L_ROWS }; /* label ids */
 
 static strobe_site g_sites[S_COUNT] = {
@@ -125,6 +132,8 @@ static strobe_site g_sites[S_COUNT] = {
     [S_PHASE_UPDATE] = {"phase_update", NULL, NULL, "app/clock.c", "on_update", 140, STROBE_SITE_STAGE, 0, STROBE_UNIT_NONE, 0},
     [S_MODEL_UPDATE] = {"model_update", NULL, NULL, "app/model.c", "items_changed", 150, STROBE_SITE_STAGE, 0, STROBE_UNIT_NONE, 0},
     [S_ROW_BIND] = {"row_bind", NULL, "layout", "app/list.c", "bind", 160, STROBE_SITE_STAGE, 0, STROBE_UNIT_NONE, 0},
+    [S_ROW_TYPE] = {"Row", NULL, NULL, "app/list.c", NULL, 170, STROBE_SITE_ELEMENT, 0, STROBE_UNIT_NONE, 0},
+    [S_CELL_TYPE] = {"Cell", NULL, NULL, "app/list.c", NULL, 171, STROBE_SITE_ELEMENT, 0, STROBE_UNIT_NONE, 0},
     [S_LAYOUT_UPDATE] = {"layout_update", NULL, NULL, "app/view.c", "view_render", 170, STROBE_SITE_STAGE, 0, STROBE_UNIT_NONE, 0},
     [S_LAYOUT_COMPUTE] = {"layout_compute", NULL, "layout_update", "app/view.c", "layout_compute", 180, STROBE_SITE_STAGE, 0, STROBE_UNIT_NONE, 0},
     [S_AFTER_LAYOUT] = {"component_after_layout", NULL, "layout_update", "app/view.c", "after_layout", 190, STROBE_SITE_STAGE, 0, STROBE_UNIT_NONE, 0},
@@ -170,6 +179,36 @@ static void leaf(batch *b, uint32_t site, uint64_t dur) {
   b->now += 100;
 }
 
+static strobe__writer *g_writer; /* for the --ui-tree snapshots */
+
+/* An ELEMENT event: the innermost scope's element; its ts is the id. */
+static void element(batch *b, uint32_t type, uint64_t id) { put(b, id, STROBE__EV_ELEMENT, type); }
+
+/* The --ui-tree snapshot of frame k, taken at b->now. */
+static void snapshot(batch *b, int k) {
+  strobe__tree_node nodes[3];
+  strobe__tree_prop props[3];
+  strobe__tree t = {0};
+  t.seq = k == 4 ? 1 : 2;
+  t.ticks = b->now;
+  t.nnodes = 3;
+  t.nprops = 3;
+  t.nkeys = 2;
+  t.keys[0] = "height";
+  t.keys[1] = "padding";
+  t.nodes = nodes;
+  t.props = props;
+  float y = 20.0f * (float)k;
+  nodes[0] = (strobe__tree_node){1000u + (uint64_t)k, {0, y, 300, 20}, 0, S_ROW_TYPE, 0, 1};
+  props[0] = (strobe__tree_prop){0, 20};
+  for (uint32_t i = 0; i < 2; i++) {
+    nodes[1 + i] = (strobe__tree_node){10u * (uint64_t)k + 1 + i, {150.0f * (float)i, y, 150, 20}, 1, S_CELL_TYPE,
+                                       1 + i, 1};
+    props[1 + i] = (strobe__tree_prop){1, i + 0.5};
+  }
+  strobe__writer_tree(g_writer, &t);
+}
+
 static void main_frame(batch *b, const opts *o, int k) {
   uint64_t work = 1000u * (uint64_t)(1 + k % 10) * (uint64_t)(100 + o->grow) / 100u;
   if (k == o->spike) work *= 3;
@@ -181,9 +220,12 @@ static void main_frame(batch *b, const opts *o, int k) {
   end(b, S_UPDATE);
   b->now += 100;
   begin(b, S_RENDER);
+  if (o->ui_tree) element(b, S_ROW_TYPE, 1000u + (uint64_t)k);
   b->now += 100;
+  if (o->ui_tree && (k == 4 || k == 9)) snapshot(b, k);
   for (int i = 0; i < 2; i++) {
     begin(b, S_DRAW);
+    if (o->ui_tree) element(b, S_CELL_TYPE, 10u * (uint64_t)k + 1 + (uint64_t)i);
     b->now += 1000;
     number(b, STROBE__EV_VALUE, S_TRIANGLES, (o->units ? 1536.0 : 100.0) * (i + 1));
     b->now += 1000;
@@ -286,7 +328,7 @@ static int usage(void) {
           "                        [--unfinished] [--lost] [--unwound] [--clock NAME] [--ns-per-tick X]\n"
           "                        [--ops] [--stall K] [--stages] [--other-file]\n"
           "                        [--no-marks] [--interned] [--slow K:NS]... [--stage-tree]\n"
-          "                        [--pass-category] [--worker-marks] [--units] [--kinds]\n");
+          "                        [--pass-category] [--worker-marks] [--units] [--kinds] [--ui-tree]\n");
   return 2;
 }
 
@@ -310,6 +352,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--other-file")) o.other_file = 1;
     else if (!strcmp(a, "--no-marks")) o.no_marks = 1;
     else if (!strcmp(a, "--interned")) o.interned = 1;
+    else if (!strcmp(a, "--ui-tree")) o.ui_tree = 1;
     else if (!strcmp(a, "--stage-tree")) o.stage_tree = 1;
     else if (!strcmp(a, "--pass-category")) o.pass_category = 1;
     else if (!strcmp(a, "--worker-marks")) o.worker_marks = 1;
@@ -339,6 +382,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "make_capture: cannot create the writer\n");
     return 1;
   }
+  g_writer = w;
   /* As strobe_site_intern makes it: a copied name, no source location. */
   if (o.interned)
     g_sites[S_WORK] = (strobe_site){"eval sum_rows(x, y)", NULL, NULL, "", "", 0, STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE, STROBE_SITE_INTERNED};
@@ -349,7 +393,8 @@ int main(int argc, char **argv) {
    * --worker-marks (then every site before it is declared, the stages too). */
   int tree = o.stage_tree || o.worker_marks;
   for (uint32_t id = 1; id < S_COUNT; id++)
-    if (id >= S_DC_QUADS ? o.kinds
+    if (id >= S_ROW_TYPE ? o.ui_tree
+        : id >= S_DC_QUADS ? o.kinds
         : id == S_WORKER_MARK ? o.worker_marks
         : id >= S_LAYOUT_UPDATE ? tree
         : id >= S_PHASE_UPDATE ? (o.stages || tree)

@@ -73,3 +73,27 @@ if closed != scopes or len(unwound) != 9 or not stages or not any(s["name"].star
              f"{len(stages)} stage slices, {len(lanes)} operations")
 PY
 echo "run_demo_headless: ok"
+# The grid's rows and cells are elements: the one UI-tree snapshot the demo
+# requests (before frame 12) is in the capture, rebuilt by `strobe tree`
+# with the Grid at its root, its visible rows under it and eight cells under
+# each row, every one with spans attributed in that frame; and neither the
+# snapshot nor an element id reaches the session report (docs/sessions.md §Content).
+"$strobe" tree --json --frame 12 "$work/demo.strobe" > "$work/tree.json"
+python3 - "$work/tree.json" "$work/demo-report.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))
+nodes = t["nodes"]
+types = [n["type"] for n in nodes]
+if t["snapshot"]["frame"] != 12 or t["snapshot"]["window"] != "main" or types[0] != "Grid" or nodes[0]["parent"] != -1:
+    sys.exit(f"run_demo_headless: tree snapshot {t['snapshot']}, root {nodes[:1]}")
+rows = [i for i, n in enumerate(nodes) if n["type"] == "Row"]
+if not rows or any(nodes[i]["parent"] != 0 for i in rows) or types.count("Cell") != 8 * len(rows):
+    sys.exit(f"run_demo_headless: {len(rows)} rows, {types.count('Cell')} cells in the tree")
+if any(nodes[n["parent"]]["type"] != "Row" for n in nodes if n["type"] == "Cell"):
+    sys.exit("run_demo_headless: a cell outside a row")
+if any(n["spans"]["count"] == 0 for n in nodes if n["type"] in ("Row", "Cell")):
+    sys.exit("run_demo_headless: an element of the snapshot without attributed spans in its frame")
+report = open(sys.argv[2]).read()
+if any(n["id"] in report for n in nodes) or '"Cell"' in report or "text_width" in report:
+    sys.exit("run_demo_headless: the session report carries snapshot content")
+PY

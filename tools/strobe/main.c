@@ -27,6 +27,7 @@ static const subcommand g_commands[] = {
     {"report", cmd_report, "per-site count, total, self, p50/p95/p99/max; slowest frames; counters"},
     {"diff", cmd_diff, "per-site changes between two captures, or two frames' span trees (--frames)"},
     {"compare", cmd_compare, "CI gate: exit 1 on a regression beyond --max-regression, nothing compared, lost coverage or lost events"},
+    {"tree", cmd_tree, "list the UI-tree snapshots, or print one as a tree with its elements' spans (--frame N)"},
     {"export", cmd_export, "write Chrome Trace Event JSON, speedscope JSON, folded stacks or CSV"},
     {"mcp", cmd_mcp, "stdio bridge to an application's MCP endpoint: strobe mcp --url URL --token-file FILE"},
     {"view", cmd_view, "open a capture (or two, to diff) in the web viewer on 127.0.0.1"},
