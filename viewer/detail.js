@@ -232,7 +232,7 @@ export class Detail {
         `<td class="num">Σ ${u(a.sum)}</td><td class="num dim">${u(a.min)} … ${u(a.max)}</td></tr>`);
     }
     if (!rows.length) return '';
-    return `<h3>Counters and values</h3><table class="grid">${rows.join('')}</table>`;
+    return `<h3>Counters and values</h3><table class="grid values">${rows.join('')}</table>`;
   }
 }
 

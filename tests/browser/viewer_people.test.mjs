@@ -287,6 +287,13 @@ async function columns(page, label) {
   const maxTd = await page.$('#detail table.stages tr:last-child td:last-child');
   check(maxTh && fullyShown(await hiddenPx(page, maxTh)) && fullyShown(await hiddenPx(page, maxTd)) && /max/.test(await maxTh.textContent()),
     `${label}: the stages' max column is not cut`);
+  const notes = await page.$$('#detail table.values tr td:last-child');
+  let cut = 0;
+  for (const td of notes) {   // across: the panel scrolls down, never sideways to read a row
+    const h = await hiddenPx(page, td);
+    if (!h || h.width <= 0 || h.left >= 1 || h.right >= 1) cut++;
+  }
+  check(notes.length >= 3 && cut === 0, `${label}: the counters and values table is not cut at the right (${cut} of ${notes.length} cells)`);
   await page.screenshot({ path: path.join(work, `people-columns-${label}.png`) });
 }
 
