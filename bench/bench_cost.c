@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "collect/collect.h"
@@ -110,6 +111,8 @@ int main(int argc, char **argv) {
     header_event_ns = strobe_capture_query_header(cap)->event_cost_ns;
     strobe_capture_close(cap);
   }
+  struct stat st;
+  double file_bytes = stat(path, &st) == 0 ? (double)st.st_size : 0;
   unlink(path);
   free(floor_ring);
 
@@ -128,6 +131,8 @@ int main(int argc, char **argv) {
   bench_budget_le("program_ratio_per_scope", program_ns / floor_ns, 2.5);
   printf("BENCH producer_ns_per_event %.3f ns\n", (double)(t1 - t0) / events);
   printf("BENCH event_cost_ns %.3f ns\n", header_event_ns);
+  /* What the compression level trades the drain's time for (every event of the run and its warm-up). */
+  printf("BENCH capture_bytes_per_event %.3f bytes\n", file_bytes / (events + 1000.0 * UNIT_EVENTS));
   printf("BENCH cost_events_drained %llu events\n", (unsigned long long)d.events);
   printf("BENCH cost_events_lost %llu events\n", (unsigned long long)strobe_query_event_stats().events_lost);
   return 0;

@@ -225,23 +225,27 @@ static uint64_t number_bits(uint64_t bits, uint32_t num) {
 STROBE__EVENT_KINDS(CHECK_KIND)
 #undef CHECK_KIND
 
-/* Turns a run of ring events into the form consumers see (strobe.h): a
- * site pointer becomes BEGIN with the site's id, an END gets the id of the
- * scope it closes, a ring LOST marker gets the stream's depth. The drain
- * keeps the stack of open scopes for that; it sees every event a thread
- * publishes, and an END of a recorded BEGIN is never dropped. */
-static void convert_run(strobe__tstate *t, strobe__event *e, strobe__event *end) {
-  for (; e < end; e++) {
+/* Turns ring events into the form consumers see (strobe.h): a site pointer
+ * becomes BEGIN with the site's id, an END gets the id of the scope it
+ * closes, a ring LOST marker gets the stream's depth. The drain keeps the
+ * stack of open scopes for that; it sees every event a thread publishes,
+ * and an END of a recorded BEGIN is never dropped. Converts from e up to
+ * `stop`, and one event past it when a number's slot lies there (never past
+ * `end`, the run's end); returns where it stopped. */
+static strobe__event *convert_run(strobe__tstate *t, strobe__event *e, strobe__event *stop, strobe__event *end) {
+  uint32_t open = t->open;
+  uint64_t last_ts = t->last_ts;
+  for (; e < stop; e++) {
     uint32_t kind = e->kind;
     if ((kind & 7u) == 0) { /* no in-ring kind is a multiple of 8 (strobe.h) */
       uint64_t word = (uint64_t)e->data << 32 | kind; /* the inline BEGIN's or number's site pointer */
       const site_info *si = site_of((strobe_site *)(uintptr_t)word);
       if (si->ev == STROBE__EV_BEGIN) {
-        if (t->open < STROBE_MAX_DEPTH) t->open_site[t->open] = si->id;
-        t->open++;
+        if (open < STROBE_MAX_DEPTH) t->open_site[open] = si->id;
+        open++;
         e->kind = STROBE__EV_BEGIN;
         e->data = si->id;
-        t->last_ts = e->ts;
+        last_ts = e->ts;
         continue;
       }
       if (site_is_element(si)) { /* an element attribution: one event, its id in ts (strobe__element) */
@@ -256,12 +260,13 @@ static void convert_run(strobe__tstate *t, strobe__event *e, strobe__event *end)
        * counted lost. */
       if (e + 1 == end) { /* cannot happen: a number is never published without its slot */
         e->kind = STROBE__EV_PAYLOAD;
+        e++;
         break;
       }
       if (si->ev == STROBE__EV_VALUE)
-        e->ts = t->last_ts;
+        e->ts = last_ts;
       else
-        t->last_ts = e->ts;
+        last_ts = e->ts;
       e->kind = si->ev ? si->ev : STROBE__EV_PAYLOAD;
       e->data = si->id;
       e++;
@@ -273,35 +278,50 @@ static void convert_run(strobe__tstate *t, strobe__event *e, strobe__event *end)
     } else if (kind == STROBE__EV_PAYLOAD) {
       /* a slot of the event before it: its ts is no time */
     } else if (strobe__ev_closes(kind)) { /* END, or UNWOUND written by the slow path */
-      if (t->open) t->open--;
-      e->data = t->open < STROBE_MAX_DEPTH ? t->open_site[t->open] : 0;
-      t->last_ts = e->ts;
+      if (open) open--;
+      e->data = open < STROBE_MAX_DEPTH ? t->open_site[open] : 0;
+      last_ts = e->ts;
     } else if ((kind & 0xffu) == STROBE__EV_RING_LOST) {
       uint32_t depth = kind >> 8; /* the producer's count: trusted only to be smaller */
-      if (depth < t->open) t->open = depth;
-      e->kind = STROBE__EV_LOST | t->open << 8;
-      t->last_ts = e->ts;
+      if (depth < open) open = depth;
+      e->kind = STROBE__EV_LOST | open << 8;
+      last_ts = e->ts;
     } else {
-      t->last_ts = e->ts;
+      last_ts = e->ts;
     }
   }
+  t->open = open;
+  t->last_ts = last_ts;
+  return e;
 }
 
-/* Converts [e, end), delivers the sites it registered, then the events. */
+/* Ring events converted and delivered at a time (32 KiB): the consumers
+ * then read what convert_run just wrote from the cache, not from memory
+ * (a run can be the whole ring, megabytes). */
+#define DELIVER_CHUNK 2048
+
+/* Converts [e, end) a chunk at a time; delivers the sites each chunk
+ * registered, then its events. */
 static void deliver_run(strobe__tstate *t, strobe__event *e, strobe__event *end) {
-  if (e >= end) return;
-  convert_run(t, e, end);
-  /* Sites registered by producers before publishing, or by convert_run. */
-  uint32_t nsites = strobe__site_count();
-  deliver_sites(g_consumers, g_nconsumers, g_sites_delivered, nsites);
-  g_sites_delivered = nsites;
-  /* Labels are interned before the operation event naming them is published. */
-  uint32_t nlabels = strobe__label_count();
-  deliver_labels(g_consumers, g_nconsumers, g_labels_delivered, nlabels);
-  g_labels_delivered = nlabels;
-  for (int i = 0; i < g_nconsumers; i++) g_consumers[i]->events(g_consumers[i]->ctx, t->index, e, (size_t)(end - e));
-  __atomic_store_n(&t->drained, t->drained + (uint64_t)(end - e), __ATOMIC_RELAXED);
-  g_pass_events += (uint64_t)(end - e);
+  while (e < end) {
+    strobe__event *stop = convert_run(t, e, end - e > DELIVER_CHUNK ? e + DELIVER_CHUNK : end, end);
+    /* Sites registered by producers before publishing, or by convert_run. */
+    uint32_t nsites = strobe__site_count();
+    if (nsites != g_sites_delivered) {
+      deliver_sites(g_consumers, g_nconsumers, g_sites_delivered, nsites);
+      g_sites_delivered = nsites;
+    }
+    /* Labels are interned before the operation event naming them is published. */
+    uint32_t nlabels = strobe__label_count();
+    if (nlabels != g_labels_delivered) {
+      deliver_labels(g_consumers, g_nconsumers, g_labels_delivered, nlabels);
+      g_labels_delivered = nlabels;
+    }
+    for (int i = 0; i < g_nconsumers; i++) g_consumers[i]->events(g_consumers[i]->ctx, t->index, e, (size_t)(stop - e));
+    __atomic_store_n(&t->drained, t->drained + (uint64_t)(stop - e), __ATOMIC_RELAXED);
+    g_pass_events += (uint64_t)(stop - e);
+    e = stop;
+  }
 }
 
 /* GROW swaps (probe.h, `retire`): delivers the rest of each old ring,

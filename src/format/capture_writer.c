@@ -517,39 +517,45 @@ static inline uint8_t *put_varint(uint8_t *p, uint64_t v) {
 static size_t encode_scopes(wthread *t, const strobe__event *ev, size_t n) {
   _Static_assert(STROBE__SLOTS_VALUE == 1 && STROBE__SLOTS_COUNTER == 1 && STROBE__SLOTS_GAUGE == 1,
                  "a number is its event and one slot");
+  _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "a number's bits are copied as they lie");
   if (n > SCOPE_RUN_MAX) n = SCOPE_RUN_MAX;
   if ((t->ops.cap - t->ops.len < 15 * n && strobe__buf_grow(&t->ops, 15 * n)) ||
       (t->times.cap - t->times.len < 10 * n && strobe__buf_grow(&t->times, 10 * n)))
     return 0;
   uint8_t *op = t->ops.data + t->ops.len, *tp = t->times.data + t->times.len;
   if (t->count == 0) t->base_ticks = t->last_ticks = ev[0].ts;
+  /* Everything the loop keeps is in locals: its byte stores may alias any
+   * memory, so fields of t would be reloaded and stored at every event. */
   uint64_t last = t->last_ticks;
+  uint32_t encoded = 0;
   size_t i = 0;
   for (; i < n; i++) {
-    const strobe__event *e = &ev[i];
-    uint32_t kind = e->kind;
+    uint64_t ts = ev[i].ts;
+    uint32_t kind = ev[i].kind, data = ev[i].data;
     if (kind == STROBE__EV_BEGIN) {
-      op = put_varint(op, (uint64_t)e->data << STROBE__OP_BITS | STROBE__OP_BEGIN);
+      op = put_varint(op, (uint64_t)data << STROBE__OP_BITS | STROBE__OP_BEGIN);
     } else if (kind == STROBE__EV_END) {
       *op++ = STROBE__OP_END; /* varint(1): one byte */
     } else if ((kind == STROBE__EV_VALUE || kind == STROBE__EV_COUNTER || kind == STROBE__EV_GAUGE) && i + 1 < n &&
                ev[i + 1].kind == STROBE__EV_PAYLOAD) {
-      op = put_varint(op, (uint64_t)kind << STROBE__OP_BITS | STROBE__OP_OTHER);
-      op = put_varint(op, e->data);
       uint64_t bits = ev[i + 1].ts; /* the f64, little-endian (SITE_F64S) */
-      for (int b = 0; b < 8; b++) *op++ = (uint8_t)(bits >> (8 * b));
+      op = put_varint(op, (uint64_t)kind << STROBE__OP_BITS | STROBE__OP_OTHER);
+      op = put_varint(op, data);
+      memcpy(op, &bits, 8); /* little-endian: the same bytes as the shifts in strobe__buf_u64 */
+      op += 8;
       i++; /* its slot */
     } else {
       break;
     }
-    tp = put_varint(tp, strobe__zigzag((int64_t)(e->ts - last)));
-    last = e->ts;
-    t->count++;
-    t->events++;
+    tp = put_varint(tp, strobe__zigzag((int64_t)(ts - last)));
+    last = ts;
+    encoded++;
   }
   t->ops.len = (size_t)(op - t->ops.data);
   t->times.len = (size_t)(tp - t->times.data);
   t->last_ticks = last;
+  t->count += encoded;
+  t->events += encoded;
   return i;
 }
 
