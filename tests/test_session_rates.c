@@ -78,7 +78,10 @@ static void test_rate_after_stall(void) {
   char id[STROBE_SESSION_ID_MAX];
   su_start(c, 0, id);
   for (int i = 0; i < 41; i++) {
-    if (i == 20) fx_sleep_ms(300); /* one long stall between two frames */
+    /* One long stall between two frames: 2 s, so that the steady rate stays above
+     * 1.4x the first-to-last rate for any median interval under 100 ms (checked
+     * below), however slowly a loaded machine sleeps 5 ms. */
+    if (i == 20) fx_sleep_ms(2000);
     strobe_op pass = strobe_op_begin(c, w, STROBE_OP_PASS, NULL);
     if (i % 4 == 0) pass_of(c, popup, 0); /* a nested window now and then */
     fx_sleep_ms(5);
@@ -96,11 +99,11 @@ static void test_rate_after_stall(void) {
   CHECK(main_rates != NULL && popup_rates != NULL);
   CHECK_EQ_INT(jint(main_rates, "passes"), 41);
   CHECK_EQ_INT(jint(popup_rates, "passes"), 11);
-  /* First-to-last: 40 intervals over >= 40 x 5 ms + 300 ms. Steady: one interval of >= 5 ms. */
+  /* First-to-last: 40 intervals over >= 40 x 5 ms + 2 s. Steady: one interval of >= 5 ms. */
   double first_to_last = jnum(main_rates, "passes_per_second");
   double steady = jnum(main_rates, "steady_passes_per_second");
   double median = jnum(main_rates, "median_interval_ms");
-  CHECK(first_to_last <= 40.0 / 0.5 + 0.01);
+  CHECK(first_to_last <= 40.0 / 2.2 + 0.01);
   CHECK(median >= 5.0 && median < 100.0);
   CHECK(steady > 1.4 * first_to_last); /* the stall moved one, not the other */
   CHECK(jnum(popup_rates, "median_interval_ms") >= 4 * 5.0);

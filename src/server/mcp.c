@@ -269,6 +269,22 @@ static json_t *initialize_result(const char *version) {
       "with its n. Nested stages are labelled: do not sum them.");
 }
 
+/* Tools run without the table lock, so the caller's session can expire while one
+ * starts a profiling session: end_session's cancellation has then already run and
+ * would miss it. Checked again after the tool, under the lock: a profiling session
+ * never outlives the MCP session that owns it. */
+static void cancel_if_expired(strobe__mcp *m, uint64_t owner) {
+  strobe__mutex_lock(&m->lock);
+  int alive = 0;
+  for (uint32_t i = 0; i < m->cfg.max_sessions && !alive; i++)
+    alive = m->sessions[i].used && m->sessions[i].owner == owner;
+  if (!alive) {
+    int n = strobe_session_cancel_owner(m->cfg.collector, owner);
+    if (n > 0) m->cancelled += (uint64_t)n;
+  }
+  strobe__mutex_unlock(&m->lock);
+}
+
 static void call_tool(strobe__mcp *m, const mcp_session *sess, json_t *id, json_t *params,
                       strobe__mcp_response *resp) {
   json_t *name = params ? json_object_get(params, "name") : NULL;
@@ -289,6 +305,7 @@ static void call_tool(strobe__mcp *m, const mcp_session *sess, json_t *id, json_
     rpc_error(resp, 200, id, -32602, "Unknown tool");
     return;
   }
+  cancel_if_expired(m, sess->owner);
   rpc_result_text(resp, id, result, len);
 }
 
