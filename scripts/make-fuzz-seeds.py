@@ -17,7 +17,7 @@ import struct
 import sys
 
 MAGIC = b"\x89STRB\r\n\x1a"
-SITES, THREAD, EVENTS, THREAD_END, CLOCK, LOST, FOOTER = range(1, 8)
+SITES, THREAD, EVENTS, THREAD_END, CLOCK, LOST, FOOTER, OPS, LABELS = range(1, 10)
 
 
 def crc32c(data, crc=0):
@@ -90,10 +90,32 @@ def zstd_frame(data):
     return b"\x28\xb5\x2f\xfd" + head + struct.pack("<I", block_header)[:3] + data
 
 
-def site(sid, kind, name, line=1, cat="", parent="", unit=None):
-    """A SITES entry; version 2 captures give every site a unit (0 none, 1 count, 2 bytes, 3 ns, 4 ms, 5 percent)."""
+def site(sid, kind, name, line=1, cat="", parent="", unit=None, flags=None):
+    """A SITES entry; version 2 captures give every site a unit (0 none, 1 count, 2 bytes, 3 ns, 4 ms, 5 percent),
+    version 3 ones flags after it."""
     return (varint(sid) + varint(kind) + varint(line) + string(name) + string(cat) + string("app.c") +
-            string("fn") + string(parent) + (b"" if unit is None else varint(unit)))
+            string("fn") + string(parent) + (b"" if unit is None else varint(unit)) +
+            (b"" if flags is None else varint(flags)))
+
+
+def op_end(collector, op_id, flags, window, frame_id, duration, counters, kinds=None):
+    """An OPS END entry's body (no stages): counters are (label id, value); kinds, when given, the
+    trailing kind labels of counters by kind (docs/capture-format.md, OPS payload)."""
+    body = (varint(collector) + varint(op_id) + varint(flags) + varint(window) + varint(frame_id) +
+            varint(zigzag(duration)) + varint(0) + varint(0) + varint(0) + varint(len(counters)) +
+            b"".join(varint(label) + struct.pack("<d", v) for label, v in counters))
+    if kinds is not None:
+        body += varint(len(kinds)) + b"".join(varint(k) for k in kinds)
+    return body
+
+
+def ops_block(thread, base, entries):
+    """An OPS block: entries are (sub, ticks, body), times relative to the previous entry."""
+    out, prev = bytearray(), base
+    for sub, ticks, body in entries:
+        out += varint(sub) + varint(zigzag(ticks - prev)) + varint(len(body)) + body
+        prev = ticks
+    return block(OPS, varint(thread) + varint(len(entries)) + varint(base) + bytes(out))
 
 
 class Events:
@@ -221,6 +243,33 @@ def seeds():
     yield "ok-v2-units.strb", bytes(v2)
     yield "ecorrupt-v2-site-without-unit.strb", header(version=2) + block(SITES, site(1, 1, "frame", unit=0) +
                                                                           site(2, 5, "heap"))
+
+    # Version 3, counters and gauges by kind (docs/recording.md, Counters and gauges by kind): counter and
+    # gauge sites whose category is their kind in the family their name gives, and an operation's counters
+    # with their kind labels after everything an older reader reads.
+    v3 = bytearray(header(version=3))
+    v3 += block(SITES, site(1, 4, "draw_calls", 10, cat="quads", unit=1, flags=0) +
+                site(2, 4, "draw_calls", 11, cat="text", unit=1, flags=0) +
+                site(3, 5, "gpu_memory", 12, cat="textures", unit=2, flags=0) +
+                site(4, 4, "draw_calls", 13, unit=1, flags=0))
+    v3 += block(LABELS, varint(1) + string("main") + varint(2) + string("draw_calls") + varint(3) +
+                string("quads") + varint(4) + string("text") + varint(5) + string("encoded_bytes"))
+    v3 += block(THREAD, varint(0) + varint(9) + string("main"))
+    e = Events(0, 100)
+    e.counter(110, 1, 12.0)
+    e.counter(111, 2, 30.0)
+    e.counter(112, 4, 42.0)
+    e.gauge(113, 3, 4194304.0)
+    v3 += e.block()
+    pass_done = 1 | 256 | 1024  # a pass, committed, with its counters
+    v3 += ops_block(0, 100, [(2, 120, op_end(1, 1, pass_done, 1, 7, 20, [(2, 12.0), (2, 30.0), (5, 9.0)],
+                                             kinds=[3, 4, 0]))])
+    yield "ok-v3-kinds.strb", bytes(v3)
+    # One kind label per counter, or the entry is corrupt.
+    bad = bytearray(header(version=3)) + block(LABELS, varint(1) + string("main") + varint(2) + string("n"))
+    bad += block(THREAD, varint(0) + varint(9) + string("main"))
+    bad += ops_block(0, 100, [(2, 120, op_end(1, 1, pass_done, 1, 7, 20, [(2, 1.0), (2, 2.0)], kinds=[2]))])
+    yield "ecorrupt-op-kinds-count.strb", bytes(bad)
 
     # Timestamps going backwards and a thread that ends with scopes open.
     e = Events(0, 1 << 40)

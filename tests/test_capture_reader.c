@@ -997,6 +997,27 @@ static void test_seeds(void) {
       CHECK_EQ_INT(t.lost_scopes, 1);
       CHECK(t.unfinished > 0 && t.scopes > 0 && t.lost > 0);
     }
+    if (strcmp(de->d_name, "ok-v3-kinds.strb") == 0) { /* counters by kind: sites and an operation's */
+      CHECK_STR_EQ(strobe_capture_query_site(c, 1)->category, "quads");
+      CHECK_STR_EQ(strobe_capture_query_site(c, 3)->category, "textures");
+      CHECK_STR_EQ(strobe_capture_query_site(c, 4)->category, "");
+      CHECK_EQ_U64(t.ops, 1);
+      strobe_capture *again;
+      REQUIRE_EQ_INT(strobe_capture_open(path, &again), 0);
+      strobe_capture_record r;
+      int kinds = 0;
+      while (strobe_capture_next(again, &r) > 0) {
+        if (r.type != STROBE_REC_OP_END) continue;
+        REQUIRE_EQ_INT(r.op->ncounters, 3);
+        CHECK_STR_EQ(r.op->counters[0].kind, "quads");
+        CHECK_STR_EQ(r.op->counters[1].kind, "text");
+        CHECK_STR_EQ(r.op->counters[2].kind, "");
+        CHECK_STR_EQ(r.op->counters[2].name, "encoded_bytes");
+        kinds++;
+      }
+      CHECK_EQ_INT(kinds, 1);
+      strobe_capture_close(again);
+    }
     if (strcmp(de->d_name, "ok-zstd.strb") == 0) { /* every block a zstd frame */
       CHECK_EQ_INT(t.footer, 1);
       CHECK_EQ_INT(t.scopes, 1);

@@ -18,6 +18,7 @@
 #include "strobe/capture.h"
 #include "strobe/flight.h"
 #include "strobe/record.h"
+#include "strobe/session.h"
 #include "strobe/strobe.h"
 
 #define FRAMES 300
@@ -207,5 +208,50 @@ static void test_footprint_recorded(void) {
   unlink(path);
 }
 
-#define CASES(X) X(kinds_read_back) X(footprint_parts) X(footprint_recorded)
+/* Operation counters by kind reach captures with their kind (docs/capture-format.md, OPS payload). */
+static void test_op_counters_by_kind(void) {
+  char path[64];
+  REQUIRE(fx_temp_file(path, sizeof path, "kinds-ops") == 0);
+  strobe_collector *c = NULL;
+  REQUIRE_EQ_INT(strobe_collector_create(&c), 0);
+  strobe_window w;
+  REQUIRE_EQ_INT(strobe_window_register(c, "main", 0, &w), 0);
+  strobe_recorder *rec;
+  REQUIRE_EQ_INT(strobe_record_start(&(strobe_record_desc){.path = path}, &rec), 0);
+  for (uint32_t i = 0; i < 4; i++) {
+    strobe_op op = strobe_op_begin(c, w, STROBE_OP_PASS, NULL);
+    strobe_op_counter_add_kind("draw_calls", "quads", (double)i);
+    strobe_op_counter_add_kind("draw_calls", "text", 3);
+    strobe_op_counter_add("rows", 7);
+    strobe_op_end(op, 1);
+  }
+  CHECK_EQ_INT(strobe_record_stop(rec), 0);
+  strobe_capture *cap;
+  REQUIRE_EQ_INT(strobe_capture_open(path, &cap), 0);
+  strobe_capture_record r;
+  int rc, ends = 0, wrong = 0;
+  double quads = 0;
+  while ((rc = strobe_capture_next(cap, &r)) > 0) {
+    if (r.type != STROBE_REC_OP_END) continue;
+    ends++;
+    if (r.op->ncounters != 3) wrong++;
+    for (uint32_t k = 0; k < r.op->ncounters; k++) {
+      const strobe_capture_op_counter *n = &r.op->counters[k];
+      if (!strcmp(n->name, "draw_calls") && !strcmp(n->kind, "quads")) quads += n->value;
+      else if (!strcmp(n->name, "draw_calls") && !strcmp(n->kind, "text")) wrong += n->value != 3;
+      else if (!strcmp(n->name, "rows") && !strcmp(n->kind, "")) wrong += n->value != 7;
+      else wrong++;
+    }
+  }
+  CHECK_EQ_INT(rc, 0);
+  CHECK_EQ_INT(ends, 4);
+  CHECK_EQ_INT(wrong, 0);
+  CHECK(quads == 0 + 1 + 2 + 3);
+  strobe_capture_close(cap);
+  strobe_collector_close(c);
+  strobe_collector_release(c);
+  unlink(path);
+}
+
+#define CASES(X) X(kinds_read_back) X(op_counters_by_kind) X(footprint_parts) X(footprint_recorded)
 HARNESS_MAIN(CASES)

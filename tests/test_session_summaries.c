@@ -283,6 +283,66 @@ static void test_counter_summary_and_memory(void) {
   strobe_collector_release(c);
 }
 
+/* Counters and gauges by kind (docs/sessions.md §Counters and gauges by
+ * kind): each (family, kind) pair is its own counter, summarised apart, and
+ * a counter of the family's name without a kind stays apart from its kinds;
+ * a gauge by kind is in the sample it was sampled in, with its kind. */
+static void test_counters_and_gauges_by_kind(void) {
+  strobe_window w;
+  strobe_collector *c = su_collector(&w);
+  char id[STROBE_SESSION_ID_MAX];
+  su_start(c, 0, id);
+  static const double quads[] = {5, 9, 1};
+  for (int i = 0; i < 3; i++) {
+    strobe_op op = strobe_op_begin(c, w, STROBE_OP_PASS, NULL);
+    strobe_op_counter_add_kind("draw_calls", "quads", quads[i]);
+    strobe_op_counter_add_kind("draw_calls", "quads", 1); /* the same pair: summed */
+    strobe_op_counter_add_kind("draw_calls", "text", 2);
+    strobe_op_counter_add("draw_calls", 100);             /* no kind: a counter of its own */
+    if (i == 1) strobe_collector_gauge_set_kind(c, "gpu_memory", "textures", 4096, STROBE_UNIT_BYTES);
+    fx_sleep_ms(1);
+    strobe_op_end(op, 1);
+  }
+  json_t *doc;
+  strobe_report_free(su_end(c, id, &doc));
+  size_t i;
+  json_t *e;
+  int seen = 0;
+  json_array_foreach(jreq(doc, "counter_summary"), i, e) {
+    REQUIRE(!strcmp(jstr(e, "name"), "draw_calls"));
+    json_t *kind = json_object_get(e, "kind");
+    REQUIRE(kind != NULL);
+    CHECK_EQ_INT(jint(e, "n"), 3);
+    if (json_is_null(kind)) {
+      CHECK_NEAR(jnum(e, "max"), 100.0, 1e-9);
+      seen |= 1;
+    } else if (!strcmp(json_string_value(kind), "quads")) {
+      CHECK_NEAR(jnum(e, "mean"), (6.0 + 10.0 + 2.0) / 3.0, 1e-9);
+      CHECK_NEAR(jnum(e, "max"), 10.0, 1e-9);
+      seen |= 2;
+    } else if (!strcmp(json_string_value(kind), "text")) {
+      CHECK_NEAR(jnum(e, "max"), 2.0, 1e-9);
+      seen |= 4;
+    }
+  }
+  CHECK_EQ_INT(seen, 7);
+  CHECK_EQ_INT(i, 3);
+  json_t *s = nth_completed(doc, 1);
+  REQUIRE(s != NULL);
+  REQUIRE_EQ_INT(jlen(s, "memory"), 1);
+  json_t *g = json_array_get(jreq(s, "memory"), 0);
+  CHECK(!strcmp(jstr(g, "name"), "gpu_memory") && !strcmp(jstr(g, "kind"), "textures"));
+  CHECK(!strcmp(jstr(g, "unit"), "bytes"));
+  CHECK_NEAR(jnum(g, "value"), 4096, 1e-9);
+  json_t *counters = jreq(s, "counters");
+  int kinds = 0;
+  json_array_foreach(counters, i, e) kinds += json_is_string(json_object_get(e, "kind"));
+  CHECK_EQ_INT(kinds, 2);
+  json_decref(doc);
+  strobe_collector_close(c);
+  strobe_collector_release(c);
+}
+
 static void test_truncated(void) {
   strobe_window w;
   strobe_collector *c = su_collector(&w);
@@ -317,5 +377,5 @@ static void test_truncated(void) {
   strobe_collector_release(c);
 }
 
-#define CASES(X) X(idle_passes) X(coverage_null_not_zero) X(populations) X(counter_summary_and_memory) X(truncated)
+#define CASES(X) X(idle_passes) X(coverage_null_not_zero) X(populations) X(counter_summary_and_memory) X(counters_and_gauges_by_kind) X(truncated)
 HARNESS_MAIN(CASES)

@@ -530,7 +530,14 @@ int main(int argc, char **argv) {
       view_render(&main_view, &g, stall);
       /* Sampled inside the pass (at most once a second): a memory jump is in the frame that made it. */
       strobe_collector_gauge_set_unit(c, "surface_and_text_cache_bytes", view_memory_bytes(&main_view), STROBE_UNIT_BYTES);
-      /* The same memory by kind, over the three views, in captures: sampled in the frame that holds it. */
+      /* The same memory by kind, over the three views, in captures and (once a second) in the
+       * session's samples: sampled in the frame that holds it. */
+      double surfaces = view_surface_bytes(&main_view) + view_surface_bytes(&details_view) +
+                        view_surface_bytes(&devtools_view);
+      strobe_collector_gauge_set_kind(c, "memory", "surfaces", surfaces, STROBE_UNIT_BYTES);
+      strobe_collector_gauge_set_kind(c, "memory", "text_caches",
+                                      view_text_cache_bytes(&main_view) + view_text_cache_bytes(&details_view) +
+                                          view_text_cache_bytes(&devtools_view), STROBE_UNIT_BYTES);
       STROBE_GAUGE_SET_KIND_UNIT("memory", "surfaces",
                                  view_surface_bytes(&main_view) + view_surface_bytes(&details_view) +
                                      view_surface_bytes(&devtools_view), STROBE_UNIT_BYTES);

@@ -223,9 +223,13 @@ static cairo_status_t png_append(void *closure, const unsigned char *data, unsig
 }
 
 /* One render's counts as counters by kind: one event per kind and render,
- * each (family, kind) its own site. */
+ * each (family, kind) its own site; the draw calls on the current operation
+ * too, so session reports summarise them per frame. */
 static void publish_counts(const view *v) {
   const view_counts *n = &v->counts;
+  strobe_op_counter_add_kind("draw_calls", "clears", n->clears);
+  strobe_op_counter_add_kind("draw_calls", "quads", n->quads);
+  strobe_op_counter_add_kind("draw_calls", "text", n->text);
   STROBE_COUNTER_ADD_KIND_UNIT("draw_calls", "clears", n->clears, STROBE_UNIT_COUNT);
   STROBE_COUNTER_ADD_KIND_UNIT("draw_calls", "quads", n->quads, STROBE_UNIT_COUNT);
   STROBE_COUNTER_ADD_KIND_UNIT("draw_calls", "text", n->text, STROBE_UNIT_COUNT);

@@ -140,6 +140,7 @@ typedef struct strobe_capture_stage {
 typedef struct strobe_capture_op_counter {
   const char *name;     /* static label; "" when the writer's label table was full */
   double value;
+  const char *kind;     /* its kind in the family `name` (strobe_op_counter_add_kind); "" for none */
 } strobe_capture_op_counter;
 
 /* An operation (session.h): a pass (frame), rebuild, input dispatch or request.

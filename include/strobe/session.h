@@ -154,6 +154,15 @@ STROBE_API int strobe_op_detailed(void);
  * STROBE_INVALID_LABEL and counted (counts.labels_replaced). Nothing happens
  * while the thread has no current operation (none, or one nested past 8). */
 STROBE_API void strobe_op_counter_add(const char *name, double delta);
+/* Adds to one kind of a counter family of the calling thread's current
+ * operation (docs/recording.md §Counters and gauges by kind): as
+ * strobe_op_counter_add, with a static kind label beside the family name
+ * ("draw_calls", "quads"). Each (family, kind) pair is its own counter under
+ * the same bound (STROBE_MAX_OP_COUNTERS); reports carry the kind beside the
+ * name, and summarise each pair per sample (mean, max). Both are copied; one
+ * that breaks the label rule (or NULL) is replaced by STROBE_INVALID_LABEL
+ * and counted (counts.labels_replaced). Thread rule as strobe_op_counter_add. */
+STROBE_API void strobe_op_counter_add_kind(const char *family, const char *kind, double delta);
 /* Marks the calling thread's current operation idle: it had nothing to do (a
  * pass with no damage, a request answered from a cache the application does
  * not want timed). An idle operation is never a sample: each session that
@@ -269,6 +278,13 @@ STROBE_API void strobe__stage_cleanup(strobe_stage *stage);
  * without it the unit is none. */
 STROBE_API void strobe_collector_gauge_set(strobe_collector *c, const char *name, double value);
 STROBE_API void strobe_collector_gauge_set_unit(strobe_collector *c, const char *name, double value, strobe_unit unit);
+/* One kind of a gauge family (memory by kind: "memory", "text_caches";
+ * GPU memory: "gpu_memory", "textures"), as strobe_collector_gauge_set_unit:
+ * each (family, kind) pair is its own gauge under STROBE_MAX_GAUGES, sampled
+ * at most once a second, correlated with the samples it was taken in;
+ * reports carry the kind beside the name. Labels as strobe_op_counter_add_kind. */
+STROBE_API void strobe_collector_gauge_set_kind(strobe_collector *c, const char *family, const char *kind, double value,
+                                                strobe_unit unit);
 /* Sets the overhead figure reports carry (measured by a recorder, or by
  * strobe_collector_measure_overhead). */
 STROBE_API double strobe_collector_measure_overhead(strobe_collector *c);

@@ -1066,8 +1066,17 @@ static int op_end_body(strobe_capture *c, strobe__cur *b, uint64_t end_ticks) {
     int r = label_operand(c, b, &c->op_counters[i].name);
     if (r) return r;
     c->op_counters[i].value = strobe__cur_f64(b);
+    c->op_counters[i].kind = "";
   }
   if (b->bad) return STROBE_ECORRUPT;
+  if (b->p < b->end) { /* counters by kind: one kind label per counter (0: none) */
+    uint64_t nk = strobe__cur_varint(b);
+    if (b->bad || nk != nc) return STROBE_ECORRUPT;
+    for (uint64_t i = 0; i < nk; i++) {
+      int r = label_operand(c, b, &c->op_counters[i].kind);
+      if (r) return r;
+    }
+  }
   op->nstages = (uint32_t)ns;
   op->ncounters = (uint32_t)nc;
   return 0;

@@ -207,11 +207,24 @@ int strobe_window_find(strobe_collector *c, const char *id, strobe_window *out) 
 }
 
 /* >>gauges and run metadata */
+static void gauge_set(strobe_collector *c, const char *name, const char *kind, double value, strobe_unit unit);
+
 void strobe_collector_gauge_set(strobe_collector *c, const char *name, double value) {
   strobe_collector_gauge_set_unit(c, name, value, STROBE_UNIT_NONE);
 }
 
 void strobe_collector_gauge_set_unit(strobe_collector *c, const char *name, double value, strobe_unit unit) {
+  gauge_set(c, name, NULL, value, unit);
+}
+
+void strobe_collector_gauge_set_kind(strobe_collector *c, const char *family, const char *kind, double value,
+                                     strobe_unit unit) {
+  if (!family) return;
+  gauge_set(c, family, kind ? kind : "", value, unit); /* a NULL kind breaks the rule like any bad label */
+}
+
+/* A gauge (name, kind) of the collector; kind NULL: none. */
+static void gauge_set(strobe_collector *c, const char *name, const char *kind, double value, strobe_unit unit) {
   if (!c || !name) return;
   uint64_t now = strobe__now();
   uint64_t mono = strobe__mono_ns(); /* the rate limit needs no tick calibration */
@@ -222,12 +235,19 @@ void strobe_collector_gauge_set_unit(strobe_collector *c, const char *name, doub
     strobe__label_replaced(c);
     name = STROBE_INVALID_LABEL;
   }
+  if (!kind) {
+    kind = "";
+  } else if (!strobe__label_len(kind, STROBE__RULE_NAME)) {
+    strobe__label_replaced(c);
+    kind = STROBE_INVALID_LABEL;
+  }
   strobe__gauge *g = NULL;
   for (uint32_t i = 0; i < c->ngauges; i++)
-    if (!strcmp(c->gauges[i].name, name)) g = &c->gauges[i];
+    if (!strcmp(c->gauges[i].name, name) && !strcmp(c->gauges[i].kind, kind)) g = &c->gauges[i];
   if (!g && c->ngauges < STROBE_MAX_GAUGES) {
     g = &c->gauges[c->ngauges++];
     strcpy(g->name, name);
+    strcpy(g->kind, kind);
     g->sampled = 0;
     g->unit = strobe_unit_name(unit) ? unit : STROBE_UNIT_NONE; /* a gauge keeps its first unit */
   } else if (!g) {

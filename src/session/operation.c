@@ -179,7 +179,9 @@ static void emit_end(const strobe_collector *c, strobe__live_op *l, uint64_t end
   }
   for (uint32_t i = 0; i < nc; i++) {
     memcpy(&w[n], &l->counters[i].value, sizeof w[n]);
-    d[n++] = strobe__label_id(l->counters[i].name);
+    /* Both labels in one word: label ids are below 4096 (probe.h >>operation events). */
+    uint32_t kind = l->counters[i].kind[0] ? strobe__label_id(l->counters[i].kind) : 0;
+    d[n++] = strobe__label_id(l->counters[i].name) | kind << 16;
   }
   strobe__emit_op_event(end, STROBE__OPEV_END, w, d, n);
 }
@@ -436,21 +438,29 @@ int strobe_op_detailed(void) {
   return own_slot(op)->detailed;
 }
 
-void strobe_op_counter_add(const char *name, double delta) {
+/* A label under the rule, or the placeholder (counted); its length in *n. */
+static const char *counter_label(strobe_op op, const char *label, size_t *n) {
+  *n = strobe__label_len(label, STROBE__RULE_NAME);
+  if (*n) return label;
+  strobe__label_replaced(op.collector);
+  *n = sizeof STROBE_INVALID_LABEL - 1;
+  return STROBE_INVALID_LABEL;
+}
+
+/* Adds to the counter (name, kind) of the current operation; kind NULL: none. */
+static void counter_add(const char *name, const char *kind, double delta) {
   strobe_op op = current_op();
   if (!op.id) return;
   strobe__live_op *l = own_slot(op);
   if (!l->detailed && !l->captured) return;
-  /* The label rule: a name that breaks it is counted under the placeholder;
-   * the name is copied, so the report never reads the caller's buffer. */
-  size_t n = strobe__label_len(name, STROBE__RULE_NAME);
-  if (!n) {
-    strobe__label_replaced(op.collector);
-    name = STROBE_INVALID_LABEL;
-    n = sizeof STROBE_INVALID_LABEL - 1;
-  }
+  /* The label rule: a label that breaks it is counted under the placeholder;
+   * labels are copied, so the report never reads the caller's buffer. */
+  size_t n, nk = 0;
+  name = counter_label(op, name, &n);
+  if (kind) kind = counter_label(op, kind, &nk);
+  else kind = "";
   for (uint32_t i = 0; i < l->ncounters; i++) {
-    if (!memcmp(l->counters[i].name, name, n + 1)) {
+    if (!memcmp(l->counters[i].name, name, n + 1) && !memcmp(l->counters[i].kind, kind, nk + 1)) {
       l->counters[i].value += delta;
       return;
     }
@@ -459,9 +469,16 @@ void strobe_op_counter_add(const char *name, double delta) {
     strobe__counter_agg *a = &l->counters[l->ncounters++];
     a->value = delta;
     memcpy(a->name, name, n + 1);
+    memcpy(a->kind, kind, nk + 1);
   } else {
     l->counters_dropped++;
   }
+}
+
+void strobe_op_counter_add(const char *name, double delta) { counter_add(name, NULL, delta); }
+
+void strobe_op_counter_add_kind(const char *family, const char *kind, double delta) {
+  counter_add(family, kind ? kind : "", delta); /* NULL breaks the rule like any bad label */
 }
 
 /* >>marks: idle, population and coverage, on the thread's current operation.

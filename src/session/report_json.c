@@ -194,6 +194,13 @@ static void write_truncated(strobe__json *j, const strobe_report *r, int stage_p
 }
 
 /* >>samples */
+/* A counter's or gauge's kind in its family (docs/recording.md §Counters and
+ * gauges by kind): a label copied under the rule, or null for none. */
+static void kind_json(strobe__json *j, const char *kind) {
+  if (kind[0]) strobe__json_str(j, "kind", kind);
+  else strobe__json_null(j, "kind");
+}
+
 /* A stage or counter declared unavailable: null, never 0, with available false. */
 static void write_unavailable(strobe__json *j, const strobe__sample *s, uint8_t what) {
   for (uint32_t i = 0; i < s->nunavailable; i++) {
@@ -262,6 +269,7 @@ static void write_sample(strobe__json *j, const strobe_report *r, const strobe__
   for (uint32_t i = 0; i < s->ncounters; i++) {
     strobe__json_object(j, NULL);
     strobe__json_str(j, "name", s->counters[i].name); /* copied at entry, under the label rule */
+    kind_json(j, s->counters[i].kind);
     strobe__json_num(j, "value", s->counters[i].value, 3);
     strobe__json_bool(j, "available", 1);
     strobe__json_end(j);
@@ -274,6 +282,7 @@ static void write_sample(strobe__json *j, const strobe_report *r, const strobe__
     const strobe__gauge_sample *g = &s->gauges[i];
     strobe__json_object(j, NULL);
     strobe__json_str(j, "name", g->gauge < r->ngauges ? r->gauges[g->gauge].name : "unknown");
+    kind_json(j, g->gauge < r->ngauges ? r->gauges[g->gauge].kind : "");
     strobe__json_str(j, "unit", strobe_unit_name(g->gauge < r->ngauges ? r->gauges[g->gauge].unit : STROBE_UNIT_NONE));
     strobe__json_num(j, "value", g->value, 3);
     strobe__json_num(j, "sampled_ms", strobe__report_ms(r, g->sampled), MS);
@@ -460,14 +469,19 @@ static void write_population_summary(strobe__json *j, const strobe_report *r, do
  * summaries and memory per sample).
  * Distinct counters are bounded by the samples' own tables (16 each), so
  * nothing is cut here. `names` holds nsamples x STROBE_MAX_OP_COUNTERS pointers. */
+static int same_counter(const strobe__counter_agg *a, const strobe__counter_agg *b) {
+  return !strcmp(a->name, b->name) && !strcmp(a->kind, b->kind);
+}
+
 static void write_counter_summary(strobe__json *j, const strobe_report *r, const char **names) {
+  /* names[m] points at a counter's name; the counter_agg it starts holds its kind too. */
   size_t nnames = 0;
   for (uint32_t i = 0; i < r->nsamples; i++)
     for (uint32_t k = 0; k < r->samples[i]->ncounters; k++) {
-      const char *name = r->samples[i]->counters[k].name;
+      const strobe__counter_agg *c = &r->samples[i]->counters[k];
       int seen = 0;
-      for (size_t m = 0; m < nnames && !seen; m++) seen = !strcmp(names[m], name);
-      if (!seen) names[nnames++] = name;
+      for (size_t m = 0; m < nnames && !seen; m++) seen = same_counter((const strobe__counter_agg *)(const void *)names[m], c);
+      if (!seen) names[nnames++] = (const char *)(const void *)c;
     }
   strobe__json_array(j, "counter_summary");
   for (size_t m = 0; m < nnames; m++) {
@@ -476,13 +490,15 @@ static void write_counter_summary(strobe__json *j, const strobe_report *r, const
     for (uint32_t i = 0; i < r->nsamples; i++)
       for (uint32_t k = 0; k < r->samples[i]->ncounters; k++) {
         const strobe__counter_agg *c = &r->samples[i]->counters[k];
-        if (strcmp(c->name, names[m])) continue;
+        if (!same_counter(c, (const strobe__counter_agg *)(const void *)names[m])) continue;
         if (!n || c->value > max) max = c->value;
         sum += c->value;
         n++;
       }
+    const strobe__counter_agg *first = (const strobe__counter_agg *)(const void *)names[m];
     strobe__json_object(j, NULL);
-    strobe__json_str(j, "name", names[m]);
+    strobe__json_str(j, "name", first->name);
+    kind_json(j, first->kind);
     strobe__json_uint(j, "n", n);
     strobe__json_num(j, "mean", sum / (double)n, 3);
     strobe__json_num(j, "max", max, 3);
@@ -695,6 +711,7 @@ static void write_memory(strobe__json *j, const strobe_report *r) {
   for (uint32_t i = 0; i < r->ngauges; i++) {
     strobe__json_object(j, NULL);
     strobe__json_str(j, "name", r->gauges[i].name);
+    kind_json(j, r->gauges[i].kind);
     strobe__json_str(j, "unit", strobe_unit_name(r->gauges[i].unit)); /* a static label of STROBE_UNITS */
     strobe__json_num(j, "value", r->gauges[i].value, 3);
     strobe__json_num(j, "sampled_ms_ago", strobe__ticks_ms(r, r->at - r->gauges[i].sampled), MS);

@@ -44,6 +44,7 @@ typedef struct strobe__stage_agg {
 typedef struct strobe__counter_agg {
   double value;
   char name[STROBE_MAX_LABEL + 1]; /* a copy (the label rule): never the caller's pointer */
+  char kind[STROBE_MAX_LABEL + 1]; /* its kind in the family `name` (strobe_op_counter_add_kind); "" none */
 } strobe__counter_agg;
 
 /* A stage or counter an operation declared it cannot measure
@@ -192,6 +193,7 @@ typedef struct strobe__ended_id {
 
 typedef struct strobe__gauge {
   char name[STROBE_MAX_LABEL + 1]; /* a copy: reports never point into the caller's memory */
+  char kind[STROBE_MAX_LABEL + 1]; /* its kind in the family `name` (strobe_collector_gauge_set_kind); "" none */
   uint32_t unit;                  /* strobe_unit, from the first call that named the gauge */
   double value;
   uint64_t sampled;               /* ticks; 0 = never */

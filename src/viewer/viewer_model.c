@@ -308,12 +308,21 @@ static int window_index(builder *b, const char *id) {
   return (int)b->n_windows++;
 }
 
+/* An operation counter's name in the model: family/kind for a counter by kind. */
+#define STROBE__MAX_STR_NAME 4096 /* a capture's str is at most this long (docs/capture-format.md) */
+static const char *opc_name(char *buf, size_t cap, const strobe_capture_op_counter *k) {
+  if (!k->kind || !k->kind[0]) return k->name;
+  snprintf(buf, cap, "%s/%s", k->name, k->kind);
+  return buf;
+}
+
 /* Pass 1 of a completed operation: the rows it will need. */
 static int op_counted(builder *b, const strobe_capture_op *op) {
   if (op->kind == 1 /* STROBE_OP_PASS */) b->ops_mode = 1;
   b->n_op_stages += op->nstages;
   for (uint32_t i = 0; i < op->ncounters; i++) {
-    int k = opc_index(b, op->counters[i].name, 1);
+    char name[2 * STROBE__MAX_STR_NAME + 2];
+    int k = opc_index(b, opc_name(name, sizeof name, &op->counters[i]), 1);
     if (k == -2) return STROBE_ENOMEM;
     if (k < 0) {
       b->opc_cut++;
@@ -474,7 +483,8 @@ static int op_frame(builder *b, const strobe_capture_record *r, double now) {
   f->counter0 = (uint32_t)b->nocounters;
   strobe__vtable *sa = &b->m->tables[STROBE__VT_SAMPLES];
   for (uint32_t i = 0; i < op->ncounters; i++) {
-    int k = opc_index(b, op->counters[i].name, 0);
+    char name[2 * STROBE__MAX_STR_NAME + 2];
+    int k = opc_index(b, opc_name(name, sizeof name, &op->counters[i]), 0);
     if (k < 0 || b->nocounters >= b->n_op_counters) continue;
     b->ocounters[b->nocounters++] = (tmp_counter){op->counters[i].value, (uint16_t)k};
     f->ncounters++;

@@ -107,6 +107,14 @@ def main():
     if not per_frame["available"] or per_frame["frames"]["source"] != "pass_operations":
         fail("the capture's kinds should be summarised per pass: %s" % per_frame.get("null_reason"))
 
+    # The session side: draw calls per frame by kind (mean, max per sample), memory by kind in its samples.
+    dc_kinds = {c["kind"] for c in report["counter_summary"] if c["name"] == "draw_calls"}
+    if dc_kinds != {"clears", "quads", "text"}:
+        fail("counter_summary should summarise draw_calls by kind, got %s" % sorted(map(str, dc_kinds)))
+    mem_kinds = {g["kind"] for g in report["memory"]["gauges"] if g["name"] == "memory"}
+    if mem_kinds != {"surfaces", "text_caches"}:
+        fail("memory.gauges should hold memory by kind, got %s" % sorted(map(str, mem_kinds)))
+
     handed = [s for s in samples if s["handed_off"]]
     if not handed or not all(any(st["name"] == "present" for st in s["stages"]) for s in handed if s["committed"]):
         fail("main passes should be handed off to the sender and presented there")

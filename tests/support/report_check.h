@@ -158,6 +158,10 @@ static inline void rc_content_free(json_t *v, const char *key, const char *paren
     ok = rc_matches(label, s);
   else if (!strcmp(key, "id"))
     ok = rc_matches("^profile_[1-9][0-9]*$", s);
+  else if (!strcmp(key, "kind") && parent &&
+           (!strcmp(parent, "counters") || !strcmp(parent, "memory") || !strcmp(parent, "gauges") ||
+            !strcmp(parent, "counter_summary")))
+    ok = rc_matches(label, s); /* a counter's or gauge's kind in its family: a static label */
   else if (!strcmp(key, "kind") || !strcmp(key, "kinds"))
     ok = rc_matches("^(pass|rebuild|input|request)$", s);
   else if (!strcmp(key, "status"))
@@ -464,15 +468,19 @@ static inline void rc_check_summaries(json_t *doc) {
   }
   json_array_foreach(jreq(doc, "population_summary"), i, e) CHECK(rc_kind_entry(doc, jstr(e, "kind")) != NULL);
 
-  /* Counters: mean and max over the samples that carry each one. */
+  /* Counters: mean and max over the samples that carry each (name, kind). */
   json_array_foreach(jreq(doc, "counter_summary"), i, e) {
     long long n = 0;
     double sum = 0, max = -1e300;
+    json_t *ekind = json_object_get(e, "kind");
+    REQUIRE(ekind != NULL);
     json_array_foreach(samples, k, s) {
       size_t m;
       json_t *c;
       json_array_foreach(jreq(s, "counters"), m, c) {
         if (strcmp(jstr(c, "name"), jstr(e, "name")) || !jbool(c, "available")) continue;
+        json_t *ckind = json_object_get(c, "kind"); /* null or a label; absent only where unavailable */
+        if (!ckind || !json_equal(ckind, ekind)) continue;
         double v = jnum(c, "value");
         n++;
         sum += v;

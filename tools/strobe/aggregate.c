@@ -83,7 +83,10 @@ void agg_free(agg *a) {
   free(a->sites);
   for (uint32_t i = 0; i < a->ops.n_stages; i++) free(a->ops.stages[i].sample);
   free(a->ops.stages);
-  for (uint32_t i = 0; i < a->ops.n_counters; i++) free(a->ops.counters[i].name);
+  for (uint32_t i = 0; i < a->ops.n_counters; i++) {
+    free(a->ops.counters[i].name);
+    free(a->ops.counters[i].kind);
+  }
   free(a->thread_in);
   if (a->track_frames) frames_free(&a->fr);
   memset(a, 0, sizeof *a);
@@ -199,17 +202,22 @@ static void op_counter(agg *a, const strobe_capture_op_counter *k) {
   agg_ops *o = &a->ops;
   if (a->filter.name && !strstr(k->name, a->filter.name)) return;
   agg_op_counter *e = NULL;
+  const char *kind = k->kind && k->kind[0] ? k->kind : NULL;
   for (uint32_t i = 0; i < o->n_counters && !e; i++)
-    if (!strcmp(o->counters[i].name, k->name)) e = &o->counters[i];
+    if (!strcmp(o->counters[i].name, k->name) &&
+        (o->counters[i].kind ? kind && !strcmp(o->counters[i].kind, kind) : !kind))
+      e = &o->counters[i];
   if (!e) {
     char *name = o->n_counters < AGG_MAX_OP_COUNTERS ? strdup(k->name) : NULL;
-    if (!name) {
+    char *kcopy = name && kind ? strdup(kind) : NULL;
+    if (!name || (kind && !kcopy)) {
+      free(name);
       if (o->n_counters < AGG_MAX_OP_COUNTERS) a->failed = 1;
       o->counters_cut++;
       return;
     }
     e = &o->counters[o->n_counters++];
-    *e = (agg_op_counter){name, 0, 0, k->value, k->value};
+    *e = (agg_op_counter){name, kcopy, 0, 0, k->value, k->value};
   }
   e->n++;
   e->sum += k->value;

@@ -127,6 +127,7 @@ const frame_entry *frames_slowest(frames *f, uint32_t *n);
 #define AGG_MAX_OP_COUNTERS 256u /* distinct operation counter names; the rest are counted */
 typedef struct agg_op_counter {
   char *name;
+  char *kind;             /* its kind in the family `name`; NULL for none */
   uint64_t n;             /* operations that counted it */
   double sum, min, max;   /* over those operations' totals */
 } agg_op_counter;

@@ -273,6 +273,8 @@ static void ops_json(strobe__json *j, report *x) {
     const agg_op_counter *k = &o->counters[i];
     strobe__json_object(j, NULL);
     strobe__json_str(j, "name", k->name);
+    if (k->kind) strobe__json_str(j, "kind", k->kind);
+    else strobe__json_null(j, "kind");
     strobe__json_uint(j, "n", k->n);
     strobe__json_num(j, "sum", k->sum, 6);
     strobe__json_num(j, "mean", k->sum / (double)k->n, 6);
@@ -579,7 +581,9 @@ static void ops_text(FILE *f, report *x) {
     fprintf(f, "  operation counters (per operation)\n  %-24s %8s %14s %14s %14s\n", "name", "n", "sum", "mean", "max");
     for (uint32_t i = 0; i < o->n_counters; i++) {
       const agg_op_counter *k = &o->counters[i];
-      fprintf(f, "  %-24s %8llu %14.6g %14.6g %14.6g\n", k->name, (unsigned long long)k->n, k->sum,
+      char name[160];
+      snprintf(name, sizeof name, "%s%s%s", k->name, k->kind ? "/" : "", k->kind ? k->kind : ""); /* family/kind */
+      fprintf(f, "  %-24s %8llu %14.6g %14.6g %14.6g\n", name, (unsigned long long)k->n, k->sum,
               k->sum / (double)k->n, k->max);
     }
   }

@@ -400,7 +400,8 @@ static void on_op(chrome *x, const strobe_capture_record *r) {
     for (uint32_t i = 0; i < op->ncounters; i++) {
       ob_str(o, ",");
       char key[320];
-      snprintf(key, sizeof key, "counter %s", op->counters[i].name);
+      snprintf(key, sizeof key, "counter %s%s%s", op->counters[i].name, op->counters[i].kind[0] ? "/" : "",
+               op->counters[i].kind); /* family/kind */
       ob_json_str(o, key);
       ob_str(o, ":");
       ob_double(o, op->counters[i].value);
