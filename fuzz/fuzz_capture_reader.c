@@ -11,6 +11,11 @@
  * CRC recomputed. Inputs are plain capture files, so the seeds are too
  * (ok-v4-tree.strb: element attributions and a UI-tree snapshot, made by
  * tests/cli/make_capture --ui-tree --frames 6).
+ *
+ * Clock pairs, GPU spans and marks (DEVICE blocks, docs/gpu.md) are read
+ * like every record, and afterwards the device times the capture named are
+ * mapped through their domain (strobe_capture_map_device), so hostile pairs
+ * reach the fit.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -51,6 +56,21 @@ static void check_tree(const strobe_capture *c, const strobe_capture_tree *t) {
   free(parent);
 }
 
+#define MAP_NAMES 4 /* domains whose device times are mapped after the read */
+typedef struct mapped {
+  char name[MAP_NAMES][300];
+  uint64_t ticks[MAP_NAMES];
+  int n;
+} mapped;
+
+static void remember(mapped *m, const strobe_capture_device *d, uint64_t ticks) {
+  for (int i = 0; i < m->n; i++)
+    if (!strcmp(m->name[i], d->domain)) return;
+  if (m->n == MAP_NAMES || strlen(d->domain) >= sizeof m->name[0]) return;
+  strcpy(m->name[m->n], d->domain);
+  m->ticks[m->n++] = ticks;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   read_all(data, size);
   /* An exact-size copy, so ASan still catches a read one past the end. */
@@ -74,7 +94,18 @@ static void read_all(const uint8_t *data, size_t size) {
 
   strobe_capture_record rec;
   int rc;
+  mapped maps = {.n = 0};
   while ((rc = strobe_capture_next(c, &rec)) == 1) {
+    int dev = rec.type == STROBE_REC_CLOCK_PAIR || rec.type == STROBE_REC_GPU_SPAN || rec.type == STROBE_REC_GPU_MARK;
+    if (dev != (rec.device != NULL)) abort();
+    if (rec.device) {
+      sink += touch(rec.device->domain) + touch(rec.device->queue) + touch(rec.device->pass);
+      if (rec.type == STROBE_REC_GPU_SPAN && rec.device->device_end < rec.device->device_begin) abort();
+      if (rec.type == STROBE_REC_CLOCK_PAIR && rec.device->host_after < rec.device->host_before) abort();
+      if (rec.type != STROBE_REC_GPU_MARK)
+        remember(&maps, rec.device,
+                 rec.type == STROBE_REC_GPU_SPAN ? rec.device->device_begin : rec.device->device_ticks);
+    }
     if (rec.type == STROBE_REC_SITE && !strobe_capture_query_site(c, rec.site)) abort();
     if (rec.type != STROBE_REC_SITE && !strobe_capture_query_thread(c, rec.thread)) abort();
     g_dsink += strobe_capture_ticks_to_ns(c, rec.ticks) + rec.duration_ns + rec.self_ns; /* no int cast: NaN is fine */
@@ -89,6 +120,16 @@ static void read_all(const uint8_t *data, size_t size) {
 
   strobe_capture_totals t = strobe_capture_query_totals(c);
   if (rc == 0 && !t.footer && !t.cut_short) abort();
+  for (int i = 0; i < maps.n; i++) {
+    const uint64_t at[3] = {maps.ticks[i], 0, UINT64_MAX};
+    for (int k = 0; k < 3; k++) {
+      strobe_capture_mapping m;
+      int r = strobe_capture_map_device(c, maps.name[i], at[k], &m);
+      if (r != 0 && r != STROBE_ESTATE) abort();
+      if (r == 0 && m.pairs == 0) abort();
+      g_dsink += m.time_ns + m.bound_ns;
+    }
+  }
   uint32_t limit = strobe_capture_query_site_limit(c);
   if (limit > 65536) abort();
   for (uint32_t id = 0; id <= limit; id++) {

@@ -9,7 +9,11 @@
  * DEVICE block still reads the rest; a frame's backlog and polling latency
  * are the gaps between its instants, and the order checks count a
  * violation beyond the calibration bound and none within it; nothing is
- * kept while nothing records.
+ * kept while nothing records; a session's report carries the frames closed
+ * while it ran (backlog, polling latency, GPU time with their n, the order
+ * violations) and null when there were none.
+ *
+ * STROBE_TEST_NEEDS: jansson reports
  */
 #include <math.h>
 #include <stdio.h>
@@ -23,6 +27,7 @@
 #include "strobe/record.h"
 #include "support/case_files.h"
 #include "support/harness.h"
+#include "support/session_util.h"
 
 /* >>synthetic: a device clock (ns ticks) 1 s ahead of the host with +200 ppm
  * drift, read between two host reads 1 us apart, the read at a random point
@@ -73,7 +78,7 @@ static void test_fit_synthetic_domain(void) {
   REQUIRE(strobe_clock_domain_create(&(strobe_clock_domain_desc){.name = "synthetic", .ticks_per_second = 1e9}, &d) ==
           0);
   syn s = syn_new();
-  double worst_in = 0, worst_edge = 0, worst_excess = 0;
+  double worst_in = 0, worst_edge = 0, worst_excess = 0, bias = 0;
   int checked = 0;
   for (double t = 0; t < SYN_SECONDS * 1e9; t += SYN_PERIOD_NS) {
     uint64_t dev, before, after;
@@ -90,11 +95,17 @@ static void test_fit_synthetic_domain(void) {
       double err = fabs((double)m.host_ticks * s.npt - truth);
       if (err - m.bound_ns > worst_excess) worst_excess = err - m.bound_ns;
       if (k == 0 && err > worst_in) worst_in = err;
+      if (k == 0) bias += (double)m.host_ticks * s.npt - truth;
       if (k == 1 && err > worst_edge) worst_edge = err;
       checked++;
     }
   }
   CHECK(checked > 7000);
+  /* Each pair's read lies anywhere in its interval: the midpoint fit is
+   * unbiased, so the mean signed error over ~3600 probes is near 0 (a fit
+   * anchored on either end of the pairs would be 500 ns off). */
+  bias /= checked / 2;
+  CHECKF(fabs(bias) <= 100.0, "mapped times are biased by %.1f ns", bias);
   CHECKF(worst_in <= 1000.0, "mapped error inside the window %.1f ns > 1 us", worst_in);
   CHECKF(worst_excess <= 0.0, "a mapped time was %.1f ns outside its own bound", worst_excess);
   CHECKF(worst_edge <= 2000.0, "mapped error past the last pair %.1f ns", worst_edge);
@@ -427,6 +438,51 @@ static void test_reader_fit_synthetic(void) {
   strobe_capture_close(cap);
 }
 
+/* >>session: the report of a session carries the GPU frames closed while it ran. */
+static void test_session_report_gpu(void) {
+  strobe_collector *c = su_collector(NULL);
+  char idle[STROBE_SESSION_ID_MAX], early[STROBE_SESSION_ID_MAX], id[STROBE_SESSION_ID_MAX];
+  su_start(c, 0, idle);
+  json_t *doc;
+  strobe_report_free(su_end(c, idle, &doc));
+  CHECK(jnull(doc, "gpu")); /* no GPU frame: unavailable, not zeros */
+  json_decref(doc);
+  su_start(c, 0, early); /* holds the live table open before `id` starts */
+  uint64_t b;
+  strobe_clock_domain d = exact_domain("session_exact", &b);
+  strobe_gpu_queue q;
+  REQUIRE(strobe_gpu_queue_create(d, "graphics", &q) == 0);
+  static strobe_site site = STROBE_GPU_SITE("session_pass");
+  REQUIRE(strobe_gpu_frame_mark(8999, STROBE_GPU_SUBMIT, b) == 0);
+  REQUIRE(strobe_gpu_span_add(&(strobe_gpu_span){q, &site, NULL, 8999, b + 10, b + 20}) == 0);
+  REQUIRE(strobe_gpu_frame_mark(8999, STROBE_GPU_FENCE_SEEN, b + 30) == 0); /* closed before `id` started */
+  su_start(c, 0, id);
+  double npt = strobe_query_clock().ns_per_tick;
+  for (uint64_t k = 0; k < 5; k++) {
+    uint64_t t = b + 100000 * (k + 1), start = t + 1000 + 1000 * (k + 1), end = start + 5000;
+    REQUIRE(strobe_gpu_frame_mark(9000 + k, STROBE_GPU_CPU_END, t) == 0);
+    REQUIRE(strobe_gpu_frame_mark(9000 + k, STROBE_GPU_SUBMIT, t + 1000) == 0);
+    REQUIRE(strobe_gpu_span_add(&(strobe_gpu_span){q, &site, STROBE_GPU_PASS_MAIN, 9000 + k, start, end}) == 0);
+    REQUIRE(strobe_gpu_frame_mark(9000 + k, STROBE_GPU_FENCE_SEEN, k == 4 ? end - 700 : end + 200 * (k + 1)) == 0);
+  }
+  strobe_report_free(su_end(c, id, &doc));
+  CHECK_EQ_INT(jint(doc, "gpu.frames"), 5);
+  CHECK_EQ_INT(jint(doc, "gpu.frames_not_kept"), 0);
+  CHECK_EQ_INT(jint(doc, "gpu.queue_backlog_ms.n"), 5);
+  CHECK_NEAR(jnum(doc, "gpu.queue_backlog_ms.p50_ms"), 3000 * npt / 1e6, 2e-6);
+  CHECK_NEAR(jnum(doc, "gpu.queue_backlog_ms.max_ms"), 5000 * npt / 1e6, 2e-6);
+  CHECK_EQ_INT(jint(doc, "gpu.polling_latency_ms.n"), 5);
+  CHECK_NEAR(jnum(doc, "gpu.polling_latency_ms.max_ms"), 800 * npt / 1e6, 2e-6);
+  CHECK_EQ_INT(jint(doc, "gpu.gpu_time_ms.n"), 5);
+  CHECK_EQ_INT(jint(doc, "gpu.order.frames_violating"), 1);
+  CHECK_EQ_INT(jint(doc, "gpu.order.fence_before_end"), 1);
+  CHECK_EQ_INT(jint(doc, "gpu.order.start_before_submit"), 0);
+  json_decref(doc);
+  su_end_free(c, early);
+  strobe_collector_close(c);
+  strobe_collector_release(c);
+}
+
 #define CASES(X)           \
   X(fit_synthetic_domain)  \
   X(refusals)              \
@@ -434,5 +490,6 @@ static void test_reader_fit_synthetic(void) {
   X(frame_gaps_and_order)  \
   X(order_within_bound)    \
   X(capture_round_trip)    \
-  X(reader_fit_synthetic)
+  X(reader_fit_synthetic)  \
+  X(session_report_gpu)
 HARNESS_MAIN(CASES)

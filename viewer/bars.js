@@ -20,6 +20,17 @@ export const BAR_KIND = Object.freeze({
   OPEN: 2,  // one open scope: the row index of the model's open table
 });
 
+// A GPU lane's overlay (docs/gpu.md, flame.js >>gpu): each frame's two gaps,
+// shaded apart from GPU work, and its host instants as 1 px ticks.
+export const GPU_OVERLAY = Object.freeze({
+  backlog: 'rgba(227,179,65,0.30)', // queue backlog: submit to GPU start (amber)
+  polling: 'rgba(88,166,255,0.30)', // polling latency: GPU end to fence seen (blue)
+  cpu_end: '#d2a8ff',               // the CPU finished the frame's command buffers
+  submit: '#e3b341',                // handed to the queue
+  fence_seen: '#58a6ff',            // the poll saw the fence
+  violation: '#f85149',             // a frame whose instants are out of order: every tick in red
+});
+
 // GLSL `const int FLAG_<NAME> = <bit>;` lines for every flag.
 export function glslFlags() {
   return Object.entries(FLAG).map(([name, bit]) => `const int FLAG_${name} = ${bit};`).join('\n');

@@ -18,7 +18,7 @@
 import { state, emit, on } from './state.js';
 import { lowerBound, spanInfo } from './data.js';
 import { GLBars, STRIDE } from './gl.js';
-import { FLAG, BAR_KIND } from './bars.js';
+import { FLAG, BAR_KIND, GPU_OVERLAY } from './bars.js';
 import { Canvas2DBars } from './canvas2d.js';
 import * as fmt from './fmt.js';
 import { colors } from './theme.js';
@@ -368,6 +368,7 @@ export class Flame {
       c.fillStyle = this.searching && !this.match[site] ? C.dim : C.ink;
       c.fillText(text, x + 4, f[o + 1] + BAR / 2 + 0.5);
     }
+    this._gpuFrames(c, w, h);
     // lane headers
     for (const lane of this.lanes) {
       const top = RULER + lane.y - this.scrollY;
@@ -378,11 +379,43 @@ export class Flame {
       c.font = '600 11px system-ui, sans-serif';
       const th = m.threads[lane.thread];
       const extra = th.lost ? `  ·  ${fmt.count(th.lost)} events lost` : '';
-      c.fillText(`${lane.collapsed ? '▸' : '▾'} ${lane.name}  ·  tid ${th.os_tid}${extra}`, 6, top + HEADER / 2);
+      const who = th.gpu_lane ? 'GPU queue, shaded: queue backlog (amber), polling latency (blue)' : `tid ${th.os_tid}`;
+      c.fillText(`${lane.collapsed ? '▸' : '▾'} ${lane.name}  ·  ${who}${extra}`, 6, top + HEADER / 2);
       c.font = '11px system-ui, sans-serif';
     }
     this._ruler(c, w);
     this._hoverBox();
+  }
+
+  // >>gpu (docs/gpu.md): on the first GPU lane, each visible frame's queue
+  // backlog (submit to GPU start) and polling latency (GPU end to fence seen)
+  // shaded apart from the GPU work, and its cpu_end, submit and fence_seen
+  // instants as ticks; a frame whose instants are out of order ticks in red.
+  // Rows of meta.gpu.frames: [frame_id, cpu_end, submit, gpu_begin, gpu_end,
+  // fence_seen, bound, violations], ns since the capture start, null unknown.
+  _gpuFrames(c, w, h) {
+    const m = this.model, g = m.meta.gpu;
+    if (!g || !g.frames.length) return;
+    const lane = this.lanes.find((l) => m.threads[l.thread] && m.threads[l.thread].gpu_lane);
+    if (!lane) return;
+    const top = Math.max(RULER, RULER + lane.y - this.scrollY + HEADER);
+    const bottom = Math.min(h, RULER + lane.y - this.scrollY + lane.h - LANE_GAP);
+    if (bottom <= top) return;
+    const t1 = this.t0 + this.npp * w, x = (t) => (t - this.t0) / this.npp;
+    const shade = (from, to, colour) => {
+      if (from == null || to == null || !(to > from) || to < this.t0 || from > t1) return;
+      c.fillStyle = colour;
+      c.fillRect(x(from), top, Math.max(1, x(to) - x(from)), bottom - top);
+    };
+    for (const [, cpuEnd, submit, gpuBegin, gpuEnd, fence, , bad] of g.frames) {
+      shade(submit, gpuBegin, GPU_OVERLAY.backlog);
+      shade(gpuEnd, fence, GPU_OVERLAY.polling);
+      for (const [t, colour] of [[cpuEnd, GPU_OVERLAY.cpu_end], [submit, GPU_OVERLAY.submit], [fence, GPU_OVERLAY.fence_seen]]) {
+        if (t == null || t < this.t0 || t > t1) continue;
+        c.fillStyle = bad ? GPU_OVERLAY.violation : colour;
+        c.fillRect(Math.round(x(t)), top, 1, bottom - top);
+      }
+    }
   }
 
   _hoverBox() {

@@ -24,9 +24,11 @@
  * application work, allocation or I/O.
  *
  * Cost rule: strobe_gpu_span_add and strobe_gpu_frame_mark, with no capture
- * recording and no session open, cost one relaxed load and return 0. While
- * recording, a span costs a few ring stores (bench/bench_gpu.c: at most 2x
- * the floor scope, excluding the driver call that read the timestamps).
+ * recording and no session open, check their arguments, make two relaxed
+ * loads and return 0. While a capture records, a span costs a few ring
+ * stores (bench/bench_gpu.c: at most 2x the floor scope, excluding the
+ * driver call that read the timestamps); while a session is open, also one
+ * short lock to update the live frame table the sessions read.
  *
  * Content rule: domain, queue and pass names are static labels (1-64 bytes
  * of [A-Za-z0-9_]), referenced, never application data. Spans name a static
@@ -171,8 +173,9 @@ typedef struct strobe_gpu_span {
  * frame_id != 0, widens that frame's GPU start and end in the live frame
  * table (strobe_gpu_query_frame). Record a frame's spans before its
  * FENCE_SEEN mark: the mark closes the frame for sessions (a span after it
- * is still captured, and counted as late). Returns 0 (also when nothing
- * records: then it costs one relaxed load); STROBE_EINVAL for a NULL span
+ * is still captured, and counted as late). The live frame table is kept
+ * only while a session is open. Returns 0 (also when nothing records and no
+ * session is open: then it keeps nothing); STROBE_EINVAL for a NULL span
  * or site, an undeclared queue, a site of an untimed kind, end before
  * begin; STROBE_ELABEL for a pass breaking the label rule. On error nothing
  * is recorded. */
@@ -211,7 +214,8 @@ static inline const char *strobe_gpu_instant_name(uint32_t which) {
  * polling latency (fence seen - GPU end) and check its order (cpu_end <=
  * submit <= GPU start <= GPU end <= fence seen, each within the calibration
  * bound; violations are counted, never hidden). Marking an instant twice
- * keeps the later call. Returns 0 (one relaxed load when nothing records);
+ * keeps the later call. Returns 0 (keeping nothing when no capture records
+ * and no session is open);
  * STROBE_EINVAL for frame_id 0 or an unknown `which`. */
 STROBE_API int strobe_gpu_frame_mark(uint64_t frame_id, strobe_gpu_instant which, uint64_t host_ticks);
 
@@ -241,11 +245,12 @@ typedef struct strobe_gpu_frame {
 /* Copies frame `frame_id` from the live table. Returns 0; STROBE_EINVAL
  * (NULL out, frame_id 0) or STROBE_ERANGE (not in the table: never marked
  * nor spanned, or evicted by newer frames); *out is zeroed on error. The
- * live table fills only while a capture records or a session is open. */
+ * live table fills only while a session is open (session.h): captures keep
+ * the raw spans and marks instead, and their readers build the frames. */
 STROBE_API int strobe_gpu_query_frame(uint64_t frame_id, strobe_gpu_frame *out);
 
 typedef struct strobe_gpu_stats {
-  uint64_t spans;            /* spans accepted */
+  uint64_t spans;            /* spans accepted while a session was open (the live table's) */
   uint64_t spans_refused;    /* strobe_gpu_span_add errors */
   uint64_t frames_closed;    /* frames that got FENCE_SEEN */
   uint64_t frames_evicted;   /* frames pushed out of the live table before FENCE_SEEN */

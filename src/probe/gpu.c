@@ -365,6 +365,7 @@ int strobe_gpu_span_add(const strobe_gpu_span *span) {
     uint32_t x[4] = {g_domains[q->domain - 1].label, q->label, site, pass};
     strobe__emit_gpu_event(strobe__now(), STROBE__GPUEV_SPAN, w, x, 4);
   }
+  if (!lv) return 0; /* the live table is the sessions': a capture alone costs no lock (docs/gpu.md) */
   strobe__mutex_lock(&g_lock);
   g_stats.spans++;
   if (span->frame_id) {
@@ -396,6 +397,7 @@ int strobe_gpu_frame_mark(uint64_t frame_id, strobe_gpu_instant which, uint64_t 
     uint32_t x[1] = {(uint32_t)which};
     strobe__emit_gpu_event(host_ticks, STROBE__GPUEV_MARK, w, x, 1);
   }
+  if (!lv) return 0;
   strobe__mutex_lock(&g_lock);
   live_frame *f = frame_slot(frame_id);
   switch (which) {

@@ -72,7 +72,11 @@ struct strobe_report {
   char run_keys[STROBE__MAX_RUN_INFO][STROBE_MAX_LABEL + 1];
   char run_values[STROBE__MAX_RUN_INFO][256];
   uint32_t nrun;
+  strobe_gpu_frame *gpu_frames;    /* GPU frames closed (FENCE_SEEN) while the session ran, oldest first (docs/gpu.md) */
+  uint32_t ngpu;                   /* <= STROBE__REPORT_GPU_FRAMES */
+  uint64_t gpu_missed;             /* closed frames the live table evicted before this report copied them */
 };
+#define STROBE__REPORT_GPU_FRAMES 1024u /* the live table's ring of closed frames (src/probe/gpu.c) */
 
 /* The copied labels of a stage site id (name "unknown" for an id the report did not copy). */
 const strobe__report_site *strobe__report_site_of(const strobe_report *r, uint32_t id);

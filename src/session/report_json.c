@@ -7,6 +7,7 @@
  *
  * Contents: >>head >>truncated >>samples >>unfinished >>summaries >>application >>tail >>entry
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -612,6 +613,65 @@ static void write_frame_rate(strobe__json *j, const strobe_report *r) {
   strobe__json_end(j);
 }
 
+/* >>gpu (docs/gpu.md): the frames' two gaps, each with its n, and the order
+ * checks; null when no GPU frame closed while the session ran, never zeros. */
+static void write_gap(strobe__json *j, const char *key, const strobe_report *r, double *scratch, int which) {
+  size_t n = 0;
+  for (uint32_t i = 0; i < r->ngpu; i++) {
+    const strobe_gpu_frame *f = &r->gpu_frames[i];
+    double v = which == 0 ? f->backlog_ns
+             : which == 1 ? f->polling_ns
+             : f->gpu_begin && f->gpu_end ? ((double)f->gpu_end - (double)f->gpu_begin) * r->ns_per_tick
+                                          : NAN;
+    if (!isnan(v)) scratch[n++] = v / 1e6;
+  }
+  if (!n) {
+    strobe__json_null(j, key);
+    return;
+  }
+  strobe__dist d = strobe__dist_of(scratch, n);
+  strobe__json_object(j, key);
+  strobe__json_uint(j, "n", d.n);
+  strobe__json_num(j, "p50_ms", d.p50, 6); /* ns resolution: GPU gaps are often microseconds */
+  strobe__json_num(j, "p95_ms", d.p95, 6);
+  strobe__json_num(j, "max_ms", d.max, 6);
+  strobe__json_end(j);
+}
+
+static void write_gpu(strobe__json *j, const strobe_report *r, double *scratch) {
+  if (!r->ngpu && !r->gpu_missed) {
+    strobe__json_null(j, "gpu");
+    return;
+  }
+  strobe__json_object(j, "gpu");
+  strobe__json_uint(j, "frames", r->ngpu);
+  strobe__json_uint(j, "frames_not_kept", r->gpu_missed);
+  write_gap(j, "queue_backlog_ms", r, scratch, 0);
+  write_gap(j, "polling_latency_ms", r, scratch, 1);
+  write_gap(j, "gpu_time_ms", r, scratch, 2);
+  uint64_t checked = 0, violating = 0, by[4] = {0}, late = 0;
+  double bound = 0;
+  for (uint32_t i = 0; i < r->ngpu; i++) {
+    const strobe_gpu_frame *f = &r->gpu_frames[i];
+    checked += (f->cpu_end && f->submit) || (f->submit && f->gpu_begin) || f->gpu_begin || (f->gpu_end && f->fence_seen);
+    violating += f->violations != 0;
+    for (int k = 0; k < 4; k++) by[k] += (f->violations >> k) & 1u;
+    late += f->late_spans;
+    if (f->bound_ns > bound) bound = f->bound_ns;
+  }
+  strobe__json_object(j, "order");
+  strobe__json_uint(j, "frames_checked", checked);
+  strobe__json_uint(j, "frames_violating", violating);
+  strobe__json_uint(j, "end_after_submit", by[0]);
+  strobe__json_uint(j, "start_before_submit", by[1]);
+  strobe__json_uint(j, "end_before_start", by[2]);
+  strobe__json_uint(j, "fence_before_end", by[3]);
+  strobe__json_end(j);
+  strobe__json_uint(j, "late_spans", late);
+  strobe__json_num(j, "calibration_bound_max_ms", bound / 1e6, 6);
+  strobe__json_end(j);
+}
+
 /* >>application */
 static const char *lane_name(int lane) { return lane == STROBE_LANE_UI ? "ui" : "worker"; }
 
@@ -774,7 +834,8 @@ static int take_output(strobe__json *j, char **json, size_t *len) {
 int strobe_report_json(const strobe_report *r, char **json, size_t *len) {
   if (!r || !json) return STROBE_EINVAL;
   *json = NULL;
-  size_t scratch_n = r->nsamples ? r->nsamples : 1;
+  size_t scratch_n = r->nsamples > r->ngpu ? r->nsamples : r->ngpu;
+  if (!scratch_n) scratch_n = 1;
   double *scratch = malloc(scratch_n * sizeof *scratch); /* write_kind_summary's percentile workspace */
   /* The summaries' distinct names: at most every sample's whole table. */
   const void **names = malloc(scratch_n * (STROBE_MAX_OP_COUNTERS + STROBE_MAX_UNAVAILABLE) * sizeof *names);
@@ -804,6 +865,7 @@ int strobe_report_json(const strobe_report *r, char **json, size_t *len) {
   write_counter_summary(&j, r, (const char **)names);
   write_coverage(&j, r, (const strobe__unavailable **)names);
   write_frame_rate(&j, r);
+  write_gpu(&j, r, scratch);
   write_application(&j, r);
   write_memory(&j, r);
   write_overhead(&j, r);

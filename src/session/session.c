@@ -429,6 +429,7 @@ static int read_or_end(strobe_collector *c, const char *id, uint64_t owner, stro
     return k;
   }
   strobe__session *s = &c->sessions[k];
+  uint64_t gpu_seq = s->gpu_seq;
   strobe_report *r = snapshot(c, s, at, end);
   if (r && end) {
     remember_ended(c, s, 0);
@@ -436,6 +437,13 @@ static int read_or_end(strobe_collector *c, const char *id, uint64_t owner, stro
   }
   strobe__mutex_unlock(&c->lock);
   if (!r) return STROBE_ENOMEM; /* the session is untouched */
+  /* GPU frames closed since the session started or was reset (docs/gpu.md). */
+  r->gpu_frames = malloc(STROBE__REPORT_GPU_FRAMES * sizeof *r->gpu_frames);
+  if (r->gpu_frames) {
+    r->ngpu = strobe__gpu_frames_since(gpu_seq, r->gpu_frames, STROBE__REPORT_GPU_FRAMES, &r->gpu_missed);
+  } else {
+    r->gpu_missed = strobe__gpu_frames_seq() - gpu_seq; /* none copied: said, never shown as none */
+  }
   *out = r;
   return 0;
 }
@@ -528,6 +536,7 @@ void strobe_report_free(strobe_report *r) {
   free(r->unfinished);
   free(r->app_unfinished);
   free(r->sites);
+  free(r->gpu_frames);
   free(r);
 }
 

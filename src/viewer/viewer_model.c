@@ -51,6 +51,7 @@
 #include <jansson.h>
 
 #include "analyze/frame_rate.h"
+#include "analyze/gpu_frames.h"
 #include "strobe/capture.h"
 #include "viewer/viewer_model.h"
 
@@ -254,6 +255,12 @@ typedef struct builder {
   int read_error;
   strobe_capture_totals totals;
   strobe_capture *cap;       /* pass 2's reader, open until the meta is built */
+  /* GPU (docs/gpu.md): each queue lane is a thread of the model after the
+   * capture's own, its spans mapped once pass 1 has read every pair. */
+  strobe__gpu_data gpu;
+  uint32_t nth_cpu;          /* the capture's threads: GPU lane L is thread nth_cpu + L */
+  uint8_t *gpu_depth;        /* per GPU span: its depth on its lane (1-based), 0 when not kept */
+  char *gpu_names[STROBE__GPU_MAX_LANES][2]; /* each lane's domain and queue, copied: pass 1's capture owned them */
 } builder;
 
 static int open_source(const strobe__vsource *s, strobe_capture **c) {
@@ -337,6 +344,89 @@ static int op_counted(builder *b, const strobe_capture_op *op) {
   return 0;
 }
 
+/* >>gpu: the lanes' spans, mapped with every pair of the capture, placed at
+ * depths that keep overlapping spans apart (a span that begins inside an
+ * earlier one of its lane goes below it), counted into their buckets. */
+static int by_gpu_begin(const void *x, const void *y) {
+  const strobe__gpu_span_rec *a = *(const strobe__gpu_span_rec *const *)x, *b = *(const strobe__gpu_span_rec *const *)y;
+  if (a->begin_ns != b->begin_ns) return a->begin_ns < b->begin_ns ? -1 : 1;
+  return (a->end_ns < b->end_ns) - (a->end_ns > b->end_ns);
+}
+
+static int gpu_lanes(builder *b, strobe_capture *c) {
+  strobe__gpu_data *g = &b->gpu;
+  strobe__gpu_resolve(g, c);
+  if (g->failed) return STROBE_ENOMEM;
+  uint32_t ncap = strobe_capture_query_thread_count(c);
+  b->nth_cpu = b->nth > ncap ? b->nth : ncap;
+  b->gpu_depth = calloc((size_t)g->n_spans + 1, 1);
+  const strobe__gpu_span_rec **v = malloc(((size_t)g->n_spans + 1) * sizeof *v);
+  if (!b->gpu_depth || !v) {
+    free(v);
+    return STROBE_ENOMEM;
+  }
+  for (uint32_t lane = 0; lane < g->n_lanes; lane++) {
+    b->gpu_names[lane][0] = strdup(g->lanes[lane].domain);
+    b->gpu_names[lane][1] = strdup(g->lanes[lane].name);
+    if (!b->gpu_names[lane][0] || !b->gpu_names[lane][1] || !thread_at(b, b->nth_cpu + lane)) {
+      free(v);
+      return STROBE_ENOMEM;
+    }
+    size_t n = 0;
+    for (uint32_t i = 0; i < g->n_spans; i++)
+      if (g->spans[i].lane == lane && isfinite(g->spans[i].begin_ns)) v[n++] = &g->spans[i];
+    qsort(v, n, sizeof *v, by_gpu_begin);
+    double ends[MAX_DEPTH];
+    uint32_t open = 0;
+    for (size_t i = 0; i < n; i++) {
+      while (open && ends[open - 1] <= v[i]->begin_ns) open--;
+      if (open == MAX_DEPTH || b->spans >= b->max_spans) {
+        b->spans_cut++;
+        continue;
+      }
+      ends[open++] = v[i]->end_ns;
+      vthread *t = &b->th[b->nth_cpu + lane];
+      if (depth_reserve(t, open)) {
+        free(v);
+        return STROBE_ENOMEM;
+      }
+      t->cnt[open - 1]++;
+      b->spans++;
+      b->gpu_depth[v[i] - g->spans] = (uint8_t)open;
+    }
+  }
+  free(v);
+  return 0;
+}
+
+static void touch_range(builder *b, double lo, double hi);
+static void site_stat_add(builder *b, const strobe_capture_record *r);
+
+/* Pass 2's GPU spans, into the buckets gpu_lanes counted. */
+static void gpu_fill(builder *b) {
+  const strobe__gpu_data *g = &b->gpu;
+  strobe__vtable *sp = &b->m->tables[STROBE__VT_SPANS];
+  for (uint32_t i = 0; b->gpu_depth && i < g->n_spans; i++) {
+    uint32_t d = b->gpu_depth[i];
+    const strobe__gpu_span_rec *s = &g->spans[i];
+    if (!d || b->nth_cpu + s->lane >= b->nth) continue;
+    vthread *t = &b->th[b->nth_cpu + s->lane];
+    if (d > t->ndepth || t->cnt[d - 1] >= t->base[d] - t->base[d - 1]) continue;
+    uint32_t k = t->base[d - 1] + t->cnt[d - 1]++;
+    double begin = s->begin_ns - b->t0, dur = s->end_ns - s->begin_ns;
+    if (!isfinite(begin)) begin = 0;
+    if (!isfinite(dur) || dur < 0) dur = 0;
+    COL(sp, SP_START, double)[k] = begin;
+    COL(sp, SP_DUR, float)[k] = (float)dur;
+    COL(sp, SP_SELF, float)[k] = (float)dur;
+    COL(sp, SP_SITE, uint16_t)[k] = (uint16_t)s->site;
+    COL(sp, SP_DEPTH, uint8_t)[k] = (uint8_t)(d - 1);
+    touch_range(b, begin, begin + dur);
+    strobe_capture_record r = {.site = s->site, .duration_ns = dur, .self_ns = dur};
+    site_stat_add(b, &r);
+  }
+}
+
 static int pass1(builder *b) {
   strobe_capture *c = NULL;
   int rc = open_source(b->src, &c);
@@ -353,6 +443,10 @@ static int pass1(builder *b) {
     }
     nrec++;
     if (r.type == STROBE_REC_SITE || r.type == STROBE_REC_THREAD) continue;
+    if (r.device) { /* kept whole, mapped at the end of the pass (gpu_lanes) */
+      strobe__gpu_record(&b->gpu, &r);
+      continue;
+    }
     vthread *t = thread_at(b, r.thread);
     if (!t) goto oom;
     switch (r.type) {
@@ -422,6 +516,7 @@ static int pass1(builder *b) {
     b->frame_thread = (uint32_t)first_begin_thread;
     b->frame_thread_set = 1;
   }
+  if (strobe__gpu_present(&b->gpu) && gpu_lanes(b, c)) goto oom;
   strobe_capture_close(c);
   return 0;
 oom:
@@ -668,6 +763,7 @@ static int pass2(builder *b) {
   for (uint32_t i = 0; i < b->nth; i++)
     if (b->th[i].stack)
       close_open(b, &b->th[i], i, 0, b->th[i].last_time, b->stop_at == UINT64_MAX ? OPEN_UNFINISHED : OPEN_CUT);
+  gpu_fill(b);
   b->cap = c; /* kept open: its site and thread tables name things in the meta */
   return 0;
 }
@@ -1086,11 +1182,17 @@ static json_t *threads_json(const builder *b) {
       json_decref(depths);
       continue;
     }
-    json_array_append_new(threads, json_pack("{s:i,s:o,s:I,s:I,s:I,s:b,s:o}", "index", (int)i, "name",
-                                             jstr(ct ? ct->name : ""), "os_tid", (json_int_t)(ct ? ct->os_tid : 0),
-                                             "events", (json_int_t)(ct ? ct->events : 0), "lost",
-                                             (json_int_t)(ct ? ct->lost : 0), "ended", ct ? ct->ended : 0,
-                                             "depths", depths));
+    char *const *lane = i >= b->nth_cpu && i - b->nth_cpu < b->gpu.n_lanes ? b->gpu_names[i - b->nth_cpu] : NULL;
+    char gname[300];
+    if (lane) snprintf(gname, sizeof gname, "GPU %s/%s", lane[0], lane[1]);
+    json_t *o = json_pack("{s:i,s:o,s:I,s:I,s:I,s:b,s:o}", "index", (int)i, "name",
+                          jstr(lane ? gname : ct ? ct->name : ""), "os_tid", (json_int_t)(ct ? ct->os_tid : 0),
+                          "events", (json_int_t)(ct ? ct->events : 0), "lost", (json_int_t)(ct ? ct->lost : 0),
+                          "ended", ct ? ct->ended : 0, "depths", depths);
+    /* A GPU queue lane (docs/gpu.md): drawn under the CPU threads, its spans in the host timeline. */
+    if (o && lane) json_object_set_new(o, "gpu_lane", json_pack("{s:o,s:o}", "domain", jstr(lane[0]), "queue",
+                                                                jstr(lane[1])));
+    json_array_append_new(threads, o);
   }
   return threads;
 }
@@ -1178,12 +1280,45 @@ static int meta_finish(json_t *root, strobe__vmodel *m) {
 }
 
 /* The meta document (docs/viewer.md §Meta), in its keys' order. */
+/* The GPU frames' instants (docs/gpu.md, docs/viewer.md "gpu"): one row per
+ * frame, ns since the capture start, null where unknown; the gaps'
+ * summaries with their n; null when the capture has no GPU data. */
+#define GPU_META_FRAMES 100000u /* rows the meta carries; the rest are counted in frames_cut */
+static json_t *gap_json(const strobe__dist *d) {
+  if (!d->n) return json_null();
+  return json_pack("{s:I,s:f,s:f,s:f}", "n", (json_int_t)d->n, "p50", d->p50, "p95", d->p95, "max", d->max);
+}
+
+static json_t *gpu_json(const builder *b) {
+  const strobe__gpu_data *g = &b->gpu;
+  if (!strobe__gpu_present(g)) return json_null();
+  json_t *rows = json_array();
+  uint32_t n = g->n_frames < GPU_META_FRAMES ? g->n_frames : GPU_META_FRAMES;
+  for (uint32_t i = 0; i < n; i++) {
+    const strobe__gpu_frame_rec *f = &g->frames[i];
+    const double t[5] = {f->cpu_end, f->submit, f->gpu_begin, f->gpu_end, f->fence_seen};
+    json_t *row = json_array();
+    json_array_append_new(row, json_real((double)f->frame_id));
+    for (int k = 0; k < 5; k++) json_array_append_new(row, num_or_null(t[k] - b->t0));
+    json_array_append_new(row, json_real(f->bound_ns));
+    json_array_append_new(row, json_integer(f->violations));
+    json_array_append_new(rows, row);
+  }
+  return json_pack("{s:[s,s,s,s,s,s,s,s],s:o,s:I,s:I,s:I,s:I,s:I,s:o,s:o,s:o}", "columns", "frame_id", "cpu_end",
+                   "submit", "gpu_begin", "gpu_end", "fence_seen", "bound", "violations", "frames", rows,
+                   "frames_cut", (json_int_t)(g->n_frames - n), "spans", (json_int_t)g->n_spans, "unmapped",
+                   (json_int_t)g->unmapped, "frames_checked", (json_int_t)g->checked, "frames_violating",
+                   (json_int_t)g->violated, "queue_backlog", gap_json(&g->backlog), "polling_latency",
+                   gap_json(&g->polling), "gpu_time", gap_json(&g->gpu_time));
+}
+
 static int build_meta(builder *b, const strobe__vsource *src, uint64_t generation) {
   counters_to_totals(b, b->cap);
   json_t *root = json_object();
   meta_identity(root, b, src, generation);
   meta_completeness(root, b);
   json_object_set_new(root, "threads", threads_json(b));
+  json_object_set_new(root, "gpu", gpu_json(b));
   meta_sites(root, b);
   int rc = meta_finish(root, b->m);
   json_decref(root);
@@ -1212,6 +1347,9 @@ static void builder_free(builder *b) {
   free(b->ocounters);
   for (uint32_t i = 0; i < b->n_opc; i++) free(b->opc_names[i]);
   for (uint32_t i = 0; i < b->n_windows; i++) free(b->windows[i]);
+  for (uint32_t i = 0; i < b->gpu.n_lanes; i++) free(b->gpu_names[i][0]), free(b->gpu_names[i][1]);
+  strobe__gpu_free(&b->gpu);
+  free(b->gpu_depth);
   strobe_capture_close(b->cap);
 }
 

@@ -661,6 +661,65 @@ def case_clocks():
     run("compare", base, ns_per_tick_2, "--max-regression", "10", expect=2)
 
 
+def case_gpu():
+    # GPU frames (docs/gpu.md): both gaps per frame as p50/p95/max with n, the order violation
+    # counted, lanes and passes; the exports put the lane and the frames' gaps on tracks of their own.
+    g = capture("gpu", "--gpu", "--frames", "20", "--gpu-bad", "3")
+    j, _ = run_json("report", g)
+    gp = j["gpu"]
+    check(gp["frames"] == 20 and gp["spans"] == 40 and gp["calibration_pairs"] == 20, f"gpu {gp}")
+    check(gp["spans_unmapped"] == 0 and gp["spans_cut"] == 0 and 50 <= gp["worst_bound_ns"] <= 100, f"gpu {gp}")
+    backlog = [2000 + 100 * (k % 10) for k in range(20)]
+    polling = [-1000 if k == 3 else 300 * (1 + k % 5) for k in range(20)]
+    for key, vals in (("queue_backlog", backlog), ("polling_latency", polling), ("gpu_time", [6000] * 20)):
+        d = gp[key]
+        check(d["n"] == 20, f"{key} n {d}")
+        for p, name in ((0.5, "p50_ns"), (0.95, "p95_ns")):
+            check(abs(d[name] - nearest_rank(vals, p)) < 0.5, f"{key} {name} {d} vs {nearest_rank(vals, p)}")
+        check(abs(d["max_ns"] - max(vals)) < 0.5, f"{key} max {d}")
+    o = gp["order"]
+    check(o["frames_checked"] == 20 and o["frames_violating"] == 1 and o["fence_before_end"] == 1 and
+          o["start_before_submit"] == 0 and o["end_after_submit"] == 0, f"order {o}")
+    check(gp["lanes"] == [{"domain": "gpu0", "queue": "graphics", "spans": 40, "total_ns": 120000, "max_ns": 5000}],
+          f"lanes {gp['lanes']}")
+    passes = {p["pass"]: p["spans"] for p in gp["passes"]}
+    check(passes == {"main": 20, "filter_group": 20}, f"passes {passes}")
+    text, _ = run("report", g)
+    check("queue backlog" in text and "polling latency" in text and "1 of 20 frames" in text, text[-2500:])
+    # Without GPU data: null, and said, never zeros.
+    base = capture("base")
+    check(run_json("report", base)[0]["gpu"] is None, "no GPU data: gpu is null")
+    check("gpu: unavailable" in run("report", base)[0], "no GPU data: the text says unavailable")
+    # chrome: the lane is a thread of its own; the backlog is exactly GPU start - submit.
+    out = os.path.join(ARGS.work, "gpu.json")
+    run("export", g, "--format", "chrome", "-o", out)
+    with open(out) as f:
+        doc = json.load(f)
+    ev = doc["traceEvents"]
+    names = {e["args"]["name"]: e["tid"] for e in ev if e["ph"] == "M" and e["name"] == "thread_name"}
+    check("GPU gpu0/graphics" in names and "main" in names, f"tracks {names}")
+    lane = [e for e in ev if e["ph"] == "X" and e["tid"] == names["GPU gpu0/graphics"]]
+    check(len(lane) == 40 and {e["name"] for e in lane} == {"composite", "blur"}, f"lane events {len(lane)}")
+    frames_tid = [t for n, t in names.items() if n.startswith("GPU frames")]
+    check(len(frames_tid) == 1, f"a GPU frames track {names}")
+    fx = [e for e in ev if e["tid"] == frames_tid[0] and e["ph"] == "X"]
+    bl = sorted(round(e["dur"] * 1000) for e in fx if e["name"] == "queue backlog")
+    pl = [e for e in fx if e["name"] == "polling latency"]
+    check(bl == sorted(backlog) and len(pl) == 19, f"gap slices {bl} {len(pl)}")
+    check(doc["otherData"]["gpu_order_violations"] == 1 and doc["otherData"]["gpu_spans"] == 40, f"{doc['otherData']}")
+    f0 = [e for e in lane if e["args"]["frame_id"] == 500 and e["name"] == "composite"][0]
+    sub0 = [e for e in ev if e["tid"] == frames_tid[0] and e["ph"] == "i" and e["name"] == "submit"
+            and e["args"]["frame_id"] == 500][0]
+    check(round((f0["ts"] - sub0["ts"]) * 1000) == 2000, f"mapped GPU start - submit {f0} {sub0}")
+    # speedscope: one more profile for the lane.
+    sout = os.path.join(ARGS.work, "gpu.speedscope.json")
+    run("export", g, "--format", "speedscope", "-o", sout)
+    with open(sout) as f:
+        sdoc = json.load(f)
+    gprof = [p for p in sdoc["profiles"] if p["name"] == "GPU gpu0/graphics"]
+    check(len(gprof) == 1 and len(gprof[0]["events"]) == 80, f"speedscope GPU profile {[p['name'] for p in sdoc['profiles']]}")
+
+
 def case_export_chrome():
     base = capture("base")
     out = os.path.join(ARGS.work, "base.json")

@@ -45,6 +45,17 @@
  * --units the `triangles` value is declared in bytes and draws 1536 and 3072
  * (printed 1.50 KiB and 3.00 KiB).
  *
+ * With --gpu thread 0 also records, after each frame k (ending at T), GPU
+ * frame 500 + k as include/strobe/gpu.h writes it (docs/gpu.md): a
+ * calibration pair of domain "gpu0" (2 device ticks per ns, 1 s ahead:
+ * device = 2 h + 2e9, read at T between T - 50 and T + 50), the marks
+ * cpu_end at T and submit at T + 1000, spans "composite" (pass main) and
+ * "blur" (pass filter_group) on lane "graphics" from the GPU start
+ * T + 1000 + backlog, backlog = 2000 + 100 * (k % 10), 5000 and 1000 ns
+ * long, and fence_seen 300 * (1 + k % 5) ns after the GPU end; frame
+ * --gpu-bad K sees its fence 1000 ns before the GPU end (an order
+ * violation).
+ *
  * With --other-file every site is declared in "other/app.c": sites match by
  * name, file and line, so such a capture has no site in common with one
  * made without it. With --no-marks main writes no FRAME mark: a program
@@ -66,6 +77,7 @@
  *          [--ns-per-tick X] [--ops] [--stall K] [--stages] [--other-file]
  *          [--no-marks] [--interned] [--slow K:NS]... [--stage-tree]
  *          [--pass-category] [--worker-marks] [--units] [--kinds] [--ui-tree]
+ *          [--gpu] [--gpu-bad K]
  * It must never depend on the real clock: the tests compare exact numbers.
  */
 #include <stdio.h>
@@ -103,14 +115,17 @@ typedef struct opts {
   int units;         /* `triangles` in bytes: 1536 and 3072 */
   int kinds;         /* draw calls and GPU memory by kind */
   int ui_tree;       /* element attribution and two UI-tree snapshots */
+  int gpu;           /* GPU frames after each frame (>>gpu) */
+  int gpu_bad;       /* --gpu: the frame whose fence is seen before its GPU end, -1 none */
 } opts;
 
 /* >>sites: ids are assigned here, in this order, from 1. */
 enum { S_FRAME = 1, S_UPDATE, S_WORK, S_RENDER, S_DRAW, S_TRIANGLES, S_DRAW_CALLS,
        S_QUEUE, S_MARK, S_JOB, S_IO, S_ITER, S_STALLED, S_SPIKE, S_LAYOUT, S_PAINT, S_PHASE_UPDATE,
        S_MODEL_UPDATE, S_ROW_BIND, S_LAYOUT_UPDATE, S_LAYOUT_COMPUTE, S_AFTER_LAYOUT, S_TEXT_SHAPING,
-       S_WORKER_MARK, S_DC_QUADS, S_DC_TEXT, S_GPU_TEXTURES, S_ROW_TYPE, S_CELL_TYPE, S_COUNT };
-enum { L_MAIN = 1, L_ROWS }; /* label ids */
+       S_WORKER_MARK, S_DC_QUADS, S_DC_TEXT, S_GPU_TEXTURES, S_ROW_TYPE, S_CELL_TYPE, S_GPU_COMPOSITE,
+       S_GPU_BLUR, S_COUNT };
+enum { L_MAIN = 1, L_ROWS, L_GPU0, L_GRAPHICS, L_FILTER_GROUP }; /* label ids */
 
 static strobe_site g_sites[S_COUNT] = {
     [S_FRAME] = {"frame", NULL, NULL, "app/loop.c", "run_frame", 10, STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE, 0},
@@ -142,6 +157,8 @@ static strobe_site g_sites[S_COUNT] = {
     [S_DC_QUADS] = {"draw_calls", "quads", NULL, "app/gfx.c", "render", 170, STROBE_SITE_COUNTER, 0, STROBE_UNIT_COUNT, 0},
     [S_DC_TEXT] = {"draw_calls", "text", NULL, "app/gfx.c", "render", 171, STROBE_SITE_COUNTER, 0, STROBE_UNIT_COUNT, 0},
     [S_GPU_TEXTURES] = {"gpu_memory", "textures", NULL, "app/gfx.c", "render", 180, STROBE_SITE_GAUGE, 0, STROBE_UNIT_BYTES, 0},
+    [S_GPU_COMPOSITE] = {"composite", "gpu", NULL, "app/gpu.c", NULL, 220, STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE, 0},
+    [S_GPU_BLUR] = {"blur", "gpu", NULL, "app/gpu.c", NULL, 230, STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE, 0},
 };
 
 /* >>sink */
@@ -322,18 +339,49 @@ static void ops_frame(batch *b, const opts *o, int k) {
   op_event(b, STROBE__OPEV_END, w, d, 11);
 }
 
+/* >>gpu: events as src/probe/gpu.c writes them (probe/probe.h >>gpu events). */
+static void gpu_event(batch *b, uint64_t ts, uint32_t sub, const uint64_t *w, const uint32_t *d, uint32_t n) {
+  put(b, ts, STROBE__EV_GPU, sub | n << 8);
+  for (uint32_t i = 0; i < n; i++) put(b, w[i], STROBE__EV_PAYLOAD, d[i]);
+}
+static uint64_t gpu_device(uint64_t h) { return 2 * h + 2000000000u; }
+
+static void gpu_frame(batch *b, const opts *o, int k) {
+  uint64_t t = b->now, id = 500u + (uint64_t)k;
+  uint64_t start = t + 1000 + 2000 + 100 * (uint64_t)(k % 10), end = start + 6000;
+  uint64_t fence = k == o->gpu_bad ? end - 1000 : end + 300 * (uint64_t)(1 + k % 5);
+  uint64_t pw[3] = {gpu_device(t), t - 50, f64_bits(2e9)};
+  uint32_t pd[3] = {L_GPU0, 0, 0};
+  gpu_event(b, t + 50, STROBE__GPUEV_PAIR, pw, pd, 3);
+  const uint64_t marks[3][2] = {{t, 1}, {t + 1000, 2}, {fence, 3}}; /* cpu_end, submit, fence_seen */
+  for (int i = 0; i < 3; i++) {
+    uint64_t mw[1] = {id};
+    uint32_t md[1] = {(uint32_t)marks[i][1]};
+    gpu_event(b, marks[i][0], STROBE__GPUEV_MARK, mw, md, 1);
+  }
+  uint64_t cw[4] = {gpu_device(start), gpu_device(start + 5000), id, 0};
+  uint32_t cd[4] = {L_GPU0, L_GRAPHICS, S_GPU_COMPOSITE, L_MAIN};
+  gpu_event(b, fence + 10, STROBE__GPUEV_SPAN, cw, cd, 4);
+  uint64_t bw[4] = {gpu_device(start + 5000), gpu_device(end), id, 0};
+  uint32_t bd[4] = {L_GPU0, L_GRAPHICS, S_GPU_BLUR, L_FILTER_GROUP};
+  gpu_event(b, fence + 10, STROBE__GPUEV_SPAN, bw, bd, 4);
+  b->now = fence + 100;
+}
+
 static int usage(void) {
   fprintf(stderr,
           "usage: make_capture OUT [--frames N] [--grow PCT] [--spike K] [--no-footer]\n"
           "                        [--unfinished] [--lost] [--unwound] [--clock NAME] [--ns-per-tick X]\n"
           "                        [--ops] [--stall K] [--stages] [--other-file]\n"
           "                        [--no-marks] [--interned] [--slow K:NS]... [--stage-tree]\n"
-          "                        [--pass-category] [--worker-marks] [--units] [--kinds] [--ui-tree]\n");
+          "                        [--pass-category] [--worker-marks] [--units] [--kinds] [--ui-tree]\n"
+          "                        [--gpu] [--gpu-bad K]\n");
   return 2;
 }
 
 int main(int argc, char **argv) {
-  opts o = {.out = NULL, .frames = 50, .spike = -1, .clock = "monotonic", .ns_per_tick = 1.0, .stall = 50};
+  opts o = {.out = NULL, .frames = 50, .spike = -1, .clock = "monotonic", .ns_per_tick = 1.0, .stall = 50,
+            .gpu_bad = -1};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     int more = i + 1 < argc;
@@ -357,6 +405,8 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--pass-category")) o.pass_category = 1;
     else if (!strcmp(a, "--worker-marks")) o.worker_marks = 1;
     else if (!strcmp(a, "--units")) o.units = 1;
+    else if (!strcmp(a, "--gpu")) o.gpu = 1;
+    else if (!strcmp(a, "--gpu-bad") && more) o.gpu_bad = atoi(argv[++i]);
     else if (!strcmp(a, "--slow") && more && o.nslow < 4) {
       char *end = NULL;
       o.slow_k[o.nslow] = (int)strtol(argv[++i], &end, 10);
@@ -393,7 +443,8 @@ int main(int argc, char **argv) {
    * --worker-marks (then every site before it is declared, the stages too). */
   int tree = o.stage_tree || o.worker_marks;
   for (uint32_t id = 1; id < S_COUNT; id++)
-    if (id >= S_ROW_TYPE ? o.ui_tree
+    if (id >= S_GPU_COMPOSITE ? o.gpu
+        : id >= S_ROW_TYPE ? o.ui_tree
         : id >= S_DC_QUADS ? o.kinds
         : id == S_WORKER_MARK ? o.worker_marks
         : id >= S_LAYOUT_UPDATE ? tree
@@ -403,9 +454,14 @@ int main(int argc, char **argv) {
       if (o.other_file) s.file = "other/app.c"; /* sites match by name, file and line */
       strobe__writer_site(w, id, &s);
     }
-  if (o.ops) {
+  if (o.ops || o.gpu) {
     strobe__writer_label(w, L_MAIN, "main");
     strobe__writer_label(w, L_ROWS, "rows");
+  }
+  if (o.gpu) {
+    strobe__writer_label(w, L_GPU0, "gpu0");
+    strobe__writer_label(w, L_GRAPHICS, "graphics");
+    strobe__writer_label(w, L_FILTER_GROUP, "filter_group");
   }
   strobe__writer_thread(w, 0, 1000, "main", 0);
   strobe__writer_thread(w, 1, 1001, "worker", 0);
@@ -418,6 +474,7 @@ int main(int argc, char **argv) {
       ops_frame(&m, &o, k);
     else
       main_frame(&m, &o, k);
+    if (o.gpu) gpu_frame(&m, &o, k);
     worker_job(&wk, &o, k);
     if (m.n > 3500 || wk.n > 3500 || k == o.frames - 1) {
       strobe__writer_events(w, 0, m.ev, m.n);

@@ -89,6 +89,7 @@ void agg_free(agg *a) {
   }
   free(a->thread_in);
   if (a->track_frames) frames_free(&a->fr);
+  strobe__gpu_free(&a->gpu);
   memset(a, 0, sizeof *a);
 }
 
@@ -257,6 +258,10 @@ static void record_op(agg *a, const strobe_capture_record *r) {
 }
 
 static void record(agg *a, const strobe_capture *c, const strobe_capture_record *r) {
+  if (r->device) { /* pairs, GPU spans and instants: kept whole, mapped once the capture is read (gpu.c) */
+    strobe__gpu_record(&a->gpu, r);
+    return;
+  }
   if (r->type == STROBE_REC_BEGIN) { /* half of all records: only stage parents need them */
     uint32_t *open = a->track_stage_parents && r->depth <= AGG_MAX_DEPTH ? open_sites_of(a, r->thread) : NULL;
     if (open) open[r->depth] = r->site;

@@ -14,6 +14,7 @@
 
 #include <stdint.h>
 
+#include "analyze/gpu_frames.h"
 #include "analyze/percentile.h"
 #include "strobe/capture.h"
 
@@ -175,6 +176,7 @@ typedef struct agg {
   agg_stage_parent *stage_parents;
   uint32_t n_stage_parents;
   uint64_t stage_parents_cut; /* stage scopes whose (stage, parent) pair did not fit */
+  strobe__gpu_data gpu;           /* GPU spans, frame instants and clock pairs (gpu.h), resolved by strobe__gpu_resolve */
   int failed;             /* out of memory: figures are incomplete */
 } agg;
 

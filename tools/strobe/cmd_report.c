@@ -287,6 +287,111 @@ static void ops_json(strobe__json *j, report *x) {
   strobe__json_end(j);
 }
 
+/* >>gpu (docs/gpu.md): null when the capture holds no GPU data, never zeros */
+static void gap_json(strobe__json *j, const char *key, const strobe__dist *d) {
+  if (!d->n) {
+    strobe__json_null(j, key);
+    return;
+  }
+  strobe__json_object(j, key);
+  strobe__json_uint(j, "n", d->n);
+  strobe__json_num(j, "p50_ns", d->p50, 1);
+  strobe__json_num(j, "p95_ns", d->p95, 1);
+  strobe__json_num(j, "max_ns", d->max, 1);
+  strobe__json_end(j);
+}
+
+static void groups_json(strobe__json *j, const char *key, const strobe__gpu_group *g, uint32_t n, int lanes) {
+  strobe__json_array(j, key);
+  for (uint32_t i = 0; i < n; i++) {
+    strobe__json_object(j, NULL);
+    if (lanes) strobe__json_str(j, "domain", g[i].domain);
+    strobe__json_str(j, lanes ? "queue" : "pass", g[i].name);
+    strobe__json_uint(j, "spans", g[i].spans);
+    strobe__json_num(j, "total_ns", g[i].total_ns, 1);
+    strobe__json_num(j, "max_ns", g[i].max_ns, 1);
+    strobe__json_end(j);
+  }
+  strobe__json_end(j);
+}
+
+static void gpu_json(strobe__json *j, const report *x) {
+  const strobe__gpu_data *g = &x->a.gpu;
+  if (!strobe__gpu_present(g)) {
+    strobe__json_null(j, "gpu");
+    return;
+  }
+  strobe__json_object(j, "gpu");
+  strobe__json_uint(j, "frames", g->n_frames);
+  strobe__json_uint(j, "spans", g->n_spans);
+  strobe__json_uint(j, "calibration_pairs", g->pairs);
+  strobe__json_uint(j, "spans_unmapped", g->unmapped);
+  strobe__json_uint(j, "spans_cut", g->spans_cut);
+  strobe__json_uint(j, "marks_cut", g->marks_cut);
+  strobe__json_num(j, "worst_bound_ns", g->worst_bound_ns, 1);
+  gap_json(j, "queue_backlog", &g->backlog);
+  gap_json(j, "polling_latency", &g->polling);
+  gap_json(j, "gpu_time", &g->gpu_time);
+  strobe__json_object(j, "order");
+  strobe__json_uint(j, "frames_checked", g->checked);
+  strobe__json_uint(j, "frames_violating", g->violated);
+  strobe__json_uint(j, "end_after_submit", g->by_check[0]);
+  strobe__json_uint(j, "start_before_submit", g->by_check[1]);
+  strobe__json_uint(j, "end_before_start", g->by_check[2]);
+  strobe__json_uint(j, "fence_before_end", g->by_check[3]);
+  strobe__json_end(j);
+  groups_json(j, "lanes", g->lanes, g->n_lanes, 1);
+  groups_json(j, "passes", g->passes, g->n_passes, 0);
+  strobe__json_end(j);
+}
+
+static void gap_text(FILE *f, const char *label, const strobe__dist *d) {
+  fprintf(f, "  %-32s %8zu", label, d->n);
+  if (!d->n) {
+    fprintf(f, "  unavailable: no frame has both instants\n");
+    return;
+  }
+  const char *v[] = {cli_dur(d->p50), cli_dur(d->p95), cli_dur(d->max)};
+  for (int i = 0; i < 3; i++) cli_cell(f, 11, v[i]);
+  fputc('\n', f);
+}
+
+static void gpu_text(FILE *f, const report *x) {
+  const strobe__gpu_data *g = &x->a.gpu;
+  if (!strobe__gpu_present(g)) {
+    fprintf(f, "\ngpu: unavailable: the capture holds no GPU spans or frame instants (docs/gpu.md)\n");
+    return;
+  }
+  fprintf(f, "\ngpu (docs/gpu.md): %u frames, %u spans on %u lanes, %llu calibration pairs, bound up to %s\n",
+          g->n_frames, g->n_spans, g->n_lanes, (unsigned long long)g->pairs, cli_dur(g->worst_bound_ns));
+  fprintf(f, "  %-32s %8s %11s %11s %11s\n", "per frame", "n", "p50", "p95", "max");
+  gap_text(f, "queue backlog (GPU start-submit)", &g->backlog);
+  gap_text(f, "polling latency (fence-GPU end)", &g->polling);
+  gap_text(f, "GPU time (GPU end-start)", &g->gpu_time);
+  fprintf(f, "  order violations: %llu of %llu frames checked (end>submit %llu, start<submit %llu, end<start %llu, "
+             "fence<end %llu), beyond the calibration bound; gaps are reported as measured\n",
+          (unsigned long long)g->violated, (unsigned long long)g->checked, (unsigned long long)g->by_check[0],
+          (unsigned long long)g->by_check[1], (unsigned long long)g->by_check[2], (unsigned long long)g->by_check[3]);
+  for (uint32_t i = 0; i < g->n_lanes; i++) {
+    fprintf(f, "  lane %s/%s: %llu spans, total %s", g->lanes[i].domain, g->lanes[i].name,
+            (unsigned long long)g->lanes[i].spans, cli_dur(g->lanes[i].total_ns));
+    fprintf(f, ", max %s\n", cli_dur(g->lanes[i].max_ns));
+  }
+  for (uint32_t i = 0; i < g->n_passes; i++) {
+    fprintf(f, "  pass %s: %llu spans, total %s", g->passes[i].name, (unsigned long long)g->passes[i].spans,
+            cli_dur(g->passes[i].total_ns));
+    fprintf(f, ", max %s\n", cli_dur(g->passes[i].max_ns));
+  }
+  if (g->unmapped)
+    fprintf(f, "  %llu spans not mapped: their clock domain has no calibration pair in the capture\n",
+            (unsigned long long)g->unmapped);
+  if (g->spans_cut || g->marks_cut || g->lanes_cut || g->passes_cut)
+    fprintf(f, "  not kept: %llu spans and %llu instants past %u each, %llu spans of lanes past %u, %llu of passes "
+               "past %u\n",
+            (unsigned long long)g->spans_cut, (unsigned long long)g->marks_cut, STROBE__GPU_MAX_SPANS,
+            (unsigned long long)g->lanes_cut, STROBE__GPU_MAX_LANES, (unsigned long long)g->passes_cut, STROBE__GPU_MAX_PASSES);
+}
+
 static void write_json(cli_output *o, report *x, const uint32_t *ids, uint32_t n_ids) {
   strobe_capture *c = x->in.cap;
   const strobe_capture_header *h = strobe_capture_query_header(c);
@@ -459,6 +564,7 @@ static void write_json(cli_output *o, report *x, const uint32_t *ids, uint32_t n
     strobe__json_null(&j, "refused_full");
   }
   strobe__json_end(&j);
+  gpu_json(&j, x);
   strobe__json_end(&j);
   cli_output_json(o, &j);
 }
@@ -709,6 +815,7 @@ static void write_text(cli_output *o, report *x, const uint32_t *ids, uint32_t n
     }
   }
   ops_text(f, x);
+  gpu_text(f, x);
 
   numbers_text(f, x, STROBE_SITE_COUNTER);
   numbers_text(f, x, STROBE_SITE_GAUGE);
@@ -805,7 +912,8 @@ int cmd_report(int argc, char **argv) {
   }
   agg_read_all(&x.a, &x.in);
   int status = cli_finish_read(&x.in);
-  if (x.a.failed || x.a.fr.failed) {
+  strobe__gpu_resolve(&x.a.gpu, x.in.cap); /* after the whole capture: later pairs improve earlier spans */
+  if (x.a.failed || x.a.fr.failed || x.a.gpu.failed) {
     cli_error("report", "out of memory: the figures below are incomplete");
     status = CLI_FAIL;
   }

@@ -16,6 +16,17 @@
  * with its window, frame id, committed flag, hand-off, stage totals and
  * counters as args.
  *
+ * GPU spans (docs/gpu.md) are mapped onto the host timeline once the whole
+ * capture is read (later calibration pairs improve earlier spans) and
+ * written at the end, each queue lane as a thread of its own ("GPU
+ * <domain>/<queue>", tid 2000000000 + lane, sorted below the CPU threads)
+ * with "X" events named by their site, args pass, frame_id and bound_ns; a
+ * "GPU frames" track (tid 1999999999) carries each frame's queue backlog
+ * (submit to GPU start) and polling latency (GPU end to fence seen) as "X"
+ * events, and its cpu_end, submit and fence_seen marks as instants. A gap
+ * that is negative (an order violation) gets no slice: it is counted in
+ * otherData.gpu_order_violations.
+ *
  * Unfinished scopes (still open when their thread or the file ended) and
  * lost scopes (their END was dropped) are never given an end: each becomes a
  * "B" event without an "E", args {"strobe": "unfinished: never ended"} or
@@ -34,10 +45,13 @@
  */
 #include <inttypes.h>
 #include <math.h>
+#include <math.h>
 #include <stdlib.h>
 
 #include "export.h"
 #include "format/json_writer.h"
+#include "analyze/gpu_frames.h"
+#include "strobe/gpu.h"
 
 #define MAX_DEPTH 256   /* the reader's stack bound */
 #define MAX_VALUES 1024 /* numbers held for open scopes of one thread; more are counted, not attached */
@@ -96,6 +110,7 @@ typedef struct chrome {
   uint32_t n_threads;
   export_tids tids;
   uint64_t values_dropped, unfinished, lost_scopes, unwound;
+  strobe__gpu_data gpu;       /* GPU spans and marks, written at the end (>>gpu) */
   int failed;
 } chrome;
 
@@ -411,6 +426,10 @@ static void on_op(chrome *x, const strobe_capture_record *r) {
 }
 
 static void on_record(chrome *x, const strobe_capture_record *r) {
+  if (r->device) {
+    strobe__gpu_record(&x->gpu, r);
+    return;
+  }
   if (r->type == STROBE_REC_SITE) {
     if (on_site(x, r->site)) x->failed = 1;
     return;
@@ -473,6 +492,99 @@ static void on_record(chrome *x, const strobe_capture_record *r) {
   }
 }
 
+/* >>gpu: queue lanes and the frames' gaps as tracks of their own */
+#define GPU_FRAMES_TID 1999999999u
+#define GPU_LANE_TID 2000000000u
+
+static void track_name(chrome *x, uint64_t tid, const char *name, uint64_t sort) {
+  head(x, "M", tid, 0);
+  ob_str(x->o, ",\"name\":\"thread_name\",\"args\":{\"name\":");
+  ob_json_str(x->o, name);
+  ob_str(x->o, "}}");
+  head(x, "M", tid, 0);
+  ob_str(x->o, ",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":");
+  ob_room(x->o, 32);
+  ob_u64(x->o, sort);
+  ob_str(x->o, "}}");
+}
+
+static void gap_slice(chrome *x, const char *name, double from, double to, uint64_t frame) {
+  if (!(to >= from)) return; /* unknown, or negative: an order violation, counted */
+  head(x, "X", GPU_FRAMES_TID, from);
+  ob_str(x->o, ",\"dur\":");
+  ob_room(x->o, 32);
+  ob_milli(x->o, round_i64(to - from));
+  ob_str(x->o, ",\"name\":");
+  ob_json_str(x->o, name);
+  ob_str(x->o, ",\"cat\":\"gpu\",\"args\":{\"frame_id\":");
+  ob_room(x->o, 32);
+  ob_u64(x->o, frame);
+  ob_str(x->o, "}}");
+}
+
+static void write_gpu(chrome *x, strobe_capture *c) {
+  strobe__gpu_data *g = &x->gpu;
+  if (!strobe__gpu_present(g)) return;
+  strobe__gpu_resolve(g, c);
+  if (g->failed) x->failed = 1;
+  if (x->f->thread) { /* --thread names a CPU thread: the GPU tracks are left out, counted */
+    x->f->left_out += g->n_spans + g->n_frames;
+    return;
+  }
+  for (uint32_t i = 0; i < g->n_lanes; i++) {
+    char name[300];
+    snprintf(name, sizeof name, "GPU %s/%s", g->lanes[i].domain, g->lanes[i].name);
+    track_name(x, GPU_LANE_TID + i, name, GPU_LANE_TID + i);
+  }
+  for (uint32_t i = 0; i < g->n_spans; i++) {
+    const strobe__gpu_span_rec *s = &g->spans[i];
+    if (s->lane == UINT32_MAX || isnan(s->begin_ns)) continue; /* counted: lanes_cut, unmapped */
+    if (!xf_time_in(x->f, s->begin_ns) || !xf_time_in(x->f, s->end_ns)) { /* --from/--to: wholly inside */
+      x->f->left_out++;
+      continue;
+    }
+    const strobe_capture_site *cs = strobe_capture_query_site(c, s->site);
+    head(x, "X", GPU_LANE_TID + s->lane, s->begin_ns);
+    ob_str(x->o, ",\"dur\":");
+    ob_room(x->o, 32);
+    ob_milli(x->o, round_i64(s->end_ns - s->begin_ns));
+    ob_str(x->o, ",\"name\":");
+    ob_json_str(x->o, cs ? cs->name : "?");
+    ob_str(x->o, ",\"cat\":\"gpu\",\"args\":{\"pass\":");
+    ob_json_str(x->o, s->pass[0] ? s->pass : "none");
+    ob_str(x->o, ",\"frame_id\":");
+    ob_room(x->o, 64);
+    ob_u64(x->o, s->frame_id);
+    ob_str(x->o, ",\"bound_ns\":");
+    ob_double(x->o, s->bound_ns);
+    ob_str(x->o, "}}");
+  }
+  if (!g->n_frames) return;
+  track_name(x, GPU_FRAMES_TID, "GPU frames: queue backlog, polling latency", GPU_FRAMES_TID);
+  for (uint32_t i = 0; i < g->n_frames; i++) {
+    const strobe__gpu_frame_rec *f = &g->frames[i];
+    double first = !isnan(f->cpu_end) ? f->cpu_end : !isnan(f->submit) ? f->submit : f->gpu_begin;
+    double last = !isnan(f->fence_seen) ? f->fence_seen : f->gpu_end;
+    if ((!isnan(first) && !xf_time_in(x->f, first)) || (!isnan(last) && !xf_time_in(x->f, last))) {
+      x->f->left_out++;
+      continue;
+    }
+    gap_slice(x, "queue backlog", f->submit, f->gpu_begin, f->frame_id);
+    gap_slice(x, "polling latency", f->gpu_end, f->fence_seen, f->frame_id);
+    const double at[3] = {f->cpu_end, f->submit, f->fence_seen};
+    for (uint32_t k = 0; k < 3; k++) {
+      if (isnan(at[k])) continue;
+      head(x, "i", GPU_FRAMES_TID, at[k]);
+      ob_str(x->o, ",\"s\":\"t\",\"name\":");
+      ob_json_str(x->o, strobe_gpu_instant_name(k + 1));
+      ob_str(x->o, ",\"args\":{\"frame_id\":");
+      ob_room(x->o, 32);
+      ob_u64(x->o, f->frame_id);
+      ob_str(x->o, "}}");
+    }
+  }
+}
+
 static void other_data(chrome *x, const cli_input *in) {
   ob *o = x->o;
   const strobe_capture_header *h = strobe_capture_query_header(x->c);
@@ -502,6 +614,15 @@ static void other_data(chrome *x, const cli_input *in) {
   ob_u64(o, x->unwound);
   ob_str(o, ",\"values_not_attached\":");
   ob_u64(o, x->values_dropped);
+  ob_room(o, 200);
+  ob_str(o, ",\"gpu_spans\":");
+  ob_u64(o, x->gpu.n_spans);
+  ob_str(o, ",\"gpu_spans_unmapped\":");
+  ob_u64(o, x->gpu.unmapped);
+  ob_str(o, ",\"gpu_spans_not_kept\":");
+  ob_u64(o, x->gpu.spans_cut + x->gpu.lanes_cut);
+  ob_str(o, ",\"gpu_order_violations\":");
+  ob_u64(o, x->gpu.violated);
   ob_str(o, ",\"left_out_by_filters\":");
   ob_u64(o, x->f->left_out);
   ob_str(o, ",\"unfinished_as\":\"B events without E, args.strobe says why; never given an end\"}}\n");
@@ -541,6 +662,7 @@ int export_chrome(cli_input *in, FILE *out, export_filter *f) {
     flush_pending(x, t);
   }
   int status = cli_finish_read(in);
+  write_gpu(x, in->cap);
   other_data(x, in);
   ob_flush(o);
   if (x->failed) {
@@ -561,6 +683,7 @@ int export_chrome(cli_input *in, FILE *out, export_filter *f) {
   free(x->sites);
   free(x->threads);
   export_tids_free(&x->tids);
+  strobe__gpu_free(&x->gpu);
   free(x);
   free(o);
   return wfail ? CLI_OUTPUT : status;

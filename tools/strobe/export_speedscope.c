@@ -24,9 +24,19 @@
  * The filters (export.h >>filters) decide at a scope's BEGIN whether it is
  * written: --to needs the scopes still open at --to, found by xf_scan_cuts
  * in a pass of its own before this export starts.
+ *
+ * GPU spans (docs/gpu.md) become one more evented profile per queue lane,
+ * "GPU <domain>/<queue>", their times mapped onto the host timeline once the
+ * first pass has read the whole capture (--from/--to keep the spans wholly
+ * inside; --thread, which names a CPU thread, leaves them out). A span that
+ * overlaps the one before it on its lane without nesting in it cannot be an
+ * evented profile's event: it is left out and counted (a warning says how
+ * many; the chrome export has it).
  */
+#include <math.h>
 #include <stdlib.h>
 
+#include "analyze/gpu_frames.h"
 #include "export.h"
 
 #define MAX_DEPTH 256
@@ -62,6 +72,8 @@ typedef struct sscope {
   uint32_t base;                /* first thread index of this pass */
   int64_t end_at;               /* the capture's end, ns */
   uint64_t unfinished, lost, unwound;
+  strobe__gpu_data gpu;         /* the first pass's GPU spans (>>gpu) */
+  uint64_t gpu_overlapping;     /* spans left out: they overlap without nesting */
   int failed;                   /* out of memory or a spool write failed */
 } sscope;
 
@@ -145,6 +157,10 @@ static void pop_as(sscope *s, sthread *t, int variant, int64_t at) {
 }
 
 static void on_record(sscope *s, const strobe_capture_record *r) {
+  if (r->device) {
+    if (s->base == 0) strobe__gpu_record(&s->gpu, r);
+    return;
+  }
   if (r->type == STROBE_REC_THREAD && !xf_thread(s->f, s->c, r->thread)) s->failed = 1;
   if (r->type == STROBE_REC_SITE || r->type == STROBE_REC_THREAD) return;
   if (!xf_thread_in(s->f, r->thread)) return;
@@ -209,6 +225,83 @@ static void frames_json(sscope *s, ob *o) {
     ob_ch(o, '}');
   }
   ob_str(o, "]}}\n");
+}
+
+/* >>gpu: one evented profile per queue lane, spans in begin order. */
+static int by_begin(const void *a, const void *b) {
+  const strobe__gpu_span_rec *x = *(const strobe__gpu_span_rec *const *)a, *y = *(const strobe__gpu_span_rec *const *)b;
+  if (x->begin_ns != y->begin_ns) return x->begin_ns < y->begin_ns ? -1 : 1;
+  return (x->end_ns < y->end_ns) - (x->end_ns > y->end_ns); /* the longer one first: it holds the other */
+}
+
+static void put_gpu_event(sscope *s, ob *o, char type, uint32_t site, double at_ns, uint32_t *events) {
+  ob_room(o, 96);
+  o->len += (size_t)snprintf(o->buf + o->len, 96, "%s{\"type\":\"%c\",\"frame\":%u,\"at\":%lld}", (*events)++ ? "," : "",
+                             type, frame_index(s, site, NORMAL), (long long)round_i64(at_ns));
+}
+
+static void write_gpu_profiles(sscope *s, ob *o, strobe_capture *c, export_filter *f, int *first_profile) {
+  strobe__gpu_data *g = &s->gpu;
+  if (!strobe__gpu_present(g)) return;
+  strobe__gpu_resolve(g, c);
+  if (g->failed) s->failed = 1;
+  if (f->thread) { /* --thread names a CPU thread */
+    f->left_out += g->n_spans;
+    return;
+  }
+  const strobe__gpu_span_rec **v = malloc(((size_t)g->n_spans + 1) * sizeof *v);
+  if (!v) {
+    s->failed = 1;
+    return;
+  }
+  for (uint32_t lane = 0; lane < g->n_lanes; lane++) {
+    size_t n = 0;
+    for (uint32_t i = 0; i < g->n_spans; i++) {
+      const strobe__gpu_span_rec *sp = &g->spans[i];
+      if (sp->lane != lane || isnan(sp->begin_ns)) continue;
+      if (!xf_time_in(f, sp->begin_ns) || !xf_time_in(f, sp->end_ns)) {
+        f->left_out++;
+        continue;
+      }
+      v[n++] = sp;
+    }
+    if (!n) continue;
+    qsort(v, n, sizeof *v, by_begin);
+    char name[300];
+    snprintf(name, sizeof name, "GPU %s/%s", g->lanes[lane].domain, g->lanes[lane].name);
+    ob_str(o, *first_profile ? "\n" : ",\n");
+    *first_profile = 0;
+    ob_str(o, "{\"type\":\"evented\",\"name\":");
+    ob_json_str(o, name);
+    ob_str(o, ",\"unit\":\"nanoseconds\",\"startValue\":");
+    ob_room(o, 64);
+    ob_i64(o, round_i64(v[0]->begin_ns));
+    double last = v[0]->end_ns;
+    for (size_t i = 0; i < n; i++)
+      if (v[i]->end_ns > last) last = v[i]->end_ns;
+    ob_str(o, ",\"endValue\":");
+    ob_room(o, 32);
+    ob_i64(o, round_i64(last));
+    ob_str(o, ",\"events\":[");
+    const strobe__gpu_span_rec *stack[MAX_DEPTH];
+    uint32_t depth = 0, events = 0;
+    for (size_t i = 0; i <= n; i++) {
+      /* Close what ends before this span begins (all of it at the end). */
+      while (depth && (i == n || round_i64(stack[depth - 1]->end_ns) <= round_i64(v[i]->begin_ns))) {
+        depth--;
+        put_gpu_event(s, o, 'C', stack[depth]->site, stack[depth]->end_ns, &events);
+      }
+      if (i == n) break;
+      if ((depth && round_i64(v[i]->end_ns) > round_i64(stack[depth - 1]->end_ns)) || depth == MAX_DEPTH) {
+        s->gpu_overlapping++;
+        continue;
+      }
+      stack[depth++] = v[i];
+      put_gpu_event(s, o, 'O', v[i]->site, v[i]->begin_ns, &events);
+    }
+    ob_str(o, "]}");
+  }
+  free(v);
 }
 
 /* Writes the profiles of this pass's threads and frees their spools. */
@@ -289,6 +382,7 @@ int export_speedscope(const char *path, int quiet, FILE *out, export_filter *f) 
     }
     threads = strobe_capture_query_thread_count(in.cap);
     write_profiles(s, o, round_i64(cli_start_ns(in.cap)), &first_profile);
+    if (s->base == 0) write_gpu_profiles(s, o, in.cap, f, &first_profile);
     if (s->base + BATCH >= threads) frames_json(s, o); /* needs the capture's site table */
     cli_close(&in);
   }
@@ -297,6 +391,10 @@ int export_speedscope(const char *path, int quiet, FILE *out, export_filter *f) 
     cli_error("export", "out of memory or temporary file error: the export is incomplete");
     status = CLI_FAIL;
   }
+  if (s->gpu_overlapping)
+    cli_error("export", "warning: %llu GPU spans overlap the span before them on their lane without nesting in it: "
+                        "left out of the speedscope profile (the chrome export has them)",
+              (unsigned long long)s->gpu_overlapping);
   if (first_profile && status == CLI_OK)
     cli_error("export", "warning: %s has no scopes: the speedscope file has no profiles", path);
   int wfail = o->failed;
@@ -307,6 +405,7 @@ int export_speedscope(const char *path, int quiet, FILE *out, export_filter *f) 
     }
   for (int v = 0; v < VARIANTS; v++) free(s->frame_of[v]);
   free(s->frame_site);
+  strobe__gpu_free(&s->gpu);
   free(s);
   free(o);
   return wfail ? CLI_OUTPUT : status;
