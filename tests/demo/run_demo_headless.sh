@@ -65,6 +65,9 @@ tracks = r["tracks"]
 lanes = [s for s in r["slices"] if tracks[s["track"]]["name"].startswith("operations ")]
 stages = [s for s in r["slices"] if tracks[s["track"]]["name"] == "stages"]
 closed = len(r["slices"]) - len(unwound) - len(lanes)
+counters = [t["name"] for t in tracks.values() if t["counter"] is not None]
+if len(set(counters)) != len(counters) or not any(": " in n for n in counters):  # kinds apart: "draw_calls: quads"
+    sys.exit(f"run_demo_headless: perfetto export: counter tracks by kind {sorted(counters)}")
 main_lanes = {tracks[s["track"]]["name"] for s in lanes if tracks[s["track"]]["name"].startswith("operations main")}
 if len(main_lanes) < 2:  # the sender presents a pass while the next one runs: they overlap
     sys.exit(f"run_demo_headless: perfetto export: overlapping passes on one lane: {main_lanes}")

@@ -130,6 +130,11 @@ typedef struct export_tids {
 uint64_t export_tid(export_tids *t, const strobe_capture *c, uint32_t index);
 void export_tids_free(export_tids *t);
 
+/* >>names: a counter's or gauge's series name: its family, and its kind
+ * when it has one (docs/recording.md §Counters and gauges by kind: the kind
+ * is the site's category), "draw_calls: quads"; so kinds stay apart. */
+const char *export_counter_name(const strobe_capture_site *s, char *buf, size_t cap);
+
 /* >>exporters: each reads the whole capture from in (opened by cli_open)
  * and writes to out, with the filters applied. Return CLI_OK, or the exit
  * code after a message. */

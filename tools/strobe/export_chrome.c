@@ -167,7 +167,9 @@ static int on_site(chrome *x, uint32_t id) {
   if (s->name) return 0; /* a repeated definition */
   const strobe_capture_site *cs = strobe_capture_query_site(x->c, id);
   size_t nl, cl;
-  char *name = json_literal(cs->name, &nl);
+  char series[640];
+  int counter = cs->kind == STROBE_SITE_COUNTER || cs->kind == STROBE_SITE_GAUGE;
+  char *name = json_literal(counter ? export_counter_name(cs, series, sizeof series) : cs->name, &nl);
   char *cat = json_literal(cs->category[0] ? cs->category : cli_site_kind_name(cs->kind), &cl);
   char *suffix = malloc(nl + cl + 20);
   if (!name || !cat || !suffix) {

@@ -7,7 +7,8 @@
  *
  * It decides what is left out and counts nothing itself beyond `left_out`,
  * which the exporters add to; it never writes an export. Also the tid an
- * export shows for a thread (export.h >>threads).
+ * export shows for a thread (export.h >>threads) and a counter's series name
+ * (>>names).
  */
 #include <ctype.h>
 #include <math.h>
@@ -188,4 +189,11 @@ void export_tids_free(export_tids *t) {
   free(t->tid);
   t->tid = NULL;
   t->n = 0;
+}
+
+/* >>names */
+const char *export_counter_name(const strobe_capture_site *s, char *buf, size_t cap) {
+  if (!s->category[0]) return s->name;
+  snprintf(buf, cap, "%s: %s", s->name, s->category);
+  return buf;
 }

@@ -489,11 +489,12 @@ static void counter_track(perfetto *x, pthr *t, uint32_t site) {
   x->sites[site].counter_track = 1;
   pb *b = &x->b;
   size_t at;
-  if (!tpkt_open(x, t, t->last_ts, strlen(s->name), &at)) return;
+  if (!tpkt_open(x, t, t->last_ts, strlen(s->name) + strlen(s->category) + 2, &at)) return;
   size_t td = pb_open(b, P_TRACK_DESCRIPTOR);
   pb_uint(b, T_UUID, COUNTER_UUID(site));
   pb_uint(b, T_PARENT, PROCESS_UUID);
-  pb_str(b, T_NAME, s->name);
+  char series[640];
+  pb_str(b, T_NAME, export_counter_name(s, series, sizeof series));
   size_t cd = pb_open(b, T_COUNTER);
   if (s->unit == STROBE_UNIT_BYTES) pb_uint(b, CD_UNIT, UNIT_SIZE_BYTES);
   else if (s->unit == STROBE_UNIT_NS) pb_uint(b, CD_UNIT, UNIT_TIME_NS);
