@@ -15,6 +15,7 @@ import { Detail } from './detail.js';
 import { Counters } from './counters.js';
 import { Sessions } from './sessions.js';
 import { Diff } from './diff.js';
+import { UiTree } from './tree.js';
 import { Columns } from './layout.js';
 import { initTheme, setTheme, name as themeName } from './theme.js';
 import { Settings } from './settings.js';
@@ -27,7 +28,7 @@ const hook = { ready: false, loadMs: null, errors: [] };
 window.__strobe = hook;
 
 const forceCanvas = /[?&#]fallback=1/.test(location.search + location.hash);
-let flame, frames, detail, counters, sessions, diff, columns, settings, shortcuts;
+let flame, frames, detail, counters, sessions, diff, columns, settings, shortcuts, uitree;
 let rec = null;          // last /api/capture/state
 let liveTimer = 0;
 
@@ -53,6 +54,7 @@ async function main() {
   counters = new Counters($('view-counters'));
   sessions = new Sessions($('view-sessions'));
   diff = new Diff($('view-diff'));
+  uitree = new UiTree($('view-uitree'));
   $('renderer').textContent = flame.renderer.kind === 'webgl2' ? 'WebGL2 · instanced' : 'Canvas 2D fallback';
   wire();
   try {
@@ -89,6 +91,8 @@ async function load() {
   detail.setModel(model);
   counters.setModel(model);
   diff.setModels(model, compare);
+  state.element = null;
+  uitree.setModel(model);
   updateMatches();
   emit('model', model);
   // First full render: the flame chart and the strip drawn with the data.
@@ -117,8 +121,11 @@ function wire() {
     const v = Number(e.target.value);
     if (v > 0) { state.budgetMs = v; emit('budget', v); }
   });
+  on('search', () => updateMatches());
+  on('tab-request', (tab) => setTab(tab));
   $('search').addEventListener('input', (e) => {
     state.search = e.target.value.trim().toLowerCase();
+    state.element = null; /* a search replaces the element filter */
     updateMatches();
     emit('search', state.search);
   });
@@ -148,6 +155,12 @@ function wire() {
 
 function updateMatches() {
   const m = state.model;
+  if (m && state.element) { /* the element filter (detail panel) */
+    let n = 0;
+    for (let k = 0; m.elements && k < m.elements.rows; k++) n += m.elementOf(m.elements.span[k]).id === state.element;
+    $('matches').textContent = `${fmt.count(n)} spans of element ${state.element}`;
+    return;
+  }
   if (!m || !state.search) { $('matches').textContent = ''; return; }
   let n = 0;
   for (const s of m.meta.sites) if (s.name.toLowerCase().includes(state.search)) n += s.count;
@@ -157,7 +170,8 @@ function updateMatches() {
 function setTab(tab) {
   state.tab = tab;
   for (const b of document.querySelectorAll('#tabs button')) b.classList.toggle('on', b.dataset.tab === tab);
-  for (const v of ['timeline', 'counters', 'sessions', 'diff']) $('view-' + v).hidden = v !== tab;
+  for (const v of ['timeline', 'counters', 'sessions', 'diff', 'uitree']) $('view-' + v).hidden = v !== tab;
+  if (tab === 'uitree') uitree.render();
   sessions.show(tab === 'sessions');
   if (tab === 'counters') counters.draw();
   if (tab === 'diff') diff.render();
@@ -294,6 +308,15 @@ Object.assign(hook, {
   diffCaptures() { diff.mode = 'captures'; diff.render(); return diff.rows.map((r) => ({ ...r })); },
   search(text) { const el = $('search'); el.value = text; el.dispatchEvent(new Event('input')); flame.render(); },
   toggleRecording, refreshLive,
+  // Element attribution and the UI-tree tab (docs/viewer.md §UI tree).
+  element(i) { return state.model.elementOf(i); },
+  elementFilter(id) { state.element = id || null; emit('search', state.search); detail.render(); flame.render(); return $('matches').textContent; },
+  isLit(i) { return !flame.searching || flame._matches(i, state.model.site[i]); },
+  uiTreeRows() {
+    return [...document.querySelectorAll('#view-uitree .unode')].map((r) => ({
+      node: Number(r.dataset.node), parent: Number(r.dataset.parent), level: Number(r.style.getPropertyValue('--lvl')),
+      type: r.querySelector('.utype').textContent, id: r.querySelector('.uid').textContent, spans: r.querySelector('.uspans').textContent }));
+  },
   generation() { return state.model ? state.model.meta.generation : 0; },
 });
 

@@ -36,6 +36,11 @@ export async function loadModel(slot = 0) {
   return new Model(meta, tables);
 }
 
+// A 64-bit element id from its two 32-bit halves, as 16 hex digits (as `strobe tree` prints it).
+export function hex64(hi, lo) {
+  return (hi >>> 0).toString(16).padStart(8, '0') + (lo >>> 0).toString(16).padStart(8, '0');
+}
+
 // First index in [lo, hi) whose key is >= x (key(i) ascending).
 export function lowerBound(lo, hi, x, key) {
   while (lo < hi) {
@@ -57,6 +62,7 @@ export class Model {
     this.open = t.open;
     this.opstages = t.opstages;     // operations' stage tables, by frame row (docs/viewer.md)
     this.opcounters = t.opcounters; // operations' counters, by frame row
+    this.elements = t.elements;     // element attribution by span (docs/recording.md, Elements)
     this.n = t.spans.rows;
     this.start = t.spans.start;
     this.dur = t.spans.dur;
@@ -147,6 +153,16 @@ export class Model {
   }
 
   // [[site, value], ...] attached to span i with STROBE_VALUE.
+  // The element span i is attributed to: {type (its name), id (16 hex digits)}, or null.
+  elementOf(i) {
+    const e = this.elements;
+    if (!e || !e.rows) return null;
+    const k = lowerBound(0, e.rows, i, (x) => e.span[x]);
+    if (k >= e.rows || e.span[k] !== i) return null;
+    const s = this.sites[e.type[k]];
+    return { type: s ? s.name : '?', id: hex64(e.id_hi[k], e.id_lo[k]) };
+  }
+
   valuesOf(i) {
     const v = this.values, out = [];
     for (let k = lowerBound(0, v.rows, i, (x) => v.span[x]); k < v.rows && v.span[k] === i; k++) {
@@ -330,6 +346,8 @@ export function spanInfo(m, i) {
     ['self', fmt.dur(m.self[i])],
     ['start', `${fmt.at(m.start[i])} · ${m.threadName(m.threadOf(i))} · depth ${m.depth[i] + 1}`],
   ];
+  const el = m.elementOf(i);
+  if (el) rows.push(['element', `${el.type} ${el.id}`]);
   for (const [site, v] of m.valuesOf(i)) {
     const s = m.sites[site];
     rows.push([s ? s.name : '?', fmt.unit(v, s ? s.unit : 'none')]);

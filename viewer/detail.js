@@ -42,6 +42,8 @@ export class Detail {
         return;
       }
       if (row) { this.focus = row.dataset.path; this.render(); return; }
+      const ef = e.target.closest('[data-element]');
+      if (ef) { state.element = ef.dataset.element || null; emit('search', state.search); this.render(); return; }
       const clr = e.target.closest('[data-clear]');
       if (clr) { state.span = -1; emit('span', -1); }
     });
@@ -82,7 +84,11 @@ export class Detail {
     const tree = buildTree(nodes);
     let head;
     if (sel.kind === 'span') {
-      head = `<div class="detail-head"><button data-clear title="back to the frame">×</button>${spanTooltip(m, sel.i)}</div>`;
+      const el = m.elementOf(sel.i);
+      const filter = !el ? '' : state.element === el.id
+        ? '<button data-element="" title="light every span again">all spans</button>'
+        : `<button data-element="${el.id}" title="light only the spans attributed to element ${el.type} ${el.id}">only this element's spans</button>`;
+      head = `<div class="detail-head"><button data-clear title="back to the frame">×</button>${spanTooltip(m, sel.i)}${filter}</div>`;
     } else {
       const f = sel.f, framed = !m.meta.activity; /* a program without frames has no budget */
       const cls = framed ? fmt.durClass(f.dur, state.thresholds) : '';

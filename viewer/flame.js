@@ -109,7 +109,7 @@ export class Flame {
 
   _updateMatch() {
     this.match.fill(0);
-    this.searching = !!state.search;
+    this.searching = !!state.search || !!state.element;
     if (!this.model || !state.search) return;
     for (const s of this.model.meta.sites) if (s.name.toLowerCase().includes(state.search)) this.match[s.id] = 1;
   }
@@ -221,8 +221,14 @@ export class Flame {
   _flags(i, site) {
     let f = 0;
     if (i === state.span) f |= FLAG.SELECTED;
-    if (this.searching) f |= this.match[site] ? FLAG.MATCH : FLAG.DIM;
+    if (this.searching) f |= this._matches(i, site) ? FLAG.MATCH : FLAG.DIM;
     return f;
+  }
+
+  // Whether span i is lit: of the filtered element, or of a site the search matches.
+  _matches(i, site) {
+    if (state.element) { const e = this.model.elementOf(i); return !!e && e.id === state.element; }
+    return !!this.match[site];
   }
 
   // One row: spans at least MINW px wide are bars of their own; narrower ones
@@ -256,7 +262,7 @@ export class Flame {
       let flags = FLAG.MERGED;
       if (this.searching) {
         let any = 0;
-        for (let k = i; k < j && !any; k++) any = this.match[SITE[k]];
+        for (let k = i; k < j && !any; k++) any = this._matches(k, SITE[k]);
         flags |= any ? FLAG.MATCH : FLAG.DIM;
       }
       const last = this.n - 1;

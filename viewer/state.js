@@ -4,7 +4,7 @@
 //
 // Events: 'model' (a capture loaded or replaced), 'frame' (selected frame),
 // 'span' (selected span), 'view' (flame chart time range), 'budget',
-// 'thresholds' (duration colours), 'theme', 'search', 'kinds' (frame kinds
+// 'thresholds' (duration colours), 'theme', 'search' (also when the element filter changes), 'kinds' (frame kinds
 // and thread shown), 'tab', 'status'.
 
 export const state = {
@@ -16,6 +16,7 @@ export const state = {
   frame: -1,          // selected row of model.frames (frames.js, flame.js)
   span: -1,           // selected span index (flame.js, detail.js)
   search: '',         // lower-case search text (app.js)
+  element: null,      // element filter: an element id (16 hex digits), its spans alone lit (detail.js, app.js)
   kinds: null,        // Set of frame kind names shown in the strip and list (frames.js)
   frameThread: null,  // thread whose frames the strip and list show, null: every thread (frames.js)
   view: { t0: 0, t1: 1 }, // flame chart time range, ns since capture start (flame.js)

@@ -51,7 +51,8 @@ typedef struct strobe_server strobe_server;
   X(PROFILE_START, 0, "strobe_profile_start") \
   X(PROFILE_READ, 1, "strobe_profile_read")   \
   X(PROFILE_END, 2, "strobe_profile_end")     \
-  X(PROFILE_RESET, 3, "strobe_profile_reset")
+  X(PROFILE_RESET, 3, "strobe_profile_reset") \
+  X(UI_TREE_REQUEST, 4, "strobe_ui_tree_request") /* requests a UI-tree snapshot into local captures; answers its status, never its nodes */
 
 typedef enum strobe_server_tool {
 #define STROBE__TOOL_BIT(id, bit, name) STROBE_TOOL_##id = 1u << (bit),

@@ -7,6 +7,9 @@
  *   DELETE /api/sessions/<id>   final report of a viewer-owned session
  *   POST   /api/sessions/<id>/reset  resets a viewer-owned session (strobe_collector_reset);
  *                               answers its snapshot report right after
+ *   GET    /api/tree            what became of UI-tree snapshot requests (strobe/tree.h): numbers only
+ *   POST   /api/tree            requests a UI-tree snapshot of the next layout pass (the viewer's button);
+ *                               409 when nothing records, so it would have nowhere to go
  *
  * Owns: nothing beyond one request; the viewer's owner id lives in the server.
  * Must never: read or end a session the viewer did not start (in-process and
@@ -18,6 +21,7 @@
 #include <microhttpd.h>
 
 #include "strobe/record.h"
+#include "strobe/tree.h"
 #include "server/server_internal.h"
 
 static unsigned status_of(int rc) {
@@ -171,4 +175,30 @@ int strobe__api_sessions(strobe_server *s, struct MHD_Connection *conn, const ch
   }
   return strobe__queue_error(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method_not_allowed",
                              id ? "use GET or DELETE" : "use GET or POST");
+}
+
+json_t *strobe__tree_status_json(void) {
+  strobe_tree_status st = strobe_tree_query_status();
+  return json_pack("{s:I,s:b,s:I,s:I,s:I,s:{s:i,s:I,s:I},s:{s:i,s:i,s:i}}", "requests", (json_int_t)st.requests,
+                   "pending", st.pending, "taken", (json_int_t)st.taken, "written", (json_int_t)st.written,
+                   "unwritten", (json_int_t)st.unwritten, "last", "nodes", (int)st.last_nodes, "nodes_dropped",
+                   (json_int_t)st.last_nodes_dropped, "bytes", (json_int_t)st.last_bytes, "limits", "max_nodes",
+                   STROBE_TREE_MAX_NODES, "max_props", STROBE_TREE_MAX_PROPS, "max_snapshots_per_capture",
+                   STROBE_TREE_MAX_SNAPSHOTS);
+}
+
+int strobe__api_tree(strobe_server *s, struct MHD_Connection *conn, const char *method) {
+  (void)s;
+  if (!strcmp(method, MHD_HTTP_METHOD_POST)) {
+    int rc = strobe_tree_request();
+    if (rc == STROBE_ESTATE)
+      return strobe__queue_error(conn, MHD_HTTP_CONFLICT, "nothing_recording",
+                                 "nothing records (no capture file or flight recorder): start recording first, "
+                                 "a snapshot goes only into local captures");
+    if (rc) return queue_rc(conn, rc, NULL);
+    return strobe__queue_value(conn, MHD_HTTP_ACCEPTED, strobe__tree_status_json());
+  }
+  if (strcmp(method, MHD_HTTP_METHOD_GET) != 0)
+    return strobe__queue_error(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method_not_allowed", "GET or POST");
+  return strobe__queue_value(conn, MHD_HTTP_OK, strobe__tree_status_json());
 }

@@ -70,6 +70,9 @@ const char *strobe__error_name(int rc);
 json_t *strobe__build_json(void);
 /* The session bounds (docs/sessions.md §Bounds and lifecycle) as an object: a new reference. */
 json_t *strobe__limits_json(void);
+/* What became of UI-tree snapshot requests (strobe_tree_query_status): numbers only, never a node
+ * (docs/sessions.md §Content). */
+json_t *strobe__tree_status_json(void);
 
 /* >>mcp (mcp.c) */
 
@@ -179,6 +182,8 @@ int strobe__queue_value(struct MHD_Connection *conn, unsigned status, json_t *va
 
 /* >>api (api.c), called on the MHD thread after authentication */
 int strobe__api_info(strobe_server *s, struct MHD_Connection *conn);
+/* GET /api/tree: snapshot status; POST /api/tree: request a UI-tree snapshot, then the status. */
+int strobe__api_tree(strobe_server *s, struct MHD_Connection *conn, const char *method);
 /* /api/sessions[/<id>[/<action>]]: id NULL for the collection; action NULL, or "reset". */
 int strobe__api_sessions(strobe_server *s, struct MHD_Connection *conn, const char *method, const char *id,
                          const char *action, const char *body, size_t len);

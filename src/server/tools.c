@@ -1,8 +1,9 @@
 /*
  * tools.c — the MCP tools that STROBE_SERVER_TOOLS lists (strobe/server.h; docs/server.md §Tools):
  * start a profiling session, read it (a report, or availability with {}),
- * reset it (docs/sessions.md §Reset), end it; their input and output schemas; argument validation; and the
- * stable error names every failure carries.
+ * reset it (docs/sessions.md §Reset), end it; request a UI-tree snapshot into the local captures and say
+ * what became of it (its status and size, never its nodes: docs/sessions.md §Content); their input and
+ * output schemas; argument validation; and the stable error names every failure carries.
  *
  * Owns: the tool schemas and the mapping from STROBE_E* codes to error names.
  * Must never: act on a session without checking, under perms.lock, the MCP
@@ -22,6 +23,7 @@
 #include <sys/utsname.h>
 
 #include "server/server_internal.h"
+#include "strobe/tree.h"
 
 /* The tools of STROBE_SERVER_TOOLS (strobe/server.h), by index. */
 typedef enum tool_id {
@@ -112,6 +114,21 @@ static const char *const k_tool_schema[] = {
     "\"samples\"]}," ERROR_SHAPE "]},"
     "\"annotations\":{\"title\":\"Reset a profiling session\",\"readOnlyHint\":false,\"destructiveHint\":true,"
     "\"idempotentHint\":false,\"openWorldHint\":false}}",
+
+    [TOOL_UI_TREE_REQUEST] =
+    "{\"title\":\"Request a UI-tree snapshot\","
+    "\"description\":\"Asks the application to record, on its next layout pass, every element that pass visits "
+    "(type, id, bounds, style numbers) into its local capture files, and answers what became of requests so far: "
+    "counts and the last snapshot's size (nodes, nodes cut by the bound, bytes). The snapshot itself is application "
+    "content: it never comes back through MCP; read it from the capture with `strobe tree`. With {\\\"request\\\": "
+    "false} it only answers the status. Fails with nothing_recording when no capture file or flight recorder "
+    "records.\","
+    "\"inputSchema\":{\"type\":\"object\",\"properties\":{\"request\":{\"type\":\"boolean\",\"description\":"
+    "\"false: only the status (default true)\"}},\"additionalProperties\":false},"
+    "\"outputSchema\":{\"type\":\"object\",\"anyOf\":[{\"required\":[\"requested\",\"requests\",\"pending\","
+    "\"written\",\"last\"]}," ERROR_SHAPE "]},"
+    "\"annotations\":{\"title\":\"Request a UI-tree snapshot\",\"readOnlyHint\":false,\"destructiveHint\":false,"
+    "\"idempotentHint\":false,\"openWorldHint\":false}}",
 };
 _Static_assert(sizeof k_tool_schema / sizeof *k_tool_schema == TOOL_COUNT, "a schema for every tool");
 
@@ -145,6 +162,7 @@ const char *strobe__error_name(int rc) {
     case STROBE_EPERM: return "permission_denied";
     case STROBE_ECLOSED: return "closed";
     case STROBE_ENOMEM: return "out_of_memory";
+    case STROBE_ESTATE: return "nothing_recording";
     default: return "internal";
   }
 }
@@ -159,6 +177,7 @@ static const char *error_message(int rc) {
     case STROBE_EFEATURE_DISABLED: return "profiling is compiled out of this build";
     case STROBE_ECLOSED: return "the application's root tree has closed; no new session can start";
     case STROBE_ENOMEM: return "out of memory";
+    case STROBE_ESTATE: return "nothing records (no capture file or flight recorder): a snapshot goes only into local captures";
     default: return strobe_strerror(rc);
   }
 }
@@ -412,6 +431,31 @@ static json_t *availability(const strobe__tool_env *env) {
                    "milliseconds since the collector's creation (monotonic, not calendar time)");
 }
 
+/* strobe_ui_tree_request's one argument: request (a boolean, default true). */
+static int parse_tree_args(json_t *args, int *request, const char **why) {
+  *request = 1;
+  const char *key;
+  json_t *v;
+  if (!args) return 0;
+  json_object_foreach(args, key, v) {
+    if (strcmp(key, "request") != 0 || !json_is_boolean(v)) {
+      *why = "the one argument is request, a boolean";
+      return STROBE_EINVAL;
+    }
+    *request = json_is_true(v);
+  }
+  return 0;
+}
+
+/* strobe_ui_tree_request, after its permission check: numbers and the error name only. */
+static char *tree_request(int request, size_t *len) {
+  int rc = request ? strobe_tree_request() : 0;
+  if (rc) return dump_result(tool_error(rc, NULL), len);
+  json_t *v = strobe__tree_status_json();
+  if (v) json_object_set_new(v, "requested", json_boolean(request));
+  return dump_result(v ? tool_value(v) : tool_error(STROBE_ENOMEM, NULL), len);
+}
+
 int strobe__tools_call(const strobe__tool_env *env, const char *name, json_t *args, char **result, size_t *len) {
   *result = NULL;
   *len = 0;
@@ -424,8 +468,10 @@ int strobe__tools_call(const strobe__tool_env *env, const char *name, json_t *ar
   const char *why = NULL;
   const char *id = NULL;
   strobe_session_desc opts;
-  int rc = t == TOOL_PROFILE_START ? strobe__parse_start_args(args, &opts, &why)
-                                   : parse_id_args(args, t != TOOL_PROFILE_READ, &id, &why);
+  int request = 0;
+  int rc = t == TOOL_PROFILE_START     ? strobe__parse_start_args(args, &opts, &why)
+           : t == TOOL_UI_TREE_REQUEST ? parse_tree_args(args, &request, &why)
+                                       : parse_id_args(args, t != TOOL_PROFILE_READ, &id, &why);
   if (rc) {
     *result = dump_result(tool_error(rc, why), len);
     return 0;
@@ -447,6 +493,10 @@ int strobe__tools_call(const strobe__tool_env *env, const char *name, json_t *ar
   strobe__mutex_lock(&p->lock);
   if (!permitted(p, t, &why)) {
     rc = STROBE_EPERM;
+  } else if (t == TOOL_UI_TREE_REQUEST) {
+    strobe__mutex_unlock(&p->lock);
+    *result = tree_request(request, len);
+    return 0;
   } else if (t == TOOL_PROFILE_START) {
     opts.owner = env->owner;
     rc = strobe_session_start(env->collector, &opts, sid);

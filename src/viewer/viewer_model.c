@@ -44,6 +44,7 @@
  * Contents: >>tables >>pass1 >>pass2 >>finish >>meta >>api
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -62,6 +63,7 @@
 #define NO_WINDOW 0xffffu
 #define ACTIVITY_BUCKETS 256u    /* time buckets of the activity strip (programs without frames) */
 #define ACTIVITY_MAX_THREADS 64u /* lanes of it; threads past them are counted (threads_cut) */
+#define MAX_TREES 64u            /* UI-tree snapshots kept in a model; later ones are counted (trees_cut) */
 
 /* Frame kinds: the one list. The meta's `frame_kinds` names them, in this
  * order, for the viewer (docs/viewer.md). X(ENUM, name) */
@@ -138,6 +140,10 @@ enum { SA_TIME, SA_VALUE, SA_SITE };
 static const coldef OPEN_COLS[] = {{"start", "f64", 8}, {"until", "f64", 8}, {"thread", "u32", 4},
                                    {"site", "u16", 2},  {"depth", "u8", 1},  {"reason", "u8", 1}};
 enum { OP_START, OP_UNTIL, OP_THREAD, OP_SITE, OP_DEPTH, OP_REASON };
+/* Element attribution (docs/recording.md §Elements): the id as two halves, since the browser's typed
+ * arrays have no 64-bit integers it can compare cheaply. */
+static const coldef ELEMENT_COLS[] = {{"span", "u32", 4}, {"id_lo", "u32", 4}, {"id_hi", "u32", 4}, {"type", "u16", 2}};
+enum { EL_SPAN, EL_ID_LO, EL_ID_HI, EL_TYPE };
 /* Why a scope is in the `open` table: the one list. The meta's
  * `open_reasons` maps each name to its code for the viewer (docs/viewer.md).
  * X(ENUM, code, name) */
@@ -161,6 +167,8 @@ typedef struct open_scope {
   double begin;        /* ns since the capture start */
   uint64_t values_at;  /* values table length when it began (pass 2) */
   uint64_t cumul_at;
+  uint64_t elem_id;    /* its element (an ELEMENT record), when elem_type is not 0 */
+  uint32_t elem_type;
 } open_scope;
 
 typedef struct vthread {
@@ -182,6 +190,12 @@ typedef struct tmp_value { /* pass 2, before compaction */
   uint8_t depth;           /* of the scope it is attached to (0: top level) */
   uint8_t dead;            /* that scope's END was lost */
 } tmp_value;
+
+typedef struct tmp_elem { /* pass 2: an attributed span, before sorting by span */
+  uint64_t id;
+  uint32_t span;
+  uint16_t type;
+} tmp_elem;
 
 typedef struct tmp_cumul {
   double count, total, min, max;
@@ -223,6 +237,8 @@ typedef struct builder {
   /* pass 1 results */
   uint64_t stop_at;          /* records processed before the span bound was reached (UINT64_MAX: all) */
   uint64_t spans, spans_cut, n_values, n_cumul, n_samples, n_open;
+  uint64_t n_elements;       /* ELEMENT records kept */
+  uint64_t trees_cut;        /* TREE records past MAX_TREES or past the span cut */
   uint32_t *samples_per_site;/* MAX_SITES */
   int marks_mode;
   int ops_mode;              /* the capture has pass operations: they are the frames */
@@ -241,6 +257,9 @@ typedef struct builder {
   uint64_t nvals;
   tmp_cumul *cums;
   uint64_t ncums;
+  tmp_elem *elems;
+  uint64_t nelems;
+  json_t *trees;             /* the UI-tree snapshots, as the meta gives them */
   tmp_frame *frames;
   uint64_t nframes, capframes;
   tmp_stage *ostages;
@@ -439,6 +458,7 @@ static int pass1(builder *b) {
   while ((rc = strobe_capture_next(c, &r)) > 0) {
     if (b->stop_at != UINT64_MAX) { /* over the bound: only count what is cut */
       if (r.type == STROBE_REC_END && !r.unwound) b->spans_cut++; /* unwound ones are no spans (totals count them) */
+      if (r.type == STROBE_REC_TREE) b->trees_cut++;
       continue;
     }
     nrec++;
@@ -471,6 +491,7 @@ static int pass1(builder *b) {
         t->cur = r.depth - 1;
         break;
       case STROBE_REC_VALUE: b->n_values++; break;
+      case STROBE_REC_ELEMENT: b->n_elements++; break;
       case STROBE_REC_CUMULATIVE: b->n_cumul++; break;
       case STROBE_REC_COUNTER:
       case STROBE_REC_GAUGE:
@@ -641,7 +662,7 @@ static double record_now(const builder *b, strobe_capture_record *r) {
 static int fill_begin(builder *b, vthread *t, const strobe_capture_record *r, double now) {
   if (r->depth < 1 || r->depth > MAX_DEPTH) return 0;
   if (!t->stack && !(t->stack = calloc(MAX_DEPTH, sizeof *t->stack))) return STROBE_ENOMEM; /* 8 KiB per scoping thread */
-  t->stack[r->depth - 1] = (open_scope){r->site, now, b->nvals, b->ncums};
+  t->stack[r->depth - 1] = (open_scope){r->site, now, b->nvals, b->ncums, 0, 0};
   t->cur = r->depth;
   return 0;
 }
@@ -669,6 +690,9 @@ static int fill_end(builder *b, const strobe_capture *c, vthread *t, const strob
   COL(sp, SP_SELF, float)[i] = (float)r->self_ns;
   COL(sp, SP_SITE, uint16_t)[i] = (uint16_t)r->site;
   COL(sp, SP_DEPTH, uint8_t)[i] = (uint8_t)(r->depth - 1);
+  const open_scope *o = t->stack ? &t->stack[r->depth - 1] : NULL;
+  if (o && o->elem_type && b->nelems < b->n_elements)
+    b->elems[b->nelems++] = (tmp_elem){o->elem_id, i, (uint16_t)o->elem_type};
   touch_range(b, begin, now);
   site_stat_add(b, r);
   if (r->depth != 1 || b->ops_mode) return 0; /* with operations, they are the frames */
@@ -716,6 +740,40 @@ static int fill_mark(builder *b, vthread *t, const strobe_capture_record *r, dou
   return 0;
 }
 
+/* A UI-tree snapshot (strobe/tree.h): into the meta as it is, nodes in
+ * preorder as [depth, type site, id (16 hex digits), x, y, width, height,
+ * {property: value}]; the browser rebuilds the tree (docs/viewer.md). */
+static int fill_tree(builder *b, const strobe_capture_record *r, double now) {
+  if (json_array_size(b->trees) >= MAX_TREES) {
+    b->trees_cut++;
+    return 0;
+  }
+  const strobe_capture_tree *t = r->tree;
+  json_t *nodes = json_array();
+  for (uint32_t i = 0; nodes && i < t->nnodes; i++) {
+    const strobe_capture_tree_node *n = &t->nodes[i];
+    char id[24];
+    snprintf(id, sizeof id, "%016llx", (unsigned long long)n->id);
+    json_t *props = json_object();
+    for (uint32_t k = 0; props && k < n->nprops; k++)
+      json_object_set_new(props, n->props[k].name, isfinite(n->props[k].value) ? json_real(n->props[k].value) : json_null());
+    json_t *row = json_pack("[i,i,s,f,f,f,f,o]", (int)n->depth, (int)n->type, id, isfinite(n->x) ? (double)n->x : 0.0,
+                            isfinite(n->y) ? (double)n->y : 0.0, isfinite(n->width) ? (double)n->width : 0.0,
+                            isfinite(n->height) ? (double)n->height : 0.0, props ? props : json_object());
+    if (!row || json_array_append_new(nodes, row)) {
+      json_decref(nodes);
+      return STROBE_ENOMEM;
+    }
+  }
+  json_t *o = nodes ? json_pack("{s:I,s:f,s:I,s:I,s:o}", "seq", (json_int_t)t->seq, "time", now, "nodes_dropped",
+                                (json_int_t)t->nodes_dropped, "props_dropped", (json_int_t)t->props_dropped, "nodes",
+                                nodes)
+                    : NULL;
+  if (!o || json_array_append_new(b->trees, o)) return STROBE_ENOMEM;
+  touch_range(b, now, now);
+  return 0;
+}
+
 /* One record of pass 2 into the tables. */
 static int fill_record(builder *b, const strobe_capture *c, strobe_capture_record *r) {
   vthread *t = &b->th[r->thread];
@@ -739,6 +797,13 @@ static int fill_record(builder *b, const strobe_capture *c, strobe_capture_recor
       if (t->stack) close_open(b, t, r->thread, 0, t->last_time, OPEN_UNFINISHED);
       return 0;
     case STROBE_REC_OP_END: return b->ops_mode ? op_frame(b, r, now) : 0;
+    case STROBE_REC_ELEMENT: /* the open scope's element: kept with the span its END fills */
+      if (t->stack && r->depth >= 1 && r->depth <= MAX_DEPTH) {
+        t->stack[r->depth - 1].elem_type = r->site;
+        t->stack[r->depth - 1].elem_id = r->element;
+      }
+      return 0;
+    case STROBE_REC_TREE: return fill_tree(b, r, now);
     default: return 0;
   }
 }
@@ -834,7 +899,8 @@ static int sort_rows(builder *b) {
         for (uint32_t i = 0; i < n; i++) perm[i] = (start_key){start[first + i], first + i};
         qsort(perm, n, sizeof *perm, by_start_key);
         for (uint32_t c = 0; c < sp->ncols; c++) { /* permute each column through tmp */
-          size_t w = !strcmp(sp->cols[c].type, "f64") ? 8 : !strcmp(sp->cols[c].type, "f32") ? 4
+          size_t w = !strcmp(sp->cols[c].type, "f64") ? 8
+                   : !strcmp(sp->cols[c].type, "f32") || !strcmp(sp->cols[c].type, "u32") ? 4
                    : !strcmp(sp->cols[c].type, "u16") ? 2 : 1;
           unsigned char *col = sp->data + sp->cols[c].offset;
           for (uint32_t i = 0; i < n; i++) memcpy(tmp + (size_t)i * w, col + (size_t)perm[i].index * w, w);
@@ -851,9 +917,16 @@ static int sort_rows(builder *b) {
       if (b->vals[i].span < sp->rows) b->vals[i].span = remap[b->vals[i].span];
     for (uint64_t i = 0; i < b->ncums; i++)
       if (b->cums[i].span < sp->rows) b->cums[i].span = remap[b->cums[i].span];
+    for (uint64_t i = 0; i < b->nelems; i++)
+      if (b->elems[i].span < sp->rows) b->elems[i].span = remap[b->elems[i].span];
   }
   free(remap);
   return rc;
+}
+
+static int elem_by_span(const void *x, const void *y) {
+  const tmp_elem *a = x, *b = y;
+  return a->span < b->span ? -1 : a->span > b->span;
 }
 
 static int finish(builder *b) {
@@ -872,6 +945,17 @@ static int finish(builder *b) {
     COL(vt, VA_SPAN, uint32_t)[k] = b->vals[i].span;
     COL(vt, VA_SITE, uint16_t)[k] = b->vals[i].site;
     k++;
+  }
+  /* elements: by span */
+  qsort(b->elems, b->nelems, sizeof *b->elems, elem_by_span);
+  if (table_alloc(&m->tables[STROBE__VT_ELEMENTS], "elements", (uint32_t)b->nelems, ELEMENT_COLS, 4))
+    return STROBE_ENOMEM;
+  strobe__vtable *et = &m->tables[STROBE__VT_ELEMENTS];
+  for (uint64_t i = 0; i < b->nelems; i++) {
+    COL(et, EL_SPAN, uint32_t)[i] = b->elems[i].span;
+    COL(et, EL_ID_LO, uint32_t)[i] = (uint32_t)b->elems[i].id;
+    COL(et, EL_ID_HI, uint32_t)[i] = (uint32_t)(b->elems[i].id >> 32);
+    COL(et, EL_TYPE, uint16_t)[i] = b->elems[i].type;
   }
   /* cumulative: by span (NO_SPAN, the threads' top level, last) */
   qsort(b->cums, b->ncums, sizeof *b->cums, cumul_by_span);
@@ -1141,6 +1225,10 @@ static void meta_completeness(json_t *root, const builder *b) {
                                                                     "message", strobe_strerror(b->read_error))
                                                         : json_null());
   json_object_set_new(root, "spans_cut", json_integer((json_int_t)b->spans_cut));
+  /* UI-tree snapshots (application content: local captures only, docs/sessions.md §Content). */
+  json_object_set_new(root, "trees", json_incref(b->trees));
+  json_object_set_new(root, "trees_cut", json_integer((json_int_t)b->trees_cut));
+  json_object_set_new(root, "trees_refused", json_integer((json_int_t)b->totals.trees_dropped));
   json_object_set_new(root, "max_spans", json_integer((json_int_t)b->max_spans));
   json_object_set_new(root, "frames_are", json_string(b->ops_mode     ? "pass_operations"
                                                      : b->marks_mode ? "marks"
@@ -1342,6 +1430,8 @@ static void builder_free(builder *b) {
   free(b->stats);
   free(b->vals);
   free(b->cums);
+  free(b->elems);
+  json_decref(b->trees);
   free(b->frames);
   free(b->ostages);
   free(b->ocounters);
@@ -1384,6 +1474,9 @@ static int prepare_pass2(builder *b) {
   if (table_alloc(&m->tables[STROBE__VT_SAMPLES], "samples", (uint32_t)b->n_samples, SAMPLE_COLS, 3) ||
       table_alloc(&m->tables[STROBE__VT_OPEN], "open", (uint32_t)b->n_open, OPEN_COLS, 6))
     return STROBE_ENOMEM;
+  b->elems = malloc(((size_t)b->n_elements + 1) * sizeof *b->elems);
+  b->trees = json_array();
+  if (!b->elems || !b->trees) return STROBE_ENOMEM;
   b->vals = malloc(((size_t)b->n_values + 1) * sizeof *b->vals);
   b->cums = malloc(((size_t)b->n_cumul + 1) * sizeof *b->cums);
   b->ostages = malloc(((size_t)b->n_op_stages + 1) * sizeof *b->ostages);

@@ -30,7 +30,7 @@ typedef struct strobe__vtable {
 } strobe__vtable;
 
 enum { STROBE__VT_SPANS, STROBE__VT_VALUES, STROBE__VT_CUMUL, STROBE__VT_FRAMES, STROBE__VT_SAMPLES,
-       STROBE__VT_OPEN, STROBE__VT_OPSTAGES, STROBE__VT_OPCOUNTERS, STROBE__VT_COUNT };
+       STROBE__VT_OPEN, STROBE__VT_OPSTAGES, STROBE__VT_OPCOUNTERS, STROBE__VT_ELEMENTS, STROBE__VT_COUNT };
 
 typedef struct strobe__vmodel {
   int refs;            /* atomic; the model is immutable once built */

@@ -38,10 +38,11 @@ test('initialize: server info, version, tools capability', async () => {
   await client.close();
 });
 
-test('tools/list: three tools with schemas and annotations', async () => {
+test('tools/list: every tool with schemas and annotations', async () => {
   const { client } = await connect();
   const { tools } = await client.listTools();
-  assert.deepEqual(tools.map((t) => t.name).sort(), ['strobe_profile_end', 'strobe_profile_read', 'strobe_profile_reset', 'strobe_profile_start']);
+  assert.deepEqual(tools.map((t) => t.name).sort(), ['strobe_profile_end', 'strobe_profile_read', 'strobe_profile_reset', 'strobe_profile_start',
+    'strobe_ui_tree_request']);
   for (const t of tools) {
     assert.equal(t.inputSchema.type, 'object');
     assert.equal(t.outputSchema.type, 'object');
@@ -52,6 +53,20 @@ test('tools/list: three tools with schemas and annotations', async () => {
   const start = tools.find((t) => t.name === 'strobe_profile_start');
   assert.equal(start.inputSchema.properties.max_samples.maximum, 240);
   assert.deepEqual(start.inputSchema.properties.kinds.items.enum, ['pass', 'rebuild', 'input', 'request']);
+  await client.close();
+});
+
+test('strobe_ui_tree_request answers a status or a named error, never a node', async () => {
+  const { client } = await connect();
+  await client.listTools(); // the SDK validates the answer against the declared output schema
+  const status = await client.callTool({ name: 'strobe_ui_tree_request', arguments: { request: false } });
+  assert.ok(!status.isError);
+  assert.equal(status.structuredContent.requested, false);
+  assert.equal(typeof status.structuredContent.written, 'number');
+  assert.deepEqual(Object.keys(status.structuredContent.last).sort(), ['bytes', 'nodes', 'nodes_dropped']);
+  const asked = await client.callTool({ name: 'strobe_ui_tree_request', arguments: {} });
+  if (asked.isError) assert.equal(asked.structuredContent.error, 'nothing_recording'); // nothing records in this application
+  else assert.equal(asked.structuredContent.requested, true);
   await client.close();
 });
 

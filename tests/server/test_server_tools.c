@@ -17,11 +17,18 @@
  *     pass, and report that pass as unfinished;
  *   - a stage named at run time (strobe_site_intern) reaches an MCP client
  *     as interned_<site id>, counted, unless the application opted in at
- *     setup (docs/recording.md §Run-time names).
+ *     setup (docs/recording.md §Run-time names);
+ *   - strobe_ui_tree_request (and POST /api/tree) requests a UI-tree
+ *     snapshot only while a capture records (nothing_recording otherwise),
+ *     and answers its status and size, never a node: no element type name,
+ *     id or property name of the snapshot reaches the client
+ *     (docs/sessions.md §Content).
  */
 #include <pthread.h>
 
 #include "server_test.h"
+#include "strobe/record.h"
+#include "strobe/tree.h"
 
 static strobe_collector *g_c;
 static strobe_window g_main;
@@ -476,7 +483,7 @@ static void test_permissions(void) {
   /* granting what is granted, or denying what is denied, cancels nothing */
   CHECK_EQ_INT(strobe_server_set_observe(s, 1), 0);
   CHECK_EQ_INT(strobe_server_set_tool_allowed(s, 0, 0), STROBE_EINVAL);
-  CHECK_EQ_INT(strobe_server_set_tool_allowed(s, 16, 0), STROBE_EINVAL);
+  CHECK_EQ_INT(strobe_server_set_tool_allowed(s, (uint32_t)STROBE_TOOL_ALL + 1, 0), STROBE_EINVAL); /* the bit past every tool */
 }
 
 /* The application's UI thread is stuck inside a pass; the tools answer at once. */
@@ -584,6 +591,59 @@ static void test_interned_names_opted_in(void) {
   json_decref(r);
 }
 
+/* strobe_ui_tree_request: a request, its status and size, never its content. */
+static void test_ui_tree_request(void) {
+  strobe_server *s = tools_fixture(1);
+  char sid[80];
+  t_mcp_init(s, sid);
+  json_t *r = t_call(s, sid, "strobe_ui_tree_request", "{}");
+  CHECK_TOOL_ERROR(r, "nothing_recording"); /* no capture: the snapshot would have nowhere to go */
+  json_decref(r);
+  r = t_call(s, sid, "strobe_ui_tree_request", "{\"request\":1}");
+  CHECK_TOOL_ERROR(r, "invalid_arguments");
+  json_decref(r);
+  cli_http_response h = t_req(s, "POST", "/api/tree", AUTH JSON_CT, "{}");
+  CHECK_EQ_INT(h.status, 409);
+  cli_http_response_free(&h);
+
+  char path[64];
+  REQUIRE(fx_temp_file(path, sizeof path, "mcptree") == 0);
+  strobe_recorder *rec;
+  REQUIRE_EQ_INT(strobe_record_start(&(strobe_record_desc){.path = path}, &rec), 0);
+  r = t_call(s, sid, "strobe_ui_tree_request", "{}");
+  REQUIRE_TOOL_OK(r);
+  CHECK(json_is_true(json_object_get(t_sc(r), "requested")));
+  CHECK(json_is_true(json_object_get(t_sc(r), "pending")));
+  CHECK_EQ_INT(json_integer_value(json_object_get(t_sc(r), "requests")), 1);
+  json_decref(r);
+  /* The application's next layout pass: a secret-named element type and property. */
+  STROBE_ELEMENT_TYPE(secret_type, "SecretPanel");
+  strobe_tree_prop props[] = {{"secret_width", 123.0}};
+  REQUIRE_EQ_INT(strobe_tree_begin(), 1);
+  for (uint32_t i = 0; i < 5; i++) {
+    strobe_tree_node n = {i ? 1u : 0u, &secret_type, 0xabcdef0123456789ull + i, 0, 0, 10, 10, props, 1};
+    CHECK_EQ_INT(strobe_tree_push(&n), 0);
+  }
+  CHECK_EQ_INT(strobe_tree_end(), 5);
+  strobe_record_flush(rec);
+  r = t_call(s, sid, "strobe_ui_tree_request", "{\"request\":false}");
+  REQUIRE_TOOL_OK(r);
+  json_t *sc = t_sc(r);
+  CHECK(json_is_false(json_object_get(sc, "requested")));
+  CHECK(json_is_false(json_object_get(sc, "pending")));
+  CHECK_EQ_INT(json_integer_value(json_object_get(sc, "written")), 1);
+  CHECK_EQ_INT(json_integer_value(json_object_get(json_object_get(sc, "last"), "nodes")), 5);
+  CHECK(json_integer_value(json_object_get(json_object_get(sc, "last"), "bytes")) > 5 * 27);
+  CHECK(!result_mentions(r, "SecretPanel") && !result_mentions(r, "secret_width") && !result_mentions(r, "abcdef"));
+  json_decref(r);
+  h = t_req(s, "POST", "/api/tree", AUTH JSON_CT, "{}"); /* the viewer's button */
+  CHECK_EQ_INT(h.status, 202);
+  CHECK(h.body && strstr(h.body, "\"pending\":true") && !strstr(h.body, "SecretPanel"));
+  cli_http_response_free(&h);
+  CHECK_EQ_INT(strobe_record_stop(rec), 0);
+  unlink(path);
+}
+
 #define CASES(X)  \
   X(happy_path)   \
   X(arguments)    \
@@ -595,5 +655,6 @@ static void test_interned_names_opted_in(void) {
   X(ui_blocked)   \
   X(stop_cancels) \
   X(interned_names_withheld) \
-  X(interned_names_opted_in)
+  X(interned_names_opted_in) \
+  X(ui_tree_request)
 HARNESS_MAIN(CASES)
