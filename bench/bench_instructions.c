@@ -23,7 +23,7 @@
  *                opened in the same C frame (one function): Ir/(3N) is one
  *                begin+end pair that must stay inline although its stack
  *                pointer equals its parent's (docs/recording.md, Unwinding),
- *                under the recorded scope's budget;
+ *                about 11 instructions more than record_loop's;
  *   element_loop N STROBE_ELEMENT_SITEs (element attribution, docs/recording.md
  *                §Elements) on an open scope, less empty_loop: what one
  *                attribution (one 16-byte event) adds;

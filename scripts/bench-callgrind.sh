@@ -19,7 +19,8 @@
 #   BENCH scope_instructions_interned     a STROBE_SCOPE_SITE pair (budget <= 35)
 #   BENCH value_instructions_interned     a STROBE_VALUE_SITE      (budget <= 16)
 # and scopes nested in the same C frame as their parent (three in one function):
-#   BENCH nested_scope_instructions_recording  inclusive Ir of nested_loop / 3N (budget <= 35)
+#   BENCH nested_scope_instructions_recording  inclusive Ir of nested_loop / 3N (budget <= 50: a
+#         recorded pair plus the same-frame check, docs/recording.md Unwinding; 302 before it)
 # and element attribution (docs/recording.md §Elements): an attributed scope
 # costs at most a recorded scope plus one 16-byte event, whose budget is a
 # number's:
@@ -102,7 +103,7 @@ for kind in value counter gauge; do
   worst=$(awk -v a="$v" -v w="$worst" 'BEGIN { print (a > w ? a : w) }')
 done
 line value_instructions_ratio "$(awk -v a="$worst" -v b="$floor" 'BEGIN { print a / (b / 2) }')" "" ratio
-line nested_scope_instructions_recording "$(awk -v a="$(per_n nested_loop)" 'BEGIN { print a / 3 }')" 35
+line nested_scope_instructions_recording "$(awk -v a="$(per_n nested_loop)" 'BEGIN { print a / 3 }')" 50
 # Sites made at run time (strobe_site_intern) under the same budgets.
 line scope_instructions_interned "$(per_n interned_loop)" 35
 line value_instructions_interned "$(awk -v a="$(per_n interned_value_loop)" -v e="$empty" 'BEGIN { print a - e }')" 16
