@@ -17,7 +17,7 @@ if grep -q '^SKIP' <<<"$out"; then
 fi
 status=0
 for name in scope_instructions_recording value_instructions_recording counter_instructions_recording \
-            gauge_instructions_recording; do
+            gauge_instructions_recording nested_scope_instructions_recording; do
   if ! grep -Eq "^BUDGET $name [0-9.]+ <= [0-9.]+ ok$" <<<"$out"; then
     echo "check_callgrind_budgets: no 'BUDGET $name ... ok' line" >&2
     status=1
