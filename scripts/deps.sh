@@ -25,6 +25,8 @@ packages=(
   libjansson-dev libmicrohttpd-dev  # server: JSON in, HTTP
   libcairo2-dev libpango1.0-dev     # demo rendering
   fonts-dejavu-core                 # the demo's font
+  libvulkan-dev glslc               # libstrobe_vulkan; the demo's compute shaders
+  mesa-vulkan-drivers vulkan-tools  # lavapipe, the CPU Vulkan device its tests and the demo run on; vulkaninfo
   valgrind                          # bench-callgrind
   python3 python3-jsonschema        # report schema checks
   protobuf-compiler zstd            # the perfetto export's test: protoc --decode, zstd -d

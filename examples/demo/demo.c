@@ -36,6 +36,13 @@
  * the input events by kind, and memory by kind (surfaces, PNG buffers, text
  * caches) sampled inside main's pass; Strobe's own footprint beside them.
  *
+ * The GPU path (gpu.c, built with libstrobe_vulkan): each frame of the main
+ * window uploads its cairo image and runs an upload, a filter and a
+ * composite pass on the Vulkan device (lavapipe without a GPU), each a GPU
+ * zone; the sender thread polls the fences without waiting. Without a
+ * Vulkan device the demo says so once and its reports say the GPU data is
+ * unavailable (null, never zero).
+ *
  * Recording runs with a chosen overflow mode (--overflow, grow by default:
  * no event is lost while a thread's ring may still double) and a loss
  * callback that says so at run time; at the end it prints what recording
@@ -43,7 +50,7 @@
  *
  * Usage: strobe-demo [--frames N] [--seconds S] [--serve] [--port P]
  *                    [--token-file F] [--headless] [--out DIR]
- *                    [--overflow drop|grow|wait]
+ *                    [--overflow drop|grow|wait] [--gpu-calibration auto|ext|submit-wait]
  * --frames and --seconds bound the run with --serve too; --serve alone runs
  * until interrupted.
  */
@@ -69,6 +76,9 @@
 #include "strobe/strobe.h"
 #include "strobe/tree.h"
 #include "view.h"
+#ifdef STROBE_DEMO_GPU
+#include "gpu.h"
+#endif
 #ifdef STROBE_DEMO_SERVER
 #include "strobe/server.h"
 #endif
@@ -88,6 +98,7 @@ typedef struct options {
   const char *token_file;
   const char *out;
   uint32_t overflow;  /* strobe_overflow */
+  uint32_t gpu_calibration; /* strobe_vulkan_calibration: 0 auto, 1 calibrated timestamps, 2 submit-and-wait */
 } options;
 
 static volatile sig_atomic_t g_interrupted;
@@ -101,6 +112,24 @@ static uint64_t now_ns(void) {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
+
+#ifdef STROBE_DEMO_GPU
+/* The sender's hooks into the GPU path (sender.h). */
+typedef struct gpu_hooks {
+  gpu *g;
+  const char *out;
+} gpu_hooks;
+
+static int hook_poll(void *ctx, int slot) { return gpu_poll(((gpu_hooks *)ctx)->g, slot); }
+
+static void hook_release(void *ctx, int slot, uint64_t frame) {
+  gpu_hooks *h = ctx;
+  char path[1024];
+  if (frame % 60 == 0) /* keep the GPU's composite on disk now and then, beside last-frame.png */
+    snprintf(path, sizeof path, "%s/last-frame-gpu.png", h->out);
+  gpu_release(h->g, slot, frame % 60 == 0 ? path : NULL);
+}
+#endif
 
 /* Run-time loss reports (at most one a second, on the drain thread). */
 static void on_loss(const strobe_loss_report *r, void *user) {
@@ -132,15 +161,18 @@ static int usage(const char *msg) {
   fprintf(stderr,
           "usage: strobe-demo [--frames N] [--seconds S] [--serve] [--port P] [--token-file F]\n"
           "                   [--headless] [--out DIR] [--overflow drop|grow|wait]\n"
+          "                   [--gpu-calibration auto|ext|submit-wait]\n"
           "  --frames N, --seconds S  how long to run (default 10 s); honoured with --serve too:\n"
           "                           the application, and its server, stop there\n"
           "  --serve                  serve the viewer and MCP; without --frames or --seconds,\n"
-          "                           until interrupted (Ctrl-C)\n");
+          "                           until interrupted (Ctrl-C)\n"
+          "  --gpu-calibration M      how GPU timestamps are calibrated: auto (VK_EXT_calibrated_timestamps\n"
+          "                           when the device has it), ext, or submit-wait (the fallback, forced)\n");
   return 2;
 }
 
 static int parse(int argc, char **argv, options *o) {
-  *o = (options){0, 10.0, 0, 0, 0, 0, NULL, "out", STROBE_OVERFLOW_GROW};
+  *o = (options){0, 10.0, 0, 0, 0, 0, NULL, "out", STROBE_OVERFLOW_GROW, 0};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -158,6 +190,14 @@ static int parse(int argc, char **argv, options *o) {
       while (strobe_overflow_name(m) && strcmp(strobe_overflow_name(m), v)) m++;
       if (!strobe_overflow_name(m)) return usage("--overflow takes drop, grow or wait");
       o->overflow = m;
+    }
+    else if (!strcmp(a, "--gpu-calibration") && v) {
+      i++;
+      static const char *const methods[] = {"auto", "ext", "submit-wait"};
+      uint32_t m = 0;
+      while (m < 3 && strcmp(methods[m], v)) m++;
+      if (m == 3) return usage("--gpu-calibration takes auto, ext or submit-wait");
+      o->gpu_calibration = m;
     }
     else if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(NULL); exit(0); }
     else return usage("unknown or incomplete option");
@@ -467,9 +507,31 @@ int main(int argc, char **argv) {
     fprintf(stderr, "strobe-demo: cannot create the cairo surfaces\n");
     return 1;
   }
+  /* The GPU path: a Vulkan device, or one line saying why there is none. */
+  void *gpu_ctx = NULL; /* gpu *, when the GPU path runs */
+  const sender_gpu *gpu_hooks_p = NULL;
+#ifdef STROBE_DEMO_GPU
+  gpu *g_gpu = NULL;
+  char why[256];
+  static gpu_hooks hooks;
+  static sender_gpu sender_hooks;
+  if (gpu_open(&g_gpu, main_view.width, main_view.height, o.gpu_calibration, why, sizeof why) == 0) {
+    printf("gpu:          %s (Vulkan; calibration by %s)\n", gpu_device_name(g_gpu), gpu_calibration_name(g_gpu));
+    hooks = (gpu_hooks){g_gpu, o.out};
+    sender_hooks = (sender_gpu){&hooks, hook_poll, hook_release};
+    gpu_hooks_p = &sender_hooks;
+    gpu_ctx = g_gpu;
+    gpu_calibrate(g_gpu);
+  } else {
+    printf("gpu:          no Vulkan device (%s): no GPU passes; reports say GPU data unavailable (null)\n", why);
+  }
+#else
+  printf("gpu:          built without libstrobe_vulkan: no GPU passes; reports say GPU data unavailable (null)\n");
+#endif
+  fflush(stdout);
   sender snd;
   saver sv;
-  sender_start(&snd, o.out);
+  sender_start(&snd, o.out, gpu_hooks_p);
   saver_start(&sv, c, o.out);
   pthread_create(&wd.thread, NULL, watchdog_main, &wd);
   frame_clock fc = {c, w_main, {0, 0, 0, NULL}};
@@ -525,9 +587,17 @@ int main(int argc, char **argv) {
                                : e.kind == INPUT_SCROLL ? "scroll"
                                : e.kind == INPUT_EDIT   ? "edit"
                                                         : "key");
-      /* An offscreen cairo renderer has no GPU timestamps: null, not zero. */
-      strobe_op_mark_unavailable(STROBE_COVERAGE_STAGE, "gpu_timestamps");
       view_render(&main_view, &g, stall);
+      int gpu_slot = -1;
+#ifdef STROBE_DEMO_GPU
+      if (gpu_ctx) {
+        STROBE_STAGE("gpu_submit", NULL); /* upload, record the passes, submit: the GPU runs them after */
+        gpu_slot = gpu_render(gpu_ctx, cairo_image_surface_get_data(main_view.surface),
+                              cairo_image_surface_get_stride(main_view.surface), frame);
+      }
+#endif
+      /* The session report has no GPU timestamps for this pass: null, not zero. */
+      strobe_op_mark_unavailable(STROBE_COVERAGE_STAGE, "gpu_timestamps");
       /* Sampled inside the pass (at most once a second): a memory jump is in the frame that made it. */
       strobe_collector_gauge_set_unit(c, "surface_and_text_cache_bytes", view_memory_bytes(&main_view), STROBE_UNIT_BYTES);
       /* The same memory by kind, over the three views, in captures and (once a second) in the
@@ -560,7 +630,7 @@ int main(int argc, char **argv) {
         strobe_op_mark_idle();
         strobe_op_end(inner, 1);
       }
-      sender_submit(&snd, main_view.png, main_view.png_len, frame); /* the pass moves to the sender */
+      sender_submit(&snd, main_view.png, main_view.png_len, frame, gpu_slot); /* the pass moves to the sender */
       (void)pass;
     }
 
@@ -570,6 +640,9 @@ int main(int argc, char **argv) {
       strobe_op_end(dt, 1);
     }
     if (frame % 30 == 10) saver_request(&sv, &g);
+#ifdef STROBE_DEMO_GPU
+    if (gpu_ctx && frame % 60 == 59) gpu_calibrate(gpu_ctx); /* a pair a second: the fit follows drift */
+#endif
     /* The pass's memory level in captures too, with its unit: reports and the viewer print it as MiB. */
     STROBE_GAUGE_SET_UNIT("surface_and_text_cache", view_memory_bytes(&main_view), STROBE_UNIT_BYTES);
 
@@ -578,7 +651,7 @@ int main(int argc, char **argv) {
     if (spent < FRAME_BUDGET_NS) usleep((useconds_t)((FRAME_BUDGET_NS - spent) / 1000));
   }
 
-  sender_stop(&snd);
+  sender_stop(&snd); /* after every GPU frame's fence was seen */
   saver_stop(&sv);
   __atomic_store_n(&wd.stop, 1, __ATOMIC_RELEASE);
   pthread_join(wd.thread, NULL);
@@ -610,6 +683,18 @@ int main(int argc, char **argv) {
          (unsigned long long)ts.last_bytes, o.out);
   printf("wrote %s/demo.strobe (capture) and %s/demo-report.json (session report)\n", o.out, o.out);
   print_cost(path);
+#ifdef STROBE_DEMO_GPU
+  if (gpu_ctx) {
+    gpu_stats gs = gpu_query_stats(gpu_ctx);
+    printf("gpu: %llu frames submitted, %llu GPU zones read back without waiting (%llu frames unrecorded: ring full), "
+           "%llu fence polls, the render thread waited %llu times for a frame slot, %llu calibration pairs\n",
+           (unsigned long long)gs.frames, (unsigned long long)gs.vk.zones_recorded,
+           (unsigned long long)gs.vk.frames_unrecorded, (unsigned long long)gs.polls,
+           (unsigned long long)gs.render_waits, (unsigned long long)gs.vk.calibrations);
+    gpu_close(gpu_ctx);
+  }
+#endif
+  (void)gpu_ctx;
   view_free(&main_view);
   view_free(&details_view);
   view_free(&devtools_view);

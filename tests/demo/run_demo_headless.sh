@@ -9,7 +9,41 @@
 set -euo pipefail
 demo=$1 strobe=$2 src=$3 work=$4
 rm -rf "$work" && mkdir -p "$work"
-"$demo" --frames 120 --headless --out "$work"
+"$demo" --frames 120 --headless --out "$work" | tee "$work/stdout.txt"
+# The GPU path (docs/gpu.md §Vulkan): said once; with libstrobe_vulkan
+# (STROBE_DEMO_GPU=1) every frame ran its three passes on the Vulkan device,
+# each a zone read back without waiting, and the GPU's composite was
+# written; without a Vulkan device (no driver: VK_ICD_FILENAMES points
+# nowhere) the demo says so once and its report says null, never zero.
+[ "$(grep -c '^gpu: [0-9]' "$work/stdout.txt")" -le 1 ] && [ "$(grep -c '^gpu:  ' "$work/stdout.txt")" = 1 ] \
+  || { echo "run_demo_headless: the GPU path should be announced once" >&2; exit 1; }
+if [ "${STROBE_DEMO_GPU:-0}" = 1 ]; then
+  python3 - "$work/stdout.txt" <<'PY'
+import re, sys
+text = open(sys.argv[1], encoding="utf-8").read()
+if not re.search(r"^gpu: +\S.*\(Vulkan; calibration by ", text, re.M):
+    sys.exit("run_demo_headless: the demo found no Vulkan device (lavapipe: mesa-vulkan-drivers)")
+m = re.search(r"^gpu: (\d+) frames submitted, (\d+) GPU zones read back without waiting \((\d+) frames unrecorded", text, re.M)
+if not m:
+    sys.exit("run_demo_headless: no GPU summary line")
+frames, zones, unrecorded = map(int, m.groups())
+if frames != 120 or zones != 3 * (frames - unrecorded):
+    sys.exit("run_demo_headless: %d GPU frames and %d zones (%d unrecorded), want 120 frames of 3 zones" % (frames, zones, unrecorded))
+PY
+  head -c 8 "$work/last-frame-gpu.png" | od -c | grep -q 'P   N   G' \
+    || { echo "run_demo_headless: no last-frame-gpu.png from the GPU's composite" >&2; exit 1; }
+fi
+VK_ICD_FILENAMES=/nonexistent/strobe-no-driver.json "$demo" --frames 12 --headless --out "$work/no-gpu" > "$work/no-gpu.txt"
+[ "$(grep -c '^gpu:' "$work/no-gpu.txt")" = 1 ] && grep -q '^gpu: .*no Vulkan device\|^gpu: .*built without' "$work/no-gpu.txt" \
+  || { echo "run_demo_headless: without a Vulkan device the demo should say so once:" >&2; grep '^gpu' "$work/no-gpu.txt" >&2; exit 1; }
+python3 - "$work/no-gpu/demo-report.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+main = [s for s in r["samples"] if s["window"] == "main" and s["kind"] == "pass"]
+gpu = [st for s in main for st in s["stages"] if st["name"] == "gpu_timestamps"]
+if not main or len(gpu) != len(main) or any(st["available"] or st["total_ms"] is not None for st in gpu):
+    sys.exit("run_demo_headless: without a device every main pass should say gpu_timestamps unavailable (null): %s" % gpu[:2])
+PY
 python3 "$src/tests/support/validate_report.py" "$work/demo-report.json" "$work/demo-frames-report.json"
 if [ -f "$work/demo-stall-read.json" ]; then
   python3 "$src/tests/support/validate_report.py" "$work/demo-stall-read.json"
