@@ -1,7 +1,7 @@
 /*
  * gpu.c — the demo's GPU path (see gpu.h). Owns one Vulkan device, two
  * compute pipelines (shaders/filter.comp and shaders/composite.comp,
- * compiled to SPIR-V by glslc at build time and embedded), GPU_FRAMES sets
+ * compiled to SPIR-V by glslc at build time: shaders.h), GPU_FRAMES sets
  * of per-frame buffers, command buffers and fences, and the
  * libstrobe_vulkan object whose zones time each pass.
  * Must never: wait on a fence on the sender thread (it polls), or reuse a
@@ -19,12 +19,8 @@
 #include <string.h>
 #include <vulkan/vulkan.h>
 
-static const uint32_t filter_spv[] =
-#include "filter.comp.inc"
-    ;
-static const uint32_t composite_spv[] =
-#include "composite.comp.inc"
-    ;
+#include "shaders.h"
+
 
 typedef struct buffer {
   VkBuffer buf;
@@ -219,8 +215,8 @@ int gpu_open(gpu **out, int width, int height, uint32_t calibration, char *why, 
                                    .pSetLayouts = &g->layout, .pushConstantRangeCount = 1,
                                    .pPushConstantRanges = &push};
   if (vkCreatePipelineLayout(g->device, &pl, NULL, &g->pipeline_layout) != VK_SUCCESS ||
-      make_pipeline(g, filter_spv, sizeof filter_spv, &g->filter) ||
-      make_pipeline(g, composite_spv, sizeof composite_spv, &g->composite)) {
+      make_pipeline(g, demo_filter_spv, demo_filter_spv_size, &g->filter) ||
+      make_pipeline(g, demo_composite_spv, demo_composite_spv_size, &g->composite)) {
     snprintf(why, len, "creating the compute pipelines failed");
     goto bad;
   }
