@@ -34,6 +34,8 @@ typedef struct frame_slot {
   VkDescriptorSet set;
   buffer upload, src, blurred, out; /* upload and out host-visible; src and blurred device-local where there is such memory */
   int busy;                         /* under gpu.lock: submitted and not yet released by the sender */
+  uint64_t frame_id;                /* the frame in it (gpu.h frame ids: > 0) */
+  uint64_t seen;                    /* sender thread: host ticks when its poll saw the fence */
 } frame_slot;
 
 struct gpu {
@@ -57,9 +59,9 @@ struct gpu {
   uint64_t frames, render_waits, polls;
 };
 
-static strobe_site upload_site = {.name = "gpu_upload", .kind = STROBE_SITE_SCOPE};
-static strobe_site filter_site = {.name = "gpu_filter", .kind = STROBE_SITE_SCOPE};
-static strobe_site composite_site = {.name = "gpu_composite", .kind = STROBE_SITE_SCOPE};
+static strobe_site upload_site = STROBE_GPU_SITE("gpu_upload");
+static strobe_site filter_site = STROBE_GPU_SITE("gpu_filter");
+static strobe_site composite_site = STROBE_GPU_SITE("gpu_composite");
 
 /* >>open */
 
@@ -248,7 +250,8 @@ int gpu_open(gpu **out, int width, int height, uint32_t calibration, char *why, 
   strobe_vulkan_desc vd = {.instance = g->instance, .physical_device = g->physical, .device = g->device,
                            .queue = g->queue, .queue_family = g->family, .slots = GPU_FRAMES + 1,
                            .zones_per_frame = 8, .calibration = calibration,
-                           .calibrated_timestamps_enabled = calibrated};
+                           .calibrated_timestamps_enabled = calibrated, .domain_name = "demo_gpu",
+                           .queue_name = "compute"};
   int rc = strobe_vulkan_create(&vd, &g->vk);
   if (rc) {
     snprintf(why, len, "strobe_vulkan_create: %s", strobe_strerror(rc));
@@ -278,6 +281,7 @@ static void barrier(VkCommandBuffer cmd, VkPipelineStageFlags src, VkAccessFlags
 
 int gpu_render(gpu *g, const unsigned char *argb, int stride, uint64_t frame) {
   frame_slot *s = &g->slot[frame % GPU_FRAMES];
+  if (frame == 0) return -1; /* gpu.h frame ids start at 1 */
   pthread_mutex_lock(&g->lock);
   if (s->busy) g->render_waits++;
   while (s->busy) pthread_cond_wait(&g->released, &g->lock); /* the sender has not seen this slot's fence yet */
@@ -295,7 +299,7 @@ int gpu_render(gpu *g, const unsigned char *argb, int stride, uint64_t frame) {
   if (vkResetFences(g->device, 1, &s->fence) != VK_SUCCESS || vkBeginCommandBuffer(cmd, &bi) != VK_SUCCESS) return -1;
   strobe_vulkan_frame_begin(g->vk, cmd, frame); /* EBUSY: every ring slot in flight, this frame's zones are counted lost */
 
-  strobe_vulkan_zone z = strobe_vulkan_zone_begin(g->vk, cmd, &upload_site);
+  strobe_vulkan_zone z = strobe_vulkan_zone_begin(g->vk, cmd, &upload_site, STROBE_GPU_PASS_MAIN);
   VkBufferCopy copy = {0, 0, g->bytes};
   vkCmdCopyBuffer(cmd, s->upload.buf, s->src.buf, 1, &copy);
   strobe_vulkan_zone_end(g->vk, cmd, z);
@@ -305,13 +309,13 @@ int gpu_render(gpu *g, const unsigned char *argb, int stride, uint64_t frame) {
   const uint32_t gx = (size[0] + 15) / 16, gy = (size[1] + 15) / 16; /* 16x16 invocations a group (the shaders) */
   vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, g->pipeline_layout, 0, 1, &s->set, 0, NULL);
   vkCmdPushConstants(cmd, g->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof size, size);
-  z = strobe_vulkan_zone_begin(g->vk, cmd, &filter_site);
+  z = strobe_vulkan_zone_begin(g->vk, cmd, &filter_site, STROBE_GPU_PASS_FILTER_GROUP);
   vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, g->filter);
   vkCmdDispatch(cmd, gx, gy, 1);
   strobe_vulkan_zone_end(g->vk, cmd, z);
   barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_ACCESS_SHADER_READ_BIT);
 
-  z = strobe_vulkan_zone_begin(g->vk, cmd, &composite_site);
+  z = strobe_vulkan_zone_begin(g->vk, cmd, &composite_site, STROBE_GPU_PASS_MAIN);
   vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, g->composite);
   vkCmdDispatch(cmd, gx, gy, 1);
   strobe_vulkan_zone_end(g->vk, cmd, z);
@@ -321,9 +325,12 @@ int gpu_render(gpu *g, const unsigned char *argb, int stride, uint64_t frame) {
                        0, NULL);
   strobe_vulkan_frame_end(g->vk, cmd);
   if (vkEndCommandBuffer(cmd) != VK_SUCCESS) return -1;
+  strobe_gpu_frame_mark(frame, STROBE_GPU_CPU_END, 0); /* the first of the frame's four instants (docs/gpu.md) */
   VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cmd};
   if (vkQueueSubmit(g->queue, 1, &si, s->fence) != VK_SUCCESS) return -1;
+  strobe_gpu_frame_mark(frame, STROBE_GPU_SUBMIT, 0);
   pthread_mutex_lock(&g->lock);
+  s->frame_id = frame;
   s->busy = 1;
   g->frames++;
   pthread_mutex_unlock(&g->lock);
@@ -336,12 +343,15 @@ int gpu_calibrate(gpu *g) { return strobe_vulkan_calibrate(g->vk, NULL); }
 
 int gpu_poll(gpu *g, int slot) {
   __atomic_fetch_add(&g->polls, 1, __ATOMIC_RELAXED);
-  return vkGetFenceStatus(g->device, g->slot[slot].fence) == VK_SUCCESS;
+  if (vkGetFenceStatus(g->device, g->slot[slot].fence) != VK_SUCCESS) return 0;
+  g->slot[slot].seen = strobe_clock_now(); /* the fence-seen instant: when this poll noticed */
+  return 1;
 }
 
 void gpu_release(gpu *g, int slot, const char *png_path) {
-  strobe_vulkan_collect(g->vk);
   frame_slot *s = &g->slot[slot];
+  strobe_vulkan_collect(g->vk); /* the frame's spans first: the fence-seen mark closes the frame */
+  strobe_gpu_frame_mark(s->frame_id, STROBE_GPU_FENCE_SEEN, s->seen);
   if (png_path) { /* the composite, as the GPU left it */
     cairo_surface_t *img = cairo_image_surface_create_for_data(s->out.map, CAIRO_FORMAT_ARGB32, g->width, g->height,
                                                                g->width * 4);

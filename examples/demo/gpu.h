@@ -36,14 +36,18 @@ const char *gpu_device_name(const gpu *g);
 const char *gpu_calibration_name(const gpu *g);
 
 /* Render thread: uploads the frame (cairo ARGB32, `stride` bytes a row),
- * records upload → filter → composite with a GPU zone each and submits it.
- * Returns the frame's slot (>= 0) for the sender, or -1 when Vulkan failed. */
+ * records upload → filter → composite with a GPU zone each and submits it,
+ * marking the frame's CPU end and submit instants (gpu.h; frame > 0, the id
+ * the frame's pass has). Returns the frame's slot (>= 0) for the sender, or
+ * -1 when Vulkan failed. */
 int gpu_render(gpu *g, const unsigned char *argb, int stride, uint64_t frame);
-/* Sender thread: 1 when the slot's fence has signalled (vkGetFenceStatus: never waits), 0 when not yet. */
+/* Sender thread: 1 when the slot's fence has signalled (vkGetFenceStatus:
+ * never waits; the moment is the frame's fence-seen instant), 0 when not yet. */
 int gpu_poll(gpu *g, int slot);
 /* Sender thread, after gpu_poll said 1: reads the frames' GPU zones back
- * (strobe_vulkan_collect), writes the composite to png_path when not NULL,
- * and releases the slot to the render thread. */
+ * (strobe_vulkan_collect: GPU spans), marks the fence-seen instant, writes
+ * the composite to png_path when not NULL, and releases the slot to the
+ * render thread. */
 void gpu_release(gpu *g, int slot, const char *png_path);
 /* Render thread: one calibration pair (the submit-and-wait method waits for the queue). */
 int gpu_calibrate(gpu *g);

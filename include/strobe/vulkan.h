@@ -6,7 +6,13 @@
  * of query pools (one per frame in flight) read back without ever waiting,
  * and calibration pairs between the device's timestamp clock and Strobe's
  * host clock, by VK_EXT_calibrated_timestamps when the device has it and by
- * a submit-and-wait pair when it does not (docs/gpu.md §Vulkan).
+ * a submit-and-wait pair when it does not (docs/gpu.md §Vulkan). It is built
+ * on include/strobe/gpu.h: the object declares a clock domain (the device's
+ * timestamp counter) and a queue lane, feeds the domain its calibration
+ * pairs, and adds each zone read back as a GPU span of the frame that
+ * issued it (strobe_gpu_span_add). The frame's host instants (CPU end,
+ * submit, fence seen) are the application's to mark (strobe_gpu_frame_mark),
+ * the fence seen after collecting that frame's zones.
  * Must never: wait for the GPU outside strobe_vulkan_calibrate's
  * submit-and-wait path, reset a query the GPU may still write, or read a
  * query's stale result as a new one.
@@ -14,7 +20,7 @@
  * How a frame goes (docs/gpu.md §Vulkan has the whole loop):
  *
  *   strobe_vulkan_frame_begin(vk, cmd, frame_id);    // claims a ring slot, resets its queries
- *   strobe_vulkan_zone z = strobe_vulkan_zone_begin(vk, cmd, &filter_site);
+ *   strobe_vulkan_zone z = strobe_vulkan_zone_begin(vk, cmd, &filter_site, STROBE_GPU_PASS_MAIN);
  *   vkCmdDispatch(cmd, ...);
  *   strobe_vulkan_zone_end(vk, cmd, z);
  *   strobe_vulkan_frame_end(vk, cmd);                // closes what is open, copies the results out
@@ -54,6 +60,7 @@
 #include <stdint.h>
 #include <vulkan/vulkan.h>
 
+#include "strobe/gpu.h"
 #include "strobe/strobe.h"
 
 #ifdef __cplusplus
@@ -80,6 +87,8 @@ typedef struct strobe_vulkan_desc {
   uint32_t zones_per_frame;            /* zones one frame may record; 1..1024, default 64; more are counted, not recorded */
   uint32_t calibration;                /* strobe_vulkan_calibration; default AUTO */
   int calibrated_timestamps_enabled;   /* 1: the application enabled VK_EXT_calibrated_timestamps on the device */
+  const char *domain_name;             /* the clock domain (gpu.h) of the device's timestamps: static label; default "vulkan" */
+  const char *queue_name;              /* the queue lane its zones are drawn on: static label; default "queue" */
 } strobe_vulkan_desc;
 
 typedef struct strobe_vulkan strobe_vulkan;
@@ -89,8 +98,10 @@ typedef struct strobe_vulkan strobe_vulkan;
  * buffer, fence and query pool of its own. Returns 0 and sets *out; or
  * STROBE_EINVAL (a required handle is missing, a bound is out of range, the
  * queue family has no timestamps, or CALIBRATION_EXT was asked for on a
- * device that did not enable or does not offer it), STROBE_ENOMEM,
- * STROBE_EIO (a Vulkan call failed). On error nothing is left allocated and
+ * device that did not enable or does not offer it), STROBE_ELABEL (a name
+ * breaks the label rule), STROBE_EBUSY (domain_name is declared with
+ * another rate), STROBE_ELIMIT (gpu.h's domain or queue bound reached),
+ * STROBE_ENOMEM, STROBE_EIO (a Vulkan call failed). On error nothing is left allocated and
  * *out is NULL. The device, queue and instance stay the application's: they
  * must outlive the object. */
 STROBE_API int strobe_vulkan_create(const strobe_vulkan_desc *desc, strobe_vulkan **out);
@@ -100,6 +111,9 @@ STROBE_API int strobe_vulkan_create(const strobe_vulkan_desc *desc, strobe_vulka
 STROBE_API void strobe_vulkan_destroy(strobe_vulkan *vk);
 /* The desc in force, defaults resolved, calibration AUTO resolved to the method used. */
 STROBE_API strobe_vulkan_desc strobe_vulkan_query_desc(const strobe_vulkan *vk);
+/* The clock domain the object feeds and the queue lane its spans are on ({0} for NULL). */
+STROBE_API strobe_clock_domain strobe_vulkan_query_domain(const strobe_vulkan *vk);
+STROBE_API strobe_gpu_queue strobe_vulkan_query_queue(const strobe_vulkan *vk);
 /* 1 when the physical device offers VK_EXT_calibrated_timestamps with the
  * device time domain (enable the extension at vkCreateDevice to use it), 0
  * when it does not. Safe from any thread. */
@@ -120,11 +134,13 @@ typedef struct strobe_vulkan_zone {
 } strobe_vulkan_zone;
 
 /* Writes the zone's begin timestamp into `cmd` (vkCmdWriteTimestamp, top of
- * pipe). `site` is a static site (STROBE_SITE_SCOPE kind is fine; its name
- * labels the zone) that must outlive the object. Never fails: a zone that
- * cannot be recorded (no frame begun, ring full, zones_per_frame reached) is
- * counted and returns index 0, which zone_end ignores. */
-STROBE_API strobe_vulkan_zone strobe_vulkan_zone_begin(strobe_vulkan *vk, VkCommandBuffer cmd, const strobe_site *site);
+ * pipe). `site` is a static GPU site (STROBE_GPU_SITE), `pass` a static pass
+ * label (STROBE_GPU_PASS_*, or NULL): both become the span's when the zone
+ * is read back. Never fails: a zone that cannot be recorded (no frame begun,
+ * ring full, zones_per_frame reached) is counted and returns index 0, which
+ * zone_end ignores. */
+STROBE_API strobe_vulkan_zone strobe_vulkan_zone_begin(strobe_vulkan *vk, VkCommandBuffer cmd, strobe_site *site,
+                                                       const char *pass);
 /* Writes the zone's end timestamp (bottom of pipe). A zone ended twice or
  * not of the current frame is counted as misuse and ignored. */
 STROBE_API void strobe_vulkan_zone_end(strobe_vulkan *vk, VkCommandBuffer cmd, strobe_vulkan_zone zone);
@@ -138,27 +154,30 @@ STROBE_API int strobe_vulkan_frame_end(strobe_vulkan *vk, VkCommandBuffer cmd);
 
 /* >>read back */
 /* Reads every slot whose frame the GPU has executed (its results copied to
- * host memory), delivers its zones to the frame that issued them, and frees
- * the slot. Returns the number of frames resolved (>= 0), STROBE_EINVAL for
+ * host memory), adds its zones as GPU spans of the frame that issued them
+ * (strobe_gpu_span_add, raw device ticks), and frees the slot. Returns the number of frames resolved (>= 0), STROBE_EINVAL for
  * NULL. Safe from any thread; never calls the driver, never waits. */
 STROBE_API int strobe_vulkan_collect(strobe_vulkan *vk);
 
 /* One calibration pair: the device's timestamp counter read at a moment
- * between two reads of the host clock (Strobe's collector clock,
- * strobe_query_clock). The narrower the bracket, the better the pair. */
+ * between two reads of the host clock (strobe_clock_now, gpu.h). The narrower the bracket, the better the pair. */
 typedef struct strobe_vulkan_pair {
   uint64_t device_ticks;  /* device timestamp (multiply by ns_per_device_tick for ns) */
-  uint64_t host_before;   /* collector-clock ticks just before the device read */
+  uint64_t host_before;   /* host ticks (strobe_clock_now) just before the device read */
   uint64_t host_after;    /* collector-clock ticks just after it; host_after - host_before is the pair's uncertainty */
   uint32_t method;        /* strobe_vulkan_calibration: EXT or SUBMIT_WAIT */
 } strobe_vulkan_pair;
 
 /* Takes one calibration pair with the method in force (the narrowest of a
- * few tries) and, when `out` is not NULL, copies it there. The EXT method
+ * few tries), feeds it to the object's clock domain
+ * (strobe_clock_domain_calibrate) and, when `out` is not NULL, copies it
+ * there. The EXT method
  * never waits; SUBMIT_WAIT submits a timestamp write to the queue and waits
  * for its fence (up to one second): call it from the thread that submits to
  * the queue, not per frame. Returns 0; STROBE_EIO when a Vulkan call fails
- * or the wait times out (nothing recorded). */
+ * or the wait times out (nothing recorded); STROBE_EINVAL when the domain
+ * refused the pair (its device time not after the previous one's: counted
+ * in strobe_clock_domain_stats.refused; *out still gets it). */
 STROBE_API int strobe_vulkan_calibrate(strobe_vulkan *vk, strobe_vulkan_pair *out);
 
 typedef struct strobe_vulkan_stats {
@@ -170,6 +189,7 @@ typedef struct strobe_vulkan_stats {
   uint64_t frames_resolved;      /* frames whose zones were read back */
   uint64_t frames_pending;       /* slots submitted and not yet read back, now */
   uint64_t zones_recorded;       /* zones written and read back */
+  uint64_t spans_refused;        /* zones read back that strobe_gpu_span_add refused (a site of an untimed kind) */
   uint64_t zones_dropped;        /* zone_begin beyond zones_per_frame, or in an unrecorded frame */
   uint64_t zones_unclosed;       /* zones frame_end had to end */
   uint64_t zones_misused;        /* zone_end of a zone not open in the current frame */

@@ -3,6 +3,10 @@
  * command buffers, the ring of query pools read back without waiting, and
  * the two calibration methods (docs/gpu.md §Vulkan).
  *
+ * Every zone read back becomes a GPU span (gpu.h) of the frame that issued
+ * it, on the object's queue lane, in raw device ticks of its clock domain;
+ * every calibration pair feeds that domain.
+ *
  * Owns: the ring's slots (FREE → RECORDING → PENDING → FREE), each a query
  * pool of 2 queries per zone and a region of one host-visible, coherent
  * buffer; the submit-and-wait calibration's own command buffer, fence and
@@ -28,7 +32,8 @@
 enum { SLOT_FREE, SLOT_RECORDING, SLOT_PENDING };
 
 typedef struct zone_rec {
-  const strobe_site *site;
+  strobe_site *site;
+  const char *pass;
   int open; /* begin written, end not yet */
 } zone_rec;
 
@@ -50,6 +55,8 @@ struct strobe_vulkan {
   uint64_t valid_mask;
   uint32_t valid_bits;
   PFN_vkGetCalibratedTimestampsEXT get_calibrated;
+  strobe_clock_domain domain; /* the device's timestamp clock (gpu.h) */
+  strobe_gpu_queue queue;     /* the lane its spans are on */
   pthread_mutex_t lock;       /* slot states and the sink */
   pthread_mutex_t calib_lock; /* the submit-and-wait objects */
   slot slots[STROBE_VULKAN_MAX_SLOTS];
@@ -69,7 +76,7 @@ struct strobe_vulkan {
   VkQueryPool cal_query;
   /* counters: relaxed atomics, read by strobe_vulkan_query_stats from any thread */
   uint64_t frames_begun, frames_unrecorded, frames_resolved, frames_pending;
-  uint64_t zones_recorded, zones_dropped, zones_unclosed, zones_misused, collect_not_ready;
+  uint64_t zones_recorded, spans_refused, zones_dropped, zones_unclosed, zones_misused, collect_not_ready;
   uint64_t calibrations, last_pair_width_ns;
 };
 
@@ -175,6 +182,8 @@ int strobe_vulkan_create(const strobe_vulkan_desc *desc, strobe_vulkan **out) {
   *out = NULL;
   if (!desc || !desc->instance || !desc->physical_device || !desc->device || !desc->queue) return STROBE_EINVAL;
   strobe_vulkan_desc d = *desc;
+  if (!d.domain_name) d.domain_name = "vulkan";
+  if (!d.queue_name) d.queue_name = "queue";
   if (!d.slots) d.slots = 4; /* a frame's results are read 1-3 frames later; 4 leaves room for a slow poll */
   if (!d.zones_per_frame) d.zones_per_frame = 64;
   if (d.slots < 2 || d.slots > STROBE_VULKAN_MAX_SLOTS || d.zones_per_frame > STROBE_VULKAN_MAX_ZONES ||
@@ -212,9 +221,15 @@ int strobe_vulkan_create(const strobe_vulkan_desc *desc, strobe_vulkan **out) {
   vk->valid_bits = valid_bits;
   vk->valid_mask = valid_bits >= 64 ? ~0ull : (1ull << valid_bits) - 1;
   vk->get_calibrated = d.calibration == STROBE_VULKAN_CALIBRATION_EXT ? get_calibrated : NULL;
+  /* The device's clock and lane on Strobe's timeline (gpu.h): the rate is the device's nominal one. */
+  int rc = strobe_clock_domain_create(
+      &(strobe_clock_domain_desc){.name = d.domain_name, .ticks_per_second = 1e9 / (double)props.limits.timestampPeriod},
+      &vk->domain);
+  if (!rc) rc = strobe_gpu_queue_create(vk->domain, d.queue_name, &vk->queue);
+  if (rc) goto fail;
   /* A region: the sequence word, then 2 queries per zone of 2 words each; 64-byte stride. */
   VkDeviceSize region = (RESULTS_AT + (VkDeviceSize)d.zones_per_frame * 32 + 63) & ~(VkDeviceSize)63;
-  int rc = create_results(vk, region * d.slots);
+  rc = create_results(vk, region * d.slots);
   if (rc) goto fail;
   for (uint32_t i = 0; i < d.slots; i++) {
     rc = STROBE_ENOMEM;
@@ -239,6 +254,16 @@ fail:
 strobe_vulkan_desc strobe_vulkan_query_desc(const strobe_vulkan *vk) {
   strobe_vulkan_desc d = {0};
   return vk ? vk->desc : d;
+}
+
+strobe_clock_domain strobe_vulkan_query_domain(const strobe_vulkan *vk) {
+  strobe_clock_domain d = {0};
+  return vk ? vk->domain : d;
+}
+
+strobe_gpu_queue strobe_vulkan_query_queue(const strobe_vulkan *vk) {
+  strobe_gpu_queue q = {0};
+  return vk ? vk->queue : q;
 }
 
 void strobe__vulkan_set_sink(strobe_vulkan *vk, strobe__vulkan_sink sink, void *user) {
@@ -280,7 +305,8 @@ int strobe_vulkan_frame_begin(strobe_vulkan *vk, VkCommandBuffer cmd, uint64_t f
   return rc;
 }
 
-strobe_vulkan_zone strobe_vulkan_zone_begin(strobe_vulkan *vk, VkCommandBuffer cmd, const strobe_site *site) {
+strobe_vulkan_zone strobe_vulkan_zone_begin(strobe_vulkan *vk, VkCommandBuffer cmd, strobe_site *site,
+                                            const char *pass) {
   strobe_vulkan_zone z = {0};
   if (!vk) return z;
   slot *s = vk->cur;
@@ -289,7 +315,7 @@ strobe_vulkan_zone strobe_vulkan_zone_begin(strobe_vulkan *vk, VkCommandBuffer c
     return z;
   }
   uint32_t i = s->zones++;
-  s->zone[i] = (zone_rec){site, 1};
+  s->zone[i] = (zone_rec){site, pass, 1};
   vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, s->pool, 2 * i);
   z.index = i + 1;
   return z;
@@ -362,6 +388,8 @@ static int read_slot_locked(strobe_vulkan *vk, slot *s) {
       COUNT(vk->zones_dropped, 1);
       continue;
     }
+    strobe_gpu_span span = {vk->queue, s->zone[i].site, s->zone[i].pass, s->frame_id, z.device_begin, z.device_end};
+    if (strobe_gpu_span_add(&span)) COUNT(vk->spans_refused, 1);
     if (vk->sink) vk->sink(&z, vk->sink_user);
   }
   COUNT(vk->zones_recorded, s->zones);
@@ -391,9 +419,9 @@ static int pair_ext(strobe_vulkan *vk, strobe_vulkan_pair *p) {
   VkCalibratedTimestampInfoEXT info = {.sType = VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT,
                                        .timeDomain = VK_TIME_DOMAIN_DEVICE_EXT};
   uint64_t ts = 0, deviation = 0;
-  p->host_before = strobe__now();
+  p->host_before = strobe_clock_now();
   VkResult r = vk->get_calibrated(vk->desc.device, 1, &info, &ts, &deviation);
-  p->host_after = strobe__now();
+  p->host_after = strobe_clock_now();
   p->device_ticks = ts & vk->valid_mask;
   p->method = STROBE_VULKAN_CALIBRATION_EXT;
   return r == VK_SUCCESS ? 0 : STROBE_EIO;
@@ -412,10 +440,10 @@ static int pair_submit_wait(strobe_vulkan *vk, strobe_vulkan_pair *p) {
   VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &vk->cal_cmd};
   /* The timestamp is written after the submit starts and before the fence is
    * seen: the two host reads bracket it (a wide bracket, hence a weak pair). */
-  p->host_before = strobe__now();
+  p->host_before = strobe_clock_now();
   if (vkQueueSubmit(vk->desc.queue, 1, &si, vk->cal_fence) != VK_SUCCESS) return STROBE_EIO;
   VkResult w = vkWaitForFences(dev, 1, &vk->cal_fence, VK_TRUE, 1000000000ull);
-  p->host_after = strobe__now();
+  p->host_after = strobe_clock_now();
   if (w != VK_SUCCESS) return STROBE_EIO;
   uint64_t ts = 0;
   if (vkGetQueryPoolResults(dev, vk->cal_query, 0, 1, sizeof ts, &ts, sizeof ts,
@@ -444,12 +472,11 @@ int strobe_vulkan_calibrate(strobe_vulkan *vk, strobe_vulkan_pair *out) {
     have = 1;
   }
   pthread_mutex_unlock(&vk->calib_lock);
-  strobe_clock_info ci = strobe_query_clock();
-  __atomic_store_n(&vk->last_pair_width_ns, (uint64_t)((double)(best.host_after - best.host_before) * ci.ns_per_tick),
+  __atomic_store_n(&vk->last_pair_width_ns, (uint64_t)strobe_clock_ticks_to_ns(best.host_after - best.host_before),
                    __ATOMIC_RELAXED);
   COUNT(vk->calibrations, 1);
   if (out) *out = best;
-  return 0;
+  return strobe_clock_domain_calibrate(vk->domain, best.device_ticks, best.host_before, best.host_after);
 }
 
 /* >>stats */
@@ -465,6 +492,7 @@ strobe_vulkan_stats strobe_vulkan_query_stats(const strobe_vulkan *vk) {
   st.frames_resolved = LOAD(vk->frames_resolved);
   st.frames_pending = LOAD(vk->frames_pending);
   st.zones_recorded = LOAD(vk->zones_recorded);
+  st.spans_refused = LOAD(vk->spans_refused);
   st.zones_dropped = LOAD(vk->zones_dropped);
   st.zones_unclosed = LOAD(vk->zones_unclosed);
   st.zones_misused = LOAD(vk->zones_misused);

@@ -1,7 +1,7 @@
 /*
  * vulkan_internal.h — what libstrobe_vulkan's tests reach beyond
  * include/strobe/vulkan.h: a sink that sees every zone as it is read back
- * (its frame, site and raw device ticks) beside the normal delivery.
+ * (its frame, site and raw device ticks) beside its GPU span (gpu.h).
  * Must never: be included outside src/vulkan/ and tests/.
  */
 #ifndef STROBE_VULKAN_INTERNAL_H

@@ -11,8 +11,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "platform/clock.h"
+#include "strobe/session.h"
 #include "support/harness.h"
+#include "strobe/gpu.h"
 #include "vk_device.h"
 #include "vulkan/vulkan_internal.h"
 
@@ -28,8 +29,8 @@ static void sink(const strobe__vulkan_zone_result *z, void *user) {
   if (s->n < MAX_SEEN) s->z[s->n++] = *z;
 }
 
-static strobe_site zone_a = {.name = "zone_a", .kind = STROBE_SITE_SCOPE};
-static strobe_site zone_b = {.name = "zone_b", .kind = STROBE_SITE_SCOPE};
+static strobe_site zone_a = STROBE_GPU_SITE("zone_a");
+static strobe_site zone_b = STROBE_GPU_SITE("zone_b");
 
 /* A command buffer and a fence for one submission. */
 typedef struct submission {
@@ -86,11 +87,12 @@ static void frame_two_zones(vk_device *d, strobe_vulkan *vk, submission *s, uint
   submission_open(d, s);
   CHECK_EQ_INT(strobe_vulkan_frame_begin(vk, s->cmd, frame), 0);
   if (block) wait_for_host(s->cmd, block);
-  strobe_vulkan_zone a = strobe_vulkan_zone_begin(vk, s->cmd, &zone_a);
-  strobe_vulkan_zone b = strobe_vulkan_zone_begin(vk, s->cmd, &zone_b); /* nested in a */
+  strobe_vulkan_zone a = strobe_vulkan_zone_begin(vk, s->cmd, &zone_a, STROBE_GPU_PASS_MAIN);
+  strobe_vulkan_zone b = strobe_vulkan_zone_begin(vk, s->cmd, &zone_b, STROBE_GPU_PASS_FILTER_GROUP); /* nested in a */
   strobe_vulkan_zone_end(vk, s->cmd, b);
   strobe_vulkan_zone_end(vk, s->cmd, a);
   CHECK_EQ_INT(strobe_vulkan_frame_end(vk, s->cmd), 2);
+  strobe_gpu_frame_mark(frame, STROBE_GPU_CPU_END, 0); /* the command buffer is built */
   submission_submit(d, s);
 }
 
@@ -205,7 +207,7 @@ static void test_full_ring_records_nothing_and_counts(void) {
   submission_open(&d, &sub[2]);
   double t0 = now_s();
   CHECK_EQ_INT(strobe_vulkan_frame_begin(vk, sub[2].cmd, 12), STROBE_EBUSY);
-  strobe_vulkan_zone z = strobe_vulkan_zone_begin(vk, sub[2].cmd, &zone_a);
+  strobe_vulkan_zone z = strobe_vulkan_zone_begin(vk, sub[2].cmd, &zone_a, NULL);
   CHECK_EQ_INT(z.index, 0);
   strobe_vulkan_zone_end(vk, sub[2].cmd, z);
   CHECK_EQ_INT(strobe_vulkan_frame_end(vk, sub[2].cmd), 0);
@@ -242,7 +244,7 @@ static void test_bounds_and_misuse_counted(void) {
   REQUIRE_EQ_INT(strobe_vulkan_frame_begin(vk, sub.cmd, 7), 0);
   CHECK_EQ_INT(strobe_vulkan_frame_begin(vk, sub.cmd, 8), STROBE_ESTATE);
   strobe_vulkan_zone z[5];
-  for (int i = 0; i < 5; i++) z[i] = strobe_vulkan_zone_begin(vk, sub.cmd, &zone_a);
+  for (int i = 0; i < 5; i++) z[i] = strobe_vulkan_zone_begin(vk, sub.cmd, &zone_a, NULL);
   CHECK(z[2].index != 0);
   CHECK_EQ_INT(z[3].index, 0);
   CHECK_EQ_INT(z[4].index, 0);
@@ -298,11 +300,68 @@ static void test_bad_desc_rejected(void) {
   vk_device_close(&d);
 }
 
+/* The zones reach gpu.h as spans of the frame that issued them, the pairs
+ * feed the object's clock domain, and with the application's three marks a
+ * frame's four instants come in order on lavapipe: cpu_end <= submit <= GPU
+ * start <= GPU end <= fence seen, within the calibration bound. */
+static void test_spans_and_instants_on_the_timeline(void) {
+  strobe_collector *c;
+  char id[STROBE_SESSION_ID_MAX];
+  REQUIRE_EQ_INT(strobe_collector_create(&c), 0);
+  REQUIRE_EQ_INT(strobe_session_start(c, NULL, id), 0); /* the live frame table fills while a session is open */
+  static fixture fx;
+  fixture_open(&fx, 0, 0);
+  vk_device d = fx.d;
+  strobe_vulkan *vk = fx.vk;
+  strobe_clock_domain dom = strobe_vulkan_query_domain(vk);
+  CHECK(dom.id != 0 && strobe_vulkan_query_queue(vk).id != 0);
+  strobe_clock_domain_stats cs;
+  REQUIRE_EQ_INT(strobe_clock_domain_query_stats(dom, &cs), 0);
+  uint64_t pairs0 = cs.pairs;
+  REQUIRE_EQ_INT(strobe_vulkan_calibrate(vk, NULL), 0);
+  strobe_gpu_stats g0 = strobe_gpu_query_stats();
+  submission sub[3];
+  for (int f = 0; f < 3; f++) {
+    uint64_t frame = 500 + (uint64_t)f;
+    frame_two_zones(&d, vk, &sub[f], frame, VK_NULL_HANDLE); /* ends with the submit */
+    CHECK_EQ_INT(strobe_gpu_frame_mark(frame, STROBE_GPU_SUBMIT, 0), 0);
+  }
+  REQUIRE_EQ_INT(strobe_vulkan_calibrate(vk, NULL), 0);
+  for (int f = 0; f < 3; f++) {
+    uint64_t frame = 500 + (uint64_t)f;
+    while (vkGetFenceStatus(d.device, sub[f].fence) != VK_SUCCESS) usleep(100); /* polled, as a sender does */
+    uint64_t seen_at = strobe_clock_now();
+    strobe_vulkan_collect(vk);
+    CHECK_EQ_INT(strobe_gpu_frame_mark(frame, STROBE_GPU_FENCE_SEEN, seen_at), 0);
+    strobe_gpu_frame gf;
+    REQUIRE_EQ_INT(strobe_gpu_query_frame(frame, &gf), 0);
+    CHECK_EQ_INT(gf.spans, 2);
+    CHECK_EQ_INT(gf.late_spans, 0);
+    CHECK(gf.closed);
+    CHECKF(gf.violations == 0, "frame %llu: ordering violations 0x%x (submit %llu, gpu %llu..%llu, seen %llu, bound %.0f ns)",
+           (unsigned long long)frame, gf.violations, (unsigned long long)gf.submit, (unsigned long long)gf.gpu_begin,
+           (unsigned long long)gf.gpu_end, (unsigned long long)gf.fence_seen, gf.bound_ns);
+    CHECK(gf.gpu_begin != 0 && gf.gpu_begin <= gf.gpu_end);
+    CHECK(gf.backlog_ns == gf.backlog_ns && gf.polling_ns == gf.polling_ns); /* both known: not NaN */
+  }
+  strobe_gpu_stats g1 = strobe_gpu_query_stats();
+  CHECK_EQ_U64(g1.spans - g0.spans, 6);
+  CHECK_EQ_U64(strobe_vulkan_query_stats(vk).spans_refused, 0);
+  REQUIRE_EQ_INT(strobe_clock_domain_query_stats(dom, &cs), 0);
+  CHECK_EQ_U64(cs.pairs - pairs0, 2);
+  for (int f = 0; f < 3; f++) submission_close(&d, &sub[f]);
+  strobe_report *r = NULL;
+  CHECK_EQ_INT(strobe_session_stop(c, id, 0, &r), 0);
+  strobe_report_free(r);
+  strobe_collector_close(c);
+  strobe_collector_release(c);
+}
+
 /* >>calibration: device ns of a pair, and host ns of a host tick. */
 static double dev_ns(const strobe_vulkan *vk, uint64_t ticks) {
   return (double)ticks * strobe_vulkan_query_stats(vk).ns_per_device_tick;
 }
-static double host_ns(uint64_t ticks) { return (double)ticks * strobe_query_clock().ns_per_tick; }
+static double host_ns(uint64_t ticks) { return strobe_clock_ticks_to_ns(ticks); }
 
 /* The device advanced, between two pairs, by what the host advanced: within
  * the two brackets, plus the tick-rate calibration's error (1e-4). */
@@ -396,5 +455,5 @@ static void test_calibration_without_extension(void) {
 #define CASES(X)                                                                                            \
   X(zones_attach_to_issuing_frame) X(collect_never_waits_nor_reads_stale) X(full_ring_records_nothing_and_counts) \
   X(bounds_and_misuse_counted) X(bad_desc_rejected) X(calibration_ext) X(calibration_submit_wait_fallback)        \
-  X(calibration_without_extension)
+  X(calibration_without_extension) X(spans_and_instants_on_the_timeline)
 HARNESS_MAIN(CASES)
