@@ -687,10 +687,10 @@ int main(int argc, char **argv) {
   if (gpu_ctx) {
     gpu_stats gs = gpu_query_stats(gpu_ctx);
     printf("gpu: %llu frames submitted, %llu GPU zones read back without waiting (%llu frames unrecorded: ring full), "
-           "%llu fence polls, the render thread waited %llu times for a frame slot, %llu calibration pairs\n",
+           "%llu frames without GPU passes (the GPU was %d frames behind), %llu fence polls, %llu calibration pairs\n",
            (unsigned long long)gs.frames, (unsigned long long)gs.vk.zones_recorded,
-           (unsigned long long)gs.vk.frames_unrecorded, (unsigned long long)gs.polls,
-           (unsigned long long)gs.render_waits, (unsigned long long)gs.vk.calibrations);
+           (unsigned long long)gs.vk.frames_unrecorded, (unsigned long long)gs.skipped, GPU_FRAMES,
+           (unsigned long long)gs.polls, (unsigned long long)gs.vk.calibrations);
     gpu_close(gpu_ctx);
   }
 #endif

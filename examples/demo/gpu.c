@@ -4,8 +4,9 @@
  * compiled to SPIR-V by glslc at build time: shaders.h), GPU_FRAMES sets
  * of per-frame buffers, command buffers and fences, and the
  * libstrobe_vulkan object whose zones time each pass.
- * Must never: wait on a fence on the sender thread (it polls), or reuse a
- * frame slot before the sender released it (the fence is the sender's to
+ * Must never: wait on a fence on the sender thread (it polls), make the
+ * render thread wait for the GPU (a frame whose slot is still busy goes
+ * without GPU passes, counted), or reuse a frame slot before the sender released it (the fence is the sender's to
  * observe; resetting it first would hide the completion).
  *
  * Contents: >>open >>render >>poll
@@ -56,7 +57,7 @@ struct gpu {
   strobe_vulkan *vk;
   pthread_mutex_t lock;
   pthread_cond_t released;
-  uint64_t frames, render_waits, polls;
+  uint64_t frames, skipped, polls;
 };
 
 static strobe_site upload_site = STROBE_GPU_SITE("gpu_upload");
@@ -283,9 +284,10 @@ int gpu_render(gpu *g, const unsigned char *argb, int stride, uint64_t frame) {
   frame_slot *s = &g->slot[frame % GPU_FRAMES];
   if (frame == 0) return -1; /* gpu.h frame ids start at 1 */
   pthread_mutex_lock(&g->lock);
-  if (s->busy) g->render_waits++;
-  while (s->busy) pthread_cond_wait(&g->released, &g->lock); /* the sender has not seen this slot's fence yet */
+  int busy = s->busy; /* the sender has not seen this slot's fence yet: the GPU is behind */
+  if (busy) g->skipped++;
   pthread_mutex_unlock(&g->lock);
+  if (busy) return -1; /* this frame goes without GPU passes: the render thread never waits for the GPU */
   {
     STROBE_SCOPE("gpu_upload_copy"); /* the CPU half of the upload: into host-visible memory */
     for (int y = 0; y < g->height; y++)
@@ -368,7 +370,7 @@ gpu_stats gpu_query_stats(gpu *g) {
   gpu_stats st;
   pthread_mutex_lock(&g->lock);
   st.frames = g->frames;
-  st.render_waits = g->render_waits;
+  st.skipped = g->skipped;
   pthread_mutex_unlock(&g->lock);
   st.polls = __atomic_load_n(&g->polls, __ATOMIC_RELAXED);
   st.vk = strobe_vulkan_query_stats(g->vk);

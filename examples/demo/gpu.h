@@ -15,13 +15,13 @@
 
 #include "strobe/vulkan.h"
 
-#define GPU_FRAMES 3 /* frames in flight: the render thread waits for the sender's release beyond that */
+#define GPU_FRAMES 3 /* frames in flight: beyond that a frame goes without GPU passes (counted), never waits */
 
 typedef struct gpu gpu;
 
 typedef struct gpu_stats {
   uint64_t frames;        /* submitted */
-  uint64_t render_waits;  /* times the render thread waited for a frame slot the sender had not released */
+  uint64_t skipped;       /* frames that went without GPU passes: their slot was still in flight */
   uint64_t polls;         /* non-blocking fence polls by the sender */
   strobe_vulkan_stats vk; /* the zones' ring */
 } gpu_stats;
@@ -39,7 +39,8 @@ const char *gpu_calibration_name(const gpu *g);
  * records upload → filter → composite with a GPU zone each and submits it,
  * marking the frame's CPU end and submit instants (gpu.h; frame > 0, the id
  * the frame's pass has). Returns the frame's slot (>= 0) for the sender, or
- * -1 when Vulkan failed. */
+ * -1 when the frame has no GPU work: its slot is still in flight (counted
+ * in skipped; never waits) or Vulkan failed. */
 int gpu_render(gpu *g, const unsigned char *argb, int stride, uint64_t frame);
 /* Sender thread: 1 when the slot's fence has signalled (vkGetFenceStatus:
  * never waits; the moment is the frame's fence-seen instant), 0 when not yet. */
