@@ -125,9 +125,9 @@ static int hook_poll(void *ctx, int slot) { return gpu_poll(((gpu_hooks *)ctx)->
 static void hook_release(void *ctx, int slot, uint64_t frame) {
   gpu_hooks *h = ctx;
   char path[1024];
-  if (frame % 60 == 1) /* keep the GPU's composite on disk now and then, beside last-frame.png */
+  if (frame % 60 == 0) /* keep the GPU's composite on disk now and then, beside last-frame.png */
     snprintf(path, sizeof path, "%s/last-frame-gpu.png", h->out);
-  gpu_release(h->g, slot, frame % 60 == 1 ? path : NULL);
+  gpu_release(h->g, slot, frame % 60 == 0 ? path : NULL);
 }
 #endif
 
@@ -578,7 +578,7 @@ int main(int argc, char **argv) {
        * frame number as its frame id) and its stages feed the session, the
        * capture, the flight recorder's spike trigger, the viewer and
        * `strobe report` alike: no frame mark, no extra scope. */
-      strobe_op pass = strobe_op_begin_frame(c, w_main, frame + 1, NULL); /* ids from 1: gpu.h's frames share them */
+      strobe_op pass = strobe_op_begin_frame(c, w_main, frame, NULL); /* gpu.h's frames share the id (from 1: frame 0 has no GPU work) */
       frame_clock_flush_events(&fc, &g, pointer);
       frame_clock_before_paint(&fc); /* the pointer's input operation ends here: the pass is current again */
       /* Steady re-renders and frames carrying a transition answer different
@@ -593,7 +593,7 @@ int main(int argc, char **argv) {
       if (gpu_ctx) {
         STROBE_STAGE("gpu_submit", NULL); /* upload, record the passes, submit: the GPU runs them after */
         gpu_slot = gpu_render(gpu_ctx, cairo_image_surface_get_data(main_view.surface),
-                              cairo_image_surface_get_stride(main_view.surface), frame + 1);
+                              cairo_image_surface_get_stride(main_view.surface), frame);
       }
 #endif
       /* The session report has no GPU timestamps for this pass: null, not zero. */
@@ -630,7 +630,7 @@ int main(int argc, char **argv) {
         strobe_op_mark_idle();
         strobe_op_end(inner, 1);
       }
-      sender_submit(&snd, main_view.png, main_view.png_len, frame + 1, gpu_slot); /* the pass moves to the sender */
+      sender_submit(&snd, main_view.png, main_view.png_len, frame, gpu_slot); /* the pass moves to the sender */
       (void)pass;
     }
 
