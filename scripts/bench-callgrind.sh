@@ -112,3 +112,24 @@ line element_instructions_recording "$(awk -v a="$(per_n element_loop)" -v e="$e
 attributed=$(per_n attributed_loop)
 line attributed_scope_instructions_recording "$attributed" 51
 line attributed_scope_instructions_ratio "$(awk -v a="$attributed" -v b="$scope" 'BEGIN { print a / b }')" "" ratio
+
+# Call tracing (docs/exploration.md §Cost): what a traced call adds, counted
+# on bench_calltrace's Fibonacci (inclusive Ir of run_traced less run_plain's,
+# per call), and its ratio to the floor's. A figure, not a budget: call
+# tracing's budget is in time (bench_calltrace: calltrace_ratio <= 3), where
+# the floor's two tick reads weigh what they cost, not one instruction each.
+ct="$build_dir/bench/bench_calltrace"
+if [ -x "$ct" ]; then
+  ctn=${STROBE_CALLGRIND_FIB:-22}
+  if ! valgrind --tool=callgrind --callgrind-out-file="$out" "$ct" callgrind "$ctn" >"$out.txt" 2>"$out.log"; then
+    echo "bench-callgrind: valgrind failed on bench_calltrace:" >&2
+    cat "$out.log" >&2
+    exit 1
+  fi
+  calls=$(awk '/^calls / { print $2 }' "$out.txt")
+  callgrind_annotate --inclusive=yes --threshold=100 --auto=no "$out" >"$out.log"
+  n=$calls
+  per_call=$(awk -v a="$(per_n run_traced)" -v b="$(per_n run_plain)" 'BEGIN { print a - b }')
+  line calltrace_instructions_per_call "$per_call" ""
+  line calltrace_instructions_ratio "$(awk -v a="$per_call" -v b="$floor" 'BEGIN { print a / b }')" "" ratio
+fi

@@ -12,8 +12,9 @@
 set -euo pipefail
 
 # The library and the CLI: a compiler, CMake, pkg-config, zstd; zlib for the
-# CLI's perfetto export (deflate-compressed packets).
-library=(cmake pkg-config gcc g++ libzstd-dev zlib1g-dev)
+# CLI's perfetto export (deflate-compressed packets); libdw/libelf (call
+# tracing names functions from the symbol tables).
+library=(cmake pkg-config gcc g++ libzstd-dev zlib1g-dev libdw-dev libelf-dev)
 # libstrobe_server (and `strobe view`): built and installed when present.
 server=(libjansson-dev libmicrohttpd-dev)
 
@@ -22,6 +23,7 @@ packages=(
   clang libclang-rt-14-dev          # sanitizers and libFuzzer with Clang
   libzstd-dev                       # capture compression
   zlib1g-dev                        # the perfetto export's deflate packets
+  libdw-dev libelf-dev              # call tracing: symbol tables
   libjansson-dev libmicrohttpd-dev  # server: JSON in, HTTP
   libcairo2-dev libpango1.0-dev     # demo rendering
   fonts-dejavu-core                 # the demo's font

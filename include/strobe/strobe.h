@@ -265,7 +265,8 @@ typedef struct strobe_site {
 
 /* Site flags. Captures store them with the site (docs/capture-format.md, SITES). */
 enum {
-  STROBE_SITE_INTERNED = 1 /* made by strobe_site_intern: the name is run-time content, copied */
+  STROBE_SITE_INTERNED = 1, /* made by strobe_site_intern: the name is run-time content, copied */
+  STROBE_SITE_CALL = 2      /* a traced function's (strobe/trace.h): named from the symbol tables, content */
 };
 
 #define STROBE_MAX_SITES 65536 /* ids are below this; the last one is kept for "strobe: unregistered site" */

@@ -201,6 +201,11 @@ static int label_shaped(const entry *e) {
 const char *strobe__site_report_name(const strobe_site *s, int *withheld) {
   if (withheld) *withheld = 0;
   if (!s) return NULL;
+  if (s->flags & STROBE_SITE_CALL) { /* a traced function's name is content too (strobe/trace.h) */
+    int shown = strobe_query_desc().report_interned_names != 0;
+    if (withheld) *withheld = !shown;
+    return shown ? s->name : "traced_call";
+  }
   if (!(s->flags & STROBE_SITE_INTERNED)) return s->name;
   if (strobe_query_desc().report_interned_names && label_shaped((const entry *)s)) return s->name;
   if (withheld) *withheld = 1;

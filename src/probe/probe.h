@@ -130,6 +130,22 @@ uint64_t strobe__intern_bytes(void);
  * storage: valid for the life of the process. NULL for NULL. */
 const char *strobe__site_report_name(const strobe_site *s, int *withheld);
 
+/* >>call tracing (src/probe/calltrace.c, src/probe/symbols.c; docs/exploration.md) */
+/* Names a STROBE_SITE_CALL site from the symbol tables, once (later calls
+ * return at once). The drain calls it before it first streams the site
+ * (strobe__site_id_for_stream); never from a recording thread's hot path. */
+void strobe__call_site_name(strobe_site *site);
+/* The name of the function at `addr` (demangled) in *name and the path of
+ * its object in *module (NULL when none), both malloc'd for the caller.
+ * Returns 1 when a symbol named it, 0 when none did (*name then says so:
+ * "?? object+0xoffset" or "?? 0xaddress"), -1 when out of memory (both
+ * NULL). Takes a lock and reads files: off the hot path only. */
+int strobe__symbol_name(uintptr_t addr, char **name, char **module);
+/* Calls fn(address, user) for every function symbol spelled `name` (as the
+ * table spells it, or demangled) in the objects loaded now. Returns the
+ * number of matches, -1 when the symbol tables could not be read. */
+int strobe__symbol_find(const char *name, void (*fn)(uintptr_t addr, void *user), void *user);
+
 /* >>labels (src/probe/label.c): short texts that operation events name (a
  * window id, an operation counter's name), interned once and referenced by
  * id. Consumers get each label once, before the first event naming it. */

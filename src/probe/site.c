@@ -43,6 +43,7 @@ int strobe_site_register(strobe_site *site) { return register_below(site, STROBE
 uint32_t strobe__site_id_for_stream(strobe_site *site) {
   uint32_t id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
   if (id) return id;
+  if (site->flags & STROBE_SITE_CALL) strobe__call_site_name(site); /* named before any consumer sees it */
   int rc = strobe_site_register(site);
   return rc > 0 ? (uint32_t)rc : (uint32_t)register_below(&g_fallback, STROBE_MAX_SITES);
 }

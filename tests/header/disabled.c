@@ -8,6 +8,7 @@
 #include "strobe/server.h"
 #include "strobe/session.h"
 #include "strobe/strobe.h"
+#include "strobe/trace.h"
 #include "strobe/viewer.h"
 #include "all_macros.h"
 

@@ -1,0 +1,393 @@
+/*
+ * calltrace.c — call tracing (include/strobe/trace.h, docs/exploration.md):
+ * the -finstrument-functions hooks, which turn each traced call into a scope
+ * on the calling thread's ordinary scope stack, so captures, the flight
+ * recorder, `strobe report` and the viewer show them like any scope.
+ *
+ * Owns: the mode word the hooks load (0: off), the configuration (depth
+ * limit, exclude list), the function table (function address -> its site,
+ * one entry per function, found without a lock), each tracing thread's
+ * tracer stack (which calls of its region are open and whether each was
+ * recorded), the cut counts, and naming a function's site from the symbol
+ * tables (symbols.c) when the drain first streams it.
+ * Must never: resolve a symbol, take a lock or allocate on a traced call
+ * that met its function before (the first call of a function inserts it
+ * under a short lock, like strobe_site_intern); be instrumented itself
+ * (every hook and helper is no_instrument_function, and the file is never
+ * compiled with -finstrument-functions); record anything while the mode
+ * word is 0 (docs/exploration.md §Cost).
+ *
+ * Contents: >>state >>table >>threads >>hooks >>regions >>setup >>names
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "platform/invariant.h"
+#include "probe/probe.h"
+#include "strobe/trace.h"
+
+#define NOINSTR __attribute__((no_instrument_function))
+
+/* >>state */
+/* Bit 0: trace_all; the bits above it count the threads in a region. Read
+ * relaxed by every traced call's enter hook: the whole cost when off. */
+#define MODE_ALL 1u
+#define MODE_REGION 2u
+static uint32_t g_mode;
+
+static uint32_t g_max_depth = 64; /* atomic (relaxed); below TRACER_STACK, so the inline enter's one bound */
+#define TRACER_STACK 1024u        /* a thread's open traced calls the tracer follows (trace.h: cut_stack) */
+
+static uint64_t g_cut_depth, g_cut_stack, g_cut_functions, g_excluded; /* atomic (relaxed) */
+static uint32_t g_resolved, g_unresolved, g_exclude_unmatched;        /* atomic (relaxed) */
+
+/* A placeholder until the drain names the site (names below): a site must
+ * always have a name (strobe_thread_query_scope hands it out). */
+static const char k_unnamed[] = "strobe: traced call not yet named";
+
+/* >>table
+ * Open addressing on the function's address, at most half full, so a probe
+ * always meets an empty slot; slots only go from NULL to an entry. */
+#define SLOTS (2u * STROBE_TRACE_MAX_FUNCTIONS)
+
+typedef struct fn_entry {
+  strobe_site site; /* first: a call site's pointer is its entry's (names below) */
+  uintptr_t addr;   /* the function's address, as the hooks get it */
+  uint32_t excluded; /* 1: never recorded (strobe_trace_desc.exclude) */
+  uint32_t named;    /* under g_name_lock: the name was resolved */
+} fn_entry;
+
+static fn_entry *g_slots[SLOTS];
+static uint32_t g_functions; /* under g_table_lock */
+static strobe__mutex g_table_lock = STROBE__MUTEX_INIT;
+
+static inline NOINSTR uint32_t slot_of(uintptr_t addr) {
+  return (uint32_t)(((uint64_t)addr * 0x9e3779b97f4a7c15ull) >> 40) & (SLOTS - 1);
+}
+
+static inline NOINSTR fn_entry *find(uintptr_t addr, uint32_t *empty) {
+  for (uint32_t i = slot_of(addr);; i = (i + 1) & (SLOTS - 1)) {
+    fn_entry *e = __atomic_load_n(&g_slots[i], __ATOMIC_ACQUIRE);
+    if (!e) {
+      *empty = i;
+      return NULL;
+    }
+    if (e->addr == addr) return e;
+  }
+}
+
+/* The entry of `addr`, inserted now if need be; NULL when the table is full
+ * or memory ran out (the call is cut and counted). */
+static NOINSTR fn_entry *insert(uintptr_t addr, uint32_t excluded) {
+  uint32_t slot;
+  strobe__mutex_lock(&g_table_lock);
+  fn_entry *e = find(addr, &slot);
+  if (!e && g_functions < STROBE_TRACE_MAX_FUNCTIONS && (e = calloc(1, sizeof *e)) != NULL) {
+    e->addr = addr;
+    e->excluded = excluded;
+    e->site = (strobe_site){k_unnamed, "call", NULL, "", "", 0, STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE,
+                            STROBE_SITE_CALL};
+    g_functions++;
+    __atomic_store_n(&g_slots[slot], e, __ATOMIC_RELEASE);
+  } else if (e && excluded) {
+    __atomic_store_n(&e->excluded, 1, __ATOMIC_RELAXED);
+  }
+  strobe__mutex_unlock(&g_table_lock);
+  return e;
+}
+
+static inline NOINSTR fn_entry *lookup(uintptr_t addr) {
+  uint32_t slot;
+  fn_entry *e = find(addr, &slot);
+  return e ? e : insert(addr, 0);
+}
+
+/* >>threads
+ * A thread's tracer stack: one frame per traced call open in its region
+ * (recorded or not), so each exit finds whether its enter recorded a scope.
+ * `cfa` is the caller's stack pointer at the hook call: frames of calls
+ * whose exit never ran (a longjmp, an exception through C) lie deeper than
+ * a later enter and are dropped there. */
+typedef struct tframe {
+  uintptr_t fn;    /* the function's address */
+  uintptr_t cfa;   /* its frame, as above */
+  uintptr_t guard; /* the scope's guard (strobe__begin_slow), 0: not recorded */
+} tframe;
+
+typedef struct tracer {
+  uint32_t region; /* strobe_trace_calls_begin pairs open on this thread */
+  uint32_t n;      /* frames on the stack */
+  uint32_t over;   /* calls open beyond TRACER_STACK (cut_stack) */
+  tframe f[TRACER_STACK];
+} tracer;
+
+static __thread tracer *t_tracer __attribute__((tls_model("initial-exec")));
+static pthread_key_t g_key;
+static pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
+
+static NOINSTR void tracer_free(void *p) {
+  tracer *t = p;
+  if (t && t->region) __atomic_fetch_sub(&g_mode, MODE_REGION, __ATOMIC_RELAXED);
+  t_tracer = NULL;
+  free(t);
+}
+static NOINSTR void key_init(void) { (void)pthread_key_create(&g_key, tracer_free); }
+
+static NOINSTR tracer *tracer_get(void) {
+  tracer *t = t_tracer;
+  if (t) return t;
+  pthread_once(&g_key_once, key_init);
+  if (!(t = calloc(1, sizeof *t))) return NULL;
+  if (pthread_setspecific(g_key, t) != 0) {
+    free(t);
+    return NULL;
+  }
+  return t_tracer = t;
+}
+
+/* >>hooks */
+/* Opens a scope whose C frame is the traced function's: `sp` just above the
+ * stack pointer it had when it called the hook, so scopes opened in its body
+ * nest inside it and its callees' traced scopes below those (the BEGIN's C
+ * stack rule, docs/recording.md §Unwinding). As strobe__begin, with that sp. */
+static inline NOINSTR uintptr_t open_scope(strobe_site *site, uintptr_t sp) {
+  strobe__thread *h = strobe__tls;
+  strobe__event *e = h->cur;
+  strobe__frame *top = h->top;
+  if (STROBE__UNLIKELY((uint64_t)(uintptr_t)e + 4u * (uint64_t)(uintptr_t)top > h->limit) ||
+      STROBE__UNLIKELY(sp >= top->sp))
+    return strobe__begin_slow(site, 0, sp);
+  strobe__stamp(&e->ts);
+  strobe__put_word(e, (uintptr_t)site);
+  top[1].word = (uintptr_t)site;
+  top[1].sp = sp;
+  h->top = top + 1;
+  strobe__advance(h, e);
+  return (uintptr_t)(top + 1);
+}
+
+/* Whether the calling thread traces now: trace_all, or its own region. */
+static inline NOINSTR int tracing(const tracer *t, uint32_t mode) { return (mode & MODE_ALL) || t->region; }
+
+/* Every enter the inline one below does not take: the thread's first traced
+ * call, a stack or depth bound, frames left by calls whose exits never ran,
+ * nothing recording, a function met for the first time or excluded. */
+static NOINSTR __attribute__((noinline)) void enter_slow(tracer *t, uint32_t mode, uintptr_t fn, uintptr_t cfa) {
+  if (!t) {
+    if (!(mode & MODE_ALL) || !(t = tracer_get())) return;
+  }
+  if (!tracing(t, mode)) return;
+  if (t->over || t->n == TRACER_STACK) {
+    t->over++;
+    __atomic_fetch_add(&g_cut_stack, 1, __ATOMIC_RELAXED);
+    return;
+  }
+  while (t->n && t->f[t->n - 1].cfa < cfa) t->n--; /* their exits never ran */
+  tframe *f = &t->f[t->n++];
+  f->fn = fn;
+  f->cfa = cfa;
+  f->guard = 0;
+  if (!strobe__is_active()) return;
+  if (t->n > __atomic_load_n(&g_max_depth, __ATOMIC_RELAXED)) {
+    __atomic_fetch_add(&g_cut_depth, 1, __ATOMIC_RELAXED);
+    return;
+  }
+  fn_entry *e = lookup(fn);
+  if (!e) {
+    __atomic_fetch_add(&g_cut_functions, 1, __ATOMIC_RELAXED);
+    return;
+  }
+  if (__atomic_load_n(&e->excluded, __ATOMIC_RELAXED)) {
+    __atomic_fetch_add(&g_excluded, 1, __ATOMIC_RELAXED);
+    return;
+  }
+  f->guard = open_scope(&e->site, cfa + sizeof(void *));
+}
+
+/* An exit whose function is not the top frame's: frames above its own are
+ * calls whose exits never ran, closed with it (strobe__end_slow closes their
+ * scopes as unwound); a function not on the stack was entered before the
+ * region began. */
+static NOINSTR __attribute__((noinline)) void leave_slow(tracer *t, uintptr_t fn) {
+  if (t->over) {
+    t->over--;
+    return;
+  }
+  uint32_t k = t->n;
+  while (k && t->f[k - 1].fn != fn) k--;
+  if (!k) return;
+  t->n = k - 1;
+  uintptr_t guard = t->f[k - 1].guard;
+  if (guard) strobe__end(guard);
+}
+
+NOINSTR void __cyg_profile_func_enter(void *fn, void *call_site);
+NOINSTR void __cyg_profile_func_exit(void *fn, void *call_site);
+
+/* The inline enter: a recorded call of a function met before, within the
+ * bounds, nested in the thread's previous traced call (docs/exploration.md §Cost). */
+STROBE_API NOINSTR void __cyg_profile_func_enter(void *fn, void *call_site) {
+  (void)call_site;
+  uint32_t mode = __atomic_load_n(&g_mode, __ATOMIC_RELAXED);
+  if (STROBE__LIKELY(mode == 0)) return;
+  tracer *t = t_tracer;
+  uintptr_t cfa = (uintptr_t)__builtin_dwarf_cfa();
+  if (STROBE__UNLIKELY(!t)) goto slow;
+  uint32_t n = t->n;
+  fn_entry *e = __atomic_load_n(&g_slots[slot_of((uintptr_t)fn)], __ATOMIC_ACQUIRE);
+  if (STROBE__UNLIKELY(n >= __atomic_load_n(&g_max_depth, __ATOMIC_RELAXED) || (n && t->f[n - 1].cfa < cfa) || !e || e->addr != (uintptr_t)fn ||
+                       e->excluded || !tracing(t, mode) || !strobe__is_active()))
+    goto slow;
+  tframe *f = &t->f[n];
+  f->fn = (uintptr_t)fn;
+  f->cfa = cfa;
+  f->guard = open_scope(&e->site, cfa + sizeof(void *));
+  t->n = n + 1;
+  return;
+slow:
+  enter_slow(t, mode, (uintptr_t)fn, cfa);
+}
+
+STROBE_API NOINSTR void __cyg_profile_func_exit(void *fn, void *call_site) {
+  (void)call_site;
+  tracer *t = t_tracer; /* NULL on every thread that never traced */
+  if (STROBE__LIKELY(t == NULL)) return;
+  uint32_t n = t->n;
+  if (STROBE__LIKELY(n && t->f[n - 1].fn == (uintptr_t)fn && !t->over)) {
+    t->n = n - 1;
+    uintptr_t guard = t->f[n - 1].guard;
+    if (guard) strobe__end(guard);
+    return;
+  }
+  if (n || t->over) leave_slow(t, (uintptr_t)fn);
+}
+
+/* >>regions */
+int strobe_trace_calls_begin(void) {
+  tracer *t = tracer_get();
+  if (!t) return STROBE_ENOMEM;
+  if (t->region++ == 0) {
+    __atomic_fetch_add(&g_mode, MODE_REGION, __ATOMIC_RELAXED);
+  }
+  return 0;
+}
+
+int strobe_trace_calls_end(void) {
+  tracer *t = t_tracer;
+  if (!t || !t->region) return STROBE_ESTATE;
+  if (--t->region) return 0;
+  __atomic_fetch_sub(&g_mode, MODE_REGION, __ATOMIC_RELAXED);
+  if (__atomic_load_n(&g_mode, __ATOMIC_RELAXED) & MODE_ALL) return 0; /* trace_all follows them on */
+  /* Calls still open (the end is deeper than its begin) end here. */
+  while (t->n) {
+    uintptr_t guard = t->f[--t->n].guard;
+    if (guard) strobe__end(guard);
+  }
+  t->over = 0;
+  return 0;
+}
+
+/* >>setup */
+static NOINSTR void exclude_one(uintptr_t addr, void *user) {
+  (void)user;
+  (void)insert(addr, 1);
+}
+
+static NOINSTR int apply(uint32_t all, uint32_t max_depth, const char *const *names, size_t n) {
+  if (all > 1 || max_depth > STROBE_MAX_DEPTH || n > STROBE_TRACE_MAX_EXCLUDE) return STROBE_EINVAL;
+  uint32_t unmatched = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (!names[i] || !names[i][0]) return STROBE_EINVAL;
+  }
+  /* An exclusion is never undone by a later setup: a scope open on another
+   * thread may still be waiting for its exit. */
+  for (size_t i = 0; i < n; i++)
+    if (strobe__symbol_find(names[i], exclude_one, NULL) <= 0) unmatched++;
+  __atomic_store_n(&g_exclude_unmatched, unmatched, __ATOMIC_RELAXED);
+  __atomic_store_n(&g_max_depth, max_depth ? max_depth : 64u, __ATOMIC_RELAXED);
+  if (all)
+    __atomic_fetch_or(&g_mode, MODE_ALL, __ATOMIC_RELAXED);
+  else
+    __atomic_fetch_and(&g_mode, ~MODE_ALL, __ATOMIC_RELAXED);
+  return 0;
+}
+
+int strobe_trace_setup(const strobe_trace_desc *desc) {
+  strobe_trace_desc d = desc ? *desc : (strobe_trace_desc){0};
+  size_t n = 0;
+  if (d.exclude)
+    while (d.exclude[n] && n <= STROBE_TRACE_MAX_EXCLUDE) n++;
+  return apply(d.all, d.max_depth, d.exclude, n);
+}
+
+strobe_trace_desc strobe_trace_query_desc(void) {
+  strobe_trace_desc d = {0};
+  d.all = (__atomic_load_n(&g_mode, __ATOMIC_RELAXED) & MODE_ALL) != 0;
+  d.max_depth = __atomic_load_n(&g_max_depth, __ATOMIC_RELAXED);
+  return d;
+}
+
+strobe_trace_stats strobe_trace_query_stats(void) {
+  strobe_trace_stats s;
+  s.cut_depth = __atomic_load_n(&g_cut_depth, __ATOMIC_RELAXED);
+  s.cut_stack = __atomic_load_n(&g_cut_stack, __ATOMIC_RELAXED);
+  s.cut_functions = __atomic_load_n(&g_cut_functions, __ATOMIC_RELAXED);
+  s.excluded = __atomic_load_n(&g_excluded, __ATOMIC_RELAXED);
+  strobe__mutex_lock(&g_table_lock);
+  s.functions = g_functions;
+  strobe__mutex_unlock(&g_table_lock);
+  s.resolved = __atomic_load_n(&g_resolved, __ATOMIC_RELAXED);
+  s.unresolved = __atomic_load_n(&g_unresolved, __ATOMIC_RELAXED);
+  s.exclude_unmatched = __atomic_load_n(&g_exclude_unmatched, __ATOMIC_RELAXED);
+  return s;
+}
+
+/* The environment's configuration (trace.h), read once at load time, so a
+ * program built with tracing needs no code to trace everything. Bad values
+ * are said on stderr and leave the defaults. */
+__attribute__((constructor)) static NOINSTR void from_environment(void) {
+  const char *all = getenv("STROBE_TRACE"), *depth = getenv("STROBE_TRACE_DEPTH"),
+             *exclude = getenv("STROBE_TRACE_EXCLUDE");
+  if (!all && !depth && !exclude) return;
+  uint32_t a = all && !strcmp(all, "all");
+  char *end = NULL;
+  unsigned long md = depth ? strtoul(depth, &end, 10) : 0;
+  char *copy = exclude ? strdup(exclude) : NULL;
+  const char *names[STROBE_TRACE_MAX_EXCLUDE + 1];
+  size_t n = 0;
+  for (char *save = NULL, *tok = copy ? strtok_r(copy, ",", &save) : NULL; tok; tok = strtok_r(NULL, ",", &save))
+    names[n < STROBE_TRACE_MAX_EXCLUDE + 1 ? n++ : n] = tok;
+  int rc = (all && !a && strcmp(all, "off")) || (depth && (*end || md == 0 || md > STROBE_MAX_DEPTH))
+               ? STROBE_EINVAL
+               : apply(a, (uint32_t)md, names, n);
+  if (rc)
+    fprintf(stderr,
+            "strobe: call tracing environment refused (%s): STROBE_TRACE=all|off, STROBE_TRACE_DEPTH=1..%d, "
+            "STROBE_TRACE_EXCLUDE=name,... (at most %d)\n",
+            strobe_strerror(rc), STROBE_MAX_DEPTH, STROBE_TRACE_MAX_EXCLUDE);
+  free(copy);
+}
+
+/* >>names
+ * The drain names a call site before it first streams it (site.c): once per
+ * function, off every recording thread. */
+static strobe__mutex g_name_lock = STROBE__MUTEX_INIT;
+
+void strobe__call_site_name(strobe_site *site) {
+  fn_entry *e = (fn_entry *)site;
+  strobe__mutex_lock(&g_name_lock);
+  if (!e->named) {
+    char *name = NULL, *module = NULL;
+    int rc = strobe__symbol_name(e->addr, &name, &module);
+    if (rc >= 0) {
+      e->site.file = module ? module : "";
+      e->site.function = name;
+      __atomic_store_n(&e->site.name, name, __ATOMIC_RELEASE);
+      __atomic_fetch_add(rc ? &g_resolved : &g_unresolved, 1, __ATOMIC_RELAXED);
+      e->named = 1;
+    }
+  }
+  strobe__mutex_unlock(&g_name_lock);
+}
