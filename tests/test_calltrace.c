@@ -108,6 +108,8 @@ static void test_call_tree_exact(void) {
   CHECK_EQ_INT(s.resolved, 5);
   CHECK_EQ_INT(s.unresolved, 0);
   CHECK_EQ_INT(s.cut_depth + s.excluded + s.cut_stack + s.cut_functions, 0);
+  CHECK_EQ_INT(t.totals.calls_functions, 5);
+  CHECK_EQ_INT(t.totals.calls_unresolved, 0);
   CHECK_EQ_INT(strobe_trace_calls_end(), STROBE_ESTATE); /* no region open */
 }
 
@@ -124,6 +126,9 @@ static void test_depth_limit(void) {
   run_read(&r, &t);
   CHECK_STR_EQ(t.text[0], "traced_recurse(traced_recurse(traced_recurse))");
   CHECK_EQ_INT(strobe_trace_query_stats().cut_depth, 8);
+  /* The capture says so too (its CALLS block, docs/capture-format.md). */
+  CHECK_EQ_U64(t.totals.calls_cut_depth, 8);
+  CHECK_EQ_INT(t.totals.calls_functions, 1);
   CHECK_EQ_INT(strobe_trace_setup(&(strobe_trace_desc){.max_depth = STROBE_MAX_DEPTH + 1}), STROBE_EINVAL);
   CHECK_EQ_INT(strobe_trace_query_desc().max_depth, 3); /* refused: nothing changed */
 }
@@ -145,6 +150,7 @@ static void test_exclude_list(void) {
   strobe_trace_stats s = strobe_trace_query_stats();
   CHECK_EQ_INT(s.excluded, 2);
   CHECK_EQ_INT(s.exclude_unmatched, 1);
+  CHECK_EQ_U64(t.totals.calls_excluded, 2);
 }
 
 /* >>off: with tracing off nothing is recorded and no function is looked up,

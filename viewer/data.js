@@ -360,7 +360,8 @@ export function spanInfo(m, i) {
     rows.push([`all ${s.name}`, `×${fmt.count(s.count)} · ${fmt.dur(s.min_ns)} / ${fmt.dur(s.total_ns / s.count)} / ${fmt.dur(s.max_ns)} (min/avg/max)`]);
   }
   // A site named at run time (strobe_site_intern) has no source location.
-  const where = s.interned ? 'named at run time' : `${s.file}:${s.line}${s.function ? ` · ${s.function}()` : ''}`;
+  const where = s.interned ? 'named at run time' : s.traced_call ? `traced call · ${s.file}`
+    : `${s.file}:${s.line}${s.function ? ` · ${s.function}()` : ''}`;
   return { title: s.name, cat: s.category || '', where, rows };
 }
 

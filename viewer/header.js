@@ -24,6 +24,10 @@ export function renderHeader(el, model, live, rec, auto = false) {
     parts.unshift(`<span class="${lost ? 'warn' : 'dim'}" title="events dropped because a thread's ring was full (overflow mode ${fmt.esc(h.overflow || '?')}); scopes whose END was lost">` +
       `${lost ? '⚠ ' : ''}lost ${fmt.count(t.lost)} events${t.lost ? ` (${(100 * t.lost / (t.lost + t.events)).toFixed(2)} %)` : ''}${t.lost_scopes ? ` · ${fmt.count(t.lost_scopes)} scopes` : ''}</span>`);
     if (t.unwound) parts.push(`<span class="warn" title="scopes whose END never ran (longjmp, exception, thread exit): closed when found, shown hatched, never given a duration">${fmt.count(t.unwound)} unwound</span>`);
+    const calls = t.calls || {}, cut = (calls.cut_depth || 0) + (calls.cut_stack || 0) + (calls.cut_functions || 0);
+    if (cut || calls.excluded || calls.unresolved)
+      parts.push(`<span class="${cut ? 'warn' : 'dim'}" title="call tracing (docs/exploration.md): traced calls not recorded: ${fmt.count(calls.cut_depth || 0)} deeper than max_depth, ${fmt.count(calls.cut_stack || 0)} past the tracer's stack, ${fmt.count(calls.cut_functions || 0)} past the function table, ${fmt.count(calls.excluded || 0)} excluded by name; ${fmt.count(calls.unresolved || 0)} functions had no symbol">` +
+        `${fmt.count(cut)} traced calls cut${calls.excluded ? ` · ${fmt.count(calls.excluded)} excluded` : ''}${calls.unresolved ? ` · ${fmt.count(calls.unresolved)} unnamed functions` : ''}</span>`);
     if (t.unfinished) parts.push(`<span class="warn" title="scopes still open at the end: shown hatched, never given a duration">${fmt.count(t.unfinished)} unfinished</span>`);
     if (m.read_error) parts.push(`<span class="warn">ends early: ${fmt.esc(m.read_error.message)}</span>`);
     else if (t.cut_short && m.origin !== 'live') parts.push('<span class="warn" title="no footer: killed, crashed or still being written">cut short</span>');

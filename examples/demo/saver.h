@@ -1,7 +1,8 @@
 /*
  * saver.h — the demo's background save: a worker thread that serializes a
  * snapshot of the grid and writes it to disk, instrumented with Strobe
- * application scopes on the worker lane (local_save_write ⊃ container_encode).
+ * application scopes on the worker lane (local_save_write ⊃ container_encode)
+ * and explored with call tracing (its calls while it saves, docs/exploration.md).
  */
 #ifndef STROBE_DEMO_SAVER_H
 #define STROBE_DEMO_SAVER_H

@@ -251,6 +251,13 @@ typedef struct strobe_capture_totals {
   uint64_t gpu_marks;     /* GPU_MARK records returned */
   uint64_t trees;         /* TREE records returned */
   uint64_t trees_dropped; /* snapshots the writer refused past its per-capture bound (TREE_TOTALS) */
+  /* Call tracing while this capture recorded (last CALLS block, docs/exploration.md); all 0: none. */
+  uint64_t calls_cut_depth;     /* traced calls not recorded: deeper than max_depth */
+  uint64_t calls_cut_stack;     /* ... deeper than the tracer's stack (1024 open calls per thread) */
+  uint64_t calls_cut_functions; /* ... their function came after STROBE_TRACE_MAX_FUNCTIONS */
+  uint64_t calls_excluded;      /* ... excluded by name */
+  uint32_t calls_functions;     /* distinct traced functions met */
+  uint32_t calls_unresolved;    /* of them, with no symbol at their address */
 } strobe_capture_totals;
 
 /* Opens a capture file and reads its header. On success *out owns the file

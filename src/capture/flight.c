@@ -137,6 +137,7 @@ struct strobe_flight_recorder {
   char spike_dir[SPIKE_DIR_MAX + 1];
   strobe__cost cost;              /* the calibration, for dump headers */
   strobe__drain_cost drain_base;  /* the drain's cost when the recorder started */
+  strobe_trace_stats trace_base;  /* call tracing's counts when it started (CALLS blocks) */
   double ns_per_tick;
   strobe_misuse misuse_base;
 
@@ -714,6 +715,7 @@ static int write_dump(strobe_flight_recorder *fr, const snapshot *s, int fd) {
   if (!rc) {
     strobe_misuse m = strobe__misuse_since(&fr->misuse_base);
     strobe__writer_drain_cost(w, strobe__drain_cost_since(&fr->drain_base)); /* since the recorder started: its dumps are windows of it */
+    strobe__writer_calls(w, strobe__trace_stats_since(&fr->trace_base));
     rc = strobe__writer_finish(w, s->end_ticks, &m);
   }
   strobe__writer_destroy(w);
@@ -882,6 +884,7 @@ int strobe_flight_recorder_start(const strobe_flight_recorder_desc *desc, strobe
 
   fr->cost = strobe__measure_cost();
   fr->drain_base = strobe__drain_query_cost();
+  fr->trace_base = strobe_trace_query_stats();
   fr->misuse_base = strobe_query_misuse();
   fr->last_flush = fr->last_clock = fr->prev_tick = strobe__now();
   strobe__writer_desc wd = {"flight-recorder", d.flush_interval_ms, d.compression_level, fr->cost.scope_ns,

@@ -43,6 +43,7 @@ struct strobe_recorder {
   uint64_t late_max;       /* longest gap between ticks lately (decays at each flush) */
   uint64_t cost_max;       /* longest flush lately (decays at each flush) */
   strobe_misuse misuse_base;
+  strobe_trace_stats trace_base; /* call tracing's counts when it started (CALLS blocks) */
   strobe__drain_cost drain_base; /* the drain's cost when recording started */
   int flush_requested;    /* atomic: strobe_record_flush asks the drain thread to flush */
   uint64_t bytes;         /* atomic mirror of the writer's count, for strobe_record_query_stats */
@@ -115,6 +116,7 @@ static void on_tick(void *ctx, uint64_t now) {
   if (now - r->last_clock >= r->clock_ticks) {
     strobe__writer_clock(r->writer, strobe__now(), strobe__mono_ns());
     strobe__writer_drain_cost(r->writer, strobe__drain_cost_since(&r->drain_base));
+    strobe__writer_calls(r->writer, strobe__trace_stats_since(&r->trace_base));
     r->last_clock = now;
   }
   uint64_t gap = now - r->last_tick;
@@ -177,6 +179,7 @@ int strobe_record_start(const strobe_record_desc *desc, strobe_recorder **out) {
   r->misuse_base = strobe_query_misuse();
   strobe__cost cost = strobe__measure_cost();
   r->drain_base = strobe__drain_query_cost();
+  r->trace_base = strobe_trace_query_stats();
   strobe__writer_desc wd = {"file", flush_ms, level, cost.scope_ns, cost.event_ns, file_sink, r, NULL};
   rc = strobe__writer_create(&wd, &r->writer);
   if (rc) goto fail;
@@ -212,6 +215,7 @@ int strobe_record_stop(strobe_recorder *r) {
   strobe__mutex_unlock(&g_live_lock);
   strobe__consumer_remove(&r->consumer);
   strobe__writer_drain_cost(r->writer, strobe__drain_cost_since(&r->drain_base));
+  strobe__writer_calls(r->writer, strobe__trace_stats_since(&r->trace_base));
   strobe_misuse m = strobe__misuse_since(&r->misuse_base);
   int rc = strobe__writer_finish(r->writer, strobe__now(), &m);
   if (close(r->fd) != 0 && rc == 0) rc = STROBE_EIO;

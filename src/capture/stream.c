@@ -68,6 +68,7 @@ struct strobe_stream {
   uint64_t flush_ticks, clock_ticks, last_flush, last_clock;
   int appended;            /* the sink queued something during this pass */
   strobe_misuse misuse_base;
+  strobe_trace_stats trace_base; /* call tracing's counts when it started (CALLS blocks) */
   strobe__drain_cost drain_base; /* the drain's cost when the stream started */
   int attached;            /* set before the consumer is added, cleared once stop removed it: while set,
                             * the state above is the drain's; after, the stopping thread's */
@@ -400,6 +401,7 @@ static void on_tick(void *ctx, uint64_t now) {
   if (now - s->last_clock >= s->clock_ticks) {
     strobe__writer_clock(s->writer, strobe__now(), strobe__mono_ns());
     strobe__writer_drain_cost(s->writer, strobe__drain_cost_since(&s->drain_base));
+    strobe__writer_calls(s->writer, strobe__trace_stats_since(&s->trace_base));
     s->last_clock = now;
     s->last_flush = 0; /* the pair is the heartbeat: send it now */
   }
@@ -439,6 +441,7 @@ int strobe_stream_start(const strobe_stream_desc *desc, strobe_stream **out) {
   s->last_flush = s->last_clock = strobe__now();
   s->misuse_base = strobe_query_misuse();
   s->drain_base = strobe__drain_query_cost();
+  s->trace_base = strobe_trace_query_stats();
   strobe__writer_desc wd = {.kind = "stream",
                             .flush_interval_ms = flush_ms,
                             .compression_level = level,
@@ -476,6 +479,7 @@ int strobe_stream_stop(strobe_stream *s) {
   report_losses(s);
   __atomic_store_n(&s->stopped, 1, __ATOMIC_RELAXED); /* the footer goes in whatever the queue holds */
   strobe__writer_drain_cost(s->writer, strobe__drain_cost_since(&s->drain_base));
+  strobe__writer_calls(s->writer, strobe__trace_stats_since(&s->trace_base));
   strobe_misuse m = strobe__misuse_since(&s->misuse_base);
   int rc = strobe__writer_finish(s->writer, strobe__now(), &m);
   if (rc) __atomic_store_n(&s->error, rc, __ATOMIC_RELAXED);

@@ -786,6 +786,20 @@ static int start_block(strobe_capture *c, uint8_t type, strobe_capture_record *r
       c->totals.drain_events = events;
       return 0;
     }
+    case STROBE__BLK_CALLS: { /* cumulative: the last block is the figure */
+      uint64_t v[6];
+      for (int i = 0; i < 6; i++) v[i] = strobe__cur_varint(&c->cur);
+      int r = payload_done(&c->cur);
+      if (r) return r;
+      if (v[4] > UINT32_MAX || v[5] > v[4]) return STROBE_ECORRUPT;
+      c->totals.calls_cut_depth = v[0];
+      c->totals.calls_cut_stack = v[1];
+      c->totals.calls_cut_functions = v[2];
+      c->totals.calls_excluded = v[3];
+      c->totals.calls_functions = (uint32_t)v[4];
+      c->totals.calls_unresolved = (uint32_t)v[5];
+      return 0;
+    }
     case STROBE__BLK_LOST: return block_lost(c, rec);
     case STROBE__BLK_TREE: return block_tree(c, rec);
     case STROBE__BLK_TREE_TOTALS: {

@@ -668,6 +668,16 @@ uint64_t strobe__writer_tree(strobe__writer *w, const strobe__tree *t) {
 
 void strobe__writer_tree_limit(strobe__writer *w, uint32_t limit) { w->tree_limit = limit; }
 
+void strobe__writer_calls(strobe__writer *w, strobe_trace_stats s) {
+  const uint64_t v[] = {s.cut_depth, s.cut_stack, s.cut_functions, s.excluded, s.functions, s.unresolved};
+  uint64_t any = 0;
+  for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) any |= v[i];
+  if (!any) return; /* no call tracing: captures stay as they were */
+  w->raw.len = 0;
+  for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) strobe__buf_varint(&w->raw, v[i]);
+  frame_into(w, &w->meta, STROBE__BLK_CALLS, w->raw.data, w->raw.len);
+}
+
 void strobe__writer_clock(strobe__writer *w, uint64_t ticks, uint64_t mono_ns) {
   w->raw.len = 0;
   strobe__buf_varint(&w->raw, ticks);

@@ -14,6 +14,7 @@
 
 #include "platform/clock.h"
 #include "strobe/strobe.h"
+#include "strobe/trace.h"
 
 /* Receives one whole block (or the header) per call; returns 0 or a negative STROBE_E*. */
 typedef int (*strobe__sink_fn)(void *ctx, const void *data, size_t len);
@@ -76,6 +77,10 @@ uint64_t strobe__writer_tree(strobe__writer *w, const struct strobe__tree *t);
  * recorder's ring writer lives as long as the recorder, whose ring (age and
  * size) bounds what it keeps; each dump counts what it carries. */
 void strobe__writer_tree_limit(strobe__writer *w, uint32_t limit);
+/* Call tracing's counts since the capture started (docs/capture-format.md,
+ * CALLS; docs/exploration.md): written only when one is not 0; readers keep
+ * the last one. */
+void strobe__writer_calls(strobe__writer *w, strobe_trace_stats since);
 /* A calibration pair for readers that want to check drift. */
 void strobe__writer_clock(strobe__writer *w, uint64_t ticks, uint64_t mono_ns);
 /* Writes every pending block. Returns 0 or the first sink error (sticky). */

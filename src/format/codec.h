@@ -63,7 +63,8 @@ enum {
   X(DRAIN, 10) /* the drain's CPU time and events since the capture started; readers before it skip it */ \
   X(DEVICE, 11) /* clock-domain pairs, GPU spans and frame instants of one thread (docs/gpu.md) */ \
   X(TREE, 18)  /* one UI-tree snapshot (strobe/tree.h): application content; readers before it skip it */ \
-  X(TREE_TOTALS, 19) /* snapshots written and refused past the capture's bound; readers before it skip it */
+  X(TREE_TOTALS, 19) /* snapshots written and refused past the capture's bound; readers before it skip it */ \
+  X(CALLS, 20) /* call tracing's cuts since the capture started (docs/exploration.md); readers before it skip it */
 
 enum {
 #define STROBE__BLK_ENUM(name, type) STROBE__BLK_##name = type,

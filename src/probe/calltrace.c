@@ -344,6 +344,18 @@ strobe_trace_stats strobe_trace_query_stats(void) {
   return s;
 }
 
+strobe_trace_stats strobe__trace_stats_since(const strobe_trace_stats *base) {
+  strobe_trace_stats s = strobe_trace_query_stats();
+  s.cut_depth -= base->cut_depth;
+  s.cut_stack -= base->cut_stack;
+  s.cut_functions -= base->cut_functions;
+  s.excluded -= base->excluded;
+  s.functions -= base->functions;
+  s.resolved -= base->resolved;
+  s.unresolved -= base->unresolved;
+  return s;
+}
+
 /* The environment's configuration (trace.h), read once at load time, so a
  * program built with tracing needs no code to trace everything. Bad values
  * are said on stderr and leave the defaults. */

@@ -17,6 +17,7 @@
 
 #include "strobe/gpu.h"
 #include "strobe/strobe.h"
+#include "strobe/trace.h"
 
 /* 0 in a library built with STROBE_PROFILING=OFF: consumers then refuse to
  * start with STROBE_EFEATURE_DISABLED. A constant, not #ifdefs, so every
@@ -135,6 +136,9 @@ const char *strobe__site_report_name(const strobe_site *s, int *withheld);
  * return at once). The drain calls it before it first streams the site
  * (strobe__site_id_for_stream); never from a recording thread's hot path. */
 void strobe__call_site_name(strobe_site *site);
+/* strobe_trace_query_stats() less `base` (an earlier one): what a capture
+ * that started at `base` reports (its CALLS blocks). */
+strobe_trace_stats strobe__trace_stats_since(const strobe_trace_stats *base);
 /* The name of the function at `addr` (demangled) in *name and the path of
  * its object in *module (NULL when none), both malloc'd for the caller.
  * Returns 1 when a symbol named it, 0 when none did (*name then says so:

@@ -1209,12 +1209,17 @@ static json_t *totals_json(const strobe_capture_totals *tt) {
 #define MISUSE(name) json_object_set_new(misuse, #name, json_integer((json_int_t)tt->misuse.name));
   STROBE_MISUSE_MAP(MISUSE)
 #undef MISUSE
-  return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b,s:b,s:o,s:I,s:I}", "blocks", (json_int_t)tt->blocks, "events",
+  /* Call tracing's cuts (docs/exploration.md): the header says them. */
+  json_t *calls = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I}", "functions", (json_int_t)tt->calls_functions, "unresolved",
+                            (json_int_t)tt->calls_unresolved, "cut_depth", (json_int_t)tt->calls_cut_depth, "cut_stack",
+                            (json_int_t)tt->calls_cut_stack, "cut_functions", (json_int_t)tt->calls_cut_functions,
+                            "excluded", (json_int_t)tt->calls_excluded);
+  return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b,s:b,s:o,s:I,s:I,s:o}", "blocks", (json_int_t)tt->blocks, "events",
                    (json_int_t)tt->events, "scopes", (json_int_t)tt->scopes, "unwound", (json_int_t)tt->unwound, "lost", (json_int_t)tt->lost,
                    "orphan_ends", (json_int_t)tt->orphan_ends, "unfinished", (json_int_t)tt->unfinished,
                    "lost_scopes", (json_int_t)tt->lost_scopes, "footer", tt->footer, "cut_short", tt->cut_short,
                    "misuse", misuse, "drain_cpu_ns", (json_int_t)tt->drain_cpu_ns, "drain_events",
-                   (json_int_t)tt->drain_events);
+                   (json_int_t)tt->drain_events, "calls", calls);
 }
 
 /* What the model holds of it: totals, read error, the span cut, and how
@@ -1292,6 +1297,7 @@ static json_t *site_json(uint32_t id, const strobe_capture_site *s, const site_s
                         "function", jstr(s->function), "parent", jstr(s->parent), "count", (json_int_t)st->count);
   /* Named at run time (strobe_site_intern): application content, kept because the viewer is local. */
   if (o) json_object_set_new(o, "interned", json_boolean((s->flags & STROBE_SITE_INTERNED) != 0));
+  if (o) json_object_set_new(o, "traced_call", json_boolean((s->flags & STROBE_SITE_CALL) != 0));
   /* The unit of its numbers by name (strobe.h, STROBE_UNITS); null for a newer writer's unit. */
   const char *unit = strobe_unit_name(s->unit);
   if (o) json_object_set_new(o, "unit", unit ? json_string(unit) : json_null());

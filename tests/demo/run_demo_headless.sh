@@ -67,6 +67,17 @@ want = {"handle_input": 3, "parse_edit": 3, "check_cell_text": 3}
 if got != want or r["capture"]["unwound_scopes"] != 9 or r["capture"]["depth_overflow"] != 0:
     sys.exit(f"run_demo_headless: unwound scopes {got} ({r['capture']}), want {want}")
 PY
+# The save worker traces its calls while it saves (docs/exploration.md): the capture names its
+# functions from the symbol tables, static ones included, and cuts nothing.
+python3 - "$work/report.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+traced = {s["name"] for s in r["sites"] if s.get("traced_call")}
+want = {"write_snapshot", "encode_snapshot", "grid_serialize", "serialize_row", "write_file"}
+ct = r["call_tracing"]
+if not want <= traced or ct["cut_depth"] + ct["cut_stack"] + ct["cut_functions"] or ct["unresolved"]:
+    sys.exit(f"run_demo_headless: traced functions {sorted(traced)}, call tracing {ct}; want {sorted(want)} and no cuts")
+PY
 # The demo's numbers declare units: `strobe report` prints bytes in binary multiples and the
 # budget share in percent, and its JSON names each unit (docs/recording.md, Units).
 "$strobe" report "$work/demo.strobe" > "$work/report.txt"

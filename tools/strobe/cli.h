@@ -118,6 +118,13 @@ void cli_cost_text(FILE *f, const char *label, int width, const strobe_capture *
  * and what keeps them (the writer's overflow mode), with `label` padded to
  * `width`; nothing otherwise. */
 void cli_loss_text(FILE *f, const char *label, int width, const strobe_capture *c);
+struct strobe__json;
+/* When the capture has traced calls (docs/exploration.md): one line saying
+ * how many functions were traced, how many had no symbol, and every call cut
+ * and why, with `label` padded to `width`; nothing otherwise. */
+void cli_calls_text(FILE *f, const char *label, int width, const strobe_capture *c);
+/* The same as the object "call_tracing" of a JSON document. */
+void cli_calls_json(struct strobe__json *j, const strobe_capture *c);
 /* The name of a strobe_overflow mode ("drop", "grow", "wait"), "?" for others. */
 const char *cli_overflow_name(uint32_t mode);
 

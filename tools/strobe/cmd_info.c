@@ -124,6 +124,7 @@ static void write_json(cli_output *o, info *x) {
 #undef KIND
   strobe__json_uint(&j, "interned", x->interned);
   strobe__json_end(&j);
+  cli_calls_json(&j, c);
 
   strobe__json_object(&j, "totals");
   strobe__json_uint(&j, "blocks", t.blocks);
@@ -196,6 +197,7 @@ static void write_text(cli_output *o, info *x) {
   fprintf(f, "%s", total ? ")" : "");
   if (x->interned) fprintf(f, "; %u named at run time (strobe_site_intern)", x->interned);
   fputc('\n', f);
+  cli_calls_text(f, "calls", 12, c);
   fprintf(f, "totals      %llu events in %llu blocks, %llu scopes, %llu operations (%llu operation events)\n",
           (unsigned long long)t.events, (unsigned long long)t.blocks, (unsigned long long)t.scopes,
           (unsigned long long)t.ops, (unsigned long long)t.op_events);

@@ -122,6 +122,7 @@ static void site_meta_json(strobe__json *j, const strobe_capture_site *s) {
   strobe__json_uint(j, "line", s->line);
   strobe__json_str(j, "function", s->function);
   strobe__json_bool(j, "interned", (s->flags & STROBE_SITE_INTERNED) != 0);
+  strobe__json_bool(j, "traced_call", (s->flags & STROBE_SITE_CALL) != 0);
 }
 
 /* Sites named at run time in the capture. */
@@ -565,6 +566,7 @@ static void write_json(cli_output *o, report *x, const uint32_t *ids, uint32_t n
   }
   strobe__json_end(&j);
   gpu_json(&j, x);
+  cli_calls_json(&j, c); /* docs/exploration.md: what call tracing cut */
   strobe__json_end(&j);
   cli_output_json(o, &j);
 }
@@ -851,6 +853,7 @@ static void write_text(cli_output *o, report *x, const uint32_t *ids, uint32_t n
                "events, %llu orphan ends\n",
             (unsigned long long)t.unfinished, (unsigned long long)t.lost_scopes, (unsigned long long)t.lost,
             (unsigned long long)t.orphan_ends);
+  cli_calls_text(f, "call tracing: ", 0, c);
   uint32_t interned = count_interned(x);
   uint64_t refused = t.misuse.intern_invalid + t.misuse.intern_full;
   if (interned || refused) {

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "format/json_writer.h"
 #include "platform/io.h"
 
 #define PROGRESS_EVERY 65536u /* records between progress checks: far below 1 % of a second */
@@ -203,6 +204,43 @@ void cli_cost_text(FILE *f, const char *label, int width, const strobe_capture *
             (double)k.drain_cpu_ns / 1e6, (unsigned long long)k.drain_events);
   else
     fprintf(f, "; drain cost not recorded\n");
+}
+
+/* Traced functions of the capture: sites flagged STROBE_SITE_CALL. */
+static uint32_t call_sites(const strobe_capture *c) {
+  uint32_t n = 0;
+  for (uint32_t id = 1; id < strobe_capture_query_site_limit(c); id++) {
+    const strobe_capture_site *s = strobe_capture_query_site(c, id);
+    if (s && (s->flags & STROBE_SITE_CALL)) n++;
+  }
+  return n;
+}
+
+void cli_calls_text(FILE *f, const char *label, int width, const strobe_capture *c) {
+  strobe_capture_totals t = strobe_capture_query_totals(c);
+  uint32_t sites = call_sites(c);
+  uint64_t cut = t.calls_cut_depth + t.calls_cut_stack + t.calls_cut_functions;
+  if (!sites && !cut && !t.calls_excluded && !t.calls_functions) return;
+  fprintf(f, "%-*s%u traced functions in the capture (%u met without a symbol); %llu calls cut", width, label, sites,
+          t.calls_unresolved, (unsigned long long)cut);
+  if (cut)
+    fprintf(f, " (%llu deeper than max_depth, %llu past the tracer's stack, %llu past the function table)",
+            (unsigned long long)t.calls_cut_depth, (unsigned long long)t.calls_cut_stack,
+            (unsigned long long)t.calls_cut_functions);
+  fprintf(f, ", %llu excluded by name\n", (unsigned long long)t.calls_excluded);
+}
+
+void cli_calls_json(strobe__json *j, const strobe_capture *c) {
+  strobe_capture_totals t = strobe_capture_query_totals(c);
+  strobe__json_object(j, "call_tracing");
+  strobe__json_uint(j, "sites", call_sites(c));
+  strobe__json_uint(j, "functions", t.calls_functions);
+  strobe__json_uint(j, "unresolved", t.calls_unresolved);
+  strobe__json_uint(j, "cut_depth", t.calls_cut_depth);
+  strobe__json_uint(j, "cut_stack", t.calls_cut_stack);
+  strobe__json_uint(j, "cut_functions", t.calls_cut_functions);
+  strobe__json_uint(j, "excluded", t.calls_excluded);
+  strobe__json_end(j);
 }
 
 void cli_loss_text(FILE *f, const char *label, int width, const strobe_capture *c) {
