@@ -74,8 +74,8 @@
 #include "strobe/record.h"
 #include "strobe/session.h"
 #include "strobe/strobe.h"
-#include "strobe/tree.h"
 #include "strobe/trace.h"
+#include "strobe/tree.h"
 #include "view.h"
 #ifdef STROBE_DEMO_GPU
 #include "gpu.h"

@@ -108,6 +108,8 @@ echo "== find_package consumer"
 loads_from_prefix "$work/consumer-build/consumer" libstrobe
 "$work/consumer-build/consumer"
 "$work/consumer-build/consumer_static"
+"$work/consumer-build/traced_consumer"
+"$work/consumer-build/traced_consumer_static"
 if [ "$server" = 1 ]; then
   "$work/consumer-build/server_consumer"
   "$work/consumer-build/server_consumer_static"
