@@ -674,11 +674,11 @@ int main(int argc, char **argv) {
 #endif
   printf("input: %llu edits rejected by a longjmp to the event loop; %llu scopes closed as unwound\n",
          (unsigned long long)rejected, (unsigned long long)strobe_query_event_stats().scopes_unwound);
-  strobe_trace_stats ts = strobe_trace_query_stats();
+  strobe_trace_stats calls = strobe_trace_query_stats();
   printf("save worker: its calls traced while saving (docs/exploration.md): %u functions named from the symbol "
          "tables, %u without a symbol; %llu calls cut\n",
-         ts.resolved, ts.unresolved,
-         (unsigned long long)(ts.cut_depth + ts.cut_stack + ts.cut_functions));
+         calls.resolved, calls.unresolved,
+         (unsigned long long)(calls.cut_depth + calls.cut_stack + calls.cut_functions));
   printf("\n%llu frames (%llu presented, %llu superseded), %u background saves, %llu spikes dumped to %s\n",
          (unsigned long long)frame, (unsigned long long)snd.presented, (unsigned long long)snd.superseded, sv.saves,
          (unsigned long long)fs.spikes_dumped, spikes);
