@@ -20,15 +20,14 @@
 #define SCOPES 200000
 
 typedef struct sink {
-  const char *path;
+  int fd; /* the FIFO's read end, held open since before the recorder opened it */
   uint8_t *data;
   size_t len;
 } sink;
 
 static void *read_fifo(void *arg) {
   sink *s = arg;
-  int fd = open(s->path, O_RDONLY);
-  if (fd < 0) return NULL;
+  int fd = s->fd;
   size_t cap = 1 << 20;
   s->data = malloc(cap);
   for (;;) {
@@ -61,11 +60,12 @@ static void test_overflow_counted_stream_balanced(void) {
   strobe_event_stats st = strobe_query_event_stats();
   CHECK(st.events_lost > 0); /* a 1024-slot ring cannot hold 200,000 scopes with the drain stalled */
 
-  sink s = {path, NULL, 0};
+  /* The reader takes over the held read end (blocking now), so the FIFO never
+   * goes without a reader: the recorder's writes cannot meet SIGPIPE. */
+  REQUIRE(fcntl(hold, F_SETFL, 0) == 0);
+  sink s = {hold, NULL, 0};
   pthread_t reader;
   pthread_create(&reader, NULL, read_fifo, &s);
-  fx_sleep_ms(100); /* the reader thread opens the FIFO */
-  close(hold);
   CHECK_EQ_INT(strobe_record_stop(rec), 0);
   pthread_join(reader, NULL);
 
