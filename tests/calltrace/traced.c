@@ -31,7 +31,14 @@ KEEP int traced_root(int x) {
   return traced_cxx_entry(b) + traced_excluded_helper(a);
 }
 
-KEEP int traced_recurse(int n) { return n <= 0 ? 0 : 1 + traced_recurse(n - 1); }
+/* The store after the call keeps it a real recursion: Clang turns `1 + f(n - 1)`
+ * into a loop, which would leave one call to trace. */
+KEEP int traced_recurse(int n) {
+  if (n <= 0) return 0;
+  int depth = 1 + traced_recurse(n - 1);
+  traced_sink += depth;
+  return depth;
+}
 
 KEEP void traced_loop(unsigned n) {
   for (unsigned i = 0; i < n; i++) traced_sink += leaf_static((int)i);
