@@ -119,6 +119,7 @@ static uint64_t now_ns(void) {
 typedef struct gpu_hooks {
   gpu *g;
   const char *out;
+  int kept; /* a composite is on disk (the sender thread alone reads and writes it) */
 } gpu_hooks;
 
 static int hook_poll(void *ctx, int slot) { return gpu_poll(((gpu_hooks *)ctx)->g, slot); }
@@ -126,9 +127,12 @@ static int hook_poll(void *ctx, int slot) { return gpu_poll(((gpu_hooks *)ctx)->
 static void hook_release(void *ctx, int slot, uint64_t frame) {
   gpu_hooks *h = ctx;
   char path[1024];
-  if (frame % 60 == 0) /* keep the GPU's composite on disk now and then, beside last-frame.png */
-    snprintf(path, sizeof path, "%s/last-frame-gpu.png", h->out);
-  gpu_release(h->g, slot, frame % 60 == 0 ? path : NULL);
+  /* Keep the GPU's composite on disk beside last-frame.png: the first one read
+   * back, then every 60th frame (a frame the GPU was behind on has none). */
+  int keep = !h->kept || frame % 60 == 0;
+  if (keep) snprintf(path, sizeof path, "%s/last-frame-gpu.png", h->out);
+  gpu_release(h->g, slot, keep ? path : NULL);
+  h->kept |= keep;
 }
 #endif
 
@@ -518,7 +522,7 @@ int main(int argc, char **argv) {
   static sender_gpu sender_hooks;
   if (gpu_open(&g_gpu, main_view.width, main_view.height, o.gpu_calibration, why, sizeof why) == 0) {
     printf("gpu:          %s (Vulkan; calibration by %s)\n", gpu_device_name(g_gpu), gpu_calibration_name(g_gpu));
-    hooks = (gpu_hooks){g_gpu, o.out};
+    hooks = (gpu_hooks){.g = g_gpu, .out = o.out};
     sender_hooks = (sender_gpu){&hooks, hook_poll, hook_release};
     gpu_hooks_p = &sender_hooks;
     gpu_ctx = g_gpu;
