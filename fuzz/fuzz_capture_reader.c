@@ -107,7 +107,9 @@ static void read_all(const uint8_t *data, size_t size) {
                  rec.type == STROBE_REC_GPU_SPAN ? rec.device->device_begin : rec.device->device_ticks);
     }
     if (rec.type == STROBE_REC_SITE && !strobe_capture_query_site(c, rec.site)) abort();
-    if (rec.type != STROBE_REC_SITE && !strobe_capture_query_thread(c, rec.thread)) abort();
+    /* Sites and UI-tree snapshots belong to the capture, every other record to a known thread. */
+    if (rec.type != STROBE_REC_SITE && rec.type != STROBE_REC_TREE && !strobe_capture_query_thread(c, rec.thread))
+      abort();
     g_dsink += strobe_capture_ticks_to_ns(c, rec.ticks) + rec.duration_ns + rec.self_ns; /* no int cast: NaN is fine */
     if (rec.type == STROBE_REC_ELEMENT) { /* an element attribution names an element type */
       const strobe_capture_site *type = strobe_capture_query_site(c, rec.site);
