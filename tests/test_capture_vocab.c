@@ -10,22 +10,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "support/capture_memory.h"
 #include "support/harness.h"
 #include "format/capture_writer.h"
 #include "format/codec.h"
 #include "strobe/capture.h"
 
-static int mem_sink(void *ctx, const void *data, size_t len) {
-  strobe__buf *b = ctx;
-  strobe__buf_put(b, data, len);
-  return b->failed ? STROBE_ENOMEM : 0;
-}
-
 /* Fixed facts: the file does not depend on this machine. */
 static const strobe__header_facts k_facts = {{"monotonic", 1, 1.0, 0, 0}, 0, "test", 0, 1, 1024, 0, 0};
 
 static strobe__writer *open_writer(strobe__buf *out) {
-  strobe__writer_desc d = {"file", 100, 1, 0.0, 0.0, mem_sink, out, &k_facts};
+  strobe__writer_desc d = {"file", 100, 1, 0.0, 0.0, cm_sink, out, &k_facts};
   strobe__writer *w = NULL;
   REQUIRE_EQ_INT(strobe__writer_create(&d, &w), 0);
   return w;

@@ -12,24 +12,13 @@
 #include <jansson.h>
 #include <string.h>
 
+#include "support/capture_memory.h"
 #include "support/harness.h"
 #include "format/capture_writer.h"
 #include "format/codec.h"
 #include "probe/probe.h"
 #include "strobe/strobe.h"
 #include "viewer/viewer_model.h"
-
-static int mem_sink(void *ctx, const void *data, size_t len) {
-  strobe__buf *b = ctx;
-  strobe__buf_put(b, data, len);
-  return b->failed ? STROBE_ENOMEM : 0;
-}
-
-static uint64_t f64_bits(double d) {
-  uint64_t u;
-  memcpy(&u, &d, sizeof u);
-  return u;
-}
 
 static strobe_site g_cpu = {"frame", NULL, NULL, "t.c", "frame", 1, STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE, 0};
 static strobe_site g_gpu = {"composite", "gpu", NULL, "t.c", NULL, 2, STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE, 0};
@@ -49,7 +38,7 @@ static void gpu_event(strobe__writer *w, uint64_t ts, uint32_t sub, const uint64
 static strobe__buf gpu_capture(int with_gpu, int late_pair) {
   strobe__buf out = {0};
   strobe__header_facts facts = {{"monotonic", 1, 1.0, 0, 0}, 0, "x86_64", 0, 1, 4096, 0, 0};
-  strobe__writer_desc desc = {"file", 100, 1, 0, 0, mem_sink, &out, &facts};
+  strobe__writer_desc desc = {"file", 100, 1, 0, 0, cm_sink, &out, &facts};
   strobe__writer *w = NULL;
   REQUIRE(strobe__writer_create(&desc, &w) == 0);
   strobe__writer_site(w, 1, &g_cpu);
@@ -61,7 +50,7 @@ static strobe__buf gpu_capture(int with_gpu, int late_pair) {
   strobe__event scope[2] = {{1000, STROBE__EV_BEGIN, 1}, {2000, STROBE__EV_END, 1}};
   strobe__writer_events(w, 0, scope, 2);
   if (with_gpu) {
-    uint64_t pw[3] = {2 * 500 + 2000000000u, 450, f64_bits(2e9)};
+    uint64_t pw[3] = {2 * 500 + 2000000000u, 450, cm_f64_bits(2e9)};
     uint32_t pd[3] = {L_GPU0, 0, 0};
     gpu_event(w, 550, STROBE__GPUEV_PAIR, pw, pd, 3);
     const uint64_t marks[3][2] = {{2000, 1}, {2500, 2}, {8500, 3}};
@@ -80,7 +69,7 @@ static strobe__buf gpu_capture(int with_gpu, int late_pair) {
      * late_pair puts it 100 ns off the first pair's line, which moves the
      * spans' mapping: the reader used the later pair. */
     uint64_t h2 = 20000, dev2 = 2 * h2 + 2000000000u + (late_pair ? 200u : 0u);
-    uint64_t qw[3] = {dev2, h2 - 50, f64_bits(2e9)};
+    uint64_t qw[3] = {dev2, h2 - 50, cm_f64_bits(2e9)};
     gpu_event(w, h2 + 50, STROBE__GPUEV_PAIR, qw, pd, 3);
   }
   strobe_misuse none = {0};

@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "support/capture_memory.h"
 #include "support/harness.h"
 #include "format/capture_writer.h"
 #include "format/codec.h"
@@ -25,19 +26,7 @@
 
 #define ROUNDS 8 /* builds per thread; each sorts a row of tens of thousands of spans */
 
-/* >>capture: into the codec's growable buffer, with scopes out of time order. */
-static int mem_sink(void *ctx, const void *data, size_t len) {
-  strobe__buf *b = ctx;
-  strobe__buf_put(b, data, len);
-  return b->failed ? STROBE_ENOMEM : 0;
-}
-
-static uint64_t f64_bits(double d) {
-  uint64_t u;
-  memcpy(&u, &d, sizeof u);
-  return u;
-}
-
+/* >>capture: into memory (support/capture_memory.h), with scopes out of time order. */
 static strobe_site g_scope = {"step", NULL, NULL, "t.c", "step", 1, STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE, 0};
 static strobe_site g_value = {"index", NULL, NULL, "t.c", "step", 2, STROBE_SITE_VALUE, 0, STROBE_UNIT_NONE, 0};
 
@@ -53,7 +42,7 @@ static uint32_t slot_of(uint32_t n, uint32_t step, uint32_t i) {
 static strobe__buf shuffled_capture(uint32_t n, uint32_t step, uint64_t base) {
   strobe__buf out = {0};
   strobe__header_facts facts = {{"monotonic", 1, 1.0, 0, 0}, 0, "x86_64", 0, 1, 4096, 0, 0};
-  strobe__writer_desc d = {"file", 100, 1, 0, 0, mem_sink, &out, &facts};
+  strobe__writer_desc d = {"file", 100, 1, 0, 0, cm_sink, &out, &facts};
   strobe__writer *w = NULL;
   CHECK(strobe__writer_create(&d, &w) == 0);
   strobe__writer_site(w, 1, &g_scope);
@@ -64,7 +53,7 @@ static strobe__buf shuffled_capture(uint32_t n, uint32_t step, uint64_t base) {
     uint64_t t = base + (uint64_t)slot_of(n, step, i) * 300u;
     ev[0] = (strobe__event){t, STROBE__EV_BEGIN, 1};
     ev[1] = (strobe__event){t + 50, STROBE__EV_VALUE, 2};
-    ev[2] = (strobe__event){f64_bits((double)i), STROBE__EV_PAYLOAD, 0};
+    ev[2] = (strobe__event){cm_f64_bits((double)i), STROBE__EV_PAYLOAD, 0};
     ev[3] = (strobe__event){t + 100, STROBE__EV_END, 1};
     strobe__writer_events(w, 0, ev, 4);
   }
