@@ -16,6 +16,11 @@
  * like every record, and afterwards the device times the capture named are
  * mapped through their domain (strobe_capture_map_device), so hostile pairs
  * reach the fit.
+ *
+ * Sampler records (SAMPLES blocks, docs/exploration.md §Sampling; seed
+ * ok-v4-samples.strb, a capture of tests/test_sampler.c's kind) name only
+ * defined functions, at most STROBE_SAMPLE_MAX_FRAMES of them, and a thread
+ * only when one with their OS thread id is defined.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -25,6 +30,7 @@
 #include "fix_crcs.h"
 #include "format/codec.h"
 #include "strobe/capture.h"
+#include "strobe/sample.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -107,8 +113,21 @@ static void read_all(const uint8_t *data, size_t size) {
                  rec.type == STROBE_REC_GPU_SPAN ? rec.device->device_begin : rec.device->device_ticks);
     }
     if (rec.type == STROBE_REC_SITE && !strobe_capture_query_site(c, rec.site)) abort();
-    /* Sites and UI-tree snapshots belong to the capture, every other record to a known thread. */
-    if (rec.type != STROBE_REC_SITE && rec.type != STROBE_REC_TREE && !strobe_capture_query_thread(c, rec.thread))
+    int smp = rec.type == STROBE_REC_SAMPLE || rec.type == STROBE_REC_SWITCH;
+    if (smp != (rec.sample != NULL)) abort();
+    if (smp) { /* by OS thread: a known thread of that id, or none */
+      const strobe_capture_thread *th = strobe_capture_query_thread(c, rec.thread);
+      if (rec.thread != STROBE_CAPTURE_NO_THREAD && (!th || th->os_tid != rec.sample->os_tid)) abort();
+      if (rec.sample->nframes > STROBE_SAMPLE_MAX_FRAMES) abort();
+      for (uint32_t k = 0; k < rec.sample->nframes; k++) {
+        const strobe_capture_function *f = strobe_capture_query_function(c, rec.sample->frames[k]);
+        if (!f || f->id != rec.sample->frames[k]) abort();
+        sink += touch(f->name) + touch(f->module);
+      }
+    }
+    /* Sites and UI-tree snapshots belong to the capture, sampler records to an OS thread, every other record to a
+     * known thread. */
+    if (rec.type != STROBE_REC_SITE && rec.type != STROBE_REC_TREE && !smp && !strobe_capture_query_thread(c, rec.thread))
       abort();
     g_dsink += strobe_capture_ticks_to_ns(c, rec.ticks) + rec.duration_ns + rec.self_ns; /* no int cast: NaN is fine */
     if (rec.type == STROBE_REC_ELEMENT) { /* an element attribution names an element type */
@@ -140,6 +159,14 @@ static void read_all(const uint8_t *data, size_t size) {
     if (s->id != id || id >= limit) abort();
     sink += touch(s->name) + touch(s->category) + touch(s->file) + touch(s->function) + touch(s->parent);
   }
+  uint32_t nfuncs = strobe_capture_query_function_limit(c);
+  for (uint32_t id = 0; id <= nfuncs; id++) {
+    const strobe_capture_function *f = strobe_capture_query_function(c, id);
+    if (!f) continue;
+    if (f->id != id || id >= nfuncs || id == 0) abort();
+    sink += touch(f->name) + touch(f->module);
+  }
+  if (t.sample_unresolved > t.sample_functions) abort();
   uint32_t nthreads = strobe_capture_query_thread_count(c);
   for (uint32_t i = 0; i <= nthreads; i++) {
     const strobe_capture_thread *th = strobe_capture_query_thread(c, i);

@@ -72,6 +72,7 @@
 #include "strobe/capture.h"
 #include "strobe/flight.h"
 #include "strobe/record.h"
+#include "strobe/sample.h"
 #include "strobe/session.h"
 #include "strobe/strobe.h"
 #include "strobe/trace.h"
@@ -468,6 +469,19 @@ int main(int argc, char **argv) {
     rc = strobe_flight_recorder_start(&(strobe_flight_recorder_desc){.max_mib = 32, .spike_threshold_ms = 150,
                                                                      .spike_dir = spikes},
                                       &flight);
+  /* The sampler (docs/exploration.md §Sampling): every thread's call stacks
+   * and context switches go into the capture beside the scopes, or one line
+   * says why the kernel refused (nothing else changes then). */
+  if (!rc) {
+    int sampling = strobe_sampler_start(NULL);
+    strobe_sampler_status st = strobe_sampler_query_status();
+    if (sampling)
+      printf("sampler: not started: %s (%s; perf_event_paranoid %d)\n", st.reason, strobe_strerror(sampling),
+             st.paranoid);
+    else
+      printf("sampler: on at %u Hz, context switches %s, %u CPU buffers\n", st.rate_hz, st.switches ? "on" : "off",
+             st.cpus);
+  }
   /* A session that keeps the steady state only: reset once the warm-up (first
    * layouts, cold shape cache) is over. */
   char steady[STROBE_SESSION_ID_MAX];
@@ -669,6 +683,7 @@ int main(int argc, char **argv) {
   strobe_flight_recorder_stats fs = strobe_flight_recorder_query_stats(flight);
   strobe_flight_recorder_stop(flight);
   rc = strobe_record_stop(rec);
+  if (strobe_sampler_query_status().running) strobe_sampler_stop();
   if (rc) {
     fprintf(stderr, "strobe-demo: writing the capture: %s\n", strobe_strerror(rc));
     status = 1;

@@ -107,8 +107,35 @@ typedef enum strobe_capture_record_type {
   STROBE_REC_ELEMENT = 19,   /* the innermost open scope's element (strobe.h >>elements): site (the element
                               * type, kind STROBE_SITE_ELEMENT), depth (the scope's), element (its id), time
                               * (the previous event's: an attribution has none of its own) */
-  STROBE_REC_TREE = 20       /* a UI-tree snapshot (strobe/tree.h): tree, ticks and time when its pass began */
+  STROBE_REC_TREE = 20,      /* a UI-tree snapshot (strobe/tree.h): tree, ticks and time when its pass began */
+  STROBE_REC_SAMPLE = 21,    /* a sampled call stack (strobe/sample.h): sample (its frames), thread (by its OS thread),
+                              * time */
+  STROBE_REC_SWITCH = 22     /* the sampled thread left its CPU (sample->out 1) or came back (0): sample, thread, time */
 } strobe_capture_record_type;
+
+/* A thread of a SAMPLE or SWITCH record that no THREAD block named (it never
+ * recorded an event while the capture ran): sample->os_tid says which. */
+#define STROBE_CAPTURE_NO_THREAD UINT32_MAX
+
+/* What a SAMPLE or SWITCH record carries (docs/capture-format.md, SAMPLES).
+ * Valid until the next strobe_capture_next call. */
+typedef struct strobe_capture_sample {
+  uint64_t os_tid;         /* the sampled OS thread */
+  uint32_t nframes;        /* SAMPLE: at most STROBE_SAMPLE_MAX_FRAMES (sample.h) */
+  const uint32_t *frames;  /* SAMPLE: function ids, leaf first (strobe_capture_query_function) */
+  int cut;                 /* SAMPLE: 1 when deeper frames were cut at the writer's bound */
+  int out;                 /* SWITCH: 1 switched out, 0 switched back in */
+  int preempted;           /* SWITCH out: 1 when it was still runnable (preempted), 0 when it blocked */
+} strobe_capture_sample;
+
+/* A sampled function (docs/exploration.md §Sampling): named from the
+ * writer's symbol tables once per function. Owned by the capture. */
+typedef struct strobe_capture_function {
+  uint32_t id;          /* 1.. */
+  const char *name;     /* demangled; "?? object" when no symbol covered the address */
+  const char *module;   /* path of its object; "" when none */
+  int resolved;         /* 1 when a symbol named it */
+} strobe_capture_function;
 
 /* What a CLOCK_PAIR, GPU_SPAN or GPU_MARK record carries (docs/gpu.md,
  * docs/capture-format.md DEVICE). Device times are raw: the reader maps
@@ -225,6 +252,7 @@ typedef struct strobe_capture_record {
                                         * next strobe_capture_next call */
   uint64_t element;     /* ELEMENT: the element id (strobe_element_id) */
   const strobe_capture_tree *tree; /* TREE: the snapshot; NULL for other types */
+  const strobe_capture_sample *sample; /* SAMPLE, SWITCH; NULL for other types */
 } strobe_capture_record;
 
 typedef struct strobe_capture_totals {
@@ -258,6 +286,18 @@ typedef struct strobe_capture_totals {
   uint64_t calls_excluded;      /* ... excluded by name */
   uint32_t calls_functions;     /* distinct traced functions met */
   uint32_t calls_unresolved;    /* of them, with no symbol at their address */
+  /* The sampler while this capture recorded (strobe/sample.h; last SAMPLER block); all 0: none. */
+  uint64_t samples;             /* SAMPLE records returned */
+  uint64_t switches;            /* SWITCH records returned */
+  uint32_t sample_rate_hz;      /* the sampler's rate (0: it was not running when last written) */
+  int sample_switches;          /* 1 when it recorded context switches */
+  uint64_t samples_written;     /* samples and switch records the writer's sampler read meanwhile... */
+  uint64_t switches_written;
+  uint64_t samples_lost;        /* ...and records the kernel dropped (a full buffer) */
+  uint64_t sample_frames_cut;   /* frames cut past STROBE_SAMPLE_MAX_FRAMES */
+  uint64_t sample_addresses_cut; /* frames named "(address table full)" */
+  uint32_t sample_functions;    /* functions the writer's process had named by then */
+  uint32_t sample_unresolved;   /* of them, "?? object" */
 } strobe_capture_totals;
 
 /* Opens a capture file and reads its header. On success *out owns the file
@@ -296,6 +336,11 @@ STROBE_API uint32_t strobe_capture_query_site_limit(const strobe_capture *c); /*
 STROBE_API const strobe_capture_site *strobe_capture_query_site(const strobe_capture *c, uint32_t id);
 STROBE_API uint32_t strobe_capture_query_thread_count(const strobe_capture *c);
 STROBE_API const strobe_capture_thread *strobe_capture_query_thread(const strobe_capture *c, uint32_t index);
+
+/* Sampled functions defined so far (SAMPLE_FUNCS blocks): one past the
+ * largest id, and one by id (NULL when not defined). */
+STROBE_API uint32_t strobe_capture_query_function_limit(const strobe_capture *c);
+STROBE_API const strobe_capture_function *strobe_capture_query_function(const strobe_capture *c, uint32_t id);
 
 /* Totals as read so far; final once strobe_capture_next returned <= 0. */
 STROBE_API strobe_capture_totals strobe_capture_query_totals(const strobe_capture *c);

@@ -897,7 +897,8 @@ int strobe_flight_recorder_start(const strobe_flight_recorder_desc *desc, strobe
     if (pthread_create(&fr->worker, NULL, worker_main, fr) != 0) goto fail;
     fr->has_worker = 1;
   }
-  fr->consumer = (strobe__consumer){fr, on_site, on_label, on_thread, on_lost, on_events, on_thread_end, on_tick, on_tree};
+  fr->consumer = (strobe__consumer){fr, on_site, on_label, on_thread, on_lost, on_events, on_thread_end, on_tick, on_tree,
+                                   NULL /* samples reach capture files only (docs/exploration.md §Sampling) */};
   rc = strobe__consumer_add(&fr->consumer);
   if (rc) goto fail;
   *out = fr;

@@ -44,6 +44,7 @@ struct strobe_recorder {
   uint64_t cost_max;       /* longest flush lately (decays at each flush) */
   strobe_misuse misuse_base;
   strobe_trace_stats trace_base; /* call tracing's counts when it started (CALLS blocks) */
+  strobe_sampler_stats sampler_base; /* the sampler's counts when it started (SAMPLER blocks) */
   strobe__drain_cost drain_base; /* the drain's cost when recording started */
   int flush_requested;    /* atomic: strobe_record_flush asks the drain thread to flush */
   uint64_t bytes;         /* atomic mirror of the writer's count, for strobe_record_query_stats */
@@ -110,6 +111,17 @@ static uint64_t on_tree(void *ctx, const strobe__tree *t) {
   return strobe__writer_tree(r->writer, t);
 }
 
+static void on_samples(void *ctx, const strobe__cpu_sample *s, size_t n, const uint32_t *frames) {
+  STROBE_ASSERT(strobe__drain_held());
+  strobe_recorder *r = ctx;
+  strobe__writer_samples(r->writer, s, n, frames);
+}
+
+static void write_sampler(strobe_recorder *r) {
+  strobe_sampler_status st = strobe_sampler_query_status();
+  strobe__writer_sampler(r->writer, &st, strobe__sampler_stats_since(&r->sampler_base));
+}
+
 static void on_tick(void *ctx, uint64_t now) {
   STROBE_ASSERT(strobe__drain_held());
   strobe_recorder *r = ctx;
@@ -117,6 +129,7 @@ static void on_tick(void *ctx, uint64_t now) {
     strobe__writer_clock(r->writer, strobe__now(), strobe__mono_ns());
     strobe__writer_drain_cost(r->writer, strobe__drain_cost_since(&r->drain_base));
     strobe__writer_calls(r->writer, strobe__trace_stats_since(&r->trace_base));
+    write_sampler(r);
     r->last_clock = now;
   }
   uint64_t gap = now - r->last_tick;
@@ -180,10 +193,12 @@ int strobe_record_start(const strobe_record_desc *desc, strobe_recorder **out) {
   strobe__cost cost = strobe__measure_cost();
   r->drain_base = strobe__drain_query_cost();
   r->trace_base = strobe_trace_query_stats();
+  r->sampler_base = strobe_sampler_query_stats();
   strobe__writer_desc wd = {"file", flush_ms, level, cost.scope_ns, cost.event_ns, file_sink, r, NULL};
   rc = strobe__writer_create(&wd, &r->writer);
   if (rc) goto fail;
-  r->consumer = (strobe__consumer){r, on_site, on_label, on_thread, on_lost, on_events, on_thread_end, on_tick, on_tree};
+  r->consumer = (strobe__consumer){r, on_site, on_label, on_thread, on_lost, on_events, on_thread_end, on_tick, on_tree,
+                                   on_samples};
   rc = strobe__consumer_add(&r->consumer);
   if (rc) goto fail;
   pthread_once(&g_atexit_once, register_atexit);
@@ -216,6 +231,7 @@ int strobe_record_stop(strobe_recorder *r) {
   strobe__consumer_remove(&r->consumer);
   strobe__writer_drain_cost(r->writer, strobe__drain_cost_since(&r->drain_base));
   strobe__writer_calls(r->writer, strobe__trace_stats_since(&r->trace_base));
+  write_sampler(r);
   strobe_misuse m = strobe__misuse_since(&r->misuse_base);
   int rc = strobe__writer_finish(r->writer, strobe__now(), &m);
   if (close(r->fd) != 0 && rc == 0) rc = STROBE_EIO;

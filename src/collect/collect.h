@@ -73,6 +73,10 @@ typedef struct strobe__consumer {
    * bytes it wrote (before compression), 0 when it refused it (its
    * capture's bound). NULL: this consumer takes no application content. */
   uint64_t (*tree)(void *ctx, const strobe__tree *t);
+  /* Sampler records (probe.h >>sampler), sorted by thread then time, their
+   * frames function ids (strobe__sample_function). NULL: this consumer
+   * takes none (the function names are application content). */
+  void (*samples)(void *ctx, const strobe__cpu_sample *s, size_t n, const uint32_t *frames);
 } strobe__consumer;
 
 /* Adds a consumer: it first receives every known site and live thread, then

@@ -356,6 +356,14 @@ static strobe__event *finish_retired(strobe__tstate *t, strobe__event *end) {
  * wait for a disk. Walking the list without that lock is safe because only
  * this thread unlinks or frees states, and attaching pushes new ones in
  * front of the head taken here. */
+static int g_final_pass; /* under g_lock: a consumer is being removed: hand it every sample */
+
+static void deliver_samples(void *ctx, const strobe__cpu_sample *smp, size_t n, const uint32_t *frames) {
+  (void)ctx;
+  for (int i = 0; i < g_nconsumers; i++)
+    if (g_consumers[i]->samples) g_consumers[i]->samples(g_consumers[i]->ctx, smp, n, frames);
+}
+
 static void pass(void) {
   STROBE_ASSERT(strobe__mutex_held(&g_lock));
   uint64_t cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
@@ -414,6 +422,11 @@ static void pass(void) {
     }
     strobe__tree_done(tr, bytes);
   }
+
+  /* Sampler records (probe.h >>sampler): after the events of the same pass. */
+  int takers = 0;
+  for (int i = 0; i < g_nconsumers; i++) takers += g_consumers[i]->samples != NULL;
+  strobe__sampler_poll(takers > 0, g_final_pass, deliver_samples, NULL);
 
   strobe__tstate *dead = NULL;
   if (any_exited) {
@@ -573,7 +586,9 @@ int strobe__consumer_add(strobe__consumer *c) {
 
 void strobe__consumer_remove(strobe__consumer *c) {
   drain_lock();
+  g_final_pass = 1;
   pass();
+  g_final_pass = 0;
   for (int i = 0; i < g_nconsumers; i++) {
     if (g_consumers[i] == c) {
       g_consumers[i] = g_consumers[--g_nconsumers];

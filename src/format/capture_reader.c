@@ -31,6 +31,7 @@
 #include "format/codec.h"
 #include "platform/io.h"
 #include "strobe/capture.h"
+#include "strobe/sample.h"
 #include "strobe/tree.h"
 
 /* ======================================================================
@@ -47,6 +48,7 @@
 #define MAX_LABEL_ID 65535u
 #define MAX_OP_STAGES 32u   /* STROBE_MAX_STAGES: a writer never puts more in one operation */
 #define MAX_OP_COUNTERS 16u /* STROBE_MAX_OP_COUNTERS */
+#define MAX_FUNCTION_ID (1u << 20) /* sampled functions: a writer keeps at most 65536 */
 /* File payloads are read in chunks of this size, so the buffer only grows as
  * fast as bytes actually arrive, whatever stored_len claims. */
 #define READ_CHUNK (1u << 20)
@@ -126,6 +128,13 @@ struct strobe_capture {
   uint32_t labels_cap;             /* entries allocated, <= MAX_LABEL_ID + 1 */
   rthread **threads;               /* indexed by thread index; NULL where undefined */
   uint32_t threads_cap, thread_limit; /* likewise, <= MAX_THREAD_INDEX + 1 */
+
+  strobe_capture_function **funcs; /* sampled functions by id; NULL where undefined */
+  uint32_t funcs_cap, func_limit;  /* entries allocated / one past the largest id, <= MAX_FUNCTION_ID + 1 */
+  uint64_t smp_tid;                /* SAMPLES: the block's OS thread */
+  uint32_t smp_thread;             /* ...its thread index, or STROBE_CAPTURE_NO_THREAD */
+  strobe_capture_sample smp;       /* SAMPLE, SWITCH: what the last record points at */
+  uint32_t smp_frames[STROBE_SAMPLE_MAX_FRAMES];
 
   strobe_capture_totals totals;    /* as returned by strobe_capture_query_totals */
 };
@@ -277,6 +286,41 @@ static int define_label(strobe_capture *c, uint64_t id, const uint8_t *text, siz
   copy[n] = '\0';
   c->labels[id] = copy;
   return 0;
+}
+
+/* Defines sampled function `id`; again with the same contents is fine. */
+static int define_function(strobe_capture *c, uint64_t id, const uint8_t *name, size_t nn, const uint8_t *module,
+                           size_t nm, uint64_t resolved) {
+  if (id == 0 || id > MAX_FUNCTION_ID) return STROBE_ERANGE;
+  if (resolved > 1) return STROBE_ECORRUPT;
+  const strobe_capture_function *old = id < c->func_limit ? c->funcs[id] : NULL;
+  if (old)
+    return str_equal(old->name, name, nn) && str_equal(old->module, module, nm) && old->resolved == (int)resolved
+               ? 0
+               : STROBE_ECORRUPT;
+  if (grow_table(&c->funcs, &c->funcs_cap, id, 256, MAX_FUNCTION_ID + 1)) return STROBE_ENOMEM;
+  strobe_capture_function *f = malloc(sizeof *f + nn + nm + 2);
+  if (!f) return STROBE_ENOMEM;
+  char *p = (char *)(f + 1);
+  if (nn) memcpy(p, name, nn);
+  p[nn] = '\0';
+  f->name = p;
+  p += nn + 1;
+  if (nm) memcpy(p, module, nm);
+  p[nm] = '\0';
+  f->module = p;
+  f->id = (uint32_t)id;
+  f->resolved = (int)resolved;
+  c->funcs[id] = f;
+  if (id >= c->func_limit) c->func_limit = (uint32_t)id + 1;
+  return 0;
+}
+
+/* The thread a SAMPLES block's OS thread is: the latest THREAD with that tid. */
+static uint32_t thread_of_tid(const strobe_capture *c, uint64_t tid) {
+  for (uint32_t i = c->thread_limit; i-- > 0;)
+    if (c->threads[i] && c->threads[i]->pub.os_tid == tid) return i;
+  return STROBE_CAPTURE_NO_THREAD;
 }
 
 /* Sets a thread's name, in place when it fits so earlier name pointers see
@@ -726,6 +770,12 @@ int strobe_capture_tree_parents(const strobe_capture_tree *tree, int32_t *parent
   return r;
 }
 
+/* A cumulative totals block (DRAIN, CALLS, SAMPLER): exactly n varints. */
+static int totals_block(strobe__cur *cur, uint64_t *v, int n) {
+  for (int i = 0; i < n; i++) v[i] = strobe__cur_varint(cur);
+  return payload_done(cur);
+}
+
 /* Starts on a block just read. Returns 1 when it produced a record (blocks
  * holding exactly one), 0 when not (yet), or a negative error. */
 static int start_block(strobe_capture *c, uint8_t type, strobe_capture_record *rec) {
@@ -752,14 +802,20 @@ static int start_block(strobe_capture *c, uint8_t type, strobe_capture_record *r
       return 0;
     }
     case STROBE__BLK_OPS:
-    case STROBE__BLK_DEVICE: { /* both: `thread count base_ticks entry*count` */
+    case STROBE__BLK_DEVICE:
+    case STROBE__BLK_SAMPLES: { /* `thread count base_ticks entry*count`; SAMPLES: the OS thread id first */
       uint64_t index = strobe__cur_varint(&c->cur);
       uint64_t count = strobe__cur_varint(&c->cur);
       uint64_t base = strobe__cur_varint(&c->cur);
       /* Every entry has at least three bytes. */
       if (c->cur.bad || count > (uint64_t)(c->cur.end - c->cur.p) / 3) return STROBE_ECORRUPT;
-      int r = thread_ref(c, index, &c->ev_thread);
-      if (r) return r;
+      if (type == STROBE__BLK_SAMPLES) {
+        c->smp_tid = index;
+        c->smp_thread = thread_of_tid(c, index);
+      } else {
+        int r = thread_ref(c, index, &c->ev_thread);
+        if (r) return r;
+      }
       c->ev_left = count;
       c->ev_ticks = base;
       c->blk = type;
@@ -778,18 +834,16 @@ static int start_block(strobe_capture *c, uint8_t type, strobe_capture_record *r
     case STROBE__BLK_THREAD_END: return block_thread_end(c, rec);
     case STROBE__BLK_CLOCK: return 0; /* calibration pairs are not used yet */
     case STROBE__BLK_DRAIN: {
-      uint64_t cpu_ns = strobe__cur_varint(&c->cur);
-      uint64_t events = strobe__cur_varint(&c->cur);
-      int r = payload_done(&c->cur);
+      uint64_t v[2];
+      int r = totals_block(&c->cur, v, 2);
       if (r) return r;
-      c->totals.drain_cpu_ns = cpu_ns; /* cumulative: the last block is the figure */
-      c->totals.drain_events = events;
+      c->totals.drain_cpu_ns = v[0]; /* cumulative: the last block is the figure */
+      c->totals.drain_events = v[1];
       return 0;
     }
     case STROBE__BLK_CALLS: { /* cumulative: the last block is the figure */
       uint64_t v[6];
-      for (int i = 0; i < 6; i++) v[i] = strobe__cur_varint(&c->cur);
-      int r = payload_done(&c->cur);
+      int r = totals_block(&c->cur, v, 6);
       if (r) return r;
       if (v[4] > UINT32_MAX || v[5] > v[4]) return STROBE_ECORRUPT;
       c->totals.calls_cut_depth = v[0];
@@ -798,6 +852,34 @@ static int start_block(strobe_capture *c, uint8_t type, strobe_capture_record *r
       c->totals.calls_excluded = v[3];
       c->totals.calls_functions = (uint32_t)v[4];
       c->totals.calls_unresolved = (uint32_t)v[5];
+      return 0;
+    }
+    case STROBE__BLK_SAMPLE_FUNCS:
+      while (c->cur.p < c->cur.end) {
+        uint64_t id = strobe__cur_varint(&c->cur);
+        size_t nn, nm;
+        const uint8_t *name = strobe__cur_str(&c->cur, &nn);
+        const uint8_t *module = strobe__cur_str(&c->cur, &nm);
+        uint64_t resolved = strobe__cur_varint(&c->cur);
+        if (c->cur.bad) return STROBE_ECORRUPT;
+        int r = define_function(c, id, name, nn, module, nm, resolved);
+        if (r) return r;
+      }
+      return 0;
+    case STROBE__BLK_SAMPLER: { /* cumulative: the last block is the figure */
+      uint64_t v[9];
+      int r = totals_block(&c->cur, v, 9);
+      if (r) return r;
+      if (v[0] > STROBE_SAMPLE_MAX_HZ || v[1] > 1 || v[7] > UINT32_MAX || v[8] > v[7]) return STROBE_ECORRUPT;
+      c->totals.sample_rate_hz = (uint32_t)v[0];
+      c->totals.sample_switches = (int)v[1];
+      c->totals.samples_written = v[2];
+      c->totals.switches_written = v[3];
+      c->totals.samples_lost = v[4];
+      c->totals.sample_frames_cut = v[5];
+      c->totals.sample_addresses_cut = v[6];
+      c->totals.sample_functions = (uint32_t)v[7];
+      c->totals.sample_unresolved = (uint32_t)v[8];
       return 0;
     }
     case STROBE__BLK_LOST: return block_lost(c, rec);
@@ -1158,6 +1240,52 @@ static int step_ops(strobe_capture *c, strobe_capture_record *rec) {
   return c->cur.p == c->cur.end ? 0 : STROBE_ECORRUPT;
 }
 
+/* >>samples — SAMPLES entries: sampled stacks and context switches */
+
+/* Returns 1 with the next SAMPLE or SWITCH record, 0 when the block is used
+ * up, or an error. Entries of kinds this reader does not know are skipped
+ * (their time still counts), and so are fields after the known ones. */
+static int step_samples(strobe_capture *c, strobe_capture_record *rec) {
+  while (c->ev_left > 0) {
+    uint64_t sub, ticks;
+    strobe__cur b;
+    if (next_entry(c, &sub, &ticks, &b)) return STROBE_ECORRUPT;
+    memset(&c->smp, 0, sizeof c->smp);
+    c->smp.os_tid = c->smp_tid;
+    c->smp.frames = c->smp_frames;
+    if (sub == STROBE__SAMPLE_CPU) {
+      uint64_t flags = strobe__cur_varint(&b);
+      uint64_t n = strobe__cur_varint(&b);
+      if (b.bad || n > STROBE_SAMPLE_MAX_FRAMES) return STROBE_ECORRUPT;
+      for (uint64_t k = 0; k < n; k++) {
+        uint64_t id = strobe__cur_varint(&b);
+        if (b.bad) return STROBE_ECORRUPT;
+        if (id >= c->func_limit || !c->funcs[id]) return STROBE_ERANGE;
+        c->smp_frames[k] = (uint32_t)id;
+      }
+      c->smp.nframes = (uint32_t)n;
+      c->smp.cut = (flags & STROBE__SAMPLE_CUT) != 0;
+      rec->type = STROBE_REC_SAMPLE;
+      c->totals.samples++;
+    } else if (sub == STROBE__SAMPLE_SWITCH_OUT || sub == STROBE__SAMPLE_SWITCH_IN) {
+      uint64_t flags = sub == STROBE__SAMPLE_SWITCH_OUT ? strobe__cur_varint(&b) : 0;
+      if (b.bad) return STROBE_ECORRUPT;
+      c->smp.out = sub == STROBE__SAMPLE_SWITCH_OUT;
+      c->smp.preempted = (flags & STROBE__SAMPLE_PREEMPTED) != 0;
+      rec->type = STROBE_REC_SWITCH;
+      c->totals.switches++;
+    } else {
+      continue; /* a newer kind */
+    }
+    rec->thread = c->smp_thread;
+    rec->ticks = ticks;
+    rec->time_ns = ticks_to_ns(c, ticks);
+    rec->sample = &c->smp;
+    return 1;
+  }
+  return c->cur.p == c->cur.end ? 0 : STROBE_ECORRUPT;
+}
+
 /* >>device — DEVICE entries: clock pairs, GPU spans, frame instants */
 
 /* The reader's domain of label `label` (which must be defined), added
@@ -1349,6 +1477,7 @@ int strobe_capture_next(strobe_capture *c, strobe_capture_record *rec) {
     else if (c->blk == STROBE__BLK_EVENTS) r = step_events(c, rec);
     else if (c->blk == STROBE__BLK_OPS) r = step_ops(c, rec);
     else if (c->blk == STROBE__BLK_DEVICE) r = step_device(c, rec);
+    else if (c->blk == STROBE__BLK_SAMPLES) r = step_samples(c, rec);
     if (r < 0) return fail(c, r);
     if (r > 0) return 1;
     c->blk = 0;
@@ -1375,6 +1504,8 @@ void strobe_capture_close(strobe_capture *c) {
   free(c->sites);
   for (uint32_t i = 0; i < c->labels_cap; i++) free(c->labels[i]);
   free(c->labels);
+  for (uint32_t i = 0; i < c->func_limit; i++) free(c->funcs[i]);
+  free(c->funcs);
   for (uint32_t i = 0; i < c->thread_limit; i++)
     if (c->threads[i]) free_thread(c->threads[i]);
   free(c->threads);
@@ -1465,6 +1596,12 @@ strobe_capture_totals strobe_capture_query_totals(const strobe_capture *c) {
 uint64_t strobe_capture_query_position(const strobe_capture *c) {
   if (!c) return 0;
   return c->mem ? (uint64_t)c->mem_pos : c->file_pos;
+}
+
+uint32_t strobe_capture_query_function_limit(const strobe_capture *c) { return c ? c->func_limit : 0; }
+
+const strobe_capture_function *strobe_capture_query_function(const strobe_capture *c, uint32_t id) {
+  return c && id < c->func_limit ? c->funcs[id] : NULL;
 }
 
 double strobe_capture_ticks_to_ns(const strobe_capture *c, uint64_t ticks) { return c ? ticks_to_ns(c, ticks) : 0.0; }

@@ -67,7 +67,20 @@ struct strobe__writer {
   uint32_t trees;          /* TREE blocks written (or passed through) */
   uint32_t tree_limit;     /* STROBE_TREE_MAX_SNAPSHOTS, or what strobe__writer_tree_limit set */
   uint64_t trees_dropped;  /* refused past STROBE_TREE_MAX_SNAPSHOTS */
+  strobe__buf funcs;       /* raw SAMPLE_FUNCS payload not yet written */
+  uint32_t funcs_written;  /* sampled function ids 1..funcs_written are in funcs or written */
+  struct wsamples *samp;   /* SAMPLES entries not yet written, one stream per OS thread */
+  uint32_t nsamp, cap_samp;
+  int sampled;             /* the sampler delivered something: SAMPLER blocks follow */
 };
+
+/* SAMPLES entries of one OS thread not yet written (docs/capture-format.md, SAMPLES). */
+typedef struct wsamples {
+  uint64_t tid;
+  strobe__buf b;
+  uint32_t n;
+  uint64_t base, last;
+} wsamples;
 
 /* >>framing */
 static void frame_into(strobe__writer *w, strobe__buf *dst, uint8_t type, const uint8_t *raw, size_t len) {
@@ -110,6 +123,10 @@ static void emit_block(strobe__writer *w, uint8_t type, const strobe__buf *raw) 
 }
 
 static void flush_meta(strobe__writer *w) {
+  if (w->funcs.len) {
+    emit_block(w, STROBE__BLK_SAMPLE_FUNCS, &w->funcs);
+    w->funcs.len = 0;
+  }
   if (w->sites.len) {
     emit_block(w, STROBE__BLK_SITES, &w->sites);
     w->sites.len = 0;
@@ -238,6 +255,9 @@ void strobe__writer_destroy(strobe__writer *w) {
   strobe__buf_free(&w->sites);
   strobe__buf_free(&w->labels);
   strobe__buf_free(&w->meta);
+  strobe__buf_free(&w->funcs);
+  for (uint32_t i = 0; i < w->nsamp; i++) strobe__buf_free(&w->samp[i].b);
+  free(w->samp);
   strobe__buf_free(&w->raw);
   strobe__buf_free(&w->out);
   ZSTD_freeCCtx(w->cctx);
@@ -678,6 +698,93 @@ void strobe__writer_calls(strobe__writer *w, strobe_trace_stats s) {
   frame_into(w, &w->meta, STROBE__BLK_CALLS, w->raw.data, w->raw.len);
 }
 
+/* >>samples */
+static void flush_samples(strobe__writer *w, wsamples *q) {
+  if (!q->n) return;
+  flush_meta(w); /* the functions its frames name */
+  w->raw.len = 0;
+  strobe__buf_varint(&w->raw, q->tid);
+  strobe__buf_varint(&w->raw, q->n);
+  strobe__buf_varint(&w->raw, q->base);
+  strobe__buf_put(&w->raw, q->b.data, q->b.len);
+  if (q->b.failed) w->raw.failed = 1;
+  emit_block(w, STROBE__BLK_SAMPLES, &w->raw);
+  q->b.len = 0;
+  q->b.failed = 0;
+  q->n = 0;
+}
+
+static wsamples *samples_of(strobe__writer *w, uint64_t tid) {
+  for (uint32_t i = 0; i < w->nsamp; i++)
+    if (w->samp[i].tid == tid) return &w->samp[i];
+  if (w->nsamp == w->cap_samp) {
+    uint32_t cap = w->cap_samp ? w->cap_samp * 2 : 16;
+    wsamples *p = realloc(w->samp, cap * sizeof *p);
+    if (!p) return NULL;
+    w->samp = p;
+    w->cap_samp = cap;
+  }
+  wsamples *q = &w->samp[w->nsamp++];
+  memset(q, 0, sizeof *q);
+  q->tid = tid;
+  return q;
+}
+
+void strobe__writer_samples(strobe__writer *w, const strobe__cpu_sample *s, size_t n, const uint32_t *frames) {
+  if (w->error) return;
+  w->sampled = 1;
+  uint32_t top = 0;
+  for (size_t i = 0; i < n; i++)
+    for (uint32_t k = 0; k < s[i].nframes; k++)
+      if (frames[s[i].frame0 + k] > top) top = frames[s[i].frame0 + k];
+  for (uint32_t id = w->funcs_written + 1; id <= top; id++) { /* ids come in order: define the new ones */
+    const char *name = "", *module = "";
+    int resolved = strobe__sample_function(id, &name, &module);
+    strobe__buf_varint(&w->funcs, id);
+    strobe__buf_str(&w->funcs, name);
+    strobe__buf_str(&w->funcs, module);
+    strobe__buf_varint(&w->funcs, resolved == 1);
+  }
+  if (top > w->funcs_written) w->funcs_written = top;
+  wsamples *q = NULL;
+  strobe__buf body = {0};
+  for (size_t i = 0; i < n; i++) {
+    if (!q || q->tid != s[i].tid) q = samples_of(w, s[i].tid);
+    if (!q) {
+      w->error = STROBE_ENOMEM;
+      break;
+    }
+    if (!q->n) q->base = q->last = s[i].ticks;
+    body.len = 0;
+    if (s[i].kind == STROBE__SAMPLE_CPU) {
+      strobe__buf_varint(&body, s[i].flags & STROBE__SAMPLE_CUT);
+      strobe__buf_varint(&body, s[i].nframes);
+      for (uint32_t k = 0; k < s[i].nframes; k++) strobe__buf_varint(&body, frames[s[i].frame0 + k]);
+    } else if (s[i].kind == STROBE__SAMPLE_SWITCH_OUT) {
+      strobe__buf_varint(&body, s[i].flags & STROBE__SAMPLE_PREEMPTED);
+    }
+    strobe__buf_varint(&q->b, s[i].kind);
+    strobe__buf_varint(&q->b, strobe__zigzag((int64_t)(s[i].ticks - q->last)));
+    strobe__buf_varint(&q->b, body.len);
+    strobe__buf_put(&q->b, body.data, body.len);
+    if (body.failed) q->b.failed = 1;
+    q->last = s[i].ticks;
+    q->n++;
+    if (q->b.len >= BLOCK_FLUSH_BYTES) flush_samples(w, q);
+  }
+  strobe__buf_free(&body);
+}
+
+void strobe__writer_sampler(strobe__writer *w, const strobe_sampler_status *st, strobe_sampler_stats s) {
+  if (!w->sampled && !st->running) return; /* no sampler: captures stay as they were */
+  w->sampled = 1;
+  const uint64_t v[] = {st->running ? st->rate_hz : 0, (uint64_t)(st->running && st->switches), s.samples, s.switches,
+                        s.lost, s.frames_cut, s.addresses_cut, s.functions, s.unresolved};
+  w->raw.len = 0;
+  for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) strobe__buf_varint(&w->raw, v[i]);
+  frame_into(w, &w->meta, STROBE__BLK_SAMPLER, w->raw.data, w->raw.len);
+}
+
 void strobe__writer_clock(strobe__writer *w, uint64_t ticks, uint64_t mono_ns) {
   w->raw.len = 0;
   strobe__buf_varint(&w->raw, ticks);
@@ -687,6 +794,7 @@ void strobe__writer_clock(strobe__writer *w, uint64_t ticks, uint64_t mono_ns) {
 
 int strobe__writer_flush(strobe__writer *w) {
   flush_meta(w);
+  for (uint32_t i = 0; i < w->nsamp; i++) flush_samples(w, &w->samp[i]);
   for (uint32_t i = 0; i < w->nthreads; i++) {
     wthread *t = &w->threads[i];
     if (!t->defined) continue;

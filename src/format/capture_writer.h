@@ -14,6 +14,8 @@
 
 #include "platform/clock.h"
 #include "strobe/strobe.h"
+#include "probe/probe.h"
+#include "strobe/sample.h"
 #include "strobe/trace.h"
 
 /* Receives one whole block (or the header) per call; returns 0 or a negative STROBE_E*. */
@@ -81,6 +83,13 @@ void strobe__writer_tree_limit(strobe__writer *w, uint32_t limit);
  * CALLS; docs/exploration.md): written only when one is not 0; readers keep
  * the last one. */
 void strobe__writer_calls(strobe__writer *w, strobe_trace_stats since);
+/* Sampler records (probe.h >>sampler) into SAMPLES blocks, one stream per OS
+ * thread, after a SAMPLE_FUNCS block defining the function ids they name
+ * (docs/capture-format.md, SAMPLES). */
+void strobe__writer_samples(strobe__writer *w, const strobe__cpu_sample *s, size_t n, const uint32_t *frames);
+/* The sampler's state and counts since the capture started (SAMPLER block):
+ * written only once the sampler ran during the capture; readers keep the last. */
+void strobe__writer_sampler(strobe__writer *w, const strobe_sampler_status *st, strobe_sampler_stats since);
 /* A calibration pair for readers that want to check drift. */
 void strobe__writer_clock(strobe__writer *w, uint64_t ticks, uint64_t mono_ns);
 /* Writes every pending block. Returns 0 or the first sink error (sticky). */

@@ -62,6 +62,9 @@ enum {
   X(LABELS, 9) /* window ids and operation counter names, by id */ \
   X(DRAIN, 10) /* the drain's CPU time and events since the capture started; readers before it skip it */ \
   X(DEVICE, 11) /* clock-domain pairs, GPU spans and frame instants of one thread (docs/gpu.md) */ \
+  X(SAMPLE_FUNCS, 12) /* the sampler's functions by id (docs/exploration.md §Sampling): application content */ \
+  X(SAMPLES, 13) /* sampled call stacks and context switches of one OS thread; readers before it skip it */ \
+  X(SAMPLER, 14) /* the sampler's rate and counts since the capture started; readers before it skip it */ \
   X(TREE, 18)  /* one UI-tree snapshot (strobe/tree.h): application content; readers before it skip it */ \
   X(TREE_TOTALS, 19) /* snapshots written and refused past the capture's bound; readers before it skip it */ \
   X(CALLS, 20) /* call tracing's cuts since the capture started (docs/exploration.md); readers before it skip it */

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "strobe/gpu.h"
+#include "strobe/sample.h"
 #include "strobe/strobe.h"
 #include "strobe/trace.h"
 
@@ -145,10 +146,53 @@ strobe_trace_stats strobe__trace_stats_since(const strobe_trace_stats *base);
  * "?? object+0xoffset" or "?? 0xaddress"), -1 when out of memory (both
  * NULL). Takes a lock and reads files: off the hot path only. */
 int strobe__symbol_name(uintptr_t addr, char **name, char **module);
+/* The function containing code address `addr` (a sampled instruction or a
+ * return address less one): as strobe__symbol_name, but named by the symbol
+ * that covers it, whose start goes to *start; an address no symbol covers is
+ * named by its object alone ("?? object", *start its load base; "?? (no
+ * object)", *start 0), so one object's unnamed code is one function. */
+int strobe__symbol_function(uintptr_t addr, char **name, char **module, uintptr_t *start);
 /* Calls fn(address, user) for every function symbol spelled `name` (as the
  * table spells it, or demangled) in the objects loaded now. Returns the
  * number of matches, -1 when the symbol tables could not be read. */
 int strobe__symbol_find(const char *name, void (*fn)(uintptr_t addr, void *user), void *user);
+
+/* >>sampler (src/probe/sampler.c, strobe/sample.h; docs/exploration.md
+ * §Sampling): records read from the kernel's buffers, handed to the drain's
+ * consumers sorted by thread, then time. Kinds and flags are those of the
+ * capture's SAMPLES entries (docs/capture-format.md). */
+enum {
+  STROBE__SAMPLE_CPU = 1,        /* a sample: its frames, leaf first */
+  STROBE__SAMPLE_SWITCH_OUT = 2, /* the thread left its CPU */
+  STROBE__SAMPLE_SWITCH_IN = 3   /* it was back on a CPU */
+};
+enum {
+  STROBE__SAMPLE_CUT = 1,       /* CPU: frames past STROBE_SAMPLE_MAX_FRAMES were cut */
+  STROBE__SAMPLE_PREEMPTED = 2  /* SWITCH_OUT: it was still runnable (preempted), not blocked */
+};
+typedef struct strobe__cpu_sample {
+  uint64_t ticks;   /* when, on the capture clock */
+  uint64_t tid;     /* the OS thread */
+  uint32_t kind, flags;
+  uint32_t nframes; /* CPU: function ids at frames[frame0 .. frame0 + nframes) */
+  uint32_t frame0;
+} strobe__cpu_sample;
+typedef void (*strobe__sample_sink)(void *ctx, const strobe__cpu_sample *s, size_t n, const uint32_t *frames);
+/* Reads the kernel's buffers and hands `sink` (called once, without the
+ * sampler's lock) every record older than the last millisecond, sorted by
+ * (tid, time), their frames resolved to function ids; newer ones wait for
+ * the next call so that no thread's records arrive out of order across CPU
+ * buffers. `final` hands everything. `deliver` 0 reads and drops (nobody
+ * records). The drain thread only: it names functions (symbols.c). */
+void strobe__sampler_poll(int deliver, int final, strobe__sample_sink sink, void *ctx);
+/* One past the largest function id given out; a function's name and object
+ * path ("" when none), owned by the sampler for the life of the process.
+ * Returns 1 (named by a symbol), 0 (unresolved: "?? object"), -1 (no such id). */
+uint32_t strobe__sample_function_count(void);
+int strobe__sample_function(uint32_t id, const char **name, const char **module);
+/* strobe_sampler_query_stats() less `base` for the counts (the table sizes
+ * are the process's): what a capture that started at `base` reports. */
+strobe_sampler_stats strobe__sampler_stats_since(const strobe_sampler_stats *base);
 
 /* >>labels (src/probe/label.c): short texts that operation events name (a
  * window id, an operation counter's name), interned once and referenced by

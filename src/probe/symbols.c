@@ -10,8 +10,8 @@
  * loaded since (dlpi_adds) and an address falls outside every module.
  * Must never: run on a recording thread's hot path (it opens files, reads
  * symbol tables and allocates: call tracing calls it from the drain, once
- * per function, docs/exploration.md §Symbols), or hand out a name it did
- * not copy.
+ * per function, and so does the sampler, once per sampled address,
+ * docs/exploration.md §Symbols), or hand out a name it did not copy.
  */
 #include <dlfcn.h>
 #include <elfutils/libdwfl.h>
@@ -113,8 +113,13 @@ static const char *base_name(const char *path) {
   return slash ? slash + 1 : path ? path : "";
 }
 
-/* >>lookup */
-int strobe__symbol_name(uintptr_t addr, char **name, char **module) {
+/* >>lookup
+ * `inside` 0 (call tracing): `addr` is a function's own entry, and an address
+ * inside a symbol is not named by it. 1 (the sampler): `addr` is any code
+ * address, named by the function containing it, whose start goes to *start;
+ * one that no symbol covers is named by its object alone ("?? object"), its
+ * start the object's base, since every address inside differs. */
+static int lookup(uintptr_t addr, int inside, char **name, char **module, uintptr_t *start_out) {
   *name = NULL;
   if (module) *module = NULL;
   strobe__mutex_lock(&g_lock);
@@ -130,7 +135,8 @@ int strobe__symbol_name(uintptr_t addr, char **name, char **module) {
     raw = dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL);
     if (raw && (!*raw || (GELF_ST_TYPE(sym.st_info) != STT_FUNC && GELF_ST_TYPE(sym.st_info) != STT_GNU_IFUNC)))
       raw = NULL;
-    if (raw && off != 0) raw = NULL; /* inside another symbol: not this function's own name */
+    if (raw && off != 0 && !inside) raw = NULL; /* inside another symbol: not this function's own name */
+    if (start_out) *start_out = raw ? (uintptr_t)(addr - off) : (uintptr_t)start;
   }
   int resolved = raw != NULL;
   if (raw) {
@@ -139,7 +145,11 @@ int strobe__symbol_name(uintptr_t addr, char **name, char **module) {
   } else {
     /* Says so: what is known is the object and the offset in it. */
     char buf[512];
-    if (mod)
+    if (mod && inside)
+      snprintf(buf, sizeof buf, "?? %s", base_name(path));
+    else if (inside)
+      snprintf(buf, sizeof buf, "?? (no object)");
+    else if (mod)
       snprintf(buf, sizeof buf, "?? %s+0x%llx", base_name(path), (unsigned long long)(addr - start));
     else
       snprintf(buf, sizeof buf, "?? 0x%llx", (unsigned long long)addr);
@@ -155,6 +165,13 @@ int strobe__symbol_name(uintptr_t addr, char **name, char **module) {
     return -1;
   }
   return resolved;
+}
+
+int strobe__symbol_name(uintptr_t addr, char **name, char **module) { return lookup(addr, 0, name, module, NULL); }
+
+int strobe__symbol_function(uintptr_t addr, char **name, char **module, uintptr_t *start) {
+  *start = 0;
+  return lookup(addr, 1, name, module, start);
 }
 
 typedef struct find_ctx {

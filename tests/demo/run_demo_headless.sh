@@ -54,6 +54,30 @@ fi
 "$strobe" report "$work/demo.strobe" --json > "$work/capture-report.json"
 python3 "$src/tests/demo/check_demo.py" "$work"
 "$strobe" info "$work/demo.strobe" > "$work/info.txt"
+# The sampler (docs/exploration.md §Sampling): on during the demo, its samples
+# in the capture and the demo's own functions among them; or, when the kernel
+# refused, one line saying why and no samples.
+"$strobe" report --samples --top 200 --json "$work/demo.strobe" > "$work/samples.json"
+python3 - "$work/samples.json" "$work/stdout.txt" <<'PY'
+import json, re, sys
+report = json.load(open(sys.argv[1]))
+text = open(sys.argv[2], encoding="utf-8").read()
+on = re.search(r"^sampler: on at (\d+) Hz", text, re.M)
+if not on:
+    if not re.search(r"^sampler: not started: \S", text, re.M):
+        sys.exit("run_demo_headless: the demo should say whether the sampler runs")
+    if report.get("samples", {}).get("samples", 0):
+        sys.exit("run_demo_headless: samples in the capture of a refused sampler")
+    sys.exit(0)
+s = report["samples"]
+if s["rate_hz"] != int(on.group(1)) or s["samples"] < 50:
+    sys.exit("run_demo_headless: %d samples at %d Hz in the capture" % (s["samples"], s["rate_hz"]))
+names = {f["name"] for f in s["functions"] if f["module"].endswith("/strobe-demo")}
+if "main" not in names:
+    sys.exit("run_demo_headless: the sampled stacks should reach the demo's main: %s" % sorted(names))
+if report["cpu_split"] is None or not any(x["covered"] for x in report["cpu_split"]):
+    sys.exit("run_demo_headless: no scope split into on- and off-CPU time: %s" % report["cpu_split"])
+PY
 for f in "$work"/spikes/*.strobe; do "$strobe" info "$f" > /dev/null; done
 grep -q "footer" "$work/info.txt" || { echo "run_demo_headless: strobe info printed no footer line" >&2; exit 1; }
 # The input handler's rejected edits (frames 22, 58, 94 of 120) longjmp out of

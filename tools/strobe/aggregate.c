@@ -88,6 +88,7 @@ void agg_free(agg *a) {
     free(a->ops.counters[i].kind);
   }
   free(a->thread_in);
+  strobe__samples_free(&a->smp);
   if (a->track_frames) frames_free(&a->fr);
   strobe__gpu_free(&a->gpu);
   memset(a, 0, sizeof *a);
@@ -258,6 +259,13 @@ static void record_op(agg *a, const strobe_capture_record *r) {
 }
 
 static void record(agg *a, const strobe_capture *c, const strobe_capture_record *r) {
+  if (r->sample) { /* SAMPLE, SWITCH: by thread and time like every record */
+    if (a->filter.thread && (r->thread >= a->n_threads || !a->thread_in[r->thread])) return;
+    if (a->filter.has_range && !in_range(a, r->time_ns)) return;
+    strobe__samples_add(&a->smp, r);
+    if (a->smp.failed) a->failed = 1;
+    return;
+  }
   if (r->device) { /* pairs, GPU spans and instants: kept whole, mapped once the capture is read (gpu.c) */
     strobe__gpu_record(&a->gpu, r);
     return;

@@ -16,6 +16,7 @@
 
 #include "analyze/gpu_frames.h"
 #include "analyze/percentile.h"
+#include "analyze/samples.h"
 #include "strobe/capture.h"
 
 #define AGG_RESERVOIR 4096u /* durations kept per site: 32 KiB; p99 over 4096 has ~41 samples above it */
@@ -177,6 +178,7 @@ typedef struct agg {
   uint32_t n_stage_parents;
   uint64_t stage_parents_cut; /* stage scopes whose (stage, parent) pair did not fit */
   strobe__gpu_data gpu;           /* GPU spans, frame instants and clock pairs (gpu.h), resolved by strobe__gpu_resolve */
+  strobe__samples smp;            /* sampler records (strobe/sample.h): functions' counts, off-CPU intervals */
   int failed;             /* out of memory: figures are incomplete */
 } agg;
 

@@ -25,6 +25,7 @@
 #include "aggregate.h"
 #include "cli.h"
 #include "kinds.h"
+#include "samples.h"
 #include "format/json_writer.h"
 
 static const char g_usage[] =
@@ -46,6 +47,7 @@ static const char g_usage[] =
     "                       the capture started (frames and numbers: their time)\n"
     "  --top N              show the N sites with the largest total and the N slowest\n"
     "                       frames (default: every site, 10 frames)\n"
+    "  --samples            the sampler's hot functions, self and inclusive (top 20, or --top N)\n"
     "  --json               machine-readable output\n"
     "  --quiet              no progress bar\n"
     "\n"
@@ -65,6 +67,8 @@ typedef struct report {
   kinds k;        /* counters and gauges by kind, per frame (kinds.h) */
   uint32_t top;   /* 0: every site */
   uint32_t top_frames;
+  samples_report sr; /* the sampler's on/off-CPU split (samples.h) */
+  uint32_t functions; /* --samples: top sampled functions to list; 0: none */
 } report;
 
 static const char *const g_source_key[FRAMES_SOURCES] = {"pass_operations", "marks", "top_level_scopes"};
@@ -567,6 +571,7 @@ static void write_json(cli_output *o, report *x, const uint32_t *ids, uint32_t n
   strobe__json_end(&j);
   gpu_json(&j, x);
   cli_calls_json(&j, c); /* docs/exploration.md: what call tracing cut */
+  samples_json(&j, &x->sr, &x->a, c, ids, n_ids, x->functions); /* docs/exploration.md §Sampling */
   strobe__json_end(&j);
   cli_output_json(o, &j);
 }
@@ -854,6 +859,7 @@ static void write_text(cli_output *o, report *x, const uint32_t *ids, uint32_t n
             (unsigned long long)t.unfinished, (unsigned long long)t.lost_scopes, (unsigned long long)t.lost,
             (unsigned long long)t.orphan_ends);
   cli_calls_text(f, "call tracing: ", 0, c);
+  samples_text(f, &x->sr, &x->a, c, ids, n_ids, x->functions);
   uint32_t interned = count_interned(x);
   uint64_t refused = t.misuse.intern_invalid + t.misuse.intern_full;
   if (interned || refused) {
@@ -871,9 +877,9 @@ int cmd_report(int argc, char **argv) {
                                        {"from", required_argument, NULL, 'F'},   {"to", required_argument, NULL, 'T'},
                                        {"top", required_argument, NULL, 'N'},    {"json", no_argument, NULL, 'j'},
                                        {"quiet", no_argument, NULL, 'q'},        {"help", no_argument, NULL, 'h'},
-                                       {0}};
+                                       {"samples", no_argument, NULL, 'S'},      {0}};
   agg_filter flt = {NULL, NULL, 0, -INFINITY, INFINITY};
-  int json = 0, quiet = 0, ch;
+  int json = 0, quiet = 0, samples = 0, ch;
   uint64_t top = 0;
   opterr = 0;
   while ((ch = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
@@ -895,6 +901,7 @@ int cmd_report(int argc, char **argv) {
         break;
       case 'j': json = 1; break;
       case 'q': quiet = 1; break;
+      case 'S': samples = 1; break;
       case 'h': fputs(g_usage, stdout); return CLI_OK;
       default: return cli_bad_option("report", argv, optind);
     }
@@ -906,6 +913,7 @@ int cmd_report(int argc, char **argv) {
   report x = {0};
   x.top = (uint32_t)top;
   x.top_frames = top ? (uint32_t)(top < 1000 ? top : 1000) : 10;
+  x.functions = samples ? (top ? (uint32_t)top : 20) : 0;
   int rc = cli_open(&x.in, "report", argv[optind], quiet);
   if (rc) return rc;
   if (agg_init(&x.a, x.in.cap, &flt, x.top_frames)) {
@@ -927,6 +935,12 @@ int cmd_report(int argc, char **argv) {
   } else {
     x.k.why = "the capture could not be read to its end";
   }
+  if (status == CLI_OK) {
+    int src = samples_split(&x.sr, &x.a, x.in.cap, argv[optind], x.in.is_stdin);
+    if (src) status = src;
+  } else {
+    x.sr.why = "the capture could not be read to its end";
+  }
 
   uint32_t n_ids = 0;
   uint32_t *ids = agg_sorted_scopes(&x.a, x.in.cap, &n_ids);
@@ -938,6 +952,7 @@ int cmd_report(int argc, char **argv) {
     rc = cli_output_close(&o);
   }
   free(ids);
+  samples_report_free(&x.sr);
   kinds_free(&x.k);
   agg_free(&x.a);
   cli_close(&x.in);
