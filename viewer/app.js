@@ -20,6 +20,10 @@ import { Columns } from './layout.js';
 import { initTheme, setTheme, name as themeName } from './theme.js';
 import { Settings } from './settings.js';
 import { Shortcuts } from './shortcuts.js';
+import { Search } from './search.js';
+import { Stats } from './stats.js';
+import { AggView } from './aggview.js';
+import { RangeSummary } from './range.js';
 import { AUTO_REFRESH_S, renderHeader } from './header.js';
 import * as fmt from './fmt.js';
 
@@ -28,7 +32,7 @@ const hook = { ready: false, loadMs: null, errors: [] };
 window.__strobe = hook;
 
 const forceCanvas = /[?&#]fallback=1/.test(location.search + location.hash);
-let flame, frames, detail, counters, sessions, diff, columns, settings, shortcuts, uitree;
+let flame, frames, detail, counters, sessions, diff, columns, settings, shortcuts, uitree, search, stats, aggview;
 let rec = null;          // last /api/capture/state
 let liveTimer = 0;
 
@@ -55,6 +59,10 @@ async function main() {
   sessions = new Sessions($('view-sessions'));
   diff = new Diff($('view-diff'));
   uitree = new UiTree($('view-uitree'));
+  search = new Search($('search'), $('matches'), $('stepper'), $('search-results'));
+  stats = new Stats($('view-stats'), search);
+  aggview = new AggView($('view-flamegraph'));
+  new RangeSummary($('flame'), (kind) => { setTab('stats'); stats.show(kind); });
   $('renderer').textContent = flame.renderer.kind === 'webgl2' ? 'WebGL2 · instanced' : 'Canvas 2D fallback';
   wire();
   try {
@@ -92,8 +100,8 @@ async function load() {
   counters.setModel(model);
   diff.setModels(model, compare);
   state.element = null;
+  state.focusSite = null;
   uitree.setModel(model);
-  updateMatches();
   emit('model', model);
   // First full render: the flame chart and the strip drawn with the data.
   flame.render();
@@ -121,14 +129,7 @@ function wire() {
     const v = Number(e.target.value);
     if (v > 0) { state.budgetMs = v; emit('budget', v); }
   });
-  on('search', () => updateMatches());
-  on('tab-request', (tab) => setTab(tab));
-  $('search').addEventListener('input', (e) => {
-    state.search = e.target.value.trim().toLowerCase();
-    state.element = null; /* a search replaces the element filter */
-    updateMatches();
-    emit('search', state.search);
-  });
+  on('tab-request', (tab) => { if (state.tab !== tab) setTab(tab); });
   $('tabs').addEventListener('click', (e) => {
     const b = e.target.closest('button[data-tab]');
     if (b) setTab(b.dataset.tab);
@@ -145,7 +146,7 @@ function wire() {
     if (e.key === 'Escape' && (shortcuts.open || !$('settings').hidden)) { shortcuts.show(false); settings.show(false); e.preventDefault(); return; }
     if (shortcuts.open) return;   // the overlay is modal
     if (e.key === '/' && !inInput) { $('search').focus(); e.preventDefault(); return; }
-    if (e.key === 'Escape' && document.activeElement === $('search')) { $('search').blur(); return; }
+    if ((e.key === 'n' || e.key === 'N') && !inInput && !e.ctrlKey && !e.metaKey && !e.altKey && search.active) { search.step(e.key === 'n' ? 1 : -1); e.preventDefault(); return; }
     // The flame chart handles its own keys while focused; elsewhere on the timeline they go to it too.
     const el = document.activeElement;
     if (!inInput && state.tab === 'timeline' && flame && state.model && el !== $('list') && el !== flame.ovCanvas) flame.key(e);
@@ -153,25 +154,13 @@ function wire() {
   window.addEventListener('error', (e) => hook.errors.push(String(e.message)));
 }
 
-function updateMatches() {
-  const m = state.model;
-  if (m && state.element) { /* the element filter (detail panel) */
-    let n = 0;
-    for (let k = 0; m.elements && k < m.elements.rows; k++) n += m.elementOf(m.elements.span[k]).id === state.element;
-    $('matches').textContent = `${fmt.count(n)} spans of element ${state.element}`;
-    return;
-  }
-  if (!m || !state.search) { $('matches').textContent = ''; return; }
-  let n = 0;
-  for (const s of m.meta.sites) if (s.name.toLowerCase().includes(state.search)) n += s.count;
-  $('matches').textContent = `${fmt.count(n)} spans match`;
-}
-
 function setTab(tab) {
   state.tab = tab;
   for (const b of document.querySelectorAll('#tabs button')) b.classList.toggle('on', b.dataset.tab === tab);
-  for (const v of ['timeline', 'counters', 'sessions', 'diff', 'uitree']) $('view-' + v).hidden = v !== tab;
+  for (const v of document.querySelectorAll('main > .view')) v.hidden = v.id !== 'view-' + tab;
   if (tab === 'uitree') uitree.render();
+  if (tab === 'stats') stats.render();
+  if (tab === 'flamegraph') aggview.render();
   sessions.show(tab === 'sessions');
   if (tab === 'counters') counters.draw();
   if (tab === 'diff') diff.render();
@@ -291,6 +280,7 @@ Object.assign(hook, {
     }
     return -1;
   },
+  spansNamed(name) { const m = state.model, out = []; for (let i = 0; i < m.n; i++) if (m.name(i) === name) out.push(i); return out; },
   spanInfo(i) { const m = state.model; return { name: m.name(i), start: m.start[i], dur: m.dur[i], self: m.self[i], depth: m.depth[i], thread: m.threadOf(i) }; },
   spanRect(i) { return flame.rectOfSpan(i); },
   tooltip() { const t = flame.tip; return t.hidden ? null : t.innerText; },
@@ -299,6 +289,15 @@ Object.assign(hook, {
   glStats() { return { ...flame.renderer.stats }; },
   renders() { return flame.frameStats.frames; },
   setTab,
+  tab() { return state.tab; },
+  selected() { return state.span; },
+  state() { return { range: state.range, frame: state.frame, span: state.span, tab: state.tab, search: state.search, focusSite: state.focusSite }; },
+  clearSpan() { state.span = -1; emit('span', -1); },
+  statsShow(kind) { setTab('stats'); stats.show(kind); },
+  flameGraph() { return aggview.drawn(); },
+  selectRange(t0, t1) { flame.selectRange(t0, t1); return state.range; },
+  rangeBox() { const b = $('flame').querySelector('.range-box'); return b.hidden ? null : b.innerText; },
+  sandwich(name) { aggview.setName(name); return aggview.drawn(); },
   diffFrames(a, b) {
     const m = state.model, F = m.frames;
     const ref = state.frame >= 0 ? state.frame : 0;   // numbers of the selected frame's kind and thread

@@ -89,6 +89,7 @@ export class Flame {
     on('search', () => { this._updateMatch(); this.invalidate(); });
     on('span', () => this.invalidate());
     on('theme', () => this.invalidate());
+    on('reveal', (i) => this.reveal(i));
     new ResizeObserver(() => this.resize()).observe(root);
     this.resize();
   }
@@ -109,7 +110,8 @@ export class Flame {
 
   _updateMatch() {
     this.match.fill(0);
-    this.searching = !!state.search || !!state.element;
+    this.searching = !!state.search || !!state.element || state.focusSite != null;
+    if (this.model && state.focusSite != null) { this.match[state.focusSite] = 1; return; }  // the statistics table's row (search.js)
     if (!this.model || !state.search) return;
     for (const s of this.model.meta.sites) if (s.name.toLowerCase().includes(state.search)) this.match[s.id] = 1;
   }
@@ -135,6 +137,24 @@ export class Flame {
     this.t0 = t0;
     this.npp = span / Math.max(1, this.w);
     this._clamp();
+    this.invalidate();
+  }
+
+  // Shows span i: the view keeps its zoom and centres it when it fits in half
+  // the width, else zooms out to it with a margin; its lane is scrolled into view.
+  reveal(i) {
+    const m = this.model;
+    if (!m || i < 0 || i >= m.n) return;
+    const vis = this.npp * this.w, s = m.start[i], e = m.end(i);
+    if (e - s <= vis / 2) this.setRange((s + e) / 2 - vis / 2, (s + e) / 2 + vis / 2);
+    else this.setRange(s - (e - s) * 0.1, e + (e - s) * 0.1);
+    if (this.collapsed.delete(m.threadOf(i))) this._layout();
+    const lane = this.lanes.find((l) => l.thread === m.threadOf(i));
+    if (lane) {
+      const y = lane.y + HEADER + m.depth[i] * ROW, top = this.scrollY, bottom = this.scrollY + this.h - RULER - ROW;
+      if (y < top || y > bottom) this.scrollY = y - (this.h - RULER) / 3;
+      this._clamp();
+    }
     this.invalidate();
   }
 
@@ -228,6 +248,11 @@ export class Flame {
   // Whether span i is lit: of the filtered element, or of a site the search matches.
   _matches(i, site) {
     if (state.element) { const e = this.model.elementOf(i); return !!e && e.id === state.element; }
+    const sc = state.focusScope;   // a statistics row lights its site's spans inside its scope alone
+    if (sc && this.match[site] && i >= 0) {
+      const m = this.model, eps = 1e-6 * Math.max(1, sc.t1 - sc.t0);
+      return m.start[i] >= sc.t0 - eps && m.end(i) <= sc.t1 + eps && (sc.thread == null || m.threadOf(i) === sc.thread);
+    }
     return !!this.match[site];
   }
 
@@ -375,6 +400,7 @@ export class Flame {
       c.fillText(text, x + 4, f[o + 1] + BAR / 2 + 0.5);
     }
     this._gpuFrames(c, w, h);
+    this._rangeBand(c, w, h, C);
     // lane headers
     for (const lane of this.lanes) {
       const top = RULER + lane.y - this.scrollY;
@@ -424,6 +450,19 @@ export class Flame {
     }
   }
 
+  // The selected range: a tinted band with its edges and length on the ruler.
+  _rangeBand(c, w, h, C) {
+    const r = state.range;
+    if (!r) return;
+    const x0 = (r.t0 - this.t0) / this.npp, x1 = (r.t1 - this.t0) / this.npp;
+    if (x1 < 0 || x0 > w) return;
+    c.fillStyle = `rgba(${C.accent},0.16)`;
+    c.fillRect(x0, RULER, x1 - x0, h - RULER);
+    c.fillStyle = `rgba(${C.accent},0.9)`;
+    c.fillRect(Math.round(x0), RULER, 1, h - RULER);
+    c.fillRect(Math.round(x1), RULER, 1, h - RULER);
+  }
+
   _hoverBox() {
     const k = this.hover, b = this.hoverBox;
     if (k < 0 || k >= this.n) { b.hidden = true; return; }
@@ -454,6 +493,17 @@ export class Flame {
       const x = Math.round((t - this.t0) / this.npp) + 0.5;
       c.fillRect(x, RULER - 6, 1, 6);
       c.fillText(fmt.tick(t, step), x + 3, RULER / 2 - 1);
+    }
+    const r = state.range;
+    if (r) {   // the selected range on the ruler, with its length
+      const x0 = Math.max(0, (r.t0 - this.t0) / this.npp), x1 = Math.min(w, (r.t1 - this.t0) / this.npp);
+      if (x1 > x0) {
+        c.fillStyle = `rgba(${C.accent},0.85)`;
+        c.fillRect(x0, RULER - 5, x1 - x0, 5);
+        const text = fmt.dur(r.t1 - r.t0);
+        c.fillStyle = C.fg;
+        c.fillText(text, Math.min(w - 60, Math.max(2, (x0 + x1) / 2 - 20)), RULER / 2 - 1);
+      }
     }
   }
 
@@ -595,7 +645,9 @@ export class Flame {
       pointers.set(e.pointerId, local(e));
       el.setPointerCapture(e.pointerId);
       const [x, y] = local(e);
-      drag = { x, y, moved: false, pinch: pointers.size === 2 ? this._pinchDist(pointers) : 0 };
+      // Shift+drag selects a time range (range.js shows its statistics) instead of panning.
+      const range = e.shiftKey && pointers.size === 1 ? this.t0 + x * this.npp : null;
+      drag = { x, y, moved: false, pinch: pointers.size === 2 ? this._pinchDist(pointers) : 0, range };
     });
     el.addEventListener('pointermove', (e) => {
       const [x, y] = local(e);
@@ -605,6 +657,11 @@ export class Flame {
         if (drag.pinch > 0 && d > 0) this.zoom(drag.pinch / d, x);
         drag.pinch = d;
         drag.moved = true;
+        return;
+      }
+      if (drag && drag.range != null && pointers.has(e.pointerId)) {
+        if (Math.abs(x - drag.x) > 3) drag.moved = true;
+        if (drag.moved) this.selectRange(drag.range, this.t0 + x * this.npp, false);
         return;
       }
       if (drag && pointers.has(e.pointerId)) {
@@ -622,7 +679,10 @@ export class Flame {
     });
     const up = (e) => {
       pointers.delete(e.pointerId);
-      if (drag && !drag.moved && pointers.size === 0) {
+      if (drag && drag.range != null && drag.moved) {
+        const [x] = local(e);
+        this.selectRange(drag.range, this.t0 + x * this.npp, true);
+      } else if (drag && !drag.moved && pointers.size === 0) {
         const [x, y] = local(e);
         this.click(x, y);
       }
@@ -683,6 +743,14 @@ export class Flame {
     emit('span', span);
   }
 
+  // The selected range (state.range): [a, b] in either order, or null to clear it;
+  // `done` when the drag ended ('range-select' is emitted then, and on clearing).
+  selectRange(a, b, done = true) {
+    state.range = a == null ? null : { t0: Math.min(a, b), t1: Math.max(a, b) };
+    this._overlay();
+    if (done || a == null) emit('range-select', state.range);
+  }
+
   // Keys by their action in shortcuts.js's FLAME_KEYS (the `?` overlay lists the same table).
   key(e) {
     const act = flameAction(e.key);
@@ -694,7 +762,9 @@ export class Flame {
     else if (act === 'panRight') this.pan(step);
     else if (act === 'scrollUp') this.pan(0, -ROW * 3);
     else if (act === 'scrollDown') this.pan(0, ROW * 3);
-    else if (act === 'clear') { state.span = -1; emit('span', -1); }
+    else if (act === 'clear') {   // the selected span first, then the selected range
+      if (state.span >= 0 || !state.range) { state.span = -1; emit('span', -1); } else this.selectRange(null);
+    }
     else if (act === 'whole') this.setRange(this.model.range.lo, this.model.range.hi);
     e.preventDefault();
   }

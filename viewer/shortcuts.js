@@ -15,7 +15,7 @@ export const FLAME_KEYS = [
   [['ArrowUp'], 'scrollUp', 'scroll the lanes up'],
   [['ArrowDown'], 'scrollDown', 'scroll the lanes down'],
   [['0', 'Home'], 'whole', 'show the whole capture'],
-  [['Escape'], 'clear', 'clear the selected span'],
+  [['Escape'], 'clear', 'clear the selected span, then the selected range'],
 ];
 
 const BY_KEY = new Map(FLAME_KEYS.flatMap(([keys, act]) => keys.map((k) => [k, act])));
@@ -28,12 +28,17 @@ export function flameAction(key) {
 // Everything else: [what to press, where, what it does].
 export const OTHER_INPUT = [
   ['/', 'anywhere', 'search spans'],
-  ['Escape', 'search box', 'leave the search box'],
+  ['Enter, Shift + Enter', 'search box', 'next / previous match (selected and shown in the flame chart)'],
+  ['n, N', 'anywhere', 'next / previous match of the search or the statistics row'],
+  ['Escape', 'search box', 'clear the search (text, statistics row, element filter)'],
+  ['click, double-click', 'statistics row', "light the name's spans in the scope; go to the first"],
   ['↑ ↓', 'frames list', 'previous / next frame'],
   ['?', 'anywhere', 'show or hide this list'],
   ['wheel, pinch', 'flame chart', 'zoom at the pointer'],
   ['Shift + wheel', 'flame chart', 'scroll the lanes'],
   ['drag', 'flame chart', 'pan'],
+  ['Shift + drag', 'flame chart', 'select a time range: its statistics'],
+  ['click', 'flame graph', 'zoom into a node (a faded bar above: back up) and show its sandwich'],
   ['click', 'flame chart', 'select a span (a grey dense bar: zoom into it); a lane header: collapse the lane'],
   ['click, drag', 'frame strip', 'select a frame; zoom the flame chart to a range'],
   ['drag, double-click', 'column splitter', 'resize a side column; its default width'],

@@ -5,7 +5,8 @@
 // Events: 'model' (a capture loaded or replaced), 'frame' (selected frame),
 // 'span' (selected span), 'view' (flame chart time range), 'budget',
 // 'thresholds' (duration colours), 'theme', 'search' (also when the element filter changes), 'kinds' (frame kinds
-// and thread shown), 'tab', 'status'.
+// and thread shown), 'tab', 'status', 'reveal' (show span i in the flame
+// chart), 'range-select' (the flame chart's selected range changed).
 
 export const state = {
   model: null,        // data.js Model of the shown capture (app.js)
@@ -17,10 +18,13 @@ export const state = {
   span: -1,           // selected span index (flame.js, detail.js)
   search: '',         // lower-case search text (app.js)
   element: null,      // element filter: an element id (16 hex digits), its spans alone lit (detail.js, app.js)
+  focusSite: null,    // a site whose instances alone are lit: the statistics table's row (search.js)
+  focusScope: null,   // ... inside this scope: {t0, t1, thread?} or null for the whole capture (search.js)
+  range: null,        // the range selected in the flame chart: {t0, t1} ns, or null (range.js)
   kinds: null,        // Set of frame kind names shown in the strip and list (frames.js)
   frameThread: null,  // thread whose frames the strip and list show, null: every thread (frames.js)
   view: { t0: 0, t1: 1 }, // flame chart time range, ns since capture start (flame.js)
-  tab: 'timeline',    // timeline | counters | sessions | diff (app.js)
+  tab: 'timeline',    // timeline | counters | stats | sessions | diff | uitree | … (app.js)
   autoRefresh: false, // live: take a fresh snapshot every few seconds while recording (app.js)
 };
 

@@ -1,0 +1,93 @@
+// aggview.js — owns the Flame graph tab: the spans of the whole capture (or
+// of the selected frame, or of the range selected in the flame chart)
+// aggregated by call path — every path from a thread's outermost scope,
+// merged across threads and instances (data.js pathTotals) — and drawn
+// left-heavy by flamegraph.js; and the sandwich of one name: its callers
+// (the paths that lead to it, X on top, each row one caller further out) and
+// its callees (everything under it, merged), both weighted by X's own time.
+// Click a node to zoom into it and make its name the sandwich's; the name
+// box picks any name. Only the outermost instance of a recursive name counts,
+// so no time is counted twice.
+
+import { state, on } from './state.js';
+import { FlameGraph } from './flamegraph.js';
+import { callTree, sandwich } from './aggregate.js';
+import * as fmt from './fmt.js';
+
+export class AggView {
+  constructor(el) {
+    this.el = el;
+    this.scopeKind = 'capture';
+    this.name = null;           // the sandwich's name
+    this.tree = null;
+    el.innerHTML = '<div class="toolbar"><label>scope <select id="fg-scope"><option value="capture">whole capture</option>' +
+      '<option value="frame">selected frame</option><option value="range">selected range</option></select></label>' +
+      '<label>sandwich of <input id="fg-name" list="fg-names" spellcheck="false" placeholder="a name (or click a node)"></label><datalist id="fg-names"></datalist>' +
+      '<span id="fg-status" class="dim"></span></div>' +
+      '<h3>Flame graph <span class="dim small">aggregated by call path, left-heavy (largest first): click a node to zoom in and see its sandwich</span></h3><div id="fg-main" class="fg"></div>' +
+      '<div id="fg-sandwich"><h3>Callers of <span class="fg-x"></span> <span class="dim small">the name on top, each row one caller further out, widths its time through that path</span></h3><div id="fg-callers" class="fg"></div>' +
+      '<h3>Callees of <span class="fg-x"></span> <span class="dim small">everything it called, merged over its instances</span></h3><div id="fg-callees" class="fg"></div></div>';
+    const $ = (id) => el.querySelector('#' + id);
+    this.main = new FlameGraph($('fg-main'), { onPick: (n) => { if (n.path) this.setName(n.name); } });
+    this.callers = new FlameGraph($('fg-callers'));
+    this.callees = new FlameGraph($('fg-callees'));
+    $('fg-scope').addEventListener('change', (e) => { this.scopeKind = e.target.value; this.tree = null; this.render(); });
+    $('fg-name').addEventListener('change', (e) => this.setName(e.target.value.trim()));
+    on('model', () => { this.tree = null; this.name = null; if (this.shown) this.render(); });
+    on('frame', () => { if (this.scopeKind === 'frame') { this.tree = null; if (this.shown) this.render(); } });
+    on('range-select', () => { if (this.scopeKind === 'range') { this.tree = null; if (this.shown) this.render(); } });
+  }
+
+  get shown() { return !this.el.hidden; }
+
+  _scope() {
+    const m = state.model;
+    if (this.scopeKind === 'frame') {
+      if (state.frame < 0) return { none: 'no frame is selected' };
+      const f = m.frame(state.frame);
+      return { scope: { t0: f.start, t1: f.end, thread: f.thread }, label: `${f.kind} ${f.number} on ${m.threadName(f.thread)}` };
+    }
+    if (this.scopeKind === 'range') {
+      if (!state.range) return { none: 'no range is selected (Shift+drag in the flame chart)' };
+      return { scope: { t0: state.range.t0, t1: state.range.t1 }, label: `${fmt.at(state.range.t0)} to ${fmt.at(state.range.t1)}` };
+    }
+    return { scope: null, label: 'whole capture' };
+  }
+
+  setName(name) {
+    this.name = name || null;
+    this.el.querySelector('#fg-name').value = name || '';
+    this._sandwich();
+  }
+
+  render() {
+    const m = state.model;
+    if (!m) return;
+    const sc = this._scope();
+    const status = this.el.querySelector('#fg-status');
+    if (sc.none) { status.textContent = sc.none; this.main.setTree(null); this.tree = null; this._sandwich(); return; }
+    if (!this.tree) {
+      const t = performance.now();
+      this.tree = callTree(m, sc.scope, sc.label);
+      this.main.setTree(this.tree);
+      status.textContent = `${fmt.count(m.meta.sites.length)} sites · built in ${(performance.now() - t).toFixed(0)} ms`;
+      const names = new Set();
+      (function walk(n) { for (const k of n.kids) { names.add(k.name); walk(k); } })(this.tree);
+      this.el.querySelector('#fg-names').innerHTML = [...names].sort().map((n) => `<option value="${fmt.esc(n)}">`).join('');
+    } else this.main.draw();
+    this._sandwich();
+  }
+
+  _sandwich() {
+    const box = this.el.querySelector('#fg-sandwich');
+    const sw = this.tree && this.name ? sandwich(this.tree, this.name) : null;
+    box.hidden = !sw;
+    for (const x of box.querySelectorAll('.fg-x')) x.textContent = this.name || '';
+    if (this.name && !sw && this.tree) this.el.querySelector('#fg-status').textContent = `no span named ${this.name} in this scope`;
+    this.callers.setTree(sw ? sw.callers : null);
+    this.callees.setTree(sw ? sw.callees : null);
+  }
+
+  // For the tests: what each graph draws.
+  drawn() { return { main: this.main.drawn(), callers: this.callers.drawn(), callees: this.callees.drawn(), name: this.name }; }
+}
