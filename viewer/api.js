@@ -19,6 +19,16 @@ export function initToken() {
   return token !== '';
 }
 
+// A token given by hand (the viewer's form, for a link opened without one):
+// the token itself or a URL holding `#token=…`. False when there is none in it.
+export function giveToken(text) {
+  const m = /(?:#|&)token=([^&\s]+)/.exec(text) || /^\s*([0-9a-zA-Z_-]{8,})\s*$/.exec(text);
+  if (!m) return false;
+  token = decodeURIComponent(m[1]);
+  sessionStorage.setItem('strobe-token', token);
+  return true;
+}
+
 export function hasToken() {
   return token !== '';
 }

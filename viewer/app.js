@@ -24,6 +24,7 @@ import { Search } from './search.js';
 import { Stats } from './stats.js';
 import { AggView } from './aggview.js';
 import { RangeSummary } from './range.js';
+import * as link from './link.js';
 import { AUTO_REFRESH_S, renderHeader } from './header.js';
 import * as fmt from './fmt.js';
 
@@ -43,11 +44,7 @@ function message(html) {
 }
 
 async function main() {
-  if (!api.initToken()) {
-    message('<h2>No access token</h2><p>Open the URL that <code>strobe view FILE</code> printed, or the application\'s viewer URL with <code>#token=…</code>: the token travels in the URL fragment.</p>');
-    hook.ready = true;
-    return;
-  }
+  if (!api.initToken()) { askToken(); return; }
   initTheme();
   settings = new Settings($('settings-btn'), $('settings'));
   shortcuts = new Shortcuts($('shortcuts'));
@@ -81,7 +78,71 @@ async function main() {
       : '<h2>Nothing to show</h2>');
   }
   if (state.live) startLiveLoop();
+  applyLink(link.decode(location.hash));
+  for (const ev of ['tab', 'frame', 'span', 'view', 'search', 'range-select', 'stats-scope']) on(ev, writeLink);
+  window.addEventListener('hashchange', () => {   // a link pasted into this tab's address bar
+    if (/(^#|&)token=/.test(location.hash)) api.initToken();
+    applyLink(link.decode(location.hash));
+  });
   hook.ready = true;
+}
+
+// No token (a link pasted into a new tab): a form takes it, or the URL that
+// holds it; the view in the fragment is kept and opened once it is given.
+function askToken() {
+  message('<h2>No access token</h2><p>Open the URL that <code>strobe view FILE</code> printed, or the application\'s viewer URL with <code>#token=…</code>: the token travels in the URL fragment.</p>' +
+    `<form id="token-form"><p>${link.hasView(location.hash) ? 'This link holds a view; it opens once the token is given. ' : ''}Paste the token, or the URL that holds it:</p>` +
+    '<input id="token-input" size="48" spellcheck="false" autocomplete="off"> <button type="submit">Open</button> <span id="token-error" class="warn"></span></form>');
+  $('token-form').addEventListener('submit', (e) => {
+    e.preventDefault();
+    if (!api.giveToken($('token-input').value)) { $('token-error').textContent = 'no token in that text'; return; }
+    message('');
+    main().catch(fail);
+  });
+  hook.ready = true;
+}
+
+// >>link: the view in the URL fragment (link.js, docs/viewer.md §Deep links)
+let applyingLink = false, linkTimer = 0;
+const captureId = (m) => (m.meta.origin === 'live' ? 'live' : m.meta.label);
+
+function linkState() {
+  const m = state.model;
+  return { capture: m ? captureId(m) : null, tab: state.tab, statsScope: state.tab === 'stats' ? stats.scopeKind : null,
+    frame: state.frame, view: m ? flame.visibleRange() : null, span: state.span, range: state.range,
+    search: state.search, focusSite: state.focusSite, focusScope: state.focusScope };
+}
+
+function writeLink() {
+  if (applyingLink || !state.model) return;
+  clearTimeout(linkTimer);
+  linkTimer = setTimeout(() => {
+    const body = link.merge(location.hash, linkState());
+    history.replaceState(null, '', location.pathname + location.search + (body ? '#' + body : ''));
+  }, 200);
+}
+
+// Opens the view a link names. Rows (frame, span, site) only for the capture it was made for.
+function applyLink(L) {
+  const m = state.model;
+  if (!m || !Object.keys(L).length) return;
+  applyingLink = true;
+  try {
+    const same = !L.capture || L.capture === captureId(m);
+    if (same && L.frame != null && L.frame < m.frames.rows) { state.frame = L.frame; emit('frame', L.frame); }
+    if (L.view) flame.setRange(L.view.t0, L.view.t1);
+    if (L.range) flame.selectRange(L.range.t0, L.range.t1);
+    if (L.search) { $('search').value = L.search; $('search').dispatchEvent(new Event('input')); }
+    else if (same && L.focusSite != null && m.sites[L.focusSite]) search.focusSite(L.focusSite, L.focusScope || null);
+    if (same && L.span != null && L.span < m.n) { state.span = L.span; emit('span', L.span); }
+    if (L.tab && $('view-' + L.tab)) setTab(L.tab);
+    if (L.tab === 'stats' && L.statsScope) stats.show(L.statsScope);
+    $('link-note').textContent = same ? '' : `this link was made for ${L.capture}: its frame, span and name are not applied`;
+    $('link-note').hidden = same;
+  } finally {
+    applyingLink = false;
+  }
+  flame.render();
 }
 
 async function load() {
@@ -296,6 +357,16 @@ Object.assign(hook, {
   statsShow(kind) { setTab('stats'); stats.show(kind); },
   flameGraph() { return aggview.drawn(); },
   selectRange(t0, t1) { flame.selectRange(t0, t1); return state.range; },
+  link() { return location.hash; },
+  counterAxes() { return counters.axes(); },
+  // A counter's or gauge's samples straight from the model's table: [[time, value], …].
+  samples(name) {
+    const m = state.model, s = m.meta.series.find((x) => x.kind !== 'op_counter' && m.sites[x.site].name === name && !m.sites[x.site].category);
+    const out = [];
+    for (let k = s.first; k < s.first + s.count; k++) out.push([m.samples.time[k], m.samples.value[k]]);
+    return out;
+  },
+  counterFollow(on) { counters.follow = on; counters.draw(); return counters.axes(); },
   rangeBox() { const b = $('flame').querySelector('.range-box'); return b.hidden ? null : b.innerText; },
   sandwich(name) { aggview.setName(name); return aggview.drawn(); },
   diffFrames(a, b) {
@@ -319,9 +390,11 @@ Object.assign(hook, {
   generation() { return state.model ? state.model.meta.generation : 0; },
 });
 
-main().catch((e) => {
+function fail(e) {
   hook.errors.push(String(e && e.stack || e));
   message(`<h2>The viewer failed to start</h2><pre>${fmt.esc(String(e && e.stack || e))}</pre>`);
   hook.ready = true;
   throw e;
-});
+}
+
+main().catch(fail);

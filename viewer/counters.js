@@ -1,7 +1,9 @@
 // counters.js — owns the counters and memory view: every counter (running
 // total of its deltas) and gauge (sampled level; memory is a gauge) plotted
-// over the capture's whole time range, on the same x axis as the frame strip
-// above it, with the selected frame and the flame chart's range marked.
+// over the flame chart's range (following its zoom and pan), or over the
+// capture's whole time range (the strip's x axis) with the flame chart's
+// range marked; the selected frame marked either way. Each row has a y axis
+// in its unit, scaled to the minimum and maximum in view (said beside it).
 // Operation counters (strobe_op_counter_add) are plotted per operation: each
 // point is one operation's total, at its end.
 // Hover reads the value at that time; click selects the frame there.
@@ -15,6 +17,7 @@ import * as fmt from './fmt.js';
 import { colors } from './theme.js';
 
 const PLOT_H = 56;
+const AXIS_W = 70;    // px: the y axis' labels, left of the plot
 const KIND_COLORS = ['#58a6ff', '#3fb950', '#d29922', '#f778ba', '#a371f7', '#39c5cf', '#ff7b72', '#8b949e'];
 
 // Series of kinded sites grouped by (family, counter or gauge), in order of
@@ -51,13 +54,19 @@ function stackFrames(m) {
 
 // A series' last sample strictly before t (a counter's running total, a gauge's level), or null.
 function before(m, s, t) {
+  const k = firstAt(m, s, t);
+  return k > s.first ? m.samples.value[k - 1] : null;
+}
+
+// The first sample of a series at or after t (its end when none).
+function firstAt(m, s, t) {
   const T = m.samples.time;
   let lo = s.first, hi = s.first + s.count;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
     if (T[mid] < t) lo = mid + 1; else hi = mid;
   }
-  return lo > s.first ? m.samples.value[lo - 1] : null;
+  return lo;
 }
 
 // One family's stacked values: per bucket [t0, t1), the value of each kind
@@ -80,6 +89,10 @@ export class Counters {
   constructor(el) {
     this.el = el;
     this.model = null;
+    this.follow = true;   // the x axis follows the flame chart's range; false: the whole capture
+    el.addEventListener('change', (e) => {
+      if (e.target.id === 'counters-x') { this.follow = e.target.value === 'view'; this.draw(); }
+    });
     on('frame', () => this.draw());
     on('view', () => this.drawSoon());
     on('theme', () => this.drawSoon());
@@ -96,14 +109,16 @@ export class Counters {
     }
     this.groups = groupByKind(model, series);
     this.frameList = stackFrames(model);
-    this.el.innerHTML = this.groups.map((g, k) => {
+    this.el.innerHTML = '<div class="toolbar counters-bar"><label>x axis <select id="counters-x"><option value="view"' +
+      `${this.follow ? ' selected' : ''}>the flame chart's range</option><option value="capture"${this.follow ? '' : ' selected'}>the whole capture</option></select></label>` +
+      '<span class="dim">each y axis spans the minimum to the maximum in view</span></div>' + this.groups.map((g, k) => {
       if (g.fam) {
         const unit = model.seriesUnit(g.fam.kinds[0].s);
         const legend = g.fam.kinds.map((x, i) =>
           `<span class="kind-key"><i style="background:${KIND_COLORS[i % KIND_COLORS.length]}"></i>${fmt.esc(x.label)}</span>`).join(' ');
         const what = g.fam.kind === 'counter' ? 'counter by kind (each frame\'s count, stacked)' : 'gauge by kind (the last level before each frame\'s end, stacked)';
         return `<div class="series family" data-k="${k}"><div class="series-head"><b>${fmt.esc(g.fam.family)}</b> <span class="dim">${what}` +
-          `${unitNote(unit)}</span> ${legend}<span class="readout"></span></div><canvas height="${PLOT_H}"></canvas></div>`;
+          `${unitNote(unit)}</span> ${legend}<span class="inview dim"></span><span class="readout"></span></div><canvas height="${PLOT_H}"></canvas></div>`;
       }
       const s = g.s;
       const name = model.seriesName(s);
@@ -112,13 +127,13 @@ export class Counters {
         : s.kind === 'counter' ? 'counter (running total)' : s.kind;
       return `<div class="series" data-k="${k}"><div class="series-head"><b>${fmt.esc(name)}</b> <span class="dim">${kind}` +
         ` · ${fmt.count(s.count)} samples · min ${unit(s.min)} · max ${unit(s.max)}${unitNote(model.seriesUnit(s))}</span>` +
-        `<span class="readout"></span></div><canvas height="${PLOT_H}"></canvas></div>`;
+        `<span class="inview dim"></span><span class="readout"></span></div><canvas height="${PLOT_H}"></canvas></div>`;
     }).join('');
     this.rows = [...this.el.querySelectorAll('.series')].map((div) => {
       const g = this.groups[Number(div.dataset.k)];
       const canvas = div.querySelector('canvas');
       const readout = div.querySelector('.readout');
-      const row = { s: g.s, fam: g.fam, canvas, readout, div, hoverX: -1 };
+      const row = { s: g.s, fam: g.fam, canvas, readout, inview: div.querySelector('.inview'), div, hoverX: -1 };
       canvas.addEventListener('pointermove', (e) => { row.hoverX = e.offsetX; this.drawRow(row); });
       canvas.addEventListener('pointerleave', () => { row.hoverX = -1; row.readout.textContent = ''; this.drawRow(row); });
       canvas.addEventListener('click', (e) => emit('pickTime', this._t(e.offsetX, canvas.clientWidth)));
@@ -127,9 +142,15 @@ export class Counters {
     this.draw();
   }
 
+  // The x axis' time range: the flame chart's (following it), or the whole capture.
+  range() {
+    if (this.follow && state.view && state.view.t1 > state.view.t0) return { lo: state.view.t0, hi: state.view.t1 };
+    return this.model.range;
+  }
+
   _t(x, w) {
-    const r = this.model.range;
-    return r.lo + (x / w) * (r.hi - r.lo);
+    const r = this.range();
+    return r.lo + (Math.max(0, x - AXIS_W) / Math.max(1, w - AXIS_W)) * (r.hi - r.lo);
   }
 
   drawSoon() {
@@ -142,16 +163,21 @@ export class Counters {
     for (const row of this.rows) this.drawRow(row);
   }
 
+  // What each row's y axis says now, for the tests: [{name, lo, hi, labels, t0, t1 (the x axis' range), left (the plot's x in px)}].
+  axes() {
+    return (this.rows || []).map((r) => ({ name: r.fam ? r.fam.family : this.model.seriesName(r.s), ...r.axis }));
+  }
+
   // Buckets of a family row: the stacked frames inside the visible range, else pixel columns.
   _bounds(w) {
-    const m = this.model, r = m.range, out = [];
+    const m = this.model, r = this.range(), out = [];
     for (const k of this.frameList) {
       const f = m.frame(k);
       if (f.end >= r.lo && f.start <= r.hi) out.push([f.start, f.end]);
     }
     if (out.length) return out;
-    const cols = Math.max(1, Math.min(w, 400));
-    for (let i = 0; i < cols; i++) out.push([this._t((i * w) / cols, w), this._t(((i + 1) * w) / cols, w)]);
+    const pw = w - AXIS_W, cols = Math.max(1, Math.min(pw, 400));
+    for (let i = 0; i < cols; i++) out.push([this._t(AXIS_W + (i * pw) / cols, w), this._t(AXIS_W + ((i + 1) * pw) / cols, w)]);
     return out;
   }
 
@@ -163,8 +189,48 @@ export class Counters {
     const c = canvas.getContext('2d');
     c.setTransform(dpr, 0, 0, dpr, 0, 0);
     c.clearRect(0, 0, w, h);
-    const r = this.model.range, span = r.hi - r.lo;
-    return { c, w, h, X: (t) => ((t - r.lo) / span) * w };
+    c.save();   // the plot stays right of the y axis (_axis restores)
+    c.beginPath();
+    c.rect(AXIS_W, 0, w - AXIS_W, h);
+    c.clip();
+    const r = this.range(), span = r.hi - r.lo;
+    return { c, w, h, X: (t) => AXIS_W + ((t - r.lo) / span) * (w - AXIS_W) };
+  }
+
+  // The y axis: the top, middle and bottom values in the row's unit, with ticks; what it says is kept for the tests.
+  _axis(row, c, h, lo, hi, unit, Y) {
+    const C = colors();
+    c.restore();
+    c.clearRect(0, 0, AXIS_W, h);
+    c.fillStyle = C.line;
+    c.fillRect(AXIS_W - 1, 0, 1, h);
+    c.font = '10px system-ui, sans-serif';
+    c.textAlign = 'right';
+    c.textBaseline = 'middle';
+    const labels = [];
+    for (const v of hi === lo ? [hi] : [hi, (lo + hi) / 2, lo]) {
+      const y = Math.min(h - 6, Math.max(6, Y(v)));
+      const text = fmt.unit(v, unit);
+      labels.push(text);
+      c.fillStyle = C.line;
+      c.fillRect(AXIS_W - 5, Math.round(Y(v)), 4, 1);
+      c.fillStyle = C.dim;
+      c.fillText(text, AXIS_W - 7, y);
+    }
+    c.textAlign = 'left';
+    const r = this.range();
+    row.axis = { lo, hi, labels, t0: r.lo, t1: r.hi, left: AXIS_W };
+    row.inview.textContent = `in view: min ${fmt.unit(lo, unit)} · max ${fmt.unit(hi, unit)}`;
+  }
+
+  // A series' lowest and highest value over [t0, t1] (the level carried in from before t0 counts).
+  _extent(s, t0, t1) {
+    const m = this.model, T = m.samples.time, V = m.samples.value;
+    let lo = Infinity, hi = -Infinity;
+    const carried = before(m, s, t0);
+    if (carried != null) { lo = hi = carried; }
+    for (let k = firstAt(m, s, t0); k < s.first + s.count && T[k] <= t1; k++) { lo = Math.min(lo, V[k]); hi = Math.max(hi, V[k]); }
+    return lo <= hi ? { lo, hi } : null;
   }
 
   drawFamily(row) {
@@ -173,6 +239,7 @@ export class Counters {
     const bounds = this._bounds(w), vals = familyBuckets(m, fam, bounds);
     let top = 0;
     for (const v of vals) top = Math.max(top, v.reduce((a, b) => a + Math.max(0, b), 0));
+    const shown = top;
     if (top <= 0) top = 1;
     if (state.frame >= 0 && state.frame < m.frames.rows) {
       const f = m.frame(state.frame);
@@ -190,7 +257,8 @@ export class Counters {
       });
     });
     row.buckets = { bounds, vals };
-    if (row.hoverX >= 0) {
+    this._axis(row, c, h, 0, shown, m.seriesUnit(fam.kinds[0].s), (v) => h - (v / top) * (h - 4));
+    if (row.hoverX >= AXIS_W) {
       const t = this._t(row.hoverX, w);
       c.fillStyle = 'rgba(255,255,255,0.6)';
       c.fillRect(row.hoverX, 0, 1, h);
@@ -205,13 +273,15 @@ export class Counters {
     if (row.fam) return this.drawFamily(row);
     const m = this.model, { s, canvas } = row;
     const { c, w, h, X } = this._plot(canvas);
-    const lo = s.min, hi = s.max === s.min ? s.min + 1 : s.max;
+    const r = this.range(), ext = this._extent(s, r.lo, r.hi) || { lo: s.min, hi: s.max };
+    const lo = ext.lo, hi = ext.hi === ext.lo ? ext.lo + 1 : ext.hi;
     const Y = (v) => h - 4 - ((v - lo) / (hi - lo)) * (h - 8);
-    // flame range and selected frame behind the line
-    const v = state.view;
     const C = colors();
-    c.fillStyle = `rgba(${C.accent},0.10)`;
-    c.fillRect(X(v.t0), 0, Math.max(1, X(v.t1) - X(v.t0)), h);
+    if (!this.follow) {   // the flame chart's range behind the line
+      const v = state.view;
+      c.fillStyle = `rgba(${C.accent},0.10)`;
+      c.fillRect(X(v.t0), 0, Math.max(1, X(v.t1) - X(v.t0)), h);
+    }
     if (state.frame >= 0 && state.frame < m.frames.rows) {
       const f = m.frame(state.frame);
       c.fillStyle = C.mark;
@@ -229,7 +299,9 @@ export class Counters {
       c.lineTo(col + 0.5, Y(cmax));
       c.lineTo(col + 0.5, Y(last));
     };
-    for (let k = s.first; k < s.first + s.count; k++) {
+    const end = s.first + s.count;
+    const k0 = Math.max(s.first, firstAt(m, s, r.lo) - 1), k1 = Math.min(end, firstAt(m, s, r.hi) + 1);
+    for (let k = k0; k < k1; k++) {
       const x = Math.floor(X(T[k])), val = V[k];
       if (x !== col) {
         if (col < 0) c.moveTo(x + 0.5, Y(val));
@@ -241,7 +313,8 @@ export class Counters {
     flush();
     c.lineTo(w, Y(last));
     c.stroke();
-    if (row.hoverX >= 0) {
+    this._axis(row, c, h, ext.lo, ext.hi, m.seriesUnit(s), Y);
+    if (row.hoverX >= AXIS_W) {
       const t = this._t(row.hoverX, w), val = m.seriesValueAt(s, t);
       c.fillStyle = C.cursor;
       c.fillRect(row.hoverX, 0, 1, h);

@@ -6,7 +6,8 @@
 // 'span' (selected span), 'view' (flame chart time range), 'budget',
 // 'thresholds' (duration colours), 'theme', 'search' (also when the element filter changes), 'kinds' (frame kinds
 // and thread shown), 'tab', 'status', 'reveal' (show span i in the flame
-// chart), 'range-select' (the flame chart's selected range changed).
+// chart), 'range-select' (the flame chart's selected range changed),
+// 'stats-scope' (the statistics table's scope changed).
 
 export const state = {
   model: null,        // data.js Model of the shown capture (app.js)

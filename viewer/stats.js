@@ -10,7 +10,7 @@
 // through them; a double-click goes to the first. The numbers come from
 // aggregate.js siteStats, which the range selection's summary (range.js) uses too.
 
-import { state, on } from './state.js';
+import { state, on, emit } from './state.js';
 import * as fmt from './fmt.js';
 import { siteStats } from './aggregate.js';
 
@@ -31,7 +31,7 @@ export class Stats {
     on('range-select', () => { if (this.scopeKind === 'range') this._stale(); });
     on('search', () => { if (this.shown) this._markFocus(); });
     el.addEventListener('change', (e) => {
-      if (e.target.id === 'stats-scope') { this.scopeKind = e.target.value; this.result = null; this.render(); }
+      if (e.target.id === 'stats-scope') this.show(e.target.value);
     });
     el.addEventListener('click', (e) => {
       const th = e.target.closest('th[data-key]');
@@ -74,6 +74,7 @@ export class Stats {
     this.scopeKind = kind;
     this.result = null;
     this.render();
+    emit('stats-scope', kind);
   }
 
   render() {

@@ -241,14 +241,14 @@ async function countersByKind(browser) {
     // Frame 4 (from the 4th FRAME mark to the 5th) holds loop iteration k = 4's draw calls (k % 5 + 1 = 5 quads,
     // 3 text) and the level set at the 4th mark (k = 3: 3000 bytes).
     const f = await page.evaluate(() => __strobe.frameBounds(4));
-    const r = await page.evaluate(() => __strobe.range());
+    const r = await page.evaluate(() => { const a = __strobe.counterAxes()[0]; return { lo: a.t0, hi: a.t1, left: a.left }; });
     check(f !== null, 'frame 4 is in the model');
     const readout = async (family) => {
       const rows = await page.$$('.series.family');
       for (const el of rows) {
         if ((await el.$eval('b', (b) => b.textContent)) !== family) continue;
         const box = await (await el.$('canvas')).boundingBox();
-        const x = box.x + ((f.start + f.end) / 2 - r.lo) / (r.hi - r.lo) * box.width;
+        const x = box.x + r.left + ((f.start + f.end) / 2 - r.lo) / (r.hi - r.lo) * (box.width - r.left);
         await page.mouse.move(x, box.y + box.height / 2);
         await page.waitForTimeout(50);
         return el.$eval('.readout', (e) => e.textContent);

@@ -16,6 +16,14 @@
 //     box gives its length, span count and top name as the report
 //     (`--from --to`) has them, its Statistics equal the report's, Escape
 //     clears it;
+//   - counters: each row's y axis in its unit (bytes as KiB) from the
+//     minimum to the maximum in view, said beside it; the x axis follows the
+//     flame chart's zoom (the y axis then spans the samples in that range),
+//     or shows the whole capture when asked;
+//   - deep links: the view (tab, statistics scope, frame, flame chart range,
+//     span, selected range, search) is in the URL fragment without the
+//     token, a reload keeps it, and the link opened in a new tab asks for the
+//     token and then shows the same view;
 //   - search: Enter / Shift+Enter step to the next / previous matching span
 //     (selected, shown in the flame chart), the result list gives each
 //     match's duration, and Escape clears the search, not only the box.
@@ -284,11 +292,87 @@ async function rangeSelection(page, fmt, cap) {
   check(await page.evaluate(() => __strobe.rangeBox() === null && __strobe.state().range === null), 'Escape clears the range');
 }
 
+// What a deep link must bring back: tab, statistics scope, frame, span, range, view, search text.
+function viewState(page) {
+  return page.evaluate(() => ({ ...__strobe.state(), view: __strobe.view(), box: document.querySelector('#search').value,
+    scope: document.querySelector('#stats-scope') ? document.querySelector('#stats-scope').value : null }));
+}
+
+function sameView(a, b) {
+  const close = (x, y, span) => Math.abs(x - y) <= 1e-3 * span;
+  const vs = a.view.t1 - a.view.t0, rs = a.range ? a.range.t1 - a.range.t0 : 1;
+  return a.tab === b.tab && a.scope === b.scope && a.frame === b.frame && a.span === b.span && a.box === b.box &&
+    !!a.range === !!b.range && (!a.range || (close(a.range.t0, b.range.t0, rs) && close(a.range.t1, b.range.t1, rs))) &&
+    close(a.view.t0, b.view.t0, vs) && close(a.view.t1, b.view.t1, vs);
+}
+
+async function deepLinks(page, browser, view) {
+  await page.evaluate(() => { __strobe.setTab('timeline'); __strobe.selectFrame(30, 'frame', 'main'); });
+  const f = await page.evaluate(() => __strobe.frameAt(30, 'frame', 'main'));
+  await page.evaluate(([a, b]) => { __strobe.setRange(a, b); __strobe.selectRange(a + (b - a) * 0.2, a + (b - a) * 0.7); }, [f.start - f.dur, f.start + 2 * f.dur]);
+  await page.fill('#search', 'draw');
+  await page.press('#search', 'Enter');
+  await page.press('#search', 'Enter');
+  await page.evaluate(() => __strobe.statsShow('range'));
+  await page.waitForFunction(() => /tab=stats/.test(location.hash) && /ss=range/.test(location.hash) && /span=\d/.test(location.hash));
+  const want = await viewState(page);
+  const url = page.url();
+  check(!/token/.test(url) && want.span >= 0 && want.range && want.frame >= 0, `the view is in the fragment, without the token (${url.replace(/^[^#]*/, '')})`);
+  await page.reload();
+  await page.waitForFunction(() => __strobe.ready && __strobe.generation() > 0 && __strobe.state().tab === 'stats', null, { timeout: 30000 });
+  const reloaded = await viewState(page);
+  check(sameView(reloaded, want), `a reload keeps the view (${JSON.stringify(reloaded)} vs ${JSON.stringify(want)})`);
+  // A new tab has no token: the link asks for it, then opens the same view.
+  const other = await browser.newPage({ viewport: { width: 1500, height: 900 } });
+  const errs = [];
+  other.on('pageerror', (e) => errs.push(e.message));
+  await other.goto(url);
+  await other.waitForSelector('#token-form');
+  await other.fill('#token-input', view.url);
+  await other.click('#token-form button');
+  await other.waitForFunction(() => __strobe.generation() > 0 && __strobe.state().tab === 'stats', null, { timeout: 30000 });
+  const opened = await viewState(other);
+  check(sameView(opened, want) && errs.length === 0, `the link pasted into a new tab opens the same view once the token is given (${JSON.stringify(opened)}; ${errs.join('|')})`);
+  await other.screenshot({ path: path.join(work, 'deep-link.png') });
+  await other.close();
+}
+
+async function counters(page, fmt) {
+  await page.evaluate(() => { __strobe.setTab('timeline'); const r = __strobe.range(); __strobe.setRange(r.lo, r.hi); __strobe.setTab('counters'); });
+  await page.waitForSelector('.series canvas');
+  const axis = (name) => page.evaluate((n) => __strobe.counterAxes().find((a) => a.name === n), name);
+  const head = (name) => page.evaluate((n) => [...document.querySelectorAll('.series')].find((d) => d.querySelector('b').textContent === n).querySelector('.inview').textContent, name);
+  let q = await axis('queue_depth');
+  check(q.lo === 0 && q.hi === 6 && q.labels[0] === '6' && q.labels[2] === '0' && /min 0 · max 6/.test(await head('queue_depth')),
+    `over the whole capture queue_depth's y axis runs 0 to 6, said beside it (${JSON.stringify(q)})`);
+  const g = await axis('gpu_memory');
+  check(g.labels[0] === fmt.unit(3000, 'bytes') && /max 2\.93 KiB/.test(await head('gpu_memory')), `gpu_memory's axis is in its unit, bytes (${g.labels})`);
+  // Zoomed in: the x axis is the flame chart's range, the y axis the extent of the samples in it.
+  const f = await page.evaluate(() => [__strobe.frameAt(40, 'frame', 'main'), __strobe.frameAt(41, 'frame', 'main')]);
+  const t0 = f[0].start + f[0].dur / 3, t1 = f[1].start + f[1].dur / 2;
+  await page.evaluate(([a, b]) => { __strobe.setRange(a, b); }, [t0, t1]);
+  await page.waitForFunction((a) => Math.abs(__strobe.counterAxes()[0].t0 - a) < 1, t0);
+  const v = await page.evaluate(() => __strobe.view());
+  const smp = await page.evaluate(() => __strobe.samples('queue_depth'));
+  const inView = smp.filter(([t]) => t >= v.t0 && t <= v.t1).map(([, x]) => x);
+  const carried = smp.filter(([t]) => t < v.t0).pop();
+  if (carried) inView.push(carried[1]);
+  q = await axis('queue_depth');
+  check(Math.abs(q.t0 - v.t0) < 1 && Math.abs(q.t1 - v.t1) < 1 && q.lo === Math.min(...inView) && q.hi === Math.max(...inView) && q.hi - q.lo < 6,
+    `zoomed to two frames, queue_depth's axes follow the flame chart: x ${fmt.at(q.t0)}–${fmt.at(q.t1)}, y ${q.lo} to ${q.hi} (samples in view: ${inView})`);
+  await page.screenshot({ path: path.join(work, 'counters-zoomed.png') });
+  await page.selectOption('#counters-x', 'capture');
+  const r = await page.evaluate(() => __strobe.range());
+  q = await axis('queue_depth');
+  check(q.t0 === r.lo && q.t1 === r.hi && q.hi === 6, `"the whole capture" puts the capture on the x axis again (${fmt.at(q.t0)}–${fmt.at(q.t1)})`);
+  await page.selectOption('#counters-x', 'view');
+}
+
 async function main() {
   fs.mkdirSync(work, { recursive: true });
   const fmt = await importFmt();
   const cap = path.join(work, 'analysis.strobe');
-  run(makeCapture, [cap, '--frames', '200', '--spike', '20', '--stages']);
+  run(makeCapture, [cap, '--frames', '200', '--spike', '20', '--stages', '--kinds']);
   const view = await startView(strobe, [cap]);
   const browser = await launch(chromiumPath);
   try {
@@ -298,6 +382,8 @@ async function main() {
     await section('search', () => search(page, fmt));
     await section('flame graph', () => flameGraph(page, fmt, cap));
     await section('range selection', () => rangeSelection(page, fmt, cap));
+    await section('counters', () => counters(page, fmt));
+    await section('deep links', () => deepLinks(page, browser, view));
     check(errors.length === 0, `no console or page errors (${errors.join(' | ')})`);
   } finally {
     await browser.close();
