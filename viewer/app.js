@@ -16,6 +16,7 @@ import { Counters } from './counters.js';
 import { Sessions } from './sessions.js';
 import { Diff } from './diff.js';
 import { UiTree } from './tree.js';
+import { Samples } from './samples.js';
 import { Columns } from './layout.js';
 import { initTheme, setTheme, name as themeName } from './theme.js';
 import { Settings } from './settings.js';
@@ -33,7 +34,7 @@ const hook = { ready: false, loadMs: null, errors: [] };
 window.__strobe = hook;
 
 const forceCanvas = /[?&#]fallback=1/.test(location.search + location.hash);
-let flame, frames, detail, counters, sessions, diff, columns, settings, shortcuts, uitree, search, stats, aggview;
+let flame, frames, detail, counters, sessions, diff, columns, settings, shortcuts, uitree, search, stats, aggview, samples;
 let rec = null;          // last /api/capture/state
 let liveTimer = 0;
 
@@ -60,6 +61,7 @@ async function main() {
   stats = new Stats($('view-stats'), search);
   aggview = new AggView($('view-flamegraph'));
   new RangeSummary($('flame'), (kind) => { setTab('stats'); stats.show(kind); });
+  samples = new Samples($('view-samples'));
   $('renderer').textContent = flame.renderer.kind === 'webgl2' ? 'WebGL2 · instanced' : 'Canvas 2D fallback';
   wire();
   try {
@@ -163,6 +165,7 @@ async function load() {
   state.element = null;
   state.focusSite = null;
   uitree.setModel(model);
+  samples.setModel(model);
   emit('model', model);
   // First full render: the flame chart and the strip drawn with the data.
   flame.render();
@@ -222,6 +225,7 @@ function setTab(tab) {
   if (tab === 'uitree') uitree.render();
   if (tab === 'stats') stats.render();
   if (tab === 'flamegraph') aggview.render();
+  if (tab === 'samples') samples.render();
   sessions.show(tab === 'sessions');
   if (tab === 'counters') counters.draw();
   if (tab === 'diff') diff.render();
@@ -388,6 +392,18 @@ Object.assign(hook, {
       type: r.querySelector('.utype').textContent, id: r.querySelector('.uid').textContent, spans: r.querySelector('.uspans').textContent }));
   },
   generation() { return state.model ? state.model.meta.generation : 0; },
+  // The Samples tab (docs/viewer.md §Samples): the meta's sampler and the flame graph's boxes as drawn.
+  model() { return state.model; },
+  samplesFlame() { return samples.graph ? samples.graph.drawn() : []; },
+  // The flame chart's overlay pixel (RGBA) at time t (ns since the capture start) in lane `thread`, `below` px
+  // under its header: where the sampler's off-CPU gaps are shaded.
+  lanePixel(thread, t, below) {
+    const lane = flame.lanes.find((l) => l.thread === thread);
+    if (!lane) return null;
+    const dpr = window.devicePixelRatio || 1;
+    const x = (t - flame.t0) / flame.npp, y = 22 + 18 + lane.y - flame.scrollY + below; // flame.js: RULER + HEADER
+    return [...flame.ov.getImageData(Math.round(x * dpr), Math.round(y * dpr), 1, 1).data];
+  },
 });
 
 function fail(e) {

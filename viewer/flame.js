@@ -23,6 +23,7 @@ import { Canvas2DBars } from './canvas2d.js';
 import * as fmt from './fmt.js';
 import { colors } from './theme.js';
 import { flameAction } from './shortcuts.js';
+import { drawThreadRecords, samplerThreads } from './offcpu.js';
 
 const RULER = 22;     // px: time axis
 const HEADER = 18;    // px: lane header
@@ -400,6 +401,7 @@ export class Flame {
       c.fillText(text, x + 4, f[o + 1] + BAR / 2 + 0.5);
     }
     this._gpuFrames(c, w, h);
+    this._samplerRecords(c, w, h, false);
     this._rangeBand(c, w, h, C);
     // lane headers
     for (const lane of this.lanes) {
@@ -415,6 +417,7 @@ export class Flame {
       c.fillText(`${lane.collapsed ? '▸' : '▾'} ${lane.name}  ·  ${who}${extra}`, 6, top + HEADER / 2);
       c.font = '11px system-ui, sans-serif';
     }
+    this._samplerRecords(c, w, h, true);
     this._ruler(c, w);
     this._hoverBox();
   }
@@ -447,6 +450,26 @@ export class Flame {
         c.fillStyle = bad ? GPU_OVERLAY.violation : colour;
         c.fillRect(Math.round(x(t)), top, 1, bottom - top);
       }
+    }
+  }
+
+  // >>samples (docs/viewer.md §Samples, offcpu.js): each lane's off-CPU gaps
+  // shaded over its spans, and (ticks, after the headers) its sample ticks
+  // along the foot of its header.
+  _samplerRecords(c, w, h, ticks) {
+    const by = samplerThreads(this.model);
+    if (!by) return;
+    for (const lane of this.lanes) {
+      const th = by.get(lane.thread);
+      const top = RULER + lane.y - this.scrollY;
+      if (!th || top > h || top + lane.h < RULER) continue;
+      c.save();
+      c.beginPath();
+      c.rect(0, RULER, w, h - RULER);
+      c.clip();
+      if (ticks) drawThreadRecords(c, { t: th.t, off: [] }, 0, top, top + HEADER - 2, this.t0, this.npp, w, 4);
+      else drawThreadRecords(c, th, 0, top + HEADER, top + lane.h - LANE_GAP, this.t0, this.npp, w, 0);
+      c.restore();
     }
   }
 

@@ -51,8 +51,8 @@ typedef struct strobe__samples {
 } strobe__samples;
 
 /* Feeds one record (only SAMPLE and SWITCH ones are used). */
-void strobe__samples_add(strobe__samples *s, const strobe_capture_record *r);
-void strobe__samples_free(strobe__samples *s);
+STROBE_API void strobe__samples_add(strobe__samples *s, const strobe_capture_record *r);
+STROBE_API void strobe__samples_free(strobe__samples *s);
 /* Off-CPU ticks of OS thread `tid` between begin and end (ticks): in all
  * (*off), and of them while it was blocked (*blocked: asleep, waiting for a
  * lock or I/O; the rest it was preempted, runnable but without a CPU).

@@ -55,6 +55,7 @@
 #include "analyze/gpu_frames.h"
 #include "strobe/capture.h"
 #include "viewer/viewer_model.h"
+#include "viewer/viewer_samples.h"
 
 #define MAX_DEPTH 256         /* the capture format's nesting bound */
 #define MAX_SITES 65536       /* site ids are 1..65535 */
@@ -260,6 +261,7 @@ typedef struct builder {
   tmp_elem *elems;
   uint64_t nelems;
   json_t *trees;             /* the UI-tree snapshots, as the meta gives them */
+  strobe__vsamples vs;       /* the sampler's records (viewer_samples.h) */
   tmp_frame *frames;
   uint64_t nframes, capframes;
   tmp_stage *ostages;
@@ -467,6 +469,7 @@ static int pass1(builder *b) {
       strobe__gpu_record(&b->gpu, &r);
       continue;
     }
+    if (r.sample) continue; /* by OS thread, maybe none of the capture's: pass 2 (samples_record) */
     vthread *t = thread_at(b, r.thread);
     if (!t) goto oom;
     switch (r.type) {
@@ -818,6 +821,14 @@ static int pass2(builder *b) {
   uint64_t nrec = 0;
   while ((rc = strobe_capture_next(c, &r)) > 0 && nrec < b->stop_at) {
     nrec++;
+    if (r.sample) { /* by OS thread, which may be none of the capture's threads */
+      strobe__vsamples_add(&b->vs, &r, record_now(b, &r));
+      if (b->vs.failed) {
+        strobe_capture_close(c);
+        return STROBE_ENOMEM;
+      }
+      continue;
+    }
     if (r.type == STROBE_REC_SITE || r.type == STROBE_REC_THREAD || r.thread >= b->nth) continue;
     int err = fill_record(b, c, &r);
     if (err) {
@@ -1234,6 +1245,9 @@ static void meta_completeness(json_t *root, const builder *b) {
   json_object_set_new(root, "trees", json_incref(b->trees));
   json_object_set_new(root, "trees_cut", json_integer((json_int_t)b->trees_cut));
   json_object_set_new(root, "trees_refused", json_integer((json_int_t)b->totals.trees_dropped));
+  /* The sampler's ticks, off-CPU gaps and call tree (application content, like the trees). */
+  json_t *sampler = strobe__vsamples_json(&b->vs, b->cap);
+  json_object_set_new(root, "sampler", sampler ? sampler : json_null());
   json_object_set_new(root, "max_spans", json_integer((json_int_t)b->max_spans));
   json_object_set_new(root, "frames_are", json_string(b->ops_mode     ? "pass_operations"
                                                      : b->marks_mode ? "marks"
@@ -1438,6 +1452,7 @@ static void builder_free(builder *b) {
   free(b->cums);
   free(b->elems);
   json_decref(b->trees);
+  strobe__vsamples_free(&b->vs);
   free(b->frames);
   free(b->ostages);
   free(b->ocounters);
