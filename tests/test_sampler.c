@@ -8,7 +8,9 @@
  * a kernel that refuses perf events (a seccomp filter in a child process)
  * gives STROBE_EPERM or STROBE_EFEATURE_DISABLED with the reason, and a
  * capture recorded afterwards is unchanged, without samples; bad arguments
- * change nothing. Each case reads its capture back.
+ * change nothing; what the drain hands its consumers is what the capture
+ * reads back, record for record (time, kind, flags, every frame's name).
+ * Each case reads its capture back.
  *
  * STROBE_TEST_LABELS: sampler
  */
@@ -19,6 +21,7 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -27,6 +30,7 @@
 #include <unistd.h>
 
 #include "analyze/samples.h"
+#include "collect/collect.h"
 #include "strobe/capture.h"
 #include "strobe/gpu.h"
 #include "strobe/record.h"
@@ -287,10 +291,123 @@ static void test_bad_arguments_change_nothing(void) {
   CHECK_EQ_INT(strobe_sampler_stop(), STROBE_ESTATE);
 }
 
+/* >>exact: a consumer beside the recorder keeps, per OS thread, one line per
+ * record the drain delivered; the capture must read back the same lines. */
+#define TAP_THREADS 64
+typedef struct tap_line {
+  uint64_t tid;
+  char *text;
+  size_t len, cap;
+} tap_line;
+static tap_line g_tap[TAP_THREADS], g_back[TAP_THREADS];
+
+static void tap_add(tap_line *t, uint64_t tid, const char *line) {
+  int i = 0;
+  while (i < TAP_THREADS && t[i].text && t[i].tid != tid) i++;
+  REQUIRE(i < TAP_THREADS);
+  t[i].tid = tid;
+  size_t n = strlen(line);
+  if (t[i].len + n + 1 > t[i].cap) {
+    t[i].cap = (t[i].len + n + 1) * 2;
+    t[i].text = realloc(t[i].text, t[i].cap);
+    REQUIRE(t[i].text);
+  }
+  memcpy(t[i].text + t[i].len, line, n + 1);
+  t[i].len += n;
+}
+
+static void line_of(char *buf, size_t cap, uint64_t ticks, uint32_t kind, uint32_t flags) {
+  snprintf(buf, cap, "%llu %u %u", (unsigned long long)ticks, kind, flags);
+}
+
+static void tap_samples(void *ctx, const strobe__cpu_sample *s, size_t n, const uint32_t *frames) {
+  (void)ctx;
+  for (size_t i = 0; i < n; i++) {
+    char line[8192];
+    line_of(line, sizeof line, s[i].ticks, s[i].kind, s[i].flags);
+    for (uint32_t k = 0; k < s[i].nframes; k++) {
+      const char *name = "", *module = "";
+      strobe__sample_function(frames[s[i].frame0 + k], &name, &module);
+      size_t l = strlen(line);
+      snprintf(line + l, sizeof line - l, " %s", name);
+    }
+    tap_add(g_tap, s[i].tid, line);
+    tap_add(g_tap, s[i].tid, "\n");
+  }
+}
+static void nop_site(void *ctx, uint32_t id, const strobe_site *s) { (void)ctx, (void)id, (void)s; }
+static void nop_label(void *ctx, uint32_t id, const char *t) { (void)ctx, (void)id, (void)t; }
+static void nop_thread(void *ctx, uint32_t i, uint64_t tid, const char *n, uint64_t l) {
+  (void)ctx, (void)i, (void)tid, (void)n, (void)l;
+}
+static void nop_lost(void *ctx, uint32_t i, uint64_t l) { (void)ctx, (void)i, (void)l; }
+static void nop_events(void *ctx, uint32_t i, const strobe__event *e, size_t n) { (void)ctx, (void)i, (void)e, (void)n; }
+static void nop_end(void *ctx, uint32_t i) { (void)ctx, (void)i; }
+static void nop_tick(void *ctx, uint64_t now) { (void)ctx, (void)now; }
+
+static void test_capture_reads_back_exactly(void) {
+  char path[64];
+  REQUIRE(fx_temp_file(path, sizeof path, "exact") == 0);
+  strobe_recorder *rec;
+  REQUIRE_EQ_INT(strobe_record_start(&(strobe_record_desc){.path = path}, &rec), 0);
+  strobe__consumer tap = {NULL,    nop_site, nop_label, nop_thread, nop_lost, nop_events,
+                          nop_end, nop_tick, NULL,      tap_samples};
+  REQUIRE_EQ_INT(strobe__consumer_add(&tap), 0);
+  /* Both consumers are there before the first record and until the last: they get the same ones. */
+  REQUIRE_EQ_INT(strobe_sampler_start(&(strobe_sampler_desc){.rate_hz = 2000}), 0);
+  split_run run = {0};
+  pthread_t th;
+  REQUIRE(pthread_create(&th, NULL, split_thread, &run) == 0);
+  pthread_join(th, NULL);
+  REQUIRE_EQ_INT(strobe_sampler_stop(), 0);
+  strobe__consumer_remove(&tap); /* its final pass hands both every record the stop read */
+  REQUIRE_EQ_INT(strobe_record_stop(rec), 0);
+
+  strobe_capture *cap;
+  REQUIRE_EQ_INT(strobe_capture_open(path, &cap), 0);
+  strobe_capture_record r;
+  int rc;
+  uint64_t records = 0;
+  while ((rc = strobe_capture_next(cap, &r)) > 0) {
+    if (!r.sample) continue;
+    records++;
+    uint32_t kind = r.type == STROBE_REC_SAMPLE ? STROBE__SAMPLE_CPU
+                    : r.sample->out             ? STROBE__SAMPLE_SWITCH_OUT
+                                                : STROBE__SAMPLE_SWITCH_IN;
+    uint32_t flags = (r.sample->cut ? STROBE__SAMPLE_CUT : 0u) | (r.sample->preempted ? STROBE__SAMPLE_PREEMPTED : 0u);
+    char line[8192];
+    line_of(line, sizeof line, r.ticks, kind, flags);
+    for (uint32_t k = 0; k < r.sample->nframes; k++) {
+      size_t l = strlen(line);
+      snprintf(line + l, sizeof line - l, " %s", strobe_capture_query_function(cap, r.sample->frames[k])->name);
+    }
+    tap_add(g_back, r.sample->os_tid, line);
+    tap_add(g_back, r.sample->os_tid, "\n");
+  }
+  CHECK_EQ_INT(rc, 0);
+  CHECK(records > 100);
+  int threads = 0;
+  for (int i = 0; i < TAP_THREADS && g_tap[i].text; i++) {
+    threads++;
+    int j = 0;
+    while (j < TAP_THREADS && g_back[j].text && g_back[j].tid != g_tap[i].tid) j++;
+    REQUIRE(j < TAP_THREADS && g_back[j].text);
+    CHECKF(g_tap[i].len == g_back[j].len && !memcmp(g_tap[i].text, g_back[j].text, g_tap[i].len),
+           "thread %llu: %zu bytes delivered, %zu read back", (unsigned long long)g_tap[i].tid, g_tap[i].len,
+           g_back[j].len);
+  }
+  for (int j = 0; j < TAP_THREADS && g_back[j].text; j++) threads--;
+  CHECK_EQ_INT(threads, 0); /* no thread read back that was not delivered */
+  for (int i = 0; i < TAP_THREADS; i++) free(g_tap[i].text), free(g_back[i].text);
+  strobe_capture_close(cap);
+  remove(path);
+}
+
 #define CASES(X)                           \
   X(samples_name_the_hot_function)        \
   X(switches_split_on_and_off_cpu)        \
   X(refused_by_seccomp_eacces)            \
   X(refused_by_seccomp_enosys)            \
-  X(bad_arguments_change_nothing)
+  X(bad_arguments_change_nothing)         \
+  X(capture_reads_back_exactly)
 HARNESS_MAIN(CASES)
