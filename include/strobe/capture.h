@@ -193,6 +193,17 @@ typedef struct strobe_capture_op {
   uint32_t ncounters;   /* at most 16 */
   uint32_t counters_dropped; /* distinct counters past the per-operation bound: not kept, counted */
   const strobe_capture_op_counter *counters;
+  /* OP_TAKE and OP_RESUME between processes (docs/sessions.md §Across
+   * processes); 0, NULL or "" otherwise. A merge joins the two sides of an
+   * operation by (origin_collector, origin_id). */
+  int remote;           /* 1: handed to (TAKE) or resumed from (RESUME) another process */
+  const char *process;  /* this process's label ("" when the writer's label table was full) */
+  const char *peer;     /* TAKE: the process it was handed to; RESUME: the process it came from */
+  uint64_t origin_collector; /* the originating collector's random id (TAKE: this one's) */
+  uint64_t origin_id;   /* the operation's id in the originating collector (TAKE: = id) */
+  uint32_t origin_pid;  /* the originating process's pid (TAKE: this one's) */
+  uint64_t handed_off_ticks; /* when the origin handed it off, in this capture's ticks (TAKE: the record's) */
+  double gap_ns;        /* RESUME: from the hand-off in the origin to the resume here; TAKE: 0 */
 } strobe_capture_op;
 
 /* One style property of a tree node: a static name and its number. */

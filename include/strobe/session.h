@@ -145,6 +145,76 @@ STROBE_API void strobe_op_end(strobe_op op, int committed);
 STROBE_API strobe_op strobe_op_take(void);
 /* Makes op the calling thread's current operation. */
 STROBE_API void strobe_op_resume(strobe_op op);
+/* >>across processes (docs/sessions.md §Across processes; the token's layout
+ * is in docs/sessions.md §The operation token). A frame that spans two
+ * processes (a screen process times its stages and hands the partial frame
+ * to a sender process, which resumes it and commits or drops it) travels as
+ * a token: a small versioned byte string naming the originating process (its
+ * process label, pid and its collector's random id), the host's boot (so a
+ * receiver on the same host aligns times exactly through CLOCK_MONOTONIC),
+ * the operation's kind, frame id, start and hand-off times and the stages it
+ * ran there. The origin's session reports show the operation as handed off to
+ * the named peer; the finisher's show the whole frame, with the stages of
+ * both sides, each attributed to its process, and a total that includes the
+ * hand-off gap. */
+#define STROBE_OP_TOKEN_MAX 8192u    /* bytes a token can take (32 stages with 64-byte names and parents) */
+#define STROBE_OP_TOKEN_VERSION 1u   /* the layout this library writes and the only one it reads */
+#define STROBE_MAX_REMOTE_ORIGINS 16 /* origin collectors whose tokens a collector tracks for replay */
+#define STROBE_REMOTE_REPLAY_WINDOW 64 /* operation ids per origin below its newest still accepted */
+
+/* Names this collector's process in tokens and reports ("screen", "sender";
+ * a static label under the label rule). Until set it is "pid_<pid>". A token
+ * handed to a peer is accepted only by a collector whose process label is
+ * that peer. Returns 0, STROBE_ELABEL (nothing changes) or STROBE_EINVAL. */
+STROBE_API int strobe_collector_set_process(strobe_collector *c, const char *label);
+
+/* Ends op in this process by handing it to the process labelled `peer`:
+ * writes its token into buf (at most cap bytes; *len is its length) and
+ * completes the operation here as handed off (a sample with committed: false
+ * and handed_off_to: peer; its total runs to the hand-off). op is the calling
+ * thread's current operation or one taken with strobe_op_take; stages of it
+ * still open on this thread are dropped, as at an end. Only closed stages
+ * travel, and only when the operation kept detail (a session or a capture was
+ * active at its start): otherwise the token carries none and says so. The
+ * counters stay in this process's sample. Returns 0; STROBE_EINVAL (inert or
+ * ended op, NULL buf or len); STROBE_ELABEL (peer breaks the label rule);
+ * STROBE_ELIMIT (cap too small: *len is the size needed); STROBE_ESTATE (op
+ * was itself resumed from another process: a token is handed on once). On
+ * error the operation is unchanged. Thread rule: the thread that holds op. */
+STROBE_API int strobe_op_hand_off_remote(strobe_op op, const char *peer, void *buf, size_t cap, size_t *len);
+
+/* Resumes, in collector c on window w, an operation another process handed
+ * off: it becomes the calling thread's current operation, with the origin's
+ * start (so its total includes the hand-off gap), frame id, kind and stages
+ * (attributed to the origin's process); add stages and end it with
+ * strobe_op_end (committed or dropped) as usual. A token is refused, counted
+ * (strobe_collector_query_remote_stats, and each report's cross_process) and
+ * the result inert, with *status: STROBE_ETOKEN (malformed, cut short,
+ * corrupt: its checksum fails, or of another version), STROBE_EREPLAY
+ * (already resumed here, or more than STROBE_REMOTE_REPLAY_WINDOW operations
+ * older than the newest resumed from its origin), STROBE_EFOREIGN (from
+ * another host or boot, whose clock this one cannot align, or addressed to a
+ * process label other than this collector's), STROBE_ELIMIT (a new origin past
+ * STROBE_MAX_REMOTE_ORIGINS, or 64 live operations), or what strobe_op_begin
+ * refuses (STROBE_ECLOSED, STROBE_EWINDOW, STROBE_EINVAL). */
+STROBE_API strobe_op strobe_op_resume_remote(strobe_collector *c, strobe_window w, const void *token, size_t len,
+                                             int *status);
+
+/* What a collector did with tokens since its creation. */
+typedef struct strobe_remote_stats {
+  uint64_t handed_off;        /* operations handed to another process */
+  uint64_t resumed;           /* tokens accepted */
+  uint64_t refused_malformed; /* bad magic, lengths, labels, times or stage table */
+  uint64_t refused_truncated; /* shorter than the length the token states */
+  uint64_t refused_version;   /* a layout version this library does not read */
+  uint64_t refused_corrupt;   /* checksum mismatch */
+  uint64_t refused_replayed;  /* already resumed, or older than the replay window */
+  uint64_t refused_foreign;   /* another host or boot, or addressed to another process */
+  uint64_t refused_limit;     /* a new origin past STROBE_MAX_REMOTE_ORIGINS, or no live slot */
+} strobe_remote_stats;
+/* Fills *out. Returns 0 or STROBE_EINVAL (NULL argument). */
+STROBE_API int strobe_collector_query_remote_stats(strobe_collector *c, strobe_remote_stats *out);
+
 /* 1 when the calling thread's current operation began while a session that
  * can admit it was active (for a devtools window, one with include_devtools):
  * gate expensive detail capture on this, checked once at entry. */

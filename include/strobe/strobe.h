@@ -101,7 +101,10 @@ STROBE_API int strobe_version_number(void);
   XX(ENOTOWNER, -18, "the caller does not own this session")                             \
   XX(EPERM, -19, "permission denied")                                                    \
   XX(ECANCELLED, -20, "session was cancelled")                                           \
-  XX(ESTATE, -21, "operation not valid in the current state")
+  XX(ESTATE, -21, "operation not valid in the current state")                          \
+  XX(ETOKEN, -22, "operation token is malformed, cut short, corrupt or of another version") \
+  XX(EREPLAY, -23, "operation token was already resumed (replayed) or is older than the replay window") \
+  XX(EFOREIGN, -24, "operation token is from another host or boot, or addressed to another process")
 
 enum {
 #define STROBE__ERR_ENUM(name, value, text) STROBE_##name = (value),

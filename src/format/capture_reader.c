@@ -1195,6 +1195,31 @@ static int next_entry(strobe_capture *c, uint64_t *sub, uint64_t *ticks, strobe_
   return 0;
 }
 
+/* The rest of a REMOTE_OUT or REMOTE_IN entry (docs/capture-format.md, OPS):
+ * an operation handed to, or resumed from, another process. */
+static int op_remote_body(strobe_capture *c, strobe__cur *b, uint64_t sub, uint64_t ticks) {
+  strobe_capture_op *op = &c->op;
+  op->remote = 1;
+  op->origin_collector = strobe__cur_varint(b);
+  int r = label_operand(c, b, &op->peer); /* OUT: where it went; IN: where it came from */
+  if (r) return r;
+  uint64_t a = strobe__cur_varint(b), pid = a;
+  if (sub == STROBE__OPEV_REMOTE_IN) { /* origin uid, origin process, origin id, origin pid, gap, process */
+    op->origin_id = a;
+    pid = strobe__cur_varint(b);
+    int64_t gap = strobe__unzigzag(strobe__cur_varint(b));
+    if (b->bad || gap < 0) return STROBE_ECORRUPT;
+    op->gap_ns = span_ns(c, (uint64_t)gap);
+    op->handed_off_ticks = ticks - (uint64_t)gap;
+  } else { /* uid, peer, pid, process */
+    op->origin_id = op->id;
+    op->handed_off_ticks = ticks;
+  }
+  if (b->bad || pid > UINT32_MAX) return STROBE_ECORRUPT;
+  op->origin_pid = (uint32_t)pid;
+  return label_operand(c, b, &op->process);
+}
+
 /* Returns 1 with the next operation record of the OPS block, 0 when it is
  * used up, or an error. Entries of sub-kinds this reader does not know are
  * skipped whole (their time still counts), and so are fields after the ones
@@ -1225,6 +1250,11 @@ static int step_ops(strobe_capture *c, strobe_capture_record *rec) {
       case STROBE__OPEV_RESUME:
         if ((r = op_ident(c, &b, 0))) return r;
         rec->type = sub == STROBE__OPEV_TAKE ? STROBE_REC_OP_TAKE : STROBE_REC_OP_RESUME;
+        break;
+      case STROBE__OPEV_REMOTE_OUT:
+      case STROBE__OPEV_REMOTE_IN:
+        if ((r = op_ident(c, &b, 0)) || (r = op_remote_body(c, &b, sub, ticks))) return r;
+        rec->type = sub == STROBE__OPEV_REMOTE_OUT ? STROBE_REC_OP_TAKE : STROBE_REC_OP_RESUME;
         break;
       default: continue; /* a newer kind of operation event */
     }

@@ -435,6 +435,19 @@ static void finish_op(strobe__writer *w, wthread *t) {
   if ((sub == STROBE__OPEV_TAKE || sub == STROBE__OPEV_RESUME) && n == 1) {
     strobe__buf_varint(b, d[0]);
     strobe__buf_varint(b, x[0]);
+  } else if ((sub == STROBE__OPEV_REMOTE_OUT && n == 3) || (sub == STROBE__OPEV_REMOTE_IN && n == 4)) {
+    /* OUT: collector, seq, uid, peer, pid, process. IN: collector, seq, origin uid, origin process,
+     * origin id, origin pid, then the gap (ticks) and this process. */
+    strobe__buf_varint(b, d[0]);
+    strobe__buf_varint(b, x[0]);
+    strobe__buf_varint(b, x[1]);
+    strobe__buf_varint(b, d[1]);
+    strobe__buf_varint(b, x[2]);
+    strobe__buf_varint(b, d[2]);
+    if (sub == STROBE__OPEV_REMOTE_IN) {
+      strobe__buf_varint(b, strobe__zigzag((int64_t)(t->pend_ts - x[3])));
+      strobe__buf_varint(b, d[3]);
+    }
   } else if (sub == STROBE__OPEV_BEGIN && n == 3) {
     strobe__buf_varint(b, d[0]);
     strobe__buf_varint(b, x[0]);

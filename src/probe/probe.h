@@ -225,7 +225,12 @@ enum {
                             * per counter: [value bits | label | kind label << 16] (kind 0: none;
                             * labels are below STROBE__MAX_LABELS, 4096) */
   STROBE__OPEV_TAKE = 3,   /* [seq | collector]: detached from this thread (hand-off) */
-  STROBE__OPEV_RESUME = 4  /* [seq | collector]: resumed on this thread */
+  STROBE__OPEV_RESUME = 4, /* [seq | collector]: resumed on this thread */
+  STROBE__OPEV_REMOTE_OUT = 5, /* [seq | collector] [collector uid | peer label] [pid | process label]:
+                                * handed to another process (docs/sessions.md §Across processes) */
+  STROBE__OPEV_REMOTE_IN = 6   /* [seq | collector] [origin collector uid | origin process label]
+                                * [origin operation id | origin pid] [hand-off ticks (local) | process label]:
+                                * resumed from another process */
 };
 #define STROBE__OPEV_MAX_SLOTS (4u + 3u * STROBE__OPEV_STAGES_MAX + STROBE__OPEV_COUNTERS_MAX)
 #define STROBE__OPEV_STAGES_MAX 32   /* = STROBE_MAX_STAGES (session.h) */

@@ -1,15 +1,18 @@
 /*
  * collector.c — a collector's life (create, handles, close), its windows
  * (bounded slots, untracked counting, closed metadata kept until its slot is
- * needed), memory gauges, run metadata and the shared window-name strings.
+ * needed), memory gauges, run metadata, the shared window-name strings, and
+ * who it is to other processes (its random id, pid and process label).
  *
  * Must never: hold the collector lock while measuring, allocating a report or
  * calling into application code.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "platform/clock.h"
+#include "platform/host.h"
 #include "probe/probe.h"
 #include "session/session_internal.h"
 
@@ -49,6 +52,14 @@ int strobe_collector_create(strobe_collector **out) {
    * application start-up; readers calibrate on their own thread when needed. */
   c->epoch = strobe__now();
   c->next_seq = c->next_session = c->next_app_id = 1;
+  /* Who it is in operation tokens (docs/sessions.md §Across processes). */
+  if (strobe__host_random_u64(&c->uid)) {
+    strobe__mutex_destroy(&c->lock);
+    free(c);
+    return STROBE_EIO;
+  }
+  c->pid = strobe__host_pid();
+  snprintf(c->process, sizeof c->process, "pid_%u", (unsigned)c->pid);
   static uint32_t g_numbers;
   c->number = __atomic_add_fetch(&g_numbers, 1, __ATOMIC_RELAXED);
   *out = c;
@@ -98,6 +109,28 @@ void strobe_collector_close(strobe_collector *c) {
     for (int i = 0; i < STROBE_MAX_WINDOWS; i++) c->windows[i].open = 0;
   }
   strobe__mutex_unlock(&c->lock);
+}
+
+/* >>process: its label and what it did with operation tokens (docs/sessions.md §Across processes) */
+int strobe_collector_set_process(strobe_collector *c, const char *label) {
+  if (!c || !label) return STROBE_EINVAL;
+  size_t n = strobe__label_len(label, STROBE__RULE_NAME);
+  if (!n) {
+    strobe__label_refused(c);
+    return STROBE_ELABEL;
+  }
+  strobe__mutex_lock(&c->lock);
+  memcpy(c->process, label, n + 1);
+  strobe__mutex_unlock(&c->lock);
+  return 0;
+}
+
+int strobe_collector_query_remote_stats(strobe_collector *c, strobe_remote_stats *out) {
+  if (!c || !out) return STROBE_EINVAL;
+  strobe__mutex_lock(&c->lock);
+  *out = c->remote;
+  strobe__mutex_unlock(&c->lock);
+  return 0;
 }
 
 /* >>labels (docs/sessions.md §The label rule; the check itself is the probe's, strobe__label_rule_len) */

@@ -14,13 +14,16 @@
  * can admit nor a capture records (one that began with neither active), or
  * hold the collector lock around anything but a bounded slot update.
  *
- * Contents: >>context >>capture >>begin-end >>handoff >>marks >>stages >>abandon
+ * Contents: >>context >>capture >>begin-end >>handoff >>remote >>marks >>stages >>abandon
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "platform/clock.h"
+#include "platform/host.h"
 #include "probe/probe.h"
 #include "session/session_internal.h"
+#include "strobe/gpu.h"
 
 /* >>context: what the calling thread is working on. */
 #define MAX_OP_NEST 8     /* operations nested on one thread (input → pass → rebuild …) */
@@ -156,6 +159,22 @@ static void emit_move(strobe_op op, uint32_t sub, uint64_t now) {
   strobe__emit_op_event(now, sub, w, d, 1);
 }
 
+/* Hand-offs between processes (docs/capture-format.md, OPS block): what a
+ * merge joins the two sides of an operation by. */
+static void emit_remote_out(strobe_op op, const char *peer, uint64_t now) {
+  const strobe__live_op *l = own_slot(op);
+  const strobe_collector *c = op.collector;
+  uint64_t w[3] = {l->seq, c->uid, c->pid};
+  uint32_t d[3] = {c->number, strobe__label_id(peer), strobe__label_id(c->process)};
+  strobe__emit_op_event(now, STROBE__OPEV_REMOTE_OUT, w, d, 3);
+}
+
+static void emit_remote_in(const strobe_collector *c, const strobe__live_op *l) {
+  uint64_t w[4] = {l->seq, l->from.collector, l->from.op, l->from.taken};
+  uint32_t d[4] = {c->number, strobe__label_id(l->from.process), l->from.pid, strobe__label_id(c->process)};
+  strobe__emit_op_event(l->from.resumed, STROBE__OPEV_REMOTE_IN, w, d, 4);
+}
+
 /* The whole completed operation in one event, so a capture that holds its
  * END and not its BEGIN (a flight-recorder dump, a recording started in the
  * middle) still has all of it. */
@@ -187,8 +206,10 @@ static void emit_end(const strobe_collector *c, strobe__live_op *l, uint64_t end
 }
 
 /* >>begin-end */
+/* tok: an operation resumed from another process (>>remote), whose start is
+ * the origin's (start, in local ticks); NULL for one that begins here. */
 static strobe_op begin_op(strobe_collector *c, strobe_window w, strobe_op_kind kind, int app_frame, uint64_t frame_id,
-                          uint32_t anchor, int *status) {
+                          uint32_t anchor, const strobe__token *tok, uint64_t start, int *status) {
   strobe_op op = {0, c};
   int rc = 0;
   int captured = strobe__is_active();
@@ -201,6 +222,7 @@ static strobe_op begin_op(strobe_collector *c, strobe_window w, strobe_op_kind k
     goto out;
   }
   uint64_t now = strobe__now();
+  if (!tok) start = now;
   strobe__mutex_lock(&c->lock);
   int ws = c->closed ? -1 : strobe__window_slot_of(c, w);
   int slot = -1;
@@ -210,9 +232,12 @@ static strobe_op begin_op(strobe_collector *c, strobe_window w, strobe_op_kind k
     rc = STROBE_ECLOSED;
   else if (ws < 0)
     rc = STROBE_EWINDOW;
-  else if (slot < 0)
+  else if (slot < 0) {
     rc = STROBE_ELIMIT;
-  else {
+    if (tok) c->remote.refused_limit++;
+  } else if (tok && (rc = strobe__remote_admit(c, tok)) != 0) {
+    /* refused and counted by strobe__remote_admit */
+  } else {
     strobe__live_op *l = &c->ops[slot];
     strobe__window_slot *win = &c->windows[ws];
     l->gen++;
@@ -224,7 +249,7 @@ static strobe_op begin_op(strobe_collector *c, strobe_window w, strobe_op_kind k
     /* Some active session can admit it (its kind, and a devtools window's
      * work only when a session includes devtools): only then is detail worth
      * capturing. */
-    l->detailed = (uint8_t)strobe__admissible(c, (uint8_t)kind, l->devtools, now);
+    l->detailed = (uint8_t)strobe__admissible(c, (uint8_t)kind, l->devtools, start);
     l->captured = (uint8_t)captured;
     l->window_slot = (uint32_t)ws;
     l->window = strobe__name_ref(win->name);
@@ -236,18 +261,27 @@ static strobe_op begin_op(strobe_collector *c, strobe_window w, strobe_op_kind k
     /* The application's own frame counter when it gives one (GDK's), so
      * every consumer names a frame as the toolkit does. */
     l->frame_id = kind != STROBE_OP_PASS ? 0 : app_frame ? frame_id : win->frames;
-    l->start = now;
+    l->start = start;
     __atomic_store_n(&l->phase, 0, __ATOMIC_RELAXED);
     l->nstages = l->ncounters = l->stages_dropped = l->counters_dropped = 0;
     l->idle = 0;
     l->nunavailable = 0;
     l->population[0] = 0;
+    l->peer[0] = 0;
+    l->remote = tok != NULL;
+    if (tok) {
+      c->remote.resumed++;
+      l->handed_off = 1;
+      l->from = (strobe__remote_from){"", "", tok->pid, tok->collector, tok->op, 0, now};
+      memcpy(l->from.process, tok->process, sizeof l->from.process);
+      memcpy(l->from.peer, tok->peer, sizeof l->from.peer);
+    }
     op.id = strobe__handle((uint32_t)slot, l->gen);
   }
   strobe__mutex_unlock(&c->lock);
   if (op.id) {
     own_slot(op)->nesting_overflow = (uint8_t)!push_op(op, anchor);
-    if (captured) emit_begin(c, own_slot(op));
+    if (captured && !tok) emit_begin(c, own_slot(op));
   }
 out:
   if (status) *status = rc;
@@ -255,18 +289,18 @@ out:
 }
 
 strobe_op strobe_op_begin(strobe_collector *c, strobe_window w, strobe_op_kind kind, int *status) {
-  return begin_op(c, w, kind, 0, 0, 0, status);
+  return begin_op(c, w, kind, 0, 0, 0, NULL, 0, status);
 }
 
 strobe_op strobe_op_begin_frame(strobe_collector *c, strobe_window w, uint64_t frame_id, int *status) {
-  return begin_op(c, w, STROBE_OP_PASS, 1, frame_id, 0, status);
+  return begin_op(c, w, STROBE_OP_PASS, 1, frame_id, 0, NULL, 0, status);
 }
 
 strobe_op strobe_op_begin_in_phase(strobe_collector *c, strobe_window w, strobe_op_kind kind, int *status) {
   /* The phase it is dispatched in: the innermost open stage of the thread's current operation. */
   strobe_op outer = current_op();
   int f = outer.id ? innermost_frame(outer) : -1;
-  return begin_op(c, w, kind, 0, 0, f >= 0 ? tls_ctx.stages[f].token : 0, status);
+  return begin_op(c, w, kind, 0, 0, f >= 0 ? tls_ctx.stages[f].token : 0, NULL, 0, status);
 }
 
 /* Whether the operation measured a stage (by site name) or counter of this name. */
@@ -318,6 +352,9 @@ static strobe__sample *make_sample(const strobe__live_op *l, uint64_t end, int c
   for (uint32_t i = 0; i < l->nunavailable; i++)
     if (!measured(l, &l->unavailable[i])) s->unavailable[s->nunavailable++] = l->unavailable[i];
   memcpy(s->population, l->population, sizeof s->population);
+  memcpy(s->peer, l->peer, sizeof s->peer);
+  s->remote = l->remote;
+  s->from = l->from;
   return s;
 }
 
@@ -430,6 +467,160 @@ void strobe_op_resume(strobe_op op) {
   if (!l) return;
   own_slot(op)->nesting_overflow = (uint8_t)!push_op(op, 0);
   if (strobe__is_active()) emit_move(op, STROBE__OPEV_RESUME, strobe__now());
+}
+
+/* >>remote: operations handed between processes (docs/sessions.md §Across
+ * processes). Times travel as CLOCK_MONOTONIC nanoseconds: on one host
+ * (one boot) both processes read the same clock, so the receiver places the
+ * origin's start exactly. */
+static uint64_t ticks_to_mono_ns(const strobe__clock_info *ck, uint64_t ticks) {
+  double d = ((double)(int64_t)(ticks - ck->epoch_ticks)) * ck->ns_per_tick;
+  double r = (double)ck->epoch_mono_ns + d;
+  return r <= 0 ? 0 : (uint64_t)(r + 0.5);
+}
+
+static uint64_t ns_to_ticks(const strobe__clock_info *ck, uint64_t ns) {
+  return (uint64_t)((double)ns / ck->ns_per_tick + 0.5);
+}
+
+static void copy_stage_name(char out[STROBE_MAX_LABEL + 1], uint32_t site_id) {
+  const strobe_site *site = strobe__site_get(site_id);
+  const char *name = site && strobe__label_valid(site->name) ? site->name : STROBE_INVALID_LABEL;
+  size_t n = strlen(name);
+  memcpy(out, name, n + 1);
+}
+
+int strobe_op_hand_off_remote(strobe_op op, const char *peer, void *buf, size_t cap, size_t *len) {
+  if (!op.id || !op.collector || !buf || !len) return STROBE_EINVAL;
+  strobe_collector *c = op.collector;
+  if (!strobe__label_valid(peer)) {
+    strobe__label_refused(c);
+    return STROBE_ELABEL;
+  }
+  const strobe__clock_info *ck = strobe__clock(); /* calibrated once, before any lock */
+  strobe__token *t = calloc(1, sizeof *t);
+  if (!t) return STROBE_ENOMEM;
+  strobe__mutex_lock(&c->lock);
+  int live = live_op(op) != NULL;
+  memcpy(t->process, c->process, sizeof t->process);
+  strobe__mutex_unlock(&c->lock);
+  if (!live) {
+    free(t);
+    return STROBE_EINVAL;
+  }
+  strobe__live_op *l = own_slot(op); /* ours: the caller holds it */
+  if (l->remote) {
+    free(t);
+    return STROBE_ESTATE;
+  }
+  uint64_t now = strobe__now();
+  t->kind = l->kind;
+  t->app_frame = l->app_frame;
+  t->detail = (uint8_t)(l->detailed || l->captured);
+  t->pid = c->pid;
+  (void)strobe__host_boot_id(t->boot); /* zeroes without one: no receiver takes it as same-host */
+  t->collector = c->uid;
+  t->op = l->seq;
+  t->frame_id = l->frame_id;
+  t->start_mono_ns = ticks_to_mono_ns(ck, l->start);
+  t->taken_mono_ns = ticks_to_mono_ns(ck, now);
+  if (t->taken_mono_ns < t->start_mono_ns) t->taken_mono_ns = t->start_mono_ns;
+  memcpy(t->peer, peer, strlen(peer) + 1);
+  for (uint32_t i = 0; t->detail && i < l->nstages; i++) {
+    const strobe__stage_agg *a = &l->stages[i];
+    strobe__token_stage *ts = &t->stages[t->nstages++];
+    copy_stage_name(ts->name, a->site);
+    if (a->parent) copy_stage_name(ts->parent, a->parent);
+    ts->parent_incomplete = (uint8_t)(a->parent_incomplete != 0);
+    ts->count = a->count;
+    ts->total_ns = (uint64_t)((double)a->total * ck->ns_per_tick + 0.5);
+    ts->min_ns = (uint64_t)((double)a->min * ck->ns_per_tick + 0.5);
+    ts->max_ns = (uint64_t)((double)a->max * ck->ns_per_tick + 0.5);
+    if (ts->min_ns > ts->max_ns) ts->min_ns = ts->max_ns;
+    if (ts->max_ns > ts->total_ns) ts->max_ns = ts->total_ns;
+  }
+  size_t need = strobe__token_encode(t, buf, cap);
+  free(t);
+  *len = need;
+  if (need > cap) return STROBE_ELIMIT;
+  /* Done here: a sample that ends at the hand-off, naming the peer. */
+  memcpy(l->peer, peer, strlen(peer) + 1);
+  if (strobe__is_active()) emit_remote_out(op, peer, now);
+  strobe__mutex_lock(&c->lock);
+  c->remote.handed_off++;
+  strobe__mutex_unlock(&c->lock);
+  end_op(op, 0, now, 0);
+  return 0;
+}
+
+static void count_refusal(strobe_collector *c, int why) {
+  strobe__mutex_lock(&c->lock);
+  switch (why) {
+    case STROBE__REFUSED_TRUNCATED: c->remote.refused_truncated++; break;
+    case STROBE__REFUSED_VERSION: c->remote.refused_version++; break;
+    case STROBE__REFUSED_CORRUPT: c->remote.refused_corrupt++; break;
+    default: c->remote.refused_malformed++; break;
+  }
+  strobe__mutex_unlock(&c->lock);
+}
+
+strobe_op strobe_op_resume_remote(strobe_collector *c, strobe_window w, const void *token, size_t len, int *status) {
+  strobe_op op = {0, c};
+  int rc, why = 0;
+  if (!STROBE__PROFILING || !c) {
+    if (status) *status = !STROBE__PROFILING ? STROBE_EFEATURE_DISABLED : STROBE_EINVAL;
+    return op;
+  }
+  strobe__token *t = malloc(sizeof *t);
+  if (!t) {
+    if (status) *status = STROBE_ENOMEM;
+    return op;
+  }
+  rc = strobe__token_decode(token, len, t, &why);
+  const strobe__clock_info *ck = strobe__clock(); /* calibrated once, before any lock */
+  if (!rc) {
+    /* On one boot the origin's clock is ours: a hand-off in our future is a forged or damaged token. */
+    uint8_t boot[16];
+    if (!strobe__host_boot_id(boot) && !memcmp(boot, t->boot, 16) && t->taken_mono_ns > strobe__mono_ns()) {
+      why = STROBE__REFUSED_MALFORMED;
+      rc = STROBE_ETOKEN;
+    }
+  }
+  if (rc) {
+    count_refusal(c, why);
+    free(t);
+    if (status) *status = rc;
+    return op;
+  }
+  uint64_t start = strobe_clock_ticks_from_mono_ns(t->start_mono_ns);
+  op = begin_op(c, w, (strobe_op_kind)t->kind, t->kind == STROBE_OP_PASS, t->frame_id, 0, t, start, &rc);
+  if (op.id) {
+    strobe__live_op *l = own_slot(op);
+    l->from.taken = strobe_clock_ticks_from_mono_ns(t->taken_mono_ns);
+    /* The origin's stages, attributed to it; kept like local ones, only where a session or capture can use them. */
+    for (uint32_t i = 0; (l->detailed || l->captured) && i < t->nstages; i++) {
+      const strobe__token_stage *ts = &t->stages[i];
+      uint32_t site = strobe__remote_stage_site(ts->name);
+      uint32_t parent = ts->parent[0] ? strobe__remote_stage_site(ts->parent) : 0;
+      if (!site || (ts->parent[0] && !parent) || l->nstages == STROBE_MAX_STAGES) {
+        l->stages_dropped++; /* no site for it: its time is not kept, counted */
+        continue;
+      }
+      l->stages[l->nstages++] = (strobe__stage_agg){site,
+                                                    parent,
+                                                    ts->count,
+                                                    0,
+                                                    ns_to_ticks(ck, ts->total_ns),
+                                                    ns_to_ticks(ck, ts->min_ns),
+                                                    ns_to_ticks(ck, ts->max_ns),
+                                                    ts->parent_incomplete,
+                                                    1};
+    }
+    if (l->captured) emit_remote_in(c, l);
+  }
+  free(t);
+  if (status) *status = rc;
+  return op;
 }
 
 int strobe_op_detailed(void) {
@@ -634,7 +825,7 @@ static int aggregate(strobe__live_op *l, const stage_frame *f, uint64_t d) {
     l->stages_dropped++;
     return -1;
   }
-  l->stages[l->nstages] = (strobe__stage_agg){f->site_id, f->parent_id, 1, f->not_in_declared, d, d, d, 0};
+  l->stages[l->nstages] = (strobe__stage_agg){f->site_id, f->parent_id, 1, f->not_in_declared, d, d, d, 0, 0};
   return (int)l->nstages++;
 }
 

@@ -75,6 +75,10 @@ struct strobe_report {
   strobe_gpu_frame *gpu_frames;    /* GPU frames closed (FENCE_SEEN) while the session ran, oldest first (docs/gpu.md) */
   uint32_t ngpu;                   /* <= STROBE__REPORT_GPU_FRAMES */
   uint64_t gpu_missed;             /* closed frames the live table evicted before this report copied them */
+  char process[STROBE_MAX_LABEL + 1]; /* the collector's process label (docs/sessions.md §Across processes) */
+  uint32_t pid;
+  uint64_t uid;                    /* the collector's random id in operation tokens */
+  strobe_remote_stats remote;      /* the collector's, since its creation */
 };
 #define STROBE__REPORT_GPU_FRAMES 1024u /* the live table's ring of closed frames (src/probe/gpu.c) */
 

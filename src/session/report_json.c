@@ -8,6 +8,7 @@
  * Contents: >>head >>truncated >>samples >>unfinished >>summaries >>application >>tail >>entry
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -203,7 +204,7 @@ static void kind_json(strobe__json *j, const char *kind) {
 }
 
 /* A stage or counter declared unavailable: null, never 0, with available false. */
-static void write_unavailable(strobe__json *j, const strobe__sample *s, uint8_t what) {
+static void write_unavailable(strobe__json *j, const strobe__sample *s, uint8_t what, const char *process) {
   for (uint32_t i = 0; i < s->nunavailable; i++) {
     const strobe__unavailable *u = &s->unavailable[i];
     if (u->what != what) continue;
@@ -222,8 +223,61 @@ static void write_unavailable(strobe__json *j, const strobe__sample *s, uint8_t 
       strobe__json_null(j, "value");
     }
     strobe__json_bool(j, "available", 0);
+    if (what == STROBE_COVERAGE_STAGE) strobe__json_str(j, "process", process); /* declared where it was not timed */
     strobe__json_end(j);
   }
+}
+
+/* >>cross-process (docs/sessions.md §Across processes): a collector id as
+ * 16 hex digits (a JSON number would lose its low bits in JavaScript). */
+static void hex_id(strobe__json *j, const char *key, uint64_t id) {
+  char text[17];
+  snprintf(text, sizeof text, "%016llx", (unsigned long long)id);
+  strobe__json_str(j, key, text);
+}
+
+/* Where the operation went (handed_off_to) or came from (from). */
+static void write_remote(strobe__json *j, const strobe_report *r, const strobe__sample *s) {
+  strobe__json_str(j, "handed_off_to", s->peer[0] ? s->peer : NULL);
+  if (!s->remote) {
+    strobe__json_null(j, "from");
+    return;
+  }
+  strobe__json_object(j, "from");
+  strobe__json_str(j, "process", s->from.process);
+  strobe__json_uint(j, "pid", s->from.pid);
+  hex_id(j, "collector", s->from.collector);
+  strobe__json_uint(j, "op", s->from.op);
+  strobe__json_num(j, "handed_off_ms", strobe__report_ms(r, s->from.taken), MS);
+  strobe__json_num(j, "resumed_ms", strobe__report_ms(r, s->from.resumed), MS);
+  strobe__json_num(j, "gap_ms", strobe__ticks_ms(r, s->from.resumed > s->from.taken ? s->from.resumed - s->from.taken : 0),
+                   MS);
+  strobe__json_end(j);
+}
+
+/* This process, and what its collector did with operation tokens since its creation. */
+static void write_cross_process(strobe__json *j, const strobe_report *r) {
+  strobe__json_object(j, "process");
+  strobe__json_str(j, "name", r->process);
+  strobe__json_uint(j, "pid", r->pid);
+  hex_id(j, "collector", r->uid);
+  strobe__json_end(j);
+  const strobe_remote_stats *x = &r->remote;
+  strobe__json_object(j, "cross_process");
+  strobe__json_uint(j, "handed_off", x->handed_off);
+  strobe__json_uint(j, "resumed", x->resumed);
+  strobe__json_uint(j, "refused", x->refused_malformed + x->refused_truncated + x->refused_version + x->refused_corrupt +
+                                      x->refused_replayed + x->refused_foreign + x->refused_limit);
+  strobe__json_object(j, "refused_by");
+  strobe__json_uint(j, "malformed", x->refused_malformed);
+  strobe__json_uint(j, "truncated", x->refused_truncated);
+  strobe__json_uint(j, "version", x->refused_version);
+  strobe__json_uint(j, "corrupt", x->refused_corrupt);
+  strobe__json_uint(j, "replayed", x->refused_replayed);
+  strobe__json_uint(j, "foreign", x->refused_foreign);
+  strobe__json_uint(j, "limit", x->refused_limit);
+  strobe__json_end(j);
+  strobe__json_end(j);
 }
 
 static void write_sample(strobe__json *j, const strobe_report *r, const strobe__sample *s) {
@@ -245,6 +299,7 @@ static void write_sample(strobe__json *j, const strobe_report *r, const strobe__
   strobe__json_uint(j, "stages_dropped", s->stages_dropped);
   strobe__json_uint(j, "counters_dropped", s->counters_dropped);
   strobe__json_str(j, "population", s->population[0] ? s->population : NULL);
+  write_remote(j, r, s);
   strobe__json_array(j, "stages");
   for (uint32_t i = 0; i < s->nstages; i++) {
     const strobe__stage_agg *a = &s->stages[i];
@@ -262,9 +317,10 @@ static void write_sample(strobe__json *j, const strobe_report *r, const strobe__
     strobe__json_num(j, "min_ms", strobe__ticks_ms(r, a->min), MS);
     strobe__json_num(j, "max_ms", strobe__ticks_ms(r, a->max), MS);
     strobe__json_bool(j, "available", 1);
+    strobe__json_str(j, "process", a->remote ? s->from.process : r->process);
     strobe__json_end(j);
   }
-  write_unavailable(j, s, STROBE_COVERAGE_STAGE);
+  write_unavailable(j, s, STROBE_COVERAGE_STAGE, r->process);
   strobe__json_end(j);
   strobe__json_array(j, "counters");
   for (uint32_t i = 0; i < s->ncounters; i++) {
@@ -275,7 +331,7 @@ static void write_sample(strobe__json *j, const strobe_report *r, const strobe__
     strobe__json_bool(j, "available", 1);
     strobe__json_end(j);
   }
-  write_unavailable(j, s, STROBE_COVERAGE_COUNTER);
+  write_unavailable(j, s, STROBE_COVERAGE_COUNTER, NULL);
   strobe__json_end(j);
   /* Gauges sampled while it ran: a memory spike is in the sample it happened in. */
   strobe__json_array(j, "memory");
@@ -871,6 +927,7 @@ int strobe_report_json(const strobe_report *r, char **json, size_t *len) {
   write_overhead(&j, r);
   write_build(&j);
   write_run(&j, r);
+  write_cross_process(&j, r);
   strobe__json_end(&j);
   free(scratch);
   free(names);

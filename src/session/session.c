@@ -370,6 +370,10 @@ static strobe_report *snapshot(strobe_collector *c, const strobe__session *s, ui
   r->kind_excluded = s->kind_excluded;
   r->idle = s->idle;
   r->untracked_windows = c->untracked_windows;
+  memcpy(r->process, c->process, sizeof r->process);
+  r->pid = c->pid;
+  r->uid = c->uid;
+  r->remote = c->remote;
   memcpy(r->kind_completed, s->kind_completed, sizeof r->kind_completed);
   for (uint32_t i = 0; i < s->count; i++) { /* newest first */
     strobe__sample *smp = s->ring[(s->head + s->count - 1 - i) % s->max_samples];

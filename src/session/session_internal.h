@@ -39,7 +39,20 @@ typedef struct strobe__stage_agg {
   uint64_t total, min, max;       /* ticks */
   uint32_t parent_incomplete;     /* 1: in some run, its parent did not complete in the operation (still open
                                    * at its end, or cut by STROBE_MAX_STAGES): that time is in no listed stage */
+  uint32_t remote;                /* 1: ran in the process the operation came from (strobe_op_resume_remote) */
 } strobe__stage_agg;
+
+/* Where an operation resumed from another process came from
+ * (docs/sessions.md §Across processes). */
+typedef struct strobe__remote_from {
+  char process[STROBE_MAX_LABEL + 1]; /* the origin's process label */
+  char peer[STROBE_MAX_LABEL + 1];    /* handed off: the peer it went to (this side: the label it was addressed to) */
+  uint32_t pid;
+  uint64_t collector;             /* the origin collector's random id */
+  uint64_t op;                    /* the operation's id there */
+  uint64_t taken;                 /* local ticks: when the origin handed it off */
+  uint64_t resumed;               /* local ticks: when this process resumed it */
+} strobe__remote_from;
 
 typedef struct strobe__counter_agg {
   double value;
@@ -86,6 +99,9 @@ typedef struct strobe__sample {
   strobe__unavailable *unavailable;
   strobe__gauge_sample *gauges;   /* room for STROBE_MAX_GAUGES, filled under the lock at completion */
   char population[STROBE_MAX_LABEL + 1]; /* strobe_op_set_population; "" = none */
+  char peer[STROBE_MAX_LABEL + 1]; /* handed off to this process (strobe_op_hand_off_remote); "" = not */
+  uint8_t remote;                 /* 1: resumed from another process; `from` says which */
+  strobe__remote_from from;
 } strobe__sample;
 
 void strobe__sample_unref(strobe__sample *s);
@@ -135,6 +151,9 @@ typedef struct strobe__live_op {
   uint32_t nunavailable;          /* owner-thread only */
   strobe__unavailable unavailable[STROBE_MAX_UNAVAILABLE];
   char population[STROBE_MAX_LABEL + 1]; /* owner-thread only; "" = none */
+  char peer[STROBE_MAX_LABEL + 1]; /* owner-thread only: set by strobe_op_hand_off_remote just before its end */
+  uint8_t remote;                 /* resumed from another process (strobe_op_resume_remote) */
+  strobe__remote_from from;       /* when remote */
 } strobe__live_op;
 
 typedef struct strobe__live_app {
@@ -202,6 +221,14 @@ typedef struct strobe__gauge {
 
 #define STROBE__MAX_RUN_INFO 16
 
+/* Replay tracking per origin collector (docs/sessions.md §Across processes):
+ * the newest operation id resumed from it and a bitmap of the 64 below. */
+typedef struct strobe__remote_origin {
+  uint64_t collector;             /* 0 = free */
+  uint64_t newest;
+  uint64_t seen;                  /* bit k: operation newest - k was resumed */
+} strobe__remote_origin;
+
 struct strobe_collector {
   uint32_t refs;                  /* atomic */
   uint32_t number;                /* 1-based in order of creation: names the collector in captures */
@@ -226,7 +253,49 @@ struct strobe_collector {
   uint32_t nrun;
   uint64_t labels_replaced;       /* atomic: labels that broke the rule where the call returns nothing, kept as STROBE_INVALID_LABEL */
   uint64_t labels_refused;        /* atomic: labels refused with STROBE_ELABEL */
+  uint64_t uid;                   /* random, names the collector in operation tokens; never 0 */
+  uint32_t pid;
+  char process[STROBE_MAX_LABEL + 1]; /* strobe_collector_set_process; "pid_<pid>" until set */
+  strobe__remote_origin origins[STROBE_MAX_REMOTE_ORIGINS];
+  strobe_remote_stats remote;     /* lock held */
 };
+
+/* >>remote: the operation token's codec (remote.c, docs/sessions.md §The
+ * operation token). A decoded token, its stages' names copied. */
+typedef struct strobe__token_stage {
+  char name[STROBE_MAX_LABEL + 1];
+  char parent[STROBE_MAX_LABEL + 1]; /* the stage it ran in; "" = directly in the operation */
+  uint8_t parent_incomplete;      /* strobe__stage_agg.parent_incomplete */
+  uint32_t count;
+  uint64_t total_ns, min_ns, max_ns;
+} strobe__token_stage;
+
+typedef struct strobe__token {
+  uint8_t kind, app_frame, detail, nstages;
+  uint32_t pid;
+  uint8_t boot[16];
+  uint64_t collector, op, frame_id, start_mono_ns, taken_mono_ns;
+  char process[STROBE_MAX_LABEL + 1];
+  char peer[STROBE_MAX_LABEL + 1];
+  strobe__token_stage stages[STROBE_MAX_STAGES];
+} strobe__token;
+
+/* Encodes t into buf; returns its length, or the length needed (> cap) when
+ * it does not fit (nothing written then). */
+size_t strobe__token_encode(const strobe__token *t, uint8_t *buf, size_t cap);
+/* Decodes and checks a token's layout. Returns 0 or the refusal:
+ * STROBE_ETOKEN with *why one of the STROBE__REFUSED_* below. */
+enum { STROBE__REFUSED_MALFORMED, STROBE__REFUSED_TRUNCATED, STROBE__REFUSED_VERSION, STROBE__REFUSED_CORRUPT };
+int strobe__token_decode(const uint8_t *buf, size_t len, strobe__token *t, int *why);
+/* Checks that token t may be resumed in c (same boot, addressed to c's
+ * process, not replayed) and records it as resumed; counts a refusal in
+ * c->remote. Lock held. Returns 0, STROBE_EFOREIGN, STROBE_EREPLAY or
+ * STROBE_ELIMIT. */
+int strobe__remote_admit(strobe_collector *c, const strobe__token *t);
+/* The site id of a stage the origin ran, registered in this process under
+ * its name (a static label: the origin's site name); 0 when the table of
+ * such names is full. Any thread. */
+uint32_t strobe__remote_stage_site(const char *name);
 
 /* >>labels: the label rule (docs/sessions.md §The label rule). A name (stage,
  * counter, gauge, application scope, run info key) is 1..STROBE_MAX_LABEL

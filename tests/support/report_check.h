@@ -154,8 +154,11 @@ static inline void rc_content_free(json_t *v, const char *key, const char *paren
   else if (!strcmp(key, "window"))
     ok = rc_matches("^[A-Za-z0-9_./:-]{1,256}$", s); /* the window-id rule: main, w1, w1/popup */
   else if (!strcmp(key, "label") || !strcmp(key, "name") || !strcmp(key, "phase") || !strcmp(key, "nested_in") ||
-           !strcmp(key, "declared_parent") || !strcmp(key, "population"))
+           !strcmp(key, "declared_parent") || !strcmp(key, "population") || !strcmp(key, "process") ||
+           !strcmp(key, "handed_off_to"))
     ok = rc_matches(label, s);
+  else if (!strcmp(key, "collector"))
+    ok = rc_matches("^[0-9a-f]{16}$", s); /* a collector's random id (docs/sessions.md §Across processes) */
   else if (!strcmp(key, "id"))
     ok = rc_matches("^profile_[1-9][0-9]*$", s);
   else if (!strcmp(key, "kind") && parent &&
@@ -217,6 +220,31 @@ static inline void rc_check_samples(json_t *doc, double at_ms) {
     jbool(s, "committed");
     jbool(s, "handed_off");
     jbool(s, "ended_implicitly");
+    /* Across processes: handed off here ends uncommitted; resumed from elsewhere,
+     * the hand-off and resume lie inside the whole operation and the gap is
+     * their difference; each stage ran in this process or in the origin. */
+    json_t *from = jreq(s, "from");
+    if (!jnull(s, "handed_off_to")) {
+      CHECK(!jbool(s, "committed"));
+      CHECK(json_is_null(from));
+    }
+    if (!json_is_null(from)) {
+      double off = jnum(from, "handed_off_ms"), on = jnum(from, "resumed_ms");
+      CHECK(st <= off + RC_MS_EPS);
+      CHECK(off <= on + RC_MS_EPS);
+      CHECK(on <= en + RC_MS_EPS);
+      CHECK_NEAR(jnum(from, "gap_ms"), on - off, 2 * RC_MS_EPS);
+      CHECK(jbool(s, "handed_off"));
+    }
+    {
+      size_t k;
+      json_t *st_k;
+      json_array_foreach(jreq(s, "stages"), k, st_k) {
+        const char *proc = jstr(st_k, "process");
+        CHECKF(!strcmp(proc, jstr(doc, "process.name")) || (!json_is_null(from) && !strcmp(proc, jstr(from, "process"))),
+               "report_check: stage process %s is neither this process nor the origin", proc);
+      }
+    }
     CHECK(jint(s, "stages_dropped") >= 0 && jint(s, "counters_dropped") >= 0);
     json_t *stages = jreq(s, "stages");
     size_t k;
@@ -627,6 +655,13 @@ static inline json_t *check_report_json(const strobe_report *r) {
   }
   CHECK(jnum(doc, "session.start_ms") >= 0);
   CHECK(at_ms >= jnum(doc, "session.start_ms"));
+  { /* cross_process.refused is the sum of its reasons */
+    long long by = 0;
+    const char *k;
+    json_t *v;
+    json_object_foreach(jreq(doc, "cross_process.refused_by"), k, v) by += json_integer_value(v);
+    CHECK_EQ_INT(jint(doc, "cross_process.refused"), by);
+  }
   long long max_samples = jint(doc, "session.max_samples");
   CHECK(max_samples >= 1 && max_samples <= STROBE_MAX_SAMPLES);
 
