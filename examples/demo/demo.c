@@ -8,8 +8,11 @@
  * Windows: "main" (the grid), "w1" (a nested details window rendered inside
  * main's pass), "devtools" (excluded from sessions unless they opt in).
  * Operations: input dispatch (which may trigger a root rebuild), passes with
- * stages, present on a sender thread (take / hand off / resume), superseded
- * frames kept as committed: false, application scopes on a worker thread,
+ * stages, present in a separate sender process (the pass is taken, handed
+ * off as an operation token over a Unix socket and resumed there:
+ * docs/sessions.md §Across processes; that process writes its own report,
+ * sender-report.json, with the whole frames, and capture, sender.strobe),
+ * superseded frames kept as committed: false, application scopes on a worker thread,
  * and a deliberate slow frame every few seconds. The pass opens like a
  * signal-driven toolkit's (frame_clock.c): a stage begun in one callback and
  * ended in the next, and wheel input dispatched inside its flush-events
@@ -39,7 +42,8 @@
  * The GPU path (gpu.c, built with libstrobe_vulkan): each frame of the main
  * window uploads its cairo image and runs an upload, a filter and a
  * composite pass on the Vulkan device (lavapipe without a GPU), each a GPU
- * zone; the sender thread polls the fences without waiting. Without a
+ * zone; the link thread that sends frames to the sender process polls the
+ * fences without waiting. Without a
  * Vulkan device the demo says so once and its reports say the GPU data is
  * unavailable (null, never zero).
  *
@@ -120,7 +124,7 @@ static uint64_t now_ns(void) {
 typedef struct gpu_hooks {
   gpu *g;
   const char *out;
-  int kept; /* a composite is on disk (the sender thread alone reads and writes it) */
+  int kept; /* a composite is on disk (the link thread alone reads and writes it) */
 } gpu_hooks;
 
 static int hook_poll(void *ctx, int slot) { return gpu_poll(((gpu_hooks *)ctx)->g, slot); }
@@ -406,6 +410,8 @@ static int end_session(strobe_collector *c, const char *id, const char *dir, con
 }
 
 int main(int argc, char **argv) {
+  /* The same executable is the sender process (sender.h), started by sender_start. */
+  if (argc == 4 && !strcmp(argv[1], "--sender-process")) return sender_process_main(atoi(argv[2]), argv[3]);
   options o;
   int rc = parse(argc, argv, &o);
   if (rc) return rc;
@@ -445,6 +451,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   strobe_collector_set_run_info(c, "fixture", "datagrid-200x8-scripted");
+  strobe_collector_set_process(c, "screen"); /* frames are handed from "screen" to "sender" */
   /* Free text: kept beside the report, never in it (end_session). */
   char command[256] = "";
   for (int i = 0; i < argc; i++)
@@ -550,7 +557,7 @@ int main(int argc, char **argv) {
   fflush(stdout);
   sender snd;
   saver sv;
-  sender_start(&snd, o.out, gpu_hooks_p);
+  if (sender_start(&snd, o.out, gpu_hooks_p)) return 1;
   saver_start(&sv, c, o.out);
   pthread_create(&wd.thread, NULL, watchdog_main, &wd);
   frame_clock fc = {c, w_main, {0, 0, 0, NULL}};
@@ -698,9 +705,12 @@ int main(int argc, char **argv) {
          "tables, %u without a symbol; %llu calls cut\n",
          calls.resolved, calls.unresolved,
          (unsigned long long)(calls.cut_depth + calls.cut_stack + calls.cut_functions));
-  printf("\n%llu frames (%llu presented, %llu superseded), %u background saves, %llu spikes dumped to %s\n",
-         (unsigned long long)frame, (unsigned long long)snd.presented, (unsigned long long)snd.superseded, sv.saves,
+  printf("\n%llu frames (%llu handed to the sender process, %llu presented there, %llu superseded there, %llu "
+         "dropped before the hand-off), %u background saves, %llu spikes dumped to %s\n",
+         (unsigned long long)frame, (unsigned long long)snd.handed, (unsigned long long)snd.presented,
+         (unsigned long long)snd.superseded, (unsigned long long)snd.dropped_here, sv.saves,
          (unsigned long long)fs.spikes_dumped, spikes);
+  printf("%s\n", snd.summary);
   strobe_tree_status ts = strobe_tree_query_status();
   printf("ui tree: %llu snapshot(s) written to the capture, the last %u nodes (%llu dropped), %llu bytes "
          "(strobe tree %s/demo.strobe)\n",

@@ -1,15 +1,20 @@
 /*
- * sender.h — the demo's present thread. The render thread hands each
- * finished frame over (Strobe's take / hand off / resume: the operation
- * moves threads with it); the sender presents only the newest, and frames
- * it never presents are ended as committed: false — work thrown away is
- * still worth seeing.
+ * sender.h — the demo's present side, a separate process (docs/sessions.md
+ * §Across processes), as a toolkit's sender process is: the render thread
+ * hands each finished frame to the link thread (strobe_op_take), which
+ * writes it into an operation token (strobe_op_hand_off_remote: the frame
+ * ends here, handed off to "sender") and sends token and PNG over a Unix
+ * socket to the sender process. That process resumes each frame
+ * (strobe_op_resume_remote), presents only the newest and ends the others as
+ * committed: false (work thrown away is still worth seeing); its own session
+ * report (sender-report.json) holds the whole frames, with the render
+ * process's stages beside its own, and its capture is sender.strobe.
  *
  * With the GPU path (gpu.h), each frame also carries the slot of its GPU
- * work: the sender polls that fence between presents without ever waiting
- * on it (a short timed wait on its own queue instead), and hands each
- * completed one to the release hook (docs/gpu.md §Vulkan: the fence-seen
- * instant is when this poll noticed it).
+ * work, which lives in this process: the link thread polls those fences
+ * between hand-offs without ever waiting on them (a short timed wait on its
+ * own queue instead), and hands each completed one to the release hook
+ * (docs/gpu.md §Vulkan: the fence-seen instant is when this poll noticed it).
  */
 #ifndef STROBE_DEMO_SENDER_H
 #define STROBE_DEMO_SENDER_H
@@ -17,6 +22,7 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "strobe/session.h"
 
@@ -42,7 +48,8 @@ typedef struct sender_gpu {
   void (*release)(void *ctx, int slot, uint64_t frame);
 } sender_gpu;
 
-#define SENDER_GPU_MAX 8 /* GPU frames in flight the sender polls at most (the GPU path has fewer) */
+#define SENDER_GPU_MAX 8 /* GPU frames in flight the link thread polls at most (the GPU path has fewer) */
+#define SENDER_SUMMARY_MAX 512
 
 typedef struct sender {
   pthread_t thread;
@@ -50,21 +57,31 @@ typedef struct sender {
   pthread_cond_t wake;
   sender_frame queue[SENDER_QUEUE];
   int count, stop;
-  const char *out_dir;
-  uint64_t presented, superseded;
+  int fd;                                   /* the socket to the sender process */
+  pid_t pid;                                /* the sender process */
+  uint64_t handed, dropped_here, send_failed; /* handed to it; dropped before (queue full); not sent (it died) */
+  uint64_t presented, superseded;           /* what the sender process did, read back at stop */
+  char summary[SENDER_SUMMARY_MAX];         /* its own line about its session, read back at stop */
   sender_gpu gpu;                           /* hooks; poll NULL: no GPU path */
   sender_gpu_frame gpu_queue[SENDER_GPU_MAX]; /* under lock: GPU frames handed over, never dropped */
   int gpu_count;
-  sender_gpu_frame in_flight[SENDER_GPU_MAX]; /* sender thread: GPU frames whose fence it has not seen */
+  sender_gpu_frame in_flight[SENDER_GPU_MAX]; /* link thread: GPU frames whose fence it has not seen */
   int n_in_flight;
   uint64_t gpu_untracked;                     /* GPU frames beyond SENDER_GPU_MAX (not expected: the GPU path has fewer) */
 } sender;
 
-/* gpu: the GPU path's hooks, or NULL. */
+/* Starts the sender process (this executable again, with --sender-process)
+ * and waits until its session runs, then the link thread. gpu: the GPU
+ * path's hooks, or NULL. Returns 0, or -1 with a message on stderr. */
 int sender_start(sender *s, const char *out_dir, const sender_gpu *gpu);
 /* Hands the calling thread's current operation and a copy of the frame to
- * the sender; gpu_slot is the frame's GPU work to poll (-1: none). */
+ * the link thread; gpu_slot is the frame's GPU work to poll (-1: none). */
 void sender_submit(sender *s, const unsigned char *png, size_t len, uint64_t number, int gpu_slot);
+/* Hands off what is queued, closes the socket, waits for the sender process
+ * and reads back what it did. */
 void sender_stop(sender *s);
+
+/* The sender process: strobe-demo --sender-process FD DIR. Returns its exit status. */
+int sender_process_main(int fd, const char *out_dir);
 
 #endif

@@ -645,18 +645,19 @@ static void write_frame_rate(strobe__json *j, const strobe_report *r) {
                    "passes_per_second: (committed passes - 1) / (start of last pass - start of first pass), the "
                    "first-to-last pass span, which one long stall lowers for the whole session; "
                    "steady_passes_per_second: 1000 / median_interval_ms, the median interval between consecutive "
-                   "committed pass starts, which a stall does not move. Input, rebuild and request samples never "
+                   "committed pass starts, which a stall does not move. A pass handed off to another process counts "
+                   "as committed here (its outcome is in that process's report). Input, rebuild and request samples never "
                    "count; an on-demand renderer idles between passes, so these are not GPU throughput");
   write_rates(j, r, NULL);
   /* Per window: nested windows (a popup rendered inside main's pass) interleave their passes with main's. */
   strobe__json_array(j, "by_window");
   for (uint32_t i = 0; i < r->nsamples; i++) {
     const strobe__sample *s = r->samples[i];
-    if (s->kind != STROBE_OP_PASS || !s->committed) continue;
+    if (s->kind != STROBE_OP_PASS || !strobe__sample_rendered(s)) continue;
     int seen = 0;
     for (uint32_t k = 0; k < i && !seen; k++) {
       const strobe__sample *o = r->samples[k];
-      seen = o->kind == STROBE_OP_PASS && o->committed && o->window->len == s->window->len &&
+      seen = o->kind == STROBE_OP_PASS && strobe__sample_rendered(o) && o->window->len == s->window->len &&
              !memcmp(o->window->text, s->window->text, s->window->len);
     }
     if (seen) continue;

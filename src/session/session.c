@@ -594,7 +594,7 @@ int strobe__report_frame_rate(const strobe_report *r, const char *window, size_t
   size_t passes = 0;
   for (uint32_t i = 0; i < r->nsamples; i++) {
     const strobe__sample *s = r->samples[i];
-    if (s->kind != STROBE_OP_PASS || !s->committed) continue;
+    if (s->kind != STROBE_OP_PASS || !strobe__sample_rendered(s)) continue;
     if (window && (s->window->len != window_len || memcmp(s->window->text, window, window_len))) continue;
     starts[passes++] = s->start;
   }

@@ -105,6 +105,9 @@ typedef struct strobe__sample {
 } strobe__sample;
 
 void strobe__sample_unref(strobe__sample *s);
+/* A pass that counts in frame rates: committed here, or handed off to another
+ * process, where its outcome is (docs/sessions.md §Frame rate, §Across processes). */
+static inline int strobe__sample_rendered(const strobe__sample *s) { return s->committed || s->peer[0]; }
 
 /* A completed application scope, shared like samples. */
 typedef struct strobe__app_record {

@@ -58,7 +58,7 @@ def main():
     stages = {st["name"]: st for st in report["stage_summary"]}
     expected = {"update": None, "layout_update": None, "layout_compute": "layout_update",
                 "component_after_layout": "layout_update", "text_shaping": None, "raster": None,
-                "encode": None, "present": None, "input_dispatch": None, "rebuild_tree": None,
+                "encode": None, "input_dispatch": None, "rebuild_tree": None,
                 "flush_events": None, "pointer_dispatch": None}
     for name, parent in expected.items():
         if name not in stages:
@@ -115,9 +115,47 @@ def main():
     if mem_kinds != {"surfaces", "text_caches"}:
         fail("memory.gauges should hold memory by kind, got %s" % sorted(map(str, mem_kinds)))
 
-    handed = [s for s in samples if s["handed_off"]]
-    if not handed or not all(any(st["name"] == "present" for st in s["stages"]) for s in handed if s["committed"]):
-        fail("main passes should be handed off to the sender and presented there")
+    # Frames span two processes (docs/sessions.md §Across processes): here each
+    # main pass ends handed off to "sender"; the sender process's report has
+    # the whole frame, screen's stages and its own, each attributed, with the
+    # hand-off gap inside its total.
+    if report["process"]["name"] != "screen":
+        fail("the demo's process should be labelled screen: %s" % report["process"])
+    handed = [s for s in samples if s["handed_off_to"] == "sender"]
+    if not handed or any(s["committed"] or s["from"] is not None or s["window"] != "main" for s in handed):
+        fail("main passes should end here handed off to the sender process (committed false here)")
+    if report["cross_process"]["handed_off"] < len(handed):
+        fail("cross_process.handed_off should count every frame handed off: %s" % report["cross_process"])
+    if any(st["name"] == "present" for s in samples for st in s["stages"]):
+        fail("present runs in the sender process: it cannot be in this process's samples")
+    with open(os.path.join(out, "sender-report.json")) as f:
+        sender = json.load(f)
+    if sender["process"]["name"] != "sender" or sender["process"]["pid"] == report["process"]["pid"]:
+        fail("the sender's report should come from another process labelled sender: %s" % sender["process"])
+    whole = [s for s in sender["samples"] if s["from"] is not None]
+    if not whole or any(s["from"]["process"] != "screen" or s["from"]["collector"] != report["process"]["collector"]
+                        for s in whole):
+        fail("the sender's frames should be resumed from the screen process's collector")
+    if sender["cross_process"]["refused"] != 0 or sender["cross_process"]["resumed"] < len(whole):
+        fail("the sender should resume every token and refuse none: %s" % sender["cross_process"])
+    by_origin = {s["from"]["op"]: s for s in whole}
+    joined = [(h, by_origin[h["id"]]) for h in handed if h["id"] in by_origin]
+    if not joined:
+        fail("no frame is in both reports (the origin's id as the sender's from.op)")
+    for h, s in joined:
+        if s["frame_id"] != h["frame_id"] or s["kind"] != "pass":
+            fail("frame %s is %s in the sender's report" % (h["frame_id"], s["frame_id"]))
+        procs = {(st["name"], st["process"]) for st in s["stages"]}
+        mine = {(st["name"], "screen") for st in h["stages"] if st["available"]}
+        if not mine <= procs:
+            fail("the sender's frame %s should hold screen's stages %s, has %s" % (h["frame_id"], mine, procs))
+        present = [st for st in s["stages"] if st["name"] == "present"]
+        if s["committed"] and (len(present) != 1 or present[0]["process"] != "sender"):
+            fail("a presented frame should have the sender's present stage: %s" % sorted(procs))
+        own = sum(st["total_ms"] for st in s["stages"] if st["process"] == "sender" and st["nested_in"] is None)
+        if s["total_ms"] + 0.002 < h["total_ms"] + s["from"]["gap_ms"] + own:
+            fail("frame %s: total %.3f ms should include screen's %.3f, the gap %.3f and the sender's %.3f" %
+                 (h["frame_id"], s["total_ms"], h["total_ms"], s["from"]["gap_ms"], own))
     counters = {c["name"] for s in samples for c in s["counters"]}
     for name in ("shape_cache_hit", "shape_cache_miss", "shape_cache_eviction"):
         if name not in counters:

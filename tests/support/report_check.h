@@ -17,7 +17,8 @@
  *     number of samples it was computed over (docs/sessions.md §The frame model:
  *     stages do not share a population); a stage summary is per stage and
  *     run-time parent; nested stages carry nested_in and say "do not sum";
- *   - frame_rate counts committed passes only (input never counts as a
+ *   - frame_rate counts committed passes only, and passes handed off to
+ *     another process (whose outcome is there) (input never counts as a
  *     rendered frame), overall and per window; both the first-to-last rate
  *     and the steady rate (median interval between pass starts) agree with
  *     the samples;
@@ -375,7 +376,7 @@ static inline void rc_check_rates(json_t *fr, json_t *samples, const char *windo
   size_t n = 0, k;
   json_t *s;
   json_array_foreach(samples, k, s) {
-    if (strcmp(jstr(s, "kind"), "pass") || !jbool(s, "committed")) continue;
+    if (strcmp(jstr(s, "kind"), "pass") || (!jbool(s, "committed") && jnull(s, "handed_off_to"))) continue;
     if (window && strcmp(jstr(s, "window"), window)) continue;
     starts[n++] = jnum(s, "start_ms");
   }
@@ -558,7 +559,7 @@ static inline void rc_check_summaries(json_t *doc) {
   long long passes = 0;
   double first = 1e300, last = -1;
   json_array_foreach(samples, k, s) {
-    if (strcmp(jstr(s, "kind"), "pass") || !jbool(s, "committed")) continue;
+    if (strcmp(jstr(s, "kind"), "pass") || (!jbool(s, "committed") && jnull(s, "handed_off_to"))) continue;
     passes++;
     double st_ms = jnum(s, "start_ms");
     if (st_ms < first) first = st_ms;
