@@ -55,6 +55,10 @@ demo: build
 	  $(BUILD_DIR)/tools/strobe export out/demo.strobe --format perfetto --quiet -o out/demo.perfetto-trace && \
 	  echo "wrote out/demo.perfetto-trace: the capture in Perfetto's own format (open it in ui.perfetto.dev)"; \
 	fi
+	@if [ -f out/demo.strobe ] && [ -f out/sender.strobe ]; then \
+	  $(BUILD_DIR)/tools/strobe merge out/demo.strobe out/sender.strobe -o out/all.strobe --quiet && \
+	  echo "wrote out/all.strobe: the screen and sender processes on one timeline (strobe merge; strobe info out/all.strobe)"; \
+	fi
 
 bench: build
 	@set -e; \

@@ -56,6 +56,8 @@ typedef struct strobe_capture_header {
   uint32_t ring_events_max;      /* its STROBE_OVERFLOW_GROW bound; 0 when absent */
   uint32_t tree_max_nodes;       /* the writer's nodes per UI-tree snapshot; 0 when absent (older writers) */
   uint32_t tree_max_snapshots;   /* the writer's UI-tree snapshots per capture; 0 when absent */
+  char boot_id[33];              /* the writer's host boot, 32 hex digits: captures with the same one share
+                                  * CLOCK_MONOTONIC (`strobe merge` aligns them exactly); "" when absent */
 } strobe_capture_header;
 
 typedef struct strobe_capture_site {

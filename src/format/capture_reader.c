@@ -469,6 +469,7 @@ static int header_field(strobe_capture_header *h, uint16_t tag, const uint8_t *v
     case STROBE__TAG_RING_EVENTS_MAX: h->ring_events_max = (uint32_t)u; break;
     case STROBE__TAG_TREE_MAX_NODES: h->tree_max_nodes = (uint32_t)u; break;
     case STROBE__TAG_TREE_MAX_SNAPSHOTS: h->tree_max_snapshots = (uint32_t)u; break;
+    case STROBE__TAG_BOOT_ID: copy_field_str(h->boot_id, sizeof h->boot_id, v, n); break;
     default: break;
   }
   return 0;

@@ -12,6 +12,7 @@
  */
 #include "format/capture_writer.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -22,6 +23,7 @@
 #include "probe/probe.h"
 #include "format/codec.h"
 #include "platform/clock.h"
+#include "platform/host.h"
 #include "platform/invariant.h"
 
 /* Large enough for zstd to find structure, small enough to bound memory per
@@ -206,6 +208,14 @@ static void write_header(strobe__writer *w) {
   field_u32(&f, STROBE__TAG_RING_EVENTS_MAX, x->ring_events_max);
   field_u32(&f, STROBE__TAG_TREE_MAX_NODES, STROBE_TREE_MAX_NODES);
   field_u32(&f, STROBE__TAG_TREE_MAX_SNAPSHOTS, STROBE_TREE_MAX_SNAPSHOTS);
+  if (!w->desc.facts) { /* this process's host: captures of one boot share CLOCK_MONOTONIC */
+    uint8_t boot[16];
+    char hex[33];
+    if (!strobe__host_boot_id(boot)) {
+      for (int i = 0; i < 16; i++) snprintf(hex + 2 * i, 3, "%02x", boot[i]);
+      field_str(&f, STROBE__TAG_BOOT_ID, hex);
+    }
+  }
 
   strobe__buf h = {0};
   strobe__buf_put(&h, STROBE__MAGIC, STROBE__MAGIC_LEN);

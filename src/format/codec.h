@@ -44,7 +44,8 @@ enum {
   STROBE__TAG_OVERFLOW = 18,
   STROBE__TAG_RING_EVENTS_MAX = 19,
   STROBE__TAG_TREE_MAX_NODES = 24,    /* u32: nodes kept per UI-tree snapshot */
-  STROBE__TAG_TREE_MAX_SNAPSHOTS = 25 /* u32: UI-tree snapshots kept per capture */
+  STROBE__TAG_TREE_MAX_SNAPSHOTS = 25, /* u32: UI-tree snapshots kept per capture */
+  STROBE__TAG_BOOT_ID = 28            /* string: the host's boot id, 32 hex digits (docs/sessions.md §Across processes) */
 };
 
 /* Block types (docs/capture-format.md, Blocks): the one table. A reader

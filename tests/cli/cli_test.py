@@ -1454,6 +1454,65 @@ def case_progress():
     check(err == "", f"no bar when stderr is not a terminal: {err!r}")
 
 
+def case_merge():
+    """`strobe merge` (docs/cli.md §merge): two real processes of this host (two_processes: screen
+    hands frame 7 to sender, whose clock's epoch is 30 ms later) merge onto one timeline through
+    CLOCK_MONOTONIC: each marker lands where the processes measured it, threads are named after
+    their process, both sides of the frame are there and joinable; hostile inputs get clear errors."""
+    w = ARGS.work
+    subprocess.run([ARGS.two_processes, w], check=True, timeout=120)
+    a, b, out = os.path.join(w, "a.strobe"), os.path.join(w, "b.strobe"), os.path.join(w, "all.strobe")
+    stdout, _ = run("merge", a, b, "-o", out)
+    check("screen" in stdout and "sender" in stdout and "one clock" in stdout, f"merge summary: {stdout}")
+    doc, threads = chrome_events(out)
+    names = set(threads.values())
+    check({"screen/main", "sender/main"} <= names, f"merged threads {sorted(names)}")
+    starts = {}
+    for e in doc["traceEvents"]:
+        if e["ph"] == "X" and e["name"] in ("marker_a", "marker_b"):
+            starts[(threads[e["tid"]], e["name"])] = e["ts"] * 1000
+    check(set(starts) == {("screen/main", "marker_a"), ("sender/main", "marker_b")}, f"markers {starts}")
+    mono = {n: int(open(os.path.join(w, n + ".mono")).read()) for n in ("a", "b")}
+    want = mono["b"] - mono["a"]
+    got = starts[("sender/main", "marker_b")] - starts[("screen/main", "marker_a")]
+    # One clock: the distance between the markers is what the processes measured (to the
+    # microsecond of the export and the calibration), though their epochs are 30 ms apart.
+    check(abs(got - want) < 200e3 and want > 5e6, f"marker distance {got} ns in the merge, {want} ns measured")
+    info, _ = run("info", out)
+    check("screen/main" in info and "sender/main" in info, f"strobe info on the merge:\n{info}")
+    # Hostile inputs: clear errors, nothing written over an input.
+    size_a = os.path.getsize(a)
+    p = run_bounded(["merge", a, b, "-o", a])
+    check(p.returncode == 2 and "is the input" in p.stderr and os.path.getsize(a) == size_a, p.stderr)
+    p = run_bounded(["merge", a, "-o", out])
+    check(p.returncode == 2 and "two captures or more" in p.stderr, p.stderr)
+    p = run_bounded(["merge", a, a, "-o", out])
+    check(p.returncode == 2 and "same capture" in p.stderr, p.stderr)
+    fifo = os.path.join(w, "fifo")
+    os.mkfifo(fifo)
+    p = run_bounded(["merge", a, fifo, "-o", out])
+    check(p.returncode == 2 and "is a FIFO (named pipe), not a regular file" in p.stderr, p.stderr)
+    junk = os.path.join(w, "junk.strobe")
+    with open(junk, "wb") as f:
+        f.write(b"not a capture at all")
+    p = run_bounded(["merge", a, junk, "-o", out])
+    check(p.returncode == 1 and "not a Strobe capture" in p.stderr, p.stderr)
+    raw = open(b, "rb").read()
+    newer = os.path.join(w, "newer.strobe")
+    with open(newer, "wb") as f:
+        f.write(raw[:8] + (99).to_bytes(4, "little") + raw[12:])
+    p = run_bounded(["merge", a, newer, "-o", out])
+    check(p.returncode == 1 and "version 99 is not supported" in p.stderr, p.stderr)
+    # Another host (its boot id differs): its clock is not this one; refused, never misaligned.
+    boot = re.search(rb"[0-9a-f]{32}", raw[:512]).group(0)
+    other = os.path.join(w, "other_host.strobe")
+    with open(other, "wb") as f:
+        f.write(raw.replace(boot, bytes(reversed(boot)), 1))
+    p = run_bounded(["merge", a, other, "-o", out])
+    check(p.returncode == 1 and "different hosts or boots" in p.stderr, p.stderr)
+    check(os.path.getsize(a) == size_a and os.path.getsize(b) == len(raw), "the inputs are untouched")
+
+
 CASES = {k[5:]: v for k, v in globals().items() if k.startswith("case_")}
 
 
@@ -1468,6 +1527,7 @@ def main():
     ap.add_argument("--interp")
     ap.add_argument("--protoc", default="protoc")
     ap.add_argument("--zstd", default="zstd")
+    ap.add_argument("--two-processes")
     ap.add_argument("case", choices=sorted(CASES))
     ARGS = ap.parse_args()
     shutil.rmtree(ARGS.work, ignore_errors=True)

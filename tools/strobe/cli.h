@@ -35,6 +35,7 @@ int cmd_export(int argc, char **argv);
 int cmd_view(int argc, char **argv); /* cmd_view.c: needs libstrobe_server */
 int cmd_mcp(int argc, char **argv); /* cmd_mcp.c: the stdio MCP bridge */
 int cmd_tree(int argc, char **argv); /* cmd_tree.c: UI-tree snapshots */
+int cmd_merge(int argc, char **argv); /* cmd_merge.c: captures of several processes on one timeline */
 /* `strobe diff FILE --frames N M` (frame_diff.c); thread NULL: the first that marks frames. */
 int frame_diff(const char *path, uint64_t n, uint64_t m, const char *thread, int json, int quiet);
 

@@ -1,0 +1,130 @@
+/*
+ * two_processes.c — records two real captures in two processes of this host
+ * for the `strobe merge` test (cli_test.py case merge; docs/sessions.md
+ * §Across processes): process "screen" (DIR/a.strobe) begins frame 7, runs
+ * the stage render and the scope marker_a, and hands the frame to process
+ * "sender" over a pipe as an operation token; "sender" (DIR/b.strobe, its
+ * library started 30 ms later, so the two captures' epochs differ) resumes
+ * it, runs the stage present and the scope marker_b, and commits it. Each
+ * writes the CLOCK_MONOTONIC nanoseconds at which its marker began to
+ * DIR/a.mono and DIR/b.mono.
+ *
+ * usage: two_processes DIR
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "strobe/record.h"
+#include "strobe/session.h"
+
+static uint64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_ms(int ms) {
+  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts)) {
+  }
+}
+
+static void write_mono(const char *dir, const char *name, uint64_t ns) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s.mono", dir, name);
+  FILE *f = fopen(path, "w");
+  if (!f || fprintf(f, "%llu\n", (unsigned long long)ns) < 0 || fclose(f)) exit(10);
+}
+
+static strobe_recorder *start(const char *dir, const char *file, strobe_collector **c, strobe_window *w,
+                              const char *process) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s", dir, file);
+  strobe_recorder *rec = NULL;
+  strobe_thread_set_name("main");
+  if (strobe_record_start(&(strobe_record_desc){.path = path}, &rec) || strobe_collector_create(c) ||
+      strobe_collector_set_process(*c, process) || strobe_window_register(*c, "main", 0, w))
+    exit(11);
+  return rec;
+}
+
+static int screen(const char *dir, int out) {
+  strobe_collector *c;
+  strobe_window w;
+  strobe_recorder *rec = start(dir, "a.strobe", &c, &w, "screen");
+  strobe_op op = strobe_op_begin_frame(c, w, 7, NULL);
+  {
+    STROBE_STAGE("render", NULL);
+    sleep_ms(3);
+  }
+  {
+    write_mono(dir, "a", mono_ns());
+    STROBE_SCOPE("marker_a");
+    sleep_ms(2);
+  }
+  uint8_t token[STROBE_OP_TOKEN_MAX];
+  size_t len = 0;
+  if (strobe_op_hand_off_remote(strobe_op_take(), "sender", token, sizeof token, &len)) return 12;
+  uint32_t n = (uint32_t)len;
+  if (write(out, &n, sizeof n) != (ssize_t)sizeof n || write(out, token, len) != (ssize_t)len) return 13;
+  (void)op;
+  sleep_ms(5);
+  return strobe_record_stop(rec) ? 14 : 0;
+}
+
+static int sender(const char *dir, int in) {
+  sleep_ms(30); /* its clock's epoch 30 ms after screen's */
+  strobe_collector *c;
+  strobe_window w;
+  strobe_recorder *rec = start(dir, "b.strobe", &c, &w, "sender");
+  uint32_t n = 0;
+  uint8_t token[STROBE_OP_TOKEN_MAX];
+  if (read(in, &n, sizeof n) != (ssize_t)sizeof n || n > sizeof token || read(in, token, n) != (ssize_t)n) return 20;
+  int st = 0;
+  strobe_op op = strobe_op_resume_remote(c, w, token, n, &st);
+  if (st) return 21;
+  {
+    STROBE_STAGE("present", NULL);
+    sleep_ms(4);
+  }
+  {
+    write_mono(dir, "b", mono_ns());
+    STROBE_SCOPE("marker_b");
+    sleep_ms(2);
+  }
+  strobe_op_end(op, 1);
+  return strobe_record_stop(rec) ? 22 : 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: two_processes DIR\n");
+    return 2;
+  }
+  int p[2];
+  if (pipe(p)) return 3;
+  pid_t a = fork();
+  if (a == 0) {
+    close(p[0]);
+    _exit(screen(argv[1], p[1]));
+  }
+  pid_t b = fork();
+  if (b == 0) {
+    close(p[1]);
+    _exit(sender(argv[1], p[0]));
+  }
+  close(p[0]);
+  close(p[1]);
+  int sa = 0, sb = 0;
+  waitpid(a, &sa, 0);
+  waitpid(b, &sb, 0);
+  if (!WIFEXITED(sa) || WEXITSTATUS(sa) || !WIFEXITED(sb) || WEXITSTATUS(sb)) {
+    fprintf(stderr, "two_processes: screen exited %d, sender %d\n", WEXITSTATUS(sa), WEXITSTATUS(sb));
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,400 @@
+/*
+ * cmd_merge.c — `strobe merge A.strobe B.strobe ... -o all.strobe`: puts the
+ * processes of several captures side by side on one timeline (docs/cli.md
+ * §merge, docs/sessions.md §Across processes). Captures of one host (one
+ * boot: the header's boot_id) share CLOCK_MONOTONIC, so each event's time is
+ * its capture's epoch_mono_ns plus its time since that epoch, exactly; the
+ * merged capture counts in nanoseconds of that clock. Every thread keeps its
+ * lane, named after its process ("screen/ui"), every site, label, scope,
+ * number, frame mark and operation is re-encoded through the library's own
+ * writer, and both sides of an operation handed between processes are kept,
+ * joinable by origin collector and operation id.
+ *
+ * Must never: write over one of its inputs, wait on a FIFO, merge captures
+ * whose clocks it cannot align (another host or boot, or no boot id) without
+ * saying so and stopping, or drop a record without counting it (GPU device
+ * records and UI-tree snapshots are not re-encoded yet: counted and named).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "format/capture_writer.h"
+#include "probe/probe.h"
+
+#define CMD "merge"
+#define MAX_INPUTS 64
+#define MAX_LABELS 4095u /* label ids fit 12 bits in an operation counter's word (probe/probe.h) */
+
+static int usage(FILE *f) {
+  fprintf(f,
+          "usage: strobe merge A.strobe B.strobe [...] -o OUT.strobe [--quiet]\n"
+          "Puts the processes of several captures of one host side by side on one timeline,\n"
+          "aligned through their shared monotonic clock (the header's boot_id must match).\n"
+          "Threads are named PROCESS/THREAD; operations handed between the processes keep both sides.\n"
+          "  -o, --output FILE  the merged capture (never one of the inputs)\n"
+          "  -q, --quiet        no progress bar, no summary line\n");
+  return f == stdout ? CLI_OK : CLI_USAGE;
+}
+
+typedef struct merge_input {
+  const char *path;
+  strobe_capture_header h;
+  char process[80];        /* its process label, from its operations handed across processes; else pid_<pid> */
+  uint32_t *sites;         /* its site id -> the merged one (0: not yet) */
+  uint32_t nsites;
+  uint32_t thread_base;    /* its thread i is merged thread thread_base + i */
+  uint32_t nthreads;
+  const strobe_capture *cap; /* while it is being merged */
+} merge_input;
+
+typedef struct merger {
+  strobe__writer *w;
+  uint32_t next_site, next_thread;
+  char *labels[MAX_LABELS + 1]; /* merged label id -> text */
+  uint32_t nlabels;
+  uint64_t end_ns;
+  uint64_t not_merged_device, not_merged_trees, not_merged_ops;
+  strobe_misuse misuse;
+} merger;
+
+/* The merged label id of text (defined on first use); 0 when the table is full or text is empty. */
+static uint32_t label_of(merger *m, const char *text) {
+  if (!text || !text[0]) return 0;
+  for (uint32_t i = 1; i <= m->nlabels; i++)
+    if (!strcmp(m->labels[i], text)) return i;
+  if (m->nlabels == MAX_LABELS) return 0;
+  char *copy = strdup(text);
+  if (!copy) return 0;
+  m->labels[++m->nlabels] = copy;
+  strobe__writer_label(m->w, m->nlabels, copy);
+  return m->nlabels;
+}
+
+/* A time of input `in` on the merged clock: CLOCK_MONOTONIC nanoseconds. */
+static uint64_t mono_ns(const merge_input *in, double time_ns) {
+  double t = (double)in->h.epoch_mono_ns + time_ns;
+  return t <= 0 ? 0 : (uint64_t)llround(t);
+}
+
+static uint64_t span_ns(double ns) { return ns <= 0 ? 0 : (uint64_t)llround(ns); }
+
+static uint64_t f64_bits(double v) {
+  uint64_t u;
+  memcpy(&u, &v, sizeof u);
+  return u;
+}
+
+/* >>events: one record as the ring events that make it (strobe.h STROBE__EVENT_KINDS). */
+typedef struct batch {
+  strobe__event ev[4 + 3 * STROBE__OPEV_MAX_SLOTS];
+  size_t n;
+} batch;
+
+static void put(batch *b, uint64_t ts, uint32_t kind, uint32_t data) { b->ev[b->n++] = (strobe__event){ts, kind, data}; }
+
+static void put_op(batch *b, uint64_t ts, uint32_t sub, const uint64_t *w, const uint32_t *d, uint32_t n) {
+  put(b, ts, STROBE__EV_OP, sub | n << 8);
+  for (uint32_t i = 0; i < n; i++) put(b, w[i], STROBE__EV_PAYLOAD, d[i]);
+}
+
+static uint32_t op_flags(const strobe_capture_op *op, int end) {
+  uint32_t f = op->kind & 0xffu;
+  if (op->app_frame_id) f |= STROBE__OPF_APP_FRAME;
+  if (op->devtools) f |= STROBE__OPF_DEVTOOLS;
+  if (end) {
+    if (op->committed) f |= STROBE__OPF_COMMITTED;
+    if (op->handed_off) f |= STROBE__OPF_HANDED_OFF;
+    if (op->detail) f |= STROBE__OPF_DETAIL;
+  }
+  return f;
+}
+
+/* An operation record as the operation event it was written from (docs/capture-format.md, OPS). */
+static int op_events(merger *m, merge_input *in, uint32_t input, const strobe_capture_record *r, uint64_t ts,
+                     batch *b) {
+  const strobe_capture_op *op = r->op;
+  if (op->collector > 0xffu) return -1; /* merged collector numbers keep 8 bits per input */
+  uint32_t collector = input << 8 | op->collector;
+  uint64_t w[STROBE__OPEV_MAX_SLOTS];
+  uint32_t d[STROBE__OPEV_MAX_SLOTS];
+  w[0] = op->id, d[0] = collector;
+  switch (r->type) {
+    case STROBE_REC_OP_BEGIN:
+      w[1] = op->frame_id, d[1] = label_of(m, op->window);
+      w[2] = 0, d[2] = op_flags(op, 0);
+      put_op(b, ts, STROBE__OPEV_BEGIN, w, d, 3);
+      return 0;
+    case STROBE_REC_OP_TAKE:
+    case STROBE_REC_OP_RESUME:
+      if (!op->remote) {
+        put_op(b, ts, r->type == STROBE_REC_OP_TAKE ? STROBE__OPEV_TAKE : STROBE__OPEV_RESUME, w, d, 1);
+      } else if (r->type == STROBE_REC_OP_TAKE) {
+        w[1] = op->origin_collector, d[1] = label_of(m, op->peer);
+        w[2] = op->origin_pid, d[2] = label_of(m, op->process);
+        put_op(b, ts, STROBE__OPEV_REMOTE_OUT, w, d, 3);
+      } else {
+        w[1] = op->origin_collector, d[1] = label_of(m, op->peer);
+        w[2] = op->origin_id, d[2] = op->origin_pid;
+        w[3] = mono_ns(in, strobe_capture_ticks_to_ns(in->cap, op->handed_off_ticks)), d[3] = label_of(m, op->process);
+        put_op(b, ts, STROBE__OPEV_REMOTE_IN, w, d, 4);
+      }
+      return 0;
+    case STROBE_REC_OP_END: break;
+    default: return -1;
+  }
+  uint32_t n = 0;
+  w[n] = op->id, d[n++] = collector;
+  w[n] = op->frame_id, d[n++] = label_of(m, op->window);
+  w[n] = mono_ns(in, op->start_ns), d[n++] = op_flags(op, 1);
+  w[n] = (uint64_t)op->stages_dropped << 32 | op->counters_dropped, d[n++] = op->nstages | op->ncounters << 16;
+  for (uint32_t i = 0; i < op->nstages; i++) {
+    const strobe_capture_stage *s = &op->stages[i];
+    uint32_t site = s->site < in->nsites ? in->sites[s->site] : 0;
+    if (!site) return -1;
+    w[n] = span_ns(s->total_ns), d[n++] = site;
+    w[n] = span_ns(s->min_ns), d[n++] = s->count;
+    w[n] = span_ns(s->max_ns), d[n++] = 0;
+  }
+  for (uint32_t i = 0; i < op->ncounters; i++) {
+    w[n] = f64_bits(op->counters[i].value);
+    d[n++] = label_of(m, op->counters[i].name) | label_of(m, op->counters[i].kind) << 16;
+  }
+  put_op(b, ts, STROBE__OPEV_END, w, d, n);
+  return 0;
+}
+
+/* A site of input `in`, defined in the merged capture on first sight. */
+static void merge_site(merger *m, merge_input *in, uint32_t id) {
+  const strobe_capture_site *cs = strobe_capture_query_site(in->cap, id);
+  if (!cs) return;
+  if (id >= in->nsites) {
+    uint32_t n = id + 256;
+    uint32_t *grown = realloc(in->sites, n * sizeof *grown);
+    if (!grown) return;
+    memset(grown + in->nsites, 0, (n - in->nsites) * sizeof *grown);
+    in->sites = grown;
+    in->nsites = n;
+  }
+  if (in->sites[id]) return;
+  in->sites[id] = ++m->next_site;
+  strobe_site site = {cs->name, cs->category[0] ? cs->category : NULL, cs->parent[0] ? cs->parent : NULL, cs->file,
+                      cs->function, cs->line, cs->kind, 0, cs->unit, cs->flags};
+  strobe__writer_site(m->w, in->sites[id], &site);
+}
+
+static uint32_t site_of(const merge_input *in, uint32_t id) { return id < in->nsites ? in->sites[id] : 0; }
+
+/* One record of input `in` into the merged capture. Returns 0, or 1 when it was not merged (counted). */
+static int merge_record(merger *m, merge_input *in, uint32_t input, const strobe_capture_record *r) {
+  uint32_t thread = in->thread_base + r->thread;
+  uint64_t ts = mono_ns(in, r->time_ns);
+  batch b = {.n = 0};
+  switch (r->type) {
+    case STROBE_REC_SITE: merge_site(m, in, r->site); return 0;
+    case STROBE_REC_THREAD: {
+      const strobe_capture_thread *t = strobe_capture_query_thread(in->cap, r->thread);
+      if (!t) return 0;
+      char name[256];
+      snprintf(name, sizeof name, "%s/%s", in->process, t->name[0] ? t->name : "thread");
+      if (r->thread + 1 > in->nthreads) in->nthreads = r->thread + 1;
+      strobe__writer_thread(m->w, thread, t->os_tid, name, t->lost);
+      return 0;
+    }
+    case STROBE_REC_THREAD_END: strobe__writer_thread_end(m->w, thread); return 0;
+    case STROBE_REC_BEGIN: put(&b, ts, STROBE__EV_BEGIN, site_of(in, r->site)); break;
+    case STROBE_REC_END: put(&b, ts, r->unwound ? STROBE__EV_UNWOUND : STROBE__EV_END, site_of(in, r->site)); break;
+    case STROBE_REC_VALUE:
+    case STROBE_REC_COUNTER:
+    case STROBE_REC_GAUGE:
+      put(&b, ts, r->type == STROBE_REC_VALUE ? STROBE__EV_VALUE : r->type == STROBE_REC_COUNTER ? STROBE__EV_COUNTER
+                                                                                                   : STROBE__EV_GAUGE,
+          site_of(in, r->site));
+      put(&b, f64_bits(r->value), STROBE__EV_PAYLOAD, 0);
+      break;
+    case STROBE_REC_FRAME: put(&b, ts, STROBE__EV_FRAME, site_of(in, r->site)); break;
+    case STROBE_REC_CUMULATIVE:
+      put(&b, ts, STROBE__EV_CUMULATIVE, site_of(in, r->site));
+      put(&b, r->count, STROBE__EV_PAYLOAD, 0);
+      put(&b, span_ns(r->total_ns), STROBE__EV_PAYLOAD, 0);
+      put(&b, span_ns(r->min_ns), STROBE__EV_PAYLOAD, 0);
+      put(&b, span_ns(r->max_ns), STROBE__EV_PAYLOAD, 0);
+      break;
+    case STROBE_REC_LOST:
+      if (r->lost > UINT32_MAX) return 1;
+      put(&b, ts, STROBE__EV_LOST | r->depth << 8, (uint32_t)r->lost);
+      break;
+    case STROBE_REC_ELEMENT: put(&b, r->element, STROBE__EV_ELEMENT, site_of(in, r->site)); break;
+    case STROBE_REC_OP_BEGIN:
+    case STROBE_REC_OP_END:
+    case STROBE_REC_OP_TAKE:
+    case STROBE_REC_OP_RESUME:
+      if (op_events(m, in, input, r, ts, &b)) {
+        m->not_merged_ops++;
+        return 1;
+      }
+      break;
+    case STROBE_REC_CLOCK_PAIR:
+    case STROBE_REC_GPU_SPAN:
+    case STROBE_REC_GPU_MARK: m->not_merged_device++; return 1;
+    case STROBE_REC_TREE: m->not_merged_trees++; return 1;
+    default: return 1;
+  }
+  if (ts > m->end_ns) m->end_ns = ts;
+  strobe__writer_events(m->w, thread, b.ev, b.n);
+  return 0;
+}
+
+/* The process label of a capture: the one its operations handed across
+ * processes carry, else pid_<pid>. Reads it once through. */
+static int scan_input(merge_input *in, int quiet) {
+  cli_input ci;
+  int rc = cli_open(&ci, CMD, in->path, quiet);
+  if (rc) return rc;
+  in->h = *strobe_capture_query_header(ci.cap);
+  snprintf(in->process, sizeof in->process, "pid_%llu", (unsigned long long)in->h.pid);
+  strobe_capture_record r;
+  int found = 0;
+  while (cli_next(&ci, &r) > 0)
+    if (!found && r.op && r.op->remote && r.op->process && r.op->process[0]) {
+      snprintf(in->process, sizeof in->process, "%s", r.op->process);
+      found = 1;
+    }
+  rc = cli_finish_read(&ci);
+  cli_close(&ci);
+  return rc;
+}
+
+/* Refuses an output that is one of the inputs (the same file under any name). */
+static int same_file(const char *a, const char *b) {
+  struct stat sa, sb;
+  if (stat(a, &sa) || stat(b, &sb)) return 0;
+  return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+static int sink(void *ctx, const void *data, size_t len) {
+  return fwrite(data, 1, len, ctx) == len ? 0 : STROBE_EIO;
+}
+
+int cmd_merge(int argc, char **argv) {
+  static const struct option opts[] = {
+      {"output", required_argument, NULL, 'o'}, {"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0}};
+  const char *out = NULL;
+  int quiet = 0, c;
+  optind = 1;
+  while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
+    if (c == 'o') out = optarg;
+    else if (c == 'q') quiet = 1;
+    else if (c == 'h') return usage(stdout);
+    else return cli_bad_option(CMD, argv, optind);
+  }
+  int n = argc - optind;
+  if (n < 2) return cli_usage_error(CMD, "merge needs two captures or more (got %d)", n);
+  if (n > MAX_INPUTS) return cli_usage_error(CMD, "at most %d captures at once (got %d)", MAX_INPUTS, n);
+  if (!out || !strcmp(out, "-")) return cli_usage_error(CMD, "the merged capture needs a file: -o OUT.strobe");
+  static merge_input in[MAX_INPUTS];
+  memset(in, 0, sizeof in);
+  for (int i = 0; i < n; i++) {
+    in[i].path = argv[optind + i];
+    int rc = cli_need_file(CMD, in[i].path, "each capture is read twice");
+    if (rc) return rc;
+    if (same_file(in[i].path, out))
+      return cli_usage_error(CMD, "the output %s is the input %s: it would be overwritten while read", out, in[i].path);
+    for (int k = 0; k < i; k++)
+      if (same_file(in[i].path, in[k].path))
+        return cli_usage_error(CMD, "%s and %s are the same capture: merge it once", in[k].path, in[i].path);
+  }
+  for (int i = 0; i < n; i++) {
+    int rc = scan_input(&in[i], quiet);
+    if (rc) return rc;
+  }
+  /* One host, one boot: one CLOCK_MONOTONIC, so times align exactly. */
+  for (int i = 0; i < n; i++) {
+    if (!in[i].h.boot_id[0]) {
+      cli_error(CMD, "%s has no boot id (written before strobe recorded one, or by a tool): its clock cannot be "
+                "aligned with the others'", in[i].path);
+      return CLI_FAIL;
+    }
+    if (strcmp(in[i].h.boot_id, in[0].h.boot_id)) {
+      cli_error(CMD, "%s and %s come from different hosts or boots (boot ids %s and %s): their monotonic clocks "
+                "are not one clock, and merging across hosts (clock offsets) is not supported yet",
+                in[0].path, in[i].path, in[0].h.boot_id, in[i].h.boot_id);
+      return CLI_FAIL;
+    }
+  }
+  uint64_t epoch = UINT64_MAX, start = UINT64_MAX;
+  for (int i = 0; i < n; i++) {
+    if (in[i].h.epoch_mono_ns < epoch) epoch = in[i].h.epoch_mono_ns;
+    uint64_t s = mono_ns(&in[i], ((double)(int64_t)(in[i].h.start_ticks - in[i].h.epoch_ticks)) * in[i].h.ns_per_tick);
+    if (s < start) start = s;
+  }
+  FILE *f = fopen(out, "wb");
+  if (!f) {
+    cli_error(CMD, "cannot write %s: %s", out, strerror(errno));
+    return CLI_OUTPUT;
+  }
+  strobe__header_facts facts = {{"monotonic", 1, 1.0, epoch, epoch}, start, in[0].h.arch, 0, in[0].h.pid, 0, 0, 0};
+  strobe__writer_desc wd = {"file", 100, 3, 0.0, 0.0, sink, f, &facts};
+  merger m = {0};
+  int rc = strobe__writer_create(&wd, &m.w);
+  if (rc) {
+    cli_error(CMD, "cannot start %s: %s", out, strobe_strerror(rc));
+    fclose(f);
+    remove(out);
+    return CLI_OUTPUT;
+  }
+  uint64_t records = 0, skipped = 0;
+  int status = CLI_OK;
+  for (int i = 0; i < n && status == CLI_OK; i++) {
+    cli_input ci;
+    status = cli_open(&ci, CMD, in[i].path, quiet);
+    if (status) break;
+    in[i].cap = ci.cap;
+    in[i].thread_base = m.next_thread;
+    strobe_capture_record r;
+    while (cli_next(&ci, &r) > 0) {
+      records++;
+      skipped += (uint64_t)merge_record(&m, &in[i], (uint32_t)i, &r);
+    }
+    status = cli_finish_read(&ci);
+    strobe_capture_totals t = strobe_capture_query_totals(ci.cap);
+    uint64_t *dst = (uint64_t *)&m.misuse;
+    const uint64_t *src = (const uint64_t *)&t.misuse;
+    for (size_t k = 0; k < sizeof m.misuse / sizeof *dst; k++) dst[k] += src[k];
+    uint64_t end = mono_ns(&in[i], strobe_capture_ticks_to_ns(ci.cap, t.end_ticks));
+    if (end > m.end_ns) m.end_ns = end;
+    m.next_thread += in[i].nthreads ? in[i].nthreads : strobe_capture_query_thread_count(ci.cap);
+    cli_close(&ci);
+    in[i].cap = NULL;
+  }
+  rc = strobe__writer_finish(m.w, m.end_ns, &m.misuse);
+  strobe__writer_destroy(m.w);
+  if (fclose(f) || rc) {
+    if (!status) cli_error(CMD, "writing %s failed: %s", out, rc ? strobe_strerror(rc) : strerror(errno));
+    status = status ? status : CLI_OUTPUT;
+  }
+  for (uint32_t i = 1; i <= m.nlabels; i++) free(m.labels[i]);
+  for (int i = 0; i < n; i++) free(in[i].sites);
+  if (status) {
+    remove(out);
+    return status;
+  }
+  if (!quiet) {
+    printf("merged %d captures (", n);
+    for (int i = 0; i < n; i++) printf("%s%s pid %llu", i ? ", " : "", in[i].process, (unsigned long long)in[i].h.pid);
+    printf(") into %s: %llu records, %u threads, one clock (CLOCK_MONOTONIC of boot %.8s...)\n", out,
+           (unsigned long long)records, m.next_thread, in[0].h.boot_id);
+  }
+  if (skipped) /* what the merge cut, said even with --quiet */
+    cli_error(CMD, "not merged: %llu GPU device records, %llu UI-tree snapshots, %llu other records (their blocks "
+              "are not re-encoded yet: read them in the input captures)",
+              (unsigned long long)m.not_merged_device, (unsigned long long)m.not_merged_trees,
+              (unsigned long long)(skipped - m.not_merged_device - m.not_merged_trees));
+  return CLI_OK;
+}
