@@ -9,6 +9,10 @@
  *   baseline: the chrome export's time (export_perfetto_time_vs_chrome) and
  *   the capture's own bytes per scope (export_perfetto_size_vs_capture).
  *   The perfetto file is written to $TMPDIR to be measured, then removed.
+ *   merge_events_per_s (docs/cli.md §merge): the capture merged with a
+ *   second one of 1,000,000 events (--same-host: generated captures carry no
+ *   boot id), beside its same-run baseline merge_time_vs_report, its time
+ *   over `strobe report`'s on the big capture (a plain read).
  *
  * The capture is synthetic and deterministic (the library's real block
  * encoder fed with made-up timestamps, like a frame loop of nested scopes
@@ -197,7 +201,7 @@ int main(int argc, char **argv) {
   long rss;
   char *report[] = {(char *)cli, "report", "--quiet", path, NULL};
   if (best_of(report, &secs, &rss)) return 1;
-  double ev_s = (double)in_file / secs;
+  double ev_s = (double)in_file / secs, report_secs = secs;
   printf("BENCH report_events_per_s %.0f events/s\n", ev_s);
   printf("BENCH report_peak_rss_mib %.1f MiB\n", (double)rss / 1024.0);
   printf("BUDGET report_events_per_s %.0f >= 30000000 %s\n", ev_s, ev_s >= 3e7 ? "ok" : "OVER");
@@ -231,5 +235,21 @@ int main(int argc, char **argv) {
   printf("BENCH export_perfetto_peak_rss_mib %.1f MiB\n", (double)rss / 1024.0);
   printf("BUDGET export_perfetto_scopes_per_s %.0f >= 5000000 %s\n", sc_s, sc_s >= 5e6 ? "ok" : "OVER");
   printf("BUDGET export_perfetto_bytes_per_scope %.2f <= 20 %s\n", bps, bps <= 20 ? "ok" : "OVER");
+
+  /* merge: every record re-encoded onto one timeline, against a plain read. */
+  char second[600];
+  snprintf(second, sizeof second, "%s.second.strobe", path);
+  if (generate(second, 1000000) != 0) {
+    fprintf(stderr, "bench_cli: cannot write %s\n", second);
+    return 1;
+  }
+  uint64_t merged_events = in_file + (1000000 + 18 * 1024 - 1) / (18 * 1024) * (18 * 1024);
+  char *merge[] = {(char *)cli, "merge", "--quiet", "--same-host", path, second, "-o", "/dev/null", NULL};
+  int mrc = best_of(merge, &secs, &rss);
+  remove(second);
+  if (mrc) return 1;
+  printf("BENCH merge_events_per_s %.0f events/s\n", (double)merged_events / secs);
+  printf("BENCH merge_time_vs_report %.2f ratio\n", secs / report_secs);
+  printf("BENCH merge_peak_rss_mib %.1f MiB\n", (double)rss / 1024.0);
   return 0;
 }

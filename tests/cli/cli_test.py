@@ -1480,6 +1480,8 @@ def case_merge():
     check(abs(got - want) < 200e3 and want > 5e6, f"marker distance {got} ns in the merge, {want} ns measured")
     info, _ = run("info", out)
     check("screen/main" in info and "sender/main" in info, f"strobe info on the merge:\n{info}")
+    boots = [re.search(r"^host boot +([0-9a-f]{32})$", run("info", f)[0], re.M) for f in (a, b)]
+    check(all(boots) and boots[0].group(1) == boots[1].group(1), f"strobe info: one host boot for both: {boots}")
     # Hostile inputs: clear errors, nothing written over an input.
     size_a = os.path.getsize(a)
     p = run_bounded(["merge", a, b, "-o", a])
@@ -1510,6 +1512,12 @@ def case_merge():
         f.write(raw.replace(boot, bytes(reversed(boot)), 1))
     p = run_bounded(["merge", a, other, "-o", out])
     check(p.returncode == 1 and "different hosts or boots" in p.stderr, p.stderr)
+    # A capture without a boot id (written by a tool) is aligned only when --same-host vouches for it.
+    tool = capture("base")
+    p = run_bounded(["merge", a, tool, "-o", out])
+    check(p.returncode == 1 and "no boot id" in p.stderr, p.stderr)
+    stdout, _ = run("merge", "--same-host", a, tool, "-o", out)
+    check("pid_4242" in stdout, f"the tool's capture, named by its pid: {stdout}")
     check(os.path.getsize(a) == size_a and os.path.getsize(b) == len(raw), "the inputs are untouched")
 
 

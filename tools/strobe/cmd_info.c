@@ -79,6 +79,7 @@ static void write_json(cli_output *o, info *x) {
   strobe__json_str(&j, "features", h->features);
   strobe__json_bool(&j, "assertions", h->assertions);
   strobe__json_uint(&j, "pid", h->pid);
+  strobe__json_str(&j, "boot_id", h->boot_id[0] ? h->boot_id : NULL);
   strobe__json_uint(&j, "ring_events", h->ring_events);
   strobe__json_uint(&j, "flush_interval_ms", h->flush_interval_ms);
   strobe__json_num(&j, "event_cost_ns", h->event_cost_ns, 3);
@@ -167,6 +168,8 @@ static void write_text(cli_output *o, info *x) {
           h->assertions ? "on" : "off");
   fprintf(f, "process     pid %llu, ring %u events per thread, flush every %u ms\n", (unsigned long long)h->pid,
           h->ring_events, h->flush_interval_ms);
+  /* Captures with the same boot id share CLOCK_MONOTONIC: `strobe merge` aligns them (docs/cli.md §merge). */
+  fprintf(f, "host boot   %s\n", h->boot_id[0] ? h->boot_id : "not recorded (an older writer, a tool or a merge)");
   if (h->overflow == STROBE_OVERFLOW_GROW)
     fprintf(f, "overflow    grow (rings double up to %u events per thread)\n", h->ring_events_max);
   else

@@ -38,6 +38,8 @@ static int usage(FILE *f) {
           "aligned through their shared monotonic clock (the header's boot_id must match).\n"
           "Threads are named PROCESS/THREAD; operations handed between the processes keep both sides.\n"
           "  -o, --output FILE  the merged capture (never one of the inputs)\n"
+          "      --same-host    take captures without a boot id (older, or written by a tool) as written on\n"
+          "                     the same host and boot as the others: their epoch_mono_ns is that clock\n"
           "  -q, --quiet        no progress bar, no summary line\n");
   return f == stdout ? CLI_OK : CLI_USAGE;
 }
@@ -284,13 +286,14 @@ static int sink(void *ctx, const void *data, size_t len) {
 int cmd_merge(int argc, char **argv) {
   static const struct option opts[] = {
       {"output", required_argument, NULL, 'o'}, {"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0}};
+      {"same-host", no_argument, NULL, 's'},   {NULL, 0, NULL, 0}};
   const char *out = NULL;
-  int quiet = 0, c;
+  int quiet = 0, same_host = 0, c;
   optind = 1;
   while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
     if (c == 'o') out = optarg;
     else if (c == 'q') quiet = 1;
+    else if (c == 's') same_host = 1;
     else if (c == 'h') return usage(stdout);
     else return cli_bad_option(CMD, argv, optind);
   }
@@ -315,18 +318,21 @@ int cmd_merge(int argc, char **argv) {
     if (rc) return rc;
   }
   /* One host, one boot: one CLOCK_MONOTONIC, so times align exactly. */
+  const char *boot = NULL, *boot_path = NULL;
   for (int i = 0; i < n; i++) {
+    if (!in[i].h.boot_id[0] && same_host) continue; /* the caller vouches for it */
     if (!in[i].h.boot_id[0]) {
       cli_error(CMD, "%s has no boot id (written before strobe recorded one, or by a tool): its clock cannot be "
-                "aligned with the others'", in[i].path);
+                "shown to be the others' (--same-host vouches for it)", in[i].path);
       return CLI_FAIL;
     }
-    if (strcmp(in[i].h.boot_id, in[0].h.boot_id)) {
+    if (boot && strcmp(in[i].h.boot_id, boot)) {
       cli_error(CMD, "%s and %s come from different hosts or boots (boot ids %s and %s): their monotonic clocks "
                 "are not one clock, and merging across hosts (clock offsets) is not supported yet",
-                in[0].path, in[i].path, in[0].h.boot_id, in[i].h.boot_id);
+                boot_path, in[i].path, boot, in[i].h.boot_id);
       return CLI_FAIL;
     }
+    boot = in[i].h.boot_id, boot_path = in[i].path;
   }
   uint64_t epoch = UINT64_MAX, start = UINT64_MAX;
   for (int i = 0; i < n; i++) {
@@ -388,8 +394,8 @@ int cmd_merge(int argc, char **argv) {
   if (!quiet) {
     printf("merged %d captures (", n);
     for (int i = 0; i < n; i++) printf("%s%s pid %llu", i ? ", " : "", in[i].process, (unsigned long long)in[i].h.pid);
-    printf(") into %s: %llu records, %u threads, one clock (CLOCK_MONOTONIC of boot %.8s...)\n", out,
-           (unsigned long long)records, m.next_thread, in[0].h.boot_id);
+    printf(") into %s: %llu records, %u threads, one clock (CLOCK_MONOTONIC of boot %.8s)\n", out,
+           (unsigned long long)records, m.next_thread, boot ? boot : "vouched for by --same-host");
   }
   if (skipped) /* what the merge cut, said even with --quiet */
     cli_error(CMD, "not merged: %llu GPU device records, %llu UI-tree snapshots, %llu other records (their blocks "
