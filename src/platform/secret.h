@@ -4,7 +4,8 @@
  * implementation file per platform (secret_linux.c).
  *
  * Only libstrobe_server uses these, so the build compiles them into it
- * (CMakeLists.txt >>server); the core library never needs randomness.
+ * (CMakeLists.txt >>server); the core library's one random need, collector
+ * ids in operation tokens, is platform/host.h's.
  * Must never: fall back to a predictable source, or compare a secret in
  * time that depends on where it first differs.
  */

@@ -1512,6 +1512,32 @@ def case_merge():
         f.write(raw.replace(boot, bytes(reversed(boot)), 1))
     p = run_bounded(["merge", a, other, "-o", out])
     check(p.returncode == 1 and "different hosts or boots" in p.stderr, p.stderr)
+    # The viewer opens several captures at once, merged (strobe view --merge): one lane per thread of each.
+    help_view = run_bounded(["view", "--help"])
+    if help_view.returncode == 0:  # built with libstrobe_server
+        import urllib.request
+        p = subprocess.Popen([ARGS.strobe, "view", "--no-open", "--quiet", "--merge", a, b], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        try:
+            r, _, _ = select.select([p.stdout], [], [], 60)
+            url = p.stdout.readline().strip() if r else ""
+            m = re.match(r"^http://127\.0\.0\.1:(\d+)/#token=([0-9a-f]+)$", url)
+            check(m, f"view --merge: no URL ({url!r})")
+            req = urllib.request.Request(f"http://127.0.0.1:{m.group(1)}/api/capture/meta",
+                                         headers={"Authorization": "Bearer " + m.group(2)})
+            meta = json.load(urllib.request.urlopen(req, timeout=30))
+            lanes = {t["name"] for t in meta["threads"]}
+            check({"screen/main", "sender/main"} <= lanes, f"view --merge: viewer lanes {sorted(lanes)}")
+            p.send_signal(signal.SIGINT)
+            p.communicate(timeout=30)
+            check(p.returncode == 0, f"view --merge: exit {p.returncode}")
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        check(not [f for f in os.listdir(os.environ.get("TMPDIR") or "/tmp") if f.startswith("strobe-view-merge-")
+                   and os.path.getmtime(os.path.join(os.environ.get("TMPDIR") or "/tmp", f)) > os.path.getmtime(a)],
+              "view --merge left its temporary capture behind")
     # A capture without a boot id (written by a tool) is aligned only when --same-host vouches for it.
     tool = capture("base")
     p = run_bounded(["merge", a, tool, "-o", out])

@@ -36,6 +36,10 @@ int cmd_view(int argc, char **argv); /* cmd_view.c: needs libstrobe_server */
 int cmd_mcp(int argc, char **argv); /* cmd_mcp.c: the stdio MCP bridge */
 int cmd_tree(int argc, char **argv); /* cmd_tree.c: UI-tree snapshots */
 int cmd_merge(int argc, char **argv); /* cmd_merge.c: captures of several processes on one timeline */
+/* Merges the captures paths[0..n) into out (docs/cli.md §merge), speaking as
+ * `strobe CMD`; same_host vouches for captures without a boot id. Returns a
+ * CLI_* exit code; nothing is left at out on failure. */
+int cli_merge_files(const char *cmd, const char *const *paths, int n, const char *out, int same_host, int quiet);
 /* `strobe diff FILE --frames N M` (frame_diff.c); thread NULL: the first that marks frames. */
 int frame_diff(const char *path, uint64_t n, uint64_t m, const char *thread, int json, int quiet);
 

@@ -254,9 +254,9 @@ static int merge_record(merger *m, merge_input *in, uint32_t input, const strobe
 
 /* The process label of a capture: the one its operations handed across
  * processes carry, else pid_<pid>. Reads it once through. */
-static int scan_input(merge_input *in, int quiet) {
+static int scan_input(merge_input *in, const char *cmd, int quiet) {
   cli_input ci;
-  int rc = cli_open(&ci, CMD, in->path, quiet);
+  int rc = cli_open(&ci, cmd, in->path, quiet);
   if (rc) return rc;
   in->h = *strobe_capture_query_header(ci.cap);
   snprintf(in->process, sizeof in->process, "pid_%llu", (unsigned long long)in->h.pid);
@@ -297,24 +297,27 @@ int cmd_merge(int argc, char **argv) {
     else if (c == 'h') return usage(stdout);
     else return cli_bad_option(CMD, argv, optind);
   }
-  int n = argc - optind;
-  if (n < 2) return cli_usage_error(CMD, "merge needs two captures or more (got %d)", n);
-  if (n > MAX_INPUTS) return cli_usage_error(CMD, "at most %d captures at once (got %d)", MAX_INPUTS, n);
-  if (!out || !strcmp(out, "-")) return cli_usage_error(CMD, "the merged capture needs a file: -o OUT.strobe");
+  return cli_merge_files(CMD, (const char *const *)argv + optind, argc - optind, out, same_host, quiet);
+}
+
+int cli_merge_files(const char *cmd, const char *const *paths, int n, const char *out, int same_host, int quiet) {
+  if (n < 2) return cli_usage_error(cmd, "merge needs two captures or more (got %d)", n);
+  if (n > MAX_INPUTS) return cli_usage_error(cmd, "at most %d captures at once (got %d)", MAX_INPUTS, n);
+  if (!out || !strcmp(out, "-")) return cli_usage_error(cmd, "the merged capture needs a file: -o OUT.strobe");
   static merge_input in[MAX_INPUTS];
   memset(in, 0, sizeof in);
   for (int i = 0; i < n; i++) {
-    in[i].path = argv[optind + i];
-    int rc = cli_need_file(CMD, in[i].path, "each capture is read twice");
+    in[i].path = paths[i];
+    int rc = cli_need_file(cmd, in[i].path, "each capture is read twice");
     if (rc) return rc;
     if (same_file(in[i].path, out))
-      return cli_usage_error(CMD, "the output %s is the input %s: it would be overwritten while read", out, in[i].path);
+      return cli_usage_error(cmd, "the output %s is the input %s: it would be overwritten while read", out, in[i].path);
     for (int k = 0; k < i; k++)
       if (same_file(in[i].path, in[k].path))
-        return cli_usage_error(CMD, "%s and %s are the same capture: merge it once", in[k].path, in[i].path);
+        return cli_usage_error(cmd, "%s and %s are the same capture: merge it once", in[k].path, in[i].path);
   }
   for (int i = 0; i < n; i++) {
-    int rc = scan_input(&in[i], quiet);
+    int rc = scan_input(&in[i], cmd, quiet);
     if (rc) return rc;
   }
   /* One host, one boot: one CLOCK_MONOTONIC, so times align exactly. */
@@ -322,12 +325,12 @@ int cmd_merge(int argc, char **argv) {
   for (int i = 0; i < n; i++) {
     if (!in[i].h.boot_id[0] && same_host) continue; /* the caller vouches for it */
     if (!in[i].h.boot_id[0]) {
-      cli_error(CMD, "%s has no boot id (written before strobe recorded one, or by a tool): its clock cannot be "
+      cli_error(cmd, "%s has no boot id (written before strobe recorded one, or by a tool): its clock cannot be "
                 "shown to be the others' (--same-host vouches for it)", in[i].path);
       return CLI_FAIL;
     }
     if (boot && strcmp(in[i].h.boot_id, boot)) {
-      cli_error(CMD, "%s and %s come from different hosts or boots (boot ids %s and %s): their monotonic clocks "
+      cli_error(cmd, "%s and %s come from different hosts or boots (boot ids %s and %s): their monotonic clocks "
                 "are not one clock, and merging across hosts (clock offsets) is not supported yet",
                 boot_path, in[i].path, boot, in[i].h.boot_id);
       return CLI_FAIL;
@@ -342,7 +345,7 @@ int cmd_merge(int argc, char **argv) {
   }
   FILE *f = fopen(out, "wb");
   if (!f) {
-    cli_error(CMD, "cannot write %s: %s", out, strerror(errno));
+    cli_error(cmd, "cannot write %s: %s", out, strerror(errno));
     return CLI_OUTPUT;
   }
   strobe__header_facts facts = {{"monotonic", 1, 1.0, epoch, epoch}, start, in[0].h.arch, 0, in[0].h.pid, 0, 0, 0};
@@ -350,7 +353,7 @@ int cmd_merge(int argc, char **argv) {
   merger m = {0};
   int rc = strobe__writer_create(&wd, &m.w);
   if (rc) {
-    cli_error(CMD, "cannot start %s: %s", out, strobe_strerror(rc));
+    cli_error(cmd, "cannot start %s: %s", out, strobe_strerror(rc));
     fclose(f);
     remove(out);
     return CLI_OUTPUT;
@@ -359,7 +362,7 @@ int cmd_merge(int argc, char **argv) {
   int status = CLI_OK;
   for (int i = 0; i < n && status == CLI_OK; i++) {
     cli_input ci;
-    status = cli_open(&ci, CMD, in[i].path, quiet);
+    status = cli_open(&ci, cmd, in[i].path, quiet);
     if (status) break;
     in[i].cap = ci.cap;
     in[i].thread_base = m.next_thread;
@@ -382,7 +385,7 @@ int cmd_merge(int argc, char **argv) {
   rc = strobe__writer_finish(m.w, m.end_ns, &m.misuse);
   strobe__writer_destroy(m.w);
   if (fclose(f) || rc) {
-    if (!status) cli_error(CMD, "writing %s failed: %s", out, rc ? strobe_strerror(rc) : strerror(errno));
+    if (!status) cli_error(cmd, "writing %s failed: %s", out, rc ? strobe_strerror(rc) : strerror(errno));
     status = status ? status : CLI_OUTPUT;
   }
   for (uint32_t i = 1; i <= m.nlabels; i++) free(m.labels[i]);
@@ -398,7 +401,7 @@ int cmd_merge(int argc, char **argv) {
            (unsigned long long)records, m.next_thread, boot ? boot : "vouched for by --same-host");
   }
   if (skipped) /* what the merge cut, said even with --quiet */
-    cli_error(CMD, "not merged: %llu GPU device records, %llu UI-tree snapshots, %llu other records (their blocks "
+    cli_error(cmd, "not merged: %llu GPU device records, %llu UI-tree snapshots, %llu other records (their blocks "
               "are not re-encoded yet: read them in the input captures)",
               (unsigned long long)m.not_merged_device, (unsigned long long)m.not_merged_trees,
               (unsigned long long)(skipped - m.not_merged_device - m.not_merged_trees));

@@ -1,6 +1,7 @@
 /*
  * cmd_view.c — `strobe view FILE [--compare B] [--port P] [--no-open]`: opens
- * a capture in the web viewer. It starts libstrobe_server (the same HTTP
+ * a capture in the web viewer (with --merge, several captures of one host's
+ * processes, merged first into a temporary capture: docs/cli.md §merge). It starts libstrobe_server (the same HTTP
  * layer, embedded viewer files and /api/capture endpoints an instrumented
  * application serves live) on 127.0.0.1 with a fresh random token, loads
  * the capture (and the one to compare) into the viewer's model, prints
@@ -40,6 +41,7 @@ int cmd_view(int argc, char **argv) {
 
 static const char g_usage[] =
     "usage: strobe view [--port P] [--no-open] [--max-spans N] [--quiet] FILE [--compare B | B]\n"
+    "       strobe view --merge [--same-host] [options] A B [...]\n"
     "\n"
     "Serves FILE in Strobe's web viewer from 127.0.0.1 and prints the URL to open\n"
     "(the access token is in the URL's #fragment, which the browser keeps to itself).\n"
@@ -48,6 +50,9 @@ static const char g_usage[] =
     "Runs until interrupted (Ctrl-C).\n"
     "\n"
     "  --compare B      a second capture to diff against FILE (same as a second FILE)\n"
+    "  --merge          several captures of one host's processes side by side on one timeline\n"
+    "                   (merged into a temporary capture, removed when the viewer stops)\n"
+    "  --same-host      with --merge: as strobe merge --same-host\n"
     "  --port P         listen on port P (default: any free port)\n"
     "  --no-open        do not start a browser (default: xdg-open when a display is set)\n"
     "  --max-spans N    keep at most N spans in memory (default 10000000, ~20 bytes each)\n"
@@ -74,6 +79,10 @@ static int check_capture(const char *path, int quiet, int *damaged) {
   return CLI_OK;
 }
 
+static int serve(const char *path, const char *compare, uint64_t port, int no_open, uint64_t max_spans, int quiet);
+static int view_merged(const char *const *paths, int n, const char *compare, int same_host, uint64_t port, int no_open,
+                       uint64_t max_spans, int quiet);
+
 static void open_browser(const char *url) {
   if (!getenv("DISPLAY") && !getenv("WAYLAND_DISPLAY")) return;
   signal(SIGCHLD, SIG_IGN); /* no zombie: the child is never waited for */
@@ -93,11 +102,13 @@ int cmd_view(int argc, char **argv) {
                                        {"no-open", no_argument, NULL, 'n'},
                                        {"max-spans", required_argument, NULL, 'm'},
                                        {"quiet", no_argument, NULL, 'q'},
+                                       {"merge", no_argument, NULL, 'M'},
+                                       {"same-host", no_argument, NULL, 'S'},
                                        {"help", no_argument, NULL, 'h'},
                                        {NULL, 0, NULL, 0}};
   const char *compare = NULL;
   uint64_t port = 0, max_spans = 0;
-  int no_open = 0, quiet = 0, c;
+  int no_open = 0, quiet = 0, merge = 0, same_host = 0, c;
   opterr = 0;
   optind = 1;
   while ((c = getopt_long(argc, argv, ":hqp:", opts, NULL)) != -1) {
@@ -113,15 +124,44 @@ int cmd_view(int argc, char **argv) {
           return cli_usage_error("view", "--max-spans takes 1..%u, not '%s'", STROBE_VIEWER_MAX_MAX_SPANS, optarg);
         break;
       case 'q': quiet = 1; break;
+      case 'M': merge = 1; break;
+      case 'S': same_host = 1; break;
       case 'h': fputs(g_usage, stdout); return CLI_OK;
       default: return cli_bad_option("view", argv, optind);
     }
   }
   int nfiles = argc - optind;
   if (nfiles < 1) return cli_usage_error("view", "a capture file is required");
+  if (merge) return view_merged((const char *const *)argv + optind, nfiles, compare, same_host, port, no_open,
+                                max_spans, quiet);
+  if (same_host) return cli_usage_error("view", "--same-host goes with --merge");
   if (nfiles > 2 || (nfiles == 2 && compare)) return cli_usage_error("view", "at most two captures: FILE and one to compare");
   const char *path = argv[optind];
   if (nfiles == 2) compare = argv[optind + 1];
+  return serve(path, compare, port, no_open, max_spans, quiet);
+}
+
+/* --merge: the captures merged into a temporary capture, served, then removed. */
+static int view_merged(const char *const *paths, int n, const char *compare, int same_host, uint64_t port, int no_open,
+                       uint64_t max_spans, int quiet) {
+  if (compare) return cli_usage_error("view", "--merge shows one merged timeline: no --compare");
+  const char *tmp = getenv("TMPDIR") && getenv("TMPDIR")[0] ? getenv("TMPDIR") : "/tmp";
+  char merged[1024];
+  snprintf(merged, sizeof merged, "%s/strobe-view-merge-XXXXXX", tmp);
+  int fd = mkstemp(merged); /* 0600, ours: the merge writes into it */
+  if (fd < 0) {
+    cli_error("view", "cannot create a temporary capture in %s: %s", tmp, strerror(errno));
+    return CLI_OUTPUT;
+  }
+  close(fd);
+  int rc = cli_merge_files("view", paths, n, merged, same_host, 1);
+  if (!rc) rc = serve(merged, NULL, port, no_open, max_spans, quiet);
+  remove(merged);
+  return rc;
+}
+
+/* Serves path (and compare) until SIGINT or SIGTERM. */
+static int serve(const char *path, const char *compare, uint64_t port, int no_open, uint64_t max_spans, int quiet) {
 
   int damaged = CLI_OK, rc = check_capture(path, quiet, &damaged);
   if (!rc && compare) rc = check_capture(compare, quiet, &damaged);
