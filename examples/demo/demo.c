@@ -476,6 +476,11 @@ int main(int argc, char **argv) {
     rc = strobe_flight_recorder_start(&(strobe_flight_recorder_desc){.max_mib = 32, .spike_threshold_ms = 150,
                                                                      .spike_dir = spikes},
                                       &flight);
+  /* The sender process (sender.h) starts before the sampler: a process
+   * started after it would be sampled into this process's buffers
+   * (perf_event_open's inherit follows children too). */
+  static sender snd;
+  if (!rc && sender_spawn(&snd, o.out)) return 1;
   /* The sampler (docs/exploration.md §Sampling): every thread's call stacks
    * and context switches go into the capture beside the scopes, or one line
    * says why the kernel refused (nothing else changes then). */
@@ -555,9 +560,8 @@ int main(int argc, char **argv) {
   printf("gpu:          built without libstrobe_vulkan: no GPU passes; reports say GPU data unavailable (null)\n");
 #endif
   fflush(stdout);
-  sender snd;
   saver sv;
-  if (sender_start(&snd, o.out, gpu_hooks_p)) return 1;
+  if (sender_start(&snd, gpu_hooks_p)) return 1;
   saver_start(&sv, c, o.out);
   pthread_create(&wd.thread, NULL, watchdog_main, &wd);
   frame_clock fc = {c, w_main, {0, 0, 0, NULL}};

@@ -140,9 +140,8 @@ static void *link_main(void *arg) {
   return NULL;
 }
 
-int sender_start(sender *s, const char *out_dir, const sender_gpu *gpu) {
+int sender_spawn(sender *s, const char *out_dir) {
   memset(s, 0, sizeof *s);
-  if (gpu) s->gpu = *gpu;
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
     fprintf(stderr, "strobe-demo: socketpair: %s\n", strerror(errno));
@@ -166,6 +165,11 @@ int sender_start(sender *s, const char *out_dir, const sender_gpu *gpu) {
     return -1;
   }
   s->fd = sv[0];
+  return 0;
+}
+
+int sender_start(sender *s, const sender_gpu *gpu) {
+  if (gpu) s->gpu = *gpu;
   pthread_mutex_init(&s->lock, NULL);
   pthread_cond_init(&s->wake, NULL);
   return pthread_create(&s->thread, NULL, link_main, s) ? -1 : 0;

@@ -71,9 +71,13 @@ typedef struct sender {
 } sender;
 
 /* Starts the sender process (this executable again, with --sender-process)
- * and waits until its session runs, then the link thread. gpu: the GPU
- * path's hooks, or NULL. Returns 0, or -1 with a message on stderr. */
-int sender_start(sender *s, const char *out_dir, const sender_gpu *gpu);
+ * and waits until its session runs. Call it before the sampler starts: a
+ * process started after it would be sampled into this process's buffers
+ * (perf_event_open's inherit follows children). Returns 0, or -1 with a
+ * message on stderr. */
+int sender_spawn(sender *s, const char *out_dir);
+/* Starts the link thread. gpu: the GPU path's hooks, or NULL. Returns 0 or -1. */
+int sender_start(sender *s, const sender_gpu *gpu);
 /* Hands the calling thread's current operation and a copy of the frame to
  * the link thread; gpu_slot is the frame's GPU work to poll (-1: none). */
 void sender_submit(sender *s, const unsigned char *png, size_t len, uint64_t number, int gpu_slot);
