@@ -479,8 +479,10 @@ static uint64_t ticks_to_mono_ns(const strobe__clock_info *ck, uint64_t ticks) {
   return r <= 0 ? 0 : (uint64_t)(r + 0.5);
 }
 
+/* A duration another process measured, in our ticks (a hostile one saturates: never an overflowing conversion). */
 static uint64_t ns_to_ticks(const strobe__clock_info *ck, uint64_t ns) {
-  return (uint64_t)((double)ns / ck->ns_per_tick + 0.5);
+  double t = (double)ns / ck->ns_per_tick + 0.5;
+  return t >= 18446744073709551616.0 ? UINT64_MAX : (uint64_t)t; /* 2^64 */
 }
 
 static void copy_stage_name(char out[STROBE_MAX_LABEL + 1], uint32_t site_id) {
@@ -579,15 +581,25 @@ strobe_op strobe_op_resume_remote(strobe_collector *c, strobe_window w, const vo
   rc = strobe__token_decode(token, len, t, &why);
   const strobe__clock_info *ck = strobe__clock(); /* calibrated once, before any lock */
   if (!rc) {
-    /* On one boot the origin's clock is ours: a hand-off in our future is a forged or damaged token. */
+    /* Another boot's clock is not ours: nothing to place its times on. On
+     * ours, a hand-off in our future is a forged or damaged token; so the
+     * times converted below lie between 0 and now. */
     uint8_t boot[16];
-    if (!strobe__host_boot_id(boot) && !memcmp(boot, t->boot, 16) && t->taken_mono_ns > strobe__mono_ns()) {
+    if (strobe__host_boot_id(boot) || memcmp(boot, t->boot, 16)) {
+      rc = STROBE_EFOREIGN;
+    } else if (t->taken_mono_ns > strobe__mono_ns()) {
       why = STROBE__REFUSED_MALFORMED;
       rc = STROBE_ETOKEN;
     }
   }
-  if (rc) {
+  if (rc == STROBE_EFOREIGN) {
+    strobe__mutex_lock(&c->lock);
+    c->remote.refused_foreign++;
+    strobe__mutex_unlock(&c->lock);
+  } else if (rc) {
     count_refusal(c, why);
+  }
+  if (rc) {
     free(t);
     if (status) *status = rc;
     return op;
