@@ -26,6 +26,7 @@ import { Stats } from './stats.js';
 import { AggView } from './aggview.js';
 import { RangeSummary } from './range.js';
 import * as link from './link.js';
+import * as live from './live.js';
 import { AUTO_REFRESH_S, renderHeader } from './header.js';
 import * as fmt from './fmt.js';
 
@@ -151,6 +152,9 @@ async function load() {
   const t = performance.now();
   const model = await loadModel(0);
   const compare = rec && rec.has_compare ? await loadModel(1) : null;
+  // A live view moves on from snapshot to snapshot (live.js): what is shown is found again in the new one.
+  const before = state.live && state.model ? { mem: live.remember(state.model, { view: flame.visibleRange(), span: state.span, frame: state.frame,
+    range: state.range, focusScope: state.focusScope }), site: state.focusSite, scrollY: flame.scrollY } : null;
   state.model = model;
   state.compare = compare;
   state.frame = -1;
@@ -167,12 +171,24 @@ async function load() {
   uitree.setModel(model);
   samples.setModel(model);
   emit('model', model);
+  if (before) carryLive(model, before);
   // First full render: the flame chart and the strip drawn with the data.
   flame.render();
   frames.draw();
   await new Promise((r) => requestAnimationFrame(() => r()));
   hook.loadMs = hook.loadMs ?? performance.now();   // since navigation start
   hook.lastLoadMs = performance.now() - t;
+}
+
+function carryLive(model, before) {
+  const c = live.carry(model, before.mem);
+  if (before.site != null && model.sites[before.site]) search.focusSite(before.site, c.focusScope);
+  if (c.frame >= 0) { state.frame = c.frame; emit('frame', c.frame); }
+  flame.setRange(c.view.t0, c.view.t1);
+  flame.scrollY = before.scrollY;
+  flame.pan(0, 0);
+  if (c.range) flame.selectRange(c.range.t0, c.range.t1);
+  if (c.span >= 0) { state.span = c.span; emit('span', c.span); }
 }
 
 function wire() {
@@ -358,10 +374,12 @@ Object.assign(hook, {
   selected() { return state.span; },
   state() { return { range: state.range, frame: state.frame, span: state.span, tab: state.tab, search: state.search, focusSite: state.focusSite }; },
   clearSpan() { state.span = -1; emit('span', -1); },
+  select(i) { state.span = i; emit('span', i); flame.render(); return i; },
   statsShow(kind) { setTab('stats'); stats.show(kind); },
   flameGraph() { return aggview.drawn(); },
   selectRange(t0, t1) { flame.selectRange(t0, t1); return state.range; },
   link() { return location.hash; },
+  startNs() { return state.model.meta.start_ns; },
   counterAxes() { return counters.axes(); },
   // A counter's or gauge's samples straight from the model's table: [[time, value], …].
   samples(name) {

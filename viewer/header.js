@@ -7,7 +7,7 @@
 
 import * as fmt from './fmt.js';
 
-export const AUTO_REFRESH_S = 3;
+export const AUTO_REFRESH_S = 1;
 
 export function renderHeader(el, model, live, rec, auto = false) {
   const parts = [];
@@ -42,7 +42,7 @@ export function renderHeader(el, model, live, rec, auto = false) {
     const on = rec && rec.recording;
     parts.push(`<button id="rec" class="${on ? 'recording' : ''}" title="${on ? 'stop: keep what the recorder holds' : 'record the last 10 s of the application (flight recorder)'}">` +
       `${on ? '■ Stop' : '● Record'}</button><button id="refresh" ${on ? '' : 'disabled'} title="take a fresh snapshot">⟳</button>` +
-      `<label title="take a fresh snapshot every ${AUTO_REFRESH_S} s while recording (reloading resets the selection)">` +
+      `<label title="take a fresh snapshot every ${AUTO_REFRESH_S} s while recording (the view, selection and range are kept; a view at the newest data follows it)">` +
       `<input type="checkbox" id="auto" ${auto ? 'checked' : ''} ${on ? '' : 'disabled'}> auto</label>`);
     if (on && rec.recorder) parts.push(`<span class="dim">${rec.recorder.retained_seconds.toFixed(1)} s · ${fmt.bytes(rec.recorder.retained_bytes)} of ${fmt.bytes(rec.recorder.capacity_bytes)}</span>`);
     if (rec && rec.building) parts.push('<span class="dim">snapshot…</span>');

@@ -12,7 +12,11 @@
 //   - Record starts the server's flight recorder, Refresh loads a snapshot
 //     (frames and spans of the running demo in the flame chart; the frames
 //     are its pass operations, with both frame rates), Stop keeps the last
-//     one.
+//     one;
+//   - a refresh moves the timeline on: the selected span and range are kept
+//     (same name, thread and absolute start), a view at the newest data
+//     follows it (new data in at the right), a view elsewhere keeps its
+//     instants.
 // Screenshots go to --work. Any console error or page error fails the test.
 //
 // usage: node viewer_live.test.mjs --demo BIN --chromium PATH --work DIR
@@ -167,6 +171,44 @@ async function main() {
     const bars = await page.evaluate(() => __strobe.glStats());
     check(bars.instances > 0 && bars.drawCalls >= 1, `the flame chart draws the snapshot (${JSON.stringify(bars)})`);
     await page.screenshot({ path: path.join(work, 'live-timeline.png') });
+    // >>streaming: a refresh moves the timeline on and keeps what is shown (absolute times: live.js).
+    const look = () => page.evaluate(() => {
+      const abs = __strobe.startNs(), i = __strobe.selected(), v = __strobe.view(), r = __strobe.range(), st = __strobe.state();
+      const s = i >= 0 ? __strobe.spanInfo(i) : null;
+      return { abs, v, lo: r.lo, hi: r.hi, range: st.range, gen: __strobe.generation(),
+        span: s ? { name: s.name, thread: s.thread, depth: s.depth, start: s.start + abs } : null };
+    });
+    const pick = () => page.evaluate(() => {   // the newest span of the first one's name, at the newest data
+      const name = __strobe.spanInfo(0).name, all = __strobe.spansNamed(name);
+      let i = all[0];
+      for (const k of all) if (__strobe.spanInfo(k).start > __strobe.spanInfo(i).start) i = k;
+      const r = __strobe.range(), w = (r.hi - r.lo) / 4;
+      __strobe.setRange(r.hi - w, r.hi);
+      __strobe.selectRange(r.hi - w * 0.8, r.hi - w * 0.6);
+      __strobe.select(i);
+      return i;
+    });
+    await pick();
+    const a = await look();
+    await page.click('#refresh');
+    await until(page, (g) => window.__strobe.generation() > g, a.gen, 'the next live snapshot');
+    const b = await look();
+    const near = (x, y, tol) => Math.abs(x - y) <= tol;
+    check(b.span && a.span && b.span.name === a.span.name && b.span.thread === a.span.thread && near(b.span.start, a.span.start, 2),
+      `a refresh keeps the selected span (${JSON.stringify(a.span)} → ${JSON.stringify(b.span)})`);
+    check(b.hi + b.abs > a.hi + a.abs && near(b.v.t1, b.hi, 0.01 * (b.v.t1 - b.v.t0)) && near(b.v.t1 - b.v.t0, a.v.t1 - a.v.t0, 1),
+      `the view at the newest data follows it: new data comes in at the right (newest ${a.hi + a.abs} → ${b.hi + b.abs} ns, view ends ${b.v.t1} of ${b.hi})`);
+    check(b.range && near(b.range.t0 + b.abs, a.range.t0 + a.abs, 2) && near(b.range.t1 + b.abs, a.range.t1 + a.abs, 2),
+      'the selected range stays on the same instants');
+    // A view away from the newest data keeps its instants.
+    await page.evaluate(() => { const r = __strobe.range(), w = (r.hi - r.lo) / 10; __strobe.setRange(r.hi - 3 * w, r.hi - 2 * w); });
+    const c = await look();
+    await page.click('#refresh');
+    await until(page, (g) => window.__strobe.generation() > g, c.gen, 'another live snapshot');
+    const d = await look();
+    check(near(d.v.t0 + d.abs, c.v.t0 + c.abs, 2) && near(d.v.t1 + d.abs, c.v.t1 + c.abs, 2),
+      `a view away from the newest data stays on the same instants (${c.v.t0 + c.abs} → ${d.v.t0 + d.abs})`);
+    await page.screenshot({ path: path.join(work, 'live-streaming.png') });
     // auto-refresh: fresh snapshots arrive without clicking Refresh
     const before = await page.evaluate(() => __strobe.generation());
     await page.click('#auto');
