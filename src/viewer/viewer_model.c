@@ -290,6 +290,7 @@ static int open_source(const strobe__vsource *s, strobe_capture **c) {
 }
 
 static vthread *thread_at(builder *b, uint32_t index) {
+  if (index >= UINT32_MAX / 2) return NULL; /* no such thread index (and the doubling below would never end) */
   if (index >= b->nth) {
     uint32_t n = b->nth ? b->nth : 8;
     while (n <= index) n *= 2;

@@ -17,7 +17,9 @@
  *   - the static files are the only thing served without the token; a table
  *     of a replaced generation is 409;
  *   - live: recording into the server's flight recorder, a snapshot on
- *     request (built off libmicrohttpd's thread), stop keeping the last one.
+ *     request (built off libmicrohttpd's thread), stop keeping the last one;
+ *   - a capture with sampled stacks (a thread that recorded no event among
+ *     them) loads, the samples no lane of their own.
  */
 #include <jansson.h>
 #include <setjmp.h>
@@ -471,9 +473,27 @@ static void test_interned_file(void) {
   json_decref(meta);
 }
 
+/* A capture with sampled stacks (the fuzz seed ok-v4-samples.strb: SAMPLES records, one of a thread
+ * that recorded no event, STROBE_CAPTURE_NO_THREAD) loads: the samples are no lane and no span, the
+ * scopes are all there. The model builder once looped for ever on that thread index. */
+static void test_samples_file(void) {
+  char path[1024];
+  const char *here = __FILE__, *cut = strstr(here, "tests/server/test_viewer.c");
+  REQUIRE(cut != NULL);
+  snprintf(path, sizeof path, "%.*sfuzz/corpus/fuzz_capture_reader/ok-v4-samples.strb", (int)(cut - here), here);
+  strobe_server *s = t_server(NULL);
+  strobe_viewer_load_stats st;
+  CHECK(strobe_server_view_file(s, path, NULL, 0, &st) == 0);
+  CHECK(st.spans >= 1);
+  json_t *meta = get_json(s, "/api/capture/meta", 200);
+  CHECK_EQ_INT(json_array_size(json_object_get(meta, "threads")), 1);
+  json_decref(meta);
+}
+
 #define CASES(X)     \
   X(file)            \
   X(ops_file)        \
   X(live)            \
-  X(interned_file)
+  X(interned_file)   \
+  X(samples_file)
 HARNESS_MAIN(CASES)
