@@ -90,7 +90,7 @@ async function main() {
     check(h.tip && /spike/.test(h.tip) && /duration\s+50\.0 µs/.test(h.tip) && /self\s+50\.0 µs/.test(h.tip) && /app\/loop\.c:130/.test(h.tip),
       `hovering spike shows its name, file:line, duration and self time 50.0 µs (${h.tip})`);
     const hits = await page.evaluate(() => __strobe.hitStats());
-    check(hits.n > 0 && hits.lastUs < 5000, `the hover was hit-tested (${JSON.stringify(hits)})`);
+    check(hits.n > 0, `the hover was hit-tested (${hits.n} moves; its cost is bench/viewer_bench.mjs's viewer_hit_test_us, never a test's)`);
     h = await hoverSpan(page, 'draw');
     check(h.tip && /triangles/.test(h.tip) && /2\.00 µs/.test(h.tip), `a draw bar's tooltip has its value and duration (${h.tip})`);
     const gl = await page.evaluate(() => __strobe.glStats());
