@@ -32,6 +32,7 @@
 #include "analyze/samples.h"
 #include "collect/collect.h"
 #include "strobe/capture.h"
+#include "strobe/flight.h"
 #include "strobe/gpu.h"
 #include "strobe/record.h"
 #include "strobe/sample.h"
@@ -403,11 +404,37 @@ static void test_capture_reads_back_exactly(void) {
   remove(path);
 }
 
+/* A flight-recorder dump carries the samples its ring kept, every function
+ * they name defined (a reader refuses a frame naming an undefined one), and
+ * the sampler's rate. */
+static void test_flight_recorder_dump_has_samples(void) {
+  char path[64];
+  REQUIRE(fx_temp_file(path, sizeof path, "flight") == 0);
+  strobe_flight_recorder *fr;
+  REQUIRE_EQ_INT(strobe_flight_recorder_start(&(strobe_flight_recorder_desc){.max_mib = 8}, &fr), 0);
+  REQUIRE_EQ_INT(strobe_sampler_start(&(strobe_sampler_desc){.rate_hz = 1000}), 0);
+  worker w = {0, 200000000ull};
+  pthread_t th;
+  REQUIRE(pthread_create(&th, NULL, spin_thread, &w) == 0);
+  pthread_join(th, NULL);
+  REQUIRE_EQ_INT(strobe_flight_recorder_dump(fr, path), 0);
+  REQUIRE_EQ_INT(strobe_sampler_stop(), 0);
+  REQUIRE_EQ_INT(strobe_flight_recorder_stop(fr), 0);
+  seen s;
+  read_capture(path, w.tid, thread_index(path, "spinner"), &s);
+  CHECKF(s.samples_of_tid >= 100, "%llu samples of the spinning thread in the dump", (unsigned long long)s.samples_of_tid);
+  CHECKF(s.leaf_hits * 10 >= s.samples_of_tid * 8, "%llu of %llu samples in the leaf", (unsigned long long)s.leaf_hits,
+         (unsigned long long)s.samples_of_tid);
+  CHECK_EQ_INT(s.totals.sample_rate_hz, 1000);
+  remove(path);
+}
+
 #define CASES(X)                           \
   X(samples_name_the_hot_function)        \
   X(switches_split_on_and_off_cpu)        \
   X(refused_by_seccomp_eacces)            \
   X(refused_by_seccomp_enosys)            \
   X(bad_arguments_change_nothing)         \
-  X(capture_reads_back_exactly)
+  X(capture_reads_back_exactly)           \
+  X(flight_recorder_dump_has_samples)
 HARNESS_MAIN(CASES)

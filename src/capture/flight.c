@@ -138,6 +138,7 @@ struct strobe_flight_recorder {
   strobe__cost cost;              /* the calibration, for dump headers */
   strobe__drain_cost drain_base;  /* the drain's cost when the recorder started */
   strobe_trace_stats trace_base;  /* call tracing's counts when it started (CALLS blocks) */
+  strobe_sampler_stats sampler_base; /* the sampler's counts when it started (SAMPLER blocks) */
   double ns_per_tick;
   strobe_misuse misuse_base;
 
@@ -341,7 +342,7 @@ static int ring_sink(void *ctx, const void *data, size_t len) {
   uint64_t now = strobe__now();
   if (info->type) {
     int ev = info->type == STROBE__BLK_EVENTS || info->type == STROBE__BLK_OPS;
-    uint32_t thread = info->type == STROBE__BLK_TREE ? NO_THREAD : info->thread;
+    uint32_t thread = info->type == STROBE__BLK_TREE || info->type == STROBE__BLK_SAMPLES ? NO_THREAD : info->thread;
     store(fr, info->type, thread, info->count, ev ? info->first_ticks : now, ev ? info->last_ticks : now, data, len);
     return 0;
   }
@@ -577,6 +578,12 @@ static void on_events(void *ctx, uint32_t index, const strobe__event *ev, size_t
   strobe__writer_events(fr->writer, index, ev, n);
 }
 
+static void on_samples(void *ctx, const strobe__cpu_sample *s, size_t n, const uint32_t *frames) {
+  STROBE_ASSERT(strobe__drain_held());
+  strobe_flight_recorder *fr = ctx;
+  strobe__writer_samples(fr->writer, s, n, frames); /* SAMPLES blocks kept in the ring; dumps define the functions */
+}
+
 static void on_thread_end(void *ctx, uint32_t index) {
   STROBE_ASSERT(strobe__drain_held());
   strobe_flight_recorder *fr = ctx;
@@ -695,6 +702,7 @@ static int write_dump(strobe_flight_recorder *fr, const snapshot *s, int fd) {
       if (label) strobe__writer_label(w, id, label);
     }
     for (uint32_t i = 0; i < k; i++) strobe__writer_thread(w, t[i].index, t[i].os_tid, t[i].name, 0);
+    strobe__writer_sample_functions(w); /* every function a retained SAMPLES block may name */
     rc = strobe__writer_flush(w);
   }
   free(t);
@@ -716,6 +724,8 @@ static int write_dump(strobe_flight_recorder *fr, const snapshot *s, int fd) {
     strobe_misuse m = strobe__misuse_since(&fr->misuse_base);
     strobe__writer_drain_cost(w, strobe__drain_cost_since(&fr->drain_base)); /* since the recorder started: its dumps are windows of it */
     strobe__writer_calls(w, strobe__trace_stats_since(&fr->trace_base));
+    strobe_sampler_status st = strobe_sampler_query_status();
+    strobe__writer_sampler(w, &st, strobe__sampler_stats_since(&fr->sampler_base));
     rc = strobe__writer_finish(w, s->end_ticks, &m);
   }
   strobe__writer_destroy(w);
@@ -885,6 +895,7 @@ int strobe_flight_recorder_start(const strobe_flight_recorder_desc *desc, strobe
   fr->cost = strobe__measure_cost();
   fr->drain_base = strobe__drain_query_cost();
   fr->trace_base = strobe_trace_query_stats();
+  fr->sampler_base = strobe_sampler_query_stats();
   fr->misuse_base = strobe_query_misuse();
   fr->last_flush = fr->last_clock = fr->prev_tick = strobe__now();
   strobe__writer_desc wd = {"flight-recorder", d.flush_interval_ms, d.compression_level, fr->cost.scope_ns,
@@ -898,7 +909,7 @@ int strobe_flight_recorder_start(const strobe_flight_recorder_desc *desc, strobe
     fr->has_worker = 1;
   }
   fr->consumer = (strobe__consumer){fr, on_site, on_label, on_thread, on_lost, on_events, on_thread_end, on_tick, on_tree,
-                                   NULL /* samples reach capture files only (docs/exploration.md §Sampling) */};
+                                   on_samples};
   rc = strobe__consumer_add(&fr->consumer);
   if (rc) goto fail;
   *out = fr;

@@ -731,6 +731,7 @@ static void flush_samples(strobe__writer *w, wsamples *q) {
   strobe__buf_varint(&w->raw, q->base);
   strobe__buf_put(&w->raw, q->b.data, q->b.len);
   if (q->b.failed) w->raw.failed = 1;
+  w->info = (strobe__block_info){STROBE__BLK_SAMPLES, UINT32_MAX, q->n, q->base, q->last}; /* by OS thread: no index */
   emit_block(w, STROBE__BLK_SAMPLES, &w->raw);
   q->b.len = 0;
   q->b.failed = 0;
@@ -753,14 +754,10 @@ static wsamples *samples_of(strobe__writer *w, uint64_t tid) {
   return q;
 }
 
-void strobe__writer_samples(strobe__writer *w, const strobe__cpu_sample *s, size_t n, const uint32_t *frames) {
-  if (w->error) return;
-  w->sampled = 1;
-  uint32_t top = 0;
-  for (size_t i = 0; i < n; i++)
-    for (uint32_t k = 0; k < s[i].nframes; k++)
-      if (frames[s[i].frame0 + k] > top) top = frames[s[i].frame0 + k];
-  for (uint32_t id = w->funcs_written + 1; id <= top; id++) { /* ids come in order: define the new ones */
+/* Defines the sampled functions up to id `top` this writer has not defined
+ * yet (ids come in order), into the next SAMPLE_FUNCS block. */
+static void define_functions(strobe__writer *w, uint32_t top) {
+  for (uint32_t id = w->funcs_written + 1; id <= top; id++) {
     const char *name = "", *module = "";
     int resolved = strobe__sample_function(id, &name, &module);
     strobe__buf_varint(&w->funcs, id);
@@ -769,6 +766,18 @@ void strobe__writer_samples(strobe__writer *w, const strobe__cpu_sample *s, size
     strobe__buf_varint(&w->funcs, resolved == 1);
   }
   if (top > w->funcs_written) w->funcs_written = top;
+}
+
+void strobe__writer_sample_functions(strobe__writer *w) { define_functions(w, strobe__sample_function_count() - 1); }
+
+void strobe__writer_samples(strobe__writer *w, const strobe__cpu_sample *s, size_t n, const uint32_t *frames) {
+  if (w->error) return;
+  w->sampled = 1;
+  uint32_t top = 0;
+  for (size_t i = 0; i < n; i++)
+    for (uint32_t k = 0; k < s[i].nframes; k++)
+      if (frames[s[i].frame0 + k] > top) top = frames[s[i].frame0 + k];
+  define_functions(w, top);
   wsamples *q = NULL;
   strobe__buf body = {0};
   for (size_t i = 0; i < n; i++) {
@@ -867,6 +876,7 @@ int strobe__writer_finish(strobe__writer *w, uint64_t end_ticks, const strobe_mi
 
 void strobe__writer_block(strobe__writer *w, const strobe__block_info *info, const void *data, size_t len) {
   if (info->type == STROBE__BLK_TREE) w->trees++; /* a flight-recorder dump's retained snapshot */
+  if (info->type == STROBE__BLK_SAMPLES) w->sampled = 1; /* its SAMPLER block follows at the end */
   wthread *t = info->type == STROBE__BLK_EVENTS || info->type == STROBE__BLK_LOST ? thread_slot(w, info->thread) : NULL;
   if (t && t->defined && info->type == STROBE__BLK_EVENTS) t->events += info->count;
   if (t && t->defined && info->type == STROBE__BLK_LOST) {

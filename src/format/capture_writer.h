@@ -87,6 +87,9 @@ void strobe__writer_calls(strobe__writer *w, strobe_trace_stats since);
  * thread, after a SAMPLE_FUNCS block defining the function ids they name
  * (docs/capture-format.md, SAMPLES). */
 void strobe__writer_samples(strobe__writer *w, const strobe__cpu_sample *s, size_t n, const uint32_t *frames);
+/* Defines every function the process's sampler has named (a flight-recorder
+ * dump, whose retained SAMPLES blocks may name any of them). */
+void strobe__writer_sample_functions(strobe__writer *w);
 /* The sampler's state and counts since the capture started (SAMPLER block):
  * written only once the sampler ran during the capture; readers keep the last. */
 void strobe__writer_sampler(strobe__writer *w, const strobe_sampler_status *st, strobe_sampler_stats since);
@@ -105,8 +108,8 @@ uint64_t strobe__writer_bytes(const strobe__writer *w);
  * for sinks that index blocks (the flight recorder's ring); `type` is 0 for
  * every other call. Valid only inside the sink call. */
 typedef struct strobe__block_info {
-  uint8_t type;        /* STROBE__BLK_EVENTS, _OPS, _LOST, _THREAD_END, _TREE, or 0 */
-  uint32_t thread;     /* thread index */
+  uint8_t type;        /* STROBE__BLK_EVENTS, _OPS, _LOST, _THREAD_END, _TREE, _SAMPLES, or 0 */
+  uint32_t thread;     /* thread index (UINT32_MAX for TREE and SAMPLES) */
   uint64_t count;      /* EVENTS, OPS: events (entries) in the block; LOST: events lost */
   uint64_t first_ticks, last_ticks; /* EVENTS, OPS: its first and last event */
 } strobe__block_info;
