@@ -429,6 +429,35 @@ static void test_flight_recorder_dump_has_samples(void) {
   remove(path);
 }
 
+/* A child process (fork) is not sampled into the parent's buffers, and in
+ * the child the sampler is not running (its events and buffers are the
+ * parent's). */
+static void test_child_process_not_sampled(void) {
+  char path[64];
+  REQUIRE(fx_temp_file(path, sizeof path, "child") == 0);
+  strobe_recorder *rec;
+  REQUIRE_EQ_INT(strobe_record_start(&(strobe_record_desc){.path = path}, &rec), 0);
+  REQUIRE_EQ_INT(strobe_sampler_start(&(strobe_sampler_desc){.rate_hz = 1000}), 0);
+  pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    int running = strobe_sampler_query_status().running;
+    sampler_test_leaf(200000000ull);
+    _exit(running ? 1 : 0);
+  }
+  sampler_test_leaf(50000000ull); /* the parent is sampled meanwhile */
+  int status = 0;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the sampler runs in the child (status %d)", status);
+  REQUIRE_EQ_INT(strobe_record_stop(rec), 0);
+  REQUIRE_EQ_INT(strobe_sampler_stop(), 0);
+  seen s;
+  read_capture(path, (uint64_t)pid, STROBE_CAPTURE_NO_THREAD, &s);
+  CHECKF(s.samples_of_tid == 0, "%llu samples of the child process", (unsigned long long)s.samples_of_tid);
+  CHECKF(s.samples_all >= 25, "%llu samples of the parent", (unsigned long long)s.samples_all);
+  remove(path);
+}
+
 #define CASES(X)                           \
   X(samples_name_the_hot_function)        \
   X(switches_split_on_and_off_cpu)        \
@@ -436,5 +465,6 @@ static void test_flight_recorder_dump_has_samples(void) {
   X(refused_by_seccomp_enosys)            \
   X(bad_arguments_change_nothing)         \
   X(capture_reads_back_exactly)           \
-  X(flight_recorder_dump_has_samples)
+  X(flight_recorder_dump_has_samples)     \
+  X(child_process_not_sampled)
 HARNESS_MAIN(CASES)

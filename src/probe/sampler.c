@@ -25,6 +25,7 @@
 #include "strobe/sample.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +85,7 @@ static uint32_t g_npend, g_cap_pend;
 static uint64_t *g_ips;              /* their frames' addresses */
 static uint32_t g_nips, g_cap_ips;
 static int g_flush_all;              /* stop read the buffers: deliver every pending record at the next poll */
+static uint32_t g_pid;               /* this process: records of others are dropped */
 
 static uint64_t g_samples, g_switches, g_lost, g_frames_cut, g_addresses_cut; /* atomic (relaxed) */
 static uint32_t g_naddr, g_nfunc, g_nunresolved;                              /* atomic (relaxed) */
@@ -290,7 +292,26 @@ static long open_event(struct perf_event_attr *attr, pid_t tid, int cpu) {
   return syscall(SYS_perf_event_open, attr, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
+/* A child of fork() has none of the sampler's threads: it forgets the
+ * parent's events and buffers (the mappings are shared with the parent). */
+static void forget_in_child(void) {
+  g_lock = (strobe__mutex)STROBE__MUTEX_INIT; /* another thread of the parent may have held it */
+  for (uint32_t i = 0; i < g_nbufs; i++)
+    if (g_bufs[i].base) munmap(g_bufs[i].base, g_page + g_bufs[i].data_size);
+  for (uint32_t i = 0; i < g_nfds; i++) close(g_fds[i]);
+  free(g_fds);
+  g_fds = NULL;
+  g_nfds = g_nbufs = 0;
+  memset(g_bufs, 0, sizeof g_bufs);
+  g_npend = g_nips = 0;
+  g_status.running = 0;
+  __atomic_store_n(&g_running, 0, __ATOMIC_RELEASE);
+}
+
 static int start_locked(const strobe_sampler_desc *d) {
+  static int atfork;
+  if (!atfork) atfork = pthread_atfork(NULL, NULL, forget_in_child) == 0;
+  g_pid = (uint32_t)getpid();
   int cpus[MAX_CPUS];
   uint32_t ncpu = online_cpus(cpus);
   pid_t *tids = malloc(MAX_THREADS_AT_START * sizeof *tids);
@@ -320,6 +341,7 @@ static int start_locked(const strobe_sampler_desc *d) {
   attr.sample_period = 1000000000ull / d->rate_hz; /* ns of the thread's CPU time */
   attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN;
   attr.inherit = 1;
+  attr.inherit_thread = 1; /* threads only: a child process (fork) is not sampled into these buffers */
   attr.exclude_kernel = 1; /* what paranoid level 2 allows, and all a user-space profile needs */
   attr.exclude_hv = 1;
   attr.exclude_callchain_kernel = 1;
@@ -333,6 +355,10 @@ static int start_locked(const strobe_sampler_desc *d) {
     int leader = -1;
     for (uint32_t t = 0; t < ntid; t++) {
       long fd = open_event(&attr, tids[t], cpus[c]);
+      if (fd < 0 && errno == EINVAL && attr.inherit_thread) { /* kernels before 5.13: records of children are dropped */
+        attr.inherit_thread = 0;
+        fd = open_event(&attr, tids[t], cpus[c]);
+      }
       if (fd < 0 && errno == EINVAL && attr.sample_max_stack) { /* kernels before 4.8 do not know the field */
         attr.sample_max_stack = 0;
         fd = open_event(&attr, tids[t], cpus[c]);
@@ -428,8 +454,10 @@ static void take_record(const uint8_t *rec, uint32_t size) {
   if (h.type != PERF_RECORD_SAMPLE && h.type != PERF_RECORD_SWITCH) return;
   if (end - p < 16) return;
   pending r = {0};
-  uint32_t tid;
-  memcpy(&tid, p + 4, sizeof tid); /* pid u32, tid u32 */
+  uint32_t pid, tid;
+  memcpy(&pid, p, sizeof pid); /* pid u32, tid u32 */
+  memcpy(&tid, p + 4, sizeof tid);
+  if (pid != g_pid) return; /* a child process that inherited the events (a kernel without inherit_thread) */
   r.tid = tid;
   r.mono_ns = u64_at(p + 8);
   p += 16;
