@@ -77,11 +77,12 @@ typedef struct strobe_capture_site {
 
 typedef struct strobe_capture_thread {
   uint32_t index;       /* 0-based, in order of first event */
-  uint64_t os_tid;
+  uint64_t os_tid;      /* 0 for a fiber: no OS thread owns its lane */
   const char *name;     /* "" when unnamed; owned by the capture */
   uint64_t events;      /* events read so far for this thread */
   uint64_t lost;        /* events the writer dropped (ring full), as recorded so far */
-  int ended;            /* the thread exited during the capture */
+  int ended;            /* the thread exited during the capture (a fiber: it was destroyed) */
+  int fiber;            /* 1: a fiber's lane (strobe.h >>fibers), written with os_tid 0; 0: an OS thread's */
 } strobe_capture_thread;
 
 typedef enum strobe_capture_record_type {

@@ -1,6 +1,6 @@
 /*
  * strobe.h — Strobe's instrumentation API: sites, scopes, values, cumulative
- * loop scopes, counters, gauges, frame marks, thread names, errors, version.
+ * loop scopes, counters, gauges, frame marks, thread names, fibers, errors, version.
  *
  * Thread rule: every function and macro here is safe to call from any thread
  * unless its comment says otherwise. Instrumentation never blocks the calling
@@ -325,6 +325,46 @@ STROBE_API int strobe_thread_set_name(const char *name);
 /* The innermost open scope of the calling thread, or NULL when none is open or nothing records.
  * The site belongs to its call site (static storage). */
 STROBE_API const strobe_site *strobe_thread_query_scope(void);
+
+/* >>fibers (docs/recording.md §Fibers)
+ * A fiber is a scope stack of its own for code that suspends and resumes,
+ * possibly on another thread (a ucontext coroutine, a green thread, an
+ * asyncio task): between strobe_fiber_enter and strobe_fiber_leave, every
+ * scope, number and loop scope the calling thread records goes to the
+ * fiber, so a coroutine's spans nest under the coroutine wherever it
+ * resumes. Captures give each fiber a lane of its own, like a thread's
+ * (os_tid 0, named after the fiber); the threads keep theirs.
+ *
+ * strobe_fiber_create: a new fiber named `name` (`len` bytes, 1..63, no NUL
+ *   byte; copied; a run-time name is application content, kept in captures
+ *   only). Allocates its ring (an eighth of strobe_desc.ring_events, at least
+ *   1024 events), like a thread's first event, and freezes strobe_setup.
+ *   Returns 0 with *out set; STROBE_EINVAL (bad name or NULL out),
+ *   STROBE_ENOMEM (then *out is NULL).
+ * strobe_fiber_enter: the calling thread records into `fiber` until it
+ *   leaves. Entering a fiber from inside another leaves that one first;
+ *   entering the one it is in does nothing. Returns 0; STROBE_EBUSY when
+ *   another thread is inside it (one thread at a time: each fiber's ring has
+ *   one producer); STROBE_EINVAL for NULL; STROBE_ESTATE while the thread
+ *   exits. The hand-off of a fiber between threads must be ordered by the
+ *   application (as its coroutine's is: a queue, a lock).
+ * strobe_fiber_leave: back to the thread's own scope stack. Scopes opened in
+ *   the fiber stay open in it. Returns 0; STROBE_ESTATE when the thread is in
+ *   no fiber. A thread that exits inside a fiber leaves it when it exits, if
+ *   it ever recorded (leave first otherwise).
+ * strobe_fiber_query_current: the fiber the calling thread is inside, or NULL.
+ * strobe_fiber_destroy: ends the fiber: block scopes still open in it are
+ *   closed as unwound, STROBE_BEGIN scopes counted open_at_exit, like a
+ *   thread's exit; its lane ends and the drain frees it after delivering its
+ *   last events (the pointer is invalid after 0). STROBE_EBUSY when a thread
+ *   is inside it (nothing changes); NULL: returns 0.
+ * Thread rule: any thread; enter and leave act on the calling thread. */
+typedef struct strobe_fiber strobe_fiber;
+STROBE_API int strobe_fiber_create(const char *name, size_t len, strobe_fiber **out);
+STROBE_API int strobe_fiber_enter(strobe_fiber *fiber);
+STROBE_API int strobe_fiber_leave(void);
+STROBE_API strobe_fiber *strobe_fiber_query_current(void);
+STROBE_API int strobe_fiber_destroy(strobe_fiber *fiber);
 
 /* >>unwinding
  * A scope whose END never runs — a longjmp or a C++ exception through C code

@@ -358,6 +358,7 @@ static int define_thread(strobe_capture *c, uint32_t index, uint64_t os_tid, con
     return STROBE_ENOMEM;
   }
   t->pub.os_tid = os_tid;
+  t->pub.fiber = os_tid == 0; /* docs/capture-format.md, THREAD */
   return 0;
 }
 

@@ -69,7 +69,9 @@ typedef struct strobe__tstate {
   strobe__event *read;    /* drain's position; release-stored by the drain, acquire-loaded by the producer */
   strobe__event *wrap_at; /* atomic (relaxed): where the producer last wrapped; ordered by hot.cur's release */
   uint32_t index;         /* 0-based, in order of first event; names the thread in captures */
-  uint64_t os_tid;
+  uint64_t os_tid;        /* 0 for a fiber (strobe_fiber_create): no OS thread owns it */
+  uint32_t fiber;         /* 1: a fiber's state, entered by whichever thread runs it (thread.c, >>fibers) */
+  uint32_t fiber_busy;    /* atomic, fibers only: 1 while a thread is inside it (or destroys it) */
   char name[STROBE__THREAD_NAME_MAX];
   uint32_t name_gen;      /* bumped (atomically) on rename; the drain compares */
   int exited;             /* set (release) by the thread's exit hook; then the drain frees it */

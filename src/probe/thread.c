@@ -5,7 +5,8 @@
  * the limit the inline BEGIN checks and the ring's wrap (docs/recording.md),
  * the thread list the drain walks, thread names, the scope stack's misuse
  * rules, cumulative loop accumulators, numeric events, frame marks, the
- * operation events, the thread-exit hook, the cost calibration,
+ * operation events, the thread-exit hook, fibers (thread states no OS
+ * thread owns, entered and left by the threads that run them), the cost calibration,
  * and the hook through which it asks the collect layer's drain for a pass
  * (probe.h >>wake).
  *
@@ -13,7 +14,7 @@
  * allocate after a thread is attached, or write another thread's state
  * (each ring has exactly one producer).
  *
- * Contents: >>globals >>attach >>ring >>cumulative >>scopes >>depth >>numbers >>exit >>queries >>cost
+ * Contents: >>globals >>attach >>ring >>cumulative >>scopes >>depth >>numbers >>exit >>fibers >>queries >>cost
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -717,8 +718,9 @@ void strobe__emit_gpu_event(uint64_t ts, uint32_t sub, const uint64_t *words, co
  * skipped their ENDs: they are closed as unwound, from the top down to the
  * first explicit scope. Scopes of STROBE_BEGIN left open are misuse and stay
  * unfinished in the stream, with everything below them. */
-static void on_thread_exit(void *arg) {
-  strobe__tstate *t = arg;
+/* Closes what a thread (or a destroyed fiber) leaves open: block scopes as
+ * unwound, top-level loop accumulators flushed, STROBE_BEGIN scopes counted. */
+static void close_at_exit(strobe__tstate *t) {
   strobe__frame *f = t->hot.top;
   while (f > t->hot.stack && !(is_scope(f->word) && (f->word & STROBE__FRAME_EXPLICIT))) f--;
   if (f < t->hot.top) unwind_down_to(t, f + 1, strobe__now());
@@ -726,10 +728,109 @@ static void on_thread_exit(void *arg) {
   uint32_t open = 0;
   for (const strobe__frame *p = t->hot.stack + 1; p <= t->hot.top; p++) open += is_scope(p->word);
   __atomic_fetch_add(&t->misuse.open_at_exit, open, __ATOMIC_RELAXED);
+}
+
+static void fiber_release_current(void);
+
+static void on_thread_exit(void *arg) {
+  strobe__tstate *t = arg;
+  fiber_release_current(); /* a thread that exits inside a fiber leaves it (>>fibers) */
+  close_at_exit(t);
   strobe__tls = &g_detached;
   tls_exiting = 1;
   __atomic_store_n(&t->exited, 1, __ATOMIC_RELEASE);
   wake_drain();
+}
+
+/* >>fibers (docs/recording.md §Fibers)
+ * A fiber is a thread state of its own (its ring, scope stack, loop
+ * accumulators, misuse counts) that no OS thread owns: the drain walks it
+ * like a thread's and captures give it a lane of its own (os_tid 0).
+ * Entering one points strobe__tls at it, so the inline hot path is the same
+ * instructions whoever runs it; leaving points strobe__tls back at the
+ * thread's own state. `fiber_busy` (a compare-and-swap) keeps one thread at
+ * a time inside a fiber, so each ring still has exactly one producer; the
+ * application's own hand-off of the coroutine between threads (a queue, a
+ * lock) orders one thread's events before the next's. */
+static _Thread_local strobe__tstate *tls_fiber __attribute__((tls_model("initial-exec"))); /* the fiber it is inside, or NULL */
+static _Thread_local strobe__thread *tls_fiber_saved __attribute__((tls_model("initial-exec"))); /* strobe__tls before */
+
+#define FIBER_RING_DIVISOR 8u /* a fiber's ring: the thread ring's eighth, at least 1024 events */
+
+static void fiber_release_current(void) {
+  strobe__tstate *f = tls_fiber;
+  if (!f) return;
+  strobe__tls = tls_fiber_saved;
+  tls_fiber = NULL;
+  __atomic_store_n(&f->fiber_busy, 0, __ATOMIC_RELEASE);
+}
+
+int strobe_fiber_create(const char *name, size_t len, strobe_fiber **out) {
+  if (!out) return STROBE_EINVAL;
+  *out = NULL;
+  if (!name || len == 0 || len >= STROBE__THREAD_NAME_MAX || memchr(name, 0, len)) return STROBE_EINVAL;
+  pthread_once(&g_once, init_once);
+  strobe__mutex_lock(&g_desc_lock);
+  g_desc_frozen = 1;
+  resolve_desc(&g_desc);
+  uint32_t cap = g_desc.ring_events / FIBER_RING_DIVISOR;
+  uint32_t overflow = g_desc.overflow, ring_max = g_desc.ring_events_max;
+  strobe__mutex_unlock(&g_desc_lock);
+  if (cap < 1024u) cap = 1024u;
+  strobe__tstate *t = tstate_new(cap);
+  if (!t) return STROBE_ENOMEM;
+  t->overflow = overflow;
+  t->ring_events_max = ring_max;
+  t->os_tid = 0;
+  t->fiber = 1;
+  memcpy(t->name, name, len);
+  t->name[len] = 0;
+  refresh_limit(t);
+  strobe__mutex_lock(&g_threads_lock);
+  t->index = g_threads_seen++;
+  t->name_gen = 1;
+  t->next = g_threads;
+  g_threads = t;
+  strobe__mutex_unlock(&g_threads_lock);
+  *out = (strobe_fiber *)t;
+  return 0;
+}
+
+int strobe_fiber_enter(strobe_fiber *fiber) {
+  strobe__tstate *f = (strobe__tstate *)fiber;
+  if (!f || !f->fiber) return STROBE_EINVAL;
+  if (f == tls_fiber) return 0;
+  if (tls_exiting) return STROBE_ESTATE;
+  uint32_t idle = 0;
+  if (!__atomic_compare_exchange_n(&f->fiber_busy, &idle, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+    return STROBE_EBUSY;
+  strobe__thread *saved = tls_fiber ? tls_fiber_saved : strobe__tls;
+  fiber_release_current(); /* from one fiber straight into another */
+  tls_fiber_saved = saved;
+  tls_fiber = f;
+  strobe__tls = &f->hot;
+  return 0;
+}
+
+int strobe_fiber_leave(void) {
+  if (!tls_fiber) return STROBE_ESTATE;
+  fiber_release_current();
+  return 0;
+}
+
+strobe_fiber *strobe_fiber_query_current(void) { return (strobe_fiber *)tls_fiber; }
+
+int strobe_fiber_destroy(strobe_fiber *fiber) {
+  strobe__tstate *f = (strobe__tstate *)fiber;
+  if (!f) return 0;
+  if (!f->fiber) return STROBE_EINVAL;
+  uint32_t idle = 0;
+  if (!__atomic_compare_exchange_n(&f->fiber_busy, &idle, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+    return STROBE_EBUSY;
+  close_at_exit(f);
+  __atomic_store_n(&f->exited, 1, __ATOMIC_RELEASE); /* the drain delivers what is left, then frees it */
+  wake_drain();
+  return 0;
 }
 
 /* >>queries */

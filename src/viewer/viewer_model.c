@@ -1293,10 +1293,11 @@ static json_t *threads_json(const builder *b) {
     char *const *lane = i >= b->nth_cpu && i - b->nth_cpu < b->gpu.n_lanes ? b->gpu_names[i - b->nth_cpu] : NULL;
     char gname[300];
     if (lane) snprintf(gname, sizeof gname, "GPU %s/%s", lane[0], lane[1]);
-    json_t *o = json_pack("{s:i,s:o,s:I,s:I,s:I,s:b,s:o}", "index", (int)i, "name",
+    /* fiber: a fiber's lane (strobe.h >>fibers), os_tid 0 */
+    json_t *o = json_pack("{s:i,s:o,s:I,s:I,s:I,s:b,s:b,s:o}", "index", (int)i, "name",
                           jstr(lane ? gname : ct ? ct->name : ""), "os_tid", (json_int_t)(ct ? ct->os_tid : 0),
                           "events", (json_int_t)(ct ? ct->events : 0), "lost", (json_int_t)(ct ? ct->lost : 0),
-                          "ended", ct ? ct->ended : 0, "depths", depths);
+                          "ended", ct ? ct->ended : 0, "fiber", !lane && ct ? ct->fiber : 0, "depths", depths);
     /* A GPU queue lane (docs/gpu.md): drawn under the CPU threads, its spans in the host timeline. */
     if (o && lane) json_object_set_new(o, "gpu_lane", json_pack("{s:o,s:o}", "domain", jstr(lane[0]), "queue",
                                                                 jstr(lane[1])));

@@ -177,7 +177,10 @@ void cli_progress_end(cli_progress *p); /* clears the line and frees; accepts NU
 
 /* >>names */
 const char *cli_site_kind_name(uint32_t kind);
-/* A thread's display name: its name, or "thread N" when unnamed. Returns buf or the name. */
+/* A thread's display name: its name, or "thread N" when unnamed; a fiber's
+ * lane (strobe.h >>fibers) is "fiber NAME". Returns buf or the name; buf of
+ * CLI_THREAD_LABEL_MAX bytes holds any of them. */
+#define CLI_THREAD_LABEL_MAX 80
 const char *cli_thread_label(const strobe_capture *c, uint32_t index, char *buf, size_t cap);
 
 #endif

@@ -20,7 +20,7 @@ static const char g_usage[] =
     "\n"
     "Describes a capture: header (clock source, invariance, ns per tick, kind, format\n"
     "and library version, os/arch, features, self-measured overhead per scope, pid,\n"
-    "ring size, flush interval), threads (index, tid, name, events, lost, ended),\n"
+    "ring size, flush interval), threads (index, tid or \"fiber\", name, events, lost, ended),\n"
     "sites, totals (events, scopes, lost events, orphan ends, unfinished and lost\n"
     "scopes), misuse counts, and whether the file was cut short.\n"
     "\n"
@@ -112,6 +112,7 @@ static void write_json(cli_output *o, info *x) {
     strobe__json_uint(&j, "events", th->events);
     strobe__json_uint(&j, "lost", th->lost);
     strobe__json_bool(&j, "ended", th->ended);
+    strobe__json_bool(&j, "fiber", th->fiber);
     strobe__json_end(&j);
   }
   strobe__json_end(&j);
@@ -184,9 +185,13 @@ static void write_text(cli_output *o, info *x) {
   for (uint32_t i = 0; i < nt; i++) {
     const strobe_capture_thread *th = strobe_capture_query_thread(c, i);
     if (!th) continue;
-    fprintf(f, "  %5u  %10llu  %-20s %12llu %10llu  %s\n", th->index, (unsigned long long)th->os_tid,
-            th->name[0] ? th->name : "(unnamed)", (unsigned long long)th->events, (unsigned long long)th->lost,
-            yes_no(th->ended));
+    char tid[24];
+    if (th->fiber)
+      snprintf(tid, sizeof tid, "fiber");
+    else
+      snprintf(tid, sizeof tid, "%llu", (unsigned long long)th->os_tid);
+    fprintf(f, "  %5u  %10s  %-20s %12llu %10llu  %s\n", th->index, tid, th->name[0] ? th->name : "(unnamed)",
+            (unsigned long long)th->events, (unsigned long long)th->lost, yes_no(th->ended));
   }
   uint32_t total = 0;
   for (uint32_t k = 0; k < STROBE__SITE_KIND_LIMIT; k++) total += x->by_kind[k];

@@ -185,7 +185,7 @@ static void kinds_json(strobe__json *j, report *x) {
     strobe__json_end(j);
     return;
   }
-  char buf[32];
+  char buf[CLI_THREAD_LABEL_MAX];
   strobe__json_object(j, "frames");
   strobe__json_str(j, "source", g_source_key[k->source]);
   strobe__json_str(j, "series", series_label(x, k->key, buf, sizeof buf));
@@ -471,7 +471,7 @@ static void write_json(cli_output *o, report *x, const uint32_t *ids, uint32_t n
   if (src == FRAMES_FROM_TOPS) nseries = 0; /* a program without frames has no frame rate */
   strobe__json_array(&j, "series");
   for (uint32_t i = 0; i < nseries; i++) {
-    char buf[32];
+    char buf[CLI_THREAD_LABEL_MAX];
     strobe__json_object(&j, NULL);
     if (src == FRAMES_FROM_OPS) {
       strobe__json_str(&j, "window", x->a.fr.windows[fs[i].key]);
@@ -493,7 +493,7 @@ static void write_json(cli_output *o, report *x, const uint32_t *ids, uint32_t n
   if (nf > x->top_frames) nf = x->top_frames;
   strobe__json_array(&j, "slowest");
   for (uint32_t i = 0; i < nf; i++) {
-    char buf[32];
+    char buf[CLI_THREAD_LABEL_MAX];
     strobe__json_object(&j, NULL);
     strobe__json_uint(&j, "thread", fe[i].thread);
     strobe__json_str(&j, "thread_name", cli_thread_label(c, fe[i].thread, buf, sizeof buf));
@@ -590,7 +590,7 @@ static void kinds_text(FILE *f, report *x) {
       fprintf(f, "\ncounters and gauges by kind, per frame: none (%s)\n", k->why);
     return;
   }
-  char buf[32];
+  char buf[CLI_THREAD_LABEL_MAX];
   fprintf(f, "\ncounters and gauges by kind, per frame (%llu frames of %s %s, %.1f to %.1f ms)\n",
           (unsigned long long)kinds_frames(k), k->source == FRAMES_FROM_OPS ? "window" : "thread",
           series_label(x, k->key, buf, sizeof buf), MS(k->starts[0] - x->a.start_ns),
@@ -793,7 +793,7 @@ static void write_text(cli_output *o, report *x, const uint32_t *ids, uint32_t n
   fprintf(f, "\nframes: %s\n", g_source_text[src]);
   if (src == FRAMES_FROM_TOPS) nseries = 0; /* a program without frames has no frame rate */
   for (uint32_t i = 0; i < nseries; i++) {
-    char buf[32];
+    char buf[CLI_THREAD_LABEL_MAX];
     fprintf(f, "  %-20s %.2f fps over the first-to-last frame span (%llu frames in %s): fps_first_to_last\n"
                "  %-20s %.2f fps steady, from the median frame interval of %s: fps_steady_median_interval\n",
             series_label(x, fs[i].key, buf, sizeof buf), fs[i].fps_first_to_last, (unsigned long long)fs[i].frames,
@@ -813,7 +813,7 @@ static void write_text(cli_output *o, report *x, const uint32_t *ids, uint32_t n
     fprintf(f, "  slowest %u%s:\n  %-20s %10s %14s %14s\n", nf, src == FRAMES_FROM_TOPS ? " top-level scopes" : "", who,
             src == FRAMES_FROM_TOPS ? "scope" : "frame", "start ms", "duration");
     for (uint32_t i = 0; i < nf; i++) {
-      char buf[32];
+      char buf[CLI_THREAD_LABEL_MAX];
       const char *name = src == FRAMES_FROM_OPS ? x->a.fr.windows[fe[i].window]
                                                 : cli_thread_label(c, fe[i].thread, buf, sizeof buf);
       fprintf(f, "  %-20s %10llu %14.4f", name, (unsigned long long)fe[i].number, MS(fe[i].start_ns - x->a.start_ns));

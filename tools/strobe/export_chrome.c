@@ -213,7 +213,7 @@ static int on_thread(chrome *x, uint32_t index) {
                                 x->pid, t->tid);
   }
   if (!xf_thread_in(x->f, index)) return 0;
-  char label[32];
+  char label[CLI_THREAD_LABEL_MAX];
   const char *name = cli_thread_label(x->c, index, label, sizeof label);
   head(x, "M", t->tid, 0);
   ob_str(x->o, ",\"name\":\"thread_name\",\"args\":{\"name\":");

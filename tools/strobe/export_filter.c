@@ -175,7 +175,9 @@ uint64_t export_tid(export_tids *t, const strobe_capture *c, uint32_t index) {
     t->n = n;
   }
   if (t->tid[index] != UINT64_MAX) return t->tid[index];
-  uint64_t tid = strobe_capture_query_thread(c, index)->os_tid;
+  const strobe_capture_thread *th = strobe_capture_query_thread(c, index);
+  uint64_t tid = th->os_tid;
+  if (th->fiber) return t->tid[index] = 1000000000ull + index; /* a fiber's lane: no OS tid (os_tid 0) */
   for (uint32_t i = 0; i < t->n && i < TID_SCAN; i++) {
     if (i != index && t->tid[i] == tid) {
       tid = 1000000000ull + index; /* the OS reused the tid: keep the tracks apart */

@@ -41,7 +41,7 @@ static void put_path(ob *o, const strobe_capture *c, const path_table *p, uint32
   for (int i = n - 1; i >= 0; i--) {
     const path_node *x = &p->n[chain[i]];
     if (x->site & ROOT_KEY) {
-      char label[32];
+      char label[CLI_THREAD_LABEL_MAX];
       put_name(o, cli_thread_label(c, x->site & ~ROOT_KEY, label, sizeof label));
     } else {
       const strobe_capture_site *s = strobe_capture_query_site(c, x->site);

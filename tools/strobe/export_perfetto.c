@@ -428,7 +428,7 @@ static inline int tpkt_open(perfetto *x, pthr *t, uint64_t ts, size_t extra, siz
 }
 
 static void thread_descriptor(perfetto *x, pthr *t) {
-  char label[32];
+  char label[CLI_THREAD_LABEL_MAX];
   const char *name = cli_thread_label(x->c, t->index, label, sizeof label);
   pb *b = &x->b;
   size_t at;

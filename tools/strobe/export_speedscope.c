@@ -311,7 +311,7 @@ static void write_profiles(sscope *s, ob *o, int64_t start_at, int *first_profil
     if (!t) continue;
     s->t[i] = NULL;
     if (t->n_events) {
-      char label[32];
+      char label[CLI_THREAD_LABEL_MAX];
       ob_str(o, *first_profile ? "\n" : ",\n");
       *first_profile = 0;
       ob_str(o, "{\"type\":\"evented\",\"name\":");

@@ -178,7 +178,7 @@ static int by_change(const void *x, const void *y) {
 }
 
 static void write_out(cli_output *o, fdiff *d, const strobe_capture *c, int json, const uint32_t *ids, uint32_t n) {
-  char tbuf[32], path[4096];
+  char tbuf[CLI_THREAD_LABEL_MAX], path[4096];
   const char *tname = cli_thread_label(c, d->thread, tbuf, sizeof tbuf);
   const char *def = d->marks ? "FRAME marks (interval between consecutive marks)" : "top-level scopes (no frame marks)";
   if (json) {

@@ -306,6 +306,10 @@ const char *cli_site_kind_name(uint32_t kind) { return strobe__site_kind_name(ki
 
 const char *cli_thread_label(const strobe_capture *c, uint32_t index, char *buf, size_t cap) {
   const strobe_capture_thread *t = strobe_capture_query_thread(c, index);
+  if (t && t->fiber) {
+    snprintf(buf, cap, "fiber %s", t->name[0] ? t->name : "?");
+    return buf;
+  }
   if (t && t->name[0]) return t->name;
   snprintf(buf, cap, "thread %u", index);
   return buf;
