@@ -45,7 +45,10 @@ test: build
 
 # The demo: ~10 s of the instrumented data grid with the embedded server and
 # viewer on 127.0.0.1; writes out/demo.strobe and out/demo-report.json and
-# prints the stage summary; then exports out/demo.perfetto-trace from the capture. DEMO_ARGS='--serve' keeps it serving until Ctrl-C;
+# prints the stage summary; then exports out/demo.perfetto-trace from the capture;
+# then the Python binding's demo (examples/python/demo.py, asyncio tasks on fiber
+# lanes) writes out/python-demo.strobe and prints its `strobe report`.
+# DEMO_ARGS='--serve' keeps it serving until Ctrl-C;
 # DEMO_ARGS='--serve --seconds 120' serves for 120 s, then stops.
 DEMO_ARGS ?= --seconds 10 --out out
 
@@ -58,6 +61,10 @@ demo: build
 	@if [ -f out/demo.strobe ] && [ -f out/sender.strobe ]; then \
 	  $(BUILD_DIR)/tools/strobe merge out/demo.strobe out/sender.strobe -o out/all.strobe --quiet && \
 	  echo "wrote out/all.strobe: the screen and sender processes on one timeline (strobe merge; strobe info out/all.strobe)"; \
+	fi
+	@if [ -f $(BUILD_DIR)/python/strobe/__init__.py ]; then \
+	  mkdir -p out && PYTHONPATH=$(BUILD_DIR)/python /usr/bin/python3 examples/python/demo.py out/python-demo.strobe && \
+	  $(BUILD_DIR)/tools/strobe report out/python-demo.strobe --top 12; \
 	fi
 
 bench: build

@@ -31,6 +31,8 @@ packages=(
   mesa-vulkan-drivers vulkan-tools  # lavapipe, the CPU Vulkan device its tests and the demo run on; vulkaninfo
   valgrind                          # bench-callgrind
   python3 python3-jsonschema        # report schema checks
+  python3-dev python3-setuptools    # the Python binding (python/): headers, setup.py
+  python3-pytest python3-pip        # its tests, and `pip install ./python`
   protobuf-compiler zstd            # the perfetto export's test: protoc --decode, zstd -d
   nodejs npm                        # MCP SDK client tests
   chromium                          # viewer tests

@@ -1,0 +1,137 @@
+"""strobe — Strobe's profiler for Python code (python/README.md).
+
+Owns the Python-level parts of the binding: the decorator forms
+(@strobe.traced, @strobe.span("name"), @strobe.cumulative("name")),
+trace_calls and trace_all (which set the C profiling hook of _strobe), and
+the names exported from the C extension _strobe, which does the recording.
+Must never record anything itself: every event goes through _strobe into
+libstrobe, so Python spans land in the same captures, flight recorder and
+live streams as the process's C scopes.
+"""
+import functools
+import inspect
+import threading
+import types
+
+from . import _strobe
+from ._strobe import (FlightRecorder, Recorder, cumulative, library_version, read_capture, recording, span,
+                      stats, value)
+
+__all__ = [
+    "span", "traced", "cumulative", "value", "trace_calls", "trace_all", "trace_all_stop", "Recorder",
+    "FlightRecorder", "read_capture", "recording", "stats", "library_version",
+]
+
+
+def _wrap_span(kind, name, fn):
+    """fn, with every call inside kind(name) (a span or a cumulative)."""
+    if inspect.iscoroutinefunction(fn):
+        @functools.wraps(fn)
+        async def traced_coroutine(*args, **kwargs):
+            with kind(name):
+                return await fn(*args, **kwargs)
+        return traced_coroutine
+
+    @functools.wraps(fn)
+    def traced_function(*args, **kwargs):
+        with kind(name):
+            return fn(*args, **kwargs)
+    return traced_function
+
+
+_strobe._set_wrap(_wrap_span)
+
+
+def traced(fn=None, *, name=None):
+    """@strobe.traced: every call of the function is a span named after its
+    qualified name (or `name`). Works on coroutine functions too: the span
+    covers the whole await, in the task's own lane."""
+    if fn is None:
+        return lambda f: traced(f, name=name)
+    if not callable(fn):
+        raise TypeError("strobe.traced decorates a function")
+    return _wrap_span(span, name if name is not None else fn.__qualname__, fn)
+
+
+def trace_calls(fn):
+    """@strobe.trace_calls: while the function runs, every Python call it
+    makes, at any depth, is a span named after the callee (the interpreter's
+    profiling hook, on this thread only). For exploring: it costs every call
+    inside, so replace it with spans where the time is."""
+    if inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn):
+        raise TypeError("strobe.trace_calls traces a plain function; "
+                        "use trace_all for coroutines (a task's steps interleave with others')")
+    if not callable(fn):
+        raise TypeError("strobe.trace_calls decorates a function")
+
+    @functools.wraps(fn)
+    def traced_region(*args, **kwargs):
+        _strobe._trace_region(True)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _strobe._trace_region(False)
+    return traced_region
+
+
+_all_files = set()
+_all_codes = set()
+
+
+def _codes_of(obj, into):
+    """The code objects of a function, method or class's functions."""
+    if isinstance(obj, (staticmethod, classmethod)):
+        obj = obj.__func__
+    if isinstance(obj, property):
+        for f in (obj.fget, obj.fset, obj.fdel):
+            if f is not None:
+                _codes_of(f, into)
+        return
+    obj = inspect.unwrap(obj) if callable(obj) else obj
+    code = getattr(obj, "__code__", None)
+    if isinstance(code, types.CodeType):
+        into.add(code)
+
+
+def _thread_start_hook(*_):
+    # threading.setprofile's function runs once per new thread: it hands the
+    # thread to the C hook, which replaces it.
+    _strobe._profile_thread()
+
+
+def trace_all(target):
+    """Traces every call of a module's functions (any function whose code
+    comes from the module's file), a class's methods, or one function: each
+    call is a span named after its qualified name, on the calling thread and
+    on threads started afterwards (threading.setprofile). Threads already
+    running are not reached. trace_all_stop() ends it."""
+    if isinstance(target, types.ModuleType):
+        path = getattr(target, "__file__", None)
+        if not path:
+            raise TypeError(f"module {target.__name__} has no source file to trace")
+        _all_files.add(path)
+    elif isinstance(target, type):
+        before = len(_all_codes)
+        for attr in vars(target).values():
+            _codes_of(attr, _all_codes)
+        if len(_all_codes) == before:
+            raise TypeError(f"class {target.__qualname__} has no Python functions to trace")
+    elif callable(target):
+        before = len(_all_codes)
+        _codes_of(target, _all_codes)
+        if len(_all_codes) == before:
+            raise TypeError(f"{target!r} has no Python code to trace")
+    else:
+        raise TypeError("trace_all takes a module, a class or a function")
+    _strobe._trace_all_set(frozenset(_all_files), frozenset(_all_codes))
+    threading.setprofile(_thread_start_hook)
+
+
+def trace_all_stop():
+    """Ends every trace_all, on the calling thread and for threads started
+    afterwards (other threads keep the hook until their traced calls stop
+    being recorded: it then finds nothing to trace)."""
+    _all_files.clear()
+    _all_codes.clear()
+    _strobe._trace_all_set(None, None)
+    threading.setprofile(None)

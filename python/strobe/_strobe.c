@@ -1,0 +1,911 @@
+/*
+ * _strobe.c — the CPython binding of libstrobe (python/README.md,
+ * docs/exploration.md §Python): spans, numbers, loop scopes and call tracing
+ * recorded by Python code into the same rings, captures, flight recorder and
+ * live streams as the C code of the process, through libstrobe's public API
+ * (the headers in include/strobe/) and the macros' inline forms.
+ *
+ * Owns: the span, cumulative, recorder and flight-recorder types; the cache
+ * from Python names and code objects to interned sites; the profiling hook
+ * behind trace_calls and trace_all; the choice of scope stack for the
+ * running context (a thread's own, or an asyncio task's fiber: >>contexts);
+ * the capture reader the tests and tools use (read_capture).
+ *
+ * Must never: record a name that is not interned (run-time names are
+ * content: strobe_site_intern keeps them out of session reports), accept a
+ * number that is not an int or a float for a value, call into Python from
+ * a state that holds no GIL, or end a scope it did not begin.
+ *
+ * Thread rule: every entry point runs with the GIL held (the interpreter
+ * calls them); the per-thread state below (>>contexts, >>profile) is the
+ * calling thread's own.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stdint.h>
+#include <string.h>
+
+#include "strobe/capture.h"
+#include "strobe/flight.h"
+#include "strobe/record.h"
+#include "strobe/strobe.h"
+
+/* >>sites: a Python name's interned site, cached per (name, kind). */
+static PyObject *g_sites[STROBE_SITE_ELEMENT + 1]; /* dict name -> int (the site's address), per kind */
+
+/* The interned site of `name` (a str) for `kind`, or NULL with an exception
+ * set. Interning never fails: a refused name gets the fallback site, which
+ * libstrobe counts (intern_invalid, intern_full). */
+static strobe_site *site_for(PyObject *name, strobe_site_kind kind, const char *category) {
+  if (!PyUnicode_Check(name)) {
+    PyErr_Format(PyExc_TypeError, "a name is a str, not %.80s", Py_TYPE(name)->tp_name);
+    return NULL;
+  }
+  PyObject *hit = PyDict_GetItemWithError(g_sites[kind], name);
+  if (hit) return (strobe_site *)PyLong_AsVoidPtr(hit);
+  if (PyErr_Occurred()) return NULL;
+  Py_ssize_t len;
+  const char *utf8 = PyUnicode_AsUTF8AndSize(name, &len);
+  if (!utf8) return NULL;
+  strobe_site *site = strobe_site_intern(utf8, (size_t)len, category, kind);
+  PyObject *addr = PyLong_FromVoidPtr(site);
+  if (!addr) return NULL;
+  int rc = PyDict_SetItem(g_sites[kind], name, addr);
+  Py_DECREF(addr);
+  return rc < 0 ? NULL : site;
+}
+
+/* >>contexts
+ * Which scope stack Python code records into. Code outside asyncio tasks
+ * records into its thread's own stack. Each asyncio task gets a fiber
+ * (strobe.h >>fibers) the first time it records, so a task's spans nest
+ * under the task wherever it is suspended and resumed, and two tasks
+ * interleaving on one thread never close each other's spans. A task is
+ * told by its contextvars context (every task step runs in the task's own
+ * context): the fiber is kept in a ContextVar, beside the context it was
+ * made for, since a task's context starts as a copy of its creator's.
+ *
+ * The check is one pointer compare while the thread stays in one context;
+ * on a change, the ContextVar tells the task's fiber, and only a context
+ * never seen asks asyncio for the running task. Switching is lazy: a thread
+ * stays in a task's fiber until Python code of another context records, so
+ * C scopes recorded between a task's steps by code of no task (the event
+ * loop's own, a C extension's callback) land on that task's lane
+ * (docs/exploration.md §Python, asyncio). Nothing of this runs while no
+ * consumer records: a span then records nothing. */
+typedef struct fiber_obj {
+  PyObject_HEAD
+  PyObject *ctx;      /* the context it was made for (strong: see fiber_traverse) */
+  strobe_fiber *fiber;
+} fiber_obj;
+
+static PyObject *g_fiber_var;        /* ContextVar "strobe_fiber": a fiber_obj */
+static PyObject *g_get_running_loop; /* asyncio.events._get_running_loop, once asyncio is imported */
+static PyObject *g_current_task;     /* asyncio.tasks.current_task, likewise */
+static PyObject *g_asyncio_events, *g_asyncio_tasks; /* the modules' names */
+static uint64_t g_fibers_made, g_fibers_refused;
+
+static _Thread_local PyObject *tls_ctx;       /* the context last decided for (strong), or NULL */
+static _Thread_local strobe_fiber *tls_choice; /* its fiber, or NULL: the thread's own stack */
+
+static int fiber_traverse(fiber_obj *self, visitproc visit, void *arg) {
+  Py_VISIT(self->ctx);
+  return 0;
+}
+static int fiber_clear(fiber_obj *self) {
+  Py_CLEAR(self->ctx);
+  return 0;
+}
+static void fiber_dealloc(fiber_obj *self) {
+  PyObject_GC_UnTrack(self);
+  if (self->fiber) {
+    /* Its context is gone, so no thread decides for it any more; a thread
+     * still inside it (lazily) is this one at most. */
+    if (strobe_fiber_query_current() == self->fiber) (void)strobe_fiber_leave();
+    if (tls_choice == self->fiber) tls_choice = NULL;
+    if (strobe_fiber_destroy(self->fiber) != 0) g_fibers_refused++;
+  }
+  fiber_clear(self);
+  Py_TYPE(self)->tp_free((PyObject *)self);
+}
+static PyTypeObject fiber_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "strobe._strobe.Fiber",
+    .tp_basicsize = sizeof(fiber_obj),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "An asyncio task's scope stack (internal).",
+    .tp_traverse = (traverseproc)fiber_traverse,
+    .tp_clear = (inquiry)fiber_clear,
+    .tp_dealloc = (destructor)fiber_dealloc,
+};
+
+/* The fiber for the running asyncio task of this context, made now if need
+ * be; NULL (no exception) outside a task, NULL with an exception on error. */
+static strobe_fiber *fiber_decide(PyObject *ctx) {
+  PyObject *held = NULL;
+  if (PyContextVar_Get(g_fiber_var, NULL, &held) < 0) return NULL;
+  if (held && Py_IS_TYPE(held, &fiber_type) && ((fiber_obj *)held)->ctx == ctx) {
+    strobe_fiber *f = ((fiber_obj *)held)->fiber;
+    Py_DECREF(held);
+    return f;
+  }
+  Py_XDECREF(held);
+  if (!g_current_task) {
+    /* No task runs before asyncio is imported; the binding never imports it. */
+    PyObject *events = PyImport_GetModule(g_asyncio_events), *tasks = PyImport_GetModule(g_asyncio_tasks);
+    if (events && tasks) {
+      g_get_running_loop = PyObject_GetAttrString(events, "_get_running_loop");
+      g_current_task = g_get_running_loop ? PyObject_GetAttrString(tasks, "current_task") : NULL;
+      if (!g_current_task) Py_CLEAR(g_get_running_loop);
+    }
+    Py_XDECREF(events);
+    Py_XDECREF(tasks);
+    if (!g_current_task) return NULL;
+  }
+  PyObject *loop = PyObject_CallNoArgs(g_get_running_loop);
+  if (!loop) return NULL;
+  if (loop == Py_None) {
+    Py_DECREF(loop);
+    return NULL;
+  }
+  PyObject *task = PyObject_CallOneArg(g_current_task, loop);
+  Py_DECREF(loop);
+  if (!task) return NULL;
+  if (task == Py_None) {
+    Py_DECREF(task);
+    return NULL;
+  }
+  PyObject *name = PyObject_CallMethod(task, "get_name", NULL);
+  Py_DECREF(task);
+  if (!name) return NULL;
+  Py_ssize_t len = 0;
+  const char *utf8 = PyUnicode_Check(name) ? PyUnicode_AsUTF8AndSize(name, &len) : NULL;
+  char label[64];
+  if (!utf8 || len < 1 || memchr(utf8, 0, (size_t)len)) {
+    PyErr_Clear();
+    utf8 = "task";
+    len = 4;
+  }
+  if (len > 63) len = 63;
+  memcpy(label, utf8, (size_t)len);
+  Py_DECREF(name);
+  strobe_fiber *f = NULL;
+  if (strobe_fiber_create(label, (size_t)len, &f) != 0) {
+    g_fibers_refused++;
+    return NULL; /* out of memory: the task records on its thread's stack */
+  }
+  fiber_obj *obj = PyObject_GC_New(fiber_obj, &fiber_type);
+  if (!obj) {
+    (void)strobe_fiber_destroy(f);
+    return NULL;
+  }
+  obj->fiber = f;
+  obj->ctx = Py_NewRef(ctx);
+  PyObject_GC_Track(obj);
+  PyObject *token = PyContextVar_Set(g_fiber_var, (PyObject *)obj);
+  Py_DECREF(obj); /* the context keeps it */
+  if (!token) return NULL;
+  Py_DECREF(token);
+  g_fibers_made++;
+  return f;
+}
+
+/* Puts the calling thread on the scope stack of the running context.
+ * Returns 0, or -1 with an exception set. */
+static int context_enter(void) {
+  PyObject *ctx = PyThreadState_Get()->context;
+  if (ctx != tls_ctx) {
+    strobe_fiber *f = ctx ? fiber_decide(ctx) : NULL;
+    if (PyErr_Occurred()) return -1;
+    Py_XINCREF(ctx);
+    Py_XSETREF(tls_ctx, ctx);
+    tls_choice = f;
+  }
+  strobe_fiber *now = strobe_fiber_query_current();
+  if (now == tls_choice) return 0;
+  if (!tls_choice) {
+    (void)strobe_fiber_leave(); /* back to the thread's own stack */
+    return 0;
+  }
+  if (strobe_fiber_enter(tls_choice) != 0) {
+    /* Held by another thread (a context run on two threads in turn): this
+     * thread records on its own stack rather than wait. */
+    g_fibers_refused++;
+    if (now) (void)strobe_fiber_leave();
+    tls_choice = NULL;
+  }
+  return 0;
+}
+
+/* >>span: `with strobe.span("name"):` and `@strobe.span("name")`. */
+typedef struct span_obj {
+  PyObject_HEAD
+  strobe_site *site;
+  PyObject *name;
+  strobe_fiber *fiber; /* the scope stack its open scope is on (NULL: the thread's) */
+  int depth;           /* 0 while its scope is open; -1 when nothing was begun (or it ended) */
+} span_obj;
+
+static PyTypeObject span_type;
+static PyObject *g_wrap_span; /* strobe._wrap_span(type, name, fn), from __init__.py: the decorator forms */
+
+static int span_begin(span_obj *self) {
+  self->depth = -1;
+  if (!strobe__is_active()) return 0;
+  if (context_enter() < 0) return -1;
+  self->fiber = strobe_fiber_query_current();
+  /* STROBE_BEGIN_SITE, keeping what it returns: 0 when no frame was pushed
+   * (depth overflow), and then no END is owed. */
+  if (strobe__begin_slow(self->site, STROBE__FRAME_EXPLICIT, STROBE__SP_HELD) != 0) self->depth = 0;
+  return 0;
+}
+
+static void span_end(span_obj *self) {
+  if (self->depth < 0) return;
+  /* Back on the stack it began on when the running context moved meanwhile
+   * (lazy switching may have left this thread elsewhere). */
+  strobe_fiber *now = strobe_fiber_query_current();
+  if (now != self->fiber) {
+    int rc = self->fiber ? strobe_fiber_enter(self->fiber) : strobe_fiber_leave();
+    if (rc != 0) {
+      self->depth = -1;
+      return;
+    }
+  }
+  STROBE_END();
+  self->depth = -1;
+}
+
+static PyObject *span_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {"name", NULL};
+  PyObject *name;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "U:span", kwlist, &name)) return NULL;
+  strobe_site *site = site_for(name, STROBE_SITE_SCOPE, NULL);
+  if (!site) return NULL;
+  span_obj *self = (span_obj *)type->tp_alloc(type, 0);
+  if (!self) return NULL;
+  self->site = site;
+  self->name = Py_NewRef(name);
+  self->depth = -1;
+  return (PyObject *)self;
+}
+
+/* strobe.span("name") without building an argument tuple. */
+static PyObject *span_vectorcall(PyObject *type, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+  Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+  if (n != 1 || (kwnames && PyTuple_GET_SIZE(kwnames))) {
+    PyObject *tuple = PyTuple_New(n);
+    if (!tuple) return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) PyTuple_SET_ITEM(tuple, i, Py_NewRef(args[i]));
+    PyObject *kw = NULL;
+    if (kwnames && PyTuple_GET_SIZE(kwnames)) {
+      kw = PyDict_New();
+      for (Py_ssize_t i = 0; kw && i < PyTuple_GET_SIZE(kwnames); i++)
+        if (PyDict_SetItem(kw, PyTuple_GET_ITEM(kwnames, i), args[n + i]) < 0) Py_CLEAR(kw);
+      if (!kw) {
+        Py_DECREF(tuple);
+        return NULL;
+      }
+    }
+    PyObject *r = span_new((PyTypeObject *)type, tuple, kw);
+    Py_DECREF(tuple);
+    Py_XDECREF(kw);
+    return r;
+  }
+  if (!PyUnicode_Check(args[0])) {
+    PyErr_Format(PyExc_TypeError, "span() argument 'name' must be str, not %.80s", Py_TYPE(args[0])->tp_name);
+    return NULL;
+  }
+  strobe_site *site = site_for(args[0], STROBE_SITE_SCOPE, NULL);
+  if (!site) return NULL;
+  span_obj *self = (span_obj *)((PyTypeObject *)type)->tp_alloc((PyTypeObject *)type, 0);
+  if (!self) return NULL;
+  self->site = site;
+  self->name = Py_NewRef(args[0]);
+  self->depth = -1;
+  return (PyObject *)self;
+}
+
+static void span_dealloc(span_obj *self) {
+  Py_XDECREF(self->name);
+  Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *span_enter(span_obj *self, PyObject *unused) {
+  (void)unused;
+  if (self->depth >= 0) {
+    PyErr_SetString(PyExc_RuntimeError, "this span is already open: make a new strobe.span for each with block");
+    return NULL;
+  }
+  if (span_begin(self) < 0) return NULL;
+  return Py_NewRef(self);
+}
+
+static PyObject *span_exit(span_obj *self, PyObject *const *args, Py_ssize_t n) {
+  (void)args;
+  (void)n;
+  span_end(self);
+  Py_RETURN_FALSE;
+}
+
+/* The decorator form: a function whose every call is a span of this name. */
+
+static PyObject *span_call(span_obj *self, PyObject *args, PyObject *kw) {
+  PyObject *fn;
+  if (kw && PyDict_GET_SIZE(kw)) {
+    PyErr_SetString(PyExc_TypeError, "a span decorates one function");
+    return NULL;
+  }
+  if (!PyArg_ParseTuple(args, "O:span", &fn)) return NULL;
+  if (!PyCallable_Check(fn)) {
+    PyErr_SetString(PyExc_TypeError, "a span decorates a callable");
+    return NULL;
+  }
+  if (!g_wrap_span) {
+    PyErr_SetString(PyExc_RuntimeError, "strobe is not initialised (import strobe, not strobe._strobe)");
+    return NULL;
+  }
+  return PyObject_CallFunctionObjArgs(g_wrap_span, (PyObject *)Py_TYPE(self), self->name, fn, NULL);
+}
+
+static PyMethodDef span_methods[] = {
+    {"__enter__", (PyCFunction)span_enter, METH_NOARGS, NULL},
+    {"__exit__", (PyCFunction)(void (*)(void))span_exit, METH_FASTCALL, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject span_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "strobe.span",
+    .tp_basicsize = sizeof(span_obj),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "span(name): a scope around a with block, or around every call of a function it decorates.",
+    .tp_new = span_new,
+    .tp_vectorcall = span_vectorcall,
+    .tp_dealloc = (destructor)span_dealloc,
+    .tp_call = (ternaryfunc)span_call,
+    .tp_methods = span_methods,
+};
+
+/* >>cumulative: `with strobe.cumulative("name"):` inside a loop. */
+typedef struct cumulative_obj {
+  PyObject_HEAD
+  strobe__cumulative_guard guard;
+  PyObject *name;
+} cumulative_obj;
+
+static PyObject *cumulative_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {"name", NULL};
+  PyObject *name;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "U:cumulative", kwlist, &name)) return NULL;
+  strobe_site *site = site_for(name, STROBE_SITE_CUMULATIVE, NULL);
+  if (!site) return NULL;
+  cumulative_obj *self = (cumulative_obj *)type->tp_alloc(type, 0);
+  if (!self) return NULL;
+  self->guard.site = site; /* kept here; armed by __enter__ */
+  self->name = Py_NewRef(name);
+  return (PyObject *)self;
+}
+
+static void cumulative_dealloc(cumulative_obj *self) {
+  Py_XDECREF(self->name);
+  Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *cumulative_enter(cumulative_obj *self, PyObject *unused) {
+  (void)unused;
+  self->guard.t0 = 0;
+  if (strobe__is_active()) {
+    if (context_enter() < 0) return NULL;
+    self->guard.t0 = strobe__now();
+  }
+  return Py_NewRef(self);
+}
+
+static PyObject *cumulative_exit(cumulative_obj *self, PyObject *const *args, Py_ssize_t n) {
+  (void)args;
+  (void)n;
+  if (self->guard.t0 && strobe__is_active()) {
+    if (context_enter() < 0) return NULL;
+    strobe__cumulative_cleanup(&self->guard); /* what STROBE_CUMULATIVE's block end does */
+  }
+  self->guard.t0 = 0;
+  Py_RETURN_FALSE;
+}
+
+static PyObject *cumulative_call(cumulative_obj *self, PyObject *args, PyObject *kw) {
+  PyObject *fn;
+  if ((kw && PyDict_GET_SIZE(kw)) || !PyArg_ParseTuple(args, "O:cumulative", &fn) || !PyCallable_Check(fn)) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "a cumulative decorates one callable");
+    return NULL;
+  }
+  if (!g_wrap_span) {
+    PyErr_SetString(PyExc_RuntimeError, "strobe is not initialised (import strobe, not strobe._strobe)");
+    return NULL;
+  }
+  return PyObject_CallFunctionObjArgs(g_wrap_span, (PyObject *)Py_TYPE(self), self->name, fn, NULL);
+}
+
+static PyMethodDef cumulative_methods[] = {
+    {"__enter__", (PyCFunction)cumulative_enter, METH_NOARGS, NULL},
+    {"__exit__", (PyCFunction)(void (*)(void))cumulative_exit, METH_FASTCALL, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject cumulative_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "strobe.cumulative",
+    .tp_basicsize = sizeof(cumulative_obj),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "cumulative(name): one iteration of a loop body; the enclosing span gets count, total, min, max.",
+    .tp_new = cumulative_new,
+    .tp_dealloc = (destructor)cumulative_dealloc,
+    .tp_call = (ternaryfunc)cumulative_call,
+    .tp_methods = cumulative_methods,
+};
+
+/* >>numbers: strobe.value("rows", 42): numbers only (content rule). */
+static PyObject *py_value(PyObject *mod, PyObject *const *args, Py_ssize_t n) {
+  (void)mod;
+  if (n != 2) {
+    PyErr_SetString(PyExc_TypeError, "value(key, number) takes two arguments");
+    return NULL;
+  }
+  PyObject *num = args[1];
+  double d;
+  if (PyFloat_CheckExact(num) || PyFloat_Check(num)) {
+    d = PyFloat_AS_DOUBLE(num);
+  } else if (PyLong_Check(num)) {
+    d = PyLong_AsDouble(num);
+    if (d == -1.0 && PyErr_Occurred()) return NULL;
+  } else {
+    PyErr_Format(PyExc_TypeError, "strobe.value takes an int or a float (numbers only), not %.80s",
+                 Py_TYPE(num)->tp_name);
+    return NULL;
+  }
+  strobe_site *site = site_for(args[0], STROBE_SITE_VALUE, NULL);
+  if (!site) return NULL;
+  if (strobe__is_active()) {
+    if (context_enter() < 0) return NULL;
+    STROBE_VALUE_SITE(site, d);
+  }
+  Py_RETURN_NONE;
+}
+
+/* >>profile: trace_calls and trace_all, on the interpreter's profiling hook.
+ * Every Python call (a generator's or coroutine's resumption too) is a
+ * "call" and a "return" event, paired even when an exception leaves the
+ * frame; a call of a traced function begins a scope named after the code's
+ * qualified name (interned, category "python"), its return ends it. A
+ * per-thread bit stack says which calls began one. */
+#define PROFILE_STACK 4096
+typedef struct profile_state {
+  uint32_t depth;               /* calls seen since the hook was set, not yet returned */
+  uint32_t region;              /* nested trace_calls regions open */
+  uint64_t cut;                 /* calls deeper than PROFILE_STACK: not recorded */
+  uint8_t began[PROFILE_STACK]; /* 1: the call at that depth began a scope */
+  strobe_fiber *fiber[PROFILE_STACK];
+} profile_state;
+static _Thread_local profile_state *tls_profile;
+static PyObject *g_code_sites; /* dict code -> int (site address), or None: not traced */
+static PyObject *g_all_files;  /* set of co_filename traced by trace_all, or NULL */
+static PyObject *g_all_codes;  /* set of code objects traced by trace_all (classes' functions), or NULL */
+static uint64_t g_profile_cut;
+
+static strobe_site *code_site(PyCodeObject *code) {
+  PyObject *hit = PyDict_GetItemWithError(g_code_sites, (PyObject *)code);
+  if (hit) return hit == Py_None ? NULL : (strobe_site *)PyLong_AsVoidPtr(hit);
+  if (PyErr_Occurred()) return NULL;
+  Py_ssize_t len;
+  const char *utf8 = PyUnicode_AsUTF8AndSize(code->co_qualname, &len);
+  if (!utf8) return NULL;
+  strobe_site *site = strobe_site_intern(utf8, (size_t)len, "python", STROBE_SITE_SCOPE);
+  PyObject *addr = PyLong_FromVoidPtr(site);
+  if (!addr || PyDict_SetItem(g_code_sites, (PyObject *)code, addr) < 0) {
+    Py_XDECREF(addr);
+    return NULL;
+  }
+  Py_DECREF(addr);
+  return site;
+}
+
+static int traced_by_all(PyCodeObject *code) {
+  if (g_all_codes && PySet_Contains(g_all_codes, (PyObject *)code) == 1) return 1;
+  return g_all_files && PySet_Contains(g_all_files, code->co_filename) == 1;
+}
+
+static int profile_hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg) {
+  (void)obj;
+  (void)arg;
+  profile_state *p = tls_profile;
+  if (!p) return 0;
+  if (what == PyTrace_CALL) {
+    uint32_t d = p->depth++;
+    if (d >= PROFILE_STACK) {
+      p->cut++;
+      g_profile_cut++;
+      return 0;
+    }
+    p->began[d] = 0;
+    if (!strobe__is_active()) return 0;
+    PyCodeObject *code = PyFrame_GetCode(frame);
+    int traced = p->region || traced_by_all(code);
+    strobe_site *site = traced ? code_site(code) : NULL;
+    Py_DECREF(code);
+    if (!site) {
+      PyErr_Clear();
+      return 0;
+    }
+    if (context_enter() < 0) {
+      PyErr_Clear();
+      return 0;
+    }
+    p->began[d] = strobe__begin_slow(site, STROBE__FRAME_EXPLICIT, STROBE__SP_HELD) != 0; /* STROBE_BEGIN_SITE */
+    p->fiber[d] = strobe_fiber_query_current();
+  } else if (what == PyTrace_RETURN) {
+    if (!p->depth) return 0; /* a frame entered before the hook was set */
+    uint32_t d = --p->depth;
+    if (d >= PROFILE_STACK || !p->began[d]) return 0;
+    p->began[d] = 0;
+    if (strobe_fiber_query_current() != p->fiber[d]) {
+      int rc = p->fiber[d] ? strobe_fiber_enter(p->fiber[d]) : strobe_fiber_leave();
+      if (rc != 0) return 0;
+    }
+    STROBE_END();
+  }
+  return 0;
+}
+
+static profile_state *profile_state_get(void) {
+  if (!tls_profile) tls_profile = PyMem_RawCalloc(1, sizeof *tls_profile);
+  if (!tls_profile) PyErr_NoMemory();
+  return tls_profile;
+}
+
+/* _trace_region(on): opens (1) or closes (0) a trace_calls region on this thread. */
+static PyObject *py_trace_region(PyObject *mod, PyObject *arg) {
+  (void)mod;
+  int on = PyObject_IsTrue(arg);
+  if (on < 0) return NULL;
+  profile_state *p = profile_state_get();
+  if (!p) return NULL;
+  if (on) {
+    if (!p->region++ && !g_all_files && !g_all_codes) {
+      p->depth = 0;
+      PyEval_SetProfile(profile_hook, NULL);
+    }
+  } else {
+    if (!p->region) {
+      PyErr_SetString(PyExc_RuntimeError, "no trace_calls region is open on this thread");
+      return NULL;
+    }
+    if (!--p->region && !g_all_files && !g_all_codes) PyEval_SetProfile(NULL, NULL);
+  }
+  Py_RETURN_NONE;
+}
+
+/* _trace_all_set(files, codes): what trace_all traces from now on (None, None: nothing);
+ * sets the hook on the calling thread; __init__.py sets it for new threads. */
+static PyObject *py_trace_all_set(PyObject *mod, PyObject *args) {
+  (void)mod;
+  PyObject *files, *codes;
+  if (!PyArg_ParseTuple(args, "OO", &files, &codes)) return NULL;
+  if ((files != Py_None && !PyAnySet_Check(files)) || (codes != Py_None && !PyAnySet_Check(codes))) {
+    PyErr_SetString(PyExc_TypeError, "_trace_all_set takes sets or None");
+    return NULL;
+  }
+  Py_XSETREF(g_all_files, files == Py_None ? NULL : Py_NewRef(files));
+  Py_XSETREF(g_all_codes, codes == Py_None ? NULL : Py_NewRef(codes));
+  PyDict_Clear(g_code_sites);
+  profile_state *p = profile_state_get();
+  if (!p) return NULL;
+  if (g_all_files || g_all_codes) {
+    PyEval_SetProfile(profile_hook, NULL);
+  } else if (!p->region) {
+    PyEval_SetProfile(NULL, NULL);
+  }
+  Py_RETURN_NONE;
+}
+
+/* _profile_thread(): the hook, for a thread trace_all reaches (threading.setprofile). */
+static PyObject *py_profile_thread(PyObject *mod, PyObject *const *args, Py_ssize_t n) {
+  (void)mod;
+  (void)args;
+  (void)n;
+  if (!profile_state_get()) return NULL;
+  tls_profile->depth = 0;
+  PyEval_SetProfile(profile_hook, NULL);
+  Py_RETURN_NONE;
+}
+
+/* >>recording: strobe.Recorder(path) and strobe.FlightRecorder(...). */
+typedef struct recorder_obj {
+  PyObject_HEAD
+  strobe_recorder *rec;
+} recorder_obj;
+
+static PyObject *recorder_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {"path", "flush_interval_ms", NULL};
+  PyObject *path_obj;
+  unsigned int flush = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|I:Recorder", kwlist, PyUnicode_FSConverter, &path_obj, &flush))
+    return NULL;
+  strobe_recorder *rec = NULL;
+  int rc;
+  Py_BEGIN_ALLOW_THREADS
+  rc = strobe_record_start(&(strobe_record_desc){.path = PyBytes_AS_STRING(path_obj), .flush_interval_ms = flush}, &rec);
+  Py_END_ALLOW_THREADS
+  Py_DECREF(path_obj);
+  if (rc != 0) {
+    PyErr_Format(PyExc_OSError, "strobe: cannot record: %s (%s)", strobe_strerror(rc), strobe_err_name(rc));
+    return NULL;
+  }
+  recorder_obj *self = (recorder_obj *)type->tp_alloc(type, 0);
+  if (!self) {
+    (void)strobe_record_stop(rec);
+    return NULL;
+  }
+  self->rec = rec;
+  return (PyObject *)self;
+}
+
+static int recorder_stop_now(recorder_obj *self) {
+  strobe_recorder *rec = self->rec;
+  self->rec = NULL;
+  if (!rec) return 0;
+  int rc;
+  Py_BEGIN_ALLOW_THREADS
+  rc = strobe_record_stop(rec);
+  Py_END_ALLOW_THREADS
+  return rc;
+}
+
+static PyObject *recorder_stop(recorder_obj *self, PyObject *unused) {
+  (void)unused;
+  int rc = recorder_stop_now(self);
+  if (rc != 0) return PyErr_Format(PyExc_OSError, "strobe: the capture is incomplete: %s", strobe_strerror(rc));
+  Py_RETURN_NONE;
+}
+
+static void recorder_dealloc(recorder_obj *self) {
+  (void)recorder_stop_now(self);
+  Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *recorder_enter(recorder_obj *self, PyObject *unused) {
+  (void)unused;
+  return Py_NewRef(self);
+}
+
+static PyObject *recorder_exit(recorder_obj *self, PyObject *const *args, Py_ssize_t n) {
+  (void)args;
+  (void)n;
+  PyObject *r = recorder_stop(self, NULL);
+  if (!r) return NULL;
+  Py_DECREF(r);
+  Py_RETURN_FALSE;
+}
+
+static PyMethodDef recorder_methods[] = {
+    {"stop", (PyCFunction)recorder_stop, METH_NOARGS, "Delivers every event, writes the footer and closes the file."},
+    {"__enter__", (PyCFunction)recorder_enter, METH_NOARGS, NULL},
+    {"__exit__", (PyCFunction)(void (*)(void))recorder_exit, METH_FASTCALL, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject recorder_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "strobe.Recorder",
+    .tp_basicsize = sizeof(recorder_obj),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Recorder(path): records a capture file until stop() (or the with block's end).",
+    .tp_new = recorder_new,
+    .tp_dealloc = (destructor)recorder_dealloc,
+    .tp_methods = recorder_methods,
+};
+
+typedef struct flight_obj {
+  PyObject_HEAD
+  strobe_flight_recorder *fr;
+} flight_obj;
+
+static PyObject *flight_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {"max_mib", "max_age_ms", NULL};
+  unsigned int mib = 0, age = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|II:FlightRecorder", kwlist, &mib, &age)) return NULL;
+  strobe_flight_recorder *fr = NULL;
+  int rc;
+  Py_BEGIN_ALLOW_THREADS
+  rc = strobe_flight_recorder_start(&(strobe_flight_recorder_desc){.max_mib = mib, .max_age_ms = age}, &fr);
+  Py_END_ALLOW_THREADS
+  if (rc != 0) return PyErr_Format(PyExc_OSError, "strobe: cannot start the flight recorder: %s (%s)",
+                                   strobe_strerror(rc), strobe_err_name(rc));
+  flight_obj *self = (flight_obj *)type->tp_alloc(type, 0);
+  if (!self) {
+    (void)strobe_flight_recorder_stop(fr);
+    return NULL;
+  }
+  self->fr = fr;
+  return (PyObject *)self;
+}
+
+static PyObject *flight_dump(flight_obj *self, PyObject *arg) {
+  PyObject *path_obj;
+  if (!self->fr) {
+    PyErr_SetString(PyExc_RuntimeError, "the flight recorder was stopped");
+    return NULL;
+  }
+  if (!PyUnicode_FSConverter(arg, &path_obj)) return NULL;
+  int rc;
+  Py_BEGIN_ALLOW_THREADS
+  rc = strobe_flight_recorder_dump(self->fr, PyBytes_AS_STRING(path_obj));
+  Py_END_ALLOW_THREADS
+  Py_DECREF(path_obj);
+  if (rc != 0) return PyErr_Format(PyExc_OSError, "strobe: cannot dump: %s (%s)", strobe_strerror(rc), strobe_err_name(rc));
+  Py_RETURN_NONE;
+}
+
+static PyObject *flight_stop(flight_obj *self, PyObject *unused) {
+  (void)unused;
+  strobe_flight_recorder *fr = self->fr;
+  self->fr = NULL;
+  if (fr) {
+    Py_BEGIN_ALLOW_THREADS
+    (void)strobe_flight_recorder_stop(fr);
+    Py_END_ALLOW_THREADS
+  }
+  Py_RETURN_NONE;
+}
+
+static void flight_dealloc(flight_obj *self) {
+  if (self->fr) (void)strobe_flight_recorder_stop(self->fr);
+  Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyMethodDef flight_methods[] = {
+    {"dump", (PyCFunction)flight_dump, METH_O, "dump(path): writes the recent events as a capture file."},
+    {"stop", (PyCFunction)flight_stop, METH_NOARGS, "Stops the flight recorder and frees its ring."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject flight_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "strobe.FlightRecorder",
+    .tp_basicsize = sizeof(flight_obj),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "FlightRecorder(max_mib=64, max_age_ms=10000): keeps the recent events in memory; dump(path) writes them.",
+    .tp_new = flight_new,
+    .tp_dealloc = (destructor)flight_dealloc,
+    .tp_methods = flight_methods,
+};
+
+/* >>reading: read_capture(path) -> (threads, records), for tests and tools.
+ * threads: list of (index, os_tid, name, is_fiber); records: list of
+ * (type, thread, site_name, depth, time_ns, duration_ns, value, unwound)
+ * for BEGIN, END, VALUE, CUMULATIVE (value: its count), COUNTER and GAUGE. */
+static const char *record_type_name(strobe_capture_record_type t) {
+  switch (t) {
+    case STROBE_REC_BEGIN: return "begin";
+    case STROBE_REC_END: return "end";
+    case STROBE_REC_VALUE: return "value";
+    case STROBE_REC_CUMULATIVE: return "cumulative";
+    case STROBE_REC_COUNTER: return "counter";
+    case STROBE_REC_GAUGE: return "gauge";
+    default: return NULL;
+  }
+}
+
+static PyObject *py_read_capture(PyObject *mod, PyObject *arg) {
+  (void)mod;
+  PyObject *path_obj;
+  if (!PyUnicode_FSConverter(arg, &path_obj)) return NULL;
+  strobe_capture *cap = NULL;
+  int rc = strobe_capture_open(PyBytes_AS_STRING(path_obj), &cap);
+  Py_DECREF(path_obj);
+  if (rc != 0) return PyErr_Format(PyExc_OSError, "strobe: cannot read the capture: %s", strobe_strerror(rc));
+  PyObject *records = PyList_New(0), *threads = NULL, *out = NULL;
+  if (!records) goto done;
+  strobe_capture_record r;
+  while ((rc = strobe_capture_next(cap, &r)) > 0) {
+    const char *type = record_type_name(r.type);
+    if (!type) continue;
+    const strobe_capture_site *s = strobe_capture_query_site(cap, r.site);
+    double value = r.type == STROBE_REC_CUMULATIVE ? (double)r.count : r.value;
+    PyObject *row = Py_BuildValue("(sIsIdddi)", type, r.thread, s ? s->name : "", r.depth, r.time_ns, r.duration_ns,
+                                  value, r.unwound);
+    if (!row || PyList_Append(records, row) < 0) {
+      Py_XDECREF(row);
+      goto done;
+    }
+    Py_DECREF(row);
+  }
+  if (rc < 0) {
+    PyErr_Format(PyExc_OSError, "strobe: the capture is damaged: %s", strobe_strerror(rc));
+    goto done;
+  }
+  threads = PyList_New(0);
+  if (!threads) goto done;
+  for (uint32_t i = 0; i < strobe_capture_query_thread_count(cap); i++) {
+    const strobe_capture_thread *t = strobe_capture_query_thread(cap, i);
+    if (!t) continue;
+    PyObject *row = Py_BuildValue("(IKsO)", t->index, (unsigned long long)t->os_tid, t->name,
+                                  t->os_tid == 0 ? Py_True : Py_False);
+    if (!row || PyList_Append(threads, row) < 0) {
+      Py_XDECREF(row);
+      goto done;
+    }
+    Py_DECREF(row);
+  }
+  strobe_capture_totals tot = strobe_capture_query_totals(cap);
+  PyObject *totals = Py_BuildValue("{sKsKsKsKsKsK}", "scopes", (unsigned long long)tot.scopes, "unwound",
+                                   (unsigned long long)tot.unwound, "lost", (unsigned long long)tot.lost, "unfinished",
+                                   (unsigned long long)tot.unfinished, "unbalanced",
+                                   (unsigned long long)tot.misuse.unbalanced, "end_without_begin",
+                                   (unsigned long long)tot.misuse.end_without_begin);
+  if (totals) out = Py_BuildValue("(OON)", threads, records, totals);
+done:
+  Py_XDECREF(records);
+  Py_XDECREF(threads);
+  strobe_capture_close(cap);
+  return out;
+}
+
+/* >>module */
+static PyObject *py_stats(PyObject *mod, PyObject *unused) {
+  (void)mod;
+  (void)unused;
+  strobe_misuse m = strobe_query_misuse();
+  return Py_BuildValue("{sKsKsKsKsK}", "fibers_made", (unsigned long long)g_fibers_made, "fibers_refused",
+                       (unsigned long long)g_fibers_refused, "profile_cut", (unsigned long long)g_profile_cut,
+                       "unbalanced", (unsigned long long)m.unbalanced, "end_without_begin",
+                       (unsigned long long)m.end_without_begin);
+}
+
+static PyObject *py_recording(PyObject *mod, PyObject *unused) {
+  (void)mod;
+  (void)unused;
+  return PyBool_FromLong(strobe__is_active());
+}
+
+static PyObject *py_set_wrap(PyObject *mod, PyObject *fn) {
+  (void)mod;
+  Py_XSETREF(g_wrap_span, Py_NewRef(fn));
+  Py_RETURN_NONE;
+}
+
+static PyMethodDef module_methods[] = {
+    {"value", (PyCFunction)(void (*)(void))py_value, METH_FASTCALL,
+     "value(key, number): a number (int or float) on the innermost open span."},
+    {"read_capture", py_read_capture, METH_O, "read_capture(path) -> (threads, records, totals)."},
+    {"stats", py_stats, METH_NOARGS, "The binding's own counts (fibers made and refused, calls cut) and misuse."},
+    {"recording", py_recording, METH_NOARGS, "True while a capture, flight recorder or live stream records."},
+    {"_trace_region", py_trace_region, METH_O, NULL},
+    {"_trace_all_set", py_trace_all_set, METH_VARARGS, NULL},
+    {"_profile_thread", (PyCFunction)(void (*)(void))py_profile_thread, METH_FASTCALL, NULL},
+    {"_set_wrap", py_set_wrap, METH_O, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, "_strobe", "libstrobe for Python (python/README.md).", -1, module_methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__strobe(void) {
+  if (PyType_Ready(&span_type) < 0 || PyType_Ready(&cumulative_type) < 0 || PyType_Ready(&recorder_type) < 0 ||
+      PyType_Ready(&flight_type) < 0 || PyType_Ready(&fiber_type) < 0)
+    return NULL;
+  for (size_t k = 0; k < sizeof g_sites / sizeof g_sites[0]; k++)
+    if (!g_sites[k] && !(g_sites[k] = PyDict_New())) return NULL;
+  if (!g_code_sites && !(g_code_sites = PyDict_New())) return NULL;
+  if (!g_fiber_var && !(g_fiber_var = PyContextVar_New("strobe_fiber", NULL))) return NULL;
+  if (!g_asyncio_events && !(g_asyncio_events = PyUnicode_InternFromString("asyncio.events"))) return NULL;
+  if (!g_asyncio_tasks && !(g_asyncio_tasks = PyUnicode_InternFromString("asyncio.tasks"))) return NULL;
+  PyObject *m = PyModule_Create(&module_def);
+  if (!m) return NULL;
+  if (PyModule_AddObjectRef(m, "span", (PyObject *)&span_type) < 0 ||
+      PyModule_AddObjectRef(m, "cumulative", (PyObject *)&cumulative_type) < 0 ||
+      PyModule_AddObjectRef(m, "Recorder", (PyObject *)&recorder_type) < 0 ||
+      PyModule_AddObjectRef(m, "FlightRecorder", (PyObject *)&flight_type) < 0 ||
+      PyModule_AddStringConstant(m, "library_version", strobe_version()) < 0) {
+    Py_DECREF(m);
+    return NULL;
+  }
+  return m;
+}
