@@ -624,10 +624,18 @@ int main(int argc, char **argv) {
         STROBE_STAGE("gpu_submit", NULL); /* upload, record the passes, submit: the GPU runs them after */
         gpu_slot = gpu_render(gpu_ctx, cairo_image_surface_get_data(main_view.surface),
                               cairo_image_surface_get_stride(main_view.surface), frame);
+        /* GPU memory by kind, from the path's own allocations, sampled in the frame (docs/recording.md). */
+        gpu_memory gm = gpu_query_memory(gpu_ctx);
+        STROBE_GPU_MEMORY_SET("buffers", gm.buffers);
+        STROBE_GPU_MEMORY_SET("textures", gm.textures);
+        strobe_collector_gauge_set_kind(c, STROBE_GPU_MEMORY, "buffers", gm.buffers, STROBE_UNIT_BYTES);
+        strobe_collector_gauge_set_kind(c, STROBE_GPU_MEMORY, "textures", gm.textures, STROBE_UNIT_BYTES);
       }
 #endif
-      /* The session report has no GPU timestamps for this pass: null, not zero. */
-      strobe_op_mark_unavailable(STROBE_COVERAGE_STAGE, "gpu_timestamps");
+      /* A pass with GPU work has its GPU frame (same id) in the session report's `gpu` key
+       * (docs/gpu.md); one without (no device, frame 0, or the GPU behind) says its GPU
+       * timestamps are unavailable: null, not zero. */
+      if (gpu_slot < 0) strobe_op_mark_unavailable(STROBE_COVERAGE_STAGE, "gpu_timestamps");
       /* Sampled inside the pass (at most once a second): a memory jump is in the frame that made it. */
       strobe_collector_gauge_set_unit(c, "surface_and_text_cache_bytes", view_memory_bytes(&main_view), STROBE_UNIT_BYTES);
       /* The same memory by kind, over the three views, in captures and (once a second) in the
@@ -730,6 +738,9 @@ int main(int argc, char **argv) {
            (unsigned long long)gs.frames, (unsigned long long)gs.vk.zones_recorded,
            (unsigned long long)gs.vk.frames_unrecorded, (unsigned long long)gs.skipped, GPU_FRAMES,
            (unsigned long long)gs.polls, (unsigned long long)gs.vk.calibrations);
+    gpu_memory gm = gpu_query_memory(gpu_ctx);
+    printf("gpu memory: %.0f bytes in buffers, %.0f in textures (gauges gpu_memory/buffers, gpu_memory/textures; "
+           "no swapchain: offscreen)\n", gm.buffers, gm.textures);
     gpu_close(gpu_ctx);
   }
 #endif

@@ -23,10 +23,20 @@
 #include "shaders.h"
 
 
+/* GPU memory by kind (docs/recording.md §Counters and gauges by kind): what
+ * each buffer's vkAllocateMemory asked for. The demo keeps its images in
+ * storage buffers: the device-side ones the passes read and write (src,
+ * blurred) count as textures, the host-visible staging and readback ones
+ * (upload, out) as buffers. It renders offscreen and has no swapchain, so
+ * it reports no swapchain_estimate rather than an invented one. */
+enum { MEM_BUFFERS, MEM_TEXTURES, MEM_KINDS };
+
 typedef struct buffer {
   VkBuffer buf;
   VkDeviceMemory mem;
-  void *map; /* host-visible buffers: mapped for their lifetime */
+  void *map;          /* host-visible buffers: mapped for their lifetime */
+  int kind;           /* MEM_* */
+  VkDeviceSize bytes; /* allocated */
 } buffer;
 
 typedef struct frame_slot {
@@ -55,6 +65,7 @@ struct gpu {
   VkPipeline filter, composite;
   frame_slot slot[GPU_FRAMES];
   strobe_vulkan *vk;
+  VkDeviceSize memory[MEM_KINDS]; /* render thread (open, close): allocated now, by kind */
   pthread_mutex_t lock;
   pthread_cond_t released;
   uint64_t frames, skipped, polls;
@@ -71,7 +82,7 @@ static int fail(char *why, size_t len, const char *what, VkResult r) {
   return -1;
 }
 
-static int make_buffer(gpu *g, VkDeviceSize size, VkBufferUsageFlags usage, int host, buffer *b) {
+static int make_buffer(gpu *g, VkDeviceSize size, VkBufferUsageFlags usage, int host, int kind, buffer *b) {
   VkBufferCreateInfo bc = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .size = size, .usage = usage,
                            .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
   if (vkCreateBuffer(g->device, &bc, NULL, &b->buf) != VK_SUCCESS) return -1;
@@ -89,6 +100,9 @@ static int make_buffer(gpu *g, VkDeviceSize size, VkBufferUsageFlags usage, int 
   VkMemoryAllocateInfo ma = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = req.size,
                              .memoryTypeIndex = type};
   if (vkAllocateMemory(g->device, &ma, NULL, &b->mem) != VK_SUCCESS) return -1;
+  b->kind = kind;
+  b->bytes = req.size;
+  g->memory[kind] += req.size;
   if (vkBindBufferMemory(g->device, b->buf, b->mem, 0) != VK_SUCCESS) return -1;
   if (host && vkMapMemory(g->device, b->mem, 0, VK_WHOLE_SIZE, 0, &b->map) != VK_SUCCESS) return -1;
   return 0;
@@ -97,7 +111,10 @@ static int make_buffer(gpu *g, VkDeviceSize size, VkBufferUsageFlags usage, int 
 static void free_buffer(gpu *g, buffer *b) {
   if (b->map) vkUnmapMemory(g->device, b->mem);
   if (b->buf) vkDestroyBuffer(g->device, b->buf, NULL);
-  if (b->mem) vkFreeMemory(g->device, b->mem, NULL);
+  if (b->mem) {
+    vkFreeMemory(g->device, b->mem, NULL);
+    g->memory[b->kind] -= b->bytes;
+  }
 }
 
 static int make_pipeline(gpu *g, const uint32_t *code, size_t size, VkPipeline *out) {
@@ -234,9 +251,10 @@ int gpu_open(gpu **out, int width, int height, uint32_t calibration, char *why, 
     if (vkAllocateCommandBuffers(g->device, &ca, &s->cmd) != VK_SUCCESS ||
         vkCreateFence(g->device, &fc, NULL, &s->fence) != VK_SUCCESS ||
         vkAllocateDescriptorSets(g->device, &da, &s->set) != VK_SUCCESS ||
-        make_buffer(g, g->bytes, VK_BUFFER_USAGE_TRANSFER_SRC_BIT, 1, &s->upload) ||
-        make_buffer(g, g->bytes, storage | VK_BUFFER_USAGE_TRANSFER_DST_BIT, 0, &s->src) ||
-        make_buffer(g, g->bytes, storage, 0, &s->blurred) || make_buffer(g, g->bytes, storage, 1, &s->out)) {
+        make_buffer(g, g->bytes, VK_BUFFER_USAGE_TRANSFER_SRC_BIT, 1, MEM_BUFFERS, &s->upload) ||
+        make_buffer(g, g->bytes, storage | VK_BUFFER_USAGE_TRANSFER_DST_BIT, 0, MEM_TEXTURES, &s->src) ||
+        make_buffer(g, g->bytes, storage, 0, MEM_TEXTURES, &s->blurred) ||
+        make_buffer(g, g->bytes, storage, 1, MEM_BUFFERS, &s->out)) {
       snprintf(why, len, "allocating the frame buffers (%d x %.1f MiB) failed", 4, (double)g->bytes / 1048576.0);
       goto bad;
     }
@@ -329,8 +347,8 @@ int gpu_render(gpu *g, const unsigned char *argb, int stride, uint64_t frame) {
   if (vkEndCommandBuffer(cmd) != VK_SUCCESS) return -1;
   strobe_gpu_frame_mark(frame, STROBE_GPU_CPU_END, 0); /* the first of the frame's four instants (docs/gpu.md) */
   VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cmd};
+  strobe_gpu_frame_mark(frame, STROBE_GPU_SUBMIT, 0); /* before the call: the GPU may start before it returns */
   if (vkQueueSubmit(g->queue, 1, &si, s->fence) != VK_SUCCESS) return -1;
-  strobe_gpu_frame_mark(frame, STROBE_GPU_SUBMIT, 0);
   pthread_mutex_lock(&g->lock);
   s->frame_id = frame;
   s->busy = 1;
@@ -340,6 +358,11 @@ int gpu_render(gpu *g, const unsigned char *argb, int stride, uint64_t frame) {
 }
 
 int gpu_calibrate(gpu *g) { return strobe_vulkan_calibrate(g->vk, NULL); }
+
+gpu_memory gpu_query_memory(const gpu *g) {
+  return (gpu_memory){.buffers = (double)g->memory[MEM_BUFFERS] + (double)strobe_vulkan_query_stats(g->vk).memory_bytes,
+                      .textures = (double)g->memory[MEM_TEXTURES]};
+}
 
 /* >>poll */
 

@@ -50,6 +50,14 @@ int gpu_poll(gpu *g, int slot);
  * the composite to png_path when not NULL, and releases the slot to the
  * render thread. */
 void gpu_release(gpu *g, int slot, const char *png_path);
+/* GPU memory by kind, in bytes, as allocated now: `buffers` (staging and
+ * readback, with libstrobe_vulkan's own results buffer) and `textures` (the
+ * device-side image data the passes read and write). No swapchain: the demo
+ * renders offscreen. Render thread. */
+typedef struct gpu_memory {
+  double buffers, textures;
+} gpu_memory;
+gpu_memory gpu_query_memory(const gpu *g);
 /* Render thread: one calibration pair (the submit-and-wait method waits for the queue). */
 int gpu_calibrate(gpu *g);
 gpu_stats gpu_query_stats(gpu *g);

@@ -190,7 +190,7 @@ STROBE_API int strobe_gpu_span_add(const strobe_gpu_span *span);
  * mapped through their domain. */
 #define STROBE_GPU_INSTANTS(X)                                                                       \
   X(CPU_END, 1, "cpu_end")       /* the CPU finished building the frame's command buffers */         \
-  X(SUBMIT, 2, "submit")         /* the buffers were handed to the queue (vkQueueSubmit returned) */ \
+  X(SUBMIT, 2, "submit")         /* the buffers are handed to the queue (marked just before vkQueueSubmit) */ \
   X(FENCE_SEEN, 3, "fence_seen") /* the CPU's non-blocking poll first saw the frame's fence signalled */
 
 typedef enum strobe_gpu_instant {

@@ -196,6 +196,9 @@ typedef struct strobe_vulkan_stats {
   uint64_t collect_not_ready;    /* slots collect found not yet available (it never waits) */
   uint64_t calibrations;         /* pairs taken */
   uint64_t last_pair_width_ns;   /* uncertainty of the last pair, ns */
+  uint64_t memory_bytes;         /* device memory this object allocated (its results buffer, as vkAllocateMemory
+                                    was asked: the size the driver required); an application that reports GPU
+                                    memory by kind adds it to its buffers (docs/gpu.md §GPU memory) */
 } strobe_vulkan_stats;
 
 /* Counters since create. Safe from any thread. */

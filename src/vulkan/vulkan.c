@@ -78,6 +78,7 @@ struct strobe_vulkan {
   uint64_t frames_begun, frames_unrecorded, frames_resolved, frames_pending;
   uint64_t zones_recorded, spans_refused, zones_dropped, zones_unclosed, zones_misused, collect_not_ready;
   uint64_t calibrations, last_pair_width_ns;
+  uint64_t memory_bytes; /* set once by create_results */
 };
 
 #define COUNT(field, n) __atomic_fetch_add(&(field), (n), __ATOMIC_RELAXED)
@@ -169,6 +170,7 @@ static int create_results(strobe_vulkan *vk, VkDeviceSize size) {
   VkMemoryAllocateInfo ma = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = req.size,
                              .memoryTypeIndex = type};
   if (vkAllocateMemory(dev, &ma, NULL, &vk->results_mem) != VK_SUCCESS) return STROBE_ENOMEM;
+  vk->memory_bytes = req.size;
   if (vkBindBufferMemory(dev, vk->results, vk->results_mem, 0) != VK_SUCCESS) return STROBE_EIO;
   void *p = NULL;
   if (vkMapMemory(dev, vk->results_mem, 0, VK_WHOLE_SIZE, 0, &p) != VK_SUCCESS) return STROBE_EIO;
@@ -499,5 +501,6 @@ strobe_vulkan_stats strobe_vulkan_query_stats(const strobe_vulkan *vk) {
   st.collect_not_ready = LOAD(vk->collect_not_ready);
   st.calibrations = LOAD(vk->calibrations);
   st.last_pair_width_ns = LOAD(vk->last_pair_width_ns);
+  st.memory_bytes = vk->memory_bytes; /* written before create returned the object */
   return st;
 }

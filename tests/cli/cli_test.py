@@ -711,6 +711,37 @@ def case_gpu():
     sub0 = [e for e in ev if e["tid"] == frames_tid[0] and e["ph"] == "i" and e["name"] == "submit"
             and e["args"]["frame_id"] == 500][0]
     check(round((f0["ts"] - sub0["ts"]) * 1000) == 2000, f"mapped GPU start - submit {f0} {sub0}")
+    # perfetto: the lane is a track of its own under the process, each span a slice matching chrome's
+    # to the ns with its pass and frame; the gaps on their own tracks; the four instants of each frame
+    # (cpu_end, submit, GPU start and end, fence_seen) on "GPU frames"; the violation counted.
+    _, pr = perfetto_export(g, "gpu.pftrace")
+    ptracks = pr["tracks"]
+    proc = [t["uuid"] for t in ptracks.values() if t["process"]]
+    glane = [t for t in ptracks.values() if t["name"].startswith("GPU gpu0/graphics")]
+    check(len(glane) == 1 and glane[0]["parent"] == proc[0], f"perfetto GPU lane tracks {[t['name'] for t in glane]}")
+    pl_sl = sorted((s["name"], s["begin"], s["end"], s["args"]["pass"], s["args"]["frame_id"])
+                   for s in pr["slices"] if s["track"] == glane[0]["uuid"])
+    cw_sl = sorted((e["name"], ns(e["ts"]), ns(e["ts"]) + ns(e["dur"]), e["args"]["pass"], e["args"]["frame_id"])
+                   for e in lane)
+    check(len(pl_sl) == 40 and pl_sl == cw_sl, f"perfetto GPU spans differ from chrome's: {pl_sl[:2]} vs {cw_sl[:2]}")
+    def gap_durs(track_name, slice_name):
+        return sorted(s["end"] - s["begin"] for s in pr["slices"]
+                      if ptracks[s["track"]]["name"].startswith(track_name) and s["name"] == slice_name)
+    check(gap_durs("GPU queue backlog", "queue backlog") == sorted(backlog), f"perfetto backlog {gap_durs('GPU queue backlog', 'queue backlog')}")
+    check(gap_durs("GPU polling latency", "polling latency") == sorted(p for p in polling if p >= 0),
+          f"perfetto polling latency {gap_durs('GPU polling latency', 'polling latency')}")
+    gi = [i for i in pr["instants"] if ptracks[i["track"]]["name"] == "GPU frames"]
+    by = {}
+    for i in gi:
+        by.setdefault(i["args"]["frame_id"], {})[i["name"]] = i["ts"]
+    kinds = {"cpu_end", "submit", "gpu_start", "gpu_end", "fence_seen"}
+    check(len(gi) == 100 and sorted(by) == list(range(500, 520)) and all(set(v) == kinds for v in by.values()),
+          f"perfetto GPU instants {len(gi)} {sorted(by)[:3]}")
+    check(by[500]["submit"] == ns(sub0["ts"]) and by[500]["gpu_start"] - by[500]["submit"] == 2000 and
+          by[503]["fence_seen"] - by[503]["gpu_end"] == -1000, f"perfetto frame 500/503 instants {by[500]} {by[503]}")
+    psum = next(i for i in pr["instants"] if i["name"] == "strobe export")["args"]
+    check(psum["gpu_spans"] == 40 and psum["gpu_order_violations"] == 1 and psum["gpu_slices_not_placed"] == 0,
+          f"perfetto summary {psum}")
     # speedscope: one more profile for the lane.
     sout = os.path.join(ARGS.work, "gpu.speedscope.json")
     run("export", g, "--format", "speedscope", "-o", sout)

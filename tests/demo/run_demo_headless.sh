@@ -33,6 +33,38 @@ if frames + skipped != 119 or frames < 1 or zones != 3 * (frames - unrecorded):
     sys.exit("run_demo_headless: %d GPU frames, %d without, %d zones (%d unrecorded): want frames 1-119, each submitted "
              "with 3 zones or counted as without" % (frames, skipped, zones, unrecorded))
 PY
+  # The session report's passes and the capture's GPU frames agree frame by frame: a main pass
+  # declares gpu_timestamps unavailable exactly when the capture has no submit for its frame.
+  "$strobe" export "$work/demo.strobe" --format chrome --quiet -o "$work/demo-gpu.json"
+  python3 - "$work/demo-gpu.json" "$work/demo-report.json" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+rep = json.load(open(sys.argv[2]))
+names = {e["tid"]: e["args"]["name"] for e in doc["traceEvents"] if e["ph"] == "M" and e["name"] == "thread_name"}
+submitted = {e["args"]["frame_id"] for e in doc["traceEvents"]
+             if e["ph"] == "i" and e["name"] == "submit" and names.get(e["tid"], "").startswith("GPU frames")}
+main = [s for s in rep["samples"] if s["window"] == "main" and s["kind"] == "pass"]
+wrong = [s["frame_id"] for s in main
+         if any(st["name"] == "gpu_timestamps" and not st["available"] for st in s["stages"]) == (s["frame_id"] in submitted)]
+if not submitted or not main or wrong:
+    sys.exit("run_demo_headless: passes whose gpu_timestamps marker disagrees with the capture's GPU frames: %s "
+             "(%d frames submitted)" % (wrong[:10], len(submitted)))
+PY
+  # GPU memory by kind from the path's own allocations (docs/recording.md): the capture's
+  # gpu_memory gauges hold what the demo printed, and at least its 3 frames x 2 images per kind.
+  "$strobe" report --json "$work/demo.strobe" > "$work/gpu-report.json"
+  python3 - "$work/stdout.txt" "$work/gpu-report.json" "$work/last-frame-gpu.png" <<'PY'
+import json, re, struct, sys
+m = re.search(r"^gpu memory: (\d+) bytes in buffers, (\d+) in textures", open(sys.argv[1]).read(), re.M)
+rep = json.load(open(sys.argv[2]))
+levels = {g["kind"]: (g["min"], g["max"]) for g in rep["gauges"] if g["name"] == "gpu_memory"}
+want = {"buffers": int(m.group(1)), "textures": int(m.group(2))} if m else {}
+w, h = struct.unpack(">II", open(sys.argv[3], "rb").read()[16:24])  # the PNG's IHDR: the frame's extent
+image = w * h * 4
+if levels != {k: (v, v) for k, v in want.items()} or want["textures"] < 6 * image or want["buffers"] <= 6 * image:
+    sys.exit("run_demo_headless: gpu_memory gauges %s, the demo printed %s; want the 3 frames' two %dx%d images "
+             "per kind (buffers with libstrobe_vulkan's own)" % (levels, want, w, h))
+PY
   head -c 8 "$work/last-frame-gpu.png" | od -c | grep -q 'P   N   G' \
     || { echo "run_demo_headless: no last-frame-gpu.png from the GPU's composite" >&2; exit 1; }
 fi
@@ -46,6 +78,8 @@ main = [s for s in r["samples"] if s["window"] == "main" and s["kind"] == "pass"
 gpu = [st for s in main for st in s["stages"] if st["name"] == "gpu_timestamps"]
 if not main or len(gpu) != len(main) or any(st["available"] or st["total_ms"] is not None for st in gpu):
     sys.exit("run_demo_headless: without a device every main pass should say gpu_timestamps unavailable (null): %s" % gpu[:2])
+if r["gpu"] is not None:
+    sys.exit("run_demo_headless: without a device the session report's gpu key should be null, not %s" % r["gpu"])
 PY
 python3 "$src/tests/support/validate_report.py" "$work/demo-report.json" "$work/demo-frames-report.json" \
   "$work/sender-report.json"

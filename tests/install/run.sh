@@ -9,16 +9,19 @@
 # without LD_LIBRARY_PATH: with pkg-config and the rpath line docs/api.md
 # gives to copy, and as a CMake project using find_package(strobe). When the
 # build has the server (fourth argument ON), server_consumer.c is built and
-# run the same two ways, through `pkg-config strobe_server`.
+# run the same two ways, through `pkg-config strobe_server`; when it has
+# libstrobe_vulkan (fifth argument ON), vulkan_consumer.c the same two ways,
+# through `pkg-config strobe_vulkan` and find_package(strobe COMPONENTS
+# vulkan), and a component the install lacks fails find_package.
 #
-# usage: run.sh <strobe source dir> <scratch dir> [cmake] [server ON|OFF]
+# usage: run.sh <strobe source dir> <scratch dir> [cmake] [server ON|OFF] [vulkan ON|OFF]
 set -euo pipefail
 
 if [ $# -lt 2 ]; then
-  echo "usage: $0 <strobe source dir> <scratch dir> [cmake] [server ON|OFF]" >&2
+  echo "usage: $0 <strobe source dir> <scratch dir> [cmake] [server ON|OFF] [vulkan ON|OFF]" >&2
   exit 2
 fi
-src=$1 work=$2 cmake=${3:-cmake} with_server=${4:-OFF}
+src=$1 work=$2 cmake=${3:-cmake} with_server=${4:-OFF} with_vulkan=${5:-OFF}
 here=$(cd "$(dirname "$0")" && pwd)
 prefix=$work/prefix
 fail() { echo "install_consumer: $*" >&2; exit 1; }
@@ -53,7 +56,7 @@ done
 
 # Only the library's files were installed.
 unexpected=$(cd "$prefix" && find . -type f -o -type l | sed 's|^\./||' | grep -Ev \
-  '^bin/strobe$|^include/strobe/[a-z_]+\.(h|hpp)$|^lib[^/]*(/[^/]+)?/libstrobe(_server|_vulkan)?\.(a|so(\.[0-9]+)*)$|^lib[^/]*(/[^/]+)?/pkgconfig/strobe(_server)?\.pc$|^lib[^/]*(/[^/]+)?/cmake/strobe/strobe[A-Za-z-]*\.cmake$' || true)
+  '^bin/strobe$|^include/strobe/[a-z_]+\.(h|hpp)$|^lib[^/]*(/[^/]+)?/libstrobe(_server|_vulkan)?\.(a|so(\.[0-9]+)*)$|^lib[^/]*(/[^/]+)?/pkgconfig/strobe(_server|_vulkan)?\.pc$|^lib[^/]*(/[^/]+)?/cmake/strobe/strobe[A-Za-z-]*\.cmake$' || true)
 [ -z "$unexpected" ] || fail "make install installed more than the library: $unexpected"
 "$prefix/bin/strobe" --version | grep -q "^strobe " || fail "the installed strobe does not run"
 
@@ -82,28 +85,57 @@ echo "== pkg-config consumer (docs/api.md §Linking against a non-system prefix)
 loads_from_prefix "$work/consumer-pc" libstrobe
 "$work/consumer-pc"
 
+# A companion library's consumer through its .pc file: built with the flags
+# it gives (which must bring in each library named after it) and the rpath
+# line, loading the prefix's library, and run.
+# usage: pc_consumer <pc name> <source> <required -l flag>...
+pc_consumer() {
+  local pc=$1 source=$2 flags flag
+  shift 2
+  echo "== pkg-config $pc consumer"
+  flags=$(pkg-config --cflags --libs "$pc")
+  echo "pkg-config: $flags"
+  for flag in "$@"; do
+    case " $flags " in *" $flag "*) ;; *) fail "$pc.pc does not bring in $flag" ;; esac
+  done
+  # shellcheck disable=SC2086  # the flags are meant to split into words
+  "${CC:-cc}" -std=c11 -Wall -Wextra -Werror -o "$work/$pc-consumer-pc" "$here/$source" $flags \
+    -Wl,-rpath,"$(pkg-config --variable=libdir "$pc")"
+  loads_from_prefix "$work/$pc-consumer-pc" "lib$pc"
+  "$work/$pc-consumer-pc"
+}
+
 server=0
-if [ "$with_server" = ON ] && [ ! -f "$pcdir/strobe_server.pc" ]; then
-  fail "the server was built but strobe_server.pc was not installed in $pcdir"
-fi
 if [ "$with_server" = ON ]; then
   server=1
-  echo "== pkg-config server consumer"
-  sflags=$(pkg-config --cflags --libs strobe_server)
-  echo "pkg-config: $sflags"
-  case " $sflags " in *" -lstrobe "*) ;; *) fail "strobe_server.pc does not bring in -lstrobe" ;; esac
-  # shellcheck disable=SC2086
-  "${CC:-cc}" -std=c11 -Wall -Wextra -Werror -o "$work/server-consumer-pc" "$here/server_consumer.c" $sflags \
-    -Wl,-rpath,"$(pkg-config --variable=libdir strobe_server)"
-  loads_from_prefix "$work/server-consumer-pc" libstrobe_server
-  "$work/server-consumer-pc"
+  [ -f "$pcdir/strobe_server.pc" ] || fail "the server was built but strobe_server.pc was not installed in $pcdir"
+  pc_consumer strobe_server server_consumer.c -lstrobe
 else
   echo "== this build has no server: server consumer skipped"
 fi
 
+vulkan=0
+if [ "$with_vulkan" = ON ]; then
+  vulkan=1
+  [ -f "$pcdir/strobe_vulkan.pc" ] || fail "libstrobe_vulkan was built but strobe_vulkan.pc was not installed in $pcdir"
+  pc_consumer strobe_vulkan vulkan_consumer.c -lstrobe -lvulkan
+else
+  echo "== this build has no libstrobe_vulkan: vulkan consumer skipped"
+  [ ! -f "$pcdir/strobe_vulkan.pc" ] || fail "strobe_vulkan.pc installed without libstrobe_vulkan"
+fi
+
 echo "== find_package consumer"
-"$cmake" -S "$here" -B "$work/consumer-build" -DCMAKE_PREFIX_PATH="$prefix" > "$work/configure.log" \
-  || { cat "$work/configure.log"; exit 1; }
+components=""
+[ "$server" = 1 ] && components="server"
+[ "$vulkan" = 1 ] && components="$components;vulkan"
+"$cmake" -S "$here" -B "$work/consumer-build" -DCMAKE_PREFIX_PATH="$prefix" -DSTROBE_COMPONENTS="${components#;}" \
+  > "$work/configure.log" || { cat "$work/configure.log"; exit 1; }
+# A component the install lacks is a configure error that names it.
+if "$cmake" -S "$here" -B "$work/consumer-missing" -DCMAKE_PREFIX_PATH="$prefix" -DSTROBE_COMPONENTS=nonesuch \
+  > "$work/configure-missing.log" 2>&1; then
+  fail "find_package(strobe COMPONENTS nonesuch) succeeded"
+fi
+grep -q "nonesuch" "$work/configure-missing.log" || fail "the missing component is not named: $(tail -5 "$work/configure-missing.log")"
 "$cmake" --build "$work/consumer-build"
 loads_from_prefix "$work/consumer-build/consumer" libstrobe
 "$work/consumer-build/consumer"
@@ -113,5 +145,10 @@ loads_from_prefix "$work/consumer-build/consumer" libstrobe
 if [ "$server" = 1 ]; then
   "$work/consumer-build/server_consumer"
   "$work/consumer-build/server_consumer_static"
+fi
+if [ "$vulkan" = 1 ]; then
+  loads_from_prefix "$work/consumer-build/vulkan_consumer" libstrobe_vulkan
+  "$work/consumer-build/vulkan_consumer"
+  "$work/consumer-build/vulkan_consumer_static"
 fi
 echo "install_consumer: ok"

@@ -38,6 +38,21 @@
  * says so. A last instant event "strobe export" on the process track counts
  * all of them and what the filters left out.
  *
+ * GPU spans (docs/gpu.md) are mapped onto the host timeline once the whole
+ * capture is read (strobe__gpu_resolve: later calibration pairs improve
+ * earlier spans) and written at the end on the operations' sequence: each
+ * queue lane is a track of its own under the process ("GPU <domain>/<queue>"),
+ * its spans slices named by their site with debug annotations pass, frame_id
+ * and bound_ns, nested as recorded; a span that overlaps another partly (a
+ * mapping error) goes to the lane's next track ("... (2)"), never cut. Each
+ * frame's two gaps are slices on the tracks "GPU queue backlog" (submit to
+ * GPU start) and "GPU polling latency" (GPU end to fence seen), pipelined
+ * frames' gaps side by side on further tracks, and its instants (cpu_end,
+ * submit, gpu_start, gpu_end, fence_seen) are TYPE_INSTANT events on "GPU
+ * frames", each with its frame_id. A negative gap (an order violation) gets
+ * no slice; the summary counts it (gpu_order_violations), with the spans
+ * unmapped, not kept or not placed.
+ *
  * Compression runs on a thread of its own while the capture is read: one
  * chunk is filled while the other is compressed and written, in order.
  *
@@ -45,7 +60,7 @@
  * open scopes (<= 1024) and one byte per site of interning state; per site
  * its counter state; two chunks. Never per event.
  *
- * Contents: >>protobuf >>chunks >>tracks >>scopes >>operations >>export
+ * Contents: >>protobuf >>chunks >>tracks >>scopes >>operations >>gpu >>export
  */
 #include <inttypes.h>
 #include <math.h>
@@ -54,7 +69,9 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include "analyze/gpu_frames.h"
 #include "export.h"
+#include "strobe/gpu.h"
 
 #define MAX_DEPTH 256
 #define MAX_VALUES 1024        /* numbers held for open scopes of one thread; more are counted, not attached */
@@ -68,6 +85,8 @@
 #define CHILD_UUID(i, k) (THREAD_UUID(i) + (k)) /* a thread's child track k (CHILD_*) */
 #define COUNTER_UUID(s) (0x200000000ull + (s))
 #define LANE_UUID(l) (0x300000000ull + (l))
+#define GPU_UUID(t) (0x400000000ull + (t)) /* GPU track t (>>gpu) */
+#define GPU_SUBLANES 16u       /* tracks per GPU lane or gap kind; spans that fit none are counted */
 
 /* >>protobuf: wire format. A tag is (field << 3) | wire type; LEN fields are
  * opened with a one-byte length that close widens when the body outgrows it. */
@@ -259,6 +278,10 @@ typedef struct perfetto {
   uint32_t n_lanes;
   uint64_t ops_last_ts;
   uint64_t scopes, unfinished, lost_scopes, unwound, values_dropped, clamped, ops, ops_unplaced;
+  strobe__gpu_data gpu;   /* GPU spans and marks, written at the end (>>gpu) */
+  uint32_t n_gpu_tracks;  /* GPU tracks described so far */
+  uint64_t gpu_frames_track;
+  uint64_t gpu_unplaced;  /* GPU slices no track could take (GPU_SUBLANES) */
   int failed;
 } perfetto;
 
@@ -917,8 +940,208 @@ static void on_op(perfetto *x, const strobe_capture_record *r) {
   x->ops++;
 }
 
+
+/* >>gpu: queue lanes, the frames' gaps and instants, on tracks of their own.
+ * Everything goes on the operations' sequence, with absolute timestamps. */
+typedef struct gpu_track {
+  uint64_t uuid;
+  double ends[64]; /* the open slices' ends, innermost last (spans nest at most this deep here) */
+  uint32_t depth;
+  double last_end; /* the latest end written (gaps: slices side by side) */
+} gpu_track;
+
+static uint64_t gpu_describe(perfetto *x, const char *name, uint32_t nth) {
+  uint64_t uuid = GPU_UUID(x->n_gpu_tracks++);
+  char label[320];
+  if (nth <= 1) snprintf(label, sizeof label, "%s", name);
+  else snprintf(label, sizeof label, "%s (%u)", name, nth);
+  pb *b = &x->b;
+  size_t at;
+  if (!pkt_open(x, strlen(label), &at)) return uuid;
+  pb_uint(b, P_TIMESTAMP, x->ops_last_ts);
+  pb_uint(b, P_SEQ_ID, OPS_SEQ);
+  pb_uint(b, P_SEQ_FLAGS, SEQ_NEEDS);
+  size_t td = pb_open(b, P_TRACK_DESCRIPTOR);
+  pb_uint(b, T_UUID, uuid);
+  pb_uint(b, T_PARENT, PROCESS_UUID);
+  pb_str(b, T_NAME, label);
+  pb_close(b, td);
+  pkt_close(x, at);
+  return uuid;
+}
+
+/* One event on a GPU track: a slice's begin (name, then its annotations),
+ * its end, or an instant. */
+static void gpu_event(perfetto *x, uint64_t uuid, double t_ns, uint32_t type, const char *name, const char *pass,
+                      uint64_t frame, double bound_ns) {
+  pb *b = &x->b;
+  size_t at;
+  if (!pkt_open(x, (name ? strlen(name) : 0) + (pass ? strlen(pass) : 0) + 64, &at)) return;
+  pb_uint(b, P_TIMESTAMP, abs_ts(x, t_ns));
+  pb_uint(b, P_SEQ_ID, OPS_SEQ);
+  pb_uint(b, P_SEQ_FLAGS, SEQ_NEEDS);
+  size_t te = pb_open(b, P_TRACK_EVENT);
+  pb_uint(b, E_TYPE, type);
+  pb_uint(b, E_TRACK_UUID, uuid);
+  if (type != TYPE_END) {
+    pb_str(b, E_NAME, name);
+    if (pass) annot_str(b, "pass", pass);
+    annot_uint(b, "frame_id", frame);
+    if (bound_ns == bound_ns) annot_double(b, "bound_ns", bound_ns);
+  }
+  pb_close(b, te);
+  pkt_close(x, at);
+}
+
+/* Closes a track's open slices that end by t (all of them: t = INFINITY). */
+static void gpu_close_to(perfetto *x, gpu_track *t, double until) {
+  while (t->depth && t->ends[t->depth - 1] <= until) {
+    gpu_event(x, t->uuid, t->ends[t->depth - 1], TYPE_END, NULL, NULL, 0, NAN);
+    t->depth--;
+  }
+}
+
+static int span_order(const void *a, const void *b) {
+  const strobe__gpu_span_rec *p = *(const strobe__gpu_span_rec *const *)a, *q = *(const strobe__gpu_span_rec *const *)b;
+  if (p->begin_ns != q->begin_ns) return p->begin_ns < q->begin_ns ? -1 : 1;
+  if (p->end_ns != q->end_ns) return p->end_ns > q->end_ns ? -1 : 1; /* the enclosing one first */
+  return 0;
+}
+
+/* A lane's spans, sorted: each on the first of the lane's tracks where it
+ * nests in what is open or follows it. */
+static void gpu_lane(perfetto *x, const strobe__gpu_data *g, uint32_t ln, const strobe__gpu_span_rec **spans,
+                     uint32_t n) {
+  gpu_track tr[GPU_SUBLANES];
+  uint32_t ntr = 0;
+  char name[300];
+  snprintf(name, sizeof name, "GPU %s/%s", g->lanes[ln].domain, g->lanes[ln].name);
+  for (uint32_t i = 0; i < n; i++) {
+    const strobe__gpu_span_rec *s = spans[i];
+    gpu_track *t = NULL;
+    for (uint32_t k = 0; k < ntr && !t; k++) {
+      gpu_close_to(x, &tr[k], s->begin_ns);
+      if (tr[k].depth < 64 && (!tr[k].depth || s->end_ns <= tr[k].ends[tr[k].depth - 1])) t = &tr[k];
+    }
+    if (!t && ntr < GPU_SUBLANES) {
+      t = &tr[ntr++];
+      t->uuid = gpu_describe(x, name, ntr);
+      t->depth = 0;
+    }
+    if (!t) { /* partly overlapping more tracks than a lane has: counted */
+      x->gpu_unplaced++;
+      continue;
+    }
+    const strobe_capture_site *cs = strobe_capture_query_site(x->c, s->site);
+    gpu_event(x, t->uuid, s->begin_ns, TYPE_BEGIN, cs ? cs->name : "?", s->pass[0] ? s->pass : "none", s->frame_id,
+              s->bound_ns);
+    t->ends[t->depth++] = s->end_ns;
+  }
+  for (uint32_t k = 0; k < ntr; k++) gpu_close_to(x, &tr[k], INFINITY);
+}
+
+/* A frame's gap as a slice, beside the gaps it overlaps (pipelined frames). */
+static void gpu_gap(perfetto *x, gpu_track *tr, uint32_t *ntr, const char *track, const char *name, double from,
+                    double to, uint64_t frame) {
+  if (!(to >= from)) return; /* unknown, or negative: an order violation, counted */
+  gpu_track *t = NULL;
+  for (uint32_t k = 0; k < *ntr && !t; k++)
+    if (tr[k].last_end <= from) t = &tr[k];
+  if (!t && *ntr < GPU_SUBLANES) {
+    t = &tr[(*ntr)++];
+    t->uuid = gpu_describe(x, track, *ntr);
+    t->last_end = -INFINITY;
+  }
+  if (!t) {
+    x->gpu_unplaced++;
+    return;
+  }
+  gpu_event(x, t->uuid, from, TYPE_BEGIN, name, NULL, frame, NAN);
+  gpu_event(x, t->uuid, to, TYPE_END, NULL, NULL, 0, NAN);
+  t->last_end = to;
+}
+
+static int frame_by_start(const void *a, const void *b) {
+  const strobe__gpu_frame_rec *p = *(const strobe__gpu_frame_rec *const *)a, *q = *(const strobe__gpu_frame_rec *const *)b;
+  double s = p->submit == p->submit ? p->submit : p->gpu_end, t = q->submit == q->submit ? q->submit : q->gpu_end;
+  return s < t ? -1 : s > t ? 1 : 0;
+}
+
+static void write_gpu(perfetto *x, strobe_capture *c) {
+  strobe__gpu_data *g = &x->gpu;
+  if (!strobe__gpu_present(g)) return;
+  strobe__gpu_resolve(g, c);
+  if (g->failed) x->failed = 1;
+  if (x->f->thread) { /* --thread names a CPU thread: the GPU tracks are left out, counted */
+    x->f->left_out += g->n_spans + g->n_frames;
+    return;
+  }
+  const strobe__gpu_span_rec **sp = g->n_spans ? malloc(g->n_spans * sizeof *sp) : NULL;
+  if (g->n_spans && !sp) {
+    x->failed = 1;
+    return;
+  }
+  for (uint32_t ln = 0; ln < g->n_lanes; ln++) {
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < g->n_spans; i++) {
+      const strobe__gpu_span_rec *s = &g->spans[i];
+      if (s->lane != ln || isnan(s->begin_ns)) continue; /* counted: lanes_cut, unmapped */
+      if (!xf_time_in(x->f, s->begin_ns) || !xf_time_in(x->f, s->end_ns)) { /* --from/--to: wholly inside */
+        x->f->left_out++;
+        continue;
+      }
+      sp[n++] = s;
+    }
+    qsort(sp, n, sizeof *sp, span_order);
+    gpu_lane(x, g, ln, sp, n);
+  }
+  free(sp);
+  if (!g->n_frames) return;
+  const strobe__gpu_frame_rec **fr = malloc(g->n_frames * sizeof *fr);
+  if (!fr) {
+    x->failed = 1;
+    return;
+  }
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < g->n_frames; i++) {
+    const strobe__gpu_frame_rec *f = &g->frames[i];
+    double first = !isnan(f->cpu_end) ? f->cpu_end : !isnan(f->submit) ? f->submit : f->gpu_begin;
+    double last = !isnan(f->fence_seen) ? f->fence_seen : f->gpu_end;
+    if ((!isnan(first) && !xf_time_in(x->f, first)) || (!isnan(last) && !xf_time_in(x->f, last))) {
+      x->f->left_out++;
+      continue;
+    }
+    fr[n++] = f;
+  }
+  qsort(fr, n, sizeof *fr, frame_by_start);
+  gpu_track backlog[GPU_SUBLANES], polling[GPU_SUBLANES];
+  uint32_t nb = 0, np = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    gpu_gap(x, backlog, &nb, "GPU queue backlog", "queue backlog", fr[i]->submit, fr[i]->gpu_begin, fr[i]->frame_id);
+    gpu_gap(x, polling, &np, "GPU polling latency", "polling latency", fr[i]->gpu_end, fr[i]->fence_seen,
+            fr[i]->frame_id);
+  }
+  uint64_t instants = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    const strobe__gpu_frame_rec *f = fr[i];
+    const double at[5] = {f->cpu_end, f->submit, f->gpu_begin, f->gpu_end, f->fence_seen};
+    const char *name[5] = {strobe_gpu_instant_name(STROBE_GPU_CPU_END), strobe_gpu_instant_name(STROBE_GPU_SUBMIT),
+                           "gpu_start", "gpu_end", strobe_gpu_instant_name(STROBE_GPU_FENCE_SEEN)};
+    for (uint32_t k = 0; k < 5; k++) {
+      if (isnan(at[k])) continue;
+      if (!instants++) x->gpu_frames_track = gpu_describe(x, "GPU frames", 1);
+      gpu_event(x, x->gpu_frames_track, at[k], TYPE_INSTANT, name[k], NULL, f->frame_id, NAN);
+    }
+  }
+  free(fr);
+}
+
 /* >>export */
 static void on_record(perfetto *x, const strobe_capture_record *r) {
+  if (r->device) {
+    strobe__gpu_record(&x->gpu, r);
+    return;
+  }
   if (r->type == STROBE_REC_SITE) {
     if (on_site(x, r->site)) x->failed = 1;
     return;
@@ -1012,6 +1235,13 @@ static void summary(perfetto *x, const cli_input *in) {
   annot_uint(b, "timestamps_clamped", x->clamped);
   annot_uint(b, "operations_not_placed", x->ops_unplaced);
   annot_uint(b, "left_out_by_filters", x->f->left_out);
+  if (strobe__gpu_present(&x->gpu)) {
+    annot_uint(b, "gpu_spans", x->gpu.n_spans);
+    annot_uint(b, "gpu_spans_unmapped", x->gpu.unmapped);
+    annot_uint(b, "gpu_spans_not_kept", x->gpu.spans_cut + x->gpu.lanes_cut);
+    annot_uint(b, "gpu_slices_not_placed", x->gpu_unplaced);
+    annot_uint(b, "gpu_order_violations", x->gpu.violated);
+  }
   pb_close(b, te);
   pkt_close(x, at);
 }
@@ -1057,6 +1287,7 @@ int export_perfetto(cli_input *in, FILE *out, export_filter *f, int compress) {
   for (uint32_t i = 0; i < x->n_threads; i++)
     if (x->threads[i]) unfinished(x, x->threads[i]);
   int status = cli_finish_read(in);
+  write_gpu(x, in->cap);
   summary(x, in);
   flush_chunk(x);
   if (x->threaded) {
@@ -1091,6 +1322,7 @@ int export_perfetto(cli_input *in, FILE *out, export_filter *f, int compress) {
   free(x->lanes);
   free(x->threads);
   export_tids_free(&x->tids);
+  strobe__gpu_free(&x->gpu);
   free(x->sites);
   free(x->zbuf);
   free(x->b.p);
