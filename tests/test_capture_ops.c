@@ -13,7 +13,8 @@
  * that does not know the new block types still reads everything else of
  * such a capture (they are skippable: adding them changed no format version); a
  * pass operation over the flight recorder's threshold is a spike by itself,
- * and the spike dump names it by the application's frame id.
+ * and the spike dump names it by the application's frame id; operation
+ * counters carry their units into session reports and captures.
  *
  * STROBE_TEST_NEEDS: jansson reports
  */
@@ -402,7 +403,98 @@ static void test_pass_spike_dump(void) {
   strobe_collector_release(c);
 }
 
+/* Operation counters with units (strobe_op_counter_add_unit, _kind_unit;
+ * docs/recording.md §Units): the unit of a counter's first add that named one
+ * reaches the session report (each sample's counters and counter_summary)
+ * and the capture (OPS payload); a counter without one says none, and a
+ * unit outside STROBE_UNITS is none and counted as a replaced label. */
+static void test_op_counter_units(void) {
+  use_case_paths();
+  strobe_window w;
+  strobe_collector *c = su_collector(&w);
+  char id[STROBE_SESSION_ID_MAX];
+  su_start(c, 0, id);
+  strobe_recorder *rec;
+  REQUIRE_EQ_INT(strobe_record_start(&(strobe_record_desc){.path = g_path}, &rec), 0);
+  for (uint32_t i = 0; i < 3; i++) {
+    strobe_op op = strobe_op_begin(c, w, STROBE_OP_PASS, NULL);
+    strobe_op_counter_add_unit("bytes_read", 1024.0, STROBE_UNIT_BYTES);
+    strobe_op_counter_add_unit("bytes_read", 1, STROBE_UNIT_COUNT); /* summed; the first unit stays */
+    strobe_op_counter_add("upload_ms", 0.5);                           /* none first, then a unit: it takes it */
+    strobe_op_counter_add_kind_unit("upload_ms", "textures", 2.5, STROBE_UNIT_MS);
+    strobe_op_counter_add_kind_unit("upload_ms", "textures", 0.5, STROBE_UNIT_MS);
+    strobe_op_counter_add_unit("upload_ms", 0.25, STROBE_UNIT_MS);
+    strobe_op_counter_add("rows", 7);
+    strobe_op_counter_add_unit("odd", 1, (strobe_unit)STROBE_UNIT_LIMIT);
+    strobe_op_end(op, 1);
+  }
+  CHECK_EQ_INT(strobe_record_stop(rec), 0);
+  json_t *doc;
+  strobe_report_free(su_end(c, id, &doc));
+  CHECK_EQ_INT(jint(jreq(doc, "counts"), "labels_replaced"), 3); /* the bad unit, once per operation */
+  json_t *sample = json_array_get(jreq(doc, "samples"), 0);
+  json_t *counters = jreq(sample, "counters");
+  const struct {
+    const char *name, *kind, *unit;
+    double value;
+  } want[] = {{"bytes_read", NULL, "bytes", 1025}, {"upload_ms", NULL, "ms", 0.75},
+              {"upload_ms", "textures", "ms", 3}, {"rows", NULL, "none", 7}, {"odd", NULL, "none", 1}};
+  size_t i;
+  json_t *e;
+  int matched = 0;
+  json_array_foreach(counters, i, e) {
+    for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
+      json_t *kind = json_object_get(e, "kind");
+      int same_kind = want[k].kind ? json_is_string(kind) && !strcmp(json_string_value(kind), want[k].kind)
+                                   : json_is_null(kind);
+      if (strcmp(jstr(e, "name"), want[k].name) || !same_kind) continue;
+      CHECKF(!strcmp(jstr(e, "unit"), want[k].unit), "%s/%s: unit %s, want %s", want[k].name,
+             want[k].kind ? want[k].kind : "-", jstr(e, "unit"), want[k].unit);
+      double v = json_number_value(json_object_get(e, "value"));
+      CHECKF(v == want[k].value, "%s: value %g, want %g", want[k].name, v, want[k].value);
+      matched++;
+    }
+  }
+  CHECK_EQ_INT(matched, 5);
+  int summarised = 0;
+  json_array_foreach(jreq(doc, "counter_summary"), i, e) {
+    const char *want_unit = !strcmp(jstr(e, "name"), "bytes_read") ? "bytes" : !strcmp(jstr(e, "name"), "rows") ? "none" : NULL;
+    if (!want_unit) continue;
+    CHECK_STR_EQ(jstr(e, "unit"), want_unit);
+    summarised++;
+  }
+  CHECK_EQ_INT(summarised, 2);
+  json_decref(doc);
+
+  strobe_capture *cap;
+  REQUIRE_EQ_INT(strobe_capture_open(g_path, &cap), 0);
+  strobe_capture_record r;
+  int rc, ends = 0, wrong = 0;
+  while ((rc = strobe_capture_next(cap, &r)) > 0) {
+    if (r.type != STROBE_REC_OP_END) continue;
+    ends++;
+    wrong += r.op->ncounters != 5;
+    for (uint32_t k = 0; k < r.op->ncounters; k++) {
+      const strobe_capture_op_counter *n = &r.op->counters[k];
+      uint32_t u = !strcmp(n->name, "bytes_read") ? STROBE_UNIT_BYTES
+                   : !strcmp(n->name, "upload_ms") ? STROBE_UNIT_MS
+                                                  : STROBE_UNIT_NONE;
+      if (n->unit != u) {
+        wrong++;
+        fprintf(stderr, "op %d counter %s/%s: unit %u, want %u\n", ends, n->name, n->kind, n->unit, u);
+      }
+    }
+  }
+  CHECK_EQ_INT(rc, 0);
+  CHECK_EQ_INT(ends, 3);
+  CHECK_EQ_INT(wrong, 0);
+  strobe_capture_close(cap);
+  strobe_collector_close(c);
+  strobe_collector_release(c);
+}
+
 #define CASES(X)                  \
+  X(op_counter_units)             \
   X(ops_reach_captures)           \
   X(ops_reach_captures_app_ids)   \
   X(old_readers_skip)             \

@@ -7,6 +7,8 @@
  *     each refusal is counted as misuse;
  *   - threads interning the same names at once all get the same sites
  *     (ThreadSanitizer runs this test: lookups take no lock);
+ *   - an interned number site carries the unit it was interned with
+ *     (strobe_site_intern_unit) into captures; the unit is part of the key;
  *   - a capture keeps interned names, flagged STROBE_SITE_INTERNED, with
  *     scopes, values, counters, gauges and loops recorded on them, and its
  *     footer counts the refusals;
@@ -303,6 +305,67 @@ static void test_capture_keeps_names(void) {
   unlink(path);
 }
 
+/* Units on interned number sites (strobe_site_intern_unit): part of the key,
+ * refused on kinds without numbers and outside STROBE_UNITS, carried into the
+ * capture's site table while every number keeps its own encoding. */
+static void test_units(void) {
+  strobe_site *bytes = strobe_site_intern_unit("column_bytes", 12, NULL, STROBE_SITE_GAUGE, STROBE_UNIT_BYTES);
+  strobe_site *plain = strobe_site_intern("column_bytes", 12, NULL, STROBE_SITE_GAUGE);
+  strobe_site *ms = strobe_site_intern_unit("query_time", 10, NULL, STROBE_SITE_VALUE, STROBE_UNIT_MS);
+  CHECK_EQ_INT(strobe_site_query_error(bytes), 0);
+  CHECK_EQ_INT(strobe_site_query_error(plain), 0);
+  CHECK(bytes != plain); /* another unit, another site */
+  CHECK(strobe_site_intern_unit("column_bytes", 12, NULL, STROBE_SITE_GAUGE, STROBE_UNIT_BYTES) == bytes);
+  CHECK(strobe_site_intern_unit("column_bytes", 12, NULL, STROBE_SITE_GAUGE, STROBE_UNIT_NONE) == plain);
+  CHECK_EQ_INT(bytes->unit & STROBE__UNIT_MASK, STROBE_UNIT_BYTES);
+  CHECK_EQ_INT(plain->unit & STROBE__UNIT_MASK, STROBE_UNIT_NONE);
+  strobe_misuse m0 = strobe_query_misuse();
+  strobe_site *scope = strobe_site_intern_unit("a_scope", 7, NULL, STROBE_SITE_SCOPE, STROBE_UNIT_BYTES);
+  strobe_site *bad = strobe_site_intern_unit("bad_unit", 8, NULL, STROBE_SITE_GAUGE, (strobe_unit)STROBE_UNIT_LIMIT);
+  CHECK_EQ_INT(strobe_site_query_error(scope), STROBE_EINVAL);
+  CHECK_EQ_INT(strobe_site_query_error(bad), STROBE_EINVAL);
+  CHECK_EQ_INT(bad->kind, STROBE_SITE_GAUGE);
+  CHECK_EQ_U64(strobe_query_misuse().intern_invalid - m0.intern_invalid, 2);
+
+  char path[64];
+  REQUIRE(fx_temp_file(path, sizeof path, "intern-units") == 0);
+  strobe_recorder *rec;
+  REQUIRE_EQ_INT(strobe_record_start(&(strobe_record_desc){.path = path}, &rec), 0);
+  {
+    STROBE_SCOPE("units_scope");
+    STROBE_GAUGE_SET_SITE(bytes, (uint64_t)3 << 20);
+    STROBE_GAUGE_SET_SITE(plain, 7);
+    STROBE_VALUE_SITE(ms, 2.5);
+  }
+  CHECK_EQ_INT(strobe_record_stop(rec), 0);
+  strobe_capture *cap;
+  REQUIRE_EQ_INT(strobe_capture_open(path, &cap), 0);
+  strobe_capture_record r;
+  int rc, seen = 0;
+  while ((rc = strobe_capture_next(cap, &r)) > 0) {
+    if (r.type != STROBE_REC_GAUGE && r.type != STROBE_REC_VALUE) continue;
+    const strobe_capture_site *s = strobe_capture_query_site(cap, r.site);
+    REQUIRE(s != NULL);
+    CHECK_EQ_INT(s->flags, STROBE_SITE_INTERNED);
+    if (r.type == STROBE_REC_VALUE) {
+      CHECK_EQ_INT(s->unit, STROBE_UNIT_MS);
+      CHECK(r.value == 2.5);
+      seen |= 1;
+    } else if (r.value == (double)(3 << 20)) {
+      CHECK_EQ_INT(s->unit, STROBE_UNIT_BYTES);
+      seen |= 2;
+    } else {
+      CHECK_EQ_INT(s->unit, STROBE_UNIT_NONE);
+      CHECK(r.value == 7.0);
+      seen |= 4;
+    }
+  }
+  CHECK_EQ_INT(rc, 0);
+  CHECK_EQ_INT(seen, 7);
+  strobe_capture_close(cap);
+  unlink(path);
+}
+
 /* >>session reports: one pass whose stage is named at run time. */
 static json_t *report_with_interned_stage(const char *name, uint32_t *site_id) {
   strobe_window w;
@@ -387,6 +450,7 @@ static void test_report_carries_names_when_opted_in(void) {
   X(full_table)                   \
   X(threads_agree)                \
   X(capture_keeps_names)          \
+  X(units)                        \
   X(report_withholds_names)       \
   X(report_carries_names_when_opted_in)
 HARNESS_MAIN(CASES)

@@ -200,18 +200,19 @@ export class Model {
     return out;
   }
 
-  // An operation frame's counters: [{name, value}].
+  // An operation frame's counters: [{name, value, unit}].
   opCountersOf(k) {
-    const o = this.opcounters, out = [];
+    const o = this.opcounters, out = [], units = this.meta.op_counter_units || [];
     for (let i = lowerBound(0, o.rows, k, (x) => o.frame[x]); i < o.rows && o.frame[i] === k; i++) {
-      out.push({ name: this.meta.op_counter_names[o.name[i]], value: o.value[i] });
+      out.push({ name: this.meta.op_counter_names[o.name[i]], value: o.value[i], unit: units[o.name[i]] || 'none' });
     }
     return out;
   }
 
-  // A series' unit: its site's (fmt.unit), none for an operation counter.
+  // A series' unit (fmt.unit): its site's, or an operation counter's own (strobe_op_counter_add_unit).
   seriesUnit(s) {
-    const site = s.kind === 'op_counter' ? null : this.sites[s.site];
+    if (s.kind === 'op_counter') return s.unit || 'none';
+    const site = this.sites[s.site];
     return site ? site.unit : 'none';
   }
 

@@ -206,7 +206,7 @@ export class Detail {
     const rows = [];
     if (sel.kind === 'frame' && sel.f.op) { // the operation's own counters (strobe_op_counter_add), whichever thread counted
       for (const k of m.opCountersOf(sel.f.index)) {
-        rows.push(`<tr><td>${fmt.esc(k.name)}</td><td class="dim">operation counter</td><td class="num">${fmt.num(k.value)}</td><td class="num dim">this operation's total</td></tr>`);
+        rows.push(`<tr><td>${fmt.esc(k.name)}</td><td class="dim">operation counter</td><td class="num">${fmt.unit(k.value, k.unit)}</td><td class="num dim">this operation's total</td></tr>`);
       }
     }
     for (const s of m.meta.series) {

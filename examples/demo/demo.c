@@ -254,6 +254,10 @@ static void dispatch_input(strobe_collector *c, strobe_window w, grid *g, input_
       int len = snprintf(name, sizeof name, "edit_%s", grid_headers[g->selected_col]);
       strobe_stage edit = strobe_stage_begin(strobe_site_intern(name, (size_t)len, NULL, STROBE_SITE_STAGE));
       changed = grid_apply(g, e);
+      /* The edited cell's size, on a value site of the same run-time name with its unit
+       * (strobe_site_intern_unit): the capture prints it as bytes. */
+      STROBE_VALUE_SITE(strobe_site_intern_unit(name, (size_t)len, NULL, STROBE_SITE_VALUE, STROBE_UNIT_BYTES),
+                        strlen(g->cells[g->selected_row][g->selected_col]));
       strobe_stage_end(&edit);
     } else {
       changed = grid_apply(g, e);
@@ -657,6 +661,8 @@ int main(int argc, char **argv) {
                                      view_text_cache_bytes(&devtools_view), STROBE_UNIT_BYTES);
       if (frame % 2 == 0) { /* the nested details window renders inside main's pass */
         strobe_op inner = strobe_op_begin(c, w_details, STROBE_OP_PASS, NULL);
+        /* It renders on the CPU alone: its passes have no GPU timestamps (null, not zero). */
+        strobe_op_mark_unavailable(STROBE_COVERAGE_STAGE, "gpu_timestamps");
         grid details;
         details = g;
         details.scroll_row = g.selected_row;

@@ -227,9 +227,9 @@ static cairo_status_t png_append(void *closure, const unsigned char *data, unsig
  * too, so session reports summarise them per frame. */
 static void publish_counts(const view *v) {
   const view_counts *n = &v->counts;
-  strobe_op_counter_add_kind("draw_calls", "clears", n->clears);
-  strobe_op_counter_add_kind("draw_calls", "quads", n->quads);
-  strobe_op_counter_add_kind("draw_calls", "text", n->text);
+  strobe_op_counter_add_kind_unit("draw_calls", "clears", n->clears, STROBE_UNIT_COUNT); /* reports say "count" */
+  strobe_op_counter_add_kind_unit("draw_calls", "quads", n->quads, STROBE_UNIT_COUNT);
+  strobe_op_counter_add_kind_unit("draw_calls", "text", n->text, STROBE_UNIT_COUNT);
   STROBE_COUNTER_ADD_KIND_UNIT("draw_calls", "clears", n->clears, STROBE_UNIT_COUNT);
   STROBE_COUNTER_ADD_KIND_UNIT("draw_calls", "quads", n->quads, STROBE_UNIT_COUNT);
   STROBE_COUNTER_ADD_KIND_UNIT("draw_calls", "text", n->text, STROBE_UNIT_COUNT);

@@ -171,6 +171,8 @@ typedef struct strobe_capture_op_counter {
   const char *name;     /* static label; "" when the writer's label table was full */
   double value;
   const char *kind;     /* its kind in the family `name` (strobe_op_counter_add_kind); "" for none */
+  uint32_t unit;        /* strobe_unit of its value (strobe_op_counter_add_unit; strobe_unit_name NULL for a
+                           newer writer's unit); STROBE_UNIT_NONE for none and for captures before units */
 } strobe_capture_op_counter;
 
 /* An operation (session.h): a pass (frame), rebuild, input dispatch or request.

@@ -233,6 +233,17 @@ STROBE_API void strobe_op_counter_add(const char *name, double delta);
  * that breaks the label rule (or NULL) is replaced by STROBE_INVALID_LABEL
  * and counted (counts.labels_replaced). Thread rule as strobe_op_counter_add. */
 STROBE_API void strobe_op_counter_add_kind(const char *family, const char *kind, double delta);
+/* strobe_op_counter_add and strobe_op_counter_add_kind with the unit of the
+ * counter's value (one of STROBE_UNITS, docs/recording.md §Units): session
+ * reports carry it beside the counter ("unit": its name, null for none),
+ * captures keep it with the operation, and `strobe report`, the exports and
+ * the viewer print the counter by it. A counter keeps the unit of the first
+ * add that named one: a later add with another unit is still summed into
+ * it (one counter, one unit, as a site's). A unit outside STROBE_UNITS is
+ * taken as STROBE_UNIT_NONE and counted (counts.labels_replaced). Thread
+ * rule as strobe_op_counter_add. */
+STROBE_API void strobe_op_counter_add_unit(const char *name, double delta, strobe_unit unit);
+STROBE_API void strobe_op_counter_add_kind_unit(const char *family, const char *kind, double delta, strobe_unit unit);
 /* Marks the calling thread's current operation idle: it had nothing to do (a
  * pass with no damage, a request answered from a cache the application does
  * not want timed). An idle operation is never a sample: each session that

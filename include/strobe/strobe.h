@@ -310,6 +310,18 @@ STROBE_API int strobe_site_register(strobe_site *site);
 #define STROBE_MAX_INTERNED 8192      /* distinct interned names per process */
 #define STROBE_MAX_INTERNED_NAME 255  /* bytes of one interned name */
 STROBE_API strobe_site *strobe_site_intern(const char *name, size_t len, const char *category, strobe_site_kind kind);
+/* strobe_site_intern with the unit of the site's numbers (docs/recording.md
+ * §Units): one of STROBE_UNITS for a STROBE_SITE_VALUE, _COUNTER or _GAUGE
+ * site, which captures carry and every report, export and the viewer print
+ * by; STROBE_UNIT_NONE for any other kind. The unit is part of the interned
+ * key, as a source site's unit is its own: the same name, category and kind
+ * with another unit is another site. strobe_site_intern(...) is this with
+ * STROBE_UNIT_NONE. A unit outside STROBE_UNITS, or one on a kind that has
+ * no numbers, is refused like an invalid name: the fallback site, counted in
+ * intern_invalid, strobe_site_query_error says STROBE_EINVAL. Thread rule as
+ * strobe_site_intern. */
+STROBE_API strobe_site *strobe_site_intern_unit(const char *name, size_t len, const char *category,
+                                                strobe_site_kind kind, strobe_unit unit);
 
 /* 0 for a site that records under its own name (declared in source or
  * interned); for a fallback site strobe_site_intern handed out instead, the

@@ -1165,6 +1165,7 @@ static int op_end_body(strobe_capture *c, strobe__cur *b, uint64_t end_ticks) {
     if (r) return r;
     c->op_counters[i].value = strobe__cur_f64(b);
     c->op_counters[i].kind = "";
+    c->op_counters[i].unit = STROBE_UNIT_NONE;
   }
   if (b->bad) return STROBE_ECORRUPT;
   if (b->p < b->end) { /* counters by kind: one kind label per counter (0: none) */
@@ -1173,6 +1174,15 @@ static int op_end_body(strobe_capture *c, strobe__cur *b, uint64_t end_ticks) {
     for (uint64_t i = 0; i < nk; i++) {
       int r = label_operand(c, b, &c->op_counters[i].kind);
       if (r) return r;
+    }
+  }
+  if (b->p < b->end) { /* then their units (docs/recording.md §Units), one per counter */
+    uint64_t nu = strobe__cur_varint(b);
+    if (b->bad || nu != nc) return STROBE_ECORRUPT;
+    for (uint64_t i = 0; i < nu; i++) {
+      uint64_t unit = strobe__cur_varint(b);
+      if (b->bad || unit > UINT32_MAX) return STROBE_ECORRUPT;
+      c->op_counters[i].unit = (uint32_t)unit; /* a newer writer's unit: kept, strobe_unit_name says NULL */
     }
   }
   op->nstages = (uint32_t)ns;

@@ -486,15 +486,23 @@ static void finish_op(strobe__writer *w, wthread *t) {
       strobe__buf_varint(b, s[2]);  /* max */
     }
     strobe__buf_varint(b, nc);
-    int kinds = 0;
+    int kinds = 0, units = 0;
     for (uint32_t i = 0; i < nc; i++) {
-      strobe__buf_varint(b, d[4 + 3 * ns + i] & 0xffffu); /* the name's label */
-      strobe__buf_u64(b, x[4 + 3 * ns + i]);              /* the double's bits */
+      strobe__buf_varint(b, d[4 + 3 * ns + i] & 0xfffu); /* the name's label */
+      strobe__buf_u64(b, x[4 + 3 * ns + i]);             /* the double's bits */
       kinds |= d[4 + 3 * ns + i] >> 16 != 0;
+      units |= (d[4 + 3 * ns + i] >> 12 & 0xfu) != 0;
     }
-    if (kinds) { /* counters by kind: their kind labels, after everything a reader before them reads */
+    /* After everything a reader before them reads: counters by kind (their
+     * kind labels), then their units, which need the kinds' list before them
+     * (all 0 when none has a kind). */
+    if (kinds || units) {
       strobe__buf_varint(b, nc);
       for (uint32_t i = 0; i < nc; i++) strobe__buf_varint(b, d[4 + 3 * ns + i] >> 16);
+    }
+    if (units) {
+      strobe__buf_varint(b, nc);
+      for (uint32_t i = 0; i < nc; i++) strobe__buf_varint(b, d[4 + 3 * ns + i] >> 12 & 0xfu);
     }
   } else {
     return;

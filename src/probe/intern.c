@@ -1,7 +1,7 @@
 /*
  * intern.c — sites for names known only at run time (strobe_site_intern;
- * docs/recording.md §Run-time names): each distinct (name, category, kind)
- * gets one site, allocated once with its own copy of the name and flagged
+ * docs/recording.md §Run-time names): each distinct (name, category, kind,
+ * unit) gets one site, allocated once with its own copy of the name and flagged
  * STROBE_SITE_INTERNED, found again by every later call.
  *
  * Owns: the interned entries, the open-addressing index that finds them
@@ -61,19 +61,22 @@ static int kind_valid(uint32_t kind) {
   }
 }
 
+static int number_kind(uint32_t kind) {
+  return kind == STROBE_SITE_VALUE || kind == STROBE_SITE_COUNTER || kind == STROBE_SITE_GAUGE;
+}
+
 /* A number site's numbers come from call sites of every argument type, so
- * each says its own encoding (STROBE__NUM_IN_SLOT, the *_SITE forms); the
- * unit is none. */
-static uint32_t unit_bits(uint32_t kind) {
-  int number = kind == STROBE_SITE_VALUE || kind == STROBE_SITE_COUNTER || kind == STROBE_SITE_GAUGE;
-  return number ? (uint32_t)STROBE__NUM_IN_SLOT << STROBE__NUM_SHIFT : (uint32_t)STROBE_UNIT_NONE;
+ * each says its own encoding (STROBE__NUM_IN_SLOT, the *_SITE forms); below
+ * it, the unit the site was interned with. */
+static uint32_t unit_bits(uint32_t kind, uint32_t unit) {
+  return number_kind(kind) ? (uint32_t)STROBE__NUM_IN_SLOT << STROBE__NUM_SHIFT | unit : (uint32_t)STROBE_UNIT_NONE;
 }
 
 static void fallback_init(void) {
   for (int r = 0; r < R_COUNT; r++)
     for (uint32_t k = 1; k < KINDS; k++)
       g_fallback[r][k] = (strobe_site){k_reason_names[r], "strobe", NULL, __FILE__, "strobe_site_intern", __LINE__,
-                                       k, 0, unit_bits(k), 0};
+                                       k, 0, unit_bits(k, STROBE_UNIT_NONE), 0};
 }
 
 static strobe_site *refuse(int reason, uint32_t kind) {
@@ -130,29 +133,37 @@ static int same_category(const char *a, const char *b) { return a == b || (a && 
 
 /* The entry for the key, or NULL with *empty at the slot where it would go.
  * Lock-free: slots only ever go from NULL to a published entry. */
-static entry *find(uint32_t h, const char *name, size_t len, const char *category, uint32_t kind, uint32_t *empty) {
+static entry *find(uint32_t h, const char *name, size_t len, const char *category, uint32_t kind, uint32_t unit,
+                   uint32_t *empty) {
   for (uint32_t i = h & (SLOTS - 1);; i = (i + 1) & (SLOTS - 1)) {
     entry *e = __atomic_load_n(&g_index[i], __ATOMIC_ACQUIRE);
     if (!e) {
       *empty = i;
       return NULL;
     }
-    if (e->hash == h && e->len == len && e->site.kind == kind && !memcmp(e->name, name, len) &&
-        same_category(e->site.category, category))
+    if (e->hash == h && e->len == len && e->site.kind == kind && (e->site.unit & STROBE__UNIT_MASK) == unit &&
+        !memcmp(e->name, name, len) && same_category(e->site.category, category))
       return e;
   }
 }
 
 /* >>insert */
 strobe_site *strobe_site_intern(const char *name, size_t len, const char *category, strobe_site_kind kind) {
+  return strobe_site_intern_unit(name, len, category, kind, STROBE_UNIT_NONE);
+}
+
+strobe_site *strobe_site_intern_unit(const char *name, size_t len, const char *category, strobe_site_kind kind,
+                                     strobe_unit unit_arg) {
+  uint32_t unit = (uint32_t)unit_arg;
   if (!name || len == 0 || len > STROBE_MAX_INTERNED_NAME || !kind_valid((uint32_t)kind) ||
-      !utf8_valid((const uint8_t *)name, len))
+      !utf8_valid((const uint8_t *)name, len) || unit >= STROBE_UNIT_LIMIT ||
+      (unit != STROBE_UNIT_NONE && !number_kind((uint32_t)kind)))
     return refuse(R_INVALID, (uint32_t)kind);
-  uint32_t h = hash(name, len, (uint32_t)kind), slot;
-  entry *e = find(h, name, len, category, (uint32_t)kind, &slot);
+  uint32_t h = hash(name, len, (uint32_t)kind) ^ unit, slot;
+  entry *e = find(h, name, len, category, (uint32_t)kind, unit, &slot);
   if (e) return &e->site;
   strobe__mutex_lock(&g_lock);
-  e = find(h, name, len, category, (uint32_t)kind, &slot); /* another thread may have inserted it */
+  e = find(h, name, len, category, (uint32_t)kind, unit, &slot); /* another thread may have inserted it */
   if (e) {
     strobe__mutex_unlock(&g_lock);
     return &e->site;
@@ -171,7 +182,8 @@ strobe_site *strobe_site_intern(const char *name, size_t len, const char *catego
   e->name[len] = '\0';
   e->hash = h;
   e->len = (uint32_t)len;
-  e->site = (strobe_site){e->name, category, NULL, "", "", 0, (uint32_t)kind, 0, unit_bits(kind), STROBE_SITE_INTERNED};
+  e->site = (strobe_site){e->name,    category, NULL, "", "", 0, (uint32_t)kind, 0, unit_bits((uint32_t)kind, unit),
+                          STROBE_SITE_INTERNED};
   /* Registered now, so the placeholder can name the id a capture of this
    * process gives it. A full registry records it under the unregistered
    * site (site.c), whose name is static. The placeholder is written after

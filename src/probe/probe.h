@@ -224,8 +224,8 @@ enum {
   STROBE__OPEV_END = 2,    /* [seq | collector] [frame_id | window label] [start ticks | kind and flags]
                             * [stages_dropped << 32 | counters_dropped, nstages | ncounters << 16]
                             * per stage: [total | site] [min | count] [max | 0]
-                            * per counter: [value bits | label | kind label << 16] (kind 0: none;
-                            * labels are below STROBE__MAX_LABELS, 4096) */
+                            * per counter: [value bits | label | unit << 12 | kind label << 16] (kind 0:
+                            * none; labels are below STROBE__MAX_LABELS, 4096; unit: strobe_unit, < 16) */
   STROBE__OPEV_TAKE = 3,   /* [seq | collector]: detached from this thread (hand-off) */
   STROBE__OPEV_RESUME = 4, /* [seq | collector]: resumed on this thread */
   STROBE__OPEV_REMOTE_OUT = 5, /* [seq | collector] [collector uid | peer label] [pid | process label]:

@@ -198,9 +198,9 @@ static void emit_end(const strobe_collector *c, strobe__live_op *l, uint64_t end
   }
   for (uint32_t i = 0; i < nc; i++) {
     memcpy(&w[n], &l->counters[i].value, sizeof w[n]);
-    /* Both labels in one word: label ids are below 4096 (probe.h >>operation events). */
+    /* Both labels and the unit in one word: label ids are below 4096 (probe.h >>operation events). */
     uint32_t kind = l->counters[i].kind[0] ? strobe__label_id(l->counters[i].kind) : 0;
-    d[n++] = strobe__label_id(l->counters[i].name) | kind << 16;
+    d[n++] = strobe__label_id(l->counters[i].name) | l->counters[i].unit << 12 | kind << 16;
   }
   strobe__emit_op_event(end, STROBE__OPEV_END, w, d, n);
 }
@@ -650,12 +650,17 @@ static const char *counter_label(strobe_op op, const char *label, size_t *n) {
   return STROBE_INVALID_LABEL;
 }
 
-/* Adds to the counter (name, kind) of the current operation; kind NULL: none. */
-static void counter_add(const char *name, const char *kind, double delta) {
+/* Adds to the counter (name, kind) of the current operation; kind NULL: none.
+ * Its unit is the first one an add named (docs/recording.md §Units). */
+static void counter_add(const char *name, const char *kind, double delta, uint32_t unit) {
   strobe_op op = current_op();
   if (!op.id) return;
   strobe__live_op *l = own_slot(op);
   if (!l->detailed && !l->captured) return;
+  if (unit >= STROBE_UNIT_LIMIT) { /* not a unit: none, counted like a replaced label */
+    strobe__label_replaced(op.collector);
+    unit = STROBE_UNIT_NONE;
+  }
   /* The label rule: a label that breaks it is counted under the placeholder;
    * labels are copied, so the report never reads the caller's buffer. */
   size_t n, nk = 0;
@@ -665,12 +670,14 @@ static void counter_add(const char *name, const char *kind, double delta) {
   for (uint32_t i = 0; i < l->ncounters; i++) {
     if (!memcmp(l->counters[i].name, name, n + 1) && !memcmp(l->counters[i].kind, kind, nk + 1)) {
       l->counters[i].value += delta;
+      if (!l->counters[i].unit) l->counters[i].unit = unit;
       return;
     }
   }
   if (l->ncounters < STROBE_MAX_OP_COUNTERS) {
     strobe__counter_agg *a = &l->counters[l->ncounters++];
     a->value = delta;
+    a->unit = unit;
     memcpy(a->name, name, n + 1);
     memcpy(a->kind, kind, nk + 1);
   } else {
@@ -678,10 +685,20 @@ static void counter_add(const char *name, const char *kind, double delta) {
   }
 }
 
-void strobe_op_counter_add(const char *name, double delta) { counter_add(name, NULL, delta); }
+void strobe_op_counter_add(const char *name, double delta) { counter_add(name, NULL, delta, STROBE_UNIT_NONE); }
 
 void strobe_op_counter_add_kind(const char *family, const char *kind, double delta) {
-  counter_add(family, kind ? kind : "", delta); /* NULL breaks the rule like any bad label */
+  counter_add(family, kind ? kind : "", delta, STROBE_UNIT_NONE); /* NULL breaks the rule like any bad label */
+}
+
+_Static_assert(STROBE_UNIT_LIMIT <= 16, "a counter's unit has 4 bits of its END payload word (probe.h)");
+
+void strobe_op_counter_add_unit(const char *name, double delta, strobe_unit unit) {
+  counter_add(name, NULL, delta, (uint32_t)unit);
+}
+
+void strobe_op_counter_add_kind_unit(const char *family, const char *kind, double delta, strobe_unit unit) {
+  counter_add(family, kind ? kind : "", delta, (uint32_t)unit);
 }
 
 /* >>marks: idle, population and coverage, on the thread's current operation.

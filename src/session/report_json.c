@@ -327,6 +327,7 @@ static void write_sample(strobe__json *j, const strobe_report *r, const strobe__
     strobe__json_object(j, NULL);
     strobe__json_str(j, "name", s->counters[i].name); /* copied at entry, under the label rule */
     kind_json(j, s->counters[i].kind);
+    strobe__json_str(j, "unit", strobe_unit_name(s->counters[i].unit)); /* a static label of STROBE_UNITS */
     strobe__json_num(j, "value", s->counters[i].value, 3);
     strobe__json_bool(j, "available", 1);
     strobe__json_end(j);
@@ -543,11 +544,13 @@ static void write_counter_summary(strobe__json *j, const strobe_report *r, const
   strobe__json_array(j, "counter_summary");
   for (size_t m = 0; m < nnames; m++) {
     uint64_t n = 0;
+    uint32_t unit = STROBE_UNIT_NONE;
     double sum = 0, max = 0;
     for (uint32_t i = 0; i < r->nsamples; i++)
       for (uint32_t k = 0; k < r->samples[i]->ncounters; k++) {
         const strobe__counter_agg *c = &r->samples[i]->counters[k];
         if (!same_counter(c, (const strobe__counter_agg *)(const void *)names[m])) continue;
+        if (!unit) unit = c->unit; /* the first sample's that named one, as within an operation */
         if (!n || c->value > max) max = c->value;
         sum += c->value;
         n++;
@@ -556,6 +559,7 @@ static void write_counter_summary(strobe__json *j, const strobe_report *r, const
     strobe__json_object(j, NULL);
     strobe__json_str(j, "name", first->name);
     kind_json(j, first->kind);
+    strobe__json_str(j, "unit", strobe_unit_name(unit));
     strobe__json_uint(j, "n", n);
     strobe__json_num(j, "mean", sum / (double)n, 3);
     strobe__json_num(j, "max", max, 3);

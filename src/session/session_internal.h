@@ -58,6 +58,7 @@ typedef struct strobe__counter_agg {
   double value;
   char name[STROBE_MAX_LABEL + 1]; /* a copy (the label rule): never the caller's pointer */
   char kind[STROBE_MAX_LABEL + 1]; /* its kind in the family `name` (strobe_op_counter_add_kind); "" none */
+  uint32_t unit;                   /* strobe_unit of its first add that named one; 0: none */
 } strobe__counter_agg;
 
 /* A stage or counter an operation declared it cannot measure

@@ -246,6 +246,7 @@ typedef struct builder {
   uint64_t n_op_stages, n_op_counters; /* rows the operations' tables need (ops_mode) */
   char *opc_names[MAX_OP_COUNTER_NAMES];  /* operation counter names, in order of first appearance */
   uint32_t opc_samples[MAX_OP_COUNTER_NAMES]; /* samples per name */
+  uint32_t opc_unit[MAX_OP_COUNTER_NAMES];    /* strobe_unit per name: the first an operation's counter had */
   uint32_t n_opc;
   uint64_t opc_cut;          /* counter values of names past MAX_OP_COUNTER_NAMES */
   char *windows[NO_WINDOW];  /* window ids of operations, in order of first appearance */
@@ -358,6 +359,7 @@ static int op_counted(builder *b, const strobe_capture_op *op) {
       continue;
     }
     b->n_op_counters++;
+    if (!b->opc_unit[k] && strobe_unit_name(op->counters[i].unit)) b->opc_unit[k] = op->counters[i].unit;
     if (b->opc_samples[k] < UINT32_MAX - 1) {
       b->opc_samples[k]++;
       b->n_samples++;
@@ -1365,13 +1367,18 @@ static void meta_sites(json_t *root, const builder *b) {
       if (vv[i] < lo) lo = vv[i];
       if (vv[i] > hi) hi = vv[i];
     }
-    json_array_append_new(series, json_pack("{s:i,s:s,s:o,s:I,s:I,s:o,s:o}", "site", 0, "kind", "op_counter", "name",
-                                            jstr(b->opc_names[k]), "first", (json_int_t)b->opc_first[k], "count",
-                                            (json_int_t)n, "min", num_or_null(lo), "max", num_or_null(hi)));
+    json_array_append_new(series, json_pack("{s:i,s:s,s:o,s:s,s:I,s:I,s:o,s:o}", "site", 0, "kind", "op_counter",
+                                            "name", jstr(b->opc_names[k]), "unit", strobe_unit_name(b->opc_unit[k]),
+                                            "first", (json_int_t)b->opc_first[k], "count", (json_int_t)n, "min",
+                                            num_or_null(lo), "max", num_or_null(hi)));
   }
-  json_t *opc = json_array();
-  for (uint32_t k = 0; k < b->n_opc; k++) json_array_append_new(opc, jstr(b->opc_names[k]));
+  json_t *opc = json_array(), *opu = json_array();
+  for (uint32_t k = 0; k < b->n_opc; k++) {
+    json_array_append_new(opc, jstr(b->opc_names[k]));
+    json_array_append_new(opu, json_string(strobe_unit_name(b->opc_unit[k])));
+  }
   json_object_set_new(root, "op_counter_names", opc);
+  json_object_set_new(root, "op_counter_units", opu); /* docs/viewer.md: the unit of each name, "none" for none */
   json_object_set_new(root, "sites", sites);
   json_object_set_new(root, "series", series);
 }

@@ -201,8 +201,9 @@ def main():
             fail("population %s: n %s, expected %d main passes" % (name, pops.get(("pass", name)), want))
     # GPU frames (docs/gpu.md): with a Vulkan device the session report's `gpu` key has every frame
     # the demo submitted (the sender saw each fence before the report), in order, and only the
-    # passes that went without GPU work (frame 0, the GPU behind) say gpu_timestamps unavailable;
-    # without one, `gpu` is null and every main pass says so: null, never zero.
+    # main passes that went without GPU work (frame 0, the GPU behind) say gpu_timestamps unavailable;
+    # without one, `gpu` is null and every main pass says so: null, never zero. The details window
+    # (w1) renders on the CPU alone: every pass of it that rendered says so too.
     with open(os.path.join(out, "stdout.txt")) as f:
         m = re.search(r"^gpu: (\d+) frames submitted, .*?, (\d+) frames without GPU passes", f.read(), re.M)
     submitted, without = (int(m.group(1)), int(m.group(2))) if m else (0, None)
@@ -213,6 +214,11 @@ def main():
                           for x in s["stages"])]
     if any(len([x for x in s["stages"] if x["name"] == "gpu_timestamps"]) > 1 for s in main_passes):
         fail("a main pass declares gpu_timestamps twice")
+    details = [s for s in samples if s["window"] == "w1" and s["kind"] == "pass"]
+    details_marked = [s for s in details if any(x["name"] == "gpu_timestamps" and not x["available"] and
+                                                x["total_ms"] is None for x in s["stages"])]
+    if not details or len(details_marked) != len(details):
+        fail("every rendering w1 pass should say gpu_timestamps unavailable: %d of %d" % (len(details_marked), len(details)))
     g = report["gpu"]
     if m:
         if not g or g["frames"] != submitted or g["frames_not_kept"] != 0 or g["queue_backlog_ms"] is None:
@@ -223,20 +229,25 @@ def main():
                  % g["order"])
         # Which passes exactly: run_demo_headless.sh matches them to the capture's GPU frames.
         with_gpu = len(main_passes) - len(unavailable)
-        if not gpu or gpu["unavailable_n"] != len(unavailable) or not 0 < with_gpu <= submitted or \
+        if not gpu or gpu["unavailable_n"] != len(unavailable) + len(details) or not 0 < with_gpu <= submitted or \
                 len(unavailable) > without + 1:
             fail("only passes without GPU work (%d frames of 120) should declare gpu_timestamps unavailable: "
                  "%s, %d of %d passes" % (without + 1, gpu, len(unavailable), len(main_passes)))
     else:
         if g is not None:
             fail("without a Vulkan device the session report's gpu key should be null, not %s" % g)
-        if not gpu or gpu["unavailable_n"] != len(main_passes) or gpu["available_n"] != 0 or \
+        if not gpu or gpu["unavailable_n"] != len(main_passes) + len(details) or gpu["available_n"] != 0 or \
                 len(unavailable) != len(main_passes):
             fail("main passes should declare gpu_timestamps unavailable: %s" % gpu)
     if not any(g["name"] == "surface_and_text_cache_bytes" for s in main_passes for g in s["memory"]):
         fail("the memory gauge is sampled inside main's pass: some main pass should carry it")
     if not any(c["name"] == "shape_cache_hit" and c["n"] > 0 for c in report["counter_summary"]):
         fail("counter_summary should summarise shape_cache_hit")
+    # Operation counters with a unit (strobe_op_counter_add_kind_unit): the draw calls are counts.
+    draws = [c for c in report["counter_summary"] if c["name"] == "draw_calls"]
+    if not draws or any(c["unit"] != "count" for c in draws) or \
+            any(c["unit"] != "none" for c in report["counter_summary"] if c["name"] == "shape_cache_hit"):
+        fail("draw_calls should carry unit count and shape_cache_hit none: %s" % report["counter_summary"])
 
     with open(os.path.join(out, "demo-steady-report.json")) as f:
         steady = json.load(f)

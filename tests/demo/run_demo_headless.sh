@@ -151,6 +151,10 @@ want = {"surface_and_text_cache": "bytes", "frame_budget_used": "percent", "png_
 for name, unit in want.items():
     if units.get(name) != unit:
         sys.exit("run_demo_headless: %s has unit %r in the report, want %r" % (name, units.get(name), unit))
+# A value site made at run time has the unit it was interned with (strobe_site_intern_unit): the edits'.
+edits = [x for x in rep["values"] if x["name"].startswith("edit_")]
+if not edits or any(x["unit"] != "bytes" for x in edits):
+    sys.exit("run_demo_headless: the edits' run-time value sites should have unit bytes: %s" % edits)
 for name, pattern in (("surface_and_text_cache", r"[0-9.]+ (KiB|MiB|GiB)"), ("frame_budget_used", r"[0-9.]+%"),
                       ("png_size", r"[0-9.]+ (B|KiB|MiB)")):
     line = next((l for l in text.splitlines() if l.strip().startswith(name + " ")), "")
@@ -163,7 +167,7 @@ PY
 # their own tracks.
 "$strobe" export "$work/demo.strobe" --format perfetto --quiet -o "$work/demo.perfetto-trace"
 python3 - "$src/tests/cli" "$work/demo.perfetto-trace" "$work/report.json" <<'PY'
-import json, sys
+import json, os, sys
 sys.path.insert(0, sys.argv[1])
 import check_perfetto
 r = check_perfetto.load(sys.argv[2], "protoc", "zstd")
@@ -173,7 +177,10 @@ unwound = [s for s in r["slices"] if s["end_args"].get("strobe", "").startswith(
 tracks = r["tracks"]
 lanes = [s for s in r["slices"] if tracks[s["track"]]["name"].startswith("operations ")]
 stages = [s for s in r["slices"] if tracks[s["track"]]["name"] == "stages"]
-closed = len(r["slices"]) - len(unwound) - len(lanes)
+gpu = [s for s in r["slices"] if tracks[s["track"]]["name"].startswith("GPU ")]  # spans and gaps (docs/cli.md)
+closed = len(r["slices"]) - len(unwound) - len(lanes) - len(gpu)
+if os.environ.get("STROBE_DEMO_GPU") == "1" and not any(tracks[s["track"]]["name"] == "GPU demo_gpu/compute" for s in gpu):
+    sys.exit(f"run_demo_headless: perfetto export: no GPU spans on the demo_gpu/compute lane")
 counters = [t["name"] for t in tracks.values() if t["counter"] is not None]
 if len(set(counters)) != len(counters) or not any(": " in n for n in counters):  # kinds apart: "draw_calls: quads"
     sys.exit(f"run_demo_headless: perfetto export: counter tracks by kind {sorted(counters)}")

@@ -219,8 +219,9 @@ static void op_counter(agg *a, const strobe_capture_op_counter *k) {
       return;
     }
     e = &o->counters[o->n_counters++];
-    *e = (agg_op_counter){name, kcopy, 0, 0, k->value, k->value};
+    *e = (agg_op_counter){name, kcopy, 0, 0, k->value, k->value, STROBE_UNIT_NONE};
   }
+  if (!e->unit && strobe_unit_name(k->unit)) e->unit = k->unit;
   e->n++;
   e->sum += k->value;
   if (k->value < e->min) e->min = k->value;

@@ -132,6 +132,7 @@ typedef struct agg_op_counter {
   char *kind;             /* its kind in the family `name`; NULL for none */
   uint64_t n;             /* operations that counted it */
   double sum, min, max;   /* over those operations' totals */
+  uint32_t unit;          /* strobe_unit: the first an operation's counter declared (strobe_op_counter_add_unit) */
 } agg_op_counter;
 
 typedef struct agg_ops {

@@ -280,6 +280,7 @@ static void ops_json(strobe__json *j, report *x) {
     strobe__json_str(j, "name", k->name);
     if (k->kind) strobe__json_str(j, "kind", k->kind);
     else strobe__json_null(j, "kind");
+    strobe__json_str(j, "unit", strobe_unit_name(k->unit));
     strobe__json_uint(j, "n", k->n);
     strobe__json_num(j, "sum", k->sum, 6);
     strobe__json_num(j, "mean", k->sum / (double)k->n, 6);
@@ -696,8 +697,11 @@ static void ops_text(FILE *f, report *x) {
       const agg_op_counter *k = &o->counters[i];
       char name[160];
       snprintf(name, sizeof name, "%s%s%s", k->name, k->kind ? "/" : "", k->kind ? k->kind : ""); /* family/kind */
-      fprintf(f, "  %-24s %8llu %14.6g %14.6g %14.6g\n", name, (unsigned long long)k->n, k->sum,
-              k->sum / (double)k->n, k->max);
+      char sum[32], mean[32], max[32]; /* by its unit (docs/recording.md §Units): bytes as KiB, ms as a duration */
+      fprintf(f, "  %-24s %8llu %14s %14s %14s\n", name, (unsigned long long)k->n,
+              strobe_unit_format(sum, sizeof sum, k->sum, k->unit),
+              strobe_unit_format(mean, sizeof mean, k->sum / (double)k->n, k->unit),
+              strobe_unit_format(max, sizeof max, k->max, k->unit));
     }
   }
   if (o->stages_dropped || o->counters_dropped || o->counters_cut)

@@ -417,8 +417,9 @@ static void on_op(chrome *x, const strobe_capture_record *r) {
     for (uint32_t i = 0; i < op->ncounters; i++) {
       ob_str(o, ",");
       char key[320];
-      snprintf(key, sizeof key, "counter %s%s%s", op->counters[i].name, op->counters[i].kind[0] ? "/" : "",
-               op->counters[i].kind); /* family/kind */
+      const char *unit = op->counters[i].unit ? strobe_unit_name(op->counters[i].unit) : NULL;
+      snprintf(key, sizeof key, "counter %s%s%s%s%s%s", op->counters[i].name, op->counters[i].kind[0] ? "/" : "",
+               op->counters[i].kind, unit ? " (" : "", unit ? unit : "", unit ? ")" : ""); /* family/kind (unit) */
       ob_json_str(o, key);
       ob_str(o, ":");
       ob_double(o, op->counters[i].value);

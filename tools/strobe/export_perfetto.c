@@ -922,7 +922,9 @@ static void on_op(perfetto *x, const strobe_capture_record *r) {
     annot_double(b, key, op->stages[i].total_ns / 1e6);
   }
   for (uint32_t i = 0; i < op->ncounters; i++) {
-    snprintf(key, sizeof key, "counter %s", op->counters[i].name);
+    const char *unit = op->counters[i].unit ? strobe_unit_name(op->counters[i].unit) : NULL;
+    snprintf(key, sizeof key, "counter %s%s%s%s%s%s", op->counters[i].name, op->counters[i].kind[0] ? "/" : "",
+             op->counters[i].kind, unit ? " (" : "", unit ? unit : "", unit ? ")" : ""); /* family/kind (unit) */
     annot_double(b, key, op->counters[i].value);
   }
   pb_close(b, te);
