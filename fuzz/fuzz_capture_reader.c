@@ -10,7 +10,9 @@
  * check itself) and, when that changes anything, again with every block's
  * CRC recomputed. Inputs are plain capture files, so the seeds are too
  * (ok-v4-tree.strb: element attributions and a UI-tree snapshot, made by
- * tests/cli/make_capture --ui-tree --frames 6).
+ * tests/cli/make_capture --ui-tree --frames 6; ok-v4-deep.strb: attachments
+ * stored, stored earlier and cut, and a deep capture, made by make_capture
+ * --deep --frames 10).
  *
  * Clock pairs, GPU spans and marks (DEVICE blocks, docs/gpu.md) are read
  * like every record, and afterwards the device times the capture named are
@@ -60,6 +62,32 @@ static void check_tree(const strobe_capture *c, const strobe_capture_tree *t) {
     g_dsink += (double)n->x + (double)n->y + (double)n->width + (double)n->height;
   }
   free(parent);
+}
+
+/* An attachment (ATTACHMENT record): a resource id, a media type, content
+ * within the per-attachment bound and readable to its last byte when stored
+ * here, none otherwise. */
+static void check_attachment(const strobe_capture_attachment *a) {
+  if (!a || a->resource == 0 || !a->media_type || a->size == 0 || a->size > STROBE_ATTACH_MAX_BYTES) abort();
+  g_sink += touch(a->media_type);
+  if ((a->state == STROBE_CAPTURE_ATTACH_STORED) != (a->bytes != NULL)) abort();
+  if (a->state > STROBE_CAPTURE_ATTACH_CUT) abort();
+  if (a->bytes) g_sink += ((const uint8_t *)a->bytes)[0] + ((const uint8_t *)a->bytes)[a->size - 1];
+}
+
+/* A deep capture (DEEP record): calls in sequence, labels readable,
+ * references within their bound with a known role and a resource id. */
+static void check_deep(const strobe_capture_deep *d) {
+  if (!d || d->ncalls > STROBE_DEEP_MAX_CALLS || (d->ncalls && !d->calls)) abort();
+  for (uint32_t i = 0; i < d->ncalls; i++) {
+    const strobe_capture_draw_call *k = &d->calls[i];
+    if (k->seq != i || k->nrefs > STROBE_DEEP_MAX_REFS || (k->nrefs != 0) != (k->refs != NULL)) abort();
+    g_sink += touch(k->kind) + touch(k->pipeline) + touch(k->pass);
+    for (uint32_t j = 0; j < k->nrefs; j++)
+      if (k->refs[j].resource == 0 || k->refs[j].role < STROBE_DEEP_GEOMETRY || k->refs[j].role > STROBE_DEEP_SURFACE)
+        abort();
+    g_dsink += (double)k->bounds[0] + (double)k->clip[3];
+  }
 }
 
 #define MAP_NAMES 4 /* domains whose device times are mapped after the read */
@@ -125,10 +153,15 @@ static void read_all(const uint8_t *data, size_t size) {
         sink += touch(f->name) + touch(f->module);
       }
     }
-    /* Sites and UI-tree snapshots belong to the capture, sampler records to an OS thread, every other record to a
-     * known thread. */
-    if (rec.type != STROBE_REC_SITE && rec.type != STROBE_REC_TREE && !smp && !strobe_capture_query_thread(c, rec.thread))
-      abort();
+    /* Sites, UI-tree snapshots, attachments and deep captures belong to the capture, sampler records to an OS
+     * thread, every other record to a known thread. */
+    int whole = rec.type == STROBE_REC_SITE || rec.type == STROBE_REC_TREE || rec.type == STROBE_REC_ATTACHMENT ||
+                rec.type == STROBE_REC_DEEP;
+    if (!whole && !smp && !strobe_capture_query_thread(c, rec.thread)) abort();
+    if ((rec.type == STROBE_REC_ATTACHMENT) != (rec.attachment != NULL)) abort();
+    if ((rec.type == STROBE_REC_DEEP) != (rec.deep != NULL)) abort();
+    if (rec.attachment) check_attachment(rec.attachment);
+    if (rec.deep) check_deep(rec.deep);
     g_dsink += strobe_capture_ticks_to_ns(c, rec.ticks) + rec.duration_ns + rec.self_ns; /* no int cast: NaN is fine */
     if (rec.type == STROBE_REC_ELEMENT) { /* an element attribution names an element type */
       const strobe_capture_site *type = strobe_capture_query_site(c, rec.site);

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "strobe/deep.h"
 #include "strobe/strobe.h"
 
 #ifdef __cplusplus
@@ -58,6 +59,8 @@ typedef struct strobe_capture_header {
   uint32_t tree_max_snapshots;   /* the writer's UI-tree snapshots per capture; 0 when absent */
   char boot_id[33];              /* the writer's host boot, 32 hex digits: captures with the same one share
                                   * CLOCK_MONOTONIC (`strobe merge` aligns them exactly); "" when absent */
+  uint32_t attach_max_bytes;     /* the writer's content bytes per attachment (strobe/deep.h); 0 when absent */
+  uint32_t deep_max_calls;       /* the writer's draw calls per deep capture; 0 when absent */
 } strobe_capture_header;
 
 typedef struct strobe_capture_site {
@@ -113,7 +116,9 @@ typedef enum strobe_capture_record_type {
   STROBE_REC_TREE = 20,      /* a UI-tree snapshot (strobe/tree.h): tree, ticks and time when its pass began */
   STROBE_REC_SAMPLE = 21,    /* a sampled call stack (strobe/sample.h): sample (its frames), thread (by its OS thread),
                               * time */
-  STROBE_REC_SWITCH = 22     /* the sampled thread left its CPU (sample->out 1) or came back (0): sample, thread, time */
+  STROBE_REC_SWITCH = 22,    /* the sampled thread left its CPU (sample->out 1) or came back (0): sample, thread, time */
+  STROBE_REC_ATTACHMENT = 23, /* an attachment (strobe/deep.h): attachment, ticks and time when it was attached */
+  STROBE_REC_DEEP = 24       /* a deep capture of one frame (strobe/deep.h): deep, ticks and time when it began */
 } strobe_capture_record_type;
 
 /* A thread of a SAMPLE or SWITCH record that no THREAD block named (it never
@@ -248,6 +253,51 @@ typedef struct strobe_capture_tree {
  * (parent is then partly written). Pure: any thread. */
 STROBE_API int strobe_capture_tree_parents(const strobe_capture_tree *tree, int32_t *parent);
 
+/* Where an attachment's content is (docs/capture-format.md, ATTACH). */
+enum {
+  STROBE_CAPTURE_ATTACH_STORED = 0,  /* here: `bytes` */
+  STROBE_CAPTURE_ATTACH_EARLIER = 1, /* in an earlier ATTACH record of the same resource id (once per resource) */
+  STROBE_CAPTURE_ATTACH_CUT = 2      /* nowhere: the capture's content bound was reached (counted in totals) */
+};
+
+/* An attachment (strobe/deep.h). Pointed at by ATTACHMENT records; it and
+ * its strings and bytes are valid until the next strobe_capture_next call. */
+typedef struct strobe_capture_attachment {
+  uint64_t frame;         /* the application's frame id it belongs to */
+  uint64_t resource;      /* its resource id (never 0) */
+  uint64_t ticks;         /* when it was attached */
+  double time_ns;
+  const char *media_type; /* 1-64 bytes */
+  uint32_t width, height; /* images: pixels; 0 otherwise */
+  uint32_t state;         /* STROBE_CAPTURE_ATTACH_STORED, _EARLIER or _CUT */
+  uint64_t size;          /* its content's bytes (rows packed), stored here or not */
+  const void *bytes;      /* STORED: `size` bytes; NULL otherwise */
+} strobe_capture_attachment;
+
+/* One draw call of a deep capture, in the order the renderer issued it. */
+typedef struct strobe_capture_draw_call {
+  uint32_t seq;           /* its sequence number in the frame, from 0 */
+  const char *kind, *pipeline, *pass; /* labels, owned by the capture */
+  uint32_t vertex_first, vertex_count, instance_first, instance_count;
+  int has_geometry;       /* 1: bounds and clip are its surface geometry */
+  float bounds[4], clip[4]; /* x, y, width, height */
+  uint32_t nrefs;         /* at most STROBE_DEEP_MAX_REFS */
+  const strobe_draw_ref *refs; /* the resources it reads (strobe/deep.h roles) */
+} strobe_capture_draw_call;
+
+/* A deep capture: one frame's command stream (docs/capture-format.md,
+ * DEEP). Pointed at by DEEP records; valid until the next
+ * strobe_capture_next call. Resource contents are ATTACHMENT records. */
+typedef struct strobe_capture_deep {
+  uint64_t seq;           /* the process's deep capture number, from 1 */
+  uint64_t frame;         /* the application's frame id */
+  uint64_t ticks;         /* when the frame's rendering began (strobe_deep_begin) */
+  double time_ns;
+  uint32_t ncalls;        /* at most STROBE_DEEP_MAX_CALLS */
+  uint64_t calls_dropped; /* calls past it: not kept, counted */
+  const strobe_capture_draw_call *calls;
+} strobe_capture_deep;
+
 typedef struct strobe_capture_record {
   strobe_capture_record_type type;
   uint32_t thread;      /* thread index */
@@ -269,6 +319,8 @@ typedef struct strobe_capture_record {
   uint64_t element;     /* ELEMENT: the element id (strobe_element_id) */
   const strobe_capture_tree *tree; /* TREE: the snapshot; NULL for other types */
   const strobe_capture_sample *sample; /* SAMPLE, SWITCH; NULL for other types */
+  const strobe_capture_attachment *attachment; /* ATTACHMENT; NULL for other types */
+  const strobe_capture_deep *deep; /* DEEP; NULL for other types */
 } strobe_capture_record;
 
 typedef struct strobe_capture_totals {
@@ -295,6 +347,16 @@ typedef struct strobe_capture_totals {
   uint64_t gpu_marks;     /* GPU_MARK records returned */
   uint64_t trees;         /* TREE records returned */
   uint64_t trees_dropped; /* snapshots the writer refused past its per-capture bound (TREE_TOTALS) */
+  uint64_t attachments;   /* ATTACHMENT records returned */
+  uint64_t deeps;         /* DEEP records returned */
+  /* From the CONTENT_TOTALS block (all 0 without it: no attachment or deep capture was written). */
+  uint64_t attach_limit;        /* the writer's content bytes per capture */
+  uint64_t attach_stored;       /* attachments whose content is stored */
+  uint64_t attach_stored_bytes; /* their content bytes (before compression) */
+  uint64_t attach_earlier;      /* attachments of a resource stored earlier (content not repeated) */
+  uint64_t attach_cut;          /* attachments cut by the bound: content not stored */
+  uint64_t attach_cut_bytes;    /* their content bytes */
+  uint64_t deeps_dropped;       /* deep captures refused past STROBE_DEEP_MAX_FRAMES */
   /* Call tracing while this capture recorded (last CALLS block, docs/exploration.md); all 0: none. */
   uint64_t calls_cut_depth;     /* traced calls not recorded: deeper than max_depth */
   uint64_t calls_cut_stack;     /* ... deeper than the tracer's stack (1024 open calls per thread) */

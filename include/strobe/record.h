@@ -27,6 +27,9 @@ typedef struct strobe_record_desc {
                                  (plus one drain period; pending events are written when the
                                  oldest is a quarter of it old: docs/recording.md §Crash loss) */
   int compression_level;      /* zstd level 1..19, default 1: the drain thread must keep up */
+  uint64_t max_attachment_bytes; /* content bytes of attachments per capture (strobe/deep.h), default
+                                    STROBE_ATTACH_CAPTURE_BYTES (256 MiB); past it attachments are recorded
+                                    without content and counted (docs/recording.md §Attachments) */
 } strobe_record_desc;
 
 typedef struct strobe_recorder strobe_recorder;

@@ -122,6 +122,12 @@ static void write_sampler(strobe_recorder *r) {
   strobe__writer_sampler(r->writer, &st, strobe__sampler_stats_since(&r->sampler_base));
 }
 
+static uint64_t on_content(void *ctx, const strobe__content *c) {
+  STROBE_ASSERT(strobe__drain_held());
+  strobe_recorder *r = ctx;
+  return strobe__writer_content(r->writer, c);
+}
+
 static void on_tick(void *ctx, uint64_t now) {
   STROBE_ASSERT(strobe__drain_held());
   strobe_recorder *r = ctx;
@@ -197,8 +203,9 @@ int strobe_record_start(const strobe_record_desc *desc, strobe_recorder **out) {
   strobe__writer_desc wd = {"file", flush_ms, level, cost.scope_ns, cost.event_ns, file_sink, r, NULL};
   rc = strobe__writer_create(&wd, &r->writer);
   if (rc) goto fail;
+  strobe__writer_attach_limit(r->writer, desc->max_attachment_bytes);
   r->consumer = (strobe__consumer){r, on_site, on_label, on_thread, on_lost, on_events, on_thread_end, on_tick, on_tree,
-                                   on_samples};
+                                   on_samples, on_content};
   rc = strobe__consumer_add(&r->consumer);
   if (rc) goto fail;
   pthread_once(&g_atexit_once, register_atexit);

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "probe/probe.h"
+#include "strobe/deep.h"
 #include "strobe/tree.h"
 
 #define STROBE__MAX_CONSUMERS 8 /* event consumers at once (files, flight recorder, streams) */
@@ -51,6 +52,47 @@ strobe__tree *strobe__tree_take(void);
  * none took it), which frees it and counts it in strobe_tree_query_status. */
 void strobe__tree_done(strobe__tree *t, uint64_t bytes);
 
+/* >>content (src/collect/deep.c, strobe/deep.h): an attachment or a closed
+ * deep capture waiting for the drain, which hands it to every consumer with
+ * a `content` callback (capture files only: application content). */
+typedef struct strobe__draw {
+  uint32_t kind, pipeline, pass; /* indexes into strobe__content.labels */
+  uint32_t vertex_first, vertex_count, instance_first, instance_count;
+  uint32_t ref0, nrefs;          /* its references in strobe__content.refs */
+  uint32_t has_geometry;
+  float bounds[4], clip[4];
+} strobe__draw;
+enum { STROBE__CONTENT_ATTACH = 1, STROBE__CONTENT_DEEP = 2 };
+typedef struct strobe__content {
+  struct strobe__content *next;
+  uint32_t type;       /* STROBE__CONTENT_ATTACH or _DEEP */
+  uint64_t frame;      /* the application's frame id */
+  uint64_t ticks;      /* when it was attached / the deep capture began */
+  /* ATTACH */
+  uint64_t resource;
+  char media_type[STROBE_MEDIA_TYPE_MAX + 1];
+  uint32_t width, height;
+  size_t size;         /* bytes of `bytes`, rows packed */
+  uint8_t *bytes;      /* owned */
+  /* DEEP */
+  uint64_t seq;        /* the process's deep capture number, from 1 */
+  uint32_t ncalls, cap_calls;
+  uint64_t calls_dropped;
+  strobe__draw *calls;
+  strobe_draw_ref *refs;
+  uint32_t nrefs, cap_refs;
+  uint32_t nlabels;
+  const char *labels[STROBE_DEEP_MAX_LABELS]; /* static labels, in order of first use */
+  uint64_t *resources; /* ids captured by strobe_deep_resource in this deep capture */
+  uint32_t nresources, cap_resources;
+  uint64_t resource_bytes;
+} strobe__content;
+/* The drain takes every queued item (oldest first; NULL when none)... */
+strobe__content *strobe__content_take(void);
+/* ...and gives each back with the bytes the consumers wrote (0: none took
+ * it), which frees it and counts it in strobe_deep_query_status. */
+void strobe__content_done(strobe__content *c, uint64_t bytes);
+
 /* >>consumers */
 typedef struct strobe__consumer {
   void *ctx;
@@ -77,6 +119,10 @@ typedef struct strobe__consumer {
    * frames function ids (strobe__sample_function). NULL: this consumer
    * takes none (the function names are application content). */
   void (*samples)(void *ctx, const strobe__cpu_sample *s, size_t n, const uint32_t *frames);
+  /* An attachment or a deep capture (>>content), after the sites delivered
+   * so far. Returns the bytes it wrote (before compression), 0 when it
+   * refused it. NULL: this consumer takes no application content. */
+  uint64_t (*content)(void *ctx, const strobe__content *c);
 } strobe__consumer;
 
 /* Adds a consumer: it first receives every known site and live thread, then

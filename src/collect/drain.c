@@ -422,6 +422,15 @@ static void pass(void) {
     }
     strobe__tree_done(tr, bytes);
   }
+  for (strobe__content *ct = strobe__content_take(), *next; ct; ct = next) { /* attachments, deep captures (deep.c) */
+    next = ct->next;
+    uint64_t bytes = 0;
+    for (int i = 0; i < g_nconsumers; i++) {
+      uint64_t b = g_consumers[i]->content ? g_consumers[i]->content(g_consumers[i]->ctx, ct) : 0;
+      if (b > bytes) bytes = b;
+    }
+    strobe__content_done(ct, bytes);
+  }
 
   /* Sampler records (probe.h >>sampler): after the events of the same pass. */
   int takers = 0;

@@ -122,6 +122,15 @@ struct strobe_capture {
   char *tree_keys;                 /* its property names, each NUL-terminated, STROBE_TREE_MAX_KEYS at most */
   size_t tree_keys_cap;
 
+  strobe_capture_attachment attach; /* ATTACH: what the last ATTACHMENT record points at */
+  char attach_media[STROBE_MEDIA_TYPE_MAX + 1];
+  strobe_capture_deep deep;         /* DEEP: what the last DEEP record points at */
+  strobe_capture_draw_call *deep_calls; /* its calls; grown on demand, at most STROBE_DEEP_MAX_CALLS */
+  strobe_draw_ref *deep_refs;       /* their references, STROBE_DEEP_MAX_REFS per call at most */
+  uint32_t deep_calls_cap, deep_refs_cap;
+  char *deep_labels;                /* its labels, each NUL-terminated, STROBE_DEEP_MAX_LABELS at most */
+  size_t deep_labels_cap;
+
   strobe_capture_site **sites;     /* indexed by id; NULL where undefined */
   uint32_t sites_cap, site_limit;  /* entries allocated / one past the largest id, <= 65536 */
   char **labels;                   /* indexed by label id; NULL where undefined */
@@ -434,6 +443,8 @@ static int header_field(strobe_capture_header *h, uint16_t tag, const uint8_t *v
     case STROBE__TAG_RING_EVENTS_MAX:
     case STROBE__TAG_TREE_MAX_NODES:
     case STROBE__TAG_TREE_MAX_SNAPSHOTS:
+    case STROBE__TAG_ATTACH_MAX_BYTES:
+    case STROBE__TAG_DEEP_MAX_CALLS:
     case STROBE__TAG_FLUSH_MS: want = 4; break;
     case STROBE__TAG_EVENT_COST_NS:
     case STROBE__TAG_NS_PER_TICK:
@@ -471,6 +482,8 @@ static int header_field(strobe_capture_header *h, uint16_t tag, const uint8_t *v
     case STROBE__TAG_TREE_MAX_NODES: h->tree_max_nodes = (uint32_t)u; break;
     case STROBE__TAG_TREE_MAX_SNAPSHOTS: h->tree_max_snapshots = (uint32_t)u; break;
     case STROBE__TAG_BOOT_ID: copy_field_str(h->boot_id, sizeof h->boot_id, v, n); break;
+    case STROBE__TAG_ATTACH_MAX_BYTES: h->attach_max_bytes = (uint32_t)u; break;
+    case STROBE__TAG_DEEP_MAX_CALLS: h->deep_max_calls = (uint32_t)u; break;
     default: break;
   }
   return 0;
@@ -748,6 +761,146 @@ static int block_tree(strobe_capture *c, strobe_capture_record *rec) {
   return 1;
 }
 
+/* An ATTACH block (docs/capture-format.md): one attachment as one record,
+ * its content in place in the decompressed block. */
+static int media_ok(const uint8_t *m, size_t n) {
+  if (n == 0 || n > STROBE_MEDIA_TYPE_MAX) return 0;
+  for (size_t i = 0; i < n; i++) {
+    uint8_t ch = m[i];
+    if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '.' || ch == '+' || ch == '/' || ch == '-'))
+      return 0;
+  }
+  return 1;
+}
+
+static int block_attach(strobe_capture *c, strobe_capture_record *rec) {
+  strobe__cur *cur = &c->cur;
+  strobe_capture_attachment *a = &c->attach;
+  *a = (strobe_capture_attachment){0};
+  a->frame = strobe__cur_varint(cur);
+  a->resource = strobe__cur_varint(cur);
+  a->ticks = strobe__cur_varint(cur);
+  size_t n;
+  const uint8_t *media = strobe__cur_str(cur, &n);
+  uint64_t width = strobe__cur_varint(cur), height = strobe__cur_varint(cur);
+  uint64_t state = strobe__cur_varint(cur);
+  a->size = strobe__cur_varint(cur);
+  if (cur->bad || a->resource == 0 || !media_ok(media, n) || width > UINT32_MAX || height > UINT32_MAX ||
+      state > STROBE_CAPTURE_ATTACH_CUT || a->size == 0 || a->size > STROBE_ATTACH_MAX_BYTES)
+    return STROBE_ECORRUPT;
+  if (state == STROBE_CAPTURE_ATTACH_STORED) {
+    a->bytes = strobe__cur_bytes(cur, (size_t)a->size);
+    if (!a->bytes) return STROBE_ECORRUPT;
+  }
+  int r = payload_done(cur);
+  if (r) return r;
+  memcpy(c->attach_media, media, n);
+  c->attach_media[n] = 0;
+  a->media_type = c->attach_media;
+  a->width = (uint32_t)width;
+  a->height = (uint32_t)height;
+  a->state = (uint32_t)state;
+  a->time_ns = ticks_to_ns(c, a->ticks);
+  rec->type = STROBE_REC_ATTACHMENT;
+  rec->ticks = a->ticks;
+  rec->time_ns = a->time_ns;
+  rec->attachment = a;
+  c->totals.attachments++;
+  return 1;
+}
+
+/* A DEEP block (docs/capture-format.md): one frame's draw calls as one
+ * record. Bounded as the writer bounds it. */
+#define DEEP_CALL_MIN 10u /* bytes of the smallest call: three labels, four ranges, geometry flag, nrefs */
+static int block_deep(strobe_capture *c, strobe_capture_record *rec) {
+  strobe__cur *cur = &c->cur;
+  strobe_capture_deep *d = &c->deep;
+  *d = (strobe_capture_deep){0};
+  d->seq = strobe__cur_varint(cur);
+  d->frame = strobe__cur_varint(cur);
+  d->ticks = strobe__cur_varint(cur);
+  uint64_t ncalls = strobe__cur_varint(cur);
+  d->calls_dropped = strobe__cur_varint(cur);
+  uint64_t nlabels = strobe__cur_varint(cur);
+  if (cur->bad || ncalls > STROBE_DEEP_MAX_CALLS || nlabels > STROBE_DEEP_MAX_LABELS ||
+      ncalls > (uint64_t)(cur->end - cur->p) / DEEP_CALL_MIN)
+    return STROBE_ECORRUPT;
+  const char *labels[STROBE_DEEP_MAX_LABELS];
+  size_t need = 0, len[STROBE_DEEP_MAX_LABELS];
+  const uint8_t *text[STROBE_DEEP_MAX_LABELS];
+  for (uint64_t i = 0; i < nlabels; i++) {
+    text[i] = strobe__cur_str(cur, &len[i]);
+    if (cur->bad || len[i] == 0 || memchr(text[i], 0, len[i])) return STROBE_ECORRUPT;
+    need += len[i] + 1;
+  }
+  if (need > c->deep_labels_cap) {
+    char *p = realloc(c->deep_labels, need);
+    if (!p) return STROBE_ENOMEM;
+    c->deep_labels = p;
+    c->deep_labels_cap = need;
+  }
+  for (uint64_t i = 0, off = 0; i < nlabels; i++) {
+    memcpy(c->deep_labels + off, text[i], len[i]);
+    c->deep_labels[off + len[i]] = 0;
+    labels[i] = c->deep_labels + off;
+    off += len[i] + 1;
+  }
+  int r = reserve_array((void **)&c->deep_calls, &c->deep_calls_cap, ncalls, sizeof *c->deep_calls);
+  if (r) return r;
+  uint64_t nrefs = 0;
+  for (uint64_t i = 0; i < ncalls; i++) {
+    strobe_capture_draw_call *k = &c->deep_calls[i];
+    *k = (strobe_capture_draw_call){0};
+    uint64_t v[7];
+    for (int j = 0; j < 7; j++) v[j] = strobe__cur_varint(cur);
+    uint64_t geometry = strobe__cur_varint(cur);
+    if (cur->bad || v[0] >= nlabels || v[1] >= nlabels || v[2] >= nlabels || geometry > 1) return STROBE_ECORRUPT;
+    for (int j = 3; j < 7; j++)
+      if (v[j] > UINT32_MAX) return STROBE_ECORRUPT;
+    if (geometry)
+      for (int j = 0; j < 4; j++) {
+        uint32_t b = strobe__cur_u32(cur), q = strobe__cur_u32(cur);
+        memcpy(&k->bounds[j], &b, sizeof b);
+        memcpy(&k->clip[j], &q, sizeof q);
+      }
+    uint64_t nr = strobe__cur_varint(cur);
+    if (cur->bad || nr > STROBE_DEEP_MAX_REFS) return STROBE_ECORRUPT;
+    r = reserve_array((void **)&c->deep_refs, &c->deep_refs_cap, nrefs + nr, sizeof *c->deep_refs);
+    if (r) return r;
+    for (uint64_t j = 0; j < nr; j++) {
+      uint64_t role = strobe__cur_varint(cur);
+      uint64_t id = strobe__cur_u64(cur);
+      if (cur->bad || role < STROBE_DEEP_GEOMETRY || role > STROBE_DEEP_SURFACE || id == 0) return STROBE_ECORRUPT;
+      c->deep_refs[nrefs + j] = (strobe_draw_ref){id, (uint32_t)role};
+    }
+    k->seq = (uint32_t)i;
+    k->kind = labels[v[0]];
+    k->pipeline = labels[v[1]];
+    k->pass = labels[v[2]];
+    k->vertex_first = (uint32_t)v[3];
+    k->vertex_count = (uint32_t)v[4];
+    k->instance_first = (uint32_t)v[5];
+    k->instance_count = (uint32_t)v[6];
+    k->has_geometry = (int)geometry;
+    k->nrefs = (uint32_t)nr;
+    nrefs += nr;
+  }
+  r = payload_done(cur);
+  if (r) return r;
+  /* Pointers last: the arrays may have moved while growing. */
+  for (uint64_t i = 0, p = 0; i < ncalls; p += c->deep_calls[i].nrefs, i++)
+    c->deep_calls[i].refs = c->deep_calls[i].nrefs ? c->deep_refs + p : NULL;
+  d->ncalls = (uint32_t)ncalls;
+  d->calls = c->deep_calls;
+  d->time_ns = ticks_to_ns(c, d->ticks);
+  rec->type = STROBE_REC_DEEP;
+  rec->ticks = d->ticks;
+  rec->time_ns = d->time_ns;
+  rec->deep = d;
+  c->totals.deeps++;
+  return 1;
+}
+
 int strobe_capture_tree_parents(const strobe_capture_tree *tree, int32_t *parent) {
   if (!tree || (!parent && tree->nnodes)) return STROBE_EINVAL;
   if (tree->nnodes && !tree->nodes) return STROBE_EINVAL;
@@ -893,6 +1046,23 @@ static int start_block(strobe_capture *c, uint8_t type, strobe_capture_record *r
       if (r) return r;
       (void)written; /* the TREE records say how many this file holds */
       c->totals.trees_dropped = dropped;
+      return 0;
+    }
+    case STROBE__BLK_ATTACH: return block_attach(c, rec);
+    case STROBE__BLK_DEEP: return block_deep(c, rec);
+    case STROBE__BLK_CONTENT_TOTALS: {
+      uint64_t v[8];
+      for (int i = 0; i < 8; i++) v[i] = strobe__cur_varint(&c->cur);
+      int r = payload_done(&c->cur);
+      if (r) return r;
+      c->totals.attach_limit = v[0];
+      c->totals.attach_stored = v[1];
+      c->totals.attach_stored_bytes = v[2];
+      c->totals.attach_earlier = v[3];
+      c->totals.attach_cut = v[4];
+      c->totals.attach_cut_bytes = v[5];
+      (void)v[6]; /* the DEEP records say how many this file holds */
+      c->totals.deeps_dropped = v[7];
       return 0;
     }
     case STROBE__BLK_FOOTER: {
@@ -1556,6 +1726,9 @@ void strobe_capture_close(strobe_capture *c) {
   free(c->stored);
   free(c->raw);
   free(c->tree_nodes);
+  free(c->deep_calls);
+  free(c->deep_refs);
+  free(c->deep_labels);
   free(c->tree_props);
   free(c->tree_keys);
   ZSTD_freeDCtx(c->zstd);

@@ -74,6 +74,14 @@ struct strobe__writer {
   struct wsamples *samp;   /* SAMPLES entries not yet written, one stream per OS thread */
   uint32_t nsamp, cap_samp;
   int sampled;             /* the sampler delivered something: SAMPLER blocks follow */
+  /* >>content: attachments and deep captures (strobe/deep.h) */
+  uint64_t attach_limit;   /* content bytes per capture: STROBE_ATTACH_CAPTURE_BYTES or strobe__writer_attach_limit */
+  uint64_t attach_bytes;   /* content bytes stored */
+  uint64_t attach_stored, attach_refs, attach_cut, attach_cut_bytes; /* ATTACH blocks by state */
+  uint64_t *res_ids;       /* resource ids whose content is stored: open addressing, 0 = empty */
+  uint32_t res_cap, res_n; /* slots (a power of two) and ids in them, at most half full */
+  uint32_t deeps;          /* DEEP blocks written */
+  uint64_t deeps_dropped;  /* refused past STROBE_DEEP_MAX_FRAMES */
 };
 
 /* SAMPLES entries of one OS thread not yet written (docs/capture-format.md, SAMPLES). */
@@ -216,6 +224,8 @@ static void write_header(strobe__writer *w) {
       field_str(&f, STROBE__TAG_BOOT_ID, hex);
     }
   }
+  field_u32(&f, STROBE__TAG_ATTACH_MAX_BYTES, STROBE_ATTACH_MAX_BYTES);
+  field_u32(&f, STROBE__TAG_DEEP_MAX_CALLS, STROBE_DEEP_MAX_CALLS);
 
   strobe__buf h = {0};
   strobe__buf_put(&h, STROBE__MAGIC, STROBE__MAGIC_LEN);
@@ -262,6 +272,7 @@ void strobe__writer_destroy(strobe__writer *w) {
     strobe__buf_free(&w->threads[i].devb);
   }
   free(w->threads);
+  free(w->res_ids);
   strobe__buf_free(&w->sites);
   strobe__buf_free(&w->labels);
   strobe__buf_free(&w->meta);
@@ -719,6 +730,131 @@ uint64_t strobe__writer_tree(strobe__writer *w, const strobe__tree *t) {
 
 void strobe__writer_tree_limit(strobe__writer *w, uint32_t limit) { w->tree_limit = limit; }
 
+/* >>content */
+static uint32_t res_slot(uint64_t id, uint32_t cap) { return (uint32_t)((id * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1); }
+
+/* 1 when the content of resource `id` is stored in this capture. */
+static int resource_stored(const strobe__writer *w, uint64_t id) {
+  if (!w->res_cap) return 0;
+  for (uint32_t i = res_slot(id, w->res_cap);; i = (i + 1) & (w->res_cap - 1)) {
+    if (w->res_ids[i] == id) return 1;
+    if (w->res_ids[i] == 0) return 0;
+  }
+}
+
+/* Records that resource `id` is stored: 0 or STROBE_ENOMEM. */
+static int resource_add(strobe__writer *w, uint64_t id) {
+  if ((w->res_n + 1) * 2 > w->res_cap) { /* at most half full: rehash into twice the slots */
+    uint32_t cap = w->res_cap ? w->res_cap * 2 : 256;
+    uint64_t *ids = calloc(cap, sizeof *ids);
+    if (!ids) return STROBE_ENOMEM;
+    for (uint32_t k = 0; k < w->res_cap; k++) {
+      uint64_t v = w->res_ids[k];
+      if (!v) continue;
+      uint32_t i = res_slot(v, cap);
+      while (ids[i]) i = (i + 1) & (cap - 1);
+      ids[i] = v;
+    }
+    free(w->res_ids);
+    w->res_ids = ids;
+    w->res_cap = cap;
+  }
+  uint32_t i = res_slot(id, w->res_cap);
+  while (w->res_ids[i]) i = (i + 1) & (w->res_cap - 1);
+  w->res_ids[i] = id;
+  w->res_n++;
+  return 0;
+}
+
+static uint64_t writer_attach(strobe__writer *w, const strobe__content *c) {
+  uint32_t state = STROBE_CAPTURE_ATTACH_STORED;
+  if (resource_stored(w, c->resource))
+    state = STROBE_CAPTURE_ATTACH_EARLIER;
+  else if (w->attach_bytes + c->size > (w->attach_limit ? w->attach_limit : STROBE_ATTACH_CAPTURE_BYTES))
+    state = STROBE_CAPTURE_ATTACH_CUT; /* not stored: a later, smaller attachment of the id may still fit */
+  if (state == STROBE_CAPTURE_ATTACH_STORED) {
+    int r = resource_add(w, c->resource);
+    if (r) {
+      w->error = w->error ? w->error : r;
+      return 0;
+    }
+  }
+  strobe__buf *b = &w->raw;
+  b->len = 0;
+  strobe__buf_varint(b, c->frame);
+  strobe__buf_varint(b, c->resource);
+  strobe__buf_varint(b, c->ticks);
+  strobe__buf_str(b, c->media_type);
+  strobe__buf_varint(b, c->width);
+  strobe__buf_varint(b, c->height);
+  strobe__buf_varint(b, state);
+  strobe__buf_varint(b, c->size);
+  if (state == STROBE_CAPTURE_ATTACH_STORED) strobe__buf_put(b, c->bytes, c->size);
+  uint64_t raw = b->len;
+  emit_block(w, STROBE__BLK_ATTACH, b);
+  if (w->error) return 0;
+  if (state == STROBE_CAPTURE_ATTACH_STORED) {
+    w->attach_stored++;
+    w->attach_bytes += c->size;
+  } else if (state == STROBE_CAPTURE_ATTACH_EARLIER) {
+    w->attach_refs++;
+  } else {
+    w->attach_cut++;
+    w->attach_cut_bytes += c->size;
+  }
+  return raw;
+}
+
+static uint64_t writer_deep(strobe__writer *w, const strobe__content *c) {
+  if (w->deeps >= STROBE_DEEP_MAX_FRAMES) {
+    w->deeps_dropped++;
+    return 0;
+  }
+  strobe__buf *b = &w->raw;
+  b->len = 0;
+  strobe__buf_varint(b, c->seq);
+  strobe__buf_varint(b, c->frame);
+  strobe__buf_varint(b, c->ticks);
+  strobe__buf_varint(b, c->ncalls);
+  strobe__buf_varint(b, c->calls_dropped);
+  strobe__buf_varint(b, c->nlabels);
+  for (uint32_t i = 0; i < c->nlabels; i++) strobe__buf_str(b, c->labels[i]);
+  for (uint32_t i = 0; i < c->ncalls; i++) {
+    const strobe__draw *d = &c->calls[i];
+    strobe__buf_varint(b, d->kind);
+    strobe__buf_varint(b, d->pipeline);
+    strobe__buf_varint(b, d->pass);
+    strobe__buf_varint(b, d->vertex_first);
+    strobe__buf_varint(b, d->vertex_count);
+    strobe__buf_varint(b, d->instance_first);
+    strobe__buf_varint(b, d->instance_count);
+    strobe__buf_varint(b, d->has_geometry);
+    if (d->has_geometry)
+      for (int k = 0; k < 4; k++) {
+        buf_f32(b, d->bounds[k]);
+        buf_f32(b, d->clip[k]);
+      }
+    strobe__buf_varint(b, d->nrefs);
+    for (uint32_t k = 0; k < d->nrefs; k++) {
+      strobe__buf_varint(b, c->refs[d->ref0 + k].role);
+      strobe__buf_u64(b, c->refs[d->ref0 + k].resource);
+    }
+  }
+  uint64_t raw = b->len;
+  emit_block(w, STROBE__BLK_DEEP, b);
+  if (w->error) return 0;
+  w->deeps++;
+  return raw;
+}
+
+uint64_t strobe__writer_content(strobe__writer *w, const strobe__content *c) {
+  if (w->error) return 0;
+  flush_meta(w);
+  return c->type == STROBE__CONTENT_ATTACH ? writer_attach(w, c) : writer_deep(w, c);
+}
+
+void strobe__writer_attach_limit(strobe__writer *w, uint64_t bytes) { w->attach_limit = bytes; }
+
 void strobe__writer_calls(strobe__writer *w, strobe_trace_stats s) {
   const uint64_t v[] = {s.cut_depth, s.cut_stack, s.cut_functions, s.excluded, s.functions, s.unresolved};
   uint64_t any = 0;
@@ -876,6 +1012,19 @@ int strobe__writer_finish(strobe__writer *w, uint64_t end_ticks, const strobe_mi
     strobe__buf_varint(&totals, w->trees);
     strobe__buf_varint(&totals, w->trees_dropped);
     emit_block(w, STROBE__BLK_TREE_TOTALS, &totals);
+    strobe__buf_free(&totals);
+  }
+  if (w->attach_stored || w->attach_refs || w->attach_cut || w->deeps || w->deeps_dropped) {
+    strobe__buf totals = {0};
+    strobe__buf_varint(&totals, w->attach_limit ? w->attach_limit : STROBE_ATTACH_CAPTURE_BYTES);
+    strobe__buf_varint(&totals, w->attach_stored);
+    strobe__buf_varint(&totals, w->attach_bytes);
+    strobe__buf_varint(&totals, w->attach_refs);
+    strobe__buf_varint(&totals, w->attach_cut);
+    strobe__buf_varint(&totals, w->attach_cut_bytes);
+    strobe__buf_varint(&totals, w->deeps);
+    strobe__buf_varint(&totals, w->deeps_dropped);
+    emit_block(w, STROBE__BLK_CONTENT_TOTALS, &totals);
     strobe__buf_free(&totals);
   }
   emit_block(w, STROBE__BLK_FOOTER, &w->raw);

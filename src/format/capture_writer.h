@@ -79,6 +79,18 @@ uint64_t strobe__writer_tree(strobe__writer *w, const struct strobe__tree *t);
  * recorder's ring writer lives as long as the recorder, whose ring (age and
  * size) bounds what it keeps; each dump counts what it carries. */
 void strobe__writer_tree_limit(strobe__writer *w, uint32_t limit);
+/* An attachment as one ATTACH block, or a deep capture as one DEEP block
+ * (docs/capture-format.md), after the sites delivered so far. An
+ * attachment's content is stored once per resource id, and only while the
+ * capture's content bytes stay within its bound; otherwise the block says
+ * where it is (stored earlier) or that it was cut (counted). Returns the
+ * block's raw bytes, or 0 when the writer refused it (STROBE_DEEP_MAX_FRAMES
+ * deep captures were written: counted) or failed. Totals go into a
+ * CONTENT_TOTALS block at finish. */
+struct strobe__content;
+uint64_t strobe__writer_content(strobe__writer *w, const struct strobe__content *c);
+/* Content bytes per capture (0: STROBE_ATTACH_CAPTURE_BYTES). */
+void strobe__writer_attach_limit(strobe__writer *w, uint64_t bytes);
 /* Call tracing's counts since the capture started (docs/capture-format.md,
  * CALLS; docs/exploration.md): written only when one is not 0; readers keep
  * the last one. */

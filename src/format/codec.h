@@ -45,6 +45,8 @@ enum {
   STROBE__TAG_RING_EVENTS_MAX = 19,
   STROBE__TAG_TREE_MAX_NODES = 24,    /* u32: nodes kept per UI-tree snapshot */
   STROBE__TAG_TREE_MAX_SNAPSHOTS = 25, /* u32: UI-tree snapshots kept per capture */
+  STROBE__TAG_ATTACH_MAX_BYTES = 26,  /* u32: content bytes of one attachment (strobe/deep.h) */
+  STROBE__TAG_DEEP_MAX_CALLS = 27,    /* u32: draw calls kept per deep capture */
   STROBE__TAG_BOOT_ID = 28            /* string: the host's boot id, 32 hex digits (docs/sessions.md §Across processes) */
 };
 
@@ -68,7 +70,10 @@ enum {
   X(SAMPLER, 14) /* the sampler's rate and counts since the capture started; readers before it skip it */ \
   X(TREE, 18)  /* one UI-tree snapshot (strobe/tree.h): application content; readers before it skip it */ \
   X(TREE_TOTALS, 19) /* snapshots written and refused past the capture's bound; readers before it skip it */ \
-  X(CALLS, 20) /* call tracing's cuts since the capture started (docs/exploration.md); readers before it skip it */
+  X(CALLS, 20) /* call tracing's cuts since the capture started (docs/exploration.md); readers before it skip it */ \
+  X(ATTACH, 21) /* one attachment (strobe/deep.h): application content; readers before it skip it */ \
+  X(DEEP, 22)   /* one deep capture's draw calls (strobe/deep.h): application content; readers before it skip it */ \
+  X(CONTENT_TOTALS, 23) /* attachments stored, referenced, cut; deep captures written, refused */
 
 enum {
 #define STROBE__BLK_ENUM(name, type) STROBE__BLK_##name = type,

@@ -557,6 +557,47 @@ def case_tree():
     run("report", path)
 
 
+def case_attachments():
+    """`strobe export --attachments DIR` (docs/cli.md §strobe export): one file per attachment named by frame and
+    resource, content stored once per resource (a later frame's use is a hard link), the bound's cuts reported,
+    and a DIR that exists as anything but a directory refused."""
+    path = capture("deep", "--deep", "--frames", "12")
+    out_dir = os.path.join(ARGS.work, "attachments")
+    _, err = run("export", path, "--attachments", out_dir)
+    names = sorted(os.listdir(out_dir))
+    check(names == ["frame-4-resource-0000000000000001.png", "frame-4-resource-0000000000000010.bin",
+                    "frame-4-resource-0000000000000020.a8", "frame-9-resource-0000000000000010.bin", "index.tsv"],
+          f"{names}")
+    with open(os.path.join(out_dir, "frame-4-resource-0000000000000020.a8"), "rb") as f:
+        check(f.read() == bytes([0, 255, 255, 0, 128, 64, 32, 16]), "the mask's bytes")
+    with open(os.path.join(out_dir, "frame-4-resource-0000000000000001.png"), "rb") as f:
+        check(f.read()[:4] == b"\x89PNG", "the screenshot's bytes")
+    first = os.stat(os.path.join(out_dir, "frame-4-resource-0000000000000010.bin"))
+    again = os.stat(os.path.join(out_dir, "frame-9-resource-0000000000000010.bin"))
+    check(first.st_size == 96 and first.st_ino == again.st_ino, "stored once: frame 9's is a link to frame 4's")
+    rows = [line.split("\t") for line in open(os.path.join(out_dir, "index.tsv")).read().splitlines()[1:]]
+    check([(r[0], r[1][-2:], r[6]) for r in rows] ==
+          [("4", "10", "stored"), ("4", "20", "stored"), ("4", "01", "stored"), ("9", "10", "earlier"), ("9", "30", "cut")],
+          f"{rows}")
+    check("1 attachments (500 bytes) were cut" in err, err)
+    run("export", path, "--attachments", out_dir)  # again, over its own files
+    check(os.stat(os.path.join(out_dir, "frame-9-resource-0000000000000010.bin")).st_nlink == 2, "relinked")
+    fifo = os.path.join(ARGS.work, "a-fifo")
+    os.mkfifo(fifo)
+    _, err = run("export", path, "--attachments", fifo, expect=2)
+    check("FIFO" in err and "not a directory" in err, err)
+    regular = os.path.join(ARGS.work, "a-file")
+    open(regular, "w").close()
+    _, err = run("export", path, "--attachments", regular, expect=2)
+    check("regular file" in err, err)
+    check(os.path.getsize(regular) == 0, "the file is left alone")
+    run("export", path, "--attachments", out_dir, "--format", "chrome", expect=2)
+    # A capture without attachments writes only the index.
+    empty_dir = os.path.join(ARGS.work, "none")
+    run("export", capture("plain"), "--attachments", empty_dir)
+    check(os.listdir(empty_dir) == ["index.tsv"], f"{os.listdir(empty_dir)}")
+
+
 def case_compare():
     base = capture("base")
     grown = capture("grown", "--grow", "50")

@@ -115,6 +115,7 @@ typedef struct opts {
   int units;         /* `triangles` in bytes: 1536 and 3072 */
   int kinds;         /* draw calls and GPU memory by kind */
   int ui_tree;       /* element attribution and two UI-tree snapshots */
+  int deep;          /* attachments in frames 4 and 9, a deep capture of frame 4 */
   int gpu;           /* GPU frames after each frame (>>gpu) */
   int gpu_bad;       /* --gpu: the frame whose fence is seen before its GPU end, -1 none */
 } opts;
@@ -226,6 +227,61 @@ static void snapshot(batch *b, int k) {
   strobe__writer_tree(g_writer, &t);
 }
 
+/* --deep: frame 4 attaches a geometry buffer (resource 0x10), a glyph
+ * mask (0x20, A8 4 x 2) and a screenshot (0x1, image/png bytes), and its
+ * deep capture draws a clear, a quad and a sprite with them plus a surface
+ * call without geometry; frame 9 attaches the geometry buffer again (stored
+ * earlier) and 0x30, which the 600-byte content bound cuts. */
+static void attach(uint64_t frame, uint64_t resource, const char *media, uint32_t w, uint32_t h, const void *bytes,
+                   size_t size, uint64_t now) {
+  strobe__content c = {0};
+  c.type = STROBE__CONTENT_ATTACH;
+  c.frame = frame;
+  c.ticks = now;
+  c.resource = resource;
+  snprintf(c.media_type, sizeof c.media_type, "%s", media);
+  c.width = w;
+  c.height = h;
+  c.size = size;
+  c.bytes = (uint8_t *)(uintptr_t)bytes;
+  strobe__writer_content(g_writer, &c);
+}
+
+static void deep_content(batch *b, int k) {
+  static const float prims[3][8] = {{0, 0, 300, 200, 1, 1, 1, 1}, {10, 20, 100, 22, 0.2f, 0.3f, 0.4f, 1}, {12, 24, 4, 2, 0, 0, 0, 1}};
+  static const uint8_t mask[8] = {0, 255, 255, 0, 128, 64, 32, 16};
+  static const uint8_t png[16] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 0, 'I', 'E', 'N', 'D'};
+  static uint8_t big[500];
+  if (k == 4) {
+    attach(4, 0x10, "application/x-strobe-demo-prims", 0, 0, prims, sizeof prims, b->now);
+    attach(4, 0x20, STROBE_MEDIA_A8, 4, 2, mask, sizeof mask, b->now);
+    attach(4, 0x1, "image/png", 300, 200, png, sizeof png, b->now);
+    strobe__draw calls[4];
+    strobe_draw_ref refs[4] = {{0x10, STROBE_DEEP_GEOMETRY}, {0x10, STROBE_DEEP_GEOMETRY}, {0x10, STROBE_DEEP_GEOMETRY},
+                               {0x20, STROBE_DEEP_TEXTURE}};
+    calls[0] = (strobe__draw){0, 1, 2, 0, 4, 0, 1, 0, 1, 1, {0, 0, 300, 200}, {0, 0, 300, 200}};
+    calls[1] = (strobe__draw){3, 1, 2, 0, 4, 1, 1, 1, 1, 1, {10, 20, 100, 22}, {0, 0, 300, 200}};
+    calls[2] = (strobe__draw){4, 5, 2, 0, 4, 2, 1, 2, 2, 1, {12, 24, 4, 2}, {0, 0, 300, 200}};
+    calls[3] = (strobe__draw){6, 7, 2, 0, 4, 0, 1, 4, 0, 0, {0}, {0}};
+    strobe__content c = {0};
+    c.type = STROBE__CONTENT_DEEP;
+    c.frame = 4;
+    c.ticks = b->now;
+    c.seq = 1;
+    c.ncalls = 4;
+    c.calls = calls;
+    c.refs = refs;
+    c.nrefs = 4;
+    c.nlabels = 8;
+    const char *labels[8] = {"clear", "solid", "main", "quad", "sprite", "sprite_a8", "surface", "composite"};
+    memcpy(c.labels, labels, sizeof labels);
+    strobe__writer_content(g_writer, &c);
+  } else if (k == 9) {
+    attach(9, 0x10, "application/x-strobe-demo-prims", 0, 0, prims, sizeof prims, b->now);
+    attach(9, 0x30, "application/octet-stream", 0, 0, big, sizeof big, b->now);
+  }
+}
+
 static void main_frame(batch *b, const opts *o, int k) {
   uint64_t work = 1000u * (uint64_t)(1 + k % 10) * (uint64_t)(100 + o->grow) / 100u;
   if (k == o->spike) work *= 3;
@@ -240,6 +296,7 @@ static void main_frame(batch *b, const opts *o, int k) {
   if (o->ui_tree) element(b, S_ROW_TYPE, 1000u + (uint64_t)k);
   b->now += 100;
   if (o->ui_tree && (k == 4 || k == 9)) snapshot(b, k);
+  if (o->deep && (k == 4 || k == 9)) deep_content(b, k);
   for (int i = 0; i < 2; i++) {
     begin(b, S_DRAW);
     if (o->ui_tree) element(b, S_CELL_TYPE, 10u * (uint64_t)k + 1 + (uint64_t)i);
@@ -374,7 +431,7 @@ static int usage(void) {
           "                        [--unfinished] [--lost] [--unwound] [--clock NAME] [--ns-per-tick X]\n"
           "                        [--ops] [--stall K] [--stages] [--other-file]\n"
           "                        [--no-marks] [--interned] [--slow K:NS]... [--stage-tree]\n"
-          "                        [--pass-category] [--worker-marks] [--units] [--kinds] [--ui-tree]\n"
+          "                        [--pass-category] [--worker-marks] [--units] [--kinds] [--ui-tree] [--deep]\n"
           "                        [--gpu] [--gpu-bad K]\n");
   return 2;
 }
@@ -401,6 +458,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--no-marks")) o.no_marks = 1;
     else if (!strcmp(a, "--interned")) o.interned = 1;
     else if (!strcmp(a, "--ui-tree")) o.ui_tree = 1;
+    else if (!strcmp(a, "--deep")) o.deep = 1;
     else if (!strcmp(a, "--stage-tree")) o.stage_tree = 1;
     else if (!strcmp(a, "--pass-category")) o.pass_category = 1;
     else if (!strcmp(a, "--worker-marks")) o.worker_marks = 1;
@@ -433,6 +491,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   g_writer = w;
+  if (o.deep) strobe__writer_attach_limit(w, 600); /* frame 9's 500 new bytes do not fit */
   /* As strobe_site_intern makes it: a copied name, no source location. */
   if (o.interned)
     g_sites[S_WORK] = (strobe_site){"eval sum_rows(x, y)", NULL, NULL, "", "", 0, STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE, STROBE_SITE_INTERNED};

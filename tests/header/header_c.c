@@ -1,5 +1,6 @@
 /* header_c.c — the public headers compile as C11 and every macro works. */
 #include "strobe/capture.h"
+#include "strobe/deep.h"
 #include "strobe/flight.h"
 #include "strobe/record.h"
 #include "strobe/server.h"

@@ -1,5 +1,6 @@
 /* header_cxx.cpp — the public headers compile as C++17 and the RAII wrappers work. */
 #include "strobe/capture.h"
+#include "strobe/deep.h"
 #include "strobe/flight.h"
 #include "strobe/record.h"
 #include "strobe/server.h"

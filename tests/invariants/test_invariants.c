@@ -124,7 +124,7 @@ static void p_tick(void *ctx, uint64_t now) {
 }
 
 static void test_drain_role(void) {
-  probe_consumer p = {{NULL, p_site, p_label, p_thread, p_lost, p_events, p_thread_end, p_tick, NULL, NULL}, 0, 0};
+  probe_consumer p = {{NULL, p_site, p_label, p_thread, p_lost, p_events, p_thread_end, p_tick, NULL, NULL, NULL}, 0, 0};
   p.c.ctx = &p;
   CHECK(!strobe__drain_held());
   CHECK_EQ_INT(strobe__consumer_add(&p.c), 0);
@@ -161,7 +161,7 @@ static void test_capture_says_checked(void) {
   int fd = mkstemp(path);
   CHECK(fd >= 0);
   close(fd);
-  strobe_record_desc d = {path, 10, 1};
+  strobe_record_desc d = {path, 10, 1, 0};
   strobe_recorder *r = NULL;
   CHECK_EQ_INT(strobe_record_start(&d, &r), 0);
   for (int i = 0; i < 100; i++) {

@@ -13,6 +13,7 @@
 static const char g_usage[] =
     "usage: strobe export FILE --format chrome|speedscope|perfetto|folded|csv [-o OUT]\n"
     "                    [--thread NAME|INDEX] [--from MS] [--to MS] [--compression zstd|deflate|none] [--quiet]\n"
+    "       strobe export FILE --attachments DIR [--quiet]\n"
     "\n"
     "  chrome      Chrome Trace Event Format JSON (Perfetto UI, chrome://tracing,\n"
     "              speedscope): X events per scope, thread names, counters as C\n"
@@ -30,6 +31,9 @@ static const char g_usage[] =
     "                     capture started; counters, marks by their time. Either alone\n"
     "  --compression zstd|deflate|none  perfetto only: zstd (the default; Perfetto v58\n"
     "                     and later), deflate (every Perfetto since 2019) or none\n"
+    "  --attachments DIR  instead of a format: write every attachment (screenshots,\n"
+    "                     resource contents: strobe/deep.h) into DIR, created if needed,\n"
+    "                     as frame-F-resource-R.EXT, with DIR/index.tsv listing them\n"
     "  --quiet            no progress bar\n"
     "\n"
     "Unfinished scopes are never given a made-up duration: chrome writes them as\n"
@@ -47,10 +51,11 @@ int cmd_export(int argc, char **argv) {
                                        {"from", required_argument, NULL, 'F'},
                                        {"to", required_argument, NULL, 'T'},
                                        {"compression", required_argument, NULL, 'z'},
+                                       {"attachments", required_argument, NULL, 'A'},
                                        {"quiet", no_argument, NULL, 'q'},
                                        {"help", no_argument, NULL, 'h'},
                                        {0}};
-  const char *format = NULL, *out = NULL, *compression = NULL;
+  const char *format = NULL, *out = NULL, *compression = NULL, *attachments = NULL;
   export_filter flt = {0};
   int quiet = 0, ch, rc;
   opterr = 0;
@@ -64,12 +69,19 @@ int cmd_export(int argc, char **argv) {
         if ((rc = xf_option(&flt, ch, optarg))) return rc;
         break;
       case 'z': compression = optarg; break;
+      case 'A': attachments = optarg; break;
       case 'q': quiet = 1; break;
       case 'h': fputs(g_usage, stdout); return CLI_OK;
       default: return cli_bad_option("export", argv, optind);
     }
   }
   if (argc - optind != 1) return cli_usage_error("export", "expected one capture FILE");
+  if (attachments) {
+    if (format || out || compression || flt.thread || flt.has_range)
+      return cli_usage_error("export", "--attachments DIR takes no --format, -o, --compression or filter");
+    if (!attachments[0]) return cli_usage_error("export", "--attachments needs a directory");
+    return export_attachments(argv[optind], attachments, quiet);
+  }
   if (!format) return cli_usage_error("export", "--format is required (chrome, speedscope, perfetto, folded or csv)");
   enum { CHROME, SPEEDSCOPE, PERFETTO, FOLDED, CSV } kind;
   if (!strcmp(format, "chrome")) kind = CHROME;
