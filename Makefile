@@ -45,7 +45,8 @@ test: build
 
 # The demo: ~10 s of the instrumented data grid with the embedded server and
 # viewer on 127.0.0.1; writes out/demo.strobe and out/demo-report.json and
-# prints the stage summary; then exports out/demo.perfetto-trace from the capture;
+# prints the stage summary; then exports out/demo.perfetto-trace from the capture
+# and replays frame 12's deep capture offline into out/demo-replay-frame12.png;
 # then the Python binding's demo (examples/python/demo.py, asyncio tasks on fiber
 # lanes) writes out/python-demo.strobe and prints its `strobe report`.
 # DEMO_ARGS='--serve' keeps it serving until Ctrl-C;
@@ -57,6 +58,7 @@ demo: build
 	@if [ -f out/demo.strobe ]; then \
 	  $(BUILD_DIR)/tools/strobe export out/demo.strobe --format perfetto --quiet -o out/demo.perfetto-trace && \
 	  echo "wrote out/demo.perfetto-trace: the capture in Perfetto's own format (open it in ui.perfetto.dev)"; \
+	  $(BUILD_DIR)/examples/strobe-demo --replay out/demo.strobe --frame 12 --out out/demo-replay-frame12.png; \
 	fi
 	@if [ -f out/demo.strobe ] && [ -f out/sender.strobe ]; then \
 	  $(BUILD_DIR)/tools/strobe merge out/demo.strobe out/sender.strobe -o out/all.strobe --quiet && \

@@ -52,9 +52,18 @@
  * callback that says so at run time; at the end it prints what recording
  * cost, as the capture's header and DRAIN blocks say (docs/recording.md).
  *
+ * Deep capture (docs/recording.md §Deep capture): the main view's raster
+ * step is a display list of draw calls (paint.c: clears, quads, glyph-mask
+ * sprites) against a geometry buffer and its glyph masks; frame 12 answers
+ * one deep-capture request with every call and those resources once each,
+ * and attaches its screenshot (raw ARGB32 and PNG). `strobe-demo --replay`
+ * redraws it in another process (replay.c).
+ *
  * Usage: strobe-demo [--frames N] [--seconds S] [--serve] [--port P]
  *                    [--token-file F] [--headless] [--out DIR]
  *                    [--overflow drop|grow|wait] [--gpu-calibration auto|ext|submit-wait]
+ *        strobe-demo --replay CAPTURE --frame N [--out PNG] [--calls]
+ *        strobe-demo --bench-deep N [--out DIR]
  * --frames and --seconds bound the run with --serve too; --serve alone runs
  * until interrupted.
  */
@@ -71,9 +80,11 @@
 
 #include "frame_clock.h"
 #include "grid.h"
+#include "replay.h"
 #include "saver.h"
 #include "sender.h"
 #include "strobe/capture.h"
+#include "strobe/deep.h"
 #include "strobe/flight.h"
 #include "strobe/record.h"
 #include "strobe/sample.h"
@@ -92,7 +103,7 @@
 #define FRAME_BUDGET_NS 16666667ull /* pace to ~60 frames a second */
 #define STALL_EVERY_NS 3000000000ull /* one deliberately slow frame every 3 s */
 #define STALL_MS 250
-#define TREE_FRAME 12    /* the frame before whose pass the demo requests its one UI-tree snapshot */
+#define TREE_FRAME 12    /* the frame before whose pass the demo requests its one UI-tree snapshot and deep capture */
 #define WARMUP_FRAMES 10 /* the steady-state session is reset after these (first layouts, cold shape cache) */
 
 typedef struct options {
@@ -105,6 +116,10 @@ typedef struct options {
   const char *out;
   uint32_t overflow;  /* strobe_overflow */
   uint32_t gpu_calibration; /* strobe_vulkan_calibration: 0 auto, 1 calibrated timestamps, 2 submit-and-wait */
+  const char *replay;       /* --replay CAPTURE: redraw a captured frame offline (replay.c) */
+  long replay_frame;        /* --frame N, with --replay; -1 when not given */
+  int replay_calls;         /* --calls: list every call with its status */
+  long bench_deep;          /* --bench-deep N: frame time with and without a deep capture */
 } options;
 
 static volatile sig_atomic_t g_interrupted;
@@ -172,6 +187,11 @@ static int usage(const char *msg) {
           "usage: strobe-demo [--frames N] [--seconds S] [--serve] [--port P] [--token-file F]\n"
           "                   [--headless] [--out DIR] [--overflow drop|grow|wait]\n"
           "                   [--gpu-calibration auto|ext|submit-wait]\n"
+          "       strobe-demo --replay CAPTURE --frame N [--out PNG] [--calls]\n"
+          "       strobe-demo --bench-deep N [--out DIR]\n"
+          "  --replay CAPTURE         redraw frame N of a capture from its deep capture, offline, into PNG\n"
+          "                           (--out; default: no file), compared with its attached screenshot\n"
+          "  --bench-deep N           N frames with and N without a deep capture: BENCH lines\n"
           "  --frames N, --seconds S  how long to run (default 10 s); honoured with --serve too:\n"
           "                           the application, and its server, stop there\n"
           "  --serve                  serve the viewer and MCP; without --frames or --seconds,\n"
@@ -182,7 +202,8 @@ static int usage(const char *msg) {
 }
 
 static int parse(int argc, char **argv, options *o) {
-  *o = (options){0, 10.0, 0, 0, 0, 0, NULL, "out", STROBE_OVERFLOW_GROW, 0};
+  *o = (options){0, 10.0, 0, 0, 0, 0, NULL, "out", STROBE_OVERFLOW_GROW, 0, NULL, -1, 0, 0};
+  int out_given = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -193,7 +214,11 @@ static int parse(int argc, char **argv, options *o) {
     else if (!strcmp(a, "--seconds") && v) { o->seconds = strtod(v, &end); i++; o->bounded = 1; if (*end || o->seconds <= 0) return usage("--seconds takes a positive number"); }
     else if (!strcmp(a, "--port") && v) { o->port = (int)strtol(v, &end, 10); i++; if (*end || o->port < 0 || o->port > 65535) return usage("--port takes 0..65535"); }
     else if (!strcmp(a, "--token-file") && v) { o->token_file = v; i++; }
-    else if (!strcmp(a, "--out") && v) { o->out = v; i++; }
+    else if (!strcmp(a, "--out") && v) { o->out = v; i++; out_given = 1; }
+    else if (!strcmp(a, "--replay") && v) { o->replay = v; i++; }
+    else if (!strcmp(a, "--frame") && v) { o->replay_frame = strtol(v, &end, 10); i++; if (*end || o->replay_frame < 0) return usage("--frame takes a frame id (0 or more)"); }
+    else if (!strcmp(a, "--calls")) o->replay_calls = 1;
+    else if (!strcmp(a, "--bench-deep") && v) { o->bench_deep = strtol(v, &end, 10); i++; if (*end || o->bench_deep <= 0) return usage("--bench-deep takes a positive number"); }
     else if (!strcmp(a, "--overflow") && v) {
       i++;
       uint32_t m = 0;
@@ -213,6 +238,9 @@ static int parse(int argc, char **argv, options *o) {
     else return usage("unknown or incomplete option");
   }
   if (o->serve && o->headless) return usage("--serve needs the server: drop --headless");
+  if (o->replay && o->replay_frame < 0) return usage("--replay needs --frame N");
+  if (!o->replay && (o->replay_frame >= 0 || o->replay_calls)) return usage("--frame and --calls go with --replay");
+  if (o->replay && !out_given) o->out = NULL; /* no PNG unless asked */
   return 0;
 }
 
@@ -419,6 +447,14 @@ int main(int argc, char **argv) {
   options o;
   int rc = parse(argc, argv, &o);
   if (rc) return rc;
+  if (o.replay) return demo_replay(o.replay, (uint64_t)o.replay_frame, o.out, o.replay_calls);
+  if (o.bench_deep) {
+    if (mkdir(o.out, 0755) != 0 && errno != EEXIST) {
+      fprintf(stderr, "strobe-demo: cannot create %s: %s\n", o.out, strerror(errno));
+      return 1;
+    }
+    return demo_bench_deep((int)o.bench_deep, o.out);
+  }
 #ifndef STROBE_DEMO_SERVER
   if (o.serve) {
     fprintf(stderr, "strobe-demo: built without libstrobe_server: --serve is not available\n");
@@ -542,6 +578,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "strobe-demo: cannot create the cairo surfaces\n");
     return 1;
   }
+  main_view.deep = 1; /* the grid's renderer answers the deep-capture request (paint.c) */
   /* The GPU path: a Vulkan device, or one line saying why there is none. */
   void *gpu_ctx = NULL; /* gpu *, when the GPU path runs */
   const sender_gpu *gpu_hooks_p = NULL;
@@ -598,6 +635,8 @@ int main(int argc, char **argv) {
     if (frame == TREE_FRAME) { /* one UI-tree snapshot, of the main window's next layout (strobe/tree.h) */
       int trc = strobe_tree_request();
       if (trc) fprintf(stderr, "strobe-demo: strobe_tree_request: %s\n", strobe_strerror(trc));
+      trc = strobe_deep_request(); /* and one deep capture of the same frame, with its screenshot (strobe/deep.h) */
+      if (trc) fprintf(stderr, "strobe-demo: strobe_deep_request: %s\n", strobe_strerror(trc));
     }
     if (frame == WARMUP_FRAMES) { /* the warm-up is over: the steady session starts over, the others keep everything */
       if (strobe_collector_reset(c, steady, 0) != 1) fprintf(stderr, "strobe-demo: cannot reset %s\n", steady);
@@ -621,7 +660,7 @@ int main(int argc, char **argv) {
                                : e.kind == INPUT_SCROLL ? "scroll"
                                : e.kind == INPUT_EDIT   ? "edit"
                                                         : "key");
-      view_render(&main_view, &g, stall);
+      view_render(&main_view, &g, stall, frame);
       int gpu_slot = -1;
 #ifdef STROBE_DEMO_GPU
       if (gpu_ctx) {
@@ -667,7 +706,7 @@ int main(int argc, char **argv) {
         details = g;
         details.scroll_row = g.selected_row;
         details.visible_rows = 8;
-        view_render(&details_view, &details, 0);
+        view_render(&details_view, &details, 0, frame);
         strobe_op_end(inner, 1);
       } else { /* its frame clock ticks too, but it refreshes every other frame: nothing to do, never a sample */
         strobe_op inner = strobe_op_begin(c, w_details, STROBE_OP_PASS, NULL);
@@ -680,7 +719,7 @@ int main(int argc, char **argv) {
 
     if (frame % 8 == 0) {
       strobe_op dt = strobe_op_begin(c, w_devtools, STROBE_OP_PASS, NULL);
-      view_render(&devtools_view, &g, 0);
+      view_render(&devtools_view, &g, 0, frame);
       strobe_op_end(dt, 1);
     }
     if (frame % 30 == 10) saver_request(&sv, &g);
@@ -734,6 +773,13 @@ int main(int argc, char **argv) {
          "(strobe tree %s/demo.strobe)\n",
          (unsigned long long)ts.written, ts.last_nodes, (unsigned long long)ts.last_nodes_dropped,
          (unsigned long long)ts.last_bytes, o.out);
+  strobe_deep_status ds = strobe_deep_query_status();
+  printf("deep capture: %llu written, frame %llu: %u draw calls (%llu dropped), %u resources, %llu content bytes; "
+         "%llu attachments (strobe calls %s/demo.strobe --frame %llu; strobe-demo --replay %s/demo.strobe --frame %llu)\n",
+         (unsigned long long)ds.written, (unsigned long long)ds.last_frame, ds.last_calls,
+         (unsigned long long)ds.last_calls_dropped, ds.last_resources, (unsigned long long)ds.last_bytes,
+         (unsigned long long)ds.attachments, o.out, (unsigned long long)ds.last_frame, o.out,
+         (unsigned long long)ds.last_frame);
   printf("wrote %s/demo.strobe (capture) and %s/demo-report.json (session report)\n", o.out, o.out);
   print_cost(path);
 #ifdef STROBE_DEMO_GPU

@@ -14,9 +14,11 @@
  */
 #include "view.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "strobe/deep.h"
 #include "strobe/tree.h"
 
 #define ROW_HEIGHT 22
@@ -37,8 +39,11 @@ int view_init(view *v, strobe_collector *c, strobe_window w, int width, int heig
 }
 
 void view_free(view *v) {
-  for (int i = 0; i < TEXT_CACHE_ENTRIES; i++)
+  for (int i = 0; i < TEXT_CACHE_ENTRIES; i++) {
     if (v->cache[i].layout) g_object_unref(v->cache[i].layout);
+    if (v->cache[i].mask) cairo_surface_destroy(v->cache[i].mask);
+  }
+  paint_free(&v->list);
   pango_font_description_free(v->font);
   cairo_destroy(v->cr);
   cairo_surface_destroy(v->surface);
@@ -88,6 +93,8 @@ static text_entry *shape(view *v, const char *text) {
     strobe_op_counter_add("shape_cache_eviction", 1);
     g_object_unref(victim->layout);
   }
+  if (victim->mask) cairo_surface_destroy(victim->mask);
+  victim->mask = NULL;
   victim->layout = pango_cairo_create_layout(v->cr);
   pango_layout_set_font_description(victim->layout, v->font);
   pango_layout_set_text(victim->layout, text, -1);
@@ -158,53 +165,88 @@ static void after_layout(view *v, const grid *g) {
   if (snap) (void)strobe_tree_end();
 }
 
+/* The entry's glyphs as an A8 mask, rendered again only when its layout
+ * changed (a new text, or a clamp that rewraps it): what a GPU renderer's
+ * glyph atlas holds, and what its sprite calls sample. */
+static cairo_surface_t *mask_of(view *v, text_entry *e) {
+  int lw = pango_layout_get_width(e->layout);
+  if (e->mask && e->mask_layout_width == lw) return e->mask;
+  if (e->mask) cairo_surface_destroy(e->mask);
+  int w, h;
+  pango_layout_get_pixel_size(e->layout, &w, &h);
+  e->mask = cairo_image_surface_create(CAIRO_FORMAT_A8, w > 0 ? w : 1, h > 0 ? h : 1);
+  cairo_t *cr = cairo_create(e->mask);
+  pango_cairo_show_layout(cr, e->layout);
+  cairo_destroy(cr);
+  cairo_surface_flush(e->mask);
+  e->mask_layout_width = lw;
+  e->mask_id = strobe_element_id_more(e->key, &lw, sizeof lw) | 1; /* text and wrap width name the content */
+  v->counts.masks++;
+  return e->mask;
+}
+
+static void quad(view *v, float x, float y, float w, float h, float r, float g, float b) {
+  (void)paint_add(&v->list, PAINT_QUAD, (paint_prim){x, y, w, h, r, g, b, 1}, NULL, 0);
+  v->counts.quads++;
+}
+
+static void text(view *v, text_entry *e, float x, float y, float r, float g, float b) {
+  cairo_surface_t *m = mask_of(v, e);
+  float w = (float)cairo_image_surface_get_width(m), h = (float)cairo_image_surface_get_height(m);
+  (void)paint_add(&v->list, PAINT_SPRITE, (paint_prim){x, y, w, h, r, g, b, 1}, m, e->mask_id);
+  v->counts.text++;
+}
+
+/* Builds the frame's draw calls (paint.h), then executes them with cairo. */
 static void raster(view *v, const grid *g) {
   STROBE_STAGE("raster", NULL);
-  cairo_t *cr = v->cr;
-  cairo_set_source_rgb(cr, 0.97, 0.97, 0.98);
-  cairo_paint(cr);
+  paint_reset(&v->list);
+  (void)paint_add(&v->list, PAINT_CLEAR, (paint_prim){0, 0, (float)v->width, (float)v->height, 0.97f, 0.97f, 0.98f, 1},
+                  NULL, 0);
   v->counts.clears++;
-  cairo_set_source_rgb(cr, 0.20, 0.24, 0.32);
-  cairo_rectangle(cr, 0, 0, v->width, ROW_HEIGHT);
-  cairo_fill(cr);
-  v->counts.quads++;
+  quad(v, 0, 0, (float)v->width, ROW_HEIGHT, 0.20f, 0.24f, 0.32f);
   for (int c = 0, x = 0; c < GRID_COLS; x += v->col_width[c], c++) {
     text_entry *e = shape(v, grid_headers[c]);
-    cairo_set_source_rgb(cr, 1, 1, 1);
-    cairo_move_to(cr, x + PADDING, (ROW_HEIGHT - e->height) / 2.0);
-    pango_cairo_show_layout(cr, e->layout);
-    v->counts.text++;
+    text(v, e, (float)(x + PADDING), (float)((ROW_HEIGHT - e->height) / 2), 1, 1, 1);
   }
   int last = g->scroll_row + visible_rows(v);
   for (int r = g->scroll_row, y = ROW_HEIGHT; r < last && r < GRID_ROWS; r++, y += ROW_HEIGHT) {
     STROBE_CUMULATIVE("row_raster");
-    if (r == g->selected_row) {
-      cairo_set_source_rgb(cr, 0.80, 0.88, 1.0);
-      cairo_rectangle(cr, 0, y, v->width, ROW_HEIGHT);
-      cairo_fill(cr);
-      v->counts.quads++;
-    } else if (r % 2) {
-      cairo_set_source_rgb(cr, 0.93, 0.94, 0.96);
-      cairo_rectangle(cr, 0, y, v->width, ROW_HEIGHT);
-      cairo_fill(cr);
-      v->counts.quads++;
-    }
+    if (r == g->selected_row)
+      quad(v, 0, (float)y, (float)v->width, ROW_HEIGHT, 0.80f, 0.88f, 1.0f);
+    else if (r % 2)
+      quad(v, 0, (float)y, (float)v->width, ROW_HEIGHT, 0.93f, 0.94f, 0.96f);
     int x = 0;
     for (int c = 0; c < GRID_COLS; c++) {
       text_entry *e = shape(v, g->cells[r][c]);
-      cairo_set_source_rgb(cr, 0.1, 0.1, 0.12);
-      cairo_move_to(cr, x + PADDING, y + (ROW_HEIGHT - e->height) / 2.0);
-      pango_cairo_show_layout(cr, e->layout);
-      v->counts.text++;
-    v->counts.text++;
+      text(v, e, (float)(x + PADDING), (float)(y + (ROW_HEIGHT - e->height) / 2), 0.1f, 0.1f, 0.12f);
       x += v->col_width[c];
-      cairo_set_source_rgb(cr, 0.82, 0.83, 0.86);
-      cairo_rectangle(cr, x - 1, y, 1, ROW_HEIGHT);
-      cairo_fill(cr);
-      v->counts.quads++;
+      quad(v, (float)(x - 1), (float)y, 1, ROW_HEIGHT, 0.82f, 0.83f, 0.86f);
     }
   }
+  paint_execute(&v->list, v->cr, v->width, v->height);
   cairo_surface_flush(v->surface);
+}
+
+uint64_t view_geometry_id(uint64_t frame) { return 0x67656f0000000000ull | (frame & 0xffffffffffull); }
+uint64_t view_screenshot_id(uint64_t frame, int png) {
+  return (png ? 0x706e670000000000ull : 0x7267620000000000ull) | (frame & 0xffffffffffull);
+}
+
+/* The frame's draw calls with their resources, and its screenshot as raw
+ * pixels (what a replay is compared with, rows packed), when this frame
+ * answers a deep-capture request (strobe/deep.h). */
+static void deep_capture(view *v, uint64_t frame) {
+  STROBE_STAGE("deep_capture", NULL);
+  int rc = paint_record(&v->list, view_geometry_id(frame), v->width, v->height);
+  if (rc < 0) fprintf(stderr, "strobe-demo: recording the deep capture: %s\n", strobe_strerror(rc));
+  (void)strobe_deep_end();
+  strobe_attachment shot = {.frame = frame, .resource = view_screenshot_id(frame, 0), .media_type = STROBE_MEDIA_ARGB32,
+                            .width = (uint32_t)v->width, .height = (uint32_t)v->height,
+                            .bytes = cairo_image_surface_get_data(v->surface), .row_bytes = (size_t)v->width * 4,
+                            .stride = (size_t)cairo_image_surface_get_stride(v->surface)};
+  rc = strobe_attach(&shot);
+  if (rc) fprintf(stderr, "strobe-demo: attaching the screenshot: %s\n", strobe_strerror(rc));
 }
 
 static cairo_status_t png_append(void *closure, const unsigned char *data, unsigned int len) {
@@ -238,8 +280,9 @@ static void publish_counts(const view *v) {
   STROBE_COUNTER_ADD_KIND_UNIT("shape_cache", "evictions", n->evictions, STROBE_UNIT_COUNT);
 }
 
-void view_render(view *v, const grid *g, int stall_ms) {
+void view_render(view *v, const grid *g, int stall_ms, uint64_t frame) {
   memset(&v->counts, 0, sizeof v->counts);
+  int deep = v->deep && strobe_deep_begin(frame) == 1;
   {
     STROBE_STAGE("update", NULL);
     /* Animations and derived state: here, the viewport height in rows. */
@@ -258,12 +301,20 @@ void view_render(view *v, const grid *g, int stall_ms) {
       for (int c = 0; c < GRID_COLS; c++) (void)shape(v, g->cells[r][c]);
   }
   raster(v, g);
+  if (deep) deep_capture(v, frame);
   {
     STROBE_STAGE("encode", NULL);
     v->png_len = 0;
     cairo_surface_write_to_png_stream(v->surface, png_append, v);
     strobe_op_counter_add("encoded_bytes", (double)v->png_len);
     STROBE_VALUE_UNIT("png_size", v->png_len, STROBE_UNIT_BYTES); /* on the encode scope, printed as KiB */
+  }
+  if (deep) { /* the same screenshot as PNG, for people and the viewer's thumbnail */
+    strobe_attachment png = {.frame = frame, .resource = view_screenshot_id(frame, 1), .media_type = "image/png",
+                             .width = (uint32_t)v->width, .height = (uint32_t)v->height, .bytes = v->png,
+                             .size = v->png_len};
+    int rc = strobe_attach(&png);
+    if (rc) fprintf(stderr, "strobe-demo: attaching the PNG screenshot: %s\n", strobe_strerror(rc));
   }
   publish_counts(v);
 }

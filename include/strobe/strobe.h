@@ -104,7 +104,8 @@ STROBE_API int strobe_version_number(void);
   XX(ESTATE, -21, "operation not valid in the current state")                          \
   XX(ETOKEN, -22, "operation token is malformed, cut short, corrupt or of another version") \
   XX(EREPLAY, -23, "operation token was already resumed (replayed) or is older than the replay window") \
-  XX(EFOREIGN, -24, "operation token is from another host or boot, or addressed to another process")
+  XX(EFOREIGN, -24, "operation token is from another host or boot, or addressed to another process") \
+  XX(ENOTFOUND, -25, "not found in the capture (no such frame, deep capture or resource)")
 
 enum {
 #define STROBE__ERR_ENUM(name, value, text) STROBE_##name = (value),

@@ -598,6 +598,40 @@ def case_attachments():
     check(os.listdir(empty_dir) == ["index.tsv"], f"{os.listdir(empty_dir)}")
 
 
+def case_calls():
+    """`strobe calls` (docs/cli.md §strobe calls): the deep captures listed with every frame's attachments, and one
+    frame's draw calls in order with their resources and replay status: exactly the calls whose geometry buffer,
+    texture or surface geometry the capture lacks say which."""
+    path = capture("deep", "--deep", "--frames", "12")
+    j, _ = run_json("calls", path)
+    check([(d["frame"], d["calls"]) for d in j["deep_captures"]] == [(4, 6)], f"{j['deep_captures']}")
+    check([(f["frame"], f["stored"], f["earlier"], f["cut"]) for f in j["attachments_by_frame"]] ==
+          [(4, 3, 0, 0), (9, 0, 1, 1)], f"{j['attachments_by_frame']}")
+    check(j["attachments_cut"] == 1 and j["attachment_bytes_cut"] == 500, f"{j}")
+    j, _ = run_json("calls", path, "--frame", "4")
+    calls = j["calls"]
+    check([c["seq"] for c in calls] == list(range(6)), f"{calls}")
+    check([c["status"] for c in calls] == ["ok", "ok", "ok", "missing_surface_geometry", "missing_texture",
+                                            "missing_geometry"], f"{[c['status'] for c in calls]}")
+    check([(c["kind"], c["pipeline"], c["pass"]) for c in calls[:3]] ==
+          [("clear", "solid", "main"), ("quad", "solid", "main"), ("sprite", "sprite_a8", "main")], f"{calls}")
+    check(calls[1]["bounds"] == [10, 20, 100, 22] and calls[1]["clip"] == [0, 0, 300, 200], f"{calls[1]}")
+    check(calls[3]["bounds"] is None and calls[2]["instance_first"] == 2, f"{calls[3]}")
+    check([(r["id"][-2:], r["role"], r["content"]) for r in calls[4]["resources"]] ==
+          [("10", "geometry", True), ("30", "texture", False)], f"{calls[4]}")
+    check(j["kinds_checked"] is False, "kinds are the backend's")
+    check([(a["resource"][-2:], a["media_type"], a["bytes"]) for a in j["attachments"]] ==
+          [("10", "application/x-strobe-demo-prims", 96), ("20", "image/x-strobe-a8", 8), ("01", "image/png", 16)],
+          f"{j['attachments']}")
+    out, _ = run("calls", path, "--frame", "4")
+    check("6 draw calls, 3 with everything to redraw them, 3 missing something" in out, out)
+    _, err = run("calls", path, "--frame", "5", expect=2)
+    check("no deep capture of frame 5" in err, err)
+    run("calls", "-", expect=2, stdin=open(path, "rb"))
+    out, _ = run("calls", capture("plain"))
+    check("no deep captures" in out, out)
+
+
 def case_compare():
     base = capture("base")
     grown = capture("grown", "--grow", "50")

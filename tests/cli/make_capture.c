@@ -229,8 +229,8 @@ static void snapshot(batch *b, int k) {
 
 /* --deep: frame 4 attaches a geometry buffer (resource 0x10), a glyph
  * mask (0x20, A8 4 x 2) and a screenshot (0x1, image/png bytes), and its
- * deep capture draws a clear, a quad and a sprite with them plus a surface
- * call without geometry; frame 9 attaches the geometry buffer again (stored
+ * deep capture draws a clear, a quad and a sprite with them, then three
+ * calls that each miss something (below); frame 9 attaches the geometry buffer again (stored
  * earlier) and 0x30, which the 600-byte content bound cuts. */
 static void attach(uint64_t frame, uint64_t resource, const char *media, uint32_t w, uint32_t h, const void *bytes,
                    size_t size, uint64_t now) {
@@ -256,22 +256,27 @@ static void deep_content(batch *b, int k) {
     attach(4, 0x10, "application/x-strobe-demo-prims", 0, 0, prims, sizeof prims, b->now);
     attach(4, 0x20, STROBE_MEDIA_A8, 4, 2, mask, sizeof mask, b->now);
     attach(4, 0x1, "image/png", 300, 200, png, sizeof png, b->now);
-    strobe__draw calls[4];
-    strobe_draw_ref refs[4] = {{0x10, STROBE_DEEP_GEOMETRY}, {0x10, STROBE_DEEP_GEOMETRY}, {0x10, STROBE_DEEP_GEOMETRY},
-                               {0x20, STROBE_DEEP_TEXTURE}};
+    strobe__draw calls[6];
+    strobe_draw_ref refs[8] = {{0x10, STROBE_DEEP_GEOMETRY}, {0x10, STROBE_DEEP_GEOMETRY}, {0x10, STROBE_DEEP_GEOMETRY},
+                               {0x20, STROBE_DEEP_TEXTURE},  {0x1, STROBE_DEEP_SURFACE},   {0x10, STROBE_DEEP_GEOMETRY},
+                               {0x30, STROBE_DEEP_TEXTURE},  {0x50, STROBE_DEEP_GEOMETRY}};
     calls[0] = (strobe__draw){0, 1, 2, 0, 4, 0, 1, 0, 1, 1, {0, 0, 300, 200}, {0, 0, 300, 200}};
     calls[1] = (strobe__draw){3, 1, 2, 0, 4, 1, 1, 1, 1, 1, {10, 20, 100, 22}, {0, 0, 300, 200}};
     calls[2] = (strobe__draw){4, 5, 2, 0, 4, 2, 1, 2, 2, 1, {12, 24, 4, 2}, {0, 0, 300, 200}};
-    calls[3] = (strobe__draw){6, 7, 2, 0, 4, 0, 1, 4, 0, 0, {0}, {0}};
+    /* A surface without its geometry, a sprite whose mask (0x30) is never stored here, a quad whose
+     * geometry buffer (0x50) never was: each says what it misses. */
+    calls[3] = (strobe__draw){6, 7, 2, 0, 4, 0, 1, 4, 1, 0, {0}, {0}};
+    calls[4] = (strobe__draw){4, 5, 2, 0, 4, 2, 1, 5, 2, 1, {12, 24, 4, 2}, {0, 0, 300, 200}};
+    calls[5] = (strobe__draw){3, 1, 2, 0, 4, 0, 1, 7, 1, 1, {0, 0, 1, 1}, {0, 0, 300, 200}};
     strobe__content c = {0};
     c.type = STROBE__CONTENT_DEEP;
     c.frame = 4;
     c.ticks = b->now;
     c.seq = 1;
-    c.ncalls = 4;
+    c.ncalls = 6;
     c.calls = calls;
     c.refs = refs;
-    c.nrefs = 4;
+    c.nrefs = 8;
     c.nlabels = 8;
     const char *labels[8] = {"clear", "solid", "main", "quad", "sprite", "sprite_a8", "surface", "composite"};
     memcpy(c.labels, labels, sizeof labels);

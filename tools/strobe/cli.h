@@ -40,6 +40,7 @@ int cmd_merge(int argc, char **argv); /* cmd_merge.c: captures of several proces
  * `strobe CMD`; same_host vouches for captures without a boot id. Returns a
  * CLI_* exit code; nothing is left at out on failure. */
 int cli_merge_files(const char *cmd, const char *const *paths, int n, const char *out, int same_host, int quiet);
+int cmd_calls(int argc, char **argv); /* cmd_calls.c: deep captures and their replay status */
 /* `strobe diff FILE --frames N M` (frame_diff.c); thread NULL: the first that marks frames. */
 int frame_diff(const char *path, uint64_t n, uint64_t m, const char *thread, int json, int quiet);
 
