@@ -13,7 +13,9 @@
  *   - a requested deep capture is taken by the next frame only, comes back
  *     call for call (sequence, labels, ranges, geometry, references), and
  *     its resources are captured once per resource, not once per call;
- *   - deep captures past STROBE_DEEP_MAX_FRAMES per capture are counted.
+ *   - deep captures past STROBE_DEEP_MAX_FRAMES per capture are counted;
+ *   - with only a flight recorder recording (no capture file), requests and
+ *     attachments are refused: they go to capture files only.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +26,7 @@
 #include "format/codec.h"
 #include "strobe/capture.h"
 #include "strobe/deep.h"
+#include "strobe/flight.h"
 #include "strobe/record.h"
 #include "strobe/strobe.h"
 #include "support/capture_memory.h"
@@ -427,6 +430,16 @@ static void test_hostile_blocks_are_refused(void) {
   strobe__buf_free(&b);
 }
 
+static void test_flight_recorder_alone_takes_none(void) {
+  strobe_flight_recorder *fr;
+  REQUIRE_EQ_INT(strobe_flight_recorder_start(&(strobe_flight_recorder_desc){0}, &fr), 0);
+  uint8_t b[4] = {1, 2, 3, 4};
+  strobe_attachment a = {.frame = 1, .resource = 1, .media_type = "image/png", .bytes = b, .size = sizeof b};
+  CHECK_EQ_INT(strobe_attach(&a), STROBE_ESTATE);
+  CHECK_EQ_INT(strobe_deep_request(), STROBE_ESTATE);
+  CHECK_EQ_INT(strobe_flight_recorder_stop(fr), 0);
+}
+
 #define CASES(X)                          \
   X(attachment_round_trips_packed)        \
   X(attachment_bound_cuts_and_counts)     \
@@ -434,5 +447,6 @@ static void test_hostile_blocks_are_refused(void) {
   X(deep_capture_round_trips)             \
   X(deep_refusals)                        \
   X(deep_frames_bound_is_counted)         \
-  X(hostile_blocks_are_refused)
+  X(hostile_blocks_are_refused)          \
+  X(flight_recorder_alone_takes_none)
 HARNESS_MAIN(CASES)

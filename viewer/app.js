@@ -17,6 +17,7 @@ import { Sessions } from './sessions.js';
 import { Diff } from './diff.js';
 import { UiTree } from './tree.js';
 import { Samples } from './samples.js';
+import { DeepTab } from './deep.js';
 import { Columns } from './layout.js';
 import { initTheme, setTheme, name as themeName } from './theme.js';
 import { Settings } from './settings.js';
@@ -35,7 +36,7 @@ const hook = { ready: false, loadMs: null, errors: [] };
 window.__strobe = hook;
 
 const forceCanvas = /[?&#]fallback=1/.test(location.search + location.hash);
-let flame, frames, detail, counters, sessions, diff, columns, settings, shortcuts, uitree, search, stats, aggview, samples;
+let flame, frames, detail, counters, sessions, diff, columns, settings, shortcuts, uitree, search, stats, aggview, samples, deeptab;
 let rec = null;          // last /api/capture/state
 let liveTimer = 0;
 
@@ -63,6 +64,7 @@ async function main() {
   aggview = new AggView($('view-flamegraph'));
   new RangeSummary($('flame'), (kind) => { setTab('stats'); stats.show(kind); });
   samples = new Samples($('view-samples'));
+  deeptab = new DeepTab($('view-deep'));
   $('renderer').textContent = flame.renderer.kind === 'webgl2' ? 'WebGL2 · instanced' : 'Canvas 2D fallback';
   wire();
   try {
@@ -170,6 +172,7 @@ async function load() {
   state.focusSite = null;
   uitree.setModel(model);
   samples.setModel(model);
+  deeptab.setModel(model);
   emit('model', model);
   if (before) carryLive(model, before);
   // First full render: the flame chart and the strip drawn with the data.
@@ -242,6 +245,7 @@ function setTab(tab) {
   if (tab === 'stats') stats.render();
   if (tab === 'flamegraph') aggview.render();
   if (tab === 'samples') samples.render();
+  if (tab === 'deep') deeptab.render();
   sessions.show(tab === 'sessions');
   if (tab === 'counters') counters.draw();
   if (tab === 'diff') diff.render();
@@ -408,6 +412,11 @@ Object.assign(hook, {
     return [...document.querySelectorAll('#view-uitree .unode')].map((r) => ({
       node: Number(r.dataset.node), parent: Number(r.dataset.parent), level: Number(r.style.getPropertyValue('--lvl')),
       type: r.querySelector('.utype').textContent, id: r.querySelector('.uid').textContent, spans: r.querySelector('.uspans').textContent }));
+  },
+  // The deep-capture tab (docs/viewer.md §Deep capture): its call rows as shown.
+  deepRows() {
+    return [...document.querySelectorAll('#view-deep tr[data-call]')].map((r) => ({
+      seq: Number(r.dataset.call), kind: r.children[1].textContent, status: r.querySelector('.deep-status').textContent }));
   },
   generation() { return state.model ? state.model.meta.generation : 0; },
   // The Samples tab (docs/viewer.md §Samples): the meta's sampler and the flame graph's boxes as drawn.

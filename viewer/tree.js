@@ -7,7 +7,8 @@
 // snapshot and lists the spans attributed to its element (the model's
 // elements table); a click on one selects it in the timeline. In a live view
 // the button asks the application for a snapshot (POST /api/tree): it lands
-// in the capture and shows after the next refresh.
+// in the capture and shows after the next refresh. When the snapshot's frame
+// has a screenshot attached (strobe/deep.h), the outline is drawn over it.
 
 import * as api from './api.js';
 import { state, emit } from './state.js';
@@ -58,6 +59,7 @@ export class UiTree {
 
   setModel(model) {
     this.model = model;
+    this.shots = null;
     this.snap = 0;
     this.hover = -1;
     this.byId = null;
@@ -150,7 +152,26 @@ export class UiTree {
     this._listSpans();
   }
 
-  // Every node's bounds as a wireframe, scaled to fit; the hovered one outlined.
+  // The screenshot attached to the snapshot's frame (docs/viewer.md §Deep
+  // capture), as a bitmap: loaded once per snapshot, null when there is none.
+  _shot(t) {
+    const m = this.model, f = this._frameOf(t.time);
+    const frame = f >= 0 ? m.frames.number[f] : -1;
+    let k = -1, a = null;
+    for (const x of m.meta.attachments || []) if (x.frame === frame && x.image !== null) { k = x.image; a = x; break; }
+    if (k < 0) return null;
+    if (!this.shots) this.shots = new Map();
+    if (!this.shots.has(k)) {
+      this.shots.set(k, null);
+      api.bin(`/api/capture/image/${k}`).then((buf) => createImageBitmap(new Blob([buf], { type: 'image/png' })))
+        .then((bmp) => { this.shots.set(k, { bmp, w: a.width, h: a.height }); this._drawBounds(); })
+        .catch(() => {});
+    }
+    return this.shots.get(k);
+  }
+
+  // Every node's bounds as a wireframe, scaled to fit, over the frame's
+  // screenshot when one is attached; the hovered one outlined.
   _drawBounds() {
     const cv = this.el.querySelector('.tree-bounds');
     const t = this.model && (this.model.meta.trees || [])[this.snap];
@@ -158,8 +179,12 @@ export class UiTree {
     const c = cv.getContext('2d');
     let x1 = 1, y1 = 1;
     for (const n of t.nodes) { x1 = Math.max(x1, n[3] + n[5]); y1 = Math.max(y1, n[4] + n[6]); }
+    const shot = this._shot(t);
+    if (shot) { x1 = Math.max(x1, shot.w); y1 = Math.max(y1, shot.h); }
     const k = Math.min(cv.width / x1, cv.height / y1);
     c.clearRect(0, 0, cv.width, cv.height);
+    if (shot) c.drawImage(shot.bmp, 0, 0, shot.w * k, shot.h * k);
+    cv.dataset.screenshot = shot ? 'drawn' : 'none';
     c.strokeStyle = 'rgba(139, 148, 158, 0.5)';
     c.lineWidth = 1;
     for (const n of t.nodes) c.strokeRect(n[3] * k + 0.5, n[4] * k + 0.5, n[5] * k, n[6] * k);

@@ -103,6 +103,13 @@ STROBE_API const strobe_replay_resource *strobe_replay_query_attachments(const s
 STROBE_API strobe_replay_status strobe_replay_check(const strobe_replay *r, uint32_t index,
                                                     const strobe_replay_backend *b);
 
+/* The same check for any call, with `has_content(ctx, id)` saying whether
+ * the capture holds resource id's content (1) or not (0): for readers that
+ * keep their own record of contents (the viewer's model). Pure: any thread. */
+STROBE_API strobe_replay_status strobe_replay_check_call(const strobe_capture_draw_call *call,
+                                                         int (*has_content)(void *ctx, uint64_t resource), void *ctx,
+                                                         const strobe_replay_backend *b);
+
 /* Steps through every call in order: checks it, and draws it with b->draw
  * when its status is OK. `status` (NULL, or one entry per call) receives
  * each call's status. Returns the number of calls that were not OK (0: the

@@ -52,7 +52,8 @@ typedef struct strobe_server strobe_server;
   X(PROFILE_READ, 1, "strobe_profile_read")   \
   X(PROFILE_END, 2, "strobe_profile_end")     \
   X(PROFILE_RESET, 3, "strobe_profile_reset") \
-  X(UI_TREE_REQUEST, 4, "strobe_ui_tree_request") /* requests a UI-tree snapshot into local captures; answers its status, never its nodes */
+  X(UI_TREE_REQUEST, 4, "strobe_ui_tree_request") /* requests a UI-tree snapshot into local captures; answers its status, never its nodes */ \
+  X(DEEP_CAPTURE_REQUEST, 5, "strobe_deep_capture_request") /* requests a deep capture of the next frame into local capture files; answers its status and size, never a call or a byte */
 
 typedef enum strobe_server_tool {
 #define STROBE__TOOL_BIT(id, bit, name) STROBE_TOOL_##id = 1u << (bit),

@@ -233,17 +233,25 @@ const strobe_replay_resource *strobe_replay_query_attachments(const strobe_repla
   return r ? r->att : NULL;
 }
 
-strobe_replay_status strobe_replay_check(const strobe_replay *r, uint32_t index, const strobe_replay_backend *b) {
-  if (!r || index >= r->deep.ncalls) return STROBE_REPLAY_UNSUPPORTED_KIND;
-  const strobe_capture_draw_call *c = &r->calls[index];
+strobe_replay_status strobe_replay_check_call(const strobe_capture_draw_call *c,
+                                              int (*has_content)(void *ctx, uint64_t resource), void *ctx,
+                                              const strobe_replay_backend *b) {
+  if (!c || !has_content) return STROBE_REPLAY_UNSUPPORTED_KIND;
   if (b && b->supports && !b->supports(b->ctx, c->kind)) return STROBE_REPLAY_UNSUPPORTED_KIND;
   for (uint32_t i = 0; i < c->nrefs; i++)
-    if (c->refs[i].role == STROBE_DEEP_GEOMETRY && !found(r, c->refs[i].resource)) return STROBE_REPLAY_MISSING_GEOMETRY;
+    if (c->refs[i].role == STROBE_DEEP_GEOMETRY && !has_content(ctx, c->refs[i].resource)) return STROBE_REPLAY_MISSING_GEOMETRY;
   for (uint32_t i = 0; i < c->nrefs; i++)
-    if (c->refs[i].role != STROBE_DEEP_GEOMETRY && !found(r, c->refs[i].resource)) return STROBE_REPLAY_MISSING_TEXTURE;
+    if (c->refs[i].role != STROBE_DEEP_GEOMETRY && !has_content(ctx, c->refs[i].resource)) return STROBE_REPLAY_MISSING_TEXTURE;
   for (uint32_t i = 0; i < c->nrefs; i++)
     if (c->refs[i].role == STROBE_DEEP_SURFACE && !c->has_geometry) return STROBE_REPLAY_MISSING_SURFACE_GEOMETRY;
   return STROBE_REPLAY_OK;
+}
+
+static int has_found(void *ctx, uint64_t id) { return found(ctx, id) != NULL; }
+
+strobe_replay_status strobe_replay_check(const strobe_replay *r, uint32_t index, const strobe_replay_backend *b) {
+  if (!r || index >= r->deep.ncalls) return STROBE_REPLAY_UNSUPPORTED_KIND;
+  return strobe_replay_check_call(&r->calls[index], has_found, (void *)r, b);
 }
 
 int strobe_replay_run(const strobe_replay *r, const strobe_replay_backend *b, strobe_replay_status *status) {

@@ -128,6 +128,9 @@ typedef struct strobe__consumer {
 /* Adds a consumer: it first receives every known site and live thread, then
  * events from the next drain pass on. Returns 0, STROBE_ELIMIT or STROBE_ENOMEM. */
 int strobe__consumer_add(strobe__consumer *c);
+/* Consumers taking application content (a `content` callback: capture
+ * files) added and not removed. Safe from any thread. */
+int strobe__content_consumers(void);
 /* Runs a final drain pass so the consumer has every event written before this call, then removes it. */
 void strobe__consumer_remove(strobe__consumer *c);
 /* Asks the drain thread for a pass soon. Safe from any thread, never blocks for long. */

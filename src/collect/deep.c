@@ -40,7 +40,8 @@ static void content_free(strobe__content *c) {
   free(c);
 }
 
-static int recording(void) { return (__atomic_load_n(&strobe__active, __ATOMIC_ACQUIRE) & STROBE__ACTIVE_EVENTS) != 0; }
+/* A capture file records: attachments and deep captures would have somewhere to go. */
+static int recording(void) { return strobe__content_consumers() > 0; }
 
 static int media_ok(const char *m) {
   if (!m) return 0;

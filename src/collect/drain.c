@@ -565,6 +565,10 @@ static void start_once(void) {
   pthread_attr_destroy(&attr);
 }
 
+static int g_content_consumers; /* atomic: consumers with a `content` callback (capture files) */
+
+int strobe__content_consumers(void) { return __atomic_load_n(&g_content_consumers, __ATOMIC_ACQUIRE); }
+
 int strobe__consumer_add(strobe__consumer *c) {
   pthread_once(&g_start_once, start_once);
   if (!__atomic_load_n(&g_started, __ATOMIC_ACQUIRE)) return STROBE_ENOMEM;
@@ -584,6 +588,7 @@ int strobe__consumer_add(strobe__consumer *c) {
     if (t->announced) deliver_thread(self, 1, t, t->snap_name, __atomic_load_n(&t->lost, __ATOMIC_RELAXED));
   strobe__threads_unlock();
   g_consumers[g_nconsumers++] = c;
+  if (c->content) __atomic_fetch_add(&g_content_consumers, 1, __ATOMIC_RELEASE);
   __atomic_fetch_or(&strobe__active, STROBE__ACTIVE_EVENTS, __ATOMIC_RELAXED);
   drain_unlock();
   /* The drain thread may be in its idle wait (IDLE_INTERVAL_MS, chosen when
@@ -601,6 +606,7 @@ void strobe__consumer_remove(strobe__consumer *c) {
   for (int i = 0; i < g_nconsumers; i++) {
     if (g_consumers[i] == c) {
       g_consumers[i] = g_consumers[--g_nconsumers];
+      if (c->content) __atomic_fetch_sub(&g_content_consumers, 1, __ATOMIC_RELEASE);
       break;
     }
   }

@@ -10,6 +10,9 @@
  *   GET    /api/tree            what became of UI-tree snapshot requests (strobe/tree.h): numbers only
  *   POST   /api/tree            requests a UI-tree snapshot of the next layout pass (the viewer's button);
  *                               409 when nothing records, so it would have nowhere to go
+ *   GET    /api/deep            what became of deep-capture requests (strobe/deep.h): numbers only
+ *   POST   /api/deep            requests a deep capture of the next frame (the viewer's button); 409 when no
+ *                               capture file records
  *
  * Owns: nothing beyond one request; the viewer's owner id lives in the server.
  * Must never: read or end a session the viewer did not start (in-process and
@@ -21,6 +24,7 @@
 #include <microhttpd.h>
 
 #include "strobe/record.h"
+#include "strobe/deep.h"
 #include "strobe/tree.h"
 #include "server/server_internal.h"
 
@@ -201,4 +205,34 @@ int strobe__api_tree(strobe_server *s, struct MHD_Connection *conn, const char *
   if (strcmp(method, MHD_HTTP_METHOD_GET) != 0)
     return strobe__queue_error(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method_not_allowed", "GET or POST");
   return strobe__queue_value(conn, MHD_HTTP_OK, strobe__tree_status_json());
+}
+
+json_t *strobe__deep_status_json(void) {
+  strobe_deep_status st = strobe_deep_query_status();
+  return json_pack("{s:I,s:b,s:I,s:I,s:I,s:{s:I,s:i,s:I,s:i,s:I},s:I,s:I,s:I,s:{s:i,s:i,s:i,s:I}}", "requests",
+                   (json_int_t)st.requests, "pending", st.pending, "taken", (json_int_t)st.taken, "written",
+                   (json_int_t)st.written, "unwritten", (json_int_t)st.unwritten, "last", "frame",
+                   (json_int_t)st.last_frame, "calls", (int)st.last_calls, "calls_dropped",
+                   (json_int_t)st.last_calls_dropped, "resources", (int)st.last_resources, "bytes",
+                   (json_int_t)st.last_bytes, "attachments", (json_int_t)st.attachments, "attachment_bytes",
+                   (json_int_t)st.attachment_bytes, "attachments_refused", (json_int_t)st.refused, "limits",
+                   "max_calls", (int)STROBE_DEEP_MAX_CALLS, "max_refs", (int)STROBE_DEEP_MAX_REFS,
+                   "max_deep_captures_per_capture", (int)STROBE_DEEP_MAX_FRAMES, "max_attachment_bytes",
+                   (json_int_t)STROBE_ATTACH_MAX_BYTES);
+}
+
+int strobe__api_deep(strobe_server *s, struct MHD_Connection *conn, const char *method) {
+  (void)s;
+  if (!strcmp(method, MHD_HTTP_METHOD_POST)) {
+    int rc = strobe_deep_request();
+    if (rc == STROBE_ESTATE)
+      return strobe__queue_error(conn, MHD_HTTP_CONFLICT, "nothing_recording",
+                                 "no capture file records: start recording first, a deep capture goes only into "
+                                 "local capture files");
+    if (rc) return queue_rc(conn, rc, NULL);
+    return strobe__queue_value(conn, MHD_HTTP_ACCEPTED, strobe__deep_status_json());
+  }
+  if (strcmp(method, MHD_HTTP_METHOD_GET) != 0)
+    return strobe__queue_error(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method_not_allowed", "GET or POST");
+  return strobe__queue_value(conn, MHD_HTTP_OK, strobe__deep_status_json());
 }

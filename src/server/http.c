@@ -418,6 +418,7 @@ static int route(strobe_server *s, struct MHD_Connection *conn, const char *url,
     return strobe__api_info(s, conn);
   }
   if (!strcmp(url, "/api/tree")) return strobe__api_tree(s, conn, method);
+  if (!strcmp(url, "/api/deep")) return strobe__api_deep(s, conn, method);
   if (strobe__viewer_is_asset(url, method)) return strobe__viewer_asset(conn, url);
   if (!strncmp(url, "/api/capture/", 13) && strcmp(url, "/api/capture/stream") != 0)
     return strobe__viewer_api(s, conn, url, method, rq->body, rq->len);

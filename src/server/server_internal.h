@@ -73,6 +73,9 @@ json_t *strobe__limits_json(void);
 /* What became of UI-tree snapshot requests (strobe_tree_query_status): numbers only, never a node
  * (docs/sessions.md §Content). */
 json_t *strobe__tree_status_json(void);
+/* What became of deep-capture requests and attachments (strobe_deep_query_status): numbers only, never a
+ * call, a label or a byte of content (docs/sessions.md §Content). */
+json_t *strobe__deep_status_json(void);
 
 /* >>mcp (mcp.c) */
 
@@ -184,6 +187,8 @@ int strobe__queue_value(struct MHD_Connection *conn, unsigned status, json_t *va
 int strobe__api_info(strobe_server *s, struct MHD_Connection *conn);
 /* GET /api/tree: snapshot status; POST /api/tree: request a UI-tree snapshot, then the status. */
 int strobe__api_tree(strobe_server *s, struct MHD_Connection *conn, const char *method);
+/* GET /api/deep: deep-capture status; POST /api/deep: request a deep capture of the next frame, then the status. */
+int strobe__api_deep(strobe_server *s, struct MHD_Connection *conn, const char *method);
 /* /api/sessions[/<id>[/<action>]]: id NULL for the collection; action NULL, or "reset". */
 int strobe__api_sessions(strobe_server *s, struct MHD_Connection *conn, const char *method, const char *id,
                          const char *action, const char *body, size_t len);

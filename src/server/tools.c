@@ -1,8 +1,8 @@
 /*
  * tools.c — the MCP tools that STROBE_SERVER_TOOLS lists (strobe/server.h; docs/server.md §Tools):
  * start a profiling session, read it (a report, or availability with {}),
- * reset it (docs/sessions.md §Reset), end it; request a UI-tree snapshot into the local captures and say
- * what became of it (its status and size, never its nodes: docs/sessions.md §Content); their input and
+ * reset it (docs/sessions.md §Reset), end it; request a UI-tree snapshot or a deep capture into the local captures
+ * and say what became of it (its status and size, never its nodes, calls or bytes: docs/sessions.md §Content); their input and
  * output schemas; argument validation; and the stable error names every failure carries.
  *
  * Owns: the tool schemas and the mapping from STROBE_E* codes to error names.
@@ -23,6 +23,7 @@
 #include <sys/utsname.h>
 
 #include "server/server_internal.h"
+#include "strobe/deep.h"
 #include "strobe/tree.h"
 
 /* The tools of STROBE_SERVER_TOOLS (strobe/server.h), by index. */
@@ -128,6 +129,21 @@ static const char *const k_tool_schema[] = {
     "\"outputSchema\":{\"type\":\"object\",\"anyOf\":[{\"required\":[\"requested\",\"requests\",\"pending\","
     "\"written\",\"last\"]}," ERROR_SHAPE "]},"
     "\"annotations\":{\"title\":\"Request a UI-tree snapshot\",\"readOnlyHint\":false,\"destructiveHint\":false,"
+    "\"idempotentHint\":false,\"openWorldHint\":false}}",
+
+    [TOOL_DEEP_CAPTURE_REQUEST] =
+    "{\"title\":\"Request a deep capture of the next frame\","
+    "\"description\":\"Asks the application's renderer to record its next frame's command stream (every draw call "
+    "with the resources it reads, their contents once each) and its screenshot into its local capture files, and "
+    "answers what became of requests so far: counts and the last deep capture's size (frame, calls, calls cut by the "
+    "bound, resources, content bytes). The calls and contents are application content: they never come back through "
+    "MCP; read them from the capture with `strobe calls` or replay them offline. With {\\\"request\\\": false} it "
+    "only answers the status. Fails with nothing_recording when no capture file records.\","
+    "\"inputSchema\":{\"type\":\"object\",\"properties\":{\"request\":{\"type\":\"boolean\",\"description\":"
+    "\"false: only the status (default true)\"}},\"additionalProperties\":false},"
+    "\"outputSchema\":{\"type\":\"object\",\"anyOf\":[{\"required\":[\"requested\",\"requests\",\"pending\","
+    "\"written\",\"last\"]}," ERROR_SHAPE "]},"
+    "\"annotations\":{\"title\":\"Request a deep capture\",\"readOnlyHint\":false,\"destructiveHint\":false,"
     "\"idempotentHint\":false,\"openWorldHint\":false}}",
 };
 _Static_assert(sizeof k_tool_schema / sizeof *k_tool_schema == TOOL_COUNT, "a schema for every tool");
@@ -431,7 +447,7 @@ static json_t *availability(const strobe__tool_env *env) {
                    "milliseconds since the collector's creation (monotonic, not calendar time)");
 }
 
-/* strobe_ui_tree_request's one argument: request (a boolean, default true). */
+/* strobe_ui_tree_request's and strobe_deep_capture_request's one argument: request (a boolean, default true). */
 static int parse_tree_args(json_t *args, int *request, const char **why) {
   *request = 1;
   const char *key;
@@ -456,6 +472,17 @@ static char *tree_request(int request, size_t *len) {
   return dump_result(v ? tool_value(v) : tool_error(STROBE_ENOMEM, NULL), len);
 }
 
+/* strobe_deep_capture_request, after its permission check: numbers and the error name only. */
+static char *deep_request(int request, size_t *len) {
+  int rc = request ? strobe_deep_request() : 0;
+  if (rc == STROBE_ESTATE) /* its own words: a flight recorder alone takes no deep capture */
+    return dump_result(tool_error(rc, "no capture file records: a deep capture goes only into local capture files"), len);
+  if (rc) return dump_result(tool_error(rc, NULL), len);
+  json_t *v = strobe__deep_status_json();
+  if (v) json_object_set_new(v, "requested", json_boolean(request));
+  return dump_result(v ? tool_value(v) : tool_error(STROBE_ENOMEM, NULL), len);
+}
+
 int strobe__tools_call(const strobe__tool_env *env, const char *name, json_t *args, char **result, size_t *len) {
   *result = NULL;
   *len = 0;
@@ -470,7 +497,7 @@ int strobe__tools_call(const strobe__tool_env *env, const char *name, json_t *ar
   strobe_session_desc opts;
   int request = 0;
   int rc = t == TOOL_PROFILE_START     ? strobe__parse_start_args(args, &opts, &why)
-           : t == TOOL_UI_TREE_REQUEST ? parse_tree_args(args, &request, &why)
+           : t == TOOL_UI_TREE_REQUEST || t == TOOL_DEEP_CAPTURE_REQUEST ? parse_tree_args(args, &request, &why)
                                        : parse_id_args(args, t != TOOL_PROFILE_READ, &id, &why);
   if (rc) {
     *result = dump_result(tool_error(rc, why), len);
@@ -496,6 +523,10 @@ int strobe__tools_call(const strobe__tool_env *env, const char *name, json_t *ar
   } else if (t == TOOL_UI_TREE_REQUEST) {
     strobe__mutex_unlock(&p->lock);
     *result = tree_request(request, len);
+    return 0;
+  } else if (t == TOOL_DEEP_CAPTURE_REQUEST) {
+    strobe__mutex_unlock(&p->lock);
+    *result = deep_request(request, len);
     return 0;
   } else if (t == TOOL_PROFILE_START) {
     opts.owner = env->owner;

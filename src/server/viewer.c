@@ -345,6 +345,23 @@ static int api_table(strobe__viewer *v, struct MHD_Connection *conn, const char 
   return ret;
 }
 
+/* GET /api/capture/image/<k>: an image attachment the model kept (a frame's
+ * screenshot for the deep-capture tab and the UI-tree outline; the meta's
+ * attachments[i].image is k). Local content for the local viewer only: MCP
+ * never serves it (docs/sessions.md §Content). */
+static int api_image(strobe__viewer *v, struct MHD_Connection *conn, const char *index) {
+  uint64_t gen;
+  strobe__vmodel *m = model_for(v, wants_compare(conn), &gen);
+  if (!m) return strobe__queue_error(conn, MHD_HTTP_NOT_FOUND, "no_capture", "nothing to show yet");
+  char *end = NULL;
+  unsigned long k = strtoul(index, &end, 10);
+  const strobe__vblob *x = *index && end && !*end ? strobe__vmodel_blob(m, (uint32_t)k) : NULL;
+  int ret = x ? queue_model_bytes(conn, m, x->data, x->len, x->media_type)
+              : strobe__queue_error(conn, MHD_HTTP_NOT_FOUND, "not_found", "no such image in this capture");
+  strobe__vmodel_release(m);
+  return ret;
+}
+
 static int api_recorder(strobe__viewer *v, struct MHD_Connection *conn, const char *body, size_t len) {
   json_t *args = len ? json_loadb(body, len, JSON_REJECT_DUPLICATES, NULL) : NULL;
   json_t *rec = json_object_get(args, "recording");
@@ -380,6 +397,10 @@ int strobe__viewer_api(strobe_server *s, struct MHD_Connection *conn, const char
   if (!strncmp(sub, "table/", 6)) {
     if (!get) return strobe__queue_error(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method_not_allowed", "use GET");
     return api_table(v, conn, sub + 6);
+  }
+  if (!strncmp(sub, "image/", 6)) {
+    if (!get) return strobe__queue_error(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method_not_allowed", "use GET");
+    return api_image(v, conn, sub + 6);
   }
   if (!strcmp(sub, "recorder")) {
     if (get) return queue_state(conn, v, MHD_HTTP_OK);

@@ -54,6 +54,7 @@
 #include "analyze/frame_rate.h"
 #include "analyze/gpu_frames.h"
 #include "strobe/capture.h"
+#include "strobe/replay.h"
 #include "viewer/viewer_model.h"
 #include "viewer/viewer_samples.h"
 
@@ -65,6 +66,8 @@
 #define ACTIVITY_BUCKETS 256u    /* time buckets of the activity strip (programs without frames) */
 #define ACTIVITY_MAX_THREADS 64u /* lanes of it; threads past them are counted (threads_cut) */
 #define MAX_TREES 64u            /* UI-tree snapshots kept in a model; later ones are counted (trees_cut) */
+#define MAX_DEEP_CALLS 8192u     /* draw calls of a deep capture kept in a model; more are counted (calls_cut) */
+#define MAX_ATTACHMENTS 4096u    /* attachment entries in the meta; more are counted (attachments_cut) */
 
 /* Frame kinds: the one list. The meta's `frame_kinds` names them, in this
  * order, for the viewer (docs/viewer.md). X(ENUM, name) */
@@ -263,6 +266,12 @@ typedef struct builder {
   uint64_t nelems;
   json_t *trees;             /* the UI-tree snapshots, as the meta gives them */
   strobe__vsamples vs;       /* the sampler's records (viewer_samples.h) */
+  json_t *deeps;             /* deep captures (strobe/deep.h), as the meta gives them; statuses at finish */
+  json_t *attachments;       /* every attachment record's description, as the meta gives them */
+  uint64_t deeps_cut, attachments_cut, images_cut;
+  size_t blob_bytes;         /* kept image bytes, at most STROBE__VM_MAX_BLOB_BYTES */
+  uint64_t *stored;          /* resource ids whose content the capture holds; sorted at finish */
+  uint64_t nstored, capstored;
   tmp_frame *frames;
   uint64_t nframes, capframes;
   tmp_stage *ostages;
@@ -464,6 +473,7 @@ static int pass1(builder *b) {
     if (b->stop_at != UINT64_MAX) { /* over the bound: only count what is cut */
       if (r.type == STROBE_REC_END && !r.unwound) b->spans_cut++; /* unwound ones are no spans (totals count them) */
       if (r.type == STROBE_REC_TREE) b->trees_cut++;
+      if (r.type == STROBE_REC_DEEP) b->deeps_cut++;
       continue;
     }
     nrec++;
@@ -780,8 +790,146 @@ static int fill_tree(builder *b, const strobe_capture_record *r, double now) {
   return 0;
 }
 
+/* >>content: attachments and deep captures (docs/viewer.md §Deep capture).
+ * An attachment's description goes into the meta; a PNG's bytes are kept
+ * for the thumbnail (bounded); a deep capture's calls go into the meta as
+ * [seq, kind, pipeline, pass, vertex_first, vertex_count, instance_first,
+ * instance_count, bounds|null, clip|null, [[resource, role]...], status],
+ * the status set at finish, when every stored content is known. */
+static int fill_attachment(builder *b, const strobe_capture_record *r, double now) {
+  const strobe_capture_attachment *a = r->attachment;
+  if (a->state == STROBE_CAPTURE_ATTACH_STORED) {
+    if (b->nstored == b->capstored) {
+      uint64_t cap = b->capstored ? b->capstored * 2 : 64;
+      uint64_t *p = realloc(b->stored, cap * sizeof *p);
+      if (!p) return STROBE_ENOMEM;
+      b->stored = p;
+      b->capstored = cap;
+    }
+    b->stored[b->nstored++] = a->resource;
+  }
+  if (json_array_size(b->attachments) >= MAX_ATTACHMENTS) {
+    b->attachments_cut++;
+    return 0;
+  }
+  json_t *image = json_null();
+  if (a->bytes && !strcmp(a->media_type, "image/png")) {
+    strobe__vmodel *m = b->m;
+    if (m->nblobs < STROBE__VM_MAX_BLOBS && b->blob_bytes + a->size <= STROBE__VM_MAX_BLOB_BYTES) {
+      strobe__vblob *x = &m->blobs[m->nblobs];
+      x->data = malloc((size_t)a->size);
+      if (!x->data) return STROBE_ENOMEM;
+      memcpy(x->data, a->bytes, (size_t)a->size);
+      x->len = (size_t)a->size;
+      snprintf(x->media_type, sizeof x->media_type, "%s", a->media_type);
+      b->blob_bytes += x->len;
+      image = json_integer(m->nblobs++);
+    } else {
+      b->images_cut++;
+    }
+  }
+  char id[24];
+  snprintf(id, sizeof id, "%016llx", (unsigned long long)a->resource);
+  static const char *const states[] = {"stored", "earlier", "cut"};
+  json_t *o = json_pack("{s:I,s:s,s:f,s:s,s:i,s:i,s:I,s:s,s:o}", "frame", (json_int_t)a->frame, "resource", id, "time",
+                        now, "media_type", a->media_type, "width", (int)a->width, "height", (int)a->height, "bytes",
+                        (json_int_t)a->size, "state", states[a->state], "image", image);
+  if (!o || json_array_append_new(b->attachments, o)) return STROBE_ENOMEM;
+  return 0;
+}
+
+static int fill_deep(builder *b, const strobe_capture_record *r, double now) {
+  const strobe_capture_deep *d = r->deep;
+  if (json_array_size(b->deeps) >= STROBE_DEEP_MAX_FRAMES) {
+    b->deeps_cut++;
+    return 0;
+  }
+  uint32_t keep = d->ncalls < MAX_DEEP_CALLS ? d->ncalls : MAX_DEEP_CALLS;
+  json_t *calls = json_array();
+  for (uint32_t i = 0; calls && i < keep; i++) {
+    const strobe_capture_draw_call *c = &d->calls[i];
+    json_t *refs = json_array();
+    for (uint32_t k = 0; refs && k < c->nrefs; k++) {
+      char id[24];
+      snprintf(id, sizeof id, "%016llx", (unsigned long long)c->refs[k].resource);
+      json_array_append_new(refs, json_pack("[s,i]", id, (int)c->refs[k].role));
+    }
+    json_t *bounds = c->has_geometry ? json_pack("[f,f,f,f]", (double)c->bounds[0], (double)c->bounds[1],
+                                                 (double)c->bounds[2], (double)c->bounds[3])
+                                     : json_null();
+    json_t *clip = c->has_geometry ? json_pack("[f,f,f,f]", (double)c->clip[0], (double)c->clip[1], (double)c->clip[2],
+                                               (double)c->clip[3])
+                                   : json_null();
+    json_t *row = refs && bounds && clip
+                      ? json_pack("[i,s,s,s,i,i,i,i,o,o,o,s]", (int)c->seq, c->kind, c->pipeline, c->pass,
+                                  (int)c->vertex_first, (int)c->vertex_count, (int)c->instance_first,
+                                  (int)c->instance_count, bounds, clip, refs, "")
+                      : NULL;
+    if (!row || json_array_append_new(calls, row)) {
+      json_decref(calls);
+      return STROBE_ENOMEM;
+    }
+  }
+  json_t *o = calls ? json_pack("{s:I,s:I,s:f,s:I,s:I,s:o}", "frame", (json_int_t)d->frame, "seq", (json_int_t)d->seq,
+                                "time", now, "calls_dropped", (json_int_t)d->calls_dropped, "calls_cut",
+                                (json_int_t)(d->ncalls - keep), "calls", calls)
+                    : NULL;
+  if (!o || json_array_append_new(b->deeps, o)) return STROBE_ENOMEM;
+  touch_range(b, now, now);
+  return 0;
+}
+
+static int cmp_u64(const void *x, const void *y) {
+  uint64_t a = *(const uint64_t *)x, c = *(const uint64_t *)y;
+  return (a > c) - (a < c);
+}
+
+typedef struct stored_set {
+  const uint64_t *ids;
+  uint64_t n;
+} stored_set;
+
+static int is_stored(void *ctx, uint64_t id) {
+  const stored_set *s = ctx;
+  return bsearch(&id, s->ids, (size_t)s->n, sizeof id, cmp_u64) != NULL;
+}
+
+/* Every kept call's replay status (strobe/replay.h), from the contents the
+ * capture holds; kinds are the renderer's backend's to judge, not checked. */
+static int deep_statuses(builder *b) {
+  if (b->nstored) qsort(b->stored, (size_t)b->nstored, sizeof *b->stored, cmp_u64);
+  stored_set set = {b->stored, b->nstored};
+  size_t i;
+  json_t *d;
+  json_array_foreach(b->deeps, i, d) {
+    size_t k;
+    json_t *row;
+    json_array_foreach(json_object_get(d, "calls"), k, row) {
+      json_t *jr = json_array_get(row, 10);
+      strobe_draw_ref refs[STROBE_DEEP_MAX_REFS];
+      strobe_capture_draw_call c = {0};
+      c.has_geometry = !json_is_null(json_array_get(row, 8));
+      c.nrefs = (uint32_t)json_array_size(jr);
+      if (c.nrefs > STROBE_DEEP_MAX_REFS) c.nrefs = STROBE_DEEP_MAX_REFS;
+      for (uint32_t j = 0; j < c.nrefs; j++) {
+        json_t *ref = json_array_get(jr, j);
+        refs[j].resource = strtoull(json_string_value(json_array_get(ref, 0)), NULL, 16);
+        refs[j].role = (uint32_t)json_integer_value(json_array_get(ref, 1));
+      }
+      c.refs = refs;
+      c.kind = "";
+      strobe_replay_status st = strobe_replay_check_call(&c, is_stored, &set, NULL);
+      if (json_array_set_new(row, 11, json_string(strobe_replay_status_name(st)))) return STROBE_ENOMEM;
+    }
+  }
+  return 0;
+}
+
 /* One record of pass 2 into the tables. */
 static int fill_record(builder *b, const strobe_capture *c, strobe_capture_record *r) {
+  /* Attachments and deep captures belong to the capture, not a thread. */
+  if (r->type == STROBE_REC_ATTACHMENT) return fill_attachment(b, r, record_now(b, r));
+  if (r->type == STROBE_REC_DEEP) return fill_deep(b, r, record_now(b, r));
   vthread *t = &b->th[r->thread];
   double now = record_now(b, r);
   if (r->type != STROBE_REC_VALUE && r->type != STROBE_REC_CUMULATIVE && now > t->last_time) t->last_time = now;
@@ -946,6 +1094,7 @@ static int elem_by_span(const void *x, const void *y) {
 static int finish(builder *b) {
   strobe__vmodel *m = b->m;
   int rc = sort_rows(b);
+  if (!rc) rc = deep_statuses(b);
   if (rc) return rc;
   /* values: live ones, by span */
   qsort(b->vals, b->nvals, sizeof *b->vals, by_span);
@@ -1251,6 +1400,15 @@ static void meta_completeness(json_t *root, const builder *b) {
   /* The sampler's ticks, off-CPU gaps and call tree (application content, like the trees). */
   json_t *sampler = strobe__vsamples_json(&b->vs, b->cap);
   json_object_set_new(root, "sampler", sampler ? sampler : json_null());
+  /* Deep captures and attachments (application content, the same rule: docs/viewer.md §Deep capture). */
+  json_object_set_new(root, "deep", json_incref(b->deeps));
+  json_object_set_new(root, "deep_cut", json_integer((json_int_t)b->deeps_cut));
+  json_object_set_new(root, "deep_refused", json_integer((json_int_t)b->totals.deeps_dropped));
+  json_object_set_new(root, "attachments", json_incref(b->attachments));
+  json_object_set_new(root, "attachments_cut", json_integer((json_int_t)b->attachments_cut));
+  json_object_set_new(root, "attachments_cut_by_capture", json_pack("{s:I,s:I}", "count", (json_int_t)b->totals.attach_cut,
+                                                                     "bytes", (json_int_t)b->totals.attach_cut_bytes));
+  json_object_set_new(root, "images_cut", json_integer((json_int_t)b->images_cut));
   json_object_set_new(root, "max_spans", json_integer((json_int_t)b->max_spans));
   json_object_set_new(root, "frames_are", json_string(b->ops_mode     ? "pass_operations"
                                                      : b->marks_mode ? "marks"
@@ -1462,6 +1620,9 @@ static void builder_free(builder *b) {
   free(b->elems);
   json_decref(b->trees);
   strobe__vsamples_free(&b->vs);
+  json_decref(b->deeps);
+  json_decref(b->attachments);
+  free(b->stored);
   free(b->frames);
   free(b->ostages);
   free(b->ocounters);
@@ -1506,7 +1667,9 @@ static int prepare_pass2(builder *b) {
     return STROBE_ENOMEM;
   b->elems = malloc(((size_t)b->n_elements + 1) * sizeof *b->elems);
   b->trees = json_array();
-  if (!b->elems || !b->trees) return STROBE_ENOMEM;
+  b->deeps = json_array();
+  b->attachments = json_array();
+  if (!b->elems || !b->trees || !b->deeps || !b->attachments) return STROBE_ENOMEM;
   b->vals = malloc(((size_t)b->n_values + 1) * sizeof *b->vals);
   b->cums = malloc(((size_t)b->n_cumul + 1) * sizeof *b->cums);
   b->ostages = malloc(((size_t)b->n_op_stages + 1) * sizeof *b->ostages);
@@ -1569,8 +1732,13 @@ strobe__vmodel *strobe__vmodel_retain(strobe__vmodel *m) {
 void strobe__vmodel_release(strobe__vmodel *m) {
   if (!m || __atomic_sub_fetch(&m->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
   for (int i = 0; i < STROBE__VT_COUNT; i++) free(m->tables[i].data);
+  for (uint32_t i = 0; i < m->nblobs; i++) free(m->blobs[i].data);
   free(m->meta);
   free(m);
+}
+
+const strobe__vblob *strobe__vmodel_blob(const strobe__vmodel *m, uint32_t k) {
+  return m && k < m->nblobs ? &m->blobs[k] : NULL;
 }
 
 const strobe__vtable *strobe__vmodel_table(const strobe__vmodel *m, const char *name) {

@@ -32,6 +32,16 @@ typedef struct strobe__vtable {
 enum { STROBE__VT_SPANS, STROBE__VT_VALUES, STROBE__VT_CUMUL, STROBE__VT_FRAMES, STROBE__VT_SAMPLES,
        STROBE__VT_OPEN, STROBE__VT_OPSTAGES, STROBE__VT_OPCOUNTERS, STROBE__VT_ELEMENTS, STROBE__VT_COUNT };
 
+/* An image attachment the model keeps for the viewer (a frame's screenshot:
+ * docs/viewer.md §Deep capture), in the meta's `attachments` by index. */
+typedef struct strobe__vblob {
+  char media_type[72];
+  unsigned char *data; /* malloc'd */
+  size_t len;
+} strobe__vblob;
+#define STROBE__VM_MAX_BLOBS 16u            /* images kept per model; more are counted (images_cut) */
+#define STROBE__VM_MAX_BLOB_BYTES (32u << 20) /* their bytes together */
+
 typedef struct strobe__vmodel {
   int refs;            /* atomic; the model is immutable once built */
   char *meta;          /* JSON text (docs/viewer.md, "meta") */
@@ -46,6 +56,8 @@ typedef struct strobe__vmodel {
   uint64_t samples;    /* counter and gauge samples */
   double build_ms;     /* time to read the capture and build the model */
   int read_error;      /* 0, or the reader's error that ended the capture early */
+  strobe__vblob blobs[STROBE__VM_MAX_BLOBS]; /* image attachments (PNG) */
+  uint32_t nblobs;
 } strobe__vmodel;
 
 /* Where a capture comes from: a file (path) or bytes in memory (data, len). */
@@ -66,6 +78,8 @@ int strobe__vmodel_build(const strobe__vsource *src, uint32_t max_spans, uint64_
                          strobe__vmodel **out);
 strobe__vmodel *strobe__vmodel_retain(strobe__vmodel *m);
 void strobe__vmodel_release(strobe__vmodel *m); /* accepts NULL */
+/* Image attachment k (the meta's attachments[i].image), or NULL. */
+const strobe__vblob *strobe__vmodel_blob(const strobe__vmodel *m, uint32_t k);
 /* The table called `name`, or NULL. */
 const strobe__vtable *strobe__vmodel_table(const strobe__vmodel *m, const char *name);
 

@@ -41,8 +41,8 @@ test('initialize: server info, version, tools capability', async () => {
 test('tools/list: every tool with schemas and annotations', async () => {
   const { client } = await connect();
   const { tools } = await client.listTools();
-  assert.deepEqual(tools.map((t) => t.name).sort(), ['strobe_profile_end', 'strobe_profile_read', 'strobe_profile_reset', 'strobe_profile_start',
-    'strobe_ui_tree_request']);
+  assert.deepEqual(tools.map((t) => t.name).sort(), ['strobe_deep_capture_request', 'strobe_profile_end', 'strobe_profile_read',
+    'strobe_profile_reset', 'strobe_profile_start', 'strobe_ui_tree_request']);
   for (const t of tools) {
     assert.equal(t.inputSchema.type, 'object');
     assert.equal(t.outputSchema.type, 'object');
@@ -65,6 +65,20 @@ test('strobe_ui_tree_request answers a status or a named error, never a node', a
   assert.equal(typeof status.structuredContent.written, 'number');
   assert.deepEqual(Object.keys(status.structuredContent.last).sort(), ['bytes', 'nodes', 'nodes_dropped']);
   const asked = await client.callTool({ name: 'strobe_ui_tree_request', arguments: {} });
+  if (asked.isError) assert.equal(asked.structuredContent.error, 'nothing_recording'); // nothing records in this application
+  else assert.equal(asked.structuredContent.requested, true);
+  await client.close();
+});
+
+test('strobe_deep_capture_request answers a status or a named error, never a call or a byte', async () => {
+  const { client } = await connect();
+  await client.listTools(); // the SDK validates the answer against the declared output schema
+  const status = await client.callTool({ name: 'strobe_deep_capture_request', arguments: { request: false } });
+  assert.ok(!status.isError);
+  assert.equal(status.structuredContent.requested, false);
+  assert.equal(typeof status.structuredContent.written, 'number');
+  assert.deepEqual(Object.keys(status.structuredContent.last).sort(), ['bytes', 'calls', 'calls_dropped', 'frame', 'resources']);
+  const asked = await client.callTool({ name: 'strobe_deep_capture_request', arguments: {} });
   if (asked.isError) assert.equal(asked.structuredContent.error, 'nothing_recording'); // nothing records in this application
   else assert.equal(asked.structuredContent.requested, true);
   await client.close();

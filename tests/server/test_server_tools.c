@@ -22,12 +22,16 @@
  *     snapshot only while a capture records (nothing_recording otherwise),
  *     and answers its status and size, never a node: no element type name,
  *     id or property name of the snapshot reaches the client
- *     (docs/sessions.md §Content).
+ *     (docs/sessions.md §Content);
+ *   - strobe_deep_capture_request (and POST /api/deep) likewise for a deep
+ *     capture: only while a capture file records, its frame, calls,
+ *     resources and bytes as numbers, never a label, an id or a byte.
  */
 #include <pthread.h>
 
 #include "server_test.h"
 #include "strobe/record.h"
+#include "strobe/deep.h"
 #include "strobe/tree.h"
 
 static strobe_collector *g_c;
@@ -644,6 +648,63 @@ static void test_ui_tree_request(void) {
   unlink(path);
 }
 
+/* strobe_deep_capture_request: a request, its status and size, never a call, a label or a byte. */
+static void test_deep_capture_request(void) {
+  strobe_server *s = tools_fixture(1);
+  char sid[80];
+  t_mcp_init(s, sid);
+  json_t *r = t_call(s, sid, "strobe_deep_capture_request", "{}");
+  CHECK_TOOL_ERROR(r, "nothing_recording"); /* no capture file: the deep capture would have nowhere to go */
+  json_decref(r);
+  r = t_call(s, sid, "strobe_deep_capture_request", "{\"request\":\"yes\"}");
+  CHECK_TOOL_ERROR(r, "invalid_arguments");
+  json_decref(r);
+  cli_http_response h = t_req(s, "POST", "/api/deep", AUTH JSON_CT, "{}");
+  CHECK_EQ_INT(h.status, 409);
+  cli_http_response_free(&h);
+
+  char path[64];
+  REQUIRE(fx_temp_file(path, sizeof path, "mcpdeep") == 0);
+  strobe_recorder *rec;
+  REQUIRE_EQ_INT(strobe_record_start(&(strobe_record_desc){.path = path}, &rec), 0);
+  r = t_call(s, sid, "strobe_deep_capture_request", "{}");
+  REQUIRE_TOOL_OK(r);
+  CHECK(json_is_true(json_object_get(t_sc(r), "requested")));
+  CHECK(json_is_true(json_object_get(t_sc(r), "pending")));
+  json_decref(r);
+  /* The application's next frame: a secret-named pipeline and secret bytes. */
+  REQUIRE_EQ_INT(strobe_deep_begin(77), 1);
+  static const char secret[] = "SECRETBYTES-SECRETBYTES";
+  strobe_draw_ref ref = {0x5ec7e7, STROBE_DEEP_TEXTURE};
+  for (int i = 0; i < 3; i++) {
+    strobe_draw_call c = {"quad", "SecretPipeline", "main", 0, 4, (uint32_t)i, 1, &ref, 1, 0, {0}, {0}};
+    CHECK_EQ_INT(strobe_deep_call(&c), 0);
+    strobe_attachment a = {.resource = 0x5ec7e7, .media_type = "text/plain", .bytes = secret, .size = sizeof secret};
+    CHECK(strobe_deep_resource(&a) >= 0);
+  }
+  CHECK_EQ_INT(strobe_deep_end(), 3);
+  strobe_record_flush(rec);
+  r = t_call(s, sid, "strobe_deep_capture_request", "{\"request\":false}");
+  REQUIRE_TOOL_OK(r);
+  json_t *sc = t_sc(r);
+  CHECK(json_is_false(json_object_get(sc, "requested")));
+  CHECK(json_is_false(json_object_get(sc, "pending")));
+  CHECK_EQ_INT(json_integer_value(json_object_get(sc, "written")), 1);
+  json_t *last = json_object_get(sc, "last");
+  CHECK_EQ_INT(json_integer_value(json_object_get(last, "frame")), 77);
+  CHECK_EQ_INT(json_integer_value(json_object_get(last, "calls")), 3);
+  CHECK_EQ_INT(json_integer_value(json_object_get(last, "resources")), 1);
+  CHECK_EQ_INT(json_integer_value(json_object_get(last, "bytes")), (long long)sizeof secret);
+  CHECK(!result_mentions(r, "SecretPipeline") && !result_mentions(r, "SECRETBYTES") && !result_mentions(r, "5ec7e7"));
+  json_decref(r);
+  h = t_req(s, "POST", "/api/deep", AUTH JSON_CT, "{}"); /* the viewer's button */
+  CHECK_EQ_INT(h.status, 202);
+  CHECK(h.body && strstr(h.body, "\"pending\":true") && !strstr(h.body, "Secret"));
+  cli_http_response_free(&h);
+  CHECK_EQ_INT(strobe_record_stop(rec), 0);
+  unlink(path);
+}
+
 #define CASES(X)  \
   X(happy_path)   \
   X(arguments)    \
@@ -656,5 +717,6 @@ static void test_ui_tree_request(void) {
   X(stop_cancels) \
   X(interned_names_withheld) \
   X(interned_names_opted_in) \
-  X(ui_tree_request)
+  X(ui_tree_request) \
+  X(deep_capture_request)
 HARNESS_MAIN(CASES)
