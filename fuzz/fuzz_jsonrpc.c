@@ -31,7 +31,7 @@ static void setup(void) {
   g_perms.tools = STROBE_TOOL_ALL;
   strobe__mcp_config cfg = {g_c, &g_perms, 4, 600};
   if (strobe__mcp_create(&cfg, &g_mcp)) abort();
-  strobe__mcp_request req = {NULL, NULL, 1000};
+  strobe__mcp_request req = {NULL, NULL, 1000, NULL};
   strobe__mcp_response resp;
   static const char init[] = "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{}}";
   strobe__mcp_handle(g_mcp, &req, init, sizeof init - 1, &resp);
@@ -70,7 +70,7 @@ static void check_reply(const strobe__mcp_response *r) {
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (!g_mcp) setup();
   uint8_t sel = size ? data[0] : 0;
-  strobe__mcp_request req = {NULL, NULL, 1000};
+  strobe__mcp_request req = {NULL, NULL, 1000, NULL};
   if (sel & 1)
     req.session_id = g_sid;
   else if (sel & 2)

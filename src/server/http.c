@@ -377,7 +377,7 @@ typedef struct request {
 static int route_mcp(strobe_server *s, struct MHD_Connection *conn, const char *method, request *rq) {
   strobe__mcp_request mr = {MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Mcp-Session-Id"),
                             MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "MCP-Protocol-Version"),
-                            strobe__mono_ms()};
+                            strobe__mono_ms(), strobe__mono_ms};
   strobe__mcp_response resp;
   if (!strcmp(method, MHD_HTTP_METHOD_POST)) {
     const char *ct = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);

@@ -35,7 +35,8 @@ typedef struct mcp_session {
   int used;
   char id[STROBE__MCP_SID_LEN + 1];
   uint64_t owner;
-  uint64_t last_ms;
+  uint64_t last_ms; /* when its last request ended (or arrived, while one runs) */
+  uint32_t busy;    /* its requests running now: a session with one is not idle */
   char version[16];
 } mcp_session;
 
@@ -102,6 +103,10 @@ uint64_t strobe__mcp_expire(strobe__mcp *m, uint64_t now_ms) {
   for (uint32_t i = 0; i < m->cfg.max_sessions; i++) {
     mcp_session *e = &m->sessions[i];
     if (!e->used) continue;
+    if (e->busy) { /* not idle: look again once a request ending now could have expired */
+      if (now_ms + idle_ms < next) next = now_ms + idle_ms;
+      continue;
+    }
     if (now_ms >= e->last_ms + idle_ms) {
       end_session(m, e);
       m->expired++;
@@ -403,7 +408,8 @@ static void initialize(strobe__mcp *m, const strobe__mcp_request *req, json_t *i
 
 /* Everything but initialize belongs to an initialized session: finds the
  * caller's (a copy in *sess: the methods run without the table lock) and
- * marks it used now. Answers when there is none, and notifications. */
+ * marks it used now and, for a method, busy. Answers when there is none, and
+ * notifications. */
 static int caller_session(strobe__mcp *m, const strobe__mcp_request *req, json_t *id, mcp_session *sess,
                           strobe__mcp_response *resp) {
   if (!req->session_id) {
@@ -414,6 +420,7 @@ static int caller_session(strobe__mcp *m, const strobe__mcp_request *req, json_t
   mcp_session *e = find_session(m, req->session_id);
   if (e) {
     e->last_ms = req->now_ms;
+    if (id) e->busy++; /* a method runs, until request_ended */
     *sess = *e;
   }
   strobe__mutex_unlock(&m->lock);
@@ -426,6 +433,22 @@ static int caller_session(strobe__mcp *m, const strobe__mcp_request *req, json_t
     return 1;
   }
   return 0;
+}
+
+/* The end of a method caller_session let run: the session is idle from now
+ * on, not from when the request arrived, so a slow request never expires the
+ * client that waits for it (docs/server.md §MCP). The session may be gone
+ * (DELETE meanwhile): then nothing is left to mark. */
+static void request_ended(strobe__mcp *m, const strobe__mcp_request *req, uint64_t owner) {
+  uint64_t end_ms = req->clock_ms ? req->clock_ms() : req->now_ms;
+  strobe__mutex_lock(&m->lock);
+  for (uint32_t i = 0; i < m->cfg.max_sessions; i++) {
+    mcp_session *e = &m->sessions[i];
+    if (!e->used || e->owner != owner || !e->busy) continue;
+    e->busy--;
+    if (end_ms > e->last_ms) e->last_ms = end_ms;
+  }
+  strobe__mutex_unlock(&m->lock);
 }
 
 /* The methods of an initialized session: the one list. */
@@ -493,6 +516,7 @@ void strobe__mcp_handle(strobe__mcp *m, const strobe__mcp_request *req, const ch
       k_methods[k].run(m, &sess, id, params, resp);
     else
       rpc_error(resp, 200, id, -32601, "Method not found");
+    request_ended(m, req, sess.owner);
   }
   json_decref(msg);
 }

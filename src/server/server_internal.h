@@ -89,7 +89,8 @@ typedef struct strobe__mcp_config {
 typedef struct strobe__mcp_request {
   const char *session_id;       /* the Mcp-Session-Id header, or NULL */
   const char *protocol_version; /* the MCP-Protocol-Version header, or NULL (assume 2025-03-26) */
-  uint64_t now_ms;              /* monotonic; drives idle expiry */
+  uint64_t now_ms;              /* monotonic, when the request arrived; drives idle expiry */
+  uint64_t (*clock_ms)(void);   /* the same clock, read when the request ends (NULL: now_ms) */
 } strobe__mcp_request;
 
 typedef struct strobe__mcp_response {

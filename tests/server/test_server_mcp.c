@@ -290,7 +290,7 @@ static void test_direct(void) {
   strobe__mcp_config cfg = {c, &perms, 4, 600};
   strobe__mcp *m;
   REQUIRE(strobe__mcp_create(&cfg, &m) == 0);
-  strobe__mcp_request req = {NULL, NULL, 1000};
+  strobe__mcp_request req = {NULL, NULL, 1000, NULL};
   strobe__mcp_response resp;
   const char init[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{}}";
   strobe__mcp_handle(m, &req, init, sizeof init - 1, &resp);
@@ -317,11 +317,58 @@ static void test_direct(void) {
   strobe_collector_release(c);
 }
 
+/* Idle is counted from the end of a session's last request, and a session
+ * whose request is still running is never idle: the handler's end-of-request
+ * clock stands in for a tool call that outlasts the timeout, and expires the
+ * table while the call is still running. */
+static strobe__mcp *g_slow_mcp;
+static uint64_t g_slow_end_ms;
+static uint64_t g_expired_during_call;
+static uint64_t slow_request_end(void) {
+  strobe__mcp_expire(g_slow_mcp, g_slow_end_ms); /* the reaper, during the call */
+  g_expired_during_call = strobe__mcp_query(g_slow_mcp).expired;
+  return g_slow_end_ms;
+}
+
+static void test_slow_request_not_idle(void) {
+  strobe_collector *c;
+  REQUIRE(strobe_collector_create(&c) == 0);
+  strobe__perms perms = {.mcp_enabled = 1, .observe = 1, .tools = STROBE_TOOL_ALL};
+  strobe__mutex_init(&perms.lock);
+  strobe__mcp_config cfg = {c, &perms, 2, 3}; /* idle: 3 s */
+  REQUIRE(strobe__mcp_create(&cfg, &g_slow_mcp) == 0);
+  strobe__mcp_request req = {NULL, NULL, 1000, NULL};
+  strobe__mcp_response resp;
+  const char init[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{}}";
+  strobe__mcp_handle(g_slow_mcp, &req, init, sizeof init - 1, &resp);
+  REQUIRE(resp.http_status == 200);
+  char sid[STROBE__MCP_SID_LEN + 1];
+  strcpy(sid, resp.session_id);
+  strobe__mcp_response_free(&resp);
+  /* a call arriving at 2 s that ends at 9 s: 7 s in flight */
+  req = (strobe__mcp_request){sid, NULL, 2000, slow_request_end};
+  g_slow_end_ms = 9000;
+  const char ping[] = "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}";
+  strobe__mcp_handle(g_slow_mcp, &req, ping, sizeof ping - 1, &resp);
+  CHECK_EQ_INT(resp.http_status, 200);
+  strobe__mcp_response_free(&resp);
+  CHECK_EQ_INT(g_expired_during_call, 0); /* running: not idle */
+  /* 2.9 s after the call ended it is still open; at 3 s it expires */
+  CHECK_EQ_INT(strobe__mcp_expire(g_slow_mcp, 11900), 12000);
+  CHECK_EQ_INT(strobe__mcp_query(g_slow_mcp).expired, 0);
+  strobe__mcp_expire(g_slow_mcp, 12000);
+  CHECK_EQ_INT(strobe__mcp_query(g_slow_mcp).expired, 1);
+  strobe__mcp_destroy(g_slow_mcp);
+  strobe__mutex_destroy(&perms.lock);
+  strobe_collector_release(c);
+}
+
 #define CASES(X)           \
   X(initialize)            \
   X(errors)                \
   X(ids_and_notifications) \
   X(session_table)         \
   X(abandoned_client)      \
+  X(slow_request_not_idle) \
   X(direct)
 HARNESS_MAIN(CASES)
