@@ -579,7 +579,7 @@ void strobe__sampler_poll(int deliver, int final, strobe__sample_sink sink, void
   for (uint32_t i = 0; i < g_npend; i++) {
     pending r = g_pend[i];
     if (r.mono_ns > horizon) {
-      memmove(g_ips + keep_ips, ips + r.frame0, r.nframes * sizeof *ips);
+      if (r.nframes) memmove(g_ips + keep_ips, ips + r.frame0, r.nframes * sizeof *ips); /* ips: NULL when no frames */
       r.frame0 = keep_ips;
       keep_ips += r.nframes;
       g_pend[keep++] = r;
