@@ -130,11 +130,14 @@ static void read_all(const uint8_t *data, size_t size) {
   int rc;
   mapped maps = {.n = 0};
   while ((rc = strobe_capture_next(c, &rec)) == 1) {
-    int dev = rec.type == STROBE_REC_CLOCK_PAIR || rec.type == STROBE_REC_GPU_SPAN || rec.type == STROBE_REC_GPU_MARK;
+    int dev = rec.type == STROBE_REC_CLOCK_PAIR || rec.type == STROBE_REC_GPU_SPAN || rec.type == STROBE_REC_GPU_MARK ||
+              rec.type == STROBE_REC_LANE_SPAN;
     if (dev != (rec.device != NULL)) abort();
     if (rec.device) {
       sink += touch(rec.device->domain) + touch(rec.device->queue) + touch(rec.device->pass);
-      if (rec.type == STROBE_REC_GPU_SPAN && rec.device->device_end < rec.device->device_begin) abort();
+      if ((rec.type == STROBE_REC_GPU_SPAN || rec.type == STROBE_REC_LANE_SPAN) &&
+          rec.device->device_end < rec.device->device_begin)
+        abort();
       if (rec.type == STROBE_REC_CLOCK_PAIR && rec.device->host_after < rec.device->host_before) abort();
       if (rec.type != STROBE_REC_GPU_MARK)
         remember(&maps, rec.device,

@@ -414,7 +414,8 @@ export class Flame {
       const th = m.threads[lane.thread];
       const extra = th.lost ? `  ·  ${fmt.count(th.lost)} events lost` : '';
       const who = th.gpu_lane ? 'GPU queue, shaded: queue backlog (amber), polling latency (blue)'
-        : th.fiber ? 'fiber: its own scope stack, resumed on any thread' : `tid ${th.os_tid}`;
+        : th.fiber ? 'fiber: its own scope stack, resumed on any thread'
+        : th.producer_lane ? 'external producer' : `tid ${th.os_tid}`;
       c.fillText(`${lane.collapsed ? '▸' : '▾'} ${lane.name}  ·  ${who}${extra}`, 6, top + HEADER / 2);
       c.font = '11px system-ui, sans-serif';
     }

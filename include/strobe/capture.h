@@ -118,7 +118,10 @@ typedef enum strobe_capture_record_type {
                               * time */
   STROBE_REC_SWITCH = 22,    /* the sampled thread left its CPU (sample->out 1) or came back (0): sample, thread, time */
   STROBE_REC_ATTACHMENT = 23, /* an attachment (strobe/deep.h): attachment, ticks and time when it was attached */
-  STROBE_REC_DEEP = 24       /* a deep capture of one frame (strobe/deep.h): deep, ticks and time when it began */
+  STROBE_REC_DEEP = 24,      /* a deep capture of one frame (strobe/deep.h): deep, ticks and time when it began */
+  STROBE_REC_LANE_SPAN = 25  /* an external producer's span (strobe/producer.h): site, device (queue = the lane,
+                              * domain = its clock, "" for host ticks; device begin and end, raw: map them with
+                              * strobe_capture_map_device, which takes "" too); ticks = when it was recorded */
 } strobe_capture_record_type;
 
 /* A thread of a SAMPLE or SWITCH record that no THREAD block named (it never
@@ -145,21 +148,21 @@ typedef struct strobe_capture_function {
   int resolved;         /* 1 when a symbol named it */
 } strobe_capture_function;
 
-/* What a CLOCK_PAIR, GPU_SPAN or GPU_MARK record carries (docs/gpu.md,
+/* What a CLOCK_PAIR, GPU_SPAN, GPU_MARK or LANE_SPAN record carries (docs/gpu.md,
  * docs/capture-format.md DEVICE). Device times are raw: the reader maps
  * them with every pair of the capture (strobe_capture_map_device). Names
  * are owned by the capture; valid until strobe_capture_close. */
 typedef struct strobe_capture_device {
-  const char *domain;        /* CLOCK_PAIR, GPU_SPAN: the clock domain's name */
+  const char *domain;        /* CLOCK_PAIR, GPU_SPAN, LANE_SPAN: the clock domain's name ("" for a lane in host ticks) */
   double ticks_per_second;   /* CLOCK_PAIR: the domain's nominal rate */
   uint64_t device_ticks;     /* CLOCK_PAIR: the device time read */
   uint64_t host_before;      /* CLOCK_PAIR: host ticks just before the read */
   uint64_t host_after;       /* CLOCK_PAIR: host ticks just after it (the record's ticks) */
-  const char *queue;         /* GPU_SPAN: the queue lane's name */
+  const char *queue;         /* GPU_SPAN: the queue lane's name; LANE_SPAN: the producer lane's name */
   const char *pass;          /* GPU_SPAN: the pass kind; "" when none */
   uint64_t frame_id;         /* GPU_SPAN: the issuing frame (0: none); GPU_MARK: the frame */
-  uint64_t device_begin;     /* GPU_SPAN: device ticks */
-  uint64_t device_end;       /* GPU_SPAN: device ticks, >= device_begin */
+  uint64_t device_begin;     /* GPU_SPAN, LANE_SPAN: ticks of the domain */
+  uint64_t device_end;       /* GPU_SPAN, LANE_SPAN: ticks of the domain, >= device_begin */
   uint32_t instant;          /* GPU_MARK: strobe_gpu_instant (gpu.h); a newer writer's numbers are kept */
 } strobe_capture_device;
 
@@ -376,6 +379,7 @@ typedef struct strobe_capture_totals {
   uint64_t sample_addresses_cut; /* frames named "(address table full)" */
   uint32_t sample_functions;    /* functions the writer's process had named by then */
   uint32_t sample_unresolved;   /* of them, "?? object" */
+  uint64_t lane_spans;    /* LANE_SPAN records returned (strobe/producer.h) */
 } strobe_capture_totals;
 
 /* Opens a capture file and reads its header. On success *out owns the file
@@ -447,7 +451,9 @@ typedef struct strobe_capture_mapping {
  * strobe_capture_next returned <= 0, which is when to map: pairs written
  * after a span improve its mapping). The fit takes the
  * STROBE_CLOCK_FIT_PAIRS (gpu.h: 32) pairs nearest in device time, as the
- * writer's live fit would have with its window centred there. Returns 0;
+ * writer's live fit would have with its window centred there. Domain ""
+ * is the host clock (a producer lane in host ticks, strobe/producer.h):
+ * its ticks map as they are, bound 0, pairs 0. Returns 0;
  * STROBE_EINVAL (NULL argument) or STROBE_ESTATE (no pair of that domain
  * read); *out is zeroed on error. Not const: it sorts the pairs it has on
  * first use after new ones were read. */

@@ -11,6 +11,7 @@
 #include "analyze/gpu_frames.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,7 +42,17 @@ void strobe__gpu_record(strobe__gpu_data *g, const strobe_capture_record *r) {
       return;
     }
     g->spans[g->n_spans++] = (strobe__gpu_span_rec){d->domain, d->queue, d->pass, r->site, 0, d->frame_id,
-                                        d->device_begin, d->device_end, NAN, NAN, NAN};
+                                        d->device_begin, d->device_end, NAN, NAN, NAN, 0};
+  } else if (r->type == STROBE_REC_LANE_SPAN) {
+    int rc = grow((void **)&g->spans, &g->cap_spans, g->n_spans, sizeof *g->spans, STROBE__GPU_MAX_SPANS);
+    if (rc) {
+      g->spans_cut++;
+      if (rc == -2) g->failed = 1;
+      return;
+    }
+    g->spans[g->n_spans++] = (strobe__gpu_span_rec){d->domain, d->queue, "", r->site, 0, 0,
+                                        d->device_begin, d->device_end, NAN, NAN, NAN, 1};
+    g->n_lane_spans++;
   } else if (r->type == STROBE_REC_GPU_MARK) {
     int rc = grow((void **)&g->marks, &g->cap_marks, g->n_marks, sizeof *g->marks, STROBE__GPU_MAX_MARKS);
     if (rc) {
@@ -70,15 +81,26 @@ static strobe__gpu_frame_rec *frame_of(strobe__gpu_data *g, uint64_t id) {
 
 /* The group (lane or pass) named so, added when new; NULL past the bound. */
 static strobe__gpu_group *group_of(strobe__gpu_group *t, uint32_t *n, uint32_t max, uint64_t *cut, const char *domain,
-                           const char *name) {
+                           const char *name, int producer) {
   for (uint32_t i = 0; i < *n; i++)
-    if (!strcmp(t[i].name, name) && (!domain || !strcmp(t[i].domain, domain))) return &t[i];
+    if (!strcmp(t[i].name, name) && (!domain || !strcmp(t[i].domain, domain)) && t[i].producer == producer)
+      return &t[i];
   if (*n == max) {
     (*cut)++;
     return NULL;
   }
-  t[*n] = (strobe__gpu_group){domain ? domain : "", name, 0, 0, 0};
+  t[*n] = (strobe__gpu_group){domain ? domain : "", name, 0, 0, 0, producer};
   return &t[(*n)++];
+}
+
+const char *strobe__gpu_lane_title(const strobe__gpu_group *lane, char *buf, size_t cap) {
+  if (!lane->producer)
+    snprintf(buf, cap, "GPU %s/%s", lane->domain, lane->name);
+  else if (lane->domain[0])
+    snprintf(buf, cap, "producer %s [%s]", lane->name, lane->domain);
+  else
+    snprintf(buf, cap, "producer %s", lane->name);
+  return buf;
 }
 
 static void add_to(strobe__gpu_group *grp, double dur) {
@@ -96,22 +118,30 @@ void strobe__gpu_resolve(strobe__gpu_data *g, strobe_capture *c) {
     strobe__gpu_span_rec *s = &g->spans[i];
     strobe_capture_mapping b, e;
     if (strobe_capture_map_device(c, s->domain, s->begin, &b) || strobe_capture_map_device(c, s->domain, s->end, &e)) {
-      g->unmapped++;
+      if (s->producer)
+        g->lane_spans_unmapped++;
+      else
+        g->unmapped++;
       continue;
     }
     s->begin_ns = b.time_ns;
     s->end_ns = e.time_ns;
     s->bound_ns = b.bound_ns > e.bound_ns ? b.bound_ns : e.bound_ns;
-    if (s->bound_ns > g->worst_bound_ns) g->worst_bound_ns = s->bound_ns;
+    if (!s->producer && s->bound_ns > g->worst_bound_ns) g->worst_bound_ns = s->bound_ns;
   }
   for (uint32_t i = 0; i < g->n_spans; i++) {
     strobe__gpu_span_rec *s = &g->spans[i];
     double dur = s->end_ns - s->begin_ns;
-    strobe__gpu_group *lane = group_of(g->lanes, &g->n_lanes, STROBE__GPU_MAX_LANES, &g->lanes_cut, s->domain, s->queue);
+    uint32_t had = g->n_lanes;
+    strobe__gpu_group *lane =
+        group_of(g->lanes, &g->n_lanes, STROBE__GPU_MAX_LANES, &g->lanes_cut, s->domain, s->queue, s->producer);
+    if (g->n_lanes > had && s->producer) g->n_producer_lanes++;
     s->lane = lane ? (uint32_t)(lane - g->lanes) : UINT32_MAX;
     add_to(lane, dur);
-    add_to(group_of(g->passes, &g->n_passes, STROBE__GPU_MAX_PASSES, &g->passes_cut, NULL, s->pass[0] ? s->pass : "none"),
-           dur);
+    if (!s->producer)
+      add_to(group_of(g->passes, &g->n_passes, STROBE__GPU_MAX_PASSES, &g->passes_cut, NULL,
+                      s->pass[0] ? s->pass : "none", 0),
+             dur);
   }
   /* Frames: every frame id a span or a mark names. */
   uint64_t *ids = malloc(((size_t)g->n_spans + g->n_marks + 1) * sizeof *ids);

@@ -12,6 +12,7 @@
 #ifndef STROBE_ANALYZE_GPU_FRAMES_H
 #define STROBE_ANALYZE_GPU_FRAMES_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "analyze/percentile.h"
@@ -29,6 +30,8 @@ typedef struct strobe__gpu_span_rec {
   uint64_t frame_id;
   uint64_t begin, end;               /* device ticks */
   double begin_ns, end_ns, bound_ns; /* mapped by strobe__gpu_resolve; NaN when the domain has no pair */
+  int producer;                      /* 1: an external producer's span (LANE_SPAN, strobe/producer.h): on a
+                                      * producer lane, in no frame and no pass */
 } strobe__gpu_span_rec;
 
 typedef struct strobe__gpu_mark_rec {
@@ -47,10 +50,11 @@ typedef struct strobe__gpu_frame_rec {
   uint32_t violations;               /* STROBE_GPU_ORDER_* bits */
 } strobe__gpu_frame_rec;
 
-typedef struct strobe__gpu_group {           /* a queue lane or a pass kind */
-  const char *domain, *name;
+typedef struct strobe__gpu_group {           /* a queue lane, a producer lane or a pass kind */
+  const char *domain, *name;                 /* a producer lane in host ticks: domain "" */
   uint64_t spans;
   double total_ns, max_ns;
+  int producer;                              /* 1: a producer lane */
 } strobe__gpu_group;
 
 typedef struct strobe__gpu_data {
@@ -72,6 +76,11 @@ typedef struct strobe__gpu_data {
   uint64_t by_check[4];              /* violations per check: end<=submit, submit<=start, start<=end, end<=fence */
   double worst_bound_ns;
   int failed;                        /* out of memory: figures incomplete */
+  /* External producers' spans (strobe/producer.h) share the lanes and their
+   * placement, never the GPU's frames, passes or figures: */
+  uint32_t n_lane_spans;             /* of n_spans, producer spans */
+  uint32_t n_producer_lanes;         /* of n_lanes, producer lanes (after strobe__gpu_resolve) */
+  uint64_t lane_spans_unmapped;      /* producer spans whose domain has no calibration pair (not in unmapped) */
 } strobe__gpu_data;
 
 /* The three below are exported from libstrobe.so (not API) because
@@ -81,8 +90,16 @@ STROBE_API void strobe__gpu_record(strobe__gpu_data *g, const strobe_capture_rec
 /* Once the capture is read: maps the spans, builds the frames, lanes,
  * passes and distributions. */
 STROBE_API void strobe__gpu_resolve(strobe__gpu_data *g, strobe_capture *c);
-/* 1 when the capture holds any GPU span or frame instant. */
-static inline int strobe__gpu_present(const strobe__gpu_data *g) { return g->n_spans + g->n_marks + g->spans_cut + g->marks_cut > 0; }
+/* 1 when the capture holds any GPU span or frame instant (producer spans are none). */
+static inline int strobe__gpu_present(const strobe__gpu_data *g) {
+  return g->n_spans - g->n_lane_spans + g->n_marks + g->spans_cut + g->marks_cut > 0;
+}
+/* 1 when it holds any lane to draw: GPU queues or external producers. */
+static inline int strobe__gpu_lanes_present(const strobe__gpu_data *g) { return strobe__gpu_present(g) || g->n_lane_spans > 0; }
+/* A lane's title, the same in every viewer and export: "GPU <domain>/<queue>"
+ * or "producer <lane>" (with " [<domain>]" for a producer lane in a clock
+ * domain). Writes at most cap bytes; returns buf. */
+STROBE_API const char *strobe__gpu_lane_title(const strobe__gpu_group *lane, char *buf, size_t cap);
 STROBE_API void strobe__gpu_free(strobe__gpu_data *g);
 
 #endif

@@ -1595,6 +1595,19 @@ static int device_entry(strobe_capture *c, uint64_t sub, strobe__cur *b, uint64_
       c->totals.gpu_marks++;
       return STROBE_REC_GPU_MARK;
     }
+    case STROBE__GPUEV_LANE_SPAN: {
+      uint64_t domain = strobe__cur_varint(b);
+      if (b->bad || domain > MAX_LABEL_ID) return STROBE_ECORRUPT;
+      if (domain && !(d->domain = label_at(c, domain))) return STROBE_ERANGE;
+      if ((r = label_operand(c, b, &d->queue)) || (r = site_operand_of(c, b, &rec->site))) return r;
+      if (!d->queue[0]) return STROBE_ERANGE; /* a span is always on a lane */
+      d->device_begin = strobe__cur_varint(b);
+      uint64_t dur = strobe__cur_varint(b);
+      if (b->bad || dur > UINT64_MAX - d->device_begin) return STROBE_ECORRUPT;
+      d->device_end = d->device_begin + dur;
+      c->totals.lane_spans++;
+      return STROBE_REC_LANE_SPAN;
+    }
     default: return 0; /* a newer kind of device entry */
   }
 }
@@ -1633,6 +1646,10 @@ int strobe_capture_map_device(strobe_capture *c, const char *domain, uint64_t de
                               strobe_capture_mapping *out) {
   if (out) memset(out, 0, sizeof *out);
   if (!c || !domain || !out) return STROBE_EINVAL;
+  if (!domain[0]) { /* the host clock: a producer lane in host ticks */
+    out->time_ns = ticks_to_ns(c, device_ticks);
+    return 0;
+  }
   rdomain *d = NULL;
   for (uint32_t i = 0; i < c->ndomains && !d; i++) {
     const char *name = label_at(c, c->domains[i].label);

@@ -547,6 +547,12 @@ static void finish_gpu(strobe__writer *w, wthread *t) {
   } else if (sub == STROBE__GPUEV_MARK && n == 1) {
     strobe__buf_varint(b, d[0]);  /* which */
     strobe__buf_varint(b, x[0]);  /* frame id */
+  } else if (sub == STROBE__GPUEV_LANE_SPAN && n == 3) {
+    strobe__buf_varint(b, d[0]);  /* domain label; 0: host ticks */
+    strobe__buf_varint(b, d[1]);  /* lane label */
+    strobe__buf_varint(b, d[2]);  /* site */
+    strobe__buf_varint(b, x[0]);  /* begin */
+    strobe__buf_varint(b, x[1] - x[0]); /* duration */
   } else {
     return;
   }

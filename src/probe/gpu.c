@@ -243,6 +243,11 @@ int strobe_clock_domain_query_stats(strobe_clock_domain dom, strobe_clock_domain
   return 0;
 }
 
+uint32_t strobe__clock_domain_label(uint32_t id) {
+  const domain *d = domain_of(id);
+  return d ? d->label : 0;
+}
+
 /* >>queues */
 int strobe_gpu_queue_create(strobe_clock_domain dom, const char *name, strobe_gpu_queue *out) {
   if (out) out->id = 0;

@@ -268,13 +268,24 @@ enum {
                            * rate = the domain's nominal ticks per second, a double */
   STROBE__GPUEV_SPAN = 2, /* head ts: when recorded. [begin | domain label] [end | queue label] [frame_id | site]
                            * [0 | pass label] */
-  STROBE__GPUEV_MARK = 3  /* head ts: the instant. [frame_id | which (strobe_gpu_instant)] */
+  STROBE__GPUEV_MARK = 3, /* head ts: the instant. [frame_id | which (strobe_gpu_instant)] */
+  STROBE__GPUEV_LANE_SPAN = 4 /* a producer span (src/probe/producer.c). head ts: when recorded.
+                               * [begin | domain label, 0 for host ticks] [end | lane label] [0 | site] */
 };
 #define STROBE__GPUEV_MAX_SLOTS 4u
 /* Writes one GPU event (head + n payload slots) into the calling thread's
  * ring, whole or not at all (a full ring counts it lost). Only while an
  * event consumer is active. */
 void strobe__emit_gpu_event(uint64_t ts, uint32_t sub, const uint64_t *words, const uint32_t *datas, uint32_t n);
+/* `count` events of sub-kind `sub` with `slots` payload slots each, in one
+ * reservation of the calling thread's ring: all written, or none (counted
+ * lost; STROBE_ELIMIT). fill(ctx, k, words, datas) gives event k's slots;
+ * it runs while the reservation is held and must not record events. Only
+ * while an event consumer is active. */
+int strobe__emit_gpu_batch(uint64_t ts, uint32_t sub, uint32_t slots, uint32_t count,
+                           void (*fill)(void *ctx, uint32_t k, uint64_t *words, uint32_t *datas), void *ctx);
+/* The capture label of declared clock domain `id` (src/probe/gpu.c); 0 for none. */
+uint32_t strobe__clock_domain_label(uint32_t id);
 /* Live GPU frames for sessions (src/probe/gpu.c): a session holds the live
  * table open while it runs (+1 at start, -1 at its end), and copies the
  * frames closed (FENCE_SEEN) since a sequence number it keeps. */

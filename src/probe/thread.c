@@ -713,6 +713,27 @@ void strobe__emit_gpu_event(uint64_t ts, uint32_t sub, const uint64_t *words, co
   if (n <= STROBE__GPUEV_MAX_SLOTS) emit_slotted(STROBE__EV_GPU, ts, sub, words, datas, n);
 }
 
+/* `count` GPU events of one sub-kind with `slots` payload slots each, in one
+ * reservation: a reader gets all of them or, when the ring is full, none
+ * (each counted lost). */
+int strobe__emit_gpu_batch(uint64_t ts, uint32_t sub, uint32_t slots, uint32_t count,
+                           void (*fill)(void *ctx, uint32_t k, uint64_t *words, uint32_t *datas), void *ctx) {
+  if (slots > STROBE__GPUEV_MAX_SLOTS || !count) return STROBE_EINVAL;
+  strobe__tstate *t = attach();
+  if (!t) return STROBE_ENOMEM;
+  strobe__event *e = reserve(t, count * (1 + slots), owed(t), ts);
+  if (!e) return STROBE_ELIMIT;
+  uint64_t w[STROBE__GPUEV_MAX_SLOTS];
+  uint32_t x[STROBE__GPUEV_MAX_SLOTS];
+  for (uint32_t k = 0; k < count; k++) {
+    fill(ctx, k, w, x);
+    put(&e, ts, STROBE__EV_GPU, sub | slots << 8);
+    for (uint32_t i = 0; i < slots; i++) put(&e, w[i], STROBE__EV_PAYLOAD, x[i]);
+  }
+  publish(t, e);
+  return 0;
+}
+
 /* >>exit
  * A thread that exits (pthread_exit, cancellation) with block scopes open
  * skipped their ENDs: they are closed as unwound, from the top down to the

@@ -553,7 +553,7 @@ static int pass1(builder *b) {
     b->frame_thread = (uint32_t)first_begin_thread;
     b->frame_thread_set = 1;
   }
-  if (strobe__gpu_present(&b->gpu) && gpu_lanes(b, c)) goto oom;
+  if (strobe__gpu_lanes_present(&b->gpu) && gpu_lanes(b, c)) goto oom;
   strobe_capture_close(c);
   return 0;
 oom:
@@ -1452,15 +1452,24 @@ static json_t *threads_json(const builder *b) {
     }
     char *const *lane = i >= b->nth_cpu && i - b->nth_cpu < b->gpu.n_lanes ? b->gpu_names[i - b->nth_cpu] : NULL;
     char gname[300];
-    if (lane) snprintf(gname, sizeof gname, "GPU %s/%s", lane[0], lane[1]);
+    int producer = lane && b->gpu.lanes[i - b->nth_cpu].producer;
+    if (lane) {
+      strobe__gpu_group g = b->gpu.lanes[i - b->nth_cpu]; /* its names were pass 1's: the copies stand in */
+      g.domain = lane[0];
+      g.name = lane[1];
+      strobe__gpu_lane_title(&g, gname, sizeof gname);
+    }
     /* fiber: a fiber's lane (strobe.h >>fibers), os_tid 0 */
     json_t *o = json_pack("{s:i,s:o,s:I,s:I,s:I,s:b,s:b,s:o}", "index", (int)i, "name",
                           jstr(lane ? gname : ct ? ct->name : ""), "os_tid", (json_int_t)(ct ? ct->os_tid : 0),
                           "events", (json_int_t)(ct ? ct->events : 0), "lost", (json_int_t)(ct ? ct->lost : 0),
                           "ended", ct ? ct->ended : 0, "fiber", !lane && ct ? ct->fiber : 0, "depths", depths);
-    /* A GPU queue lane (docs/gpu.md): drawn under the CPU threads, its spans in the host timeline. */
-    if (o && lane) json_object_set_new(o, "gpu_lane", json_pack("{s:o,s:o}", "domain", jstr(lane[0]), "queue",
-                                                                jstr(lane[1])));
+    /* A GPU queue lane (docs/gpu.md) or an external producer's lane (docs/recording.md §External producers):
+     * drawn under the CPU threads, its spans in the host timeline. */
+    if (o && lane && !producer)
+      json_object_set_new(o, "gpu_lane", json_pack("{s:o,s:o}", "domain", jstr(lane[0]), "queue", jstr(lane[1])));
+    if (o && producer)
+      json_object_set_new(o, "producer_lane", json_pack("{s:o,s:o}", "lane", jstr(lane[1]), "domain", jstr(lane[0])));
     json_array_append_new(threads, o);
   }
   return threads;
@@ -1581,7 +1590,7 @@ static json_t *gpu_json(const builder *b) {
   }
   return json_pack("{s:[s,s,s,s,s,s,s,s],s:o,s:I,s:I,s:I,s:I,s:I,s:o,s:o,s:o}", "columns", "frame_id", "cpu_end",
                    "submit", "gpu_begin", "gpu_end", "fence_seen", "bound", "violations", "frames", rows,
-                   "frames_cut", (json_int_t)(g->n_frames - n), "spans", (json_int_t)g->n_spans, "unmapped",
+                   "frames_cut", (json_int_t)(g->n_frames - n), "spans", (json_int_t)(g->n_spans - g->n_lane_spans), "unmapped",
                    (json_int_t)g->unmapped, "frames_checked", (json_int_t)g->checked, "frames_violating",
                    (json_int_t)g->violated, "queue_backlog", gap_json(&g->backlog), "polling_latency",
                    gap_json(&g->polling), "gpu_time", gap_json(&g->gpu_time));

@@ -826,6 +826,41 @@ def case_gpu():
     check(len(gprof) == 1 and len(gprof[0]["events"]) == 80, f"speedscope GPU profile {[p['name'] for p in sdoc['profiles']]}")
 
 
+def case_producer():
+    # External producers' spans (docs/recording.md §External producers): their own lane in the report,
+    # the chrome and speedscope exports, nested spans kept apart; never counted as GPU work.
+    frames = 10
+    p = capture("producer", "--producer", "--frames", str(frames))
+    j, _ = run_json("report", p)
+    check(j["gpu"] is None, f"producer spans are no GPU data: {j['gpu']}")
+    pr = j["producers"]
+    check(pr["spans"] == 2 * frames and pr["spans_unmapped"] == 0, f"producers {pr}")
+    check(pr["lanes"] == [{"domain": "", "lane": "audio", "spans": 2 * frames, "total_ns": frames * 800,
+                           "max_ns": 600}], f"producer lanes {pr['lanes']}")
+    check(run_json("report", capture("base"))[0]["producers"] is None, "no producer spans: producers is null")
+    text, _ = run("report", p)
+    check("external producers" in text and "producer audio: 20 spans" in text, text[-1500:])
+    out = os.path.join(ARGS.work, "producer.json")
+    run("export", p, "--format", "chrome", "-o", out)
+    with open(out) as f:
+        ev = json.load(f)["traceEvents"]
+    names = {e["args"]["name"]: e["tid"] for e in ev if e["ph"] == "M" and e["name"] == "thread_name"}
+    check("producer audio" in names and not any(n.startswith("GPU") for n in names), f"tracks {names}")
+    lane = [e for e in ev if e["ph"] == "X" and e["tid"] == names["producer audio"]]
+    check(len(lane) == 2 * frames and {e["cat"] for e in lane} == {"producer"}, f"lane events {lane[:3]}")
+    mix = sorted((e for e in lane if e["name"] == "mix"), key=lambda e: e["ts"])
+    dec = sorted((e for e in lane if e["name"] == "decode"), key=lambda e: e["ts"])
+    check(len(mix) == frames and all(round(e["dur"] * 1000) == 600 for e in mix), f"mix {mix[:2]}")
+    check(all(round((d["ts"] - m["ts"]) * 1000) == 100 and round(d["dur"] * 1000) == 200 for m, d in zip(mix, dec)),
+          f"decode nested in mix {mix[:1]} {dec[:1]}")
+    sout = os.path.join(ARGS.work, "producer.speedscope.json")
+    run("export", p, "--format", "speedscope", "-o", sout)
+    with open(sout) as f:
+        sdoc = json.load(f)
+    prof = [q for q in sdoc["profiles"] if q["name"] == "producer audio"]
+    check(len(prof) == 1 and len(prof[0]["events"]) == 4 * frames, f"speedscope {[q['name'] for q in sdoc['profiles']]}")
+
+
 def case_export_chrome():
     base = capture("base")
     out = os.path.join(ARGS.work, "base.json")

@@ -56,6 +56,11 @@
  * --gpu-bad K sees its fence 1000 ns before the GPU end (an order
  * violation).
  *
+ * With --producer thread 0 also records, after each frame k (ending at T),
+ * two external producer spans as src/probe/producer.c writes them
+ * (include/strobe/producer.h): "mix" from T + 100 to T + 700 and "decode"
+ * nested in it from T + 200 to T + 400, on lane "audio" in host ticks.
+ *
  * With --other-file every site is declared in "other/app.c": sites match by
  * name, file and line, so such a capture has no site in common with one
  * made without it. With --no-marks main writes no FRAME mark: a program
@@ -77,7 +82,7 @@
  *          [--ns-per-tick X] [--ops] [--stall K] [--stages] [--other-file]
  *          [--no-marks] [--interned] [--slow K:NS]... [--stage-tree]
  *          [--pass-category] [--worker-marks] [--units] [--kinds] [--ui-tree]
- *          [--gpu] [--gpu-bad K]
+ *          [--gpu] [--gpu-bad K] [--producer]
  * It must never depend on the real clock: the tests compare exact numbers.
  */
 #include <stdio.h>
@@ -118,6 +123,7 @@ typedef struct opts {
   int deep;          /* attachments in frames 4 and 9, a deep capture of frame 4 */
   int gpu;           /* GPU frames after each frame (>>gpu) */
   int gpu_bad;       /* --gpu: the frame whose fence is seen before its GPU end, -1 none */
+  int producer;      /* two producer spans after each frame (>>producer) */
 } opts;
 
 /* >>sites: ids are assigned here, in this order, from 1. */
@@ -125,8 +131,8 @@ enum { S_FRAME = 1, S_UPDATE, S_WORK, S_RENDER, S_DRAW, S_TRIANGLES, S_DRAW_CALL
        S_QUEUE, S_MARK, S_JOB, S_IO, S_ITER, S_STALLED, S_SPIKE, S_LAYOUT, S_PAINT, S_PHASE_UPDATE,
        S_MODEL_UPDATE, S_ROW_BIND, S_LAYOUT_UPDATE, S_LAYOUT_COMPUTE, S_AFTER_LAYOUT, S_TEXT_SHAPING,
        S_WORKER_MARK, S_DC_QUADS, S_DC_TEXT, S_GPU_TEXTURES, S_ROW_TYPE, S_CELL_TYPE, S_GPU_COMPOSITE,
-       S_GPU_BLUR, S_COUNT };
-enum { L_MAIN = 1, L_ROWS, L_GPU0, L_GRAPHICS, L_FILTER_GROUP }; /* label ids */
+       S_GPU_BLUR, S_MIX, S_DECODE, S_COUNT };
+enum { L_MAIN = 1, L_ROWS, L_GPU0, L_GRAPHICS, L_FILTER_GROUP, L_AUDIO }; /* label ids */
 
 static strobe_site g_sites[S_COUNT] = {
     [S_FRAME] = {"frame", NULL, NULL, "app/loop.c", "run_frame", 10, STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE, 0},
@@ -160,6 +166,8 @@ static strobe_site g_sites[S_COUNT] = {
     [S_GPU_TEXTURES] = {"gpu_memory", "textures", NULL, "app/gfx.c", "render", 180, STROBE_SITE_GAUGE, 0, STROBE_UNIT_BYTES, 0},
     [S_GPU_COMPOSITE] = {"composite", "gpu", NULL, "app/gpu.c", NULL, 220, STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE, 0},
     [S_GPU_BLUR] = {"blur", "gpu", NULL, "app/gpu.c", NULL, 230, STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE, 0},
+    [S_MIX] = {"mix", "producer", NULL, "app/audio.c", NULL, 240, STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE, 0},
+    [S_DECODE] = {"decode", "producer", NULL, "app/audio.c", NULL, 250, STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE, 0},
 };
 
 /* >>sink */
@@ -430,6 +438,18 @@ static void gpu_frame(batch *b, const opts *o, int k) {
   b->now = fence + 100;
 }
 
+/* >>producer: spans as src/probe/producer.c writes them (probe/probe.h >>gpu events). */
+static void producer_spans(batch *b) {
+  uint64_t t = b->now;
+  const uint64_t span[2][3] = {{t + 100, t + 700, S_MIX}, {t + 200, t + 400, S_DECODE}};
+  for (int i = 0; i < 2; i++) {
+    uint64_t w[3] = {span[i][0], span[i][1], 0};
+    uint32_t d[3] = {0, L_AUDIO, (uint32_t)span[i][2]};
+    gpu_event(b, t + 800, STROBE__GPUEV_LANE_SPAN, w, d, 3);
+  }
+  b->now = t + 1000;
+}
+
 static int usage(void) {
   fprintf(stderr,
           "usage: make_capture OUT [--frames N] [--grow PCT] [--spike K] [--no-footer]\n"
@@ -437,7 +457,7 @@ static int usage(void) {
           "                        [--ops] [--stall K] [--stages] [--other-file]\n"
           "                        [--no-marks] [--interned] [--slow K:NS]... [--stage-tree]\n"
           "                        [--pass-category] [--worker-marks] [--units] [--kinds] [--ui-tree] [--deep]\n"
-          "                        [--gpu] [--gpu-bad K]\n");
+          "                        [--gpu] [--gpu-bad K] [--producer]\n");
   return 2;
 }
 
@@ -469,6 +489,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--worker-marks")) o.worker_marks = 1;
     else if (!strcmp(a, "--units")) o.units = 1;
     else if (!strcmp(a, "--gpu")) o.gpu = 1;
+    else if (!strcmp(a, "--producer")) o.producer = 1;
     else if (!strcmp(a, "--gpu-bad") && more) o.gpu_bad = atoi(argv[++i]);
     else if (!strcmp(a, "--slow") && more && o.nslow < 4) {
       char *end = NULL;
@@ -507,7 +528,8 @@ int main(int argc, char **argv) {
    * --worker-marks (then every site before it is declared, the stages too). */
   int tree = o.stage_tree || o.worker_marks;
   for (uint32_t id = 1; id < S_COUNT; id++)
-    if (id >= S_GPU_COMPOSITE ? o.gpu
+    if (id >= S_MIX ? o.producer
+        : id >= S_GPU_COMPOSITE ? (o.gpu || o.producer)
         : id >= S_ROW_TYPE ? o.ui_tree
         : id >= S_DC_QUADS ? o.kinds
         : id == S_WORKER_MARK ? o.worker_marks
@@ -518,15 +540,16 @@ int main(int argc, char **argv) {
       if (o.other_file) s.file = "other/app.c"; /* sites match by name, file and line */
       strobe__writer_site(w, id, &s);
     }
-  if (o.ops || o.gpu) {
+  if (o.ops || o.gpu || o.producer) {
     strobe__writer_label(w, L_MAIN, "main");
     strobe__writer_label(w, L_ROWS, "rows");
   }
-  if (o.gpu) {
+  if (o.gpu || o.producer) { /* label ids stay contiguous */
     strobe__writer_label(w, L_GPU0, "gpu0");
     strobe__writer_label(w, L_GRAPHICS, "graphics");
     strobe__writer_label(w, L_FILTER_GROUP, "filter_group");
   }
+  if (o.producer) strobe__writer_label(w, L_AUDIO, "audio");
   strobe__writer_thread(w, 0, 1000, "main", 0);
   strobe__writer_thread(w, 1, 1001, "worker", 0);
 
@@ -539,6 +562,7 @@ int main(int argc, char **argv) {
     else
       main_frame(&m, &o, k);
     if (o.gpu) gpu_frame(&m, &o, k);
+    if (o.producer) producer_spans(&m);
     worker_job(&wk, &o, k);
     if (m.n > 3500 || wk.n > 3500 || k == o.frames - 1) {
       strobe__writer_events(w, 0, m.ev, m.n);

@@ -307,12 +307,14 @@ static void gap_json(strobe__json *j, const char *key, const strobe__dist *d) {
   strobe__json_end(j);
 }
 
+/* lanes: 0 passes, 1 GPU queue lanes, 2 producer lanes (the groups of that kind only). */
 static void groups_json(strobe__json *j, const char *key, const strobe__gpu_group *g, uint32_t n, int lanes) {
   strobe__json_array(j, key);
   for (uint32_t i = 0; i < n; i++) {
+    if (lanes && g[i].producer != (lanes == 2)) continue;
     strobe__json_object(j, NULL);
     if (lanes) strobe__json_str(j, "domain", g[i].domain);
-    strobe__json_str(j, lanes ? "queue" : "pass", g[i].name);
+    strobe__json_str(j, !lanes ? "pass" : lanes == 1 ? "queue" : "lane", g[i].name);
     strobe__json_uint(j, "spans", g[i].spans);
     strobe__json_num(j, "total_ns", g[i].total_ns, 1);
     strobe__json_num(j, "max_ns", g[i].max_ns, 1);
@@ -329,7 +331,7 @@ static void gpu_json(strobe__json *j, const report *x) {
   }
   strobe__json_object(j, "gpu");
   strobe__json_uint(j, "frames", g->n_frames);
-  strobe__json_uint(j, "spans", g->n_spans);
+  strobe__json_uint(j, "spans", g->n_spans - g->n_lane_spans);
   strobe__json_uint(j, "calibration_pairs", g->pairs);
   strobe__json_uint(j, "spans_unmapped", g->unmapped);
   strobe__json_uint(j, "spans_cut", g->spans_cut);
@@ -351,6 +353,36 @@ static void gpu_json(strobe__json *j, const report *x) {
   strobe__json_end(j);
 }
 
+/* >>producers (docs/recording.md §External producers): null when the capture holds no producer span */
+static void producers_json(strobe__json *j, const report *x) {
+  const strobe__gpu_data *g = &x->a.gpu;
+  if (!g->n_lane_spans) {
+    strobe__json_null(j, "producers");
+    return;
+  }
+  strobe__json_object(j, "producers");
+  strobe__json_uint(j, "spans", g->n_lane_spans);
+  strobe__json_uint(j, "spans_unmapped", g->lane_spans_unmapped);
+  groups_json(j, "lanes", g->lanes, g->n_lanes, 2);
+  strobe__json_end(j);
+}
+
+static void producers_text(FILE *f, const report *x) {
+  const strobe__gpu_data *g = &x->a.gpu;
+  if (!g->n_lane_spans) return;
+  fprintf(f, "\nexternal producers (docs/recording.md): %u spans on %u lanes\n", g->n_lane_spans, g->n_producer_lanes);
+  for (uint32_t i = 0; i < g->n_lanes; i++) {
+    if (!g->lanes[i].producer) continue;
+    char title[300];
+    fprintf(f, "  %s: %llu spans, total %s", strobe__gpu_lane_title(&g->lanes[i], title, sizeof title),
+            (unsigned long long)g->lanes[i].spans, cli_dur(g->lanes[i].total_ns));
+    fprintf(f, ", max %s\n", cli_dur(g->lanes[i].max_ns));
+  }
+  if (g->lane_spans_unmapped)
+    fprintf(f, "  %llu spans not mapped: their clock domain has no calibration pair in the capture\n",
+            (unsigned long long)g->lane_spans_unmapped);
+}
+
 static void gap_text(FILE *f, const char *label, const strobe__dist *d) {
   fprintf(f, "  %-32s %8zu", label, d->n);
   if (!d->n) {
@@ -369,7 +401,8 @@ static void gpu_text(FILE *f, const report *x) {
     return;
   }
   fprintf(f, "\ngpu (docs/gpu.md): %u frames, %u spans on %u lanes, %llu calibration pairs, bound up to %s\n",
-          g->n_frames, g->n_spans, g->n_lanes, (unsigned long long)g->pairs, cli_dur(g->worst_bound_ns));
+          g->n_frames, g->n_spans - g->n_lane_spans, g->n_lanes - g->n_producer_lanes, (unsigned long long)g->pairs,
+          cli_dur(g->worst_bound_ns));
   fprintf(f, "  %-32s %8s %11s %11s %11s\n", "per frame", "n", "p50", "p95", "max");
   gap_text(f, "queue backlog (GPU start-submit)", &g->backlog);
   gap_text(f, "polling latency (fence-GPU end)", &g->polling);
@@ -379,6 +412,7 @@ static void gpu_text(FILE *f, const report *x) {
           (unsigned long long)g->violated, (unsigned long long)g->checked, (unsigned long long)g->by_check[0],
           (unsigned long long)g->by_check[1], (unsigned long long)g->by_check[2], (unsigned long long)g->by_check[3]);
   for (uint32_t i = 0; i < g->n_lanes; i++) {
+    if (g->lanes[i].producer) continue; /* producers_text */
     fprintf(f, "  lane %s/%s: %llu spans, total %s", g->lanes[i].domain, g->lanes[i].name,
             (unsigned long long)g->lanes[i].spans, cli_dur(g->lanes[i].total_ns));
     fprintf(f, ", max %s\n", cli_dur(g->lanes[i].max_ns));
@@ -571,6 +605,7 @@ static void write_json(cli_output *o, report *x, const uint32_t *ids, uint32_t n
   }
   strobe__json_end(&j);
   gpu_json(&j, x);
+  producers_json(&j, x);
   cli_calls_json(&j, c); /* docs/exploration.md: what call tracing cut */
   samples_json(&j, &x->sr, &x->a, c, ids, n_ids, x->functions); /* docs/exploration.md §Sampling */
   strobe__json_end(&j);
@@ -827,6 +862,7 @@ static void write_text(cli_output *o, report *x, const uint32_t *ids, uint32_t n
   }
   ops_text(f, x);
   gpu_text(f, x);
+  producers_text(f, x);
 
   numbers_text(f, x, STROBE_SITE_COUNTER);
   numbers_text(f, x, STROBE_SITE_GAUGE);

@@ -527,17 +527,16 @@ static void gap_slice(chrome *x, const char *name, double from, double to, uint6
 
 static void write_gpu(chrome *x, strobe_capture *c) {
   strobe__gpu_data *g = &x->gpu;
-  if (!strobe__gpu_present(g)) return;
+  if (!strobe__gpu_lanes_present(g)) return;
   strobe__gpu_resolve(g, c);
   if (g->failed) x->failed = 1;
-  if (x->f->thread) { /* --thread names a CPU thread: the GPU tracks are left out, counted */
+  if (x->f->thread) { /* --thread names a CPU thread: the GPU and producer tracks are left out, counted */
     x->f->left_out += g->n_spans + g->n_frames;
     return;
   }
   for (uint32_t i = 0; i < g->n_lanes; i++) {
     char name[300];
-    snprintf(name, sizeof name, "GPU %s/%s", g->lanes[i].domain, g->lanes[i].name);
-    track_name(x, GPU_LANE_TID + i, name, GPU_LANE_TID + i);
+    track_name(x, GPU_LANE_TID + i, strobe__gpu_lane_title(&g->lanes[i], name, sizeof name), GPU_LANE_TID + i);
   }
   for (uint32_t i = 0; i < g->n_spans; i++) {
     const strobe__gpu_span_rec *s = &g->spans[i];
@@ -553,6 +552,12 @@ static void write_gpu(chrome *x, strobe_capture *c) {
     ob_milli(x->o, round_i64(s->end_ns - s->begin_ns));
     ob_str(x->o, ",\"name\":");
     ob_json_str(x->o, cs ? cs->name : "?");
+    if (s->producer) { /* an external producer's span: no pass, no frame */
+      ob_str(x->o, ",\"cat\":\"producer\",\"args\":{\"bound_ns\":");
+      ob_double(x->o, s->bound_ns);
+      ob_str(x->o, "}}");
+      continue;
+    }
     ob_str(x->o, ",\"cat\":\"gpu\",\"args\":{\"pass\":");
     ob_json_str(x->o, s->pass[0] ? s->pass : "none");
     ob_str(x->o, ",\"frame_id\":");
@@ -619,9 +624,13 @@ static void other_data(chrome *x, const cli_input *in) {
   ob_u64(o, x->values_dropped);
   ob_room(o, 200);
   ob_str(o, ",\"gpu_spans\":");
-  ob_u64(o, x->gpu.n_spans);
+  ob_u64(o, x->gpu.n_spans - x->gpu.n_lane_spans);
   ob_str(o, ",\"gpu_spans_unmapped\":");
   ob_u64(o, x->gpu.unmapped);
+  ob_str(o, ",\"producer_spans\":");
+  ob_u64(o, x->gpu.n_lane_spans);
+  ob_str(o, ",\"producer_spans_unmapped\":");
+  ob_u64(o, x->gpu.lane_spans_unmapped);
   ob_str(o, ",\"gpu_spans_not_kept\":");
   ob_u64(o, x->gpu.spans_cut + x->gpu.lanes_cut);
   ob_str(o, ",\"gpu_order_violations\":");

@@ -242,7 +242,7 @@ static void put_gpu_event(sscope *s, ob *o, char type, uint32_t site, double at_
 
 static void write_gpu_profiles(sscope *s, ob *o, strobe_capture *c, export_filter *f, int *first_profile) {
   strobe__gpu_data *g = &s->gpu;
-  if (!strobe__gpu_present(g)) return;
+  if (!strobe__gpu_lanes_present(g)) return;
   strobe__gpu_resolve(g, c);
   if (g->failed) s->failed = 1;
   if (f->thread) { /* --thread names a CPU thread */
@@ -268,7 +268,7 @@ static void write_gpu_profiles(sscope *s, ob *o, strobe_capture *c, export_filte
     if (!n) continue;
     qsort(v, n, sizeof *v, by_begin);
     char name[300];
-    snprintf(name, sizeof name, "GPU %s/%s", g->lanes[lane].domain, g->lanes[lane].name);
+    strobe__gpu_lane_title(&g->lanes[lane], name, sizeof name);
     ob_str(o, *first_profile ? "\n" : ",\n");
     *first_profile = 0;
     ob_str(o, "{\"type\":\"evented\",\"name\":");

@@ -1,0 +1,130 @@
+/*
+ * producer.c — lanes of external producers and their spans
+ * (include/strobe/producer.h, docs/recording.md §External producers).
+ *
+ * Owns: the lane table (STROBE_MAX_LANES names, copied, each with its clock
+ * domain and capture label; entries are never removed, so a handle stays
+ * valid for the process) and the process-wide counts. Spans go to captures
+ * as STROBE__GPUEV_LANE_SPAN events (probe/probe.h >>gpu events), a batch in
+ * one ring reservation, read back from the DEVICE block
+ * (docs/capture-format.md, DEVICE).
+ *
+ * Must never: write part of a batch (every span is checked first, and the
+ * ring takes all or none), block but as any event does (overflow WAIT), or
+ * hold the lane lock around a ring write.
+ */
+#include <string.h>
+
+#include "platform/invariant.h"
+#include "probe/probe.h"
+#include "strobe/producer.h"
+
+typedef struct lane {
+  char name[STROBE_LANE_NAME_MAX + 1];
+  uint32_t domain;  /* gpu.h domain id; 0: host ticks */
+  uint32_t label;   /* the name's capture label */
+} lane;
+
+static strobe__mutex g_lock = STROBE__MUTEX_INIT;
+static lane g_lanes[STROBE_MAX_LANES];
+static uint32_t g_nlanes; /* atomic (acquire) for the unlocked checks */
+static uint64_t g_spans, g_batches, g_refused, g_lost; /* atomic */
+
+static int recording(void) {
+  return (__atomic_load_n(&strobe__active, __ATOMIC_RELAXED) & STROBE__ACTIVE_EVENTS) != 0;
+}
+
+int strobe_lane_create(const strobe_lane_desc *desc, strobe_lane *out) {
+  if (out) out->id = 0;
+  if (!desc || !out) return STROBE_EINVAL;
+  if (desc->domain.id && !strobe__clock_domain_label(desc->domain.id)) return STROBE_EINVAL;
+  size_t len = strobe__label_rule_len(desc->name, STROBE_LANE_NAME_MAX, 1);
+  if (!len) return STROBE_ELABEL;
+  int rc = 0;
+  strobe__mutex_lock(&g_lock);
+  for (uint32_t i = 0; i < g_nlanes; i++) {
+    if (strcmp(g_lanes[i].name, desc->name)) continue;
+    if (g_lanes[i].domain != desc->domain.id) rc = STROBE_EBUSY;
+    else out->id = i + 1;
+    goto done;
+  }
+  if (g_nlanes == STROBE_MAX_LANES) {
+    rc = STROBE_ELIMIT;
+    goto done;
+  }
+  lane *l = &g_lanes[g_nlanes];
+  l->label = strobe__label_id(desc->name);
+  if (!l->label) {
+    rc = STROBE_ENOMEM;
+    goto done;
+  }
+  memcpy(l->name, desc->name, len);
+  l->name[len] = '\0';
+  l->domain = desc->domain.id;
+  __atomic_store_n(&g_nlanes, g_nlanes + 1, __ATOMIC_RELEASE);
+  out->id = g_nlanes;
+done:
+  strobe__mutex_unlock(&g_lock);
+  return rc;
+}
+
+static int refuse(int rc) {
+  __atomic_fetch_add(&g_refused, 1, __ATOMIC_RELAXED);
+  return rc;
+}
+
+enum { SLOTS = 3 }; /* [begin | domain] [end | lane] [0 | site] */
+
+typedef struct fill_ctx {
+  const strobe_lane_span *spans;
+  uint32_t domain, lane; /* labels */
+} fill_ctx;
+
+static void fill(void *c, uint32_t k, uint64_t *w, uint32_t *x) {
+  const fill_ctx *f = c;
+  const strobe_lane_span *s = &f->spans[k];
+  w[0] = s->begin_ticks;
+  x[0] = f->domain;
+  w[1] = s->end_ticks;
+  x[1] = f->lane;
+  w[2] = 0;
+  x[2] = __atomic_load_n(&s->site->id, __ATOMIC_ACQUIRE);
+}
+
+int strobe_lane_spans_add(strobe_lane ln, const strobe_lane_span *spans, uint32_t n) {
+  if (ln.id < 1 || ln.id > __atomic_load_n(&g_nlanes, __ATOMIC_ACQUIRE) || (!spans && n) ||
+      n > STROBE_LANE_BATCH_MAX)
+    return refuse(STROBE_EINVAL);
+  for (uint32_t i = 0; i < n; i++) {
+    const strobe_lane_span *s = &spans[i];
+    if (!s->site || s->site->kind != STROBE_SITE_SCOPE || !s->begin_ticks || s->end_ticks < s->begin_ticks)
+      return refuse(STROBE_EINVAL);
+  }
+  if (!n || !recording()) return 0;
+  strobe_desc cfg = strobe_query_desc();
+  if ((uint64_t)n * (1 + SLOTS) > cfg.ring_events / 4) return refuse(STROBE_ELIMIT);
+  for (uint32_t i = 0; i < n; i++) /* sites first: the ring write below cannot fail half-way */
+    if (!__atomic_load_n(&spans[i].site->id, __ATOMIC_ACQUIRE)) {
+      int rc = strobe_site_register(spans[i].site);
+      if (rc < 0) return refuse(rc);
+    }
+  const lane *l = &g_lanes[ln.id - 1];
+  fill_ctx ctx = {spans, l->domain ? strobe__clock_domain_label(l->domain) : 0, l->label};
+  if (strobe__emit_gpu_batch(strobe__now(), STROBE__GPUEV_LANE_SPAN, SLOTS, n, fill, &ctx)) {
+    __atomic_fetch_add(&g_lost, 1, __ATOMIC_RELAXED);
+    return STROBE_ELIMIT;
+  }
+  __atomic_fetch_add(&g_spans, n, __ATOMIC_RELAXED);
+  __atomic_fetch_add(&g_batches, 1, __ATOMIC_RELAXED);
+  return (int)n;
+}
+
+strobe_lane_stats strobe_lane_query_stats(void) {
+  strobe_lane_stats s;
+  s.lanes = __atomic_load_n(&g_nlanes, __ATOMIC_ACQUIRE);
+  s.spans = __atomic_load_n(&g_spans, __ATOMIC_RELAXED);
+  s.batches = __atomic_load_n(&g_batches, __ATOMIC_RELAXED);
+  s.batches_refused = __atomic_load_n(&g_refused, __ATOMIC_RELAXED);
+  s.batches_lost = __atomic_load_n(&g_lost, __ATOMIC_RELAXED);
+  return s;
+}
