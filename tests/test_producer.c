@@ -7,7 +7,7 @@
  * flagged as content; a batch with one bad span adds nothing (and is
  * counted refused); a batch bigger than a quarter of the ring is refused;
  * lanes are refused for bad names, another domain, and past
- * STROBE_MAX_LANES; nothing is kept while nothing records; the flight
+ * STROBE_MAX_PRODUCER_LANES; nothing is kept while nothing records; the flight
  * recorder keeps the spans too.
  */
 #include <stdio.h>
@@ -74,27 +74,24 @@ static int find(const seen *s, const char *site) {
 /* >>capture: host-tick lanes, nested spans, interned names. */
 static void test_capture_round_trip(void) {
   const char *path = case_temp_file("producer");
-  strobe_lane audio, script;
-  REQUIRE(strobe_lane_create(&(strobe_lane_desc){.name = "audio"}, &audio) == 0);
-  REQUIRE(strobe_lane_create(&(strobe_lane_desc){.name = "lua/main"}, &script) == 0);
+  strobe_producer_lane audio, script;
+  REQUIRE(strobe_producer_lane_create(&(strobe_producer_lane_desc){.name = "audio"}, &audio) == 0);
+  REQUIRE(strobe_producer_lane_create(&(strobe_producer_lane_desc){.name = "lua/main"}, &script) == 0);
   CHECK(audio.id != script.id);
   strobe_recorder *rec;
   REQUIRE(strobe_record_start(&(strobe_record_desc){.path = path}, &rec) == 0);
   static strobe_site callback = STROBE_PRODUCER_SITE("audio_callback"), mix = STROBE_PRODUCER_SITE("mix");
   uint64_t t0 = strobe_clock_now();
-  /* a callback with the mix nested inside it */
-  strobe_lane_span a[2] = {{&callback, t0 + 1000, t0 + 9000}, {&mix, t0 + 2000, t0 + 5000}};
-  CHECK_EQ_INT(strobe_lane_spans_add(audio, a, 2), 2);
   const char *fn = "update_enemies";
   strobe_site *interned = strobe_site_intern(fn, strlen(fn), "lua", STROBE_SITE_SCOPE);
   REQUIRE(interned != NULL);
-  uint64_t mono = 0;
-  {
-    strobe_clock_info ck = strobe_query_clock();
-    mono = ck.epoch_mono_ns + 1000000; /* 1 ms after the clock's epoch, as CLOCK_MONOTONIC ns */
-  }
+  strobe_clock_info ck = strobe_query_clock();
+  uint64_t mono = ck.epoch_mono_ns + 1000000; /* 1 ms after the clock's epoch, as CLOCK_MONOTONIC ns */
   uint64_t b = strobe_clock_ticks_from_mono_ns(mono), e = strobe_clock_ticks_from_mono_ns(mono + 250000);
-  CHECK_EQ_INT(strobe_lane_spans_add(script, &(strobe_lane_span){interned, b, e}, 1), 1);
+  /* one batch over two lanes: a callback with the mix nested inside it, and a script function */
+  strobe_producer_span a[3] = {
+      {audio, &callback, t0 + 1000, t0 + 9000}, {audio, &mix, t0 + 2000, t0 + 5000}, {script, interned, b, e}};
+  CHECK_EQ_INT(strobe_producer_spans_add(a, 3), 3);
   REQUIRE(strobe_record_stop(rec) == 0);
 
   seen s;
@@ -133,8 +130,8 @@ static void test_domain_lane(void) {
   strobe_clock_domain dom;
   REQUIRE(strobe_clock_domain_create(&(strobe_clock_domain_desc){.name = "replay_clock", .ticks_per_second = 1e6},
                                      &dom) == 0);
-  strobe_lane lane;
-  REQUIRE(strobe_lane_create(&(strobe_lane_desc){.name = "replay", .domain = dom}, &lane) == 0);
+  strobe_producer_lane lane;
+  REQUIRE(strobe_producer_lane_create(&(strobe_producer_lane_desc){.name = "replay", .domain = dom}, &lane) == 0);
   /* the device clock: microseconds, 5 s ahead of the host */
   double npt = strobe_clock_ticks_to_ns(1000000) / 1e6;
   uint64_t h0 = strobe_clock_now();
@@ -145,7 +142,7 @@ static void test_domain_lane(void) {
   }
   uint64_t d0 = 5000000 + (uint64_t)(strobe_clock_ticks_to_ns(h0) / 1000.0);
   static strobe_site frame = STROBE_PRODUCER_SITE("replayed_frame");
-  CHECK_EQ_INT(strobe_lane_spans_add(lane, &(strobe_lane_span){&frame, d0 + 500, d0 + 1500}, 1), 1);
+  CHECK_EQ_INT(strobe_producer_spans_add(&(strobe_producer_span){lane, &frame, d0 + 500, d0 + 1500}, 1), 1);
   REQUIRE(strobe_record_stop(rec) == 0);
   seen s;
   strobe_capture *cap;
@@ -164,27 +161,30 @@ static void test_domain_lane(void) {
 /* One bad span refuses the whole batch: nothing of it reaches the capture. */
 static void test_bad_span_adds_nothing(void) {
   const char *path = case_temp_file("producer-bad");
-  strobe_lane lane;
-  REQUIRE(strobe_lane_create(&(strobe_lane_desc){.name = "worker_lane"}, &lane) == 0);
+  strobe_producer_lane lane;
+  REQUIRE(strobe_producer_lane_create(&(strobe_producer_lane_desc){.name = "worker_lane"}, &lane) == 0);
   strobe_recorder *rec;
   REQUIRE(strobe_record_start(&(strobe_record_desc){.path = path}, &rec) == 0);
   static strobe_site ok = STROBE_PRODUCER_SITE("ok_span");
   static strobe_site value = {"not_timed", NULL, NULL, __FILE__, NULL, __LINE__, STROBE_SITE_VALUE, 0, 0, 0};
   uint64_t t0 = strobe_clock_now();
-  strobe_lane_stats before = strobe_lane_query_stats();
-  strobe_lane_span batch[5];
-  for (int i = 0; i < 5; i++) batch[i] = (strobe_lane_span){&ok, t0 + 10 * (uint64_t)i + 1, t0 + 10 * (uint64_t)i + 5};
+  strobe_producer_stats before = strobe_producer_query_stats();
+  strobe_producer_span batch[5];
+  for (int i = 0; i < 5; i++)
+    batch[i] = (strobe_producer_span){lane, &ok, t0 + 10 * (uint64_t)i + 1, t0 + 10 * (uint64_t)i + 5};
   batch[3].end_ticks = batch[3].begin_ticks - 1; /* ends before it begins */
-  CHECK_EQ_INT(strobe_lane_spans_add(lane, batch, 5), STROBE_EINVAL);
+  CHECK_EQ_INT(strobe_producer_spans_add(batch, 5), STROBE_EINVAL);
   batch[3].end_ticks = batch[3].begin_ticks + 1;
   batch[4].site = &value; /* a site that is no span */
-  CHECK_EQ_INT(strobe_lane_spans_add(lane, batch, 5), STROBE_EINVAL);
+  CHECK_EQ_INT(strobe_producer_spans_add(batch, 5), STROBE_EINVAL);
   batch[4].site = &ok;
   batch[0].begin_ticks = 0;
-  CHECK_EQ_INT(strobe_lane_spans_add(lane, batch, 5), STROBE_EINVAL);
-  CHECK_EQ_INT(strobe_lane_spans_add((strobe_lane){0}, batch + 1, 4), STROBE_EINVAL);
-  CHECK_EQ_INT(strobe_lane_spans_add(lane, batch, STROBE_LANE_BATCH_MAX + 1), STROBE_EINVAL);
-  strobe_lane_stats after = strobe_lane_query_stats();
+  CHECK_EQ_INT(strobe_producer_spans_add(batch, 5), STROBE_EINVAL);
+  batch[0].begin_ticks = t0 + 1;
+  batch[2].lane = (strobe_producer_lane){0}; /* one span on no lane */
+  CHECK_EQ_INT(strobe_producer_spans_add(batch, 5), STROBE_EINVAL);
+  CHECK_EQ_INT(strobe_producer_spans_add(batch, STROBE_PRODUCER_BATCH_MAX + 1), STROBE_EINVAL);
+  strobe_producer_stats after = strobe_producer_query_stats();
   CHECK_EQ_U64(after.batches_refused - before.batches_refused, 5);
   CHECK_EQ_U64(after.spans - before.spans, 0);
   REQUIRE(strobe_record_stop(rec) == 0);
@@ -198,16 +198,16 @@ static void test_bad_span_adds_nothing(void) {
 static void test_batch_bigger_than_ring(void) {
   REQUIRE(strobe_setup(&(strobe_desc){.ring_events = 1024}) == 0);
   const char *path = case_temp_file("producer-ring");
-  strobe_lane lane;
-  REQUIRE(strobe_lane_create(&(strobe_lane_desc){.name = "big"}, &lane) == 0);
+  strobe_producer_lane lane;
+  REQUIRE(strobe_producer_lane_create(&(strobe_producer_lane_desc){.name = "big"}, &lane) == 0);
   strobe_recorder *rec;
   REQUIRE(strobe_record_start(&(strobe_record_desc){.path = path}, &rec) == 0);
   static strobe_site sp = STROBE_PRODUCER_SITE("sp");
-  static strobe_lane_span batch[100];
+  static strobe_producer_span batch[100];
   uint64_t t0 = strobe_clock_now();
-  for (int i = 0; i < 100; i++) batch[i] = (strobe_lane_span){&sp, t0 + (uint64_t)i + 1, t0 + (uint64_t)i + 2};
-  CHECK_EQ_INT(strobe_lane_spans_add(lane, batch, 100), STROBE_ELIMIT); /* 400 events > 1024 / 4 */
-  CHECK_EQ_INT(strobe_lane_spans_add(lane, batch, 64), 64);              /* 256: fits */
+  for (int i = 0; i < 100; i++) batch[i] = (strobe_producer_span){lane, &sp, t0 + (uint64_t)i + 1, t0 + (uint64_t)i + 2};
+  CHECK_EQ_INT(strobe_producer_spans_add(batch, 100), STROBE_ELIMIT); /* 400 events > 1024 / 4 */
+  CHECK_EQ_INT(strobe_producer_spans_add(batch, 64), 64);              /* 256: fits */
   REQUIRE(strobe_record_stop(rec) == 0);
   seen s;
   read_file(path, &s, NULL);
@@ -215,43 +215,43 @@ static void test_batch_bigger_than_ring(void) {
 }
 
 static void test_lane_refusals(void) {
-  strobe_lane l = {7};
-  CHECK_EQ_INT(strobe_lane_create(&(strobe_lane_desc){.name = "has space"}, &l), STROBE_ELABEL);
+  strobe_producer_lane l = {7};
+  CHECK_EQ_INT(strobe_producer_lane_create(&(strobe_producer_lane_desc){.name = "has space"}, &l), STROBE_ELABEL);
   CHECK_EQ_INT(l.id, 0);
-  CHECK_EQ_INT(strobe_lane_create(&(strobe_lane_desc){.name = ""}, &l), STROBE_ELABEL);
-  CHECK_EQ_INT(strobe_lane_create(&(strobe_lane_desc){.name = NULL}, &l), STROBE_ELABEL);
-  char long_name[STROBE_LANE_NAME_MAX + 2];
+  CHECK_EQ_INT(strobe_producer_lane_create(&(strobe_producer_lane_desc){.name = ""}, &l), STROBE_ELABEL);
+  CHECK_EQ_INT(strobe_producer_lane_create(&(strobe_producer_lane_desc){.name = NULL}, &l), STROBE_ELABEL);
+  char long_name[STROBE_PRODUCER_LANE_NAME_MAX + 2];
   memset(long_name, 'a', sizeof long_name - 1);
   long_name[sizeof long_name - 1] = 0;
-  CHECK_EQ_INT(strobe_lane_create(&(strobe_lane_desc){.name = long_name}, &l), STROBE_ELABEL);
-  CHECK_EQ_INT(strobe_lane_create(&(strobe_lane_desc){.name = "x", .domain = {9}}, &l), STROBE_EINVAL);
-  CHECK_EQ_INT(strobe_lane_create(NULL, &l), STROBE_EINVAL);
-  strobe_lane a, b;
-  REQUIRE(strobe_lane_create(&(strobe_lane_desc){.name = "same"}, &a) == 0);
-  REQUIRE(strobe_lane_create(&(strobe_lane_desc){.name = "same"}, &b) == 0);
+  CHECK_EQ_INT(strobe_producer_lane_create(&(strobe_producer_lane_desc){.name = long_name}, &l), STROBE_ELABEL);
+  CHECK_EQ_INT(strobe_producer_lane_create(&(strobe_producer_lane_desc){.name = "x", .domain = {9}}, &l), STROBE_EINVAL);
+  CHECK_EQ_INT(strobe_producer_lane_create(NULL, &l), STROBE_EINVAL);
+  strobe_producer_lane a, b;
+  REQUIRE(strobe_producer_lane_create(&(strobe_producer_lane_desc){.name = "same"}, &a) == 0);
+  REQUIRE(strobe_producer_lane_create(&(strobe_producer_lane_desc){.name = "same"}, &b) == 0);
   CHECK_EQ_INT(a.id, b.id);
   strobe_clock_domain dom;
   REQUIRE(strobe_clock_domain_create(&(strobe_clock_domain_desc){.name = "other", .ticks_per_second = 1e3}, &dom) ==
           0);
-  CHECK_EQ_INT(strobe_lane_create(&(strobe_lane_desc){.name = "same", .domain = dom}, &b), STROBE_EBUSY);
-  uint32_t made = strobe_lane_query_stats().lanes;
+  CHECK_EQ_INT(strobe_producer_lane_create(&(strobe_producer_lane_desc){.name = "same", .domain = dom}, &b), STROBE_EBUSY);
+  uint32_t made = strobe_producer_query_stats().lanes;
   char name[16];
-  for (uint32_t i = made; i < STROBE_MAX_LANES; i++) {
+  for (uint32_t i = made; i < STROBE_MAX_PRODUCER_LANES; i++) {
     snprintf(name, sizeof name, "lane_%u", i);
-    REQUIRE(strobe_lane_create(&(strobe_lane_desc){.name = name}, &b) == 0);
+    REQUIRE(strobe_producer_lane_create(&(strobe_producer_lane_desc){.name = name}, &b) == 0);
   }
-  CHECK_EQ_INT(strobe_lane_create(&(strobe_lane_desc){.name = "one_too_many"}, &b), STROBE_ELIMIT);
+  CHECK_EQ_INT(strobe_producer_lane_create(&(strobe_producer_lane_desc){.name = "one_too_many"}, &b), STROBE_ELIMIT);
   CHECK_EQ_INT(b.id, 0);
-  CHECK_EQ_INT(strobe_lane_query_stats().lanes, STROBE_MAX_LANES);
+  CHECK_EQ_INT(strobe_producer_query_stats().lanes, STROBE_MAX_PRODUCER_LANES);
 }
 
 static void test_idle_keeps_nothing(void) {
-  strobe_lane lane;
-  REQUIRE(strobe_lane_create(&(strobe_lane_desc){.name = "idle"}, &lane) == 0);
+  strobe_producer_lane lane;
+  REQUIRE(strobe_producer_lane_create(&(strobe_producer_lane_desc){.name = "idle"}, &lane) == 0);
   static strobe_site sp = STROBE_PRODUCER_SITE("idle_span");
-  strobe_lane_stats before = strobe_lane_query_stats();
-  CHECK_EQ_INT(strobe_lane_spans_add(lane, &(strobe_lane_span){&sp, 10, 20}, 1), 0);
-  strobe_lane_stats after = strobe_lane_query_stats();
+  strobe_producer_stats before = strobe_producer_query_stats();
+  CHECK_EQ_INT(strobe_producer_spans_add(&(strobe_producer_span){lane, &sp, 10, 20}, 1), 0);
+  strobe_producer_stats after = strobe_producer_query_stats();
   CHECK_EQ_U64(after.spans, before.spans);
   CHECK_EQ_U64(after.batches, before.batches);
 }
@@ -259,13 +259,13 @@ static void test_idle_keeps_nothing(void) {
 /* The flight recorder keeps producer spans like every event: a dump holds them. */
 static void test_flight_recorder(void) {
   const char *path = case_temp_file("producer-flight");
-  strobe_lane lane;
-  REQUIRE(strobe_lane_create(&(strobe_lane_desc){.name = "flight_lane"}, &lane) == 0);
+  strobe_producer_lane lane;
+  REQUIRE(strobe_producer_lane_create(&(strobe_producer_lane_desc){.name = "flight_lane"}, &lane) == 0);
   strobe_flight_recorder *fl;
   REQUIRE(strobe_flight_recorder_start(NULL, &fl) == 0);
   static strobe_site sp = STROBE_PRODUCER_SITE("flight_span");
   uint64_t t0 = strobe_clock_now();
-  CHECK_EQ_INT(strobe_lane_spans_add(lane, &(strobe_lane_span){&sp, t0, t0 + 77}, 1), 1);
+  CHECK_EQ_INT(strobe_producer_spans_add(&(strobe_producer_span){lane, &sp, t0, t0 + 77}, 1), 1);
   REQUIRE(strobe_flight_recorder_dump(fl, path) == 0);
   REQUIRE(strobe_flight_recorder_stop(fl) == 0);
   seen s;

@@ -47,6 +47,11 @@
  * Vulkan device the demo says so once and its reports say the GPU data is
  * unavailable (null, never zero).
  *
+ * An external producer (producer_feed.c, with the server): a Python process,
+ * examples/demo/producer.py, times its own "audio callbacks" and posts them
+ * to POST /api/producer/spans, so the capture gets a lane py/audio written
+ * by another language (docs/server.md §External producers).
+ *
  * Recording runs with a chosen overflow mode (--overflow, grow by default:
  * no event is lost while a thread's ring may still double) and a loss
  * callback that says so at run time; at the end it prints what recording
@@ -98,6 +103,7 @@
 #endif
 #ifdef STROBE_DEMO_SERVER
 #include "strobe/server.h"
+#include "producer_feed.h"
 #endif
 
 #define FRAME_BUDGET_NS 16666667ull /* pace to ~60 frames a second */
@@ -521,6 +527,12 @@ int main(int argc, char **argv) {
    * (perf_event_open's inherit follows children too). */
   static sender snd;
   if (!rc && sender_spawn(&snd, o.out)) return 1;
+#ifdef STROBE_DEMO_SERVER
+  /* So is the external producer (producer_feed.h), told where the server is once it runs. */
+  producer_feed feed = {0, -1};
+  char feed_why[512] = "";
+  int feeding = !o.headless && producer_feed_spawn(&feed, STROBE_DEMO_PRODUCER_SCRIPT, feed_why, sizeof feed_why) == 0;
+#endif
   /* The sampler (docs/exploration.md §Sampling): every thread's call stacks
    * and context switches go into the capture beside the scopes, or one line
    * says why the kernel refused (nothing else changes then). */
@@ -566,6 +578,13 @@ int main(int argc, char **argv) {
     printf("viewer:       http://127.0.0.1:%u/#token=%s\n", strobe_server_query_port(server), token);
     printf("MCP endpoint: http://127.0.0.1:%u/mcp  (Authorization: Bearer <the token in %s>)\n",
            strobe_server_query_port(server), tf ? tf : "$STROBE_TOKEN");
+    /* Another process, in Python, feeds the capture a lane of its own over HTTP. */
+    if (feeding) {
+      producer_feed_connect(&feed, strobe_server_query_port(server), token);
+      printf("producer:     examples/demo/producer.py (python3) feeds the lane py/audio over POST /api/producer/spans\n");
+    } else {
+      printf("producer:     no producer lane: %s\n", feed_why);
+    }
     fflush(stdout);
   }
 #endif
@@ -744,6 +763,9 @@ int main(int argc, char **argv) {
   printf("watchdog: %llu live reads of %s: %llu caught a frame in flight, %llu a stalled one%s\n",
          (unsigned long long)wd.reads, wd.session, (unsigned long long)wd.in_flight, (unsigned long long)wd.stalled,
          wd.saved ? " (the first saved as demo-stall-read.json)" : "");
+#ifdef STROBE_DEMO_SERVER
+  producer_feed_stop(&feed); /* its last batch, while the capture still records */
+#endif
   strobe_flight_recorder_stats fs = strobe_flight_recorder_query_stats(flight);
   strobe_flight_recorder_stop(flight);
   rc = strobe_record_stop(rec);
@@ -753,6 +775,14 @@ int main(int argc, char **argv) {
     status = 1;
   }
 #ifdef STROBE_DEMO_SERVER
+  if (server) {
+    strobe_server_stats ss = strobe_server_query_stats(server);
+    if (ss.producer_batches || ss.producer_refused)
+      printf("producer: %llu spans in %llu batches over HTTP on lane py/audio, %llu batches refused "
+             "(strobe report out/demo.strobe lists the lane)\n",
+             (unsigned long long)ss.producer_spans, (unsigned long long)ss.producer_batches,
+             (unsigned long long)ss.producer_refused);
+  }
   strobe_server_stop(server);
 #endif
   printf("input: %llu edits rejected by a longjmp to the event loop; %llu scopes closed as unwound\n",

@@ -24,7 +24,7 @@
  * blocks, except that a batch waits for room in the caller's ring when
  * strobe_desc.overflow is STROBE_OVERFLOW_WAIT, as any event does.
  *
- * Cost rule: with nothing recording, strobe_lane_spans_add checks its
+ * Cost rule: with nothing recording, strobe_producer_spans_add checks its
  * arguments, makes one relaxed load and returns 0. While a capture records,
  * a span costs four ring stores; the batch takes one ring reservation.
  *
@@ -33,8 +33,8 @@
  * from strobe_site_intern for names known only at run time, which captures
  * flag as content like every interned site.
  *
- * Bounds: STROBE_MAX_LANES lanes per process (they live for the process, as
- * sites do), STROBE_LANE_BATCH_MAX spans per call.
+ * Bounds: STROBE_MAX_PRODUCER_LANES lanes per process (they live for the process, as
+ * sites do), STROBE_PRODUCER_BATCH_MAX spans per call.
  */
 #ifndef STROBE_PRODUCER_H
 #define STROBE_PRODUCER_H
@@ -48,28 +48,28 @@
 extern "C" {
 #endif
 
-#define STROBE_MAX_LANES 64          /* producer lanes per process */
-#define STROBE_LANE_BATCH_MAX 4096   /* spans per strobe_lane_spans_add call (and per HTTP batch) */
-#define STROBE_LANE_NAME_MAX 64      /* bytes of a lane name */
+#define STROBE_MAX_PRODUCER_LANES 64          /* producer lanes per process */
+#define STROBE_PRODUCER_BATCH_MAX 4096   /* spans per strobe_producer_spans_add call (and per HTTP batch) */
+#define STROBE_PRODUCER_LANE_NAME_MAX 64      /* bytes of a lane name */
 
 /* A declared lane; id 0 is "none". */
-typedef struct strobe_lane {
+typedef struct strobe_producer_lane {
   uint32_t id;
-} strobe_lane;
+} strobe_producer_lane;
 
-typedef struct strobe_lane_desc {
+typedef struct strobe_producer_lane_desc {
   const char *name;             /* 1-64 bytes of [A-Za-z0-9_./:-] ("audio", "lua/main", "replay"); copied; required */
   strobe_clock_domain domain;   /* the spans' clock: {0} (default) Strobe's host ticks, else a declared domain */
-} strobe_lane_desc;
+} strobe_producer_lane_desc;
 
 /* Declares a lane and writes its handle to *out. The same name with the
  * same domain returns the same lane. Returns 0; STROBE_EINVAL (NULL desc or
  * out, an undeclared domain), STROBE_ELABEL (the name breaks the rule),
  * STROBE_EBUSY (the name is declared with another domain), STROBE_ELIMIT
- * (STROBE_MAX_LANES declared) or STROBE_ENOMEM (the label registry is full:
+ * (STROBE_MAX_PRODUCER_LANES declared) or STROBE_ENOMEM (the label registry is full:
  * a capture could not name the lane); on error *out is {0} and nothing
  * changes. */
-STROBE_API int strobe_lane_create(const strobe_lane_desc *desc, strobe_lane *out);
+STROBE_API int strobe_producer_lane_create(const strobe_producer_lane_desc *desc, strobe_producer_lane *out);
 
 /* The initializer of a producer span's site, in static storage:
  *   static strobe_site mix = STROBE_PRODUCER_SITE("mix");
@@ -78,36 +78,37 @@ STROBE_API int strobe_lane_create(const strobe_lane_desc *desc, strobe_lane *out
   {(name), "producer", (const char *)0, __FILE__, (const char *)0, (uint32_t)__LINE__, STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE, 0}
 
 /* One finished span, timed by its producer. */
-typedef struct strobe_lane_span {
+typedef struct strobe_producer_span {
+  strobe_producer_lane lane;             /* a declared lane; its clock is the times' */
   strobe_site *site;            /* a timed kind (STROBE_SITE_SCOPE): static or from strobe_site_intern */
   uint64_t begin_ticks;         /* in the lane's clock; > 0 */
   uint64_t end_ticks;           /* in the lane's clock; >= begin_ticks */
-} strobe_lane_span;
+} strobe_producer_span;
 
-/* Records n spans on `lane`, whole or not at all: every span is checked
- * before any is written, and the batch takes one reservation in the calling
- * thread's ring, so a reader sees all of them or none. Returns n when a
- * capture records them, 0 when nothing records (then nothing is kept), or an
- * error, with nothing recorded: STROBE_EINVAL (an undeclared lane, NULL spans
- * with n > 0, n > STROBE_LANE_BATCH_MAX, a NULL site, a site of an untimed
- * kind, begin 0, end before begin), STROBE_ELIMIT (the batch needs more
- * than a quarter of the ring, strobe_desc.ring_events, or the ring is full:
- * then its events are counted lost like any event a full ring drops, and
- * the call in strobe_lane_stats.batches_lost), or a site registration error
- * (sites of earlier spans of the batch may stay registered: metadata, no
- * span). */
-STROBE_API int strobe_lane_spans_add(strobe_lane lane, const strobe_lane_span *spans, uint32_t n);
+/* Records n spans (on any lanes), whole or not at all: every span is
+ * checked before any is written, and the batch takes one reservation in the
+ * calling thread's ring, so a reader sees all of them or none. Returns n
+ * when a capture records them, 0 when nothing records (then nothing is
+ * kept), or an error, with nothing recorded: STROBE_EINVAL (NULL spans with
+ * n > 0, n > STROBE_PRODUCER_BATCH_MAX, an undeclared lane, a NULL site, a site
+ * of an untimed kind, begin 0, end before begin), STROBE_ELIMIT (the batch
+ * needs more than a quarter of the ring, strobe_desc.ring_events, or the
+ * ring is full: then its events are counted lost like any event a full ring
+ * drops, and the call in strobe_producer_stats.batches_lost), or a site
+ * registration error (sites of earlier spans of the batch may stay
+ * registered: metadata, no span). */
+STROBE_API int strobe_producer_spans_add(const strobe_producer_span *spans, uint32_t n);
 
-typedef struct strobe_lane_stats {
+typedef struct strobe_producer_stats {
   uint32_t lanes;               /* lanes declared */
   uint64_t spans;               /* spans written to the rings while something recorded */
   uint64_t batches;             /* calls that wrote them */
   uint64_t batches_refused;     /* calls refused by a check (EINVAL, ELIMIT for size, site errors) */
   uint64_t batches_lost;        /* calls whose batch a full ring dropped whole */
-} strobe_lane_stats;
+} strobe_producer_stats;
 
 /* Process-wide counts since the library loaded. */
-STROBE_API strobe_lane_stats strobe_lane_query_stats(void);
+STROBE_API strobe_producer_stats strobe_producer_query_stats(void);
 
 #ifdef __cplusplus
 }

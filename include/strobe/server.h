@@ -108,6 +108,9 @@ typedef struct strobe_server_desc {
   int observe_denied;                  /* 1: start without the Observe scope */
   int quiet;                           /* 1: print nothing to stderr (otherwise the token file's
                                           path, never the token, is printed when one is written) */
+  uint32_t producer_spans_per_second;  /* POST /api/producer/spans budget: default 100000, at most
+                                          10000000; a batch over what is left of the current
+                                          second's is refused whole (429, docs/server.md) */
 } strobe_server_desc;
 
 /* Starts the server on its own thread. On success *out is the server (stop
@@ -161,6 +164,10 @@ typedef struct strobe_server_stats {
   uint64_t connections;          /* TCP connections open now */
   uint64_t connections_timed_out; /* closed because a request was not complete within request_timeout_s */
   uint64_t connections_shed;     /* closed to stay within max_connections (oldest without a request first) */
+  uint64_t producer_batches;     /* POST /api/producer/spans batches recorded (docs/server.md §External producers) */
+  uint64_t producer_spans;       /* their spans */
+  uint64_t producer_refused;     /* batches refused whole (malformed, limits, rate, nothing recording) */
+  uint64_t producer_rate_limited; /* of them, over producer_spans_per_second */
 } strobe_server_stats;
 STROBE_API strobe_server_stats strobe_server_query_stats(const strobe_server *s);
 

@@ -2,7 +2,7 @@
  * producer.c — lanes of external producers and their spans
  * (include/strobe/producer.h, docs/recording.md §External producers).
  *
- * Owns: the lane table (STROBE_MAX_LANES names, copied, each with its clock
+ * Owns: the lane table (STROBE_MAX_PRODUCER_LANES names, copied, each with its clock
  * domain and capture label; entries are never removed, so a handle stays
  * valid for the process) and the process-wide counts. Spans go to captures
  * as STROBE__GPUEV_LANE_SPAN events (probe/probe.h >>gpu events), a batch in
@@ -20,13 +20,13 @@
 #include "strobe/producer.h"
 
 typedef struct lane {
-  char name[STROBE_LANE_NAME_MAX + 1];
+  char name[STROBE_PRODUCER_LANE_NAME_MAX + 1];
   uint32_t domain;  /* gpu.h domain id; 0: host ticks */
   uint32_t label;   /* the name's capture label */
 } lane;
 
 static strobe__mutex g_lock = STROBE__MUTEX_INIT;
-static lane g_lanes[STROBE_MAX_LANES];
+static lane g_lanes[STROBE_MAX_PRODUCER_LANES];
 static uint32_t g_nlanes; /* atomic (acquire) for the unlocked checks */
 static uint64_t g_spans, g_batches, g_refused, g_lost; /* atomic */
 
@@ -34,11 +34,11 @@ static int recording(void) {
   return (__atomic_load_n(&strobe__active, __ATOMIC_RELAXED) & STROBE__ACTIVE_EVENTS) != 0;
 }
 
-int strobe_lane_create(const strobe_lane_desc *desc, strobe_lane *out) {
+int strobe_producer_lane_create(const strobe_producer_lane_desc *desc, strobe_producer_lane *out) {
   if (out) out->id = 0;
   if (!desc || !out) return STROBE_EINVAL;
   if (desc->domain.id && !strobe__clock_domain_label(desc->domain.id)) return STROBE_EINVAL;
-  size_t len = strobe__label_rule_len(desc->name, STROBE_LANE_NAME_MAX, 1);
+  size_t len = strobe__label_rule_len(desc->name, STROBE_PRODUCER_LANE_NAME_MAX, 1);
   if (!len) return STROBE_ELABEL;
   int rc = 0;
   strobe__mutex_lock(&g_lock);
@@ -48,7 +48,7 @@ int strobe_lane_create(const strobe_lane_desc *desc, strobe_lane *out) {
     else out->id = i + 1;
     goto done;
   }
-  if (g_nlanes == STROBE_MAX_LANES) {
+  if (g_nlanes == STROBE_MAX_PRODUCER_LANES) {
     rc = STROBE_ELIMIT;
     goto done;
   }
@@ -75,29 +75,26 @@ static int refuse(int rc) {
 
 enum { SLOTS = 3 }; /* [begin | domain] [end | lane] [0 | site] */
 
-typedef struct fill_ctx {
-  const strobe_lane_span *spans;
-  uint32_t domain, lane; /* labels */
-} fill_ctx;
-
+/* Lanes are never removed, so an entry below the published count is
+ * constant: read without the lock. */
 static void fill(void *c, uint32_t k, uint64_t *w, uint32_t *x) {
-  const fill_ctx *f = c;
-  const strobe_lane_span *s = &f->spans[k];
+  const strobe_producer_span *s = &((const strobe_producer_span *)c)[k];
+  const lane *l = &g_lanes[s->lane.id - 1];
   w[0] = s->begin_ticks;
-  x[0] = f->domain;
+  x[0] = l->domain ? strobe__clock_domain_label(l->domain) : 0;
   w[1] = s->end_ticks;
-  x[1] = f->lane;
+  x[1] = l->label;
   w[2] = 0;
   x[2] = __atomic_load_n(&s->site->id, __ATOMIC_ACQUIRE);
 }
 
-int strobe_lane_spans_add(strobe_lane ln, const strobe_lane_span *spans, uint32_t n) {
-  if (ln.id < 1 || ln.id > __atomic_load_n(&g_nlanes, __ATOMIC_ACQUIRE) || (!spans && n) ||
-      n > STROBE_LANE_BATCH_MAX)
-    return refuse(STROBE_EINVAL);
+int strobe_producer_spans_add(const strobe_producer_span *spans, uint32_t n) {
+  if ((!spans && n) || n > STROBE_PRODUCER_BATCH_MAX) return refuse(STROBE_EINVAL);
+  uint32_t lanes = __atomic_load_n(&g_nlanes, __ATOMIC_ACQUIRE);
   for (uint32_t i = 0; i < n; i++) {
-    const strobe_lane_span *s = &spans[i];
-    if (!s->site || s->site->kind != STROBE_SITE_SCOPE || !s->begin_ticks || s->end_ticks < s->begin_ticks)
+    const strobe_producer_span *s = &spans[i];
+    if (s->lane.id < 1 || s->lane.id > lanes || !s->site || s->site->kind != STROBE_SITE_SCOPE || !s->begin_ticks ||
+        s->end_ticks < s->begin_ticks)
       return refuse(STROBE_EINVAL);
   }
   if (!n || !recording()) return 0;
@@ -108,9 +105,7 @@ int strobe_lane_spans_add(strobe_lane ln, const strobe_lane_span *spans, uint32_
       int rc = strobe_site_register(spans[i].site);
       if (rc < 0) return refuse(rc);
     }
-  const lane *l = &g_lanes[ln.id - 1];
-  fill_ctx ctx = {spans, l->domain ? strobe__clock_domain_label(l->domain) : 0, l->label};
-  if (strobe__emit_gpu_batch(strobe__now(), STROBE__GPUEV_LANE_SPAN, SLOTS, n, fill, &ctx)) {
+  if (strobe__emit_gpu_batch(strobe__now(), STROBE__GPUEV_LANE_SPAN, SLOTS, n, fill, (void *)spans)) {
     __atomic_fetch_add(&g_lost, 1, __ATOMIC_RELAXED);
     return STROBE_ELIMIT;
   }
@@ -119,8 +114,8 @@ int strobe_lane_spans_add(strobe_lane ln, const strobe_lane_span *spans, uint32_
   return (int)n;
 }
 
-strobe_lane_stats strobe_lane_query_stats(void) {
-  strobe_lane_stats s;
+strobe_producer_stats strobe_producer_query_stats(void) {
+  strobe_producer_stats s;
   s.lanes = __atomic_load_n(&g_nlanes, __ATOMIC_ACQUIRE);
   s.spans = __atomic_load_n(&g_spans, __ATOMIC_RELAXED);
   s.batches = __atomic_load_n(&g_batches, __ATOMIC_RELAXED);

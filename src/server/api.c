@@ -13,6 +13,7 @@
  *   GET    /api/deep            what became of deep-capture requests (strobe/deep.h): numbers only
  *   POST   /api/deep            requests a deep capture of the next frame (the viewer's button); 409 when no
  *                               capture file records
+ * (POST /api/producer/spans, an external producer's batch of spans, is producer.c's.)
  *
  * Owns: nothing beyond one request; the viewer's owner id lives in the server.
  * Must never: read or end a session the viewer did not start (in-process and
@@ -93,6 +94,11 @@ int strobe__api_info(strobe_server *s, struct MHD_Connection *conn) {
   json_object_set_new(sst, "connections", json_integer((json_int_t)st.connections));
   json_object_set_new(sst, "connections_timed_out", json_integer((json_int_t)st.connections_timed_out));
   json_object_set_new(sst, "connections_shed", json_integer((json_int_t)st.connections_shed));
+  json_object_set_new(lim, "producer_spans_per_second", json_integer((json_int_t)d.producer_spans_per_second));
+  json_object_set_new(sst, "producer_batches", json_integer((json_int_t)st.producer_batches));
+  json_object_set_new(sst, "producer_spans", json_integer((json_int_t)st.producer_spans));
+  json_object_set_new(sst, "producer_refused", json_integer((json_int_t)st.producer_refused));
+  json_object_set_new(sst, "producer_rate_limited", json_integer((json_int_t)st.producer_rate_limited));
   json_t *info = json_pack(
       "{s:o,s:o,s:{s:s,s:b,s:f,s:I},s:o,s:I,s:o,s:{s:i},s:{s:I,s:I,s:i},s:o}", "build", strobe__build_json(),
       "server", server, "clock", "source", clk.source, "invariant", clk.invariant, "ns_per_tick", clk.ns_per_tick,

@@ -419,6 +419,7 @@ static int route(strobe_server *s, struct MHD_Connection *conn, const char *url,
   }
   if (!strcmp(url, "/api/tree")) return strobe__api_tree(s, conn, method);
   if (!strcmp(url, "/api/deep")) return strobe__api_deep(s, conn, method);
+  if (!strcmp(url, "/api/producer/spans")) return strobe__api_producer(s, conn, method, rq->body, rq->len);
   if (strobe__viewer_is_asset(url, method)) return strobe__viewer_asset(conn, url);
   if (!strncmp(url, "/api/capture/", 13) && strcmp(url, "/api/capture/stream") != 0)
     return strobe__viewer_api(s, conn, url, method, rq->body, rq->len);

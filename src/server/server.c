@@ -41,6 +41,8 @@
 #define DEFAULT_MAX_MCP_SESSIONS 64u
 #define MAX_MAX_MCP_SESSIONS 1024u
 #define DEFAULT_MAX_STREAMS 2u
+#define DEFAULT_PRODUCER_RATE 100000u   /* spans per second: ~25x the demo's audio lane, far below the drain's pace */
+#define MAX_PRODUCER_RATE 10000000u
 #define MAX_MAX_STREAMS 4u                       /* leaves the other event consumers to recorders */
 #define DEFAULT_STREAM_QUEUE ((size_t)8 << 20)
 
@@ -134,10 +136,12 @@ static int resolve_desc(strobe_server *s, const strobe_server_desc *in) {
   if (!d.max_streams) d.max_streams = DEFAULT_MAX_STREAMS;
   if (!d.stream_queue_bytes) d.stream_queue_bytes = DEFAULT_STREAM_QUEUE;
   if (!d.tools) d.tools = STROBE_TOOL_ALL;
+  if (!d.producer_spans_per_second) d.producer_spans_per_second = DEFAULT_PRODUCER_RATE;
   if (d.max_body_bytes > MAX_MAX_BODY || d.max_header_bytes < MIN_MAX_HEADER || d.max_header_bytes > MAX_MAX_HEADER ||
       d.max_connections > MAX_MAX_CONNECTIONS || d.max_mcp_sessions > MAX_MAX_MCP_SESSIONS ||
       d.max_streams > MAX_MAX_STREAMS || (d.tools & ~(uint32_t)STROBE_TOOL_ALL) || d.idle_timeout_s > 86400 ||
-      d.request_timeout_s > MAX_REQUEST_TIMEOUT_S || d.mcp_idle_timeout_s > 7 * 86400)
+      d.request_timeout_s > MAX_REQUEST_TIMEOUT_S || d.mcp_idle_timeout_s > 7 * 86400 ||
+      d.producer_spans_per_second > MAX_PRODUCER_RATE)
     return STROBE_EINVAL;
   int rc = copy_list(d.allowed_origins, s->origins, &s->norigins);
   if (!rc) rc = copy_list(d.allowed_hosts, s->hosts, &s->nhosts);
@@ -307,6 +311,10 @@ strobe_server_stats strobe_server_query_stats(const strobe_server *s) {
     st.mcp_sessions_expired = mc.expired;
     st.mcp_cancelled = mc.cancelled;
   }
+  st.producer_batches = __atomic_load_n(&s->producer_batches, __ATOMIC_RELAXED);
+  st.producer_spans = __atomic_load_n(&s->producer_spans, __ATOMIC_RELAXED);
+  st.producer_refused = __atomic_load_n(&s->producer_refused, __ATOMIC_RELAXED);
+  st.producer_rate_limited = __atomic_load_n(&s->producer_rate_limited, __ATOMIC_RELAXED);
   strobe__streams_totals((strobe_server *)s, &st);
   strobe__conns_totals((strobe_server *)s, &st);
   return st;

@@ -6,6 +6,7 @@
  *   tools.c   the MCP tools (STROBE_SERVER_TOOLS), argument parsing, error names
  *   api.c     /api/info and /api/sessions
  *   stream.c  /api/capture/stream: a live capture stream per client
+ *   producer.c  POST /api/producer/spans: external producers' spans (producer_batch.c parses them)
  *
  * Threading: libmicrohttpd runs one polling thread, so every request
  * handler (MCP, tools, /api) runs there, one at a time. The application
@@ -165,6 +166,10 @@ struct strobe_server {
   /* counters: atomics */
   uint64_t requests, rejected_auth, rejected_origin, rejected_size;
   uint64_t stream_bytes, stream_events_dropped, stream_drop_episodes;
+  uint64_t producer_batches, producer_spans, producer_refused, producer_rate_limited;
+  /* POST /api/producer/spans's budget (producer.c): the MHD thread only */
+  double producer_tokens;
+  uint64_t producer_last_ms;     /* 0: not used yet */
 };
 
 /* >>http (http.c) */
@@ -193,6 +198,10 @@ int strobe__api_deep(strobe_server *s, struct MHD_Connection *conn, const char *
 /* /api/sessions[/<id>[/<action>]]: id NULL for the collection; action NULL, or "reset". */
 int strobe__api_sessions(strobe_server *s, struct MHD_Connection *conn, const char *method, const char *id,
                          const char *action, const char *body, size_t len);
+
+/* POST /api/producer/spans (producer.c): an external producer's batch of spans. */
+int strobe__api_producer(strobe_server *s, struct MHD_Connection *conn, const char *method, const char *body,
+                         size_t len);
 
 /* >>stream (stream.c) */
 int strobe__stream_open(strobe_server *s, struct MHD_Connection *conn);

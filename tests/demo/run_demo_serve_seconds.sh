@@ -3,7 +3,8 @@
 # serves (prints the viewer URL), then stops by itself and writes its
 # capture, well before a bound of S + 120 s that only a demo ignoring
 # --seconds would reach (it used to serve until interrupted). The bound is a
-# hang detector, not a timing assertion.
+# hang detector, not a timing assertion. Its Python producer (examples/demo/producer.py)
+# fed the capture a lane over HTTP.
 # usage: run_demo_serve_seconds.sh <strobe-demo> <strobe> <work dir>
 set -euo pipefail
 demo=$1 strobe=$2 work=$3
@@ -22,4 +23,16 @@ grep -q '^viewer: *http://127\.0\.0\.1:[0-9]*/#token=' "$work/stdout.txt" \
 "$strobe" info "$work/demo.strobe" > "$work/info.txt"
 grep -q "footer      present" "$work/info.txt" \
   || { echo "run_demo_serve_seconds: the capture was not closed cleanly" >&2; exit 1; }
+# The external producer (examples/demo/producer.py) fed its lane over HTTP: its spans are in the capture,
+# on lane py/audio, callbacks with the mix and the limiter nested inside them.
+"$strobe" report --json "$work/demo.strobe" > "$work/report.json"
+python3 - "$work/report.json" <<'PY' || { echo "run_demo_serve_seconds: no producer lane in the capture" >&2; exit 1; }
+import json, sys
+p = json.load(open(sys.argv[1]))["producers"]
+lanes = {l["lane"]: l for l in (p or {}).get("lanes", [])}
+assert "py/audio" in lanes and lanes["py/audio"]["spans"] >= 30, p
+assert lanes["py/audio"]["domain"] == "", p
+PY
+grep -q '^producer: [0-9]* spans in [0-9]* batches over HTTP on lane py/audio' "$work/stdout.txt" \
+  || { echo "run_demo_serve_seconds: the demo did not say what the producer sent" >&2; exit 1; }
 echo "run_demo_serve_seconds: ok"

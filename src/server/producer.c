@@ -1,0 +1,133 @@
+/*
+ * producer.c — POST /api/producer/spans: a process in another language adds
+ * its spans to the live capture, on lanes of its own (docs/server.md
+ * §External producers; the batch format: producer_batch.h). Authenticated
+ * like every route; answered on the MHD thread.
+ *
+ * Owns: the spans-per-second budget (a token bucket holding one second of
+ * the rate, refilled as time passes; the MHD thread alone touches it) and
+ * the endpoint's counters. Must never: write part of a batch (the batch is
+ * parsed and checked whole, its lanes and names made, and only then written
+ * in one strobe_producer_spans_add call, which is itself whole or nothing), or
+ * answer success for spans nothing recorded.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <microhttpd.h>
+
+#include "server/producer_batch.h"
+#include "server/server_internal.h"
+#include "strobe/producer.h"
+
+static int recording(void) {
+  return (__atomic_load_n(&strobe__active, __ATOMIC_ACQUIRE) & STROBE__ACTIVE_EVENTS) != 0;
+}
+
+static int refused(strobe_server *s, struct MHD_Connection *conn, unsigned status, const char *name,
+                   const char *message) {
+  __atomic_fetch_add(&s->producer_refused, 1, __ATOMIC_RELAXED);
+  return strobe__queue_error(conn, status, name, message);
+}
+
+/* Takes n spans from the budget, or nothing: 1 when they fit. */
+static int budget_take(strobe_server *s, uint32_t n) {
+  uint64_t now = strobe__mono_ms();
+  double rate = (double)s->desc.producer_spans_per_second;
+  if (!s->producer_last_ms) s->producer_tokens = rate;
+  else s->producer_tokens += (double)(now - s->producer_last_ms) * rate / 1000.0;
+  if (s->producer_tokens > rate) s->producer_tokens = rate;
+  s->producer_last_ms = now;
+  if (s->producer_tokens < (double)n) return 0;
+  s->producer_tokens -= (double)n;
+  return 1;
+}
+
+int strobe__api_producer(strobe_server *s, struct MHD_Connection *conn, const char *method, const char *body,
+                         size_t len) {
+  if (strcmp(method, MHD_HTTP_METHOD_POST) != 0)
+    return strobe__queue_error(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method_not_allowed", "use POST");
+  strobe__batch *b = malloc(sizeof *b);
+  strobe_producer_span *spans = NULL;
+  if (!b) return MHD_NO;
+  char why[256], msg[320];
+  int ret, rc = strobe__batch_parse(body, len, b, why, sizeof why);
+  if (rc) {
+    ret = refused(s, conn, rc == STROBE_ELIMIT ? MHD_HTTP_CONTENT_TOO_LARGE : MHD_HTTP_BAD_REQUEST,
+                  rc == STROBE_ELIMIT ? "batch_too_large" : rc == STROBE_EVERSION ? "unsupported_version" : "bad_batch",
+                  why);
+    goto done;
+  }
+  if (!recording()) {
+    ret = refused(s, conn, MHD_HTTP_CONFLICT, "nothing_recording",
+                  "nothing records (no capture file, flight recorder or live stream): spans would go nowhere");
+    goto done;
+  }
+  if (b->n_spans > s->desc.producer_spans_per_second || !budget_take(s, b->n_spans)) {
+    __atomic_fetch_add(&s->producer_rate_limited, 1, __ATOMIC_RELAXED);
+    snprintf(msg, sizeof msg, "over %u spans per second (producer_spans_per_second): the whole batch is refused",
+             s->desc.producer_spans_per_second);
+    ret = refused(s, conn, MHD_HTTP_TOO_MANY_REQUESTS, "rate_limited", msg);
+    goto done;
+  }
+  strobe_producer_lane lanes[STROBE__BATCH_MAX_LANES];
+  for (uint32_t i = 0; i < b->n_lanes; i++) {
+    rc = strobe_producer_lane_create(&(strobe_producer_lane_desc){.name = b->lanes[i]}, &lanes[i]);
+    if (rc) {
+      snprintf(msg, sizeof msg, "lanes[%u] \"%s\": %s%s", i, b->lanes[i], strobe_strerror(rc),
+               rc == STROBE_ELIMIT ? " (at most 64 lanes per process, STROBE_MAX_PRODUCER_LANES)"
+               : rc == STROBE_EBUSY ? " (the process declared this lane in a clock domain)"
+                                    : "");
+      ret = refused(s, conn, MHD_HTTP_CONFLICT, rc == STROBE_ELIMIT ? "lane_limit" : "lane_refused", msg);
+      goto done;
+    }
+  }
+  strobe_site *sites[STROBE__BATCH_MAX_NAMES];
+  for (uint32_t i = 0; i < b->n_names; i++) {
+    sites[i] = strobe_site_intern(b->names[i], b->name_len[i], "producer", STROBE_SITE_SCOPE);
+    rc = strobe_site_query_error(sites[i]);
+    if (rc) {
+      snprintf(msg, sizeof msg, "names[%u]: %s%s", i, strobe_strerror(rc),
+               rc == STROBE_ELIMIT ? " (the process's run-time names are full, STROBE_MAX_INTERNED)" : "");
+      ret = refused(s, conn, rc == STROBE_ELIMIT ? MHD_HTTP_CONFLICT : MHD_HTTP_BAD_REQUEST,
+                    rc == STROBE_ELIMIT ? "name_limit" : "bad_batch", msg);
+      goto done;
+    }
+  }
+  spans = malloc(b->n_spans * sizeof *spans);
+  if (!spans) {
+    ret = MHD_NO;
+    goto done;
+  }
+  for (uint32_t i = 0; i < b->n_spans; i++) {
+    const strobe__batch_span *in = &b->spans[i];
+    uint64_t begin = strobe_clock_ticks_from_mono_ns(in->begin), end = strobe_clock_ticks_from_mono_ns(in->end);
+    if (!begin) {
+      snprintf(msg, sizeof msg, "spans[%u]: begins before this process's clock epoch (monotonic ns %llu)", i,
+               (unsigned long long)in->begin);
+      ret = refused(s, conn, MHD_HTTP_BAD_REQUEST, "bad_batch", msg);
+      goto done;
+    }
+    spans[i] = (strobe_producer_span){.lane = lanes[in->lane], .site = sites[in->name], .begin_ticks = begin, .end_ticks = end};
+  }
+  rc = strobe_producer_spans_add(spans, b->n_spans);
+  if (rc == 0) {
+    ret = refused(s, conn, MHD_HTTP_CONFLICT, "nothing_recording", "recording stopped before the spans were written");
+  } else if (rc < 0) {
+    ret = refused(s, conn, rc == STROBE_ELIMIT ? MHD_HTTP_SERVICE_UNAVAILABLE : MHD_HTTP_INTERNAL_SERVER_ERROR,
+                  rc == STROBE_ELIMIT ? "ring_full" : "internal",
+                  rc == STROBE_ELIMIT ? "the server thread's ring has no room for the batch: it was dropped whole "
+                                        "(counted lost); send smaller batches or retry"
+                                      : strobe_strerror(rc));
+  } else {
+    __atomic_fetch_add(&s->producer_batches, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&s->producer_spans, (uint64_t)rc, __ATOMIC_RELAXED);
+    ret = strobe__queue_value(conn, MHD_HTTP_OK,
+                              json_pack("{s:i,s:i,s:i}", "recorded", rc, "lanes", (int)b->n_lanes, "names",
+                                        (int)b->n_names));
+  }
+done:
+  free(spans);
+  free(b);
+  return ret;
+}
