@@ -58,6 +58,8 @@ demo: build
 	@if [ -f out/demo.strobe ]; then \
 	  $(BUILD_DIR)/tools/strobe export out/demo.strobe --format perfetto --quiet -o out/demo.perfetto-trace && \
 	  echo "wrote out/demo.perfetto-trace: the capture in Perfetto's own format (open it in ui.perfetto.dev)"; \
+	  $(BUILD_DIR)/tools/strobe export out/demo.strobe --format otlp --service strobe_demo --quiet -o out/demo.otlp.json && \
+	  echo "wrote out/demo.otlp.json: its operations as OpenTelemetry traces (OTLP/JSON: POST it to a collector's /v1/traces, docs/otel.md)"; \
 	  $(BUILD_DIR)/examples/strobe-demo --replay out/demo.strobe --frame 12 --out out/demo-replay-frame12.png; \
 	fi
 	@if [ -f out/demo.strobe ] && [ -f out/sender.strobe ]; then \

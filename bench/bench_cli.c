@@ -13,6 +13,12 @@
  *   second one of 1,000,000 events (--same-host: generated captures carry no
  *   boot id), beside its same-run baseline merge_time_vs_report, its time
  *   over `strobe report`'s on the big capture (a plain read).
+ * And on a second capture of 1,000,000 operations (passes with two stages
+ * holding five scopes, every scope inside an operation), the OTLP export
+ * (docs/otel.md): export_otlp_spans_per_s (3 spans an operation: the pass
+ * and its stages) and with --otlp-scopes (8), export_otlp_bytes_per_span,
+ * beside the same run's chrome export of that capture
+ * (export_otlp_time_vs_chrome). No budget: issue 16 sets none.
  *
  * The capture is synthetic and deterministic (the library's real block
  * encoder fed with made-up timestamps, like a frame loop of nested scopes
@@ -39,6 +45,7 @@
 
 #include "format/capture_writer.h"
 #include "format/codec.h"
+#include "probe/probe.h"
 #include "strobe/strobe.h"
 #include "support/fixtures.h"
 
@@ -68,7 +75,7 @@ static int generate(const char *path, uint64_t events) {
   FILE *out = fopen(path, "wb");
   if (!out) return -1;
   /* Fixed header facts keep the file byte-identical from run to run. */
-  strobe__header_facts facts = {{"tsc", 1, 0.385, 0, 0}, 0, "x86_64", 0, 1, 262144, 0, 0};
+  strobe__header_facts facts = {{"tsc", 1, 0.385, 0, 0}, 0, "x86_64", 0, 1, 262144, 0, 0, 0};
   strobe__writer *w;
   strobe__writer_desc d = {"file", 100, 1, 19.5, 8.6, gen_sink, out, &facts};
   if (strobe__writer_create(&d, &w)) return -1;
@@ -103,6 +110,75 @@ static int generate(const char *path, uint64_t events) {
     /* 18 events per frame: the counter takes two ring slots but is one event. */
     strobe__writer_events(w, 0, ev, n);
     done += 18 * 1024;
+    strobe__writer_flush(w);
+  }
+  strobe__writer_thread_end(w, 0);
+  strobe_misuse m = {0};
+  int rc = strobe__writer_finish(w, now, &m);
+  strobe__writer_destroy(w);
+  if (fclose(out) != 0) rc = -1;
+  return rc;
+}
+
+/* >>operations: the OTLP export's capture. Each frame is a pass (operation
+ * events as src/session/operation.c writes them, probe/probe.h >>operation
+ * events) holding stage update { 3 x work } and stage render { 2 x draw }. */
+enum { O_UPDATE = 1, O_WORK, O_RENDER, O_DRAW, O_COUNT };
+static strobe_site g_op_sites[O_COUNT] = {
+    [O_UPDATE] = {"update", NULL, NULL, "bench/loop.c", "update", 2, STROBE_SITE_STAGE, 0, 0, 0},
+    [O_WORK] = {"work", NULL, NULL, "bench/loop.c", "work", 3, STROBE_SITE_SCOPE, 0, 0, 0},
+    [O_RENDER] = {"render", NULL, NULL, "bench/loop.c", "render", 4, STROBE_SITE_STAGE, 0, 0, 0},
+    [O_DRAW] = {"draw", NULL, NULL, "bench/loop.c", "draw", 5, STROBE_SITE_SCOPE, 0, 0, 0},
+};
+
+static int generate_ops(const char *path, uint32_t frames) {
+  FILE *out = fopen(path, "wb");
+  if (!out) return -1;
+  strobe__header_facts facts = {{"tsc", 1, 0.385, 0, 0}, 0, "x86_64", 0, 1, 262144, 0, 0, 1764633600000000000ull};
+  strobe__writer *w;
+  strobe__writer_desc d = {"file", 100, 1, 19.5, 8.6, gen_sink, out, &facts};
+  if (strobe__writer_create(&d, &w)) return -1;
+  for (uint32_t id = 1; id < O_COUNT; id++) strobe__writer_site(w, id, &g_op_sites[id]);
+  strobe__writer_label(w, 1, "main");
+  strobe__writer_thread(w, 0, 1, "main", 0);
+  static strobe__event ev[256 * 32]; /* 29 events a frame */
+  uint64_t now = 1000;
+  for (uint32_t f = 0; f < frames;) {
+    size_t n = 0;
+#define EV(ts, kind, data) ev[n++] = (strobe__event){(ts), (kind), (data)}
+    for (int b = 0; b < 256 && f < frames; b++, f++) {
+      uint64_t start = now, jitter = (f * 2654435761u) >> 24 & 1023;
+      uint32_t flags = (uint32_t)STROBE_OP_PASS | STROBE__OPF_APP_FRAME;
+      EV(now, STROBE__EV_OP, STROBE__OPEV_BEGIN | 3u << 8);
+      EV((uint64_t)f + 1, STROBE__EV_PAYLOAD, 1);
+      EV((uint64_t)f + 1, STROBE__EV_PAYLOAD, 1);
+      EV(0, STROBE__EV_PAYLOAD, flags);
+      now += 40;
+      uint64_t u0 = now;
+      EV(now, STROBE__EV_BEGIN, O_UPDATE), now += 40;
+      for (int i = 0; i < 3; i++) {
+        EV(now, STROBE__EV_BEGIN, O_WORK), now += 2000 + jitter;
+        EV(now, STROBE__EV_END, O_WORK), now += 30;
+      }
+      EV(now, STROBE__EV_END, O_UPDATE);
+      uint64_t u = now - u0, r0 = now += 40;
+      EV(now, STROBE__EV_BEGIN, O_RENDER), now += 40;
+      for (int i = 0; i < 2; i++) {
+        EV(now, STROBE__EV_BEGIN, O_DRAW), now += 900 + jitter;
+        EV(now, STROBE__EV_END, O_DRAW), now += 30;
+      }
+      EV(now, STROBE__EV_END, O_RENDER);
+      uint64_t r = now - r0;
+      now += 20;
+      EV(now, STROBE__EV_OP, STROBE__OPEV_END | 10u << 8); /* 4 + 3 per stage */
+      const uint64_t wv[10] = {(uint64_t)f + 1, (uint64_t)f + 1, start, 0, u, u, u, r, r, r};
+      const uint32_t dv[10] = {1, 1, flags | STROBE__OPF_DETAIL | STROBE__OPF_COMMITTED, 2, O_UPDATE, 1, 0,
+                               O_RENDER, 1, 0};
+      for (int i = 0; i < 10; i++) EV(wv[i], STROBE__EV_PAYLOAD, dv[i]);
+      now += 300;
+    }
+#undef EV
+    strobe__writer_events(w, 0, ev, n);
     strobe__writer_flush(w);
   }
   strobe__writer_thread_end(w, 0);
@@ -251,5 +327,34 @@ int main(int argc, char **argv) {
   printf("BENCH merge_events_per_s %.0f events/s\n", (double)merged_events / secs);
   printf("BENCH merge_time_vs_report %.2f ratio\n", secs / report_secs);
   printf("BENCH merge_peak_rss_mib %.1f MiB\n", (double)rss / 1024.0);
+  /* OTLP: its own capture of operations, made every run (a few seconds). */
+  const uint32_t ops = 1000000;
+  char opath[600], oj[640];
+  snprintf(opath, sizeof opath, "%s/strobe-bench-ops-%u.strobe", tmp, ops);
+  snprintf(oj, sizeof oj, "%s.otlp.json", opath);
+  if (generate_ops(opath, ops) != 0) {
+    fprintf(stderr, "bench_cli: cannot write %s\n", opath);
+    return 1;
+  }
+  char *ochrome[] = {(char *)cli, "export", "--quiet", "--format", "chrome", "-o", "/dev/null", opath, NULL};
+  if (best_of(ochrome, &chrome_secs, &rss)) return 1;
+  for (int with_scopes = 0; with_scopes < 2; with_scopes++) {
+    char *otlp[] = {(char *)cli, "export", "--quiet", "--format", "otlp", "-o", oj, opath,
+                    with_scopes ? "--otlp-scopes" : NULL, NULL};
+    if (best_of(otlp, &secs, &rss)) return 1;
+    struct stat ost;
+    if (stat(oj, &ost) != 0) {
+      fprintf(stderr, "bench_cli: %s not written\n", oj);
+      return 1;
+    }
+    remove(oj);
+    double spans = (double)ops * (with_scopes ? 8 : 3);
+    const char *tag = with_scopes ? "_scopes" : "";
+    printf("BENCH export_otlp%s_spans_per_s %.0f spans/s\n", tag, spans / secs);
+    printf("BENCH export_otlp%s_bytes_per_span %.1f bytes\n", tag, (double)ost.st_size / spans);
+    printf("BENCH export_otlp%s_time_vs_chrome %.2f ratio\n", tag, secs / chrome_secs);
+    printf("BENCH export_otlp%s_peak_rss_mib %.1f MiB\n", tag, (double)rss / 1024.0);
+  }
+  remove(opath);
   return 0;
 }

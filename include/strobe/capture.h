@@ -61,6 +61,9 @@ typedef struct strobe_capture_header {
                                   * CLOCK_MONOTONIC (`strobe merge` aligns them exactly); "" when absent */
   uint32_t attach_max_bytes;     /* the writer's content bytes per attachment (strobe/deep.h); 0 when absent */
   uint32_t deep_max_calls;       /* the writer's draw calls per deep capture; 0 when absent */
+  uint64_t epoch_unix_ns;        /* the epoch on the wall clock (CLOCK_REALTIME, ns since 1970) as the writer read it
+                                  * when the capture started: a record's Unix time is this plus its time_ns (the
+                                  * OTLP export's); 0 when absent (older writers) */
 } strobe_capture_header;
 
 typedef struct strobe_capture_site {

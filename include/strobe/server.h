@@ -111,6 +111,16 @@ typedef struct strobe_server_desc {
   uint32_t producer_spans_per_second;  /* POST /api/producer/spans budget: default 100000, at most
                                           10000000; a batch over what is left of the current
                                           second's is refused whole (429, docs/server.md) */
+  /* OTLP/HTTP push of completed operations (docs/otel.md §Push from the server); off by default. */
+  const char *otlp_endpoint;           /* "http://host[:port]/path" (OTLP/HTTP JSON, e.g.
+                                          http://127.0.0.1:4318/v1/traces); NULL: no push. Copied.
+                                          TLS: a local OpenTelemetry Collector in front */
+  const char *otlp_service;            /* service.name of the pushed traces; default "unknown_service:strobe";
+                                          a static label (1-64 of [A-Za-z0-9_.-]); copied */
+  uint32_t otlp_interval_ms;           /* how often operations are collected and sent: default 1000, 10..60000;
+                                          also the first retry's backoff (doubling to 30 s) */
+  uint32_t otlp_queue_max;             /* operations waiting to be sent: default 4096, 1..1048576; past it the
+                                          oldest are dropped and counted (strobe_server_stats.otlp_dropped) */
 } strobe_server_desc;
 
 /* Starts the server on its own thread. On success *out is the server (stop
@@ -168,6 +178,14 @@ typedef struct strobe_server_stats {
   uint64_t producer_spans;       /* their spans */
   uint64_t producer_refused;     /* batches refused whole (malformed, limits, rate, nothing recording) */
   uint64_t producer_rate_limited; /* of them, over producer_spans_per_second */
+  /* OTLP push (docs/otel.md §Push from the server); all 0 without otlp_endpoint: */
+  uint64_t otlp_spans;           /* operations the endpoint took (one root span each) */
+  uint64_t otlp_batches;         /* POSTs it answered 2xx */
+  uint64_t otlp_queued;          /* operations waiting now */
+  uint64_t otlp_dropped;         /* dropped from a full queue (otlp_queue_max), oldest first */
+  uint64_t otlp_missed;          /* completed and gone from the push's session (240 samples) before it was read */
+  uint64_t otlp_rejected;        /* in batches the endpoint refused (4xx but 408 and 429): not sent again */
+  uint64_t otlp_retries;         /* batches to send again: no connection, timeout, 408, 429 or 5xx */
 } strobe_server_stats;
 STROBE_API strobe_server_stats strobe_server_query_stats(const strobe_server *s);
 

@@ -451,6 +451,7 @@ static int header_field(strobe_capture_header *h, uint16_t tag, const uint8_t *v
     case STROBE__TAG_EPOCH_TICKS:
     case STROBE__TAG_EPOCH_MONO_NS:
     case STROBE__TAG_START_TICKS:
+    case STROBE__TAG_EPOCH_UNIX_NS:
     case STROBE__TAG_OVERHEAD_NS:
     case STROBE__TAG_PID: want = 8; break;
     default: want = n; break; /* strings and unknown tags */
@@ -484,6 +485,7 @@ static int header_field(strobe_capture_header *h, uint16_t tag, const uint8_t *v
     case STROBE__TAG_BOOT_ID: copy_field_str(h->boot_id, sizeof h->boot_id, v, n); break;
     case STROBE__TAG_ATTACH_MAX_BYTES: h->attach_max_bytes = (uint32_t)u; break;
     case STROBE__TAG_DEEP_MAX_CALLS: h->deep_max_calls = (uint32_t)u; break;
+    case STROBE__TAG_EPOCH_UNIX_NS: h->epoch_unix_ns = u; break;
     default: break;
   }
   return 0;

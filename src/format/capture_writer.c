@@ -191,7 +191,8 @@ static void write_header(strobe__writer *w) {
     if (uname(&u) != 0) strcpy(u.machine, "unknown");
     strobe_desc d = strobe_query_desc();
     own = (strobe__header_facts){*strobe__clock(), w->start_ticks ? w->start_ticks : strobe__now(), u.machine,
-                                 STROBE__ASSERTIONS, (uint64_t)getpid(), d.ring_events, d.overflow, d.ring_events_max};
+                                 STROBE__ASSERTIONS, (uint64_t)getpid(), d.ring_events, d.overflow, d.ring_events_max,
+                                 strobe__unix_ns_at_mono(strobe__clock()->epoch_mono_ns)};
     x = &own;
   }
   strobe__buf f = {0};
@@ -226,6 +227,7 @@ static void write_header(strobe__writer *w) {
   }
   field_u32(&f, STROBE__TAG_ATTACH_MAX_BYTES, STROBE_ATTACH_MAX_BYTES);
   field_u32(&f, STROBE__TAG_DEEP_MAX_CALLS, STROBE_DEEP_MAX_CALLS);
+  if (x->epoch_unix_ns) field_u64(&f, STROBE__TAG_EPOCH_UNIX_NS, x->epoch_unix_ns);
 
   strobe__buf h = {0};
   strobe__buf_put(&h, STROBE__MAGIC, STROBE__MAGIC_LEN);

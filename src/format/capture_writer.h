@@ -33,6 +33,7 @@ typedef struct strobe__header_facts {
   uint32_t ring_events;
   uint32_t overflow;        /* strobe_overflow */
   uint32_t ring_events_max;
+  uint64_t epoch_unix_ns;   /* CLOCK_REALTIME at the epoch; 0: not written */
 } strobe__header_facts;
 
 typedef struct strobe__writer_desc {

@@ -47,7 +47,8 @@ enum {
   STROBE__TAG_TREE_MAX_SNAPSHOTS = 25, /* u32: UI-tree snapshots kept per capture */
   STROBE__TAG_ATTACH_MAX_BYTES = 26,  /* u32: content bytes of one attachment (strobe/deep.h) */
   STROBE__TAG_DEEP_MAX_CALLS = 27,    /* u32: draw calls kept per deep capture */
-  STROBE__TAG_BOOT_ID = 28            /* string: the host's boot id, 32 hex digits (docs/sessions.md §Across processes) */
+  STROBE__TAG_BOOT_ID = 28,           /* string: the host's boot id, 32 hex digits (docs/sessions.md §Across processes) */
+  STROBE__TAG_EPOCH_UNIX_NS = 30      /* u64: CLOCK_REALTIME (Unix ns) at the epoch, as the writer read it */
 };
 
 /* Block types (docs/capture-format.md, Blocks): the one table. A reader

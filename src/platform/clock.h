@@ -32,6 +32,18 @@ static inline uint64_t strobe__mono_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 static inline uint64_t strobe__mono_ms(void) { return strobe__mono_ns() / 1000000u; }
+/* The clock's epoch on the wall clock: CLOCK_REALTIME (ns since 1970) read
+ * beside CLOCK_MONOTONIC now, moved back by the monotonic time since the
+ * epoch (a capture's header carries it: docs/capture-format.md, tag 30).
+ * Correct to the wall clock's own accuracy at the time of the call. */
+static inline uint64_t strobe__unix_ns_at_mono(uint64_t mono_ns) {
+  struct timespec rt;
+  uint64_t m0 = strobe__mono_ns();
+  clock_gettime(CLOCK_REALTIME, &rt);
+  uint64_t m1 = strobe__mono_ns();
+  uint64_t real = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec, mid = m0 + (m1 - m0) / 2;
+  return mid >= mono_ns ? real - (mid - mono_ns) : real + (mono_ns - mid);
+}
 /* Source-specific facts: name and invariance. Implemented per platform. */
 const char *strobe__clock_source(int *invariant);
 

@@ -43,6 +43,8 @@
 #define DEFAULT_MAX_STREAMS 2u
 #define DEFAULT_PRODUCER_RATE 100000u   /* spans per second: ~25x the demo's audio lane, far below the drain's pace */
 #define MAX_PRODUCER_RATE 10000000u
+#define DEFAULT_OTLP_INTERVAL_MS 1000u
+#define DEFAULT_OTLP_QUEUE 4096u
 #define MAX_MAX_STREAMS 4u                       /* leaves the other event consumers to recorders */
 #define DEFAULT_STREAM_QUEUE ((size_t)8 << 20)
 
@@ -137,6 +139,24 @@ static int resolve_desc(strobe_server *s, const strobe_server_desc *in) {
   if (!d.stream_queue_bytes) d.stream_queue_bytes = DEFAULT_STREAM_QUEUE;
   if (!d.tools) d.tools = STROBE_TOOL_ALL;
   if (!d.producer_spans_per_second) d.producer_spans_per_second = DEFAULT_PRODUCER_RATE;
+  if (!d.otlp_interval_ms) d.otlp_interval_ms = DEFAULT_OTLP_INTERVAL_MS;
+  if (!d.otlp_queue_max) d.otlp_queue_max = DEFAULT_OTLP_QUEUE;
+  if (d.otlp_interval_ms < 10 || d.otlp_interval_ms > 60000 || d.otlp_queue_max > 1048576u) return STROBE_EINVAL;
+  if (d.otlp_endpoint) {
+    char h[256], p[8], path[512];
+    if (strlen(d.otlp_endpoint) >= sizeof s->otlp_endpoint ||
+        strobe__otlp_parse_endpoint(d.otlp_endpoint, h, sizeof h, p, sizeof p, path, sizeof path))
+      return STROBE_EINVAL;
+    strcpy(s->otlp_endpoint, d.otlp_endpoint);
+    d.otlp_endpoint = s->otlp_endpoint;
+  }
+  if (d.otlp_service) {
+    size_t n = strlen(d.otlp_service);
+    if (n < 1 || n > 64 || strspn(d.otlp_service, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") != n)
+      return STROBE_EINVAL;
+    strcpy(s->otlp_service, d.otlp_service);
+    d.otlp_service = s->otlp_service;
+  }
   if (d.max_body_bytes > MAX_MAX_BODY || d.max_header_bytes < MIN_MAX_HEADER || d.max_header_bytes > MAX_MAX_HEADER ||
       d.max_connections > MAX_MAX_CONNECTIONS || d.max_mcp_sessions > MAX_MAX_MCP_SESSIONS ||
       d.max_streams > MAX_MAX_STREAMS || (d.tools & ~(uint32_t)STROBE_TOOL_ALL) || d.idle_timeout_s > 86400 ||
@@ -218,8 +238,13 @@ int strobe_server_start(const strobe_server_desc *desc, strobe_server **out) {
     if (rc) goto fail;
     wrote_token = 1;
   }
+  if (s->desc.otlp_endpoint && (rc = strobe__otlp_start(s, &s->otlp))) goto fail;
   rc = strobe__http_start(s);
-  if (rc) goto fail;
+  if (rc) {
+    strobe__otlp_stop(s->otlp);
+    s->otlp = NULL;
+    goto fail;
+  }
   if (s->token_file && !s->desc.quiet)
     fprintf(stderr, "strobe: server on http://%s%s%s:%u, bearer token in %s\n", strchr(s->bind_address, ':') ? "[" : "",
             s->bind_address, strchr(s->bind_address, ':') ? "]" : "", (unsigned)s->port, s->token_file);
@@ -241,6 +266,11 @@ void strobe_server_stop(strobe_server *s) {
   s->mcp = NULL;
   strobe__mutex_unlock(&s->perms.lock);
   strobe_session_cancel_owner(s->collector, s->viewer_owner);
+  if (s->otlp) { /* a last collection and send, then its session ends */
+    strobe__otlp *o = s->otlp;
+    s->otlp = NULL;
+    strobe__otlp_stop_counts(o, s->desc.quiet);
+  }
   if (s->token_file) unlink(s->token_file);
   free_server(s);
 }
@@ -315,6 +345,14 @@ strobe_server_stats strobe_server_query_stats(const strobe_server *s) {
   st.producer_spans = __atomic_load_n(&s->producer_spans, __ATOMIC_RELAXED);
   st.producer_refused = __atomic_load_n(&s->producer_refused, __ATOMIC_RELAXED);
   st.producer_rate_limited = __atomic_load_n(&s->producer_rate_limited, __ATOMIC_RELAXED);
+  strobe__otlp_counts oc = strobe__otlp_query(s->otlp);
+  st.otlp_spans = oc.spans;
+  st.otlp_batches = oc.batches;
+  st.otlp_queued = oc.queued;
+  st.otlp_dropped = oc.dropped;
+  st.otlp_missed = oc.missed;
+  st.otlp_rejected = oc.rejected;
+  st.otlp_retries = oc.retries;
   strobe__streams_totals((strobe_server *)s, &st);
   strobe__conns_totals((strobe_server *)s, &st);
   return st;

@@ -7,6 +7,7 @@
  *   api.c     /api/info and /api/sessions
  *   stream.c  /api/capture/stream: a live capture stream per client
  *   producer.c  POST /api/producer/spans: external producers' spans (producer_batch.c parses them)
+ *   otlp_push.c the OTLP/HTTP push of completed operations (otlp_endpoint), on a thread of its own
  *
  * Threading: libmicrohttpd runs one polling thread, so every request
  * handler (MCP, tools, /api) runs there, one at a time. The application
@@ -132,6 +133,8 @@ strobe__mcp_counts strobe__mcp_query(strobe__mcp *m);
 struct MHD_Daemon;
 typedef struct strobe__stream_slot strobe__stream_slot;
 
+typedef struct strobe__otlp strobe__otlp; /* otlp_push.c (>>otlp below) */
+
 struct strobe_server {
   strobe_server_desc desc;       /* resolved defaults; strings below are owned copies */
   char bind_address[64];
@@ -167,6 +170,8 @@ struct strobe_server {
   uint64_t requests, rejected_auth, rejected_origin, rejected_size;
   uint64_t stream_bytes, stream_events_dropped, stream_drop_episodes;
   uint64_t producer_batches, producer_spans, producer_refused, producer_rate_limited;
+  strobe__otlp *otlp;            /* the OTLP push; NULL when otlp_endpoint is not set */
+  char otlp_endpoint[512], otlp_service[72];
   /* POST /api/producer/spans's budget (producer.c): the MHD thread only */
   double producer_tokens;
   uint64_t producer_last_ms;     /* 0: not used yet */
@@ -198,6 +203,23 @@ int strobe__api_deep(strobe_server *s, struct MHD_Connection *conn, const char *
 /* /api/sessions[/<id>[/<action>]]: id NULL for the collection; action NULL, or "reset". */
 int strobe__api_sessions(strobe_server *s, struct MHD_Connection *conn, const char *method, const char *id,
                          const char *action, const char *body, size_t len);
+
+/* >>otlp (otlp_push.c): the OTLP/HTTP push, when otlp_endpoint is set. */
+typedef struct strobe__otlp_counts {
+  uint64_t spans, batches, queued, dropped, missed, rejected, retries;
+} strobe__otlp_counts;
+/* Checks "http://host[:port]/path" and splits it (port "80" and path
+ * "/v1/traces" when absent); 0 or STROBE_EINVAL. Pure. */
+int strobe__otlp_parse_endpoint(const char *url, char *host, size_t hcap, char *port, size_t pcap, char *path,
+                                size_t ppcap);
+/* Starts the push (its session and thread) for s's resolved desc. */
+int strobe__otlp_start(strobe_server *s, strobe__otlp **out);
+/* Collects and sends one last time, ends its session, frees it; unless
+ * quiet, one line on stderr when anything was not sent. Accepts NULL. */
+void strobe__otlp_stop(strobe__otlp *o);
+void strobe__otlp_stop_counts(strobe__otlp *o, int quiet);
+strobe__otlp_counts strobe__otlp_query(strobe__otlp *o);
+uint64_t strobe__otlp_owner(const strobe__otlp *o); /* its session's owner; 0 for NULL */
 
 /* POST /api/producer/spans (producer.c): an external producer's batch of spans. */
 int strobe__api_producer(strobe_server *s, struct MHD_Connection *conn, const char *method, const char *body,

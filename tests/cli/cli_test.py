@@ -861,6 +861,42 @@ def case_producer():
     check(len(prof) == 1 and len(prof[0]["events"]) == 4 * frames, f"speedscope {[q['name'] for q in sdoc['profiles']]}")
 
 
+def case_export_otlp():
+    # OTLP/JSON (docs/otel.md): one trace per operation at exact Unix times (the header's wall-clock anchor plus
+    # the capture's times), the operation's facts as attributes; refused without an anchor, never invented.
+    # tests/otel/otlp.test.mjs decodes it with the official OpenTelemetry packages.
+    frames, unix0 = 10, 1764633600000000000
+    p = capture("otlp", "--ops", "--frames", str(frames))
+    out = os.path.join(ARGS.work, "ops.otlp.json")
+    run("export", p, "--format", "otlp", "-o", out, "--service", "grid", "--resource", "host.name=h1")
+    with open(out) as f:
+        doc = json.load(f)
+    rs = doc["resourceSpans"][0]
+    ra = {a["key"]: list(a["value"].values())[0] for a in rs["resource"]["attributes"]}
+    check(ra["service.name"] == "grid" and ra["host.name"] == "h1" and ra["process.pid"] == "4242", f"resource {ra}")
+    spans = rs["scopeSpans"][0]["spans"]
+    check(len(spans) == frames and all("parentSpanId" not in s for s in spans), f"{len(spans)} spans")
+    check(len({s["traceId"] for s in spans}) == frames, "a trace per operation")
+    for s in spans:
+        a = {x["key"]: list(x["value"].values())[0] for x in s["attributes"]}
+        k = int(a["strobe.frame_id"]) - 193
+        start = unix0 + 1000000 + 16000000 * k
+        check(s["name"] == "pass" and s["kind"] == 1, f"span {s['name']}")
+        check(int(s["startTimeUnixNano"]) == start and int(s["endTimeUnixNano"]) == start + 4000 + 100 * (k % 10),
+              f"frame {k}: {s['startTimeUnixNano']} .. {s['endTimeUnixNano']}")
+        check(a["strobe.committed"] is (k != 7) and a["strobe.window"] == "main", f"frame {k}: {a}")
+        check(a["strobe.counter.rows"] == k, f"frame {k}: counter {a.get('strobe.counter.rows')}")
+    # --from/--to keep the operations wholly inside; --thread those that ended on it
+    run("export", p, "--format", "otlp", "-o", out, "--from", "16", "--to", "45")
+    with open(out) as f:
+        kept = json.load(f)["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    check(len(kept) == 2, f"--from 16 --to 45 kept {len(kept)} operations, want frames 1 and 2")
+    _, err = run("export", capture("otlp-old", "--ops", "--no-unix-epoch"), "--format", "otlp", "-o", out, expect=1)
+    check("wall-clock" in err, err)
+    run("export", p, "--format", "chrome", "--otlp-scopes", "-o", out, expect=2)
+    run("export", p, "--format", "otlp", "--resource", "novalue", "-o", out, expect=2)
+
+
 def case_export_chrome():
     base = capture("base")
     out = os.path.join(ARGS.work, "base.json")

@@ -82,7 +82,7 @@
  *          [--ns-per-tick X] [--ops] [--stall K] [--stages] [--other-file]
  *          [--no-marks] [--interned] [--slow K:NS]... [--stage-tree]
  *          [--pass-category] [--worker-marks] [--units] [--kinds] [--ui-tree]
- *          [--gpu] [--gpu-bad K] [--producer]
+ *          [--gpu] [--gpu-bad K] [--producer] [--no-unix-epoch]
  * It must never depend on the real clock: the tests compare exact numbers.
  */
 #include <stdio.h>
@@ -124,6 +124,7 @@ typedef struct opts {
   int gpu;           /* GPU frames after each frame (>>gpu) */
   int gpu_bad;       /* --gpu: the frame whose fence is seen before its GPU end, -1 none */
   int producer;      /* two producer spans after each frame (>>producer) */
+  int no_unix_epoch; /* a header without the wall-clock anchor (tag 30), as older writers wrote */
 } opts;
 
 /* >>sites: ids are assigned here, in this order, from 1. */
@@ -457,7 +458,7 @@ static int usage(void) {
           "                        [--ops] [--stall K] [--stages] [--other-file]\n"
           "                        [--no-marks] [--interned] [--slow K:NS]... [--stage-tree]\n"
           "                        [--pass-category] [--worker-marks] [--units] [--kinds] [--ui-tree] [--deep]\n"
-          "                        [--gpu] [--gpu-bad K] [--producer]\n");
+          "                        [--gpu] [--gpu-bad K] [--producer] [--no-unix-epoch]\n");
   return 2;
 }
 
@@ -490,6 +491,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--units")) o.units = 1;
     else if (!strcmp(a, "--gpu")) o.gpu = 1;
     else if (!strcmp(a, "--producer")) o.producer = 1;
+    else if (!strcmp(a, "--no-unix-epoch")) o.no_unix_epoch = 1;
     else if (!strcmp(a, "--gpu-bad") && more) o.gpu_bad = atoi(argv[++i]);
     else if (!strcmp(a, "--slow") && more && o.nslow < 4) {
       char *end = NULL;
@@ -509,7 +511,10 @@ int main(int argc, char **argv) {
     return 1;
   }
   /* The header's clock is the one asked for, with epoch 0, on no real machine. */
-  strobe__header_facts facts = {{o.clock, 1, o.ns_per_tick, 0, 0}, 0, "x86_64", 0, 4242, 262144, 0, 0};
+  /* A fixed wall-clock anchor (2025-12-02 00:00:00 UTC): the OTLP export's Unix times are exact. */
+  strobe__header_facts facts = {{o.clock, 1, o.ns_per_tick, 0, 0}, 0, "x86_64", 0, 4242, 262144, 0, 0,
+                                1764633600000000000ull};
+  if (o.no_unix_epoch) facts.epoch_unix_ns = 0;
   strobe__writer *w;
   strobe__writer_desc d = {"file", 100, 3, 19.5, 8.6, sink_fn, f, &facts};
   if (strobe__writer_create(&d, &w)) {

@@ -1,5 +1,5 @@
 /*
- * cmd_export.c — `strobe export FILE --format chrome|speedscope|perfetto|folded|csv
+ * cmd_export.c — `strobe export FILE --format chrome|speedscope|perfetto|otlp|folded|csv
  * [-o OUT] [--thread T] [--from MS] [--to MS]`: options, the filters every
  * format shares (export_filter.c), the output file, and the hand-off to one
  * exporter (export_*.c). The output is written while the capture is read; a
@@ -11,8 +11,9 @@
 #include "export.h"
 
 static const char g_usage[] =
-    "usage: strobe export FILE --format chrome|speedscope|perfetto|folded|csv [-o OUT]\n"
-    "                    [--thread NAME|INDEX] [--from MS] [--to MS] [--compression zstd|deflate|none] [--quiet]\n"
+    "usage: strobe export FILE --format chrome|speedscope|perfetto|otlp|folded|csv [-o OUT]\n"
+    "                    [--thread NAME|INDEX] [--from MS] [--to MS] [--compression zstd|deflate|none]\n"
+    "                    [--otlp-scopes] [--service NAME] [--resource KEY=VALUE]... [--quiet]\n"
     "       strobe export FILE --attachments DIR [--quiet]\n"
     "\n"
     "  chrome      Chrome Trace Event Format JSON (Perfetto UI, chrome://tracing,\n"
@@ -22,6 +23,8 @@ static const char g_usage[] =
     "  perfetto    Perfetto's protobuf trace (ui.perfetto.dev, trace_processor): track\n"
     "              events with interned names, delta-encoded timestamps, thread,\n"
     "              stage, counter and operation tracks; zstd-compressed packets\n"
+    "  otlp        OpenTelemetry trace data, OTLP/JSON (Jaeger, Tempo, an OTel\n"
+    "              Collector): one trace per operation, its stages as child spans\n"
     "  folded      folded stacks (flamegraph.pl, inferno): 'thread;a;b;c <self ns>'\n"
     "  csv         one row per scope site, Tracy's CSV columns\n"
     "\n"
@@ -34,6 +37,9 @@ static const char g_usage[] =
     "  --attachments DIR  instead of a format: write every attachment (screenshots,\n"
     "                     resource contents: strobe/deep.h) into DIR, created if needed,\n"
     "                     as frame-F-resource-R.EXT, with DIR/index.tsv listing them\n"
+    "  --otlp-scopes      otlp only: every scope inside an operation, not only its stages\n"
+    "  --service NAME     otlp only: the resource's service.name\n"
+    "  --resource K=V     otlp only: one more resource attribute (host.name=...); repeatable\n"
     "  --quiet            no progress bar\n"
     "\n"
     "Unfinished scopes are never given a made-up duration: chrome writes them as\n"
@@ -53,10 +59,15 @@ int cmd_export(int argc, char **argv) {
                                        {"compression", required_argument, NULL, 'z'},
                                        {"attachments", required_argument, NULL, 'A'},
                                        {"quiet", no_argument, NULL, 'q'},
+                                       {"otlp-scopes", no_argument, NULL, 'S'},
+                                       {"service", required_argument, NULL, 's'},
+                                       {"resource", required_argument, NULL, 'r'},
                                        {"help", no_argument, NULL, 'h'},
                                        {0}};
   const char *format = NULL, *out = NULL, *compression = NULL, *attachments = NULL;
   export_filter flt = {0};
+  otlp_opts otlp = {0};
+  int otlp_given = 0;
   int quiet = 0, ch, rc;
   opterr = 0;
   while ((ch = getopt_long(argc, argv, "f:o:qh", opts, NULL)) != -1) {
@@ -71,6 +82,16 @@ int cmd_export(int argc, char **argv) {
       case 'z': compression = optarg; break;
       case 'A': attachments = optarg; break;
       case 'q': quiet = 1; break;
+      case 'S': otlp.scopes = 1, otlp_given = 1; break;
+      case 's': otlp.service = optarg, otlp_given = 1; break;
+      case 'r':
+        otlp_given = 1;
+        if (!strchr(optarg, '=') || optarg[0] == '=' || strchr(optarg, '=') - optarg > 255)
+          return cli_usage_error("export", "--resource takes KEY=VALUE (a key of 1-255 bytes), not '%s'", optarg);
+        if (otlp.nresource == sizeof otlp.resource / sizeof *otlp.resource)
+          return cli_usage_error("export", "at most 32 --resource attributes");
+        otlp.resource[otlp.nresource++] = optarg;
+        break;
       case 'h': fputs(g_usage, stdout); return CLI_OK;
       default: return cli_bad_option("export", argv, optind);
     }
@@ -82,14 +103,17 @@ int cmd_export(int argc, char **argv) {
     if (!attachments[0]) return cli_usage_error("export", "--attachments needs a directory");
     return export_attachments(argv[optind], attachments, quiet);
   }
-  if (!format) return cli_usage_error("export", "--format is required (chrome, speedscope, perfetto, folded or csv)");
-  enum { CHROME, SPEEDSCOPE, PERFETTO, FOLDED, CSV } kind;
+  if (!format) return cli_usage_error("export", "--format is required (chrome, speedscope, perfetto, otlp, folded or csv)");
+  enum { CHROME, SPEEDSCOPE, PERFETTO, OTLP, FOLDED, CSV } kind;
   if (!strcmp(format, "chrome")) kind = CHROME;
   else if (!strcmp(format, "speedscope")) kind = SPEEDSCOPE;
   else if (!strcmp(format, "perfetto")) kind = PERFETTO;
+  else if (!strcmp(format, "otlp")) kind = OTLP;
   else if (!strcmp(format, "folded")) kind = FOLDED;
   else if (!strcmp(format, "csv")) kind = CSV;
-  else return cli_usage_error("export", "unknown format '%s' (chrome, speedscope, perfetto, folded or csv)", format);
+  else return cli_usage_error("export", "unknown format '%s' (chrome, speedscope, perfetto, otlp, folded or csv)", format);
+  if (otlp_given && kind != OTLP)
+    return cli_usage_error("export", "--otlp-scopes, --service and --resource apply to --format otlp only");
   int compress = EXPORT_PERFETTO_ZSTD;
   if (compression) {
     if (kind != PERFETTO) return cli_usage_error("export", "--compression applies to --format perfetto only");
@@ -109,12 +133,13 @@ int cmd_export(int argc, char **argv) {
     xf_free(&flt);
     return rc;
   }
-  if (kind != SPEEDSCOPE && (rc = cli_open(&in, "export", path, quiet))) {
+  if (kind != SPEEDSCOPE && kind != OTLP && (rc = cli_open(&in, "export", path, quiet))) {
     xf_free(&flt);
     return rc;
   }
-  if (kind == SPEEDSCOPE) { /* it opens the capture itself, once per pass; check it can */
-    if ((rc = cli_need_file("export", path, "the speedscope export reads the capture once per 256 threads")) ||
+  if (kind == SPEEDSCOPE || kind == OTLP) { /* it opens the capture itself, once per pass; check it can */
+    if ((rc = cli_need_file("export", path, kind == OTLP ? "the otlp export reads the capture twice"
+                                                         : "the speedscope export reads the capture once per 256 threads")) ||
         (rc = cli_open(&in, "export", path, 1))) {
       xf_free(&flt);
       return rc;
@@ -132,6 +157,7 @@ int cmd_export(int argc, char **argv) {
     case CHROME: status = export_chrome(&in, o.f, &flt); break;
     case SPEEDSCOPE: status = export_speedscope(path, quiet, o.f, &flt); break;
     case PERFETTO: status = export_perfetto(&in, o.f, &flt, compress); break;
+    case OTLP: status = export_otlp(path, quiet, o.f, &flt, &otlp); break;
     case FOLDED: status = export_folded(&in, o.f, &flt); break;
     default: status = export_csv(&in, o.f, &flt); break;
   }

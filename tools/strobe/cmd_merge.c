@@ -348,7 +348,13 @@ int cli_merge_files(const char *cmd, const char *const *paths, int n, const char
     cli_error(cmd, "cannot write %s: %s", out, strerror(errno));
     return CLI_OUTPUT;
   }
-  strobe__header_facts facts = {{"monotonic", 1, 1.0, epoch, epoch}, start, in[0].h.arch, 0, in[0].h.pid, 0, 0, 0};
+  /* The wall-clock anchor (docs/capture-format.md, tag 30) of the first input that has one, moved to the
+   * merged epoch: the inputs share one monotonic clock. 0 (none) when no input has one. */
+  uint64_t unix0 = 0;
+  for (int i = 0; i < n && !unix0; i++)
+    if (in[i].h.epoch_unix_ns) unix0 = in[i].h.epoch_unix_ns - (in[i].h.epoch_mono_ns - epoch);
+  strobe__header_facts facts = {{"monotonic", 1, 1.0, epoch, epoch}, start, in[0].h.arch, 0, in[0].h.pid, 0, 0, 0,
+                                unix0};
   strobe__writer_desc wd = {"file", 100, 3, 0.0, 0.0, sink, f, &facts};
   merger m = {0};
   int rc = strobe__writer_create(&wd, &m.w);

@@ -151,5 +151,14 @@ int export_attachments(const char *path, const char *dir, int quiet);
  * with zstd (zstd_compressed_packets), deflate (compressed_packets) or not. */
 enum { EXPORT_PERFETTO_ZSTD, EXPORT_PERFETTO_DEFLATE, EXPORT_PERFETTO_PLAIN };
 int export_perfetto(cli_input *in, FILE *out, export_filter *f, int compress);
+/* OpenTelemetry's OTLP/JSON trace data (export_otlp.c, docs/otel.md): it reads
+ * the capture twice, so it takes the path and opens it itself. */
+typedef struct otlp_opts {
+  int scopes;                /* 1: every scope inside an operation, not only its stages */
+  const char *service;       /* service.name; NULL: "unknown_service:strobe" */
+  const char *resource[32];  /* extra resource attributes, "key=value" */
+  uint32_t nresource;
+} otlp_opts;
+int export_otlp(const char *path, int quiet, FILE *out, export_filter *f, const otlp_opts *o);
 
 #endif
