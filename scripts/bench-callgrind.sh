@@ -28,55 +28,27 @@
 #   BENCH attributed_scope_instructions_recording  a STROBE_SCOPE_ELEMENT pair (budget <= 35 + 16)
 #   BENCH attributed_scope_instructions_ratio  the latter over this run's plain scope
 # Only the loops' own call trees are counted: the drain thread's work is not.
-# Builds nothing; prints a SKIP line and succeeds when valgrind is missing.
+# Builds nothing; prints a SKIP line and succeeds when valgrind is missing
+# (scripts/callgrind-lib.sh).
 #
 # Usage: scripts/bench-callgrind.sh [build-dir]   (default: build)
 set -euo pipefail
+CALLGRIND_NAME=bench-callgrind
+. "$(dirname "$0")/callgrind-lib.sh"
 
 build_dir=${1:-build}
 n=${STROBE_CALLGRIND_N:-1000000}
 exe="$build_dir/bench/bench_instructions"
 
-if ! command -v valgrind >/dev/null 2>&1 || ! command -v callgrind_annotate >/dev/null 2>&1; then
-  echo "SKIP bench-callgrind: valgrind is not installed"
-  exit 0
-fi
-if [ ! -x "$exe" ]; then
-  echo "bench-callgrind: $exe not found; build first (make build)" >&2
-  exit 1
-fi
-
-out=$(mktemp /tmp/strobe-callgrind.XXXXXX)
-trap 'rm -f "$out" "$out.log" "$out.txt"' EXIT
-
-if ! valgrind --tool=callgrind --callgrind-out-file="$out" "$exe" "$n" >"$out.txt" 2>"$out.log"; then
-  echo "bench-callgrind: valgrind failed:" >&2
-  cat "$out.log" >&2
-  exit 1
-fi
+callgrind_require
+callgrind_need "$exe"
+callgrind_tmp
+callgrind_run "$exe" "$n"
 cat "$out.txt" # the program's own note (events lost, if any)
-
-callgrind_annotate --inclusive=yes --threshold=100 --auto=no "$out" >"$out.log"
-
-# Summary lines look like "  12,345,678 (41.2%)  /path/file.c:record_loop [/path/exe]"
-# (older callgrind_annotate prints no percentage; GCC may suffix clones such as
-# .constprop.0). Code inlined from strobe.h gets an entry of its own,
-# "strobe.h:record_loop", which is part of the function's inclusive count, so
-# the largest entry for the name is the function's inclusive total.
-ir_of() {
-  awk -v fn="$1" '
-    /=>|>  / { next }  # call-graph lines, not per-function totals
-    $0 ~ (":" fn "(\\.[a-z]+\\.[0-9]+)?( |$)") {
-      v = $1; gsub(",", "", v)
-      if (v ~ /^[0-9]+$/ && v + 0 > best) best = v + 0
-      found = 1
-    }
-    END { if (found) print best; else exit 1 }' "$out.log"
-}
 
 per_n() { # function -> inclusive Ir / N
   local ir
-  if ! ir=$(ir_of "$1"); then
+  if ! ir=$(callgrind_ir "$1"); then
     echo "bench-callgrind: $1 not found in callgrind_annotate output" >&2
     exit 1
   fi
@@ -121,13 +93,8 @@ line attributed_scope_instructions_ratio "$(awk -v a="$attributed" -v b="$scope"
 ct="$build_dir/bench/bench_calltrace"
 if [ -x "$ct" ]; then
   ctn=${STROBE_CALLGRIND_FIB:-22}
-  if ! valgrind --tool=callgrind --callgrind-out-file="$out" "$ct" callgrind "$ctn" >"$out.txt" 2>"$out.log"; then
-    echo "bench-callgrind: valgrind failed on bench_calltrace:" >&2
-    cat "$out.log" >&2
-    exit 1
-  fi
+  callgrind_run "$ct" callgrind "$ctn"
   calls=$(awk '/^calls / { print $2 }' "$out.txt")
-  callgrind_annotate --inclusive=yes --threshold=100 --auto=no "$out" >"$out.log"
   n=$calls
   per_call=$(awk -v a="$(per_n run_traced)" -v b="$(per_n run_plain)" 'BEGIN { print a - b }')
   line calltrace_instructions_per_call "$per_call" ""

@@ -35,7 +35,7 @@ typedef struct strobe__tree_prop {
   double value;
 } strobe__tree_prop;
 typedef struct strobe__tree {
-  struct strobe__tree *next;
+  void *next;          /* the next closed snapshot (a strobe__tree): handoff.h's link, first */
   uint64_t seq;        /* the process's snapshot number, from 1 */
   uint64_t ticks;      /* when strobe_tree_begin returned 1 */
   uint32_t nnodes, cap_nodes;
@@ -64,7 +64,7 @@ typedef struct strobe__draw {
 } strobe__draw;
 enum { STROBE__CONTENT_ATTACH = 1, STROBE__CONTENT_DEEP = 2 };
 typedef struct strobe__content {
-  struct strobe__content *next;
+  void *next;          /* the next queued item (a strobe__content): handoff.h's link, first */
   uint32_t type;       /* STROBE__CONTENT_ATTACH or _DEEP */
   uint64_t frame;      /* the application's frame id */
   uint64_t ticks;      /* when it was attached / the deep capture began */

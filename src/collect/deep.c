@@ -1,9 +1,10 @@
 /*
  * deep.c — attachments and deep captures (strobe/deep.h, docs/recording.md
  * §Attachments, §Deep capture): the copy of each attachment's content (rows
- * packed), the request flag, the one open deep capture a renderer fills call
- * by call, the queue of items the drain hands to capture files, and the
- * status the server's tool reports.
+ * packed), the deep capture a renderer fills call by call, and the status
+ * the server's tool reports; the request, the open deep capture's ownership
+ * and the queue of items the drain hands to capture files are a hand-off
+ * queue (handoff.h).
  *
  * Owns: every attachment and deep capture from the API call until the drain
  * gives it back (strobe__content_done), the request and status counters.
@@ -16,20 +17,15 @@
 #include <string.h>
 
 #include "collect/collect.h"
-#include "platform/invariant.h"
+#include "collect/handoff.h"
 
 #define LABEL_MAX 64u     /* bytes of a kind, pipeline or pass label */
 #define FIRST_CALLS 256u  /* the call array starts here and doubles up to STROBE_DEEP_MAX_CALLS */
 
-static strobe__mutex g_lock = STROBE__MUTEX_INIT; /* the queue, the status, the open deep capture's ownership */
-static int g_requested;                            /* atomic: a deep-capture request waits for a frame */
-static strobe__content *g_open;                    /* the open deep capture */
-static _Thread_local strobe__content *tls_open;    /* the calling thread's open deep capture (== g_open) */
-static strobe__content *g_queue, *g_queue_tail;
-static uint32_t g_queued;                          /* atomic: items waiting */
-static uint64_t g_queued_bytes;                    /* content bytes waiting (lock) */
-static uint64_t g_seq;
-static strobe_deep_status g_status;
+static strobe__handoff g_q = STROBE__HANDOFF_INIT(0); /* request, open deep capture, queued items: bound by bytes */
+static _Thread_local strobe__content *tls_open; /* the calling thread's open deep capture (g_q.open) */
+static uint64_t g_queued_bytes;                  /* content bytes waiting (g_q.lock) */
+static strobe_deep_status g_status;              /* attachments, refusals, the last deep capture written (g_q.lock) */
 
 static void content_free(strobe__content *c) {
   if (!c) return;
@@ -66,16 +62,6 @@ static int label_ok(const char *s) {
   return 1;
 }
 
-/* Appends to the queue (lock held); the drain is woken by its next pass. */
-static void enqueue(strobe__content *c) {
-  if (g_queue_tail)
-    g_queue_tail->next = c;
-  else
-    g_queue = c;
-  g_queue_tail = c;
-  __atomic_store_n(&g_queued, g_queued + 1, __ATOMIC_RELAXED);
-}
-
 /* >>attach */
 static int attach(const strobe_attachment *a, uint64_t frame) {
   if (!STROBE__PROFILING) return STROBE_EFEATURE_DISABLED;
@@ -84,9 +70,9 @@ static int attach(const strobe_attachment *a, uint64_t frame) {
   if (a->row_bytes) {
     if (a->stride < a->row_bytes || a->height == 0) return STROBE_EINVAL;
     if (a->row_bytes > STROBE_ATTACH_MAX_BYTES || a->height > STROBE_ATTACH_MAX_BYTES / a->row_bytes) {
-      strobe__mutex_lock(&g_lock);
+      strobe__mutex_lock(&g_q.lock);
       g_status.refused++;
-      strobe__mutex_unlock(&g_lock);
+      strobe__mutex_unlock(&g_q.lock);
       return STROBE_ELIMIT;
     }
     size = a->row_bytes * a->height;
@@ -94,9 +80,9 @@ static int attach(const strobe_attachment *a, uint64_t frame) {
   if (size == 0) return STROBE_EINVAL;
   if (!recording()) return STROBE_ESTATE;
   if (size > STROBE_ATTACH_MAX_BYTES) {
-    strobe__mutex_lock(&g_lock);
+    strobe__mutex_lock(&g_q.lock);
     g_status.refused++;
-    strobe__mutex_unlock(&g_lock);
+    strobe__mutex_unlock(&g_q.lock);
     return STROBE_ELIMIT;
   }
   strobe__content *c = calloc(1, sizeof *c);
@@ -121,7 +107,7 @@ static int attach(const strobe_attachment *a, uint64_t frame) {
   c->height = a->height;
   c->size = size;
   c->bytes = bytes;
-  strobe__mutex_lock(&g_lock);
+  strobe__mutex_lock(&g_q.lock);
   int full = g_queued_bytes + size > STROBE_ATTACH_QUEUE_BYTES;
   if (full) {
     g_status.refused++;
@@ -129,9 +115,9 @@ static int attach(const strobe_attachment *a, uint64_t frame) {
     g_queued_bytes += size;
     g_status.attachments++;
     g_status.attachment_bytes += size;
-    enqueue(c);
+    strobe__handoff_push_locked(&g_q, c); /* the drain takes it at its next pass */
   }
-  strobe__mutex_unlock(&g_lock);
+  strobe__mutex_unlock(&g_q.lock);
   if (full) {
     content_free(c);
     return STROBE_ELIMIT;
@@ -145,30 +131,21 @@ int strobe_attach(const strobe_attachment *a) { return attach(a, a ? a->frame : 
 int strobe_deep_request(void) {
   if (!STROBE__PROFILING) return STROBE_EFEATURE_DISABLED;
   if (!recording()) return STROBE_ESTATE;
-  strobe__mutex_lock(&g_lock);
-  __atomic_store_n(&g_requested, 1, __ATOMIC_RELEASE);
-  g_status.requests++;
-  strobe__mutex_unlock(&g_lock);
+  strobe__handoff_request(&g_q);
   return 0;
 }
 
 int strobe_deep_begin(uint64_t frame) {
-  if (!__atomic_load_n(&g_requested, __ATOMIC_RELAXED)) return 0;
+  if (!strobe__handoff_requested(&g_q)) return 0;
   if (tls_open) return 0; /* this thread's deep capture is still open: the request waits */
   strobe__content *c = calloc(1, sizeof *c);
   if (!c) return 0; /* the request stays pending */
-  strobe__mutex_lock(&g_lock);
-  int take = g_open == NULL && __atomic_load_n(&g_requested, __ATOMIC_RELAXED) && recording();
-  if (take) {
-    __atomic_store_n(&g_requested, 0, __ATOMIC_RELAXED);
-    c->seq = ++g_seq;
-    g_open = tls_open = c;
-  }
-  strobe__mutex_unlock(&g_lock);
-  if (!take) {
+  c->seq = strobe__handoff_begin(&g_q, c, recording);
+  if (!c->seq) {
     free(c);
     return 0;
   }
+  tls_open = c;
   c->type = STROBE__CONTENT_DEEP;
   c->frame = frame;
   c->ticks = strobe__now();
@@ -252,47 +229,32 @@ int strobe_deep_end(void) {
   if (!c) return STROBE_ESTATE;
   tls_open = NULL;
   int kept = (int)c->ncalls;
-  strobe__mutex_lock(&g_lock);
-  g_open = NULL;
-  g_status.taken++;
-  enqueue(c); /* small beside its resources, which were queued already: never refused */
-  strobe__mutex_unlock(&g_lock);
+  strobe__handoff_end(&g_q, c); /* unbounded queue: small beside its resources, which were queued already, never refused */
   return kept;
 }
 
 /* >>drain */
-strobe__content *strobe__content_take(void) {
-  if (!__atomic_load_n(&g_queued, __ATOMIC_RELAXED)) return NULL; /* the usual pass: no lock */
-  strobe__mutex_lock(&g_lock);
-  strobe__content *q = g_queue;
-  g_queue = g_queue_tail = NULL;
-  __atomic_store_n(&g_queued, 0, __ATOMIC_RELAXED);
-  strobe__mutex_unlock(&g_lock);
-  return q;
-}
+strobe__content *strobe__content_take(void) { return strobe__handoff_take(&g_q); }
 
 void strobe__content_done(strobe__content *c, uint64_t bytes) {
-  strobe__mutex_lock(&g_lock);
+  strobe__mutex_lock(&g_q.lock);
   if (c->type == STROBE__CONTENT_ATTACH) {
     g_queued_bytes -= c->size;
-  } else if (bytes) {
-    g_status.written++;
+  } else if (strobe__handoff_done_locked(&g_q, bytes)) {
     g_status.last_frame = c->frame;
     g_status.last_calls = c->ncalls;
     g_status.last_calls_dropped = c->calls_dropped;
     g_status.last_resources = c->nresources;
     g_status.last_bytes = c->resource_bytes;
-  } else {
-    g_status.unwritten++;
   }
-  strobe__mutex_unlock(&g_lock);
+  strobe__mutex_unlock(&g_q.lock);
   content_free(c);
 }
 
 strobe_deep_status strobe_deep_query_status(void) {
-  strobe__mutex_lock(&g_lock);
+  strobe__mutex_lock(&g_q.lock);
   strobe_deep_status s = g_status;
-  s.pending = __atomic_load_n(&g_requested, __ATOMIC_RELAXED);
-  strobe__mutex_unlock(&g_lock);
+  STROBE__HANDOFF_COUNTS(&g_q, s);
+  strobe__mutex_unlock(&g_q.lock);
   return s;
 }

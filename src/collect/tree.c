@@ -13,25 +13,19 @@
  * the newest, counted as unwritten); hand a snapshot to anything but the
  * drain.
  */
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "collect/collect.h"
-#include "platform/invariant.h"
+#include "collect/handoff.h"
 
 #define QUEUE_MAX 4u         /* closed snapshots waiting for a drain pass */
 #define PROP_NAME_MAX 64u    /* bytes of a property name */
 #define FIRST_NODES 256u     /* the node array starts here and doubles up to STROBE_TREE_MAX_NODES */
 
-static strobe__mutex g_lock = STROBE__MUTEX_INIT; /* the queue, the status, the open snapshot's ownership */
-static int g_requested;                            /* atomic: a request waits for a layout pass */
-static strobe__tree *g_open;                       /* the open snapshot, owned by the thread that began it */
-static _Thread_local strobe__tree *tls_open;       /* the calling thread's open snapshot (== g_open) */
-static strobe__tree *g_queue, *g_queue_tail;
-static uint32_t g_queued;
-static uint64_t g_seq;
-static strobe_tree_status g_status;
+static strobe__handoff g_q = STROBE__HANDOFF_INIT(QUEUE_MAX); /* request, open snapshot, closed ones */
+static _Thread_local strobe__tree *tls_open; /* the calling thread's open snapshot (g_q.open) */
+static strobe_tree_status g_status;          /* the last snapshot written (g_q.lock) */
 
 static void tree_free(strobe__tree *t) {
   if (!t) return;
@@ -43,31 +37,23 @@ static void tree_free(strobe__tree *t) {
 int strobe_tree_request(void) {
   if (!STROBE__PROFILING) return STROBE_EFEATURE_DISABLED;
   if (!(__atomic_load_n(&strobe__active, __ATOMIC_ACQUIRE) & STROBE__ACTIVE_EVENTS)) return STROBE_ESTATE;
-  strobe__mutex_lock(&g_lock);
-  __atomic_store_n(&g_requested, 1, __ATOMIC_RELEASE);
-  g_status.requests++;
-  strobe__mutex_unlock(&g_lock);
+  strobe__handoff_request(&g_q);
   return 0;
 }
 
+static int recording(void) { return (__atomic_load_n(&strobe__active, __ATOMIC_ACQUIRE) & STROBE__ACTIVE_EVENTS) != 0; }
+
 int strobe_tree_begin(void) {
-  if (!__atomic_load_n(&g_requested, __ATOMIC_RELAXED)) return 0;
+  if (!strobe__handoff_requested(&g_q)) return 0;
   if (tls_open) return 0; /* this thread's snapshot is still open: the request waits for the next pass */
   strobe__tree *t = calloc(1, sizeof *t);
   if (!t) return 0; /* the request stays pending */
-  strobe__mutex_lock(&g_lock);
-  int take = g_open == NULL && __atomic_load_n(&g_requested, __ATOMIC_RELAXED) &&
-             (__atomic_load_n(&strobe__active, __ATOMIC_ACQUIRE) & STROBE__ACTIVE_EVENTS);
-  if (take) {
-    __atomic_store_n(&g_requested, 0, __ATOMIC_RELAXED);
-    t->seq = ++g_seq;
-    g_open = tls_open = t;
-  }
-  strobe__mutex_unlock(&g_lock);
-  if (!take) {
+  t->seq = strobe__handoff_begin(&g_q, t, recording);
+  if (!t->seq) {
     free(t);
     return 0;
   }
+  tls_open = t;
   t->ticks = strobe__now();
   return 1;
 }
@@ -141,53 +127,27 @@ int strobe_tree_end(void) {
   if (!t) return STROBE_ESTATE;
   tls_open = NULL;
   int kept = (int)t->nnodes;
-  strobe__mutex_lock(&g_lock);
-  g_open = NULL;
-  g_status.taken++;
-  if (g_queued < QUEUE_MAX) {
-    if (g_queue_tail)
-      g_queue_tail->next = t;
-    else
-      g_queue = t;
-    g_queue_tail = t;
-    __atomic_store_n(&g_queued, g_queued + 1, __ATOMIC_RELAXED);
-    t = NULL;
-  } else {
-    g_status.unwritten++;
-  }
-  strobe__mutex_unlock(&g_lock);
-  tree_free(t);
+  if (!strobe__handoff_end(&g_q, t)) tree_free(t); /* QUEUE_MAX waiting: counted unwritten */
   return kept;
 }
 
-strobe__tree *strobe__tree_take(void) {
-  if (!__atomic_load_n(&g_queued, __ATOMIC_RELAXED)) return NULL; /* the usual pass: no lock */
-  strobe__mutex_lock(&g_lock);
-  strobe__tree *q = g_queue;
-  g_queue = g_queue_tail = NULL;
-  __atomic_store_n(&g_queued, 0, __ATOMIC_RELAXED);
-  strobe__mutex_unlock(&g_lock);
-  return q;
-}
+strobe__tree *strobe__tree_take(void) { return strobe__handoff_take(&g_q); }
 
 void strobe__tree_done(strobe__tree *t, uint64_t bytes) {
-  strobe__mutex_lock(&g_lock);
-  if (bytes) {
-    g_status.written++;
+  strobe__mutex_lock(&g_q.lock);
+  if (strobe__handoff_done_locked(&g_q, bytes)) {
     g_status.last_nodes = t->nnodes;
     g_status.last_nodes_dropped = t->nodes_dropped;
     g_status.last_bytes = bytes;
-  } else {
-    g_status.unwritten++;
   }
-  strobe__mutex_unlock(&g_lock);
+  strobe__mutex_unlock(&g_q.lock);
   tree_free(t);
 }
 
 strobe_tree_status strobe_tree_query_status(void) {
-  strobe__mutex_lock(&g_lock);
+  strobe__mutex_lock(&g_q.lock);
   strobe_tree_status s = g_status;
-  s.pending = __atomic_load_n(&g_requested, __ATOMIC_RELAXED);
-  strobe__mutex_unlock(&g_lock);
+  STROBE__HANDOFF_COUNTS(&g_q, s);
+  strobe__mutex_unlock(&g_q.lock);
   return s;
 }

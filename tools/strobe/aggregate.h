@@ -102,7 +102,7 @@ typedef struct frames {
   uint32_t n_windows;
   uint64_t windows_cut;       /* passes of windows past FRAMES_MAX_WINDOWS: not counted in any series */
   uint64_t passes, uncommitted; /* pass operations completed; of them not committed */
-  frame_thread *t;
+  frame_thread **t;            /* per thread index, created on first use (cli_entry) */
   uint32_t n_threads;
   int failed;                 /* out of memory */
 } frames;

@@ -184,4 +184,12 @@ const char *cli_site_kind_name(uint32_t kind);
 #define CLI_THREAD_LABEL_MAX 80
 const char *cli_thread_label(const strobe_capture *c, uint32_t index, char *buf, size_t cap);
 
+/* >>entries: state kept per thread (or per any small index) of a capture.
+ * The entry at `index` of a table of pointers (`table` is a T *** cast to
+ * void *, `*n` its length), allocated zeroed (`size` bytes) on first use;
+ * the table doubles from 16 to hold index, its new slots NULL. Returns NULL
+ * when out of memory (the table stays valid, the entry absent). The caller
+ * frees each entry and the table. */
+void *cli_entry(void *table, uint32_t *n, uint32_t index, size_t size);
+
 #endif

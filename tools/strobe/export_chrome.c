@@ -187,23 +187,9 @@ static int on_site(chrome *x, uint32_t id) {
   return 0;
 }
 
-static cthread *thread_of(chrome *x, uint32_t index) {
-  if (index >= x->n_threads) {
-    uint32_t n = x->n_threads ? x->n_threads : 16;
-    while (n <= index) n *= 2;
-    cthread **p = realloc(x->threads, n * sizeof *p);
-    if (!p) return NULL;
-    memset(p + x->n_threads, 0, (n - x->n_threads) * sizeof *p);
-    x->threads = p;
-    x->n_threads = n;
-  }
-  if (!x->threads[index] && !(x->threads[index] = calloc(1, sizeof(cthread)))) return NULL;
-  return x->threads[index];
-}
-
 static int on_thread(chrome *x, uint32_t index) {
   if (!xf_thread(x->f, x->c, index)) return -1;
-  cthread *t = thread_of(x, index);
+  cthread *t = cli_entry(&x->threads, &x->n_threads, index, sizeof *t);
   if (!t) return -1;
   const strobe_capture_thread *ct = strobe_capture_query_thread(x->c, index);
   if (!t->defined) {

@@ -528,23 +528,9 @@ static void counter_track(perfetto *x, pthr *t, uint32_t site) {
   pkt_close(x, at);
 }
 
-static pthr *thread_of(perfetto *x, uint32_t index) {
-  if (index >= x->n_threads) {
-    uint32_t n = x->n_threads ? x->n_threads : 16;
-    while (n <= index) n *= 2;
-    pthr **p = realloc(x->threads, n * sizeof *p);
-    if (!p) return NULL;
-    memset(p + x->n_threads, 0, (n - x->n_threads) * sizeof *p);
-    x->threads = p;
-    x->n_threads = n;
-  }
-  if (!x->threads[index] && !(x->threads[index] = calloc(1, sizeof(pthr)))) return NULL;
-  return x->threads[index];
-}
-
 static int on_thread(perfetto *x, uint32_t index) {
   if (!xf_thread(x->f, x->c, index)) return -1;
-  pthr *t = thread_of(x, index);
+  pthr *t = cli_entry(&x->threads, &x->n_threads, index, sizeof *t);
   if (!t) return -1;
   if (!t->defined) {
     t->defined = 1;

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "aggregate.h"
+#include "cli.h"
 #include "analyze/frame_rate.h"
 
 int frames_init(frames *f, uint32_t top_n) {
@@ -35,24 +36,15 @@ void frames_free(frames *f) {
   free(f->by_op.e);
   for (int i = 0; i < FRAMES_SOURCES; i++) free(f->times[i].e);
   for (uint32_t i = 0; i < f->n_windows; i++) free(f->windows[i]);
+  for (uint32_t i = 0; i < f->n_threads; i++) free(f->t[i]);
   free(f->t);
   memset(f, 0, sizeof *f);
 }
 
 static frame_thread *thread_of(frames *f, uint32_t index) {
-  if (index >= f->n_threads) {
-    uint32_t n = f->n_threads ? f->n_threads : 8;
-    while (n <= index) n *= 2;
-    frame_thread *p = realloc(f->t, n * sizeof *p);
-    if (!p) {
-      f->failed = 1;
-      return NULL;
-    }
-    memset(p + f->n_threads, 0, (n - f->n_threads) * sizeof *p);
-    f->t = p;
-    f->n_threads = n;
-  }
-  return &f->t[index];
+  frame_thread *t = cli_entry(&f->t, &f->n_threads, index, sizeof *t);
+  if (!t) f->failed = 1;
+  return t;
 }
 
 static void sift_down(frame_heap *h, uint32_t i) {
@@ -162,7 +154,7 @@ void frames_top(frames *f, uint32_t thread, double begin_ns, double dur_ns) {
 
 int frames_use_marks(const frames *f) {
   for (uint32_t i = 0; i < f->n_threads; i++)
-    if (f->t[i].marks >= 2) return 1;
+    if (f->t[i] && f->t[i]->marks >= 2) return 1;
   return 0;
 }
 

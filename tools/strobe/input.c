@@ -61,6 +61,23 @@ int cli_parse_double(const char *s, double *out) {
   return 0;
 }
 
+void *cli_entry(void *table, uint32_t *n, uint32_t index, size_t size) {
+  void **v;
+  memcpy(&v, table, sizeof v); /* table is a T ***: every object pointer converts to and from void * */
+  if (index >= *n) {
+    uint32_t cap = *n ? *n : 16;
+    while (cap <= index) cap *= 2;
+    void **p = realloc(v, cap * sizeof *p);
+    if (!p) return NULL;
+    for (uint32_t i = *n; i < cap; i++) p[i] = NULL;
+    memcpy(table, &p, sizeof p);
+    v = p;
+    *n = cap;
+  }
+  if (!v[index]) v[index] = calloc(1, size);
+  return v[index];
+}
+
 int cli_parse_u64(const char *s, uint64_t *out) {
   char *end;
   errno = 0;
