@@ -64,9 +64,14 @@ test('strobe_ui_tree_request answers a status or a named error, never a node', a
   assert.equal(status.structuredContent.requested, false);
   assert.equal(typeof status.structuredContent.written, 'number');
   assert.deepEqual(Object.keys(status.structuredContent.last).sort(), ['bytes', 'nodes', 'nodes_dropped']);
+  // mcp_app records nothing (no capture file, flight recorder or stream): the request is refused by name and
+  // leaves nothing pending.
   const asked = await client.callTool({ name: 'strobe_ui_tree_request', arguments: {} });
-  if (asked.isError) assert.equal(asked.structuredContent.error, 'nothing_recording'); // nothing records in this application
-  else assert.equal(asked.structuredContent.requested, true);
+  assert.equal(asked.isError, true);
+  assert.equal(asked.structuredContent.error, 'nothing_recording');
+  const after = await client.callTool({ name: 'strobe_ui_tree_request', arguments: { request: false } });
+  assert.equal(after.structuredContent.pending, false);
+  assert.equal(after.structuredContent.requests, status.structuredContent.requests);
   await client.close();
 });
 
@@ -78,9 +83,13 @@ test('strobe_deep_capture_request answers a status or a named error, never a cal
   assert.equal(status.structuredContent.requested, false);
   assert.equal(typeof status.structuredContent.written, 'number');
   assert.deepEqual(Object.keys(status.structuredContent.last).sort(), ['bytes', 'calls', 'calls_dropped', 'frame', 'resources']);
+  // mcp_app records no capture file: refused by name, nothing pending.
   const asked = await client.callTool({ name: 'strobe_deep_capture_request', arguments: {} });
-  if (asked.isError) assert.equal(asked.structuredContent.error, 'nothing_recording'); // nothing records in this application
-  else assert.equal(asked.structuredContent.requested, true);
+  assert.equal(asked.isError, true);
+  assert.equal(asked.structuredContent.error, 'nothing_recording');
+  const after = await client.callTool({ name: 'strobe_deep_capture_request', arguments: { request: false } });
+  assert.equal(after.structuredContent.pending, false);
+  assert.equal(after.structuredContent.requests, status.structuredContent.requests);
   await client.close();
 });
 
