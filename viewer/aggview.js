@@ -7,9 +7,12 @@
 // its callees (everything under it, merged), both weighted by X's own time.
 // Click a node to zoom into it and make its name the sandwich's; the name
 // box picks any name. Only the outermost instance of a recursive name counts,
-// so no time is counted twice.
+// so no time is counted twice. Its state (the scope, the focused node's path,
+// the sandwich's name) is part of the deep link (link.js): a change emits
+// 'flamegraph', and apply() takes a link's state back, focusing the node
+// once the tree of its scope is built.
 
-import { state, on } from './state.js';
+import { state, on, emit } from './state.js';
 import { FlameGraph } from './flamegraph.js';
 import { callTree, sandwich } from './aggregate.js';
 import * as fmt from './fmt.js';
@@ -20,6 +23,7 @@ export class AggView {
     this.scopeKind = 'capture';
     this.name = null;           // the sandwich's name
     this.tree = null;
+    this.pendingFocus = null;   // a link's focused path, applied when the tree is built
     el.innerHTML = '<div class="toolbar"><label>scope <select id="fg-scope"><option value="capture">whole capture</option>' +
       '<option value="frame">selected frame</option><option value="range">selected range</option></select></label>' +
       '<label>sandwich of <input id="fg-name" list="fg-names" spellcheck="false" placeholder="a name (or click a node)"></label><datalist id="fg-names"></datalist>' +
@@ -28,10 +32,10 @@ export class AggView {
       '<div id="fg-sandwich"><h3>Callers of <span class="fg-x"></span> <span class="dim small">the name on top, each row one caller further out, widths its time through that path</span></h3><div id="fg-callers" class="fg"></div>' +
       '<h3>Callees of <span class="fg-x"></span> <span class="dim small">everything it called, merged over its instances</span></h3><div id="fg-callees" class="fg"></div></div>';
     const $ = (id) => el.querySelector('#' + id);
-    this.main = new FlameGraph($('fg-main'), { onPick: (n) => { if (n.path) this.setName(n.name); } });
+    this.main = new FlameGraph($('fg-main'), { onPick: (n) => { if (n.path) this.setName(n.name); else emit('flamegraph'); } });
     this.callers = new FlameGraph($('fg-callers'));
     this.callees = new FlameGraph($('fg-callees'));
-    $('fg-scope').addEventListener('change', (e) => { this.scopeKind = e.target.value; this.tree = null; this.render(); });
+    $('fg-scope').addEventListener('change', (e) => { this.scopeKind = e.target.value; this.tree = null; this.render(); emit('flamegraph'); });
     $('fg-name').addEventListener('change', (e) => this.setName(e.target.value.trim()));
     on('model', () => { this.tree = null; this.name = null; if (this.shown) this.render(); });
     on('frame', () => { if (this.scopeKind === 'frame') { this.tree = null; if (this.shown) this.render(); } });
@@ -39,6 +43,32 @@ export class AggView {
   }
 
   get shown() { return !this.el.hidden; }
+
+  // What the deep link keeps: {scope, focus (a node's path, '' the root), name (the sandwich's, or null)}.
+  linkState() {
+    const focus = this.pendingFocus != null ? this.pendingFocus : this.main.focus ? this.main.focus.path || '' : '';
+    return { scope: this.scopeKind, focus, name: this.name };
+  }
+
+  // A link's state (link.js decode: fgScope, fgFocus, fgName): any part may be absent.
+  apply({ scope, focus, name }) {
+    if (scope && scope !== this.scopeKind && /^(capture|frame|range)$/.test(scope)) {
+      this.scopeKind = scope;
+      this.el.querySelector('#fg-scope').value = scope;
+      this.tree = null;
+    }
+    if (focus != null) this.pendingFocus = focus;
+    if (name !== undefined) { this.name = name || null; this.el.querySelector('#fg-name').value = name || ''; }
+    if (this.shown) this.render();
+  }
+
+  // Focuses the node whose path is `p` (the root when none has it).
+  _focusPath(p) {
+    let found = null;
+    (function walk(n) { if (found) return; if ((n.path || '') === p) { found = n; return; } for (const k of n.kids) walk(k); })(this.tree);
+    this.main.focus = found || this.tree;
+    this.main.draw();
+  }
 
   _scope() {
     const m = state.model;
@@ -58,6 +88,7 @@ export class AggView {
     this.name = name || null;
     this.el.querySelector('#fg-name').value = name || '';
     this._sandwich();
+    emit('flamegraph');
   }
 
   render() {
@@ -75,6 +106,7 @@ export class AggView {
       (function walk(n) { for (const k of n.kids) { names.add(k.name); walk(k); } })(this.tree);
       this.el.querySelector('#fg-names').innerHTML = [...names].sort().map((n) => `<option value="${fmt.esc(n)}">`).join('');
     } else this.main.draw();
+    if (this.pendingFocus != null) { this._focusPath(this.pendingFocus); this.pendingFocus = null; }
     this._sandwich();
   }
 

@@ -36,6 +36,7 @@ const hook = { ready: false, loadMs: null, errors: [] };
 window.__strobe = hook;
 
 const forceCanvas = /[?&#]fallback=1/.test(location.search + location.hash);
+const forceGL = /[?&#]renderer=webgl2/.test(location.search + location.hash);   // WebGL2 even on a software renderer
 let flame, frames, detail, counters, sessions, diff, columns, settings, shortcuts, uitree, search, stats, aggview, samples, deeptab;
 let rec = null;          // last /api/capture/state
 let liveTimer = 0;
@@ -48,11 +49,14 @@ function message(html) {
 
 async function main() {
   if (!api.initToken()) { askToken(); return; }
+  // The state is asked for at once, while the views are built (first render, docs/viewer.md §Speed without a GPU).
+  const early = api.json('/api/capture/state');
+  early.catch(() => {});   // awaited below; its failure is reported there
   initTheme();
   settings = new Settings($('settings-btn'), $('settings'));
   shortcuts = new Shortcuts($('shortcuts'));
   columns = new Columns($('view-timeline'));
-  flame = new Flame($('flame'), { forceCanvas });
+  flame = new Flame($('flame'), { forceCanvas, forceGL });
   frames = new Frames($('strip'), $('list'), $('kinds'));
   detail = new Detail($('detail'));
   counters = new Counters($('view-counters'));
@@ -65,10 +69,11 @@ async function main() {
   new RangeSummary($('flame'), (kind) => { setTab('stats'); stats.show(kind); });
   samples = new Samples($('view-samples'));
   deeptab = new DeepTab($('view-deep'));
-  $('renderer').textContent = flame.renderer.kind === 'webgl2' ? 'WebGL2 · instanced' : 'Canvas 2D fallback';
+  $('renderer').textContent = flame.renderer.kind === 'webgl2' ? 'WebGL2 · instanced' : 'Canvas 2D';
+  $('renderer').title = flame.renderer.kind === 'webgl2' ? '' : `Canvas 2D: ${flame.why}`;
   wire();
   try {
-    rec = await api.json('/api/capture/state');
+    rec = await early;
   } catch (e) {
     message(`<h2>Cannot reach the Strobe server</h2><p>${fmt.esc(e.message)}</p>`);
     hook.ready = true;
@@ -84,7 +89,7 @@ async function main() {
   }
   if (state.live) startLiveLoop();
   applyLink(link.decode(location.hash));
-  for (const ev of ['tab', 'frame', 'span', 'view', 'search', 'range-select', 'stats-scope']) on(ev, writeLink);
+  for (const ev of ['tab', 'frame', 'span', 'view', 'search', 'range-select', 'stats-scope', 'flamegraph']) on(ev, writeLink);
   window.addEventListener('hashchange', () => {   // a link pasted into this tab's address bar
     if (/(^#|&)token=/.test(location.hash)) api.initToken();
     applyLink(link.decode(location.hash));
@@ -115,7 +120,7 @@ function linkState() {
   const m = state.model;
   return { capture: m ? captureId(m) : null, tab: state.tab, statsScope: state.tab === 'stats' ? stats.scopeKind : null,
     frame: state.frame, view: m ? flame.visibleRange() : null, span: state.span, range: state.range,
-    search: state.search, focusSite: state.focusSite, focusScope: state.focusScope };
+    search: state.search, focusSite: state.focusSite, focusScope: state.focusScope, flameGraph: aggview.linkState() };
 }
 
 function writeLink() {
@@ -140,6 +145,8 @@ function applyLink(L) {
     if (L.search) { $('search').value = L.search; $('search').dispatchEvent(new Event('input')); }
     else if (same && L.focusSite != null && m.sites[L.focusSite]) search.focusSite(L.focusSite, L.focusScope || null);
     if (same && L.span != null && L.span < m.n) { state.span = L.span; emit('span', L.span); }
+    // The flame graph's scope, focus and sandwich: its rows are names and call paths, so any capture may take them.
+    if (L.flameGraph) aggview.apply({ scope: L.flameGraph.scope || 'capture', focus: L.flameGraph.focus || '', name: L.flameGraph.name || null });
     if (L.tab && $('view-' + L.tab)) setTab(L.tab);
     if (L.tab === 'stats' && L.statsScope) stats.show(L.statsScope);
     $('link-note').textContent = same ? '' : `this link was made for ${L.capture}: its frame, span and name are not applied`;
@@ -152,7 +159,8 @@ function applyLink(L) {
 
 async function load() {
   const t = performance.now();
-  const model = await loadModel(0);
+  // Live: the spans are appended to the snapshot shown (data.js §append), not fetched again.
+  const model = await loadModel(0, state.live && state.model && state.model.meta.origin === 'live' ? state.model : null);
   const compare = rec && rec.has_compare ? await loadModel(1) : null;
   // A live view moves on from snapshot to snapshot (live.js): what is shown is found again in the new one.
   const before = state.live && state.model ? { mem: live.remember(state.model, { view: flame.visibleRange(), span: state.span, frame: state.frame,
@@ -305,6 +313,7 @@ function startLiveLoop() {
 // >>test hook: what the browser tests and bench/viewer_bench.mjs use.
 Object.assign(hook, {
   renderer() { return flame ? flame.renderer.kind : null; },
+  rendererWhy() { return flame && flame.renderer.kind !== 'webgl2' ? flame.why : null; },
   // kind: the capture's frame kind by default (pass when it has pass operations, else frame).
   frameCount(kind) {
     const m = state.model;
@@ -369,8 +378,8 @@ Object.assign(hook, {
   spanInfo(i) { const m = state.model; return { name: m.name(i), start: m.start[i], dur: m.dur[i], self: m.self[i], depth: m.depth[i], thread: m.threadOf(i) }; },
   spanRect(i) { return flame.rectOfSpan(i); },
   tooltip() { const t = flame.tip; return t.hidden ? null : t.innerText; },
-  hitStats() { return { ...flame.hitStats }; },
-  resetHitStats() { flame.hitStats = { n: 0, totalUs: 0, lastUs: 0 }; },
+  hitStats() { return { ...flame.hitStats, all: flame.hitStats.all.slice() }; },
+  resetHitStats() { flame.hitStats = { n: 0, totalUs: 0, lastUs: 0, all: [] }; },
   glStats() { return { ...flame.renderer.stats }; },
   renders() { return flame.frameStats.frames; },
   setTab,
@@ -381,6 +390,7 @@ Object.assign(hook, {
   select(i) { state.span = i; emit('span', i); flame.render(); return i; },
   statsShow(kind) { setTab('stats'); stats.show(kind); },
   flameGraph() { return aggview.drawn(); },
+  flameGraphState() { return aggview.linkState(); },
   selectRange(t0, t1) { flame.selectRange(t0, t1); return state.range; },
   link() { return location.hash; },
   startNs() { return state.model.meta.start_ns; },
@@ -419,6 +429,8 @@ Object.assign(hook, {
       seq: Number(r.dataset.call), kind: r.children[1].textContent, status: r.querySelector('.deep-status').textContent }));
   },
   generation() { return state.model ? state.model.meta.generation : 0; },
+  // How the shown model's spans were fetched: {spans: 'whole'|'appended', rows fetched, since (ns), bytes, fallback}.
+  liveFetch() { return state.model ? state.model.fetched : null; },
   // The Samples tab (docs/viewer.md §Samples): the meta's sampler and the flame graph's boxes as drawn.
   model() { return state.model; },
   samplesFlame() { return samples.graph ? samples.graph.drawn() : []; },

@@ -1,5 +1,7 @@
-// canvas2d.js — owns the Canvas 2D fallback for flame-chart bars, used when
-// WebGL2 is unavailable (or forced with #fallback=1 / ?fallback=1). Same
+// canvas2d.js — owns drawing flame-chart bars with Canvas 2D, used when
+// WebGL2 is unavailable, when it runs on the CPU (SwiftShader, llvmpipe: gl.js
+// softwareRenderer; #renderer=webgl2 keeps WebGL2 there), or when forced with
+// #fallback=1 / ?fallback=1. Same
 // interface and instance layout as gl.js, so culling, hit-testing and labels
 // are shared; it draws each lane's bars with fillRect/roundRect instead of an
 // instanced draw call, so it is slower on dense views but looks the same.
@@ -13,6 +15,7 @@ export class Canvas2DBars {
     this.canvas = canvas;
     this.ctx = canvas.getContext('2d', { alpha: true });
     this.stats = { drawCalls: 0, uploads: 0, instances: 0 };
+    this.css = new Map();   // colour → its CSS text (no string built per bar)
     this.w = 1;
     this.h = 1;
     this.dpr = 1;
@@ -52,7 +55,9 @@ export class Canvas2DBars {
       if (flags & FLAG.DIM) { r = (r * 22 + 33 * 78) / 100 | 0; g = (g * 22 + 38 * 78) / 100 | 0; b = (b * 22 + 46 * 78) / 100 | 0; }
       const color = (r << 16) | (g << 8) | b;
       if (color !== lastColor) {
-        c.fillStyle = `rgb(${r},${g},${b})`;
+        let css = this.css.get(color);
+        if (!css) { css = `rgb(${r},${g},${b})`; this.css.set(color, css); }
+        c.fillStyle = css;
         lastColor = color;
       }
       if (w >= 6) {

@@ -23,17 +23,123 @@ function wrap(buf, desc) {
   return t;
 }
 
-// Loads slot 0 (the shown capture) or 1 (the compared one).
-export async function loadModel(slot = 0) {
+// Loads slot 0 (the shown capture) or 1 (the compared one). With `prev`, the
+// live snapshot shown until now, the spans (the bulk of a model) are appended:
+// only those ending after what `prev` holds are fetched and the rest taken
+// from `prev` (appendSpans); the other tables, small, are fetched whole.
+// model.fetched says which way its spans came and how many rows were fetched.
+export async function loadModel(slot = 0, prev = null) {
   const q = slot ? '?capture=1' : '';
   const meta = await api.json('/api/capture/meta' + q);
   const tables = {};
+  const since = prev && !slot ? appendSince(prev) : null;
+  let fetched = { spans: 'whole', rows: meta.tables.spans ? meta.tables.spans.rows : 0, since: null };
   await Promise.all(Object.entries(meta.tables).map(async ([name, desc]) => {
+    if (name === 'spans' && since != null && desc.rows) {
+      const rel = since - meta.start_ns;
+      const delta = await api.bin(`/api/capture/table/spans?gen=${meta.generation}&since=${rel}`);
+      const merged = appendSpans(prev, meta, unpackSince(delta), rel);
+      if (!merged.refused) {
+        tables.spans = merged.spans;
+        fetched = { spans: 'appended', rows: merged.fetched, since: rel, bytes: delta.byteLength };
+        return;
+      }
+      fetched = { spans: 'whole', rows: desc.rows, since: rel, fallback: merged.refused };
+    }
     const buf = desc.bytes ? await api.bin(`/api/capture/table/${name}?gen=${meta.generation}${slot ? '&capture=1' : ''}`)
                            : new ArrayBuffer(8);
     tables[name] = wrap(buf, desc);
   }));
-  return new Model(meta, tables);
+  const m = new Model(meta, tables);
+  m.fetched = fetched;
+  return m;
+}
+
+// >>append (docs/viewer.md §Live append)
+// The instant (ns since the clock's epoch) up to which `prev` holds every
+// span: the earliest of its lanes' last span ends. A lane's events reach the
+// recorder in order, so what ended before its last span ended is there.
+function appendSince(prev) {
+  if (!prev || prev.meta.origin !== 'live' || !prev.n) return null;
+  let t = Infinity;
+  for (const th of prev.threads) {
+    if (!th || !th.depths.length) continue;
+    let last = -Infinity;
+    for (const r of th.rows) if (r.count) last = Math.max(last, prev.end(r.first + r.count - 1));
+    t = Math.min(t, last);
+  }
+  return Number.isFinite(t) ? t + prev.meta.start_ns : null;
+}
+
+// The server's ?since= answer: {rows, total, start, dur, self, index, site, depth} (viewer_model.h's layout).
+export function unpackSince(buf) {
+  const head = new Uint32Array(buf, 0, 2), n = head[0];
+  const out = { rows: n, total: head[1] };
+  let at = 8;
+  for (const [name, C] of [['start', Float64Array], ['dur', Float32Array], ['self', Float32Array], ['index', Uint32Array], ['site', Uint16Array], ['depth', Uint8Array]]) {
+    out[name] = new C(buf, at, n);
+    at += Math.ceil((n * C.BYTES_PER_ELEMENT) / 8) * 8;
+  }
+  return out;
+}
+
+const APPEND_TOL = 2;   // ns: one instant read through two snapshots' starts
+
+// The new snapshot's spans table from `prev`'s spans and the `delta` (the
+// spans ending after `since`, ns since the new start, and each row's first):
+// every row of the new table is its spans carried from `prev` (found from the
+// row's first span, which the delta holds) followed by the delta's. Null when
+// any row cannot be made exactly so (a lane whose spans arrived out of time
+// order, a renamed thread): {refused: why}, and the caller fetches the whole table.
+function appendSpans(prev, meta, delta, since) {
+  const n = meta.tables.spans.rows;
+  if (delta.total !== n) return { refused: 'the answer is of another snapshot' };
+  const start = new Float64Array(n), dur = new Float32Array(n), self = new Float32Array(n);
+  const site = new Uint16Array(n), depth = new Uint8Array(n), got = new Uint8Array(n);
+  for (let k = 0; k < delta.rows; k++) {
+    const i = delta.index[k];
+    if (i >= n) return { refused: 'an index past the table' };
+    start[i] = delta.start[k]; dur[i] = delta.dur[k]; self[i] = delta.self[k]; site[i] = delta.site[k]; depth[i] = delta.depth[k];
+    got[i] = 1;
+  }
+  // Sites by what they are: a site named at run time may have another id in the new snapshot.
+  const siteKey = (x) => `${x.kind}\u0000${x.name}\u0000${x.category || ''}\u0000${x.file || ''}\u0000${x.line || 0}`;
+  const newSite = new Map(meta.sites.map((x) => [siteKey(x), x.id]));
+  const siteMap = new Map();
+  for (const x of prev.meta.sites) if (newSite.has(siteKey(x))) siteMap.set(x.id, newSite.get(siteKey(x)));
+  const shift = prev.meta.start_ns - meta.start_ns, sincePrev = since - shift;
+  const key = (name, tid) => `${name}\u0000${tid}`;
+  const before = new Map();
+  for (const th of prev.threads) if (th) before.set(key(th.name, th.os_tid), th);
+  for (const th of meta.threads) {
+    const was = before.get(key(th.name, th.os_tid));
+    for (const [d, first, count] of th.depths) {
+      // The row's fetched spans: a suffix (those ending after `since`), the whole row for a lane mapped from
+      // another clock (a GPU queue's: its times move as calibration pairs arrive), and always its first.
+      let sfx = first + count;
+      while (sfx > first && got[sfx - 1]) sfx--;
+      const need = sfx - first;
+      if (!need) continue;
+      const where = `${th.name} depth ${d}`;
+      if (!got[first] || !was || !was.rows[d]) return { refused: `${where}: not in the shown snapshot` };
+      const r = was.rows[d], end = r.first + r.count;
+      const j0 = lowerBound(r.first, end, start[first] + shift - APPEND_TOL, (x) => prev.start[x]);
+      if (j0 + need > end || Math.abs(prev.start[j0] - shift - start[first]) > APPEND_TOL || siteMap.get(prev.site[j0]) !== site[first]) {
+        return { refused: `${where}: its first span is not where the shown snapshot has it` };
+      }
+      if (prev.end(j0 + need - 1) > sincePrev + APPEND_TOL) return { refused: `${where}: a span ended after the instant` };
+      if (j0 + need < end && prev.end(j0 + need) <= sincePrev - APPEND_TOL) return { refused: `${where}: a span arrived out of time order` };
+      for (let k = 1; k < need; k++) {                // k = 0: the row's first, as the delta has it
+        const i = first + k, j = j0 + k;
+        const sj = siteMap.get(prev.site[j]);
+        if (got[i] || sj == null) return { refused: `${where}: a site or span of the shown snapshot is not in the new one` };
+        start[i] = prev.start[j] - shift; dur[i] = prev.dur[j]; self[i] = prev.self[j]; site[i] = sj; depth[i] = prev.depth[j];
+        got[i] = 1;
+      }
+    }
+  }
+  for (let i = 0; i < n; i++) if (!got[i]) return { refused: 'a span neither carried nor fetched' };
+  return { spans: { rows: n, start, dur, self, site, depth }, fetched: delta.rows };
 }
 
 // A 64-bit element id from its two 32-bit halves, as 16 hex digits (as `strobe tree` prints it).

@@ -35,7 +35,8 @@ const LABEL_MIN = 28; // px: bars at least this wide carry their name
 const FLOATS = STRIDE; // 32-bit words per bar (gl.js layout)
 
 export class Flame {
-  constructor(root, { forceCanvas = false } = {}) {
+  // forceCanvas: Canvas 2D whatever WebGL2 is; forceGL: WebGL2 even when it runs on the CPU.
+  constructor(root, { forceCanvas = false, forceGL = false } = {}) {
     this.root = root;
     this.glCanvas = document.createElement('canvas');
     this.ovCanvas = document.createElement('canvas');
@@ -51,8 +52,12 @@ export class Flame {
     document.body.append(this.tip);   // above every column: never clipped by the flame chart's edges
     this.origin = [0, 0];             // the overlay's client position at the last pointer event
     this.renderer = null;
-    if (!forceCanvas) {
-      try { this.renderer = new GLBars(this.glCanvas); } catch (e) { this.renderer = null; }
+    this.why = forceCanvas ? 'asked for' : 'WebGL2 unavailable';   // why Canvas 2D draws the bars
+    if (!forceCanvas) {   // WebGL on the CPU: Canvas 2D costs it half (gl.js softwareRenderer)
+      try { this.renderer = new GLBars(this.glCanvas, { allowSoftware: forceGL }); } catch (e) {
+        this.renderer = null;
+        if (e.software) this.why = e.message;
+      }
     }
     if (!this.renderer) {
       // A canvas that failed to give WebGL2 cannot give 2D either: use a fresh one.
@@ -81,7 +86,7 @@ export class Flame {
     this.labels = [];
     this.hover = -1;       // instance index under the pointer
     this.dirty = true;
-    this.hitStats = { n: 0, totalUs: 0, lastUs: 0 };
+    this.hitStats = { n: 0, totalUs: 0, lastUs: 0, all: [] };   // all: each move's µs (the bench's median)
     this.frameStats = { frames: 0 };
     this.colorOf = new Uint32Array(65536);
     this.match = new Uint8Array(65536);
@@ -742,6 +747,7 @@ export class Flame {
     this.hitStats.n++;
     this.hitStats.totalUs += us;
     this.hitStats.lastUs = us;
+    if (this.hitStats.all && this.hitStats.all.length < 4096) this.hitStats.all.push(us);
     return hk;
   }
 

@@ -166,10 +166,15 @@ export class Frames {
 
   drawSoon() {
     if (this.raf) return;
-    this.raf = requestAnimationFrame(() => { this.raf = 0; this.draw(); });
+    this.raf = requestAnimationFrame(() => { this.raf = 0; this.draw(true); });
   }
 
-  draw() {
+  // The strip: its bars, lines and labels (the base, kept in an offscreen
+  // canvas and redrawn only when they change) under the flame chart's window
+  // and the brush. viewOnly: only the window moved (a pan or zoom of the
+  // flame chart), so the kept base is copied, not redrawn: a capture of
+  // 100,000 frames otherwise cost every frame of a pan a walk over them all.
+  draw(viewOnly = false) {
     const el = this.stripEl, c = this.ctx;
     const rect = el.getBoundingClientRect();
     const dpr = window.devicePixelRatio || 1;
@@ -181,31 +186,50 @@ export class Frames {
       this.canvas.style.width = this.w + 'px';
       this.canvas.style.height = this.h + 'px';
     }
+    if (!this.base) this.base = document.createElement('canvas');
+    const b = this.base;
+    if (!viewOnly || b.width !== this.canvas.width || b.height !== this.canvas.height || this.baseModel !== this.model) {
+      b.width = this.canvas.width;
+      b.height = this.canvas.height;
+      this.baseModel = this.model;
+      this._drawBase(b.getContext('2d'), dpr);
+    }
+    c.setTransform(1, 0, 0, 1, 0, 0);
+    c.clearRect(0, 0, this.canvas.width, this.canvas.height);
+    c.drawImage(b, 0, 0);
+    c.setTransform(dpr, 0, 0, dpr, 0, 0);
+    if (this.model) this._drawOverlay(c, this.model, this.h - 14);
+  }
+
+  _drawBase(c, dpr) {
     c.setTransform(dpr, 0, 0, dpr, 0, 0);
     c.clearRect(0, 0, this.w, this.h);
     const m = this.model;
     if (!m) return;
     if (this.mode === 'activity') {
       this._drawActivity(c, m);
-      this._drawOverlay(c, m, this.h - 14);
       return;
     }
     const F = m.frames, budget = state.budgetMs * 1e6;
     const top = 4, base = this.h - 14, hgt = base - top;
-    let maxDur = 0;
-    for (let k = 0; k < F.rows; k++) if (this.shown(k) && F.dur[k] > maxDur) maxDur = F.dur[k];
-    const y = this._scale(maxDur, budget, base, hgt);
-    // Per pixel column: the slowest shown frame.
+    // One pass over the frames (a capture may hold 100,000): the slowest shown, and per pixel column the slowest
+    // shown frame; shown() inlined through a table of the kinds shown.
+    const kindShown = m.frameKinds.map((k) => state.kinds.has(k)), own = this.ownPass, ft = state.frameThread;
     const cols = new Float64Array(this.w).fill(-1);
     const colFrame = new Int32Array(this.w).fill(-1);
     const wide = [];
+    const lo = m.range.lo, span = m.range.hi - m.range.lo, w = this.w;   // x as _x() computes it
+    let maxDur = 0;
     for (let k = 0; k < F.rows; k++) {
-      if (!this.shown(k)) continue;
-      const x0 = this._x(F.start[k]), x1 = this._x(F.start[k] + F.dur[k]);
+      if ((own && own[k]) || (ft != null && F.thread[k] !== ft) || !kindShown[F.kind[k]]) continue;
+      const d = F.dur[k];
+      if (d > maxDur) maxDur = d;
+      const x0 = ((F.start[k] - lo) / span) * w, x1 = ((F.start[k] + d - lo) / span) * w;
       if (x1 - x0 >= 3) { wide.push(k); continue; }
       const cx = Math.min(this.w - 1, Math.max(0, Math.floor(x0)));
-      if (F.dur[k] > cols[cx]) { cols[cx] = F.dur[k]; colFrame[cx] = k; }
+      if (d > cols[cx]) { cols[cx] = d; colFrame[cx] = k; }
     }
+    const y = this._scale(maxDur, budget, base, hgt);
     this.colFrame = colFrame;
     this.wide = wide;
     const kinds = m.frameKinds;
@@ -259,7 +283,6 @@ export class Frames {
     }
     // The top of the scale: the slowest frame shown (readable over the bars).
     if (maxDur > 0) label(c, `${this.log ? 'log scale · ' : ''}slowest ${fmt.dur(maxDur)}`, 4, top + 9);
-    this._drawOverlay(c, m, base);
   }
 
   // Bar height for a duration (docs/viewer.md §Frames, detail). When every
@@ -388,7 +411,7 @@ export class Frames {
     el.addEventListener('pointerdown', (e) => { down = lx(e); el.setPointerCapture(e.pointerId); });
     el.addEventListener('pointermove', (e) => {
       const x = lx(e);
-      if (down !== null && Math.abs(x - down) > 4) { this.brush = [down, x]; this.draw(); }
+      if (down !== null && Math.abs(x - down) > 4) { this.brush = [down, x]; this.draw(true); }
       if (this.mode === 'activity') { el.title = this.activityTitle(x, e.clientY - el.getBoundingClientRect().top); return; }
       const k = this.frameAtX(x, ly(e));
       el.title = k >= 0 ? frameTitle(this.model, k, state.budgetMs) : '';

@@ -94,14 +94,34 @@ function compile(gl, type, src) {
   return s;
 }
 
+// The renderer's name when WebGL runs on the CPU (SwiftShader, llvmpipe,
+// softpipe, WARP), else null. There every pixel of a WebGL frame is shaded,
+// read back and composited by the CPU, which costs twice the CPU of drawing
+// the same bars with Canvas 2D (docs/viewer.md §Speed without a GPU), so the
+// flame chart uses Canvas 2D there.
+export function softwareRenderer(gl) {
+  const ext = gl.getExtension('WEBGL_debug_renderer_info');
+  const name = String(gl.getParameter(ext ? ext.UNMASKED_RENDERER_WEBGL : gl.RENDERER) || '');
+  const m = /SwiftShader|llvmpipe|softpipe|Software Rasterizer|Microsoft Basic Render/i.exec(name);
+  return m ? m[0] : null;
+}
+
 export class GLBars {
-  // Throws when WebGL2 is unavailable (the caller falls back to Canvas 2D).
-  constructor(canvas) {
+  // Throws when WebGL2 is unavailable (the caller falls back to Canvas 2D),
+  // and, unless allowSoftware, when it runs on the CPU: then before any
+  // shader is compiled, the context given back, and the error's `software`
+  // names the renderer.
+  constructor(canvas, { allowSoftware = true } = {}) {
     // Opaque: it is cleared to the page background, and an opaque canvas composites cheaper.
     const gl = canvas.getContext('webgl2', { antialias: false, premultipliedAlpha: true, alpha: false });
     if (!gl) throw new Error('WebGL2 unavailable');
     this.kind = 'webgl2';
     this.gl = gl;
+    this.software = softwareRenderer(gl);
+    if (this.software && !allowSoftware) {
+      this.dispose();
+      throw Object.assign(new Error(`WebGL2 runs on the CPU (${this.software})`), { software: this.software });
+    }
     this.canvas = canvas;
     const p = gl.createProgram();
     gl.attachShader(p, compile(gl, gl.VERTEX_SHADER, VS));
@@ -192,5 +212,11 @@ export class GLBars {
 
   end() {
     this.gl.bindVertexArray(null);
+  }
+
+  // Gives the context back (the flame chart chose Canvas 2D instead).
+  dispose() {
+    const lose = this.gl.getExtension('WEBGL_lose_context');
+    if (lose) lose.loseContext();
   }
 }

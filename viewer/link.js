@@ -1,6 +1,7 @@
 // link.js — owns the view's deep link: what a person looks at (the capture,
 // the tab (and the statistics' scope), the selected frame, the flame chart's range, the selected span,
-// the selected range, the search text or the statistics row) lives in the
+// the selected range, the search text or the statistics row, the flame graph
+// tab's scope, focused node and sandwich name) lives in the
 // URL fragment beside the token (`#token=…&tab=…`: a fragment never reaches a
 // server, docs/viewer.md §Deep links). encode() writes the state as
 // fragment parameters, decode() reads them back (unknown or malformed ones
@@ -29,6 +30,12 @@ export function encode(s) {
     const f = s.focusScope;
     if (f) p.set('in', [f.t0.toFixed(1), f.t1.toFixed(1), f.thread == null ? '' : f.thread].join(','));
   }
+  const g = s.flameGraph;   // the flame graph tab: scope, focused node's call path, sandwich name
+  if (g) {
+    if (g.scope && g.scope !== 'capture') p.set('fg', g.scope);
+    if (g.focus) p.set('fgf', g.focus);
+    if (g.name) p.set('fgs', g.name);
+  }
   return p.toString();
 }
 
@@ -53,10 +60,15 @@ export function decode(hash) {
       out.focusScope = { t0: Number(f[0]), t1: Number(f[1]), thread: NUM.test(f[2]) ? Number(f[2]) : null };
     }
   }
+  const fg = {};
+  if (/^(frame|range)$/.test(p.get('fg') || '')) fg.scope = p.get('fg');
+  if (p.get('fgf') && p.get('fgf').length <= 4096) fg.focus = p.get('fgf');
+  if (p.get('fgs') && p.get('fgs').length <= 512) fg.name = p.get('fgs');
+  if (Object.keys(fg).length) out.flameGraph = fg;
   return out;
 }
 
-const KEYS = ['cap', 'tab', 'ss', 'frame', 't0', 't1', 'span', 'r0', 'r1', 'q', 'site', 'in'];
+const KEYS = ['cap', 'tab', 'ss', 'frame', 't0', 't1', 'span', 'r0', 'r1', 'q', 'site', 'in', 'fg', 'fgf', 'fgs'];
 
 // The fragment body for state `s`, keeping every parameter of `hash` that is not the view's
 // (e.g. fallback=1, or another module's), before the view's own.

@@ -7,7 +7,8 @@
 // 'thresholds' (duration colours), 'theme', 'search' (also when the element filter changes), 'kinds' (frame kinds
 // and thread shown), 'tab', 'status', 'reveal' (show span i in the flame
 // chart), 'range-select' (the flame chart's selected range changed),
-// 'stats-scope' (the statistics table's scope changed).
+// 'stats-scope' (the statistics table's scope changed), 'flamegraph' (the
+// flame graph tab's scope, focused node or sandwich name changed).
 
 export const state = {
   model: null,        // data.js Model of the shown capture (app.js)

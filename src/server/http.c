@@ -43,16 +43,20 @@
 #define SHED_HEADROOM 64u /* accepted past max_connections, closed at once (>>connections) */
 
 /* >>responses */
-struct MHD_Response *strobe__json_response(char *body, size_t len) {
+struct MHD_Response *strobe__owned_response(void *body, size_t len, const char *type) {
   struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
   if (!r) {
     free(body);
     return NULL;
   }
-  MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+  MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
   MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
   MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
   return r;
+}
+
+struct MHD_Response *strobe__json_response(char *body, size_t len) {
+  return strobe__owned_response(body, len, "application/json");
 }
 
 int strobe__queue_json(struct MHD_Connection *conn, unsigned status, char *body, size_t len) {

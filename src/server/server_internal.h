@@ -185,6 +185,9 @@ void strobe__conns_totals(strobe_server *s, strobe_server_stats *st);
 
 struct MHD_Connection;
 struct MHD_Response;
+/* A response of `type` (takes `body`, malloc'd: freed with it, or at once on failure, NULL) with the headers
+ * every answer carries. */
+struct MHD_Response *strobe__owned_response(void *body, size_t len, const char *type);
 /* A JSON response (takes `body`, malloc'd) with the headers every answer carries. */
 struct MHD_Response *strobe__json_response(char *body, size_t len);
 /* Queues a JSON body (taken) with `status`; returns the MHD result. */

@@ -6,6 +6,7 @@
  *   GET  /api/capture/meta[?capture=1] the model's JSON (capture=1: the compared capture)
  *        /api/capture/meta?live=1      also asks for a fresh live snapshot (202 + state)
  *   GET  /api/capture/table/<name>[?capture=1&gen=G]  one packed table, application/octet-stream
+ *   GET  /api/capture/table/spans?gen=G&since=T  the live append: only the spans ending after T
  *   POST /api/capture/recorder         {"recording": true|false}: start/stop the live recorder
  *   POST /api/capture/snapshot         ask for a fresh live snapshot (202 + state)
  *
@@ -27,6 +28,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -327,6 +329,29 @@ static int api_meta(strobe__viewer *v, struct MHD_Connection *conn) {
   return ret;
 }
 
+/* ?since=T on the spans table (docs/viewer.md §Live append): only the spans
+ * ending after T (ns since this model's start) and each lane row's first
+ * span, with their indexes (strobe__vmodel_spans_since's layout), so a live
+ * viewer fetches only what is new since the snapshot it shows. */
+static int api_spans_since(struct MHD_Connection *conn, const strobe__vmodel *m, const char *name, const char *since) {
+  if (strcmp(name, "spans"))
+    return strobe__queue_error(conn, MHD_HTTP_BAD_REQUEST, "invalid_argument", "since applies to the spans table only");
+  char *end = NULL;
+  errno = 0;
+  double t = strtod(since, &end);
+  if (!*since || !end || *end || errno || !isfinite(t))
+    return strobe__queue_error(conn, MHD_HTTP_BAD_REQUEST, "invalid_argument", "since must be a finite number of ns");
+  unsigned char *data = NULL;
+  size_t len = 0;
+  int rc = strobe__vmodel_spans_since(m, t, &data, &len);
+  if (rc) return strobe__queue_error(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, strobe_err_name(rc), strobe_strerror(rc));
+  struct MHD_Response *r = strobe__owned_response(data, len, "application/octet-stream");
+  if (!r) return MHD_NO;
+  enum MHD_Result ret = MHD_queue_response(conn, MHD_HTTP_OK, r);
+  MHD_destroy_response(r);
+  return ret;
+}
+
 static int api_table(strobe__viewer *v, struct MHD_Connection *conn, const char *name) {
   uint64_t gen;
   int slot = wants_compare(conn);
@@ -337,6 +362,12 @@ static int api_table(strobe__viewer *v, struct MHD_Connection *conn, const char 
     strobe__vmodel_release(m);
     return strobe__queue_error(conn, MHD_HTTP_CONFLICT, "stale_generation",
                                "a newer snapshot replaced that one: fetch /api/capture/meta again");
+  }
+  const char *since = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "since");
+  if (since) {
+    int ret = api_spans_since(conn, m, name, since);
+    strobe__vmodel_release(m);
+    return ret;
   }
   const strobe__vtable *t = strobe__vmodel_table(m, name);
   int ret = t ? queue_model_bytes(conn, m, t->data, t->bytes, "application/octet-stream")

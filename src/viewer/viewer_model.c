@@ -1661,6 +1661,16 @@ static int prepare_pass2(builder *b) {
     t->cur = 0;
     t->marks = 0;
   }
+  /* every lane row's first span, for the live append's check (strobe__vmodel_spans_since) */
+  uint32_t nrows = 0;
+  for (uint32_t i = 0; i < b->nth; i++)
+    for (uint32_t d = 0; d < b->th[i].ndepth; d++) nrows += b->th[i].base[d + 1] > b->th[i].base[d];
+  m->row_first = malloc(((size_t)nrows + 1) * sizeof *m->row_first);
+  if (!m->row_first) return STROBE_ENOMEM;
+  m->mapped_first = strobe__gpu_lanes_present(&b->gpu) && b->nth_cpu < b->nth ? b->th[b->nth_cpu].base[0] : next;
+  for (uint32_t i = 0; i < b->nth; i++)
+    for (uint32_t d = 0; d < b->th[i].ndepth; d++)
+      if (b->th[i].base[d + 1] > b->th[i].base[d]) m->row_first[m->nrows++] = b->th[i].base[d];
   /* samples: per-site runs */
   uint32_t at = 0;
   for (uint32_t s = 0; s < MAX_SITES; s++) {
@@ -1742,6 +1752,7 @@ void strobe__vmodel_release(strobe__vmodel *m) {
   if (!m || __atomic_sub_fetch(&m->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
   for (int i = 0; i < STROBE__VT_COUNT; i++) free(m->tables[i].data);
   for (uint32_t i = 0; i < m->nblobs; i++) free(m->blobs[i].data);
+  free(m->row_first);
   free(m->meta);
   free(m);
 }
@@ -1755,4 +1766,50 @@ const strobe__vtable *strobe__vmodel_table(const strobe__vmodel *m, const char *
   for (int i = 0; i < STROBE__VT_COUNT; i++)
     if (m->tables[i].name && !strcmp(m->tables[i].name, name)) return &m->tables[i];
   return NULL;
+}
+
+/* The live append's spans (viewer_model.h): those ending after `since`, each row's first and every span of the
+ * mapped lanes, with their index. */
+int strobe__vmodel_spans_since(const strobe__vmodel *m, double since, unsigned char **out, size_t *len) {
+  if (!m || !out || !len || since != since) return STROBE_EINVAL;
+  *out = NULL;
+  *len = 0;
+  const strobe__vtable *t = &m->tables[STROBE__VT_SPANS];
+  const double *start = COL(t, SP_START, double);
+  const float *dur = COL(t, SP_DUR, float), *self = COL(t, SP_SELF, float);
+  const uint16_t *site = COL(t, SP_SITE, uint16_t);
+  const uint8_t *depth = COL(t, SP_DEPTH, uint8_t);
+  uint32_t n = 0, r = 0;
+  for (uint32_t i = 0; i < t->rows; i++) {
+    int first = r < m->nrows && m->row_first[r] == i;
+    r += first;
+    n += first || i >= m->mapped_first || start[i] + dur[i] > since;
+  }
+  size_t off[6], at = 8;
+  const size_t width[6] = {8, 4, 4, 4, 2, 1};
+  for (int c = 0; c < 6; c++) {
+    off[c] = at;
+    at += align8((size_t)n * width[c]);
+  }
+  unsigned char *p = calloc(1, at);
+  if (!p) return STROBE_ENOMEM;
+  memcpy(p, &n, 4);
+  memcpy(p + 4, &t->rows, 4);
+  uint32_t k = 0;
+  r = 0;
+  for (uint32_t i = 0; i < t->rows; i++) {
+    int first = r < m->nrows && m->row_first[r] == i;
+    r += first;
+    if (!first && i < m->mapped_first && !(start[i] + dur[i] > since)) continue;
+    memcpy(p + off[0] + 8 * (size_t)k, &start[i], 8);
+    memcpy(p + off[1] + 4 * (size_t)k, &dur[i], 4);
+    memcpy(p + off[2] + 4 * (size_t)k, &self[i], 4);
+    memcpy(p + off[3] + 4 * (size_t)k, &i, 4);
+    memcpy(p + off[4] + 2 * (size_t)k, &site[i], 2);
+    p[off[5] + k] = depth[i];
+    k++;
+  }
+  *out = p;
+  *len = at;
+  return 0;
 }

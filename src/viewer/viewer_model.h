@@ -58,6 +58,9 @@ typedef struct strobe__vmodel {
   int read_error;      /* 0, or the reader's error that ended the capture early */
   strobe__vblob blobs[STROBE__VM_MAX_BLOBS]; /* image attachments (PNG) */
   uint32_t nblobs;
+  uint32_t *row_first; /* the first span of each (thread, depth) row with spans, ascending; malloc'd */
+  uint32_t nrows;
+  uint32_t mapped_first; /* the first span of the lanes mapped from another clock (GPU queues, producers) */
 } strobe__vmodel;
 
 /* Where a capture comes from: a file (path) or bytes in memory (data, len). */
@@ -82,5 +85,16 @@ void strobe__vmodel_release(strobe__vmodel *m); /* accepts NULL */
 const strobe__vblob *strobe__vmodel_blob(const strobe__vmodel *m, uint32_t k);
 /* The table called `name`, or NULL. */
 const strobe__vtable *strobe__vmodel_table(const strobe__vmodel *m, const char *name);
+
+/* The live viewer's append (docs/viewer.md §Live append): the spans of `m`
+ * that end after `since` (ns since m's start), the first span of every lane
+ * row and every span of the lanes mapped from another clock (their times
+ * move as calibration pairs arrive), in table order, as one packed buffer: u32 rows, u32 the model's
+ * span count, then the columns start f64, dur f32, self f32, index u32 (the
+ * span's row in m's spans table), site u16, depth u8, each starting on an
+ * 8-byte boundary from offset 8. Returns 0 with *out malloc'd (the caller
+ * frees it) and *len its bytes, STROBE_EINVAL for a NULL argument or a
+ * `since` that is not a number, STROBE_ENOMEM. */
+int strobe__vmodel_spans_since(const strobe__vmodel *m, double since, unsigned char **out, size_t *len);
 
 #endif

@@ -12,7 +12,9 @@
 //     most, and agrees with `strobe diff FILE --frames 19 20 --json`;
 //   - the two-capture diff (--compare, every `work` 50 % longer) puts `work`
 //     first;
-//   - counters are plotted; the Canvas 2D fallback (#fallback=1) draws and
+//   - counters are plotted; on SwiftShader (software WebGL) the flame chart
+//     draws with Canvas 2D, WebGL2 when asked (#renderer=webgl2: the checks
+//     above run there), and the Canvas 2D fallback (#fallback=1) draws and
 //     hit-tests the same spans;
 //   - a capture of operations only (make_capture --ops: passes with stages
 //     and counters, no scope on their thread, no frame mark) shows its passes
@@ -64,9 +66,21 @@ async function main() {
     check((await fetch(`${base}/`)).status === 200, 'the viewer page itself needs no token');
     check((await fetch(`${base}/app.js`)).headers.get('content-type').startsWith('text/javascript'), 'app.js is served as JavaScript');
 
-    const { page, errors } = await openViewer(browser, view.url);
+    // WebGL2 is SwiftShader here (no GPU): by default the flame chart draws with Canvas 2D, which costs the
+    // CPU half as much; #renderer=webgl2 keeps WebGL2 (what a machine with a GPU gets), checked below.
+    const soft = await openViewer(browser, view.url);
+    const why = await soft.page.evaluate(() => [__strobe.renderer(), __strobe.rendererWhy()]);
+    check(why[0] === 'canvas2d' && /SwiftShader/.test(why[1]), `on software WebGL the flame chart draws with Canvas 2D (${why})`);
+    // index.html preloads every module the page loads (first render: all fetched at once, not level by level).
+    const mods = await soft.page.evaluate(() => ({
+      preloaded: [...document.querySelectorAll('link[rel=modulepreload]')].map((l) => new URL(l.href).pathname).sort(),
+      loaded: performance.getEntriesByType('resource').map((r) => new URL(r.name).pathname).filter((p) => p.endsWith('.js') && p !== '/app.js').sort() }));
+    check(mods.loaded.length > 10 && JSON.stringify(mods.preloaded) === JSON.stringify(mods.loaded),
+      `index.html preloads exactly the modules the page loads (missing: ${mods.loaded.filter((x) => !mods.preloaded.includes(x))}; extra: ${mods.preloaded.filter((x) => !mods.loaded.includes(x))})`);
+    await soft.page.close();
+    const { page, errors } = await openViewer(browser, view.url + '&renderer=webgl2');
     check(!page.url().includes(view.token), `the token is removed from the address bar (${page.url()})`);
-    check(await page.evaluate(() => __strobe.renderer()) === 'webgl2', 'the flame chart draws with WebGL2');
+    check(await page.evaluate(() => __strobe.renderer()) === 'webgl2', 'the flame chart draws with WebGL2 when asked to');
 
     // >>frames: 50 marks make 49 frames
     check(await page.evaluate(() => __strobe.frameCount()) === 49, 'the model has 49 frames');

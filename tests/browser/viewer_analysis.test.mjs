@@ -23,7 +23,8 @@
 //   - deep links: the view (tab, statistics scope, frame, flame chart range,
 //     span, selected range, search) is in the URL fragment without the
 //     token, a reload keeps it, and the link opened in a new tab asks for the
-//     token and then shows the same view;
+//     token and then shows the same view; the flame graph tab's scope,
+//     focused node and sandwich name likewise;
 //   - search: Enter / Shift+Enter step to the next / previous matching span
 //     (selected, shown in the flame chart), the result list gives each
 //     match's duration, and Escape clears the search, not only the box.
@@ -337,6 +338,42 @@ async function deepLinks(page, browser, view) {
   await other.close();
 }
 
+// The flame graph tab's state in the link: its scope, the focused node and the sandwich's name.
+async function flameGraphLink(page, browser, view) {
+  await page.evaluate(() => __strobe.setTab('flamegraph'));
+  await page.selectOption('#fg-scope', 'range');   // the range deepLinks left selected
+  await page.waitForFunction(() => __strobe.flameGraph().main.some((r) => r.path === 'frame/update'));
+  const u = await nodeRect(page, 'main', 'frame/update');
+  await page.mouse.click(u.cx, u.cy);
+  await page.evaluate(() => __strobe.sandwich('work'));
+  await page.waitForFunction(() => /fg=range/.test(location.hash) && /fgf=frame%2Fupdate/.test(location.hash) && /fgs=work/.test(location.hash));
+  const want = await page.evaluate(() => __strobe.flameGraph());
+  const focused = (d) => d.main.find((r) => r.path === 'frame/update' && !r.ancestor && r.x === 0);
+  check(focused(want) && want.name === 'work' && want.callers.length > 0, `update focused and work's sandwich shown (${page.url().replace(/^[^#]*/, '')})`);
+  const url = page.url();
+  const same = (d) => JSON.stringify(d) === JSON.stringify(want);
+  await page.reload();
+  await page.waitForFunction(() => __strobe.ready && __strobe.generation() > 0 && __strobe.state().tab === 'flamegraph' && __strobe.flameGraph().main.length > 0, null, { timeout: 30000 });
+  let got = await page.evaluate(() => __strobe.flameGraph());
+  check(same(got) && await page.inputValue('#fg-scope') === 'range' && await page.inputValue('#fg-name') === 'work',
+    `a reload keeps the flame graph's range scope, update focused and work's sandwich (${JSON.stringify(got.main.filter((r) => !r.ancestor).slice(0, 2))})`);
+  const other = await browser.newPage({ viewport: { width: 1500, height: 900 } });
+  try {
+    await other.goto(url);
+    await other.waitForSelector('#token-form');
+    await other.fill('#token-input', view.url);
+    await other.click('#token-form button');
+    await other.waitForFunction(() => __strobe.generation() > 0 && __strobe.state().tab === 'flamegraph' && __strobe.flameGraph().main.length > 0, null, { timeout: 30000 });
+    got = await other.evaluate(() => __strobe.flameGraph());
+    check(same(got), 'the link opened in a new tab shows the same flame graph, focus and sandwich');
+  } finally {
+    await other.close();
+  }
+  // Back to the whole capture: the link drops the scope.
+  await page.selectOption('#fg-scope', 'capture');
+  await page.waitForFunction(() => !/fg=/.test(location.hash));
+}
+
 async function counters(page, fmt) {
   await page.evaluate(() => { __strobe.setTab('timeline'); const r = __strobe.range(); __strobe.setRange(r.lo, r.hi); __strobe.setTab('counters'); });
   await page.waitForSelector('.series canvas');
@@ -384,6 +421,7 @@ async function main() {
     await section('range selection', () => rangeSelection(page, fmt, cap));
     await section('counters', () => counters(page, fmt));
     await section('deep links', () => deepLinks(page, browser, view));
+    await section('flame graph link', () => flameGraphLink(page, browser, view));
     check(errors.length === 0, `no console or page errors (${errors.join(' | ')})`);
   } finally {
     await browser.close();

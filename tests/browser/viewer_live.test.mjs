@@ -16,7 +16,11 @@
 //   - a refresh moves the timeline on: the selected span and range are kept
 //     (same name, thread and absolute start), a view at the newest data
 //     follows it (new data in at the right), a view elsewhere keeps its
-//     instants.
+//     instants;
+//   - a refresh appends: the second fetch of the spans carries only the spans
+//     that ended after what the shown snapshot held (and each lane row's
+//     first), the merged spans equal the whole table the server holds, and
+//     the spans newer than the previous snapshot are there and drawn.
 // Screenshots go to --work. Any console error or page error fails the test.
 //
 // usage: node viewer_live.test.mjs --demo BIN --chromium PATH --work DIR
@@ -200,6 +204,29 @@ async function main() {
       `the view at the newest data follows it: new data comes in at the right (newest ${a.hi + a.abs} → ${b.hi + b.abs} ns, view ends ${b.v.t1} of ${b.hi})`);
     check(b.range && near(b.range.t0 + b.abs, a.range.t0 + a.abs, 2) && near(b.range.t1 + b.abs, a.range.t1 + a.abs, 2),
       'the selected range stays on the same instants');
+    // >>append: only the new spans were fetched, and merged they are the server's whole table.
+    const ap = await page.evaluate(async (oldHiAbs) => {
+      const m = __strobe.model(), f = __strobe.liveFetch(), abs = __strobe.startNs();
+      const res = await fetch(`/api/capture/table/spans?gen=${m.meta.generation}`,
+        { headers: { Authorization: `Bearer ${sessionStorage.getItem('strobe-token')}` }, cache: 'no-store' });
+      const buf = await res.arrayBuffer(), c = m.meta.tables.spans.columns, n = m.meta.tables.spans.rows;
+      const S = new Float64Array(buf, c.start[1], n), D = new Float32Array(buf, c.dur[1], n), F = new Float32Array(buf, c.self[1], n);
+      const T = new Uint16Array(buf, c.site[1], n), P = new Uint8Array(buf, c.depth[1], n);
+      let differ = 0, ended = 0, newer = 0, drawn = 0;
+      for (let i = 0; i < n; i++) {
+        if (Math.abs(S[i] - m.start[i]) > 1 || D[i] !== m.dur[i] || F[i] !== m.self[i] || T[i] !== m.site[i] || P[i] !== m.depth[i]) differ++;
+        if (f.since != null && S[i] + D[i] > f.since) ended++;
+        if (S[i] + abs > oldHiAbs) { newer++; if (drawn < 1 && __strobe.spanRect(i)) drawn++; }
+      }
+      const lanes = m.meta.threads.reduce((a, t) => a + t.depths.length, 0);
+      // GPU queues' and producers' lanes come whole (their times move with each calibration pair).
+      const mapped = m.meta.threads.filter((t) => t.gpu_lane || t.producer_lane).reduce((a, t) => a + t.depths.reduce((b, d) => b + d[2], 0), 0);
+      return { f, n, differ, ended, newer, drawn, lanes: lanes + mapped, whole: buf.byteLength };
+    }, a.hi + a.abs);
+    check(ap.f.spans === 'appended' && ap.f.rows >= ap.ended && ap.f.rows <= ap.ended + ap.lanes && ap.f.rows < ap.n && ap.f.bytes < ap.whole,
+      `the refresh fetched only the ${ap.ended} spans that ended after the last snapshot (+ at most ${ap.lanes}: lane rows' first, GPU lanes): ${ap.f.rows} of ${ap.n} rows, ${ap.f.bytes} of ${ap.whole} bytes (${JSON.stringify(ap.f)})`);
+    check(ap.n > 0 && ap.differ === 0, `the appended spans equal the server's whole table (${ap.differ} of ${ap.n} differ)`);
+    check(ap.newer > 0 && ap.drawn > 0, `the ${ap.newer} spans newer than the last snapshot are in the model and drawn`);
     // A view away from the newest data keeps its instants.
     await page.evaluate(() => { const r = __strobe.range(), w = (r.hi - r.lo) / 10; __strobe.setRange(r.hi - 3 * w, r.hi - 2 * w); });
     const c = await look();

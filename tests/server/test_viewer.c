@@ -212,6 +212,51 @@ static void test_file(void) {
   CHECK(!strcmp(json_string_value(json_object_get(series, "kind")), "counter"));
   CHECK(json_integer_value(json_object_get(series, "count")) == FRAMES);
   CHECK(json_real_value(json_object_get(series, "max")) == 2.0 * FRAMES);
+  /* The live append (?since=T): exactly the spans ending after T and each row's first, with their indexes. */
+  double since = start[FRAMES / 2] + dur[FRAMES / 2] / 2; /* inside frame FRAMES / 2: it and spans in it end after */
+  char q[160];
+  snprintf(q, sizeof q, "/api/capture/table/spans?gen=%lld&since=%.17g",
+           (long long)json_integer_value(json_object_get(meta, "generation")), since);
+  r = t_req(s, "GET", q, AUTH, NULL);
+  REQUIRE(r.status == 200 && r.body_len >= 8);
+  uint32_t nd, total;
+  memcpy(&nd, r.body, 4);
+  memcpy(&total, r.body + 4, 4);
+  CHECK(total == 6 * FRAMES);
+  uint32_t want_rows = 0;
+  for (uint32_t i = 0; i < total; i++) want_rows += i == 0 || i == FRAMES || i == 3 * FRAMES || start[i] + dur[i] > since;
+  CHECK(nd == want_rows && nd < total && nd > 3);
+  size_t at = 8, off[6];
+  const size_t width[6] = {8, 4, 4, 4, 2, 1};
+  for (int c = 0; c < 6; c++) off[c] = at, at += ((size_t)nd * width[c] + 7) & ~(size_t)7;
+  CHECK(r.body_len == at);
+  uint32_t prev_index = 0;
+  for (uint32_t k = 0; k < nd && at == r.body_len; k++) {
+    double st0;
+    float du, sf;
+    uint32_t ix;
+    uint16_t si;
+    memcpy(&st0, r.body + off[0] + 8 * k, 8);
+    memcpy(&du, r.body + off[1] + 4 * k, 4);
+    memcpy(&sf, r.body + off[2] + 4 * k, 4);
+    memcpy(&ix, r.body + off[3] + 4 * k, 4);
+    memcpy(&si, r.body + off[4] + 2 * k, 2);
+    CHECK(ix < total && (k == 0 || ix > prev_index));
+    prev_index = ix;
+    if (ix >= total) break;
+    CHECK(st0 == start[ix] && du == dur[ix] && sf == self[ix] && si == site[ix] && (uint8_t)r.body[off[5] + k] == depth[ix]);
+    CHECK(ix == 0 || ix == FRAMES || ix == 3 * FRAMES || st0 + du > since);
+  }
+  cli_http_response_free(&r);
+  static const char *const bad_since[] = {"/api/capture/table/spans?since=abc", "/api/capture/table/spans?since=nan",
+                                           "/api/capture/table/spans?since=1e999", "/api/capture/table/spans?since=",
+                                           "/api/capture/table/values?since=0"};
+  for (size_t k = 0; k < sizeof bad_since / sizeof *bad_since; k++) {
+    r = t_req(s, "GET", bad_since[k], AUTH, NULL);
+    if (r.status != 400) fprintf(stderr, "GET %s: %d\n", bad_since[k], r.status);
+    CHECK(r.status == 400);
+    cli_http_response_free(&r);
+  }
   free(sp);
   free(vb);
   free(ob);

@@ -131,6 +131,26 @@ static void test_gpu_lane(void) {
   CHECK_NEAR(json_number_value(json_array_get(row, 3)), 3000.0, 0.5); /* GPU start */
   CHECK_NEAR(json_number_value(json_array_get(row, 4)), 9000.0, 0.5); /* GPU end */
   CHECK_EQ_INT(json_integer_value(json_object_get(gpu, "frames_violating")), 1);
+  /* The live append sends a GPU lane whole, whatever `since` says: its times move with each calibration pair. */
+  unsigned char *d = NULL;
+  size_t dlen = 0;
+  CHECK_EQ_INT(m->mapped_first, first < second ? first : second); /* the GPU lane's spans: the mapped ones */
+  REQUIRE(strobe__vmodel_spans_since(m, 1e12, &d, &dlen) == 0);
+  uint32_t nd, total;
+  memcpy(&nd, d, 4);
+  memcpy(&total, d + 4, 4);
+  CHECK(total == sp->rows);
+  uint32_t want = 0, at = 0;
+  for (uint32_t k = 0; k < sp->rows; k++) want += k >= first || k == 0;   /* the GPU lane's spans, the CPU row's first */
+  CHECK_EQ_INT(nd, want);
+  size_t idx_off = 8 + ((8 * (size_t)nd + 7) & ~(size_t)7) + 2 * ((4 * (size_t)nd + 7) & ~(size_t)7);
+  for (uint32_t k = 0; k < nd && idx_off + 4 * (size_t)nd <= dlen; k++) {
+    uint32_t ix;
+    memcpy(&ix, d + idx_off + 4 * (size_t)k, 4);
+    at += ix == first || ix == second;
+  }
+  CHECK_EQ_INT(at, 2);
+  free(d);
   json_decref(meta);
   strobe__vmodel_release(m);
   strobe__buf_free(&cap);
