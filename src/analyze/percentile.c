@@ -6,7 +6,9 @@
 #include "analyze/percentile.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -20,10 +22,61 @@ static double rank(const double *sorted, size_t n, double p) {
   return sorted[r - 1];
 }
 
+/* A double's bits as a key whose unsigned order is the numbers' order. */
+static inline uint64_t key_of(double v) {
+  uint64_t k;
+  memcpy(&k, &v, sizeof k);
+  return k >> 63 ? ~k : k | (1ull << 63);
+}
+static inline double value_of(uint64_t k) {
+  k = k >> 63 ? k & ~(1ull << 63) : ~k;
+  double v;
+  memcpy(&v, &k, sizeof v);
+  return v;
+}
+
+#define RADIX_BITS 11
+#define RADIX_PASSES 6 /* 66 bits >= 64 */
+#define RADIX_MIN 1024 /* below it qsort is as fast */
+
+/* Sorts doubles ascending by their keys: an LSD radix sort, 11 bits a pass,
+ * passes where every key has the same digit skipped. A report sorts a
+ * capture's frame intervals and durations here (hundreds of thousands), where
+ * qsort's comparison calls were a sixth of `strobe report`'s time. Returns
+ * nonzero when its scratch could not be allocated (nothing changed). */
+static int radix_sort(double *values, size_t n) {
+  uint64_t *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+  size_t(*count)[1u << RADIX_BITS] = calloc(RADIX_PASSES, sizeof *count);
+  if (!a || !b || !count) {
+    free(a), free(b), free(count);
+    return -1;
+  }
+  for (size_t i = 0; i < n; i++) {
+    uint64_t k = a[i] = key_of(values[i]);
+    for (int p = 0; p < RADIX_PASSES; p++) count[p][(k >> (p * RADIX_BITS)) & ((1u << RADIX_BITS) - 1)]++;
+  }
+  for (int p = 0; p < RADIX_PASSES; p++) {
+    size_t *c = count[p], sum = 0;
+    if (c[(a[0] >> (p * RADIX_BITS)) & ((1u << RADIX_BITS) - 1)] == n) continue; /* one digit: order unchanged */
+    for (size_t d = 0; d < (1u << RADIX_BITS); d++) {
+      size_t k = c[d];
+      c[d] = sum;
+      sum += k;
+    }
+    for (size_t i = 0; i < n; i++) b[c[(a[i] >> (p * RADIX_BITS)) & ((1u << RADIX_BITS) - 1)]++] = a[i];
+    uint64_t *t = a;
+    a = b;
+    b = t;
+  }
+  for (size_t i = 0; i < n; i++) values[i] = value_of(a[i]);
+  free(a), free(b), free(count);
+  return 0;
+}
+
 strobe__dist strobe__dist_of(double *values, size_t n) {
   strobe__dist d = {0};
   if (n == 0) return d;
-  qsort(values, n, sizeof *values, cmp_double);
+  if (n < RADIX_MIN || radix_sort(values, n)) qsort(values, n, sizeof *values, cmp_double);
   d.n = n;
   d.p50 = rank(values, n, 0.50);
   d.p95 = rank(values, n, 0.95);

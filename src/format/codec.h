@@ -221,9 +221,19 @@ typedef struct strobe__cur {
 } strobe__cur;
 
 uint64_t strobe__cur_varint_slow(strobe__cur *c);
-/* Inline for the common one-byte case: readers decode a few per event. */
+/* Inline for the common one- and two-byte cases (time deltas of a few
+ * thousand ticks take two): readers decode a few per event. */
 static inline uint64_t strobe__cur_varint(strobe__cur *c) {
-  if (c->p < c->end && *c->p < 0x80) return *c->p++;
+  if (c->end - c->p >= 2) {
+    if (c->p[0] < 0x80) return *c->p++;
+    if (c->p[1] < 0x80) {
+      uint64_t v = (uint64_t)(c->p[0] & 0x7f) | (uint64_t)c->p[1] << 7;
+      c->p += 2;
+      return v;
+    }
+  } else if (c->p < c->end && *c->p < 0x80) {
+    return *c->p++;
+  }
   return strobe__cur_varint_slow(c);
 }
 uint16_t strobe__cur_u16(strobe__cur *c);

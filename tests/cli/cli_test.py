@@ -861,6 +861,59 @@ def case_producer():
     check(len(prof) == 1 and len(prof[0]["events"]) == 4 * frames, f"speedscope {[q['name'] for q in sdoc['profiles']]}")
 
 
+def case_export_perfetto_producer():
+    # Producer lanes in the perfetto export (docs/cli.md §perfetto): a track "producer <lane>" under the process,
+    # each span a slice equal to the chrome export's to the ns, nested as recorded, with bound_ns and no frame or
+    # pass; counted in the summary; --from/--to keep the spans wholly inside, as chrome does; --thread leaves the
+    # lane out, counted.
+    frames = 10
+    p = capture("producer_pf", "--producer", "--frames", str(frames))
+
+    def chrome_lane(*opts):
+        doc, _ = chrome_events(p, *opts)
+        ev = doc["traceEvents"]
+        tids = {e["tid"] for e in ev if e["ph"] == "M" and e["name"] == "thread_name"
+                and e["args"]["name"] == "producer audio"}
+        return sorted((e["name"], ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])) for e in ev
+                      if e["ph"] == "X" and e["tid"] in tids), doc["otherData"]
+
+    def perfetto_lane(*opts):
+        _, r = perfetto_export(p, "producer.pftrace", *opts)
+        proc = [t["uuid"] for t in r["tracks"].values() if t["process"]]
+        lanes = [t for t in r["tracks"].values() if t["name"].startswith("producer audio")]
+        check(all(t["parent"] == proc[0] for t in lanes), f"producer tracks under the process {lanes}")
+        uu = {t["uuid"] for t in lanes}
+        sl = [s for s in r["slices"] if s["track"] in uu]
+        summary = next(i for i in r["instants"] if i["name"] == "strobe export")["args"]
+        return lanes, sl, summary
+
+    want, _ = chrome_lane()
+    check(len(want) == 2 * frames, f"chrome lane {len(want)} spans")
+    lanes, sl, summary = perfetto_lane()
+    check([t["name"] for t in lanes] == ["producer audio"], f"perfetto producer tracks {[t['name'] for t in lanes]}")
+    got = sorted((s["name"], s["begin"], s["end"]) for s in sl)
+    check(got == want, f"perfetto producer slices differ from chrome's: {got[:3]} vs {want[:3]}")
+    depth = {s["name"]: set() for s in sl}
+    for s in sl:
+        depth[s["name"]].add(s["depth"])
+    check(depth == {"mix": {0}, "decode": {1}}, f"decode nested in mix: depths {depth}")
+    check(all("bound_ns" in s["args"] and "frame_id" not in s["args"] and "pass" not in s["args"] for s in sl),
+          f"producer slice args {sl[0]['args']}")
+    check(summary["producer_spans"] == 2 * frames and summary["producer_spans_unmapped"] == 0 and
+          summary["producer_slices_not_placed"] == 0 and "gpu_spans" not in summary, f"summary {summary}")
+    # --from/--to: the spans wholly inside, the same as chrome's.
+    mid = sorted(b for _, b, _ in want)
+    frm, to = mid[4] - 1, mid[13] + 650  # from just before one mix to just after a later one's end
+    rng = ["--from", f"{frm / 1e6:.6f}", "--to", f"{to / 1e6:.6f}"]
+    cw, _ = chrome_lane(*rng)
+    _, sl, summary = perfetto_lane(*rng)
+    got = sorted((s["name"], s["begin"], s["end"]) for s in sl)
+    check(got == cw and 0 < len(got) < len(want), f"perfetto {rng}: {len(got)} spans, chrome {len(cw)}")
+    # --thread: a CPU thread only; the lane is left out and counted.
+    lanes, sl, summary = perfetto_lane("--thread", "main")
+    check(not lanes and not sl and summary["left_out_by_filters"] >= 2 * frames, f"--thread main: {lanes} {summary}")
+
+
 def case_export_otlp():
     # OTLP/JSON (docs/otel.md): one trace per operation at exact Unix times (the header's wall-clock anchor plus
     # the capture's times), the operation's facts as attributes; refused without an anchor, never invented.

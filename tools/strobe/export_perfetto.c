@@ -53,6 +53,14 @@
  * no slice; the summary counts it (gpu_order_violations), with the spans
  * unmapped, not kept or not placed.
  *
+ * External producers' lanes (strobe/producer.h, LANE_SPAN records) are placed
+ * the same way, each a track "producer <lane>" (strobe__gpu_lane_title, the
+ * chrome export's and the viewer's name) under the process, its spans slices
+ * named by their site with the debug annotation bound_ns (no pass, no frame);
+ * the summary counts them (producer_spans, producer_spans_unmapped,
+ * producer_slices_not_placed). --from/--to keep the spans wholly inside the
+ * range; --thread leaves GPU and producer tracks out, counted, as chrome does.
+ *
  * Compression runs on a thread of its own while the capture is read: one
  * chunk is filled while the other is compressed and written, in order.
  *
@@ -233,6 +241,8 @@ struct pthr {
   uint64_t tid;
   uint64_t last_ts;     /* the sequence's last timestamp: deltas start here */
   uint8_t child[CHILD_KINDS]; /* its child track's descriptor was written */
+  uint8_t seq_head[16];       /* its packets' sequence id and flags, encoded once (>>fast) */
+  uint8_t seq_head_len;
   uint64_t marks;       /* FRAME marks written */
   uint8_t *sent;        /* per site id: SENT_* on this sequence */
   uint32_t n_sent;
@@ -282,6 +292,7 @@ typedef struct perfetto {
   uint32_t n_gpu_tracks;  /* GPU tracks described so far */
   uint64_t gpu_frames_track;
   uint64_t gpu_unplaced;  /* GPU slices no track could take (GPU_SUBLANES) */
+  uint64_t producer_unplaced; /* producer slices no track of their lane could take */
   int failed;
 } perfetto;
 
@@ -536,6 +547,12 @@ static int on_thread(perfetto *x, uint32_t index) {
     t->defined = 1;
     t->index = index;
     t->seq = index + 2;
+    uint8_t *q = t->seq_head;
+    q = put_varint(q, TAG(P_SEQ_ID, WT_VARINT));
+    q = put_varint(q, t->seq);
+    q = put_varint(q, TAG(P_SEQ_FLAGS, WT_VARINT));
+    q = put_varint(q, SEQ_NEEDS);
+    t->seq_head_len = (uint8_t)(q - t->seq_head);
     if ((t->tid = export_tid(&x->tids, x->c, index)) == UINT64_MAX) return -1;
   } else if (t->started && xf_thread_in(x->f, index)) {
     thread_descriptor(x, t); /* renamed */
@@ -601,12 +618,58 @@ static inline size_t site_strings(perfetto *x, uint32_t site) {
   return strlen(s->name) + strlen(s->category) + 16;
 }
 
+/* >>fast: nearly every packet is a scope's BEGIN whose name this sequence
+ * already interned or an END without numbers. Those two are written here in
+ * one pass over a local pointer, the sequence's fixed fields copied from
+ * seq_head: the same bytes tpkt_open and the pb_* calls write field by field
+ * (which cost the export a third of its time). Both packets are under 128
+ * bytes, so each length is one byte. */
+#define FAST_MAX 64
+static inline void fast_event(perfetto *x, pthr *t, uint64_t ts, uint32_t type, uint32_t site, int has_cat,
+                              uint64_t track) {
+  if (!pb_need(&x->b, FAST_MAX)) {
+    x->failed = 1;
+    return;
+  }
+  uint8_t *q = x->b.p + x->b.len;
+  *q++ = TAG(TRACE_PACKET, WT_LEN);
+  uint8_t *plen = q++;
+  *q++ = TAG(P_TIMESTAMP, WT_VARINT);
+  q = put_varint(q, delta_of(x, t, ts));
+  memcpy(q, t->seq_head, sizeof t->seq_head);
+  q += t->seq_head_len;
+  *q++ = TAG(P_TRACK_EVENT, WT_LEN);
+  uint8_t *elen = q++;
+  *q++ = TAG(E_TYPE, WT_VARINT);
+  *q++ = (uint8_t)type;
+  if (type != TYPE_END) {
+    *q++ = TAG(E_NAME_IID, WT_VARINT);
+    q = put_varint(q, site);
+    if (has_cat) {
+      *q++ = TAG(E_CATEGORY_IIDS, WT_VARINT);
+      q = put_varint(q, site);
+    }
+  }
+  if (track) {
+    *q++ = TAG(E_TRACK_UUID, WT_VARINT);
+    q = put_varint(q, track);
+  }
+  *elen = (uint8_t)(q - elen - 1);
+  *plen = (uint8_t)(q - plen - 1);
+  x->b.len = (size_t)(q - x->b.p);
+  if (x->b.len >= CHUNK) flush_chunk(x);
+}
+
 /* A named event (slice begin or instant) of a site on the thread's track,
  * or on `track` when not 0; a frame mark carries its number. */
 static void named_event(perfetto *x, pthr *t, uint32_t site, uint64_t ts, uint32_t type, uint64_t track, uint64_t mark) {
   uint8_t *sent = sent_of(x, t, site);
   if (!sent) {
     x->failed = 1;
+    return;
+  }
+  if ((*sent & SENT_NAME) && !mark) {
+    fast_event(x, t, ts, type, site, x->sites[site].has_cat, track);
     return;
   }
   size_t at;
@@ -657,6 +720,10 @@ static void annot_str(pb *b, const char *name, const char *value) {
 static void end_slice(perfetto *x, pthr *t, uint64_t ts, const char *why) {
   pframe *fr = &t->stack[t->depth - 1];
   uint32_t nv = t->n_vals - fr->vals_begin;
+  if (!nv && !why) {
+    fast_event(x, t, ts, TYPE_END, 0, 0, fr->stage ? CHILD_UUID(t->index, CHILD_STAGES) : 0);
+    return;
+  }
   size_t extra = why ? strlen(why) + 16 : 0;
   for (uint32_t i = 0; i < nv && !why; i++) extra += site_strings(x, t->vals[fr->vals_begin + i].site) + 24;
   size_t at;
@@ -961,7 +1028,7 @@ static uint64_t gpu_describe(perfetto *x, const char *name, uint32_t nth) {
 /* One event on a GPU track: a slice's begin (name, then its annotations),
  * its end, or an instant. */
 static void gpu_event(perfetto *x, uint64_t uuid, double t_ns, uint32_t type, const char *name, const char *pass,
-                      uint64_t frame, double bound_ns) {
+                      uint64_t frame, double bound_ns, int producer) {
   pb *b = &x->b;
   size_t at;
   if (!pkt_open(x, (name ? strlen(name) : 0) + (pass ? strlen(pass) : 0) + 64, &at)) return;
@@ -974,7 +1041,7 @@ static void gpu_event(perfetto *x, uint64_t uuid, double t_ns, uint32_t type, co
   if (type != TYPE_END) {
     pb_str(b, E_NAME, name);
     if (pass) annot_str(b, "pass", pass);
-    annot_uint(b, "frame_id", frame);
+    if (!producer) annot_uint(b, "frame_id", frame); /* a producer's span is in no frame and no pass */
     if (bound_ns == bound_ns) annot_double(b, "bound_ns", bound_ns);
   }
   pb_close(b, te);
@@ -984,7 +1051,7 @@ static void gpu_event(perfetto *x, uint64_t uuid, double t_ns, uint32_t type, co
 /* Closes a track's open slices that end by t (all of them: t = INFINITY). */
 static void gpu_close_to(perfetto *x, gpu_track *t, double until) {
   while (t->depth && t->ends[t->depth - 1] <= until) {
-    gpu_event(x, t->uuid, t->ends[t->depth - 1], TYPE_END, NULL, NULL, 0, NAN);
+    gpu_event(x, t->uuid, t->ends[t->depth - 1], TYPE_END, NULL, NULL, 0, NAN, 0);
     t->depth--;
   }
 }
@@ -1003,7 +1070,7 @@ static void gpu_lane(perfetto *x, const strobe__gpu_data *g, uint32_t ln, const 
   gpu_track tr[GPU_SUBLANES];
   uint32_t ntr = 0;
   char name[300];
-  snprintf(name, sizeof name, "GPU %s/%s", g->lanes[ln].domain, g->lanes[ln].name);
+  strobe__gpu_lane_title(&g->lanes[ln], name, sizeof name);
   for (uint32_t i = 0; i < n; i++) {
     const strobe__gpu_span_rec *s = spans[i];
     gpu_track *t = NULL;
@@ -1017,12 +1084,15 @@ static void gpu_lane(perfetto *x, const strobe__gpu_data *g, uint32_t ln, const 
       t->depth = 0;
     }
     if (!t) { /* partly overlapping more tracks than a lane has: counted */
-      x->gpu_unplaced++;
+      if (s->producer)
+        x->producer_unplaced++;
+      else
+        x->gpu_unplaced++;
       continue;
     }
     const strobe_capture_site *cs = strobe_capture_query_site(x->c, s->site);
-    gpu_event(x, t->uuid, s->begin_ns, TYPE_BEGIN, cs ? cs->name : "?", s->pass[0] ? s->pass : "none", s->frame_id,
-              s->bound_ns);
+    gpu_event(x, t->uuid, s->begin_ns, TYPE_BEGIN, cs ? cs->name : "?",
+              s->producer ? NULL : s->pass[0] ? s->pass : "none", s->frame_id, s->bound_ns, s->producer);
     t->ends[t->depth++] = s->end_ns;
   }
   for (uint32_t k = 0; k < ntr; k++) gpu_close_to(x, &tr[k], INFINITY);
@@ -1044,8 +1114,8 @@ static void gpu_gap(perfetto *x, gpu_track *tr, uint32_t *ntr, const char *track
     x->gpu_unplaced++;
     return;
   }
-  gpu_event(x, t->uuid, from, TYPE_BEGIN, name, NULL, frame, NAN);
-  gpu_event(x, t->uuid, to, TYPE_END, NULL, NULL, 0, NAN);
+  gpu_event(x, t->uuid, from, TYPE_BEGIN, name, NULL, frame, NAN, 0);
+  gpu_event(x, t->uuid, to, TYPE_END, NULL, NULL, 0, NAN, 0);
   t->last_end = to;
 }
 
@@ -1057,10 +1127,10 @@ static int frame_by_start(const void *a, const void *b) {
 
 static void write_gpu(perfetto *x, strobe_capture *c) {
   strobe__gpu_data *g = &x->gpu;
-  if (!strobe__gpu_present(g)) return;
+  if (!strobe__gpu_lanes_present(g)) return;
   strobe__gpu_resolve(g, c);
   if (g->failed) x->failed = 1;
-  if (x->f->thread) { /* --thread names a CPU thread: the GPU tracks are left out, counted */
+  if (x->f->thread) { /* --thread names a CPU thread: the GPU and producer tracks are left out, counted */
     x->f->left_out += g->n_spans + g->n_frames;
     return;
   }
@@ -1073,7 +1143,7 @@ static void write_gpu(perfetto *x, strobe_capture *c) {
     uint32_t n = 0;
     for (uint32_t i = 0; i < g->n_spans; i++) {
       const strobe__gpu_span_rec *s = &g->spans[i];
-      if (s->lane != ln || isnan(s->begin_ns)) continue; /* counted: lanes_cut, unmapped */
+      if (s->lane != ln || isnan(s->begin_ns)) continue; /* counted: lanes_cut, unmapped, lane_spans_unmapped */
       if (!xf_time_in(x->f, s->begin_ns) || !xf_time_in(x->f, s->end_ns)) { /* --from/--to: wholly inside */
         x->f->left_out++;
         continue;
@@ -1118,7 +1188,7 @@ static void write_gpu(perfetto *x, strobe_capture *c) {
     for (uint32_t k = 0; k < 5; k++) {
       if (isnan(at[k])) continue;
       if (!instants++) x->gpu_frames_track = gpu_describe(x, "GPU frames", 1);
-      gpu_event(x, x->gpu_frames_track, at[k], TYPE_INSTANT, name[k], NULL, f->frame_id, NAN);
+      gpu_event(x, x->gpu_frames_track, at[k], TYPE_INSTANT, name[k], NULL, f->frame_id, NAN, 0);
     }
   }
   free(fr);
@@ -1223,10 +1293,16 @@ static void summary(perfetto *x, const cli_input *in) {
   annot_uint(b, "timestamps_clamped", x->clamped);
   annot_uint(b, "operations_not_placed", x->ops_unplaced);
   annot_uint(b, "left_out_by_filters", x->f->left_out);
-  if (strobe__gpu_present(&x->gpu)) {
-    annot_uint(b, "gpu_spans", x->gpu.n_spans);
-    annot_uint(b, "gpu_spans_unmapped", x->gpu.unmapped);
+  if (x->gpu.n_lane_spans) {
+    annot_uint(b, "producer_spans", x->gpu.n_lane_spans);
+    annot_uint(b, "producer_spans_unmapped", x->gpu.lane_spans_unmapped);
+    annot_uint(b, "producer_slices_not_placed", x->producer_unplaced);
+  }
+  if (strobe__gpu_lanes_present(&x->gpu)) /* GPU and producer spans past the reader's bounds (gpu_frames.h) */
     annot_uint(b, "gpu_spans_not_kept", x->gpu.spans_cut + x->gpu.lanes_cut);
+  if (strobe__gpu_present(&x->gpu)) {
+    annot_uint(b, "gpu_spans", x->gpu.n_spans - x->gpu.n_lane_spans);
+    annot_uint(b, "gpu_spans_unmapped", x->gpu.unmapped);
     annot_uint(b, "gpu_slices_not_placed", x->gpu_unplaced);
     annot_uint(b, "gpu_order_violations", x->gpu.violated);
   }
