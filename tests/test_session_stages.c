@@ -17,6 +17,7 @@
  *
  * STROBE_TEST_NEEDS: jansson reports
  */
+#include <math.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -401,5 +402,74 @@ static void test_input_inside_pass(void) {
   strobe_collector_release(c);
 }
 
-#define CASES(X) X(stages_across_callbacks) X(out_of_order) X(reentrancy_and_misuse) X(runtime_parents) X(input_inside_pass)
+/* >>stage runs (docs/sessions.md §Stage runs): a session that asks for them
+ * gets each run's times, nested runs inside their parent's, bounded at
+ * STROBE_MAX_STAGE_RUNS per operation with the rest counted; a session
+ * beside it that did not ask gets totals only. */
+static strobe_site s_runs_outer = STROBE_STAGE_SITE("runs_outer", NULL);
+static strobe_site s_runs_inner = STROBE_STAGE_SITE("runs_inner", NULL);
+static strobe_site s_runs_loop = STROBE_STAGE_SITE("runs_loop", NULL);
+
+static void test_stage_runs(void) {
+  strobe_window w;
+  strobe_collector *c = su_collector(&w);
+  char with[STROBE_SESSION_ID_MAX], without[STROBE_SESSION_ID_MAX];
+  REQUIRE_EQ_INT(strobe_session_start(c, &(strobe_session_desc){.stage_runs = 1}, with), 0);
+  su_start(c, 0, without);
+  strobe_op op = strobe_op_begin(c, w, STROBE_OP_PASS, NULL);
+  strobe_stage outer = strobe_stage_begin(&s_runs_outer);
+  for (int i = 0; i < 3; i++) {
+    strobe_stage in = strobe_stage_begin(&s_runs_inner);
+    fx_sleep_ms(1);
+    strobe_stage_end(&in);
+  }
+  strobe_stage_end(&outer);
+  const int loops = STROBE_MAX_STAGE_RUNS + 6; /* 4 runs above: 60 of these keep their times, 10 do not */
+  for (int i = 0; i < loops; i++) {
+    strobe_stage l = strobe_stage_begin(&s_runs_loop);
+    strobe_stage_end(&l);
+  }
+  strobe_op_end(op, 1);
+  json_t *doc;
+  strobe_report_free(su_end(c, with, &doc));
+  CHECK(jbool(doc, "session.stage_runs"));
+  json_t *sm = sample_of_kind(doc, "pass", 0);
+  REQUIRE(sm != NULL);
+  CHECK_EQ_INT(jint(sm, "stage_runs_dropped"), loops + 4 - STROBE_MAX_STAGE_RUNS);
+  json_t *o = jreq(sample_stage(sm, "runs_outer"), "runs"), *in = jreq(sample_stage(sm, "runs_inner"), "runs");
+  json_t *lp = jreq(sample_stage(sm, "runs_loop"), "runs");
+  CHECK_EQ_INT(json_array_size(o), 1);
+  CHECK_EQ_INT(json_array_size(in), 3);
+  CHECK_EQ_INT(json_array_size(lp), STROBE_MAX_STAGE_RUNS - 4);
+  CHECK_EQ_INT(jint(sample_stage(sm, "runs_loop"), "count"), loops); /* every run in the total */
+  double s0 = jnum(sm, "start_ms"), s1 = jnum(sm, "end_ms");
+  double ob = json_number_value(json_array_get(json_array_get(o, 0), 0));
+  double oe = json_number_value(json_array_get(json_array_get(o, 0), 1));
+  CHECK(s0 <= ob && ob < oe && oe <= s1);
+  double prev_end = ob, sum = 0;
+  size_t i;
+  json_t *r;
+  json_array_foreach(in, i, r) { /* inside the outer run, in order, each about 1 ms */
+    double b = json_number_value(json_array_get(r, 0)), e = json_number_value(json_array_get(r, 1));
+    CHECK(b >= prev_end && e >= b + 0.9 && e <= oe);
+    prev_end = e;
+    sum += e - b;
+  }
+  CHECK(fabs(sum - jnum(sample_stage(sm, "runs_inner"), "total_ms")) < 0.01); /* the runs are the total */
+  json_array_foreach(lp, i, r) CHECK(json_number_value(json_array_get(r, 0)) >= oe);
+  json_decref(doc);
+  strobe_report_free(su_end(c, without, &doc));
+  CHECK(!jbool(doc, "session.stage_runs"));
+  sm = sample_of_kind(doc, "pass", 0);
+  REQUIRE(sm != NULL);
+  CHECK(json_object_get(sm, "stage_runs_dropped") == NULL);
+  CHECK(json_object_get(sample_stage(sm, "runs_inner"), "runs") == NULL);
+  CHECK_EQ_INT(jint(sample_stage(sm, "runs_inner"), "count"), 3);
+  json_decref(doc);
+  strobe_collector_close(c);
+  strobe_collector_release(c);
+}
+
+#define CASES(X) X(stages_across_callbacks) X(out_of_order) X(reentrancy_and_misuse) X(runtime_parents) X(input_inside_pass) \
+  X(stage_runs)
 HARNESS_MAIN(CASES)

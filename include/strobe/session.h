@@ -46,6 +46,7 @@ extern "C" {
 #define STROBE_MAX_APP_SCOPE_HISTORY 128 /* completed application scopes per session: min(max_samples, 128) */
 #define STROBE_MAX_ENDED_IDS 64          /* ended session ids remembered as "ended" */
 #define STROBE_MAX_STAGES 32             /* distinct stages per operation */
+#define STROBE_MAX_STAGE_RUNS 64         /* runs with their times per operation (strobe_session_desc.stage_runs) */
 #define STROBE_MAX_OP_COUNTERS 16        /* distinct counters per operation */
 #define STROBE_MAX_GAUGES 16             /* memory gauges per collector */
 #define STROBE_MAX_UNAVAILABLE 8         /* stages and counters declared unavailable per operation */
@@ -429,6 +430,9 @@ typedef struct strobe_session_desc {
   uint32_t kinds;         /* STROBE_KIND_BIT of each kind admitted; 0 = every kind. Frames only:
                            * STROBE_KIND_BIT(STROBE_OP_PASS). Other kinds are counted (kind_excluded),
                            * never kept, and not listed as unfinished. */
+  int stage_runs;         /* 1: each sample's stages carry their runs' start and end (the report's
+                           * stages[].runs), the first STROBE_MAX_STAGE_RUNS of each operation, the rest
+                           * counted (stage_runs_dropped); 0: totals only (docs/sessions.md §Stage runs) */
 } strobe_session_desc;
 
 typedef struct strobe_report strobe_report;

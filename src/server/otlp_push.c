@@ -2,10 +2,12 @@
  * otlp_push.c — the server's OTLP/HTTP push (docs/otel.md §Push from the
  * server): with strobe_server_desc.otlp_endpoint set, completed operations
  * go to an OpenTelemetry endpoint (a Collector, Jaeger, Tempo) as OTLP/JSON
- * over HTTP POST, one trace per operation.
+ * over HTTP POST, one trace per operation: the operation a root span, each
+ * of its stage runs a child span with its own start and end.
  *
  * Where operations come from: a profiling session of the server's own
- * (owner otlp_owner, every kind, 240 samples), read every otlp_interval_ms
+ * (owner otlp_owner, every kind, 240 samples, stage runs with their times:
+ * docs/sessions.md §Stage runs), read every otlp_interval_ms
  * on a thread of its own. A session report is content-free (docs/sessions.md
  * §Content): static labels and numbers, run-time names as interned_<id>
  * unless the application opted in, so what leaves the process is what a
@@ -150,7 +152,7 @@ out:
   return status;
 }
 
-/* >>spans: one operation (a session report's sample) as a root span. */
+/* >>spans: one operation (a session report's sample) as a root span, its stage runs as child spans. */
 static uint64_t mix(uint64_t h, uint64_t v) {
   h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
   h ^= h >> 30;
@@ -182,7 +184,40 @@ static json_t *unix_ns(const strobe__otlp *o, double ms) {
   return json_string(b);
 }
 
-static json_t *span_of(const strobe__otlp *o, json_t *sample) {
+/* A stage run's span id: the root's, mixed with the run's stage entry and index. */
+static void span_id_of(uint64_t root, size_t entry, size_t run, char out[17]) {
+  uint64_t id = mix(root, ((uint64_t)entry << 16 | run) + 1);
+  snprintf(out, 17, "%016llx", (unsigned long long)(id ? id : 1));
+}
+
+/* The run a stage run nested in: among the runs of the stages named
+ * `parent`, the innermost one enclosing it in time; its span id, or the
+ * root's when none holds it (the parent ran on another thread and ended
+ * first, or its run was not kept). */
+static void parent_of(json_t *stages, const char *parent, double from, double to, uint64_t root, const char *root_id,
+                      char out[17]) {
+  size_t i, k;
+  json_t *st, *run;
+  double best = -1;
+  snprintf(out, 17, "%s", root_id);
+  if (!parent) return;
+  json_array_foreach(stages, i, st) {
+    const char *name = json_string_value(json_object_get(st, "name"));
+    if (!name || strcmp(name, parent) != 0) continue;
+    json_array_foreach(json_object_get(st, "runs"), k, run) {
+      double b = json_number_value(json_array_get(run, 0)), e = json_number_value(json_array_get(run, 1));
+      if (b <= from && to <= e && b > best) {
+        best = b;
+        span_id_of(root, i, k, out);
+      }
+    }
+  }
+}
+
+/* One operation (a session report's sample): its root span, then a child
+ * span per stage run the session kept with its times (docs/otel.md §Push
+ * from the server), each appended to spans. */
+static void spans_of(const strobe__otlp *o, json_t *sample, json_t *spans) {
   json_int_t id = json_integer_value(json_object_get(sample, "id"));
   const char *kind = json_string_value(json_object_get(sample, "kind"));
   char trace[33], span[17];
@@ -199,19 +234,27 @@ static json_t *span_of(const strobe__otlp *o, json_t *sample) {
   json_array_append_new(a, attr("strobe.handed_off", bool_v(json_is_true(json_object_get(sample, "handed_off")))));
   const char *pop = json_string_value(json_object_get(sample, "population"));
   if (pop) json_array_append_new(a, attr("strobe.population", str_v(pop)));
-  /* Stages: a session keeps each stage's count and total per operation, not
-   * its instants, so they are attributes of the operation, never invented
-   * child spans (the capture export has those: docs/otel.md). */
-  size_t i;
-  json_t *st;
+  json_int_t runs_dropped = json_integer_value(json_object_get(sample, "stage_runs_dropped"));
+  if (runs_dropped) json_array_append_new(a, attr("strobe.stage_runs_dropped", int_v(runs_dropped)));
+  /* Stages: each run the session kept with its times is a child span. A
+   * stage with runs it could not keep (past STROBE_MAX_STAGE_RUNS, or run in
+   * the process the operation came from) keeps its count and total on the
+   * operation, so no time goes unsent and none is invented. */
+  size_t i, k;
+  json_t *st, *run, *stages = json_object_get(sample, "stages");
   char key[320];
-  json_array_foreach(json_object_get(sample, "stages"), i, st) {
+  json_array_foreach(stages, i, st) {
     const char *name = json_string_value(json_object_get(st, "name"));
     if (!name || !json_is_true(json_object_get(st, "available"))) continue; /* declared unavailable: no number */
+    json_t *runs = json_object_get(st, "runs");
+    json_int_t count = json_integer_value(json_object_get(st, "count"));
+    if ((json_int_t)json_array_size(runs) == count) continue;
     snprintf(key, sizeof key, "strobe.stage.%s.total_ms", name);
     json_array_append_new(a, attr(key, dbl_v(json_number_value(json_object_get(st, "total_ms")))));
     snprintf(key, sizeof key, "strobe.stage.%s.count", name);
-    json_array_append_new(a, attr(key, int_v(json_integer_value(json_object_get(st, "count")))));
+    json_array_append_new(a, attr(key, int_v(count)));
+    snprintf(key, sizeof key, "strobe.stage.%s.runs_not_sent", name);
+    json_array_append_new(a, attr(key, int_v(count - (json_int_t)json_array_size(runs))));
   }
   json_array_foreach(json_object_get(sample, "counters"), i, st) {
     const char *name = json_string_value(json_object_get(st, "name"));
@@ -221,15 +264,34 @@ static json_t *span_of(const strobe__otlp *o, json_t *sample) {
     snprintf(key, sizeof key, "strobe.counter.%s%s%s", name, kind_of ? "." : "", kind_of ? kind_of : "");
     json_array_append_new(a, attr(key, dbl_v(json_number_value(v))));
   }
-  return json_pack("{s:s,s:s,s:s,s:i,s:o,s:o,s:o}", "traceId", trace, "spanId", span, "name", kind ? kind : "operation",
-                   "kind", 1, "startTimeUnixNano", unix_ns(o, json_number_value(json_object_get(sample, "start_ms"))),
-                   "endTimeUnixNano", unix_ns(o, json_number_value(json_object_get(sample, "end_ms"))), "attributes",
-                   a);
+  json_array_append_new(spans, json_pack("{s:s,s:s,s:s,s:i,s:o,s:o,s:o}", "traceId", trace, "spanId", span, "name",
+                                         kind ? kind : "operation", "kind", 1, "startTimeUnixNano",
+                                         unix_ns(o, json_number_value(json_object_get(sample, "start_ms"))),
+                                         "endTimeUnixNano", unix_ns(o, json_number_value(json_object_get(sample, "end_ms"))),
+                                         "attributes", a));
+  json_array_foreach(stages, i, st) {
+    const char *name = json_string_value(json_object_get(st, "name"));
+    const char *nested = json_string_value(json_object_get(st, "nested_in"));
+    const char *process = json_string_value(json_object_get(st, "process"));
+    if (!name) continue;
+    json_array_foreach(json_object_get(st, "runs"), k, run) {
+      double b = json_number_value(json_array_get(run, 0)), e = json_number_value(json_array_get(run, 1));
+      char id_s[17], parent[17];
+      span_id_of(root, i, k, id_s);
+      parent_of(stages, nested, b, e, root, span, parent);
+      json_t *sa = json_array();
+      json_array_append_new(sa, attr("strobe.stage", str_v(name)));
+      if (process) json_array_append_new(sa, attr("strobe.stage.process", str_v(process)));
+      json_array_append_new(spans, json_pack("{s:s,s:s,s:s,s:s,s:i,s:o,s:o,s:o}", "traceId", trace, "spanId", id_s,
+                                             "parentSpanId", parent, "name", name, "kind", 1, "startTimeUnixNano",
+                                             unix_ns(o, b), "endTimeUnixNano", unix_ns(o, e), "attributes", sa));
+    }
+  }
 }
 
 static char *body_of(const strobe__otlp *o, uint32_t n) {
   json_t *spans = json_array();
-  for (uint32_t i = 0; i < n; i++) json_array_append_new(spans, span_of(o, o->queue[(o->head + i) % o->queue_max]));
+  for (uint32_t i = 0; i < n; i++) spans_of(o, o->queue[(o->head + i) % o->queue_max], spans);
   json_t *res = json_array();
   json_array_append_new(res, attr("service.name", str_v(o->s->desc.otlp_service ? o->s->desc.otlp_service
                                                                                   : "unknown_service:strobe")));
@@ -375,8 +437,8 @@ int strobe__otlp_start(strobe_server *s, strobe__otlp **out) {
   struct timespec rt;
   uint64_t mono0 = strobe__mono_ns();
   clock_gettime(CLOCK_REALTIME, &rt);
-  int rc = strobe_session_start(o->c, &(strobe_session_desc){.max_samples = STROBE_MAX_SAMPLES, .owner = o->owner},
-                                o->session);
+  int rc = strobe_session_start(
+      o->c, &(strobe_session_desc){.max_samples = STROBE_MAX_SAMPLES, .owner = o->owner, .stage_runs = 1}, o->session);
   if (rc) {
     free(o->queue);
     free(o);

@@ -264,6 +264,7 @@ static strobe_op begin_op(strobe_collector *c, strobe_window w, strobe_op_kind k
     l->start = start;
     __atomic_store_n(&l->phase, 0, __ATOMIC_RELAXED);
     l->nstages = l->ncounters = l->stages_dropped = l->counters_dropped = 0;
+    l->nruns = l->runs_dropped = 0;
     l->idle = 0;
     l->nunavailable = 0;
     l->population[0] = 0;
@@ -324,7 +325,8 @@ static strobe__sample *make_sample(const strobe__live_op *l, uint64_t end, int c
   uint32_t nunavailable = 0;
   for (uint32_t i = 0; i < l->nunavailable; i++) nunavailable += !measured(l, &l->unavailable[i]);
   size_t size = sizeof(strobe__sample) + STROBE_MAX_GAUGES * sizeof(strobe__gauge_sample) +
-                l->nstages * sizeof(strobe__stage_agg) + l->ncounters * sizeof(strobe__counter_agg) +
+                l->nstages * sizeof(strobe__stage_agg) + l->nruns * sizeof(strobe__stage_run) +
+                l->ncounters * sizeof(strobe__counter_agg) +
                 nunavailable * sizeof(strobe__unavailable);
   strobe__sample *s = malloc(size);
   if (!s) return NULL;
@@ -345,7 +347,11 @@ static strobe__sample *make_sample(const strobe__live_op *l, uint64_t end, int c
   s->ncounters = l->ncounters;
   s->gauges = (strobe__gauge_sample *)(s + 1);
   s->stages = (strobe__stage_agg *)(s->gauges + STROBE_MAX_GAUGES);
-  s->counters = (strobe__counter_agg *)(s->stages + l->nstages);
+  s->runs = (strobe__stage_run *)(s->stages + l->nstages);
+  s->nruns = l->nruns;
+  s->runs_dropped = l->runs_dropped;
+  memcpy(s->runs, l->runs, l->nruns * sizeof *s->runs);
+  s->counters = (strobe__counter_agg *)(s->runs + l->nruns);
   s->unavailable = (strobe__unavailable *)(s->counters + l->ncounters);
   memcpy(s->stages, l->stages, l->nstages * sizeof *s->stages);
   memcpy(s->counters, l->counters, l->ncounters * sizeof *s->counters);
@@ -890,6 +896,10 @@ static void end_stage(strobe_stage *h) {
     flag_children(l, f.child_aggs);
     return;
   }
+  if (l->nruns < STROBE_MAX_STAGE_RUNS) /* its times, for sessions that want runs (docs/sessions.md §Stage runs) */
+    l->runs[l->nruns++] = (strobe__stage_run){(uint32_t)entry, 0, f.t0, now};
+  else
+    l->runs_dropped++;
   int parent = f.parent_token ? frame_of_token(f.parent_token) : -1;
   if (parent >= 0) tls_ctx.stages[parent].child_aggs |= 1u << entry;
 }

@@ -40,6 +40,7 @@ struct strobe_report {
   int final;                       /* from end (1) or a live read (0) */
   uint32_t max_samples, max_app;
   int include_devtools;
+  int stage_runs;                  /* the session's stage_runs: samples' stages carry their runs */
   uint32_t kinds;                  /* STROBE_KIND_BIT of each admitted kind */
   uint64_t created, start, at;     /* ticks: session start; what it admits from (its last reset); snapshot time (= end for finals) */
   uint32_t resets;                 /* strobe_collector_reset calls that reset the session */

@@ -115,6 +115,7 @@ static void write_session(strobe__json *j, const strobe_report *r) {
     strobe__json_null(j, "reset_ms");
   strobe__json_uint(j, "max_samples", r->max_samples);
   strobe__json_bool(j, "include_devtools", r->include_devtools);
+  strobe__json_bool(j, "stage_runs", r->stage_runs);
   strobe__json_array(j, "kinds");
   for (int kind = STROBE_OP_PASS; kind <= STROBE_OP_REQUEST; kind++)
     if (r->kinds & STROBE_KIND_BIT(kind)) strobe__json_str(j, NULL, kind_name(kind));
@@ -298,6 +299,7 @@ static void write_sample(strobe__json *j, const strobe_report *r, const strobe__
   strobe__json_bool(j, "nesting_overflow", s->nesting_overflow);
   strobe__json_uint(j, "stages_dropped", s->stages_dropped);
   strobe__json_uint(j, "counters_dropped", s->counters_dropped);
+  if (r->stage_runs) strobe__json_uint(j, "stage_runs_dropped", s->runs_dropped);
   strobe__json_str(j, "population", s->population[0] ? s->population : NULL);
   write_remote(j, r, s);
   strobe__json_array(j, "stages");
@@ -318,6 +320,17 @@ static void write_sample(strobe__json *j, const strobe_report *r, const strobe__
     strobe__json_num(j, "max_ms", strobe__ticks_ms(r, a->max), MS);
     strobe__json_bool(j, "available", 1);
     strobe__json_str(j, "process", a->remote ? s->from.process : r->process);
+    if (r->stage_runs) { /* docs/sessions.md §Stage runs: [start_ms, end_ms] of each run kept, in end order */
+      strobe__json_array(j, "runs");
+      for (uint32_t k = 0; k < s->nruns; k++) {
+        if (s->runs[k].entry != i) continue;
+        strobe__json_array(j, NULL);
+        strobe__json_num(j, NULL, strobe__report_ms(r, s->runs[k].begin), MS);
+        strobe__json_num(j, NULL, strobe__report_ms(r, s->runs[k].end), MS);
+        strobe__json_end(j);
+      }
+      strobe__json_end(j);
+    }
     strobe__json_end(j);
   }
   write_unavailable(j, s, STROBE_COVERAGE_STAGE, r->process);

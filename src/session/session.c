@@ -237,6 +237,7 @@ int strobe_session_start(strobe_collector *c, const strobe_session_desc *opts, c
     s->max_samples = o.max_samples;
     s->max_app = max_app;
     s->include_devtools = o.include_devtools != 0;
+    s->stage_runs = o.stage_runs != 0;
     s->kinds = o.kinds;
     s->start = strobe__now(); /* under the lock: ordered against every operation's admission */
     s->created = s->start;
@@ -341,6 +342,7 @@ static strobe_report *snapshot(strobe_collector *c, const strobe__session *s, ui
   r->max_samples = s->max_samples;
   r->max_app = s->max_app;
   r->include_devtools = s->include_devtools;
+  r->stage_runs = s->stage_runs;
   r->kinds = s->kinds;
   r->created = s->created;
   r->start = s->start;
@@ -489,6 +491,7 @@ static void reset_session(strobe_collector *c, strobe__session *s, uint64_t now)
   s->max_samples = keep.max_samples;
   s->max_app = keep.max_app;
   s->include_devtools = keep.include_devtools;
+  s->stage_runs = keep.stage_runs;
   s->kinds = keep.kinds;
   s->created = keep.created;
   s->ring = keep.ring;

@@ -42,6 +42,15 @@ typedef struct strobe__stage_agg {
   uint32_t remote;                /* 1: ran in the process the operation came from (strobe_op_resume_remote) */
 } strobe__stage_agg;
 
+/* One run of a stage inside an operation, with its times (docs/sessions.md
+ * §Stage runs): the first STROBE_MAX_STAGE_RUNS runs that completed inside
+ * it, in the order they ended. */
+typedef struct strobe__stage_run {
+  uint32_t entry;                 /* its stage entry: an index into the operation's stages */
+  uint32_t reserved;
+  uint64_t begin, end;            /* ticks */
+} strobe__stage_run;
+
 /* Where an operation resumed from another process came from
  * (docs/sessions.md §Across processes). */
 typedef struct strobe__remote_from {
@@ -95,6 +104,8 @@ typedef struct strobe__sample {
   uint32_t stages_dropped;        /* distinct stages past STROBE_MAX_STAGES: timings not kept */
   uint32_t counters_dropped;      /* distinct counters past STROBE_MAX_OP_COUNTERS: not kept */
   uint32_t nunavailable, ngauges;
+  uint32_t nruns, runs_dropped;   /* stage runs kept with their times, and those past STROBE_MAX_STAGE_RUNS */
+  strobe__stage_run *runs;
   strobe__stage_agg *stages;      /* point into the same allocation */
   strobe__counter_agg *counters;
   strobe__unavailable *unavailable;
@@ -150,6 +161,8 @@ typedef struct strobe__live_op {
   uint32_t nstages, ncounters;    /* owner-thread only, until end */
   uint32_t stages_dropped, counters_dropped; /* owner-thread only: past the bounds, counted */
   strobe__stage_agg stages[STROBE_MAX_STAGES];
+  uint32_t nruns, runs_dropped;   /* owner-thread only, until end */
+  strobe__stage_run runs[STROBE_MAX_STAGE_RUNS];
   strobe__counter_agg counters[STROBE_MAX_OP_COUNTERS];
   uint8_t idle;                   /* owner-thread only: strobe_op_mark_idle, never a sample */
   uint32_t nunavailable;          /* owner-thread only */
@@ -186,6 +199,7 @@ typedef struct strobe__session {
   uint64_t owner;
   uint32_t max_samples, max_app;
   int include_devtools;
+  int stage_runs;                 /* strobe_session_desc.stage_runs */
   uint32_t kinds;                 /* STROBE_KIND_BIT of each admitted kind; never 0 */
   uint64_t created;               /* ticks: when it started */
   uint64_t start;                 /* ticks: what it admits from: its start, or its last reset */

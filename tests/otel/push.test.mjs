@@ -4,7 +4,9 @@
 // definitions decode unchanged (otlp_check.mjs); every pass arrives once;
 // a batch the endpoint did not take (503) is sent again after a backoff; a
 // refused one (400) is dropped and counted, never sent again; a full queue
-// drops its oldest, counted; no run-time (interned) name leaves the process.
+// drops its oldest, counted; no run-time (interned) name leaves the process;
+// each operation is a root span and each of its stage runs a child span with
+// its own times, a nested stage under the stage it ran in.
 //
 // Environment: PUSH_APP (tests/otel/push_app.c).
 import { test } from 'node:test';
@@ -55,22 +57,46 @@ test('every pass arrives once, decodable, after a retry; no run-time name is sen
   assert.ok(stats.retries >= 1, 'the 503 was retried');
   assert.equal(stats.dropped + stats.missed + stats.rejected, 0);
   const ids = [];
+  const ns = (t) => BigInt(t);
   for (const body of got.bodies) {
     assert.doesNotMatch(body, /customer_invoice/, 'an interned name never leaves the process');
     const doc = JSON.parse(body);
     checkRequest(Req, doc);
     const rs = doc.resourceSpans[0];
     assert.equal(attrs(rs.resource.attributes)['service.name'], 'push_app');
-    for (const s of rs.scopeSpans[0].spans) {
+    const spans = rs.scopeSpans[0].spans;
+    const byId = new Map(spans.map((s) => [s.spanId, s]));
+    assert.equal(byId.size, spans.length, 'span ids unique');
+    for (const s of spans.filter((x) => !x.parentSpanId)) {
       const a = attrs(s.attributes);
       assert.equal(s.name, 'pass');
       ids.push(Number(a['strobe.frame_id']));
-      assert.ok(a['strobe.stage.layout.total_ms'] > 0.1, 'the stage timings ride on the operation');
-      assert.equal(a[`strobe.stage.interned_${stats.secret_site}.count`], '1', 'the run-time name as its placeholder');
-      assert.ok(BigInt(s.endTimeUnixNano) > BigInt(s.startTimeUnixNano));
+      assert.ok(!Object.keys(a).some((k) => k.startsWith('strobe.stage.')), 'every run sent as a span: no totals left on the root');
+      assert.ok(ns(s.endTimeUnixNano) > ns(s.startTimeUnixNano));
       const now = BigInt(Date.now()) * 1000000n;
-      assert.ok(BigInt(s.startTimeUnixNano) > now - 120000000000n && BigInt(s.endTimeUnixNano) <= now + 1000000000n,
+      assert.ok(ns(s.startTimeUnixNano) > now - 120000000000n && ns(s.endTimeUnixNano) <= now + 1000000000n,
                 'Unix times of now');
+      // Its stages: child spans of the operation's trace with their own times inside it; measure under layout.
+      const kids = spans.filter((x) => x.traceId === s.traceId && x !== s);
+      const named = (n) => kids.filter((x) => x.name === n);
+      assert.deepEqual(kids.map((x) => x.name).sort(),
+                       ['layout', 'measure', 'paint', 'paint', `interned_${stats.secret_site}`].sort(), 'one span per stage run');
+      for (const k of kids) {
+        assert.ok(ns(k.startTimeUnixNano) >= ns(s.startTimeUnixNano) && ns(k.endTimeUnixNano) <= ns(s.endTimeUnixNano),
+                  `${k.name} inside its operation`);
+        assert.equal(attrs(k.attributes)['strobe.stage'], k.name);
+      }
+      const [layout] = named('layout'), [measure] = named('measure'), paints = named('paint');
+      assert.equal(layout.parentSpanId, s.spanId);
+      assert.equal(measure.parentSpanId, layout.spanId, 'a nested stage under the stage it ran in');
+      assert.ok(ns(measure.startTimeUnixNano) >= ns(layout.startTimeUnixNano) &&
+                ns(measure.endTimeUnixNano) <= ns(layout.endTimeUnixNano));
+      assert.ok(ns(layout.endTimeUnixNano) - ns(layout.startTimeUnixNano) >= 300000n, 'layout slept 0.3 ms');
+      assert.ok(ns(measure.endTimeUnixNano) - ns(measure.startTimeUnixNano) >= 100000n, 'measure slept 0.1 ms');
+      paints.sort((x, y) => (ns(x.startTimeUnixNano) < ns(y.startTimeUnixNano) ? -1 : 1));
+      assert.ok(paints.every((p) => p.parentSpanId === s.spanId) &&
+                ns(paints[0].endTimeUnixNano) <= ns(paints[1].startTimeUnixNano) &&
+                ns(layout.endTimeUnixNano) <= ns(paints[0].startTimeUnixNano), 'paint ran twice, after layout, in order');
     }
   }
   assert.deepEqual(ids.sort((a, b) => a - b), Array.from({ length: n }, (_, i) => 1000 + i), 'each pass once');

@@ -1,8 +1,9 @@
 /*
  * push_app.c — an application whose server pushes its operations over
  * OTLP/HTTP (docs/otel.md §Push from the server), for tests/otel/push.test.mjs:
- * it runs N passes, each with the stage layout and a stage named at run
- * time (strobe_site_intern: content, which a push must not send), waits until
+ * it runs N passes, each with the stage layout holding the stage measure,
+ * the stage paint twice, and a stage named at run time (strobe_site_intern:
+ * content, which a push must not send), waits until
  * every pass is accounted for in the server's counts (WAIT "sent": sent,
  * refused, dropped or missed, none left queued; WAIT "stuck": queued behind
  * an endpoint that never takes them, dropped or missed, after a retry;
@@ -46,6 +47,14 @@ int main(int argc, char **argv) {
     {
       STROBE_STAGE("layout", NULL);
       usleep(200);
+      {
+        STROBE_STAGE("measure", NULL);
+        usleep(100);
+      }
+    }
+    for (int k = 0; k < 2; k++) {
+      STROBE_STAGE("paint", NULL);
+      usleep(100);
     }
     strobe_stage st = strobe_stage_begin(named);
     usleep(100);
