@@ -44,7 +44,10 @@ test: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS) $(CTEST_ARGS)
 
 # The demo: ~10 s of the instrumented data grid with the embedded server and
-# viewer on 127.0.0.1; writes out/demo.strobe and out/demo-report.json and
+# viewer on 127.0.0.1, its server pushing every completed operation over
+# OTLP/HTTP to examples/demo/otlp_receiver.py (started first, stopped after the
+# demo: it prints what arrived and writes out/demo-otlp-received.json; bounded
+# at 900 s); writes out/demo.strobe and out/demo-report.json and
 # prints the stage summary; then exports out/demo.perfetto-trace from the capture
 # and replays frame 12's deep capture offline into out/demo-replay-frame12.png;
 # then the Python binding's demo (examples/python/demo.py, asyncio tasks on fiber
@@ -54,7 +57,15 @@ test: build
 DEMO_ARGS ?= --seconds 10 --out out
 
 demo: build
-	$(BUILD_DIR)/examples/strobe-demo $(DEMO_ARGS)
+	@mkdir -p out; rm -f out/otlp-receiver.port; \
+	python3 examples/demo/otlp_receiver.py --port-file out/otlp-receiver.port --summary out/demo-otlp-received.json \
+	  --max-seconds 900 & rpid=$$!; \
+	for i in $$(seq 300); do [ -s out/otlp-receiver.port ] && break; sleep 0.1; done; \
+	otlp=""; if [ -s out/otlp-receiver.port ]; then \
+	  otlp="--otlp-endpoint http://127.0.0.1:$$(cat out/otlp-receiver.port)/v1/traces"; \
+	else echo "OTLP receiver: not listening after 30 s: the demo runs without the push"; fi; \
+	$(BUILD_DIR)/examples/strobe-demo $(DEMO_ARGS) $$otlp; st=$$?; \
+	kill -TERM $$rpid 2>/dev/null; wait $$rpid; exit $$st
 	@if [ -f out/demo.strobe ]; then \
 	  $(BUILD_DIR)/tools/strobe export out/demo.strobe --format perfetto --quiet -o out/demo.perfetto-trace && \
 	  echo "wrote out/demo.perfetto-trace: the capture in Perfetto's own format (open it in ui.perfetto.dev)"; \

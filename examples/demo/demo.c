@@ -52,6 +52,10 @@
  * to POST /api/producer/spans, so the capture gets a lane py/audio written
  * by another language (docs/server.md §External producers).
  *
+ * With --otlp-endpoint (make demo starts examples/demo/otlp_receiver.py and
+ * passes its URL) the server pushes every completed operation there over
+ * OTLP/HTTP, each stage run a child span (docs/otel.md §Push from the server).
+ *
  * Recording runs with a chosen overflow mode (--overflow, grow by default:
  * no event is lost while a thread's ring may still double) and a loss
  * callback that says so at run time; at the end it prints what recording
@@ -126,6 +130,7 @@ typedef struct options {
   long replay_frame;        /* --frame N, with --replay; -1 when not given */
   int replay_calls;         /* --calls: list every call with its status */
   long bench_deep;          /* --bench-deep N: frame time with and without a deep capture */
+  const char *otlp_endpoint; /* --otlp-endpoint URL: the server pushes completed operations there */
 } options;
 
 static volatile sig_atomic_t g_interrupted;
@@ -191,7 +196,7 @@ static int usage(const char *msg) {
   if (msg) fprintf(stderr, "strobe-demo: %s\n", msg);
   fprintf(stderr,
           "usage: strobe-demo [--frames N] [--seconds S] [--serve] [--port P] [--token-file F]\n"
-          "                   [--headless] [--out DIR] [--overflow drop|grow|wait]\n"
+          "                   [--headless] [--out DIR] [--overflow drop|grow|wait] [--otlp-endpoint URL]\n"
           "                   [--gpu-calibration auto|ext|submit-wait]\n"
           "       strobe-demo --replay CAPTURE --frame N [--out PNG] [--calls]\n"
           "       strobe-demo --bench-deep N [--out DIR]\n"
@@ -202,13 +207,16 @@ static int usage(const char *msg) {
           "                           the application, and its server, stop there\n"
           "  --serve                  serve the viewer and MCP; without --frames or --seconds,\n"
           "                           until interrupted (Ctrl-C)\n"
+          "  --otlp-endpoint URL      the server pushes each completed operation, its stage runs as child\n"
+          "                           spans, to this OTLP/HTTP endpoint (docs/otel.md); make demo runs\n"
+          "                           examples/demo/otlp_receiver.py there\n"
           "  --gpu-calibration M      how GPU timestamps are calibrated: auto (VK_EXT_calibrated_timestamps\n"
           "                           when the device has it), ext, or submit-wait (the fallback, forced)\n");
   return 2;
 }
 
 static int parse(int argc, char **argv, options *o) {
-  *o = (options){0, 10.0, 0, 0, 0, 0, NULL, "out", STROBE_OVERFLOW_GROW, 0, NULL, -1, 0, 0};
+  *o = (options){0, 10.0, 0, 0, 0, 0, NULL, "out", STROBE_OVERFLOW_GROW, 0, NULL, -1, 0, 0, NULL};
   int out_given = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -220,6 +228,7 @@ static int parse(int argc, char **argv, options *o) {
     else if (!strcmp(a, "--seconds") && v) { o->seconds = strtod(v, &end); i++; o->bounded = 1; if (*end || o->seconds <= 0) return usage("--seconds takes a positive number"); }
     else if (!strcmp(a, "--port") && v) { o->port = (int)strtol(v, &end, 10); i++; if (*end || o->port < 0 || o->port > 65535) return usage("--port takes 0..65535"); }
     else if (!strcmp(a, "--token-file") && v) { o->token_file = v; i++; }
+    else if (!strcmp(a, "--otlp-endpoint") && v) { o->otlp_endpoint = v; i++; }
     else if (!strcmp(a, "--out") && v) { o->out = v; i++; out_given = 1; }
     else if (!strcmp(a, "--replay") && v) { o->replay = v; i++; }
     else if (!strcmp(a, "--frame") && v) { o->replay_frame = strtol(v, &end, 10); i++; if (*end || o->replay_frame < 0) return usage("--frame takes a frame id (0 or more)"); }
@@ -557,7 +566,9 @@ int main(int argc, char **argv) {
 #ifdef STROBE_DEMO_SERVER
   strobe_server *server = NULL;
   if (!o.headless) {
-    rc = strobe_server_start(&(strobe_server_desc){.port = (uint16_t)o.port, .token_file = o.token_file, .collector = c},
+    rc = strobe_server_start(&(strobe_server_desc){.port = (uint16_t)o.port, .token_file = o.token_file, .collector = c,
+                                                   .otlp_endpoint = o.otlp_endpoint, .otlp_service = "strobe_demo",
+                                                   .otlp_interval_ms = 500},
                              &server);
     if (rc) {
       fprintf(stderr, "strobe-demo: cannot start the server: %s\n", strobe_strerror(rc));
@@ -578,6 +589,9 @@ int main(int argc, char **argv) {
     printf("viewer:       http://127.0.0.1:%u/#token=%s\n", strobe_server_query_port(server), token);
     printf("MCP endpoint: http://127.0.0.1:%u/mcp  (Authorization: Bearer <the token in %s>)\n",
            strobe_server_query_port(server), tf ? tf : "$STROBE_TOKEN");
+    if (o.otlp_endpoint)
+      printf("OTLP push:    completed operations, each stage run a child span, to %s (docs/otel.md)\n",
+             o.otlp_endpoint);
     /* Another process, in Python, feeds the capture a lane of its own over HTTP. */
     if (feeding) {
       producer_feed_connect(&feed, strobe_server_query_port(server), token);
