@@ -15,11 +15,12 @@
  *   peak_rss_<mode>            the child's peak resident memory (getrusage
  *                              ru_maxrss), MiB: what GROW's rings cost.
  *
- * GROW runs with ring_events_max at its bound (16,777,216 events, 256 MiB a
- * thread: docs/recording.md §Overflow) unless STROBE_BENCH_RING_EVENTS_MAX
- * names another: 2 × 20 M back-to-back scopes are 80 M events, written far
- * faster than one drain thread encodes them, so what the drain has not read
- * must fit in the grown rings.
+ * Every mode runs with the default settings: GROW with the default
+ * ring_events_max (16,777,216 events, 256 MiB a thread at most:
+ * docs/recording.md §Overflow) unless STROBE_BENCH_RING_EVENTS_MAX names
+ * another. 2 × 20 M back-to-back scopes are 80 M events, written far faster
+ * than one drain thread encodes them, so what the drain has not read must
+ * fit in the grown rings.
  *
  * Usage: bench_overflow [scopes-per-thread [drop|grow|wait]]   (default 20,000,000, every mode)
  * Budgets are printed, never asserted: the exit status is 0 whatever is measured.
@@ -61,7 +62,7 @@ static void *worker(void *arg) {
 /* One mode, in a child: prints its BENCH lines, exits 0, or 1 on a setup failure. */
 static int run_mode(uint32_t mode, const char *name) {
   const char *max_env = getenv("STROBE_BENCH_RING_EVENTS_MAX");
-  uint32_t ring_max = mode == STROBE_OVERFLOW_GROW ? (max_env ? (uint32_t)strtoul(max_env, NULL, 10) : 16777216u) : 0;
+  uint32_t ring_max = mode == STROBE_OVERFLOW_GROW && max_env ? (uint32_t)strtoul(max_env, NULL, 10) : 0; /* 0: the default */
   int rc = strobe_setup(&(strobe_desc){.overflow = mode, .ring_events_max = ring_max});
   if (rc) {
     fprintf(stderr, "bench_overflow: strobe_setup: %s\n", strobe_strerror(rc));
@@ -115,7 +116,7 @@ static int run_mode(uint32_t mode, const char *name) {
   printf("BENCH ns_per_scope_%s %.3f ns\n", name, ns);
   struct rusage ru;
   if (getrusage(RUSAGE_SELF, &ru) == 0) printf("BENCH peak_rss_%s %.1f MiB\n", name, (double)ru.ru_maxrss / 1024.0);
-  if (ring_max) printf("BENCH ring_events_max_%s %u events\n", name, ring_max);
+  if (mode == STROBE_OVERFLOW_GROW) printf("BENCH ring_events_max_%s %u events\n", name, strobe_query_desc().ring_events_max);
   fflush(stdout);
   return 0;
 }

@@ -138,12 +138,12 @@ static void test_setup_checks_overflow(void) {
   CHECK_EQ_INT(strobe_setup(&(strobe_desc){.ring_events_max = 33554432}), STROBE_EINVAL);
   strobe_desc d = strobe_query_desc();
   CHECK_EQ_INT(d.overflow, STROBE_OVERFLOW_DROP);
-  CHECK_EQ_U64(d.ring_events_max, 4194304); /* 64 MiB of 16-byte events */
+  CHECK_EQ_U64(d.ring_events_max, 16777216); /* 256 MiB of 16-byte events */
   CHECK(d.on_loss == NULL);
   CHECK_EQ_INT(strobe_setup(&(strobe_desc){.overflow = STROBE_OVERFLOW_GROW, .ring_events = 8388608}), 0);
   d = strobe_query_desc();
   CHECK_EQ_INT(d.overflow, STROBE_OVERFLOW_GROW);
-  CHECK_EQ_U64(d.ring_events_max, 8388608); /* never below ring_events */
+  CHECK_EQ_U64(d.ring_events_max, 16777216); /* the default is the bound: never below ring_events */
 }
 
 static void test_drop_counts_exactly(void) {

@@ -40,7 +40,8 @@ typedef struct strobe_flight_recorder_desc {
                                * 1..86400000, default 10000 */
   uint32_t flush_interval_ms; /* pending events are sealed into ring blocks this often, 1..60000, default 100:
                                * the time bound's granularity */
-  int compression_level;      /* zstd level 1..19, default 1 (the drain thread does this work) */
+  int compression_level;      /* zstd level 1..19, default 1 (the drain thread does this work; as
+                               * strobe_record_desc's) */
 
   /* Spike trigger: off while spike_threshold_ms is 0. */
   double spike_threshold_ms;  /* a spike is a watched scope, or the interval between two watched frame

@@ -26,7 +26,8 @@ typedef struct strobe_record_desc {
   uint32_t flush_interval_ms; /* 1..60000, default 100: the most recent data a crash can lose
                                  (plus one drain period; pending events are written when the
                                  oldest is a quarter of it old: docs/recording.md §Crash loss) */
-  int compression_level;      /* zstd level 1..19, default 1: the drain thread must keep up */
+  int compression_level;      /* zstd level 1..19, default 1: the drain thread must keep up (1 is zstd's level 1
+                               * with a faster match search: docs/recording.md §What a capture says it cost) */
   uint64_t max_attachment_bytes; /* content bytes of attachments per capture (strobe/deep.h), default
                                     STROBE_ATTACH_CAPTURE_BYTES (256 MiB); past it attachments are recorded
                                     without content and counted (docs/recording.md §Attachments) */
@@ -69,7 +70,7 @@ STROBE_API strobe_record_stats strobe_record_query_stats(strobe_recorder *r);
 typedef struct strobe_stream_desc {
   size_t max_queue_bytes;      /* 64 KiB..1 GiB, default 8 MiB: encoded bytes waiting for the reader */
   uint32_t flush_interval_ms;  /* 1..10000, default 50: the most a queued event waits before it is readable */
-  int compression_level;       /* zstd level 1..19, default 1 */
+  int compression_level;       /* zstd level 1..19, default 1 (as strobe_record_desc's) */
   /* Optional. Called on the drain thread (never with a stream lock held)
    * each time bytes were queued; it must not block and may only call
    * strobe_stream_read/strobe_stream_query_stats. */

@@ -165,7 +165,7 @@ typedef struct strobe_desc {
   uint32_t drain_interval_ms; /* how often the drain thread empties rings, 1..1000; default 2 */
   uint32_t overflow;         /* strobe_overflow; default STROBE_OVERFLOW_DROP */
   uint32_t ring_events_max;  /* GROW: the most events a ring grows to, power of two, ring_events..16777216;
-                              * default 4194304 (64 MiB), or ring_events when that is larger */
+                              * default 16777216 (256 MiB), the bound: grown only while the drain lags */
   strobe_loss_fn on_loss;    /* run-time loss reports; NULL: one line on stderr, at most once a second */
   void *on_loss_user;        /* passed to on_loss */
   uint32_t report_interned_names; /* 1: session reports and MCP carry the names of interned sites

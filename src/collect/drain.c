@@ -188,16 +188,19 @@ typedef struct site_info {
 } site_info;
 static site_info g_site_cache[SITE_CACHE];
 
-static const site_info *site_of(strobe_site *site) {
+/* A miss: fills the entry (out of line, so that the hit keeps its registers). */
+__attribute__((noinline)) static void site_fill(site_info *c, strobe_site *site) {
+  uint32_t number = site->kind == STROBE_SITE_ELEMENT ? STROBE__EV_ELEMENT : strobe__number_event(site->kind);
+  int rc = number ? strobe_site_register(site) : 0;
+  c->id = number ? (rc > 0 ? (uint32_t)rc : 0) : strobe__site_id_for_stream(site);
+  c->ev = number ? (rc > 0 ? number : 0) : STROBE__EV_BEGIN;
+  c->num = site->unit >> STROBE__NUM_SHIFT;
+  c->site = site;
+}
+
+static inline const site_info *site_of(strobe_site *site) {
   site_info *c = &g_site_cache[(uint32_t)((uintptr_t)site >> 3) % SITE_CACHE];
-  if (c->site != site) {
-    uint32_t number = site->kind == STROBE_SITE_ELEMENT ? STROBE__EV_ELEMENT : strobe__number_event(site->kind);
-    int rc = number ? strobe_site_register(site) : 0;
-    c->id = number ? (rc > 0 ? (uint32_t)rc : 0) : strobe__site_id_for_stream(site);
-    c->ev = number ? (rc > 0 ? number : 0) : STROBE__EV_BEGIN;
-    c->num = site->unit >> STROBE__NUM_SHIFT;
-    c->site = site;
-  }
+  if (__builtin_expect(c->site != site, 0)) site_fill(c, site);
   return c;
 }
 
@@ -232,16 +235,18 @@ STROBE__EVENT_KINDS(CHECK_KIND)
  * and an END of a recorded BEGIN is never dropped. Converts from e up to
  * `stop`, and one event past it when a number's slot lies there (never past
  * `end`, the run's end); returns where it stopped. */
+__attribute__((noinline)) /* a function of its own in scripts/bench-drain-callgrind.sh's counts */
 static strobe__event *convert_run(strobe__tstate *t, strobe__event *e, strobe__event *stop, strobe__event *end) {
   uint32_t open = t->open;
   uint64_t last_ts = t->last_ts;
+  uint32_t *open_site = t->open_site;
   for (; e < stop; e++) {
     uint32_t kind = e->kind;
     if ((kind & 7u) == 0) { /* no in-ring kind is a multiple of 8 (strobe.h) */
       uint64_t word = (uint64_t)e->data << 32 | kind; /* the inline BEGIN's or number's site pointer */
       const site_info *si = site_of((strobe_site *)(uintptr_t)word);
       if (si->ev == STROBE__EV_BEGIN) {
-        if (open < STROBE_MAX_DEPTH) t->open_site[open] = si->id;
+        if (open < STROBE_MAX_DEPTH) open_site[open] = si->id;
         open++;
         e->kind = STROBE__EV_BEGIN;
         e->data = si->id;
@@ -279,7 +284,7 @@ static strobe__event *convert_run(strobe__tstate *t, strobe__event *e, strobe__e
       /* a slot of the event before it: its ts is no time */
     } else if (strobe__ev_closes(kind)) { /* END, or UNWOUND written by the slow path */
       if (open) open--;
-      e->data = open < STROBE_MAX_DEPTH ? t->open_site[open] : 0;
+      e->data = open < STROBE_MAX_DEPTH ? open_site[open] : 0;
       last_ts = e->ts;
     } else if ((kind & 0xffu) == STROBE__EV_RING_LOST) {
       uint32_t depth = kind >> 8; /* the producer's count: trusted only to be smaller */

@@ -30,6 +30,16 @@
  * thread and the data a reader must hold at once. */
 #define BLOCK_FLUSH_BYTES (256u << 10)
 
+/* compression_level 1, every default (docs/recording.md §What a capture
+ * says it cost): zstd's level 1 with its match search told to skip ahead
+ * FAST_TARGET_LENGTH bytes at a time where it finds nothing (zstd's
+ * targetLength, which its fast strategy reads as acceleration). On the
+ * mixed workload's EVENTS payloads that halves zstd's instructions for
+ * files about a fifth larger; its negative levels, which accelerate by
+ * 1 to 7, are no faster there. Levels 2..19 are zstd's own. */
+#define FAST_LEVEL 1
+#define FAST_TARGET_LENGTH 16
+
 typedef struct wthread {
   int defined;
   int ended;
@@ -99,7 +109,7 @@ static void frame_into(strobe__writer *w, strobe__buf *dst, uint8_t type, const 
   if (strobe__buf_reserve(dst, STROBE__BLOCK_HEADER + ZSTD_compressBound(len))) return;
   uint8_t *payload = dst->data + start + STROBE__BLOCK_HEADER;
   if (len >= 128 && w->cctx) {
-    size_t z = ZSTD_compressCCtx(w->cctx, payload, ZSTD_compressBound(len), raw, len, w->desc.compression_level);
+    size_t z = ZSTD_compress2(w->cctx, payload, ZSTD_compressBound(len), raw, len); /* the parameters writer_create set */
     if (!ZSTD_isError(z) && z < len) {
       h.codec = STROBE__CODEC_ZSTD;
       h.stored_len = (uint32_t)z;
@@ -122,14 +132,19 @@ static void emit(strobe__writer *w, const void *data, size_t len) {
     w->bytes += len;
 }
 
-static void emit_block(strobe__writer *w, uint8_t type, const strobe__buf *raw) {
+/* `failed`: the payload is incomplete (a buffer could not grow): nothing is written. */
+static void emit_payload(strobe__writer *w, uint8_t type, const uint8_t *raw, size_t len, int failed) {
   w->out.len = 0;
-  frame_into(w, &w->out, type, raw->data, raw->len);
-  if (w->out.failed || raw->failed)
+  frame_into(w, &w->out, type, raw, len);
+  if (w->out.failed || failed)
     w->error = w->error ? w->error : STROBE_ENOMEM;
   else
     emit(w, w->out.data, w->out.len);
   w->info.type = 0;
+}
+
+static void emit_block(strobe__writer *w, uint8_t type, const strobe__buf *raw) {
+  emit_payload(w, type, raw->data, raw->len, raw->failed);
 }
 
 static void flush_meta(strobe__writer *w) {
@@ -255,6 +270,12 @@ int strobe__writer_create_at(const strobe__writer_desc *desc, uint64_t start_tic
   w->start_ticks = start_ticks;
   w->cctx = ZSTD_createCCtx();
   if (!w->cctx) goto fail;
+  if (ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, desc->compression_level)) ||
+      (desc->compression_level == FAST_LEVEL &&
+       ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_targetLength, FAST_TARGET_LENGTH)))) {
+    w->error = STROBE_EINVAL;
+    goto fail;
+  }
   write_header(w);
   if (w->error) goto fail;
   *out = w;
@@ -342,6 +363,24 @@ void strobe__writer_lost(strobe__writer *w, uint32_t index, uint64_t lost) {
 }
 
 /* >>events */
+static inline uint8_t *put_varint(uint8_t *p, uint64_t v) {
+  while (v >= 0x80) {
+    *p++ = (uint8_t)(v | 0x80);
+    v >>= 7;
+  }
+  *p++ = (uint8_t)v;
+  return p;
+}
+
+/* A thread's EVENTS ops are encoded after EVENTS_HEAD_ROOM bytes left free
+ * for the block's header (four varints: thread, count, base_ticks, ops_len),
+ * so that flush_thread copies only the times behind them, not the ops into
+ * a scratch payload (docs/recording.md §What a capture says it cost). */
+#define EVENTS_HEAD_ROOM 40
+static inline void ops_start(wthread *t) {
+  if (t->ops.len < EVENTS_HEAD_ROOM && !strobe__buf_reserve(&t->ops, EVENTS_HEAD_ROOM)) t->ops.len = EVENTS_HEAD_ROOM;
+}
+
 /* An OPS or DEVICE block of one thread: `thread count base_ticks entry*count`. */
 static void flush_entries(strobe__writer *w, uint8_t type, uint32_t index, strobe__buf *entries, uint32_t *n,
                           uint64_t base, uint64_t last) {
@@ -361,15 +400,21 @@ static void flush_entries(strobe__writer *w, uint8_t type, uint32_t index, strob
 static void flush_thread(strobe__writer *w, uint32_t index, wthread *t) {
   if (t->count) {
     flush_meta(w);
-    w->raw.len = 0;
-    strobe__buf_varint(&w->raw, index);
-    strobe__buf_varint(&w->raw, t->count);
-    strobe__buf_varint(&w->raw, t->base_ticks);
-    strobe__buf_varint(&w->raw, t->ops.len);
-    strobe__buf_put(&w->raw, t->ops.data, t->ops.len);
-    strobe__buf_put(&w->raw, t->times.data, t->times.len);
+    /* The payload is assembled in the ops buffer: the header right-aligned
+     * in the room ops_start left, then times after the ops. */
+    size_t ops_len = t->ops.len >= EVENTS_HEAD_ROOM ? t->ops.len - EVENTS_HEAD_ROOM : 0;
+    uint8_t head[EVENTS_HEAD_ROOM], *h = head;
+    h = put_varint(h, index);
+    h = put_varint(h, t->count);
+    h = put_varint(h, t->base_ticks);
+    h = put_varint(h, ops_len);
+    size_t head_len = (size_t)(h - head);
+    strobe__buf_put(&t->ops, t->times.data, t->times.len);
+    int failed = t->ops.failed || t->times.failed || t->ops.len < EVENTS_HEAD_ROOM;
+    uint8_t *payload = failed ? head : t->ops.data + EVENTS_HEAD_ROOM - head_len;
+    if (!failed) memcpy(payload, head, head_len);
     w->info = (strobe__block_info){STROBE__BLK_EVENTS, index, t->count, t->base_ticks, t->last_ticks};
-    emit_block(w, STROBE__BLK_EVENTS, &w->raw);
+    emit_payload(w, STROBE__BLK_EVENTS, payload, failed ? 0 : t->ops.len - (EVENTS_HEAD_ROOM - head_len), failed);
     t->ops.len = t->times.len = 0;
     t->count = 0;
   }
@@ -400,6 +445,7 @@ static void put_time(wthread *t, uint64_t ts) {
  * strobe/strobe.h). */
 static void encode(wthread *t, uint32_t word, uint32_t data, uint64_t ts, const uint64_t *slot) {
   uint32_t kind = word & 0xffu;
+  ops_start(t);
   uint32_t operands = strobe__ev_operands(kind);
   switch (operands) {
     case STROBE__OPERANDS_BEGIN: strobe__buf_varint(&t->ops, (uint64_t)data << STROBE__OP_BITS | STROBE__OP_BEGIN); break;
@@ -574,15 +620,6 @@ static void finish_pending(strobe__writer *w, wthread *t) {
   encode(t, t->pend_kind, t->pend_site, t->pend_ts, t->pend_payload);
 }
 
-static inline uint8_t *put_varint(uint8_t *p, uint64_t v) {
-  while (v >= 0x80) {
-    *p++ = (uint8_t)(v | 0x80);
-    v >>= 7;
-  }
-  *p++ = (uint8_t)v;
-  return p;
-}
-
 /* The common case: a run of BEGIN, END and numbers (a VALUE, COUNTER or
  * GAUGE with its payload slot) encoded in one tight loop with both buffers'
  * cursors in registers, into room reserved once: the same bytes encode()
@@ -590,11 +627,14 @@ static inline uint8_t *put_varint(uint8_t *p, uint64_t v) {
  * events of ev it took: it stops at any other kind, or at a number whose
  * slot is not in ev. */
 #define SCOPE_RUN_MAX 1024u /* ring events per reservation: at most 15 ops bytes and 10 times bytes each */
+__attribute__((noinline)) /* a function of its own in scripts/bench-drain-callgrind.sh's counts */
 static size_t encode_scopes(wthread *t, const strobe__event *ev, size_t n) {
   _Static_assert(STROBE__SLOTS_VALUE == 1 && STROBE__SLOTS_COUNTER == 1 && STROBE__SLOTS_GAUGE == 1,
                  "a number is its event and one slot");
   _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "a number's bits are copied as they lie");
+  _Static_assert(STROBE__EV_END == STROBE__EV_BEGIN + 1 && STROBE__OP_END < 0x80, "BEGIN and END: one range check");
   if (n > SCOPE_RUN_MAX) n = SCOPE_RUN_MAX;
+  ops_start(t);
   if ((t->ops.cap - t->ops.len < 15 * n && strobe__buf_grow(&t->ops, 15 * n)) ||
       (t->times.cap - t->times.len < 10 * n && strobe__buf_grow(&t->times, 10 * n)))
     return 0;
@@ -603,36 +643,44 @@ static size_t encode_scopes(wthread *t, const strobe__event *ev, size_t n) {
   /* Everything the loop keeps is in locals: its byte stores may alias any
    * memory, so fields of t would be reloaded and stored at every event. */
   uint64_t last = t->last_ticks;
-  uint32_t encoded = 0;
-  size_t i = 0;
-  for (; i < n; i++) {
-    uint64_t ts = ev[i].ts;
-    uint32_t kind = ev[i].kind, data = ev[i].data;
-    if (kind == STROBE__EV_BEGIN) {
-      op = put_varint(op, (uint64_t)data << STROBE__OP_BITS | STROBE__OP_BEGIN);
-    } else if (kind == STROBE__EV_END) {
-      *op++ = STROBE__OP_END; /* varint(1): one byte */
-    } else if ((kind == STROBE__EV_VALUE || kind == STROBE__EV_COUNTER || kind == STROBE__EV_GAUGE) && i + 1 < n &&
-               ev[i + 1].kind == STROBE__EV_PAYLOAD) {
-      uint64_t bits = ev[i + 1].ts; /* the f64, little-endian (SITE_F64S) */
+  const strobe__event *e = ev, *stop = ev + n;
+  uint32_t slots = 0; /* numbers' payload slots taken: every other ring event is an EVENTS entry */
+  for (; e < stop; e++) {
+    uint32_t kind = e->kind;
+    uint64_t ts = e->ts;
+    /* BEGIN and END share one path, and one byte for a BEGIN of a site below 32. */
+    uint64_t op_word = kind == STROBE__EV_BEGIN ? (uint64_t)e->data << STROBE__OP_BITS | STROBE__OP_BEGIN : STROBE__OP_END;
+    if (kind - STROBE__EV_BEGIN <= STROBE__EV_END - STROBE__EV_BEGIN) {
+      if (op_word < 0x80)
+        *op++ = (uint8_t)op_word;
+      else
+        op = put_varint(op, op_word);
+    } else if ((kind == STROBE__EV_VALUE || kind == STROBE__EV_COUNTER || kind == STROBE__EV_GAUGE) && e + 1 < stop &&
+               e[1].kind == STROBE__EV_PAYLOAD) {
+      uint64_t bits = e[1].ts; /* the f64, little-endian (SITE_F64S) */
       op = put_varint(op, (uint64_t)kind << STROBE__OP_BITS | STROBE__OP_OTHER);
-      op = put_varint(op, data);
+      op = put_varint(op, e->data);
       memcpy(op, &bits, 8); /* little-endian: the same bytes as the shifts in strobe__buf_u64 */
       op += 8;
-      i++; /* its slot */
+      e++; /* its slot */
+      slots++;
     } else {
       break;
     }
-    tp = put_varint(tp, strobe__zigzag((int64_t)(ts - last)));
+    uint64_t z = strobe__zigzag((int64_t)(ts - last));
     last = ts;
-    encoded++;
+    if (z < 0x80)
+      *tp++ = (uint8_t)z;
+    else
+      tp = put_varint(tp, z);
   }
+  uint32_t encoded = (uint32_t)(e - ev) - slots;
   t->ops.len = (size_t)(op - t->ops.data);
   t->times.len = (size_t)(tp - t->times.data);
   t->last_ticks = last;
   t->count += encoded;
   t->events += encoded;
-  return i;
+  return (size_t)(e - ev);
 }
 
 void strobe__writer_events(strobe__writer *w, uint32_t index, const strobe__event *ev, size_t n) {

@@ -44,7 +44,8 @@ static _Thread_local int tls_exiting; /* set by the exit hook: no re-attach whil
 #define DEFAULT_RING_EVENTS 262144u /* 4 MiB per thread: ~2.5 ms of a thread scoping flat out, and
                                      * ~250 ms of a thread doing real work between scopes */
 #define DEFAULT_DRAIN_MS 2u
-#define DEFAULT_RING_EVENTS_MAX 4194304u /* GROW: 64 MiB per thread at most */
+#define DEFAULT_RING_EVENTS_MAX 16777216u /* GROW: 256 MiB per thread at most, only while the drain lags
+                                          * (docs/recording.md §Overflow: 2 x 20 M back-to-back scopes need it) */
 #define MAX_RING_EVENTS 16777216u        /* 256 MiB: ring_events' and ring_events_max's bound */
 
 static strobe_desc g_desc;
