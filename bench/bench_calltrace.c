@@ -13,7 +13,12 @@
  *   scope_ns_floor            the floor scope (bench/floor.h), measured alternately
  *   calltrace_ratio           calltrace_ns_per_call / scope_ns_floor (budget <= 3)
  *   calltrace_events_lost     events lost while the workload runs on, recorded at
- *                             the default settings with no pause (budget: 0)
+ *                             the default settings with no pause (budget: 0):
+ *                             the traced thread's ring grows when the drain
+ *                             falls behind (trace.h keep_overflow)
+ *   calltrace_rings_grown     the doublings that took
+ *   calltrace_events_lost_keep_overflow  the same run on a fresh thread that
+ *                             keeps strobe_desc.overflow (DROP): what it would lose
  *
  * Cost rounds are short (fib(18): 8,361 calls) and the ring is flushed between
  * them outside the timed window, so they measure the producer's cost, as
@@ -25,6 +30,7 @@
  * once traced while recording (run_traced) and nothing else, for
  * scripts/bench-callgrind.sh to count instructions per traced call.
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,6 +70,15 @@ static double calls_of(uint32_t n) {
     b = c;
   }
   return n == 0 ? 1 : b;
+}
+
+/* The loss run on its own thread, which starts with a fresh ring. */
+static void *loss_run_drop(void *arg) {
+  (void)arg;
+  strobe_trace_calls_begin();
+  for (int i = 0; i < LOSS_REPEAT; i++) g_sink += work_traced(LOSS_N);
+  strobe_trace_calls_end();
+  return NULL;
 }
 
 __attribute__((noinline)) static void run_plain(uint32_t n) { g_sink += work_plain(n); }
@@ -124,14 +139,24 @@ int main(int argc, char **argv) {
     if (f < floor_ns) floor_ns = f;
   }
 
-  /* The loss run: the default ring and drain, no pauses. */
-  uint64_t lost0 = strobe_query_event_stats().events_lost;
+  /* The loss run: the default settings (a traced thread's ring grows when
+   * the drain falls behind: trace.h keep_overflow), no pauses. */
+  strobe_event_stats st0 = strobe_query_event_stats();
   uint64_t t0 = fx_now_ns();
   for (int i = 0; i < LOSS_REPEAT; i++) g_sink += work_traced(LOSS_N);
   double run_ms = (double)(fx_now_ns() - t0) / 1e6;
   strobe_trace_calls_end();
   strobe_record_flush(rec);
-  uint64_t lost = strobe_query_event_stats().events_lost - lost0;
+  strobe_event_stats st1 = strobe_query_event_stats();
+  uint64_t lost = st1.events_lost - st0.events_lost;
+  /* The same run on a fresh thread that keeps DROP (keep_overflow 1): what growing saves. */
+  strobe_trace_setup(&(strobe_trace_desc){.keep_overflow = 1});
+  pthread_t th;
+  uint64_t lost_drop = 0;
+  if (pthread_create(&th, NULL, loss_run_drop, NULL) == 0) pthread_join(th, NULL);
+  strobe_record_flush(rec);
+  lost_drop = strobe_query_event_stats().events_lost - st1.events_lost;
+  strobe_trace_setup(NULL);
   strobe_record_stop(rec);
   unlink(path);
 
@@ -144,6 +169,8 @@ int main(int argc, char **argv) {
   printf("BENCH calltrace_ratio %.3f x\n", per_call / floor_ns);
   printf("BENCH calltrace_loss_run_ms %.1f ms\n", run_ms);
   printf("BENCH calltrace_events_lost %llu events\n", (unsigned long long)lost);
+  printf("BENCH calltrace_rings_grown %u doublings\n", st1.rings_grown - st0.rings_grown);
+  printf("BENCH calltrace_events_lost_keep_overflow %llu events\n", (unsigned long long)lost_drop);
   bench_budget_le("calltrace_ratio", per_call / floor_ns, 3.0);
   bench_budget_le("calltrace_events_lost", (double)lost, 0.0);
   return 0;

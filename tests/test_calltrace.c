@@ -12,9 +12,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "calltrace/traced.h"
+#include "collect/collect.h"
 #include "probe/probe.h"
 #include "strobe/capture.h"
 #include "strobe/record.h"
@@ -223,6 +225,86 @@ static void test_trace_all_every_thread(void) {
   CHECK_STR_EQ(t.text[1], "traced_loop(leaf_static,leaf_static)");
 }
 
+/* >>grow: a thread tracing calls under DROP grows its ring when the drain
+ * falls behind (trace.h, keep_overflow), so a burst of traced calls loses
+ * nothing; keep_overflow 1 keeps DROP, which loses and counts. The drain is
+ * held at the end of a pass by a consumer whose tick waits for the test. */
+static pthread_mutex_t g_gate_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_gate_cond = PTHREAD_COND_INITIALIZER;
+static int g_gate_closed, g_gate_held;
+
+static void gate_tick(void *ctx, uint64_t now) {
+  (void)ctx, (void)now;
+  pthread_mutex_lock(&g_gate_lock);
+  g_gate_held = 1;
+  pthread_cond_broadcast(&g_gate_cond);
+  for (int i = 0; g_gate_closed && i < 200; i++) { /* at most 10 s: a broken test fails, never hangs */
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += 50000000;
+    if (ts.tv_nsec >= 1000000000) ts.tv_sec++, ts.tv_nsec -= 1000000000;
+    pthread_cond_timedwait(&g_gate_cond, &g_gate_lock, &ts);
+  }
+  pthread_mutex_unlock(&g_gate_lock);
+}
+static void gate_site(void *ctx, uint32_t id, const strobe_site *s) { (void)ctx, (void)id, (void)s; }
+static void gate_label(void *ctx, uint32_t id, const char *t) { (void)ctx, (void)id, (void)t; }
+static void gate_thread(void *ctx, uint32_t i, uint64_t tid, const char *n, uint64_t l) {
+  (void)ctx, (void)i, (void)tid, (void)n, (void)l;
+}
+static void gate_lost(void *ctx, uint32_t i, uint64_t l) { (void)ctx, (void)i, (void)l; }
+static void gate_events(void *ctx, uint32_t i, const strobe__event *e, size_t n) { (void)ctx, (void)i, (void)e, (void)n; }
+static void gate_end(void *ctx, uint32_t i) { (void)ctx, (void)i; }
+
+#define BURST 20000u /* traced_loop(BURST): BURST + 1 calls, 2 events each, far past a 1024-event ring */
+
+/* Runs the burst with the drain held, on a 1024-event DROP ring; returns the capture read back. */
+static void held_burst(uint32_t keep_overflow, tree *t) {
+  REQUIRE_EQ_INT(strobe_setup(&(strobe_desc){.ring_events = 1024}), 0);
+  REQUIRE_EQ_INT(strobe_trace_setup(&(strobe_trace_desc){.keep_overflow = keep_overflow}), 0);
+  CHECK_EQ_INT(strobe_trace_query_desc().keep_overflow, keep_overflow);
+  run r;
+  run_start(&r, "calltrace_grow");
+  strobe__consumer gate = {NULL, gate_site, gate_label, gate_thread, gate_lost, gate_events,
+                           gate_end, gate_tick, NULL, NULL, NULL};
+  g_gate_closed = 1;
+  REQUIRE_EQ_INT(strobe__consumer_add(&gate), 0);
+  pthread_mutex_lock(&g_gate_lock);
+  for (int i = 0; !g_gate_held && i < 200; i++) {
+    pthread_mutex_unlock(&g_gate_lock);
+    fx_sleep_ms(50);
+    pthread_mutex_lock(&g_gate_lock);
+  }
+  REQUIRE(g_gate_held); /* the drain thread waits in the gate's tick */
+  pthread_mutex_unlock(&g_gate_lock);
+  REQUIRE_EQ_INT(strobe_trace_calls_begin(), 0);
+  traced_loop(BURST);
+  REQUIRE_EQ_INT(strobe_trace_calls_end(), 0);
+  pthread_mutex_lock(&g_gate_lock);
+  g_gate_closed = 0;
+  pthread_cond_broadcast(&g_gate_cond);
+  pthread_mutex_unlock(&g_gate_lock);
+  strobe__consumer_remove(&gate);
+  run_read(&r, t);
+}
+
+static void test_traced_ring_grows(void) {
+  tree t;
+  held_burst(0, &t);
+  CHECK_EQ_INT(t.scopes, BURST + 1);
+  CHECK_EQ_U64(t.totals.lost, 0);
+  CHECK(strobe_query_event_stats().rings_grown >= 5); /* 1024 -> 32768 at least, for 40,002 events */
+}
+
+static void test_keep_overflow_drops_counted(void) {
+  tree t;
+  held_burst(1, &t);
+  CHECK(t.scopes < BURST + 1);
+  CHECK_EQ_U64(t.totals.lost, 2ull * (BURST + 1 - t.scopes)); /* each dropped call: its BEGIN and END */
+  CHECK_EQ_INT(strobe_query_event_stats().rings_grown, 0);
+  CHECK_EQ_INT(strobe_trace_setup(&(strobe_trace_desc){.keep_overflow = 2}), STROBE_EINVAL);
+}
+
 /* >>unresolved: an address no symbol covers gets a name that says so, with the address. */
 static void test_unresolved_address_says_so(void) {
   void *page = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -253,5 +335,7 @@ static void test_unresolved_address_says_so(void) {
   X(exclude_list)                    \
   X(off_by_default_records_nothing)  \
   X(trace_all_every_thread)          \
+  X(traced_ring_grows)               \
+  X(keep_overflow_drops_counted)     \
   X(unresolved_address_says_so)
 HARNESS_MAIN(CASES)

@@ -36,7 +36,8 @@ extern "C" {
 /* Call tracing's configuration. Zero fields mean "default". The environment
  * sets the same at load time, for programs that never call
  * strobe_trace_setup: STROBE_TRACE=all (trace_all), STROBE_TRACE_DEPTH=N,
- * STROBE_TRACE_EXCLUDE=name,name,... (docs/exploration.md §Configuration). */
+ * STROBE_TRACE_EXCLUDE=name,name,..., STROBE_TRACE_KEEP_OVERFLOW=1
+ * (docs/exploration.md §Configuration). */
 typedef struct strobe_trace_desc {
   uint32_t all;       /* 1: trace every traced call on every thread (trace_all); 0 (default): only
                        * between strobe_trace_calls_begin and _end on a thread. 0 or 1, else STROBE_EINVAL */
@@ -45,6 +46,11 @@ typedef struct strobe_trace_desc {
   const char *const *exclude; /* NULL-terminated function names never recorded (their callees still are):
                                * as the symbol table spells them or demangled ("ns::f(int)"); at most
                                * STROBE_TRACE_MAX_EXCLUDE; copied; NULL: none */
+  uint32_t keep_overflow; /* 0 (default): while a thread traces calls and strobe_desc.overflow is
+                           * STROBE_OVERFLOW_DROP, its full ring grows as under STROBE_OVERFLOW_GROW (up
+                           * to strobe_desc.ring_events_max), since traced calls come faster than one
+                           * drain thread reads them; 1: traced threads keep strobe_desc.overflow.
+                           * 0 or 1, else STROBE_EINVAL */
 } strobe_trace_desc;
 
 /* Sets call tracing's configuration; NULL restores every default. Exclude

@@ -38,6 +38,7 @@
 static uint32_t g_mode;
 
 static uint32_t g_max_depth = 64; /* atomic (relaxed); below TRACER_STACK, so the inline enter's one bound */
+static uint32_t g_keep_overflow;  /* atomic (relaxed): strobe_trace_desc.keep_overflow */
 #define TRACER_STACK 1024u        /* a thread's open traced calls the tracer follows (trace.h: cut_stack) */
 
 static uint64_t g_cut_depth, g_cut_stack, g_cut_functions, g_excluded; /* atomic (relaxed) */
@@ -264,6 +265,13 @@ STROBE_API NOINSTR void __cyg_profile_func_exit(void *fn, void *call_site) {
   if (n || t->over) leave_slow(t, (uintptr_t)fn);
 }
 
+/* A tracing thread's ring grows when full (trace.h, keep_overflow): asked by
+ * the producer's slow path on its own thread (thread.c, make_room). */
+NOINSTR int strobe__trace_grows(void) {
+  tracer *t = t_tracer;
+  return t && tracing(t, __atomic_load_n(&g_mode, __ATOMIC_RELAXED)) && !__atomic_load_n(&g_keep_overflow, __ATOMIC_RELAXED);
+}
+
 /* >>regions */
 int strobe_trace_calls_begin(void) {
   tracer *t = tracer_get();
@@ -295,8 +303,8 @@ static NOINSTR void exclude_one(uintptr_t addr, void *user) {
   (void)insert(addr, 1);
 }
 
-static NOINSTR int apply(uint32_t all, uint32_t max_depth, const char *const *names, size_t n) {
-  if (all > 1 || max_depth > STROBE_MAX_DEPTH || n > STROBE_TRACE_MAX_EXCLUDE) return STROBE_EINVAL;
+static NOINSTR int apply(uint32_t all, uint32_t max_depth, const char *const *names, size_t n, uint32_t keep) {
+  if (all > 1 || max_depth > STROBE_MAX_DEPTH || n > STROBE_TRACE_MAX_EXCLUDE || keep > 1) return STROBE_EINVAL;
   uint32_t unmatched = 0;
   for (size_t i = 0; i < n; i++) {
     if (!names[i] || !names[i][0]) return STROBE_EINVAL;
@@ -307,6 +315,7 @@ static NOINSTR int apply(uint32_t all, uint32_t max_depth, const char *const *na
     if (strobe__symbol_find(names[i], exclude_one, NULL) <= 0) unmatched++;
   __atomic_store_n(&g_exclude_unmatched, unmatched, __ATOMIC_RELAXED);
   __atomic_store_n(&g_max_depth, max_depth ? max_depth : 64u, __ATOMIC_RELAXED);
+  __atomic_store_n(&g_keep_overflow, keep, __ATOMIC_RELAXED);
   if (all)
     __atomic_fetch_or(&g_mode, MODE_ALL, __ATOMIC_RELAXED);
   else
@@ -319,13 +328,14 @@ int strobe_trace_setup(const strobe_trace_desc *desc) {
   size_t n = 0;
   if (d.exclude)
     while (d.exclude[n] && n <= STROBE_TRACE_MAX_EXCLUDE) n++;
-  return apply(d.all, d.max_depth, d.exclude, n);
+  return apply(d.all, d.max_depth, d.exclude, n, d.keep_overflow);
 }
 
 strobe_trace_desc strobe_trace_query_desc(void) {
   strobe_trace_desc d = {0};
   d.all = (__atomic_load_n(&g_mode, __ATOMIC_RELAXED) & MODE_ALL) != 0;
   d.max_depth = __atomic_load_n(&g_max_depth, __ATOMIC_RELAXED);
+  d.keep_overflow = __atomic_load_n(&g_keep_overflow, __ATOMIC_RELAXED);
   return d;
 }
 
@@ -361,8 +371,8 @@ strobe_trace_stats strobe__trace_stats_since(const strobe_trace_stats *base) {
  * are said on stderr and leave the defaults. */
 __attribute__((constructor)) static NOINSTR void from_environment(void) {
   const char *all = getenv("STROBE_TRACE"), *depth = getenv("STROBE_TRACE_DEPTH"),
-             *exclude = getenv("STROBE_TRACE_EXCLUDE");
-  if (!all && !depth && !exclude) return;
+             *exclude = getenv("STROBE_TRACE_EXCLUDE"), *keep = getenv("STROBE_TRACE_KEEP_OVERFLOW");
+  if (!all && !depth && !exclude && !keep) return;
   uint32_t a = all && !strcmp(all, "all");
   char *end = NULL;
   unsigned long md = depth ? strtoul(depth, &end, 10) : 0;
@@ -371,13 +381,14 @@ __attribute__((constructor)) static NOINSTR void from_environment(void) {
   size_t n = 0;
   for (char *save = NULL, *tok = copy ? strtok_r(copy, ",", &save) : NULL; tok; tok = strtok_r(NULL, ",", &save))
     names[n < STROBE_TRACE_MAX_EXCLUDE + 1 ? n++ : n] = tok;
-  int rc = (all && !a && strcmp(all, "off")) || (depth && (*end || md == 0 || md > STROBE_MAX_DEPTH))
+  int rc = (all && !a && strcmp(all, "off")) || (depth && (*end || md == 0 || md > STROBE_MAX_DEPTH)) ||
+                   (keep && strcmp(keep, "0") && strcmp(keep, "1"))
                ? STROBE_EINVAL
-               : apply(a, (uint32_t)md, names, n);
+               : apply(a, (uint32_t)md, names, n, keep && !strcmp(keep, "1"));
   if (rc)
     fprintf(stderr,
             "strobe: call tracing environment refused (%s): STROBE_TRACE=all|off, STROBE_TRACE_DEPTH=1..%d, "
-            "STROBE_TRACE_EXCLUDE=name,... (at most %d)\n",
+            "STROBE_TRACE_EXCLUDE=name,... (at most %d), STROBE_TRACE_KEEP_OVERFLOW=0|1\n",
             strobe_strerror(rc), STROBE_MAX_DEPTH, STROBE_TRACE_MAX_EXCLUDE);
   free(copy);
 }

@@ -142,6 +142,10 @@ void strobe__call_site_name(strobe_site *site);
 /* strobe_trace_query_stats() less `base` (an earlier one): what a capture
  * that started at `base` reports (its CALLS blocks). */
 strobe_trace_stats strobe__trace_stats_since(const strobe_trace_stats *base);
+/* 1 when the calling thread traces calls now and call tracing lets its ring
+ * grow (strobe_trace_desc.keep_overflow 0): the producer's slow path asks it
+ * when a DROP ring is full (thread.c, make_room), never the inline path. */
+int strobe__trace_grows(void);
 /* The name of the function at `addr` (demangled) in *name and the path of
  * its object in *module (NULL when none), both malloc'd for the caller.
  * Returns 1 when a symbol named it, 0 when none did (*name then says so:

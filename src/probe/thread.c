@@ -308,7 +308,9 @@ static int grow(strobe__tstate *t) {
  * slow path only, so the inline hot path never looks at the mode. Returns 1
  * when there may be room now (try again), 0 to drop. */
 static int make_room(strobe__tstate *t) {
-  if (t->overflow == STROBE_OVERFLOW_GROW) return grow(t);
+  /* A thread tracing calls grows its ring under DROP too (trace.h, keep_overflow). */
+  if (t->overflow == STROBE_OVERFLOW_GROW || (t->overflow == STROBE_OVERFLOW_DROP && strobe__trace_grows()))
+    return grow(t);
   if (t->overflow != STROBE_OVERFLOW_WAIT) return 0;
   int (*wait)(void) = __atomic_load_n(&g_wait, __ATOMIC_ACQUIRE);
   int rc = wait ? wait() : 0;
