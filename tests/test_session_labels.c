@@ -202,5 +202,21 @@ static void test_run_info_beside_the_report(void) {
   strobe_collector_release(c);
 }
 
-#define CASES(X) X(rule_at_every_entry) X(report_owns_its_labels) X(run_info_beside_the_report)
+/* strobe_label_valid answers the name rule every call applies: 1-64 of [A-Za-z0-9_]. */
+static void test_label_valid_is_the_name_rule(void) {
+  char longest[66];
+  memset(longest, 'a', 64);
+  longest[64] = '\0';
+  CHECK_EQ_INT(strobe_label_valid("render_rows_2"), 1);
+  CHECK_EQ_INT(strobe_label_valid(longest), 1);
+  longest[64] = 'a';
+  longest[65] = '\0';
+  CHECK_EQ_INT(strobe_label_valid(longest), 0);
+  const char *bad[] = {"", "two words", "a-b", "w1/popup", "caf\xc3\xa9", "x\n"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) CHECK_EQ_INT(strobe_label_valid(bad[i]), 0);
+  CHECK_EQ_INT(strobe_label_valid(NULL), 0);
+}
+
+#define CASES(X) X(rule_at_every_entry) X(report_owns_its_labels) X(run_info_beside_the_report) \
+  X(label_valid_is_the_name_rule)
 HARNESS_MAIN(CASES)

@@ -1,11 +1,15 @@
 """demo.py — the Python binding in `make demo` (python/README.md): a short
 program that loads and parses records in two asyncio tasks (each on its own
 fiber lane), sums them in a loop scope, explores its parser with trace_calls,
-and writes the capture given on the command line for `strobe report`.
+answers a few commands as operations with stages under a profiling session
+(whose report it writes beside the capture and summarises), and writes the
+capture given on the command line for `strobe report`.
 
 Usage: PYTHONPATH=build/python /usr/bin/python3 examples/python/demo.py OUT.strobe
 """
 import asyncio
+import json
+import os
 import sys
 
 import strobe
@@ -51,11 +55,38 @@ async def main():
     return await asyncio.gather(a, b)
 
 
+def handle_command(window, rows, n):
+    """One command of a server (seed-style "Level A"): an operation of kind
+    request, its phases as stages; names are static labels."""
+    with strobe.operation(window, "request", population="navigate_cell"):
+        with strobe.stage("lookup"):
+            row = rows[n % len(rows)]
+        with strobe.stage("callback"):
+            with strobe.stage("render_cells", parent="callback"):
+                cells = [f"{v:.1f}" for v in row for _ in range(40)]
+            strobe.op_counter("cells", len(cells))
+        with strobe.stage("oob_swap"):
+            return ",".join(cells)
+
+
+def serve_commands(report_path):
+    rows = parse([f"{i},{i * 2},{i * 3}" for i in range(200)])
+    with strobe.Window("main") as window, strobe.Session(kinds="request") as session:
+        for n in range(30):
+            handle_command(window, rows, n)
+    report = session.report
+    with open(report_path, "w") as f:
+        json.dump(report, f, indent=1)
+    stages = ", ".join(f"{s['name']} p50 {s['p50_ms'] or 0:.3f} ms" for s in report["stage_summary"])
+    print(f"wrote {report_path}: {report['counts']['completed']} commands as operations with stages ({stages})")
+
+
 def run(path):
     with strobe.Recorder(path):
         with strobe.span("startup"):
             strobe.trace_calls(parse)(["1,2,3"] * 3)  # every call below parse, as spans
         totals = asyncio.run(main())
+        serve_commands(os.path.splitext(path)[0] + "-session.json")
     print(f"wrote {path}: two asyncio tasks on their own fiber lanes (checksums {totals[0]:.0f}, {totals[1]:.0f})")
 
 

@@ -60,6 +60,11 @@ extern "C" {
  * that cannot (a macro, a void call) records it under this placeholder and
  * the report counts it (counts.labels_replaced). */
 #define STROBE_INVALID_LABEL "invalid_label"
+/* 1 when `label` follows the name rule above (1-64 bytes of [A-Za-z0-9_]), 0
+ * otherwise (NULL too): the check every call here makes, for a binding or
+ * tool that refuses a bad label before it first uses it (python/: a stage
+ * name raises ValueError). Any thread. */
+STROBE_API int strobe_label_valid(const char *label);
 /* An unfinished operation is reported "stalled" when it has run longer than
  * this many times the p95 of the report's completed operations of its kind,
  * "in_flight" otherwise (docs/sessions.md §In flight or stalled): an ordinary

@@ -2,7 +2,8 @@
 
 Owns the Python-level parts of the binding: the decorator forms
 (@strobe.traced, @strobe.span("name"), @strobe.cumulative("name")),
-trace_calls and trace_all (which set the C profiling hook of _strobe), and
+trace_calls and trace_all (which set the C profiling hook of _strobe),
+strobe.Session (a profiling session whose reports come back as dicts), and
 the names exported from the C extension _strobe, which does the recording.
 Must never record anything itself: every event goes through _strobe into
 libstrobe, so Python spans land in the same captures, flight recorder and
@@ -10,16 +11,18 @@ live streams as the process's C scopes.
 """
 import functools
 import inspect
+import json
 import threading
 import types
 
 from . import _strobe
-from ._strobe import (FlightRecorder, Recorder, cumulative, library_version, read_capture, recording, span,
-                      stats, value)
+from ._strobe import (Error, FlightRecorder, Recorder, Window, cumulative, library_version, op_counter, operation,
+                      read_capture, recording, span, stage, stats, value)
 
 __all__ = [
     "span", "traced", "cumulative", "value", "trace_calls", "trace_all", "trace_all_stop", "Recorder",
-    "FlightRecorder", "read_capture", "recording", "stats", "library_version",
+    "FlightRecorder", "read_capture", "recording", "stats", "library_version", "Session", "Window", "operation",
+    "stage", "op_counter", "Error",
 ]
 
 
@@ -135,3 +138,38 @@ def trace_all_stop():
     _all_codes.clear()
     _strobe._trace_all_set(None, None)
     threading.setprofile(None)
+
+
+class Session:
+    """A profiling session on the process's default collector (docs/sessions.md):
+    it admits whole operations (strobe.operation) that start after it started
+    and end while it runs, with their stages (strobe.stage) and counters.
+    read() returns the report so far, stop() (or the with block's end) the
+    final one, also kept as .report; both are the content-free JSON report
+    (docs/report-schema.json) as a dict. kinds: operation kinds admitted
+    ("pass", "rebuild", "input", "request"), default every kind.
+    max_samples: 1..240 samples kept (default 120). Raises strobe.Error when
+    the collector refuses (8 sessions already active: .name "STROBE_ELIMIT")."""
+
+    def __init__(self, max_samples=0, kinds=None, include_devtools=False):
+        if isinstance(kinds, str):
+            kinds = (kinds,)
+        self.report = None
+        self.id = _strobe._session_start(max_samples, include_devtools, kinds)
+
+    def read(self):
+        """The report so far (the session keeps running)."""
+        return json.loads(_strobe._session_read(self.id))
+
+    def stop(self):
+        """Ends the session and returns its final report (later calls return it again)."""
+        if self.report is None:
+            self.report = json.loads(_strobe._session_stop(self.id))
+        return self.report
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False

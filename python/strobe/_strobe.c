@@ -5,14 +5,17 @@
  * live streams as the C code of the process, through libstrobe's public API
  * (the headers in include/strobe/) and the macros' inline forms.
  *
- * Owns: the span, cumulative, recorder and flight-recorder types; the cache
- * from Python names and code objects to interned sites; the profiling hook
+ * Owns: the span, cumulative, recorder and flight-recorder types; the
+ * window, operation and stage types and the session calls (>>sessions); the
+ * cache from Python names and code objects to interned sites, and the stage
+ * sites of Python stage names; the profiling hook
  * behind trace_calls and trace_all; the choice of scope stack for the
  * running context (a thread's own, or an asyncio task's fiber: >>contexts);
  * the capture reader the tests and tools use (read_capture).
  *
  * Must never: record a name that is not interned (run-time names are
- * content: strobe_site_intern keeps them out of session reports), accept a
+ * content: strobe_site_intern keeps them out of session reports), but a
+ * stage name that follows the label rule (a static label, >>sessions); accept a
  * number that is not an int or a float for a value, call into Python from
  * a state that holds no GIL, or end a scope it did not begin.
  *
@@ -29,6 +32,7 @@
 #include "strobe/capture.h"
 #include "strobe/flight.h"
 #include "strobe/record.h"
+#include "strobe/session.h"
 #include "strobe/strobe.h"
 
 /* >>sites: a Python name's interned site, cached per (name, kind). */
@@ -670,7 +674,8 @@ static void recorder_dealloc(recorder_obj *self) {
   Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-static PyObject *recorder_enter(recorder_obj *self, PyObject *unused) {
+/* __enter__ of the types whose with block only ends them (recorder, window). */
+static PyObject *enter_self(PyObject *self, PyObject *unused) {
   (void)unused;
   return Py_NewRef(self);
 }
@@ -686,7 +691,7 @@ static PyObject *recorder_exit(recorder_obj *self, PyObject *const *args, Py_ssi
 
 static PyMethodDef recorder_methods[] = {
     {"stop", (PyCFunction)recorder_stop, METH_NOARGS, "Delivers every event, writes the footer and closes the file."},
-    {"__enter__", (PyCFunction)recorder_enter, METH_NOARGS, NULL},
+    {"__enter__", enter_self, METH_NOARGS, NULL},
     {"__exit__", (PyCFunction)(void (*)(void))recorder_exit, METH_FASTCALL, NULL},
     {NULL, NULL, 0, NULL},
 };
@@ -774,6 +779,478 @@ static PyTypeObject flight_type = {
     .tp_dealloc = (destructor)flight_dealloc,
     .tp_methods = flight_methods,
 };
+
+/* >>sessions: strobe.Window, strobe.operation, strobe.stage, op_counter and
+ * the session calls behind strobe.Session (__init__.py), on the process's
+ * default collector (session.h; docs/sessions.md). Labels that leave the
+ * process in a report (stage names and parents, populations, counter names)
+ * must follow the label rule: a bad one raises ValueError before anything
+ * records, as C's calls refuse it with STROBE_ELABEL. Stage names become
+ * sites of the binding's own (like a C program's static STROBE_STAGE_SITE,
+ * not interned), so reports name them: they are static labels by contract. */
+static PyObject *g_error; /* strobe.Error */
+
+/* Raises the error of a libstrobe code: ValueError for bad arguments and
+ * labels, strobe.Error (with .code and .name) for the rest. */
+static PyObject *raise_rc(int rc, const char *what) {
+  if (rc == STROBE_ELABEL || rc == STROBE_EINVAL)
+    return PyErr_Format(PyExc_ValueError, "strobe: %s: %s", what, strobe_strerror(rc));
+  PyObject *msg = PyUnicode_FromFormat("strobe: %s: %s (%s)", what, strobe_strerror(rc), strobe_err_name(rc));
+  if (!msg) return NULL;
+  PyObject *exc = PyObject_CallOneArg(g_error, msg);
+  Py_DECREF(msg);
+  if (!exc) return NULL;
+  PyObject *code = PyLong_FromLong(rc), *name = PyUnicode_FromString(strobe_err_name(rc));
+  if (code && name && PyObject_SetAttrString(exc, "code", code) == 0 && PyObject_SetAttrString(exc, "name", name) == 0)
+    PyErr_SetObject(g_error, exc);
+  Py_XDECREF(code);
+  Py_XDECREF(name);
+  Py_DECREF(exc);
+  return NULL;
+}
+
+/* A label argument (str or None when optional) as UTF-8, refused with ValueError
+ * when it breaks the label rule. */
+static int label_arg(PyObject *obj, const char *what, const char **out) {
+  *out = NULL;
+  if (obj == Py_None) return 0;
+  if (!PyUnicode_Check(obj)) {
+    PyErr_Format(PyExc_TypeError, "strobe: %s is a str, not %.80s", what, Py_TYPE(obj)->tp_name);
+    return -1;
+  }
+  const char *s = PyUnicode_AsUTF8(obj);
+  if (!s) return -1;
+  if (!strobe_label_valid(s)) {
+    PyErr_Format(PyExc_ValueError, "strobe: %s %R breaks the label rule (1-64 of [A-Za-z0-9_], a static label)",
+                 what, obj);
+    return -1;
+  }
+  *out = s;
+  return 0;
+}
+
+/* An operation kind's number from its name ("pass", "request": STROBE_OP_KINDS), or -1 with ValueError. */
+static int op_kind_of(PyObject *name) {
+  const char *s = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+  if (s) {
+#define KIND_MATCH(id, number, text) \
+  if (!strcmp(s, text)) return number;
+    STROBE_OP_KINDS(KIND_MATCH)
+#undef KIND_MATCH
+  }
+  if (!PyErr_Occurred()) {
+    PyErr_Format(PyExc_ValueError, "strobe: unknown operation kind %R (one of:"
+#define KIND_TEXT(id, number, text) " " text
+                 STROBE_OP_KINDS(KIND_TEXT)
+#undef KIND_TEXT
+                 ")", name);
+  }
+  return -1;
+}
+
+static strobe_collector *collector(void) {
+  strobe_collector *c = strobe_default_collector();
+  if (!c) raise_rc(STROBE_EFEATURE_DISABLED, "no collector");
+  return c;
+}
+
+/* strobe.Window(id, devtools=False): a toolkit window identity ("main"), registered until close(). */
+typedef struct window_obj {
+  PyObject_HEAD
+  strobe_window w;
+  int open;
+} window_obj;
+
+static PyObject *window_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {"id", "devtools", NULL};
+  const char *id;
+  int devtools = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "s|p:Window", kwlist, &id, &devtools)) return NULL;
+  strobe_collector *c = collector();
+  if (!c) return NULL;
+  strobe_window w;
+  int rc = strobe_window_register(c, id, devtools ? STROBE_WINDOW_DEVTOOLS : 0, &w);
+  if (rc != 0) return raise_rc(rc, "cannot register the window");
+  window_obj *self = (window_obj *)type->tp_alloc(type, 0);
+  if (!self) {
+    (void)strobe_window_close(c, w);
+    return NULL;
+  }
+  self->w = w;
+  self->open = 1;
+  return (PyObject *)self;
+}
+
+static PyObject *window_close(window_obj *self, PyObject *unused) {
+  (void)unused;
+  if (self->open) {
+    self->open = 0;
+    (void)strobe_window_close(strobe_default_collector(), self->w);
+  }
+  Py_RETURN_NONE;
+}
+
+static void window_dealloc(window_obj *self) {
+  if (self->open) (void)strobe_window_close(strobe_default_collector(), self->w);
+  Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *window_exit(window_obj *self, PyObject *const *args, Py_ssize_t n) {
+  (void)args;
+  (void)n;
+  Py_DECREF(window_close(self, NULL));
+  Py_RETURN_FALSE;
+}
+
+static PyMethodDef window_methods[] = {
+    {"close", (PyCFunction)window_close, METH_NOARGS, "Closes the window: its live operations are abandoned."},
+    {"__enter__", enter_self, METH_NOARGS, NULL},
+    {"__exit__", (PyCFunction)(void (*)(void))window_exit, METH_FASTCALL, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject window_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "strobe.Window",
+    .tp_basicsize = sizeof(window_obj),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Window(id, devtools=False): a toolkit window identity (\"main\", \"w1/popup\"; never a title) on "
+              "the default collector, open until close() or the with block's end.",
+    .tp_new = window_new,
+    .tp_dealloc = (destructor)window_dealloc,
+    .tp_methods = window_methods,
+};
+
+/* strobe.operation(window, kind="request", frame_id=None, population=None):
+ * one operation (session.h strobe_op_begin) from __enter__ to __exit__ on the
+ * calling thread. A refusal never stops the caller's work: the operation is
+ * inert and .status says why. An exception through the block, or drop(),
+ * ends it not committed. */
+typedef struct op_obj {
+  PyObject_HEAD
+  PyObject *window; /* window_obj */
+  int kind;
+  int has_frame;
+  unsigned long long frame_id;
+  PyObject *population; /* str or NULL */
+  strobe_op op;
+  int status;
+  int state; /* 0 new, 1 open, 2 ended */
+  int dropped;
+} op_obj;
+
+static PyObject *op_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {"window", "kind", "frame_id", "population", NULL};
+  PyObject *window, *kind = NULL, *frame = Py_None, *population = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O!|UOO:operation", kwlist, &window_type, &window, &kind, &frame,
+                                   &population))
+    return NULL;
+  int k = STROBE_OP_REQUEST;
+  if (kind && (k = op_kind_of(kind)) < 0) return NULL;
+  const char *pop;
+  if (label_arg(population, "population", &pop) < 0) return NULL;
+  unsigned long long fid = 0;
+  if (frame != Py_None) {
+    if (k != STROBE_OP_PASS) return PyErr_Format(PyExc_ValueError, "strobe: a frame_id is for kind \"pass\" only");
+    fid = PyLong_AsUnsignedLongLong(frame);
+    if (PyErr_Occurred()) return NULL;
+  }
+  op_obj *self = (op_obj *)type->tp_alloc(type, 0);
+  if (!self) return NULL;
+  self->window = Py_NewRef(window);
+  self->kind = k;
+  self->has_frame = frame != Py_None;
+  self->frame_id = fid;
+  self->population = pop ? Py_NewRef(population) : NULL;
+  return (PyObject *)self;
+}
+
+static void op_dealloc(op_obj *self) {
+  if (self->state == 1) strobe_op_end(self->op, 0); /* never exited: not a completed unit */
+  Py_XDECREF(self->window);
+  Py_XDECREF(self->population);
+  Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *op_enter(op_obj *self, PyObject *unused) {
+  (void)unused;
+  if (self->state != 0) {
+    PyErr_SetString(PyExc_RuntimeError, "this operation was already entered: make a new strobe.operation for each");
+    return NULL;
+  }
+  strobe_collector *c = collector();
+  if (!c) return NULL;
+  strobe_window w = ((window_obj *)self->window)->w;
+  int status = 0;
+  self->op = self->has_frame ? strobe_op_begin_frame(c, w, self->frame_id, &status)
+                             : strobe_op_begin(c, w, (strobe_op_kind)self->kind, &status);
+  self->status = self->op.id ? 0 : (status ? status : STROBE_EFEATURE_DISABLED);
+  if (self->op.id && self->population) (void)strobe_op_set_population(PyUnicode_AsUTF8(self->population));
+  self->state = 1;
+  return Py_NewRef(self);
+}
+
+static PyObject *op_exit(op_obj *self, PyObject *const *args, Py_ssize_t n) {
+  if (self->state == 1) {
+    int failed = n > 0 && args[0] != Py_None;
+    strobe_op_end(self->op, !failed && !self->dropped);
+    self->state = 2;
+  }
+  Py_RETURN_FALSE;
+}
+
+static PyObject *op_drop(op_obj *self, PyObject *unused) {
+  (void)unused;
+  self->dropped = 1;
+  Py_RETURN_NONE;
+}
+
+static PyObject *op_mark_idle(op_obj *self, PyObject *unused) {
+  (void)unused;
+  if (self->state != 1 || !self->op.id) Py_RETURN_FALSE;
+  return PyBool_FromLong(strobe_op_mark_idle() == 0);
+}
+
+static PyObject *op_get_status(op_obj *self, void *closure) {
+  (void)closure;
+  if (!self->status) Py_RETURN_NONE;
+  return PyUnicode_FromString(strobe_err_name(self->status));
+}
+
+static PyMethodDef op_methods[] = {
+    {"__enter__", (PyCFunction)op_enter, METH_NOARGS, NULL},
+    {"__exit__", (PyCFunction)(void (*)(void))op_exit, METH_FASTCALL, NULL},
+    {"drop", (PyCFunction)op_drop, METH_NOARGS, "Ends the operation not committed (superseded or dropped work)."},
+    {"mark_idle", (PyCFunction)op_mark_idle, METH_NOARGS,
+     "Marks it idle (it had nothing to do): counted, never a sample. False when inert."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef op_getset[] = {
+    {"status", (getter)op_get_status, NULL, "None while recording; else why it is inert (\"STROBE_EWINDOW\", ...).",
+     NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject op_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "strobe.operation",
+    .tp_basicsize = sizeof(op_obj),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "operation(window, kind=\"request\", frame_id=None, population=None): one operation of the "
+              "default collector (a request, a frame...) for the with block, on this thread.",
+    .tp_new = op_new,
+    .tp_dealloc = (destructor)op_dealloc,
+    .tp_methods = op_methods,
+    .tp_getset = op_getset,
+};
+
+/* strobe.stage(name, parent=None): a stage of the thread's current operation
+ * (session.h strobe_stage_begin), and a capture scope; a decorator too. */
+#define MAX_STAGE_SITES 1024 /* distinct (name, parent) pairs a process may declare from Python */
+static PyObject *g_stage_sites; /* dict (name, parent) -> int (the site's address) */
+
+static strobe_site *stage_site(PyObject *name, PyObject *parent) {
+  const char *n, *p;
+  if (label_arg(name, "stage name", &n) < 0 || label_arg(parent, "stage parent", &p) < 0) return NULL;
+  PyObject *key = PyTuple_Pack(2, name, parent);
+  if (!key) return NULL;
+  PyObject *hit = PyDict_GetItemWithError(g_stage_sites, key);
+  strobe_site *site = NULL;
+  if (hit) {
+    site = (strobe_site *)PyLong_AsVoidPtr(hit);
+  } else if (!PyErr_Occurred()) {
+    if (PyDict_GET_SIZE(g_stage_sites) >= MAX_STAGE_SITES) {
+      raise_rc(STROBE_ELIMIT, "more than 1024 distinct stage names and parents");
+      goto done;
+    }
+    /* Static storage for the life of the process, as a C stage site's. */
+    size_t ln = strlen(n) + 1, lp = p ? strlen(p) + 1 : 0;
+    char *mem = PyMem_RawMalloc(sizeof(strobe_site) + ln + lp);
+    if (!mem) {
+      PyErr_NoMemory();
+      goto done;
+    }
+    char *nm = mem + sizeof(strobe_site), *pm = p ? nm + ln : NULL;
+    memcpy(nm, n, ln);
+    if (p) memcpy(pm, p, lp);
+    site = (strobe_site *)mem;
+    *site = (strobe_site){nm, "python", pm, "<python>", NULL, 0, STROBE_SITE_STAGE, 0, STROBE_UNIT_NONE, 0};
+    PyObject *addr = PyLong_FromVoidPtr(site);
+    if (!addr || PyDict_SetItem(g_stage_sites, key, addr) < 0) site = NULL; /* kept: it may be met again */
+    Py_XDECREF(addr);
+  }
+done:
+  Py_DECREF(key);
+  return site;
+}
+
+typedef struct stage_obj {
+  PyObject_HEAD
+  strobe_site *site;
+  strobe_stage h;
+  strobe_fiber *fiber; /* the scope stack its capture scope is on */
+  int open;
+} stage_obj;
+
+static PyTypeObject stage_type;
+
+static PyObject *stage_make(PyTypeObject *type, strobe_site *site) {
+  stage_obj *self = (stage_obj *)type->tp_alloc(type, 0);
+  if (self) self->site = site;
+  return (PyObject *)self;
+}
+
+static PyObject *stage_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {"name", "parent", NULL};
+  PyObject *name, *parent = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O:stage", kwlist, &name, &parent)) return NULL;
+  strobe_site *site = stage_site(name, parent);
+  return site ? stage_make(type, site) : NULL;
+}
+
+static PyObject *stage_enter(stage_obj *self, PyObject *unused) {
+  (void)unused;
+  if (self->open) {
+    PyErr_SetString(PyExc_RuntimeError, "this stage is already open: make a new strobe.stage for each with block");
+    return NULL;
+  }
+  if (strobe__is_active() && context_enter() < 0) return NULL;
+  self->fiber = strobe_fiber_query_current();
+  self->h = strobe_stage_begin(self->site);
+  self->open = 1;
+  return Py_NewRef(self);
+}
+
+static PyObject *stage_exit(stage_obj *self, PyObject *const *args, Py_ssize_t n) {
+  (void)args;
+  (void)n;
+  if (!self->open) Py_RETURN_FALSE;
+  self->open = 0;
+  /* Its capture scope ends on the stack it began on (as span_end). */
+  if (self->h.guard && strobe_fiber_query_current() != self->fiber)
+    (void)(self->fiber ? strobe_fiber_enter(self->fiber) : strobe_fiber_leave());
+  int rc = strobe_stage_end(&self->h);
+  if (rc == STROBE_EINVAL)
+    return PyErr_Format(PyExc_RuntimeError, "strobe: a stage ends on the thread that began it");
+  Py_RETURN_FALSE;
+}
+
+static PyObject *stage_fresh(stage_obj *self, PyObject *unused) {
+  (void)unused;
+  return stage_make(Py_TYPE(self), self->site);
+}
+
+/* @strobe.stage("name"): every call of the function inside a new stage of the same site. */
+static PyObject *stage_call(stage_obj *self, PyObject *args, PyObject *kw) {
+  PyObject *fn;
+  if (kw && PyDict_GET_SIZE(kw)) return PyErr_Format(PyExc_TypeError, "strobe.stage(...) decorates a function");
+  if (!PyArg_ParseTuple(args, "O:stage", &fn)) return NULL;
+  if (!PyCallable_Check(fn)) return PyErr_Format(PyExc_TypeError, "strobe.stage(...) decorates a function");
+  PyObject *fresh = PyObject_GetAttrString((PyObject *)self, "_fresh");
+  if (!fresh) return NULL;
+  PyObject *name = PyUnicode_FromString(self->site->name);
+  PyObject *r = name ? PyObject_CallFunctionObjArgs(g_wrap_span, fresh, name, fn, NULL) : NULL;
+  Py_XDECREF(name);
+  Py_DECREF(fresh);
+  return r;
+}
+
+static PyMethodDef stage_methods[] = {
+    {"__enter__", (PyCFunction)stage_enter, METH_NOARGS, NULL},
+    {"__exit__", (PyCFunction)(void (*)(void))stage_exit, METH_FASTCALL, NULL},
+    {"_fresh", (PyCFunction)stage_fresh, METH_VARARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject stage_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "strobe.stage",
+    .tp_basicsize = sizeof(stage_obj),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "stage(name, parent=None): a stage of the thread's current operation (and a capture scope) for "
+              "the with block, or every call of the function it decorates. name: a static label.",
+    .tp_new = stage_new,
+    .tp_call = (ternaryfunc)stage_call,
+    .tp_methods = stage_methods,
+};
+
+/* op_counter(name, delta, kind=None): adds to a counter of the thread's current operation. */
+static PyObject *py_op_counter(PyObject *mod, PyObject *args, PyObject *kw) {
+  (void)mod;
+  static char *kwlist[] = {"name", "delta", "kind", NULL};
+  PyObject *name, *kind = Py_None;
+  double delta;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "Od|O:op_counter", kwlist, &name, &delta, &kind)) return NULL;
+  const char *n, *k;
+  if (label_arg(name, "counter name", &n) < 0 || label_arg(kind, "counter kind", &k) < 0) return NULL;
+  if (!n) return PyErr_Format(PyExc_TypeError, "strobe: counter name is a str, not None");
+  if (k)
+    strobe_op_counter_add_kind(n, k, delta);
+  else
+    strobe_op_counter_add(n, delta);
+  Py_RETURN_NONE;
+}
+
+/* The session calls behind strobe.Session (__init__.py). */
+static PyObject *py_session_start(PyObject *mod, PyObject *args) {
+  (void)mod;
+  unsigned int max_samples = 0;
+  int devtools = 0;
+  PyObject *kinds = Py_None;
+  if (!PyArg_ParseTuple(args, "IpO:_session_start", &max_samples, &devtools, &kinds)) return NULL;
+  strobe_session_desc d = {.max_samples = max_samples, .include_devtools = devtools};
+  if (kinds != Py_None) {
+    PyObject *it = PyObject_GetIter(kinds);
+    if (!it) return NULL;
+    for (PyObject *k; (k = PyIter_Next(it)) != NULL;) {
+      int n = op_kind_of(k);
+      Py_DECREF(k);
+      if (n < 0) {
+        Py_DECREF(it);
+        return NULL;
+      }
+      d.kinds |= STROBE_KIND_BIT(n);
+    }
+    Py_DECREF(it);
+    if (PyErr_Occurred()) return NULL;
+    if (!d.kinds) return PyErr_Format(PyExc_ValueError, "strobe: kinds names no operation kind");
+  }
+  strobe_collector *c = collector();
+  if (!c) return NULL;
+  char id[STROBE_SESSION_ID_MAX];
+  int rc = strobe_session_start(c, &d, id);
+  if (rc != 0) return raise_rc(rc, "cannot start the session");
+  return PyUnicode_FromString(id);
+}
+
+static PyObject *session_report(PyObject *args, int stop) {
+  const char *id;
+  if (!PyArg_ParseTuple(args, "s", &id)) return NULL;
+  strobe_collector *c = collector();
+  if (!c) return NULL;
+  strobe_report *r = NULL;
+  int rc;
+  Py_BEGIN_ALLOW_THREADS
+  rc = stop ? strobe_session_stop(c, id, 0, &r) : strobe_session_read(c, id, 0, &r);
+  Py_END_ALLOW_THREADS
+  if (rc != 0) return raise_rc(rc, stop ? "cannot stop the session" : "cannot read the session");
+  char *json = NULL;
+  size_t len = 0;
+  rc = strobe_report_json(r, &json, &len);
+  strobe_report_free(r);
+  if (rc != 0) return raise_rc(rc, "cannot write the report");
+  PyObject *out = PyUnicode_FromStringAndSize(json, (Py_ssize_t)len);
+  free(json);
+  return out;
+}
+
+static PyObject *py_session_read(PyObject *mod, PyObject *args) {
+  (void)mod;
+  return session_report(args, 0);
+}
+
+static PyObject *py_session_stop(PyObject *mod, PyObject *args) {
+  (void)mod;
+  return session_report(args, 1);
+}
 
 /* >>reading: read_capture(path) -> (threads, records), for tests and tools.
  * threads: list of (index, os_tid, name, is_fiber); records: list of
@@ -879,6 +1356,11 @@ static PyMethodDef module_methods[] = {
     {"_trace_all_set", py_trace_all_set, METH_VARARGS, NULL},
     {"_profile_thread", (PyCFunction)(void (*)(void))py_profile_thread, METH_FASTCALL, NULL},
     {"_set_wrap", py_set_wrap, METH_O, NULL},
+    {"op_counter", (PyCFunction)(void (*)(void))py_op_counter, METH_VARARGS | METH_KEYWORDS,
+     "op_counter(name, delta, kind=None): adds to a counter of the thread's current operation."},
+    {"_session_start", py_session_start, METH_VARARGS, NULL},
+    {"_session_read", py_session_read, METH_VARARGS, NULL},
+    {"_session_stop", py_session_stop, METH_VARARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
 
@@ -889,7 +1371,13 @@ static struct PyModuleDef module_def = {
 
 PyMODINIT_FUNC PyInit__strobe(void) {
   if (PyType_Ready(&span_type) < 0 || PyType_Ready(&cumulative_type) < 0 || PyType_Ready(&recorder_type) < 0 ||
-      PyType_Ready(&flight_type) < 0 || PyType_Ready(&fiber_type) < 0)
+      PyType_Ready(&flight_type) < 0 || PyType_Ready(&fiber_type) < 0 || PyType_Ready(&window_type) < 0 ||
+      PyType_Ready(&op_type) < 0 || PyType_Ready(&stage_type) < 0)
+    return NULL;
+  if (!g_stage_sites && !(g_stage_sites = PyDict_New())) return NULL;
+  if (!g_error && !(g_error = PyErr_NewExceptionWithDoc("strobe.Error",
+                                                        "A libstrobe refusal: .code (its number), .name (STROBE_E...).",
+                                                        PyExc_RuntimeError, NULL)))
     return NULL;
   for (size_t k = 0; k < sizeof g_sites / sizeof g_sites[0]; k++)
     if (!g_sites[k] && !(g_sites[k] = PyDict_New())) return NULL;
@@ -903,6 +1391,10 @@ PyMODINIT_FUNC PyInit__strobe(void) {
       PyModule_AddObjectRef(m, "cumulative", (PyObject *)&cumulative_type) < 0 ||
       PyModule_AddObjectRef(m, "Recorder", (PyObject *)&recorder_type) < 0 ||
       PyModule_AddObjectRef(m, "FlightRecorder", (PyObject *)&flight_type) < 0 ||
+      PyModule_AddObjectRef(m, "Window", (PyObject *)&window_type) < 0 ||
+      PyModule_AddObjectRef(m, "operation", (PyObject *)&op_type) < 0 ||
+      PyModule_AddObjectRef(m, "stage", (PyObject *)&stage_type) < 0 ||
+      PyModule_AddObjectRef(m, "Error", g_error) < 0 ||
       PyModule_AddStringConstant(m, "library_version", strobe_version()) < 0) {
     Py_DECREF(m);
     return NULL;

@@ -139,6 +139,8 @@ size_t strobe__label_len(const char *s, int rule) {
                                      : strobe__label_rule_len(s, STROBE_MAX_LABEL, 0);
 }
 
+int strobe_label_valid(const char *label) { return strobe__label_len(label, STROBE__RULE_NAME) != 0; }
+
 void strobe__label_replaced(strobe_collector *c) {
   if (c) __atomic_fetch_add(&c->labels_replaced, 1, __ATOMIC_RELAXED);
 }
