@@ -7,6 +7,8 @@
 //   - the header says the capture's samples, rate and switches;
 //   - the thread's strip has the off-CPU gap of the nap, drawn blocked
 //     (grey), and a tick per sample of that thread;
+//   - the strips follow the timeline's zoom: zoomed onto the nap, its gap
+//     fills most of the strip; over the whole capture it is narrow again;
 //   - on the timeline, the nap's blocked gap is shaded grey over the thread's
 //     lane in the flame chart (off-CPU time inside its span);
 //   - the sampled flame graph (flamegraph.js) has every sample at its root,
@@ -45,13 +47,32 @@ async function main() {
     for (let k = 0; k + 2 < lane.off.length; k += 3) if (!lane.off[k + 2]) blocked += lane.off[k + 1] - lane.off[k];
     check(nap && Math.abs(blocked - nap.blocked_ns) < 0.2 * nap.blocked_ns + 1e5,
       `the strip's blocked gaps (${blocked} ns) hold the nap's blocked time (${nap && nap.blocked_ns} ns)`);
-    const grey = await page.evaluate(() => {
+    // Pixels of a blocked gap in the scopes' thread's strip (18 CSS pixels
+    // high, 4 apart, in the order of the meta's threads with records): the
+    // viewer's blocked shade over the strip's panel, composited as the strip
+    // draws it (offcpu.js, theme.js).
+    const strip = () => page.evaluate(async () => {
+      const rows = window.__strobe.model().meta.sampler.threads.filter((t) => t.t.length || t.off.length);
+      const row = rows.findIndex((t) => t.thread === 0);
+      const { OFFCPU } = await import('./offcpu.js');
+      const { colors } = await import('./theme.js');
+      const one = document.createElement('canvas');
+      one.width = one.height = 1;
+      const g = one.getContext('2d');
+      g.fillStyle = colors().panel;
+      g.fillRect(0, 0, 1, 1);
+      g.fillStyle = OFFCPU.blocked;
+      g.fillRect(0, 0, 1, 1);
+      const want = g.getImageData(0, 0, 1, 1).data;
       const c = document.querySelector('#view-samples .samples-lanes');
-      const px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      const top = Math.round(row * 22 * devicePixelRatio), h = Math.round(18 * devicePixelRatio);
+      const px = c.getContext('2d').getImageData(0, top, c.width, h).data;
       let n = 0;
-      for (let k = 0; k < px.length; k += 4) n += Math.abs(px[k] - px[k + 2]) < 30 && px[k] > 70 && px[k] < 140;
-      return n;
+      for (let k = 0; k < px.length; k += 4)
+        n += Math.abs(px[k] - want[0]) <= 2 && Math.abs(px[k + 1] - want[1]) <= 2 && Math.abs(px[k + 2] - want[2]) <= 2;
+      return { grey: n, inview: document.querySelector('#view-samples .samples-inview').textContent };
     });
+    const grey = (await strip()).grey;
     check(grey > 0, `the blocked gap is drawn (${grey} px)`);
     // The flame graph: the root is every sample; the hottest function by self samples is named on hover.
     const drawn = await page.evaluate(() => window.__strobe.samplesFlame());
@@ -74,10 +95,30 @@ async function main() {
       check(false, `one box of ${hottest.name} holds its ${hottest.inclusive} samples (${JSON.stringify(box)})`);
     }
     await page.screenshot({ path: path.join(work, 'viewer-samples.png') });
-    // The timeline: the longest blocked gap of the thread (the nap) shaded over its lane.
+    // The longest blocked gap of the thread (the nap).
     let gap = null;
     for (let k = 0; k + 2 < lane.off.length; k += 3)
       if (!lane.off[k + 2] && (!gap || lane.off[k + 1] - lane.off[k] > gap[1] - gap[0])) gap = [lane.off[k], lane.off[k + 1]];
+    // The strips follow the timeline's zoom: zoomed onto the nap (a tenth of
+    // its length each side), its grey gap fills most of the strip; over the
+    // whole capture (the tab's other choice) it shrinks back.
+    const before = await strip();
+    const pad = (gap[1] - gap[0]) / 10;
+    const shown = await page.evaluate(([a, b]) => { window.__strobe.setRange(a, b); return window.__strobe.view(); },
+      [gap[0] - pad, gap[1] + pad]);
+    await page.waitForTimeout(150);
+    const zoomed = await strip();
+    check(zoomed.inview !== before.inview, `the strips' range follows the zoom (${before.inview} -> ${zoomed.inview})`);
+    check(zoomed.grey > 2 * before.grey, `zoomed onto the nap, its gap widens in the strip (${before.grey} -> ${zoomed.grey} px)`);
+    const stripW = await page.evaluate(() => document.querySelector('#view-samples .samples-lanes').width);
+    check(shown.t1 - shown.t0 < 1.5 * (gap[1] - gap[0]), `the timeline shows the nap (${JSON.stringify(shown)})`);
+    // At least half the strip's width, 8 device pixels high (a gap is the strip's 18 CSS pixels).
+    check(zoomed.grey > 0.5 * stripW * 8, `the nap's gap spans most of the strip's width (${zoomed.grey} px of ${stripW} wide)`);
+    await page.selectOption('#view-samples .samples-x', 'capture');
+    await page.waitForTimeout(100);
+    const whole = await strip();
+    check(whole.grey < zoomed.grey / 2 && whole.grey > 0, `over the whole capture the gap is narrow again (${whole.grey} px)`);
+    await page.selectOption('#view-samples .samples-x', 'view');
     await page.click('#tabs button[data-tab="timeline"]');
     await page.waitForTimeout(150);
     const px = await page.evaluate((t) => window.__strobe.lanePixel(0, t, 6), (gap[0] + gap[1]) / 2);
