@@ -26,6 +26,7 @@ packages=(
   libdw-dev libelf-dev              # call tracing: symbol tables
   libjansson-dev libmicrohttpd-dev  # server: JSON in, HTTP
   libcairo2-dev libpango1.0-dev     # demo rendering
+  libpng-dev                        # the demo's frames, encoded for speed
   fonts-dejavu-core                 # the demo's font
   libvulkan-dev glslc               # libstrobe_vulkan; the demo's compute shaders
   mesa-vulkan-drivers vulkan-tools  # lavapipe, the CPU Vulkan device its tests and the demo run on; vulkaninfo
