@@ -236,12 +236,23 @@ async function main() {
     check(near(d.v.t0 + d.abs, c.v.t0 + c.abs, 2) && near(d.v.t1 + d.abs, c.v.t1 + c.abs, 2),
       `a view away from the newest data stays on the same instants (${c.v.t0 + c.abs} → ${d.v.t0 + d.abs})`);
     await page.screenshot({ path: path.join(work, 'live-streaming.png') });
-    // auto-refresh: fresh snapshots arrive without clicking Refresh
+    // auto-refresh: fresh snapshots arrive without clicking Refresh. The header, its checkbox with
+    // it, is drawn anew every second (viewer/header.js): a click that straddles a redraw never reaches
+    // the new box, so the box is clicked again until it shows the state asked for.
+    const toggleAuto = async (on) => {
+      for (let k = 0; k < 10; k++) {
+        await page.click('#auto');
+        try {
+          await page.waitForFunction((want) => document.querySelector('#auto')?.checked === want, on, { timeout: 3000, polling: 100 });
+          return;
+        } catch { /* the click was lost in a redraw: again */ }
+      }
+      check(false, `auto-refresh never switched ${on ? 'on' : 'off'}`);
+    };
     const before = await page.evaluate(() => __strobe.generation());
-    await page.click('#auto');
+    await toggleAuto(true);
     await until(page, (g) => window.__strobe.generation() > g, before, 'an automatic snapshot');
-    await page.click('#auto');
-    await until(page, () => !document.querySelector('#auto')?.checked, null, 'auto-refresh switched off');
+    await toggleAuto(false);
     const gen = await page.evaluate(() => __strobe.generation());
     await page.click('#rec');
     await until(page, (g) => window.__strobe.generation() > g && !document.querySelector('#rec')?.classList.contains('recording'),

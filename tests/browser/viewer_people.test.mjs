@@ -241,9 +241,13 @@ async function framesList(page, report) {
   const held = await page.evaluate(() => __strobe.listRows());
   check(new RegExp(`${series.main} frames`).test(note.replace(/,/g, '')) && /main/.test(note),
     `the list says it holds main's ${series.main} frames, as strobe report counts them (${note})`);
-  // Scrolling through the whole list meets every row once.
+  // Scrolling through the whole list meets every row once. The list draws its rows in the
+  // animation frame after a scroll (viewer/frames.js): two frames later they are there, however
+  // loaded the machine (a fixed pause missed a screenful now and then).
+  const settled = () => page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
   const seen = new Map();
   await page.evaluate(() => { document.querySelector('#list').scrollTop = 0; });
+  await settled();
   for (let k = 0; k < 200; k++) {
     for (const r of await rowsNow()) seen.set(`${r.kind} ${r.number} ${r.thread}`, r);
     const done = await page.evaluate(() => {
@@ -253,7 +257,7 @@ async function framesList(page, report) {
       return false;
     });
     if (done) { for (const r of await rowsNow()) seen.set(`${r.kind} ${r.number} ${r.thread}`, r); break; }
-    await page.waitForTimeout(30);
+    await settled();
   }
   const rows = [...seen.values()];
   check(rows.length === held && note.replace(/,/g, '').includes(String(held)), `scrolling the list meets all ${held} rows it says it holds (${rows.length}; ${note})`);

@@ -62,8 +62,9 @@ static int screen(const char *dir, int out) {
     sleep_ms(3);
   }
   {
-    write_mono(dir, "a", mono_ns());
+    uint64_t at = mono_ns(); /* the file is written after the scope began: under load its write took ms */
     STROBE_SCOPE("marker_a");
+    write_mono(dir, "a", at);
     sleep_ms(2);
   }
   uint8_t token[STROBE_OP_TOKEN_MAX];
@@ -92,8 +93,9 @@ static int sender(const char *dir, int in) {
     sleep_ms(4);
   }
   {
-    write_mono(dir, "b", mono_ns());
+    uint64_t at = mono_ns();
     STROBE_SCOPE("marker_b");
+    write_mono(dir, "b", at);
     sleep_ms(2);
   }
   strobe_op_end(op, 1);

@@ -79,14 +79,14 @@ def main():
     if any(name.startswith("edit_") for name in stages):
         fail("a run-time name reached the session report: %s" % sorted(stages))
     # The capture keeps them, flagged, under the names the demo made.
-    with open(os.path.join(out, "capture-report.json")) as f:
+    with open(os.path.join(out, "report.json")) as f:
         capture_sites = {s["name"]: s for s in json.load(f)["sites"]}
     edits = [n for n, s in capture_sites.items() if n.startswith("edit_") and s["interned"]]
     if len(edits) < len(interned):  # the report keeps the newest samples only; the capture has every edit
         fail("the capture should hold an interned edit_<column> site per withheld stage: %s" % sorted(capture_sites))
 
     # Counters and gauges by kind (docs/recording.md §Counters and gauges by kind), from what the demo did.
-    with open(os.path.join(out, "capture-report.json")) as f:
+    with open(os.path.join(out, "report.json")) as f:
         capture = json.load(f)
     kinds = {}
     for c in capture["counters"] + capture["gauges"]:

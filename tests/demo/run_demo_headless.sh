@@ -10,6 +10,8 @@ set -euo pipefail
 demo=$1 strobe=$2 src=$3 work=$4
 rm -rf "$work" && mkdir -p "$work"
 "$demo" --frames 120 --headless --out "$work" | tee "$work/stdout.txt"
+# `strobe report --json` on the capture, read once: the checks below share it.
+"$strobe" report --json "$work/demo.strobe" > "$work/report.json"
 # The GPU path (docs/gpu.md §Vulkan): said once; with libstrobe_vulkan
 # (STROBE_DEMO_GPU=1) every frame ran its three passes on the Vulkan device,
 # each a zone read back without waiting, or was counted as going without (the
@@ -52,8 +54,7 @@ if not submitted or not main or wrong:
 PY
   # GPU memory by kind from the path's own allocations (docs/recording.md): the capture's
   # gpu_memory gauges hold what the demo printed, and at least its 3 frames x 2 images per kind.
-  "$strobe" report --json "$work/demo.strobe" > "$work/gpu-report.json"
-  python3 - "$work/stdout.txt" "$work/gpu-report.json" "$work/last-frame-gpu.png" <<'PY'
+  python3 - "$work/stdout.txt" "$work/report.json" "$work/last-frame-gpu.png" <<'PY'
 import json, re, struct, sys
 m = re.search(r"^gpu memory: (\d+) bytes in buffers, (\d+) in textures", open(sys.argv[1]).read(), re.M)
 rep = json.load(open(sys.argv[2]))
@@ -81,12 +82,10 @@ if not main or len(gpu) != len(main) or any(st["available"] or st["total_ms"] is
 if r["gpu"] is not None:
     sys.exit("run_demo_headless: without a device the session report's gpu key should be null, not %s" % r["gpu"])
 PY
+stall_read=()
+[ -f "$work/demo-stall-read.json" ] && stall_read=("$work/demo-stall-read.json")
 python3 "$src/tests/support/validate_report.py" "$work/demo-report.json" "$work/demo-frames-report.json" \
-  "$work/sender-report.json"
-if [ -f "$work/demo-stall-read.json" ]; then
-  python3 "$src/tests/support/validate_report.py" "$work/demo-stall-read.json"
-fi
-"$strobe" report "$work/demo.strobe" --json > "$work/capture-report.json"
+  "$work/sender-report.json" "${stall_read[@]}"
 python3 "$src/tests/demo/check_demo.py" "$work"
 "$strobe" info "$work/demo.strobe" > "$work/info.txt"
 # The sampler (docs/exploration.md §Sampling): on during the demo, its samples
@@ -117,7 +116,6 @@ for f in "$work"/spikes/*.strobe; do "$strobe" info "$f" > /dev/null; done
 grep -q "footer" "$work/info.txt" || { echo "run_demo_headless: strobe info printed no footer line" >&2; exit 1; }
 # The input handler's rejected edits (frames 22, 58, 94 of 120) longjmp out of
 # three nested scopes: the capture has them as unwound, never timed.
-"$strobe" report --json "$work/demo.strobe" > "$work/report.json"
 python3 - "$work/report.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))

@@ -184,7 +184,8 @@ static void test_ids_and_notifications(void) {
 }
 
 static void test_session_table(void) {
-  strobe_server_desc d = {.max_mcp_sessions = 2, .mcp_idle_timeout_s = 2};
+  /* 5 s: the steps before the wait stay within it on a loaded machine (sanitizer builds are slow) */
+  strobe_server_desc d = {.max_mcp_sessions = 2, .mcp_idle_timeout_s = 5};
   strobe_server *s = t_start(&d);
   char a[80], b[80];
   t_mcp_init(s, a);
@@ -195,6 +196,7 @@ static void test_session_table(void) {
   CHECK_EQ_INT(t_rpc_code(&r), -32603);
   cli_http_response_free(&r);
   /* a profiling session of A: expiry cancels it */
+  double t_last = fx_now_ms(); /* A's last request ends after this */
   json_t *res = t_call(s, a, "strobe_profile_start", "{}");
   REQUIRE_TOOL_OK(res);
   char pid[32];
@@ -202,7 +204,13 @@ static void test_session_table(void) {
   json_decref(res);
   CHECK_EQ_INT(strobe_collector_query_session_count(strobe_default_collector()), 1);
   uint64_t powner = t_owner_of(strobe_default_collector(), pid);
-  fx_sleep_ms(4500); /* both idle past 2 s (generous: sanitizer builds are slow) */
+  /* the server's watchdog expires both once idle past 5 s, with no request needed to notice */
+  double t0 = fx_now_ms();
+  while (strobe_server_query_stats(s).mcp_sessions_expired < 2) {
+    REQUIRE(fx_now_ms() - t0 < 60000);
+    fx_sleep_ms(50);
+  }
+  CHECK(fx_now_ms() - t_last >= 4990); /* not before A was idle for 5 s */
   r = t_mcp_post(s, a, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}");
   CHECK_EQ_INT(r.status, 404); /* expired */
   cli_http_response_free(&r);
