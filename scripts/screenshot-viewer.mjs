@@ -4,8 +4,12 @@
 // with `strobe view`, and in headless Chromium (playwright-core) at 1400×900
 // selects the slowest frame, hovers a span of its second row for the tooltip
 // (docs/viewer.png), then opens the Flame graph tab on the demo's busiest
-// name with its sandwich (docs/viewer-flamegraph.png). Nothing here is a
-// test: it writes PNGs and says where.
+// name with its sandwich (docs/viewer-flamegraph.png). The flame chart is
+// drawn with WebGL2 (#renderer=webgl2), as a machine with a GPU shows it:
+// headless Chromium's WebGL is SwiftShader, where the viewer would choose
+// Canvas 2D. Nothing here is a test: it writes PNGs and says where, with the
+// demo's frame rates as this run measured them (a loaded machine makes the
+// demo's frames slow, and the pictures show it).
 //
 // usage: node scripts/screenshot-viewer.mjs --build BUILD_DIR [--chromium PATH] [--out DIR (default docs)]
 import { spawnSync } from 'node:child_process';
@@ -29,7 +33,8 @@ async function main() {
   const view = await startView(strobe, [cap]);
   const browser = await launch(chromiumPath);
   try {
-    const { page, errors } = await openViewer(browser, view.url, { width: 1400, height: 900 });
+    const { page, errors } = await openViewer(browser, view.url + '&renderer=webgl2', { width: 1400, height: 900 });
+    console.log(`the demo's capture: ${await page.evaluate(() => document.querySelector('.list-note')?.textContent || '')}; load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`);
     // The slowest frame: the list is sorted slowest first.
     await page.click('#list tr[data-frame]');
     await page.waitForSelector('#detail .detail-head');

@@ -48,8 +48,7 @@ function stackFrames(m) {
   for (const [w, n] of count) if (n > most) { best = w; most = n; }
   const out = [];
   for (let k = 0; k < f.rows; k++) if (f.kind[k] === kind && f.window[k] === best) out.push(k);
-  out.sort((a, b) => f.start[a] - f.start[b]);
-  return out;
+  return out;   // by start already: the frames table is (docs/viewer.md §Tables)
 }
 
 // A series' last sample strictly before t (a counter's running total, a gauge's level), or null.
@@ -159,7 +158,8 @@ export class Counters {
   }
 
   draw() {
-    if (!this.model || !this.rows || this.el.offsetParent === null) return;
+    // Hidden (another tab): nothing to draw, and no layout forced to find that out.
+    if (!this.model || !this.rows || this.el.hidden || this.el.offsetParent === null) return;
     for (const row of this.rows) this.drawRow(row);
   }
 

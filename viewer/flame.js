@@ -43,8 +43,9 @@ export class Flame {
     this.glCanvas.className = 'flame-bars';
     this.ovCanvas.className = 'flame-overlay';
     this.tip = document.createElement('div');
-    this.tip.className = 'tooltip';
+    this.tip.className = 'tooltip follow';
     this.tip.hidden = true;
+    this.tipSide = -1;
     this.hoverBox = document.createElement('div');   // the hover outline: moved, never redrawn
     this.hoverBox.className = 'hoverbox';
     this.hoverBox.hidden = true;
@@ -586,23 +587,33 @@ export class Flame {
     if (this.tip.hidden) this.tip.hidden = false;
     // Client coordinates, right of / below the pointer in the flame chart's
     // left part / upper part, else left of / above it; then clamped to the
-    // window (CSS clamp() of the tooltip's own size: no layout read).
-    const cx = this.origin[0] + px, cy = this.origin[1] + py;
-    const x = px < this.w * 0.6 ? `${cx + 14}px` : `calc(${cx - 10}px - 100%)`;
-    const y = py < this.h * 0.55 ? `${cy + 14}px` : `calc(${cy - 10}px - 100%)`;
-    this.tip.style.transform = `translate(clamp(4px, ${x}, calc(100vw - 100% - 4px)), clamp(4px, ${y}, calc(100vh - 100% - 4px)))`;
+    // window (CSS clamp() of the tooltip's own size: no layout read). The
+    // expression is viewer.css's (.tooltip.follow): a move sets the pointer's
+    // position as two plain lengths and the side only when it flips, so no
+    // CSS expression is parsed per move.
+    const s = this.tip.style;
+    s.setProperty('--px', `${this.origin[0] + px}px`);
+    s.setProperty('--py', `${this.origin[1] + py}px`);
+    const side = (px < this.w * 0.6 ? 1 : 0) | (py < this.h * 0.55 ? 2 : 0);
+    if (side !== this.tipSide) {
+      s.setProperty('--ox', side & 1 ? '14px' : 'calc(-100% - 10px)');
+      s.setProperty('--oy', side & 2 ? '14px' : 'calc(-100% - 10px)');
+      this.tipSide = side;
+    }
   }
 
   // Fills the tooltip's DOM, built once and reused: only text that changed
   // is written (a pointer move must stay well under 200 µs).
   _tipShow(t) {
+    // Each element holds one text node whose data is replaced (cheaper than textContent, which replaces the node).
+    const text = (el) => { el.append(document.createTextNode('')); return el; };
     if (!this.tipEl) {
       this.tip.innerHTML = '<b></b> <span class="dim"></span><div class="dim"></div><div class="warn"></div><table></table>';
       const [title, cat, where, warn, table] = this.tip.children;
-      this.tipEl = { title, cat, where, warn, table, rows: [] };
+      this.tipEl = { title: text(title), cat: text(cat), where: text(where), warn: text(warn), table, rows: [] };
     }
     const e = this.tipEl;
-    const put = (el, text) => { if (el.textContent !== text) el.textContent = text; };
+    const put = (el, s) => { const n = el.firstChild; if (n.data !== s) n.data = s; };
     put(e.title, t.title);
     put(e.cat, t.cat || '');
     put(e.where, t.where || '');
@@ -610,7 +621,7 @@ export class Flame {
     if (e.warn.hidden !== !t.warn) e.warn.hidden = !t.warn;
     while (e.rows.length < t.rows.length) {
       const tr = e.table.insertRow();
-      e.rows.push([tr, tr.insertCell(), tr.insertCell()]);
+      e.rows.push([tr, text(tr.insertCell()), text(tr.insertCell())]);
     }
     for (let r = 0; r < e.rows.length; r++) {
       const [tr, a, b] = e.rows[r];
