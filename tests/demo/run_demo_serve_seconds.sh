@@ -4,15 +4,27 @@
 # capture, well before a bound of S + 120 s that only a demo ignoring
 # --seconds would reach (it used to serve until interrupted). The bound is a
 # hang detector, not a timing assertion. Its Python producer (examples/demo/producer.py)
-# fed the capture a lane over HTTP.
+# fed the capture a lane over HTTP. Its server pushed its operations over
+# OTLP/HTTP to examples/demo/otlp_receiver.py (as `make demo` runs it): passes
+# arrived as traces, each with stage spans under it.
 # usage: run_demo_serve_seconds.sh <strobe-demo> <strobe> <work dir>
 set -euo pipefail
 demo=$1 strobe=$2 work=$3
+here=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$work" && mkdir -p "$work"
+python3 "$here/../../examples/demo/otlp_receiver.py" --port-file "$work/receiver.port" \
+  --summary "$work/otlp-received.json" --max-seconds 280 > "$work/receiver.txt" 2>&1 &
+rpid=$!
+trap 'kill -TERM $rpid 2>/dev/null || true' EXIT
+for _ in $(seq 300); do [ -s "$work/receiver.port" ] && break; sleep 0.1; done
+[ -s "$work/receiver.port" ] || { echo "run_demo_serve_seconds: the OTLP receiver did not start" >&2; exit 1; }
 seconds=2
 rc=0
 timeout --signal=KILL $((seconds + 120)) "$demo" --serve --port 0 --seconds "$seconds" --out "$work" \
+  --otlp-endpoint "http://127.0.0.1:$(cat "$work/receiver.port")/v1/traces" \
   > "$work/stdout.txt" 2> "$work/stderr.txt" || rc=$?
+kill -TERM $rpid && wait $rpid || true
+trap - EXIT
 if [ "$rc" -ne 0 ]; then
   echo "run_demo_serve_seconds: strobe-demo --serve --seconds $seconds exited $rc (137: still serving, killed)" >&2
   tail -20 "$work/stderr.txt" >&2
@@ -35,4 +47,18 @@ assert lanes["py/audio"]["domain"] == "", p
 PY
 grep -q '^producer: [0-9]* spans in [0-9]* batches over HTTP on lane py/audio' "$work/stdout.txt" \
   || { echo "run_demo_serve_seconds: the demo did not say what the producer sent" >&2; exit 1; }
+# The push: every pass the session saw went out at stop at the latest; each arrived as a trace whose stage
+# runs are child spans of it, none left without its parent.
+python3 - "$work/otlp-received.json" <<'PY' || { echo "run_demo_serve_seconds: the OTLP push did not deliver (receiver: $(cat "$work/receiver.txt"))" >&2; exit 1; }
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["posts"] >= 1 and r["refused"] == 0, r
+assert r["operations"].get("pass", 0) >= 1, r
+assert sum(v["spans"] for v in r["stage_spans"].values()) >= r["operations"]["pass"], r
+assert r["child_spans_without_parent"] == 0, r
+PY
+if grep -Eq "operations sent, [1-9][0-9]* not sent at stop" "$work/stderr.txt"; then
+  echo "run_demo_serve_seconds: the push left operations unsent: $(grep 'OTLP push' "$work/stderr.txt")" >&2
+  exit 1
+fi
 echo "run_demo_serve_seconds: ok"
