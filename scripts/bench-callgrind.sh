@@ -40,10 +40,7 @@ build_dir=${1:-build}
 n=${STROBE_CALLGRIND_N:-1000000}
 exe="$build_dir/bench/bench_instructions"
 
-callgrind_require
-callgrind_need "$exe"
-callgrind_tmp
-callgrind_run "$exe" "$n"
+callgrind_start "$exe" "$n"
 cat "$out.txt" # the program's own note (events lost, if any)
 
 per_n() { # function -> inclusive Ir / N

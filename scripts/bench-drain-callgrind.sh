@@ -23,10 +23,7 @@ build_dir=${1:-build}
 n=${STROBE_CALLGRIND_N:-1000000}
 exe="$build_dir/bench/bench_cost"
 
-callgrind_require
-callgrind_need "$exe"
-callgrind_tmp
-callgrind_run "$exe" "$n"
+callgrind_start "$exe" "$n"
 
 # The events the drain delivered: bench_cost prints those of its timed run (BENCH
 # cost_events_drained); its untimed first 1000 units (227 events each) went through the same passes.

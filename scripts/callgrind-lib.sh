@@ -40,6 +40,15 @@ callgrind_run() {
   callgrind_annotate --inclusive=yes --threshold=100 --auto=no "$out" >"$out.log"
 }
 
+# callgrind_start EXE ARGS...: the above in order, for the bench program EXE:
+# SKIP without valgrind, fail when EXE was not built, then one run.
+callgrind_start() {
+  callgrind_require
+  callgrind_need "$1"
+  callgrind_tmp
+  callgrind_run "$@"
+}
+
 # callgrind_ir FUNCTION: its inclusive Ir in $out.log; status 1 and no
 # output when the annotation does not name it.
 # Summary lines look like "  12,345,678 (41.2%)  /path/file.c:record_loop [/path/exe]"

@@ -12,12 +12,28 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "probe/probe.h"
 #include "strobe/deep.h"
 #include "strobe/tree.h"
 
 #define STROBE__MAX_CONSUMERS 8 /* event consumers at once (files, flight recorder, streams) */
+
+/* An array the application thread fills (a snapshot's nodes, a deep
+ * capture's calls): grows *p, *cap elements of `size` bytes, by doubling from
+ * `first` until `need` fit. Returns 0, or STROBE_ENOMEM with *p and *cap as
+ * they were. */
+static inline int strobe__grow(void **p, uint32_t *cap, uint32_t need, size_t size, uint32_t first) {
+  if (need <= *cap) return 0;
+  uint32_t n = *cap ? *cap : first;
+  while (n < need) n *= 2;
+  void *q = realloc(*p, (size_t)n * size);
+  if (!q) return STROBE_ENOMEM;
+  *p = q;
+  *cap = n;
+  return 0;
+}
 
 /* >>trees (src/collect/tree.c, strobe/tree.h): a closed UI-tree snapshot
  * waiting for the drain, which hands it to every consumer with a `tree`

@@ -152,17 +152,6 @@ int strobe_deep_begin(uint64_t frame) {
   return 1;
 }
 
-static int grow(void **p, uint32_t *cap, uint32_t need, size_t size, uint32_t first) {
-  if (need <= *cap) return 0;
-  uint32_t n = *cap ? *cap : first;
-  while (n < need) n *= 2;
-  void *q = realloc(*p, (size_t)n * size);
-  if (!q) return STROBE_ENOMEM;
-  *p = q;
-  *cap = n;
-  return 0;
-}
-
 /* The index of a label in the deep capture's table (the same pointer first,
  * then the same text); -1 when the table is full. */
 static int label_of(strobe__content *c, const char *s) {
@@ -192,8 +181,8 @@ int strobe_deep_call(const strobe_draw_call *call) {
     c->nlabels = before; /* nothing appended */
     return STROBE_ELIMIT;
   }
-  if (grow((void **)&c->calls, &c->cap_calls, c->ncalls + 1, sizeof *c->calls, FIRST_CALLS) ||
-      grow((void **)&c->refs, &c->cap_refs, c->nrefs + call->nrefs, sizeof *c->refs, FIRST_CALLS)) {
+  if (strobe__grow((void **)&c->calls, &c->cap_calls, c->ncalls + 1, sizeof *c->calls, FIRST_CALLS) ||
+      strobe__grow((void **)&c->refs, &c->cap_refs, c->nrefs + call->nrefs, sizeof *c->refs, FIRST_CALLS)) {
     c->calls_dropped++; /* out of memory: counted like the bound */
     return 0;
   }
@@ -216,7 +205,7 @@ int strobe_deep_resource(const strobe_attachment *a) {
   if (!a) return STROBE_EINVAL;
   for (uint32_t i = 0; i < c->nresources; i++)
     if (c->resources[i] == a->resource) return 1; /* once per resource, not once per call */
-  if (grow((void **)&c->resources, &c->cap_resources, c->nresources + 1, sizeof *c->resources, 64)) return STROBE_ENOMEM;
+  if (strobe__grow((void **)&c->resources, &c->cap_resources, c->nresources + 1, sizeof *c->resources, 64)) return STROBE_ENOMEM;
   int r = attach(a, c->frame);
   if (r) return r;
   c->resources[c->nresources++] = a->resource;

@@ -74,17 +74,6 @@ static int prop_name_ok(const char *name) {
   return n > 0 && n <= PROP_NAME_MAX;
 }
 
-static int grow(void **p, uint32_t *cap, uint32_t need, size_t size, uint32_t first) {
-  if (need <= *cap) return 0;
-  uint32_t n = *cap ? *cap : first;
-  while (n < need) n *= 2;
-  void *q = realloc(*p, (size_t)n * size);
-  if (!q) return STROBE_ENOMEM;
-  *p = q;
-  *cap = n;
-  return 0;
-}
-
 int strobe_tree_push(const strobe_tree_node *node) {
   strobe__tree *t = tls_open;
   if (!t) return STROBE_ESTATE;
@@ -101,8 +90,8 @@ int strobe_tree_push(const strobe_tree_node *node) {
     return 0;
   }
   uint32_t keep = node->nprops < STROBE_TREE_MAX_PROPS ? node->nprops : STROBE_TREE_MAX_PROPS;
-  if (grow((void **)&t->nodes, &t->cap_nodes, t->nnodes + 1, sizeof *t->nodes, FIRST_NODES) ||
-      grow((void **)&t->props, &t->cap_props, t->nprops + keep, sizeof *t->props, FIRST_NODES)) {
+  if (strobe__grow((void **)&t->nodes, &t->cap_nodes, t->nnodes + 1, sizeof *t->nodes, FIRST_NODES) ||
+      strobe__grow((void **)&t->props, &t->cap_props, t->nprops + keep, sizeof *t->props, FIRST_NODES)) {
     t->nodes_dropped++; /* out of memory: counted like the bound */
     return 0;
   }
