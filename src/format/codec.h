@@ -244,7 +244,11 @@ double strobe__cur_f64(strobe__cur *c);
 const uint8_t *strobe__cur_str(strobe__cur *c, size_t *len);
 const uint8_t *strobe__cur_bytes(strobe__cur *c, size_t n);
 
+/* CRC-32C (docs/capture-format.md, Blocks): `crc` the value so far (0 to
+ * start), continued over n bytes. The SSE4.2 instruction where the CPU has
+ * it, else tables; strobe__crc32c_tables is the tables alone (for tests). */
 uint32_t strobe__crc32c(uint32_t crc, const void *data, size_t n);
+uint32_t strobe__crc32c_tables(uint32_t crc, const void *data, size_t n);
 
 /* Block header <-> bytes. */
 typedef struct strobe__block_header {
