@@ -31,6 +31,16 @@ export function renderHeader(el, model, live, rec, auto = false) {
     if (t.unfinished) parts.push(`<span class="warn" title="scopes still open at the end: shown hatched, never given a duration">${fmt.count(t.unfinished)} unfinished</span>`);
     if (m.read_error) parts.push(`<span class="warn">ends early: ${fmt.esc(m.read_error.message)}</span>`);
     else if (t.cut_short && m.origin !== 'live') parts.push('<span class="warn" title="no footer: killed, crashed or still being written">cut short</span>');
+    if (m.merge) {
+      // A merged capture (docs/cli.md §merge): how its processes were put on one clock, and what was not carried.
+      const how = m.merge.inputs.map(i => `${i.process} pid ${i.pid}: ${i.alignment}` +
+        (i.alignment === 'clock offset' ? ` (shifted ${i.shift_ns < 0 ? '−' : '+'}${fmt.dur(Math.abs(i.shift_ns))} ± ${fmt.dur(i.error_ns)})` : '')).join('; ');
+      const cut = Object.entries(m.merge.not_merged || {});
+      parts.push(`<span class="merged" title="${fmt.esc(how)}">merged ${m.merge.inputs.length} captures · within ${fmt.dur(m.merge.error_ns)}</span>`);
+      if (cut.length) parts.push(`<span class="warn" title="records of the inputs strobe merge could not carry: read them in the input captures">not merged: ${cut.map(([k, n]) => `${fmt.count(n)} ${fmt.esc(k)}`).join(', ')}</span>`);
+    }
+    if (m.clock_offsets && m.clock_offsets.length)
+      parts.push(`<span class="dim" title="${fmt.esc(m.clock_offsets.map(o => `${o.peer} (boot ${o.peer_boot_id.slice(0, 8)}): ${o.offset_ns < 0 ? '−' : '+'}${fmt.dur(Math.abs(o.offset_ns))} ± ${fmt.dur(o.error_ns)}, round trip ${fmt.dur(o.rtt_ns)}`).join('; '))}">${m.clock_offsets.length} clock-offset sample${m.clock_offsets.length === 1 ? '' : 's'}</span>`);
     if (m.spans_cut) parts.push(`<span class="warn">${fmt.count(m.spans_cut)} spans past the ${fmt.count(m.max_spans)} bound not loaded</span>`);
     const drain = t.drain_events ? (t.drain_cpu_ns / t.drain_events).toFixed(1) + ' ns' : '?';
     parts.push(`<span title="what recording cost (docs/recording.md, Cost): per event on the recording threads, calibrated by the writer (a mixed sequence of scopes, values and counters through a full-size ring; ${h.overhead_per_scope_ns != null ? h.overhead_per_scope_ns.toFixed(1) : '?'} ns per scope); and the drain thread's CPU time per event it drained, measured">` +

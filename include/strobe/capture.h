@@ -430,6 +430,62 @@ STROBE_API const strobe_capture_function *strobe_capture_query_function(const st
 /* Totals as read so far; final once strobe_capture_next returned <= 0. */
 STROBE_API strobe_capture_totals strobe_capture_query_totals(const strobe_capture *c);
 
+/* >>hosts: clock-offset samples (CLOCK_OFFSETS blocks, docs/sessions.md
+ * §Across hosts): the writing host's samples against other hosts, or, in a
+ * merged capture, those of its inputs. At most
+ * STROBE_CAPTURE_MAX_CLOCK_OFFSETS are kept; more are counted in
+ * clock_offsets_cut. */
+#define STROBE_CAPTURE_MAX_CLOCK_OFFSETS 4096
+typedef struct strobe_capture_clock_offset {
+  char local_boot_id[33]; /* the host that took the sample (32 hex digits) */
+  strobe_clock_offset sample; /* its peer, the peer's boot, the offset (peer minus local) and its bound */
+} strobe_capture_clock_offset;
+typedef struct strobe_capture_clock_offsets {
+  uint32_t count;                          /* samples read so far */
+  const strobe_capture_clock_offset *samples; /* count of them, oldest first; owned by the capture */
+  uint64_t replaced;                       /* samples the writing process replaced (past STROBE_CLOCK_OFFSETS_MAX) */
+  uint64_t cut;                            /* samples this reader did not keep (past the bound above) */
+} strobe_capture_clock_offsets;
+/* The clock-offset samples read so far (all of them once strobe_capture_next
+ * returned <= 0; writers put them before the FOOTER). Valid until the next
+ * strobe_capture_next or strobe_capture_close. */
+STROBE_API strobe_capture_clock_offsets strobe_capture_query_clock_offsets(const strobe_capture *c);
+
+/* >>merged: how a merged capture (strobe merge, MERGE block) was made. */
+#define STROBE_CAPTURE_ALIGNMENTS(X)                                                       \
+  X(REFERENCE, 0, "reference")   /* the clock the others were placed on */                \
+  X(SAME_BOOT, 1, "same boot")   /* one host and boot: one CLOCK_MONOTONIC, exact */      \
+  X(CLOCK_OFFSET, 2, "clock offset") /* another host, through clock-offset samples */    \
+  X(VOUCHED, 3, "vouched")       /* no boot id; the user said same host (--same-host) */
+enum {
+#define STROBE__ALIGN_ENUM(name, value, text) STROBE_ALIGN_##name = value,
+  STROBE_CAPTURE_ALIGNMENTS(STROBE__ALIGN_ENUM)
+#undef STROBE__ALIGN_ENUM
+};
+#define STROBE_CAPTURE_MAX_MERGED 64
+#define STROBE_CAPTURE_REC_TYPES 32 /* not_merged is indexed by strobe_capture_record_type */
+typedef struct strobe_capture_merge_input {
+  char process[80];     /* its process label */
+  char boot_id[33];     /* its host boot (empty: none) */
+  uint64_t pid;
+  uint32_t alignment;   /* STROBE_ALIGN_* */
+  uint32_t hops;        /* clock-offset samples chained to reach the reference (0 unless CLOCK_OFFSET) */
+  int64_t shift_ns;     /* added to its CLOCK_MONOTONIC times to place them on the merged clock */
+  uint64_t error_ns;    /* its times lie within error_ns of where they belong */
+} strobe_capture_merge_input;
+typedef struct strobe_capture_merge {
+  uint32_t ninputs;     /* 0: not a merged capture (no MERGE block read yet) */
+  strobe_capture_merge_input inputs[STROBE_CAPTURE_MAX_MERGED];
+  uint64_t error_ns;    /* the widest of the inputs' */
+  uint64_t not_merged[STROBE_CAPTURE_REC_TYPES]; /* input records the merge could not carry, by record type */
+} strobe_capture_merge;
+/* A record type's name in snake case ("gpu_span", "tree", "sample"), for
+ * counts by type such as not_merged; "unknown" past the known ones. Static. */
+STROBE_API const char *strobe_capture_record_type_name(uint32_t type);
+/* The MERGE block as read so far (NULL when none was read): final once
+ * strobe_capture_next returned <= 0. Owned by the capture. */
+STROBE_API const strobe_capture_merge *strobe_capture_query_merge(const strobe_capture *c);
+
 /* Bytes of the file (or memory) consumed so far: the header, every block
  * read, and the part of a block read before it turned out truncated. For
  * progress display; 0 for NULL. */

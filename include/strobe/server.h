@@ -123,6 +123,27 @@ typedef struct strobe_server_desc {
                                           oldest are dropped and counted (strobe_server_stats.otlp_dropped) */
 } strobe_server_desc;
 
+/* >>clock offsets between hosts (docs/sessions.md §Across hosts): the
+ * client side of GET /api/clock, NTP-style. */
+typedef struct strobe_clock_offset_desc {
+  const char *url;        /* the peer's server: "http://host[:port]" (any path is ignored) */
+  const char *token;      /* the peer server's token (sent only to url, in the Authorization header) */
+  uint32_t rounds;        /* round trips to take: default 8, at most 64; the lowest round trip is kept */
+  uint32_t max_rtt_ms;    /* a round trip longer than this is not kept: default 1000, at most 60000 */
+  const char *peer;       /* the sample's peer name; NULL: the URL's host:port */
+} strobe_clock_offset_desc;
+/* Measures this host's clock against the peer's: *out holds the offset
+ * (peer minus here), its error bound and the round trip of the best of
+ * d->rounds round trips; it is not kept (strobe_clock_offset_add keeps it,
+ * POST /api/clock does both). Blocks the calling thread for at most about
+ * rounds x (max_rtt_ms + 1 s). Returns 0, or (*out untouched): STROBE_EINVAL
+ * (a bad desc), STROBE_EIO (unreachable: no connection),
+ * STROBE_EPERM (the peer refused the token), STROBE_EPEER (an answer that is
+ * not a clock reply: status, JSON, boot id, times out of order, two boots at
+ * one URL), STROBE_ELIMIT (no whole answer, or no round trip, within
+ * max_rtt_ms). Any thread. */
+STROBE_API int strobe_clock_offset_measure(const strobe_clock_offset_desc *d, strobe_clock_offset *out);
+
 /* Starts the server on its own thread. On success *out is the server (stop
  * it with strobe_server_stop). On error *out is NULL, nothing is left
  * running or written, and the code is STROBE_EINVAL (a desc field out of

@@ -105,7 +105,8 @@ STROBE_API int strobe_version_number(void);
   XX(ETOKEN, -22, "operation token is malformed, cut short, corrupt or of another version") \
   XX(EREPLAY, -23, "operation token was already resumed (replayed) or is older than the replay window") \
   XX(EFOREIGN, -24, "operation token is from another host or boot, or addressed to another process") \
-  XX(ENOTFOUND, -25, "not found in the capture (no such frame, deep capture or resource)")
+  XX(ENOTFOUND, -25, "not found in the capture (no such frame, deep capture or resource)")\
+  XX(EPEER, -26, "the peer's answer is not a Strobe clock reply (GET /api/clock)")
 
 enum {
 #define STROBE__ERR_ENUM(name, value, text) STROBE_##name = (value),
@@ -494,6 +495,38 @@ typedef struct strobe_clock_info {
   uint64_t epoch_mono_ns; /* CLOCK_MONOTONIC at the clock's epoch (not calendar time) */
 } strobe_clock_info;
 STROBE_API strobe_clock_info strobe_query_clock(void);
+
+/* >>hosts
+ * This host's clock as other processes see it, and what it is known to be
+ * against other hosts' clocks (docs/sessions.md §Across hosts). Captures of
+ * one host share CLOCK_MONOTONIC (its boot id says which); captures of two
+ * hosts align through clock-offset samples, which libstrobe_server measures
+ * (strobe_clock_offset_measure, include/strobe/server.h) and every capture
+ * this process writes afterwards carries (CLOCK_OFFSETS block). */
+typedef struct strobe_clock_offset {
+  char peer[64];          /* the peer's name (its URL's host:port, or the caller's); may be empty */
+  char peer_boot_id[33];  /* the peer host's boot id: 32 hex digits */
+  int64_t offset_ns;      /* the peer's CLOCK_MONOTONIC minus this host's, at the same instant */
+  uint64_t error_ns;      /* the true offset lies within offset_ns +- error_ns (half the round trip
+                             less the peer's own time answering), at at_mono_ns: clocks drift after it */
+  uint64_t rtt_ns;        /* that round trip */
+  uint64_t at_mono_ns;    /* this host's CLOCK_MONOTONIC at the sample (the round trip's middle) */
+  uint32_t rounds;        /* round trips taken; the one with the lowest round trip is kept */
+} strobe_clock_offset;
+#define STROBE_CLOCK_OFFSETS_MAX 64 /* samples kept per process, newest first: older ones are replaced (counted) */
+
+/* This host's boot id (32 hex digits and a NUL) and its CLOCK_MONOTONIC now,
+ * as captures and tokens show it. Either pointer may be NULL. Returns 0, or
+ * STROBE_EIO when the host names no boot (boot_id empty, *mono_ns still set).
+ * Any thread. */
+STROBE_API int strobe_query_host_clock(char boot_id[33], uint64_t *mono_ns);
+/* Keeps a clock-offset sample of this host against a peer: every capture
+ * this process finishes afterwards carries it (the newest
+ * STROBE_CLOCK_OFFSETS_MAX; older ones are replaced and counted). The sample
+ * is copied. Returns 0, or STROBE_EINVAL (NULL, a peer_boot_id that is not 32
+ * hex digits, rounds 0, error_ns 0 or above rtt_ns, or
+ * an at_mono_ns in this host's future), keeping nothing. Any thread. */
+STROBE_API int strobe_clock_offset_add(const strobe_clock_offset *sample);
 
 /* >>deprecated: old names, kept for one release (see the conventions above). */
 #if !defined(STROBE_NO_DEPRECATED)

@@ -146,6 +146,10 @@ struct strobe_capture {
   uint32_t smp_frames[STROBE_SAMPLE_MAX_FRAMES];
 
   strobe_capture_totals totals;    /* as returned by strobe_capture_query_totals */
+  strobe_capture_clock_offset *offsets; /* CLOCK_OFFSETS entries, at most STROBE_CAPTURE_MAX_CLOCK_OFFSETS */
+  uint32_t noffsets, offsets_cap;
+  uint64_t offsets_replaced, offsets_cut;
+  strobe_capture_merge *merge;     /* the MERGE block; NULL until one is read */
 };
 
 static const uint8_t g_empty[1];
@@ -588,6 +592,101 @@ static int read_block(strobe_capture *c, uint8_t *type) {
  * encoding than this reader knows, which the version would have announced. */
 static int payload_done(const strobe__cur *cur) {
   return cur->bad || cur->p != cur->end ? STROBE_ECORRUPT : 0;
+}
+
+/* A boot id as written: 32 lowercase hex digits, or (merge inputs) empty. */
+static int boot_str(char dst[33], const uint8_t *v, size_t n, int may_be_empty) {
+  if (n == 0 && may_be_empty) {
+    dst[0] = 0;
+    return 0;
+  }
+  if (n != 32) return STROBE_ECORRUPT;
+  for (size_t i = 0; i < 32; i++)
+    if (!((v[i] >= '0' && v[i] <= '9') || (v[i] >= 'a' && v[i] <= 'f'))) return STROBE_ECORRUPT;
+  memcpy(dst, v, 32);
+  dst[32] = 0;
+  return 0;
+}
+
+/* CLOCK_OFFSETS: replaced:varint (local_boot:str peer_boot:str peer:str at_mono_ns:varint offset_ns:zigzag
+ * error_ns:varint rtt_ns:varint rounds:varint)* (docs/capture-format.md). An entry that could not have been
+ * written (error 0 or above the round trip, no rounds) is corrupt; past the bound entries are counted. */
+static int block_clock_offsets(strobe_capture *c) {
+  strobe__cur *cur = &c->cur;
+  uint64_t replaced = strobe__cur_varint(cur);
+  if (cur->bad) return STROBE_ECORRUPT;
+  c->offsets_replaced += replaced;
+  while (cur->p < cur->end) {
+    size_t nl, np, nn;
+    const uint8_t *local = strobe__cur_str(cur, &nl);
+    const uint8_t *peer_boot = strobe__cur_str(cur, &np);
+    const uint8_t *peer = strobe__cur_str(cur, &nn);
+    uint64_t at = strobe__cur_varint(cur);
+    int64_t offset = strobe__unzigzag(strobe__cur_varint(cur));
+    uint64_t err = strobe__cur_varint(cur), rtt = strobe__cur_varint(cur), rounds = strobe__cur_varint(cur);
+    if (cur->bad || !err || err > rtt || !rounds || rounds > UINT32_MAX) return STROBE_ECORRUPT;
+    strobe_capture_clock_offset o;
+    memset(&o, 0, sizeof o);
+    if (boot_str(o.local_boot_id, local, nl, 0) || boot_str(o.sample.peer_boot_id, peer_boot, np, 0))
+      return STROBE_ECORRUPT;
+    copy_field_str(o.sample.peer, sizeof o.sample.peer, peer, nn);
+    o.sample.at_mono_ns = at, o.sample.offset_ns = offset, o.sample.error_ns = err, o.sample.rtt_ns = rtt;
+    o.sample.rounds = (uint32_t)rounds;
+    if (c->noffsets == STROBE_CAPTURE_MAX_CLOCK_OFFSETS) {
+      c->offsets_cut++;
+      continue;
+    }
+    if (c->noffsets == c->offsets_cap) {
+      uint32_t cap = c->offsets_cap ? c->offsets_cap * 2 : 16;
+      strobe_capture_clock_offset *grown = realloc(c->offsets, cap * sizeof *grown);
+      if (!grown) return STROBE_ENOMEM;
+      c->offsets = grown, c->offsets_cap = cap;
+    }
+    c->offsets[c->noffsets++] = o;
+  }
+  return 0;
+}
+
+/* MERGE: inputs:varint (process:str boot:str pid:varint alignment:varint hops:varint shift_ns:zigzag
+ * error_ns:varint)*inputs kinds:varint (record_type:varint count:varint)*kinds. One per capture. */
+static int block_merge(strobe_capture *c) {
+  strobe__cur *cur = &c->cur;
+  if (c->merge) return STROBE_ECORRUPT;
+  uint64_t n = strobe__cur_varint(cur);
+  if (cur->bad || n == 0 || n > STROBE_CAPTURE_MAX_MERGED) return STROBE_ECORRUPT;
+  strobe_capture_merge *m = calloc(1, sizeof *m);
+  if (!m) return STROBE_ENOMEM;
+  int rc = 0;
+  for (uint64_t i = 0; i < n && !rc; i++) {
+    strobe_capture_merge_input *in = &m->inputs[i];
+    size_t np, nb;
+    const uint8_t *process = strobe__cur_str(cur, &np);
+    const uint8_t *boot = strobe__cur_str(cur, &nb);
+    in->pid = strobe__cur_varint(cur);
+    uint64_t how = strobe__cur_varint(cur), hops = strobe__cur_varint(cur);
+    in->shift_ns = strobe__unzigzag(strobe__cur_varint(cur));
+    in->error_ns = strobe__cur_varint(cur);
+    if (cur->bad || how > STROBE_ALIGN_VOUCHED || hops > STROBE_CAPTURE_MAX_MERGED || boot_str(in->boot_id, boot, nb, 1))
+      rc = STROBE_ECORRUPT;
+    copy_field_str(in->process, sizeof in->process, process ? process : (const uint8_t *)"", process ? np : 0);
+    in->alignment = (uint32_t)how, in->hops = (uint32_t)hops;
+    if (in->error_ns > m->error_ns) m->error_ns = in->error_ns;
+  }
+  uint64_t kinds = rc ? 0 : strobe__cur_varint(cur);
+  if (!rc && (cur->bad || kinds > STROBE_CAPTURE_REC_TYPES)) rc = STROBE_ECORRUPT;
+  for (uint64_t i = 0; i < kinds && !rc; i++) {
+    uint64_t type = strobe__cur_varint(cur), count = strobe__cur_varint(cur);
+    if (cur->bad || type >= STROBE_CAPTURE_REC_TYPES) rc = STROBE_ECORRUPT;
+    else m->not_merged[type] += count;
+  }
+  if (!rc) rc = payload_done(cur);
+  if (rc) {
+    free(m);
+    return rc;
+  }
+  m->ninputs = (uint32_t)n;
+  c->merge = m;
+  return 0;
 }
 
 static int thread_ref(strobe_capture *c, uint64_t index, rthread **out) {
@@ -1050,6 +1149,8 @@ static int start_block(strobe_capture *c, uint8_t type, strobe_capture_record *r
       c->totals.trees_dropped = dropped;
       return 0;
     }
+    case STROBE__BLK_CLOCK_OFFSETS: return block_clock_offsets(c);
+    case STROBE__BLK_MERGE: return block_merge(c);
     case STROBE__BLK_ATTACH: return block_attach(c, rec);
     case STROBE__BLK_DEEP: return block_deep(c, rec);
     case STROBE__BLK_CONTENT_TOTALS: {
@@ -1739,6 +1840,8 @@ int strobe_capture_next(strobe_capture *c, strobe_capture_record *rec) {
 
 void strobe_capture_close(strobe_capture *c) {
   if (!c) return;
+  free(c->offsets);
+  free(c->merge);
   if (c->f) fclose(c->f);
   for (uint32_t i = 0; i < c->site_limit; i++) free(c->sites[i]);
   free(c->sites);
@@ -1830,6 +1933,44 @@ uint32_t strobe_capture_query_thread_count(const strobe_capture *c) { return c ?
 const strobe_capture_thread *strobe_capture_query_thread(const strobe_capture *c, uint32_t index) {
   rthread *t = c ? thread_at(c, index) : NULL;
   return t ? &t->pub : NULL;
+}
+
+strobe_capture_clock_offsets strobe_capture_query_clock_offsets(const strobe_capture *c) {
+  if (!c) return (strobe_capture_clock_offsets){0, NULL, 0, 0};
+  return (strobe_capture_clock_offsets){c->noffsets, c->offsets, c->offsets_replaced, c->offsets_cut};
+}
+
+const strobe_capture_merge *strobe_capture_query_merge(const strobe_capture *c) { return c ? c->merge : NULL; }
+
+const char *strobe_capture_record_type_name(uint32_t type) {
+  switch ((strobe_capture_record_type)type) {
+    case STROBE_REC_SITE: return "site";
+    case STROBE_REC_THREAD: return "thread";
+    case STROBE_REC_BEGIN: return "begin";
+    case STROBE_REC_END: return "end";
+    case STROBE_REC_VALUE: return "value";
+    case STROBE_REC_COUNTER: return "counter";
+    case STROBE_REC_GAUGE: return "gauge";
+    case STROBE_REC_FRAME: return "frame";
+    case STROBE_REC_CUMULATIVE: return "cumulative";
+    case STROBE_REC_LOST: return "lost";
+    case STROBE_REC_THREAD_END: return "thread_end";
+    case STROBE_REC_OP_BEGIN: return "op_begin";
+    case STROBE_REC_OP_END: return "op_end";
+    case STROBE_REC_OP_TAKE: return "op_take";
+    case STROBE_REC_OP_RESUME: return "op_resume";
+    case STROBE_REC_CLOCK_PAIR: return "clock_pair";
+    case STROBE_REC_GPU_SPAN: return "gpu_span";
+    case STROBE_REC_GPU_MARK: return "gpu_mark";
+    case STROBE_REC_ELEMENT: return "element";
+    case STROBE_REC_TREE: return "tree";
+    case STROBE_REC_SAMPLE: return "sample";
+    case STROBE_REC_SWITCH: return "switch";
+    case STROBE_REC_ATTACHMENT: return "attachment";
+    case STROBE_REC_DEEP: return "deep";
+    case STROBE_REC_LANE_SPAN: return "lane_span";
+  }
+  return "unknown";
 }
 
 strobe_capture_totals strobe_capture_query_totals(const strobe_capture *c) {

@@ -233,12 +233,8 @@ static void write_header(strobe__writer *w) {
   field_u32(&f, STROBE__TAG_TREE_MAX_NODES, STROBE_TREE_MAX_NODES);
   field_u32(&f, STROBE__TAG_TREE_MAX_SNAPSHOTS, STROBE_TREE_MAX_SNAPSHOTS);
   if (!w->desc.facts) { /* this process's host: captures of one boot share CLOCK_MONOTONIC */
-    uint8_t boot[16];
     char hex[33];
-    if (!strobe__host_boot_id(boot)) {
-      for (int i = 0; i < 16; i++) snprintf(hex + 2 * i, 3, "%02x", boot[i]);
-      field_str(&f, STROBE__TAG_BOOT_ID, hex);
-    }
+    if (!strobe__host_boot_hex(hex)) field_str(&f, STROBE__TAG_BOOT_ID, hex);
   }
   field_u32(&f, STROBE__TAG_ATTACH_MAX_BYTES, STROBE_ATTACH_MAX_BYTES);
   field_u32(&f, STROBE__TAG_DEEP_MAX_CALLS, STROBE_DEEP_MAX_CALLS);
@@ -1046,6 +1042,66 @@ int strobe__writer_flush(strobe__writer *w) {
   return w->error;
 }
 
+void strobe__writer_clock_offsets(strobe__writer *w, const strobe_capture_clock_offset *o, size_t n,
+                                  uint64_t replaced) {
+  if (!n && !replaced) return;
+  strobe__buf b = {0};
+  strobe__buf_varint(&b, replaced);
+  for (size_t i = 0; i < n; i++) {
+    const strobe_clock_offset *s = &o[i].sample;
+    strobe__buf_str(&b, o[i].local_boot_id);
+    strobe__buf_str(&b, s->peer_boot_id);
+    strobe__buf_str(&b, s->peer);
+    strobe__buf_varint(&b, s->at_mono_ns);
+    strobe__buf_varint(&b, strobe__zigzag(s->offset_ns));
+    strobe__buf_varint(&b, s->error_ns);
+    strobe__buf_varint(&b, s->rtt_ns);
+    strobe__buf_varint(&b, s->rounds);
+  }
+  emit_block(w, STROBE__BLK_CLOCK_OFFSETS, &b);
+  strobe__buf_free(&b);
+}
+
+void strobe__writer_merge(strobe__writer *w, const strobe_capture_merge *m) {
+  strobe__buf b = {0};
+  strobe__buf_varint(&b, m->ninputs);
+  for (uint32_t i = 0; i < m->ninputs; i++) {
+    const strobe_capture_merge_input *in = &m->inputs[i];
+    strobe__buf_str(&b, in->process);
+    strobe__buf_str(&b, in->boot_id);
+    strobe__buf_varint(&b, in->pid);
+    strobe__buf_varint(&b, in->alignment);
+    strobe__buf_varint(&b, in->hops);
+    strobe__buf_varint(&b, strobe__zigzag(in->shift_ns));
+    strobe__buf_varint(&b, in->error_ns);
+  }
+  uint32_t kinds = 0;
+  for (uint32_t t = 0; t < STROBE_CAPTURE_REC_TYPES; t++) kinds += m->not_merged[t] != 0;
+  strobe__buf_varint(&b, kinds);
+  for (uint32_t t = 0; t < STROBE_CAPTURE_REC_TYPES; t++)
+    if (m->not_merged[t]) {
+      strobe__buf_varint(&b, t);
+      strobe__buf_varint(&b, m->not_merged[t]);
+    }
+  emit_block(w, STROBE__BLK_MERGE, &b);
+  strobe__buf_free(&b);
+}
+
+/* This process's clock-offset samples (strobe.h >>hosts), taken on this host's boot. */
+static void own_clock_offsets(strobe__writer *w) {
+  strobe_clock_offset s[STROBE_CLOCK_OFFSETS_MAX];
+  strobe_capture_clock_offset o[STROBE_CLOCK_OFFSETS_MAX];
+  uint64_t replaced = 0;
+  uint32_t n = strobe__clock_offsets_copy(s, &replaced);
+  char boot[33];
+  if (strobe__host_boot_hex(boot)) return; /* no boot of our own: a sample would name no host */
+  for (uint32_t i = 0; i < n; i++) {
+    memcpy(o[i].local_boot_id, boot, sizeof boot);
+    o[i].sample = s[i];
+  }
+  strobe__writer_clock_offsets(w, o, n, replaced);
+}
+
 int strobe__writer_finish(strobe__writer *w, uint64_t end_ticks, const strobe_misuse *m) {
   strobe__writer_flush(w);
   w->raw.len = 0;
@@ -1083,6 +1139,7 @@ int strobe__writer_finish(strobe__writer *w, uint64_t end_ticks, const strobe_mi
     emit_block(w, STROBE__BLK_CONTENT_TOTALS, &totals);
     strobe__buf_free(&totals);
   }
+  if (!w->desc.facts) own_clock_offsets(w); /* a tool writing other hosts' facts carries their samples itself */
   emit_block(w, STROBE__BLK_FOOTER, &w->raw);
   return w->error;
 }

@@ -9,6 +9,7 @@
 #ifndef STROBE_FORMAT_CAPTURE_WRITER_H
 #define STROBE_FORMAT_CAPTURE_WRITER_H
 
+#include "strobe/capture.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -111,6 +112,13 @@ void strobe__writer_clock(strobe__writer *w, uint64_t ticks, uint64_t mono_ns);
 /* Writes every pending block. Returns 0 or the first sink error (sticky). */
 int strobe__writer_flush(strobe__writer *w);
 /* Flushes and writes the footer. */
+/* A CLOCK_OFFSETS block (docs/capture-format.md): n samples, each with the
+ * host that took it, and how many its writer replaced. Nothing when both are
+ * 0. strobe__writer_finish writes this process's own when desc.facts is NULL. */
+void strobe__writer_clock_offsets(strobe__writer *w, const strobe_capture_clock_offset *o, size_t n,
+                                  uint64_t replaced);
+/* The MERGE block of a merged capture (strobe merge): its inputs, their alignment, what was not merged. */
+void strobe__writer_merge(strobe__writer *w, const strobe_capture_merge *m);
 int strobe__writer_finish(strobe__writer *w, uint64_t end_ticks, const strobe_misuse *misuse);
 /* The first error seen (0 if none). */
 int strobe__writer_error(const strobe__writer *w);

@@ -74,7 +74,9 @@ enum {
   X(CALLS, 20) /* call tracing's cuts since the capture started (docs/exploration.md); readers before it skip it */ \
   X(ATTACH, 21) /* one attachment (strobe/deep.h): application content; readers before it skip it */ \
   X(DEEP, 22)   /* one deep capture's draw calls (strobe/deep.h): application content; readers before it skip it */ \
-  X(CONTENT_TOTALS, 23) /* attachments stored, referenced, cut; deep captures written, refused */
+  X(CONTENT_TOTALS, 23) /* attachments stored, referenced, cut; deep captures written, refused */ \
+  X(CLOCK_OFFSETS, 24) /* clock-offset samples against other hosts (docs/sessions.md §Across hosts) */ \
+  X(MERGE, 25) /* a merged capture's inputs, how each was aligned, and the records not merged */
 
 enum {
 #define STROBE__BLK_ENUM(name, type) STROBE__BLK_##name = type,

@@ -19,6 +19,14 @@ uint32_t strobe__host_pid(void);
  * random/boot_id). Read once and kept. Returns 0, or STROBE_EIO (out zeroed:
  * every boot id compares unequal to it, so nothing is taken as same-host). */
 int strobe__host_boot_id(uint8_t out[16]);
+/* The boot id as 32 lowercase hex digits (capture headers, /api/clock).
+ * Returns 0, or STROBE_EIO with out empty. */
+int strobe__host_boot_hex(char out[33]);
+/* How far this process's shown monotonic clock is from CLOCK_MONOTONIC: 0
+ * but under STROBE_TEST_FAKE_HOST (host_linux.c), which stands in for a
+ * second host in tests. Every time the process shows another process (a
+ * capture's epoch, a token, /api/clock) is CLOCK_MONOTONIC plus this. */
+int64_t strobe__host_mono_shift_ns(void);
 /* A random 64-bit identifier from the OS's source, never 0. Returns 0 or
  * STROBE_EIO (*out untouched). */
 int strobe__host_random_u64(uint64_t *out);

@@ -127,6 +127,10 @@ void strobe__intern_misuse(strobe_misuse *m);
 /* Bytes strobe_site_intern has allocated for the names it copied (the
  * footprint's interned_names). Safe from any thread. */
 uint64_t strobe__intern_bytes(void);
+/* >>hosts: the clock-offset samples this process keeps (clock_offsets.c),
+ * oldest first, into out (STROBE_CLOCK_OFFSETS_MAX entries), and how many
+ * were replaced since the process started. Returns how many it copied. */
+uint32_t strobe__clock_offsets_copy(strobe_clock_offset *out, uint64_t *replaced);
 /* The name a session report or MCP may show for a site: its own, unless it
  * is interned and the application did not opt in
  * (strobe_desc.report_interned_names), then a placeholder "interned_<id>"

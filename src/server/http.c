@@ -422,6 +422,7 @@ static int route(strobe_server *s, struct MHD_Connection *conn, const char *url,
     return strobe__api_info(s, conn);
   }
   if (!strcmp(url, "/api/tree")) return strobe__api_tree(s, conn, method);
+  if (!strcmp(url, "/api/clock")) return strobe__api_clock(s, conn, method, rq->body, rq->len);
   if (!strcmp(url, "/api/deep")) return strobe__api_deep(s, conn, method);
   if (!strcmp(url, "/api/producer/spans")) return strobe__api_producer(s, conn, method, rq->body, rq->len);
   if (strobe__viewer_is_asset(url, method)) return strobe__viewer_asset(conn, url);

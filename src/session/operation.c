@@ -593,7 +593,7 @@ strobe_op strobe_op_resume_remote(strobe_collector *c, strobe_window w, const vo
     uint8_t boot[16];
     if (strobe__host_boot_id(boot) || memcmp(boot, t->boot, 16)) {
       rc = STROBE_EFOREIGN;
-    } else if (t->taken_mono_ns > strobe__mono_ns()) {
+    } else if (t->taken_mono_ns > (uint64_t)((int64_t)strobe__mono_ns() + strobe__host_mono_shift_ns())) {
       why = STROBE__REFUSED_MALFORMED;
       rc = STROBE_ETOKEN;
     }

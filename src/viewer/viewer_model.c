@@ -1385,10 +1385,49 @@ static json_t *totals_json(const strobe_capture_totals *tt) {
                    (json_int_t)tt->drain_events, "calls", calls);
 }
 
+/* How a merged capture's inputs were placed on one clock, and what the merge could not carry
+ * (docs/cli.md §merge); null for a capture that is not a merge. */
+static json_t *merge_json(const strobe_capture *cap) {
+  const strobe_capture_merge *m = strobe_capture_query_merge(cap);
+  if (!m) return json_null();
+  static const char *const names[] = {
+#define ALIGN(name, value, text) [value] = text,
+      STROBE_CAPTURE_ALIGNMENTS(ALIGN)
+#undef ALIGN
+  };
+  json_t *inputs = json_array(), *cut = json_object();
+  for (uint32_t i = 0; i < m->ninputs; i++) {
+    const strobe_capture_merge_input *in = &m->inputs[i];
+    json_array_append_new(inputs, json_pack("{s:s,s:I,s:s,s:s,s:I,s:I}", "process", in->process, "pid",
+                                            (json_int_t)in->pid, "boot_id", in->boot_id, "alignment",
+                                            in->alignment < sizeof names / sizeof *names ? names[in->alignment] : "?",
+                                            "shift_ns", (json_int_t)in->shift_ns, "error_ns", (json_int_t)in->error_ns));
+  }
+  for (uint32_t t = 0; t < STROBE_CAPTURE_REC_TYPES; t++)
+    if (m->not_merged[t])
+      json_object_set_new(cut, strobe_capture_record_type_name(t), json_integer((json_int_t)m->not_merged[t]));
+  return json_pack("{s:I,s:o,s:o}", "error_ns", (json_int_t)m->error_ns, "inputs", inputs, "not_merged", cut);
+}
+
+static json_t *clock_offsets_json(const strobe_capture *cap) {
+  strobe_capture_clock_offsets co = strobe_capture_query_clock_offsets(cap);
+  json_t *a = json_array();
+  for (uint32_t i = 0; i < co.count; i++) {
+    const strobe_clock_offset *o = &co.samples[i].sample;
+    json_array_append_new(a, json_pack("{s:s,s:s,s:s,s:I,s:I,s:I}", "local_boot_id", co.samples[i].local_boot_id,
+                                       "peer", o->peer, "peer_boot_id", o->peer_boot_id, "offset_ns",
+                                       (json_int_t)o->offset_ns, "error_ns", (json_int_t)o->error_ns, "rtt_ns",
+                                       (json_int_t)o->rtt_ns));
+  }
+  return a;
+}
+
 /* What the model holds of it: totals, read error, the span cut, and how
  * frames were found. */
 static void meta_completeness(json_t *root, const builder *b) {
   json_object_set_new(root, "totals", totals_json(&b->totals));
+  json_object_set_new(root, "merge", merge_json(b->cap));
+  json_object_set_new(root, "clock_offsets", clock_offsets_json(b->cap));
   json_object_set_new(root, "read_error", b->read_error ? json_pack("{s:s,s:s}", "name", strobe_err_name(b->read_error),
                                                                     "message", strobe_strerror(b->read_error))
                                                         : json_null());

@@ -9,6 +9,7 @@ independently from the chrome export, or plausibly where sampled.
 usage: cli_test.py --strobe BIN --make-capture BIN --work DIR [--schema JSON] [--disabled-app BIN] CASE
 """
 import argparse
+import http.server
 import json
 import math
 import os
@@ -18,8 +19,11 @@ import resource
 import select
 import shutil
 import signal
+import socket
 import subprocess
 import sys
+import threading
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ARGS = None
@@ -1777,6 +1781,143 @@ def case_merge():
     check(os.path.getsize(a) == size_a and os.path.getsize(b) == len(raw), "the inputs are untouched")
 
 
+class _FakeClock(http.server.BaseHTTPRequestHandler):
+    """A peer whose GET /api/clock answers badly, by path of the server it was started for."""
+    mode = "malformed"
+
+    def do_GET(self):
+        mode = type(self).mode
+        if mode == "slow":
+            time.sleep(0.4)
+        t = time.monotonic_ns()
+        body = {"malformed": b'{"boot_id": "not hex", "recv_mono_ns": 1}',
+                "slow": json.dumps({"boot_id": "f" * 32, "recv_mono_ns": t, "reply_mono_ns": t}).encode(),
+                # The peer says it took 10 s to answer a request that came back in milliseconds.
+                "absurd": json.dumps({"boot_id": "f" * 32, "recv_mono_ns": t,
+                                      "reply_mono_ns": t + 10_000_000_000}).encode()}[mode]
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *a):
+        pass
+
+
+def _fake_peer(mode):
+    handler = type("FakeClock_" + mode, (_FakeClock,), {"mode": mode})
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    srv.handle_error = lambda *a: None  # a client that gave up on a slow answer is what the test wants
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv
+
+
+def case_clock_offset():
+    """Clock offsets between hosts (docs/sessions.md §Across hosts): clock_hosts runs "host" on this
+    machine's clock and "peer" under STROBE_TEST_FAKE_HOST (another boot id, its clock SHIFT ahead),
+    each recording and serving /api/clock. `strobe clock-offset` measures the peer (the offset is
+    SHIFT within its error bound), `--via` has the host's server keep a sample, which its capture
+    carries; `strobe merge` aligns the two captures through it, says so with the bound, and places
+    the peer's marker within that bound of where it belongs. Bad peers (unreachable, wrong token,
+    malformed or absurd answers, too slow) get clear errors and store nothing; captures of two hosts
+    with no sample between them are refused."""
+    w = ARGS.work
+    shift = 123_456_789_012_345  # the peer's clock, 34 h ahead of this one
+    p = subprocess.Popen([ARGS.clock_hosts, w, str(shift)], stdin=subprocess.PIPE, text=True)
+    fakes = []
+    try:
+        deadline = time.monotonic() + 60
+        while not all(os.path.exists(os.path.join(w, n + ".port")) for n in ("host", "peer")):
+            check(time.monotonic() < deadline and p.poll() is None, "clock_hosts did not start its servers")
+            time.sleep(0.05)
+        port = {n: int(open(os.path.join(w, n + ".port")).read()) for n in ("host", "peer")}
+        peer, host = f"http://127.0.0.1:{port['peer']}", f"http://127.0.0.1:{port['host']}"
+        peer_token, host_token = os.path.join(w, "peer.token"), os.path.join(w, "host.token")
+        open(peer_token, "w").write("peer-token-0123456789abcdef\n")
+        open(host_token, "w").write("host-token-0123456789abcdef\n")
+        # Measured from this process (the real host's clock): the offset is the shift, within the bound.
+        out, _ = run("clock-offset", peer, "--token-file", peer_token, "--json")
+        o = json.loads(out)
+        check(o["peer_boot_id"] == "0123456789abcdef0123456789abcdef", f"peer boot {o}")
+        check(0 < o["error_ns"] <= o["rtt_ns"] and abs(o["offset_ns"] - shift) <= o["error_ns"],
+              f"offset {o['offset_ns']} ns +- {o['error_ns']} for a shift of {shift} ns")
+        check(o["kept_by"] is None, f"a sample measured by the CLI is kept nowhere: {o}")
+        # Bad peers: clear errors, exit 1, nothing kept (the host's capture is checked at the end).
+        closed = socket.socket()
+        closed.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{closed.getsockname()[1]}"
+        closed.close()
+        wrong = os.path.join(w, "wrong.token")
+        open(wrong, "w").write("not-the-token-0123456789\n")
+        fakes = {m: _fake_peer(m) for m in ("malformed", "slow", "absurd")}
+        bad = [([dead], "unreachable"), ([peer, "--token-file", wrong], "refused the token"),
+               ([f"http://127.0.0.1:{fakes['malformed'].server_address[1]}"], "not a Strobe clock reply"),
+               ([f"http://127.0.0.1:{fakes['absurd'].server_address[1]}"], "not a Strobe clock reply"),
+               ([f"http://127.0.0.1:{fakes['slow'].server_address[1]}", "--max-rtt-ms", "100", "--rounds", "2"],
+                "no round trip came back within")]
+        for argv, want in bad:
+            args = argv if "--token-file" in argv else argv + ["--token-file", peer_token]
+            r = run_bounded(["clock-offset", *args], timeout=30)
+            check(r.returncode == 1 and want in r.stderr and not r.stdout, f"clock-offset {argv}: {r.stderr}")
+            # The same through the application's server: refused (502) and nothing kept.
+            r = run_bounded(["clock-offset", *args, "--via", host, "--via-token-file", host_token], timeout=30)
+            check(r.returncode == 1 and "answered 502" in r.stderr, f"clock-offset --via {argv}: {r.stderr}")
+        r = run_bounded(["clock-offset", peer, "--token-file", peer_token, "--via", host, "--via-token-file", wrong])
+        check(r.returncode == 1 and "answered 401" in r.stderr, f"--via with a wrong token: {r.stderr}")
+        # The host's server samples the peer and keeps it: its capture carries it.
+        out, _ = run("clock-offset", peer, "--token-file", peer_token, "--via", host, "--via-token-file", host_token,
+                     "--peer", "peer_host", "--json")
+        kept = json.loads(out)
+        check(kept["peer"] == "peer_host" and abs(kept["offset_ns"] - shift) <= kept["error_ns"], f"kept {kept}")
+        p.stdin.write("go\n")
+        p.stdin.close()
+        check(p.wait(timeout=120) == 0, f"clock_hosts exited {p.returncode}")
+    finally:
+        for f in (fakes.values() if isinstance(fakes, dict) else []):
+            f.shutdown()
+        if p.poll() is None:
+            p.stdin.close()  # its processes stop when their go pipes close
+            try:
+                p.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+    a, b, out = (os.path.join(w, n) for n in ("a.strobe", "b.strobe", "all.strobe"))
+    info, _ = run_json("info", a)
+    samples = info["clock_offsets"]["samples"]
+    check(len(samples) == 1 and samples[0]["peer"] == "peer_host" and samples[0]["offset_ns"] == kept["offset_ns"],
+          f"the host's capture carries exactly the one sample kept: {samples}")
+    text, _ = run("info", a)
+    check(re.search(r"^clock offsets 1 sample", text, re.M) and "peer_host (boot 01234567)" in text, text)
+    stdout, _ = run("merge", a, b, "-o", out)
+    m = re.search(r"each within ([0-9.]+) ms", stdout)
+    check(m and "clock offset (1 clock-offset sample)" in stdout, f"merge summary: {stdout}")
+    minfo, _ = run_json("info", out)
+    mg = minfo["merge"]
+    check(mg and [i["alignment"] for i in mg["inputs"]] == ["reference", "clock offset"]
+          and mg["error_ns"] == kept["error_ns"] == mg["inputs"][1]["error_ns"], f"merge block: {mg}")
+    check(len(minfo["clock_offsets"]["samples"]) == 1, "the merge carries the sample that aligned it")
+    doc, threads = chrome_events(out)
+    starts = {e["name"]: e["ts"] * 1000 for e in doc["traceEvents"] if e["ph"] == "X" and e["name"].startswith("marker_")}
+    mono = {n: int(open(os.path.join(w, n + ".mono")).read()) for n in ("a", "b")}
+    want = mono["b"] - mono["a"]  # both read on this machine's real clock
+    got = starts["marker_b"] - starts["marker_a"]
+    # The peer's clock was placed within the sample's bound of the true shift...
+    check(abs(-mg["inputs"][1]["shift_ns"] - shift) <= mg["error_ns"], f"shift {mg['inputs'][1]['shift_ns']} ns "
+          f"for a true {shift} ns, bound {mg['error_ns']} ns")
+    # ...and so its events: within the bound plus the slack of each capture's own tick calibration (the same
+    # as for two processes of one host, case merge), though the peer's clock reads 34 h ahead.
+    check(abs(got - want) <= mg["error_ns"] + 200e3, f"marker distance {got} ns merged, {want} ns measured, "
+          f"bound {mg['error_ns']} ns")
+    # Two hosts and no sample between them: refused, nothing written.
+    real = os.path.join(w, "real")
+    os.makedirs(real)
+    subprocess.run([ARGS.two_processes, real], check=True, timeout=120)  # captures of this host, no sample
+    os.remove(out)
+    r = run_bounded(["merge", os.path.join(real, "a.strobe"), b, "-o", out])
+    check(r.returncode == 1 and "no clock-offset sample links them" in r.stderr and not os.path.exists(out), r.stderr)
+
+
 CASES = {k[5:]: v for k, v in globals().items() if k.startswith("case_")}
 
 
@@ -1792,6 +1933,7 @@ def main():
     ap.add_argument("--protoc", default="protoc")
     ap.add_argument("--zstd", default="zstd")
     ap.add_argument("--two-processes")
+    ap.add_argument("--clock-hosts")
     ap.add_argument("case", choices=sorted(CASES))
     ARGS = ap.parse_args()
     shutil.rmtree(ARGS.work, ignore_errors=True)

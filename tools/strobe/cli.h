@@ -36,6 +36,11 @@ int cmd_view(int argc, char **argv); /* cmd_view.c: needs libstrobe_server */
 int cmd_mcp(int argc, char **argv); /* cmd_mcp.c: the stdio MCP bridge */
 int cmd_tree(int argc, char **argv); /* cmd_tree.c: UI-tree snapshots */
 int cmd_merge(int argc, char **argv); /* cmd_merge.c: captures of several processes on one timeline */
+int cmd_clock_offset(int argc, char **argv); /* cmd_clock_offset.c: this host's clock against a peer server's */
+/* A server token from a file (cmd_mcp.c): 0, -1 when unreadable or empty, or STROBE__OPEN_NOT_REGULAR for a
+ * FIFO, device or directory (never waited on). Trailing newlines and spaces are dropped. */
+#define CLI_TOKEN_MAX 512
+int cli_read_token(const char *path, char out[CLI_TOKEN_MAX + 1]);
 /* Merges the captures paths[0..n) into out (docs/cli.md §merge), speaking as
  * `strobe CMD`; same_host vouches for captures without a boot id. Returns a
  * CLI_* exit code; nothing is left at out on failure. */

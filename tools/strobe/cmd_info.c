@@ -45,6 +45,8 @@ static void misuse_json(strobe__json *j, const strobe_misuse *m) {
 #undef MISUSE
 }
 
+static void hosts_json(strobe__json *j, strobe_capture *c);
+
 static void write_json(cli_output *o, info *x) {
   strobe_capture *c = x->in.cap;
   const strobe_capture_header *h = strobe_capture_query_header(c);
@@ -128,6 +130,7 @@ static void write_json(cli_output *o, info *x) {
   strobe__json_end(&j);
   cli_calls_json(&j, c);
 
+  hosts_json(&j, c);
   strobe__json_object(&j, "totals");
   strobe__json_uint(&j, "blocks", t.blocks);
   strobe__json_uint(&j, "events", t.events);
@@ -150,6 +153,101 @@ static void write_json(cli_output *o, info *x) {
   }
   strobe__json_end(&j);
   cli_output_json(o, &j);
+}
+
+/* >>hosts: clock-offset samples and, in a merged capture, how its inputs were aligned (docs/cli.md §merge). */
+static const char *alignment_name(uint32_t a) {
+  switch (a) {
+#define ALIGN(name, value, text) \
+  case value: return text;
+    STROBE_CAPTURE_ALIGNMENTS(ALIGN)
+#undef ALIGN
+  }
+  return "?";
+}
+
+static void hosts_json(strobe__json *j, strobe_capture *c) {
+  strobe_capture_clock_offsets co = strobe_capture_query_clock_offsets(c);
+  strobe__json_object(j, "clock_offsets");
+  strobe__json_uint(j, "replaced", co.replaced);
+  strobe__json_uint(j, "cut", co.cut);
+  strobe__json_array(j, "samples");
+  for (uint32_t i = 0; i < co.count; i++) {
+    const strobe_capture_clock_offset *s = &co.samples[i];
+    strobe__json_object(j, NULL);
+    strobe__json_str(j, "local_boot_id", s->local_boot_id);
+    strobe__json_str(j, "peer", s->sample.peer);
+    strobe__json_str(j, "peer_boot_id", s->sample.peer_boot_id);
+    strobe__json_int(j, "offset_ns", s->sample.offset_ns);
+    strobe__json_uint(j, "error_ns", s->sample.error_ns);
+    strobe__json_uint(j, "rtt_ns", s->sample.rtt_ns);
+    strobe__json_uint(j, "at_mono_ns", s->sample.at_mono_ns);
+    strobe__json_uint(j, "rounds", s->sample.rounds);
+    strobe__json_end(j);
+  }
+  strobe__json_end(j);
+  strobe__json_end(j);
+  const strobe_capture_merge *m = strobe_capture_query_merge(c);
+  if (!m) {
+    strobe__json_null(j, "merge");
+    return;
+  }
+  strobe__json_object(j, "merge");
+  strobe__json_uint(j, "error_ns", m->error_ns);
+  strobe__json_array(j, "inputs");
+  for (uint32_t i = 0; i < m->ninputs; i++) {
+    const strobe_capture_merge_input *in = &m->inputs[i];
+    strobe__json_object(j, NULL);
+    strobe__json_str(j, "process", in->process);
+    strobe__json_uint(j, "pid", in->pid);
+    strobe__json_str(j, "boot_id", in->boot_id[0] ? in->boot_id : NULL);
+    strobe__json_str(j, "alignment", alignment_name(in->alignment));
+    strobe__json_uint(j, "hops", in->hops);
+    strobe__json_int(j, "shift_ns", in->shift_ns);
+    strobe__json_uint(j, "error_ns", in->error_ns);
+    strobe__json_end(j);
+  }
+  strobe__json_end(j);
+  strobe__json_object(j, "not_merged");
+  for (uint32_t t = 0; t < STROBE_CAPTURE_REC_TYPES; t++)
+    if (m->not_merged[t]) strobe__json_uint(j, strobe_capture_record_type_name(t), m->not_merged[t]);
+  strobe__json_end(j);
+  strobe__json_end(j);
+}
+
+static void hosts_text(FILE *f, strobe_capture *c) {
+  strobe_capture_clock_offsets co = strobe_capture_query_clock_offsets(c);
+  if (co.count || co.replaced || co.cut) {
+    fprintf(f, "clock offsets %u sample%s of this host's clock against others'", co.count, co.count == 1 ? "" : "s");
+    if (co.replaced) fprintf(f, " (%llu older replaced by the writer)", (unsigned long long)co.replaced);
+    if (co.cut) fprintf(f, " (%llu more not kept by this reader)", (unsigned long long)co.cut);
+    fputc('\n', f);
+    for (uint32_t i = 0; i < co.count; i++) {
+      const strobe_clock_offset *s = &co.samples[i].sample;
+      fprintf(f, "  %s (boot %.8s) %+.3f ms +- %.3f ms from boot %.8s, round trip %.3f ms, best of %u, at %.3f s\n",
+              s->peer[0] ? s->peer : "?", s->peer_boot_id, (double)s->offset_ns / 1e6, (double)s->error_ns / 1e6,
+              co.samples[i].local_boot_id, (double)s->rtt_ns / 1e6, s->rounds, (double)s->at_mono_ns / 1e9);
+    }
+  }
+  const strobe_capture_merge *m = strobe_capture_query_merge(c);
+  if (!m) return;
+  fprintf(f, "merged      %u captures, each within %.3f ms of where it belongs\n", m->ninputs, (double)m->error_ns / 1e6);
+  for (uint32_t i = 0; i < m->ninputs; i++) {
+    const strobe_capture_merge_input *in = &m->inputs[i];
+    fprintf(f, "  %s pid %llu, boot %.8s: %s", in->process, (unsigned long long)in->pid,
+            in->boot_id[0] ? in->boot_id : "?", alignment_name(in->alignment));
+    if (in->alignment == STROBE_ALIGN_CLOCK_OFFSET)
+      fprintf(f, " (%u sample%s), shifted %+.3f ms +- %.3f ms", in->hops, in->hops == 1 ? "" : "s",
+              (double)in->shift_ns / 1e6, (double)in->error_ns / 1e6);
+    fputc('\n', f);
+  }
+  const char *sep = "not merged  ";
+  for (uint32_t t = 0; t < STROBE_CAPTURE_REC_TYPES; t++)
+    if (m->not_merged[t]) {
+      fprintf(f, "%s%llu %s", sep, (unsigned long long)m->not_merged[t], strobe_capture_record_type_name(t));
+      sep = ", ";
+    }
+  if (sep[0] == ',') fprintf(f, " records of the inputs (read them in the input captures)\n");
 }
 
 static void write_text(cli_output *o, info *x) {
@@ -214,6 +312,7 @@ static void write_text(cli_output *o, info *x) {
   fprintf(f, "unfinished  %llu scopes never ended (reported apart, never given an end)\n",
           (unsigned long long)t.unfinished);
   fprintf(f, "orphan ends %llu (their BEGIN predates the capture)\n", (unsigned long long)t.orphan_ends);
+  hosts_text(f, c);
   fprintf(f, "footer      %s\n", t.footer ? "present (clean stop)" : "missing");
   if (t.footer) {
     const char *msep = "misuse      ";

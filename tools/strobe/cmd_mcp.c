@@ -27,7 +27,7 @@
 
 #define CMD "mcp"
 #define MAX_RESPONSE (256u << 20) /* a report is at most a few MiB; this only bounds a runaway server */
-#define TOKEN_MAX 512
+#define TOKEN_MAX CLI_TOKEN_MAX
 
 static void help(void) {
   printf(
@@ -131,7 +131,7 @@ static void reply_error(const char *id, size_t idlen, int code, const char *mess
 
 /* Reads the token file; 0, -1 when unreadable or empty, or
  * STROBE__OPEN_NOT_REGULAR for a FIFO, device or directory (never waited on). */
-static int read_token(const char *path, char *out) {
+int cli_read_token(const char *path, char out[CLI_TOKEN_MAX + 1]) {
   int fd = strobe__open_regular(path);
   if (fd < 0) return fd == STROBE__OPEN_NOT_REGULAR ? fd : -1;
   FILE *f = fdopen(fd, "r");
@@ -175,7 +175,7 @@ int cmd_mcp(int argc, char **argv) {
   if (cli_http_parse_url(url, &u, &why)) return cli_usage_error(CMD, "bad --url: %s", why);
   char token[TOKEN_MAX + 1];
   if (token_file) {
-    int trc = read_token(token_file, token);
+    int trc = cli_read_token(token_file, token);
     if (trc == STROBE__OPEN_NOT_REGULAR) return cli_refuse_not_regular(CMD, token_file, "the token file must be a regular file");
     if (trc) {
       cli_error(CMD, "cannot read a token from %s", token_file);

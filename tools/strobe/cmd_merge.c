@@ -53,7 +53,18 @@ typedef struct merge_input {
   uint32_t thread_base;    /* its thread i is merged thread thread_base + i */
   uint32_t nthreads;
   const strobe_capture *cap; /* while it is being merged */
+  uint32_t alignment;      /* STROBE_ALIGN_* */
+  uint32_t hops;           /* clock-offset samples chained to reach the reference clock */
+  int64_t shift_ns;        /* its CLOCK_MONOTONIC + shift_ns = the merged clock */
+  uint64_t error_ns;       /* the bound of that shift */
 } merge_input;
+
+/* Every input's clock-offset samples, with the host that took each (strobe.h >>hosts). */
+typedef struct offset_pool {
+  strobe_capture_clock_offset *s;
+  uint32_t n, cap;
+  uint64_t replaced;
+} offset_pool;
 
 typedef struct merger {
   strobe__writer *w;
@@ -61,7 +72,7 @@ typedef struct merger {
   char *labels[MAX_LABELS + 1]; /* merged label id -> text */
   uint32_t nlabels;
   uint64_t end_ns;
-  uint64_t not_merged_device, not_merged_trees, not_merged_ops;
+  uint64_t not_merged[STROBE_CAPTURE_REC_TYPES]; /* by record type: counted in the MERGE block */
   strobe_misuse misuse;
 } merger;
 
@@ -80,7 +91,7 @@ static uint32_t label_of(merger *m, const char *text) {
 
 /* A time of input `in` on the merged clock: CLOCK_MONOTONIC nanoseconds. */
 static uint64_t mono_ns(const merge_input *in, double time_ns) {
-  double t = (double)in->h.epoch_mono_ns + time_ns;
+  double t = (double)in->h.epoch_mono_ns + (double)in->shift_ns + time_ns;
   return t <= 0 ? 0 : (uint64_t)llround(t);
 }
 
@@ -209,8 +220,8 @@ static int merge_record(merger *m, merge_input *in, uint32_t input, const strobe
       return 0;
     }
     case STROBE_REC_THREAD_END: strobe__writer_thread_end(m->w, thread); return 0;
-    case STROBE_REC_BEGIN: put(&b, ts, STROBE__EV_BEGIN, site_of(in, r->site)); break;
-    case STROBE_REC_END: put(&b, ts, r->unwound ? STROBE__EV_UNWOUND : STROBE__EV_END, site_of(in, r->site)); break;
+    case STROBE_REC_BEGIN: put(&b, ts, STROBE__EV_BEGIN, site_of(in, r->site)); goto merged;
+    case STROBE_REC_END: put(&b, ts, r->unwound ? STROBE__EV_UNWOUND : STROBE__EV_END, site_of(in, r->site)); goto merged;
     case STROBE_REC_VALUE:
     case STROBE_REC_COUNTER:
     case STROBE_REC_GAUGE:
@@ -218,35 +229,31 @@ static int merge_record(merger *m, merge_input *in, uint32_t input, const strobe
                                                                                                    : STROBE__EV_GAUGE,
           site_of(in, r->site));
       put(&b, f64_bits(r->value), STROBE__EV_PAYLOAD, 0);
-      break;
-    case STROBE_REC_FRAME: put(&b, ts, STROBE__EV_FRAME, site_of(in, r->site)); break;
+      goto merged;
+    case STROBE_REC_FRAME: put(&b, ts, STROBE__EV_FRAME, site_of(in, r->site)); goto merged;
     case STROBE_REC_CUMULATIVE:
       put(&b, ts, STROBE__EV_CUMULATIVE, site_of(in, r->site));
       put(&b, r->count, STROBE__EV_PAYLOAD, 0);
       put(&b, span_ns(r->total_ns), STROBE__EV_PAYLOAD, 0);
       put(&b, span_ns(r->min_ns), STROBE__EV_PAYLOAD, 0);
       put(&b, span_ns(r->max_ns), STROBE__EV_PAYLOAD, 0);
-      break;
+      goto merged;
     case STROBE_REC_LOST:
-      if (r->lost > UINT32_MAX) return 1;
+      if (r->lost > UINT32_MAX) break;
       put(&b, ts, STROBE__EV_LOST | r->depth << 8, (uint32_t)r->lost);
-      break;
-    case STROBE_REC_ELEMENT: put(&b, r->element, STROBE__EV_ELEMENT, site_of(in, r->site)); break;
+      goto merged;
+    case STROBE_REC_ELEMENT: put(&b, r->element, STROBE__EV_ELEMENT, site_of(in, r->site)); goto merged;
     case STROBE_REC_OP_BEGIN:
     case STROBE_REC_OP_END:
     case STROBE_REC_OP_TAKE:
     case STROBE_REC_OP_RESUME:
-      if (op_events(m, in, input, r, ts, &b)) {
-        m->not_merged_ops++;
-        return 1;
-      }
-      break;
-    case STROBE_REC_CLOCK_PAIR:
-    case STROBE_REC_GPU_SPAN:
-    case STROBE_REC_GPU_MARK: m->not_merged_device++; return 1;
-    case STROBE_REC_TREE: m->not_merged_trees++; return 1;
-    default: return 1;
+      if (op_events(m, in, input, r, ts, &b)) break;
+      goto merged;
+    default: break;
   }
+  if (r->type < STROBE_CAPTURE_REC_TYPES) m->not_merged[r->type]++;
+  return 1;
+merged:
   if (ts > m->end_ns) m->end_ns = ts;
   strobe__writer_events(m->w, thread, b.ev, b.n);
   return 0;
@@ -254,7 +261,7 @@ static int merge_record(merger *m, merge_input *in, uint32_t input, const strobe
 
 /* The process label of a capture: the one its operations handed across
  * processes carry, else pid_<pid>. Reads it once through. */
-static int scan_input(merge_input *in, const char *cmd, int quiet) {
+static int scan_input(merge_input *in, offset_pool *pool, const char *cmd, int quiet) {
   cli_input ci;
   int rc = cli_open(&ci, cmd, in->path, quiet);
   if (rc) return rc;
@@ -268,8 +275,102 @@ static int scan_input(merge_input *in, const char *cmd, int quiet) {
       found = 1;
     }
   rc = cli_finish_read(&ci);
+  strobe_capture_clock_offsets co = strobe_capture_query_clock_offsets(ci.cap);
+  pool->replaced += co.replaced + co.cut;
+  if (!rc && co.count) {
+    if (pool->n + co.count > pool->cap) {
+      uint32_t cap = pool->n + co.count + 64;
+      strobe_capture_clock_offset *grown = realloc(pool->s, cap * sizeof *grown);
+      if (!grown) {
+        cli_error(cmd, "out of memory for %s's clock offsets", in->path);
+        rc = CLI_FAIL;
+      } else {
+        pool->s = grown, pool->cap = cap;
+      }
+    }
+    if (!rc) {
+      memcpy(pool->s + pool->n, co.samples, co.count * sizeof *co.samples);
+      pool->n += co.count;
+    }
+  }
   cli_close(&ci);
   return rc;
+}
+
+/* >>alignment: every input placed on the first input's clock (docs/sessions.md §Across hosts). Inputs of
+ * one boot share CLOCK_MONOTONIC (shift 0 between them, exact); another boot's shift comes from the
+ * clock-offset samples of any input, chained from the reference boot through the samples whose bounds add up
+ * to the least (a sample links its two boots both ways). Returns 0, or prints why and returns CLI_FAIL. */
+static int align_inputs(const char *cmd, merge_input *in, int n, const offset_pool *pool, int same_host) {
+  const char *boots[MAX_INPUTS];
+  int64_t shift[MAX_INPUTS];
+  uint64_t err[MAX_INPUTS];
+  uint32_t hops[MAX_INPUTS];
+  int nb = 0, ref = -1;
+  for (int i = 0; i < n; i++) {
+    if (!in[i].h.boot_id[0]) {
+      if (same_host) { /* the caller vouches for it: the reference boot's clock */
+        in[i].alignment = STROBE_ALIGN_VOUCHED;
+        continue;
+      }
+      cli_error(cmd, "%s has no boot id (written before strobe recorded one, or by a tool): its clock cannot be "
+                "shown to be the others' (--same-host vouches for it)", in[i].path);
+      return CLI_FAIL;
+    }
+    if (ref < 0) ref = i;
+    int k = 0;
+    while (k < nb && strcmp(boots[k], in[i].h.boot_id)) k++;
+    if (k == nb) boots[nb] = in[i].h.boot_id, err[nb] = UINT64_MAX, shift[nb] = 0, hops[nb] = 0, nb++;
+  }
+  if (nb == 0) return 0; /* every input vouched for: one clock */
+  err[0] = 0; /* boots[0] is the reference input's */
+  for (int round = 0; round < nb; round++) { /* relax along the samples until nothing improves */
+    int changed = 0;
+    for (uint32_t k = 0; k < pool->n; k++) {
+      const strobe_capture_clock_offset *o = &pool->s[k];
+      int l = -1, p = -1;
+      for (int b = 0; b < nb; b++) {
+        if (!strcmp(boots[b], o->local_boot_id)) l = b;
+        if (!strcmp(boots[b], o->sample.peer_boot_id)) p = b;
+      }
+      if (l < 0 || p < 0 || l == p) continue;
+      /* peer's clock = local's + offset: a peer time t is local time t - offset */
+      if (err[l] != UINT64_MAX && err[l] + o->sample.error_ns < err[p]) {
+        err[p] = err[l] + o->sample.error_ns, shift[p] = shift[l] - o->sample.offset_ns, hops[p] = hops[l] + 1;
+        changed = 1;
+      }
+      if (err[p] != UINT64_MAX && err[p] + o->sample.error_ns < err[l]) {
+        err[l] = err[p] + o->sample.error_ns, shift[l] = shift[p] + o->sample.offset_ns, hops[l] = hops[p] + 1;
+        changed = 1;
+      }
+    }
+    if (!changed) break;
+  }
+  for (int i = 0; i < n; i++) {
+    if (!in[i].h.boot_id[0]) continue;
+    int b = 0;
+    while (strcmp(boots[b], in[i].h.boot_id)) b++;
+    if (err[b] == UINT64_MAX) {
+      cli_error(cmd, "%s (boot %.8s) and %s (boot %.8s) come from different hosts or boots, and no clock-offset "
+                "sample links them: their monotonic clocks cannot be aligned. Take one while both run "
+                "(strobe clock-offset, or POST /api/clock; docs/sessions.md §Across hosts) and record again",
+                in[ref].path, in[ref].h.boot_id, in[i].path, in[i].h.boot_id);
+      return CLI_FAIL;
+    }
+    in[i].alignment = i == ref ? STROBE_ALIGN_REFERENCE : b == 0 ? STROBE_ALIGN_SAME_BOOT : STROBE_ALIGN_CLOCK_OFFSET;
+    in[i].shift_ns = shift[b], in[i].error_ns = err[b], in[i].hops = hops[b];
+  }
+  return 0;
+}
+
+static const char *alignment_text(uint32_t a) {
+  switch (a) {
+#define ALIGN(name, value, text) \
+  case value: return text;
+    STROBE_CAPTURE_ALIGNMENTS(ALIGN)
+#undef ALIGN
+  }
+  return "?";
 }
 
 /* Refuses an output that is one of the inputs (the same file under any name). */
@@ -316,43 +417,42 @@ int cli_merge_files(const char *cmd, const char *const *paths, int n, const char
       if (same_file(in[i].path, in[k].path))
         return cli_usage_error(cmd, "%s and %s are the same capture: merge it once", in[k].path, in[i].path);
   }
+  offset_pool pool = {0};
   for (int i = 0; i < n; i++) {
-    int rc = scan_input(&in[i], cmd, quiet);
-    if (rc) return rc;
-  }
-  /* One host, one boot: one CLOCK_MONOTONIC, so times align exactly. */
-  const char *boot = NULL, *boot_path = NULL;
-  for (int i = 0; i < n; i++) {
-    if (!in[i].h.boot_id[0] && same_host) continue; /* the caller vouches for it */
-    if (!in[i].h.boot_id[0]) {
-      cli_error(cmd, "%s has no boot id (written before strobe recorded one, or by a tool): its clock cannot be "
-                "shown to be the others' (--same-host vouches for it)", in[i].path);
-      return CLI_FAIL;
+    int rc = scan_input(&in[i], &pool, cmd, quiet);
+    if (rc) {
+      free(pool.s);
+      return rc;
     }
-    if (boot && strcmp(in[i].h.boot_id, boot)) {
-      cli_error(cmd, "%s and %s come from different hosts or boots (boot ids %s and %s): their monotonic clocks "
-                "are not one clock, and merging across hosts (clock offsets) is not supported yet",
-                boot_path, in[i].path, boot, in[i].h.boot_id);
-      return CLI_FAIL;
-    }
-    boot = in[i].h.boot_id, boot_path = in[i].path;
   }
+  int rc0 = align_inputs(cmd, in, n, &pool, same_host);
+  if (rc0) {
+    free(pool.s);
+    return rc0;
+  }
+  /* The merged clock counts from the earliest input epoch; shifts move so that none is negative. */
+  int64_t low = INT64_MAX;
+  for (int i = 0; i < n; i++)
+    if ((int64_t)in[i].h.epoch_mono_ns + in[i].shift_ns < low) low = (int64_t)in[i].h.epoch_mono_ns + in[i].shift_ns;
+  if (low < 0)
+    for (int i = 0; i < n; i++) in[i].shift_ns -= low;
   uint64_t epoch = UINT64_MAX, start = UINT64_MAX;
   for (int i = 0; i < n; i++) {
-    if (in[i].h.epoch_mono_ns < epoch) epoch = in[i].h.epoch_mono_ns;
+    if (in[i].h.epoch_mono_ns + (uint64_t)in[i].shift_ns < epoch) epoch = in[i].h.epoch_mono_ns + (uint64_t)in[i].shift_ns;
     uint64_t s = mono_ns(&in[i], ((double)(int64_t)(in[i].h.start_ticks - in[i].h.epoch_ticks)) * in[i].h.ns_per_tick);
     if (s < start) start = s;
   }
   FILE *f = fopen(out, "wb");
   if (!f) {
     cli_error(cmd, "cannot write %s: %s", out, strerror(errno));
+    free(pool.s);
     return CLI_OUTPUT;
   }
   /* The wall-clock anchor (docs/capture-format.md, tag 30) of the first input that has one, moved to the
-   * merged epoch: the inputs share one monotonic clock. 0 (none) when no input has one. */
+   * merged epoch: its shift puts it on the merged clock. 0 (none) when no input has one. */
   uint64_t unix0 = 0;
   for (int i = 0; i < n && !unix0; i++)
-    if (in[i].h.epoch_unix_ns) unix0 = in[i].h.epoch_unix_ns - (in[i].h.epoch_mono_ns - epoch);
+    if (in[i].h.epoch_unix_ns) unix0 = in[i].h.epoch_unix_ns - (in[i].h.epoch_mono_ns + (uint64_t)in[i].shift_ns - epoch);
   strobe__header_facts facts = {{"monotonic", 1, 1.0, epoch, epoch}, start, in[0].h.arch, 0, in[0].h.pid, 0, 0, 0,
                                 unix0};
   strobe__writer_desc wd = {"file", 100, 3, 0.0, 0.0, sink, f, &facts};
@@ -360,6 +460,7 @@ int cli_merge_files(const char *cmd, const char *const *paths, int n, const char
   int rc = strobe__writer_create(&wd, &m.w);
   if (rc) {
     cli_error(cmd, "cannot start %s: %s", out, strobe_strerror(rc));
+    free(pool.s);
     fclose(f);
     remove(out);
     return CLI_OUTPUT;
@@ -388,6 +489,22 @@ int cli_merge_files(const char *cmd, const char *const *paths, int n, const char
     cli_close(&ci);
     in[i].cap = NULL;
   }
+  /* How each input was placed and what could not be carried (MERGE), and the samples that placed them. */
+  strobe_capture_merge mb;
+  memset(&mb, 0, sizeof mb);
+  mb.ninputs = (uint32_t)n;
+  for (int i = 0; i < n; i++) {
+    strobe_capture_merge_input *mi = &mb.inputs[i];
+    snprintf(mi->process, sizeof mi->process, "%s", in[i].process);
+    memcpy(mi->boot_id, in[i].h.boot_id, sizeof mi->boot_id);
+    mi->pid = in[i].h.pid, mi->alignment = in[i].alignment, mi->hops = in[i].hops;
+    mi->shift_ns = in[i].shift_ns, mi->error_ns = in[i].error_ns;
+    if (mi->error_ns > mb.error_ns) mb.error_ns = mi->error_ns;
+  }
+  memcpy(mb.not_merged, m.not_merged, sizeof mb.not_merged);
+  strobe__writer_merge(m.w, &mb);
+  strobe__writer_clock_offsets(m.w, pool.s, pool.n, pool.replaced);
+  free(pool.s);
   rc = strobe__writer_finish(m.w, m.end_ns, &m.misuse);
   strobe__writer_destroy(m.w);
   if (fclose(f) || rc) {
@@ -401,15 +518,28 @@ int cli_merge_files(const char *cmd, const char *const *paths, int n, const char
     return status;
   }
   if (!quiet) {
-    printf("merged %d captures (", n);
-    for (int i = 0; i < n; i++) printf("%s%s pid %llu", i ? ", " : "", in[i].process, (unsigned long long)in[i].h.pid);
-    printf(") into %s: %llu records, %u threads, one clock (CLOCK_MONOTONIC of boot %.8s)\n", out,
-           (unsigned long long)records, m.next_thread, boot ? boot : "vouched for by --same-host");
+    printf("merged %d captures into %s: %llu records, %u threads, each within %.3f ms of where it belongs\n", n, out,
+           (unsigned long long)records, m.next_thread, (double)mb.error_ns / 1e6);
+    for (int i = 0; i < n; i++) {
+      printf("  %s pid %llu, boot %.8s: %s", in[i].process, (unsigned long long)in[i].h.pid,
+             in[i].h.boot_id[0] ? in[i].h.boot_id : "?", alignment_text(in[i].alignment));
+      if (in[i].alignment == STROBE_ALIGN_REFERENCE || in[i].alignment == STROBE_ALIGN_SAME_BOOT)
+        printf(" (one CLOCK_MONOTONIC: exact)");
+      else if (in[i].alignment == STROBE_ALIGN_CLOCK_OFFSET)
+        printf(" (%u clock-offset sample%s): shifted %+.3f ms +- %.3f ms", in[i].hops, in[i].hops == 1 ? "" : "s",
+               (double)in[i].shift_ns / 1e6, (double)in[i].error_ns / 1e6);
+      putchar('\n');
+    }
   }
-  if (skipped) /* what the merge cut, said even with --quiet */
-    cli_error(cmd, "not merged: %llu GPU device records, %llu UI-tree snapshots, %llu other records (their blocks "
-              "are not re-encoded yet: read them in the input captures)",
-              (unsigned long long)m.not_merged_device, (unsigned long long)m.not_merged_trees,
-              (unsigned long long)(skipped - m.not_merged_device - m.not_merged_trees));
+  if (skipped) { /* what the merge cut, said even with --quiet, and counted in the merged capture (MERGE) */
+    fprintf(stderr, "strobe %s: not merged (counted in %s, shown by strobe info):", cmd, out);
+    const char *sep = " ";
+    for (uint32_t t = 0; t < STROBE_CAPTURE_REC_TYPES; t++)
+      if (mb.not_merged[t]) {
+        fprintf(stderr, "%s%llu %s", sep, (unsigned long long)mb.not_merged[t], strobe_capture_record_type_name(t));
+        sep = ", ";
+      }
+    fputc('\n', stderr);
+  }
   return CLI_OK;
 }

@@ -32,7 +32,8 @@ static const subcommand g_commands[] = {
     {"export", cmd_export, "write Chrome Trace Event JSON, speedscope JSON, folded stacks or CSV; attachments as files"},
     {"mcp", cmd_mcp, "stdio bridge to an application's MCP endpoint: strobe mcp --url URL --token-file FILE"},
     {"view", cmd_view, "open a capture (or two, to diff) in the web viewer on 127.0.0.1"},
-    {"merge", cmd_merge, "put the processes of several captures of one host side by side on one timeline (-o OUT)"},
+    {"merge", cmd_merge, "put the processes of several captures side by side on one timeline, aligned (-o OUT)"},
+    {"clock-offset", cmd_clock_offset, "measure this host's clock against a peer server's (NTP-style), or have a server keep it"},
 };
 #define N_COMMANDS (sizeof g_commands / sizeof g_commands[0])
 
