@@ -765,6 +765,20 @@ def case_gpu():
     check(passes == {"main": 20, "filter_group": 20}, f"passes {passes}")
     text, _ = run("report", g)
     check("queue backlog" in text and "polling latency" in text and "1 of 20 frames" in text, text[-2500:])
+    # strobe merge carries GPU spans, frame instants and calibration pairs (docs/cli.md §merge): the
+    # merged capture's GPU frames are the input's, to the nanosecond, its lanes named after the process.
+    merged = os.path.join(ARGS.work, "gpu_merged.strobe")
+    run("merge", "--same-host", g, capture("base"), "-o", merged, "--quiet")
+    mj, _ = run_json("report", merged)
+    mg = mj["gpu"]
+    for key in ("frames", "spans", "calibration_pairs", "spans_unmapped", "queue_backlog", "polling_latency", "gpu_time",
+                "order", "passes"):
+        check(mg[key] == gp[key], f"merged gpu {key}: {mg[key]} vs the input's {gp[key]}")
+    check([(l["domain"], l["queue"], l["spans"]) for l in mg["lanes"]] == [("pid_4242/gpu0", "pid_4242/graphics", 40)],
+          f"merged lanes {mg['lanes']}")
+    mi, _ = run_json("info", merged)
+    check(not any(k.startswith("gpu") or k == "clock_pair" for k in mi["merge"]["not_merged"]),
+          f"nothing GPU left behind: {mi['merge']['not_merged']}")
     # Without GPU data: null, and said, never zeros.
     base = capture("base")
     check(run_json("report", base)[0]["gpu"] is None, "no GPU data: gpu is null")
@@ -1697,7 +1711,8 @@ def case_merge():
     subprocess.run([ARGS.two_processes, w], check=True, timeout=120)
     a, b, out = os.path.join(w, "a.strobe"), os.path.join(w, "b.strobe"), os.path.join(w, "all.strobe")
     stdout, _ = run("merge", a, b, "-o", out)
-    check("screen" in stdout and "sender" in stdout and "one clock" in stdout, f"merge summary: {stdout}")
+    check("screen" in stdout and "sender" in stdout and "same boot (one CLOCK_MONOTONIC: exact)" in stdout
+          and "within 0.000 ms" in stdout, f"merge summary: {stdout}")
     doc, threads = chrome_events(out)
     names = set(threads.values())
     check({"screen/main", "sender/main"} <= names, f"merged threads {sorted(names)}")

@@ -44,6 +44,8 @@ int cli_read_token(const char *path, char out[CLI_TOKEN_MAX + 1]);
 /* Merges the captures paths[0..n) into out (docs/cli.md §merge), speaking as
  * `strobe CMD`; same_host vouches for captures without a boot id. Returns a
  * CLI_* exit code; nothing is left at out on failure. */
+/* How strobe merge placed an input (STROBE_CAPTURE_ALIGNMENTS' text), "?" past them (cmd_merge.c). */
+const char *cli_alignment_name(uint32_t alignment);
 int cli_merge_files(const char *cmd, const char *const *paths, int n, const char *out, int same_host, int quiet);
 int cmd_calls(int argc, char **argv); /* cmd_calls.c: deep captures and their replay status */
 /* `strobe diff FILE --frames N M` (frame_diff.c); thread NULL: the first that marks frames. */

@@ -156,16 +156,6 @@ static void write_json(cli_output *o, info *x) {
 }
 
 /* >>hosts: clock-offset samples and, in a merged capture, how its inputs were aligned (docs/cli.md §merge). */
-static const char *alignment_name(uint32_t a) {
-  switch (a) {
-#define ALIGN(name, value, text) \
-  case value: return text;
-    STROBE_CAPTURE_ALIGNMENTS(ALIGN)
-#undef ALIGN
-  }
-  return "?";
-}
-
 static void hosts_json(strobe__json *j, strobe_capture *c) {
   strobe_capture_clock_offsets co = strobe_capture_query_clock_offsets(c);
   strobe__json_object(j, "clock_offsets");
@@ -201,7 +191,7 @@ static void hosts_json(strobe__json *j, strobe_capture *c) {
     strobe__json_str(j, "process", in->process);
     strobe__json_uint(j, "pid", in->pid);
     strobe__json_str(j, "boot_id", in->boot_id[0] ? in->boot_id : NULL);
-    strobe__json_str(j, "alignment", alignment_name(in->alignment));
+    strobe__json_str(j, "alignment", cli_alignment_name(in->alignment));
     strobe__json_uint(j, "hops", in->hops);
     strobe__json_int(j, "shift_ns", in->shift_ns);
     strobe__json_uint(j, "error_ns", in->error_ns);
@@ -235,7 +225,7 @@ static void hosts_text(FILE *f, strobe_capture *c) {
   for (uint32_t i = 0; i < m->ninputs; i++) {
     const strobe_capture_merge_input *in = &m->inputs[i];
     fprintf(f, "  %s pid %llu, boot %.8s: %s", in->process, (unsigned long long)in->pid,
-            in->boot_id[0] ? in->boot_id : "?", alignment_name(in->alignment));
+            in->boot_id[0] ? in->boot_id : "?", cli_alignment_name(in->alignment));
     if (in->alignment == STROBE_ALIGN_CLOCK_OFFSET)
       fprintf(f, " (%u sample%s), shifted %+.3f ms +- %.3f ms", in->hops, in->hops == 1 ? "" : "s",
               (double)in->shift_ns / 1e6, (double)in->error_ns / 1e6);

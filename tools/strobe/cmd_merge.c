@@ -10,10 +10,15 @@
  * writer, and both sides of an operation handed between processes are kept,
  * joinable by origin collector and operation id.
  *
+ * Captures of other boots are placed through clock-offset samples
+ * (docs/sessions.md §Across hosts; >>alignment); GPU and producer records
+ * are carried with their domains and lanes named after their process.
+ *
  * Must never: write over one of its inputs, wait on a FIFO, merge captures
- * whose clocks it cannot align (another host or boot, or no boot id) without
- * saying so and stopping, or drop a record without counting it (GPU device
- * records and UI-tree snapshots are not re-encoded yet: counted and named).
+ * whose clocks it cannot align (another boot no sample links, or no boot id)
+ * without saying so and stopping, or drop a record without counting it
+ * (UI-tree snapshots, samples, attachments and deep captures are not
+ * re-encoded yet: counted by type in the MERGE block and named).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -203,6 +208,64 @@ static void merge_site(merger *m, merge_input *in, uint32_t id) {
 
 static uint32_t site_of(const merge_input *in, uint32_t id) { return id < in->nsites ? in->sites[id] : 0; }
 
+/* A label naming one input's clock domain or lane, kept apart from another process's of the same name. */
+static uint32_t own_label(merger *m, const merge_input *in, const char *name) {
+  if (!name || !name[0]) return 0;
+  char text[256];
+  snprintf(text, sizeof text, "%s/%s", in->process, name);
+  return label_of(m, text);
+}
+
+/* A clock-domain pair, GPU span, frame instant or producer span as the GPU event it was written from
+ * (docs/capture-format.md, DEVICE): host ticks become merged ns, device ticks stay the device's (its pairs,
+ * carried too, map them), domains and lanes are named after their process. 0, or -1 when a label could not
+ * be defined (counted). */
+static int device_events(merger *m, merge_input *in, const strobe_capture_record *r, uint64_t ts, batch *b) {
+  const strobe_capture_device *d = r->device;
+  uint64_t w[STROBE__GPUEV_MAX_SLOTS] = {0};
+  uint32_t x[STROBE__GPUEV_MAX_SLOTS] = {0};
+  uint32_t sub, n;
+  switch (r->type) {
+    case STROBE_REC_CLOCK_PAIR:
+      w[0] = d->device_ticks, x[0] = own_label(m, in, d->domain);
+      w[1] = mono_ns(in, strobe_capture_ticks_to_ns(in->cap, d->host_before));
+      w[2] = f64_bits(d->ticks_per_second);
+      ts = mono_ns(in, strobe_capture_ticks_to_ns(in->cap, d->host_after));
+      if (!x[0]) return -1;
+      sub = STROBE__GPUEV_PAIR, n = 3;
+      break;
+    case STROBE_REC_GPU_SPAN:
+      w[0] = d->device_begin, x[0] = own_label(m, in, d->domain);
+      w[1] = d->device_end, x[1] = own_label(m, in, d->queue);
+      w[2] = d->frame_id, x[2] = site_of(in, r->site);
+      x[3] = label_of(m, d->pass);
+      if (!x[0] || !x[1] || !x[2]) return -1;
+      sub = STROBE__GPUEV_SPAN, n = 4;
+      break;
+    case STROBE_REC_GPU_MARK:
+      w[0] = d->frame_id, x[0] = d->instant;
+      sub = STROBE__GPUEV_MARK, n = 1;
+      break;
+    case STROBE_REC_LANE_SPAN:
+      x[0] = d->domain && d->domain[0] ? own_label(m, in, d->domain) : 0;
+      if (x[0]) { /* a device domain's ticks: its pairs map them */
+        w[0] = d->device_begin, w[1] = d->device_end;
+      } else { /* host ticks: onto the merged clock like every host time */
+        w[0] = mono_ns(in, strobe_capture_ticks_to_ns(in->cap, d->device_begin));
+        w[1] = mono_ns(in, strobe_capture_ticks_to_ns(in->cap, d->device_end));
+        if (w[1] < w[0]) w[1] = w[0];
+      }
+      x[1] = own_label(m, in, d->queue), x[2] = site_of(in, r->site);
+      if (!x[1] || !x[2] || (d->domain && d->domain[0] && !x[0])) return -1;
+      sub = STROBE__GPUEV_LANE_SPAN, n = 3;
+      break;
+    default: return -1;
+  }
+  put(b, ts, STROBE__EV_GPU, sub | n << 8);
+  for (uint32_t i = 0; i < n; i++) put(b, w[i], STROBE__EV_PAYLOAD, x[i]);
+  return 0;
+}
+
 /* One record of input `in` into the merged capture. Returns 0, or 1 when it was not merged (counted). */
 static int merge_record(merger *m, merge_input *in, uint32_t input, const strobe_capture_record *r) {
   uint32_t thread = in->thread_base + r->thread;
@@ -248,6 +311,12 @@ static int merge_record(merger *m, merge_input *in, uint32_t input, const strobe
     case STROBE_REC_OP_TAKE:
     case STROBE_REC_OP_RESUME:
       if (op_events(m, in, input, r, ts, &b)) break;
+      goto merged;
+    case STROBE_REC_CLOCK_PAIR:
+    case STROBE_REC_GPU_SPAN:
+    case STROBE_REC_GPU_MARK:
+    case STROBE_REC_LANE_SPAN:
+      if (!r->device || device_events(m, in, r, ts, &b)) break;
       goto merged;
     default: break;
   }
@@ -363,7 +432,7 @@ static int align_inputs(const char *cmd, merge_input *in, int n, const offset_po
   return 0;
 }
 
-static const char *alignment_text(uint32_t a) {
+const char *cli_alignment_name(uint32_t a) {
   switch (a) {
 #define ALIGN(name, value, text) \
   case value: return text;
@@ -522,7 +591,7 @@ int cli_merge_files(const char *cmd, const char *const *paths, int n, const char
            (unsigned long long)records, m.next_thread, (double)mb.error_ns / 1e6);
     for (int i = 0; i < n; i++) {
       printf("  %s pid %llu, boot %.8s: %s", in[i].process, (unsigned long long)in[i].h.pid,
-             in[i].h.boot_id[0] ? in[i].h.boot_id : "?", alignment_text(in[i].alignment));
+             in[i].h.boot_id[0] ? in[i].h.boot_id : "?", cli_alignment_name(in[i].alignment));
       if (in[i].alignment == STROBE_ALIGN_REFERENCE || in[i].alignment == STROBE_ALIGN_SAME_BOOT)
         printf(" (one CLOCK_MONOTONIC: exact)");
       else if (in[i].alignment == STROBE_ALIGN_CLOCK_OFFSET)
