@@ -517,6 +517,7 @@ static void footprint_record(void) {
 
 static void *drain_main(void *arg) {
   (void)arg;
+  strobe__sampler_quiet_thread();
   uint32_t interval = strobe_query_desc().drain_interval_ms;
   for (;;) {
     drain_lock();

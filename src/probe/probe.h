@@ -195,6 +195,10 @@ typedef void (*strobe__sample_sink)(void *ctx, const strobe__cpu_sample *s, size
  * buffers. `final` hands everything. `deliver` 0 reads and drops (nobody
  * records). The drain thread only: it names functions (symbols.c). */
 void strobe__sampler_poll(int deliver, int final, strobe__sample_sink sink, void *ctx);
+/* The calling thread is one of Strobe's own (the drain thread): the sampler
+ * samples it but records none of its context switches (it records no scope
+ * to split, and it switches at every pass). */
+void strobe__sampler_quiet_thread(void);
 /* One past the largest function id given out; a function's name and object
  * path ("" when none), owned by the sampler for the life of the process.
  * Returns 1 (named by a symbol), 0 (unresolved: "?? object"), -1 (no such id). */

@@ -55,6 +55,7 @@
 #define MAX_FUNCTIONS 65536u
 #define FUNC_SLOTS (2u * MAX_FUNCTIONS)
 #define MAX_PENDING 262144u           /* records held between passes; past it the oldest are delivered early */
+#define POLL_NS 10000000ull           /* the buffers are read at most every 10 ms (drain passes come every 2) */
 
 typedef struct cpu_buf {
   int leader;      /* fd whose buffer this is */
@@ -87,7 +88,28 @@ static uint32_t g_nips, g_cap_ips;
 static int g_flush_all;              /* stop read the buffers: deliver every pending record at the next poll */
 static uint32_t g_pid;               /* this process: records of others are dropped */
 
+#define MAX_QUIET 4u
+static uint64_t g_quiet[MAX_QUIET];  /* Strobe's own threads (the drain): their switches are not recorded */
+static uint32_t g_nquiet;
+
 static uint64_t g_samples, g_switches, g_lost, g_frames_cut, g_addresses_cut; /* atomic (relaxed) */
+static uint64_t g_polled_ns;                                                  /* under the drain lock: the last read */
+
+/* 1 for a thread of Strobe's own (strobe__sampler_quiet_thread). Under g_lock. */
+static int quiet(uint64_t tid) {
+  for (uint32_t i = 0; i < g_nquiet; i++)
+    if (g_quiet[i] == tid) return 1;
+  return 0;
+}
+
+void strobe__sampler_quiet_thread(void) {
+#ifdef __linux__
+  uint64_t tid = (uint64_t)syscall(SYS_gettid);
+  strobe__mutex_lock(&g_lock);
+  if (g_nquiet < MAX_QUIET && !quiet(tid)) g_quiet[g_nquiet++] = tid;
+  strobe__mutex_unlock(&g_lock);
+#endif
+}
 static uint32_t g_naddr, g_nfunc, g_nunresolved;                              /* atomic (relaxed) */
 
 /* >>functions: the address table maps each code address met to the
@@ -348,12 +370,13 @@ static int start_locked(const strobe_sampler_desc *d) {
   attr.sample_id_all = 1;
   attr.use_clockid = 1;
   attr.clockid = CLOCK_MONOTONIC; /* converted to ticks with strobe_clock_ticks_from_mono_ns */
-  attr.context_switch = d->no_switches ? 0 : 1;
   attr.sample_max_stack = STROBE_SAMPLE_MAX_FRAMES + 1; /* + the PERF_CONTEXT_USER marker */
 
   for (uint32_t c = 0; c < ncpu; c++) {
     int leader = -1;
     for (uint32_t t = 0; t < ntid; t++) {
+      /* Strobe's own threads (the drain) are sampled, their switches not recorded. */
+      attr.context_switch = d->no_switches || quiet((uint64_t)tids[t]) ? 0 : 1;
       long fd = open_event(&attr, tids[t], cpus[c]);
       if (fd < 0 && errno == EINVAL && attr.inherit_thread) { /* kernels before 5.13: records of children are dropped */
         attr.inherit_thread = 0;
@@ -462,6 +485,7 @@ static void take_record(const uint8_t *rec, uint32_t size) {
   r.mono_ns = u64_at(p + 8);
   p += 16;
   if (h.type == PERF_RECORD_SWITCH) {
+    if (quiet(tid)) return; /* a Strobe thread begun after the sampler, whose events it inherited */
     r.kind = h.misc & PERF_RECORD_MISC_SWITCH_OUT ? STROBE__SAMPLE_SWITCH_OUT : STROBE__SAMPLE_SWITCH_IN;
     if (h.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) r.flags |= STROBE__SAMPLE_PREEMPTED;
     __atomic_fetch_add(&g_switches, 1, __ATOMIC_RELAXED);
@@ -530,7 +554,7 @@ int strobe_sampler_stop(void) {
     for (uint32_t i = 0; i < g_nbufs; i++) read_buffer(&g_bufs[i]);
     close_all();
 #endif
-    g_flush_all = 1; /* nothing more will come: the next poll delivers all */
+    __atomic_store_n(&g_flush_all, 1, __ATOMIC_RELAXED); /* nothing more will come: the next poll delivers all */
     g_status.running = 0;
     __atomic_store_n(&g_running, 0, __ATOMIC_RELEASE);
     rc = 0;
@@ -549,13 +573,18 @@ static int by_tid_time(const void *a, const void *b) {
 
 void strobe__sampler_poll(int deliver, int final, strobe__sample_sink sink, void *ctx) {
   if (!__atomic_load_n(&g_running, __ATOMIC_ACQUIRE) && !__atomic_load_n(&g_npend, __ATOMIC_RELAXED)) return;
+  /* At most every POLL_NS but for a last pass or a stop: a pass reads few records, so the
+   * fixed cost of a read is paid 100 times a second, not 500. */
+  uint64_t now = strobe__mono_ns();
+  if (!final && !__atomic_load_n(&g_flush_all, __ATOMIC_RELAXED) && now - g_polled_ns < POLL_NS) return;
+  g_polled_ns = now;
   strobe__mutex_lock(&g_lock);
-  uint64_t horizon = strobe__mono_ns() - HOLD_NS;
+  uint64_t horizon = now - HOLD_NS;
 #ifdef __linux__
   for (uint32_t i = 0; i < g_nbufs; i++) read_buffer(&g_bufs[i]);
 #endif
   if (final || g_flush_all || g_npend > MAX_PENDING) horizon = UINT64_MAX;
-  g_flush_all = 0;
+  __atomic_store_n(&g_flush_all, 0, __ATOMIC_RELAXED);
   if (!deliver) { /* nobody records: read to keep the buffers empty, keep nothing */
     g_npend = g_nips = 0;
     strobe__mutex_unlock(&g_lock);
