@@ -47,11 +47,20 @@ static int connect_loopback(void) {
   a.sin_family = AF_INET;
   a.sin_port = htons(g_port);
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
-    close(fd);
-    return -1;
+  if (connect(fd, (struct sockaddr *)&a, sizeof a) == 0) return fd;
+  /* libFuzzer's -timeout alarm (SIGALRM) may interrupt the call: the
+   * connection then completes on its own, and SO_ERROR says how it ended. */
+  if (errno == EINTR) {
+    struct pollfd p = {fd, POLLOUT, 0};
+    int err = 0;
+    socklen_t len = sizeof err;
+    int r;
+    while ((r = poll(&p, 1, 5000)) < 0 && errno == EINTR) {
+    }
+    if (r == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0) return fd;
   }
-  return fd;
+  close(fd);
+  return -1;
 }
 
 /* 1 when buf holds a whole response: its headers and, when it declares a
@@ -76,10 +85,14 @@ static int complete(const char *buf, size_t n) {
  * not wait for that (those connections pile up and exercise the cap). */
 static size_t exchange(const char *req, size_t len, char *buf, size_t cap, int quiet_ms) {
   int fd = connect_loopback();
-  if (fd < 0) abort(); /* the server must keep accepting */
+  if (fd < 0) { /* the server must keep accepting */
+    fprintf(stderr, "fuzz_http: connect to the server failed: %s\n", strerror(errno));
+    abort();
+  }
   size_t off = 0;
   while (off < len) {
     ssize_t k = send(fd, req + off, len - off, MSG_NOSIGNAL);
+    if (k < 0 && errno == EINTR) continue; /* the -timeout alarm, not the server */
     if (k <= 0) break; /* the server may refuse early (413, 431) and close */
     off += (size_t)k;
   }
@@ -87,8 +100,11 @@ static size_t exchange(const char *req, size_t len, char *buf, size_t cap, int q
   size_t got = 0;
   while (got + 1 < cap) {
     struct pollfd p = {fd, POLLIN, 0};
-    if (poll(&p, 1, quiet_ms) != 1) break;
+    int r = poll(&p, 1, quiet_ms);
+    if (r < 0 && errno == EINTR) continue;
+    if (r != 1) break;
     ssize_t k = recv(fd, buf + got, cap - 1 - got, 0);
+    if (k < 0 && errno == EINTR) continue;
     if (k <= 0) break;
     got += (size_t)k;
     buf[got] = 0;

@@ -590,7 +590,7 @@ void strobe__sampler_poll(int deliver, int final, strobe__sample_sink sink, void
     strobe__mutex_unlock(&g_lock);
     return;
   }
-  qsort(g_pend, g_npend, sizeof *g_pend, by_tid_time);
+  if (g_npend) qsort(g_pend, g_npend, sizeof *g_pend, by_tid_time); /* g_pend is NULL until a record came */
   /* Deliver what is at or before the horizon, compacting the rest (and its frames) to the front. */
   strobe__cpu_sample *out = NULL;
   uint32_t *frames = NULL;
