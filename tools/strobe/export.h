@@ -98,6 +98,13 @@ void xf_begin(export_filter *f, const strobe_capture *c);
 /* At a THREAD record: decides whether thread `index` passes --thread
  * (0 on out of memory: the thread is then left out and f->thread_in unset). */
 int xf_thread(export_filter *f, const strobe_capture *c, uint32_t index);
+/* Before an exporter writes the GPU and producer lanes of g: resolves their
+ * times against the whole capture (later calibration pairs improve earlier
+ * spans; a failure sets *failed) and applies --thread, which names a CPU
+ * thread, so the lanes are left out and `lanes_records` counted in left_out.
+ * 1 when the lanes are to be written. */
+struct strobe__gpu_data;
+int xf_gpu_lanes(export_filter *f, struct strobe__gpu_data *g, strobe_capture *c, uint64_t lanes_records, int *failed);
 /* 1 when records of thread `index` are exported. */
 static inline int xf_thread_in(const export_filter *f, uint32_t index) {
   return !f->thread || (index < f->n_threads && f->thread_in[index]);

@@ -513,13 +513,7 @@ static void gap_slice(chrome *x, const char *name, double from, double to, uint6
 
 static void write_gpu(chrome *x, strobe_capture *c) {
   strobe__gpu_data *g = &x->gpu;
-  if (!strobe__gpu_lanes_present(g)) return;
-  strobe__gpu_resolve(g, c);
-  if (g->failed) x->failed = 1;
-  if (x->f->thread) { /* --thread names a CPU thread: the GPU and producer tracks are left out, counted */
-    x->f->left_out += g->n_spans + g->n_frames;
-    return;
-  }
+  if (!xf_gpu_lanes(x->f, g, c, (uint64_t)g->n_spans + g->n_frames, &x->failed)) return;
   for (uint32_t i = 0; i < g->n_lanes; i++) {
     char name[300];
     track_name(x, GPU_LANE_TID + i, strobe__gpu_lane_title(&g->lanes[i], name, sizeof name), GPU_LANE_TID + i);

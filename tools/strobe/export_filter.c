@@ -17,6 +17,8 @@
 
 #include "export.h"
 
+#include "analyze/gpu_frames.h"
+
 #define MAX_DEPTH 256
 
 typedef struct xf_cutstack {
@@ -198,4 +200,15 @@ const char *export_counter_name(const strobe_capture_site *s, char *buf, size_t 
   if (!s->category[0]) return s->name;
   snprintf(buf, cap, "%s: %s", s->name, s->category);
   return buf;
+}
+
+int xf_gpu_lanes(export_filter *f, strobe__gpu_data *g, strobe_capture *c, uint64_t lanes_records, int *failed) {
+  if (!strobe__gpu_lanes_present(g)) return 0;
+  strobe__gpu_resolve(g, c);
+  if (g->failed) *failed = 1;
+  if (f->thread) {
+    f->left_out += lanes_records;
+    return 0;
+  }
+  return 1;
 }

@@ -1127,13 +1127,7 @@ static int frame_by_start(const void *a, const void *b) {
 
 static void write_gpu(perfetto *x, strobe_capture *c) {
   strobe__gpu_data *g = &x->gpu;
-  if (!strobe__gpu_lanes_present(g)) return;
-  strobe__gpu_resolve(g, c);
-  if (g->failed) x->failed = 1;
-  if (x->f->thread) { /* --thread names a CPU thread: the GPU and producer tracks are left out, counted */
-    x->f->left_out += g->n_spans + g->n_frames;
-    return;
-  }
+  if (!xf_gpu_lanes(x->f, g, c, (uint64_t)g->n_spans + g->n_frames, &x->failed)) return;
   const strobe__gpu_span_rec **sp = g->n_spans ? malloc(g->n_spans * sizeof *sp) : NULL;
   if (g->n_spans && !sp) {
     x->failed = 1;

@@ -242,13 +242,7 @@ static void put_gpu_event(sscope *s, ob *o, char type, uint32_t site, double at_
 
 static void write_gpu_profiles(sscope *s, ob *o, strobe_capture *c, export_filter *f, int *first_profile) {
   strobe__gpu_data *g = &s->gpu;
-  if (!strobe__gpu_lanes_present(g)) return;
-  strobe__gpu_resolve(g, c);
-  if (g->failed) s->failed = 1;
-  if (f->thread) { /* --thread names a CPU thread */
-    f->left_out += g->n_spans;
-    return;
-  }
+  if (!xf_gpu_lanes(f, g, c, g->n_spans, &s->failed)) return;
   const strobe__gpu_span_rec **v = malloc(((size_t)g->n_spans + 1) * sizeof *v);
   if (!v) {
     s->failed = 1;
