@@ -8,8 +8,10 @@
 #   BENCH drain_instructions_per_event  inclusive Ir of the drain's pass() / events (every pass:
 #                                        the drain thread's and the ones strobe_record_flush runs)
 #   BENCH drain_zstd_instructions_per_event    of which zstd compressing blocks
-#   BENCH drain_convert_instructions_per_event of which completing the short forms (convert_run)
-#   BENCH drain_encode_instructions_per_event  of which encoding EVENTS (encode_scopes)
+#   BENCH drain_ring_instructions_per_event    of which completing and encoding the usual events
+#                                        in one pass (encode_ring: a file, the drain's only consumer)
+#   BENCH drain_convert_instructions_per_event of which completing the short forms of the others (convert_run)
+#   BENCH drain_encode_instructions_per_event  of which encoding converted EVENTS (encode_scopes)
 #   BENCH capture_bytes_per_event        the file's size per event, what zstd buys
 # Builds nothing; prints a SKIP line and succeeds when valgrind is missing
 # (scripts/callgrind-lib.sh).
@@ -35,10 +37,12 @@ ir_of() { callgrind_ir "$1" || echo 0; } # 0: the function did not run (zstd's e
 per_event() { awk -v a="$1" -v e="$events" 'BEGIN { printf "%.1f", a / e }'; }
 drain=$(ir_of pass)
 zstd=$(ir_of ZSTD_compressCCtx); [ "$zstd" = 0 ] && zstd=$(ir_of ZSTD_compress2)
+ring=$(ir_of encode_ring)
 convert=$(ir_of convert_run)
 encode=$(ir_of encode_scopes)
 echo "BENCH drain_instructions_per_event $(per_event "$drain") instructions"
 echo "BENCH drain_zstd_instructions_per_event $(per_event "$zstd") instructions"
+echo "BENCH drain_ring_instructions_per_event $(per_event "$ring") instructions"
 echo "BENCH drain_convert_instructions_per_event $(per_event "$convert") instructions"
 echo "BENCH drain_encode_instructions_per_event $(per_event "$encode") instructions"
 [ -n "$bytes" ] && echo "BENCH capture_bytes_per_event $bytes bytes"

@@ -266,7 +266,7 @@ static void held_burst(uint32_t keep_overflow, tree *t) {
   run r;
   run_start(&r, "calltrace_grow");
   strobe__consumer gate = {NULL, gate_site, gate_label, gate_thread, gate_lost, gate_events,
-                           gate_end, gate_tick, NULL, NULL, NULL};
+                           gate_end, gate_tick, NULL, NULL, NULL, NULL};
   g_gate_closed = 1;
   REQUIRE_EQ_INT(strobe__consumer_add(&gate), 0);
   pthread_mutex_lock(&g_gate_lock);

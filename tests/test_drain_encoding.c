@@ -1,13 +1,23 @@
 /*
  * test_drain_encoding.c — the drain's fast paths (docs/recording.md §What a
- * capture says it cost) write exactly what the events were: the drain's
- * conversion (site cache, open-scope stack), the writer's tight EVENTS loop
- * (BEGIN and END on one path, one-byte and longer varints), the EVENTS block
- * assembled in place in the ops buffer, and the compression settings of
- * every level. A second consumer beside the capture file keeps every event
- * the drain delivered for the recording thread; the file read back must hold
- * the same events, in the same order, with the same sites, ticks and value
- * bits, over many EVENTS blocks.
+ * capture says it cost) write exactly what the events were. Two ways to
+ * know what they were:
+ *
+ * - beside the capture file, a second consumer keeps every event the drain
+ *   delivered for the recording thread (the drain's conversion: site cache,
+ *   open-scope stack; the writer's tight EVENTS loop; the EVENTS block
+ *   assembled in place; the compression settings of every level);
+ * - with the capture file alone, the writer completes and encodes the ring
+ *   events itself in one pass (collect.h >>ring runs), leaving the ring as
+ *   the recording thread wrote it but for the stretches the drain converted
+ *   for it; the test then reads the ring back itself, by the ring form
+ *   strobe.h documents, as the oracle.
+ *
+ * Either way the file read back must hold the same events, in the same
+ * order, with the same sites, ticks and value bits, over many EVENTS blocks.
+ * A consumer that joins while scopes are open must see their ENDs with the
+ * right sites, which only the open-scope stack that the one-pass writer
+ * keeps for the drain can tell it.
  */
 /* STROBE_TEST_LABELS: serial */
 #include <math.h>
@@ -18,6 +28,7 @@
 #include <unistd.h>
 
 #include "collect/collect.h"
+#include "probe/probe.h"
 #include "strobe/capture.h"
 #include "strobe/record.h"
 #include "strobe/strobe.h"
@@ -25,7 +36,9 @@
 #include "support/harness.h"
 
 #define SITES 48      /* BEGIN ops of ids 32 and up take two bytes */
-#define ROUNDS 60000  /* × 10 events: several 256 KiB EVENTS blocks */
+#define ROUNDS 60000  /* × ROUND_EVENTS events: several 256 KiB EVENTS blocks */
+#define ROUND_EVENTS 12 /* 4 BEGIN, 4 END, three values, a counter or a gauge */
+#define RING_EVENTS (1u << 21) /* the recording thread's ring holds two recordings whole (the oracle reads them) */
 
 typedef struct seen {
   uint32_t kind, data;
@@ -42,6 +55,7 @@ static void tap_thread(void *c, uint32_t i, uint64_t tid, const char *n, uint64_
   (void)c, (void)tid, (void)l;
   if (n && strcmp(n, "encoding") == 0) g_index = i;
 }
+static void nop_thread(void *c, uint32_t i, uint64_t tid, const char *n, uint64_t l) { (void)c, (void)i, (void)tid, (void)n, (void)l; }
 static void nop_lost(void *c, uint32_t i, uint64_t l) { (void)c, (void)i, (void)l; }
 static void nop_end(void *c, uint32_t i) { (void)c, (void)i; }
 static void nop_tick(void *c, uint64_t now) { (void)c, (void)now; }
@@ -84,19 +98,27 @@ static void spin(uint32_t n) {
   __atomic_store_n(&g_sink, x, __ATOMIC_RELAXED);
 }
 
-/* One round: 10 events (4 scopes, a value, and a counter or a gauge), sites cycling over all SITES. */
+static strobe_site *g_num_site; /* interned: its numbers say their encoding in the slot */
+
+/* One round: ROUND_EVENTS events (4 scopes, values of a double, an int and
+ * an interned site, and a counter or a gauge), sites cycling over all SITES,
+ * the last third of them first met half way (sites the drain has not seen
+ * yet). */
 static void round_of(uint32_t r) {
-  STROBE_SCOPE_SITE(g_sites[r % SITES]);
+  uint32_t sites = r < ROUNDS / 2 ? 2 * SITES / 3 : SITES;
+  STROBE_SCOPE_SITE(g_sites[r % sites]);
   {
-    STROBE_SCOPE_SITE(g_sites[(r * 7 + 3) % SITES]);
+    STROBE_SCOPE_SITE(g_sites[(r * 7 + 3) % sites]);
     STROBE_VALUE("encoding_value", (double)r * -1.25 + 1e15 * (r % 3 == 0)); /* varied bits, some of them negative */
+    STROBE_VALUE("encoding_int", (int)r - ROUNDS / 3);                       /* an integer, converted by the drain */
     {
       STROBE_SCOPE("encoding_leaf");
+      STROBE_VALUE_SITE(g_num_site, (int64_t)r * -3);
       if (r % 97 == 0) spin(2000 + r % 5000);
     }
   }
   {
-    STROBE_SCOPE_SITE(g_sites[(r * 13 + 5) % SITES]);
+    STROBE_SCOPE_SITE(g_sites[(r * 13 + 5) % sites]);
   }
   if (r & 1) {
     STROBE_COUNTER_ADD("encoding_counter", r);
@@ -105,29 +127,9 @@ static void round_of(uint32_t r) {
   }
 }
 
-/* Records ROUNDS rounds at compression `level` with the tap beside the
- * file, then compares the file with what the tap saw. */
-static void record_and_compare(int level) {
-  g_nseen = 0;
-  g_index = UINT32_MAX;
-  char path[64];
-  REQUIRE_EQ_INT(fx_temp_file(path, sizeof path, "drain-encoding"), 0);
-  strobe_recorder *rec;
-  REQUIRE_EQ_INT(strobe_record_start(&(strobe_record_desc){.path = path, .compression_level = level}, &rec), 0);
-  { /* the first event attaches this thread; its index is then the drain's */
-    STROBE_SCOPE_SITE(g_sites[0]);
-  }
-  strobe_record_flush(rec);
-  strobe__consumer tap = {NULL, nop_site, nop_label, tap_thread, nop_lost, tap_events, nop_end, nop_tick, NULL, NULL, NULL};
-  REQUIRE_EQ_INT(strobe__consumer_add(&tap), 0); /* delivers this thread, named, to the tap */
-  REQUIRE(g_index != UINT32_MAX);
-  uint64_t lost0 = strobe_query_event_stats().events_lost;
-  for (uint32_t r = 0; r < ROUNDS; r++) round_of(r);
-  strobe__consumer_remove(&tap); /* its final pass delivers every event to both */
-  REQUIRE_EQ_INT(strobe_record_stop(rec), 0);
-  REQUIRE_EQ_U64(strobe_query_event_stats().events_lost, lost0); /* WAIT: nothing lost */
-  REQUIRE_EQ_U64(g_nseen, (uint64_t)ROUNDS * 10); /* 4 BEGIN, 4 END, a value, a counter or a gauge */
-
+/* Compares the capture at `path` with g_seen: the recording thread's events
+ * as they were, BEGIN, END and numbers. */
+static void compare_file(const char *path, int level) {
   strobe_capture *cap;
   REQUIRE_EQ_INT(strobe_capture_open(path, &cap), 0);
   strobe_capture_record rec_;
@@ -142,7 +144,7 @@ static void record_and_compare(int level) {
                     : rec_.type == STROBE_REC_GAUGE   ? STROBE__EV_GAUGE
                                                       : 0;
     if (!kind) continue;
-    /* The attaching scope before the tap joined is in the file only. */
+    /* The attaching scope before the comparison began is in the file only. */
     if (g_nseen && k == 0 && rec_.ticks < g_seen[0].ts) {
       skipped++;
       continue;
@@ -165,9 +167,8 @@ static void record_and_compare(int level) {
   }
   strobe_capture_totals tot = strobe_capture_query_totals(cap);
   strobe_capture_close(cap);
-  unlink(path);
   if (first_bad != SIZE_MAX)
-    harness_fail(__FILE__, __LINE__, 0, "level %d: event %zu of %zu differs (tap kind %u data %u ts %llu)", level,
+    harness_fail(__FILE__, __LINE__, 0, "level %d: event %zu of %zu differs (expected kind %u data %u ts %llu)", level,
                  first_bad, g_nseen, g_seen[first_bad].kind, g_seen[first_bad].data,
                  (unsigned long long)g_seen[first_bad].ts);
   CHECK_EQ_U64(mismatches, 0);
@@ -178,10 +179,138 @@ static void record_and_compare(int level) {
   CHECK_EQ_U64(tot.lost, 0);
 }
 
+/* Records ROUNDS rounds at compression `level` with the tap beside the
+ * file, then compares the file with what the tap saw. */
+static void record_and_compare(int level) {
+  g_nseen = 0;
+  g_index = UINT32_MAX;
+  char path[64];
+  REQUIRE_EQ_INT(fx_temp_file(path, sizeof path, "drain-encoding"), 0);
+  strobe_recorder *rec;
+  REQUIRE_EQ_INT(strobe_record_start(&(strobe_record_desc){.path = path, .compression_level = level}, &rec), 0);
+  { /* the first event attaches this thread; its index is then the drain's */
+    STROBE_SCOPE_SITE(g_sites[0]);
+  }
+  strobe_record_flush(rec);
+  strobe__consumer tap = {NULL, nop_site, nop_label, tap_thread, nop_lost, tap_events, nop_end, nop_tick, NULL, NULL, NULL, NULL};
+  REQUIRE_EQ_INT(strobe__consumer_add(&tap), 0); /* delivers this thread, named, to the tap */
+  REQUIRE(g_index != UINT32_MAX);
+  uint64_t lost0 = strobe_query_event_stats().events_lost;
+  for (uint32_t r = 0; r < ROUNDS; r++) round_of(r);
+  strobe__consumer_remove(&tap); /* its final pass delivers every event to both */
+  REQUIRE_EQ_INT(strobe_record_stop(rec), 0);
+  REQUIRE_EQ_U64(strobe_query_event_stats().events_lost, lost0); /* WAIT: nothing lost */
+  REQUIRE_EQ_U64(g_nseen, (uint64_t)ROUNDS * ROUND_EVENTS);
+  compare_file(path, level);
+  unlink(path);
+}
+
+/* >>the ring as the oracle */
+static void oracle_add(uint32_t kind, uint32_t data, uint64_t ts, uint64_t bits) {
+  if (g_nseen == g_capseen) {
+    g_capseen = g_capseen ? 2 * g_capseen : 1 << 16;
+    g_seen = realloc(g_seen, g_capseen * sizeof *g_seen);
+    if (!g_seen) abort();
+  }
+  g_seen[g_nseen++] = (seen){kind, data, ts, bits};
+}
+
+/* A number's payload bits as the double they stand for (strobe.h, STROBE__NUM_*). */
+static uint64_t oracle_bits(uint64_t bits, uint32_t code) {
+  double d = code == STROBE__NUM_I64 ? (double)(int64_t)bits : code == STROBE__NUM_U64 ? (double)bits : 0;
+  if (code == STROBE__NUM_I64 || code == STROBE__NUM_U64) memcpy(&bits, &d, sizeof bits);
+  return bits;
+}
+
+/* Reads one ring event (and a number's slot) as consumers see it: in the
+ * form the hot path wrote (a site pointer over kind and data, an END
+ * without its site, a number whose bits are the argument's and whose VALUE
+ * has no time), or as the drain converted it in place. Returns the events
+ * it used. */
+static size_t oracle_event(const strobe__event *e, const strobe__event *end, uint32_t *stack, uint32_t *depth,
+                           uint64_t *last_ts) {
+  uint64_t word;
+  memcpy(&word, &e->kind, sizeof word);
+  if (word && (word & 7u) == 0) {
+    const strobe_site *site = (const strobe_site *)(uintptr_t)word;
+    uint32_t id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
+    if (site->kind == STROBE_SITE_SCOPE) {
+      stack[(*depth)++] = id;
+      oracle_add(STROBE__EV_BEGIN, id, e->ts, 0);
+      *last_ts = e->ts;
+      return 1;
+    }
+    uint32_t kind = strobe__number_event(site->kind);
+    REQUIRE(kind && e + 1 < end);
+    uint32_t code = site->unit >> STROBE__NUM_SHIFT;
+    uint64_t ts = kind == STROBE__EV_VALUE ? *last_ts : e->ts;
+    oracle_add(kind, id, ts, oracle_bits(e[1].ts, code == STROBE__NUM_IN_SLOT ? e[1].data : code));
+    *last_ts = ts;
+    return 2;
+  }
+  uint32_t kind = e->kind & 0xffu;
+  if (kind == STROBE__EV_BEGIN) {
+    stack[(*depth)++] = e->data;
+    oracle_add(kind, e->data, e->ts, 0);
+  } else if (kind == STROBE__EV_END) {
+    REQUIRE(*depth > 0);
+    oracle_add(kind, stack[--*depth], e->ts, 0);
+  } else if (kind == STROBE__EV_VALUE || kind == STROBE__EV_COUNTER || kind == STROBE__EV_GAUGE) {
+    REQUIRE(e + 1 < end);
+    oracle_add(kind, e->data, e->ts, e[1].ts);
+    *last_ts = e->ts;
+    return 2;
+  }
+  *last_ts = e->ts;
+  return 1 + strobe__payload_slots(kind, e->data);
+}
+
+/* The recording thread's events in its ring from `from` to `to` (through
+ * its wrap when it wrapped), into g_seen. Read after the recording stopped:
+ * the drain is done with them. */
+static void oracle_read(strobe__event *from, strobe__event *to) {
+  strobe__tstate *t = (strobe__tstate *)strobe__tls;
+  uint32_t stack[STROBE_MAX_DEPTH + 1], depth = 0;
+  uint64_t last_ts = 0;
+  strobe__event *wrap = __atomic_load_n(&t->wrap_at, __ATOMIC_RELAXED);
+  strobe__event *runs[2][2] = {{from, to < from ? wrap : to}, {t->ring, to < from ? to : t->ring}};
+  for (int i = 0; i < 2; i++)
+    for (strobe__event *e = runs[i][0]; e < runs[i][1];) e += oracle_event(e, runs[i][1], stack, &depth, &last_ts);
+  CHECK_EQ_INT((int)depth, 0);
+}
+
+/* The capture file alone: the writer encodes the ring events itself. */
+static void record_alone_and_compare(int level) {
+  g_nseen = 0;
+  char path[64];
+  REQUIRE_EQ_INT(fx_temp_file(path, sizeof path, "drain-encoding"), 0);
+  strobe_recorder *rec;
+  REQUIRE_EQ_INT(strobe_record_start(&(strobe_record_desc){.path = path, .compression_level = level}, &rec), 0);
+  { /* attaches this thread */
+    STROBE_SCOPE_SITE(g_sites[0]);
+  }
+  strobe_record_flush(rec);
+  strobe__tstate *t = (strobe__tstate *)strobe__tls;
+  REQUIRE_EQ_U64(t->ring_events, RING_EVENTS);
+  g_index = t->index;
+  uint64_t lost0 = strobe_query_event_stats().events_lost;
+  strobe__event *from = strobe__tls->cur;
+  for (uint32_t r = 0; r < ROUNDS; r++) round_of(r);
+  strobe__event *to = strobe__tls->cur;
+  REQUIRE_EQ_INT(strobe_record_stop(rec), 0);
+  REQUIRE_EQ_U64(strobe_query_event_stats().events_lost, lost0);
+  oracle_read(from, to);
+  REQUIRE_EQ_U64(g_nseen, (uint64_t)ROUNDS * ROUND_EVENTS);
+  compare_file(path, level);
+  unlink(path);
+}
+
 static void setup(void) {
-  REQUIRE_EQ_INT(strobe_setup(&(strobe_desc){.overflow = STROBE_OVERFLOW_WAIT}), 0);
+  REQUIRE_EQ_INT(strobe_setup(&(strobe_desc){.overflow = STROBE_OVERFLOW_WAIT, .ring_events = RING_EVENTS}), 0);
   REQUIRE_EQ_INT(strobe_thread_set_name("encoding"), 0);
   intern_sites();
+  g_num_site = strobe_site_intern("encoding_interned_value", strlen("encoding_interned_value"), NULL, STROBE_SITE_VALUE);
+  REQUIRE(g_num_site != NULL);
 }
 
 /* Level 1: zstd's level 1 with the drain's faster match search. */
@@ -193,7 +322,80 @@ static void test_other_levels_read_back_exactly(void) {
   record_and_compare(9);
 }
 
-#define CASES(X)                     \
-  X(default_level_reads_back_exactly) \
-  X(other_levels_read_back_exactly)
+/* The file alone: its writer completes and encodes the ring events in one
+ * pass, the drain converting only what it leaves (sites met for the first
+ * time, sites that share a cache entry). */
+static void test_file_alone_reads_back_exactly(void) {
+  record_alone_and_compare(0);
+  record_alone_and_compare(3);
+}
+
+/* Three scopes opened while the file records alone end after a second
+ * consumer joined: it must get their ENDs with their sites, from the stack
+ * the one-pass writer kept for the drain. */
+static uint32_t g_ends[8], g_nends;
+static void end_tap(void *ctx, uint32_t index, const strobe__event *ev, size_t n) {
+  (void)ctx;
+  if (index != g_index) return;
+  for (size_t i = 0; i < n; i++)
+    if ((ev[i].kind & 0xffu) == STROBE__EV_END && g_nends < 8) g_ends[g_nends++] = ev[i].data;
+}
+
+static void test_joining_consumer_gets_open_scopes_ends(void) {
+  /* Three outer sites and an inner one in different cache entries, so that
+   * the outer BEGINs are completed by the writer, not converted. */
+  strobe_site *outer[3], *inner = NULL;
+  uint8_t used[STROBE__SITE_CACHE] = {0};
+  for (int i = 0, n = 0; i < SITES && n < 4; i++) {
+    uint32_t slot = strobe__site_slot((uintptr_t)g_sites[i]);
+    if (used[slot]) continue;
+    used[slot] = 1;
+    if (n < 3)
+      outer[n++] = g_sites[i];
+    else
+      inner = g_sites[i], n++;
+  }
+  REQUIRE(inner != NULL);
+  char path[64];
+  REQUIRE_EQ_INT(fx_temp_file(path, sizeof path, "drain-encoding"), 0);
+  strobe_recorder *rec;
+  REQUIRE_EQ_INT(strobe_record_start(&(strobe_record_desc){.path = path}, &rec), 0);
+  for (int i = 0; i < 3; i++) { /* every site met once: cached from now on */
+    STROBE_SCOPE_SITE(outer[i]);
+  }
+  {
+    STROBE_SCOPE_SITE(inner);
+  }
+  strobe_record_flush(rec);
+  g_index = ((strobe__tstate *)strobe__tls)->index;
+  g_nends = 0;
+  strobe__consumer tap = {NULL, nop_site, nop_label, nop_thread, nop_lost, end_tap, nop_end, nop_tick, NULL, NULL, NULL, NULL};
+  {
+    STROBE_SCOPE_SITE(outer[0]);
+    {
+      STROBE_SCOPE_SITE(outer[1]);
+      {
+        STROBE_SCOPE_SITE(outer[2]);
+        for (int i = 0; i < 1000; i++) {
+          STROBE_SCOPE_SITE(inner);
+        }
+        strobe_record_flush(rec); /* the file alone took them */
+        REQUIRE_EQ_INT(strobe__consumer_add(&tap), 0);
+      }
+    }
+  }
+  strobe__consumer_remove(&tap);
+  REQUIRE_EQ_INT(strobe_record_stop(rec), 0);
+  unlink(path);
+  REQUIRE_EQ_U64(g_nends, 3);
+  CHECK_EQ_U64(g_ends[0], outer[2]->id);
+  CHECK_EQ_U64(g_ends[1], outer[1]->id);
+  CHECK_EQ_U64(g_ends[2], outer[0]->id);
+}
+
+#define CASES(X)                       \
+  X(default_level_reads_back_exactly)  \
+  X(other_levels_read_back_exactly)    \
+  X(file_alone_reads_back_exactly)     \
+  X(joining_consumer_gets_open_scopes_ends)
 HARNESS_MAIN_SETUP(CASES, setup)

@@ -279,7 +279,7 @@ static void blocking_events(void *ctx, uint32_t index, const strobe__event *ev, 
 
 static void test_wait_never_waits_forever(void) {
   REQUIRE_EQ_INT(strobe_setup(&(strobe_desc){.ring_events = 1024, .overflow = STROBE_OVERFLOW_WAIT}), 0);
-  strobe__consumer c = {NULL, nop_site, nop_label, nop_thread, nop_lost, blocking_events, nop_end, nop_tick, NULL, NULL, NULL};
+  strobe__consumer c = {NULL, nop_site, nop_label, nop_thread, nop_lost, blocking_events, nop_end, nop_tick, NULL, NULL, NULL, NULL};
   REQUIRE_EQ_INT(strobe__consumer_add(&c), 0);
   run_producers(); /* returns only because the waits gave up on the stuck drain */
   pthread_mutex_lock(&g_block_lock);
@@ -295,7 +295,7 @@ static void test_wait_never_waits_forever(void) {
 
 static void test_wait_not_in_drain_pass(void) {
   REQUIRE_EQ_INT(strobe_setup(&(strobe_desc){.ring_events = 1024, .overflow = STROBE_OVERFLOW_WAIT}), 0);
-  strobe__consumer c = {NULL, nop_site, nop_label, nop_thread, nop_lost, recording_events, nop_end, nop_tick, NULL, NULL, NULL};
+  strobe__consumer c = {NULL, nop_site, nop_label, nop_thread, nop_lost, recording_events, nop_end, nop_tick, NULL, NULL, NULL, NULL};
   REQUIRE_EQ_INT(strobe__consumer_add(&c), 0);
   {
     STROBE_SCOPE("trigger"); /* gives the consumer events to receive */

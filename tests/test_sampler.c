@@ -353,7 +353,7 @@ static void test_capture_reads_back_exactly(void) {
   strobe_recorder *rec;
   REQUIRE_EQ_INT(strobe_record_start(&(strobe_record_desc){.path = path}, &rec), 0);
   strobe__consumer tap = {NULL,    nop_site, nop_label, nop_thread, nop_lost, nop_events,
-                          nop_end, nop_tick, NULL,      tap_samples, NULL};
+                          nop_end, nop_tick, NULL,      tap_samples, NULL, NULL};
   REQUIRE_EQ_INT(strobe__consumer_add(&tap), 0);
   /* Both consumers are there before the first record and until the last: they get the same ones. */
   REQUIRE_EQ_INT(strobe_sampler_start(&(strobe_sampler_desc){.rate_hz = 2000}), 0);

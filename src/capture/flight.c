@@ -910,7 +910,8 @@ int strobe_flight_recorder_start(const strobe_flight_recorder_desc *desc, strobe
   }
   fr->consumer = (strobe__consumer){fr, on_site, on_label, on_thread, on_lost, on_events, on_thread_end, on_tick, on_tree,
                                    on_samples,
-                                   NULL /* attachments and deep captures: capture files only (strobe/deep.h) */};
+                                   NULL /* attachments and deep captures: capture files only (strobe/deep.h) */,
+                                   NULL /* follow() reads converted events (collect.h >>ring runs) */};
   rc = strobe__consumer_add(&fr->consumer);
   if (rc) goto fail;
   *out = fr;

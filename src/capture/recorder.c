@@ -86,17 +86,29 @@ static void on_lost(void *ctx, uint32_t index, uint64_t lost) {
   strobe__writer_lost(r->writer, index, lost);
 }
 
+/* Events from `ts` on are about to be written: the flush deadline counts
+ * from the oldest. The run's first event is its oldest; a time outside the
+ * last few intervals (a payload slot, a VALUE's time left to the drain, a
+ * clock oddity) counts as recorded now. */
+static void pending_from(strobe_recorder *r, uint64_t ts) {
+  uint64_t now = strobe__now();
+  if (ts > now || now - ts > 4 * r->flush_ticks) ts = now;
+  if (!r->pending_since || ts < r->pending_since) r->pending_since = ts;
+}
+
 static void on_events(void *ctx, uint32_t index, const strobe__event *ev, size_t n) {
   STROBE_ASSERT(strobe__drain_held());
   strobe_recorder *r = ctx;
-  if (n) {
-    /* The run's first event is its oldest; a time outside the last few
-     * intervals (a payload slot, a clock oddity) counts as recorded now. */
-    uint64_t now = strobe__now(), ts = ev[0].ts;
-    if (ts > now || now - ts > 4 * r->flush_ticks) ts = now;
-    if (!r->pending_since || ts < r->pending_since) r->pending_since = ts;
-  }
+  if (n) pending_from(r, ev[0].ts);
   strobe__writer_events(r->writer, index, ev, n);
+}
+
+/* The drain's only consumer: encodes the usual events from the ring (collect.h >>ring runs). */
+static size_t on_ring_events(void *ctx, uint32_t index, strobe__ring_run *run) {
+  STROBE_ASSERT(strobe__drain_held());
+  strobe_recorder *r = ctx;
+  if (run->n) pending_from(r, run->ev[0].ts);
+  return strobe__writer_ring_events(r->writer, index, run);
 }
 
 static void on_thread_end(void *ctx, uint32_t index) {
@@ -205,7 +217,7 @@ int strobe_record_start(const strobe_record_desc *desc, strobe_recorder **out) {
   if (rc) goto fail;
   strobe__writer_attach_limit(r->writer, desc->max_attachment_bytes);
   r->consumer = (strobe__consumer){r, on_site, on_label, on_thread, on_lost, on_events, on_thread_end, on_tick, on_tree,
-                                   on_samples, on_content};
+                                   on_samples, on_content, on_ring_events};
   rc = strobe__consumer_add(&r->consumer);
   if (rc) goto fail;
   pthread_once(&g_atexit_once, register_atexit);

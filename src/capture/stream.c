@@ -455,7 +455,8 @@ int strobe_stream_start(const strobe_stream_desc *desc, strobe_stream **out) {
   s->consumer = (strobe__consumer){s, on_site, on_label, on_thread, on_lost, on_events, on_thread_end, on_tick,
                                   NULL /* no application content on a stream (strobe/tree.h) */,
                                   NULL /* nor sampled function names (strobe/sample.h) */,
-                                  NULL /* nor attachments or deep captures (strobe/deep.h) */};
+                                  NULL /* nor attachments or deep captures (strobe/deep.h) */,
+                                  NULL /* events are converted for it (collect.h >>ring runs) */};
   s->attached = 1; /* before the drain can call it: from then on its state is the drain's */
   rc = strobe__consumer_add(&s->consumer);
   if (rc) goto fail;

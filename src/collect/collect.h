@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "probe/probe.h"
 #include "strobe/deep.h"
@@ -109,6 +110,60 @@ strobe__content *strobe__content_take(void);
  * it), which frees it and counts it in strobe_deep_query_status. */
 void strobe__content_done(strobe__content *c, uint64_t bytes);
 
+/* >>ring runs: events as the hot path wrote them (strobe.h: an inline BEGIN
+ * or number is its site pointer over kind and data, an inline END has data
+ * 0, a VALUE's time is left to the drain), for a consumer that completes
+ * and encodes them in one pass (the capture writer, docs/recording.md §What
+ * a capture says it cost) instead of reading the drain's converted copy.
+ *
+ * The drain's site cache: site pointer -> what the drain needs of it.
+ * Direct-mapped, drain-private (the usual BEGIN costs no atomic load, which
+ * ThreadSanitizer makes expensive). `ev` is BEGIN for timed sites, the
+ * number's kind for number sites, ELEMENT for element types, 0 for a number
+ * site or element type that cannot be registered; `num` is how the hot path
+ * stored a number site's number (STROBE__NUM_*). An entry is filled only by
+ * the drain's conversion, which delivers the site before any event that
+ * names it: a site found here has been delivered. */
+#define STROBE__SITE_CACHE_BITS 8
+#define STROBE__SITE_CACHE (1u << STROBE__SITE_CACHE_BITS)
+typedef struct strobe__site_info { /* 16 bytes */
+  const strobe_site *site;
+  uint32_t id;
+  uint16_t ev, num;
+} strobe__site_info;
+/* The entry a site pointer maps to; the site is cached when that entry's
+ * `site` is it. Multiplicative hashing: sites are spaced alike (static ones
+ * by the struct's size, interned ones by their allocation's), which a plain
+ * modulo would fold onto a few entries. */
+static inline uint32_t strobe__site_slot(uint64_t site) {
+  return (uint32_t)((site * 0x9e3779b97f4a7c15ull) >> (64 - STROBE__SITE_CACHE_BITS));
+}
+/* The double a number's payload bits stand for, as the hot path stored them
+ * (`num`: STROBE__NUM_*; an interned site's numbers say theirs in the
+ * slot's data, strobe__number_coded), as the bits of a double. */
+static inline uint64_t strobe__number_bits(uint64_t bits, uint32_t num) {
+  double d;
+  if (num == STROBE__NUM_I64)
+    d = (double)(int64_t)bits;
+  else if (num == STROBE__NUM_U64)
+    d = (double)bits;
+  else
+    return bits;
+  memcpy(&bits, &d, sizeof bits);
+  return bits;
+}
+/* One thread's ring events handed to strobe__consumer.ring_events, with the
+ * drain's conversion state of that thread, which the consumer advances
+ * exactly as the drain's conversion would for every event it takes. */
+typedef struct strobe__ring_run {
+  const strobe__event *ev;        /* ring form, in order; a number's payload slot follows it */
+  size_t n;
+  const strobe__site_info *cache; /* STROBE__SITE_CACHE entries */
+  uint32_t open;                  /* in/out: the thread's open scopes... */
+  uint32_t *open_site;            /* ...and their site ids (STROBE_MAX_DEPTH entries; deeper ones not kept) */
+  uint64_t last_ts;               /* in/out: the time of the last timed event (a VALUE's time) */
+} strobe__ring_run;
+
 /* >>consumers */
 typedef struct strobe__consumer {
   void *ctx;
@@ -139,6 +194,12 @@ typedef struct strobe__consumer {
    * so far. Returns the bytes it wrote (before compression), 0 when it
    * refused it. NULL: this consumer takes no application content. */
   uint64_t (*content)(void *ctx, const strobe__content *c);
+  /* Events of one thread in their ring form (>>ring runs), offered instead
+   * of `events` when this is the only consumer. Takes a prefix of the run
+   * (BEGIN, END and numbers of cached sites: whole events, a number with its
+   * slot) and returns its length; the drain converts what it left and hands
+   * that to `events`. 0 is always allowed. NULL: `events` only. */
+  size_t (*ring_events)(void *ctx, uint32_t index, strobe__ring_run *run);
 } strobe__consumer;
 
 /* Adds a consumer: it first receives every known site and live thread, then

@@ -1,7 +1,9 @@
 /*
  * drain.c — the drain thread: empties every thread's ring, completes the
  * events the inline hot path writes in short form (site pointers, END
- * without a site; docs/recording.md), and fans them out to the active
+ * without a site; docs/recording.md) — or lets its only consumer, a capture
+ * file, complete the usual ones itself in one pass (collect.h >>ring runs)
+ * — and fans them out to the active
  * consumers (capture files, flight recorder, live streams), delivering site,
  * label and thread metadata before the first event that needs it. Reaps the state
  * of threads that exited once their last events are delivered.
@@ -175,49 +177,27 @@ static void deliver_thread(strobe__consumer **cs, int n, strobe__tstate *t, cons
   for (int i = 0; i < n; i++) cs[i]->thread(cs[i]->ctx, t->index, t->os_tid, name, lost_base);
 }
 
-/* Site pointer -> what the drain needs of it, drain-private, so the usual
- * BEGIN costs the drain no atomic load (which ThreadSanitizer makes
- * expensive). Direct-mapped. `ev` is BEGIN for timed sites, the number's
- * kind for number sites, ELEMENT for element types, 0 for a number site or
- * element type that cannot be registered;
- * `num` is how the hot path stored a number site's number (STROBE__NUM_*). */
-#define SITE_CACHE 256u
-typedef struct site_info {
-  const strobe_site *site;
-  uint32_t id, ev, num;
-} site_info;
-static site_info g_site_cache[SITE_CACHE];
+/* The site cache (collect.h >>ring runs): filled here, read here and by a
+ * consumer taking ring runs. */
+static strobe__site_info g_site_cache[STROBE__SITE_CACHE];
 
 /* A miss: fills the entry (out of line, so that the hit keeps its registers). */
-__attribute__((noinline)) static void site_fill(site_info *c, strobe_site *site) {
+__attribute__((noinline)) static void site_fill(strobe__site_info *c, strobe_site *site) {
   uint32_t number = site->kind == STROBE_SITE_ELEMENT ? STROBE__EV_ELEMENT : strobe__number_event(site->kind);
   int rc = number ? strobe_site_register(site) : 0;
   c->id = number ? (rc > 0 ? (uint32_t)rc : 0) : strobe__site_id_for_stream(site);
-  c->ev = number ? (rc > 0 ? number : 0) : STROBE__EV_BEGIN;
-  c->num = site->unit >> STROBE__NUM_SHIFT;
+  c->ev = (uint16_t)(number ? (rc > 0 ? number : 0) : STROBE__EV_BEGIN);
+  c->num = (uint16_t)(site->unit >> STROBE__NUM_SHIFT);
   c->site = site;
 }
 
-static inline const site_info *site_of(strobe_site *site) {
-  site_info *c = &g_site_cache[(uint32_t)((uintptr_t)site >> 3) % SITE_CACHE];
+static inline const strobe__site_info *site_of(strobe_site *site) {
+  strobe__site_info *c = &g_site_cache[strobe__site_slot((uintptr_t)site)];
   if (__builtin_expect(c->site != site, 0)) site_fill(c, site);
   return c;
 }
 
-static int site_is_element(const site_info *si) { return si->site->kind == STROBE_SITE_ELEMENT; }
-
-/* The double a number's payload bits stand for (strobe.h, STROBE__NUM_*). */
-static uint64_t number_bits(uint64_t bits, uint32_t num) {
-  double d;
-  if (num == STROBE__NUM_I64)
-    d = (double)(int64_t)bits;
-  else if (num == STROBE__NUM_U64)
-    d = (double)bits;
-  else
-    return bits;
-  memcpy(&bits, &d, sizeof bits);
-  return bits;
-}
+static int site_is_element(const strobe__site_info *si) { return si->site->kind == STROBE_SITE_ELEMENT; }
 
 /* What the drain and every consumer rely on in the event-kind table (strobe.h). */
 #define CHECK_KIND(name, number, slots, operands, record)                                                     \
@@ -244,7 +224,7 @@ static strobe__event *convert_run(strobe__tstate *t, strobe__event *e, strobe__e
     uint32_t kind = e->kind;
     if ((kind & 7u) == 0) { /* no in-ring kind is a multiple of 8 (strobe.h) */
       uint64_t word = (uint64_t)e->data << 32 | kind; /* the inline BEGIN's or number's site pointer */
-      const site_info *si = site_of((strobe_site *)(uintptr_t)word);
+      const strobe__site_info *si = site_of((strobe_site *)(uintptr_t)word);
       if (si->ev == STROBE__EV_BEGIN) {
         if (open < STROBE_MAX_DEPTH) open_site[open] = si->id;
         open++;
@@ -276,7 +256,7 @@ static strobe__event *convert_run(strobe__tstate *t, strobe__event *e, strobe__e
       e->data = si->id;
       e++;
       /* An interned site's numbers say their encoding in the slot (strobe__number_coded). */
-      e->ts = number_bits(e->ts, si->num == STROBE__NUM_IN_SLOT ? e->data : si->num);
+      e->ts = strobe__number_bits(e->ts, si->num == STROBE__NUM_IN_SLOT ? e->data : si->num);
       e->kind = STROBE__EV_PAYLOAD;
       e->data = 0;
       if (!si->ev) __atomic_fetch_add(&t->lost, 1 + STROBE__SLOTS_VALUE, __ATOMIC_RELAXED);
@@ -304,12 +284,41 @@ static strobe__event *convert_run(strobe__tstate *t, strobe__event *e, strobe__e
  * then read what convert_run just wrote from the cache, not from memory
  * (a run can be the whole ring, megabytes). */
 #define DELIVER_CHUNK 2048
+/* Ring events converted after a ring_events consumer stopped: the event it
+ * left (a site not cached yet, an operation, a loss marker...) and those
+ * after it, so that an uncommon stretch does not cost a call per event. */
+#define RING_FALLBACK 256
+
+static void delivered(strobe__tstate *t, size_t n) {
+  __atomic_store_n(&t->drained, t->drained + (uint64_t)n, __ATOMIC_RELAXED);
+  g_pass_events += (uint64_t)n;
+}
+
+/* The only consumer, when it takes ring runs (collect.h >>ring runs): it
+ * completes and encodes the usual events in one pass, without the drain's
+ * converted copy in between (docs/recording.md §What a capture says it cost). */
+static strobe__consumer *ring_consumer(void) {
+  return g_nconsumers == 1 && g_consumers[0]->ring_events ? g_consumers[0] : NULL;
+}
 
 /* Converts [e, end) a chunk at a time; delivers the sites each chunk
- * registered, then its events. */
+ * registered, then its events. A ring_events consumer takes what it can
+ * first, the rest is converted for it. */
 static void deliver_run(strobe__tstate *t, strobe__event *e, strobe__event *end) {
+  strobe__consumer *ring = ring_consumer();
   while (e < end) {
-    strobe__event *stop = convert_run(t, e, end - e > DELIVER_CHUNK ? e + DELIVER_CHUNK : end, end);
+    if (ring) {
+      strobe__ring_run run = {e, (size_t)(end - e), g_site_cache, t->open, t->open_site, t->last_ts};
+      size_t k = ring->ring_events(ring->ctx, t->index, &run);
+      STROBE_ASSERT(k <= (size_t)(end - e));
+      t->open = run.open;
+      t->last_ts = run.last_ts;
+      delivered(t, k);
+      e += k;
+      if (e == end) break;
+    }
+    size_t chunk = ring ? RING_FALLBACK : DELIVER_CHUNK;
+    strobe__event *stop = convert_run(t, e, (size_t)(end - e) > chunk ? e + chunk : end, end);
     /* Sites registered by producers before publishing, or by convert_run. */
     uint32_t nsites = strobe__site_count();
     if (nsites != g_sites_delivered) {
@@ -323,8 +332,7 @@ static void deliver_run(strobe__tstate *t, strobe__event *e, strobe__event *end)
       g_labels_delivered = nlabels;
     }
     for (int i = 0; i < g_nconsumers; i++) g_consumers[i]->events(g_consumers[i]->ctx, t->index, e, (size_t)(stop - e));
-    __atomic_store_n(&t->drained, t->drained + (uint64_t)(stop - e), __ATOMIC_RELAXED);
-    g_pass_events += (uint64_t)(stop - e);
+    delivered(t, (size_t)(stop - e));
     e = stop;
   }
 }

@@ -1,6 +1,9 @@
 /*
  * capture_writer.c — turns ring events into EVENTS blocks (ops stream of
- * site/kind varints plus a stream of zigzag time deltas, then zstd), and
+ * site/kind varints plus a stream of zigzag time deltas, then zstd): the
+ * drain's converted events, or, when a file is its only consumer, the ring
+ * events as the hot path wrote them, completed and encoded in one pass
+ * (collect.h >>ring runs); and
  * operation events into OPS blocks, and site/label/thread/loss metadata into
  * their blocks, always emitting metadata before the first block that refers
  * to it.
@@ -677,6 +680,127 @@ static size_t encode_scopes(wthread *t, const strobe__event *ev, size_t n) {
   t->count += encoded;
   t->events += encoded;
   return (size_t)(e - ev);
+}
+
+/* >>ring runs */
+/* A varint whose value is usually below 0x80 (a time delta, a small site
+ * id's BEGIN): one predictable branch for the usual byte. */
+static inline uint8_t *put_varint_small(uint8_t *p, uint64_t v) {
+  if (__builtin_expect(v < 0x80, 1)) {
+    *p = (uint8_t)v;
+    return p + 1;
+  }
+  return put_varint(p, v);
+}
+
+/* Ring events ahead of the one encoded that encode_ring asks the cache for:
+ * they are written by the recording thread's core, and arrive from there. */
+#ifndef RING_PREFETCH
+#define RING_PREFETCH 192
+#endif
+
+/* Whether a ring event is a number of a cached VALUE site. */
+static inline int ring_is_value(const strobe__site_info *cache, const strobe__event *e) {
+  uint64_t word;
+  memcpy(&word, &e->kind, sizeof word);
+  const strobe__site_info *si = &cache[strobe__site_slot(word)];
+  return (word & 7u) == 0 && si->site == (const strobe_site *)(uintptr_t)word && si->ev == STROBE__EV_VALUE;
+}
+
+/* encode_scopes for events in their ring form (collect.h >>ring runs): it
+ * completes them as the drain's convert_run would (the site cache, the
+ * open-scope stack, a VALUE's time) while it encodes them, and stops at
+ * anything else, leaving it to the drain: a site not cached, an element, a
+ * number whose site could not be registered or whose slot is not in the
+ * run, any other kind. Takes at most SCOPE_RUN_MAX events, and a number's
+ * slot past them. Returns how many it took. */
+__attribute__((noinline)) /* a function of its own in scripts/bench-drain-callgrind.sh's counts */
+static size_t encode_ring(wthread *t, strobe__ring_run *r, const strobe__event *ev, size_t n) {
+  _Static_assert(STROBE__EV_VALUE + 2 == STROBE__EV_GAUGE && STROBE__EV_COUNTER == STROBE__EV_VALUE + 1,
+                 "the numbers: one range check");
+  _Static_assert((STROBE__EV_GAUGE << STROBE__OP_BITS | STROBE__OP_OTHER) < 0x80, "a number's op is one byte");
+  _Static_assert(STROBE__OP_END < 0x80, "END is one byte");
+  size_t lim = n > SCOPE_RUN_MAX ? SCOPE_RUN_MAX : n;
+  ops_start(t);
+  if ((t->ops.cap - t->ops.len < 15 * (lim + 1) && strobe__buf_grow(&t->ops, 15 * (lim + 1))) ||
+      (t->times.cap - t->times.len < 10 * (lim + 1) && strobe__buf_grow(&t->times, 10 * (lim + 1))))
+    return 0;
+  uint8_t *op = t->ops.data + t->ops.len, *tp = t->times.data + t->times.len;
+  /* Locals, as in encode_scopes: the byte stores may alias anything. */
+  const strobe__site_info *cache = r->cache;
+  uint32_t *open_site = r->open_site;
+  uint32_t open = r->open;
+  uint64_t lts = r->last_ts, last = t->last_ticks;
+  const strobe__event *e = ev, *stop = ev + lim, *end = ev + n;
+  if (t->count == 0) /* the block's base is its first event's time: a VALUE's is the time before it */
+    t->base_ticks = last = ring_is_value(cache, ev) ? lts : ev->ts;
+  size_t slots = 0;
+  for (; e < stop; e++) {
+    __builtin_prefetch(e + RING_PREFETCH);
+    uint64_t word, ts = e->ts;
+    memcpy(&word, &e->kind, sizeof word); /* kind and data: an inline BEGIN's or number's site pointer */
+    if ((word & 7u) == 0) {               /* no in-ring kind is a multiple of 8 (strobe.h) */
+      const strobe__site_info *si = &cache[strobe__site_slot(word)];
+      if (__builtin_expect(si->site != (const strobe_site *)(uintptr_t)word, 0)) break;
+      uint32_t id = si->id, kind = si->ev;
+      if (kind == STROBE__EV_BEGIN) {
+        if (open < STROBE_MAX_DEPTH) open_site[open] = id;
+        open++;
+        lts = ts;
+        op = put_varint_small(op, (uint64_t)id << STROBE__OP_BITS | STROBE__OP_BEGIN);
+      } else if (kind - STROBE__EV_VALUE <= STROBE__EV_GAUGE - STROBE__EV_VALUE && e + 1 < end) {
+        /* A number and its slot: the slot's ts holds the bits, its data an
+         * interned site's number code (strobe__number_coded); a VALUE's
+         * time is the event's before it. */
+        if (kind == STROBE__EV_VALUE)
+          ts = lts;
+        else
+          lts = ts;
+        uint64_t bits = strobe__number_bits(e[1].ts, si->num == STROBE__NUM_IN_SLOT ? e[1].data : si->num);
+        *op++ = (uint8_t)(kind << STROBE__OP_BITS | STROBE__OP_OTHER);
+        op = put_varint_small(op, id);
+        memcpy(op, &bits, 8); /* little-endian f64 (SITE_F64S) */
+        op += 8;
+        e++;
+        slots++;
+      } else {
+        break;
+      }
+    } else if ((uint32_t)word == STROBE__EV_END) {
+      if (open) open--;
+      lts = ts;
+      *op++ = STROBE__OP_END;
+    } else {
+      break;
+    }
+    uint64_t z = strobe__zigzag((int64_t)(ts - last));
+    last = ts;
+    tp = put_varint_small(tp, z);
+  }
+  size_t taken = (size_t)(e - ev);
+  uint32_t encoded = (uint32_t)(taken - slots);
+  t->ops.len = (size_t)(op - t->ops.data);
+  t->times.len = (size_t)(tp - t->times.data);
+  if (encoded) t->last_ticks = last;
+  t->count += encoded;
+  t->events += encoded;
+  r->open = open;
+  r->last_ts = lts;
+  return taken;
+}
+
+size_t strobe__writer_ring_events(strobe__writer *w, uint32_t index, strobe__ring_run *r) {
+  wthread *t = thread_slot(w, index);
+  if (!t || t->pend_need) return 0; /* the drain converts them and calls strobe__writer_events */
+  size_t taken = 0;
+  while (taken < r->n) {
+    size_t want = r->n - taken > SCOPE_RUN_MAX ? SCOPE_RUN_MAX : r->n - taken;
+    size_t k = encode_ring(t, r, r->ev + taken, r->n - taken);
+    taken += k;
+    if (t->ops.len + t->times.len + t->opsb.len + t->devb.len >= BLOCK_FLUSH_BYTES) flush_thread(w, index, t);
+    if (k < want) break; /* it stopped at an event the drain converts */
+  }
+  return taken;
 }
 
 void strobe__writer_events(strobe__writer *w, uint32_t index, const strobe__event *ev, size_t n) {

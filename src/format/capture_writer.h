@@ -62,6 +62,14 @@ void strobe__writer_label(strobe__writer *w, uint32_t id, const char *text);
 void strobe__writer_thread(strobe__writer *w, uint32_t index, uint64_t os_tid, const char *name, uint64_t lost);
 void strobe__writer_lost(strobe__writer *w, uint32_t index, uint64_t lost);
 void strobe__writer_events(strobe__writer *w, uint32_t index, const strobe__event *ev, size_t n);
+/* The usual events of a ring run (collect.h >>ring runs), encoded straight
+ * from their ring form: takes a prefix of run->ev (BEGIN, END and numbers of
+ * sites in run->cache), advances run->open, run->open_site and
+ * run->last_ts as the drain's conversion would, and returns how many ring
+ * events it took (0 when out of memory: the drain converts them and calls
+ * strobe__writer_events, which says so). */
+struct strobe__ring_run;
+size_t strobe__writer_ring_events(strobe__writer *w, uint32_t index, struct strobe__ring_run *run);
 void strobe__writer_thread_end(strobe__writer *w, uint32_t index);
 /* The drain's CPU time and the events it drained since the capture started
  * (docs/capture-format.md, DRAIN): readers keep the last one. */

@@ -124,7 +124,7 @@ static void p_tick(void *ctx, uint64_t now) {
 }
 
 static void test_drain_role(void) {
-  probe_consumer p = {{NULL, p_site, p_label, p_thread, p_lost, p_events, p_thread_end, p_tick, NULL, NULL, NULL}, 0, 0};
+  probe_consumer p = {{NULL, p_site, p_label, p_thread, p_lost, p_events, p_thread_end, p_tick, NULL, NULL, NULL, NULL}, 0, 0};
   p.c.ctx = &p;
   CHECK(!strobe__drain_held());
   CHECK_EQ_INT(strobe__consumer_add(&p.c), 0);
