@@ -75,7 +75,8 @@ demo: build
 	fi
 	@if [ -f out/demo.strobe ] && [ -f out/sender.strobe ]; then \
 	  $(BUILD_DIR)/tools/strobe merge out/demo.strobe out/sender.strobe -o out/all.strobe --quiet && \
-	  echo "wrote out/all.strobe: the screen and sender processes on one timeline (strobe merge; strobe info out/all.strobe)"; \
+	  echo "wrote out/all.strobe: the screen and sender processes on one timeline (strobe merge; strobe info out/all.strobe)" && \
+	  echo "see both processes in the viewer, each frame handed between them as one frame: $(BUILD_DIR)/tools/strobe view --merge out/demo.strobe out/sender.strobe"; \
 	fi
 	@if [ -f $(BUILD_DIR)/python/strobe/__init__.py ]; then \
 	  mkdir -p out && PYTHONPATH=$(BUILD_DIR)/python /usr/bin/python3 examples/python/demo.py out/python-demo.strobe && \

@@ -344,6 +344,26 @@ Object.assign(hook, {
     }
     return null;
   },
+  // Every frame-list entry of that kind as the model has it (docs/viewer.md §Across processes):
+  // [{row, number, start, dur, committed, where, handoff (handoffOf, thread names for threads), stages
+  // [{name, process, total, count}]}].
+  entries(kind) {
+    const m = state.model, F = m.frames, out = [];
+    kind = kind || m.frameKind();
+    for (let k = 0; k < F.rows; k++) {
+      if (m.frameKinds[F.kind[k]] !== kind) continue;
+      const f = m.frame(k), h = f.remote ? m.handoffOf(k) : null;
+      if (h) h.originThread = h.originThread === null ? null : m.threadName(h.originThread);
+      out.push({ row: k, number: f.number, start: f.start, dur: f.dur, committed: f.committed, where: m.frameWhere(k),
+        thread: m.threadName(f.thread), handoff: h, segments: m.frameSegments(k).map((s) => ({ ...s, thread: m.threadName(s.thread) })),
+        stages: m.opStagesOf(k).map((a) => ({ name: m.sites[a.site] ? m.sites[a.site].name : '?', process: a.process, total: a.total, count: a.count })) });
+    }
+    return out;
+  },
+  // What the flame chart drew for the selected frame across processes: [{part, thread (name), t0, t1, x0, x1, y0, y1}].
+  frameBands() { return (flame.frameBands || []).map((b) => ({ ...b, thread: b.thread === null ? null : state.model.threadName(b.thread) })); },
+  // The lanes of the flame chart now: [{name, y0, y1}] (px from the flame chart's canvas top).
+  lanes() { return flame.laneBoxes(); },
   // A frame's [start, end] by its number (as selectFrame), and the capture's time range.
   frameBounds(number, kind) {
     const m = state.model, F = m.frames;

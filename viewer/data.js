@@ -143,6 +143,28 @@ function appendSpans(prev, meta, delta, since) {
 }
 
 // A 64-bit element id from its two 32-bit halves, as 16 hex digits (as `strobe tree` prints it).
+const HANDOFF_STATES = [null, 'joined', 'resumed', 'not_resumed']; // handoffs.state codes (viewer_model.c)
+
+// Several pathTotals maps as one, by name path (ids renumbered, each parent before its children).
+export function mergePathMaps(maps) {
+  const out = new Map();
+  for (const nodes of maps) {
+    const byId = [];
+    for (const n of nodes.values()) byId[n.id] = n;
+    for (const n of nodes.values()) {
+      let o = out.get(n.path);
+      if (!o) {
+        const p = n.parent >= 0 ? out.get(byId[n.parent].path) : null;
+        o = { ...n, id: out.size, parent: p ? p.id : -1, total: 0, self: 0, count: 0, min: Infinity, max: 0 };
+        out.set(n.path, o);
+      }
+      o.total += n.total; o.self += n.self; o.count += n.count;
+      if (n.count) { o.min = Math.min(o.min, n.min); o.max = Math.max(o.max, n.max); }
+    }
+  }
+  return out;
+}
+
 export function hex64(hi, lo) {
   return (hi >>> 0).toString(16).padStart(8, '0') + (lo >>> 0).toString(16).padStart(8, '0');
 }
@@ -168,6 +190,7 @@ export class Model {
     this.open = t.open;
     this.opstages = t.opstages;     // operations' stage tables, by frame row (docs/viewer.md)
     this.opcounters = t.opcounters; // operations' counters, by frame row
+    this.handoffs = t.handoffs;     // operations handed between processes, by frame row (docs/viewer.md §Across processes)
     this.elements = t.elements;     // element attribution by span (docs/recording.md, Elements)
     this.n = t.spans.rows;
     this.start = t.spans.start;
@@ -292,27 +315,74 @@ export class Model {
       index: k, start: f.start[k], dur: f.dur[k], end: f.start[k] + f.dur[k],
       thread: f.thread[k], number: f.number[k], kind: this.frameKinds[f.kind[k]],
       op: (f.flags[k] & 1) !== 0, committed: (f.flags[k] & 2) !== 0, handedOff: (f.flags[k] & 4) !== 0,
-      appFrameId: (f.flags[k] & 8) !== 0, detail: (f.flags[k] & 16) !== 0, id: f.id[k],
+      appFrameId: (f.flags[k] & 8) !== 0, detail: (f.flags[k] & 16) !== 0, remote: (f.flags[k] & 32) !== 0, id: f.id[k],
       window: f.window[k] < this.meta.windows.length ? this.meta.windows[f.window[k]] : null,
     };
   }
 
-  // An operation frame's own stage table: [{site, count, total, min, max}] (its rows are one run).
+  // The process label of a process index of the handoffs, opstages and opcounters tables (null: none).
+  processName(p) { return p < (this.meta.processes || []).length ? this.meta.processes[p] : null; }
+
+  // An operation frame's own stage table: [{site, count, total, min, max, process}] (its rows are one
+  // run; process: where the stage ran, for an operation that crossed processes, else null).
   opStagesOf(k) {
     const o = this.opstages, out = [];
     for (let i = lowerBound(0, o.rows, k, (x) => o.frame[x]); i < o.rows && o.frame[i] === k; i++) {
-      out.push({ site: o.site[i], count: o.count[i], total: o.total[i], min: o.min[i], max: o.max[i] });
+      out.push({ site: o.site[i], count: o.count[i], total: o.total[i], min: o.min[i], max: o.max[i],
+        process: o.process ? this.processName(o.process[i]) : null });
     }
     return out;
   }
 
-  // An operation frame's counters: [{name, value, unit}].
+  // An operation frame's counters: [{name, value, unit, process}].
   opCountersOf(k) {
     const o = this.opcounters, out = [], units = this.meta.op_counter_units || [];
     for (let i = lowerBound(0, o.rows, k, (x) => o.frame[x]); i < o.rows && o.frame[i] === k; i++) {
-      out.push({ name: this.meta.op_counter_names[o.name[i]], value: o.value[i], unit: units[o.name[i]] || 'none' });
+      out.push({ name: this.meta.op_counter_names[o.name[i]], value: o.value[i], unit: units[o.name[i]] || 'none',
+        process: o.process ? this.processName(o.process[i]) : null });
     }
     return out;
+  }
+
+  // How operation frame k crossed processes, or null when it never left its process:
+  // {state: joined | resumed | not_resumed, origin, finisher (process labels; not_resumed: the peer
+  // it was handed to), handed, resumed (ns; null when not resumed here), originThread (null when
+  // the origin's half is not in this capture), gap (ns, null when not resumed here)}.
+  handoffOf(k) {
+    const h = this.handoffs;
+    if (!h || !h.rows) return null;
+    const i = lowerBound(0, h.rows, k, (x) => h.frame[x]);
+    if (i >= h.rows || h.frame[i] !== k) return null;
+    const resumed = Number.isFinite(h.resumed[i]) ? h.resumed[i] : null;
+    return {
+      state: HANDOFF_STATES[h.state[i]] || '?', origin: this.processName(h.origin[i]), finisher: this.processName(h.finisher[i]),
+      handed: h.handed[i], resumed, gap: resumed === null ? null : resumed - h.handed[i],
+      originThread: h.origin_thread[i] === 0xFFFFFFFF ? null : h.origin_thread[i],
+    };
+  }
+
+  // Where frame k ran, as [{thread, t0, t1, part}]: one segment for a frame of one thread; for an
+  // operation joined across processes the origin's (its start to the hand-off) and the finisher's
+  // (the resume to its end), `part` origin / finisher; the hand-off gap lies between them.
+  frameSegments(k) {
+    const f = this.frame(k), h = f.remote ? this.handoffOf(k) : null;
+    if (!h || h.state !== 'joined') return [{ thread: f.thread, t0: f.start, t1: f.end, part: h ? (h.state === 'not_resumed' ? 'origin' : 'finisher') : null }];
+    return [{ thread: h.originThread, t0: f.start, t1: h.handed, part: 'origin' },
+      { thread: f.thread, t0: h.resumed, t1: f.end, part: 'finisher' }];
+  }
+
+  // Where frame k ran: its thread, or for an operation joined across processes both threads.
+  frameWhere(k) {
+    const f = this.frame(k), h = f.remote ? this.handoffOf(k) : null;
+    if (h && h.state === 'joined') return `${this.threadName(h.originThread)} → ${this.threadName(f.thread)}`;
+    return this.threadName(f.thread);
+  }
+
+  // The span tree (pathTotals) of the spans inside frame k: each segment's thread inside its interval,
+  // merged by name path.
+  frameTree(k) {
+    const maps = this.frameSegments(k).map((s) => this.pathTotals(this.spansInside(s.thread, s.t0, s.t1), [s.thread]));
+    return maps.length === 1 ? maps[0] : mergePathMaps(maps);
   }
 
   // A series' unit (fmt.unit): its site's, or an operation counter's own (strobe_op_counter_add_unit).

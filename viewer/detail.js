@@ -7,7 +7,9 @@
 //   - the frame's counters, gauges and values;
 //   - for an operation (a pass, input, rebuild or request the capture
 //     recorded): its kind, window, frame id, committed flag and hand-off, its
-//     own stage table and counters.
+//     own stage table and counters; for one handed between processes, both
+//     processes' spans, each stage and counter with the process it ran in,
+//     and the hand-off gap (in the total: docs/sessions.md §Across processes).
 // Everything is derived from the model on selection; nothing is cached.
 
 import { state, on, emit } from './state.js';
@@ -67,6 +69,11 @@ export class Detail {
     }
     if (state.frame >= 0 && state.frame < m.frames.rows) {
       const f = m.frame(state.frame);
+      if (f.remote) { // both processes' spans, each thread inside its part of the operation
+        const segs = m.frameSegments(f.index);
+        const ranges = segs.flatMap((s) => m.spansInside(s.thread, s.t0, s.t1));
+        return { kind: 'frame', f, thread: f.thread, ranges, nodes: m.frameTree(f.index), t0: f.start, t1: f.end, total: f.dur };
+      }
       return { kind: 'frame', f, thread: f.thread, ranges: m.spansInside(f.thread, f.start, f.end), t0: f.start, t1: f.end, total: f.dur };
     }
     return null;
@@ -80,7 +87,7 @@ export class Detail {
       this.el.innerHTML = '<div class="empty">Select a frame in the strip or the list, or a span in the flame chart.</div>';
       return;
     }
-    const nodes = m.pathTotals(sel.ranges, [sel.thread]);
+    const nodes = sel.nodes || m.pathTotals(sel.ranges, [sel.thread]);
     const tree = buildTree(nodes);
     let head;
     if (sel.kind === 'span') {
@@ -93,8 +100,9 @@ export class Detail {
       const f = sel.f, framed = !m.meta.activity; /* a program without frames has no budget */
       const cls = framed ? fmt.durClass(f.dur, state.thresholds) : '';
       head = `<div class="detail-head"><div class="big"><span class="kdot" style="background:${fmt.KIND_COLORS[f.kind]}"></span>${f.kind} ${f.number}` +
-        ` · <span class="dur ${cls}">${fmt.dur(f.dur)}</span></div><div class="dim">${fmt.esc(m.threadName(f.thread))} · at ${fmt.at(f.start)}` +
-        `${framed ? ` · ${(f.dur / (state.budgetMs * 1e6)).toFixed(2)}× the ${state.budgetMs} ms budget` : ''}</div>${f.op ? opLine(f) : ''}</div>`;
+        ` · <span class="dur ${cls}">${fmt.dur(f.dur)}</span></div><div class="dim">${fmt.esc(m.frameWhere(f.index))} · at ${fmt.at(f.start)}` +
+        `${framed ? ` · ${(f.dur / (state.budgetMs * 1e6)).toFixed(2)}× the ${state.budgetMs} ms budget` : ''}</div>${f.op ? opLine(f) : ''}` +
+        `${f.remote ? handoffLine(m, f) : ''}</div>`;
     }
     const tabs = `<div class="seg"><button data-mode="tree" class="${this.mode === 'tree' ? 'on' : ''}">Tree</button>` +
       `<button data-mode="pie" class="${this.mode === 'pie' ? 'on' : ''}">Pie</button></div>`;
@@ -182,8 +190,9 @@ export class Detail {
       const s = m.sites[a.site] || { name: '?', parent: '' };
       return { ...a, name: s.name, parent: s.parent };
     }));
-    return `<h3>Stages</h3><div class="dim small">the operation's own stage table; an indented stage is nested in its declared parent above it: already included there, do not sum</div>` +
-      stageTable(rows, 'opstages');
+    const across = list.some((a) => a.process !== null);
+    return `<h3>Stages</h3><div class="dim small">the operation's own stage table${across ? ', each stage in the process it ran in' : ''}; an indented stage is nested in its declared parent above it: already included there, do not sum</div>` +
+      stageTable(rows, 'opstages', across);
   }
 
   _stages(nodes) {
@@ -206,7 +215,7 @@ export class Detail {
     const rows = [];
     if (sel.kind === 'frame' && sel.f.op) { // the operation's own counters (strobe_op_counter_add), whichever thread counted
       for (const k of m.opCountersOf(sel.f.index)) {
-        rows.push(`<tr><td>${fmt.esc(k.name)}</td><td class="dim">operation counter</td><td class="num">${fmt.unit(k.value, k.unit)}</td><td class="num dim">this operation's total</td></tr>`);
+        rows.push(`<tr><td>${fmt.esc(k.name)}</td><td class="dim">operation counter${k.process !== null ? ` · ${fmt.esc(k.process)}` : ''}</td><td class="num">${fmt.unit(k.value, k.unit)}</td><td class="num dim">this operation's total</td></tr>`);
       }
     }
     for (const s of m.meta.series) {
@@ -267,12 +276,14 @@ export function nestStages(items) {
   return out;
 }
 
-function stageTable(rows, cls) {
+// across: a process column (an operation handed between processes: where each stage ran).
+function stageTable(rows, cls, across = false) {
   const body = rows.map((a) =>
     `<tr><td style="padding-left:${6 + 14 * a.level}px" title="${a.parent ? `nested in ${fmt.esc(a.parent)}: included there, do not sum` : 'directly in the operation'}">${fmt.esc(a.name)}</td>` +
+    `${across ? `<td class="proc">${fmt.esc(a.process ?? '')}</td>` : ''}` +
     `<td class="num c-n">${fmt.count(a.count)}</td><td class="num">${fmt.dur(a.total)}</td><td class="num c-min">${fmt.dur(a.min)}</td><td class="num">${fmt.dur(a.max)}</td></tr>`).join('');
-  return `<table class="grid stages ${cls}"><colgroup><col><col class="c-n"><col class="c-d"><col class="c-min"><col class="c-d"></colgroup>` +
-    `<tr><th>stage</th><th class="num c-n">n</th><th class="num">total</th><th class="num c-min">min</th><th class="num">max</th></tr>${body}</table>`;
+  return `<table class="grid stages ${cls}"><colgroup><col>${across ? '<col class="c-p">' : ''}<col class="c-n"><col class="c-d"><col class="c-min"><col class="c-d"></colgroup>` +
+    `<tr><th>stage</th>${across ? '<th>process</th>' : ''}<th class="num c-n">n</th><th class="num">total</th><th class="num c-min">min</th><th class="num">max</th></tr>${body}</table>`;
 }
 
 // Path nodes (count > 0) into a tree; roots are nodes whose parent is outside the selection.
@@ -324,9 +335,21 @@ function loopsByPath(m, ranges) {
   return out;
 }
 
+// How an operation crossed processes: who handed it to whom, when, and the gap its total includes.
+function handoffLine(m, f) {
+  const h = m.handoffOf(f.index);
+  if (!h) return '';
+  const who = (p) => `<b>${fmt.esc(p ?? '?')}</b>`;
+  if (h.state === 'not_resumed')
+    return `<div class="handoff dim">handed off by ${who(h.origin)} to ${who(h.finisher)} at ${fmt.at(h.handed)}: <span class="warn">not resumed in this capture</span> (its end is in ${fmt.esc(h.finisher ?? '?')}'s capture, or it was lost)</div>`;
+  const origin = h.state === 'joined' ? '' : ' (its half is not in this capture: the stages it ran came in the token)';
+  return `<div class="handoff dim">from ${who(h.origin)}${origin} to ${who(h.finisher)}: handed off at ${fmt.at(h.handed)}, resumed at ${fmt.at(h.resumed)} · ` +
+    `<span class="gap">hand-off gap ${fmt.dur(h.gap)}</span>, included in the total (a span across two processes, not a frame's cost: the stages are)</div>`;
+}
+
 // What an operation says of itself: kind, window, frame id, committed, hand-off.
 function opLine(f) {
   const idNote = f.kind === 'pass' ? ` · frame id ${f.number}${f.appFrameId ? ' (the application\'s)' : ''}` : '';
   return `<div class="opline dim">operation ${f.id} · ${fmt.esc(f.kind)} · window <b>${fmt.esc(f.window ?? '')}</b>${idNote} · ` +
-    `${f.committed ? 'committed' : '<b>not committed</b> (superseded or dropped)'}${f.handedOff ? ' · handed off between threads' : ''}</div>`;
+    `${f.committed ? 'committed' : '<b>not committed</b> (superseded or dropped)'}${f.handedOff && !f.remote ? ' · handed off between threads' : ''}</div>`;
 }

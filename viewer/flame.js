@@ -138,6 +138,11 @@ export class Flame {
     this.contentH = y;
   }
 
+  // Where each lane is drawn now: [{thread, name, y0, y1}], px from the canvas top (the test hook's lanes()).
+  laneBoxes() {
+    return this.lanes.map((l) => ({ thread: l.thread, name: l.name, y0: RULER + l.y - this.scrollY, y1: RULER + l.y - this.scrollY + l.h - LANE_GAP }));
+  }
+
   // >>view
   setRange(t0, t1) {
     const span = Math.max(t1 - t0, 1e-3);
@@ -377,12 +382,14 @@ export class Flame {
     c.clearRect(0, 0, w, h);
     const m = this.model, C = colors();
     // selected frame: shade outside it
+    this.frameBands = [];
     if (state.frame >= 0 && state.frame < m.frames.rows) {
       const f = m.frame(state.frame);
       const x0 = (f.start - this.t0) / this.npp, x1 = (f.end - this.t0) / this.npp;
       c.fillStyle = C.shade;
       if (x0 > 0) c.fillRect(0, RULER, Math.min(x0, w), h);
       if (x1 < w) c.fillRect(Math.max(x1, 0), RULER, w, h);
+      if (f.remote) this._handoffBands(c, m, f, w, h, C);
     }
     // labels
     c.font = '11px system-ui, sans-serif';
@@ -428,6 +435,58 @@ export class Flame {
     this._samplerRecords(c, w, h, true);
     this._ruler(c, w);
     this._hoverBox();
+  }
+
+  // An operation handed between processes (docs/viewer.md §Across processes): its part on each
+  // process's lane outlined (the origin's from its start to the hand-off, the finisher's from the
+  // resume to its end) and the hand-off gap between them hatched across both lanes, labelled.
+  // What is drawn is kept in this.frameBands (the test hook's frameBands()).
+  _handoffBands(c, m, f, w, h, C) {
+    const segs = m.frameSegments(f.index), ho = m.handoffOf(f.index);
+    const laneBox = (thread) => {
+      const lane = this.lanes.find((l) => l.thread === thread);
+      return lane ? { y0: RULER + lane.y - this.scrollY, y1: RULER + lane.y - this.scrollY + lane.h - LANE_GAP } : null;
+    };
+    const xs = (t) => (t - this.t0) / this.npp;
+    const boxes = [];
+    c.save();
+    c.beginPath();
+    c.rect(0, RULER, w, h - RULER);
+    c.clip();
+    c.strokeStyle = C.select;
+    c.lineWidth = 2;
+    c.font = '11px system-ui, sans-serif';
+    c.textBaseline = 'middle';
+    for (const s of segs) {
+      const b = laneBox(s.thread);
+      if (!b) continue;
+      const x0 = xs(s.t0), x1 = xs(s.t1);
+      c.strokeRect(x0, b.y0 + 1, Math.max(1, x1 - x0), b.y1 - b.y0 - 2);
+      boxes.push(b);
+      this.frameBands.push({ part: s.part, thread: s.thread, t0: s.t0, t1: s.t1, x0, x1, y0: b.y0, y1: b.y1 });
+    }
+    if (ho && ho.resumed !== null && boxes.length) {
+      const y0 = Math.min(...boxes.map((b) => b.y0)), y1 = Math.max(...boxes.map((b) => b.y1));
+      const x0 = xs(ho.handed), x1 = xs(ho.resumed);
+      c.fillStyle = `rgba(${C.accent},0.18)`;
+      c.fillRect(x0, y0, Math.max(1, x1 - x0), y1 - y0);
+      c.strokeStyle = `rgba(${C.accent},0.7)`;
+      c.lineWidth = 1;
+      c.beginPath();
+      for (let x = x0 - (y1 - y0); x < x1; x += 8) { // hatch, clipped to the gap
+        c.moveTo(Math.max(x, x0), y1 - Math.max(0, x0 - x));
+        c.lineTo(Math.min(x + (y1 - y0), x1), y0 + Math.max(0, x + (y1 - y0) - x1));
+      }
+      c.stroke();
+      const label = `hand-off gap ${fmt.dur(ho.gap)} (${ho.origin ?? '?'} → ${ho.finisher ?? '?'})`;
+      const fb = laneBox(f.thread); // on the finisher's first row, before it resumed
+      if (fb && x1 - x0 > c.measureText(label).width + 8) {
+        c.fillStyle = C.ink;
+        c.fillText(label, Math.max(x0, 0) + 4, fb.y0 + HEADER + BAR / 2 + 1);
+      }
+      this.frameBands.push({ part: 'gap', thread: null, t0: ho.handed, t1: ho.resumed, x0, x1, y0, y1 });
+    }
+    c.restore();
   }
 
   // >>gpu (docs/gpu.md): on the first GPU lane, each visible frame's queue

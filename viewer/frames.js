@@ -497,7 +497,7 @@ export class Frames {
       rows.push(`<tr data-frame="${f.index}"${f.index === state.frame ? ' class="sel"' : ''}>` +
         `<td class="num c-number">${f.number}</td><td class="num dur c-dur ${cls}">${fmt.dur(f.dur)}</td>` +
         `<td class="c-kind"><i class="kdot" style="background:${fmt.KIND_COLORS[f.kind]}"></i>${f.kind}</td>` +
-        `<td class="c-thread">${fmt.esc(m.threadName(f.thread))}</td><td class="num c-start">${fmt.at(f.start)}</td></tr>`);
+        `<td class="c-thread">${fmt.esc(f.remote ? m.frameWhere(f.index) : m.threadName(f.thread))}</td><td class="num c-start">${fmt.at(f.start)}</td></tr>`);
     }
     rows.push(pad(order.length - last));
     tb.innerHTML = rows.join('');
@@ -551,6 +551,6 @@ function rates(m) {
 
 export function frameTitle(m, k, budgetMs) {
   const f = m.frame(k);
-  const where = f.op ? `window ${f.window} · ${m.threadName(f.thread)}${f.committed ? '' : ' · not committed'}` : m.threadName(f.thread);
+  const where = f.op ? `window ${f.window} · ${m.frameWhere(k)}${f.committed ? '' : ' · not committed'}` : m.threadName(f.thread);
   return `${f.kind} ${f.number} · ${where} · ${fmt.dur(f.dur)} (${(f.dur / (budgetMs * 1e6)).toFixed(2)}× budget) at ${fmt.at(f.start)}`;
 }

@@ -167,6 +167,11 @@ STROBE_API void strobe_op_resume(strobe_op op);
 #define STROBE_OP_TOKEN_VERSION 1u   /* the layout this library writes and the only one it reads */
 #define STROBE_MAX_REMOTE_ORIGINS 16 /* origin collectors whose tokens a collector tracks for replay */
 #define STROBE_REMOTE_REPLAY_WINDOW 64 /* operation ids per origin below its newest still accepted */
+/* The `file` of the stage sites a finishing process registers for the stages
+ * the origin ran (their names come in the token): a capture keeps it with the
+ * site, so a reader tells the origin's stages in the finisher's END from the
+ * finisher's own (docs/sessions.md §Across processes). */
+#define STROBE_REMOTE_STAGE_FILE "(another process)"
 
 /* Names this collector's process in tokens and reports ("screen", "sender";
  * a static label under the label rule). Until set it is "pid_<pid>". A token

@@ -218,7 +218,7 @@ uint32_t strobe__remote_stage_site(const char *name) {
     if (!strcmp(g_sites[i].name, name)) id = g_sites[i].site.id;
   if (!id && n < MAX_REMOTE_SITES) {
     strncpy(g_sites[n].name, name, STROBE_MAX_LABEL);
-    g_sites[n].site = (strobe_site){g_sites[n].name, NULL, NULL, "(another process)", NULL, 0, STROBE_SITE_STAGE,
+    g_sites[n].site = (strobe_site){g_sites[n].name, NULL, NULL, STROBE_REMOTE_STAGE_FILE, NULL, 0, STROBE_SITE_STAGE,
                                     0, STROBE_UNIT_NONE, 0};
     int rc = strobe_site_register(&g_sites[n].site);
     if (rc > 0) {

@@ -55,6 +55,7 @@
 #include "analyze/gpu_frames.h"
 #include "strobe/capture.h"
 #include "strobe/replay.h"
+#include "strobe/session.h"
 #include "viewer/viewer_model.h"
 #include "viewer/viewer_samples.h"
 
@@ -132,13 +133,26 @@ static const coldef FRAME_COLS[] = {{"start", "f64", 8}, {"dur", "f64", 8},  {"n
                                     {"id", "f64", 8},    {"thread", "u32", 4}, {"window", "u16", 2},
                                     {"kind", "u8", 1},   {"flags", "u8", 1}};
 enum { FR_START, FR_DUR, FR_NUMBER, FR_ID, FR_THREAD, FR_WINDOW, FR_KIND, FR_FLAGS };
-/* frames.flags: what an operation entry says of itself (0 for marks and scopes). */
-enum { FF_OP = 1, FF_COMMITTED = 2, FF_HANDED_OFF = 4, FF_APP_FRAME = 8, FF_DETAIL = 16 };
-static const coldef OPSTAGE_COLS[] = {{"total", "f64", 8}, {"min", "f64", 8},   {"max", "f64", 8},
-                                      {"frame", "u32", 4}, {"count", "u32", 4}, {"site", "u16", 2}};
-enum { OS_TOTAL, OS_MIN, OS_MAX, OS_FRAME, OS_COUNT, OS_SITE };
-static const coldef OPCOUNTER_COLS[] = {{"value", "f64", 8}, {"frame", "u32", 4}, {"name", "u16", 2}};
-enum { OC_VALUE, OC_FRAME, OC_NAME };
+/* frames.flags: what an operation entry says of itself (0 for marks and scopes). FF_REMOTE: it crossed
+ * processes (a row of the handoffs table says how: >>handoffs). */
+enum { FF_OP = 1, FF_COMMITTED = 2, FF_HANDED_OFF = 4, FF_APP_FRAME = 8, FF_DETAIL = 16, FF_REMOTE = 32 };
+/* opstages.process and opcounters.process: an index into meta.processes, NO_PROCESS for an operation
+ * that never left its process. */
+#define NO_PROCESS 0xffffu
+#define MAX_PROCESSES 256u /* process labels told apart; operations of others are counted (processes_cut) */
+static const coldef OPSTAGE_COLS[] = {{"total", "f64", 8}, {"min", "f64", 8},   {"max", "f64", 8},    {"frame", "u32", 4},
+                                      {"count", "u32", 4}, {"site", "u16", 2},  {"process", "u16", 2}};
+enum { OS_TOTAL, OS_MIN, OS_MAX, OS_FRAME, OS_COUNT, OS_SITE, OS_PROCESS };
+static const coldef OPCOUNTER_COLS[] = {{"value", "f64", 8}, {"frame", "u32", 4}, {"name", "u16", 2}, {"process", "u16", 2}};
+enum { OC_VALUE, OC_FRAME, OC_NAME, OC_PROCESS };
+/* One row per operation entry that crossed processes (docs/viewer.md §Across processes), by frame. */
+static const coldef HANDOFF_COLS[] = {{"handed", "f64", 8},        {"resumed", "f64", 8}, {"frame", "u32", 4},
+                                      {"origin_thread", "u32", 4}, {"origin", "u16", 2},  {"finisher", "u16", 2},
+                                      {"state", "u8", 1}};
+enum { HO_HANDED, HO_RESUMED, HO_FRAME, HO_ORIGIN_THREAD, HO_ORIGIN, HO_FINISHER, HO_STATE };
+/* handoffs.state: both halves are in this capture (one entry from the origin's begin to the finisher's
+ * end); the finisher's half only; the origin's half only (handed off, never resumed in this capture). */
+enum { HS_JOINED = 1, HS_RESUMED = 2, HS_NOT_RESUMED = 3 };
 static const coldef SAMPLE_COLS[] = {{"time", "f64", 8}, {"value", "f64", 8}, {"site", "u16", 2}};
 enum { SA_TIME, SA_VALUE, SA_SITE };
 static const coldef OPEN_COLS[] = {{"start", "f64", 8}, {"until", "f64", 8}, {"thread", "u32", 4},
@@ -212,9 +226,31 @@ typedef struct tmp_frame {
   double start, dur, number, id;
   uint32_t thread;
   uint32_t stage0, counter0;  /* operations: first row of its stages and counters in the tmp tables */
+  uint32_t collector;         /* operations: the collector that numbered it */
+  uint32_t stage0b, counter0b; /* joined across processes: the origin's half's stages and counters */
+  uint32_t handoff;           /* its row of b->handoffs, NO_HANDOFF when it never left its process */
   uint16_t window;
   uint8_t kind, flags, nstages, ncounters;
+  uint8_t nstagesb, ncountersb, gone; /* gone: the origin's half, joined into its finisher's entry */
 } tmp_frame;
+#define NO_HANDOFF UINT32_MAX
+
+/* An operation handed to (take) or resumed from (!take) another process: OP_TAKE / OP_RESUME with
+ * op->remote, joined at >>handoffs by the origin collector's random id and the operation's id there. */
+typedef struct tmp_remote {
+  double time, gap;           /* when (ns since the capture start); resume: since the hand-off */
+  uint64_t id, origin_uid, origin_id;
+  uint32_t collector, thread;
+  uint16_t process, peer;     /* indexes into b->procs: this side's label and the other side's */
+  uint8_t take, used;
+} tmp_remote;
+
+typedef struct tmp_handoff {
+  double handed, resumed;     /* resumed: NAN when not resumed in this capture */
+  uint32_t origin_thread;     /* the thread the origin's half ended on, NO_SPAN when not here */
+  uint16_t origin, finisher;  /* process indexes; not resumed: finisher is the peer it was handed to */
+  uint8_t state;
+} tmp_handoff;
 
 typedef struct tmp_stage {
   double total, min, max;
@@ -274,6 +310,15 @@ typedef struct builder {
   uint64_t nstored, capstored;
   tmp_frame *frames;
   uint64_t nframes, capframes;
+  tmp_remote *remotes;       /* operations handed between processes (>>handoffs) */
+  uint64_t nremotes, capremotes;
+  tmp_handoff *handoffs;
+  uint64_t nhandoffs;
+  char *procs[MAX_PROCESSES]; /* process labels of those operations, in order of first appearance */
+  uint32_t n_procs;
+  uint64_t procs_cut;        /* their records past MAX_PROCESSES labels: not joined, counted */
+  uint64_t xp_joined, xp_resumed, xp_not_resumed; /* handoffs rows by state */
+  uint8_t *remote_site;      /* per site: 0 not asked, 1 this process's, 2 a stage the origin ran */
   tmp_stage *ostages;
   tmp_counter *ocounters;
   uint64_t nostages, nocounters;
@@ -574,7 +619,8 @@ static tmp_frame *frame_push(builder *b, double start, double dur, uint32_t thre
     b->capframes = cap;
   }
   tmp_frame *f = &b->frames[b->nframes++];
-  *f = (tmp_frame){start, dur, (double)number, 0, thread, 0, 0, NO_WINDOW, (uint8_t)kind, 0, 0, 0};
+  *f = (tmp_frame){.start = start, .dur = dur, .number = (double)number, .thread = thread, .handoff = NO_HANDOFF,
+                   .window = NO_WINDOW, .kind = (uint8_t)kind};
   return f;
 }
 
@@ -604,6 +650,7 @@ static int op_frame(builder *b, const strobe_capture_record *r, double now) {
   if (!f || w < 0) return STROBE_ENOMEM;
   f->window = (uint16_t)w;
   f->id = (double)op->id;
+  f->collector = op->collector;
   f->flags = (uint8_t)(FF_OP | (op->committed ? FF_COMMITTED : 0) | (op->handed_off ? FF_HANDED_OFF : 0) |
                        (op->app_frame_id ? FF_APP_FRAME : 0) | (op->detail ? FF_DETAIL : 0));
   f->stage0 = (uint32_t)b->nostages;
@@ -628,6 +675,40 @@ static int op_frame(builder *b, const strobe_capture_record *r, double now) {
     }
   }
   touch_range(b, now - dur, now);
+  return 0;
+}
+
+/* The index of a process label, added if new; NO_PROCESS past MAX_PROCESSES (the caller counts it). */
+static int proc_index(builder *b, const char *label, uint16_t *out) {
+  *out = NO_PROCESS;
+  if (!label) label = "";
+  for (uint32_t i = 0; i < b->n_procs; i++)
+    if (!strcmp(b->procs[i], label)) return (void)(*out = (uint16_t)i), 0;
+  if (b->n_procs == MAX_PROCESSES) return 0;
+  if (!(b->procs[b->n_procs] = strdup(label))) return STROBE_ENOMEM;
+  *out = (uint16_t)b->n_procs++;
+  return 0;
+}
+
+/* An operation handed to, or resumed from, another process: kept for >>handoffs. */
+static int remote_push(builder *b, const strobe_capture_record *r, double now) {
+  const strobe_capture_op *op = r->op;
+  tmp_remote x = {.time = now, .gap = isfinite(op->gap_ns) ? op->gap_ns : 0, .id = op->id,
+                  .origin_uid = op->origin_collector, .origin_id = op->origin_id, .collector = op->collector,
+                  .thread = r->thread, .take = r->type == STROBE_REC_OP_TAKE};
+  if (proc_index(b, op->process, &x.process) || proc_index(b, op->peer, &x.peer)) return STROBE_ENOMEM;
+  if (x.process == NO_PROCESS || x.peer == NO_PROCESS) {
+    b->procs_cut++; /* not joined: its entries stay as they were, counted */
+    return 0;
+  }
+  if (b->nremotes == b->capremotes) {
+    uint64_t cap = b->capremotes ? b->capremotes * 2 : 64;
+    tmp_remote *p = realloc(b->remotes, cap * sizeof *p);
+    if (!p) return STROBE_ENOMEM;
+    b->remotes = p;
+    b->capremotes = cap;
+  }
+  b->remotes[b->nremotes++] = x;
   return 0;
 }
 
@@ -951,6 +1032,8 @@ static int fill_record(builder *b, const strobe_capture *c, strobe_capture_recor
       if (t->stack) close_open(b, t, r->thread, 0, t->last_time, OPEN_UNFINISHED);
       return 0;
     case STROBE_REC_OP_END: return b->ops_mode ? op_frame(b, r, now) : 0;
+    case STROBE_REC_OP_TAKE:
+    case STROBE_REC_OP_RESUME: return b->ops_mode && r->op->remote ? remote_push(b, r, now) : 0;
     case STROBE_REC_ELEMENT: /* the open scope's element: kept with the span its END fills */
       if (t->stack && r->depth >= 1 && r->depth <= MAX_DEPTH) {
         t->stack[r->depth - 1].elem_type = r->site;
@@ -1091,6 +1174,133 @@ static int elem_by_span(const void *x, const void *y) {
   return a->span < b->span ? -1 : a->span > b->span;
 }
 
+/* ======================================================================
+ * >>handoffs — an operation handed between processes as one entry
+ * ====================================================================== */
+
+/* A merged capture (docs/cli.md §merge) holds both halves of an operation one
+ * process handed to another: the origin's END (not committed, ending at the
+ * hand-off, its own stages and counters) after its REMOTE_OUT, and the
+ * finisher's END (from the origin's start to its end, committed or dropped,
+ * the origin's stages copied under sites of STROBE_REMOTE_STAGE_FILE beside
+ * its own) after its REMOTE_IN, which names the origin collector's random id
+ * and the operation's id there. They become one entry: the finisher's, its
+ * stages the origin's own (attributed to the origin) and the finisher's own
+ * (the copies left out), its counters both halves', a handoffs row saying
+ * when it was handed off and resumed and on which thread the origin ran; the
+ * origin's entry goes. A finisher's half without its origin keeps the copied
+ * stages, attributed to the origin; an origin's half never resumed here stays
+ * an entry of its own, flagged and counted (docs/viewer.md §Across processes). */
+
+static int remote_site(builder *b, uint32_t site) {
+  if (site >= MAX_SITES) return 0;
+  if (!b->remote_site[site]) {
+    const strobe_capture_site *s = strobe_capture_query_site(b->cap, site);
+    b->remote_site[site] = s && s->file && !strcmp(s->file, STROBE_REMOTE_STAGE_FILE) ? 2 : 1;
+  }
+  return b->remote_site[site] == 2;
+}
+
+/* Where a stage (or counter) row of frame f ran; 0 when the joined entry leaves it out (a copy of the
+ * origin's stage: the origin's own row is there). */
+static int row_process(builder *b, const tmp_frame *f, int origin_run, uint32_t stage_site, uint16_t *process) {
+  *process = NO_PROCESS;
+  if (f->handoff == NO_HANDOFF) return 1;
+  const tmp_handoff *h = &b->handoffs[f->handoff];
+  int copy = stage_site && remote_site(b, stage_site);
+  if (h->state == HS_NOT_RESUMED || origin_run) *process = h->origin;
+  else if (copy && h->state == HS_JOINED) return 0;
+  else *process = copy ? h->origin : h->finisher;
+  return 1;
+}
+
+/* An operation entry by the collector that numbered it and its id there. */
+typedef struct op_key {
+  uint64_t id;
+  uint32_t collector, frame;
+} op_key;
+
+static int by_op(const void *x, const void *y) {
+  const op_key *a = x, *c = y;
+  if (a->collector != c->collector) return a->collector < c->collector ? -1 : 1;
+  return a->id < c->id ? -1 : a->id > c->id;
+}
+
+static int by_origin(const void *x, const void *y) {
+  const tmp_remote *a = x, *c = y;
+  if (a->take != c->take) return a->take < c->take ? -1 : 1; /* resumes first, then takes */
+  if (a->origin_uid != c->origin_uid) return a->origin_uid < c->origin_uid ? -1 : 1;
+  return a->origin_id < c->origin_id ? -1 : a->origin_id > c->origin_id;
+}
+
+/* The operation entry numbered `id` by `collector`, or NULL. */
+static tmp_frame *op_entry(builder *b, const op_key *idx, uint64_t n, uint32_t collector, uint64_t id) {
+  op_key key = {id, collector, 0};
+  const op_key *k = n ? bsearch(&key, idx, n, sizeof *idx, by_op) : NULL;
+  return k ? &b->frames[k->frame] : NULL;
+}
+
+static int join_handoffs(builder *b) {
+  if (!b->nremotes) return 0;
+  op_key *idx = malloc((size_t)b->nframes * sizeof *idx + 1);
+  b->handoffs = malloc((size_t)b->nremotes * sizeof *b->handoffs);
+  b->remote_site = calloc(MAX_SITES, 1);
+  if (!idx || !b->handoffs || !b->remote_site) {
+    free(idx);
+    return STROBE_ENOMEM;
+  }
+  uint64_t n = 0;
+  for (uint64_t i = 0; i < b->nframes; i++)
+    if (b->frames[i].flags & FF_OP) idx[n++] = (op_key){(uint64_t)b->frames[i].id, b->frames[i].collector, (uint32_t)i};
+  qsort(idx, n, sizeof *idx, by_op);
+  qsort(b->remotes, b->nremotes, sizeof *b->remotes, by_origin);
+  uint64_t nres = 0;
+  while (nres < b->nremotes && !b->remotes[nres].take) nres++;
+  tmp_remote *takes = b->remotes + nres;
+  uint64_t ntakes = b->nremotes - nres;
+  for (uint64_t i = 0; i < nres; i++) {
+    const tmp_remote *r = &b->remotes[i];
+    tmp_frame *f = op_entry(b, idx, n, r->collector, r->id);
+    if (!f || f->handoff != NO_HANDOFF) continue; /* its END is not here (still running at the end) */
+    tmp_remote key = {.origin_uid = r->origin_uid, .origin_id = r->origin_id, .take = 1};
+    tmp_remote *t = ntakes ? bsearch(&key, takes, ntakes, sizeof *takes, by_origin) : NULL;
+    tmp_frame *o = t ? op_entry(b, idx, n, t->collector, t->id) : NULL;
+    if (o == f || (o && o->handoff != NO_HANDOFF)) o = NULL;
+    tmp_handoff *h = &b->handoffs[b->nhandoffs];
+    *h = (tmp_handoff){.handed = t ? t->time : r->time - r->gap, .resumed = r->time, .origin_thread = NO_SPAN,
+                       .origin = r->peer, .finisher = r->process, .state = HS_RESUMED};
+    f->handoff = (uint32_t)b->nhandoffs++;
+    f->flags |= FF_REMOTE;
+    if (t) t->used = 1;
+    if (o) {
+      h->state = HS_JOINED;
+      h->origin_thread = o->thread;
+      f->stage0b = o->stage0, f->nstagesb = o->nstages;
+      f->counter0b = o->counter0, f->ncountersb = o->ncounters;
+      o->gone = 1;
+      b->xp_joined++;
+    } else {
+      b->xp_resumed++;
+    }
+  }
+  for (uint64_t i = 0; i < ntakes; i++) {
+    const tmp_remote *t = &takes[i];
+    tmp_frame *o = t->used ? NULL : op_entry(b, idx, n, t->collector, t->id);
+    if (!o || o->gone || o->handoff != NO_HANDOFF) continue;
+    b->handoffs[b->nhandoffs] = (tmp_handoff){.handed = t->time, .resumed = NAN, .origin_thread = o->thread,
+                                              .origin = t->process, .finisher = t->peer, .state = HS_NOT_RESUMED};
+    o->handoff = (uint32_t)b->nhandoffs++;
+    o->flags |= FF_REMOTE;
+    b->xp_not_resumed++;
+  }
+  free(idx);
+  uint64_t k = 0; /* the joined origins' entries go */
+  for (uint64_t i = 0; i < b->nframes; i++)
+    if (!b->frames[i].gone) b->frames[k++] = b->frames[i];
+  b->nframes = k;
+  return 0;
+}
+
 static int finish(builder *b) {
   strobe__vmodel *m = b->m;
   int rc = sort_rows(b);
@@ -1138,7 +1348,8 @@ static int finish(builder *b) {
     COL(ct, CU_SITE, uint16_t)[k] = x->site;
     k++;
   }
-  /* frames: by start */
+  /* frames: the halves of operations handed between processes joined, then by start */
+  if ((rc = join_handoffs(b))) return rc;
   if (b->nframes) qsort(b->frames, b->nframes, sizeof *b->frames, frame_by_start); /* frames is NULL when empty */
   /* Top-level scopes are numbered per thread in start order, as `strobe report` numbers them. */
   uint64_t *tops = calloc(b->nth ? b->nth : 1, sizeof *tops);
@@ -1149,14 +1360,24 @@ static int finish(builder *b) {
       b->frames[i].number = (double)n;
     }
   free(tops);
+  /* Rows each table takes: a joined entry holds both halves' stages, less the origin's copies. */
+  uint64_t nst = 0, nct = 0;
+  for (uint64_t i = 0; i < b->nframes; i++) {
+    const tmp_frame *f = &b->frames[i];
+    uint16_t p;
+    nst += f->nstagesb;
+    nct += f->ncountersb + f->ncounters;
+    for (uint32_t k = 0; k < f->nstages; k++) nst += row_process(b, f, 0, b->ostages[f->stage0 + k].site, &p);
+  }
   if (table_alloc(&m->tables[STROBE__VT_FRAMES], "frames", (uint32_t)b->nframes, FRAME_COLS, 8) ||
-      table_alloc(&m->tables[STROBE__VT_OPSTAGES], "opstages", (uint32_t)b->nostages, OPSTAGE_COLS, 6) ||
-      table_alloc(&m->tables[STROBE__VT_OPCOUNTERS], "opcounters", (uint32_t)b->nocounters, OPCOUNTER_COLS, 3))
+      table_alloc(&m->tables[STROBE__VT_OPSTAGES], "opstages", (uint32_t)nst, OPSTAGE_COLS, 7) ||
+      table_alloc(&m->tables[STROBE__VT_OPCOUNTERS], "opcounters", (uint32_t)nct, OPCOUNTER_COLS, 4) ||
+      table_alloc(&m->tables[STROBE__VT_HANDOFFS], "handoffs", (uint32_t)b->nhandoffs, HANDOFF_COLS, 7))
     return STROBE_ENOMEM;
   /* Operations' stages and counters follow their frames' order, so a frame's rows are one run. */
   strobe__vtable *ft = &m->tables[STROBE__VT_FRAMES], *ot = &m->tables[STROBE__VT_OPSTAGES];
-  strobe__vtable *kt = &m->tables[STROBE__VT_OPCOUNTERS];
-  uint64_t ns = 0, nk = 0;
+  strobe__vtable *kt = &m->tables[STROBE__VT_OPCOUNTERS], *ht = &m->tables[STROBE__VT_HANDOFFS];
+  uint64_t ns = 0, nk = 0, nh = 0;
   for (uint64_t i = 0; i < b->nframes; i++) {
     const tmp_frame *f = &b->frames[i];
     COL(ft, FR_START, double)[i] = f->start;
@@ -1167,20 +1388,41 @@ static int finish(builder *b) {
     COL(ft, FR_WINDOW, uint16_t)[i] = f->window;
     COL(ft, FR_KIND, uint8_t)[i] = f->kind;
     COL(ft, FR_FLAGS, uint8_t)[i] = f->flags;
-    for (uint32_t k = 0; k < f->nstages && ns < ot->rows; k++, ns++) {
-      const tmp_stage *x = &b->ostages[f->stage0 + k];
-      COL(ot, OS_TOTAL, double)[ns] = x->total;
-      COL(ot, OS_MIN, double)[ns] = x->min;
-      COL(ot, OS_MAX, double)[ns] = x->max;
-      COL(ot, OS_FRAME, uint32_t)[ns] = (uint32_t)i;
-      COL(ot, OS_COUNT, uint32_t)[ns] = x->count;
-      COL(ot, OS_SITE, uint16_t)[ns] = x->site;
+    if (f->handoff != NO_HANDOFF && nh < ht->rows) {
+      const tmp_handoff *h = &b->handoffs[f->handoff];
+      COL(ht, HO_HANDED, double)[nh] = h->handed;
+      COL(ht, HO_RESUMED, double)[nh] = h->resumed;
+      COL(ht, HO_FRAME, uint32_t)[nh] = (uint32_t)i;
+      COL(ht, HO_ORIGIN_THREAD, uint32_t)[nh] = h->origin_thread;
+      COL(ht, HO_ORIGIN, uint16_t)[nh] = h->origin;
+      COL(ht, HO_FINISHER, uint16_t)[nh] = h->finisher;
+      COL(ht, HO_STATE, uint8_t)[nh++] = h->state;
     }
-    for (uint32_t k = 0; k < f->ncounters && nk < kt->rows; k++, nk++) {
-      const tmp_counter *x = &b->ocounters[f->counter0 + k];
-      COL(kt, OC_VALUE, double)[nk] = x->value;
-      COL(kt, OC_FRAME, uint32_t)[nk] = (uint32_t)i;
-      COL(kt, OC_NAME, uint16_t)[nk] = x->name;
+    /* the origin's half first (a joined entry), then its own */
+    for (int run = 1; run >= 0; run--) {
+      uint32_t s0 = run ? f->stage0b : f->stage0, sn = run ? f->nstagesb : f->nstages;
+      for (uint32_t k = 0; k < sn && ns < ot->rows; k++) {
+        const tmp_stage *x = &b->ostages[s0 + k];
+        uint16_t p;
+        if (!row_process(b, f, run, x->site, &p)) continue;
+        COL(ot, OS_TOTAL, double)[ns] = x->total;
+        COL(ot, OS_MIN, double)[ns] = x->min;
+        COL(ot, OS_MAX, double)[ns] = x->max;
+        COL(ot, OS_FRAME, uint32_t)[ns] = (uint32_t)i;
+        COL(ot, OS_COUNT, uint32_t)[ns] = x->count;
+        COL(ot, OS_SITE, uint16_t)[ns] = x->site;
+        COL(ot, OS_PROCESS, uint16_t)[ns++] = p;
+      }
+      uint32_t c0 = run ? f->counter0b : f->counter0, cn = run ? f->ncountersb : f->ncounters;
+      for (uint32_t k = 0; k < cn && nk < kt->rows; k++, nk++) {
+        const tmp_counter *x = &b->ocounters[c0 + k];
+        uint16_t p;
+        row_process(b, f, run, 0, &p);
+        COL(kt, OC_VALUE, double)[nk] = x->value;
+        COL(kt, OC_FRAME, uint32_t)[nk] = (uint32_t)i;
+        COL(kt, OC_NAME, uint16_t)[nk] = x->name;
+        COL(kt, OC_PROCESS, uint16_t)[nk] = p;
+      }
     }
   }
   /* samples: each site's run by time (threads' blocks interleave) */
@@ -1449,6 +1691,15 @@ static void meta_completeness(json_t *root, const builder *b) {
                                                                      "bytes", (json_int_t)b->totals.attach_cut_bytes));
   json_object_set_new(root, "images_cut", json_integer((json_int_t)b->images_cut));
   json_object_set_new(root, "max_spans", json_integer((json_int_t)b->max_spans));
+  /* Operations handed between processes (>>handoffs): the process labels the handoffs table and the
+   * operations' stages and counters name, and how many entries of each state. */
+  json_t *procs = json_array();
+  for (uint32_t k = 0; k < b->n_procs; k++) json_array_append_new(procs, jstr(b->procs[k]));
+  json_object_set_new(root, "processes", procs);
+  json_object_set_new(root, "cross_process",
+                      json_pack("{s:I,s:I,s:I,s:I}", "joined", (json_int_t)b->xp_joined, "resumed_without_origin",
+                                (json_int_t)b->xp_resumed, "not_resumed", (json_int_t)b->xp_not_resumed,
+                                "processes_cut", (json_int_t)b->procs_cut));
   json_object_set_new(root, "frames_are", json_string(b->ops_mode     ? "pass_operations"
                                                      : b->marks_mode ? "marks"
                                                                      : "top_level_scopes"));
@@ -1672,6 +1923,10 @@ static void builder_free(builder *b) {
   json_decref(b->attachments);
   free(b->stored);
   free(b->frames);
+  free(b->remotes);
+  free(b->handoffs);
+  free(b->remote_site);
+  for (uint32_t i = 0; i < b->n_procs; i++) free(b->procs[i]);
   free(b->ostages);
   free(b->ocounters);
   for (uint32_t i = 0; i < b->n_opc; i++) free(b->opc_names[i]);

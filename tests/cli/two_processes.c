@@ -7,7 +7,14 @@
  * library started 30 ms later, so the two captures' epochs differ) resumes
  * it, runs the stage present and the scope marker_b, and commits it. Each
  * writes the CLOCK_MONOTONIC nanoseconds at which its marker began to
- * DIR/a.mono and DIR/b.mono.
+ * DIR/a.mono and DIR/b.mono, and the CLOCK_MONOTONIC nanoseconds just before
+ * and just after each call that timed the operation ("LO HI": the time it
+ * took lies between) to DIR/a.begin (strobe_op_begin_frame), DIR/a.handed
+ * (strobe_op_take and the hand-off), DIR/b.resumed (strobe_op_resume_remote)
+ * and DIR/b.end (strobe_op_end): the viewer's test checks the frame it joins
+ * from both halves against them (tests/browser/viewer_merge.test.mjs).
+ * Then "screen" begins frame 8, runs render and hands it off to "sender"
+ * too, but never sends it: a half that is never resumed (DIR/a.handed8).
  *
  * usage: two_processes DIR
  */
@@ -40,6 +47,14 @@ static void write_mono(const char *dir, const char *name, uint64_t ns) {
   if (!f || fprintf(f, "%llu\n", (unsigned long long)ns) < 0 || fclose(f)) exit(10);
 }
 
+/* LO HI: the CLOCK_MONOTONIC ns just before and after a call. */
+static void write_bracket(const char *dir, const char *name, uint64_t lo, uint64_t hi) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  if (!f || fprintf(f, "%llu %llu\n", (unsigned long long)lo, (unsigned long long)hi) < 0 || fclose(f)) exit(10);
+}
+
 static strobe_recorder *start(const char *dir, const char *file, strobe_collector **c, strobe_window *w,
                               const char *process) {
   char path[1024];
@@ -56,7 +71,9 @@ static int screen(const char *dir, int out) {
   strobe_collector *c;
   strobe_window w;
   strobe_recorder *rec = start(dir, "a.strobe", &c, &w, "screen");
+  uint64_t b0 = mono_ns();
   strobe_op op = strobe_op_begin_frame(c, w, 7, NULL);
+  uint64_t b1 = mono_ns();
   {
     STROBE_STAGE("render", NULL);
     sleep_ms(3);
@@ -69,10 +86,26 @@ static int screen(const char *dir, int out) {
   }
   uint8_t token[STROBE_OP_TOKEN_MAX];
   size_t len = 0;
+  uint64_t h0 = mono_ns();
   if (strobe_op_hand_off_remote(strobe_op_take(), "sender", token, sizeof token, &len)) return 12;
+  uint64_t h1 = mono_ns();
+  write_bracket(dir, "a.begin", b0, b1);
+  write_bracket(dir, "a.handed", h0, h1);
   uint32_t n = (uint32_t)len;
   if (write(out, &n, sizeof n) != (ssize_t)sizeof n || write(out, token, len) != (ssize_t)len) return 13;
   (void)op;
+  /* Frame 8: handed off, never sent, so never resumed. */
+  strobe_op lost = strobe_op_begin_frame(c, w, 8, NULL);
+  {
+    STROBE_STAGE("render", NULL);
+    sleep_ms(1);
+  }
+  uint8_t unsent[STROBE_OP_TOKEN_MAX];
+  h0 = mono_ns();
+  if (strobe_op_hand_off_remote(strobe_op_take(), "sender", unsent, sizeof unsent, &len)) return 15;
+  h1 = mono_ns();
+  write_bracket(dir, "a.handed8", h0, h1);
+  (void)lost;
   sleep_ms(5);
   return strobe_record_stop(rec) ? 14 : 0;
 }
@@ -86,7 +119,9 @@ static int sender(const char *dir, int in) {
   uint8_t token[STROBE_OP_TOKEN_MAX];
   if (read(in, &n, sizeof n) != (ssize_t)sizeof n || n > sizeof token || read(in, token, n) != (ssize_t)n) return 20;
   int st = 0;
+  uint64_t r0 = mono_ns();
   strobe_op op = strobe_op_resume_remote(c, w, token, n, &st);
+  uint64_t r1 = mono_ns();
   if (st) return 21;
   {
     STROBE_STAGE("present", NULL);
@@ -98,7 +133,11 @@ static int sender(const char *dir, int in) {
     write_mono(dir, "b", at);
     sleep_ms(2);
   }
+  uint64_t e0 = mono_ns();
   strobe_op_end(op, 1);
+  uint64_t e1 = mono_ns();
+  write_bracket(dir, "b.resumed", r0, r1);
+  write_bracket(dir, "b.end", e0, e1);
   return strobe_record_stop(rec) ? 22 : 0;
 }
 

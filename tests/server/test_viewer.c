@@ -19,7 +19,16 @@
  *   - live: recording into the server's flight recorder, a snapshot on
  *     request (built off libmicrohttpd's thread), stop keeping the last one;
  *   - a capture with sampled stacks (a thread that recorded no event among
- *     them) loads, the samples no lane of their own.
+ *     them) loads, the samples no lane of their own;
+ *   - operations handed between two collectors labelled as two processes
+ *     (strobe_op_hand_off_remote / strobe_op_resume_remote, in one capture):
+ *     both halves of frame 12 are one entry, from the origin's begin to the
+ *     finisher's end, with render in screen and encode in sender (the copy
+ *     the token carried left out); frame 13, handed off and never resumed,
+ *     stays an entry; frame 14, handed off before the capture began, is the
+ *     finisher's half with the origin's stages attributed to the origin;
+ *     the handoffs table and meta.cross_process say so (docs/viewer.md
+ *     §Across processes).
  */
 #include <jansson.h>
 #include <setjmp.h>
@@ -535,8 +544,148 @@ static void test_samples_file(void) {
   json_decref(meta);
 }
 
+/* One frame's screen half: begin, the stage render for `ms`, hand off to "sender". */
+static size_t screen_frame(strobe_collector *c, strobe_window w, uint64_t frame, long ms, uint8_t *buf, size_t cap) {
+  int st = -1;
+  strobe_op op = strobe_op_begin_frame(c, w, frame, &st);
+  REQUIRE(st == 0 && op.id != 0);
+  {
+    STROBE_STAGE("render", NULL);
+    spin_us(ms * 1000);
+  }
+  size_t len = 0;
+  REQUIRE(strobe_op_hand_off_remote(strobe_op_take(), "sender", buf, cap, &len) == 0);
+  return len;
+}
+
+/* Its sender half: resume, the stage encode for `ms`, end. */
+static void sender_frame(strobe_collector *c, strobe_window w, const uint8_t *buf, size_t len, long ms, int committed) {
+  int st = -1;
+  strobe_op op = strobe_op_resume_remote(c, w, buf, len, &st);
+  REQUIRE(st == 0 && op.id != 0);
+  {
+    STROBE_STAGE("encode", NULL);
+    spin_us(ms * 1000);
+  }
+  strobe_op_end(op, committed);
+}
+
+static void test_cross_process_file(void) {
+  const char *path = case_temp_file("viewer-xproc");
+  strobe_collector *screen = NULL, *sender = NULL;
+  strobe_window ws, wr;
+  REQUIRE(strobe_collector_create(&screen) == 0 && strobe_window_register(screen, "main", 0, &ws) == 0);
+  REQUIRE(strobe_collector_create(&sender) == 0 && strobe_window_register(sender, "main", 0, &wr) == 0);
+  REQUIRE(strobe_collector_set_process(screen, "screen") == 0 && strobe_collector_set_process(sender, "sender") == 0);
+  uint8_t t12[STROBE_OP_TOKEN_MAX], t13[STROBE_OP_TOKEN_MAX], t14[STROBE_OP_TOKEN_MAX];
+  char sid[STROBE_SESSION_ID_MAX]; /* screen keeps its stages before the capture too, so its tokens carry them */
+  REQUIRE(strobe_session_start(screen, NULL, sid) == 0);
+  size_t n14 = screen_frame(screen, ws, 14, 1, t14, sizeof t14); /* its origin half before the capture */
+  strobe_recorder *r = NULL;
+  REQUIRE(strobe_record_start(&(strobe_record_desc){path, 10, 1, 0}, &r) == 0);
+  size_t n12 = screen_frame(screen, ws, 12, 3, t12, sizeof t12);
+  spin_us(2000); /* the hand-off gap */
+  sender_frame(sender, wr, t12, n12, 4, 1);
+  (void)screen_frame(screen, ws, 13, 1, t13, sizeof t13); /* never resumed */
+  sender_frame(sender, wr, t14, n14, 1, 0);
+  REQUIRE(strobe_record_stop(r) == 0);
+
+  strobe_server *s = t_start(NULL);
+  strobe_viewer_load_stats st;
+  REQUIRE(strobe_server_view_file(s, path, NULL, 0, &st) == 0);
+  json_t *meta = get_json(s, "/api/capture/meta", 200);
+  json_t *xp = json_object_get(meta, "cross_process");
+  CHECK(json_integer_value(json_object_get(xp, "joined")) == 1);
+  CHECK(json_integer_value(json_object_get(xp, "resumed_without_origin")) == 1);
+  CHECK(json_integer_value(json_object_get(xp, "not_resumed")) == 1);
+  json_t *procs = json_object_get(meta, "processes");
+  int screen_k = -1, sender_k = -1;
+  for (size_t k = 0; k < json_array_size(procs); k++) {
+    if (!strcmp(json_string_value(json_array_get(procs, k)), "screen")) screen_k = (int)k;
+    if (!strcmp(json_string_value(json_array_get(procs, k)), "sender")) sender_k = (int)k;
+  }
+  REQUIRE(screen_k >= 0 && sender_k >= 0);
+  size_t len;
+  unsigned char *fb = get_table(s, meta, "frames", &len);
+  const double *fnum = (const double *)(const void *)(fb + col_off(meta, "frames", "number"));
+  const double *fstart = (const double *)(const void *)(fb + col_off(meta, "frames", "start"));
+  const double *fdur = (const double *)(const void *)(fb + col_off(meta, "frames", "dur"));
+  const uint8_t *fflags = fb + col_off(meta, "frames", "flags");
+  uint32_t nframes = (uint32_t)json_integer_value(json_object_get(json_object_get(json_object_get(meta, "tables"), "frames"), "rows"));
+  CHECK(nframes == 3); /* 12 once, 13, 14: no entry per half */
+  int row[15] = {0};
+  for (uint32_t k = 0; k < nframes && k < 3; k++) {
+    CHECK(fnum[k] >= 12 && fnum[k] <= 14 && !row[(int)fnum[k]]);
+    if (fnum[k] >= 12 && fnum[k] <= 14) row[(int)fnum[k]] = (int)k + 1;
+    CHECK((fflags[k] & 32) != 0); /* each crossed processes */
+  }
+  REQUIRE(row[12] && row[13] && row[14]);
+  int f12 = row[12] - 1, f13 = row[13] - 1, f14 = row[14] - 1;
+  CHECK((fflags[f12] & 2) && !(fflags[f13] & 2) && !(fflags[f14] & 2)); /* committed: 12 only */
+  unsigned char *hb = get_table(s, meta, "handoffs", &len);
+  const double *handed = (const double *)(const void *)(hb + col_off(meta, "handoffs", "handed"));
+  const double *resumed = (const double *)(const void *)(hb + col_off(meta, "handoffs", "resumed"));
+  const uint32_t *hframe = (const uint32_t *)(const void *)(hb + col_off(meta, "handoffs", "frame"));
+  const uint16_t *horigin = (const uint16_t *)(const void *)(hb + col_off(meta, "handoffs", "origin"));
+  const uint16_t *hfin = (const uint16_t *)(const void *)(hb + col_off(meta, "handoffs", "finisher"));
+  const uint8_t *hstate = hb + col_off(meta, "handoffs", "state");
+  CHECK(json_integer_value(json_object_get(json_object_get(json_object_get(meta, "tables"), "handoffs"), "rows")) == 3);
+  for (int k = 0; k < 3; k++) {
+    CHECK(hframe[k] == (uint32_t)k); /* by frame */
+    CHECK(horigin[k] == screen_k && hfin[k] == sender_k);
+    int want = hframe[k] == (uint32_t)f12 ? 1 : hframe[k] == (uint32_t)f13 ? 3 : 2;
+    CHECK(hstate[k] == want);
+    if (want == 3) CHECK(resumed[k] != resumed[k]); /* NaN: not resumed here */
+    else CHECK(resumed[k] - handed[k] >= 0);
+  }
+  /* Frame 12 from the origin's begin to the finisher's end: render 3 ms + the 2 ms gap + encode 4 ms inside. */
+  CHECK(fdur[f12] >= 9e6);
+  CHECK(handed[f12] >= fstart[f12] + 3e6 && resumed[f12] - handed[f12] >= 2e6 &&
+        fstart[f12] + fdur[f12] >= resumed[f12] + 4e6);
+  unsigned char *sb = get_table(s, meta, "opstages", &len);
+  uint32_t nst = (uint32_t)json_integer_value(json_object_get(json_object_get(json_object_get(meta, "tables"), "opstages"), "rows"));
+  const uint32_t *sframe = (const uint32_t *)(const void *)(sb + col_off(meta, "opstages", "frame"));
+  const uint16_t *ssite = (const uint16_t *)(const void *)(sb + col_off(meta, "opstages", "site"));
+  const uint16_t *sproc = (const uint16_t *)(const void *)(sb + col_off(meta, "opstages", "process"));
+  int render[3] = {0}, encode[3] = {0};
+  for (uint32_t i = 0; i < nst; i++) {
+    int f = sframe[i] == (uint32_t)f12 ? 0 : sframe[i] == (uint32_t)f13 ? 1 : 2;
+    const char *name = NULL;
+    size_t k;
+    json_t *site;
+    json_array_foreach(json_object_get(meta, "sites"), k, site) {
+      if (json_integer_value(json_object_get(site, "id")) == ssite[i]) name = json_string_value(json_object_get(site, "name"));
+    }
+    REQUIRE(name != NULL);
+    if (!strcmp(name, "render")) {
+      render[f]++;
+      CHECK(sproc[i] == screen_k);
+    }
+    if (!strcmp(name, "encode")) {
+      encode[f]++;
+      CHECK(sproc[i] == sender_k);
+    }
+  }
+  CHECK(render[0] == 1 && encode[0] == 1); /* 12: each once, in its process */
+  CHECK(render[1] == 1 && encode[1] == 0); /* 13: the origin's half */
+  CHECK(render[2] == 1 && encode[2] == 1); /* 14: the origin's stage from the token, attributed to screen */
+  free(fb);
+  free(hb);
+  free(sb);
+  json_decref(meta);
+  strobe_server_stop(s);
+  strobe_report *rep = NULL;
+  CHECK(strobe_session_stop(screen, sid, 0, &rep) == 0);
+  strobe_report_free(rep);
+  strobe_collector_close(screen);
+  strobe_collector_close(sender);
+  strobe_collector_release(screen);
+  strobe_collector_release(sender);
+}
+
 #define CASES(X)     \
   X(file)            \
+  X(cross_process_file) \
   X(ops_file)        \
   X(live)            \
   X(interned_file)   \

@@ -41,7 +41,7 @@ int cmd_view(int argc, char **argv) {
 
 static const char g_usage[] =
     "usage: strobe view [--port P] [--no-open] [--max-spans N] [--quiet] FILE [--compare B | B]\n"
-    "       strobe view --merge [--same-host] [options] A B [...]\n"
+    "       strobe view [--merge] [--same-host] [options] A B C [...]\n"
     "\n"
     "Serves FILE in Strobe's web viewer from 127.0.0.1 and prints the URL to open\n"
     "(the access token is in the URL's #fragment, which the browser keeps to itself).\n"
@@ -50,8 +50,11 @@ static const char g_usage[] =
     "Runs until interrupted (Ctrl-C).\n"
     "\n"
     "  --compare B      a second capture to diff against FILE (same as a second FILE)\n"
-    "  --merge          several captures of one host's processes side by side on one timeline\n"
-    "                   (merged into a temporary capture, removed when the viewer stops)\n"
+    "  --merge          several captures side by side on one timeline, each thread a lane\n"
+    "                   PROCESS/THREAD and an operation handed between processes one frame\n"
+    "                   (merged as strobe merge does into a temporary capture, removed when the\n"
+    "                   viewer stops); three captures or more are always merged, two only with\n"
+    "                   --merge (else the second is compared)\n"
     "  --same-host      with --merge: as strobe merge --same-host\n"
     "  --port P         listen on port P (default: any free port)\n"
     "  --no-open        do not start a browser (default: xdg-open when a display is set)\n"
@@ -132,10 +135,16 @@ int cmd_view(int argc, char **argv) {
   }
   int nfiles = argc - optind;
   if (nfiles < 1) return cli_usage_error("view", "a capture file is required");
-  if (merge) return view_merged((const char *const *)argv + optind, nfiles, compare, same_host, port, no_open,
-                                max_spans, quiet);
-  if (same_host) return cli_usage_error("view", "--same-host goes with --merge");
-  if (nfiles > 2 || (nfiles == 2 && compare)) return cli_usage_error("view", "at most two captures: FILE and one to compare");
+  if (merge || (nfiles > 2 && !compare)) {
+    if (!merge && !quiet) cli_error("view", "%d captures: merged side by side on one timeline (strobe view --merge)", nfiles);
+    return view_merged((const char *const *)argv + optind, nfiles, compare, same_host, port, no_open, max_spans, quiet);
+  }
+  if (same_host) return cli_usage_error("view", "--same-host goes with several captures merged (--merge)");
+  if (nfiles > 2 || (nfiles == 2 && compare))
+    return cli_usage_error("view", "--compare takes one capture against one FILE; to see several side by side: strobe view --merge A B [...]");
+  if (nfiles == 2 && !quiet)
+    cli_error("view", "comparing %s against %s (to see them side by side on one timeline: strobe view --merge)",
+              argv[optind + 1], argv[optind]);
   const char *path = argv[optind];
   if (nfiles == 2) compare = argv[optind + 1];
   return serve(path, compare, port, no_open, max_spans, quiet);
@@ -144,7 +153,7 @@ int cmd_view(int argc, char **argv) {
 /* --merge: the captures merged into a temporary capture, served, then removed. */
 static int view_merged(const char *const *paths, int n, const char *compare, int same_host, uint64_t port, int no_open,
                        uint64_t max_spans, int quiet) {
-  if (compare) return cli_usage_error("view", "--merge shows one merged timeline: no --compare");
+  if (compare) return cli_usage_error("view", "several captures merged show one timeline: no --compare");
   const char *tmp = getenv("TMPDIR") && getenv("TMPDIR")[0] ? getenv("TMPDIR") : "/tmp";
   char merged[1024];
   snprintf(merged, sizeof merged, "%s/strobe-view-merge-XXXXXX", tmp);
