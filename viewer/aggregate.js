@@ -1,7 +1,9 @@
 // aggregate.js — owns the viewer's aggregations of a model's spans over a
 // scope (null: every span; {t0, t1, thread?}: the spans lying wholly inside
 // [t0, t1], on that thread only when given — the rule of `strobe report
-// --from/--to`, with the tolerance of data.js spansInside):
+// --from/--to`, with the tolerance of data.js spansInside; {parts: [{thread,
+// t0, t1}]}: each part's thread inside its interval, as a frame handed
+// between processes ran: data.js frameSegments):
 //   - siteStats: per site, count, total, self, mean, nearest-rank p50 / p95
 //     and max over every duration (the Statistics tab, the range summary);
 //   - callTree: the spans by call path from each thread's outermost scope,
@@ -19,6 +21,10 @@ function rank(sorted, p) {
 // scope: null (every span) or {t0, t1, thread?} (spans lying wholly inside [t0, t1], on that thread only when given).
 function runs(m, scope) {
   const out = [];
+  if (scope && scope.parts) {
+    for (const p of scope.parts) out.push(...m.spansInside(p.thread, p.t0, p.t1));
+    return out;
+  }
   for (const th of m.threads) {
     if (!th) continue;
     if (scope && scope.thread != null && th.index !== scope.thread) continue;
@@ -64,7 +70,8 @@ export function siteStats(m, scope) {
 // scope: null (every span) or {t0, t1, thread?}: spans lying wholly inside, on that thread only when given.
 export function callTree(m, scope, rootName = 'all threads') {
   const threads = m.threads.filter((t) => t && (!scope || scope.thread == null || t.index === scope.thread)).map((t) => t.index);
-  const maps = scope ? threads.map((th) => m.pathTotals(m.spansInside(th, scope.t0, scope.t1), [th])) : [m.pathTotals(null, threads)];
+  const maps = scope && scope.parts ? scope.parts.map((p) => m.pathTotals(m.spansInside(p.thread, p.t0, p.t1), [p.thread]))
+    : scope ? threads.map((th) => m.pathTotals(m.spansInside(th, scope.t0, scope.t1), [th])) : [m.pathTotals(null, threads)];
   const root = { name: rootName, path: '', total: 0, self: 0, count: 0, kids: [], parent: null };
   const byPath = new Map([['', root]]);
   for (const nodes of maps) {

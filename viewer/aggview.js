@@ -75,7 +75,8 @@ export class AggView {
     if (this.scopeKind === 'frame') {
       if (state.frame < 0) return { none: 'no frame is selected' };
       const f = m.frame(state.frame);
-      return { scope: { t0: f.start, t1: f.end, thread: f.thread }, label: `${f.kind} ${f.number} on ${m.threadName(f.thread)}` };
+      const parts = f.remote ? m.frameSegments(f.index) : null; // a frame handed between processes: each part on its thread
+      return { scope: parts ? { t0: f.start, t1: f.end, parts } : { t0: f.start, t1: f.end, thread: f.thread }, label: `${f.kind} ${f.number} on ${m.frameWhere(f.index)}` };
     }
     if (this.scopeKind === 'range') {
       if (!state.range) return { none: 'no range is selected (Shift+drag in the flame chart)' };

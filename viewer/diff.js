@@ -83,9 +83,8 @@ export class Diff {
     }
     this._defaults();
     if (this.a < 0 || this.b < 0) { this.rows = []; return this.rows; }
-    const fa = m.frame(this.a), fb = m.frame(this.b);
-    const A = m.pathTotals(m.spansInside(fa.thread, fa.start, fa.end), [fa.thread]);
-    const B = m.pathTotals(m.spansInside(fb.thread, fb.start, fb.end), [fb.thread]);
+    // Each frame's spans (data.js frameTree: a frame handed between processes, each part on its thread).
+    const A = m.frameTree(this.a), B = m.frameTree(this.b);
     this.rows = diffRows(A, B);
     return this.rows;
   }

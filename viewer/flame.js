@@ -263,6 +263,10 @@ export class Flame {
     const sc = state.focusScope;   // a statistics row lights its site's spans inside its scope alone
     if (sc && this.match[site] && i >= 0) {
       const m = this.model, eps = 1e-6 * Math.max(1, sc.t1 - sc.t0);
+      if (sc.parts) { // a frame handed between processes: each part on its thread (aggregate.js)
+        const th = m.threadOf(i);
+        return sc.parts.some((p) => p.thread === th && m.start[i] >= p.t0 - eps && m.end(i) <= p.t1 + eps);
+      }
       return m.start[i] >= sc.t0 - eps && m.end(i) <= sc.t1 + eps && (sc.thread == null || m.threadOf(i) === sc.thread);
     }
     return !!this.match[site];

@@ -82,7 +82,10 @@ export class Search {
       for (const th of m.threads) {
         if (!th) continue;
         if (scope && scope.thread != null && th.index !== scope.thread) continue;
-        const ranges = scope ? m.spansInside(th.index, scope.t0, scope.t1) : th.rows.map((r) => [r.first, r.first + r.count]);
+        const parts = scope && scope.parts ? scope.parts.filter((p) => p.thread === th.index) : null; // across processes
+        if (parts && !parts.length) continue;
+        const ranges = parts ? parts.flatMap((p) => m.spansInside(p.thread, p.t0, p.t1))
+          : scope ? m.spansInside(th.index, scope.t0, scope.t1) : th.rows.map((r) => [r.first, r.first + r.count]);
         for (const [from, to] of ranges) for (let i = from; i < to; i++) if (t.lit[site[i]]) out.push(i);
       }
     }

@@ -141,6 +141,14 @@ async function twoProcessesCase(browser) {
     check(JSON.stringify(stageRows.map((r) => r.join('@')).sort()) === JSON.stringify(['present@sender', 'render@screen']),
       `the stage table's process column: ${JSON.stringify(stageRows)}`);
     await page.screenshot({ path: path.join(work, 'merge-frame7.png') });
+    // The Statistics of the frame: each process's spans inside its part (frame 8's render, on screen
+    // after the hand-off, is not frame 7's).
+    await page.evaluate(() => __strobe.statsShow('frame'));
+    await page.waitForSelector('#view-stats tr[data-site]');
+    const statRows = await page.$$eval('#view-stats tr[data-site]', (trs) => trs.map((tr) => [...tr.cells].slice(0, 2).map((td) => td.textContent.trim()).join(' ×')));
+    check(JSON.stringify(statRows.sort()) === JSON.stringify(['marker_a ×1', 'marker_b ×1', 'present ×1', 'render ×1']),
+      `the frame's statistics hold both processes' spans of its parts: ${JSON.stringify(statRows)}`);
+    await page.evaluate(() => __strobe.setTab('timeline'));
 
     // The header: the widest bound, and per input its process, pid, alignment and bound.
     const head = await page.evaluate(() => { const s = document.querySelector('#identity .merged'); return s ? { text: s.textContent, title: s.title } : null; });

@@ -573,7 +573,7 @@ static void sender_frame(strobe_collector *c, strobe_window w, const uint8_t *bu
 static void test_cross_process_file(void) {
   const char *path = case_temp_file("viewer-xproc");
   strobe_collector *screen = NULL, *sender = NULL;
-  strobe_window ws, wr;
+  strobe_window ws = {0}, wr = {0};
   REQUIRE(strobe_collector_create(&screen) == 0 && strobe_window_register(screen, "main", 0, &ws) == 0);
   REQUIRE(strobe_collector_create(&sender) == 0 && strobe_window_register(sender, "main", 0, &wr) == 0);
   REQUIRE(strobe_collector_set_process(screen, "screen") == 0 && strobe_collector_set_process(sender, "sender") == 0);

@@ -82,7 +82,8 @@ static int check_capture(const char *path, int quiet, int *damaged) {
   return CLI_OK;
 }
 
-static int serve(const char *path, const char *compare, uint64_t port, int no_open, uint64_t max_spans, int quiet);
+static int serve(const char *path, const char *compare, uint64_t port, int no_open, uint64_t max_spans, int quiet,
+                 int merge_hint);
 static int view_merged(const char *const *paths, int n, const char *compare, int same_host, uint64_t port, int no_open,
                        uint64_t max_spans, int quiet);
 
@@ -142,12 +143,9 @@ int cmd_view(int argc, char **argv) {
   if (same_host) return cli_usage_error("view", "--same-host goes with several captures merged (--merge)");
   if (nfiles > 2 || (nfiles == 2 && compare))
     return cli_usage_error("view", "--compare takes one capture against one FILE; to see several side by side: strobe view --merge A B [...]");
-  if (nfiles == 2 && !quiet)
-    cli_error("view", "comparing %s against %s (to see them side by side on one timeline: strobe view --merge)",
-              argv[optind + 1], argv[optind]);
   const char *path = argv[optind];
   if (nfiles == 2) compare = argv[optind + 1];
-  return serve(path, compare, port, no_open, max_spans, quiet);
+  return serve(path, compare, port, no_open, max_spans, quiet, nfiles == 2);
 }
 
 /* --merge: the captures merged into a temporary capture, served, then removed. */
@@ -164,13 +162,15 @@ static int view_merged(const char *const *paths, int n, const char *compare, int
   }
   close(fd);
   int rc = cli_merge_files("view", paths, n, merged, same_host, 1);
-  if (!rc) rc = serve(merged, NULL, port, no_open, max_spans, quiet);
+  if (!rc) rc = serve(merged, NULL, port, no_open, max_spans, quiet, 0);
   remove(merged);
   return rc;
 }
 
-/* Serves path (and compare) until SIGINT or SIGTERM. */
-static int serve(const char *path, const char *compare, uint64_t port, int no_open, uint64_t max_spans, int quiet) {
+/* Serves path (and compare) until SIGINT or SIGTERM. merge_hint: the compared capture was the second
+ * FILE, which may have been meant side by side (--merge): once loaded, say how. */
+static int serve(const char *path, const char *compare, uint64_t port, int no_open, uint64_t max_spans, int quiet,
+                 int merge_hint) {
 
   int damaged = CLI_OK, rc = check_capture(path, quiet, &damaged);
   if (!rc && compare) rc = check_capture(compare, quiet, &damaged);
@@ -223,6 +223,9 @@ static int serve(const char *path, const char *compare, uint64_t port, int no_op
             (unsigned long long)st.spans, (unsigned long long)st.frames, (double)st.model_bytes / (1 << 20),
             st.build_ms);
     if (st.spans_cut) cli_error("view", "%s: %llu more spans not kept (--max-spans)", path, (unsigned long long)st.spans_cut);
+    if (merge_hint)
+      cli_error("view", "comparing %s against %s (to see them side by side on one timeline: strobe view --merge)",
+                compare, path);
   }
   /* The server keeps its own copy of the token; ours goes once printed. */
   char url[160];
