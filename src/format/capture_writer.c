@@ -36,12 +36,16 @@
 /* compression_level 1, every default (docs/recording.md §What a capture
  * says it cost): zstd's level 1 with its match search told to skip ahead
  * FAST_TARGET_LENGTH bytes at a time where it finds nothing (zstd's
- * targetLength, which its fast strategy reads as acceleration). On the
- * mixed workload's EVENTS payloads that halves zstd's instructions for
- * files about a fifth larger; its negative levels, which accelerate by
- * 1 to 7, are no faster there. Levels 2..19 are zstd's own. */
+ * targetLength, which its fast strategy reads as acceleration), and a hash
+ * table of 2^FAST_HASH_LOG entries (16 KiB: zstd picks 64 KiB for a block
+ * this size) that stays in the first-level cache. On the mixed workload's
+ * EVENTS payloads that costs zstd less than a third of level 1's
+ * instructions for files about twice as large (still about 1.4 bytes a
+ * scope); its negative levels, which accelerate by 1 to 7, are no faster
+ * there. Levels 2..19 are zstd's own. */
 #define FAST_LEVEL 1
-#define FAST_TARGET_LENGTH 16
+#define FAST_TARGET_LENGTH 32
+#define FAST_HASH_LOG 12
 
 typedef struct wthread {
   int defined;
@@ -271,7 +275,8 @@ int strobe__writer_create_at(const strobe__writer_desc *desc, uint64_t start_tic
   if (!w->cctx) goto fail;
   if (ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, desc->compression_level)) ||
       (desc->compression_level == FAST_LEVEL &&
-       ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_targetLength, FAST_TARGET_LENGTH)))) {
+       (ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_targetLength, FAST_TARGET_LENGTH)) ||
+        ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_hashLog, FAST_HASH_LOG))))) {
     w->error = STROBE_EINVAL;
     goto fail;
   }
@@ -684,20 +689,19 @@ static size_t encode_scopes(wthread *t, const strobe__event *ev, size_t n) {
 
 /* >>ring runs */
 /* A varint whose value is usually below 0x80 (a time delta, a small site
- * id's BEGIN): one predictable branch for the usual byte. */
+ * id's BEGIN): one predictable branch for the usual byte, a second for two. */
 static inline uint8_t *put_varint_small(uint8_t *p, uint64_t v) {
   if (__builtin_expect(v < 0x80, 1)) {
     *p = (uint8_t)v;
     return p + 1;
   }
+  if (v < 0x4000) {
+    p[0] = (uint8_t)(v | 0x80);
+    p[1] = (uint8_t)(v >> 7);
+    return p + 2;
+  }
   return put_varint(p, v);
 }
-
-/* Ring events ahead of the one encoded that encode_ring asks the cache for:
- * they are written by the recording thread's core, and arrive from there. */
-#ifndef RING_PREFETCH
-#define RING_PREFETCH 192
-#endif
 
 /* Whether a ring event is a number of a cached VALUE site. */
 static inline int ring_is_value(const strobe__site_info *cache, const strobe__event *e) {
@@ -730,13 +734,17 @@ static size_t encode_ring(wthread *t, strobe__ring_run *r, const strobe__event *
   const strobe__site_info *cache = r->cache;
   uint32_t *open_site = r->open_site;
   uint32_t open = r->open;
-  uint64_t lts = r->last_ts, last = t->last_ticks;
+  uint64_t last = t->last_ticks;
   const strobe__event *e = ev, *stop = ev + lim, *end = ev + n;
-  if (t->count == 0) /* the block's base is its first event's time: a VALUE's is the time before it */
-    t->base_ticks = last = ring_is_value(cache, ev) ? lts : ev->ts;
+  /* A VALUE's time is the time of the event before it (the drain's last_ts),
+   * which is the last one encoded once the loop encoded one: the loop keeps
+   * that one. A block's base is its first event's time. */
+  if (t->count == 0)
+    t->base_ticks = last = ring_is_value(cache, ev) ? r->last_ts : ev->ts;
+  else if (last != r->last_ts && ring_is_value(cache, ev))
+    return 0; /* a VALUE after an event that is not in EVENTS (an operation...): the drain converts it */
   size_t slots = 0;
   for (; e < stop; e++) {
-    __builtin_prefetch(e + RING_PREFETCH);
     uint64_t word, ts = e->ts;
     memcpy(&word, &e->kind, sizeof word); /* kind and data: an inline BEGIN's or number's site pointer */
     if ((word & 7u) == 0) {               /* no in-ring kind is a multiple of 8 (strobe.h) */
@@ -746,16 +754,11 @@ static size_t encode_ring(wthread *t, strobe__ring_run *r, const strobe__event *
       if (kind == STROBE__EV_BEGIN) {
         if (open < STROBE_MAX_DEPTH) open_site[open] = id;
         open++;
-        lts = ts;
         op = put_varint_small(op, (uint64_t)id << STROBE__OP_BITS | STROBE__OP_BEGIN);
       } else if (kind - STROBE__EV_VALUE <= STROBE__EV_GAUGE - STROBE__EV_VALUE && e + 1 < end) {
         /* A number and its slot: the slot's ts holds the bits, its data an
-         * interned site's number code (strobe__number_coded); a VALUE's
-         * time is the event's before it. */
-        if (kind == STROBE__EV_VALUE)
-          ts = lts;
-        else
-          lts = ts;
+         * interned site's number code (strobe__number_coded). */
+        if (kind == STROBE__EV_VALUE) ts = last;
         uint64_t bits = strobe__number_bits(e[1].ts, si->num == STROBE__NUM_IN_SLOT ? e[1].data : si->num);
         *op++ = (uint8_t)(kind << STROBE__OP_BITS | STROBE__OP_OTHER);
         op = put_varint_small(op, id);
@@ -768,7 +771,6 @@ static size_t encode_ring(wthread *t, strobe__ring_run *r, const strobe__event *
       }
     } else if ((uint32_t)word == STROBE__EV_END) {
       if (open) open--;
-      lts = ts;
       *op++ = STROBE__OP_END;
     } else {
       break;
@@ -781,11 +783,10 @@ static size_t encode_ring(wthread *t, strobe__ring_run *r, const strobe__event *
   uint32_t encoded = (uint32_t)(taken - slots);
   t->ops.len = (size_t)(op - t->ops.data);
   t->times.len = (size_t)(tp - t->times.data);
-  if (encoded) t->last_ticks = last;
+  if (encoded) t->last_ticks = r->last_ts = last;
   t->count += encoded;
   t->events += encoded;
   r->open = open;
-  r->last_ts = lts;
   return taken;
 }
 
