@@ -17,7 +17,9 @@
  * order, with the same sites, ticks and value bits, over many EVENTS blocks.
  * A consumer that joins while scopes are open must see their ENDs with the
  * right sites, which only the open-scope stack that the one-pass writer
- * keeps for the drain can tell it.
+ * keeps for the drain can tell it. On runs made by hand, the one-pass
+ * writer gives a VALUE that opens a block the time before it, and leaves a
+ * VALUE that follows an event outside EVENTS to the drain.
  */
 /* STROBE_TEST_LABELS: serial */
 #include <math.h>
@@ -28,6 +30,8 @@
 #include <unistd.h>
 
 #include "collect/collect.h"
+#include "format/capture_writer.h"
+#include "format/codec.h"
 #include "probe/probe.h"
 #include "strobe/capture.h"
 #include "strobe/record.h"
@@ -393,7 +397,93 @@ static void test_joining_consumer_gets_open_scopes_ends(void) {
   CHECK_EQ_U64(g_ends[2], outer[0]->id);
 }
 
+/* The one-pass writer on a run made by hand: a VALUE's time when it opens a
+ * block (the time before it, which the drain holds, not the block's), and
+ * a VALUE after an event the EVENTS stream does not hold (an operation),
+ * which it must leave to the drain. */
+static int mem_sink(void *ctx, const void *data, size_t len) {
+  strobe__buf *b = ctx;
+  strobe__buf_put(b, data, len);
+  return b->failed ? STROBE_ENOMEM : 0;
+}
+
+static void ring_word(strobe__event *e, uint64_t ts, const void *site) {
+  uint64_t word = (uint64_t)(uintptr_t)site;
+  e->ts = ts;
+  memcpy(&e->kind, &word, sizeof word);
+}
+
+static void test_one_pass_value_times(void) {
+  static strobe_site cands[4] = {{.name = "one_pass_scope_a", .kind = STROBE_SITE_SCOPE},
+                                 {.name = "one_pass_scope_b", .kind = STROBE_SITE_SCOPE},
+                                 {.name = "one_pass_value_a", .kind = STROBE_SITE_VALUE},
+                                 {.name = "one_pass_value_b", .kind = STROBE_SITE_VALUE}};
+  strobe_site *scope = &cands[0], *value = &cands[2];
+  if (strobe__site_slot((uintptr_t)scope) == strobe__site_slot((uintptr_t)value)) value = &cands[3];
+  if (strobe__site_slot((uintptr_t)scope) == strobe__site_slot((uintptr_t)value)) scope = &cands[1];
+  REQUIRE(strobe__site_slot((uintptr_t)scope) != strobe__site_slot((uintptr_t)value));
+  static strobe__site_info cache[STROBE__SITE_CACHE];
+  cache[strobe__site_slot((uintptr_t)scope)] = (strobe__site_info){scope, 1, STROBE__EV_BEGIN, STROBE__NUM_F64};
+  cache[strobe__site_slot((uintptr_t)value)] = (strobe__site_info){value, 2, STROBE__EV_VALUE, STROBE__NUM_F64};
+
+  strobe__buf out = {0};
+  strobe__writer *w;
+  strobe__writer_desc wd = {"file", 100, 1, 0, 0, mem_sink, &out, NULL};
+  REQUIRE_EQ_INT(strobe__writer_create(&wd, &w), 0);
+  strobe__writer_site(w, 1, scope);
+  strobe__writer_site(w, 2, value);
+  strobe__writer_thread(w, 0, 1234, "one_pass", 0);
+  uint32_t open_site[STROBE_MAX_DEPTH];
+  strobe__ring_run run = {NULL, 0, cache, 0, open_site, 0};
+
+  strobe__event ev[4];
+  ring_word(&ev[0], 900, scope); /* BEGIN at 900, then the block is written */
+  run.ev = ev, run.n = 1;
+  REQUIRE_EQ_U64(strobe__writer_ring_events(w, 0, &run), 1);
+  CHECK_EQ_U64(run.last_ts, 900);
+  REQUIRE_EQ_INT(strobe__writer_flush(w), 0);
+
+  double v = 2.5;
+  ring_word(&ev[0], 7, value); /* a VALUE opens the next block: its ring time is nobody's */
+  memcpy(&ev[1].ts, &v, sizeof v);
+  ev[1].kind = 0, ev[1].data = STROBE__NUM_F64;
+  ev[2] = (strobe__event){1100, STROBE__EV_END, 0};
+  run.ev = ev, run.n = 3;
+  REQUIRE_EQ_U64(strobe__writer_ring_events(w, 0, &run), 3);
+  CHECK_EQ_U64(run.open, 0);
+  CHECK_EQ_U64(run.last_ts, 1100);
+
+  run.last_ts = 1200; /* the drain converted an operation event at 1200: not in EVENTS */
+  ring_word(&ev[0], 7, value);
+  run.ev = ev, run.n = 2;
+  CHECK_EQ_U64(strobe__writer_ring_events(w, 0, &run), 0); /* the drain converts that VALUE */
+  strobe_misuse none = {0};
+  REQUIRE_EQ_INT(strobe__writer_finish(w, 2000, &none), 0);
+  strobe__writer_destroy(w);
+
+  strobe_capture *cap;
+  REQUIRE_EQ_INT(strobe_capture_open_memory(out.data, out.len, &cap), 0);
+  strobe_capture_record r;
+  uint64_t ticks[4] = {0};
+  uint32_t types[4] = {0}, n = 0;
+  double got = 0;
+  while (strobe_capture_next(cap, &r) > 0 && n < 4) {
+    if (r.type != STROBE_REC_BEGIN && r.type != STROBE_REC_END && r.type != STROBE_REC_VALUE) continue;
+    if (r.type == STROBE_REC_VALUE) got = r.value;
+    types[n] = r.type, ticks[n++] = r.ticks;
+  }
+  strobe_capture_close(cap);
+  strobe__buf_free(&out);
+  REQUIRE_EQ_U64(n, 3);
+  CHECK_EQ_INT((int)types[1], STROBE_REC_VALUE);
+  CHECK_EQ_U64(ticks[0], 900);
+  CHECK_EQ_U64(ticks[1], 900); /* the BEGIN's, across the block boundary */
+  CHECK_EQ_U64(ticks[2], 1100);
+  CHECK(got == 2.5);
+}
+
 #define CASES(X)                       \
+  X(one_pass_value_times)              \
   X(default_level_reads_back_exactly)  \
   X(other_levels_read_back_exactly)    \
   X(file_alone_reads_back_exactly)     \
