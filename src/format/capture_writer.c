@@ -85,7 +85,7 @@ struct strobe__writer {
   uint64_t start_ticks;    /* for the header; 0 = now */
   uint32_t trees;          /* TREE blocks written (or passed through) */
   uint32_t tree_limit;     /* STROBE_TREE_MAX_SNAPSHOTS, or what strobe__writer_tree_limit set */
-  uint64_t trees_dropped;  /* refused past STROBE_TREE_MAX_SNAPSHOTS */
+  uint64_t trees_dropped;  /* refused past STROBE_TREE_MAX_SNAPSHOTS, and those a merge's inputs had refused */
   strobe__buf funcs;       /* raw SAMPLE_FUNCS payload not yet written */
   uint32_t funcs_written;  /* sampled function ids 1..funcs_written are in funcs or written */
   struct wsamples *samp;   /* SAMPLES entries not yet written, one stream per OS thread */
@@ -98,7 +98,8 @@ struct strobe__writer {
   uint64_t *res_ids;       /* resource ids whose content is stored: open addressing, 0 = empty */
   uint32_t res_cap, res_n; /* slots (a power of two) and ids in them, at most half full */
   uint32_t deeps;          /* DEEP blocks written */
-  uint64_t deeps_dropped;  /* refused past STROBE_DEEP_MAX_FRAMES */
+  uint32_t deep_limit;     /* STROBE_DEEP_MAX_FRAMES, or what strobe__writer_content_limits set */
+  uint64_t deeps_dropped;  /* refused past STROBE_DEEP_MAX_FRAMES, and those a merge's inputs had refused */
 };
 
 /* SAMPLES entries of one OS thread not yet written (docs/capture-format.md, SAMPLES). */
@@ -214,7 +215,7 @@ static void write_header(strobe__writer *w) {
     strobe_desc d = strobe_query_desc();
     own = (strobe__header_facts){*strobe__clock(), w->start_ticks ? w->start_ticks : strobe__now(), u.machine,
                                  STROBE__ASSERTIONS, (uint64_t)getpid(), d.ring_events, d.overflow, d.ring_events_max,
-                                 strobe__unix_ns_at_mono(strobe__clock()->epoch_mono_ns)};
+                                 strobe__unix_ns_at_mono(strobe__clock()->epoch_mono_ns), NULL};
     x = &own;
   }
   strobe__buf f = {0};
@@ -242,6 +243,8 @@ static void write_header(strobe__writer *w) {
   if (!w->desc.facts) { /* this process's host: captures of one boot share CLOCK_MONOTONIC */
     char hex[33];
     if (!strobe__host_boot_hex(hex)) field_str(&f, STROBE__TAG_BOOT_ID, hex);
+  } else if (x->boot_id && x->boot_id[0]) {
+    field_str(&f, STROBE__TAG_BOOT_ID, x->boot_id);
   }
   field_u32(&f, STROBE__TAG_ATTACH_MAX_BYTES, STROBE_ATTACH_MAX_BYTES);
   field_u32(&f, STROBE__TAG_DEEP_MAX_CALLS, STROBE_DEEP_MAX_CALLS);
@@ -859,6 +862,23 @@ void strobe__writer_drain(strobe__writer *w, uint64_t cpu_ns, uint64_t events) {
   frame_into(w, &w->meta, STROBE__BLK_DRAIN, w->raw.data, w->raw.len);
 }
 
+/* >>trees, >>content: snapshots and deep captures are bounded per capture the same way: past the
+ * bound a block is refused and counted; a block written counts toward it. */
+static int bound_refuses(uint32_t written, uint32_t limit, uint64_t *dropped) {
+  if (written < limit) return 0;
+  (*dropped)++;
+  return 1;
+}
+
+/* Emits w->raw as one block of `type`, counted in *written; its raw bytes, or 0 on error. */
+static uint64_t emit_counted(strobe__writer *w, uint8_t type, uint32_t *written) {
+  uint64_t raw = w->raw.len;
+  emit_block(w, type, &w->raw);
+  if (w->error) return 0;
+  (*written)++;
+  return raw;
+}
+
 /* >>trees */
 static void buf_f32(strobe__buf *b, float v) {
   uint32_t u;
@@ -867,11 +887,8 @@ static void buf_f32(strobe__buf *b, float v) {
 }
 
 uint64_t strobe__writer_tree(strobe__writer *w, const strobe__tree *t) {
-  if (w->error) return 0;
-  if (w->trees >= (w->tree_limit ? w->tree_limit : STROBE_TREE_MAX_SNAPSHOTS)) {
-    w->trees_dropped++;
+  if (w->error || bound_refuses(w->trees, w->tree_limit ? w->tree_limit : STROBE_TREE_MAX_SNAPSHOTS, &w->trees_dropped))
     return 0;
-  }
   flush_meta(w); /* the element types' sites */
   strobe__buf *b = &w->raw;
   b->len = 0;
@@ -897,12 +914,8 @@ uint64_t strobe__writer_tree(strobe__writer *w, const strobe__tree *t) {
       strobe__buf_u64(b, bits);
     }
   }
-  uint64_t raw = b->len;
   w->info = (strobe__block_info){STROBE__BLK_TREE, UINT32_MAX, t->nnodes, t->ticks, t->ticks};
-  emit_block(w, STROBE__BLK_TREE, b);
-  if (w->error) return 0;
-  w->trees++;
-  return raw;
+  return emit_counted(w, STROBE__BLK_TREE, &w->trees);
 }
 
 void strobe__writer_tree_limit(strobe__writer *w, uint32_t limit) { w->tree_limit = limit; }
@@ -947,8 +960,9 @@ static uint64_t writer_attach(strobe__writer *w, const strobe__content *c) {
   uint32_t state = STROBE_CAPTURE_ATTACH_STORED;
   if (resource_stored(w, c->resource))
     state = STROBE_CAPTURE_ATTACH_EARLIER;
-  else if (w->attach_bytes + c->size > (w->attach_limit ? w->attach_limit : STROBE_ATTACH_CAPTURE_BYTES))
-    state = STROBE_CAPTURE_ATTACH_CUT; /* not stored: a later, smaller attachment of the id may still fit */
+  else if (!c->bytes || w->attach_bytes + c->size > (w->attach_limit ? w->attach_limit : STROBE_ATTACH_CAPTURE_BYTES))
+    state = STROBE_CAPTURE_ATTACH_CUT; /* not stored: a later, smaller attachment of the id may still fit; no bytes:
+                                        * a merged input's attachment its own bound had cut */
   if (state == STROBE_CAPTURE_ATTACH_STORED) {
     int r = resource_add(w, c->resource);
     if (r) {
@@ -983,10 +997,7 @@ static uint64_t writer_attach(strobe__writer *w, const strobe__content *c) {
 }
 
 static uint64_t writer_deep(strobe__writer *w, const strobe__content *c) {
-  if (w->deeps >= STROBE_DEEP_MAX_FRAMES) {
-    w->deeps_dropped++;
-    return 0;
-  }
+  if (bound_refuses(w->deeps, w->deep_limit ? w->deep_limit : STROBE_DEEP_MAX_FRAMES, &w->deeps_dropped)) return 0;
   strobe__buf *b = &w->raw;
   b->len = 0;
   strobe__buf_varint(b, c->seq);
@@ -1017,11 +1028,7 @@ static uint64_t writer_deep(strobe__writer *w, const strobe__content *c) {
       strobe__buf_u64(b, c->refs[d->ref0 + k].resource);
     }
   }
-  uint64_t raw = b->len;
-  emit_block(w, STROBE__BLK_DEEP, b);
-  if (w->error) return 0;
-  w->deeps++;
-  return raw;
+  return emit_counted(w, STROBE__BLK_DEEP, &w->deeps);
 }
 
 uint64_t strobe__writer_content(strobe__writer *w, const strobe__content *c) {
@@ -1031,6 +1038,16 @@ uint64_t strobe__writer_content(strobe__writer *w, const strobe__content *c) {
 }
 
 void strobe__writer_attach_limit(strobe__writer *w, uint64_t bytes) { w->attach_limit = bytes; }
+
+void strobe__writer_content_limits(strobe__writer *w, uint32_t trees, uint32_t deeps) {
+  w->tree_limit = trees;
+  w->deep_limit = deeps;
+}
+
+void strobe__writer_carry_dropped(strobe__writer *w, uint64_t trees, uint64_t deeps) {
+  w->trees_dropped += trees;
+  w->deeps_dropped += deeps;
+}
 
 void strobe__writer_calls(strobe__writer *w, strobe_trace_stats s) {
   const uint64_t v[] = {s.cut_depth, s.cut_stack, s.cut_functions, s.excluded, s.functions, s.unresolved};
@@ -1075,18 +1092,27 @@ static wsamples *samples_of(strobe__writer *w, uint64_t tid) {
   return q;
 }
 
+static void put_function(strobe__writer *w, uint32_t id, const char *name, const char *module, int resolved) {
+  strobe__buf_varint(&w->funcs, id);
+  strobe__buf_str(&w->funcs, name);
+  strobe__buf_str(&w->funcs, module);
+  strobe__buf_varint(&w->funcs, resolved == 1);
+  w->funcs_written = id;
+}
+
 /* Defines the sampled functions up to id `top` this writer has not defined
  * yet (ids come in order), into the next SAMPLE_FUNCS block. */
 static void define_functions(strobe__writer *w, uint32_t top) {
   for (uint32_t id = w->funcs_written + 1; id <= top; id++) {
     const char *name = "", *module = "";
     int resolved = strobe__sample_function(id, &name, &module);
-    strobe__buf_varint(&w->funcs, id);
-    strobe__buf_str(&w->funcs, name);
-    strobe__buf_str(&w->funcs, module);
-    strobe__buf_varint(&w->funcs, resolved == 1);
+    put_function(w, id, name, module, resolved);
   }
-  if (top > w->funcs_written) w->funcs_written = top;
+}
+
+void strobe__writer_sample_function(strobe__writer *w, uint32_t id, const char *name, const char *module,
+                                    int resolved) {
+  if (id == w->funcs_written + 1) put_function(w, id, name, module, resolved);
 }
 
 void strobe__writer_sample_functions(strobe__writer *w) { define_functions(w, strobe__sample_function_count() - 1); }

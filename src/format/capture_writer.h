@@ -35,6 +35,8 @@ typedef struct strobe__header_facts {
   uint32_t overflow;        /* strobe_overflow */
   uint32_t ring_events_max;
   uint64_t epoch_unix_ns;   /* CLOCK_REALTIME at the epoch; 0: not written */
+  const char *boot_id;      /* the host boot whose CLOCK_MONOTONIC the clock is (a merge of one boot, or aligned on
+                             * it: docs/cli.md §merge); NULL or "": none written */
 } strobe__header_facts;
 
 typedef struct strobe__writer_desc {
@@ -99,8 +101,21 @@ void strobe__writer_tree_limit(strobe__writer *w, uint32_t limit);
  * CONTENT_TOTALS block at finish. */
 struct strobe__content;
 uint64_t strobe__writer_content(strobe__writer *w, const struct strobe__content *c);
-/* Content bytes per capture (0: STROBE_ATTACH_CAPTURE_BYTES). */
+/* Content bytes per capture (0: STROBE_ATTACH_CAPTURE_BYTES). An
+ * attachment given without bytes (a merged input's whose own bound cut it)
+ * is written cut, or as stored earlier when its resource is. */
 void strobe__writer_attach_limit(strobe__writer *w, uint64_t bytes);
+/* >>merge: what a tool re-encoding other captures' records needs (strobe
+ * merge). Other bounds on snapshots and deep captures per capture than
+ * STROBE_TREE_MAX_SNAPSHOTS and STROBE_DEEP_MAX_FRAMES (0: those); snapshots
+ * and deep captures the inputs had refused, added to this capture's counts
+ * (TREE_TOTALS, CONTENT_TOTALS); a sampled function defined by name, its id
+ * the next one (one past the last defined; others are ignored), before the
+ * SAMPLES entries that name it. */
+void strobe__writer_content_limits(strobe__writer *w, uint32_t trees, uint32_t deeps);
+void strobe__writer_carry_dropped(strobe__writer *w, uint64_t trees, uint64_t deeps);
+void strobe__writer_sample_function(strobe__writer *w, uint32_t id, const char *name, const char *module,
+                                    int resolved);
 /* Call tracing's counts since the capture started (docs/capture-format.md,
  * CALLS; docs/exploration.md): written only when one is not 0; readers keep
  * the last one. */

@@ -1787,6 +1787,22 @@ def case_merge():
         check(not [f for f in os.listdir(os.environ.get("TMPDIR") or "/tmp") if f.startswith("strobe-view-merge-")
                    and os.path.getmtime(os.path.join(os.environ.get("TMPDIR") or "/tmp", f)) > os.path.getmtime(a)],
               "view --merge left its temporary capture behind")
+    # The merge is on that boot's clock and says so: merged again with a third process of the host, without
+    # --same-host, it is the merge of the three at once.
+    ab = os.path.join(w, "ab.strobe")
+    run("merge", "--quiet", a, b, "-o", ab)
+    info, _ = run("info", ab)
+    check(re.search(r"^host boot +" + boots[0].group(1) + "$", info, re.M), f"the merge's host boot:\n{info}")
+    third = os.path.join(w, "third")
+    os.makedirs(third, exist_ok=True)
+    subprocess.run([ARGS.two_processes, third], check=True, timeout=120)
+    c, once, again = os.path.join(third, "a.strobe"), os.path.join(w, "once.strobe"), os.path.join(w, "again.strobe")
+    run("merge", "--quiet", a, b, c, "-o", once)
+    run("merge", "--quiet", ab, c, "-o", again)
+    for argv in (("info",), ("report",)):
+        same, x, y = _same_json(once, again, *argv)
+        check(same, f"strobe {argv[0]}: at once {x}\nmerged again {y}")
+    check(chrome_events(once)[0] == chrome_events(again)[0], "chrome export of the two")
     # A capture without a boot id (written by a tool) is aligned only when --same-host vouches for it.
     tool = capture("base")
     p = run_bounded(["merge", a, tool, "-o", out])
@@ -1794,6 +1810,97 @@ def case_merge():
     stdout, _ = run("merge", "--same-host", a, tool, "-o", out)
     check("pid_4242" in stdout, f"the tool's capture, named by its pid: {stdout}")
     check(os.path.getsize(a) == size_a and os.path.getsize(b) == len(raw), "the inputs are untouched")
+
+
+def _same_json(a, b, *argv):
+    """`strobe ARGV` on captures a and b gives the same JSON, but for the file names."""
+    ja, _ = run_json(*argv, a)
+    jb, _ = run_json(*argv, b)
+    for j in (ja, jb):
+        j.pop("file", None)
+    return ja == jb, ja, jb
+
+
+def case_merge_content():
+    """`strobe merge` carries content (docs/cli.md §merge): UI-tree snapshots, sampled stacks and context switches,
+    attachments and deep captures come out of the merge as from each input (strobe tree, strobe calls, strobe
+    export --attachments, strobe report --samples), their ids renumbered where two inputs' collide; a merged
+    capture merged again is the merge of every input at once; what a merge could not carry is said by report."""
+    w = ARGS.work
+    tree, deep, smp = capture("ui_tree", "--ui-tree", "--frames", "12"), capture("deep", "--deep", "--frames", "12"), \
+        capture("samples", "--samples", "--frames", "12")
+    out = os.path.join(w, "all.strobe")
+    stdout, _ = run("merge", "--same-host", smp, tree, deep, "-o", out)
+    check("2 UI-tree snapshots, 1 deep captures, 3 sampled functions" in stdout, stdout)
+    # Snapshots: listed with their frames and rebuilt node for node, as from the input.
+    same, a, b = _same_json(tree, out, "tree")
+    check(same, f"strobe tree: input {a} merged {b}")
+    for k in ("1", "2"):
+        same, a, b = _same_json(tree, out, "tree", "--snapshot", k)
+        check(same, f"strobe tree --snapshot {k}: input {a} merged {b}")
+    # Deep captures and attachments: every call, resource and byte.
+    for argv in (("calls",), ("calls", "--frame", "4")):
+        same, a, b = _same_json(deep, out, *argv)
+        check(same, f"strobe {' '.join(argv)}: input {a} merged {b}")
+    dirs = {}
+    for name, path in (("in", deep), ("merged", out)):
+        dirs[name] = os.path.join(w, "attachments-" + name)
+        run("export", path, "--attachments", dirs[name])
+    files = sorted(os.listdir(dirs["in"]))
+    check(files == sorted(os.listdir(dirs["merged"])), f"{files} vs {sorted(os.listdir(dirs['merged']))}")
+    for f in files:
+        check(open(os.path.join(dirs["in"], f), "rb").read() == open(os.path.join(dirs["merged"], f), "rb").read(), f)
+    # Samples and switches: on the sampled process's threads (all three inputs have OS threads 1000 and 1001:
+    # the later inputs' move), so the on/off-CPU split and the hot functions are the input's.
+    ja, _ = run_json("report", "--samples", smp)
+    jb, _ = run_json("report", "--samples", out)
+    check(ja["samples"] == jb["samples"], f"samples: input {ja['samples']} merged {jb['samples']}")
+    split = [s for s in jb["cpu_split"] if s["covered"]]
+    check(split == ja["cpu_split"] and len(ja["cpu_split"]) == 7, f"cpu split: input {ja['cpu_split']} merged {split}")
+    check(ja["merge"] is None and jb["merge"] == {"inputs": 3, "error_ns": 0, "not_merged": {}}, f"{jb['merge']}")
+    info, _ = run_json("info", out)
+    tids = [t["tid"] for t in info["threads"]]
+    check(tids[:2] == [1000, 1001] and len(set(tids)) == 6, f"merged OS thread ids {tids}")
+    # Two inputs with the same resource ids: the second's move, each deep capture keeps its own contents.
+    twin = os.path.join(w, "twin.strobe")
+    shutil.copy(deep, twin)
+    both = os.path.join(w, "both.strobe")
+    run("merge", "--quiet", "--same-host", deep, twin, "-o", both)
+    j, _ = run_json("calls", both)
+    check([(d["seq"], d["frame"], d["calls"]) for d in j["deep_captures"]] == [(1, 4, 6), (2, 4, 6)],
+          f"numbered in the merge: {j['deep_captures']}")
+    check(j["attachments_cut"] == 2 and j["attachment_bytes_cut"] == 1000, f"both inputs' cut attachments: {j}")
+    d2 = os.path.join(w, "attachments-both")
+    run("export", both, "--attachments", d2)
+    rows = [r.split("\t") for r in open(os.path.join(d2, "index.tsv")).read().splitlines()[1:]]
+    res = [r[1] for r in rows if r[6] == "stored"]
+    check(len(res) == 6 and len(set(res)) == 6, f"stored resources of both inputs, apart: {res}")
+    # Two inputs' snapshots, each numbered from 1: numbered in the merge, in input order.
+    shutil.copy(tree, twin)
+    run("merge", "--quiet", "--same-host", tree, twin, "-o", both)
+    j, _ = run_json("tree", both)
+    check([s["snapshot"] for s in j["snapshots"]] == [1, 2, 3, 4], f"{j['snapshots']}")
+    ja, _ = run_json("tree", tree, "--snapshot", "1")
+    jb, _ = run_json("tree", both, "--snapshot", "3")
+    # (the spans of its elements: both twins' in that interval, the element ids being the same)
+    bare = [[{k: v for k, v in n.items() if k != "spans"} for n in j["nodes"]] for j in (ja, jb)]
+    check(bare[0] == bare[1], f"the second input's first snapshot: {bare[0]} vs {bare[1]}")
+    # Merged again: the same capture as merging every input at once.
+    half, again = os.path.join(w, "half.strobe"), os.path.join(w, "again.strobe")
+    run("merge", "--quiet", "--same-host", smp, tree, "-o", half)
+    run("merge", "--quiet", "--same-host", half, deep, "-o", again)
+    for argv in (("info",), ("report", "--samples"), ("tree",), ("tree", "--snapshot", "2"), ("calls",)):
+        same, a, b = _same_json(out, again, *argv)
+        check(same, f"strobe {' '.join(argv)}: at once {a}\nmerged again {b}")
+    check(chrome_events(out)[0] == chrome_events(again)[0], "chrome export of the merge and of the merge merged again")
+    # What a merge could not carry is said by report, and carried by a merge of the merge.
+    told = capture("told", "--merge-block", "--frames", "4")
+    text, _ = run("report", told)
+    check(re.search(r"^merged: 1 captures.*not merged: 5 sample records", text, re.M), text)
+    _, err = run("merge", "--same-host", told, smp, "-o", again)
+    check("5 sample" in err, err)
+    j, _ = run_json("report", again)
+    check(j["merge"]["not_merged"] == {"sample": 5} and j["merge"]["inputs"] == 2, f"{j['merge']}")
 
 
 class _FakeClock(http.server.BaseHTTPRequestHandler):

@@ -82,7 +82,11 @@
  *          [--ns-per-tick X] [--ops] [--stall K] [--stages] [--other-file]
  *          [--no-marks] [--interned] [--slow K:NS]... [--stage-tree]
  *          [--pass-category] [--worker-marks] [--units] [--kinds] [--ui-tree]
- *          [--gpu] [--gpu-bad K] [--producer] [--no-unix-epoch]
+ *          [--gpu] [--gpu-bad K] [--producer] [--no-unix-epoch] [--samples]
+ *          [--merge-block]
+ * With --samples, the sampler's records (>>samples) follow the events. With
+ * --merge-block, the capture says it is a merge (a MERGE block: docs/cli.md
+ * §merge) of one input of process "left" that could not carry 5 samples.
  * It must never depend on the real clock: the tests compare exact numbers.
  */
 #include <stdio.h>
@@ -125,6 +129,8 @@ typedef struct opts {
   int gpu_bad;       /* --gpu: the frame whose fence is seen before its GPU end, -1 none */
   int producer;      /* two producer spans after each frame (>>producer) */
   int no_unix_epoch; /* a header without the wall-clock anchor (tag 30), as older writers wrote */
+  int samples;       /* the sampler's records and counts (>>samples) */
+  int merge_block;   /* a MERGE block naming what a merge could not carry */
 } opts;
 
 /* >>sites: ids are assigned here, in this order, from 1. */
@@ -451,6 +457,39 @@ static void producer_spans(batch *b) {
   b->now = t + 1000;
 }
 
+/* >>samples: three sampled functions, and as src/probe/sampler.c hands them (by thread, then time) a
+ * stack every 10 us of main (draw_rows in main; every third one deeper, in an unresolved libgl frame)
+ * and of the worker (main alone), the worker switched out 100 ns after each of its samples (preempted
+ * every other time) and back in 400 ns later; then the sampler's counts. */
+static void samples(strobe__writer *w, uint64_t from, uint64_t to) {
+  strobe__writer_sample_function(w, 1, "main", "/usr/bin/app", 1);
+  strobe__writer_sample_function(w, 2, "draw_rows", "/usr/bin/app", 1);
+  strobe__writer_sample_function(w, 3, "?? /usr/lib/libgl.so", "/usr/lib/libgl.so", 0);
+  static strobe__cpu_sample s[4096];
+  static uint32_t frames[3 * 4096];
+  uint32_t n = 0, nf = 0, k = 0;
+  for (uint64_t t = from; t < to && n + 3 <= 4096; t += 10000, k++) {
+    uint32_t deep = k % 3 == 2;
+    s[n++] = (strobe__cpu_sample){t, 1000, STROBE__SAMPLE_CPU, 0, 2 + deep, nf};
+    if (deep) frames[nf++] = 3;
+    frames[nf++] = 2;
+    frames[nf++] = 1;
+  }
+  uint32_t main_samples = n;
+  for (uint64_t t = from + 5000; t < to && n + 3 <= 4096; t += 10000, k++) {
+    s[n++] = (strobe__cpu_sample){t, 1001, STROBE__SAMPLE_CPU, 0, 1, nf};
+    frames[nf++] = 1;
+    s[n++] = (strobe__cpu_sample){t + 100, 1001, STROBE__SAMPLE_SWITCH_OUT, k % 2 ? STROBE__SAMPLE_PREEMPTED : 0, 0, 0};
+    s[n++] = (strobe__cpu_sample){t + 500, 1001, STROBE__SAMPLE_SWITCH_IN, 0, 0, 0};
+  }
+  strobe__writer_samples(w, s, n, frames);
+  uint32_t worker_samples = (n - main_samples) / 3;
+  strobe_sampler_status st = {.running = 1, .rate_hz = 1000, .switches = 1};
+  strobe_sampler_stats stats = {.samples = main_samples + worker_samples, .switches = 2 * worker_samples,
+                                .functions = 3, .unresolved = 1};
+  strobe__writer_sampler(w, &st, stats);
+}
+
 static int usage(void) {
   fprintf(stderr,
           "usage: make_capture OUT [--frames N] [--grow PCT] [--spike K] [--no-footer]\n"
@@ -458,7 +497,8 @@ static int usage(void) {
           "                        [--ops] [--stall K] [--stages] [--other-file]\n"
           "                        [--no-marks] [--interned] [--slow K:NS]... [--stage-tree]\n"
           "                        [--pass-category] [--worker-marks] [--units] [--kinds] [--ui-tree] [--deep]\n"
-          "                        [--gpu] [--gpu-bad K] [--producer] [--no-unix-epoch]\n");
+          "                        [--gpu] [--gpu-bad K] [--producer] [--no-unix-epoch] [--samples]\n"
+          "                        [--merge-block]\n");
   return 2;
 }
 
@@ -492,6 +532,8 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--gpu")) o.gpu = 1;
     else if (!strcmp(a, "--producer")) o.producer = 1;
     else if (!strcmp(a, "--no-unix-epoch")) o.no_unix_epoch = 1;
+    else if (!strcmp(a, "--samples")) o.samples = 1;
+    else if (!strcmp(a, "--merge-block")) o.merge_block = 1;
     else if (!strcmp(a, "--gpu-bad") && more) o.gpu_bad = atoi(argv[++i]);
     else if (!strcmp(a, "--slow") && more && o.nslow < 4) {
       char *end = NULL;
@@ -513,7 +555,7 @@ int main(int argc, char **argv) {
   /* The header's clock is the one asked for, with epoch 0, on no real machine. */
   /* A fixed wall-clock anchor (2025-12-02 00:00:00 UTC): the OTLP export's Unix times are exact. */
   strobe__header_facts facts = {{o.clock, 1, o.ns_per_tick, 0, 0}, 0, "x86_64", 0, 4242, 262144, 0, 0,
-                                1764633600000000000ull};
+                                1764633600000000000ull, NULL};
   if (o.no_unix_epoch) facts.epoch_unix_ns = 0;
   strobe__writer *w;
   strobe__writer_desc d = {"file", 100, 3, 19.5, 8.6, sink_fn, f, &facts};
@@ -576,7 +618,17 @@ int main(int argc, char **argv) {
       strobe__writer_flush(w);
     }
   }
+  if (o.samples) samples(w, 1000000, m.now);
   if (o.lost) strobe__writer_lost(w, 1, 4);
+  if (o.merge_block) {
+    static strobe_capture_merge mb;
+    mb.ninputs = 1;
+    snprintf(mb.inputs[0].process, sizeof mb.inputs[0].process, "left");
+    mb.inputs[0].pid = 4242;
+    mb.inputs[0].alignment = STROBE_ALIGN_VOUCHED;
+    mb.not_merged[STROBE_REC_SAMPLE] = 5;
+    strobe__writer_merge(w, &mb);
+  }
   /* The drain's cost: 2,600 ns of CPU over the 1,300 events (2 ns per event). */
   strobe__writer_drain(w, 2600, 1300);
   if (o.unfinished) {

@@ -47,6 +47,11 @@ int cli_read_token(const char *path, char out[CLI_TOKEN_MAX + 1]);
 /* How strobe merge placed an input (STROBE_CAPTURE_ALIGNMENTS' text), "?" past them (cmd_merge.c). */
 const char *cli_alignment_name(uint32_t alignment);
 int cli_merge_files(const char *cmd, const char *const *paths, int n, const char *out, int same_host, int quiet);
+/* A merged capture's line in `strobe report` (its inputs, their widest bound, and what the merge could not carry,
+ * by record type), and its JSON object "merge" (null for a capture that is no merge). cmd_merge.c. */
+struct strobe__json;
+void cli_merge_text(FILE *f, const strobe_capture *c);
+void cli_merge_json(struct strobe__json *j, const strobe_capture *c);
 int cmd_calls(int argc, char **argv); /* cmd_calls.c: deep captures and their replay status */
 /* `strobe diff FILE --frames N M` (frame_diff.c); thread NULL: the first that marks frames. */
 int frame_diff(const char *path, uint64_t n, uint64_t m, const char *thread, int json, int quiet);

@@ -12,13 +12,18 @@
  *
  * Captures of other boots are placed through clock-offset samples
  * (docs/sessions.md §Across hosts; >>alignment); GPU and producer records
- * are carried with their domains and lanes named after their process.
+ * are carried with their domains and lanes named after their process;
+ * UI-tree snapshots, sampled stacks and context switches, attachments and
+ * deep captures are carried as the content they are (>>content), their ids
+ * renumbered where two inputs' would collide (>>ids). A merged capture is
+ * merged again as the inputs it holds (>>flattened): the same capture as
+ * merging them all at once.
  *
  * Must never: write over one of its inputs, wait on a FIFO, merge captures
  * whose clocks it cannot align (another boot no sample links, or no boot id)
  * without saying so and stopping, or drop a record without counting it
- * (UI-tree snapshots, samples, attachments and deep captures are not
- * re-encoded yet: counted by type in the MERGE block and named).
+ * (what the merged capture cannot hold is counted by type in the MERGE
+ * block and named).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -29,19 +34,25 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "collect/collect.h"
 #include "format/capture_writer.h"
+#include "format/json_writer.h"
 #include "probe/probe.h"
+#include "strobe/sample.h"
 
 #define CMD "merge"
 #define MAX_INPUTS 64
 #define MAX_LABELS 4095u /* label ids fit 12 bits in an operation counter's word (probe/probe.h) */
+#define MAX_FUNCTIONS 1048576u /* sampled function ids a reader takes (docs/capture-format.md, SAMPLE_FUNCS) */
 
 static int usage(FILE *f) {
   fprintf(f,
-          "usage: strobe merge A.strobe B.strobe [...] -o OUT.strobe [--quiet]\n"
-          "Puts the processes of several captures of one host side by side on one timeline,\n"
-          "aligned through their shared monotonic clock (the header's boot_id must match).\n"
-          "Threads are named PROCESS/THREAD; operations handed between the processes keep both sides.\n"
+          "usage: strobe merge A.strobe B.strobe [...] -o OUT.strobe [--same-host] [--quiet]\n"
+          "Puts the processes of several captures side by side on one timeline, aligned through their\n"
+          "shared monotonic clock (one boot_id) or the clock-offset samples they carry (other hosts).\n"
+          "Threads are named PROCESS/THREAD; operations handed between the processes keep both sides;\n"
+          "UI-tree snapshots, samples, attachments and deep captures are carried. A merged capture can\n"
+          "be merged again.\n"
           "  -o, --output FILE  the merged capture (never one of the inputs)\n"
           "      --same-host    take captures without a boot id (older, or written by a tool) as written on\n"
           "                     the same host and boot as the others: their epoch_mono_ns is that clock\n"
@@ -49,10 +60,25 @@ static int usage(FILE *f) {
   return f == stdout ? CLI_OK : CLI_USAGE;
 }
 
+/* A sorted set of 64-bit ids (OS thread ids, resource ids). */
+typedef struct id_set {
+  uint64_t *v;
+  uint32_t n, cap;
+} id_set;
+
 typedef struct merge_input {
   const char *path;
   strobe_capture_header h;
-  char process[80];        /* its process label, from its operations handed across processes; else pid_<pid> */
+  char process[80];        /* its process label, from its operations handed across processes; else pid_<pid>;
+                            * a merged input: its inputs' labels */
+  int merged;              /* >>flattened: a merged capture, whose lanes are named and collectors numbered already */
+  strobe_capture_merge sub; /* its MERGE block, when merged */
+  uint32_t flat;           /* its first input in the flattened list (the MERGE block's inputs) */
+  strobe_capture_totals t; /* its totals, from the first read */
+  id_set tids, res;        /* >>ids: the OS thread ids and resource ids it names... */
+  id_set tids_to, res_to;  /* ...and what each becomes in the merge, same order */
+  uint32_t *funcs;         /* its sampled function id -> the merged one (0: not yet) */
+  uint32_t nfuncs;
   uint32_t *sites;         /* its site id -> the merged one (0: not yet) */
   uint32_t nsites;
   uint32_t thread_base;    /* its thread i is merged thread thread_base + i */
@@ -74,6 +100,14 @@ typedef struct offset_pool {
 typedef struct merger {
   strobe__writer *w;
   uint32_t next_site, next_thread;
+  uint32_t next_func;      /* sampled functions defined */
+  uint64_t next_tree, next_deep; /* snapshots and deep captures written: their merged numbers */
+  strobe__tree_node *tnodes; /* scratch: one snapshot or deep capture being re-encoded */
+  strobe__tree_prop *tprops;
+  uint32_t cap_tnodes, cap_tprops;
+  strobe__draw *calls;
+  strobe_draw_ref *refs;
+  uint32_t cap_calls, cap_refs;
   char *labels[MAX_LABELS + 1]; /* merged label id -> text */
   uint32_t nlabels;
   uint64_t end_ns;
@@ -134,11 +168,13 @@ static uint32_t op_flags(const strobe_capture_op *op, int end) {
 }
 
 /* An operation record as the operation event it was written from (docs/capture-format.md, OPS). */
-static int op_events(merger *m, merge_input *in, uint32_t input, const strobe_capture_record *r, uint64_t ts,
-                     batch *b) {
+static int op_events(merger *m, merge_input *in, const strobe_capture_record *r, uint64_t ts, batch *b) {
   const strobe_capture_op *op = r->op;
-  if (op->collector > 0xffu) return -1; /* merged collector numbers keep 8 bits per input */
-  uint32_t collector = input << 8 | op->collector;
+  /* Merged collector numbers are input << 8 | collector, the input's place in the flattened list: a merged
+   * input's numbers already are, of its own list. */
+  uint32_t sub = in->merged ? op->collector >> 8 : 0, own = in->merged ? op->collector & 0xffu : op->collector;
+  if (own > 0xffu || (in->merged && sub >= in->sub.ninputs)) return -1;
+  uint32_t collector = (in->flat + sub) << 8 | own;
   uint64_t w[STROBE__OPEV_MAX_SLOTS];
   uint32_t d[STROBE__OPEV_MAX_SLOTS];
   w[0] = op->id, d[0] = collector;
@@ -211,6 +247,7 @@ static uint32_t site_of(const merge_input *in, uint32_t id) { return id < in->ns
 /* A label naming one input's clock domain or lane, kept apart from another process's of the same name. */
 static uint32_t own_label(merger *m, const merge_input *in, const char *name) {
   if (!name || !name[0]) return 0;
+  if (in->merged) return label_of(m, name); /* named after their processes already */
   char text[256];
   snprintf(text, sizeof text, "%s/%s", in->process, name);
   return label_of(m, text);
@@ -266,8 +303,196 @@ static int device_events(merger *m, merge_input *in, const strobe_capture_record
   return 0;
 }
 
+/* >>ids: sorted sets of ids, and what an input's ids become. */
+static int set_add(id_set *s, uint64_t v) { /* unsorted append; set_sort sorts and drops repeats */
+  if (s->n && s->v[s->n - 1] == v) return 0;
+  if (strobe__grow((void **)&s->v, &s->cap, s->n + 1, sizeof *s->v, 64)) return STROBE_ENOMEM;
+  s->v[s->n++] = v;
+  return 0;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+static void set_sort(id_set *s) {
+  if (!s->n) return;
+  qsort(s->v, s->n, sizeof *s->v, cmp_u64);
+  uint32_t k = 1;
+  for (uint32_t i = 1; i < s->n; i++)
+    if (s->v[i] != s->v[k - 1]) s->v[k++] = s->v[i];
+  s->n = k;
+}
+
+static int set_index(const id_set *s, uint64_t v) {
+  uint32_t lo = 0, hi = s->n;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (s->v[mid] < v) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < s->n && s->v[lo] == v ? (int)lo : -1;
+}
+
+/* What input id `v` of set `from` became (its position in `to`); v itself when the set does not hold it. */
+static uint64_t remapped(const id_set *from, const id_set *to, uint64_t v) {
+  int i = set_index(from, v);
+  return i < 0 || (uint32_t)i >= to->n ? v : to->v[i];
+}
+
+static void set_free(id_set *s) { free(s->v); memset(s, 0, sizeof *s); }
+
+/* Each input's ids kept unless an earlier input already holds them: then moved by `step` times its flattened
+ * index (and again while taken), so inputs cannot collide and a merge of merges numbers them as merging every
+ * input at once does. `used` collects what every input's ids became. 0 or STROBE_ENOMEM. */
+static int plan_ids(merge_input *in, int n, size_t off_from, size_t off_to, uint64_t step) {
+  id_set used = {0};
+  int rc = 0;
+  for (int i = 0; i < n && !rc; i++) {
+    const id_set *from = (const id_set *)((const char *)&in[i] + off_from);
+    id_set *to = (id_set *)((char *)&in[i] + off_to);
+    id_set mine = {0};
+    for (uint32_t k = 0; k < from->n && !rc; k++) {
+      uint64_t v = from->v[k];
+      if (v && set_index(&used, v) >= 0) { /* 0 is no id (a fiber's lane): kept */
+        v += (uint64_t)in[i].flat * step;
+        while (set_index(&used, v) >= 0 || set_index(from, v) >= 0) v += step;
+      }
+      rc = set_add(to, v) ? STROBE_ENOMEM : 0;
+      if (!rc) rc = set_add(&mine, v) ? STROBE_ENOMEM : 0;
+    }
+    for (uint32_t k = 0; k < mine.n && !rc; k++) rc = set_add(&used, mine.v[k]) ? STROBE_ENOMEM : 0;
+    set_sort(&used);
+    set_free(&mine);
+  }
+  set_free(&used);
+  return rc;
+}
+
+/* >>content: a sampled function of input `in`, defined in the merged capture on first use; 0 past the bound. */
+static uint32_t func_of(merger *m, merge_input *in, uint32_t id) {
+  if (id >= in->nfuncs) {
+    uint32_t n = id + 256;
+    uint32_t *grown = realloc(in->funcs, n * sizeof *grown);
+    if (!grown) return 0;
+    memset(grown + in->nfuncs, 0, (n - in->nfuncs) * sizeof *grown);
+    in->funcs = grown;
+    in->nfuncs = n;
+  }
+  if (in->funcs[id]) return in->funcs[id];
+  const strobe_capture_function *f = strobe_capture_query_function(in->cap, id);
+  if (!f || m->next_func == MAX_FUNCTIONS) return 0;
+  in->funcs[id] = ++m->next_func;
+  strobe__writer_sample_function(m->w, m->next_func, f->name, f->module, f->resolved);
+  return in->funcs[id];
+}
+
+/* A SAMPLE or SWITCH record as the sampler record it was written from (docs/capture-format.md, SAMPLES): its
+ * thread by its (moved) OS thread id, its frames by merged function ids. 0, or -1 (counted). */
+static int merge_sample(merger *m, merge_input *in, const strobe_capture_record *r, uint64_t ts) {
+  const strobe_capture_sample *s = r->sample;
+  uint32_t frames[STROBE_SAMPLE_MAX_FRAMES];
+  strobe__cpu_sample cs = {ts, remapped(&in->tids, &in->tids_to, s->os_tid), 0, 0, 0, 0};
+  if (r->type == STROBE_REC_SAMPLE) {
+    if (s->nframes > STROBE_SAMPLE_MAX_FRAMES) return -1;
+    for (uint32_t k = 0; k < s->nframes; k++)
+      if (!(frames[k] = func_of(m, in, s->frames[k]))) return -1;
+    cs.kind = STROBE__SAMPLE_CPU, cs.flags = s->cut ? STROBE__SAMPLE_CUT : 0, cs.nframes = s->nframes;
+  } else {
+    cs.kind = s->out ? STROBE__SAMPLE_SWITCH_OUT : STROBE__SAMPLE_SWITCH_IN;
+    cs.flags = s->out && s->preempted ? STROBE__SAMPLE_PREEMPTED : 0;
+  }
+  strobe__writer_samples(m->w, &cs, 1, frames);
+  return 0;
+}
+
+/* Index of `name` in a table of n names (appended when new, up to max); -1 when full. Names are the capture's
+ * own strings: most repeats are the same pointer. */
+static int name_index(const char **names, uint32_t *n, uint32_t max, const char *name) {
+  for (uint32_t i = 0; i < *n; i++)
+    if (names[i] == name || !strcmp(names[i], name)) return (int)i;
+  if (*n == max) return -1;
+  names[*n] = name;
+  return (int)(*n)++;
+}
+
+/* A TREE record as the snapshot it was written from (docs/capture-format.md, TREE): numbered in the merge, its
+ * time on the merged clock, its element types as merged sites. 0, or -1 (counted). */
+static int merge_tree(merger *m, merge_input *in, const strobe_capture_tree *ct, uint64_t ts) {
+  uint32_t nprops = 0;
+  for (uint32_t i = 0; i < ct->nnodes; i++) nprops += ct->nodes[i].nprops;
+  if (strobe__grow((void **)&m->tnodes, &m->cap_tnodes, ct->nnodes + 1, sizeof *m->tnodes, 64) ||
+      strobe__grow((void **)&m->tprops, &m->cap_tprops, nprops + 1, sizeof *m->tprops, 64))
+    return -1;
+  strobe__tree t;
+  memset(&t, 0, sizeof t);
+  t.seq = m->next_tree + 1, t.ticks = ts, t.nnodes = ct->nnodes;
+  t.nodes_dropped = ct->nodes_dropped, t.props_dropped = ct->props_dropped;
+  t.nodes = m->tnodes, t.props = m->tprops;
+  for (uint32_t i = 0; i < ct->nnodes; i++) {
+    const strobe_capture_tree_node *cn = &ct->nodes[i];
+    strobe__tree_node *n = &m->tnodes[i];
+    *n = (strobe__tree_node){cn->id, {cn->x, cn->y, cn->width, cn->height}, cn->depth, site_of(in, cn->type),
+                             t.nprops, cn->nprops};
+    if (!n->type) return -1;
+    for (uint32_t k = 0; k < cn->nprops; k++) {
+      int key = name_index(t.keys, &t.nkeys, STROBE_TREE_MAX_KEYS, cn->props[k].name);
+      if (key < 0) return -1;
+      m->tprops[t.nprops++] = (strobe__tree_prop){(uint32_t)key, cn->props[k].value};
+    }
+  }
+  if (!strobe__writer_tree(m->w, &t)) return -1;
+  m->next_tree++;
+  return 0;
+}
+
+/* An ATTACHMENT or DEEP record as the content it was written from (docs/capture-format.md, ATTACH, DEEP): its
+ * time on the merged clock, its resources moved where they would collide, deep captures numbered in the merge;
+ * frame ids kept, as operations keep theirs. An attachment whose content the input does not hold (stored
+ * earlier, or cut) is written without it: the writer says stored earlier or cut. 0, or -1 (counted). */
+static int merge_content(merger *m, merge_input *in, const strobe_capture_record *r, uint64_t ts) {
+  strobe__content c;
+  memset(&c, 0, sizeof c);
+  if (r->type == STROBE_REC_ATTACHMENT) {
+    const strobe_capture_attachment *a = r->attachment;
+    c.type = STROBE__CONTENT_ATTACH, c.frame = a->frame, c.ticks = ts;
+    c.resource = remapped(&in->res, &in->res_to, a->resource);
+    snprintf(c.media_type, sizeof c.media_type, "%s", a->media_type);
+    c.width = a->width, c.height = a->height, c.size = (size_t)a->size;
+    c.bytes = a->state == STROBE_CAPTURE_ATTACH_STORED ? (uint8_t *)(uintptr_t)a->bytes : NULL;
+    return strobe__writer_content(m->w, &c) ? 0 : -1;
+  }
+  const strobe_capture_deep *d = r->deep;
+  uint32_t nrefs = 0;
+  for (uint32_t i = 0; i < d->ncalls; i++) nrefs += d->calls[i].nrefs;
+  if (strobe__grow((void **)&m->calls, &m->cap_calls, d->ncalls + 1, sizeof *m->calls, 64) ||
+      strobe__grow((void **)&m->refs, &m->cap_refs, nrefs + 1, sizeof *m->refs, 64))
+    return -1;
+  c.type = STROBE__CONTENT_DEEP, c.frame = d->frame, c.ticks = ts, c.seq = m->next_deep + 1;
+  c.ncalls = d->ncalls, c.calls_dropped = d->calls_dropped, c.calls = m->calls, c.refs = m->refs;
+  for (uint32_t i = 0; i < d->ncalls; i++) {
+    const strobe_capture_draw_call *cc = &d->calls[i];
+    int kind = name_index(c.labels, &c.nlabels, STROBE_DEEP_MAX_LABELS, cc->kind);
+    int pipeline = name_index(c.labels, &c.nlabels, STROBE_DEEP_MAX_LABELS, cc->pipeline);
+    int pass = name_index(c.labels, &c.nlabels, STROBE_DEEP_MAX_LABELS, cc->pass);
+    if (kind < 0 || pipeline < 0 || pass < 0) return -1;
+    strobe__draw *dc = &m->calls[i];
+    *dc = (strobe__draw){(uint32_t)kind, (uint32_t)pipeline, (uint32_t)pass, cc->vertex_first, cc->vertex_count,
+                         cc->instance_first, cc->instance_count, c.nrefs, cc->nrefs, (uint32_t)cc->has_geometry,
+                         {0}, {0}};
+    memcpy(dc->bounds, cc->bounds, sizeof dc->bounds);
+    memcpy(dc->clip, cc->clip, sizeof dc->clip);
+    for (uint32_t k = 0; k < cc->nrefs; k++)
+      m->refs[c.nrefs++] = (strobe_draw_ref){remapped(&in->res, &in->res_to, cc->refs[k].resource), cc->refs[k].role};
+  }
+  if (!strobe__writer_content(m->w, &c)) return -1;
+  m->next_deep++;
+  return 0;
+}
+
 /* One record of input `in` into the merged capture. Returns 0, or 1 when it was not merged (counted). */
-static int merge_record(merger *m, merge_input *in, uint32_t input, const strobe_capture_record *r) {
+static int merge_record(merger *m, merge_input *in, const strobe_capture_record *r) {
   uint32_t thread = in->thread_base + r->thread;
   uint64_t ts = mono_ns(in, r->time_ns);
   batch b = {.n = 0};
@@ -277,9 +502,12 @@ static int merge_record(merger *m, merge_input *in, uint32_t input, const strobe
       const strobe_capture_thread *t = strobe_capture_query_thread(in->cap, r->thread);
       if (!t) return 0;
       char name[256];
-      snprintf(name, sizeof name, "%s/%s", in->process, t->name[0] ? t->name : "thread");
+      if (in->merged)
+        snprintf(name, sizeof name, "%s", t->name);
+      else
+        snprintf(name, sizeof name, "%s/%s", in->process, t->name[0] ? t->name : "thread");
       if (r->thread + 1 > in->nthreads) in->nthreads = r->thread + 1;
-      strobe__writer_thread(m->w, thread, t->os_tid, name, t->lost);
+      strobe__writer_thread(m->w, thread, remapped(&in->tids, &in->tids_to, t->os_tid), name, t->lost);
       return 0;
     }
     case STROBE_REC_THREAD_END: strobe__writer_thread_end(m->w, thread); return 0;
@@ -310,7 +538,7 @@ static int merge_record(merger *m, merge_input *in, uint32_t input, const strobe
     case STROBE_REC_OP_END:
     case STROBE_REC_OP_TAKE:
     case STROBE_REC_OP_RESUME:
-      if (op_events(m, in, input, r, ts, &b)) break;
+      if (op_events(m, in, r, ts, &b)) break;
       goto merged;
     case STROBE_REC_CLOCK_PAIR:
     case STROBE_REC_GPU_SPAN:
@@ -318,13 +546,25 @@ static int merge_record(merger *m, merge_input *in, uint32_t input, const strobe
     case STROBE_REC_LANE_SPAN:
       if (!r->device || device_events(m, in, r, ts, &b)) break;
       goto merged;
+    case STROBE_REC_TREE:
+      if (!r->tree || merge_tree(m, in, r->tree, ts)) break;
+      goto content;
+    case STROBE_REC_SAMPLE:
+    case STROBE_REC_SWITCH:
+      if (!r->sample || merge_sample(m, in, r, ts)) break;
+      goto content;
+    case STROBE_REC_ATTACHMENT:
+    case STROBE_REC_DEEP:
+      if ((r->type == STROBE_REC_DEEP ? !r->deep : !r->attachment) || merge_content(m, in, r, ts)) break;
+      goto content;
     default: break;
   }
   if (r->type < STROBE_CAPTURE_REC_TYPES) m->not_merged[r->type]++;
   return 1;
 merged:
-  if (ts > m->end_ns) m->end_ns = ts;
   strobe__writer_events(m->w, thread, b.ev, b.n);
+content:
+  if (ts > m->end_ns) m->end_ns = ts;
   return 0;
 }
 
@@ -337,13 +577,39 @@ static int scan_input(merge_input *in, offset_pool *pool, const char *cmd, int q
   in->h = *strobe_capture_query_header(ci.cap);
   snprintf(in->process, sizeof in->process, "pid_%llu", (unsigned long long)in->h.pid);
   strobe_capture_record r;
-  int found = 0;
-  while (cli_next(&ci, &r) > 0)
+  int found = 0, nomem = 0;
+  while (cli_next(&ci, &r) > 0) {
     if (!found && r.op && r.op->remote && r.op->process && r.op->process[0]) {
       snprintf(in->process, sizeof in->process, "%s", r.op->process);
       found = 1;
     }
+    /* >>ids: what this input names, to keep apart from the other inputs' */
+    if (r.sample) nomem |= set_add(&in->tids, r.sample->os_tid);
+    if (r.attachment) nomem |= set_add(&in->res, r.attachment->resource);
+    if (r.deep)
+      for (uint32_t i = 0; i < r.deep->ncalls; i++)
+        for (uint32_t k = 0; k < r.deep->calls[i].nrefs; k++) nomem |= set_add(&in->res, r.deep->calls[i].refs[k].resource);
+  }
   rc = cli_finish_read(&ci);
+  for (uint32_t i = 0; i < strobe_capture_query_thread_count(ci.cap); i++)
+    nomem |= set_add(&in->tids, strobe_capture_query_thread(ci.cap, i)->os_tid);
+  set_sort(&in->tids);
+  set_sort(&in->res);
+  in->t = strobe_capture_query_totals(ci.cap);
+  const strobe_capture_merge *mg = strobe_capture_query_merge(ci.cap);
+  if (mg && mg->ninputs) { /* >>flattened: merged again as the inputs it holds */
+    in->merged = 1;
+    in->sub = *mg;
+    in->process[0] = 0;
+    for (uint32_t i = 0; i < mg->ninputs; i++) {
+      size_t len = strlen(in->process);
+      snprintf(in->process + len, sizeof in->process - len, "%s%s", i ? "+" : "", mg->inputs[i].process);
+    }
+  }
+  if (!rc && nomem) {
+    cli_error(cmd, "out of memory for %s's thread and resource ids", in->path);
+    rc = CLI_FAIL;
+  }
   strobe_capture_clock_offsets co = strobe_capture_query_clock_offsets(ci.cap);
   pool->replaced += co.replaced + co.cut;
   if (!rc && co.count) {
@@ -442,6 +708,92 @@ const char *cli_alignment_name(uint32_t a) {
   return "?";
 }
 
+/* >>flattened: the MERGE block's inputs, a merged input's own inputs in its place, their shifts and bounds
+ * composed with its own (a merge of merges says what merging every input at once says), and what it could not
+ * carry, with what its merged inputs could not. */
+static void flatten(const merge_input *in, int n, const uint64_t *not_merged, strobe_capture_merge *mb) {
+  memset(mb, 0, sizeof *mb);
+  for (int i = 0; i < n; i++) {
+    strobe_capture_merge_input self = {{0}, {0}, in[i].h.pid, STROBE_ALIGN_REFERENCE, 0, 0, 0};
+    snprintf(self.process, sizeof self.process, "%s", in[i].process);
+    memcpy(self.boot_id, in[i].h.boot_id, sizeof self.boot_id);
+    const strobe_capture_merge_input *subs = in[i].merged ? in[i].sub.inputs : &self;
+    uint32_t nsubs = in[i].merged ? in[i].sub.ninputs : 1;
+    for (uint32_t k = 0; k < nsubs && mb->ninputs < STROBE_CAPTURE_MAX_MERGED; k++) {
+      strobe_capture_merge_input *mi = &mb->inputs[mb->ninputs++];
+      *mi = subs[k];
+      uint32_t a = in[i].alignment;
+      if (a != STROBE_ALIGN_REFERENCE && (mi->alignment == STROBE_ALIGN_REFERENCE || a != STROBE_ALIGN_SAME_BOOT))
+        mi->alignment = mi->alignment == STROBE_ALIGN_CLOCK_OFFSET && a == STROBE_ALIGN_VOUCHED ? mi->alignment : a;
+      mi->hops += in[i].hops;
+      mi->shift_ns += in[i].shift_ns, mi->error_ns += in[i].error_ns;
+      if (mi->error_ns > mb->error_ns) mb->error_ns = mi->error_ns;
+    }
+    if (in[i].merged)
+      for (uint32_t t = 0; t < STROBE_CAPTURE_REC_TYPES; t++) mb->not_merged[t] += in[i].sub.not_merged[t];
+  }
+  for (uint32_t t = 0; t < STROBE_CAPTURE_REC_TYPES; t++) mb->not_merged[t] += not_merged[t];
+}
+
+/* The sampler's and call tracing's counts of every input, summed (SAMPLER, CALLS: docs/capture-format.md). */
+static void carry_totals(strobe__writer *w, const merge_input *in, int n) {
+  strobe_sampler_status st = {0};
+  strobe_sampler_stats ss = {0};
+  strobe_trace_stats ts = {0};
+  for (int i = 0; i < n; i++) {
+    const strobe_capture_totals *t = &in[i].t;
+    if (t->sample_rate_hz > st.rate_hz) st.rate_hz = t->sample_rate_hz; /* the one still sampling at the end */
+    st.switches |= t->sample_switches;
+    ss.samples += t->samples_written, ss.switches += t->switches_written, ss.lost += t->samples_lost;
+    ss.frames_cut += t->sample_frames_cut, ss.addresses_cut += t->sample_addresses_cut;
+    ss.functions += t->sample_functions, ss.unresolved += t->sample_unresolved;
+    ts.cut_depth += t->calls_cut_depth, ts.cut_stack += t->calls_cut_stack;
+    ts.cut_functions += t->calls_cut_functions, ts.excluded += t->calls_excluded;
+    ts.functions += t->calls_functions, ts.unresolved += t->calls_unresolved;
+  }
+  st.running = st.rate_hz > 0;
+  strobe__writer_sampler(w, &st, ss);
+  strobe__writer_calls(w, ts);
+}
+
+static void free_inputs(merge_input *in, int n) {
+  for (int i = 0; i < n; i++) {
+    free(in[i].sites);
+    free(in[i].funcs);
+    set_free(&in[i].tids), set_free(&in[i].res), set_free(&in[i].tids_to), set_free(&in[i].res_to);
+  }
+}
+
+void cli_merge_text(FILE *f, const strobe_capture *c) {
+  const strobe_capture_merge *m = strobe_capture_query_merge(c);
+  if (!m) return;
+  fprintf(f, "merged: %u captures, each within %.3f ms of where it belongs (strobe info lists them)", m->ninputs,
+          (double)m->error_ns / 1e6);
+  const char *sep = "; not merged: ";
+  for (uint32_t t = 0; t < STROBE_CAPTURE_REC_TYPES; t++)
+    if (m->not_merged[t]) {
+      fprintf(f, "%s%llu %s", sep, (unsigned long long)m->not_merged[t], strobe_capture_record_type_name(t));
+      sep = ", ";
+    }
+  fprintf(f, "%s\n", sep[0] == ',' ? " records of the inputs, not in this report (read them in the inputs)" : "");
+}
+
+void cli_merge_json(strobe__json *j, const strobe_capture *c) {
+  const strobe_capture_merge *m = strobe_capture_query_merge(c);
+  if (!m) {
+    strobe__json_null(j, "merge");
+    return;
+  }
+  strobe__json_object(j, "merge");
+  strobe__json_uint(j, "inputs", m->ninputs);
+  strobe__json_uint(j, "error_ns", m->error_ns);
+  strobe__json_object(j, "not_merged");
+  for (uint32_t t = 0; t < STROBE_CAPTURE_REC_TYPES; t++)
+    if (m->not_merged[t]) strobe__json_uint(j, strobe_capture_record_type_name(t), m->not_merged[t]);
+  strobe__json_end(j);
+  strobe__json_end(j);
+}
+
 /* Refuses an output that is one of the inputs (the same file under any name). */
 static int same_file(const char *a, const char *b) {
   struct stat sa, sb;
@@ -487,16 +839,31 @@ int cli_merge_files(const char *cmd, const char *const *paths, int n, const char
         return cli_usage_error(cmd, "%s and %s are the same capture: merge it once", in[k].path, in[i].path);
   }
   offset_pool pool = {0};
+  uint32_t flat = 0;
   for (int i = 0; i < n; i++) {
     int rc = scan_input(&in[i], &pool, cmd, quiet);
+    in[i].flat = flat;
+    flat += in[i].merged ? in[i].sub.ninputs : 1;
+    if (!rc && flat > MAX_INPUTS) {
+      cli_error(cmd, "at most %d captures at once, counting those merged captures hold (%s makes %u)", MAX_INPUTS,
+                in[i].path, flat);
+      rc = CLI_FAIL;
+    }
     if (rc) {
       free(pool.s);
+      free_inputs(in, n);
       return rc;
     }
   }
   int rc0 = align_inputs(cmd, in, n, &pool, same_host);
+  if (!rc0 && (plan_ids(in, n, offsetof(merge_input, tids), offsetof(merge_input, tids_to), 1ull << 32) ||
+               plan_ids(in, n, offsetof(merge_input, res), offsetof(merge_input, res_to), 1ull << 48))) {
+    cli_error(cmd, "out of memory for the inputs' thread and resource ids");
+    rc0 = CLI_FAIL;
+  }
   if (rc0) {
     free(pool.s);
+    free_inputs(in, n);
     return rc0;
   }
   /* The merged clock counts from the earliest input epoch; shifts move so that none is negative. */
@@ -511,10 +878,16 @@ int cli_merge_files(const char *cmd, const char *const *paths, int n, const char
     uint64_t s = mono_ns(&in[i], ((double)(int64_t)(in[i].h.start_ticks - in[i].h.epoch_ticks)) * in[i].h.ns_per_tick);
     if (s < start) start = s;
   }
+  /* Its clock is the reference input's CLOCK_MONOTONIC unless the shifts moved (an input's epoch lay before that
+   * clock's zero): then, and when every input was vouched for, it names no boot (docs/cli.md §merge). */
+  const char *boot = NULL;
+  for (int i = 0; i < n; i++)
+    if (in[i].alignment == STROBE_ALIGN_REFERENCE && in[i].h.boot_id[0] && in[i].shift_ns == 0) boot = in[i].h.boot_id;
   FILE *f = fopen(out, "wb");
   if (!f) {
     cli_error(cmd, "cannot write %s: %s", out, strerror(errno));
     free(pool.s);
+    free_inputs(in, n);
     return CLI_OUTPUT;
   }
   /* The wall-clock anchor (docs/capture-format.md, tag 30) of the first input that has one, moved to the
@@ -523,17 +896,29 @@ int cli_merge_files(const char *cmd, const char *const *paths, int n, const char
   for (int i = 0; i < n && !unix0; i++)
     if (in[i].h.epoch_unix_ns) unix0 = in[i].h.epoch_unix_ns - (in[i].h.epoch_mono_ns + (uint64_t)in[i].shift_ns - epoch);
   strobe__header_facts facts = {{"monotonic", 1, 1.0, epoch, epoch}, start, in[0].h.arch, 0, in[0].h.pid, 0, 0, 0,
-                                unix0};
+                                unix0, boot};
   strobe__writer_desc wd = {"file", 100, 3, 0.0, 0.0, sink, f, &facts};
   merger m = {0};
   int rc = strobe__writer_create(&wd, &m.w);
   if (rc) {
     cli_error(cmd, "cannot start %s: %s", out, strobe_strerror(rc));
     free(pool.s);
+    free_inputs(in, n);
     fclose(f);
     remove(out);
     return CLI_OUTPUT;
   }
+  /* The merged capture holds what its inputs held: its bounds on snapshots, deep captures and content bytes are
+   * their sums, and what the inputs' bounds refused stays counted. */
+  uint64_t trees = 0, deeps = 0, content = 0, trees_dropped = 0, deeps_dropped = 0;
+  for (int i = 0; i < n; i++) {
+    trees += in[i].t.trees, deeps += in[i].t.deeps, content += in[i].t.attach_limit;
+    trees_dropped += in[i].t.trees_dropped, deeps_dropped += in[i].t.deeps_dropped;
+  }
+  strobe__writer_content_limits(m.w, trees < UINT32_MAX ? (uint32_t)trees : UINT32_MAX,
+                                deeps < UINT32_MAX ? (uint32_t)deeps : UINT32_MAX);
+  if (content) strobe__writer_attach_limit(m.w, content);
+  strobe__writer_carry_dropped(m.w, trees_dropped, deeps_dropped);
   uint64_t records = 0, skipped = 0;
   int status = CLI_OK;
   for (int i = 0; i < n && status == CLI_OK; i++) {
@@ -545,7 +930,7 @@ int cli_merge_files(const char *cmd, const char *const *paths, int n, const char
     strobe_capture_record r;
     while (cli_next(&ci, &r) > 0) {
       records++;
-      skipped += (uint64_t)merge_record(&m, &in[i], (uint32_t)i, &r);
+      skipped += (uint64_t)merge_record(&m, &in[i], &r);
     }
     status = cli_finish_read(&ci);
     strobe_capture_totals t = strobe_capture_query_totals(ci.cap);
@@ -558,19 +943,10 @@ int cli_merge_files(const char *cmd, const char *const *paths, int n, const char
     cli_close(&ci);
     in[i].cap = NULL;
   }
+  carry_totals(m.w, in, n);
   /* How each input was placed and what could not be carried (MERGE), and the samples that placed them. */
-  strobe_capture_merge mb;
-  memset(&mb, 0, sizeof mb);
-  mb.ninputs = (uint32_t)n;
-  for (int i = 0; i < n; i++) {
-    strobe_capture_merge_input *mi = &mb.inputs[i];
-    snprintf(mi->process, sizeof mi->process, "%s", in[i].process);
-    memcpy(mi->boot_id, in[i].h.boot_id, sizeof mi->boot_id);
-    mi->pid = in[i].h.pid, mi->alignment = in[i].alignment, mi->hops = in[i].hops;
-    mi->shift_ns = in[i].shift_ns, mi->error_ns = in[i].error_ns;
-    if (mi->error_ns > mb.error_ns) mb.error_ns = mi->error_ns;
-  }
-  memcpy(mb.not_merged, m.not_merged, sizeof mb.not_merged);
+  static strobe_capture_merge mb;
+  flatten(in, n, m.not_merged, &mb);
   strobe__writer_merge(m.w, &mb);
   strobe__writer_clock_offsets(m.w, pool.s, pool.n, pool.replaced);
   free(pool.s);
@@ -581,7 +957,8 @@ int cli_merge_files(const char *cmd, const char *const *paths, int n, const char
     status = status ? status : CLI_OUTPUT;
   }
   for (uint32_t i = 1; i <= m.nlabels; i++) free(m.labels[i]);
-  for (int i = 0; i < n; i++) free(in[i].sites);
+  free_inputs(in, n);
+  free(m.tnodes), free(m.tprops), free(m.calls), free(m.refs);
   if (status) {
     remove(out);
     return status;
@@ -589,18 +966,25 @@ int cli_merge_files(const char *cmd, const char *const *paths, int n, const char
   if (!quiet) {
     printf("merged %d captures into %s: %llu records, %u threads, each within %.3f ms of where it belongs\n", n, out,
            (unsigned long long)records, m.next_thread, (double)mb.error_ns / 1e6);
-    for (int i = 0; i < n; i++) {
-      printf("  %s pid %llu, boot %.8s: %s", in[i].process, (unsigned long long)in[i].h.pid,
-             in[i].h.boot_id[0] ? in[i].h.boot_id : "?", cli_alignment_name(in[i].alignment));
-      if (in[i].alignment == STROBE_ALIGN_REFERENCE || in[i].alignment == STROBE_ALIGN_SAME_BOOT)
+    for (uint32_t i = 0; i < mb.ninputs; i++) {
+      const strobe_capture_merge_input *mi = &mb.inputs[i];
+      printf("  %s pid %llu, boot %.8s: %s", mi->process, (unsigned long long)mi->pid,
+             mi->boot_id[0] ? mi->boot_id : "?", cli_alignment_name(mi->alignment));
+      if (mi->alignment == STROBE_ALIGN_REFERENCE || mi->alignment == STROBE_ALIGN_SAME_BOOT)
         printf(" (one CLOCK_MONOTONIC: exact)");
-      else if (in[i].alignment == STROBE_ALIGN_CLOCK_OFFSET)
-        printf(" (%u clock-offset sample%s): shifted %+.3f ms +- %.3f ms", in[i].hops, in[i].hops == 1 ? "" : "s",
-               (double)in[i].shift_ns / 1e6, (double)in[i].error_ns / 1e6);
+      else if (mi->alignment == STROBE_ALIGN_CLOCK_OFFSET)
+        printf(" (%u clock-offset sample%s): shifted %+.3f ms +- %.3f ms", mi->hops, mi->hops == 1 ? "" : "s",
+               (double)mi->shift_ns / 1e6, (double)mi->error_ns / 1e6);
       putchar('\n');
     }
+    if (m.next_tree || m.next_deep || m.next_func)
+      printf("  content: %llu UI-tree snapshots, %llu deep captures, %u sampled functions (renumbered in input order)\n",
+             (unsigned long long)m.next_tree, (unsigned long long)m.next_deep, m.next_func);
+    printf("  host boot: %s\n", boot ? boot : "none (merge it again with --same-host, or as aligned by its inputs' samples)");
   }
-  if (skipped) { /* what the merge cut, said even with --quiet, and counted in the merged capture (MERGE) */
+  int carried_cut = 0;
+  for (uint32_t t = 0; t < STROBE_CAPTURE_REC_TYPES; t++) carried_cut |= mb.not_merged[t] != 0;
+  if (skipped || carried_cut) { /* what the merge cut, said even with --quiet, and counted in the merged capture (MERGE) */
     fprintf(stderr, "strobe %s: not merged (counted in %s, shown by strobe info):", cmd, out);
     const char *sep = " ";
     for (uint32_t t = 0; t < STROBE_CAPTURE_REC_TYPES; t++)

@@ -606,6 +606,7 @@ static void write_json(cli_output *o, report *x, const uint32_t *ids, uint32_t n
   strobe__json_end(&j);
   gpu_json(&j, x);
   producers_json(&j, x);
+  cli_merge_json(&j, c); /* docs/cli.md §merge: what a merge could not carry */
   cli_calls_json(&j, c); /* docs/exploration.md: what call tracing cut */
   samples_json(&j, &x->sr, &x->a, c, ids, n_ids, x->functions); /* docs/exploration.md §Sampling */
   strobe__json_end(&j);
@@ -898,6 +899,7 @@ static void write_text(cli_output *o, report *x, const uint32_t *ids, uint32_t n
                "events, %llu orphan ends\n",
             (unsigned long long)t.unfinished, (unsigned long long)t.lost_scopes, (unsigned long long)t.lost,
             (unsigned long long)t.orphan_ends);
+  cli_merge_text(f, c);
   cli_calls_text(f, "call tracing: ", 0, c);
   samples_text(f, &x->sr, &x->a, c, ids, n_ids, x->functions);
   uint32_t interned = count_interned(x);
