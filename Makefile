@@ -74,7 +74,7 @@ demo: build
 	  $(BUILD_DIR)/examples/strobe-demo --replay out/demo.strobe --frame 12 --out out/demo-replay-frame12.png; \
 	fi
 	@if [ -f out/demo.strobe ] && [ -f out/sender.strobe ]; then \
-	  $(BUILD_DIR)/tools/strobe merge out/demo.strobe out/sender.strobe -o out/all.strobe --quiet && \
+	  $(BUILD_DIR)/tools/strobe merge out/demo.strobe out/sender.strobe -o out/all.strobe && \
 	  echo "wrote out/all.strobe: the screen and sender processes on one timeline (strobe merge; strobe info out/all.strobe)" && \
 	  echo "see both processes in the viewer, each frame handed between them as one frame: $(BUILD_DIR)/tools/strobe view --merge out/demo.strobe out/sender.strobe"; \
 	fi

@@ -11,7 +11,8 @@
  * stages, present in a separate sender process (the pass is taken, handed
  * off as an operation token over a Unix socket and resumed there:
  * docs/sessions.md §Across processes; that process writes its own report,
- * sender-report.json, with the whole frames, and capture, sender.strobe),
+ * sender-report.json, with the whole frames, and capture, sender.strobe;
+ * its clock sampled first, as another host's would be, for strobe merge),
  * superseded frames kept as committed: false, application scopes on a worker thread,
  * and a deliberate slow frame every few seconds. The pass opens like a
  * signal-driven toolkit's (frame_clock.c): a stage begun in one callback and
@@ -536,6 +537,13 @@ int main(int argc, char **argv) {
    * (perf_event_open's inherit follows children too). */
   static sender snd;
   if (!rc && sender_spawn(&snd, o.out)) return 1;
+  /* Its clock, sampled as another host's would be (docs/sessions.md §Across hosts): kept in this capture. */
+  if (!rc && !snd.clock_rc)
+    printf("clock:        the sender process's clock is %+.3f ms +- %.3f ms from this one (best of %u round trips "
+           "over its socket; one boot, so 0 within the bound): kept in this capture, strobe merge shows it\n",
+           (double)snd.clock.offset_ns / 1e6, (double)snd.clock.error_ns / 1e6, snd.clock.rounds);
+  else if (!rc)
+    printf("clock:        no clock-offset sample of the sender process: %s\n", strobe_strerror(snd.clock_rc));
 #ifdef STROBE_DEMO_SERVER
   /* So is the external producer (producer_feed.h), told where the server is once it runs. */
   producer_feed feed = {0, -1};

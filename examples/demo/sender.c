@@ -6,7 +6,8 @@
  * millisecond while frames are in flight, so a slow socket write shows up as
  * polling latency. The wire: per frame a header (token and PNG lengths,
  * frame number), the operation token, the PNG; at the end, from the sender
- * process, its counts and one summary line.
+ * process, its counts and one summary line. Before the frames, clock round
+ * trips (>>clock): a 'c' asked, its times answered; an 'e' ends them.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1 /* SOCK_CLOEXEC, MSG_NOSIGNAL */
@@ -33,6 +34,11 @@ typedef struct wire_head {
   uint32_t token_len, png_len;
   uint64_t number;
 } wire_head;
+
+typedef struct wire_clock {
+  char boot[33], pad[7]; /* the sender host's boot id */
+  uint64_t t1, t2;       /* its CLOCK_MONOTONIC when the question arrived and just before the answer */
+} wire_clock;
 
 typedef struct wire_result {
   uint64_t presented, superseded;
@@ -140,6 +146,39 @@ static void *link_main(void *arg) {
   return NULL;
 }
 
+/* >>clock: CLOCK_ROUNDS round trips, the one with the lowest round trip kept as the sample
+ * (docs/sessions.md §Across hosts: the peer's clock minus ours is ((t1 - t0) + (t2 - t3)) / 2, within half
+ * the round trip less the peer's own time). Returns 0 with *o filled, or a STROBE_E* code. */
+#define CLOCK_ROUNDS 8
+static int measure_clock(int fd, strobe_clock_offset *o) {
+  memset(o, 0, sizeof *o);
+  snprintf(o->peer, sizeof o->peer, "sender");
+  uint32_t rounds = 0;
+  for (int i = 0; i < CLOCK_ROUNDS; i++) {
+    uint64_t t0 = 0, t3 = 0;
+    wire_clock a;
+    strobe_query_host_clock(NULL, &t0);
+    if (write_all(fd, "c", 1) || read_all(fd, &a, sizeof a)) return STROBE_EIO;
+    strobe_query_host_clock(NULL, &t3);
+    a.boot[32] = 0;
+    if (a.t2 < a.t1 || t3 <= t0 || a.t2 - a.t1 >= t3 - t0) continue; /* not a clock reply: nothing kept */
+    rounds++;
+    uint64_t rtt = t3 - t0;
+    if (o->rounds && rtt >= o->rtt_ns) continue;
+    uint64_t err = (rtt - (a.t2 - a.t1)) / 2;
+    o->rounds = 1; /* a kept round: the count is set below */
+    o->rtt_ns = rtt;
+    o->error_ns = err ? err : 1;
+    o->offset_ns = (((int64_t)(a.t1 - t0)) + ((int64_t)a.t2 - (int64_t)t3)) / 2;
+    o->at_mono_ns = t0 + rtt / 2;
+    memcpy(o->peer_boot_id, a.boot, sizeof o->peer_boot_id);
+  }
+  if (write_all(fd, "e", 1)) return STROBE_EIO;
+  if (!rounds) return STROBE_EPEER;
+  o->rounds = rounds;
+  return strobe_clock_offset_add(o);
+}
+
 int sender_spawn(sender *s, const char *out_dir) {
   memset(s, 0, sizeof *s);
   int sv[2];
@@ -165,6 +204,7 @@ int sender_spawn(sender *s, const char *out_dir) {
     return -1;
   }
   s->fd = sv[0];
+  s->clock_rc = measure_clock(s->fd, &s->clock);
   return 0;
 }
 
@@ -294,6 +334,15 @@ int sender_process_main(int fd, const char *out_dir) {
     return 1;
   }
   if (write_all(fd, "r", 1)) return 1;
+  for (char q = 0; q != 'e';) { /* >>clock: the render process's round trips */
+    wire_clock a;
+    memset(&a, 0, sizeof a);
+    if (read_all(fd, &q, 1) || (q != 'c' && q != 'e')) return 1;
+    if (q == 'e') break;
+    strobe_query_host_clock(a.boot, &a.t1);
+    strobe_query_host_clock(NULL, &a.t2);
+    if (write_all(fd, &a, sizeof a)) return 1;
+  }
   static message batch[BATCH];
   uint64_t presented = 0, superseded = 0;
   int status = 0;

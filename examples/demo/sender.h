@@ -15,6 +15,13 @@
  * between hand-offs without ever waiting on them (a short timed wait on its
  * own queue instead), and hands each completed one to the release hook
  * (docs/gpu.md §Vulkan: the fence-seen instant is when this poll noticed it).
+ *
+ * Before any frame, the render process takes a clock-offset sample of the
+ * sender process over the socket (docs/sessions.md §Across hosts), NTP-style
+ * with strobe_query_host_clock on both sides, and keeps it
+ * (strobe_clock_offset_add): its capture carries it, and `strobe merge`
+ * shows it. One host and boot: the offset is 0 within its bound, a check of
+ * the estimate the way two hosts would be aligned.
  */
 #ifndef STROBE_DEMO_SENDER_H
 #define STROBE_DEMO_SENDER_H
@@ -68,10 +75,13 @@ typedef struct sender {
   sender_gpu_frame in_flight[SENDER_GPU_MAX]; /* link thread: GPU frames whose fence it has not seen */
   int n_in_flight;
   uint64_t gpu_untracked;                     /* GPU frames beyond SENDER_GPU_MAX (not expected: the GPU path has fewer) */
+  strobe_clock_offset clock;                  /* the sample of the sender process's clock, kept at spawn */
+  int clock_rc;                               /* 0 when it was kept; else why not (a STROBE_E* code) */
 } sender;
 
-/* Starts the sender process (this executable again, with --sender-process)
- * and waits until its session runs. Call it before the sampler starts: a
+/* Starts the sender process (this executable again, with --sender-process),
+ * waits until its session runs and takes the clock-offset sample (clock,
+ * clock_rc). Call it before the sampler starts: a
  * process started after it would be sampled into this process's buffers
  * (perf_event_open's inherit follows children). Returns 0, or -1 with a
  * message on stderr. */

@@ -4,7 +4,9 @@
 # instruments (check_demo.py), its capture and spike files read back
 # with `strobe info`, and `strobe report` counts the unwound scopes of the
 # edits its input handler rejected with a longjmp; its perfetto export
-# decodes and holds every scope.
+# decodes and holds every scope; the render process's sample of the sender
+# process's clock is in its capture and shown by `strobe merge`, whose merge
+# answers `strobe tree` and `strobe calls` as the capture does.
 # usage: run_demo_headless.sh <strobe-demo> <strobe> <source dir> <work dir>
 set -euo pipefail
 demo=$1 strobe=$2 src=$3 work=$4
@@ -198,6 +200,43 @@ tracks = r["tracks"]
 lanes = [s for s in r["slices"] if tracks[s["track"]]["name"].startswith("operations main")]
 if len({s["track"] for s in lanes}) < 2:  # the sender presents a pass while the next one runs: they overlap
     sys.exit(f"run_demo_headless: sender perfetto export: overlapping passes on one lane: {len(lanes)} passes")
+PY
+# The render process sampled the sender process's clock over their socket before the first frame
+# (docs/sessions.md §Across hosts): one boot, so 0 within the sample's bound; its capture carries the
+# sample and `strobe merge` shows it. The merge carries the UI-tree snapshot and the deep capture:
+# `strobe tree` and `strobe calls` answer on it as on the render process's capture.
+grep -q '^clock: .*sender process.*kept in this capture' "$work/stdout.txt" \
+  || { echo "run_demo_headless: the demo should say it sampled the sender process's clock" >&2; exit 1; }
+"$strobe" merge "$work/demo.strobe" "$work/sender.strobe" -o "$work/all.strobe" > "$work/merge.txt"
+for args in "info" "tree --snapshot 1" "calls --frame 12" "calls"; do
+  for f in demo all; do "$strobe" $args --json "$work/$f.strobe" > "$work/$f-${args// /_}.json"; done
+done
+python3 - "$work" <<'PY'
+import json, os, re, sys
+w = sys.argv[1]
+def load(name):
+    j = json.load(open(os.path.join(w, name)))
+    j.pop("file", None)
+    return j
+info = load("demo-info.json")
+mine = [s for s in info["clock_offsets"]["samples"] if s["peer"] == "sender"]
+if len(mine) != 1 or mine[0]["peer_boot_id"] != info["header"]["boot_id"] or mine[0]["local_boot_id"] != mine[0]["peer_boot_id"] \
+        or abs(mine[0]["offset_ns"]) > mine[0]["error_ns"] or not 0 < mine[0]["error_ns"] <= mine[0]["rtt_ns"]:
+    sys.exit(f"run_demo_headless: the capture's sample of the sender process's clock: {info['clock_offsets']}")
+merge = open(os.path.join(w, "merge.txt")).read()
+if not re.search(r"clock-offset sample of sender within boot [0-9a-f]{8}: [-+]\d+\.\d{3} ms \+- \d+\.\d{3} ms", merge):
+    sys.exit(f"run_demo_headless: strobe merge should show the sample:\n{merge}")
+if load("all-info.json")["header"]["boot_id"] != info["header"]["boot_id"]:
+    sys.exit("run_demo_headless: the merge of one boot's captures should carry its boot id")
+t0, t1 = load("demo-tree_--snapshot_1.json"), load("all-tree_--snapshot_1.json")
+bare = lambda t: [{k: v for k, v in n.items() if k != "spans"} for n in t["nodes"]]
+# (its time: the same on the merged clock, whose epoch is the earlier process's, the render process's)
+if not t0["nodes"] or bare(t0) != bare(t1) or abs(t1["snapshot"]["time_ns"] - t0["snapshot"]["time_ns"]) > 1000:
+    sys.exit(f"run_demo_headless: the merge's UI-tree snapshot differs from the capture's: {t0['snapshot']} vs "
+             f"{t1['snapshot']}")
+for name in ("calls_--frame_12", "calls"):
+    if load(f"demo-{name}.json") != load(f"all-{name}.json"):
+        sys.exit(f"run_demo_headless: strobe {name.replace('_', ' ')} differs on the merge")
 PY
 echo "run_demo_headless: ok"
 # The grid's rows and cells are elements: the one UI-tree snapshot the demo

@@ -949,7 +949,6 @@ int cli_merge_files(const char *cmd, const char *const *paths, int n, const char
   flatten(in, n, m.not_merged, &mb);
   strobe__writer_merge(m.w, &mb);
   strobe__writer_clock_offsets(m.w, pool.s, pool.n, pool.replaced);
-  free(pool.s);
   rc = strobe__writer_finish(m.w, m.end_ns, &m.misuse);
   strobe__writer_destroy(m.w);
   if (fclose(f) || rc) {
@@ -960,6 +959,7 @@ int cli_merge_files(const char *cmd, const char *const *paths, int n, const char
   free_inputs(in, n);
   free(m.tnodes), free(m.tprops), free(m.calls), free(m.refs);
   if (status) {
+    free(pool.s);
     remove(out);
     return status;
   }
@@ -980,8 +980,18 @@ int cli_merge_files(const char *cmd, const char *const *paths, int n, const char
     if (m.next_tree || m.next_deep || m.next_func)
       printf("  content: %llu UI-tree snapshots, %llu deep captures, %u sampled functions (renumbered in input order)\n",
              (unsigned long long)m.next_tree, (unsigned long long)m.next_deep, m.next_func);
+    /* A sample between processes of one boot: its offset is 0 within its bound (docs/sessions.md §Across hosts);
+     * the exact alignment is used, the sample shows how well the estimate would have placed them. */
+    for (uint32_t k = 0; k < pool.n; k++) {
+      const strobe_capture_clock_offset *o = &pool.s[k];
+      if (strcmp(o->local_boot_id, o->sample.peer_boot_id)) continue;
+      printf("  clock-offset sample of %s within boot %.8s: %+.3f ms +- %.3f ms (one clock: exact above; the sample "
+             "checks the estimate)\n", o->sample.peer[0] ? o->sample.peer : "?", o->local_boot_id,
+             (double)o->sample.offset_ns / 1e6, (double)o->sample.error_ns / 1e6);
+    }
     printf("  host boot: %s\n", boot ? boot : "none (merge it again with --same-host, or as aligned by its inputs' samples)");
   }
+  free(pool.s);
   int carried_cut = 0;
   for (uint32_t t = 0; t < STROBE_CAPTURE_REC_TYPES; t++) carried_cut |= mb.not_merged[t] != 0;
   if (skipped || carried_cut) { /* what the merge cut, said even with --quiet, and counted in the merged capture (MERGE) */
