@@ -191,6 +191,7 @@ export class Model {
     this.opstages = t.opstages;     // operations' stage tables, by frame row (docs/viewer.md)
     this.opcounters = t.opcounters; // operations' counters, by frame row
     this.handoffs = t.handoffs;     // operations handed between processes, by frame row (docs/viewer.md §Across processes)
+    this.opruns = t.opruns;         // where each of them ran: its stretches on each thread, by frame row
     this.elements = t.elements;     // element attribution by span (docs/recording.md, Elements)
     this.n = t.spans.rows;
     this.start = t.spans.start;
@@ -364,8 +365,17 @@ export class Model {
   // Where frame k ran, as [{thread, t0, t1, part}]: one segment for a frame of one thread; for an
   // operation joined across processes the origin's (its start to the hand-off) and the finisher's
   // (the resume to its end), `part` origin / finisher; the hand-off gap lies between them.
+  // With the opruns table, each stretch it ran on one thread (an operation may move between threads of
+  // a process before it is handed to the other: the demo's screen renders on ui, hands off on link).
   frameSegments(k) {
     const f = this.frame(k), h = f.remote ? this.handoffOf(k) : null;
+    const R = this.opruns;
+    if (h && R && R.rows) {
+      const out = [];
+      for (let i = lowerBound(0, R.rows, k, (x) => R.frame[x]); i < R.rows && R.frame[i] === k; i++)
+        out.push({ thread: R.thread[i], t0: R.t0[i], t1: R.t1[i], part: R.part[i] === 1 ? 'origin' : 'finisher' });
+      if (out.length) return out;
+    }
     if (!h || h.state !== 'joined') return [{ thread: f.thread, t0: f.start, t1: f.end, part: h ? (h.state === 'not_resumed' ? 'origin' : 'finisher') : null }];
     return [{ thread: h.originThread, t0: f.start, t1: h.handed, part: 'origin' },
       { thread: f.thread, t0: h.resumed, t1: f.end, part: 'finisher' }];
@@ -373,9 +383,11 @@ export class Model {
 
   // Where frame k ran: its thread, or for an operation joined across processes both threads.
   frameWhere(k) {
-    const f = this.frame(k), h = f.remote ? this.handoffOf(k) : null;
-    if (h && h.state === 'joined') return `${this.threadName(h.originThread)} → ${this.threadName(f.thread)}`;
-    return this.threadName(f.thread);
+    const f = this.frame(k);
+    if (!f.remote) return this.threadName(f.thread);
+    const names = [];
+    for (const s of this.frameSegments(k)) { const n = this.threadName(s.thread); if (names[names.length - 1] !== n) names.push(n); }
+    return names.join(' → ');
   }
 
   // The span tree (pathTotals) of the spans inside frame k: each segment's thread inside its interval,

@@ -150,6 +150,11 @@ static const coldef HANDOFF_COLS[] = {{"handed", "f64", 8},        {"resumed", "
                                       {"origin_thread", "u32", 4}, {"origin", "u16", 2},  {"finisher", "u16", 2},
                                       {"state", "u8", 1}};
 enum { HO_HANDED, HO_RESUMED, HO_FRAME, HO_ORIGIN_THREAD, HO_ORIGIN, HO_FINISHER, HO_STATE };
+/* Where an operation that crossed processes ran: one row per stretch on one thread (from its begin or
+ * resume there to its take or end), part 1 in the origin, 2 in the finisher; by frame. */
+static const coldef OPRUN_COLS[] = {{"t0", "f64", 8}, {"t1", "f64", 8}, {"frame", "u32", 4}, {"thread", "u32", 4},
+                                    {"part", "u8", 1}};
+enum { RU_T0, RU_T1, RU_FRAME, RU_THREAD, RU_PART };
 /* handoffs.state: both halves are in this capture (one entry from the origin's begin to the finisher's
  * end); the finisher's half only; the origin's half only (handed off, never resumed in this capture). */
 enum { HS_JOINED = 1, HS_RESUMED = 2, HS_NOT_RESUMED = 3 };
@@ -229,6 +234,9 @@ typedef struct tmp_frame {
   uint32_t collector;         /* operations: the collector that numbered it */
   uint32_t stage0b, counter0b; /* joined across processes: the origin's half's stages and counters */
   uint32_t handoff;           /* its row of b->handoffs, NO_HANDOFF when it never left its process */
+  uint32_t ocollector;        /* joined: the origin's half's collector and id */
+  double oid;
+  uint32_t run0, nruns;       /* crossed processes: its rows of b->runs */
   uint16_t window;
   uint8_t kind, flags, nstages, ncounters;
   uint8_t nstagesb, ncountersb, gone; /* gone: the origin's half, joined into its finisher's entry */
@@ -244,6 +252,20 @@ typedef struct tmp_remote {
   uint16_t process, peer;     /* indexes into b->procs: this side's label and the other side's */
   uint8_t take, used;
 } tmp_remote;
+
+/* An operation record (begin, take, resume or end) on a thread: where it ran (>>handoffs). */
+typedef struct tmp_opev {
+  double time;
+  uint64_t id;
+  uint32_t collector, thread;
+  uint8_t starts;             /* 1: it runs on this thread from here (begin, resume); 0: it leaves (take, end) */
+} tmp_opev;
+
+typedef struct tmp_run {
+  double t0, t1;
+  uint32_t thread;
+  uint8_t part;
+} tmp_run;
 
 typedef struct tmp_handoff {
   double handed, resumed;     /* resumed: NAN when not resumed in this capture */
@@ -314,6 +336,10 @@ typedef struct builder {
   uint64_t nremotes, capremotes;
   tmp_handoff *handoffs;
   uint64_t nhandoffs;
+  tmp_opev *opevs;           /* every operation record, for where those that crossed processes ran */
+  uint64_t nopevs, capopevs;
+  tmp_run *runs;
+  uint64_t nruns, capruns;
   char *procs[MAX_PROCESSES]; /* process labels of those operations, in order of first appearance */
   uint32_t n_procs;
   uint64_t procs_cut;        /* their records past MAX_PROCESSES labels: not joined, counted */
@@ -712,6 +738,20 @@ static int remote_push(builder *b, const strobe_capture_record *r, double now) {
   return 0;
 }
 
+/* An operation record, for where it ran (>>handoffs). */
+static int opev_push(builder *b, const strobe_capture_record *r, double now) {
+  if (b->nopevs == b->capopevs) {
+    uint64_t cap = b->capopevs ? b->capopevs * 2 : 256;
+    tmp_opev *p = realloc(b->opevs, cap * sizeof *p);
+    if (!p) return STROBE_ENOMEM;
+    b->opevs = p;
+    b->capopevs = cap;
+  }
+  b->opevs[b->nopevs++] = (tmp_opev){now, r->op->id, r->op->collector, r->thread,
+                                     r->type == STROBE_REC_OP_BEGIN || r->type == STROBE_REC_OP_RESUME};
+  return 0;
+}
+
 /* Scopes deeper than `depth` on thread t stop being open (lost, or
  * unfinished at thread end / end of file): into the open table, and the
  * values and loop statistics they carried are dropped. */
@@ -1031,9 +1071,13 @@ static int fill_record(builder *b, const strobe_capture *c, strobe_capture_recor
     case STROBE_REC_THREAD_END:
       if (t->stack) close_open(b, t, r->thread, 0, t->last_time, OPEN_UNFINISHED);
       return 0;
-    case STROBE_REC_OP_END: return b->ops_mode ? op_frame(b, r, now) : 0;
+    case STROBE_REC_OP_END: return b->ops_mode ? opev_push(b, r, now) || op_frame(b, r, now) : 0;
+    case STROBE_REC_OP_BEGIN: return b->ops_mode ? opev_push(b, r, now) : 0;
     case STROBE_REC_OP_TAKE:
-    case STROBE_REC_OP_RESUME: return b->ops_mode && r->op->remote ? remote_push(b, r, now) : 0;
+    case STROBE_REC_OP_RESUME:
+      if (!b->ops_mode) return 0;
+      if (opev_push(b, r, now)) return STROBE_ENOMEM;
+      return r->op->remote ? remote_push(b, r, now) : 0;
     case STROBE_REC_ELEMENT: /* the open scope's element: kept with the span its END fills */
       if (t->stack && r->depth >= 1 && r->depth <= MAX_DEPTH) {
         t->stack[r->depth - 1].elem_type = r->site;
@@ -1240,6 +1284,49 @@ static tmp_frame *op_entry(builder *b, const op_key *idx, uint64_t n, uint32_t c
   return k ? &b->frames[k->frame] : NULL;
 }
 
+static int opev_order(const void *x, const void *y) {
+  const tmp_opev *a = x, *c = y;
+  if (a->collector != c->collector) return a->collector < c->collector ? -1 : 1;
+  if (a->id != c->id) return a->id < c->id ? -1 : 1;
+  return a->time < c->time ? -1 : a->time > c->time;
+}
+
+/* The stretches the operation (collector, id) ran on each thread, from its records in time order: from
+ * a begin or resume to the next take or end on that thread; a take or end before any record opened one
+ * runs from `from` (it began before the capture). Appended to b->runs as `part`. */
+static int op_runs(builder *b, uint32_t collector, uint64_t id, double from, uint8_t part) {
+  tmp_opev key = {-INFINITY, id, collector, 0, 0};
+  uint64_t lo = 0, hi = b->nopevs;
+  while (lo < hi) { /* the first record of the operation */
+    uint64_t mid = (lo + hi) / 2;
+    if (opev_order(&b->opevs[mid], &key) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  double open = NAN;
+  uint32_t thread = 0;
+  int any = 0;
+  for (uint64_t i = lo; i < b->nopevs && b->opevs[i].collector == collector && b->opevs[i].id == id; i++) {
+    const tmp_opev *e = &b->opevs[i];
+    if (e->starts) {
+      open = e->time, thread = e->thread, any = 1;
+      continue;
+    }
+    double t0 = !isnan(open) && thread == e->thread ? open : !any ? from : NAN;
+    any = 1;
+    open = NAN;
+    if (isnan(t0)) continue; /* an END after the take that handed it off: nothing more ran here */
+    if (b->nruns == b->capruns) {
+      uint64_t cap = b->capruns ? b->capruns * 2 : 64;
+      tmp_run *p = realloc(b->runs, cap * sizeof *p);
+      if (!p) return STROBE_ENOMEM;
+      b->runs = p;
+      b->capruns = cap;
+    }
+    b->runs[b->nruns++] = (tmp_run){t0, e->time, e->thread, part};
+  }
+  return 0;
+}
+
 static int join_handoffs(builder *b) {
   if (!b->nremotes) return 0;
   op_key *idx = malloc((size_t)b->nframes * sizeof *idx + 1);
@@ -1277,6 +1364,7 @@ static int join_handoffs(builder *b) {
       h->origin_thread = o->thread;
       f->stage0b = o->stage0, f->nstagesb = o->nstages;
       f->counter0b = o->counter0, f->ncountersb = o->ncounters;
+      f->ocollector = o->collector, f->oid = o->id;
       o->gone = 1;
       b->xp_joined++;
     } else {
@@ -1298,6 +1386,20 @@ static int join_handoffs(builder *b) {
   for (uint64_t i = 0; i < b->nframes; i++)
     if (!b->frames[i].gone) b->frames[k++] = b->frames[i];
   b->nframes = k;
+  /* Where each of them ran: its stretches on each thread, the origin's then the finisher's. */
+  qsort(b->opevs, b->nopevs, sizeof *b->opevs, opev_order);
+  for (uint64_t i = 0; i < b->nframes; i++) {
+    tmp_frame *f = &b->frames[i];
+    if (f->handoff == NO_HANDOFF) continue;
+    const tmp_handoff *h = &b->handoffs[f->handoff];
+    f->run0 = (uint32_t)b->nruns;
+    int rc = 0;
+    if (h->state == HS_JOINED) rc = op_runs(b, f->ocollector, (uint64_t)f->oid, f->start, 1);
+    if (!rc) rc = op_runs(b, f->collector, (uint64_t)f->id, h->state == HS_JOINED ? h->resumed : f->start,
+                          h->state == HS_NOT_RESUMED ? 1 : 2);
+    if (rc) return rc;
+    f->nruns = (uint32_t)(b->nruns - f->run0);
+  }
   return 0;
 }
 
@@ -1372,12 +1474,14 @@ static int finish(builder *b) {
   if (table_alloc(&m->tables[STROBE__VT_FRAMES], "frames", (uint32_t)b->nframes, FRAME_COLS, 8) ||
       table_alloc(&m->tables[STROBE__VT_OPSTAGES], "opstages", (uint32_t)nst, OPSTAGE_COLS, 7) ||
       table_alloc(&m->tables[STROBE__VT_OPCOUNTERS], "opcounters", (uint32_t)nct, OPCOUNTER_COLS, 4) ||
-      table_alloc(&m->tables[STROBE__VT_HANDOFFS], "handoffs", (uint32_t)b->nhandoffs, HANDOFF_COLS, 7))
+      table_alloc(&m->tables[STROBE__VT_HANDOFFS], "handoffs", (uint32_t)b->nhandoffs, HANDOFF_COLS, 7) ||
+      table_alloc(&m->tables[STROBE__VT_OPRUNS], "opruns", (uint32_t)b->nruns, OPRUN_COLS, 5))
     return STROBE_ENOMEM;
   /* Operations' stages and counters follow their frames' order, so a frame's rows are one run. */
   strobe__vtable *ft = &m->tables[STROBE__VT_FRAMES], *ot = &m->tables[STROBE__VT_OPSTAGES];
   strobe__vtable *kt = &m->tables[STROBE__VT_OPCOUNTERS], *ht = &m->tables[STROBE__VT_HANDOFFS];
-  uint64_t ns = 0, nk = 0, nh = 0;
+  strobe__vtable *rt = &m->tables[STROBE__VT_OPRUNS];
+  uint64_t ns = 0, nk = 0, nh = 0, nr = 0;
   for (uint64_t i = 0; i < b->nframes; i++) {
     const tmp_frame *f = &b->frames[i];
     COL(ft, FR_START, double)[i] = f->start;
@@ -1397,6 +1501,14 @@ static int finish(builder *b) {
       COL(ht, HO_ORIGIN, uint16_t)[nh] = h->origin;
       COL(ht, HO_FINISHER, uint16_t)[nh] = h->finisher;
       COL(ht, HO_STATE, uint8_t)[nh++] = h->state;
+    }
+    for (uint32_t k = 0; k < f->nruns && nr < rt->rows; k++, nr++) {
+      const tmp_run *x = &b->runs[f->run0 + k];
+      COL(rt, RU_T0, double)[nr] = x->t0;
+      COL(rt, RU_T1, double)[nr] = x->t1;
+      COL(rt, RU_FRAME, uint32_t)[nr] = (uint32_t)i;
+      COL(rt, RU_THREAD, uint32_t)[nr] = x->thread;
+      COL(rt, RU_PART, uint8_t)[nr] = x->part;
     }
     /* the origin's half first (a joined entry), then its own */
     for (int run = 1; run >= 0; run--) {
@@ -1925,6 +2037,8 @@ static void builder_free(builder *b) {
   free(b->frames);
   free(b->remotes);
   free(b->handoffs);
+  free(b->opevs);
+  free(b->runs);
   free(b->remote_site);
   for (uint32_t i = 0; i < b->n_procs; i++) free(b->procs[i]);
   free(b->ostages);

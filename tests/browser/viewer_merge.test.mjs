@@ -120,7 +120,8 @@ async function twoProcessesCase(browser) {
     const lane = (n) => lanes.find((l) => l.name === n);
     const band = (p) => bands.find((x) => x.part === p);
     const o = band('origin'), fin = band('finisher'), gap = band('gap');
-    check(o && o.thread === 'screen/main' && o.t0 === f.start && o.t1 === h.handed && lane('screen/main') &&
+    // (the origin's part ends where it was taken off its thread, just before the hand-off: both inside the bracket)
+    check(o && o.thread === 'screen/main' && Math.abs(o.t0 - f.start) < 1e3 && o.t1 <= h.handed && inside(mono(o.t1), handed) && lane('screen/main') &&
       o.y0 === lane('screen/main').y0 && o.y1 === lane('screen/main').y1, `origin part outlined on screen's lane: ${JSON.stringify(o)}`);
     check(fin && fin.thread === 'sender/main' && fin.t0 === h.resumed && fin.t1 === f.start + f.dur && lane('sender/main') &&
       fin.y0 === lane('sender/main').y0 && fin.y1 === lane('sender/main').y1, `finisher part outlined on sender's lane: ${JSON.stringify(fin)}`);

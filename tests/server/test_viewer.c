@@ -31,6 +31,7 @@
  *     §Across processes).
  */
 #include <jansson.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -642,6 +643,24 @@ static void test_cross_process_file(void) {
   CHECK(fdur[f12] >= 9e6);
   CHECK(handed[f12] >= fstart[f12] + 3e6 && resumed[f12] - handed[f12] >= 2e6 &&
         fstart[f12] + fdur[f12] >= resumed[f12] + 4e6);
+  /* Where frame 12 ran: the origin's stretch up to its hand-off, the finisher's from its resume. */
+  unsigned char *rb = get_table(s, meta, "opruns", &len);
+  uint32_t nruns = (uint32_t)json_integer_value(json_object_get(json_object_get(json_object_get(meta, "tables"), "opruns"), "rows"));
+  const double *rt0 = (const double *)(const void *)(rb + col_off(meta, "opruns", "t0"));
+  const double *rt1 = (const double *)(const void *)(rb + col_off(meta, "opruns", "t1"));
+  const uint32_t *rframe = (const uint32_t *)(const void *)(rb + col_off(meta, "opruns", "frame"));
+  const uint8_t *rpart = rb + col_off(meta, "opruns", "part");
+  int parts12 = 0;
+  for (uint32_t i = 0; i < nruns; i++) {
+    CHECK(rt0[i] <= rt1[i] && (i == 0 || rframe[i] >= rframe[i - 1]));
+    if (rframe[i] != (uint32_t)f12) continue;
+    parts12 |= rpart[i];
+    /* its begin here, and the start the finisher took from the token: one instant through two conversions */
+    if (rpart[i] == 1) CHECK(fabs(rt0[i] - fstart[f12]) < 1e3 && rt1[i] <= handed[f12]);
+    if (rpart[i] == 2) CHECK(rt0[i] == resumed[f12] && rt1[i] == fstart[f12] + fdur[f12]);
+  }
+  CHECK(parts12 == 3);
+  free(rb);
   unsigned char *sb = get_table(s, meta, "opstages", &len);
   uint32_t nst = (uint32_t)json_integer_value(json_object_get(json_object_get(json_object_get(meta, "tables"), "opstages"), "rows"));
   const uint32_t *sframe = (const uint32_t *)(const void *)(sb + col_off(meta, "opstages", "frame"));
