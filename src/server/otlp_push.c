@@ -36,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "platform/mix.h"
 #include "server/server_internal.h"
 
 #define OTLP_BATCH 256u               /* operations per POST */
@@ -153,15 +154,6 @@ out:
 }
 
 /* >>spans: one operation (a session report's sample) as a root span, its stage runs as child spans. */
-static uint64_t mix(uint64_t h, uint64_t v) {
-  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-  h ^= h >> 30;
-  h *= 0xbf58476d1ce4e5b9ull;
-  h ^= h >> 27;
-  h *= 0x94d049bb133111ebull;
-  return h ^ (h >> 31);
-}
-
 static json_t *attr(const char *key, json_t *value) {
   return json_pack("{s:s,s:o}", "key", key, "value", value);
 }
@@ -186,7 +178,7 @@ static json_t *unix_ns(const strobe__otlp *o, double ms) {
 
 /* A stage run's span id: the root's, mixed with the run's stage entry and index. */
 static void span_id_of(uint64_t root, size_t entry, size_t run, char out[17]) {
-  uint64_t id = mix(root, ((uint64_t)entry << 16 | run) + 1);
+  uint64_t id = strobe__mix64(root, ((uint64_t)entry << 16 | run) + 1);
   snprintf(out, 17, "%016llx", (unsigned long long)(id ? id : 1));
 }
 
@@ -221,7 +213,8 @@ static void spans_of(const strobe__otlp *o, json_t *sample, json_t *spans) {
   json_int_t id = json_integer_value(json_object_get(sample, "id"));
   const char *kind = json_string_value(json_object_get(sample, "kind"));
   char trace[33], span[17];
-  uint64_t hi = mix(o->key, (uint64_t)id), lo = mix(hi, 0x6f746c70u), root = mix(lo, 0x726f6f74u);
+  uint64_t hi = strobe__mix64(o->key, (uint64_t)id), lo = strobe__mix64(hi, 0x6f746c70u);
+  uint64_t root = strobe__mix64(lo, 0x726f6f74u);
   snprintf(trace, sizeof trace, "%016llx%016llx", (unsigned long long)(hi ? hi : 1), (unsigned long long)(lo ? lo : 1));
   snprintf(span, sizeof span, "%016llx", (unsigned long long)(root ? root : 1));
   json_t *a = json_array();
@@ -452,7 +445,7 @@ int strobe__otlp_start(strobe_server *s, strobe__otlp **out) {
     if (!strcmp(infos[i].id, o->session)) started_ms = infos[i].started_ms;
   int64_t real_ns = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec;
   o->unix0_ns = real_ns + (int64_t)(strobe__mono_ns() - mono0) / 2 - round_ns(started_ms * 1e6);
-  o->key = mix(mix((uint64_t)getpid(), (uint64_t)o->unix0_ns / 1000u), (uint64_t)(uintptr_t)o->c);
+  o->key = strobe__mix64(strobe__mix64((uint64_t)getpid(), (uint64_t)o->unix0_ns / 1000u), (uint64_t)(uintptr_t)o->c);
   pthread_mutex_init(&o->lock, NULL);
   pthread_condattr_t ca;
   pthread_condattr_init(&ca);

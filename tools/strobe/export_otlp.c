@@ -34,21 +34,13 @@
 #include <stdlib.h>
 
 #include "export.h"
+#include "platform/mix.h"
 
 #define OTLP_MAX_OPS (4u << 20)   /* operations exported; later ones are counted (ops_cut) */
 #define MAX_DEPTH 256
 #define SCAN_BACK 256             /* intervals scanned back for a scope's operation on its thread */
 
-/* >>ids: splitmix64 finalizer over words: deterministic, well mixed, never 0. */
-static uint64_t mix(uint64_t h, uint64_t v) {
-  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-  h ^= h >> 30;
-  h *= 0xbf58476d1ce4e5b9ull;
-  h ^= h >> 27;
-  h *= 0x94d049bb133111ebull;
-  h ^= h >> 31;
-  return h;
-}
+/* >>ids: platform/mix.h's mixer over words: deterministic, well mixed; nz makes them never 0. */
 static uint64_t nz(uint64_t v) { return v ? v : 1; }
 
 static void ob_hex64(ob *o, uint64_t v) {
@@ -183,9 +175,9 @@ static int op_push(otlp *x, const strobe_capture_record *r) {
       o->ncounters = i + 1;
     }
   }
-  o->trace_hi = nz(mix(mix(x->key, o->collector), o->id));
-  o->trace_lo = nz(mix(o->trace_hi, 0x6f746c70u));
-  o->root = nz(mix(o->trace_lo, 0x726f6f74u));
+  o->trace_hi = nz(strobe__mix64(strobe__mix64(x->key, o->collector), o->id));
+  o->trace_lo = nz(strobe__mix64(o->trace_hi, 0x6f746c70u));
+  o->root = nz(strobe__mix64(o->trace_lo, 0x726f6f74u));
   o->in = xf_thread_in(x->f, r->thread) && xf_time_in(x->f, o->start_ns) && xf_time_in(x->f, o->end_ns);
   if (!o->in) x->f->left_out++;
   x->nops++;
@@ -350,7 +342,7 @@ static int emitted_kind(const otlp *x, uint32_t site) {
 }
 
 static uint64_t child_id(const op_rec *op, uint32_t thread, uint32_t depth, uint64_t ticks, uint32_t site) {
-  return nz(mix(mix(mix(mix(op->trace_lo, thread), depth), ticks), site));
+  return nz(strobe__mix64(strobe__mix64(strobe__mix64(strobe__mix64(op->trace_lo, thread), depth), ticks), site));
 }
 
 static int stack_for(otlp *x, uint32_t thread) {
@@ -506,7 +498,7 @@ int export_otlp(const char *path, int quiet, FILE *out, export_filter *f, const 
     cli_close(&in);
     return CLI_FAIL;
   }
-  x.key = mix(mix(mix(h->pid, h->epoch_mono_ns), h->start_ticks), h->epoch_unix_ns);
+  x.key = strobe__mix64(strobe__mix64(strobe__mix64(h->pid, h->epoch_mono_ns), h->start_ticks), h->epoch_unix_ns);
   x.unix0 = h->epoch_unix_ns;
   xf_begin(f, in.cap);
   strobe_capture_record r;
