@@ -318,13 +318,7 @@ static long open_event(struct perf_event_attr *attr, pid_t tid, int cpu) {
  * parent's events and buffers (the mappings are shared with the parent). */
 static void forget_in_child(void) {
   g_lock = (strobe__mutex)STROBE__MUTEX_INIT; /* another thread of the parent may have held it */
-  for (uint32_t i = 0; i < g_nbufs; i++)
-    if (g_bufs[i].base) munmap(g_bufs[i].base, g_page + g_bufs[i].data_size);
-  for (uint32_t i = 0; i < g_nfds; i++) close(g_fds[i]);
-  free(g_fds);
-  g_fds = NULL;
-  g_nfds = g_nbufs = 0;
-  memset(g_bufs, 0, sizeof g_bufs);
+  close_all();
   g_npend = g_nips = 0;
   g_status.running = 0;
   __atomic_store_n(&g_running, 0, __ATOMIC_RELEASE);
