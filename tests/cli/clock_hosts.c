@@ -17,27 +17,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "strobe/record.h"
 #include "strobe/server.h"
+#include "support/fixtures.h"
 
 #define HOST_TOKEN "host-token-0123456789abcdef"
 #define PEER_TOKEN "peer-token-0123456789abcdef"
 #define FAKE_BOOT "0123456789abcdef0123456789abcdef"
-
-static uint64_t mono_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void sleep_ms(int ms) {
-  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-  while (nanosleep(&ts, &ts)) {
-  }
-}
 
 static void write_file(const char *dir, const char *name, unsigned long long v) {
   char path[1024], tmp[1100];
@@ -60,13 +48,13 @@ static int side(const char *dir, const char *name, const char *token, int go) {
   write_file(dir, port_name, strobe_server_query_port(srv));
   char line[8];
   if (read(go, line, 1) != 1) return 13;
-  uint64_t at = mono_ns(); /* right before the marker's BEGIN */
+  uint64_t at = fx_now_ns(); /* right before the marker's BEGIN */
   if (name[0] == 'h') {
     STROBE_SCOPE("marker_a");
-    sleep_ms(2);
+    fx_sleep_ms(2);
   } else {
     STROBE_SCOPE("marker_b");
-    sleep_ms(2);
+    fx_sleep_ms(2);
   }
   write_file(dir, name[0] == 'h' ? "a.mono" : "b.mono", at);
   strobe_server_stop(srv);

@@ -22,23 +22,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "strobe/record.h"
 #include "strobe/session.h"
-
-static uint64_t mono_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void sleep_ms(int ms) {
-  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-  while (nanosleep(&ts, &ts)) {
-  }
-}
+#include "support/fixtures.h"
 
 static void write_mono(const char *dir, const char *name, uint64_t ns) {
   char path[1024];
@@ -71,24 +59,24 @@ static int screen(const char *dir, int out) {
   strobe_collector *c;
   strobe_window w;
   strobe_recorder *rec = start(dir, "a.strobe", &c, &w, "screen");
-  uint64_t b0 = mono_ns();
+  uint64_t b0 = fx_now_ns();
   strobe_op op = strobe_op_begin_frame(c, w, 7, NULL);
-  uint64_t b1 = mono_ns();
+  uint64_t b1 = fx_now_ns();
   {
     STROBE_STAGE("render", NULL);
-    sleep_ms(3);
+    fx_sleep_ms(3);
   }
   {
-    uint64_t at = mono_ns(); /* the file is written after the scope began: under load its write took ms */
+    uint64_t at = fx_now_ns(); /* the file is written after the scope began: under load its write took ms */
     STROBE_SCOPE("marker_a");
     write_mono(dir, "a", at);
-    sleep_ms(2);
+    fx_sleep_ms(2);
   }
   uint8_t token[STROBE_OP_TOKEN_MAX];
   size_t len = 0;
-  uint64_t h0 = mono_ns();
+  uint64_t h0 = fx_now_ns();
   if (strobe_op_hand_off_remote(strobe_op_take(), "sender", token, sizeof token, &len)) return 12;
-  uint64_t h1 = mono_ns();
+  uint64_t h1 = fx_now_ns();
   write_bracket(dir, "a.begin", b0, b1);
   write_bracket(dir, "a.handed", h0, h1);
   uint32_t n = (uint32_t)len;
@@ -98,20 +86,20 @@ static int screen(const char *dir, int out) {
   strobe_op lost = strobe_op_begin_frame(c, w, 8, NULL);
   {
     STROBE_STAGE("render", NULL);
-    sleep_ms(1);
+    fx_sleep_ms(1);
   }
   uint8_t unsent[STROBE_OP_TOKEN_MAX];
-  h0 = mono_ns();
+  h0 = fx_now_ns();
   if (strobe_op_hand_off_remote(strobe_op_take(), "sender", unsent, sizeof unsent, &len)) return 15;
-  h1 = mono_ns();
+  h1 = fx_now_ns();
   write_bracket(dir, "a.handed8", h0, h1);
   (void)lost;
-  sleep_ms(5);
+  fx_sleep_ms(5);
   return strobe_record_stop(rec) ? 14 : 0;
 }
 
 static int sender(const char *dir, int in) {
-  sleep_ms(30); /* its clock's epoch 30 ms after screen's */
+  fx_sleep_ms(30); /* its clock's epoch 30 ms after screen's */
   strobe_collector *c;
   strobe_window w;
   strobe_recorder *rec = start(dir, "b.strobe", &c, &w, "sender");
@@ -119,23 +107,23 @@ static int sender(const char *dir, int in) {
   uint8_t token[STROBE_OP_TOKEN_MAX];
   if (read(in, &n, sizeof n) != (ssize_t)sizeof n || n > sizeof token || read(in, token, n) != (ssize_t)n) return 20;
   int st = 0;
-  uint64_t r0 = mono_ns();
+  uint64_t r0 = fx_now_ns();
   strobe_op op = strobe_op_resume_remote(c, w, token, n, &st);
-  uint64_t r1 = mono_ns();
+  uint64_t r1 = fx_now_ns();
   if (st) return 21;
   {
     STROBE_STAGE("present", NULL);
-    sleep_ms(4);
+    fx_sleep_ms(4);
   }
   {
-    uint64_t at = mono_ns();
+    uint64_t at = fx_now_ns();
     STROBE_SCOPE("marker_b");
     write_mono(dir, "b", at);
-    sleep_ms(2);
+    fx_sleep_ms(2);
   }
-  uint64_t e0 = mono_ns();
+  uint64_t e0 = fx_now_ns();
   strobe_op_end(op, 1);
-  uint64_t e1 = mono_ns();
+  uint64_t e1 = fx_now_ns();
   write_bracket(dir, "b.resumed", r0, r1);
   write_bracket(dir, "b.end", e0, e1);
   return strobe_record_stop(rec) ? 22 : 0;
