@@ -4,7 +4,8 @@
  * value at rank ceil(p·n) for p50, p95 and p99, with min, max, total and
  * mean. Large sets take the radix sort and small ones qsort: both must give
  * the numbers' order exactly (negative values, -0 and +0, duplicates,
- * infinities, values a bit apart) and the same figures.
+ * infinities, values a bit apart) and the same figures. strobe__rank_of
+ * selects one rank without sorting and gives the same value bit for bit.
  */
 #include <math.h>
 #include <stdint.h>
@@ -94,10 +95,54 @@ static void test_order_exact(void) {
   free(want);
 }
 
+/* strobe__rank_of: the value strobe__dist_of's sort puts at rank ceil(p·n),
+ * bit for bit, for every p, on shuffled, sorted, reversed, zig-zag and
+ * few-valued sets, small (sorted) and large (selected). */
+static void rank_of_set(double *v, size_t n, double *sorted, double *scratch) {
+  memcpy(sorted, v, n * sizeof *v);
+  strobe__dist_of(sorted, n);
+  static const double ps[] = {0.001, 0.25, 0.5, 0.95, 0.99, 1.0};
+  for (size_t k = 0; k < sizeof ps / sizeof ps[0]; k++) {
+    memcpy(scratch, v, n * sizeof *v);
+    size_t r = (size_t)ceil(ps[k] * (double)n);
+    double got = strobe__rank_of(scratch, n, ps[k]), want = sorted[(r ? r : 1) - 1];
+    CHECK(memcmp(&got, &want, sizeof got) == 0);
+  }
+}
+
+static void test_rank_of(void) {
+  size_t max = 200000;
+  double *v = malloc(max * sizeof *v), *sorted = malloc(max * sizeof *v), *scratch = malloc(max * sizeof *v);
+  REQUIRE(v && sorted && scratch);
+  static const size_t sizes[] = {1, 2, 3, 17, 1023, 1024, 1025, 4096, 100003};
+  for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+    size_t n = sizes[si];
+    for (int shape = 0; shape < 5; shape++) {
+      for (size_t i = 0; i < n; i++) {
+        uint64_t r = next_u64();
+        v[i] = shape == 0   ? (double)(r >> 11) * 1e-3 - 4e12 /* shuffled, both signs */
+               : shape == 1 ? (double)i                      /* sorted */
+               : shape == 2 ? (double)(n - i)                /* reversed */
+               : shape == 3 ? (double)(r % 3) - 1.0          /* three values: long runs of ties */
+                            : (r % 4 ? 0.0 : -0.0);          /* both zeros only */
+      }
+      rank_of_set(v, n, sorted, scratch);
+    }
+  }
+  /* A zig-zag of the smallest and largest values left. */
+  size_t n = max;
+  for (size_t i = 0; i < n; i++) v[i] = (double)(i % 2 ? n - i : i);
+  rank_of_set(v, n, sorted, scratch);
+  CHECK(strobe__rank_of(v, 0, 0.5) == 0);
+  free(v);
+  free(sorted);
+  free(scratch);
+}
+
 static void test_empty(void) {
   strobe__dist d = strobe__dist_of(NULL, 0);
   CHECK(d.n == 0 && d.p50 == 0 && d.max == 0 && d.total == 0);
 }
 
-#define CASES(X) X(ranks_small) X(ranks_large) X(order_exact) X(empty)
+#define CASES(X) X(ranks_small) X(ranks_large) X(order_exact) X(rank_of) X(empty)
 HARNESS_MAIN(CASES)

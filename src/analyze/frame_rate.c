@@ -14,7 +14,7 @@ strobe__frame_rate strobe__frame_rate_of(const double *t, size_t n, double *scra
   r.frames = (uint64_t)(n - 1);
   r.span_ns = t[n - 1] - t[0];
   r.fps_first_to_last = r.span_ns > 0 ? (double)r.frames / (r.span_ns / 1e9) : 0;
-  r.median_interval_ns = strobe__dist_of(scratch, n - 1).p50;
+  r.median_interval_ns = strobe__rank_of(scratch, n - 1, 0.50);
   r.fps_steady = r.median_interval_ns > 0 ? 1e9 / r.median_interval_ns : 0;
   return r;
 }

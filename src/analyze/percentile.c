@@ -73,10 +73,60 @@ static int radix_sort(double *values, size_t n) {
   return 0;
 }
 
+/* The radix sort's order: by key (-0 before +0, NaNs by their bits). */
+static int cmp_key(const void *a, const void *b) {
+  uint64_t x = key_of(*(const double *)a), y = key_of(*(const double *)b);
+  return (x > y) - (x < y);
+}
+
+/* Sorts values ascending: radix for large sets, qsort below RADIX_MIN (or
+ * when the radix sort's scratch could not be allocated). */
+static void sort_values(double *values, size_t n) {
+  if (n < RADIX_MIN || radix_sort(values, n)) qsort(values, n, sizeof *values, cmp_double);
+}
+
+double strobe__rank_of(double *values, size_t n, double p) {
+  if (n < RADIX_MIN) { /* sorted as strobe__dist_of sorts them */
+    sort_values(values, n);
+    return n ? rank(values, n, p) : 0;
+  }
+  size_t r = (size_t)ceil(p * (double)n); /* as rank() */
+  if (r < 1) r = 1;
+  if (r > n) r = n;
+  /* Quickselect on the radix sort's keys, so the element is the one its
+   * order puts at rank r (equal keys are equal doubles); the pivot is the
+   * median of the range's first, middle and last. About 3n key reads; past
+   * 64 rounds (an input built against the pivot rule) the range left is
+   * sorted instead, in that order. */
+  size_t lo = 0, hi = n - 1, want = r - 1;
+  for (int rounds = 0; lo < hi; rounds++) {
+    if (rounds == 64) {
+      qsort(values + lo, hi - lo + 1, sizeof *values, cmp_key);
+      break;
+    }
+    size_t mid = lo + (hi - lo) / 2;
+    uint64_t a = key_of(values[lo]), b = key_of(values[mid]), c = key_of(values[hi]);
+    uint64_t pivot = a < b ? (b < c ? b : a < c ? c : a) : (a < c ? a : b < c ? c : b);
+    size_t i = lo, j = hi;
+    for (;;) { /* Hoare: then [lo, j] <= pivot <= [j + 1, hi], lo <= j < hi */
+      while (key_of(values[i]) < pivot) i++;
+      while (key_of(values[j]) > pivot) j--;
+      if (i >= j) break;
+      double t = values[i];
+      values[i] = values[j];
+      values[j] = t;
+      i++, j--;
+    }
+    if (want <= j) hi = j;
+    else lo = j + 1;
+  }
+  return values[want];
+}
+
 strobe__dist strobe__dist_of(double *values, size_t n) {
   strobe__dist d = {0};
   if (n == 0) return d;
-  if (n < RADIX_MIN || radix_sort(values, n)) qsort(values, n, sizeof *values, cmp_double);
+  sort_values(values, n);
   d.n = n;
   d.p50 = rank(values, n, 0.50);
   d.p95 = rank(values, n, 0.95);

@@ -13,5 +13,9 @@ typedef struct strobe__dist {
 
 /* Sorts values in place and summarizes them (nearest-rank percentiles). n == 0 gives all zeros. */
 strobe__dist strobe__dist_of(double *values, size_t n);
+/* The nearest-rank p-quantile (0 < p <= 1) of values alone, the value
+ * strobe__dist_of's sort puts at that rank, in linear time: values are
+ * reordered, not sorted. n == 0 gives 0. */
+double strobe__rank_of(double *values, size_t n, double p);
 
 #endif
