@@ -27,8 +27,11 @@
  * stamp file written beside it. The tool runs as a child process, timed with
  * CLOCK_MONOTONIC; peak RSS is the child's ru_maxrss from wait4.
  *
- * Usage: bench_cli [--events N] [--strobe PATH]   (defaults: 100000000, the
- * built tool). Each figure is the best of 3 runs (peak RSS: the largest).
+ * Usage: bench_cli [--events N] [--strobe PATH] [--generate-only]
+ * (defaults: 100000000, the built tool). Each figure is the best of 3 runs
+ * (peak RSS: the largest). --generate-only writes (or reuses) the capture,
+ * prints `capture PATH EVENTS` and runs nothing: the callgrind script
+ * (scripts/bench-read-callgrind.sh) reads the same capture.
  * Output lines: `BENCH <name> <value> <unit>` plus a budget line for each.
  */
 #include <errno.h>
@@ -235,9 +238,11 @@ static int best_of(char *const argv[], double *secs, long *rss) {
 int main(int argc, char **argv) {
   uint64_t events = 100000000;
   const char *cli = STROBE_CLI_PATH;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!strcmp(argv[i], "--events")) events = strtoull(argv[i + 1], NULL, 10);
-    else if (!strcmp(argv[i], "--strobe")) cli = argv[i + 1];
+  int generate_only = 0;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--generate-only")) generate_only = 1;
+    else if (i + 1 < argc && !strcmp(argv[i], "--events")) events = strtoull(argv[++i], NULL, 10);
+    else if (i + 1 < argc && !strcmp(argv[i], "--strobe")) cli = argv[++i];
   }
   const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
   char path[512], stamp[600];
@@ -270,6 +275,10 @@ int main(int argc, char **argv) {
   }
   /* The generator rounds up to whole batches: the events in the file. */
   uint64_t in_file = (events + 18 * 1024 - 1) / (18 * 1024) * (18 * 1024);
+  if (generate_only) {
+    printf("capture %s %" PRIu64 "\n", path, in_file);
+    return 0;
+  }
 
   /* Best of RUNS: the machine may be shared, and the budget is about what
    * the tool can do, not about its neighbours. Peak RSS is the largest seen. */

@@ -23,6 +23,9 @@
  * ok-v4-samples.strb, a capture of tests/test_sampler.c's kind) name only
  * defined functions, at most STROBE_SAMPLE_MAX_FRAMES of them, and a thread
  * only when one with their OS thread id is defined.
+ *
+ * Every input is also read a batch at a time (strobe_capture_next_batch),
+ * which must give what strobe_capture_next gives (tests/support/batch_check.h).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -31,6 +34,7 @@
 
 #include "fix_crcs.h"
 #include "format/codec.h"
+#include "support/batch_check.h"
 #include "strobe/capture.h"
 #include "strobe/sample.h"
 
@@ -117,6 +121,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 }
 
 static void read_all(const uint8_t *data, size_t size) {
+  size_t batched;
+  if (batch_check(data, size, &batched)) abort();
   strobe_capture *c = NULL;
   if (strobe_capture_open_memory(data, size, &c) != 0) {
     if (c) abort(); /* on error *out is NULL */

@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "support/batch_check.h"
 #include "support/fixtures.h"
 #include "support/harness.h"
 #include "format/codec.h"
@@ -374,6 +375,9 @@ static strobe_capture_totals expect_end(const strobe__buf *f, int rc_want, size_
   CHECK_EQ_INT(strobe_capture_next(c, &r), rc_want);
   strobe_capture_totals t = strobe_capture_query_totals(c);
   strobe_capture_close(c);
+  size_t read;
+  CHECK_EQ_INT(batch_check(f->data, f->len, &read), 0); /* strobe_capture_next_batch: the same */
+  CHECK_EQ_INT(read, n_want);
   return t;
 }
 
@@ -520,6 +524,8 @@ static void test_every_prefix(void) {
       rc = strobe_capture_open(path, &c);
     } else {
       rc = strobe_capture_open_memory(v.f.data, len, &c);
+      size_t read;
+      CHECK_EQ_INT(batch_check(v.f.data, len, &read), 0);
     }
     if (len < header_len) {
       CHECK_EQ_INT(rc, STROBE_ETRUNCATED);
@@ -933,6 +939,55 @@ static void test_events(void) {
   strobe__buf_free(&f);
 }
 
+/* strobe_capture_next_batch (expect_end and every_prefix compare it with
+ * strobe_capture_next on every file here): a block's events fill whole
+ * batches, slots that held other records are rewritten whole, and the
+ * error after a batch's records comes at the next call. */
+static void test_batches(void) {
+  strobe__buf f = {0};
+  put_prelude(&f);
+  evs e = ev_start(0, 100);
+  uint64_t t = 100;
+  for (int i = 0; i < 300; i++) { /* BEGINs, ENDs, orphans, values and LOSTs through several batches */
+    ev_begin(&e, t++, 1 + (uint32_t)(i % 2));
+    if (i % 7 == 0) ev_lost(&e, t++, 2, 0); /* closes the scope: the END below is an orphan */
+    if (i % 5 == 0) ev_frame(&e, t++, 2);
+    ev_end(&e, t++);
+  }
+  ev_put(&f, &e, 1);
+  expect_end(&f, 0, 3 + 300 + 43 + 60 + 257); /* sites, thread, BEGINs, LOSTs, frames, ENDs */
+
+  strobe_capture *c;
+  REQUIRE_EQ_INT(strobe_capture_open_memory(f.data, f.len, &c), 0);
+  const strobe_capture_record *recs;
+  int n;
+  while ((n = strobe_capture_next_batch(c, &recs)) == 1 && recs[0].type != STROBE_REC_BEGIN) {
+  }
+  CHECK_EQ_INT(n, STROBE_CAPTURE_BATCH_MAX); /* the events come a whole batch at a time */
+  strobe_capture_close(c);
+
+  /* A bad op after 200 good events: those first, the error at the next call. */
+  f.len = 0;
+  put_prelude(&f);
+  e = ev_start(0, 100);
+  for (int i = 0; i < 100; i++) ev_begin(&e, 100 + (uint64_t)i, 1), ev_end(&e, 100 + (uint64_t)i);
+  strobe__buf_varint(&e.ops, 3); /* op code 3: unknown */
+  ev_time(&e, 300);
+  ev_put(&f, &e, 0);
+  expect_end(&f, STROBE_ECORRUPT, 3 + 200);
+  REQUIRE_EQ_INT(strobe_capture_open_memory(f.data, f.len, &c), 0);
+  int got = 0;
+  while ((n = strobe_capture_next_batch(c, &recs)) > 0) got += n;
+  CHECK_EQ_INT(n, STROBE_ECORRUPT);
+  CHECK_EQ_INT(got, 3 + 200);
+  CHECK_EQ_INT(strobe_capture_next_batch(c, &recs), STROBE_ECORRUPT);
+  CHECK(recs == NULL);
+  CHECK_EQ_INT(strobe_capture_next_batch(NULL, &recs), STROBE_EINVAL);
+  CHECK_EQ_INT(strobe_capture_next_batch(c, NULL), STROBE_EINVAL);
+  strobe_capture_close(c);
+  strobe__buf_free(&f);
+}
+
 /* A rename keeps the thread and keeps old name pointers readable. */
 static void test_rename(void) {
   strobe__buf f = {0};
@@ -990,6 +1045,14 @@ static void test_seeds(void) {
     REQUIRE_EQ_INT(strobe_capture_open(path, &c), 0);
     size_t n;
     int rc = drain(c, &n);
+    FILE *in = fopen(path, "rb");
+    static uint8_t bytes[1 << 20];
+    size_t len = in ? fread(bytes, 1, sizeof bytes, in) : 0;
+    if (in) fclose(in);
+    CHECK(len > 0 && len < sizeof bytes);
+    size_t read;
+    CHECK_EQ_INT(batch_check(bytes, len, &read), 0);
+    CHECK_EQ_INT(read, n);
     if (rc != want) fprintf(stderr, "seed %s: %d\n", de->d_name, rc);
     CHECK_EQ_INT(rc, want);
     CHECK(n > 0);
@@ -1165,6 +1228,7 @@ static void test_not_regular(void) {
   X(zstd)           \
   X(sites)          \
   X(events)         \
+  X(batches)        \
   X(rename)         \
   X(seeds)         
 HARNESS_MAIN(CASES)

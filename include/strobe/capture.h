@@ -414,6 +414,26 @@ STROBE_API const strobe_capture_header *strobe_capture_query_header(const strobe
  * sticky: later calls return the same error. */
 STROBE_API int strobe_capture_next(strobe_capture *c, strobe_capture_record *rec);
 
+/* The most records strobe_capture_next_batch returns at once. */
+#define STROBE_CAPTURE_BATCH_MAX 128
+/* Reads the next records at once, for a reader that goes through millions
+ * (`strobe report` reads this way): the same records strobe_capture_next
+ * returns one by one, in the same order, every field the same, without a
+ * call and a cleared record each. On success *recs points at the first of
+ * the returned count (1..STROBE_CAPTURE_BATCH_MAX) in an array the capture
+ * owns, valid until the next strobe_capture_next, _next_batch or _close
+ * call. Returns 0 at the clean end of the file, or a negative error as
+ * strobe_capture_next (*recs NULL both times); an error met after some
+ * records returns them first and the error at the next call. Errors are
+ * sticky. The two calls may be mixed.
+ *
+ * A batch holds the scopes, numbers and frames of one thread's events; any
+ * other record (SITE, THREAD, OP_*, GPU, SAMPLE, TREE, ...) ends its batch,
+ * so what a record points at (op, device, tree, sample, attachment, deep)
+ * and the capture's queries (threads, totals, position) are as of the
+ * batch's last record while it is read. */
+STROBE_API int strobe_capture_next_batch(strobe_capture *c, const strobe_capture_record **recs);
+
 /* Sites and threads defined so far (all of them once strobe_capture_next returned <= 0).
  * Lookups return NULL for ids not defined; what they return is owned by the
  * capture and valid until strobe_capture_close. */

@@ -150,6 +150,7 @@ struct strobe_capture {
   uint32_t noffsets, offsets_cap;
   uint64_t offsets_replaced, offsets_cut;
   strobe_capture_merge *merge;     /* the MERGE block; NULL until one is read */
+  strobe_capture_record *batch;    /* strobe_capture_next_batch's records, STROBE_CAPTURE_BATCH_MAX; NULL until used */
 };
 
 static const uint8_t g_empty[1];
@@ -1234,47 +1235,25 @@ static int kind_record(uint32_t kind) {
   }
 }
 
-/* An op BEGIN: the scope goes on the thread's stack. */
-static int event_begin(strobe_capture *c, rthread *t, uint64_t op, uint64_t ticks, strobe_capture_record *rec) {
-  uint64_t id = op >> STROBE__OP_BITS;
-  if (!site_at(c, id)) return STROBE_ERANGE;
-  int r = push_frame(t, (uint32_t)id, ticks);
-  if (r) return r;
-  rec->type = STROBE_REC_BEGIN;
-  rec->site = (uint32_t)id;
-  rec->depth = t->depth;
-  return 1;
-}
-
-/* An op END, or an unwound one (`unwound`: its END never ran, so its
- * duration is when that was found, not the scope's): closes the innermost
- * scope, with its duration and self time. Returns 0 for an orphan (its BEGIN
- * predates the capture): counted, no record. */
-static int close_scope(strobe_capture *c, rthread *t, uint64_t ticks, int unwound, strobe_capture_record *rec) {
+/* An unwound END (its END never ran, so its duration is when that was
+ * found, not the scope's): closes the innermost scope, flagged, giving its
+ * parent no child time. Returns 0 for an orphan (its BEGIN predates the
+ * capture): counted, no record. decode_events closes scopes that ended. */
+static int close_unwound(strobe_capture *c, rthread *t, uint64_t ticks, strobe_capture_record *rec) {
   if (t->depth == 0) {
     c->totals.orphan_ends++;
     return 0;
   }
-  frame *f = &t->stack[t->depth - 1];
+  frame *f = &t->stack[--t->depth];
   uint64_t dur = ticks - f->begin;
   rec->type = STROBE_REC_END;
   rec->site = f->site;
-  rec->depth = t->depth;
+  rec->depth = t->depth + 1;
   rec->duration_ns = span_ns(c, dur);
   rec->self_ns = span_ns(c, dur - f->child);
-  rec->unwound = unwound;
-  t->depth--;
-  if (t->depth && !unwound) t->stack[t->depth - 1].child += dur; /* an unwound span is no child time */
-  if (unwound)
-    c->totals.unwound++;
-  else
-    c->totals.scopes++;
+  rec->unwound = 1;
+  c->totals.unwound++;
   return 1;
-}
-
-static int event_end(strobe_capture *c, rthread *t, uint64_t op, uint64_t ticks, strobe_capture_record *rec) {
-  if (op != STROBE__OP_END) return STROBE_ECORRUPT;
-  return close_scope(c, t, ticks, 0, rec);
 }
 
 /* A LOST marker (data: events lost; hi: the depth after the loss): scopes
@@ -1295,7 +1274,8 @@ static int event_lost(strobe_capture *c, rthread *t, uint64_t lost, uint64_t dep
 
 /* An op OTHER: the kind's operands, as its row of STROBE__EVENT_KINDS says,
  * then the record filled from them. */
-static int event_other(strobe_capture *c, rthread *t, uint64_t op, uint64_t ticks, strobe_capture_record *rec) {
+__attribute__((noinline)) static int event_other(strobe_capture *c, rthread *t, uint64_t op, uint64_t ticks,
+                                                 strobe_capture_record *rec) {
   uint64_t kind = op >> STROBE__OP_BITS;
   uint32_t k = kind <= 0xffu ? (uint32_t)kind : 0;
   uint32_t operands = strobe__ev_operands(k), slots = strobe__ev_slots(k);
@@ -1314,7 +1294,7 @@ static int event_other(strobe_capture *c, rthread *t, uint64_t op, uint64_t tick
       slot[0] = strobe__cur_varint(&c->ops); /* the event's data */
       hi = strobe__cur_varint(&c->ops);      /* the kind word's high bits */
       break;
-    case STROBE__OPERANDS_UNWOUND: return rec->type ? close_scope(c, t, ticks, 1, rec) : STROBE_ECORRUPT;
+    case STROBE__OPERANDS_UNWOUND: return rec->type ? close_unwound(c, t, ticks, rec) : STROBE_ECORRUPT;
     case STROBE__OPERANDS_ELEMENT: { /* the innermost open scope's element: its type (a site of kind element), its id */
       if ((r = site_operand(c, &rec->site))) return r;
       rec->element = strobe__cur_u64(&c->ops);
@@ -1340,23 +1320,6 @@ static int event_other(strobe_capture *c, rthread *t, uint64_t op, uint64_t tick
   }
 }
 
-/* Decodes the next event's op and time delta and advances the clock. */
-static int next_event(strobe_capture *c, rthread *t, uint64_t *op, uint64_t *ticks) {
-  c->ev_left--;
-  *op = strobe__cur_varint(&c->ops);
-  uint64_t delta = strobe__cur_varint(&c->times);
-  if (c->ops.bad || c->times.bad) return STROBE_ECORRUPT;
-  /* Unsigned: a hostile delta wraps instead of overflowing. */
-  *ticks = c->ev_ticks + (uint64_t)strobe__unzigzag(delta);
-  c->ev_ticks = *ticks;
-  c->totals.events++;
-  t->pub.events++;
-  if (!c->totals.footer && *ticks > c->totals.end_ticks) c->totals.end_ticks = *ticks;
-  return 0;
-}
-
-/* Returns 1 with the next record of the EVENTS block, 0 when the block is
- * used up, or an error. Orphan ENDs are skipped within the call. */
 /* Every field of a record zeroed before it is filled. A copy of a zero
  * record, not memset: for this size GCC's memset is `rep stos`, whose start-up
  * cost made it the reader's largest single cost (half of `strobe report` on
@@ -1366,27 +1329,116 @@ static inline void clear_record(strobe_capture_record *rec) {
   *rec = zero;
 }
 
-static int step_events(strobe_capture *c, strobe_capture_record *rec) {
+/* Decodes the EVENTS block's next events into out[*n..max), one record per
+ * event but orphan ENDs, until max or the block is used up; *n counts the
+ * records filled. Returns 0, or an error after the records before it (the
+ * stream's state as strobe_capture_next leaves it at that error).
+ *
+ * The reader's hot loop (`strobe report` spends most of its reading here):
+ * the streams, clock, scope stack and counts live in locals, stored back
+ * once, and BEGIN and END are decoded here (what event_begin and
+ * close_scope do for one record), the rest through event_other. A record
+ * slot holds nothing but zeroes or a BEGIN or END, whose nine fields (type,
+ * thread, site, depth, ticks, time_ns, duration_ns, self_ns, unwound) each
+ * BEGIN and END writes whole, so those two need no clearing first. */
+static int decode_events(strobe_capture *c, strobe_capture_record *out, uint32_t *n, uint32_t max) {
   rthread *t = c->ev_thread;
-  while (c->ev_left > 0) {
-    uint64_t op, ticks;
-    int r = next_event(c, t, &op, &ticks);
-    if (r) return r;
-    rec->thread = t->pub.index;
-    rec->ticks = ticks;
-    rec->time_ns = ticks_to_ns(c, ticks);
-    switch (op & ((1u << STROBE__OP_BITS) - 1)) {
-      case STROBE__OP_BEGIN: return event_begin(c, t, op, ticks, rec);
-      case STROBE__OP_END: r = event_end(c, t, op, ticks, rec); break;
-      case STROBE__OP_OTHER: r = event_other(c, t, op, ticks, rec); break;
-      default: return STROBE_ECORRUPT;
+  const uint32_t thread = t->pub.index;
+  const uint64_t epoch = c->header.epoch_ticks;
+  const double npt = c->header.ns_per_tick;
+  strobe__cur ops = c->ops, times = c->times;
+  uint64_t left = c->ev_left, ticks = c->ev_ticks, last = c->totals.end_ticks;
+  uint64_t events = 0, scopes = 0, orphans = 0;
+  frame *stack = t->stack;
+  uint32_t depth = t->depth, k = *n;
+  int r = 0;
+  while (left > 0 && k < max) {
+    left--;
+    uint64_t op = strobe__cur_varint(&ops);
+    uint64_t delta = strobe__cur_varint(&times);
+    if (ops.bad | times.bad) {
+      r = STROBE_ECORRUPT;
+      break;
     }
-    if (r) return r;
-    clear_record(rec); /* an orphan END: on to the next event */
+    /* Unsigned: a hostile delta wraps instead of overflowing. */
+    ticks += (uint64_t)strobe__unzigzag(delta);
+    events++;
+    if (ticks > last) last = ticks;
+    strobe_capture_record *rec = &out[k];
+    uint32_t code = (uint32_t)op & ((1u << STROBE__OP_BITS) - 1);
+    if (code == STROBE__OP_END) {
+      if (op != STROBE__OP_END) {
+        r = STROBE_ECORRUPT;
+        break;
+      }
+      if (depth == 0) { /* an orphan: its BEGIN predates the capture; counted, no record */
+        orphans++;
+        continue;
+      }
+      const frame *f = &stack[--depth];
+      uint64_t dur = ticks - f->begin;
+      if (depth) stack[depth - 1].child += dur;
+      if (rec->type != 0 && rec->type != STROBE_REC_BEGIN && rec->type != STROBE_REC_END) clear_record(rec);
+      rec->type = STROBE_REC_END;
+      rec->site = f->site;
+      rec->depth = depth + 1;
+      rec->duration_ns = (double)(int64_t)dur * npt; /* span_ns */
+      rec->self_ns = (double)(int64_t)(dur - f->child) * npt;
+      rec->unwound = 0;
+      scopes++;
+    } else if (code == STROBE__OP_BEGIN) {
+      uint64_t id = op >> STROBE__OP_BITS;
+      if (!site_at(c, id)) {
+        r = STROBE_ERANGE;
+        break;
+      }
+      if (depth < t->stack_cap) {
+        stack[depth++] = (frame){(uint32_t)id, ticks, 0};
+      } else {
+        t->depth = depth;
+        r = push_frame(t, (uint32_t)id, ticks);
+        stack = t->stack, depth = t->depth;
+        if (r) break;
+      }
+      if (rec->type != 0 && rec->type != STROBE_REC_BEGIN && rec->type != STROBE_REC_END) clear_record(rec);
+      rec->type = STROBE_REC_BEGIN;
+      rec->site = (uint32_t)id;
+      rec->depth = depth;
+      rec->duration_ns = rec->self_ns = 0;
+      rec->unwound = 0;
+    } else {
+      if (rec->type != 0) clear_record(rec);
+      c->ops = ops; /* event_other reads its operands from c->ops, and the stack from t */
+      t->depth = depth;
+      r = event_other(c, t, op, ticks, rec);
+      ops = c->ops, depth = t->depth;
+      if (r <= 0) {
+        clear_record(rec); /* an orphan unwound END (no record), or an error */
+        if (r < 0) break;
+        continue;
+      }
+      r = 0;
+    }
+    rec->thread = thread;
+    rec->ticks = ticks;
+    rec->time_ns = (double)(int64_t)(ticks - epoch) * npt; /* ticks_to_ns */
+    k++;
   }
   /* Both streams must be used up exactly. */
-  if (c->ops.p != c->ops.end || c->times.p != c->times.end) return STROBE_ECORRUPT;
-  return 0;
+  if (!r && left == 0 && (ops.p != ops.end || times.p != times.end)) r = STROBE_ECORRUPT;
+  c->ops = ops;
+  c->times = times;
+  c->ev_left = left;
+  c->ev_ticks = ticks;
+  t->depth = depth;
+  c->totals.events += events;
+  t->pub.events += events;
+  if (!c->totals.footer) c->totals.end_ticks = last;
+  c->totals.scopes += scopes;
+  c->totals.orphan_ends += orphans;
+  *n = k;
+  if (!r && left == 0) c->blk = 0; /* on to the next block */
+  return r;
 }
 
 /* A label operand of an OPS entry: 0 is "none" (""), others must be defined. */
@@ -1807,24 +1859,23 @@ static int fail(strobe_capture *c, int err) {
   return err;
 }
 
-int strobe_capture_next(strobe_capture *c, strobe_capture_record *rec) {
-  if (!c || !rec) return STROBE_EINVAL;
-  if (c->err) return c->err;
-  if (c->done) return 0;
+/* The next record of every block but an EVENTS block's events, into *rec
+ * (cleared): 1 with a record, 0 at the clean end, 2 when an EVENTS block's
+ * events are next (decode_events reads them), or an error (not yet sticky). */
+static int next_record(strobe_capture *c, strobe_capture_record *rec) {
   for (;;) {
     clear_record(rec);
     int r = 0;
+    if (c->blk == STROBE__BLK_EVENTS) return 2;
     if (c->blk == STROBE__BLK_SITES) r = step_sites(c, rec);
-    else if (c->blk == STROBE__BLK_EVENTS) r = step_events(c, rec);
     else if (c->blk == STROBE__BLK_OPS) r = step_ops(c, rec);
     else if (c->blk == STROBE__BLK_DEVICE) r = step_device(c, rec);
     else if (c->blk == STROBE__BLK_SAMPLES) r = step_samples(c, rec);
-    if (r < 0) return fail(c, r);
-    if (r > 0) return 1;
+    if (r) return r;
     c->blk = 0;
     uint8_t type = 0;
     r = read_block(c, &type);
-    if (r < 0) return fail(c, r);
+    if (r < 0) return r;
     if (r == 0) { /* clean end of input without a FOOTER */
       c->totals.cut_short = 1;
       count_unfinished(c);
@@ -1832,16 +1883,64 @@ int strobe_capture_next(strobe_capture *c, strobe_capture_record *rec) {
       return 0;
     }
     r = start_block(c, type, rec);
-    if (r < 0) return fail(c, r);
-    if (r > 0) return 1;
+    if (r) return r;
     if (c->done) return 0;
   }
+}
+
+int strobe_capture_next(strobe_capture *c, strobe_capture_record *rec) {
+  if (!c || !rec) return STROBE_EINVAL;
+  if (c->err) return c->err;
+  if (c->done) return 0;
+  for (;;) {
+    int r = next_record(c, rec);
+    if (r == 2) {
+      uint32_t n = 0;
+      r = decode_events(c, rec, &n, 1);
+      if (r < 0) {
+        fail(c, r);
+        return n ? 1 : r; /* a record first, the error at the next call */
+      }
+      if (n) return 1;
+      continue; /* the block is used up */
+    }
+    return r < 0 ? fail(c, r) : r;
+  }
+}
+
+int strobe_capture_next_batch(strobe_capture *c, const strobe_capture_record **recs) {
+  if (recs) *recs = NULL;
+  if (!c || !recs) return STROBE_EINVAL;
+  if (c->err) return c->err;
+  if (c->done) return 0;
+  if (!c->batch && !(c->batch = calloc(STROBE_CAPTURE_BATCH_MAX, sizeof *c->batch))) return fail(c, STROBE_ENOMEM);
+  uint32_t n = 0;
+  int r = 0;
+  while (n < STROBE_CAPTURE_BATCH_MAX) {
+    if (c->blk == STROBE__BLK_EVENTS) {
+      if ((r = decode_events(c, c->batch, &n, STROBE_CAPTURE_BATCH_MAX)) < 0) break;
+      continue; /* the batch is full, or the block used up */
+    }
+    strobe_capture_record *rec = &c->batch[n];
+    r = next_record(c, rec);
+    if (r == 2) continue;
+    if (r == 1) n++;
+    else clear_record(rec); /* the end, or an error: no record in it */
+    break; /* a record of another block ends the batch: what it points at is the capture's until the next call */
+  }
+  if (r < 0) {
+    fail(c, r);
+    if (!n) return r;
+  }
+  if (n) *recs = c->batch;
+  return (int)n;
 }
 
 void strobe_capture_close(strobe_capture *c) {
   if (!c) return;
   free(c->offsets);
   free(c->merge);
+  free(c->batch);
   if (c->f) fclose(c->f);
   for (uint32_t i = 0; i < c->site_limit; i++) free(c->sites[i]);
   free(c->sites);

@@ -224,7 +224,9 @@ typedef struct strobe__cur {
 
 uint64_t strobe__cur_varint_slow(strobe__cur *c);
 /* Inline for the common one- and two-byte cases (time deltas of a few
- * thousand ticks take two): readers decode a few per event. */
+ * thousand ticks take two): readers decode a few per event. The rest goes
+ * through a copy of the cursor, so a caller's cursor never has its address
+ * taken and stays in registers in a decoding loop. */
 static inline uint64_t strobe__cur_varint(strobe__cur *c) {
   if (c->end - c->p >= 2) {
     if (c->p[0] < 0x80) return *c->p++;
@@ -236,7 +238,10 @@ static inline uint64_t strobe__cur_varint(strobe__cur *c) {
   } else if (c->p < c->end && *c->p < 0x80) {
     return *c->p++;
   }
-  return strobe__cur_varint_slow(c);
+  strobe__cur slow = *c;
+  uint64_t v = strobe__cur_varint_slow(&slow);
+  *c = slow;
+  return v;
 }
 uint16_t strobe__cur_u16(strobe__cur *c);
 uint32_t strobe__cur_u32(strobe__cur *c);

@@ -19,7 +19,7 @@
 
 #define RNG_SEED 0x9E3779B97F4A7C15ull /* fixed: the same file always yields the same sample */
 
-static uint64_t rng_next(uint64_t *s) { /* xorshift64* */
+static inline uint64_t rng_next(uint64_t *s) { /* xorshift64* */
   uint64_t x = *s;
   x ^= x >> 12;
   x ^= x << 25;
@@ -29,7 +29,7 @@ static uint64_t rng_next(uint64_t *s) { /* xorshift64* */
 }
 
 /* Uniform in [0, n) without a division when n fits 32 bits (Lemire). */
-static uint64_t rng_below(uint64_t *s, uint64_t n) {
+static inline uint64_t rng_below(uint64_t *s, uint64_t n) {
   uint64_t r = rng_next(s);
   if (n <= UINT32_MAX) return ((r >> 32) * n) >> 32;
   return r % n;
@@ -164,19 +164,23 @@ static void on_thread(agg *a, const strobe_capture *c, uint32_t index) {
   if (in) a->thread_matched = 1;
 }
 
-static void sample(agg *a, agg_site *s, double dur) {
+/* Makes room for one more duration in a reservoir not yet full; 0, or -1 (a->failed set). */
+static int grow_sample(agg *a, agg_site *s) {
+  uint32_t cap = s->cap_sample ? s->cap_sample * 2 : 16;
+  if (cap > AGG_RESERVOIR) cap = AGG_RESERVOIR;
+  double *p = realloc(s->sample, cap * sizeof *p);
+  if (!p) {
+    a->failed = 1;
+    return -1;
+  }
+  s->sample = p;
+  s->cap_sample = cap;
+  return 0;
+}
+
+static inline void sample(agg *a, agg_site *s, double dur) {
   if (s->count <= AGG_RESERVOIR) {
-    if (s->n_sample == s->cap_sample) {
-      uint32_t cap = s->cap_sample ? s->cap_sample * 2 : 16;
-      if (cap > AGG_RESERVOIR) cap = AGG_RESERVOIR;
-      double *p = realloc(s->sample, cap * sizeof *p);
-      if (!p) {
-        a->failed = 1;
-        return;
-      }
-      s->sample = p;
-      s->cap_sample = cap;
-    }
+    if (s->n_sample == s->cap_sample && grow_sample(a, s)) return;
     s->sample[s->n_sample++] = dur;
     return;
   }
@@ -190,7 +194,7 @@ static inline int in_range(const agg *a, double t_ns) {
 }
 
 /* A duration added to a site's exact figures and reservoir. */
-static void add_duration(agg *a, agg_site *s, double dur) {
+static inline void add_duration(agg *a, agg_site *s, double dur) {
   if (s->count == 0) s->shift = dur;
   if (s->count == 0 || dur < s->min_ns) s->min_ns = dur;
   if (s->count == 0 || dur > s->max_ns) s->max_ns = dur;
@@ -259,7 +263,36 @@ static void record_op(agg *a, const strobe_capture_record *r) {
   for (uint32_t i = 0; i < op->ncounters; i++) op_counter(a, &op->counters[i]);
 }
 
+/* A scope's END (a site record: thread-filtered, site below n_sites). */
+static inline void record_end(agg *a, const strobe_capture *c, const strobe_capture_record *r, agg_site *s) {
+  double dur = r->duration_ns;
+  double begin = r->time_ns - dur;
+  if (a->filter.has_range && !(in_range(a, begin) && in_range(a, r->time_ns))) return;
+  if (r->unwound) { /* its END never ran: when it ended is unknown, so it is no duration */
+    if (s->included) s->unwound++;
+    return;
+  }
+  if (a->track_frames && r->depth == 1) frames_top(&a->fr, r->thread, begin, dur);
+  if (!s->included) return;
+  if (a->track_stage_parents) {
+    const strobe_capture_site *cs = strobe_capture_query_site(c, r->site);
+    if (cs && cs->kind == STROBE_SITE_STAGE) stage_parent(a, c, r);
+  }
+  s->self_ns += r->self_ns;
+  add_duration(a, s, dur);
+}
+
+/* An END: no sample, device or op, so straight to its site. */
+static inline void record_end_of(agg *a, const strobe_capture *c, const strobe_capture_record *r) {
+  if (a->filter.thread && (r->thread >= a->n_threads || !a->thread_in[r->thread])) return;
+  if (r->site < a->n_sites) record_end(a, c, r, &a->sites[r->site]);
+}
+
 static void record(agg *a, const strobe_capture *c, const strobe_capture_record *r) {
+  if (r->type == STROBE_REC_END) {
+    record_end_of(a, c, r);
+    return;
+  }
   if (r->sample) { /* SAMPLE, SWITCH: by thread and time like every record */
     if (a->filter.thread && (r->thread >= a->n_threads || !a->thread_in[r->thread])) return;
     if (a->filter.has_range && !in_range(a, r->time_ns)) return;
@@ -292,24 +325,6 @@ static void record(agg *a, const strobe_capture *c, const strobe_capture_record 
   if (r->op || r->site >= a->n_sites) return; /* not a site record (LOST, THREAD_END, other OP_*) */
   agg_site *s = &a->sites[r->site];
   switch (r->type) {
-    case STROBE_REC_END: {
-      double dur = r->duration_ns;
-      double begin = r->time_ns - dur;
-      if (a->filter.has_range && !(in_range(a, begin) && in_range(a, r->time_ns))) return;
-      if (r->unwound) { /* its END never ran: when it ended is unknown, so it is no duration */
-        if (s->included) s->unwound++;
-        return;
-      }
-      if (a->track_frames && r->depth == 1) frames_top(&a->fr, r->thread, begin, dur);
-      if (!s->included) return;
-      if (a->track_stage_parents) {
-        const strobe_capture_site *cs = strobe_capture_query_site(c, r->site);
-        if (cs && cs->kind == STROBE_SITE_STAGE) stage_parent(a, c, r);
-      }
-      s->self_ns += r->self_ns;
-      add_duration(a, s, dur);
-      return;
-    }
     case STROBE_REC_FRAME:
       if (a->filter.has_range && !in_range(a, r->time_ns)) return;
       if (a->track_frames) frames_mark(&a->fr, r->thread, r->time_ns);
@@ -341,9 +356,10 @@ static void record(agg *a, const strobe_capture *c, const strobe_capture_record 
 void agg_record(agg *a, const strobe_capture *c, const strobe_capture_record *r) { record(a, c, r); }
 
 void agg_read_all(agg *a, cli_input *in) {
-  strobe_capture_record r;
-  while (cli_next(in, &r) > 0)
-    if (r.type != STROBE_REC_BEGIN || a->track_stage_parents) record(a, in->cap, &r); /* BEGINs: half the records */
+  for (const strobe_capture_record *r; (r = cli_next_ref(in));) {
+    if (r->type == STROBE_REC_END) record_end_of(a, in->cap, r); /* the other half: inline */
+    else if (r->type != STROBE_REC_BEGIN || a->track_stage_parents) record(a, in->cap, r); /* BEGINs: half the records */
+  }
 }
 
 double agg_stddev(const agg_site *s) {

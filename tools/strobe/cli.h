@@ -76,8 +76,10 @@ typedef struct cli_input {
   strobe_capture *cap;    /* open capture */
   cli_progress *progress; /* NULL when not shown */
   uint64_t until_check;   /* records left before the next progress update */
-  int rc;                 /* last strobe_capture_next result: 1, 0 or a negative error */
+  int rc;                 /* last read's result: 1 while records come, 0 at the end, or a negative error */
   int is_stdin;           /* read from standard input ('-'): a stream, read once */
+  const strobe_capture_record *batch; /* the last strobe_capture_next_batch's records... */
+  uint32_t batch_n, batch_i;          /* ...how many, and the next one to hand out */
 } cli_input;
 
 /* Opens path; on failure prints why ("no such file", "not a Strobe capture
@@ -97,12 +99,20 @@ int cli_need_file(const char *cmd, const char *path, const char *why);
 int cli_refuse_not_regular(const char *cmd, const char *path, const char *hint);
 void cli_close(cli_input *in);
 
-/* Reads every record of the capture, updating the progress bar (the
- * strobe_capture_next loop every subcommand runs). */
-void cli_progress_tick(cli_input *in);
+/* Reads every record of the capture, updating the progress bar (the read
+ * loop every subcommand runs), a batch at a time (strobe_capture_next_batch).
+ * cli_next_ref returns the next record, valid until the next call, or NULL
+ * at the end or at an error (in->rc says which); cli_next copies it into
+ * *rec and returns 1, or returns 0 at the end and the error at an error. */
+const strobe_capture_record *cli_next_batch(cli_input *in);
+static inline const strobe_capture_record *cli_next_ref(cli_input *in) {
+  return in->batch_i < in->batch_n ? &in->batch[in->batch_i++] : cli_next_batch(in);
+}
 static inline int cli_next(cli_input *in, strobe_capture_record *rec) {
-  if (--in->until_check == 0) cli_progress_tick(in);
-  return in->rc = strobe_capture_next(in->cap, rec);
+  const strobe_capture_record *r = cli_next_ref(in);
+  if (!r) return in->rc < 0 ? in->rc : 0;
+  *rec = *r;
+  return 1;
 }
 
 /* After the read loop: clears the progress bar and says, on stderr, how the

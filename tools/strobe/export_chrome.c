@@ -645,8 +645,7 @@ int export_chrome(cli_input *in, FILE *out, export_filter *f) {
   ob_u64(o, x->pid);
   ob_str(o, "}}");
 
-  strobe_capture_record r;
-  while (cli_next(in, &r) > 0) on_record(x, &r);
+  for (const strobe_capture_record *r; (r = cli_next_ref(in));) on_record(x, r);
   for (uint32_t i = 0; i < x->n_threads; i++) {
     cthread *t = x->threads[i];
     if (!t) continue;

@@ -1340,8 +1340,7 @@ int export_perfetto(cli_input *in, FILE *out, export_filter *f, int compress) {
   x->ops_last_ts = t0;
   process_track(x, t0);
 
-  strobe_capture_record r;
-  while (cli_next(in, &r) > 0) on_record(x, &r);
+  for (const strobe_capture_record *r; (r = cli_next_ref(in));) on_record(x, r);
   for (uint32_t i = 0; i < x->n_threads; i++)
     if (x->threads[i]) unfinished(x, x->threads[i]);
   int status = cli_finish_read(in);

@@ -42,6 +42,7 @@ void frames_free(frames *f) {
 }
 
 static frame_thread *thread_of(frames *f, uint32_t index) {
+  if (index < f->n_threads && f->t[index]) return f->t[index]; /* once a frame: cli_entry's call spared */
   frame_thread *t = cli_entry(&f->t, &f->n_threads, index, sizeof *t);
   if (!t) f->failed = 1;
   return t;

@@ -129,7 +129,7 @@ int cli_refuse_not_regular(const char *cmd, const char *path, const char *hint) 
 }
 
 int cli_open(cli_input *in, const char *cmd, const char *path, int quiet) {
-  *in = (cli_input){cmd, path, NULL, NULL, PROGRESS_EVERY, 1, 0};
+  *in = (cli_input){cmd, path, NULL, NULL, PROGRESS_EVERY, 1, 0, NULL, 0, 0};
   int rc;
   errno = 0;
   if (cli_is_stdin(path)) {
@@ -181,9 +181,18 @@ void cli_close(cli_input *in) {
   in->cap = NULL;
 }
 
-void cli_progress_tick(cli_input *in) {
-  in->until_check = PROGRESS_EVERY;
-  if (in->progress) cli_progress_update(in->progress, strobe_capture_query_position(in->cap));
+const strobe_capture_record *cli_next_batch(cli_input *in) {
+  if (in->until_check <= in->batch_n) {
+    in->until_check = PROGRESS_EVERY;
+    if (in->progress) cli_progress_update(in->progress, strobe_capture_query_position(in->cap));
+  } else {
+    in->until_check -= in->batch_n;
+  }
+  int n = strobe_capture_next_batch(in->cap, &in->batch);
+  in->rc = n > 0 ? 1 : n;
+  in->batch_n = n > 0 ? (uint32_t)n : 0;
+  in->batch_i = n > 0;
+  return n > 0 ? in->batch : NULL;
 }
 
 /* >>end of file */
