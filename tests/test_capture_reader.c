@@ -988,6 +988,61 @@ static void test_batches(void) {
   strobe__buf_free(&f);
 }
 
+/* strobe_capture_set_records: the records wanted, in the order of the
+ * whole stream, every field the same, and the same totals; the others are
+ * read (scope stacks, durations, counts), only not returned. */
+static void test_records_wanted(void) {
+  valid_file v = build_valid();
+  static const uint64_t masks[] = {
+      STROBE_CAPTURE_ALL_RECORDS & ~(1ull << STROBE_REC_BEGIN), /* strobe report's */
+      1ull << STROBE_REC_END,
+      1ull << STROBE_REC_SITE | 1ull << STROBE_REC_THREAD | 1ull << STROBE_REC_LOST,
+      1ull << STROBE_REC_VALUE | 1ull << STROBE_REC_FRAME | 1ull << STROBE_REC_CUMULATIVE};
+  for (size_t m = 0; m < sizeof masks / sizeof masks[0]; m++) {
+    for (int batched = 0; batched < 2; batched++) {
+      strobe_capture *all, *some;
+      REQUIRE_EQ_INT(strobe_capture_open_memory(v.f.data, v.f.len, &all), 0);
+      REQUIRE_EQ_INT(strobe_capture_open_memory(v.f.data, v.f.len, &some), 0);
+      CHECK_EQ_INT(strobe_capture_set_records(some, masks[m]), 0);
+      strobe_capture_record r;
+      const strobe_capture_record *recs = NULL;
+      int n = 0, i = 0, rc, kept = 0;
+      while ((rc = strobe_capture_next(all, &r)) == 1) {
+        if (!(masks[m] >> r.type & 1)) continue;
+        if (i == n) { /* the next record of `some`, one at a time or a batch at a time */
+          static strobe_capture_record one;
+          n = batched ? strobe_capture_next_batch(some, &recs) : strobe_capture_next(some, &one);
+          if (!batched) recs = &one;
+          i = 0;
+          REQUIRE(n > 0);
+        }
+        CHECK(batch_same_record(&r, &recs[i++]));
+        kept++;
+      }
+      CHECK_EQ_INT(rc, 0);
+      CHECK_EQ_INT(i, n); /* nothing more */
+      CHECK_EQ_INT(batched ? strobe_capture_next_batch(some, &recs) : strobe_capture_next(some, &r), 0);
+      CHECK(kept > 0);
+      strobe_capture_totals a = strobe_capture_query_totals(all), b = strobe_capture_query_totals(some);
+      CHECK(a.events == b.events && a.scopes == b.scopes && a.orphan_ends == b.orphan_ends &&
+            a.lost_scopes == b.lost_scopes && a.unfinished == b.unfinished && a.end_ticks == b.end_ticks);
+      strobe_capture_close(all);
+      strobe_capture_close(some);
+    }
+  }
+  strobe_capture *c;
+  REQUIRE_EQ_INT(strobe_capture_open_memory(v.f.data, v.f.len, &c), 0);
+  CHECK_EQ_INT(strobe_capture_set_records(c, 0), STROBE_EINVAL);
+  CHECK_EQ_INT(strobe_capture_set_records(c, 1), STROBE_EINVAL); /* type 0 is none */
+  CHECK_EQ_INT(strobe_capture_set_records(c, STROBE_CAPTURE_ALL_RECORDS + 2), STROBE_EINVAL);
+  CHECK_EQ_INT(strobe_capture_set_records(NULL, STROBE_CAPTURE_ALL_RECORDS), STROBE_EINVAL);
+  strobe_capture_record r;
+  CHECK_EQ_INT(strobe_capture_next(c, &r), 1); /* nothing changed: every record */
+  CHECK_EQ_INT(r.type, STROBE_REC_SITE);
+  strobe_capture_close(c);
+  strobe__buf_free(&v.f);
+}
+
 /* A rename keeps the thread and keeps old name pointers readable. */
 static void test_rename(void) {
   strobe__buf f = {0};
@@ -1229,6 +1284,7 @@ static void test_not_regular(void) {
   X(sites)          \
   X(events)         \
   X(batches)        \
+  X(records_wanted) \
   X(rename)         \
   X(seeds)         
 HARNESS_MAIN(CASES)

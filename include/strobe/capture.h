@@ -126,6 +126,8 @@ typedef enum strobe_capture_record_type {
                               * domain = its clock, "" for host ticks; device begin and end, raw: map them with
                               * strobe_capture_map_device, which takes "" too); ticks = when it was recorded */
 } strobe_capture_record_type;
+/* Every record type as strobe_capture_set_records takes them: bit (1 << type) for each. */
+#define STROBE_CAPTURE_ALL_RECORDS ((((uint64_t)1) << (STROBE_REC_LANE_SPAN + 1)) - 2)
 
 /* A thread of a SAMPLE or SWITCH record that no THREAD block named (it never
  * recorded an event while the capture ran): sample->os_tid says which. */
@@ -413,6 +415,16 @@ STROBE_API const strobe_capture_header *strobe_capture_query_header(const strobe
  * STROBE_ECORRUPT, STROBE_ERANGE, STROBE_EIO, STROBE_ENOMEM). Errors are
  * sticky: later calls return the same error. */
 STROBE_API int strobe_capture_next(strobe_capture *c, strobe_capture_record *rec);
+
+/* Which records strobe_capture_next and _next_batch return: bit
+ * (1 << type) for each strobe_capture_record_type wanted;
+ * STROBE_CAPTURE_ALL_RECORDS, every type, is the default. Records of the
+ * other types are still read (sites, threads, scope stacks, durations and
+ * totals are the same), only not returned: a reader that never looks at
+ * BEGIN records (`strobe report`) saves writing them and skipping them.
+ * Takes effect from the next record. Returns 0, or STROBE_EINVAL (c NULL,
+ * types 0 or with bits that name no type; nothing changes). */
+STROBE_API int strobe_capture_set_records(strobe_capture *c, uint64_t types);
 
 /* The most records strobe_capture_next_batch returns at once. */
 #define STROBE_CAPTURE_BATCH_MAX 128

@@ -151,6 +151,7 @@ struct strobe_capture {
   uint64_t offsets_replaced, offsets_cut;
   strobe_capture_merge *merge;     /* the MERGE block; NULL until one is read */
   strobe_capture_record *batch;    /* strobe_capture_next_batch's records, STROBE_CAPTURE_BATCH_MAX; NULL until used */
+  uint64_t want;                   /* record types returned (strobe_capture_set_records): bit 1 << type */
 };
 
 static const uint8_t g_empty[1];
@@ -1344,27 +1345,26 @@ static inline void clear_record(strobe_capture_record *rec) {
 static int decode_events(strobe_capture *c, strobe_capture_record *out, uint32_t *n, uint32_t max) {
   rthread *t = c->ev_thread;
   const uint32_t thread = t->pub.index;
-  const uint64_t epoch = c->header.epoch_ticks;
+  const uint64_t epoch = c->header.epoch_ticks, want = c->want;
   const double npt = c->header.ns_per_tick;
   strobe__cur ops = c->ops, times = c->times;
-  uint64_t left = c->ev_left, ticks = c->ev_ticks, last = c->totals.end_ticks;
-  uint64_t events = 0, scopes = 0, orphans = 0;
+  const uint64_t left0 = c->ev_left;
+  uint64_t left = left0, ticks = c->ev_ticks, last = c->totals.end_ticks;
   frame *stack = t->stack;
-  uint32_t depth = t->depth, k = *n;
-  int r = 0;
-  while (left > 0 && k < max) {
+  uint32_t depth = t->depth;
+  strobe_capture_record *rec = out + *n, *const rec_end = out + max;
+  int r = 0, unread = 0;
+  while (left > 0 && rec < rec_end) {
     left--;
-    uint64_t op = strobe__cur_varint(&ops);
-    uint64_t delta = strobe__cur_varint(&times);
-    if (ops.bad | times.bad) {
+    uint64_t op, delta;
+    if (!strobe__cur_take_varint(&ops, &op) | !strobe__cur_take_varint(&times, &delta)) {
       r = STROBE_ECORRUPT;
+      unread = 1; /* not counted as read (below) */
       break;
     }
     /* Unsigned: a hostile delta wraps instead of overflowing. */
     ticks += (uint64_t)strobe__unzigzag(delta);
-    events++;
     if (ticks > last) last = ticks;
-    strobe_capture_record *rec = &out[k];
     uint32_t code = (uint32_t)op & ((1u << STROBE__OP_BITS) - 1);
     if (code == STROBE__OP_END) {
       if (op != STROBE__OP_END) {
@@ -1372,12 +1372,14 @@ static int decode_events(strobe_capture *c, strobe_capture_record *out, uint32_t
         break;
       }
       if (depth == 0) { /* an orphan: its BEGIN predates the capture; counted, no record */
-        orphans++;
+        c->totals.orphan_ends++;
         continue;
       }
       const frame *f = &stack[--depth];
       uint64_t dur = ticks - f->begin;
       if (depth) stack[depth - 1].child += dur;
+      c->totals.scopes++;
+      if (!(want >> STROBE_REC_END & 1)) continue;
       if (rec->type != 0 && rec->type != STROBE_REC_BEGIN && rec->type != STROBE_REC_END) clear_record(rec);
       rec->type = STROBE_REC_END;
       rec->site = f->site;
@@ -1385,7 +1387,6 @@ static int decode_events(strobe_capture *c, strobe_capture_record *out, uint32_t
       rec->duration_ns = (double)(int64_t)dur * npt; /* span_ns */
       rec->self_ns = (double)(int64_t)(dur - f->child) * npt;
       rec->unwound = 0;
-      scopes++;
     } else if (code == STROBE__OP_BEGIN) {
       uint64_t id = op >> STROBE__OP_BITS;
       if (!site_at(c, id)) {
@@ -1400,6 +1401,7 @@ static int decode_events(strobe_capture *c, strobe_capture_record *out, uint32_t
         stack = t->stack, depth = t->depth;
         if (r) break;
       }
+      if (!(want >> STROBE_REC_BEGIN & 1)) continue;
       if (rec->type != 0 && rec->type != STROBE_REC_BEGIN && rec->type != STROBE_REC_END) clear_record(rec);
       rec->type = STROBE_REC_BEGIN;
       rec->site = (uint32_t)id;
@@ -1408,13 +1410,14 @@ static int decode_events(strobe_capture *c, strobe_capture_record *out, uint32_t
       rec->unwound = 0;
     } else {
       if (rec->type != 0) clear_record(rec);
-      c->ops = ops; /* event_other reads its operands from c->ops, and the stack from t */
+      c->ops.p = ops.p; /* event_other reads its operands from c->ops, and the stack from t */
       t->depth = depth;
       r = event_other(c, t, op, ticks, rec);
-      ops = c->ops, depth = t->depth;
-      if (r <= 0) {
-        clear_record(rec); /* an orphan unwound END (no record), or an error */
+      ops.p = c->ops.p, depth = t->depth;
+      if (r <= 0 || !(want >> rec->type & 1)) {
+        clear_record(rec); /* an orphan unwound END (no record), one not wanted, or an error */
         if (r < 0) break;
+        r = 0;
         continue;
       }
       r = 0;
@@ -1422,21 +1425,19 @@ static int decode_events(strobe_capture *c, strobe_capture_record *out, uint32_t
     rec->thread = thread;
     rec->ticks = ticks;
     rec->time_ns = (double)(int64_t)(ticks - epoch) * npt; /* ticks_to_ns */
-    k++;
+    rec++;
   }
   /* Both streams must be used up exactly. */
   if (!r && left == 0 && (ops.p != ops.end || times.p != times.end)) r = STROBE_ECORRUPT;
-  c->ops = ops;
-  c->times = times;
+  c->ops.p = ops.p;
+  c->times.p = times.p;
   c->ev_left = left;
   c->ev_ticks = ticks;
   t->depth = depth;
-  c->totals.events += events;
-  t->pub.events += events;
+  c->totals.events += left0 - left - (uint64_t)unread;
+  t->pub.events += left0 - left - (uint64_t)unread;
   if (!c->totals.footer) c->totals.end_ticks = last;
-  c->totals.scopes += scopes;
-  c->totals.orphan_ends += orphans;
-  *n = k;
+  *n = (uint32_t)(rec - out);
   if (!r && left == 0) c->blk = 0; /* on to the next block */
   return r;
 }
@@ -1871,6 +1872,7 @@ static int next_record(strobe_capture *c, strobe_capture_record *rec) {
     else if (c->blk == STROBE__BLK_OPS) r = step_ops(c, rec);
     else if (c->blk == STROBE__BLK_DEVICE) r = step_device(c, rec);
     else if (c->blk == STROBE__BLK_SAMPLES) r = step_samples(c, rec);
+    if (r > 0 && !(c->want >> rec->type & 1)) continue; /* read, not returned */
     if (r) return r;
     c->blk = 0;
     uint8_t type = 0;
@@ -1883,6 +1885,7 @@ static int next_record(strobe_capture *c, strobe_capture_record *rec) {
       return 0;
     }
     r = start_block(c, type, rec);
+    if (r > 0 && !(c->want >> rec->type & 1)) r = 0;
     if (r) return r;
     if (c->done) return 0;
   }
@@ -1966,6 +1969,7 @@ void strobe_capture_close(strobe_capture *c) {
 }
 
 static int open_common(strobe_capture *c, strobe_capture **out) {
+  c->want = STROBE_CAPTURE_ALL_RECORDS;
   int r = read_header(c);
   if (r) {
     strobe_capture_close(c);
@@ -2020,6 +2024,12 @@ int strobe_capture_open_memory(const void *data, size_t len, strobe_capture **ou
 }
 
 const strobe_capture_header *strobe_capture_query_header(const strobe_capture *c) { return c ? &c->header : NULL; }
+
+int strobe_capture_set_records(strobe_capture *c, uint64_t types) {
+  if (!c || !types || (types & ~STROBE_CAPTURE_ALL_RECORDS)) return STROBE_EINVAL;
+  c->want = types;
+  return 0;
+}
 
 uint32_t strobe_capture_query_site_limit(const strobe_capture *c) { return c ? c->site_limit : 0; }
 

@@ -88,8 +88,12 @@ const uint8_t *strobe__cur_bytes(strobe__cur *c, size_t n) {
 static uint64_t cur_le(strobe__cur *c, int n) {
   const uint8_t *p = strobe__cur_bytes(c, (size_t)n);
   uint64_t v = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  if (p) memcpy(&v, p, (size_t)n); /* the same bytes in the same order: one load (a value's 8 bytes per event) */
+#else
   if (p)
     for (int i = 0; i < n; i++) v |= (uint64_t)p[i] << (8 * i);
+#endif
   return v;
 }
 

@@ -223,24 +223,36 @@ typedef struct strobe__cur {
 } strobe__cur;
 
 uint64_t strobe__cur_varint_slow(strobe__cur *c);
-/* Inline for the common one- and two-byte cases (time deltas of a few
- * thousand ticks take two): readers decode a few per event. The rest goes
- * through a copy of the cursor, so a caller's cursor never has its address
- * taken and stays in registers in a decoding loop. */
-static inline uint64_t strobe__cur_varint(strobe__cur *c) {
+/* A varint into *v: 1, or 0 when it runs past the bytes or past 10 bytes
+ * (`bad` then set, *v 0; an earlier failure is the caller's to have seen in
+ * `bad`). Inline for the
+ * common one- and two-byte cases (time deltas of a few thousand ticks take
+ * two): readers decode a few per event. The rest goes through a copy of the
+ * cursor, so a caller's cursor never has its address taken and stays in
+ * registers in a decoding loop. */
+static inline int strobe__cur_take_varint(strobe__cur *c, uint64_t *v) {
   if (c->end - c->p >= 2) {
-    if (c->p[0] < 0x80) return *c->p++;
+    if (c->p[0] < 0x80) {
+      *v = *c->p++;
+      return 1;
+    }
     if (c->p[1] < 0x80) {
-      uint64_t v = (uint64_t)(c->p[0] & 0x7f) | (uint64_t)c->p[1] << 7;
+      *v = (uint64_t)(c->p[0] & 0x7f) | (uint64_t)c->p[1] << 7;
       c->p += 2;
-      return v;
+      return 1;
     }
   } else if (c->p < c->end && *c->p < 0x80) {
-    return *c->p++;
+    *v = *c->p++;
+    return 1;
   }
   strobe__cur slow = *c;
-  uint64_t v = strobe__cur_varint_slow(&slow);
+  *v = strobe__cur_varint_slow(&slow);
   *c = slow;
+  return !slow.bad;
+}
+static inline uint64_t strobe__cur_varint(strobe__cur *c) {
+  uint64_t v;
+  (void)strobe__cur_take_varint(c, &v);
   return v;
 }
 uint16_t strobe__cur_u16(strobe__cur *c);

@@ -355,10 +355,19 @@ static void record(agg *a, const strobe_capture *c, const strobe_capture_record 
 
 void agg_record(agg *a, const strobe_capture *c, const strobe_capture_record *r) { record(a, c, r); }
 
+/* Every record through record(). BEGINs, half of all records, only matter
+ * for stage parents: until a stage site is defined the reader does not
+ * return them (a SITE record ends its batch, so the next batch has them). */
 void agg_read_all(agg *a, cli_input *in) {
+  int begins = a->track_stage_parents;
+  if (!begins) strobe_capture_set_records(in->cap, STROBE_CAPTURE_ALL_RECORDS & ~(1ull << STROBE_REC_BEGIN));
   for (const strobe_capture_record *r; (r = cli_next_ref(in));) {
-    if (r->type == STROBE_REC_END) record_end_of(a, in->cap, r); /* the other half: inline */
-    else if (r->type != STROBE_REC_BEGIN || a->track_stage_parents) record(a, in->cap, r); /* BEGINs: half the records */
+    if (r->type == STROBE_REC_END) {
+      record_end_of(a, in->cap, r); /* the other half: inline */
+      continue;
+    }
+    if (r->type != STROBE_REC_BEGIN || a->track_stage_parents) record(a, in->cap, r);
+    if (a->track_stage_parents && !begins) begins = !strobe_capture_set_records(in->cap, STROBE_CAPTURE_ALL_RECORDS);
   }
 }
 
