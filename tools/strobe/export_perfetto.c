@@ -134,8 +134,8 @@ typedef struct pb {
   int failed; /* out of memory: later writes are dropped */
 } pb;
 
-static int pb_need(pb *b, size_t n) {
-  if (b->cap - b->len >= n) return 1;
+/* Grows the buffer for n more bytes (pb_need's slow path). */
+static int pb_grow(pb *b, size_t n) {
   if (b->failed) return 0;
   size_t cap = b->cap ? b->cap : CHUNK + 4096;
   while (cap - b->len < n) cap *= 2;
@@ -148,6 +148,7 @@ static int pb_need(pb *b, size_t n) {
   b->cap = cap;
   return 1;
 }
+static inline int pb_need(pb *b, size_t n) { return b->cap - b->len >= n || pb_grow(b, n); }
 
 static inline uint8_t *put_varint(uint8_t *q, uint64_t v) {
   while (v >= 0x80) {
@@ -662,16 +663,21 @@ static inline void fast_event(perfetto *x, pthr *t, uint64_t ts, uint32_t type, 
 
 /* A named event (slice begin or instant) of a site on the thread's track,
  * or on `track` when not 0; a frame mark carries its number. */
-static void named_event(perfetto *x, pthr *t, uint32_t site, uint64_t ts, uint32_t type, uint64_t track, uint64_t mark) {
+static void named_event_whole(perfetto *x, pthr *t, uint8_t *sent, uint32_t site, uint64_t ts, uint32_t type,
+                              uint64_t track, uint64_t mark);
+static inline void named_event(perfetto *x, pthr *t, uint32_t site, uint64_t ts, uint32_t type, uint64_t track,
+                               uint64_t mark) {
   uint8_t *sent = sent_of(x, t, site);
   if (!sent) {
     x->failed = 1;
     return;
   }
-  if ((*sent & SENT_NAME) && !mark) {
-    fast_event(x, t, ts, type, site, x->sites[site].has_cat, track);
-    return;
-  }
+  if ((*sent & SENT_NAME) && !mark) fast_event(x, t, ts, type, site, x->sites[site].has_cat, track);
+  else named_event_whole(x, t, sent, site, ts, type, track, mark);
+}
+/* named_event's packet field by field: the name to intern first, or a frame mark's number. */
+static void named_event_whole(perfetto *x, pthr *t, uint8_t *sent, uint32_t site, uint64_t ts, uint32_t type,
+                              uint64_t track, uint64_t mark) {
   size_t at;
   if (!tpkt_open(x, t, ts, (*sent & SENT_NAME) ? 0 : site_strings(x, site), &at)) return;
   pb *b = &x->b;
@@ -717,13 +723,18 @@ static void annot_str(pb *b, const char *name, const char *value) {
 
 /* The END of the innermost open scope at `ts`; `why` (NULL for a measured
  * end) says how a scope that did not end normally was closed. */
-static void end_slice(perfetto *x, pthr *t, uint64_t ts, const char *why) {
+static void end_slice_whole(perfetto *x, pthr *t, uint64_t ts, const char *why);
+static inline void end_slice(perfetto *x, pthr *t, uint64_t ts, const char *why) {
+  const pframe *fr = &t->stack[t->depth - 1];
+  if (t->n_vals == fr->vals_begin && !why)
+    fast_event(x, t, ts, TYPE_END, 0, 0, fr->stage ? CHILD_UUID(t->index, CHILD_STAGES) : 0);
+  else
+    end_slice_whole(x, t, ts, why);
+}
+/* end_slice's packet field by field: the numbers it carries (their names interned first), or why it ended. */
+static void end_slice_whole(perfetto *x, pthr *t, uint64_t ts, const char *why) {
   pframe *fr = &t->stack[t->depth - 1];
   uint32_t nv = t->n_vals - fr->vals_begin;
-  if (!nv && !why) {
-    fast_event(x, t, ts, TYPE_END, 0, 0, fr->stage ? CHILD_UUID(t->index, CHILD_STAGES) : 0);
-    return;
-  }
   size_t extra = why ? strlen(why) + 16 : 0;
   for (uint32_t i = 0; i < nv && !why; i++) extra += site_strings(x, t->vals[fr->vals_begin + i].site) + 24;
   size_t at;
