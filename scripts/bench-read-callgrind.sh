@@ -10,6 +10,8 @@
 #   BENCH report_zstd_instructions_per_event  of which zstd decompressing blocks
 #   BENCH report_end_instructions_per_event   of which the figures after the read (percentiles, frame rates, text)
 #   BENCH perfetto_instructions_per_scope   `strobe export --format perfetto`, every thread, per scope
+#   BENCH perfetto_reading_instructions_per_scope of which the thread that reads and encodes (on two
+#                                        free cores the export's time is this thread's)
 #   BENCH perfetto_zstd_instructions_per_scope of which its output's compression (its own thread)
 # Builds nothing; prints a SKIP line and succeeds when valgrind is missing
 # (scripts/callgrind-lib.sh).
@@ -48,6 +50,8 @@ echo "BENCH report_end_instructions_per_event $(ratio "$end" "$events") instruct
 callgrind_run "$cli" export --quiet --format perfetto -o /dev/null "$capture"
 all=$(total)
 zstd=$(ir_of ZSTD_compress2)
+compressor=$(ir_of compressor)
 echo "BENCH perfetto_instructions_per_scope $(ratio "$all" "$scopes") instructions"
+echo "BENCH perfetto_reading_instructions_per_scope $(ratio $((all - compressor)) "$scopes") instructions"
 echo "BENCH perfetto_zstd_instructions_per_scope $(ratio "$zstd" "$scopes") instructions"
 echo "(capture $capture: $events events, $scopes scopes; strobe under callgrind)"
