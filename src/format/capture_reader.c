@@ -1342,11 +1342,9 @@ static inline void clear_record(strobe_capture_record *rec) {
  * slot holds nothing but zeroes or a BEGIN or END, whose nine fields (type,
  * thread, site, depth, ticks, time_ns, duration_ns, self_ns, unwound) each
  * BEGIN and END writes whole, so those two need no clearing first. */
-static int decode_events(strobe_capture *c, strobe_capture_record *out, uint32_t *n, uint32_t max) {
-  rthread *t = c->ev_thread;
-  const uint32_t thread = t->pub.index;
-  const uint64_t epoch = c->header.epoch_ticks, want = c->want;
-  const double npt = c->header.ns_per_tick;
+static inline __attribute__((always_inline)) int decode_events(strobe_capture *c, strobe_capture_record *out,
+                                                               uint32_t *n, uint32_t max) {
+  rthread *t = c->ev_thread; /* c->want and the clock are read where used: less to set up per call */
   strobe__cur ops = c->ops, times = c->times;
   const uint64_t left0 = c->ev_left;
   uint64_t left = left0, ticks = c->ev_ticks, last = c->totals.end_ticks;
@@ -1357,7 +1355,9 @@ static int decode_events(strobe_capture *c, strobe_capture_record *out, uint32_t
   while (left > 0 && rec < rec_end) {
     left--;
     uint64_t op, delta;
-    if (!strobe__cur_take_varint(&ops, &op) | !strobe__cur_take_varint(&times, &delta)) {
+    int ok = strobe__cur_take_varint(&ops, &op); /* both decoded, then judged: one branch */
+    ok &= strobe__cur_take_varint(&times, &delta);
+    if (!ok) {
       r = STROBE_ECORRUPT;
       unread = 1; /* not counted as read (below) */
       break;
@@ -1379,13 +1379,13 @@ static int decode_events(strobe_capture *c, strobe_capture_record *out, uint32_t
       uint64_t dur = ticks - f->begin;
       if (depth) stack[depth - 1].child += dur;
       c->totals.scopes++;
-      if (!(want >> STROBE_REC_END & 1)) continue;
+      if (!(c->want >> STROBE_REC_END & 1)) continue;
       if (rec->type != 0 && rec->type != STROBE_REC_BEGIN && rec->type != STROBE_REC_END) clear_record(rec);
       rec->type = STROBE_REC_END;
       rec->site = f->site;
       rec->depth = depth + 1;
-      rec->duration_ns = (double)(int64_t)dur * npt; /* span_ns */
-      rec->self_ns = (double)(int64_t)(dur - f->child) * npt;
+      rec->duration_ns = span_ns(c, dur);
+      rec->self_ns = span_ns(c, dur - f->child);
       rec->unwound = 0;
     } else if (code == STROBE__OP_BEGIN) {
       uint64_t id = op >> STROBE__OP_BITS;
@@ -1401,7 +1401,7 @@ static int decode_events(strobe_capture *c, strobe_capture_record *out, uint32_t
         stack = t->stack, depth = t->depth;
         if (r) break;
       }
-      if (!(want >> STROBE_REC_BEGIN & 1)) continue;
+      if (!(c->want >> STROBE_REC_BEGIN & 1)) continue;
       if (rec->type != 0 && rec->type != STROBE_REC_BEGIN && rec->type != STROBE_REC_END) clear_record(rec);
       rec->type = STROBE_REC_BEGIN;
       rec->site = (uint32_t)id;
@@ -1414,7 +1414,7 @@ static int decode_events(strobe_capture *c, strobe_capture_record *out, uint32_t
       t->depth = depth;
       r = event_other(c, t, op, ticks, rec);
       ops.p = c->ops.p, depth = t->depth;
-      if (r <= 0 || !(want >> rec->type & 1)) {
+      if (r <= 0 || !(c->want >> rec->type & 1)) {
         clear_record(rec); /* an orphan unwound END (no record), one not wanted, or an error */
         if (r < 0) break;
         r = 0;
@@ -1422,11 +1422,12 @@ static int decode_events(strobe_capture *c, strobe_capture_record *out, uint32_t
       }
       r = 0;
     }
-    rec->thread = thread;
+    rec->thread = t->pub.index;
     rec->ticks = ticks;
-    rec->time_ns = (double)(int64_t)(ticks - epoch) * npt; /* ticks_to_ns */
+    rec->time_ns = ticks_to_ns(c, ticks);
     rec++;
   }
+
   /* Both streams must be used up exactly. */
   if (!r && left == 0 && (ops.p != ops.end || times.p != times.end)) r = STROBE_ECORRUPT;
   c->ops.p = ops.p;
@@ -1441,6 +1442,13 @@ static int decode_events(strobe_capture *c, strobe_capture_record *out, uint32_t
   if (!r && left == 0) c->blk = 0; /* on to the next block */
   return r;
 }
+
+/* decode_events for a batch, and for one record (strobe_capture_next: the
+ * loop and its set-up simplified for max 1). */
+static int decode_batch(strobe_capture *c, strobe_capture_record *out, uint32_t *n) {
+  return decode_events(c, out, n, STROBE_CAPTURE_BATCH_MAX);
+}
+static int decode_one(strobe_capture *c, strobe_capture_record *rec, uint32_t *n) { return decode_events(c, rec, n, 1); }
 
 /* A label operand of an OPS entry: 0 is "none" (""), others must be defined. */
 static int label_operand(strobe_capture *c, strobe__cur *b, const char **out) {
@@ -1896,10 +1904,12 @@ int strobe_capture_next(strobe_capture *c, strobe_capture_record *rec) {
   if (c->err) return c->err;
   if (c->done) return 0;
   for (;;) {
-    int r = next_record(c, rec);
+    int r = 2;
+    if (c->blk == STROBE__BLK_EVENTS) clear_record(rec); /* next_record's clearing, without its call */
+    else r = next_record(c, rec);
     if (r == 2) {
       uint32_t n = 0;
-      r = decode_events(c, rec, &n, 1);
+      r = decode_one(c, rec, &n);
       if (r < 0) {
         fail(c, r);
         return n ? 1 : r; /* a record first, the error at the next call */
@@ -1921,7 +1931,7 @@ int strobe_capture_next_batch(strobe_capture *c, const strobe_capture_record **r
   int r = 0;
   while (n < STROBE_CAPTURE_BATCH_MAX) {
     if (c->blk == STROBE__BLK_EVENTS) {
-      if ((r = decode_events(c, c->batch, &n, STROBE_CAPTURE_BATCH_MAX)) < 0) break;
+      if ((r = decode_batch(c, c->batch, &n)) < 0) break;
       continue; /* the batch is full, or the block used up */
     }
     strobe_capture_record *rec = &c->batch[n];
