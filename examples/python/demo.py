@@ -69,6 +69,14 @@ def handle_command(window, rows, n):
             return ",".join(cells)
 
 
+def adaptive(ms):
+    """A session report's duration (whole µs: its resolution) in the unit that shows it (14 µs, 3.10 ms)."""
+    us = round(ms * 1e3)
+    if us == 0:
+        return "< 1 µs"
+    return f"{us} µs" if us < 1000 else f"{us / 1e3:.3g} ms"
+
+
 def serve_commands(report_path):
     rows = parse([f"{i},{i * 2},{i * 3}" for i in range(200)])
     with strobe.Window("main") as window, strobe.Session(kinds="request") as session:
@@ -77,7 +85,7 @@ def serve_commands(report_path):
     report = session.report
     with open(report_path, "w") as f:
         json.dump(report, f, indent=1)
-    stages = ", ".join(f"{s['name']} p50 {s['p50_ms'] or 0:.3f} ms" for s in report["stage_summary"])
+    stages = ", ".join(f"{s['name']} p50 {adaptive(s['p50_ms'] or 0)}" for s in report["stage_summary"])
     print(f"wrote {report_path}: {report['counts']['completed']} commands as operations with stages ({stages})")
 
 
