@@ -52,6 +52,9 @@ int cli_merge_files(const char *cmd, const char *const *paths, int n, const char
 struct strobe__json;
 void cli_merge_text(FILE *f, const strobe_capture *c);
 void cli_merge_json(struct strobe__json *j, const strobe_capture *c);
+/* The "not_merged" object (the inputs' records a merge could not carry, by record type) that `strobe report`'s
+ * and `strobe info`'s merge objects share. */
+void cli_not_merged_json(struct strobe__json *j, const strobe_capture_merge *m);
 int cmd_calls(int argc, char **argv); /* cmd_calls.c: deep captures and their replay status */
 /* `strobe diff FILE --frames N M` (frame_diff.c); thread NULL: the first that marks frames. */
 int frame_diff(const char *path, uint64_t n, uint64_t m, const char *thread, int json, int quiet);

@@ -198,10 +198,7 @@ static void hosts_json(strobe__json *j, strobe_capture *c) {
     strobe__json_end(j);
   }
   strobe__json_end(j);
-  strobe__json_object(j, "not_merged");
-  for (uint32_t t = 0; t < STROBE_CAPTURE_REC_TYPES; t++)
-    if (m->not_merged[t]) strobe__json_uint(j, strobe_capture_record_type_name(t), m->not_merged[t]);
-  strobe__json_end(j);
+  cli_not_merged_json(j, m);
   strobe__json_end(j);
 }
 

@@ -787,10 +787,14 @@ void cli_merge_json(strobe__json *j, const strobe_capture *c) {
   strobe__json_object(j, "merge");
   strobe__json_uint(j, "inputs", m->ninputs);
   strobe__json_uint(j, "error_ns", m->error_ns);
+  cli_not_merged_json(j, m);
+  strobe__json_end(j);
+}
+
+void cli_not_merged_json(strobe__json *j, const strobe_capture_merge *m) {
   strobe__json_object(j, "not_merged");
   for (uint32_t t = 0; t < STROBE_CAPTURE_REC_TYPES; t++)
     if (m->not_merged[t]) strobe__json_uint(j, strobe_capture_record_type_name(t), m->not_merged[t]);
-  strobe__json_end(j);
   strobe__json_end(j);
 }
 
