@@ -48,4 +48,19 @@ CC=$cc CXX=$cxx cmake -S "$src" -B "$dir" \
   -DSTROBE_SANITIZER_TESTS=OFF
 cmake --build "$dir" -j"$jobs"
 # An empty selection is a failure: a sanitizer pass that ran nothing proves nothing.
-ctest --test-dir "$dir" --output-on-failure --no-tests=error -j"$jobs" "${select[@]}"
+rc=0
+ctest --test-dir "$dir" --output-on-failure --no-tests=error -j"$jobs" "${select[@]}" || rc=$?
+# A failing test's output is printed where it failed, in the middle of a long
+# log; its last lines are repeated here, at the end, where a log cut to its
+# head and tail still shows why.
+if [ "$rc" -ne 0 ] && [ -f "$dir/Testing/Temporary/LastTest.log" ]; then
+  awk '/^[0-9]+\/[0-9]+ Test: / { name = $3; n = 0; out = 0; next }
+       /^Output:$/ { out = 1; next }
+       out && /^<end of output>$/ { out = 0; next }
+       out && !/^-+$/ { buf[n++ % 25] = $0 }
+       /^Test Failed\.$/ || /^Test Failed\./ {
+         print "== " name " failed; its last lines:"
+         for (i = (n > 25 ? n - 25 : 0); i < n; i++) print "   " buf[i % 25]
+       }' "$dir/Testing/Temporary/LastTest.log"
+fi
+exit "$rc"
