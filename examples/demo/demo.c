@@ -550,19 +550,6 @@ int main(int argc, char **argv) {
   char feed_why[512] = "";
   int feeding = !o.headless && producer_feed_spawn(&feed, STROBE_DEMO_PRODUCER_SCRIPT, feed_why, sizeof feed_why) == 0;
 #endif
-  /* The sampler (docs/exploration.md §Sampling): every thread's call stacks
-   * and context switches go into the capture beside the scopes, or one line
-   * says why the kernel refused (nothing else changes then). */
-  if (!rc) {
-    int sampling = strobe_sampler_start(NULL);
-    strobe_sampler_status st = strobe_sampler_query_status();
-    if (sampling)
-      printf("sampler: not started: %s (%s; perf_event_paranoid %d)\n", st.reason, strobe_strerror(sampling),
-             st.paranoid);
-    else
-      printf("sampler: on at %u Hz, context switches %s, %u CPU buffers\n", st.rate_hz, st.switches ? "on" : "off",
-             st.cpus);
-  }
   /* A session that keeps the steady state only: reset once the warm-up (first
    * layouts, cold shape cache) is over. */
   char steady[STROBE_SESSION_ID_MAX];
@@ -641,6 +628,24 @@ int main(int argc, char **argv) {
 #else
   printf("gpu:          built without libstrobe_vulkan: no GPU passes; reports say GPU data unavailable (null)\n");
 #endif
+  /* The sampler (docs/exploration.md §Sampling): every thread's call stacks
+   * and context switches go into the capture beside the scopes, or one line
+   * says why the kernel refused (nothing else changes then). It starts once
+   * the Vulkan loader has loaded its driver and layers: its symbolizer maps
+   * and unmaps ELF files on the drain thread, and ThreadSanitizer (which
+   * cannot see the dynamic loader's own mappings) took a library loaded
+   * where such a file had been mapped for a race with the symbolizer.
+   * Threads started before it are sampled too. */
+  {
+    int sampling = strobe_sampler_start(NULL);
+    strobe_sampler_status st = strobe_sampler_query_status();
+    if (sampling)
+      printf("sampler: not started: %s (%s; perf_event_paranoid %d)\n", st.reason, strobe_strerror(sampling),
+             st.paranoid);
+    else
+      printf("sampler: on at %u Hz, context switches %s, %u CPU buffers\n", st.rate_hz, st.switches ? "on" : "off",
+             st.cpus);
+  }
   fflush(stdout);
   saver sv;
   if (sender_start(&snd, gpu_hooks_p)) return 1;
@@ -786,6 +791,11 @@ int main(int argc, char **argv) {
          (unsigned long long)wd.reads, wd.session, (unsigned long long)wd.in_flight, (unsigned long long)wd.stalled,
          wd.saved ? " (the first saved as demo-stall-read.json)" : "");
 #ifdef STROBE_DEMO_SERVER
+  /* A producer slower to start than the run is long (python3 on a loaded
+   * machine) gets up to 10 s more for its first batch: stopped before that,
+   * it would end without sending. */
+  for (int i = 0; feeding && server && i < 200 && !strobe_server_query_stats(server).producer_batches; i++)
+    usleep(50000);
   producer_feed_stop(&feed); /* its last batch, while the capture still records */
 #endif
   strobe_flight_recorder_stats fs = strobe_flight_recorder_query_stats(flight);
