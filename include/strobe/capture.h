@@ -329,6 +329,9 @@ typedef struct strobe_capture_record {
   const strobe_capture_sample *sample; /* SAMPLE, SWITCH; NULL for other types */
   const strobe_capture_attachment *attachment; /* ATTACHMENT; NULL for other types */
   const strobe_capture_deep *deep; /* DEEP; NULL for other types */
+  uint32_t origin;      /* TREE, ATTACHMENT, DEEP of a merged capture: 1 + the index of the input it came from in
+                         * strobe_capture_query_merge()->inputs (read at the end: check it against ninputs); 0 in
+                         * a capture not merged, or merged before merges recorded it (docs/capture-format.md, ORIGIN) */
 } strobe_capture_record;
 
 typedef struct strobe_capture_totals {

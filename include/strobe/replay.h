@@ -78,14 +78,19 @@ typedef struct strobe_replay strobe_replay;
 
 /* Reads the capture file at `path` twice: the first deep capture of frame
  * `frame`, then the contents of every resource its calls reference and
- * every attachment of that frame (a resource stored in an earlier frame is
- * found there). On success *out owns all of it (strobe_replay_close). On
+ * every attachment of that frame from its process (a resource stored in an
+ * earlier frame is found there). On success *out owns all of it (strobe_replay_close). On
  * error *out is NULL and the code is STROBE_EINVAL (NULL argument),
  * strobe_capture_open's errors, a reader error met while reading (the
  * capture is damaged before the deep capture or a resource was read),
  * STROBE_ENOTFOUND (the capture holds no deep capture of that frame) or
  * STROBE_ENOMEM. */
 STROBE_API int strobe_replay_open(const char *path, uint64_t frame, strobe_replay **out);
+/* The same for the deep capture of `frame` numbered `seq` (strobe_capture_deep.seq, unique in a capture; 0: the
+ * first of that frame): a merged capture (strobe merge) may hold several processes' deep captures of one frame id.
+ * Of the frame's attachments it keeps those of the chosen one's process (strobe_capture_record.origin). Errors as
+ * strobe_replay_open's; STROBE_ENOTFOUND also when no deep capture of that frame has that number. */
+STROBE_API int strobe_replay_open_deep(const char *path, uint64_t frame, uint64_t seq, strobe_replay **out);
 /* Frees everything. Accepts NULL. */
 STROBE_API void strobe_replay_close(strobe_replay *r);
 

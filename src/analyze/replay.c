@@ -28,6 +28,8 @@ struct strobe_replay {
   uint32_t nres;
   strobe_replay_resource *att; /* the frame's attachments, in capture order */
   uint32_t natt, cap_att;
+  uint64_t seq;                /* the deep capture wanted: its number (0: the frame's first) */
+  uint32_t origin;             /* its strobe_capture_record.origin: the frame's attachments kept are of the same */
 };
 
 const char *strobe_replay_status_name(strobe_replay_status s) {
@@ -139,7 +141,8 @@ static int read_capture(const char *path, int (*step)(strobe_replay *, const str
 }
 
 static int step_find(strobe_replay *r, const strobe_capture_record *rec, uint64_t frame) {
-  if (rec->type != STROBE_REC_DEEP || rec->deep->frame != frame) return 0;
+  if (rec->type != STROBE_REC_DEEP || rec->deep->frame != frame || (r->seq && rec->deep->seq != r->seq)) return 0;
+  r->origin = rec->origin;
   int rc = copy_deep(r, rec->deep);
   return rc ? rc : 1;
 }
@@ -152,7 +155,7 @@ static int step_contents(strobe_replay *r, const strobe_capture_record *rec, uin
     if (rc) return rc;
     r->nres++;
   }
-  if (a->frame != frame) return 0;
+  if (a->frame != frame || rec->origin != r->origin) return 0; /* another process's frame of that id (a merge) */
   if (r->natt == r->cap_att) {
     uint32_t cap = r->cap_att ? r->cap_att * 2 : 16;
     strobe_replay_resource *p = realloc(r->att, cap * sizeof *p);
@@ -183,11 +186,16 @@ static int step_contents(strobe_replay *r, const strobe_capture_record *rec, uin
 }
 
 int strobe_replay_open(const char *path, uint64_t frame, strobe_replay **out) {
+  return strobe_replay_open_deep(path, frame, 0, out);
+}
+
+int strobe_replay_open_deep(const char *path, uint64_t frame, uint64_t seq, strobe_replay **out) {
   if (!out) return STROBE_EINVAL;
   *out = NULL;
   if (!path) return STROBE_EINVAL;
   strobe_replay *r = calloc(1, sizeof *r);
   if (!r) return STROBE_ENOMEM;
+  r->seq = seq;
   int rc = read_capture(path, step_find, r, frame);
   if (!rc && !r->calls) rc = STROBE_ENOTFOUND;
   /* Contents are wanted only when referenced, so the second pass holds

@@ -150,6 +150,7 @@ struct strobe_capture {
   uint32_t noffsets, offsets_cap;
   uint64_t offsets_replaced, offsets_cut;
   strobe_capture_merge *merge;     /* the MERGE block; NULL until one is read */
+  uint32_t origin;                 /* the last ORIGIN block's: the content blocks' input + 1 (0: none read) */
   strobe_capture_record *batch;    /* strobe_capture_next_batch's records, STROBE_CAPTURE_BATCH_MAX; NULL until used */
   uint64_t want;                   /* record types returned (strobe_capture_set_records): bit 1 << type */
 };
@@ -857,6 +858,7 @@ static int block_tree(strobe_capture *c, strobe_capture_record *rec) {
   t->nodes = c->tree_nodes;
   t->time_ns = ticks_to_ns(c, t->ticks);
   rec->type = STROBE_REC_TREE;
+  rec->origin = c->origin;
   rec->ticks = t->ticks;
   rec->time_ns = t->time_ns;
   rec->tree = t;
@@ -905,6 +907,7 @@ static int block_attach(strobe_capture *c, strobe_capture_record *rec) {
   a->state = (uint32_t)state;
   a->time_ns = ticks_to_ns(c, a->ticks);
   rec->type = STROBE_REC_ATTACHMENT;
+  rec->origin = c->origin;
   rec->ticks = a->ticks;
   rec->time_ns = a->time_ns;
   rec->attachment = a;
@@ -997,6 +1000,7 @@ static int block_deep(strobe_capture *c, strobe_capture_record *rec) {
   d->calls = c->deep_calls;
   d->time_ns = ticks_to_ns(c, d->ticks);
   rec->type = STROBE_REC_DEEP;
+  rec->origin = c->origin;
   rec->ticks = d->ticks;
   rec->time_ns = d->time_ns;
   rec->deep = d;
@@ -1153,6 +1157,14 @@ static int start_block(strobe_capture *c, uint8_t type, strobe_capture_record *r
     }
     case STROBE__BLK_CLOCK_OFFSETS: return block_clock_offsets(c);
     case STROBE__BLK_MERGE: return block_merge(c);
+    case STROBE__BLK_ORIGIN: { /* a merged capture's content blocks after it: of input `origin - 1` */
+      uint64_t origin = strobe__cur_varint(&c->cur);
+      int r = payload_done(&c->cur);
+      if (r) return r;
+      if (origin > STROBE_CAPTURE_MAX_MERGED) return STROBE_ECORRUPT;
+      c->origin = (uint32_t)origin;
+      return 0;
+    }
     case STROBE__BLK_ATTACH: return block_attach(c, rec);
     case STROBE__BLK_DEEP: return block_deep(c, rec);
     case STROBE__BLK_CONTENT_TOTALS: {

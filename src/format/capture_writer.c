@@ -1238,6 +1238,12 @@ void strobe__writer_merge(strobe__writer *w, const strobe_capture_merge *m) {
   strobe__buf_free(&b);
 }
 
+void strobe__writer_origin(strobe__writer *w, uint32_t origin) {
+  w->raw.len = 0;
+  strobe__buf_varint(&w->raw, origin);
+  emit_block(w, STROBE__BLK_ORIGIN, &w->raw);
+}
+
 /* This process's clock-offset samples (strobe.h >>hosts), taken on this host's boot. */
 static void own_clock_offsets(strobe__writer *w) {
   strobe_clock_offset s[STROBE_CLOCK_OFFSETS_MAX];

@@ -142,6 +142,9 @@ void strobe__writer_clock_offsets(strobe__writer *w, const strobe_capture_clock_
                                   uint64_t replaced);
 /* The MERGE block of a merged capture (strobe merge): its inputs, their alignment, what was not merged. */
 void strobe__writer_merge(strobe__writer *w, const strobe_capture_merge *m);
+/* The ORIGIN block of a merged capture: the TREE, ATTACH and DEEP blocks written after it, until the next, are of
+ * MERGE input `origin - 1` (0: not known, an input merged before merges recorded it). */
+void strobe__writer_origin(strobe__writer *w, uint32_t origin);
 int strobe__writer_finish(strobe__writer *w, uint64_t end_ticks, const strobe_misuse *misuse);
 /* The first error seen (0 if none). */
 int strobe__writer_error(const strobe__writer *w);

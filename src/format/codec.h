@@ -76,7 +76,8 @@ enum {
   X(DEEP, 22)   /* one deep capture's draw calls (strobe/deep.h): application content; readers before it skip it */ \
   X(CONTENT_TOTALS, 23) /* attachments stored, referenced, cut; deep captures written, refused */ \
   X(CLOCK_OFFSETS, 24) /* clock-offset samples against other hosts (docs/sessions.md §Across hosts) */ \
-  X(MERGE, 25) /* a merged capture's inputs, how each was aligned, and the records not merged */
+  X(MERGE, 25) /* a merged capture's inputs, how each was aligned, and the records not merged */ \
+  X(ORIGIN, 26) /* a merged capture: the input the content blocks after it came from; readers before it skip it */
 
 enum {
 #define STROBE__BLK_ENUM(name, type) STROBE__BLK_##name = type,

@@ -1812,13 +1812,27 @@ def case_merge():
     check(os.path.getsize(a) == size_a and os.path.getsize(b) == len(raw), "the inputs are untouched")
 
 
-def _same_json(a, b, *argv):
-    """`strobe ARGV` on captures a and b gives the same JSON, but for the file names."""
+def _same_json(a, b, *argv, drop=()):
+    """`strobe ARGV` on captures a and b gives the same JSON, but for the file names and the keys `drop` (at any
+    depth)."""
     ja, _ = run_json(*argv, a)
     jb, _ = run_json(*argv, b)
     for j in (ja, jb):
         j.pop("file", None)
+        _drop(j, drop)
     return ja == jb, ja, jb
+
+
+def _drop(obj, keys):
+    """Removes keys from every object in obj, at any depth."""
+    if isinstance(obj, dict):
+        for k in keys:
+            obj.pop(k, None)
+        for v in obj.values():
+            _drop(v, keys)
+    elif isinstance(obj, list):
+        for v in obj:
+            _drop(v, keys)
 
 
 def case_merge_content():
@@ -1832,16 +1846,21 @@ def case_merge_content():
     out = os.path.join(w, "all.strobe")
     stdout, _ = run("merge", "--same-host", smp, tree, deep, "-o", out)
     check("2 UI-tree snapshots, 1 deep captures, 3 sampled functions" in stdout, stdout)
-    # Snapshots: listed with their frames and rebuilt node for node, as from the input.
-    same, a, b = _same_json(tree, out, "tree")
+    # Snapshots: listed with their frames and rebuilt node for node, as from the input (which names no process:
+    # the merge names each by its input, the three of one pid told apart by their places).
+    same, a, b = _same_json(tree, out, "tree", drop=("process",))
     check(same, f"strobe tree: input {a} merged {b}")
+    j, _ = run_json("tree", out)
+    check([s["process"] for s in j["snapshots"]] == ["pid_4242#2"] * 2, f"{j['snapshots']}")
     for k in ("1", "2"):
-        same, a, b = _same_json(tree, out, "tree", "--snapshot", k)
+        same, a, b = _same_json(tree, out, "tree", "--snapshot", k, drop=("process",))
         check(same, f"strobe tree --snapshot {k}: input {a} merged {b}")
     # Deep captures and attachments: every call, resource and byte.
     for argv in (("calls",), ("calls", "--frame", "4")):
-        same, a, b = _same_json(deep, out, *argv)
+        same, a, b = _same_json(deep, out, *argv, drop=("process",))
         check(same, f"strobe {' '.join(argv)}: input {a} merged {b}")
+    j, _ = run_json("calls", deep)
+    check([d["process"] for d in j["deep_captures"]] == [None], f"a capture not merged names no process: {j}")
     dirs = {}
     for name, path in (("in", deep), ("merged", out)):
         dirs[name] = os.path.join(w, "attachments-" + name)
@@ -1885,7 +1904,9 @@ def case_merge_content():
     # (the spans of its elements: both twins' in that interval, the element ids being the same)
     bare = [[{k: v for k, v in n.items() if k != "spans"} for n in j["nodes"]] for j in (ja, jb)]
     check(bare[0] == bare[1], f"the second input's first snapshot: {bare[0]} vs {bare[1]}")
-    # Merged again: the same capture as merging every input at once.
+    _merge_processes(w)
+    # Merged again: the same capture as merging every input at once (each snapshot's and deep capture's process
+    # too).
     half, again = os.path.join(w, "half.strobe"), os.path.join(w, "again.strobe")
     run("merge", "--quiet", "--same-host", smp, tree, "-o", half)
     run("merge", "--quiet", "--same-host", half, deep, "-o", again)
@@ -1901,6 +1922,58 @@ def case_merge_content():
     check("5 sample" in err, err)
     j, _ = run_json("report", again)
     check(j["merge"]["not_merged"] == {"sample": 5} and j["merge"]["inputs"] == 2, f"{j['merge']}")
+
+
+def _merge_processes(w):
+    """Two processes' snapshots and deep captures of the same frame ids (docs/cli.md §merge): each listed with its
+    process; --frame N is refused while several processes have one of it, naming them; --process picks each
+    one's own content (the second's resources moved up by 2^48, its attachments of the frame only); a process
+    without one, or --process on a capture not merged or without --frame, is refused."""
+    pa, pb = (capture("proc_" + p, "--ui-tree", "--deep", "--frames", "12", "--pid", p) for p in ("101", "202"))
+    two = os.path.join(w, "two.strobe")
+    run("merge", "--quiet", "--same-host", pa, pb, "-o", two)
+    j, _ = run_json("calls", two)
+    check([(d["seq"], d["frame"], d["process"]) for d in j["deep_captures"]] == [(1, 4, "pid_101"), (2, 4, "pid_202")],
+          f"deep captures: {j['deep_captures']}")
+    check([(a["frame"], a["process"]) for a in j["attachments_by_frame"]] ==
+          [(4, "pid_101"), (9, "pid_101"), (4, "pid_202"), (9, "pid_202")], f"{j['attachments_by_frame']}")
+    j, _ = run_json("tree", two)
+    check([(s["snapshot"], s["frame"], s["process"]) for s in j["snapshots"]] ==
+          [(1, 4, "pid_101"), (2, 9, "pid_101"), (3, 4, "pid_202"), (4, 9, "pid_202")], f"snapshots: {j['snapshots']}")
+    for cmd in ("calls", "tree"):
+        text, _ = run(cmd, two)
+        rows = [r for r in text.splitlines() if re.match(r"^ +\d", r)]
+        check([r.split()[-1] for r in rows[:2]] == ["pid_101", "pid_101" if cmd == "tree" else "pid_202"],
+              f"strobe {cmd}: the process, last on each row:\n{text}")
+        p = run_bounded([cmd, two, "--frame", "4"])
+        check(p.returncode == 2 and "from several processes (pid_101, pid_202)" in p.stderr and "--process NAME" in
+              p.stderr and not p.stdout, f"strobe {cmd} --frame 4 on two processes: exit {p.returncode} {p.stderr}")
+        p = run_bounded([cmd, two, "--frame", "4", "--process", "pid_303"])
+        check(p.returncode == 2 and "no " in p.stderr and "process 'pid_303'" in p.stderr and "pid_101, pid_202" in
+              p.stderr and not p.stdout, f"strobe {cmd} --process pid_303: exit {p.returncode} {p.stderr}")
+        for argv, why in (([pa, "--frame", "4", "--process", "pid_101"], "not a merged capture"),
+                          ([two, "--process", "pid_101"], "goes with --frame")):
+            p = run_bounded([cmd, *argv])
+            check(p.returncode == 2 and why in p.stderr, f"strobe {cmd} {argv}: exit {p.returncode} {p.stderr}")
+    moved = lambda x: "%016x" % (int(x, 16) + (1 << 48))
+    for proc, src, seq in (("pid_101", pa, 1), ("pid_202", pb, 3)):
+        want, _ = run_json("calls", src, "--frame", "4")
+        if proc == "pid_202":  # the second input's resource ids collide with the first's: moved up by 2^48
+            for c in want["calls"]:
+                for r in c["resources"]:
+                    r["id"] = moved(r["id"])
+            for a in want["attachments"]:
+                a["resource"] = moved(a["resource"])
+        got, _ = run_json("calls", two, "--frame", "4", "--process", proc)
+        check(got["process"] == proc and got["calls"] == want["calls"] and got["attachments"] == want["attachments"],
+              f"calls --process {proc}: {got}\nits input's: {want}")
+        text, _ = run("calls", two, "--frame", "4", "--process", proc)
+        check(text.startswith(f"process {proc}, frame 4:"), text)
+        got, _ = run_json("tree", two, "--frame", "4", "--process", proc)
+        want, _ = run_json("tree", src, "--frame", "4")
+        check(got["snapshot"]["snapshot"] == seq and got["snapshot"]["process"] == proc, f"{got['snapshot']}")
+        _drop(got["nodes"], ("spans",)), _drop(want["nodes"], ("spans",))  # spans: both processes' elements of an id
+        check(got["nodes"] == want["nodes"], f"tree --process {proc}: {got['nodes']}\nits input's: {want['nodes']}")
 
 
 class _FakeClock(http.server.BaseHTTPRequestHandler):

@@ -83,10 +83,11 @@
  *          [--no-marks] [--interned] [--slow K:NS]... [--stage-tree]
  *          [--pass-category] [--worker-marks] [--units] [--kinds] [--ui-tree]
  *          [--gpu] [--gpu-bad K] [--producer] [--no-unix-epoch] [--samples]
- *          [--merge-block]
+ *          [--merge-block] [--pid N]
  * With --samples, the sampler's records (>>samples) follow the events. With
  * --merge-block, the capture says it is a merge (a MERGE block: docs/cli.md
  * §merge) of one input of process "left" that could not carry 5 samples.
+ * --pid N sets the header's pid (default 4242): a merge names it pid_<N>.
  * It must never depend on the real clock: the tests compare exact numbers.
  */
 #include <stdio.h>
@@ -131,6 +132,7 @@ typedef struct opts {
   int no_unix_epoch; /* a header without the wall-clock anchor (tag 30), as older writers wrote */
   int samples;       /* the sampler's records and counts (>>samples) */
   int merge_block;   /* a MERGE block naming what a merge could not carry */
+  unsigned long long pid; /* the header's pid, default 4242: a merge names an input pid_<pid> */
 } opts;
 
 /* >>sites: ids are assigned here, in this order, from 1. */
@@ -498,13 +500,13 @@ static int usage(void) {
           "                        [--no-marks] [--interned] [--slow K:NS]... [--stage-tree]\n"
           "                        [--pass-category] [--worker-marks] [--units] [--kinds] [--ui-tree] [--deep]\n"
           "                        [--gpu] [--gpu-bad K] [--producer] [--no-unix-epoch] [--samples]\n"
-          "                        [--merge-block]\n");
+          "                        [--merge-block] [--pid N]\n");
   return 2;
 }
 
 int main(int argc, char **argv) {
   opts o = {.out = NULL, .frames = 50, .spike = -1, .clock = "monotonic", .ns_per_tick = 1.0, .stall = 50,
-            .gpu_bad = -1};
+            .gpu_bad = -1, .pid = 4242};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     int more = i + 1 < argc;
@@ -534,6 +536,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--no-unix-epoch")) o.no_unix_epoch = 1;
     else if (!strcmp(a, "--samples")) o.samples = 1;
     else if (!strcmp(a, "--merge-block")) o.merge_block = 1;
+    else if (!strcmp(a, "--pid") && more) o.pid = strtoull(argv[++i], NULL, 10);
     else if (!strcmp(a, "--gpu-bad") && more) o.gpu_bad = atoi(argv[++i]);
     else if (!strcmp(a, "--slow") && more && o.nslow < 4) {
       char *end = NULL;
@@ -554,7 +557,7 @@ int main(int argc, char **argv) {
   }
   /* The header's clock is the one asked for, with epoch 0, on no real machine. */
   /* A fixed wall-clock anchor (2025-12-02 00:00:00 UTC): the OTLP export's Unix times are exact. */
-  strobe__header_facts facts = {{o.clock, 1, o.ns_per_tick, 0, 0}, 0, "x86_64", 0, 4242, 262144, 0, 0,
+  strobe__header_facts facts = {{o.clock, 1, o.ns_per_tick, 0, 0}, 0, "x86_64", 0, o.pid, 262144, 0, 0,
                                 1764633600000000000ull, NULL};
   if (o.no_unix_epoch) facts.epoch_unix_ns = 0;
   strobe__writer *w;

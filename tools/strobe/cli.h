@@ -55,6 +55,17 @@ void cli_merge_json(struct strobe__json *j, const strobe_capture *c);
 /* The "not_merged" object (the inputs' records a merge could not carry, by record type) that `strobe report`'s
  * and `strobe info`'s merge objects share. */
 void cli_not_merged_json(struct strobe__json *j, const strobe_capture_merge *m);
+/* The process a TREE, ATTACHMENT or DEEP record's origin (strobe_capture_record.origin) names in capture c: its
+ * MERGE input's label, as LABEL#K (K: its place among the inputs, from 1) when another input has that label, then
+ * written into buf (cap bytes); "?" when c is merged but its merge did not record it; NULL when c is not merged.
+ * The MERGE block comes last: call it after the read. Owned by c or buf. cmd_merge.c. */
+const char *cli_origin_process(const strobe_capture *c, uint32_t origin, char *buf, size_t cap);
+/* Which of the n snapshots or deep captures (`what`) of frame `frame`, given by their origins in capture order,
+ * `process` chooses: the first of that process, or with process NULL the first when all are of one process
+ * (docs/cli.md §strobe merge). Otherwise prints why none is chosen (several processes, naming them; none of that
+ * process; --process on a capture that is no merge) and returns -1: the caller exits CLI_USAGE. cmd_merge.c. */
+int cli_pick_origin(const char *cmd, const strobe_capture *c, const char *path, const char *what, uint64_t frame,
+                    const uint32_t *origins, uint32_t n, const char *process);
 int cmd_calls(int argc, char **argv); /* cmd_calls.c: deep captures and their replay status */
 /* `strobe diff FILE --frames N M` (frame_diff.c); thread NULL: the first that marks frames. */
 int frame_diff(const char *path, uint64_t n, uint64_t m, const char *thread, int json, int quiet);

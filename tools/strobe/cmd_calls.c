@@ -9,6 +9,11 @@
  * all is the renderer's backend's to say (strobe-demo --replay), so kinds
  * are not checked here, and the output says so.
  *
+ * In a merged capture every deep capture names its process (strobe merge's
+ * ORIGIN, read back with cli_origin_process); --frame N chooses among
+ * several processes' deep captures of one frame id only with --process,
+ * and lists that process's attachments of the frame.
+ *
  * Reads the capture two or three times (refuses "-"): the list, then the
  * replay engine's two passes. Memory: one entry per deep capture and per
  * frame with attachments, and the chosen deep capture with the contents it
@@ -24,31 +29,37 @@
 #include "strobe/replay.h"
 
 static const char g_usage[] =
-    "usage: strobe calls [--frame N] [--json] [--quiet] FILE\n"
+    "usage: strobe calls [--frame N [--process NAME]] [--json] [--quiet] FILE\n"
     "\n"
     "Lists the deep captures of a capture (strobe_deep_request) and the attachments\n"
     "of each frame, or prints one frame's draw calls in order with the resources\n"
     "each reads and its replay status: ok, or what the capture lacks to redraw it\n"
     "(missing_geometry, missing_texture, missing_surface_geometry). Kinds are not\n"
-    "checked: the renderer's replay backend knows which it draws.\n"
+    "checked: the renderer's replay backend knows which it draws. In a merged capture\n"
+    "(strobe merge) each deep capture names its process.\n"
     "\n"
     "  --frame N      the deep capture of frame N (the application's frame id)\n"
+    "  --process NAME with --frame, in a merged capture: the deep capture of process NAME\n"
+    "                 (as listed), needed when several processes have one of frame N\n"
     "  --json         machine-readable output\n"
     "  --quiet        no progress bar\n"
     "\n"
     "Exit: 0 listed or printed, 1 unreadable or damaged (what was read is used), 2 usage,\n"
-    "'-' (the capture is read more than once), or no deep capture of that frame, 3 output.\n";
+    "'-' (the capture is read more than once), no deep capture of that frame, or deep captures\n"
+    "of it from several processes and no --process, 3 output.\n";
 
 typedef struct deep_info {
   uint64_t frame, seq;
   uint32_t ncalls;
   uint64_t dropped;
+  uint32_t origin; /* a merged capture's input it came from, + 1 (strobe_capture_record.origin) */
 } deep_info;
 
 typedef struct frame_att {
   uint64_t frame;
   uint32_t stored, earlier, cut;
   uint64_t bytes;
+  uint32_t origin; /* as deep_info's: a merge counts each process's attachments of a frame id apart */
 } frame_att;
 
 typedef struct calls_cmd {
@@ -77,17 +88,17 @@ static void list_pass(calls_cmd *t, cli_input *in) {
     if (r.type == STROBE_REC_DEEP) {
       t->deeps = grow(t->deeps, &t->cap_deeps, t->ndeeps, sizeof *t->deeps, &t->failed);
       if (t->ndeeps < t->cap_deeps)
-        t->deeps[t->ndeeps++] = (deep_info){r.deep->frame, r.deep->seq, r.deep->ncalls, r.deep->calls_dropped};
+        t->deeps[t->ndeeps++] = (deep_info){r.deep->frame, r.deep->seq, r.deep->ncalls, r.deep->calls_dropped, r.origin};
     } else if (r.type == STROBE_REC_ATTACHMENT) {
       const strobe_capture_attachment *a = r.attachment;
       frame_att *f = NULL;
       for (uint32_t i = t->nframes; i-- > 0 && !f;)
-        if (t->frames[i].frame == a->frame) f = &t->frames[i];
+        if (t->frames[i].frame == a->frame && t->frames[i].origin == r.origin) f = &t->frames[i];
       if (!f) {
         t->frames = grow(t->frames, &t->cap_frames, t->nframes, sizeof *t->frames, &t->failed);
         if (t->nframes == t->cap_frames) continue;
         f = &t->frames[t->nframes++];
-        *f = (frame_att){a->frame, 0, 0, 0, 0};
+        *f = (frame_att){a->frame, 0, 0, 0, 0, r.origin};
       }
       if (a->state == STROBE_CAPTURE_ATTACH_STORED) {
         f->stored++;
@@ -110,18 +121,30 @@ static const char *state_name(uint32_t s) {
 }
 
 /* >>list */
-static void list_text(FILE *f, const calls_cmd *t, const char *path) {
-  if (!t->ndeeps) fprintf(f, "%s: no deep captures (strobe_deep_request)\n", path);
-  else fprintf(f, "%s: %u deep capture%s\n\n  frame         calls  cut\n", path, t->ndeeps, t->ndeeps == 1 ? "" : "s");
-  for (uint32_t i = 0; i < t->ndeeps; i++)
-    fprintf(f, "  %-12" PRIu64 "  %5u  %" PRIu64 "\n", t->deeps[i].frame, t->deeps[i].ncalls, t->deeps[i].dropped);
-  if (t->nframes) fprintf(f, "\nattachments by frame:\n  frame         stored  earlier  cut  bytes stored\n");
-  for (uint32_t i = 0; i < t->nframes; i++)
-    fprintf(f, "  %-12" PRIu64 "  %6u  %7u  %3u  %" PRIu64 "\n", t->frames[i].frame, t->frames[i].stored,
-            t->frames[i].earlier, t->frames[i].cut, t->frames[i].bytes);
+static void list_text(FILE *f, const calls_cmd *t, const cli_input *in) {
+  int merged = strobe_capture_query_merge(in->cap) != NULL; /* then each deep capture's process, last */
+  char buf[96];
+  if (!t->ndeeps) fprintf(f, "%s: no deep captures (strobe_deep_request)\n", in->path);
+  else fprintf(f, "%s: %u deep capture%s\n\n  frame         calls  cut%s\n", in->path, t->ndeeps,
+               t->ndeeps == 1 ? "" : "s", merged ? "           process" : "");
+  for (uint32_t i = 0; i < t->ndeeps; i++) {
+    fprintf(f, "  %-12" PRIu64 "  %5u  %-*" PRIu64, t->deeps[i].frame, t->deeps[i].ncalls, merged ? 12 : 0,
+            t->deeps[i].dropped);
+    if (merged) fprintf(f, "  %s", cli_origin_process(in->cap, t->deeps[i].origin, buf, sizeof buf));
+    fprintf(f, "\n");
+  }
+  if (t->nframes)
+    fprintf(f, "\nattachments by frame:\n  frame         stored  earlier  cut  bytes stored%s\n", merged ? "  process" : "");
+  for (uint32_t i = 0; i < t->nframes; i++) {
+    fprintf(f, "  %-12" PRIu64 "  %6u  %7u  %3u  %-*" PRIu64, t->frames[i].frame, t->frames[i].stored,
+            t->frames[i].earlier, t->frames[i].cut, merged ? 12 : 0, t->frames[i].bytes);
+    if (merged) fprintf(f, "  %s", cli_origin_process(in->cap, t->frames[i].origin, buf, sizeof buf));
+    fprintf(f, "\n");
+  }
 }
 
-static void list_json(strobe__json *j, const calls_cmd *t) {
+static void list_json(strobe__json *j, const calls_cmd *t, const strobe_capture *cap) {
+  char buf[96];
   strobe__json_array(j, "deep_captures");
   for (uint32_t i = 0; i < t->ndeeps; i++) {
     strobe__json_object(j, NULL);
@@ -129,6 +152,7 @@ static void list_json(strobe__json *j, const calls_cmd *t) {
     strobe__json_uint(j, "seq", t->deeps[i].seq);
     strobe__json_uint(j, "calls", t->deeps[i].ncalls);
     strobe__json_uint(j, "calls_dropped", t->deeps[i].dropped);
+    strobe__json_str(j, "process", cli_origin_process(cap, t->deeps[i].origin, buf, sizeof buf)); /* null: not merged */
     strobe__json_end(j);
   }
   strobe__json_end(j);
@@ -140,16 +164,19 @@ static void list_json(strobe__json *j, const calls_cmd *t) {
     strobe__json_uint(j, "earlier", t->frames[i].earlier);
     strobe__json_uint(j, "cut", t->frames[i].cut);
     strobe__json_uint(j, "bytes", t->frames[i].bytes);
+    strobe__json_str(j, "process", cli_origin_process(cap, t->frames[i].origin, buf, sizeof buf)); /* null: not merged */
     strobe__json_end(j);
   }
   strobe__json_end(j);
 }
 
 /* >>frame */
-static void frame_text(FILE *f, const strobe_replay *r, const strobe_replay_status *st, uint64_t frame) {
+static void frame_text(FILE *f, const strobe_replay *r, const strobe_replay_status *st, uint64_t frame,
+                       const char *process) {
   const strobe_capture_deep *d = strobe_replay_query_deep(r);
   uint32_t ok = 0;
   for (uint32_t i = 0; i < d->ncalls; i++) ok += st[i] == STROBE_REPLAY_OK;
+  if (process) fprintf(f, "process %s, ", process);
   fprintf(f, "frame %" PRIu64 ": %u draw calls, %u with everything to redraw them, %u missing something%s\n", frame,
           d->ncalls, ok, d->ncalls - ok, d->calls_dropped ? "" : "");
   if (d->calls_dropped) fprintf(f, "%" PRIu64 " calls past the capture's bound were not recorded\n", d->calls_dropped);
@@ -173,9 +200,11 @@ static void frame_text(FILE *f, const strobe_replay *r, const strobe_replay_stat
             att[i].height, att[i].bytes ? att[i].size : (size_t)0, state_name(att[i].state));
 }
 
-static void frame_json(strobe__json *j, const strobe_replay *r, const strobe_replay_status *st, uint64_t frame) {
+static void frame_json(strobe__json *j, const strobe_replay *r, const strobe_replay_status *st, uint64_t frame,
+                       const char *process) {
   const strobe_capture_deep *d = strobe_replay_query_deep(r);
   strobe__json_uint(j, "frame", frame);
+  strobe__json_str(j, "process", process); /* null: not merged */
   strobe__json_uint(j, "calls_dropped", d->calls_dropped);
   strobe__json_bool(j, "kinds_checked", 0);
   strobe__json_array(j, "calls");
@@ -236,12 +265,14 @@ static void frame_json(strobe__json *j, const strobe_replay *r, const strobe_rep
 
 int cmd_calls(int argc, char **argv) {
   static const struct option opts[] = {{"frame", required_argument, NULL, 'f'},
+                                       {"process", required_argument, NULL, 'p'},
                                        {"json", no_argument, NULL, 'j'},
                                        {"quiet", no_argument, NULL, 'q'},
                                        {"help", no_argument, NULL, 'h'},
                                        {0}};
   int json = 0, quiet = 0, ch, by_frame = 0;
   uint64_t frame = 0;
+  const char *process = NULL;
   opterr = 0;
   while ((ch = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
     switch (ch) {
@@ -249,6 +280,7 @@ int cmd_calls(int argc, char **argv) {
         if (cli_parse_u64(optarg, &frame)) return cli_usage_error("calls", "--frame takes a frame id, not '%s'", optarg);
         by_frame = 1;
         break;
+      case 'p': process = optarg; break;
       case 'j': json = 1; break;
       case 'q': quiet = 1; break;
       case 'h': fputs(g_usage, stdout); return CLI_OK;
@@ -256,6 +288,8 @@ int cmd_calls(int argc, char **argv) {
     }
   }
   if (argc - optind != 1) return cli_usage_error("calls", "expected one capture FILE");
+  if (process && !by_frame)
+    return cli_usage_error("calls", "--process chooses among a frame's deep captures: it goes with --frame N");
   const char *path = argv[optind];
   int rc = cli_need_file("calls", path, "it reads the capture more than once");
   if (rc) return rc;
@@ -266,8 +300,27 @@ int cmd_calls(int argc, char **argv) {
   int status = cli_finish_read(&in);
   strobe_replay *r = NULL;
   strobe_replay_status *st = NULL;
+  char buf[96];
+  const char *chosen = NULL; /* the chosen deep capture's process: NULL when not merged */
   if (!t.failed && by_frame) {
-    rc = strobe_replay_open(path, frame, &r);
+    /* Of several processes' deep captures of frame N, the one --process names (its number is unique in a merge). */
+    uint32_t *origins = malloc((t.ndeeps ? t.ndeeps : 1) * sizeof *origins), n = 0;
+    const deep_info **match = malloc((t.ndeeps ? t.ndeeps : 1) * sizeof *match);
+    for (uint32_t i = 0; origins && match && i < t.ndeeps; i++)
+      if (t.deeps[i].frame == frame) match[n] = &t.deeps[i], origins[n++] = t.deeps[i].origin;
+    int k = !origins || !match ? -2 : n ? cli_pick_origin("calls", in.cap, in.path, "deep captures", frame, origins, n, process) : 0;
+    uint64_t seq = k >= 0 && n ? match[k]->seq : 0;
+    if (k >= 0 && n) chosen = cli_origin_process(in.cap, match[k]->origin, buf, sizeof buf);
+    free(origins);
+    free(match);
+    if (k < 0) {
+      if (k == -2) cli_error("calls", "%s: out of memory", in.path);
+      cli_close(&in);
+      free(t.deeps);
+      free(t.frames);
+      return k == -2 ? CLI_FAIL : CLI_USAGE;
+    }
+    rc = strobe_replay_open_deep(path, frame, seq, &r);
     if (rc == STROBE_ENOTFOUND) {
       cli_error("calls", "%s: no deep capture of frame %" PRIu64 " (`strobe calls %s` lists them)", in.path, frame,
                 in.path);
@@ -306,14 +359,14 @@ int cmd_calls(int argc, char **argv) {
       strobe__json_uint(&j, "deep_captures_refused", tot.deeps_dropped);
       strobe__json_uint(&j, "attachments_cut", tot.attach_cut);
       strobe__json_uint(&j, "attachment_bytes_cut", tot.attach_cut_bytes);
-      if (r) frame_json(&j, r, st, frame);
-      else list_json(&j, &t);
+      if (r) frame_json(&j, r, st, frame, chosen);
+      else list_json(&j, &t, in.cap);
       strobe__json_end(&j);
       rc = cli_output_json(&o, &j);
       if (rc) status = rc;
     } else {
-      if (r) frame_text(o.f, r, st, frame);
-      else list_text(o.f, &t, in.path);
+      if (r) frame_text(o.f, r, st, frame, chosen);
+      else list_text(o.f, &t, &in);
       strobe_capture_totals tot = strobe_capture_query_totals(in.cap);
       if (tot.deeps_dropped)
         fprintf(o.f, "%" PRIu64 " deep captures refused past the capture's bound\n", tot.deeps_dropped);

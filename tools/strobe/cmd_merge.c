@@ -15,7 +15,8 @@
  * are carried with their domains and lanes named after their process;
  * UI-tree snapshots, sampled stacks and context switches, attachments and
  * deep captures are carried as the content they are (>>content), their ids
- * renumbered where two inputs' would collide (>>ids). A merged capture is
+ * renumbered where two inputs' would collide (>>ids), each marked with the
+ * input it came from (>>origin). A merged capture is
  * merged again as the inputs it holds (>>flattened): the same capture as
  * merging them all at once.
  *
@@ -102,6 +103,7 @@ typedef struct merger {
   uint32_t next_site, next_thread;
   uint32_t next_func;      /* sampled functions defined */
   uint64_t next_tree, next_deep; /* snapshots and deep captures written: their merged numbers */
+  uint32_t origin;         /* the last ORIGIN written: the content's flattened input + 1; UINT32_MAX: none yet */
   strobe__tree_node *tnodes; /* scratch: one snapshot or deep capture being re-encoded */
   strobe__tree_prop *tprops;
   uint32_t cap_tnodes, cap_tprops;
@@ -491,6 +493,16 @@ static int merge_content(merger *m, merge_input *in, const strobe_capture_record
   return 0;
 }
 
+/* >>origin: the flattened input a TREE, ATTACHMENT or DEEP record of input `in` came from, + 1 (0: a merged input's
+ * own merge did not record it), written as an ORIGIN block before the content when it changes, so `strobe tree` and
+ * `strobe calls` can name each snapshot's and deep capture's process (docs/capture-format.md, ORIGIN). */
+static void note_origin(merger *m, const merge_input *in, const strobe_capture_record *r) {
+  uint32_t origin = !in->merged ? in->flat + 1 : r->origin && r->origin <= in->sub.ninputs ? in->flat + r->origin : 0;
+  if (origin == m->origin) return;
+  strobe__writer_origin(m->w, origin);
+  m->origin = origin;
+}
+
 /* One record of input `in` into the merged capture. Returns 0, or 1 when it was not merged (counted). */
 static int merge_record(merger *m, merge_input *in, const strobe_capture_record *r) {
   uint32_t thread = in->thread_base + r->thread;
@@ -547,6 +559,7 @@ static int merge_record(merger *m, merge_input *in, const strobe_capture_record 
       if (!r->device || device_events(m, in, r, ts, &b)) break;
       goto merged;
     case STROBE_REC_TREE:
+      note_origin(m, in, r);
       if (!r->tree || merge_tree(m, in, r->tree, ts)) break;
       goto content;
     case STROBE_REC_SAMPLE:
@@ -555,6 +568,7 @@ static int merge_record(merger *m, merge_input *in, const strobe_capture_record 
       goto content;
     case STROBE_REC_ATTACHMENT:
     case STROBE_REC_DEEP:
+      note_origin(m, in, r);
       if ((r->type == STROBE_REC_DEEP ? !r->deep : !r->attachment) || merge_content(m, in, r, ts)) break;
       goto content;
     default: break;
@@ -798,6 +812,55 @@ void cli_not_merged_json(strobe__json *j, const strobe_capture_merge *m) {
   strobe__json_end(j);
 }
 
+/* >>origin, read back */
+const char *cli_origin_process(const strobe_capture *c, uint32_t origin, char *buf, size_t cap) {
+  const strobe_capture_merge *m = strobe_capture_query_merge(c);
+  if (!m) return NULL;
+  if (!origin || origin > m->ninputs) return "?";
+  const char *label = m->inputs[origin - 1].process;
+  for (uint32_t i = 0; i < m->ninputs; i++)
+    if (i != origin - 1 && !strcmp(m->inputs[i].process, label)) { /* two inputs of one label: told apart */
+      snprintf(buf, cap, "%s#%u", label, origin);
+      return buf;
+    }
+  return label;
+}
+
+int cli_pick_origin(const char *cmd, const strobe_capture *c, const char *path, const char *what, uint64_t frame,
+                    const uint32_t *origins, uint32_t n, const char *process) {
+  if (process && !strobe_capture_query_merge(c)) {
+    cli_error(cmd, "%s is not a merged capture: --process chooses among the processes of a merge (strobe merge)", path);
+    return -1;
+  }
+  char names[512] = "", a[96], b[96];
+  size_t len = 0;
+  int pick = -1, several = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    const char *p = cli_origin_process(c, origins[i], a, sizeof a);
+    p = p ? p : "";
+    if (pick < 0 && (!process || !strcmp(p, process))) pick = (int)i;
+    int seen = 0;
+    for (uint32_t k = 0; k < i && !seen; k++) {
+      const char *q = cli_origin_process(c, origins[k], b, sizeof b);
+      seen = !strcmp(q ? q : "", p);
+    }
+    if (seen) continue;
+    several |= i > 0;
+    if (len < sizeof names) len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", i ? ", " : "", p);
+  }
+  if (process && pick < 0) {
+    cli_error(cmd, "%s: frame %llu has no %s from process '%s' (it has some from: %s)", path, (unsigned long long)frame,
+              what, process, names);
+    return -1;
+  }
+  if (!process && several) {
+    cli_error(cmd, "%s: frame %llu has %s from several processes (%s): choose one with --process NAME", path,
+              (unsigned long long)frame, what, names);
+    return -1;
+  }
+  return pick;
+}
+
 /* Refuses an output that is one of the inputs (the same file under any name). */
 static int same_file(const char *a, const char *b) {
   struct stat sa, sb;
@@ -903,6 +966,7 @@ int cli_merge_files(const char *cmd, const char *const *paths, int n, const char
                                 unix0, boot};
   strobe__writer_desc wd = {"file", 100, 3, 0.0, 0.0, sink, f, &facts};
   merger m = {0};
+  m.origin = UINT32_MAX;
   int rc = strobe__writer_create(&wd, &m.w);
   if (rc) {
     cli_error(cmd, "cannot start %s: %s", out, strobe_strerror(rc));

@@ -13,6 +13,10 @@
  * without pass operations numbers frames by FRAME marks, as `strobe
  * report` does (frame k runs from the kth mark to the next).
  *
+ * In a merged capture every snapshot names its process (strobe merge's
+ * ORIGIN, read back with cli_origin_process); --frame N chooses among
+ * several processes' snapshots of one frame id only with --process.
+ *
  * Reads the capture twice (refuses "-"): the first pass finds the snapshots
  * and frames, the second copies the chosen snapshot and sums the spans of
  * its elements. Memory: the snapshot list, one interval per frame, the
@@ -27,21 +31,25 @@
 #include "format/json_writer.h"
 
 static const char g_usage[] =
-    "usage: strobe tree [--frame N | --snapshot K] [--json] [--quiet] FILE\n"
+    "usage: strobe tree [--frame N [--process NAME] | --snapshot K] [--json] [--quiet] FILE\n"
     "\n"
     "Lists the UI-tree snapshots of a capture (strobe_tree_request), or prints one\n"
     "as a tree: every element its layout pass visited, indented under its parent,\n"
     "with its type, id, bounds, style properties and the spans attributed to it\n"
-    "(count and total time, in the snapshot's frame).\n"
+    "(count and total time, in the snapshot's frame). In a merged capture (strobe\n"
+    "merge) each snapshot names its process.\n"
     "\n"
     "  --frame N      the snapshot taken during frame N (a pass's frame id; without\n"
     "                 pass operations, the Nth FRAME-mark interval)\n"
+    "  --process NAME with --frame, in a merged capture: the snapshot of process NAME\n"
+    "                 (as listed), needed when several processes have one of frame N\n"
     "  --snapshot K   the snapshot numbered K (from 1, as listed)\n"
     "  --json         machine-readable output\n"
     "  --quiet        no progress bar\n"
     "\n"
     "Exit: 0 listed or printed, 1 unreadable or damaged (what was read is used), 2 usage,\n"
-    "'-' (the capture is read twice), or no such frame or snapshot, 3 output.\n";
+    "'-' (the capture is read twice), no such frame or snapshot, or a frame with snapshots of\n"
+    "several processes and no --process, 3 output.\n";
 
 typedef struct snap_info {
   uint64_t seq, ticks;
@@ -51,6 +59,7 @@ typedef struct snap_info {
   uint64_t frame;        /* the frame it was taken in, when has_frame */
   uint64_t start, end;   /* that frame's interval (ticks) */
   char window[64];
+  uint32_t origin;       /* a merged capture's input it came from, + 1 (strobe_capture_record.origin) */
 } snap_info;
 
 typedef struct interval {
@@ -124,7 +133,7 @@ static void first_pass(tree_cmd *t) {
         return;
       }
       t->snaps[t->nsnaps++] = (snap_info){r.tree->seq, r.tree->ticks, r.tree->nnodes, r.tree->nodes_dropped,
-                                          r.tree->props_dropped, 0, 0, 0, 0, ""};
+                                          r.tree->props_dropped, 0, 0, 0, 0, "", r.origin};
     } else if (r.type == STROBE_REC_OP_END && r.op->kind == STROBE_OP_PASS) {
       note_frame(t, r.op->frame_id, r.op->start_ticks, r.ticks, r.op->window);
     } else if (r.type == STROBE_REC_FRAME) {
@@ -279,15 +288,20 @@ static void list_text(FILE *f, const tree_cmd *t) {
   fprintf(f, "%s: %u UI-tree snapshot(s)", t->in.path, t->nsnaps);
   strobe_capture_totals tot = strobe_capture_query_totals(t->in.cap);
   if (tot.trees_dropped) fprintf(f, "; %" PRIu64 " more refused past the capture's bound", tot.trees_dropped);
-  fprintf(f, "\n  #  time        frame           nodes  cut (nodes, properties)\n");
+  int merged = strobe_capture_query_merge(t->in.cap) != NULL; /* then each snapshot's process, last */
+  fprintf(f, "\n  #  time        frame           nodes  cut (nodes, properties)%s\n", merged ? "  process" : "");
   for (uint32_t i = 0; i < t->nsnaps; i++) {
     const snap_info *x = &t->snaps[i];
-    char frame[96] = "-";
+    char frame[96] = "-", buf[96];
     if (x->has_frame)
       snprintf(frame, sizeof frame, "%" PRIu64 "%s%s", x->frame, x->window[0] ? " " : "", x->window);
-    fprintf(f, "%3" PRIu64 "  %-10s  %-14s %6u  %" PRIu64 ", %" PRIu64 "\n", x->seq,
+    char cut[48];
+    snprintf(cut, sizeof cut, "%" PRIu64 ", %" PRIu64, x->nodes_dropped, x->props_dropped);
+    fprintf(f, "%3" PRIu64 "  %-10s  %-14s %6u  %-*s", x->seq,
             cli_dur(strobe_capture_ticks_to_ns(t->in.cap, x->ticks) - cli_start_ns(t->in.cap)), frame, x->nnodes,
-            x->nodes_dropped, x->props_dropped);
+            merged ? 23 : 0, cut);
+    if (merged) fprintf(f, "  %s", cli_origin_process(t->in.cap, x->origin, buf, sizeof buf));
+    fputc('\n', f);
   }
 }
 
@@ -301,6 +315,8 @@ static void snap_fields(strobe__json *j, const tree_cmd *t, const snap_info *x) 
   strobe__json_uint(j, "nodes", x->nnodes);
   strobe__json_uint(j, "nodes_dropped", x->nodes_dropped);
   strobe__json_uint(j, "props_dropped", x->props_dropped);
+  char buf[96];
+  strobe__json_str(j, "process", cli_origin_process(t->in.cap, x->origin, buf, sizeof buf)); /* null: not merged */
 }
 
 static void list_json(strobe__json *j, const tree_cmd *t) {
@@ -323,6 +339,9 @@ static void tree_text(FILE *f, const tree_cmd *t, const snap_info *x, const int3
   fprintf(f, "snapshot %" PRIu64 " at %s", x->seq,
           cli_dur(strobe_capture_ticks_to_ns(t->in.cap, x->ticks) - cli_start_ns(t->in.cap)));
   if (x->has_frame) fprintf(f, ", frame %" PRIu64 "%s%s", x->frame, x->window[0] ? " of window " : "", x->window);
+  char buf[96];
+  const char *process = cli_origin_process(t->in.cap, x->origin, buf, sizeof buf);
+  if (process) fprintf(f, ", process %s", process);
   fprintf(f, ": %u nodes", x->nnodes);
   if (x->nodes_dropped || x->props_dropped)
     fprintf(f, " (%" PRIu64 " more nodes and %" PRIu64 " properties cut by the bounds)", x->nodes_dropped,
@@ -393,12 +412,14 @@ static void tree_free(tree_cmd *t) {
 int cmd_tree(int argc, char **argv) {
   static const struct option opts[] = {{"frame", required_argument, NULL, 'f'},
                                        {"snapshot", required_argument, NULL, 's'},
+                                       {"process", required_argument, NULL, 'p'},
                                        {"json", no_argument, NULL, 'j'},
                                        {"quiet", no_argument, NULL, 'q'},
                                        {"help", no_argument, NULL, 'h'},
                                        {0}};
   int json = 0, quiet = 0, ch, by_frame = 0, by_snap = 0;
   uint64_t frame = 0, snap = 0;
+  const char *process = NULL;
   opterr = 0;
   while ((ch = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
     switch (ch) {
@@ -411,6 +432,7 @@ int cmd_tree(int argc, char **argv) {
           return cli_usage_error("tree", "--snapshot takes a snapshot number from 1, not '%s'", optarg);
         by_snap = 1;
         break;
+      case 'p': process = optarg; break;
       case 'j': json = 1; break;
       case 'q': quiet = 1; break;
       case 'h': fputs(g_usage, stdout); return CLI_OK;
@@ -419,6 +441,8 @@ int cmd_tree(int argc, char **argv) {
   }
   if (argc - optind != 1) return cli_usage_error("tree", "expected one capture FILE");
   if (by_frame && by_snap) return cli_usage_error("tree", "--frame and --snapshot choose the same thing: give one");
+  if (process && !by_frame)
+    return cli_usage_error("tree", "--process chooses among a frame's snapshots: it goes with --frame N");
   const char *path = argv[optind];
   int rc = cli_need_file("tree", path, "it reads the capture twice");
   if (rc) return rc;
@@ -430,9 +454,27 @@ int cmd_tree(int argc, char **argv) {
   assign_frames(&t);
   const snap_info *want = NULL;
   if (by_frame || by_snap) {
-    for (uint32_t i = 0; i < t.nsnaps && !want; i++)
-      if (by_snap ? t.snaps[i].seq == snap : t.snaps[i].has_frame && t.snaps[i].frame == frame) want = &t.snaps[i];
-    if (!want) {
+    uint32_t *origins = by_frame ? malloc((t.nsnaps ? t.nsnaps : 1) * sizeof *origins) : NULL, n = 0;
+    for (uint32_t i = 0; i < t.nsnaps && (by_frame || !want); i++)
+      if (by_snap ? t.snaps[i].seq == snap : t.snaps[i].has_frame && t.snaps[i].frame == frame) {
+        if (origins) origins[n] = t.snaps[i].origin;
+        if (!n++) want = &t.snaps[i];
+      }
+    if (by_frame && !origins) t.failed = 1;
+    if (want && origins) { /* of several processes' snapshots of frame N, the one --process names */
+      int k = cli_pick_origin("tree", t.in.cap, t.in.path, "UI-tree snapshots", frame, origins, n, process);
+      want = NULL;
+      for (uint32_t i = 0, m = 0; k >= 0 && i < t.nsnaps && !want; i++)
+        if (t.snaps[i].has_frame && t.snaps[i].frame == frame && m++ == (uint32_t)k) want = &t.snaps[i];
+      if (k < 0) {
+        free(origins);
+        cli_close(&t.in);
+        tree_free(&t);
+        return CLI_USAGE;
+      }
+    }
+    free(origins);
+    if (!want && !t.failed) {
       if (by_snap) cli_error("tree", "%s: no snapshot %" PRIu64 " (it has %u)", t.in.path, snap, t.nsnaps);
       else cli_error("tree", "%s: no UI-tree snapshot was taken in frame %" PRIu64 " (`strobe tree %s` lists them)",
                      t.in.path, frame, t.in.path);
