@@ -51,8 +51,8 @@ export class DeepTab {
   }
 
   // The frame's screenshot: the image index of its PNG attachment, or -1.
-  static imageOf(meta, frame) {
-    for (const a of meta.attachments || []) if (a.frame === frame && a.image !== null) return a.image;
+  static imageOf(meta, frame, origin) {
+    for (const a of meta.attachments || []) if (a.frame === frame && a.origin === origin && a.image !== null) return a.image;
     return -1;
   }
 
@@ -87,7 +87,8 @@ export class DeepTab {
     const d = deeps[this.pick];
     const counts = {};
     for (const c of d.calls) counts[c[11]] = (counts[c[11]] || 0) + 1;
-    const opts = deeps.map((x, k) => `<option value="${k}"${k === this.pick ? ' selected' : ''}>frame ${x.frame} at ${fmt.at(x.time)} · ${x.calls.length} calls</option>`).join('');
+    const of = (x) => (fmt.processOf(meta, x.origin) ? ` of ${fmt.processOf(meta, x.origin)}` : ''); // a merge: its process
+    const opts = deeps.map((x, k) => `<option value="${k}"${k === this.pick ? ' selected' : ''}>frame ${x.frame}${fmt.esc(of(x))} at ${fmt.at(x.time)} · ${x.calls.length} calls</option>`).join('');
     const summary = Object.entries(counts).map(([s, n]) => `<span class="deep-st st-${s}">${fmt.count(n)} ${fmt.esc(s)}</span>`).join(' ');
     head += `<div class="deep-pick"><select id="deep-pick">${opts}</select> ${summary}` +
       (d.calls_dropped || d.calls_cut ? ` <span class="warn">${fmt.count(d.calls_dropped)} calls past the capture's bound, ${fmt.count(d.calls_cut)} past the viewer's</span>` : '') +
@@ -101,7 +102,7 @@ export class DeepTab {
         `<td class="deep-status">${fmt.esc(st)}</td></tr>`;
     }).join('');
     const more = d.calls.length > MAX_ROWS ? `<div class="dim">${fmt.count(d.calls.length - MAX_ROWS)} more calls not listed</div>` : '';
-    const k = DeepTab.imageOf(meta, d.frame);
+    const k = DeepTab.imageOf(meta, d.frame, d.origin);
     this.el.innerHTML = head + '<div class="deep-body"><div class="deep-calls"><table class="deep-table"><thead><tr>' +
       '<th>#</th><th>kind</th><th>pipeline</th><th>pass</th><th>vertices</th><th>instances</th><th>surface geometry</th><th>resources</th><th>replay</th>' +
       `</tr></thead><tbody>${rows}</tbody></table>${more}</div>` +
@@ -119,19 +120,22 @@ export class DeepTab {
     }
   }
 
-  // Every frame's attachments, grouped by frame.
+  // Every frame's attachments, grouped by frame (and in a merge by process: two processes may have one frame id).
   _attachmentsHtml(meta) {
     const list = meta.attachments || [];
     if (!list.length) return '';
     const byFrame = new Map();
     for (const a of list) {
-      if (!byFrame.has(a.frame)) byFrame.set(a.frame, []);
-      byFrame.get(a.frame).push(a);
+      const key = `${a.frame} ${a.origin}`;
+      if (!byFrame.has(key)) byFrame.set(key, []);
+      byFrame.get(key).push(a);
     }
     let html = '<div class="deep-attachments"><b>Attachments by frame</b>' +
       (meta.attachments_cut ? ` <span class="warn">${fmt.count(meta.attachments_cut)} past the viewer's bound</span>` : '');
-    for (const [frame, as] of byFrame) {
-      html += `<div class="deep-frame" data-frame="${frame}"><span class="dim">frame</span> ${frame}: ${as.length} attachment${as.length === 1 ? '' : 's'}<ul>` +
+    for (const as of byFrame.values()) {
+      const frame = as[0].frame, proc = fmt.processOf(meta, as[0].origin);
+      html += `<div class="deep-frame" data-frame="${frame}"${proc ? ` data-process="${fmt.esc(proc)}"` : ''}><span class="dim">frame</span> ${frame}` +
+        `${proc ? ` <span class="dim">of</span> ${fmt.esc(proc)}` : ''}: ${as.length} attachment${as.length === 1 ? '' : 's'}<ul>` +
         as.map((a) => `<li>${fmt.esc(a.media_type)} <span class="dim">${a.resource}</span> ${a.width ? `${a.width} × ${a.height} ` : ''}` +
           `${fmt.count(a.bytes)} bytes · ${a.state === 'stored' ? 'stored' : a.state === 'earlier' ? 'stored in an earlier frame' : '<span class="warn">cut by the capture\'s bound</span>'}</li>`).join('') +
         '</ul></div>';

@@ -88,6 +88,17 @@ export function esc(s) {
   return String(s).replace(/[&<>"']/g, (c) => ESC[c]);
 }
 
+// The process a merged capture's snapshot, attachment or deep capture came from (its `origin`, docs/cli.md
+// §strobe merge): its input's label, LABEL#K when two inputs share it, '?' when the merge did not record it;
+// '' for a capture that is no merge.
+export function processOf(meta, origin) {
+  const inputs = meta && meta.merge ? meta.merge.inputs : null;
+  if (!inputs) return '';
+  const input = origin > 0 ? inputs[origin - 1] : null;
+  if (!input) return '?';
+  return inputs.some((x, k) => k !== origin - 1 && x.process === input.process) ? `${input.process}#${origin}` : input.process;
+}
+
 // FNV-1a: the same name gets the same colour in every capture and session.
 function hash(s) {
   let h = 0x811c9dc5;

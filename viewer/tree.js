@@ -125,7 +125,8 @@ export class UiTree {
     const opts = trees.map((x, k) => {
       const f = this._frameOf(x.time);
       const frame = f >= 0 ? ` · ${m.frameKinds[m.frames.kind[f]]} ${m.frames.number[f]}` : '';
-      return `<option value="${k}"${k === this.snap ? ' selected' : ''}>#${x.seq} at ${fmt.at(x.time)}${frame} · ${x.nodes.length} nodes</option>`;
+      const proc = fmt.processOf(m.meta, x.origin); // a merge: its process
+      return `<option value="${k}"${k === this.snap ? ' selected' : ''}>#${x.seq}${proc ? ` of ${fmt.esc(proc)}` : ''} at ${fmt.at(x.time)}${frame} · ${x.nodes.length} nodes</option>`;
     }).join('');
     head += `<div class="tree-pick"><select id="tree-snap">${opts}</select>` +
       (t.nodes_dropped || t.props_dropped ? ` <span class="warn">${fmt.count(t.nodes_dropped)} nodes and ${fmt.count(t.props_dropped)} properties cut by the bounds</span>` : '') + '</div>';
@@ -158,7 +159,7 @@ export class UiTree {
     const m = this.model, f = this._frameOf(t.time);
     const frame = f >= 0 ? m.frames.number[f] : -1;
     let k = -1, a = null;
-    for (const x of m.meta.attachments || []) if (x.frame === frame && x.image !== null) { k = x.image; a = x; break; }
+    for (const x of m.meta.attachments || []) if (x.frame === frame && x.origin === t.origin && x.image !== null) { k = x.image; a = x; break; }
     if (k < 0) return null;
     if (!this.shots) this.shots = new Map();
     if (!this.shots.has(k)) {

@@ -902,9 +902,9 @@ static int fill_tree(builder *b, const strobe_capture_record *r, double now) {
       return STROBE_ENOMEM;
     }
   }
-  json_t *o = nodes ? json_pack("{s:I,s:f,s:I,s:I,s:o}", "seq", (json_int_t)t->seq, "time", now, "nodes_dropped",
-                                (json_int_t)t->nodes_dropped, "props_dropped", (json_int_t)t->props_dropped, "nodes",
-                                nodes)
+  json_t *o = nodes ? json_pack("{s:I,s:f,s:I,s:I,s:i,s:o}", "seq", (json_int_t)t->seq, "time", now, "nodes_dropped",
+                                (json_int_t)t->nodes_dropped, "props_dropped", (json_int_t)t->props_dropped, "origin",
+                                (int)r->origin, "nodes", nodes)
                     : NULL;
   if (!o || json_array_append_new(b->trees, o)) return STROBE_ENOMEM;
   touch_range(b, now, now);
@@ -952,9 +952,9 @@ static int fill_attachment(builder *b, const strobe_capture_record *r, double no
   char id[24];
   snprintf(id, sizeof id, "%016llx", (unsigned long long)a->resource);
   static const char *const states[] = {"stored", "earlier", "cut"};
-  json_t *o = json_pack("{s:I,s:s,s:f,s:s,s:i,s:i,s:I,s:s,s:o}", "frame", (json_int_t)a->frame, "resource", id, "time",
-                        now, "media_type", a->media_type, "width", (int)a->width, "height", (int)a->height, "bytes",
-                        (json_int_t)a->size, "state", states[a->state], "image", image);
+  json_t *o = json_pack("{s:I,s:s,s:f,s:s,s:i,s:i,s:I,s:s,s:o,s:i}", "frame", (json_int_t)a->frame, "resource", id,
+                        "time", now, "media_type", a->media_type, "width", (int)a->width, "height", (int)a->height,
+                        "bytes", (json_int_t)a->size, "state", states[a->state], "image", image, "origin", (int)r->origin);
   if (!o || json_array_append_new(b->attachments, o)) return STROBE_ENOMEM;
   return 0;
 }
@@ -991,9 +991,9 @@ static int fill_deep(builder *b, const strobe_capture_record *r, double now) {
       return STROBE_ENOMEM;
     }
   }
-  json_t *o = calls ? json_pack("{s:I,s:I,s:f,s:I,s:I,s:o}", "frame", (json_int_t)d->frame, "seq", (json_int_t)d->seq,
-                                "time", now, "calls_dropped", (json_int_t)d->calls_dropped, "calls_cut",
-                                (json_int_t)(d->ncalls - keep), "calls", calls)
+  json_t *o = calls ? json_pack("{s:I,s:I,s:f,s:I,s:I,s:i,s:o}", "frame", (json_int_t)d->frame, "seq",
+                                (json_int_t)d->seq, "time", now, "calls_dropped", (json_int_t)d->calls_dropped,
+                                "calls_cut", (json_int_t)(d->ncalls - keep), "origin", (int)r->origin, "calls", calls)
                     : NULL;
   if (!o || json_array_append_new(b->deeps, o)) return STROBE_ENOMEM;
   touch_range(b, now, now);

@@ -4,6 +4,11 @@
 //     in order with the replay status `strobe calls --json` gives each (three
 //     ok, then missing_surface_geometry, missing_texture, missing_geometry),
 //     and every frame's attachments (frame 9's cut one said so);
+//   - on a merge of two make_capture --deep --ui-tree captures of pids 101 and
+//     202 (both have frame 4), the deep-capture picker and the UI-tree picker
+//     name each one's process, the second's calls are its own (its resources
+//     moved up by 2^48, as `strobe calls --process pid_202` gives them), and
+//     the attachments are grouped by frame and process;
 //   - on the demo's capture (frame 12: a deep capture, its PNG screenshot and
 //     a UI-tree snapshot), every call is ok, the thumbnail is the 960 x 682
 //     screenshot, and in the UI-tree tab hovering a Cell outlines its bounds
@@ -40,6 +45,44 @@ async function synthetic(browser) {
     const empty = await page.textContent('#view-deep .deep-side');
     check(/No screenshot/.test(empty) || (await page.$('#view-deep .deep-thumb')) !== null, 'the side says whether there is a screenshot');
     await page.screenshot({ path: path.join(work, 'viewer-deep-synthetic.png') });
+    check(errors.length === 0, `no console or page errors (${errors.join(' | ')})`);
+  } finally {
+    const code = await view.stop();
+    check(code === 0, `strobe view exits 0 (${code})`);
+  }
+}
+
+async function merged(browser) {
+  const files = ['101', '202'].map((pid) => {
+    const f = path.join(work, `proc_${pid}.strobe`);
+    run(makeCapture, [f, '--deep', '--ui-tree', '--frames', '12', '--pid', pid]);
+    return f;
+  });
+  const file = path.join(work, 'two.strobe');
+  run(strobe, ['merge', '--quiet', '--same-host', ...files, '-o', file]);
+  const cli = JSON.parse(run(strobe, ['calls', file, '--frame', '4', '--process', 'pid_202', '--json']));
+  const view = await startView(strobe, [file]);
+  try {
+    const { page, errors } = await openViewer(browser, view.url);
+    await page.click('#tabs button[data-tab="deep"]');
+    await page.waitForTimeout(100);
+    const opts = await page.$$eval('#deep-pick option', (os) => os.map((o) => o.textContent));
+    check(opts.length === 2 && opts[0].startsWith('frame 4 of pid_101 at') && opts[1].startsWith('frame 4 of pid_202 at'),
+      `the deep captures name their processes (${opts})`);
+    await page.selectOption('#deep-pick', '1');
+    await page.waitForTimeout(100);
+    const ids = await page.$$eval('#view-deep tr[data-call] td:nth-child(8)', (tds) => tds.map((t) => t.textContent));
+    const want = cli.calls.map((c) => c.resources.map((r) => `${r.role} ${r.id}`).join(''));
+    check(JSON.stringify(ids) === JSON.stringify(want), `pid_202's calls, its resources moved (${JSON.stringify(ids)})`);
+    const groups = await page.$$eval('#view-deep .deep-frame', (ds) => ds.map((d) => d.textContent.split(':')[0]));
+    check(JSON.stringify(groups) === JSON.stringify(['frame 4 of pid_101', 'frame 9 of pid_101', 'frame 4 of pid_202', 'frame 9 of pid_202']),
+      `attachments grouped by frame and process (${groups})`);
+    await page.click('#tabs button[data-tab="uitree"]');
+    await page.waitForTimeout(100);
+    const snaps = await page.$$eval('#tree-snap option', (os) => os.map((o) => o.textContent.split(' at ')[0]));
+    check(JSON.stringify(snaps) === JSON.stringify(['#1 of pid_101', '#2 of pid_101', '#3 of pid_202', '#4 of pid_202']),
+      `the snapshots name their processes (${snaps})`);
+    await page.screenshot({ path: path.join(work, 'viewer-deep-merged.png') });
     check(errors.length === 0, `no console or page errors (${errors.join(' | ')})`);
   } finally {
     const code = await view.stop();
@@ -91,6 +134,7 @@ async function main() {
   const browser = await launch(chromiumPath);
   try {
     await synthetic(browser);
+    await merged(browser);
     await demoCapture(browser);
   } finally {
     await browser.close();
