@@ -590,19 +590,20 @@ static int scan_input(merge_input *in, offset_pool *pool, const char *cmd, int q
   if (rc) return rc;
   in->h = *strobe_capture_query_header(ci.cap);
   snprintf(in->process, sizeof in->process, "pid_%llu", (unsigned long long)in->h.pid);
-  strobe_capture_record r;
+  const strobe_capture_record *r;
   int found = 0, nomem = 0;
-  while (cli_next(&ci, &r) > 0) {
-    if (!found && r.op && r.op->remote && r.op->process && r.op->process[0]) {
-      snprintf(in->process, sizeof in->process, "%s", r.op->process);
+  while ((r = cli_next_ref(&ci))) {
+    if (!found && r->op && r->op->remote && r->op->process && r->op->process[0]) {
+      snprintf(in->process, sizeof in->process, "%s", r->op->process);
       found = 1;
     }
     /* >>ids: what this input names, to keep apart from the other inputs' */
-    if (r.sample) nomem |= set_add(&in->tids, r.sample->os_tid);
-    if (r.attachment) nomem |= set_add(&in->res, r.attachment->resource);
-    if (r.deep)
-      for (uint32_t i = 0; i < r.deep->ncalls; i++)
-        for (uint32_t k = 0; k < r.deep->calls[i].nrefs; k++) nomem |= set_add(&in->res, r.deep->calls[i].refs[k].resource);
+    if (r->sample) nomem |= set_add(&in->tids, r->sample->os_tid);
+    if (r->attachment) nomem |= set_add(&in->res, r->attachment->resource);
+    if (r->deep)
+      for (uint32_t i = 0; i < r->deep->ncalls; i++)
+        for (uint32_t k = 0; k < r->deep->calls[i].nrefs; k++)
+          nomem |= set_add(&in->res, r->deep->calls[i].refs[k].resource);
   }
   rc = cli_finish_read(&ci);
   for (uint32_t i = 0; i < strobe_capture_query_thread_count(ci.cap); i++)
@@ -995,10 +996,10 @@ int cli_merge_files(const char *cmd, const char *const *paths, int n, const char
     if (status) break;
     in[i].cap = ci.cap;
     in[i].thread_base = m.next_thread;
-    strobe_capture_record r;
-    while (cli_next(&ci, &r) > 0) {
+    const strobe_capture_record *r;
+    while ((r = cli_next_ref(&ci))) { /* each record in place: merge_record is done with it before the next */
       records++;
-      skipped += (uint64_t)merge_record(&m, &in[i], &r);
+      skipped += (uint64_t)merge_record(&m, &in[i], r);
     }
     status = cli_finish_read(&ci);
     strobe_capture_totals t = strobe_capture_query_totals(ci.cap);
