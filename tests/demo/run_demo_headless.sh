@@ -204,7 +204,7 @@ PY
 # The render process sampled the sender process's clock over their socket before the first frame
 # (docs/sessions.md §Across hosts): one boot, so 0 within the sample's bound; its capture carries the
 # sample and `strobe merge` shows it. The merge carries the UI-tree snapshot and the deep capture:
-# `strobe tree` and `strobe calls` answer on it as on the render process's capture.
+# `strobe tree` and `strobe calls` answer on it as on the render process's capture, naming its process (screen).
 grep -q '^clock: .*sender process.*kept in this capture' "$work/stdout.txt" \
   || { echo "run_demo_headless: the demo should say it sampled the sender process's clock" >&2; exit 1; }
 "$strobe" merge "$work/demo.strobe" "$work/sender.strobe" -o "$work/all.strobe" > "$work/merge.txt"
@@ -234,9 +234,22 @@ bare = lambda t: [{k: v for k, v in n.items() if k != "spans"} for n in t["nodes
 if not t0["nodes"] or bare(t0) != bare(t1) or abs(t1["snapshot"]["time_ns"] - t0["snapshot"]["time_ns"]) > 1000:
     sys.exit(f"run_demo_headless: the merge's UI-tree snapshot differs from the capture's: {t0['snapshot']} vs "
              f"{t1['snapshot']}")
+def procs(j):  # every "process" key taken out: none in the capture, the render process's in the merge
+    out = set()
+    if isinstance(j, dict):
+        if "process" in j:
+            out.add(j.pop("process"))
+        for v in j.values():
+            out |= procs(v)
+    elif isinstance(j, list):
+        for v in j:
+            out |= procs(v)
+    return out
 for name in ("calls_--frame_12", "calls"):
-    if load(f"demo-{name}.json") != load(f"all-{name}.json"):
-        sys.exit(f"run_demo_headless: strobe {name.replace('_', ' ')} differs on the merge")
+    a, b = load(f"demo-{name}.json"), load(f"all-{name}.json")
+    pa, pb = procs(a), procs(b)
+    if a != b or pa != {None} or pb != {"screen"}:
+        sys.exit(f"run_demo_headless: strobe {name.replace('_', ' ')} differs on the merge (processes {pa}, {pb})")
 PY
 echo "run_demo_headless: ok"
 # The grid's rows and cells are elements: the one UI-tree snapshot the demo
