@@ -49,7 +49,9 @@ test: build
 # demo: it prints what arrived and writes out/demo-otlp-received.json; bounded
 # at 900 s); writes out/demo.strobe and out/demo-report.json and
 # prints the stage summary; then exports out/demo.perfetto-trace from the capture
-# and replays frame 12's deep capture offline into out/demo-replay-frame12.png;
+# and replays frame 12's deep capture offline into out/demo-replay-frame12.png
+# (a run too short to reach frame 12, as its run info's `frames` says, took
+# none: it says so instead);
 # then the Python binding's demo (examples/python/demo.py, asyncio tasks on fiber
 # lanes) writes out/python-demo.strobe and prints its `strobe report`.
 # DEMO_ARGS='--serve' keeps it serving until Ctrl-C;
@@ -71,7 +73,12 @@ demo: build
 	  echo "wrote out/demo.perfetto-trace: the capture in Perfetto's own format (open it in ui.perfetto.dev)"; \
 	  $(BUILD_DIR)/tools/strobe export out/demo.strobe --format otlp --service strobe_demo --quiet -o out/demo.otlp.json && \
 	  echo "wrote out/demo.otlp.json: its operations as OpenTelemetry traces (OTLP/JSON: POST it to a collector's /v1/traces, docs/otel.md)"; \
-	  $(BUILD_DIR)/examples/strobe-demo --replay out/demo.strobe --frame 12 --out out/demo-replay-frame12.png; \
+	  frames=$$(sed -n 's/^frames=//p' out/demo-report-run.txt 2>/dev/null); \
+	  if [ "$${frames:-13}" -gt 12 ]; then \
+	    $(BUILD_DIR)/examples/strobe-demo --replay out/demo.strobe --frame 12 --out out/demo-replay-frame12.png; \
+	  else \
+	    echo "no replay of frame 12: the run ended before it (frames=$$frames in out/demo-report-run.txt), so the demo took no deep capture"; \
+	  fi; \
 	fi
 	@if [ -f out/demo.strobe ] && [ -f out/sender.strobe ]; then \
 	  $(BUILD_DIR)/tools/strobe merge out/demo.strobe out/sender.strobe -o out/all.strobe && \

@@ -784,6 +784,11 @@ int main(int argc, char **argv) {
   saver_stop(&sv);
   __atomic_store_n(&wd.stop, 1, __ATOMIC_RELEASE);
   pthread_join(wd.thread, NULL);
+  /* How far the run went, in the reports' run info: make demo replays frame
+   * TREE_FRAME's deep capture only when the run reached it. */
+  char frames_text[24];
+  snprintf(frames_text, sizeof frames_text, "%llu", (unsigned long long)frame);
+  strobe_collector_set_run_info(c, "frames", frames_text);
   int status = end_session(c, session, o.out, "demo-report.json", print_summary);
   status |= end_session(c, wd.session, o.out, "demo-frames-report.json", print_frames_only);
   status |= end_session(c, steady, o.out, "demo-steady-report.json", print_steady);
@@ -831,17 +836,23 @@ int main(int argc, char **argv) {
          (unsigned long long)fs.spikes_dumped, spikes);
   printf("%s\n", snd.summary);
   strobe_tree_status ts = strobe_tree_query_status();
-  printf("ui tree: %llu snapshot(s) written to the capture, the last %u nodes (%llu dropped), %llu bytes "
-         "(strobe tree %s/demo.strobe)\n",
-         (unsigned long long)ts.written, ts.last_nodes, (unsigned long long)ts.last_nodes_dropped,
-         (unsigned long long)ts.last_bytes, o.out);
   strobe_deep_status ds = strobe_deep_query_status();
-  printf("deep capture: %llu written, frame %llu: %u draw calls (%llu dropped), %u resources, %llu content bytes; "
-         "%llu attachments (strobe calls %s/demo.strobe --frame %llu; strobe-demo --replay %s/demo.strobe --frame %llu)\n",
-         (unsigned long long)ds.written, (unsigned long long)ds.last_frame, ds.last_calls,
-         (unsigned long long)ds.last_calls_dropped, ds.last_resources, (unsigned long long)ds.last_bytes,
-         (unsigned long long)ds.attachments, o.out, (unsigned long long)ds.last_frame, o.out,
-         (unsigned long long)ds.last_frame);
+  if (frame <= TREE_FRAME) { /* a short run (--seconds, --frames) never reached the frame that takes them */
+    printf("ui tree and deep capture: none taken: the run ended after %llu frame%s, before frame %d, the one the "
+           "demo snapshots and captures deep (a run of %d frames or more reaches it)\n",
+           (unsigned long long)frame, frame == 1 ? "" : "s", TREE_FRAME, TREE_FRAME + 1);
+  } else {
+    printf("ui tree: %llu snapshot(s) written to the capture, the last %u nodes (%llu dropped), %llu bytes "
+           "(strobe tree %s/demo.strobe)\n",
+           (unsigned long long)ts.written, ts.last_nodes, (unsigned long long)ts.last_nodes_dropped,
+           (unsigned long long)ts.last_bytes, o.out);
+    printf("deep capture: %llu written, frame %llu: %u draw calls (%llu dropped), %u resources, %llu content bytes; "
+           "%llu attachments (strobe calls %s/demo.strobe --frame %llu; strobe-demo --replay %s/demo.strobe --frame %llu)\n",
+           (unsigned long long)ds.written, (unsigned long long)ds.last_frame, ds.last_calls,
+           (unsigned long long)ds.last_calls_dropped, ds.last_resources, (unsigned long long)ds.last_bytes,
+           (unsigned long long)ds.attachments, o.out, (unsigned long long)ds.last_frame, o.out,
+           (unsigned long long)ds.last_frame);
+  }
   printf("wrote %s/demo.strobe (capture) and %s/demo-report.json (session report)\n", o.out, o.out);
   print_cost(path);
 #ifdef STROBE_DEMO_GPU

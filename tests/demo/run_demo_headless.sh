@@ -74,6 +74,12 @@ fi
 VK_ICD_FILENAMES=/nonexistent/strobe-no-driver.json "$demo" --frames 12 --headless --out "$work/no-gpu" > "$work/no-gpu.txt"
 [ "$(grep -c '^gpu:' "$work/no-gpu.txt")" = 1 ] && grep -q '^gpu: .*no Vulkan device\|^gpu: .*built without' "$work/no-gpu.txt" \
   || { echo "run_demo_headless: without a Vulkan device the demo should say so once:" >&2; grep '^gpu' "$work/no-gpu.txt" >&2; exit 1; }
+# A run that ends before frame 12 takes no UI-tree snapshot nor deep capture and says so; the run
+# info holds the frames each run ran (make demo replays frame 12 only when a run reached it).
+grep -q '^ui tree and deep capture: none taken: the run ended after 12 frames, before frame 12' "$work/no-gpu.txt" \
+  && grep -qx 'frames=12' "$work/no-gpu/demo-report-run.txt" && grep -qx 'frames=120' "$work/demo-report-run.txt" \
+  || { echo "run_demo_headless: a 12-frame run should say it took no deep capture, each run's info its frames:" >&2
+       grep '^ui tree\|^deep capture' "$work/no-gpu.txt" >&2; cat "$work/no-gpu/demo-report-run.txt" >&2; exit 1; }
 python3 - "$work/no-gpu/demo-report.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
