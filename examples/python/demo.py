@@ -90,6 +90,7 @@ def serve_commands(report_path):
 
 
 def run(path):
+    strobe.set_process("python_demo")  # its session report's process, as the C demo's "screen" and "sender"
     with strobe.Recorder(path):
         with strobe.span("startup"):
             strobe.trace_calls(parse)(["1,2,3"] * 3)  # every call below parse, as spans

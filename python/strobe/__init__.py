@@ -17,12 +17,12 @@ import types
 
 from . import _strobe
 from ._strobe import (Error, FlightRecorder, Recorder, Window, cumulative, library_version, op_counter, operation,
-                      read_capture, recording, span, stage, stats, value)
+                      read_capture, recording, set_process, span, stage, stats, value)
 
 __all__ = [
     "span", "traced", "cumulative", "value", "trace_calls", "trace_all", "trace_all_stop", "Recorder",
     "FlightRecorder", "read_capture", "recording", "stats", "library_version", "Session", "Window", "operation",
-    "stage", "op_counter", "Error",
+    "stage", "op_counter", "set_process", "Error",
 ]
 
 

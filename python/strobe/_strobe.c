@@ -1190,6 +1190,20 @@ static PyObject *py_op_counter(PyObject *mod, PyObject *args, PyObject *kw) {
 }
 
 /* The session calls behind strobe.Session (__init__.py). */
+/* strobe.set_process(label): names this process in session reports and
+ * operation tokens (strobe_collector_set_process on the default collector). */
+static PyObject *py_set_process(PyObject *mod, PyObject *label) {
+  (void)mod;
+  const char *s;
+  if (label == Py_None) return PyErr_Format(PyExc_TypeError, "strobe: the process label is a str, not None");
+  if (label_arg(label, "process label", &s) < 0) return NULL;
+  strobe_collector *c = collector();
+  if (!c) return NULL;
+  int rc = strobe_collector_set_process(c, s);
+  if (rc != 0) return raise_rc(rc, "cannot set the process label");
+  Py_RETURN_NONE;
+}
+
 static PyObject *py_session_start(PyObject *mod, PyObject *args) {
   (void)mod;
   unsigned int max_samples = 0;
@@ -1358,6 +1372,8 @@ static PyMethodDef module_methods[] = {
     {"_set_wrap", py_set_wrap, METH_O, NULL},
     {"op_counter", (PyCFunction)(void (*)(void))py_op_counter, METH_VARARGS | METH_KEYWORDS,
      "op_counter(name, delta, kind=None): adds to a counter of the thread's current operation."},
+    {"set_process", py_set_process, METH_O,
+     "set_process(label): names this process in session reports and operation tokens (a static label)."},
     {"_session_start", py_session_start, METH_VARARGS, NULL},
     {"_session_read", py_session_read, METH_VARARGS, NULL},
     {"_session_stop", py_session_stop, METH_VARARGS, NULL},

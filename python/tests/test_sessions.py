@@ -6,7 +6,12 @@ and counters; an exception or drop() ends it not committed; labels that
 break the label rule are refused with ValueError before anything records;
 a refused operation is inert and says why, and the block still runs;
 session options and limits are checked as C checks them. The stages are
-capture scopes too."""
+capture scopes too. set_process names the process in reports, and the
+binding's demo (examples/python/demo.py) names its own."""
+import json
+import os
+import subprocess
+import sys
 import time
 
 import pytest
@@ -155,6 +160,25 @@ def test_session_options_and_limits():
     with pytest.raises(strobe.Error) as e:
         sessions[0].read()
     assert e.value.name == "STROBE_EENDED"
+
+
+def test_set_process_names_the_process_in_reports():
+    strobe.set_process("py_tests")
+    with pytest.raises(ValueError):
+        strobe.set_process("py tests")  # breaks the label rule: nothing changes
+    with pytest.raises(TypeError):
+        strobe.set_process(None)
+    with strobe.Session() as s:
+        pass
+    assert (s.report["process"]["name"], s.report["process"]["pid"]) == ("py_tests", os.getpid())
+
+
+def test_the_demo_names_its_process(tmp_path):
+    demo = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "python", "demo.py")
+    subprocess.run([sys.executable, demo, str(tmp_path / "demo.strobe")], check=True, capture_output=True)
+    with open(tmp_path / "demo-session.json") as f:
+        report = json.load(f)
+    assert report["process"]["name"] == "python_demo" and report["counts"]["completed"] == 30
 
 
 def strobe_max_sessions():
