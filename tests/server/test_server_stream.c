@@ -82,18 +82,20 @@ static int stuck_client(strobe_server *s) {
   return fd;
 }
 
-/* The server notices every client that left (its heartbeat write fails) and frees the stream. */
-static void wait_streams_freed(strobe_server *s) {
+/* Waits until the server holds n streams (30 s: a hang); 0 when it noticed
+ * every client that left (its heartbeat write fails) and freed the streams. */
+static void wait_streams(strobe_server *s, int64_t n) {
   double t0 = fx_now_ms();
   for (;;) {
     json_t *v = info(s);
-    int64_t n = stat_of(v, "streams");
+    int64_t held = stat_of(v, "streams");
     json_decref(v);
-    if (n == 0) break;
-    REQUIRE(fx_now_ms() - t0 < 10000);
-    fx_sleep_ms(50);
+    if (held == n) break;
+    REQUIREF(fx_now_ms() - t0 < 30000, "the server holds %lld streams, not %lld", (long long)held, (long long)n);
+    fx_sleep_ms(20);
   }
 }
+
 
 static void test_live(void) {
   strobe_server *s = stream_fixture();
@@ -108,7 +110,7 @@ static void test_live(void) {
   uint64_t work = 0, steps = 0;
   strobe_capture *cap = NULL;
   for (int window_ms = 2000; window_ms <= 32000; window_ms *= 2) {
-    if (window_ms > 2000) wait_streams_freed(s); /* the last read's stream is gone: this one is not refused for it */
+    if (window_ms > 2000) wait_streams(s, 0); /* the last read's stream is gone: this one is not refused for it */
     if (cap) strobe_capture_close(cap);
     cap = NULL;
     cli_http_response_free(&r);
@@ -142,7 +144,7 @@ static void test_live(void) {
   cli_http_response_free(&r);
 
   /* the server notices the client left (its heartbeat write fails) and frees the stream */
-  wait_streams_freed(s);
+  wait_streams(s, 0);
   CHECK(strobe_server_query_stats(s).stream_bytes > 64);
 }
 
@@ -169,7 +171,7 @@ static void test_slow_client(void) {
 
   /* the limit: two streams at once here (the stuck one and this one), the third is refused */
   int fd2 = stuck_client(s);
-  fx_sleep_ms(100);
+  wait_streams(s, 2); /* its request was read: it holds the second stream */
   cli_http_response r = t_req(s, "GET", "/api/capture/stream", AUTH, NULL);
   CHECK_EQ_INT(r.status, 503);
   CHECK(strstr(r.body, "limit_reached"));
