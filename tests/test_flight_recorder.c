@@ -433,16 +433,19 @@ static void test_spike_scope(void) {
                                                                            .spike_threshold_ms = 30,
                                                                            .spike_site = "tick",
                                                                            .spike_dir = dir,
-                                                                           .cooldown_ms = 400},
+                                                                           .cooldown_ms = 1000},
                                             &fr),
                0);
   for (int i = 0; i < 20; i++) frame_fast();
-  double t0 = fx_now_ms();
-  for (int i = 0; i < 3; i++) frame_slow(60); /* a burst of slow frames, all within the cooldown */
+  /* A burst of slow frames, all within the cooldown (1 s: a loaded machine
+   * stretches each 60 ms sleep, at times by hundreds of ms). */
+  frame_slow(60);
+  double t_first = fx_now_ms(); /* after the first spike's end, the cooldown's start */
+  for (int i = 0; i < 2; i++) frame_slow(60);
   for (int i = 0; i < 5; i++) frame_fast();
   strobe_flight_recorder_stats st;
   WAIT_FOR(fr, st, st.spikes_dumped >= 1);
-  while (fx_now_ms() - t0 < 700) fx_sleep_ms(10); /* past the cooldown, and time for a wrong second dump */
+  while (fx_now_ms() - t_first < 1000 + 300) fx_sleep_ms(10); /* past the cooldown, and time for a wrong second dump */
   st = strobe_flight_recorder_query_stats(fr);
   CHECK_EQ_U64(st.spikes_seen, 3);
   CHECK_EQ_U64(st.spikes_dumped, 1);
