@@ -12,7 +12,10 @@
  * (ok-v4-tree.strb: element attributions and a UI-tree snapshot, made by
  * tests/cli/make_capture --ui-tree --frames 6; ok-v4-deep.strb: attachments
  * stored, stored earlier and cut, and a deep capture, made by make_capture
- * --deep --frames 10).
+ * --deep --frames 10; ok-v4-merge.strb: a merged capture, its MERGE block and
+ * an ORIGIN block before each input's snapshot, attachments and deep capture,
+ * made by `strobe merge --same-host` of make_capture --ui-tree --deep
+ * --frames 6 with --pid 101 and with --pid 202).
  *
  * Clock pairs, GPU spans and marks (DEVICE blocks, docs/gpu.md) are read
  * like every record, and afterwards the device times the capture named are

@@ -1072,8 +1072,10 @@ static void test_rename(void) {
   strobe__buf_free(&f);
 }
 
-/* The fuzz corpus seeds come from scripts/make-fuzz-seeds.py, an encoder
- * independent of this file. Each is named <expected end>-<what>.strb. */
+/* The fuzz corpus seeds: most come from scripts/make-fuzz-seeds.py, an
+ * encoder independent of this file; ok-gpu and the ok-v4-* ones were written
+ * by the library (fuzz/fuzz_capture_reader.c names the tools that made the
+ * v4 ones). Each is named <expected end>-<what>.strb. */
 static void test_seeds(void) {
   char dir[4096];
   const char *slash = strrchr(__FILE__, '/');
@@ -1140,6 +1142,24 @@ static void test_seeds(void) {
       CHECK_EQ_INT(kinds, 1);
       strobe_capture_close(again);
     }
+    if (strcmp(de->d_name, "ok-v4-merge.strb") == 0) { /* two inputs' content, each after its ORIGIN */
+      strobe_capture *again;
+      REQUIRE_EQ_INT(strobe_capture_open(path, &again), 0);
+      strobe_capture_record r;
+      uint32_t content = 0, from[3] = {0};
+      while (strobe_capture_next(again, &r) > 0)
+        if (r.type == STROBE_REC_TREE || r.type == STROBE_REC_ATTACHMENT || r.type == STROBE_REC_DEEP) {
+          content++;
+          if (r.origin < 3) from[r.origin]++;
+        }
+      const strobe_capture_merge *m = strobe_capture_query_merge(again);
+      REQUIRE(m != NULL);
+      CHECK_EQ_INT(m->ninputs, 2);
+      CHECK(from[1] > 0);
+      CHECK_EQ_INT(from[1], from[2]); /* the same made-up capture twice */
+      CHECK_EQ_INT(from[1] + from[2], content);
+      strobe_capture_close(again);
+    }
     if (strcmp(de->d_name, "ok-zstd.strb") == 0) { /* every block a zstd frame */
       CHECK_EQ_INT(t.footer, 1);
       CHECK_EQ_INT(t.scopes, 1);
@@ -1150,6 +1170,27 @@ static void test_seeds(void) {
   }
   closedir(d);
   CHECK(seen >= 5);
+}
+
+/* ORIGIN (docs/capture-format.md): the input of a merge the content blocks
+ * after it came from, 1..STROBE_CAPTURE_MAX_MERGED (0: not known); above the
+ * most inputs a merge holds it is corrupt. */
+static void test_origin_bound(void) {
+  static const uint64_t origins[] = {0, 1, STROBE_CAPTURE_MAX_MERGED, STROBE_CAPTURE_MAX_MERGED + 1, 1u << 20};
+  for (size_t i = 0; i < sizeof origins / sizeof origins[0]; i++) {
+    uint64_t v = origins[i];
+    strobe__buf f = {0}, p = {0};
+    put_header(&f, 4);
+    strobe__buf_varint(&p, v);
+    put_block(&f, STROBE__BLK_ORIGIN, &p);
+    strobe__buf_free(&p);
+    strobe_capture *c;
+    REQUIRE_EQ_INT(strobe_capture_open_memory(f.data, f.len, &c), 0);
+    size_t n;
+    CHECK_EQ_INT(drain(c, &n), v > STROBE_CAPTURE_MAX_MERGED ? STROBE_ECORRUPT : 0);
+    strobe_capture_close(c);
+    strobe__buf_free(&f);
+  }
 }
 
 /* Version 2 sites carry a unit after the parent: read back as written, a
@@ -1286,5 +1327,6 @@ static void test_not_regular(void) {
   X(batches)        \
   X(records_wanted) \
   X(rename)         \
-  X(seeds)         
+  X(seeds)          \
+  X(origin_bound)
 HARNESS_MAIN(CASES)
