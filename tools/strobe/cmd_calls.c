@@ -305,14 +305,14 @@ int cmd_calls(int argc, char **argv) {
   if (!t.failed && by_frame) {
     /* Of several processes' deep captures of frame N, the one --process names (its number is unique in a merge). */
     uint32_t *origins = malloc((t.ndeeps ? t.ndeeps : 1) * sizeof *origins), n = 0;
-    const deep_info **match = malloc((t.ndeeps ? t.ndeeps : 1) * sizeof *match);
-    for (uint32_t i = 0; origins && match && i < t.ndeeps; i++)
-      if (t.deeps[i].frame == frame) match[n] = &t.deeps[i], origins[n++] = t.deeps[i].origin;
-    int k = !origins || !match ? -2 : n ? cli_pick_origin("calls", in.cap, in.path, "deep captures", frame, origins, n, process) : 0;
-    uint64_t seq = k >= 0 && n ? match[k]->seq : 0;
-    if (k >= 0 && n) chosen = cli_origin_process(in.cap, match[k]->origin, buf, sizeof buf);
+    for (uint32_t i = 0; origins && i < t.ndeeps; i++)
+      if (t.deeps[i].frame == frame) origins[n++] = t.deeps[i].origin;
+    int k = !origins ? -2 : n ? cli_pick_origin("calls", in.cap, in.path, "deep captures", frame, origins, n, process) : 0;
     free(origins);
-    free(match);
+    const deep_info *want = NULL; /* the kth of frame N */
+    for (uint32_t i = 0, m = 0; k >= 0 && n && i < t.ndeeps && !want; i++)
+      if (t.deeps[i].frame == frame && m++ == (uint32_t)k) want = &t.deeps[i];
+    if (want) chosen = cli_origin_process(in.cap, want->origin, buf, sizeof buf);
     if (k < 0) {
       if (k == -2) cli_error("calls", "%s: out of memory", in.path);
       cli_close(&in);
@@ -320,6 +320,7 @@ int cmd_calls(int argc, char **argv) {
       free(t.frames);
       return k == -2 ? CLI_FAIL : CLI_USAGE;
     }
+    uint64_t seq = want ? want->seq : 0;
     rc = strobe_replay_open_deep(path, frame, seq, &r);
     if (rc == STROBE_ENOTFOUND) {
       cli_error("calls", "%s: no deep capture of frame %" PRIu64 " (`strobe calls %s` lists them)", in.path, frame,
