@@ -51,7 +51,8 @@ test: build
 # prints the stage summary; then exports out/demo.perfetto-trace from the capture
 # and replays frame 12's deep capture offline into out/demo-replay-frame12.png
 # (a run too short to reach frame 12, as its run info's `frames` says, took
-# none: it says so instead);
+# none: it says so instead); merges it with the sender process's capture into
+# out/all.strobe and lists its deep captures with their process (strobe calls);
 # then the Python binding's demo (examples/python/demo.py, asyncio tasks on fiber
 # lanes) writes out/python-demo.strobe and prints its `strobe report`.
 # DEMO_ARGS='--serve' keeps it serving until Ctrl-C;
@@ -83,6 +84,8 @@ demo: build
 	@if [ -f out/demo.strobe ] && [ -f out/sender.strobe ]; then \
 	  $(BUILD_DIR)/tools/strobe merge out/demo.strobe out/sender.strobe -o out/all.strobe && \
 	  echo "wrote out/all.strobe: the screen and sender processes on one timeline (strobe merge; strobe info out/all.strobe)" && \
+	  echo "its deep captures, each named with the process it came from (strobe calls out/all.strobe --frame 12 --process screen):" && \
+	  $(BUILD_DIR)/tools/strobe calls --quiet out/all.strobe && \
 	  echo "see both processes in the viewer, each frame handed between them as one frame: $(BUILD_DIR)/tools/strobe view --merge out/demo.strobe out/sender.strobe"; \
 	fi
 	@if [ -f $(BUILD_DIR)/python/strobe/__init__.py ]; then \
