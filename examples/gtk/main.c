@@ -13,10 +13,13 @@
  * --report FILE  the session report (JSON, every operation kind, stage runs)
  * --capture FILE a capture of the whole run
  * --gdk-log FILE one line per painted frame, "frame COUNTER" (GDK's frame
- *                counter in after-paint), and per event GDK delivered,
- *                "event TYPE" (the GdkEventType): what a test compares
- *                with the report and the capture
- * --drive-input  send itself key presses and pointer motion (X11: driver.c)
+ *                counter in after-paint), per event GDK delivered, "event
+ *                TYPE" (the GdkEventType), and per flush-events and
+ *                resume-events, "flush COUNTER" and "resume COUNTER": what
+ *                a test compares with the report and the capture
+ * --drive-input  send itself key presses and pointer motion (X11: driver.c),
+ *                and pause the animation for 300 ms at frame 20 so that
+ *                motion also arrives when there is nothing to paint
  */
 #include <errno.h>
 #include <math.h>
@@ -38,6 +41,7 @@ struct _Bouncer {
   GtkWidget parent;
   double phase;  /* 0..1, advanced by the tick callback */
   int extra;     /* 0..3: adds 16 px to the natural width per step */
+  guint gap_ms;  /* --drive-input: the animation stops this long at frame 20, once; 0: never */
 };
 
 G_DEFINE_TYPE(Bouncer, bouncer, GTK_TYPE_WIDGET)
@@ -65,10 +69,24 @@ static void bouncer_measure(GtkWidget *w, GtkOrientation o, int for_size, int *m
   *min_base = *nat_base = -1;
 }
 
+static gboolean bouncer_tick(GtkWidget *w, GdkFrameClock *clock, gpointer data);
+
+static gboolean bouncer_restart(gpointer data) {
+  gtk_widget_add_tick_callback(data, bouncer_tick, NULL, NULL);
+  return G_SOURCE_REMOVE;
+}
+
 static gboolean bouncer_tick(GtkWidget *w, GdkFrameClock *clock, gpointer data) {
   (void)data;
   STROBE_STAGE("animate", "update"); /* work inside a phase: a block stage nested in `update` */
   Bouncer *b = STROBE_EXAMPLE_BOUNCER(w);
+  if (b->gap_ms && gdk_frame_clock_get_frame_counter(clock) >= 20) {
+    /* Nothing to paint for a while: pointer motion now makes GDK run
+     * flush-events without a frame (an idle pass). */
+    g_timeout_add(b->gap_ms, bouncer_restart, w);
+    b->gap_ms = 0;
+    return G_SOURCE_REMOVE;
+  }
   b->phase = (double)(gdk_frame_clock_get_frame_time(clock) % 2000000) / 2000000.0;
   if (gdk_frame_clock_get_frame_counter(clock) % 8 == 0) {
     b->extra = (b->extra + 1) % 4;
@@ -95,6 +113,8 @@ typedef struct app {
   long frames_left;     /* --frames: painted frames still to run; -1: until closed */
   int done;
   driver *driver;       /* --drive-input, or NULL */
+  guint gap_ms;         /* --drive-input: the animation's one pause (Bouncer.gap_ms) */
+  gulong log_hooks[3];  /* GdkSurface::event, flush-events, resume-events */
 } app;
 
 /* The application's own handlers: stages of the input operation GDK's
@@ -117,11 +137,34 @@ static void on_frame_painted(GdkFrameClock *clock, gpointer data) {
   if (a->frames_left > 0 && --a->frames_left == 0) a->done = 1;
 }
 
+/* flush-events and resume-events, logged with the counter: a cycle with no
+ * frame line between them painted nothing. */
+static gboolean log_cycle(GSignalInvocationHint *hint, guint n, const GValue *params, gpointer data) {
+  (void)n;
+  app *a = data;
+  const char *what = hint->signal_id == g_signal_lookup("flush-events", GDK_TYPE_FRAME_CLOCK) ? "flush" : "resume";
+  if (a->gdk_log)
+    fprintf(a->gdk_log, "%s %lld\n", what, (long long)gdk_frame_clock_get_frame_counter(g_value_get_object(&params[0])));
+  return TRUE;
+}
+
 static gboolean log_event(GSignalInvocationHint *hint, guint n, const GValue *params, gpointer data) {
   (void)hint, (void)n;
   app *a = data;
   if (a->gdk_log) fprintf(a->gdk_log, "event %d\n", (int)gdk_event_get_event_type(g_value_peek_pointer(&params[1])));
   return TRUE;
+}
+
+/* Adds (on) or removes the --gdk-log hooks. */
+static void log_hooks(app *a, int on) {
+  guint signals[3] = {g_signal_lookup("event", GDK_TYPE_SURFACE), g_signal_lookup("flush-events", GDK_TYPE_FRAME_CLOCK),
+                      g_signal_lookup("resume-events", GDK_TYPE_FRAME_CLOCK)};
+  for (int i = 0; i < 3; i++) {
+    if (on)
+      a->log_hooks[i] = g_signal_add_emission_hook(signals[i], 0, i ? log_cycle : log_event, a, NULL);
+    else
+      g_signal_remove_emission_hook(signals[i], a->log_hooks[i]);
+  }
 }
 
 static void on_realize(GtkWidget *window, gpointer data) {
@@ -147,7 +190,9 @@ static GtkWidget *build_window(app *a) {
   GtkEventController *motion = gtk_event_controller_motion_new();
   g_signal_connect(motion, "motion", G_CALLBACK(on_motion), a);
   gtk_widget_add_controller(window, motion);
-  gtk_window_set_child(GTK_WINDOW(window), g_object_new(BOUNCER_TYPE, NULL));
+  Bouncer *bouncer = g_object_new(BOUNCER_TYPE, NULL);
+  bouncer->gap_ms = a->gap_ms;
+  gtk_window_set_child(GTK_WINDOW(window), GTK_WIDGET(bouncer));
   return window;
 }
 
@@ -228,7 +273,7 @@ int main(int argc, char **argv) {
   options o;
   if (parse_options(argc, argv, &o)) return 2;
   gtk_init();
-  app a = {.frames_left = o.frames};
+  app a = {.frames_left = o.frames, .gap_ms = o.drive_input ? 300 : 0};
   strobe_recorder *rec = NULL;
   char session[STROBE_SESSION_ID_MAX] = "";
   int rc = strobe_collector_create(&a.collector);
@@ -245,9 +290,9 @@ int main(int argc, char **argv) {
     fprintf(stderr, "strobe-gtk: cannot write %s: %s\n", o.gdk_log, strerror(errno));
     return 1;
   }
-  gulong hook = g_signal_add_emission_hook(g_signal_lookup("event", GDK_TYPE_SURFACE), 0, log_event, &a, NULL);
+  log_hooks(&a, 1);
   int status = run(&a, &o);
-  g_signal_remove_emission_hook(g_signal_lookup("event", GDK_TYPE_SURFACE), hook);
+  log_hooks(&a, 0);
   if (o.report && write_report(a.collector, session, o.report)) status = 1;
   if (rec && strobe_record_stop(rec)) status = 1;
   if (a.gdk_log && fclose(a.gdk_log)) status = 1;

@@ -7,9 +7,11 @@ counter at each after-paint, each event delivered), the session report, and
 the capture (read back through `strobe export --format chrome`).
 
   - every frame has its pass: the committed passes' frame ids, in order, are
-    GDK's counters, in order (F1, F2), each pass holding its before_paint,
-    paint and after_paint stages; the report counts as many passes and
-    inputs as GDK painted frames and delivered events, none interleaved;
+    GDK's counters, in order (F1, F2), each pass holding its before_paint
+    and after_paint stages; the report counts as many passes and
+    inputs as GDK painted frames and delivered events, none interleaved; each
+    cycle that flushed input and painted nothing is an idle pass (no
+    before_paint, id = counter + 1, counted in counts.idle);
   - each phase stage times its own phase (F3): every gtk_snapshot scope
     (opened inside GTK's snapshot vfunc) lies inside a paint stage and every
     gtk_size_allocate scope inside a layout stage, none inside another
@@ -32,7 +34,7 @@ import subprocess
 import sys
 
 PHASES = ["flush_events", "before_paint", "update", "layout", "paint", "after_paint"]
-FRAME_STAGES = ["before_paint", "paint", "after_paint"]  # GDK emits these in every painted frame
+FRAME_STAGES = ["before_paint", "after_paint"]  # GDK emits these in every frame; paint only when damaged
 VFUNC_PHASE = {"gtk_snapshot": "paint", "gtk_size_allocate": "layout"}
 RUN_CAP_S = 120  # a cap on a hung run, far above the ~2 s it takes: never an assertion
 
@@ -59,12 +61,23 @@ def run(args):
 
 
 def read_gdk_log(path):
-    frames, events = [], []
+    """GDK's counter per painted frame, the type per event, and the counter of
+    each cycle that ran flush-events and resume-events with no frame between."""
+    frames, events, idle, flushed = [], [], [], None
     with open(path) as f:
         for line in f:
             what, value = line.split()
-            (frames if what == "frame" else events).append(int(value))
-    return frames, events
+            if what == "frame":
+                frames.append(int(value))
+                flushed = None
+            elif what == "event":
+                events.append(int(value))
+            elif what == "flush":
+                flushed = int(value)
+            elif what == "resume" and flushed is not None:
+                idle.append(flushed)
+                flushed = None
+    return frames, events, idle
 
 
 def read_capture(path):
@@ -97,8 +110,18 @@ def enclosing(spans, t0, t1):
     return spans[i] if i >= 0 and inside((t0, t1), spans[i]) else None
 
 
-def check_frames(frames, ops, spans, report, errors):
-    passes = [p for p in ops["pass"] if p[2].get("committed")]
+def check_frames(frames, idle, ops, spans, report, errors):
+    committed = [p for p in ops["pass"] if p[2].get("committed")]
+    # A cycle that only flushed input has no before_paint: an idle pass,
+    # named by the frame that did not come (the counter + 1).
+    passes = [p for p in committed if any(inside(x, p[:2]) for x in spans["before_paint"])]
+    idle_ids = [p[2].get("frame_id") for p in committed if p not in passes]
+    if idle_ids != [c + 1 for c in idle] or report["counts"]["idle"] != len(idle):
+        errors.append(f"GDK ran {len(idle)} cycles with no frame (counters {idle[:5]}); the capture has "
+                      f"{len(idle_ids)} passes without before_paint (ids {idle_ids[:5]}), the report "
+                      f"{report['counts']['idle']} idle")
+    if not idle:
+        errors.append("GDK ran no cycle without a frame: the idle case did not run")
     ids = [p[2].get("frame_id") for p in passes]
     if ids != frames:
         first = next((i for i, (a, b) in enumerate(zip(ids, frames)) if a != b), min(len(ids), len(frames)))
@@ -180,16 +203,17 @@ def main():
     ap.add_argument("--frames", type=int, default=60)
     args = ap.parse_args()
     paths = run(args)
-    frames, events = read_gdk_log(paths["log"])
+    frames, events, idle = read_gdk_log(paths["log"])
     ops, spans = read_capture(paths["chrome"])
     report = json.load(open(paths["report"]))
     errors = []
-    check_frames(frames, ops, spans, report, errors)
+    check_frames(frames, idle, ops, spans, report, errors)
     check_phases(spans, errors)
     most, between = check_inputs(events, ops, spans, report, errors)
     for e in errors:
         print("FAIL:", e)
-    print(f"{len(frames)} frames, {len(spans['flush_events'])} began in flush_events; {len(events)} events "
+    print(f"{len(frames)} frames, {len(spans['flush_events']) - len(idle)} began in flush_events, {len(idle)} cycles "
+          f"flushed input and painted nothing; {len(events)} events "
           f"({between} between frames, up to {most} in one flush_events); {len(spans['gtk_snapshot'])} snapshots, "
           f"{len(spans['gtk_size_allocate'])} size allocations")
     return 1 if errors else 0
