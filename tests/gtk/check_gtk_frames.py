@@ -22,6 +22,10 @@ the capture (read back through `strobe export --format chrome`).
     flush_events stage dispatched several events and at least one event came
     between frames, so both cases ran.
 
+Then it redoes the run's own data as each mistake of the old guide would
+have recorded it (F1 to F5, a flush-only cycle not marked idle) and fails if
+the checks accept any of them: they stay able to fail.
+
 usage: check_gtk_frames.py STROBE_GTK STROBE_CLI WORKDIR [--frames N]
 Exit 0 when every check passes; otherwise prints each failure and exits 1.
 """
@@ -195,6 +199,40 @@ def check_inputs(events, ops, spans, report, errors):
     return max(per_flush.values(), default=0), between
 
 
+def all_checks(frames, events, idle, ops, spans, report):
+    errors = []
+    check_frames(frames, idle, ops, spans, report, errors)
+    check_phases(spans, errors)
+    most, between = check_inputs(events, ops, spans, report, errors)
+    return errors, most, between
+
+
+def mistakes(ops, spans, report):
+    """The run's own data redone as each mistake of the old guide would have
+    recorded it: the checks must refuse every one (so they can fail)."""
+    def pass_holds(p, name):
+        return any(inside(x, p[:2]) for x in spans[name])
+
+    def late(name, vfunc):  # a stage opened by an ordinary handler: after GTK's work
+        out = []
+        for b, e in spans[name]:
+            ends = [v[1] for v in spans[vfunc] if inside(v, (b, e))]
+            out.append((max(ends, default=b), e))
+        return dict(spans, **{name: out})
+
+    f1 = [p for p in ops["pass"] if pass_holds(p, "flush_events")]
+    yield "F1 pass begun only in flush-events", dict(ops, **{"pass": f1}), spans, report
+    f2 = [(b, e, dict(a, frame_id=a["frame_id"] - 1) if pass_holds((b, e), "flush_events") else a)
+          for b, e, a in ops["pass"]]
+    yield "F2 frame id without +1 in flush-events", dict(ops, **{"pass": f2}), spans, report
+    f3 = dict(late("paint", "gtk_snapshot"), layout=late("layout", "gtk_size_allocate")["layout"])
+    yield "F3 ordinary handlers", ops, f3, report
+    later = [p[1] for p in ops["pass"]]
+    stuck = [(b, next((x for x in later if x > e), e + 1e6), a) for b, e, a in ops["input"][:1]] + ops["input"][1:]
+    yield "F4/F5 an input left running into the next frame", dict(ops, input=stuck), spans, report
+    yield "a cycle without a frame not counted idle", ops, spans, dict(report, counts=dict(report["counts"], idle=0))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("strobe_gtk")
@@ -206,10 +244,10 @@ def main():
     frames, events, idle = read_gdk_log(paths["log"])
     ops, spans = read_capture(paths["chrome"])
     report = json.load(open(paths["report"]))
-    errors = []
-    check_frames(frames, idle, ops, spans, report, errors)
-    check_phases(spans, errors)
-    most, between = check_inputs(events, ops, spans, report, errors)
+    errors, most, between = all_checks(frames, events, idle, ops, spans, report)
+    for name, m_ops, m_spans, m_report in mistakes(ops, spans, report):
+        if not all_checks(frames, events, idle, m_ops, m_spans, m_report)[0]:
+            errors.append(f"the checks accept this run redone with the mistake '{name}'")
     for e in errors:
         print("FAIL:", e)
     print(f"{len(frames)} frames, {len(spans['flush_events']) - len(idle)} began in flush_events, {len(idle)} cycles "
