@@ -16,7 +16,7 @@
 #include <stdio.h>
 
 struct driver {
-  GtkWidget *window;
+  GtkWidget *window;      /* weak: NULL once the window is gone */
   Display *xdisplay;
   guint timer;
   unsigned sent;          /* timer ticks so far */
@@ -27,6 +27,7 @@ struct driver {
 
 static gboolean send_input(gpointer data) {
   driver *d = data;
+  if (!d->window || !gtk_widget_get_mapped(d->window)) return G_SOURCE_CONTINUE;
   int x, y;
   Window root = DefaultRootWindow(d->xdisplay), child;
   GdkSurface *surface = gtk_native_get_surface(GTK_NATIVE(d->window));
@@ -56,7 +57,7 @@ static gboolean keep_motion(GSignalInvocationHint *hint, guint n, const GValue *
 static gboolean queue_more(GSignalInvocationHint *hint, guint n, const GValue *params, gpointer data) {
   (void)hint, (void)n, (void)params;
   driver *d = data;
-  if (d->last_motion && ++d->flushes % 3 == 0) {
+  if (d->window && d->last_motion && ++d->flushes % 3 == 0) {
     G_GNUC_BEGIN_IGNORE_DEPRECATIONS
     gdk_display_put_event(gtk_widget_get_display(d->window), d->last_motion);
     gdk_display_put_event(gtk_widget_get_display(d->window), d->last_motion);
@@ -79,6 +80,7 @@ driver *driver_start(GtkWidget *window) {
   }
   driver *d = g_new0(driver, 1);
   d->window = window;
+  g_object_add_weak_pointer(G_OBJECT(window), (gpointer *)&d->window);
   d->xdisplay = x;
   d->event_hook = g_signal_add_emission_hook(g_signal_lookup("event", GDK_TYPE_SURFACE), 0, keep_motion, d, NULL);
   d->flush_hook =
@@ -90,6 +92,7 @@ driver *driver_start(GtkWidget *window) {
 void driver_stop(driver *d) {
   if (!d) return;
   g_source_remove(d->timer);
+  if (d->window) g_object_remove_weak_pointer(G_OBJECT(d->window), (gpointer *)&d->window);
   g_signal_remove_emission_hook(g_signal_lookup("event", GDK_TYPE_SURFACE), d->event_hook);
   g_signal_remove_emission_hook(g_signal_lookup("flush-events", GDK_TYPE_FRAME_CLOCK), d->flush_hook);
   if (d->last_motion) gdk_event_unref(d->last_motion);

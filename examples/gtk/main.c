@@ -112,6 +112,7 @@ typedef struct app {
   FILE *gdk_log;        /* --gdk-log, or NULL */
   long frames_left;     /* --frames: painted frames still to run; -1: until closed */
   int done;
+  int closed;           /* the window was destroyed (closed by its user) */
   driver *driver;       /* --drive-input, or NULL */
   guint gap_ms;         /* --drive-input: the animation's one pause (Bouncer.gap_ms) */
   gulong log_hooks[3];  /* GdkSurface::event, flush-events, resume-events */
@@ -175,7 +176,8 @@ static void on_realize(GtkWidget *window, gpointer data) {
 
 static void on_destroy(GtkWidget *window, gpointer data) {
   (void)window;
-  ((app *)data)->done = 1;
+  app *a = data;
+  a->closed = a->done = 1;
 }
 
 static GtkWidget *build_window(app *a) {
@@ -265,7 +267,7 @@ static int run(app *a, const options *o) {
   while (!a->done) g_main_context_iteration(NULL, TRUE);
   driver_stop(a->driver);
   frame_profile_detach(a->profile);
-  if (GTK_IS_WINDOW(window)) gtk_window_destroy(GTK_WINDOW(window));
+  if (!a->closed) gtk_window_destroy(GTK_WINDOW(window));
   return 0;
 }
 
