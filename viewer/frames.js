@@ -285,7 +285,7 @@ export class Frames {
     if (maxDur > 0) label(c, `${this.log ? 'log scale · ' : ''}slowest ${fmt.dur(maxDur)}`, 4, top + 9);
   }
 
-  // Bar height for a duration (docs/viewer.md §Frames, detail). When every
+  // Bar height for a duration (docs/viewer.md §Frames, detail, counters, diff). When every
   // frame is under the budget: linear up to the slowest, so their shape shows.
   // Otherwise logarithmic, h ∝ log(1 + d / (budget/4)), up to the slowest:
   // nothing is clipped, frames 14x and 31x the budget stand visibly apart,

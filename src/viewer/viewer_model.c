@@ -1222,7 +1222,7 @@ static int elem_by_span(const void *x, const void *y) {
  * >>handoffs — an operation handed between processes as one entry
  * ====================================================================== */
 
-/* A merged capture (docs/cli.md §merge) holds both halves of an operation one
+/* A merged capture (docs/cli.md §strobe merge) holds both halves of an operation one
  * process handed to another: the origin's END (not committed, ending at the
  * hand-off, its own stages and counters) after its REMOTE_OUT, and the
  * finisher's END (from the origin's start to its end, committed or dropped,
@@ -1740,7 +1740,7 @@ static json_t *totals_json(const strobe_capture_totals *tt) {
 }
 
 /* How a merged capture's inputs were placed on one clock, and what the merge could not carry
- * (docs/cli.md §merge); null for a capture that is not a merge. */
+ * (docs/cli.md §strobe merge); null for a capture that is not a merge. */
 static json_t *merge_json(const strobe_capture *cap) {
   const strobe_capture_merge *m = strobe_capture_query_merge(cap);
   if (!m) return json_null();
