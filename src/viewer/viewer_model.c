@@ -133,7 +133,8 @@ static const coldef FRAME_COLS[] = {{"start", "f64", 8}, {"dur", "f64", 8},  {"n
                                     {"id", "f64", 8},    {"thread", "u32", 4}, {"window", "u16", 2},
                                     {"kind", "u8", 1},   {"flags", "u8", 1}};
 enum { FR_START, FR_DUR, FR_NUMBER, FR_ID, FR_THREAD, FR_WINDOW, FR_KIND, FR_FLAGS };
-/* frames.flags: what an operation entry says of itself (0 for marks and scopes). FF_REMOTE: it crossed
+/* frames.flags: what an operation entry says of itself (0 for marks and scopes); viewer/data.js FRAME_FLAG
+ * names them too (CTest viewer_vocab compares). FF_REMOTE: it crossed
  * processes (a row of the handoffs table says how: >>handoffs). */
 enum { FF_OP = 1, FF_COMMITTED = 2, FF_HANDED_OFF = 4, FF_APP_FRAME = 8, FF_DETAIL = 16, FF_REMOTE = 32 };
 /* opstages.process and opcounters.process: an index into meta.processes, NO_PROCESS for an operation
