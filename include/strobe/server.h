@@ -103,7 +103,7 @@ typedef struct strobe_server_desc {
                                           one of the process's 8 event consumers) */
   size_t stream_queue_bytes;           /* default 8 MiB: per live-stream client; a slower client loses
                                           events, counted and reported (docs/server.md) */
-  uint32_t tools;                      /* STROBE_TOOL_* bits allowed; default 0 = all three */
+  uint32_t tools;                      /* STROBE_TOOL_* bits allowed; default 0 = every tool */
   int mcp_disabled;                    /* 1: start with MCP tools refused (permission_denied) */
   int observe_denied;                  /* 1: start without the Observe scope */
   int quiet;                           /* 1: print nothing to stderr (otherwise the token file's

@@ -429,9 +429,9 @@ STROBE_API void strobe_app_scope_end(strobe_app_scope *s);
 /* >>sessions */
 /* The bit of an operation kind in strobe_session_desc.kinds. */
 #define STROBE_KIND_BIT(kind) (1u << (unsigned)(kind))
-#define STROBE_KINDS_ALL                                                                    \
-  (STROBE_KIND_BIT(STROBE_OP_PASS) | STROBE_KIND_BIT(STROBE_OP_REBUILD) | STROBE_KIND_BIT(STROBE_OP_INPUT) | \
-   STROBE_KIND_BIT(STROBE_OP_REQUEST))
+/* Every kind's bit: derived from STROBE_OP_KINDS, so a new kind is still one line there. */
+#define STROBE__KIND_BIT_OR(id, number, name) | STROBE_KIND_BIT(STROBE_OP_##id)
+#define STROBE_KINDS_ALL (0u STROBE_OP_KINDS(STROBE__KIND_BIT_OR))
 
 typedef struct strobe_session_desc {
   uint32_t max_samples;   /* 1..240, 0 = default 120 */

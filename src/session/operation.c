@@ -217,7 +217,7 @@ static strobe_op begin_op(strobe_collector *c, strobe_window w, strobe_op_kind k
     rc = STROBE_EFEATURE_DISABLED;
     goto out;
   }
-  if (!c || kind < STROBE_OP_PASS || kind > STROBE_OP_REQUEST) {
+  if (!c || kind < STROBE_OP_PASS || (int)kind >= STROBE_OP_KIND_LIMIT) {
     rc = STROBE_EINVAL;
     goto out;
   }

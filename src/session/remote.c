@@ -131,7 +131,7 @@ int strobe__token_decode(const uint8_t *buf, size_t len, strobe__token *t, int *
   t->frame_id = get_u64(buf + 48);
   t->start_mono_ns = get_u64(buf + 56);
   t->taken_mono_ns = get_u64(buf + 64);
-  if ((buf[13] & ~3u) || buf[15] || t->kind < STROBE_OP_PASS || t->kind > STROBE_OP_REQUEST || !t->collector ||
+  if ((buf[13] & ~3u) || buf[15] || t->kind < STROBE_OP_PASS || t->kind >= STROBE_OP_KIND_LIMIT || !t->collector ||
       !t->op || t->nstages > STROBE_MAX_STAGES || (t->nstages && !t->detail) || t->taken_mono_ns < t->start_mono_ns)
     return refuse(why, STROBE__REFUSED_MALFORMED);
   const uint8_t *p = buf + HEAD_BYTES, *end = buf + stated - SUM_BYTES;

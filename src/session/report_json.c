@@ -117,7 +117,7 @@ static void write_session(strobe__json *j, const strobe_report *r) {
   strobe__json_bool(j, "include_devtools", r->include_devtools);
   strobe__json_bool(j, "stage_runs", r->stage_runs);
   strobe__json_array(j, "kinds");
-  for (int kind = STROBE_OP_PASS; kind <= STROBE_OP_REQUEST; kind++)
+  for (int kind = 1; kind < STROBE_OP_KIND_LIMIT; kind++)
     if (r->kinds & STROBE_KIND_BIT(kind)) strobe__json_str(j, NULL, kind_name(kind));
   strobe__json_end(j);
   strobe__json_end(j);
@@ -149,7 +149,7 @@ static void write_counts(strobe__json *j, const strobe_report *r, const strobe__
   strobe__json_uint(j, "labels_replaced", r->labels_replaced);
   strobe__json_uint(j, "labels_refused", r->labels_refused);
   strobe__json_object(j, "completed_by_kind");
-  for (int kind = STROBE_OP_PASS; kind <= STROBE_OP_REQUEST; kind++)
+  for (int kind = 1; kind < STROBE_OP_KIND_LIMIT; kind++)
     strobe__json_uint(j, kind_name(kind), r->kind_completed[kind]);
   strobe__json_end(j);
   strobe__json_end(j);
@@ -484,7 +484,7 @@ static void write_stage_summary(strobe__json *j, const strobe_report *r, int n) 
 
 static void write_kind_summary(strobe__json *j, const strobe_report *r, double *scratch) {
   strobe__json_array(j, "kind_summary");
-  for (int kind = STROBE_OP_PASS; kind <= STROBE_OP_REQUEST; kind++) {
+  for (int kind = 1; kind < STROBE_OP_KIND_LIMIT; kind++) {
     size_t n = 0;
     for (uint32_t i = 0; i < r->nsamples; i++)
       if (r->samples[i]->kind == kind) scratch[n++] = strobe__ticks_ms(r, r->samples[i]->end - r->samples[i]->start);
@@ -504,7 +504,7 @@ static void write_kind_summary(strobe__json *j, const strobe_report *r, double *
  * entries add up to its kind_summary n. `names` holds nsamples pointers. */
 static void write_population_summary(strobe__json *j, const strobe_report *r, double *scratch, const char **names) {
   strobe__json_array(j, "population_summary");
-  for (int kind = STROBE_OP_PASS; kind <= STROBE_OP_REQUEST; kind++) {
+  for (int kind = 1; kind < STROBE_OP_KIND_LIMIT; kind++) {
     size_t npop = 0;
     int labelled = 0;
     for (uint32_t i = 0; i < r->nsamples; i++) {
@@ -918,7 +918,7 @@ int strobe_report_json(const strobe_report *r, char **json, size_t *len) {
     free(names);
     return STROBE_ENOMEM;
   }
-  strobe__kind_baseline base[5];
+  strobe__kind_baseline base[STROBE_OP_KIND_LIMIT];
   strobe__kind_baselines(r, scratch, base);
   int stage_pairs = strobe_report_query_stages(r, NULL, 0); /* how many the summary has, before the bound */
   strobe__json j = {0};

@@ -554,8 +554,8 @@ strobe_report_status strobe_report_query_status(const strobe_report *r) {
   return running ? STROBE_REPORT_UNFINISHED : STROBE_REPORT_EMPTY;
 }
 
-void strobe__kind_baselines(const strobe_report *r, double *scratch, strobe__kind_baseline base[5]) {
-  for (int kind = 0; kind < 5; kind++) {
+void strobe__kind_baselines(const strobe_report *r, double *scratch, strobe__kind_baseline base[STROBE_OP_KIND_LIMIT]) {
+  for (int kind = 0; kind < STROBE_OP_KIND_LIMIT; kind++) {
     size_t n = 0;
     for (uint32_t i = 0; i < r->nsamples; i++)
       if (r->samples[i]->kind == kind) scratch[n++] = strobe__ticks_ms(r, r->samples[i]->end - r->samples[i]->start);
@@ -569,7 +569,7 @@ int strobe__unfinished_state(const strobe__kind_baseline *b, double elapsed_ms) 
   return elapsed_ms > STROBE_STALL_FACTOR * b->p95 ? STROBE__STALLED : STROBE__IN_FLIGHT;
 }
 
-uint64_t strobe__count_stalled(const strobe_report *r, const strobe__kind_baseline base[5]) {
+uint64_t strobe__count_stalled(const strobe_report *r, const strobe__kind_baseline base[STROBE_OP_KIND_LIMIT]) {
   uint64_t n = 0;
   for (uint32_t i = 0; i < r->nunfinished; i++) {
     const strobe__unfinished_op *u = &r->unfinished[i];
@@ -627,7 +627,7 @@ strobe_report_counts strobe_report_query_counts(const strobe_report *r) {
                             r->kind_excluded, 0, r->idle};
   double *scratch = malloc((r->nsamples ? r->nsamples : 1) * sizeof *scratch);
   if (scratch) { /* without memory, no unfinished entry is called stalled */
-    strobe__kind_baseline base[5];
+    strobe__kind_baseline base[STROBE_OP_KIND_LIMIT];
     strobe__kind_baselines(r, scratch, base);
     k.unfinished_stalled = strobe__count_stalled(r, base);
     free(scratch);

@@ -212,7 +212,7 @@ typedef struct strobe__session {
   uint64_t idle;                  /* operations marked idle it would have kept (docs/sessions.md §Idle passes) */
   uint64_t nesting_overflow;      /* admitted samples begun deeper than 8 nested operations on their thread */
   uint64_t abandoned;             /* operations it covers abandoned by a window or collector close while running */
-  uint64_t kind_completed[5];
+  uint64_t kind_completed[STROBE_OP_KIND_LIMIT];
   strobe__app_record **app_ring;  /* max_app */
   uint32_t app_head, app_count;
   strobe__app_counts app;
