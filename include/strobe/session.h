@@ -559,17 +559,23 @@ STROBE_API int strobe_report_query_run_info(const strobe_report *r, uint32_t ind
  * the whole session, and from the median interval between consecutive pass
  * starts, which a stall does not move. */
 typedef struct strobe_frame_rate {
-  uint64_t passes;                 /* committed passes counted */
-  int valid;                       /* 0 with fewer than two passes (or all on one tick): the rates are 0 */
-  double first_to_last_span_ms;    /* start of the last pass minus start of the first */
+  uint64_t passes;                 /* passes the session counted (committed, or handed off to another process),
+                                    * since its start or last reset: every one, not only the returned samples */
+  int valid;                       /* 0 with fewer than two passes, all on one tick, or several windows (window
+                                    * NULL): then the first-to-last rate is 0 */
+  double first_to_last_span_ms;    /* start of the last counted pass minus start of the first */
   double passes_per_second;        /* (passes - 1) / first_to_last_span */
-  double median_interval_ms;       /* nearest-rank median of consecutive start intervals */
-  double steady_passes_per_second; /* 1000 / median_interval_ms; 0 when that is 0 */
+  double median_interval_ms;       /* nearest-rank median of consecutive start intervals among the returned samples */
+  double steady_passes_per_second; /* 1000 / median_interval_ms; 0 when that is 0 or there is no interval */
+  uint64_t intervals;              /* the intervals the median is over: 0, no steady rate */
+  uint32_t windows;                /* windows whose passes `passes` counts: more than one only for window NULL */
 } strobe_frame_rate;
 
-/* Fills *out for the passes of every window (window NULL) or of the window
- * with that id. Returns 0, STROBE_EINVAL (r or out NULL) or STROBE_ENOMEM
- * (*out zeroed). */
+/* Fills *out for the passes of the window with that id (docs/sessions.md
+ * §Frame rate), or, window NULL, of the report's only window: with passes of
+ * several windows, `passes` is their sum and no rate is given (valid 0,
+ * `windows` how many): rates are per window, never summed. Returns 0,
+ * STROBE_EINVAL (r or out NULL) or STROBE_ENOMEM (*out zeroed). */
 STROBE_API int strobe_report_query_frame_rate(const strobe_report *r, const char *window, strobe_frame_rate *out);
 
 /* One stage's distribution over the report's samples (docs/sessions.md §The

@@ -437,7 +437,7 @@ static void end_op(strobe_op op, int committed, uint64_t now, int implicit) {
       attach_gauges(c, s);
       if (!l->abandoned && strobe__publish_sample(c, s) > 0) s = NULL;
     } else if (!l->abandoned) { /* no payload: sessions still count why they did not keep it */
-      strobe__publish_unbuilt(c, l->kind, l->devtools, l->start, now);
+      strobe__publish_unbuilt(c, l->kind, l->devtools, l->start, now, l->window, committed || l->peer[0]);
     }
     strobe__name_unref(l->window);
     l->window = NULL;
