@@ -307,6 +307,8 @@ typedef struct strobe__token {
   uint64_t collector, op, frame_id, start_mono_ns, taken_mono_ns;
   char process[STROBE_MAX_LABEL + 1];
   char peer[STROBE_MAX_LABEL + 1];
+  char window[STROBE_MAX_WINDOW_ID + 1];  /* the origin's window id: the frame is (window, frame id) on both sides */
+  char population[STROBE_MAX_LABEL + 1]; /* strobe_op_set_population at the origin; "" = none */
   strobe__token_stage stages[STROBE_MAX_STAGES];
 } strobe__token;
 
