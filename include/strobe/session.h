@@ -571,7 +571,7 @@ typedef struct strobe_frame_rate {
   double passes_per_second;        /* (passes - 1) / first_to_last_span */
   double median_interval_ms;       /* nearest-rank median of consecutive start intervals among the returned samples */
   double steady_passes_per_second; /* 1000 / median_interval_ms; 0 when that is 0 or there is no interval */
-  uint64_t intervals;              /* the intervals the median is over: 0, no steady rate */
+  uint64_t intervals;              /* the intervals the median is over: 0 (always when not valid), no steady rate */
   uint32_t windows;                /* windows whose passes `passes` counts: more than one only for window NULL */
 } strobe_frame_rate;
 

@@ -648,8 +648,8 @@ static void write_rates(strobe__json *j, const strobe_report *r, const strobe__n
     strobe__json_null(j, "first_to_last_span_ms");
     strobe__json_null(j, "passes_per_second");
   }
-  strobe__json_uint(j, "intervals_n", fr.valid ? fr.intervals : 0);
-  if (fr.valid && fr.intervals) {
+  strobe__json_uint(j, "intervals_n", fr.intervals);
+  if (fr.intervals) {
     strobe__json_num(j, "median_interval_ms", fr.median_interval_ms, MS);
     if (fr.median_interval_ms > 0)
       strobe__json_num(j, "steady_passes_per_second", fr.steady_passes_per_second, 3);

@@ -671,7 +671,7 @@ int strobe__report_frame_rate(const strobe_report *r, const char *window, size_t
     out->first_to_last_span_ms = strobe__ticks_ms(r, e->last - e->first);
     out->passes_per_second = (double)(e->passes - 1) / (out->first_to_last_span_ms / 1e3);
   }
-  return steady_of(r, e->window, out);
+  return out->valid ? steady_of(r, e->window, out) : 0; /* no rate: no steady one either */
 }
 
 int strobe_report_query_frame_rate(const strobe_report *r, const char *window, strobe_frame_rate *out) {
