@@ -217,6 +217,7 @@ const char *strobe__clock_offset_why(int rc);
 /* >>otlp (otlp_push.c): the OTLP/HTTP push, when otlp_endpoint is set. */
 typedef struct strobe__otlp_counts {
   uint64_t spans, batches, queued, dropped, missed, rejected, retries;
+  uint64_t completed; /* operations its session admitted, as of the last read */
 } strobe__otlp_counts;
 /* Checks "http://host[:port]/path" and splits it (port "80" and path
  * "/v1/traces" when absent); 0 or STROBE_EINVAL. Pure. */
