@@ -92,6 +92,7 @@ static uint64_t g_fibers_made, g_fibers_refused;
 
 static _Thread_local PyObject *tls_ctx;       /* the context last decided for (strong), or NULL */
 static _Thread_local strobe_fiber *tls_choice; /* its fiber, or NULL: the thread's own stack */
+static _Thread_local strobe_fiber **tls_gen_fiber; /* where >>profile keeps the generator fiber it put the thread in */
 
 static int fiber_traverse(fiber_obj *self, visitproc visit, void *arg) {
   Py_VISIT(self->ctx);
@@ -197,6 +198,8 @@ static strobe_fiber *fiber_decide(PyObject *ctx) {
 /* Puts the calling thread on the scope stack of the running context.
  * Returns 0, or -1 with an exception set. */
 static int context_enter(void) {
+  /* A generator the hook follows records on its own fiber (>>profile). */
+  if (tls_gen_fiber && *tls_gen_fiber && strobe_fiber_query_current() == *tls_gen_fiber) return 0;
   PyObject *ctx = PyThreadState_Get()->context;
   if (ctx != tls_ctx) {
     strobe_fiber *f = ctx ? fiber_decide(ctx) : NULL;
@@ -233,6 +236,8 @@ typedef struct span_obj {
 static PyTypeObject span_type;
 static PyObject *g_wrap_span; /* strobe._wrap_span(type, name, fn), from __init__.py: the decorator forms */
 
+static void end_checked(const strobe_site *site); /* >>profile */
+
 static int span_begin(span_obj *self) {
   self->depth = -1;
   if (!strobe__is_active()) return 0;
@@ -256,7 +261,7 @@ static void span_end(span_obj *self) {
       return;
     }
   }
-  STROBE_END();
+  end_checked(self->site);
   self->depth = -1;
 }
 
@@ -477,31 +482,87 @@ static PyObject *py_value(PyObject *mod, PyObject *const *args, Py_ssize_t n) {
 /* >>profile: trace_calls and trace_all, on the interpreter's profiling hook.
  * Every Python call (a generator's or coroutine's resumption too) is a
  * "call" and a "return" event, paired even when an exception leaves the
- * frame; a call of a traced function begins a scope named after the code's
- * qualified name (interned, category "python"), its return ends it. A
- * per-thread bit stack says which calls began one. */
+ * frame; a call of a traced function begins a scope named after its code
+ * object (qualified name, file and first line: two functions of one name
+ * stay apart), interned, category "python"; its return ends it. A
+ * per-thread stack of call records says what each call began.
+ *
+ * Suspension (docs/exploration.md §Python): a generator's,
+ * coroutine's or async generator's "return" may be a yield or an await, not
+ * its end. Its scope then stays open until the frame really ends, so its
+ * duration is wall time, and a "suspended" scope covers the time it is
+ * away, so that time is never its self time:
+ *  - a coroutine is suspended together with its awaiters (an await chain):
+ *    its scopes stay on the stack of the chain's driver (an asyncio task's
+ *    fiber), and one "suspended" scope opens on top when the chain's
+ *    innermost frame suspends and ends when the outermost resumes;
+ *  - a generator (and an async generator, and a coroutine that no task
+ *    drives) hands control back to a caller that goes on running, so its
+ *    scopes (its own and the spans it holds) live on a fiber of its own,
+ *    entered at each resumption and left at each suspension; fibers come
+ *    from a bounded pool (GEN_FIBERS): past it the generator is recorded a
+ *    resumption at a time on its caller's stack and counted
+ *    (stats()["resumptions_unfollowed"]).
+ * An end that does not close the innermost open scope is never re-paired
+ * with another scope: it is counted (stats()["mismatched"]) and the scope
+ * left open. */
 #define PROFILE_STACK 4096
+#define GEN_FIBERS 32 /* generator fibers alive at once (each a fiber ring, docs/recording.md §Fibers) */
+#define CO_SUSPENDS (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR | CO_ITERABLE_COROUTINE)
+
+/* A suspendable frame's state between its resumptions, in g_gens by the
+ * address of its generator object. */
+typedef struct gen_state {
+  const void *code;    /* its code object: an entry whose generator died unseen is told stale by it */
+  strobe_site *site;   /* its scope's site, NULL: untraced */
+  strobe_fiber *own;   /* its own fiber (a generator's), or NULL: on its chain's stack */
+  strobe_fiber *stack; /* the stack its scope is open on */
+  int began;           /* its scope is open */
+} gen_state;
+
+typedef struct call_rec {
+  strobe_site *site;    /* the scope this call began, or NULL */
+  strobe_fiber *fiber;  /* the stack it began on */
+  gen_state *gen;       /* a suspendable frame's state, or NULL */
+  strobe_fiber *back;   /* a generator's: the stack its caller was on (it goes back there at a suspension) */
+  strobe_fiber *back_gen; /* and the generator fiber the thread was following then */
+} call_rec;
+
 typedef struct profile_state {
-  uint32_t depth;               /* calls seen since the hook was set, not yet returned */
-  uint32_t region;              /* nested trace_calls regions open */
-  uint64_t cut;                 /* calls deeper than PROFILE_STACK: not recorded */
-  uint8_t began[PROFILE_STACK]; /* 1: the call at that depth began a scope */
-  strobe_fiber *fiber[PROFILE_STACK];
+  uint32_t depth;              /* calls seen since the hook was set, not yet returned */
+  uint32_t region;             /* nested trace_calls regions open */
+  strobe_fiber *gen_fiber;     /* the generator fiber the hook put this thread in, or NULL */
+  call_rec calls[PROFILE_STACK];
 } profile_state;
 static _Thread_local profile_state *tls_profile;
 static PyObject *g_code_sites; /* dict code -> int (site address), or None: not traced */
 static PyObject *g_all_files;  /* set of co_filename traced by trace_all, or NULL */
 static PyObject *g_all_codes;  /* set of code objects traced by trace_all (classes' functions), or NULL */
-static uint64_t g_profile_cut;
+static PyObject *g_gens;       /* dict generator address -> int (gen_state address) */
+static strobe_fiber *g_gen_pool[GEN_FIBERS]; /* idle generator fibers */
+static unsigned g_gen_idle, g_gen_live;
+static uint64_t g_profile_cut, g_mismatched, g_resumptions_unfollowed;
+static strobe_site g_suspended_site = {"suspended", "python", NULL, __FILE__, "profile_hook", __LINE__,
+                                       STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE, 0};
 
 static strobe_site *code_site(PyCodeObject *code) {
   PyObject *hit = PyDict_GetItemWithError(g_code_sites, (PyObject *)code);
   if (hit) return hit == Py_None ? NULL : (strobe_site *)PyLong_AsVoidPtr(hit);
   if (PyErr_Occurred()) return NULL;
-  Py_ssize_t len;
-  const char *utf8 = PyUnicode_AsUTF8AndSize(code->co_qualname, &len);
-  if (!utf8) return NULL;
-  strobe_site *site = strobe_site_intern(utf8, (size_t)len, "python", STROBE_SITE_SCOPE);
+  /* "qualname (file:line)", at most STROBE_MAX_INTERNED_NAME bytes: a long
+   * path keeps its end, which tells files apart. */
+  Py_ssize_t nlen, flen;
+  const char *name = PyUnicode_AsUTF8AndSize(code->co_qualname, &nlen);
+  const char *file = name ? PyUnicode_AsUTF8AndSize(code->co_filename, &flen) : NULL;
+  if (!file) return NULL;
+  char buf[STROBE_MAX_INTERNED_NAME + 1];
+  if (nlen > 160) nlen = 160;
+  char line[24];
+  int llen = snprintf(line, sizeof line, ":%d)", code->co_firstlineno);
+  Py_ssize_t room = (Py_ssize_t)sizeof buf - 1 - nlen - 2 - llen;
+  const char *f = flen > room ? file + (flen - room) : file;
+  int len = snprintf(buf, sizeof buf, "%.*s (%s%s", (int)nlen, name, f, line);
+  strobe_site *site = strobe_site_intern(buf, (size_t)len, "python", STROBE_SITE_SCOPE);
   PyObject *addr = PyLong_FromVoidPtr(site);
   if (!addr || PyDict_SetItem(g_code_sites, (PyObject *)code, addr) < 0) {
     Py_XDECREF(addr);
@@ -516,51 +577,224 @@ static int traced_by_all(PyCodeObject *code) {
   return g_all_files && PySet_Contains(g_all_files, code->co_filename) == 1;
 }
 
+/* Puts the thread on `f` (NULL: its own stack). 0, or -1 when another thread holds f. */
+static int stack_enter(strobe_fiber *f) {
+  if (strobe_fiber_query_current() == f) return 0;
+  return f ? (strobe_fiber_enter(f) == 0 ? 0 : -1) : (strobe_fiber_leave(), 0);
+}
+
+/* Ends `site`'s scope when it is the innermost open one; otherwise counts a
+ * mismatch and ends nothing. */
+static void end_checked(const strobe_site *site) {
+  if (strobe_thread_query_scope() == site)
+    STROBE_END();
+  else
+    g_mismatched++;
+}
+
+/* A begin of `site` on the current stack: 1 when a scope was pushed. */
+static int begin_site(strobe_site *site) {
+  return strobe__begin_slow(site, STROBE__FRAME_EXPLICIT, STROBE__SP_HELD) != 0; /* STROBE_BEGIN_SITE */
+}
+
+static strobe_fiber *gen_fiber_take(void) {
+  if (g_gen_idle) return g_gen_pool[--g_gen_idle];
+  if (g_gen_live >= GEN_FIBERS) return NULL;
+  char name[32];
+  int len = snprintf(name, sizeof name, "python generators %u", g_gen_live + 1);
+  strobe_fiber *f = NULL;
+  if (strobe_fiber_create(name, (size_t)len, &f) != 0) return NULL;
+  g_gen_live++;
+  return f;
+}
+
+/* A generator fiber back to the pool; one left with scopes open (a
+ * mismatch) is destroyed instead, which closes and counts them. */
+static void gen_fiber_give(strobe_fiber *f) {
+  if (strobe_fiber_query_current() == f) (void)strobe_fiber_leave();
+  if (strobe_fiber_enter(f) == 0) {
+    int clean = strobe_thread_query_scope() == NULL;
+    (void)strobe_fiber_leave();
+    if (clean && g_gen_idle < GEN_FIBERS) {
+      g_gen_pool[g_gen_idle++] = f;
+      return;
+    }
+  }
+  if (strobe_fiber_destroy(f) == 0) g_gen_live--;
+}
+
+/* The first call of a suspendable frame: its state, its scope begun on its
+ * stack (its own fiber for a generator). 0, or -1 with nothing recorded
+ * (the call is then traced as a plain one, a resumption at a time). */
+static int gen_first_call(profile_state *p, call_rec *rec, PyObject *key, const void *code, int flags,
+                          strobe_site *site) {
+  if (context_enter() < 0) return -1;
+  strobe_fiber *own = NULL;
+  if (!(flags & (CO_COROUTINE | CO_ITERABLE_COROUTINE)) || !strobe_fiber_query_current()) {
+    /* A generator, or a coroutine no task drives: a stack of its own. */
+    own = gen_fiber_take();
+    if (!own) {
+      g_resumptions_unfollowed++;
+      return -1;
+    }
+  }
+  gen_state *st = PyMem_RawCalloc(1, sizeof *st);
+  PyObject *val = st ? PyLong_FromVoidPtr(st) : NULL;
+  if (!val || PyDict_SetItem(g_gens, key, val) < 0) {
+    Py_XDECREF(val);
+    PyMem_RawFree(st);
+    if (own) gen_fiber_give(own);
+    return -1;
+  }
+  Py_DECREF(val);
+  *st = (gen_state){.code = code, .site = site, .own = own};
+  rec->gen = st;
+  rec->back = strobe_fiber_query_current();
+  rec->back_gen = p->gen_fiber;
+  if (own) {
+    if (stack_enter(own) < 0) return 0; /* cannot happen: a pooled fiber is held by no thread */
+    p->gen_fiber = own;
+  }
+  st->stack = strobe_fiber_query_current();
+  st->began = begin_site(site);
+  return 0;
+}
+
+/* Forgets a suspendable frame's state (its end, or a stale entry). */
+static void gen_forget(PyObject *key, gen_state *st) {
+  if (st->own) gen_fiber_give(st->own);
+  if (PyDict_DelItem(g_gens, key) < 0) PyErr_Clear();
+  PyMem_RawFree(st);
+}
+
+/* A resumption: back on its stack, the "suspended" scope on top ended. */
+static void gen_resume(profile_state *p, call_rec *rec, gen_state *st) {
+  rec->gen = st;
+  rec->back = strobe_fiber_query_current();
+  rec->back_gen = p->gen_fiber;
+  if (st->own) {
+    if (stack_enter(st->own) < 0) return;
+    p->gen_fiber = st->own;
+  } else if (!st->began) {
+    return; /* unfollowed: a resumption at a time */
+  } else if (stack_enter(st->stack) < 0) {
+    return;
+  }
+  if (strobe_thread_query_scope() == &g_suspended_site) STROBE_END();
+}
+
+/* A suspension (done = 0) or the frame's end (done = 1) of a suspendable frame. */
+static void gen_leave(profile_state *p, call_rec *rec, PyObject *gen, int done) {
+  gen_state *st = rec->gen;
+  rec->gen = NULL;
+  int on_stack = st->own ? strobe_fiber_query_current() == st->own : st->began && stack_enter(st->stack) == 0;
+  if (on_stack && st->began) {
+    if (done)
+      end_checked(st->site);
+    else if (strobe_thread_query_scope() != &g_suspended_site)
+      (void)begin_site(&g_suspended_site);
+  }
+  if (st->own) {
+    p->gen_fiber = rec->back_gen;
+    (void)stack_enter(rec->back);
+  }
+  if (done) {
+    PyObject *key = PyLong_FromVoidPtr(gen);
+    if (key) gen_forget(key, st);
+    Py_XDECREF(key);
+  }
+}
+
+/* A generator frame is suspended (not ended) when its generator is not running: CPython marks it
+ * suspended before the "return" event of a yield or an await (states below 0 in 3.11-3.13). */
+static int gen_suspended(PyObject *gen) { return ((PyGenObject *)gen)->gi_frame_state < 0; }
+
+static void profile_call(profile_state *p, PyFrameObject *frame) {
+  uint32_t d = p->depth++;
+  if (d >= PROFILE_STACK) {
+    g_profile_cut++;
+    return;
+  }
+  call_rec *rec = &p->calls[d];
+  *rec = (call_rec){0};
+  if (!strobe__is_active()) return;
+  PyCodeObject *code = PyFrame_GetCode(frame);
+  int flags = code->co_flags;
+  strobe_site *site = p->region || traced_by_all(code) ? code_site(code) : NULL;
+  Py_DECREF(code); /* the frame keeps it: its address stays valid */
+  PyObject *gen = flags & CO_SUSPENDS ? PyFrame_GetGenerator(frame) : NULL;
+  PyObject *key = gen ? PyLong_FromVoidPtr(gen) : NULL;
+  Py_XDECREF(gen); /* alive while its frame runs; only its address is kept */
+  if (key) {
+    PyObject *hit = PyDict_GetItemWithError(g_gens, key);
+    gen_state *st = hit ? (gen_state *)PyLong_AsVoidPtr(hit) : NULL;
+    if (st && st->code != code) {
+      gen_forget(key, st); /* its generator died while no hook saw it end */
+      st = NULL;
+    }
+    int done = st ? (gen_resume(p, rec, st), 1) : site && gen_first_call(p, rec, key, code, flags, site) == 0;
+    Py_DECREF(key);
+    if (done) return;
+  }
+  if (PyErr_Occurred()) PyErr_Clear();
+  if (!site || context_enter() < 0) {
+    PyErr_Clear();
+    return;
+  }
+  if (begin_site(site)) {
+    rec->site = site;
+    rec->fiber = strobe_fiber_query_current();
+  }
+}
+
+static void profile_return(profile_state *p, PyFrameObject *frame) {
+  if (!p->depth) return; /* a frame entered before the hook was set */
+  uint32_t d = --p->depth;
+  if (d >= PROFILE_STACK) return;
+  call_rec *rec = &p->calls[d];
+  if (rec->gen) {
+    PyObject *gen = PyFrame_GetGenerator(frame);
+    if (gen) {
+      Py_DECREF(gen);
+      gen_leave(p, rec, gen, !gen_suspended(gen));
+    }
+    return;
+  }
+  if (!rec->site) return;
+  if (stack_enter(rec->fiber) == 0) end_checked(rec->site);
+  rec->site = NULL;
+}
+
 static int profile_hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg) {
   (void)obj;
   (void)arg;
   profile_state *p = tls_profile;
   if (!p) return 0;
-  if (what == PyTrace_CALL) {
-    uint32_t d = p->depth++;
-    if (d >= PROFILE_STACK) {
-      p->cut++;
-      g_profile_cut++;
-      return 0;
-    }
-    p->began[d] = 0;
-    if (!strobe__is_active()) return 0;
-    PyCodeObject *code = PyFrame_GetCode(frame);
-    int traced = p->region || traced_by_all(code);
-    strobe_site *site = traced ? code_site(code) : NULL;
-    Py_DECREF(code);
-    if (!site) {
-      PyErr_Clear();
-      return 0;
-    }
-    if (context_enter() < 0) {
-      PyErr_Clear();
-      return 0;
-    }
-    p->began[d] = strobe__begin_slow(site, STROBE__FRAME_EXPLICIT, STROBE__SP_HELD) != 0; /* STROBE_BEGIN_SITE */
-    p->fiber[d] = strobe_fiber_query_current();
-  } else if (what == PyTrace_RETURN) {
-    if (!p->depth) return 0; /* a frame entered before the hook was set */
-    uint32_t d = --p->depth;
-    if (d >= PROFILE_STACK || !p->began[d]) return 0;
-    p->began[d] = 0;
-    if (strobe_fiber_query_current() != p->fiber[d]) {
-      int rc = p->fiber[d] ? strobe_fiber_enter(p->fiber[d]) : strobe_fiber_leave();
-      if (rc != 0) return 0;
-    }
-    STROBE_END();
-  }
+  if (what == PyTrace_CALL)
+    profile_call(p, frame);
+  else if (what == PyTrace_RETURN)
+    profile_return(p, frame);
   return 0;
+}
+
+/* The hook is gone from this thread and from trace_all: the suspendable
+ * frames it followed are forgotten (their fibers back to the pool). */
+static void gen_purge(profile_state *p) {
+  PyObject *key, *val;
+  Py_ssize_t pos = 0;
+  p->gen_fiber = NULL;
+  while (PyDict_Next(g_gens, &pos, &key, &val)) {
+    gen_state *st = PyLong_AsVoidPtr(val);
+    if (st->own) gen_fiber_give(st->own);
+    PyMem_RawFree(st);
+  }
+  PyDict_Clear(g_gens);
 }
 
 static profile_state *profile_state_get(void) {
   if (!tls_profile) tls_profile = PyMem_RawCalloc(1, sizeof *tls_profile);
-  if (!tls_profile) PyErr_NoMemory();
+  if (!tls_profile) return (profile_state *)PyErr_NoMemory();
+  tls_gen_fiber = &tls_profile->gen_fiber;
   return tls_profile;
 }
 
@@ -581,7 +815,10 @@ static PyObject *py_trace_region(PyObject *mod, PyObject *arg) {
       PyErr_SetString(PyExc_RuntimeError, "no trace_calls region is open on this thread");
       return NULL;
     }
-    if (!--p->region && !g_all_files && !g_all_codes) PyEval_SetProfile(NULL, NULL);
+    if (!--p->region && !g_all_files && !g_all_codes) {
+      PyEval_SetProfile(NULL, NULL);
+      gen_purge(p);
+    }
   }
   Py_RETURN_NONE;
 }
@@ -605,6 +842,7 @@ static PyObject *py_trace_all_set(PyObject *mod, PyObject *args) {
     PyEval_SetProfile(profile_hook, NULL);
   } else if (!p->region) {
     PyEval_SetProfile(NULL, NULL);
+    gen_purge(p);
   }
   Py_RETURN_NONE;
 }
@@ -1342,10 +1580,12 @@ static PyObject *py_stats(PyObject *mod, PyObject *unused) {
   (void)mod;
   (void)unused;
   strobe_misuse m = strobe_query_misuse();
-  return Py_BuildValue("{sKsKsKsKsK}", "fibers_made", (unsigned long long)g_fibers_made, "fibers_refused",
+  return Py_BuildValue("{sKsKsKsKsKsKsKsI}", "fibers_made", (unsigned long long)g_fibers_made, "fibers_refused",
                        (unsigned long long)g_fibers_refused, "profile_cut", (unsigned long long)g_profile_cut,
-                       "unbalanced", (unsigned long long)m.unbalanced, "end_without_begin",
-                       (unsigned long long)m.end_without_begin);
+                       "mismatched", (unsigned long long)g_mismatched, "resumptions_unfollowed",
+                       (unsigned long long)g_resumptions_unfollowed, "unbalanced", (unsigned long long)m.unbalanced,
+                       "end_without_begin", (unsigned long long)m.end_without_begin, "generators_followed",
+                       (unsigned)PyDict_GET_SIZE(g_gens));
 }
 
 static PyObject *py_recording(PyObject *mod, PyObject *unused) {
@@ -1398,6 +1638,7 @@ PyMODINIT_FUNC PyInit__strobe(void) {
   for (size_t k = 0; k < sizeof g_sites / sizeof g_sites[0]; k++)
     if (!g_sites[k] && !(g_sites[k] = PyDict_New())) return NULL;
   if (!g_code_sites && !(g_code_sites = PyDict_New())) return NULL;
+  if (!g_gens && !(g_gens = PyDict_New())) return NULL;
   if (!g_fiber_var && !(g_fiber_var = PyContextVar_New("strobe_fiber", NULL))) return NULL;
   if (!g_asyncio_events && !(g_asyncio_events = PyUnicode_InternFromString("asyncio.events"))) return NULL;
   if (!g_asyncio_tasks && !(g_asyncio_tasks = PyUnicode_InternFromString("asyncio.tasks"))) return NULL;

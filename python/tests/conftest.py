@@ -8,6 +8,12 @@ import pytest
 import strobe
 
 
+def qual(name):
+    """A traced function's qualified name, without the "(file:line)" that
+    tells functions of one name apart."""
+    return name.split(" (", 1)[0]
+
+
 class Capture:
     """What one recording holds: lanes by index, records, totals."""
 

@@ -15,6 +15,7 @@ import time
 import pytest
 
 import strobe
+from conftest import qual
 
 
 def test_span_nests_and_value_lands_on_it(record):
@@ -152,7 +153,7 @@ def test_trace_calls_follows_the_call_tree(record):
         assert traced(3) == 12
         _untraced()  # after the region: not traced
     c = r.capture
-    names = [(e[2], e[3]) for e in c.ends()]
+    names = [(qual(e[2]), e[3]) for e in c.ends()]
     assert names == [("_c", 3), ("_b", 2), ("_c", 3), ("_b", 2), ("_a", 1)]
     assert c.clean()
 
@@ -163,7 +164,7 @@ def test_trace_calls_closes_on_exceptions(record):
         with strobe.span("around"):
             with pytest.raises(ValueError):
                 traced()
-    assert [(e[2], e[3]) for e in r.capture.ends()] == [("_c", 3), ("_raises", 2), ("around", 1)]
+    assert [(qual(e[2]), e[3]) for e in r.capture.ends()] == [("_c", 3), ("_raises", 2), ("around", 1)]
     assert r.capture.clean()
 
 
@@ -207,9 +208,10 @@ def test_trace_all_module_then_stop(record, tmp_path):
             strobe.trace_all_stop()
         mod.entry(2)  # stopped: not traced
     c = r.capture
-    main = [(e[2], e[3]) for e in c.ends() if e[1] == c.ends("entry")[0][1]]
+    entry = [e for e in c.ends() if qual(e[2]) == "entry"]
+    main = [(qual(e[2]), e[3]) for e in c.ends() if e[1] == entry[0][1]]
     assert main == [("helper", 2), ("helper", 2), ("entry", 1), ("helper", 2), ("Thing.method", 1)]
-    other_lanes = [e for e in c.ends("helper") if e[1] != c.ends("entry")[0][1]]
+    other_lanes = [e for e in c.ends() if qual(e[2]) == "helper" and e[1] != entry[0][1]]
     assert len(other_lanes) == 1 and other_lanes[0][3] == 1  # the new thread's call
     assert c.clean()
 
@@ -228,7 +230,7 @@ def test_trace_all_class(record):
             assert Shape().area() == 9
         finally:
             strobe.trace_all_stop()
-    assert [(e[2], e[3]) for e in r.capture.ends()] == [
+    assert [(qual(e[2]), e[3]) for e in r.capture.ends()] == [
         ("test_trace_all_class.<locals>.Shape.side", 2), ("test_trace_all_class.<locals>.Shape.area", 1)]
 
 
