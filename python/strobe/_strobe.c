@@ -380,6 +380,7 @@ typedef struct cumulative_obj {
   PyObject_HEAD
   strobe__cumulative_guard guard;
   PyObject *name;
+  uint64_t count, total, min, max; /* its iterations recorded since made or reset(), in clock ticks */
 } cumulative_obj;
 
 static PyObject *cumulative_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
@@ -402,7 +403,10 @@ static void cumulative_dealloc(cumulative_obj *self) {
 
 static PyObject *cumulative_enter(cumulative_obj *self, PyObject *unused) {
   (void)unused;
-  self->guard.t0 = 0;
+  if (self->guard.t0) {
+    PyErr_SetString(PyExc_RuntimeError, "this cumulative is already open (a loop body does not nest in itself)");
+    return NULL;
+  }
   if (strobe__is_active()) {
     if (context_enter() < 0) return NULL;
     self->guard.t0 = strobe__now();
@@ -415,7 +419,12 @@ static PyObject *cumulative_exit(cumulative_obj *self, PyObject *const *args, Py
   (void)n;
   if (self->guard.t0 && strobe__is_active()) {
     if (context_enter() < 0) return NULL;
-    strobe__cumulative_cleanup(&self->guard); /* what STROBE_CUMULATIVE's block end does */
+    uint64_t t1 = strobe__now(), d = t1 - self->guard.t0;
+    strobe__cumulative_add(self->guard.site, self->guard.t0, t1); /* what STROBE_CUMULATIVE's block end does */
+    if (!self->count || d < self->min) self->min = d;
+    if (d > self->max) self->max = d;
+    self->total += d;
+    self->count++;
   }
   self->guard.t0 = 0;
   Py_RETURN_FALSE;
@@ -434,7 +443,49 @@ static PyObject *cumulative_call(cumulative_obj *self, PyObject *args, PyObject 
   return PyObject_CallFunctionObjArgs(g_wrap_span, (PyObject *)Py_TYPE(self), self->name, fn, NULL);
 }
 
+/* The object's own statistics, in milliseconds (None before its first recorded iteration). */
+static PyObject *cumulative_ms(cumulative_obj *self, uint64_t ticks) {
+  if (!self->count) Py_RETURN_NONE;
+  return PyFloat_FromDouble((double)ticks * strobe_query_clock().ns_per_tick / 1e6);
+}
+static PyObject *cumulative_get_count(cumulative_obj *self, void *c) {
+  (void)c;
+  return PyLong_FromUnsignedLongLong(self->count);
+}
+static PyObject *cumulative_get_total(cumulative_obj *self, void *c) {
+  (void)c;
+  return self->count ? cumulative_ms(self, self->total) : PyFloat_FromDouble(0.0);
+}
+static PyObject *cumulative_get_min(cumulative_obj *self, void *c) {
+  (void)c;
+  return cumulative_ms(self, self->min);
+}
+static PyObject *cumulative_get_max(cumulative_obj *self, void *c) {
+  (void)c;
+  return cumulative_ms(self, self->max);
+}
+static PyObject *cumulative_get_mean(cumulative_obj *self, void *c) {
+  (void)c;
+  if (!self->count) Py_RETURN_NONE;
+  return PyFloat_FromDouble((double)self->total * strobe_query_clock().ns_per_tick / 1e6 / (double)self->count);
+}
+static PyObject *cumulative_reset(cumulative_obj *self, PyObject *unused) {
+  (void)unused;
+  self->count = self->total = self->min = self->max = 0;
+  Py_RETURN_NONE;
+}
+
+static PyGetSetDef cumulative_getset[] = {
+    {"count", (getter)cumulative_get_count, NULL, "Iterations recorded (while a consumer records) since made or reset().", NULL},
+    {"total_ms", (getter)cumulative_get_total, NULL, "Their summed duration, ms (0.0 before the first).", NULL},
+    {"min_ms", (getter)cumulative_get_min, NULL, "The fastest, ms (None before the first).", NULL},
+    {"max_ms", (getter)cumulative_get_max, NULL, "The slowest, ms (None before the first).", NULL},
+    {"mean_ms", (getter)cumulative_get_mean, NULL, "total_ms / count (None before the first).", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
 static PyMethodDef cumulative_methods[] = {
+    {"reset", (PyCFunction)cumulative_reset, METH_NOARGS, "Forgets the object's own statistics (not the capture's)."},
     {"__enter__", (PyCFunction)cumulative_enter, METH_NOARGS, NULL},
     {"__exit__", (PyCFunction)(void (*)(void))cumulative_exit, METH_FASTCALL, NULL},
     {NULL, NULL, 0, NULL},
@@ -449,34 +500,107 @@ static PyTypeObject cumulative_type = {
     .tp_dealloc = (destructor)cumulative_dealloc,
     .tp_call = (ternaryfunc)cumulative_call,
     .tp_methods = cumulative_methods,
+    .tp_getset = cumulative_getset,
 };
 
 /* >>numbers: strobe.value("rows", 42): numbers only (content rule). */
-static PyObject *py_value(PyObject *mod, PyObject *const *args, Py_ssize_t n) {
-  (void)mod;
-  if (n != 2) {
-    PyErr_SetString(PyExc_TypeError, "value(key, number) takes two arguments");
-    return NULL;
+/* The number of `num` (an int or a float), or -1 with an exception set. */
+static int number_of(PyObject *num, double *d) {
+  if (PyFloat_Check(num)) {
+    *d = PyFloat_AS_DOUBLE(num);
+    return 0;
   }
-  PyObject *num = args[1];
+  if (PyLong_Check(num)) {
+    *d = PyLong_AsDouble(num);
+    return *d == -1.0 && PyErr_Occurred() ? -1 : 0;
+  }
+  PyErr_Format(PyExc_TypeError, "strobe takes an int or a float for a value (numbers only), not %.80s",
+               Py_TYPE(num)->tp_name);
+  return -1;
+}
+
+/* value(key, number) on the innermost open span of the running context. */
+static PyObject *value_record(PyObject *key, PyObject *num) {
   double d;
-  if (PyFloat_CheckExact(num) || PyFloat_Check(num)) {
-    d = PyFloat_AS_DOUBLE(num);
-  } else if (PyLong_Check(num)) {
-    d = PyLong_AsDouble(num);
-    if (d == -1.0 && PyErr_Occurred()) return NULL;
-  } else {
-    PyErr_Format(PyExc_TypeError, "strobe.value takes an int or a float (numbers only), not %.80s",
-                 Py_TYPE(num)->tp_name);
-    return NULL;
-  }
-  strobe_site *site = site_for(args[0], STROBE_SITE_VALUE, NULL);
+  if (number_of(num, &d) < 0) return NULL;
+  strobe_site *site = site_for(key, STROBE_SITE_VALUE, NULL);
   if (!site) return NULL;
   if (strobe__is_active()) {
     if (context_enter() < 0) return NULL;
     STROBE_VALUE_SITE(site, d);
   }
   Py_RETURN_NONE;
+}
+
+static PyObject *py_value(PyObject *mod, PyObject *const *args, Py_ssize_t n) {
+  (void)mod;
+  if (n != 2) {
+    PyErr_SetString(PyExc_TypeError, "value(key, number) takes two arguments");
+    return NULL;
+  }
+  return value_record(args[0], args[1]);
+}
+
+/* strobe.current_span(): the innermost open span of the running context (seed
+ * 003's current_span().set(name, number)), as a handle that sets numbers on it
+ * while it is still the innermost one. */
+typedef struct current_obj {
+  PyObject_HEAD
+  const strobe_site *site; /* NULL: none open, or nothing records */
+  strobe_fiber *fiber;     /* the stack it is open on */
+} current_obj;
+
+static PyObject *current_set(current_obj *self, PyObject *const *args, Py_ssize_t n) {
+  if (n != 2) return PyErr_Format(PyExc_TypeError, "set(name, number) takes two arguments");
+  if (self->site && strobe__is_active()) {
+    if (context_enter() < 0) return NULL;
+    if (strobe_fiber_query_current() != self->fiber || strobe_thread_query_scope() != self->site)
+      return PyErr_Format(PyExc_RuntimeError, "strobe: this span is no longer the innermost open one");
+  }
+  return value_record(args[0], args[1]);
+}
+
+static PyObject *current_get_name(current_obj *self, void *c) {
+  (void)c;
+  if (!self->site) Py_RETURN_NONE;
+  return PyUnicode_FromString(self->site->name);
+}
+
+static PyMethodDef current_methods[] = {
+    {"set", (PyCFunction)(void (*)(void))current_set, METH_FASTCALL,
+     "set(name, number): a number (int or float) on this span; RuntimeError when another span opened inside it is "
+     "still open. With no span open it is counted (value_without_scope), as strobe.value is."},
+    {NULL, NULL, 0, NULL},
+};
+static PyGetSetDef current_getset[] = {
+    {"name", (getter)current_get_name, NULL, "The span's name, or None (none open, or nothing records).", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+static PyTypeObject current_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "strobe.CurrentSpan",
+    .tp_basicsize = sizeof(current_obj),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "The innermost open span when strobe.current_span() was called.",
+    .tp_methods = current_methods,
+    .tp_getset = current_getset,
+};
+
+static PyObject *py_current_span(PyObject *mod, PyObject *unused) {
+  (void)mod;
+  (void)unused;
+  current_obj *self = PyObject_New(current_obj, &current_type);
+  if (!self) return NULL;
+  self->site = NULL;
+  self->fiber = NULL;
+  if (strobe__is_active()) {
+    if (context_enter() < 0) {
+      Py_DECREF(self);
+      return NULL;
+    }
+    self->site = strobe_thread_query_scope();
+    self->fiber = strobe_fiber_query_current();
+  }
+  return (PyObject *)self;
 }
 
 /* >>profile: trace_calls and trace_all, on the interpreter's profiling hook.
@@ -537,7 +661,8 @@ typedef struct profile_state {
 static _Thread_local profile_state *tls_profile;
 static PyObject *g_code_sites; /* dict code -> int (site address), or None: not traced */
 static PyObject *g_all_files;  /* set of co_filename traced by trace_all, or NULL */
-static PyObject *g_all_codes;  /* set of code objects traced by trace_all (classes' functions), or NULL */
+static PyObject *g_all_codes;  /* set of code objects traced by trace_all (functions), or NULL */
+static PyObject *g_all_excluded; /* set of code objects of those files left out (trace_all exclude=), or NULL */
 static PyObject *g_gens;       /* dict generator address -> int (gen_state address) */
 static strobe_fiber *g_gen_pool[GEN_FIBERS]; /* idle generator fibers */
 static unsigned g_gen_idle, g_gen_live;
@@ -574,7 +699,8 @@ static strobe_site *code_site(PyCodeObject *code) {
 
 static int traced_by_all(PyCodeObject *code) {
   if (g_all_codes && PySet_Contains(g_all_codes, (PyObject *)code) == 1) return 1;
-  return g_all_files && PySet_Contains(g_all_files, code->co_filename) == 1;
+  return g_all_files && PySet_Contains(g_all_files, code->co_filename) == 1 &&
+         !(g_all_excluded && PySet_Contains(g_all_excluded, (PyObject *)code) == 1);
 }
 
 /* Puts the thread on `f` (NULL: its own stack). 0, or -1 when another thread holds f. */
@@ -823,17 +949,19 @@ static PyObject *py_trace_region(PyObject *mod, PyObject *arg) {
   Py_RETURN_NONE;
 }
 
-/* _trace_all_set(files, codes): what trace_all traces from now on (None, None: nothing);
+/* _trace_all_set(files, codes, excluded): what trace_all traces from now on (None, None, None: nothing);
  * sets the hook on the calling thread; __init__.py sets it for new threads. */
 static PyObject *py_trace_all_set(PyObject *mod, PyObject *args) {
   (void)mod;
-  PyObject *files, *codes;
-  if (!PyArg_ParseTuple(args, "OO", &files, &codes)) return NULL;
-  if ((files != Py_None && !PyAnySet_Check(files)) || (codes != Py_None && !PyAnySet_Check(codes))) {
+  PyObject *files, *codes, *excluded;
+  if (!PyArg_ParseTuple(args, "OOO", &files, &codes, &excluded)) return NULL;
+  if ((files != Py_None && !PyAnySet_Check(files)) || (codes != Py_None && !PyAnySet_Check(codes)) ||
+      (excluded != Py_None && !PyAnySet_Check(excluded))) {
     PyErr_SetString(PyExc_TypeError, "_trace_all_set takes sets or None");
     return NULL;
   }
   Py_XSETREF(g_all_files, files == Py_None ? NULL : Py_NewRef(files));
+  Py_XSETREF(g_all_excluded, excluded == Py_None ? NULL : Py_NewRef(excluded));
   Py_XSETREF(g_all_codes, codes == Py_None ? NULL : Py_NewRef(codes));
   PyDict_Clear(g_code_sites);
   profile_state *p = profile_state_get();
@@ -1603,6 +1731,8 @@ static PyObject *py_set_wrap(PyObject *mod, PyObject *fn) {
 static PyMethodDef module_methods[] = {
     {"value", (PyCFunction)(void (*)(void))py_value, METH_FASTCALL,
      "value(key, number): a number (int or float) on the innermost open span."},
+    {"current_span", py_current_span, METH_NOARGS,
+     "current_span(): the innermost open span, whose set(name, number) puts a number on it."},
     {"read_capture", py_read_capture, METH_O, "read_capture(path) -> (threads, records, totals)."},
     {"stats", py_stats, METH_NOARGS, "The binding's own counts (fibers made and refused, calls cut) and misuse."},
     {"recording", py_recording, METH_NOARGS, "True while a capture, flight recorder or live stream records."},
@@ -1628,7 +1758,7 @@ static struct PyModuleDef module_def = {
 PyMODINIT_FUNC PyInit__strobe(void) {
   if (PyType_Ready(&span_type) < 0 || PyType_Ready(&cumulative_type) < 0 || PyType_Ready(&recorder_type) < 0 ||
       PyType_Ready(&flight_type) < 0 || PyType_Ready(&fiber_type) < 0 || PyType_Ready(&window_type) < 0 ||
-      PyType_Ready(&op_type) < 0 || PyType_Ready(&stage_type) < 0)
+      PyType_Ready(&op_type) < 0 || PyType_Ready(&stage_type) < 0 || PyType_Ready(&current_type) < 0)
     return NULL;
   if (!g_stage_sites && !(g_stage_sites = PyDict_New())) return NULL;
   if (!g_error && !(g_error = PyErr_NewExceptionWithDoc("strobe.Error",
