@@ -5,7 +5,6 @@ tracing follows the call tree and stops where it should, asyncio tasks
 interleaving on one thread keep their spans on their own lanes, threads and
 the flight recorder get the same events, and bad input is refused."""
 import asyncio
-import importlib.util
 import json
 import os
 import subprocess
@@ -15,7 +14,7 @@ import time
 import pytest
 
 import strobe
-from conftest import qual
+from conftest import load_module, qual
 
 
 def test_span_nests_and_value_lands_on_it(record):
@@ -189,11 +188,7 @@ class Thing:
 
 
 def test_trace_all_module_then_stop(record, tmp_path):
-    path = tmp_path / "traced_mod.py"
-    path.write_text(MODULE)
-    spec = importlib.util.spec_from_file_location("traced_mod", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load_module(tmp_path, "traced_mod", MODULE)
     with record() as r:
         strobe.trace_all(mod)
         try:

@@ -7,13 +7,12 @@ puts a number on the innermost open span and refuses one no longer
 innermost; a cumulative reused across a loop exposes count, total, min,
 max and mean."""
 import asyncio
-import importlib.util
 import time
 
 import pytest
 
 import strobe
-from conftest import qual
+from conftest import load_module, qual
 
 
 @strobe.trace_all(exclude=["skipped"])
@@ -116,11 +115,7 @@ def quiet():
 
 
 def test_module_exclude(record, tmp_path):
-    path = tmp_path / "mod_exclude.py"
-    path.write_text(MODULE)
-    spec = importlib.util.spec_from_file_location("mod_exclude", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load_module(tmp_path, "mod_exclude", MODULE)
     with pytest.raises(ValueError):
         strobe.trace_all(mod, exclude=["missing"])
     with record() as r:
