@@ -22,7 +22,7 @@ from ._strobe import (Error, FlightRecorder, Recorder, Window, cumulative, curre
 __all__ = [
     "span", "traced", "cumulative", "value", "trace_calls", "trace_all", "trace_all_stop", "Recorder",
     "FlightRecorder", "read_capture", "recording", "stats", "library_version", "Session", "Window", "operation",
-    "stage", "op_counter", "set_process", "Error", "current_span",
+    "stage", "op_counter", "set_process", "Error", "current_span", "serve",
 ]
 
 
@@ -241,3 +241,20 @@ class Session:
     def __exit__(self, *exc):
         self.stop()
         return False
+
+
+def serve(port=0, bind=None, token=None, token_file=None, quiet=False):
+    """Starts the embedded server (docs/server.md) on the default collector:
+    the HTTP API, MCP (an agent profiles this process through sessions) and
+    the live viewer, on `bind` (default 127.0.0.1) and `port` (default 0: the
+    OS picks one, read it from .port). Every request needs the bearer token:
+    `token` (16-512 visible ASCII bytes), else $STROBE_TOKEN, else a random one
+    written to a 0600 file (.token_file). Returns the strobe.Server, running
+    until stop() or the with block's end. Raises RuntimeError when this build
+    has no libstrobe_server, OSError when it cannot start (port taken)."""
+    try:
+        from ._server import Server
+    except ImportError as e:
+        raise RuntimeError("strobe.serve: this strobe was built without libstrobe_server "
+                           "(STROBE_BUILD_SERVER=OFF or libmicrohttpd-dev missing)") from e
+    return Server(port=port, bind=bind, token=token, token_file=token_file, quiet=quiet)

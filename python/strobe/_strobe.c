@@ -1286,11 +1286,22 @@ static PyTypeObject window_type = {
     .tp_methods = window_methods,
 };
 
-/* strobe.operation(window, kind="request", frame_id=None, population=None):
- * one operation (session.h strobe_op_begin) from __enter__ to __exit__ on the
- * calling thread. A refusal never stops the caller's work: the operation is
- * inert and .status says why. An exception through the block, or drop(),
- * ends it not committed. */
+/* strobe.operation(kind="request", window=w, frame_id=None, population=None)
+ * (or operation(w, kind, ...)): one operation (session.h strobe_op_begin)
+ * from __enter__ to __exit__. A refusal never stops the caller's work: the
+ * operation is inert and .status says why. An exception through the block,
+ * or drop(), ends it not committed.
+ *
+ * An operation follows its contextvars context, not its thread: it is the
+ * current operation of the context that entered it (an asyncio task, and the
+ * tasks it starts, which copy its context), kept in a ContextVar. Before
+ * anything that acts on the current operation (a stage, a counter, a mark,
+ * the operation's own end), op_switch makes the running context's operation
+ * the thread's current one: the thread's previous one is parked with its
+ * open stages (strobe_op_park) and this one unparked (docs/sessions.md
+ * §Parked operations), so tasks interleaving on one loop keep their own
+ * operations and stages, each stage timing its awaits. */
+#define OP_NEST 8 /* operations nested in one context that op_switch parks and unparks together */
 typedef struct op_obj {
   PyObject_HEAD
   PyObject *window; /* window_obj */
@@ -1300,16 +1311,67 @@ typedef struct op_obj {
   PyObject *population; /* str or NULL */
   strobe_op op;
   int status;
-  int state; /* 0 new, 1 open, 2 ended */
+  int state;   /* 0 new, 1 open, 2 ended */
   int dropped;
+  int parked;  /* set aside by op_switch (strobe_op_park) */
+  const void *thread; /* the thread it began on (its tls_op_marker) */
+  PyObject *outer;    /* the context's operation when it began (op_obj), or NULL */
+  PyObject *token;    /* its ContextVar token */
 } op_obj;
 
+static PyTypeObject op_type;
+static PyObject *g_op_var;              /* ContextVar "strobe_operation": the context's innermost op_obj */
+static _Thread_local PyObject *tls_op_owner; /* the op_obj whose operation is current on this thread (strong) */
+static _Thread_local char tls_op_marker;     /* its address tells threads apart */
+
+static int op_live_here(op_obj *o) { return o && o->state == 1 && o->op.id && o->thread == &tls_op_marker; }
+
+/* Parks o and the open operations of its context under it (innermost first). */
+static void op_park_chain(op_obj *o) {
+  for (int n = 0; n < OP_NEST && op_live_here(o); n++, o = (op_obj *)o->outer) {
+    if (o->parked) continue;
+    strobe_op p = strobe_op_park();
+    if (p.id == o->op.id && p.collector == o->op.collector) {
+      o->parked = 1;
+    } else {
+      if (p.id) (void)strobe_op_unpark(p); /* not this one (code outside the binding began it): put back */
+      return;
+    }
+  }
+}
+
+/* Unparks o and the operations of its context under it (outermost first). */
+static void op_unpark_chain(op_obj *o, int n) {
+  if (!op_live_here(o) || n >= OP_NEST) return;
+  op_unpark_chain((op_obj *)o->outer, n + 1);
+  if (o->parked && strobe_op_unpark(o->op) == 0) o->parked = 0;
+}
+
+/* Makes the running context's operation the thread's current one. 0, or -1 with an exception. */
+static int op_switch(void) {
+  PyObject *cur = NULL;
+  if (PyContextVar_Get(g_op_var, NULL, &cur) < 0) return -1;
+  if (cur != tls_op_owner) {
+    if (tls_op_owner) op_park_chain((op_obj *)tls_op_owner);
+    if (cur) op_unpark_chain((op_obj *)cur, 0);
+    Py_XSETREF(tls_op_owner, Py_XNewRef(cur));
+  }
+  Py_XDECREF(cur);
+  return 0;
+}
+
 static PyObject *op_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
-  static char *kwlist[] = {"window", "kind", "frame_id", "population", NULL};
-  PyObject *window, *kind = NULL, *frame = Py_None, *population = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O!|UOO:operation", kwlist, &window_type, &window, &kind, &frame,
-                                   &population))
+  static char *kwlist[] = {"kind", "window", "frame_id", "population", NULL};
+  PyObject *first = NULL, *second = NULL, *frame = Py_None, *population = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOOO:operation", kwlist, &first, &second, &frame, &population))
     return NULL;
+  /* operation("request", window=w) or operation(w, "request"). */
+  PyObject *window = first && Py_IS_TYPE(first, &window_type) ? first : second;
+  PyObject *kind = window == first ? second : first;
+  if (!window || !Py_IS_TYPE(window, &window_type))
+    return PyErr_Format(PyExc_TypeError, "strobe.operation needs a window (a strobe.Window)");
+  if (kind && !PyUnicode_Check(kind))
+    return PyErr_Format(PyExc_TypeError, "strobe.operation's kind is a str (\"request\", \"pass\", ...)");
   int k = STROBE_OP_REQUEST;
   if (kind && (k = op_kind_of(kind)) < 0) return NULL;
   const char *pop;
@@ -1334,6 +1396,8 @@ static void op_dealloc(op_obj *self) {
   if (self->state == 1) strobe_op_end(self->op, 0); /* never exited: not a completed unit */
   Py_XDECREF(self->window);
   Py_XDECREF(self->population);
+  Py_XDECREF(self->outer);
+  Py_XDECREF(self->token);
   Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -1344,7 +1408,7 @@ static PyObject *op_enter(op_obj *self, PyObject *unused) {
     return NULL;
   }
   strobe_collector *c = collector();
-  if (!c) return NULL;
+  if (!c || op_switch() < 0) return NULL; /* the context's own operation (if any) is current: this one nests in it */
   strobe_window w = ((window_obj *)self->window)->w;
   int status = 0;
   self->op = self->has_frame ? strobe_op_begin_frame(c, w, self->frame_id, &status)
@@ -1352,14 +1416,32 @@ static PyObject *op_enter(op_obj *self, PyObject *unused) {
   self->status = self->op.id ? 0 : (status ? status : STROBE_EFEATURE_DISABLED);
   if (self->op.id && self->population) (void)strobe_op_set_population(PyUnicode_AsUTF8(self->population));
   self->state = 1;
+  self->thread = &tls_op_marker;
+  if (self->op.id) {
+    self->outer = Py_XNewRef(tls_op_owner);
+    self->token = PyContextVar_Set(g_op_var, (PyObject *)self);
+    if (!self->token) {
+      strobe_op_end(self->op, 0);
+      self->state = 2;
+      return NULL;
+    }
+    Py_XSETREF(tls_op_owner, Py_NewRef(self));
+  }
   return Py_NewRef(self);
 }
 
 static PyObject *op_exit(op_obj *self, PyObject *const *args, Py_ssize_t n) {
   if (self->state == 1) {
     int failed = n > 0 && args[0] != Py_None;
+    if (self->op.id && op_switch() < 0) PyErr_Clear();
     strobe_op_end(self->op, !failed && !self->dropped);
     self->state = 2;
+    if (self->token) {
+      if (PyContextVar_Reset(g_op_var, self->token) < 0) PyErr_Clear(); /* exited in another context */
+      Py_CLEAR(self->token);
+      Py_XSETREF(tls_op_owner, Py_XNewRef(self->outer));
+    }
+    Py_CLEAR(self->outer);
   }
   Py_RETURN_FALSE;
 }
@@ -1373,7 +1455,25 @@ static PyObject *op_drop(op_obj *self, PyObject *unused) {
 static PyObject *op_mark_idle(op_obj *self, PyObject *unused) {
   (void)unused;
   if (self->state != 1 || !self->op.id) Py_RETURN_FALSE;
+  if (op_switch() < 0) return NULL;
   return PyBool_FromLong(strobe_op_mark_idle() == 0);
+}
+
+/* mark_unavailable("stage" | "counter", name): the operation cannot measure that stage or counter. */
+static PyObject *op_mark_unavailable(op_obj *self, PyObject *args) {
+  const char *what, *name;
+  PyObject *label;
+  if (!PyArg_ParseTuple(args, "sO:mark_unavailable", &what, &label)) return NULL;
+  strobe_coverage cov = !strcmp(what, "stage") ? STROBE_COVERAGE_STAGE : !strcmp(what, "counter") ? STROBE_COVERAGE_COUNTER : 0;
+  if (!cov) return PyErr_Format(PyExc_ValueError, "strobe: mark_unavailable takes \"stage\" or \"counter\", not %R",
+                                PyTuple_GET_ITEM(args, 0));
+  if (label_arg(label, "unavailable name", &name) < 0) return NULL;
+  if (!name) return PyErr_Format(PyExc_TypeError, "strobe: the unavailable name is a str, not None");
+  if (self->state != 1 || !self->op.id) Py_RETURN_FALSE;
+  if (op_switch() < 0) return NULL;
+  int rc = strobe_op_mark_unavailable(cov, name);
+  if (rc == STROBE_ELIMIT) return raise_rc(rc, "cannot mark it unavailable");
+  return PyBool_FromLong(rc == 0);
 }
 
 static PyObject *op_get_status(op_obj *self, void *closure) {
@@ -1388,6 +1488,9 @@ static PyMethodDef op_methods[] = {
     {"drop", (PyCFunction)op_drop, METH_NOARGS, "Ends the operation not committed (superseded or dropped work)."},
     {"mark_idle", (PyCFunction)op_mark_idle, METH_NOARGS,
      "Marks it idle (it had nothing to do): counted, never a sample. False when inert."},
+    {"mark_unavailable", (PyCFunction)op_mark_unavailable, METH_VARARGS,
+     "mark_unavailable(\"stage\" or \"counter\", name): it cannot measure that one: the report shows it null "
+     "(available: false), never 0. False when inert."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1479,7 +1582,7 @@ static PyObject *stage_enter(stage_obj *self, PyObject *unused) {
     PyErr_SetString(PyExc_RuntimeError, "this stage is already open: make a new strobe.stage for each with block");
     return NULL;
   }
-  if (strobe__is_active() && context_enter() < 0) return NULL;
+  if (op_switch() < 0 || (strobe__is_active() && context_enter() < 0)) return NULL;
   self->fiber = strobe_fiber_query_current();
   self->h = strobe_stage_begin(self->site);
   self->open = 1;
@@ -1491,6 +1594,7 @@ static PyObject *stage_exit(stage_obj *self, PyObject *const *args, Py_ssize_t n
   (void)n;
   if (!self->open) Py_RETURN_FALSE;
   self->open = 0;
+  if (op_switch() < 0) return NULL;
   /* Its capture scope ends on the stack it began on (as span_end). */
   if (self->h.guard && strobe_fiber_query_current() != self->fiber)
     (void)(self->fiber ? strobe_fiber_enter(self->fiber) : strobe_fiber_leave());
@@ -1548,6 +1652,7 @@ static PyObject *py_op_counter(PyObject *mod, PyObject *args, PyObject *kw) {
   const char *n, *k;
   if (label_arg(name, "counter name", &n) < 0 || label_arg(kind, "counter kind", &k) < 0) return NULL;
   if (!n) return PyErr_Format(PyExc_TypeError, "strobe: counter name is a str, not None");
+  if (op_switch() < 0) return NULL;
   if (k)
     strobe_op_counter_add_kind(n, k, delta);
   else
@@ -1770,6 +1875,7 @@ PyMODINIT_FUNC PyInit__strobe(void) {
   if (!g_code_sites && !(g_code_sites = PyDict_New())) return NULL;
   if (!g_gens && !(g_gens = PyDict_New())) return NULL;
   if (!g_fiber_var && !(g_fiber_var = PyContextVar_New("strobe_fiber", NULL))) return NULL;
+  if (!g_op_var && !(g_op_var = PyContextVar_New("strobe_operation", NULL))) return NULL;
   if (!g_asyncio_events && !(g_asyncio_events = PyUnicode_InternFromString("asyncio.events"))) return NULL;
   if (!g_asyncio_tasks && !(g_asyncio_tasks = PyUnicode_InternFromString("asyncio.tasks"))) return NULL;
   PyObject *m = PyModule_Create(&module_def);
