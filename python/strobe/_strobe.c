@@ -1459,6 +1459,16 @@ static PyObject *op_mark_idle(op_obj *self, PyObject *unused) {
   return PyBool_FromLong(strobe_op_mark_idle() == 0);
 }
 
+/* set_population(label): puts the open operation in a population (a route known only after routing). */
+static PyObject *op_set_population(op_obj *self, PyObject *label) {
+  const char *pop;
+  if (label_arg(label, "population", &pop) < 0) return NULL;
+  if (!pop) return PyErr_Format(PyExc_TypeError, "strobe: a population is a str, not None");
+  if (self->state != 1 || !self->op.id) Py_RETURN_FALSE;
+  if (op_switch() < 0) return NULL;
+  return PyBool_FromLong(strobe_op_set_population(pop) == 0);
+}
+
 /* mark_unavailable("stage" | "counter", name): the operation cannot measure that stage or counter. */
 static PyObject *op_mark_unavailable(op_obj *self, PyObject *args) {
   const char *what, *name;
@@ -1488,6 +1498,9 @@ static PyMethodDef op_methods[] = {
     {"drop", (PyCFunction)op_drop, METH_NOARGS, "Ends the operation not committed (superseded or dropped work)."},
     {"mark_idle", (PyCFunction)op_mark_idle, METH_NOARGS,
      "Marks it idle (it had nothing to do): counted, never a sample. False when inert."},
+    {"set_population", (PyCFunction)op_set_population, METH_O,
+     "set_population(label): puts the open operation in a population (a static label), replacing the one given. "
+     "False when inert."},
     {"mark_unavailable", (PyCFunction)op_mark_unavailable, METH_VARARGS,
      "mark_unavailable(\"stage\" or \"counter\", name): it cannot measure that one: the report shows it null "
      "(available: false), never 0. False when inert."},
