@@ -16,13 +16,13 @@ import threading
 import types
 
 from . import _strobe
-from ._strobe import (Error, FlightRecorder, Recorder, Window, cumulative, current_span, library_version, op_counter,
-                      operation, read_capture, recording, set_process, span, stage, stats, value)
+from ._strobe import (Error, FlightRecorder, Recorder, Window, cumulative, current_span, event_stats, library_version,
+                      op_counter, operation, read_capture, recording, set_process, setup, span, stage, stats, value)
 
 __all__ = [
     "span", "traced", "cumulative", "value", "trace_calls", "trace_all", "trace_all_stop", "Recorder",
     "FlightRecorder", "read_capture", "recording", "stats", "library_version", "Session", "Window", "operation",
-    "stage", "op_counter", "set_process", "Error", "current_span", "serve",
+    "stage", "op_counter", "set_process", "Error", "current_span", "serve", "event_stats", "setup",
 ]
 
 

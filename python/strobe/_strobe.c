@@ -662,6 +662,7 @@ static _Thread_local profile_state *tls_profile;
 static PyObject *g_code_sites; /* dict code -> int (site address), or None: not traced */
 static PyObject *g_all_files;  /* set of co_filename traced by trace_all, or NULL */
 static PyObject *g_all_codes;  /* set of code objects traced by trace_all (functions), or NULL */
+static int g_all_everything;   /* 1: trace_all traces every file (python -m strobe) */
 static PyObject *g_all_excluded; /* set of code objects of those files left out (trace_all exclude=), or NULL */
 static PyObject *g_gens;       /* dict generator address -> int (gen_state address) */
 static strobe_fiber *g_gen_pool[GEN_FIBERS]; /* idle generator fibers */
@@ -698,6 +699,7 @@ static strobe_site *code_site(PyCodeObject *code) {
 }
 
 static int traced_by_all(PyCodeObject *code) {
+  if (g_all_everything) return 1;
   if (g_all_codes && PySet_Contains(g_all_codes, (PyObject *)code) == 1) return 1;
   return g_all_files && PySet_Contains(g_all_files, code->co_filename) == 1 &&
          !(g_all_excluded && PySet_Contains(g_all_excluded, (PyObject *)code) == 1);
@@ -932,7 +934,7 @@ static PyObject *py_trace_region(PyObject *mod, PyObject *arg) {
   profile_state *p = profile_state_get();
   if (!p) return NULL;
   if (on) {
-    if (!p->region++ && !g_all_files && !g_all_codes) {
+    if (!p->region++ && !g_all_files && !g_all_codes && !g_all_everything) {
       p->depth = 0;
       PyEval_SetProfile(profile_hook, NULL);
     }
@@ -941,7 +943,7 @@ static PyObject *py_trace_region(PyObject *mod, PyObject *arg) {
       PyErr_SetString(PyExc_RuntimeError, "no trace_calls region is open on this thread");
       return NULL;
     }
-    if (!--p->region && !g_all_files && !g_all_codes) {
+    if (!--p->region && !g_all_files && !g_all_codes && !g_all_everything) {
       PyEval_SetProfile(NULL, NULL);
       gen_purge(p);
     }
@@ -949,12 +951,15 @@ static PyObject *py_trace_region(PyObject *mod, PyObject *arg) {
   Py_RETURN_NONE;
 }
 
-/* _trace_all_set(files, codes, excluded): what trace_all traces from now on (None, None, None: nothing);
+/* _trace_all_set(files, codes, excluded): what trace_all traces from now on (None, None, None: nothing;
+ * files True: every file);
  * sets the hook on the calling thread; __init__.py sets it for new threads. */
 static PyObject *py_trace_all_set(PyObject *mod, PyObject *args) {
   (void)mod;
   PyObject *files, *codes, *excluded;
   if (!PyArg_ParseTuple(args, "OOO", &files, &codes, &excluded)) return NULL;
+  g_all_everything = files == Py_True; /* python -m strobe: every file */
+  if (g_all_everything) files = Py_None;
   if ((files != Py_None && !PyAnySet_Check(files)) || (codes != Py_None && !PyAnySet_Check(codes)) ||
       (excluded != Py_None && !PyAnySet_Check(excluded))) {
     PyErr_SetString(PyExc_TypeError, "_trace_all_set takes sets or None");
@@ -966,7 +971,7 @@ static PyObject *py_trace_all_set(PyObject *mod, PyObject *args) {
   PyDict_Clear(g_code_sites);
   profile_state *p = profile_state_get();
   if (!p) return NULL;
-  if (g_all_files || g_all_codes) {
+  if (g_all_files || g_all_codes || g_all_everything) {
     PyEval_SetProfile(profile_hook, NULL);
   } else if (!p->region) {
     PyEval_SetProfile(NULL, NULL);
@@ -1834,6 +1839,37 @@ static PyObject *py_stats(PyObject *mod, PyObject *unused) {
                        (unsigned)PyDict_GET_SIZE(g_gens));
 }
 
+/* event_stats(): the process's event counts since the library loaded (strobe_query_event_stats). */
+static PyObject *py_event_stats(PyObject *mod, PyObject *unused) {
+  (void)mod;
+  (void)unused;
+  strobe_event_stats e = strobe_query_event_stats();
+  return Py_BuildValue("{sKsKsKsIsI}", "events_written", (unsigned long long)e.events_written, "events_lost",
+                       (unsigned long long)e.events_lost, "scopes_unwound", (unsigned long long)e.scopes_unwound,
+                       "threads_seen", e.threads_seen, "rings_grown", e.rings_grown);
+}
+
+/* setup(overflow="drop", ring_events=0): strobe_setup before anything records (ring_events: a power of
+ * two, 1024..16777216, 0: default); ValueError for a bad one, strobe.Error STROBE_EBUSY afterwards. */
+static PyObject *py_setup(PyObject *mod, PyObject *args, PyObject *kw) {
+  (void)mod;
+  static char *kwlist[] = {"overflow", "ring_events", NULL};
+  const char *overflow = "drop";
+  unsigned int ring_events = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|sI:setup", kwlist, &overflow, &ring_events)) return NULL;
+  strobe_desc d = {.ring_events = ring_events};
+  int mode = -1;
+#define OVERFLOW_MATCH(id, number, name) \
+  if (!strcmp(overflow, name)) mode = number;
+  STROBE_OVERFLOW_MODES(OVERFLOW_MATCH)
+#undef OVERFLOW_MATCH
+  if (mode < 0) return PyErr_Format(PyExc_ValueError, "strobe.setup: overflow is \"drop\", \"grow\" or \"wait\"");
+  d.overflow = (uint32_t)mode;
+  int rc = strobe_setup(&d);
+  if (rc != 0) return raise_rc(rc, "cannot set up (call strobe.setup before anything records)");
+  Py_RETURN_NONE;
+}
+
 static PyObject *py_recording(PyObject *mod, PyObject *unused) {
   (void)mod;
   (void)unused;
@@ -1853,6 +1889,11 @@ static PyMethodDef module_methods[] = {
      "current_span(): the innermost open span, whose set(name, number) puts a number on it."},
     {"read_capture", py_read_capture, METH_O, "read_capture(path) -> (threads, records, totals)."},
     {"stats", py_stats, METH_NOARGS, "The binding's own counts (fibers made and refused, calls cut) and misuse."},
+    {"event_stats", py_event_stats, METH_NOARGS,
+     "event_stats(): events written and lost, scopes unwound, threads seen, rings grown since the library loaded."},
+    {"setup", (PyCFunction)(void (*)(void))py_setup, METH_VARARGS | METH_KEYWORDS,
+     "setup(overflow=\"drop\", ring_events=0): what a full ring does (\"drop\", \"grow\", \"wait\") and each "
+     "thread ring's size in events (a power of two, 1024..16777216; 0: default); before anything records."},
     {"recording", py_recording, METH_NOARGS, "True while a capture, flight recorder or live stream records."},
     {"_trace_region", py_trace_region, METH_O, NULL},
     {"_trace_all_set", py_trace_all_set, METH_VARARGS, NULL},
