@@ -56,11 +56,15 @@ def traced(fn=None, *, name=None):
     return _wrap_span(span, name if name is not None else fn.__qualname__, fn)
 
 
-def trace_calls(fn):
+def trace_calls(fn=None, *, c_calls=False):
     """@strobe.trace_calls: while the function runs, every Python call it
     makes, at any depth, is a span named after the callee (the interpreter's
-    profiling hook, on this thread only). For exploring: it costs every call
-    inside, so replace it with spans where the time is."""
+    profiling hook, on this thread only). With c_calls=True
+    (@strobe.trace_calls(c_calls=True)), every C function those calls make
+    too ("str.join (built-in)"). For exploring: it costs every call inside,
+    so replace it with spans where the time is."""
+    if fn is None:
+        return lambda f: trace_calls(f, c_calls=c_calls)
     if inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn):
         raise TypeError("strobe.trace_calls traces a plain function; "
                         "use trace_all for coroutines (a task's steps interleave with others')")
@@ -69,11 +73,14 @@ def trace_calls(fn):
 
     @functools.wraps(fn)
     def traced_region(*args, **kwargs):
+        was = _strobe._trace_c_calls(True) if c_calls else None
         _strobe._trace_region(True)
         try:
             return fn(*args, **kwargs)
         finally:
             _strobe._trace_region(False)
+            if c_calls:
+                _strobe._trace_c_calls(was)
     return traced_region
 
 
@@ -147,7 +154,7 @@ def _trace_class(cls, exclude):
     return cls
 
 
-def trace_all(target=None, *, exclude=()):
+def trace_all(target=None, *, exclude=(), c_calls=False):
     """Traces every call of a class's methods, a module's functions or one
     function, each call a span named after its qualified name.
 
@@ -163,15 +170,19 @@ def trace_all(target=None, *, exclude=()):
     and threads started afterwards, until trace_all_stop(); it is returned.
 
     exclude: names of members (a class) or functions (a module) left out;
-    with no target, trace_all(exclude=[...]) returns the decorator."""
+    with no target, trace_all(exclude=[...]) returns the decorator.
+    c_calls=True (a module or function): the C functions their calls make are
+    spans too ("str.join (built-in)"), until trace_all_stop()."""
     if isinstance(exclude, str):
         raise TypeError("trace_all(exclude=...) takes a list of names, not one str")
     exclude = set(exclude)
     if any(not isinstance(n, str) for n in exclude):
         raise TypeError("trace_all(exclude=...) takes names (str)")
     if target is None:
-        return lambda t: trace_all(t, exclude=exclude)
+        return lambda t: trace_all(t, exclude=exclude, c_calls=c_calls)
     if isinstance(target, type):
+        if c_calls:
+            raise TypeError("trace_all(c_calls=True) is for a module or a function (a class is wrapped, not hooked)")
         return _trace_class(target, exclude)
     if isinstance(target, types.ModuleType):
         path = getattr(target, "__file__", None)
@@ -192,6 +203,8 @@ def trace_all(target=None, *, exclude=()):
             raise TypeError(f"{target!r} has no Python code to trace")
     else:
         raise TypeError("trace_all takes a module, a class or a function")
+    if c_calls:
+        _strobe._trace_c_calls(True)
     _strobe._trace_all_set(frozenset(_all_files), frozenset(_all_codes), frozenset(_all_excluded))
     threading.setprofile(_thread_start_hook)
     return target
@@ -204,6 +217,7 @@ def trace_all_stop():
     _all_files.clear()
     _all_codes.clear()
     _all_excluded.clear()
+    _strobe._trace_c_calls(False)
     _strobe._trace_all_set(None, None, None)
     threading.setprofile(None)
 

@@ -2,7 +2,7 @@
 scripts): records a capture of a script run under call tracing, with no
 change to the script, as `python -m cProfile` does for its profiler.
 
-    python -m strobe [-o FILE] [--overflow drop|grow|wait] [--ring-events N] [--no-trace] script.py [args...]
+    python -m strobe [-o FILE] [--overflow drop|grow|wait] [--ring-events N] [--c-calls] [--no-trace] script.py [args...]
     python -m strobe [-o FILE] ... -m module [args...]
 
 Every Python call on the main thread and the threads the script starts is a
@@ -31,6 +31,8 @@ def _parse(argv):
                              "for the writer (no loss, slower)")
     parser.add_argument("--ring-events", type=int, default=0,
                         help="events per thread ring, a power of two (default: libstrobe's, 262144)")
+    parser.add_argument("--c-calls", action="store_true",
+                        help="record the C functions Python calls too (str.join, sorted), as cProfile does")
     parser.add_argument("--no-trace", action="store_true",
                         help="no call tracing: only the script's own spans, stages and operations")
     parser.add_argument("-m", dest="module", help="run a library module as a script")
@@ -66,6 +68,7 @@ def main(argv=None):
     code = 0
     try:
         if not opts.no_trace:
+            _strobe._trace_c_calls(opts.c_calls)
             _strobe._trace_all_set(True, None, None)  # every file's code, as cProfile traces
             threading.setprofile(lambda *_: _strobe._profile_thread())
         if opts.module:
@@ -79,6 +82,7 @@ def main(argv=None):
         code = e.code
     finally:
         _strobe._trace_all_set(None, None, None)
+        _strobe._trace_c_calls(False)
         threading.setprofile(None)
         recorder.stop()
         _report(opts.output, before)

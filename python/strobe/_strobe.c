@@ -650,6 +650,7 @@ typedef struct call_rec {
   gen_state *gen;       /* a suspendable frame's state, or NULL */
   strobe_fiber *back;   /* a generator's: the stack its caller was on (it goes back there at a suspension) */
   strobe_fiber *back_gen; /* and the generator fiber the thread was following then */
+  int c_call;             /* a C function's call (c_calls on): only its c_return or c_exception ends it */
 } call_rec;
 
 typedef struct profile_state {
@@ -893,16 +894,99 @@ static void profile_return(profile_state *p, PyFrameObject *frame) {
   rec->site = NULL;
 }
 
+/* >>c calls: with c_calls on, a C function called from a traced Python frame
+ * is a scope too, named "owner.name (built-in)" and cached by its method
+ * definition (a bound method is a new object at each call, its definition is
+ * not), category "python". */
+static int g_c_calls;          /* 1: record C calls from traced frames (trace_calls/trace_all c_calls=True) */
+static PyObject *g_c_sites;    /* dict method-definition address -> int (site address) */
+
+static PyMethodDef module_methods[];
+static const size_t n_module_methods;
+
+static strobe_site *c_site(PyObject *fn) {
+  if (!PyCFunction_Check(fn)) return NULL;
+  PyCFunctionObject *f = (PyCFunctionObject *)fn;
+  /* The binding's own calls (the region's end, which removes the hook
+   * before its return is seen) are never recorded. */
+  if (f->m_ml >= module_methods && f->m_ml < module_methods + n_module_methods) return NULL;
+  PyObject *key = PyLong_FromVoidPtr(f->m_ml);
+  if (!key) return NULL;
+  PyObject *hit = PyDict_GetItemWithError(g_c_sites, key);
+  strobe_site *site = hit ? (strobe_site *)PyLong_AsVoidPtr(hit) : NULL;
+  if (!hit && !PyErr_Occurred()) {
+    const char *owner = NULL;
+    if (f->m_self && PyModule_Check(f->m_self))
+      owner = PyModule_GetName(f->m_self);
+    else if (f->m_self)
+      owner = Py_TYPE(f->m_self)->tp_name;
+    if (PyErr_Occurred()) PyErr_Clear();
+    char buf[STROBE_MAX_INTERNED_NAME + 1];
+    int len = snprintf(buf, sizeof buf, "%.100s%s%.100s (built-in)", owner ? owner : "", owner ? "." : "",
+                       f->m_ml->ml_name);
+    site = strobe_site_intern(buf, (size_t)len, "python", STROBE_SITE_SCOPE);
+    PyObject *addr = PyLong_FromVoidPtr(site);
+    if (!addr || PyDict_SetItem(g_c_sites, key, addr) < 0) site = NULL;
+    Py_XDECREF(addr);
+  }
+  Py_DECREF(key);
+  return site;
+}
+
+static void profile_c_call(profile_state *p, PyFrameObject *frame, PyObject *fn) {
+  if (!g_c_calls || !strobe__is_active()) return;
+  PyCodeObject *code = PyFrame_GetCode(frame);
+  int traced = p->region || traced_by_all(code);
+  Py_DECREF(code);
+  strobe_site *site = traced ? c_site(fn) : NULL;
+  if (!site || context_enter() < 0) {
+    PyErr_Clear();
+    return;
+  }
+  if (p->depth >= PROFILE_STACK) { /* not pushed: its return finds no C record on top */
+    g_profile_cut++;
+    return;
+  }
+  call_rec *rec = &p->calls[p->depth++];
+  *rec = (call_rec){.c_call = 1};
+  if (begin_site(site)) {
+    rec->site = site;
+    rec->fiber = strobe_fiber_query_current();
+  }
+}
+
+static void profile_c_return(profile_state *p) {
+  if (!p->depth || p->depth > PROFILE_STACK || !p->calls[p->depth - 1].c_call) return; /* not one pushed */
+  call_rec *rec = &p->calls[--p->depth];
+  rec->c_call = 0;
+  if (!rec->site) return;
+  if (stack_enter(rec->fiber) == 0) end_checked(rec->site);
+  rec->site = NULL;
+}
+
 static int profile_hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg) {
   (void)obj;
-  (void)arg;
   profile_state *p = tls_profile;
   if (!p) return 0;
   if (what == PyTrace_CALL)
     profile_call(p, frame);
   else if (what == PyTrace_RETURN)
     profile_return(p, frame);
+  else if (what == PyTrace_C_CALL)
+    profile_c_call(p, frame, arg);
+  else if (what == PyTrace_C_RETURN || what == PyTrace_C_EXCEPTION)
+    profile_c_return(p);
   return 0;
+}
+
+/* _trace_c_calls(on): whether C calls from traced frames are recorded; returns the previous setting. */
+static PyObject *py_trace_c_calls(PyObject *mod, PyObject *arg) {
+  (void)mod;
+  int on = PyObject_IsTrue(arg);
+  if (on < 0) return NULL;
+  int was = g_c_calls;
+  g_c_calls = on;
+  return PyBool_FromLong(was);
 }
 
 /* The hook is gone from this thread and from trace_all: the suspendable
@@ -1896,6 +1980,7 @@ static PyMethodDef module_methods[] = {
      "thread ring's size in events (a power of two, 1024..16777216; 0: default); before anything records."},
     {"recording", py_recording, METH_NOARGS, "True while a capture, flight recorder or live stream records."},
     {"_trace_region", py_trace_region, METH_O, NULL},
+    {"_trace_c_calls", py_trace_c_calls, METH_O, NULL},
     {"_trace_all_set", py_trace_all_set, METH_VARARGS, NULL},
     {"_profile_thread", (PyCFunction)(void (*)(void))py_profile_thread, METH_FASTCALL, NULL},
     {"_set_wrap", py_set_wrap, METH_O, NULL},
@@ -1908,6 +1993,8 @@ static PyMethodDef module_methods[] = {
     {"_session_stop", py_session_stop, METH_VARARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
+
+static const size_t n_module_methods = sizeof module_methods / sizeof module_methods[0];
 
 static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT, "_strobe", "libstrobe for Python (python/README.md).", -1, module_methods,
@@ -1928,6 +2015,7 @@ PyMODINIT_FUNC PyInit__strobe(void) {
     if (!g_sites[k] && !(g_sites[k] = PyDict_New())) return NULL;
   if (!g_code_sites && !(g_code_sites = PyDict_New())) return NULL;
   if (!g_gens && !(g_gens = PyDict_New())) return NULL;
+  if (!g_c_sites && !(g_c_sites = PyDict_New())) return NULL;
   if (!g_fiber_var && !(g_fiber_var = PyContextVar_New("strobe_fiber", NULL))) return NULL;
   if (!g_op_var && !(g_op_var = PyContextVar_New("strobe_operation", NULL))) return NULL;
   if (!g_asyncio_events && !(g_asyncio_events = PyUnicode_InternFromString("asyncio.events"))) return NULL;

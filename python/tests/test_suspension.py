@@ -160,3 +160,23 @@ def test_functions_of_one_name_stay_apart(record):
     assert len(names) == 2 and names[0] != names[1]
     assert any(n.endswith("(other_module.py:1)") for n in names)
     assert any(n.endswith(f"({__file__}:{helper.__code__.co_firstlineno})") for n in names)
+
+
+def joined(xs):
+    return ",".join(sorted(xs, key=lambda x: len(x)))
+
+
+def test_c_calls_on_request(record):
+    with record() as r:
+        assert strobe.trace_calls(c_calls=True)(joined)(["bb", "a"]) == "a,bb"
+        strobe.trace_calls(joined)(["a"])  # without: no C function
+    c = r.capture
+    assert c.clean()
+    ends = [(e[2], e[3]) for e in c.ends()]
+    first, second = ends[:ends.index(next(e for e in ends if qual(e[0]) == "joined")) + 1], ends[len(ends) - 2:]
+    assert [n for n, d in first if n.endswith("(built-in)")] == [
+        "builtins.len (built-in)", "builtins.len (built-in)", "builtins.sorted (built-in)", "str.join (built-in)"]
+    depth = dict((n, d) for n, d in first)
+    assert depth["builtins.sorted (built-in)"] == depth["str.join (built-in)"] == 2
+    assert depth["builtins.len (built-in)"] == 4  # in the key function, called by sorted
+    assert [qual(n) for n, _ in second] == ["joined.<locals>.<lambda>", "joined"]
