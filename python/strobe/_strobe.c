@@ -642,6 +642,7 @@ typedef struct gen_state {
   strobe_fiber *own;   /* its own fiber (a generator's), or NULL: on its chain's stack */
   strobe_fiber *stack; /* the stack its scope is open on */
   int began;           /* its scope is open */
+  int running;         /* its frame runs on some thread (a call record points here): never freed then */
 } gen_state;
 
 typedef struct call_rec {
@@ -776,7 +777,7 @@ static int gen_first_call(profile_state *p, call_rec *rec, PyObject *key, const 
     return -1;
   }
   Py_DECREF(val);
-  *st = (gen_state){.code = code, .site = site, .own = own};
+  *st = (gen_state){.code = code, .site = site, .own = own, .running = 1};
   rec->gen = st;
   rec->back = strobe_fiber_query_current();
   rec->back_gen = p->gen_fiber;
@@ -799,6 +800,7 @@ static void gen_forget(PyObject *key, gen_state *st) {
 /* A resumption: back on its stack, the "suspended" scope on top ended. */
 static void gen_resume(profile_state *p, call_rec *rec, gen_state *st) {
   rec->gen = st;
+  st->running = 1;
   rec->back = strobe_fiber_query_current();
   rec->back_gen = p->gen_fiber;
   if (st->own) {
@@ -816,6 +818,7 @@ static void gen_resume(profile_state *p, call_rec *rec, gen_state *st) {
 static void gen_leave(profile_state *p, call_rec *rec, PyObject *gen, int done) {
   gen_state *st = rec->gen;
   rec->gen = NULL;
+  st->running = 0;
   int on_stack = st->own ? strobe_fiber_query_current() == st->own : st->began && stack_enter(st->stack) == 0;
   if (on_stack && st->began) {
     if (done)
@@ -995,12 +998,21 @@ static void gen_purge(profile_state *p) {
   PyObject *key, *val;
   Py_ssize_t pos = 0;
   p->gen_fiber = NULL;
+  PyObject *kept = PyDict_New();
   while (PyDict_Next(g_gens, &pos, &key, &val)) {
     gen_state *st = PyLong_AsVoidPtr(val);
+    if (st->running) { /* on another thread's stack still: its own end forgets it */
+      if (!kept || PyDict_SetItem(kept, key, val) < 0) PyErr_Clear();
+      continue;
+    }
     if (st->own) gen_fiber_give(st->own);
     PyMem_RawFree(st);
   }
   PyDict_Clear(g_gens);
+  if (kept) {
+    if (PyDict_Update(g_gens, kept) < 0) PyErr_Clear();
+    Py_DECREF(kept);
+  }
 }
 
 static profile_state *profile_state_get(void) {

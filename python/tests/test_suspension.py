@@ -180,3 +180,29 @@ def test_c_calls_on_request(record):
     assert depth["builtins.sorted (built-in)"] == depth["str.join (built-in)"] == 2
     assert depth["builtins.len (built-in)"] == 4  # in the key function, called by sorted
     assert [qual(n) for n, _ in second] == ["joined.<locals>.<lambda>", "joined"]
+
+
+def test_trace_all_stop_while_another_thread_runs_a_traced_generator(record):
+    paused, resume = threading.Event(), threading.Event()
+
+    def gen():
+        with strobe.span("held_elsewhere"):
+            yield 1
+            paused.set()
+            resume.wait()  # trace_all_stop runs on the main thread meanwhile
+            yield 2
+
+    def worker():
+        assert list(gen()) == [1, 2]
+
+    with record() as r:
+        strobe.trace_all(gen)
+        t = threading.Thread(target=worker)
+        t.start()
+        paused.wait()
+        strobe.trace_all_stop()  # the running generator's state is kept until it ends
+        resume.set()
+        t.join()
+    c = r.capture
+    assert c.clean() and len(c.ends("held_elsewhere")) == 1
+    assert strobe.stats()["generators_followed"] == 0  # forgotten at its end
