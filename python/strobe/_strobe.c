@@ -94,6 +94,8 @@ static _Thread_local PyObject *tls_ctx;       /* the context last decided for (s
 static _Thread_local strobe_fiber *tls_choice; /* its fiber, or NULL: the thread's own stack */
 static _Thread_local strobe_fiber **tls_gen_fiber; /* where >>profile keeps the generator fiber it put the thread in */
 
+static void thread_go(void); /* >>steps */
+
 static int fiber_traverse(fiber_obj *self, visitproc visit, void *arg) {
   Py_VISIT(self->ctx);
   return 0;
@@ -107,7 +109,7 @@ static void fiber_dealloc(fiber_obj *self) {
   if (self->fiber) {
     /* Its context is gone, so no thread decides for it any more; a thread
      * still inside it (lazily) is this one at most. */
-    if (strobe_fiber_query_current() == self->fiber) (void)strobe_fiber_leave();
+    if (strobe_fiber_query_current() == self->fiber) thread_go();
     if (tls_choice == self->fiber) tls_choice = NULL;
     if (strobe_fiber_destroy(self->fiber) != 0) g_fibers_refused++;
   }
@@ -195,6 +197,45 @@ static strobe_fiber *fiber_decide(PyObject *ctx) {
   return f;
 }
 
+/* >>steps: a thread that runs a task's code from its own stack (the event
+ * loop's Handle._run under call tracing) opens a "task_step" scope there for
+ * as long as it is on the task's fiber, so the loop's frames do not show the
+ * task's work as their own self time; the task's lane shows what it was
+ * (docs/exploration.md §Python). Only when the thread's innermost open
+ * scope is a traced call's: its return ends the step for sure, and without
+ * one no frame of the thread's would absorb the task's time (lazy switching
+ * gives no other clear end). */
+static strobe_site g_task_step_site = {"task_step", "python", NULL, __FILE__, "fiber_go", __LINE__,
+                                       STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE, 0};
+static _Thread_local int tls_task_marker; /* a task_step scope is open on the thread's own stack */
+static int hook_here(void);          /* >>profile: a traced call on this thread's stack runs the step */
+static int is_gen_fiber(strobe_fiber *f); /* >>profile: one of the generator fibers */
+static int begin_site(strobe_site *site); /* >>profile */
+
+/* Back on the thread's own stack: its task_step scope ends. */
+static void thread_back(void) {
+  if (!tls_task_marker || strobe_fiber_query_current()) return;
+  tls_task_marker = 0;
+  if (strobe_thread_query_scope() == &g_task_step_site) STROBE_END();
+}
+
+/* The thread onto its own stack. */
+static void thread_go(void) {
+  if (strobe_fiber_query_current()) (void)strobe_fiber_leave();
+  thread_back();
+}
+
+/* The thread into fiber f (not NULL): 0, or -1 when another thread holds it. */
+static int fiber_go(strobe_fiber *f) {
+  strobe_fiber *now = strobe_fiber_query_current();
+  if (now == f) return 0;
+  if (!now && !tls_task_marker && !is_gen_fiber(f) && hook_here() && strobe__is_active())
+    tls_task_marker = begin_site(&g_task_step_site);
+  if (strobe_fiber_enter(f) == 0) return 0;
+  thread_back(); /* still on the thread's stack (or on `now`): a step that never began ends */
+  return -1;
+}
+
 /* Puts the calling thread on the scope stack of the running context.
  * Returns 0, or -1 with an exception set. */
 static int context_enter(void) {
@@ -211,14 +252,14 @@ static int context_enter(void) {
   strobe_fiber *now = strobe_fiber_query_current();
   if (now == tls_choice) return 0;
   if (!tls_choice) {
-    (void)strobe_fiber_leave(); /* back to the thread's own stack */
+    thread_go(); /* back to the thread's own stack */
     return 0;
   }
-  if (strobe_fiber_enter(tls_choice) != 0) {
+  if (fiber_go(tls_choice) != 0) {
     /* Held by another thread (a context run on two threads in turn): this
      * thread records on its own stack rather than wait. */
     g_fibers_refused++;
-    if (now) (void)strobe_fiber_leave();
+    thread_go();
     tls_choice = NULL;
   }
   return 0;
@@ -255,7 +296,7 @@ static void span_end(span_obj *self) {
    * (lazy switching may have left this thread elsewhere). */
   strobe_fiber *now = strobe_fiber_query_current();
   if (now != self->fiber) {
-    int rc = self->fiber ? strobe_fiber_enter(self->fiber) : strobe_fiber_leave();
+    int rc = self->fiber ? fiber_go(self->fiber) : (thread_go(), 0);
     if (rc != 0) {
       self->depth = -1;
       return;
@@ -651,6 +692,7 @@ typedef struct call_rec {
   gen_state *gen;       /* a suspendable frame's state, or NULL */
   strobe_fiber *back;   /* a generator's: the stack its caller was on (it goes back there at a suspension) */
   strobe_fiber *back_gen; /* and the generator fiber the thread was following then */
+  int stepped;            /* a generator's: a generator_step scope is open on `back` */
   int c_call;             /* a C function's call (c_calls on): only its c_return or c_exception ends it */
 } call_rec;
 
@@ -672,6 +714,10 @@ static unsigned g_gen_idle, g_gen_live;
 static uint64_t g_profile_cut, g_mismatched, g_resumptions_unfollowed;
 static strobe_site g_suspended_site = {"suspended", "python", NULL, __FILE__, "profile_hook", __LINE__,
                                        STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE, 0};
+/* On its caller's stack while a generator runs on its own fiber: the caller's
+ * frame does not show the generator's work as its own self time. */
+static strobe_site g_gen_step_site = {"generator_step", "python", NULL, __FILE__, "gen_enter", __LINE__,
+                                      STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE, 0};
 
 static strobe_site *code_site(PyCodeObject *code) {
   PyObject *hit = PyDict_GetItemWithError(g_code_sites, (PyObject *)code);
@@ -710,7 +756,22 @@ static int traced_by_all(PyCodeObject *code) {
 /* Puts the thread on `f` (NULL: its own stack). 0, or -1 when another thread holds f. */
 static int stack_enter(strobe_fiber *f) {
   if (strobe_fiber_query_current() == f) return 0;
-  return f ? (strobe_fiber_enter(f) == 0 ? 0 : -1) : (strobe_fiber_leave(), 0);
+  return f ? fiber_go(f) : (thread_go(), 0);
+}
+
+/* The hook is set on this thread and the thread's innermost open scope is a
+ * traced call's (the frame that runs a task's step, as the loop's
+ * Handle._run): its return brings the thread back to its own stack. */
+static int hook_here(void) {
+  profile_state *p = tls_profile;
+  if (!p || !(p->region || g_all_files || g_all_codes || g_all_everything)) return 0;
+  const strobe_site *top = strobe_thread_query_scope();
+  if (!top) return 0;
+  for (uint32_t d = p->depth < PROFILE_STACK ? p->depth : PROFILE_STACK; d-- > 0;) {
+    const call_rec *rec = &p->calls[d];
+    if (rec->site || rec->gen) return rec->site == top && !rec->fiber;
+  }
+  return 0;
 }
 
 /* Ends `site`'s scope when it is the innermost open one; otherwise counts a
@@ -727,6 +788,14 @@ static int begin_site(strobe_site *site) {
   return strobe__begin_slow(site, STROBE__FRAME_EXPLICIT, STROBE__SP_HELD) != 0; /* STROBE_BEGIN_SITE */
 }
 
+static strobe_fiber *g_gen_all[GEN_FIBERS]; /* every generator fiber alive, idle or not */
+
+static int is_gen_fiber(strobe_fiber *f) {
+  for (unsigned i = 0; i < GEN_FIBERS; i++)
+    if (g_gen_all[i] == f) return 1;
+  return 0;
+}
+
 static strobe_fiber *gen_fiber_take(void) {
   if (g_gen_idle) return g_gen_pool[--g_gen_idle];
   if (g_gen_live >= GEN_FIBERS) return NULL;
@@ -734,6 +803,11 @@ static strobe_fiber *gen_fiber_take(void) {
   int len = snprintf(name, sizeof name, "python generators %u", g_gen_live + 1);
   strobe_fiber *f = NULL;
   if (strobe_fiber_create(name, (size_t)len, &f) != 0) return NULL;
+  for (unsigned i = 0; i < GEN_FIBERS; i++)
+    if (!g_gen_all[i]) {
+      g_gen_all[i] = f;
+      break;
+    }
   g_gen_live++;
   return f;
 }
@@ -741,16 +815,38 @@ static strobe_fiber *gen_fiber_take(void) {
 /* A generator fiber back to the pool; one left with scopes open (a
  * mismatch) is destroyed instead, which closes and counts them. */
 static void gen_fiber_give(strobe_fiber *f) {
-  if (strobe_fiber_query_current() == f) (void)strobe_fiber_leave();
-  if (strobe_fiber_enter(f) == 0) {
-    int clean = strobe_thread_query_scope() == NULL;
+  /* Looked into and left without the step rules: the thread ends on the stack it was on. */
+  strobe_fiber *prev = strobe_fiber_query_current();
+  if (prev == f) {
     (void)strobe_fiber_leave();
-    if (clean && g_gen_idle < GEN_FIBERS) {
-      g_gen_pool[g_gen_idle++] = f;
-      return;
-    }
+    prev = NULL;
   }
-  if (strobe_fiber_destroy(f) == 0) g_gen_live--;
+  int clean = 0;
+  if (strobe_fiber_enter(f) == 0) {
+    clean = strobe_thread_query_scope() == NULL;
+    (void)strobe_fiber_leave();
+  }
+  if (clean && g_gen_idle < GEN_FIBERS) {
+    g_gen_pool[g_gen_idle++] = f;
+  } else if (strobe_fiber_destroy(f) == 0) {
+    g_gen_live--;
+    for (unsigned i = 0; i < GEN_FIBERS; i++)
+      if (g_gen_all[i] == f) g_gen_all[i] = NULL;
+  }
+  if (prev) (void)strobe_fiber_enter(prev);
+}
+
+/* Into a generator's own fiber from its caller's stack (rec->back), a
+ * generator_step scope opened there first. 0, or -1 (held elsewhere). */
+static int gen_enter(profile_state *p, call_rec *rec, strobe_fiber *own) {
+  rec->stepped = begin_site(&g_gen_step_site);
+  if (stack_enter(own) < 0) {
+    if (rec->stepped && strobe_thread_query_scope() == &g_gen_step_site) STROBE_END();
+    rec->stepped = 0;
+    return -1;
+  }
+  p->gen_fiber = own;
+  return 0;
 }
 
 /* The first call of a suspendable frame: its state, its scope begun on its
@@ -781,10 +877,7 @@ static int gen_first_call(profile_state *p, call_rec *rec, PyObject *key, const 
   rec->gen = st;
   rec->back = strobe_fiber_query_current();
   rec->back_gen = p->gen_fiber;
-  if (own) {
-    if (stack_enter(own) < 0) return 0; /* cannot happen: a pooled fiber is held by no thread */
-    p->gen_fiber = own;
-  }
+  if (own && gen_enter(p, rec, own) < 0) return 0; /* cannot happen: a pooled fiber is held by no thread */
   st->stack = strobe_fiber_query_current();
   st->began = begin_site(site);
   return 0;
@@ -799,19 +892,14 @@ static void gen_forget(PyObject *key, gen_state *st) {
 
 /* A resumption: back on its stack, the "suspended" scope on top ended. */
 static void gen_resume(profile_state *p, call_rec *rec, gen_state *st) {
-  rec->gen = st;
   st->running = 1;
   rec->back = strobe_fiber_query_current();
   rec->back_gen = p->gen_fiber;
-  if (st->own) {
-    if (stack_enter(st->own) < 0) return;
-    p->gen_fiber = st->own;
-  } else if (!st->began) {
-    return; /* unfollowed: a resumption at a time */
-  } else if (stack_enter(st->stack) < 0) {
-    return;
-  }
-  if (strobe_thread_query_scope() == &g_suspended_site) STROBE_END();
+  /* Its record says nothing yet while it switches stacks, so a step
+   * (>>steps) is judged by the frame that resumes it. */
+  int on_stack = st->own ? gen_enter(p, rec, st->own) == 0 : st->began && stack_enter(st->stack) == 0;
+  rec->gen = st;
+  if (on_stack && strobe_thread_query_scope() == &g_suspended_site) STROBE_END();
 }
 
 /* A suspension (done = 0) or the frame's end (done = 1) of a suspendable frame. */
@@ -829,6 +917,9 @@ static void gen_leave(profile_state *p, call_rec *rec, PyObject *gen, int done) 
   if (st->own) {
     p->gen_fiber = rec->back_gen;
     (void)stack_enter(rec->back);
+    if (rec->stepped && strobe_fiber_query_current() == rec->back && strobe_thread_query_scope() == &g_gen_step_site)
+      STROBE_END();
+    rec->stepped = 0;
   }
   if (done) {
     PyObject *key = PyLong_FromVoidPtr(gen);
@@ -1711,7 +1802,7 @@ static PyObject *stage_exit(stage_obj *self, PyObject *const *args, Py_ssize_t n
   if (op_switch() < 0) return NULL;
   /* Its capture scope ends on the stack it began on (as span_end). */
   if (self->h.guard && strobe_fiber_query_current() != self->fiber)
-    (void)(self->fiber ? strobe_fiber_enter(self->fiber) : strobe_fiber_leave());
+    (void)(self->fiber ? fiber_go(self->fiber) : (thread_go(), 0));
   int rc = strobe_stage_end(&self->h);
   if (rc == STROBE_EINVAL)
     return PyErr_Format(PyExc_RuntimeError, "strobe: a stage ends on the thread that began it");

@@ -34,6 +34,15 @@ def run_coro():
     asyncio.run(held_coro())
 
 
+def parent_of(c, end):
+    """The name of the scope an END record's scope ran inside (its lane, one level up), or None."""
+    start = end[4] - end[5]
+    for e in c.ends(lane=end[1]):
+        if e[3] == end[3] - 1 and e[4] - e[5] <= start and end[4] <= e[4]:
+            return qual(e[2])
+    return None
+
+
 def lane_tree(c, lane):
     """(name, depth, duration_ms) of a lane's scopes, in end order."""
     return [(qual(e[2]), e[3], e[5] / 1e6) for e in c.ends(lane=lane)]
@@ -57,6 +66,10 @@ def test_generator_holds_its_span_across_yields(record):
     assert held >= s1 + s2 and gen >= held
     consumer = [(qual(e[2]), e[5] / 1e6) for e in c.ends() if qual(e[2]) == "consume"]
     assert len(consumer) == 1 and consumer[0][1] >= 2 * SLEEP_MS
+    # While the generator runs on its lane, its consumer's frame holds a
+    # generator_step: the generator's work is not the consumer's self time.
+    steps = c.ends("generator_step")
+    assert len(steps) == 3 and all(parent_of(c, e) == "consume" for e in steps)
 
 
 def test_coroutine_holds_its_span_across_awaits(record):
@@ -71,6 +84,11 @@ def test_coroutine_holds_its_span_across_awaits(record):
     assert [(n, d) for n, d, _ in tree] == [("suspended", 4), ("sleep", 3), ("held_async", 2), ("held_coro", 1)]
     durations = {n: ms for n, _, ms in tree}
     assert durations["suspended"] >= SLEEP_MS
+    # The loop's Handle._run holds a task_step while the task runs on its
+    # lane: the task's work is not the loop's self time.
+    steps = c.ends("task_step")
+    assert len(steps) >= 2 and all(parent_of(c, e) == "Handle._run" for e in steps)
+    assert all(e[1] not in c.fibers for e in steps)
     assert durations["held_coro"] >= durations["held_async"] >= durations["sleep"] >= durations["suspended"]
 
 
