@@ -777,7 +777,10 @@ static int hook_here(void) {
 /* Ends `site`'s scope when it is the innermost open one; otherwise counts a
  * mismatch and ends nothing. */
 static void end_checked(const strobe_site *site) {
-  if (strobe_thread_query_scope() == site)
+  /* The top frame first (what strobe_thread_query_scope finds when no loop
+   * bookkeeping sits above the innermost scope), inline as STROBE_END is. */
+  const strobe__frame *top = strobe__tls->top;
+  if ((top->word & ~(uintptr_t)STROBE__FRAME_FLAGS) == (uintptr_t)site || strobe_thread_query_scope() == site)
     STROBE_END();
   else
     g_mismatched++;
@@ -939,7 +942,10 @@ static void profile_call(profile_state *p, PyFrameObject *frame) {
     return;
   }
   call_rec *rec = &p->calls[d];
-  *rec = (call_rec){0};
+  rec->site = NULL; /* the fields a return reads; the others are written before they are read */
+  rec->gen = NULL;
+  rec->c_call = 0;
+  rec->stepped = 0;
   if (!strobe__is_active()) return;
   PyCodeObject *code = PyFrame_GetCode(frame);
   int flags = code->co_flags;
