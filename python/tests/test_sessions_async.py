@@ -4,7 +4,8 @@ thread (python/README.md §Sessions, docs/sessions.md §Parked operations):
 own with its own stages, parents, counters and population, a stage open
 across an await timing the await; idle and unavailable marks reach the
 report; every report validates against docs/report-schema.json; and
-strobe.serve() starts the embedded server, token required."""
+strobe.serve() starts the embedded server, token required, through which an
+agent (an MCP client) profiles the Python requests."""
 import asyncio
 import json
 import os
@@ -131,3 +132,37 @@ def test_serve_answers_with_the_token_only():
     assert server.port is None
     with pytest.raises(ValueError):
         strobe.serve(token="short", quiet=True)
+
+
+def mcp(port, token, session, method, params, ident=1):
+    """One JSON-RPC request to the server's MCP endpoint: (result, the Mcp-Session-Id)."""
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json",
+               "Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
+    if session:
+        headers["Mcp-Session-Id"] = session
+    body = json.dumps({"jsonrpc": "2.0", "id": ident, "method": method, "params": params}).encode()
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/mcp", data=body, headers=headers, method="POST")
+    with urllib.request.urlopen(req, timeout=30) as answer:
+        reply = json.load(answer)
+        assert "error" not in reply, reply
+        return reply["result"], answer.headers.get("Mcp-Session-Id") or session
+
+
+def test_an_agent_profiles_python_requests_over_mcp():
+    token = "m" * 32
+    with strobe.serve(token=token, quiet=True) as server, strobe.Window("app") as w:
+        _, sid = mcp(server.port, token, None, "initialize",
+                     {"protocolVersion": "2025-11-25", "capabilities": {},
+                      "clientInfo": {"name": "test", "version": "1"}})
+        started, _ = mcp(server.port, token, sid, "tools/call",
+                         {"name": "strobe_profile_start", "arguments": {"kinds": ["request"]}}, 2)
+        profile = started["structuredContent"]["id"]
+
+        async def main():
+            await asyncio.gather(*(request(w, i) for i in range(8)))
+        asyncio.run(main())
+        read, _ = mcp(server.port, token, sid, "tools/call",
+                      {"name": "strobe_profile_read", "arguments": {"id": profile}}, 3)
+    report = valid(read["structuredContent"])
+    assert report["counts"]["completed"] == 8
+    assert {p["population"]: p["n"] for p in report["population_summary"]} == {r: 2 for r in ROUTES}
