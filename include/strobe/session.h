@@ -157,8 +157,10 @@ STROBE_API void strobe_op_resume(strobe_op op);
  * (sessions see it unfinished), the outer operation becomes current, and
  * strobe_op_unpark makes it current again on this thread with its stages as
  * they were, their times running on; unlike strobe_op_take it is no hand-off
- * and records no event. Its stages' handles still end only on this thread.
- * Returns the operation (inert if none). */
+ * and records no event. Its stages' handles still end only on this thread,
+ * and their capture scopes stay on the scope stack they began on: code that
+ * interleaves operations on one thread gives each its own fiber (strobe.h
+ * >>fibers) so those scopes nest. Returns the operation (inert if none). */
 STROBE_API strobe_op strobe_op_park(void);
 /* Makes a parked operation the calling thread's current one again, with its
  * stages. Stages that no longer fit the thread's 16 open stages are dropped,
