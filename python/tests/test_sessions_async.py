@@ -166,3 +166,31 @@ def test_an_agent_profiles_python_requests_over_mcp():
     report = valid(read["structuredContent"])
     assert report["counts"]["completed"] == 8
     assert {p["population"]: p["n"] for p in report["population_summary"]} == {r: 2 for r in ROUTES}
+
+
+def render(n):
+    return [str(i) for i in range(n)]
+
+
+def test_trace_calls_inside_requests_nests_on_each_tasks_lane(tmp_path):
+    async def handle(w, i):
+        with strobe.operation("request", window=w, population="items"):
+            await asyncio.sleep(0)
+            with strobe.stage("handler"):
+                strobe.trace_calls(render)(i + 1)  # its calls on this task's lane, inside the stage
+                await asyncio.sleep(0)
+
+    async def main(w):
+        await asyncio.gather(*(asyncio.create_task(handle(w, i), name=f"req{i}") for i in range(3)))
+
+    path = tmp_path / "tasks.strobe"
+    with strobe.Window("app") as w, strobe.Session() as s, strobe.Recorder(str(path)):
+        asyncio.run(main(w))
+    assert valid(s.report)["counts"]["completed"] == 3
+    threads, records, totals = strobe.read_capture(str(path))
+    lanes = {t[0]: t[2] for t in threads}
+    renders = [(lanes[r[1]], r[3]) for r in records if r[0] == "end" and r[2].startswith("render (")]
+    handlers = {lanes[r[1]]: r[3] for r in records if r[0] == "end" and r[2] == "handler"}
+    assert sorted(lane for lane, _ in renders) == ["req0", "req1", "req2"]
+    assert all(depth == handlers[lane] + 1 for lane, depth in renders)
+    assert (totals["unbalanced"], totals["end_without_begin"], totals["unfinished"]) == (0, 0, 0)
