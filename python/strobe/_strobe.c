@@ -1001,15 +1001,14 @@ static void profile_return(profile_state *p, PyFrameObject *frame) {
 static int g_c_calls;          /* 1: record C calls from traced frames (trace_calls/trace_all c_calls=True) */
 static PyObject *g_c_sites;    /* dict method-definition address -> int (site address) */
 
-static PyMethodDef module_methods[];
-static const size_t n_module_methods;
+static PyObject *g_module; /* this module (borrowed: it lives as long as the process) */
 
 static strobe_site *c_site(PyObject *fn) {
   if (!PyCFunction_Check(fn)) return NULL;
   PyCFunctionObject *f = (PyCFunctionObject *)fn;
   /* The binding's own calls (the region's end, which removes the hook
    * before its return is seen) are never recorded. */
-  if (f->m_ml >= module_methods && f->m_ml < module_methods + n_module_methods) return NULL;
+  if (f->m_self && f->m_self == g_module) return NULL;
   PyObject *key = PyLong_FromVoidPtr(f->m_ml);
   if (!key) return NULL;
   PyObject *hit = PyDict_GetItemWithError(g_c_sites, key);
@@ -2103,8 +2102,6 @@ static PyMethodDef module_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static const size_t n_module_methods = sizeof module_methods / sizeof module_methods[0];
-
 static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT, "_strobe", "libstrobe for Python (python/README.md).", -1, module_methods,
     NULL, NULL, NULL, NULL,
@@ -2143,5 +2140,6 @@ PyMODINIT_FUNC PyInit__strobe(void) {
     Py_DECREF(m);
     return NULL;
   }
+  g_module = m;
   return m;
 }
