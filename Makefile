@@ -54,7 +54,9 @@ test: build
 # none: it says so instead); merges it with the sender process's capture into
 # out/all.strobe and lists its deep captures with their process (strobe calls);
 # then the Python binding's demo (examples/python/demo.py, asyncio tasks on fiber
-# lanes) writes out/python-demo.strobe and prints its `strobe report`.
+# lanes, commands and a Starlette service's requests as operations under
+# sessions, whose reports it prints) writes out/python-demo.strobe and prints
+# its `strobe report`.
 # DEMO_ARGS='--serve' keeps it serving until Ctrl-C;
 # DEMO_ARGS='--serve --seconds 120' serves for 120 s, then stops.
 DEMO_ARGS ?= --seconds 10 --out out

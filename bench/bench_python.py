@@ -13,21 +13,32 @@ build/bench/bench_python (python/CMakeLists.txt), with the system python3.
   python_span_ratio_empty_with  python_span_ns_recording / python_empty_with_ns
   python_value_ns_recording     one strobe.value() inside a recorded span, over the span alone
   python_span_events_lost       events lost by the recorded runs (budget 0)
+  python_asgi_median_us         median latency of a Starlette request under uvicorn, no middleware
+  python_asgi_strobe_median_us  the same app with strobe.asgi.Middleware, a session admitting its operations
+  python_asgi_overhead_pct      what the middleware adds at the median, in percent of the plain app's
 
-Budget: python_span_cost_ns <= 1000 (1 us per span). Each figure is the
-best of 7 runs of N spans (the machine is shared: the best run is the one
-least disturbed), timed with time.perf_counter_ns.
+Budgets: python_span_cost_ns <= 1000 (1 us per span); python_asgi_overhead_pct
+<= 5. Each span figure is the best of 7 runs of N spans (the machine is
+shared: the best run is the one least disturbed), timed with
+time.perf_counter_ns. The ASGI figures come from one run: two uvicorn
+servers in this process, the plain app and the wrapped one, each sent
+ASGI_REQUESTS sequential requests by a keep-alive httpx client of its own,
+one to each in turn, so both meet the same machine; the median is over
+every request of each.
 """
 import contextlib
 import os
+import statistics
 import sys
 import tempfile
+import threading
 import time
 
 import strobe
 
 N = 100_000
 RUNS = 7
+ASGI_REQUESTS = 2000
 
 
 def best(fn):
@@ -65,6 +76,58 @@ def spans_with_value():
             value("i", i)
 
 
+def asgi_servers():
+    """Two uvicorn servers in threads: the plain Starlette app and the same
+    app wrapped in strobe.asgi.Middleware. Returns [(name, port, server, thread)]."""
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.middleware import Middleware
+    from starlette.responses import PlainTextResponse
+    from starlette.routing import Route
+
+    import strobe.asgi
+
+    async def item(request):
+        return PlainTextResponse("item " + request.path_params["id"])
+
+    out = []
+    for name, middleware in (("plain", []), ("strobe", [Middleware(strobe.asgi.Middleware)])):
+        app = Starlette(routes=[Route("/items/{id}", item)], middleware=middleware)
+        server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="off",
+                                               loop="asyncio", http="h11", access_log=False))
+        server.install_signal_handlers = lambda: None
+        thread = threading.Thread(target=server.run, daemon=True)
+        thread.start()
+        while not server.started:
+            time.sleep(0.01)
+        out.append((name, server.servers[0].sockets[0].getsockname()[1], server, thread))
+    return out
+
+
+def asgi_overhead():
+    """(plain median us, wrapped median us, overhead %)."""
+    import httpx
+    servers = asgi_servers()
+    latencies = {name: [] for name, *_ in servers}
+    clients = {name: httpx.Client(base_url=f"http://127.0.0.1:{port}") for name, port, *_ in servers}
+    try:
+        with strobe.Window("bench_app"), strobe.Session(kinds="request"):
+            for i in range(ASGI_REQUESTS):
+                for name, client in clients.items():  # one request to each in turn: the same machine for both
+                    t0 = time.perf_counter_ns()
+                    client.get(f"/items/{i}")
+                    latencies[name].append(time.perf_counter_ns() - t0)
+    finally:
+        for client in clients.values():
+            client.close()
+        for _, _, server, thread in servers:
+            server.should_exit = True
+            thread.join(30)
+    plain = statistics.median(latencies["plain"]) / 1000
+    wrapped = statistics.median(latencies["strobe"]) / 1000
+    return plain, wrapped, (wrapped - plain) / plain * 100
+
+
 def main():
     loop = best(bare_loop)
     empty = best(empty_with)
@@ -88,6 +151,11 @@ def main():
     print(f"BENCH python_span_events_lost {totals['lost']} events")
     print(f"BUDGET python_span_cost_ns {cost:.3f} <= 1000.000 {'ok' if cost <= 1000.0 else 'OVER'}")
     print(f"BUDGET python_span_events_lost {totals['lost']:.3f} <= 0.000 {'ok' if totals['lost'] == 0 else 'OVER'}")
+    plain, wrapped, pct = asgi_overhead()
+    print(f"BENCH python_asgi_median_us {plain:.1f} us")
+    print(f"BENCH python_asgi_strobe_median_us {wrapped:.1f} us")
+    print(f"BENCH python_asgi_overhead_pct {pct:.2f} %")
+    print(f"BUDGET python_asgi_overhead_pct {pct:.3f} <= 5.000 {'ok' if pct <= 5.0 else 'OVER'}")
     return 0
 
 

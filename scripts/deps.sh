@@ -32,8 +32,10 @@ packages=(
   mesa-vulkan-drivers vulkan-tools  # lavapipe, the CPU Vulkan device its tests and the demo run on; vulkaninfo
   valgrind                          # bench-callgrind
   python3 python3-jsonschema        # report schema checks
-  python3-dev python3-setuptools    # the Python binding (python/): headers, setup.py
+  python3-dev                       # the Python binding (python/): headers
   python3-pytest python3-pip        # its tests, and `pip install ./python`
+  python3-starlette python3-uvicorn # strobe.asgi's tests, bench and demo: a real ASGI app and server
+  python3-flask python3-httpx       # strobe.wsgi's tests (a real WSGI app); their HTTP client
   protobuf-compiler zstd            # the perfetto export's test: protoc --decode, zstd -d
   nodejs npm                        # MCP SDK client tests
   chromium                          # viewer tests

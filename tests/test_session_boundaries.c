@@ -678,7 +678,7 @@ static void test_op_refusals(void) {
   CHECK_EQ_INT(st, STROBE_EWINDOW);
   CHECK_EQ_INT(op.id, 0);
   strobe_op_end(op, 1);
-  /* 64 live operations at once, then refusal. */
+  /* STROBE_MAX_LIVE_OPS live operations at once, then refusal. */
   strobe_op live[STROBE_MAX_LIVE_OPS];
   for (int i = 0; i < STROBE_MAX_LIVE_OPS; i++) {
     live[i] = strobe_op_begin(c, w, STROBE_OP_REBUILD, &st);

@@ -41,7 +41,7 @@ extern "C" {
 #define STROBE_DEFAULT_SAMPLES 120
 #define STROBE_MAX_WINDOWS 64            /* tracked windows per collector */
 #define STROBE_MAX_WINDOW_ID 256         /* bytes of UTF-8 in a window id */
-#define STROBE_MAX_LIVE_OPS 64           /* operations running at once per collector */
+#define STROBE_MAX_LIVE_OPS 128          /* operations running at once per collector (an event loop's requests in flight); at most 255 */
 #define STROBE_MAX_LIVE_APP_SCOPES 64    /* application scopes running at once per collector */
 #define STROBE_MAX_APP_SCOPE_HISTORY 128 /* completed application scopes per session: min(max_samples, 128) */
 #define STROBE_MAX_ENDED_IDS 64          /* ended session ids remembered as "ended" */
@@ -118,7 +118,7 @@ typedef struct strobe_op {
 /* Begins an operation on the calling thread and makes it the thread's current
  * one (the outer one, if any, is restored when this one ends). Takes one
  * timestamp and the collector's short lock. Never fails the caller's work: on
- * refusal (closed collector, unknown window, 64 live) the result is inert and
+ * refusal (closed collector, unknown window, 128 live) the result is inert and
  * *status (if not NULL) says why. */
 STROBE_API strobe_op strobe_op_begin(strobe_collector *c, strobe_window w, strobe_op_kind kind, int *status);
 /* Begins a pass (STROBE_OP_PASS) whose frame id is the application's own
@@ -151,6 +151,23 @@ STROBE_API void strobe_op_end(strobe_op op, int committed);
 STROBE_API strobe_op strobe_op_take(void);
 /* Makes op the calling thread's current operation. */
 STROBE_API void strobe_op_resume(strobe_op op);
+/* Sets the calling thread's current operation aside with its open stages,
+ * for a thread that suspends it and runs other work meanwhile (an event
+ * loop's task awaiting: docs/sessions.md §Parked operations). It stays live
+ * (sessions see it unfinished), the outer operation becomes current, and
+ * strobe_op_unpark makes it current again on this thread with its stages as
+ * they were, their times running on; unlike strobe_op_take it is no hand-off
+ * and records no event. Its stages' handles still end only on this thread,
+ * and their capture scopes stay on the scope stack they began on: code that
+ * interleaves operations on one thread gives each its own fiber (strobe.h
+ * >>fibers) so those scopes nest. Returns the operation (inert if none). */
+STROBE_API strobe_op strobe_op_park(void);
+/* Makes a parked operation the calling thread's current one again, with its
+ * stages. Stages that no longer fit the thread's 16 open stages are dropped,
+ * counted in the sample's stages_dropped. Returns 0; STROBE_ESTATE when op is
+ * not parked (ended, abandoned, never parked or already unparked: nothing
+ * changes); STROBE_EINVAL for an inert op or one parked by another thread. */
+STROBE_API int strobe_op_unpark(strobe_op op);
 /* >>across processes (docs/sessions.md §Across processes; the token's layout
  * is in docs/sessions.md §The operation token). A frame that spans two
  * processes (a screen process times its stages and hands the partial frame
@@ -209,9 +226,9 @@ STROBE_API int strobe_op_hand_off_remote(strobe_op op, const char *peer, void *b
  * older than the newest resumed from its origin), STROBE_EFOREIGN (from
  * another host or boot, whose clock this one cannot align, or addressed to a
  * process label other than this collector's), STROBE_ELIMIT (a new origin past
- * STROBE_MAX_REMOTE_ORIGINS, or 64 live operations), STROBE_ENOMEM (nothing
- * changed, the token may be tried again), or what strobe_op_begin refuses
- * (STROBE_ECLOSED, STROBE_EWINDOW, STROBE_EINVAL). */
+ * STROBE_MAX_REMOTE_ORIGINS, or STROBE_MAX_LIVE_OPS (128) live operations),
+ * STROBE_ENOMEM (nothing changed, the token may be tried again), or what
+ * strobe_op_begin refuses (STROBE_ECLOSED, STROBE_EWINDOW, STROBE_EINVAL). */
 STROBE_API strobe_op strobe_op_resume_remote(strobe_collector *c, strobe_window w, const void *token, size_t len,
                                              int *status);
 

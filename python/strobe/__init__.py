@@ -16,13 +16,13 @@ import threading
 import types
 
 from . import _strobe
-from ._strobe import (Error, FlightRecorder, Recorder, Window, cumulative, library_version, op_counter, operation,
-                      read_capture, recording, set_process, span, stage, stats, value)
+from ._strobe import (Error, FlightRecorder, Recorder, Window, cumulative, current_span, event_stats, library_version,
+                      op_counter, operation, read_capture, recording, set_process, setup, span, stage, stats, value)
 
 __all__ = [
     "span", "traced", "cumulative", "value", "trace_calls", "trace_all", "trace_all_stop", "Recorder",
     "FlightRecorder", "read_capture", "recording", "stats", "library_version", "Session", "Window", "operation",
-    "stage", "op_counter", "set_process", "Error",
+    "stage", "op_counter", "set_process", "Error", "current_span", "serve", "event_stats", "setup",
 ]
 
 
@@ -56,11 +56,15 @@ def traced(fn=None, *, name=None):
     return _wrap_span(span, name if name is not None else fn.__qualname__, fn)
 
 
-def trace_calls(fn):
+def trace_calls(fn=None, *, c_calls=False):
     """@strobe.trace_calls: while the function runs, every Python call it
     makes, at any depth, is a span named after the callee (the interpreter's
-    profiling hook, on this thread only). For exploring: it costs every call
-    inside, so replace it with spans where the time is."""
+    profiling hook, on this thread only). With c_calls=True
+    (@strobe.trace_calls(c_calls=True)), every C function those calls make
+    too ("str.join (built-in)"). For exploring: it costs every call inside,
+    so replace it with spans where the time is."""
+    if fn is None:
+        return lambda f: trace_calls(f, c_calls=c_calls)
     if inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn):
         raise TypeError("strobe.trace_calls traces a plain function; "
                         "use trace_all for coroutines (a task's steps interleave with others')")
@@ -69,16 +73,20 @@ def trace_calls(fn):
 
     @functools.wraps(fn)
     def traced_region(*args, **kwargs):
+        was = _strobe._trace_c_calls(True) if c_calls else None
         _strobe._trace_region(True)
         try:
             return fn(*args, **kwargs)
         finally:
             _strobe._trace_region(False)
+            if c_calls:
+                _strobe._trace_c_calls(was)
     return traced_region
 
 
 _all_files = set()
 _all_codes = set()
+_all_excluded = set()
 
 
 def _codes_of(obj, into):
@@ -102,32 +110,104 @@ def _thread_start_hook(*_):
     _strobe._profile_thread()
 
 
-def trace_all(target):
-    """Traces every call of a module's functions (any function whose code
-    comes from the module's file), a class's methods, or one function: each
-    call is a span named after its qualified name, on the calling thread and
-    on threads started afterwards (threading.setprofile). Threads already
-    running are not reached. trace_all_stop() ends it."""
+def _traced_function(fn):
+    """fn in a span named after its qualified name, or fn itself when it is
+    None, already traced, or a generator function (its body runs in its
+    consumer's turns: a span per call would time its creation only)."""
+    if (fn is None or getattr(fn, "__strobe_traced__", False) or inspect.isgeneratorfunction(fn)
+            or inspect.isasyncgenfunction(fn)):
+        return fn
+    wrapper = _wrap_span(span, fn.__qualname__, fn)
+    wrapper.__strobe_traced__ = True
+    return wrapper
+
+
+def _wrapped_member(attr, member):
+    """A class member with its functions traced, or None when nothing of it is
+    (data, nested classes, special methods but __init__ and __call__)."""
+    if attr.startswith("__") and attr.endswith("__") and attr not in ("__init__", "__call__"):
+        return None
+    if isinstance(member, (staticmethod, classmethod)):
+        fn = _traced_function(member.__func__)
+        return None if fn is member.__func__ else type(member)(fn)
+    if isinstance(member, property):
+        fns = [_traced_function(f) for f in (member.fget, member.fset, member.fdel)]
+        if fns == [member.fget, member.fset, member.fdel]:
+            return None
+        return property(*fns, member.__doc__)
+    if isinstance(member, types.FunctionType):
+        fn = _traced_function(member)
+        return None if fn is member else fn
+    return None
+
+
+def _trace_class(cls, exclude):
+    unknown = exclude - set(vars(cls))
+    if unknown:
+        raise ValueError(f"trace_all: {cls.__qualname__} has no member {sorted(unknown)[0]!r} to exclude")
+    members = [(attr, _wrapped_member(attr, m)) for attr, m in vars(cls).items() if attr not in exclude]
+    members = [(attr, m) for attr, m in members if m is not None]
+    if not members and not any(getattr(m, "__strobe_traced__", False) for m in vars(cls).values()):
+        raise TypeError(f"class {cls.__qualname__} has no methods to trace")
+    for attr, m in members:
+        setattr(cls, attr, m)
+    return cls
+
+
+def trace_all(target=None, *, exclude=(), c_calls=False):
+    """Traces every call of a class's methods, a module's functions or one
+    function, each call a span named after its qualified name.
+
+    A class (`@strobe.trace_all` or `@strobe.trace_all(exclude=["helper"])`)
+    has its methods wrapped in place and is returned: methods, classmethods,
+    staticmethods, properties' getters, setters and deleters, and async
+    methods (the span covers the whole await); not generator methods nor
+    special methods but __init__ and __call__. The wrapping costs what a
+    span costs, and nothing else; trace_all_stop() does not undo it.
+
+    A module (every function whose code comes from its file) or a function
+    is traced through the interpreter's profiling hook, on the calling thread
+    and threads started afterwards, until trace_all_stop(); it is returned.
+
+    exclude: names of members (a class) or functions (a module) left out;
+    with no target, trace_all(exclude=[...]) returns the decorator.
+    c_calls=True (a module or function): the C functions their calls make are
+    spans too ("str.join (built-in)"), until trace_all_stop()."""
+    if isinstance(exclude, str):
+        raise TypeError("trace_all(exclude=...) takes a list of names, not one str")
+    exclude = set(exclude)
+    if any(not isinstance(n, str) for n in exclude):
+        raise TypeError("trace_all(exclude=...) takes names (str)")
+    if target is None:
+        return lambda t: trace_all(t, exclude=exclude, c_calls=c_calls)
+    if isinstance(target, type):
+        if c_calls:
+            raise TypeError("trace_all(c_calls=True) is for a module or a function (a class is wrapped, not hooked)")
+        return _trace_class(target, exclude)
     if isinstance(target, types.ModuleType):
         path = getattr(target, "__file__", None)
         if not path:
             raise TypeError(f"module {target.__name__} has no source file to trace")
+        unknown = [n for n in exclude if not callable(getattr(target, n, None))]
+        if unknown:
+            raise ValueError(f"trace_all: module {target.__name__} has no function {sorted(unknown)[0]!r} to exclude")
+        for n in exclude:
+            _codes_of(getattr(target, n), _all_excluded)
         _all_files.add(path)
-    elif isinstance(target, type):
-        before = len(_all_codes)
-        for attr in vars(target).values():
-            _codes_of(attr, _all_codes)
-        if len(_all_codes) == before:
-            raise TypeError(f"class {target.__qualname__} has no Python functions to trace")
     elif callable(target):
+        if exclude:
+            raise TypeError("trace_all(exclude=...) is for a class or a module")
         before = len(_all_codes)
         _codes_of(target, _all_codes)
         if len(_all_codes) == before:
             raise TypeError(f"{target!r} has no Python code to trace")
     else:
         raise TypeError("trace_all takes a module, a class or a function")
-    _strobe._trace_all_set(frozenset(_all_files), frozenset(_all_codes))
+    if c_calls:
+        _strobe._trace_c_calls(True)
+    _strobe._trace_all_set(frozenset(_all_files), frozenset(_all_codes), frozenset(_all_excluded))
     threading.setprofile(_thread_start_hook)
+    return target
 
 
 def trace_all_stop():
@@ -136,7 +216,9 @@ def trace_all_stop():
     being recorded: it then finds nothing to trace)."""
     _all_files.clear()
     _all_codes.clear()
-    _strobe._trace_all_set(None, None)
+    _all_excluded.clear()
+    _strobe._trace_c_calls(False)
+    _strobe._trace_all_set(None, None, None)
     threading.setprofile(None)
 
 
@@ -173,3 +255,20 @@ class Session:
     def __exit__(self, *exc):
         self.stop()
         return False
+
+
+def serve(port=0, bind=None, token=None, token_file=None, quiet=False):
+    """Starts the embedded server (docs/server.md) on the default collector:
+    the HTTP API, MCP (an agent profiles this process through sessions) and
+    the live viewer, on `bind` (default 127.0.0.1) and `port` (default 0: the
+    OS picks one, read it from .port). Every request needs the bearer token:
+    `token` (16-512 visible ASCII bytes), else $STROBE_TOKEN, else a random one
+    written to a 0600 file (.token_file). Returns the strobe.Server, running
+    until stop() or the with block's end. Raises RuntimeError when this build
+    has no libstrobe_server, OSError when it cannot start (port taken)."""
+    try:
+        from ._server import Server
+    except ImportError as e:
+        raise RuntimeError("strobe.serve: this strobe was built without libstrobe_server "
+                           "(STROBE_BUILD_SERVER=OFF or libmicrohttpd-dev missing)") from e
+    return Server(port=port, bind=bind, token=token, token_file=token_file, quiet=quiet)

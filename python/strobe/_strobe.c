@@ -92,6 +92,9 @@ static uint64_t g_fibers_made, g_fibers_refused;
 
 static _Thread_local PyObject *tls_ctx;       /* the context last decided for (strong), or NULL */
 static _Thread_local strobe_fiber *tls_choice; /* its fiber, or NULL: the thread's own stack */
+static _Thread_local strobe_fiber **tls_gen_fiber; /* where >>profile keeps the generator fiber it put the thread in */
+
+static void thread_go(void); /* >>steps */
 
 static int fiber_traverse(fiber_obj *self, visitproc visit, void *arg) {
   Py_VISIT(self->ctx);
@@ -106,7 +109,7 @@ static void fiber_dealloc(fiber_obj *self) {
   if (self->fiber) {
     /* Its context is gone, so no thread decides for it any more; a thread
      * still inside it (lazily) is this one at most. */
-    if (strobe_fiber_query_current() == self->fiber) (void)strobe_fiber_leave();
+    if (strobe_fiber_query_current() == self->fiber) thread_go();
     if (tls_choice == self->fiber) tls_choice = NULL;
     if (strobe_fiber_destroy(self->fiber) != 0) g_fibers_refused++;
   }
@@ -194,9 +197,50 @@ static strobe_fiber *fiber_decide(PyObject *ctx) {
   return f;
 }
 
+/* >>steps: a thread that runs a task's code from its own stack (the event
+ * loop's Handle._run under call tracing) opens a "task_step" scope there for
+ * as long as it is on the task's fiber, so the loop's frames do not show the
+ * task's work as their own self time; the task's lane shows what it was
+ * (docs/exploration.md §Python). Only when the thread's innermost open
+ * scope is a traced call's: its return ends the step for sure, and without
+ * one no frame of the thread's would absorb the task's time (lazy switching
+ * gives no other clear end). */
+static strobe_site g_task_step_site = {"task_step", "python", NULL, __FILE__, "fiber_go", __LINE__,
+                                       STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE, 0};
+static _Thread_local int tls_task_marker; /* a task_step scope is open on the thread's own stack */
+static int hook_here(void);          /* >>profile: a traced call on this thread's stack runs the step */
+static int is_gen_fiber(strobe_fiber *f); /* >>profile: one of the generator fibers */
+static int begin_site(strobe_site *site); /* >>profile */
+
+/* Back on the thread's own stack: its task_step scope ends. */
+static void thread_back(void) {
+  if (!tls_task_marker || strobe_fiber_query_current()) return;
+  tls_task_marker = 0;
+  if (strobe_thread_query_scope() == &g_task_step_site) STROBE_END();
+}
+
+/* The thread onto its own stack. */
+static void thread_go(void) {
+  if (strobe_fiber_query_current()) (void)strobe_fiber_leave();
+  thread_back();
+}
+
+/* The thread into fiber f (not NULL): 0, or -1 when another thread holds it. */
+static int fiber_go(strobe_fiber *f) {
+  strobe_fiber *now = strobe_fiber_query_current();
+  if (now == f) return 0;
+  if (!now && !tls_task_marker && !is_gen_fiber(f) && hook_here() && strobe__is_active())
+    tls_task_marker = begin_site(&g_task_step_site);
+  if (strobe_fiber_enter(f) == 0) return 0;
+  thread_back(); /* still on the thread's stack (or on `now`): a step that never began ends */
+  return -1;
+}
+
 /* Puts the calling thread on the scope stack of the running context.
  * Returns 0, or -1 with an exception set. */
 static int context_enter(void) {
+  /* A generator the hook follows records on its own fiber (>>profile). */
+  if (tls_gen_fiber && *tls_gen_fiber && strobe_fiber_query_current() == *tls_gen_fiber) return 0;
   PyObject *ctx = PyThreadState_Get()->context;
   if (ctx != tls_ctx) {
     strobe_fiber *f = ctx ? fiber_decide(ctx) : NULL;
@@ -208,14 +252,14 @@ static int context_enter(void) {
   strobe_fiber *now = strobe_fiber_query_current();
   if (now == tls_choice) return 0;
   if (!tls_choice) {
-    (void)strobe_fiber_leave(); /* back to the thread's own stack */
+    thread_go(); /* back to the thread's own stack */
     return 0;
   }
-  if (strobe_fiber_enter(tls_choice) != 0) {
+  if (fiber_go(tls_choice) != 0) {
     /* Held by another thread (a context run on two threads in turn): this
      * thread records on its own stack rather than wait. */
     g_fibers_refused++;
-    if (now) (void)strobe_fiber_leave();
+    thread_go();
     tls_choice = NULL;
   }
   return 0;
@@ -232,6 +276,8 @@ typedef struct span_obj {
 
 static PyTypeObject span_type;
 static PyObject *g_wrap_span; /* strobe._wrap_span(type, name, fn), from __init__.py: the decorator forms */
+
+static void end_checked(const strobe_site *site); /* >>profile */
 
 static int span_begin(span_obj *self) {
   self->depth = -1;
@@ -250,13 +296,13 @@ static void span_end(span_obj *self) {
    * (lazy switching may have left this thread elsewhere). */
   strobe_fiber *now = strobe_fiber_query_current();
   if (now != self->fiber) {
-    int rc = self->fiber ? strobe_fiber_enter(self->fiber) : strobe_fiber_leave();
+    int rc = self->fiber ? fiber_go(self->fiber) : (thread_go(), 0);
     if (rc != 0) {
       self->depth = -1;
       return;
     }
   }
-  STROBE_END();
+  end_checked(self->site);
   self->depth = -1;
 }
 
@@ -375,6 +421,7 @@ typedef struct cumulative_obj {
   PyObject_HEAD
   strobe__cumulative_guard guard;
   PyObject *name;
+  uint64_t count, total, min, max; /* its iterations recorded since made or reset(), in clock ticks */
 } cumulative_obj;
 
 static PyObject *cumulative_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
@@ -397,7 +444,10 @@ static void cumulative_dealloc(cumulative_obj *self) {
 
 static PyObject *cumulative_enter(cumulative_obj *self, PyObject *unused) {
   (void)unused;
-  self->guard.t0 = 0;
+  if (self->guard.t0) {
+    PyErr_SetString(PyExc_RuntimeError, "this cumulative is already open (a loop body does not nest in itself)");
+    return NULL;
+  }
   if (strobe__is_active()) {
     if (context_enter() < 0) return NULL;
     self->guard.t0 = strobe__now();
@@ -410,7 +460,12 @@ static PyObject *cumulative_exit(cumulative_obj *self, PyObject *const *args, Py
   (void)n;
   if (self->guard.t0 && strobe__is_active()) {
     if (context_enter() < 0) return NULL;
-    strobe__cumulative_cleanup(&self->guard); /* what STROBE_CUMULATIVE's block end does */
+    uint64_t t1 = strobe__now(), d = t1 - self->guard.t0;
+    strobe__cumulative_add(self->guard.site, self->guard.t0, t1); /* what STROBE_CUMULATIVE's block end does */
+    if (!self->count || d < self->min) self->min = d;
+    if (d > self->max) self->max = d;
+    self->total += d;
+    self->count++;
   }
   self->guard.t0 = 0;
   Py_RETURN_FALSE;
@@ -429,7 +484,49 @@ static PyObject *cumulative_call(cumulative_obj *self, PyObject *args, PyObject 
   return PyObject_CallFunctionObjArgs(g_wrap_span, (PyObject *)Py_TYPE(self), self->name, fn, NULL);
 }
 
+/* The object's own statistics, in milliseconds (None before its first recorded iteration). */
+static PyObject *cumulative_ms(cumulative_obj *self, uint64_t ticks) {
+  if (!self->count) Py_RETURN_NONE;
+  return PyFloat_FromDouble((double)ticks * strobe_query_clock().ns_per_tick / 1e6);
+}
+static PyObject *cumulative_get_count(cumulative_obj *self, void *c) {
+  (void)c;
+  return PyLong_FromUnsignedLongLong(self->count);
+}
+static PyObject *cumulative_get_total(cumulative_obj *self, void *c) {
+  (void)c;
+  return self->count ? cumulative_ms(self, self->total) : PyFloat_FromDouble(0.0);
+}
+static PyObject *cumulative_get_min(cumulative_obj *self, void *c) {
+  (void)c;
+  return cumulative_ms(self, self->min);
+}
+static PyObject *cumulative_get_max(cumulative_obj *self, void *c) {
+  (void)c;
+  return cumulative_ms(self, self->max);
+}
+static PyObject *cumulative_get_mean(cumulative_obj *self, void *c) {
+  (void)c;
+  if (!self->count) Py_RETURN_NONE;
+  return PyFloat_FromDouble((double)self->total * strobe_query_clock().ns_per_tick / 1e6 / (double)self->count);
+}
+static PyObject *cumulative_reset(cumulative_obj *self, PyObject *unused) {
+  (void)unused;
+  self->count = self->total = self->min = self->max = 0;
+  Py_RETURN_NONE;
+}
+
+static PyGetSetDef cumulative_getset[] = {
+    {"count", (getter)cumulative_get_count, NULL, "Iterations recorded (while a consumer records) since made or reset().", NULL},
+    {"total_ms", (getter)cumulative_get_total, NULL, "Their summed duration, ms (0.0 before the first).", NULL},
+    {"min_ms", (getter)cumulative_get_min, NULL, "The fastest, ms (None before the first).", NULL},
+    {"max_ms", (getter)cumulative_get_max, NULL, "The slowest, ms (None before the first).", NULL},
+    {"mean_ms", (getter)cumulative_get_mean, NULL, "total_ms / count (None before the first).", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
 static PyMethodDef cumulative_methods[] = {
+    {"reset", (PyCFunction)cumulative_reset, METH_NOARGS, "Forgets the object's own statistics (not the capture's)."},
     {"__enter__", (PyCFunction)cumulative_enter, METH_NOARGS, NULL},
     {"__exit__", (PyCFunction)(void (*)(void))cumulative_exit, METH_FASTCALL, NULL},
     {NULL, NULL, 0, NULL},
@@ -444,28 +541,30 @@ static PyTypeObject cumulative_type = {
     .tp_dealloc = (destructor)cumulative_dealloc,
     .tp_call = (ternaryfunc)cumulative_call,
     .tp_methods = cumulative_methods,
+    .tp_getset = cumulative_getset,
 };
 
 /* >>numbers: strobe.value("rows", 42): numbers only (content rule). */
-static PyObject *py_value(PyObject *mod, PyObject *const *args, Py_ssize_t n) {
-  (void)mod;
-  if (n != 2) {
-    PyErr_SetString(PyExc_TypeError, "value(key, number) takes two arguments");
-    return NULL;
+/* The number of `num` (an int or a float), or -1 with an exception set. */
+static int number_of(PyObject *num, double *d) {
+  if (PyFloat_Check(num)) {
+    *d = PyFloat_AS_DOUBLE(num);
+    return 0;
   }
-  PyObject *num = args[1];
+  if (PyLong_Check(num)) {
+    *d = PyLong_AsDouble(num);
+    return *d == -1.0 && PyErr_Occurred() ? -1 : 0;
+  }
+  PyErr_Format(PyExc_TypeError, "strobe takes an int or a float for a value (numbers only), not %.80s",
+               Py_TYPE(num)->tp_name);
+  return -1;
+}
+
+/* value(key, number) on the innermost open span of the running context. */
+static PyObject *value_record(PyObject *key, PyObject *num) {
   double d;
-  if (PyFloat_CheckExact(num) || PyFloat_Check(num)) {
-    d = PyFloat_AS_DOUBLE(num);
-  } else if (PyLong_Check(num)) {
-    d = PyLong_AsDouble(num);
-    if (d == -1.0 && PyErr_Occurred()) return NULL;
-  } else {
-    PyErr_Format(PyExc_TypeError, "strobe.value takes an int or a float (numbers only), not %.80s",
-                 Py_TYPE(num)->tp_name);
-    return NULL;
-  }
-  strobe_site *site = site_for(args[0], STROBE_SITE_VALUE, NULL);
+  if (number_of(num, &d) < 0) return NULL;
+  strobe_site *site = site_for(key, STROBE_SITE_VALUE, NULL);
   if (!site) return NULL;
   if (strobe__is_active()) {
     if (context_enter() < 0) return NULL;
@@ -474,34 +573,170 @@ static PyObject *py_value(PyObject *mod, PyObject *const *args, Py_ssize_t n) {
   Py_RETURN_NONE;
 }
 
+static PyObject *py_value(PyObject *mod, PyObject *const *args, Py_ssize_t n) {
+  (void)mod;
+  if (n != 2) {
+    PyErr_SetString(PyExc_TypeError, "value(key, number) takes two arguments");
+    return NULL;
+  }
+  return value_record(args[0], args[1]);
+}
+
+/* strobe.current_span(): the innermost open span of the running context (seed
+ * 003's current_span().set(name, number)), as a handle that sets numbers on it
+ * while it is still the innermost one. */
+typedef struct current_obj {
+  PyObject_HEAD
+  const strobe_site *site; /* NULL: none open, or nothing records */
+  strobe_fiber *fiber;     /* the stack it is open on */
+} current_obj;
+
+static PyObject *current_set(current_obj *self, PyObject *const *args, Py_ssize_t n) {
+  if (n != 2) return PyErr_Format(PyExc_TypeError, "set(name, number) takes two arguments");
+  if (self->site && strobe__is_active()) {
+    if (context_enter() < 0) return NULL;
+    if (strobe_fiber_query_current() != self->fiber || strobe_thread_query_scope() != self->site)
+      return PyErr_Format(PyExc_RuntimeError, "strobe: this span is no longer the innermost open one");
+  }
+  return value_record(args[0], args[1]);
+}
+
+static PyObject *current_get_name(current_obj *self, void *c) {
+  (void)c;
+  if (!self->site) Py_RETURN_NONE;
+  return PyUnicode_FromString(self->site->name);
+}
+
+static PyMethodDef current_methods[] = {
+    {"set", (PyCFunction)(void (*)(void))current_set, METH_FASTCALL,
+     "set(name, number): a number (int or float) on this span; RuntimeError when another span opened inside it is "
+     "still open. With no span open it is counted (value_without_scope), as strobe.value is."},
+    {NULL, NULL, 0, NULL},
+};
+static PyGetSetDef current_getset[] = {
+    {"name", (getter)current_get_name, NULL, "The span's name, or None (none open, or nothing records).", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+static PyTypeObject current_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "strobe.CurrentSpan",
+    .tp_basicsize = sizeof(current_obj),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "The innermost open span when strobe.current_span() was called.",
+    .tp_methods = current_methods,
+    .tp_getset = current_getset,
+};
+
+static PyObject *py_current_span(PyObject *mod, PyObject *unused) {
+  (void)mod;
+  (void)unused;
+  current_obj *self = PyObject_New(current_obj, &current_type);
+  if (!self) return NULL;
+  self->site = NULL;
+  self->fiber = NULL;
+  if (strobe__is_active()) {
+    if (context_enter() < 0) {
+      Py_DECREF(self);
+      return NULL;
+    }
+    self->site = strobe_thread_query_scope();
+    self->fiber = strobe_fiber_query_current();
+  }
+  return (PyObject *)self;
+}
+
 /* >>profile: trace_calls and trace_all, on the interpreter's profiling hook.
  * Every Python call (a generator's or coroutine's resumption too) is a
  * "call" and a "return" event, paired even when an exception leaves the
- * frame; a call of a traced function begins a scope named after the code's
- * qualified name (interned, category "python"), its return ends it. A
- * per-thread bit stack says which calls began one. */
+ * frame; a call of a traced function begins a scope named after its code
+ * object (qualified name, file and first line: two functions of one name
+ * stay apart), interned, category "python"; its return ends it. A
+ * per-thread stack of call records says what each call began.
+ *
+ * Suspension (docs/exploration.md §Python): a generator's,
+ * coroutine's or async generator's "return" may be a yield or an await, not
+ * its end. Its scope then stays open until the frame really ends, so its
+ * duration is wall time, and a "suspended" scope covers the time it is
+ * away, so that time is never its self time:
+ *  - a coroutine is suspended together with its awaiters (an await chain):
+ *    its scopes stay on the stack of the chain's driver (an asyncio task's
+ *    fiber), and one "suspended" scope opens on top when the chain's
+ *    innermost frame suspends and ends when the outermost resumes;
+ *  - a generator (and an async generator, and a coroutine that no task
+ *    drives) hands control back to a caller that goes on running, so its
+ *    scopes (its own and the spans it holds) live on a fiber of its own,
+ *    entered at each resumption and left at each suspension; fibers come
+ *    from a bounded pool (GEN_FIBERS): past it the generator is recorded a
+ *    resumption at a time on its caller's stack and counted
+ *    (stats()["resumptions_unfollowed"]).
+ * An end that does not close the innermost open scope is never re-paired
+ * with another scope: it is counted (stats()["mismatched"]) and the scope
+ * left open. */
 #define PROFILE_STACK 4096
+#define GEN_FIBERS 32 /* generator fibers alive at once (each a fiber ring, docs/recording.md §Fibers) */
+#define CO_SUSPENDS (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR | CO_ITERABLE_COROUTINE)
+
+/* A suspendable frame's state between its resumptions, in g_gens by the
+ * address of its generator object. */
+typedef struct gen_state {
+  const void *code;    /* its code object: an entry whose generator died unseen is told stale by it */
+  strobe_site *site;   /* its scope's site, NULL: untraced */
+  strobe_fiber *own;   /* its own fiber (a generator's), or NULL: on its chain's stack */
+  strobe_fiber *stack; /* the stack its scope is open on */
+  int began;           /* its scope is open */
+  int running;         /* its frame runs on some thread (a call record points here): never freed then */
+} gen_state;
+
+typedef struct call_rec {
+  strobe_site *site;    /* the scope this call began, or NULL */
+  strobe_fiber *fiber;  /* the stack it began on */
+  gen_state *gen;       /* a suspendable frame's state, or NULL */
+  strobe_fiber *back;   /* a generator's: the stack its caller was on (it goes back there at a suspension) */
+  strobe_fiber *back_gen; /* and the generator fiber the thread was following then */
+  int stepped;            /* a generator's: a generator_step scope is open on `back` */
+  int c_call;             /* a C function's call (c_calls on): only its c_return or c_exception ends it */
+} call_rec;
+
 typedef struct profile_state {
-  uint32_t depth;               /* calls seen since the hook was set, not yet returned */
-  uint32_t region;              /* nested trace_calls regions open */
-  uint64_t cut;                 /* calls deeper than PROFILE_STACK: not recorded */
-  uint8_t began[PROFILE_STACK]; /* 1: the call at that depth began a scope */
-  strobe_fiber *fiber[PROFILE_STACK];
+  uint32_t depth;              /* calls seen since the hook was set, not yet returned */
+  uint32_t region;             /* nested trace_calls regions open */
+  strobe_fiber *gen_fiber;     /* the generator fiber the hook put this thread in, or NULL */
+  call_rec calls[PROFILE_STACK];
 } profile_state;
 static _Thread_local profile_state *tls_profile;
 static PyObject *g_code_sites; /* dict code -> int (site address), or None: not traced */
 static PyObject *g_all_files;  /* set of co_filename traced by trace_all, or NULL */
-static PyObject *g_all_codes;  /* set of code objects traced by trace_all (classes' functions), or NULL */
-static uint64_t g_profile_cut;
+static PyObject *g_all_codes;  /* set of code objects traced by trace_all (functions), or NULL */
+static int g_all_everything;   /* 1: trace_all traces every file (python -m strobe) */
+static PyObject *g_all_excluded; /* set of code objects of those files left out (trace_all exclude=), or NULL */
+static PyObject *g_gens;       /* dict generator address -> int (gen_state address) */
+static strobe_fiber *g_gen_pool[GEN_FIBERS]; /* idle generator fibers */
+static unsigned g_gen_idle, g_gen_live;
+static uint64_t g_profile_cut, g_mismatched, g_resumptions_unfollowed;
+static strobe_site g_suspended_site = {"suspended", "python", NULL, __FILE__, "profile_hook", __LINE__,
+                                       STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE, 0};
+/* On its caller's stack while a generator runs on its own fiber: the caller's
+ * frame does not show the generator's work as its own self time. */
+static strobe_site g_gen_step_site = {"generator_step", "python", NULL, __FILE__, "gen_enter", __LINE__,
+                                      STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE, 0};
 
 static strobe_site *code_site(PyCodeObject *code) {
   PyObject *hit = PyDict_GetItemWithError(g_code_sites, (PyObject *)code);
   if (hit) return hit == Py_None ? NULL : (strobe_site *)PyLong_AsVoidPtr(hit);
   if (PyErr_Occurred()) return NULL;
-  Py_ssize_t len;
-  const char *utf8 = PyUnicode_AsUTF8AndSize(code->co_qualname, &len);
-  if (!utf8) return NULL;
-  strobe_site *site = strobe_site_intern(utf8, (size_t)len, "python", STROBE_SITE_SCOPE);
+  /* "qualname (file:line)", at most STROBE_MAX_INTERNED_NAME bytes: a long
+   * path keeps its end, which tells files apart. */
+  Py_ssize_t nlen, flen;
+  const char *name = PyUnicode_AsUTF8AndSize(code->co_qualname, &nlen);
+  const char *file = name ? PyUnicode_AsUTF8AndSize(code->co_filename, &flen) : NULL;
+  if (!file) return NULL;
+  char buf[STROBE_MAX_INTERNED_NAME + 1];
+  if (nlen > 160) nlen = 160;
+  char line[24];
+  int llen = snprintf(line, sizeof line, ":%d)", code->co_firstlineno);
+  Py_ssize_t room = (Py_ssize_t)sizeof buf - 1 - nlen - 2 - llen;
+  const char *f = flen > room ? file + (flen - room) : file;
+  int len = snprintf(buf, sizeof buf, "%.*s (%s%s", (int)nlen, name, f, line);
+  strobe_site *site = strobe_site_intern(buf, (size_t)len, "python", STROBE_SITE_SCOPE);
   PyObject *addr = PyLong_FromVoidPtr(site);
   if (!addr || PyDict_SetItem(g_code_sites, (PyObject *)code, addr) < 0) {
     Py_XDECREF(addr);
@@ -512,55 +747,374 @@ static strobe_site *code_site(PyCodeObject *code) {
 }
 
 static int traced_by_all(PyCodeObject *code) {
+  if (g_all_everything) return 1;
   if (g_all_codes && PySet_Contains(g_all_codes, (PyObject *)code) == 1) return 1;
-  return g_all_files && PySet_Contains(g_all_files, code->co_filename) == 1;
+  return g_all_files && PySet_Contains(g_all_files, code->co_filename) == 1 &&
+         !(g_all_excluded && PySet_Contains(g_all_excluded, (PyObject *)code) == 1);
 }
 
-static int profile_hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg) {
-  (void)obj;
-  (void)arg;
+/* Puts the thread on `f` (NULL: its own stack). 0, or -1 when another thread holds f. */
+static int stack_enter(strobe_fiber *f) {
+  if (strobe_fiber_query_current() == f) return 0;
+  return f ? fiber_go(f) : (thread_go(), 0);
+}
+
+/* The hook is set on this thread and the thread's innermost open scope is a
+ * traced call's (the frame that runs a task's step, as the loop's
+ * Handle._run): its return brings the thread back to its own stack. */
+static int hook_here(void) {
   profile_state *p = tls_profile;
-  if (!p) return 0;
-  if (what == PyTrace_CALL) {
-    uint32_t d = p->depth++;
-    if (d >= PROFILE_STACK) {
-      p->cut++;
-      g_profile_cut++;
-      return 0;
-    }
-    p->began[d] = 0;
-    if (!strobe__is_active()) return 0;
-    PyCodeObject *code = PyFrame_GetCode(frame);
-    int traced = p->region || traced_by_all(code);
-    strobe_site *site = traced ? code_site(code) : NULL;
-    Py_DECREF(code);
-    if (!site) {
-      PyErr_Clear();
-      return 0;
-    }
-    if (context_enter() < 0) {
-      PyErr_Clear();
-      return 0;
-    }
-    p->began[d] = strobe__begin_slow(site, STROBE__FRAME_EXPLICIT, STROBE__SP_HELD) != 0; /* STROBE_BEGIN_SITE */
-    p->fiber[d] = strobe_fiber_query_current();
-  } else if (what == PyTrace_RETURN) {
-    if (!p->depth) return 0; /* a frame entered before the hook was set */
-    uint32_t d = --p->depth;
-    if (d >= PROFILE_STACK || !p->began[d]) return 0;
-    p->began[d] = 0;
-    if (strobe_fiber_query_current() != p->fiber[d]) {
-      int rc = p->fiber[d] ? strobe_fiber_enter(p->fiber[d]) : strobe_fiber_leave();
-      if (rc != 0) return 0;
-    }
-    STROBE_END();
+  if (!p || !(p->region || g_all_files || g_all_codes || g_all_everything)) return 0;
+  const strobe_site *top = strobe_thread_query_scope();
+  if (!top) return 0;
+  for (uint32_t d = p->depth < PROFILE_STACK ? p->depth : PROFILE_STACK; d-- > 0;) {
+    const call_rec *rec = &p->calls[d];
+    if (rec->site || rec->gen) return rec->site == top && !rec->fiber;
   }
   return 0;
 }
 
+/* Ends `site`'s scope when it is the innermost open one; otherwise counts a
+ * mismatch and ends nothing. */
+static void end_checked(const strobe_site *site) {
+  /* The top frame first (what strobe_thread_query_scope finds when no loop
+   * bookkeeping sits above the innermost scope), inline as STROBE_END is. */
+  const strobe__frame *top = strobe__tls->top;
+  if ((top->word & ~(uintptr_t)STROBE__FRAME_FLAGS) == (uintptr_t)site || strobe_thread_query_scope() == site)
+    STROBE_END();
+  else
+    g_mismatched++;
+}
+
+/* A begin of `site` on the current stack: 1 when a scope was pushed. */
+static int begin_site(strobe_site *site) {
+  return strobe__begin_slow(site, STROBE__FRAME_EXPLICIT, STROBE__SP_HELD) != 0; /* STROBE_BEGIN_SITE */
+}
+
+static strobe_fiber *g_gen_all[GEN_FIBERS]; /* every generator fiber alive, idle or not */
+
+static int is_gen_fiber(strobe_fiber *f) {
+  for (unsigned i = 0; i < GEN_FIBERS; i++)
+    if (g_gen_all[i] == f) return 1;
+  return 0;
+}
+
+static strobe_fiber *gen_fiber_take(void) {
+  if (g_gen_idle) return g_gen_pool[--g_gen_idle];
+  if (g_gen_live >= GEN_FIBERS) return NULL;
+  char name[32];
+  int len = snprintf(name, sizeof name, "python generators %u", g_gen_live + 1);
+  strobe_fiber *f = NULL;
+  if (strobe_fiber_create(name, (size_t)len, &f) != 0) return NULL;
+  for (unsigned i = 0; i < GEN_FIBERS; i++)
+    if (!g_gen_all[i]) {
+      g_gen_all[i] = f;
+      break;
+    }
+  g_gen_live++;
+  return f;
+}
+
+/* A generator fiber back to the pool; one left with scopes open (a
+ * mismatch) is destroyed instead, which closes and counts them. */
+static void gen_fiber_give(strobe_fiber *f) {
+  /* Looked into and left without the step rules: the thread ends on the stack it was on. */
+  strobe_fiber *prev = strobe_fiber_query_current();
+  if (prev == f) {
+    (void)strobe_fiber_leave();
+    prev = NULL;
+  }
+  int clean = 0;
+  if (strobe_fiber_enter(f) == 0) {
+    clean = strobe_thread_query_scope() == NULL;
+    (void)strobe_fiber_leave();
+  }
+  if (clean && g_gen_idle < GEN_FIBERS) {
+    g_gen_pool[g_gen_idle++] = f;
+  } else if (strobe_fiber_destroy(f) == 0) {
+    g_gen_live--;
+    for (unsigned i = 0; i < GEN_FIBERS; i++)
+      if (g_gen_all[i] == f) g_gen_all[i] = NULL;
+  }
+  if (prev) (void)strobe_fiber_enter(prev);
+}
+
+/* Into a generator's own fiber from its caller's stack (rec->back), a
+ * generator_step scope opened there first. 0, or -1 (held elsewhere). */
+static int gen_enter(profile_state *p, call_rec *rec, strobe_fiber *own) {
+  rec->stepped = begin_site(&g_gen_step_site);
+  if (stack_enter(own) < 0) {
+    if (rec->stepped && strobe_thread_query_scope() == &g_gen_step_site) STROBE_END();
+    rec->stepped = 0;
+    return -1;
+  }
+  p->gen_fiber = own;
+  return 0;
+}
+
+/* The first call of a suspendable frame: its state, its scope begun on its
+ * stack (its own fiber for a generator). 0, or -1 with nothing recorded
+ * (the call is then traced as a plain one, a resumption at a time). */
+static int gen_first_call(profile_state *p, call_rec *rec, PyObject *key, const void *code, int flags,
+                          strobe_site *site) {
+  if (context_enter() < 0) return -1;
+  strobe_fiber *own = NULL;
+  if (!(flags & (CO_COROUTINE | CO_ITERABLE_COROUTINE)) || !strobe_fiber_query_current()) {
+    /* A generator, or a coroutine no task drives: a stack of its own. */
+    own = gen_fiber_take();
+    if (!own) {
+      g_resumptions_unfollowed++;
+      return -1;
+    }
+  }
+  gen_state *st = PyMem_RawCalloc(1, sizeof *st);
+  PyObject *val = st ? PyLong_FromVoidPtr(st) : NULL;
+  if (!val || PyDict_SetItem(g_gens, key, val) < 0) {
+    Py_XDECREF(val);
+    PyMem_RawFree(st);
+    if (own) gen_fiber_give(own);
+    return -1;
+  }
+  Py_DECREF(val);
+  *st = (gen_state){.code = code, .site = site, .own = own, .running = 1};
+  rec->gen = st;
+  rec->back = strobe_fiber_query_current();
+  rec->back_gen = p->gen_fiber;
+  if (own && gen_enter(p, rec, own) < 0) return 0; /* cannot happen: a pooled fiber is held by no thread */
+  st->stack = strobe_fiber_query_current();
+  st->began = begin_site(site);
+  return 0;
+}
+
+/* Forgets a suspendable frame's state (its end, or a stale entry). */
+static void gen_forget(PyObject *key, gen_state *st) {
+  if (st->own) gen_fiber_give(st->own);
+  if (PyDict_DelItem(g_gens, key) < 0) PyErr_Clear();
+  PyMem_RawFree(st);
+}
+
+/* A resumption: back on its stack, the "suspended" scope on top ended. */
+static void gen_resume(profile_state *p, call_rec *rec, gen_state *st) {
+  st->running = 1;
+  rec->back = strobe_fiber_query_current();
+  rec->back_gen = p->gen_fiber;
+  /* Its record says nothing yet while it switches stacks, so a step
+   * (>>steps) is judged by the frame that resumes it. */
+  int on_stack = st->own ? gen_enter(p, rec, st->own) == 0 : st->began && stack_enter(st->stack) == 0;
+  rec->gen = st;
+  if (on_stack && strobe_thread_query_scope() == &g_suspended_site) STROBE_END();
+}
+
+/* A suspension (done = 0) or the frame's end (done = 1) of a suspendable frame. */
+static void gen_leave(profile_state *p, call_rec *rec, PyObject *gen, int done) {
+  gen_state *st = rec->gen;
+  rec->gen = NULL;
+  st->running = 0;
+  int on_stack = st->own ? strobe_fiber_query_current() == st->own : st->began && stack_enter(st->stack) == 0;
+  if (on_stack && st->began) {
+    if (done)
+      end_checked(st->site);
+    else if (strobe_thread_query_scope() != &g_suspended_site)
+      (void)begin_site(&g_suspended_site);
+  }
+  if (st->own) {
+    p->gen_fiber = rec->back_gen;
+    (void)stack_enter(rec->back);
+    if (rec->stepped && strobe_fiber_query_current() == rec->back && strobe_thread_query_scope() == &g_gen_step_site)
+      STROBE_END();
+    rec->stepped = 0;
+  }
+  if (done) {
+    PyObject *key = PyLong_FromVoidPtr(gen);
+    if (key) gen_forget(key, st);
+    Py_XDECREF(key);
+  }
+}
+
+/* A generator frame is suspended (not ended) when its generator is not running: CPython marks it
+ * suspended before the "return" event of a yield or an await (states below 0 in 3.11-3.13). */
+static int gen_suspended(PyObject *gen) { return ((PyGenObject *)gen)->gi_frame_state < 0; }
+
+static void profile_call(profile_state *p, PyFrameObject *frame) {
+  uint32_t d = p->depth++;
+  if (d >= PROFILE_STACK) {
+    g_profile_cut++;
+    return;
+  }
+  call_rec *rec = &p->calls[d];
+  rec->site = NULL; /* the fields a return reads; the others are written before they are read */
+  rec->gen = NULL;
+  rec->c_call = 0;
+  rec->stepped = 0;
+  if (!strobe__is_active()) return;
+  PyCodeObject *code = PyFrame_GetCode(frame);
+  int flags = code->co_flags;
+  strobe_site *site = p->region || traced_by_all(code) ? code_site(code) : NULL;
+  Py_DECREF(code); /* the frame keeps it: its address stays valid */
+  PyObject *gen = flags & CO_SUSPENDS ? PyFrame_GetGenerator(frame) : NULL;
+  PyObject *key = gen ? PyLong_FromVoidPtr(gen) : NULL;
+  Py_XDECREF(gen); /* alive while its frame runs; only its address is kept */
+  if (key) {
+    PyObject *hit = PyDict_GetItemWithError(g_gens, key);
+    gen_state *st = hit ? (gen_state *)PyLong_AsVoidPtr(hit) : NULL;
+    if (st && st->code != code) {
+      gen_forget(key, st); /* its generator died while no hook saw it end */
+      st = NULL;
+    }
+    int done = st ? (gen_resume(p, rec, st), 1) : site && gen_first_call(p, rec, key, code, flags, site) == 0;
+    Py_DECREF(key);
+    if (done) return;
+  }
+  if (PyErr_Occurred()) PyErr_Clear();
+  if (!site || context_enter() < 0) {
+    PyErr_Clear();
+    return;
+  }
+  if (begin_site(site)) {
+    rec->site = site;
+    rec->fiber = strobe_fiber_query_current();
+  }
+}
+
+static void profile_return(profile_state *p, PyFrameObject *frame) {
+  if (!p->depth) return; /* a frame entered before the hook was set */
+  uint32_t d = --p->depth;
+  if (d >= PROFILE_STACK) return;
+  call_rec *rec = &p->calls[d];
+  if (rec->gen) {
+    PyObject *gen = PyFrame_GetGenerator(frame);
+    if (gen) {
+      Py_DECREF(gen);
+      gen_leave(p, rec, gen, !gen_suspended(gen));
+    }
+    return;
+  }
+  if (!rec->site) return;
+  if (stack_enter(rec->fiber) == 0) end_checked(rec->site);
+  rec->site = NULL;
+}
+
+/* >>c calls: with c_calls on, a C function called from a traced Python frame
+ * is a scope too, named "owner.name (built-in)" and cached by its method
+ * definition (a bound method is a new object at each call, its definition is
+ * not), category "python". */
+static int g_c_calls;          /* 1: record C calls from traced frames (trace_calls/trace_all c_calls=True) */
+static PyObject *g_c_sites;    /* dict method-definition address -> int (site address) */
+
+static PyObject *g_module; /* this module (borrowed: it lives as long as the process) */
+
+static strobe_site *c_site(PyObject *fn) {
+  if (!PyCFunction_Check(fn)) return NULL;
+  PyCFunctionObject *f = (PyCFunctionObject *)fn;
+  /* The binding's own calls (the region's end, which removes the hook
+   * before its return is seen) are never recorded. */
+  if (f->m_self && f->m_self == g_module) return NULL;
+  PyObject *key = PyLong_FromVoidPtr(f->m_ml);
+  if (!key) return NULL;
+  PyObject *hit = PyDict_GetItemWithError(g_c_sites, key);
+  strobe_site *site = hit ? (strobe_site *)PyLong_AsVoidPtr(hit) : NULL;
+  if (!hit && !PyErr_Occurred()) {
+    const char *owner = NULL;
+    if (f->m_self && PyModule_Check(f->m_self))
+      owner = PyModule_GetName(f->m_self);
+    else if (f->m_self)
+      owner = Py_TYPE(f->m_self)->tp_name;
+    if (PyErr_Occurred()) PyErr_Clear();
+    char buf[STROBE_MAX_INTERNED_NAME + 1];
+    int len = snprintf(buf, sizeof buf, "%.100s%s%.100s (built-in)", owner ? owner : "", owner ? "." : "",
+                       f->m_ml->ml_name);
+    site = strobe_site_intern(buf, (size_t)len, "python", STROBE_SITE_SCOPE);
+    PyObject *addr = PyLong_FromVoidPtr(site);
+    if (!addr || PyDict_SetItem(g_c_sites, key, addr) < 0) site = NULL;
+    Py_XDECREF(addr);
+  }
+  Py_DECREF(key);
+  return site;
+}
+
+static void profile_c_call(profile_state *p, PyFrameObject *frame, PyObject *fn) {
+  if (!g_c_calls || !strobe__is_active()) return;
+  PyCodeObject *code = PyFrame_GetCode(frame);
+  int traced = p->region || traced_by_all(code);
+  Py_DECREF(code);
+  strobe_site *site = traced ? c_site(fn) : NULL;
+  if (!site || context_enter() < 0) {
+    PyErr_Clear();
+    return;
+  }
+  if (p->depth >= PROFILE_STACK) { /* not pushed: its return finds no C record on top */
+    g_profile_cut++;
+    return;
+  }
+  call_rec *rec = &p->calls[p->depth++];
+  *rec = (call_rec){.c_call = 1};
+  if (begin_site(site)) {
+    rec->site = site;
+    rec->fiber = strobe_fiber_query_current();
+  }
+}
+
+static void profile_c_return(profile_state *p) {
+  if (!p->depth || p->depth > PROFILE_STACK || !p->calls[p->depth - 1].c_call) return; /* not one pushed */
+  call_rec *rec = &p->calls[--p->depth];
+  rec->c_call = 0;
+  if (!rec->site) return;
+  if (stack_enter(rec->fiber) == 0) end_checked(rec->site);
+  rec->site = NULL;
+}
+
+static int profile_hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg) {
+  (void)obj;
+  profile_state *p = tls_profile;
+  if (!p) return 0;
+  if (what == PyTrace_CALL)
+    profile_call(p, frame);
+  else if (what == PyTrace_RETURN)
+    profile_return(p, frame);
+  else if (what == PyTrace_C_CALL)
+    profile_c_call(p, frame, arg);
+  else if (what == PyTrace_C_RETURN || what == PyTrace_C_EXCEPTION)
+    profile_c_return(p);
+  return 0;
+}
+
+/* _trace_c_calls(on): whether C calls from traced frames are recorded; returns the previous setting. */
+static PyObject *py_trace_c_calls(PyObject *mod, PyObject *arg) {
+  (void)mod;
+  int on = PyObject_IsTrue(arg);
+  if (on < 0) return NULL;
+  int was = g_c_calls;
+  g_c_calls = on;
+  return PyBool_FromLong(was);
+}
+
+/* The hook is gone from this thread and from trace_all: the suspendable
+ * frames it followed are forgotten (their fibers back to the pool). */
+static void gen_purge(profile_state *p) {
+  PyObject *key, *val;
+  Py_ssize_t pos = 0;
+  p->gen_fiber = NULL;
+  PyObject *kept = PyDict_New();
+  while (PyDict_Next(g_gens, &pos, &key, &val)) {
+    gen_state *st = PyLong_AsVoidPtr(val);
+    if (st->running) { /* on another thread's stack still: its own end forgets it */
+      if (!kept || PyDict_SetItem(kept, key, val) < 0) PyErr_Clear();
+      continue;
+    }
+    if (st->own) gen_fiber_give(st->own);
+    PyMem_RawFree(st);
+  }
+  PyDict_Clear(g_gens);
+  if (kept) {
+    if (PyDict_Update(g_gens, kept) < 0) PyErr_Clear();
+    Py_DECREF(kept);
+  }
+}
+
 static profile_state *profile_state_get(void) {
   if (!tls_profile) tls_profile = PyMem_RawCalloc(1, sizeof *tls_profile);
-  if (!tls_profile) PyErr_NoMemory();
+  if (!tls_profile) return (profile_state *)PyErr_NoMemory();
+  tls_gen_fiber = &tls_profile->gen_fiber;
   return tls_profile;
 }
 
@@ -572,7 +1126,7 @@ static PyObject *py_trace_region(PyObject *mod, PyObject *arg) {
   profile_state *p = profile_state_get();
   if (!p) return NULL;
   if (on) {
-    if (!p->region++ && !g_all_files && !g_all_codes) {
+    if (!p->region++ && !g_all_files && !g_all_codes && !g_all_everything) {
       p->depth = 0;
       PyEval_SetProfile(profile_hook, NULL);
     }
@@ -581,30 +1135,39 @@ static PyObject *py_trace_region(PyObject *mod, PyObject *arg) {
       PyErr_SetString(PyExc_RuntimeError, "no trace_calls region is open on this thread");
       return NULL;
     }
-    if (!--p->region && !g_all_files && !g_all_codes) PyEval_SetProfile(NULL, NULL);
+    if (!--p->region && !g_all_files && !g_all_codes && !g_all_everything) {
+      PyEval_SetProfile(NULL, NULL);
+      gen_purge(p);
+    }
   }
   Py_RETURN_NONE;
 }
 
-/* _trace_all_set(files, codes): what trace_all traces from now on (None, None: nothing);
+/* _trace_all_set(files, codes, excluded): what trace_all traces from now on (None, None, None: nothing;
+ * files True: every file);
  * sets the hook on the calling thread; __init__.py sets it for new threads. */
 static PyObject *py_trace_all_set(PyObject *mod, PyObject *args) {
   (void)mod;
-  PyObject *files, *codes;
-  if (!PyArg_ParseTuple(args, "OO", &files, &codes)) return NULL;
-  if ((files != Py_None && !PyAnySet_Check(files)) || (codes != Py_None && !PyAnySet_Check(codes))) {
+  PyObject *files, *codes, *excluded;
+  if (!PyArg_ParseTuple(args, "OOO", &files, &codes, &excluded)) return NULL;
+  g_all_everything = files == Py_True; /* python -m strobe: every file */
+  if (g_all_everything) files = Py_None;
+  if ((files != Py_None && !PyAnySet_Check(files)) || (codes != Py_None && !PyAnySet_Check(codes)) ||
+      (excluded != Py_None && !PyAnySet_Check(excluded))) {
     PyErr_SetString(PyExc_TypeError, "_trace_all_set takes sets or None");
     return NULL;
   }
   Py_XSETREF(g_all_files, files == Py_None ? NULL : Py_NewRef(files));
+  Py_XSETREF(g_all_excluded, excluded == Py_None ? NULL : Py_NewRef(excluded));
   Py_XSETREF(g_all_codes, codes == Py_None ? NULL : Py_NewRef(codes));
   PyDict_Clear(g_code_sites);
   profile_state *p = profile_state_get();
   if (!p) return NULL;
-  if (g_all_files || g_all_codes) {
+  if (g_all_files || g_all_codes || g_all_everything) {
     PyEval_SetProfile(profile_hook, NULL);
   } else if (!p->region) {
     PyEval_SetProfile(NULL, NULL);
+    gen_purge(p);
   }
   Py_RETURN_NONE;
 }
@@ -920,11 +1483,22 @@ static PyTypeObject window_type = {
     .tp_methods = window_methods,
 };
 
-/* strobe.operation(window, kind="request", frame_id=None, population=None):
- * one operation (session.h strobe_op_begin) from __enter__ to __exit__ on the
- * calling thread. A refusal never stops the caller's work: the operation is
- * inert and .status says why. An exception through the block, or drop(),
- * ends it not committed. */
+/* strobe.operation(kind="request", window=w, frame_id=None, population=None)
+ * (or operation(w, kind, ...)): one operation (session.h strobe_op_begin)
+ * from __enter__ to __exit__. A refusal never stops the caller's work: the
+ * operation is inert and .status says why. An exception through the block,
+ * or drop(), ends it not committed.
+ *
+ * An operation follows its contextvars context, not its thread: it is the
+ * current operation of the context that entered it (an asyncio task, and the
+ * tasks it starts, which copy its context), kept in a ContextVar. Before
+ * anything that acts on the current operation (a stage, a counter, a mark,
+ * the operation's own end), op_switch makes the running context's operation
+ * the thread's current one: the thread's previous one is parked with its
+ * open stages (strobe_op_park) and this one unparked (docs/sessions.md
+ * §Parked operations), so tasks interleaving on one loop keep their own
+ * operations and stages, each stage timing its awaits. */
+#define OP_NEST 8 /* operations nested in one context that op_switch parks and unparks together */
 typedef struct op_obj {
   PyObject_HEAD
   PyObject *window; /* window_obj */
@@ -934,16 +1508,67 @@ typedef struct op_obj {
   PyObject *population; /* str or NULL */
   strobe_op op;
   int status;
-  int state; /* 0 new, 1 open, 2 ended */
+  int state;   /* 0 new, 1 open, 2 ended */
   int dropped;
+  int parked;  /* set aside by op_switch (strobe_op_park) */
+  const void *thread; /* the thread it began on (its tls_op_marker) */
+  PyObject *outer;    /* the context's operation when it began (op_obj), or NULL */
+  PyObject *token;    /* its ContextVar token */
 } op_obj;
 
+static PyTypeObject op_type;
+static PyObject *g_op_var;              /* ContextVar "strobe_operation": the context's innermost op_obj */
+static _Thread_local PyObject *tls_op_owner; /* the op_obj whose operation is current on this thread (strong) */
+static _Thread_local char tls_op_marker;     /* its address tells threads apart */
+
+static int op_live_here(op_obj *o) { return o && o->state == 1 && o->op.id && o->thread == &tls_op_marker; }
+
+/* Parks o and the open operations of its context under it (innermost first). */
+static void op_park_chain(op_obj *o) {
+  for (int n = 0; n < OP_NEST && op_live_here(o); n++, o = (op_obj *)o->outer) {
+    if (o->parked) continue;
+    strobe_op p = strobe_op_park();
+    if (p.id == o->op.id && p.collector == o->op.collector) {
+      o->parked = 1;
+    } else {
+      if (p.id) (void)strobe_op_unpark(p); /* not this one (code outside the binding began it): put back */
+      return;
+    }
+  }
+}
+
+/* Unparks o and the operations of its context under it (outermost first). */
+static void op_unpark_chain(op_obj *o, int n) {
+  if (!op_live_here(o) || n >= OP_NEST) return;
+  op_unpark_chain((op_obj *)o->outer, n + 1);
+  if (o->parked && strobe_op_unpark(o->op) == 0) o->parked = 0;
+}
+
+/* Makes the running context's operation the thread's current one. 0, or -1 with an exception. */
+static int op_switch(void) {
+  PyObject *cur = NULL;
+  if (PyContextVar_Get(g_op_var, NULL, &cur) < 0) return -1;
+  if (cur != tls_op_owner) {
+    if (tls_op_owner) op_park_chain((op_obj *)tls_op_owner);
+    if (cur) op_unpark_chain((op_obj *)cur, 0);
+    Py_XSETREF(tls_op_owner, Py_XNewRef(cur));
+  }
+  Py_XDECREF(cur);
+  return 0;
+}
+
 static PyObject *op_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
-  static char *kwlist[] = {"window", "kind", "frame_id", "population", NULL};
-  PyObject *window, *kind = NULL, *frame = Py_None, *population = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O!|UOO:operation", kwlist, &window_type, &window, &kind, &frame,
-                                   &population))
+  static char *kwlist[] = {"kind", "window", "frame_id", "population", NULL};
+  PyObject *first = NULL, *second = NULL, *frame = Py_None, *population = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOOO:operation", kwlist, &first, &second, &frame, &population))
     return NULL;
+  /* operation("request", window=w) or operation(w, "request"). */
+  PyObject *window = first && Py_IS_TYPE(first, &window_type) ? first : second;
+  PyObject *kind = window == first ? second : first;
+  if (!window || !Py_IS_TYPE(window, &window_type))
+    return PyErr_Format(PyExc_TypeError, "strobe.operation needs a window (a strobe.Window)");
+  if (kind && !PyUnicode_Check(kind))
+    return PyErr_Format(PyExc_TypeError, "strobe.operation's kind is a str (\"request\", \"pass\", ...)");
   int k = STROBE_OP_REQUEST;
   if (kind && (k = op_kind_of(kind)) < 0) return NULL;
   const char *pop;
@@ -968,6 +1593,8 @@ static void op_dealloc(op_obj *self) {
   if (self->state == 1) strobe_op_end(self->op, 0); /* never exited: not a completed unit */
   Py_XDECREF(self->window);
   Py_XDECREF(self->population);
+  Py_XDECREF(self->outer);
+  Py_XDECREF(self->token);
   Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -978,7 +1605,7 @@ static PyObject *op_enter(op_obj *self, PyObject *unused) {
     return NULL;
   }
   strobe_collector *c = collector();
-  if (!c) return NULL;
+  if (!c || op_switch() < 0) return NULL; /* the context's own operation (if any) is current: this one nests in it */
   strobe_window w = ((window_obj *)self->window)->w;
   int status = 0;
   self->op = self->has_frame ? strobe_op_begin_frame(c, w, self->frame_id, &status)
@@ -986,14 +1613,32 @@ static PyObject *op_enter(op_obj *self, PyObject *unused) {
   self->status = self->op.id ? 0 : (status ? status : STROBE_EFEATURE_DISABLED);
   if (self->op.id && self->population) (void)strobe_op_set_population(PyUnicode_AsUTF8(self->population));
   self->state = 1;
+  self->thread = &tls_op_marker;
+  if (self->op.id) {
+    self->outer = Py_XNewRef(tls_op_owner);
+    self->token = PyContextVar_Set(g_op_var, (PyObject *)self);
+    if (!self->token) {
+      strobe_op_end(self->op, 0);
+      self->state = 2;
+      return NULL;
+    }
+    Py_XSETREF(tls_op_owner, Py_NewRef(self));
+  }
   return Py_NewRef(self);
 }
 
 static PyObject *op_exit(op_obj *self, PyObject *const *args, Py_ssize_t n) {
   if (self->state == 1) {
     int failed = n > 0 && args[0] != Py_None;
+    if (self->op.id && op_switch() < 0) PyErr_Clear();
     strobe_op_end(self->op, !failed && !self->dropped);
     self->state = 2;
+    if (self->token) {
+      if (PyContextVar_Reset(g_op_var, self->token) < 0) PyErr_Clear(); /* exited in another context */
+      Py_CLEAR(self->token);
+      Py_XSETREF(tls_op_owner, Py_XNewRef(self->outer));
+    }
+    Py_CLEAR(self->outer);
   }
   Py_RETURN_FALSE;
 }
@@ -1007,7 +1652,35 @@ static PyObject *op_drop(op_obj *self, PyObject *unused) {
 static PyObject *op_mark_idle(op_obj *self, PyObject *unused) {
   (void)unused;
   if (self->state != 1 || !self->op.id) Py_RETURN_FALSE;
+  if (op_switch() < 0) return NULL;
   return PyBool_FromLong(strobe_op_mark_idle() == 0);
+}
+
+/* set_population(label): puts the open operation in a population (a route known only after routing). */
+static PyObject *op_set_population(op_obj *self, PyObject *label) {
+  const char *pop;
+  if (label_arg(label, "population", &pop) < 0) return NULL;
+  if (!pop) return PyErr_Format(PyExc_TypeError, "strobe: a population is a str, not None");
+  if (self->state != 1 || !self->op.id) Py_RETURN_FALSE;
+  if (op_switch() < 0) return NULL;
+  return PyBool_FromLong(strobe_op_set_population(pop) == 0);
+}
+
+/* mark_unavailable("stage" | "counter", name): the operation cannot measure that stage or counter. */
+static PyObject *op_mark_unavailable(op_obj *self, PyObject *args) {
+  const char *what, *name;
+  PyObject *label;
+  if (!PyArg_ParseTuple(args, "sO:mark_unavailable", &what, &label)) return NULL;
+  strobe_coverage cov = !strcmp(what, "stage") ? STROBE_COVERAGE_STAGE : !strcmp(what, "counter") ? STROBE_COVERAGE_COUNTER : 0;
+  if (!cov) return PyErr_Format(PyExc_ValueError, "strobe: mark_unavailable takes \"stage\" or \"counter\", not %R",
+                                PyTuple_GET_ITEM(args, 0));
+  if (label_arg(label, "unavailable name", &name) < 0) return NULL;
+  if (!name) return PyErr_Format(PyExc_TypeError, "strobe: the unavailable name is a str, not None");
+  if (self->state != 1 || !self->op.id) Py_RETURN_FALSE;
+  if (op_switch() < 0) return NULL;
+  int rc = strobe_op_mark_unavailable(cov, name);
+  if (rc == STROBE_ELIMIT) return raise_rc(rc, "cannot mark it unavailable");
+  return PyBool_FromLong(rc == 0);
 }
 
 static PyObject *op_get_status(op_obj *self, void *closure) {
@@ -1022,6 +1695,12 @@ static PyMethodDef op_methods[] = {
     {"drop", (PyCFunction)op_drop, METH_NOARGS, "Ends the operation not committed (superseded or dropped work)."},
     {"mark_idle", (PyCFunction)op_mark_idle, METH_NOARGS,
      "Marks it idle (it had nothing to do): counted, never a sample. False when inert."},
+    {"set_population", (PyCFunction)op_set_population, METH_O,
+     "set_population(label): puts the open operation in a population (a static label), replacing the one given. "
+     "False when inert."},
+    {"mark_unavailable", (PyCFunction)op_mark_unavailable, METH_VARARGS,
+     "mark_unavailable(\"stage\" or \"counter\", name): it cannot measure that one: the report shows it null "
+     "(available: false), never 0. False when inert."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1113,7 +1792,7 @@ static PyObject *stage_enter(stage_obj *self, PyObject *unused) {
     PyErr_SetString(PyExc_RuntimeError, "this stage is already open: make a new strobe.stage for each with block");
     return NULL;
   }
-  if (strobe__is_active() && context_enter() < 0) return NULL;
+  if (op_switch() < 0 || (strobe__is_active() && context_enter() < 0)) return NULL;
   self->fiber = strobe_fiber_query_current();
   self->h = strobe_stage_begin(self->site);
   self->open = 1;
@@ -1125,9 +1804,10 @@ static PyObject *stage_exit(stage_obj *self, PyObject *const *args, Py_ssize_t n
   (void)n;
   if (!self->open) Py_RETURN_FALSE;
   self->open = 0;
+  if (op_switch() < 0) return NULL;
   /* Its capture scope ends on the stack it began on (as span_end). */
   if (self->h.guard && strobe_fiber_query_current() != self->fiber)
-    (void)(self->fiber ? strobe_fiber_enter(self->fiber) : strobe_fiber_leave());
+    (void)(self->fiber ? fiber_go(self->fiber) : (thread_go(), 0));
   int rc = strobe_stage_end(&self->h);
   if (rc == STROBE_EINVAL)
     return PyErr_Format(PyExc_RuntimeError, "strobe: a stage ends on the thread that began it");
@@ -1182,6 +1862,7 @@ static PyObject *py_op_counter(PyObject *mod, PyObject *args, PyObject *kw) {
   const char *n, *k;
   if (label_arg(name, "counter name", &n) < 0 || label_arg(kind, "counter kind", &k) < 0) return NULL;
   if (!n) return PyErr_Format(PyExc_TypeError, "strobe: counter name is a str, not None");
+  if (op_switch() < 0) return NULL;
   if (k)
     strobe_op_counter_add_kind(n, k, delta);
   else
@@ -1342,10 +2023,43 @@ static PyObject *py_stats(PyObject *mod, PyObject *unused) {
   (void)mod;
   (void)unused;
   strobe_misuse m = strobe_query_misuse();
-  return Py_BuildValue("{sKsKsKsKsK}", "fibers_made", (unsigned long long)g_fibers_made, "fibers_refused",
+  return Py_BuildValue("{sKsKsKsKsKsKsKsI}", "fibers_made", (unsigned long long)g_fibers_made, "fibers_refused",
                        (unsigned long long)g_fibers_refused, "profile_cut", (unsigned long long)g_profile_cut,
-                       "unbalanced", (unsigned long long)m.unbalanced, "end_without_begin",
-                       (unsigned long long)m.end_without_begin);
+                       "mismatched", (unsigned long long)g_mismatched, "resumptions_unfollowed",
+                       (unsigned long long)g_resumptions_unfollowed, "unbalanced", (unsigned long long)m.unbalanced,
+                       "end_without_begin", (unsigned long long)m.end_without_begin, "generators_followed",
+                       (unsigned)PyDict_GET_SIZE(g_gens));
+}
+
+/* event_stats(): the process's event counts since the library loaded (strobe_query_event_stats). */
+static PyObject *py_event_stats(PyObject *mod, PyObject *unused) {
+  (void)mod;
+  (void)unused;
+  strobe_event_stats e = strobe_query_event_stats();
+  return Py_BuildValue("{sKsKsKsIsI}", "events_written", (unsigned long long)e.events_written, "events_lost",
+                       (unsigned long long)e.events_lost, "scopes_unwound", (unsigned long long)e.scopes_unwound,
+                       "threads_seen", e.threads_seen, "rings_grown", e.rings_grown);
+}
+
+/* setup(overflow="drop", ring_events=0): strobe_setup before anything records (ring_events: a power of
+ * two, 1024..16777216, 0: default); ValueError for a bad one, strobe.Error STROBE_EBUSY afterwards. */
+static PyObject *py_setup(PyObject *mod, PyObject *args, PyObject *kw) {
+  (void)mod;
+  static char *kwlist[] = {"overflow", "ring_events", NULL};
+  const char *overflow = "drop";
+  unsigned int ring_events = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|sI:setup", kwlist, &overflow, &ring_events)) return NULL;
+  strobe_desc d = {.ring_events = ring_events};
+  int mode = -1;
+#define OVERFLOW_MATCH(id, number, name) \
+  if (!strcmp(overflow, name)) mode = number;
+  STROBE_OVERFLOW_MODES(OVERFLOW_MATCH)
+#undef OVERFLOW_MATCH
+  if (mode < 0) return PyErr_Format(PyExc_ValueError, "strobe.setup: overflow is \"drop\", \"grow\" or \"wait\"");
+  d.overflow = (uint32_t)mode;
+  int rc = strobe_setup(&d);
+  if (rc != 0) return raise_rc(rc, "cannot set up (call strobe.setup before anything records)");
+  Py_RETURN_NONE;
 }
 
 static PyObject *py_recording(PyObject *mod, PyObject *unused) {
@@ -1363,10 +2077,18 @@ static PyObject *py_set_wrap(PyObject *mod, PyObject *fn) {
 static PyMethodDef module_methods[] = {
     {"value", (PyCFunction)(void (*)(void))py_value, METH_FASTCALL,
      "value(key, number): a number (int or float) on the innermost open span."},
+    {"current_span", py_current_span, METH_NOARGS,
+     "current_span(): the innermost open span, whose set(name, number) puts a number on it."},
     {"read_capture", py_read_capture, METH_O, "read_capture(path) -> (threads, records, totals)."},
     {"stats", py_stats, METH_NOARGS, "The binding's own counts (fibers made and refused, calls cut) and misuse."},
+    {"event_stats", py_event_stats, METH_NOARGS,
+     "event_stats(): events written and lost, scopes unwound, threads seen, rings grown since the library loaded."},
+    {"setup", (PyCFunction)(void (*)(void))py_setup, METH_VARARGS | METH_KEYWORDS,
+     "setup(overflow=\"drop\", ring_events=0): what a full ring does (\"drop\", \"grow\", \"wait\") and each "
+     "thread ring's size in events (a power of two, 1024..16777216; 0: default); before anything records."},
     {"recording", py_recording, METH_NOARGS, "True while a capture, flight recorder or live stream records."},
     {"_trace_region", py_trace_region, METH_O, NULL},
+    {"_trace_c_calls", py_trace_c_calls, METH_O, NULL},
     {"_trace_all_set", py_trace_all_set, METH_VARARGS, NULL},
     {"_profile_thread", (PyCFunction)(void (*)(void))py_profile_thread, METH_FASTCALL, NULL},
     {"_set_wrap", py_set_wrap, METH_O, NULL},
@@ -1388,7 +2110,7 @@ static struct PyModuleDef module_def = {
 PyMODINIT_FUNC PyInit__strobe(void) {
   if (PyType_Ready(&span_type) < 0 || PyType_Ready(&cumulative_type) < 0 || PyType_Ready(&recorder_type) < 0 ||
       PyType_Ready(&flight_type) < 0 || PyType_Ready(&fiber_type) < 0 || PyType_Ready(&window_type) < 0 ||
-      PyType_Ready(&op_type) < 0 || PyType_Ready(&stage_type) < 0)
+      PyType_Ready(&op_type) < 0 || PyType_Ready(&stage_type) < 0 || PyType_Ready(&current_type) < 0)
     return NULL;
   if (!g_stage_sites && !(g_stage_sites = PyDict_New())) return NULL;
   if (!g_error && !(g_error = PyErr_NewExceptionWithDoc("strobe.Error",
@@ -1398,7 +2120,10 @@ PyMODINIT_FUNC PyInit__strobe(void) {
   for (size_t k = 0; k < sizeof g_sites / sizeof g_sites[0]; k++)
     if (!g_sites[k] && !(g_sites[k] = PyDict_New())) return NULL;
   if (!g_code_sites && !(g_code_sites = PyDict_New())) return NULL;
+  if (!g_gens && !(g_gens = PyDict_New())) return NULL;
+  if (!g_c_sites && !(g_c_sites = PyDict_New())) return NULL;
   if (!g_fiber_var && !(g_fiber_var = PyContextVar_New("strobe_fiber", NULL))) return NULL;
+  if (!g_op_var && !(g_op_var = PyContextVar_New("strobe_operation", NULL))) return NULL;
   if (!g_asyncio_events && !(g_asyncio_events = PyUnicode_InternFromString("asyncio.events"))) return NULL;
   if (!g_asyncio_tasks && !(g_asyncio_tasks = PyUnicode_InternFromString("asyncio.tasks"))) return NULL;
   PyObject *m = PyModule_Create(&module_def);
@@ -1415,5 +2140,6 @@ PyMODINIT_FUNC PyInit__strobe(void) {
     Py_DECREF(m);
     return NULL;
   }
+  g_module = m;
   return m;
 }

@@ -2,10 +2,27 @@
 recorded around a test's code and read back (records, threads, totals) with
 strobe.read_capture, libstrobe's own reader."""
 import collections
+import importlib.util
 
 import pytest
 
 import strobe
+
+
+def qual(name):
+    """A traced function's qualified name, without the "(file:line)" that
+    tells functions of one name apart."""
+    return name.split(" (", 1)[0]
+
+
+def load_module(tmp_path, name, source):
+    """A module of `source` imported from its own file (trace_all matches a module by its file)."""
+    path = tmp_path / f"{name}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 class Capture:

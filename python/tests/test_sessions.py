@@ -7,7 +7,8 @@ break the label rule are refused with ValueError before anything records;
 a refused operation is inert and says why, and the block still runs;
 session options and limits are checked as C checks them. The stages are
 capture scopes too. set_process names the process in reports, and the
-binding's demo (examples/python/demo.py) names its own."""
+binding's demo (examples/python/demo.py) names its own, and its Starlette
+service's requests reach its second report per route."""
 import json
 import os
 import subprocess
@@ -179,6 +180,12 @@ def test_the_demo_names_its_process(tmp_path):
     with open(tmp_path / "demo-session.json") as f:
         report = json.load(f)
     assert report["process"]["name"] == "python_demo" and report["counts"]["completed"] == 30
+    with open(tmp_path / "demo-web-session.json") as f:  # its Starlette service, driven by its own client
+        web = json.load(f)
+    assert {p["population"]: p["n"] for p in web["population_summary"]} == {"items_id": 50, "search": 50,
+                                                                            "health": 50}
+    text = json.dumps(web)
+    assert "someone" not in text and "private" not in text
 
 
 def strobe_max_sessions():

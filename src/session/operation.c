@@ -14,7 +14,7 @@
  * can admit nor a capture records (one that began with neither active), or
  * hold the collector lock around anything but a bounded slot update.
  *
- * Contents: >>context >>capture >>begin-end >>handoff >>remote >>marks >>stages >>abandon
+ * Contents: >>context >>capture >>begin-end >>handoff >>park >>remote >>marks >>stages >>abandon
  */
 #include <stdlib.h>
 #include <string.h>
@@ -27,23 +27,12 @@
 
 /* >>context: what the calling thread is working on. */
 #define MAX_OP_NEST 8     /* operations nested on one thread (input → pass → rebuild …) */
-#define MAX_STAGE_NEST 16 /* stages open at once on one thread */
+#define MAX_STAGE_NEST STROBE__MAX_STAGE_NEST
 
 /* An open stage. Frames are kept in begin order; one that ends out of order
  * is removed from the middle, so a handle names its frame by token, not by
  * position. */
-typedef struct stage_frame {
-  strobe_op op;                 /* the operation it belongs to */
-  const strobe_site *site;
-  uint32_t token;               /* what the handle carries; never 0 */
-  uint32_t site_id;
-  uint32_t parent_id;           /* run-time parent: the stage of the same operation open around it; 0 = none */
-  uint32_t parent_token;        /* that stage's frame, to re-parent when it ends first */
-  uint32_t not_in_declared;     /* 1: the site declares a parent that was not open when it began */
-  uint32_t child_aggs;          /* stage-table entries of children that completed inside this run: flagged
-                                 * parent_incomplete if this run is never aggregated */
-  uint64_t t0;
-} stage_frame;
+typedef strobe__stage_frame stage_frame;
 
 static _Thread_local struct {
   strobe_op ops[MAX_OP_NEST];
@@ -266,6 +255,8 @@ static strobe_op begin_op(strobe_collector *c, strobe_window w, strobe_op_kind k
     l->nstages = l->ncounters = l->stages_dropped = l->counters_dropped = 0;
     l->nruns = l->runs_dropped = 0;
     l->idle = 0;
+    l->parked_by = NULL;
+    l->nparked = 0;
     l->nunavailable = 0;
     l->population[0] = 0;
     l->peer[0] = 0;
@@ -412,6 +403,9 @@ static void end_op(strobe_op op, int committed, uint64_t now, int implicit) {
     pos = op_position(op);
   }
   strobe__live_op *l = own_slot(op);
+  for (uint32_t i = 0; i < l->nparked; i++) flag_children(l, l->parked[i].child_aggs); /* ended while parked */
+  l->nparked = 0;
+  l->parked_by = NULL;
   for (uint32_t i = tls_ctx.nstages; i-- > 0;)
     if (same_op(tls_ctx.stages[i].op, op)) {
       flag_children(l, tls_ctx.stages[i].child_aggs); /* still open: dropped, so its children's time is in no stage */
@@ -473,6 +467,48 @@ void strobe_op_resume(strobe_op op) {
   if (!l) return;
   own_slot(op)->nesting_overflow = (uint8_t)!push_op(op, 0);
   if (strobe__is_active()) emit_move(op, STROBE__OPEV_RESUME, strobe__now());
+}
+
+static int evict_stale(void); /* >>stages */
+
+/* >>park: an operation set aside on its thread with its open stages, while
+ * the thread runs other work (docs/sessions.md §Parked operations). */
+strobe_op strobe_op_park(void) {
+  strobe_op op = current_op();
+  if (!op.id) return op;
+  strobe__live_op *l = own_slot(op);
+  l->nparked = 0;
+  for (uint32_t i = 0; i < tls_ctx.nstages;) {
+    if (same_op(tls_ctx.stages[i].op, op)) {
+      l->parked[l->nparked++] = tls_ctx.stages[i]; /* at most MAX_STAGE_NEST: they all fit */
+      remove_frame(i);
+    } else {
+      i++;
+    }
+  }
+  l->parked_by = &tls_ctx;
+  pop_op(op);
+  return op;
+}
+
+int strobe_op_unpark(strobe_op op) {
+  if (!op.id || !op.collector) return STROBE_EINVAL;
+  strobe__mutex_lock(&op.collector->lock);
+  strobe__live_op *l = live_op(op);
+  strobe__mutex_unlock(&op.collector->lock);
+  if (!l || !l->parked_by) return STROBE_ESTATE;
+  if (l->parked_by != (const void *)&tls_ctx) return STROBE_EINVAL;
+  l->parked_by = NULL;
+  for (uint32_t i = 0; i < l->nparked; i++) {
+    if (tls_ctx.nstages == MAX_STAGE_NEST && !evict_stale()) {
+      l->stages_dropped += l->nparked - i; /* no room: their runs are not kept, counted on the sample */
+      break;
+    }
+    tls_ctx.stages[tls_ctx.nstages++] = l->parked[i];
+  }
+  l->nparked = 0;
+  l->nesting_overflow = (uint8_t)!push_op(op, 0);
+  return 0;
 }
 
 /* >>remote: operations handed between processes (docs/sessions.md §Across

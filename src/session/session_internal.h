@@ -145,6 +145,22 @@ typedef struct strobe__window_slot {
   strobe__name *name;
 } strobe__window_slot;
 
+/* An open stage of an operation on its thread (operation.c); kept in the
+ * operation's slot while the operation is parked (strobe_op_park). */
+#define STROBE__MAX_STAGE_NEST 16 /* stages open at once on one thread */
+typedef struct strobe__stage_frame {
+  strobe_op op;                 /* the operation it belongs to */
+  const strobe_site *site;
+  uint32_t token;               /* what the handle carries; never 0 */
+  uint32_t site_id;
+  uint32_t parent_id;           /* run-time parent: the stage of the same operation open around it; 0 = none */
+  uint32_t parent_token;        /* that stage's frame, to re-parent when it ends first */
+  uint32_t not_in_declared;     /* 1: the site declares a parent that was not open when it began */
+  uint32_t child_aggs;          /* stage-table entries of children that completed inside this run: flagged
+                                 * parent_incomplete if this run is never aggregated */
+  uint64_t t0;
+} strobe__stage_frame;
+
 typedef struct strobe__live_op {
   uint32_t gen;
   int used;
@@ -171,6 +187,9 @@ typedef struct strobe__live_op {
   char peer[STROBE_MAX_LABEL + 1]; /* owner-thread only: set by strobe_op_hand_off_remote just before its end */
   uint8_t remote;                 /* resumed from another process (strobe_op_resume_remote) */
   strobe__remote_from from;       /* when remote */
+  const void *parked_by;          /* owner-thread: the thread that parked it (strobe_op_park), NULL: not parked */
+  uint32_t nparked;               /* owner-thread: its stages open when parked, kept below */
+  strobe__stage_frame parked[STROBE__MAX_STAGE_NEST];
 } strobe__live_op;
 
 typedef struct strobe__live_app {
