@@ -50,7 +50,16 @@ installed() {
     nodejs) command -v node > /dev/null && return 0 ;;
     npm) command -v npm > /dev/null && return 0 ;;
   esac
-  [ "$(dpkg-query -W -f='${Status}' "$1" 2> /dev/null)" = "install ok installed" ]
+  # With a foreign architecture added (arm64 for the cross build), dpkg-query
+  # prints one line per installed architecture: NAME means the native one (or
+  # an architecture-independent package), NAME:ARCH that architecture.
+  local arch
+  case "$1" in
+    *:*) arch="${1##*:}" ;;
+    *) arch="$(dpkg --print-architecture)" ;;
+  esac
+  dpkg-query -W -f='${Status} ${Architecture}\n' "$1" 2> /dev/null |
+    grep -Eq "^install ok installed ($arch|all)\$"
 }
 
 if [ "${1:-}" = --check ] && [ "${2:-}" = library ]; then
