@@ -1739,6 +1739,26 @@ def case_merge():
     check(p.returncode == 2 and "two captures or more" in p.stderr, p.stderr)
     p = run_bounded(["merge", a, a, "-o", out])
     check(p.returncode == 2 and "same capture" in p.stderr, p.stderr)
+    # One recording given twice, known by its content (process, boot, first event): a copy, or a merge with one of
+    # its inputs, is refused, never merged with its events doubled.
+    copy, ab0 = os.path.join(w, "copy.strobe"), os.path.join(w, "ab0.strobe")
+    shutil.copyfile(b, copy)
+    run("merge", "--quiet", a, b, "-o", ab0)
+    for argv in ((a, b, copy), (ab0, b), (a, ab0)):
+        p = run_bounded(["merge", *argv, "-o", out])
+        check(p.returncode == 2 and "merged twice" in p.stderr, f"merge {argv}: exit {p.returncode} {p.stderr}")
+    # A gap in the thread indexes (thread 1 never defined), and every prefix of a merge holding it: merged, or
+    # refused with exit 1 and a message, never a signal.
+    gap, gapped = capture("gap", "--thread-gap"), os.path.join(w, "gapped.strobe")
+    run("merge", "--quiet", "--same-host", gap, a, "-o", gapped)
+    raw_gapped = open(gapped, "rb").read()
+    cut = os.path.join(w, "cut.strobe")
+    for n in range(64, len(raw_gapped), max(1, len(raw_gapped) // 150)):
+        with open(cut, "wb") as f:
+            f.write(raw_gapped[:n])
+        p = run_bounded(["merge", "--quiet", "--same-host", cut, b, "-o", out])
+        check(p.returncode in (0, 1, 2) and (p.returncode == 0 or p.stderr.strip()),
+              f"merge of {n} bytes of a gapped merge: exit {p.returncode} {p.stderr[-500:]}")
     fifo = os.path.join(w, "fifo")
     os.mkfifo(fifo)
     p = run_bounded(["merge", a, fifo, "-o", out])

@@ -83,11 +83,13 @@
  *          [--no-marks] [--interned] [--slow K:NS]... [--stage-tree]
  *          [--pass-category] [--worker-marks] [--units] [--kinds] [--ui-tree]
  *          [--gpu] [--gpu-bad K] [--producer] [--no-unix-epoch] [--samples]
- *          [--merge-block] [--pid N]
+ *          [--merge-block] [--pid N] [--thread-gap]
  * With --samples, the sampler's records (>>samples) follow the events. With
  * --merge-block, the capture says it is a merge (a MERGE block: docs/cli.md
  * §merge) of one input of process "left" that could not carry 5 samples.
  * --pid N sets the header's pid (default 4242): a merge names it pid_<N>.
+ * --thread-gap makes the worker thread 2, leaving index 1 undefined (a gap in
+ * the thread indexes, as a cut or merged capture may have).
  * It must never depend on the real clock: the tests compare exact numbers.
  */
 #include <stdio.h>
@@ -132,6 +134,7 @@ typedef struct opts {
   int no_unix_epoch; /* a header without the wall-clock anchor (tag 30), as older writers wrote */
   int samples;       /* the sampler's records and counts (>>samples) */
   int merge_block;   /* a MERGE block naming what a merge could not carry */
+  int thread_gap;    /* the worker is thread 2: no thread 1 (a gap in the thread indexes) */
   unsigned long long pid; /* the header's pid, default 4242: a merge names an input pid_<pid> */
 } opts;
 
@@ -500,7 +503,7 @@ static int usage(void) {
           "                        [--no-marks] [--interned] [--slow K:NS]... [--stage-tree]\n"
           "                        [--pass-category] [--worker-marks] [--units] [--kinds] [--ui-tree] [--deep]\n"
           "                        [--gpu] [--gpu-bad K] [--producer] [--no-unix-epoch] [--samples]\n"
-          "                        [--merge-block] [--pid N]\n");
+          "                        [--merge-block] [--pid N] [--thread-gap]\n");
   return 2;
 }
 
@@ -536,6 +539,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--no-unix-epoch")) o.no_unix_epoch = 1;
     else if (!strcmp(a, "--samples")) o.samples = 1;
     else if (!strcmp(a, "--merge-block")) o.merge_block = 1;
+    else if (!strcmp(a, "--thread-gap")) o.thread_gap = 1;
     else if (!strcmp(a, "--pid") && more) o.pid = strtoull(argv[++i], NULL, 10);
     else if (!strcmp(a, "--gpu-bad") && more) o.gpu_bad = atoi(argv[++i]);
     else if (!strcmp(a, "--slow") && more && o.nslow < 4) {
@@ -601,7 +605,8 @@ int main(int argc, char **argv) {
   }
   if (o.producer) strobe__writer_label(w, L_AUDIO, "audio");
   strobe__writer_thread(w, 0, 1000, "main", 0);
-  strobe__writer_thread(w, 1, 1001, "worker", 0);
+  const uint32_t worker = o.thread_gap ? 2 : 1;
+  strobe__writer_thread(w, worker, 1001, "worker", 0);
 
   static batch m, wk;
   m.now = 1000000;  /* 1 ms after the epoch */
@@ -616,13 +621,13 @@ int main(int argc, char **argv) {
     worker_job(&wk, &o, k);
     if (m.n > 3500 || wk.n > 3500 || k == o.frames - 1) {
       strobe__writer_events(w, 0, m.ev, m.n);
-      strobe__writer_events(w, 1, wk.ev, wk.n);
+      strobe__writer_events(w, worker, wk.ev, wk.n);
       m.n = wk.n = 0;
       strobe__writer_flush(w);
     }
   }
   if (o.samples) samples(w, 1000000, m.now);
-  if (o.lost) strobe__writer_lost(w, 1, 4);
+  if (o.lost) strobe__writer_lost(w, worker, 4);
   if (o.merge_block) {
     static strobe_capture_merge mb;
     mb.ninputs = 1;
@@ -636,7 +641,7 @@ int main(int argc, char **argv) {
   strobe__writer_drain(w, 2600, 1300);
   if (o.unfinished) {
     begin(&wk, S_STALLED);
-    strobe__writer_events(w, 1, wk.ev, wk.n);
+    strobe__writer_events(w, worker, wk.ev, wk.n);
     wk.n = 0;
   }
   strobe__writer_thread_end(w, 0);
