@@ -937,6 +937,9 @@ def case_export_otlp():
     # the capture's times), the operation's facts as attributes; refused without an anchor, never invented.
     # tests/otel/otlp.test.mjs decodes it with the official OpenTelemetry packages.
     frames, unix0 = 10, 1764633600000000000
+    # A capture without operations: a file without spans, said (UBSan, in the sanitizer build, saw qsort given NULL).
+    _, err = run("export", capture("no_ops"), "--format", "otlp", "-o", os.path.join(ARGS.work, "none.otlp.json"))
+    check("no completed operation" in err, f"otlp export without operations: {err}")
     p = capture("otlp", "--ops", "--frames", str(frames))
     out = os.path.join(ARGS.work, "ops.otlp.json")
     run("export", p, "--format", "otlp", "-o", out, "--service", "grid", "--resource", "host.name=h1")
@@ -1393,6 +1396,11 @@ def case_bad_input():
     open(empty, "wb").close()
     _, err = run("info", empty, expect=1)
     check("truncated inside its header" in err, err)
+    # An epoch past 2^62 ns of CLOCK_MONOTONIC (a damaged header): the perfetto export, which places every time on
+    # that clock, says so and fails, where its sums overflowed (UBSan) and wrapped.
+    far = capture("far", "--epoch-mono", str(2**63 - 1000))
+    _, err = run("export", far, "--format", "perfetto", "-o", os.path.join(w, "far.pftrace"), expect=1)
+    check("out of range" in err, err)
     # Wrong version.
     ver = os.path.join(w, "v7.strobe")
     data = bytearray(open(base, "rb").read())
@@ -1829,6 +1837,11 @@ def case_merge():
     check(p.returncode == 1 and "no boot id" in p.stderr, p.stderr)
     stdout, _ = run("merge", "--same-host", a, tool, "-o", out)
     check("pid_4242" in stdout, f"the tool's capture, named by its pid: {stdout}")
+    # A header time past 2^62 ns (a damaged header): refused with a clear error, never merged at shifted times.
+    far = capture("far", "--epoch-mono", str(2**63 - 1000))
+    os.remove(out)
+    p = run_bounded(["merge", "--same-host", far, tool, "-o", out])
+    check(p.returncode == 1 and "out of range" in p.stderr and not os.path.exists(out), f"merge of {far}: {p.stderr}")
     check(os.path.getsize(a) == size_a and os.path.getsize(b) == len(raw), "the inputs are untouched")
 
 

@@ -83,13 +83,14 @@
  *          [--no-marks] [--interned] [--slow K:NS]... [--stage-tree]
  *          [--pass-category] [--worker-marks] [--units] [--kinds] [--ui-tree]
  *          [--gpu] [--gpu-bad K] [--producer] [--no-unix-epoch] [--samples]
- *          [--merge-block] [--pid N] [--thread-gap]
+ *          [--merge-block] [--pid N] [--thread-gap] [--epoch-mono NS]
  * With --samples, the sampler's records (>>samples) follow the events. With
  * --merge-block, the capture says it is a merge (a MERGE block: docs/cli.md
  * §merge) of one input of process "left" that could not carry 5 samples.
  * --pid N sets the header's pid (default 4242): a merge names it pid_<N>.
  * --thread-gap makes the worker thread 2, leaving index 1 undefined (a gap in
- * the thread indexes, as a cut or merged capture may have).
+ * the thread indexes, as a cut or merged capture may have). --epoch-mono NS
+ * puts the header's epoch at NS of CLOCK_MONOTONIC (default 0).
  * It must never depend on the real clock: the tests compare exact numbers.
  */
 #include <stdio.h>
@@ -135,6 +136,7 @@ typedef struct opts {
   int samples;       /* the sampler's records and counts (>>samples) */
   int merge_block;   /* a MERGE block naming what a merge could not carry */
   int thread_gap;    /* the worker is thread 2: no thread 1 (a gap in the thread indexes) */
+  uint64_t epoch_mono; /* the header's epoch on CLOCK_MONOTONIC, ns (default 0) */
   unsigned long long pid; /* the header's pid, default 4242: a merge names an input pid_<pid> */
 } opts;
 
@@ -503,7 +505,7 @@ static int usage(void) {
           "                        [--no-marks] [--interned] [--slow K:NS]... [--stage-tree]\n"
           "                        [--pass-category] [--worker-marks] [--units] [--kinds] [--ui-tree] [--deep]\n"
           "                        [--gpu] [--gpu-bad K] [--producer] [--no-unix-epoch] [--samples]\n"
-          "                        [--merge-block] [--pid N] [--thread-gap]\n");
+          "                        [--merge-block] [--pid N] [--thread-gap] [--epoch-mono NS]\n");
   return 2;
 }
 
@@ -540,6 +542,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--samples")) o.samples = 1;
     else if (!strcmp(a, "--merge-block")) o.merge_block = 1;
     else if (!strcmp(a, "--thread-gap")) o.thread_gap = 1;
+    else if (!strcmp(a, "--epoch-mono") && more) o.epoch_mono = strtoull(argv[++i], NULL, 10);
     else if (!strcmp(a, "--pid") && more) o.pid = strtoull(argv[++i], NULL, 10);
     else if (!strcmp(a, "--gpu-bad") && more) o.gpu_bad = atoi(argv[++i]);
     else if (!strcmp(a, "--slow") && more && o.nslow < 4) {
@@ -561,7 +564,7 @@ int main(int argc, char **argv) {
   }
   /* The header's clock is the one asked for, with epoch 0, on no real machine. */
   /* A fixed wall-clock anchor (2025-12-02 00:00:00 UTC): the OTLP export's Unix times are exact. */
-  strobe__header_facts facts = {{o.clock, 1, o.ns_per_tick, 0, 0}, 0, "x86_64", 0, o.pid, 262144, 0, 0,
+  strobe__header_facts facts = {{o.clock, 1, o.ns_per_tick, 0, o.epoch_mono}, 0, "x86_64", 0, o.pid, 262144, 0, 0,
                                 1764633600000000000ull, NULL};
   if (o.no_unix_epoch) facts.epoch_unix_ns = 0;
   strobe__writer *w;

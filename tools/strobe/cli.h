@@ -176,6 +176,12 @@ int cli_clock_mismatch(const char *cmd, const cli_input *a, const cli_input *b);
 
 /* Times: ns since the epoch of a capture's start (header start_ticks). */
 double cli_start_ns(const strobe_capture *c);
+/* Largest CLOCK_MONOTONIC time a tool places, in ns (2^62: 146 years of uptime): past it, sums of times and
+ * shifts would overflow 64 bits (docs/cli.md §Bad input). */
+#define CLI_MAX_MONO_NS 4611686018427387904.0
+/* 0 when the capture's epoch (header) and end (footer, or the last record read) lie within CLI_MAX_MONO_NS of
+ * CLOCK_MONOTONIC's zero; else prints which time of `path` is out of range and returns CLI_FAIL. */
+int cli_times_in_range(const char *cmd, const char *path, const strobe_capture *c);
 
 /* >>output: -o FILE or stdout. */
 typedef struct cli_output {

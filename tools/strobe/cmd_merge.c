@@ -326,7 +326,7 @@ static int cmp_u64(const void *a, const void *b) {
 
 static void set_sort(id_set *s) {
   if (!s->n) return;
-  qsort(s->v, s->n, sizeof *s->v, cmp_u64);
+  if (s->n) qsort(s->v, s->n, sizeof *s->v, cmp_u64); /* v is NULL when empty */
   uint32_t k = 1;
   for (uint32_t i = 1; i < s->n; i++)
     if (s->v[i] != s->v[k - 1]) s->v[k++] = s->v[i];
@@ -674,6 +674,7 @@ static int scan_input(merge_input *in, offset_pool *pool, const char *cmd, int q
           nomem |= set_add(&in->res, r->deep->calls[i].refs[k].resource);
   }
   rc = cli_finish_read(&ci);
+  if (!rc) rc = cli_times_in_range(cmd, in->path, ci.cap); /* the shifts and sums below stay within 64 bits */
   for (uint32_t i = 0; i < strobe_capture_query_thread_count(ci.cap); i++) {
     const strobe_capture_thread *t = strobe_capture_query_thread(ci.cap, i); /* NULL: an index never defined */
     if (t) nomem |= set_add(&in->tids, t->os_tid);
@@ -997,6 +998,12 @@ int cli_merge_files(const char *cmd, const char *const *paths, int n, const char
   }
   int rc0 = refuse_duplicates(cmd, in, n);
   if (!rc0) rc0 = align_inputs(cmd, in, n, &pool, same_host);
+  for (int i = 0; i < n && !rc0; i++)
+    if (in[i].shift_ns > (int64_t)CLI_MAX_MONO_NS || in[i].shift_ns < -(int64_t)CLI_MAX_MONO_NS) {
+      cli_error(cmd, "%s: its clock-offset samples shift it by %lld ns, past 2^62 ns: out of range (damaged samples)",
+                in[i].path, (long long)in[i].shift_ns);
+      rc0 = CLI_FAIL;
+    }
   if (!rc0 && (plan_ids(in, n, offsetof(merge_input, tids), offsetof(merge_input, tids_to), 1ull << 32) ||
                plan_ids(in, n, offsetof(merge_input, res), offsetof(merge_input, res_to), 1ull << 48))) {
     cli_error(cmd, "out of memory for the inputs' thread and resource ids");
