@@ -584,8 +584,25 @@ def case_attachments():
           [("4", "10", "stored"), ("4", "20", "stored"), ("4", "01", "stored"), ("9", "10", "earlier"), ("9", "30", "cut")],
           f"{rows}")
     check("1 attachments (500 bytes) were cut" in err, err)
-    run("export", path, "--attachments", out_dir)  # again, over its own files
+    # Again into the same DIR: refused, as it holds files, unless --force replaces its own files.
+    _, err = run("export", path, "--attachments", out_dir, expect=2)
+    check("not empty" in err and "--force" in err, err)
+    # Hard links planted in DIR to files elsewhere: --force replaces the names, never writes through them.
+    victims = {}
+    for name in ("index.tsv", "frame-4-resource-0000000000000001.png"):
+        victim = os.path.join(ARGS.work, "victim-" + name)
+        with open(victim, "wb") as f:
+            f.write(b"victim")
+        os.remove(os.path.join(out_dir, name))
+        os.link(victim, os.path.join(out_dir, name))
+        victims[victim] = name
+    run("export", path, "--attachments", out_dir, "--force")
     check(os.stat(os.path.join(out_dir, "frame-9-resource-0000000000000010.bin")).st_nlink == 2, "relinked")
+    for victim, name in victims.items():
+        check(open(victim, "rb").read() == b"victim" and os.stat(victim).st_nlink == 1,
+              f"{victim}, linked as {name} in DIR, was written through")
+        check(os.path.getsize(os.path.join(out_dir, name)) > 6, f"{name} rewritten")
+    run("export", path, "--format", "chrome", "--force", "-o", os.path.join(ARGS.work, "x.json"), expect=2)
     fifo = os.path.join(ARGS.work, "a-fifo")
     os.mkfifo(fifo)
     _, err = run("export", path, "--attachments", fifo, expect=2)
