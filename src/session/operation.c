@@ -51,6 +51,7 @@ static _Thread_local struct {
   uint32_t nops;
   uint32_t overflow;            /* operations begun (or resumed) past MAX_OP_NEST and not yet ended: while
                                  * any is open, the thread has no current operation to attach work to */
+  strobe_op overflow_op;        /* the last of those begun, while open: what it is not given is counted on it */
   stage_frame stages[MAX_STAGE_NEST];
   uint32_t nstages;
   uint32_t next_token;
@@ -68,6 +69,7 @@ static strobe_op current_op(void) {
 static int push_op(strobe_op op, uint32_t anchor) {
   if (tls_ctx.nops == MAX_OP_NEST || tls_ctx.overflow) {
     tls_ctx.overflow++;
+    tls_ctx.overflow_op = op;
     return 0;
   }
   tls_ctx.anchor[tls_ctx.nops] = anchor;
@@ -401,6 +403,7 @@ static void end_op(strobe_op op, int committed, uint64_t now, int implicit) {
     strobe__mutex_unlock(&c->lock);
     if (!live) return;
     if (own_slot(op)->nesting_overflow && tls_ctx.overflow) tls_ctx.overflow--;
+    if (same_op(op, tls_ctx.overflow_op)) tls_ctx.overflow_op = (strobe_op){0, NULL};
   }
   int interleaved = 0;
   for (int k = (int)tls_ctx.nops - 1; pos >= 0 && k > pos; k--) {
@@ -647,6 +650,18 @@ int strobe_op_detailed(void) {
   return own_slot(op)->detailed;
 }
 
+/* A stage (or counter) met while an operation past the nesting bound is open: it attaches to none, so it is
+ * counted dropped on that operation, beside its nesting_overflow (docs/sessions.md "Per-thread bounds"). Only
+ * the last one begun is known; one further out, after it ended, counts nothing. */
+static void dropped_past_nesting(int stage) {
+  strobe_op op = tls_ctx.overflow ? tls_ctx.overflow_op : (strobe_op){0, NULL};
+  if (!op.id) return;
+  strobe__live_op *l = own_slot(op); /* this thread's own open operation: its slot is live */
+  if (!l->detailed && !l->captured) return;
+  if (stage) l->stages_dropped++;
+  else l->counters_dropped++;
+}
+
 /* A label under the rule, or the placeholder (counted); its length in *n. */
 static const char *counter_label(strobe_op op, const char *label, size_t *n) {
   *n = strobe__label_len(label, STROBE__RULE_NAME);
@@ -660,7 +675,10 @@ static const char *counter_label(strobe_op op, const char *label, size_t *n) {
  * Its unit is the first one an add named (docs/recording.md §Units). */
 static void counter_add(const char *name, const char *kind, double delta, uint32_t unit) {
   strobe_op op = current_op();
-  if (!op.id) return;
+  if (!op.id) {
+    dropped_past_nesting(0);
+    return;
+  }
   strobe__live_op *l = own_slot(op);
   if (!l->detailed && !l->captured) return;
   if (unit >= STROBE_UNIT_LIMIT) { /* not a unit: none, counted like a replaced label */
@@ -808,7 +826,10 @@ strobe_stage strobe__stage_begin(strobe_site *site) {
   h.state = 1;
   h.owner = &tls_ctx;
   strobe_op op = current_op();
-  if (!op.id) return h;
+  if (!op.id) {
+    dropped_past_nesting(1);
+    return h;
+  }
   strobe__live_op *l = own_slot(op);
   if (tls_ctx.nstages == MAX_STAGE_NEST && !evict_stale()) {
     if (l->detailed || l->captured) l->stages_dropped++; /* its timing is not kept: counted on the sample */
