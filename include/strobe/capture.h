@@ -388,6 +388,8 @@ typedef struct strobe_capture_totals {
   uint32_t sample_functions;    /* functions the writer's process had named by then */
   uint32_t sample_unresolved;   /* of them, "?? object" */
   uint64_t lane_spans;    /* LANE_SPAN records returned (strobe/producer.h) */
+  uint64_t attach_damaged;    /* attachment blocks skipped as damaged (strobe_capture_set_skip_damaged_content)... */
+  uint64_t attach_damaged_at; /* ...and the byte where the first began (0: none) */
 } strobe_capture_totals;
 
 /* Opens a capture file and reads its header. On success *out owns the file
@@ -428,6 +430,14 @@ STROBE_API int strobe_capture_next(strobe_capture *c, strobe_capture_record *rec
  * Takes effect from the next record. Returns 0, or STROBE_EINVAL (c NULL,
  * types 0 or with bits that name no type; nothing changes). */
 STROBE_API int strobe_capture_set_records(strobe_capture *c, uint64_t types);
+
+/* Opt-in for readers of content (replay, strobe calls): an attachment block
+ * whose checksum or compressed data fails (one resource's content or one
+ * screenshot, self-contained: nothing after it depends on it) is skipped and
+ * counted in totals.attach_damaged, with where the first began, instead of
+ * ending the read; any other damaged block still ends it with its error.
+ * Takes effect from the next block. Returns 0, or STROBE_EINVAL (c NULL). */
+STROBE_API int strobe_capture_set_skip_damaged_content(strobe_capture *c, int on);
 
 /* The most records strobe_capture_next_batch returns at once. */
 #define STROBE_CAPTURE_BATCH_MAX 128

@@ -94,6 +94,7 @@ struct strobe_capture {
 
   strobe_capture_header header; /* filled by read_header, then constant */
   int err;  /* sticky error, 0 while fine */
+  int skip_damaged; /* strobe_capture_set_skip_damaged_content: an ATTACH block failing its checks is skipped */
   int done; /* clean end reached: next() returns 0 */
 
   /* current block */
@@ -536,6 +537,8 @@ static int read_header(strobe_capture *c) {
 /* Reads the next block and leaves its payload in c->cur. Returns 1 with the
  * block's type in *type, 0 at a clean end of input, or a negative error. */
 static int read_block(strobe_capture *c, uint8_t *type) {
+again:;
+  uint64_t at = strobe_capture_query_position(c);
   uint8_t hb[STROBE__BLOCK_HEADER];
   long long n = src_read(c, hb, sizeof hb);
   if (n < 0) return (int)n;
@@ -559,7 +562,15 @@ static int read_block(strobe_capture *c, uint8_t *type) {
   const uint8_t *stored;
   int r = src_bytes(c, h.stored_len, &stored);
   if (r) return r;
-  if (strobe__block_crc(hb, stored, h.stored_len) != h.crc) return STROBE_ECORRUPT;
+  int damaged = strobe__block_crc(hb, stored, h.stored_len) != h.crc;
+  if (damaged && c->skip_damaged && h.type == STROBE__BLK_ATTACH) {
+    /* Framed whole (its length was bounded and its bytes are there): one resource's content, which no later
+     * block depends on, is skipped and counted (strobe_capture_set_skip_damaged_content). */
+    if (!c->totals.attach_damaged) c->totals.attach_damaged_at = at;
+    c->totals.attach_damaged++;
+    goto again;
+  }
+  if (damaged) return STROBE_ECORRUPT;
   c->totals.blocks++;
 
   /* Blocks left compressed (unknown types, skipped) keep their stored length. */
@@ -2106,6 +2117,12 @@ const char *strobe_capture_record_type_name(uint32_t type) {
 
 strobe_capture_totals strobe_capture_query_totals(const strobe_capture *c) {
   return c ? c->totals : (strobe_capture_totals){0};
+}
+
+int strobe_capture_set_skip_damaged_content(strobe_capture *c, int on) {
+  if (!c) return STROBE_EINVAL;
+  c->skip_damaged = on != 0;
+  return 0;
 }
 
 uint64_t strobe_capture_query_position(const strobe_capture *c) {

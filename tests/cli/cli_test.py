@@ -634,6 +634,20 @@ def case_calls():
     check([c["seq"] for c in calls] == list(range(6)), f"{calls}")
     check([c["status"] for c in calls] == ["ok", "ok", "ok", "missing_surface_geometry", "missing_texture",
                                             "missing_geometry"], f"{[c['status'] for c in calls]}")
+    # One flipped byte in an attachment block (the mask 0x20 a call samples, or the screenshot): that block is skipped
+    # and said, the deep capture still replays, and exactly the calls needing a content not read say so.
+    raw = open(path, "rb").read()
+    for magic, want in ((bytes([0, 255, 255, 0, 128, 64, 32, 16]),
+                         ["ok", "ok", "damaged_content", "missing_surface_geometry", "damaged_content", "damaged_content"]),
+                        (b"\x89PNG", ["ok", "ok", "ok", "damaged_content", "damaged_content", "damaged_content"])):
+        at = raw.find(magic)
+        check(at > 0, f"{magic} in the capture")
+        damaged = os.path.join(ARGS.work, "damaged.strobe")
+        with open(damaged, "wb") as f:
+            f.write(raw[:at + 3] + bytes([raw[at + 3] ^ 1]) + raw[at + 4:])
+        jd, err = run_json("calls", damaged, "--frame", "4", expect=1)
+        check([c["status"] for c in jd["calls"]] == want and "1 damaged attachment blocks skipped" in err,
+              f"{magic}: {[c['status'] for c in jd['calls']]}\n{err}")
     check([(c["kind"], c["pipeline"], c["pass"]) for c in calls[:3]] ==
           [("clear", "solid", "main"), ("quad", "solid", "main"), ("sprite", "sprite_a8", "main")], f"{calls}")
     check(calls[1]["bounds"] == [10, 20, 100, 22] and calls[1]["clip"] == [0, 0, 300, 200], f"{calls[1]}")
