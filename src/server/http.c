@@ -426,6 +426,7 @@ static int route(strobe_server *s, struct MHD_Connection *conn, const char *url,
     if (!get) return queue_empty(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "GET");
     return strobe__api_info(s, conn);
   }
+  if (!strcmp(url, "/api/open")) return strobe__api_open(s, conn, method);
   if (!strcmp(url, "/api/tree")) return strobe__api_tree(s, conn, method);
   if (!strcmp(url, "/api/clock")) return strobe__api_clock(s, conn, method, rq->body, rq->len);
   if (!strcmp(url, "/api/deep")) return strobe__api_deep(s, conn, method);
@@ -469,7 +470,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     *con_cls = rq;
     __atomic_fetch_add(&s->requests, 1, __ATOMIC_RELAXED);
     int ret;
-    if (reject(s, conn, strobe__viewer_is_asset(url, method), &ret)) {
+    /* The viewer's files carry no data, and /api/open's credential is its one-time code: no token asked. */
+    if (reject(s, conn, strobe__viewer_is_asset(url, method) || !strcmp(url, "/api/open"), &ret)) {
       rq->answered = 1;
       set_phase(s, conn, CONN_ANSWER);
       return (enum MHD_Result)ret;

@@ -1618,6 +1618,70 @@ def case_view_messages():
         check(err == want.replace("strobe report: ", "strobe view: "), f"view {bad}:\n{err}\nreport:\n{want}")
 
 
+def interrupt(p, what):
+    """Stops a serving `strobe view` with SIGINT: it must exit 0."""
+    p.send_signal(signal.SIGINT)
+    p.communicate(timeout=30)
+    check(p.returncode == 0, f"{what}: exit {p.returncode}")
+
+
+def reap(p):
+    """Kills a process still running (a failed check left it)."""
+    if p.poll() is None:
+        p.kill()
+        p.wait()
+
+
+def case_view_open():
+    """`strobe view` starts the browser (xdg-open, here a stand-in that writes down its arguments) on a one-time
+    code, never on the token: a command line is readable by every local user (ps). The code trades once for the
+    token (POST /api/open), which is the one printed on standard output."""
+    import urllib.error
+    import urllib.request
+    w = ARGS.work
+    bindir, opened = os.path.join(w, "bin"), os.path.join(w, "opened.txt")
+    os.makedirs(bindir, exist_ok=True)
+    opener = os.path.join(bindir, "xdg-open")
+    with open(opener, "w") as f:
+        f.write('#!/bin/sh\nprintf \'%s\\n\' "$@" > "$STROBE_TEST_OPENED.tmp" && mv "$STROBE_TEST_OPENED.tmp" '
+                '"$STROBE_TEST_OPENED"\n')
+    os.chmod(opener, 0o755)
+    env = dict(os.environ, PATH=bindir + os.pathsep + os.environ.get("PATH", ""), DISPLAY=":99",
+               STROBE_TEST_OPENED=opened)
+    p = subprocess.Popen([ARGS.strobe, "view", "--quiet", capture("base")], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        r, _, _ = select.select([p.stdout], [], [], 60)
+        url = p.stdout.readline().strip() if r else ""
+        m = re.match(r"^http://127\.0\.0\.1:(\d+)/#token=([0-9a-f]+)$", url)
+        check(m, f"view: no URL ({url!r})")
+        port, token = m.group(1), m.group(2)
+        for _ in range(600):  # the opener runs in a child: wait for it (60 s at most)
+            if os.path.exists(opened):
+                break
+            time.sleep(0.1)
+        argv = open(opened).read().split()
+        check(len(argv) == 1 and token not in argv[0], f"the browser's command line holds the token: {argv}")
+        c = re.match(r"^http://127\.0\.0\.1:" + port + r"/#code=([0-9a-f]{32})$", argv[0])
+        check(c, f"the browser's command line: {argv}")
+
+        def trade():
+            req = urllib.request.Request(f"http://127.0.0.1:{port}/api/open", data=b"", method="POST",
+                                         headers={"X-Strobe-Open-Code": c.group(1)})
+            try:
+                with urllib.request.urlopen(req, timeout=30) as res:
+                    return res.status, json.load(res)
+            except urllib.error.HTTPError as e:
+                return e.code, None
+        status, got = trade()
+        check(status == 200 and got["token"] == token, f"the code traded for the token: {status} {got}")
+        status, got = trade()
+        check(status == 403, f"the code traded twice: {status} {got}")
+        interrupt(p, "view")
+    finally:
+        reap(p)
+
+
 def run_bounded(argv, stdin=None, timeout=15):
     """Runs strobe; a run that does not end within timeout fails the test (a hang), never stalls it."""
     try:
@@ -1836,13 +1900,9 @@ def case_merge():
             meta = json.load(urllib.request.urlopen(req, timeout=30))
             lanes = {t["name"] for t in meta["threads"]}
             check({"screen/main", "sender/main"} <= lanes, f"view --merge: viewer lanes {sorted(lanes)}")
-            p.send_signal(signal.SIGINT)
-            p.communicate(timeout=30)
-            check(p.returncode == 0, f"view --merge: exit {p.returncode}")
+            interrupt(p, "view --merge")
         finally:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
+            reap(p)
         check(not [f for f in os.listdir(os.environ.get("TMPDIR") or "/tmp") if f.startswith("strobe-view-merge-")
                    and os.path.getmtime(os.path.join(os.environ.get("TMPDIR") or "/tmp", f)) > os.path.getmtime(a)],
               "view --merge left its temporary capture behind")
