@@ -19,7 +19,7 @@ them) or left stale, payloads cut or grown, block headers' lengths, codec and
 type changed, blocks duplicated, dropped, swapped or moved to the end, header
 fields set to extremes, and files cut; each mutant aims at one block kind, in
 turn over every kind its base holds (SITES, EVENTS, OPS, DEVICE for GPU and
-producer spans, SAMPLES, TREE, ATTACH, DEEP, MERGE, ORIGIN, FOOTER, ...).
+producer spans, SAMPLES, TREE, ATTACH, DEEP, MERGE, ORIGIN, CRASH, FOOTER, ...).
 zstd blocks are first rewritten raw with the zstd command (--zstd), when it is
 there, so their payloads can be mutated too. The fuzzer reads them as extra
 seeds (fuzz/CMakeLists.txt) and tests/cli/cli_test.py's case mutants runs every
@@ -319,7 +319,7 @@ BOUNDARY = [0, 1, 2, 3, 0x7F, 0x80, 0xFF, 0x100, 0xFFFF, 0x10000, 2**31 - 1, 2**
 BLOCK_NAMES = {1: "sites", 2: "thread", 3: "events", 4: "thread_end", 5: "clock", 6: "lost", 7: "footer", 8: "ops",
                9: "labels", 10: "drain", 11: "device", 12: "sample_funcs", 13: "samples", 14: "sampler", 18: "tree",
                19: "tree_totals", 20: "calls", 21: "attach", 22: "deep", 23: "content_totals", 24: "clock_offsets",
-               25: "merge", 26: "origin"}
+               25: "merge", 26: "origin", 43: "crash"}
 KNOWN_TYPES = sorted(BLOCK_NAMES)
 
 

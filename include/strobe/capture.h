@@ -531,6 +531,32 @@ STROBE_API const char *strobe_capture_record_type_name(uint32_t type);
  * strobe_capture_next returned <= 0. Owned by the capture. */
 STROBE_API const strobe_capture_merge *strobe_capture_query_merge(const strobe_capture *c);
 
+/* >>crash: where a process that recorded with strobe_desc.crash_handler died (docs/capture-format.md §CRASH). */
+typedef struct strobe_capture_crash_thread {
+  uint32_t index;          /* the thread's index (strobe_capture_query_thread) */
+  const char *name;
+  uint32_t nscopes;        /* its open scopes kept: scopes[0] outermost, scopes[nscopes - 1] innermost */
+  uint32_t scopes_cut;     /* open scopes further out than those kept */
+  const char *const *scopes; /* site names */
+} strobe_capture_crash_thread;
+typedef struct strobe_capture_crash {
+  int signal;              /* SIGSEGV, SIGBUS, SIGILL, SIGFPE or SIGABRT (this host's numbers) */
+  const char *signal_name; /* "SIGSEGV", ...; "signal N" for another */
+  double time_ns;          /* when the handler ran, ns since the epoch */
+  int fault_thread_known;  /* 1: the signal came on a recorded thread, fault_thread */
+  uint32_t fault_thread;
+  const char *fault_thread_name; /* "" when unknown */
+  const char *op_kind;     /* its open operation's kind ("pass", "rebuild", "input", ...); NULL: none open */
+  uint64_t frame_id;       /* that operation's frame id (a pass) */
+  const char *stage;       /* its innermost open stage; "" when none */
+  uint32_t nthreads;       /* threads described... */
+  uint32_t threads_cut;    /* ...and those past the bound (64) */
+  const strobe_capture_crash_thread *threads;
+} strobe_capture_crash;
+/* The CRASH block as read (NULL when none was: the process did not crash, or
+ * had no crash handler). Owned by the capture, valid until strobe_capture_close. */
+STROBE_API const strobe_capture_crash *strobe_capture_query_crash(const strobe_capture *c);
+
 /* Bytes of the file (or memory) consumed so far: the header, every block
  * read, and the part of a block read before it turned out truncated. For
  * progress display; 0 for NULL. */

@@ -14,7 +14,7 @@
  * can admit nor a capture records (one that began with neither active), or
  * hold the collector lock around anything but a bounded slot update.
  *
- * Contents: >>context >>capture >>begin-end >>handoff >>remote >>marks >>stages >>abandon
+ * Contents: >>context >>capture >>begin-end >>handoff >>remote >>marks >>stages >>abandon >>crash
  */
 #include <stdlib.h>
 #include <string.h>
@@ -66,7 +66,10 @@ static strobe_op current_op(void) {
 /* Returns 0 when the stack is full (or already overflowed): the operation is
  * still timed and published, flagged nesting_overflow, with no stages or
  * counters (docs/sessions.md "Per-thread bounds"). */
+static int crash_op(const char **kind, uint64_t *frame_id, const char **stage); /* >>crash */
+
 static int push_op(strobe_op op, uint32_t anchor) {
+  if (!strobe__crash_op) strobe__crash_op = crash_op; /* installed once; a crash record asks it */
   if (tls_ctx.nops == MAX_OP_NEST || tls_ctx.overflow) {
     tls_ctx.overflow++;
     tls_ctx.overflow_op = op;
@@ -648,6 +651,23 @@ int strobe_op_detailed(void) {
   strobe_op op = current_op();
   if (!op.id) return 0;
   return own_slot(op)->detailed;
+}
+
+/* >>crash (probe.h): the calling thread's innermost operation and stage, read from its own context only, as a
+ * signal handler may (no lock: the slot is this thread's own open operation). */
+static int crash_op(const char **kind, uint64_t *frame_id, const char **stage) {
+  strobe_op op = current_op();
+  if (!op.id) return 0;
+  const strobe__live_op *l = own_slot(op);
+  *kind = strobe_op_kind_name(l->kind);
+  *frame_id = l->frame_id;
+  *stage = "";
+  for (uint32_t i = tls_ctx.nstages; i-- > 0;)
+    if (same_op(tls_ctx.stages[i].op, op) && tls_ctx.stages[i].site) {
+      *stage = tls_ctx.stages[i].site->name;
+      break;
+    }
+  return 1;
 }
 
 /* A stage (or counter) met while an operation past the nesting bound is open: it attaches to none, so it is

@@ -1676,7 +1676,8 @@ def case_mutants():
     spec.loader.exec_module(seeds)
     made = [capture("m_ops", "--ops", "--stages", "--gpu", "--producer", "--frames", "12"),
             capture("m_content", "--deep", "--ui-tree", "--samples", "--frames", "12"),
-            capture("m_merge", "--merge-block", "--thread-gap", "--frames", "6")]
+            capture("m_merge", "--merge-block", "--thread-gap", "--frames", "6"),
+            capture("m_crash", "--crash", "--frames", "6")]
     bases = [(os.path.basename(p), open(p, "rb").read()) for p in seeds.default_bases() + made]
     zstd = ARGS.zstd if ARGS.zstd and shutil.which(ARGS.zstd) else None
     mutants = []
@@ -1697,6 +1698,28 @@ def case_mutants():
         futures += [pool.submit(_view_mutant, m) for m in mutants[::30]]
         failures = [f.result() for f in futures if f.result()]
     check(not failures, f"{len(failures)} of {len(futures)} runs ended badly; the first:\n" + "\n".join(failures[:3]))
+
+
+def case_crash():
+    """A capture a crash handler ended (docs/recording.md §Crashes; make_capture --crash writes its CRASH block as
+    the handler does): strobe info and strobe report say where it died, in text and JSON; a capture without one
+    says nothing (null)."""
+    p = capture("crashed", "--crash")
+    where = "SIGSEGV on thread main in pass 394 \u203a layout_compute"
+    info, _ = run("info", p)
+    check(f"crashed     {where} (2.100 ms" in info and "thread 0 main: frame \u203a layout_compute \u203a measure_row" in info
+          and "thread 1 worker: job \u203a io" in info, info)
+    report, _ = run("report", p)
+    check(f"crashed: {where}" in report, report)
+    for cmd in ("info", "report"):
+        j, _ = run_json(cmd, p)
+        k = j["crash"]
+        check(k["message"] == where and k["signal"] == "SIGSEGV" and k["thread_name"] == "main" and
+              k["operation"] == {"kind": "pass", "frame_id": 394, "stage": "layout_compute"} and
+              [t["open_scopes"] for t in k["threads"]] == [["frame", "layout_compute", "measure_row"], ["job", "io"]],
+              f"{cmd} --json: {k}")
+        j, _ = run_json(cmd, capture("whole"))
+        check(j["crash"] is None, f"{cmd} --json without a crash: {j['crash']}")
 
 
 def interrupt(p, what):

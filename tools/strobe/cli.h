@@ -51,6 +51,10 @@ int cli_merge_files(const char *cmd, const char *const *paths, int n, const char
  * by record type), and its JSON object "merge" (null for a capture that is no merge). cmd_merge.c. */
 struct strobe__json;
 void cli_merge_text(FILE *f, const strobe_capture *c);
+/* Where the process died (crash_text.c): "LABELSIGSEGV on thread ui in pass 394 › layout_compute" and each thread's
+ * open scopes, nothing without a CRASH block; the JSON object "crash" (null without one). */
+void cli_crash_text(FILE *f, const char *label, const strobe_capture *c);
+void cli_crash_json(struct strobe__json *j, const strobe_capture *c);
 void cli_merge_json(struct strobe__json *j, const strobe_capture *c);
 /* The "not_merged" object (the inputs' records a merge could not carry, by record type) that `strobe report`'s
  * and `strobe info`'s merge objects share. */
