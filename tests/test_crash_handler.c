@@ -2,7 +2,8 @@
  * test_crash_handler.c — strobe_desc.crash_handler (docs/recording.md
  * §Crashes) with real faults in a child process: a SIGSEGV (a store through
  * a bad pointer), a SIGFPE (an integer division by zero), a SIGILL (a trap
- * instruction) and abort() each leave a CRASH block in the capture file
+ * instruction), a SIGBUS (a read of a mapped page past its file's end) and
+ * abort() each leave a CRASH block in the capture file
  * the child recorded, saying the signal, the faulting thread ("ui"), the
  * open operation (pass 394) and stage (layout_compute), and each thread's
  * open scopes (the worker blocked in job › io); the child still dies of
@@ -15,6 +16,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,13 +28,14 @@
 #include "strobe/session.h"
 #include "strobe/strobe.h"
 
-enum { FAULT_SEGV, FAULT_FPE, FAULT_ILL, FAULT_ABORT };
+enum { FAULT_SEGV, FAULT_FPE, FAULT_ILL, FAULT_ABORT, FAULT_BUS };
 
 static int g_ready[2];     /* the worker says it is inside its scopes */
 static int g_previous[2];  /* the handler installed before Strobe's writes its signal here */
 #if (defined(__x86_64__) || defined(__i386__)) && !defined(STROBE_TEST_SANITIZED)
 static volatile int g_zero;
 #endif
+static volatile char g_sink;
 static volatile uintptr_t g_bad = 8; /* an address nothing maps (the compiler cannot see it) */
 
 static void *worker(void *arg) {
@@ -51,10 +55,23 @@ static void previous_handler(int sig) {
   unsigned char c = (unsigned char)sig;
   if (write(g_previous[1], &c, 1) != 1) _exit(6);
   signal(sig, SIG_DFL); /* then the default: a fault runs again, abort() raises again */
-  if (sig == SIGABRT || sig == SIGFPE) raise(sig);
+  if (sig == SIGABRT || sig == SIGFPE) raise(sig); /* (a raised SIGFPE is not run again by a return) */
+}
+
+/* A read past the end of a mapped file: the page is mapped, the file has no byte there (SIGBUS). */
+static void bus_error(void) {
+  char path[64];
+  if (fx_temp_file(path, sizeof path, "crash-bus") != 0) _exit(7);
+  int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+  if (fd < 0 || ftruncate(fd, 4096) != 0) _exit(7);
+  volatile char *p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED || ftruncate(fd, 0) != 0) _exit(7);
+  unlink(path);
+  g_sink = p[0];
 }
 
 static void fault(int how) {
+  if (how == FAULT_BUS) bus_error();
   if (how == FAULT_SEGV) *(volatile int *)g_bad = 1;
 #if (defined(__x86_64__) || defined(__i386__)) && !defined(STROBE_TEST_SANITIZED)
   if (how == FAULT_FPE) g_zero = 7 / g_zero; /* x86 traps an integer division by zero (UBSan stops it first) */
@@ -70,8 +87,8 @@ static void child(const char *path, int how, uint32_t flag) {
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = previous_handler;
-  int sigs[] = {SIGSEGV, SIGFPE, SIGILL, SIGABRT};
-  for (int i = 0; i < 4; i++) sigaction(sigs[i], &sa, NULL); /* the application's own, before Strobe's */
+  int sigs[] = {SIGSEGV, SIGFPE, SIGILL, SIGABRT, SIGBUS};
+  for (int i = 0; i < 5; i++) sigaction(sigs[i], &sa, NULL); /* the application's own, before Strobe's */
   strobe_thread_set_name("ui");
   strobe_recorder *rec;
   if (strobe_record_start(&(strobe_record_desc){.path = path, .flush_interval_ms = 10}, &rec)) _exit(3);
@@ -158,6 +175,7 @@ static void test_segv(void) { check_crash(FAULT_SEGV, SIGSEGV); }
 static void test_fpe(void) { check_crash(FAULT_FPE, SIGFPE); }
 static void test_ill(void) { check_crash(FAULT_ILL, SIGILL); }
 static void test_abort(void) { check_crash(FAULT_ABORT, SIGABRT); }
+static void test_bus(void) { check_crash(FAULT_BUS, SIGBUS); }
 
 static void test_off_by_default(void) {
   char path[64];
@@ -181,5 +199,5 @@ static void test_off_by_default(void) {
   CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
-#define CASES(X) X(segv) X(fpe) X(ill) X(abort) X(off_by_default)
+#define CASES(X) X(segv) X(fpe) X(ill) X(abort) X(bus) X(off_by_default)
 HARNESS_MAIN(CASES)
