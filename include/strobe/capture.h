@@ -556,6 +556,9 @@ typedef struct strobe_capture_crash {
 /* The CRASH block as read (NULL when none was: the process did not crash, or
  * had no crash handler). Owned by the capture, valid until strobe_capture_close. */
 STROBE_API const strobe_capture_crash *strobe_capture_query_crash(const strobe_capture *c);
+/* Where it died in one sentence, as strobe info, strobe report and the viewer say it: "SIGSEGV on thread ui in
+ * pass 394 › layout_compute" (UTF-8), cut to cap - 1 bytes; returns buf. Pure: any thread. */
+STROBE_API const char *strobe_capture_crash_text(const strobe_capture_crash *k, char *buf, size_t cap);
 
 /* Bytes of the file (or memory) consumed so far: the header, every block
  * read, and the part of a block read before it turned out truncated. For

@@ -754,6 +754,26 @@ static int block_crash(strobe_capture *c) {
 
 const strobe_capture_crash *strobe_capture_query_crash(const strobe_capture *c) { return c ? c->crash : NULL; }
 
+const char *strobe_capture_crash_text(const strobe_capture_crash *k, char *buf, size_t cap) {
+  if (!buf || !cap) return buf;
+  buf[0] = 0;
+  if (!k) return buf;
+  int n = snprintf(buf, cap, "%s on ", k->signal_name);
+  if (n >= 0 && (size_t)n < cap)
+    n += k->fault_thread_known
+             ? snprintf(buf + n, cap - (size_t)n, "thread %s", k->fault_thread_name[0] ? k->fault_thread_name : "(unnamed)")
+             : snprintf(buf + n, cap - (size_t)n, "a thread that recorded nothing");
+  if (n < 0 || (size_t)n >= cap) return buf;
+  if (!k->op_kind) {
+    snprintf(buf + n, cap - (size_t)n, ", in no operation");
+    return buf;
+  }
+  n += snprintf(buf + n, cap - (size_t)n, " in %s", k->op_kind);
+  if ((size_t)n < cap && k->frame_id) n += snprintf(buf + n, cap - (size_t)n, " %llu", (unsigned long long)k->frame_id);
+  if ((size_t)n < cap && k->stage[0]) snprintf(buf + n, cap - (size_t)n, " \xe2\x80\xba %s", k->stage);
+  return buf;
+}
+
 static int block_merge(strobe_capture *c) {
   strobe__cur *cur = &c->cur;
   if (c->merge) return STROBE_ECORRUPT;

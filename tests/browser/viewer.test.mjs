@@ -85,6 +85,20 @@ async function main() {
       await opened.stop();
     }
 
+    // A capture a crash handler ended (docs/recording.md §Crashes): the header says where it died, as strobe info.
+    const crashed = path.join(work, 'crashed.strobe');
+    run(makeCapture, [crashed, '--crash']);
+    const crashView = await startView(strobe, [crashed]);
+    try {
+      const c = await openViewer(browser, crashView.url);
+      const said = await c.page.evaluate(() => document.getElementById('identity').textContent);
+      check(said.includes('crashed: SIGSEGV on thread main in pass 394 › layout_compute'), `the header says where it crashed: ${said}`);
+      check(c.errors.length === 0, `no error on a crashed capture: ${c.errors}`);
+      await c.page.close();
+    } finally {
+      await crashView.stop();
+    }
+
     // WebGL2 is SwiftShader here (no GPU): by default the flame chart draws with Canvas 2D, which costs the
     // CPU half as much; #renderer=webgl2 keeps WebGL2 (what a machine with a GPU gets), checked below.
     const soft = await openViewer(browser, view.url);

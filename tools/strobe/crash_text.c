@@ -7,34 +7,16 @@
  * Owns: the wording. Must never: say more than the block holds (an unknown
  * thread or operation is said to be unknown, never guessed).
  */
-#include <inttypes.h>
 #include <stdio.h>
 
 #include "cli.h"
 #include "format/json_writer.h"
 
-/* "SIGSEGV on thread ui in pass 394 › layout_compute" into buf. */
-static const char *crash_sentence(const strobe_capture_crash *k, char *buf, size_t cap) {
-  int n = snprintf(buf, cap, "%s on ", k->signal_name);
-  if (k->fault_thread_known)
-    n += snprintf(buf + n, cap - (size_t)n, "thread %s", k->fault_thread_name[0] ? k->fault_thread_name : "(unnamed)");
-  else
-    n += snprintf(buf + n, cap - (size_t)n, "a thread that recorded nothing");
-  if (n < (int)cap && k->op_kind) {
-    n += snprintf(buf + n, cap - (size_t)n, " in %s", k->op_kind);
-    if (n < (int)cap && k->frame_id) n += snprintf(buf + n, cap - (size_t)n, " %" PRIu64, k->frame_id);
-    if (n < (int)cap && k->stage[0]) snprintf(buf + n, cap - (size_t)n, " \xe2\x80\xba %s", k->stage);
-  } else if (n < (int)cap) {
-    snprintf(buf + n, cap - (size_t)n, ", in no operation");
-  }
-  return buf;
-}
-
 void cli_crash_text(FILE *f, const char *label, const strobe_capture *c) {
   const strobe_capture_crash *k = strobe_capture_query_crash(c);
   if (!k) return;
   char buf[512];
-  fprintf(f, "%s%s (%.3f ms after the collector epoch)\n", label, crash_sentence(k, buf, sizeof buf), k->time_ns / 1e6);
+  fprintf(f, "%s%s (%.3f ms after the collector epoch)\n", label, strobe_capture_crash_text(k, buf, sizeof buf), k->time_ns / 1e6);
   for (uint32_t i = 0; i < k->nthreads; i++) {
     const strobe_capture_crash_thread *t = &k->threads[i];
     fprintf(f, "  thread %u %s: ", t->index, t->name[0] ? t->name : "(unnamed)");
@@ -54,7 +36,7 @@ void cli_crash_json(struct strobe__json *j, const strobe_capture *c) {
   }
   char buf[512];
   strobe__json_object(j, "crash");
-  strobe__json_str(j, "message", crash_sentence(k, buf, sizeof buf));
+  strobe__json_str(j, "message", strobe_capture_crash_text(k, buf, sizeof buf));
   strobe__json_str(j, "signal", k->signal_name);
   strobe__json_num(j, "time_ns", k->time_ns, 0);
   if (k->fault_thread_known) {
