@@ -10,22 +10,55 @@ Each seed is named <expected end>-<what>.strb, where the expected end is what
 strobe_capture_next finally returns: ok (0), etruncated, ecorrupt or erange.
 Must never write outside the output directory.
 
+With --mutants it is the damaged-file generator instead (>>mutants): it
+takes valid captures (default: the ok-* seeds of fuzz/corpus/fuzz_capture_reader)
+and writes structured mutants of them, deterministically from --seed: varints
+of a block set to boundary values or moved by one (lengths, counts, offsets,
+ids), bits flipped with the CRC fixed (so the decoder, not the checksum, meets
+them) or left stale, payloads cut or grown, block headers' lengths, codec and
+type changed, blocks duplicated, dropped, swapped or moved to the end, header
+fields set to extremes, and files cut; each mutant aims at one block kind, in
+turn over every kind its base holds (SITES, EVENTS, OPS, DEVICE for GPU and
+producer spans, SAMPLES, TREE, ATTACH, DEEP, MERGE, ORIGIN, CRASH, FOOTER, ...).
+zstd blocks are first rewritten raw with the zstd command (--zstd), when it is
+there, so their payloads can be mutated too. The fuzzer reads them as extra
+seeds (fuzz/CMakeLists.txt) and tests/cli/cli_test.py's case mutants runs every
+CLI command on them.
+
 usage: scripts/make-fuzz-seeds.py [outdir]   (default fuzz/corpus/fuzz_capture_reader)
+       scripts/make-fuzz-seeds.py --mutants OUTDIR [--count N] [--seed S] [--zstd BIN] [BASE...]
+
+Contents: >>encoder >>seeds >>mutants
 """
 import os
+import random
+import shutil
 import struct
+import subprocess
 import sys
 
+# >>encoder
 MAGIC = b"\x89STRB\r\n\x1a"
 SITES, THREAD, EVENTS, THREAD_END, CLOCK, LOST, FOOTER, OPS, LABELS = range(1, 10)
+
+
+def _crc_table():
+    table = []
+    for n in range(256):
+        c = n
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+        table.append(c)
+    return table
+
+
+CRC_TABLE = _crc_table()
 
 
 def crc32c(data, crc=0):
     crc ^= 0xFFFFFFFF
     for b in data:
-        crc ^= b
-        for _ in range(8):
-            crc = (crc >> 1) ^ 0x82F63B78 if crc & 1 else crc >> 1
+        crc = CRC_TABLE[(crc ^ b) & 0xFF] ^ (crc >> 8)
     return crc ^ 0xFFFFFFFF
 
 
@@ -188,6 +221,7 @@ def full_capture():
     return bytes(out), footer_at
 
 
+# >>seeds
 def seeds():
     full, footer_at = full_capture()
     yield "ok-full.strb", full
@@ -279,7 +313,207 @@ def seeds():
     yield "ok-backwards.strb", base + e.block() + block(THREAD_END, varint(0))
 
 
+# >>mutants
+BOUNDARY = [0, 1, 2, 3, 0x7F, 0x80, 0xFF, 0x100, 0xFFFF, 0x10000, 2**31 - 1, 2**32 - 1, 2**32, 2**53, 2**62,
+            2**63 - 1, 2**64 - 1]
+BLOCK_NAMES = {1: "sites", 2: "thread", 3: "events", 4: "thread_end", 5: "clock", 6: "lost", 7: "footer", 8: "ops",
+               9: "labels", 10: "drain", 11: "device", 12: "sample_funcs", 13: "samples", 14: "sampler", 18: "tree",
+               19: "tree_totals", 20: "calls", 21: "attach", 22: "deep", 23: "content_totals", 24: "clock_offsets",
+               25: "merge", 26: "origin", 43: "crash"}
+KNOWN_TYPES = sorted(BLOCK_NAMES)
+
+
+def parse(data):
+    """(header bytes, [[type, codec, flags, stored payload, raw_len]]); None when the framing is not whole."""
+    if len(data) < 16 or data[:8] != MAGIC:
+        return None
+    _, flen = struct.unpack_from("<II", data, 8)
+    p = 16 + flen
+    head, blocks = data[:p], []
+    while p < len(data):
+        if p + 16 > len(data):
+            return None
+        btype, codec, flags, stored_len, raw_len = struct.unpack_from("<BBHII", data, p)
+        if p + 16 + stored_len > len(data):
+            return None
+        blocks.append([btype, codec, flags, data[p + 16:p + 16 + stored_len], raw_len])
+        p += 16 + stored_len
+    return head, blocks
+
+
+def frame(btype, codec, flags, stored, raw_len, stored_len=None, crc=None):
+    """One block as written, its lengths and CRC computed unless given."""
+    h = struct.pack("<BBHII", btype, codec, flags, len(stored) if stored_len is None else stored_len, raw_len)
+    return h + struct.pack("<I", crc32c(stored, crc32c(h)) if crc is None else crc) + stored
+
+
+def encode(head, blocks):
+    return head + b"".join(frame(t, c, f, p, len(p) if c == 0 else r) for t, c, f, p, r in blocks)
+
+
+def normalize(blocks, zstd):
+    """zstd blocks rewritten raw (zstd -d), so their payloads can be mutated; left as they are without zstd."""
+    for b in blocks:
+        if b[1] != 1 or not zstd:
+            continue
+        p = subprocess.run([zstd, "-d", "-c", "-q"], input=b[3], capture_output=True, timeout=60)
+        if p.returncode == 0 and len(p.stdout) == b[4]:
+            b[1], b[3] = 0, p.stdout
+
+
+def varint_starts(payload):
+    """Offsets where a varint may start: the first byte, and every byte after one without the continuation bit."""
+    return [i for i in range(len(payload)) if i == 0 or payload[i - 1] < 0x80]
+
+
+def set_varint(payload, at, value):
+    end = at
+    while end < len(payload) - 1 and payload[end] >= 0x80:
+        end += 1
+    return payload[:at] + varint(value & 0xFFFFFFFFFFFFFFFF) + payload[end + 1:]
+
+
+def read_varint(payload, at):
+    v, shift = 0, 0
+    while at < len(payload) and shift < 64:
+        v |= (payload[at] & 0x7F) << shift
+        if payload[at] < 0x80:
+            break
+        at, shift = at + 1, shift + 7
+    return v
+
+
+def mutate_payload(rng, op, payload):
+    if not payload:
+        return bytes([rng.randrange(256)])
+    if op == "varint":
+        at = rng.choice(varint_starts(payload))
+        return set_varint(payload, at, rng.choice(BOUNDARY))
+    if op == "nudge":
+        at = rng.choice(varint_starts(payload))
+        return set_varint(payload, at, read_varint(payload, at) + rng.choice((-1, 1)))
+    if op == "flip":
+        at = rng.randrange(len(payload))
+        return payload[:at] + bytes([payload[at] ^ (1 << rng.randrange(8))]) + payload[at + 1:]
+    if op == "cut":
+        return payload[:rng.randrange(len(payload))]
+    if op == "grow":
+        return payload + bytes(rng.randrange(256) for _ in range(rng.randrange(1, 9)))
+    at, n = rng.randrange(len(payload)), rng.randrange(1, 9)  # splice: a slice repeated
+    return payload[:at] + payload[at:at + n] * 2 + payload[at + n:]
+
+
+PAYLOAD_OPS = ["varint", "varint", "varint", "nudge", "nudge", "flip", "cut", "grow", "splice"]
+FRAME_OPS = ["stale_crc", "lengths", "codec", "type", "dup", "drop", "swap", "to_end"]
+
+
+def mutant(rng, head, blocks, kind, op):
+    """One mutant aimed at the blocks of type `kind` (a block index list is chosen among them)."""
+    blocks = [list(b) for b in blocks]
+    at = rng.choice([i for i, b in enumerate(blocks) if b[0] == kind])
+    b = blocks[at]
+    if op in PAYLOAD_OPS:
+        b[3] = mutate_payload(rng, op, b[3])
+        if b[1] == 1:  # still zstd: the frame is damaged, the lengths follow it
+            b[4] = len(b[3])
+        return encode(head, blocks)
+    if op in ("dup", "drop", "swap", "to_end"):
+        if op == "dup":
+            blocks.insert(at, list(b))
+        elif op == "drop":
+            del blocks[at]
+        elif op == "swap" and at + 1 < len(blocks):
+            blocks[at], blocks[at + 1] = blocks[at + 1], blocks[at]
+        else:
+            blocks.append(blocks.pop(at))
+        return encode(head, blocks)
+    out = bytearray(encode(head, blocks[:at]))
+    t, c, f, p, r = b
+    if op == "stale_crc":
+        p = mutate_payload(rng, "flip", p)
+        out += frame(t, c, f, p, len(p) if c == 0 else r, crc=crc32c(b[3]))
+    elif op == "lengths":
+        out += frame(t, c, f, p, rng.choice(BOUNDARY) & 0xFFFFFFFF)
+    elif op == "codec":
+        out += frame(t, rng.choice((1, 2, 255)) if c == 0 else 0, f, p, r)
+    else:  # type
+        out += frame(rng.choice([k for k in KNOWN_TYPES if k != t]), c, f, p, len(p) if c == 0 else r)
+    return bytes(out) + encode(b"", blocks[at + 1:])
+
+
+def header_mutant(rng, head, blocks):
+    """A header field's value set to extremes (epochs near 2^63, ns per tick 0, NaN, huge), or its length broken."""
+    fields, p = [], 16
+    while p + 4 <= len(head):
+        tag, n = struct.unpack_from("<HH", head, p)
+        fields.append((p, tag, n))
+        p += 4 + n
+    p, tag, n = rng.choice(fields)
+    h = bytearray(head)
+    if n == 8 and rng.random() < 0.5:
+        h[p + 4:p + 12] = rng.choice([struct.pack("<Q", 2**63 - rng.randrange(1, 4096)), struct.pack("<Q", 2**64 - 1),
+                                       struct.pack("<d", 0.0), struct.pack("<d", float("nan")),
+                                       struct.pack("<d", 1e300), struct.pack("<d", -1.0)])
+    elif rng.random() < 0.5:
+        struct.pack_into("<H", h, p + 2, rng.choice((0, n + 1, 0xFFFF)))
+    else:
+        h[p + 4 + rng.randrange(max(n, 1)) if n else p + 3] ^= 1 << rng.randrange(8)
+    return bytes(h) + encode(b"", blocks)
+
+
+def mutants(bases, count, seed, zstd=None):
+    """count mutants of the bases (name, bytes): each block kind in turn, in a base holding it, by an operation
+    drawn from the seeded generator."""
+    rng = random.Random(seed)
+    parsed = []
+    for name, data in bases:
+        pb = parse(data)
+        if pb:
+            normalize(pb[1], zstd)
+            parsed.append((name, pb[0], pb[1], sorted({b[0] for b in pb[1]})))
+    ops = PAYLOAD_OPS + FRAME_OPS
+    every_kind = sorted({k for _, _, _, kinds in parsed for k in kinds})
+    for i in range(count):
+        kind = every_kind[i % len(every_kind)]  # each kind in turn, in a base that holds it
+        name, head, blocks, _ = rng.choice([p for p in parsed if kind in p[3]])
+        op = rng.choice(ops)
+        if i % 23 == 0:
+            data, what = header_mutant(rng, head, blocks), "header"
+        elif i % 29 == 0:
+            whole = encode(head, blocks)
+            data, what = whole[:rng.randrange(len(whole))], "file-cut"
+        else:
+            data, what = mutant(rng, head, blocks, kind, op), f"{op}-{BLOCK_NAMES.get(kind, kind)}"
+        yield f"mutant-{i:04d}-{os.path.splitext(name)[0]}-{what}.strb", data
+
+
+def default_bases():
+    d = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fuzz", "corpus", "fuzz_capture_reader")
+    return [os.path.join(d, f) for f in sorted(os.listdir(d)) if f.startswith("ok-")]
+
+
+def main_mutants(argv):
+    import argparse
+    ap = argparse.ArgumentParser(prog="make-fuzz-seeds.py --mutants")
+    ap.add_argument("--mutants", required=True, metavar="OUTDIR")
+    ap.add_argument("--count", type=int, default=300)
+    ap.add_argument("--seed", type=int, default=31)
+    ap.add_argument("--zstd", default=shutil.which("zstd"))
+    ap.add_argument("bases", nargs="*")
+    a = ap.parse_args(argv)
+    os.makedirs(a.mutants, exist_ok=True)
+    bases = [(os.path.basename(p), open(p, "rb").read()) for p in (a.bases or default_bases())]
+    n = 0
+    for name, data in mutants(bases, a.count, a.seed, a.zstd):
+        with open(os.path.join(a.mutants, name), "wb") as f:
+            f.write(data)
+        n += 1
+    print(f"{n} mutants of {len(bases)} captures in {a.mutants}")
+
+
 def main():
+    if "--mutants" in sys.argv:
+        return main_mutants(sys.argv[1:])
     outdir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..", "fuzz", "corpus", "fuzz_capture_reader")
     os.makedirs(outdir, exist_ok=True)

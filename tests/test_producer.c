@@ -224,6 +224,12 @@ static void test_lane_refusals(void) {
   memset(long_name, 'a', sizeof long_name - 1);
   long_name[sizeof long_name - 1] = 0;
   CHECK_EQ_INT(strobe_producer_lane_create(&(strobe_producer_lane_desc){.name = long_name}, &l), STROBE_ELABEL);
+  /* a lane names a row, never a path: no empty, "." or ".." segment */
+  const char *paths[] = {"..", "../x", "a/../b", "a/..", "/abs", "a//b", "a/", ".", "a/./b"};
+  for (size_t i = 0; i < sizeof paths / sizeof *paths; i++)
+    CHECKF(strobe_producer_lane_create(&(strobe_producer_lane_desc){.name = paths[i]}, &l) == STROBE_ELABEL, "%s",
+           paths[i]);
+  REQUIRE(strobe_producer_lane_create(&(strobe_producer_lane_desc){.name = "py/a..b/.c"}, &l) == 0);
   CHECK_EQ_INT(strobe_producer_lane_create(&(strobe_producer_lane_desc){.name = "x", .domain = {9}}, &l), STROBE_EINVAL);
   CHECK_EQ_INT(strobe_producer_lane_create(NULL, &l), STROBE_EINVAL);
   strobe_producer_lane a, b;

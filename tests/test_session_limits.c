@@ -4,7 +4,7 @@
  * nest at run time, §Bounds and lifecycle):
  *   - a 9th operation nested on one thread is still a sample, flagged
  *     nesting_overflow and counted, and its stages and counters never land
- *     on the 8th;
+ *     on the 8th: they are counted in its stages_dropped and counters_dropped;
  *   - 20 stages open at once keep 16, and stages_dropped says 4;
  *   - 160 distinct stages: the JSON's stage_summary keeps 128 and
  *     counts.stage_summary_dropped says 32; the accessor returns 160;
@@ -69,6 +69,10 @@ static void test_ninth_nested_operation(void) {
   CHECK(jbool(ninth, "nesting_overflow"));
   CHECK_EQ_INT(json_array_size(jreq(ninth, "stages")), 0);
   CHECK_EQ_INT(json_array_size(jreq(ninth, "counters")), 0);
+  CHECK_EQ_INT(jint(ninth, "stages_dropped"), 1); /* not kept, but counted where they belong */
+  CHECK_EQ_INT(jint(ninth, "counters_dropped"), 1);
+  CHECK_EQ_INT(jint(eighth, "stages_dropped"), 0);
+  CHECK_EQ_INT(jint(eighth, "counters_dropped"), 0);
   CHECK(!jbool(eighth, "nesting_overflow"));
   CHECK(su_named(jreq(eighth, "stages"), "ninth_work") == NULL);
   CHECK(su_named(jreq(eighth, "stages"), "eighth_work") != NULL);

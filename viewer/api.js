@@ -1,18 +1,40 @@
 // api.js — owns talking to the Strobe server: the bearer token (read once
 // from the URL fragment `#token=…`, which browsers never send to a server,
-// then removed from the address bar) and authenticated fetches of JSON and
-// binary tables. The token is sent only as `Authorization: Bearer`.
+// or traded once for the one-time `#code=…` a browser started by `strobe
+// view` is given, then removed from the address bar) and authenticated
+// fetches of JSON and binary tables. The token is sent only as
+// `Authorization: Bearer`.
 
 let token = '';
 
-export function initToken() {
+// Drops `key=…` from the address bar's fragment, keeping its other parts (e.g. &fallback=1).
+function dropFromHash(key) {
+  const rest = location.hash.replace(new RegExp(`(^#|&)${key}=[^&]+`), '$1').replace(/^#&/, '#');
+  history.replaceState(null, '', location.pathname + (rest === '#' ? '' : rest));
+}
+
+// The one-time code (docs/server.md §Opening the viewer) traded for the token: POST /api/open answers it once.
+async function tradeCode(code) {
+  const res = await fetch('/api/open', { method: 'POST', headers: { 'X-Strobe-Open-Code': code }, cache: 'no-store' });
+  if (!res.ok) return false;
+  const j = await res.json();
+  if (typeof j.token !== 'string' || !j.token) return false;
+  token = j.token;
+  sessionStorage.setItem('strobe-token', token);
+  return true;
+}
+
+export async function initToken() {
+  const c = /(?:^#|&)code=([0-9a-f]+)/.exec(location.hash);
+  if (c) {
+    dropFromHash('code');
+    if (await tradeCode(c[1])) return true; // used or expired: a token this tab holds still opens it
+  }
   const m = /(?:^#|&)token=([^&]+)/.exec(location.hash);
   if (m) {
     token = decodeURIComponent(m[1]);
     sessionStorage.setItem('strobe-token', token);
-    // Keep the other fragment parts (e.g. &fallback=1) but drop the token.
-    const rest = location.hash.replace(/(^#|&)token=[^&]+/, '$1').replace(/^#&/, '#');
-    history.replaceState(null, '', location.pathname + (rest === '#' ? '' : rest));
+    dropFromHash('token');
   } else {
     token = sessionStorage.getItem('strobe-token') || '';
   }

@@ -48,7 +48,7 @@ function message(html) {
 }
 
 async function main() {
-  if (!api.initToken()) { askToken(); return; }
+  if (!(await api.initToken())) { askToken(); return; }
   // The state is asked for at once, while the views are built (first render, docs/viewer.md §Speed without a GPU).
   const early = api.json('/api/capture/state');
   early.catch(() => {});   // awaited below; its failure is reported there
@@ -90,8 +90,8 @@ async function main() {
   if (state.live) startLiveLoop();
   applyLink(link.decode(location.hash));
   for (const ev of ['tab', 'frame', 'span', 'view', 'search', 'range-select', 'stats-scope', 'flamegraph']) on(ev, writeLink);
-  window.addEventListener('hashchange', () => {   // a link pasted into this tab's address bar
-    if (/(^#|&)token=/.test(location.hash)) api.initToken();
+  window.addEventListener('hashchange', async () => {   // a link pasted into this tab's address bar
+    if (/(^#|&)(token|code)=/.test(location.hash)) await api.initToken();
     applyLink(link.decode(location.hash));
   });
   hook.ready = true;

@@ -35,6 +35,10 @@ export function renderHeader(el, model, live, rec, auto = false) {
       parts.push(`<span class="${cut ? 'warn' : 'dim'}" title="call tracing (docs/exploration.md): traced calls not recorded: ${fmt.count(calls.cut_depth || 0)} deeper than max_depth, ${fmt.count(calls.cut_stack || 0)} past the tracer's stack, ${fmt.count(calls.cut_functions || 0)} past the function table, ${fmt.count(calls.excluded || 0)} excluded by name; ${fmt.count(calls.unresolved || 0)} functions had no symbol">` +
         `${fmt.count(cut)} traced calls cut${calls.excluded ? ` · ${fmt.count(calls.excluded)} excluded` : ''}${calls.unresolved ? ` · ${fmt.count(calls.unresolved)} unnamed functions` : ''}</span>`);
     if (t.unfinished) parts.push(`<span class="warn" title="scopes still open at the end: shown hatched, never given a duration">${fmt.count(t.unfinished)} unfinished</span>`);
+    if (m.crash) { // where the process died (docs/recording.md §Crashes): the open scopes of each thread in the title
+      const where = m.crash.threads.map((th) => `${th.name || '(unnamed)'}: ${th.open_scopes.join(' › ') || 'no open scope'}`).join('\n');
+      parts.push(`<span class="warn crashed" title="${fmt.esc(where)}">crashed: ${fmt.esc(m.crash.message)}</span>`);
+    }
     if (m.read_error) parts.push(`<span class="warn">ends early: ${fmt.esc(m.read_error.message)}</span>`);
     else if (t.cut_short && m.origin !== 'live') parts.push('<span class="warn" title="no footer: killed, crashed or still being written">cut short</span>');
     if (m.merge) {

@@ -76,6 +76,7 @@ export function merge(hash, s) {
   const p = new URLSearchParams(hash.replace(/^#/, ''));
   for (const k of KEYS) p.delete(k);
   p.delete('token');
+  p.delete('code');
   const rest = p.toString(), mine = encode(s);
   return rest && mine ? `${rest}&${mine}` : rest || mine;
 }

@@ -92,7 +92,7 @@ int demo_replay(const char *capture, uint64_t frame, const char *out_png, int li
     fprintf(stderr, "strobe-demo: replay stopped: %s\n", strobe_strerror(not_ok));
     result = 1;
   } else {
-    uint32_t counts[5] = {0};
+    uint32_t counts[STROBE_REPLAY_STATUS_COUNT] = {0};
     for (uint32_t i = 0; i < d->ncalls; i++) {
       counts[status[i]]++;
       if (list_calls || status[i] != STROBE_REPLAY_OK)
@@ -100,10 +100,17 @@ int demo_replay(const char *capture, uint64_t frame, const char *out_png, int li
                strobe_replay_status_name(status[i]));
     }
     printf("replayed frame %llu: %u calls, %u ok", (unsigned long long)frame, d->ncalls, counts[STROBE_REPLAY_OK]);
-    for (int k = 1; k < 5; k++)
+    for (int k = 1; k < STROBE_REPLAY_STATUS_COUNT; k++)
       if (counts[k]) printf(", %u %s", counts[k], strobe_replay_status_name((strobe_replay_status)k));
     printf("%s\n", d->calls_dropped ? " (calls past the capture's bound were not recorded)" : "");
     if (not_ok > 0) result = 1;
+    uint64_t at;
+    int damage = strobe_replay_query_damage(r, &at);
+    if (damage) {
+      fprintf(stderr, "strobe-demo: %s: %s near byte %llu: the contents after it were not read\n", capture,
+              strobe_strerror(damage), (unsigned long long)at);
+      result = 1;
+    }
   }
   if (out_png && cairo_surface_write_to_png(s, out_png) != CAIRO_STATUS_SUCCESS) {
     fprintf(stderr, "strobe-demo: cannot write %s\n", out_png);

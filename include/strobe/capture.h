@@ -388,6 +388,8 @@ typedef struct strobe_capture_totals {
   uint32_t sample_functions;    /* functions the writer's process had named by then */
   uint32_t sample_unresolved;   /* of them, "?? object" */
   uint64_t lane_spans;    /* LANE_SPAN records returned (strobe/producer.h) */
+  uint64_t attach_damaged;    /* attachment blocks skipped as damaged (strobe_capture_set_skip_damaged_content)... */
+  uint64_t attach_damaged_at; /* ...and the byte where the first began (0: none) */
 } strobe_capture_totals;
 
 /* Opens a capture file and reads its header. On success *out owns the file
@@ -428,6 +430,14 @@ STROBE_API int strobe_capture_next(strobe_capture *c, strobe_capture_record *rec
  * Takes effect from the next record. Returns 0, or STROBE_EINVAL (c NULL,
  * types 0 or with bits that name no type; nothing changes). */
 STROBE_API int strobe_capture_set_records(strobe_capture *c, uint64_t types);
+
+/* Opt-in for readers of content (replay, strobe calls): an attachment block
+ * whose checksum or compressed data fails (one resource's content or one
+ * screenshot, self-contained: nothing after it depends on it) is skipped and
+ * counted in totals.attach_damaged, with where the first began, instead of
+ * ending the read; any other damaged block still ends it with its error.
+ * Takes effect from the next block. Returns 0, or STROBE_EINVAL (c NULL). */
+STROBE_API int strobe_capture_set_skip_damaged_content(strobe_capture *c, int on);
 
 /* The most records strobe_capture_next_batch returns at once. */
 #define STROBE_CAPTURE_BATCH_MAX 128
@@ -520,6 +530,35 @@ STROBE_API const char *strobe_capture_record_type_name(uint32_t type);
 /* The MERGE block as read so far (NULL when none was read): final once
  * strobe_capture_next returned <= 0. Owned by the capture. */
 STROBE_API const strobe_capture_merge *strobe_capture_query_merge(const strobe_capture *c);
+
+/* >>crash: where a process that recorded with strobe_desc.crash_handler died (docs/capture-format.md §CRASH). */
+typedef struct strobe_capture_crash_thread {
+  uint32_t index;          /* the thread's index (strobe_capture_query_thread) */
+  const char *name;
+  uint32_t nscopes;        /* its open scopes kept: scopes[0] outermost, scopes[nscopes - 1] innermost */
+  uint32_t scopes_cut;     /* open scopes further out than those kept */
+  const char *const *scopes; /* site names */
+} strobe_capture_crash_thread;
+typedef struct strobe_capture_crash {
+  int signal;              /* SIGSEGV, SIGBUS, SIGILL, SIGFPE or SIGABRT (this host's numbers) */
+  const char *signal_name; /* "SIGSEGV", ...; "signal N" for another */
+  double time_ns;          /* when the handler ran, ns since the epoch */
+  int fault_thread_known;  /* 1: the signal came on a recorded thread, fault_thread */
+  uint32_t fault_thread;
+  const char *fault_thread_name; /* "" when unknown */
+  const char *op_kind;     /* its open operation's kind ("pass", "rebuild", "input", ...); NULL: none open */
+  uint64_t frame_id;       /* that operation's frame id (a pass) */
+  const char *stage;       /* its innermost open stage; "" when none */
+  uint32_t nthreads;       /* threads described... */
+  uint32_t threads_cut;    /* ...and those past the bound (64) */
+  const strobe_capture_crash_thread *threads;
+} strobe_capture_crash;
+/* The CRASH block as read (NULL when none was: the process did not crash, or
+ * had no crash handler). Owned by the capture, valid until strobe_capture_close. */
+STROBE_API const strobe_capture_crash *strobe_capture_query_crash(const strobe_capture *c);
+/* Where it died in one sentence, as strobe info, strobe report and the viewer say it: "SIGSEGV on thread ui in
+ * pass 394 › layout_compute" (UTF-8), cut to cap - 1 bytes; returns buf. Pure: any thread. */
+STROBE_API const char *strobe_capture_crash_text(const strobe_capture_crash *k, char *buf, size_t cap);
 
 /* Bytes of the file (or memory) consumed so far: the header, every block
  * read, and the part of a block read before it turned out truncated. For

@@ -29,7 +29,8 @@
  * a span costs four ring stores; the batch takes one ring reservation.
  *
  * Content rule: a lane name is a label (1-64 bytes of [A-Za-z0-9_./:-]),
- * copied. A span names a site: a static one (STROBE_PRODUCER_SITE) or one
+ * copied, whose '/'-separated segments are neither empty, "." nor ".." (a
+ * lane names a row, never a path: "lua/main", not "../x" or "/x"). A span names a site: a static one (STROBE_PRODUCER_SITE) or one
  * from strobe_site_intern for names known only at run time, which captures
  * flag as content like every interned site.
  *
@@ -58,7 +59,8 @@ typedef struct strobe_producer_lane {
 } strobe_producer_lane;
 
 typedef struct strobe_producer_lane_desc {
-  const char *name;             /* 1-64 bytes of [A-Za-z0-9_./:-] ("audio", "lua/main", "replay"); copied; required */
+  const char *name;             /* 1-64 bytes of [A-Za-z0-9_./:-], no empty, "." or ".." segment between '/'
+                                 * ("audio", "lua/main", "replay"); copied; required */
   strobe_clock_domain domain;   /* the spans' clock: {0} (default) Strobe's host ticks, else a declared domain */
 } strobe_producer_lane_desc;
 

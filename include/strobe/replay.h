@@ -42,13 +42,18 @@ extern "C" {
   X(UNSUPPORTED_KIND, 1, "unsupported_kind")                \
   X(MISSING_GEOMETRY, 2, "missing_geometry")                \
   X(MISSING_TEXTURE, 3, "missing_texture")                  \
-  X(MISSING_SURFACE_GEOMETRY, 4, "missing_surface_geometry")
+  X(MISSING_SURFACE_GEOMETRY, 4, "missing_surface_geometry") \
+  X(DAMAGED_CONTENT, 5, "damaged_content")
 
 typedef enum strobe_replay_status {
 #define STROBE__REPLAY_ENUM(id, value, name) STROBE_REPLAY_##id = value,
   STROBE_REPLAY_STATUSES(STROBE__REPLAY_ENUM)
 #undef STROBE__REPLAY_ENUM
 } strobe_replay_status;
+/* How many statuses there are (one past the last value): for tables indexed by status. */
+#define STROBE__REPLAY_ONE(id, value, name) +1
+enum { STROBE_REPLAY_STATUS_COUNT = 0 STROBE_REPLAY_STATUSES(STROBE__REPLAY_ONE) };
+#undef STROBE__REPLAY_ONE
 
 /* The status's name ("missing_texture"); "unknown" for other values. Never NULL. */
 STROBE_API const char *strobe_replay_status_name(strobe_replay_status s);
@@ -81,10 +86,15 @@ typedef struct strobe_replay strobe_replay;
  * every attachment of that frame from its process (a resource stored in an
  * earlier frame is found there). On success *out owns all of it (strobe_replay_close). On
  * error *out is NULL and the code is STROBE_EINVAL (NULL argument),
- * strobe_capture_open's errors, a reader error met while reading (the
- * capture is damaged before the deep capture or a resource was read),
- * STROBE_ENOTFOUND (the capture holds no deep capture of that frame) or
- * STROBE_ENOMEM. */
+ * strobe_capture_open's errors, a reader error met while looking for the
+ * deep capture (the capture is damaged before it), STROBE_ENOTFOUND (the
+ * capture holds no deep capture of that frame) or STROBE_ENOMEM. A damaged
+ * attachment block (a corrupt screenshot or resource content) is no error
+ * (strobe_capture_set_skip_damaged_content): it is skipped, and so is any
+ * damage met after the deep capture was read (the read stops there, what
+ * came before it is kept); the calls that need a content not read say
+ * STROBE_REPLAY_DAMAGED_CONTENT, and strobe_replay_query_damage tells
+ * where. */
 STROBE_API int strobe_replay_open(const char *path, uint64_t frame, strobe_replay **out);
 /* The same for the deep capture of `frame` numbered `seq` (strobe_capture_deep.seq, unique in a capture; 0: the
  * first of that frame): a merged capture (strobe merge) may hold several processes' deep captures of one frame id.
@@ -102,6 +112,12 @@ STROBE_API const strobe_replay_resource *strobe_replay_query_resource(const stro
 /* The frame's attachments in capture order: *count of them (owned by r);
  * `bytes` is NULL for one whose content the capture does not hold. */
 STROBE_API const strobe_replay_resource *strobe_replay_query_attachments(const strobe_replay *r, uint32_t *count);
+
+/* The first damage met reading the contents (STROBE_ECORRUPT for a skipped attachment block, or the reader
+ * error that stopped the read after the deep capture), with the byte near which it was met in *at (may be
+ * NULL); 0 when none. A content referenced and not read may lie in it: a call needing one is
+ * STROBE_REPLAY_DAMAGED_CONTENT, never drawn. */
+STROBE_API int strobe_replay_query_damage(const strobe_replay *r, uint64_t *at);
 
 /* The status of call `index` for backend `b` (NULL: kinds are not checked).
  * An index past the calls is STROBE_REPLAY_UNSUPPORTED_KIND. */

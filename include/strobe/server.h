@@ -165,6 +165,16 @@ STROBE_API uint16_t strobe_server_query_port(const strobe_server *s);
 /* Path of the token file it wrote, or NULL when the token came from the desc
  * or $STROBE_TOKEN. Owned by the server; valid until strobe_server_stop. */
 STROBE_API const char *strobe_server_query_token_file(const strobe_server *s);
+/* A one-time code that opens the viewer without the token in any command
+ * line (docs/server.md §Opening the viewer): a browser started on
+ * http://HOST:PORT/#code=CODE trades it once, within 10 minutes, for the
+ * token (POST /api/open with the header X-Strobe-Open-Code: CODE, answered
+ * {"token": ...}; the viewer does it on load). A new code replaces the
+ * last. Writes STROBE_SERVER_OPEN_CODE_LEN hex digits and a NUL to out.
+ * Returns 0, STROBE_EINVAL (s or out NULL) or STROBE_EIO (no randomness);
+ * on error nothing changes. Safe to call from any thread. */
+#define STROBE_SERVER_OPEN_CODE_LEN 32 /* hex digits: 16 random bytes */
+STROBE_API int strobe_server_make_open_code(strobe_server *s, char out[STROBE_SERVER_OPEN_CODE_LEN + 1]);
 /* The desc in force, defaults resolved, port and permissions as they are
  * now. Pointers (bind_address, token_file, collector) are owned by the
  * server; token, allowed_origins and allowed_hosts are always NULL. */

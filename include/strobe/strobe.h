@@ -174,6 +174,11 @@ typedef struct strobe_desc {
                                    * letters, digits, underscores); 0 (default): they show
                                    * "interned_<site id>" and a count instead, since those names are
                                    * application content. 0 or 1, else STROBE_EINVAL */
+  uint32_t crash_handler;    /* 1: while a capture file records (strobe/record.h), a SIGSEGV, SIGBUS, SIGILL,
+                              * SIGFPE or SIGABRT first writes where the process died into it (a CRASH block:
+                              * the signal, the thread, every thread's open scopes, the open operation and
+                              * stage), then goes to the handler that was there before (docs/recording.md
+                              * §Crashes); 0 (default): no handler. 0 or 1, else STROBE_EINVAL */
 } strobe_desc;
 
 STROBE_API int strobe_setup(const strobe_desc *desc);

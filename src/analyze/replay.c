@@ -30,6 +30,8 @@ struct strobe_replay {
   uint32_t natt, cap_att;
   uint64_t seq;                /* the deep capture wanted: its number (0: the frame's first) */
   uint32_t origin;             /* its strobe_capture_record.origin: the frame's attachments kept are of the same */
+  int damage;                  /* the reader error that cut the contents pass short (0: read to the end)... */
+  uint64_t damage_at;          /* ...and the byte near which it was met */
 };
 
 const char *strobe_replay_status_name(strobe_replay_status s) {
@@ -118,12 +120,15 @@ static int fill(strobe_replay_resource *x, const strobe_capture_attachment *a, c
 }
 
 /* Reads the capture once, handing every record to `step`; returns 0 at its
- * clean end, or the first error (the reader's or step's). */
+ * clean end, or the first error (the reader's or step's). A damaged
+ * attachment block is skipped (strobe_capture_set_skip_damaged_content):
+ * with `contents`, the pass that reads them, it is noted in r->damage. */
 static int read_capture(const char *path, int (*step)(strobe_replay *, const strobe_capture_record *, uint64_t),
-                        strobe_replay *r, uint64_t frame) {
+                        strobe_replay *r, uint64_t frame, int contents) {
   strobe_capture *cap;
   int rc = strobe_capture_open(path, &cap);
   if (rc) return rc;
+  strobe_capture_set_skip_damaged_content(cap, 1);
   strobe_capture_record rec;
   while ((rc = strobe_capture_next(cap, &rec)) > 0) {
     int s = step(r, &rec, frame);
@@ -136,6 +141,13 @@ static int read_capture(const char *path, int (*step)(strobe_replay *, const str
       break;
     }
   }
+  strobe_capture_totals t = strobe_capture_query_totals(cap);
+  if (contents && rc < 0 && rc != STROBE_ENOMEM) { /* damage after the deep capture: what came before it stays */
+    r->damage = rc, r->damage_at = strobe_capture_query_position(cap);
+    rc = 0;
+  }
+  if (contents && t.attach_damaged && (!r->damage || t.attach_damaged_at < r->damage_at))
+    r->damage = STROBE_ECORRUPT, r->damage_at = t.attach_damaged_at;
   strobe_capture_close(cap);
   return rc;
 }
@@ -196,13 +208,13 @@ int strobe_replay_open_deep(const char *path, uint64_t frame, uint64_t seq, stro
   strobe_replay *r = calloc(1, sizeof *r);
   if (!r) return STROBE_ENOMEM;
   r->seq = seq;
-  int rc = read_capture(path, step_find, r, frame);
+  int rc = read_capture(path, step_find, r, frame, 0);
   if (!rc && !r->calls) rc = STROBE_ENOTFOUND;
   /* Contents are wanted only when referenced, so the second pass holds
    * them and the frame's attachments, never the whole capture's. An
    * attachment stored earlier than the frame's own record is only kept
    * when referenced; screenshots are attached to their frame. */
-  if (!rc) rc = read_capture(path, step_contents, r, frame);
+  if (!rc) rc = read_capture(path, step_contents, r, frame, 1);
   if (rc) {
     strobe_replay_close(r);
     return rc;
@@ -259,7 +271,16 @@ static int has_found(void *ctx, uint64_t id) { return found(ctx, id) != NULL; }
 
 strobe_replay_status strobe_replay_check(const strobe_replay *r, uint32_t index, const strobe_replay_backend *b) {
   if (!r || index >= r->deep.ncalls) return STROBE_REPLAY_UNSUPPORTED_KIND;
-  return strobe_replay_check_call(&r->calls[index], has_found, (void *)r, b);
+  strobe_replay_status s = strobe_replay_check_call(&r->calls[index], has_found, (void *)r, b);
+  /* A content not found may lie past the damage: the call says that, not that the capture lacks it. */
+  if (r->damage && (s == STROBE_REPLAY_MISSING_GEOMETRY || s == STROBE_REPLAY_MISSING_TEXTURE))
+    s = STROBE_REPLAY_DAMAGED_CONTENT;
+  return s;
+}
+
+int strobe_replay_query_damage(const strobe_replay *r, uint64_t *at) {
+  if (at) *at = r && r->damage ? r->damage_at : 0;
+  return r ? r->damage : 0;
 }
 
 int strobe_replay_run(const strobe_replay *r, const strobe_replay_backend *b, strobe_replay_status *status) {

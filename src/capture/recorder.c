@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "capture/crash.h"
 #include "collect/collect.h"
 #include "format/capture_writer.h"
 #include "platform/clock.h"
@@ -49,6 +50,7 @@ struct strobe_recorder {
   int flush_requested;    /* atomic: strobe_record_flush asks the drain thread to flush */
   uint64_t bytes;         /* atomic mirror of the writer's count, for strobe_record_query_stats */
   int error;              /* atomic mirror of the writer's first error */
+  int sink_state;         /* atomic: 0 idle, 1 a block being written, 2 closed by a crash (crash.h) */
   strobe_recorder *next;
 };
 
@@ -58,7 +60,10 @@ static pthread_once_t g_atexit_once = PTHREAD_ONCE_INIT;
 
 static int file_sink(void *ctx, const void *data, size_t len) {
   strobe_recorder *r = ctx;
-  return strobe__write_all(r->fd, data, len);
+  if (!strobe__crash_sink_enter(&r->sink_state)) return STROBE_EIO; /* the file ends with its CRASH block */
+  int rc = strobe__write_all(r->fd, data, len);
+  strobe__crash_sink_leave(&r->sink_state);
+  return rc;
 }
 
 /* >>consumer callbacks (drain thread) */
@@ -220,6 +225,7 @@ int strobe_record_start(const strobe_record_desc *desc, strobe_recorder **out) {
                                    on_samples, on_content, on_ring_events};
   rc = strobe__consumer_add(&r->consumer);
   if (rc) goto fail;
+  strobe__crash_watch(r->fd, &r->sink_state); /* only with strobe_desc.crash_handler */
   pthread_once(&g_atexit_once, register_atexit);
   strobe__mutex_lock(&g_live_lock);
   r->next = g_live;
@@ -248,6 +254,7 @@ int strobe_record_stop(strobe_recorder *r) {
   }
   strobe__mutex_unlock(&g_live_lock);
   strobe__consumer_remove(&r->consumer);
+  strobe__crash_unwatch(&r->sink_state);
   strobe__writer_drain_cost(r->writer, strobe__drain_cost_since(&r->drain_base));
   strobe__writer_calls(r->writer, strobe__trace_stats_since(&r->trace_base));
   write_sampler(r);

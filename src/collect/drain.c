@@ -30,6 +30,7 @@
 static strobe__mutex g_lock = STROBE__MUTEX_INIT; /* consumers + passes */
 static strobe__consumer *g_consumers[STROBE__MAX_CONSUMERS];
 static int g_nconsumers;
+static uint64_t g_recording_since; /* ticks when the consumers last went from none to one; atomic */
 static uint32_t g_sites_delivered = 1;
 static uint32_t g_labels_delivered = 1;
 
@@ -609,6 +610,7 @@ int strobe__consumer_add(strobe__consumer *c) {
   for (strobe__tstate *t = strobe__threads_head(); t; t = t->next)
     if (t->announced) deliver_thread(self, 1, t, t->snap_name, __atomic_load_n(&t->lost, __ATOMIC_RELAXED));
   strobe__threads_unlock();
+  if (g_nconsumers == 0) __atomic_store_n(&g_recording_since, strobe__now(), __ATOMIC_RELEASE);
   g_consumers[g_nconsumers++] = c;
   if (c->content) __atomic_fetch_add(&g_content_consumers, 1, __ATOMIC_RELEASE);
   __atomic_fetch_or(&strobe__active, STROBE__ACTIVE_EVENTS, __ATOMIC_RELAXED);
@@ -619,6 +621,8 @@ int strobe__consumer_add(strobe__consumer *c) {
   strobe__drain_wake();
   return 0;
 }
+
+uint64_t strobe__recording_since(void) { return __atomic_load_n(&g_recording_since, __ATOMIC_ACQUIRE); }
 
 void strobe__consumer_remove(strobe__consumer *c) {
   drain_lock();

@@ -16,10 +16,11 @@
  * Reading stops at the FOOTER (a clean stop writes it last); bytes after it
  * are not looked at. A header without ns_per_tick converts ticks as 1 ns.
  *
- * Contents: >>state >>source >>tables >>header >>blocks >>records >>api
+ * Contents: >>state >>source >>tables >>header >>blocks >>records >>api >>crash
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,6 +95,7 @@ struct strobe_capture {
 
   strobe_capture_header header; /* filled by read_header, then constant */
   int err;  /* sticky error, 0 while fine */
+  int skip_damaged; /* strobe_capture_set_skip_damaged_content: an ATTACH block failing its checks is skipped */
   int done; /* clean end reached: next() returns 0 */
 
   /* current block */
@@ -150,6 +152,8 @@ struct strobe_capture {
   uint32_t noffsets, offsets_cap;
   uint64_t offsets_replaced, offsets_cut;
   strobe_capture_merge *merge;     /* the MERGE block; NULL until one is read */
+  strobe_capture_crash *crash;     /* the CRASH block; NULL until one is read. One allocation: the struct, its
+                                    * threads, their scope pointers, then the strings */
   uint32_t origin;                 /* the last ORIGIN block's: the content blocks' input + 1 (0: none read) */
   strobe_capture_record *batch;    /* strobe_capture_next_batch's records, STROBE_CAPTURE_BATCH_MAX; NULL until used */
   uint64_t want;                   /* record types returned (strobe_capture_set_records): bit 1 << type */
@@ -536,6 +540,8 @@ static int read_header(strobe_capture *c) {
 /* Reads the next block and leaves its payload in c->cur. Returns 1 with the
  * block's type in *type, 0 at a clean end of input, or a negative error. */
 static int read_block(strobe_capture *c, uint8_t *type) {
+again:;
+  uint64_t at = strobe_capture_query_position(c);
   uint8_t hb[STROBE__BLOCK_HEADER];
   long long n = src_read(c, hb, sizeof hb);
   if (n < 0) return (int)n;
@@ -559,7 +565,15 @@ static int read_block(strobe_capture *c, uint8_t *type) {
   const uint8_t *stored;
   int r = src_bytes(c, h.stored_len, &stored);
   if (r) return r;
-  if (strobe__block_crc(hb, stored, h.stored_len) != h.crc) return STROBE_ECORRUPT;
+  int damaged = strobe__block_crc(hb, stored, h.stored_len) != h.crc;
+  if (damaged && c->skip_damaged && h.type == STROBE__BLK_ATTACH) {
+    /* Framed whole (its length was bounded and its bytes are there): one resource's content, which no later
+     * block depends on, is skipped and counted (strobe_capture_set_skip_damaged_content). */
+    if (!c->totals.attach_damaged) c->totals.attach_damaged_at = at;
+    c->totals.attach_damaged++;
+    goto again;
+  }
+  if (damaged) return STROBE_ECORRUPT;
   c->totals.blocks++;
 
   /* Blocks left compressed (unknown types, skipped) keep their stored length. */
@@ -652,6 +666,114 @@ static int block_clock_offsets(strobe_capture *c) {
 
 /* MERGE: inputs:varint (process:str boot:str pid:varint alignment:varint hops:varint shift_ns:zigzag
  * error_ns:varint)*inputs kinds:varint (record_type:varint count:varint)*kinds. One per capture. */
+/* >>crash: CRASH (docs/capture-format.md §CRASH), read twice: sizes first, then copied into one allocation. */
+static const char *signal_name(int sig, char *buf, size_t cap) {
+  static const struct { int sig; const char *name; } names[] = {
+      {SIGSEGV, "SIGSEGV"}, {SIGBUS, "SIGBUS"}, {SIGILL, "SIGILL"}, {SIGFPE, "SIGFPE"}, {SIGABRT, "SIGABRT"}};
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+    if (names[i].sig == sig) return names[i].name;
+  snprintf(buf, cap, "signal %d", sig);
+  return buf;
+}
+
+static int crash_parse(strobe__cur cur, strobe_capture_crash *out, strobe_capture_crash_thread *threads,
+                       const char **scopes, char *text, size_t *nthreads, size_t *nscopes, size_t *ntext,
+                       uint64_t *ticks_out) {
+  size_t th = 0, sc = 0, tx = 0;
+#define CRASH_STR(dst)                                            \
+  do {                                                            \
+    size_t n_;                                                    \
+    const uint8_t *s_ = strobe__cur_str(&cur, &n_);               \
+    if (cur.bad || (s_ && memchr(s_, 0, n_))) return STROBE_ECORRUPT; \
+    if (text) {                                                   \
+      memcpy(text + tx, s_, n_);                                  \
+      text[tx + n_] = 0;                                          \
+      (dst) = text + tx;                                          \
+    }                                                             \
+    tx += n_ + 1;                                                 \
+  } while (0)
+  uint64_t sig = strobe__cur_varint(&cur), ticks = strobe__cur_varint(&cur), fault = strobe__cur_varint(&cur);
+  const char *fname = NULL, *kind = NULL, *stage = NULL;
+  CRASH_STR(fname);
+  CRASH_STR(kind);
+  uint64_t frame_id = strobe__cur_varint(&cur);
+  CRASH_STR(stage);
+  uint64_t n = strobe__cur_varint(&cur), cut = strobe__cur_varint(&cur);
+  if (cur.bad || sig > 255 || fault > UINT32_MAX || n > 64 || cut > UINT32_MAX) return STROBE_ECORRUPT;
+  for (uint64_t i = 0; i < n; i++) {
+    strobe_capture_crash_thread t = {0};
+    uint64_t index = strobe__cur_varint(&cur);
+    CRASH_STR(t.name);
+    uint64_t scut = strobe__cur_varint(&cur), ns = strobe__cur_varint(&cur);
+    if (cur.bad || index > UINT32_MAX || scut > STROBE_MAX_DEPTH || ns > 32) return STROBE_ECORRUPT;
+    t.index = (uint32_t)index, t.scopes_cut = (uint32_t)scut, t.nscopes = (uint32_t)ns;
+    t.scopes = scopes ? scopes + sc : NULL;
+    for (uint64_t k = 0; k < ns; k++) {
+      const char *name = NULL;
+      CRASH_STR(name);
+      if (scopes) scopes[sc] = name;
+      sc++;
+    }
+    if (threads) threads[th] = t;
+    th++;
+  }
+#undef CRASH_STR
+  if (payload_done(&cur)) return STROBE_ECORRUPT;
+  if (out) {
+    *out = (strobe_capture_crash){(int)sig, NULL, 0, fault != 0, fault ? (uint32_t)(fault - 1) : 0, fname,
+                                  kind && kind[0] ? kind : NULL, frame_id, stage, (uint32_t)n, (uint32_t)cut, threads};
+  }
+  *ticks_out = ticks;
+  *nthreads = th, *nscopes = sc, *ntext = tx;
+  return 0;
+}
+
+static int block_crash(strobe_capture *c) {
+  if (c->crash) return STROBE_ECORRUPT; /* one per capture */
+  size_t nt, ns, nx;
+  uint64_t ticks;
+  int rc = crash_parse(c->cur, NULL, NULL, NULL, NULL, &nt, &ns, &nx, &ticks);
+  if (rc) return rc;
+  size_t size = sizeof(strobe_capture_crash) + nt * sizeof(strobe_capture_crash_thread) + ns * sizeof(char *) + nx + 32;
+  strobe_capture_crash *k = calloc(1, size);
+  if (!k) return STROBE_ENOMEM;
+  strobe_capture_crash_thread *threads = (strobe_capture_crash_thread *)(k + 1);
+  const char **scopes = (const char **)(threads + nt);
+  char *text = (char *)(scopes + ns);
+  rc = crash_parse(c->cur, k, threads, scopes, text + 32, &nt, &ns, &nx, &ticks);
+  if (rc) {
+    free(k);
+    return rc;
+  }
+  k->signal_name = signal_name(k->signal, text, 32);
+  k->time_ns = ((double)ticks - (double)c->header.epoch_ticks) * c->header.ns_per_tick;
+  c->cur.p = c->cur.end;
+  c->crash = k;
+  return 0;
+}
+
+const strobe_capture_crash *strobe_capture_query_crash(const strobe_capture *c) { return c ? c->crash : NULL; }
+
+const char *strobe_capture_crash_text(const strobe_capture_crash *k, char *buf, size_t cap) {
+  if (!buf || !cap) return buf;
+  buf[0] = 0;
+  if (!k) return buf;
+  int n = snprintf(buf, cap, "%s on ", k->signal_name);
+  if (n >= 0 && (size_t)n < cap)
+    n += k->fault_thread_known
+             ? snprintf(buf + n, cap - (size_t)n, "thread %s", k->fault_thread_name[0] ? k->fault_thread_name : "(unnamed)")
+             : snprintf(buf + n, cap - (size_t)n, "a thread that recorded nothing");
+  if (n < 0 || (size_t)n >= cap) return buf;
+  if (!k->op_kind) {
+    snprintf(buf + n, cap - (size_t)n, ", in no operation");
+    return buf;
+  }
+  n += snprintf(buf + n, cap - (size_t)n, " in %s", k->op_kind);
+  if ((size_t)n < cap && k->frame_id) n += snprintf(buf + n, cap - (size_t)n, " %llu", (unsigned long long)k->frame_id);
+  if ((size_t)n < cap && k->stage[0]) snprintf(buf + n, cap - (size_t)n, " \xe2\x80\xba %s", k->stage);
+  return buf;
+}
+
 static int block_merge(strobe_capture *c) {
   strobe__cur *cur = &c->cur;
   if (c->merge) return STROBE_ECORRUPT;
@@ -1157,6 +1279,7 @@ static int start_block(strobe_capture *c, uint8_t type, strobe_capture_record *r
     }
     case STROBE__BLK_CLOCK_OFFSETS: return block_clock_offsets(c);
     case STROBE__BLK_MERGE: return block_merge(c);
+    case STROBE__BLK_CRASH: return block_crash(c);
     case STROBE__BLK_ORIGIN: { /* a merged capture's content blocks after it: of input `origin - 1` */
       uint64_t origin = strobe__cur_varint(&c->cur);
       int r = payload_done(&c->cur);
@@ -1965,6 +2088,7 @@ void strobe_capture_close(strobe_capture *c) {
   if (!c) return;
   free(c->offsets);
   free(c->merge);
+  free(c->crash);
   free(c->batch);
   if (c->f) fclose(c->f);
   for (uint32_t i = 0; i < c->site_limit; i++) free(c->sites[i]);
@@ -2106,6 +2230,12 @@ const char *strobe_capture_record_type_name(uint32_t type) {
 
 strobe_capture_totals strobe_capture_query_totals(const strobe_capture *c) {
   return c ? c->totals : (strobe_capture_totals){0};
+}
+
+int strobe_capture_set_skip_damaged_content(strobe_capture *c, int on) {
+  if (!c) return STROBE_EINVAL;
+  c->skip_damaged = on != 0;
+  return 0;
 }
 
 uint64_t strobe_capture_query_position(const strobe_capture *c) {

@@ -1317,3 +1317,59 @@ void strobe__writer_block(strobe__writer *w, const strobe__block_info *info, con
 int strobe__writer_error(const strobe__writer *w) { return w->error; }
 const strobe__block_info *strobe__writer_block_info(const strobe__writer *w) { return &w->info; }
 uint64_t strobe__writer_bytes(const strobe__writer *w) { return w->bytes; }
+
+/* >>crash: a CRASH block into a caller's buffer, for a signal handler: a bounded cursor, no strobe__buf. */
+typedef struct crash_out {
+  uint8_t *p, *end;
+} crash_out;
+
+static void crash_varint(crash_out *o, uint64_t v) {
+  while (o->p < o->end) {
+    uint8_t b = (uint8_t)(v & 0x7f);
+    v >>= 7;
+    *o->p++ = (uint8_t)(b | (v ? 0x80 : 0));
+    if (!v) return;
+  }
+  o->end = NULL; /* did not fit */
+}
+
+static void crash_str(crash_out *o, const char *s) {
+  size_t n = 0;
+  while (s && n < STROBE__MAX_STR && s[n]) n++;
+  crash_varint(o, n);
+  if (!o->end || (size_t)(o->end - o->p) < n) {
+    o->end = NULL;
+    return;
+  }
+  memcpy(o->p, s, n);
+  o->p += n;
+}
+
+size_t strobe__crash_block(uint8_t *out, size_t cap, const strobe__crash_facts *f) {
+  if (cap <= STROBE__BLOCK_HEADER) return 0;
+  crash_out o = {out + STROBE__BLOCK_HEADER, out + cap};
+  crash_varint(&o, (uint64_t)f->signal);
+  crash_varint(&o, f->ticks);
+  crash_varint(&o, f->fault_known ? (uint64_t)f->fault_index + 1 : 0);
+  crash_str(&o, f->fault_name);
+  crash_str(&o, f->op_kind);
+  crash_varint(&o, f->frame_id);
+  crash_str(&o, f->stage);
+  crash_varint(&o, f->nthreads);
+  crash_varint(&o, f->threads_cut);
+  for (uint32_t i = 0; i < f->nthreads && o.end; i++) {
+    const strobe__crash_thread *t = &f->threads[i];
+    crash_varint(&o, t->index);
+    crash_str(&o, t->name);
+    crash_varint(&o, t->scopes_cut);
+    crash_varint(&o, t->nscopes);
+    for (uint32_t k = 0; k < t->nscopes && o.end; k++) crash_str(&o, t->scopes[k]);
+  }
+  if (!o.end) return 0;
+  size_t n = (size_t)(o.p - (out + STROBE__BLOCK_HEADER));
+  strobe__block_header h = {STROBE__BLK_CRASH, STROBE__CODEC_RAW, (uint32_t)n, (uint32_t)n, 0};
+  strobe__block_header_encode(out, &h);
+  h.crc = strobe__block_crc(out, out + STROBE__BLOCK_HEADER, n);
+  strobe__block_header_encode(out, &h);
+  return STROBE__BLOCK_HEADER + n;
+}

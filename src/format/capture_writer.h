@@ -162,6 +162,33 @@ typedef struct strobe__block_info {
 } strobe__block_info;
 const strobe__block_info *strobe__writer_block_info(const strobe__writer *w);
 
+/* >>crash: what a crash handler knows when the process dies (src/capture/crash.c), as one CRASH block
+ * (docs/capture-format.md §CRASH). Strings are static labels (site names, operation kinds) or thread names. */
+#define STROBE__CRASH_MAX_THREADS 64 /* threads described; the rest counted in threads_cut */
+#define STROBE__CRASH_MAX_SCOPES 32  /* open scopes kept per thread, the innermost; the rest counted */
+typedef struct strobe__crash_thread {
+  uint32_t index;                  /* the thread's index in captures */
+  const char *name;
+  uint32_t nscopes;                /* scopes[0] outermost kept, scopes[nscopes - 1] innermost */
+  uint32_t scopes_cut;             /* open scopes further out, not kept */
+  const char *scopes[STROBE__CRASH_MAX_SCOPES];
+} strobe__crash_thread;
+typedef struct strobe__crash_facts {
+  int signal;
+  uint64_t ticks;                  /* when the handler ran */
+  int fault_known;                 /* 1: the faulting thread is a recorded thread (fault_index) */
+  uint32_t fault_index;
+  const char *fault_name;          /* its name ("" when unknown) */
+  const char *op_kind;             /* the faulting thread's open operation ("pass", ...); NULL: none */
+  uint64_t frame_id;               /* its frame id (passes) */
+  const char *stage;               /* its innermost open stage; "" when none */
+  uint32_t nthreads, threads_cut;
+  strobe__crash_thread threads[STROBE__CRASH_MAX_THREADS];
+} strobe__crash_facts;
+/* Encodes f as one whole framed CRASH block (raw, with its CRC) into out. Returns its length, or 0 when it does
+ * not fit in cap. Async-signal-safe: no allocation, no lock (strobe__crc32c must have run once before). */
+size_t strobe__crash_block(uint8_t *out, size_t cap, const strobe__crash_facts *f);
+
 /* Passes one whole framed block through unchanged, after any pending
  * metadata (a flight-recorder dump replays its retained blocks this way),
  * counting an EVENTS block's events or a LOST block's loss into the footer

@@ -77,7 +77,8 @@ enum {
   X(CONTENT_TOTALS, 23) /* attachments stored, referenced, cut; deep captures written, refused */ \
   X(CLOCK_OFFSETS, 24) /* clock-offset samples against other hosts (docs/sessions.md §Across hosts) */ \
   X(MERGE, 25) /* a merged capture's inputs, how each was aligned, and the records not merged */ \
-  X(ORIGIN, 26) /* a merged capture: the input the content blocks after it came from; readers before it skip it */
+  X(ORIGIN, 26) /* a merged capture: the input the content blocks after it came from; readers before it skip it */ \
+  X(CRASH, 43) /* where the process died: signal, thread, open scopes and operation (docs/capture-format.md §CRASH) */
 
 enum {
 #define STROBE__BLK_ENUM(name, type) STROBE__BLK_##name = type,

@@ -101,6 +101,13 @@ typedef struct strobe__tstate {
   struct strobe__tstate *next; /* global list, guarded by the thread list lock */
 } strobe__tstate;
 
+/* >>crash: the calling thread's open operation, for a crash record (src/capture/crash.c). The session layer
+ * installs it when it first begins an operation (a lower layer's hook, README.md "Layout"); NULL before. It
+ * must be async-signal-safe: it reads only the calling thread's own state. Returns 1 and fills kind, frame id
+ * and innermost stage ("" when none), or 0 when no operation is open. */
+typedef int (*strobe__crash_op_fn)(const char **kind, uint64_t *frame_id, const char **stage);
+extern strobe__crash_op_fn strobe__crash_op;
+
 /* >>sites */
 uint32_t strobe__site_count(void); /* ids 1..count-1 are registered (acquire) */
 const strobe_site *strobe__site_get(uint32_t id);
@@ -316,6 +323,8 @@ uint32_t strobe__gpu_frames_since(uint64_t seq, strobe_gpu_frame *out, uint32_t 
 void strobe__threads_lock(void);
 void strobe__threads_unlock(void);
 strobe__tstate *strobe__threads_head(void); /* with the lock held */
+/* The same without the lock, for a crash handler only (src/capture/crash.c): the list may change under it. */
+strobe__tstate *strobe__threads_head_unlocked(void);
 void strobe__thread_free(strobe__tstate *t); /* unlinked already */
 void strobe__threads_unlink(strobe__tstate *t); /* with the lock held */
 /* Misuse counted since `base` (an earlier strobe_query_misuse()): what a

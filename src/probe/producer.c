@@ -34,12 +34,23 @@ static int recording(void) {
   return (__atomic_load_n(&strobe__active, __ATOMIC_RELAXED) & STROBE__ACTIVE_EVENTS) != 0;
 }
 
+/* 1 when no '/'-separated segment of name is empty, "." or "..": a lane names a row, never a path. */
+static int segments_ok(const char *name) {
+  for (const char *seg = name;;) {
+    const char *end = strchr(seg, '/');
+    size_t n = end ? (size_t)(end - seg) : strlen(seg);
+    if (n == 0 || (seg[0] == '.' && (n == 1 || (n == 2 && seg[1] == '.')))) return 0;
+    if (!end) return 1;
+    seg = end + 1;
+  }
+}
+
 int strobe_producer_lane_create(const strobe_producer_lane_desc *desc, strobe_producer_lane *out) {
   if (out) out->id = 0;
   if (!desc || !out) return STROBE_EINVAL;
   if (desc->domain.id && !strobe__clock_domain_label(desc->domain.id)) return STROBE_EINVAL;
   size_t len = strobe__label_rule_len(desc->name, STROBE_PRODUCER_LANE_NAME_MAX, 1);
-  if (!len) return STROBE_ELABEL;
+  if (!len || !segments_ok(desc->name)) return STROBE_ELABEL;
   int rc = 0;
   strobe__mutex_lock(&g_lock);
   for (uint32_t i = 0; i < g_nlanes; i++) {

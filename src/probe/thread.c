@@ -88,7 +88,7 @@ int strobe_setup(const strobe_desc *desc) {
   strobe_desc d = *desc;
   resolve_desc(&d);
   if (d.ring_events < 1024 || d.ring_events > MAX_RING_EVENTS || !power_of_two(d.ring_events)) return STROBE_EINVAL;
-  if (d.drain_interval_ms > 1000 || d.report_interned_names > 1) return STROBE_EINVAL;
+  if (d.drain_interval_ms > 1000 || d.report_interned_names > 1 || d.crash_handler > 1) return STROBE_EINVAL;
   if (!strobe_overflow_name(d.overflow)) return STROBE_EINVAL;
   if (d.ring_events_max < d.ring_events || d.ring_events_max > MAX_RING_EVENTS || !power_of_two(d.ring_events_max))
     return STROBE_EINVAL;
@@ -223,6 +223,8 @@ strobe__tstate *strobe__threads_head(void) {
   STROBE_ASSERT(strobe__mutex_held(&g_threads_lock));
   return g_threads;
 }
+
+strobe__tstate *strobe__threads_head_unlocked(void) { return __atomic_load_n(&g_threads, __ATOMIC_ACQUIRE); }
 
 static void misuse_add(strobe_misuse *into, const strobe_misuse *m) {
 #define ADD(name) into->name += __atomic_load_n(&m->name, __ATOMIC_RELAXED);

@@ -1,5 +1,5 @@
 /*
- * api.c — the viewer's JSON endpoints (authenticated like everything else):
+ * api.c — the viewer's JSON endpoints (authenticated like everything else but /api/open):
  *   GET    /api/info            build, clock, windows, limits, server state
  *   GET    /api/sessions        every active session: id, owner kind, bounds, counts
  *   POST   /api/sessions        start a session owned by the viewer ({max_samples?, include_devtools?})
@@ -13,6 +13,8 @@
  *   GET    /api/deep            what became of deep-capture requests (strobe/deep.h): numbers only
  *   POST   /api/deep            requests a deep capture of the next frame (the viewer's button); 409 when no
  *                               capture file records
+ *   POST   /api/open            (no token: the one-time code in X-Strobe-Open-Code, >>open) answers the
+ *                               token once, so a browser is opened on a code instead of the token
  * (POST /api/producer/spans, an external producer's batch of spans, is producer.c's.)
  *
  * Owns: nothing beyond one request; the viewer's owner id lives in the server.
@@ -252,4 +254,22 @@ int strobe__api_deep(strobe_server *s, struct MHD_Connection *conn, const char *
   if (strcmp(method, MHD_HTTP_METHOD_GET) != 0)
     return strobe__queue_error(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method_not_allowed", "GET or POST");
   return strobe__queue_value(conn, MHD_HTTP_OK, strobe__deep_status_json());
+}
+
+/* >>open: POST /api/open, the one-time code traded for the token (server.c >>open). */
+int strobe__api_open(strobe_server *s, struct MHD_Connection *conn, const char *method) {
+  if (strcmp(method, MHD_HTTP_METHOD_POST) != 0)
+    return strobe__queue_error(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method_not_allowed", "use POST");
+  const char *code = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Strobe-Open-Code");
+  strobe__mutex_lock(&s->open_lock);
+  int ok = code && s->open_code[0] && strobe__mono_ms() < s->open_expires_ms &&
+           strobe__ct_equal(code, strlen(code), s->open_code, STROBE_SERVER_OPEN_CODE_LEN);
+  if (ok) memset(s->open_code, 0, sizeof s->open_code); /* once */
+  strobe__mutex_unlock(&s->open_lock);
+  if (!ok) {
+    __atomic_fetch_add(&s->rejected_auth, 1, __ATOMIC_RELAXED);
+    return strobe__queue_error(conn, MHD_HTTP_FORBIDDEN, "bad_open_code",
+                               "no such open code: it was used already, has expired, or was never made");
+  }
+  return strobe__queue_value(conn, MHD_HTTP_OK, json_pack("{s:s%}", "token", s->token, s->token_len));
 }

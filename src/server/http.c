@@ -378,14 +378,19 @@ typedef struct request {
   size_t len, cap;
 } request;
 
+/* 1 when the request says its body is JSON (Content-Type: application/json, parameters allowed). */
+static int json_body(struct MHD_Connection *conn) {
+  const char *ct = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+  return ct && strncasecmp(ct, "application/json", 16) == 0 && (!ct[16] || ct[16] == ';' || ct[16] == ' ');
+}
+
 static int route_mcp(strobe_server *s, struct MHD_Connection *conn, const char *method, request *rq) {
   strobe__mcp_request mr = {MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Mcp-Session-Id"),
                             MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "MCP-Protocol-Version"),
                             strobe__mono_ms(), strobe__mono_ms};
   strobe__mcp_response resp;
   if (!strcmp(method, MHD_HTTP_METHOD_POST)) {
-    const char *ct = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
-    if (!ct || strncasecmp(ct, "application/json", 16) != 0 || (ct[16] && ct[16] != ';' && ct[16] != ' '))
+    if (!json_body(conn))
       return strobe__queue_error(conn, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type",
                                  "POST /mcp takes Content-Type: application/json");
     strobe__mcp_handle(s->mcp, &mr, rq->body ? rq->body : "", rq->len, &resp);
@@ -421,10 +426,16 @@ static int route(strobe_server *s, struct MHD_Connection *conn, const char *url,
     if (!get) return queue_empty(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "GET");
     return strobe__api_info(s, conn);
   }
+  if (!strcmp(url, "/api/open")) return strobe__api_open(s, conn, method);
   if (!strcmp(url, "/api/tree")) return strobe__api_tree(s, conn, method);
   if (!strcmp(url, "/api/clock")) return strobe__api_clock(s, conn, method, rq->body, rq->len);
   if (!strcmp(url, "/api/deep")) return strobe__api_deep(s, conn, method);
-  if (!strcmp(url, "/api/producer/spans")) return strobe__api_producer(s, conn, method, rq->body, rq->len);
+  if (!strcmp(url, "/api/producer/spans")) {
+    if (!strcmp(method, MHD_HTTP_METHOD_POST) && !json_body(conn))
+      return strobe__queue_error(conn, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type",
+                                 "POST /api/producer/spans takes Content-Type: application/json");
+    return strobe__api_producer(s, conn, method, rq->body, rq->len);
+  }
   if (strobe__viewer_is_asset(url, method)) return strobe__viewer_asset(conn, url);
   if (!strncmp(url, "/api/capture/", 13) && strcmp(url, "/api/capture/stream") != 0)
     return strobe__viewer_api(s, conn, url, method, rq->body, rq->len);
@@ -459,7 +470,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     *con_cls = rq;
     __atomic_fetch_add(&s->requests, 1, __ATOMIC_RELAXED);
     int ret;
-    if (reject(s, conn, strobe__viewer_is_asset(url, method), &ret)) {
+    /* The viewer's files carry no data, and /api/open's credential is its one-time code: no token asked. */
+    if (reject(s, conn, strobe__viewer_is_asset(url, method) || !strcmp(url, "/api/open"), &ret)) {
       rq->answered = 1;
       set_phase(s, conn, CONN_ANSWER);
       return (enum MHD_Result)ret;

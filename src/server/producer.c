@@ -16,6 +16,7 @@
 
 #include <microhttpd.h>
 
+#include "collect/collect.h" /* strobe__recording_since */
 #include "server/producer_batch.h"
 #include "server/server_internal.h"
 #include "strobe/producer.h"
@@ -28,6 +29,33 @@ static int refused(strobe_server *s, struct MHD_Connection *conn, unsigned statu
                    const char *message) {
   __atomic_fetch_add(&s->producer_refused, 1, __ATOMIC_RELAXED);
   return strobe__queue_error(conn, status, name, message);
+}
+
+/* The times a span may have (docs/server.md §External producers): from 1 s before the capture that has recorded
+ * longest began (a producer's clock read just before it) to 60 s past now (a batch in flight, a clock read
+ * early); outside is a client's mistake, never placed days or minutes away on the timeline. */
+#define EARLY_NS 1000000000ull
+#define LATE_NS 60000000000ull
+
+/* Refuses the first span outside [capture start - 1 s, now + 60 s]: 1 (answered in *ret), else 0. */
+static int out_of_bounds(strobe_server *s, struct MHD_Connection *conn, const strobe__batch *b, int *ret) {
+  const strobe__clock_info *ck = strobe__clock();
+  uint64_t since = strobe__recording_since(), now = strobe__mono_ns();
+  double start = (double)ck->epoch_mono_ns + ((double)since - (double)ck->epoch_ticks) * ck->ns_per_tick;
+  uint64_t lo = start > (double)EARLY_NS ? (uint64_t)start - EARLY_NS : 0, hi = now + LATE_NS;
+  for (uint32_t i = 0; i < b->n_spans; i++) {
+    const strobe__batch_span *in = &b->spans[i];
+    if (in->begin >= lo && in->end <= hi) continue;
+    char msg[320];
+    snprintf(msg, sizeof msg, "spans[%u]: %s %llu ns lies %s (monotonic ns %llu): spans lie between 1 s before the "
+             "capture began and 60 s from now", i, in->begin < lo ? "begin" : "end",
+             (unsigned long long)(in->begin < lo ? in->begin : in->end),
+             in->begin < lo ? "before the capture began" : "more than 60 s from now",
+             (unsigned long long)(in->begin < lo ? lo + EARLY_NS : now));
+    *ret = refused(s, conn, MHD_HTTP_BAD_REQUEST, "bad_batch", msg);
+    return 1;
+  }
+  return 0;
 }
 
 /* Takes n spans from the budget, or nothing: 1 when they fit. */
@@ -63,6 +91,7 @@ int strobe__api_producer(strobe_server *s, struct MHD_Connection *conn, const ch
                   "nothing records (no capture file, flight recorder or live stream): spans would go nowhere");
     goto done;
   }
+  if (out_of_bounds(s, conn, b, &ret)) goto done;
   if (b->n_spans > s->desc.producer_spans_per_second || !budget_take(s, b->n_spans)) {
     __atomic_fetch_add(&s->producer_rate_limited, 1, __ATOMIC_RELAXED);
     snprintf(msg, sizeof msg, "over %u spans per second (producer_spans_per_second): the whole batch is refused",
@@ -78,7 +107,8 @@ int strobe__api_producer(strobe_server *s, struct MHD_Connection *conn, const ch
                rc == STROBE_ELIMIT ? " (at most 64 lanes per process, STROBE_MAX_PRODUCER_LANES)"
                : rc == STROBE_EBUSY ? " (the process declared this lane in a clock domain)"
                                     : "");
-      ret = refused(s, conn, MHD_HTTP_CONFLICT, rc == STROBE_ELIMIT ? "lane_limit" : "lane_refused", msg);
+      ret = refused(s, conn, rc == STROBE_ELABEL ? MHD_HTTP_BAD_REQUEST : MHD_HTTP_CONFLICT,
+                    rc == STROBE_ELIMIT ? "lane_limit" : rc == STROBE_ELABEL ? "bad_batch" : "lane_refused", msg);
       goto done;
     }
   }

@@ -195,6 +195,8 @@ static void free_server(strobe_server *s) {
   free(s->token_file);
   strobe_collector_release(s->collector);
   strobe__mutex_destroy(&s->perms.lock);
+  strobe__mutex_destroy(&s->open_lock);
+  memset(s->open_code, 0, sizeof s->open_code);
   strobe__mutex_destroy(&s->streams_lock);
   strobe__mutex_destroy(&s->conns_lock);
   pthread_cond_destroy(&s->conns_cond);
@@ -208,6 +210,7 @@ int strobe_server_start(const strobe_server_desc *desc, strobe_server **out) {
   strobe_server *s = calloc(1, sizeof *s);
   if (!s) return STROBE_ENOMEM;
   strobe__mutex_init(&s->perms.lock);
+  strobe__mutex_init(&s->open_lock);
   strobe__mutex_init(&s->streams_lock);
   strobe__mutex_init(&s->conns_lock);
   pthread_condattr_t ca;
@@ -278,6 +281,23 @@ void strobe_server_stop(strobe_server *s) {
 uint16_t strobe_server_query_port(const strobe_server *s) { return s ? s->port : 0; }
 
 const char *strobe_server_query_token_file(const strobe_server *s) { return s ? s->token_file : NULL; }
+
+/* >>open: a browser is opened on a one-time code, never on the token, so no command line (xdg-open's, the
+ * browser's: readable by every local user with ps) carries the token (docs/server.md §Opening the viewer). */
+#define OPEN_CODE_TTL_MS 600000u /* 10 minutes: a browser slow to start still gets there */
+
+int strobe_server_make_open_code(strobe_server *s, char out[STROBE_SERVER_OPEN_CODE_LEN + 1]) {
+  if (!s || !out) return STROBE_EINVAL;
+  char code[STROBE_SERVER_OPEN_CODE_LEN + 1];
+  if (strobe__random_hex(code, STROBE_SERVER_OPEN_CODE_LEN / 2)) return STROBE_EIO;
+  strobe__mutex_lock(&s->open_lock);
+  memcpy(s->open_code, code, sizeof code);
+  s->open_expires_ms = strobe__mono_ms() + OPEN_CODE_TTL_MS;
+  strobe__mutex_unlock(&s->open_lock);
+  memcpy(out, code, sizeof code);
+  memset(code, 0, sizeof code);
+  return 0;
+}
 
 strobe_server_desc strobe_server_query_desc(const strobe_server *s) {
   strobe_server_desc d = {0};

@@ -142,6 +142,9 @@ struct strobe_server {
   char token[STROBE_SERVER_TOKEN_MAX + 1];
   size_t token_len;
   char *token_file;              /* written by us, removed at stop; NULL otherwise */
+  strobe__mutex open_lock;       /* guards the one-time open code (server.c >>open) */
+  char open_code[33];            /* strobe_server_make_open_code's code, 32 hex digits; "" when none or used */
+  uint64_t open_expires_ms;      /* strobe__mono_ms() past which it is refused */
   char *origins[STROBE_SERVER_MAX_ORIGINS];
   size_t norigins;
   char *hosts[STROBE_SERVER_MAX_ORIGINS];
@@ -197,6 +200,10 @@ int strobe__queue_json(struct MHD_Connection *conn, unsigned status, char *body,
 int strobe__queue_error(struct MHD_Connection *conn, unsigned status, const char *name, const char *message);
 /* Queues a jansson value (reference stolen) as the JSON body. */
 int strobe__queue_value(struct MHD_Connection *conn, unsigned status, json_t *value);
+
+/* POST /api/open (api.c >>open, the code made in server.c >>open): the one-time code in X-Strobe-Open-Code exchanged for the token. Called
+ * without authentication (the code is the credential), after the Host and Origin checks. */
+int strobe__api_open(strobe_server *s, struct MHD_Connection *conn, const char *method);
 
 /* >>api (api.c), called on the MHD thread after authentication */
 int strobe__api_info(strobe_server *s, struct MHD_Connection *conn);

@@ -14,7 +14,7 @@
  * can admit nor a capture records (one that began with neither active), or
  * hold the collector lock around anything but a bounded slot update.
  *
- * Contents: >>context >>capture >>begin-end >>handoff >>park >>remote >>marks >>stages >>abandon
+ * Contents: >>context >>capture >>begin-end >>handoff >>park >>remote >>marks >>stages >>abandon >>crash
  */
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +40,7 @@ static _Thread_local struct {
   uint32_t nops;
   uint32_t overflow;            /* operations begun (or resumed) past MAX_OP_NEST and not yet ended: while
                                  * any is open, the thread has no current operation to attach work to */
+  strobe_op overflow_op;        /* the last of those begun, while open: what it is not given is counted on it */
   stage_frame stages[MAX_STAGE_NEST];
   uint32_t nstages;
   uint32_t next_token;
@@ -54,9 +55,13 @@ static strobe_op current_op(void) {
 /* Returns 0 when the stack is full (or already overflowed): the operation is
  * still timed and published, flagged nesting_overflow, with no stages or
  * counters (docs/sessions.md "Per-thread bounds"). */
+static int crash_op(const char **kind, uint64_t *frame_id, const char **stage); /* >>crash */
+
 static int push_op(strobe_op op, uint32_t anchor) {
+  if (!strobe__crash_op) strobe__crash_op = crash_op; /* installed once; a crash record asks it */
   if (tls_ctx.nops == MAX_OP_NEST || tls_ctx.overflow) {
     tls_ctx.overflow++;
+    tls_ctx.overflow_op = op;
     return 0;
   }
   tls_ctx.anchor[tls_ctx.nops] = anchor;
@@ -392,6 +397,7 @@ static void end_op(strobe_op op, int committed, uint64_t now, int implicit) {
     strobe__mutex_unlock(&c->lock);
     if (!live) return;
     if (own_slot(op)->nesting_overflow && tls_ctx.overflow) tls_ctx.overflow--;
+    if (same_op(op, tls_ctx.overflow_op)) tls_ctx.overflow_op = (strobe_op){0, NULL};
   }
   int interleaved = 0;
   for (int k = (int)tls_ctx.nops - 1; pos >= 0 && k > pos; k--) {
@@ -708,6 +714,35 @@ int strobe_op_detailed(void) {
   return own_slot(op)->detailed;
 }
 
+/* >>crash (probe.h): the calling thread's innermost operation and stage, read from its own context only, as a
+ * signal handler may (no lock: the slot is this thread's own open operation). */
+static int crash_op(const char **kind, uint64_t *frame_id, const char **stage) {
+  strobe_op op = current_op();
+  if (!op.id) return 0;
+  const strobe__live_op *l = own_slot(op);
+  *kind = strobe_op_kind_name(l->kind);
+  *frame_id = l->frame_id;
+  *stage = "";
+  for (uint32_t i = tls_ctx.nstages; i-- > 0;)
+    if (same_op(tls_ctx.stages[i].op, op) && tls_ctx.stages[i].site) {
+      *stage = tls_ctx.stages[i].site->name;
+      break;
+    }
+  return 1;
+}
+
+/* A stage (or counter) met while an operation past the nesting bound is open: it attaches to none, so it is
+ * counted dropped on that operation, beside its nesting_overflow (docs/sessions.md "Per-thread bounds"). Only
+ * the last one begun is known; one further out, after it ended, counts nothing. */
+static void dropped_past_nesting(int stage) {
+  strobe_op op = tls_ctx.overflow ? tls_ctx.overflow_op : (strobe_op){0, NULL};
+  if (!op.id) return;
+  strobe__live_op *l = own_slot(op); /* this thread's own open operation: its slot is live */
+  if (!l->detailed && !l->captured) return;
+  if (stage) l->stages_dropped++;
+  else l->counters_dropped++;
+}
+
 /* A label under the rule, or the placeholder (counted); its length in *n. */
 static const char *counter_label(strobe_op op, const char *label, size_t *n) {
   *n = strobe__label_len(label, STROBE__RULE_NAME);
@@ -721,7 +756,10 @@ static const char *counter_label(strobe_op op, const char *label, size_t *n) {
  * Its unit is the first one an add named (docs/recording.md §Units). */
 static void counter_add(const char *name, const char *kind, double delta, uint32_t unit) {
   strobe_op op = current_op();
-  if (!op.id) return;
+  if (!op.id) {
+    dropped_past_nesting(0);
+    return;
+  }
   strobe__live_op *l = own_slot(op);
   if (!l->detailed && !l->captured) return;
   if (unit >= STROBE_UNIT_LIMIT) { /* not a unit: none, counted like a replaced label */
@@ -869,7 +907,10 @@ strobe_stage strobe__stage_begin(strobe_site *site) {
   h.state = 1;
   h.owner = &tls_ctx;
   strobe_op op = current_op();
-  if (!op.id) return h;
+  if (!op.id) {
+    dropped_past_nesting(1);
+    return h;
+  }
   strobe__live_op *l = own_slot(op);
   if (tls_ctx.nstages == MAX_STAGE_NEST && !evict_stale()) {
     if (l->detailed || l->captured) l->stages_dropped++; /* its timing is not kept: counted on the sample */

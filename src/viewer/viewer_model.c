@@ -1764,6 +1764,22 @@ static json_t *merge_json(const strobe_capture *cap) {
   return json_pack("{s:I,s:o,s:o}", "error_ns", (json_int_t)m->error_ns, "inputs", inputs, "not_merged", cut);
 }
 
+/* Where the process died (docs/capture-format.md §CRASH): the sentence strobe info says, and each thread's open
+ * scopes; null when the capture has no CRASH block. */
+static json_t *crash_json(const strobe_capture *cap) {
+  const strobe_capture_crash *k = strobe_capture_query_crash(cap);
+  if (!k) return json_null();
+  char text[512];
+  json_t *threads = json_array();
+  for (uint32_t i = 0; i < k->nthreads; i++) {
+    json_t *scopes = json_array();
+    for (uint32_t s = 0; s < k->threads[i].nscopes; s++) json_array_append_new(scopes, json_string(k->threads[i].scopes[s]));
+    json_array_append_new(threads, json_pack("{s:s,s:o}", "name", k->threads[i].name, "open_scopes", scopes));
+  }
+  return json_pack("{s:s,s:s,s:o}", "message", strobe_capture_crash_text(k, text, sizeof text), "signal",
+                   k->signal_name, "threads", threads);
+}
+
 static json_t *clock_offsets_json(const strobe_capture *cap) {
   strobe_capture_clock_offsets co = strobe_capture_query_clock_offsets(cap);
   json_t *a = json_array();
@@ -1782,6 +1798,7 @@ static json_t *clock_offsets_json(const strobe_capture *cap) {
 static void meta_completeness(json_t *root, const builder *b) {
   json_object_set_new(root, "totals", totals_json(&b->totals));
   json_object_set_new(root, "merge", merge_json(b->cap));
+  json_object_set_new(root, "crash", crash_json(b->cap));
   json_object_set_new(root, "clock_offsets", clock_offsets_json(b->cap));
   json_object_set_new(root, "read_error", b->read_error ? json_pack("{s:s,s:s}", "name", strobe_err_name(b->read_error),
                                                                     "message", strobe_strerror(b->read_error))

@@ -5,6 +5,7 @@
 // collecting every console error and page error (a test fails on any), and
 // the tests' tally of checks.
 import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
@@ -74,6 +75,31 @@ export function startView(strobe, args, { timeoutMs = 60000 } = {}) {
     });
     proc.stderr.on('data', (d) => { err += d; });
     proc.on('exit', (code) => { clearTimeout(timer); reject(new Error(`strobe view exited ${code}: ${err}`)); });
+  });
+}
+
+// Starts `strobe view ARGS` letting it open a browser: xdg-open is a stand-in in work/bin that writes its
+// arguments down. Resolves with the URL the browser was given (a one-time #code=…) once it ran.
+export function startViewOpened(strobe, args, work, { timeoutMs = 60000 } = {}) {
+  const bin = path.join(work, 'bin'), opened = path.join(work, 'opened.txt');
+  fs.mkdirSync(bin, { recursive: true });
+  fs.rmSync(opened, { force: true });
+  fs.writeFileSync(path.join(bin, 'xdg-open'), `#!/bin/sh\nprintf '%s\\n' "$@" > "${opened}.tmp" && mv "${opened}.tmp" "${opened}"\n`,
+    { mode: 0o755 });
+  const env = { ...process.env, PATH: `${bin}:${process.env.PATH}`, DISPLAY: ':99' };
+  const proc = spawn(strobe, ['view', '--quiet', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
+  return new Promise((resolve, reject) => {
+    const started = Date.now();
+    const poll = setInterval(() => {
+      if (fs.existsSync(opened)) {
+        clearInterval(poll);
+        resolve({ url: fs.readFileSync(opened, 'utf8').trim(), proc, stop: () => stopProc(proc) });
+      } else if (Date.now() - started > timeoutMs || proc.exitCode !== null) {
+        clearInterval(poll);
+        proc.kill('SIGKILL');
+        reject(new Error('strobe view opened no browser'));
+      }
+    }, 100);
   });
 }
 

@@ -32,7 +32,7 @@
 // usage: node viewer.test.mjs --strobe BIN --make-capture BIN --chromium PATH --work DIR
 import fs from 'node:fs';
 import path from 'node:path';
-import { arg, check, finish, launch, openViewer, run, startView } from './strobe_view.mjs';
+import { arg, check, finish, launch, openViewer, run, startView, startViewOpened } from './strobe_view.mjs';
 
 const strobe = arg('--strobe');
 const makeCapture = arg('--make-capture');
@@ -65,6 +65,39 @@ async function main() {
     check((await fetch(`${base}/api/capture/meta?token=${view.token}`)).status === 400, 'a token in the query string is refused (400)');
     check((await fetch(`${base}/`)).status === 200, 'the viewer page itself needs no token');
     check((await fetch(`${base}/app.js`)).headers.get('content-type').startsWith('text/javascript'), 'app.js is served as JavaScript');
+
+    // The browser `strobe view` starts gets a one-time code, never the token (a command line is public to ps):
+    // the viewer trades it on load, drops it from the address bar, and a second tab cannot use it again.
+    const opened = await startViewOpened(strobe, [spike], work);
+    try {
+      check(/^http:\/\/127\.0\.0\.1:\d+\/#code=[0-9a-f]{32}$/.test(opened.url), `the browser is opened on a code (${opened.url})`);
+      const first = await openViewer(browser, opened.url);
+      const got = await first.page.evaluate(() => ({ form: !!document.getElementById('token-form'), url: location.href,
+        spans: __strobe.findSpan('frame') >= 0 }));
+      check(!got.form && got.spans, `the viewer opened on the code shows the capture (${JSON.stringify(got)})`);
+      check(!got.url.includes('code='), `the code is removed from the address bar (${got.url})`);
+      check(first.errors.length === 0, `no error opening on the code: ${first.errors}`);
+      const second = await openViewer(browser, opened.url);
+      check(await second.page.evaluate(() => !!document.getElementById('token-form')), 'a spent code opens nothing (the token form)');
+      await first.page.close();
+      await second.page.close();
+    } finally {
+      await opened.stop();
+    }
+
+    // A capture a crash handler ended (docs/recording.md §Crashes): the header says where it died, as strobe info.
+    const crashed = path.join(work, 'crashed.strobe');
+    run(makeCapture, [crashed, '--crash']);
+    const crashView = await startView(strobe, [crashed]);
+    try {
+      const c = await openViewer(browser, crashView.url);
+      const said = await c.page.evaluate(() => document.getElementById('identity').textContent);
+      check(said.includes('crashed: SIGSEGV on thread main in pass 394 › layout_compute'), `the header says where it crashed: ${said}`);
+      check(c.errors.length === 0, `no error on a crashed capture: ${c.errors}`);
+      await c.page.close();
+    } finally {
+      await crashView.stop();
+    }
 
     // WebGL2 is SwiftShader here (no GPU): by default the flame chart draws with Canvas 2D, which costs the
     // CPU half as much; #renderer=webgl2 keeps WebGL2 (what a machine with a GPU gets), checked below.

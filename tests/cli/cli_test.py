@@ -584,8 +584,25 @@ def case_attachments():
           [("4", "10", "stored"), ("4", "20", "stored"), ("4", "01", "stored"), ("9", "10", "earlier"), ("9", "30", "cut")],
           f"{rows}")
     check("1 attachments (500 bytes) were cut" in err, err)
-    run("export", path, "--attachments", out_dir)  # again, over its own files
+    # Again into the same DIR: refused, as it holds files, unless --force replaces its own files.
+    _, err = run("export", path, "--attachments", out_dir, expect=2)
+    check("not empty" in err and "--force" in err, err)
+    # Hard links planted in DIR to files elsewhere: --force replaces the names, never writes through them.
+    victims = {}
+    for name in ("index.tsv", "frame-4-resource-0000000000000001.png"):
+        victim = os.path.join(ARGS.work, "victim-" + name)
+        with open(victim, "wb") as f:
+            f.write(b"victim")
+        os.remove(os.path.join(out_dir, name))
+        os.link(victim, os.path.join(out_dir, name))
+        victims[victim] = name
+    run("export", path, "--attachments", out_dir, "--force")
     check(os.stat(os.path.join(out_dir, "frame-9-resource-0000000000000010.bin")).st_nlink == 2, "relinked")
+    for victim, name in victims.items():
+        check(open(victim, "rb").read() == b"victim" and os.stat(victim).st_nlink == 1,
+              f"{victim}, linked as {name} in DIR, was written through")
+        check(os.path.getsize(os.path.join(out_dir, name)) > 6, f"{name} rewritten")
+    run("export", path, "--format", "chrome", "--force", "-o", os.path.join(ARGS.work, "x.json"), expect=2)
     fifo = os.path.join(ARGS.work, "a-fifo")
     os.mkfifo(fifo)
     _, err = run("export", path, "--attachments", fifo, expect=2)
@@ -617,6 +634,20 @@ def case_calls():
     check([c["seq"] for c in calls] == list(range(6)), f"{calls}")
     check([c["status"] for c in calls] == ["ok", "ok", "ok", "missing_surface_geometry", "missing_texture",
                                             "missing_geometry"], f"{[c['status'] for c in calls]}")
+    # One flipped byte in an attachment block (the mask 0x20 a call samples, or the screenshot): that block is skipped
+    # and said, the deep capture still replays, and exactly the calls needing a content not read say so.
+    raw = open(path, "rb").read()
+    for magic, want in ((bytes([0, 255, 255, 0, 128, 64, 32, 16]),
+                         ["ok", "ok", "damaged_content", "missing_surface_geometry", "damaged_content", "damaged_content"]),
+                        (b"\x89PNG", ["ok", "ok", "ok", "damaged_content", "damaged_content", "damaged_content"])):
+        at = raw.find(magic)
+        check(at > 0, f"{magic} in the capture")
+        damaged = os.path.join(ARGS.work, "damaged.strobe")
+        with open(damaged, "wb") as f:
+            f.write(raw[:at + 3] + bytes([raw[at + 3] ^ 1]) + raw[at + 4:])
+        jd, err = run_json("calls", damaged, "--frame", "4", expect=1)
+        check([c["status"] for c in jd["calls"]] == want and "1 damaged attachment blocks skipped" in err,
+              f"{magic}: {[c['status'] for c in jd['calls']]}\n{err}")
     check([(c["kind"], c["pipeline"], c["pass"]) for c in calls[:3]] ==
           [("clear", "solid", "main"), ("quad", "solid", "main"), ("sprite", "sprite_a8", "main")], f"{calls}")
     check(calls[1]["bounds"] == [10, 20, 100, 22] and calls[1]["clip"] == [0, 0, 300, 200], f"{calls[1]}")
@@ -937,6 +968,9 @@ def case_export_otlp():
     # the capture's times), the operation's facts as attributes; refused without an anchor, never invented.
     # tests/otel/otlp.test.mjs decodes it with the official OpenTelemetry packages.
     frames, unix0 = 10, 1764633600000000000
+    # A capture without operations: a file without spans, said (UBSan, in the sanitizer build, saw qsort given NULL).
+    _, err = run("export", capture("no_ops"), "--format", "otlp", "-o", os.path.join(ARGS.work, "none.otlp.json"))
+    check("no completed operation" in err, f"otlp export without operations: {err}")
     p = capture("otlp", "--ops", "--frames", str(frames))
     out = os.path.join(ARGS.work, "ops.otlp.json")
     run("export", p, "--format", "otlp", "-o", out, "--service", "grid", "--resource", "host.name=h1")
@@ -1393,6 +1427,11 @@ def case_bad_input():
     open(empty, "wb").close()
     _, err = run("info", empty, expect=1)
     check("truncated inside its header" in err, err)
+    # An epoch past 2^62 ns of CLOCK_MONOTONIC (a damaged header): the perfetto export, which places every time on
+    # that clock, says so and fails, where its sums overflowed (UBSan) and wrapped.
+    far = capture("far", "--epoch-mono", str(2**63 - 1000))
+    _, err = run("export", far, "--format", "perfetto", "-o", os.path.join(w, "far.pftrace"), expect=1)
+    check("out of range" in err, err)
     # Wrong version.
     ver = os.path.join(w, "v7.strobe")
     data = bytearray(open(base, "rb").read())
@@ -1579,6 +1618,174 @@ def case_view_messages():
         check(err == want.replace("strobe report: ", "strobe view: "), f"view {bad}:\n{err}\nreport:\n{want}")
 
 
+# The commands the mutants go through (every command that reads a capture); M is the mutant, B a valid base,
+# G a valid capture with a gap in its thread indexes, O an output path. Each mutant runs two of them, in turn, and every 30th `view` too.
+MUTANT_COMMANDS = [
+    ["report", "--json", "M"], ["report", "--samples", "M"], ["diff", "B", "M"], ["diff", "M", "--frames", "1", "2"],
+    ["compare", "B", "M", "--max-regression", "10"], ["tree", "M"], ["tree", "M", "--frame", "4"], ["calls", "M"],
+    ["calls", "M", "--frame", "4"], ["export", "M", "--format", "chrome", "-o", "O"],
+    ["export", "M", "--format", "speedscope", "-o", "O"], ["export", "M", "--format", "perfetto", "-o", "O"],
+    ["export", "M", "--format", "otlp", "-o", "O"], ["export", "M", "--format", "folded", "-o", "O"],
+    ["export", "M", "--format", "csv", "-o", "O"], ["export", "M", "--attachments", "O", "--force"],
+    ["merge", "--same-host", "--quiet", "M", "G", "-o", "O"], ["info", "M"], ["info", "--json", "M"],
+]
+SANITIZER_REPORT = re.compile(r"runtime error:|ERROR: AddressSanitizer|ERROR: LeakSanitizer|"
+                              r"SUMMARY: (Address|Undefined|Leak)Sanitizer")
+
+
+def _run_mutant(argv, mutant, bases, out):
+    """One command on one mutant: None when it ended as it must (exit 0, 1 or 2, no sanitizer report), else why."""
+    argv = [mutant if a == "M" else out if a == "O" else bases.get(a, a) for a in argv]
+    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:exitcode=86", UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1")
+    try:
+        p = subprocess.run([ARGS.strobe, *argv], capture_output=True, text=True, errors="replace", timeout=120, env=env)
+    except subprocess.TimeoutExpired:
+        return f"strobe {' '.join(argv)}: still running after 120 s"
+    if p.returncode in (0, 1, 2) and not SANITIZER_REPORT.search(p.stderr):
+        return None
+    how = f"signal {-p.returncode}" if p.returncode < 0 else f"exit {p.returncode}"
+    return f"strobe {' '.join(argv)}: {how}\n{p.stderr[-2000:]}"
+
+
+def _view_mutant(mutant):
+    """`strobe view` on a mutant: it serves (then stops on SIGINT) or refuses, with exit 0, 1 or 2."""
+    p = subprocess.Popen([ARGS.strobe, "view", "--no-open", "--quiet", mutant], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, errors="replace")
+    try:
+        r, _, _ = select.select([p.stdout], [], [], 120)
+        if r and p.stdout.readline():
+            p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=120)
+    finally:
+        reap(p)
+    if p.returncode in (0, 1, 2) and not SANITIZER_REPORT.search(err):
+        return None
+    return f"strobe view {mutant}: exit {p.returncode}\n{err[-2000:]}"
+
+
+def case_mutants():
+    """Structured mutants of every block kind (scripts/make-fuzz-seeds.py --mutants: lengths, counts, offsets,
+    ORIGIN/MERGE, DEEP, OPS, GPU, samples, headers, cut files) through every command that reads a capture: each ends
+    with exit 0, 1 or 2, never a signal, a hang or a sanitizer report (the ASan+UBSan build runs this test too).
+    Bounded: 300 mutants, 2 commands each (each command meets 31 to 32 of them), two at a time."""
+    import concurrent.futures
+    import importlib.util
+    w = ARGS.work
+    spec = importlib.util.spec_from_file_location("seeds", os.path.join(HERE, "..", "..", "scripts", "make-fuzz-seeds.py"))
+    seeds = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(seeds)
+    made = [capture("m_ops", "--ops", "--stages", "--gpu", "--producer", "--frames", "12"),
+            capture("m_content", "--deep", "--ui-tree", "--samples", "--frames", "12"),
+            capture("m_merge", "--merge-block", "--thread-gap", "--frames", "6"),
+            capture("m_crash", "--crash", "--frames", "6")]
+    bases = [(os.path.basename(p), open(p, "rb").read()) for p in seeds.default_bases() + made]
+    zstd = ARGS.zstd if ARGS.zstd and shutil.which(ARGS.zstd) else None
+    mutants = []
+    os.makedirs(os.path.join(w, "mutants"))
+    for name, data in seeds.mutants(bases, 300, 31, zstd):
+        path = os.path.join(w, "mutants", name)
+        with open(path, "wb") as f:
+            f.write(data)
+        mutants.append(path)
+    jobs = []
+    for i, m in enumerate(mutants):
+        for k in range(2):
+            jobs.append((MUTANT_COMMANDS[(2 * i + k) % len(MUTANT_COMMANDS)], m))
+    valid = {"B": made[0], "G": made[2]}
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        futures = [pool.submit(_run_mutant, argv, m, valid, os.path.join(w, f"out-{n}")) for n, (argv, m) in
+                   enumerate(jobs)]
+        futures += [pool.submit(_view_mutant, m) for m in mutants[::30]]
+        failures = [f.result() for f in futures if f.result()]
+    check(not failures, f"{len(failures)} of {len(futures)} runs ended badly; the first:\n" + "\n".join(failures[:3]))
+
+
+def case_crash():
+    """A capture a crash handler ended (docs/recording.md §Crashes; make_capture --crash writes its CRASH block as
+    the handler does): strobe info and strobe report say where it died, in text and JSON; a capture without one
+    says nothing (null)."""
+    p = capture("crashed", "--crash")
+    where = "SIGSEGV on thread main in pass 394 \u203a layout_compute"
+    info, _ = run("info", p)
+    check(f"crashed     {where} (2.100 ms" in info and "thread 0 main: frame \u203a layout_compute \u203a measure_row" in info
+          and "thread 1 worker: job \u203a io" in info, info)
+    report, _ = run("report", p)
+    check(f"crashed: {where}" in report, report)
+    for cmd in ("info", "report"):
+        j, _ = run_json(cmd, p)
+        k = j["crash"]
+        check(k["message"] == where and k["signal"] == "SIGSEGV" and k["thread_name"] == "main" and
+              k["operation"] == {"kind": "pass", "frame_id": 394, "stage": "layout_compute"} and
+              [t["open_scopes"] for t in k["threads"]] == [["frame", "layout_compute", "measure_row"], ["job", "io"]],
+              f"{cmd} --json: {k}")
+        j, _ = run_json(cmd, capture("whole"))
+        check(j["crash"] is None, f"{cmd} --json without a crash: {j['crash']}")
+
+
+def interrupt(p, what):
+    """Stops a serving `strobe view` with SIGINT: it must exit 0."""
+    p.send_signal(signal.SIGINT)
+    p.communicate(timeout=30)
+    check(p.returncode == 0, f"{what}: exit {p.returncode}")
+
+
+def reap(p):
+    """Kills a process still running (a failed check left it)."""
+    if p.poll() is None:
+        p.kill()
+        p.wait()
+
+
+def case_view_open():
+    """`strobe view` starts the browser (xdg-open, here a stand-in that writes down its arguments) on a one-time
+    code, never on the token: a command line is readable by every local user (ps). The code trades once for the
+    token (POST /api/open), which is the one printed on standard output."""
+    import urllib.error
+    import urllib.request
+    w = ARGS.work
+    bindir, opened = os.path.join(w, "bin"), os.path.join(w, "opened.txt")
+    os.makedirs(bindir, exist_ok=True)
+    opener = os.path.join(bindir, "xdg-open")
+    with open(opener, "w") as f:
+        f.write('#!/bin/sh\nprintf \'%s\\n\' "$@" > "$STROBE_TEST_OPENED.tmp" && mv "$STROBE_TEST_OPENED.tmp" '
+                '"$STROBE_TEST_OPENED"\n')
+    os.chmod(opener, 0o755)
+    env = dict(os.environ, PATH=bindir + os.pathsep + os.environ.get("PATH", ""), DISPLAY=":99",
+               STROBE_TEST_OPENED=opened)
+    p = subprocess.Popen([ARGS.strobe, "view", "--quiet", capture("base")], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        r, _, _ = select.select([p.stdout], [], [], 60)
+        url = p.stdout.readline().strip() if r else ""
+        m = re.match(r"^http://127\.0\.0\.1:(\d+)/#token=([0-9a-f]+)$", url)
+        check(m, f"view: no URL ({url!r})")
+        port, token = m.group(1), m.group(2)
+        for _ in range(600):  # the opener runs in a child: wait for it (60 s at most)
+            if os.path.exists(opened):
+                break
+            time.sleep(0.1)
+        argv = open(opened).read().split()
+        check(len(argv) == 1 and token not in argv[0], f"the browser's command line holds the token: {argv}")
+        c = re.match(r"^http://127\.0\.0\.1:" + port + r"/#code=([0-9a-f]{32})$", argv[0])
+        check(c, f"the browser's command line: {argv}")
+
+        def trade():
+            req = urllib.request.Request(f"http://127.0.0.1:{port}/api/open", data=b"", method="POST",
+                                         headers={"X-Strobe-Open-Code": c.group(1)})
+            try:
+                with urllib.request.urlopen(req, timeout=30) as res:
+                    return res.status, json.load(res)
+            except urllib.error.HTTPError as e:
+                return e.code, None
+        status, got = trade()
+        check(status == 200 and got["token"] == token, f"the code traded for the token: {status} {got}")
+        status, got = trade()
+        check(status == 403, f"the code traded twice: {status} {got}")
+        interrupt(p, "view")
+    finally:
+        reap(p)
+
+
 def run_bounded(argv, stdin=None, timeout=15):
     """Runs strobe; a run that does not end within timeout fails the test (a hang), never stalls it."""
     try:
@@ -1739,6 +1946,26 @@ def case_merge():
     check(p.returncode == 2 and "two captures or more" in p.stderr, p.stderr)
     p = run_bounded(["merge", a, a, "-o", out])
     check(p.returncode == 2 and "same capture" in p.stderr, p.stderr)
+    # One recording given twice, known by its content (process, boot, first event): a copy, or a merge with one of
+    # its inputs, is refused, never merged with its events doubled.
+    copy, ab0 = os.path.join(w, "copy.strobe"), os.path.join(w, "ab0.strobe")
+    shutil.copyfile(b, copy)
+    run("merge", "--quiet", a, b, "-o", ab0)
+    for argv in ((a, b, copy), (ab0, b), (a, ab0)):
+        p = run_bounded(["merge", *argv, "-o", out])
+        check(p.returncode == 2 and "merged twice" in p.stderr, f"merge {argv}: exit {p.returncode} {p.stderr}")
+    # A gap in the thread indexes (thread 1 never defined), and every prefix of a merge holding it: merged, or
+    # refused with exit 1 and a message, never a signal.
+    gap, gapped = capture("gap", "--thread-gap"), os.path.join(w, "gapped.strobe")
+    run("merge", "--quiet", "--same-host", gap, a, "-o", gapped)
+    raw_gapped = open(gapped, "rb").read()
+    cut = os.path.join(w, "cut.strobe")
+    for n in range(64, len(raw_gapped), max(1, len(raw_gapped) // 150)):
+        with open(cut, "wb") as f:
+            f.write(raw_gapped[:n])
+        p = run_bounded(["merge", "--quiet", "--same-host", cut, b, "-o", out])
+        check(p.returncode in (0, 1, 2) and (p.returncode == 0 or p.stderr.strip()),
+              f"merge of {n} bytes of a gapped merge: exit {p.returncode} {p.stderr[-500:]}")
     fifo = os.path.join(w, "fifo")
     os.mkfifo(fifo)
     p = run_bounded(["merge", a, fifo, "-o", out])
@@ -1777,13 +2004,9 @@ def case_merge():
             meta = json.load(urllib.request.urlopen(req, timeout=30))
             lanes = {t["name"] for t in meta["threads"]}
             check({"screen/main", "sender/main"} <= lanes, f"view --merge: viewer lanes {sorted(lanes)}")
-            p.send_signal(signal.SIGINT)
-            p.communicate(timeout=30)
-            check(p.returncode == 0, f"view --merge: exit {p.returncode}")
+            interrupt(p, "view --merge")
         finally:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
+            reap(p)
         check(not [f for f in os.listdir(os.environ.get("TMPDIR") or "/tmp") if f.startswith("strobe-view-merge-")
                    and os.path.getmtime(os.path.join(os.environ.get("TMPDIR") or "/tmp", f)) > os.path.getmtime(a)],
               "view --merge left its temporary capture behind")
@@ -1809,6 +2032,11 @@ def case_merge():
     check(p.returncode == 1 and "no boot id" in p.stderr, p.stderr)
     stdout, _ = run("merge", "--same-host", a, tool, "-o", out)
     check("pid_4242" in stdout, f"the tool's capture, named by its pid: {stdout}")
+    # A header time past 2^62 ns (a damaged header): refused with a clear error, never merged at shifted times.
+    far = capture("far", "--epoch-mono", str(2**63 - 1000))
+    os.remove(out)
+    p = run_bounded(["merge", "--same-host", far, tool, "-o", out])
+    check(p.returncode == 1 and "out of range" in p.stderr and not os.path.exists(out), f"merge of {far}: {p.stderr}")
     check(os.path.getsize(a) == size_a and os.path.getsize(b) == len(raw), "the inputs are untouched")
 
 

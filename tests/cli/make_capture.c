@@ -83,13 +83,20 @@
  *          [--no-marks] [--interned] [--slow K:NS]... [--stage-tree]
  *          [--pass-category] [--worker-marks] [--units] [--kinds] [--ui-tree]
  *          [--gpu] [--gpu-bad K] [--producer] [--no-unix-epoch] [--samples]
- *          [--merge-block] [--pid N]
+ *          [--merge-block] [--pid N] [--thread-gap] [--epoch-mono NS] [--crash]
  * With --samples, the sampler's records (>>samples) follow the events. With
  * --merge-block, the capture says it is a merge (a MERGE block: docs/cli.md
  * §merge) of one input of process "left" that could not carry 5 samples.
  * --pid N sets the header's pid (default 4242): a merge names it pid_<N>.
+ * --thread-gap makes the worker thread 2, leaving index 1 undefined (a gap in
+ * the thread indexes, as a cut or merged capture may have). --epoch-mono NS
+ * puts the header's epoch at NS of CLOCK_MONOTONIC (default 0). --crash ends
+ * the file as a crash handler does (docs/recording.md §Crashes): no footer, a
+ * CRASH block: SIGSEGV on thread main in pass 394 › layout_compute, main in
+ * frame › layout_compute › measure_row, the worker in job › io.
  * It must never depend on the real clock: the tests compare exact numbers.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,6 +139,9 @@ typedef struct opts {
   int no_unix_epoch; /* a header without the wall-clock anchor (tag 30), as older writers wrote */
   int samples;       /* the sampler's records and counts (>>samples) */
   int merge_block;   /* a MERGE block naming what a merge could not carry */
+  int thread_gap;    /* the worker is thread 2: no thread 1 (a gap in the thread indexes) */
+  uint64_t epoch_mono; /* the header's epoch on CLOCK_MONOTONIC, ns (default 0) */
+  int crash;         /* no footer: a CRASH block instead (SIGSEGV on main in pass 394 > layout_compute) */
   unsigned long long pid; /* the header's pid, default 4242: a merge names an input pid_<pid> */
 } opts;
 
@@ -500,8 +510,19 @@ static int usage(void) {
           "                        [--no-marks] [--interned] [--slow K:NS]... [--stage-tree]\n"
           "                        [--pass-category] [--worker-marks] [--units] [--kinds] [--ui-tree] [--deep]\n"
           "                        [--gpu] [--gpu-bad K] [--producer] [--no-unix-epoch] [--samples]\n"
-          "                        [--merge-block] [--pid N]\n");
+          "                        [--merge-block] [--pid N] [--thread-gap] [--epoch-mono NS] [--crash]\n");
   return 2;
+}
+
+/* The CRASH block --crash ends the file with, written as the crash handler writes it (strobe__crash_block). */
+static int write_crash(FILE *f, uint64_t ticks, uint32_t worker) {
+  static strobe__crash_facts k;
+  static uint8_t block[4096];
+  k = (strobe__crash_facts){SIGSEGV, ticks, 1, 0, "main", "pass", 394, "layout_compute", 2, 0, {{0}}};
+  k.threads[0] = (strobe__crash_thread){0, "main", 3, 0, {"frame", "layout_compute", "measure_row"}};
+  k.threads[1] = (strobe__crash_thread){worker, "worker", 2, 0, {"job", "io"}};
+  size_t n = strobe__crash_block(block, sizeof block, &k);
+  return n && fwrite(block, 1, n, f) == n ? 0 : 1;
 }
 
 int main(int argc, char **argv) {
@@ -536,6 +557,9 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--no-unix-epoch")) o.no_unix_epoch = 1;
     else if (!strcmp(a, "--samples")) o.samples = 1;
     else if (!strcmp(a, "--merge-block")) o.merge_block = 1;
+    else if (!strcmp(a, "--thread-gap")) o.thread_gap = 1;
+    else if (!strcmp(a, "--crash")) o.crash = 1, o.no_footer = 1;
+    else if (!strcmp(a, "--epoch-mono") && more) o.epoch_mono = strtoull(argv[++i], NULL, 10);
     else if (!strcmp(a, "--pid") && more) o.pid = strtoull(argv[++i], NULL, 10);
     else if (!strcmp(a, "--gpu-bad") && more) o.gpu_bad = atoi(argv[++i]);
     else if (!strcmp(a, "--slow") && more && o.nslow < 4) {
@@ -557,7 +581,7 @@ int main(int argc, char **argv) {
   }
   /* The header's clock is the one asked for, with epoch 0, on no real machine. */
   /* A fixed wall-clock anchor (2025-12-02 00:00:00 UTC): the OTLP export's Unix times are exact. */
-  strobe__header_facts facts = {{o.clock, 1, o.ns_per_tick, 0, 0}, 0, "x86_64", 0, o.pid, 262144, 0, 0,
+  strobe__header_facts facts = {{o.clock, 1, o.ns_per_tick, 0, o.epoch_mono}, 0, "x86_64", 0, o.pid, 262144, 0, 0,
                                 1764633600000000000ull, NULL};
   if (o.no_unix_epoch) facts.epoch_unix_ns = 0;
   strobe__writer *w;
@@ -601,7 +625,8 @@ int main(int argc, char **argv) {
   }
   if (o.producer) strobe__writer_label(w, L_AUDIO, "audio");
   strobe__writer_thread(w, 0, 1000, "main", 0);
-  strobe__writer_thread(w, 1, 1001, "worker", 0);
+  const uint32_t worker = o.thread_gap ? 2 : 1;
+  strobe__writer_thread(w, worker, 1001, "worker", 0);
 
   static batch m, wk;
   m.now = 1000000;  /* 1 ms after the epoch */
@@ -616,13 +641,13 @@ int main(int argc, char **argv) {
     worker_job(&wk, &o, k);
     if (m.n > 3500 || wk.n > 3500 || k == o.frames - 1) {
       strobe__writer_events(w, 0, m.ev, m.n);
-      strobe__writer_events(w, 1, wk.ev, wk.n);
+      strobe__writer_events(w, worker, wk.ev, wk.n);
       m.n = wk.n = 0;
       strobe__writer_flush(w);
     }
   }
   if (o.samples) samples(w, 1000000, m.now);
-  if (o.lost) strobe__writer_lost(w, 1, 4);
+  if (o.lost) strobe__writer_lost(w, worker, 4);
   if (o.merge_block) {
     static strobe_capture_merge mb;
     mb.ninputs = 1;
@@ -636,13 +661,14 @@ int main(int argc, char **argv) {
   strobe__writer_drain(w, 2600, 1300);
   if (o.unfinished) {
     begin(&wk, S_STALLED);
-    strobe__writer_events(w, 1, wk.ev, wk.n);
+    strobe__writer_events(w, worker, wk.ev, wk.n);
     wk.n = 0;
   }
   strobe__writer_thread_end(w, 0);
   int rc;
   if (o.no_footer) {
     rc = strobe__writer_flush(w);
+    if (!rc && o.crash) rc = write_crash(f, m.now, worker);
   } else {
     strobe_misuse mis = {.open_at_exit = o.unfinished ? 1u : 0u,
                          .depth_overflow = o.unwound ? 3u : 0u,

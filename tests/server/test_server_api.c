@@ -2,7 +2,9 @@
  * test_server_api.c — the viewer's endpoints (docs/server.md "Viewer
  * API"): /api/info (build, clock, windows, limits, server state) and
  * /api/sessions (list with owner kinds; start, read, reset and end sessions
- * the viewer owns; never read or reset another owner's).
+ * the viewer owns; never read or reset another owner's); /api/open trades a
+ * one-time code for the token once, without the token, never twice, never a
+ * wrong or replaced code, and only from an allowed Host.
  */
 #include "server_test.h"
 
@@ -170,5 +172,44 @@ static void test_info_and_sessions(void) {
   strobe_collector_release(c);
 }
 
-#define CASES(X) X(info_and_sessions)
+/* POST /api/open with `code` in X-Strobe-Open-Code (and `extra` headers); returns the status, the token in tok. */
+static int open_with(strobe_server *s, const char *code, const char *extra, char *tok, size_t cap) {
+  char h[256];
+  snprintf(h, sizeof h, "X-Strobe-Open-Code: %s\r\n%s", code, extra ? extra : "");
+  cli_http_response r = t_req(s, "POST", "/api/open", h, NULL);
+  int status = r.status;
+  if (tok && cap) tok[0] = 0;
+  if (status == 200) {
+    json_t *v = t_json(&r);
+    snprintf(tok, cap, "%s", str(v, "token") ? str(v, "token") : "");
+    json_decref(v);
+  }
+  cli_http_response_free(&r);
+  return status;
+}
+
+static void test_open_code(void) {
+  strobe_server *s = t_server(NULL);
+  char code[STROBE_SERVER_OPEN_CODE_LEN + 1], older[STROBE_SERVER_OPEN_CODE_LEN + 1], tok[128];
+  CHECK_EQ_INT(open_with(s, "0123456789abcdef0123456789abcdef", NULL, tok, sizeof tok), 403); /* none made */
+  REQUIRE(strobe_server_make_open_code(s, older) == 0);
+  REQUIRE(strobe_server_make_open_code(s, code) == 0);
+  CHECK_EQ_INT(strlen(code), STROBE_SERVER_OPEN_CODE_LEN);
+  CHECK(strcmp(code, older) != 0);
+  CHECK_EQ_INT(open_with(s, older, NULL, tok, sizeof tok), 403); /* replaced by the newer one */
+  char wrong[sizeof code];
+  memcpy(wrong, code, sizeof code);
+  wrong[0] = wrong[0] == 'a' ? 'b' : 'a';
+  CHECK_EQ_INT(open_with(s, wrong, NULL, tok, sizeof tok), 403);
+  CHECK_EQ_INT(open_with(s, code, "Host: evil.example\r\n", tok, sizeof tok), 403); /* DNS rebinding */
+  cli_http_response r = t_req(s, "GET", "/api/open", "X-Strobe-Open-Code: 0\r\n", NULL);
+  CHECK_EQ_INT(r.status, 405);
+  cli_http_response_free(&r);
+  CHECK_EQ_INT(open_with(s, code, NULL, tok, sizeof tok), 200); /* no Authorization: the code is the credential */
+  CHECK_STR_EQ(tok, TEST_TOKEN);
+  CHECK_EQ_INT(open_with(s, code, NULL, tok, sizeof tok), 403); /* once */
+  CHECK_EQ_INT(strobe_server_make_open_code(NULL, code), STROBE_EINVAL);
+}
+
+#define CASES(X) X(info_and_sessions) X(open_code)
 HARNESS_MAIN(CASES)

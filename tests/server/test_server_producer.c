@@ -6,7 +6,9 @@
  * or any other malformed part, adds nothing; count limits answer 413, the
  * rate budget 429, nothing recording 409, a missing token 401, all with the
  * batch refused whole and counted; an oversized body is 413 and a body
- * trickled past request_timeout_s closes the connection, adding nothing.
+ * trickled past request_timeout_s closes the connection, adding nothing;
+ * times outside [capture start - 1 s, now + 60 s], Content-Types other than
+ * application/json and lane names with path segments are refused.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -166,6 +168,53 @@ static void test_bad_batch_adds_nothing(void) {
   CHECK_EQ_U64(st.producer_spans, 1);
 }
 
+/* Times outside [capture start - 1 s, now + 60 s] (an end of 2^63 - 1 among them: 400, not 500), a body that is not
+ * application/json (415) and lane names with path segments (400) are refused whole; the batch at now is kept. */
+static void test_times_types_lanes(void) {
+  strobe_server *s = t_server(NULL);
+  const char *path = case_temp_file("producer-bounds");
+  unsigned long long before = (unsigned long long)mono_ns();
+  strobe_recorder *rec = record(path);
+  unsigned long long t = (unsigned long long)mono_ns();
+  char body[512];
+  const unsigned long long spans[][2] = {
+      {1, 2},                                     /* near CLOCK_MONOTONIC's zero: long before the capture began */
+      {before - 1100000000ull, before},           /* 1.1 s before it began */
+      {t, t + 1000000000000000ull},               /* ends 11.6 days from now */
+      {t + 61000000000ull, t + 62000000000ull},   /* 61 s from now */
+      {t, 9223372036854775807ull},                /* an end of 2^63 - 1 */
+  };
+  for (size_t i = 0; i < sizeof spans / sizeof *spans; i++) {
+    snprintf(body, sizeof body, "{\"v\":1,\"lanes\":[\"a\"],\"names\":[\"x\"],\"spans\":[[0,0,%llu,%llu]]}",
+             spans[i][0], spans[i][1]);
+    expect(s, body, 400, "bad_batch");
+  }
+  const char *lanes[] = {"../x", "a/../b", "/abs", "a//b", "a/", ".", "a/./b"};
+  for (size_t i = 0; i < sizeof lanes / sizeof *lanes; i++) {
+    snprintf(body, sizeof body, "{\"v\":1,\"lanes\":[\"%s\"],\"names\":[\"x\"],\"spans\":[[0,0,%llu,%llu]]}",
+             lanes[i], t, t + 10);
+    expect(s, body, 400, "bad_batch");
+  }
+  snprintf(body, sizeof body, "{\"v\":1,\"lanes\":[\"py/a.b\"],\"names\":[\"x\"],\"spans\":[[0,0,%llu,%llu]]}",
+           t, t + 10);
+  const char *types[] = {"Content-Type: text/plain\r\n", "Content-Type: application/x-www-form-urlencoded\r\n", "",
+                         "Content-Type: application/jsonp\r\n"};
+  for (size_t i = 0; i < sizeof types / sizeof *types; i++) {
+    char headers[256];
+    snprintf(headers, sizeof headers, AUTH "%s", types[i]);
+    cli_http_response r = t_req(s, "POST", "/api/producer/spans", headers, body);
+    CHECKF(r.status == 415, "%d for the type '%s'", r.status, types[i]);
+    cli_http_response_free(&r);
+  }
+  expect(s, body, 200, NULL);
+  REQUIRE(strobe_record_stop(rec) == 0);
+  got g;
+  read_spans(path, &g);
+  REQUIRE(g.n == 1);
+  CHECK_STR_EQ(g.lane[0], "py/a.b");
+  CHECK_EQ_U64(strobe_server_query_stats(s).producer_spans, 1);
+}
+
 /* A JSON batch of n spans on `lanes` lanes, in a malloc'd string. */
 static char *big_batch(uint32_t n, uint32_t lanes) {
   size_t cap = 64 + (size_t)n * 48 + lanes * 16;
@@ -265,5 +314,6 @@ static void test_oversized_and_trickled(void) {
   X(batch_round_trip)     \
   X(bad_batch_adds_nothing) \
   X(limits)               \
+  X(times_types_lanes)    \
   X(oversized_and_trickled)
 HARNESS_MAIN(CASES)

@@ -51,6 +51,10 @@ int cli_merge_files(const char *cmd, const char *const *paths, int n, const char
  * by record type), and its JSON object "merge" (null for a capture that is no merge). cmd_merge.c. */
 struct strobe__json;
 void cli_merge_text(FILE *f, const strobe_capture *c);
+/* Where the process died (crash_text.c): "LABELSIGSEGV on thread ui in pass 394 › layout_compute" and each thread's
+ * open scopes, nothing without a CRASH block; the JSON object "crash" (null without one). */
+void cli_crash_text(FILE *f, const char *label, const strobe_capture *c);
+void cli_crash_json(struct strobe__json *j, const strobe_capture *c);
 void cli_merge_json(struct strobe__json *j, const strobe_capture *c);
 /* The "not_merged" object (the inputs' records a merge could not carry, by record type) that `strobe report`'s
  * and `strobe info`'s merge objects share. */
@@ -176,6 +180,12 @@ int cli_clock_mismatch(const char *cmd, const cli_input *a, const cli_input *b);
 
 /* Times: ns since the epoch of a capture's start (header start_ticks). */
 double cli_start_ns(const strobe_capture *c);
+/* Largest CLOCK_MONOTONIC time a tool places, in ns (2^62: 146 years of uptime): past it, sums of times and
+ * shifts would overflow 64 bits (docs/cli.md §Bad input). */
+#define CLI_MAX_MONO_NS 4611686018427387904.0
+/* 0 when the capture's epoch (header) and end (footer, or the last record read) lie within CLI_MAX_MONO_NS of
+ * CLOCK_MONOTONIC's zero; else prints which time of `path` is out of range and returns CLI_FAIL. */
+int cli_times_in_range(const char *cmd, const char *path, const strobe_capture *c);
 
 /* >>output: -o FILE or stdout. */
 typedef struct cli_output {

@@ -296,8 +296,16 @@ int cmd_calls(int argc, char **argv) {
   calls_cmd t = {0};
   cli_input in;
   if ((rc = cli_open(&in, "calls", path, quiet))) return rc;
+  strobe_capture_set_skip_damaged_content(in.cap, 1); /* one damaged content block hides nothing else */
   list_pass(&t, &in);
   int status = cli_finish_read(&in);
+  strobe_capture_totals dt = strobe_capture_query_totals(in.cap);
+  if (dt.attach_damaged) {
+    cli_error("calls", "%s: %" PRIu64 " damaged attachment blocks skipped (the first at byte %" PRIu64 "): their "
+              "content is not in the output, and calls needing it say damaged_content", in.path, dt.attach_damaged,
+              dt.attach_damaged_at);
+    status = CLI_FAIL;
+  }
   strobe_replay *r = NULL;
   strobe_replay_status *st = NULL;
   char buf[96];
@@ -341,6 +349,13 @@ int cmd_calls(int argc, char **argv) {
     st = calloc(d->ncalls ? d->ncalls : 1, sizeof *st);
     if (!st) t.failed = 1;
     for (uint32_t i = 0; st && i < d->ncalls; i++) st[i] = strobe_replay_check(r, i, NULL);
+    uint64_t at;
+    int damage = strobe_replay_query_damage(r, &at);
+    if (damage && !dt.attach_damaged) { /* the reader stopped after the deep capture: said by cli_finish_read */
+      cli_error("calls", "%s: the contents after byte %" PRIu64 " were not read: calls needing one say damaged_content",
+                in.path, at);
+      status = CLI_FAIL;
+    }
   }
   if (t.failed) {
     cli_error("calls", "%s: out of memory", in.path);

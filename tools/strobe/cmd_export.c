@@ -14,7 +14,7 @@ static const char g_usage[] =
     "usage: strobe export FILE --format chrome|speedscope|perfetto|otlp|folded|csv [-o OUT]\n"
     "                    [--thread NAME|INDEX] [--from MS] [--to MS] [--compression zstd|deflate|none]\n"
     "                    [--otlp-scopes] [--service NAME] [--resource KEY=VALUE]... [--quiet]\n"
-    "       strobe export FILE --attachments DIR [--quiet]\n"
+    "       strobe export FILE --attachments DIR [--force] [--quiet]\n"
     "\n"
     "  chrome      Chrome Trace Event Format JSON (Perfetto UI, chrome://tracing,\n"
     "              speedscope): X events per scope, thread names, counters as C\n"
@@ -36,7 +36,9 @@ static const char g_usage[] =
     "                     and later), deflate (every Perfetto since 2019) or none\n"
     "  --attachments DIR  instead of a format: write every attachment (screenshots,\n"
     "                     resource contents: strobe/deep.h) into DIR, created if needed,\n"
-    "                     as frame-F-resource-R.EXT, with DIR/index.tsv listing them\n"
+    "                     as frame-F-resource-R.EXT, with DIR/index.tsv listing them;\n"
+    "                     a DIR holding anything is refused unless --force (its files\n"
+    "                     of those names are then replaced, never written through)\n"
     "  --otlp-scopes      otlp only: every scope inside an operation, not only its stages\n"
     "  --service NAME     otlp only: the resource's service.name\n"
     "  --resource K=V     otlp only: one more resource attribute (host.name=...); repeatable\n"
@@ -58,6 +60,7 @@ int cmd_export(int argc, char **argv) {
                                        {"to", required_argument, NULL, 'T'},
                                        {"compression", required_argument, NULL, 'z'},
                                        {"attachments", required_argument, NULL, 'A'},
+                                       {"force", no_argument, NULL, 'P'},
                                        {"quiet", no_argument, NULL, 'q'},
                                        {"otlp-scopes", no_argument, NULL, 'S'},
                                        {"service", required_argument, NULL, 's'},
@@ -68,7 +71,7 @@ int cmd_export(int argc, char **argv) {
   export_filter flt = {0};
   otlp_opts otlp = {0};
   int otlp_given = 0;
-  int quiet = 0, ch, rc;
+  int quiet = 0, force = 0, ch, rc;
   opterr = 0;
   while ((ch = getopt_long(argc, argv, "f:o:qh", opts, NULL)) != -1) {
     switch (ch) {
@@ -81,6 +84,7 @@ int cmd_export(int argc, char **argv) {
         break;
       case 'z': compression = optarg; break;
       case 'A': attachments = optarg; break;
+      case 'P': force = 1; break;
       case 'q': quiet = 1; break;
       case 'S': otlp.scopes = 1, otlp_given = 1; break;
       case 's': otlp.service = optarg, otlp_given = 1; break;
@@ -101,8 +105,9 @@ int cmd_export(int argc, char **argv) {
     if (format || out || compression || flt.thread || flt.has_range)
       return cli_usage_error("export", "--attachments DIR takes no --format, -o, --compression or filter");
     if (!attachments[0]) return cli_usage_error("export", "--attachments needs a directory");
-    return export_attachments(argv[optind], attachments, quiet);
+    return export_attachments(argv[optind], attachments, force, quiet);
   }
+  if (force) return cli_usage_error("export", "--force applies to --attachments DIR only");
   if (!format) return cli_usage_error("export", "--format is required (chrome, speedscope, perfetto, otlp, folded or csv)");
   enum { CHROME, SPEEDSCOPE, PERFETTO, OTLP, FOLDED, CSV } kind;
   if (!strcmp(format, "chrome")) kind = CHROME;

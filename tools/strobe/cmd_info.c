@@ -64,6 +64,7 @@ static void write_json(cli_output *o, info *x) {
   else strobe__json_null(&j, "error");
   strobe__json_str(&j, "message", cli_end_state(&x->in));
   strobe__json_end(&j);
+  cli_crash_json(&j, c);
 
   strobe__json_object(&j, "header");
   strobe__json_uint(&j, "version", h->version);
@@ -245,6 +246,7 @@ static void write_text(cli_output *o, info *x) {
   double start = cli_start_ns(c), end = strobe_capture_ticks_to_ns(c, t.end_ticks);
   fprintf(f, "file        %s (%lld bytes)\n", x->in.path, x->bytes);
   fprintf(f, "state       %s\n", cli_end_state(&x->in));
+  cli_crash_text(f, "crashed     ", c);
   cli_loss_text(f, "loss", 12, c);
   fprintf(f, "format      version %u, kind %s, written by strobe %s\n", h->version, h->kind[0] ? h->kind : "?",
           h->strobe_version[0] ? h->strobe_version : "?");

@@ -18,7 +18,8 @@
  * renumbered where two inputs' would collide (>>ids), each marked with the
  * input it came from (>>origin). A merged capture is
  * merged again as the inputs it holds (>>flattened): the same capture as
- * merging them all at once.
+ * merging them all at once. One recording given twice (a copy, or a merge
+ * with one of its inputs) is known by its content and refused (>>duplicates).
  *
  * Must never: write over one of its inputs, wait on a FIFO, merge captures
  * whose clocks it cannot align (another boot no sample links, or no boot id)
@@ -90,6 +91,10 @@ typedef struct merge_input {
   uint32_t hops;           /* clock-offset samples chained to reach the reference clock */
   int64_t shift_ns;        /* its CLOCK_MONOTONIC + shift_ns = the merged clock */
   uint64_t error_ns;       /* the bound of that shift */
+  double *tfirst;          /* >>duplicates: per thread index, its first event's time since the epoch (ns; INFINITY: none) */
+  uint32_t ntfirst;
+  double first[STROBE_CAPTURE_MAX_MERGED]; /* per recording it holds (1, or a merge's inputs): the CLOCK_MONOTONIC
+                                            * ns of its first event; INFINITY when it has none */
 } merge_input;
 
 /* Every input's clock-offset samples, with the host that took each (strobe.h >>hosts). */
@@ -321,7 +326,7 @@ static int cmp_u64(const void *a, const void *b) {
 
 static void set_sort(id_set *s) {
   if (!s->n) return;
-  qsort(s->v, s->n, sizeof *s->v, cmp_u64);
+  if (s->n) qsort(s->v, s->n, sizeof *s->v, cmp_u64); /* v is NULL when empty */
   uint32_t k = 1;
   for (uint32_t i = 1; i < s->n; i++)
     if (s->v[i] != s->v[k - 1]) s->v[k++] = s->v[i];
@@ -583,6 +588,66 @@ content:
   return 0;
 }
 
+/* >>duplicates: one recording given twice (a copy of an input, or a merged capture with one of its inputs)
+ * would double its events. A recording is known by its content: its process (pid), its host boot and the
+ * CLOCK_MONOTONIC time of its first event, which no other recording of that process shares. */
+static int note_first(merge_input *in, uint32_t thread, double time_ns) {
+  if (thread >= in->ntfirst) {
+    uint32_t n = thread + 64;
+    double *grown = realloc(in->tfirst, n * sizeof *grown);
+    if (!grown) return 1;
+    for (uint32_t i = in->ntfirst; i < n; i++) grown[i] = INFINITY;
+    in->tfirst = grown, in->ntfirst = n;
+  }
+  if (time_ns < in->tfirst[thread]) in->tfirst[thread] = time_ns;
+  return 0;
+}
+
+/* Each recording's first event, on its own CLOCK_MONOTONIC: a merged capture's threads are named
+ * PROCESS/THREAD after the input they came from, whose shift is taken off again. */
+static void first_events(merge_input *in, const strobe_capture *c) {
+  uint32_t nrec = in->merged ? in->sub.ninputs : 1;
+  for (uint32_t k = 0; k < nrec; k++) in->first[k] = INFINITY;
+  for (uint32_t t = 0; t < in->ntfirst; t++) {
+    const strobe_capture_thread *th = strobe_capture_query_thread(c, t);
+    if (!th || in->tfirst[t] == INFINITY) continue;
+    for (uint32_t k = 0; k < nrec; k++) {
+      size_t len = in->merged ? strlen(in->sub.inputs[k].process) : 0;
+      if (in->merged && (strncmp(th->name, in->sub.inputs[k].process, len) || th->name[len] != '/')) continue;
+      double mono = (double)in->h.epoch_mono_ns + in->tfirst[t] - (in->merged ? (double)in->sub.inputs[k].shift_ns : 0);
+      if (mono < in->first[k]) in->first[k] = mono;
+      break;
+    }
+  }
+}
+
+/* Recording k of input a and recording l of input b are one: same boot (captures without a boot id are not
+ * judged), same pid, first events within 1 µs (the merge rounds each time to the ns; two recordings of one
+ * process never start together). */
+static int same_recording(const merge_input *a, uint32_t k, const merge_input *b, uint32_t l) {
+  const char *boot_a = a->merged ? a->sub.inputs[k].boot_id : a->h.boot_id;
+  const char *boot_b = b->merged ? b->sub.inputs[l].boot_id : b->h.boot_id;
+  uint64_t pid_a = a->merged ? a->sub.inputs[k].pid : a->h.pid, pid_b = b->merged ? b->sub.inputs[l].pid : b->h.pid;
+  return boot_a[0] && !strcmp(boot_a, boot_b) && pid_a == pid_b && a->first[k] != INFINITY &&
+         fabs(a->first[k] - b->first[l]) <= 1000.0;
+}
+
+/* Refuses a recording given twice; returns 0, or prints which and returns CLI_USAGE. */
+static int refuse_duplicates(const char *cmd, const merge_input *in, int n) {
+  for (int i = 0; i < n; i++)
+    for (int j = i + 1; j < n; j++)
+      for (uint32_t k = 0; k < (in[i].merged ? in[i].sub.ninputs : 1); k++)
+        for (uint32_t l = 0; l < (in[j].merged ? in[j].sub.ninputs : 1); l++)
+          if (same_recording(&in[i], k, &in[j], l))
+            return cli_usage_error(cmd, "%s and %s both hold the recording of process %s (pid %llu, boot %.8s, the "
+                                   "same first event): it would be merged twice; give it once",
+                                   in[i].path, in[j].path,
+                                   in[i].merged ? in[i].sub.inputs[k].process : in[i].process,
+                                   (unsigned long long)(in[i].merged ? in[i].sub.inputs[k].pid : in[i].h.pid),
+                                   in[i].merged ? in[i].sub.inputs[k].boot_id : in[i].h.boot_id);
+  return 0;
+}
+
 /* The process label of a capture: the one its operations handed across
  * processes carry, else pid_<pid>. Reads it once through. */
 static int scan_input(merge_input *in, offset_pool *pool, const char *cmd, int quiet) {
@@ -598,6 +663,8 @@ static int scan_input(merge_input *in, offset_pool *pool, const char *cmd, int q
       snprintf(in->process, sizeof in->process, "%s", r->op->process);
       found = 1;
     }
+    if (r->type >= STROBE_REC_BEGIN && r->type <= STROBE_REC_FRAME && r->type != STROBE_REC_VALUE)
+      nomem |= note_first(in, r->thread, r->time_ns);
     /* >>ids: what this input names, to keep apart from the other inputs' */
     if (r->sample) nomem |= set_add(&in->tids, r->sample->os_tid);
     if (r->attachment) nomem |= set_add(&in->res, r->attachment->resource);
@@ -607,8 +674,11 @@ static int scan_input(merge_input *in, offset_pool *pool, const char *cmd, int q
           nomem |= set_add(&in->res, r->deep->calls[i].refs[k].resource);
   }
   rc = cli_finish_read(&ci);
-  for (uint32_t i = 0; i < strobe_capture_query_thread_count(ci.cap); i++)
-    nomem |= set_add(&in->tids, strobe_capture_query_thread(ci.cap, i)->os_tid);
+  if (!rc) rc = cli_times_in_range(cmd, in->path, ci.cap); /* the shifts and sums below stay within 64 bits */
+  for (uint32_t i = 0; i < strobe_capture_query_thread_count(ci.cap); i++) {
+    const strobe_capture_thread *t = strobe_capture_query_thread(ci.cap, i); /* NULL: an index never defined */
+    if (t) nomem |= set_add(&in->tids, t->os_tid);
+  }
   set_sort(&in->tids);
   set_sort(&in->res);
   in->t = strobe_capture_query_totals(ci.cap);
@@ -622,6 +692,7 @@ static int scan_input(merge_input *in, offset_pool *pool, const char *cmd, int q
       snprintf(in->process + len, sizeof in->process - len, "%s%s", i ? "+" : "", mg->inputs[i].process);
     }
   }
+  first_events(in, ci.cap);
   if (!rc && nomem) {
     cli_error(cmd, "out of memory for %s's thread and resource ids", in->path);
     rc = CLI_FAIL;
@@ -776,6 +847,7 @@ static void free_inputs(merge_input *in, int n) {
   for (int i = 0; i < n; i++) {
     free(in[i].sites);
     free(in[i].funcs);
+    free(in[i].tfirst);
     set_free(&in[i].tids), set_free(&in[i].res), set_free(&in[i].tids_to), set_free(&in[i].res_to);
   }
 }
@@ -924,7 +996,14 @@ int cli_merge_files(const char *cmd, const char *const *paths, int n, const char
       return rc;
     }
   }
-  int rc0 = align_inputs(cmd, in, n, &pool, same_host);
+  int rc0 = refuse_duplicates(cmd, in, n);
+  if (!rc0) rc0 = align_inputs(cmd, in, n, &pool, same_host);
+  for (int i = 0; i < n && !rc0; i++)
+    if (in[i].shift_ns > (int64_t)CLI_MAX_MONO_NS || in[i].shift_ns < -(int64_t)CLI_MAX_MONO_NS) {
+      cli_error(cmd, "%s: its clock-offset samples shift it by %lld ns, past 2^62 ns: out of range (damaged samples)",
+                in[i].path, (long long)in[i].shift_ns);
+      rc0 = CLI_FAIL;
+    }
   if (!rc0 && (plan_ids(in, n, offsetof(merge_input, tids), offsetof(merge_input, tids_to), 1ull << 32) ||
                plan_ids(in, n, offsetof(merge_input, res), offsetof(merge_input, res_to), 1ull << 48))) {
     cli_error(cmd, "out of memory for the inputs' thread and resource ids");

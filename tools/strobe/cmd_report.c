@@ -441,6 +441,7 @@ static void write_json(cli_output *o, report *x, const uint32_t *ids, uint32_t n
   strobe__json_str(&j, "file", x->in.path);
   strobe__json_str(&j, "state", cli_end_state(&x->in));
   strobe__json_bool(&j, "cut_short", t.cut_short || x->in.rc == STROBE_ETRUNCATED);
+  cli_crash_json(&j, x->in.cap);
   strobe__json_object(&j, "capture");
   strobe__json_str(&j, "clock_source", h->clock_source);
   strobe__json_num(&j, "ns_per_tick", h->ns_per_tick, 9);
@@ -900,6 +901,7 @@ static void write_text(cli_output *o, report *x, const uint32_t *ids, uint32_t n
             (unsigned long long)t.unfinished, (unsigned long long)t.lost_scopes, (unsigned long long)t.lost,
             (unsigned long long)t.orphan_ends);
   cli_merge_text(f, c);
+  cli_crash_text(f, "crashed: ", c);
   cli_calls_text(f, "call tracing: ", 0, c);
   samples_text(f, &x->sr, &x->a, c, ids, n_ids, x->functions);
   uint32_t interned = count_interned(x);

@@ -9,10 +9,14 @@
  * and serves until SIGINT or SIGTERM. The token travels only in the URL's
  * fragment, which browsers never send to a server, and the page sends it
  * back as `Authorization: Bearer`; it is never written to a file, a log or
- * a query string. Built only with the server (STROBE_CLI_HAVE_SERVER).
+ * a query string. The browser it starts gets http://127.0.0.1:PORT/#code=CODE
+ * instead: a one-time code the viewer trades for the token on load
+ * (strobe_server_make_open_code), as any local user can read a command line
+ * with ps. Built only with the server (STROBE_CLI_HAVE_SERVER).
  *
  * Must never: bind anything but loopback, print the token anywhere but the
- * URL on standard output, or keep serving after a failed load.
+ * URL on standard output, put it in a command line, or keep serving after a
+ * failed load.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -234,8 +238,13 @@ static int serve(const char *path, const char *compare, uint64_t port, int no_op
   printf("%s\n", url);
   fflush(stdout);
   if (!quiet) cli_error("view", "serving until interrupted (Ctrl-C)");
-  if (!no_open) open_browser(url);
   memset(url, 0, sizeof url);
+  char code[STROBE_SERVER_OPEN_CODE_LEN + 1];
+  if (!no_open && !strobe_server_make_open_code(s, code)) { /* the browser's command line: a code used once */
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/#code=%s", (unsigned)strobe_server_query_port(s), code);
+    open_browser(url);
+    memset(url, 0, sizeof url);
+  }
 
   int sig = 0;
   while (sigwait(&stop, &sig) != 0) {

@@ -152,8 +152,8 @@ int export_speedscope(const char *path, int quiet, FILE *out, export_filter *f);
 int export_folded(cli_input *in, FILE *out, export_filter *f);
 int export_csv(cli_input *in, FILE *out, export_filter *f);
 /* `strobe export FILE --attachments DIR` (export_attachments.c): every
- * attachment into DIR, refusing a DIR that exists as anything but a directory. */
-int export_attachments(const char *path, const char *dir, int quiet);
+ * attachment into DIR, refusing a DIR that exists as anything but a directory, or holds anything unless force. */
+int export_attachments(const char *path, const char *dir, int force, int quiet);
 /* Perfetto's protobuf trace (export_perfetto.c), its packets compressed
  * with zstd (zstd_compressed_packets), deflate (compressed_packets) or not. */
 enum { EXPORT_PERFETTO_ZSTD, EXPORT_PERFETTO_DEFLATE, EXPORT_PERFETTO_PLAIN };

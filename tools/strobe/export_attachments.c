@@ -11,10 +11,14 @@
  * frame lists all it used without repeating bytes; one cut by the capture's
  * bound has no file and is counted, in index.tsv and on stderr.
  *
- * Must never: write outside DIR, follow a symlink planted in DIR (files are
- * opened with O_NOFOLLOW), or use DIR when it exists as anything but a
- * directory (a regular file, a FIFO, a device: refused with what it is).
+ * Must never: write outside DIR, write through a link planted in DIR (each
+ * file is created anew, O_CREAT|O_EXCL|O_NOFOLLOW, after removing what held
+ * its name: a hard link to a file elsewhere is unlinked, never written into),
+ * use a DIR that holds anything unless forced, or use DIR when it exists as
+ * anything but a directory (a regular file, a FIFO, a device: refused with
+ * what it is).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -53,6 +57,26 @@ typedef struct first_file {
   char name[96];
 } first_file;
 
+/* 1 when dir holds an entry besides . and .., or cannot be listed. */
+static int holds_anything(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d) return 1;
+  struct dirent *e;
+  int any = 0;
+  while (!any && (e = readdir(d)))
+    any = strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+  closedir(d);
+  return any;
+}
+
+/* A new file at full: whatever held the name (a file of an earlier export, or a hard link planted to a file
+ * elsewhere) is unlinked first, and the file is created exclusively, so no byte goes through an old inode.
+ * Returns the descriptor, or -1 with errno set. */
+static int create_new(const char *full) {
+  if (unlink(full) != 0 && errno != ENOENT) return -1;
+  return open(full, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+}
+
 static int write_all(int fd, const uint8_t *p, uint64_t n) {
   while (n) {
     ssize_t w = write(fd, p, n > (1u << 30) ? (1u << 30) : (size_t)n);
@@ -66,12 +90,17 @@ static int write_all(int fd, const uint8_t *p, uint64_t n) {
   return 0;
 }
 
-int export_attachments(const char *path, const char *dir, int quiet) {
+int export_attachments(const char *path, const char *dir, int force, int quiet) {
   struct stat st;
   if (lstat(dir, &st) == 0) {
     if (!S_ISDIR(st.st_mode)) {
       cli_error("export", "%s exists and is %s, not a directory: refused (give a new or existing directory)", dir,
                 what_is(&st));
+      return CLI_USAGE;
+    }
+    if (!force && holds_anything(dir)) {
+      cli_error("export", "%s is not empty: refused (a file there may be a link to one elsewhere); give a new or "
+                "empty directory, or --force to replace the files of the names it writes", dir);
       return CLI_USAGE;
     }
   } else if (errno != ENOENT || mkdir(dir, 0755) != 0) {
@@ -83,7 +112,7 @@ int export_attachments(const char *path, const char *dir, int quiet) {
   if (rc) return rc;
   char index_path[4200];
   snprintf(index_path, sizeof index_path, "%s/index.tsv", dir);
-  int ifd = open(index_path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+  int ifd = create_new(index_path);
   FILE *index = ifd >= 0 ? fdopen(ifd, "w") : NULL;
   if (!index) {
     cli_error("export", "cannot write %s: %s", index_path, strerror(errno));
@@ -112,7 +141,7 @@ int export_attachments(const char *path, const char *dir, int quiet) {
       char full[4200];
       snprintf(full, sizeof full, "%s/%s", dir, name);
       if (a->state == STROBE_CAPTURE_ATTACH_STORED) {
-        int fd = open(full, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+        int fd = create_new(full);
         if (fd < 0 || write_all(fd, a->bytes, a->size) != 0) {
           cli_error("export", "cannot write %s: %s", full, strerror(errno));
           out_rc = CLI_OUTPUT;

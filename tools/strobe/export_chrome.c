@@ -319,7 +319,7 @@ static int by_ts(const void *a, const void *b) {
 
 static void flush_pending(chrome *x, cthread *t) {
   if (!t->n_pend) return;
-  qsort(t->pend, t->n_pend, sizeof *t->pend, by_ts);
+  if (t->n_pend) qsort(t->pend, t->n_pend, sizeof *t->pend, by_ts);
   for (uint32_t i = 0; i < t->n_pend; i++) {
     const pending *p = &t->pend[i];
     head(x, "B", t->tid, p->ts_ns);

@@ -178,8 +178,9 @@ uint64_t export_tid(export_tids *t, const strobe_capture *c, uint32_t index) {
   }
   if (t->tid[index] != UINT64_MAX) return t->tid[index];
   const strobe_capture_thread *th = strobe_capture_query_thread(c, index);
+  /* a fiber's lane, or a thread the capture never defined: no OS tid */
+  if (!th || th->fiber) return t->tid[index] = 1000000000ull + index;
   uint64_t tid = th->os_tid;
-  if (th->fiber) return t->tid[index] = 1000000000ull + index; /* a fiber's lane: no OS tid (os_tid 0) */
   for (uint32_t i = 0; i < t->n && i < TID_SCAN; i++) {
     if (i != index && t->tid[i] == tid) {
       tid = 1000000000ull + index; /* the OS reused the tid: keep the tracks apart */

@@ -231,8 +231,8 @@ static int iv_add(otlp *x, uint32_t thread, double from, double to, uint32_t op)
 /* Each completed operation's intervals per thread, from its events in time
  * order: begin (or resume) opens one on its thread, take (or end) closes it. */
 static int build_intervals(otlp *x) {
-  qsort(x->ops, x->nops, sizeof *x->ops, by_collector_id);
-  qsort(x->evs, x->nevs, sizeof *x->evs, op_key_cmp);
+  if (x->nops) qsort(x->ops, x->nops, sizeof *x->ops, by_collector_id); /* NULL when none: qsort takes no NULL */
+  if (x->nevs) qsort(x->evs, x->nevs, sizeof *x->evs, op_key_cmp);
   for (size_t i = 0; i < x->nevs;) {
     size_t j = i;
     while (j < x->nevs && x->evs[j].collector == x->evs[i].collector && x->evs[j].id == x->evs[i].id) j++;
@@ -253,7 +253,8 @@ static int build_intervals(otlp *x) {
     }
     i = j;
   }
-  for (uint32_t t = 0; t < x->nthreads; t++) qsort(x->ivs[t], x->nivs[t], sizeof *x->ivs[t], by_from);
+  for (uint32_t t = 0; t < x->nthreads; t++)
+    if (x->nivs[t]) qsort(x->ivs[t], x->nivs[t], sizeof *x->ivs[t], by_from);
   return 0;
 }
 

@@ -280,6 +280,7 @@ typedef struct perfetto {
   export_filter *f;
   uint64_t pid;
   uint64_t epoch_ns;    /* CLOCK_MONOTONIC at the capture's epoch */
+  uint64_t out_of_range; /* times past CLI_MAX_MONO_NS (a damaged capture), written at that bound: the export fails */
   psite *sites;
   uint32_t n_sites;
   pthr **threads;
@@ -409,7 +410,11 @@ static inline void pkt_close(perfetto *x, size_t at) {
 }
 
 /* ns since the epoch -> CLOCK_MONOTONIC ns. */
-static inline uint64_t abs_ts(const perfetto *x, double t_ns) {
+static inline uint64_t abs_ts(perfetto *x, double t_ns) {
+  if (x->epoch_ns > (uint64_t)CLI_MAX_MONO_NS || !(t_ns >= -CLI_MAX_MONO_NS && t_ns <= CLI_MAX_MONO_NS)) {
+    x->out_of_range++;
+    return (uint64_t)CLI_MAX_MONO_NS; /* both within 2^62: the sum below cannot overflow */
+  }
   int64_t v = (int64_t)x->epoch_ns + round_i64(t_ns);
   return v < 0 ? 0 : (uint64_t)v;
 }
@@ -1155,7 +1160,7 @@ static void write_gpu(perfetto *x, strobe_capture *c) {
       }
       sp[n++] = s;
     }
-    qsort(sp, n, sizeof *sp, span_order);
+    if (n) qsort(sp, n, sizeof *sp, span_order);
     gpu_lane(x, g, ln, sp, n);
   }
   free(sp);
@@ -1176,7 +1181,7 @@ static void write_gpu(perfetto *x, strobe_capture *c) {
     }
     fr[n++] = f;
   }
-  qsort(fr, n, sizeof *fr, frame_by_start);
+  if (n) qsort(fr, n, sizeof *fr, frame_by_start);
   gpu_track backlog[GPU_SUBLANES], polling[GPU_SUBLANES];
   uint32_t nb = 0, np = 0;
   for (uint32_t i = 0; i < n; i++) {
@@ -1355,6 +1360,12 @@ int export_perfetto(cli_input *in, FILE *out, export_filter *f, int compress) {
   for (uint32_t i = 0; i < x->n_threads; i++)
     if (x->threads[i]) unfinished(x, x->threads[i]);
   int status = cli_finish_read(in);
+  if (!status) status = cli_times_in_range(in->cmd, in->path, in->cap);
+  if (!status && x->out_of_range) {
+    cli_error(in->cmd, "%s: %llu times lie past 2^62 ns of CLOCK_MONOTONIC, out of range (a damaged capture)", in->path,
+              (unsigned long long)x->out_of_range);
+    status = CLI_FAIL;
+  }
   write_gpu(x, in->cap);
   summary(x, in);
   flush_chunk(x);

@@ -260,7 +260,7 @@ static void write_gpu_profiles(sscope *s, ob *o, strobe_capture *c, export_filte
       v[n++] = sp;
     }
     if (!n) continue;
-    qsort(v, n, sizeof *v, by_begin);
+    if (n) qsort(v, n, sizeof *v, by_begin);
     char name[300];
     strobe__gpu_lane_title(&g->lanes[lane], name, sizeof name);
     ob_str(o, *first_profile ? "\n" : ",\n");

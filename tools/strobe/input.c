@@ -327,6 +327,16 @@ double cli_start_ns(const strobe_capture *c) {
   return strobe_capture_ticks_to_ns(c, strobe_capture_query_header(c)->start_ticks);
 }
 
+int cli_times_in_range(const char *cmd, const char *path, const strobe_capture *c) {
+  const strobe_capture_header *h = strobe_capture_query_header(c);
+  double end = (double)h->epoch_mono_ns + strobe_capture_ticks_to_ns(c, strobe_capture_query_totals(c).end_ticks);
+  if ((double)h->epoch_mono_ns <= CLI_MAX_MONO_NS && end <= CLI_MAX_MONO_NS) return CLI_OK;
+  int epoch = (double)h->epoch_mono_ns > CLI_MAX_MONO_NS;
+  cli_error(cmd, "%s: its %s (%llu ns of CLOCK_MONOTONIC) lies past 2^62 ns, out of range (a damaged header or footer)",
+            path, epoch ? "epoch" : "end", epoch ? (unsigned long long)h->epoch_mono_ns : (unsigned long long)fmin(end, 0x1p63));
+  return CLI_FAIL;
+}
+
 /* >>names */
 const char *cli_site_kind_name(uint32_t kind) { return strobe__site_kind_name(kind); }
 
