@@ -21,6 +21,14 @@
 
 #define STROBE__MAX_CONSUMERS 8 /* event consumers at once (files, flight recorder, streams) */
 
+/* >>op-gate: whether anything listens to operations, stages and their
+ * counters (docs/sessions.md §Cost when nothing listens). Read relaxed, once,
+ * by the calls that can then do nothing. Sessions do not touch strobe__active
+ * (scopes must stay idle under a session), hence a word of its own. */
+#define STROBE__OPGATE_EVENTS 1u  /* an event consumer is active (mirrors STROBE__ACTIVE_EVENTS) */
+#define STROBE__OPGATE_SESSION 2u /* added per active session of any collector, taken away at its end */
+extern __attribute__((visibility("hidden"))) uint32_t strobe__op_gate;
+
 /* An array the application thread fills (a snapshot's nodes, a deep
  * capture's calls): grows *p, *cap elements of `size` bytes, by doubling from
  * `first` until `need` fit. Returns 0, or STROBE_ENOMEM with *p and *cap as

@@ -41,7 +41,7 @@ static uint64_t g_pass_gen;        /* passes completed; under g_wake_lock */
 static uint64_t g_stalled_gen = UINT64_MAX; /* g_pass_gen when a waiter last gave up; under g_wake_lock */
 static pthread_once_t g_start_once = PTHREAD_ONCE_INIT;
 static int g_started;
-static _Thread_local int tls_drain_role; /* this thread holds g_lock: it runs passes, so it must never wait for one */
+static _Thread_local int tls_drain_role __attribute__((tls_model("initial-exec"))); /* this thread holds g_lock: it runs passes, so it must never wait for one */
 
 /* The drain's own cost (docs/recording.md, Cost): CPU time of the threads
  * running passes, measured per pass with CLOCK_THREAD_CPUTIME_ID, and the
@@ -579,6 +579,8 @@ static void start_once(void) {
   pthread_attr_destroy(&attr);
 }
 
+uint32_t strobe__op_gate; /* collect.h >>op-gate */
+
 static int g_content_consumers; /* atomic: consumers with a `content` callback (capture files) */
 
 int strobe__content_consumers(void) { return __atomic_load_n(&g_content_consumers, __ATOMIC_ACQUIRE); }
@@ -604,6 +606,7 @@ int strobe__consumer_add(strobe__consumer *c) {
   g_consumers[g_nconsumers++] = c;
   if (c->content) __atomic_fetch_add(&g_content_consumers, 1, __ATOMIC_RELEASE);
   __atomic_fetch_or(&strobe__active, STROBE__ACTIVE_EVENTS, __ATOMIC_RELAXED);
+  __atomic_fetch_or(&strobe__op_gate, STROBE__OPGATE_EVENTS, __ATOMIC_RELAXED);
   drain_unlock();
   /* The drain thread may be in its idle wait (IDLE_INTERVAL_MS, chosen when
    * there was no consumer): the newcomer's first events must not wait that
@@ -624,7 +627,10 @@ void strobe__consumer_remove(strobe__consumer *c) {
       break;
     }
   }
-  if (g_nconsumers == 0) __atomic_fetch_and(&strobe__active, ~STROBE__ACTIVE_EVENTS, __ATOMIC_RELAXED);
+  if (g_nconsumers == 0) {
+    __atomic_fetch_and(&strobe__active, ~STROBE__ACTIVE_EVENTS, __ATOMIC_RELAXED);
+    __atomic_fetch_and(&strobe__op_gate, ~STROBE__OPGATE_EVENTS, __ATOMIC_RELAXED);
+  }
   drain_unlock();
 }
 

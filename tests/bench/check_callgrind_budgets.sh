@@ -23,6 +23,16 @@ for name in scope_instructions_recording value_instructions_recording counter_in
     status=1
   fi
 done
+# The operation API (scripts/bench-op-callgrind.sh, docs/sessions.md §Cost
+# when nothing listens, docs/recording.md §Thread-locals).
+ops=$(STROBE_CALLGRIND_N=20000 bash "$src/scripts/bench-op-callgrind.sh" "$build")
+echo "$ops"
+for name in op_counter_idle_instructions op_counter_idle_instructions_shared stage_pair_shared_ratio; do
+  if ! grep -Eq "^BUDGET $name [0-9.]+ <= [0-9.]+ ok$" <<<"$ops"; then
+    echo "check_callgrind_budgets: no 'BUDGET $name ... ok' line" >&2
+    status=1
+  fi
+done
 for name in scope_instructions_ratio value_instructions_ratio; do
   if ! grep -Eq "^BENCH $name [0-9.]+ ratio$" <<<"$out"; then
     echo "check_callgrind_budgets: no 'BENCH $name ... ratio' line" >&2
