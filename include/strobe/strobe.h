@@ -749,6 +749,14 @@ static inline void strobe__put_word(strobe__event *e, uint64_t word) { __builtin
 #if defined(__SANITIZE_THREAD__)
 #define STROBE__TSAN 1
 #endif
+/* A thread's limits: its slow paths and the resting drain store them with
+ * relaxed atomics (src/probe/thread.c); ThreadSanitizer builds load them
+ * the same way. Elsewhere a plain load, the same instruction. */
+#if defined(STROBE__TSAN)
+#define STROBE__LIMIT(t, field) __atomic_load_n(&(t)->field, __ATOMIC_RELAXED)
+#else
+#define STROBE__LIMIT(t, field) ((t)->field)
+#endif
 static inline void strobe__advance(strobe__thread *t, strobe__event *e) {
 #if defined(__x86_64__) && !defined(STROBE__TSAN)
   (void)e;
@@ -841,7 +849,7 @@ static inline __attribute__((always_inline)) uintptr_t strobe__begin(strobe_site
   strobe__thread *t = strobe__tls;
   strobe__event *e = t->cur;
   strobe__frame *top = t->top;
-  if (STROBE__UNLIKELY((uint64_t)(uintptr_t)e + 4u * (uint64_t)(uintptr_t)top > t->limit)) goto slow;
+  if (STROBE__UNLIKELY((uint64_t)(uintptr_t)e + 4u * (uint64_t)(uintptr_t)top > STROBE__LIMIT(t, limit))) goto slow;
 #if defined(__x86_64__) && !defined(STROBE__TSAN)
   __asm__ goto("cmpq %%rsp, %0\n\tjbe %l[same]" : : "m"(top->sp) : "cc" : same);
 #else
@@ -956,7 +964,7 @@ extern "C" {
 static inline void strobe__number(strobe_site *site, uint64_t bits, int on_scope) {
   strobe__thread *t = strobe__tls;
   strobe__event *e = t->cur;
-  if (STROBE__UNLIKELY((uint64_t)(uintptr_t)e > t->num_limit) ||
+  if (STROBE__UNLIKELY((uint64_t)(uintptr_t)e > STROBE__LIMIT(t, num_limit)) ||
       (on_scope && STROBE__UNLIKELY((t->top->word & STROBE__FRAME_NOT_VALUE_HOLDER) != 0))) {
     strobe__number_slow(site, bits);
     return;
@@ -974,7 +982,7 @@ static inline void strobe__number(strobe_site *site, uint64_t bits, int on_scope
 static inline void strobe__number_coded(strobe_site *site, uint64_t bits, uint32_t code, int on_scope) {
   strobe__thread *t = strobe__tls;
   strobe__event *e = t->cur;
-  if (STROBE__UNLIKELY((uint64_t)(uintptr_t)e > t->num_limit) ||
+  if (STROBE__UNLIKELY((uint64_t)(uintptr_t)e > STROBE__LIMIT(t, num_limit)) ||
       (on_scope && STROBE__UNLIKELY((t->top->word & STROBE__FRAME_NOT_VALUE_HOLDER) != 0))) {
     double d = code == STROBE__NUM_I64 ? (double)(int64_t)bits : code == STROBE__NUM_U64 ? (double)bits : 0.0;
     strobe__number_slow(site, code == STROBE__NUM_F64 ? bits : strobe__f64_bits(d));
@@ -997,7 +1005,7 @@ STROBE_API void strobe__element_slow(strobe_site *type, uint64_t id);
 static inline void strobe__element(strobe_site *type, uint64_t id) {
   strobe__thread *t = strobe__tls;
   strobe__event *e = t->cur;
-  if (STROBE__UNLIKELY((uint64_t)(uintptr_t)e > t->num_limit) ||
+  if (STROBE__UNLIKELY((uint64_t)(uintptr_t)e > STROBE__LIMIT(t, num_limit)) ||
       STROBE__UNLIKELY((t->top->word & STROBE__FRAME_NOT_VALUE_HOLDER) != 0)) {
     strobe__element_slow(type, id);
     return;
@@ -1109,7 +1117,7 @@ static inline void strobe__cumulative_cleanup(strobe__cumulative_guard *g) {
  * (A thread that never recorded has limit 0 and nothing to close.) */
 #define STROBE_END()                                    \
   do {                                                  \
-    if (strobe__tls->limit) strobe__end_explicit(strobe__sp()); \
+    if (STROBE__LIMIT(strobe__tls, limit)) strobe__end_explicit(strobe__sp()); \
   } while (0)
 
 /* Numbers: written inline like a BEGIN (docs/recording.md, Numbers). The

@@ -231,6 +231,15 @@ typedef struct strobe__drain_cost {
 strobe__drain_cost strobe__drain_query_cost(void);
 /* The drain's cost since `base` (an earlier strobe__drain_query_cost()). */
 strobe__drain_cost strobe__drain_cost_since(const strobe__drain_cost *base);
+/* The drain's rests (docs/recording.md §The drain): waits longer than
+ * drain_interval_ms with the producers armed, and those a producer's first
+ * event ended (the rest's wake). Safe from any thread. */
+typedef struct strobe__drain_rests {
+  uint64_t rests;   /* rests begun */
+  uint64_t woken;   /* ended by a producer's slow path, not by their time running out */
+  int resting;      /* 1 while the drain thread is in one */
+} strobe__drain_rests;
+strobe__drain_rests strobe__drain_query_rests(void);
 /* >>footprint: Strobe's own live memory (docs/recording.md §Strobe's own
  * footprint), by kind. The drain thread records it as the gauge family
  * STROBE__FOOTPRINT_FAMILY, one kind per row, about once a second while a
