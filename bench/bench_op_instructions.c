@@ -14,6 +14,10 @@
  *   idle_bare_stage_loop  the same outside any operation;
  *   idle_counter_loop   N strobe_op_counter_add on an open operation;
  *   idle_app_loop       N strobe_app_scope_begin + strobe_app_scope_end;
+ *   idle_explicit_loop  N STROBE_BEGIN + STROBE_END on a thread named with
+ *                       strobe_thread_set_name (attached): gated on whether
+ *                       anything records, not on the thread's state
+ *                       (docs/recording.md §Explicit begin and end);
  *   session_op_loop, session_stage_loop, session_counter_loop
  *                       the first, third and fifth with a session open;
  *   empty_op_loop       the loop alone (subtracted from each).
@@ -41,6 +45,7 @@ void idle_stage_loop(uint32_t n);
 void idle_bare_stage_loop(uint32_t n);
 void idle_counter_loop(uint32_t n);
 void idle_app_loop(strobe_collector *c, uint32_t n);
+void idle_explicit_loop(uint32_t n);
 void session_op_loop(strobe_collector *c, strobe_window w, uint32_t n);
 void session_stage_loop(uint32_t n);
 void session_counter_loop(uint32_t n);
@@ -89,6 +94,13 @@ __attribute__((noinline)) void idle_app_loop(strobe_collector *c, uint32_t n) {
   }
 }
 
+__attribute__((noinline)) void idle_explicit_loop(uint32_t n) {
+  for (uint32_t i = 0; i < n; i++) {
+    STROBE_BEGIN("bench_explicit");
+    STROBE_END();
+  }
+}
+
 __attribute__((noinline)) void session_op_loop(strobe_collector *c, strobe_window w, uint32_t n) { op_pairs(c, w, n); }
 __attribute__((noinline)) void session_stage_loop(uint32_t n) { stage_pairs(n); }
 __attribute__((noinline)) void session_counter_loop(uint32_t n) { counter_adds(n); }
@@ -110,6 +122,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "bench_op_instructions: cannot set up a collector and a window\n");
     return 1;
   }
+  strobe_thread_set_name("bench_op_instructions"); /* attaches the thread, as an application naming it does */
   /* Warm: the stage site's registration and the thread's first calls are one-offs. */
   op_pairs(c, w, 16);
   empty_op_loop(n);
@@ -117,6 +130,7 @@ int main(int argc, char **argv) {
   idle_phase_loop(c, w, n);
   idle_bare_stage_loop(n);
   idle_app_loop(c, n);
+  idle_explicit_loop(n);
   int st;
   strobe_op outer = strobe_op_begin(c, w, STROBE_OP_PASS, &st);
   idle_stage_loop(n);

@@ -11,6 +11,7 @@
 #   BENCH bare_stage_pair_idle_instructions[_shared]  a stage pair outside any operation
 #   BENCH op_counter_idle_instructions[_shared]    one strobe_op_counter_add (budget <= 10)
 #   BENCH app_pair_idle_instructions[_shared]      strobe_app_scope_begin + strobe_app_scope_end
+#   BENCH explicit_pair_idle_instructions[_shared] STROBE_BEGIN + STROBE_END on a named thread (budget <= 10)
 #   BENCH op_pair_session_instructions[_shared]    an operation pair with a session open
 #   BENCH stage_pair_session_instructions[_shared] a stage pair with a session open
 #   BENCH op_counter_session_instructions[_shared] a counter add with a session open
@@ -52,6 +53,7 @@ for variant in "" _shared; do
   line bare_stage_pair_idle_instructions$variant "$(per_n idle_bare_stage_loop)" ""
   line op_counter_idle_instructions$variant "$(per_n idle_counter_loop)" 10
   line app_pair_idle_instructions$variant "$(per_n idle_app_loop)" ""
+  line explicit_pair_idle_instructions$variant "$(per_n idle_explicit_loop)" 10
   line op_pair_session_instructions$variant "$(per_n session_op_loop)" ""
   line stage_pair_session_instructions$variant "$(per_n session_stage_loop)" ""
   line op_counter_session_instructions$variant "$(per_n session_counter_loop)" ""

@@ -882,6 +882,44 @@ static inline void strobe__end(uintptr_t guard) {
   strobe__advance(t, e);
 }
 
+/* STROBE_BEGIN's inline path: a BEGIN like strobe__begin's, whose frame is
+ * marked explicit and held (its sp HELD: it belongs to no C frame, so no
+ * stack-pointer check and nothing it could prove dead). Slow (and then
+ * attached, counted, or dropped) only when the limit says so. */
+static inline __attribute__((always_inline)) void strobe__begin_explicit(strobe_site *site) {
+  strobe__thread *t = strobe__tls;
+  strobe__event *e = t->cur;
+  strobe__frame *top = t->top;
+  if (STROBE__UNLIKELY((uint64_t)(uintptr_t)e + 4u * (uint64_t)(uintptr_t)top > STROBE__LIMIT(t, limit))) {
+    (void)strobe__begin_slow(site, STROBE__FRAME_EXPLICIT, STROBE__SP_HELD);
+    return;
+  }
+  strobe__stamp(&e->ts);
+  strobe__put_word(e, (uintptr_t)site);
+  top[1].word = (uintptr_t)site | STROBE__FRAME_EXPLICIT;
+  top[1].sp = STROBE__SP_HELD;
+  t->top = top + 1;
+  strobe__advance(t, e);
+}
+
+/* STROBE_END's inline path: when the top frame is a recorded explicit scope
+ * (the usual case), its END is written here as strobe__end writes a block's;
+ * anything else (block scopes above it, an unrecorded BEGIN, no scope at
+ * all, a thread not attached) goes to strobe__end_explicit. */
+static inline __attribute__((always_inline)) void strobe__end_explicit_inline(void) {
+  strobe__thread *t = strobe__tls;
+  strobe__frame *top = t->top;
+  if (STROBE__UNLIKELY((top->word & STROBE__FRAME_FLAGS) != STROBE__FRAME_EXPLICIT)) {
+    strobe__end_explicit(strobe__sp());
+    return;
+  }
+  strobe__event *e = t->cur;
+  strobe__stamp(&e->ts);
+  strobe__put_word(e, STROBE__EV_END);
+  t->top = top - 1;
+  strobe__advance(t, e);
+}
+
 /* How the hot path stores a number in its payload slot, chosen at compile
  * time from the argument's type and kept in its site's unit bits, so that
  * no conversion runs inline: the drain turns the bits into the double that
@@ -1103,9 +1141,9 @@ static inline void strobe__cumulative_cleanup(strobe__cumulative_guard *g) {
 /* An explicit begin, closed by the next STROBE_END() on the same thread, so
  * the end may be in another function (a callback). With a category, like
  * STROBE_SCOPE_CAT. */
-#define STROBE_BEGIN_SITE(site)                                                                           \
-  do {                                                                                                    \
-    if (strobe__is_active()) (void)strobe__begin_slow((site), STROBE__FRAME_EXPLICIT, STROBE__SP_HELD); \
+#define STROBE_BEGIN_SITE(site)                         \
+  do {                                                  \
+    if (strobe__is_active()) strobe__begin_explicit(site); \
   } while (0)
 #define STROBE_BEGIN_CAT(name, category)                                 \
   do {                                                                   \
@@ -1114,10 +1152,14 @@ static inline void strobe__cumulative_cleanup(strobe__cumulative_guard *g) {
   } while (0)
 #define STROBE_BEGIN(name) STROBE_BEGIN_CAT(name, (const char *)0)
 /* Closes the innermost scope opened by STROBE_BEGIN; counted as misuse when there is none.
- * (A thread that never recorded has limit 0 and nothing to close.) */
-#define STROBE_END()                                    \
-  do {                                                  \
-    if (STROBE__LIMIT(strobe__tls, limit)) strobe__end_explicit(strobe__sp()); \
+ * Gated like a scope, on whether anything records; with nothing recording
+ * it still closes what the thread has open (a BEGIN made while a recording
+ * ran, which stopped since: its frame must not stay on the stack), and does
+ * nothing, without a call, on a thread with nothing open. */
+#define STROBE_END()                                                                 \
+  do {                                                                               \
+    if (strobe__is_active() || STROBE__UNLIKELY(strobe__tls->top != strobe__tls->stack)) \
+      strobe__end_explicit_inline();                                                 \
   } while (0)
 
 /* Numbers: written inline like a BEGIN (docs/recording.md, Numbers). The
