@@ -152,13 +152,16 @@ static int drain_wait(void) {
 #define IDLE_INTERVAL_MS 200u
 /* Consumers but nothing to drain: each pass that finds nothing doubles the
  * wait, from drain_interval_ms up to REST_MS (docs/recording.md §The drain).
- * Past the interval the producers are armed (strobe__probe_rest_arm): the
- * first BEGIN or number any thread records then wakes the drain at once.
+ * From ARM_MS the producers are armed (strobe__probe_rest_arm): the first
+ * BEGIN or number any thread records then wakes the drain at once. Shorter
+ * waits just run out: a thread recording every few milliseconds would
+ * otherwise pay a slow path and a wake-up for most of its scopes.
  * REST_MS bounds what waits for the rest's end: the ENDs of scopes open
  * across it, and the consumers' ticks (clock pairs are once a second). A
  * wake-up costs the drain thread 50-75 us of CPU with cold caches on a busy
  * machine, so 4 a second keep it under 0.3 ms a second. */
 #define REST_MS 250u
+#define ARM_MS 16u
 static uint64_t g_rests, g_rests_woken; /* atomic: strobe__drain_query_rests */
 static int g_in_rest;                  /* atomic */
 
@@ -572,7 +575,7 @@ static void *drain_main(void *arg) {
     else if (rest < REST_MS)
       rest = rest * 2 < REST_MS ? rest * 2 : REST_MS;
     uint32_t wait_ms = g_nconsumers ? rest : IDLE_INTERVAL_MS;
-    int resting = g_nconsumers && wait_ms > interval; /* read under the drain lock */
+    int resting = g_nconsumers && wait_ms > interval && wait_ms >= ARM_MS; /* read under the drain lock */
     strobe_loss_report loss;
     int report = loss_report_due(&loss);
     drain_unlock();
