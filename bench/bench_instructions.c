@@ -29,6 +29,11 @@
  *                attribution (one 16-byte event) adds;
  *   attributed_loop  N STROBE_SCOPE_ELEMENTs: an attributed scope whole,
  *                next to record_loop's plain one;
+ *   explicit_loop, explicit_interned_loop  N STROBE_BEGIN + STROBE_END
+ *                pairs (an interpreter's call and return: docs/recording.md
+ *                §Explicit begin and end), by name and on a site from
+ *                strobe_site_intern (STROBE_BEGIN_SITE): at most 1.2 times
+ *                record_loop's block scope;
  *   floor_loop   N iterations of the hardware floor: two tick reads and two
  *                16-byte stores into a thread-local power-of-two ring.
  *
@@ -67,6 +72,8 @@ void nested_loop(uint32_t n);
 void interned_value_loop(uint32_t n, strobe_site *site);
 void element_loop(uint32_t n);
 void attributed_loop(uint32_t n);
+void explicit_loop(uint32_t n);
+void explicit_interned_loop(uint32_t n, strobe_site *site);
 
 STROBE_ELEMENT_TYPE(g_bench_type, "BenchCell");
 
@@ -84,6 +91,20 @@ __attribute__((noinline)) void attributed_loop(uint32_t n) {
 __attribute__((noinline)) void record_loop(uint32_t n) {
   for (uint32_t i = 0; i < n; i++) {
     STROBE_SCOPE("bench_instructions");
+  }
+}
+
+__attribute__((noinline)) void explicit_loop(uint32_t n) {
+  for (uint32_t i = 0; i < n; i++) {
+    STROBE_BEGIN("bench_explicit");
+    STROBE_END();
+  }
+}
+
+__attribute__((noinline)) void explicit_interned_loop(uint32_t n, strobe_site *site) {
+  for (uint32_t i = 0; i < n; i++) {
+    STROBE_BEGIN_SITE(site);
+    STROBE_END();
   }
 }
 
@@ -172,6 +193,10 @@ int main(int argc, char **argv) {
     gauge_loop(b);
     strobe_record_flush(rec);
     interned_loop(b, interned);
+    strobe_record_flush(rec);
+    explicit_loop(b);
+    strobe_record_flush(rec);
+    explicit_interned_loop(b, interned);
     strobe_record_flush(rec);
     STROBE_BEGIN("bench_numbers");
     interned_value_loop(b, interned_value);

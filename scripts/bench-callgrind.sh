@@ -27,6 +27,10 @@
 #   BENCH element_instructions_recording       one STROBE_ELEMENT_SITE on an open scope (budget <= 16)
 #   BENCH attributed_scope_instructions_recording  a STROBE_SCOPE_ELEMENT pair (budget <= 35 + 16)
 #   BENCH attributed_scope_instructions_ratio  the latter over this run's plain scope
+# and explicit pairs (STROBE_BEGIN + STROBE_END, by name and on an interned site):
+#   BENCH explicit_scope_instructions_recording, explicit_interned_scope_instructions_recording
+#   BENCH explicit_scope_instructions_ratio, explicit_interned_scope_instructions_ratio
+#         each over this run's block scope (budget <= 1.2)
 # Only the loops' own call trees are counted: the drain thread's work is not.
 # Builds nothing; prints a SKIP line and succeeds when valgrind is missing
 # (scripts/callgrind-lib.sh).
@@ -76,6 +80,13 @@ line nested_scope_instructions_recording "$(awk -v a="$(per_n nested_loop)" 'BEG
 # Sites made at run time (strobe_site_intern) under the same budgets.
 line scope_instructions_interned "$(per_n interned_loop)" 35
 line value_instructions_interned "$(awk -v a="$(per_n interned_value_loop)" -v e="$empty" 'BEGIN { print a - e }')" 16
+# Explicit begin and end (docs/recording.md §Explicit begin and end): at most 1.2 times a block scope.
+for form in explicit explicit_interned; do
+  v=$(per_n ${form}_loop)
+  line ${form}_scope_instructions_recording "$v" ""
+  r=$(awk -v a="$v" -v b="$scope" 'BEGIN { print a / b }')
+  line ${form}_scope_instructions_ratio "$r" 1.2 ratio
+done
 # Element attribution: one event more than a plain scope.
 line element_instructions_recording "$(awk -v a="$(per_n element_loop)" -v e="$empty" 'BEGIN { print a - e }')" 16
 attributed=$(per_n attributed_loop)

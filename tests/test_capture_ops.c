@@ -295,6 +295,33 @@ static void test_began_before_recording(void) {
   strobe_collector_release(c);
 }
 
+/* Counters added while nothing listens (no session, no capture) return at
+ * once and are not kept (docs/sessions.md §Cost when nothing listens): an
+ * operation begun under one recording and ended under the next keeps the
+ * adds made while either records, not those made in between. */
+static void test_counters_between_recordings(void) {
+  use_case_paths();
+  strobe_window w;
+  strobe_collector *c = su_collector(&w);
+  strobe_recorder *rec;
+  REQUIRE_EQ_INT(strobe_record_start(&(strobe_record_desc){.path = g_path}, &rec), 0);
+  strobe_op op = strobe_op_begin(c, w, STROBE_OP_PASS, NULL);
+  strobe_op_counter_add("rows", 3);
+  REQUIRE_EQ_INT(strobe_record_stop(rec), 0);
+  strobe_op_counter_add("rows", 4); /* nothing listens */
+  REQUIRE_EQ_INT(strobe_record_start(&(strobe_record_desc){.path = g_path}, &rec), 0);
+  strobe_op_counter_add("rows", 5);
+  strobe_op_end(op, 1);
+  REQUIRE_EQ_INT(strobe_record_stop(rec), 0);
+  seen s;
+  read_capture(g_path, &s);
+  CHECK_EQ_INT(s.nops, 1);
+  CHECK_EQ_INT(s.ops[0].detail, 1);
+  CHECK_NEAR(s.ops[0].rows, 8.0, 1e-9);
+  strobe_collector_close(c);
+  strobe_collector_release(c);
+}
+
 /* >>compatibility: the new blocks are skippable. Retyping them to a block
  * type no reader knows (as a reader from before them sees them) leaves every
  * other record as it was; and a capture without them reads as before. */
@@ -550,5 +577,6 @@ static void test_window_ids_agree(void) {
   X(ops_reach_captures_app_ids)   \
   X(old_readers_skip)             \
   X(began_before_recording)       \
+  X(counters_between_recordings)  \
   X(pass_spike_dump)
 HARNESS_MAIN(CASES)

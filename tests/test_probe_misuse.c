@@ -8,6 +8,7 @@
  * throughout.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -207,5 +208,25 @@ static void test_misuse_counted_stream_balanced(void) {
   unlink(path);
 }
 
-#define CASES(X) X(misuse_counted_stream_balanced)
+/* STROBE_END is gated on whether anything records, like a scope, yet a
+ * BEGIN made while a recording ran is still closed by the END that follows
+ * the recording's stop (docs/recording.md §Explicit begin and end): its frame
+ * never stays on the thread's stack, where it would count against the depth
+ * bound for good. */
+static void test_explicit_end_after_recording_stops(void) {
+  char path[256];
+  REQUIRE(fx_temp_file(path, sizeof path, "explicit-stop") == 0);
+  strobe_recorder *rec;
+  REQUIRE_EQ_INT(strobe_record_start(&(strobe_record_desc){.path = path}, &rec), 0);
+  STROBE_BEGIN("spans_the_stop");
+  CHECK_EQ_INT(strobe_depth(), 1);
+  REQUIRE_EQ_INT(strobe_record_stop(rec), 0);
+  STROBE_END();
+  CHECK_EQ_INT(strobe_depth(), 0);
+  STROBE_END(); /* nothing open, nothing recording: nothing happens */
+  CHECK_EQ_INT(strobe_depth(), 0);
+  remove(path);
+}
+
+#define CASES(X) X(misuse_counted_stream_balanced) X(explicit_end_after_recording_stops)
 HARNESS_MAIN(CASES)

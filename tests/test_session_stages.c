@@ -196,6 +196,34 @@ static void *end_elsewhere(void *arg) {
   return (void *)(intptr_t)strobe_stage_end((strobe_stage *)arg);
 }
 
+/* Outside any operation, with no session and no capture, a stage is idle
+ * (docs/sessions.md §Cost when nothing listens): nothing was begun, so its
+ * handle ends on any thread, once; a session started during it changes
+ * nothing. With a session active it is an ordinary handle again: another
+ * thread's end is refused. */
+static void test_idle_stage_outside_operations(void) {
+  strobe_window w;
+  strobe_collector *c = su_collector(&w);
+  strobe_stage st = strobe_stage_begin(&s_paint);
+  pthread_t t;
+  void *rc;
+  CHECK_EQ_INT(pthread_create(&t, NULL, end_elsewhere, &st), 0);
+  CHECK_EQ_INT(pthread_join(t, &rc), 0);
+  CHECK_EQ_INT((intptr_t)rc, 0);
+  CHECK_EQ_INT(strobe_stage_end(&st), STROBE_ESTATE);
+  st = strobe_stage_begin(&s_paint);
+  char id[STROBE_SESSION_ID_MAX];
+  su_start(c, 0, id);
+  CHECK_EQ_INT(strobe_stage_end(&st), 0);
+  strobe_stage live = strobe_stage_begin(&s_paint);
+  CHECK_EQ_INT(pthread_create(&t, NULL, end_elsewhere, &live), 0);
+  CHECK_EQ_INT(pthread_join(t, &rc), 0);
+  CHECK_EQ_INT((intptr_t)rc, STROBE_EINVAL);
+  CHECK_EQ_INT(strobe_stage_end(&live), 0);
+  su_end_free(c, id);
+  strobe_collector_release(c);
+}
+
 static void test_reentrancy_and_misuse(void) {
   strobe_window w;
   strobe_collector *c = su_collector(&w);
@@ -470,6 +498,7 @@ static void test_stage_runs(void) {
   strobe_collector_release(c);
 }
 
-#define CASES(X) X(stages_across_callbacks) X(out_of_order) X(reentrancy_and_misuse) X(runtime_parents) X(input_inside_pass) \
+#define CASES(X) X(stages_across_callbacks) X(out_of_order) X(idle_stage_outside_operations) \
+  X(reentrancy_and_misuse) X(runtime_parents) X(input_inside_pass) \
   X(stage_runs)
 HARNESS_MAIN(CASES)

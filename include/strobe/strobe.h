@@ -754,6 +754,14 @@ static inline void strobe__put_word(strobe__event *e, uint64_t word) { __builtin
 #if defined(__SANITIZE_THREAD__)
 #define STROBE__TSAN 1
 #endif
+/* A thread's limits: its slow paths and the resting drain store them with
+ * relaxed atomics (src/probe/thread.c); ThreadSanitizer builds load them
+ * the same way. Elsewhere a plain load, the same instruction. */
+#if defined(STROBE__TSAN)
+#define STROBE__LIMIT(t, field) __atomic_load_n(&(t)->field, __ATOMIC_RELAXED)
+#else
+#define STROBE__LIMIT(t, field) ((t)->field)
+#endif
 static inline void strobe__advance(strobe__thread *t, strobe__event *e) {
 #if defined(__x86_64__) && !defined(STROBE__TSAN)
   (void)e;
@@ -846,7 +854,7 @@ static inline __attribute__((always_inline)) uintptr_t strobe__begin(strobe_site
   strobe__thread *t = strobe__tls;
   strobe__event *e = t->cur;
   strobe__frame *top = t->top;
-  if (STROBE__UNLIKELY((uint64_t)(uintptr_t)e + 4u * (uint64_t)(uintptr_t)top > t->limit)) goto slow;
+  if (STROBE__UNLIKELY((uint64_t)(uintptr_t)e + 4u * (uint64_t)(uintptr_t)top > STROBE__LIMIT(t, limit))) goto slow;
 #if defined(__x86_64__) && !defined(STROBE__TSAN)
   __asm__ goto("cmpq %%rsp, %0\n\tjbe %l[same]" : : "m"(top->sp) : "cc" : same);
 #else
@@ -876,6 +884,44 @@ static inline void strobe__end(uintptr_t guard) {
   strobe__stamp(&e->ts);
   strobe__put_word(e, STROBE__EV_END);
   t->top--; /* to guard - 1, which GCC otherwise computes in a register first */
+  strobe__advance(t, e);
+}
+
+/* STROBE_BEGIN's inline path: a BEGIN like strobe__begin's, whose frame is
+ * marked explicit and held (its sp HELD: it belongs to no C frame, so no
+ * stack-pointer check and nothing it could prove dead). Slow (and then
+ * attached, counted, or dropped) only when the limit says so. */
+static inline __attribute__((always_inline)) void strobe__begin_explicit(strobe_site *site) {
+  strobe__thread *t = strobe__tls;
+  strobe__event *e = t->cur;
+  strobe__frame *top = t->top;
+  if (STROBE__UNLIKELY((uint64_t)(uintptr_t)e + 4u * (uint64_t)(uintptr_t)top > STROBE__LIMIT(t, limit))) {
+    (void)strobe__begin_slow(site, STROBE__FRAME_EXPLICIT, STROBE__SP_HELD);
+    return;
+  }
+  strobe__stamp(&e->ts);
+  strobe__put_word(e, (uintptr_t)site);
+  top[1].word = (uintptr_t)site | STROBE__FRAME_EXPLICIT;
+  top[1].sp = STROBE__SP_HELD;
+  t->top = top + 1;
+  strobe__advance(t, e);
+}
+
+/* STROBE_END's inline path: when the top frame is a recorded explicit scope
+ * (the usual case), its END is written here as strobe__end writes a block's;
+ * anything else (block scopes above it, an unrecorded BEGIN, no scope at
+ * all, a thread not attached) goes to strobe__end_explicit. */
+static inline __attribute__((always_inline)) void strobe__end_explicit_inline(void) {
+  strobe__thread *t = strobe__tls;
+  strobe__frame *top = t->top;
+  if (STROBE__UNLIKELY((top->word & STROBE__FRAME_FLAGS) != STROBE__FRAME_EXPLICIT)) {
+    strobe__end_explicit(strobe__sp());
+    return;
+  }
+  strobe__event *e = t->cur;
+  strobe__stamp(&e->ts);
+  strobe__put_word(e, STROBE__EV_END);
+  t->top = top - 1;
   strobe__advance(t, e);
 }
 
@@ -961,7 +1007,7 @@ extern "C" {
 static inline void strobe__number(strobe_site *site, uint64_t bits, int on_scope) {
   strobe__thread *t = strobe__tls;
   strobe__event *e = t->cur;
-  if (STROBE__UNLIKELY((uint64_t)(uintptr_t)e > t->num_limit) ||
+  if (STROBE__UNLIKELY((uint64_t)(uintptr_t)e > STROBE__LIMIT(t, num_limit)) ||
       (on_scope && STROBE__UNLIKELY((t->top->word & STROBE__FRAME_NOT_VALUE_HOLDER) != 0))) {
     strobe__number_slow(site, bits);
     return;
@@ -979,7 +1025,7 @@ static inline void strobe__number(strobe_site *site, uint64_t bits, int on_scope
 static inline void strobe__number_coded(strobe_site *site, uint64_t bits, uint32_t code, int on_scope) {
   strobe__thread *t = strobe__tls;
   strobe__event *e = t->cur;
-  if (STROBE__UNLIKELY((uint64_t)(uintptr_t)e > t->num_limit) ||
+  if (STROBE__UNLIKELY((uint64_t)(uintptr_t)e > STROBE__LIMIT(t, num_limit)) ||
       (on_scope && STROBE__UNLIKELY((t->top->word & STROBE__FRAME_NOT_VALUE_HOLDER) != 0))) {
     double d = code == STROBE__NUM_I64 ? (double)(int64_t)bits : code == STROBE__NUM_U64 ? (double)bits : 0.0;
     strobe__number_slow(site, code == STROBE__NUM_F64 ? bits : strobe__f64_bits(d));
@@ -1002,7 +1048,7 @@ STROBE_API void strobe__element_slow(strobe_site *type, uint64_t id);
 static inline void strobe__element(strobe_site *type, uint64_t id) {
   strobe__thread *t = strobe__tls;
   strobe__event *e = t->cur;
-  if (STROBE__UNLIKELY((uint64_t)(uintptr_t)e > t->num_limit) ||
+  if (STROBE__UNLIKELY((uint64_t)(uintptr_t)e > STROBE__LIMIT(t, num_limit)) ||
       STROBE__UNLIKELY((t->top->word & STROBE__FRAME_NOT_VALUE_HOLDER) != 0)) {
     strobe__element_slow(type, id);
     return;
@@ -1100,9 +1146,9 @@ static inline void strobe__cumulative_cleanup(strobe__cumulative_guard *g) {
 /* An explicit begin, closed by the next STROBE_END() on the same thread, so
  * the end may be in another function (a callback). With a category, like
  * STROBE_SCOPE_CAT. */
-#define STROBE_BEGIN_SITE(site)                                                                           \
-  do {                                                                                                    \
-    if (strobe__is_active()) (void)strobe__begin_slow((site), STROBE__FRAME_EXPLICIT, STROBE__SP_HELD); \
+#define STROBE_BEGIN_SITE(site)                         \
+  do {                                                  \
+    if (strobe__is_active()) strobe__begin_explicit(site); \
   } while (0)
 #define STROBE_BEGIN_CAT(name, category)                                 \
   do {                                                                   \
@@ -1111,10 +1157,14 @@ static inline void strobe__cumulative_cleanup(strobe__cumulative_guard *g) {
   } while (0)
 #define STROBE_BEGIN(name) STROBE_BEGIN_CAT(name, (const char *)0)
 /* Closes the innermost scope opened by STROBE_BEGIN; counted as misuse when there is none.
- * (A thread that never recorded has limit 0 and nothing to close.) */
-#define STROBE_END()                                    \
-  do {                                                  \
-    if (strobe__tls->limit) strobe__end_explicit(strobe__sp()); \
+ * Gated like a scope, on whether anything records; with nothing recording
+ * it still closes what the thread has open (a BEGIN made while a recording
+ * ran, which stopped since: its frame must not stay on the stack), and does
+ * nothing, without a call, on a thread with nothing open. */
+#define STROBE_END()                                                                 \
+  do {                                                                               \
+    if (strobe__is_active() || STROBE__UNLIKELY(strobe__tls->top != strobe__tls->stack)) \
+      strobe__end_explicit_inline();                                                 \
   } while (0)
 
 /* Numbers: written inline like a BEGIN (docs/recording.md, Numbers). The

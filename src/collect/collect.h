@@ -21,6 +21,14 @@
 
 #define STROBE__MAX_CONSUMERS 8 /* event consumers at once (files, flight recorder, streams) */
 
+/* >>op-gate: whether anything listens to operations, stages and their
+ * counters (docs/sessions.md §Cost when nothing listens). Read relaxed, once,
+ * by the calls that can then do nothing. Sessions do not touch strobe__active
+ * (scopes must stay idle under a session), hence a word of its own. */
+#define STROBE__OPGATE_EVENTS 1u  /* an event consumer is active (mirrors STROBE__ACTIVE_EVENTS) */
+#define STROBE__OPGATE_SESSION 2u /* added per active session of any collector, taken away at its end */
+extern __attribute__((visibility("hidden"))) uint32_t strobe__op_gate;
+
 /* An array the application thread fills (a snapshot's nodes, a deep
  * capture's calls): grows *p, *cap elements of `size` bytes, by doubling from
  * `first` until `need` fit. Returns 0, or STROBE_ENOMEM with *p and *cap as
@@ -226,6 +234,15 @@ typedef struct strobe__drain_cost {
 strobe__drain_cost strobe__drain_query_cost(void);
 /* The drain's cost since `base` (an earlier strobe__drain_query_cost()). */
 strobe__drain_cost strobe__drain_cost_since(const strobe__drain_cost *base);
+/* The drain's rests (docs/recording.md §The drain): waits longer than
+ * drain_interval_ms with the producers armed, and those a producer's first
+ * event ended (the rest's wake). Safe from any thread. */
+typedef struct strobe__drain_rests {
+  uint64_t rests;   /* rests begun */
+  uint64_t woken;   /* ended by a producer's slow path, not by their time running out */
+  int resting;      /* 1 while the drain thread is in one */
+} strobe__drain_rests;
+strobe__drain_rests strobe__drain_query_rests(void);
 /* >>footprint: Strobe's own live memory (docs/recording.md §Strobe's own
  * footprint), by kind. The drain thread records it as the gauge family
  * STROBE__FOOTPRINT_FAMILY, one kind per row, about once a second while a

@@ -23,7 +23,7 @@
 #define FIRST_CALLS 256u  /* the call array starts here and doubles up to STROBE_DEEP_MAX_CALLS */
 
 static strobe__handoff g_q = STROBE__HANDOFF_INIT(0); /* request, open deep capture, queued items: bound by bytes */
-static _Thread_local strobe__content *tls_open; /* the calling thread's open deep capture (g_q.open) */
+static _Thread_local strobe__content *tls_open __attribute__((tls_model("initial-exec"))); /* the calling thread's open deep capture (g_q.open) */
 static uint64_t g_queued_bytes;                  /* content bytes waiting (g_q.lock) */
 static strobe_deep_status g_status;              /* attachments, refusals, the last deep capture written (g_q.lock) */
 

@@ -42,13 +42,14 @@ static uint64_t g_pass_gen;        /* passes completed; under g_wake_lock */
 static uint64_t g_stalled_gen = UINT64_MAX; /* g_pass_gen when a waiter last gave up; under g_wake_lock */
 static pthread_once_t g_start_once = PTHREAD_ONCE_INIT;
 static int g_started;
-static _Thread_local int tls_drain_role; /* this thread holds g_lock: it runs passes, so it must never wait for one */
+static _Thread_local int tls_drain_role __attribute__((tls_model("initial-exec"))); /* this thread holds g_lock: it runs passes, so it must never wait for one */
 
 /* The drain's own cost (docs/recording.md, Cost): CPU time of the threads
  * running passes, measured per pass with CLOCK_THREAD_CPUTIME_ID, and the
  * events those passes delivered. Atomic: read by consumers and queries. */
 static uint64_t g_cost_cpu_ns, g_cost_events, g_cost_passes;
 static uint64_t g_pass_events; /* under g_lock: events delivered by the pass running */
+static int g_pass_found;       /* under g_lock: the pass running found work from another thread than its own */
 
 /* Run-time loss reports (strobe.h, strobe_loss_report): losses the passes
  * saw and have not reported yet, under g_lock; reported by the drain
@@ -158,6 +159,26 @@ static int drain_wait(void) {
 
 /* No consumer: wake rarely, just to discard stray events and reap exited threads. */
 #define IDLE_INTERVAL_MS 200u
+/* Consumers but nothing to drain: each pass that finds nothing doubles the
+ * wait, from drain_interval_ms up to REST_MS (docs/recording.md §The drain).
+ * From ARM_MS the producers are armed (strobe__probe_rest_arm): the first
+ * BEGIN or number any thread records then wakes the drain at once. Shorter
+ * waits just run out: a thread recording every few milliseconds would
+ * otherwise pay a slow path and a wake-up for most of its scopes.
+ * REST_MS bounds what waits for the rest's end: the ENDs of scopes open
+ * across it, and the consumers' ticks (clock pairs are once a second). A
+ * wake-up costs the drain thread 50-75 us of CPU with cold caches on a busy
+ * machine, so 4 a second keep it under 0.3 ms a second. */
+#define REST_MS 250u
+#define ARM_MS 16u
+static uint64_t g_rests, g_rests_woken; /* atomic: strobe__drain_query_rests */
+static int g_in_rest;                  /* atomic */
+
+strobe__drain_rests strobe__drain_query_rests(void) {
+  return (strobe__drain_rests){__atomic_load_n(&g_rests, __ATOMIC_RELAXED),
+                               __atomic_load_n(&g_rests_woken, __ATOMIC_RELAXED),
+                               __atomic_load_n(&g_in_rest, __ATOMIC_RELAXED)};
+}
 
 void strobe__drain_wake(void) {
   if (!__atomic_load_n(&g_started, __ATOMIC_ACQUIRE)) return;
@@ -390,6 +411,7 @@ static void pass(void) {
   STROBE_ASSERT(strobe__mutex_held(&g_lock));
   uint64_t cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
   g_pass_events = 0;
+  g_pass_found = 0;
   strobe__threads_lock();
   strobe__tstate *head = strobe__threads_head();
   /* `exited` before `cur`, so that an exited thread's snapshot is final. */
@@ -415,6 +437,7 @@ static void pass(void) {
     if (lost != t->lost_seen) {
       for (int i = 0; i < g_nconsumers; i++) g_consumers[i]->lost(g_consumers[i]->ctx, t->index, lost);
       loss_seen(t, lost - t->lost_seen);
+      g_pass_found = 1;
       t->lost_seen = lost;
     }
     strobe__event *read = t->read, *end = t->snap_cur;
@@ -424,11 +447,14 @@ static void pass(void) {
       deliver_run(t, read, __atomic_load_n(&t->wrap_at, __ATOMIC_RELAXED));
       read = t->dring;
     }
+    uint64_t before = g_pass_events;
     deliver_run(t, read, end);
     __atomic_store_n(&t->read, end, __ATOMIC_RELEASE);
+    if (g_pass_events != before && &t->hot != strobe__tls) g_pass_found = 1; /* not the drain's own gauges */
     if (t->snap_exited) {
       for (int i = 0; i < g_nconsumers; i++) g_consumers[i]->thread_end(g_consumers[i]->ctx, t->index);
       any_exited = 1;
+      g_pass_found = 1;
     }
   }
 
@@ -443,6 +469,7 @@ static void pass(void) {
       if (b > bytes) bytes = b;
     }
     strobe__tree_done(tr, bytes);
+    g_pass_found = 1;
   }
   for (strobe__content *ct = strobe__content_take(), *next; ct; ct = next) { /* attachments, deep captures (deep.c) */
     next = ct->next;
@@ -452,6 +479,7 @@ static void pass(void) {
       if (b > bytes) bytes = b;
     }
     strobe__content_done(ct, bytes);
+    g_pass_found = 1;
   }
 
   /* Sampler records (probe.h >>sampler): after the events of the same pass. */
@@ -535,7 +563,9 @@ static void footprint_record(void) {
 static void *drain_main(void *arg) {
   (void)arg;
   strobe__sampler_quiet_thread();
+  (void)pthread_setname_np(pthread_self(), "strobe-drain"); /* top -H, and bench_drain_idle, find it */
   uint32_t interval = strobe_query_desc().drain_interval_ms;
+  uint32_t rest = interval; /* the next wait while passes find nothing (REST_MS) */
   for (;;) {
     drain_lock();
     pass();
@@ -547,12 +577,24 @@ static void *drain_main(void *arg) {
     } else {
       g_foot_last_ns = 0;
     }
-    uint32_t wait_ms = g_nconsumers ? interval : IDLE_INTERVAL_MS;
+    /* Busy: every interval. Idle: back off, doubling, to REST_MS (the
+     * sampler's records come from the kernel, not a slow path: no rest). */
+    if (g_pass_found || !g_nconsumers || strobe__sampler_running())
+      rest = interval;
+    else if (rest < REST_MS)
+      rest = rest * 2 < REST_MS ? rest * 2 : REST_MS;
+    uint32_t wait_ms = g_nconsumers ? rest : IDLE_INTERVAL_MS;
+    int resting = g_nconsumers && wait_ms > interval && wait_ms >= ARM_MS; /* read under the drain lock */
     strobe_loss_report loss;
     int report = loss_report_due(&loss);
     drain_unlock();
     if (report) loss_report(&loss);
     if (footprint) footprint_record();
+    if (resting) { /* after the footprint's gauges: they are the drain's own */
+      if (strobe__probe_rest_arm()) __atomic_store_n(&g_wake_flag, 1, __ATOMIC_RELAXED); /* drain those first */
+      __atomic_fetch_add(&g_rests, 1, __ATOMIC_RELAXED);
+      __atomic_store_n(&g_in_rest, 1, __ATOMIC_RELAXED);
+    }
 
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -565,6 +607,10 @@ static void *drain_main(void *arg) {
     }
     __atomic_store_n(&g_wake_flag, 0, __ATOMIC_RELAXED);
     strobe__mutex_unlock(&g_wake_lock);
+    if (resting) {
+      __atomic_store_n(&g_in_rest, 0, __ATOMIC_RELAXED);
+      if (!strobe__probe_rest_disarm()) __atomic_fetch_add(&g_rests_woken, 1, __ATOMIC_RELAXED);
+    }
   }
   return NULL;
 }
@@ -587,6 +633,8 @@ static void start_once(void) {
   }
   pthread_attr_destroy(&attr);
 }
+
+uint32_t strobe__op_gate; /* collect.h >>op-gate */
 
 static int g_content_consumers; /* atomic: consumers with a `content` callback (capture files) */
 
@@ -614,6 +662,7 @@ int strobe__consumer_add(strobe__consumer *c) {
   g_consumers[g_nconsumers++] = c;
   if (c->content) __atomic_fetch_add(&g_content_consumers, 1, __ATOMIC_RELEASE);
   __atomic_fetch_or(&strobe__active, STROBE__ACTIVE_EVENTS, __ATOMIC_RELAXED);
+  __atomic_fetch_or(&strobe__op_gate, STROBE__OPGATE_EVENTS, __ATOMIC_RELAXED);
   drain_unlock();
   /* The drain thread may be in its idle wait (IDLE_INTERVAL_MS, chosen when
    * there was no consumer): the newcomer's first events must not wait that
@@ -636,7 +685,10 @@ void strobe__consumer_remove(strobe__consumer *c) {
       break;
     }
   }
-  if (g_nconsumers == 0) __atomic_fetch_and(&strobe__active, ~STROBE__ACTIVE_EVENTS, __ATOMIC_RELAXED);
+  if (g_nconsumers == 0) {
+    __atomic_fetch_and(&strobe__active, ~STROBE__ACTIVE_EVENTS, __ATOMIC_RELAXED);
+    __atomic_fetch_and(&strobe__op_gate, ~STROBE__OPGATE_EVENTS, __ATOMIC_RELAXED);
+  }
   drain_unlock();
 }
 

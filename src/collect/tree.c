@@ -24,7 +24,7 @@
 #define FIRST_NODES 256u     /* the node array starts here and doubles up to STROBE_TREE_MAX_NODES */
 
 static strobe__handoff g_q = STROBE__HANDOFF_INIT(QUEUE_MAX); /* request, open snapshot, closed ones */
-static _Thread_local strobe__tree *tls_open; /* the calling thread's open snapshot (g_q.open) */
+static _Thread_local strobe__tree *tls_open __attribute__((tls_model("initial-exec"))); /* the calling thread's open snapshot (g_q.open) */
 static strobe_tree_status g_status;          /* the last snapshot written (g_q.lock) */
 
 static void tree_free(strobe__tree *t) {

@@ -157,7 +157,7 @@ static inline NOINSTR uintptr_t open_scope(strobe_site *site, uintptr_t sp) {
   strobe__thread *h = strobe__tls;
   strobe__event *e = h->cur;
   strobe__frame *top = h->top;
-  if (STROBE__UNLIKELY((uint64_t)(uintptr_t)e + 4u * (uint64_t)(uintptr_t)top > h->limit) ||
+  if (STROBE__UNLIKELY((uint64_t)(uintptr_t)e + 4u * (uint64_t)(uintptr_t)top > STROBE__LIMIT(h, limit)) ||
       STROBE__UNLIKELY(sp >= top->sp))
     return strobe__begin_slow(site, 0, sp);
   strobe__stamp(&e->ts);

@@ -96,8 +96,8 @@ static uint32_t pass_label(const char *pass, int *bad) {
   static _Thread_local struct {
     const char *p;
     uint32_t id;
-  } cache[CACHE];
-  static _Thread_local uint32_t next;
+  } cache[CACHE] __attribute__((tls_model("initial-exec")));
+  static _Thread_local uint32_t next __attribute__((tls_model("initial-exec")));
   *bad = 0;
   if (!pass) return 0;
   for (uint32_t i = 0; i < CACHE; i++)

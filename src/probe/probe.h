@@ -203,6 +203,9 @@ typedef void (*strobe__sample_sink)(void *ctx, const strobe__cpu_sample *s, size
  * buffers. `final` hands everything. `deliver` 0 reads and drops (nobody
  * records). The drain thread only: it names functions (symbols.c). */
 void strobe__sampler_poll(int deliver, int final, strobe__sample_sink sink, void *ctx);
+/* 1 while the sampler runs: its records arrive without a slow path, so the
+ * drain polls for them instead of resting (docs/recording.md §The drain). */
+int strobe__sampler_running(void);
 /* The calling thread is one of Strobe's own (the drain thread): the sampler
  * samples it but records none of its context switches (it records no scope
  * to split, and it switches at every pass). */
@@ -363,5 +366,16 @@ void strobe__probe_set_wake(void (*wake)(void));
  * dropped and counted. NULL (no drain yet) means 0. */
 #define STROBE__WAIT_STALL_MS 1000
 void strobe__probe_set_wait(int (*wait)(void));
+/* The drain's rest (docs/recording.md §The drain): before a long sleep the
+ * drain arms every thread's state so that its next BEGIN or number takes the
+ * slow path (limit 1, num_limit 0, as while a LOST marker is owed); the
+ * first slow path to run after that, on any thread, disarms and wakes the
+ * drain. The inline hot path is unchanged: it already sends an event past its
+ * limit to the slow path. Disarm when the drain wakes for any other reason. */
+/* Returns 1 when a thread wrote events since the drain's last pass (before
+ * its limits dropped): the drain then passes again before resting. */
+int strobe__probe_rest_arm(void);
+/* Returns 1 when the drain was still armed, 0 when a slow path had disarmed it (and woken it). */
+int strobe__probe_rest_disarm(void);
 
 #endif

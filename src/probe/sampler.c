@@ -102,6 +102,8 @@ static int quiet(uint64_t tid) {
   return 0;
 }
 
+int strobe__sampler_running(void) { return __atomic_load_n(&g_running, __ATOMIC_RELAXED) != 0; }
+
 void strobe__sampler_quiet_thread(void) {
 #ifdef __linux__
   uint64_t tid = (uint64_t)syscall(SYS_gettid);

@@ -39,7 +39,7 @@ uint32_t strobe__active;
 static strobe__thread g_detached = {.top = &g_detached.stack[0], .stack = {{STROBE__FRAME_BOOKKEEPING, STROBE__SP_HELD}}};
 _Thread_local strobe__thread *strobe__tls __attribute__((tls_model("initial-exec"))) = &g_detached;
 
-static _Thread_local int tls_exiting; /* set by the exit hook: no re-attach while TLS is torn down */
+static _Thread_local int tls_exiting __attribute__((tls_model("initial-exec"))); /* set by the exit hook: no re-attach while TLS is torn down */
 
 #define DEFAULT_RING_EVENTS 262144u /* 4 MiB per thread: ~2.5 ms of a thread scoping flat out, and
                                      * ~250 ms of a thread doing real work between scopes */
@@ -74,6 +74,16 @@ static void wake_drain(void) {
   void (*wake)(void) = __atomic_load_n(&g_wake, __ATOMIC_ACQUIRE);
   if (wake) wake();
 }
+
+static int g_resting; /* atomic: the drain sleeps long and waits for a slow path's wake (probe.h >>wake) */
+
+/* A slow path published events: the first one while the drain rests wakes it. */
+static void wake_if_resting(void) {
+  if (__atomic_load_n(&g_resting, __ATOMIC_RELAXED) && __atomic_exchange_n(&g_resting, 0, __ATOMIC_ACQ_REL))
+    wake_drain();
+}
+
+int strobe__probe_rest_disarm(void) { return __atomic_exchange_n(&g_resting, 0, __ATOMIC_ACQ_REL); }
 
 static void resolve_desc(strobe_desc *d) {
   if (!d->ring_events) d->ring_events = DEFAULT_RING_EVENTS;
@@ -146,10 +156,22 @@ static strobe__event *drain_pos(const strobe__tstate *t) {
  *   2 * (STROBE_MAX_DEPTH - 1 - d) scopes.
  * Below the ring's middle, `bound` stops there: the slow path that crosses
  * it wakes the drain before the ring can fill. */
+/* limit and num_limit are stored atomically (relaxed): the drain lowers them
+ * when it rests (strobe__probe_rest_arm), the owner recomputes them here.
+ * The fence orders the owner's stores before its look at g_resting, as the
+ * drain sets g_resting before lowering them: an owner whose store overwrote
+ * the lowered limit sees the rest and wakes the drain, so no thread records
+ * through a rest unseen (ENDs aside, which never check a limit). */
+static void set_limits(strobe__tstate *t, uint64_t limit, uint64_t num_limit) {
+  __atomic_store_n(&t->hot.limit, limit, __ATOMIC_RELAXED);
+  __atomic_store_n(&t->hot.num_limit, num_limit, __ATOMIC_RELAXED);
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  wake_if_resting();
+}
+
 static void refresh_limit(strobe__tstate *t) {
   if (t->pending_lost) { /* every BEGIN goes slow until the LOST marker is out (not 0: that means detached) */
-    t->hot.limit = 1;
-    t->hot.num_limit = 0;
+    set_limits(t, 1, 0);
     return;
   }
   strobe__event *cur = t->hot.cur;
@@ -161,12 +183,12 @@ static void refresh_limit(strobe__tstate *t) {
   uint64_t base4 = 4u * (uint64_t)(uintptr_t)t->hot.stack;
   uint64_t room = (uint64_t)(uintptr_t)bound - 2u * sizeof(strobe__event) + base4;
   uint64_t deep = (uint64_t)(uintptr_t)cur + base4 + 64u * (STROBE_MAX_DEPTH - 1);
-  t->hot.limit = room < deep ? room : deep;
+  uint64_t limit = room < deep ? room : deep;
   /* The inline number's: its two events and the ENDs of as many open scopes as there can be.
    * The middle is only a wake-up point: numbers that would stop just short of it go on to the
    * real bound. */
   if (bound == mid && bound - cur <= (ptrdiff_t)NUM_ROOM) bound = cur >= read ? t->ring_end : read - 1;
-  t->hot.num_limit = bound - cur > (ptrdiff_t)NUM_ROOM ? (uint64_t)(uintptr_t)(bound - NUM_ROOM) : 0;
+  set_limits(t, limit, bound - cur > (ptrdiff_t)NUM_ROOM ? (uint64_t)(uintptr_t)(bound - NUM_ROOM) : 0);
 }
 
 /* A thread's state with an empty ring of cap events (one spare slot: see
@@ -361,6 +383,23 @@ static strobe__event *reserve(strobe__tstate *t, uint32_t n, uint32_t keep, uint
 static void publish(strobe__tstate *t, strobe__event *next) {
   __atomic_store_n(&t->hot.cur, next, __ATOMIC_RELEASE);
   refresh_limit(t);
+}
+
+int strobe__probe_rest_arm(void) {
+  int pending = 0;
+  __atomic_store_n(&g_resting, 1, __ATOMIC_SEQ_CST);
+  strobe__threads_lock();
+  for (strobe__tstate *t = g_threads; t; t = t->next) /* not the caller's own: the drain's gauges never wake it */
+    if (&t->hot != strobe__tls && __atomic_load_n(&t->hot.limit, __ATOMIC_RELAXED) > 1) {
+      __atomic_store_n(&t->hot.limit, 1, __ATOMIC_RELAXED);
+      __atomic_store_n(&t->hot.num_limit, 0, __ATOMIC_RELAXED);
+    }
+  /* Events written inline since the drain's last pass, before the limits dropped, take no slow path. */
+  for (strobe__tstate *t = g_threads; t && !pending; t = t->next)
+    pending = &t->hot != strobe__tls &&
+              __atomic_load_n(&t->hot.cur, __ATOMIC_ACQUIRE) != __atomic_load_n(&t->read, __ATOMIC_RELAXED);
+  strobe__threads_unlock();
+  return pending;
 }
 
 /* Frame words below 8 hold no scope (strobe.h). A slot whose guard is out

@@ -65,7 +65,7 @@ static strobe_app_scope open_scope(strobe_collector *c, int ws, const strobe__li
   a->parent_id = parent ? parent->id : 0;
   a->depth = parent ? parent->depth + 1 : 1;
   a->start = now;
-  for (int k = 0; k < STROBE_MAX_SESSIONS; k++)
+  for (int k = 0; c->nactive && k < STROBE_MAX_SESSIONS; k++) /* none active: nothing to count */
     if (strobe__session_sees_app(&c->sessions[k], a->devtools)) c->sessions[k].app.started++;
   out.slot = strobe__handle((uint32_t)slot, a->gen);
   out.id = a->id;
@@ -173,7 +173,7 @@ void strobe_app_scope_end(strobe_app_scope *s) {
   strobe__live_app *a = live_app(c, handle, id);
   if (a) {
     uint32_t admitted = 0;
-    for (int k = 0; k < STROBE_MAX_SESSIONS; k++) {
+    for (int k = 0; c->nactive && k < STROBE_MAX_SESSIONS; k++) {
       strobe__session *ss = &c->sessions[k];
       /* Finished (now, taken before the lock) before this session started: not its business. */
       if (!ss->active || now < ss->start) continue;

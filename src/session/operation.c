@@ -14,8 +14,13 @@
  * can admit nor a capture records (one that began with neither active), or
  * hold the collector lock around anything but a bounded slot update.
  *
- * Contents: >>context >>capture >>begin-end >>handoff >>park >>remote >>marks >>stages >>abandon >>crash
+ * While nothing listens (no session on any collector, no event consumer:
+ * collect.h >>op-gate), counters and stages outside operations cost one
+ * relaxed load (>>idle; docs/sessions.md §Cost when nothing listens).
+ *
+ * Contents: >>context >>idle >>capture >>begin-end >>handoff >>park >>remote >>marks >>stages >>abandon >>crash
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,7 +39,7 @@
  * position. */
 typedef strobe__stage_frame stage_frame;
 
-static _Thread_local struct {
+typedef struct op_context {
   strobe_op ops[MAX_OP_NEST];
   uint32_t anchor[MAX_OP_NEST]; /* the stage token whose end ends ops[i] (strobe_op_begin_in_phase); 0 = none */
   uint32_t nops;
@@ -44,7 +49,40 @@ static _Thread_local struct {
   stage_frame stages[MAX_STAGE_NEST];
   uint32_t nstages;
   uint32_t next_token;
-} tls_ctx;
+} op_context;
+
+/* The thread's context, reached through one initial-exec pointer: a plain
+ * %fs-relative load in libstrobe.so too, never a __tls_get_addr call on a
+ * per-event path, and 8 bytes of static TLS where the context itself (about
+ * 1 KiB) could exhaust what glibc keeps for a dlopen'ed library (a Python
+ * extension). Until the thread's first operation it points at an empty,
+ * read-only context; own_context() gives it its own, freed at thread exit. */
+static const op_context g_no_context;
+static _Thread_local op_context *tls_ctx_p __attribute__((tls_model("initial-exec"))) = (op_context *)&g_no_context;
+#define tls_ctx (*tls_ctx_p)
+
+static pthread_once_t g_ctx_once = PTHREAD_ONCE_INIT;
+static pthread_key_t g_ctx_key;
+static int g_ctx_key_ok;
+
+static void context_free(void *p) {
+  if (tls_ctx_p == p) tls_ctx_p = (op_context *)&g_no_context;
+  free(p);
+}
+
+static void context_key_make(void) { g_ctx_key_ok = pthread_key_create(&g_ctx_key, context_free) == 0; }
+
+/* The calling thread's own context, allocated at its first operation; NULL
+ * when out of memory (the operation is then as one past the nesting bound). */
+static op_context *own_context(void) {
+  if (tls_ctx_p != &g_no_context) return tls_ctx_p;
+  pthread_once(&g_ctx_once, context_key_make);
+  op_context *x = calloc(1, sizeof *x);
+  if (!x) return NULL;
+  if (g_ctx_key_ok) (void)pthread_setspecific(g_ctx_key, x); /* without a key it lives as long as the process */
+  tls_ctx_p = x;
+  return x;
+}
 
 /* The operation stages and counters attach to: none while an operation that
  * did not fit the stack is open, so its work never lands on the one below. */
@@ -59,6 +97,7 @@ static int crash_op(const char **kind, uint64_t *frame_id, const char **stage); 
 
 static int push_op(strobe_op op, uint32_t anchor) {
   if (!strobe__crash_op) strobe__crash_op = crash_op; /* installed once; a crash record asks it */
+  if (!own_context()) return 0; /* the empty context is never written */
   if (tls_ctx.nops == MAX_OP_NEST || tls_ctx.overflow) {
     tls_ctx.overflow++;
     tls_ctx.overflow_op = op;
@@ -85,8 +124,10 @@ static void pop_op(strobe_op op) {
   int i = op_position(op);
   if (i < 0) return;
   uint32_t after = tls_ctx.nops - (uint32_t)i - 1;
-  memmove(&tls_ctx.ops[i], &tls_ctx.ops[i + 1], after * sizeof op);
-  memmove(&tls_ctx.anchor[i], &tls_ctx.anchor[i + 1], after * sizeof tls_ctx.anchor[0]);
+  if (after) { /* the top one (the usual case) moves nothing: no call */
+    memmove(&tls_ctx.ops[i], &tls_ctx.ops[i + 1], after * sizeof op);
+    memmove(&tls_ctx.anchor[i], &tls_ctx.anchor[i + 1], after * sizeof tls_ctx.anchor[0]);
+  }
   tls_ctx.nops--;
 }
 
@@ -105,7 +146,8 @@ static int innermost_frame(strobe_op op) {
 }
 
 static void remove_frame(uint32_t i) {
-  memmove(&tls_ctx.stages[i], &tls_ctx.stages[i + 1], (tls_ctx.nstages - i - 1) * sizeof tls_ctx.stages[0]);
+  if (i + 1 < tls_ctx.nstages) /* the innermost one (the usual case) moves nothing */
+    memmove(&tls_ctx.stages[i], &tls_ctx.stages[i + 1], (tls_ctx.nstages - i - 1) * sizeof tls_ctx.stages[0]);
   tls_ctx.nstages--;
 }
 
@@ -131,6 +173,16 @@ static void flag_children(strobe__live_op *l, uint32_t mask) {
   for (uint32_t i = 0; mask && i < l->nstages; i++)
     if (mask & (1u << i)) l->stages[i].parent_incomplete = 1;
 }
+
+/* >>idle: calls made while nothing listens (collect.h >>op-gate; docs/sessions.md
+ * §Cost when nothing listens). A stage begun then outside any operation has
+ * nothing to publish or record: its handle is idle and ends for nothing.
+ * Inside an operation a stage still publishes its phase, which a session
+ * started later reports (an unfinished frame's phase), so only the work
+ * nobody can use is skipped. */
+#define IDLE_STAGE 2u /* strobe_stage.state of a stage begun while nothing listened, outside any operation */
+
+static inline int nothing_listens(void) { return __atomic_load_n(&strobe__op_gate, __ATOMIC_RELAXED) == 0; }
 
 /* >>capture: operation events for the rings (probe/probe.h >>operation events),
  * written only while an event consumer (capture, flight recorder, live
@@ -243,7 +295,7 @@ static strobe_op begin_op(strobe_collector *c, strobe_window w, strobe_op_kind k
     /* Some active session can admit it (its kind, and a devtools window's
      * work only when a session includes devtools): only then is detail worth
      * capturing. */
-    l->detailed = (uint8_t)strobe__admissible(c, (uint8_t)kind, l->devtools, start);
+    l->detailed = (uint8_t)(c->nactive && strobe__admissible(c, (uint8_t)kind, l->devtools, start));
     l->captured = (uint8_t)captured;
     l->window_slot = (uint32_t)ws;
     l->window = strobe__name_ref(win->name);
@@ -436,7 +488,7 @@ static void end_op(strobe_op op, int committed, uint64_t now, int implicit) {
       s->window = strobe__name_ref(l->window);
       attach_gauges(c, s);
       if (!l->abandoned && strobe__publish_sample(c, s) > 0) s = NULL;
-    } else if (!l->abandoned) { /* no payload: sessions still count why they did not keep it */
+    } else if (!l->abandoned && c->nactive) { /* no payload: sessions still count why they did not keep it */
       strobe__publish_unbuilt(c, l->kind, l->devtools, l->start, now, l->window, committed || l->peer[0]);
     }
     strobe__name_unref(l->window);
@@ -790,19 +842,25 @@ static void counter_add(const char *name, const char *kind, double delta, uint32
   }
 }
 
-void strobe_op_counter_add(const char *name, double delta) { counter_add(name, NULL, delta, STROBE_UNIT_NONE); }
+void strobe_op_counter_add(const char *name, double delta) {
+  if (STROBE__LIKELY(nothing_listens())) return;
+  counter_add(name, NULL, delta, STROBE_UNIT_NONE);
+}
 
 void strobe_op_counter_add_kind(const char *family, const char *kind, double delta) {
+  if (STROBE__LIKELY(nothing_listens())) return;
   counter_add(family, kind ? kind : "", delta, STROBE_UNIT_NONE); /* NULL breaks the rule like any bad label */
 }
 
 _Static_assert(STROBE_UNIT_LIMIT <= 16, "a counter's unit has 4 bits of its END payload word (probe.h)");
 
 void strobe_op_counter_add_unit(const char *name, double delta, strobe_unit unit) {
+  if (STROBE__LIKELY(nothing_listens())) return;
   counter_add(name, NULL, delta, (uint32_t)unit);
 }
 
 void strobe_op_counter_add_kind_unit(const char *family, const char *kind, double delta, strobe_unit unit) {
+  if (STROBE__LIKELY(nothing_listens())) return;
   counter_add(family, kind ? kind : "", delta, (uint32_t)unit);
 }
 
@@ -899,13 +957,14 @@ static uint32_t stage_label(strobe_collector *c, const strobe_site *site, uint32
   return bad;
 }
 
-strobe_stage strobe__stage_begin(strobe_site *site) {
+/* A stage begun while something listens, or inside an operation (see >>idle). */
+static __attribute__((noinline)) strobe_stage stage_begin(strobe_site *site) {
   strobe_stage h = {0, 0, 0, NULL};
   if (!site || site->kind != STROBE_SITE_STAGE) return h;
   /* Held: the stage outlives this function's C frame (docs/recording.md, Unwinding). */
   h.guard = strobe__is_active() ? strobe__begin_slow(site, 0, STROBE__SP_HELD) : 0u;
   h.state = 1;
-  h.owner = &tls_ctx;
+  h.owner = &tls_ctx_p; /* the thread's own variable: its address differs per thread */
   strobe_op op = current_op();
   if (!op.id) {
     dropped_past_nesting(1);
@@ -943,7 +1002,15 @@ strobe_stage strobe__stage_begin(strobe_site *site) {
   return h;
 }
 
-strobe_stage strobe_stage_begin(strobe_site *site) { return strobe__stage_begin(site); }
+strobe_stage strobe__stage_begin(strobe_site *site) {
+  if (STROBE__LIKELY(nothing_listens()) && !tls_ctx.nops) return (strobe_stage){0, 0, IDLE_STAGE, NULL};
+  return stage_begin(site);
+}
+
+strobe_stage strobe_stage_begin(strobe_site *site) {
+  if (STROBE__LIKELY(nothing_listens()) && !tls_ctx.nops) return (strobe_stage){0, 0, IDLE_STAGE, NULL};
+  return stage_begin(site);
+}
 
 /* Adds one run of frame f to the operation's stage table; returns its entry, or -1 when the table is full. */
 static int aggregate(strobe__live_op *l, const stage_frame *f, uint64_t d) {
@@ -1008,14 +1075,18 @@ static void end_stage(strobe_stage *h) {
 
 int strobe_stage_end(strobe_stage *h) {
   if (!h) return STROBE_EINVAL;
+  if (h->state == IDLE_STAGE) { /* nothing was begun: nothing to end, wherever it is ended */
+    h->state = 0;
+    return 0;
+  }
   if (!h->state) return STROBE_ESTATE;
-  if (h->owner != (const void *)&tls_ctx) return STROBE_EINVAL;
+  if (h->owner != (const void *)&tls_ctx_p) return STROBE_EINVAL;
   end_stage(h);
   return 0;
 }
 
 void strobe__stage_cleanup(strobe_stage *h) {
-  if (h->state) end_stage(h);
+  if (h->state == 1) end_stage(h);
 }
 
 /* >>abandon (lock held) */

@@ -214,6 +214,7 @@ static void deactivate(strobe_collector *c, strobe__session *s) {
   if (s->active) strobe__gpu_live_hold(-1);
   memset(s, 0, sizeof *s);
   __atomic_store_n(&c->nactive, c->nactive - 1, __ATOMIC_RELAXED);
+  __atomic_fetch_sub(&strobe__op_gate, STROBE__OPGATE_SESSION, __ATOMIC_RELAXED);
 }
 
 /* >>start */
@@ -273,6 +274,7 @@ int strobe_session_start(strobe_collector *c, const strobe_session_desc *opts, c
     ring = NULL;
     app_ring = NULL;
     __atomic_store_n(&c->nactive, c->nactive + 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&strobe__op_gate, STROBE__OPGATE_SESSION, __ATOMIC_RELAXED); /* operations stop being idle */
     format_id(id_out, s->number);
   }
   strobe__mutex_unlock(&c->lock);

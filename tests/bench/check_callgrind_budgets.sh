@@ -17,8 +17,20 @@ if grep -q '^SKIP' <<<"$out"; then
 fi
 status=0
 for name in scope_instructions_recording value_instructions_recording counter_instructions_recording \
-            gauge_instructions_recording nested_scope_instructions_recording; do
+            gauge_instructions_recording nested_scope_instructions_recording \
+            explicit_scope_instructions_ratio explicit_interned_scope_instructions_ratio; do
   if ! grep -Eq "^BUDGET $name [0-9.]+ <= [0-9.]+ ok$" <<<"$out"; then
+    echo "check_callgrind_budgets: no 'BUDGET $name ... ok' line" >&2
+    status=1
+  fi
+done
+# The operation API (scripts/bench-op-callgrind.sh, docs/sessions.md §Cost
+# when nothing listens, docs/recording.md §Thread-locals).
+ops=$(STROBE_CALLGRIND_N=20000 bash "$src/scripts/bench-op-callgrind.sh" "$build")
+echo "$ops"
+for name in op_counter_idle_instructions op_counter_idle_instructions_shared stage_pair_shared_ratio \
+            explicit_pair_idle_instructions explicit_pair_idle_instructions_shared; do
+  if ! grep -Eq "^BUDGET $name [0-9.]+ <= [0-9.]+ ok$" <<<"$ops"; then
     echo "check_callgrind_budgets: no 'BUDGET $name ... ok' line" >&2
     status=1
   fi
