@@ -383,19 +383,21 @@ def case_ops():
     check([x["frame"] for x in slow[:3]] == [193 + 9, 193 + 19, 193 + 29], f"slowest by the application's ids {slow[:3]}")
     check(all(x["window"] == "main" for x in slow), "slowest frames name their window")
     every = run_json("report", ops, "--top", "100")[0]["frames"]["slowest"]
-    check(len(every) == 100 and [x["frame"] for x in every if not x["committed"]] == [193 + 7],
-          "the uncommitted pass is listed, flagged")
+    check(len(every) == 100 and [(x["frame"], x["state"], x["counted"]) for x in every if x["state"] != "completed"]
+          == [(193 + 7, "dropped", False)], "the uncommitted pass is listed, flagged as dropped, not counted")
+    check(j["frames"]["by_state"]["COMPLETED"] == 99 and j["frames"]["by_state"]["DROPPED"] == 1, f"{j['frames']}")
     o = j["operations"]
     check(o["by_kind"]["pass"] == 100 and o["uncommitted"] == 1 and o["without_detail"] == 0, f"operations {o}")
     st = {x["name"]: x for x in o["stages"]}
     check(st["layout"]["n"] == 100 and st["layout"]["p50"]["ns"] == 3000 and st["layout"]["nested_in"] is None, f"{st}")
-    check(st["paint"]["n"] == 100 and st["paint"]["nested_in"] == "layout", f"{st}")
+    check(st["paint"]["n"] == 100 and st["paint"]["nested_in"] == "layout" and st["paint"]["nested_in_from"] == "run-time",
+          f"{st}")
     rows = {x["name"]: x for x in o["counters"]}["rows"]
     check(rows["n"] == 100 and rows["sum"] == sum(range(100)) and rows["max"] == 99, f"counter {rows}")
     check(site(j, "job")["count"] == 100, "the worker's scopes are still reported")
     out, _ = run("report", ops)
     for want in ("frames: pass operations", "fps_first_to_last", "fps_steady_median_interval", "62.50 fps steady",
-                 "operations: 100 pass", "layout", "rows", "not committed"):
+                 "operations: 100 pass", "layout", "rows", "99 completed, 1 dropped"):
         check(want in out, f"report text lacks {want!r}:\n{out}")
     # Chrome/Perfetto: every operation is an async slice named by its frame id, its stages and counters as args.
     out_json = os.path.join(ARGS.work, "ops.chrome.json")

@@ -2,6 +2,7 @@
 #include "strobe/capture.h"
 #include "strobe/deep.h"
 #include "strobe/flight.h"
+#include "strobe/frames.h"
 #include "strobe/record.h"
 #include "strobe/server.h"
 #include "strobe/session.h"
