@@ -91,6 +91,17 @@ struct strobe_frames {
   uint32_t *thread_frames;                  /* marks and scopes: frame indexes sorted by thread, then begin */
 };
 
+/* qsort, after one pass that finds most inputs sorted already (marks and scopes come in order per thread,
+ * and most captures have one frame thread): n - 1 comparisons instead of n log n. */
+static void sort_if_needed(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *)) {
+  const char *b = base;
+  for (size_t i = 1; i < n; i++)
+    if (cmp(b + (i - 1) * size, b + i * size) > 0) {
+      qsort(base, n, size, cmp);
+      return;
+    }
+}
+
 static int grow(void **p, uint64_t *cap, uint64_t need, size_t size) {
   if (need <= *cap) return 0;
   uint64_t c = *cap ? *cap : 64;
@@ -414,9 +425,17 @@ static int order_frames(strobe_frames *f, uint32_t *remap) {
     free(o), free(nf), free(ns), free(n0);
     return -1;
   }
-  for (uint32_t i = 0; i < f->nframes; i++)
+  int sorted = 1;
+  for (uint32_t i = 0; i < f->nframes; i++) {
     o[i] = (order){f->frames[i].begin_ns, f->frames[i].process, f->frames[i].thread, i, f->frames[i].number};
-  qsort(o, f->nframes, sizeof *o, by_begin);
+    sorted &= i == 0 || by_begin(&o[i - 1], &o[i]) <= 0;
+  }
+  if (sorted && !f->fstage0) { /* marks of one thread, scopes: already in order, nothing to move */
+    for (uint32_t i = 0; i < f->nframes; i++) remap[i] = i;
+    free(o), free(nf), free(ns), free(n0);
+    return 0;
+  }
+  if (!sorted) qsort(o, f->nframes, sizeof *o, by_begin);
   uint64_t k = 0;
   for (uint32_t i = 0; i < f->nframes; i++) {
     uint32_t old = o[i].i;
@@ -475,8 +494,8 @@ static int tops_by_thread(const void *x, const void *y) {
 static int plain_frames(strobe_frames *f) {
   int marks = f->source == STROBE_FRAME_SOURCE_MARKS;
   uint32_t n = marks ? f->nmarks : f->ntops;
-  if (marks) qsort(f->marks, f->nmarks, sizeof *f->marks, by_thread_time);
-  else qsort(f->tops, f->ntops, sizeof *f->tops, tops_by_thread);
+  if (marks) sort_if_needed(f->marks, f->nmarks, sizeof *f->marks, by_thread_time);
+  else sort_if_needed(f->tops, f->ntops, sizeof *f->tops, tops_by_thread);
   f->frames = calloc((size_t)n + 1, sizeof *f->frames);
   uint32_t *remap = malloc(((size_t)n + 1) * sizeof *remap);
   if (!f->frames || !remap) return free(remap), -1;
@@ -561,7 +580,7 @@ static int thread_table(strobe_frames *f, uint32_t nthreads) {
 
 static int build_segments(strobe_frames *f) {
   if (begin_before_capture(f)) return -1;
-  qsort(f->evs, (size_t)f->nevs, sizeof *f->evs, by_thread_then_time);
+  sort_if_needed(f->evs, (size_t)f->nevs, sizeof *f->evs, by_thread_then_time);
   uint32_t nthreads = f->nevs ? f->evs[f->nevs - 1].thread + 1 : 0;
   if (thread_table(f, nthreads)) return -1;
   uint32_t *stack = NULL, cap = 0;
@@ -622,7 +641,7 @@ static int by_series_time(const void *x, const void *y) {
 
 /* Both rates of each series over its boundaries: counted passes' begins, or every kept mark. */
 static int series_rates(strobe_frames *f, boundary *bd, uint64_t n) {
-  qsort(bd, (size_t)n, sizeof *bd, by_series_time);
+  sort_if_needed(bd, (size_t)n, sizeof *bd, by_series_time);
   double *t = malloc(((size_t)n + 1) * sizeof *t), *scratch = malloc(((size_t)n + 1) * sizeof *scratch);
   if (!t || !scratch) return free(t), free(scratch), -1;
   for (uint64_t a = 0, b; a < n; a = b) {
@@ -647,13 +666,19 @@ static int build_series(strobe_frames *f, const strobe_capture *c) {
   uint64_t n = 0;
   boundary *bd = malloc(((size_t)(passes ? f->nframes : f->nmarks) + 1) * sizeof *bd);
   if (!bd) return -1;
+  const strobe_frame *prev = NULL; /* most frames are in their predecessor's series: one lookup for a run */
   for (uint32_t i = 0; i < f->nframes; i++) {
     strobe_frame *fr = &f->frames[i];
     if (passes && fr->kind != STROBE_OP_PASS) continue;
-    const strobe_capture_thread *th = passes ? NULL : strobe_capture_query_thread(c, fr->thread);
-    const char *name = passes ? fr->window : th ? th->name : "";
-    fr->series = series_of(f, passes ? fr->process : STROBE_FRAMES_NONE, passes ? STROBE_FRAMES_NONE : fr->thread,
-                           name, &cap);
+    if (prev && (passes ? prev->process == fr->process && prev->window == fr->window : prev->thread == fr->thread)) {
+      fr->series = prev->series;
+    } else {
+      const strobe_capture_thread *th = passes ? NULL : strobe_capture_query_thread(c, fr->thread);
+      const char *name = passes ? fr->window : th ? th->name : "";
+      fr->series = series_of(f, passes ? fr->process : STROBE_FRAMES_NONE, passes ? STROBE_FRAMES_NONE : fr->thread,
+                             name, &cap);
+    }
+    prev = fr;
     if (fr->series == STROBE_FRAMES_NONE) return free(bd), -1;
     strobe_frame_series *s = &f->series[fr->series];
     s->frames++;
@@ -661,12 +686,15 @@ static int build_series(strobe_frames *f, const strobe_capture *c) {
     s->counted += (uint64_t)fr->counted;
     if (passes && fr->counted) bd[n++] = (boundary){fr->series, fr->begin_ns};
   }
+  uint32_t k = STROBE_FRAMES_NONE;
   for (uint32_t i = 0; marks && i < f->nmarks; i++) { /* every kept mark of a thread with frames bounds them */
     uint32_t t = f->marks[i].thread;
-    int alone = (i == 0 || f->marks[i - 1].thread != t) && (i + 1 == f->nmarks || f->marks[i + 1].thread != t);
-    if (alone) continue;
-    const strobe_capture_thread *th = strobe_capture_query_thread(c, t);
-    uint32_t k = series_of(f, STROBE_FRAMES_NONE, t, th ? th->name : "", &cap);
+    int first = i == 0 || f->marks[i - 1].thread != t;
+    if (first && (i + 1 == f->nmarks || f->marks[i + 1].thread != t)) continue; /* alone: no frame */
+    if (first) {
+      const strobe_capture_thread *th = strobe_capture_query_thread(c, t);
+      k = series_of(f, STROBE_FRAMES_NONE, t, th ? th->name : "", &cap);
+    }
     if (k == STROBE_FRAMES_NONE) return free(bd), -1;
     bd[n++] = (boundary){k, f->marks[i].t};
   }
@@ -718,7 +746,7 @@ static int build_stage_summaries(strobe_frames *f) {
       const strobe_frame_stage *s = &f->fstages[f->fstage0[i] + k];
       r[n++] = (stage_row){s->process, s->site, s->parent, i, s->count, s->parent_known, s->total_ns};
     }
-  qsort(r, (size_t)n, sizeof *r, by_stage_key);
+  sort_if_needed(r, (size_t)n, sizeof *r, by_stage_key);
   uint32_t cap = 0;
   int rc = 0;
   for (uint64_t a = 0, b; a < n && !rc; a = b) {
@@ -765,7 +793,7 @@ static int canonical_stages(strobe_frames *f, const strobe_capture *c) {
 static int choose_source(strobe_frames *f) {
   for (uint32_t i = 0; i < f->nops; i++)
     if (f->ops[i].kind == STROBE_OP_PASS) return STROBE_FRAME_SOURCE_PASSES;
-  qsort(f->marks, f->nmarks, sizeof *f->marks, by_thread_time);
+  sort_if_needed(f->marks, f->nmarks, sizeof *f->marks, by_thread_time);
   for (uint32_t i = 1; i < f->nmarks; i++)
     if (f->marks[i].thread == f->marks[i - 1].thread) return STROBE_FRAME_SOURCE_MARKS;
   return f->ntops ? STROBE_FRAME_SOURCE_TOP_SCOPES : STROBE_FRAME_SOURCE_NONE;

@@ -63,32 +63,52 @@ fv_tally fv_tally_of(const strobe_frames *fx) {
   return t;
 }
 
-/* >>slowest: the frames with a duration, slowest first (ties: earlier first). */
-static const strobe_frames *g_sort;
-static int slowest_first(const void *x, const void *y) {
-  const strobe_frame *a = strobe_frames_query_frame(g_sort, *(const uint32_t *)x);
-  const strobe_frame *b = strobe_frames_query_frame(g_sort, *(const uint32_t *)y);
+/* >>slowest: the `top` frames with a duration, slowest first (ties: earlier first), through a min-heap of top
+ * entries: one comparison for most frames, never a sort of them all. */
+static int slower(const strobe_frames *fx, uint32_t x, uint32_t y) { /* 1 when frame x sorts before frame y */
+  const strobe_frame *a = strobe_frames_query_frame(fx, x), *b = strobe_frames_query_frame(fx, y);
   double da = a->end_ns - a->begin_ns, db = b->end_ns - b->begin_ns;
-  if (da != db) return da < db ? 1 : -1;
-  return a->begin_ns < b->begin_ns ? -1 : a->begin_ns > b->begin_ns;
+  return da != db ? da > db : a->begin_ns < b->begin_ns;
+}
+
+static void sift_down(const strobe_frames *fx, uint32_t *h, uint32_t n, uint32_t i) {
+  for (;;) { /* the root is the fastest kept: the first to go */
+    uint32_t l = 2 * i + 1, r = l + 1, m = i;
+    if (l < n && slower(fx, h[m], h[l])) m = l;
+    if (r < n && slower(fx, h[m], h[r])) m = r;
+    if (m == i) return;
+    uint32_t t = h[i];
+    h[i] = h[m], h[m] = t, i = m;
+  }
 }
 
 static uint32_t *slowest(const strobe_frames *fx, uint32_t top, uint32_t *n) {
-  uint32_t count = strobe_frames_query_count(fx), k = 0;
   int passes = strobe_frames_query_source(fx) == STROBE_FRAME_SOURCE_PASSES;
-  uint32_t *ix = malloc(((size_t)count + 1) * sizeof *ix);
-  if (!ix) {
+  uint32_t *h = malloc(((size_t)top + 1) * sizeof *h), k = 0;
+  if (!h) {
     *n = 0;
     return NULL;
   }
-  for (uint32_t i = 0; i < count; i++) {
+  for (uint32_t i = 0; i < strobe_frames_query_count(fx); i++) {
     const strobe_frame *fr = strobe_frames_query_frame(fx, i);
-    if (fr->state != STROBE_FRAME_UNFINISHED && (!passes || fr->kind == STROBE_OP_PASS)) ix[k++] = i;
+    if (fr->state == STROBE_FRAME_UNFINISHED || (passes && fr->kind != STROBE_OP_PASS)) continue;
+    if (k < top) {
+      h[k++] = i;
+      if (k == top)
+        for (uint32_t j = top / 2 + 1; j-- > 0;) sift_down(fx, h, k, j);
+    } else if (slower(fx, i, h[0])) {
+      h[0] = i;
+      sift_down(fx, h, k, 0);
+    }
   }
-  g_sort = fx;
-  qsort(ix, k, sizeof *ix, slowest_first);
-  *n = k < top ? k : top;
-  return ix;
+  for (uint32_t j = k / 2 + 1; k < top && j-- > 0;) sift_down(fx, h, k, j);
+  for (uint32_t end = k; end > 1; end--) { /* heap sort: the fastest to the back */
+    uint32_t t = h[0];
+    h[0] = h[end - 1], h[end - 1] = t;
+    sift_down(fx, h, end - 1, 0);
+  }
+  *n = k;
+  return h;
 }
 
 /* >>frames-json */
