@@ -516,8 +516,13 @@ def case_frames():
     check({s["path"]: s["status"] for s in j["spans"]}["frame/spike"] == "vanished", "spike vanished")
     out, _ = run("diff", spike, "--frames", "4", "5")
     check("frame/spike" in out and "appeared" in out and "frames are FRAME marks" in out, out)
+    # Frames are the capture's, not a thread's (docs/frames.md §Which frames): with marks, a thread that marks
+    # none has no frames.
+    _, err = run("diff", spike, "--frames", "3", "4", "--thread", "worker", expect=2)
+    check("no thread worker has frames" in err and "(its frames are frame marks)" in err, err)
     # Without marks: the nth top-level scope of the thread.
-    j, _ = run_json("diff", spike, "--frames", "3", "4", "--thread", "worker")
+    frameless = capture("frameless", "--no-marks")
+    j, _ = run_json("diff", frameless, "--frames", "3", "4", "--thread", "worker")
     check(j["frames_are"] == "top_level_scopes" and j["thread"]["name"] == "worker", f"{j['frames_are']}")
     check({s["path"]: s["status"] for s in j["spans"]} == {"job": "same", "job/io": "same"}, f"{j['spans']}")
     _, err = run("diff", spike, "--frames", "4", "500", expect=2)

@@ -30,6 +30,35 @@ static const char *const g_source_text[STROBE_FRAME_SOURCE_LIMIT] = {
     "none: the capture has no pass operations and no frame marks, so no frame rate; its top-level scopes are listed "
     "by duration instead"};
 
+int cli_frames_read(const char *cmd, const char *path, int quiet, int spans, strobe_frames **out, int *read_status) {
+  *out = NULL;
+  cli_input in;
+  int rc = cli_open(&in, cmd, path, quiet);
+  if (rc) return rc;
+  strobe_frames *fx;
+  if (strobe_frames_create(NULL, &fx)) {
+    cli_close(&in);
+    cli_error(cmd, "out of memory");
+    return CLI_FAIL;
+  }
+  for (const strobe_capture_record *r; (r = cli_next_ref(&in));) strobe_frames_add(fx, in.cap, r);
+  *read_status = cli_finish_read(&in);
+  strobe_frames_finish(fx, in.cap);
+  cli_close(&in);
+  if (spans && (rc = cli_open(&in, cmd, path, 1)) == CLI_OK) { /* its damage, if any, was said by the first read */
+    for (const strobe_capture_record *r; (r = cli_next_ref(&in));)
+      if (r->type == STROBE_REC_END && !r->unwound)
+        strobe_frames_count_span(fx, r->thread, r->time_ns - r->duration_ns, r->self_ns);
+    cli_close(&in);
+  }
+  if (strobe_frames_query_cut(fx).failed) {
+    cli_error(cmd, "out of memory: the frames are incomplete");
+    *read_status = CLI_FAIL;
+  }
+  *out = fx;
+  return rc;
+}
+
 const char *fv_source_key(uint32_t source) { return source < STROBE_FRAME_SOURCE_LIMIT ? g_source_key[source] : "none"; }
 const char *fv_source_text(uint32_t source) { return source < STROBE_FRAME_SOURCE_LIMIT ? g_source_text[source] : ""; }
 

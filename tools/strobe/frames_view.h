@@ -15,6 +15,13 @@
 #include "strobe/capture.h"
 #include "strobe/frames.h"
 
+/* Builds the frame model of the capture file at path through the CLI's reader (its progress bar, and its words
+ * for a bad or damaged file, as `cmd`): a first read feeds strobe_frames_add, and with `spans` a second counts
+ * each frame's own spans (strobe_frames_count_span). Returns CLI_OK with *out set and *read_status from the first
+ * read's cli_finish_read (a damaged file: CLI_FAIL, and the model of what was read), or the exit code of an
+ * input that could not be opened (*out NULL). */
+int cli_frames_read(const char *cmd, const char *path, int quiet, int spans, strobe_frames **out, int *read_status);
+
 /* The key of a source in JSON ("pass_operations", "marks", "top_level_scopes", "none") and its definition. */
 const char *fv_source_key(uint32_t source);
 const char *fv_source_text(uint32_t source);
