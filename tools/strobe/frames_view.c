@@ -9,7 +9,7 @@
  * add figures the model keeps apart (two series' rates, two processes'
  * stages).
  *
- * Contents: >>labels >>tally >>slowest >>frames-json >>frames-text >>stages
+ * Contents: >>labels >>tally >>slowest >>frames-json >>frames-text >>stages >>list >>summary
  */
 #include "frames_view.h"
 
@@ -343,4 +343,117 @@ void fv_stages_text(FILE *f, const strobe_frames *fx, const strobe_capture *c, f
   if (header) fprintf(f, "  (nested stages are already inside their parent: do not sum)\n");
   if (declared)
     fprintf(f, "  (declared): the capture predates run-time parents; the parent shown is the one the source declares\n");
+}
+
+/* >>list: every frame with its state, series, processes, own spans and stages (strobe info --frames). */
+static void frame_stages_json(strobe__json *j, const strobe_frames *fx, const strobe_capture *c, uint32_t i) {
+  uint32_t n;
+  const strobe_frame_stage *st = strobe_frames_query_stages(fx, i, &n);
+  strobe__json_array(j, "stages");
+  for (uint32_t k = 0; k < n; k++) {
+    const char *parent = st[k].parent_known ? site_name(c, st[k].parent) : NULL;
+    strobe__json_object(j, NULL);
+    strobe__json_str(j, "name", site_name(c, st[k].site));
+    if (parent) strobe__json_str(j, "nested_in", parent);
+    else strobe__json_null(j, "nested_in");
+    strobe__json_str(j, "process", strobe_frames_query_process(fx, st[k].process));
+    strobe__json_uint(j, "count", st[k].count);
+    strobe__json_num(j, "total_ns", st[k].total_ns, 1);
+    strobe__json_end(j);
+  }
+  strobe__json_end(j);
+}
+
+void fv_frame_list_json(strobe__json *j, const strobe_frames *fx, const strobe_capture *c, double start_ns) {
+  strobe__json_array(j, "list");
+  for (uint32_t i = 0; i < strobe_frames_query_count(fx); i++) {
+    const strobe_frame *fr = strobe_frames_query_frame(fx, i);
+    char buf[CLI_THREAD_LABEL_MAX];
+    strobe__json_object(j, NULL);
+    strobe__json_uint(j, "number", fr->number);
+    strobe__json_str(j, "kind", fr->kind ? strobe_op_kind_name(fr->kind) : "frame");
+    strobe__json_str(j, "state", strobe_frames_state_name(fr->state));
+    strobe__json_bool(j, "counted", fr->counted);
+    strobe__json_str(j, "series", fr->series == STROBE_FRAMES_NONE ? "" : fv_series_label(fx, c, fr->series, buf, sizeof buf));
+    strobe__json_str(j, "window", fr->window);
+    strobe__json_str(j, "process", strobe_frames_query_process(fx, fr->process));
+    strobe__json_str(j, "end_process", strobe_frames_query_process(fx, fr->end_process));
+    strobe__json_str(j, "thread", cli_thread_label(c, fr->thread, buf, sizeof buf));
+    strobe__json_num(j, "start_ms", MS(fr->begin_ns - start_ns), 6);
+    if (fr->state == STROBE_FRAME_UNFINISHED) strobe__json_null(j, "duration_ns");
+    else strobe__json_num(j, "duration_ns", fr->end_ns - fr->begin_ns, 1);
+    strobe__json_uint(j, "spans", fr->spans);
+    strobe__json_num(j, "spans_self_ns", fr->spans_self_ns, 1);
+    strobe__json_bool(j, "detail", fr->detail);
+    frame_stages_json(j, fx, c, i);
+    strobe__json_end(j);
+  }
+  strobe__json_end(j);
+}
+
+void fv_frame_list_text(FILE *f, const strobe_frames *fx, const strobe_capture *c, double start_ns) {
+  fprintf(f, "\nframes (%s; own spans: docs/frames.md)\n  %-22s %10s %-11s %14s %12s %8s %12s\n",
+          fv_source_text(strobe_frames_query_source(fx)), "series", "frame", "state", "start ms", "duration",
+          "spans", "span self");
+  for (uint32_t i = 0; i < strobe_frames_query_count(fx); i++) {
+    const strobe_frame *fr = strobe_frames_query_frame(fx, i);
+    char buf[CLI_THREAD_LABEL_MAX];
+    const char *series = fr->series == STROBE_FRAMES_NONE ? strobe_op_kind_name(fr->kind)
+                                                          : fv_series_label(fx, c, fr->series, buf, sizeof buf);
+    fprintf(f, "  %-22s %10llu %-11s %14.4f", series, (unsigned long long)fr->number,
+            strobe_frames_state_name(fr->state), MS(fr->begin_ns - start_ns));
+    cli_cell(f, 12, fr->state == STROBE_FRAME_UNFINISHED ? "-" : cli_dur(fr->end_ns - fr->begin_ns));
+    fprintf(f, " %8llu", (unsigned long long)fr->spans);
+    cli_cell(f, 12, cli_dur(fr->spans_self_ns));
+    fputc('\n', f);
+  }
+}
+
+/* >>summary: the series and their states, for strobe info. */
+void fv_series_summary_json(strobe__json *j, const strobe_frames *fx, const strobe_capture *c) {
+  fv_tally t = fv_tally_of(fx);
+  strobe__json_str(j, "source", fv_source_key(strobe_frames_query_source(fx)));
+  strobe__json_uint(j, "frames", strobe_frames_query_count(fx));
+  strobe__json_object(j, "operations");
+#define FV_KIND(id, number, name) strobe__json_uint(j, name, t.by_kind[number]);
+  STROBE_OP_KINDS(FV_KIND)
+#undef FV_KIND
+  strobe__json_end(j);
+  strobe__json_array(j, "series");
+  for (uint32_t i = 0; i < strobe_frames_query_series_count(fx); i++) {
+    const strobe_frame_series *s = strobe_frames_query_series(fx, i);
+    char buf[CLI_THREAD_LABEL_MAX];
+    strobe__json_object(j, NULL);
+    strobe__json_str(j, "label", fv_series_label(fx, c, i, buf, sizeof buf));
+    strobe__json_uint(j, "frames", s->frames);
+    strobe__json_uint(j, "counted", s->counted);
+    states_json(j, "by_state", s->by_state);
+    if (s->has_rate) {
+      strobe__json_num(j, "fps_first_to_last", s->fps_first_to_last, 3);
+      strobe__json_num(j, "fps_steady_median_interval", s->fps_steady, 3);
+    } else {
+      strobe__json_null(j, "fps_first_to_last");
+      strobe__json_null(j, "fps_steady_median_interval");
+    }
+    strobe__json_end(j);
+  }
+  strobe__json_end(j);
+}
+
+void fv_series_summary_text(FILE *f, const strobe_frames *fx, const strobe_capture *c) {
+  fprintf(f, "frames      %u (%s)\n", strobe_frames_query_count(fx), fv_source_text(strobe_frames_query_source(fx)));
+  for (uint32_t i = 0; i < strobe_frames_query_series_count(fx); i++) {
+    const strobe_frame_series *s = strobe_frames_query_series(fx, i);
+    char buf[CLI_THREAD_LABEL_MAX];
+    fprintf(f, "            %s: %llu", fv_series_label(fx, c, i, buf, sizeof buf), (unsigned long long)s->frames);
+    const char *sep = " (";
+    for (uint32_t k = 0; k < STROBE_FRAME_STATE_LIMIT; k++) {
+      if (!s->by_state[k] || (k == STROBE_FRAME_COMPLETED && s->by_state[k] == s->frames)) continue;
+      fprintf(f, "%s%llu %s", sep, (unsigned long long)s->by_state[k], strobe_frames_state_name(k));
+      sep = ", ";
+    }
+    fprintf(f, "%s", sep[0] == ',' ? ")" : "");
+    if (s->has_rate) fprintf(f, "; %.2f fps first to last, %.2f steady", s->fps_first_to_last, s->fps_steady);
+    fputc('\n', f);
+  }
 }

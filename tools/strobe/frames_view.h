@@ -49,4 +49,11 @@ void fv_stages_json(strobe__json *j, const strobe_frames *fx, const strobe_captu
                     const void *ctx);
 void fv_stages_text(FILE *f, const strobe_frames *fx, const strobe_capture *c, fv_site_filter keep, const void *ctx);
 
+/* Every frame: number, kind, state, series, processes, thread, start, duration, own spans, stages (info --frames). */
+void fv_frame_list_json(strobe__json *j, const strobe_frames *fx, const strobe_capture *c, double start_ns);
+void fv_frame_list_text(FILE *f, const strobe_frames *fx, const strobe_capture *c, double start_ns);
+/* The source, operations by kind (one each) and every series with its states and rates (info). */
+void fv_series_summary_json(strobe__json *j, const strobe_frames *fx, const strobe_capture *c);
+void fv_series_summary_text(FILE *f, const strobe_frames *fx, const strobe_capture *c);
+
 #endif
