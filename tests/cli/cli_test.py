@@ -2119,6 +2119,131 @@ def case_clock_offset():
     r = run_bounded(["merge", os.path.join(real, "a.strobe"), b, "-o", out])
     check(r.returncode == 1 and "no clock-offset sample links them" in r.stderr and not os.path.exists(out), r.stderr)
 
+# >>frames truth: every consumer of the frame model gives the same answers (docs/frames.md).
+def nearest_rank(values, p):
+    v = sorted(values)
+    return v[max(0, math.ceil(p * len(v)) - 1)]
+
+
+def truth_answers(path):
+    """Each consumer's answers to the same questions about one capture: frames per series and state, rates per
+    series, each frame's own spans, and stage n/p50/p95 per (stage, run-time parent, process)."""
+    info, _ = run_json("info", "--frames", path)
+    report, _ = run_json("report", path, "--top", "1000000")
+    fr, lst = info["frames"], info["frames"]["list"]
+    got = {"info": {}, "info_list": {}, "report": {}, "diff": {}}
+    # 1. Frames per series and state.
+    got["info"]["states"] = {s["label"]: {k: v for k, v in s["by_state"].items() if v} for s in fr["series"]}
+    by = {}
+    for f in lst:
+        if f["series"]:
+            by.setdefault(f["series"], {}).setdefault(f["state"].upper().replace(" ", "_"), 0)
+            by[f["series"]][f["state"].upper().replace(" ", "_")] += 1
+    got["info_list"]["states"] = by
+    rs = {}
+    for x in report["frames"]["slowest"]:  # every frame with a duration (--top): unfinished ones have none
+        label = x["series"]
+        key = x.get("state", "completed").upper().replace(" ", "_")
+        rs.setdefault(label, {}).setdefault(key, 0)
+        rs[label][key] += 1
+    for label, states in by.items():  # the report lists no unfinished frame (it has no duration): add them back
+        if states.get("UNFINISHED"):
+            rs.setdefault(label, {})["UNFINISHED"] = states["UNFINISHED"]
+    got["report"]["states"] = rs
+    if report["frames"]["source"] == "pass_operations":
+        total = {}
+        for states in got["info"]["states"].values():
+            for k, v in states.items():
+                total[k] = total.get(k, 0) + v
+        got["report"]["states_total"] = {k: v for k, v in report["frames"]["by_state"].items() if v}
+        got["info"]["states_total"] = total
+    # 2. Rates per series (the series with two boundaries or more).
+    got["info"]["rates"] = {s["label"]: (s["fps_first_to_last"], s["fps_steady_median_interval"])
+                            for s in fr["series"] if s["fps_first_to_last"] is not None}
+    got["report"]["rates"] = {x["series"]: (x["fps_first_to_last"], x["fps_steady_median_interval"])
+                              for x in report["frames"]["series"]}
+    # 3. Each frame's own spans, from the list and from diff --frames (each frame against the next of its series).
+    frames = [f for f in lst if f["series"] and f["state"] != "unfinished"]
+    got["info"]["spans"] = {(f["series"], f["number"]): f["spans"] for f in frames}
+    ordered = sorted(frames, key=lambda f: f["series"])  # stable: each series in its own order
+    for a, b in zip(ordered, ordered[1:]):
+        if a["series"] != b["series"]:
+            continue
+        opt = ["--window", a["series"]] if report["frames"]["source"] == "pass_operations" else ["--thread", a["thread"]]
+        d, _ = run_json("diff", path, "--frames", str(a["number"]), str(b["number"]), *opt)
+        for side, f in (("a", a), ("b", b)):
+            counted = sum(x["count_before" if side == "a" else "count_after"] for x in d["spans"])
+            check(counted == d[side]["spans"], f"diff of {path}: its span list holds {counted}, its header {d[side]}")
+            got["diff"].setdefault("spans", {})[(f["series"], f["number"])] = d[side]["spans"]
+    # 4. Stages per (stage, run-time parent, process): the report's rows, and recomputed from the list's frames.
+    rows = {}
+    for f in lst:
+        per = {}
+        for st in f["stages"]:
+            key = (st["name"], st["nested_in"], st["process"])
+            per[key] = per.get(key, 0) + st["total_ns"]
+        for key, total in per.items():
+            rows.setdefault(key, []).append(total)
+    got["info"]["stages"] = {k: (len(v), round(nearest_rank(v, 0.5)), round(nearest_rank(v, 0.95))) for k, v in rows.items()}
+    got["report"]["stages"] = {(x["name"], x["nested_in"] if x["nested_in_from"] == "run-time" else None, x["process"]):
+                               (x["n"], round(x["p50"]["ns"]), round(x["p95"]["ns"]))
+                               for x in report["operations"]["stages"]}
+    return got, lst
+
+
+def truth_agree(path, got):
+    """Every pair of consumers that answered a question gives one answer."""
+    for q in ("states", "states_total", "rates", "spans", "stages"):
+        answers = {f"{consumer}.{q}": a[q] for consumer, a in got.items() if q in a}
+        first = next(iter(answers.items()), None)
+        for name, v in answers.items():
+            check(v == first[1], f"{path}: {q}: {name} says {v}, {first[0]} says {first[1]}")
+    return got
+
+
+def case_frames_truth():
+    """One frame, one truth (docs/frames.md): strobe info (the model's frame list), strobe report and strobe
+    diff --frames agree on the frames per window and state, the rates per window, each frame's own spans and
+    the stages per (stage, run-time parent, process), on captures with every frame state (frame_states), a
+    GTK-shaped frame loop, a merged two-process capture and a frameless batch capture; and each holds what its
+    program did."""
+    w = ARGS.work
+    subprocess.run([ARGS.frame_states, w], check=True, timeout=120)
+    states = os.path.join(w, "states.strobe")
+    got, lst = truth_answers(states)
+    truth_agree(states, got)
+    check([(f["number"], f["state"]) for f in lst] == [(1, "completed"), (2, "dropped"), (3, "completed"),
+          (4, "presented"), (5, "superseded"), (6, "handed off"), (7, "unfinished")], f"states {lst}")
+    check([f["spans"] for f in lst] == [2, 2, 4, 4, 4, 2, 1], f"own spans {[f['spans'] for f in lst]}")
+    check(got["report"]["rates"] and list(got["info"]["states"]["main"].items()) and
+          sum(1 for f in lst if f["counted"]) == 4, "completed, presented and handed-off passes count")
+    gtk = os.path.join(w, "gtk.strobe")
+    got, lst = truth_answers(gtk)
+    truth_agree(gtk, got)
+    check(set(got["report"]["rates"]) == {"main", "w1"}, f"two windows, two rates {got['report']['rates']}")
+    parents = {k[1] for k in got["report"]["stages"] if k[0] == "row_bind"}
+    check(parents == {"update", "model_update"}, f"row_bind under where it ran, never its declared layout: {parents}")
+    inputs = [f for f in lst if f["kind"] == "input"]
+    check(len(inputs) == 6 and all(f["spans"] == 1 for f in inputs), "an input inside a pass owns its click")
+    check(all(f["spans"] == 11 for f in lst if f["kind"] == "pass" and f["window"] == "main"), "main passes own 11")
+    tp = os.path.join(w, "tp")
+    os.makedirs(tp)
+    subprocess.run([ARGS.two_processes, tp], check=True, timeout=120)
+    merged = os.path.join(tp, "all.strobe")
+    run("merge", os.path.join(tp, "a.strobe"), os.path.join(tp, "b.strobe"), "-o", merged)
+    got, lst = truth_answers(merged)
+    truth_agree(merged, got)
+    check([(f["number"], f["state"], f["process"], f["end_process"], f["spans"]) for f in lst] ==
+          [(7, "presented", "screen", "sender", 4), (8, "abandoned", "screen", "screen", 1)], f"merged {lst}")
+    check(set(got["report"]["stages"]) == {("render", None, "screen"), ("present", None, "sender")},
+          f"each stage once, in the process it ran in {got['report']['stages']}")
+    for path in (capture("frameless", "--no-marks", "--frames", "6"), capture("marks", "--frames", "6")):
+        got, lst = truth_answers(path)
+        truth_agree(path, got)
+        check(lst, f"{path}: frames")
+    check(got["report"]["rates"], "the marks capture has a rate")
+
+
 
 CASES = {k[5:]: v for k, v in globals().items() if k.startswith("case_")}
 
@@ -2136,6 +2261,7 @@ def main():
     ap.add_argument("--zstd", default="zstd")
     ap.add_argument("--two-processes")
     ap.add_argument("--clock-hosts")
+    ap.add_argument("--frame-states")
     ap.add_argument("case", choices=sorted(CASES))
     ARGS = ap.parse_args()
     shutil.rmtree(ARGS.work, ignore_errors=True)

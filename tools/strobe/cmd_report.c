@@ -633,10 +633,9 @@ static void ops_text(FILE *f, report *x) {
   uint64_t total = 0;
   for (int k = 0; k < STROBE_OP_KIND_LIMIT; k++) total += t.by_kind[k];
   if (!total) return;
-  fprintf(f, "\noperations: %llu pass, %llu rebuild, %llu input, %llu request (one each, wherever it ran); %llu moved "
-             "between threads\n",
+  fprintf(f, "\noperations: %llu pass, %llu rebuild, %llu input, %llu request (one each, wherever it ran)\n",
           (unsigned long long)t.by_kind[1], (unsigned long long)t.by_kind[2], (unsigned long long)t.by_kind[3],
-          (unsigned long long)t.by_kind[4], (unsigned long long)o->handed_off);
+          (unsigned long long)t.by_kind[4]);
   if (t.without_detail)
     fprintf(f, "  %llu began before the capture: their stages and counters are unknown, not zero\n",
             (unsigned long long)t.without_detail);

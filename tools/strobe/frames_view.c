@@ -84,7 +84,7 @@ fv_tally fv_tally_of(const strobe_frames *fx) {
   for (uint32_t i = 0; i < strobe_frames_query_count(fx); i++) {
     const strobe_frame *fr = strobe_frames_query_frame(fx, i);
     t.by_kind[fr->kind < STROBE_OP_KIND_LIMIT ? fr->kind : 0]++;
-    t.without_detail += !fr->detail;
+    t.without_detail += !fr->detail && fr->state != STROBE_FRAME_UNFINISHED; /* an END says; an open one cannot */
     if (fr->kind != STROBE_OP_PASS) continue;
     t.passes++;
     t.by_state[fr->state]++;
@@ -156,6 +156,7 @@ static void series_json(strobe__json *j, const strobe_frames *fx, const strobe_c
     if (!s->has_rate) continue; /* fewer than two boundaries, or top-level scopes: no frame rate */
     char buf[CLI_THREAD_LABEL_MAX];
     strobe__json_object(j, NULL);
+    strobe__json_str(j, "series", fv_series_label(fx, c, i, buf, sizeof buf));
     if (s->thread == STROBE_FRAMES_NONE) {
       strobe__json_str(j, "window", s->name);
       strobe__json_str(j, "process", strobe_frames_query_process(fx, s->process));
@@ -200,6 +201,7 @@ void fv_frames_json(strobe__json *j, const strobe_frames *fx, const strobe_captu
     strobe__json_object(j, NULL);
     strobe__json_uint(j, "thread", fr->thread);
     strobe__json_str(j, "thread_name", cli_thread_label(c, fr->thread, buf, sizeof buf));
+    strobe__json_str(j, "series", fv_series_label(fx, c, fr->series, buf, sizeof buf));
     if (src == STROBE_FRAME_SOURCE_PASSES) {
       strobe__json_str(j, "window", fr->window);
       strobe__json_str(j, "process", strobe_frames_query_process(fx, fr->process));
