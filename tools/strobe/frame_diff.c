@@ -238,10 +238,11 @@ static void write_out(cli_output *o, fdiff *d, const strobe_capture *c, int json
   }
   FILE *f = o->f;
   double dur[2] = {fr[0]->end_ns - fr[0]->begin_ns, fr[1]->end_ns - fr[1]->begin_ns};
-  fprintf(f, "frames %llu and %llu of %s %s in %s\nframes are %s; a span is a frame's when it began while the frame "
-             "was the innermost operation open on its thread (docs/frames.md)\n",
+  fprintf(f, "frames %llu and %llu of %s %s in %s\nframes are %s; a span is a frame's when %s (docs/frames.md)\n",
           (unsigned long long)d->want[0], (unsigned long long)d->want[1],
-          src == STROBE_FRAME_SOURCE_PASSES ? "window" : "thread", series, d->path, fv_source_text(src));
+          src == STROBE_FRAME_SOURCE_PASSES ? "window" : "thread", series, d->path, fv_source_text(src),
+          src == STROBE_FRAME_SOURCE_PASSES ? "the frame was the innermost operation open on its thread at its begin"
+                                            : "it began inside the frame");
   fprintf(f, "  frame %llu: %s (%s, %llu spans)   frame %llu: %s (%s, %llu spans)   change %s\n\n",
           (unsigned long long)d->want[0], cli_dur(dur[0]), strobe_frames_state_name(fr[0]->state),
           (unsigned long long)fr[0]->spans, (unsigned long long)d->want[1], cli_dur(dur[1]),
