@@ -68,6 +68,7 @@ int cli_pick_origin(const char *cmd, const strobe_capture *c, const char *path, 
                     const uint32_t *origins, uint32_t n, const char *process);
 int cmd_calls(int argc, char **argv); /* cmd_calls.c: deep captures and their replay status */
 int cmd_explain(int argc, char **argv); /* cmd_explain.c: why frames were slow (strobe/explain.h) */
+int cmd_query(int argc, char **argv); /* cmd_query.c: SQL over captures (needs SQLite) */
 /* `strobe diff FILE --frames N M` (frame_diff.c); thread (marks, scopes) or window (passes) NULL: the series of
  * the first frame numbered N. */
 int frame_diff(const char *path, uint64_t n, uint64_t m, const char *thread, const char *window, int json, int quiet);
