@@ -3,19 +3,20 @@
  * [--csv | --json]`: SQL over captures (docs/query.md) with SQLite, linked
  * by the CLI only (never by the library: tools/CMakeLists.txt).
  *
- * Each capture is one schema (`main`, or NAME for --attach): the tables the
- * frame model and the capture's definitions give (frames, stages,
- * processes, threads, sites, gpu_spans) are loaded, small; the tables of
- * events (spans, samples, switches, counters, values) are virtual tables
- * that stream from the capture reader at each scan, so memory is bounded
- * by the model and the definitions, never by the events.
+ * Each capture is one schema (`main`, or NAME for --attach): frames and
+ * stages are virtual tables read from the frame model in place; the
+ * capture's definitions (processes, threads, sites, gpu_spans, gpu_frames)
+ * are loaded, small; the tables of events (spans, samples, switches,
+ * counters, values) are virtual tables that stream from the capture reader
+ * at each scan, so memory is bounded by the model and the definitions,
+ * never by the events.
  *
  * Owns: the schema, its loading and the streaming cursors. Must never: copy
  * a capture's events into memory, decide what a frame is or which spans it
  * owns (the frame model does: strobe/frames.h), or hide that a name is a
  * run-time name (sites.content, docs/query.md §Content).
  *
- * Contents: >>context >>stream >>load >>output >>main
+ * Contents: >>context >>stream >>model >>load >>output >>main
  */
 #include "cli.h"
 
@@ -313,13 +314,169 @@ static sqlite3_module g_stream_module = {
     .xRowid = stream_rowid,
 };
 
+/* >>model: frames and stages, read from the frame model in place (a row per frame, per frame's stage). */
+typedef struct model_vtab {
+  sqlite3_vtab base;
+  int stages;            /* 0: frames, 1: stages */
+  const qcap *q;
+} model_vtab;
+
+typedef struct model_cursor {
+  sqlite3_vtab_cursor base;
+  uint32_t i, k;         /* the frame, and (stages) its stage */
+} model_cursor;
+
+static int model_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out, char **err) {
+  (void)aux;
+  int cap = argc == 5 ? atoi(argv[4]) : -1, stages = argc == 5 && !strcmp(argv[3], "stages");
+  if (cap < 0 || cap >= g_ncaps || (!stages && strcmp(argv[3], "frames")))
+    return *err = sqlite3_mprintf("strobe_model(frames|stages, CAPTURE)"), SQLITE_ERROR;
+  int rc = sqlite3_declare_vtab(db, stages ?
+      "CREATE TABLE x(frame INTEGER, site INTEGER, name TEXT, parent INTEGER, parent_name TEXT, parent_known INTEGER,"
+      " process TEXT, count INTEGER, total_ns REAL, min_ns REAL, max_ns REAL)" :
+      "CREATE TABLE x(id INTEGER, kind TEXT, number INTEGER, state TEXT, counted INTEGER, series TEXT, window TEXT,"
+      " process TEXT, end_process TEXT, thread INTEGER, end_thread INTEGER, begin_ns REAL, end_ns REAL, dur_ns REAL,"
+      " handed_off_ns REAL, resumed_ns REAL, detail INTEGER)");
+  if (rc) return rc;
+  model_vtab *v = sqlite3_malloc(sizeof *v);
+  if (!v) return SQLITE_NOMEM;
+  memset(v, 0, sizeof *v);
+  v->stages = stages;
+  v->q = &g_caps[cap];
+  *out = &v->base;
+  return SQLITE_OK;
+}
+
+static int model_best_index(sqlite3_vtab *vt, sqlite3_index_info *info) {
+  model_vtab *v = (model_vtab *)vt;
+  info->estimatedRows = strobe_frames_query_count(v->q->fx) + 1;
+  info->estimatedCost = (double)info->estimatedRows;
+  return SQLITE_OK;
+}
+
+static int model_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out) {
+  (void)v;
+  model_cursor *c = sqlite3_malloc(sizeof *c);
+  if (!c) return SQLITE_NOMEM;
+  memset(c, 0, sizeof *c);
+  *out = &c->base;
+  return SQLITE_OK;
+}
+
+static int model_close(sqlite3_vtab_cursor *c) {
+  sqlite3_free(c);
+  return SQLITE_OK;
+}
+
+/* Stages: on to the next frame with a stage left. */
+static void model_settle(model_cursor *c, const model_vtab *v) {
+  uint32_t n, count = strobe_frames_query_count(v->q->fx);
+  while (v->stages && c->i < count && (strobe_frames_query_stages(v->q->fx, c->i, &n), c->k >= n)) c->i++, c->k = 0;
+}
+
+static int model_filter(sqlite3_vtab_cursor *cur, int idx, const char *idxs, int argc, sqlite3_value **argv) {
+  (void)idx, (void)idxs, (void)argc, (void)argv;
+  model_cursor *c = (model_cursor *)cur;
+  c->i = c->k = 0;
+  model_settle(c, (model_vtab *)cur->pVtab);
+  return SQLITE_OK;
+}
+
+static int model_next(sqlite3_vtab_cursor *cur) {
+  model_cursor *c = (model_cursor *)cur;
+  model_vtab *v = (model_vtab *)cur->pVtab;
+  if (v->stages) c->k++;
+  else c->i++;
+  model_settle(c, v);
+  return SQLITE_OK;
+}
+
+static int model_eof(sqlite3_vtab_cursor *cur) {
+  return ((model_cursor *)cur)->i >= strobe_frames_query_count(((model_vtab *)cur->pVtab)->q->fx);
+}
+
+static int model_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *out) {
+  model_cursor *c = (model_cursor *)cur;
+  *out = (sqlite3_int64)c->i << 8 | c->k; /* at most 32 stages per operation (strobe/capture.h) */
+  return SQLITE_OK;
+}
+
+static void result_time(sqlite3_context *ctx, double ns) { /* 0 and NaN: not known */
+  if (ns == 0 || isnan(ns)) sqlite3_result_null(ctx);
+  else sqlite3_result_double(ctx, ns);
+}
+
+static void frame_column(const strobe_frames *fx, uint32_t i, sqlite3_context *ctx, int col) {
+  const strobe_frame *f = strobe_frames_query_frame(fx, i);
+  const strobe_frame_series *s = strobe_frames_query_series(fx, f->series);
+  switch (col) {
+    case 0: sqlite3_result_int64(ctx, i); break;
+    case 1: result_text(ctx, f->kind ? strobe_op_kind_name(f->kind) : "frame"); break;
+    case 2: sqlite3_result_int64(ctx, (sqlite3_int64)f->number); break;
+    case 3: result_text(ctx, strobe_frames_state_name(f->state)); break;
+    case 4: sqlite3_result_int(ctx, f->counted); break;
+    case 5: result_text(ctx, s ? s->name : NULL); break;
+    case 6: result_text(ctx, f->window); break;
+    case 7: result_text(ctx, strobe_frames_query_process(fx, f->process)); break;
+    case 8: result_text(ctx, strobe_frames_query_process(fx, f->end_process)); break;
+    case 9: sqlite3_result_int64(ctx, f->thread); break;
+    case 10:
+      if (f->end_thread == STROBE_FRAMES_NONE) sqlite3_result_null(ctx);
+      else sqlite3_result_int64(ctx, f->end_thread);
+      break;
+    case 11: sqlite3_result_double(ctx, f->begin_ns); break;
+    case 12: result_time(ctx, f->end_ns); break;
+    case 13: result_time(ctx, f->end_ns ? f->end_ns - f->begin_ns : 0); break;
+    case 14: result_time(ctx, f->handed_off_ns); break;
+    case 15: result_time(ctx, f->resumed_ns); break;
+    default: sqlite3_result_int(ctx, f->detail); break;
+  }
+}
+
+static void stage_column(const qcap *q, uint32_t i, uint32_t k, sqlite3_context *ctx, int col) {
+  uint32_t n;
+  const strobe_frame_stage *s = &strobe_frames_query_stages(q->fx, i, &n)[k];
+  switch (col) {
+    case 0: sqlite3_result_int64(ctx, i); break;
+    case 1: sqlite3_result_int64(ctx, s->site); break;
+    case 2: result_text(ctx, site_name(q, s->site)); break;
+    case 3: s->parent ? sqlite3_result_int64(ctx, s->parent) : sqlite3_result_null(ctx); break;
+    case 4: result_text(ctx, s->parent ? site_name(q, s->parent) : NULL); break;
+    case 5: sqlite3_result_int(ctx, s->parent_known); break;
+    case 6: result_text(ctx, strobe_frames_query_process(q->fx, s->process)); break;
+    case 7: sqlite3_result_int64(ctx, s->count); break;
+    case 8: sqlite3_result_double(ctx, s->total_ns); break;
+    case 9: sqlite3_result_double(ctx, s->min_ns); break;
+    default: sqlite3_result_double(ctx, s->max_ns); break;
+  }
+}
+
+static int model_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
+  model_cursor *c = (model_cursor *)cur;
+  model_vtab *v = (model_vtab *)cur->pVtab;
+  if (v->stages) stage_column(v->q, c->i, c->k, ctx, col);
+  else frame_column(v->q->fx, c->i, ctx, col);
+  return SQLITE_OK;
+}
+
+static sqlite3_module g_model_module = {
+    .iVersion = 0,
+    .xCreate = model_connect,
+    .xConnect = model_connect,
+    .xBestIndex = model_best_index,
+    .xDisconnect = stream_disconnect,
+    .xDestroy = stream_disconnect,
+    .xOpen = model_open,
+    .xClose = model_close,
+    .xFilter = model_filter,
+    .xNext = model_next,
+    .xEof = model_eof,
+    .xColumn = model_column,
+    .xRowid = model_rowid,
+};
+
 /* >>load: the small tables, copied from the frame model and the capture's definitions. */
 static const char g_schema[] =
-    "CREATE TABLE @.frames(id INTEGER PRIMARY KEY, kind TEXT, number INTEGER, state TEXT, counted INTEGER,"
-    " series TEXT, window TEXT, process TEXT, end_process TEXT, thread INTEGER, end_thread INTEGER, begin_ns REAL,"
-    " end_ns REAL, dur_ns REAL, handed_off_ns REAL, resumed_ns REAL, detail INTEGER);"
-    "CREATE TABLE @.stages(frame INTEGER, site INTEGER, name TEXT, parent INTEGER, parent_name TEXT,"
-    " parent_known INTEGER, process TEXT, count INTEGER, total_ns REAL, min_ns REAL, max_ns REAL);"
     "CREATE TABLE @.processes(id INTEGER PRIMARY KEY, name TEXT);"
     "CREATE TABLE @.threads(id INTEGER PRIMARY KEY, os_tid INTEGER, name TEXT, fiber INTEGER, events INTEGER,"
     " lost INTEGER, ended INTEGER);"
@@ -344,59 +501,6 @@ static int step(sqlite3_stmt *st) {
   int rc = sqlite3_step(st);
   sqlite3_reset(st);
   return rc == SQLITE_DONE ? SQLITE_OK : rc;
-}
-
-static int load_frames(sqlite3_stmt *st, const qcap *q) {
-  const strobe_frames *fx = q->fx;
-  int rc = SQLITE_OK;
-  for (uint32_t i = 0; i < strobe_frames_query_count(fx) && !rc; i++) {
-    const strobe_frame *f = strobe_frames_query_frame(fx, i);
-    const strobe_frame_series *s = strobe_frames_query_series(fx, f->series);
-    sqlite3_bind_int64(st, 1, i);
-    bind_text(st, 2, f->kind ? strobe_op_kind_name(f->kind) : "frame");
-    sqlite3_bind_int64(st, 3, (sqlite3_int64)f->number);
-    bind_text(st, 4, strobe_frames_state_name(f->state));
-    sqlite3_bind_int(st, 5, f->counted);
-    bind_text(st, 6, s ? s->name : NULL);
-    bind_text(st, 7, f->window);
-    bind_text(st, 8, strobe_frames_query_process(fx, f->process));
-    bind_text(st, 9, strobe_frames_query_process(fx, f->end_process));
-    sqlite3_bind_int64(st, 10, f->thread);
-    if (f->end_thread == STROBE_FRAMES_NONE) sqlite3_bind_null(st, 11);
-    else sqlite3_bind_int64(st, 11, f->end_thread);
-    sqlite3_bind_double(st, 12, f->begin_ns);
-    bind_time(st, 13, f->end_ns);
-    bind_time(st, 14, f->end_ns ? f->end_ns - f->begin_ns : 0);
-    bind_time(st, 15, f->handed_off_ns);
-    bind_time(st, 16, f->resumed_ns);
-    sqlite3_bind_int(st, 17, f->detail);
-    rc = step(st);
-  }
-  return rc;
-}
-
-static int load_stages(sqlite3_stmt *st, const qcap *q) {
-  int rc = SQLITE_OK;
-  for (uint32_t i = 0; i < strobe_frames_query_count(q->fx) && !rc; i++) {
-    uint32_t n;
-    const strobe_frame_stage *s = strobe_frames_query_stages(q->fx, i, &n);
-    for (uint32_t k = 0; k < n && !rc; k++) {
-      sqlite3_bind_int64(st, 1, i);
-      sqlite3_bind_int64(st, 2, s[k].site);
-      bind_text(st, 3, site_name(q, s[k].site));
-      if (s[k].parent) sqlite3_bind_int64(st, 4, s[k].parent);
-      else sqlite3_bind_null(st, 4);
-      bind_text(st, 5, s[k].parent ? site_name(q, s[k].parent) : NULL);
-      sqlite3_bind_int(st, 6, s[k].parent_known);
-      bind_text(st, 7, strobe_frames_query_process(q->fx, s[k].process));
-      sqlite3_bind_int64(st, 8, s[k].count);
-      sqlite3_bind_double(st, 9, s[k].total_ns);
-      sqlite3_bind_double(st, 10, s[k].min_ns);
-      sqlite3_bind_double(st, 11, s[k].max_ns);
-      rc = step(st);
-    }
-  }
-  return rc;
 }
 
 static int load_definitions(sqlite3_stmt *const st[3], const qcap *q) {
@@ -487,16 +591,14 @@ static int prepare_insert(sqlite3 *db, const char *schema, const char *table, in
 }
 
 static int load_tables(sqlite3 *db, const char *schema, const qcap *q) {
-  static const struct { const char *table; int ncols; } t[] = {{"frames", 17}, {"stages", 11}, {"processes", 2},
-      {"threads", 7}, {"sites", 9}, {"gpu_spans", 11}, {"gpu_frames", 9}};
-  sqlite3_stmt *st[7] = {0};
+  static const struct { const char *table; int ncols; } t[] = {{"processes", 2}, {"threads", 7}, {"sites", 9},
+      {"gpu_spans", 11}, {"gpu_frames", 9}};
+  sqlite3_stmt *st[5] = {0};
   int rc = SQLITE_OK;
-  for (int i = 0; i < 7 && !rc; i++) rc = prepare_insert(db, schema, t[i].table, t[i].ncols, &st[i]);
-  if (!rc) rc = load_frames(st[0], q);
-  if (!rc) rc = load_stages(st[1], q);
-  if (!rc) rc = load_definitions(st + 2, q);
-  if (!rc) rc = load_gpu(st + 5, q);
-  for (int i = 0; i < 7; i++) sqlite3_finalize(st[i]);
+  for (int i = 0; i < 5 && !rc; i++) rc = prepare_insert(db, schema, t[i].table, t[i].ncols, &st[i]);
+  if (!rc) rc = load_definitions(st, q);
+  if (!rc) rc = load_gpu(st + 3, q);
+  for (int i = 0; i < 5; i++) sqlite3_finalize(st[i]);
   return rc;
 }
 
@@ -512,9 +614,10 @@ static int add_schema(sqlite3 *db, const char *name, int index) {
   char *schema = rc ? NULL : schema_for(name);
   if (!rc) rc = schema ? sqlite3_exec(db, schema, NULL, NULL, NULL) : SQLITE_NOMEM;
   free(schema);
-  for (int k = 0; k < T_COUNT && !rc; k++) {
-    snprintf(sql, sizeof sql, "CREATE VIRTUAL TABLE \"%s\".\"%s\" USING strobe_stream(%s, %d)", name,
-             g_streams[k].name, g_streams[k].name, index);
+  for (int k = 0; k < T_COUNT + 2 && !rc; k++) {
+    const char *table = k < T_COUNT ? g_streams[k].name : k == T_COUNT ? "frames" : "stages";
+    snprintf(sql, sizeof sql, "CREATE VIRTUAL TABLE \"%s\".\"%s\" USING strobe_%s(%s, %d)", name, table,
+             k < T_COUNT ? "stream" : "model", table, index);
     rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
   }
   if (!rc) rc = sqlite3_exec(db, "BEGIN", NULL, NULL, NULL);
@@ -623,6 +726,7 @@ static int query_run(const char *const *names, int format, const char *sql) {
   sqlite3 *db = NULL;
   int rc = sqlite3_open(":memory:", &db);
   if (!rc) rc = sqlite3_create_module(db, "strobe_stream", &g_stream_module, NULL);
+  if (!rc) rc = sqlite3_create_module(db, "strobe_model", &g_model_module, NULL);
   for (int i = 0; i < g_ncaps && !rc; i++) rc = add_schema(db, names[i], i);
   if (rc) {
     cli_error("query", "building the tables: %s", db ? sqlite3_errmsg(db) : "out of memory");
