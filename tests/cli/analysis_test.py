@@ -75,6 +75,11 @@ def case_explain():
     run("explain", path, "--frame", "999", expect=2)
     run("explain", path, "--frame", "1", "--slowest", "2", expect=2)
     run("explain", os.path.join(ARGS.work, "missing.strobe"), expect=1)
+    cut = os.path.join(ARGS.work, "cut.strobe")
+    data = open(path, "rb").read()
+    open(cut, "wb").write(data[:len(data) // 2])
+    out, err = run("explain", cut, expect=1)
+    check(out == "" and "cut.strobe" in err, f"a damaged capture is refused, said so: {out!r} {err!r}")
 
 
 def questions():
@@ -152,6 +157,11 @@ def case_query():
     _, err = run("query", app, "SELECT * FROM nope", expect=2)
     check("no such table" in err, err)
     run("query", os.path.join(ARGS.work, "missing.strobe"), "SELECT 1", expect=1)
+    cut = os.path.join(ARGS.work, "cut.strobe")
+    data = open(app, "rb").read()
+    open(cut, "wb").write(data[:len(data) // 2])
+    out, err = run("query", cut, "SELECT count(*) FROM frames", expect=1)
+    check(out == "" and "cut.strobe" in err, f"a damaged capture is refused: {out!r} {err!r}")
     run("query", app, "--attach", "main=" + app, "SELECT 1", expect=2)
     run("query", app, "SELECT 1", "--csv", "--json", expect=2)
 

@@ -275,7 +275,10 @@ int cmd_explain(int argc, char **argv) {
   while (cli_next_ref(&in)) {}
   rc = cli_finish_read(&in);
   cli_close(&in);
-  if (rc) return rc;
+  if (rc) {
+    cli_error("explain", "nothing explained: the frame model refuses a damaged capture rather than guess its frames");
+    return rc;
+  }
   strobe_explain *e;
   int err = strobe_explain_open(path, NULL, &e);
   if (err) {
