@@ -33,7 +33,8 @@ extern "C" {
 /* X(ID, value, name): what a part of a frame's wall time is. */
 #define STROBE_EXPLAIN_PARTS(X)                                                                        \
   X(STAGE, 0, "stage")             /* a stage's self time: its runs minus its child stages' runs */  \
-  X(OUTSIDE, 1, "outside stages")  /* the wall time in no top-level stage (and no hand-off gap) */   \
+  X(OUTSIDE, 1, "outside stages")  /* the wall time in no top-level stage (and no hand-off gap); for a \
+                                    * mark interval or top-level scope, which have no stages, its wall */ \
   X(HANDOFF, 2, "hand-off gap")    /* from the hand-off in one process to the resume in the other */ \
   X(GPU_BACKLOG, 3, "GPU backlog") /* from submit to the GPU's first span of the frame */            \
   X(GPU_POLLING, 4, "GPU polling") /* from the GPU's last span to the host seeing the fence */
@@ -84,10 +85,12 @@ typedef struct strobe_explain_part {
   strobe_explain_figure wall;    /* its time: a stage's self time, or the gap */
   strobe_explain_figure total;   /* STAGE: its total (child stages included) vs the model's stage summary */
   strobe_explain_figure on_cpu, blocked, preempted; /* STAGE: its self time split (known only when switches
-                                  * cover every run of it and of its child stages in this frame) */
+                                  * cover every run of it and of its child stages in this frame); OUTSIDE: the
+                                  * frame's time on its thread less its top-level stage runs there (known for a
+                                  * frame that stayed on one thread of one process, switches covering it) */
   double excess_ns;              /* wall.ns - wall.p50_ns when both are known, else 0 */
   int exceeded;                  /* 1: it exceeded its norm (docs/explain.md §Exceeding) */
-  uint32_t cause;                /* STROBE_EXPLAIN_CAUSE_*: for an exceeding stage, what grew most */
+  uint32_t cause;                /* STROBE_EXPLAIN_CAUSE_*: for an exceeding stage or OUTSIDE, what grew most */
   uint32_t causes;               /* bits 1 << STROBE_EXPLAIN_CAUSE_ON_CPU, _BLOCKED, _PREEMPTED: each kind of its
                                   * split that exceeded its own norm (the rule of the part's) */
   uint32_t nfunctions;           /* STAGE, exceeded, on CPU known: the top sampled functions, most samples first */

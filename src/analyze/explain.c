@@ -49,6 +49,11 @@ typedef struct row {
   int covered;                                  /* every run of it and of its children is covered */
 } row;
 
+typedef struct top_split {
+  uint64_t off, blocked;  /* ticks */
+  int covered;
+} top_split;
+
 typedef struct smp_rec {
   uint64_t tid, ticks;
   uint32_t func; /* the leaf frame's function id */
@@ -72,6 +77,8 @@ struct strobe_explain {
   uint32_t nsites, nfuncs;
   char **funcs;
   double ns_per_tick;
+  uint64_t epoch_ticks;
+  top_split *top;               /* per frame: its top-level stage runs on its own thread, split */
   uint64_t until;               /* the capture's end when the sampler still ran then (samples.h) */
   strobe_explain_coverage cov;
   strobe_explain_part *parts;   /* the last explanation's */
@@ -183,6 +190,7 @@ static int read_details(strobe_explain *e, const char *path) {
   int rc = strobe_capture_open(path, &c);
   if (rc) return rc;
   e->ns_per_tick = strobe_capture_query_header(c)->ns_per_tick;
+  e->epoch_ticks = strobe_capture_query_header(c)->epoch_ticks;
   uint64_t want = 1ull << STROBE_REC_SITE | 1ull << STROBE_REC_END | 1ull << STROBE_REC_SAMPLE |
                   1ull << STROBE_REC_SWITCH | 1ull << STROBE_REC_GPU_SPAN | 1ull << STROBE_REC_GPU_MARK |
                   1ull << STROBE_REC_CLOCK_PAIR;
@@ -252,8 +260,23 @@ static int by_row_key(const void *x, const void *y) {
   return a->parent < b->parent ? -1 : a->parent > b->parent;
 }
 
+/* Each frame's top-level stage runs on the thread it began on: what its time outside stages leaves out. */
+static int build_top(strobe_explain *e) {
+  uint32_t n = strobe_frames_query_count(e->fx);
+  e->top = malloc(((size_t)n + 1) * sizeof *e->top);
+  if (!e->top) return -1;
+  for (uint32_t i = 0; i < n; i++) e->top[i] = (top_split){0, 0, 1};
+  for (uint32_t i = 0; i < e->nruns; i++) {
+    const run *r = &e->runs[i];
+    if (r->parent != NONE || r->thread != strobe_frames_query_frame(e->fx, r->frame)->thread) continue;
+    top_split *t = &e->top[r->frame];
+    t->off += r->off, t->blocked += r->blocked, t->covered &= r->covered;
+  }
+  return 0;
+}
+
 static int build_rows(strobe_explain *e) {
-  if (nest_runs(e)) return -1;
+  if (nest_runs(e) || build_top(e)) return -1;
   row *v = malloc(((size_t)e->nruns + 1) * sizeof *v);
   if (!v) return -1;
   double k = e->ns_per_tick;
@@ -358,6 +381,7 @@ static double gap_of(const strobe_explain *e, const strobe_frame *f, uint32_t ki
 /* The wall time in no top-level stage and no hand-off gap; NAN when its stages are unknown or it never ended. */
 static double outside_of(const strobe_explain *e, uint32_t i) {
   const strobe_frame *f = strobe_frames_query_frame(e->fx, i);
+  if (ended(f) && !f->kind) return f->end_ns - f->begin_ns; /* a mark interval or top-level scope: no stages */
   if (!ended(f) || !f->detail) return NAN;
   uint32_t n;
   const strobe_frame_stage *st = strobe_frames_query_stages(e->fx, i, &n);
@@ -368,6 +392,23 @@ static double outside_of(const strobe_explain *e, uint32_t i) {
     if (!st[k].parent) v -= st[k].total_ns;
   }
   return v > 0 ? v : 0; /* top-level stages on two threads at once may overlap */
+}
+
+/* The split of the time outside stages: the frame's interval on its thread less its top-level stage runs there.
+ * Known for a frame that stayed on one thread of one process, switches covering it and those runs. */
+static int outside_split(const strobe_explain *e, uint32_t i, double outside, double out[3]) {
+  const strobe_frame *f = strobe_frames_query_frame(e->fx, i);
+  if (isnan(outside) || f->end_thread != f->thread || f->handed_off_ns > 0 || !e->top[i].covered) return 0;
+  uint64_t a = e->epoch_ticks + (uint64_t)(f->begin_ns / e->ns_per_tick + 0.5);
+  uint64_t b = e->epoch_ticks + (uint64_t)(f->end_ns / e->ns_per_tick + 0.5), off, blocked;
+  uint64_t tid = f->thread < e->nthreads ? e->tids[f->thread] : 0;
+  if (!strobe__samples_off_cpu(&e->smp, e->cov.switches, e->until, tid, a, b, &off, &blocked)) return 0;
+  double k = e->ns_per_tick, o = (double)off - (double)e->top[i].off;
+  double bl = (double)blocked - (double)e->top[i].blocked;
+  out[1] = bl > 0 ? bl * k : 0;
+  out[2] = o - bl > 0 ? (o - bl) * k : 0;
+  out[0] = outside > out[1] + out[2] ? outside - out[1] - out[2] : 0;
+  return 1;
 }
 
 /* >>parts */
@@ -384,7 +425,7 @@ static void judge(strobe_explain_part *p, double frame_wall) {
   if (!p->wall.known || p->wall.n < 2) return;
   p->excess_ns = p->wall.ns - p->wall.p50_ns;
   p->exceeded = exceeds(&p->wall, frame_wall);
-  if (!p->exceeded || p->kind != STROBE_EXPLAIN_STAGE) return;
+  if (!p->exceeded || (p->kind != STROBE_EXPLAIN_STAGE && p->kind != STROBE_EXPLAIN_OUTSIDE)) return;
   if (!p->on_cpu.known) {
     p->cause = STROBE_EXPLAIN_CAUSE_UNKNOWN;
     return;
@@ -425,20 +466,28 @@ static void stage_part(strobe_explain *e, uint32_t fi, const strobe_frame_stage 
   p->preempted = figure(known, split[2], VALS(e, 4), ns);
 }
 
-/* A gap or the time outside stages: its value here and in each peer (-1: unknown there). */
+/* A gap or the time outside stages: its value here and in each peer (NAN: unknown there), and the split of the time
+ * outside stages. */
 static void other_part(strobe_explain *e, uint32_t fi, uint32_t kind, const uint32_t *peers, uint32_t npeers,
                        strobe_explain_part *p) {
   const strobe_frame *f = strobe_frames_query_frame(e->fx, fi);
-  double here = kind == STROBE_EXPLAIN_OUTSIDE ? outside_of(e, fi) : gap_of(e, f, kind);
-  uint32_t nv = 0;
+  int outside = kind == STROBE_EXPLAIN_OUTSIDE;
+  double here = outside ? outside_of(e, fi) : gap_of(e, f, kind), split[3] = {0, 0, 0}, v3[3];
+  int known = outside && outside_split(e, fi, here, split);
+  uint32_t nv = 0, ns = 0;
   for (uint32_t k = 0; k < npeers; k++) {
     const strobe_frame *g = strobe_frames_query_frame(e->fx, peers[k]);
-    double v = kind == STROBE_EXPLAIN_OUTSIDE ? outside_of(e, peers[k]) : gap_of(e, g, kind);
+    double v = outside ? outside_of(e, peers[k]) : gap_of(e, g, kind);
     if (!isnan(v)) VALS(e, 0)[nv++] = v;
+    if (!outside || !outside_split(e, peers[k], v, v3)) continue;
+    VALS(e, 2)[ns] = v3[0], VALS(e, 3)[ns] = v3[1], VALS(e, 4)[ns++] = v3[2];
   }
   p->kind = kind;
   p->name = strobe_explain_part_name(kind);
   p->wall = figure(!isnan(here), here, VALS(e, 0), nv);
+  p->on_cpu = figure(known, split[0], VALS(e, 2), ns);
+  p->blocked = figure(known, split[1], VALS(e, 3), ns);
+  p->preempted = figure(known, split[2], VALS(e, 4), ns);
 }
 
 /* >>functions: the leaf functions of the samples inside an exceeding stage's self time in this frame. */
@@ -634,7 +683,7 @@ void strobe_explain_destroy(strobe_explain *e) {
   for (uint32_t i = 0; e->names && i < e->nsites; i++) free(e->names[i]);
   for (uint32_t i = 0; e->funcs && i < e->nfuncs; i++) free(e->funcs[i]);
   free(e->names), free(e->funcs), free(e->canon), free(e->tids);
-  free(e->runs), free(e->rows), free(e->samples), free(e->parts), free(e->fns), free(e->vals);
+  free(e->runs), free(e->rows), free(e->top), free(e->samples), free(e->parts), free(e->fns), free(e->vals);
   strobe__samples_free(&e->smp);
   strobe__gpu_free(&e->gpu);
   strobe_frames_destroy(e->fx);

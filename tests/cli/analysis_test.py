@@ -53,6 +53,9 @@ def case_explain():
           "blocked" not in spin["causes"], f"frame 30: paint, on CPU: {spin}")
     check(spin["on_cpu"]["ns"] >= 90e6, f"frame 30's split {spin}")
     check(spin["functions"] and "spin_paint" in spin["functions"][0]["name"], f"spin_paint on top {spin['functions']}")
+    outside = [p for p in by[20]["parts"] if p["kind"] == "outside stages"]
+    check(len(outside) == 1 and outside[0]["on_cpu"]["ns"] is not None and outside[0]["on_cpu"]["n"] >= 20 and
+          outside[0]["blocked"]["ns"] < 10e6, f"frame 20's time outside stages, split, not blocked {outside}")
     text, _ = run("explain", path, "--frame", "20")
     check(text.startswith("pass 20 (main,") and "layout" in text and "blocked" in text and "rest as usual" in text,
           f"the text names the stage and the kind:\n{text}")
@@ -68,6 +71,12 @@ def case_explain():
           f"without switches every split is unknown: {stages}")
     check(worst(pj["frames"][0])["name"] == "layout" and worst(pj["frames"][0])["cause"] == "unknown",
           f"the slow stage is still named, its kind unknown {pj}")
+    marks = os.path.join(ARGS.work, "marks.strobe")
+    subprocess.run([ARGS.make_capture, marks], check=True, timeout=120)
+    mf = explain_json(marks)["frames"][0]
+    check(mf["kind"] == "frame" and [p["kind"] for p in mf["parts"]] == ["outside stages"] and
+          mf["parts"][0]["time"]["ns"] == mf["wall"]["ns"] and mf["parts"][0]["on_cpu"]["ns"] is None,
+          f"a mark interval has no stages: all its time is outside them, its split unknown without switches {mf}")
     ops = os.path.join(ARGS.work, "ops.strobe")
     subprocess.run([ARGS.make_capture, ops, "--ops"], check=True, timeout=120)
     oj = explain_json(ops, "--slowest", "2")

@@ -50,15 +50,15 @@ static const char *frame_label(const strobe_frames *fx, const strobe_frame *f, c
 static const char *fig(const strobe_explain_figure *g) { return g->known ? cli_dur(g->ns) : "unknown"; }
 
 static void part_text(FILE *o, const strobe_explain_part *p) {
-  fprintf(o, "  %s %s vs p50 %s (n %llu)", p->name, fig(&p->wall), cli_dur(p->wall.p50_ns),
-          (unsigned long long)p->wall.n);
-  if (p->kind != STROBE_EXPLAIN_STAGE) {
+  fprintf(o, "  %s %s vs p50 %s (n %llu)%s", p->name, fig(&p->wall), cli_dur(p->wall.p50_ns),
+          (unsigned long long)p->wall.n, p->kind == STROBE_EXPLAIN_STAGE ? " self" : "");
+  if (p->kind != STROBE_EXPLAIN_STAGE && p->kind != STROBE_EXPLAIN_OUTSIDE) {
     fputc('\n', o);
     return;
   }
-  fprintf(o, " self, +%s", cli_dur(p->excess_ns));
+  fprintf(o, ", +%s", cli_dur(p->excess_ns));
   if (!p->on_cpu.known) {
-    fputs(" (no context switches cover it: on-CPU / blocked / preempted unknown)\n", o);
+    fputs(" (on-CPU / blocked / preempted unknown: no context switches cover it, or it ran on several threads)\n", o);
     return;
   }
   fprintf(o, " — %s blocked (p50 %s), %s on CPU (p50 %s)", cli_dur(p->blocked.ns), cli_dur(p->blocked.p50_ns),
@@ -126,8 +126,8 @@ static void part_json(strobe__json *j, const strobe_explain_part *p) {
   figure_json(j, "time", &p->wall);
   strobe__json_num(j, "excess_ns", p->excess_ns, 0);
   strobe__json_bool(j, "exceeded", p->exceeded);
-  if (p->kind == STROBE_EXPLAIN_STAGE) {
-    figure_json(j, "total", &p->total);
+  if (p->kind == STROBE_EXPLAIN_STAGE || p->kind == STROBE_EXPLAIN_OUTSIDE) {
+    if (p->kind == STROBE_EXPLAIN_STAGE) figure_json(j, "total", &p->total);
     figure_json(j, "on_cpu", &p->on_cpu);
     figure_json(j, "blocked", &p->blocked);
     figure_json(j, "preempted", &p->preempted);
