@@ -118,8 +118,9 @@ typedef struct strobe_explain_coverage {
 } strobe_explain_coverage;
 
 typedef struct strobe_explain_desc {
-  uint32_t max_runs;      /* stage runs kept; 0: 1 << 21 (64 MiB at most) */
-  uint32_t max_samples;   /* sampled stacks kept; 0: 1 << 21 (32 MiB at most) */
+  uint32_t max_runs;      /* stage runs kept; 0: 1 << 19 (about 80 MiB at most: 156 bytes a run with its row;
+                           * 15 minutes of ten stages a frame at 60 fps) */
+  uint32_t max_samples;   /* sampled stacks kept; 0: 1 << 21 (48 MiB at most: 24 bytes a sample) */
   uint32_t top_functions; /* functions named per exceeding stage, 1..16; 0: 3 */
 } strobe_explain_desc;
 

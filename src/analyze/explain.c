@@ -27,8 +27,8 @@
 
 /* >>state */
 #define NONE STROBE_FRAMES_NONE
-#define DEFAULT_MAX_RUNS (1u << 21)
-#define DEFAULT_MAX_SAMPLES (1u << 21)
+#define DEFAULT_MAX_RUNS (1u << 19) /* strobe/explain.h: about 80 MiB */
+#define DEFAULT_MAX_SAMPLES (1u << 21) /* 48 MiB */
 #define DEFAULT_TOP 3u
 #define MAX_TOP 16u
 
@@ -79,6 +79,7 @@ struct strobe_explain {
   double ns_per_tick;
   uint64_t epoch_ticks;
   top_split *top;               /* per frame: its top-level stage runs on its own thread, split */
+  uint8_t *cut;                 /* per frame: 1 when a run of it was cut (max_runs): its splits are unknown */
   uint64_t until;               /* the capture's end when the sampler still ran then (samples.h) */
   strobe_explain_coverage cov;
   strobe_explain_part *parts;   /* the last explanation's */
@@ -128,6 +129,7 @@ static void add_end(strobe_explain *e, const strobe_capture *c, const strobe_cap
   e->cov.runs++;
   if (e->nruns >= e->desc.max_runs || grow((void **)&e->runs, &e->cap_runs, e->nruns + 1, sizeof *e->runs)) {
     e->cov.runs_cut++;
+    e->cut[frame] = 1;
     return;
   }
   uint64_t dur = (uint64_t)(r->duration_ns / e->ns_per_tick + 0.5);
@@ -187,6 +189,8 @@ static int keep_tables(strobe_explain *e, const strobe_capture *c) {
 
 static int read_details(strobe_explain *e, const char *path) {
   strobe_capture *c;
+  e->cut = calloc((size_t)strobe_frames_query_count(e->fx) + 1, 1);
+  if (!e->cut) return STROBE_ENOMEM;
   int rc = strobe_capture_open(path, &c);
   if (rc) return rc;
   e->ns_per_tick = strobe_capture_query_header(c)->ns_per_tick;
@@ -351,7 +355,7 @@ static int split_of(const strobe_explain *e, uint32_t frame, const strobe_frame_
     if (s->parent_known && r->parent != s->parent) continue;
     any = 1, covered &= r->covered, off += r->off_ns, blocked += r->blocked_ns;
   }
-  if (!any || !covered) return 0;
+  if (!any || !covered || e->cut[frame]) return 0;
   out[0] = self > off ? self - off : 0;
   out[1] = blocked;
   out[2] = off - blocked;
@@ -398,7 +402,8 @@ static double outside_of(const strobe_explain *e, uint32_t i) {
  * Known for a frame that stayed on one thread of one process, switches covering it and those runs. */
 static int outside_split(const strobe_explain *e, uint32_t i, double outside, double out[3]) {
   const strobe_frame *f = strobe_frames_query_frame(e->fx, i);
-  if (isnan(outside) || f->end_thread != f->thread || f->handed_off_ns > 0 || !e->top[i].covered) return 0;
+  if (isnan(outside) || f->end_thread != f->thread || f->handed_off_ns > 0 || !e->top[i].covered || e->cut[i])
+    return 0;
   uint64_t a = e->epoch_ticks + (uint64_t)(f->begin_ns / e->ns_per_tick + 0.5);
   uint64_t b = e->epoch_ticks + (uint64_t)(f->end_ns / e->ns_per_tick + 0.5), off, blocked;
   uint64_t tid = f->thread < e->nthreads ? e->tids[f->thread] : 0;
@@ -683,7 +688,7 @@ void strobe_explain_destroy(strobe_explain *e) {
   for (uint32_t i = 0; e->names && i < e->nsites; i++) free(e->names[i]);
   for (uint32_t i = 0; e->funcs && i < e->nfuncs; i++) free(e->funcs[i]);
   free(e->names), free(e->funcs), free(e->canon), free(e->tids);
-  free(e->runs), free(e->rows), free(e->top), free(e->samples), free(e->parts), free(e->fns), free(e->vals);
+  free(e->runs), free(e->rows), free(e->top), free(e->cut), free(e->samples), free(e->parts), free(e->fns), free(e->vals);
   strobe__samples_free(&e->smp);
   strobe__gpu_free(&e->gpu);
   strobe_frames_destroy(e->fx);
