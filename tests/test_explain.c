@@ -10,6 +10,8 @@
  * the sampler on, draw's 300 ms are blocked; with max_runs 9 the runs past
  * are counted and pass 5's splits are unknown, never partial.
  * (`strobe explain` on a capture with switches: tests/cli/analysis_test.py.)
+ *
+ * STROBE_TEST_LABELS: sampler
  */
 #include <errno.h>
 #include <stdio.h>
