@@ -7,7 +7,8 @@ zero) where the capture has no switches, and refuse what it cannot explain. Case
 its "Capture:" line names and gives the answer those captures hold (deterministic, but for explain_app's, whose
 deliberate slow frames are checked); CSV and JSON output; the errors.
 
-usage: analysis_test.py --strobe BIN --app BIN --make-capture BIN --docs DIR --work DIR explain|query
+usage: analysis_test.py --strobe BIN --app BIN --make-capture BIN --two-processes BIN --docs DIR --work DIR
+                        explain|query
 """
 import argparse
 import csv
@@ -77,6 +78,18 @@ def case_explain():
     check(mf["kind"] == "frame" and [p["kind"] for p in mf["parts"]] == ["outside stages"] and
           mf["parts"][0]["time"]["ns"] == mf["wall"]["ns"] and mf["parts"][0]["on_cpu"]["ns"] is None,
           f"a mark interval has no stages: all its time is outside them, its split unknown without switches {mf}")
+    # A frame handed between two real processes (merged): its hand-off gap is the frame model's, as strobe query
+    # gives it, and its parts are its two processes' stages, the gap and the time outside stages.
+    tp = os.path.join(ARGS.work, "tp")
+    os.makedirs(tp)
+    subprocess.run([ARGS.two_processes, tp], check=True, timeout=120)
+    merged = os.path.join(tp, "all.strobe")
+    run("merge", os.path.join(tp, "a.strobe"), os.path.join(tp, "b.strobe"), "-o", merged)
+    hf = explain_json(merged, "--frame", "7")["frames"][0]
+    gap = [p for p in hf["parts"] if p["kind"] == "hand-off gap"]
+    out, _ = run("query", merged, "SELECT resumed_ns - handed_off_ns AS gap FROM frames WHERE number = 7", "--csv")
+    check(len(gap) == 1 and abs(gap[0]["time"]["ns"] - float(out.split()[1])) < 2, f"frame 7's hand-off gap {gap} {out}")
+    check(sorted(p["name"] for p in hf["parts"] if p["kind"] == "stage") == ["present", "render"], f"both stages {hf}")
     ops = os.path.join(ARGS.work, "ops.strobe")
     subprocess.run([ARGS.make_capture, ops, "--ops"], check=True, timeout=120)
     oj = explain_json(ops, "--slowest", "2")
@@ -178,7 +191,7 @@ def case_query():
 def main():
     global ARGS
     ap = argparse.ArgumentParser()
-    for a in ("--strobe", "--app", "--make-capture", "--docs", "--work"):
+    for a in ("--strobe", "--app", "--make-capture", "--two-processes", "--docs", "--work"):
         ap.add_argument(a, required=True)
     ap.add_argument("case", choices=("explain", "query"))
     ARGS = ap.parse_args()
