@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""analysis_test.py — the analyses of captures: case explain, `strobe explain` (docs/explain.md) on a real capture recorded with the sampler and context
-switches on (explain_app.c): frame 20's layout stage sleeps (blocked), frame 30's paint stage spins on CPU; the
-explanation must name the right stage and the right kind for each, name the spinning function, say unknown (never
+"""analysis_test.py — the analyses of captures. Case explain: `strobe explain` (docs/explain.md) on a real
+capture recorded with the sampler and context switches on (explain_app.c): frame 20's layout stage sleeps
+(blocked), frame 30's paint stage spins on CPU, frame 25's GPU work waits 80 ms in its queue; the explanation must name the right stage and the right kind for each, name the spinning function, say unknown (never
 zero) where the capture has no switches, and refuse what it cannot explain. Case query, `strobe query`
 (docs/query.md): every one of the ten worked questions of docs/query.md, read from that file, runs on the capture
 its "Capture:" line names and gives the answer those captures hold (deterministic, but for explain_app's, whose
@@ -54,6 +54,12 @@ def case_explain():
           "blocked" not in spin["causes"], f"frame 30: paint, on CPU: {spin}")
     check(spin["on_cpu"]["ns"] >= 90e6, f"frame 30's split {spin}")
     check(spin["functions"] and "spin_paint" in spin["functions"][0]["name"], f"spin_paint on top {spin['functions']}")
+    gpu = explain_json(path, "--frame", "25")["frames"][0]
+    bl = worst(gpu)
+    check(bl["kind"] == "GPU backlog" and bl["time"]["ns"] >= 79e6 and bl["time"]["p50_ns"] < 1e6 and
+          bl["time"]["n"] == 40, f"frame 25: the GPU's queue backlog {bl}")
+    polling = [p for p in gpu["parts"] if p["kind"] == "GPU polling"]
+    check(len(polling) == 1 and not polling[0]["exceeded"] and polling[0]["time"]["ns"] < 1e6, f"polling {polling}")
     outside = [p for p in by[20]["parts"] if p["kind"] == "outside stages"]
     check(len(outside) == 1 and outside[0]["on_cpu"]["ns"] is not None and outside[0]["on_cpu"]["n"] >= 20 and
           outside[0]["blocked"]["ns"] < 10e6, f"frame 20's time outside stages, split, not blocked {outside}")

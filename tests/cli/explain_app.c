@@ -11,6 +11,12 @@
  * else differs, so an explanation must name layout (blocked) for frame 20
  * and paint (on CPU, spin_paint on top) for frame 30.
  *
+ * Each pass also hands a stand-in GPU (clock domain "gpu0", CLOCK_MONOTONIC
+ * plus 1 s, calibrated each pass) one span of 50 µs on queue "graphics":
+ * submitted at the pass's end, started 20 µs later (its backlog), its fence
+ * seen 10 µs after it ends (polling); frame 25's span starts 80 ms after its
+ * submit, so its explanation must name the GPU backlog.
+ *
  * Fails (exit 20) when the sampler cannot start: the test needs real
  * context switches (strobe/sample.h says why a start is refused).
  *
@@ -23,6 +29,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "strobe/gpu.h"
 #include "strobe/record.h"
 #include "strobe/sample.h"
 #include "strobe/session.h"
@@ -43,6 +50,26 @@ static uint64_t cpu_ns(void) {
 __attribute__((noinline)) static void spin_paint(unsigned ms) {
   uint64_t until = cpu_ns() + (uint64_t)ms * 1000000u;
   while (cpu_ns() < until) g_sink += fx_spin(10000, g_sink);
+}
+
+static uint64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The stand-in GPU's frame `id`, submitted now (gpu.h: calibration pair, instants, one span, fence seen). */
+static void gpu_frame(strobe_clock_domain d, strobe_gpu_queue q, uint64_t id) {
+  static strobe_site composite = STROBE_GPU_SITE("composite");
+  uint64_t before = strobe_clock_now(), device = mono_ns() + 1000000000u, after = strobe_clock_now();
+  if (strobe_clock_domain_calibrate(d, device, before, after)) exit(30);
+  uint64_t submit = mono_ns(), backlog = id == 25 ? 80000000u : 20000u;
+  strobe_gpu_frame_mark(id, STROBE_GPU_CPU_END, 0);
+  strobe_gpu_frame_mark(id, STROBE_GPU_SUBMIT, strobe_clock_ticks_from_mono_ns(submit));
+  uint64_t begin = submit + 1000000000u + backlog;
+  strobe_gpu_span span = {q, &composite, STROBE_GPU_PASS_MAIN, id, begin, begin + 50000u};
+  if (strobe_gpu_span_add(&span)) exit(31);
+  strobe_gpu_frame_mark(id, STROBE_GPU_FENCE_SEEN, strobe_clock_ticks_from_mono_ns(submit + backlog + 60000u));
 }
 
 static void pass(strobe_collector *c, strobe_window w, uint64_t id) {
@@ -81,7 +108,15 @@ int main(int argc, char **argv) {
   if (strobe_collector_create(&c) || strobe_window_register(c, "main", 0, &w)) return 10;
   strobe_recorder *rec = NULL;
   if (strobe_record_start(&(strobe_record_desc){.path = argv[1]}, &rec)) return 11;
-  for (uint64_t id = 1; id <= 40; id++) pass(c, w, id);
+  strobe_clock_domain gpu;
+  strobe_gpu_queue graphics;
+  if (strobe_clock_domain_create(&(strobe_clock_domain_desc){.name = "gpu0", .ticks_per_second = 1e9}, &gpu) ||
+      strobe_gpu_queue_create(gpu, "graphics", &graphics))
+    return 13;
+  for (uint64_t id = 1; id <= 40; id++) {
+    pass(c, w, id);
+    gpu_frame(gpu, graphics, id);
+  }
   if (strobe_record_stop(rec) || strobe_sampler_stop()) return 12; /* stopped while sampling: covered to the end */
   strobe_collector_release(c);
   return 0;
