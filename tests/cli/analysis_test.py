@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """analysis_test.py — the analyses of captures. Case explain: `strobe explain` (docs/explain.md) on a real
 capture recorded with the sampler and context switches on (explain_app.c): frame 20's layout stage sleeps
-(blocked), frame 30's paint stage spins on CPU, frame 25's GPU work waits 80 ms in its queue; the explanation must name the right stage and the right kind for each, name the spinning function, say unknown (never
-zero) where the capture has no switches, and refuse what it cannot explain. Case query, `strobe query`
+(blocked), frame 30's paint stage spins on CPU, frame 25's GPU work waits 80 ms in its queue; the explanation
+must name the right stage and the right kind for each, name the spinning function, say unknown (never zero) where
+the capture has no switches, and refuse what it cannot explain. Case query, `strobe query`
 (docs/query.md): every one of the ten worked questions of docs/query.md, read from that file, runs on the capture
 its "Capture:" line names and gives the answer those captures hold (deterministic, but for explain_app's, whose
 deliberate slow frames are checked); CSV and JSON output; the errors.
