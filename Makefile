@@ -83,6 +83,16 @@ demo: build
 	    echo "no replay of frame 12: the run ended before it (frames=$$frames in out/demo-report-run.txt), so the demo took no deep capture"; \
 	  fi; \
 	fi
+	@if [ -f out/demo.strobe ]; then \
+	  echo "why the demo's slowest frame was slow (strobe explain out/demo.strobe; docs/explain.md):" && \
+	  $(BUILD_DIR)/tools/strobe explain --quiet out/demo.strobe && \
+	  echo "its stages, slowest p95 first (strobe query: SQL over the capture, docs/query.md):" && \
+	  $(BUILD_DIR)/tools/strobe query --quiet out/demo.strobe \
+	    "WITH r AS (SELECT name, total_ns AS t, row_number() OVER (PARTITION BY name ORDER BY total_ns) AS k, \
+	       count(*) OVER (PARTITION BY name) AS n FROM stages) \
+	     SELECT name, n, round(max(CASE WHEN k = (n * 95 + 99) / 100 THEN t END) / 1e3, 1) AS p95_us \
+	     FROM r GROUP BY name ORDER BY p95_us DESC LIMIT 5"; \
+	fi
 	@if [ -f out/demo.strobe ] && [ -f out/sender.strobe ]; then \
 	  $(BUILD_DIR)/tools/strobe merge out/demo.strobe out/sender.strobe -o out/all.strobe && \
 	  echo "wrote out/all.strobe: the screen and sender processes on one timeline (strobe merge; strobe info out/all.strobe)" && \

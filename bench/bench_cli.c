@@ -9,6 +9,9 @@
  *   baseline: the chrome export's time (export_perfetto_time_vs_chrome) and
  *   the capture's own bytes per scope (export_perfetto_size_vs_capture).
  *   The perfetto file is written to $TMPDIR to be measured, then removed.
+ *   query_group_by_site_s (docs/query.md): `strobe query` of a GROUP BY
+ *   site over the spans, <= 2 s at 2,000,000 events (--events 2000000),
+ *   beside the same run's report time (query_group_by_site_vs_report).
  *   merge_events_per_s (docs/cli.md §strobe merge): the capture merged with a
  *   second one of 1,000,000 events (--same-host: generated captures carry no
  *   boot id), beside its same-run baseline merge_time_vs_report, its time
@@ -291,6 +294,17 @@ int main(int argc, char **argv) {
   printf("BENCH report_peak_rss_mib %.1f MiB\n", (double)rss / 1024.0);
   printf("BUDGET report_events_per_s %.0f >= 30000000 %s\n", ev_s, ev_s >= 3e7 ? "ok" : "OVER");
   printf("BUDGET report_peak_rss_mib %.1f <= 64 %s\n", (double)rss / 1024.0, rss <= 64 * 1024 ? "ok" : "OVER");
+
+  /* strobe query (docs/query.md): GROUP BY site streams every span through SQLite, beside report's read. */
+  char *query[] = {(char *)cli, "query", "--quiet", path,
+                   "SELECT site, count(*), sum(dur_ns), sum(self_ns) FROM spans GROUP BY site", NULL};
+  if (best_of(query, &secs, &rss)) return 1;
+  printf("BENCH query_group_by_site_s %.3f s\n", secs);
+  printf("BENCH query_group_by_site_report_s %.3f s\n", report_secs);
+  printf("BENCH query_group_by_site_vs_report %.2f ratio\n", secs / report_secs);
+  printf("BENCH query_peak_rss_mib %.1f MiB\n", (double)rss / 1024.0);
+  if (in_file <= 2100000)
+    printf("BUDGET query_group_by_site_s %.3f <= 2 (2M events) %s\n", secs, secs <= 2 ? "ok" : "OVER");
 
   char *export[] = {(char *)cli, "export", "--quiet", "--format", "chrome", "-o", "/dev/null", path, NULL};
   if (best_of(export, &secs, &rss)) return 1;

@@ -23,6 +23,7 @@ packages=(
   clang libclang-rt-14-dev          # sanitizers and libFuzzer with Clang
   libzstd-dev                       # capture compression
   zlib1g-dev                        # the perfetto export's deflate packets
+  libsqlite3-dev                    # strobe query: SQL over captures (the CLI links it, never the library)
   libdw-dev libelf-dev              # call tracing: symbol tables
   libjansson-dev libmicrohttpd-dev  # server: JSON in, HTTP
   libcairo2-dev libpango1.0-dev     # demo rendering

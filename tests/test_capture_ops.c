@@ -432,19 +432,25 @@ static void test_pass_spike_dump(void) {
   strobe_collector_release(c);
 }
 
+/* A collector with a session and a file recording at g_path, for one case. */
+static strobe_collector *start_recording(strobe_window *w, char *id, strobe_recorder **rec) {
+  use_case_paths();
+  strobe_collector *c = su_collector(w);
+  su_start(c, 0, id);
+  REQUIRE_EQ_INT(strobe_record_start(&(strobe_record_desc){.path = g_path}, rec), 0);
+  return c;
+}
+
 /* Operation counters with units (strobe_op_counter_add_unit, _kind_unit;
  * docs/recording.md §Units): the unit of a counter's first add that named one
  * reaches the session report (each sample's counters and counter_summary)
  * and the capture (OPS payload); a counter without one says none, and a
  * unit outside STROBE_UNITS is none and counted as a replaced label. */
 static void test_op_counter_units(void) {
-  use_case_paths();
   strobe_window w;
-  strobe_collector *c = su_collector(&w);
   char id[STROBE_SESSION_ID_MAX];
-  su_start(c, 0, id);
   strobe_recorder *rec;
-  REQUIRE_EQ_INT(strobe_record_start(&(strobe_record_desc){.path = g_path}, &rec), 0);
+  strobe_collector *c = start_recording(&w, id, &rec);
   for (uint32_t i = 0; i < 3; i++) {
     strobe_op op = strobe_op_begin(c, w, STROBE_OP_PASS, NULL);
     strobe_op_counter_add_unit("bytes_read", 1024.0, STROBE_UNIT_BYTES);
@@ -570,9 +576,61 @@ static void test_window_ids_agree(void) {
   strobe_collector_release(c);
 }
 
+/* >>run-time parents: a capture carries the parent each stage ran under
+ * (docs/capture-format.md §OPS payload), not only the one it declares:
+ * row_bind, declared inside layout, runs twice under update and once
+ * directly in the operation, so the END holds it twice with those parents. */
+static void test_stage_parents(void) {
+  strobe_window w;
+  char id[STROBE_SESSION_ID_MAX];
+  strobe_recorder *rec;
+  strobe_collector *c = start_recording(&w, id, &rec);
+  strobe_op op = strobe_op_begin(c, w, STROBE_OP_PASS, NULL);
+  {
+    STROBE_STAGE("update", NULL);
+    for (int k = 0; k < 2; k++) {
+      STROBE_STAGE("row_bind", "layout");
+      spin_us(50);
+    }
+  }
+  {
+    STROBE_STAGE("row_bind", "layout");
+    spin_us(50);
+  }
+  strobe_op_end(op, 1);
+  CHECK_EQ_INT(strobe_record_stop(rec), 0);
+  strobe_report_free(su_end(c, id, NULL));
+  strobe_capture *cap;
+  REQUIRE_EQ_INT(strobe_capture_open(g_path, &cap), 0);
+  strobe_capture_record r;
+  int rc, ends = 0, under_update = 0, at_top = 0;
+  while ((rc = strobe_capture_next(cap, &r)) > 0) {
+    if (r.type != STROBE_REC_OP_END) continue;
+    ends++;
+    CHECK_EQ_INT(r.op->stage_parents, 1);
+    for (uint32_t k = 0; k < r.op->nstages; k++) {
+      const strobe_capture_stage *st = &r.op->stages[k];
+      const char *name = strobe_capture_query_site(cap, st->site)->name;
+      const char *parent = st->parent ? strobe_capture_query_site(cap, st->parent)->name : "";
+      CHECK_EQ_INT(st->remote, 0);
+      if (strcmp(name, "row_bind")) continue;
+      if (!strcmp(parent, "update")) under_update += (int)st->count;
+      else if (!parent[0]) at_top += (int)st->count;
+      else CHECKF(0, "row_bind under %s", parent);
+    }
+  }
+  CHECK_EQ_INT(rc, 0);
+  CHECK_EQ_INT(ends, 1);
+  CHECK_EQ_INT(under_update, 2);
+  CHECK_EQ_INT(at_top, 1);
+  strobe_capture_close(cap);
+  strobe_collector_close(c);
+}
+
 #define CASES(X)                  \
   X(window_ids_agree)             \
   X(op_counter_units)             \
+  X(stage_parents)                \
   X(ops_reach_captures)           \
   X(ops_reach_captures_app_ids)   \
   X(old_readers_skip)             \

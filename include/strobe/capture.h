@@ -177,6 +177,10 @@ typedef struct strobe_capture_stage {
   uint32_t site;        /* the stage's site id (kind STROBE_SITE_STAGE; parent names what it is nested in) */
   uint32_t count;       /* times it ran in this operation */
   double total_ns, min_ns, max_ns; /* summed, fastest, slowest run */
+  uint32_t parent;      /* its run-time parent: the stage site of the same operation open around it when it ran
+                         * (docs/sessions.md §Stages nest at run time); 0: none, or not known (op->stage_parents 0) */
+  int remote;           /* 1: it ran in the process the operation was resumed from (docs/sessions.md §Across
+                         * processes); 0 also when not known */
 } strobe_capture_stage;
 
 /* One counter of an operation (strobe_op_counter_add): its sum over the operation. */
@@ -208,6 +212,8 @@ typedef struct strobe_capture_op {
   uint32_t nstages;     /* at most 32 */
   uint32_t stages_dropped;   /* distinct stages past the per-operation bound: not kept, counted */
   const strobe_capture_stage *stages;
+  int stage_parents;    /* 1: the END carried each stage's run-time parent and process (stages[].parent, .remote);
+                         * 0: a writer from before them, whose stages say only their declared parent */
   uint32_t ncounters;   /* at most 16 */
   uint32_t counters_dropped; /* distinct counters past the per-operation bound: not kept, counted */
   const strobe_capture_op_counter *counters;

@@ -1634,7 +1634,7 @@ static int op_end_body(strobe_capture *c, strobe__cur *b, uint64_t end_ticks) {
     uint64_t total = strobe__cur_varint(b), min = strobe__cur_varint(b), max = strobe__cur_varint(b);
     if (b->bad || count > UINT32_MAX) return STROBE_ECORRUPT;
     if (!site_at(c, site)) return STROBE_ERANGE;
-    *st = (strobe_capture_stage){(uint32_t)site, (uint32_t)count, span_ns(c, total), span_ns(c, min), span_ns(c, max)};
+    *st = (strobe_capture_stage){(uint32_t)site, (uint32_t)count, span_ns(c, total), span_ns(c, min), span_ns(c, max), 0, 0};
   }
   uint64_t nc = strobe__cur_varint(b);
   if (b->bad || nc > MAX_OP_COUNTERS) return STROBE_ECORRUPT;
@@ -1662,6 +1662,19 @@ static int op_end_body(strobe_capture *c, strobe__cur *b, uint64_t end_ticks) {
       if (b->bad || unit > UINT32_MAX) return STROBE_ECORRUPT;
       c->op_counters[i].unit = (uint32_t)unit; /* a newer writer's unit: kept, strobe_unit_name says NULL */
     }
+  }
+  op->stage_parents = 0;
+  if (b->p < b->end) { /* then each stage's run-time parent and process (docs/capture-format.md §OPS payload) */
+    uint64_t np = strobe__cur_varint(b);
+    if (b->bad || np != ns) return STROBE_ECORRUPT;
+    for (uint64_t i = 0; i < np; i++) {
+      uint64_t v = strobe__cur_varint(b), parent = v >> 1;
+      if (b->bad) return STROBE_ECORRUPT;
+      if (parent && !site_at(c, parent)) return STROBE_ERANGE;
+      c->op_stages[i].parent = (uint32_t)parent;
+      c->op_stages[i].remote = (int)(v & 1u);
+    }
+    op->stage_parents = 1;
   }
   op->nstages = (uint32_t)ns;
   op->ncounters = (uint32_t)nc;

@@ -551,6 +551,7 @@ static void finish_op(strobe__writer *w, wthread *t) {
       strobe__buf_varint(b, s[1]);  /* min */
       strobe__buf_varint(b, s[2]);  /* max */
     }
+    int parents = ns != 0; /* run-time parents, after the units: their lists come first when there are stages */
     strobe__buf_varint(b, nc);
     int kinds = 0, units = 0;
     for (uint32_t i = 0; i < nc; i++) {
@@ -562,13 +563,20 @@ static void finish_op(strobe__writer *w, wthread *t) {
     /* After everything a reader before them reads: counters by kind (their
      * kind labels), then their units, which need the kinds' list before them
      * (all 0 when none has a kind). */
-    if (kinds || units) {
+    if (kinds || units || parents) {
       strobe__buf_varint(b, nc);
       for (uint32_t i = 0; i < nc; i++) strobe__buf_varint(b, d[4 + 3 * ns + i] >> 16);
     }
-    if (units) {
+    if (units || parents) {
       strobe__buf_varint(b, nc);
       for (uint32_t i = 0; i < nc; i++) strobe__buf_varint(b, d[4 + 3 * ns + i] >> 12 & 0xfu);
+    }
+    if (parents) { /* each stage's run-time parent (docs/sessions.md §Stages nest at run time) */
+      strobe__buf_varint(b, ns);
+      for (uint32_t i = 0; i < ns; i++) {
+        uint32_t p = d[4 + 3 * i + 2];
+        strobe__buf_varint(b, (uint64_t)(p & ~STROBE__OPEV_STAGE_REMOTE) << 1 | (p >> 31));
+      }
     }
   } else {
     return;

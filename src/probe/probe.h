@@ -246,7 +246,8 @@ enum {
   STROBE__OPEV_BEGIN = 1,  /* [seq | collector] [frame_id | window label] [0 | kind and flags] */
   STROBE__OPEV_END = 2,    /* [seq | collector] [frame_id | window label] [start ticks | kind and flags]
                             * [stages_dropped << 32 | counters_dropped, nstages | ncounters << 16]
-                            * per stage: [total | site] [min | count] [max | 0]
+                            * per stage: [total | site] [min | count] [max | run-time parent site,
+                            * STROBE__OPEV_STAGE_REMOTE when it ran in the process the operation came from]
                             * per counter: [value bits | label | unit << 12 | kind label << 16] (kind 0:
                             * none; labels are below STROBE__MAX_LABELS, 4096; unit: strobe_unit, < 16) */
   STROBE__OPEV_TAKE = 3,   /* [seq | collector]: detached from this thread (hand-off) */
@@ -259,6 +260,7 @@ enum {
 };
 #define STROBE__OPEV_MAX_SLOTS (4u + 3u * STROBE__OPEV_STAGES_MAX + STROBE__OPEV_COUNTERS_MAX)
 #define STROBE__OPEV_STAGES_MAX 32   /* = STROBE_MAX_STAGES (session.h) */
+#define STROBE__OPEV_STAGE_REMOTE (1u << 31) /* beside a stage's parent site id (ids are below 65536) */
 #define STROBE__OPEV_COUNTERS_MAX 16 /* = STROBE_MAX_OP_COUNTERS (session.h) */
 /* Flags beside the operation kind (low 8 bits) in BEGIN and END. */
 enum {

@@ -240,7 +240,7 @@ static void emit_end(const strobe_collector *c, strobe__live_op *l, uint64_t end
     const strobe__stage_agg *a = &l->stages[i];
     w[n] = a->total, d[n++] = a->site;
     w[n] = a->min, d[n++] = a->count;
-    w[n] = a->max, d[n++] = 0;
+    w[n] = a->max, d[n++] = a->parent | (a->remote ? STROBE__OPEV_STAGE_REMOTE : 0u); /* its run-time parent */
   }
   for (uint32_t i = 0; i < nc; i++) {
     memcpy(&w[n], &l->counters[i].value, sizeof w[n]);

@@ -383,19 +383,21 @@ def case_ops():
     check([x["frame"] for x in slow[:3]] == [193 + 9, 193 + 19, 193 + 29], f"slowest by the application's ids {slow[:3]}")
     check(all(x["window"] == "main" for x in slow), "slowest frames name their window")
     every = run_json("report", ops, "--top", "100")[0]["frames"]["slowest"]
-    check(len(every) == 100 and [x["frame"] for x in every if not x["committed"]] == [193 + 7],
-          "the uncommitted pass is listed, flagged")
+    check(len(every) == 100 and [(x["frame"], x["state"], x["counted"]) for x in every if x["state"] != "completed"]
+          == [(193 + 7, "dropped", False)], "the uncommitted pass is listed, flagged as dropped, not counted")
+    check(j["frames"]["by_state"]["COMPLETED"] == 99 and j["frames"]["by_state"]["DROPPED"] == 1, f"{j['frames']}")
     o = j["operations"]
     check(o["by_kind"]["pass"] == 100 and o["uncommitted"] == 1 and o["without_detail"] == 0, f"operations {o}")
     st = {x["name"]: x for x in o["stages"]}
     check(st["layout"]["n"] == 100 and st["layout"]["p50"]["ns"] == 3000 and st["layout"]["nested_in"] is None, f"{st}")
-    check(st["paint"]["n"] == 100 and st["paint"]["nested_in"] == "layout", f"{st}")
+    check(st["paint"]["n"] == 100 and st["paint"]["nested_in"] == "layout" and st["paint"]["nested_in_from"] == "run-time",
+          f"{st}")
     rows = {x["name"]: x for x in o["counters"]}["rows"]
     check(rows["n"] == 100 and rows["sum"] == sum(range(100)) and rows["max"] == 99, f"counter {rows}")
     check(site(j, "job")["count"] == 100, "the worker's scopes are still reported")
     out, _ = run("report", ops)
     for want in ("frames: pass operations", "fps_first_to_last", "fps_steady_median_interval", "62.50 fps steady",
-                 "operations: 100 pass", "layout", "rows", "not committed"):
+                 "operations: 100 pass", "layout", "rows", "99 completed, 1 dropped"):
         check(want in out, f"report text lacks {want!r}:\n{out}")
     # Chrome/Perfetto: every operation is an async slice named by its frame id, its stages and counters as args.
     out_json = os.path.join(ARGS.work, "ops.chrome.json")
@@ -514,8 +516,13 @@ def case_frames():
     check({s["path"]: s["status"] for s in j["spans"]}["frame/spike"] == "vanished", "spike vanished")
     out, _ = run("diff", spike, "--frames", "4", "5")
     check("frame/spike" in out and "appeared" in out and "frames are FRAME marks" in out, out)
+    # Frames are the capture's, not a thread's (docs/frames.md §Which frames): with marks, a thread that marks
+    # none has no frames.
+    _, err = run("diff", spike, "--frames", "3", "4", "--thread", "worker", expect=2)
+    check("no thread worker has frames" in err and "(its frames are frame marks)" in err, err)
     # Without marks: the nth top-level scope of the thread.
-    j, _ = run_json("diff", spike, "--frames", "3", "4", "--thread", "worker")
+    frameless = capture("frameless", "--no-marks")
+    j, _ = run_json("diff", frameless, "--frames", "3", "4", "--thread", "worker")
     check(j["frames_are"] == "top_level_scopes" and j["thread"]["name"] == "worker", f"{j['frames_are']}")
     check({s["path"]: s["status"] for s in j["spans"]} == {"job": "same", "job/io": "same"}, f"{j['spans']}")
     _, err = run("diff", spike, "--frames", "4", "500", expect=2)
@@ -2340,6 +2347,131 @@ def case_clock_offset():
     r = run_bounded(["merge", os.path.join(real, "a.strobe"), b, "-o", out])
     check(r.returncode == 1 and "no clock-offset sample links them" in r.stderr and not os.path.exists(out), r.stderr)
 
+# >>frames truth: every consumer of the frame model gives the same answers (docs/frames.md).
+def nearest_rank(values, p):
+    v = sorted(values)
+    return v[max(0, math.ceil(p * len(v)) - 1)]
+
+
+def truth_answers(path):
+    """Each consumer's answers to the same questions about one capture: frames per series and state, rates per
+    series, each frame's own spans, and stage n/p50/p95 per (stage, run-time parent, process)."""
+    info, _ = run_json("info", "--frames", path)
+    report, _ = run_json("report", path, "--top", "1000000")
+    fr, lst = info["frames"], info["frames"]["list"]
+    got = {"info": {}, "info_list": {}, "report": {}, "diff": {}}
+    # 1. Frames per series and state.
+    got["info"]["states"] = {s["label"]: {k: v for k, v in s["by_state"].items() if v} for s in fr["series"]}
+    by = {}
+    for f in lst:
+        if f["series"]:
+            by.setdefault(f["series"], {}).setdefault(f["state"].upper().replace(" ", "_"), 0)
+            by[f["series"]][f["state"].upper().replace(" ", "_")] += 1
+    got["info_list"]["states"] = by
+    rs = {}
+    for x in report["frames"]["slowest"]:  # every frame with a duration (--top): unfinished ones have none
+        label = x["series"]
+        key = x.get("state", "completed").upper().replace(" ", "_")
+        rs.setdefault(label, {}).setdefault(key, 0)
+        rs[label][key] += 1
+    for label, states in by.items():  # the report lists no unfinished frame (it has no duration): add them back
+        if states.get("UNFINISHED"):
+            rs.setdefault(label, {})["UNFINISHED"] = states["UNFINISHED"]
+    got["report"]["states"] = rs
+    if report["frames"]["source"] == "pass_operations":
+        total = {}
+        for states in got["info"]["states"].values():
+            for k, v in states.items():
+                total[k] = total.get(k, 0) + v
+        got["report"]["states_total"] = {k: v for k, v in report["frames"]["by_state"].items() if v}
+        got["info"]["states_total"] = total
+    # 2. Rates per series (the series with two boundaries or more).
+    got["info"]["rates"] = {s["label"]: (s["fps_first_to_last"], s["fps_steady_median_interval"])
+                            for s in fr["series"] if s["fps_first_to_last"] is not None}
+    got["report"]["rates"] = {x["series"]: (x["fps_first_to_last"], x["fps_steady_median_interval"])
+                              for x in report["frames"]["series"]}
+    # 3. Each frame's own spans, from the list and from diff --frames (each frame against the next of its series).
+    frames = [f for f in lst if f["series"] and f["state"] != "unfinished"]
+    got["info"]["spans"] = {(f["series"], f["number"]): f["spans"] for f in frames}
+    ordered = sorted(frames, key=lambda f: f["series"])  # stable: each series in its own order
+    for a, b in zip(ordered, ordered[1:]):
+        if a["series"] != b["series"]:
+            continue
+        opt = ["--window", a["series"]] if report["frames"]["source"] == "pass_operations" else ["--thread", a["thread"]]
+        d, _ = run_json("diff", path, "--frames", str(a["number"]), str(b["number"]), *opt)
+        for side, f in (("a", a), ("b", b)):
+            counted = sum(x["count_before" if side == "a" else "count_after"] for x in d["spans"])
+            check(counted == d[side]["spans"], f"diff of {path}: its span list holds {counted}, its header {d[side]}")
+            got["diff"].setdefault("spans", {})[(f["series"], f["number"])] = d[side]["spans"]
+    # 4. Stages per (stage, run-time parent, process): the report's rows, and recomputed from the list's frames.
+    rows = {}
+    for f in lst:
+        per = {}
+        for st in f["stages"]:
+            key = (st["name"], st["nested_in"], st["process"])
+            per[key] = per.get(key, 0) + st["total_ns"]
+        for key, total in per.items():
+            rows.setdefault(key, []).append(total)
+    got["info"]["stages"] = {k: (len(v), round(nearest_rank(v, 0.5)), round(nearest_rank(v, 0.95))) for k, v in rows.items()}
+    got["report"]["stages"] = {(x["name"], x["nested_in"] if x["nested_in_from"] == "run-time" else None, x["process"]):
+                               (x["n"], round(x["p50"]["ns"]), round(x["p95"]["ns"]))
+                               for x in report["operations"]["stages"]}
+    return got, lst
+
+
+def truth_agree(path, got):
+    """Every pair of consumers that answered a question gives one answer."""
+    for q in ("states", "states_total", "rates", "spans", "stages"):
+        answers = {f"{consumer}.{q}": a[q] for consumer, a in got.items() if q in a}
+        first = next(iter(answers.items()), None)
+        for name, v in answers.items():
+            check(v == first[1], f"{path}: {q}: {name} says {v}, {first[0]} says {first[1]}")
+    return got
+
+
+def case_frames_truth():
+    """One frame, one truth (docs/frames.md): strobe info (the model's frame list), strobe report and strobe
+    diff --frames agree on the frames per window and state, the rates per window, each frame's own spans and
+    the stages per (stage, run-time parent, process), on captures with every frame state (frame_states), a
+    GTK-shaped frame loop, a merged two-process capture and a frameless batch capture; and each holds what its
+    program did."""
+    w = ARGS.work
+    subprocess.run([ARGS.frame_states, w], check=True, timeout=120)
+    states = os.path.join(w, "states.strobe")
+    got, lst = truth_answers(states)
+    truth_agree(states, got)
+    check([(f["number"], f["state"]) for f in lst] == [(1, "completed"), (2, "dropped"), (3, "completed"),
+          (4, "presented"), (5, "superseded"), (6, "handed off"), (7, "unfinished")], f"states {lst}")
+    check([f["spans"] for f in lst] == [2, 2, 4, 4, 4, 2, 1], f"own spans {[f['spans'] for f in lst]}")
+    check(got["report"]["rates"] and list(got["info"]["states"]["main"].items()) and
+          sum(1 for f in lst if f["counted"]) == 4, "completed, presented and handed-off passes count")
+    gtk = os.path.join(w, "gtk.strobe")
+    got, lst = truth_answers(gtk)
+    truth_agree(gtk, got)
+    check(set(got["report"]["rates"]) == {"main", "w1"}, f"two windows, two rates {got['report']['rates']}")
+    parents = {k[1] for k in got["report"]["stages"] if k[0] == "row_bind"}
+    check(parents == {"update", "model_update"}, f"row_bind under where it ran, never its declared layout: {parents}")
+    inputs = [f for f in lst if f["kind"] == "input"]
+    check(len(inputs) == 6 and all(f["spans"] == 1 for f in inputs), "an input inside a pass owns its click")
+    check(all(f["spans"] == 11 for f in lst if f["kind"] == "pass" and f["window"] == "main"), "main passes own 11")
+    tp = os.path.join(w, "tp")
+    os.makedirs(tp)
+    subprocess.run([ARGS.two_processes, tp], check=True, timeout=120)
+    merged = os.path.join(tp, "all.strobe")
+    run("merge", os.path.join(tp, "a.strobe"), os.path.join(tp, "b.strobe"), "-o", merged)
+    got, lst = truth_answers(merged)
+    truth_agree(merged, got)
+    check([(f["number"], f["state"], f["process"], f["end_process"], f["spans"]) for f in lst] ==
+          [(7, "presented", "screen", "sender", 4), (8, "abandoned", "screen", "screen", 1)], f"merged {lst}")
+    check(set(got["report"]["stages"]) == {("render", None, "screen"), ("present", None, "sender")},
+          f"each stage once, in the process it ran in {got['report']['stages']}")
+    for path in (capture("frameless", "--no-marks", "--frames", "6"), capture("marks", "--frames", "6")):
+        got, lst = truth_answers(path)
+        truth_agree(path, got)
+        check(lst, f"{path}: frames")
+    check(got["report"]["rates"], "the marks capture has a rate")
+
+
 
 CASES = {k[5:]: v for k, v in globals().items() if k.startswith("case_")}
 
@@ -2357,6 +2489,7 @@ def main():
     ap.add_argument("--zstd", default="zstd")
     ap.add_argument("--two-processes")
     ap.add_argument("--clock-hosts")
+    ap.add_argument("--frame-states")
     ap.add_argument("case", choices=sorted(CASES))
     ARGS = ap.parse_args()
     shutil.rmtree(ARGS.work, ignore_errors=True)

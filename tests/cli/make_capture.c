@@ -424,7 +424,7 @@ static void ops_frame(batch *b, const opts *o, int k) {
   memcpy(&rows_bits, &rows, sizeof rows_bits);
   flags |= STROBE__OPF_DETAIL | (k == 7 ? 0u : STROBE__OPF_COMMITTED);
   uint64_t w[4 + 6 + 1] = {(uint64_t)k + 1, frame_id, start, 0, 3000, 1000, 2000, 1500, 1500, 1500, rows_bits};
-  uint32_t d[4 + 6 + 1] = {1, L_MAIN, flags, 2u | 1u << 16, S_LAYOUT, 2, 0, S_PAINT, 1, 0, L_ROWS};
+  uint32_t d[4 + 6 + 1] = {1, L_MAIN, flags, 2u | 1u << 16, S_LAYOUT, 2, 0, S_PAINT, 1, S_LAYOUT, L_ROWS};
   op_event(b, STROBE__OPEV_END, w, d, 11);
 }
 

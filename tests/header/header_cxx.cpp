@@ -1,7 +1,9 @@
 /* header_cxx.cpp — the public headers compile as C++17 and the RAII wrappers work. */
 #include "strobe/capture.h"
 #include "strobe/deep.h"
+#include "strobe/explain.h"
 #include "strobe/flight.h"
+#include "strobe/frames.h"
 #include "strobe/record.h"
 #include "strobe/server.h"
 #include "strobe/session.h"

@@ -72,7 +72,7 @@ int agg_init(agg *a, const strobe_capture *c, const agg_filter *filter, uint32_t
   a->start_ns = cli_start_ns(c);
   a->rng = RNG_SEED;
   a->track_frames = top_frames > 0;
-  if (a->track_frames && frames_init(&a->fr, top_frames)) return -1;
+  if (a->track_frames && strobe_frames_create(NULL, &a->fx)) return -1;
   return 0;
 }
 
@@ -81,15 +81,13 @@ void agg_free(agg *a) {
   free(a->open_sites);
   free(a->stage_parents);
   free(a->sites);
-  for (uint32_t i = 0; i < a->ops.n_stages; i++) free(a->ops.stages[i].sample);
-  free(a->ops.stages);
   for (uint32_t i = 0; i < a->ops.n_counters; i++) {
     free(a->ops.counters[i].name);
     free(a->ops.counters[i].kind);
   }
   free(a->thread_in);
   strobe__samples_free(&a->smp);
-  if (a->track_frames) frames_free(&a->fr);
+  strobe_frames_destroy(a->fx);
   strobe__gpu_free(&a->gpu);
   memset(a, 0, sizeof *a);
 }
@@ -232,34 +230,15 @@ static void op_counter(agg *a, const strobe_capture_op_counter *k) {
   if (k->value > e->max) e->max = k->value;
 }
 
-/* A completed operation: a frame when it is a pass, and its stages and counters. */
+/* A completed operation's counters and cuts (its frame, state and stages: the frame model). */
 static void record_op(agg *a, const strobe_capture_record *r) {
   const strobe_capture_op *op = r->op;
   if (a->filter.thread && (r->thread >= a->n_threads || !a->thread_in[r->thread])) return;
   if (a->filter.has_range && !(in_range(a, op->start_ns) && in_range(a, r->time_ns))) return;
-  if (a->track_frames) frames_op(&a->fr, r->thread, op);
   agg_ops *o = &a->ops;
-  o->by_kind[op->kind < STROBE_OP_KIND_LIMIT ? op->kind : 0]++;
-  o->uncommitted += !op->committed;
   o->handed_off += (uint64_t)op->handed_off;
-  o->without_detail += !op->detail;
   o->stages_dropped += op->stages_dropped;
   o->counters_dropped += op->counters_dropped;
-  for (uint32_t i = 0; i < op->nstages; i++) {
-    uint32_t id = op->stages[i].site;
-    if (id >= a->n_sites || !a->sites[id].included) continue;
-    if (id >= o->n_stages) {
-      agg_site *p = realloc(o->stages, a->n_sites * sizeof *p);
-      if (!p) {
-        a->failed = 1;
-        return;
-      }
-      memset(p + o->n_stages, 0, (a->n_sites - o->n_stages) * sizeof *p);
-      o->stages = p;
-      o->n_stages = a->n_sites;
-    }
-    add_duration(a, &o->stages[id], op->stages[i].total_ns);
-  }
   for (uint32_t i = 0; i < op->ncounters; i++) op_counter(a, &op->counters[i]);
 }
 
@@ -272,7 +251,7 @@ static inline void record_end(agg *a, const strobe_capture *c, const strobe_capt
     if (s->included) s->unwound++;
     return;
   }
-  if (a->track_frames && r->depth == 1) frames_top(&a->fr, r->thread, begin, dur);
+  if (a->fx && r->depth == 1 && strobe_frames_add(a->fx, c, r)) a->failed = 1;
   if (!s->included) return;
   if (a->track_stage_parents) {
     const strobe_capture_site *cs = strobe_capture_query_site(c, r->site);
@@ -317,8 +296,12 @@ static void record(agg *a, const strobe_capture *c, const strobe_capture_record 
     on_thread(a, c, r->thread);
     return;
   }
-  if (r->type == STROBE_REC_OP_END) {
-    record_op(a, r);
+  if (r->op) { /* the frame model takes every operation record; the rest here only their ENDs */
+    if (a->filter.thread && (r->thread >= a->n_threads || !a->thread_in[r->thread])) return;
+    double begin = r->type == STROBE_REC_OP_END ? r->op->start_ns : r->time_ns;
+    if (a->filter.has_range && !(in_range(a, begin) && in_range(a, r->time_ns))) return;
+    if (a->fx && strobe_frames_add(a->fx, c, r)) a->failed = 1;
+    if (r->type == STROBE_REC_OP_END) record_op(a, r);
     return;
   }
   if (a->filter.thread && (r->thread >= a->n_threads || !a->thread_in[r->thread])) return;
@@ -327,7 +310,7 @@ static void record(agg *a, const strobe_capture *c, const strobe_capture_record 
   switch (r->type) {
     case STROBE_REC_FRAME:
       if (a->filter.has_range && !in_range(a, r->time_ns)) return;
-      if (a->track_frames) frames_mark(&a->fr, r->thread, r->time_ns);
+      if (a->fx && strobe_frames_add(a->fx, c, r)) a->failed = 1;
       s->count++;
       return;
     case STROBE_REC_COUNTER:
@@ -369,6 +352,7 @@ void agg_read_all(agg *a, cli_input *in) {
     if (r->type != STROBE_REC_BEGIN || a->track_stage_parents) record(a, in->cap, r);
     if (a->track_stage_parents && !begins) begins = !strobe_capture_set_records(in->cap, STROBE_CAPTURE_ALL_RECORDS);
   }
+  if (a->fx && strobe_frames_finish(a->fx, in->cap)) a->failed = 1;
 }
 
 double agg_stddev(const agg_site *s) {

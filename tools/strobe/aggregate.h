@@ -1,7 +1,7 @@
 /*
  * aggregate.h — per-site statistics over one pass of a capture, shared by
- * report, diff, compare and the CSV export; and the frame tracker (slowest
- * frames, frame rate) that report uses.
+ * report, diff, compare and the CSV export; and, for report, the frame
+ * model (strobe/frames.h) fed from the same read.
  *
  * Memory is bounded by sites and threads, never by events: each scope site
  * keeps at most AGG_RESERVOIR durations, a uniform random sample (reservoir
@@ -18,6 +18,7 @@
 #include "analyze/percentile.h"
 #include "analyze/samples.h"
 #include "strobe/capture.h"
+#include "strobe/frames.h"
 
 #define AGG_RESERVOIR 4096u /* durations kept per site: 32 KiB; p99 over 4096 has ~41 samples above it */
 
@@ -44,88 +45,9 @@ typedef struct agg_filter {
   double from_ns, to_ns;/* since the capture start; scopes must lie wholly inside */
 } agg_filter;
 
-/* >>frames: a frame is a pass operation (session.h) when the capture has
- * any; otherwise the interval between consecutive FRAME marks on a thread;
- * when it has neither, each top-level scope is one. */
-typedef struct frame_entry {
-  double dur_ns, start_ns; /* start since the epoch */
-  uint32_t thread;         /* passes: the thread that ended it */
-  uint64_t number;         /* passes: the frame id (the application's when it gave one); else 1-based on its thread */
-  uint32_t window;         /* passes: index into frames.windows */
-  int committed;           /* passes: 0 for superseded or dropped work */
-} frame_entry;
-
-enum { FRAMES_FROM_OPS, FRAMES_FROM_MARKS, FRAMES_FROM_TOPS, FRAMES_SOURCES };
-
-/* Frame start times of one source, kept to derive the steady frame rate
- * (from the median interval), at most FRAMES_MAX_TIMES per source: the
- * rest are counted in `cut`. */
-#define FRAMES_MAX_TIMES (1u << 20) /* 16 MiB per source; an hour at 290 fps */
-#define FRAMES_MAX_WINDOWS 256u     /* windows whose passes are told apart; the rest are counted */
-typedef struct frame_time {
-  uint32_t key;            /* ops: window index; marks and tops: thread */
-  double t_ns;             /* pass or top-level scope start, or mark time */
-} frame_time;
-
-typedef struct frame_times {
-  frame_time *e;
-  uint64_t n, cap, cut;
-} frame_times;
-
-/* One series of frames (a window's committed passes, a thread's marks or
- * top-level scopes) and both of its rates. */
-typedef struct frame_series {
-  uint32_t key;
-  uint64_t frames;         /* frames counted between the first and the last boundary (n - 1) */
-  double span_ns;          /* first to last frame start (marks: mark to mark) */
-  double fps_first_to_last;/* frames / span: what an outlier (a 2 s stall) pulls down */
-  double median_interval_ns; /* of consecutive starts */
-  double fps_steady;       /* 1 / median interval: the rate the frame loop keeps outside stalls */
-} frame_series;
-
-typedef struct frame_heap { /* the top_n slowest, as a min-heap on dur_ns */
-  frame_entry *e;
-  uint32_t n;
-} frame_heap;
-
-typedef struct frame_thread {
-  uint64_t marks, tops;            /* FRAME marks seen; top-level scopes completed */
-  double first_mark, last_mark;    /* ns since the epoch */
-  double first_top, last_top;      /* begin of the first and last top-level scope */
-} frame_thread;
-
-typedef struct frames {
-  uint32_t top_n;             /* slowest frames kept, 1..1000 */
-  frame_heap by_mark, by_top, by_op; /* all are tracked; which one counts is known at the end */
-  frame_times times[FRAMES_SOURCES];
-  char *windows[FRAMES_MAX_WINDOWS]; /* window ids of passes, in order of first appearance */
-  uint32_t n_windows;
-  uint64_t windows_cut;       /* passes of windows past FRAMES_MAX_WINDOWS: not counted in any series */
-  uint64_t passes, uncommitted; /* pass operations completed; of them not committed */
-  frame_thread **t;            /* per thread index, created on first use (cli_entry) */
-  uint32_t n_threads;
-  int failed;                 /* out of memory */
-} frames;
-
-int frames_init(frames *f, uint32_t top_n);
-void frames_free(frames *f);
-void frames_mark(frames *f, uint32_t thread, double t_ns);
-void frames_top(frames *f, uint32_t thread, double begin_ns, double dur_ns);
-/* A completed operation (OP_END record); only passes are frames. */
-void frames_op(frames *f, uint32_t thread, const strobe_capture_op *op);
-/* 1 when any thread had at least two FRAME marks (so marks define frames). */
-int frames_use_marks(const frames *f);
-/* Where frames come from: pass operations when the capture has any, else marks, else top-level scopes. */
-int frames_source(const frames *f);
-/* The series of that source with at least two frames, each with both rates;
- * *n gets their number. Caller frees; NULL with *n 0 when there are none (or out of memory: f->failed). */
-frame_series *frames_series(frames *f, uint32_t *n);
-/* The slowest frames of the chosen kind, slowest first (sorts the heap in place). */
-const frame_entry *frames_slowest(frames *f, uint32_t *n);
-
-/* >>operations: what the capture's operations say (OP_END records), beside
- * the scopes: how many of each kind, their stages (each with its own n: the
- * operations that ran it) and their counters. */
+/* >>operations: what the capture's operation ENDs say beside the frame
+ * model (strobe/frames.h, which owns their kinds, states and stages): their
+ * counters, and what the per-operation bounds cut. */
 #define AGG_MAX_OP_COUNTERS 256u /* distinct operation counter names; the rest are counted */
 typedef struct agg_op_counter {
   char *name;
@@ -136,12 +58,8 @@ typedef struct agg_op_counter {
 } agg_op_counter;
 
 typedef struct agg_ops {
-  uint64_t by_kind[STROBE_OP_KIND_LIMIT]; /* completed operations by strobe_op_kind ([0]: unknown kinds) */
-  uint64_t uncommitted, handed_off;
-  uint64_t without_detail;   /* began before anything recorded: no stages or counters, not zero */
+  uint64_t handed_off;     /* END records of operations resumed on another thread at least once */
   uint64_t stages_dropped, counters_dropped; /* past the per-operation bounds, summed */
-  agg_site *stages;       /* by stage site id: count = operations that ran it, durations = its total per operation */
-  uint32_t n_stages;
   agg_op_counter counters[AGG_MAX_OP_COUNTERS];
   uint32_t n_counters;
   uint64_t counters_cut;  /* counter values of names past AGG_MAX_OP_COUNTERS: not kept */
@@ -169,7 +87,7 @@ typedef struct agg {
   uint32_t n_threads;
   int thread_matched;     /* some thread passed --thread */
   uint64_t rng;           /* reservoir sampling, fixed seed */
-  frames fr;
+  strobe_frames *fx;       /* the frame model (report only; NULL otherwise), finished by agg_read_all */
   agg_ops ops;
   int track_frames;
   int track_stage_parents;  /* the capture has stage sites: BEGINs are read to know what is open */

@@ -71,8 +71,11 @@ const char *cli_origin_process(const strobe_capture *c, uint32_t origin, char *b
 int cli_pick_origin(const char *cmd, const strobe_capture *c, const char *path, const char *what, uint64_t frame,
                     const uint32_t *origins, uint32_t n, const char *process);
 int cmd_calls(int argc, char **argv); /* cmd_calls.c: deep captures and their replay status */
-/* `strobe diff FILE --frames N M` (frame_diff.c); thread NULL: the first that marks frames. */
-int frame_diff(const char *path, uint64_t n, uint64_t m, const char *thread, int json, int quiet);
+int cmd_explain(int argc, char **argv); /* cmd_explain.c: why frames were slow (strobe/explain.h) */
+int cmd_query(int argc, char **argv); /* cmd_query.c: SQL over captures (needs SQLite) */
+/* `strobe diff FILE --frames N M` (frame_diff.c); thread (marks, scopes) or window (passes) NULL: the series of
+ * the first frame numbered N. */
+int frame_diff(const char *path, uint64_t n, uint64_t m, const char *thread, const char *window, int json, int quiet);
 
 /* >>messages */
 void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

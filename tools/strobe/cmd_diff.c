@@ -18,19 +18,22 @@
 
 static const char g_usage[] =
     "usage: strobe diff [--json] [--quiet] A B\n"
-    "       strobe diff [--json] [--quiet] [--thread NAME|INDEX] FILE --frames N M\n"
+    "       strobe diff [--json] [--quiet] [--thread NAME|INDEX | --window NAME] FILE --frames N M\n"
     "\n"
     "A B: per scope site, the change from capture A to capture B in count, total,\n"
     "p50 and p95 (nearest-rank, each with its n), sites matched by name, file and\n"
     "line, sorted by the growth of their total; sites only in B are 'appeared',\n"
     "sites only in A 'vanished'.\n"
     "\n"
-    "FILE --frames N M: the span trees of frames N and M of one thread (numbers as in\n"
-    "`strobe report`: frame N is the interval from the Nth FRAME mark to the next, or\n"
-    "the Nth top-level scope when there are no marks), spans matched by their path\n"
-    "of names from the root (e.g. frame/update/work): which grew, shrank, appeared or\n"
-    "vanished, largest change first. The thread defaults to the first one that marks\n"
-    "frames.\n"
+    "FILE --frames N M: the spans of frames N and M (numbered as in `strobe report`:\n"
+    "the pass operation with frame id N when the capture has passes, else the interval\n"
+    "from the Nth FRAME mark to the next on a thread, else the Nth top-level scope;\n"
+    "docs/frames.md), a span being a frame's when it began while that frame was the\n"
+    "innermost operation open on its thread. Spans are matched by their path of names\n"
+    "from the root (e.g. frame/update/work): which grew, shrank, appeared or vanished,\n"
+    "largest change first. --window NAME (passes; \"main\", or \"process/main\" in a\n"
+    "merged capture) or --thread (marks, scopes) picks the series; by default, that of\n"
+    "the first frame numbered N.\n"
     "\n"
     "  --json     machine-readable output\n"
     "  --quiet    no progress bar\n"
@@ -185,15 +188,17 @@ int diff_load(const char *cmd, const char *path, int quiet, cli_input *in, agg *
 
 int cmd_diff(int argc, char **argv) {
   static const struct option opts[] = {{"frames", no_argument, NULL, 'f'}, {"thread", required_argument, NULL, 't'},
+                                       {"window", required_argument, NULL, 'w'},
                                        {"json", no_argument, NULL, 'j'},   {"quiet", no_argument, NULL, 'q'},
                                        {"help", no_argument, NULL, 'h'},   {0}};
   int json = 0, quiet = 0, by_frames = 0, ch;
-  const char *thread = NULL;
+  const char *thread = NULL, *window = NULL;
   opterr = 0;
   while ((ch = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
     switch (ch) {
       case 'f': by_frames = 1; break;
       case 't': thread = optarg; break;
+      case 'w': window = optarg; break;
       case 'j': json = 1; break;
       case 'q': quiet = 1; break;
       case 'h': fputs(g_usage, stdout); return CLI_OK;
@@ -209,9 +214,9 @@ int cmd_diff(int argc, char **argv) {
       return cli_usage_error("diff", "--frames needs two frame numbers (1, 2, ...), not '%s' '%s'", argv[optind + 1],
                              argv[optind + 2]);
     int rc = cli_need_file("diff", argv[optind], "--frames reads the capture twice");
-    return rc ? rc : frame_diff(argv[optind], n, m, thread, json, quiet);
+    return rc ? rc : frame_diff(argv[optind], n, m, thread, window, json, quiet);
   }
-  if (thread) return cli_usage_error("diff", "--thread applies to --frames only");
+  if (thread || window) return cli_usage_error("diff", "--%s applies to --frames only", thread ? "thread" : "window");
   if (nargs != 2) return cli_usage_error("diff", "expected two capture files A B (or FILE --frames N M)");
   if (cli_is_stdin(argv[optind]) && cli_is_stdin(argv[optind + 1]))
     return cli_usage_error("diff", "only one of A and B can be standard input ('-')");

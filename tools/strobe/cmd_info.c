@@ -1,7 +1,9 @@
 /*
  * cmd_info.c — `strobe info FILE`: what a capture is and how it ended.
  * Header (clock, build, process, writer settings), threads, sites, totals,
- * losses, misuse counts, and a plain statement when the file was cut short.
+ * losses, misuse counts, and a plain statement when the file was cut short;
+ * its frames as the frame model sees them (strobe/frames.h: series, states,
+ * rates), and with --frames every frame with its own spans and stages.
  *
  * A damaged file follows the rule every subcommand follows (docs/cli.md
  * §Damaged captures): without footer it is described and exits 0; truncated
@@ -14,16 +16,21 @@
 
 #include "cli.h"
 #include "format/json_writer.h"
+#include "frames_view.h"
 
 static const char g_usage[] =
-    "usage: strobe info [--json] [--quiet] FILE\n"
+    "usage: strobe info [--json] [--quiet] [--frames] FILE\n"
     "\n"
     "Describes a capture: header (clock source, invariance, ns per tick, kind, format\n"
     "and library version, os/arch, features, self-measured overhead per scope, pid,\n"
     "ring size, flush interval), threads (index, tid or \"fiber\", name, events, lost, ended),\n"
     "sites, totals (events, scopes, lost events, orphan ends, unfinished and lost\n"
-    "scopes), misuse counts, and whether the file was cut short.\n"
+    "scopes), misuse counts, and whether the file was cut short. Its frames, as every\n"
+    "subcommand counts them (docs/frames.md): operations one each wherever they ran, and\n"
+    "per window (or thread) its frames by state and both frame rates.\n"
     "\n"
+    "  --frames   also list every frame: number, state, series, start, duration, its own\n"
+    "             spans (a second read: FILE, not '-') and its stages\n"
     "  --json     machine-readable output\n"
     "  --quiet    no progress bar\n"
     "\n"
@@ -35,6 +42,8 @@ typedef struct info {
   long long bytes;
   uint32_t by_kind[STROBE__SITE_KIND_LIMIT]; /* sites per strobe_site_kind */
   uint32_t interned;                         /* sites named at run time (STROBE_SITE_INTERNED) */
+  strobe_frames *fx;                         /* the frame model of what was read */
+  int list;                                  /* --frames */
 } info;
 
 static const char *yes_no(int v) { return v ? "yes" : "no"; }
@@ -136,7 +145,11 @@ static void write_json(cli_output *o, info *x) {
   strobe__json_uint(&j, "blocks", t.blocks);
   strobe__json_uint(&j, "events", t.events);
   strobe__json_uint(&j, "scopes", t.scopes);
-  strobe__json_uint(&j, "operations", t.ops);
+  fv_tally ops = fv_tally_of(x->fx);
+  uint64_t nops = 0;
+  for (int k = 0; k < STROBE_OP_KIND_LIMIT; k++) nops += ops.by_kind[k];
+  strobe__json_uint(&j, "operations", nops); /* one each, wherever it ran (docs/frames.md) */
+  strobe__json_uint(&j, "operation_ends", t.ops); /* END records: two for an operation handed between processes */
   strobe__json_uint(&j, "operation_events", t.op_events);
   strobe__json_uint(&j, "lost", t.lost);
   strobe__json_uint(&j, "orphan_ends", t.orphan_ends);
@@ -152,6 +165,10 @@ static void write_json(cli_output *o, info *x) {
   } else {
     strobe__json_null(&j, "misuse"); /* only the footer carries them */
   }
+  strobe__json_object(&j, "frames");
+  fv_series_summary_json(&j, x->fx, c);
+  if (x->list) fv_frame_list_json(&j, x->fx, c, cli_start_ns(c));
+  strobe__json_end(&j);
   strobe__json_end(&j);
   cli_output_json(o, &j);
 }
@@ -293,9 +310,10 @@ static void write_text(cli_output *o, info *x) {
   if (x->interned) fprintf(f, "; %u named at run time (strobe_site_intern)", x->interned);
   fputc('\n', f);
   cli_calls_text(f, "calls", 12, c);
-  fprintf(f, "totals      %llu events in %llu blocks, %llu scopes, %llu operations (%llu operation events)\n",
+  fprintf(f, "totals      %llu events in %llu blocks, %llu scopes, %llu operation ends (%llu operation events)\n",
           (unsigned long long)t.events, (unsigned long long)t.blocks, (unsigned long long)t.scopes,
           (unsigned long long)t.ops, (unsigned long long)t.op_events);
+  fv_series_summary_text(f, x->fx, c);
   fprintf(f, "losses      %llu events lost (ring full), %llu lost scopes (END dropped)\n", (unsigned long long)t.lost,
           (unsigned long long)t.lost_scopes);
   fprintf(f, "unfinished  %llu scopes never ended (reported apart, never given an end)\n",
@@ -314,29 +332,52 @@ static void write_text(cli_output *o, info *x) {
   } else {
     fprintf(f, "misuse      unknown (only the footer carries the misuse counts)\n");
   }
+  if (x->list) fv_frame_list_text(f, x->fx, c, cli_start_ns(c));
+}
+
+/* --frames: each frame's own spans, from a second read (docs/frames.md §Own spans). */
+static void count_spans(info *x) {
+  cli_input in;
+  if (cli_open(&in, "info", x->in.path, 1)) return; /* it opened a moment ago; the first read says how it ends */
+  for (const strobe_capture_record *r; (r = cli_next_ref(&in));)
+    if (r->type == STROBE_REC_END && !r->unwound)
+      strobe_frames_count_span(x->fx, r->thread, r->time_ns - r->duration_ns, r->self_ns);
+  cli_close(&in);
 }
 
 int cmd_info(int argc, char **argv) {
   static const struct option opts[] = {
-      {"json", no_argument, NULL, 'j'}, {"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'}, {0}};
-  int json = 0, quiet = 0, ch;
+      {"json", no_argument, NULL, 'j'}, {"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'},
+      {"frames", no_argument, NULL, 'f'}, {0}};
+  int json = 0, quiet = 0, list = 0, ch;
   opterr = 0;
   while ((ch = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
     switch (ch) {
       case 'j': json = 1; break;
       case 'q': quiet = 1; break;
+      case 'f': list = 1; break;
       case 'h': fputs(g_usage, stdout); return CLI_OK;
       default: return cli_bad_option("info", argv, optind);
     }
   }
   if (argc - optind != 1) return cli_usage_error("info", "expected one capture FILE");
+  if (list) {
+    int need = cli_need_file("info", argv[optind], "--frames reads the capture twice");
+    if (need) return need;
+  }
 
   info x = {0};
+  x.list = list;
   int rc = cli_open(&x.in, "info", argv[optind], quiet);
   if (rc) return rc;
-  strobe_capture_record r;
-  while (cli_next(&x.in, &r) > 0) {
+  if (strobe_frames_create(NULL, &x.fx)) {
+    cli_close(&x.in);
+    cli_error("info", "out of memory");
+    return CLI_FAIL;
   }
+  for (const strobe_capture_record *r; (r = cli_next_ref(&x.in));) strobe_frames_add(x.fx, x.in.cap, r);
+  strobe_frames_finish(x.fx, x.in.cap);
+  if (list) count_spans(&x);
   struct stat st;
   if (cli_is_stdin(argv[optind])) x.bytes = (long long)strobe_capture_query_position(x.in.cap);
   else x.bytes = stat(x.in.path, &st) == 0 ? (long long)st.st_size : -1;
@@ -356,6 +397,11 @@ int cmd_info(int argc, char **argv) {
   if (json) write_json(&o, &x);
   else write_text(&o, &x);
   int status = cli_finish_read(&x.in);
+  if (strobe_frames_query_cut(x.fx).failed) {
+    cli_error("info", "out of memory: the frames are incomplete");
+    status = CLI_FAIL;
+  }
+  strobe_frames_destroy(x.fx);
   cli_close(&x.in);
   rc = cli_output_close(&o);
   return rc ? rc : status;

@@ -221,7 +221,9 @@ static int op_events(merger *m, merge_input *in, const strobe_capture_record *r,
     if (!site) return -1;
     w[n] = span_ns(s->total_ns), d[n++] = site;
     w[n] = span_ns(s->min_ns), d[n++] = s->count;
-    w[n] = span_ns(s->max_ns), d[n++] = 0;
+    uint32_t parent = s->parent < in->nsites ? in->sites[s->parent] : 0;
+    if (s->parent && !parent) return -1;
+    w[n] = span_ns(s->max_ns), d[n++] = parent | (s->remote ? STROBE__OPEV_STAGE_REMOTE : 0u);
   }
   for (uint32_t i = 0; i < op->ncounters; i++) {
     w[n] = f64_bits(op->counters[i].value);

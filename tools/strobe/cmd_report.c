@@ -24,6 +24,7 @@
 
 #include "aggregate.h"
 #include "cli.h"
+#include "frames_view.h"
 #include "kinds.h"
 #include "samples.h"
 #include "format/json_writer.h"
@@ -71,16 +72,15 @@ typedef struct report {
   uint32_t functions; /* --samples: top sampled functions to list; 0: none */
 } report;
 
-static const char *const g_source_key[FRAMES_SOURCES] = {"pass_operations", "marks", "top_level_scopes"};
-static const char *const g_source_text[FRAMES_SOURCES] = {
-    "pass operations per window (committed passes count towards the rates)",
-    "FRAME marks (interval between consecutive marks on a thread)",
-    "none: the capture has no pass operations and no frame marks, so no frame rate; its top-level scopes are listed by duration instead"};
-
-/* What names a series: its window for passes, its thread otherwise. */
+/* What names a series (frames_view.h). */
 static const char *series_label(const report *x, uint32_t key, char *buf, size_t cap) {
-  if (frames_source(&x->a.fr) == FRAMES_FROM_OPS) return x->a.fr.windows[key];
-  return cli_thread_label(x->in.cap, key, buf, cap);
+  return fv_series_label(x->a.fx, x->in.cap, key, buf, cap);
+}
+
+/* Stage rows follow --name (frames_view.h). */
+static int stage_included(const void *ctx, uint32_t site) {
+  const agg *a = ctx;
+  return site < a->n_sites && a->sites[site].included;
 }
 
 static uint32_t count_kind(const report *x, uint32_t kind) {
@@ -187,7 +187,7 @@ static void kinds_json(strobe__json *j, report *x) {
   }
   char buf[CLI_THREAD_LABEL_MAX];
   strobe__json_object(j, "frames");
-  strobe__json_str(j, "source", g_source_key[k->source]);
+  strobe__json_str(j, "source", fv_source_key((uint32_t)k->source));
   strobe__json_str(j, "series", series_label(x, k->key, buf, sizeof buf));
   strobe__json_uint(j, "n", kinds_frames(k));
   strobe__json_num(j, "from_ms", MS(k->starts[0] - x->a.start_ns), 6);
@@ -237,42 +237,21 @@ static void kinds_json(strobe__json *j, report *x) {
   strobe__json_end(j);
 }
 
-/* Stage sites the operations ran, in id order. */
-static int op_stage_used(const report *x, uint32_t id) {
-  return id < x->a.ops.n_stages && x->a.ops.stages[id].count;
-}
-
 static void ops_json(strobe__json *j, report *x) {
   const agg_ops *o = &x->a.ops;
+  fv_tally t = fv_tally_of(x->a.fx);
   strobe__json_object(j, "operations");
   strobe__json_object(j, "by_kind");
-#define OP_KIND(id, number, name) strobe__json_uint(j, name, o->by_kind[number]);
+#define OP_KIND(id, number, name) strobe__json_uint(j, name, t.by_kind[number]);
   STROBE_OP_KINDS(OP_KIND)
 #undef OP_KIND
   strobe__json_end(j);
-  strobe__json_uint(j, "uncommitted", o->uncommitted);
+  strobe__json_uint(j, "uncommitted", t.by_state[STROBE_FRAME_DROPPED] + t.by_state[STROBE_FRAME_SUPERSEDED]);
   strobe__json_uint(j, "handed_off", o->handed_off);
-  strobe__json_uint(j, "without_detail", o->without_detail);
+  strobe__json_uint(j, "without_detail", t.without_detail);
   strobe__json_uint(j, "stages_dropped", o->stages_dropped);
   strobe__json_uint(j, "counters_dropped", o->counters_dropped);
-  strobe__json_array(j, "stages");
-  for (uint32_t id = 1; id < o->n_stages; id++) {
-    if (!op_stage_used(x, id)) continue;
-    const strobe_capture_site *cs = strobe_capture_query_site(x->in.cap, id);
-    strobe__dist d = agg_dist(&x->a.ops.stages[id]);
-    strobe__json_object(j, NULL);
-    strobe__json_uint(j, "id", id);
-    strobe__json_str(j, "name", cs->name);
-    if (cs->parent[0]) strobe__json_str(j, "nested_in", cs->parent);
-    else strobe__json_null(j, "nested_in");
-    strobe__json_uint(j, "n", o->stages[id].count);
-    strobe__json_num(j, "total_ns", o->stages[id].total_ns, 1);
-    pct_json(j, "p50", d.p50, d.n);
-    pct_json(j, "p95", d.p95, d.n);
-    pct_json(j, "max", o->stages[id].max_ns, o->stages[id].count);
-    strobe__json_end(j);
-  }
-  strobe__json_end(j);
+  fv_stages_json(j, x->a.fx, x->in.cap, stage_included, &x->a);
   strobe__json_array(j, "counters");
   for (uint32_t i = 0; i < o->n_counters; i++) {
     const agg_op_counter *k = &o->counters[i];
@@ -492,58 +471,7 @@ static void write_json(cli_output *o, report *x, const uint32_t *ids, uint32_t n
   }
   strobe__json_end(&j);
 
-  int src = frames_source(&x->a.fr);
-  strobe__json_object(&j, "frames");
-  strobe__json_str(&j, "source", g_source_key[src]);
-  strobe__json_str(&j, "definition", g_source_text[src]);
-  if (src == FRAMES_FROM_OPS) {
-    strobe__json_uint(&j, "passes", x->a.fr.passes);
-    strobe__json_uint(&j, "uncommitted", x->a.fr.uncommitted);
-    strobe__json_uint(&j, "windows_cut", x->a.fr.windows_cut);
-  }
-  strobe__json_uint(&j, "times_cut", x->a.fr.times[src].cut);
-  uint32_t nseries;
-  frame_series *fs = frames_series(&x->a.fr, &nseries);
-  if (src == FRAMES_FROM_TOPS) nseries = 0; /* a program without frames has no frame rate */
-  strobe__json_array(&j, "series");
-  for (uint32_t i = 0; i < nseries; i++) {
-    char buf[CLI_THREAD_LABEL_MAX];
-    strobe__json_object(&j, NULL);
-    if (src == FRAMES_FROM_OPS) {
-      strobe__json_str(&j, "window", x->a.fr.windows[fs[i].key]);
-    } else {
-      strobe__json_uint(&j, "thread", fs[i].key);
-      strobe__json_str(&j, "name", cli_thread_label(c, fs[i].key, buf, sizeof buf));
-    }
-    strobe__json_uint(&j, "frames", fs[i].frames);
-    strobe__json_num(&j, "span_ns", fs[i].span_ns, 1);
-    strobe__json_num(&j, "fps_first_to_last", fs[i].fps_first_to_last, 3);
-    strobe__json_num(&j, "median_interval_ns", fs[i].median_interval_ns, 1);
-    strobe__json_num(&j, "fps_steady_median_interval", fs[i].fps_steady, 3);
-    strobe__json_end(&j);
-  }
-  strobe__json_end(&j);
-  free(fs);
-  uint32_t nf;
-  const frame_entry *fe = frames_slowest(&x->a.fr, &nf);
-  if (nf > x->top_frames) nf = x->top_frames;
-  strobe__json_array(&j, "slowest");
-  for (uint32_t i = 0; i < nf; i++) {
-    char buf[CLI_THREAD_LABEL_MAX];
-    strobe__json_object(&j, NULL);
-    strobe__json_uint(&j, "thread", fe[i].thread);
-    strobe__json_str(&j, "thread_name", cli_thread_label(c, fe[i].thread, buf, sizeof buf));
-    if (src == FRAMES_FROM_OPS) {
-      strobe__json_str(&j, "window", x->a.fr.windows[fe[i].window]);
-      strobe__json_bool(&j, "committed", fe[i].committed);
-    }
-    strobe__json_uint(&j, "frame", fe[i].number);
-    strobe__json_num(&j, "start_ms", MS(fe[i].start_ns - x->a.start_ns), 6);
-    strobe__json_num(&j, "duration_ns", fe[i].dur_ns, 1);
-    strobe__json_end(&j);
-  }
-  strobe__json_end(&j);
-  strobe__json_end(&j);
+  fv_frames_json(&j, x->a.fx, c, x->a.start_ns, x->top_frames);
 
   ops_json(&j, x);
   numbers_json(&j, x, "counters", STROBE_SITE_COUNTER);
@@ -630,7 +558,7 @@ static void kinds_text(FILE *f, report *x) {
   }
   char buf[CLI_THREAD_LABEL_MAX];
   fprintf(f, "\ncounters and gauges by kind, per frame (%llu frames of %s %s, %.1f to %.1f ms)\n",
-          (unsigned long long)kinds_frames(k), k->source == FRAMES_FROM_OPS ? "window" : "thread",
+          (unsigned long long)kinds_frames(k), k->source == STROBE_FRAME_SOURCE_PASSES ? "window" : "thread",
           series_label(x, k->key, buf, sizeof buf), MS(k->starts[0] - x->a.start_ns),
           MS(k->starts[k->n_starts - 1] - x->a.start_ns));
   fprintf(f, "  %-34s %14s %14s %14s %14s %10s\n", "family/kind", "total", "mean/frame", "max/frame", "max at ms",
@@ -702,32 +630,17 @@ static void numbers_text(FILE *f, report *x, uint32_t kind) {
 
 static void ops_text(FILE *f, report *x) {
   const agg_ops *o = &x->a.ops;
+  fv_tally t = fv_tally_of(x->a.fx);
   uint64_t total = 0;
-  for (int k = 0; k <= 4; k++) total += o->by_kind[k];
+  for (int k = 0; k < STROBE_OP_KIND_LIMIT; k++) total += t.by_kind[k];
   if (!total) return;
-  fprintf(f, "\noperations: %llu pass, %llu rebuild, %llu input, %llu request; %llu not committed, %llu handed off\n",
-          (unsigned long long)o->by_kind[1], (unsigned long long)o->by_kind[2], (unsigned long long)o->by_kind[3],
-          (unsigned long long)o->by_kind[4], (unsigned long long)o->uncommitted, (unsigned long long)o->handed_off);
-  if (o->without_detail)
+  fprintf(f, "\noperations: %llu pass, %llu rebuild, %llu input, %llu request (one each, wherever it ran)\n",
+          (unsigned long long)t.by_kind[1], (unsigned long long)t.by_kind[2], (unsigned long long)t.by_kind[3],
+          (unsigned long long)t.by_kind[4]);
+  if (t.without_detail)
     fprintf(f, "  %llu began before the capture: their stages and counters are unknown, not zero\n",
-            (unsigned long long)o->without_detail);
-  int any = 0;
-  for (uint32_t id = 1; id < o->n_stages; id++) any |= op_stage_used(x, id);
-  if (any) {
-    fprintf(f, "  stages (per operation totals; each n is the operations that ran it)\n"
-               "  %-24s %-20s %8s %10s %10s %10s\n", "stage", "nested in", "n", "p50", "p95", "max");
-    for (uint32_t id = 1; id < o->n_stages; id++) {
-      if (!op_stage_used(x, id)) continue;
-      const strobe_capture_site *cs = strobe_capture_query_site(x->in.cap, id);
-      strobe__dist d = agg_dist(&x->a.ops.stages[id]);
-      fprintf(f, "  %-24s %-20s %8llu", cs->name, cs->parent[0] ? cs->parent : "-",
-              (unsigned long long)o->stages[id].count);
-      const char *v[] = {cli_dur(d.p50), cli_dur(d.p95), cli_dur(o->stages[id].max_ns)};
-      cells(f, 10, 3, v);
-      fputc('\n', f);
-    }
-    fprintf(f, "  (nested stages are already inside their parent: do not sum)\n");
-  }
+            (unsigned long long)t.without_detail);
+  fv_stages_text(f, x->a.fx, x->in.cap, stage_included, &x->a);
   if (o->n_counters) {
     fprintf(f, "  operation counters (per operation)\n  %-24s %8s %14s %14s %14s\n", "name", "n", "sum", "mean", "max");
     for (uint32_t i = 0; i < o->n_counters; i++) {
@@ -826,42 +739,7 @@ static void write_text(cli_output *o, report *x, const uint32_t *ids, uint32_t n
     fprintf(f, "  * more than %u scopes: n is a uniform random sample of them (fixed seed), so p50/p95/p99\n"
                "    are estimates from that sample; count, total, self and max are exact\n", AGG_RESERVOIR);
 
-  int src = frames_source(&x->a.fr);
-  uint32_t nf, nseries;
-  frame_series *fs = frames_series(&x->a.fr, &nseries);
-  const frame_entry *fe = frames_slowest(&x->a.fr, &nf);
-  if (nf > x->top_frames) nf = x->top_frames;
-  fprintf(f, "\nframes: %s\n", g_source_text[src]);
-  if (src == FRAMES_FROM_TOPS) nseries = 0; /* a program without frames has no frame rate */
-  for (uint32_t i = 0; i < nseries; i++) {
-    char buf[CLI_THREAD_LABEL_MAX];
-    fprintf(f, "  %-20s %.2f fps over the first-to-last frame span (%llu frames in %s): fps_first_to_last\n"
-               "  %-20s %.2f fps steady, from the median frame interval of %s: fps_steady_median_interval\n",
-            series_label(x, fs[i].key, buf, sizeof buf), fs[i].fps_first_to_last, (unsigned long long)fs[i].frames,
-            cli_dur(fs[i].span_ns), "", fs[i].fps_steady, cli_dur(fs[i].median_interval_ns));
-  }
-  free(fs);
-  if (!nseries && src != FRAMES_FROM_TOPS) fprintf(f, "  fewer than two frames: no frame rate\n");
-  if (src == FRAMES_FROM_OPS && x->a.fr.uncommitted)
-    fprintf(f, "  %llu of %llu passes not committed (superseded or dropped): listed, not in the rates\n",
-            (unsigned long long)x->a.fr.uncommitted, (unsigned long long)x->a.fr.passes);
-  if (x->a.fr.times[src].cut || x->a.fr.windows_cut)
-    fprintf(f, "  not in the rates: %llu frames past the %u kept per kind, %llu passes of windows past %u\n",
-            (unsigned long long)x->a.fr.times[src].cut, FRAMES_MAX_TIMES, (unsigned long long)x->a.fr.windows_cut,
-            FRAMES_MAX_WINDOWS);
-  if (nf) {
-    const char *who = src == FRAMES_FROM_OPS ? "window" : "thread";
-    fprintf(f, "  slowest %u%s:\n  %-20s %10s %14s %14s\n", nf, src == FRAMES_FROM_TOPS ? " top-level scopes" : "", who,
-            src == FRAMES_FROM_TOPS ? "scope" : "frame", "start ms", "duration");
-    for (uint32_t i = 0; i < nf; i++) {
-      char buf[CLI_THREAD_LABEL_MAX];
-      const char *name = src == FRAMES_FROM_OPS ? x->a.fr.windows[fe[i].window]
-                                                : cli_thread_label(c, fe[i].thread, buf, sizeof buf);
-      fprintf(f, "  %-20s %10llu %14.4f", name, (unsigned long long)fe[i].number, MS(fe[i].start_ns - x->a.start_ns));
-      cli_cell(f, 14, cli_dur(fe[i].dur_ns));
-      fprintf(f, "%s\n", fe[i].committed ? "" : "  not committed");
-    }
-  }
+  fv_frames_text(f, x->a.fx, c, x->a.start_ns, x->top_frames);
   ops_text(f, x);
   gpu_text(f, x);
   producers_text(f, x);
@@ -968,7 +846,7 @@ int cmd_report(int argc, char **argv) {
   agg_read_all(&x.a, &x.in);
   int status = cli_finish_read(&x.in);
   strobe__gpu_resolve(&x.a.gpu, x.in.cap); /* after the whole capture: later pairs improve earlier spans */
-  if (x.a.failed || x.a.fr.failed || x.a.gpu.failed) {
+  if (x.a.failed || strobe_frames_query_cut(x.a.fx).failed || x.a.gpu.failed) {
     cli_error("report", "out of memory: the figures below are incomplete");
     status = CLI_FAIL;
   }

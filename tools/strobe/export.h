@@ -151,6 +151,8 @@ int export_chrome(cli_input *in, FILE *out, export_filter *f);
 int export_speedscope(const char *path, int quiet, FILE *out, export_filter *f);
 int export_folded(cli_input *in, FILE *out, export_filter *f);
 int export_csv(cli_input *in, FILE *out, export_filter *f);
+/* One CSV field, quoted (RFC 4180) when it holds a comma, a quote or a line break; strobe query --csv too. */
+void export_csv_field(FILE *f, const char *s);
 /* `strobe export FILE --attachments DIR` (export_attachments.c): every
  * attachment into DIR, refusing a DIR that exists as anything but a directory, or holds anything unless force. */
 int export_attachments(const char *path, const char *dir, int force, int quiet);

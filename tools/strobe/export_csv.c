@@ -15,7 +15,7 @@
 #include "aggregate.h"
 #include "export.h"
 
-static void field(FILE *f, const char *s) {
+void export_csv_field(FILE *f, const char *s) {
   if (!strpbrk(s, ",\"\r\n")) {
     fputs(s, f);
     return;
@@ -51,9 +51,9 @@ int export_csv(cli_input *in, FILE *out, export_filter *f) {
     const strobe_capture_site *s = strobe_capture_query_site(in->cap, ids[i]);
     const agg_site *st = &a.sites[ids[i]];
     double mean = st->total_ns / (double)st->count;
-    field(out, s->name);
+    export_csv_field(out, s->name);
     fputc(',', out);
-    field(out, s->file);
+    export_csv_field(out, s->file);
     fprintf(out, ",%u,%.0f,%.4f,%llu,%.1f,%.0f,%.0f,%.1f\n", s->line, st->total_ns,
             span > 0 ? st->total_ns / span * 100.0 : 0.0, (unsigned long long)st->count, mean, st->min_ns, st->max_ns,
             agg_stddev(st));

@@ -26,34 +26,33 @@ void kinds_free(kinds *k) {
   memset(k, 0, sizeof *k);
 }
 
-/* The series with the most frames: its key, and its starts copied ascending. */
+/* The series with the most frames (strobe/frames.h): its index, and its frame boundaries ascending (counted
+ * passes' begins, or its marks). */
 static int pick_series(kinds *k, agg *a) {
-  uint32_t n = 0;
-  frame_series *s = frames_series(&a->fr, &n); /* sorts the source's times by (key, time) */
-  if (!s) {
-    if (a->fr.failed) k->failed = 1;
-    return 0;
+  const strobe_frames *fx = a->fx;
+  uint32_t best = STROBE_FRAMES_NONE;
+  for (uint32_t i = 0; i < strobe_frames_query_series_count(fx); i++) {
+    const strobe_frame_series *s = strobe_frames_query_series(fx, i);
+    if (s->has_rate && (best == STROBE_FRAMES_NONE || s->intervals > strobe_frames_query_series(fx, best)->intervals))
+      best = i;
   }
-  uint32_t best = 0;
-  for (uint32_t i = 1; i < n; i++)
-    if (s[i].frames > s[best].frames) best = i;
-  k->key = s[best].key;
-  free(s);
-  const frame_times *ft = &a->fr.times[k->source];
-  uint64_t first = 0, count = 0;
-  for (uint64_t i = 0; i < ft->n; i++) {
-    if (ft->e[i].key != k->key) continue;
-    if (!count) first = i;
-    count++;
-  }
-  k->starts = malloc((size_t)count * sizeof *k->starts);
-  if (!k->starts) {
+  if (best == STROBE_FRAMES_NONE) return 0;
+  k->key = best;
+  uint64_t n = strobe_frames_query_series(fx, best)->intervals + 1;
+  if (!(k->starts = malloc((size_t)n * sizeof *k->starts))) {
     k->failed = 1;
     return 0;
   }
-  for (uint64_t i = 0; i < count; i++) k->starts[i] = ft->e[first + i].t_ns;
-  k->n_starts = count;
-  return count >= 2;
+  int marks = strobe_frames_query_source(fx) == STROBE_FRAME_SOURCE_MARKS;
+  const strobe_frame *last = NULL;
+  for (uint32_t i = 0; i < strobe_frames_query_count(fx) && k->n_starts < n; i++) {
+    const strobe_frame *fr = strobe_frames_query_frame(fx, i);
+    if (fr->series != best || !fr->counted) continue;
+    k->starts[k->n_starts++] = fr->begin_ns;
+    last = fr;
+  }
+  if (marks && last && k->n_starts < n) k->starts[k->n_starts++] = last->end_ns; /* the last mark closes the last frame */
+  return k->n_starts >= 2;
 }
 
 /* The frame holding t: the last start <= t, when a start follows it; else -1. */
@@ -171,8 +170,8 @@ int kinds_collect(kinds *k, agg *a, const strobe_capture *c, const char *path, i
     k->why = "the capture has no counters or gauges by kind";
     return CLI_OK;
   }
-  k->source = frames_source(&a->fr);
-  if (!a->track_frames || k->source == FRAMES_FROM_TOPS) {
+  k->source = (int)strobe_frames_query_source(a->fx);
+  if (!a->fx || k->source == STROBE_FRAME_SOURCE_TOP_SCOPES || k->source == STROBE_FRAME_SOURCE_NONE) {
     k->why = "the capture has no frames (no pass operations, no frame marks)";
     return CLI_OK;
   }

@@ -39,8 +39,8 @@ typedef struct kind_bucket { /* a running per-frame sum of one kind on one threa
 typedef struct kinds {
   int available;           /* 1: rows hold per-frame figures; else `why` says why not */
   const char *why;
-  int source;              /* FRAMES_FROM_* of the series */
-  uint32_t key;            /* the series' window (passes) or thread (marks) */
+  int source;              /* STROBE_FRAME_SOURCE_* of the capture (strobe/frames.h) */
+  uint32_t key;            /* the series (strobe_frames_query_series): a window's passes or a thread's marks */
   double *starts;          /* the series' frame starts, ascending; frames are [starts[i], starts[i+1]) */
   uint64_t n_starts;       /* frames: n_starts - 1 */
   kind_row *rows;
@@ -54,7 +54,7 @@ typedef struct kinds {
 
 /* 1 when the site is one kind of a family: a counter or gauge with a category. */
 int kinds_site_is_kind(const strobe_capture_site *s);
-/* After the first read (a->fr complete): reads `path` again and fills k.
+/* After the first read (a->fx finished): reads `path` again and fills k.
  * Returns CLI_OK (k->available may still be 0, with k->why) or the exit code
  * of a second read that failed (after a message). */
 struct cli_input;

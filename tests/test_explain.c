@@ -1,0 +1,137 @@
+/*
+ * test_explain.c — the frame explanation's API (include/strobe/explain.h,
+ * docs/explain.md) on a capture this test records: ten passes of window
+ * "main" with the stages `build` and `draw` (no work to speak of), where
+ * pass 5's `draw` sleeps 300 ms: far above anything a loaded machine's
+ * scheduling adds to the others. The explainer names draw as pass 5's worst part against a
+ * norm over the ten passes, says its cause unknown (no sampler: no context
+ * switches), finds the slowest frames in order, and refuses bad arguments
+ * with the documented codes, leaving nothing behind. Recorded again with
+ * the sampler on, draw's 300 ms are blocked; with max_runs 9 the runs past
+ * are counted and pass 5's splits are unknown, never partial.
+ * (`strobe explain` on a capture with switches: tests/cli/analysis_test.py.)
+ *
+ * STROBE_TEST_LABELS: sampler
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "strobe/explain.h"
+#include "strobe/record.h"
+#include "strobe/sample.h"
+#include "strobe/session.h"
+#include "support/fixtures.h"
+#include "support/harness.h"
+
+static char g_path[256];
+
+/* With the sampler (and its context switches) on when `switches`. */
+static void record(int switches) {
+  REQUIRE(fx_temp_file(g_path, sizeof g_path, "explain") == 0);
+  if (switches) REQUIRE(strobe_sampler_start(NULL) == 0);
+  strobe_collector *c;
+  strobe_window w;
+  REQUIRE(strobe_collector_create(&c) == 0 && strobe_window_register(c, "main", 0, &w) == 0);
+  strobe_recorder *rec = NULL;
+  REQUIRE(strobe_record_start(&(strobe_record_desc){.path = g_path}, &rec) == 0);
+  /* A switch before the passes: the thread's switches cover them from there (analyze/samples.h). */
+  if (switches) fx_sleep_ms(2);
+  for (uint64_t id = 1; id <= 10; id++) {
+    strobe_op op = strobe_op_begin_frame(c, w, id, NULL);
+    {
+      STROBE_STAGE("build", NULL);
+    }
+    {
+      STROBE_STAGE("draw", NULL);
+      if (id == 5) fx_sleep_ms(300);
+    }
+    strobe_op_end(op, 1);
+  }
+  REQUIRE(strobe_record_stop(rec) == 0);
+  if (switches) REQUIRE(strobe_sampler_stop() == 0);
+  strobe_collector_release(c);
+}
+
+static void test_names_the_slow_stage(void) {
+  record(0);
+  strobe_explain *e = NULL;
+  REQUIRE(strobe_explain_open(g_path, NULL, &e) == 0 && e);
+  const strobe_frames *fx = strobe_explain_query_frames(e);
+  uint32_t slow[3];
+  REQUIRE(strobe_explain_slowest(e, 3, slow) == 3);
+  CHECK(strobe_frames_query_frame(fx, slow[0])->number == 5);
+  for (int i = 1; i < 3; i++) {
+    const strobe_frame *a = strobe_frames_query_frame(fx, slow[i - 1]), *b = strobe_frames_query_frame(fx, slow[i]);
+    CHECK(a->end_ns - a->begin_ns >= b->end_ns - b->begin_ns);
+  }
+  strobe_frame_explanation x;
+  REQUIRE(strobe_explain_frame(e, slow[0], &x) == 0);
+  CHECK(x.wall.known && x.wall.n == 10 && x.wall.ns >= 300e6 && x.wall.p50_ns < x.wall.ns / 3);
+  REQUIRE(x.worst != STROBE_FRAMES_NONE && x.worst < x.nparts);
+  const strobe_explain_part *p = &x.parts[x.worst];
+  CHECK(p->kind == STROBE_EXPLAIN_STAGE && !strcmp(p->name, "draw") && p->exceeded);
+  CHECK(p->wall.n == 10 && p->wall.ns >= 300e6 && p->excess_ns > 200e6);
+  CHECK(p->cause == STROBE_EXPLAIN_CAUSE_UNKNOWN && !p->on_cpu.known && !p->blocked.known && p->causes == 0);
+  CHECK(!strobe_explain_query_coverage(e).switches);
+  uint32_t builds = 0;
+  for (uint32_t i = 0; i < x.nparts; i++)
+    if (x.parts[i].kind == STROBE_EXPLAIN_STAGE && !strcmp(x.parts[i].name, "build")) {
+      builds++;
+      CHECK(x.parts[i].wall.known && x.parts[i].wall.n == 10);
+    }
+  CHECK(builds == 1);
+  strobe_explain_destroy(e);
+  unlink(g_path);
+}
+
+/* Past max_runs the runs are counted, and a frame that lost one has its splits unknown, never partial. */
+static void test_runs_cut(void) {
+  record(1);
+  strobe_explain *e = NULL;
+  REQUIRE(strobe_explain_open(g_path, NULL, &e) == 0);
+  uint32_t slow;
+  REQUIRE(strobe_explain_slowest(e, 1, &slow) == 1);
+  strobe_frame_explanation x;
+  REQUIRE(strobe_explain_frame(e, slow, &x) == 0 && x.worst < x.nparts);
+  CHECK(strobe_explain_query_coverage(e).switches && strobe_explain_query_coverage(e).runs_cut == 0);
+  CHECK(x.parts[x.worst].blocked.known && x.parts[x.worst].blocked.ns >= 250e6);
+  CHECK(x.parts[x.worst].cause == STROBE_EXPLAIN_CAUSE_BLOCKED);
+  strobe_explain_destroy(e);
+  /* Runs in END order: pass 5 keeps build (the 9th) and loses draw, so its time outside stages would count draw's
+   * 300 ms as blocked if its top-level runs were taken as complete. */
+  REQUIRE(strobe_explain_open(g_path, &(strobe_explain_desc){.max_runs = 9}, &e) == 0);
+  CHECK(strobe_explain_query_coverage(e).runs == 20 && strobe_explain_query_coverage(e).runs_cut == 11);
+  REQUIRE(strobe_explain_frame(e, slow, &x) == 0 && x.worst < x.nparts);
+  CHECK(!strcmp(x.parts[x.worst].name, "draw") && x.parts[x.worst].wall.known);
+  for (uint32_t i = 0; i < x.nparts; i++) CHECK(!x.parts[i].on_cpu.known && !x.parts[i].blocked.known);
+  CHECK(x.parts[x.worst].cause == STROBE_EXPLAIN_CAUSE_UNKNOWN);
+  strobe_explain_destroy(e);
+  unlink(g_path);
+}
+
+static void test_refuses_bad_arguments(void) {
+  record(0);
+  strobe_explain *e = (strobe_explain *)&e;
+  CHECK(strobe_explain_open(NULL, NULL, &e) == STROBE_EINVAL);
+  CHECK(strobe_explain_open(g_path, NULL, NULL) == STROBE_EINVAL);
+  CHECK(strobe_explain_open(g_path, &(strobe_explain_desc){.top_functions = 17}, &e) == STROBE_EINVAL && !e);
+  CHECK(strobe_explain_open("/nonexistent/strobe-explain", NULL, &e) == STROBE_EIO && !e);
+  REQUIRE(strobe_explain_open(g_path, NULL, &e) == 0);
+  strobe_frame_explanation x;
+  memset(&x, 0xff, sizeof x);
+  CHECK(strobe_explain_frame(e, strobe_frames_query_count(strobe_explain_query_frames(e)), &x) == STROBE_ERANGE);
+  CHECK(x.nparts == 0 && x.parts == NULL);
+  CHECK(strobe_explain_frame(e, 0, NULL) == STROBE_EINVAL);
+  uint32_t none[1];
+  CHECK(strobe_explain_slowest(e, 0, none) == 0 && strobe_explain_slowest(NULL, 1, none) == 0);
+  CHECK(!strcmp(strobe_explain_part_name(STROBE_EXPLAIN_PART_LIMIT), "unknown"));
+  CHECK(!strcmp(strobe_explain_cause_name(STROBE_EXPLAIN_CAUSE_LIMIT), "unknown"));
+  strobe_explain_destroy(e);
+  strobe_explain_destroy(NULL);
+  unlink(g_path);
+}
+
+#define CASES(X) X(names_the_slow_stage) X(runs_cut) X(refuses_bad_arguments)
+HARNESS_MAIN(CASES)
