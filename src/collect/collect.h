@@ -216,9 +216,11 @@ int strobe__consumer_add(strobe__consumer *c);
 /* Consumers taking application content (a `content` callback: capture
  * files) added and not removed. Safe from any thread. */
 int strobe__content_consumers(void);
-/* The tick when the oldest recording still running started (consumers went from none to one), 0 before any:
- * the start of the capture that has been recording longest. Safe from any thread. */
-uint64_t strobe__recording_since(void);
+/* When the oldest recording still running started (consumers went from none
+ * to one), in CLOCK_MONOTONIC ns: the start of the capture that has been
+ * recording longest. Safe from any thread. Exported: libstrobe_server's
+ * producer endpoint bounds span times by it (docs/server.md). */
+STROBE_API uint64_t strobe__recording_since_mono_ns(void);
 /* Runs a final drain pass so the consumer has every event written before this call, then removes it. */
 void strobe__consumer_remove(strobe__consumer *c);
 /* Asks the drain thread for a pass soon. Safe from any thread, never blocks for long. */

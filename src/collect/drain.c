@@ -25,6 +25,7 @@
 #include <time.h>
 
 #include "collect/collect.h"
+#include "platform/clock.h"
 #include "platform/invariant.h"
 
 static strobe__mutex g_lock = STROBE__MUTEX_INIT; /* consumers + passes */
@@ -671,7 +672,12 @@ int strobe__consumer_add(strobe__consumer *c) {
   return 0;
 }
 
-uint64_t strobe__recording_since(void) { return __atomic_load_n(&g_recording_since, __ATOMIC_ACQUIRE); }
+uint64_t strobe__recording_since_mono_ns(void) {
+  uint64_t since = __atomic_load_n(&g_recording_since, __ATOMIC_ACQUIRE);
+  const strobe__clock_info *ck = strobe__clock();
+  double ns = (double)ck->epoch_mono_ns + ((double)since - (double)ck->epoch_ticks) * ck->ns_per_tick;
+  return ns > 0 ? (uint64_t)ns : 0;
+}
 
 void strobe__consumer_remove(strobe__consumer *c) {
   drain_lock();

@@ -16,7 +16,7 @@
 
 #include <microhttpd.h>
 
-#include "collect/collect.h" /* strobe__recording_since */
+#include "collect/collect.h" /* strobe__recording_since_mono_ns */
 #include "server/producer_batch.h"
 #include "server/server_internal.h"
 #include "strobe/producer.h"
@@ -39,10 +39,8 @@ static int refused(strobe_server *s, struct MHD_Connection *conn, unsigned statu
 
 /* Refuses the first span outside [capture start - 1 s, now + 60 s]: 1 (answered in *ret), else 0. */
 static int out_of_bounds(strobe_server *s, struct MHD_Connection *conn, const strobe__batch *b, int *ret) {
-  const strobe__clock_info *ck = strobe__clock();
-  uint64_t since = strobe__recording_since(), now = strobe__mono_ns();
-  double start = (double)ck->epoch_mono_ns + ((double)since - (double)ck->epoch_ticks) * ck->ns_per_tick;
-  uint64_t lo = start > (double)EARLY_NS ? (uint64_t)start - EARLY_NS : 0, hi = now + LATE_NS;
+  uint64_t start = strobe__recording_since_mono_ns(), now = strobe__mono_ns();
+  uint64_t lo = start > EARLY_NS ? start - EARLY_NS : 0, hi = now + LATE_NS;
   for (uint32_t i = 0; i < b->n_spans; i++) {
     const strobe__batch_span *in = &b->spans[i];
     if (in->begin >= lo && in->end <= hi) continue;
