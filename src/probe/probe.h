@@ -166,6 +166,11 @@ int strobe__symbol_function(uintptr_t addr, char **name, char **module, uintptr_
  * table spells it, or demangled) in the objects loaded now. Returns the
  * number of matches, -1 when the symbol tables could not be read. */
 int strobe__symbol_find(const char *name, void (*fn)(uintptr_t addr, void *user), void *user);
+/* As strobe__symbol_find, for every function symbol whose name (as the
+ * table spells it, or demangled) want(name, user) accepts; want and fn run
+ * under the symbol lock and must not call back into this file. */
+int strobe__symbol_find_if(int (*want)(const char *name, void *user), void (*fn)(uintptr_t addr, void *user),
+                           void *user);
 
 /* >>sampler (src/probe/sampler.c, strobe/sample.h; docs/exploration.md
  * §Sampling): records read from the kernel's buffers, handed to the drain's
