@@ -38,7 +38,8 @@ extern "C" {
  * strobe_trace_setup: STROBE_TRACE=all (trace_all), STROBE_TRACE_DEPTH=N,
  * STROBE_TRACE_EXCLUDE=name,name,..., STROBE_TRACE_KEEP_OVERFLOW=1,
  * STROBE_TRACE_NOTRACE=name,..., STROBE_TRACE_FILTER=name,...,
- * STROBE_TRACE_MATCH=regex (docs/exploration.md §Configuration). */
+ * STROBE_TRACE_MATCH=regex, STROBE_TRACE_MIN_NS=N (docs/exploration.md
+ * §Configuration). */
 typedef struct strobe_trace_desc {
   uint32_t all;       /* 1: trace every traced call on every thread (trace_all); 0 (default): only
                        * between strobe_trace_calls_begin and _end on a thread. 0 or 1, else STROBE_EINVAL */
@@ -63,6 +64,11 @@ typedef struct strobe_trace_desc {
                       * table spells it, or demangled) matches are recorded; the others are excluded
                       * (their callees still recorded); selected in the objects loaded now; NULL: all.
                       * Empty or not compiling: STROBE_EINVAL */
+  uint64_t min_ns; /* 0 (default): every call records; else a traced call is recorded only when it lasts at
+                    * least min_ns (nanoseconds, at most 3600e9): it is held back until its exit, then recorded
+                    * with the held-back calls around it, each at its own start (docs/exploration.md
+                    * §Configuration); shorter calls are cut and counted (cut_short). Threads already tracing
+                    * keep the state they had (set it first) */
 } strobe_trace_desc;
 
 /* Sets call tracing's configuration; NULL restores every default. Exclude
@@ -98,6 +104,9 @@ typedef struct strobe_trace_stats {
   uint64_t excluded;          /* calls not recorded: excluded by name (or not selected by the match) */
   uint64_t notraced;          /* calls not recorded: a notrace function or below one */
   uint64_t filtered;          /* calls not recorded: outside every filter root's subtree */
+  uint64_t cut_short;         /* calls not recorded: shorter than min_ns */
+  uint64_t cut_order;         /* calls not recorded: long enough, but the thread wrote another event (a
+                               * hand-placed scope, a value) while they were held back */
   uint32_t functions;         /* distinct functions met */
   uint32_t resolved;          /* of them, named from a symbol table */
   uint32_t unresolved;        /* of them, with no symbol at their address (named "?? module+0xoffset") */

@@ -18,7 +18,7 @@
  * compiled with -finstrument-functions); record anything while the mode
  * word is 0 (docs/exploration.md §Cost).
  *
- * Contents: >>state >>table >>threads >>hooks >>regions >>setup >>names
+ * Contents: >>state >>table >>threads >>hooks >>deferred >>regions >>setup >>names
  */
 #include <pthread.h>
 #include <regex.h>
@@ -46,6 +46,9 @@ static uint32_t g_keep_overflow;  /* atomic (relaxed): strobe_trace_desc.keep_ov
 static uint64_t g_cut_depth, g_cut_stack, g_cut_functions, g_excluded; /* atomic (relaxed) */
 static uint64_t g_notraced, g_filtered;                               /* atomic (relaxed) */
 static uint32_t g_roots;   /* atomic (relaxed): filter roots set; > 0: only their subtrees record */
+static uint64_t g_min_ticks; /* atomic (relaxed): strobe_trace_desc.min_ns in ticks; 0: every call records */
+static uint64_t g_cut_short, g_cut_order; /* atomic (relaxed): calls shorter than min_ns; long ones not recorded
+                                           * because the thread wrote other events while they were pending */
 static uint32_t g_subtrees; /* atomic (relaxed): notrace names or filter roots set */
 static uint32_t g_match_selected; /* atomic (relaxed): functions the last match selected */
 static uint32_t g_matching; /* atomic (relaxed): 1: a function met for the first time that the name
@@ -130,11 +133,14 @@ typedef struct tframe {
   uintptr_t fn;    /* the function's address */
   uintptr_t cfa;   /* its frame, as above */
   uintptr_t guard; /* the scope's guard (strobe__begin_slow), 0: not recorded */
-  uint32_t opens;  /* F_MUTES / F_ROOT: the subtree state this call opened (its fn is stored as ~fn,
+  uint32_t opens;  /* F_*: the subtree state this call opened, or F_PENDING (its fn is stored as ~fn,
                     * so its exit misses the inline path and closes that state in leave_slow) */
+  uint64_t ts;     /* F_PENDING: when the call began (ticks) */
+  const strobe__event *mark; /* F_PENDING: the thread's ring cursor then */
 } tframe;
-#define F_MUTES 1u /* a notrace function: calls below it are not recorded */
-#define F_ROOT 2u  /* a filter root: calls below it are recorded */
+#define F_MUTES 1u   /* a notrace function: calls below it are not recorded */
+#define F_ROOT 2u    /* a filter root: calls below it are recorded */
+#define F_PENDING 4u /* min_ns: a call to record once it proved long enough; guard holds its site */
 
 typedef struct tracer {
   uint32_t region; /* strobe_trace_calls_begin pairs open on this thread */
@@ -158,6 +164,12 @@ static NOINSTR void tracer_free(void *p) {
 }
 static NOINSTR void key_init(void) { (void)pthread_key_create(&g_key, tracer_free); }
 
+/* 1: every enter of t takes the slow path (tracer.gate). */
+static inline NOINSTR uint32_t gate_of(const tracer *t) {
+  return t->muted || (__atomic_load_n(&g_roots, __ATOMIC_RELAXED) && !t->inside) ||
+         __atomic_load_n(&g_min_ticks, __ATOMIC_RELAXED);
+}
+
 static NOINSTR tracer *tracer_get(void) {
   tracer *t = t_tracer;
   if (t) return t;
@@ -167,7 +179,7 @@ static NOINSTR tracer *tracer_get(void) {
     free(t);
     return NULL;
   }
-  t->gate = __atomic_load_n(&g_roots, __ATOMIC_RELAXED) != 0;
+  t->gate = gate_of(t);
   return t_tracer = t;
 }
 
@@ -177,7 +189,7 @@ static inline NOINSTR void frame_gone(tracer *t, const tframe *f) {
   if (STROBE__LIKELY(!f->opens)) return;
   if (f->opens & F_MUTES) t->muted--;
   if (f->opens & F_ROOT) t->inside--;
-  t->gate = t->muted || (__atomic_load_n(&g_roots, __ATOMIC_RELAXED) && !t->inside);
+  t->gate = gate_of(t);
 }
 
 /* Whether frame f is fn's call (a frame that opened subtree state keeps ~fn). */
@@ -235,7 +247,7 @@ static NOINSTR __attribute__((noinline)) void enter_slow(tracer *t, uint32_t mod
     f->opens = x & EXCL_SUBTREE ? F_MUTES : F_ROOT;
     f->fn = ~fn;
     *(f->opens == F_MUTES ? &t->muted : &t->inside) += 1;
-    t->gate = t->muted || (__atomic_load_n(&g_roots, __ATOMIC_RELAXED) && !t->inside);
+    t->gate = gate_of(t);
   }
   if (t->muted || (!t->inside && __atomic_load_n(&g_roots, __ATOMIC_RELAXED))) {
     if (active) __atomic_fetch_add(t->muted ? &g_notraced : &g_filtered, 1, __ATOMIC_RELAXED);
@@ -254,7 +266,54 @@ static NOINSTR __attribute__((noinline)) void enter_slow(tracer *t, uint32_t mod
     __atomic_fetch_add(&g_excluded, 1, __ATOMIC_RELAXED);
     return;
   }
+  if (__atomic_load_n(&g_min_ticks, __ATOMIC_RELAXED)) { /* recorded at its exit, if long enough */
+    f->opens |= F_PENDING;
+    f->fn = ~fn;
+    f->guard = (uintptr_t)&e->site;
+    f->mark = strobe__tls->cur;
+    f->ts = strobe__now();
+    return;
+  }
   f->guard = open_scope(&e->site, cfa + sizeof(void *));
+}
+
+/* >>deferred: strobe_trace_desc.min_ns. A traced call is pending until its
+ * exit; a long one is recorded then, after the pending calls that enclose
+ * it (all longer still), each BEGIN stamped with its call's start. A
+ * pending call before which the thread wrote another event (a hand-placed
+ * scope, a value) cannot be put back in order: it is not recorded, and
+ * counted (cut_order). */
+static NOINSTR void emit_pending(tracer *t, uint32_t upto) {
+  uint32_t lo = upto;
+  while (lo && (t->f[lo - 1].opens & F_PENDING || !t->f[lo - 1].guard)) lo--;
+  const strobe__event *cur = strobe__tls->cur;
+  for (uint32_t i = lo; i <= upto; i++) {
+    tframe *f = &t->f[i];
+    if (!(f->opens & F_PENDING)) continue;
+    strobe_site *site = (strobe_site *)f->guard;
+    f->opens &= ~F_PENDING;
+    f->guard = 0;
+    if (f->mark != cur) { /* all held back since one cursor, or the thread wrote meanwhile */
+      __atomic_fetch_add(&g_cut_order, 1, __ATOMIC_RELAXED);
+      continue;
+    }
+    f->guard = strobe__begin_at(site, f->cfa + sizeof(void *), f->ts);
+  }
+}
+
+/* The exit of a pending call (frame k): recorded with the pending calls
+ * around it when it lasted min_ns, else cut and counted. */
+static NOINSTR void leave_pending(tracer *t, uint32_t k) {
+  tframe *f = &t->f[k];
+  if (!strobe__is_active() || strobe__now() - f->ts < __atomic_load_n(&g_min_ticks, __ATOMIC_RELAXED)) {
+    __atomic_fetch_add(&g_cut_short, 1, __ATOMIC_RELAXED);
+    f->opens &= ~F_PENDING;
+    f->guard = 0;
+    return;
+  }
+  emit_pending(t, k);
+  if (f->guard) strobe__end(f->guard);
+  f->guard = 0;
 }
 
 /* An exit whose function is not the top frame's: frames above its own are
@@ -269,8 +328,10 @@ static NOINSTR __attribute__((noinline)) void leave_slow(tracer *t, uintptr_t fn
   uint32_t k = t->n;
   while (k && !frame_is(&t->f[k - 1], fn)) k--;
   if (!k) return;
+  while (t->n > k) frame_gone(t, &t->f[--t->n]); /* calls whose exits never ran: never recorded if pending */
+  if (t->f[k - 1].opens & F_PENDING) leave_pending(t, k - 1);
   uintptr_t guard = t->f[k - 1].guard;
-  while (t->n > k - 1) frame_gone(t, &t->f[--t->n]);
+  frame_gone(t, &t->f[--t->n]);
   if (guard) strobe__end(guard);
 }
 
@@ -342,7 +403,7 @@ int strobe_trace_calls_end(void) {
   while (t->n) {
     const tframe *f = &t->f[--t->n];
     frame_gone(t, f);
-    if (f->guard) strobe__end(f->guard);
+    if (f->guard && !(f->opens & F_PENDING)) strobe__end(f->guard);
   }
   t->over = 0;
   return 0;
@@ -355,6 +416,8 @@ static NOINSTR void select_one(uintptr_t addr, void *user) {
   (void)user;
   (void)insert(addr, 0);
 }
+
+#define MAX_MIN_NS 3600000000000ull /* an hour: strobe_trace_desc.min_ns */
 
 static NOINSTR size_t count_names(const char *const *names) {
   size_t n = 0;
@@ -376,6 +439,7 @@ static NOINSTR uint32_t mark_names(const char *const *names, uint32_t bits) {
 static NOINSTR int apply(const strobe_trace_desc *d) {
   size_t n_ex = count_names(d->exclude), n_no = count_names(d->notrace), n_fi = count_names(d->filter);
   if (d->all > 1 || d->max_depth > STROBE_MAX_DEPTH || d->keep_overflow > 1 || n_ex > STROBE_TRACE_MAX_EXCLUDE ||
+      d->min_ns > MAX_MIN_NS ||
       n_no > STROBE_TRACE_MAX_EXCLUDE || n_fi > STROBE_TRACE_MAX_EXCLUDE || (d->match && !d->match[0]))
     return STROBE_EINVAL;
   regex_t re;
@@ -397,6 +461,9 @@ static NOINSTR int apply(const strobe_trace_desc *d) {
   __atomic_store_n(&g_exclude_unmatched, unmatched, __ATOMIC_RELAXED);
   __atomic_store_n(&g_max_depth, d->max_depth ? d->max_depth : 64u, __ATOMIC_RELAXED);
   __atomic_store_n(&g_keep_overflow, d->keep_overflow, __ATOMIC_RELAXED);
+  double ns_per_tick = strobe_query_clock().ns_per_tick;
+  uint64_t ticks = d->min_ns ? (uint64_t)((double)d->min_ns / (ns_per_tick > 0 ? ns_per_tick : 1.0)) : 0;
+  __atomic_store_n(&g_min_ticks, d->min_ns && !ticks ? 1u : ticks, __ATOMIC_RELAXED);
   if (d->all)
     __atomic_fetch_or(&g_mode, MODE_ALL, __ATOMIC_RELAXED);
   else
@@ -425,6 +492,8 @@ strobe_trace_stats strobe_trace_query_stats(void) {
   s.excluded = __atomic_load_n(&g_excluded, __ATOMIC_RELAXED);
   s.notraced = __atomic_load_n(&g_notraced, __ATOMIC_RELAXED);
   s.filtered = __atomic_load_n(&g_filtered, __ATOMIC_RELAXED);
+  s.cut_short = __atomic_load_n(&g_cut_short, __ATOMIC_RELAXED);
+  s.cut_order = __atomic_load_n(&g_cut_order, __ATOMIC_RELAXED);
   s.match_selected = __atomic_load_n(&g_match_selected, __ATOMIC_RELAXED);
   strobe__mutex_lock(&g_table_lock);
   s.functions = g_functions;
@@ -443,6 +512,8 @@ strobe_trace_stats strobe__trace_stats_since(const strobe_trace_stats *base) {
   s.excluded -= base->excluded;
   s.notraced -= base->notraced;
   s.filtered -= base->filtered;
+  s.cut_short -= base->cut_short;
+  s.cut_order -= base->cut_order;
   s.functions -= base->functions;
   s.resolved -= base->resolved;
   s.unresolved -= base->unresolved;
@@ -467,26 +538,30 @@ static NOINSTR char *split_names(const char *list, const char **names) {
  * values are said on stderr and leave the defaults. */
 __attribute__((constructor)) static NOINSTR void from_environment(void) {
   const char *all = getenv("STROBE_TRACE"), *depth = getenv("STROBE_TRACE_DEPTH"),
-             *keep = getenv("STROBE_TRACE_KEEP_OVERFLOW"), *match = getenv("STROBE_TRACE_MATCH");
+             *keep = getenv("STROBE_TRACE_KEEP_OVERFLOW"), *match = getenv("STROBE_TRACE_MATCH"),
+             *min = getenv("STROBE_TRACE_MIN_NS");
   const char *lists[3] = {getenv("STROBE_TRACE_EXCLUDE"), getenv("STROBE_TRACE_NOTRACE"), getenv("STROBE_TRACE_FILTER")};
-  if (!all && !depth && !keep && !match && !lists[0] && !lists[1] && !lists[2]) return;
+  if (!all && !depth && !keep && !match && !min && !lists[0] && !lists[1] && !lists[2]) return;
   const char *names[3][STROBE_TRACE_MAX_EXCLUDE + 2];
   char *copies[3];
   for (int i = 0; i < 3; i++) copies[i] = split_names(lists[i], names[i]);
   char *end = NULL;
   unsigned long md = depth ? strtoul(depth, &end, 10) : 0;
+  char *min_end = NULL;
+  unsigned long long min_ns = min ? strtoull(min, &min_end, 10) : 0;
   strobe_trace_desc d = {.all = all && !strcmp(all, "all"), .max_depth = (uint32_t)md,
                          .exclude = lists[0] ? names[0] : NULL, .keep_overflow = keep && !strcmp(keep, "1"),
-                         .notrace = lists[1] ? names[1] : NULL, .filter = lists[2] ? names[2] : NULL, .match = match};
+                         .notrace = lists[1] ? names[1] : NULL, .filter = lists[2] ? names[2] : NULL, .match = match,
+                         .min_ns = min_ns};
   int rc = (all && !d.all && strcmp(all, "off")) || (depth && (*end || md == 0 || md > STROBE_MAX_DEPTH)) ||
-                   (keep && strcmp(keep, "0") && strcmp(keep, "1"))
+                   (keep && strcmp(keep, "0") && strcmp(keep, "1")) || (min && (!*min || *min_end))
                ? STROBE_EINVAL
                : apply(&d);
   if (rc)
     fprintf(stderr,
             "strobe: call tracing environment refused (%s): STROBE_TRACE=all|off, STROBE_TRACE_DEPTH=1..%d, "
             "STROBE_TRACE_EXCLUDE, STROBE_TRACE_NOTRACE, STROBE_TRACE_FILTER=name,... (at most %d each), "
-            "STROBE_TRACE_MATCH=extended regex, STROBE_TRACE_KEEP_OVERFLOW=0|1\n",
+            "STROBE_TRACE_MATCH=extended regex, STROBE_TRACE_MIN_NS=0..3600000000000, STROBE_TRACE_KEEP_OVERFLOW=0|1\n",
             strobe_strerror(rc), STROBE_MAX_DEPTH, STROBE_TRACE_MAX_EXCLUDE);
   for (int i = 0; i < 3; i++) free(copies[i]);
 }

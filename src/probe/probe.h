@@ -150,6 +150,10 @@ strobe_trace_stats strobe__trace_stats_since(const strobe_trace_stats *base);
  * grow (strobe_trace_desc.keep_overflow 0): the producer's slow path asks it
  * when a DROP ring is full (thread.c, make_room), never the inline path. */
 int strobe__trace_grows(void);
+/* strobe__begin_slow with the BEGIN stamped `ts` instead of now: a traced
+ * call recorded only once it proved long enough (strobe_trace_desc.min_ns).
+ * ts must be no earlier than the thread's last event and no later than now. */
+uintptr_t strobe__begin_at(strobe_site *site, uintptr_t sp, uint64_t ts);
 /* The name of the function at `addr` (demangled) in *name and the path of
  * its object in *module (NULL when none), both malloc'd for the caller.
  * Returns 1 when a symbol named it, 0 when none did (*name then says so:

@@ -5,7 +5,7 @@
  * mid calls leaf 3 times; skip calls mid and leaf once each. So `run N`
  * makes main 1, top 1, mid N+1, leaf 3(N+1)+1, skip 1 calls. The other
  * modes end the run the ways the starter must close a capture on: a
- * signal, an exec, a fork.
+ * signal, an exec, a fork; `timed` adds calls of known length.
  * Must never: link Strobe or call anything of it.
  */
 #include <signal.h>
@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #if defined(__clang__)
@@ -42,6 +43,26 @@ KEEP int top(int n) {
   return s + skip(n);
 }
 
+/* `timed`: timed_root calls fast 5 times (one leaf each) and slow twice
+ * (two leaves around a 300 ms sleep), for --min-time: only main,
+ * timed_root and slow last 200 ms. */
+KEEP int fast(int x) { return leaf(x); }
+
+KEEP int slow(int x) {
+  int s = leaf(x);
+  struct timespec ts = {0, 300 * 1000 * 1000};
+  while (nanosleep(&ts, &ts) != 0) {
+  }
+  return s + leaf(x);
+}
+
+KEEP int timed_root(void) {
+  int s = 0;
+  for (int i = 0; i < 5; i++) s += fast(i);
+  for (int i = 0; i < 2; i++) s += slow(i);
+  return s;
+}
+
 /* A CPU-bound loop the sampler can see in the untraced build. */
 KEEP long spin(long n) {
   long s = 0;
@@ -54,6 +75,7 @@ int main(int argc, char **argv) {
   int n = argc > 2 ? atoi(argv[2]) : 10;
   sink += top(n);
   if (!strcmp(mode, "spin")) sink += spin(400000000L);
+  if (!strcmp(mode, "timed")) sink += timed_root();
   if (!strcmp(mode, "signal")) raise(SIGTERM); /* default action: the process ends here */
   if (!strcmp(mode, "exec")) {
     fflush(stdout);

@@ -122,6 +122,19 @@ def case_filters():
     check(ct["cut_depth"] == 46, f"--depth 2 cuts the 46 deeper calls and counts them: {ct}")
 
 
+def case_min_time():
+    path, _ = record("--min-time", "200ms", "--", ARGS.traced, "timed", "10")
+    got, j = counts(path)
+    check(got == {"main": 1, "timed_root": 1, "slow": 2}, f"--min-time 200ms keeps the three long functions: {got}")
+    ct = j["call_tracing"]
+    # top(10)'s 47 calls, fast 5, their leaves 5, slow's leaves 4.
+    check(ct["cut_short"] == 61 and ct["cut_order"] == 0, f"every short call is cut and counted: {ct}")
+    slow = [s for s in j["sites"] if s["name"] == "slow"][0]
+    check(slow["max"]["ns"] >= 300e6 and slow["p50"]["ns"] >= 300e6, f"held-back calls keep their start: {slow}")
+    root = [s for s in j["sites"] if s["name"] == "timed_root"][0]
+    check(root["self_ns"] < 0.5 * root["total_ns"], f"slow nests inside timed_root: {root}")
+
+
 def case_double_start():
     own = os.path.join(ARGS.work, "own.capture")
     path, p = record("--", ARGS.own, own, "1000")
@@ -177,7 +190,7 @@ def case_bad_input():
         (["--trace", "(", "--", ARGS.traced], "--trace"),
         (["--filter", "", "--", ARGS.traced], "--filter"),
         (["--", os.path.join(work, "no-such-program")], "no such program"),
-        (["--min-time", "1us", "--", ARGS.traced], "--min-time"),
+        (["--min-time", "1 hour", "--", ARGS.traced], "--min-time"),
         (["--libcalls", "--", ARGS.traced], "--libcalls"),
     ]
     for argv, says in bad:

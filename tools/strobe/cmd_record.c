@@ -48,6 +48,7 @@ static const char g_usage[] =
     "  --depth N          record traced calls nested at most N deep (1..256, default 64)\n"
     "  --filter FUNC      record only FUNC's calls and the calls below them (repeatable)\n"
     "  --notrace FUNC     never record FUNC nor any call below it (repeatable)\n"
+    "  --min-time DUR     record only traced calls lasting at least DUR (500ns, 10us, 2ms, 1s)\n"
     "  --overflow MODE    a full ring: drop (default), grow or wait (docs/recording.md)\n"
     "  --follow-fork      children and exec'd images record too, to FILE.PID.GEN\n"
     "  -q, --quiet        no summary line\n\n"
@@ -63,7 +64,8 @@ typedef struct options {
   const char *trace; /* "all" or a regex */
   const char *sample; /* "auto", "off" or HZ */
   int switches, follow, quiet;
-  const char *depth, *overflow;
+  const char *depth, *overflow, *min_time;
+  char min_ns[24]; /* --min-time in nanoseconds */
   char filter[4096], notrace[4096]; /* comma-joined names */
   int n_filter, n_notrace;
 } options;
@@ -78,8 +80,24 @@ static int add_name(char *list, int *n, const char *name, const char *opt) {
   return 0;
 }
 
-static int check_values(const options *o) {
+/* A duration: a number and a unit (ns, us, ms, s), into nanoseconds. */
+static int parse_duration(const char *s, uint64_t *ns) {
+  static const struct { const char *unit; double ns; } k_units[] = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
+  char *end = NULL;
+  double v = strtod(s, &end);
+  if (end == s || !(v >= 0)) return -1;
+  for (size_t i = 0; i < sizeof k_units / sizeof k_units[0]; i++)
+    if (!strcmp(end, k_units[i].unit) && v * k_units[i].ns <= 3600e9) return *ns = (uint64_t)(v * k_units[i].ns + 0.5), 0;
+  return -1;
+}
+
+static int check_values(options *o) {
   uint64_t v;
+  if (o->min_time) {
+    if (parse_duration(o->min_time, &v) || v == 0)
+      return cli_usage_error("record", "--min-time must be a duration such as 500ns, 10us, 2ms or 1s (at most 3600s), not '%s'", o->min_time);
+    snprintf(o->min_ns, sizeof o->min_ns, "%llu", (unsigned long long)v);
+  }
   if (o->depth && (cli_parse_u64(o->depth, &v) || v < 1 || v > STROBE_MAX_DEPTH))
     return cli_usage_error("record", "--depth must be 1..%d, not '%s'", STROBE_MAX_DEPTH, o->depth);
   if (strcmp(o->sample, "auto") && strcmp(o->sample, "off") &&
@@ -122,7 +140,7 @@ static int parse(int argc, char **argv, options *o) {
       case NOTRACE: if ((rc = add_name(o->notrace, &o->n_notrace, optarg, "--notrace"))) return rc; break;
       case OVERFLOW: o->overflow = optarg; break;
       case FOLLOW: o->follow = 1; break;
-      case MIN_TIME: return cli_usage_error("record", "--min-time is not available in this build yet");
+      case MIN_TIME: o->min_time = optarg; break;
       case LIBCALLS: return cli_usage_error("record", "--libcalls is not available in this build yet");
       case 'q': o->quiet = 1; break;
       case 'h': fputs(g_usage, stdout); return -1;
@@ -199,6 +217,7 @@ static int set_env(const options *o, const char *libs) {
   unsetenv("STROBE_RECORD_GEN");
   if (strcmp(o->trace, "all")) rc |= setenv("STROBE_TRACE_MATCH", o->trace, 1);
   if (o->depth) rc |= setenv("STROBE_TRACE_DEPTH", o->depth, 1);
+  if (o->min_time) rc |= setenv("STROBE_TRACE_MIN_NS", o->min_ns, 1);
   if (o->n_filter) rc |= setenv("STROBE_TRACE_FILTER", o->filter, 1);
   if (o->n_notrace) rc |= setenv("STROBE_TRACE_NOTRACE", o->notrace, 1);
   if (o->switches) rc |= setenv("STROBE_RECORD_SWITCHES", "1", 1);
