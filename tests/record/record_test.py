@@ -65,7 +65,7 @@ def case_calls_c():
     expect_counts(path, run_counts(10), "calls.c run 10")
     t = totals(path)
     check(t["footer"] and not t["cut_short"], f"the capture was closed at exit: {t}")
-    check("exited with status 0" in p.stderr and "48 scopes of 5 traced functions" in p.stderr,
+    check("exited with status 0" in p.stderr and "48 scopes of 5 traced functions and 0 library" in p.stderr,
           f"summary line: {p.stderr}")
     out = strobe("report", path).stdout
     check("leaf" in out and "34" in out, f"strobe report shows it:\n{out}")
@@ -135,6 +135,23 @@ def case_min_time():
     check(root["self_ns"] < 0.5 * root["total_ns"], f"slow nests inside timed_root: {root}")
 
 
+def case_libcalls():
+    path, p = record("--libcalls", "--", ARGS.libcalls, "1000")
+    _, j = counts(path)
+    lib = {s["name"]: s["count"] for s in j["sites"] if s.get("category") == "libcall"}
+    calls = {s["name"]: s["count"] for s in j["sites"] if s.get("traced_call")}
+    check(lib.get("memcmp") == 1000 and lib.get("strlen") == 7, f"library calls named and counted: {lib}")
+    check(f"of 2 traced functions and {len(lib)} library functions" in p.stderr, f"counted apart: {p.stderr}")
+    check(calls == {"main": 1, "compare_three": 1}, f"traced calls apart from them: {calls}")
+    check(not any(n.startswith(("__cyg_profile", "strobe")) for n in lib), f"Strobe's own calls are not library calls: {lib}")
+    tree = strobe("export", path, "--format", "folded", "-o", "-").stdout
+    check("thread 0;main;compare_three;memcmp " in tree, f"a library call nests in the traced call that made it:\n{tree}")
+    # Off by default: the same run without --libcalls records no library call.
+    path, _ = record("--", ARGS.libcalls, "1000", out="off.capture")
+    _, j = counts(path)
+    check(not [s for s in j["sites"] if s.get("category") == "libcall"], "no --libcalls, no library calls")
+
+
 def case_double_start():
     own = os.path.join(ARGS.work, "own.capture")
     path, p = record("--", ARGS.own, own, "1000")
@@ -191,7 +208,6 @@ def case_bad_input():
         (["--filter", "", "--", ARGS.traced], "--filter"),
         (["--", os.path.join(work, "no-such-program")], "no such program"),
         (["--min-time", "1 hour", "--", ARGS.traced], "--min-time"),
-        (["--libcalls", "--", ARGS.traced], "--libcalls"),
     ]
     for argv, says in bad:
         out = [] if argv and argv[0] == "-o" else ["-o", os.path.join(work, "bad.capture")]
@@ -207,7 +223,7 @@ CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case
 def main():
     global ARGS
     ap = argparse.ArgumentParser()
-    for opt in ("--strobe", "--traced", "--plain", "--cxx", "--own", "--work"):
+    for opt in ("--strobe", "--traced", "--plain", "--cxx", "--own", "--libcalls", "--work"):
         ap.add_argument(opt, required=True)
     ap.add_argument("case", choices=sorted(CASES))
     ARGS = ap.parse_args()

@@ -29,6 +29,7 @@
  *   STROBE_RECORD_OVERFLOW=drop|grow|wait  strobe_desc.overflow
  *   STROBE_RECORD_PRELOAD=... the LD_PRELOAD to give an image that is not
  *                             followed ("-": none)
+ *   STROBE_RECORD_AUDIT=...   with --libcalls: the LD_AUDIT to give it ("-": none)
  *
  * Contents: >>state >>elf >>start >>stop >>exec
  */
@@ -209,19 +210,23 @@ __attribute__((constructor)) static void starter(void) {
 static char **next_env(char *const envp[], char *own[3]) {
   size_t n = 0;
   while (envp && envp[n]) n++;
-  char **out = malloc((n + 3) * sizeof *out);
+  char **out = malloc((n + 4) * sizeof *out);
   if (!out) return NULL;
-  const char *follow = getenv("STROBE_RECORD_FOLLOW"), *pre = getenv("STROBE_RECORD_PRELOAD");
+  const char *follow = getenv("STROBE_RECORD_FOLLOW"), *pre = getenv("STROBE_RECORD_PRELOAD"),
+             *audit = getenv("STROBE_RECORD_AUDIT");
   int followed = follow && !strcmp(follow, "1");
   size_t k = 0;
-  own[0] = own[1] = NULL;
+  own[0] = own[1] = own[2] = NULL;
   for (size_t i = 0; i < n; i++) {
     if (!strncmp(envp[i], "STROBE_RECORD_GEN=", 18)) continue;
-    if (!followed && (!strncmp(envp[i], "STROBE_RECORD", 13) || !strncmp(envp[i], "LD_PRELOAD=", 11))) continue;
+    if (!followed && (!strncmp(envp[i], "STROBE_RECORD", 13) || !strncmp(envp[i], "LD_PRELOAD=", 11) ||
+                      (audit && !strncmp(envp[i], "LD_AUDIT=", 9))))
+      continue;
     out[k++] = envp[i];
   }
   if (followed && asprintf(&own[0], "STROBE_RECORD_GEN=%u", getpid() == g_owner ? g_gen + 1 : 0) > 0) out[k++] = own[0];
   if (!followed && pre && strcmp(pre, "-") && asprintf(&own[1], "LD_PRELOAD=%s", pre) > 0) out[k++] = own[1];
+  if (!followed && audit && strcmp(audit, "-") && asprintf(&own[2], "LD_AUDIT=%s", audit) > 0) out[k++] = own[2];
   out[k] = NULL;
   return out;
 }
@@ -240,8 +245,7 @@ static int exec_with(int search, const char *file, char *const argv[], char *con
   int rc = real(file, argv, env);
   int saved = errno;
   free(env);
-  free(own[0]);
-  free(own[1]);
+  for (int i = 0; i < 3; i++) free(own[i]);
   if (recording) {
     g_gen++;
     const char *path = getenv("STROBE_RECORD");

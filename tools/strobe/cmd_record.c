@@ -51,6 +51,7 @@ static const char g_usage[] =
     "  --min-time DUR     record only traced calls lasting at least DUR (500ns, 10us, 2ms, 1s)\n"
     "  --overflow MODE    a full ring: drop (default), grow or wait (docs/recording.md)\n"
     "  --follow-fork      children and exec'd images record too, to FILE.PID.GEN\n"
+    "  --libcalls         record the program's calls into shared libraries (category libcall)\n"
     "  -q, --quiet        no summary line\n\n"
     "exit: 0 the capture was written (the program's own status is in the summary);\n"
     "1 no readable capture; 2 bad options, no PROGRAM, an unwritable or non-regular FILE.\n"
@@ -63,7 +64,7 @@ typedef struct options {
   const char *out;
   const char *trace; /* "all" or a regex */
   const char *sample; /* "auto", "off" or HZ */
-  int switches, follow, quiet;
+  int switches, follow, quiet, libcalls;
   const char *depth, *overflow, *min_time;
   char min_ns[24]; /* --min-time in nanoseconds */
   char filter[4096], notrace[4096]; /* comma-joined names */
@@ -141,7 +142,7 @@ static int parse(int argc, char **argv, options *o) {
       case OVERFLOW: o->overflow = optarg; break;
       case FOLLOW: o->follow = 1; break;
       case MIN_TIME: o->min_time = optarg; break;
-      case LIBCALLS: return cli_usage_error("record", "--libcalls is not available in this build yet");
+      case LIBCALLS: o->libcalls = 1; break;
       case 'q': o->quiet = 1; break;
       case 'h': fputs(g_usage, stdout); return -1;
       default: return cli_bad_option("record", argv, optind);
@@ -187,9 +188,7 @@ static int findable(const char *prog) {
 /* The two libraries to preload, "libstrobe.so:libstrobe_record.so": the build
  * tree's when this is the build tree's strobe, else the installed ones;
  * STROBE_RECORD_LIBS overrides both. */
-static const char *libraries(void) {
-  const char *env = getenv("STROBE_RECORD_LIBS");
-  if (env && *env) return env;
+static int in_build_tree(void) {
   char self[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
   if (n > 0) {
@@ -197,9 +196,22 @@ static const char *libraries(void) {
     char *build = realpath(STROBE_RECORD_BUILD_CLI, NULL);
     int in_build = build && !strcmp(build, self);
     free(build);
-    if (in_build) return STROBE_RECORD_BUILD_LIBS;
+    return in_build;
   }
-  return STROBE_RECORD_INSTALL_LIBS;
+  return 0;
+}
+
+static const char *libraries(void) {
+  const char *env = getenv("STROBE_RECORD_LIBS");
+  if (env && *env) return env;
+  return in_build_tree() ? STROBE_RECORD_BUILD_LIBS : STROBE_RECORD_INSTALL_LIBS;
+}
+
+/* The audit module of --libcalls (STROBE_RECORD_AUDIT overrides it). */
+static const char *audit_module(void) {
+  const char *env = getenv("STROBE_RECORD_AUDIT_MODULE");
+  if (env && *env) return env;
+  return in_build_tree() ? STROBE_RECORD_BUILD_AUDIT : STROBE_RECORD_INSTALL_AUDIT;
 }
 
 /* >>run */
@@ -223,6 +235,13 @@ static int set_env(const options *o, const char *libs) {
   if (o->switches) rc |= setenv("STROBE_RECORD_SWITCHES", "1", 1);
   if (o->follow) rc |= setenv("STROBE_RECORD_FOLLOW", "1", 1);
   if (o->overflow) rc |= setenv("STROBE_RECORD_OVERFLOW", o->overflow, 1);
+  if (o->libcalls) {
+    const char *audit = getenv("LD_AUDIT");
+    char *value = NULL;
+    if (asprintf(&value, "%s%s%s", audit_module(), audit && *audit ? ":" : "", audit && *audit ? audit : "") < 0) return -1;
+    rc |= setenv("STROBE_RECORD_AUDIT", audit && *audit ? audit : "-", 1) | setenv("LD_AUDIT", value, 1);
+    free(value);
+  }
   return rc;
 }
 
@@ -243,6 +262,10 @@ static int run(const options *o, char **argv) {
       cli_error("record", "cannot find %s (set STROBE_RECORD_LIBS=libstrobe.so:libstrobe_record.so)", lib);
       return -1;
     }
+  }
+  if (o->libcalls && access(audit_module(), R_OK) != 0) {
+    cli_error("record", "cannot find %s (set STROBE_RECORD_AUDIT_MODULE=libstrobe_audit.so)", audit_module());
+    return -1;
   }
   int ready[2];
   if (pipe2(ready, O_CLOEXEC) != 0) return cli_error("record", "pipe: %s", strerror(errno)), -1;
@@ -301,12 +324,17 @@ static int summary(const options *o, const char *prog, int status) {
   }
   strobe_capture_totals t = strobe_capture_query_totals(c);
   uint64_t bytes = strobe_capture_query_position(c);
+  uint32_t libfns = 0; /* library functions called (--libcalls): sites of category "libcall" */
+  for (uint32_t id = 1; id < strobe_capture_query_site_limit(c); id++) {
+    const strobe_capture_site *s = strobe_capture_query_site(c, id);
+    libfns += s && !strcmp(s->category, "libcall");
+  }
   strobe_capture_close(c);
   if (!o->quiet)
     fprintf(stderr,
-            "strobe record: %s %s; %s: %llu bytes, %llu scopes of %u traced functions, %llu samples, %llu lost%s%s "
-            "(strobe report %s)\n",
-            prog, how, o->out, (unsigned long long)bytes, (unsigned long long)t.scopes, t.calls_functions,
+            "strobe record: %s %s; %s: %llu bytes, %llu scopes of %u traced functions and %u library functions, "
+            "%llu samples, %llu lost%s%s (strobe report %s)\n",
+            prog, how, o->out, (unsigned long long)bytes, (unsigned long long)t.scopes, t.calls_functions, libfns,
             (unsigned long long)t.samples, (unsigned long long)t.lost, t.cut_short ? ", cut short" : "",
             rc < 0 ? ", damaged" : "", o->out);
   return rc < 0 ? CLI_FAIL : CLI_OK;
