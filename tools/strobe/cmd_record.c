@@ -188,6 +188,27 @@ static int findable(const char *prog) {
 /* The two libraries to preload, "libstrobe.so:libstrobe_record.so": the build
  * tree's when this is the build tree's strobe, else the installed ones;
  * STROBE_RECORD_LIBS overrides both. */
+static char g_libs[3 * PATH_MAX], g_audit[PATH_MAX + 64];
+
+/* The installed libraries' paths, each relative to bin/ in `rel` ("a:b"),
+ * made absolute against this executable's directory. */
+static const char *installed(const char *rel, char *out, size_t cap) {
+  char dir[PATH_MAX];
+  ssize_t got = readlink("/proc/self/exe", dir, sizeof dir - 1);
+  dir[got > 0 ? got : 0] = 0;
+  char *slash = strrchr(dir, '/');
+  if (slash) *slash = 0;
+  size_t len = 0;
+  out[0] = 0;
+  for (const char *p = rel; p && *p; p = strchr(p, ':') ? strchr(p, ':') + 1 : NULL) {
+    size_t n = strchr(p, ':') ? (size_t)(strchr(p, ':') - p) : strlen(p);
+    int w = snprintf(out + len, cap - len, "%s%s/%.*s", len ? ":" : "", dir, (int)n, p);
+    if (w < 0 || (size_t)w >= cap - len) break;
+    len += (size_t)w;
+  }
+  return out;
+}
+
 static int in_build_tree(void) {
   char self[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -204,14 +225,14 @@ static int in_build_tree(void) {
 static const char *libraries(void) {
   const char *env = getenv("STROBE_RECORD_LIBS");
   if (env && *env) return env;
-  return in_build_tree() ? STROBE_RECORD_BUILD_LIBS : STROBE_RECORD_INSTALL_LIBS;
+  return in_build_tree() ? STROBE_RECORD_BUILD_LIBS : installed(STROBE_RECORD_INSTALL_LIBS, g_libs, sizeof g_libs);
 }
 
 /* The audit module of --libcalls (STROBE_RECORD_AUDIT overrides it). */
 static const char *audit_module(void) {
   const char *env = getenv("STROBE_RECORD_AUDIT_MODULE");
   if (env && *env) return env;
-  return in_build_tree() ? STROBE_RECORD_BUILD_AUDIT : STROBE_RECORD_INSTALL_AUDIT;
+  return in_build_tree() ? STROBE_RECORD_BUILD_AUDIT : installed(STROBE_RECORD_INSTALL_AUDIT, g_audit, sizeof g_audit);
 }
 
 /* >>run */
