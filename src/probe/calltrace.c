@@ -135,9 +135,14 @@ typedef struct tframe {
   uintptr_t guard; /* the scope's guard (strobe__begin_slow), 0: not recorded */
   uint32_t opens;  /* F_*: the subtree state this call opened, or F_PENDING (its fn is stored as ~fn,
                     * so its exit misses the inline path and closes that state in leave_slow) */
-  uint64_t ts;     /* F_PENDING: when the call began (ticks) */
+} tframe; /* 32 bytes: the inline hooks index it with a shift */
+
+/* A held-back call's start, beside its frame (tracer.pend[i] for f[i]):
+ * apart, so the frames the inline hooks touch stay 32 bytes. */
+typedef struct tpend {
+  uint64_t ts;               /* F_PENDING: when the call began (ticks) */
   const strobe__event *mark; /* F_PENDING: the thread's ring cursor then */
-} tframe;
+} tpend;
 #define F_MUTES 1u   /* a notrace function: calls below it are not recorded */
 #define F_ROOT 2u    /* a filter root: calls below it are recorded */
 #define F_PENDING 4u /* min_ns: a call to record once it proved long enough; guard holds its site */
@@ -150,6 +155,7 @@ typedef struct tracer {
   uint32_t inside; /* open F_ROOT frames */
   uint32_t gate;   /* 1: every enter takes the slow path (muted, or filter roots set and none open) */
   tframe f[TRACER_STACK];
+  tpend pend[TRACER_STACK];
 } tracer;
 
 static __thread tracer *t_tracer __attribute__((tls_model("initial-exec")));
@@ -270,8 +276,8 @@ static NOINSTR __attribute__((noinline)) void enter_slow(tracer *t, uint32_t mod
     f->opens |= F_PENDING;
     f->fn = ~fn;
     f->guard = (uintptr_t)&e->site;
-    f->mark = strobe__tls->cur;
-    f->ts = strobe__now();
+    t->pend[t->n - 1].mark = strobe__tls->cur;
+    t->pend[t->n - 1].ts = strobe__now();
     return;
   }
   f->guard = open_scope(&e->site, cfa + sizeof(void *));
@@ -293,11 +299,11 @@ static NOINSTR void emit_pending(tracer *t, uint32_t upto) {
     strobe_site *site = (strobe_site *)f->guard;
     f->opens &= ~F_PENDING;
     f->guard = 0;
-    if (f->mark != cur) { /* all held back since one cursor, or the thread wrote meanwhile */
+    if (t->pend[i].mark != cur) { /* all held back since one cursor, or the thread wrote meanwhile */
       __atomic_fetch_add(&g_cut_order, 1, __ATOMIC_RELAXED);
       continue;
     }
-    f->guard = strobe__begin_at(site, f->cfa + sizeof(void *), f->ts);
+    f->guard = strobe__begin_at(site, f->cfa + sizeof(void *), t->pend[i].ts);
   }
 }
 
@@ -305,7 +311,7 @@ static NOINSTR void emit_pending(tracer *t, uint32_t upto) {
  * around it when it lasted min_ns, else cut and counted. */
 static NOINSTR void leave_pending(tracer *t, uint32_t k) {
   tframe *f = &t->f[k];
-  if (!strobe__is_active() || strobe__now() - f->ts < __atomic_load_n(&g_min_ticks, __ATOMIC_RELAXED)) {
+  if (!strobe__is_active() || strobe__now() - t->pend[k].ts < __atomic_load_n(&g_min_ticks, __ATOMIC_RELAXED)) {
     __atomic_fetch_add(&g_cut_short, 1, __ATOMIC_RELAXED);
     f->opens &= ~F_PENDING;
     f->guard = 0;
