@@ -13,8 +13,9 @@
  *   record_bytes_per_call    the capture's bytes per traced call (budget <= 1.5)
  *   record_events_lost       events the capture lost (budget 0)
  *
- * Times are the workload's own (around fib(N) in the child), the minimum over
- * RUNS runs each; budgets are printed, never asserted.
+ * Times are the workload's own (its thread's CPU time around fib(N) in the
+ * child; the drain thread's work is not in it), the minimum over RUNS runs
+ * each; budgets are printed, never asserted.
  */
 #include <stdio.h>
 #include <stdlib.h>

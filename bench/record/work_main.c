@@ -2,7 +2,9 @@
  * work_main.c — bench_record's workload program, never linked to Strobe:
  * times fib(N) (bench/calltrace/work.c, built with -finstrument-functions in
  * bench_record_traced, without in bench_record_plain) and prints
- * "ns_per_call X calls Y", so `strobe record` can be timed on the work alone.
+ * "ns_per_call X calls Y", so `strobe record` can be timed on the work alone:
+ * the thread's CPU time (user and system: page faults count), not wall time,
+ * which on a loaded machine measures the scheduler.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -13,7 +15,7 @@ uint64_t work_record(uint32_t n);
 
 static uint64_t now_ns(void) {
   struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 

@@ -204,6 +204,7 @@ def case_bad_input():
         (["--depth", "0", "--", ARGS.traced], "--depth"),
         (["--sample", "0", "--", ARGS.traced], "--sample"),
         (["--overflow", "often", "--", ARGS.traced], "--overflow"),
+        (["--compression", "20", "--", ARGS.traced], "--compression"),
         (["--trace", "(", "--", ARGS.traced], "--trace"),
         (["--filter", "", "--", ARGS.traced], "--filter"),
         (["--", os.path.join(work, "no-such-program")], "no such program"),

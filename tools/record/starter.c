@@ -27,6 +27,7 @@
  *                             was not built with -finstrument-functions
  *   STROBE_RECORD_SWITCHES=1  the sampler records context switches too
  *   STROBE_RECORD_OVERFLOW=drop|grow|wait  strobe_desc.overflow
+ *   STROBE_RECORD_COMPRESSION=N  strobe_record_desc.compression_level
  *   STROBE_RECORD_PRELOAD=... the LD_PRELOAD to give an image that is not
  *                             followed ("-": none)
  *   STROBE_RECORD_AUDIT=...   with --libcalls: the LD_AUDIT to give it ("-": none)
@@ -177,6 +178,8 @@ static int choose_path(const char *path) {
 static void start(void) {
   strobe_record_desc rd = {0};
   rd.path = g_path;
+  const char *level = getenv("STROBE_RECORD_COMPRESSION");
+  rd.compression_level = level ? atoi(level) : 0; /* 1..19; a bad one is refused by strobe_record_start, said */
   int rc = strobe_record_start(&rd, &g_rec);
   if (rc) {
     fprintf(stderr, "strobe record: cannot record to %s: %s\n", g_path, strobe_strerror(rc));
