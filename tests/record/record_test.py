@@ -11,6 +11,7 @@ Must never: accept two answers where the tool gives one, or wait on time.
 import argparse
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -78,6 +79,9 @@ def case_calls_cxx():
             "shape::Grid::cell(int, int) const": 49, "int shape::sum<int>(std::vector<int, std::allocator<int> > const&)": 7}
     mine = {k: v for k, v in got.items() if k in want}
     check(mine == want, f"C++ counts {mine}, expected {want} (all: {sorted(got)})")
+    # --trace matches demangled names.
+    path, _ = record("--trace", r"^shape::Grid::(cell|row)\(", "--", ARGS.cxx, "run", "7", out="regex.capture")
+    expect_counts(path, {"shape::Grid::row(int) const": 7, "shape::Grid::cell(int, int) const": 49}, "--trace on C++")
 
 
 def case_sampled():
@@ -97,6 +101,28 @@ def case_sampled():
     expect_counts(path, {**run_counts(10), "spin": 1}, "traced and sampled")
     check("spin" in json.dumps(json.loads(strobe("report", "--samples", "--json", path).stdout)),
           "--sample HZ samples a traced run too")
+
+
+def case_options():
+    # --overflow reaches the recording process; drop is the default.
+    path, _ = record("--", ARGS.traced, "run", "10")
+    header = json.loads(strobe("info", "--json", path).stdout)["header"]
+    check(header["overflow"] == "drop", f"default overflow: {header}")
+    path, _ = record("--overflow", "wait", "--", ARGS.traced, "run", "10", out="wait.capture")
+    header = json.loads(strobe("info", "--json", path).stdout)["header"]
+    check(header["overflow"] == "wait", f"--overflow wait: {header}")
+    expect_counts(path, run_counts(10), "--overflow wait")
+
+    # --switches: the sampler records each time the thread leaves its CPU (timed sleeps twice).
+    def switches(path):
+        out = strobe("report", path).stdout
+        m = re.search(r"sampler: \d+ samples, (\d+) context switches", out)
+        check(m, f"the report names the sampler's figures:\n{out}")
+        return int(m.group(1))
+    path, _ = record("--switches", "--", ARGS.plain, "timed", "10", out="switches.capture")
+    check(switches(path) >= 2, "--switches records the two sleeps at least")
+    path, _ = record("--", ARGS.plain, "timed", "10", out="noswitches.capture")
+    check(switches(path) == 0, "no --switches, no switch records")
 
 
 def case_filters():
