@@ -5,7 +5,8 @@
  * mid calls leaf 3 times; skip calls mid and leaf once each. So `run N`
  * makes main 1, top 1, mid N+1, leaf 3(N+1)+1, skip 1 calls. The other
  * modes end the run the ways the starter must close a capture on: a
- * signal, an exec, a fork; `timed` adds calls of known length.
+ * signal, an exec, a fork, a child that execs (`spawn`); `timed` adds
+ * calls of known length.
  * Must never: link Strobe or call anything of it.
  */
 #include <signal.h>
@@ -81,6 +82,16 @@ int main(int argc, char **argv) {
     fflush(stdout);
     execl(argv[0], argv[0], "run", "2", (char *)NULL);
     return 3;
+  }
+  if (!strcmp(mode, "spawn")) { /* a child that execs this program: `run 3` */
+    fflush(stdout);
+    pid_t c = fork();
+    if (c == 0) {
+      execl(argv[0], argv[0], "run", "3", (char *)NULL);
+      _exit(3);
+    }
+    int st;
+    waitpid(c, &st, 0);
   }
   if (!strcmp(mode, "fork")) {
     pid_t c = fork();

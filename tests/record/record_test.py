@@ -215,6 +215,15 @@ def case_fork():
     t = totals(path)
     check(t["footer"] and not t["cut_short"], f"the parent's capture is whole: {t}")
     expect_counts(path, run_counts(10), "fork: the parent's calls only")
+    # A child that execs: recorded only with --follow-fork, to FILE.PID.0.
+    path, _ = record("--", ARGS.traced, "spawn", "10", out="spawn.capture")
+    expect_counts(path, run_counts(10), "spawn: the parent")
+    check(not [f for f in os.listdir(ARGS.work) if f.startswith("spawn.capture.")], "not followed: no child file")
+    path, _ = record("--follow-fork", "--", ARGS.traced, "spawn", "10", out="follow.capture")
+    expect_counts(path, run_counts(10), "followed spawn: the parent")
+    children = [f for f in os.listdir(ARGS.work) if f.startswith("follow.capture.")]
+    check(len(children) == 1 and children[0].endswith(".0"), f"followed: FILE.PID.0: {children}")
+    expect_counts(os.path.join(ARGS.work, children[0]), run_counts(3), "followed spawn: the child")
 
 
 def case_bad_input():
