@@ -2,7 +2,8 @@
  * own_recorder.c — a program that links Strobe and starts its own recorder
  * (record_test.py, case double_start): under `strobe record` the preloaded
  * libstrobe.so must be its own one library (exit 4 if two are loaded), its
- * recorder must start and stop as without the starter, and each capture
+ * own strobe_setup must still be accepted (exit 7), its recorder must start
+ * and stop as without the starter, and each capture
  * must hold its N hand-placed scopes once.
  * Usage: own_recorder OWN_CAPTURE N
  */
@@ -29,8 +30,17 @@ int main(int argc, char **argv) {
     fprintf(stderr, "own_recorder: %d copies of libstrobe.so loaded\n", copies);
     return 4;
   }
+  /* Its own configuration first, as a program that links Strobe may: the
+   * starter must have left it open (exit 7 if not). */
+  strobe_desc d = strobe_query_desc();
+  d.ring_events = 1u << 16;
+  int rc = strobe_setup(&d);
+  if (rc) {
+    fprintf(stderr, "own_recorder: strobe_setup: %s\n", strobe_strerror(rc));
+    return 7;
+  }
   strobe_recorder *r = NULL;
-  int rc = strobe_record_start(&(strobe_record_desc){.path = argv[1]}, &r);
+  rc = strobe_record_start(&(strobe_record_desc){.path = argv[1]}, &r);
   if (rc) {
     fprintf(stderr, "own_recorder: strobe_record_start: %s\n", strobe_strerror(rc));
     return 5;
