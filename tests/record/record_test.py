@@ -185,6 +185,13 @@ def case_double_start():
     check("exited with status 0" in p.stderr, f"the program ran as without strobe record: {p.stderr}")
     expect_counts(path, {"own_work": 1000}, "strobe record's capture")
     expect_counts(own, {"own_work": 1000}, "the program's own capture")
+    # Strobe linked in statically: a copy of its own, which strobe record says it cannot see.
+    path, p = record("--", ARGS.own_static, own, "10", out="static.capture")
+    check("linked in statically" in p.stderr, f"said: {p.stderr}")
+    expect_counts(path, {}, "a static copy's scopes are not in strobe record's capture")
+    expect_counts(own, {"own_work": 10}, "the static program's own capture")
+    path, p = record("--", ARGS.own, own, "10", out="shared.capture")
+    check("statically" not in p.stderr, f"not said of a program linking libstrobe.so: {p.stderr}")
 
 
 def case_signal():
@@ -260,7 +267,7 @@ CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case
 def main():
     global ARGS
     ap = argparse.ArgumentParser()
-    for opt in ("--strobe", "--traced", "--plain", "--cxx", "--own", "--libcalls", "--work"):
+    for opt in ("--strobe", "--traced", "--plain", "--cxx", "--own", "--own-static", "--libcalls", "--work"):
         ap.add_argument(opt, required=True)
     ap.add_argument("case", choices=sorted(CASES))
     ARGS = ap.parse_args()

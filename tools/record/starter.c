@@ -68,14 +68,20 @@ static char g_path[4096];       /* where this image records */
 static const int k_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 
 /* >>elf
- * Whether the executable calls the -finstrument-functions hooks: its
- * dynamic or static symbol table names __cyg_profile_func_enter. Read from
- * the file, since the hooks may be bound to glibc's empty ones. */
-static int names_hook(const unsigned char *base, size_t len) {
+ * What the executable's dynamic and static symbol tables say, read from the
+ * file (the hooks may be bound to glibc's empty ones): EXE_HOOKS, it names
+ * __cyg_profile_func_enter (built with -finstrument-functions); EXE_STROBE,
+ * it defines strobe_record_start (Strobe linked in statically: a copy of
+ * its own, which this capture cannot see). */
+#define EXE_HOOKS 1u
+#define EXE_STROBE 2u
+
+static unsigned scan_symbols(const unsigned char *base, size_t len) {
   const Elf64_Ehdr *eh = (const void *)base;
   if (len < sizeof *eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64) return 0;
   if (eh->e_shoff == 0 || eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) > len) return 0;
   const Elf64_Shdr *sh = (const void *)(base + eh->e_shoff);
+  unsigned found = 0;
   for (unsigned i = 0; i < eh->e_shnum; i++) {
     if ((sh[i].sh_type != SHT_DYNSYM && sh[i].sh_type != SHT_SYMTAB) || sh[i].sh_link >= eh->e_shnum) continue;
     const Elf64_Shdr *str = &sh[sh[i].sh_link];
@@ -84,21 +90,23 @@ static int names_hook(const unsigned char *base, size_t len) {
     for (size_t k = 0; k < sh[i].sh_size / sizeof *sym; k++) {
       if (sym[k].st_name >= str->sh_size) continue;
       const char *name = (const char *)base + str->sh_offset + sym[k].st_name;
-      if (!strncmp(name, "__cyg_profile_func_enter", str->sh_size - sym[k].st_name)) return 1;
+      size_t room = str->sh_size - sym[k].st_name;
+      if (!strncmp(name, "__cyg_profile_func_enter", room)) found |= EXE_HOOKS;
+      if (!strncmp(name, "strobe_record_start", room) && sym[k].st_shndx != SHN_UNDEF) found |= EXE_STROBE;
     }
   }
-  return 0;
+  return found;
 }
 
-static int instrumented(void) {
+static unsigned exe_symbols(void) {
   int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
   struct stat st;
   if (fd < 0) return 0;
-  int yes = 0;
+  unsigned yes = 0;
   if (fstat(fd, &st) == 0 && st.st_size > 0) {
     void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (m != MAP_FAILED) {
-      yes = names_hook(m, (size_t)st.st_size);
+      yes = scan_symbols(m, (size_t)st.st_size);
       munmap(m, (size_t)st.st_size);
     }
   }
@@ -148,9 +156,9 @@ static int overflow_mode(const char *name, uint32_t *mode) {
 
 /* The sampler as STROBE_RECORD_SAMPLE asks (auto: only for an executable
  * without call-tracing hooks); a refusal is said, not fatal. */
-static void start_sampler(void) {
+static void start_sampler(unsigned exe) {
   const char *s = getenv("STROBE_RECORD_SAMPLE");
-  if (!s || !strcmp(s, "off") || (!strcmp(s, "auto") && instrumented())) return;
+  if (!s || !strcmp(s, "off") || (!strcmp(s, "auto") && (exe & EXE_HOOKS))) return;
   strobe_sampler_desc sd = {0};
   sd.rate_hz = strcmp(s, "auto") ? (uint32_t)strtoul(s, NULL, 10) : 0;
   const char *sw = getenv("STROBE_RECORD_SWITCHES");
@@ -175,7 +183,7 @@ static int choose_path(const char *path) {
   return n > 0 && (size_t)n < sizeof g_path;
 }
 
-static void start(void) {
+static void start(unsigned exe) {
   strobe_record_desc rd = {0};
   rd.path = g_path;
   const char *level = getenv("STROBE_RECORD_COMPRESSION");
@@ -187,7 +195,7 @@ static void start(void) {
   }
   g_owner = getpid();
   __atomic_store_n(&g_stopping, 0, __ATOMIC_RELEASE);
-  start_sampler();
+  start_sampler(exe);
 }
 
 __attribute__((constructor)) static void starter(void) {
@@ -199,7 +207,11 @@ __attribute__((constructor)) static void starter(void) {
     d.overflow = mode;
     if (strobe_setup(&d) != 0) fprintf(stderr, "strobe record: --overflow %s refused: the program set up Strobe first\n", ov);
   }
-  start();
+  unsigned exe = exe_symbols();
+  if (exe & EXE_STROBE)
+    fprintf(stderr, "strobe record: this program has Strobe linked in statically: its own scopes and traced calls "
+                    "go to that copy, not to %s (link libstrobe.so to record them here)\n", g_path);
+  start(exe);
   if (!g_rec) return;
   atexit(stop);
   catch_signals();
@@ -252,7 +264,7 @@ static int exec_with(int search, const char *file, char *const argv[], char *con
   if (recording) {
     g_gen++;
     const char *path = getenv("STROBE_RECORD");
-    if (snprintf(g_path, sizeof g_path, "%s.%ld.%u", path, (long)getpid(), g_gen) < (int)sizeof g_path) start();
+    if (snprintf(g_path, sizeof g_path, "%s.%ld.%u", path, (long)getpid(), g_gen) < (int)sizeof g_path) start(exe_symbols());
   }
   errno = saved;
   return rc;
