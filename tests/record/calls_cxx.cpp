@@ -3,11 +3,16 @@
  * `strobe record` (record_test.py), built with -finstrument-functions and
  * never linked to Strobe: `run N` makes shape::Grid::cell N*N calls,
  * shape::Grid::row N, shape::sum<int> N and shape::Grid::Grid once, named
- * demangled in the capture.
+ * demangled in the capture. `throw N` makes N std::out_of_range exceptions
+ * thrown inside a library call (vector::at's throw helper) and N memcmp
+ * calls after them, for --libcalls (built with -fno-builtin: memcmp stays a
+ * call through the PLT).
  * Must never: link Strobe or call anything of it.
  */
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <stdexcept>
 #include <vector>
 
 #if defined(__clang__)
@@ -38,8 +43,28 @@ class Grid {
 };
 }  // namespace shape
 
+volatile int offset; /* read on every call: no memcmp is folded */
+
+static int throws(int n) {
+  std::vector<int> v(3, 1);
+  char a[8] = "abc", b[8] = "abd";
+  int s = 0;
+  for (int i = 0; i < n; i++) {
+    try {
+      s += v.at(3 + (size_t)offset);
+    } catch (const std::out_of_range &) {
+      s += std::memcmp(a + offset, b, 3) < 0;
+    }
+  }
+  return s;
+}
+
 int main(int argc, char **argv) {
   int n = argc > 2 ? std::atoi(argv[2]) : 10;
+  if (argc > 1 && !std::strcmp(argv[1], "throw")) {
+    std::printf("%d\n", throws(n));
+    return 0;
+  }
   shape::Grid g(n);
   long total = 0;
   for (int r = 0; r < n; r++) total += shape::sum(g.row(r));

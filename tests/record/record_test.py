@@ -173,6 +173,12 @@ def case_libcalls():
     check(not any(n.startswith(("__cyg_profile", "strobe")) for n in lib), f"Strobe's own calls are not library calls: {lib}")
     tree = strobe("export", path, "--format", "folded", "-o", "-").stdout
     check("thread 0;main;compare_three;memcmp " in tree, f"a library call nests in the traced call that made it:\n{tree}")
+    # Exceptions thrown through library calls (300, more than the 256 a thread may hold open): the
+    # calls they skipped are closed as unwound, and every memcmp after them is still recorded.
+    path, p = record("--libcalls", "--", ARGS.cxx, "throw", "300", out="throw.capture")
+    _, j = counts(path)
+    lib = {s["name"]: s["count"] for s in j["sites"] if s.get("category") == "libcall"}
+    check(lib.get("memcmp") == 300 and "not recorded" not in p.stderr, f"memcmp after 300 exceptions: {lib} {p.stderr}")
     # Off by default: the same run without --libcalls records no library call.
     path, _ = record("--", ARGS.libcalls, "1000", out="off.capture")
     _, j = counts(path)

@@ -26,6 +26,7 @@
 #endif
 #include <link.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,8 +57,10 @@ static struct {
   int ready; /* 1: found, -1: not found (nothing is recorded) */
 } g_api;
 
-static __thread uintptr_t t_open[OPEN_MAX]; /* guards of this thread's open library calls, 0: not recorded */
+static __thread uintptr_t t_open[OPEN_MAX]; /* guards of this thread's open library calls */
+static __thread uintptr_t t_sp[OPEN_MAX];   /* each one's caller's stack pointer at the call */
 static __thread uint32_t t_depth;
+static uint64_t g_cut;                      /* atomic: calls not recorded, OPEN_MAX open on their thread */
 
 /* >>objects */
 EXPORT unsigned la_version(unsigned version) { return version >= 1 ? LAV_CURRENT : 0; }
@@ -157,7 +160,16 @@ static int api(void) {
 EXPORT uintptr_t la_x86_64_gnu_pltenter(Elf64_Sym *sym, unsigned ndx, uintptr_t *refcook, uintptr_t *defcook,
                                         La_x86_64_regs *regs, unsigned *flags, const char *name, long *framesizep) {
   (void)refcook, (void)flags, (void)name;
-  if (!api() || t_depth >= OPEN_MAX) return sym->st_value;
+  if (!api()) return sym->st_value;
+  /* Calls whose exits never ran (an exception or a longjmp through them)
+   * were made from this caller's frame or deeper ones (a live call's caller
+   * is shallower than any call made meanwhile): forgotten here, closed as
+   * unwound by the library's own stack rule (docs/recording.md §Unwinding). */
+  while (t_depth && t_sp[t_depth - 1] <= regs->lr_rsp) t_depth--;
+  if (t_depth >= OPEN_MAX) {
+    __atomic_fetch_add(&g_cut, 1, __ATOMIC_RELAXED);
+    return sym->st_value;
+  }
   entry *e = find(key_of(defcook, ndx));
   uintptr_t guard = 0;
   if (!e->key || !__atomic_load_n(g_api.active, __ATOMIC_RELAXED)) return sym->st_value; /* no exit hook either */
@@ -170,6 +182,8 @@ EXPORT uintptr_t la_x86_64_gnu_pltenter(Elf64_Sym *sym, unsigned ndx, uintptr_t 
     /* The call's frame: just above the return address, as a traced call's (calltrace.c). */
     if (site) guard = g_api.begin(site, 0, regs->lr_rsp + sizeof(void *));
   }
+  if (!guard) return sym->st_value;
+  t_sp[t_depth] = regs->lr_rsp;
   t_open[t_depth++] = guard;
   *framesizep = FRAME_BYTES;
   return sym->st_value;
@@ -179,7 +193,14 @@ EXPORT unsigned la_x86_64_gnu_pltexit(Elf64_Sym *sym, unsigned ndx, uintptr_t *r
                                       const La_x86_64_regs *inregs, La_x86_64_retval *outregs, const char *name) {
   (void)sym, (void)ndx, (void)refcook, (void)defcook, (void)inregs, (void)outregs, (void)name;
   if (!t_depth) return 0;
-  uintptr_t guard = t_open[--t_depth];
-  if (guard) g_api.end(guard);
+  g_api.end(t_open[--t_depth]);
   return 0;
+}
+
+/* What the bound cut is said once, when the process ends. */
+__attribute__((destructor)) static void say_cut(void) {
+  uint64_t cut = __atomic_load_n(&g_cut, __ATOMIC_RELAXED);
+  if (cut)
+    fprintf(stderr, "strobe record: %llu library calls not recorded: %d were open on their thread\n",
+            (unsigned long long)cut, OPEN_MAX);
 }
