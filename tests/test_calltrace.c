@@ -329,8 +329,44 @@ static void test_unresolved_address_says_so(void) {
   munmap(page, 4096);
 }
 
+/* >>min_time: with min_ns a call is recorded at its exit, when it lasted
+ * that long, in order with the calls around it; one held back while the
+ * thread wrote another event (a hand-placed scope) cannot be, and is
+ * counted. Long and short are 20 ms sleeps against calls of nanoseconds,
+ * around a 10 ms bound. */
+static void nap(void) {
+  struct timespec ts = {0, 20 * 1000 * 1000};
+  while (nanosleep(&ts, &ts) != 0) {
+  }
+}
+static void hand_scope(void) {
+  STROBE_SCOPE("hand");
+  nap();
+}
+
+static void test_min_time_order(void) {
+  REQUIRE_EQ_INT(strobe_trace_setup(&(strobe_trace_desc){.min_ns = 10 * 1000 * 1000}), 0);
+  run r;
+  run_start(&r, "calltrace_min_time");
+  REQUIRE_EQ_INT(strobe_trace_calls_begin(), 0);
+  (void)traced_root(3);                  /* 7 short calls */
+  (void)traced_call_back(hand_scope, 1); /* long, but "hand" came while it was held back */
+  (void)traced_call_back(nap, 1);        /* long: recorded, its short leaf not */
+  REQUIRE_EQ_INT(strobe_trace_calls_end(), 0);
+  tree t;
+  run_read(&r, &t);
+  CHECK_STR_EQ(t.text[0], "hand,traced_call_back");
+  strobe_trace_stats s = strobe_trace_query_stats();
+  CHECK_EQ_U64(s.cut_order, 1);
+  CHECK_EQ_U64(s.cut_short, 7 + 1 + 1);
+  CHECK_EQ_U64(t.totals.calls_cut_order, 1);
+  CHECK_EQ_U64(t.totals.calls_cut_short, 9);
+  CHECK_EQ_INT(strobe_trace_setup(&(strobe_trace_desc){.min_ns = 3600000000001ull}), STROBE_EINVAL);
+}
+
 #define CASES(X)                     \
   X(call_tree_exact)                 \
+  X(min_time_order)                  \
   X(depth_limit)                     \
   X(exclude_list)                    \
   X(off_by_default_records_nothing)  \

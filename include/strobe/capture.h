@@ -381,6 +381,8 @@ typedef struct strobe_capture_totals {
   uint64_t calls_excluded;      /* ... excluded by name */
   uint32_t calls_functions;     /* distinct traced functions met */
   uint32_t calls_unresolved;    /* of them, with no symbol at their address */
+  uint64_t calls_cut_short;     /* ... shorter than min_ns (strobe/trace.h) */
+  uint64_t calls_cut_order;     /* ... long enough, but held back while the thread wrote other events */
   /* The sampler while this capture recorded (strobe/sample.h; last SAMPLER block); all 0: none. */
   uint64_t samples;             /* SAMPLE records returned */
   uint64_t switches;            /* SWITCH records returned */

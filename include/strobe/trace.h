@@ -36,8 +36,10 @@ extern "C" {
 /* Call tracing's configuration. Zero fields mean "default". The environment
  * sets the same at load time, for programs that never call
  * strobe_trace_setup: STROBE_TRACE=all (trace_all), STROBE_TRACE_DEPTH=N,
- * STROBE_TRACE_EXCLUDE=name,name,..., STROBE_TRACE_KEEP_OVERFLOW=1
- * (docs/exploration.md §Configuration). */
+ * STROBE_TRACE_EXCLUDE=name,name,..., STROBE_TRACE_KEEP_OVERFLOW=1,
+ * STROBE_TRACE_NOTRACE=name,..., STROBE_TRACE_FILTER=name,...,
+ * STROBE_TRACE_MATCH=regex, STROBE_TRACE_MIN_NS=N (docs/exploration.md
+ * §Configuration). */
 typedef struct strobe_trace_desc {
   uint32_t all;       /* 1: trace every traced call on every thread (trace_all); 0 (default): only
                        * between strobe_trace_calls_begin and _end on a thread. 0 or 1, else STROBE_EINVAL */
@@ -51,18 +53,36 @@ typedef struct strobe_trace_desc {
                            * to strobe_desc.ring_events_max), since traced calls come faster than one
                            * drain thread reads them; 1: traced threads keep strobe_desc.overflow.
                            * 0 or 1, else STROBE_EINVAL */
+  const char *const *notrace; /* NULL-terminated function names never recorded, nor any call made below
+                               * them (a subtree, as `strobe record --notrace`); spelled as `exclude`,
+                               * at most STROBE_TRACE_MAX_EXCLUDE; copied; NULL: none */
+  const char *const *filter;  /* NULL-terminated function names: when set, only their calls and the
+                               * calls below them are recorded (subtrees, `strobe record --filter`);
+                               * spelled as `exclude`, at most STROBE_TRACE_MAX_EXCLUDE; NULL: none.
+                               * Threads already tracing keep the state they had (set it first) */
+  const char *match; /* POSIX extended regular expression: only functions whose name (as the symbol
+                      * table spells it, or demangled) matches are recorded; the others are excluded
+                      * (their callees still recorded); selected in the objects loaded now; NULL: all.
+                      * Empty or not compiling: STROBE_EINVAL */
+  uint64_t min_ns; /* 0 (default): every call records; else a traced call is recorded only when it lasts at
+                    * least min_ns (nanoseconds, at most 3600e9): it is held back until its exit, then recorded
+                    * with the held-back calls around it, each at its own start (docs/exploration.md
+                    * §Configuration); shorter calls are cut and counted (cut_short). Threads already tracing
+                    * keep the state they had (set it first) */
 } strobe_trace_desc;
 
 /* Sets call tracing's configuration; NULL restores every default. Exclude
  * names are looked up in the symbol tables of every object loaded now (one
  * name may match several functions, e.g. static ones of different files);
  * a name that matches nothing is counted (exclude_unmatched), not an error.
+ * notrace and filter names, and the match, are never undone by a later
+ * setup either (their subtrees may be open on other threads).
  * Returns 0; STROBE_EINVAL for fields out of range (nothing changes);
  * STROBE_ENOMEM. Takes effect for calls that begin after it returns; a
  * call already recorded still ends as a scope. */
 STROBE_API int strobe_trace_setup(const strobe_trace_desc *desc);
-/* The configuration in force, defaults resolved; `exclude` is NULL (the
- * names live in the library). */
+/* The configuration in force, defaults resolved; `exclude`, `notrace`,
+ * `filter` and `match` are NULL (the names live in the library). */
 STROBE_API strobe_trace_desc strobe_trace_query_desc(void);
 
 /* Traces the calls the calling thread makes from now until
@@ -81,11 +101,17 @@ typedef struct strobe_trace_stats {
   uint64_t cut_depth;         /* calls not recorded: deeper than max_depth */
   uint64_t cut_stack;         /* calls not recorded: deeper than the tracer's own stack (1024 per thread) */
   uint64_t cut_functions;     /* calls not recorded: their function came after STROBE_TRACE_MAX_FUNCTIONS */
-  uint64_t excluded;          /* calls not recorded: excluded by name */
+  uint64_t excluded;          /* calls not recorded: excluded by name (or not selected by the match) */
+  uint64_t notraced;          /* calls not recorded: a notrace function or below one */
+  uint64_t filtered;          /* calls not recorded: outside every filter root's subtree */
+  uint64_t cut_short;         /* calls not recorded: shorter than min_ns */
+  uint64_t cut_order;         /* calls not recorded: long enough, but the thread wrote another event (a
+                               * hand-placed scope, a value) while they were held back */
   uint32_t functions;         /* distinct functions met */
   uint32_t resolved;          /* of them, named from a symbol table */
   uint32_t unresolved;        /* of them, with no symbol at their address (named "?? module+0xoffset") */
-  uint32_t exclude_unmatched; /* exclude names that matched no symbol */
+  uint32_t exclude_unmatched; /* exclude, notrace and filter names that matched no symbol */
+  uint32_t match_selected;    /* functions the match selected when it was set */
 } strobe_trace_stats;
 STROBE_API strobe_trace_stats strobe_trace_query_stats(void);
 

@@ -36,6 +36,7 @@ struct strobe_recorder {
   strobe__consumer consumer;
   strobe__writer *writer;
   int fd;
+  pid_t pid; /* the process that started it: a forked child shares fd but must never write to it */
   uint64_t flush_ticks;   /* flush interval in ticks */
   uint64_t clock_ticks;   /* calibration-pair interval in ticks */
   uint64_t last_flush, last_clock;
@@ -184,8 +185,12 @@ static void on_tick(void *ctx, uint64_t now) {
 /* >>lifecycle */
 static void stop_all_at_exit(void) {
   for (;;) {
+    /* A forked child inherits its parent's recorders and their open files:
+     * at its exit it closes none of them, or its footer would end the
+     * parent's capture (docs/recording.md §Crash loss). */
     strobe__mutex_lock(&g_live_lock);
     strobe_recorder *r = g_live;
+    while (r && r->pid != getpid()) r = r->next;
     strobe__mutex_unlock(&g_live_lock);
     if (!r) return;
     strobe_record_stop(r);
@@ -209,6 +214,7 @@ int strobe_record_start(const strobe_record_desc *desc, strobe_recorder **out) {
   int rc = STROBE_EIO;
   r->fd = open(desc->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (r->fd < 0) goto fail;
+  r->pid = getpid();
   r->flush_ticks = (uint64_t)((double)flush_ms * 1e6 / clk->ns_per_tick);
   r->clock_ticks = (uint64_t)((double)CLOCK_PAIR_NS / clk->ns_per_tick);
   r->last_flush = r->last_clock = r->last_tick = strobe__now();

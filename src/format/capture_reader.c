@@ -1226,8 +1226,13 @@ static int start_block(strobe_capture *c, uint8_t type, strobe_capture_record *r
       return 0;
     }
     case STROBE__BLK_CALLS: { /* cumulative: the last block is the figure */
-      uint64_t v[6];
+      uint64_t v[8] = {0};
       int r = totals_block(&c->cur, v, 6);
+      if (r == STROBE_ECORRUPT && c->cur.p < c->cur.end) { /* 8 fields: the two min_ns counts follow */
+        v[6] = strobe__cur_varint(&c->cur);
+        v[7] = strobe__cur_varint(&c->cur);
+        r = payload_done(&c->cur);
+      }
       if (r) return r;
       if (v[4] > UINT32_MAX || v[5] > v[4]) return STROBE_ECORRUPT;
       c->totals.calls_cut_depth = v[0];
@@ -1236,6 +1241,8 @@ static int start_block(strobe_capture *c, uint8_t type, strobe_capture_record *r
       c->totals.calls_excluded = v[3];
       c->totals.calls_functions = (uint32_t)v[4];
       c->totals.calls_unresolved = (uint32_t)v[5];
+      c->totals.calls_cut_short = v[6];
+      c->totals.calls_cut_order = v[7];
       return 0;
     }
     case STROBE__BLK_SAMPLE_FUNCS:

@@ -1058,12 +1058,17 @@ void strobe__writer_carry_dropped(strobe__writer *w, uint64_t trees, uint64_t de
 }
 
 void strobe__writer_calls(strobe__writer *w, strobe_trace_stats s) {
-  const uint64_t v[] = {s.cut_depth, s.cut_stack, s.cut_functions, s.excluded, s.functions, s.unresolved};
+  /* `excluded` counts every call a name rule left out: exclude, notrace
+   * subtrees, calls outside the filter roots, functions the match did not select. */
+  const uint64_t v[] = {s.cut_depth, s.cut_stack, s.cut_functions, s.excluded + s.notraced + s.filtered, s.functions,
+                        s.unresolved, s.cut_short, s.cut_order};
   uint64_t any = 0;
   for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) any |= v[i];
   if (!any) return; /* no call tracing: captures stay as they were */
+  /* The two min_ns counts only when one is not 0: other captures keep the 6 fields older readers take. */
+  size_t n = s.cut_short || s.cut_order ? 8 : 6;
   w->raw.len = 0;
-  for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) strobe__buf_varint(&w->raw, v[i]);
+  for (size_t i = 0; i < n; i++) strobe__buf_varint(&w->raw, v[i]);
   frame_into(w, &w->meta, STROBE__BLK_CALLS, w->raw.data, w->raw.len);
 }
 

@@ -158,6 +158,10 @@ strobe_trace_stats strobe__trace_stats_since(const strobe_trace_stats *base);
  * grow (strobe_trace_desc.keep_overflow 0): the producer's slow path asks it
  * when a DROP ring is full (thread.c, make_room), never the inline path. */
 int strobe__trace_grows(void);
+/* strobe__begin_slow with the BEGIN stamped `ts` instead of now: a traced
+ * call recorded only once it proved long enough (strobe_trace_desc.min_ns).
+ * ts must be no earlier than the thread's last event and no later than now. */
+uintptr_t strobe__begin_at(strobe_site *site, uintptr_t sp, uint64_t ts);
 /* The name of the function at `addr` (demangled) in *name and the path of
  * its object in *module (NULL when none), both malloc'd for the caller.
  * Returns 1 when a symbol named it, 0 when none did (*name then says so:
@@ -174,6 +178,11 @@ int strobe__symbol_function(uintptr_t addr, char **name, char **module, uintptr_
  * table spells it, or demangled) in the objects loaded now. Returns the
  * number of matches, -1 when the symbol tables could not be read. */
 int strobe__symbol_find(const char *name, void (*fn)(uintptr_t addr, void *user), void *user);
+/* As strobe__symbol_find, for every function symbol whose name (as the
+ * table spells it, or demangled) want(name, user) accepts; want and fn run
+ * under the symbol lock and must not call back into this file. */
+int strobe__symbol_find_if(int (*want)(const char *name, void *user), void (*fn)(uintptr_t addr, void *user),
+                           void *user);
 
 /* >>sampler (src/probe/sampler.c, strobe/sample.h; docs/exploration.md
  * §Sampling): records read from the kernel's buffers, handed to the drain's

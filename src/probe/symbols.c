@@ -175,7 +175,7 @@ int strobe__symbol_function(uintptr_t addr, char **name, char **module, uintptr_
 }
 
 typedef struct find_ctx {
-  const char *name;
+  int (*want)(const char *name, void *user); /* 1: this spelling (raw or demangled) is one */
   void (*fn)(uintptr_t addr, void *user);
   void *user;
   int found;
@@ -190,10 +190,10 @@ static int find_in_module(Dwfl_Module *mod, void **userdata, const char *mname, 
     GElf_Addr addr;
     const char *raw = dwfl_module_getsym_info(mod, i, &sym, &addr, NULL, NULL, NULL);
     if (!raw || !*raw || GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF) continue;
-    int match = !strcmp(raw, f->name);
+    int match = f->want(raw, f->user);
     if (!match && raw[0] == '_' && raw[1] == 'Z') {
       char *d = demangled(raw);
-      match = d && !strcmp(d, f->name);
+      match = d && f->want(d, f->user);
       free(d);
     }
     if (match) {
@@ -204,11 +204,25 @@ static int find_in_module(Dwfl_Module *mod, void **userdata, const char *mname, 
   return DWARF_CB_OK;
 }
 
-int strobe__symbol_find(const char *name, void (*fn)(uintptr_t addr, void *user), void *user) {
-  find_ctx f = {name, fn, user, 0};
+int strobe__symbol_find_if(int (*want)(const char *name, void *user), void (*fn)(uintptr_t addr, void *user),
+                           void *user) {
+  find_ctx f = {want, fn, user, 0};
   strobe__mutex_lock(&g_lock);
   Dwfl *d = session(1);
   if (d) dwfl_getmodules(d, find_in_module, &f, 0);
   strobe__mutex_unlock(&g_lock);
   return d ? f.found : -1;
+}
+
+typedef struct named {
+  const char *name;
+  void (*fn)(uintptr_t addr, void *user);
+  void *user;
+} named;
+static int is_named(const char *name, void *user) { return !strcmp(name, ((named *)user)->name); }
+static void pass_on(uintptr_t addr, void *user) { ((named *)user)->fn(addr, ((named *)user)->user); }
+
+int strobe__symbol_find(const char *name, void (*fn)(uintptr_t addr, void *user), void *user) {
+  named n = {name, fn, user};
+  return strobe__symbol_find_if(is_named, pass_on, &n);
 }

@@ -587,7 +587,17 @@ static void unwind_dead(strobe__tstate *t, strobe_site *site, uintptr_t sp) {
   if (top > t->hot.stack && top->sp == sp) top->sp |= STROBE__SP_NESTED;
 }
 
+static uintptr_t begin_with(strobe_site *site, uint32_t flags, uintptr_t sp, uint64_t now);
+
 uintptr_t strobe__begin_slow(strobe_site *site, uint32_t flags, uintptr_t sp) {
+  return begin_with(site, flags, sp, strobe__now());
+}
+
+/* A BEGIN stamped `ts`, no later than now nor earlier than the thread's
+ * last event (calltrace.c's deferred calls: probe.h). */
+uintptr_t strobe__begin_at(strobe_site *site, uintptr_t sp, uint64_t ts) { return begin_with(site, 0, sp, ts); }
+
+static uintptr_t begin_with(strobe_site *site, uint32_t flags, uintptr_t sp, uint64_t now) {
   strobe__tstate *t = attach();
   if (!t) return 0;
   if (sp != STROBE__SP_HELD) unwind_dead(t, site, sp);
@@ -595,7 +605,6 @@ uintptr_t strobe__begin_slow(strobe_site *site, uint32_t flags, uintptr_t sp) {
     BUMP(t, depth_overflow);
     return 0;
   }
-  uint64_t now = strobe__now();
   strobe__event *e = reserve(t, 1, owed(t) + 1, now);
   if (e) {
     e->ts = now;

@@ -43,3 +43,8 @@ KEEP int traced_recurse(int n) {
 KEEP void traced_loop(unsigned n) {
   for (unsigned i = 0; i < n; i++) traced_sink += leaf_static((int)i);
 }
+
+KEEP int traced_call_back(void (*fn)(void), int x) {
+  fn();
+  return leaf_static(x);
+}

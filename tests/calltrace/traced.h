@@ -15,6 +15,7 @@ int traced_excluded_helper(int x);  /* calls leaf_static */
 int traced_recurse(int n);          /* n + 1 nested calls of itself */
 void traced_loop(unsigned n);       /* n calls of leaf_static */
 int traced_cxx_entry(int x);        /* calls calltrace_demo::Shape::area(int) */
+int traced_call_back(void (*fn)(void), int x); /* fn(), then leaf_static */
 
 #ifdef __cplusplus
 }

@@ -56,7 +56,7 @@ done
 
 # Only the library's files were installed.
 unexpected=$(cd "$prefix" && find . -type f -o -type l | sed 's|^\./||' | grep -Ev \
-  '^bin/strobe$|^include/strobe/[a-z_]+\.(h|hpp)$|^lib[^/]*(/[^/]+)?/libstrobe(_server|_vulkan)?\.(a|so(\.[0-9]+)*)$|^lib[^/]*(/[^/]+)?/pkgconfig/strobe(_server|_vulkan)?\.pc$|^lib[^/]*(/[^/]+)?/cmake/strobe/strobe[A-Za-z-]*\.cmake$' || true)
+  '^bin/strobe$|^include/strobe/[a-z_]+\.(h|hpp)$|^lib[^/]*(/[^/]+)?/libstrobe(_server|_vulkan)?\.(a|so(\.[0-9]+)*)$|^lib[^/]*(/[^/]+)?/libstrobe_(record|audit)\.so$|^lib[^/]*(/[^/]+)?/pkgconfig/strobe(_server|_vulkan)?\.pc$|^lib[^/]*(/[^/]+)?/cmake/strobe/strobe[A-Za-z-]*\.cmake$' || true)
 [ -z "$unexpected" ] || fail "make install installed more than the library: $unexpected"
 "$prefix/bin/strobe" --version | grep -q "^strobe " || fail "the installed strobe does not run"
 
@@ -78,12 +78,20 @@ loads_from_prefix() {
 }
 
 echo "== pkg-config consumer (docs/api.md §Linking against a non-system prefix)"
-# The line docs/api.md gives to copy:
+# The line docs/api.md gives to copy, with PKG_CONFIG_PATH relative as a
+# user may set it; the program must then start from any directory.
 # shellcheck disable=SC2046  # the flags are meant to split into words
-"${CC:-cc}" -std=c11 -Wall -Wextra -Werror -o "$work/consumer-pc" "$here/consumer.c" \
-  $(pkg-config --cflags --libs strobe) -Wl,-rpath,"$(pkg-config --variable=libdir strobe)"
+(cd "$(dirname "$pcdir")" && export PKG_CONFIG_PATH=pkgconfig &&
+  "${CC:-cc}" -std=c11 -Wall -Wextra -Werror -o "$work/consumer-pc" "$here/consumer.c" \
+  $(pkg-config --cflags --libs strobe) -Wl,-rpath,"$(realpath "$(pkg-config --variable=libdir strobe)")")
 loads_from_prefix "$work/consumer-pc" libstrobe
-"$work/consumer-pc"
+(cd / && "$work/consumer-pc") || fail "the consumer does not start from another directory"
+
+echo "== strobe record (docs/exploration.md §Recording a program)"
+# The installed tool finds the libraries it preloads next to itself, in the prefix.
+"$prefix/bin/strobe" record -o "$work/consumer.capture" -- "$work/consumer-pc" \
+  || fail "the installed strobe record failed"
+"$prefix/bin/strobe" info "$work/consumer.capture" > /dev/null || fail "strobe record left no readable capture"
 
 # A companion library's consumer through its .pc file: built with the flags
 # it gives (which must bring in each library named after it) and the rpath

@@ -70,6 +70,7 @@ const char *cli_origin_process(const strobe_capture *c, uint32_t origin, char *b
  * process; --process on a capture that is no merge) and returns -1: the caller exits CLI_USAGE. cmd_merge.c. */
 int cli_pick_origin(const char *cmd, const strobe_capture *c, const char *path, const char *what, uint64_t frame,
                     const uint32_t *origins, uint32_t n, const char *process);
+int cmd_record(int argc, char **argv); /* cmd_record.c: run a program with Strobe preloaded, write its capture */
 int cmd_calls(int argc, char **argv); /* cmd_calls.c: deep captures and their replay status */
 int cmd_explain(int argc, char **argv); /* cmd_explain.c: why frames were slow (strobe/explain.h) */
 int cmd_query(int argc, char **argv); /* cmd_query.c: SQL over captures (needs SQLite) */

@@ -245,14 +245,18 @@ static uint32_t call_sites(const strobe_capture *c) {
 void cli_calls_text(FILE *f, const char *label, int width, const strobe_capture *c) {
   strobe_capture_totals t = strobe_capture_query_totals(c);
   uint32_t sites = call_sites(c);
-  uint64_t cut = t.calls_cut_depth + t.calls_cut_stack + t.calls_cut_functions;
+  uint64_t cut = t.calls_cut_depth + t.calls_cut_stack + t.calls_cut_functions + t.calls_cut_short + t.calls_cut_order;
   if (!sites && !cut && !t.calls_excluded && !t.calls_functions) return;
   fprintf(f, "%-*s%u traced functions in the capture (%u met without a symbol); %llu calls cut", width, label, sites,
           t.calls_unresolved, (unsigned long long)cut);
   if (cut)
-    fprintf(f, " (%llu deeper than max_depth, %llu past the tracer's stack, %llu past the function table)",
+    fprintf(f, " (%llu deeper than max_depth, %llu past the tracer's stack, %llu past the function table",
             (unsigned long long)t.calls_cut_depth, (unsigned long long)t.calls_cut_stack,
             (unsigned long long)t.calls_cut_functions);
+  if (t.calls_cut_short || t.calls_cut_order)
+    fprintf(f, ", %llu shorter than the minimum time, %llu held back past another event",
+            (unsigned long long)t.calls_cut_short, (unsigned long long)t.calls_cut_order);
+  if (cut) fputc(')', f);
   fprintf(f, ", %llu excluded by name\n", (unsigned long long)t.calls_excluded);
 }
 
@@ -266,6 +270,8 @@ void cli_calls_json(strobe__json *j, const strobe_capture *c) {
   strobe__json_uint(j, "cut_stack", t.calls_cut_stack);
   strobe__json_uint(j, "cut_functions", t.calls_cut_functions);
   strobe__json_uint(j, "excluded", t.calls_excluded);
+  strobe__json_uint(j, "cut_short", t.calls_cut_short);
+  strobe__json_uint(j, "cut_order", t.calls_cut_order);
   strobe__json_end(j);
 }
 

@@ -23,6 +23,7 @@ typedef struct subcommand {
 } subcommand;
 
 static const subcommand g_commands[] = {
+    {"record", cmd_record, "run a program and write its run to a capture: strobe record [options] -- PROGRAM ARGS..."},
     {"info", cmd_info, "header, clock, threads, sites, totals, losses; whether the file was cut short"},
     {"report", cmd_report, "per-site count, total, self, p50/p95/p99/max; slowest frames; counters"},
     {"diff", cmd_diff, "per-site changes between two captures, or two frames' span trees (--frames)"},
