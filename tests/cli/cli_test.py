@@ -2202,8 +2202,8 @@ def truth_agree(path, got):
 
 
 def case_frames_truth():
-    """One frame, one truth (docs/frames.md): strobe info (the model's frame list), strobe report and strobe
-    diff --frames agree on the frames per window and state, the rates per window, each frame's own spans and
+    """One frame, one truth (docs/frames.md): strobe info (the model's frame list), strobe report, strobe
+    diff --frames and strobe tree agree on the frames per window and state, the rates per window, each frame's own spans and
     the stages per (stage, run-time parent, process), on captures with every frame state (frame_states), a
     GTK-shaped frame loop, a merged two-process capture and a frameless batch capture; and each holds what its
     program did."""
@@ -2226,6 +2226,15 @@ def case_frames_truth():
     inputs = [f for f in lst if f["kind"] == "input"]
     check(len(inputs) == 6 and all(f["spans"] == 1 for f in inputs), "an input inside a pass owns its click")
     check(all(f["spans"] == 11 for f in lst if f["kind"] == "pass" and f["window"] == "main"), "main passes own 11")
+    # strobe tree counts a frame's own spans too: pass 12, open while 13-15 laid out the same elements, owns one
+    # span of each (by time interval it would be credited with four).
+    tree = os.path.join(w, "tree.strobe")
+    got, lst = truth_answers(tree)
+    truth_agree(tree, got)
+    t, _ = run_json("tree", tree, "--frame", "12")
+    counts = [n["spans"]["count"] for n in t["nodes"]]
+    own = {f["number"]: f["spans"] for f in lst}
+    check(counts == [1, 1, 1, 1] and sum(counts) == own[12], f"tree frame 12: {counts}, its own spans {own[12]}")
     tp = os.path.join(w, "tp")
     os.makedirs(tp)
     subprocess.run([ARGS.two_processes, tp], check=True, timeout=120)
