@@ -255,6 +255,11 @@ static int add_op(strobe_frames *f, const strobe_capture_record *r) {
     default:
       if (op_end(f, x, r)) return -1;
   }
+  if (x->begin_thread == STROBE_FRAMES_NONE && !x->has_end) { /* a TAKE or RESUME is all it has so far (a dump
+                                                                  * that lost its BEGIN): placed there until more */
+    x->begin_thread = r->thread;
+    x->begin_ns = r->time_ns;
+  }
   return add_ev(f, r->thread, index, r->time_ns, type);
 }
 
@@ -430,7 +435,7 @@ static int order_frames(strobe_frames *f, uint32_t *remap) {
     o[i] = (order){f->frames[i].begin_ns, f->frames[i].process, f->frames[i].thread, i, f->frames[i].number};
     sorted &= i == 0 || by_begin(&o[i - 1], &o[i]) <= 0;
   }
-  if (sorted && !f->fstage0) { /* marks of one thread, scopes: already in order, nothing to move */
+  if (sorted) { /* the usual case: frames end in the order they began; each keeps its stages where they are */
     for (uint32_t i = 0; i < f->nframes; i++) remap[i] = i;
     free(o), free(nf), free(ns), free(n0);
     return 0;
@@ -578,11 +583,32 @@ static int thread_table(strobe_frames *f, uint32_t nthreads) {
   return f->thread_seg0 ? 0 : -1;
 }
 
+/* The events by thread (a counting pass: threads are few), then each thread's in time order (they arrive so,
+ * block by block, but for the ones added for operations begun before the capture). */
+static int order_events(strobe_frames *f, uint32_t *nthreads) {
+  *nthreads = 0;
+  for (uint64_t i = 0; i < f->nevs; i++)
+    if (f->evs[i].thread + 1 > *nthreads) *nthreads = f->evs[i].thread + 1;
+  uint64_t *at = calloc((size_t)*nthreads + 1, sizeof *at);
+  op_ev *out = malloc(((size_t)f->nevs + 1) * sizeof *out);
+  if (!at || !out) return free(at), free(out), -1;
+  for (uint64_t i = 0; i < f->nevs; i++) at[f->evs[i].thread + 1]++;
+  for (uint32_t t = 0; t < *nthreads; t++) at[t + 1] += at[t];
+  for (uint64_t i = 0; i < f->nevs; i++) out[at[f->evs[i].thread]++] = f->evs[i];
+  free(f->evs);
+  f->evs = out;
+  f->cap_evs = f->nevs + 1;
+  for (uint64_t a = 0, b; a < f->nevs; a = b) {
+    for (b = a; b < f->nevs && f->evs[b].thread == f->evs[a].thread; b++) {}
+    sort_if_needed(f->evs + a, (size_t)(b - a), sizeof *f->evs, by_thread_then_time);
+  }
+  free(at);
+  return 0;
+}
+
 static int build_segments(strobe_frames *f) {
-  if (begin_before_capture(f)) return -1;
-  sort_if_needed(f->evs, (size_t)f->nevs, sizeof *f->evs, by_thread_then_time);
-  uint32_t nthreads = f->nevs ? f->evs[f->nevs - 1].thread + 1 : 0;
-  if (thread_table(f, nthreads)) return -1;
+  uint32_t nthreads;
+  if (begin_before_capture(f) || order_events(f, &nthreads) || thread_table(f, nthreads)) return -1;
   uint32_t *stack = NULL, cap = 0;
   int rc = 0;
   for (uint64_t a = 0, b; a < f->nevs && !rc; a = b) {
@@ -703,57 +729,94 @@ static int build_series(strobe_frames *f, const strobe_capture *c) {
   return rc;
 }
 
-/* >>stages: per (process, stage, run-time parent), over the frames that ran it. */
-typedef struct stage_row { uint32_t process, site, parent, frame, count; int known; double total; } stage_row;
+/* >>stages: per (process, stage, run-time parent), over the frames that ran it: the rows grouped by key through
+ * a small hash (keys are few, rows one per frame and stage), then each key's per-frame totals summarised. */
+typedef struct stage_key { uint32_t process, site, parent, known; uint64_t n, at, runs; } stage_key;
 static int by_stage_key(const void *x, const void *y) {
-  const stage_row *a = x, *b = y;
+  const stage_key *a = x, *b = y;
   if (a->process != b->process) return a->process < b->process ? -1 : 1;
   if (a->site != b->site) return a->site < b->site ? -1 : 1;
   if (a->parent != b->parent) return a->parent < b->parent ? -1 : 1;
-  if (a->known != b->known) return a->known < b->known ? -1 : 1;
-  return a->frame < b->frame ? -1 : a->frame > b->frame;
-}
-static int same_stage(const stage_row *a, const stage_row *b) {
-  return a->process == b->process && a->site == b->site && a->parent == b->parent && a->known == b->known;
+  return a->known < b->known ? -1 : a->known > b->known;
 }
 
-static int summarise(strobe_frames *f, stage_row *r, uint64_t a, uint64_t b, double *v, uint32_t *cap) {
-  if (grow32((void **)&f->sums, cap, f->nsums + 1, sizeof *f->sums)) return -1;
-  strobe_frames_stage_summary *s = &f->sums[f->nsums++];
-  memset(s, 0, sizeof *s);
-  *s = (strobe_frames_stage_summary){r[a].site, r[a].parent, r[a].known, r[a].process, 0, 0, 0, 0, 0, 0};
-  for (uint64_t i = a; i < b; i++) {
-    if (i > a && r[i].frame == r[i - 1].frame) { /* one frame, one figure: its runs summed */
-      v[s->n - 1] += r[i].total;
-    } else {
-      v[s->n++] = r[i].total;
+typedef struct key_table { stage_key *k; uint32_t n, cap; uint32_t *slot; uint32_t nslot; } key_table;
+
+/* The key of stage s, added when new; STROBE_FRAMES_NONE out of memory. */
+static uint32_t key_of(key_table *t, const strobe_frame_stage *s) {
+  if ((t->n + 1) * 2 > t->nslot) {
+    uint32_t ns = t->nslot ? t->nslot * 2 : 256, *sl = calloc(ns, sizeof *sl);
+    if (!sl) return STROBE_FRAMES_NONE;
+    for (uint32_t i = 0; i < t->n; i++) {
+      uint32_t h = (uint32_t)mix(t->k[i].site | (uint64_t)t->k[i].process << 32, t->k[i].parent << 1 | t->k[i].known);
+      while (sl[h & (ns - 1)]) h++;
+      sl[h & (ns - 1)] = i + 1;
     }
-    s->runs += r[i].count;
-    s->total_ns += r[i].total;
+    free(t->slot);
+    t->slot = sl, t->nslot = ns;
   }
-  strobe__dist d = strobe__dist_of(v, (size_t)s->n);
+  uint32_t known = (uint32_t)s->parent_known;
+  uint32_t h = (uint32_t)mix(s->site | (uint64_t)s->process << 32, (uint64_t)s->parent << 1 | known);
+  for (;; h++) {
+    uint32_t i = t->slot[h & (t->nslot - 1)];
+    if (!i) break;
+    const stage_key *k = &t->k[i - 1];
+    if (k->site == s->site && k->process == s->process && k->parent == s->parent && k->known == known) return i - 1;
+  }
+  if (grow32((void **)&t->k, &t->cap, t->n + 1, sizeof *t->k)) return STROBE_FRAMES_NONE;
+  t->k[t->n] = (stage_key){s->process, s->site, s->parent, known, 0, 0, 0};
+  t->slot[h & (t->nslot - 1)] = t->n + 1;
+  return t->n++;
+}
+
+/* Key k's figures from its per-frame totals v (n of them). */
+static void summarise(strobe_frames *f, const stage_key *k, double *v) {
+  strobe_frames_stage_summary *s = &f->sums[f->nsums++];
+  *s = (strobe_frames_stage_summary){k->site, k->parent, (int)k->known, k->process, k->n, k->runs, 0, 0, 0, 0};
+  for (uint64_t i = 0; i < k->n; i++) s->total_ns += v[i];
+  strobe__dist d = strobe__dist_of(v, (size_t)k->n);
   s->p50_ns = d.p50, s->p95_ns = d.p95, s->max_ns = d.max;
-  return 0;
 }
 
 static int build_stage_summaries(strobe_frames *f) {
-  stage_row *r = malloc(((size_t)f->nfstages + 1) * sizeof *r);
+  key_table t = {0};
+  uint32_t *which = malloc(((size_t)f->nfstages + 1) * sizeof *which), *last = NULL;
   double *v = malloc(((size_t)f->nfstages + 1) * sizeof *v);
-  if (!r || !v) return free(r), free(v), -1;
-  uint64_t n = 0;
-  for (uint32_t i = 0; i < f->nframes; i++)
+  int rc = -1;
+  if (!which || !v) goto done;
+  for (uint32_t i = 0; i < f->nframes; i++) /* pass 1: each row's key */
     for (uint32_t k = 0; k < f->frames[i].nstages; k++) {
-      const strobe_frame_stage *s = &f->fstages[f->fstage0[i] + k];
-      r[n++] = (stage_row){s->process, s->site, s->parent, i, s->count, s->parent_known, s->total_ns};
+      uint64_t r = f->fstage0[i] + k;
+      if ((which[r] = key_of(&t, &f->fstages[r])) == STROBE_FRAMES_NONE) goto done;
     }
-  sort_if_needed(r, (size_t)n, sizeof *r, by_stage_key);
-  uint32_t cap = 0;
-  int rc = 0;
-  for (uint64_t a = 0, b; a < n && !rc; a = b) {
-    for (b = a + 1; b < n && same_stage(&r[a], &r[b]); b++) {}
-    rc = summarise(f, r, a, b, v, &cap);
+  last = malloc(((size_t)t.n + 1) * sizeof *last);
+  f->sums = malloc(((size_t)t.n + 1) * sizeof *f->sums);
+  if (!last || !f->sums) goto done;
+  for (int round = 0; round < 2; round++) { /* 0: each key's n (frames that ran it); 1: its per-frame totals */
+    for (uint32_t k = 0, at = 0; k < t.n; k++) {
+      if (round) t.k[k].at = at, at += (uint32_t)t.k[k].n, t.k[k].n = 0;
+      last[k] = STROBE_FRAMES_NONE;
+    }
+    for (uint32_t i = 0; i < f->nframes; i++)
+      for (uint32_t k = 0; k < f->frames[i].nstages; k++) {
+        uint32_t key = which[f->fstage0[i] + k];
+        stage_key *x = &t.k[key];
+        int first = last[key] != i;
+        last[key] = i;
+        if (!round) {
+          x->n += (uint64_t)first;
+          continue;
+        }
+        if (first) v[x->at + x->n++] = 0; /* one figure per frame: its runs there summed */
+        v[x->at + x->n - 1] += f->fstages[f->fstage0[i] + k].total_ns;
+        x->runs += f->fstages[f->fstage0[i] + k].count;
+      }
   }
-  free(r), free(v);
+  qsort(t.k, t.n, sizeof *t.k, by_stage_key);
+  for (uint32_t k = 0; k < t.n; k++) summarise(f, &t.k[k], v + t.k[k].at);
+  rc = 0;
+done:
+  free(which), free(v), free(last), free(t.k), free(t.slot);
   return rc;
 }
 
