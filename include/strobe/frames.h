@@ -45,7 +45,7 @@ extern "C" {
  * applies (docs/frames.md §Which frames). */
 #define STROBE_FRAME_SOURCES(X)                                                         \
   X(NONE, 0, "none")                   /* no pass operation, frame mark or top-level scope */ \
-  X(PASSES, 1, "pass operations")      /* the capture has pass operations */            \
+  X(PASSES, 1, "pass operations")      /* the capture has operations (of any kind) */   \
   X(MARKS, 2, "frame marks")           /* else a thread marked two frames or more */    \
   X(TOP_SCOPES, 3, "top-level scopes") /* else each top-level scope (no frame rate) */
 enum {

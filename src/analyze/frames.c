@@ -854,8 +854,7 @@ static int canonical_stages(strobe_frames *f, const strobe_capture *c) {
 
 /* >>finish */
 static int choose_source(strobe_frames *f) {
-  for (uint32_t i = 0; i < f->nops; i++)
-    if (f->ops[i].kind == STROBE_OP_PASS) return STROBE_FRAME_SOURCE_PASSES;
+  if (f->nops) return STROBE_FRAME_SOURCE_PASSES; /* a capture with operations: its frames are its passes, if any */
   sort_if_needed(f->marks, f->nmarks, sizeof *f->marks, by_thread_time);
   for (uint32_t i = 1; i < f->nmarks; i++)
     if (f->marks[i].thread == f->marks[i - 1].thread) return STROBE_FRAME_SOURCE_MARKS;

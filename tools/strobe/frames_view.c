@@ -269,10 +269,8 @@ void fv_frames_text(FILE *f, const strobe_frames *fx, const strobe_capture *c, d
             cli_dur(s->span_ns), "", s->fps_steady, cli_dur(s->median_interval_ns));
   }
   if (!rates && src != STROBE_FRAME_SOURCE_TOP_SCOPES) fprintf(f, "  fewer than two frames: no frame rate\n");
-  if (src == STROBE_FRAME_SOURCE_PASSES) {
-    fv_tally t = fv_tally_of(fx);
-    states_text(f, &t);
-  }
+  fv_tally t = fv_tally_of(fx);
+  if (src == STROBE_FRAME_SOURCE_PASSES && t.passes) states_text(f, &t);
   strobe_frames_cut cut = strobe_frames_query_cut(fx);
   if (cut.marks || cut.scopes)
     fprintf(f, "  not kept: %llu frame marks and %llu top-level scopes past the index's bound: in no frame\n",
