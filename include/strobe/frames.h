@@ -200,6 +200,9 @@ STROBE_API const char *strobe_frames_query_process(const strobe_frames *f, uint3
 /* The first frame numbered `number` (a pass's frame id; a mark interval's or scope's 1-based number) in series
  * `series` (STROBE_FRAMES_NONE: any); STROBE_FRAMES_NONE when there is none. Only passes, for source PASSES. */
 STROBE_API uint32_t strobe_frames_find(const strobe_frames *f, uint64_t number, uint32_t series);
+/* The frame of operation `id` of collector `collector` (as OP_* records name it: either half of an operation
+ * handed between processes gives the one frame); STROBE_FRAMES_NONE when the index has no such operation. */
+STROBE_API uint32_t strobe_frames_find_op(const strobe_frames *f, uint64_t collector, uint64_t id);
 /* What the index could not keep: marks and scopes past max_frames (each), and whether memory ran out. */
 typedef struct strobe_frames_cut {
   uint64_t marks, scopes; /* not kept, so in no frame and no rate */

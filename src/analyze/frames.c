@@ -1026,6 +1026,16 @@ uint32_t strobe_frames_find(const strobe_frames *f, uint64_t number, uint32_t se
   }
   return STROBE_FRAMES_NONE;
 }
+uint32_t strobe_frames_find_op(const strobe_frames *f, uint64_t collector, uint64_t id) {
+  if (!f || !f->finished || f->source != STROBE_FRAME_SOURCE_PASSES || !f->hash_cap) return STROBE_FRAMES_NONE;
+  uint32_t k = (uint32_t)mix(collector, id) & (f->hash_cap - 1);
+  for (; f->hash[k]; k = (k + 1) & (f->hash_cap - 1)) {
+    const op_rec *x = &f->ops[f->hash[k] - 1];
+    if (x->collector == collector && x->id == id) return x->frame < f->nframes ? x->frame : STROBE_FRAMES_NONE;
+  }
+  return STROBE_FRAMES_NONE;
+}
+
 strobe_frames_cut strobe_frames_query_cut(const strobe_frames *f) {
   strobe_frames_cut c = {0};
   if (f) c = f->cut, c.failed = f->failed;

@@ -2175,6 +2175,31 @@ def truth_answers(path):
             counted = sum(x["count_before" if side == "a" else "count_after"] for x in d["spans"])
             check(counted == d[side]["spans"], f"diff of {path}: its span list holds {counted}, its header {d[side]}")
             got["diff"].setdefault("spans", {})[(f["series"], f["number"])] = d[side]["spans"]
+    # The OTLP export: one trace per operation, a root span per frame with its state, and (--otlp-scopes) a child
+    # span for each of its own spans. Unfinished frames are not exported.
+    if report["frames"]["source"] == "pass_operations":
+        out = path + ".otlp.json"
+        run("export", path, "--format", "otlp", "--otlp-scopes", "-o", out)
+        with open(out) as fh:
+            spans = json.load(fh)["resourceSpans"][0]["scopeSpans"][0]["spans"]
+        roots, children = {}, {}
+        for sp in spans:
+            if "parentSpanId" in sp:
+                children[sp["traceId"]] = children.get(sp["traceId"], 0) + 1
+                continue
+            a = {x["key"]: list(x["value"].values())[0] for x in sp["attributes"]}
+            if "strobe.frame_id" in a:
+                label = (a["strobe.process"] + "/" if "strobe.process" in a else "") + a["strobe.window"]
+                roots[sp["traceId"]] = (label, int(a["strobe.frame_id"]), a["strobe.state"])
+        got["otlp"] = {"spans": {(label, n): children.get(t, 0) for t, (label, n, _) in roots.items()}}
+        st = {}
+        for label, _, state in roots.values():
+            st.setdefault(label, {}).setdefault(state.upper().replace(" ", "_"), 0)
+            st[label][state.upper().replace(" ", "_")] += 1
+        got["otlp"]["states"] = st
+        for label, states in by.items():  # as the report: unfinished frames are in no export
+            if states.get("UNFINISHED"):
+                got["otlp"]["states"].setdefault(label, {})["UNFINISHED"] = states["UNFINISHED"]
     # 4. Stages per (stage, run-time parent, process): the report's rows, and recomputed from the list's frames.
     rows = {}
     for f in lst:
@@ -2203,7 +2228,7 @@ def truth_agree(path, got):
 
 def case_frames_truth():
     """One frame, one truth (docs/frames.md): strobe info (the model's frame list), strobe report, strobe
-    diff --frames and strobe tree agree on the frames per window and state, the rates per window, each frame's own spans and
+    diff --frames, strobe tree and the OTLP export agree on the frames per window and state, the rates per window, each frame's own spans and
     the stages per (stage, run-time parent, process), on captures with every frame state (frame_states), a
     GTK-shaped frame loop, a merged two-process capture and a frameless batch capture; and each holds what its
     program did."""
