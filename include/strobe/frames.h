@@ -148,9 +148,11 @@ typedef struct strobe_frames_stage_summary {
 
 typedef struct strobe_frames_desc {
   int spans;             /* strobe_frames_open: 1 reads the file twice to count each frame's own spans */
-  uint32_t max_frames;   /* marks and top-level scopes kept, each; 0: STROBE_FRAMES_MAX_DEFAULT; the rest counted */
+  uint32_t max_frames;   /* frames listed from marks, and top-level scopes kept; 0: STROBE_FRAMES_MAX_DEFAULT; the
+                          * rest counted. Marks for the rates: 8 times as many */
 } strobe_frames_desc;
-#define STROBE_FRAMES_MAX_DEFAULT (1u << 20) /* 24 MiB of marks and scopes at most: an hour at 290 fps */
+#define STROBE_FRAMES_MAX_DEFAULT (1u << 17) /* 131,072 frames (36 min at 60 fps): about 24 MiB with their entries,
+                                              * so `strobe report` stays within its 64 MiB (docs/cli.md §Speed) */
 
 typedef struct strobe_frames strobe_frames;
 
@@ -206,6 +208,7 @@ STROBE_API uint32_t strobe_frames_find_op(const strobe_frames *f, uint64_t colle
 /* What the index could not keep: marks and scopes past max_frames (each), and whether memory ran out. */
 typedef struct strobe_frames_cut {
   uint64_t marks, scopes; /* not kept, so in no frame and no rate */
+  uint64_t listed;        /* mark intervals in the rates but past max_frames: not listed as frames */
   int failed;             /* 1: memory ran out while building: the index is incomplete */
 } strobe_frames_cut;
 STROBE_API strobe_frames_cut strobe_frames_query_cut(const strobe_frames *f);

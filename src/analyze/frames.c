@@ -57,7 +57,8 @@ typedef struct raw_stage {
   double total_ns, min_ns, max_ns;
 } raw_stage;
 
-typedef struct tmark { double t; uint32_t thread; } tmark;
+typedef struct keyed { double t; uint32_t key; } keyed; /* a mark (key: its thread), or a series' boundary */
+typedef keyed tmark;
 typedef struct ttop { double begin, end; uint32_t thread; } ttop;
 
 typedef struct segment { /* an operation open on one thread from open to close */
@@ -76,7 +77,8 @@ struct strobe_frames {
   char **strs; uint32_t nstrs, cap_strs;   /* windows and process labels */
   const char *last_ptr; uint32_t last_str; /* the reader hands one label the same pointer: a one-entry cache */
   uint32_t self_label;                     /* this capture's process label; STROBE_FRAMES_NONE until a record names it */
-  tmark *marks; uint32_t nmarks, cap_marks;
+  tmark *marks; uint32_t nmarks, cap_marks, nmarks_read; /* nmarks_read: the marks, once turned into boundaries */
+  int marking;                             /* a thread marked two frames in a row: scopes will never be frames */
   ttop *tops; uint32_t ntops, cap_tops;
   strobe_frames_cut cut;
   uint32_t source, passes;
@@ -275,12 +277,13 @@ int strobe_frames_add(strobe_frames *f, const strobe_capture *c, const strobe_ca
     case STROBE_REC_OP_TAKE:
     case STROBE_REC_OP_RESUME: rc = add_op(f, r); break;
     case STROBE_REC_FRAME:
-      if (f->nmarks == f->desc.max_frames) f->cut.marks++;
+      if (f->nmarks / 8 == f->desc.max_frames) f->cut.marks++; /* 16 bytes a mark: rates over 8x the frames listed */
       else if (grow32((void **)&f->marks, &f->cap_marks, f->nmarks + 1, sizeof *f->marks)) rc = -1;
       else f->marks[f->nmarks++] = (tmark){r->time_ns, r->thread};
+      f->marking |= f->nmarks > 1 && f->marks[f->nmarks - 2].key == r->thread; /* two on one thread: marks win */
       break;
     case STROBE_REC_END:
-      if (r->depth != 1) break;
+      if (r->depth != 1 || r->unwound || f->marking) break; /* scopes are frames only where nothing marks them */
       if (f->ntops == f->desc.max_frames) f->cut.scopes++;
       else if (grow32((void **)&f->tops, &f->cap_tops, f->ntops + 1, sizeof *f->tops)) rc = -1;
       else f->tops[f->ntops++] = (ttop){r->time_ns - r->duration_ns, r->time_ns, r->thread};
@@ -422,6 +425,16 @@ static int by_begin(const void *x, const void *y) {
 
 /* Orders frames by begin (then process, thread, number) and moves their stages with them; remap[old] = new. */
 static int order_frames(strobe_frames *f, uint32_t *remap) {
+  int sorted = 1;
+  for (uint32_t i = 1; i < f->nframes && sorted; i++) {
+    order a = {f->frames[i - 1].begin_ns, f->frames[i - 1].process, f->frames[i - 1].thread, 0, f->frames[i - 1].number};
+    order b = {f->frames[i].begin_ns, f->frames[i].process, f->frames[i].thread, 0, f->frames[i].number};
+    sorted = by_begin(&a, &b) <= 0;
+  }
+  if (sorted) { /* the usual case: frames end in the order they began; each keeps its stages where they are */
+    for (uint32_t i = 0; i < f->nframes; i++) remap[i] = i;
+    return 0;
+  }
   order *o = malloc(((size_t)f->nframes + 1) * sizeof *o);
   strobe_frame *nf = malloc(((size_t)f->nframes + 1) * sizeof *nf);
   strobe_frame_stage *ns = malloc(((size_t)f->nfstages + 1) * sizeof *ns);
@@ -430,17 +443,9 @@ static int order_frames(strobe_frames *f, uint32_t *remap) {
     free(o), free(nf), free(ns), free(n0);
     return -1;
   }
-  int sorted = 1;
-  for (uint32_t i = 0; i < f->nframes; i++) {
+  for (uint32_t i = 0; i < f->nframes; i++)
     o[i] = (order){f->frames[i].begin_ns, f->frames[i].process, f->frames[i].thread, i, f->frames[i].number};
-    sorted &= i == 0 || by_begin(&o[i - 1], &o[i]) <= 0;
-  }
-  if (sorted) { /* the usual case: frames end in the order they began; each keeps its stages where they are */
-    for (uint32_t i = 0; i < f->nframes; i++) remap[i] = i;
-    free(o), free(nf), free(ns), free(n0);
-    return 0;
-  }
-  if (!sorted) qsort(o, f->nframes, sizeof *o, by_begin);
+  qsort(o, f->nframes, sizeof *o, by_begin);
   uint64_t k = 0;
   for (uint32_t i = 0; i < f->nframes; i++) {
     uint32_t old = o[i].i;
@@ -484,9 +489,9 @@ static int op_frames(strobe_frames *f, const strobe_capture_merge *m) {
   return rc;
 }
 
-static int by_thread_time(const void *x, const void *y) {
-  const tmark *a = x, *b = y;
-  if (a->thread != b->thread) return a->thread < b->thread ? -1 : 1;
+static int by_thread_time(const void *x, const void *y) { /* marks by thread, then time; boundaries by series */
+  const keyed *a = x, *b = y;
+  if (a->key != b->key) return a->key < b->key ? -1 : 1;
   return a->t < b->t ? -1 : a->t > b->t;
 }
 static int tops_by_thread(const void *x, const void *y) {
@@ -506,9 +511,13 @@ static int plain_frames(strobe_frames *f) {
   if (!f->frames || !remap) return free(remap), -1;
   uint64_t k = 0;
   for (uint32_t i = 0; i < n; i++) {
-    uint32_t thread = marks ? f->marks[i].thread : f->tops[i].thread;
-    k = i && thread == (marks ? f->marks[i - 1].thread : f->tops[i - 1].thread) ? k + 1 : 1;
-    if (marks && (i + 1 == n || f->marks[i + 1].thread != thread)) continue; /* a thread's last mark opens none */
+    uint32_t thread = marks ? f->marks[i].key : f->tops[i].thread;
+    k = i && thread == (marks ? f->marks[i - 1].key : f->tops[i - 1].thread) ? k + 1 : 1;
+    if (marks && (i + 1 == n || f->marks[i + 1].key != thread)) continue; /* a thread's last mark opens none */
+    if (f->nframes == f->desc.max_frames) { /* in the rates (they read the marks), not in the list */
+      f->cut.listed++;
+      continue;
+    }
     strobe_frame *fr = &f->frames[f->nframes++];
     fr->state = STROBE_FRAME_COMPLETED;
     fr->counted = marks;
@@ -658,21 +667,14 @@ static uint32_t series_of(strobe_frames *f, uint32_t process, uint32_t thread, c
   return f->nseries++;
 }
 
-typedef struct boundary { uint32_t series; double t; } boundary;
-static int by_series_time(const void *x, const void *y) {
-  const boundary *a = x, *b = y;
-  if (a->series != b->series) return a->series < b->series ? -1 : 1;
-  return a->t < b->t ? -1 : a->t > b->t;
-}
-
 /* Both rates of each series over its boundaries: counted passes' begins, or every kept mark. */
-static int series_rates(strobe_frames *f, boundary *bd, uint64_t n) {
-  sort_if_needed(bd, (size_t)n, sizeof *bd, by_series_time);
+static int series_rates(strobe_frames *f, keyed *bd, uint64_t n) {
+  sort_if_needed(bd, (size_t)n, sizeof *bd, by_thread_time);
   double *t = malloc(((size_t)n + 1) * sizeof *t), *scratch = malloc(((size_t)n + 1) * sizeof *scratch);
   if (!t || !scratch) return free(t), free(scratch), -1;
   for (uint64_t a = 0, b; a < n; a = b) {
-    for (b = a; b < n && bd[b].series == bd[a].series; b++) t[b - a] = bd[b].t;
-    strobe_frame_series *s = &f->series[bd[a].series];
+    for (b = a; b < n && bd[b].key == bd[a].key; b++) t[b - a] = bd[b].t;
+    strobe_frame_series *s = &f->series[bd[a].key];
     if (b - a < 2) continue;
     strobe__frame_rate r = strobe__frame_rate_of(t, (size_t)(b - a), scratch);
     s->has_rate = 1;
@@ -690,8 +692,10 @@ static int build_series(strobe_frames *f, const strobe_capture *c) {
   uint32_t cap = 0;
   int passes = f->source == STROBE_FRAME_SOURCE_PASSES, marks = f->source == STROBE_FRAME_SOURCE_MARKS;
   uint64_t n = 0;
-  boundary *bd = malloc(((size_t)(passes ? f->nframes : f->nmarks) + 1) * sizeof *bd);
+  /* Marks become their series' boundaries in place (n never passes i); passes' counted begins get an array. */
+  keyed *bd = marks ? f->marks : malloc(((size_t)f->nframes + 1) * sizeof *bd);
   if (!bd) return -1;
+  if (marks) f->marks = NULL, f->nmarks_read = f->nmarks, f->nmarks = 0;
   const strobe_frame *prev = NULL; /* most frames are in their predecessor's series: one lookup for a run */
   for (uint32_t i = 0; i < f->nframes; i++) {
     strobe_frame *fr = &f->frames[i];
@@ -710,19 +714,21 @@ static int build_series(strobe_frames *f, const strobe_capture *c) {
     s->frames++;
     s->by_state[fr->state]++;
     s->counted += (uint64_t)fr->counted;
-    if (passes && fr->counted) bd[n++] = (boundary){fr->series, fr->begin_ns};
+    if (passes && fr->counted) bd[n++] = (keyed){fr->begin_ns, fr->series};
   }
-  uint32_t k = STROBE_FRAMES_NONE;
-  for (uint32_t i = 0; marks && i < f->nmarks; i++) { /* every kept mark of a thread with frames bounds them */
-    uint32_t t = f->marks[i].thread;
-    int first = i == 0 || f->marks[i - 1].thread != t;
-    if (first && (i + 1 == f->nmarks || f->marks[i + 1].thread != t)) continue; /* alone: no frame */
+  uint32_t k = STROBE_FRAMES_NONE, nm = f->nmarks_read, last = STROBE_FRAMES_NONE;
+  for (uint32_t i = 0; marks && i < nm; i++) { /* every kept mark of a thread with frames bounds them */
+    uint32_t t = bd[i].key;
+    int first = t != last; /* bd[i - 1] may be a boundary already; bd[i + 1] is still a mark */
+    last = t;
+    if (first && (i + 1 == nm || bd[i + 1].key != t)) continue; /* alone: no frame */
     if (first) {
       const strobe_capture_thread *th = strobe_capture_query_thread(c, t);
       k = series_of(f, STROBE_FRAMES_NONE, t, th ? th->name : "", &cap);
     }
     if (k == STROBE_FRAMES_NONE) return free(bd), -1;
-    bd[n++] = (boundary){k, f->marks[i].t};
+    keyed m = bd[i];
+    bd[n++] = (keyed){m.t, k};
   }
   int rc = series_rates(f, bd, n);
   free(bd);
@@ -857,7 +863,7 @@ static int choose_source(strobe_frames *f) {
   if (f->nops) return STROBE_FRAME_SOURCE_PASSES; /* a capture with operations: its frames are its passes, if any */
   sort_if_needed(f->marks, f->nmarks, sizeof *f->marks, by_thread_time);
   for (uint32_t i = 1; i < f->nmarks; i++)
-    if (f->marks[i].thread == f->marks[i - 1].thread) return STROBE_FRAME_SOURCE_MARKS;
+    if (f->marks[i].key == f->marks[i - 1].key) return STROBE_FRAME_SOURCE_MARKS;
   return f->ntops ? STROBE_FRAME_SOURCE_TOP_SCOPES : STROBE_FRAME_SOURCE_NONE;
 }
 
