@@ -874,6 +874,9 @@ static int finish(strobe_frames *f, const strobe_capture *c) {
   if (set_processes(f, m) || canonical_stages(f, c)) return -1;
   if (f->source == STROBE_FRAME_SOURCE_PASSES) {
     if (op_frames(f, m) || build_segments(f)) return -1;
+    free(f->evs), free(f->stages_raw); /* in the segments and the frames' stages now */
+    f->evs = NULL, f->stages_raw = NULL;
+    f->nevs = f->cap_evs = f->nstages_raw = f->cap_stages_raw = 0;
   } else if (f->source != STROBE_FRAME_SOURCE_NONE) {
     if (plain_frames(f) || thread_frame_table(f)) return -1;
   }
