@@ -10,11 +10,11 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "strobe/frames.h"
 #include "strobe/record.h"
 #include "strobe/session.h"
-#include "support/case_files.h"
 #include "support/fixtures.h"
 #include "support/harness.h"
 
@@ -88,8 +88,9 @@ static uint32_t frame_numbered(const strobe_frames *f, uint64_t n) {
 }
 
 static void test_rules(void) {
-  char path[512];
-  snprintf(path, sizeof path, "%s/frames.strobe", case_temp_dir("frames"));
+  char dir[64], path[128];
+  REQUIRE_EQ_INT(fx_temp_dir(dir, sizeof dir, "frames"), 0);
+  snprintf(path, sizeof path, "%s/frames.strobe", dir);
   record_frames(path);
   strobe_frames *f;
   REQUIRE_EQ_INT(strobe_frames_open(path, &(strobe_frames_desc){.spans = 1}, &f), 0);
@@ -114,6 +115,8 @@ static void test_rules(void) {
   CHECK_EQ_U64(s->intervals, 3);
   CHECK_EQ_INT(strobe_frames_add(f, NULL, &(strobe_capture_record){0}), STROBE_ESTATE);
   strobe_frames_destroy(f);
+  remove(path);
+  rmdir(dir);
 }
 
 #define CASES(X) \

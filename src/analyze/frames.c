@@ -818,7 +818,7 @@ static int build_stage_summaries(strobe_frames *f) {
         x->runs += f->fstages[f->fstage0[i] + k].count;
       }
   }
-  qsort(t.k, t.n, sizeof *t.k, by_stage_key);
+  if (t.n) qsort(t.k, t.n, sizeof *t.k, by_stage_key); /* t.k is NULL without stages */
   for (uint32_t k = 0; k < t.n; k++) summarise(f, &t.k[k], v + t.k[k].at);
   rc = 0;
 done:

@@ -44,6 +44,11 @@ static strobe_recorder *record(const char *dir, const char *file) {
   return rec;
 }
 
+static void release(strobe_collector *c) {
+  strobe_collector_close(c);
+  strobe_collector_release(c);
+}
+
 static void work(void) {
   STROBE_SCOPE("work");
   fx_sleep_ms(1);
@@ -116,6 +121,8 @@ static void states(const char *dir) {
   work();
   if (strobe_record_stop(rec)) exit(15);
   strobe_op_end(open, 1); /* after the recording: unfinished in it */
+  release(a);
+  release(b);
 }
 
 /* GTK's frame clock: update opened by one callback, closed by the next. */
@@ -170,6 +177,7 @@ static void gtk(const char *dir) {
     strobe_op_end(op, 1);
   }
   if (strobe_record_stop(rec)) exit(21);
+  release(c);
 }
 
 /* >>tree: DIR/tree.strobe. Pass 12 lays out one Row of three Cells, each a scope attributed to its element,
@@ -216,6 +224,7 @@ static void tree(const char *dir) {
   pthread_t th;
   if (pthread_create(&th, NULL, end_waiting, NULL) || pthread_join(th, NULL)) exit(32);
   if (strobe_record_stop(rec)) exit(33);
+  release(c);
 }
 
 int main(int argc, char **argv) {
