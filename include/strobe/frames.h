@@ -148,6 +148,12 @@ typedef struct strobe_frames_stage_summary {
 
 typedef struct strobe_frames_desc {
   int spans;             /* strobe_frames_open: 1 reads the file twice to count each frame's own spans */
+  /* NULL: every operation is a frame of the index. Else called by strobe_frames_finish for each operation with
+   * what the model knows of it (the whole operation, both halves of a hand-off joined): 0 leaves it out of the
+   * index (frames, series, rates, stages; spans it owns are owned by none), as `strobe report --thread --from
+   * --to` does. On the finishing thread; it must not call the index. */
+  int (*keep)(void *ctx, const strobe_frame *frame);
+  void *keep_ctx;
   uint32_t max_frames;   /* frames listed from marks, and top-level scopes kept; 0: STROBE_FRAMES_MAX_DEFAULT; the
                           * rest counted. Marks for the rates: 8 times as many */
 } strobe_frames_desc;

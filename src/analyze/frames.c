@@ -64,6 +64,7 @@ typedef struct ttop { double begin, end; uint32_t thread; } ttop;
 typedef struct segment { /* an operation open on one thread from open to close */
   double open, close;
   uint32_t frame, parent; /* parent: the segment open around it when it opened (STROBE_FRAMES_NONE: none) */
+  uint32_t op;            /* the operation (a frame handed between processes has two) */
 } segment;
 
 struct strobe_frames {
@@ -477,14 +478,16 @@ static int op_frames(strobe_frames *f, const strobe_capture_merge *m) {
     const op_rec *o = origin[i] != STROBE_FRAMES_NONE ? &f->ops[origin[i]] : NULL;
     f->fstage0[f->nframes] = (uint32_t)f->nfstages;
     f->frames[f->nframes] = frame_of_op(f, x, o, m);
-    frame_stages(f, &f->frames[f->nframes], x, o, m);
-    x->frame = f->nframes;
-    if (o) f->ops[origin[i]].frame = f->nframes;
-    f->nframes++;
+    uint32_t at = f->nframes;
+    if (f->desc.keep && !f->desc.keep(f->desc.keep_ctx, &f->frames[at])) at = STROBE_FRAMES_NONE; /* left out */
+    else frame_stages(f, &f->frames[f->nframes++], x, o, m);
+    x->frame = at;
+    if (o) f->ops[origin[i]].frame = at;
   }
   int rc = order_frames(f, remap);
   if (!rc)
-    for (uint32_t i = 0; i < f->nops; i++) f->ops[i].frame = remap[f->ops[i].frame];
+    for (uint32_t i = 0; i < f->nops; i++)
+      if (f->ops[i].frame != STROBE_FRAMES_NONE) f->ops[i].frame = remap[f->ops[i].frame];
   free(origin), free(remap);
   return rc;
 }
@@ -571,12 +574,12 @@ static int sweep_thread(strobe_frames *f, uint64_t a, uint64_t b, uint32_t **sta
       if (grow((void **)&f->segs, &f->cap_segs, f->nsegs + 1, sizeof *f->segs) ||
           grow32((void **)stack, cap, depth + 1, sizeof **stack))
         return -1;
-      f->segs[f->nsegs] = (segment){e->t, INFINITY, frame, depth ? (*stack)[depth - 1] : STROBE_FRAMES_NONE};
+      f->segs[f->nsegs] = (segment){e->t, INFINITY, frame, depth ? (*stack)[depth - 1] : STROBE_FRAMES_NONE, e->op};
       (*stack)[depth++] = (uint32_t)f->nsegs++;
       continue;
     }
     for (uint32_t k = depth; k-- > 0;) { /* TAKE or END: close its segment here, wherever it is on the stack */
-      if (f->segs[(*stack)[k]].frame != frame) continue;
+      if (f->segs[(*stack)[k]].op != e->op) continue;
       f->segs[(*stack)[k]].close = e->t;
       memmove(*stack + k, *stack + k + 1, (depth - k - 1) * sizeof **stack);
       depth--;

@@ -2240,6 +2240,12 @@ def case_frames_truth():
     check([(f["number"], f["state"]) for f in lst] == [(1, "completed"), (2, "dropped"), (3, "completed"),
           (4, "presented"), (5, "superseded"), (6, "handed off"), (7, "unfinished")], f"states {lst}")
     check([f["spans"] for f in lst] == [2, 2, 4, 4, 4, 2, 1], f"own spans {[f['spans'] for f in lst]}")
+    # --thread keeps whole operations that ended on the thread, never half of one (frame 3 moved to the worker).
+    for thread, want in (("main", [(1, "completed"), (2, "dropped"), (4, "presented"), (5, "superseded"),
+                                   (6, "handed off")]), ("worker", [(3, "completed")])):
+        j, _ = run_json("report", states, "--thread", thread, "--top", "100")
+        got_f = sorted((x["frame"], x["state"]) for x in j["frames"]["slowest"])
+        check(got_f == want and j["frames"]["passes"] == len(want), f"--thread {thread}: {got_f} {j['frames']}")
     check(got["report"]["rates"] and list(got["info"]["states"]["main"].items()) and
           sum(1 for f in lst if f["counted"]) == 4, "completed, presented and handed-off passes count")
     gtk = os.path.join(w, "gtk.strobe")
