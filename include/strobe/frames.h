@@ -45,7 +45,7 @@ extern "C" {
  * applies (docs/frames.md §Which frames). */
 #define STROBE_FRAME_SOURCES(X)                                                         \
   X(NONE, 0, "none")                   /* no pass operation, frame mark or top-level scope */ \
-  X(PASSES, 1, "pass operations")      /* the capture has pass operations */            \
+  X(PASSES, 1, "pass operations")      /* the capture has operations (of any kind) */   \
   X(MARKS, 2, "frame marks")           /* else a thread marked two frames or more */    \
   X(TOP_SCOPES, 3, "top-level scopes") /* else each top-level scope (no frame rate) */
 enum {
@@ -148,9 +148,17 @@ typedef struct strobe_frames_stage_summary {
 
 typedef struct strobe_frames_desc {
   int spans;             /* strobe_frames_open: 1 reads the file twice to count each frame's own spans */
-  uint32_t max_frames;   /* marks and top-level scopes kept, each; 0: STROBE_FRAMES_MAX_DEFAULT; the rest counted */
+  /* NULL: every operation is a frame of the index. Else called by strobe_frames_finish for each operation with
+   * what the model knows of it (the whole operation, both halves of a hand-off joined): 0 leaves it out of the
+   * index (frames, series, rates, stages; spans it owns are owned by none), as `strobe report --thread --from
+   * --to` does. On the finishing thread; it must not call the index. */
+  int (*keep)(void *ctx, const strobe_frame *frame);
+  void *keep_ctx;
+  uint32_t max_frames;   /* frames listed from marks, and top-level scopes kept; 0: STROBE_FRAMES_MAX_DEFAULT; the
+                          * rest counted. Marks for the rates: 8 times as many */
 } strobe_frames_desc;
-#define STROBE_FRAMES_MAX_DEFAULT (1u << 20) /* 24 MiB of marks and scopes at most: an hour at 290 fps */
+#define STROBE_FRAMES_MAX_DEFAULT (1u << 17) /* 131,072 frames (36 min at 60 fps): about 24 MiB with their entries,
+                                              * so `strobe report` stays within its 64 MiB (docs/cli.md §Speed) */
 
 typedef struct strobe_frames strobe_frames;
 
@@ -200,9 +208,13 @@ STROBE_API const char *strobe_frames_query_process(const strobe_frames *f, uint3
 /* The first frame numbered `number` (a pass's frame id; a mark interval's or scope's 1-based number) in series
  * `series` (STROBE_FRAMES_NONE: any); STROBE_FRAMES_NONE when there is none. Only passes, for source PASSES. */
 STROBE_API uint32_t strobe_frames_find(const strobe_frames *f, uint64_t number, uint32_t series);
+/* The frame of operation `id` of collector `collector` (as OP_* records name it: either half of an operation
+ * handed between processes gives the one frame); STROBE_FRAMES_NONE when the index has no such operation. */
+STROBE_API uint32_t strobe_frames_find_op(const strobe_frames *f, uint64_t collector, uint64_t id);
 /* What the index could not keep: marks and scopes past max_frames (each), and whether memory ran out. */
 typedef struct strobe_frames_cut {
   uint64_t marks, scopes; /* not kept, so in no frame and no rate */
+  uint64_t listed;        /* mark intervals in the rates but past max_frames: not listed as frames */
   int failed;             /* 1: memory ran out while building: the index is incomplete */
 } strobe_frames_cut;
 STROBE_API strobe_frames_cut strobe_frames_query_cut(const strobe_frames *f);

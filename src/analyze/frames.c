@@ -57,12 +57,14 @@ typedef struct raw_stage {
   double total_ns, min_ns, max_ns;
 } raw_stage;
 
-typedef struct tmark { double t; uint32_t thread; } tmark;
+typedef struct keyed { double t; uint32_t key; } keyed; /* a mark (key: its thread), or a series' boundary */
+typedef keyed tmark;
 typedef struct ttop { double begin, end; uint32_t thread; } ttop;
 
 typedef struct segment { /* an operation open on one thread from open to close */
   double open, close;
   uint32_t frame, parent; /* parent: the segment open around it when it opened (STROBE_FRAMES_NONE: none) */
+  uint32_t op;            /* the operation (a frame handed between processes has two) */
 } segment;
 
 struct strobe_frames {
@@ -76,7 +78,8 @@ struct strobe_frames {
   char **strs; uint32_t nstrs, cap_strs;   /* windows and process labels */
   const char *last_ptr; uint32_t last_str; /* the reader hands one label the same pointer: a one-entry cache */
   uint32_t self_label;                     /* this capture's process label; STROBE_FRAMES_NONE until a record names it */
-  tmark *marks; uint32_t nmarks, cap_marks;
+  tmark *marks; uint32_t nmarks, cap_marks, nmarks_read; /* nmarks_read: the marks, once turned into boundaries */
+  int marking;                             /* a thread marked two frames in a row: scopes will never be frames */
   ttop *tops; uint32_t ntops, cap_tops;
   strobe_frames_cut cut;
   uint32_t source, passes;
@@ -255,6 +258,11 @@ static int add_op(strobe_frames *f, const strobe_capture_record *r) {
     default:
       if (op_end(f, x, r)) return -1;
   }
+  if (x->begin_thread == STROBE_FRAMES_NONE && !x->has_end) { /* a TAKE or RESUME is all it has so far (a dump
+                                                                  * that lost its BEGIN): placed there until more */
+    x->begin_thread = r->thread;
+    x->begin_ns = r->time_ns;
+  }
   return add_ev(f, r->thread, index, r->time_ns, type);
 }
 
@@ -270,12 +278,13 @@ int strobe_frames_add(strobe_frames *f, const strobe_capture *c, const strobe_ca
     case STROBE_REC_OP_TAKE:
     case STROBE_REC_OP_RESUME: rc = add_op(f, r); break;
     case STROBE_REC_FRAME:
-      if (f->nmarks == f->desc.max_frames) f->cut.marks++;
+      if (f->nmarks / 8 == f->desc.max_frames) f->cut.marks++; /* 16 bytes a mark: rates over 8x the frames listed */
       else if (grow32((void **)&f->marks, &f->cap_marks, f->nmarks + 1, sizeof *f->marks)) rc = -1;
       else f->marks[f->nmarks++] = (tmark){r->time_ns, r->thread};
+      f->marking |= f->nmarks > 1 && f->marks[f->nmarks - 2].key == r->thread; /* two on one thread: marks win */
       break;
     case STROBE_REC_END:
-      if (r->depth != 1) break;
+      if (r->depth != 1 || r->unwound || f->marking) break; /* scopes are frames only where nothing marks them */
       if (f->ntops == f->desc.max_frames) f->cut.scopes++;
       else if (grow32((void **)&f->tops, &f->cap_tops, f->ntops + 1, sizeof *f->tops)) rc = -1;
       else f->tops[f->ntops++] = (ttop){r->time_ns - r->duration_ns, r->time_ns, r->thread};
@@ -417,6 +426,16 @@ static int by_begin(const void *x, const void *y) {
 
 /* Orders frames by begin (then process, thread, number) and moves their stages with them; remap[old] = new. */
 static int order_frames(strobe_frames *f, uint32_t *remap) {
+  int sorted = 1;
+  for (uint32_t i = 1; i < f->nframes && sorted; i++) {
+    order a = {f->frames[i - 1].begin_ns, f->frames[i - 1].process, f->frames[i - 1].thread, 0, f->frames[i - 1].number};
+    order b = {f->frames[i].begin_ns, f->frames[i].process, f->frames[i].thread, 0, f->frames[i].number};
+    sorted = by_begin(&a, &b) <= 0;
+  }
+  if (sorted) { /* the usual case: frames end in the order they began; each keeps its stages where they are */
+    for (uint32_t i = 0; i < f->nframes; i++) remap[i] = i;
+    return 0;
+  }
   order *o = malloc(((size_t)f->nframes + 1) * sizeof *o);
   strobe_frame *nf = malloc(((size_t)f->nframes + 1) * sizeof *nf);
   strobe_frame_stage *ns = malloc(((size_t)f->nfstages + 1) * sizeof *ns);
@@ -425,17 +444,9 @@ static int order_frames(strobe_frames *f, uint32_t *remap) {
     free(o), free(nf), free(ns), free(n0);
     return -1;
   }
-  int sorted = 1;
-  for (uint32_t i = 0; i < f->nframes; i++) {
+  for (uint32_t i = 0; i < f->nframes; i++)
     o[i] = (order){f->frames[i].begin_ns, f->frames[i].process, f->frames[i].thread, i, f->frames[i].number};
-    sorted &= i == 0 || by_begin(&o[i - 1], &o[i]) <= 0;
-  }
-  if (sorted && !f->fstage0) { /* marks of one thread, scopes: already in order, nothing to move */
-    for (uint32_t i = 0; i < f->nframes; i++) remap[i] = i;
-    free(o), free(nf), free(ns), free(n0);
-    return 0;
-  }
-  if (!sorted) qsort(o, f->nframes, sizeof *o, by_begin);
+  qsort(o, f->nframes, sizeof *o, by_begin);
   uint64_t k = 0;
   for (uint32_t i = 0; i < f->nframes; i++) {
     uint32_t old = o[i].i;
@@ -467,21 +478,23 @@ static int op_frames(strobe_frames *f, const strobe_capture_merge *m) {
     const op_rec *o = origin[i] != STROBE_FRAMES_NONE ? &f->ops[origin[i]] : NULL;
     f->fstage0[f->nframes] = (uint32_t)f->nfstages;
     f->frames[f->nframes] = frame_of_op(f, x, o, m);
-    frame_stages(f, &f->frames[f->nframes], x, o, m);
-    x->frame = f->nframes;
-    if (o) f->ops[origin[i]].frame = f->nframes;
-    f->nframes++;
+    uint32_t at = f->nframes;
+    if (f->desc.keep && !f->desc.keep(f->desc.keep_ctx, &f->frames[at])) at = STROBE_FRAMES_NONE; /* left out */
+    else frame_stages(f, &f->frames[f->nframes++], x, o, m);
+    x->frame = at;
+    if (o) f->ops[origin[i]].frame = at;
   }
   int rc = order_frames(f, remap);
   if (!rc)
-    for (uint32_t i = 0; i < f->nops; i++) f->ops[i].frame = remap[f->ops[i].frame];
+    for (uint32_t i = 0; i < f->nops; i++)
+      if (f->ops[i].frame != STROBE_FRAMES_NONE) f->ops[i].frame = remap[f->ops[i].frame];
   free(origin), free(remap);
   return rc;
 }
 
-static int by_thread_time(const void *x, const void *y) {
-  const tmark *a = x, *b = y;
-  if (a->thread != b->thread) return a->thread < b->thread ? -1 : 1;
+static int by_thread_time(const void *x, const void *y) { /* marks by thread, then time; boundaries by series */
+  const keyed *a = x, *b = y;
+  if (a->key != b->key) return a->key < b->key ? -1 : 1;
   return a->t < b->t ? -1 : a->t > b->t;
 }
 static int tops_by_thread(const void *x, const void *y) {
@@ -501,9 +514,13 @@ static int plain_frames(strobe_frames *f) {
   if (!f->frames || !remap) return free(remap), -1;
   uint64_t k = 0;
   for (uint32_t i = 0; i < n; i++) {
-    uint32_t thread = marks ? f->marks[i].thread : f->tops[i].thread;
-    k = i && thread == (marks ? f->marks[i - 1].thread : f->tops[i - 1].thread) ? k + 1 : 1;
-    if (marks && (i + 1 == n || f->marks[i + 1].thread != thread)) continue; /* a thread's last mark opens none */
+    uint32_t thread = marks ? f->marks[i].key : f->tops[i].thread;
+    k = i && thread == (marks ? f->marks[i - 1].key : f->tops[i - 1].thread) ? k + 1 : 1;
+    if (marks && (i + 1 == n || f->marks[i + 1].key != thread)) continue; /* a thread's last mark opens none */
+    if (f->nframes == f->desc.max_frames) { /* in the rates (they read the marks), not in the list */
+      f->cut.listed++;
+      continue;
+    }
     strobe_frame *fr = &f->frames[f->nframes++];
     fr->state = STROBE_FRAME_COMPLETED;
     fr->counted = marks;
@@ -557,12 +574,12 @@ static int sweep_thread(strobe_frames *f, uint64_t a, uint64_t b, uint32_t **sta
       if (grow((void **)&f->segs, &f->cap_segs, f->nsegs + 1, sizeof *f->segs) ||
           grow32((void **)stack, cap, depth + 1, sizeof **stack))
         return -1;
-      f->segs[f->nsegs] = (segment){e->t, INFINITY, frame, depth ? (*stack)[depth - 1] : STROBE_FRAMES_NONE};
+      f->segs[f->nsegs] = (segment){e->t, INFINITY, frame, depth ? (*stack)[depth - 1] : STROBE_FRAMES_NONE, e->op};
       (*stack)[depth++] = (uint32_t)f->nsegs++;
       continue;
     }
     for (uint32_t k = depth; k-- > 0;) { /* TAKE or END: close its segment here, wherever it is on the stack */
-      if (f->segs[(*stack)[k]].frame != frame) continue;
+      if (f->segs[(*stack)[k]].op != e->op) continue;
       f->segs[(*stack)[k]].close = e->t;
       memmove(*stack + k, *stack + k + 1, (depth - k - 1) * sizeof **stack);
       depth--;
@@ -578,11 +595,32 @@ static int thread_table(strobe_frames *f, uint32_t nthreads) {
   return f->thread_seg0 ? 0 : -1;
 }
 
+/* The events by thread (a counting pass: threads are few), then each thread's in time order (they arrive so,
+ * block by block, but for the ones added for operations begun before the capture). */
+static int order_events(strobe_frames *f, uint32_t *nthreads) {
+  *nthreads = 0;
+  for (uint64_t i = 0; i < f->nevs; i++)
+    if (f->evs[i].thread + 1 > *nthreads) *nthreads = f->evs[i].thread + 1;
+  uint64_t *at = calloc((size_t)*nthreads + 1, sizeof *at);
+  op_ev *out = malloc(((size_t)f->nevs + 1) * sizeof *out);
+  if (!at || !out) return free(at), free(out), -1;
+  for (uint64_t i = 0; i < f->nevs; i++) at[f->evs[i].thread + 1]++;
+  for (uint32_t t = 0; t < *nthreads; t++) at[t + 1] += at[t];
+  for (uint64_t i = 0; i < f->nevs; i++) out[at[f->evs[i].thread]++] = f->evs[i];
+  free(f->evs);
+  f->evs = out;
+  f->cap_evs = f->nevs + 1;
+  for (uint64_t a = 0, b; a < f->nevs; a = b) {
+    for (b = a; b < f->nevs && f->evs[b].thread == f->evs[a].thread; b++) {}
+    sort_if_needed(f->evs + a, (size_t)(b - a), sizeof *f->evs, by_thread_then_time);
+  }
+  free(at);
+  return 0;
+}
+
 static int build_segments(strobe_frames *f) {
-  if (begin_before_capture(f)) return -1;
-  sort_if_needed(f->evs, (size_t)f->nevs, sizeof *f->evs, by_thread_then_time);
-  uint32_t nthreads = f->nevs ? f->evs[f->nevs - 1].thread + 1 : 0;
-  if (thread_table(f, nthreads)) return -1;
+  uint32_t nthreads;
+  if (begin_before_capture(f) || order_events(f, &nthreads) || thread_table(f, nthreads)) return -1;
   uint32_t *stack = NULL, cap = 0;
   int rc = 0;
   for (uint64_t a = 0, b; a < f->nevs && !rc; a = b) {
@@ -632,21 +670,14 @@ static uint32_t series_of(strobe_frames *f, uint32_t process, uint32_t thread, c
   return f->nseries++;
 }
 
-typedef struct boundary { uint32_t series; double t; } boundary;
-static int by_series_time(const void *x, const void *y) {
-  const boundary *a = x, *b = y;
-  if (a->series != b->series) return a->series < b->series ? -1 : 1;
-  return a->t < b->t ? -1 : a->t > b->t;
-}
-
 /* Both rates of each series over its boundaries: counted passes' begins, or every kept mark. */
-static int series_rates(strobe_frames *f, boundary *bd, uint64_t n) {
-  sort_if_needed(bd, (size_t)n, sizeof *bd, by_series_time);
+static int series_rates(strobe_frames *f, keyed *bd, uint64_t n) {
+  sort_if_needed(bd, (size_t)n, sizeof *bd, by_thread_time);
   double *t = malloc(((size_t)n + 1) * sizeof *t), *scratch = malloc(((size_t)n + 1) * sizeof *scratch);
   if (!t || !scratch) return free(t), free(scratch), -1;
   for (uint64_t a = 0, b; a < n; a = b) {
-    for (b = a; b < n && bd[b].series == bd[a].series; b++) t[b - a] = bd[b].t;
-    strobe_frame_series *s = &f->series[bd[a].series];
+    for (b = a; b < n && bd[b].key == bd[a].key; b++) t[b - a] = bd[b].t;
+    strobe_frame_series *s = &f->series[bd[a].key];
     if (b - a < 2) continue;
     strobe__frame_rate r = strobe__frame_rate_of(t, (size_t)(b - a), scratch);
     s->has_rate = 1;
@@ -664,8 +695,10 @@ static int build_series(strobe_frames *f, const strobe_capture *c) {
   uint32_t cap = 0;
   int passes = f->source == STROBE_FRAME_SOURCE_PASSES, marks = f->source == STROBE_FRAME_SOURCE_MARKS;
   uint64_t n = 0;
-  boundary *bd = malloc(((size_t)(passes ? f->nframes : f->nmarks) + 1) * sizeof *bd);
+  /* Marks become their series' boundaries in place (n never passes i); passes' counted begins get an array. */
+  keyed *bd = marks ? f->marks : malloc(((size_t)f->nframes + 1) * sizeof *bd);
   if (!bd) return -1;
+  if (marks) f->marks = NULL, f->nmarks_read = f->nmarks, f->nmarks = 0;
   const strobe_frame *prev = NULL; /* most frames are in their predecessor's series: one lookup for a run */
   for (uint32_t i = 0; i < f->nframes; i++) {
     strobe_frame *fr = &f->frames[i];
@@ -684,76 +717,115 @@ static int build_series(strobe_frames *f, const strobe_capture *c) {
     s->frames++;
     s->by_state[fr->state]++;
     s->counted += (uint64_t)fr->counted;
-    if (passes && fr->counted) bd[n++] = (boundary){fr->series, fr->begin_ns};
+    if (passes && fr->counted) bd[n++] = (keyed){fr->begin_ns, fr->series};
   }
-  uint32_t k = STROBE_FRAMES_NONE;
-  for (uint32_t i = 0; marks && i < f->nmarks; i++) { /* every kept mark of a thread with frames bounds them */
-    uint32_t t = f->marks[i].thread;
-    int first = i == 0 || f->marks[i - 1].thread != t;
-    if (first && (i + 1 == f->nmarks || f->marks[i + 1].thread != t)) continue; /* alone: no frame */
+  uint32_t k = STROBE_FRAMES_NONE, nm = f->nmarks_read, last = STROBE_FRAMES_NONE;
+  for (uint32_t i = 0; marks && i < nm; i++) { /* every kept mark of a thread with frames bounds them */
+    uint32_t t = bd[i].key;
+    int first = t != last; /* bd[i - 1] may be a boundary already; bd[i + 1] is still a mark */
+    last = t;
+    if (first && (i + 1 == nm || bd[i + 1].key != t)) continue; /* alone: no frame */
     if (first) {
       const strobe_capture_thread *th = strobe_capture_query_thread(c, t);
       k = series_of(f, STROBE_FRAMES_NONE, t, th ? th->name : "", &cap);
     }
     if (k == STROBE_FRAMES_NONE) return free(bd), -1;
-    bd[n++] = (boundary){k, f->marks[i].t};
+    keyed m = bd[i];
+    bd[n++] = (keyed){m.t, k};
   }
   int rc = series_rates(f, bd, n);
   free(bd);
   return rc;
 }
 
-/* >>stages: per (process, stage, run-time parent), over the frames that ran it. */
-typedef struct stage_row { uint32_t process, site, parent, frame, count; int known; double total; } stage_row;
+/* >>stages: per (process, stage, run-time parent), over the frames that ran it: the rows grouped by key through
+ * a small hash (keys are few, rows one per frame and stage), then each key's per-frame totals summarised. */
+typedef struct stage_key { uint32_t process, site, parent, known; uint64_t n, at, runs; } stage_key;
 static int by_stage_key(const void *x, const void *y) {
-  const stage_row *a = x, *b = y;
+  const stage_key *a = x, *b = y;
   if (a->process != b->process) return a->process < b->process ? -1 : 1;
   if (a->site != b->site) return a->site < b->site ? -1 : 1;
   if (a->parent != b->parent) return a->parent < b->parent ? -1 : 1;
-  if (a->known != b->known) return a->known < b->known ? -1 : 1;
-  return a->frame < b->frame ? -1 : a->frame > b->frame;
-}
-static int same_stage(const stage_row *a, const stage_row *b) {
-  return a->process == b->process && a->site == b->site && a->parent == b->parent && a->known == b->known;
+  return a->known < b->known ? -1 : a->known > b->known;
 }
 
-static int summarise(strobe_frames *f, stage_row *r, uint64_t a, uint64_t b, double *v, uint32_t *cap) {
-  if (grow32((void **)&f->sums, cap, f->nsums + 1, sizeof *f->sums)) return -1;
-  strobe_frames_stage_summary *s = &f->sums[f->nsums++];
-  memset(s, 0, sizeof *s);
-  *s = (strobe_frames_stage_summary){r[a].site, r[a].parent, r[a].known, r[a].process, 0, 0, 0, 0, 0, 0};
-  for (uint64_t i = a; i < b; i++) {
-    if (i > a && r[i].frame == r[i - 1].frame) { /* one frame, one figure: its runs summed */
-      v[s->n - 1] += r[i].total;
-    } else {
-      v[s->n++] = r[i].total;
+typedef struct key_table { stage_key *k; uint32_t n, cap; uint32_t *slot; uint32_t nslot; } key_table;
+
+/* The key of stage s, added when new; STROBE_FRAMES_NONE out of memory. */
+static uint32_t key_of(key_table *t, const strobe_frame_stage *s) {
+  if ((t->n + 1) * 2 > t->nslot) {
+    uint32_t ns = t->nslot ? t->nslot * 2 : 256, *sl = calloc(ns, sizeof *sl);
+    if (!sl) return STROBE_FRAMES_NONE;
+    for (uint32_t i = 0; i < t->n; i++) {
+      uint32_t h = (uint32_t)mix(t->k[i].site | (uint64_t)t->k[i].process << 32, t->k[i].parent << 1 | t->k[i].known);
+      while (sl[h & (ns - 1)]) h++;
+      sl[h & (ns - 1)] = i + 1;
     }
-    s->runs += r[i].count;
-    s->total_ns += r[i].total;
+    free(t->slot);
+    t->slot = sl, t->nslot = ns;
   }
-  strobe__dist d = strobe__dist_of(v, (size_t)s->n);
+  uint32_t known = (uint32_t)s->parent_known;
+  uint32_t h = (uint32_t)mix(s->site | (uint64_t)s->process << 32, (uint64_t)s->parent << 1 | known);
+  for (;; h++) {
+    uint32_t i = t->slot[h & (t->nslot - 1)];
+    if (!i) break;
+    const stage_key *k = &t->k[i - 1];
+    if (k->site == s->site && k->process == s->process && k->parent == s->parent && k->known == known) return i - 1;
+  }
+  if (grow32((void **)&t->k, &t->cap, t->n + 1, sizeof *t->k)) return STROBE_FRAMES_NONE;
+  t->k[t->n] = (stage_key){s->process, s->site, s->parent, known, 0, 0, 0};
+  t->slot[h & (t->nslot - 1)] = t->n + 1;
+  return t->n++;
+}
+
+/* Key k's figures from its per-frame totals v (n of them). */
+static void summarise(strobe_frames *f, const stage_key *k, double *v) {
+  strobe_frames_stage_summary *s = &f->sums[f->nsums++];
+  *s = (strobe_frames_stage_summary){k->site, k->parent, (int)k->known, k->process, k->n, k->runs, 0, 0, 0, 0};
+  for (uint64_t i = 0; i < k->n; i++) s->total_ns += v[i];
+  strobe__dist d = strobe__dist_of(v, (size_t)k->n);
   s->p50_ns = d.p50, s->p95_ns = d.p95, s->max_ns = d.max;
-  return 0;
 }
 
 static int build_stage_summaries(strobe_frames *f) {
-  stage_row *r = malloc(((size_t)f->nfstages + 1) * sizeof *r);
+  key_table t = {0};
+  uint32_t *which = malloc(((size_t)f->nfstages + 1) * sizeof *which), *last = NULL;
   double *v = malloc(((size_t)f->nfstages + 1) * sizeof *v);
-  if (!r || !v) return free(r), free(v), -1;
-  uint64_t n = 0;
-  for (uint32_t i = 0; i < f->nframes; i++)
+  int rc = -1;
+  if (!which || !v) goto done;
+  for (uint32_t i = 0; i < f->nframes; i++) /* pass 1: each row's key */
     for (uint32_t k = 0; k < f->frames[i].nstages; k++) {
-      const strobe_frame_stage *s = &f->fstages[f->fstage0[i] + k];
-      r[n++] = (stage_row){s->process, s->site, s->parent, i, s->count, s->parent_known, s->total_ns};
+      uint64_t r = f->fstage0[i] + k;
+      if ((which[r] = key_of(&t, &f->fstages[r])) == STROBE_FRAMES_NONE) goto done;
     }
-  sort_if_needed(r, (size_t)n, sizeof *r, by_stage_key);
-  uint32_t cap = 0;
-  int rc = 0;
-  for (uint64_t a = 0, b; a < n && !rc; a = b) {
-    for (b = a + 1; b < n && same_stage(&r[a], &r[b]); b++) {}
-    rc = summarise(f, r, a, b, v, &cap);
+  last = malloc(((size_t)t.n + 1) * sizeof *last);
+  f->sums = malloc(((size_t)t.n + 1) * sizeof *f->sums);
+  if (!last || !f->sums) goto done;
+  for (int round = 0; round < 2; round++) { /* 0: each key's n (frames that ran it); 1: its per-frame totals */
+    for (uint32_t k = 0, at = 0; k < t.n; k++) {
+      if (round) t.k[k].at = at, at += (uint32_t)t.k[k].n, t.k[k].n = 0;
+      last[k] = STROBE_FRAMES_NONE;
+    }
+    for (uint32_t i = 0; i < f->nframes; i++)
+      for (uint32_t k = 0; k < f->frames[i].nstages; k++) {
+        uint32_t key = which[f->fstage0[i] + k];
+        stage_key *x = &t.k[key];
+        int first = last[key] != i;
+        last[key] = i;
+        if (!round) {
+          x->n += (uint64_t)first;
+          continue;
+        }
+        if (first) v[x->at + x->n++] = 0; /* one figure per frame: its runs there summed */
+        v[x->at + x->n - 1] += f->fstages[f->fstage0[i] + k].total_ns;
+        x->runs += f->fstages[f->fstage0[i] + k].count;
+      }
   }
-  free(r), free(v);
+  if (t.n) qsort(t.k, t.n, sizeof *t.k, by_stage_key); /* t.k is NULL without stages */
+  for (uint32_t k = 0; k < t.n; k++) summarise(f, &t.k[k], v + t.k[k].at);
+  rc = 0;
+done:
+  free(which), free(v), free(last), free(t.k), free(t.slot);
   return rc;
 }
 
@@ -791,11 +863,10 @@ static int canonical_stages(strobe_frames *f, const strobe_capture *c) {
 
 /* >>finish */
 static int choose_source(strobe_frames *f) {
-  for (uint32_t i = 0; i < f->nops; i++)
-    if (f->ops[i].kind == STROBE_OP_PASS) return STROBE_FRAME_SOURCE_PASSES;
+  if (f->nops) return STROBE_FRAME_SOURCE_PASSES; /* a capture with operations: its frames are its passes, if any */
   sort_if_needed(f->marks, f->nmarks, sizeof *f->marks, by_thread_time);
   for (uint32_t i = 1; i < f->nmarks; i++)
-    if (f->marks[i].thread == f->marks[i - 1].thread) return STROBE_FRAME_SOURCE_MARKS;
+    if (f->marks[i].key == f->marks[i - 1].key) return STROBE_FRAME_SOURCE_MARKS;
   return f->ntops ? STROBE_FRAME_SOURCE_TOP_SCOPES : STROBE_FRAME_SOURCE_NONE;
 }
 
@@ -806,6 +877,9 @@ static int finish(strobe_frames *f, const strobe_capture *c) {
   if (set_processes(f, m) || canonical_stages(f, c)) return -1;
   if (f->source == STROBE_FRAME_SOURCE_PASSES) {
     if (op_frames(f, m) || build_segments(f)) return -1;
+    free(f->evs), free(f->stages_raw); /* in the segments and the frames' stages now */
+    f->evs = NULL, f->stages_raw = NULL;
+    f->nevs = f->cap_evs = f->nstages_raw = f->cap_stages_raw = 0;
   } else if (f->source != STROBE_FRAME_SOURCE_NONE) {
     if (plain_frames(f) || thread_frame_table(f)) return -1;
   }
@@ -964,6 +1038,16 @@ uint32_t strobe_frames_find(const strobe_frames *f, uint64_t number, uint32_t se
   }
   return STROBE_FRAMES_NONE;
 }
+uint32_t strobe_frames_find_op(const strobe_frames *f, uint64_t collector, uint64_t id) {
+  if (!f || !f->finished || f->source != STROBE_FRAME_SOURCE_PASSES || !f->hash_cap) return STROBE_FRAMES_NONE;
+  uint32_t k = (uint32_t)mix(collector, id) & (f->hash_cap - 1);
+  for (; f->hash[k]; k = (k + 1) & (f->hash_cap - 1)) {
+    const op_rec *x = &f->ops[f->hash[k] - 1];
+    if (x->collector == collector && x->id == id) return x->frame < f->nframes ? x->frame : STROBE_FRAMES_NONE;
+  }
+  return STROBE_FRAMES_NONE;
+}
+
 strobe_frames_cut strobe_frames_query_cut(const strobe_frames *f) {
   strobe_frames_cut c = {0};
   if (f) c = f->cut, c.failed = f->failed;

@@ -2403,6 +2403,31 @@ def truth_answers(path):
             counted = sum(x["count_before" if side == "a" else "count_after"] for x in d["spans"])
             check(counted == d[side]["spans"], f"diff of {path}: its span list holds {counted}, its header {d[side]}")
             got["diff"].setdefault("spans", {})[(f["series"], f["number"])] = d[side]["spans"]
+    # The OTLP export: one trace per operation, a root span per frame with its state, and (--otlp-scopes) a child
+    # span for each of its own spans. Unfinished frames are not exported.
+    if report["frames"]["source"] == "pass_operations":
+        out = path + ".otlp.json"
+        run("export", path, "--format", "otlp", "--otlp-scopes", "-o", out)
+        with open(out) as fh:
+            spans = json.load(fh)["resourceSpans"][0]["scopeSpans"][0]["spans"]
+        roots, children = {}, {}
+        for sp in spans:
+            if "parentSpanId" in sp:
+                children[sp["traceId"]] = children.get(sp["traceId"], 0) + 1
+                continue
+            a = {x["key"]: list(x["value"].values())[0] for x in sp["attributes"]}
+            if "strobe.frame_id" in a:
+                label = (a["strobe.process"] + "/" if "strobe.process" in a else "") + a["strobe.window"]
+                roots[sp["traceId"]] = (label, int(a["strobe.frame_id"]), a["strobe.state"])
+        got["otlp"] = {"spans": {(label, n): children.get(t, 0) for t, (label, n, _) in roots.items()}}
+        st = {}
+        for label, _, state in roots.values():
+            st.setdefault(label, {}).setdefault(state.upper().replace(" ", "_"), 0)
+            st[label][state.upper().replace(" ", "_")] += 1
+        got["otlp"]["states"] = st
+        for label, states in by.items():  # as the report: unfinished frames are in no export
+            if states.get("UNFINISHED"):
+                got["otlp"]["states"].setdefault(label, {})["UNFINISHED"] = states["UNFINISHED"]
     # 4. Stages per (stage, run-time parent, process): the report's rows, and recomputed from the list's frames.
     rows = {}
     for f in lst:
@@ -2430,8 +2455,8 @@ def truth_agree(path, got):
 
 
 def case_frames_truth():
-    """One frame, one truth (docs/frames.md): strobe info (the model's frame list), strobe report and strobe
-    diff --frames agree on the frames per window and state, the rates per window, each frame's own spans and
+    """One frame, one truth (docs/frames.md): strobe info (the model's frame list), strobe report, strobe
+    diff --frames, strobe tree and the OTLP export agree on the frames per window and state, the rates per window, each frame's own spans and
     the stages per (stage, run-time parent, process), on captures with every frame state (frame_states), a
     GTK-shaped frame loop, a merged two-process capture and a frameless batch capture; and each holds what its
     program did."""
@@ -2443,6 +2468,12 @@ def case_frames_truth():
     check([(f["number"], f["state"]) for f in lst] == [(1, "completed"), (2, "dropped"), (3, "completed"),
           (4, "presented"), (5, "superseded"), (6, "handed off"), (7, "unfinished")], f"states {lst}")
     check([f["spans"] for f in lst] == [2, 2, 4, 4, 4, 2, 1], f"own spans {[f['spans'] for f in lst]}")
+    # --thread keeps whole operations that ended on the thread, never half of one (frame 3 moved to the worker).
+    for thread, want in (("main", [(1, "completed"), (2, "dropped"), (4, "presented"), (5, "superseded"),
+                                   (6, "handed off")]), ("worker", [(3, "completed")])):
+        j, _ = run_json("report", states, "--thread", thread, "--top", "100")
+        got_f = sorted((x["frame"], x["state"]) for x in j["frames"]["slowest"])
+        check(got_f == want and j["frames"]["passes"] == len(want), f"--thread {thread}: {got_f} {j['frames']}")
     check(got["report"]["rates"] and list(got["info"]["states"]["main"].items()) and
           sum(1 for f in lst if f["counted"]) == 4, "completed, presented and handed-off passes count")
     gtk = os.path.join(w, "gtk.strobe")
@@ -2454,6 +2485,15 @@ def case_frames_truth():
     inputs = [f for f in lst if f["kind"] == "input"]
     check(len(inputs) == 6 and all(f["spans"] == 1 for f in inputs), "an input inside a pass owns its click")
     check(all(f["spans"] == 11 for f in lst if f["kind"] == "pass" and f["window"] == "main"), "main passes own 11")
+    # strobe tree counts a frame's own spans too: pass 12, open while 13-15 laid out the same elements, owns one
+    # span of each (by time interval it would be credited with four).
+    tree = os.path.join(w, "tree.strobe")
+    got, lst = truth_answers(tree)
+    truth_agree(tree, got)
+    t, _ = run_json("tree", tree, "--frame", "12")
+    counts = [n["spans"]["count"] for n in t["nodes"]]
+    own = {f["number"]: f["spans"] for f in lst}
+    check(counts == [1, 1, 1, 1] and sum(counts) == own[12], f"tree frame 12: {counts}, its own spans {own[12]}")
     tp = os.path.join(w, "tp")
     os.makedirs(tp)
     subprocess.run([ARGS.two_processes, tp], check=True, timeout=120)

@@ -22,6 +22,9 @@
  * an input dispatch begins inside the pass and owns the `click` scope run
  * inside it; then `layout` runs with `measure` under it.
  *
+ * DIR/tree.strobe: a pass that stays open (taken off its thread, waiting to
+ * be handed off) while three more lay out the same elements (>>tree).
+ *
  * usage: frame_states DIR
  */
 #include <pthread.h>
@@ -30,6 +33,7 @@
 
 #include "strobe/record.h"
 #include "strobe/session.h"
+#include "strobe/tree.h"
 #include "support/fixtures.h"
 
 static strobe_recorder *record(const char *dir, const char *file) {
@@ -38,6 +42,11 @@ static strobe_recorder *record(const char *dir, const char *file) {
   strobe_recorder *rec = NULL;
   if (strobe_record_start(&(strobe_record_desc){.path = path}, &rec)) exit(11);
   return rec;
+}
+
+static void release(strobe_collector *c) {
+  strobe_collector_close(c);
+  strobe_collector_release(c);
 }
 
 static void work(void) {
@@ -112,6 +121,8 @@ static void states(const char *dir) {
   work();
   if (strobe_record_stop(rec)) exit(15);
   strobe_op_end(open, 1); /* after the recording: unfinished in it */
+  release(a);
+  release(b);
 }
 
 /* GTK's frame clock: update opened by one callback, closed by the next. */
@@ -166,6 +177,54 @@ static void gtk(const char *dir) {
     strobe_op_end(op, 1);
   }
   if (strobe_record_stop(rec)) exit(21);
+  release(c);
+}
+
+/* >>tree: DIR/tree.strobe. Pass 12 lays out one Row of three Cells, each a scope attributed to its element,
+ * with a UI-tree snapshot of them, and is taken off the main thread to be handed off; passes 13 to 15 lay out the
+ * same elements on the main thread while 12 waits; then another thread resumes 12 and ends it. Pass 12 owns one
+ * span of each element; the others ran while its interval was open, and are not its own. */
+STROBE_ELEMENT_TYPE(g_row_type, "Row");
+STROBE_ELEMENT_TYPE(g_cell_type, "Cell");
+
+static void lay_out(int snapshot) {
+  int snap = snapshot && strobe_tree_begin();
+  STROBE_SCOPE_ELEMENT("row", &g_row_type, 1000);
+  if (snap) strobe_tree_push(&(strobe_tree_node){0, &g_row_type, 1000, 0, 0, 300, 20, NULL, 0});
+  for (uint64_t k = 1; k <= 3; k++) {
+    if (snap) strobe_tree_push(&(strobe_tree_node){1, &g_cell_type, k, (float)k * 100, 0, 100, 20, NULL, 0});
+    STROBE_SCOPE_ELEMENT("cell", &g_cell_type, k);
+    fx_sleep_ms(1);
+  }
+  if (snap) strobe_tree_end();
+}
+
+static strobe_op g_waiting;
+static void *end_waiting(void *arg) {
+  (void)arg;
+  strobe_op_resume(g_waiting);
+  strobe_op_end(g_waiting, 1);
+  return NULL;
+}
+
+static void tree(const char *dir) {
+  strobe_collector *c;
+  strobe_window w;
+  if (strobe_collector_create(&c) || strobe_window_register(c, "main", 0, &w)) exit(30);
+  strobe_recorder *rec = record(dir, "tree.strobe");
+  if (strobe_tree_request()) exit(31);
+  g_waiting = strobe_op_begin_frame(c, w, 12, NULL);
+  lay_out(1);
+  strobe_op_take();
+  for (uint64_t id = 13; id <= 15; id++) {
+    strobe_op op = strobe_op_begin_frame(c, w, id, NULL);
+    lay_out(0);
+    strobe_op_end(op, 1);
+  }
+  pthread_t th;
+  if (pthread_create(&th, NULL, end_waiting, NULL) || pthread_join(th, NULL)) exit(32);
+  if (strobe_record_stop(rec)) exit(33);
+  release(c);
 }
 
 int main(int argc, char **argv) {
@@ -175,5 +234,6 @@ int main(int argc, char **argv) {
   }
   states(argv[1]);
   gtk(argv[1]);
+  tree(argv[1]);
   return 0;
 }

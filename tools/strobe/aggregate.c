@@ -66,13 +66,16 @@ static int all_digits(const char *s) {
   return 1;
 }
 
+static int keep_frame(void *ctx, const strobe_frame *fr);
+
 int agg_init(agg *a, const strobe_capture *c, const agg_filter *filter, uint32_t top_frames) {
   memset(a, 0, sizeof *a);
   if (filter) a->filter = *filter;
   a->start_ns = cli_start_ns(c);
   a->rng = RNG_SEED;
   a->track_frames = top_frames > 0;
-  if (a->track_frames && strobe_frames_create(NULL, &a->fx)) return -1;
+  strobe_frames_desc d = {.keep = a->filter.thread || a->filter.has_range ? keep_frame : NULL, .keep_ctx = a};
+  if (a->track_frames && strobe_frames_create(&d, &a->fx)) return -1;
   return 0;
 }
 
@@ -191,6 +194,15 @@ static inline int in_range(const agg *a, double t_ns) {
   return rel >= a->filter.from_ns && rel <= a->filter.to_ns;
 }
 
+/* --thread, --from, --to on operations (strobe/frames.h keep): a whole operation that ended on a chosen thread
+ * and lies wholly inside the range, as scopes do; never half of one. */
+static int keep_frame(void *ctx, const strobe_frame *fr) {
+  const agg *a = ctx;
+  if (fr->state == STROBE_FRAME_UNFINISHED) return !a->filter.thread && !a->filter.has_range;
+  if (a->filter.thread && (fr->end_thread >= a->n_threads || !a->thread_in[fr->end_thread])) return 0;
+  return !a->filter.has_range || (in_range(a, fr->begin_ns) && in_range(a, fr->end_ns));
+}
+
 /* A duration added to a site's exact figures and reservoir. */
 static inline void add_duration(agg *a, agg_site *s, double dur) {
   if (s->count == 0) s->shift = dur;
@@ -296,10 +308,7 @@ static void record(agg *a, const strobe_capture *c, const strobe_capture_record 
     on_thread(a, c, r->thread);
     return;
   }
-  if (r->op) { /* the frame model takes every operation record; the rest here only their ENDs */
-    if (a->filter.thread && (r->thread >= a->n_threads || !a->thread_in[r->thread])) return;
-    double begin = r->type == STROBE_REC_OP_END ? r->op->start_ns : r->time_ns;
-    if (a->filter.has_range && !(in_range(a, begin) && in_range(a, r->time_ns))) return;
+  if (r->op) { /* the frame model takes every operation record (it filters whole operations: keep_frame) */
     if (a->fx && strobe_frames_add(a->fx, c, r)) a->failed = 1;
     if (r->type == STROBE_REC_OP_END) record_op(a, r);
     return;

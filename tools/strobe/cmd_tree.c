@@ -8,10 +8,12 @@
  * the spans attributed to its element (docs/recording.md §Elements): in the
  * snapshot's frame when it has one, else in the whole capture.
  *
- * A snapshot's frame is the pass operation whose interval holds the
- * snapshot's time (its frame id, as every consumer shows it); a capture
- * without pass operations numbers frames by FRAME marks, as `strobe
- * report` does (frame k runs from the kth mark to the next).
+ * Frames are the frame model's (strobe/frames.h, docs/frames.md), numbered
+ * as `strobe report` numbers them: a snapshot's frame is the latest to begin
+ * of the frames (passes, else mark intervals) that hold the snapshot's time,
+ * of its process in a merged capture; the spans counted in it are its own
+ * (the innermost operation open on their thread at their begin), never all
+ * those that lie inside its interval.
  *
  * In a merged capture every snapshot names its process (strobe merge's
  * ORIGIN, read back with cli_origin_process); --frame N chooses among
@@ -28,6 +30,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "strobe/frames.h"
 #include "format/json_writer.h"
 
 static const char g_usage[] =
@@ -57,15 +60,10 @@ typedef struct snap_info {
   uint64_t nodes_dropped, props_dropped;
   int has_frame;
   uint64_t frame;        /* the frame it was taken in, when has_frame */
-  uint64_t start, end;   /* that frame's interval (ticks) */
+  uint32_t index;        /* that frame in the model */
   char window[64];
   uint32_t origin;       /* a merged capture's input it came from, + 1 (strobe_capture_record.origin) */
 } snap_info;
-
-typedef struct interval {
-  uint64_t frame, start, end;
-  char window[64];
-} interval;
 
 typedef struct span_sum {
   uint64_t id;           /* 0: empty slot */
@@ -77,12 +75,7 @@ typedef struct tree_cmd {
   cli_input in;
   snap_info *snaps;
   uint32_t nsnaps, cap_snaps;
-  interval *frames;      /* pass operations, or FRAME-mark intervals */
-  uint32_t nframes, cap_frames;
-  int by_marks;          /* 1 when frames are FRAME-mark intervals */
-  uint64_t mark_count, last_mark;
-  uint32_t mark_thread;
-  int mark_thread_set;
+  strobe_frames *fx;     /* the frame model, from the first pass */
   /* the chosen snapshot, copied */
   strobe_capture_tree_node *nodes;
   strobe_capture_tree_prop *props;
@@ -112,65 +105,49 @@ static char *keep_name(tree_cmd *t, const char *s) {
 }
 
 /* >>pass 1: snapshots and frames */
-static void note_frame(tree_cmd *t, uint64_t frame, uint64_t start, uint64_t end, const char *window) {
-  if (grow((void **)&t->frames, &t->cap_frames, t->nframes + 1, sizeof *t->frames)) {
+static void first_pass(tree_cmd *t) {
+  if (strobe_frames_create(NULL, &t->fx)) {
     t->failed = 1;
     return;
   }
-  interval *f = &t->frames[t->nframes++];
-  f->frame = frame;
-  f->start = start;
-  f->end = end;
-  snprintf(f->window, sizeof f->window, "%s", window);
-}
-
-static void first_pass(tree_cmd *t) {
-  strobe_capture_record r;
-  while (cli_next(&t->in, &r) > 0) {
-    if (r.type == STROBE_REC_TREE) {
-      if (grow((void **)&t->snaps, &t->cap_snaps, t->nsnaps + 1, sizeof *t->snaps)) {
-        t->failed = 1;
-        return;
-      }
-      t->snaps[t->nsnaps++] = (snap_info){r.tree->seq, r.tree->ticks, r.tree->nnodes, r.tree->nodes_dropped,
-                                          r.tree->props_dropped, 0, 0, 0, 0, "", r.origin};
-    } else if (r.type == STROBE_REC_OP_END && r.op->kind == STROBE_OP_PASS) {
-      note_frame(t, r.op->frame_id, r.op->start_ticks, r.ticks, r.op->window);
-    } else if (r.type == STROBE_REC_FRAME) {
-      if (!t->mark_thread_set) {
-        t->mark_thread = r.thread;
-        t->mark_thread_set = 1;
-      }
-      if (r.thread != t->mark_thread) continue;
-      if (t->mark_count) note_frame(t, t->mark_count, t->last_mark, r.ticks, "");
-      t->mark_count++;
-      t->last_mark = r.ticks;
+  for (const strobe_capture_record *r; (r = cli_next_ref(&t->in));) {
+    strobe_frames_add(t->fx, t->in.cap, r);
+    if (r->type != STROBE_REC_TREE) continue;
+    if (grow((void **)&t->snaps, &t->cap_snaps, t->nsnaps + 1, sizeof *t->snaps)) {
+      t->failed = 1;
+      return;
     }
+    t->snaps[t->nsnaps++] = (snap_info){r->tree->seq, r->tree->ticks, r->tree->nnodes, r->tree->nodes_dropped,
+                                        r->tree->props_dropped, 0, 0, 0, "", r->origin};
   }
+  strobe_frames_finish(t->fx, t->in.cap);
+  t->failed |= strobe_frames_query_cut(t->fx).failed;
 }
 
-/* Gives each snapshot the frame it was taken in: a pass's frame when the
- * capture has passes (the innermost holding it: the latest to begin), else
- * a FRAME-mark interval. */
+/* Gives each snapshot the frame it was taken in: of the model's frames that hold its time (passes of its
+ * process, else the intervals of the first thread to mark, numbered as on every marking thread), the latest to
+ * begin. */
 static void assign_frames(tree_cmd *t) {
-  int any_pass = 0;
-  for (uint32_t i = 0; i < t->nframes; i++) any_pass |= t->frames[i].window[0] != 0;
-  t->by_marks = !any_pass;
+  uint32_t src = strobe_frames_query_source(t->fx);
+  int merged = strobe_frames_query_process_count(t->fx) > 1;
+  if (src != STROBE_FRAME_SOURCE_PASSES && src != STROBE_FRAME_SOURCE_MARKS) return;
   for (uint32_t s = 0; s < t->nsnaps; s++) {
     snap_info *x = &t->snaps[s];
-    const interval *best = NULL;
-    for (uint32_t i = 0; i < t->nframes; i++) {
-      const interval *f = &t->frames[i];
-      if ((f->window[0] != 0) != any_pass) continue;
-      if (x->ticks < f->start || x->ticks > f->end) continue;
-      if (!best || f->start > best->start) best = f;
-    }
-    if (best) {
+    uint32_t marks = strobe_frames_query_count(t->fx) ? strobe_frames_query_frame(t->fx, 0)->series : 0;
+    double at = strobe_capture_ticks_to_ns(t->in.cap, x->ticks);
+    for (uint32_t i = 0; i < strobe_frames_query_count(t->fx); i++) {
+      const strobe_frame *f = strobe_frames_query_frame(t->fx, i);
+      if (f->begin_ns > at) break; /* in begin order: the last that holds it is the latest to begin */
+      if (src == STROBE_FRAME_SOURCE_PASSES && f->kind != STROBE_OP_PASS) continue;
+      if (f->state == STROBE_FRAME_UNFINISHED || at > f->end_ns) continue;
+      if (src == STROBE_FRAME_SOURCE_MARKS && f->series != marks) continue;
+      if (merged && x->origin && src == STROBE_FRAME_SOURCE_PASSES && f->process != x->origin - 1 &&
+          f->end_process != x->origin - 1)
+        continue; /* a pass of another process */
       x->has_frame = 1;
-      x->frame = best->frame;
-      x->start = best->start;
-      x->end = best->end;
-      snprintf(x->window, sizeof x->window, "%s", best->window);
+      x->frame = f->number;
+      x->index = i;
+      snprintf(x->window, sizeof x->window, "%s", f->window);
     }
   }
 }
@@ -210,7 +187,6 @@ static const span_sum *sum_find(const tree_cmd *t, uint64_t id) {
 /* The open attributed scopes of one thread: element id by depth (0: none). */
 typedef struct open_elems {
   uint64_t id[257];
-  uint64_t begin[257];
 } open_elems;
 
 static int copy_tree(tree_cmd *t, const strobe_capture *cap, const strobe_capture_tree *tr) {
@@ -231,11 +207,18 @@ static int copy_tree(tree_cmd *t, const strobe_capture *cap, const strobe_captur
   return 0;
 }
 
+/* Whether a span whose frame is `owner` counts in the snapshot's frame: the same pass, or with marks the interval
+ * of that number on the span's own thread (docs/frames.md §Own spans). */
+static int owned(const tree_cmd *t, const snap_info *want, uint32_t owner) {
+  if (owner == STROBE_FRAMES_NONE) return 0;
+  if (strobe_frames_query_source(t->fx) != STROBE_FRAME_SOURCE_MARKS) return owner == want->index;
+  return strobe_frames_query_frame(t->fx, owner)->number == want->frame;
+}
+
 static void second_pass(tree_cmd *t, const snap_info *want) {
   strobe_capture_record r;
   open_elems *open = NULL;
   uint32_t nopen = 0;
-  uint64_t lo = want->has_frame ? want->start : 0, hi = want->has_frame ? want->end : UINT64_MAX;
   while (cli_next(&t->in, &r) > 0) {
     if (r.type == STROBE_REC_TREE && r.tree->seq == want->seq && r.tree->ticks == want->ticks && !t->nodes) {
       if (copy_tree(t, t->in.cap, r.tree)) t->failed = 1;
@@ -258,13 +241,13 @@ static void second_pass(tree_cmd *t, const snap_info *want) {
     if (r.depth > 256) continue;
     if (r.type == STROBE_REC_BEGIN) {
       o->id[r.depth] = 0;
-      o->begin[r.depth] = r.ticks;
     } else if (r.type == STROBE_REC_ELEMENT) {
       o->id[r.depth] = r.element;
     } else if (o->id[r.depth]) { /* the END of an attributed scope */
       uint64_t id = o->id[r.depth];
       o->id[r.depth] = 0;
-      if (o->begin[r.depth] < lo || r.ticks > hi || r.unwound) continue;
+      if (r.unwound) continue;
+      if (want->has_frame && !owned(t, want, strobe_frames_owner(t->fx, r.thread, r.time_ns - r.duration_ns))) continue;
       span_sum *s = sum_slot(t, id);
       if (!s) {
         t->failed = 1;
@@ -401,7 +384,7 @@ static void tree_json(strobe__json *j, const tree_cmd *t, const snap_info *x, co
 
 static void tree_free(tree_cmd *t) {
   free(t->snaps);
-  free(t->frames);
+  strobe_frames_destroy(t->fx);
   free(t->nodes);
   free(t->props);
   for (uint32_t i = 0; i < t->nnames; i++) free(t->names[i]);

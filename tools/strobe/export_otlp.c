@@ -18,12 +18,18 @@
  *   - times are Unix ns: the capture's wall-clock anchor (header
  *     epoch_unix_ns) plus its times. A capture without one is refused.
  *
- * Two passes: the first collects every operation's intervals on each thread
- * (begin, hand-offs, resumptions, end: records of one operation may come in
- * any order, per-thread blocks), the second streams the scopes, writing each
- * child span at its END, then the root spans.
+ * Which operation a scope belongs to, and what one operation is, are the
+ * frame model's (strobe/frames.h, docs/frames.md): a scope is a child of the
+ * operation that was the innermost open on its thread at its begin, and an
+ * operation handed between processes (a merged capture) is one trace, from
+ * the origin's start to the finisher's end, the counters of both its ENDs on
+ * its root.
  *
- * Memory: per operation one entry and its intervals (bounded:
+ * Two passes: the first builds the frame model and keeps each operation
+ * END's counters, the second streams the scopes, writing each child span at
+ * its END, then the root spans.
+ *
+ * Memory: the frame model; per operation END one entry (bounded:
  * OTLP_MAX_OPS, the rest counted and said); per thread its open scopes
  * (<= MAX_DEPTH). Never per scope.
  *
@@ -35,10 +41,10 @@
 
 #include "export.h"
 #include "platform/mix.h"
+#include "strobe/frames.h"
 
 #define OTLP_MAX_OPS (4u << 20)   /* operations exported; later ones are counted (ops_cut) */
 #define MAX_DEPTH 256
-#define SCAN_BACK 256             /* intervals scanned back for a scope's operation on its thread */
 
 /* >>ids: platform/mix.h's mixer over words: deterministic, well mixed; nz makes them never 0. */
 static uint64_t nz(uint64_t v) { return v ? v : 1; }
@@ -50,36 +56,24 @@ static void ob_hex64(ob *o, uint64_t v) {
   o->len += 16;
 }
 
-/* >>ops */
-enum { EV_BEGIN, EV_TAKE, EV_RESUME, EV_END };
-
-typedef struct opev {
-  uint32_t collector, thread, what;
-  uint64_t id;
-  double t_ns;
-} opev;
-
-typedef struct span_iv {   /* an operation on one thread, from..to */
-  double from, to;
-  uint32_t op;             /* index into ops */
-} span_iv;
-
+/* >>ops: each operation END's counters and cuts; the rest is the frame model's. */
 typedef struct op_rec {
-  uint32_t collector, kind, thread;  /* thread: where it ended */
-  uint64_t id, frame_id;
-  char *window;
-  int committed, handed_off, detail, app_frame_id;
+  uint32_t collector, frame;         /* frame: its frame in the model */
+  uint64_t id;
+  int handed_off;                    /* moved between threads at least once */
   uint32_t stages_dropped, counters_dropped;
-  double start_ns, end_ns;
   uint32_t ncounters;
   char **counter_names;
   double *counter_values;
-  uint64_t trace_hi, trace_lo, root;
-  int in;                  /* passes the filters */
 } op_rec;
 
+typedef struct frame_ids {           /* per frame of the model: its trace and root span, and the filters' verdict */
+  uint64_t trace_hi, trace_lo, root;
+  int in;
+} frame_ids;
+
 typedef struct open_scope { /* a thread's open scope at one depth */
-  uint32_t site;
+  uint32_t site, owner;     /* owner: its operation's frame (strobe_frames_owner at its begin) */
   uint64_t ticks;
   double begin_ns;
   int valid;
@@ -92,13 +86,11 @@ typedef struct otlp {
   strobe_capture *c;
   uint64_t key;            /* the capture's identity */
   uint64_t unix0;          /* Unix ns at the capture's epoch */
-  opev *evs;
-  size_t nevs, capevs;
-  op_rec *ops;
+  strobe_frames *fx;       /* the frame model (pass 1) */
+  frame_ids *ids;          /* per frame */
+  op_rec *ops;             /* operation ENDs, in the order read */
   uint32_t nops, capops;
   uint64_t ops_cut;
-  span_iv **ivs;           /* per thread, sorted by from */
-  uint32_t *nivs, nthreads;
   /* pass 2 */
   open_scope (*stack)[MAX_DEPTH]; /* per thread */
   uint32_t nstack;
@@ -106,27 +98,6 @@ typedef struct otlp {
   int first_span;
   int failed;
 } otlp;
-
-static int op_key_cmp(const void *x, const void *y) {
-  const opev *a = x, *b = y;
-  if (a->collector != b->collector) return a->collector < b->collector ? -1 : 1;
-  if (a->id != b->id) return a->id < b->id ? -1 : 1;
-  if (a->t_ns != b->t_ns) return a->t_ns < b->t_ns ? -1 : 1;
-  return (int)a->what - (int)b->what;
-}
-
-static int ev_push(otlp *x, const strobe_capture_record *r, uint32_t what) {
-  if (x->nevs == x->capevs) {
-    size_t cap = x->capevs ? x->capevs * 2 : 1024;
-    opev *p = realloc(x->evs, cap * sizeof *p);
-    if (!p) return -1;
-    x->evs = p;
-    x->capevs = cap;
-  }
-  double t = what == EV_BEGIN ? r->op->start_ns : r->time_ns;
-  x->evs[x->nevs++] = (opev){r->op->collector, r->thread, what, r->op->id, t};
-  return 0;
-}
 
 static char *dup_str(const char *s) {
   size_t n = strlen(s) + 1;
@@ -148,23 +119,13 @@ static int op_push(otlp *x, const strobe_capture_record *r) {
     x->capops = cap;
   }
   const strobe_capture_op *op = r->op;
-  op_rec *o = &x->ops[x->nops];
+  op_rec *o = &x->ops[x->nops++];
   memset(o, 0, sizeof *o);
   o->collector = op->collector;
-  o->kind = op->kind;
-  o->thread = r->thread;
   o->id = op->id;
-  o->frame_id = op->frame_id;
-  o->app_frame_id = op->app_frame_id;
-  o->committed = op->committed;
   o->handed_off = op->handed_off;
-  o->detail = op->detail;
   o->stages_dropped = op->stages_dropped;
   o->counters_dropped = op->counters_dropped;
-  o->start_ns = op->start_ns;
-  o->end_ns = r->time_ns;
-  o->window = dup_str(op->window);
-  if (!o->window) return -1;
   if (op->ncounters) {
     o->counter_names = calloc(op->ncounters, sizeof *o->counter_names);
     o->counter_values = calloc(op->ncounters, sizeof *o->counter_values);
@@ -175,102 +136,28 @@ static int op_push(otlp *x, const strobe_capture_record *r) {
       o->ncounters = i + 1;
     }
   }
-  o->trace_hi = nz(strobe__mix64(strobe__mix64(x->key, o->collector), o->id));
-  o->trace_lo = nz(strobe__mix64(o->trace_hi, 0x6f746c70u));
-  o->root = nz(strobe__mix64(o->trace_lo, 0x726f6f74u));
-  o->in = xf_thread_in(x->f, r->thread) && xf_time_in(x->f, o->start_ns) && xf_time_in(x->f, o->end_ns);
-  if (!o->in) x->f->left_out++;
-  x->nops++;
   return 0;
 }
 
-static int by_collector_id(const void *p, const void *q) {
-  const op_rec *a = p, *b = q;
-  if (a->collector != b->collector) return a->collector < b->collector ? -1 : 1;
-  return (a->id > b->id) - (a->id < b->id);
-}
-static int by_from(const void *p, const void *q) {
-  const span_iv *a = p, *b = q;
-  return (a->from > b->from) - (a->from < b->from);
-}
-
-static op_rec *op_find(otlp *x, uint32_t collector, uint64_t id) {
-  uint32_t lo = 0, hi = x->nops;
-  while (lo < hi) {
-    uint32_t mid = lo + (hi - lo) / 2;
-    const op_rec *m = &x->ops[mid];
-    if (m->collector < collector || (m->collector == collector && m->id < id)) lo = mid + 1;
-    else hi = mid;
+/* After pass 1: each frame's trace ids (from where it began: a hash of the capture's identity with that
+ * collector and id, so a trace keeps its ids however the capture is cut) and the filters' verdict; each END's
+ * frame. */
+static int frame_ids_of(otlp *x) {
+  uint32_t n = strobe_frames_query_count(x->fx);
+  x->ids = calloc((size_t)n + 1, sizeof *x->ids);
+  if (!x->ids) return -1;
+  for (uint32_t i = 0; i < n; i++) {
+    const strobe_frame *fr = strobe_frames_query_frame(x->fx, i);
+    frame_ids *d = &x->ids[i];
+    d->trace_hi = nz(strobe__mix64(strobe__mix64(x->key, fr->collector), fr->id));
+    d->trace_lo = nz(strobe__mix64(d->trace_hi, 0x6f746c70u));
+    d->root = nz(strobe__mix64(d->trace_lo, 0x726f6f74u));
+    d->in = fr->state != STROBE_FRAME_UNFINISHED && xf_thread_in(x->f, fr->end_thread) &&
+            xf_time_in(x->f, fr->begin_ns) && xf_time_in(x->f, fr->end_ns);
+    if (fr->state != STROBE_FRAME_UNFINISHED && !d->in) x->f->left_out++;
   }
-  return lo < x->nops && x->ops[lo].collector == collector && x->ops[lo].id == id ? &x->ops[lo] : NULL;
-}
-
-static int iv_add(otlp *x, uint32_t thread, double from, double to, uint32_t op) {
-  if (thread >= x->nthreads) {
-    uint32_t n = thread + 1;
-    span_iv **t = realloc(x->ivs, n * sizeof *t);
-    if (!t) return -1;
-    x->ivs = t;
-    uint32_t *c = realloc(x->nivs, n * sizeof *c);
-    if (!c) return -1;
-    x->nivs = c;
-    for (uint32_t i = x->nthreads; i < n; i++) x->ivs[i] = NULL, x->nivs[i] = 0;
-    x->nthreads = n;
-  }
-  uint32_t k = x->nivs[thread];
-  if ((k & (k - 1)) == 0) { /* grow at powers of two */
-    span_iv *p = realloc(x->ivs[thread], (size_t)(k ? 2 * k : 1) * sizeof *p);
-    if (!p) return -1;
-    x->ivs[thread] = p;
-  }
-  x->ivs[thread][k] = (span_iv){from, to, op};
-  x->nivs[thread] = k + 1;
+  for (uint32_t i = 0; i < x->nops; i++) x->ops[i].frame = strobe_frames_find_op(x->fx, x->ops[i].collector, x->ops[i].id);
   return 0;
-}
-
-/* Each completed operation's intervals per thread, from its events in time
- * order: begin (or resume) opens one on its thread, take (or end) closes it. */
-static int build_intervals(otlp *x) {
-  if (x->nops) qsort(x->ops, x->nops, sizeof *x->ops, by_collector_id); /* NULL when none: qsort takes no NULL */
-  if (x->nevs) qsort(x->evs, x->nevs, sizeof *x->evs, op_key_cmp);
-  for (size_t i = 0; i < x->nevs;) {
-    size_t j = i;
-    while (j < x->nevs && x->evs[j].collector == x->evs[i].collector && x->evs[j].id == x->evs[i].id) j++;
-    op_rec *o = op_find(x, x->evs[i].collector, x->evs[i].id);
-    if (o && o->in) {
-      int open = 0;
-      uint32_t th = 0;
-      double from = 0;
-      for (size_t k = i; k < j; k++) {
-        const opev *e = &x->evs[k];
-        if (e->what == EV_BEGIN || e->what == EV_RESUME) {
-          open = 1, th = e->thread, from = e->t_ns;
-        } else if (open && (e->what == EV_TAKE || e->what == EV_END)) {
-          if (e->thread == th && iv_add(x, th, from, e->t_ns, (uint32_t)(o - x->ops))) return -1;
-          open = 0;
-        }
-      }
-    }
-    i = j;
-  }
-  for (uint32_t t = 0; t < x->nthreads; t++)
-    if (x->nivs[t]) qsort(x->ivs[t], x->nivs[t], sizeof *x->ivs[t], by_from);
-  return 0;
-}
-
-/* The innermost operation on `thread` holding [b, e], or NULL. */
-static op_rec *op_at(otlp *x, uint32_t thread, double b, double e) {
-  if (thread >= x->nthreads || !x->nivs[thread]) return NULL;
-  const span_iv *v = x->ivs[thread];
-  uint32_t lo = 0, hi = x->nivs[thread];
-  while (lo < hi) { /* the first interval beginning after b */
-    uint32_t mid = lo + (hi - lo) / 2;
-    if (v[mid].from <= b) lo = mid + 1;
-    else hi = mid;
-  }
-  for (uint32_t k = lo, n = 0; k-- > 0 && n < SCAN_BACK; n++)
-    if (v[k].from <= b && v[k].to >= e) return &x->ops[v[k].op];
-  return NULL;
 }
 
 /* >>spans */
@@ -313,7 +200,7 @@ static void unix_ns(otlp *x, double t_ns) {
 }
 
 /* The head of a span: ids, name, kind INTERNAL, times. */
-static void span_head(otlp *x, const op_rec *op, uint64_t span, uint64_t parent, const char *name, double b,
+static void span_head(otlp *x, const frame_ids *op, uint64_t span, uint64_t parent, const char *name, double b,
                       double e) {
   ob *o = x->o;
   ob_str(o, x->first_span ? "\n{\"traceId\":\"" : ",\n{\"traceId\":\"");
@@ -342,7 +229,7 @@ static int emitted_kind(const otlp *x, uint32_t site) {
   return s && (s->kind == STROBE_SITE_STAGE || (x->opt->scopes && s->kind == STROBE_SITE_SCOPE));
 }
 
-static uint64_t child_id(const op_rec *op, uint32_t thread, uint32_t depth, uint64_t ticks, uint32_t site) {
+static uint64_t child_id(const frame_ids *op, uint32_t thread, uint32_t depth, uint64_t ticks, uint32_t site) {
   return nz(strobe__mix64(strobe__mix64(strobe__mix64(strobe__mix64(op->trace_lo, thread), depth), ticks), site));
 }
 
@@ -367,15 +254,15 @@ static void on_end(otlp *x, const strobe_capture_record *r) {
     x->unwound++;
     return;
   }
-  op_rec *op = op_at(x, r->thread, fr->begin_ns, r->time_ns);
-  if (!op) {
+  if (fr->owner == STROBE_FRAMES_NONE || !x->ids[fr->owner].in) { /* no operation owns it (docs/frames.md §Own spans) */
     x->unattributed++;
     return;
   }
+  const frame_ids *op = &x->ids[fr->owner];
   uint64_t parent = op->root;
   for (uint32_t k = r->depth - 1; k-- > 0;) { /* the innermost enclosing span of the same operation */
     const open_scope *a = &x->stack[r->thread][k];
-    if (a->valid && a->begin_ns >= op->start_ns && emitted_kind(x, a->site)) {
+    if (a->valid && a->owner == fr->owner && emitted_kind(x, a->site)) {
       parent = child_id(op, r->thread, k + 1, a->ticks, a->site);
       break;
     }
@@ -412,6 +299,7 @@ static void on_record2(otlp *x, const strobe_capture_record *r) {
     fr->site = r->site;
     fr->ticks = r->ticks;
     fr->begin_ns = r->time_ns;
+    fr->owner = strobe_frames_owner(x->fx, r->thread, r->time_ns);
     fr->valid = 1;
   } else if (r->type == STROBE_REC_END) {
     on_end(x, r);
@@ -421,26 +309,45 @@ static void on_record2(otlp *x, const strobe_capture_record *r) {
   }
 }
 
-static void root_span(otlp *x, const op_rec *op) {
-  const char *kind = strobe_op_kind_name(op->kind);
-  span_head(x, op, op->root, 0, kind ? kind : "operation", op->start_ns, op->end_ns);
+/* The root span of frame i: the operation from where it began to where it ended, its state, and the counters
+ * and cuts of each of its ENDs (both halves of a hand-off between processes: counters stay where they were
+ * counted, docs/sessions.md §Across processes). */
+static void root_span(otlp *x, uint32_t i) {
+  const strobe_frame *fr = strobe_frames_query_frame(x->fx, i);
+  const char *kind = strobe_op_kind_name(fr->kind);
+  span_head(x, &x->ids[i], x->ids[i].root, 0, kind ? kind : "operation", fr->begin_ns, fr->end_ns);
   ob *o = x->o;
-  int first = 1;
+  int first = 1, handed_off = fr->process != fr->end_process, committed = fr->state == STROBE_FRAME_COMPLETED ||
+                                                                          fr->state == STROBE_FRAME_PRESENTED;
   ob_str(o, ",\"attributes\":[");
   attr_str(o, &first, "strobe.operation.kind", kind ? kind : "unknown");
-  attr_int(o, &first, "strobe.operation.id", (int64_t)op->id);
-  attr_int(o, &first, "strobe.collector", op->collector);
-  attr_str(o, &first, "strobe.window", op->window);
-  if (op->kind == STROBE_OP_PASS) attr_int(o, &first, "strobe.frame_id", (int64_t)op->frame_id);
-  attr_bool(o, &first, "strobe.committed", op->committed);
-  attr_bool(o, &first, "strobe.handed_off", op->handed_off);
-  attr_bool(o, &first, "strobe.detail", op->detail);
-  if (op->stages_dropped) attr_int(o, &first, "strobe.stages_dropped", op->stages_dropped);
-  if (op->counters_dropped) attr_int(o, &first, "strobe.counters_dropped", op->counters_dropped);
+  attr_int(o, &first, "strobe.operation.id", (int64_t)fr->id);
+  attr_int(o, &first, "strobe.collector", (int64_t)fr->collector);
+  attr_str(o, &first, "strobe.window", fr->window);
+  if (fr->kind == STROBE_OP_PASS) attr_int(o, &first, "strobe.frame_id", (int64_t)fr->number);
+  attr_str(o, &first, "strobe.state", strobe_frames_state_name(fr->state));
+  if (strobe_frames_query_process_count(x->fx) > 1) {
+    attr_str(o, &first, "strobe.process", strobe_frames_query_process(x->fx, fr->process));
+    attr_str(o, &first, "strobe.end_process", strobe_frames_query_process(x->fx, fr->end_process));
+  }
+  uint32_t dropped[2] = {0, 0};
+  for (uint32_t k = 0; k < x->nops; k++)
+    if (x->ops[k].frame == i) {
+      handed_off |= x->ops[k].handed_off;
+      dropped[0] += x->ops[k].stages_dropped, dropped[1] += x->ops[k].counters_dropped;
+    }
+  attr_bool(o, &first, "strobe.committed", committed);
+  attr_bool(o, &first, "strobe.handed_off", handed_off);
+  attr_bool(o, &first, "strobe.detail", fr->detail);
+  if (dropped[0]) attr_int(o, &first, "strobe.stages_dropped", dropped[0]);
+  if (dropped[1]) attr_int(o, &first, "strobe.counters_dropped", dropped[1]);
   char key[320];
-  for (uint32_t i = 0; i < op->ncounters; i++) {
-    snprintf(key, sizeof key, "strobe.counter.%s", op->counter_names[i]);
-    attr_double(o, &first, key, op->counter_values[i]);
+  for (uint32_t k = 0; k < x->nops; k++) {
+    if (x->ops[k].frame != i) continue;
+    for (uint32_t c = 0; c < x->ops[k].ncounters; c++) {
+      snprintf(key, sizeof key, "strobe.counter.%s", x->ops[k].counter_names[c]);
+      attr_double(o, &first, key, x->ops[k].counter_values[c]);
+    }
   }
   ob_str(o, "]}");
 }
@@ -473,16 +380,13 @@ static void resource(otlp *x) {
 /* >>export */
 static void free_all(otlp *x) {
   for (uint32_t i = 0; i < x->nops; i++) {
-    free(x->ops[i].window);
     for (uint32_t k = 0; k < x->ops[i].ncounters; k++) free(x->ops[i].counter_names[k]);
     free(x->ops[i].counter_names);
     free(x->ops[i].counter_values);
   }
   free(x->ops);
-  free(x->evs);
-  for (uint32_t t = 0; t < x->nthreads; t++) free(x->ivs[t]);
-  free(x->ivs);
-  free(x->nivs);
+  free(x->ids);
+  strobe_frames_destroy(x->fx);
   free(x->stack);
 }
 
@@ -503,16 +407,15 @@ int export_otlp(const char *path, int quiet, FILE *out, export_filter *f, const 
   x.unix0 = h->epoch_unix_ns;
   xf_begin(f, in.cap);
   strobe_capture_record r;
-  while (cli_next(&in, &r) > 0) { /* pass 1: the operations */
+  if (strobe_frames_create(NULL, &x.fx)) x.failed = 1;
+  while (!x.failed && cli_next(&in, &r) > 0) { /* pass 1: the frame model, and each END's counters */
     if (r.type == STROBE_REC_THREAD && !xf_thread(f, in.cap, r.thread)) x.failed = 1;
     if (!r.op) continue;
-    uint32_t what = r.type == STROBE_REC_OP_BEGIN ? EV_BEGIN : r.type == STROBE_REC_OP_TAKE ? EV_TAKE
-                    : r.type == STROBE_REC_OP_RESUME ? EV_RESUME : EV_END;
-    if (ev_push(&x, &r, what) || (r.type == STROBE_REC_OP_END && op_push(&x, &r))) x.failed = 1;
+    if (strobe_frames_add(x.fx, in.cap, &r) || (r.type == STROBE_REC_OP_END && op_push(&x, &r))) x.failed = 1;
   }
   status = cli_finish_read(&in);
+  if (!x.failed && (strobe_frames_finish(x.fx, in.cap) || frame_ids_of(&x))) x.failed = 1;
   cli_close(&in);
-  if (!x.failed && build_intervals(&x)) x.failed = 1;
   ob *o = malloc(sizeof *o);
   if (!o || x.failed) {
     free(o);
@@ -531,8 +434,8 @@ int export_otlp(const char *path, int quiet, FILE *out, export_filter *f, const 
   x.c = in.cap;
   resource(&x);
   while (cli_next(&in, &r) > 0) on_record2(&x, &r);
-  for (uint32_t i = 0; i < x.nops; i++)
-    if (x.ops[i].in) root_span(&x, &x.ops[i]);
+  for (uint32_t i = 0; i < strobe_frames_query_count(x.fx); i++)
+    if (x.ids[i].in && strobe_frames_query_frame(x.fx, i)->kind) root_span(&x, i);
   ob_str(o, "\n]}]}]}\n");
   ob_flush(o);
   cli_close(&in);

@@ -191,6 +191,7 @@ void fv_frames_json(strobe__json *j, const strobe_frames *fx, const strobe_captu
   }
   strobe__json_uint(j, "marks_cut", cut.marks);
   strobe__json_uint(j, "scopes_cut", cut.scopes);
+  strobe__json_uint(j, "frames_not_listed", cut.listed);
   series_json(j, fx, c);
   uint32_t n;
   uint32_t *ix = slowest(fx, top, &n);
@@ -269,14 +270,15 @@ void fv_frames_text(FILE *f, const strobe_frames *fx, const strobe_capture *c, d
             cli_dur(s->span_ns), "", s->fps_steady, cli_dur(s->median_interval_ns));
   }
   if (!rates && src != STROBE_FRAME_SOURCE_TOP_SCOPES) fprintf(f, "  fewer than two frames: no frame rate\n");
-  if (src == STROBE_FRAME_SOURCE_PASSES) {
-    fv_tally t = fv_tally_of(fx);
-    states_text(f, &t);
-  }
+  fv_tally t = fv_tally_of(fx);
+  if (src == STROBE_FRAME_SOURCE_PASSES && t.passes) states_text(f, &t);
   strobe_frames_cut cut = strobe_frames_query_cut(fx);
   if (cut.marks || cut.scopes)
     fprintf(f, "  not kept: %llu frame marks and %llu top-level scopes past the index's bound: in no frame\n",
             (unsigned long long)cut.marks, (unsigned long long)cut.scopes);
+  if (cut.listed)
+    fprintf(f, "  %llu later frames are in the rates but not listed (past the index's %u)\n",
+            (unsigned long long)cut.listed, STROBE_FRAMES_MAX_DEFAULT);
   slowest_text(f, fx, c, start_ns, top);
 }
 

@@ -195,7 +195,7 @@ int kinds_collect(kinds *k, agg *a, const strobe_capture *c, const char *path, i
   }
   rc = in.rc < 0 ? CLI_FAIL : CLI_OK; /* the first read said how the file ends */
   g_sort_cap = c;
-  qsort(k->rows, k->n_rows, sizeof *k->rows, row_order);
+  if (k->n_rows) qsort(k->rows, k->n_rows, sizeof *k->rows, row_order); /* rows stays NULL without a row */
   cli_close(&in);
   k->available = !k->failed;
   if (k->failed) k->why = "out of memory";
