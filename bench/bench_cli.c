@@ -9,7 +9,7 @@
  *   baseline: the chrome export's time (export_perfetto_time_vs_chrome) and
  *   the capture's own bytes per scope (export_perfetto_size_vs_capture).
  *   The perfetto file is written to $TMPDIR to be measured, then removed.
- *   merge_events_per_s (docs/cli.md §merge): the capture merged with a
+ *   merge_events_per_s (docs/cli.md §strobe merge): the capture merged with a
  *   second one of 1,000,000 events (--same-host: generated captures carry no
  *   boot id), beside its same-run baseline merge_time_vs_report, its time
  *   over `strobe report`'s on the big capture (a plain read).

@@ -15,26 +15,21 @@
  *                            payload is allocated once and shared).
  *
  * Minimum-of-rounds for per-scope figures; percentiles over repeated calls
- * for latencies. Budgets are printed, never asserted.
+ * for latencies. Budgets are printed, never asserted. Allocations are
+ * counted by tests/support/alloc_count.h.
+ *
+ * STROBE_BENCH_NEEDS: alloc-count
  */
 #include <string.h>
 
 #include "floor.h"
 #include "analyze/percentile.h"
+#include "support/alloc_count.h"
 #include "strobe/session.h"
 
 #define ROUND 20000u
 #define ROUNDS 200
 #define LATENCY_CALLS 200
-
-/* Counting allocations: glibc's malloc is wrapped for this binary only. */
-extern void *__libc_malloc(size_t n);
-static _Thread_local int g_counting;
-static _Thread_local uint64_t g_mallocs;
-void *malloc(size_t n) {
-  if (g_counting) g_mallocs++;
-  return __libc_malloc(n);
-}
 
 __attribute__((noinline)) static void stage_loop(uint32_t n) {
   for (uint32_t i = 0; i < n; i++) {
@@ -132,11 +127,9 @@ int main(void) {
 
   /* >>allocations per shared sample: all 8 sessions admit one operation */
   strobe_op one = strobe_op_begin(c, w, STROBE_OP_PASS, NULL);
-  g_counting = 1;
-  g_mallocs = 0;
+  alloc_count_start();
   strobe_op_end(one, 1);
-  g_counting = 0;
-  uint64_t allocs = g_mallocs;
+  uint64_t allocs = (uint64_t)alloc_count_stop();
 
   double end_p99 = latency_p99(c, ids, 1, &end_json_p99);
 

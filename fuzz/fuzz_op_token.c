@@ -10,7 +10,8 @@
  * tried as is (which fuzzes those checks) and, when it is long enough, again
  * with this host's boot id at offset 16 and the closing FNV-1a 64 recomputed.
  * The seed (corpus/fuzz_op_token/frame-3-stages.tok) is a pass handed from
- * "screen" to "sender" with three stages, one nested.
+ * "screen" to "sender" with three stages, one nested, of window "main" in
+ * population "scroll" (token layout version 2).
  */
 #include <stddef.h>
 #include <stdint.h>

@@ -7,7 +7,10 @@ rule docs/conventions.md states:
     documents the project started from ("seed 000") are not, so the rule a
     comment relies on is cited as the docs/ section that states it;
   - every citation `docs/NAME.md §Heading` names a file in docs/ and one of
-    its headings (a comment may wrap the heading across lines);
+    its sections (a comment may wrap the heading across lines): a heading,
+    whole or by its short name (what comes before " (", ": " or " — ", or a
+    command heading's command, `strobe merge` for "strobe merge A B -o OUT"),
+    or a bold term opening a paragraph or list item (`- **Samples** ...`);
   - section markers have one style, `>>name` (a file's "Contents:" line lists
     them, and each one listed is in the file); the other style, `@name`, is
     refused.
@@ -15,7 +18,10 @@ rule docs/conventions.md states:
 Must never: change a file. Exit status 0 when all hold, 1 otherwise (each
 finding printed with file, line and the rule), 2 on bad usage.
 
-Usage: check-comments.py [--root DIR]
+Usage: check-comments.py [--root DIR] [--self-test]
+  --self-test checks the tree with SELF_TEST's lines added as one more file:
+  passes only if each line that breaks a rule is reported with that rule, and
+  each line that keeps them is not (CTest: comments_self_test).
 """
 import argparse
 import os
@@ -48,18 +54,46 @@ def files(root):
             yield f
 
 
-def headings(root, doc, cache):
+BOLD_LEAD = re.compile(r"^(?:[ \t]*[-*][ \t]+)?\*\*([^*]+?):?\*\*")
+COMMAND_ARG = re.compile(r"^(?:[A-Z][A-Z0-9_.]*|\[.*|-.*)$")
+
+
+def short_names(heading):
+    """The names a section may be cited by: its heading, the heading before
+    " (", ": " or " — ", and for a command heading (`strobe merge A B -o OUT`)
+    the command words before its first argument."""
+    names = {heading}
+    for cut in (" (", ": ", " — "):
+        if cut in heading:
+            names.add(heading.split(cut, 1)[0])
+    words = heading.split()
+    if len(words) > 1 and words[0] == "strobe":
+        cmd = []
+        for w in words:
+            if COMMAND_ARG.match(w):
+                break
+            cmd.append(w)
+        names.add(" ".join(cmd))
+    return {n for n in names if n}
+
+
+def sections(root, doc, cache):
+    """Every name a citation of docs/DOC may use, or None when DOC is missing."""
     if doc not in cache:
         path = os.path.join(root, "docs", doc)
-        hs = []
+        names = set()
         if os.path.isfile(path):
             in_code = False
             for line in open(path, encoding="utf-8"):
                 if line.startswith("```"):
                     in_code = not in_code
-                elif not in_code and re.match(r"#{1,6} ", line):
-                    hs.append(line.lstrip("#").strip().replace("`", ""))
-        cache[doc] = hs if os.path.isfile(path) else None
+                elif in_code:
+                    continue
+                elif re.match(r"#{1,6} ", line):
+                    names |= short_names(line.lstrip("#").strip().replace("`", ""))
+                elif BOLD_LEAD.match(line):
+                    names.add(BOLD_LEAD.match(line).group(1).replace("`", "").strip())
+        cache[doc] = names if os.path.isfile(path) else None
     return cache[doc]
 
 
@@ -67,12 +101,20 @@ def line_of(text, pos):
     return text.count("\n", 0, pos) + 1
 
 
-def check(root):
+TREE = {}  # root -> [(rel, text)]: read once, so --self-test's passes do not read the tree again
+
+
+def texts(root, extra):
+    if root not in TREE:
+        TREE[root] = [(rel, open(os.path.join(root, rel), encoding="utf-8", errors="replace").read())
+                      for rel in files(root) if rel != SELF]
+    yield from TREE[root]
+    yield from extra.items()
+
+
+def check(root, extra=None):
     problems, cache = [], {}
-    for rel in files(root):
-        if rel == SELF:
-            continue
-        text = open(os.path.join(root, rel), encoding="utf-8", errors="replace").read()
+    for rel, text in texts(root, extra or {}):
         for m in SEED.finditer(text):
             problems.append(f"{rel}:{line_of(text, m.start())}: cites '{m.group(0)}', a document outside the "
                             "repository: cite the docs/ section that states the rule")
@@ -80,12 +122,10 @@ def check(root):
             if not os.path.isfile(os.path.join(root, "docs", m.group(1))):
                 problems.append(f"{rel}:{line_of(text, m.start())}: names docs/{m.group(1)}, which does not exist")
         for m in CITE.finditer(text):
-            hs = headings(root, m.group(1), cache)
-            if hs is None:
+            names = sections(root, m.group(1), cache)
+            if names is None:
                 continue  # reported above as a missing file
             after = LEADER.sub(" ", text[m.end():m.end() + 240]).replace("`", "").lstrip()
-            # A heading may be cited without its parenthesised tail: §The model for "The model (`src/...`)".
-            names = {n for h in hs for n in (h, re.sub(r"\s*\(.*\)$", "", h)) if n}
             if not any(after.startswith(n) and not after[len(n):len(n) + 1].isalnum() for n in names):
                 problems.append(f"{rel}:{line_of(text, m.start())}: cites docs/{m.group(1)} §"
                                 f"'{after[:40].strip()}...', which is no heading of that file")
@@ -103,14 +143,48 @@ def check(root):
     return problems
 
 
+# (line, words its finding must hold, or None when the line keeps every rule).
+SELF_TEST = [
+    ("/* see docs/cli.md §merge */", "which is no heading of that file"),
+    ("/* see docs/viewer.md §Deep captures */", "which is no heading of that file"),
+    ("/* see docs/no-such-doc.md */", "which does not exist"),
+    ("/* as seed 003 says */", "a document outside the repository"),
+    ("/* @globals */", "uses '@'"),
+    ("/* Contents: >>nowhere_in_this_file */", "marks no section of the file"),
+    ("/* see docs/cli.md §strobe merge (its origins) */", None),
+    ("/* see docs/cli.md §strobe merge A B [...] -o OUT */", None),
+    ("/* see docs/cli.md §otlp */", None),
+    ("/* see docs/sessions.md §Content, the rule */", None),
+    ("/* see docs/viewer.md §The model */", None),
+    ("/* see docs/viewer.md §Samples: bold lead */", None),
+]
+
+
+def self_test(root):
+    rel = "self-test.c"
+    base = set(check(root))
+    failed = 0
+    for i, (line, words) in enumerate(SELF_TEST):
+        text = "\n" * i + line + "\n"
+        new = [p for p in check(root, {rel: text}) if p not in base]
+        ok = (not new) if words is None else (len(new) == 1 and new[0].startswith(f"{rel}:{i + 1}:")
+                                              and words in new[0])
+        print(f"{'ok' if ok else 'FAIL'}: {line}: {new if new else 'no finding'}")
+        failed += not ok
+    return 1 if failed else 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--root", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    ap.add_argument("--self-test", action="store_true")
     args = ap.parse_args()
     root = os.path.abspath(args.root)
     if not os.path.isdir(os.path.join(root, "docs")):
         print(f"check-comments: {root} has no docs/", file=sys.stderr)
         return 2
+    if args.self_test:
+        return self_test(root)
     problems = check(root)
     for p in problems:
         print(f"COMMENT {p}")

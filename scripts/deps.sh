@@ -37,6 +37,8 @@ packages=(
   protobuf-compiler zstd            # the perfetto export's test: protoc --decode, zstd -d
   nodejs npm                        # MCP SDK client tests
   chromium                          # viewer tests
+  libgtk-4-dev libxtst-dev          # examples/gtk (strobe-gtk): GTK 4; XTEST, its --drive-input
+  xvfb xauth                        # tests/gtk runs strobe-gtk under xvfb-run
 )
 
 installed() {

@@ -14,7 +14,9 @@
  * such a capture (they are skippable: adding them changed no format version); a
  * pass operation over the flight recorder's threshold is a spike by itself,
  * and the spike dump names it by the application's frame id; operation
- * counters carry their units into session reports and captures.
+ * counters carry their units into session reports and captures; a session
+ * report and a capture name every operation's window by the same declared
+ * id (a nested window's, one registered again), and count it as one window.
  *
  * STROBE_TEST_NEEDS: jansson reports
  */
@@ -548,10 +550,58 @@ static void test_stage_parents(void) {
   CHECK_EQ_INT(at_top, 1);
   strobe_capture_close(cap);
   strobe_collector_close(c);
+}
+
+/* >>window ids: a session report and a capture name each operation's window
+ * alike, by the id it was registered with (docs/sessions.md §Frame rate): a
+ * nested window's passes, and a window closed and registered again. */
+static void test_window_ids_agree(void) {
+  use_case_paths();
+  strobe_window w;
+  strobe_collector *c = su_collector(&w);
+  strobe_window popup = su_window(c, "w1", 0);
+  char sid[STROBE_SESSION_ID_MAX];
+  su_start(c, 0, sid);
+  strobe_recorder *rec;
+  REQUIRE_EQ_INT(strobe_record_start(&(strobe_record_desc){.path = g_path}, &rec), 0);
+  for (int i = 0; i < 6; i++) {
+    if (i == 3) { /* another registration of the same id */
+      CHECK_EQ_INT(strobe_window_close(c, popup), 0);
+      popup = su_window(c, "w1", 0);
+    }
+    strobe_op pass = strobe_op_begin_frame(c, w, 100 + (uint64_t)i, NULL);
+    strobe_op_end(strobe_op_begin(c, popup, STROBE_OP_PASS, NULL), 1);
+    strobe_op_end(pass, 1);
+  }
+  REQUIRE_EQ_INT(strobe_record_stop(rec), 0);
+  json_t *doc;
+  strobe_report_free(su_end(c, sid, &doc));
+  seen s;
+  read_capture(g_path, &s);
+  CHECK_EQ_INT(s.nops, 12);
+  int matched = 0, popups = 0;
+  for (int i = 0; i < s.nops; i++) {
+    size_t j;
+    json_t *smp;
+    json_array_foreach(jreq(doc, "samples"), j, smp) {
+      if ((uint64_t)jint(smp, "id") != s.ops[i].id) continue;
+      matched++;
+      CHECK_STR_EQ(jstr(smp, "window"), s.ops[i].window);
+      popups += !strcmp(s.ops[i].window, "w1");
+    }
+  }
+  CHECK_EQ_INT(matched, 12);
+  CHECK_EQ_INT(popups, 6);
+  json_t *e;
+  size_t k;
+  json_array_foreach(jreq(doc, "frame_rate.by_window"), k, e) CHECK_EQ_INT(jint(e, "passes"), 6); /* w1: one window */
+  CHECK_EQ_INT(jlen(doc, "frame_rate.by_window"), 2);
+  json_decref(doc);
   strobe_collector_release(c);
 }
 
 #define CASES(X)                  \
+  X(window_ids_agree)             \
   X(op_counter_units)             \
   X(stage_parents)                \
   X(ops_reach_captures)           \

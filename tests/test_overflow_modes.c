@@ -316,8 +316,9 @@ typedef struct heard {
   uint64_t lost_sum, last_total;
   uint64_t at_ns[64];
   int totals_ordered;
+  uint32_t threads_max;   /* the most threads one report named */
 } heard;
-static heard g_heard = {PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, {0}, 1};
+static heard g_heard = {PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, {0}, 1, 0};
 
 static void on_loss(const strobe_loss_report *r, void *user) {
   heard *h = user;
@@ -327,6 +328,7 @@ static void on_loss(const strobe_loss_report *r, void *user) {
   h->lost_sum += r->lost;
   if (r->lost_total < h->last_total || r->lost == 0 || r->threads == 0) h->totals_ordered = 0;
   h->last_total = r->lost_total;
+  if (r->threads > h->threads_max) h->threads_max = r->threads;
   pthread_mutex_unlock(&h->lock);
 }
 
@@ -364,12 +366,23 @@ static void test_loss_callback_rate_limited(void) {
   CHECK_EQ_U64(g_heard.lost_sum, lost);
   CHECK_EQ_U64(g_heard.last_total, lost);
   CHECK(g_heard.totals_ordered);
+  /* One thread lost events, in every drain pass of each second: one thread per report, not one per pass. */
+  CHECK_EQ_U64(g_heard.threads_max, 1);
   CHECK(g_heard.calls >= 2);  /* 2.5 s of losses */
   CHECK(g_heard.calls <= 4);  /* ... reported at most once a second */
   for (int i = 1; i < g_heard.calls && i < 64; i++)
     CHECKF(g_heard.at_ns[i] - g_heard.at_ns[i - 1] >= 900000000u, "reports %d and %d are %.3f s apart", i - 1, i,
            (double)(g_heard.at_ns[i] - g_heard.at_ns[i - 1]) / 1e9);
+  uint64_t reported_total = g_heard.last_total;
   pthread_mutex_unlock(&g_heard.lock);
+  /* The reports' total is the capture's: this process lost nothing before it began. */
+  strobe_capture *cap;
+  REQUIRE_EQ_INT(strobe_capture_open(path, &cap), 0);
+  strobe_capture_record rec_;
+  while (strobe_capture_next(cap, &rec_) > 0) {
+  }
+  CHECK_EQ_U64(strobe_capture_query_totals(cap).lost, reported_total);
+  strobe_capture_close(cap);
   unlink(path);
 }
 

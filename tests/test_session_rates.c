@@ -8,12 +8,20 @@
  *   - the frame rate after a stall: the first-to-last rate keeps its
  *     meaning, and the steady rate from the median pass interval stays at
  *     the frame rate the stall interrupted, overall and per window;
+ *   - frame rates are per window, never summed: the top level has a rate
+ *     only when one window had passes; a window's first-to-last rate spans
+ *     every pass of it the session counted, not only the returned samples,
+ *     and the steady rate says how many intervals (of the returned samples)
+ *     its median is over; a window is its declared id (closed and
+ *     registered again, one window); window ids past the tracked bound are
+ *     counted, in no rate;
  *   - a session can admit only some kinds (frames only), so its 240 samples
  *     are all frames; the other kinds are counted, never kept, and not
  *     listed as unfinished, while a session beside it sees everything.
  *
  * STROBE_TEST_NEEDS: jansson reports
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "support/session_util.h"
@@ -115,7 +123,10 @@ static void test_rate_after_stall(void) {
   CHECK_NEAR(fr.steady_passes_per_second, steady, 0.001);
   CHECK_NEAR(fr.passes_per_second, first_to_last, 0.001);
   CHECK_EQ_INT(strobe_report_query_frame_rate(r, NULL, &fr), 0);
-  CHECK_EQ_U64(fr.passes, 52);
+  CHECK_EQ_U64(fr.passes, 52); /* both windows' passes, and no rate: never summed */
+  CHECK(!fr.valid);
+  CHECK_EQ_INT(fr.windows, 2);
+  CHECK(jnull(doc, "frame_rate.passes_per_second"));
   CHECK_EQ_INT(strobe_report_query_frame_rate(r, "nowhere", &fr), 0);
   CHECK(!fr.valid && fr.passes == 0);
   CHECK_EQ_INT(strobe_report_query_frame_rate(r, NULL, NULL), STROBE_EINVAL);
@@ -183,5 +194,96 @@ static void test_frames_only(void) {
   strobe_collector_release(c);
 }
 
-#define CASES(X) X(frames_only) X(in_flight_or_stalled) X(rate_after_stall)
+/* A window's rate spans every pass of it the session counted, not the 4 it
+ * returns; two windows are two rates, never one sum. */
+static void test_rates_per_window_over_the_session(void) {
+  strobe_window w;
+  strobe_collector *c = su_collector(&w);
+  strobe_window popup = su_window(c, "w1", 0);
+  char id[STROBE_SESSION_ID_MAX];
+  su_start(c, 4, id);
+  uint64_t t0 = fx_now_ns();
+  for (int i = 0; i < 20; i++) {
+    strobe_op pass = strobe_op_begin(c, w, STROBE_OP_PASS, NULL);
+    if (i % 2 == 0) pass_of(c, popup, 0);
+    fx_sleep_ms(5);
+    strobe_op_end(pass, 1);
+    su_op(c, w, STROBE_OP_PASS, 0); /* dropped: never counted */
+  }
+  double elapsed_ms = (double)(fx_now_ns() - t0) / 1e6;
+  /* The popup's id again, on a new registration: the same window. */
+  CHECK_EQ_INT(strobe_window_close(c, popup), 0);
+  popup = su_window(c, "w1", 0);
+  pass_of(c, popup, 0);
+  json_t *doc;
+  strobe_report *r = su_end(c, id, &doc);
+  CHECK_EQ_INT(jlen(doc, "samples"), 4);
+  CHECK_EQ_INT(jint(doc, "frame_rate.windows"), 2);
+  CHECK_EQ_INT(jint(doc, "frame_rate.passes"), 31);
+  CHECK(jnull(doc, "frame_rate.passes_per_second") && jnull(doc, "frame_rate.steady_passes_per_second"));
+  /* In order of each window's first counted pass: the popup's, nested, ended first. */
+  json_t *popup_rates = json_array_get(jreq(doc, "frame_rate.by_window"), 0);
+  json_t *main_rates = json_array_get(jreq(doc, "frame_rate.by_window"), 1);
+  REQUIRE(main_rates && popup_rates);
+  CHECK_STR_EQ(jstr(main_rates, "window"), "main");
+  CHECK_STR_EQ(jstr(popup_rates, "window"), "w1");
+  CHECK_EQ_INT(jint(main_rates, "passes"), 20);
+  CHECK_EQ_INT(jint(popup_rates, "passes"), 11);
+  /* 19 intervals of at least 5 ms each, inside the loop's time. */
+  double span = jnum(main_rates, "first_to_last_span_ms");
+  CHECKF(span >= 19 * 5.0 && span <= elapsed_ms, "span %.3f ms of %.3f", span, elapsed_ms);
+  CHECK_NEAR(jnum(main_rates, "passes_per_second"), 19.0 / (span / 1000.0), 0.01);
+  /* Of the 4 returned samples, main's committed pass is one at most: no interval, no steady rate. */
+  CHECK(jint(main_rates, "intervals_n") <= 1);
+  strobe_frame_rate fr;
+  CHECK_EQ_INT(strobe_report_query_frame_rate(r, "main", &fr), 0);
+  CHECK(fr.valid);
+  CHECK_EQ_U64(fr.passes, 20);
+  CHECK_EQ_INT(fr.windows, 1);
+  CHECK_NEAR(fr.first_to_last_span_ms, span, 0.001);
+  strobe_report_free(r);
+  json_decref(doc);
+
+  /* One window: the top level is its figures. */
+  su_start(c, 0, id);
+  for (int i = 0; i < 3; i++) pass_of(c, w, 2);
+  strobe_report_free(su_end(c, id, &doc));
+  CHECK_EQ_INT(jint(doc, "frame_rate.windows"), 1);
+  CHECK(json_equal(jreq(doc, "frame_rate.passes_per_second"),
+                   jreq(json_array_get(jreq(doc, "frame_rate.by_window"), 0), "passes_per_second")));
+  CHECK(jnum(doc, "frame_rate.passes_per_second") > 0);
+  json_decref(doc);
+  strobe_collector_close(c);
+  strobe_collector_release(c);
+}
+
+/* Window ids past the STROBE_MAX_WINDOWS a session tracks: their passes are counted, in no rate. */
+static void test_rate_windows_bound(void) {
+  strobe_window w;
+  strobe_collector *c = su_collector(&w);
+  char id[STROBE_SESSION_ID_MAX];
+  su_start(c, 0, id);
+  for (int i = 0; i < STROBE_MAX_WINDOWS + 2; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "w%d", i);
+    strobe_window x = su_window(c, name, 0);
+    pass_of(c, x, 0);
+    CHECK_EQ_INT(strobe_window_close(c, x), 0);
+  }
+  json_t *doc;
+  strobe_report_free(su_end(c, id, &doc));
+  CHECK_EQ_INT(jlen(doc, "frame_rate.by_window"), STROBE_MAX_WINDOWS);
+  CHECK_EQ_INT(jint(doc, "frame_rate.passes_untracked"), 2);
+  CHECK_EQ_INT(jint(doc, "frame_rate.passes"), STROBE_MAX_WINDOWS);
+  CHECK(jbool(doc, "truncated"));
+  json_decref(doc);
+  strobe_collector_close(c);
+  strobe_collector_release(c);
+}
+
+#define CASES(X)                              \
+  X(frames_only) X(in_flight_or_stalled)      \
+  X(rate_after_stall)                         \
+  X(rates_per_window_over_the_session)        \
+  X(rate_windows_bound)
 HARNESS_MAIN(CASES)

@@ -13,6 +13,11 @@
  *     nothing, and are counted in the collector's stats and in reports;
  *   - the hand-off's own refusals (a buffer too small, a bad peer label, an
  *     operation that came from another process) leave the operation running;
+ *   - what makes it one frame travels with it: the finisher files it under
+ *     the origin's window id (whatever its own window is called) with the
+ *     origin's frame id and population, and counts it as no pass begun on
+ *     its own window; an operation moved between threads of one process
+ *     keeps them too and is one sample;
  *   - captures carry both sides (docs/capture-format.md, OPS): the origin's
  *     OP_TAKE names the peer, the finisher's OP_RESUME names the origin
  *     collector and operation (what a merge joins them by) and the gap, and
@@ -21,6 +26,7 @@
  *
  * STROBE_TEST_NEEDS: jansson reports
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -331,9 +337,9 @@ static void test_bad_tokens_refused_and_counted(void) {
   memcpy(bad, good, len);
   bad[len] = 0;
   CHECK_EQ_INT(resume_status(sender, wr, bad, len + 1), STROBE_ETOKEN);
-  /* Another layout version, well sealed. */
+  /* Another layout version (the one before this: no window id or population), well sealed. */
   memcpy(bad, good, len);
-  bad[4] = 2;
+  bad[4] = (uint8_t)(STROBE_OP_TOKEN_VERSION - 1);
   reseal(bad, len);
   CHECK_EQ_INT(resume_status(sender, wr, bad, len), STROBE_ETOKEN);
   /* A kind that is no operation kind, well sealed. */
@@ -449,11 +455,17 @@ static void test_hand_off_refusals(void) {
 }
 
 /* >>captures: both sides of the hand-off, joinable. */
-static void test_captures_carry_both_sides(void) {
-  char path[512];
-  snprintf(path, sizeof path, "%s/x.strobe", case_temp_dir("remote"));
+/* Starts a capture into the case's directory; its path in path[512]. */
+static strobe_recorder *start_capture(char path[512]) {
+  snprintf(path, 512, "%s/x.strobe", case_temp_dir("remote"));
   strobe_recorder *rec = NULL;
   REQUIRE_EQ_INT(strobe_record_start(&(strobe_record_desc){.path = path}, &rec), 0);
+  return rec;
+}
+
+static void test_captures_carry_both_sides(void) {
+  char path[512];
+  strobe_recorder *rec = start_capture(path);
   strobe_window ws, wr;
   strobe_collector *screen, *sender;
   pair(&screen, &ws, &sender, &wr);
@@ -525,7 +537,105 @@ static void test_captures_carry_both_sides(void) {
   release_pair(screen, sender);
 }
 
+/* >>one frame: window, frame id and population travel with the operation. */
+static uint64_t passes_of(strobe_collector *c, const char *window) {
+  strobe_window_info infos[STROBE_MAX_WINDOWS];
+  int n = strobe_collector_query_windows(c, infos, STROBE_MAX_WINDOWS);
+  for (int i = 0; i < n && i < STROBE_MAX_WINDOWS; i++)
+    if (!strcmp(infos[i].id, window)) return infos[i].passes;
+  return UINT64_MAX;
+}
+
+static void test_window_and_population_travel(void) {
+  char path[512];
+  strobe_recorder *rec = start_capture(path);
+  strobe_window ws, wr;
+  strobe_collector *screen, *sender;
+  pair(&screen, &ws, &sender, &wr); /* both windows are "main" */
+  strobe_window link = su_window(sender, "link", 0); /* the finisher runs it under a window of another name */
+  char b[STROBE_SESSION_ID_MAX];
+  su_start(sender, 0, b);
+  int st = -1;
+  strobe_op op = strobe_op_begin_frame(screen, ws, 33, &st);
+  REQUIRE_EQ_INT(st, 0);
+  CHECK_EQ_INT(strobe_op_set_population("scroll"), 0);
+  {
+    strobe_stage render = strobe_stage_begin(&g_render);
+    CHECK_EQ_INT(strobe_stage_end(&render), 0);
+  }
+  uint8_t buf[STROBE_OP_TOKEN_MAX];
+  size_t len = 0;
+  strobe_op taken = strobe_op_take();
+  CHECK_EQ_U64(taken.id, op.id);
+  REQUIRE_EQ_INT(strobe_op_hand_off_remote(taken, "sender", buf, sizeof buf, &len), 0);
+  REQUIRE_EQ_INT(sender_half(sender, link, buf, len, 1), 0);
+  REQUIRE_EQ_INT(strobe_record_stop(rec), 0);
+  json_t *db;
+  strobe_report *rb = su_end(sender, b, &db);
+  REQUIRE_EQ_INT(jlen(db, "samples"), 1);
+  json_t *s = json_array_get(jreq(db, "samples"), 0);
+  CHECK_STR_EQ(jstr(s, "window"), "main");
+  CHECK_EQ_U64(jint(s, "frame_id"), 33);
+  CHECK_STR_EQ(jstr(s, "population"), "scroll");
+  CHECK_STR_EQ(jstr(json_array_get(jreq(db, "frame_rate.by_window"), 0), "window"), "main");
+  /* Begun once, in the screen: no pass begun on either of the finisher's windows. */
+  CHECK_EQ_U64(passes_of(screen, "main"), 1);
+  CHECK_EQ_U64(passes_of(sender, "link"), 0);
+  CHECK_EQ_U64(passes_of(sender, "main"), 0);
+  json_decref(db);
+  strobe_report_free(rb);
+  /* The capture names the finisher's side by the same window. */
+  strobe_capture *cap;
+  REQUIRE_EQ_INT(strobe_capture_open(path, &cap), 0);
+  strobe_capture_record r;
+  int ends = 0;
+  while (strobe_capture_next(cap, &r) > 0)
+    if (r.type == STROBE_REC_OP_END && r.op->frame_id == 33) {
+      ends++;
+      CHECK_STR_EQ(r.op->window, "main");
+    }
+  strobe_capture_close(cap);
+  CHECK_EQ_INT(ends, 2);
+  release_pair(screen, sender);
+}
+
+/* Between two threads of one process: the same operation, one sample, its population kept. */
+static void *resume_and_end(void *arg) {
+  strobe_op *op = arg;
+  strobe_op_resume(*op);
+  STROBE_STAGE("encode", NULL);
+  strobe_op_end(*op, 1);
+  return NULL;
+}
+
+static void test_thread_hand_off_keeps_population(void) {
+  strobe_window w;
+  strobe_collector *c = su_collector(&w);
+  char id[STROBE_SESSION_ID_MAX];
+  su_start(c, 0, id);
+  strobe_op op = strobe_op_begin_frame(c, w, 8, NULL);
+  CHECK_EQ_INT(strobe_op_set_population("edit"), 0);
+  strobe_op taken = strobe_op_take();
+  CHECK_EQ_U64(taken.id, op.id);
+  pthread_t th;
+  REQUIRE_EQ_INT(pthread_create(&th, NULL, resume_and_end, &taken), 0);
+  pthread_join(th, NULL);
+  json_t *doc;
+  strobe_report_free(su_end(c, id, &doc));
+  CHECK_EQ_INT(jint(doc, "counts.completed"), 1);
+  REQUIRE_EQ_INT(jlen(doc, "samples"), 1);
+  json_t *s = json_array_get(jreq(doc, "samples"), 0);
+  CHECK(jbool(s, "handed_off"));
+  CHECK_STR_EQ(jstr(s, "population"), "edit");
+  CHECK_STR_EQ(jstr(s, "window"), "main");
+  CHECK_EQ_U64(jint(s, "frame_id"), 8);
+  CHECK_EQ_INT(jint(doc, "frame_rate.passes"), 1);
+  json_decref(doc);
+  strobe_collector_release(c);
+}
+
 #define CASES(X)                                                                                             \
   X(frame_across_collectors) X(dropped_by_the_finisher) X(frame_across_processes) X(bad_tokens_refused_and_counted) \
-  X(replay_window) X(hand_off_refusals) X(captures_carry_both_sides)
+  X(replay_window) X(hand_off_refusals) X(captures_carry_both_sides) X(window_and_population_travel)             \
+  X(thread_hand_off_keeps_population)
 HARNESS_MAIN(CASES)

@@ -1,8 +1,8 @@
 /*
  * test_session_sharing.c — proves the cost rules for completed payloads
- * (docs/sessions.md §Cost and interpretation), counting malloc calls made by
- * the calling thread (this test is linked with -Wl,--wrap=malloc, so every
- * malloc in libstrobe goes through __wrap_malloc below):
+ * (docs/sessions.md §Cost and interpretation), counting the allocations made by
+ * the calling thread (tests/support/alloc_count.h: every allocator entry
+ * libstrobe could use is wrapped):
  *   - "A completed payload is allocated once, then referenced by up to eight
  *     sessions": one allocation per completed operation with eight sessions
  *     admitting it, and the very same payload in all eight reports;
@@ -14,76 +14,15 @@
  *     at least one active eligible session accepts a completion", then once
  *     however many sessions keep it; refused scopes allocate nothing.
  *
- * STROBE_TEST_NEEDS: jansson reports
- * STROBE_TEST_LINK_OPTIONS: -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc -Wl,--wrap=strdup -Wl,--wrap=strndup -Wl,--wrap=posix_memalign -Wl,--wrap=aligned_alloc
+ * STROBE_TEST_NEEDS: jansson reports alloc_count
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "session/report.h"
+#include "support/alloc_count.h"
 #include "support/session_util.h"
-
-void *__real_malloc(size_t size);
-void *__real_calloc(size_t n, size_t size);
-void *__real_realloc(void *p, size_t size);
-char *__real_strdup(const char *s);
-char *__real_strndup(const char *s, size_t n);
-int __real_posix_memalign(void **p, size_t align, size_t size);
-void *__real_aligned_alloc(size_t align, size_t size);
-void *__wrap_malloc(size_t size);
-void *__wrap_calloc(size_t n, size_t size);
-void *__wrap_realloc(void *p, size_t size);
-char *__wrap_strdup(const char *s);
-char *__wrap_strndup(const char *s, size_t n);
-int __wrap_posix_memalign(void **p, size_t align, size_t size);
-void *__wrap_aligned_alloc(size_t align, size_t size);
-
-/* volatile: the compiler assumes malloc touches no global state, so it would
- * otherwise keep these in registers across the calls being counted. */
-static _Thread_local volatile int counting;
-static _Thread_local volatile long mallocs;
-
-/* Every allocator entry libstrobe could use is wrapped (this test is linked
- * with --wrap for each), so an allocation cannot escape the count. */
-void *__wrap_malloc(size_t size) {
-  if (counting) mallocs++;
-  return __real_malloc(size);
-}
-void *__wrap_calloc(size_t n, size_t size) {
-  if (counting) mallocs++;
-  return __real_calloc(n, size);
-}
-void *__wrap_realloc(void *p, size_t size) {
-  if (counting) mallocs++;
-  return __real_realloc(p, size);
-}
-char *__wrap_strdup(const char *s) {
-  if (counting) mallocs++;
-  return __real_strdup(s);
-}
-char *__wrap_strndup(const char *s, size_t n) {
-  if (counting) mallocs++;
-  return __real_strndup(s, n);
-}
-int __wrap_posix_memalign(void **p, size_t align, size_t size) {
-  if (counting) mallocs++;
-  return __real_posix_memalign(p, align, size);
-}
-void *__wrap_aligned_alloc(size_t align, size_t size) {
-  if (counting) mallocs++;
-  return __real_aligned_alloc(align, size);
-}
-
-static void count_start(void) {
-  mallocs = 0;
-  counting = 1;
-}
-
-static long count_stop(void) {
-  counting = 0;
-  return mallocs;
-}
 
 static void warm_stage(void) { STROBE_STAGE("shared_stage", NULL); }
 
@@ -94,14 +33,14 @@ static void test_one_payload_eight_sessions(void) {
   char ids[STROBE_MAX_SESSIONS][STROBE_SESSION_ID_MAX];
   for (int i = 0; i < STROBE_MAX_SESSIONS; i++) su_start(c, 0, ids[i]);
 
-  count_start();
+  alloc_count_start();
   strobe_op op = strobe_op_begin(c, w, STROBE_OP_PASS, NULL);
   warm_stage();
-  long begin_allocs = count_stop();
+  long begin_allocs = alloc_count_stop();
   CHECK_EQ_INT(begin_allocs, 0);
-  count_start();
+  alloc_count_start();
   strobe_op_end(op, 1);
-  CHECK_EQ_INT(count_stop(), 1);
+  CHECK_EQ_INT(alloc_count_stop(), 1);
 
   strobe_report *r[STROBE_MAX_SESSIONS];
   for (int i = 0; i < STROBE_MAX_SESSIONS; i++) {
@@ -120,9 +59,9 @@ static void test_one_payload_eight_sessions(void) {
   char id[STROBE_SESSION_ID_MAX];
   su_start(c, 0, id);
   op = strobe_op_begin(c, w, STROBE_OP_INPUT, NULL);
-  count_start();
+  alloc_count_start();
   strobe_op_end(op, 1);
-  CHECK_EQ_INT(count_stop(), 1);
+  CHECK_EQ_INT(alloc_count_stop(), 1);
   su_end_free(c, id);
   strobe_collector_release(c);
 }
@@ -133,28 +72,28 @@ static void test_no_payload_without_admitting_session(void) {
   strobe_collector *c = su_collector(&w);
   strobe_window dev = su_window(c, "devtools", STROBE_WINDOW_DEVTOOLS);
 
-  count_start();
+  alloc_count_start();
   for (int i = 0; i < 10; i++) {
     strobe_op op = strobe_op_begin(c, w, STROBE_OP_PASS, NULL);
     warm_stage();
     strobe_op_counter_add("nodes", 1);
     strobe_op_end(op, 1);
   }
-  CHECK_EQ_INT(count_stop(), 0);
+  CHECK_EQ_INT(alloc_count_stop(), 0);
 
   /* A pass that began before the session crosses its start: no payload, but counted. */
   strobe_op crossing = strobe_op_begin(c, w, STROBE_OP_PASS, NULL);
   char id[STROBE_SESSION_ID_MAX];
   su_start(c, 0, id);
-  count_start();
+  alloc_count_start();
   strobe_op_end(crossing, 1);
-  CHECK_EQ_INT(count_stop(), 0);
+  CHECK_EQ_INT(alloc_count_stop(), 0);
 
   /* A devtools operation while only non-devtools sessions run. */
-  count_start();
+  alloc_count_start();
   strobe_op op = strobe_op_begin(c, dev, STROBE_OP_PASS, NULL);
   strobe_op_end(op, 1);
-  CHECK_EQ_INT(count_stop(), 0);
+  CHECK_EQ_INT(alloc_count_stop(), 0);
 
   json_t *doc;
   strobe_report_free(su_end(c, id, &doc));
@@ -169,26 +108,26 @@ static void test_no_payload_without_admitting_session(void) {
 static void test_app_scope_allocations(void) {
   strobe_window w;
   strobe_collector *c = su_collector(&w);
-  count_start();
+  alloc_count_start();
   for (int i = 0; i < 10; i++) {
     strobe_app_scope s = strobe_app_scope_begin(c, "main", "idle_scope", STROBE_LANE_UI);
     strobe_app_scope ch = strobe_app_scope_begin_child(&s, "idle_child", STROBE_LANE_UI);
     strobe_app_scope_end(&ch);
     strobe_app_scope_end(&s);
   }
-  CHECK_EQ_INT(count_stop(), 0);
+  CHECK_EQ_INT(alloc_count_stop(), 0);
 
   char ids[STROBE_MAX_SESSIONS][STROBE_SESSION_ID_MAX];
   for (int i = 0; i < STROBE_MAX_SESSIONS; i++) su_start(c, 0, ids[i]);
-  count_start();
+  alloc_count_start();
   strobe_app_scope s = strobe_app_scope_begin(c, "main", "shared_scope", STROBE_LANE_WORKER);
   strobe_app_scope bad = strobe_app_scope_begin(c, "main", "not a label", STROBE_LANE_WORKER);
-  long begin_allocs = count_stop();
+  long begin_allocs = alloc_count_stop();
   CHECK_EQ_INT(begin_allocs, 0);
   CHECK_EQ_INT(strobe_app_scope_query_status(&bad), STROBE_ELABEL);
-  count_start();
+  alloc_count_start();
   strobe_app_scope_end(&s);
-  CHECK_EQ_INT(count_stop(), 1);
+  CHECK_EQ_INT(alloc_count_stop(), 1);
   strobe_report *r[STROBE_MAX_SESSIONS];
   for (int i = 0; i < STROBE_MAX_SESSIONS; i++) {
     r[i] = su_end(c, ids[i], NULL);
@@ -201,24 +140,24 @@ static void test_app_scope_allocations(void) {
 
 /* Each wrapper must really be in the path, or the counts above prove nothing. */
 static void test_malloc_is_counted(void) {
-  count_start();
+  alloc_count_start();
   void *volatile p = malloc(16);
-  CHECK_EQ_INT(count_stop(), 1);
-  count_start();
+  CHECK_EQ_INT(alloc_count_stop(), 1);
+  alloc_count_start();
   void *volatile q = calloc(2, 8);
-  CHECK_EQ_INT(count_stop(), 1);
-  count_start();
+  CHECK_EQ_INT(alloc_count_stop(), 1);
+  alloc_count_start();
   p = realloc(p, 64);
-  CHECK_EQ_INT(count_stop(), 1);
-  count_start();
+  CHECK_EQ_INT(alloc_count_stop(), 1);
+  alloc_count_start();
   char *volatile d = strdup("x");
   char *volatile e = strndup("xy", 1);
-  CHECK_EQ_INT(count_stop(), 2);
+  CHECK_EQ_INT(alloc_count_stop(), 2);
   void *a = NULL;
-  count_start();
+  alloc_count_start();
   CHECK_EQ_INT(posix_memalign(&a, 64, 64), 0);
   void *volatile b = aligned_alloc(64, 64);
-  CHECK_EQ_INT(count_stop(), 2);
+  CHECK_EQ_INT(alloc_count_stop(), 2);
   free(p);
   free(q);
   free(d);

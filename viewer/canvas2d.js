@@ -6,8 +6,7 @@
 // are shared; it draws each lane's bars with fillRect/roundRect instead of an
 // instanced draw call, so it is slower on dense views but looks the same.
 
-import { STRIDE } from './gl.js';
-import { FLAG } from './bars.js';
+import { FLAG, STRIDE, WORD } from './bars.js';
 
 export class Canvas2DBars {
   constructor(canvas) {
@@ -47,9 +46,9 @@ export class Canvas2DBars {
     let lastColor = -1;
     for (let i = 0; i < count; i++) {
       const o = i * STRIDE;
-      const x = f32[o], y = f32[o + 1], w = f32[o + 2], h = f32[o + 3];
-      const flags = u32[o + 5];
-      const rgba = u32[o + 4];
+      const x = f32[o + WORD.X], y = f32[o + WORD.Y], w = f32[o + WORD.W], h = f32[o + WORD.H];
+      const flags = u32[o + WORD.FLAGS];
+      const rgba = u32[o + WORD.COLOR];
       let r = rgba & 255, g = (rgba >>> 8) & 255, b = (rgba >>> 16) & 255;
       if (flags & FLAG.MERGED) { r = (r + 115) >> 1; g = (g + 115) >> 1; b = (b + 115) >> 1; }
       if (flags & FLAG.DIM) { r = (r * 22 + 33 * 78) / 100 | 0; g = (g * 22 + 38 * 78) / 100 | 0; b = (b * 22 + 46 * 78) / 100 | 0; }

@@ -13,6 +13,18 @@
 import * as api from './api.js';
 import * as fmt from './fmt.js';
 
+// The frames table's flags (what an operation entry says of itself; 0 for
+// marks and scopes): src/viewer/viewer_model.c's FF_* enum, name for name
+// (CTest viewer_vocab compares them).
+export const FRAME_FLAG = Object.freeze({
+  OP: 1,          // an operation (pass, rebuild, input, request), not a FRAME mark or pass-category scope
+  COMMITTED: 2,   // the operation committed
+  HANDED_OFF: 4,  // handed to another thread or process
+  APP_FRAME: 8,   // its frame id is the application's own
+  DETAIL: 16,     // its stages and counters were kept from its beginning (absent, not zero, without)
+  REMOTE: 32,     // it crossed processes (the handoffs table says how)
+});
+
 const CTOR = { f64: Float64Array, f32: Float32Array, u32: Uint32Array, u16: Uint16Array, u8: Uint8Array };
 
 function wrap(buf, desc) {
@@ -315,8 +327,9 @@ export class Model {
     return {
       index: k, start: f.start[k], dur: f.dur[k], end: f.start[k] + f.dur[k],
       thread: f.thread[k], number: f.number[k], kind: this.frameKinds[f.kind[k]],
-      op: (f.flags[k] & 1) !== 0, committed: (f.flags[k] & 2) !== 0, handedOff: (f.flags[k] & 4) !== 0,
-      appFrameId: (f.flags[k] & 8) !== 0, detail: (f.flags[k] & 16) !== 0, remote: (f.flags[k] & 32) !== 0, id: f.id[k],
+      op: (f.flags[k] & FRAME_FLAG.OP) !== 0, committed: (f.flags[k] & FRAME_FLAG.COMMITTED) !== 0,
+      handedOff: (f.flags[k] & FRAME_FLAG.HANDED_OFF) !== 0, appFrameId: (f.flags[k] & FRAME_FLAG.APP_FRAME) !== 0,
+      detail: (f.flags[k] & FRAME_FLAG.DETAIL) !== 0, remote: (f.flags[k] & FRAME_FLAG.REMOTE) !== 0, id: f.id[k],
       window: f.window[k] < this.meta.windows.length ? this.meta.windows[f.window[k]] : null,
     };
   }

@@ -17,8 +17,8 @@
 
 import { state, emit, on } from './state.js';
 import { lowerBound, spanInfo } from './data.js';
-import { GLBars, STRIDE } from './gl.js';
-import { FLAG, BAR_KIND, GPU_OVERLAY } from './bars.js';
+import { GLBars } from './gl.js';
+import { FLAG, BAR_KIND, GPU_OVERLAY, STRIDE, WORD } from './bars.js';
 import { Canvas2DBars } from './canvas2d.js';
 import * as fmt from './fmt.js';
 import { colors } from './theme.js';
@@ -32,7 +32,7 @@ const BAR = 16;
 const LANE_GAP = 6;
 const MINW = 1;       // px: narrower spans are merged per pixel
 const LABEL_MIN = 28; // px: bars at least this wide carry their name
-const FLOATS = STRIDE; // 32-bit words per bar (gl.js layout)
+const FLOATS = STRIDE; // 32-bit words per bar (bars.js layout)
 
 export class Flame {
   // forceCanvas: Canvas 2D whatever WebGL2 is; forceGL: WebGL2 even when it runs on the CPU.
@@ -244,9 +244,9 @@ export class Flame {
     if (k >= this.hit.x.length) this._grow(k + 1);
     const o = k * FLOATS;
     const f = this.inst;
-    f[o] = x; f[o + 1] = y; f[o + 2] = w; f[o + 3] = BAR;
-    this.instU[o + 4] = color;
-    this.instU[o + 5] = flags;
+    f[o + WORD.X] = x; f[o + WORD.Y] = y; f[o + WORD.W] = w; f[o + WORD.H] = BAR;
+    this.instU[o + WORD.COLOR] = color;
+    this.instU[o + WORD.FLAGS] = flags;
     this.hit.x[k] = x; this.hit.w[k] = w; this.hit.idx[k] = idx; this.hit.cnt[k] = cnt; this.hit.kind[k] = kind;
   }
 
@@ -310,9 +310,10 @@ export class Flame {
       if (dense >= 0 && dense === last && x0 <= hit.x[last] + hit.w[last] + 1) {
         // touches the dense bar before it: extend that one
         hit.w[last] = xe - hit.x[last];
-        this.inst[last * FLOATS + 2] = hit.w[last];
+        this.inst[last * FLOATS + WORD.W] = hit.w[last];
         hit.cnt[last] += j - i;
-        if (flags & FLAG.MATCH) this.instU[last * FLOATS + 5] = (this.instU[last * FLOATS + 5] & ~FLAG.DIM) | FLAG.MATCH;
+        const fw = last * FLOATS + WORD.FLAGS;
+        if (flags & FLAG.MATCH) this.instU[fw] = (this.instU[fw] & ~FLAG.DIM) | FLAG.MATCH;
       } else if (j === i + 1) {
         // a lone narrow span: 1 px, still selectable as itself
         this._emit(x0, y, MINW, this.colorOf[SITE[i]], this._flags(i, SITE[i]) | FLAG.MERGED, i, 1, BAR_KIND.SPAN);
@@ -404,7 +405,7 @@ export class Flame {
       const i = this.hit.idx[k];
       const site = m.site[i];
       const o = k * FLOATS;
-      const x = Math.max(f[o], 0), bw = f[o] + f[o + 2] - x;
+      const x = Math.max(f[o + WORD.X], 0), bw = f[o + WORD.X] + f[o + WORD.W] - x;
       if (bw < LABEL_MIN) continue;
       let text = m.sites[site] ? m.sites[site].name : '?';
       if (!this.nameW[site]) this.nameW[site] = c.measureText(text).width || 1;
@@ -415,7 +416,7 @@ export class Flame {
         text = text.slice(0, chars - 1) + '…';
       }
       c.fillStyle = this.searching && !this.match[site] ? C.dim : C.ink;
-      c.fillText(text, x + 4, f[o + 1] + BAR / 2 + 0.5);
+      c.fillText(text, x + 4, f[o + WORD.Y] + BAR / 2 + 0.5);
     }
     this._gpuFrames(c, w, h);
     this._samplerRecords(c, w, h, false);
@@ -562,8 +563,8 @@ export class Flame {
     if (k < 0 || k >= this.n) { b.hidden = true; return; }
     const o = k * FLOATS, f = this.inst;
     b.hidden = false;
-    b.style.transform = `translate(${f[o]}px, ${f[o + 1]}px)`;
-    b.style.width = `${Math.max(1, f[o + 2])}px`;
+    b.style.transform = `translate(${f[o + WORD.X]}px, ${f[o + WORD.Y]}px)`;
+    b.style.width = `${Math.max(1, f[o + WORD.W])}px`;
   }
 
   _ruler(c, w) {
@@ -633,7 +634,7 @@ export class Flame {
     for (let k = lf; k < lt; k++) {
       if (this.hit.kind[k] !== BAR_KIND.OPEN) continue;
       const o = k * FLOATS;
-      if (Math.abs(this.inst[o + 1] - (top + HEADER + d * ROW)) < 1 && x >= this.hit.x[k] && x < this.hit.x[k] + this.hit.w[k]) return k;
+      if (Math.abs(this.inst[o + WORD.Y] - (top + HEADER + d * ROW)) < 1 && x >= this.hit.x[k] && x < this.hit.x[k] + this.hit.w[k]) return k;
     }
     return -1;
   }

@@ -26,6 +26,7 @@
 import { state, emit, on } from './state.js';
 import * as fmt from './fmt.js';
 import { colors } from './theme.js';
+import { FRAME_FLAG } from './data.js';
 
 const ROW_H = 21;     // px: one list row (viewer.css table.frames td height)
 const OVERSCAN = 12;  // rows built above and below the visible ones
@@ -130,7 +131,7 @@ export class Frames {
     }
     if (model.meta.frames_are === 'marks') {
       for (let k = 0; k < F.rows; k++) {
-        if (kinds[F.kind[k]] !== 'pass' || (F.flags[k] & 1)) continue;   // a pass-category scope, not an operation
+        if (kinds[F.kind[k]] !== 'pass' || (F.flags[k] & FRAME_FLAG.OP)) continue;   // a pass-category scope, not an operation
         const rows = byThread.get(F.thread[k]);
         if (!rows) continue;
         let lo = 0, hi = rows.length;   // the last frame starting at or before the pass
@@ -285,7 +286,7 @@ export class Frames {
     if (maxDur > 0) label(c, `${this.log ? 'log scale · ' : ''}slowest ${fmt.dur(maxDur)}`, 4, top + 9);
   }
 
-  // Bar height for a duration (docs/viewer.md §Frames, detail). When every
+  // Bar height for a duration (docs/viewer.md §Frames, detail, counters, diff). When every
   // frame is under the budget: linear up to the slowest, so their shape shows.
   // Otherwise logarithmic, h ∝ log(1 + d / (budget/4)), up to the slowest:
   // nothing is clipped, frames 14x and 31x the budget stand visibly apart,

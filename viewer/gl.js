@@ -19,14 +19,14 @@
 // a hatch for open (unfinished) spans. The flag bits are bars.js's FLAG; the
 // shader gets them as constants generated from it (glslFlags).
 
-import { glslFlags } from './bars.js';
+import { glslFlags, glslBarFields, STRIDE } from './bars.js';
 import { bgRGB } from './theme.js';
 
-export const STRIDE = 8;  // 32-bit words per bar
 const BATCH = 64;         // bars per instance
 const TEX_W = 2048;       // texels per texture row: 1024 bars
 const RING = 3;           // textures per lane, used in turn (never rewrite one a frame in flight may read)
 
+const BAR = glslBarFields(); // the bar layout's colour and flags words (bars.js)
 const VS = `#version 300 es
 uniform highp usampler2D u_bars;
 uniform int u_count;
@@ -48,8 +48,9 @@ void main() {
   vec2 p = rect.xy + corner * rect.zw;
   v_half = 0.5 * rect.zw;
   v_local = (corner - 0.5) * rect.zw;
-  v_color = vec4(float(b.x & 255u), float((b.x >> 8) & 255u), float((b.x >> 16) & 255u), 255.0) / 255.0;
-  v_flags = int(b.y);
+  uint rgba = ${BAR.color};
+  v_color = vec4(float(rgba & 255u), float((rgba >> 8) & 255u), float((rgba >> 16) & 255u), 255.0) / 255.0;
+  v_flags = int(${BAR.flags});
   gl_Position = vec4(p.x / u_size.x * 2.0 - 1.0, 1.0 - p.y / u_size.y * 2.0, 0.0, 1.0);
 }`;
 

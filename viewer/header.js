@@ -38,7 +38,7 @@ export function renderHeader(el, model, live, rec, auto = false) {
     if (m.read_error) parts.push(`<span class="warn">ends early: ${fmt.esc(m.read_error.message)}</span>`);
     else if (t.cut_short && m.origin !== 'live') parts.push('<span class="warn" title="no footer: killed, crashed or still being written">cut short</span>');
     if (m.merge) {
-      // A merged capture (docs/cli.md §merge): how its processes were put on one clock, and what was not carried.
+      // A merged capture (docs/cli.md §strobe merge): how its processes were put on one clock, and what was not carried.
       const how = mergeInputs(m.merge).join('\n');
       const cut = Object.entries(m.merge.not_merged || {});
       parts.push(`<span class="merged" title="${fmt.esc(how)}">merged ${m.merge.inputs.length} captures · within ${fmt.dur(m.merge.error_ns)}</span>`);

@@ -111,6 +111,18 @@ export class Sessions {
   }
 }
 
+// Frame rates per window, never summed across windows (docs/sessions.md §Frame rate):
+// first to last over the session's passes of the window, steady from the returned samples.
+function frameRates(fr, ms) {
+  const one = (w) => w.passes_per_second != null
+    ? `${w.passes_per_second.toFixed(1)} passes/s over the first-to-last span ${ms(w.first_to_last_span_ms)} (${w.passes} passes)` +
+      ` · steady ${w.steady_passes_per_second != null ? w.steady_passes_per_second.toFixed(1) + ' passes/s from the median interval ' + ms(w.median_interval_ms) + ' (n=' + w.intervals_n + ')' : '—'}`
+    : 'null — ' + fmt.esc(w.null_reason || '');
+  const by = fr.by_window || [];
+  if (by.length <= 1) return one(fr);
+  return by.map((w) => `${fmt.esc(w.window)}: ${one(w)}`).join(' · ');
+}
+
 export function renderReport(r) {
   const c = r.counts;
   const byKind = Object.entries(c.completed_by_kind || {}).map(([k, v]) => `${k} ${fmt.count(v)}`).join(' · ');
@@ -154,7 +166,7 @@ export function renderReport(r) {
     (cuts ? `<div class="warn">${cuts}</div>` : '') +
     (ses.resets ? `<div class="resets">reset ${ses.resets}× — the last at ${(ses.reset_ms / 1000).toFixed(3)} s: everything above counts from then</div>` : '') +
     (r.truncated ? `<div class="warn truncated">truncated by ${(r.truncated_by || []).map(fmt.esc).join(', ')}</div>` : '') +
-    `<div>frame rate: ${fr.passes_per_second != null ? fr.passes_per_second.toFixed(1) + ' passes/s over the first-to-last span ' + ms(fr.first_to_last_span_ms) + ' · steady ' + (fr.steady_passes_per_second != null ? fr.steady_passes_per_second.toFixed(1) : '—') + ' passes/s from the median interval ' + ms(fr.median_interval_ms) + ' (n=' + fr.passes + ')' : 'null — ' + fmt.esc(fr.null_reason || '')}` +
+    `<div>frame rate: ${frameRates(fr, ms)}` +
     ` · cost ${r.cost && r.cost.event_ns != null ? r.cost.event_ns.toFixed(1) + ' ns/event' : 'not measured'} on recording threads (${r.overhead_per_scope_ns != null ? r.overhead_per_scope_ns.toFixed(1) + ' ns' : '?'}/scope) · drain ${r.cost && r.cost.drain_ns_per_event != null ? r.cost.drain_ns_per_event.toFixed(1) + ' ns/event' : 'idle'}${gauges ? ' · memory: ' + gauges : ''}</div>` +
     ((r.kind_summary || []).length ? `<h4>By kind</h4><table class="grid">${head}${dist(r.kind_summary, (d) => d.kind)}</table>` : '') +
     ((r.stage_summary || []).length ? `<h4>Stages (distribution of per-sample totals)</h4><table class="grid">${head}${dist(r.stage_summary, (d) => fmt.esc(d.name) + nested(d))}</table>` : '') +

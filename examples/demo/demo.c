@@ -410,10 +410,13 @@ static void print_frames_only(const strobe_report *r) {
          strobe_report_query_id(r), (unsigned long long)k.completed, (unsigned long long)k.returned,
          (unsigned long long)k.kind_excluded);
   char t[32];
+  /* Per window, never summed (docs/sessions.md §Frame rate): first to last over
+   * every main pass the session counted, steady from the returned samples. */
   if (strobe_report_query_frame_rate(r, "main", &fr) == 0 && fr.valid)
-    printf("main window: %.1f passes/s over the first-to-last span, %.1f steady (median interval %s)\n",
-           fr.passes_per_second, fr.steady_passes_per_second,
-           strobe_unit_format(t, sizeof t, fr.median_interval_ms, STROBE_UNIT_MS));
+    printf("main window: %.1f passes/s over the first-to-last span of its %llu passes, %.1f steady (median of %llu "
+           "intervals in the returned samples, %s)\n",
+           fr.passes_per_second, (unsigned long long)fr.passes, fr.steady_passes_per_second,
+           (unsigned long long)fr.intervals, strobe_unit_format(t, sizeof t, fr.median_interval_ms, STROBE_UNIT_MS));
 }
 
 static int write_file(const char *path, const char *data, size_t len) {

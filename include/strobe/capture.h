@@ -535,7 +535,7 @@ STROBE_API uint64_t strobe_capture_query_position(const strobe_capture *c);
 /* Converts ticks of this capture to ns since its epoch. */
 STROBE_API double strobe_capture_ticks_to_ns(const strobe_capture *c, uint64_t ticks);
 
-/* >>device time (docs/gpu.md §Reading a capture) */
+/* >>device time (docs/gpu.md §Captures store raw pairs; readers map) */
 #define STROBE_CAPTURE_MAX_PAIRS 262144u /* calibration pairs kept per clock domain (~73 min at 60 a second) */
 #define STROBE_CAPTURE_MAX_DOMAINS 64u   /* clock domains a reader tells apart */
 

@@ -103,7 +103,7 @@ typedef struct strobe_server_desc {
                                           one of the process's 8 event consumers) */
   size_t stream_queue_bytes;           /* default 8 MiB: per live-stream client; a slower client loses
                                           events, counted and reported (docs/server.md) */
-  uint32_t tools;                      /* STROBE_TOOL_* bits allowed; default 0 = all three */
+  uint32_t tools;                      /* STROBE_TOOL_* bits allowed; default 0 = every tool */
   int mcp_disabled;                    /* 1: start with MCP tools refused (permission_denied) */
   int observe_denied;                  /* 1: start without the Observe scope */
   int quiet;                           /* 1: print nothing to stderr (otherwise the token file's
@@ -207,6 +207,8 @@ typedef struct strobe_server_stats {
   uint64_t otlp_missed;          /* completed and gone from the push's session (240 samples) before it was read */
   uint64_t otlp_rejected;        /* in batches the endpoint refused (4xx but 408 and 429): not sent again */
   uint64_t otlp_retries;         /* batches to send again: no connection, timeout, 408, 429 or 5xx */
+  uint64_t otlp_completed;       /* operations the push's session admitted, as of its last read: each is exactly
+                                  * one of sent (otlp_spans), queued, dropped, missed or rejected */
 } strobe_server_stats;
 STROBE_API strobe_server_stats strobe_server_query_stats(const strobe_server *s);
 

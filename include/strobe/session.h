@@ -164,7 +164,7 @@ STROBE_API void strobe_op_resume(strobe_op op);
  * both sides, each attributed to its process, and a total that includes the
  * hand-off gap. */
 #define STROBE_OP_TOKEN_MAX 8192u    /* bytes a token can take (32 stages with 64-byte names and parents) */
-#define STROBE_OP_TOKEN_VERSION 1u   /* the layout this library writes and the only one it reads */
+#define STROBE_OP_TOKEN_VERSION 2u   /* the layout this library writes and the only one it reads */
 #define STROBE_MAX_REMOTE_ORIGINS 16 /* origin collectors whose tokens a collector tracks for replay */
 #define STROBE_REMOTE_REPLAY_WINDOW 64 /* operation ids per origin below its newest still accepted */
 /* The `file` of the stage sites a finishing process registers for the stages
@@ -196,8 +196,11 @@ STROBE_API int strobe_op_hand_off_remote(strobe_op op, const char *peer, void *b
 
 /* Resumes, in collector c on window w, an operation another process handed
  * off: it becomes the calling thread's current operation, with the origin's
- * start (so its total includes the hand-off gap), frame id, kind and stages
- * (attributed to the origin's process); add stages and end it with
+ * start (so its total includes the hand-off gap), window id, frame id, kind,
+ * population and stages (attributed to the origin's process): one frame in
+ * both processes, named by the origin's window id whatever w is called (w
+ * bounds its life here: closing w abandons it; a resumed pass is no pass
+ * begun on w). Add stages and end it with
  * strobe_op_end (committed or dropped) as usual. A token is refused, counted
  * (strobe_collector_query_remote_stats, and each report's cross_process) and
  * the result inert, with *status: STROBE_ETOKEN (malformed, cut short,
@@ -206,8 +209,9 @@ STROBE_API int strobe_op_hand_off_remote(strobe_op op, const char *peer, void *b
  * older than the newest resumed from its origin), STROBE_EFOREIGN (from
  * another host or boot, whose clock this one cannot align, or addressed to a
  * process label other than this collector's), STROBE_ELIMIT (a new origin past
- * STROBE_MAX_REMOTE_ORIGINS, or 64 live operations), or what strobe_op_begin
- * refuses (STROBE_ECLOSED, STROBE_EWINDOW, STROBE_EINVAL). */
+ * STROBE_MAX_REMOTE_ORIGINS, or 64 live operations), STROBE_ENOMEM (nothing
+ * changed, the token may be tried again), or what strobe_op_begin refuses
+ * (STROBE_ECLOSED, STROBE_EWINDOW, STROBE_EINVAL). */
 STROBE_API strobe_op strobe_op_resume_remote(strobe_collector *c, strobe_window w, const void *token, size_t len,
                                              int *status);
 
@@ -429,9 +433,9 @@ STROBE_API void strobe_app_scope_end(strobe_app_scope *s);
 /* >>sessions */
 /* The bit of an operation kind in strobe_session_desc.kinds. */
 #define STROBE_KIND_BIT(kind) (1u << (unsigned)(kind))
-#define STROBE_KINDS_ALL                                                                    \
-  (STROBE_KIND_BIT(STROBE_OP_PASS) | STROBE_KIND_BIT(STROBE_OP_REBUILD) | STROBE_KIND_BIT(STROBE_OP_INPUT) | \
-   STROBE_KIND_BIT(STROBE_OP_REQUEST))
+/* Every kind's bit: derived from STROBE_OP_KINDS, so a new kind is still one line there. */
+#define STROBE__KIND_BIT_OR(id, number, name) | STROBE_KIND_BIT(STROBE_OP_##id)
+#define STROBE_KINDS_ALL (0u STROBE_OP_KINDS(STROBE__KIND_BIT_OR))
 
 typedef struct strobe_session_desc {
   uint32_t max_samples;   /* 1..240, 0 = default 120 */
@@ -559,17 +563,23 @@ STROBE_API int strobe_report_query_run_info(const strobe_report *r, uint32_t ind
  * the whole session, and from the median interval between consecutive pass
  * starts, which a stall does not move. */
 typedef struct strobe_frame_rate {
-  uint64_t passes;                 /* committed passes counted */
-  int valid;                       /* 0 with fewer than two passes (or all on one tick): the rates are 0 */
-  double first_to_last_span_ms;    /* start of the last pass minus start of the first */
+  uint64_t passes;                 /* passes the session counted (committed, or handed off to another process),
+                                    * since its start or last reset: every one, not only the returned samples */
+  int valid;                       /* 0 with fewer than two passes, all on one tick, or several windows (window
+                                    * NULL): then the first-to-last rate is 0 */
+  double first_to_last_span_ms;    /* start of the last counted pass minus start of the first */
   double passes_per_second;        /* (passes - 1) / first_to_last_span */
-  double median_interval_ms;       /* nearest-rank median of consecutive start intervals */
-  double steady_passes_per_second; /* 1000 / median_interval_ms; 0 when that is 0 */
+  double median_interval_ms;       /* nearest-rank median of consecutive start intervals among the returned samples */
+  double steady_passes_per_second; /* 1000 / median_interval_ms; 0 when that is 0 or there is no interval */
+  uint64_t intervals;              /* the intervals the median is over: 0 (always when not valid), no steady rate */
+  uint32_t windows;                /* windows whose passes `passes` counts: more than one only for window NULL */
 } strobe_frame_rate;
 
-/* Fills *out for the passes of every window (window NULL) or of the window
- * with that id. Returns 0, STROBE_EINVAL (r or out NULL) or STROBE_ENOMEM
- * (*out zeroed). */
+/* Fills *out for the passes of the window with that id (docs/sessions.md
+ * §Frame rate), or, window NULL, of the report's only window: with passes of
+ * several windows, `passes` is their sum and no rate is given (valid 0,
+ * `windows` how many): rates are per window, never summed. Returns 0,
+ * STROBE_EINVAL (r or out NULL) or STROBE_ENOMEM (*out zeroed). */
 STROBE_API int strobe_report_query_frame_rate(const strobe_report *r, const char *window, strobe_frame_rate *out);
 
 /* One stage's distribution over the report's samples (docs/sessions.md §The

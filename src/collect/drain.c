@@ -51,9 +51,13 @@ static uint64_t g_pass_events; /* under g_lock: events delivered by the pass run
 
 /* Run-time loss reports (strobe.h, strobe_loss_report): losses the passes
  * saw and have not reported yet, under g_lock; reported by the drain
- * thread alone, with no lock held, at most once per LOSS_REPORT_NS. */
+ * thread alone, with no lock held, at most once per LOSS_REPORT_NS.
+ * g_loss_threads counts distinct threads: each thread remembers the report
+ * (g_loss_report, from 1) it was last counted in, so a thread losing events
+ * in every pass of the second is one thread, not one per pass. */
 #define LOSS_REPORT_NS 1000000000ull
 static uint64_t g_loss_unreported, g_loss_total, g_loss_last_ns;
+static uint64_t g_loss_report = 1; /* the report being gathered */
 static uint32_t g_loss_threads;
 
 /* Strobe's own footprint (collect.h >>footprint): what upper layers hold,
@@ -78,10 +82,13 @@ static uint64_t clock_ns(clockid_t id) {
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static void loss_seen(uint64_t n) {
+static void loss_seen(strobe__tstate *t, uint64_t n) {
   g_loss_unreported += n;
   g_loss_total += n;
-  g_loss_threads++;
+  if (t->loss_report != g_loss_report) { /* first loss of this thread in this report */
+    t->loss_report = g_loss_report;
+    g_loss_threads++;
+  }
 }
 
 /* Under g_lock: takes the report that is due now, if any. */
@@ -93,6 +100,7 @@ static int loss_report_due(strobe_loss_report *r) {
   *r = (strobe_loss_report){g_loss_unreported, g_loss_total, g_loss_threads, 0};
   g_loss_unreported = 0;
   g_loss_threads = 0;
+  g_loss_report++;
   return 1;
 }
 
@@ -405,7 +413,7 @@ static void pass(void) {
     uint64_t lost = __atomic_load_n(&t->lost, __ATOMIC_RELAXED);
     if (lost != t->lost_seen) {
       for (int i = 0; i < g_nconsumers; i++) g_consumers[i]->lost(g_consumers[i]->ctx, t->index, lost);
-      loss_seen(lost - t->lost_seen);
+      loss_seen(t, lost - t->lost_seen);
       t->lost_seen = lost;
     }
     strobe__event *read = t->read, *end = t->snap_cur;

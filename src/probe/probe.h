@@ -91,6 +91,7 @@ typedef struct strobe__tstate {
   uint32_t retired_done;  /* swaps whose old ring the drain has read and freed */
   strobe__event *dring, *dring_end; /* the ring the drain reads (the producer's, but for a GROW swap in flight) */
   uint64_t lost_seen;     /* `lost` as last delivered */
+  uint64_t loss_report;   /* the run-time loss report (drain.c, from 1) this thread's losses were last counted in */
   char snap_name[STROBE__THREAD_NAME_MAX]; /* `name` as of this pass */
   uint32_t snap_name_gen; /* `name_gen` as of this pass */
   uint64_t drained;       /* atomic (relaxed): events delivered so far */

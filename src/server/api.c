@@ -102,12 +102,13 @@ int strobe__api_info(strobe_server *s, struct MHD_Connection *conn) {
   json_object_set_new(sst, "producer_rate_limited", json_integer((json_int_t)st.producer_rate_limited));
   json_object_set_new(server, "otlp",
                       d.otlp_endpoint
-                          ? json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "endpoint", d.otlp_endpoint,
+                          ? json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "endpoint", d.otlp_endpoint,
                                       "interval_ms", (json_int_t)d.otlp_interval_ms, "queue_max",
                                       (json_int_t)d.otlp_queue_max, "spans", (json_int_t)st.otlp_spans, "batches",
                                       (json_int_t)st.otlp_batches, "queued", (json_int_t)st.otlp_queued, "dropped",
                                       (json_int_t)st.otlp_dropped, "missed", (json_int_t)st.otlp_missed, "rejected",
-                                      (json_int_t)st.otlp_rejected, "retries", (json_int_t)st.otlp_retries)
+                                      (json_int_t)st.otlp_rejected, "retries", (json_int_t)st.otlp_retries,
+                                      "completed", (json_int_t)st.otlp_completed)
                           : json_null());
   json_t *info = json_pack(
       "{s:o,s:o,s:{s:s,s:b,s:f,s:I},s:o,s:I,s:o,s:{s:i},s:{s:I,s:I,s:i},s:o}", "build", strobe__build_json(),

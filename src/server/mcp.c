@@ -269,7 +269,10 @@ static json_t *initialize_result(const char *version) {
       "serverInfo", "name", "strobe", "title", "Strobe profiler", "version", strobe_version(), "instructions",
       "Strobe profiles the running application. strobe_profile_read {} tells whether profiling is available and "
       "the limits; strobe_profile_start returns a session id; strobe_profile_read {\"id\"} snapshots it while it "
-      "runs; strobe_profile_reset {\"id\"} discards what it kept so far; strobe_profile_end {\"id\"} finalizes it. Reports are content-free JSON v1: completed samples with "
+      "runs; strobe_profile_reset {\"id\"} discards what it kept so far; strobe_profile_end {\"id\"} finalizes it. "
+      "strobe_ui_tree_request and strobe_deep_capture_request ask for a UI-tree snapshot or a deep capture of the "
+      "next frame in the application's local captures and answer only their status and size. Reports are "
+      "content-free JSON v1: completed samples with "
       "stage timings in wall-clock ms, unfinished work reported apart (never as a duration), every percentile "
       "with its n. Nested stages are labelled: do not sum them.");
 }

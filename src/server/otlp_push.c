@@ -11,8 +11,14 @@
  * on a thread of its own. A session report is content-free (docs/sessions.md
  * §Content): static labels and numbers, run-time names as interned_<id>
  * unless the application opted in, so what leaves the process is what a
- * session report may carry. Operations that completed between two reads
- * beyond the session's 240 are counted (`missed`), never guessed.
+ * session report may carry. Each read queues the samples admitted since the
+ * last one: the session keeps samples in admission order, so they are the
+ * ones after the newest sample the last read saw (by operation id); those
+ * admitted beyond the session's 240 between two reads are counted (`missed`:
+ * the session's completed count went up by more than the new samples),
+ * never guessed. The last collection ends the session, so nothing completes
+ * unseen after it: every operation the session admitted is then exactly one
+ * of sent, rejected, dropped, missed or not sent at stop.
  *
  * Owns: the queue of operations not yet sent (at most otlp_queue_max, the
  * oldest dropped and counted past it), the thread, the session, the counts.
@@ -54,8 +60,8 @@ struct strobe__otlp {
   uint64_t key;                       /* the process's identity for trace ids */
   json_t **queue;                     /* samples, oldest first, a ring */
   uint32_t head, len;
-  uint64_t last_id;                   /* newest operation id queued */
-  uint64_t seen_dropped;              /* the session's dropped count at the last read */
+  uint64_t last_id;                   /* id of the newest-admitted sample the last read saw; 0: none yet */
+  uint64_t seen_completed;            /* the session's completed count at the last read */
   uint32_t backoff_ms;                /* 0: not backing off */
   uint64_t retry_at_ms;
   pthread_t thread;
@@ -327,33 +333,32 @@ static void enqueue(strobe__otlp *o, json_t *sample) {
   pthread_mutex_unlock(&o->lock);
 }
 
-/* Reads the session; queues the operations completed since the last read. */
-static void collect(strobe__otlp *o) {
+/* Reads the session (ends it when `last`); queues the samples admitted since
+ * the last read and counts those admitted and gone before it as missed. */
+static void collect(strobe__otlp *o, int last) {
   strobe_report *rep = NULL;
-  if (strobe_session_read(o->c, o->session, o->owner, &rep)) return;
+  if ((last ? strobe_session_stop : strobe_session_read)(o->c, o->session, o->owner, &rep)) return;
   char *text = NULL;
   size_t len = 0;
   int rc = strobe_report_json(rep, &text, &len);
   strobe_report_free(rep);
-  if (rc) return;
+  if (rc) return; /* the next read catches up: counts are by admission, not by read */
   json_t *r = json_loadb(text, len, 0, NULL);
   free(text);
   if (!r) return;
-  json_int_t dropped = json_integer_value(json_object_get(json_object_get(r, "counts"), "dropped"));
-  if ((uint64_t)dropped > o->seen_dropped) { /* completed and gone from the session before this read */
-    count(o, &o->n.missed, (uint64_t)dropped - o->seen_dropped);
-    o->seen_dropped = (uint64_t)dropped;
-  }
-  json_t *samples = json_object_get(r, "samples");
-  uint64_t newest = o->last_id;
-  for (size_t i = json_array_size(samples); i-- > 0;) { /* newest first: from the oldest */
-    json_t *sm = json_array_get(samples, i);
-    json_int_t id = json_integer_value(json_object_get(sm, "id"));
-    if (id <= 0 || (uint64_t)id <= o->last_id) continue;
-    enqueue(o, sm);
-    if ((uint64_t)id > newest) newest = (uint64_t)id;
-  }
-  o->last_id = newest;
+  uint64_t completed = (uint64_t)json_integer_value(json_object_get(json_object_get(r, "counts"), "completed"));
+  json_t *samples = json_object_get(r, "samples"); /* newest admitted first */
+  size_t fresh = json_array_size(samples);
+  for (size_t i = 0; o->last_id && i < fresh; i++)
+    if ((uint64_t)json_integer_value(json_object_get(json_array_get(samples, i), "id")) == o->last_id) fresh = i;
+  STROBE_ASSERT(completed >= o->seen_completed && completed - o->seen_completed >= fresh);
+  if (completed - o->seen_completed > fresh) count(o, &o->n.missed, completed - o->seen_completed - fresh);
+  o->seen_completed = completed;
+  if (json_array_size(samples)) o->last_id = (uint64_t)json_integer_value(json_object_get(json_array_get(samples, 0), "id"));
+  for (size_t i = fresh; i-- > 0;) enqueue(o, json_array_get(samples, i)); /* oldest first */
+  pthread_mutex_lock(&o->lock);
+  o->n.completed = completed;
+  pthread_mutex_unlock(&o->lock);
   json_decref(r);
 }
 
@@ -399,7 +404,7 @@ static void *run(void *arg) {
     pthread_cond_timedwait(&o->cond, &o->lock, &ts);
     int stopping = o->stop;
     pthread_mutex_unlock(&o->lock);
-    collect(o);
+    collect(o, stopping);
     if (stopping) o->backoff_ms = 0; /* the last chance: one attempt, without waiting out a backoff */
     flush(o, strobe__mono_ms());
     pthread_mutex_lock(&o->lock);
@@ -474,12 +479,14 @@ void strobe__otlp_stop_counts(strobe__otlp *o, int quiet) {
   pthread_mutex_unlock(&o->lock);
   pthread_join(o->thread, NULL);
   strobe__otlp_counts n = o->n;
+  /* Its session ended with the last collection: each operation it admitted is in exactly one count. */
+  STROBE_ASSERT(n.completed == n.spans + o->len + n.dropped + n.missed + n.rejected);
   if (!quiet && (o->len || n.dropped || n.missed || n.rejected)) /* said once, at the end, like the server's token path */
     fprintf(stderr,
-            "strobe: OTLP push to %s: %llu operations sent, %u not sent at stop, %llu dropped from a full queue, "
-            "%llu missed, %llu refused by the endpoint\n",
-            o->s->desc.otlp_endpoint, (unsigned long long)n.spans, o->len, (unsigned long long)n.dropped,
-            (unsigned long long)n.missed, (unsigned long long)n.rejected);
+            "strobe: OTLP push to %s: of %llu operations completed, %llu sent, %u not sent at stop, %llu dropped "
+            "from a full queue, %llu missed (gone from its session before a read), %llu refused by the endpoint\n",
+            o->s->desc.otlp_endpoint, (unsigned long long)n.completed, (unsigned long long)n.spans, o->len,
+            (unsigned long long)n.dropped, (unsigned long long)n.missed, (unsigned long long)n.rejected);
   drop_front(o, o->len);
   strobe_session_cancel_owner(o->c, o->owner);
   pthread_cond_destroy(&o->cond);

@@ -353,6 +353,7 @@ strobe_server_stats strobe_server_query_stats(const strobe_server *s) {
   st.otlp_missed = oc.missed;
   st.otlp_rejected = oc.rejected;
   st.otlp_retries = oc.retries;
+  st.otlp_completed = oc.completed;
   strobe__streams_totals((strobe_server *)s, &st);
   strobe__conns_totals((strobe_server *)s, &st);
   return st;

@@ -5,7 +5,7 @@
  *   mcp.c     JSON-RPC and the MCP session table (callable without HTTP)
  *   tools.c   the MCP tools (STROBE_SERVER_TOOLS), argument parsing, error names
  *   api.c     /api/info and /api/sessions
- *   clock.c   /api/clock: this host's clock, clock offsets to peers (strobe_clock_offset_measure)
+ *   clock_offset_service.c   /api/clock: this host's clock, clock offsets to peers (strobe_clock_offset_measure)
  *   stream.c  /api/capture/stream: a live capture stream per client
  *   producer.c  POST /api/producer/spans: external producers' spans (producer_batch.c parses them)
  *   otlp_push.c the OTLP/HTTP push of completed operations (otlp_endpoint), on a thread of its own
@@ -208,7 +208,7 @@ int strobe__api_deep(strobe_server *s, struct MHD_Connection *conn, const char *
 int strobe__api_sessions(strobe_server *s, struct MHD_Connection *conn, const char *method, const char *id,
                          const char *action, const char *body, size_t len);
 
-/* >>clock (clock.c): GET /api/clock answers this host's clock; POST /api/clock samples a peer and keeps it. */
+/* >>clock (clock_offset_service.c): GET /api/clock answers this host's clock; POST /api/clock samples a peer and keeps it. */
 int strobe__api_clock(strobe_server *s, struct MHD_Connection *conn, const char *method, const char *body, size_t len);
 json_t *strobe__clock_offset_json(const strobe_clock_offset *o);
 /* What a strobe_clock_offset_measure error means, for people (static text). */
@@ -217,6 +217,7 @@ const char *strobe__clock_offset_why(int rc);
 /* >>otlp (otlp_push.c): the OTLP/HTTP push, when otlp_endpoint is set. */
 typedef struct strobe__otlp_counts {
   uint64_t spans, batches, queued, dropped, missed, rejected, retries;
+  uint64_t completed; /* operations its session admitted, as of the last read */
 } strobe__otlp_counts;
 /* Checks "http://host[:port]/path" and splits it (port "80" and path
  * "/v1/traces" when absent); 0 or STROBE_EINVAL. Pure. */

@@ -5,7 +5,10 @@
  * and say what became of it (its status and size, never its nodes, calls or bytes: docs/sessions.md §Content); their input and
  * output schemas; argument validation; and the stable error names every failure carries.
  *
- * Owns: the tool schemas and the mapping from STROBE_E* codes to error names.
+ * Owns: the tool table (one row per tool: description, arguments, output
+ * schema, annotations, handler; one row per argument: its schema, built from
+ * the constants its parser enforces) and the mapping from STROBE_E* codes to
+ * error names.
  * Must never: act on a session without checking, under perms.lock, the MCP
  * switch, the Observe scope and the tool's permission; read or end a session
  * for any owner but the caller's; build report JSON while holding a lock;
@@ -44,127 +47,117 @@ static const struct {
 #undef TOOL_ROW
 };
 
-/* >>schemas. Output schemas admit the error shape too: the SDK validates any
- * structuredContent it gets, isError or not. */
-#define ERROR_SHAPE "{\"required\":[\"error\",\"message\"]}"
-/* Each tool's schema and description; tools/list puts its name (from
- * STROBE_SERVER_TOOLS) first. */
-static const char *const k_tool_schema[] = {
-    [TOOL_PROFILE_START] =
-    "{\"title\":\"Start a profiling session\","
-    "\"description\":\"Starts a bounded profiling session in the running application and returns its id. It keeps "
-    "the newest max_samples whole operations (frame passes, rebuilds, input dispatches, requests; application "
-    "scopes apart) that start after this call and finish before it ends. At most 8 sessions run at once across "
-    "all clients. Never triggers a frame, layout or input.\","
-    "\"inputSchema\":{\"type\":\"object\",\"properties\":{"
-    "\"max_samples\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":240,\"description\":\"samples kept, oldest "
-    "dropped first (default 120)\"},"
-    "\"include_devtools\":{\"type\":\"boolean\",\"description\":\"also admit operations of devtools windows "
-    "(default false)\"},"
-    "\"kinds\":{\"type\":\"array\",\"items\":{\"enum\":[\"pass\",\"rebuild\",\"input\",\"request\"]},"
-    "\"minItems\":1,\"maxItems\":4,\"uniqueItems\":true,\"description\":\"operation kinds to keep (default all): "
-    "[\\\"pass\\\"] keeps frames only, so max_samples holds frames; the other kinds are counted "
-    "(counts.kind_excluded), never kept, and not listed as unfinished\"}},\"additionalProperties\":false},"
-    "\"outputSchema\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"max_samples\":{\"type\":"
-    "\"integer\"},\"include_devtools\":{\"type\":\"boolean\"},\"kinds\":{\"type\":\"array\",\"items\":{\"type\":"
-    "\"string\"}},\"limits\":{\"type\":\"object\"},\"error\":{\"type\":"
-    "\"string\"},\"message\":{\"type\":\"string\"}},\"anyOf\":[{\"required\":[\"id\",\"max_samples\","
-    "\"include_devtools\",\"kinds\",\"limits\"]}," ERROR_SHAPE "]},"
-    "\"annotations\":{\"title\":\"Start a profiling session\",\"readOnlyHint\":false,\"destructiveHint\":false,"
-    "\"idempotentHint\":false,\"openWorldHint\":false}}",
+/* >>schemas — the arguments. Each has one row: its JSON Schema, built from
+ * the constants its parser enforces (so tools/list can never promise what a
+ * call refuses), and that parser. A tool's row (k_rows, >>tools) lists the
+ * arguments it takes. */
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define KIND_COUNT (STROBE_OP_KIND_LIMIT - 1) /* kinds are 1..N (STROBE_OP_KINDS in strobe.h) */
+#define ID_MAX_LEN (STROBE_SESSION_ID_MAX - 1) /* bytes of a session id, without its terminator */
 
-    [TOOL_PROFILE_READ] =
-    "{\"title\":\"Read a profiling session, or availability\","
-    "\"description\":\"With {\\\"id\\\": ...}: a snapshot report (content-free JSON v1) of a session this client "
-    "started; the session keeps running. Work still running is reported under unfinished, never as a duration; "
-    "each entry's state says in_flight (an ordinary operation caught mid-way) or stalled (elapsed over 2x the "
-    "p95 of the session's completed operations of its kind), and counts.unfinished_stalled counts the stalls. With {}: availability - whether profiling is compiled in, the MCP, Observe and tool "
-    "permissions, limits and build metadata.\","
-    "\"inputSchema\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"minLength\":1,"
-    "\"maxLength\":31,\"description\":\"a session id returned by strobe_profile_start\"}},"
-    "\"additionalProperties\":false},"
-    "\"outputSchema\":{\"type\":\"object\",\"anyOf\":[{\"required\":[\"version\",\"id\",\"status\",\"samples\"]},"
-    "{\"required\":[\"feature_enabled\",\"mcp_enabled\",\"observe_granted\",\"tools\",\"limits\",\"build\"]}," ERROR_SHAPE
-    "]},"
-    "\"annotations\":{\"title\":\"Read a profiling session\",\"readOnlyHint\":true,\"idempotentHint\":false,"
-    "\"openWorldHint\":false}}",
+typedef struct tool_args {
+  strobe_session_desc start; /* max_samples, include_devtools, kinds */
+  const char *id;            /* borrowed from the arguments; NULL when absent */
+  int request;               /* strobe_ui_tree_request / strobe_deep_capture_request: default 1 */
+} tool_args;
 
-    [TOOL_PROFILE_END] =
-    "{\"title\":\"End a profiling session\","
-    "\"description\":\"Finalizes a session this client started and returns its final report (content-free JSON "
-    "v1). Ending one session never touches another; a finalized report never changes. The id then answers "
-    "'ended'.\","
-    "\"inputSchema\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"minLength\":1,"
-    "\"maxLength\":31,\"description\":\"a session id returned by strobe_profile_start\"}},\"required\":[\"id\"],"
-    "\"additionalProperties\":false},"
-    "\"outputSchema\":{\"type\":\"object\",\"anyOf\":[{\"required\":[\"version\",\"id\",\"final\",\"status\","
-    "\"samples\"]}," ERROR_SHAPE "]},"
-    "\"annotations\":{\"title\":\"End a profiling session\",\"readOnlyHint\":false,\"destructiveHint\":false,"
-    "\"idempotentHint\":false,\"openWorldHint\":false}}",
+typedef enum arg_id { ARG_MAX_SAMPLES, ARG_INCLUDE_DEVTOOLS, ARG_KINDS, ARG_ID, ARG_REQUEST, ARG_COUNT } arg_id;
 
-    [TOOL_PROFILE_RESET] =
-    "{\"title\":\"Reset a profiling session\","
-    "\"description\":\"Discards the retained samples, application-scope history and counts of a session this "
-    "client started, which keeps running and from now on keeps only whole operations that start after the reset "
-    "(as if it had just started; session.resets counts the resets). Never touches another client's session. "
-    "Returns the session's snapshot report right after the reset (content-free JSON v1).\","
-    "\"inputSchema\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"minLength\":1,"
-    "\"maxLength\":31,\"description\":\"a session id returned by strobe_profile_start\"}},\"required\":[\"id\"],"
-    "\"additionalProperties\":false},"
-    "\"outputSchema\":{\"type\":\"object\",\"anyOf\":[{\"required\":[\"version\",\"id\",\"status\","
-    "\"samples\"]}," ERROR_SHAPE "]},"
-    "\"annotations\":{\"title\":\"Reset a profiling session\",\"readOnlyHint\":false,\"destructiveHint\":true,"
-    "\"idempotentHint\":false,\"openWorldHint\":false}}",
-
-    [TOOL_UI_TREE_REQUEST] =
-    "{\"title\":\"Request a UI-tree snapshot\","
-    "\"description\":\"Asks the application to record, on its next layout pass, every element that pass visits "
-    "(type, id, bounds, style numbers) into its local capture files, and answers what became of requests so far: "
-    "counts and the last snapshot's size (nodes, nodes cut by the bound, bytes). The snapshot itself is application "
-    "content: it never comes back through MCP; read it from the capture with `strobe tree`. With {\\\"request\\\": "
-    "false} it only answers the status. Fails with nothing_recording when no capture file or flight recorder "
-    "records.\","
-    "\"inputSchema\":{\"type\":\"object\",\"properties\":{\"request\":{\"type\":\"boolean\",\"description\":"
-    "\"false: only the status (default true)\"}},\"additionalProperties\":false},"
-    "\"outputSchema\":{\"type\":\"object\",\"anyOf\":[{\"required\":[\"requested\",\"requests\",\"pending\","
-    "\"written\",\"last\"]}," ERROR_SHAPE "]},"
-    "\"annotations\":{\"title\":\"Request a UI-tree snapshot\",\"readOnlyHint\":false,\"destructiveHint\":false,"
-    "\"idempotentHint\":false,\"openWorldHint\":false}}",
-
-    [TOOL_DEEP_CAPTURE_REQUEST] =
-    "{\"title\":\"Request a deep capture of the next frame\","
-    "\"description\":\"Asks the application's renderer to record its next frame's command stream (every draw call "
-    "with the resources it reads, their contents once each) and its screenshot into its local capture files, and "
-    "answers what became of requests so far: counts and the last deep capture's size (frame, calls, calls cut by the "
-    "bound, resources, content bytes). The calls and contents are application content: they never come back through "
-    "MCP; read them from the capture with `strobe calls` or replay them offline. With {\\\"request\\\": false} it "
-    "only answers the status. Fails with nothing_recording when no capture file records.\","
-    "\"inputSchema\":{\"type\":\"object\",\"properties\":{\"request\":{\"type\":\"boolean\",\"description\":"
-    "\"false: only the status (default true)\"}},\"additionalProperties\":false},"
-    "\"outputSchema\":{\"type\":\"object\",\"anyOf\":[{\"required\":[\"requested\",\"requests\",\"pending\","
-    "\"written\",\"last\"]}," ERROR_SHAPE "]},"
-    "\"annotations\":{\"title\":\"Request a deep capture\",\"readOnlyHint\":false,\"destructiveHint\":false,"
-    "\"idempotentHint\":false,\"openWorldHint\":false}}",
-};
-_Static_assert(sizeof k_tool_schema / sizeof *k_tool_schema == TOOL_COUNT, "a schema for every tool");
-
-json_t *strobe__tools_list(void) {
-  /* Parsed per call (a few microseconds): no shared mutable state. */
-  json_t *list = json_array();
-  for (int t = 0; list && t < TOOL_COUNT; t++) {
-    json_t *tool = json_pack("{s:s}", "name", k_tools[t].name);
-    json_t *schema = k_tool_schema[t] ? json_loads(k_tool_schema[t], 0, NULL) : NULL;
-    int bad = !tool || !schema || json_object_update(tool, schema);
-    json_decref(schema);
-    if (bad) json_decref(tool);
-    if (bad || json_array_append_new(list, tool)) { /* append_new takes the tool even when it fails */
-      json_decref(list);
-      list = NULL;
-    }
-  }
-  return list;
+/* A value's schema (a new reference), without its description. */
+static json_t *schema_max_samples(void) {
+  return json_pack("{s:s,s:i,s:i,s:i}", "type", "integer", "minimum", 1, "maximum", STROBE_MAX_SAMPLES, "default",
+                   STROBE_DEFAULT_SAMPLES);
+}
+static json_t *schema_boolean(void) { return json_pack("{s:s}", "type", "boolean"); }
+static json_t *schema_kinds(void) {
+  json_t *names = json_array();
+  for (uint32_t k = 1; k <= KIND_COUNT; k++) json_array_append_new(names, json_string(strobe_op_kind_name(k)));
+  return json_pack("{s:s,s:{s:o},s:i,s:i,s:b}", "type", "array", "items", "enum", names, "minItems", 1, "maxItems",
+                   KIND_COUNT, "uniqueItems", 1);
+}
+static json_t *schema_id(void) {
+  return json_pack("{s:s,s:i,s:i}", "type", "string", "minLength", 1, "maxLength", ID_MAX_LEN);
 }
 
+/* max_samples: an integer, or a real with no fractional part (120.0): JSON has one number type. */
+static int parse_max_samples(json_t *v, tool_args *a, const char **why) {
+  double d = json_is_integer(v) ? (double)json_integer_value(v) : json_is_real(v) ? json_real_value(v) : -1;
+  if (!(d >= 1 && d <= STROBE_MAX_SAMPLES) || d != (double)(int)d) {
+    *why = "max_samples must be an integer from 1 to " STR(STROBE_MAX_SAMPLES);
+    return STROBE_EINVAL;
+  }
+  a->start.max_samples = (uint32_t)d;
+  return 0;
+}
+
+static int parse_include_devtools(json_t *v, tool_args *a, const char **why) {
+  *why = "include_devtools must be a boolean";
+  if (!json_is_boolean(v)) return STROBE_EINVAL;
+  a->start.include_devtools = json_is_true(v);
+  return 0;
+}
+
+/* kinds: a non-empty array of distinct kind names. */
+static int parse_kinds(json_t *v, tool_args *a, const char **why) {
+  *why = "kinds must be a non-empty array of distinct operation kinds (the schema's enum)";
+  if (!json_is_array(v) || json_array_size(v) == 0 || json_array_size(v) > KIND_COUNT) return STROBE_EINVAL;
+  uint32_t bits = 0;
+  size_t i;
+  json_t *e;
+  json_array_foreach(v, i, e) {
+    uint32_t bit = 0;
+    for (uint32_t k = 1; k <= KIND_COUNT && json_is_string(e); k++)
+      if (!strcmp(json_string_value(e), strobe_op_kind_name(k))) bit = STROBE_KIND_BIT(k);
+    if (!bit || (bits & bit)) return STROBE_EINVAL;
+    bits |= bit;
+  }
+  a->start.kinds = bits;
+  return 0;
+}
+
+/* id: a string of 1..ID_MAX_LEN bytes with no NUL inside. */
+static int parse_id(json_t *v, tool_args *a, const char **why) {
+  size_t n = json_string_length(v);
+  if (!json_is_string(v) || n == 0 || n > ID_MAX_LEN || strlen(json_string_value(v)) != n) {
+    *why = "id must be a session id string such as \"profile_1\" (1 to " STR(ID_MAX_LEN) " bytes)";
+    return STROBE_EINVAL;
+  }
+  a->id = json_string_value(v);
+  return 0;
+}
+
+static int parse_request(json_t *v, tool_args *a, const char **why) {
+  *why = "request must be a boolean";
+  if (!json_is_boolean(v)) return STROBE_EINVAL;
+  a->request = json_is_true(v);
+  return 0;
+}
+
+static const struct {
+  const char *name;
+  json_t *(*schema)(void);
+  int (*parse)(json_t *v, tool_args *a, const char **why);
+  const char *description;
+} k_args[ARG_COUNT] = {
+    [ARG_MAX_SAMPLES] = {"max_samples", schema_max_samples, parse_max_samples,
+                         "samples kept, oldest dropped first (default " STR(STROBE_DEFAULT_SAMPLES) ")"},
+    [ARG_INCLUDE_DEVTOOLS] = {"include_devtools", schema_boolean, parse_include_devtools,
+                              "also admit operations of devtools windows (default false)"},
+    [ARG_KINDS] = {"kinds", schema_kinds, parse_kinds,
+                   "operation kinds to keep (default all): [\"pass\"] keeps frames only, so max_samples holds "
+                   "frames; the other kinds are counted (counts.kind_excluded), never kept, and not listed as "
+                   "unfinished"},
+    [ARG_ID] = {"id", schema_id, parse_id, "a session id returned by strobe_profile_start"},
+    [ARG_REQUEST] = {"request", schema_boolean, parse_request, "false: only the status (default true)"},
+};
+
+#define ARG(a) (1u << (a))
+/* Output schemas admit the error shape too: the SDK validates any
+ * structuredContent it gets, isError or not. */
+#define ERROR_SHAPE "{\"required\":[\"error\",\"message\"]}"
+#define REPORT_OUTPUT(...) "{\"type\":\"object\",\"anyOf\":[{\"required\":[" __VA_ARGS__ "]}," ERROR_SHAPE "]}"
+#define STATUS_OUTPUT REPORT_OUTPUT("\"requested\",\"requests\",\"pending\",\"written\",\"last\"")
 /* >>errors */
 const char *strobe__error_name(int rc) {
   switch (rc) {
@@ -308,104 +301,52 @@ json_t *strobe__limits_json(void) {
                    "max_live_operations", STROBE_MAX_LIVE_OPS, "max_live_app_scopes", STROBE_MAX_LIVE_APP_SCOPES);
 }
 
-static const char *const k_kind_names[] = {"pass", "rebuild", "input", "request"}; /* STROBE_OP_PASS.. */
-
 /* The admitted kinds as names (0 = every kind). */
 json_t *strobe__kinds_json(uint32_t kinds) {
   json_t *a = json_array();
-  for (int k = 0; k < 4; k++)
-    if (!kinds || (kinds & STROBE_KIND_BIT(STROBE_OP_PASS + k))) json_array_append_new(a, json_string(k_kind_names[k]));
+  for (uint32_t k = 1; k <= KIND_COUNT; k++)
+    if (!kinds || (kinds & STROBE_KIND_BIT(k))) json_array_append_new(a, json_string(strobe_op_kind_name(k)));
   return a;
 }
 
 /* >>tools */
-static tool_id lookup(const char *name) {
-  for (int t = 0; t < TOOL_COUNT; t++)
-    if (!strcmp(name, k_tools[t].name)) return (tool_id)t;
-  return TOOL_NONE;
-}
+#define MAX_ARG_KEYS 8 /* each tool takes at most three */
 
-#define MAX_ARG_KEYS 8 /* each tool takes at most two */
-
-/* kinds: a non-empty array of distinct kind names. */
-static int parse_kinds(json_t *v, uint32_t *kinds, const char **why) {
-  *why = "kinds must be a non-empty array of distinct kinds: pass, rebuild, input, request";
-  if (!json_is_array(v) || json_array_size(v) == 0 || json_array_size(v) > 4) return STROBE_EINVAL;
-  uint32_t bits = 0;
-  size_t i;
-  json_t *e;
-  json_array_foreach(v, i, e) {
-    uint32_t bit = 0;
-    for (int k = 0; k < 4 && json_is_string(e); k++)
-      if (!strcmp(json_string_value(e), k_kind_names[k])) bit = STROBE_KIND_BIT(STROBE_OP_PASS + k);
-    if (!bit || (bits & bit)) return STROBE_EINVAL;
-    bits |= bit;
+/* Parses `args` (NULL means {}) against the arguments `takes` (ARG bits), of
+ * which `required` must be present. Returns 0, or STROBE_EINVAL with *why set
+ * to a static message. */
+static int parse_args(json_t *args, uint32_t takes, uint32_t required, tool_args *a, const char **why) {
+  memset(a, 0, sizeof *a);
+  a->request = 1;
+  if (args && !json_is_object(args)) {
+    *why = "arguments must be an object";
+    return STROBE_EINVAL;
   }
-  *kinds = bits;
+  uint32_t seen = 0;
+  const char *key;
+  json_t *v;
+  json_object_foreach(args, key, v) {
+    int k = 0;
+    while (k < ARG_COUNT && !((takes & ARG(k)) && !strcmp(key, k_args[k].name))) k++;
+    if (k == ARG_COUNT) {
+      *why = "unknown argument: the tool's inputSchema lists those it takes";
+      return STROBE_EINVAL;
+    }
+    if (k_args[k].parse(v, a, why)) return STROBE_EINVAL;
+    seen |= ARG(k);
+  }
+  if (required & ~seen) {
+    *why = "a required argument is missing: the tool's inputSchema lists them";
+    return STROBE_EINVAL;
+  }
   return 0;
 }
 
 int strobe__parse_start_args(json_t *args, strobe_session_desc *o, const char **why) {
-  memset(o, 0, sizeof *o);
-  if (!args) return 0;
-  if (!json_is_object(args)) {
-    *why = "arguments must be an object";
-    return STROBE_EINVAL;
-  }
-  const char *key;
-  json_t *v;
-  json_object_foreach(args, key, v) {
-    if (!strcmp(key, "max_samples")) {
-      /* An integer, or a real with no fractional part (120.0): JSON has one number type. */
-      double d = json_is_integer(v) ? (double)json_integer_value(v) : json_is_real(v) ? json_real_value(v) : -1;
-      if (!(d >= 1 && d <= STROBE_MAX_SAMPLES) || d != (double)(int)d) {
-        *why = "max_samples must be an integer from 1 to 240";
-        return STROBE_EINVAL;
-      }
-      o->max_samples = (uint32_t)d;
-    } else if (!strcmp(key, "include_devtools")) {
-      if (!json_is_boolean(v)) {
-        *why = "include_devtools must be a boolean";
-        return STROBE_EINVAL;
-      }
-      o->include_devtools = json_is_true(v);
-    } else if (!strcmp(key, "kinds")) {
-      if (parse_kinds(v, &o->kinds, why)) return STROBE_EINVAL;
-    } else {
-      *why = "unknown argument (accepted: max_samples, include_devtools, kinds)";
-      return STROBE_EINVAL;
-    }
-  }
-  return 0;
-}
-
-/* The id argument: present (or, for read, absent = availability), a string of 1..31 bytes. */
-static int parse_id_args(json_t *args, int required, const char **id, const char **why) {
-  *id = NULL;
-  if (!args) {
-    if (!required) return 0;
-    *why = "id is required";
-    return STROBE_EINVAL;
-  }
-  const char *key;
-  json_t *v;
-  json_object_foreach(args, key, v) {
-    if (strcmp(key, "id") != 0) {
-      *why = "unknown argument (accepted: id)";
-      return STROBE_EINVAL;
-    }
-    size_t n = json_string_length(v);
-    if (!json_is_string(v) || n == 0 || n >= STROBE_SESSION_ID_MAX || strlen(json_string_value(v)) != n) {
-      *why = "id must be a session id string such as \"profile_1\"";
-      return STROBE_EINVAL;
-    }
-    *id = json_string_value(v);
-  }
-  if (!*id && required) {
-    *why = "id is required";
-    return STROBE_EINVAL;
-  }
-  return 0;
+  tool_args a;
+  int rc = parse_args(args, ARG(ARG_MAX_SAMPLES) | ARG(ARG_INCLUDE_DEVTOOLS) | ARG(ARG_KINDS), 0, &a, why);
+  *o = rc ? (strobe_session_desc){0} : a.start;
+  return rc;
 }
 
 /* Checks the MCP switch, Observe and the tool's permission; perms.lock held. */
@@ -424,6 +365,28 @@ static int permitted(const strobe__perms *p, tool_id t, const char **why) {
     return 0;
   }
   return 1;
+}
+
+/* Every tool's gate: 0 with perms.lock held when profiling is compiled in and
+ * tool t is permitted; otherwise the error, without the lock. Check and act
+ * under perms.lock: a revocation either happens before (and this call is
+ * refused) or after (and cancels what this call started). */
+static int lock_permitted(const strobe__tool_env *env, tool_id t, const char **why) {
+  if (!strobe_profiling_available()) return STROBE_EFEATURE_DISABLED;
+  strobe__mutex_lock(&env->perms->lock);
+  if (permitted(env->perms, t, why)) return 0;
+  strobe__mutex_unlock(&env->perms->lock);
+  return STROBE_EPERM;
+}
+
+/* A failed tool as its result: permission and limit failures say why. */
+static char *failed(const strobe__tool_env *env, int rc, const char *why, size_t *len) {
+  char note[400];
+  if (rc == STROBE_ELIMIT && env->mcp) {
+    strobe__mcp_limit_note(env->mcp, strobe__mono_ms(), note, sizeof note);
+    why = note;
+  }
+  return dump_result(tool_error(rc, rc == STROBE_EPERM || rc == STROBE_ELIMIT ? why : NULL), len);
 }
 
 static json_t *availability(const strobe__tool_env *env) {
@@ -447,40 +410,188 @@ static json_t *availability(const strobe__tool_env *env) {
                    "milliseconds since the collector's creation (monotonic, not calendar time)");
 }
 
-/* strobe_ui_tree_request's and strobe_deep_capture_request's one argument: request (a boolean, default true). */
-static int parse_tree_args(json_t *args, int *request, const char **why) {
-  *request = 1;
-  const char *key;
-  json_t *v;
-  if (!args) return 0;
-  json_object_foreach(args, key, v) {
-    if (strcmp(key, "request") != 0 || !json_is_boolean(v)) {
-      *why = "the one argument is request, a boolean";
-      return STROBE_EINVAL;
-    }
-    *request = json_is_true(v);
+/* The handlers, one per row: each runs its tool on parsed arguments and
+ * returns the CallToolResult (NULL when out of memory). */
+typedef char *tool_run(const strobe__tool_env *env, tool_id t, const tool_args *a, size_t *len);
+
+static char *run_start(const strobe__tool_env *env, tool_id t, const tool_args *a, size_t *len) {
+  const char *why = NULL;
+  strobe_session_desc o = a->start;
+  char sid[STROBE_SESSION_ID_MAX] = "";
+  int rc = lock_permitted(env, t, &why);
+  if (!rc) {
+    o.owner = env->owner;
+    rc = strobe_session_start(env->collector, &o, sid);
+    strobe__mutex_unlock(&env->perms->lock);
   }
-  return 0;
+  if (rc) return failed(env, rc, why, len);
+  uint32_t max = o.max_samples ? o.max_samples : STROBE_DEFAULT_SAMPLES;
+  return dump_result(tool_value(json_pack("{s:s,s:i,s:b,s:o,s:o}", "id", sid, "max_samples", (int)max,
+                                          "include_devtools", o.include_devtools, "kinds", strobe__kinds_json(o.kinds),
+                                          "limits", strobe__limits_json())),
+                     len);
 }
 
-/* strobe_ui_tree_request, after its permission check: numbers and the error name only. */
-static char *tree_request(int request, size_t *len) {
-  int rc = request ? strobe_tree_request() : 0;
-  if (rc) return dump_result(tool_error(rc, NULL), len);
-  json_t *v = strobe__tree_status_json();
-  if (v) json_object_set_new(v, "requested", json_boolean(request));
-  return dump_result(v ? tool_value(v) : tool_error(STROBE_ENOMEM, NULL), len);
+/* read, reset and end: an action on the caller's own session (the owner is
+ * checked by each call) under perms.lock, answered with the session's report. */
+static char *session_report(const strobe__tool_env *env, tool_id t, const tool_args *a, size_t *len) {
+  const char *why = NULL;
+  strobe_report *rep = NULL;
+  int rc = lock_permitted(env, t, &why);
+  if (!rc) {
+    if (t == TOOL_PROFILE_END) {
+      rc = strobe_session_stop(env->collector, a->id, env->owner, &rep);
+    } else {
+      if (t == TOOL_PROFILE_RESET) rc = strobe_collector_reset(env->collector, a->id, env->owner);
+      if (rc >= 0) rc = strobe_session_read(env->collector, a->id, env->owner, &rep);
+    }
+    strobe__mutex_unlock(&env->perms->lock);
+  }
+  return rc ? failed(env, rc, why, len) : tool_report(rep, len);
 }
 
-/* strobe_deep_capture_request, after its permission check: numbers and the error name only. */
-static char *deep_request(int request, size_t *len) {
-  int rc = request ? strobe_deep_request() : 0;
-  if (rc == STROBE_ESTATE) /* its own words: a flight recorder alone takes no deep capture */
+/* read without an id is availability, which needs no permission: it says which are missing. */
+static char *run_read(const strobe__tool_env *env, tool_id t, const tool_args *a, size_t *len) {
+  return a->id ? session_report(env, t, a, len) : dump_result(tool_value(availability(env)), len);
+}
+
+/* strobe_ui_tree_request and strobe_deep_capture_request, once permitted:
+ * numbers and the error name only. */
+static char *run_request(const strobe__tool_env *env, tool_id t, const tool_args *a, size_t *len) {
+  const char *why = NULL;
+  int rc = lock_permitted(env, t, &why);
+  if (rc) return failed(env, rc, why, len);
+  strobe__mutex_unlock(&env->perms->lock);
+  int tree = t == TOOL_UI_TREE_REQUEST;
+  rc = !a->request ? 0 : tree ? strobe_tree_request() : strobe_deep_request();
+  if (rc == STROBE_ESTATE && !tree) /* its own words: a flight recorder alone takes no deep capture */
     return dump_result(tool_error(rc, "no capture file records: a deep capture goes only into local capture files"), len);
   if (rc) return dump_result(tool_error(rc, NULL), len);
-  json_t *v = strobe__deep_status_json();
-  if (v) json_object_set_new(v, "requested", json_boolean(request));
+  json_t *v = tree ? strobe__tree_status_json() : strobe__deep_status_json();
+  if (v) json_object_set_new(v, "requested", json_boolean(a->request));
   return dump_result(v ? tool_value(v) : tool_error(STROBE_ENOMEM, NULL), len);
+}
+
+/* The tools: one row each, by STROBE_SERVER_TOOLS index. tools/list is built
+ * from the rows (name, description, input schema from the arguments' rows,
+ * output schema, annotations) and tools/call parses the row's arguments and
+ * runs its handler: a tool without a row is neither listed nor run. */
+typedef struct tool_row {
+  const char *title;       /* also the annotations' title when `short_title` is NULL */
+  const char *short_title; /* annotations.title */
+  const char *description;
+  uint32_t takes, required; /* ARG bits */
+  const char *output_schema;
+  unsigned read_only : 1, destructive : 1;
+  tool_run *run;
+} tool_row;
+
+static const tool_row k_rows[TOOL_COUNT] = {
+    [TOOL_PROFILE_START] =
+        {"Start a profiling session", NULL,
+         "Starts a bounded profiling session in the running application and returns its id. It keeps the newest "
+         "max_samples whole operations (frame passes, rebuilds, input dispatches, requests; application scopes "
+         "apart) that start after this call and finish before it ends. At most " STR(STROBE_MAX_SESSIONS)
+         " sessions run at once across all clients. Never triggers a frame, layout or input.",
+         ARG(ARG_MAX_SAMPLES) | ARG(ARG_INCLUDE_DEVTOOLS) | ARG(ARG_KINDS), 0,
+         "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"max_samples\":{\"type\":\"integer\"},"
+         "\"include_devtools\":{\"type\":\"boolean\"},\"kinds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+         "\"limits\":{\"type\":\"object\"},\"error\":{\"type\":\"string\"},\"message\":{\"type\":\"string\"}},"
+         "\"anyOf\":[{\"required\":[\"id\",\"max_samples\",\"include_devtools\",\"kinds\",\"limits\"]}," ERROR_SHAPE
+         "]}",
+         0, 0, run_start},
+    [TOOL_PROFILE_READ] =
+        {"Read a profiling session, or availability", "Read a profiling session",
+         "With {\"id\": ...}: a snapshot report (content-free JSON v1) of a session this client started; the "
+         "session keeps running. Work still running is reported under unfinished, never as a duration; each "
+         "entry's state says in_flight (an ordinary operation caught mid-way) or stalled (elapsed over 2x the p95 "
+         "of the session's completed operations of its kind), and counts.unfinished_stalled counts the stalls. "
+         "With {}: availability - whether profiling is compiled in, the MCP, Observe and tool permissions, limits "
+         "and build metadata.",
+         ARG(ARG_ID), 0,
+         "{\"type\":\"object\",\"anyOf\":[{\"required\":[\"version\",\"id\",\"status\",\"samples\"]},"
+         "{\"required\":[\"feature_enabled\",\"mcp_enabled\",\"observe_granted\",\"tools\",\"limits\",\"build\"]},"
+         ERROR_SHAPE "]}",
+         1, 0, run_read},
+    [TOOL_PROFILE_END] =
+        {"End a profiling session", NULL,
+         "Finalizes a session this client started and returns its final report (content-free JSON v1). Ending one "
+         "session never touches another; a finalized report never changes. The id then answers 'ended'.",
+         ARG(ARG_ID), ARG(ARG_ID), REPORT_OUTPUT("\"version\",\"id\",\"final\",\"status\",\"samples\""), 0, 0,
+         session_report},
+    [TOOL_PROFILE_RESET] =
+        {"Reset a profiling session", NULL,
+         "Discards the retained samples, application-scope history and counts of a session this client started, "
+         "which keeps running and from now on keeps only whole operations that start after the reset (as if it "
+         "had just started; session.resets counts the resets). Never touches another client's session. Returns "
+         "the session's snapshot report right after the reset (content-free JSON v1).",
+         ARG(ARG_ID), ARG(ARG_ID), REPORT_OUTPUT("\"version\",\"id\",\"status\",\"samples\""), 0, 1,
+         session_report},
+    [TOOL_UI_TREE_REQUEST] =
+        {"Request a UI-tree snapshot", NULL,
+         "Asks the application to record, on its next layout pass, every element that pass visits (type, id, "
+         "bounds, style numbers) into its local capture files, and answers what became of requests so far: counts "
+         "and the last snapshot's size (nodes, nodes cut by the bound, bytes). The snapshot itself is application "
+         "content: it never comes back through MCP; read it from the capture with `strobe tree`. With "
+         "{\"request\": false} it only answers the status. Fails with nothing_recording when no capture file or "
+         "flight recorder records.",
+         ARG(ARG_REQUEST), 0, STATUS_OUTPUT, 0, 0, run_request},
+    [TOOL_DEEP_CAPTURE_REQUEST] =
+        {"Request a deep capture of the next frame", "Request a deep capture",
+         "Asks the application's renderer to record its next frame's command stream (every draw call with the "
+         "resources it reads, their contents once each) and its screenshot into its local capture files, and "
+         "answers what became of requests so far: counts and the last deep capture's size (frame, calls, calls cut "
+         "by the bound, resources, content bytes). The calls and contents are application content: they never "
+         "come back through MCP; read them from the capture with `strobe calls` or replay them offline. With "
+         "{\"request\": false} it only answers the status. Fails with nothing_recording when no capture file "
+         "records.",
+         ARG(ARG_REQUEST), 0, STATUS_OUTPUT, 0, 0, run_request},
+};
+
+/* A row's input schema: its arguments' schemas with their descriptions. */
+static json_t *input_schema(const tool_row *row) {
+  json_t *props = json_object(), *required = json_array();
+  for (int k = 0; k < ARG_COUNT; k++) {
+    if (!(row->takes & ARG(k))) continue;
+    json_t *p = k_args[k].schema();
+    if (p) json_object_set_new(p, "description", json_string(k_args[k].description));
+    json_object_set_new(props, k_args[k].name, p);
+    if (row->required & ARG(k)) json_array_append_new(required, json_string(k_args[k].name));
+  }
+  json_t *schema = json_pack("{s:s,s:o,s:b}", "type", "object", "properties", props, "additionalProperties", 0);
+  if (schema && json_array_size(required)) json_object_set(schema, "required", required);
+  json_decref(required);
+  return schema;
+}
+
+static json_t *tool_json(tool_id t) {
+  const tool_row *row = &k_rows[t];
+  json_t *output = json_loads(row->output_schema, 0, NULL);
+  return json_pack("{s:s,s:s,s:s,s:o,s:o*,s:{s:s,s:b,s:b,s:b,s:b}}", "name", k_tools[t].name, "title", row->title,
+                   "description", row->description, "inputSchema", input_schema(row), "outputSchema", output,
+                   "annotations", "title", row->short_title ? row->short_title : row->title, "readOnlyHint",
+                   row->read_only, "destructiveHint", row->destructive, "idempotentHint", 0, "openWorldHint", 0);
+}
+
+json_t *strobe__tools_list(void) {
+  /* Built per call (a few microseconds): no shared mutable state. */
+  json_t *list = json_array();
+  for (int t = 0; list && t < TOOL_COUNT; t++) {
+    if (!k_rows[t].run) continue; /* no row: not offered (test_server_tools.rows says which) */
+    json_t *tool = tool_json((tool_id)t);
+    if (!tool || json_array_append_new(list, tool)) { /* append_new takes the tool even when it fails */
+      json_decref(list);
+      list = NULL;
+    }
+  }
+  return list;
+}
+
+/* The tool of that name that has a row, or TOOL_NONE. */
+static tool_id lookup(const char *name) {
+  for (int t = 0; t < TOOL_COUNT; t++)
+    if (k_rows[t].run && !strcmp(name, k_tools[t].name)) return (tool_id)t;
+  return TOOL_NONE;
 }
 
 int strobe__tools_call(const strobe__tool_env *env, const char *name, json_t *args, char **result, size_t *len) {
@@ -493,72 +604,11 @@ int strobe__tools_call(const strobe__tool_env *env, const char *name, json_t *ar
     return 0;
   }
   const char *why = NULL;
-  const char *id = NULL;
-  strobe_session_desc opts;
-  int request = 0;
-  int rc = t == TOOL_PROFILE_START     ? strobe__parse_start_args(args, &opts, &why)
-           : t == TOOL_UI_TREE_REQUEST || t == TOOL_DEEP_CAPTURE_REQUEST ? parse_tree_args(args, &request, &why)
-                                       : parse_id_args(args, t != TOOL_PROFILE_READ, &id, &why);
-  if (rc) {
-    *result = dump_result(tool_error(rc, why), len);
+  tool_args a;
+  if (parse_args(args, k_rows[t].takes, k_rows[t].required, &a, &why)) {
+    *result = dump_result(tool_error(STROBE_EINVAL, why), len);
     return 0;
   }
-  if (t == TOOL_PROFILE_READ && !id) { /* availability needs no permission: it says which are missing */
-    *result = dump_result(tool_value(availability(env)), len);
-    return 0;
-  }
-  if (!strobe_profiling_available()) {
-    *result = dump_result(tool_error(STROBE_EFEATURE_DISABLED, NULL), len);
-    return 0;
-  }
-
-  /* Check and act under perms.lock: a revocation either happens before (and
-   * this call is refused) or after (and cancels what this call started). */
-  strobe__perms *p = env->perms;
-  strobe_report *rep = NULL;
-  char sid[STROBE_SESSION_ID_MAX] = "";
-  strobe__mutex_lock(&p->lock);
-  if (!permitted(p, t, &why)) {
-    rc = STROBE_EPERM;
-  } else if (t == TOOL_UI_TREE_REQUEST) {
-    strobe__mutex_unlock(&p->lock);
-    *result = tree_request(request, len);
-    return 0;
-  } else if (t == TOOL_DEEP_CAPTURE_REQUEST) {
-    strobe__mutex_unlock(&p->lock);
-    *result = deep_request(request, len);
-    return 0;
-  } else if (t == TOOL_PROFILE_START) {
-    opts.owner = env->owner;
-    rc = strobe_session_start(env->collector, &opts, sid);
-  } else if (t == TOOL_PROFILE_READ) {
-    rc = strobe_session_read(env->collector, id, env->owner, &rep);
-  } else if (t == TOOL_PROFILE_RESET) {
-    /* Only the caller's own session (the owner is checked by the reset), then its fresh snapshot. */
-    rc = strobe_collector_reset(env->collector, id, env->owner);
-    if (rc >= 0) rc = strobe_session_read(env->collector, id, env->owner, &rep);
-  } else {
-    rc = strobe_session_stop(env->collector, id, env->owner, &rep);
-  }
-  strobe__mutex_unlock(&p->lock);
-
-  char note[400];
-  if (rc == STROBE_ELIMIT && env->mcp) {
-    strobe__mcp_limit_note(env->mcp, strobe__mono_ms(), note, sizeof note);
-    why = note;
-  }
-  if (rc) {
-    *result = dump_result(tool_error(rc, rc == STROBE_EPERM || rc == STROBE_ELIMIT ? why : NULL), len);
-    return 0;
-  }
-  if (t != TOOL_PROFILE_START) {
-    *result = tool_report(rep, len);
-    return 0;
-  }
-  uint32_t max = opts.max_samples ? opts.max_samples : STROBE_DEFAULT_SAMPLES;
-  *result = dump_result(tool_value(json_pack("{s:s,s:i,s:b,s:o,s:o}", "id", sid, "max_samples", (int)max,
-                                             "include_devtools", opts.include_devtools, "kinds",
-                                             strobe__kinds_json(opts.kinds), "limits", strobe__limits_json())),
-                        len);
+  *result = k_rows[t].run(env, t, &a, len);
   return 0;
 }

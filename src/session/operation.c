@@ -217,7 +217,7 @@ static strobe_op begin_op(strobe_collector *c, strobe_window w, strobe_op_kind k
     rc = STROBE_EFEATURE_DISABLED;
     goto out;
   }
-  if (!c || kind < STROBE_OP_PASS || kind > STROBE_OP_REQUEST) {
+  if (!c || kind < STROBE_OP_PASS || (int)kind >= STROBE_OP_KIND_LIMIT) {
     rc = STROBE_EINVAL;
     goto out;
   }
@@ -257,7 +257,7 @@ static strobe_op begin_op(strobe_collector *c, strobe_window w, strobe_op_kind k
     l->window_label = captured ? win->label : 0;
     l->seq = c->next_seq++;
     l->app_frame = (uint8_t)(app_frame != 0);
-    if (kind == STROBE_OP_PASS) ++win->frames;
+    if (kind == STROBE_OP_PASS && !tok) ++win->frames; /* a resumed pass was begun, and counted, where it came from */
     /* The application's own frame counter when it gives one (GDK's), so
      * every consumer names a frame as the toolkit does. */
     l->frame_id = kind != STROBE_OP_PASS ? 0 : app_frame ? frame_id : win->frames;
@@ -437,7 +437,7 @@ static void end_op(strobe_op op, int committed, uint64_t now, int implicit) {
       attach_gauges(c, s);
       if (!l->abandoned && strobe__publish_sample(c, s) > 0) s = NULL;
     } else if (!l->abandoned) { /* no payload: sessions still count why they did not keep it */
-      strobe__publish_unbuilt(c, l->kind, l->devtools, l->start, now);
+      strobe__publish_unbuilt(c, l->kind, l->devtools, l->start, now, l->window, committed || l->peer[0]);
     }
     strobe__name_unref(l->window);
     l->window = NULL;
@@ -534,6 +534,11 @@ int strobe_op_hand_off_remote(strobe_op op, const char *peer, void *buf, size_t 
   t->taken_mono_ns = ticks_to_mono_ns(ck, now);
   if (t->taken_mono_ns < t->start_mono_ns) t->taken_mono_ns = t->start_mono_ns;
   memcpy(t->peer, peer, strlen(peer) + 1);
+  /* What makes it one frame on both sides: its window's declared id (the frame
+   * is (window, frame id)), and its population. */
+  memcpy(t->window, l->window->text, l->window->len);
+  t->window[l->window->len] = 0;
+  memcpy(t->population, l->population, sizeof t->population);
   for (uint32_t i = 0; t->detail && i < l->nstages; i++) {
     const strobe__stage_agg *a = &l->stages[i];
     strobe__token_stage *ts = &t->stages[t->nstages++];
@@ -559,6 +564,18 @@ int strobe_op_hand_off_remote(strobe_op op, const char *peer, void *buf, size_t 
   strobe__mutex_unlock(&c->lock);
   end_op(op, 0, now, 0);
   return 0;
+}
+
+/* A resumed operation's window id is the origin's: it replaces the id of the
+ * window it runs under here (whose slot still decides its lifetime) under
+ * the lock, since reads copy it from there. Takes the reference. */
+static void adopt_window(strobe_collector *c, strobe__live_op *l, strobe__name *window) {
+  strobe__mutex_lock(&c->lock);
+  strobe__name *old = l->window;
+  l->window = window;
+  l->window_label = 0; /* named again at its end (emit_end) */
+  strobe__mutex_unlock(&c->lock);
+  strobe__name_unref(old);
 }
 
 static void count_refusal(strobe_collector *c, int why) {
@@ -611,9 +628,16 @@ strobe_op strobe_op_resume_remote(strobe_collector *c, strobe_window w, const vo
     return op;
   }
   uint64_t start = strobe_clock_ticks_from_mono_ns(t->start_mono_ns);
-  op = begin_op(c, w, (strobe_op_kind)t->kind, t->kind == STROBE_OP_PASS, t->frame_id, 0, t, start, &rc);
+  /* The frame keeps the origin's window id: one frame, (window, frame id), in both processes. */
+  strobe__name *window = strobe__name_new(t->window, strlen(t->window));
+  op = window ? begin_op(c, w, (strobe_op_kind)t->kind, t->kind == STROBE_OP_PASS, t->frame_id, 0, t, start, &rc)
+              : (strobe_op){0, c};
+  if (!window) rc = STROBE_ENOMEM;
   if (op.id) {
     strobe__live_op *l = own_slot(op);
+    adopt_window(c, l, window);
+    window = NULL;
+    memcpy(l->population, t->population, sizeof l->population);
     l->from.taken = strobe_clock_ticks_from_mono_ns(t->taken_mono_ns);
     /* The origin's stages, attributed to it; kept like local ones, only where a session or capture can use them. */
     for (uint32_t i = 0; (l->detailed || l->captured) && i < t->nstages; i++) {
@@ -636,6 +660,7 @@ strobe_op strobe_op_resume_remote(strobe_collector *c, strobe_window w, const vo
     }
     if (l->captured) emit_remote_in(c, l);
   }
+  strobe__name_unref(window); /* not begun: refused */
   free(t);
   if (status) *status = rc;
   return op;

@@ -52,8 +52,8 @@ static uint64_t get_u64(const uint8_t *p) {
 #define STAGE_FIXED 29u /* flags (1), count (4), total, min, max (8 each) */
 
 size_t strobe__token_encode(const strobe__token *t, uint8_t *buf, size_t cap) {
-  size_t np = strlen(t->process), nq = strlen(t->peer);
-  size_t need = HEAD_BYTES + 1 + np + 1 + nq + SUM_BYTES;
+  size_t np = strlen(t->process), nq = strlen(t->peer), nw = strlen(t->window), npop = strlen(t->population);
+  size_t need = HEAD_BYTES + 1 + np + 1 + nq + 2 + nw + 1 + npop + SUM_BYTES;
   for (uint32_t i = 0; i < t->nstages; i++)
     need += 1 + strlen(t->stages[i].name) + 1 + strlen(t->stages[i].parent) + STAGE_FIXED;
   if (need > cap) return need;
@@ -77,6 +77,10 @@ size_t strobe__token_encode(const strobe__token *t, uint8_t *buf, size_t cap) {
   memcpy(p, t->process, np), p += np;
   *p++ = (uint8_t)nq;
   memcpy(p, t->peer, nq), p += nq;
+  put_u16(p, (uint16_t)nw), p += 2;
+  memcpy(p, t->window, nw), p += nw;
+  *p++ = (uint8_t)npop;
+  memcpy(p, t->population, npop), p += npop;
   for (uint32_t i = 0; i < t->nstages; i++) {
     const strobe__token_stage *s = &t->stages[i];
     size_t nn = strlen(s->name), npar = strlen(s->parent);
@@ -105,6 +109,23 @@ static int get_label(const uint8_t **p, const uint8_t *end, char out[STROBE_MAX_
   return strobe__label_valid(out) && strlen(out) == n ? 0 : -1;
 }
 
+/* The window id (a 2-byte length: ids run to STROBE_MAX_WINDOW_ID = 256
+ * bytes) and the population (length 0: none), each under its rule. Returns 0 or -1. */
+static int get_window_and_population(const uint8_t **p, const uint8_t *end, strobe__token *t) {
+  if (end - *p < 2) return -1;
+  size_t n = get_u16(*p);
+  if (n == 0 || n > STROBE_MAX_WINDOW_ID || (size_t)(end - *p - 2) < n) return -1;
+  memcpy(t->window, *p + 2, n);
+  t->window[n] = 0;
+  *p += 2 + n;
+  if (strobe__label_len(t->window, STROBE__RULE_WINDOW) != n || *p >= end) return -1;
+  if (**p == 0) { /* no population */
+    (*p)++;
+    return 0;
+  }
+  return get_label(p, end, t->population);
+}
+
 static int refuse(int *why, int reason) {
   *why = reason;
   return STROBE_ETOKEN;
@@ -116,7 +137,7 @@ int strobe__token_decode(const uint8_t *buf, size_t len, strobe__token *t, int *
   if (memcmp(buf, g_magic, 4)) return refuse(why, STROBE__REFUSED_MALFORMED);
   if (get_u16(buf + 4) != STROBE_OP_TOKEN_VERSION) return refuse(why, STROBE__REFUSED_VERSION);
   size_t stated = get_u16(buf + 6);
-  if (stated < HEAD_BYTES + 2 + SUM_BYTES || stated > STROBE_OP_TOKEN_MAX) return refuse(why, STROBE__REFUSED_MALFORMED);
+  if (stated < HEAD_BYTES + 2 + 3 + SUM_BYTES || stated > STROBE_OP_TOKEN_MAX) return refuse(why, STROBE__REFUSED_MALFORMED);
   if (len < stated) return refuse(why, STROBE__REFUSED_TRUNCATED);
   if (len > stated) return refuse(why, STROBE__REFUSED_MALFORMED); /* trailing bytes: not one token */
   if (fnv1a(buf, stated - SUM_BYTES) != get_u64(buf + stated - SUM_BYTES)) return refuse(why, STROBE__REFUSED_CORRUPT);
@@ -131,11 +152,12 @@ int strobe__token_decode(const uint8_t *buf, size_t len, strobe__token *t, int *
   t->frame_id = get_u64(buf + 48);
   t->start_mono_ns = get_u64(buf + 56);
   t->taken_mono_ns = get_u64(buf + 64);
-  if ((buf[13] & ~3u) || buf[15] || t->kind < STROBE_OP_PASS || t->kind > STROBE_OP_REQUEST || !t->collector ||
+  if ((buf[13] & ~3u) || buf[15] || t->kind < STROBE_OP_PASS || t->kind >= STROBE_OP_KIND_LIMIT || !t->collector ||
       !t->op || t->nstages > STROBE_MAX_STAGES || (t->nstages && !t->detail) || t->taken_mono_ns < t->start_mono_ns)
     return refuse(why, STROBE__REFUSED_MALFORMED);
   const uint8_t *p = buf + HEAD_BYTES, *end = buf + stated - SUM_BYTES;
-  if (get_label(&p, end, t->process) || get_label(&p, end, t->peer)) return refuse(why, STROBE__REFUSED_MALFORMED);
+  if (get_label(&p, end, t->process) || get_label(&p, end, t->peer) || get_window_and_population(&p, end, t))
+    return refuse(why, STROBE__REFUSED_MALFORMED);
   for (uint32_t i = 0; i < t->nstages; i++) {
     strobe__token_stage *s = &t->stages[i];
     if (get_label(&p, end, s->name) || p >= end) return refuse(why, STROBE__REFUSED_MALFORMED);

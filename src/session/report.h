@@ -55,9 +55,12 @@ struct strobe_report {
   uint64_t interleaved, kind_excluded, idle;
   uint64_t nesting_overflow, abandoned;
   uint64_t labels_replaced, labels_refused; /* the collector's, since its creation */
-  uint64_t kind_completed[5];
+  uint64_t kind_completed[STROBE_OP_KIND_LIMIT];
   strobe__sample **samples;        /* newest first */
   uint32_t nsamples;
+  strobe__window_rate rates[STROBE_MAX_WINDOWS]; /* the session's per-window pass counts, window ids referenced */
+  uint32_t nrates;
+  uint64_t passes_untracked;       /* strobe__session.passes_untracked */
   strobe__unfinished_op *unfinished;
   uint32_t nunfinished;
   strobe__app_counts app;
@@ -96,12 +99,15 @@ typedef struct strobe__kind_baseline {
 enum { STROBE__NO_BASELINE, STROBE__IN_FLIGHT, STROBE__STALLED };
 
 /* Fills base[kind] for every kind; scratch holds nsamples doubles (or 1). */
-void strobe__kind_baselines(const strobe_report *r, double *scratch, strobe__kind_baseline base[5]);
+void strobe__kind_baselines(const strobe_report *r, double *scratch, strobe__kind_baseline base[STROBE_OP_KIND_LIMIT]);
 int strobe__unfinished_state(const strobe__kind_baseline *b, double elapsed_ms);
-uint64_t strobe__count_stalled(const strobe_report *r, const strobe__kind_baseline base[5]);
+uint64_t strobe__count_stalled(const strobe_report *r, const strobe__kind_baseline base[STROBE_OP_KIND_LIMIT]);
 
-/* Frame rate of the committed passes of one window (window NULL: all), by
- * analyze/frame_rate.h. Returns 0 or STROBE_ENOMEM (*out zeroed). */
+/* Frame rate of one window's passes (docs/sessions.md §Frame rate): first to
+ * last over every pass the session counted, steady from the returned
+ * samples, by analyze/frame_rate.h. window NULL: the only window's, none
+ * (valid 0) when passes of several windows were counted: rates are never
+ * summed across windows. Returns 0 or STROBE_ENOMEM (*out zeroed). */
 int strobe__report_frame_rate(const strobe_report *r, const char *window, size_t window_len,
                               strobe_frame_rate *out);
 

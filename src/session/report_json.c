@@ -117,7 +117,7 @@ static void write_session(strobe__json *j, const strobe_report *r) {
   strobe__json_bool(j, "include_devtools", r->include_devtools);
   strobe__json_bool(j, "stage_runs", r->stage_runs);
   strobe__json_array(j, "kinds");
-  for (int kind = STROBE_OP_PASS; kind <= STROBE_OP_REQUEST; kind++)
+  for (int kind = 1; kind < STROBE_OP_KIND_LIMIT; kind++)
     if (r->kinds & STROBE_KIND_BIT(kind)) strobe__json_str(j, NULL, kind_name(kind));
   strobe__json_end(j);
   strobe__json_end(j);
@@ -149,7 +149,7 @@ static void write_counts(strobe__json *j, const strobe_report *r, const strobe__
   strobe__json_uint(j, "labels_replaced", r->labels_replaced);
   strobe__json_uint(j, "labels_refused", r->labels_refused);
   strobe__json_object(j, "completed_by_kind");
-  for (int kind = STROBE_OP_PASS; kind <= STROBE_OP_REQUEST; kind++)
+  for (int kind = 1; kind < STROBE_OP_KIND_LIMIT; kind++)
     strobe__json_uint(j, kind_name(kind), r->kind_completed[kind]);
   strobe__json_end(j);
   strobe__json_end(j);
@@ -179,7 +179,8 @@ static uint64_t sum_counters_dropped(const strobe_report *r) {
   X("counts.untracked_windows", r->untracked_windows)             \
   X("counts.nesting_overflow", r->nesting_overflow)               \
   X("counts.stage_summary_dropped", summary_dropped)              \
-  X("memory.gauges_dropped", r->gauges_dropped)
+  X("memory.gauges_dropped", r->gauges_dropped)                   \
+  X("frame_rate.passes_untracked", r->passes_untracked)
 
 static void write_truncated(strobe__json *j, const strobe_report *r, int stage_pairs) {
   uint64_t summary_dropped = stage_summary_dropped(stage_pairs);
@@ -484,7 +485,7 @@ static void write_stage_summary(strobe__json *j, const strobe_report *r, int n) 
 
 static void write_kind_summary(strobe__json *j, const strobe_report *r, double *scratch) {
   strobe__json_array(j, "kind_summary");
-  for (int kind = STROBE_OP_PASS; kind <= STROBE_OP_REQUEST; kind++) {
+  for (int kind = 1; kind < STROBE_OP_KIND_LIMIT; kind++) {
     size_t n = 0;
     for (uint32_t i = 0; i < r->nsamples; i++)
       if (r->samples[i]->kind == kind) scratch[n++] = strobe__ticks_ms(r, r->samples[i]->end - r->samples[i]->start);
@@ -504,7 +505,7 @@ static void write_kind_summary(strobe__json *j, const strobe_report *r, double *
  * entries add up to its kind_summary n. `names` holds nsamples pointers. */
 static void write_population_summary(strobe__json *j, const strobe_report *r, double *scratch, const char **names) {
   strobe__json_array(j, "population_summary");
-  for (int kind = STROBE_OP_PASS; kind <= STROBE_OP_REQUEST; kind++) {
+  for (int kind = 1; kind < STROBE_OP_KIND_LIMIT; kind++) {
     size_t npop = 0;
     int labelled = 0;
     for (uint32_t i = 0; i < r->nsamples; i++) {
@@ -627,10 +628,12 @@ static void write_coverage(strobe__json *j, const strobe_report *r, const strobe
   strobe__json_end(j);
 }
 
-/* Frame rate two ways, each labelled (docs/sessions.md §Frame rate): over
- * the first-to-last pass span, which one stall drags down for the whole
- * session, and from the median interval between consecutive pass starts,
- * which a stall does not move. `window` NULL: passes of every window. */
+/* Frame rate two ways, each labelled (docs/sessions.md §Frame rate), per
+ * window: first to last over every pass of it the session counted, which one
+ * stall drags down for the whole session, and steady, from the median
+ * interval between consecutive pass starts among the returned samples, which
+ * a stall does not move. `window` NULL: the top level, the only window's
+ * figures, or none when passes of several windows were counted (never summed). */
 static void write_rates(strobe__json *j, const strobe_report *r, const strobe__name *window) {
   strobe_frame_rate fr;
   if (strobe__report_frame_rate(r, window ? window->text : NULL, window ? window->len : 0, &fr)) {
@@ -641,46 +644,50 @@ static void write_rates(strobe__json *j, const strobe_report *r, const strobe__n
   if (fr.valid) {
     strobe__json_num(j, "first_to_last_span_ms", fr.first_to_last_span_ms, MS);
     strobe__json_num(j, "passes_per_second", fr.passes_per_second, 3);
+  } else {
+    strobe__json_null(j, "first_to_last_span_ms");
+    strobe__json_null(j, "passes_per_second");
+  }
+  strobe__json_uint(j, "intervals_n", fr.intervals);
+  if (fr.intervals) {
     strobe__json_num(j, "median_interval_ms", fr.median_interval_ms, MS);
     if (fr.median_interval_ms > 0)
       strobe__json_num(j, "steady_passes_per_second", fr.steady_passes_per_second, 3);
     else /* more than half the passes began on the same tick */
       strobe__json_null(j, "steady_passes_per_second");
-    strobe__json_null(j, "null_reason");
-  } else {
-    strobe__json_null(j, "first_to_last_span_ms");
-    strobe__json_null(j, "passes_per_second");
+  } else { /* no rate, or no two of its passes among the returned samples */
     strobe__json_null(j, "median_interval_ms");
     strobe__json_null(j, "steady_passes_per_second");
-    strobe__json_str(j, "null_reason", "fewer than two committed passes in the returned samples");
   }
+  if (fr.valid)
+    strobe__json_null(j, "null_reason");
+  else if (fr.windows > 1)
+    strobe__json_str(j, "null_reason", "passes of several windows: rates are per window (by_window), never summed");
+  else
+    strobe__json_str(j, "null_reason", "fewer than two passes that count, or all on one tick, in the session");
 }
 
 static void write_frame_rate(strobe__json *j, const strobe_report *r) {
   strobe__json_object(j, "frame_rate");
   strobe__json_str(j, "definition",
-                   "passes_per_second: (committed passes - 1) / (start of last pass - start of first pass), the "
-                   "first-to-last pass span, which one long stall lowers for the whole session; "
-                   "steady_passes_per_second: 1000 / median_interval_ms, the median interval between consecutive "
-                   "committed pass starts, which a stall does not move. A pass handed off to another process counts "
-                   "as committed here (its outcome is in that process's report). Input, rebuild and request samples never "
-                   "count; an on-demand renderer idles between passes, so these are not GPU throughput");
+                   "per window: passes_per_second: (passes - 1) / (start of its last pass - start of its first), "
+                   "over every pass of the window the session counted since its start or reset (kept or not), "
+                   "which one long stall lowers for the whole session; steady_passes_per_second: 1000 / "
+                   "median_interval_ms, the median interval between consecutive pass starts of the window among the "
+                   "returned samples (intervals_n of them), which a stall does not move. Passes that count: committed, "
+                   "or handed off to another process (its outcome is in that process's report). Rates are never "
+                   "summed across windows: the top level has them only when one window had passes. Input, rebuild "
+                   "and request samples never count; an on-demand renderer idles between passes, so these are not "
+                   "GPU throughput");
   write_rates(j, r, NULL);
+  strobe__json_uint(j, "windows", r->nrates);
+  strobe__json_uint(j, "passes_untracked", r->passes_untracked);
   /* Per window: nested windows (a popup rendered inside main's pass) interleave their passes with main's. */
   strobe__json_array(j, "by_window");
-  for (uint32_t i = 0; i < r->nsamples; i++) {
-    const strobe__sample *s = r->samples[i];
-    if (s->kind != STROBE_OP_PASS || !strobe__sample_rendered(s)) continue;
-    int seen = 0;
-    for (uint32_t k = 0; k < i && !seen; k++) {
-      const strobe__sample *o = r->samples[k];
-      seen = o->kind == STROBE_OP_PASS && strobe__sample_rendered(o) && o->window->len == s->window->len &&
-             !memcmp(o->window->text, s->window->text, s->window->len);
-    }
-    if (seen) continue;
+  for (uint32_t i = 0; i < r->nrates; i++) {
     strobe__json_object(j, NULL);
-    strobe__json_strn(j, "window", s->window->text, s->window->len);
-    write_rates(j, r, s->window);
+    strobe__json_strn(j, "window", r->rates[i].window->text, r->rates[i].window->len);
+    write_rates(j, r, r->rates[i].window);
     strobe__json_end(j);
   }
   strobe__json_end(j);
@@ -918,7 +925,7 @@ int strobe_report_json(const strobe_report *r, char **json, size_t *len) {
     free(names);
     return STROBE_ENOMEM;
   }
-  strobe__kind_baseline base[5];
+  strobe__kind_baseline base[STROBE_OP_KIND_LIMIT];
   strobe__kind_baselines(r, scratch, base);
   int stage_pairs = strobe_report_query_stages(r, NULL, 0); /* how many the summary has, before the bound */
   strobe__json j = {0};

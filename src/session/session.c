@@ -54,6 +54,27 @@ int strobe__admissible(const strobe_collector *c, uint8_t kind, int devtools, ui
   return 0;
 }
 
+/* Counts a pass that counts in frame rates in its window's rate
+ * (docs/sessions.md §Frame rate): by declared window id, whichever window
+ * slot carried it. Lock held. */
+static void count_pass(strobe__session *s, strobe__name *window, uint64_t start) {
+  strobe__window_rate *e = NULL;
+  for (uint32_t i = 0; i < s->nrates && !e; i++)
+    if (s->rates[i].window->len == window->len && !memcmp(s->rates[i].window->text, window->text, window->len))
+      e = &s->rates[i];
+  if (!e) {
+    if (s->nrates == STROBE_MAX_WINDOWS) {
+      s->passes_untracked++; /* the bound cut it: counted, in no rate */
+      return;
+    }
+    e = &s->rates[s->nrates++];
+    *e = (strobe__window_rate){strobe__name_ref(window), 0, start, start};
+  }
+  e->passes++;
+  if (start < e->first) e->first = start;
+  if (start > e->last) e->last = start;
+}
+
 uint32_t strobe__publish_sample(strobe_collector *c, strobe__sample *smp) {
   STROBE_ASSERT(strobe__mutex_held(&c->lock));
   uint32_t admitted = 0;
@@ -73,6 +94,7 @@ uint32_t strobe__publish_sample(strobe_collector *c, strobe__sample *smp) {
     s->completed++;
     s->kind_completed[smp->kind]++;
     s->nesting_overflow += smp->nesting_overflow;
+    if (smp->kind == STROBE_OP_PASS && strobe__sample_rendered(smp)) count_pass(s, smp->window, smp->start);
     if (s->count == s->max_samples) { /* oldest out */
       strobe__sample_unref(s->ring[s->head]);
       s->head = (s->head + 1) % s->max_samples;
@@ -84,7 +106,8 @@ uint32_t strobe__publish_sample(strobe_collector *c, strobe__sample *smp) {
   return admitted;
 }
 
-void strobe__publish_unbuilt(strobe_collector *c, uint8_t kind, int devtools, uint64_t start, uint64_t end) {
+void strobe__publish_unbuilt(strobe_collector *c, uint8_t kind, int devtools, uint64_t start, uint64_t end,
+                             strobe__name *window, int rendered) {
   STROBE_ASSERT(strobe__mutex_held(&c->lock));
   for (int k = 0; k < STROBE_MAX_SESSIONS; k++) {
     strobe__session *s = &c->sessions[k];
@@ -96,6 +119,7 @@ void strobe__publish_unbuilt(strobe_collector *c, uint8_t kind, int devtools, ui
     s->completed++; /* admitted, but there is no payload to keep */
     s->kind_completed[kind]++;
     s->dropped++;
+    if (kind == STROBE_OP_PASS && rendered) count_pass(s, window, start);
   }
 }
 
@@ -173,9 +197,10 @@ static void remember_ended(strobe_collector *c, const strobe__session *s, int ca
   c->ended_next = (c->ended_next + 1) % STROBE_MAX_ENDED_IDS;
 }
 
-/* Releases a session's retained samples and application-scope records. Lock held. */
+/* Releases a session's retained samples, application-scope records and rates' window ids. Lock held. */
 static void release_retained(strobe_collector *c, strobe__session *s) {
   STROBE_ASSERT(strobe__mutex_held(&c->lock));
+  for (uint32_t i = 0; i < s->nrates; i++) strobe__name_unref(s->rates[i].window);
   for (uint32_t i = 0; i < s->count; i++) strobe__sample_unref(s->ring[(s->head + i) % s->max_samples]);
   for (uint32_t i = 0; i < s->app_count; i++) strobe__app_record_unref(s->app_ring[(s->app_head + i) % s->max_app]);
 }
@@ -377,6 +402,12 @@ static strobe_report *snapshot(strobe_collector *c, const strobe__session *s, ui
   r->uid = c->uid;
   r->remote = c->remote;
   memcpy(r->kind_completed, s->kind_completed, sizeof r->kind_completed);
+  for (uint32_t i = 0; i < s->nrates; i++) {
+    r->rates[i] = s->rates[i];
+    strobe__name_ref(r->rates[i].window);
+  }
+  r->nrates = s->nrates;
+  r->passes_untracked = s->passes_untracked;
   for (uint32_t i = 0; i < s->count; i++) { /* newest first */
     strobe__sample *smp = s->ring[(s->head + s->count - 1 - i) % s->max_samples];
     __atomic_fetch_add(&smp->refs, 1, __ATOMIC_RELAXED);
@@ -538,6 +569,7 @@ void strobe_report_free(strobe_report *r) {
   for (uint32_t i = 0; i < r->napps; i++) strobe__app_record_unref(r->apps[i]);
   for (uint32_t i = 0; i < r->nunfinished; i++) strobe__name_unref(r->unfinished[i].window);
   for (uint32_t i = 0; i < r->napp_unfinished; i++) strobe__name_unref(r->app_unfinished[i].window);
+  for (uint32_t i = 0; i < r->nrates; i++) strobe__name_unref(r->rates[i].window);
   free(r->samples);
   free(r->apps);
   free(r->unfinished);
@@ -554,8 +586,8 @@ strobe_report_status strobe_report_query_status(const strobe_report *r) {
   return running ? STROBE_REPORT_UNFINISHED : STROBE_REPORT_EMPTY;
 }
 
-void strobe__kind_baselines(const strobe_report *r, double *scratch, strobe__kind_baseline base[5]) {
-  for (int kind = 0; kind < 5; kind++) {
+void strobe__kind_baselines(const strobe_report *r, double *scratch, strobe__kind_baseline base[STROBE_OP_KIND_LIMIT]) {
+  for (int kind = 0; kind < STROBE_OP_KIND_LIMIT; kind++) {
     size_t n = 0;
     for (uint32_t i = 0; i < r->nsamples; i++)
       if (r->samples[i]->kind == kind) scratch[n++] = strobe__ticks_ms(r, r->samples[i]->end - r->samples[i]->start);
@@ -569,7 +601,7 @@ int strobe__unfinished_state(const strobe__kind_baseline *b, double elapsed_ms) 
   return elapsed_ms > STROBE_STALL_FACTOR * b->p95 ? STROBE__STALLED : STROBE__IN_FLIGHT;
 }
 
-uint64_t strobe__count_stalled(const strobe_report *r, const strobe__kind_baseline base[5]) {
+uint64_t strobe__count_stalled(const strobe_report *r, const strobe__kind_baseline base[STROBE_OP_KIND_LIMIT]) {
   uint64_t n = 0;
   for (uint32_t i = 0; i < r->nunfinished; i++) {
     const strobe__unfinished_op *u = &r->unfinished[i];
@@ -583,12 +615,21 @@ static int cmp_u64(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-int strobe__report_frame_rate(const strobe_report *r, const char *window, size_t window_len,
-                              strobe_frame_rate *out) {
-  memset(out, 0, sizeof *out);
+/* The window's entry in the report's rates, or NULL. */
+static const strobe__window_rate *rate_of(const strobe_report *r, const char *window, size_t window_len) {
+  if (!window) return r->nrates == 1 ? &r->rates[0] : NULL;
+  for (uint32_t i = 0; i < r->nrates; i++)
+    if (r->rates[i].window->len == window_len && !memcmp(r->rates[i].window->text, window, window_len))
+      return &r->rates[i];
+  return NULL;
+}
+
+/* The steady rate of one window from the returned samples: the median
+ * interval between consecutive starts of its passes that count. */
+static int steady_of(const strobe_report *r, const strobe__name *window, strobe_frame_rate *out) {
   size_t cap = r->nsamples ? r->nsamples : 1;
   uint64_t *starts = malloc(cap * sizeof *starts);
-  double *t = malloc(2 * cap * sizeof *t); /* pass starts in ms, then the intervals */
+  double *t = malloc(2 * cap * sizeof *t); /* pass starts in ns, then the intervals */
   if (!starts || !t) {
     free(starts);
     free(t);
@@ -598,23 +639,39 @@ int strobe__report_frame_rate(const strobe_report *r, const char *window, size_t
   for (uint32_t i = 0; i < r->nsamples; i++) {
     const strobe__sample *s = r->samples[i];
     if (s->kind != STROBE_OP_PASS || !strobe__sample_rendered(s)) continue;
-    if (window && (s->window->len != window_len || memcmp(s->window->text, window, window_len))) continue;
+    if (s->window->len != window->len || memcmp(s->window->text, window->text, window->len)) continue;
     starts[passes++] = s->start;
   }
   qsort(starts, passes, sizeof *starts, cmp_u64);
-  out->passes = passes;
-  if (passes >= 2 && starts[passes - 1] > starts[0]) {
+  if (passes >= 2) {
     for (size_t i = 0; i < passes; i++) t[i] = strobe__ticks_ms(r, starts[i] - starts[0]) * 1e6;
     strobe__frame_rate fr = strobe__frame_rate_of(t, passes, t + cap); /* analyze/frame_rate.h: ns */
-    out->valid = 1;
-    out->first_to_last_span_ms = fr.span_ns / 1e6;
-    out->passes_per_second = fr.fps_first_to_last;
+    out->intervals = fr.frames;
     out->median_interval_ms = fr.median_interval_ns / 1e6;
     out->steady_passes_per_second = fr.fps_steady;
   }
   free(starts);
   free(t);
   return 0;
+}
+
+int strobe__report_frame_rate(const strobe_report *r, const char *window, size_t window_len,
+                              strobe_frame_rate *out) {
+  memset(out, 0, sizeof *out);
+  const strobe__window_rate *e = rate_of(r, window, window_len);
+  out->windows = window ? e != NULL : r->nrates;
+  if (!e) { /* no pass of it; or, for every window, none or several: their passes, never a summed rate */
+    for (uint32_t i = 0; !window && i < r->nrates; i++) out->passes += r->rates[i].passes;
+    return 0;
+  }
+  out->passes = e->passes;
+  if (e->passes >= 2 && e->last > e->first) {
+    /* First to last over every pass the session counted (analyze/frame_rate.h's definition, from the two ends). */
+    out->valid = 1;
+    out->first_to_last_span_ms = strobe__ticks_ms(r, e->last - e->first);
+    out->passes_per_second = (double)(e->passes - 1) / (out->first_to_last_span_ms / 1e3);
+  }
+  return out->valid ? steady_of(r, e->window, out) : 0; /* no rate: no steady one either */
 }
 
 int strobe_report_query_frame_rate(const strobe_report *r, const char *window, strobe_frame_rate *out) {
@@ -627,7 +684,7 @@ strobe_report_counts strobe_report_query_counts(const strobe_report *r) {
                             r->kind_excluded, 0, r->idle};
   double *scratch = malloc((r->nsamples ? r->nsamples : 1) * sizeof *scratch);
   if (scratch) { /* without memory, no unfinished entry is called stalled */
-    strobe__kind_baseline base[5];
+    strobe__kind_baseline base[STROBE_OP_KIND_LIMIT];
     strobe__kind_baselines(r, scratch, base);
     k.unfinished_stalled = strobe__count_stalled(r, base);
     free(scratch);

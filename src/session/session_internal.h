@@ -185,6 +185,15 @@ typedef struct strobe__live_app {
   uint64_t id, parent_id, start;
 } strobe__live_app;
 
+/* One window's passes in one session (docs/sessions.md §Frame rate): every
+ * pass that counts in frame rates it admitted since its start or reset, kept
+ * or not, so a rate spans the window's own first to last pass in the session. */
+typedef struct strobe__window_rate {
+  strobe__name *window;           /* a reference: its declared id */
+  uint64_t passes;                /* passes counted (strobe__sample_rendered) */
+  uint64_t first, last;           /* ticks: the earliest and the latest of their starts */
+} strobe__window_rate;
+
 /* Per-session application-scope accounting (docs/sessions.md §Synchronous application scopes). */
 typedef struct strobe__app_counts {
   uint64_t started, completed, dropped, boundary_excluded;
@@ -212,12 +221,15 @@ typedef struct strobe__session {
   uint64_t idle;                  /* operations marked idle it would have kept (docs/sessions.md §Idle passes) */
   uint64_t nesting_overflow;      /* admitted samples begun deeper than 8 nested operations on their thread */
   uint64_t abandoned;             /* operations it covers abandoned by a window or collector close while running */
-  uint64_t kind_completed[5];
+  uint64_t kind_completed[STROBE_OP_KIND_LIMIT];
   strobe__app_record **app_ring;  /* max_app */
   uint32_t app_head, app_count;
   strobe__app_counts app;
   uint64_t events_lost_base;      /* strobe_query_event_stats().events_lost at start */
   strobe__drain_cost drain_base;  /* the drain's cost at start (docs/recording.md, Cost) */
+  strobe__window_rate rates[STROBE_MAX_WINDOWS]; /* by window id, in order of each one's first counted pass */
+  uint32_t nrates;
+  uint64_t passes_untracked;      /* counted passes of window ids past the STROBE_MAX_WINDOWS it tracks: in no rate */
   uint64_t gpu_seq;               /* the first closed GPU frame it reports (strobe__gpu_frames_seq at start or
                                    * reset); an active session holds the live GPU table open (docs/gpu.md) */
 } strobe__session;
@@ -295,6 +307,8 @@ typedef struct strobe__token {
   uint64_t collector, op, frame_id, start_mono_ns, taken_mono_ns;
   char process[STROBE_MAX_LABEL + 1];
   char peer[STROBE_MAX_LABEL + 1];
+  char window[STROBE_MAX_WINDOW_ID + 1];  /* the origin's window id: the frame is (window, frame id) on both sides */
+  char population[STROBE_MAX_LABEL + 1]; /* strobe_op_set_population at the origin; "" = none */
   strobe__token_stage stages[STROBE_MAX_STAGES];
 } strobe__token;
 
@@ -360,8 +374,10 @@ uint32_t strobe__publish_sample(strobe_collector *c, strobe__sample *s);
  * began before every active session (so each counts a boundary exclusion,
  * docs/sessions.md §Bounds and lifecycle: "Reports count exclusions once those
  * operations complete while a session remains active"), or its payload could not be allocated (a session
- * that admits it counts it completed and dropped). */
-void strobe__publish_unbuilt(strobe_collector *c, uint8_t kind, int devtools, uint64_t start, uint64_t end);
+ * that admits it counts it completed and dropped, and a pass that counts in
+ * frame rates, `rendered`, in its window's rate). */
+void strobe__publish_unbuilt(strobe_collector *c, uint8_t kind, int devtools, uint64_t start, uint64_t end,
+                             strobe__name *window, int rendered);
 /* Accounts for a completed operation marked idle (lock held): each session
  * that would have kept it counts it idle, the others count why they would
  * not have (kind, devtools, boundary). Never a sample. A session that started

@@ -133,7 +133,8 @@ static const coldef FRAME_COLS[] = {{"start", "f64", 8}, {"dur", "f64", 8},  {"n
                                     {"id", "f64", 8},    {"thread", "u32", 4}, {"window", "u16", 2},
                                     {"kind", "u8", 1},   {"flags", "u8", 1}};
 enum { FR_START, FR_DUR, FR_NUMBER, FR_ID, FR_THREAD, FR_WINDOW, FR_KIND, FR_FLAGS };
-/* frames.flags: what an operation entry says of itself (0 for marks and scopes). FF_REMOTE: it crossed
+/* frames.flags: what an operation entry says of itself (0 for marks and scopes); viewer/data.js FRAME_FLAG
+ * names them too (CTest viewer_vocab compares). FF_REMOTE: it crossed
  * processes (a row of the handoffs table says how: >>handoffs). */
 enum { FF_OP = 1, FF_COMMITTED = 2, FF_HANDED_OFF = 4, FF_APP_FRAME = 8, FF_DETAIL = 16, FF_REMOTE = 32 };
 /* opstages.process and opcounters.process: an index into meta.processes, NO_PROCESS for an operation
@@ -1222,7 +1223,7 @@ static int elem_by_span(const void *x, const void *y) {
  * >>handoffs — an operation handed between processes as one entry
  * ====================================================================== */
 
-/* A merged capture (docs/cli.md §merge) holds both halves of an operation one
+/* A merged capture (docs/cli.md §strobe merge) holds both halves of an operation one
  * process handed to another: the origin's END (not committed, ending at the
  * hand-off, its own stages and counters) after its REMOTE_OUT, and the
  * finisher's END (from the origin's start to its end, committed or dropped,
@@ -1740,7 +1741,7 @@ static json_t *totals_json(const strobe_capture_totals *tt) {
 }
 
 /* How a merged capture's inputs were placed on one clock, and what the merge could not carry
- * (docs/cli.md §merge); null for a capture that is not a merge. */
+ * (docs/cli.md §strobe merge); null for a capture that is not a merge. */
 static json_t *merge_json(const strobe_capture *cap) {
   const strobe_capture_merge *m = strobe_capture_query_merge(cap);
   if (!m) return json_null();

@@ -4,9 +4,9 @@
 //   - before recording, the viewer says so and offers Record; the Sessions tab
 //     lists the collector's sessions (the demo's own in-process one);
 //   - a session started from the viewer appears as the viewer's, its live
-//     report renders (status, samples with their n), Reset discards what it
-//     kept (the report says reset 1×; the in-process sessions keep their
-//     resets), the report shows the demo's idle passes, its population split
+//     report renders (status, samples with their n, a frame rate per
+//     window), Reset discards what it kept (the report says reset 1×; the
+//     in-process sessions keep their resets), the report shows the demo's idle passes, its population split
 //     and its unavailable stage, every column header lines up with its
 //     values, and End gives the final;
 //   - Record starts the server's flight recorder, Refresh loads a snapshot
@@ -107,6 +107,9 @@ async function main() {
     await until(page, () => /Report profile_\d+ \(live read\)/.test(document.querySelector('.report h3')?.textContent || ''), null, 'a live report');
     await until(page, () => /completed [1-9]/.test(document.querySelector('.report')?.textContent || '') &&
       /By kind/.test(document.querySelector('.report')?.textContent || ''), null, 'completed operations and per-kind percentiles in the report');
+    // Frame rates per window, never one summed rate (docs/sessions.md §Frame rate): the demo renders main and w1.
+    await until(page, () => /frame rate: .*(main|w1): [0-9.]+ passes\/s.* · (main|w1): [0-9.]+ passes\/s/
+      .test(document.querySelector('.report')?.textContent || ''), null, 'a frame rate for each window in the report');
     const head = await page.$$eval('.report table:first-of-type th', (ths) => ths.map((t) => t.textContent));
     check(head.includes('n') && head.includes('p95'), `per-kind percentiles carry their n (${head})`);
     await page.screenshot({ path: path.join(work, 'live-sessions.png') });

@@ -388,7 +388,7 @@ async function setThresholds(page, ok, over) {
   await page.waitForTimeout(100);
 }
 
-// >>colours (seed 003's thresholds): rows and bars follow thresholds the user sets.
+// >>colours (docs/viewer.md §Colours): rows and bars follow thresholds the user sets.
 async function thresholds(page) {
   await page.evaluate(() => { document.querySelector('#list').scrollTop = 0; });
   await page.waitForTimeout(100);

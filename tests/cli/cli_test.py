@@ -772,7 +772,7 @@ def case_gpu():
     check(passes == {"main": 20, "filter_group": 20}, f"passes {passes}")
     text, _ = run("report", g)
     check("queue backlog" in text and "polling latency" in text and "1 of 20 frames" in text, text[-2500:])
-    # strobe merge carries GPU spans, frame instants and calibration pairs (docs/cli.md §merge): the
+    # strobe merge carries GPU spans, frame instants and calibration pairs (docs/cli.md §strobe merge): the
     # merged capture's GPU frames are the input's, to the nanosecond, its lanes named after the process.
     merged = os.path.join(ARGS.work, "gpu_merged.strobe")
     run("merge", "--same-host", g, capture("base"), "-o", merged, "--quiet")
@@ -1710,7 +1710,7 @@ def case_progress():
 
 
 def case_merge():
-    """`strobe merge` (docs/cli.md §merge): two real processes of this host (two_processes: screen
+    """`strobe merge` (docs/cli.md §strobe merge): two real processes of this host (two_processes: screen
     hands frame 7 to sender, whose clock's epoch is 30 ms later) merge onto one timeline through
     CLOCK_MONOTONIC: each marker lands where the processes measured it, threads are named after
     their process, both sides of the frame are there and joinable; hostile inputs get clear errors."""
@@ -1843,7 +1843,7 @@ def _drop(obj, keys):
 
 
 def case_merge_content():
-    """`strobe merge` carries content (docs/cli.md §merge): UI-tree snapshots, sampled stacks and context switches,
+    """`strobe merge` carries content (docs/cli.md §strobe merge): UI-tree snapshots, sampled stacks and context switches,
     attachments and deep captures come out of the merge as from each input (strobe tree, strobe calls, strobe
     export --attachments, strobe report --samples), their ids renumbered where two inputs' collide; a merged
     capture merged again is the merge of every input at once; what a merge could not carry is said by report."""
@@ -1932,7 +1932,7 @@ def case_merge_content():
 
 
 def _merge_processes(w):
-    """Two processes' snapshots and deep captures of the same frame ids (docs/cli.md §merge): each listed with its
+    """Two processes' snapshots and deep captures of the same frame ids (docs/cli.md §strobe merge): each listed with its
     process; --frame N is refused while several processes have one of it, naming them; --process picks each
     one's own content (the second's resources moved up by 2^48, its attachments of the frame only); a process
     without one, or --process on a capture not merged or without --frame, is refused."""

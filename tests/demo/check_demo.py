@@ -146,6 +146,10 @@ def main():
     for h, s in joined:
         if s["frame_id"] != h["frame_id"] or s["kind"] != "pass":
             fail("frame %s is %s in the sender's report" % (h["frame_id"], s["frame_id"]))
+        # One frame in both processes: its window and population travel with it (docs/sessions.md §Across processes).
+        if s["window"] != h["window"] or s["population"] != h["population"] or h["population"] is None:
+            fail("frame %s: window %s / population %s here, %s / %s in the sender's report" %
+                 (h["frame_id"], h["window"], h["population"], s["window"], s["population"]))
         procs = {(st["name"], st["process"]) for st in s["stages"]}
         mine = {(st["name"], "screen") for st in h["stages"] if st["available"]}
         if not mine <= procs:

@@ -133,6 +133,21 @@ test('start, read while frames run, end', async () => {
   assert.ok(!ended.isError);
   assert.equal(ended.structuredContent.final, true);
   assert.ok(ended.structuredContent.samples.length > 0);
+  // Frame rates per window, never summed (docs/sessions.md §Frame rate); each
+  // window's first-to-last rate over every pass the session counted, more
+  // than the 60 samples it returns.
+  for (const r of [rep, ended.structuredContent]) {
+    const fr = r.frame_rate;
+    assert.deepEqual(fr.by_window.map((w) => w.window).sort(), ['main', 'popup']);
+    assert.equal(fr.windows, 2);
+    assert.equal(fr.passes_per_second, null, 'two windows: no summed rate');
+    assert.equal(fr.passes, fr.by_window.reduce((a, w) => a + w.passes, 0));
+  }
+  const main = ended.structuredContent.frame_rate.by_window.find((w) => w.window === 'main');
+  const kept = ended.structuredContent.samples.filter((s) => s.window === 'main' && s.kind === 'pass').length;
+  assert.ok(main.passes > kept, `main: ${main.passes} passes counted, ${kept} returned`);
+  assert.ok(main.passes_per_second > 0 && main.steady_passes_per_second > 0);
+  assert.equal(main.intervals_n, kept - 1);
 
   // the error paths are results with stable names
   const again = await client.callTool({ name: 'strobe_profile_end', arguments: { id } });

@@ -1,8 +1,9 @@
 /*
  * mcp_app.c — the instrumented application the MCP SDK tests drive: it
  * starts libstrobe_server with a generated token written to --token-file,
- * registers window "main", renders passes with stages on a loop in a
- * thread, prints "PORT <n>" on stdout, and runs until stdin closes (or
+ * registers windows "main" and "popup", renders passes with stages on a
+ * loop in a thread (a popup pass inside every other main pass: two windows,
+ * two frame rates), prints "PORT <n>" on stdout, and runs until stdin closes (or
  * SIGTERM), then stops the server.
  *
  * usage: mcp_app --token-file PATH [--frame-us N]
@@ -19,7 +20,7 @@
 #include "strobe/session.h"
 
 static strobe_collector *g_c;
-static strobe_window g_main;
+static strobe_window g_main, g_popup;
 static volatile sig_atomic_t g_stop;
 static int g_run = 1;   /* atomic */
 static long g_frame_us = 2000;
@@ -36,6 +37,8 @@ static void *render_loop(void *arg) {
   strobe_thread_set_name("ui");
   while (__atomic_load_n(&g_run, __ATOMIC_ACQUIRE)) {
     strobe_op op = strobe_op_begin(g_c, g_main, STROBE_OP_PASS, NULL);
+    static unsigned frame;
+    if (frame++ % 2 == 0) strobe_op_end(strobe_op_begin(g_c, g_popup, STROBE_OP_PASS, NULL), 1);
     {
       STROBE_STAGE("layout_update", NULL);
       {
@@ -75,7 +78,9 @@ int main(int argc, char **argv) {
     return 2;
   }
   g_c = strobe_default_collector();
-  if (!g_c || strobe_window_register(g_c, "main", 0, &g_main) != 0) return 1;
+  if (!g_c || strobe_window_register(g_c, "main", 0, &g_main) != 0 ||
+      strobe_window_register(g_c, "popup", 0, &g_popup) != 0)
+    return 1;
   unsetenv("STROBE_TOKEN"); /* the token is generated and written to the file */
   strobe_server_desc d = {.token_file = token_file};
   strobe_server *s;

@@ -6,7 +6,10 @@
 // refused one (400) is dropped and counted, never sent again; a full queue
 // drops its oldest, counted; no run-time (interned) name leaves the process;
 // each operation is a root span and each of its stage runs a child span with
-// its own times, a nested stage under the stage it ran in.
+// its own times, a nested stage under the stage it ran in; with more
+// operations than the push's session keeps (240), each is counted once:
+// sent ones are exactly those that arrived, and sent, queued, dropped, missed
+// and refused add up to those completed.
 //
 // Environment: PUSH_APP (tests/otel/push_app.c).
 import { test } from 'node:test';
@@ -121,4 +124,19 @@ test('an endpoint that never takes them: the queue keeps its newest, drops count
   assert.ok(stats.retries >= 1);
   assert.equal(stats.queued, 8, 'the queue is full, never more');
   assert.equal(stats.dropped + stats.queued + stats.missed, n, 'every pass is sent, queued or counted');
+});
+
+test('more operations than its session keeps: each counted once, sent exactly what arrived', async () => {
+  const { server, got } = await receiver(() => 200);
+  const n = 600;
+  const stats = await run(server.address().port, n, 4096, 50, 'sent');
+  server.close();
+  const ids = got.bodies.flatMap((b) => JSON.parse(b).resourceSpans[0].scopeSpans[0].spans
+    .filter((s) => !s.parentSpanId).map((s) => Number(attrs(s.attributes)['strobe.frame_id'])));
+  assert.equal(new Set(ids).size, ids.length, 'no operation sent twice');
+  assert.equal(stats.spans, ids.length, `sent is what arrived: ${JSON.stringify(stats)}`);
+  assert.equal(stats.completed, n, 'its session admitted every pass');
+  assert.equal(stats.spans + stats.queued + stats.dropped + stats.missed + stats.rejected, n,
+               `each operation in exactly one count: ${JSON.stringify(stats)}`);
+  assert.equal(stats.dropped + stats.rejected, 0);
 });

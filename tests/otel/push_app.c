@@ -7,7 +7,8 @@
  * every pass is accounted for in the server's counts (WAIT "sent": sent,
  * refused, dropped or missed, none left queued; WAIT "stuck": queued behind
  * an endpoint that never takes them, dropped or missed, after a retry;
- * bounded at 30 s), prints those counts as one JSON line and stops the server.
+ * bounded at 30 s), prints those counts (with `completed`, the operations the
+ * push's session admitted) as one JSON line and stops the server.
  *
  * usage: push_app ENDPOINT N QUEUE_MAX INTERVAL_MS sent|stuck
  */
@@ -72,10 +73,11 @@ int main(int argc, char **argv) {
     usleep(10000);
   }
   printf("{\"spans\":%llu,\"batches\":%llu,\"queued\":%llu,\"dropped\":%llu,\"missed\":%llu,\"rejected\":%llu,"
-         "\"retries\":%llu,\"secret_site\":%u}\n",
+         "\"retries\":%llu,\"completed\":%llu,\"secret_site\":%u}\n",
          (unsigned long long)st.otlp_spans, (unsigned long long)st.otlp_batches, (unsigned long long)st.otlp_queued,
          (unsigned long long)st.otlp_dropped, (unsigned long long)st.otlp_missed,
-         (unsigned long long)st.otlp_rejected, (unsigned long long)st.otlp_retries, named->id);
+         (unsigned long long)st.otlp_rejected, (unsigned long long)st.otlp_retries,
+         (unsigned long long)st.otlp_completed, named->id);
   fflush(stdout);
   strobe_server_stop(s);
   strobe_collector_release(c);

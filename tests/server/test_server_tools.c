@@ -25,7 +25,13 @@
  *     (docs/sessions.md §Content);
  *   - strobe_deep_capture_request (and POST /api/deep) likewise for a deep
  *     capture: only while a capture file records, its frame, calls,
- *     resources and bytes as numbers, never a label, an id or a byte.
+ *     resources and bytes as numbers, never a label, an id or a byte;
+ *   - the tool table (rows): every tool of STROBE_SERVER_TOOLS is listed;
+ *     its input schema's limits are the constants the code enforces
+ *     (STROBE_MAX_SAMPLES, STROBE_SESSION_ID_MAX, the STROBE_OP_KINDS names);
+ *     each tool answers a valid input with its own output shape (no tool
+ *     acts as another) and refuses, as invalid_arguments, each property
+ *     just past its schema's limit and an unknown argument.
  */
 #include <pthread.h>
 
@@ -705,8 +711,141 @@ static void test_deep_capture_request(void) {
   unlink(path);
 }
 
+/* The tools/list entry of `name`, or NULL (a borrowed reference into list). */
+static json_t *listed(json_t *list, const char *name) {
+  for (size_t i = 0; i < json_array_size(list); i++)
+    if (!strcmp(json_string_value(json_object_get(json_array_get(list, i), "name")), name))
+      return json_array_get(list, i);
+  return NULL;
+}
+
+/* The schema's limits, checked against the constants the code enforces. */
+static void check_limits(const char *tool, json_t *props) {
+  json_t *p = json_object_get(props, "max_samples");
+  if (p) {
+    CHECKF(json_integer_value(json_object_get(p, "minimum")) == 1, "%s.max_samples minimum", tool);
+    CHECKF(json_integer_value(json_object_get(p, "maximum")) == STROBE_MAX_SAMPLES, "%s.max_samples maximum", tool);
+  }
+  if ((p = json_object_get(props, "id")))
+    CHECKF(json_integer_value(json_object_get(p, "maxLength")) == STROBE_SESSION_ID_MAX - 1, "%s.id maxLength", tool);
+  if ((p = json_object_get(props, "kinds"))) {
+    json_t *names = json_object_get(json_object_get(p, "items"), "enum");
+    CHECKF(json_integer_value(json_object_get(p, "maxItems")) == STROBE_OP_KIND_LIMIT - 1, "%s.kinds maxItems", tool);
+    CHECKF(json_array_size(names) == STROBE_OP_KIND_LIMIT - 1, "%s.kinds: %zu names", tool, json_array_size(names));
+    for (uint32_t k = 1; k < STROBE_OP_KIND_LIMIT; k++)
+      CHECKF(!strcmp(json_string_value(json_array_get(names, k - 1)), strobe_op_kind_name(k)), "%s.kinds[%u]", tool,
+             k - 1);
+  }
+}
+
+/* A valid value of a property, at its schema's limit; the session id for id. */
+static json_t *valid_value(json_t *p, const char *name, const char *id) {
+  const char *type = json_string_value(json_object_get(p, "type"));
+  if (!strcmp(name, "id")) return json_string(id);
+  if (!strcmp(type, "integer")) return json_integer(json_integer_value(json_object_get(p, "maximum")));
+  if (!strcmp(type, "array")) return json_deep_copy(json_object_get(json_object_get(p, "items"), "enum"));
+  return json_false(); /* booleans: include_devtools false, request false (status only) */
+}
+
+/* Values just past a property's schema: wrong type, and each limit crossed by one. */
+static json_t *invalid_values(json_t *p) {
+  const char *type = json_string_value(json_object_get(p, "type"));
+  json_t *bad = json_array();
+  json_array_append_new(bad, strcmp(type, "string") ? json_string("x") : json_integer(1));
+  if (!strcmp(type, "integer")) {
+    json_array_append_new(bad, json_integer(json_integer_value(json_object_get(p, "maximum")) + 1));
+    json_array_append_new(bad, json_integer(json_integer_value(json_object_get(p, "minimum")) - 1));
+  } else if (!strcmp(type, "string")) {
+    char longest[256];
+    size_t n = (size_t)json_integer_value(json_object_get(p, "maxLength")) + 1;
+    REQUIRE(n < sizeof longest);
+    memset(longest, 'p', n);
+    longest[n] = 0;
+    json_array_append_new(bad, json_string(longest));
+    json_array_append_new(bad, json_string(""));
+  } else if (!strcmp(type, "array")) {
+    json_t *many = json_deep_copy(json_object_get(json_object_get(p, "items"), "enum"));
+    json_array_append(many, json_array_get(many, 0)); /* maxItems + 1, one repeated */
+    json_array_append_new(bad, many);
+    json_array_append_new(bad, json_array());
+    json_array_append_new(bad, json_pack("[s]", "no_such_kind"));
+  }
+  return bad;
+}
+
+static json_t *call_json(strobe_server *s, const char *sid, const char *tool, json_t *args) {
+  char *text = json_dumps(args, JSON_COMPACT);
+  REQUIRE(text && strlen(text) < 900);
+  json_t *r = t_call(s, sid, tool, text);
+  free(text);
+  return r;
+}
+
+static void test_rows(void) {
+  strobe_server *s = tools_fixture(1);
+  char sid[80];
+  t_mcp_init(s, sid);
+  cli_http_response h = t_mcp_post(s, sid, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
+  json_t *msg = t_json(&h);
+  cli_http_response_free(&h);
+  json_t *list = json_object_get(json_object_get(msg, "result"), "tools");
+  const char *names[] = {
+#define TOOL_NAME(id, bit, name) name,
+      STROBE_SERVER_TOOLS(TOOL_NAME)
+#undef TOOL_NAME
+  };
+  CHECK_EQ_INT(json_array_size(list), sizeof names / sizeof *names);
+  for (size_t t = 0; t < sizeof names / sizeof *names; t++) {
+    json_t *tool = listed(list, names[t]);
+    CHECKF(tool != NULL, "%s has no row: not listed", names[t]);
+    if (!tool) continue;
+    json_t *props = json_object_get(json_object_get(tool, "inputSchema"), "properties");
+    check_limits(names[t], props);
+    /* valid: every property at its limit, a fresh session's id for id */
+    json_t *r = t_call(s, sid, "strobe_profile_start", "{}");
+    char *id = session_id(r);
+    json_decref(r);
+    json_t *args = json_object();
+    const char *key;
+    json_t *p;
+    json_object_foreach(props, key, p) json_object_set_new(args, key, valid_value(p, key, id));
+    r = call_json(s, sid, names[t], args);
+    REQUIRE_TOOL_OK(r);
+    json_t *first = json_array_get(json_object_get(json_object_get(tool, "outputSchema"), "anyOf"), 0);
+    size_t i;
+    json_t *field;
+    json_array_foreach(json_object_get(first, "required"), i, field)
+      CHECKF(json_object_get(t_sc(r), json_string_value(field)) != NULL, "%s answered without its %s", names[t],
+             json_string_value(field));
+    json_decref(r);
+    /* invalid: each property just past its schema, then an unknown argument */
+    json_object_foreach(props, key, p) {
+      json_t *bad = invalid_values(p), *v;
+      json_array_foreach(bad, i, v) {
+        json_t *one = json_deep_copy(args);
+        json_object_set(one, key, v);
+        r = call_json(s, sid, names[t], one);
+        CHECK_TOOL_ERROR(r, "invalid_arguments");
+        json_decref(r);
+        json_decref(one);
+      }
+      json_decref(bad);
+    }
+    json_object_set_new(args, "no_such_argument", json_true());
+    r = call_json(s, sid, names[t], args);
+    CHECK_TOOL_ERROR(r, "invalid_arguments");
+    json_decref(r);
+    json_decref(args);
+    r = call_id(s, sid, "strobe_profile_end", id); /* ended already by strobe_profile_end's own row */
+    json_decref(r);
+    free(id);
+  }
+  json_decref(msg);
+}
+
 #define CASES(X)  \
   X(happy_path)   \
+  X(rows)         \
   X(arguments)    \
   X(availability) \
   X(limit)        \

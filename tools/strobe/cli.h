@@ -41,7 +41,7 @@ int cmd_clock_offset(int argc, char **argv); /* cmd_clock_offset.c: this host's 
  * FIFO, device or directory (never waited on). Trailing newlines and spaces are dropped. */
 #define CLI_TOKEN_MAX 512
 int cli_read_token(const char *path, char out[CLI_TOKEN_MAX + 1]);
-/* Merges the captures paths[0..n) into out (docs/cli.md §merge), speaking as
+/* Merges the captures paths[0..n) into out (docs/cli.md §strobe merge), speaking as
  * `strobe CMD`; same_host vouches for captures without a boot id. Returns a
  * CLI_* exit code; nothing is left at out on failure. */
 /* How strobe merge placed an input (STROBE_CAPTURE_ALIGNMENTS' text), "?" past them (cmd_merge.c). */

@@ -1,7 +1,7 @@
 /*
  * cmd_clock_offset.c — `strobe clock-offset URL --token-file FILE`: this
  * host's clock against a peer's Strobe server, NTP-style over its
- * authenticated GET /api/clock (docs/cli.md §clock-offset, docs/sessions.md
+ * authenticated GET /api/clock (docs/cli.md §strobe clock-offset, docs/sessions.md
  * §Across hosts): the offset (peer minus here), its error bound and the
  * round trip of the best of several round trips. With --via LOCAL_URL the
  * application's own server (POST /api/clock) takes the sample and keeps it,

@@ -172,7 +172,7 @@ static void write_json(cli_output *o, info *x) {
   cli_output_json(o, &j);
 }
 
-/* >>hosts: clock-offset samples and, in a merged capture, how its inputs were aligned (docs/cli.md §merge). */
+/* >>hosts: clock-offset samples and, in a merged capture, how its inputs were aligned (docs/cli.md §strobe merge). */
 static void hosts_json(strobe__json *j, strobe_capture *c) {
   strobe_capture_clock_offsets co = strobe_capture_query_clock_offsets(c);
   strobe__json_object(j, "clock_offsets");
@@ -271,7 +271,7 @@ static void write_text(cli_output *o, info *x) {
           h->assertions ? "on" : "off");
   fprintf(f, "process     pid %llu, ring %u events per thread, flush every %u ms\n", (unsigned long long)h->pid,
           h->ring_events, h->flush_interval_ms);
-  /* Captures with the same boot id share CLOCK_MONOTONIC: `strobe merge` aligns them (docs/cli.md §merge). */
+  /* Captures with the same boot id share CLOCK_MONOTONIC: `strobe merge` aligns them (docs/cli.md §strobe merge). */
   fprintf(f, "host boot   %s\n", h->boot_id[0] ? h->boot_id : "not recorded (an older writer, a tool or a merge)");
   if (h->overflow == STROBE_OVERFLOW_GROW)
     fprintf(f, "overflow    grow (rings double up to %u events per thread)\n", h->ring_events_max);

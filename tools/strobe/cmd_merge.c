@@ -1,7 +1,7 @@
 /*
  * cmd_merge.c — `strobe merge A.strobe B.strobe ... -o all.strobe`: puts the
  * processes of several captures side by side on one timeline (docs/cli.md
- * §merge, docs/sessions.md §Across processes). Captures of one host (one
+ * §strobe merge, docs/sessions.md §Across processes). Captures of one host (one
  * boot: the header's boot_id) share CLOCK_MONOTONIC, so each event's time is
  * its capture's epoch_mono_ns plus its time since that epoch, exactly; the
  * merged capture counts in nanoseconds of that clock. Every thread keeps its
@@ -950,7 +950,7 @@ int cli_merge_files(const char *cmd, const char *const *paths, int n, const char
     if (s < start) start = s;
   }
   /* Its clock is the reference input's CLOCK_MONOTONIC unless the shifts moved (an input's epoch lay before that
-   * clock's zero): then, and when every input was vouched for, it names no boot (docs/cli.md §merge). */
+   * clock's zero): then, and when every input was vouched for, it names no boot (docs/cli.md §strobe merge). */
   const char *boot = NULL;
   for (int i = 0; i < n; i++)
     if (in[i].alignment == STROBE_ALIGN_REFERENCE && in[i].h.boot_id[0] && in[i].shift_ns == 0) boot = in[i].h.boot_id;

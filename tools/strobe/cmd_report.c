@@ -534,7 +534,7 @@ static void write_json(cli_output *o, report *x, const uint32_t *ids, uint32_t n
   strobe__json_end(&j);
   gpu_json(&j, x);
   producers_json(&j, x);
-  cli_merge_json(&j, c); /* docs/cli.md §merge: what a merge could not carry */
+  cli_merge_json(&j, c); /* docs/cli.md §strobe merge: what a merge could not carry */
   cli_calls_json(&j, c); /* docs/exploration.md: what call tracing cut */
   samples_json(&j, &x->sr, &x->a, c, ids, n_ids, x->functions); /* docs/exploration.md §Sampling */
   strobe__json_end(&j);

@@ -1,7 +1,7 @@
 /*
  * cmd_view.c — `strobe view FILE [--compare B] [--port P] [--no-open]`: opens
  * a capture in the web viewer (with --merge, several captures of one host's
- * processes, merged first into a temporary capture: docs/cli.md §merge). It starts libstrobe_server (the same HTTP
+ * processes, merged first into a temporary capture: docs/cli.md §strobe merge). It starts libstrobe_server (the same HTTP
  * layer, embedded viewer files and /api/capture endpoints an instrumented
  * application serves live) on 127.0.0.1 with a fresh random token, loads
  * the capture (and the one to compare) into the viewer's model, prints

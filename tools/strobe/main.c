@@ -29,7 +29,7 @@ static const subcommand g_commands[] = {
     {"compare", cmd_compare, "CI gate: exit 1 on a regression beyond --max-regression, nothing compared, lost coverage or lost events"},
     {"tree", cmd_tree, "list the UI-tree snapshots, or print one as a tree with its elements' spans (--frame N)"},
     {"calls", cmd_calls, "list the deep captures, or print one frame's draw calls with their replay status (--frame N)"},
-    {"export", cmd_export, "write Chrome Trace Event JSON, speedscope JSON, folded stacks or CSV; attachments as files"},
+    {"export", cmd_export, "write Chrome Trace Event JSON, speedscope JSON, Perfetto protobuf, OTLP/JSON, folded stacks or CSV; attachments as files"},
     {"mcp", cmd_mcp, "stdio bridge to an application's MCP endpoint: strobe mcp --url URL --token-file FILE"},
     {"view", cmd_view, "open a capture (or two, to diff) in the web viewer on 127.0.0.1"},
     {"merge", cmd_merge, "put the processes of several captures side by side on one timeline, aligned (-o OUT)"},

@@ -1,5 +1,5 @@
 /*
- * clock.c — clock offsets between hosts over the authenticated HTTP API
+ * clock_offset_service.c — clock offsets between hosts over the authenticated HTTP API
  * (docs/sessions.md §Across hosts, docs/server.md):
  *   GET  /api/clock         this host's boot id and its monotonic clock when
  *                           the request arrived (t1) and when it is answered (t2)
