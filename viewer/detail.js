@@ -69,6 +69,8 @@ export class Detail {
     }
     if (state.frame >= 0 && state.frame < m.frames.rows) {
       const f = m.frame(state.frame);
+      if (m.owns(f.index)) // its own spans (docs/frames.md §Own spans), on whichever threads they ran
+        return { kind: 'frame', f, thread: f.thread, ranges: m.frameRuns(f.index), nodes: m.frameTree(f.index), t0: f.start, t1: f.end, total: f.dur };
       if (f.remote) { // both processes' spans, each thread inside its part of the operation
         const segs = m.frameSegments(f.index);
         const ranges = segs.flatMap((s) => m.spansInside(s.thread, s.t0, s.t1));
@@ -351,5 +353,5 @@ function handoffLine(m, f) {
 function opLine(f) {
   const idNote = f.kind === 'pass' ? ` · frame id ${f.number}${f.appFrameId ? ' (the application\'s)' : ''}` : '';
   return `<div class="opline dim">operation ${f.id} · ${fmt.esc(f.kind)} · window <b>${fmt.esc(f.window ?? '')}</b>${idNote} · ` +
-    `${f.committed ? 'committed' : '<b>not committed</b> (superseded or dropped)'}${f.handedOff && !f.remote ? ' · handed off between threads' : ''}</div>`;
+    `${f.state ? `<b>${fmt.esc(f.state)}</b>` : f.committed ? 'committed' : '<b>not committed</b>'}${f.handedOff && !f.remote ? ' · handed off between threads' : ''}</div>`;
 }

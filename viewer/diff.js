@@ -130,7 +130,7 @@ export class Diff {
         `<button data-use="a">use selected</button>` +
         ` <label>after: ${fb ? fb.kind : 'frame'} <input name="fb" type="number" min="0" value="${fb ? fb.number : ''}"></label>` +
         `<button data-use="b">use selected</button>`;
-      if (fa && fb) head += `<span class="dim">${fmt.dur(fa.dur)} → ${fmt.dur(fb.dur)} (${fmt.signedDur(fb.dur - fa.dur)}) on ${fmt.esc(m.threadName(fb.thread))}; spans that begin and end inside each frame</span>`;
+      if (fa && fb) head += `<span class="dim">${fmt.dur(fa.dur)} → ${fmt.dur(fb.dur)} (${fmt.signedDur(fb.dur - fa.dur)}) on ${fmt.esc(m.frameWhere(fb.index))}; ${m.owns(fb.index) ? 'the spans each frame owns (docs/frames.md)' : 'spans that begin and end inside each frame'}</span>`;
       void F;
     } else {
       head += `<span class="dim">${fmt.esc(m.meta.label)} (${m.frameCount()} frames) → ${fmt.esc(this.compare.meta.label)} (${this.compare.frameCount()} frames): ${this.scaleNote}</span>`;

@@ -497,8 +497,8 @@ export class Frames {
       const cls = this.mode === 'activity' ? '' : fmt.durClass(f.dur, state.thresholds);
       rows.push(`<tr data-frame="${f.index}"${f.index === state.frame ? ' class="sel"' : ''}>` +
         `<td class="num c-number">${f.number}</td><td class="num dur c-dur ${cls}">${fmt.dur(f.dur)}</td>` +
-        `<td class="c-kind"><i class="kdot" style="background:${fmt.KIND_COLORS[f.kind]}"></i>${f.kind}</td>` +
-        `<td class="c-thread">${fmt.esc(f.remote ? m.frameWhere(f.index) : m.threadName(f.thread))}</td><td class="num c-start">${fmt.at(f.start)}</td></tr>`);
+        `<td class="c-kind"><i class="kdot" style="background:${fmt.KIND_COLORS[f.kind]}"></i>${f.kind}${stateMark(f)}</td>` +
+        `<td class="c-thread">${fmt.esc(m.frameWhere(f.index))}</td><td class="num c-start">${fmt.at(f.start)}</td></tr>`);
     }
     rows.push(pad(order.length - last));
     tb.innerHTML = rows.join('');
@@ -550,8 +550,15 @@ function rates(m) {
   return out.join('');
 }
 
+// An operation's state across threads and processes (the frame model's, docs/frames.md §States) when it
+// is not plainly completed: superseded, dropped, handed off, abandoned, presented.
+function stateMark(f) {
+  return f.op && f.state && f.state !== 'completed' ? ` <span class="fstate fstate-${f.state.replace(/ /g, '-')}" title="docs/frames.md §States">${fmt.esc(f.state)}</span>` : '';
+}
+
 export function frameTitle(m, k, budgetMs) {
   const f = m.frame(k);
-  const where = f.op ? `window ${f.window} · ${m.frameWhere(k)}${f.committed ? '' : ' · not committed'}` : m.threadName(f.thread);
+  const state = f.state && f.state !== 'completed' ? f.state : f.committed ? '' : 'not committed';
+  const where = f.op ? `window ${f.window} · ${m.frameWhere(k)}${state ? ` · ${state}` : ''}` : m.threadName(f.thread);
   return `${f.kind} ${f.number} · ${where} · ${fmt.dur(f.dur)} (${(f.dur / (budgetMs * 1e6)).toFixed(2)}× budget) at ${fmt.at(f.start)}`;
 }

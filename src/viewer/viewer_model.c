@@ -23,8 +23,10 @@
  * interval from its kth mark to the next; otherwise every top-level scope is
  * one. Without operations, top-level scopes whose category names an
  * operation kind (pass, input, rebuild, app_scope, request) are listed as
- * such operations beside the frames. The meta carries both frame rates of
- * the frames (analyze/frame_rate.h), as `strobe report` gives them; a
+ * such operations beside the frames. The frame model (strobe/frames.h,
+ * docs/frames.md), built in pass 1, gives each entry its state, threads and
+ * window, each span the frame that owns it (>>frames) and the meta both
+ * frame rates per series, as `strobe report` gives them; a
  * capture with neither operations nor marks is a program without frames:
  * no frame rate, and the meta's `activity` instead (each thread's top-level
  * scope time per time bucket), which the viewer draws in place of the frame
@@ -51,9 +53,9 @@
 
 #include <jansson.h>
 
-#include "analyze/frame_rate.h"
 #include "analyze/gpu_frames.h"
 #include "strobe/capture.h"
+#include "strobe/frames.h"
 #include "strobe/replay.h"
 #include "strobe/session.h"
 #include "viewer/viewer_model.h"
@@ -121,18 +123,25 @@ static int table_alloc(strobe__vtable *t, const char *name, uint32_t rows, const
 
 #define COL(t, i, type) ((type *)(void *)((t)->data + (t)->cols[i].offset))
 
+/* spans.frame: the frames row of the operation that owns the span (the frame model's rule,
+ * docs/frames.md §Own spans), NO_SPAN for none (a span outside every operation, or a capture whose frames
+ * are marks or scopes, where a frame's spans are those inside its interval). */
 static const coldef SPAN_COLS[] = {{"start", "f64", 8}, {"dur", "f32", 4}, {"self", "f32", 4},
-                                   {"site", "u16", 2}, {"depth", "u8", 1}};
-enum { SP_START, SP_DUR, SP_SELF, SP_SITE, SP_DEPTH };
+                                   {"frame", "u32", 4}, {"site", "u16", 2}, {"depth", "u8", 1}};
+enum { SP_START, SP_DUR, SP_SELF, SP_FRAME, SP_SITE, SP_DEPTH, SP_NCOLS };
 static const coldef VALUE_COLS[] = {{"value", "f64", 8}, {"span", "u32", 4}, {"site", "u16", 2}};
 enum { VA_VALUE, VA_SPAN, VA_SITE };
 static const coldef CUMUL_COLS[] = {{"count", "f64", 8}, {"total", "f64", 8}, {"min", "f64", 8}, {"max", "f64", 8},
                                     {"span", "u32", 4},  {"thread", "u32", 4}, {"site", "u16", 2}};
 enum { CU_COUNT, CU_TOTAL, CU_MIN, CU_MAX, CU_SPAN, CU_THREAD, CU_SITE };
-static const coldef FRAME_COLS[] = {{"start", "f64", 8}, {"dur", "f64", 8},  {"number", "f64", 8},
-                                    {"id", "f64", 8},    {"thread", "u32", 4}, {"window", "u16", 2},
-                                    {"kind", "u8", 1},   {"flags", "u8", 1}};
-enum { FR_START, FR_DUR, FR_NUMBER, FR_ID, FR_THREAD, FR_WINDOW, FR_KIND, FR_FLAGS };
+/* frames.thread and end_thread: the thread it began and ended on; state: the frame model's
+ * STROBE_FRAME_* (include/strobe/frames.h; meta.frame_states names them), all from the frame model. */
+static const coldef FRAME_COLS[] = {{"start", "f64", 8},  {"dur", "f64", 8},        {"number", "f64", 8},
+                                    {"id", "f64", 8},     {"thread", "u32", 4},     {"end_thread", "u32", 4},
+                                    {"window", "u16", 2}, {"kind", "u8", 1},        {"flags", "u8", 1},
+                                    {"state", "u8", 1}};
+enum { FR_START, FR_DUR, FR_NUMBER, FR_ID, FR_THREAD, FR_END_THREAD, FR_WINDOW, FR_KIND, FR_FLAGS, FR_STATE,
+       FR_NCOLS };
 /* frames.flags: what an operation entry says of itself (0 for marks and scopes); viewer/data.js FRAME_FLAG
  * names them too (CTest viewer_vocab compares). FF_REMOTE: it crossed
  * processes (a row of the handoffs table says how: >>handoffs). */
@@ -358,6 +367,8 @@ typedef struct builder {
   int read_error;
   strobe_capture_totals totals;
   strobe_capture *cap;       /* pass 2's reader, open until the meta is built */
+  strobe_frames *fx;         /* the frame model (include/strobe/frames.h), built in pass 1 */
+  int fx_ops;                /* its frames are pass operations: spans are owned by operations */
   /* GPU (docs/gpu.md): each queue lane is a thread of the model after the
    * capture's own, its spans mapped once pass 1 has read every pair. */
   strobe__gpu_data gpu;
@@ -526,6 +537,7 @@ static void gpu_fill(builder *b) {
     COL(sp, SP_SELF, float)[k] = (float)dur;
     COL(sp, SP_SITE, uint16_t)[k] = (uint16_t)s->site;
     COL(sp, SP_DEPTH, uint8_t)[k] = (uint8_t)(d - 1);
+    COL(sp, SP_FRAME, uint32_t)[k] = NO_SPAN; /* a GPU queue's work is no thread's operation */
     touch_range(b, begin, begin + dur);
     strobe_capture_record r = {.site = s->site, .duration_ns = dur, .self_ns = dur};
     site_stat_add(b, &r);
@@ -542,6 +554,7 @@ static int pass1(builder *b) {
   b->stop_at = UINT64_MAX;
   int first_begin_thread = -1;
   while ((rc = strobe_capture_next(c, &r)) > 0) {
+    if (strobe_frames_add(b->fx, c, &r)) goto oom; /* every record: frames are whole even past the span bound */
     if (b->stop_at != UINT64_MAX) { /* over the bound: only count what is cut */
       if (r.type == STROBE_REC_END && !r.unwound) b->spans_cut++; /* unwound ones are no spans (totals count them) */
       if (r.type == STROBE_REC_TREE) b->trees_cut++;
@@ -626,6 +639,8 @@ static int pass1(builder *b) {
     b->frame_thread_set = 1;
   }
   if (strobe__gpu_lanes_present(&b->gpu) && gpu_lanes(b, c)) goto oom;
+  if (strobe_frames_finish(b->fx, c)) goto oom;
+  b->fx_ops = strobe_frames_query_source(b->fx) == STROBE_FRAME_SOURCE_PASSES;
   strobe_capture_close(c);
   return 0;
 oom:
@@ -828,6 +843,9 @@ static int fill_end(builder *b, const strobe_capture *c, vthread *t, const strob
   COL(sp, SP_SELF, float)[i] = (float)r->self_ns;
   COL(sp, SP_SITE, uint16_t)[i] = (uint16_t)r->site;
   COL(sp, SP_DEPTH, uint8_t)[i] = (uint8_t)(r->depth - 1);
+  /* the model's index for now; >>frames turns it into the frames row */
+  COL(sp, SP_FRAME, uint32_t)[i] = b->fx_ops ? strobe_frames_owner(b->fx, r->thread, r->time_ns - r->duration_ns)
+                                             : STROBE_FRAMES_NONE;
   const open_scope *o = t->stack ? &t->stack[r->depth - 1] : NULL;
   if (o && o->elem_type && b->nelems < b->n_elements)
     b->elems[b->nelems++] = (tmp_elem){o->elem_id, i, (uint16_t)o->elem_type};
@@ -1404,6 +1422,68 @@ static int join_handoffs(builder *b) {
   return 0;
 }
 
+/* >>frames — each entry's frame in the frame model (include/strobe/frames.h): its state, the threads
+ * it began and ended on and its window come from the model, as do the owners of the spans (the model's
+ * index, turned here into the frames row). An operation entry is found by the collector and id it began
+ * under: a joined entry's origin half. The model's operations without an entry (unfinished ones, never
+ * ended in the capture) own their spans all the same: those spans are in no frame's tree. */
+typedef struct fx_key {
+  uint64_t collector, id;
+  uint32_t index;
+} fx_key;
+
+static int by_fx_key(const void *x, const void *y) {
+  const fx_key *a = x, *c = y;
+  if (a->collector != c->collector) return a->collector < c->collector ? -1 : 1;
+  return a->id < c->id ? -1 : a->id > c->id;
+}
+
+static void frame_entry_from_model(builder *b, uint32_t i, const tmp_frame *f, const fx_key *keys, uint32_t nfx,
+                                   uint32_t *row) {
+  strobe__vtable *ft = &b->m->tables[STROBE__VT_FRAMES];
+  COL(ft, FR_END_THREAD, uint32_t)[i] = f->thread;
+  COL(ft, FR_STATE, uint8_t)[i] = STROBE_FRAME_COMPLETED; /* marks and scopes */
+  if (!(f->flags & FF_OP)) return;
+  int joined = f->handoff != NO_HANDOFF && b->handoffs[f->handoff].state == HS_JOINED;
+  fx_key key = {joined ? f->ocollector : f->collector, (uint64_t)(joined ? f->oid : f->id), 0};
+  const fx_key *k = nfx ? bsearch(&key, keys, nfx, sizeof *keys, by_fx_key) : NULL;
+  if (!k) { /* not in the model: its END is all there is */
+    COL(ft, FR_STATE, uint8_t)[i] = (f->flags & FF_COMMITTED) ? STROBE_FRAME_COMPLETED : STROBE_FRAME_DROPPED;
+    return;
+  }
+  const strobe_frame *fr = strobe_frames_query_frame(b->fx, k->index);
+  row[k->index] = i;
+  COL(ft, FR_STATE, uint8_t)[i] = (uint8_t)fr->state;
+  COL(ft, FR_THREAD, uint32_t)[i] = fr->thread;
+  if (fr->end_thread != STROBE_FRAMES_NONE) COL(ft, FR_END_THREAD, uint32_t)[i] = fr->end_thread;
+  int w = window_index(b, fr->window);
+  if (w >= 0 && w != NO_WINDOW) COL(ft, FR_WINDOW, uint16_t)[i] = (uint16_t)w;
+}
+
+static int frames_from_model(builder *b) {
+  uint32_t nfx = strobe_frames_query_count(b->fx);
+  fx_key *keys = malloc(((size_t)nfx + 1) * sizeof *keys);
+  uint32_t *row = malloc(((size_t)nfx + 1) * sizeof *row);
+  if (!keys || !row) {
+    free(keys);
+    free(row);
+    return STROBE_ENOMEM;
+  }
+  for (uint32_t j = 0; j < nfx; j++) {
+    const strobe_frame *fr = strobe_frames_query_frame(b->fx, j);
+    keys[j] = (fx_key){fr->collector, fr->id, j};
+    row[j] = NO_SPAN;
+  }
+  qsort(keys, nfx, sizeof *keys, by_fx_key);
+  for (uint64_t i = 0; i < b->nframes; i++) frame_entry_from_model(b, (uint32_t)i, &b->frames[i], keys, nfx, row);
+  strobe__vtable *sp = &b->m->tables[STROBE__VT_SPANS];
+  uint32_t *owner = COL(sp, SP_FRAME, uint32_t);
+  for (uint32_t k = 0; k < sp->rows; k++) owner[k] = owner[k] < nfx ? row[owner[k]] : NO_SPAN;
+  free(keys);
+  free(row);
+  return 0;
+}
+
 static int finish(builder *b) {
   strobe__vmodel *m = b->m;
   int rc = sort_rows(b);
@@ -1472,7 +1552,7 @@ static int finish(builder *b) {
     nct += f->ncountersb + f->ncounters;
     for (uint32_t k = 0; k < f->nstages; k++) nst += row_process(b, f, 0, b->ostages[f->stage0 + k].site, &p);
   }
-  if (table_alloc(&m->tables[STROBE__VT_FRAMES], "frames", (uint32_t)b->nframes, FRAME_COLS, 8) ||
+  if (table_alloc(&m->tables[STROBE__VT_FRAMES], "frames", (uint32_t)b->nframes, FRAME_COLS, FR_NCOLS) ||
       table_alloc(&m->tables[STROBE__VT_OPSTAGES], "opstages", (uint32_t)nst, OPSTAGE_COLS, 7) ||
       table_alloc(&m->tables[STROBE__VT_OPCOUNTERS], "opcounters", (uint32_t)nct, OPCOUNTER_COLS, 4) ||
       table_alloc(&m->tables[STROBE__VT_HANDOFFS], "handoffs", (uint32_t)b->nhandoffs, HANDOFF_COLS, 7) ||
@@ -1538,6 +1618,7 @@ static int finish(builder *b) {
       }
     }
   }
+  if ((rc = frames_from_model(b))) return rc;
   /* samples: each site's run by time (threads' blocks interleave) */
   strobe__vtable *st = &m->tables[STROBE__VT_SAMPLES];
   uint32_t maxrun = 0;
@@ -1629,41 +1710,26 @@ static json_t *tables_json(const strobe__vmodel *m) {
 
 /* Both frame rates of every series of frames (committed passes per window,
  * or marks, or top-level scopes per thread), as `strobe report` gives them. */
+/* Both frame rates of each series of the frame model (docs/frames.md: a process's window for passes, a
+ * thread for marks; never two added together), as `strobe report` gives them. Top-level scopes have none. */
 static json_t *frame_rates_json(const builder *b) {
   json_t *out = json_array();
-  if (!b->ops_mode && !b->marks_mode) return out; /* a program without frames has no frame rate */
-  double *starts = malloc(((size_t)b->nframes + 2) * sizeof *starts);
-  double *gaps = malloc(((size_t)b->nframes + 1) * sizeof *gaps);
-  uint8_t *done = calloc((size_t)b->nframes + 1, 1);
-  for (uint64_t i = 0; starts && gaps && done && i < b->nframes; i++) {
-    const tmp_frame *f = &b->frames[i];
-    int want = b->ops_mode ? f->kind == FK_PASS : f->kind == (b->marks_mode ? FK_FRAME : FK_SCOPE);
-    if (done[i] || !want) continue;
-    size_t n = 0; /* frames are in start order: each series is too */
-    double last_end = 0;
-    for (uint64_t k = i; k < b->nframes; k++) {
-      const tmp_frame *g = &b->frames[k];
-      int same = b->ops_mode ? g->kind == FK_PASS && g->window == f->window : g->kind == f->kind && g->thread == f->thread;
-      if (!same || done[k]) continue;
-      done[k] = 1;
-      if (!b->ops_mode || (g->flags & FF_COMMITTED)) starts[n++] = g->start; /* committed passes only, as sessions */
-      last_end = g->start + g->dur;
+  int merged = strobe_frames_query_process_count(b->fx) > 1;
+  for (uint32_t i = 0; i < strobe_frames_query_series_count(b->fx); i++) {
+    const strobe_frame_series *r = strobe_frames_query_series(b->fx, i);
+    if (!r->has_rate) continue;
+    json_t *o = json_pack("{s:I,s:o,s:o,s:o,s:o}", "frames", (json_int_t)(r->intervals + 1), "span_ns",
+                          num_or_null(r->span_ns), "fps_first_to_last", num_or_null(r->fps_first_to_last),
+                          "median_interval_ns", num_or_null(r->median_interval_ns), "fps_steady_median_interval",
+                          num_or_null(r->fps_steady));
+    if (r->thread == STROBE_FRAMES_NONE) {
+      json_object_set_new(o, "window", jstr(r->name));
+      json_object_set_new(o, "process", merged ? jstr(strobe_frames_query_process(b->fx, r->process)) : json_null());
+    } else {
+      json_object_set_new(o, "thread", json_integer(r->thread));
     }
-    if (!b->ops_mode && b->marks_mode) starts[n++] = last_end; /* mark to mark: the last mark ends the last frame */
-    if (n < 2) continue;
-    strobe__frame_rate r = strobe__frame_rate_of(starts, n, gaps);
-    json_t *o = json_pack("{s:I,s:o,s:o,s:o,s:o}", "frames", (json_int_t)r.frames, "span_ns", num_or_null(r.span_ns),
-                          "fps_first_to_last", num_or_null(r.fps_first_to_last), "median_interval_ns",
-                          num_or_null(r.median_interval_ns), "fps_steady_median_interval", num_or_null(r.fps_steady));
-    if (b->ops_mode)
-      json_object_set_new(o, "window", jstr(f->window < b->n_windows ? b->windows[f->window] : ""));
-    else
-      json_object_set_new(o, "thread", json_integer(f->thread));
     json_array_append_new(out, o);
   }
-  free(starts);
-  free(gaps);
-  free(done);
   return out;
 }
 
@@ -1826,6 +1892,9 @@ static void meta_completeness(json_t *root, const builder *b) {
   json_t *kinds = json_array();
   for (int i = 0; i < FK_COUNT; i++) json_array_append_new(kinds, json_string(g_frame_kinds[i]));
   json_object_set_new(root, "frame_kinds", kinds);
+  json_t *states = json_array(); /* frames.state's names, from the frame model's one list */
+  for (uint32_t i = 0; i < STROBE_FRAME_STATE_LIMIT; i++) json_array_append_new(states, jstr(strobe_frames_state_name(i)));
+  json_object_set_new(root, "frame_states", states);
   json_t *reasons = json_object();
 #define OPEN_JSON(id, code, name) json_object_set_new(reasons, name, json_integer(code));
   OPEN_REASONS(OPEN_JSON)
@@ -2050,12 +2119,15 @@ static void builder_free(builder *b) {
   strobe__gpu_free(&b->gpu);
   free(b->gpu_depth);
   strobe_capture_close(b->cap);
+  strobe_frames_destroy(b->fx);
 }
 
 static int prepare_pass2(builder *b) {
   strobe__vmodel *m = b->m;
   /* spans: buckets in (thread, depth) order */
-  if (table_alloc(&m->tables[STROBE__VT_SPANS], "spans", (uint32_t)b->spans, SPAN_COLS, 5)) return STROBE_ENOMEM;
+  if (table_alloc(&m->tables[STROBE__VT_SPANS], "spans", (uint32_t)b->spans, SPAN_COLS, SP_NCOLS)) return STROBE_ENOMEM;
+  strobe__vtable *spt = &m->tables[STROBE__VT_SPANS];
+  memset(COL(spt, SP_FRAME, uint32_t), 0xff, (size_t)spt->rows * sizeof(uint32_t)); /* NO_SPAN until filled */
   uint32_t next = 0;
   for (uint32_t i = 0; i < b->nth; i++) {
     vthread *t = &b->th[i];
@@ -2122,7 +2194,9 @@ int strobe__vmodel_build(const strobe__vsource *src, uint32_t max_spans, uint64_
   b.sample_first = calloc(MAX_SITES, sizeof *b.sample_first);
   b.stats = calloc(MAX_SITES, sizeof *b.stats);
   b.m = calloc(1, sizeof *b.m);
-  int rc = STROBE_ENOMEM;
+  int rc = strobe_frames_create(NULL, &b.fx);
+  if (rc) goto fail;
+  rc = STROBE_ENOMEM;
   if (!b.samples_per_site || !b.sample_next || !b.sample_first || !b.stats || !b.m) goto fail;
   b.m->refs = 1;
   rc = pass1(&b);
@@ -2194,11 +2268,11 @@ int strobe__vmodel_spans_since(const strobe__vmodel *m, double since, unsigned c
     r += first;
     n += first || i >= m->mapped_first || start[i] + dur[i] > since;
   }
-  size_t off[6], at = 8;
-  const size_t width[6] = {8, 4, 4, 4, 2, 1};
-  for (int c = 0; c < 6; c++) {
+  size_t off[7], at = 8;
+  const size_t width[7] = {8, 4, 4, 4, 2, 1, 4};
+  for (int c = 0; c < 7; c++) {
     off[c] = at;
-    at += align8((size_t)n * width[c]);
+    at += align8((size_t)(c == 6 ? t->rows : n) * width[c]); /* frame: every span's, as owners renumber */
   }
   unsigned char *p = calloc(1, at);
   if (!p) return STROBE_ENOMEM;
@@ -2218,6 +2292,7 @@ int strobe__vmodel_spans_since(const strobe__vmodel *m, double since, unsigned c
     p[off[5] + k] = depth[i];
     k++;
   }
+  if (t->rows) memcpy(p + off[6], COL(t, SP_FRAME, uint32_t), (size_t)t->rows * 4);
   *out = p;
   *len = at;
   return 0;

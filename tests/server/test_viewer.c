@@ -236,10 +236,12 @@ static void test_file(void) {
   uint32_t want_rows = 0;
   for (uint32_t i = 0; i < total; i++) want_rows += i == 0 || i == FRAMES || i == 3 * FRAMES || start[i] + dur[i] > since;
   CHECK(nd == want_rows && nd < total && nd > 3);
-  size_t at = 8, off[6];
-  const size_t width[6] = {8, 4, 4, 4, 2, 1};
-  for (int c = 0; c < 6; c++) off[c] = at, at += ((size_t)nd * width[c] + 7) & ~(size_t)7;
+  size_t at = 8, off[7];
+  const size_t width[7] = {8, 4, 4, 4, 2, 1, 4}; /* then frame: every span's owner, not only those sent */
+  for (int c = 0; c < 7; c++) off[c] = at, at += ((size_t)(c == 6 ? total : nd) * width[c] + 7) & ~(size_t)7;
   CHECK(r.body_len == at);
+  const uint32_t *owner = (const uint32_t *)(const void *)(sp + col_off(meta, "spans", "frame"));
+  CHECK(at == r.body_len && !memcmp(r.body + off[6], owner, (size_t)total * 4));
   uint32_t prev_index = 0;
   for (uint32_t k = 0; k < nd && at == r.body_len; k++) {
     double st0;
