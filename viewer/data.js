@@ -351,7 +351,7 @@ export class Model {
     const f = this.frames;
     return {
       index: k, start: f.start[k], dur: f.dur[k], end: f.start[k] + f.dur[k],
-      thread: f.thread[k], endThread: f.end_thread ? f.end_thread[k] : f.thread[k], number: f.number[k], kind: this.frameKinds[f.kind[k]],
+      thread: f.thread[k], beginThread: f.begin_thread ? f.begin_thread[k] : f.thread[k], number: f.number[k], kind: this.frameKinds[f.kind[k]],
       state: f.state && this.meta.frame_states ? this.meta.frame_states[f.state[k]] : null,
       op: (f.flags[k] & FRAME_FLAG.OP) !== 0, committed: (f.flags[k] & FRAME_FLAG.COMMITTED) !== 0,
       handedOff: (f.flags[k] & FRAME_FLAG.HANDED_OFF) !== 0, appFrameId: (f.flags[k] & FRAME_FLAG.APP_FRAME) !== 0,
@@ -363,13 +363,16 @@ export class Model {
   // The process label of a process index of the handoffs, opstages and opcounters tables (null: none).
   processName(p) { return p < (this.meta.processes || []).length ? this.meta.processes[p] : null; }
 
-  // An operation frame's own stage table: [{site, count, total, min, max, process}] (its rows are one
-  // run; process: where the stage ran, for an operation that crossed processes, else null).
+  // An operation frame's own stage table, as the frame model gives it: [{site, count, total, min, max,
+  // process, parent, parentKnown}] (its rows are one run; process: where the stage ran, for an operation that
+  // crossed processes, else null; parent: the stage site it ran under, 0 none; parentKnown false: a capture
+  // from before run-time parents, where only the declared parent is known).
   opStagesOf(k) {
     const o = this.opstages, out = [];
     for (let i = lowerBound(0, o.rows, k, (x) => o.frame[x]); i < o.rows && o.frame[i] === k; i++) {
       out.push({ site: o.site[i], count: o.count[i], total: o.total[i], min: o.min[i], max: o.max[i],
-        process: o.process ? this.processName(o.process[i]) : null });
+        process: o.process ? this.processName(o.process[i]) : null, parent: o.parent ? o.parent[i] : 0,
+        parentKnown: !!(o.parent_known && o.parent_known[i]) });
     }
     return out;
   }
@@ -423,7 +426,7 @@ export class Model {
   // Where frame k ran: its thread, or for an operation joined across processes both threads.
   frameWhere(k) {
     const f = this.frame(k);
-    if (!f.remote) return f.endThread !== f.thread ? `${this.threadName(f.thread)} → ${this.threadName(f.endThread)}` : this.threadName(f.thread);
+    if (!f.remote) return f.beginThread !== f.thread ? `${this.threadName(f.beginThread)} → ${this.threadName(f.thread)}` : this.threadName(f.thread);
     const names = [];
     for (const s of this.frameSegments(k)) { const n = this.threadName(s.thread); if (names[names.length - 1] !== n) names.push(n); }
     return names.join(' → ');

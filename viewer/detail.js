@@ -188,12 +188,16 @@ export class Detail {
     const list = m.opStagesOf(f.index);
     if (!f.detail) return '<h3>Stages</h3><div class="dim small">This operation began before the capture: its stages and counters are unknown, not zero.</div>';
     if (!list.length) return '';
+    // Nested under the stage it ran inside (the frame model's run-time parent), or, in a capture from before
+    // run-time parents, under its declared parent.
+    const declared = list.some((a) => !a.parentKnown);
     const rows = nestStages(list.map((a) => {
       const s = m.sites[a.site] || { name: '?', parent: '' };
-      return { ...a, name: s.name, parent: s.parent };
+      const p = a.parentKnown ? (a.parent && m.sites[a.parent] ? m.sites[a.parent].name : '') : s.parent;
+      return { ...a, name: s.name, parent: p };
     }));
     const across = list.some((a) => a.process !== null);
-    return `<h3>Stages</h3><div class="dim small">the operation's own stage table${across ? ', each stage in the process it ran in' : ''}; an indented stage is nested in its declared parent above it: already included there, do not sum</div>` +
+    return `<h3>Stages</h3><div class="dim small">the operation's own stage table${across ? ', each stage in the process it ran in' : ''}; an indented stage ran inside the stage above it${declared ? ' (its declared parent: this capture predates run-time parents)' : ''}: already included there, do not sum</div>` +
       stageTable(rows, 'opstages', across);
   }
 

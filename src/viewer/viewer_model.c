@@ -134,13 +134,13 @@ enum { VA_VALUE, VA_SPAN, VA_SITE };
 static const coldef CUMUL_COLS[] = {{"count", "f64", 8}, {"total", "f64", 8}, {"min", "f64", 8}, {"max", "f64", 8},
                                     {"span", "u32", 4},  {"thread", "u32", 4}, {"site", "u16", 2}};
 enum { CU_COUNT, CU_TOTAL, CU_MIN, CU_MAX, CU_SPAN, CU_THREAD, CU_SITE };
-/* frames.thread and end_thread: the thread it began and ended on; state: the frame model's
+/* frames.thread and begin_thread: the thread it ended and began on; state: the frame model's
  * STROBE_FRAME_* (include/strobe/frames.h; meta.frame_states names them), all from the frame model. */
 static const coldef FRAME_COLS[] = {{"start", "f64", 8},  {"dur", "f64", 8},        {"number", "f64", 8},
-                                    {"id", "f64", 8},     {"thread", "u32", 4},     {"end_thread", "u32", 4},
+                                    {"id", "f64", 8},     {"thread", "u32", 4},     {"begin_thread", "u32", 4},
                                     {"window", "u16", 2}, {"kind", "u8", 1},        {"flags", "u8", 1},
                                     {"state", "u8", 1}};
-enum { FR_START, FR_DUR, FR_NUMBER, FR_ID, FR_THREAD, FR_END_THREAD, FR_WINDOW, FR_KIND, FR_FLAGS, FR_STATE,
+enum { FR_START, FR_DUR, FR_NUMBER, FR_ID, FR_THREAD, FR_BEGIN_THREAD, FR_WINDOW, FR_KIND, FR_FLAGS, FR_STATE,
        FR_NCOLS };
 /* frames.flags: what an operation entry says of itself (0 for marks and scopes); viewer/data.js FRAME_FLAG
  * names them too (CTest viewer_vocab compares). FF_REMOTE: it crossed
@@ -150,9 +150,13 @@ enum { FF_OP = 1, FF_COMMITTED = 2, FF_HANDED_OFF = 4, FF_APP_FRAME = 8, FF_DETA
  * that never left its process. */
 #define NO_PROCESS 0xffffu
 #define MAX_PROCESSES 256u /* process labels told apart; operations of others are counted (processes_cut) */
-static const coldef OPSTAGE_COLS[] = {{"total", "f64", 8}, {"min", "f64", 8},   {"max", "f64", 8},    {"frame", "u32", 4},
-                                      {"count", "u32", 4}, {"site", "u16", 2},  {"process", "u16", 2}};
-enum { OS_TOTAL, OS_MIN, OS_MAX, OS_FRAME, OS_COUNT, OS_SITE, OS_PROCESS };
+/* opstages: the frame model's stages of each operation entry (strobe_frame_stage), each under its run-time
+ * parent (parent: a stage site, 0 none; parent_known 0: a capture from before run-time parents, where the
+ * declared parent is all there is). */
+static const coldef OPSTAGE_COLS[] = {{"total", "f64", 8},  {"min", "f64", 8},     {"max", "f64", 8},
+                                      {"frame", "u32", 4},  {"count", "u32", 4},   {"site", "u16", 2},
+                                      {"process", "u16", 2}, {"parent", "u16", 2}, {"parent_known", "u8", 1}};
+enum { OS_TOTAL, OS_MIN, OS_MAX, OS_FRAME, OS_COUNT, OS_SITE, OS_PROCESS, OS_PARENT, OS_PARENT_KNOWN, OS_NCOLS };
 static const coldef OPCOUNTER_COLS[] = {{"value", "f64", 8}, {"frame", "u32", 4}, {"name", "u16", 2}, {"process", "u16", 2}};
 enum { OC_VALUE, OC_FRAME, OC_NAME, OC_PROCESS };
 /* One row per operation entry that crossed processes (docs/viewer.md §Across processes), by frame. */
@@ -240,16 +244,16 @@ typedef struct tmp_cumul {
 typedef struct tmp_frame {
   double start, dur, number, id;
   uint32_t thread;
-  uint32_t stage0, counter0;  /* operations: first row of its stages and counters in the tmp tables */
+  uint32_t counter0;          /* operations: first row of its counters in the tmp table */
   uint32_t collector;         /* operations: the collector that numbered it */
-  uint32_t stage0b, counter0b; /* joined across processes: the origin's half's stages and counters */
+  uint32_t counter0b;         /* joined across processes: the origin's half's counters */
   uint32_t handoff;           /* its row of b->handoffs, NO_HANDOFF when it never left its process */
   uint32_t ocollector;        /* joined: the origin's half's collector and id */
   double oid;
   uint32_t run0, nruns;       /* crossed processes: its rows of b->runs */
   uint16_t window;
-  uint8_t kind, flags, nstages, ncounters;
-  uint8_t nstagesb, ncountersb, gone; /* gone: the origin's half, joined into its finisher's entry */
+  uint8_t kind, flags, ncounters;
+  uint8_t ncountersb, gone; /* gone: the origin's half, joined into its finisher's entry */
 } tmp_frame;
 #define NO_HANDOFF UINT32_MAX
 
@@ -284,12 +288,6 @@ typedef struct tmp_handoff {
   uint8_t state;
 } tmp_handoff;
 
-typedef struct tmp_stage {
-  double total, min, max;
-  uint32_t count;
-  uint16_t site;
-} tmp_stage;
-
 typedef struct tmp_counter {
   double value;
   uint16_t name;
@@ -314,7 +312,7 @@ typedef struct builder {
   uint32_t *samples_per_site;/* MAX_SITES */
   int marks_mode;
   int ops_mode;              /* the capture has pass operations: they are the frames */
-  uint64_t n_op_stages, n_op_counters; /* rows the operations' tables need (ops_mode) */
+  uint64_t n_op_counters;    /* rows the operations' counters need (ops_mode) */
   char *opc_names[MAX_OP_COUNTER_NAMES];  /* operation counter names, in order of first appearance */
   uint32_t opc_samples[MAX_OP_COUNTER_NAMES]; /* samples per name */
   uint32_t opc_unit[MAX_OP_COUNTER_NAMES];    /* strobe_unit per name: the first an operation's counter had */
@@ -354,10 +352,8 @@ typedef struct builder {
   uint32_t n_procs;
   uint64_t procs_cut;        /* their records past MAX_PROCESSES labels: not joined, counted */
   uint64_t xp_joined, xp_resumed, xp_not_resumed; /* handoffs rows by state */
-  uint8_t *remote_site;      /* per site: 0 not asked, 1 this process's, 2 a stage the origin ran */
-  tmp_stage *ostages;
   tmp_counter *ocounters;
-  uint64_t nostages, nocounters;
+  uint64_t nocounters;
   uint32_t opc_first[MAX_OP_COUNTER_NAMES], opc_next[MAX_OP_COUNTER_NAMES]; /* sample runs, after the sites' */
   uint32_t *sample_next;     /* per site: next slot */
   uint32_t *sample_first;    /* per site: first slot */
@@ -369,6 +365,7 @@ typedef struct builder {
   strobe_capture *cap;       /* pass 2's reader, open until the meta is built */
   strobe_frames *fx;         /* the frame model (include/strobe/frames.h), built in pass 1 */
   int fx_ops;                /* its frames are pass operations: spans are owned by operations */
+  uint32_t *fx_of_row, *row_of_fx; /* frames rows to the model's frames and back (>>frames), NO_SPAN for none */
   /* GPU (docs/gpu.md): each queue lane is a thread of the model after the
    * capture's own, its spans mapped once pass 1 has read every pair. */
   strobe__gpu_data gpu;
@@ -441,7 +438,6 @@ static const char *opc_name(char *buf, size_t cap, const strobe_capture_op_count
 /* Pass 1 of a completed operation: the rows it will need. */
 static int op_counted(builder *b, const strobe_capture_op *op) {
   if (op->kind == 1 /* STROBE_OP_PASS */) b->ops_mode = 1;
-  b->n_op_stages += op->nstages;
   for (uint32_t i = 0; i < op->ncounters; i++) {
     char name[2 * STROBE__MAX_STR_NAME + 2];
     int k = opc_index(b, opc_name(name, sizeof name, &op->counters[i]), 1);
@@ -695,12 +691,6 @@ static int op_frame(builder *b, const strobe_capture_record *r, double now) {
   f->collector = op->collector;
   f->flags = (uint8_t)(FF_OP | (op->committed ? FF_COMMITTED : 0) | (op->handed_off ? FF_HANDED_OFF : 0) |
                        (op->app_frame_id ? FF_APP_FRAME : 0) | (op->detail ? FF_DETAIL : 0));
-  f->stage0 = (uint32_t)b->nostages;
-  for (uint32_t i = 0; i < op->nstages && b->nostages < b->n_op_stages; i++) {
-    const strobe_capture_stage *st = &op->stages[i];
-    b->ostages[b->nostages++] = (tmp_stage){st->total_ns, st->min_ns, st->max_ns, st->count, (uint16_t)st->site};
-    f->nstages++;
-  }
   f->counter0 = (uint32_t)b->nocounters;
   strobe__vtable *sa = &b->m->tables[STROBE__VT_SAMPLES];
   for (uint32_t i = 0; i < op->ncounters; i++) {
@@ -1255,26 +1245,11 @@ static int elem_by_span(const void *x, const void *y) {
  * stages, attributed to the origin; an origin's half never resumed here stays
  * an entry of its own, flagged and counted (docs/viewer.md §Across processes). */
 
-static int remote_site(builder *b, uint32_t site) {
-  if (site >= MAX_SITES) return 0;
-  if (!b->remote_site[site]) {
-    const strobe_capture_site *s = strobe_capture_query_site(b->cap, site);
-    b->remote_site[site] = s && s->file && !strcmp(s->file, STROBE_REMOTE_STAGE_FILE) ? 2 : 1;
-  }
-  return b->remote_site[site] == 2;
-}
-
-/* Where a stage (or counter) row of frame f ran; 0 when the joined entry leaves it out (a copy of the
- * origin's stage: the origin's own row is there). */
-static int row_process(builder *b, const tmp_frame *f, int origin_run, uint32_t stage_site, uint16_t *process) {
-  *process = NO_PROCESS;
-  if (f->handoff == NO_HANDOFF) return 1;
+/* Where a counter row of frame f ran: the origin's half's, or its own (NO_PROCESS: it never left its process). */
+static uint16_t row_process(const builder *b, const tmp_frame *f, int origin_run) {
+  if (f->handoff == NO_HANDOFF) return NO_PROCESS;
   const tmp_handoff *h = &b->handoffs[f->handoff];
-  int copy = stage_site && remote_site(b, stage_site);
-  if (h->state == HS_NOT_RESUMED || origin_run) *process = h->origin;
-  else if (copy && h->state == HS_JOINED) return 0;
-  else *process = copy ? h->origin : h->finisher;
-  return 1;
+  return h->state == HS_NOT_RESUMED || origin_run ? h->origin : h->finisher;
 }
 
 /* An operation entry by the collector that numbered it and its id there. */
@@ -1350,8 +1325,7 @@ static int join_handoffs(builder *b) {
   if (!b->nremotes) return 0;
   op_key *idx = malloc((size_t)b->nframes * sizeof *idx + 1);
   b->handoffs = malloc((size_t)b->nremotes * sizeof *b->handoffs);
-  b->remote_site = calloc(MAX_SITES, 1);
-  if (!idx || !b->handoffs || !b->remote_site) {
+  if (!idx || !b->handoffs) {
     free(idx);
     return STROBE_ENOMEM;
   }
@@ -1381,7 +1355,6 @@ static int join_handoffs(builder *b) {
     if (o) {
       h->state = HS_JOINED;
       h->origin_thread = o->thread;
-      f->stage0b = o->stage0, f->nstagesb = o->nstages;
       f->counter0b = o->counter0, f->ncountersb = o->ncounters;
       f->ocollector = o->collector, f->oid = o->id;
       o->gone = 1;
@@ -1438,50 +1411,79 @@ static int by_fx_key(const void *x, const void *y) {
   return a->id < c->id ? -1 : a->id > c->id;
 }
 
-static void frame_entry_from_model(builder *b, uint32_t i, const tmp_frame *f, const fx_key *keys, uint32_t nfx,
-                                   uint32_t *row) {
-  strobe__vtable *ft = &b->m->tables[STROBE__VT_FRAMES];
-  COL(ft, FR_END_THREAD, uint32_t)[i] = f->thread;
-  COL(ft, FR_STATE, uint8_t)[i] = STROBE_FRAME_COMPLETED; /* marks and scopes */
-  if (!(f->flags & FF_OP)) return;
-  int joined = f->handoff != NO_HANDOFF && b->handoffs[f->handoff].state == HS_JOINED;
-  fx_key key = {joined ? f->ocollector : f->collector, (uint64_t)(joined ? f->oid : f->id), 0};
-  const fx_key *k = nfx ? bsearch(&key, keys, nfx, sizeof *keys, by_fx_key) : NULL;
-  if (!k) { /* not in the model: its END is all there is */
-    COL(ft, FR_STATE, uint8_t)[i] = (f->flags & FF_COMMITTED) ? STROBE_FRAME_COMPLETED : STROBE_FRAME_DROPPED;
-    return;
-  }
-  const strobe_frame *fr = strobe_frames_query_frame(b->fx, k->index);
-  row[k->index] = i;
-  COL(ft, FR_STATE, uint8_t)[i] = (uint8_t)fr->state;
-  COL(ft, FR_THREAD, uint32_t)[i] = fr->thread;
-  if (fr->end_thread != STROBE_FRAMES_NONE) COL(ft, FR_END_THREAD, uint32_t)[i] = fr->end_thread;
-  int w = window_index(b, fr->window);
-  if (w >= 0 && w != NO_WINDOW) COL(ft, FR_WINDOW, uint16_t)[i] = (uint16_t)w;
-}
-
-static int frames_from_model(builder *b) {
+/* Each entry's frame in the model (b->fx_of_row) and each frame's entry (b->row_of_fx), NO_SPAN for none. */
+static int frames_map(builder *b) {
   uint32_t nfx = strobe_frames_query_count(b->fx);
   fx_key *keys = malloc(((size_t)nfx + 1) * sizeof *keys);
-  uint32_t *row = malloc(((size_t)nfx + 1) * sizeof *row);
-  if (!keys || !row) {
+  b->row_of_fx = malloc(((size_t)nfx + 1) * sizeof *b->row_of_fx);
+  b->fx_of_row = malloc(((size_t)b->nframes + 1) * sizeof *b->fx_of_row);
+  if (!keys || !b->row_of_fx || !b->fx_of_row) {
     free(keys);
-    free(row);
     return STROBE_ENOMEM;
   }
   for (uint32_t j = 0; j < nfx; j++) {
     const strobe_frame *fr = strobe_frames_query_frame(b->fx, j);
     keys[j] = (fx_key){fr->collector, fr->id, j};
-    row[j] = NO_SPAN;
+    b->row_of_fx[j] = NO_SPAN;
   }
   qsort(keys, nfx, sizeof *keys, by_fx_key);
-  for (uint64_t i = 0; i < b->nframes; i++) frame_entry_from_model(b, (uint32_t)i, &b->frames[i], keys, nfx, row);
-  strobe__vtable *sp = &b->m->tables[STROBE__VT_SPANS];
-  uint32_t *owner = COL(sp, SP_FRAME, uint32_t);
-  for (uint32_t k = 0; k < sp->rows; k++) owner[k] = owner[k] < nfx ? row[owner[k]] : NO_SPAN;
+  for (uint64_t i = 0; i < b->nframes; i++) {
+    const tmp_frame *f = &b->frames[i];
+    b->fx_of_row[i] = NO_SPAN;
+    if (!(f->flags & FF_OP)) continue; /* marks and scopes: their spans are those inside their interval */
+    int joined = f->handoff != NO_HANDOFF && b->handoffs[f->handoff].state == HS_JOINED;
+    fx_key key = {joined ? f->ocollector : f->collector, (uint64_t)(joined ? f->oid : f->id), 0};
+    const fx_key *k = nfx ? bsearch(&key, keys, nfx, sizeof *keys, by_fx_key) : NULL;
+    if (!k) continue;
+    b->fx_of_row[i] = k->index;
+    b->row_of_fx[k->index] = (uint32_t)i;
+  }
   free(keys);
-  free(row);
   return 0;
+}
+
+/* Entry i's stages, as the model has them: each under its run-time parent, in the process it ran in (for an
+ * entry that crossed processes: meta.processes, by label). Appended to opstages from row *ns. */
+static int stages_from_model(builder *b, uint32_t i, uint64_t *ns) {
+  strobe__vtable *ot = &b->m->tables[STROBE__VT_OPSTAGES];
+  uint32_t j = b->fx_of_row[i], n = 0;
+  const strobe_frame_stage *st = j == NO_SPAN ? NULL : strobe_frames_query_stages(b->fx, j, &n);
+  for (uint32_t k = 0; k < n && *ns < ot->rows; k++, (*ns)++) {
+    uint16_t p = NO_PROCESS;
+    if ((b->frames[i].flags & FF_REMOTE) && proc_index(b, strobe_frames_query_process(b->fx, st[k].process), &p))
+      return STROBE_ENOMEM;
+    COL(ot, OS_TOTAL, double)[*ns] = st[k].total_ns;
+    COL(ot, OS_MIN, double)[*ns] = st[k].min_ns;
+    COL(ot, OS_MAX, double)[*ns] = st[k].max_ns;
+    COL(ot, OS_FRAME, uint32_t)[*ns] = i;
+    COL(ot, OS_COUNT, uint32_t)[*ns] = st[k].count;
+    COL(ot, OS_SITE, uint16_t)[*ns] = (uint16_t)st[k].site;
+    COL(ot, OS_PROCESS, uint16_t)[*ns] = p;
+    COL(ot, OS_PARENT, uint16_t)[*ns] = (uint16_t)st[k].parent;
+    COL(ot, OS_PARENT_KNOWN, uint8_t)[*ns] = (uint8_t)(st[k].parent_known != 0);
+  }
+  return 0;
+}
+
+/* The frames columns the model gives (state, threads, window) and the spans' owners as frames rows. */
+static void frames_from_model(builder *b) {
+  strobe__vtable *ft = &b->m->tables[STROBE__VT_FRAMES];
+  for (uint64_t i = 0; i < b->nframes; i++) {
+    const tmp_frame *f = &b->frames[i];
+    COL(ft, FR_BEGIN_THREAD, uint32_t)[i] = f->thread;
+    COL(ft, FR_STATE, uint8_t)[i] = (f->flags & FF_COMMITTED) || !(f->flags & FF_OP) ? STROBE_FRAME_COMPLETED
+                                                                                      : STROBE_FRAME_DROPPED;
+    if (b->fx_of_row[i] == NO_SPAN) continue; /* marks and scopes are completed; an END not in the model says it */
+    const strobe_frame *fr = strobe_frames_query_frame(b->fx, b->fx_of_row[i]);
+    COL(ft, FR_STATE, uint8_t)[i] = (uint8_t)fr->state;
+    COL(ft, FR_BEGIN_THREAD, uint32_t)[i] = fr->thread;
+    if (fr->end_thread != STROBE_FRAMES_NONE) COL(ft, FR_THREAD, uint32_t)[i] = fr->end_thread;
+    int w = window_index(b, fr->window);
+    if (w >= 0 && w != NO_WINDOW) COL(ft, FR_WINDOW, uint16_t)[i] = (uint16_t)w;
+  }
+  strobe__vtable *sp = &b->m->tables[STROBE__VT_SPANS];
+  uint32_t *owner = COL(sp, SP_FRAME, uint32_t), nfx = strobe_frames_query_count(b->fx);
+  for (uint32_t k = 0; k < sp->rows; k++) owner[k] = owner[k] < nfx ? b->row_of_fx[owner[k]] : NO_SPAN;
 }
 
 static int finish(builder *b) {
@@ -1543,23 +1545,23 @@ static int finish(builder *b) {
       b->frames[i].number = (double)n;
     }
   free(tops);
-  /* Rows each table takes: a joined entry holds both halves' stages, less the origin's copies. */
+  /* Rows each table takes: an entry's stages are the frame model's (both halves of a joined one), its
+   * counters both halves'. */
+  if ((rc = frames_map(b))) return rc;
   uint64_t nst = 0, nct = 0;
   for (uint64_t i = 0; i < b->nframes; i++) {
     const tmp_frame *f = &b->frames[i];
-    uint16_t p;
-    nst += f->nstagesb;
     nct += f->ncountersb + f->ncounters;
-    for (uint32_t k = 0; k < f->nstages; k++) nst += row_process(b, f, 0, b->ostages[f->stage0 + k].site, &p);
+    if (b->fx_of_row[i] != NO_SPAN) nst += strobe_frames_query_frame(b->fx, b->fx_of_row[i])->nstages;
   }
   if (table_alloc(&m->tables[STROBE__VT_FRAMES], "frames", (uint32_t)b->nframes, FRAME_COLS, FR_NCOLS) ||
-      table_alloc(&m->tables[STROBE__VT_OPSTAGES], "opstages", (uint32_t)nst, OPSTAGE_COLS, 7) ||
+      table_alloc(&m->tables[STROBE__VT_OPSTAGES], "opstages", (uint32_t)nst, OPSTAGE_COLS, OS_NCOLS) ||
       table_alloc(&m->tables[STROBE__VT_OPCOUNTERS], "opcounters", (uint32_t)nct, OPCOUNTER_COLS, 4) ||
       table_alloc(&m->tables[STROBE__VT_HANDOFFS], "handoffs", (uint32_t)b->nhandoffs, HANDOFF_COLS, 7) ||
       table_alloc(&m->tables[STROBE__VT_OPRUNS], "opruns", (uint32_t)b->nruns, OPRUN_COLS, 5))
     return STROBE_ENOMEM;
   /* Operations' stages and counters follow their frames' order, so a frame's rows are one run. */
-  strobe__vtable *ft = &m->tables[STROBE__VT_FRAMES], *ot = &m->tables[STROBE__VT_OPSTAGES];
+  strobe__vtable *ft = &m->tables[STROBE__VT_FRAMES];
   strobe__vtable *kt = &m->tables[STROBE__VT_OPCOUNTERS], *ht = &m->tables[STROBE__VT_HANDOFFS];
   strobe__vtable *rt = &m->tables[STROBE__VT_OPRUNS];
   uint64_t ns = 0, nk = 0, nh = 0, nr = 0;
@@ -1591,34 +1593,20 @@ static int finish(builder *b) {
       COL(rt, RU_THREAD, uint32_t)[nr] = x->thread;
       COL(rt, RU_PART, uint8_t)[nr] = x->part;
     }
+    if ((rc = stages_from_model(b, (uint32_t)i, &ns))) return rc;
     /* the origin's half first (a joined entry), then its own */
     for (int run = 1; run >= 0; run--) {
-      uint32_t s0 = run ? f->stage0b : f->stage0, sn = run ? f->nstagesb : f->nstages;
-      for (uint32_t k = 0; k < sn && ns < ot->rows; k++) {
-        const tmp_stage *x = &b->ostages[s0 + k];
-        uint16_t p;
-        if (!row_process(b, f, run, x->site, &p)) continue;
-        COL(ot, OS_TOTAL, double)[ns] = x->total;
-        COL(ot, OS_MIN, double)[ns] = x->min;
-        COL(ot, OS_MAX, double)[ns] = x->max;
-        COL(ot, OS_FRAME, uint32_t)[ns] = (uint32_t)i;
-        COL(ot, OS_COUNT, uint32_t)[ns] = x->count;
-        COL(ot, OS_SITE, uint16_t)[ns] = x->site;
-        COL(ot, OS_PROCESS, uint16_t)[ns++] = p;
-      }
       uint32_t c0 = run ? f->counter0b : f->counter0, cn = run ? f->ncountersb : f->ncounters;
       for (uint32_t k = 0; k < cn && nk < kt->rows; k++, nk++) {
         const tmp_counter *x = &b->ocounters[c0 + k];
-        uint16_t p;
-        row_process(b, f, run, 0, &p);
         COL(kt, OC_VALUE, double)[nk] = x->value;
         COL(kt, OC_FRAME, uint32_t)[nk] = (uint32_t)i;
         COL(kt, OC_NAME, uint16_t)[nk] = x->name;
-        COL(kt, OC_PROCESS, uint16_t)[nk] = p;
+        COL(kt, OC_PROCESS, uint16_t)[nk] = row_process(b, f, run);
       }
     }
   }
-  if ((rc = frames_from_model(b))) return rc;
+  frames_from_model(b);
   /* samples: each site's run by time (threads' blocks interleave) */
   strobe__vtable *st = &m->tables[STROBE__VT_SAMPLES];
   uint32_t maxrun = 0;
@@ -2109,9 +2097,7 @@ static void builder_free(builder *b) {
   free(b->handoffs);
   free(b->opevs);
   free(b->runs);
-  free(b->remote_site);
   for (uint32_t i = 0; i < b->n_procs; i++) free(b->procs[i]);
-  free(b->ostages);
   free(b->ocounters);
   for (uint32_t i = 0; i < b->n_opc; i++) free(b->opc_names[i]);
   for (uint32_t i = 0; i < b->n_windows; i++) free(b->windows[i]);
@@ -2120,6 +2106,8 @@ static void builder_free(builder *b) {
   free(b->gpu_depth);
   strobe_capture_close(b->cap);
   strobe_frames_destroy(b->fx);
+  free(b->fx_of_row);
+  free(b->row_of_fx);
 }
 
 static int prepare_pass2(builder *b) {
@@ -2172,9 +2160,8 @@ static int prepare_pass2(builder *b) {
   if (!b->elems || !b->trees || !b->deeps || !b->attachments) return STROBE_ENOMEM;
   b->vals = malloc(((size_t)b->n_values + 1) * sizeof *b->vals);
   b->cums = malloc(((size_t)b->n_cumul + 1) * sizeof *b->cums);
-  b->ostages = malloc(((size_t)b->n_op_stages + 1) * sizeof *b->ostages);
   b->ocounters = malloc(((size_t)b->n_op_counters + 1) * sizeof *b->ocounters);
-  if (!b->vals || !b->cums || !b->ostages || !b->ocounters) return STROBE_ENOMEM;
+  if (!b->vals || !b->cums || !b->ocounters) return STROBE_ENOMEM;
   return 0;
 }
 

@@ -11,6 +11,12 @@
 //     collectors is one entry, and the frame list marks each pass that is
 //     not plainly completed with the model's state (superseded, dropped,
 //     handed off, presented), as `strobe info --frames --json` gives it;
+//   - gtk.strobe: stages opened and closed in different callbacks, row_bind
+//     declared inside layout but run inside update and model_update: a
+//     pass's stage table nests each stage under the stage it ran inside (the
+//     model's run-time parent), with the model's n per (stage, parent); the
+//     frame list's rates are the model's, per window (main and w1, never
+//     added together);
 // and on a make_capture --gpu capture (CPU threads beside a GPU queue):
 //   - the flame graph shows one thread at a time, by default the thread with
 //     the most frame time; "all CPU threads" sums only the CPU threads and
@@ -106,6 +112,33 @@ async function states(browser, dir) {
   });
 }
 
+async function runtimeParents(browser, dir) {
+  const cap = path.join(dir, 'gtk.strobe');
+  const json = JSON.parse(run(strobe, ['info', '--frames', '--json', cap])).frames;
+  const info = new Map(json.list.map((f) => [f.number, f]));
+  const pass = json.list.find((f) => f.window === 'main' && f.stages.some((st) => st.name === 'row_bind'));
+  await withView(browser, [cap], async (page) => {
+    await page.evaluate((n) => __strobe.selectFrame(n), pass.number);
+    await page.waitForSelector('#detail table.opstages');
+    const rows = await page.$$eval('#detail table.opstages tr', (trs) => trs.slice(1).map((tr) => {
+      const t = tr.cells[0].title;
+      return `${tr.cells[0].textContent.trim()} in ${t.startsWith('nested in ') ? t.slice(10, t.indexOf(':')) : '-'} n=${tr.querySelector('td.c-n').textContent.trim()}`;
+    }));
+    const want = pass.stages.map((st) => `${st.name} in ${st.nested_in || '-'} n=${st.count}`);
+    check(JSON.stringify([...rows].sort()) === JSON.stringify([...want].sort()) && rows.some((r) => r.startsWith('row_bind in update')),
+      `pass ${pass.number}'s stage table nests each stage under the stage it ran inside, n as the model (${rows.join(', ')}; model: ${want.join(', ')})`);
+    const note = await page.textContent('.list-note');
+    for (const s of json.series) {
+      const re = new RegExp(`window ${s.label}: ${s.fps_first_to_last.toFixed(1)} fps first-to-last .* ${s.fps_steady_median_interval.toFixed(1)} fps steady`);
+      check(note.split('window ').some((part) => re.test(`window ${part}`)), `the frame list's rate of window ${s.label} is the model's (${note})`);
+    }
+    const w1 = json.list.find((f) => f.window === 'w1');
+    await page.evaluate((n) => __strobe.selectFrame(n, 'pass', null, 'w1'), w1.number);
+    const head = await page.textContent('#detail .detail-head');
+    check(/window w1/.test(head) && info.get(w1.number).window === 'w1', `a w1 pass is in window w1 in the detail panel as in the rates (${head})`);
+  });
+}
+
 async function flameThreads(browser) {
   const cap = path.join(work, 'gpu.strobe');
   run(makeCapture, [cap, '--gpu']);
@@ -146,6 +179,7 @@ await finish(async () => {
   try {
     await ownSpans(browser, dir);
     await states(browser, dir);
+    await runtimeParents(browser, dir);
     await flameThreads(browser);
   } finally {
     await browser.close();
