@@ -537,11 +537,12 @@ const LIST_WHAT = {
   top_level_scopes: 'top-level scopes',
 };
 
-// Both frame rates of each series, labelled as `strobe report` labels them.
+// Both frame rates of each series of the frame model (a process's window, or a thread), labelled as
+// `strobe report` labels them.
 function rates(m) {
   const shown = (r) => state.frameThread == null || r.window != null || r.thread === state.frameThread;
   const out = (m.meta.frame_rates || []).filter(shown).map((r) => {
-    const who = r.window != null ? `window ${fmt.esc(r.window)}` : fmt.esc(m.threadName(r.thread));
+    const who = r.window != null ? `window ${fmt.esc(r.window)}${r.process != null ? ` (process ${fmt.esc(r.process)})` : ''}` : fmt.esc(m.threadName(r.thread));
     return `<div class="rates" title="fps_first_to_last: frames over the first-to-last frame span (one long stall pulls it down); ` +
       `fps_steady_median_interval: 1 / the median interval between frames">${who}: ` +
       `<b>${r.fps_first_to_last.toFixed(1)}</b> fps first-to-last (${fmt.count(r.frames)} frames in ${fmt.dur(r.span_ns)}) · ` +

@@ -1238,12 +1238,11 @@ static int elem_by_span(const void *x, const void *y) {
  * the origin's stages copied under sites of STROBE_REMOTE_STAGE_FILE beside
  * its own) after its REMOTE_IN, which names the origin collector's random id
  * and the operation's id there. They become one entry: the finisher's, its
- * stages the origin's own (attributed to the origin) and the finisher's own
- * (the copies left out), its counters both halves', a handoffs row saying
- * when it was handed off and resumed and on which thread the origin ran; the
- * origin's entry goes. A finisher's half without its origin keeps the copied
- * stages, attributed to the origin; an origin's half never resumed here stays
- * an entry of its own, flagged and counted (docs/viewer.md §Across processes). */
+ * counters both halves', its stages the frame model's (>>frames: both
+ * processes', each where it ran), a handoffs row saying when it was handed
+ * off and resumed and on which thread the origin ran; the origin's entry
+ * goes. An origin's half never resumed here stays an entry of its own,
+ * flagged and counted (docs/viewer.md §Across processes). */
 
 /* Where a counter row of frame f ran: the origin's half's, or its own (NO_PROCESS: it never left its process). */
 static uint16_t row_process(const builder *b, const tmp_frame *f, int origin_run) {
