@@ -310,8 +310,8 @@ typedef struct builder {
   uint64_t n_elements;       /* ELEMENT records kept */
   uint64_t trees_cut;        /* TREE records past MAX_TREES or past the span cut */
   uint32_t *samples_per_site;/* MAX_SITES */
-  int marks_mode;
-  int ops_mode;              /* the capture has pass operations: they are the frames */
+  int marks_mode;            /* the frame model's source: FRAME marks (a thread marked two or more) */
+  int ops_mode;              /* ... pass operations: they are the frames, and own the spans */
   uint64_t n_op_counters;    /* rows the operations' counters need (ops_mode) */
   char *opc_names[MAX_OP_COUNTER_NAMES];  /* operation counter names, in order of first appearance */
   uint32_t opc_samples[MAX_OP_COUNTER_NAMES]; /* samples per name */
@@ -364,7 +364,6 @@ typedef struct builder {
   strobe_capture_totals totals;
   strobe_capture *cap;       /* pass 2's reader, open until the meta is built */
   strobe_frames *fx;         /* the frame model (include/strobe/frames.h), built in pass 1 */
-  int fx_ops;                /* its frames are pass operations: spans are owned by operations */
   uint32_t *fx_of_row, *row_of_fx; /* frames rows to the model's frames and back (>>frames), NO_SPAN for none */
   /* GPU (docs/gpu.md): each queue lane is a thread of the model after the
    * capture's own, its spans mapped once pass 1 has read every pair. */
@@ -437,7 +436,6 @@ static const char *opc_name(char *buf, size_t cap, const strobe_capture_op_count
 
 /* Pass 1 of a completed operation: the rows it will need. */
 static int op_counted(builder *b, const strobe_capture_op *op) {
-  if (op->kind == 1 /* STROBE_OP_PASS */) b->ops_mode = 1;
   for (uint32_t i = 0; i < op->ncounters; i++) {
     char name[2 * STROBE__MAX_STR_NAME + 2];
     int k = opc_index(b, opc_name(name, sizeof name, &op->counters[i]), 1);
@@ -628,7 +626,6 @@ static int pass1(builder *b) {
   b->totals = strobe_capture_query_totals(c); /* over the whole capture, kept or cut */
   for (uint32_t i = 0; i < b->nth; i++) {
     b->n_open += b->th[i].cur; /* still open at the end */
-    if (b->th[i].marks >= 2) b->marks_mode = 1;
   }
   if (!b->frame_thread_set && first_begin_thread >= 0) {
     b->frame_thread = (uint32_t)first_begin_thread;
@@ -636,7 +633,9 @@ static int pass1(builder *b) {
   }
   if (strobe__gpu_lanes_present(&b->gpu) && gpu_lanes(b, c)) goto oom;
   if (strobe_frames_finish(b->fx, c)) goto oom;
-  b->fx_ops = strobe_frames_query_source(b->fx) == STROBE_FRAME_SOURCE_PASSES;
+  /* Which frames the capture has is the frame model's to say (docs/frames.md §Which frames). */
+  b->ops_mode = strobe_frames_query_source(b->fx) == STROBE_FRAME_SOURCE_PASSES;
+  b->marks_mode = strobe_frames_query_source(b->fx) == STROBE_FRAME_SOURCE_MARKS;
   strobe_capture_close(c);
   return 0;
 oom:
@@ -834,7 +833,7 @@ static int fill_end(builder *b, const strobe_capture *c, vthread *t, const strob
   COL(sp, SP_SITE, uint16_t)[i] = (uint16_t)r->site;
   COL(sp, SP_DEPTH, uint8_t)[i] = (uint8_t)(r->depth - 1);
   /* the model's index for now; >>frames turns it into the frames row */
-  COL(sp, SP_FRAME, uint32_t)[i] = b->fx_ops ? strobe_frames_owner(b->fx, r->thread, r->time_ns - r->duration_ns)
+  COL(sp, SP_FRAME, uint32_t)[i] = b->ops_mode ? strobe_frames_owner(b->fx, r->thread, r->time_ns - r->duration_ns)
                                              : STROBE_FRAMES_NONE;
   const open_scope *o = t->stack ? &t->stack[r->depth - 1] : NULL;
   if (o && o->elem_type && b->nelems < b->n_elements)
@@ -1441,15 +1440,17 @@ static int frames_map(builder *b) {
   return 0;
 }
 
-/* Entry i's stages, as the model has them: each under its run-time parent, in the process it ran in (for an
- * entry that crossed processes: meta.processes, by label). Appended to opstages from row *ns. */
+/* Entry i's stages, as the model has them: each under its run-time parent, with the process it ran in when
+ * the model says the frame crossed processes (began in one, ended in another: meta.processes, by label);
+ * NO_PROCESS otherwise. Appended to opstages from row *ns. */
 static int stages_from_model(builder *b, uint32_t i, uint64_t *ns) {
   strobe__vtable *ot = &b->m->tables[STROBE__VT_OPSTAGES];
   uint32_t j = b->fx_of_row[i], n = 0;
   const strobe_frame_stage *st = j == NO_SPAN ? NULL : strobe_frames_query_stages(b->fx, j, &n);
+  const strobe_frame *fr = j == NO_SPAN ? NULL : strobe_frames_query_frame(b->fx, j);
   for (uint32_t k = 0; k < n && *ns < ot->rows; k++, (*ns)++) {
     uint16_t p = NO_PROCESS;
-    if ((b->frames[i].flags & FF_REMOTE) && proc_index(b, strobe_frames_query_process(b->fx, st[k].process), &p))
+    if (fr->process != fr->end_process && proc_index(b, strobe_frames_query_process(b->fx, st[k].process), &p))
       return STROBE_ENOMEM;
     COL(ot, OS_TOTAL, double)[*ns] = st[k].total_ns;
     COL(ot, OS_MIN, double)[*ns] = st[k].min_ns;
@@ -1705,7 +1706,7 @@ static json_t *frame_rates_json(const builder *b) {
   for (uint32_t i = 0; i < strobe_frames_query_series_count(b->fx); i++) {
     const strobe_frame_series *r = strobe_frames_query_series(b->fx, i);
     if (!r->has_rate) continue;
-    json_t *o = json_pack("{s:I,s:o,s:o,s:o,s:o}", "frames", (json_int_t)(r->intervals + 1), "span_ns",
+    json_t *o = json_pack("{s:I,s:o,s:o,s:o,s:o}", "frames", (json_int_t)r->intervals, "span_ns",
                           num_or_null(r->span_ns), "fps_first_to_last", num_or_null(r->fps_first_to_last),
                           "median_interval_ns", num_or_null(r->median_interval_ns), "fps_steady_median_interval",
                           num_or_null(r->fps_steady));
