@@ -22,6 +22,7 @@ export class AggView {
     this.el = el;
     this.scopeKind = 'capture';
     this.thread = null;         // the lane shown (a thread index), 'all' (the CPU threads), null: not chosen yet
+    this.pendingThread = null;  // a link's lane, taken once the model has it
     this.name = null;           // the sandwich's name
     this.tree = null;
     this.pendingFocus = null;   // a link's focused path, applied when the tree is built
@@ -52,14 +53,16 @@ export class AggView {
 
   get shown() { return !this.el.hidden; }
 
-  // What the deep link keeps: {scope, focus (a node's path, '' the root), name (the sandwich's, or null)}.
+  // What the deep link keeps: {scope, focus (a node's path, '' the root), name (the sandwich's, or null),
+  // thread (the lane shown: an index, 'all', or null before the tab was first drawn)}.
   linkState() {
     const focus = this.pendingFocus != null ? this.pendingFocus : this.main.focus ? this.main.focus.path || '' : '';
-    return { scope: this.scopeKind, focus, name: this.name };
+    return { scope: this.scopeKind, focus, name: this.name, thread: this.pendingThread ?? this.thread };
   }
 
-  // A link's state (link.js decode: fgScope, fgFocus, fgName): any part may be absent.
-  apply({ scope, focus, name }) {
+  // A link's state (link.js decode: fgScope, fgFocus, fgName, fgThread): any part may be absent.
+  apply({ scope, focus, name, thread }) {
+    if (thread != null) { this.pendingThread = thread; this.tree = null; }
     if (scope && scope !== this.scopeKind && /^(capture|frame|range)$/.test(scope)) {
       this.scopeKind = scope;
       this.el.querySelector('#fg-scope').value = scope;
@@ -81,6 +84,10 @@ export class AggView {
   // The lane chosen (default: the thread with the most frame time), and the picker's options.
   _lane() {
     const m = state.model;
+    if (this.pendingThread != null && (this.pendingThread === 'all' || m.threads[this.pendingThread])) {
+      this.thread = this.pendingThread;   // a link's, once its model is here
+      this.pendingThread = null;
+    }
     if (this.thread === null || (this.thread !== 'all' && !m.threads[this.thread])) this.thread = m.busiestThread() ?? 'all';
     const sel = this.el.querySelector('#fg-thread');
     const opts = m.threads.filter((t) => t && t.depths.length).map((t) => `<option value="${t.index}"${this.thread === t.index ? ' selected' : ''}>` +

@@ -146,7 +146,7 @@ function applyLink(L) {
     else if (same && L.focusSite != null && m.sites[L.focusSite]) search.focusSite(L.focusSite, L.focusScope || null);
     if (same && L.span != null && L.span < m.n) { state.span = L.span; emit('span', L.span); }
     // The flame graph's scope, focus and sandwich: its rows are names and call paths, so any capture may take them.
-    if (L.flameGraph) aggview.apply({ scope: L.flameGraph.scope || 'capture', focus: L.flameGraph.focus || '', name: L.flameGraph.name || null });
+    if (L.flameGraph) aggview.apply({ scope: L.flameGraph.scope || 'capture', focus: L.flameGraph.focus || '', name: L.flameGraph.name || null, thread: L.flameGraph.thread ?? null });
     if (L.tab && $('view-' + L.tab)) setTab(L.tab);
     if (L.tab === 'stats' && L.statsScope) stats.show(L.statsScope);
     $('link-note').textContent = same ? '' : `this link was made for ${L.capture}: its frame, span and name are not applied`;

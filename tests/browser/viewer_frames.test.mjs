@@ -21,7 +21,7 @@
 //   - the flame graph shows one thread at a time, by default the thread with
 //     the most frame time; "all CPU threads" sums only the CPU threads and
 //     says so (a GPU queue runs beside them: summed, the total exceeds the
-//     capture's time).
+//     capture's time); the deep link keeps the choice over a reload.
 //
 // usage: node viewer_frames.test.mjs --strobe BIN --frame-states BIN --make-capture BIN --chromium PATH --work DIR
 import fs from 'node:fs';
@@ -167,6 +167,12 @@ async function flameThreads(browser) {
     check(Math.abs(root.total - want.cpu) <= 1e-6 * want.cpu && /CPU threads/.test(root.name) && /not summed/.test(root.name),
       `"all CPU threads" sums the CPU threads only (${root.total} ns, theirs ${want.cpu}) and says so ("${root.name}")`);
     await page.screenshot({ path: path.join(work, 'flame-threads.png') });
+    // The link keeps the lane: a reload shows all CPU threads again, not the default thread.
+    await page.waitForFunction(() => /fgt=all/.test(location.hash));
+    await page.reload();
+    await page.waitForFunction(() => __strobe.ready && __strobe.state().tab === 'flamegraph' && __strobe.flameGraph().main.length > 0, null, { timeout: 30000 });
+    const again = (await page.evaluate(() => __strobe.flameGraph())).main.find((r) => r.y === 0);
+    check(await page.inputValue('#fg-thread') === 'all' && again.total === root.total, `a reload keeps "all CPU threads" (${again.name})`);
   });
 }
 
