@@ -461,7 +461,8 @@ export class Frames {
     const what = m.meta.frames_are !== 'marks' ? `${fmt.count(order.length)} ${LIST_WHAT[m.meta.frames_are] || ''}${whose}`
       : others ? `${fmt.count(order.length)} rows${whose}: ${fmt.count(frames)} frames (FRAME-mark intervals) and ${fmt.count(others)} operation${others > 1 ? 's' : ''}`
         : `${fmt.count(frames)} frames (FRAME-mark intervals)${whose}`;
-    const own = this.ownPasses ? ` · ${fmt.count(this.ownPasses)} pass scopes are their frames' own: listed once, as the frame` : '';
+    const own = (this.ownPasses ? ` · ${fmt.count(this.ownPasses)} pass scopes are their frames' own: listed once, as the frame` : '') +
+      (m.meta.operations_unfinished ? ` · ${fmt.count(m.meta.operations_unfinished)} unfinished (begun, never ended in the capture: not listed)` : '');
     let pick = '';
     if (this.threadCounts.size > 1) {
       const opts = [...this.threadCounts.entries()].sort((a, b) => a[0] - b[0]).map(([t, n]) =>

@@ -1883,6 +1883,10 @@ static void meta_completeness(json_t *root, const builder *b) {
   json_t *states = json_array(); /* frames.state's names, from the frame model's one list */
   for (uint32_t i = 0; i < STROBE_FRAME_STATE_LIMIT; i++) json_array_append_new(states, jstr(strobe_frames_state_name(i)));
   json_object_set_new(root, "frame_states", states);
+  uint64_t unfinished = 0; /* operations the model holds that never ended here: no entry (no end to draw) */
+  for (uint32_t i = 0; i < strobe_frames_query_count(b->fx); i++)
+    unfinished += strobe_frames_query_frame(b->fx, i)->state == STROBE_FRAME_UNFINISHED;
+  json_object_set_new(root, "operations_unfinished", json_integer((json_int_t)unfinished));
   json_t *reasons = json_object();
 #define OPEN_JSON(id, code, name) json_object_set_new(reasons, name, json_integer(code));
   OPEN_REASONS(OPEN_JSON)

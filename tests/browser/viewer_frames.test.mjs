@@ -109,6 +109,9 @@ async function states(browser, dir) {
     check(rows.size >= 6 && bad.length === 0, `the frame list marks each pass's state as the frame model gives it (${bad.join('; ')})`);
     check([...info.values()].some((f) => f.state === 'superseded') && [...info.values()].some((f) => f.state === 'dropped'),
       'the capture has a superseded and a dropped pass');
+    const unfinished = [...info.values()].filter((f) => f.state === 'unfinished').length;
+    const note = await page.textContent('.list-note');
+    check(unfinished > 0 && note.includes(`${unfinished} unfinished`), `the list's note counts the ${unfinished} unfinished pass it cannot list (${note})`);
   });
 }
 
