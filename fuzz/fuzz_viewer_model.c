@@ -5,8 +5,9 @@
  * must never crash, hang or leak, and a model it returns must keep the
  * promises the browser relies on: every span's depth and site within the
  * lanes and sites the meta describes, spans of a row in start order, every
- * value and loop record pointing at a real span (or none), and a meta that
- * is JSON. As in fuzz_capture_reader.c, each input is tried as is and again
+ * value and loop record pointing at a real span (or none), every span's
+ * owning frame a real frames row (or none), every frame's state one the meta
+ * names, every stage row's frame a real one, and a meta that is JSON. As in fuzz_capture_reader.c, each input is tried as is and again
  * with every block's CRC recomputed, so mutations reach the decoders.
  */
 #include <jansson.h>
@@ -67,6 +68,17 @@ static void build(const uint8_t *data, size_t size) {
   const uint32_t *cspan = (const uint32_t *)(const void *)(ct->data + col(ct, "span"));
   for (uint32_t i = 0; i < ct->rows; i++)
     if (cspan[i] != UINT32_MAX && cspan[i] >= sp->rows) abort();
+  /* The frame model's columns: owners, states and stage rows point at what exists. */
+  const strobe__vtable *ft = strobe__vmodel_table(m, "frames"), *ot = strobe__vmodel_table(m, "opstages");
+  const uint32_t *owner = (const uint32_t *)(const void *)(sp->data + col(sp, "frame"));
+  for (uint32_t i = 0; i < sp->rows; i++)
+    if (owner[i] != UINT32_MAX && owner[i] >= ft->rows) abort();
+  const uint8_t *state = ft->data + col(ft, "state");
+  for (uint32_t i = 0; i < ft->rows; i++)
+    if (state[i] >= json_array_size(json_object_get(meta, "frame_states"))) abort();
+  const uint32_t *oframe = (const uint32_t *)(const void *)(ot->data + col(ot, "frame"));
+  for (uint32_t i = 0; i < ot->rows; i++)
+    if (oframe[i] >= ft->rows || (i && oframe[i] < oframe[i - 1])) abort();
   json_decref(meta);
   strobe__vmodel_release(m);
 }

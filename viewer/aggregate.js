@@ -20,6 +20,7 @@ function rank(sorted, p) {
 // The scope's spans, as [from, to) runs of the model's span rows.
 // scope: null (every span) or {t0, t1, thread?} (spans lying wholly inside [t0, t1], on that thread only when given).
 function runs(m, scope) {
+  if (scope && scope.runs) return scope.runs;
   const out = [];
   if (scope && scope.parts) {
     for (const p of scope.parts) out.push(...m.spansInside(p.thread, p.t0, p.t1));
@@ -67,11 +68,15 @@ export function siteStats(m, scope) {
 }
 
 // The call-path tree of the scope's spans: {name, path, total, self, count, kids, parent}, root named `rootName`.
-// scope: null (every span) or {t0, t1, thread?}: spans lying wholly inside, on that thread only when given.
+// scope: null (every span); {thread} or {cpu: true}: every span of that lane, or of the CPU threads only
+// (GPU queues and producer lanes run beside them: summed with them, the total would exceed the capture's
+// time); with t0, t1: the spans lying wholly inside; {frame, runs}: a frame's own spans (data.js frameScope).
 export function callTree(m, scope, rootName = 'all threads') {
-  const threads = m.threads.filter((t) => t && (!scope || scope.thread == null || t.index === scope.thread)).map((t) => t.index);
-  const maps = scope && scope.parts ? scope.parts.map((p) => m.pathTotals(m.spansInside(p.thread, p.t0, p.t1), [p.thread]))
-    : scope ? threads.map((th) => m.pathTotals(m.spansInside(th, scope.t0, scope.t1), [th])) : [m.pathTotals(null, threads)];
+  const threads = m.threads.filter((t) => t && (!scope || (scope.thread != null ? t.index === scope.thread : !scope.cpu || m.isCpu(t.index))))
+    .map((t) => t.index);
+  const timed = scope && scope.t0 != null;
+  const maps = scope && scope.frame != null ? [m.frameTree(scope.frame)] : scope && scope.parts ? scope.parts.map((p) => m.pathTotals(m.spansInside(p.thread, p.t0, p.t1), [p.thread]))
+    : timed ? threads.map((th) => m.pathTotals(m.spansInside(th, scope.t0, scope.t1), [th])) : [m.pathTotals(null, threads)];
   const root = { name: rootName, path: '', total: 0, self: 0, count: 0, kids: [], parent: null };
   const byPath = new Map([['', root]]);
   for (const nodes of maps) {

@@ -21,11 +21,14 @@ export class AggView {
   constructor(el) {
     this.el = el;
     this.scopeKind = 'capture';
+    this.thread = null;         // the lane shown (a thread index), 'all' (the CPU threads), null: not chosen yet
+    this.pendingThread = null;  // a link's lane, taken once the model has it
     this.name = null;           // the sandwich's name
     this.tree = null;
     this.pendingFocus = null;   // a link's focused path, applied when the tree is built
     el.innerHTML = '<div class="toolbar"><label>scope <select id="fg-scope"><option value="capture">whole capture</option>' +
       '<option value="frame">selected frame</option><option value="range">selected range</option></select></label>' +
+      '<label title="one thread or lane at a time: threads, GPU queues and producer lanes run side by side, so their sum exceeds the time">thread <select id="fg-thread"></select></label>' +
       '<label>sandwich of <input id="fg-name" list="fg-names" spellcheck="false" placeholder="a name (or click a node)"></label><datalist id="fg-names"></datalist>' +
       '<span id="fg-status" class="dim"></span></div>' +
       '<h3>Flame graph <span class="dim small">aggregated by call path, left-heavy (largest first): click a node to zoom in and see its sandwich</span></h3><div id="fg-main" class="fg"></div>' +
@@ -36,22 +39,30 @@ export class AggView {
     this.callers = new FlameGraph($('fg-callers'));
     this.callees = new FlameGraph($('fg-callees'));
     $('fg-scope').addEventListener('change', (e) => { this.scopeKind = e.target.value; this.tree = null; this.render(); emit('flamegraph'); });
+    $('fg-thread').addEventListener('change', (e) => {
+      this.thread = e.target.value === 'all' ? 'all' : Number(e.target.value);
+      this.tree = null;
+      this.render();
+      emit('flamegraph');
+    });
     $('fg-name').addEventListener('change', (e) => this.setName(e.target.value.trim()));
-    on('model', () => { this.tree = null; this.name = null; if (this.shown) this.render(); });
+    on('model', () => { this.tree = null; this.name = null; this.thread = null; if (this.shown) this.render(); });
     on('frame', () => { if (this.scopeKind === 'frame') { this.tree = null; if (this.shown) this.render(); } });
     on('range-select', () => { if (this.scopeKind === 'range') { this.tree = null; if (this.shown) this.render(); } });
   }
 
   get shown() { return !this.el.hidden; }
 
-  // What the deep link keeps: {scope, focus (a node's path, '' the root), name (the sandwich's, or null)}.
+  // What the deep link keeps: {scope, focus (a node's path, '' the root), name (the sandwich's, or null),
+  // thread (the lane shown: an index, 'all', or null before the tab was first drawn)}.
   linkState() {
     const focus = this.pendingFocus != null ? this.pendingFocus : this.main.focus ? this.main.focus.path || '' : '';
-    return { scope: this.scopeKind, focus, name: this.name };
+    return { scope: this.scopeKind, focus, name: this.name, thread: this.pendingThread ?? this.thread };
   }
 
-  // A link's state (link.js decode: fgScope, fgFocus, fgName): any part may be absent.
-  apply({ scope, focus, name }) {
+  // A link's state (link.js decode: fgScope, fgFocus, fgName, fgThread): any part may be absent.
+  apply({ scope, focus, name, thread }) {
+    if (thread != null) { this.pendingThread = thread; this.tree = null; }
     if (scope && scope !== this.scopeKind && /^(capture|frame|range)$/.test(scope)) {
       this.scopeKind = scope;
       this.el.querySelector('#fg-scope').value = scope;
@@ -70,19 +81,39 @@ export class AggView {
     this.main.draw();
   }
 
+  // The lane chosen (default: the thread with the most frame time), and the picker's options.
+  _lane() {
+    const m = state.model;
+    if (this.pendingThread != null && (this.pendingThread === 'all' || m.threads[this.pendingThread])) {
+      this.thread = this.pendingThread;   // a link's, once its model is here
+      this.pendingThread = null;
+    }
+    if (this.thread === null || (this.thread !== 'all' && !m.threads[this.thread])) this.thread = m.busiestThread() ?? 'all';
+    const sel = this.el.querySelector('#fg-thread');
+    const opts = m.threads.filter((t) => t && t.depths.length).map((t) => `<option value="${t.index}"${this.thread === t.index ? ' selected' : ''}>` +
+      `${fmt.esc(m.threadName(t.index))}${m.isCpu(t.index) ? '' : t.gpu_lane ? ' (GPU queue)' : ' (producer lane)'}</option>`);
+    opts.push(`<option value="all"${this.thread === 'all' ? ' selected' : ''}>all CPU threads</option>`);
+    sel.innerHTML = opts.join('');
+    const cpus = m.threads.filter((t) => t && t.depths.length && m.isCpu(t.index)).length;
+    const lanes = m.threads.filter((t) => t && t.depths.length && !m.isCpu(t.index)).length;
+    return this.thread === 'all'
+      ? { lane: { cpu: true }, label: `all ${cpus} CPU threads${lanes ? ` (${lanes} GPU queue and producer lane${lanes > 1 ? 's' : ''} not summed)` : ''}` }
+      : { lane: { thread: this.thread }, label: m.threadName(this.thread) };
+  }
+
   _scope() {
     const m = state.model;
-    if (this.scopeKind === 'frame') {
-      if (state.frame < 0) return { none: 'no frame is selected' };
-      const f = m.frame(state.frame);
-      const parts = f.remote ? m.frameSegments(f.index) : null; // a frame handed between processes: each part on its thread
-      return { scope: parts ? { t0: f.start, t1: f.end, parts } : { t0: f.start, t1: f.end, thread: f.thread }, label: `${f.kind} ${f.number} on ${m.frameWhere(f.index)}` };
+    if (this.scopeKind !== 'frame') {
+      const { lane, label } = this._lane();
+      if (this.scopeKind === 'range') {
+        if (!state.range) return { none: 'no range is selected (Shift+drag in the flame chart)' };
+        return { scope: { ...lane, t0: state.range.t0, t1: state.range.t1 }, label: `${label}, ${fmt.at(state.range.t0)} to ${fmt.at(state.range.t1)}` };
+      }
+      return { scope: lane, label: `${label}, whole capture` };
     }
-    if (this.scopeKind === 'range') {
-      if (!state.range) return { none: 'no range is selected (Shift+drag in the flame chart)' };
-      return { scope: { t0: state.range.t0, t1: state.range.t1 }, label: `${fmt.at(state.range.t0)} to ${fmt.at(state.range.t1)}` };
-    }
-    return { scope: null, label: 'whole capture' };
+    if (state.frame < 0) return { none: 'no frame is selected' };
+    const f = m.frame(state.frame);
+    return { scope: m.frameScope(f.index), label: `${f.kind} ${f.number} on ${m.frameWhere(f.index)}` };
   }
 
   setName(name) {

@@ -146,7 +146,7 @@ function applyLink(L) {
     else if (same && L.focusSite != null && m.sites[L.focusSite]) search.focusSite(L.focusSite, L.focusScope || null);
     if (same && L.span != null && L.span < m.n) { state.span = L.span; emit('span', L.span); }
     // The flame graph's scope, focus and sandwich: its rows are names and call paths, so any capture may take them.
-    if (L.flameGraph) aggview.apply({ scope: L.flameGraph.scope || 'capture', focus: L.flameGraph.focus || '', name: L.flameGraph.name || null });
+    if (L.flameGraph) aggview.apply({ scope: L.flameGraph.scope || 'capture', focus: L.flameGraph.focus || '', name: L.flameGraph.name || null, thread: L.flameGraph.thread ?? null });
     if (L.tab && $('view-' + L.tab)) setTab(L.tab);
     if (L.tab === 'stats' && L.statsScope) stats.show(L.statsScope);
     $('link-note').textContent = same ? '' : `this link was made for ${L.capture}: its frame, span and name are not applied`;
@@ -324,9 +324,10 @@ Object.assign(hook, {
     return n;
   },
   listRows() { return frames.listLength(); },   // rows the list holds (the DOM keeps only those in view)
-  // threadName: only a frame of that thread (frames of marks are numbered per thread).
-  selectFrame(number, kind, threadName) {
-    const f = hook.frameAt(number, kind, threadName);
+  // threadName: only a frame of that thread (frames of marks are numbered per thread); window: only a pass
+  // of that declared window (a pass is identified by its window and frame id).
+  selectFrame(number, kind, threadName, window) {
+    const f = hook.frameAt(number, kind, threadName, window);
     if (!f) return -1;
     state.frame = f.row;
     emit('frame', f.row);
@@ -334,12 +335,13 @@ Object.assign(hook, {
     return f.row;
   },
   // The frame numbered `number` of that kind (on the thread of that name, when given): its row and times.
-  frameAt(number, kind, threadName) {
+  frameAt(number, kind, threadName, window) {
     const m = state.model, F = m.frames;
     kind = kind || m.frameKind();
     for (let k = 0; k < F.rows; k++) {
       if (F.number[k] !== number || m.frameKinds[F.kind[k]] !== kind) continue;
       if (threadName != null && m.threadName(F.thread[k]) !== threadName) continue;
+      if (window != null && m.frame(k).window !== window) continue;
       return { row: k, start: F.start[k], dur: F.dur[k], thread: m.threadName(F.thread[k]) };
     }
     return null;
@@ -426,10 +428,8 @@ Object.assign(hook, {
   rangeBox() { const b = $('flame').querySelector('.range-box'); return b.hidden ? null : b.innerText; },
   sandwich(name) { aggview.setName(name); return aggview.drawn(); },
   diffFrames(a, b) {
-    const m = state.model, F = m.frames;
-    const ref = state.frame >= 0 ? state.frame : 0;   // numbers of the selected frame's kind and thread
-    const row = (n) => { for (let k = 0; k < F.rows; k++) if (F.number[k] === n && F.kind[k] === F.kind[ref] && F.thread[k] === F.thread[ref]) return k; return -1; };
-    return diff.setFrames(row(a), row(b)).map((r) => ({ ...r }));
+    const ref = state.frame >= 0 ? state.frame : 0;   // numbers of the selected frame's series (diff.js _frameRow)
+    return diff.setFrames(diff._frameRow(ref, a), diff._frameRow(ref, b)).map((r) => ({ ...r }));
   },
   diffCaptures() { diff.mode = 'captures'; diff.render(); return diff.rows.map((r) => ({ ...r })); },
   search(text) { const el = $('search'); el.value = text; el.dispatchEvent(new Event('input')); flame.render(); },

@@ -83,14 +83,16 @@ function appendSince(prev) {
   return Number.isFinite(t) ? t + prev.meta.start_ns : null;
 }
 
-// The server's ?since= answer: {rows, total, start, dur, self, index, site, depth} (viewer_model.h's layout).
+// The server's ?since= answer: {rows, total, start, dur, self, index, site, depth, frame} (viewer_model.h's
+// layout; frame: the owning frames row of every span of the snapshot, not only of those sent).
 export function unpackSince(buf) {
   const head = new Uint32Array(buf, 0, 2), n = head[0];
   const out = { rows: n, total: head[1] };
   let at = 8;
-  for (const [name, C] of [['start', Float64Array], ['dur', Float32Array], ['self', Float32Array], ['index', Uint32Array], ['site', Uint16Array], ['depth', Uint8Array]]) {
-    out[name] = new C(buf, at, n);
-    at += Math.ceil((n * C.BYTES_PER_ELEMENT) / 8) * 8;
+  for (const [name, C, rows] of [['start', Float64Array, n], ['dur', Float32Array, n], ['self', Float32Array, n], ['index', Uint32Array, n],
+    ['site', Uint16Array, n], ['depth', Uint8Array, n], ['frame', Uint32Array, head[1]]]) {
+    out[name] = new C(buf, at, rows);
+    at += Math.ceil((rows * C.BYTES_PER_ELEMENT) / 8) * 8;
   }
   return out;
 }
@@ -151,7 +153,7 @@ function appendSpans(prev, meta, delta, since) {
     }
   }
   for (let i = 0; i < n; i++) if (!got[i]) return { refused: 'a span neither carried nor fetched' };
-  return { spans: { rows: n, start, dur, self, site, depth }, fetched: delta.rows };
+  return { spans: { rows: n, start, dur, self, site, depth, frame: delta.frame }, fetched: delta.rows };
 }
 
 // A 64-bit element id from its two 32-bit halves, as 16 hex digits (as `strobe tree` prints it).
@@ -211,6 +213,9 @@ export class Model {
     this.self = t.spans.self;
     this.site = t.spans.site;
     this.depth = t.spans.depth;
+    // The frames row owning each span (the frame model's rule: the innermost operation open on its thread at
+    // its begin, docs/frames.md §Own spans); null when the capture's frames are marks or scopes.
+    this.owner = meta.frames_are === 'pass_operations' && t.spans.frame ? t.spans.frame : null;
     this.sites = [];        // by id
     this.siteRGB = [];      // by id: [r, g, b]
     for (const s of meta.sites) {
@@ -253,6 +258,26 @@ export class Model {
       else hi = mid;
     }
     return lo ? a[lo - 1][1] : 0;
+  }
+
+  // The CPU thread with the most frame time: the time of its top-level spans that frames own (a capture of
+  // pass operations), else of all its top-level spans (marks, or no frames); null without spans.
+  busiestThread() {
+    let best = null, most = -1;
+    for (const th of this.threads) {
+      if (!th || !this.isCpu(th.index) || !th.rows.length) continue;
+      const r = th.rows[0], o = this.owner;
+      let t = 0;
+      for (let i = r.first; i < r.first + r.count; i++) if (!o || o[i] !== 0xFFFFFFFF) t += this.dur[i];
+      if (t > most) { most = t; best = th.index; }
+    }
+    return best;
+  }
+
+  // Whether lane t is a thread of the capture (not a GPU queue's or an external producer's lane).
+  isCpu(t) {
+    const th = this.threads[t];
+    return !!th && !th.gpu_lane && !th.producer_lane;
   }
 
   threadName(t) {
@@ -326,7 +351,8 @@ export class Model {
     const f = this.frames;
     return {
       index: k, start: f.start[k], dur: f.dur[k], end: f.start[k] + f.dur[k],
-      thread: f.thread[k], number: f.number[k], kind: this.frameKinds[f.kind[k]],
+      thread: f.thread[k], beginThread: f.begin_thread ? f.begin_thread[k] : f.thread[k], number: f.number[k], kind: this.frameKinds[f.kind[k]],
+      state: f.state && this.meta.frame_states ? this.meta.frame_states[f.state[k]] : null,
       op: (f.flags[k] & FRAME_FLAG.OP) !== 0, committed: (f.flags[k] & FRAME_FLAG.COMMITTED) !== 0,
       handedOff: (f.flags[k] & FRAME_FLAG.HANDED_OFF) !== 0, appFrameId: (f.flags[k] & FRAME_FLAG.APP_FRAME) !== 0,
       detail: (f.flags[k] & FRAME_FLAG.DETAIL) !== 0, remote: (f.flags[k] & FRAME_FLAG.REMOTE) !== 0, id: f.id[k],
@@ -337,13 +363,16 @@ export class Model {
   // The process label of a process index of the handoffs, opstages and opcounters tables (null: none).
   processName(p) { return p < (this.meta.processes || []).length ? this.meta.processes[p] : null; }
 
-  // An operation frame's own stage table: [{site, count, total, min, max, process}] (its rows are one
-  // run; process: where the stage ran, for an operation that crossed processes, else null).
+  // An operation frame's own stage table, as the frame model gives it: [{site, count, total, min, max,
+  // process, parent, parentKnown}] (its rows are one run; process: where the stage ran, for an operation that
+  // crossed processes, else null; parent: the stage site it ran under, 0 none; parentKnown false: a capture
+  // from before run-time parents, where only the declared parent is known).
   opStagesOf(k) {
     const o = this.opstages, out = [];
     for (let i = lowerBound(0, o.rows, k, (x) => o.frame[x]); i < o.rows && o.frame[i] === k; i++) {
       out.push({ site: o.site[i], count: o.count[i], total: o.total[i], min: o.min[i], max: o.max[i],
-        process: o.process ? this.processName(o.process[i]) : null });
+        process: o.process ? this.processName(o.process[i]) : null, parent: o.parent ? o.parent[i] : 0,
+        parentKnown: !!(o.parent_known && o.parent_known[i]) });
     }
     return out;
   }
@@ -397,15 +426,64 @@ export class Model {
   // Where frame k ran: its thread, or for an operation joined across processes both threads.
   frameWhere(k) {
     const f = this.frame(k);
-    if (!f.remote) return this.threadName(f.thread);
+    if (!f.remote) return f.beginThread !== f.thread ? `${this.threadName(f.beginThread)} → ${this.threadName(f.thread)}` : this.threadName(f.thread);
     const names = [];
     for (const s of this.frameSegments(k)) { const n = this.threadName(s.thread); if (names[names.length - 1] !== n) names.push(n); }
     return names.join(' → ');
   }
 
-  // The span tree (pathTotals) of the spans inside frame k: each segment's thread inside its interval,
-  // merged by name path.
+  // Whether frame k's spans are those it owns (an operation of a capture whose frames are passes), not
+  // those inside its interval (marks, top-level scopes).
+  owns(k) { return this.owner !== null && (this.frames.flags[k] & FRAME_FLAG.OP) !== 0; }
+
+  // Per thread, per depth, the [from, to) rows of the spans that begin inside frame k's interval: every
+  // span it may own (an operation owns only spans that begin while it is open).
+  _beginRanges(k) {
+    const t0 = this.frames.start[k], t1 = t0 + this.frames.dur[k], s = this.start;
+    const eps = 1e-6 * Math.max(1, t1 - t0), out = [];
+    for (const th of this.threads) {
+      if (!th || !this.isCpu(th.index)) continue;
+      const ranges = th.rows.map((r) => {
+        const from = lowerBound(r.first, r.first + r.count, t0 - eps, (i) => s[i]);
+        return [from, lowerBound(from, r.first + r.count, t1 + eps, (i) => s[i])];
+      });
+      if (ranges.some(([a, b]) => b > a)) out.push({ thread: th.index, ranges });
+    }
+    return out;
+  }
+
+  // The spans frame k owns as [from, to) runs of span rows (owns(k)), for the aggregations.
+  frameRuns(k) {
+    const o = this.owner, out = [];
+    for (const { ranges } of this._beginRanges(k)) {
+      for (const [from, to] of ranges) {
+        for (let i = from; i < to; i++) {
+          if (o[i] !== k) continue;
+          const a = i;
+          while (i < to && o[i] === k) i++;
+          out.push([a, i]);
+        }
+      }
+    }
+    return out;
+  }
+
+  // The scope of frame k as aggregate.js, stats.js and search.js take it: its own spans (owns(k)), else
+  // each part's thread inside its interval.
+  frameScope(k) {
+    const f = this.frame(k);
+    if (this.owns(k)) return { t0: f.start, t1: f.end, frame: k, runs: this.frameRuns(k) };
+    return f.remote ? { t0: f.start, t1: f.end, parts: this.frameSegments(k) } : { t0: f.start, t1: f.end, thread: f.thread };
+  }
+
+  // The span tree (pathTotals) of frame k: the spans it owns (owns(k)), else each segment's thread inside
+  // its interval, merged by name path.
   frameTree(k) {
+    if (this.owns(k)) {
+      const o = this.owner, keep = (i) => o[i] === k;
+      const maps = this._beginRanges(k).map(({ thread, ranges }) => this.pathTotals(ranges, [thread], keep));
+      return maps.length === 1 ? maps[0] : mergePathMaps(maps);
+    }
     const maps = this.frameSegments(k).map((s) => this.pathTotals(this.spansInside(s.thread, s.t0, s.t1), [s.thread]));
     return maps.length === 1 ? maps[0] : mergePathMaps(maps);
   }
@@ -447,7 +525,7 @@ export class Model {
   // min, max}. `ranges` is one list of [from, to) per depth (spansInside) or
   // null for every span of the capture. Parents are found by walking each
   // row beside the row above it, so the cost is linear in the spans.
-  pathTotals(ranges, threads) {
+  pathTotals(ranges, threads, keep = null) {
     const nodes = new Map();      // numeric key -> node
     const byId = [];              // node id -> node
     const s = this.start, d = this.dur, site = this.site;
@@ -457,6 +535,7 @@ export class Model {
       for (let depth = 0; depth < rows.length; depth++) {
         const [from, to] = ranges ? (ranges[depth] || [0, 0]) : [rows[depth].first, rows[depth].first + rows[depth].count];
         const ids = new Int32Array(Math.max(0, to - from));
+        if (keep) ids.fill(-1);   // spans left out: their children find their path through _ancestorPathId
         // The parent row is the whole row above (ancestors may lie outside a frame).
         const pr = depth ? rows[depth - 1] : null;
         const pEnd = pr ? pr.first + pr.count : 0;
@@ -465,8 +544,9 @@ export class Model {
           let parentId = -1;
           if (pr) {
             while (p + 1 < pEnd && s[p + 1] <= s[i]) p++;
-            parentId = p >= prevFrom && p < prevTo ? prevIds[p - prevFrom] : this._ancestorPathId(p, nodes, byId);
+            parentId = p >= prevFrom && p < prevTo && prevIds[p - prevFrom] >= 0 ? prevIds[p - prevFrom] : this._ancestorPathId(p, nodes, byId);
           }
+          if (keep && !keep(i)) continue;
           const key = (parentId + 1) * 65536 + site[i];
           let n = nodes.get(key);
           if (!n) {

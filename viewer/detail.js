@@ -69,6 +69,8 @@ export class Detail {
     }
     if (state.frame >= 0 && state.frame < m.frames.rows) {
       const f = m.frame(state.frame);
+      if (m.owns(f.index)) // its own spans (docs/frames.md §Own spans), on whichever threads they ran
+        return { kind: 'frame', f, thread: f.thread, ranges: m.frameRuns(f.index), nodes: m.frameTree(f.index), t0: f.start, t1: f.end, total: f.dur };
       if (f.remote) { // both processes' spans, each thread inside its part of the operation
         const segs = m.frameSegments(f.index);
         const ranges = segs.flatMap((s) => m.spansInside(s.thread, s.t0, s.t1));
@@ -186,12 +188,16 @@ export class Detail {
     const list = m.opStagesOf(f.index);
     if (!f.detail) return '<h3>Stages</h3><div class="dim small">This operation began before the capture: its stages and counters are unknown, not zero.</div>';
     if (!list.length) return '';
+    // Nested under the stage it ran inside (the frame model's run-time parent), or, in a capture from before
+    // run-time parents, under its declared parent.
+    const declared = list.some((a) => !a.parentKnown);
     const rows = nestStages(list.map((a) => {
       const s = m.sites[a.site] || { name: '?', parent: '' };
-      return { ...a, name: s.name, parent: s.parent };
+      const p = a.parentKnown ? (a.parent && m.sites[a.parent] ? m.sites[a.parent].name : '') : s.parent;
+      return { ...a, name: s.name, parent: p };
     }));
     const across = list.some((a) => a.process !== null);
-    return `<h3>Stages</h3><div class="dim small">the operation's own stage table${across ? ', each stage in the process it ran in' : ''}; an indented stage is nested in its declared parent above it: already included there, do not sum</div>` +
+    return `<h3>Stages</h3><div class="dim small">the operation's own stage table${across ? ', each stage in the process it ran in' : ''}; an indented stage ran inside the stage above it${declared ? ' (its declared parent: this capture predates run-time parents)' : ''}: already included there, do not sum</div>` +
       stageTable(rows, 'opstages', across);
   }
 
@@ -351,5 +357,5 @@ function handoffLine(m, f) {
 function opLine(f) {
   const idNote = f.kind === 'pass' ? ` · frame id ${f.number}${f.appFrameId ? ' (the application\'s)' : ''}` : '';
   return `<div class="opline dim">operation ${f.id} · ${fmt.esc(f.kind)} · window <b>${fmt.esc(f.window ?? '')}</b>${idNote} · ` +
-    `${f.committed ? 'committed' : '<b>not committed</b> (superseded or dropped)'}${f.handedOff && !f.remote ? ' · handed off between threads' : ''}</div>`;
+    `${f.state ? `<b>${fmt.esc(f.state)}</b>` : f.committed ? 'committed' : '<b>not committed</b>'}${f.handedOff && !f.remote ? ' · handed off between threads' : ''}</div>`;
 }

@@ -11,6 +11,7 @@
 
 import { state, on } from './state.js';
 import * as fmt from './fmt.js';
+import { FRAME_FLAG } from './data.js';
 
 export function diffRows(before, after, scaleA = 1, scaleB = 1) {
   const rows = [];
@@ -51,9 +52,12 @@ export class Diff {
     this.a = this.b = -1;
   }
 
-  _frameRow(thread, kind, number) {
-    const F = this.model.frames;
-    for (let k = 0; k < F.rows; k++) if (F.thread[k] === thread && F.kind[k] === kind && F.number[k] === number) return k;
+  // The frame numbered `number` of frame `ref`'s series: an operation's declared window (a pass is
+  // identified by its window and frame id), else its thread (marks and scopes are numbered per thread).
+  _frameRow(ref, number) {
+    const F = this.model.frames, op = (k) => (F.flags[k] & FRAME_FLAG.OP) !== 0;
+    const same = op(ref) ? (k) => op(k) && F.window[k] === F.window[ref] : (k) => !op(k) && F.thread[k] === F.thread[ref];
+    for (let k = 0; k < F.rows; k++) if (F.kind[k] === F.kind[ref] && F.number[k] === number && same(k)) return k;
     return -1;
   }
 
@@ -66,8 +70,8 @@ export class Diff {
       this.b = b;
     }
     if (this.a < 0 && this.b >= 0) {
-      const a = this._frameRow(F.thread[this.b], F.kind[this.b], F.number[this.b] - 1);
-      this.a = a >= 0 ? a : this._frameRow(F.thread[this.b], F.kind[this.b], F.number[this.b] + 1);
+      const a = this._frameRow(this.b, F.number[this.b] - 1);
+      this.a = a >= 0 ? a : this._frameRow(this.b, F.number[this.b] + 1);
     }
   }
 
@@ -103,7 +107,7 @@ export class Diff {
     if (t.name === 'fa' || t.name === 'fb') {
       const ref = t.name === 'fa' ? this.a : this.b;
       const F = this.model.frames;
-      const k = ref >= 0 ? this._frameRow(F.thread[ref], F.kind[ref], Number(t.value)) : -1;
+      const k = ref >= 0 ? this._frameRow(ref, Number(t.value)) : -1;
       if (k >= 0) { if (t.name === 'fa') this.a = k; else this.b = k; }
       this.render();
     }
@@ -130,7 +134,7 @@ export class Diff {
         `<button data-use="a">use selected</button>` +
         ` <label>after: ${fb ? fb.kind : 'frame'} <input name="fb" type="number" min="0" value="${fb ? fb.number : ''}"></label>` +
         `<button data-use="b">use selected</button>`;
-      if (fa && fb) head += `<span class="dim">${fmt.dur(fa.dur)} → ${fmt.dur(fb.dur)} (${fmt.signedDur(fb.dur - fa.dur)}) on ${fmt.esc(m.threadName(fb.thread))}; spans that begin and end inside each frame</span>`;
+      if (fa && fb) head += `<span class="dim">${fmt.dur(fa.dur)} → ${fmt.dur(fb.dur)} (${fmt.signedDur(fb.dur - fa.dur)}) on ${fmt.esc(m.frameWhere(fb.index))}; ${m.owns(fb.index) ? 'the spans each frame owns (docs/frames.md)' : 'spans that begin and end inside each frame'}</span>`;
       void F;
     } else {
       head += `<span class="dim">${fmt.esc(m.meta.label)} (${m.frameCount()} frames) → ${fmt.esc(this.compare.meta.label)} (${this.compare.frameCount()} frames): ${this.scaleNote}</span>`;

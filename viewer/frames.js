@@ -461,7 +461,8 @@ export class Frames {
     const what = m.meta.frames_are !== 'marks' ? `${fmt.count(order.length)} ${LIST_WHAT[m.meta.frames_are] || ''}${whose}`
       : others ? `${fmt.count(order.length)} rows${whose}: ${fmt.count(frames)} frames (FRAME-mark intervals) and ${fmt.count(others)} operation${others > 1 ? 's' : ''}`
         : `${fmt.count(frames)} frames (FRAME-mark intervals)${whose}`;
-    const own = this.ownPasses ? ` · ${fmt.count(this.ownPasses)} pass scopes are their frames' own: listed once, as the frame` : '';
+    const own = (this.ownPasses ? ` · ${fmt.count(this.ownPasses)} pass scopes are their frames' own: listed once, as the frame` : '') +
+      (m.meta.operations_unfinished ? ` · ${fmt.count(m.meta.operations_unfinished)} unfinished (begun, never ended in the capture: not listed)` : '');
     let pick = '';
     if (this.threadCounts.size > 1) {
       const opts = [...this.threadCounts.entries()].sort((a, b) => a[0] - b[0]).map(([t, n]) =>
@@ -497,8 +498,8 @@ export class Frames {
       const cls = this.mode === 'activity' ? '' : fmt.durClass(f.dur, state.thresholds);
       rows.push(`<tr data-frame="${f.index}"${f.index === state.frame ? ' class="sel"' : ''}>` +
         `<td class="num c-number">${f.number}</td><td class="num dur c-dur ${cls}">${fmt.dur(f.dur)}</td>` +
-        `<td class="c-kind"><i class="kdot" style="background:${fmt.KIND_COLORS[f.kind]}"></i>${f.kind}</td>` +
-        `<td class="c-thread">${fmt.esc(f.remote ? m.frameWhere(f.index) : m.threadName(f.thread))}</td><td class="num c-start">${fmt.at(f.start)}</td></tr>`);
+        `<td class="c-kind"><i class="kdot" style="background:${fmt.KIND_COLORS[f.kind]}"></i>${f.kind}${stateMark(f)}</td>` +
+        `<td class="c-thread">${fmt.esc(m.frameWhere(f.index))}</td><td class="num c-start">${fmt.at(f.start)}</td></tr>`);
     }
     rows.push(pad(order.length - last));
     tb.innerHTML = rows.join('');
@@ -537,11 +538,12 @@ const LIST_WHAT = {
   top_level_scopes: 'top-level scopes',
 };
 
-// Both frame rates of each series, labelled as `strobe report` labels them.
+// Both frame rates of each series of the frame model (a process's window, or a thread), labelled as
+// `strobe report` labels them.
 function rates(m) {
   const shown = (r) => state.frameThread == null || r.window != null || r.thread === state.frameThread;
   const out = (m.meta.frame_rates || []).filter(shown).map((r) => {
-    const who = r.window != null ? `window ${fmt.esc(r.window)}` : fmt.esc(m.threadName(r.thread));
+    const who = r.window != null ? `window ${fmt.esc(r.window)}${r.process != null ? ` (process ${fmt.esc(r.process)})` : ''}` : fmt.esc(m.threadName(r.thread));
     return `<div class="rates" title="fps_first_to_last: frames over the first-to-last frame span (one long stall pulls it down); ` +
       `fps_steady_median_interval: 1 / the median interval between frames">${who}: ` +
       `<b>${r.fps_first_to_last.toFixed(1)}</b> fps first-to-last (${fmt.count(r.frames)} frames in ${fmt.dur(r.span_ns)}) · ` +
@@ -550,8 +552,15 @@ function rates(m) {
   return out.join('');
 }
 
+// An operation's state across threads and processes (the frame model's, docs/frames.md §States) when it
+// is not plainly completed: superseded, dropped, handed off, abandoned, presented.
+function stateMark(f) {
+  return f.op && f.state && f.state !== 'completed' ? ` <span class="fstate fstate-${f.state.replace(/ /g, '-')}" title="docs/frames.md §States">${fmt.esc(f.state)}</span>` : '';
+}
+
 export function frameTitle(m, k, budgetMs) {
   const f = m.frame(k);
-  const where = f.op ? `window ${f.window} · ${m.frameWhere(k)}${f.committed ? '' : ' · not committed'}` : m.threadName(f.thread);
+  const state = f.state && f.state !== 'completed' ? f.state : f.committed ? '' : 'not committed';
+  const where = f.op ? `window ${f.window} · ${m.frameWhere(k)}${state ? ` · ${state}` : ''}` : m.threadName(f.thread);
   return `${f.kind} ${f.number} · ${where} · ${fmt.dur(f.dur)} (${(f.dur / (budgetMs * 1e6)).toFixed(2)}× budget) at ${fmt.at(f.start)}`;
 }

@@ -35,6 +35,7 @@ export function encode(s) {
     if (g.scope && g.scope !== 'capture') p.set('fg', g.scope);
     if (g.focus) p.set('fgf', g.focus);
     if (g.name) p.set('fgs', g.name);
+    if (g.thread != null) p.set('fgt', String(g.thread));
   }
   return p.toString();
 }
@@ -64,11 +65,12 @@ export function decode(hash) {
   if (/^(frame|range)$/.test(p.get('fg') || '')) fg.scope = p.get('fg');
   if (p.get('fgf') && p.get('fgf').length <= 4096) fg.focus = p.get('fgf');
   if (p.get('fgs') && p.get('fgs').length <= 512) fg.name = p.get('fgs');
+  if (/^(all|\d{1,9})$/.test(p.get('fgt') || '')) fg.thread = p.get('fgt') === 'all' ? 'all' : Number(p.get('fgt'));
   if (Object.keys(fg).length) out.flameGraph = fg;
   return out;
 }
 
-const KEYS = ['cap', 'tab', 'ss', 'frame', 't0', 't1', 'span', 'r0', 'r1', 'q', 'site', 'in', 'fg', 'fgf', 'fgs'];
+const KEYS = ['cap', 'tab', 'ss', 'frame', 't0', 't1', 'span', 'r0', 'r1', 'q', 'site', 'in', 'fg', 'fgf', 'fgs', 'fgt'];
 
 // The fragment body for state `s`, keeping every parameter of `hash` that is not the view's
 // (e.g. fallback=1, or another module's), before the view's own.

@@ -78,6 +78,8 @@ export class Search {
     if (t.span) {
       const E = m.elements;
       for (let k = 0; k < E.rows; k++) if (t.span(E.span[k])) out.push(E.span[k]);
+    } else if (scope && scope.runs) { // a frame's own spans (data.js frameScope)
+      for (const [from, to] of scope.runs) for (let i = from; i < to; i++) if (t.lit[site[i]]) out.push(i);
     } else {
       for (const th of m.threads) {
         if (!th) continue;

@@ -62,8 +62,7 @@ export class Stats {
     if (kind === 'frame') {
       if (state.frame < 0 || state.frame >= m.frames.rows) return { none: 'no frame is selected' };
       const f = m.frame(state.frame);
-      const parts = f.remote ? m.frameSegments(f.index) : null; // a frame handed between processes: each part on its thread
-      return { scope: parts ? { t0: f.start, t1: f.end, parts } : { t0: f.start, t1: f.end, thread: f.thread }, label: `${f.kind} ${f.number} on ${m.frameWhere(f.index)}` };
+      return { scope: m.frameScope(f.index), label: `${f.kind} ${f.number} on ${m.frameWhere(f.index)}` };
     }
     if (kind === 'view') return { scope: { t0: state.view.t0, t1: state.view.t1 }, label: `the flame chart's view, ${fmt.at(state.view.t0)} to ${fmt.at(state.view.t1)}` };
     if (!state.range) return { none: 'no range is selected (Shift+drag in the flame chart)' };

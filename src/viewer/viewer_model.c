@@ -23,8 +23,10 @@
  * interval from its kth mark to the next; otherwise every top-level scope is
  * one. Without operations, top-level scopes whose category names an
  * operation kind (pass, input, rebuild, app_scope, request) are listed as
- * such operations beside the frames. The meta carries both frame rates of
- * the frames (analyze/frame_rate.h), as `strobe report` gives them; a
+ * such operations beside the frames. The frame model (strobe/frames.h,
+ * docs/frames.md), built in pass 1, gives each entry its state, threads and
+ * window, each span the frame that owns it (>>frames) and the meta both
+ * frame rates per series, as `strobe report` gives them; a
  * capture with neither operations nor marks is a program without frames:
  * no frame rate, and the meta's `activity` instead (each thread's top-level
  * scope time per time bucket), which the viewer draws in place of the frame
@@ -51,9 +53,9 @@
 
 #include <jansson.h>
 
-#include "analyze/frame_rate.h"
 #include "analyze/gpu_frames.h"
 #include "strobe/capture.h"
+#include "strobe/frames.h"
 #include "strobe/replay.h"
 #include "strobe/session.h"
 #include "viewer/viewer_model.h"
@@ -121,18 +123,25 @@ static int table_alloc(strobe__vtable *t, const char *name, uint32_t rows, const
 
 #define COL(t, i, type) ((type *)(void *)((t)->data + (t)->cols[i].offset))
 
+/* spans.frame: the frames row of the operation that owns the span (the frame model's rule,
+ * docs/frames.md §Own spans), NO_SPAN for none (a span outside every operation, or a capture whose frames
+ * are marks or scopes, where a frame's spans are those inside its interval). */
 static const coldef SPAN_COLS[] = {{"start", "f64", 8}, {"dur", "f32", 4}, {"self", "f32", 4},
-                                   {"site", "u16", 2}, {"depth", "u8", 1}};
-enum { SP_START, SP_DUR, SP_SELF, SP_SITE, SP_DEPTH };
+                                   {"frame", "u32", 4}, {"site", "u16", 2}, {"depth", "u8", 1}};
+enum { SP_START, SP_DUR, SP_SELF, SP_FRAME, SP_SITE, SP_DEPTH, SP_NCOLS };
 static const coldef VALUE_COLS[] = {{"value", "f64", 8}, {"span", "u32", 4}, {"site", "u16", 2}};
 enum { VA_VALUE, VA_SPAN, VA_SITE };
 static const coldef CUMUL_COLS[] = {{"count", "f64", 8}, {"total", "f64", 8}, {"min", "f64", 8}, {"max", "f64", 8},
                                     {"span", "u32", 4},  {"thread", "u32", 4}, {"site", "u16", 2}};
 enum { CU_COUNT, CU_TOTAL, CU_MIN, CU_MAX, CU_SPAN, CU_THREAD, CU_SITE };
-static const coldef FRAME_COLS[] = {{"start", "f64", 8}, {"dur", "f64", 8},  {"number", "f64", 8},
-                                    {"id", "f64", 8},    {"thread", "u32", 4}, {"window", "u16", 2},
-                                    {"kind", "u8", 1},   {"flags", "u8", 1}};
-enum { FR_START, FR_DUR, FR_NUMBER, FR_ID, FR_THREAD, FR_WINDOW, FR_KIND, FR_FLAGS };
+/* frames.thread and begin_thread: the thread it ended and began on; state: the frame model's
+ * STROBE_FRAME_* (include/strobe/frames.h; meta.frame_states names them), all from the frame model. */
+static const coldef FRAME_COLS[] = {{"start", "f64", 8},  {"dur", "f64", 8},        {"number", "f64", 8},
+                                    {"id", "f64", 8},     {"thread", "u32", 4},     {"begin_thread", "u32", 4},
+                                    {"window", "u16", 2}, {"kind", "u8", 1},        {"flags", "u8", 1},
+                                    {"state", "u8", 1}};
+enum { FR_START, FR_DUR, FR_NUMBER, FR_ID, FR_THREAD, FR_BEGIN_THREAD, FR_WINDOW, FR_KIND, FR_FLAGS, FR_STATE,
+       FR_NCOLS };
 /* frames.flags: what an operation entry says of itself (0 for marks and scopes); viewer/data.js FRAME_FLAG
  * names them too (CTest viewer_vocab compares). FF_REMOTE: it crossed
  * processes (a row of the handoffs table says how: >>handoffs). */
@@ -141,9 +150,13 @@ enum { FF_OP = 1, FF_COMMITTED = 2, FF_HANDED_OFF = 4, FF_APP_FRAME = 8, FF_DETA
  * that never left its process. */
 #define NO_PROCESS 0xffffu
 #define MAX_PROCESSES 256u /* process labels told apart; operations of others are counted (processes_cut) */
-static const coldef OPSTAGE_COLS[] = {{"total", "f64", 8}, {"min", "f64", 8},   {"max", "f64", 8},    {"frame", "u32", 4},
-                                      {"count", "u32", 4}, {"site", "u16", 2},  {"process", "u16", 2}};
-enum { OS_TOTAL, OS_MIN, OS_MAX, OS_FRAME, OS_COUNT, OS_SITE, OS_PROCESS };
+/* opstages: the frame model's stages of each operation entry (strobe_frame_stage), each under its run-time
+ * parent (parent: a stage site, 0 none; parent_known 0: a capture from before run-time parents, where the
+ * declared parent is all there is). */
+static const coldef OPSTAGE_COLS[] = {{"total", "f64", 8},  {"min", "f64", 8},     {"max", "f64", 8},
+                                      {"frame", "u32", 4},  {"count", "u32", 4},   {"site", "u16", 2},
+                                      {"process", "u16", 2}, {"parent", "u16", 2}, {"parent_known", "u8", 1}};
+enum { OS_TOTAL, OS_MIN, OS_MAX, OS_FRAME, OS_COUNT, OS_SITE, OS_PROCESS, OS_PARENT, OS_PARENT_KNOWN, OS_NCOLS };
 static const coldef OPCOUNTER_COLS[] = {{"value", "f64", 8}, {"frame", "u32", 4}, {"name", "u16", 2}, {"process", "u16", 2}};
 enum { OC_VALUE, OC_FRAME, OC_NAME, OC_PROCESS };
 /* One row per operation entry that crossed processes (docs/viewer.md §Across processes), by frame. */
@@ -231,16 +244,16 @@ typedef struct tmp_cumul {
 typedef struct tmp_frame {
   double start, dur, number, id;
   uint32_t thread;
-  uint32_t stage0, counter0;  /* operations: first row of its stages and counters in the tmp tables */
+  uint32_t counter0;          /* operations: first row of its counters in the tmp table */
   uint32_t collector;         /* operations: the collector that numbered it */
-  uint32_t stage0b, counter0b; /* joined across processes: the origin's half's stages and counters */
+  uint32_t counter0b;         /* joined across processes: the origin's half's counters */
   uint32_t handoff;           /* its row of b->handoffs, NO_HANDOFF when it never left its process */
   uint32_t ocollector;        /* joined: the origin's half's collector and id */
   double oid;
   uint32_t run0, nruns;       /* crossed processes: its rows of b->runs */
   uint16_t window;
-  uint8_t kind, flags, nstages, ncounters;
-  uint8_t nstagesb, ncountersb, gone; /* gone: the origin's half, joined into its finisher's entry */
+  uint8_t kind, flags, ncounters;
+  uint8_t ncountersb, gone; /* gone: the origin's half, joined into its finisher's entry */
 } tmp_frame;
 #define NO_HANDOFF UINT32_MAX
 
@@ -275,12 +288,6 @@ typedef struct tmp_handoff {
   uint8_t state;
 } tmp_handoff;
 
-typedef struct tmp_stage {
-  double total, min, max;
-  uint32_t count;
-  uint16_t site;
-} tmp_stage;
-
 typedef struct tmp_counter {
   double value;
   uint16_t name;
@@ -303,9 +310,9 @@ typedef struct builder {
   uint64_t n_elements;       /* ELEMENT records kept */
   uint64_t trees_cut;        /* TREE records past MAX_TREES or past the span cut */
   uint32_t *samples_per_site;/* MAX_SITES */
-  int marks_mode;
-  int ops_mode;              /* the capture has pass operations: they are the frames */
-  uint64_t n_op_stages, n_op_counters; /* rows the operations' tables need (ops_mode) */
+  int marks_mode;            /* the frame model's source: FRAME marks (a thread marked two or more) */
+  int ops_mode;              /* ... pass operations: they are the frames, and own the spans */
+  uint64_t n_op_counters;    /* rows the operations' counters need (ops_mode) */
   char *opc_names[MAX_OP_COUNTER_NAMES];  /* operation counter names, in order of first appearance */
   uint32_t opc_samples[MAX_OP_COUNTER_NAMES]; /* samples per name */
   uint32_t opc_unit[MAX_OP_COUNTER_NAMES];    /* strobe_unit per name: the first an operation's counter had */
@@ -345,10 +352,8 @@ typedef struct builder {
   uint32_t n_procs;
   uint64_t procs_cut;        /* their records past MAX_PROCESSES labels: not joined, counted */
   uint64_t xp_joined, xp_resumed, xp_not_resumed; /* handoffs rows by state */
-  uint8_t *remote_site;      /* per site: 0 not asked, 1 this process's, 2 a stage the origin ran */
-  tmp_stage *ostages;
   tmp_counter *ocounters;
-  uint64_t nostages, nocounters;
+  uint64_t nocounters;
   uint32_t opc_first[MAX_OP_COUNTER_NAMES], opc_next[MAX_OP_COUNTER_NAMES]; /* sample runs, after the sites' */
   uint32_t *sample_next;     /* per site: next slot */
   uint32_t *sample_first;    /* per site: first slot */
@@ -358,6 +363,8 @@ typedef struct builder {
   int read_error;
   strobe_capture_totals totals;
   strobe_capture *cap;       /* pass 2's reader, open until the meta is built */
+  strobe_frames *fx;         /* the frame model (include/strobe/frames.h), built in pass 1 */
+  uint32_t *fx_of_row, *row_of_fx; /* frames rows to the model's frames and back (>>frames), NO_SPAN for none */
   /* GPU (docs/gpu.md): each queue lane is a thread of the model after the
    * capture's own, its spans mapped once pass 1 has read every pair. */
   strobe__gpu_data gpu;
@@ -429,8 +436,6 @@ static const char *opc_name(char *buf, size_t cap, const strobe_capture_op_count
 
 /* Pass 1 of a completed operation: the rows it will need. */
 static int op_counted(builder *b, const strobe_capture_op *op) {
-  if (op->kind == 1 /* STROBE_OP_PASS */) b->ops_mode = 1;
-  b->n_op_stages += op->nstages;
   for (uint32_t i = 0; i < op->ncounters; i++) {
     char name[2 * STROBE__MAX_STR_NAME + 2];
     int k = opc_index(b, opc_name(name, sizeof name, &op->counters[i]), 1);
@@ -526,6 +531,7 @@ static void gpu_fill(builder *b) {
     COL(sp, SP_SELF, float)[k] = (float)dur;
     COL(sp, SP_SITE, uint16_t)[k] = (uint16_t)s->site;
     COL(sp, SP_DEPTH, uint8_t)[k] = (uint8_t)(d - 1);
+    COL(sp, SP_FRAME, uint32_t)[k] = NO_SPAN; /* a GPU queue's work is no thread's operation */
     touch_range(b, begin, begin + dur);
     strobe_capture_record r = {.site = s->site, .duration_ns = dur, .self_ns = dur};
     site_stat_add(b, &r);
@@ -542,6 +548,7 @@ static int pass1(builder *b) {
   b->stop_at = UINT64_MAX;
   int first_begin_thread = -1;
   while ((rc = strobe_capture_next(c, &r)) > 0) {
+    if (strobe_frames_add(b->fx, c, &r)) goto oom; /* every record: frames are whole even past the span bound */
     if (b->stop_at != UINT64_MAX) { /* over the bound: only count what is cut */
       if (r.type == STROBE_REC_END && !r.unwound) b->spans_cut++; /* unwound ones are no spans (totals count them) */
       if (r.type == STROBE_REC_TREE) b->trees_cut++;
@@ -619,13 +626,16 @@ static int pass1(builder *b) {
   b->totals = strobe_capture_query_totals(c); /* over the whole capture, kept or cut */
   for (uint32_t i = 0; i < b->nth; i++) {
     b->n_open += b->th[i].cur; /* still open at the end */
-    if (b->th[i].marks >= 2) b->marks_mode = 1;
   }
   if (!b->frame_thread_set && first_begin_thread >= 0) {
     b->frame_thread = (uint32_t)first_begin_thread;
     b->frame_thread_set = 1;
   }
   if (strobe__gpu_lanes_present(&b->gpu) && gpu_lanes(b, c)) goto oom;
+  if (strobe_frames_finish(b->fx, c)) goto oom;
+  /* Which frames the capture has is the frame model's to say (docs/frames.md §Which frames). */
+  b->ops_mode = strobe_frames_query_source(b->fx) == STROBE_FRAME_SOURCE_PASSES;
+  b->marks_mode = strobe_frames_query_source(b->fx) == STROBE_FRAME_SOURCE_MARKS;
   strobe_capture_close(c);
   return 0;
 oom:
@@ -680,12 +690,6 @@ static int op_frame(builder *b, const strobe_capture_record *r, double now) {
   f->collector = op->collector;
   f->flags = (uint8_t)(FF_OP | (op->committed ? FF_COMMITTED : 0) | (op->handed_off ? FF_HANDED_OFF : 0) |
                        (op->app_frame_id ? FF_APP_FRAME : 0) | (op->detail ? FF_DETAIL : 0));
-  f->stage0 = (uint32_t)b->nostages;
-  for (uint32_t i = 0; i < op->nstages && b->nostages < b->n_op_stages; i++) {
-    const strobe_capture_stage *st = &op->stages[i];
-    b->ostages[b->nostages++] = (tmp_stage){st->total_ns, st->min_ns, st->max_ns, st->count, (uint16_t)st->site};
-    f->nstages++;
-  }
   f->counter0 = (uint32_t)b->nocounters;
   strobe__vtable *sa = &b->m->tables[STROBE__VT_SAMPLES];
   for (uint32_t i = 0; i < op->ncounters; i++) {
@@ -828,6 +832,9 @@ static int fill_end(builder *b, const strobe_capture *c, vthread *t, const strob
   COL(sp, SP_SELF, float)[i] = (float)r->self_ns;
   COL(sp, SP_SITE, uint16_t)[i] = (uint16_t)r->site;
   COL(sp, SP_DEPTH, uint8_t)[i] = (uint8_t)(r->depth - 1);
+  /* the model's index for now; >>frames turns it into the frames row */
+  COL(sp, SP_FRAME, uint32_t)[i] = b->ops_mode ? strobe_frames_owner(b->fx, r->thread, r->time_ns - r->duration_ns)
+                                             : STROBE_FRAMES_NONE;
   const open_scope *o = t->stack ? &t->stack[r->depth - 1] : NULL;
   if (o && o->elem_type && b->nelems < b->n_elements)
     b->elems[b->nelems++] = (tmp_elem){o->elem_id, i, (uint16_t)o->elem_type};
@@ -1230,33 +1237,17 @@ static int elem_by_span(const void *x, const void *y) {
  * the origin's stages copied under sites of STROBE_REMOTE_STAGE_FILE beside
  * its own) after its REMOTE_IN, which names the origin collector's random id
  * and the operation's id there. They become one entry: the finisher's, its
- * stages the origin's own (attributed to the origin) and the finisher's own
- * (the copies left out), its counters both halves', a handoffs row saying
- * when it was handed off and resumed and on which thread the origin ran; the
- * origin's entry goes. A finisher's half without its origin keeps the copied
- * stages, attributed to the origin; an origin's half never resumed here stays
- * an entry of its own, flagged and counted (docs/viewer.md §Across processes). */
+ * counters both halves', its stages the frame model's (>>frames: both
+ * processes', each where it ran), a handoffs row saying when it was handed
+ * off and resumed and on which thread the origin ran; the origin's entry
+ * goes. An origin's half never resumed here stays an entry of its own,
+ * flagged and counted (docs/viewer.md §Across processes). */
 
-static int remote_site(builder *b, uint32_t site) {
-  if (site >= MAX_SITES) return 0;
-  if (!b->remote_site[site]) {
-    const strobe_capture_site *s = strobe_capture_query_site(b->cap, site);
-    b->remote_site[site] = s && s->file && !strcmp(s->file, STROBE_REMOTE_STAGE_FILE) ? 2 : 1;
-  }
-  return b->remote_site[site] == 2;
-}
-
-/* Where a stage (or counter) row of frame f ran; 0 when the joined entry leaves it out (a copy of the
- * origin's stage: the origin's own row is there). */
-static int row_process(builder *b, const tmp_frame *f, int origin_run, uint32_t stage_site, uint16_t *process) {
-  *process = NO_PROCESS;
-  if (f->handoff == NO_HANDOFF) return 1;
+/* Where a counter row of frame f ran: the origin's half's, or its own (NO_PROCESS: it never left its process). */
+static uint16_t row_process(const builder *b, const tmp_frame *f, int origin_run) {
+  if (f->handoff == NO_HANDOFF) return NO_PROCESS;
   const tmp_handoff *h = &b->handoffs[f->handoff];
-  int copy = stage_site && remote_site(b, stage_site);
-  if (h->state == HS_NOT_RESUMED || origin_run) *process = h->origin;
-  else if (copy && h->state == HS_JOINED) return 0;
-  else *process = copy ? h->origin : h->finisher;
-  return 1;
+  return h->state == HS_NOT_RESUMED || origin_run ? h->origin : h->finisher;
 }
 
 /* An operation entry by the collector that numbered it and its id there. */
@@ -1332,8 +1323,7 @@ static int join_handoffs(builder *b) {
   if (!b->nremotes) return 0;
   op_key *idx = malloc((size_t)b->nframes * sizeof *idx + 1);
   b->handoffs = malloc((size_t)b->nremotes * sizeof *b->handoffs);
-  b->remote_site = calloc(MAX_SITES, 1);
-  if (!idx || !b->handoffs || !b->remote_site) {
+  if (!idx || !b->handoffs) {
     free(idx);
     return STROBE_ENOMEM;
   }
@@ -1363,7 +1353,6 @@ static int join_handoffs(builder *b) {
     if (o) {
       h->state = HS_JOINED;
       h->origin_thread = o->thread;
-      f->stage0b = o->stage0, f->nstagesb = o->nstages;
       f->counter0b = o->counter0, f->ncountersb = o->ncounters;
       f->ocollector = o->collector, f->oid = o->id;
       o->gone = 1;
@@ -1402,6 +1391,99 @@ static int join_handoffs(builder *b) {
     f->nruns = (uint32_t)(b->nruns - f->run0);
   }
   return 0;
+}
+
+/* >>frames — each entry's frame in the frame model (include/strobe/frames.h): its state, the threads
+ * it began and ended on and its window come from the model, as do the owners of the spans (the model's
+ * index, turned here into the frames row). An operation entry is found by the collector and id it began
+ * under: a joined entry's origin half. The model's operations without an entry (unfinished ones, never
+ * ended in the capture) own their spans all the same: those spans are in no frame's tree. */
+typedef struct fx_key {
+  uint64_t collector, id;
+  uint32_t index;
+} fx_key;
+
+static int by_fx_key(const void *x, const void *y) {
+  const fx_key *a = x, *c = y;
+  if (a->collector != c->collector) return a->collector < c->collector ? -1 : 1;
+  return a->id < c->id ? -1 : a->id > c->id;
+}
+
+/* Each entry's frame in the model (b->fx_of_row) and each frame's entry (b->row_of_fx), NO_SPAN for none. */
+static int frames_map(builder *b) {
+  uint32_t nfx = strobe_frames_query_count(b->fx);
+  fx_key *keys = malloc(((size_t)nfx + 1) * sizeof *keys);
+  b->row_of_fx = malloc(((size_t)nfx + 1) * sizeof *b->row_of_fx);
+  b->fx_of_row = malloc(((size_t)b->nframes + 1) * sizeof *b->fx_of_row);
+  if (!keys || !b->row_of_fx || !b->fx_of_row) {
+    free(keys);
+    return STROBE_ENOMEM;
+  }
+  for (uint32_t j = 0; j < nfx; j++) {
+    const strobe_frame *fr = strobe_frames_query_frame(b->fx, j);
+    keys[j] = (fx_key){fr->collector, fr->id, j};
+    b->row_of_fx[j] = NO_SPAN;
+  }
+  qsort(keys, nfx, sizeof *keys, by_fx_key);
+  for (uint64_t i = 0; i < b->nframes; i++) {
+    const tmp_frame *f = &b->frames[i];
+    b->fx_of_row[i] = NO_SPAN;
+    if (!(f->flags & FF_OP)) continue; /* marks and scopes: their spans are those inside their interval */
+    int joined = f->handoff != NO_HANDOFF && b->handoffs[f->handoff].state == HS_JOINED;
+    fx_key key = {joined ? f->ocollector : f->collector, (uint64_t)(joined ? f->oid : f->id), 0};
+    const fx_key *k = nfx ? bsearch(&key, keys, nfx, sizeof *keys, by_fx_key) : NULL;
+    if (!k) continue;
+    b->fx_of_row[i] = k->index;
+    b->row_of_fx[k->index] = (uint32_t)i;
+  }
+  free(keys);
+  return 0;
+}
+
+/* Entry i's stages, as the model has them: each under its run-time parent, with the process it ran in when
+ * the model says the frame crossed processes (began in one, ended in another: meta.processes, by label);
+ * NO_PROCESS otherwise. Appended to opstages from row *ns. */
+static int stages_from_model(builder *b, uint32_t i, uint64_t *ns) {
+  strobe__vtable *ot = &b->m->tables[STROBE__VT_OPSTAGES];
+  uint32_t j = b->fx_of_row[i], n = 0;
+  const strobe_frame_stage *st = j == NO_SPAN ? NULL : strobe_frames_query_stages(b->fx, j, &n);
+  const strobe_frame *fr = j == NO_SPAN ? NULL : strobe_frames_query_frame(b->fx, j);
+  for (uint32_t k = 0; k < n && *ns < ot->rows; k++, (*ns)++) {
+    uint16_t p = NO_PROCESS;
+    if (fr->process != fr->end_process && proc_index(b, strobe_frames_query_process(b->fx, st[k].process), &p))
+      return STROBE_ENOMEM;
+    COL(ot, OS_TOTAL, double)[*ns] = st[k].total_ns;
+    COL(ot, OS_MIN, double)[*ns] = st[k].min_ns;
+    COL(ot, OS_MAX, double)[*ns] = st[k].max_ns;
+    COL(ot, OS_FRAME, uint32_t)[*ns] = i;
+    COL(ot, OS_COUNT, uint32_t)[*ns] = st[k].count;
+    COL(ot, OS_SITE, uint16_t)[*ns] = (uint16_t)st[k].site;
+    COL(ot, OS_PROCESS, uint16_t)[*ns] = p;
+    COL(ot, OS_PARENT, uint16_t)[*ns] = (uint16_t)st[k].parent;
+    COL(ot, OS_PARENT_KNOWN, uint8_t)[*ns] = (uint8_t)(st[k].parent_known != 0);
+  }
+  return 0;
+}
+
+/* The frames columns the model gives (state, threads, window) and the spans' owners as frames rows. */
+static void frames_from_model(builder *b) {
+  strobe__vtable *ft = &b->m->tables[STROBE__VT_FRAMES];
+  for (uint64_t i = 0; i < b->nframes; i++) {
+    const tmp_frame *f = &b->frames[i];
+    COL(ft, FR_BEGIN_THREAD, uint32_t)[i] = f->thread;
+    COL(ft, FR_STATE, uint8_t)[i] = (f->flags & FF_COMMITTED) || !(f->flags & FF_OP) ? STROBE_FRAME_COMPLETED
+                                                                                      : STROBE_FRAME_DROPPED;
+    if (b->fx_of_row[i] == NO_SPAN) continue; /* marks and scopes are completed; an END not in the model says it */
+    const strobe_frame *fr = strobe_frames_query_frame(b->fx, b->fx_of_row[i]);
+    COL(ft, FR_STATE, uint8_t)[i] = (uint8_t)fr->state;
+    COL(ft, FR_BEGIN_THREAD, uint32_t)[i] = fr->thread;
+    if (fr->end_thread != STROBE_FRAMES_NONE) COL(ft, FR_THREAD, uint32_t)[i] = fr->end_thread;
+    int w = window_index(b, fr->window);
+    if (w >= 0 && w != NO_WINDOW) COL(ft, FR_WINDOW, uint16_t)[i] = (uint16_t)w;
+  }
+  strobe__vtable *sp = &b->m->tables[STROBE__VT_SPANS];
+  uint32_t *owner = COL(sp, SP_FRAME, uint32_t), nfx = strobe_frames_query_count(b->fx);
+  for (uint32_t k = 0; k < sp->rows; k++) owner[k] = owner[k] < nfx ? b->row_of_fx[owner[k]] : NO_SPAN;
 }
 
 static int finish(builder *b) {
@@ -1463,23 +1545,23 @@ static int finish(builder *b) {
       b->frames[i].number = (double)n;
     }
   free(tops);
-  /* Rows each table takes: a joined entry holds both halves' stages, less the origin's copies. */
+  /* Rows each table takes: an entry's stages are the frame model's (both halves of a joined one), its
+   * counters both halves'. */
+  if ((rc = frames_map(b))) return rc;
   uint64_t nst = 0, nct = 0;
   for (uint64_t i = 0; i < b->nframes; i++) {
     const tmp_frame *f = &b->frames[i];
-    uint16_t p;
-    nst += f->nstagesb;
     nct += f->ncountersb + f->ncounters;
-    for (uint32_t k = 0; k < f->nstages; k++) nst += row_process(b, f, 0, b->ostages[f->stage0 + k].site, &p);
+    if (b->fx_of_row[i] != NO_SPAN) nst += strobe_frames_query_frame(b->fx, b->fx_of_row[i])->nstages;
   }
-  if (table_alloc(&m->tables[STROBE__VT_FRAMES], "frames", (uint32_t)b->nframes, FRAME_COLS, 8) ||
-      table_alloc(&m->tables[STROBE__VT_OPSTAGES], "opstages", (uint32_t)nst, OPSTAGE_COLS, 7) ||
+  if (table_alloc(&m->tables[STROBE__VT_FRAMES], "frames", (uint32_t)b->nframes, FRAME_COLS, FR_NCOLS) ||
+      table_alloc(&m->tables[STROBE__VT_OPSTAGES], "opstages", (uint32_t)nst, OPSTAGE_COLS, OS_NCOLS) ||
       table_alloc(&m->tables[STROBE__VT_OPCOUNTERS], "opcounters", (uint32_t)nct, OPCOUNTER_COLS, 4) ||
       table_alloc(&m->tables[STROBE__VT_HANDOFFS], "handoffs", (uint32_t)b->nhandoffs, HANDOFF_COLS, 7) ||
       table_alloc(&m->tables[STROBE__VT_OPRUNS], "opruns", (uint32_t)b->nruns, OPRUN_COLS, 5))
     return STROBE_ENOMEM;
   /* Operations' stages and counters follow their frames' order, so a frame's rows are one run. */
-  strobe__vtable *ft = &m->tables[STROBE__VT_FRAMES], *ot = &m->tables[STROBE__VT_OPSTAGES];
+  strobe__vtable *ft = &m->tables[STROBE__VT_FRAMES];
   strobe__vtable *kt = &m->tables[STROBE__VT_OPCOUNTERS], *ht = &m->tables[STROBE__VT_HANDOFFS];
   strobe__vtable *rt = &m->tables[STROBE__VT_OPRUNS];
   uint64_t ns = 0, nk = 0, nh = 0, nr = 0;
@@ -1511,33 +1593,20 @@ static int finish(builder *b) {
       COL(rt, RU_THREAD, uint32_t)[nr] = x->thread;
       COL(rt, RU_PART, uint8_t)[nr] = x->part;
     }
+    if ((rc = stages_from_model(b, (uint32_t)i, &ns))) return rc;
     /* the origin's half first (a joined entry), then its own */
     for (int run = 1; run >= 0; run--) {
-      uint32_t s0 = run ? f->stage0b : f->stage0, sn = run ? f->nstagesb : f->nstages;
-      for (uint32_t k = 0; k < sn && ns < ot->rows; k++) {
-        const tmp_stage *x = &b->ostages[s0 + k];
-        uint16_t p;
-        if (!row_process(b, f, run, x->site, &p)) continue;
-        COL(ot, OS_TOTAL, double)[ns] = x->total;
-        COL(ot, OS_MIN, double)[ns] = x->min;
-        COL(ot, OS_MAX, double)[ns] = x->max;
-        COL(ot, OS_FRAME, uint32_t)[ns] = (uint32_t)i;
-        COL(ot, OS_COUNT, uint32_t)[ns] = x->count;
-        COL(ot, OS_SITE, uint16_t)[ns] = x->site;
-        COL(ot, OS_PROCESS, uint16_t)[ns++] = p;
-      }
       uint32_t c0 = run ? f->counter0b : f->counter0, cn = run ? f->ncountersb : f->ncounters;
       for (uint32_t k = 0; k < cn && nk < kt->rows; k++, nk++) {
         const tmp_counter *x = &b->ocounters[c0 + k];
-        uint16_t p;
-        row_process(b, f, run, 0, &p);
         COL(kt, OC_VALUE, double)[nk] = x->value;
         COL(kt, OC_FRAME, uint32_t)[nk] = (uint32_t)i;
         COL(kt, OC_NAME, uint16_t)[nk] = x->name;
-        COL(kt, OC_PROCESS, uint16_t)[nk] = p;
+        COL(kt, OC_PROCESS, uint16_t)[nk] = row_process(b, f, run);
       }
     }
   }
+  frames_from_model(b);
   /* samples: each site's run by time (threads' blocks interleave) */
   strobe__vtable *st = &m->tables[STROBE__VT_SAMPLES];
   uint32_t maxrun = 0;
@@ -1629,41 +1698,26 @@ static json_t *tables_json(const strobe__vmodel *m) {
 
 /* Both frame rates of every series of frames (committed passes per window,
  * or marks, or top-level scopes per thread), as `strobe report` gives them. */
+/* Both frame rates of each series of the frame model (docs/frames.md: a process's window for passes, a
+ * thread for marks; never two added together), as `strobe report` gives them. Top-level scopes have none. */
 static json_t *frame_rates_json(const builder *b) {
   json_t *out = json_array();
-  if (!b->ops_mode && !b->marks_mode) return out; /* a program without frames has no frame rate */
-  double *starts = malloc(((size_t)b->nframes + 2) * sizeof *starts);
-  double *gaps = malloc(((size_t)b->nframes + 1) * sizeof *gaps);
-  uint8_t *done = calloc((size_t)b->nframes + 1, 1);
-  for (uint64_t i = 0; starts && gaps && done && i < b->nframes; i++) {
-    const tmp_frame *f = &b->frames[i];
-    int want = b->ops_mode ? f->kind == FK_PASS : f->kind == (b->marks_mode ? FK_FRAME : FK_SCOPE);
-    if (done[i] || !want) continue;
-    size_t n = 0; /* frames are in start order: each series is too */
-    double last_end = 0;
-    for (uint64_t k = i; k < b->nframes; k++) {
-      const tmp_frame *g = &b->frames[k];
-      int same = b->ops_mode ? g->kind == FK_PASS && g->window == f->window : g->kind == f->kind && g->thread == f->thread;
-      if (!same || done[k]) continue;
-      done[k] = 1;
-      if (!b->ops_mode || (g->flags & FF_COMMITTED)) starts[n++] = g->start; /* committed passes only, as sessions */
-      last_end = g->start + g->dur;
+  int merged = strobe_frames_query_process_count(b->fx) > 1;
+  for (uint32_t i = 0; i < strobe_frames_query_series_count(b->fx); i++) {
+    const strobe_frame_series *r = strobe_frames_query_series(b->fx, i);
+    if (!r->has_rate) continue;
+    json_t *o = json_pack("{s:I,s:o,s:o,s:o,s:o}", "frames", (json_int_t)r->intervals, "span_ns",
+                          num_or_null(r->span_ns), "fps_first_to_last", num_or_null(r->fps_first_to_last),
+                          "median_interval_ns", num_or_null(r->median_interval_ns), "fps_steady_median_interval",
+                          num_or_null(r->fps_steady));
+    if (r->thread == STROBE_FRAMES_NONE) {
+      json_object_set_new(o, "window", jstr(r->name));
+      json_object_set_new(o, "process", merged ? jstr(strobe_frames_query_process(b->fx, r->process)) : json_null());
+    } else {
+      json_object_set_new(o, "thread", json_integer(r->thread));
     }
-    if (!b->ops_mode && b->marks_mode) starts[n++] = last_end; /* mark to mark: the last mark ends the last frame */
-    if (n < 2) continue;
-    strobe__frame_rate r = strobe__frame_rate_of(starts, n, gaps);
-    json_t *o = json_pack("{s:I,s:o,s:o,s:o,s:o}", "frames", (json_int_t)r.frames, "span_ns", num_or_null(r.span_ns),
-                          "fps_first_to_last", num_or_null(r.fps_first_to_last), "median_interval_ns",
-                          num_or_null(r.median_interval_ns), "fps_steady_median_interval", num_or_null(r.fps_steady));
-    if (b->ops_mode)
-      json_object_set_new(o, "window", jstr(f->window < b->n_windows ? b->windows[f->window] : ""));
-    else
-      json_object_set_new(o, "thread", json_integer(f->thread));
     json_array_append_new(out, o);
   }
-  free(starts);
-  free(gaps);
-  free(done);
   return out;
 }
 
@@ -1843,6 +1897,13 @@ static void meta_completeness(json_t *root, const builder *b) {
   json_t *kinds = json_array();
   for (int i = 0; i < FK_COUNT; i++) json_array_append_new(kinds, json_string(g_frame_kinds[i]));
   json_object_set_new(root, "frame_kinds", kinds);
+  json_t *states = json_array(); /* frames.state's names, from the frame model's one list */
+  for (uint32_t i = 0; i < STROBE_FRAME_STATE_LIMIT; i++) json_array_append_new(states, jstr(strobe_frames_state_name(i)));
+  json_object_set_new(root, "frame_states", states);
+  uint64_t unfinished = 0; /* operations the model holds that never ended here: no entry (no end to draw) */
+  for (uint32_t i = 0; i < strobe_frames_query_count(b->fx); i++)
+    unfinished += strobe_frames_query_frame(b->fx, i)->state == STROBE_FRAME_UNFINISHED;
+  json_object_set_new(root, "operations_unfinished", json_integer((json_int_t)unfinished));
   json_t *reasons = json_object();
 #define OPEN_JSON(id, code, name) json_object_set_new(reasons, name, json_integer(code));
   OPEN_REASONS(OPEN_JSON)
@@ -2057,9 +2118,7 @@ static void builder_free(builder *b) {
   free(b->handoffs);
   free(b->opevs);
   free(b->runs);
-  free(b->remote_site);
   for (uint32_t i = 0; i < b->n_procs; i++) free(b->procs[i]);
-  free(b->ostages);
   free(b->ocounters);
   for (uint32_t i = 0; i < b->n_opc; i++) free(b->opc_names[i]);
   for (uint32_t i = 0; i < b->n_windows; i++) free(b->windows[i]);
@@ -2067,12 +2126,17 @@ static void builder_free(builder *b) {
   strobe__gpu_free(&b->gpu);
   free(b->gpu_depth);
   strobe_capture_close(b->cap);
+  strobe_frames_destroy(b->fx);
+  free(b->fx_of_row);
+  free(b->row_of_fx);
 }
 
 static int prepare_pass2(builder *b) {
   strobe__vmodel *m = b->m;
   /* spans: buckets in (thread, depth) order */
-  if (table_alloc(&m->tables[STROBE__VT_SPANS], "spans", (uint32_t)b->spans, SPAN_COLS, 5)) return STROBE_ENOMEM;
+  if (table_alloc(&m->tables[STROBE__VT_SPANS], "spans", (uint32_t)b->spans, SPAN_COLS, SP_NCOLS)) return STROBE_ENOMEM;
+  strobe__vtable *spt = &m->tables[STROBE__VT_SPANS];
+  memset(COL(spt, SP_FRAME, uint32_t), 0xff, (size_t)spt->rows * sizeof(uint32_t)); /* NO_SPAN until filled */
   uint32_t next = 0;
   for (uint32_t i = 0; i < b->nth; i++) {
     vthread *t = &b->th[i];
@@ -2117,9 +2181,8 @@ static int prepare_pass2(builder *b) {
   if (!b->elems || !b->trees || !b->deeps || !b->attachments) return STROBE_ENOMEM;
   b->vals = malloc(((size_t)b->n_values + 1) * sizeof *b->vals);
   b->cums = malloc(((size_t)b->n_cumul + 1) * sizeof *b->cums);
-  b->ostages = malloc(((size_t)b->n_op_stages + 1) * sizeof *b->ostages);
   b->ocounters = malloc(((size_t)b->n_op_counters + 1) * sizeof *b->ocounters);
-  if (!b->vals || !b->cums || !b->ostages || !b->ocounters) return STROBE_ENOMEM;
+  if (!b->vals || !b->cums || !b->ocounters) return STROBE_ENOMEM;
   return 0;
 }
 
@@ -2139,7 +2202,9 @@ int strobe__vmodel_build(const strobe__vsource *src, uint32_t max_spans, uint64_
   b.sample_first = calloc(MAX_SITES, sizeof *b.sample_first);
   b.stats = calloc(MAX_SITES, sizeof *b.stats);
   b.m = calloc(1, sizeof *b.m);
-  int rc = STROBE_ENOMEM;
+  int rc = strobe_frames_create(NULL, &b.fx);
+  if (rc) goto fail;
+  rc = STROBE_ENOMEM;
   if (!b.samples_per_site || !b.sample_next || !b.sample_first || !b.stats || !b.m) goto fail;
   b.m->refs = 1;
   rc = pass1(&b);
@@ -2211,11 +2276,11 @@ int strobe__vmodel_spans_since(const strobe__vmodel *m, double since, unsigned c
     r += first;
     n += first || i >= m->mapped_first || start[i] + dur[i] > since;
   }
-  size_t off[6], at = 8;
-  const size_t width[6] = {8, 4, 4, 4, 2, 1};
-  for (int c = 0; c < 6; c++) {
+  size_t off[7], at = 8;
+  const size_t width[7] = {8, 4, 4, 4, 2, 1, 4};
+  for (int c = 0; c < 7; c++) {
     off[c] = at;
-    at += align8((size_t)n * width[c]);
+    at += align8((size_t)(c == 6 ? t->rows : n) * width[c]); /* frame: every span's, as owners renumber */
   }
   unsigned char *p = calloc(1, at);
   if (!p) return STROBE_ENOMEM;
@@ -2235,6 +2300,7 @@ int strobe__vmodel_spans_since(const strobe__vmodel *m, double since, unsigned c
     p[off[5] + k] = depth[i];
     k++;
   }
+  if (t->rows) memcpy(p + off[6], COL(t, SP_FRAME, uint32_t), (size_t)t->rows * 4);
   *out = p;
   *len = at;
   return 0;

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STROBE__VT_MAX_COLS 8
+#define STROBE__VT_MAX_COLS 12
 
 typedef struct strobe__vcol {
   const char *name;  /* static */
@@ -93,7 +93,9 @@ const strobe__vtable *strobe__vmodel_table(const strobe__vmodel *m, const char *
  * move as calibration pairs arrive), in table order, as one packed buffer: u32 rows, u32 the model's
  * span count, then the columns start f64, dur f32, self f32, index u32 (the
  * span's row in m's spans table), site u16, depth u8, each starting on an
- * 8-byte boundary from offset 8. Returns 0 with *out malloc'd (the caller
+ * 8-byte boundary from offset 8, then frame u32 for every span of m (not
+ * only those sent: the frames rows that own them, which renumber as frames
+ * arrive). Returns 0 with *out malloc'd (the caller
  * frees it) and *len its bytes, STROBE_EINVAL for a NULL argument or a
  * `since` that is not a number, STROBE_ENOMEM. */
 int strobe__vmodel_spans_since(const strobe__vmodel *m, double since, unsigned char **out, size_t *len);

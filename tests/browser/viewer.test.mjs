@@ -253,7 +253,7 @@ async function operationsOnly(browser) {
     await page.waitForTimeout(100);
     const head = await page.textContent('#detail .detail-head');
     check(/pass 200/.test(head) && /window main/.test(head) && /frame id 200 \(the application's\)/.test(head) &&
-      /not committed/.test(head), `the detail panel says what the operation is (${head})`);
+      /dropped/.test(head), `the detail panel says what the operation is, in the frame model's state (${head})`);
     const stages = await page.$$eval('#detail table.opstages tr td:first-child', (tds) => tds.map((t) => t.textContent));
     check(stages.includes('layout') && stages.includes('paint'), `its own stage table (${stages})`);
     const detail = await page.textContent('#detail');

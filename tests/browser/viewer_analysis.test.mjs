@@ -206,6 +206,7 @@ async function flameGraph(page, fmt, cap) {
   const report = reportRows(fmt, JSON.parse(run(strobe, ['report', '--json', cap])));
   await page.click('#tabs button[data-tab="flamegraph"]');
   await page.waitForFunction(() => __strobe.flameGraph().main.length > 0);
+  await page.selectOption('#fg-thread', 'all');   // job runs on another thread than the frames: all of them
   let d = await page.evaluate(() => __strobe.flameGraph());
   const root = d.main.find((r) => r.y === 0);
   // Left-heavy: under every parent, children from the left by total, largest first, side by side.

@@ -100,7 +100,7 @@ async function main() {
   const shrunk = path.join(work, 'shrunk.strobe');   // every `work` 60 % shorter, no slow frame, no spike
   run(makeCapture, [shrunk, '--frames', '600', '--grow', '-60', '--stage-tree', '--pass-category', '--worker-marks']);
   const report = JSON.parse(run(strobe, ['report', '--json', '--top', '3', cap]));
-  const cliDiff = JSON.parse(run(strobe, ['diff', cap, '--frames', '19', '20', '--json']));
+  const cliDiff = JSON.parse(run(strobe, ['diff', cap, '--thread', 'main', '--frames', '19', '20', '--json'])); // the viewer diffs main's marks
   const view = await startView(strobe, [cap, '--compare', shrunk]);
   const browser = await launch(chromiumPath);
   try {
