@@ -268,7 +268,9 @@ def serve(port=0, bind=None, token=None, token_file=None, quiet=False):
     has no libstrobe_server, OSError when it cannot start (port taken)."""
     try:
         from ._server import Server
-    except ImportError as e:
+    except ModuleNotFoundError as e:
         raise RuntimeError("strobe.serve: this strobe was built without libstrobe_server "
                            "(STROBE_BUILD_SERVER=OFF or libmicrohttpd-dev missing)") from e
+    except ImportError as e:  # built, but it does not load: say why, never "not built"
+        raise RuntimeError(f"strobe.serve: libstrobe_server does not load: {e}") from e
     return Server(port=port, bind=bind, token=token, token_file=token_file, quiet=quiet)
