@@ -196,6 +196,16 @@ static void on_tick(void *ctx, uint64_t now) {
 }
 
 /* >>lifecycle */
+/* Threads recording now whose state is not in the journal just opened: they attached before it
+ * (docs/recording.md §Crash journal). */
+static uint32_t threads_outside(void) {
+  uint32_t n = 0;
+  strobe__threads_lock();
+  for (strobe__tstate *t = strobe__threads_head(); t; t = t->next) n += t->jnl == NULL && !t->exited;
+  strobe__threads_unlock();
+  return n;
+}
+
 /* PATH.journal (docs/recording.md §Crash journal); NULL when out of memory. */
 static char *journal_path(const char *path) {
   size_t n = strlen(path);
@@ -226,7 +236,7 @@ int strobe_record_start(const strobe_record_desc *desc, strobe_recorder **out) {
   if (!desc || !desc->path || !desc->path[0]) return STROBE_EINVAL;
   uint32_t flush_ms = desc->flush_interval_ms ? desc->flush_interval_ms : DEFAULT_FLUSH_MS;
   int level = desc->compression_level ? desc->compression_level : DEFAULT_LEVEL;
-  if (flush_ms > 60000 || level < 1 || level > 19) return STROBE_EINVAL;
+  if (flush_ms > 60000 || level < 1 || level > 19 || desc->no_journal < 0 || desc->no_journal > 1) return STROBE_EINVAL;
 
   const strobe__clock_info *clk = strobe__clock();
   strobe_recorder *r = calloc(1, sizeof *r);
@@ -248,9 +258,12 @@ int strobe_record_start(const strobe_record_desc *desc, strobe_recorder **out) {
   uint64_t jid = 0;
   char *jpath = journal_path(desc->path);
   if (jpath) unlink(jpath); /* a journal of the file this start truncates */
-  int jrc = jpath ? strobe__journal_open(jpath, &jid) : STROBE_ENOMEM;
+  int jrc = desc->no_journal ? STROBE_ESTATE : jpath ? strobe__journal_open(jpath, &jid) : STROBE_ENOMEM;
   if (jrc == 0) r->journal = 1;
-  else snprintf(note, sizeof note, "off: %s", jrc == STROBE_EBUSY ? "another capture of this process has the journal"
+  uint32_t outside = jrc == 0 ? threads_outside() : 0;
+  if (outside) snprintf(note, sizeof note, "on; %u thread(s) that attached before it stay outside it", outside);
+  if (jrc) snprintf(note, sizeof note, "off: %s", desc->no_journal ? "no_journal"
+                                              : jrc == STROBE_EBUSY ? "another capture of this process has the journal"
                                               : jrc == STROBE_EIO ? strerror(errno) : strobe_strerror(jrc));
   free(jpath);
   strobe__writer_desc wd = {"file", flush_ms, level, cost.scope_ns, cost.event_ns, file_sink, r, NULL};

@@ -2,7 +2,7 @@
  * cmd_recover.c — `strobe recover FILE [-o OUT]`: a capture whose writer died
  * while it recorded gets the events its threads had written that the file
  * lacks, from the crash journal FILE.journal beside it (docs/cli.md
- * §recover, docs/recording.md §Crash journal). In place by default, then the
+ * §strobe recover FILE [-o OUT], docs/recording.md §Crash journal). In place by default, then the
  * journal is removed; with -o the result goes to OUT and FILE and its journal
  * stay as they are.
  *
