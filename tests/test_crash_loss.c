@@ -6,8 +6,10 @@
  * real SIGSEGV, abort() or _exit at a point picked at random, while two busy
  * processes run beside it. After `strobe_capture_recover`, every number up to
  * each thread's last acknowledged one is in the capture exactly once, none is
- * duplicated, and nothing was dropped. No time bound anywhere: the parent
- * waits for acknowledgements, never for time.
+ * duplicated, and nothing was dropped. In the second round of deaths a flight
+ * recorder runs beside the capture (the drain then converts every event
+ * itself). No time bound anywhere: the parent waits for acknowledgements,
+ * never for time.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -24,6 +26,7 @@
 #include "support/fixtures.h"
 #include "support/harness.h"
 #include "strobe/capture.h"
+#include "strobe/flight.h"
 #include "strobe/record.h"
 #include "strobe/strobe.h"
 
@@ -39,6 +42,8 @@ typedef struct witness {
   int die;               /* set by the parent: the child's main thread then dies as `death` says */
   int death;
   int started;           /* workers running */
+  int flight;            /* 1: a flight recorder runs beside the capture, so the drain converts every event
+                          * itself rather than the capture encoding them from the ring */
 } witness;
 
 static witness *g_w;
@@ -67,6 +72,8 @@ static void child(const char *path) {
   if (strobe_setup(&(strobe_desc){.overflow = STROBE_OVERFLOW_WAIT})) _exit(2);
   strobe_recorder *rec;
   if (strobe_record_start(&(strobe_record_desc){.path = path}, &rec)) _exit(3);
+  strobe_flight_recorder *fr;
+  if (g_w->flight && strobe_flight_recorder_start(&(strobe_flight_recorder_desc){0}, &fr)) _exit(6);
   { /* The drain meets both sites before any worker runs: recovery names a site by what the drain logged. */
     STROBE_SCOPE("unit");
     STROBE_VALUE("seq", 0.0);
@@ -90,9 +97,10 @@ static void child(const char *path) {
 }
 
 /* Runs one child to its death; returns 1 with the witness's final counts in ack. */
-static int run_child(const char *path, int death, uint64_t threshold, uint64_t ack[WORKERS]) {
+static int run_child(const char *path, int death, int flight, uint64_t threshold, uint64_t ack[WORKERS]) {
   memset(g_w, 0, sizeof *g_w);
   g_w->death = death;
+  g_w->flight = flight;
   pid_t spin[2] = {crash_loss_spinner(120), crash_loss_spinner(120)};
   pid_t pid = fork();
   REQUIRE(pid >= 0);
@@ -178,7 +186,7 @@ static void test_every_acknowledged_event_survives_any_death(void) {
     snprintf(jpath, sizeof jpath, "%s.journal", path);
     uint64_t ack[WORKERS];
     uint64_t threshold = 4000u + (uint64_t)rand() % 400000u; /* a random point of the run */
-    if (!run_child(path, death, threshold, ack)) break;
+    if (!run_child(path, death, run / DEATHS == 1, threshold, ack)) break;
     CHECK(access(jpath, F_OK) == 0); /* the journal outlived its process */
     strobe_capture_recovery st;
     int rc = strobe_capture_recover(path, path, &st);

@@ -402,9 +402,11 @@ typedef struct strobe_capture_totals {
 typedef struct strobe_capture_recovery {
   uint64_t events;          /* ring events (slots) added from the journal */
   uint64_t threads;         /* journaled threads found */
-  uint64_t unrecoverable;   /* journal slots not added: a site the drain never met (the rest of that thread's
-                             * ring cannot be decoded), or an operation or GPU event (those reach the file only
-                             * through the drain) */
+  uint64_t unnamed;         /* of `events`, scopes whose site the drain never met (first entered after its last
+                             * pass): recorded on a placeholder site, "strobe: site first met after the drain's
+                             * last pass" */
+  uint64_t unrecoverable;   /* journal slots not added: numbers of such sites (their kind is not known), and
+                             * operation and GPU events (those reach the file only through the drain) */
   uint64_t replaced_blocks; /* the file's event blocks after its last JOURNAL_POS that the journal's events
                              * replace (whole or not, they were not yet counted as in the file) */
   uint64_t left_threads;    /* threads that had left the journal (their ring grew onto the heap: overflow=grow,

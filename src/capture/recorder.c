@@ -181,6 +181,7 @@ static void on_tick(void *ctx, uint64_t now) {
   if (due || now - r->last_flush >= r->flush_ticks || __atomic_exchange_n(&r->flush_requested, 0, __ATOMIC_ACQ_REL)) {
     strobe__writer_flush(r->writer);
     if (r->journal) {
+      strobe__journal_die_point(1);
       uint32_t n = strobe__journal_positions(g_jpos_index, g_jpos_count, JOURNAL_POS_MAX);
       strobe__writer_journal_pos(r->writer, g_jpos_index, g_jpos_count, n);
     }

@@ -45,6 +45,7 @@ typedef struct journal {
   uint32_t nsites;
   char *strs;   /* the sites' and labels' strings, terminated */
   uint8_t *site_known; /* by id: 1 when the log defines it (STROBE_MAX_SITES entries) */
+  uint32_t unknown_id;  /* the placeholder site's id: one past the largest logged */
 } journal;
 
 static void journal_free(journal *j) {
@@ -112,6 +113,7 @@ static int log_read(journal *j, strobe_capture_recovery *st) {
   j->strs = malloc(len + 1);
   j->sites = malloc((len / 40 + 1) * sizeof *j->sites); /* a site record is at least 40 bytes */
   j->site_known = calloc(STROBE_MAX_SITES, 1);
+  j->unknown_id = 1;
   if (!j->strs || !j->sites || !j->site_known) return STROBE_ENOMEM;
   for (size_t at = 0; at < len;) {
     strobe__cur c = {log + at, log + len, 0};
@@ -132,6 +134,7 @@ static int log_read(journal *j, strobe_capture_recovery *st) {
       if (c.bad || !id || id >= STROBE_MAX_SITES || !strobe__site_kind_known(s->site.kind)) return STROBE_ECORRUPT;
       s->site.id = id;
       j->site_known[id] = 1;
+      if (id >= j->unknown_id) j->unknown_id = id + 1;
       j->nsites++;
     } else if (type == STROBE__JLOG_LABEL) {
       uint32_t id = strobe__cur_u32(&c);
@@ -143,6 +146,8 @@ static int log_read(journal *j, strobe_capture_recovery *st) {
     at += bytes;
   }
   qsort(j->sites, j->nsites, sizeof *j->sites, cmp_site);
+  /* A log that dropped records may miss sites the file defines: then no id is known to be free. */
+  if (j->head->log_dropped) j->unknown_id = STROBE_MAX_SITES;
   return 0;
 }
 
@@ -293,11 +298,38 @@ typedef struct decoder {
   uint64_t count, file_count; /* slots seen; slots the file holds */
   strobe__event out[OUT_CHUNK + STROBE__EV_MAX_SLOTS + 1];
   uint32_t nout;
-  uint64_t added, skipped;
+  uint64_t added, skipped, unnamed;
 } decoder;
 
 static void put_out(decoder *d, uint64_t ts, uint32_t kind, uint32_t data) {
   d->out[d->nout++] = (strobe__event){ts, kind, data};
+}
+
+/* The site recovery names scopes by when the drain never met theirs (docs/capture-format.md §Journal). */
+static const strobe_site k_unknown_site = {"strobe: site first met after the drain's last pass", NULL, NULL, "", "",
+                                           0, STROBE_SITE_SCOPE, 0, 0, 0};
+
+/* A site the log does not name: the drain never met it. The slot after a number is its payload, whose kind
+ * the hot path never writes and the drain cleared (journal.c): so a next slot of kind 0 (data: 0..3, how the
+ * number is stored) makes it a number, skipped and counted; anything else a BEGIN (or an element, which
+ * cannot be told from one), recorded on the placeholder site. Returns its slots. */
+static int decode_unknown(decoder *d, const strobe__event *e, const strobe__event *stop, int emit) {
+  if (d->j->unknown_id >= STROBE_MAX_SITES - 1) return 0; /* no id is known free: nothing after it is decoded */
+  if (e + 1 < stop && e[1].kind == 0 && e[1].data <= STROBE__NUM_IN_SLOT) {
+    if (emit) d->skipped += 2;
+    d->count += 2;
+    return 2;
+  }
+  if (d->open < STROBE_MAX_DEPTH) d->open_site[d->open] = d->j->unknown_id;
+  d->open++;
+  d->last_ts = e->ts;
+  if (emit) {
+    put_out(d, e->ts, STROBE__EV_BEGIN, d->j->unknown_id);
+    d->added++;
+    d->unnamed++;
+  }
+  d->count++;
+  return 1;
 }
 
 /* Converts the event at e (k slots, all before `stop`) into d->out when the
@@ -309,7 +341,7 @@ static int decode_one(decoder *d, const strobe__event *e, const strobe__event *s
   uint32_t first = d->nout;
   if ((kind & 7u) == 0 && kind != STROBE__EV_RING_LOST) { /* a site pointer (strobe.h): BEGIN, number, element */
     const jsite *s = site_at(d->j, (uint64_t)e->data << 32 | kind);
-    if (!s) return 0;
+    if (!s) return decode_unknown(d, e, stop, emit);
     uint32_t num = strobe__number_event(s->site.kind);
     if (num) {
       k = 2;
@@ -416,7 +448,7 @@ static int recover_thread(const journal *j, const strobe__journal_region *r, con
   for (uint32_t i = 0; i < f->npos; i++)
     if (f->pos_index[i] == t->index) d->file_count = f->pos_count[i];
   if (d->file_count < m->count) return STROBE_ECORRUPT; /* the file never says it holds less than was released */
-  d->added = d->skipped = 0;
+  d->added = d->skipped = d->unnamed = 0;
   d->nout = 0;
   char name[STROBE__THREAD_NAME_MAX];
   memcpy(name, t->name, sizeof name);
@@ -430,6 +462,7 @@ static int recover_thread(const journal *j, const strobe__journal_region *r, con
   if (t->exited && (end_dropped || d->added)) strobe__writer_thread_end(d->w, t->index);
   st->events += d->added;
   st->unrecoverable += d->skipped;
+  st->unnamed += d->unnamed;
   st->threads++;
   return 0;
 }
@@ -477,6 +510,8 @@ static int rebuild(const journal *j, capfile *f, int fd, uint8_t **buf, strobe_c
   strobe__writer_desc wd = {"file", 0, 1, 0, 0, tmp_sink, &fd, NULL};
   if ((rc = strobe__writer_create_appending(&wd, &w))) return rc;
   for (uint32_t i = 0; i < j->nsites; i++) strobe__writer_site(w, j->sites[i].site.id, &j->sites[i].site);
+  /* The placeholder, at an id no site of the file has (the log holds every site the file defines). */
+  if (j->unknown_id < STROBE_MAX_SITES - 1) strobe__writer_site(w, j->unknown_id, &k_unknown_site);
   decoder *d = calloc(1, sizeof *d);
   rc = d ? 0 : STROBE_ENOMEM;
   for (uint32_t i = 0, n = 0; i < h->regions && !rc; i++) {

@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -335,7 +336,23 @@ void strobe__journal_tstate_free(strobe__tstate *t) {
   strobe__mutex_unlock(&g_jlock);
 }
 
+/* Clears the kind and data of slots [from, to): the inline path never writes a number's payload slot's
+ * kind, so a slot whose kind is 0 after a site pointer is that number's payload, wherever the drain never
+ * met the site (docs/capture-format.md §Journal). */
+static void clear_words(strobe__event *from, strobe__event *to) {
+  for (strobe__event *e = from; e < to; e++) strobe__put_word(e, 0);
+}
+
 void strobe__journal_release(strobe__tstate *t, strobe__event *read) {
+  strobe__event *old = t->read;
+  if (t->retired_done) {
+    /* it left the journal: its ring grew onto the heap (thread.c, grow), recovery leaves it alone */
+  } else if (read < old) { /* the producer wrapped: [old, wrap_at) then the ring's start */
+    clear_words(old, __atomic_load_n(&t->wrap_at, __ATOMIC_RELAXED));
+    clear_words(t->dring, read);
+  } else {
+    clear_words(old, read);
+  }
   uint32_t next = t->jmark_cur ^ 1u;
   strobe__journal_mark *m = &t->jmark[next];
   m->count = __atomic_load_n(&t->drained, __ATOMIC_RELAXED);
@@ -346,6 +363,12 @@ void strobe__journal_release(strobe__tstate *t, strobe__event *read) {
   memcpy(m->open_site, t->open_site, keep * sizeof m->open_site[0]);
   __atomic_store_n(&t->jmark_cur, next, __ATOMIC_RELEASE);
   __atomic_store_n(&t->read, read, __ATOMIC_RELEASE); /* now the producer may write over them */
+}
+
+int strobe__journal_die_at;
+
+void strobe__journal_die_point(int point) {
+  if (__atomic_load_n(&strobe__journal_die_at, __ATOMIC_RELAXED) == point) kill(getpid(), SIGKILL);
 }
 
 /* >>fork: the child gets private copies of every journal mapping (its one

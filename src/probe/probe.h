@@ -413,6 +413,13 @@ uint32_t strobe__journal_positions(uint32_t *index, uint64_t *count, uint32_t ma
  * none is open or it has no room (counted). Under no lock of the drain's. */
 strobe__tstate *strobe__journal_tstate(uint32_t cap);
 void strobe__journal_tstate_free(strobe__tstate *t);
+/* Fault injection for the recovery rule's tests (tests/test_crash_journal.c): when
+ * strobe__journal_die_at is `point`, the process kills itself there with SIGKILL.
+ * Point 1: the capture wrote a pass's events, not yet its JOURNAL_POS block;
+ * point 2: it wrote that block, the drain has not yet released the slots. 0 (the
+ * default): never. */
+extern int strobe__journal_die_at;
+void strobe__journal_die_point(int point);
 /* The drain, after the capture holds every event of t before `read`: records
  * the mark, then lets the producer reuse the slots. */
 void strobe__journal_release(strobe__tstate *t, strobe__event *read);
