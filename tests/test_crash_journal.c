@@ -44,18 +44,16 @@ static void child_units(int n) {
 
 static int exists(const char *path) { return access(path, F_OK) == 0; }
 
-/* A child that records `before` scopes, flushes, records `after` more and is killed: a capture cut short
- * with its journal beside it. */
-static void crashed_capture(char *path, size_t n, int before, int after) {
+/* A child that starts a capture at a new temporary path, runs body(rec, a, b) and is killed: a capture cut
+ * short with its journal beside it. */
+static void crashed_by(char *path, size_t n, void (*body)(strobe_recorder *rec, int a, int b), int a, int b) {
   REQUIRE(fx_temp_file(path, n, "journal") == 0);
   pid_t pid = fork();
   REQUIRE(pid >= 0);
   if (pid == 0) {
     strobe_recorder *rec;
     if (strobe_record_start(&(strobe_record_desc){.path = path}, &rec)) _exit(2);
-    units(before);
-    if (strobe_record_flush(rec)) _exit(3);
-    units(after);
+    body(rec, a, b);
     kill(getpid(), SIGKILL);
     _exit(4);
   }
@@ -64,15 +62,33 @@ static void crashed_capture(char *path, size_t n, int before, int after) {
   REQUIRE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 }
 
-static uint64_t scopes_in(const char *path) {
+/* `before` scopes, a flush, `after` more. */
+static void flushed_then(strobe_recorder *rec, int before, int after) {
+  units(before);
+  if (strobe_record_flush(rec)) _exit(3);
+  units(after);
+}
+
+static void crashed_capture(char *path, size_t n, int before, int after) {
+  crashed_by(path, n, flushed_then, before, after);
+}
+
+/* Scopes whose END names the site `name` (NULL: any). */
+static uint64_t ends_named(const char *path, const char *name) {
   strobe_capture *cap;
   if (strobe_capture_open(path, &cap)) return UINT64_MAX;
   strobe_capture_record r;
   uint64_t n = 0;
-  while (strobe_capture_next(cap, &r) > 0) n += r.type == STROBE_REC_END;
+  while (strobe_capture_next(cap, &r) > 0) {
+    if (r.type != STROBE_REC_END) continue;
+    const strobe_capture_site *s = strobe_capture_query_site(cap, r.site);
+    n += !name || (s && strcmp(s->name, name) == 0);
+  }
   strobe_capture_close(cap);
   return n;
 }
+
+static uint64_t scopes_in(const char *path) { return ends_named(path, NULL); }
 
 static uint8_t *slurp(const char *path, size_t *len) {
   FILE *f = fopen(path, "rb");
@@ -260,73 +276,50 @@ static void test_journal_refused_by_disk_records_without(void) {
 
 /* A child forked while its parent records writes its scopes into its own copy of the parent's thread
  * state: none of them reaches the parent's journal. */
+static void forks_a_recording_child(strobe_recorder *rec, int a, int b) {
+  (void)a, (void)b;
+  units(100);
+  child_units(1); /* its site too is met by the drain, so a child's scopes would be named */
+  if (strobe_record_flush(rec)) _exit(3);
+  pid_t c = fork();
+  if (c == 0) {
+    child_units(5000);
+    _exit(0);
+  }
+  waitpid(c, NULL, 0);
+  units(10);
+}
+
 static void test_fork_child_never_writes_parent_journal(void) {
   char path[64], jpath[80];
-  REQUIRE(fx_temp_file(path, sizeof path, "journal") == 0);
+  crashed_by(path, sizeof path, forks_a_recording_child, 0, 0);
   journal_of(path, jpath, sizeof jpath);
-  pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    strobe_recorder *rec;
-    if (strobe_record_start(&(strobe_record_desc){.path = path}, &rec)) _exit(2);
-    units(100);
-    child_units(1); /* its site too is met by the drain, so a child's scopes would be named */
-    if (strobe_record_flush(rec)) _exit(3);
-    pid_t c = fork();
-    if (c == 0) {
-      child_units(5000);
-      _exit(0);
-    }
-    waitpid(c, NULL, 0);
-    units(10);
-    kill(getpid(), SIGKILL);
-  }
-  int status;
-  REQUIRE(waitpid(pid, &status, 0) == pid);
-  REQUIRE(WIFSIGNALED(status));
   CHECK(exists(jpath)); /* the child never removed it */
   strobe_capture_recovery st;
   REQUIRE_EQ_INT(strobe_capture_recover(path, path, &st), 0);
   CHECK_EQ_U64(st.unrecoverable, 0);
-  strobe_capture *cap;
-  REQUIRE_EQ_INT(strobe_capture_open(path, &cap), 0);
-  strobe_capture_record r;
-  uint64_t parent = 0, child = 0;
-  while (strobe_capture_next(cap, &r) > 0) {
-    if (r.type != STROBE_REC_END) continue;
-    const strobe_capture_site *s = strobe_capture_query_site(cap, r.site);
-    parent += s && strcmp(s->name, "unit") == 0;
-    child += s && strcmp(s->name, "child_unit") == 0;
-  }
-  strobe_capture_close(cap);
-  CHECK_EQ_U64(parent, 110);
-  CHECK_EQ_U64(child, 1);
+  CHECK_EQ_U64(ends_named(path, "unit"), 110);
+  CHECK_EQ_U64(ends_named(path, "child_unit"), 1);
   unlink(jpath);
   unlink(path);
 }
 
 /* A scope first entered after the drain's last pass (a crash on a new code path): its site is not in the
  * log, so it is recovered on the placeholder site with what nests in it, and its number is counted. */
+static void enters_a_new_scope(strobe_recorder *rec, int a, int b) {
+  (void)a, (void)b;
+  units(100);
+  if (strobe_record_flush(rec)) _exit(3);
+  STROBE_SCOPE("fresh");
+  STROBE_VALUE("fresh_value", 1.0);
+  units(5);
+  kill(getpid(), SIGKILL); /* inside "fresh" */
+}
+
 static void test_site_never_met_recovered_unnamed(void) {
   char path[64], jpath[80];
-  REQUIRE(fx_temp_file(path, sizeof path, "journal") == 0);
+  crashed_by(path, sizeof path, enters_a_new_scope, 0, 0);
   journal_of(path, jpath, sizeof jpath);
-  pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    strobe_recorder *rec;
-    if (strobe_record_start(&(strobe_record_desc){.path = path}, &rec)) _exit(2);
-    units(100);
-    if (strobe_record_flush(rec)) _exit(3);
-    {
-      STROBE_SCOPE("fresh");
-      STROBE_VALUE("fresh_value", 1.0);
-      units(5);
-      kill(getpid(), SIGKILL);
-    }
-  }
-  int status;
-  REQUIRE(waitpid(pid, &status, 0) == pid);
   strobe_capture_recovery st;
   REQUIRE_EQ_INT(strobe_capture_recover(path, path, &st), 0);
   CHECK_EQ_U64(st.unnamed, 1);
@@ -357,27 +350,18 @@ static void test_site_never_met_recovered_unnamed(void) {
  * events but not its JOURNAL_POS block (point 1: those blocks are replaced by the journal's events), or it
  * wrote the block and the drain had not yet released the slots (point 2: the journal's events are skipped
  * up to it). Either way every scope is there once. */
+static void dies_at(strobe_recorder *rec, int point, int flight) {
+  strobe_flight_recorder *fr; /* a second consumer: the drain converts every event itself, in a copy */
+  if (flight && strobe_flight_recorder_start(&(strobe_flight_recorder_desc){0}, &fr)) _exit(5);
+  flushed_then(rec, 1000, 700);
+  strobe__journal_die_at = point; /* the drain's next pass that delivers events dies there */
+  strobe_record_flush(rec);
+}
+
 static void die_at(int point, int flight) {
   char path[64], jpath[80];
-  REQUIRE(fx_temp_file(path, sizeof path, "journal") == 0);
+  crashed_by(path, sizeof path, dies_at, point, flight);
   journal_of(path, jpath, sizeof jpath);
-  pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    strobe_recorder *rec;
-    if (strobe_record_start(&(strobe_record_desc){.path = path}, &rec)) _exit(2);
-    strobe_flight_recorder *fr; /* a second consumer: the drain converts every event itself, in a copy */
-    if (flight && strobe_flight_recorder_start(&(strobe_flight_recorder_desc){0}, &fr)) _exit(5);
-    units(1000);
-    if (strobe_record_flush(rec)) _exit(3);
-    units(700);
-    strobe__journal_die_at = point; /* the drain's next pass that delivers events dies there */
-    strobe_record_flush(rec);
-    _exit(4);
-  }
-  int status;
-  REQUIRE(waitpid(pid, &status, 0) == pid);
-  CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
   uint64_t before = scopes_in(path);
   strobe_capture_recovery st;
   REQUIRE_EQ_INT(strobe_capture_recover(path, path, &st), 0);
