@@ -44,7 +44,11 @@ typedef struct strobe_record_stats {
 } strobe_record_stats;
 
 /* Starts recording. Measures the per-scope overhead (at most ~1 ms) and
- * writes the header before returning. On success *out is the recorder; on
+ * writes the header before returning. Unless desc->no_journal, it also
+ * creates the crash journal PATH.journal (docs/recording.md §Crash journal),
+ * which a clean stop removes; when it cannot (one per process, a full disk),
+ * it records without one and the header says why: that is no error. On
+ * success *out is the recorder; on
  * error *out is NULL, no file is left behind, and the code is STROBE_EINVAL
  * (bad desc), STROBE_EIO (cannot create the file), STROBE_ENOMEM,
  * STROBE_ELIMIT (8 consumers active) or STROBE_EFEATURE_DISABLED. */

@@ -1,14 +1,17 @@
 /*
  * recorder.c — the capture-file consumer: receives drained events on the
  * drain thread, encodes them with the capture writer and writes each block
- * with one write(2), so a SIGKILL loses at most the last flush interval.
+ * with one write(2). With its crash journal (docs/recording.md §Crash
+ * journal) it writes every pass that delivered events, followed by a
+ * JOURNAL_POS block, and a crash loses nothing `strobe recover` cannot add
+ * back; without one a SIGKILL loses at most the last flush interval.
  * The flush is deadline-driven (docs/recording.md §Crash loss): pending
  * events are written when the oldest of them is a quarter of
  * flush_interval_ms old (earlier when the drain thread has lately run later
  * than the rest of the interval), so the
  * bound holds when the machine is loaded.
  *
- * Owns: the file descriptor, flush and clock-pair timing, the capture's
+ * Owns: the file descriptor, the journal's opening and removal, flush and clock-pair timing, the capture's
  * misuse baseline, and the list of live recorders that an exit handler
  * stops cleanly when the application forgets to.
  * Must never: block an instrumented thread (it runs only on the drain thread
