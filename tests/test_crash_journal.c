@@ -127,8 +127,23 @@ static void test_clean_stop_removes_journal(void) {
   REQUIRE_EQ_INT(strobe_record_start(&(strobe_record_desc){.path = path2}, &rec2), 0);
   CHECK(!exists(jpath2));
   CHECK_EQ_INT(strobe_record_stop(rec2), 0);
+  units(1); /* this thread attaches now: in the journal */
   CHECK_EQ_INT(strobe_record_stop(rec), 0);
   CHECK(!exists(jpath));
+  /* The next capture's journal cannot hold it: it attached under the first one, and the header says so. */
+  char path3[64];
+  REQUIRE(fx_temp_file(path3, sizeof path3, "journal") == 0);
+  strobe_recorder *rec3;
+  REQUIRE_EQ_INT(strobe_record_start(&(strobe_record_desc){.path = path3}, &rec3), 0);
+  units(1);
+  CHECK_EQ_INT(strobe_record_stop(rec3), 0);
+  strobe_capture *c3;
+  REQUIRE_EQ_INT(strobe_capture_open(path3, &c3), 0);
+  printf("journal: %s\n", strobe_capture_query_header(c3)->journal);
+  const char *note = strobe_capture_query_header(c3)->journal; /* "on", qualified (docs/capture-format.md) */
+  CHECK(strncmp(note, "on", 2) == 0 && strcmp(note, "on") != 0);
+  strobe_capture_close(c3);
+  unlink(path3);
   strobe_capture *cap;
   REQUIRE_EQ_INT(strobe_capture_open(path2, &cap), 0);
   CHECK(strncmp(strobe_capture_query_header(cap)->journal, "off: ", 5) == 0);

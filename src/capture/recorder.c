@@ -205,7 +205,7 @@ static void on_tick(void *ctx, uint64_t now) {
 static uint32_t threads_outside(void) {
   uint32_t n = 0;
   strobe__threads_lock();
-  for (strobe__tstate *t = strobe__threads_head(); t; t = t->next) n += t->jnl == NULL && !t->exited;
+  for (strobe__tstate *t = strobe__threads_head(); t; t = t->next) n += !strobe__journal_holds(t) && !t->exited;
   strobe__threads_unlock();
   return n;
 }

@@ -159,6 +159,8 @@ void strobe__journal_close(void) {
   strobe__mutex_unlock(&g_jlock);
 }
 
+int strobe__journal_holds(const strobe__tstate *t) { return t->jnl && t->jnl == __atomic_load_n(&g_open, __ATOMIC_ACQUIRE); }
+
 uint64_t strobe__journal_id(void) {
   strobe__mutex_lock(&g_jlock);
   uint64_t id = g_open ? g_open->head->journal_id : 0;

@@ -399,6 +399,8 @@ int strobe__journal_open(const char *path, uint64_t *id);
 /* Stops making states there and removes the file (a clean stop); the states
  * in it live on in the mapping until their threads are gone. Any thread. */
 void strobe__journal_close(void);
+/* Whether t's state is in the open journal (not on the heap, not in an earlier capture's). */
+int strobe__journal_holds(const strobe__tstate *t);
 /* The open journal's id, 0 when none. */
 uint64_t strobe__journal_id(void);
 /* The drain thread, as it delivers a site or a label to the journal's capture:
