@@ -9,6 +9,7 @@
  * that nothing is lost.
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -112,7 +113,21 @@ static void spit(const char *path, const uint8_t *p, size_t len) {
   fclose(f);
 }
 
-static void test_clean_stop_removes_journal(void) {
+/* Runs fn on a thread of its own that then exits: the test process's main thread never records, so the
+ * children other cases fork inherit no thread state from an earlier capture (docs/recording.md §Crash
+ * journal: such a thread stays outside a later journal). */
+static void *run_fn(void *arg) {
+  ((void (*)(void))arg)();
+  return NULL;
+}
+
+static void on_own_thread(void (*fn)(void)) {
+  pthread_t th;
+  REQUIRE(pthread_create(&th, NULL, run_fn, (void *)fn) == 0);
+  pthread_join(th, NULL);
+}
+
+static void clean_stop_removes_journal(void) {
   char path[64], jpath[80];
   REQUIRE(fx_temp_file(path, sizeof path, "journal") == 0);
   journal_of(path, jpath, sizeof jpath);
@@ -393,7 +408,7 @@ static void test_death_before_release(void) { die_at(2, 0); }
 static void test_death_before_journal_pos_two_consumers(void) { die_at(1, 1); }
 
 /* The flight recorder is memory-only: it keeps no journal. */
-static void test_flight_recorder_keeps_none(void) {
+static void flight_recorder_keeps_none(void) {
   strobe_flight_recorder *fr;
   REQUIRE_EQ_INT(strobe_flight_recorder_start(&(strobe_flight_recorder_desc){0}, &fr), 0);
   for (int i = 0; i < 100; i++) {
@@ -410,6 +425,9 @@ static void test_flight_recorder_keeps_none(void) {
   unlink(dump);
   rmdir(dir);
 }
+
+static void test_clean_stop_removes_journal(void) { on_own_thread(clean_stop_removes_journal); }
+static void test_flight_recorder_keeps_none(void) { on_own_thread(flight_recorder_keeps_none); }
 
 #define CASES(X)                                   \
   X(clean_stop_removes_journal)                    \
