@@ -11,6 +11,7 @@
  * itself). No time bound anywhere: the parent waits for acknowledgements,
  * never for time.
  */
+/* STROBE_TEST_LABELS: serial */
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
