@@ -403,6 +403,46 @@ static void die_at(int point, int flight) {
   unlink(path);
 }
 
+/* A thread that exits just before the crash: its last events and its end are in the file, its region is
+ * not freed yet. Recovery adds nothing to it, and the file still reads (no thread defined after its end). */
+static void *exiting_thread(void *arg) {
+  (void)arg;
+  units(100);
+  return NULL;
+}
+
+static void thread_exits_then_dies(strobe_recorder *rec, int a, int b) {
+  (void)a, (void)b;
+  units(10);
+  if (strobe_record_flush(rec)) _exit(3);
+  strobe__journal_die_at = 3; /* after the JOURNAL_POS covering its end, before its region is freed */
+  pthread_t th;
+  if (pthread_create(&th, NULL, exiting_thread, NULL)) _exit(5);
+  pthread_join(th, NULL);
+  strobe_record_flush(rec);
+}
+
+static void test_thread_ended_before_death(void) {
+  char path[64], jpath[80];
+  crashed_by(path, sizeof path, thread_exits_then_dies, 0, 0);
+  journal_of(path, jpath, sizeof jpath);
+  strobe_capture_recovery st;
+  REQUIRE_EQ_INT(strobe_capture_recover(path, path, &st), 0);
+  CHECK_EQ_U64(st.threads, 2); /* the ended thread's region was still there */
+  CHECK_EQ_U64(st.events, 0);
+  strobe_capture *cap;
+  REQUIRE_EQ_INT(strobe_capture_open(path, &cap), 0);
+  strobe_capture_record r;
+  int rc, ends = 0;
+  while ((rc = strobe_capture_next(cap, &r)) > 0) ends += r.type == STROBE_REC_THREAD_END;
+  CHECK_EQ_INT(rc, 0);
+  CHECK_EQ_INT(ends, 1);
+  strobe_capture_close(cap);
+  CHECK_EQ_U64(scopes_in(path), 110);
+  unlink(jpath);
+  unlink(path);
+}
+
 static void test_death_before_journal_pos(void) { die_at(1, 0); }
 static void test_death_before_release(void) { die_at(2, 0); }
 static void test_death_before_journal_pos_two_consumers(void) { die_at(1, 1); }
@@ -429,8 +469,9 @@ static void flight_recorder_keeps_none(void) {
 static void test_clean_stop_removes_journal(void) { on_own_thread(clean_stop_removes_journal); }
 static void test_flight_recorder_keeps_none(void) { on_own_thread(flight_recorder_keeps_none); }
 
+/* The cases that record in this process come last: its drain thread then runs, and a child forked while
+ * it holds its lock could not start a capture. */
 #define CASES(X)                                   \
-  X(clean_stop_removes_journal)                    \
   X(foreign_journal_refused)                       \
   X(damaged_journal_refused)                       \
   X(journal_refused_by_disk_records_without)       \
@@ -439,5 +480,7 @@ static void test_flight_recorder_keeps_none(void) { on_own_thread(flight_recorde
   X(death_before_journal_pos)                      \
   X(death_before_release)                          \
   X(death_before_journal_pos_two_consumers)        \
+  X(thread_ended_before_death)                     \
+  X(clean_stop_removes_journal)                    \
   X(flight_recorder_keeps_none)
 HARNESS_MAIN(CASES)

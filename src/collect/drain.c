@@ -477,7 +477,7 @@ static void pass(void) {
    * then may a journaled thread's producer write over it, and only then is an exited one freed. */
   uint64_t now = strobe__now();
   for (int i = 0; i < g_nconsumers; i++) g_consumers[i]->tick(g_consumers[i]->ctx, now);
-  if (g_nconsumers) strobe__journal_die_point(2);
+  if (g_nconsumers) strobe__journal_die_point(any_exited ? 3 : 2);
   for (strobe__tstate *t = head; t; t = t->next) {
     if (!t->jrelease) continue;
     strobe__journal_release(t, t->jread);

@@ -299,6 +299,9 @@ typedef struct decoder {
   strobe__event out[OUT_CHUNK + STROBE__EV_MAX_SLOTS + 1];
   uint32_t nout;
   uint64_t added, skipped, unnamed;
+  const strobe__tstate *t; /* the thread's state in the journal */
+  char name[STROBE__THREAD_NAME_MAX];
+  int defined;             /* its THREAD block is written */
 } decoder;
 
 static void put_out(decoder *d, uint64_t ts, uint32_t kind, uint32_t data) {
@@ -391,8 +394,18 @@ static int decode_one(decoder *d, const strobe__event *e, const strobe__event *s
   return (int)k;
 }
 
+/* Defines the thread in the result the first time something of it is written (never after its end). */
+static void define_thread(decoder *d) {
+  if (d->defined) return;
+  strobe__writer_thread(d->w, d->index, d->t->os_tid, d->name, d->t->lost);
+  d->defined = 1;
+}
+
 static void flush_out(decoder *d) {
-  if (d->nout) strobe__writer_events(d->w, d->index, d->out, d->nout);
+  if (d->nout) {
+    define_thread(d);
+    strobe__writer_events(d->w, d->index, d->out, d->nout);
+  }
   d->nout = 0;
 }
 
@@ -450,16 +463,18 @@ static int recover_thread(const journal *j, const strobe__journal_region *r, con
   if (d->file_count < m->count) return STROBE_ECORRUPT; /* the file never says it holds less than was released */
   d->added = d->skipped = d->unnamed = 0;
   d->nout = 0;
-  char name[STROBE__THREAD_NAME_MAX];
-  memcpy(name, t->name, sizeof name);
-  name[sizeof name - 1] = 0;
-  strobe__writer_thread(d->w, t->index, t->os_tid, name, t->lost);
+  d->t = t;
+  memcpy(d->name, t->name, sizeof d->name);
+  d->name[sizeof d->name - 1] = 0;
   int rc = decode_span(d, read, cur >= read ? cur : wrap);
   if (rc == 0 && cur < read) rc = decode_span(d, v.ring, cur);
   if (rc < 0) return rc;
   flush_out(d);
   if (d->count < d->file_count && rc == 0) return STROBE_ECORRUPT; /* the file holds more than the ring ever had */
-  if (t->exited && (end_dropped || d->added)) strobe__writer_thread_end(d->w, t->index);
+  if (t->exited && (end_dropped || d->added)) {
+    define_thread(d);
+    strobe__writer_thread_end(d->w, t->index);
+  }
   st->events += d->added;
   st->unrecoverable += d->skipped;
   st->unnamed += d->unnamed;

@@ -418,8 +418,9 @@ void strobe__journal_tstate_free(strobe__tstate *t);
 /* Fault injection for the recovery rule's tests (tests/test_crash_journal.c): when
  * strobe__journal_die_at is `point`, the process kills itself there with SIGKILL.
  * Point 1: the capture wrote a pass's events, not yet its JOURNAL_POS block;
- * point 2: it wrote that block, the drain has not yet released the slots. 0 (the
- * default): never. */
+ * point 2: it wrote that block, the drain has not yet released the slots; point 3:
+ * the same in a pass that delivered a thread's end, before its state is freed.
+ * 0 (the default): never. */
 extern int strobe__journal_die_at;
 void strobe__journal_die_point(int point);
 /* The drain, after the capture holds every event of t before `read`: records
