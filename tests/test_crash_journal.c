@@ -63,6 +63,16 @@ static void crashed_by(char *path, size_t n, void (*body)(strobe_recorder *rec, 
   REQUIRE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 }
 
+/* crashed_by, then strobe_capture_recover in place: its figures. path and jpath get the two files' names. */
+static strobe_capture_recovery recovered_after(char path[64], char jpath[80],
+                                               void (*body)(strobe_recorder *rec, int a, int b), int a, int b) {
+  strobe_capture_recovery st = {0};
+  crashed_by(path, 64, body, a, b);
+  journal_of(path, jpath, 80);
+  CHECK_EQ_INT(strobe_capture_recover(path, path, &st), 0);
+  return st;
+}
+
 /* `before` scopes, a flush, `after` more. */
 static void flushed_then(strobe_recorder *rec, int before, int after) {
   units(before);
@@ -322,11 +332,8 @@ static void forks_a_recording_child(strobe_recorder *rec, int a, int b) {
 
 static void test_fork_child_never_writes_parent_journal(void) {
   char path[64], jpath[80];
-  crashed_by(path, sizeof path, forks_a_recording_child, 0, 0);
-  journal_of(path, jpath, sizeof jpath);
+  strobe_capture_recovery st = recovered_after(path, jpath, forks_a_recording_child, 0, 0);
   CHECK(exists(jpath)); /* the child never removed it */
-  strobe_capture_recovery st;
-  REQUIRE_EQ_INT(strobe_capture_recover(path, path, &st), 0);
   CHECK_EQ_U64(st.unrecoverable, 0);
   CHECK_EQ_U64(ends_named(path, "unit"), 110);
   CHECK_EQ_U64(ends_named(path, "child_unit"), 1);
@@ -348,10 +355,7 @@ static void enters_a_new_scope(strobe_recorder *rec, int a, int b) {
 
 static void test_site_never_met_recovered_unnamed(void) {
   char path[64], jpath[80];
-  crashed_by(path, sizeof path, enters_a_new_scope, 0, 0);
-  journal_of(path, jpath, sizeof jpath);
-  strobe_capture_recovery st;
-  REQUIRE_EQ_INT(strobe_capture_recover(path, path, &st), 0);
+  strobe_capture_recovery st = recovered_after(path, jpath, enters_a_new_scope, 0, 0);
   CHECK_EQ_U64(st.unnamed, 1);
   CHECK_EQ_U64(st.unrecoverable, 2); /* the value: a number and its payload slot */
   CHECK_EQ_U64(st.events, 1 + 5 * 2);
@@ -390,13 +394,9 @@ static void dies_at(strobe_recorder *rec, int point, int flight) {
 
 static void die_at(int point, int flight) {
   char path[64], jpath[80];
-  crashed_by(path, sizeof path, dies_at, point, flight);
-  journal_of(path, jpath, sizeof jpath);
-  uint64_t before = scopes_in(path);
-  strobe_capture_recovery st;
-  REQUIRE_EQ_INT(strobe_capture_recover(path, path, &st), 0);
-  printf("died at point %d: the file held %llu scopes, recovery added %llu slots, replaced %llu blocks\n", point,
-         (unsigned long long)before, (unsigned long long)st.events, (unsigned long long)st.replaced_blocks);
+  strobe_capture_recovery st = recovered_after(path, jpath, dies_at, point, flight);
+  printf("died at point %d: recovery added %llu slots, replaced %llu blocks\n", point, (unsigned long long)st.events,
+         (unsigned long long)st.replaced_blocks);
   CHECK_EQ_U64(scopes_in(path), 1700);
   CHECK_EQ_U64(st.unrecoverable, 0);
   unlink(jpath);
@@ -424,10 +424,7 @@ static void thread_exits_then_dies(strobe_recorder *rec, int a, int b) {
 
 static void test_thread_ended_before_death(void) {
   char path[64], jpath[80];
-  crashed_by(path, sizeof path, thread_exits_then_dies, 0, 0);
-  journal_of(path, jpath, sizeof jpath);
-  strobe_capture_recovery st;
-  REQUIRE_EQ_INT(strobe_capture_recover(path, path, &st), 0);
+  strobe_capture_recovery st = recovered_after(path, jpath, thread_exits_then_dies, 0, 0);
   CHECK_EQ_U64(st.threads, 2); /* the ended thread's region was still there */
   CHECK_EQ_U64(st.events, 0);
   strobe_capture *cap;
