@@ -313,12 +313,13 @@ static const strobe_site k_unknown_site = {"strobe: site first met after the dra
                                            0, STROBE_SITE_SCOPE, 0, 0, 0};
 
 /* A site the log does not name: the drain never met it. The slot after a number is its payload, whose kind
- * the hot path never writes and the drain cleared (journal.c): so a next slot of kind 0 (data: 0..3, how the
- * number is stored) makes it a number, skipped and counted; anything else a BEGIN (or an element, which
- * cannot be told from one), recorded on the placeholder site. Returns its slots. */
+ * the hot path never writes and the drain cleared (journal.c), and the slow path writes as PAYLOAD, which
+ * never begins an event: so a next slot of kind 0 or PAYLOAD (data: 0..3, how the number is stored) makes it
+ * a number, skipped and counted; anything else a BEGIN (or an element, which cannot be told from one),
+ * recorded on the placeholder site. Returns its slots. */
 static int decode_unknown(decoder *d, const strobe__event *e, const strobe__event *stop, int emit) {
   if (d->j->unknown_id >= STROBE_MAX_SITES - 1) return 0; /* no id is known free: nothing after it is decoded */
-  if (e + 1 < stop && e[1].kind == 0 && e[1].data <= STROBE__NUM_IN_SLOT) {
+  if (e + 1 < stop && (e[1].kind == 0 || e[1].kind == STROBE__EV_PAYLOAD) && e[1].data <= STROBE__NUM_IN_SLOT) {
     if (emit) d->skipped += 2;
     d->count += 2;
     return 2;

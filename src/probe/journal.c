@@ -321,7 +321,7 @@ strobe__tstate *strobe__journal_tstate(uint32_t cap) {
   t->jregion = i;
   r->base = (uint64_t)(uintptr_t)m;
   r->ring_events = cap;
-  __atomic_store_n(&r->state, STROBE__JREGION_LIVE, __ATOMIC_RELEASE);
+  __atomic_store_n(&r->state, STROBE__JREGION_MAKING, __ATOMIC_RELEASE); /* LIVE once it has its index */
   j->live++;
 done:
   strobe__mutex_unlock(&g_jlock);
@@ -343,6 +343,13 @@ void strobe__journal_tstate_free(strobe__tstate *t) {
  * met the site (docs/capture-format.md §Journal). */
 static void clear_words(strobe__event *from, strobe__event *to) {
   for (strobe__event *e = from; e < to; e++) strobe__put_word(e, 0);
+}
+
+void strobe__journal_tstate_ready(strobe__tstate *t) {
+  if (!t->jnl) return;
+  strobe__mutex_lock(&g_jlock);
+  __atomic_store_n(&t->jnl->head->region[t->jregion].state, STROBE__JREGION_LIVE, __ATOMIC_RELEASE);
+  strobe__mutex_unlock(&g_jlock);
 }
 
 void strobe__journal_release(strobe__tstate *t, strobe__event *read) {
@@ -390,7 +397,8 @@ static void fork_child(void) {
   for (strobe__journal *j = g_all; j; j = j->next) {
     strobe__journal_head *h = j->head;
     for (uint32_t i = 0; i < h->regions; i++)
-      if (h->region[i].state == STROBE__JREGION_LIVE) private_copy((void *)(uintptr_t)h->region[i].base, h->region[i].size);
+      if (h->region[i].state == STROBE__JREGION_LIVE || h->region[i].state == STROBE__JREGION_MAKING)
+        private_copy((void *)(uintptr_t)h->region[i].base, h->region[i].size);
     private_copy(h, j->head_map);
     j->closed = 1;
     if (j->fd >= 0) close(j->fd);

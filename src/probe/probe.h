@@ -358,7 +358,12 @@ typedef struct strobe__journal_region {
   uint32_t state;  /* STROBE__JREGION_* */
   uint32_t ring_events;
 } strobe__journal_region;
-enum { STROBE__JREGION_UNUSED = 0, STROBE__JREGION_LIVE = 1, STROBE__JREGION_FREED = 2 };
+enum {
+  STROBE__JREGION_UNUSED = 0,
+  STROBE__JREGION_LIVE = 1,  /* a thread's state, its index given: recovery reads it */
+  STROBE__JREGION_FREED = 2, /* its thread is gone: reused by the next one */
+  STROBE__JREGION_MAKING = 3 /* handed out, its thread not yet numbered: recovery skips it */
+};
 typedef struct strobe__journal_head {
   char magic[8];
   uint32_t version;
@@ -415,6 +420,8 @@ uint32_t strobe__journal_positions(uint32_t *index, uint64_t *count, uint32_t ma
  * none is open or it has no room (counted). Under no lock of the drain's. */
 strobe__tstate *strobe__journal_tstate(uint32_t cap);
 void strobe__journal_tstate_free(strobe__tstate *t);
+/* t has its thread index: recovery may read its region now. No-op for a state on the heap. */
+void strobe__journal_tstate_ready(strobe__tstate *t);
 /* Fault injection for the recovery rule's tests (tests/test_crash_journal.c): when
  * strobe__journal_die_at is `point`, the process kills itself there with SIGKILL.
  * Point 1: the capture wrote a pass's events, not yet its JOURNAL_POS block;

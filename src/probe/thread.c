@@ -215,6 +215,7 @@ static strobe__tstate *attach(void) {
   t->next = g_threads;
   g_threads = t;
   strobe__mutex_unlock(&g_threads_lock);
+  strobe__journal_tstate_ready(t); /* numbered now: recovery may read its region (before its first event) */
   (void)pthread_setspecific(g_key, t);
   refresh_limit(t);
   strobe__tls = &t->hot;
@@ -828,6 +829,7 @@ int strobe_fiber_create(const char *name, size_t len, strobe_fiber **out) {
   t->next = g_threads;
   g_threads = t;
   strobe__mutex_unlock(&g_threads_lock);
+  strobe__journal_tstate_ready(t);
   *out = (strobe_fiber *)t;
   return 0;
 }
