@@ -15,7 +15,11 @@
  * --deep --frames 10; ok-v4-merge.strb: a merged capture, its MERGE block and
  * an ORIGIN block before each input's snapshot, attachments and deep capture,
  * made by `strobe merge --same-host` of make_capture --ui-tree --deep
- * --frames 6 with --pid 101 and with --pid 202).
+ * --frames 6 with --pid 101 and with --pid 202; ok-v4-recovered.strb: a
+ * capture whose process was killed, its JOURNAL_POS blocks, and the events
+ * and RECOVERY block `strobe recover` added from its journal, made by a
+ * process recording 20 scopes with a value each, flushing, recording 10
+ * more and killing itself).
  *
  * Clock pairs, GPU spans and marks (DEVICE blocks, docs/gpu.md) are read
  * like every record, and afterwards the device times the capture named are

@@ -1142,6 +1142,13 @@ static void test_seeds(void) {
       CHECK_EQ_INT(kinds, 1);
       strobe_capture_close(again);
     }
+    if (strcmp(de->d_name, "ok-v4-recovered.strb") == 0) { /* JOURNAL_POS skipped, RECOVERY read */
+      CHECK_EQ_INT(t.recovered, 1);
+      CHECK_EQ_U64(t.recovered_events, 40);
+      CHECK_EQ_U64(t.recovered_threads, 1);
+      CHECK_EQ_U64(t.scopes, 30);
+      CHECK(strobe_capture_query_header(c)->journal_id != 0);
+    }
     if (strcmp(de->d_name, "ok-v4-merge.strb") == 0) { /* two inputs' content, each after its ORIGIN */
       strobe_capture *again;
       REQUIRE_EQ_INT(strobe_capture_open(path, &again), 0);

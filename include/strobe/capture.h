@@ -64,6 +64,9 @@ typedef struct strobe_capture_header {
   uint64_t epoch_unix_ns;        /* the epoch on the wall clock (CLOCK_REALTIME, ns since 1970) as the writer read it
                                   * when the capture started: a record's Unix time is this plus its time_ns (the
                                   * OTLP export's); 0 when absent (older writers) */
+  uint64_t journal_id;           /* the crash journal the writer kept beside the file (docs/recording.md §Crash
+                                  * journal); 0: none */
+  char journal[96];              /* "on", or why the writer kept none ("off: ..."); "" when absent */
 } strobe_capture_header;
 
 typedef struct strobe_capture_site {
@@ -398,7 +401,43 @@ typedef struct strobe_capture_totals {
   uint64_t lane_spans;    /* LANE_SPAN records returned (strobe/producer.h) */
   uint64_t attach_damaged;    /* attachment blocks skipped as damaged (strobe_capture_set_skip_damaged_content)... */
   uint64_t attach_damaged_at; /* ...and the byte where the first began (0: none) */
+  /* From the RECOVERY block strobe_capture_recover writes (docs/recording.md §Crash journal). */
+  int recovered;               /* 1: the writer crashed and its journal's events were added */
+  uint64_t recovered_events;   /* ring events taken from the journal */
+  uint64_t recovered_threads;  /* threads they belong to */
+  uint64_t unrecoverable;      /* journal events that could not be decoded (a site the drain never met) */
 } strobe_capture_totals;
+
+/* What strobe_capture_recover did (docs/recording.md §Crash journal). */
+typedef struct strobe_capture_recovery {
+  uint64_t events;          /* ring events (slots) added from the journal */
+  uint64_t threads;         /* journaled threads found */
+  uint64_t unnamed;         /* of `events`, scopes whose site the drain never met (first entered after its last
+                             * pass): recorded on a placeholder site, "strobe: site first met after the drain's
+                             * last pass" */
+  uint64_t unrecoverable;   /* journal slots not added: numbers of such sites (their kind is not known), and
+                             * operation and GPU events (those reach the file only through the drain) */
+  uint64_t replaced_blocks; /* the file's event blocks after its last JOURNAL_POS that the journal's events
+                             * replace (whole or not, they were not yet counted as in the file) */
+  uint64_t left_threads;    /* threads that had left the journal (their ring grew onto the heap: overflow=grow,
+                             * call tracing): the file keeps what it has of them, nothing is added */
+} strobe_capture_recovery;
+
+/* Recovers a capture whose writer died while it recorded: reads `path` and
+ * the journal `path`.journal beside it, and writes to `out` (which may be
+ * `path`: a new file is written beside it, then renamed over it) the capture
+ * with every event its journaled threads had written, each exactly once,
+ * followed by a RECOVERY block; no footer (the writer never stopped). Running
+ * it again on its own result gives the same events. The journal is left
+ * where it is. On error nothing is written: STROBE_ENOTFOUND (no journal),
+ * STROBE_EFOREIGN (the journal is not the one the capture's header names,
+ * or the capture names none), STROBE_EBADMAGIC, STROBE_EVERSION (another
+ * journal version, or a library whose thread state is laid out otherwise),
+ * STROBE_ETRUNCATED, STROBE_ECORRUPT (the journal is cut short or
+ * inconsistent), STROBE_EIO (errno says why), STROBE_ENOMEM, and the errors
+ * of strobe_capture_open for the capture. *stats (may be NULL) is filled on
+ * success. Any thread. */
+STROBE_API int strobe_capture_recover(const char *path, const char *out, strobe_capture_recovery *stats);
 
 /* Opens a capture file and reads its header. On success *out owns the file
  * (close with strobe_capture_close). On error *out is NULL and the code is

@@ -23,14 +23,17 @@ extern "C" {
 
 typedef struct strobe_record_desc {
   const char *path;           /* file to create or truncate (mode 0644); required */
-  uint32_t flush_interval_ms; /* 1..60000, default 100: the most recent data a crash can lose
-                                 (plus one drain period; pending events are written when the
+  uint32_t flush_interval_ms; /* 1..60000, default 100: the most recent data a crash can lose without the
+                                 journal (plus one drain period; pending events are written when the
                                  oldest is a quarter of it old: docs/recording.md §Crash loss) */
   int compression_level;      /* zstd level 1..19, default 1: the drain thread must keep up (1 is zstd's level 1
                                * with a faster match search: docs/recording.md §What a capture says it cost) */
   uint64_t max_attachment_bytes; /* content bytes of attachments per capture (strobe/deep.h), default
                                     STROBE_ATTACH_CAPTURE_BYTES (256 MiB); past it attachments are recorded
                                     without content and counted (docs/recording.md §Attachments) */
+  int no_journal;             /* 0 (default): keep a crash journal, PATH.journal, beside the file while it records,
+                               * so a crash loses nothing `strobe recover` cannot add back (docs/recording.md §Crash
+                               * journal); 1: none, a crash loses what was not flushed; other values are invalid */
 } strobe_record_desc;
 
 typedef struct strobe_recorder strobe_recorder;
@@ -41,7 +44,11 @@ typedef struct strobe_record_stats {
 } strobe_record_stats;
 
 /* Starts recording. Measures the per-scope overhead (at most ~1 ms) and
- * writes the header before returning. On success *out is the recorder; on
+ * writes the header before returning. Unless desc->no_journal, it also
+ * creates the crash journal PATH.journal (docs/recording.md §Crash journal),
+ * which a clean stop removes; when it cannot (one per process, a full disk),
+ * it records without one and the header says why: that is no error. On
+ * success *out is the recorder; on
  * error *out is NULL, no file is left behind, and the code is STROBE_EINVAL
  * (bad desc), STROBE_EIO (cannot create the file), STROBE_ENOMEM,
  * STROBE_ELIMIT (8 consumers active) or STROBE_EFEATURE_DISABLED. */

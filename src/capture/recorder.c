@@ -1,14 +1,17 @@
 /*
  * recorder.c — the capture-file consumer: receives drained events on the
  * drain thread, encodes them with the capture writer and writes each block
- * with one write(2), so a SIGKILL loses at most the last flush interval.
+ * with one write(2). With its crash journal (docs/recording.md §Crash
+ * journal) it writes every pass that delivered events, followed by a
+ * JOURNAL_POS block, and a crash loses nothing `strobe recover` cannot add
+ * back; without one a SIGKILL loses at most the last flush interval.
  * The flush is deadline-driven (docs/recording.md §Crash loss): pending
  * events are written when the oldest of them is a quarter of
  * flush_interval_ms old (earlier when the drain thread has lately run later
  * than the rest of the interval), so the
  * bound holds when the machine is loaded.
  *
- * Owns: the file descriptor, flush and clock-pair timing, the capture's
+ * Owns: the file descriptor, the journal's opening and removal, flush and clock-pair timing, the capture's
  * misuse baseline, and the list of live recorders that an exit handler
  * stops cleanly when the application forgets to.
  * Must never: block an instrumented thread (it runs only on the drain thread
@@ -16,9 +19,12 @@
  */
 #include "strobe/record.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "capture/crash.h"
@@ -52,8 +58,13 @@ struct strobe_recorder {
   uint64_t bytes;         /* atomic mirror of the writer's count, for strobe_record_query_stats */
   int error;              /* atomic mirror of the writer's first error */
   int sink_state;         /* atomic: 0 idle, 1 a block being written, 2 closed by a crash (crash.h) */
+  int journal;            /* 1: this capture's crash journal is open (docs/recording.md §Crash journal) */
   strobe_recorder *next;
 };
+
+#define JOURNAL_POS_MAX 1024u /* = STROBE__JOURNAL_REGIONS: every live state of one journal */
+static uint32_t g_jpos_index[JOURNAL_POS_MAX]; /* drain thread only */
+static uint64_t g_jpos_count[JOURNAL_POS_MAX];
 
 static strobe__mutex g_live_lock = STROBE__MUTEX_INIT;
 static strobe_recorder *g_live;
@@ -72,12 +83,14 @@ static void on_site(void *ctx, uint32_t id, const strobe_site *s) {
   STROBE_ASSERT(strobe__drain_held());
   strobe_recorder *r = ctx;
   strobe__writer_site(r->writer, id, s);
+  if (r->journal) strobe__journal_site(id, s);
 }
 
 static void on_label(void *ctx, uint32_t id, const char *text) {
   STROBE_ASSERT(strobe__drain_held());
   strobe_recorder *r = ctx;
   strobe__writer_label(r->writer, id, text);
+  if (r->journal) strobe__journal_label(id, text);
 }
 
 static void on_thread(void *ctx, uint32_t index, uint64_t tid, const char *name, uint64_t lost) {
@@ -169,8 +182,18 @@ static void on_tick(void *ctx, uint64_t now) {
   if (guard < r->flush_ticks / 4 * 3) guard = r->flush_ticks / 4 * 3;
   if (guard > r->flush_ticks - r->flush_ticks / 8) guard = r->flush_ticks - r->flush_ticks / 8;
   int due = r->pending_since && now - r->pending_since >= r->flush_ticks - guard;
+  /* With a journal, every pass that delivered events writes them: the drain
+   * lets journaled producers reuse their slots only once they are in the
+   * file, and the JOURNAL_POS block after them says how far it holds each
+   * thread (docs/capture-format.md §Journal). */
+  if (r->journal && r->pending_since) due = 1;
   if (due || now - r->last_flush >= r->flush_ticks || __atomic_exchange_n(&r->flush_requested, 0, __ATOMIC_ACQ_REL)) {
     strobe__writer_flush(r->writer);
+    if (r->journal) {
+      strobe__journal_die_point(1);
+      uint32_t n = strobe__journal_positions(g_jpos_index, g_jpos_count, JOURNAL_POS_MAX);
+      strobe__writer_journal_pos(r->writer, g_jpos_index, g_jpos_count, n);
+    }
     uint64_t done = strobe__now();
     if (done - now > r->cost_max) r->cost_max = done - now;
     r->late_max -= r->late_max / 16;
@@ -183,6 +206,27 @@ static void on_tick(void *ctx, uint64_t now) {
 }
 
 /* >>lifecycle */
+/* Threads recording now whose state is not in the journal just opened: they attached before it
+ * (docs/recording.md §Crash journal). */
+static uint32_t threads_outside(void) {
+  uint32_t n = 0;
+  strobe__threads_lock();
+  for (strobe__tstate *t = strobe__threads_head(); t; t = t->next) n += !strobe__journal_holds(t) && !t->exited;
+  strobe__threads_unlock();
+  return n;
+}
+
+/* PATH.journal (docs/recording.md §Crash journal); NULL when out of memory. */
+static char *journal_path(const char *path) {
+  size_t n = strlen(path);
+  char *p = malloc(n + sizeof ".journal");
+  if (p) {
+    memcpy(p, path, n);
+    memcpy(p + n, ".journal", sizeof ".journal");
+  }
+  return p;
+}
+
 static void stop_all_at_exit(void) {
   for (;;) {
     /* A forked child inherits its parent's recorders and their open files:
@@ -206,7 +250,7 @@ int strobe_record_start(const strobe_record_desc *desc, strobe_recorder **out) {
   if (!desc || !desc->path || !desc->path[0]) return STROBE_EINVAL;
   uint32_t flush_ms = desc->flush_interval_ms ? desc->flush_interval_ms : DEFAULT_FLUSH_MS;
   int level = desc->compression_level ? desc->compression_level : DEFAULT_LEVEL;
-  if (flush_ms > 60000 || level < 1 || level > 19) return STROBE_EINVAL;
+  if (flush_ms > 60000 || level < 1 || level > 19 || desc->no_journal < 0 || desc->no_journal > 1) return STROBE_EINVAL;
 
   const strobe__clock_info *clk = strobe__clock();
   strobe_recorder *r = calloc(1, sizeof *r);
@@ -223,8 +267,22 @@ int strobe_record_start(const strobe_record_desc *desc, strobe_recorder **out) {
   r->drain_base = strobe__drain_query_cost();
   r->trace_base = strobe_trace_query_stats();
   r->sampler_base = strobe_sampler_query_stats();
+  /* The crash journal beside the file (docs/recording.md §Crash journal): without one, the capture says
+   * why and records as before. */
+  char note[96] = "on";
+  uint64_t jid = 0;
+  char *jpath = journal_path(desc->path);
+  if (jpath) unlink(jpath); /* a journal of the file this start truncates */
+  int jrc = desc->no_journal ? STROBE_ESTATE : jpath ? strobe__journal_open(jpath, &jid) : STROBE_ENOMEM;
+  if (jrc == 0) r->journal = 1;
+  uint32_t outside = jrc == 0 ? threads_outside() : 0;
+  if (outside) snprintf(note, sizeof note, "on; %u thread(s) that attached before it stay outside it", outside);
+  if (jrc) snprintf(note, sizeof note, "off: %s", desc->no_journal ? "no_journal"
+                                              : jrc == STROBE_EBUSY ? "another capture of this process has the journal"
+                                              : jrc == STROBE_EIO ? strerror(errno) : strobe_strerror(jrc));
+  free(jpath);
   strobe__writer_desc wd = {"file", flush_ms, level, cost.scope_ns, cost.event_ns, file_sink, r, NULL};
-  rc = strobe__writer_create(&wd, &r->writer);
+  rc = strobe__writer_create_journaled(&wd, jid, note, &r->writer);
   if (rc) goto fail;
   strobe__writer_attach_limit(r->writer, desc->max_attachment_bytes);
   r->consumer = (strobe__consumer){r, on_site, on_label, on_thread, on_lost, on_events, on_thread_end, on_tick, on_tree,
@@ -240,6 +298,7 @@ int strobe_record_start(const strobe_record_desc *desc, strobe_recorder **out) {
   *out = r;
   return 0;
 fail:
+  if (r->journal) strobe__journal_close();
   strobe__writer_destroy(r->writer);
   if (r->fd >= 0) {
     close(r->fd);
@@ -267,6 +326,7 @@ int strobe_record_stop(strobe_recorder *r) {
   strobe_misuse m = strobe__misuse_since(&r->misuse_base);
   int rc = strobe__writer_finish(r->writer, strobe__now(), &m);
   if (close(r->fd) != 0 && rc == 0) rc = STROBE_EIO;
+  if (r->journal) strobe__journal_close(); /* a clean stop: the file holds everything */
   strobe__writer_destroy(r->writer);
   free(r);
   return rc;

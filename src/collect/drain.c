@@ -332,6 +332,10 @@ static strobe__consumer *ring_consumer(void) {
   return g_nconsumers == 1 && g_consumers[0]->ring_events ? g_consumers[0] : NULL;
 }
 
+static void deliver_converted(strobe__tstate *t, strobe__event *e, size_t n);
+/* A journaled ring's chunk, converted here rather than in place: under g_lock. */
+static strobe__event g_copy[DELIVER_CHUNK + 1];
+
 /* Converts [e, end) a chunk at a time; delivers the sites each chunk
  * registered, then its events. A ring_events consumer takes what it can
  * first, the rest is converted for it. */
@@ -349,23 +353,37 @@ static void deliver_run(strobe__tstate *t, strobe__event *e, strobe__event *end)
       if (e == end) break;
     }
     size_t chunk = ring ? RING_FALLBACK : DELIVER_CHUNK;
-    strobe__event *stop = convert_run(t, e, (size_t)(end - e) > chunk ? e + chunk : end, end);
-    /* Sites registered by producers before publishing, or by convert_run. */
-    uint32_t nsites = strobe__site_count();
-    if (nsites != g_sites_delivered) {
-      deliver_sites(g_consumers, g_nconsumers, g_sites_delivered, nsites);
-      g_sites_delivered = nsites;
+    strobe__event *run_end = (size_t)(end - e) > chunk ? e + chunk : end;
+    if (t->jnl) { /* a journaled ring keeps the hot path's form (docs/capture-format.md §Journal) */
+      size_t n = (size_t)(run_end - e) + (run_end < end); /* a number's slot may lie past run_end */
+      memcpy(g_copy, e, n * sizeof *e);
+      size_t k = (size_t)(convert_run(t, g_copy, g_copy + (run_end - e), g_copy + n) - g_copy);
+      deliver_converted(t, g_copy, k);
+      e += k;
+      continue;
     }
-    /* Labels are interned before the operation event naming them is published. */
-    uint32_t nlabels = strobe__label_count();
-    if (nlabels != g_labels_delivered) {
-      deliver_labels(g_consumers, g_nconsumers, g_labels_delivered, nlabels);
-      g_labels_delivered = nlabels;
-    }
-    for (int i = 0; i < g_nconsumers; i++) g_consumers[i]->events(g_consumers[i]->ctx, t->index, e, (size_t)(stop - e));
-    delivered(t, (size_t)(stop - e));
+    strobe__event *stop = convert_run(t, e, run_end, end);
+    deliver_converted(t, e, (size_t)(stop - e));
     e = stop;
   }
+}
+
+/* Delivers n converted events: first the sites and labels they may name. */
+static void deliver_converted(strobe__tstate *t, strobe__event *e, size_t n) {
+  /* Sites registered by producers before publishing, or by convert_run. */
+  uint32_t nsites = strobe__site_count();
+  if (nsites != g_sites_delivered) {
+    deliver_sites(g_consumers, g_nconsumers, g_sites_delivered, nsites);
+    g_sites_delivered = nsites;
+  }
+  /* Labels are interned before the operation event naming them is published. */
+  uint32_t nlabels = strobe__label_count();
+  if (nlabels != g_labels_delivered) {
+    deliver_labels(g_consumers, g_nconsumers, g_labels_delivered, nlabels);
+    g_labels_delivered = nlabels;
+  }
+  for (int i = 0; i < g_nconsumers; i++) g_consumers[i]->events(g_consumers[i]->ctx, t->index, e, n);
+  delivered(t, n);
 }
 
 /* GROW swaps (probe.h, `retire`): delivers the rest of each old ring,
@@ -388,7 +406,7 @@ static strobe__event *finish_retired(strobe__tstate *t, strobe__event *end) {
      * there, a ring the producer allocates later could reuse that memory
      * and mistake the stale position for one of its own (drain_pos). */
     __atomic_store_n(&t->read, t->dring, __ATOMIC_RELEASE);
-    free(r->ring);
+    if (r->ring != strobe__journal_ring(t)) free(r->ring); /* a journal's ring goes with its region */
   }
   uintptr_t e = (uintptr_t)end;
   return e >= (uintptr_t)t->dring && e <= (uintptr_t)t->dring_end ? end : t->dring;
@@ -450,7 +468,12 @@ static void pass(void) {
     }
     uint64_t before = g_pass_events;
     deliver_run(t, read, end);
-    __atomic_store_n(&t->read, end, __ATOMIC_RELEASE);
+    if (t->jnl) { /* released once the consumers' ticks have written them (below) */
+      t->jread = end;
+      t->jrelease = 1;
+    } else {
+      __atomic_store_n(&t->read, end, __ATOMIC_RELEASE);
+    }
     if (g_pass_events != before && &t->hot != strobe__tls) g_pass_found = 1; /* not the drain's own gauges */
     if (t->snap_exited) {
       for (int i = 0; i < g_nconsumers; i++) g_consumers[i]->thread_end(g_consumers[i]->ctx, t->index);
@@ -488,6 +511,17 @@ static void pass(void) {
   for (int i = 0; i < g_nconsumers; i++) takers += g_consumers[i]->samples != NULL;
   strobe__sampler_poll(takers > 0, g_final_pass, deliver_samples, NULL);
 
+  /* The consumers' ticks: a capture with a journal writes everything delivered now (recorder.c). Only
+   * then may a journaled thread's producer write over it, and only then is an exited one freed. */
+  uint64_t now = strobe__now();
+  for (int i = 0; i < g_nconsumers; i++) g_consumers[i]->tick(g_consumers[i]->ctx, now);
+  if (g_nconsumers) strobe__journal_die_point(any_exited ? 3 : 2);
+  for (strobe__tstate *t = head; t; t = t->next) {
+    if (!t->jrelease) continue;
+    strobe__journal_release(t, t->jread);
+    t->jrelease = 0;
+  }
+
   strobe__tstate *dead = NULL;
   if (any_exited) {
     strobe__threads_lock();
@@ -505,8 +539,6 @@ static void pass(void) {
     strobe__thread_free(dead);
     dead = next;
   }
-  uint64_t now = strobe__now();
-  for (int i = 0; i < g_nconsumers; i++) g_consumers[i]->tick(g_consumers[i]->ctx, now);
 
   __atomic_fetch_add(&g_cost_cpu_ns, clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0, __ATOMIC_RELAXED);
   __atomic_fetch_add(&g_cost_events, g_pass_events, __ATOMIC_RELAXED);

@@ -463,6 +463,7 @@ static int header_field(strobe_capture_header *h, uint16_t tag, const uint8_t *v
     case STROBE__TAG_EPOCH_MONO_NS:
     case STROBE__TAG_START_TICKS:
     case STROBE__TAG_EPOCH_UNIX_NS:
+    case STROBE__TAG_JOURNAL_ID:
     case STROBE__TAG_OVERHEAD_NS:
     case STROBE__TAG_PID: want = 8; break;
     default: want = n; break; /* strings and unknown tags */
@@ -497,6 +498,8 @@ static int header_field(strobe_capture_header *h, uint16_t tag, const uint8_t *v
     case STROBE__TAG_ATTACH_MAX_BYTES: h->attach_max_bytes = (uint32_t)u; break;
     case STROBE__TAG_DEEP_MAX_CALLS: h->deep_max_calls = (uint32_t)u; break;
     case STROBE__TAG_EPOCH_UNIX_NS: h->epoch_unix_ns = u; break;
+    case STROBE__TAG_JOURNAL_ID: h->journal_id = u; break;
+    case STROBE__TAG_JOURNAL: copy_field_str(h->journal, sizeof h->journal, v, n); break;
     default: break;
   }
   return 0;
@@ -1217,6 +1220,16 @@ static int start_block(strobe_capture *c, uint8_t type, strobe_capture_record *r
       return 0;
     case STROBE__BLK_THREAD_END: return block_thread_end(c, rec);
     case STROBE__BLK_CLOCK: return 0; /* calibration pairs are not used yet */
+    case STROBE__BLK_RECOVERY: { /* docs/capture-format.md §Journal */
+      uint64_t v[3];
+      int r = totals_block(&c->cur, v, 3);
+      if (r) return r;
+      c->totals.recovered = 1;
+      c->totals.recovered_events = v[0];
+      c->totals.recovered_threads = v[1];
+      c->totals.unrecoverable = v[2];
+      return 0;
+    }
     case STROBE__BLK_DRAIN: {
       uint64_t v[2];
       int r = totals_block(&c->cur, v, 2);

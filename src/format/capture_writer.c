@@ -100,6 +100,8 @@ struct strobe__writer {
   uint32_t deeps;          /* DEEP blocks written */
   uint32_t deep_limit;     /* STROBE_DEEP_MAX_FRAMES, or what strobe__writer_content_limits set */
   uint64_t deeps_dropped;  /* refused past STROBE_DEEP_MAX_FRAMES, and those a merge's inputs had refused */
+  uint64_t journal_id;     /* header field 40 (docs/capture-format.md §Journal), 0: none */
+  const char *journal;     /* header field 41, NULL: none; the caller's, used by the header alone */
 };
 
 /* SAMPLES entries of one OS thread not yet written (docs/capture-format.md, SAMPLES). */
@@ -249,6 +251,8 @@ static void write_header(strobe__writer *w) {
   field_u32(&f, STROBE__TAG_ATTACH_MAX_BYTES, STROBE_ATTACH_MAX_BYTES);
   field_u32(&f, STROBE__TAG_DEEP_MAX_CALLS, STROBE_DEEP_MAX_CALLS);
   if (x->epoch_unix_ns) field_u64(&f, STROBE__TAG_EPOCH_UNIX_NS, x->epoch_unix_ns);
+  if (w->journal_id) field_u64(&f, STROBE__TAG_JOURNAL_ID, w->journal_id);
+  if (w->journal) field_str(&f, STROBE__TAG_JOURNAL, w->journal); /* read during create only */
 
   strobe__buf h = {0};
   strobe__buf_put(&h, STROBE__MAGIC, STROBE__MAGIC_LEN);
@@ -263,17 +267,36 @@ static void write_header(strobe__writer *w) {
   strobe__buf_free(&h);
 }
 
+static int writer_new(const strobe__writer_desc *desc, uint64_t start_ticks, uint64_t journal_id, const char *journal,
+                      int header, strobe__writer **out);
+
 int strobe__writer_create(const strobe__writer_desc *desc, strobe__writer **out) {
   return strobe__writer_create_at(desc, 0, out);
 }
 
 int strobe__writer_create_at(const strobe__writer_desc *desc, uint64_t start_ticks, strobe__writer **out) {
+  return writer_new(desc, start_ticks, 0, NULL, 1, out);
+}
+
+int strobe__writer_create_journaled(const strobe__writer_desc *desc, uint64_t journal_id, const char *journal,
+                                    strobe__writer **out) {
+  return writer_new(desc, 0, journal_id, journal, 1, out);
+}
+
+int strobe__writer_create_appending(const strobe__writer_desc *desc, strobe__writer **out) {
+  return writer_new(desc, 0, 0, NULL, 0, out);
+}
+
+static int writer_new(const strobe__writer_desc *desc, uint64_t start_ticks, uint64_t journal_id, const char *journal,
+                      int header, strobe__writer **out) {
   *out = NULL;
   if (!desc || !desc->sink || !desc->kind) return STROBE_EINVAL;
   strobe__writer *w = calloc(1, sizeof *w);
   if (!w) return STROBE_ENOMEM;
   w->desc = *desc;
   w->start_ticks = start_ticks;
+  w->journal_id = journal_id;
+  w->journal = journal;
   w->cctx = ZSTD_createCCtx();
   if (!w->cctx) goto fail;
   if (ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, desc->compression_level)) ||
@@ -283,7 +306,7 @@ int strobe__writer_create_at(const strobe__writer_desc *desc, uint64_t start_tic
     w->error = STROBE_EINVAL;
     goto fail;
   }
-  write_header(w);
+  if (header) write_header(w);
   if (w->error) goto fail;
   *out = w;
   return 0;
@@ -1325,6 +1348,25 @@ void strobe__writer_block(strobe__writer *w, const strobe__block_info *info, con
   }
   flush_meta(w);
   emit(w, data, len);
+}
+
+void strobe__writer_journal_pos(strobe__writer *w, const uint32_t *index, const uint64_t *count, uint32_t n) {
+  if (!n) return;
+  w->raw.len = 0;
+  strobe__buf_varint(&w->raw, n);
+  for (uint32_t i = 0; i < n; i++) {
+    strobe__buf_varint(&w->raw, index[i]);
+    strobe__buf_varint(&w->raw, count[i]);
+  }
+  emit_block(w, STROBE__BLK_JOURNAL_POS, &w->raw);
+}
+
+void strobe__writer_recovery(strobe__writer *w, uint64_t events, uint64_t threads, uint64_t unrecoverable) {
+  w->raw.len = 0;
+  strobe__buf_varint(&w->raw, events);
+  strobe__buf_varint(&w->raw, threads);
+  strobe__buf_varint(&w->raw, unrecoverable);
+  emit_block(w, STROBE__BLK_RECOVERY, &w->raw);
 }
 
 int strobe__writer_error(const strobe__writer *w) { return w->error; }

@@ -57,6 +57,14 @@ int strobe__writer_create(const strobe__writer_desc *desc, strobe__writer **out)
 /* The same with the header's start_ticks given (0 = now): a flight-recorder
  * dump starts at its oldest retained block, not when it is written. */
 int strobe__writer_create_at(const strobe__writer_desc *desc, uint64_t start_ticks, strobe__writer **out);
+/* The same for a capture file with a crash journal beside it (docs/capture-format.md
+ * §Journal): the header names it (journal_id, 0: none) or says why there is none
+ * (`journal`: "on" or "off: ...", NULL: nothing said). */
+int strobe__writer_create_journaled(const strobe__writer_desc *desc, uint64_t journal_id, const char *journal,
+                                    strobe__writer **out);
+/* A writer that emits no header: its blocks continue a file whose header and
+ * blocks are already written (strobe_capture_recover). */
+int strobe__writer_create_appending(const strobe__writer_desc *desc, strobe__writer **out);
 void strobe__writer_destroy(strobe__writer *w);
 
 void strobe__writer_site(strobe__writer *w, uint32_t id, const strobe_site *site);
@@ -146,6 +154,11 @@ void strobe__writer_merge(strobe__writer *w, const strobe_capture_merge *m);
  * MERGE input `origin - 1` (0: not known, an input merged before merges recorded it). */
 void strobe__writer_origin(strobe__writer *w, uint32_t origin);
 int strobe__writer_finish(strobe__writer *w, uint64_t end_ticks, const strobe_misuse *misuse);
+/* A JOURNAL_POS block, written now (after a flush: docs/capture-format.md
+ * §Journal): the file holds thread index[i]'s first count[i] ring events. */
+void strobe__writer_journal_pos(strobe__writer *w, const uint32_t *index, const uint64_t *count, uint32_t n);
+/* A RECOVERY block, written now: what strobe_capture_recover added. */
+void strobe__writer_recovery(strobe__writer *w, uint64_t events, uint64_t threads, uint64_t unrecoverable);
 /* The first error seen (0 if none). */
 int strobe__writer_error(const strobe__writer *w);
 /* Bytes handed to the sink so far. */

@@ -48,7 +48,9 @@ enum {
   STROBE__TAG_ATTACH_MAX_BYTES = 26,  /* u32: content bytes of one attachment (strobe/deep.h) */
   STROBE__TAG_DEEP_MAX_CALLS = 27,    /* u32: draw calls kept per deep capture */
   STROBE__TAG_BOOT_ID = 28,           /* string: the host's boot id, 32 hex digits (docs/sessions.md §Across processes) */
-  STROBE__TAG_EPOCH_UNIX_NS = 30      /* u64: CLOCK_REALTIME (Unix ns) at the epoch, as the writer read it */
+  STROBE__TAG_EPOCH_UNIX_NS = 30,     /* u64: CLOCK_REALTIME (Unix ns) at the epoch, as the writer read it */
+  STROBE__TAG_JOURNAL_ID = 40,        /* u64: the crash journal beside the file (docs/capture-format.md §Journal) */
+  STROBE__TAG_JOURNAL = 41            /* string: "on", or why there is none */
 };
 
 /* Block types (docs/capture-format.md, Blocks): the one table. A reader
@@ -78,6 +80,8 @@ enum {
   X(CLOCK_OFFSETS, 24) /* clock-offset samples against other hosts (docs/sessions.md §Across hosts) */ \
   X(MERGE, 25) /* a merged capture's inputs, how each was aligned, and the records not merged */ \
   X(ORIGIN, 26) /* a merged capture: the input the content blocks after it came from; readers before it skip it */ \
+  X(JOURNAL_POS, 40) /* how far the file holds each journaled thread's events (docs/capture-format.md §Journal) */ \
+  X(RECOVERY, 41) /* what `strobe recover` added from the journal after a crash */ \
   X(CRASH, 43) /* where the process died: signal, thread, open scopes and operation (docs/capture-format.md §CRASH) */
 
 enum {

@@ -39,6 +39,18 @@ typedef struct strobe__cumulative {
   uint64_t count, total, min, max; /* ticks */
 } strobe__cumulative;
 
+/* What the drain released of a journaled thread's ring (docs/capture-format.md
+ * §Journal): every event before `read` is in the capture file, `count` is the
+ * thread's `drained` there, and the scope stack and last time are the drain's
+ * at that point, so recovery can decode what follows without the process. */
+typedef struct strobe__journal_mark {
+  uint64_t count;   /* ring slots delivered before `read` */
+  strobe__event *read; /* an address in the writing process */
+  uint64_t last_ts; /* the time a VALUE after `read` takes */
+  uint32_t open;    /* open scopes at `read` (may exceed STROBE_MAX_DEPTH: only that many ids are kept) */
+  uint32_t open_site[STROBE_MAX_DEPTH];
+} strobe__journal_mark;
+
 /* A thread's full state. `hot` must stay first: strobe__tls points at it.
  *
  * The ring is the array [ring, ring_end). The producer writes at hot.cur and
@@ -99,6 +111,14 @@ typedef struct strobe__tstate {
   uint32_t open;          /* the stream's open scopes... */
   uint32_t open_site[STROBE_MAX_DEPTH]; /* ...and their site ids, to fill in END events */
   struct strobe__tstate *next; /* global list, guarded by the thread list lock */
+  /* >>journal (docs/recording.md §Crash journal): a state made while a capture's journal was open lives
+   * in it, ring and all, so the kernel keeps what the thread wrote when the process dies. */
+  struct strobe__journal *jnl;  /* the journal holding this state, NULL: the heap */
+  uint32_t jregion;             /* its region in jnl's directory */
+  uint32_t jmark_cur;           /* atomic (release): which of jmark is current */
+  strobe__journal_mark jmark[2]; /* the drain's released position, written by the drain alone */
+  strobe__event *jread;         /* drain-private: the position this pass releases once it flushed */
+  int jrelease;                 /* drain-private: jread is set */
 } strobe__tstate;
 
 /* >>crash: the calling thread's open operation, for a crash record (src/capture/crash.c). The session layer
@@ -344,6 +364,99 @@ void strobe__threads_unlink(strobe__tstate *t); /* with the lock held */
 /* Misuse counted since `base` (an earlier strobe_query_misuse()): what a
  * capture that started at `base` reports in its footer. */
 strobe_misuse strobe__misuse_since(const strobe_misuse *base);
+
+/* >>journal (src/probe/journal.c; docs/recording.md §Crash journal, docs/capture-format.md §Journal)
+ * A capture file's journal: a file beside it, mapped MAP_SHARED, that holds
+ * the thread states (scope stacks, cursors, rings) of threads that attach
+ * while it is open, and a log of the sites and labels their events name. The
+ * kernel keeps its pages when the process dies, so `strobe recover` finds
+ * there what the drain had not written yet. Its on-disk layout: */
+#define STROBE__JOURNAL_MAGIC "STRBJNL1"
+#define STROBE__JOURNAL_VERSION 1u
+#define STROBE__JOURNAL_REGIONS 1024u        /* thread states per journal; later ones live on the heap (counted) */
+#define STROBE__JOURNAL_LOG_BYTES (16u << 20) /* site and label records; past it they are counted, not kept */
+typedef struct strobe__journal_region {
+  uint64_t offset; /* in the file, page-aligned */
+  uint64_t size;   /* bytes: the state, then its ring */
+  uint64_t base;   /* where the writing process mapped it */
+  uint32_t state;  /* STROBE__JREGION_* */
+  uint32_t ring_events;
+} strobe__journal_region;
+enum {
+  STROBE__JREGION_UNUSED = 0,
+  STROBE__JREGION_LIVE = 1,  /* a thread's state, its index given: recovery reads it */
+  STROBE__JREGION_FREED = 2, /* its thread is gone: reused by the next one */
+  STROBE__JREGION_MAKING = 3 /* handed out, its thread not yet numbered: recovery skips it */
+};
+typedef struct strobe__journal_head {
+  char magic[8];
+  uint32_t version;
+  uint32_t head_bytes;    /* sizeof this struct: where the log starts, page-rounded */
+  uint64_t journal_id;    /* random; the capture's header names it (field 40) */
+  uint64_t pid;
+  char boot_id[40];       /* 32 hex digits, terminated; empty when unknown */
+  uint32_t tstate_bytes;  /* sizeof(strobe__tstate): a reader of another layout refuses the journal */
+  uint32_t layout;        /* strobe__journal_layout(): offsets of the fields recovery reads */
+  uint32_t regions;       /* atomic (release): directory entries in use */
+  uint32_t pad;
+  uint64_t log_offset;    /* where the log starts in the file */
+  uint64_t log_len;       /* atomic (release): bytes of whole records */
+  uint64_t log_dropped;   /* records that did not fit */
+  uint64_t heap_threads;  /* threads that attached while it was open but got no region (full, disk full) */
+  strobe__journal_region region[STROBE__JOURNAL_REGIONS];
+} strobe__journal_head;
+/* Log records: u32 bytes (the whole record, a multiple of 8), u32 type, then the body. */
+enum {
+  STROBE__JLOG_SITE = 1, /* u64 address, u32 id kind line unit flags, then name category file function parent,
+                          * each u32 length + bytes */
+  STROBE__JLOG_LABEL = 2 /* u32 id, u32 length + bytes */
+};
+uint32_t strobe__journal_layout(void);
+/* Where a journal region's ring starts, after the state (cache-line aligned). */
+#define STROBE__JOURNAL_RING_AT ((((uint64_t)sizeof(strobe__tstate)) + 63u) / 64u * 64u)
+/* The ring a journaled state was made with (in its region), NULL for a state on the heap. */
+static inline strobe__event *strobe__journal_ring(const strobe__tstate *t) {
+  return t->jnl ? (strobe__event *)((char *)(uintptr_t)t + STROBE__JOURNAL_RING_AT) : NULL;
+}
+struct strobe__journal;
+/* Creates `path` (refused when it exists) and maps it: from now on threads
+ * that attach get their state there. One journal at a time per process:
+ * STROBE_EBUSY while another is open. STROBE_EIO (errno kept) when the file
+ * cannot be made or filled (a full disk: nothing is left behind). *id gets
+ * its id. Any thread. */
+int strobe__journal_open(const char *path, uint64_t *id);
+/* Stops making states there and removes the file (a clean stop); the states
+ * in it live on in the mapping until their threads are gone. Any thread. */
+void strobe__journal_close(void);
+/* Whether t's state is in the open journal (not on the heap, not in an earlier capture's). */
+int strobe__journal_holds(const strobe__tstate *t);
+/* The open journal's id, 0 when none. */
+uint64_t strobe__journal_id(void);
+/* The drain thread, as it delivers a site or a label to the journal's capture:
+ * logged once, before any event naming it can be released. */
+void strobe__journal_site(uint32_t id, const strobe_site *s);
+void strobe__journal_label(uint32_t id, const char *text);
+/* For each live state of the open journal that has delivered events: its
+ * thread index and `drained` count (the JOURNAL_POS block). Returns how many,
+ * at most max. The drain thread. */
+uint32_t strobe__journal_positions(uint32_t *index, uint64_t *count, uint32_t max);
+/* A thread state with a ring of cap events in the open journal; NULL when
+ * none is open or it has no room (counted). Under no lock of the drain's. */
+strobe__tstate *strobe__journal_tstate(uint32_t cap);
+void strobe__journal_tstate_free(strobe__tstate *t);
+/* t has its thread index: recovery may read its region now. No-op for a state on the heap. */
+void strobe__journal_tstate_ready(strobe__tstate *t);
+/* Fault injection for the recovery rule's tests (tests/test_crash_journal.c): when
+ * strobe__journal_die_at is `point`, the process kills itself there with SIGKILL.
+ * Point 1: the capture wrote a pass's events, not yet its JOURNAL_POS block;
+ * point 2: it wrote that block, the drain has not yet released the slots; point 3:
+ * the same in a pass that delivered a thread's end, before its state is freed.
+ * 0 (the default): never. */
+extern int strobe__journal_die_at;
+void strobe__journal_die_point(int point);
+/* The drain, after the capture holds every event of t before `read`: records
+ * the mark, then lets the producer reuse the slots. */
+void strobe__journal_release(strobe__tstate *t, strobe__event *read);
 
 /* >>cost */
 /* The producer's cost of recording (docs/recording.md, Cost), calibrated on

@@ -194,8 +194,11 @@ static void refresh_limit(strobe__tstate *t) {
 /* A thread's state with an empty ring of cap events (one spare slot: see
  * drain_pos) and its scope stack's bookkeeping frame; NULL when out of memory.
  * attach() and the cost calibration build theirs the same way. */
-static strobe__tstate *tstate_new(uint32_t cap) {
-  strobe__tstate *t = calloc(1, sizeof *t);
+static strobe__tstate *tstate_new(uint32_t cap, int journal) {
+  /* While a capture's journal is open, the state goes there (>>journal in probe.h). */
+  strobe__tstate *t = journal ? strobe__journal_tstate(cap) : NULL;
+  if (t) goto ready;
+  t = calloc(1, sizeof *t);
   strobe__event *ring = malloc(((size_t)cap + 1) * sizeof *ring);
   if (!t || !ring) {
     free(t);
@@ -205,6 +208,7 @@ static strobe__tstate *tstate_new(uint32_t cap) {
   t->ring = t->read = t->hot.cur = t->dring = ring;
   t->ring_end = t->wrap_at = t->dring_end = ring + cap;
   t->ring_events = t->ring_events_max = t->ring_events_first = cap;
+ready:
   t->hot.top = t->hot.stack;
   t->hot.stack[0].word = STROBE__FRAME_BOOKKEEPING; /* never a scope: the inline VALUE goes slow here (strobe.h) */
   t->hot.stack[0].sp = STROBE__SP_HELD;
@@ -223,7 +227,7 @@ static strobe__tstate *attach(void) {
   uint32_t overflow = g_desc.overflow, ring_max = g_desc.ring_events_max;
   strobe__mutex_unlock(&g_desc_lock);
 
-  strobe__tstate *t = tstate_new(cap);
+  strobe__tstate *t = tstate_new(cap, 1);
   if (!t) return NULL;
   t->overflow = overflow;
   t->ring_events_max = ring_max;
@@ -233,6 +237,7 @@ static strobe__tstate *attach(void) {
   t->next = g_threads;
   g_threads = t;
   strobe__mutex_unlock(&g_threads_lock);
+  strobe__journal_tstate_ready(t); /* numbered now: recovery may read its region (before its first event) */
   (void)pthread_setspecific(g_key, t);
   refresh_limit(t);
   strobe__tls = &t->hot;
@@ -271,9 +276,15 @@ void strobe__threads_unlink(strobe__tstate *t) {
 void strobe__thread_free(strobe__tstate *t) {
   if (!t) return;
   /* Old rings of GROW swaps the drain never finished (it finishes them first). */
-  for (uint32_t i = t->retired_done; i < t->retired; i++) free(t->retire[i].ring);
-  free(t->ring);
-  free(t);
+  /* The ring it was made with is in its journal region, if it has one. */
+  strobe__event *jring = strobe__journal_ring(t);
+  for (uint32_t i = t->retired_done; i < t->retired; i++)
+    if (t->retire[i].ring != jring) free(t->retire[i].ring);
+  if (t->ring != jring) free(t->ring);
+  if (t->jnl)
+    strobe__journal_tstate_free(t);
+  else
+    free(t);
 }
 
 #define BUMP(t, field) __atomic_fetch_add(&(t)->misuse.field, 1, __ATOMIC_RELAXED)
@@ -304,6 +315,8 @@ static void put(strobe__event **at, uint64_t ts, uint32_t kind, uint32_t data) {
  * thread attached, and only in this mode, which asks for it. */
 static int grow(strobe__tstate *t) {
   uint64_t cap = 2u * t->ring_events;
+  /* A journaled thread whose ring grows leaves its journal: recovery leaves it as the file has it
+   * (docs/recording.md §Crash journal). */
   if (cap > t->ring_events_max || t->retired == STROBE__MAX_GROWS) return 0;
   strobe__event *ring = malloc(((size_t)cap + 1) * sizeof *ring); /* one spare slot: see drain_pos */
   if (!ring) return 0;
@@ -851,7 +864,7 @@ int strobe_fiber_create(const char *name, size_t len, strobe_fiber **out) {
   uint32_t overflow = g_desc.overflow, ring_max = g_desc.ring_events_max;
   strobe__mutex_unlock(&g_desc_lock);
   if (cap < 1024u) cap = 1024u;
-  strobe__tstate *t = tstate_new(cap);
+  strobe__tstate *t = tstate_new(cap, 1);
   if (!t) return STROBE_ENOMEM;
   t->overflow = overflow;
   t->ring_events_max = ring_max;
@@ -866,6 +879,7 @@ int strobe_fiber_create(const char *name, size_t len, strobe_fiber **out) {
   t->next = g_threads;
   g_threads = t;
   strobe__mutex_unlock(&g_threads_lock);
+  strobe__journal_tstate_ready(t);
   *out = (strobe_fiber *)t;
   return 0;
 }
@@ -1052,7 +1066,7 @@ strobe__cost strobe__measure_cost(void) {
     if (strobe_site_register(&g_cost_sites[i]) < 0) goto done;
   uint32_t cap = strobe_query_desc().ring_events;
   if (cap > COST_RING_MAX) cap = COST_RING_MAX;
-  strobe__tstate *t = tstate_new(cap);
+  strobe__tstate *t = tstate_new(cap, 0);
   if (!t) goto done;
   refresh_limit(t);
   strobe__thread *saved = strobe__tls;

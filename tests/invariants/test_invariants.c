@@ -161,7 +161,7 @@ static void test_capture_says_checked(void) {
   int fd = mkstemp(path);
   CHECK(fd >= 0);
   close(fd);
-  strobe_record_desc d = {path, 10, 1, 0};
+  strobe_record_desc d = {path, 10, 1, 0, 0};
   strobe_recorder *r = NULL;
   CHECK_EQ_INT(strobe_record_start(&d, &r), 0);
   for (int i = 0; i < 100; i++) {

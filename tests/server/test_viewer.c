@@ -58,7 +58,7 @@ __attribute__((noinline)) static void thrown_away(void) {
 }
 
 static void record_capture(const char *path) {
-  strobe_record_desc d = {path, 10, 1, 0};
+  strobe_record_desc d = {path, 10, 1, 0, 0};
   strobe_recorder *r = NULL;
   REQUIRE(strobe_record_start(&d, &r) == 0);
   for (int k = 0; k < FRAMES; k++) {
@@ -394,7 +394,7 @@ static void test_ops_file(void) {
   char sid[STROBE_SESSION_ID_MAX];
   REQUIRE(strobe_session_start(c, NULL, sid) == 0);
   strobe_recorder *r = NULL;
-  REQUIRE(strobe_record_start(&(strobe_record_desc){path, 10, 1, 0}, &r) == 0);
+  REQUIRE(strobe_record_start(&(strobe_record_desc){path, 10, 1, 0, 0}, &r) == 0);
   for (int k = 0; k < OP_FRAMES; k++) {
     if (k == OP_FRAMES / 2) spin_us(500000); /* one stall: the first-to-last rate drops, the steady one does not */
     strobe_op op = strobe_op_begin_frame(c, w, OP_BASE + 3u * (uint64_t)k, NULL);
@@ -501,7 +501,7 @@ static void test_ops_file(void) {
 static void test_interned_file(void) {
   const char *path = case_temp_file("viewer-interned");
   strobe_recorder *r = NULL;
-  REQUIRE(strobe_record_start(&(strobe_record_desc){path, 10, 1, 0}, &r) == 0);
+  REQUIRE(strobe_record_start(&(strobe_record_desc){path, 10, 1, 0, 0}, &r) == 0);
   char name[] = "fn sum_rows(x)";
   strobe_site *fn = strobe_site_intern(name, sizeof name - 1, "script", STROBE_SITE_SCOPE);
   for (int k = 0; k < 5; k++) {
@@ -586,7 +586,7 @@ static void test_cross_process_file(void) {
   REQUIRE(strobe_session_start(screen, NULL, sid) == 0);
   size_t n14 = screen_frame(screen, ws, 14, 1, t14, sizeof t14); /* its origin half before the capture */
   strobe_recorder *r = NULL;
-  REQUIRE(strobe_record_start(&(strobe_record_desc){path, 10, 1, 0}, &r) == 0);
+  REQUIRE(strobe_record_start(&(strobe_record_desc){path, 10, 1, 0, 0}, &r) == 0);
   size_t n12 = screen_frame(screen, ws, 12, 3, t12, sizeof t12);
   spin_us(2000); /* the hand-off gap */
   sender_frame(sender, wr, t12, n12, 4, 1);

@@ -37,6 +37,7 @@ int cmd_mcp(int argc, char **argv); /* cmd_mcp.c: the stdio MCP bridge */
 int cmd_tree(int argc, char **argv); /* cmd_tree.c: UI-tree snapshots */
 int cmd_merge(int argc, char **argv); /* cmd_merge.c: captures of several processes on one timeline */
 int cmd_clock_offset(int argc, char **argv); /* cmd_clock_offset.c: this host's clock against a peer server's */
+int cmd_recover(int argc, char **argv); /* cmd_recover.c: a crashed capture's journal into it */
 /* A server token from a file (cmd_mcp.c): 0, -1 when unreadable or empty, or STROBE__OPEN_NOT_REGULAR for a
  * FIFO, device or directory (never waited on). Trailing newlines and spaces are dropped. */
 #define CLI_TOKEN_MAX 512

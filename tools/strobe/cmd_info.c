@@ -275,6 +275,15 @@ static void write_text(cli_output *o, info *x) {
           h->ring_events, h->flush_interval_ms);
   /* Captures with the same boot id share CLOCK_MONOTONIC: `strobe merge` aligns them (docs/cli.md §strobe merge). */
   fprintf(f, "host boot   %s\n", h->boot_id[0] ? h->boot_id : "not recorded (an older writer, a tool or a merge)");
+  if (h->journal[0]) { /* docs/recording.md §Crash journal */
+    strobe_capture_totals rt = strobe_capture_query_totals(x->in.cap);
+    fprintf(f, "journal     %s", h->journal);
+    if (rt.recovered)
+      fprintf(f, "; recovered after a crash: %llu events of %llu threads added from it, %llu not decodable",
+              (unsigned long long)rt.recovered_events, (unsigned long long)rt.recovered_threads,
+              (unsigned long long)rt.unrecoverable);
+    fprintf(f, "\n");
+  }
   if (h->overflow == STROBE_OVERFLOW_GROW)
     fprintf(f, "overflow    grow (rings double up to %u events per thread)\n", h->ring_events_max);
   else

@@ -128,6 +128,34 @@ int cli_refuse_not_regular(const char *cmd, const char *path, const char *hint) 
   return CLI_USAGE;
 }
 
+/* A capture whose crash journal is still beside it (docs/recording.md §Crash journal) is read
+ * recovered: from a temporary file, removed once open, so FILE itself is not changed. Says so. */
+static void read_recovered(cli_input *in, const char *cmd, const char *path) {
+  if (!strobe_capture_query_header(in->cap)->journal_id) return;
+  char jpath[4096], tmp[64];
+  if (snprintf(jpath, sizeof jpath, "%s.journal", path) >= (int)sizeof jpath || access(jpath, F_OK) != 0) return;
+  snprintf(tmp, sizeof tmp, "/tmp/strobe-recovered-XXXXXX");
+  int fd = mkstemp(tmp);
+  if (fd < 0) return;
+  close(fd);
+  strobe_capture_recovery st;
+  strobe_capture *cap = NULL;
+  int rc = strobe_capture_recover(path, tmp, &st);
+  if (!rc) rc = strobe_capture_open(tmp, &cap);
+  unlink(tmp);
+  if (rc) {
+    fprintf(stderr, "strobe %s: %s: its journal could not be read (%s): reading the file alone\n", cmd, path,
+            strobe_strerror(rc));
+    return;
+  }
+  strobe_capture_close(in->cap);
+  in->cap = cap;
+  fprintf(stderr,
+          "strobe %s: %s: its process died while it recorded; %llu events of %llu threads from %s are included "
+          "(strobe recover %s writes them into it)\n",
+          cmd, path, (unsigned long long)st.events, (unsigned long long)st.threads, jpath, path);
+}
+
 int cli_open(cli_input *in, const char *cmd, const char *path, int quiet) {
   *in = (cli_input){cmd, path, NULL, NULL, PROGRESS_EVERY, 1, 0, NULL, 0, 0};
   int rc;
@@ -158,6 +186,7 @@ int cli_open(cli_input *in, const char *cmd, const char *path, int quiet) {
     explain_open(in, rc);
     return CLI_FAIL;
   }
+  if (!in->is_stdin) read_recovered(in, cmd, path);
   struct stat st;
   if (!quiet && isatty(2) && !cli_is_stdin(path) && stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
     const char *base = strrchr(path, '/');

@@ -36,6 +36,7 @@ static const subcommand g_commands[] = {
     {"mcp", cmd_mcp, "stdio bridge to an application's MCP endpoint: strobe mcp --url URL --token-file FILE"},
     {"view", cmd_view, "open a capture (or two, to diff) in the web viewer on 127.0.0.1"},
     {"merge", cmd_merge, "put the processes of several captures side by side on one timeline, aligned (-o OUT)"},
+    {"recover", cmd_recover, "add to a capture whose process died the events its crash journal holds (FILE.journal)"},
     {"clock-offset", cmd_clock_offset, "measure this host's clock against a peer server's (NTP-style), or have a server keep it"},
 };
 #define N_COMMANDS (sizeof g_commands / sizeof g_commands[0])
