@@ -9,6 +9,10 @@
 #                            tool needs (make install): never installs
 #                            anything, names what is missing and fails; says
 #                            when the optional server library will be left out
+#   deps.sh --check cross    only the cross group below: names what is
+#                            missing and fails, never installs
+# Everything (no argument) includes the cross group, whose :arm64 packages
+# need the arm64 architecture added to dpkg first (done here, once).
 set -euo pipefail
 
 # The library and the CLI: a compiler, CMake, pkg-config, zstd; zlib for the
@@ -23,7 +27,6 @@ packages=(
   clang libclang-rt-14-dev          # sanitizers and libFuzzer with Clang
   libzstd-dev                       # capture compression
   zlib1g-dev                        # the perfetto export's deflate packets
-  libsqlite3-dev                    # strobe query: SQL over captures (the CLI links it, never the library)
   libdw-dev libelf-dev              # call tracing: symbol tables
   libjansson-dev libmicrohttpd-dev  # server: JSON in, HTTP
   libcairo2-dev libpango1.0-dev     # demo rendering
@@ -44,6 +47,21 @@ packages=(
   xvfb xauth                        # tests/gtk runs strobe-gtk under xvfb-run
 )
 
+# The cross group: Linux aarch64 built here and run under qemu-user
+# (scripts/cross-run.sh, CTest test cross_aarch64, docs/platforms.md). The
+# :arm64 packages are Debian multiarch: they install beside the amd64 ones
+# (same versions) into /usr/lib/aarch64-linux-gnu, where
+# cmake/toolchain-aarch64-linux-gnu.cmake points pkg-config.
+cross=(
+  crossbuild-essential-arm64        # aarch64-linux-gnu-gcc/g++ and the target's libc
+  qemu-user                         # qemu-aarch64 runs the aarch64 programs (explicitly: no binfmt needed)
+  libzstd-dev:arm64                 # the library, for the target: capture compression
+  zlib1g-dev:arm64                  # the CLI's perfetto export
+  libdw-dev:arm64 libelf-dev:arm64  # call tracing's symbol tables
+  libjansson-dev:arm64              # the server and its tests: JSON in
+  libmicrohttpd-dev:arm64           # the server: HTTP
+)
+
 installed() {
   case "$1" in
     # Node.js from another source (e.g. NodeSource's nodejs, which bundles
@@ -51,16 +69,14 @@ installed() {
     nodejs) command -v node > /dev/null && return 0 ;;
     npm) command -v npm > /dev/null && return 0 ;;
   esac
-  # With a foreign architecture added (arm64 for the cross build), dpkg-query
-  # prints one line per installed architecture: NAME means the native one (or
-  # an architecture-independent package), NAME:ARCH that architecture.
-  local arch
-  case "$1" in
-    *:*) arch="${1##*:}" ;;
-    *) arch="$(dpkg --print-architecture)" ;;
-  esac
+  # A name without :arch means this machine's own architecture (or an
+  # architecture-independent package): with arm64 added, dpkg-query lists
+  # both libzstd-dev:amd64 and libzstd-dev:arm64 for "libzstd-dev", and the
+  # :arm64 one must not count for the native build.
+  local want=${1#*:}
+  [ "$want" = "$1" ] && want=$(dpkg --print-architecture)
   dpkg-query -W -f='${Status} ${Architecture}\n' "$1" 2> /dev/null |
-    grep -Eq "^install ok installed ($arch|all)\$"
+    grep -Eq "^install ok installed ($want|all)\$"
 }
 
 if [ "${1:-}" = --check ] && [ "${2:-}" = library ]; then
@@ -77,13 +93,22 @@ if [ "${1:-}" = --check ] && [ "${2:-}" = library ]; then
     echo "deps.sh: without ${absent[*]}, libstrobe_server and strobe_server.pc are not built or installed" >&2
   fi
   exit 0
+elif [ "${1:-}" = --check ] && [ "${2:-}" = cross ]; then
+  missing=()
+  for p in "${cross[@]}"; do installed "$p" || missing+=("$p"); done
+  if [ ${#missing[@]} -ne 0 ]; then
+    echo "deps.sh: the aarch64 cross build needs these Debian packages: ${missing[*]}" >&2
+    echo "deps.sh: run 'make deps' as root (it adds the arm64 architecture first)" >&2
+    exit 1
+  fi
+  exit 0
 elif [ $# -ne 0 ]; then
-  echo "usage: deps.sh [--check library]" >&2
+  echo "usage: deps.sh [--check library|cross]" >&2
   exit 2
 fi
 
 missing=()
-for p in "${packages[@]}"; do
+for p in "${packages[@]}" "${cross[@]}"; do
   installed "$p" || missing+=("$p")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
@@ -94,6 +119,16 @@ if [ "$(id -u)" -ne 0 ]; then
   exit 1
 fi
 
+# The :arm64 packages come from the arm64 architecture's package lists:
+# added once (dpkg keeps it; adding it again is harmless but skipped).
+case " ${missing[*]}" in
+  *:arm64*)
+    if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+      echo "deps.sh: adding the arm64 architecture (multiarch) for the cross build's :arm64 packages"
+      dpkg --add-architecture arm64
+    fi
+    ;;
+esac
 echo "deps.sh: installing ${missing[*]}"
 apt-get update
 DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}"

@@ -801,8 +801,15 @@ active:
 #define STROBE__SP_STORE(dst) __asm__("movq %%rsp, %0" : "=m"(*(dst)))
 #define STROBE__SP_READ(v) __asm__ __volatile__("movq %%rsp, %0" : "=r"(v))
 #elif defined(__aarch64__)
-#define STROBE__SP_STORE(dst) __asm__("str sp, %0" : "=m"(*(dst)))
+/* A64 cannot store sp directly (register 31 in a store is xzr), so it goes
+ * through a register: one mov more than x86-64's single store. */
 #define STROBE__SP_READ(v) __asm__ __volatile__("mov %0, sp" : "=r"(v))
+#define STROBE__SP_STORE(dst)         \
+  do {                                \
+    uintptr_t strobe__sp_;            \
+    STROBE__SP_READ(strobe__sp_);     \
+    *(dst) = strobe__sp_;             \
+  } while (0)
 #else
 #define STROBE__SP_STORE(dst) (*(dst) = (uintptr_t)__builtin_frame_address(0))
 #define STROBE__SP_READ(v) ((v) = (uintptr_t)__builtin_frame_address(0))

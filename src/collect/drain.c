@@ -426,6 +426,13 @@ static void deliver_samples(void *ctx, const strobe__cpu_sample *smp, size_t n, 
     if (g_consumers[i]->samples) g_consumers[i]->samples(g_consumers[i]->ctx, smp, n, frames);
 }
 
+/* Memory ordering of a pass, the consumer's half of thread.c's >>ring (docs/platforms.md
+ * §Memory ordering): `exited`, then hot.cur, then `retired` are loaded with acquire, in
+ * that order, so the slots below the cursor, the retire[] entries and an exited
+ * thread's final cursor are all visible before they are read; `wrap_at` is loaded
+ * (relaxed) only after a cursor below `read` was acquired. Once a run is delivered,
+ * `read` is stored with release, after every load and store of those slots, so the
+ * producer, acquiring it, reuses them only after this pass is done with them. */
 static void pass(void) {
   STROBE_ASSERT(strobe__mutex_held(&g_lock));
   uint64_t cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);

@@ -128,7 +128,9 @@ const uint8_t *strobe__cur_str(strobe__cur *c, size_t *len) {
  * (docs/recording.md, Cost). */
 static uint32_t g_crc_table[8][256];
 static pthread_once_t g_crc_once = PTHREAD_ONCE_INIT;
+#if defined(__x86_64__)
 static int g_crc_hw; /* written once, under g_crc_once */
+#endif
 
 static void crc_init(void) {
   for (uint32_t i = 0; i < 256; i++) {

@@ -16,13 +16,17 @@
 typedef struct strobe__clock_info {
   const char *source;      /* "tsc", "cntvct", "monotonic" */
   int invariant;           /* 1 when the source is known to tick at a constant rate across cores and sleep */
-  double ns_per_tick;      /* calibrated against CLOCK_MONOTONIC */
+  double ns_per_tick;      /* the stated rate when it agrees with CLOCK_MONOTONIC, else measured against it
+                            * (strobe__clock_pick_rate; strobe__clock_rate says which) */
   uint64_t epoch_ticks;    /* ticks at the collector epoch (process clock creation) */
   uint64_t epoch_mono_ns;  /* CLOCK_MONOTONIC at the same instant */
 } strobe__clock_info;
 
 /* Calibrates on first call (thread-safe); afterwards returns the stored result. */
 const strobe__clock_info *strobe__clock(void);
+/* Where strobe__clock()'s ns_per_tick came from: "stated" (CNTFRQ_EL0, or
+ * exact for "monotonic") or "measured"; static storage. Calibrates too. */
+const char *strobe__clock_rate(void);
 /* CLOCK_MONOTONIC in nanoseconds, and in milliseconds. Inline, so that
  * libstrobe_server, which sees none of libstrobe's hidden symbols, reads the
  * same clock without a copy of its own. */
@@ -46,5 +50,18 @@ static inline uint64_t strobe__unix_ns_at_mono(uint64_t mono_ns) {
 }
 /* Source-specific facts: name and invariance. Implemented per platform. */
 const char *strobe__clock_source(int *invariant);
+/* The rate the platform states for its tick source, in ns per tick, or 0
+ * when it states none: aarch64's CNTFRQ_EL0 (0 when firmware left it 0),
+ * exactly 1 for CLOCK_MONOTONIC, none for the TSC (its rate is not reliably
+ * stated: CPUID leaf 0x15 is often absent). Implemented per platform. */
+double strobe__clock_stated_ns_per_tick(void);
+/* The rate to use, given the stated one (0: none) and one measured against
+ * CLOCK_MONOTONIC over the calibration: the stated rate when it is within
+ * STROBE__CLOCK_RATE_TOLERANCE of the measurement (it is exact; the
+ * measurement carries clock_gettime's jitter), else the measured one, since
+ * firmware that programs CNTFRQ_EL0 wrongly exists. *how says which,
+ * "stated" or "measured" (docs/platforms.md §Linux aarch64). */
+#define STROBE__CLOCK_RATE_TOLERANCE 0.01 /* 1 %: a 5 ms calibration is good to ~1e-5; wrong firmware values are off by far more */
+double strobe__clock_pick_rate(double stated, double measured, const char **how);
 
 #endif

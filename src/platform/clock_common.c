@@ -16,6 +16,7 @@
 #define CALIBRATION_NS 5000000ull
 
 static strobe__clock_info g_clock;
+static const char *g_clock_rate; /* strobe__clock_rate: written once, under g_clock_once */
 
 /* The hot path's tick source on platforms without a cycle counter. */
 STROBE_API uint64_t strobe__now_monotonic(void);
@@ -45,14 +46,30 @@ static void calibrate(void) {
   while (strobe__mono_ns() - g_clock.epoch_mono_ns < CALIBRATION_NS) {
   }
   sample_pair(&t1, &n1);
-  g_clock.ns_per_tick = (t1 > g_clock.epoch_ticks)
-                            ? (double)(n1 - g_clock.epoch_mono_ns) / (double)(t1 - g_clock.epoch_ticks)
-                            : 1.0;
+  double measured = (t1 > g_clock.epoch_ticks)
+                        ? (double)(n1 - g_clock.epoch_mono_ns) / (double)(t1 - g_clock.epoch_ticks)
+                        : 1.0;
+  g_clock.ns_per_tick = strobe__clock_pick_rate(strobe__clock_stated_ns_per_tick(), measured, &g_clock_rate);
   /* The clock this process shows others (host.h): CLOCK_MONOTONIC but under a test's stand-in host. */
   g_clock.epoch_mono_ns = (uint64_t)((int64_t)g_clock.epoch_mono_ns + strobe__host_mono_shift_ns());
+}
+
+double strobe__clock_pick_rate(double stated, double measured, const char **how) {
+  double ratio = stated > 0 ? measured / stated : 0;
+  if (ratio >= 1.0 - STROBE__CLOCK_RATE_TOLERANCE && ratio <= 1.0 + STROBE__CLOCK_RATE_TOLERANCE) {
+    *how = "stated";
+    return stated;
+  }
+  *how = "measured";
+  return measured;
 }
 
 const strobe__clock_info *strobe__clock(void) {
   pthread_once(&g_clock_once, calibrate);
   return &g_clock;
+}
+
+const char *strobe__clock_rate(void) {
+  pthread_once(&g_clock_once, calibrate);
+  return g_clock_rate;
 }

@@ -291,7 +291,27 @@ void strobe__thread_free(strobe__tstate *t) {
 
 /* >>ring
  * The slow path writes at the slot reserve() returns and publishes once, so
- * a multi-slot event (a number and its payload) becomes visible whole. */
+ * a multi-slot event (a number and its payload) becomes visible whole.
+ *
+ * Memory ordering, as a weakly ordered CPU (aarch64) needs it; x86-64's
+ * stores are ordered anyway (docs/platforms.md §Memory ordering):
+ * - publish: an event's plain stores, then hot.cur stored with release
+ *   (strobe__advance: stlr on aarch64; on x86-64 a plain add after a
+ *   compiler barrier). The drain loads hot.cur with acquire, so every slot
+ *   below the cursor it sees is whole.
+ * - wrap: `wrap_at` is stored relaxed before the events at the ring's start
+ *   and is published by the same release of hot.cur; the drain reads it only
+ *   after its acquire of a cursor below `read`, i.e. after the wrap.
+ * - reuse: the drain stores `read` with release once it has read (and, in
+ *   the single-consumer run, rewritten) the slots below it; drain_pos loads
+ *   it with acquire, so this thread's next stores into those slots cannot
+ *   overtake the drain's loads or stores of them.
+ * - grow: retire[] is filled, `retired` stored with release, then hot.cur
+ *   moved into the new ring with release; the drain loads hot.cur, then
+ *   `retired` (acquire both), so a cursor in the new ring brings the swap.
+ * - exit: the last publish, then `exited` with release; the drain loads
+ *   `exited` before hot.cur (acquire both), so an exited thread's cursor is
+ *   final. Counters (`lost`, `drained`, misuse) are relaxed: they order nothing. */
 static void drop(strobe__tstate *t, uint32_t n) {
   t->pending_lost += n;
   __atomic_fetch_add(&t->lost, n, __ATOMIC_RELAXED);
