@@ -971,7 +971,13 @@ static int sort_sites(report *x, uint32_t *ids, uint32_t n_ids) {
   return 0;
 }
 
-int cmd_report(int argc, char **argv) {
+typedef struct report_args {
+  agg_filter flt;
+  int json, quiet;
+} report_args;
+
+/* The options into *x and *r: -1 to go on, else the exit code (usage errors said; --help printed). */
+static int parse_args(int argc, char **argv, report *x, report_args *r) {
   static const struct option opts[] = {{"thread", required_argument, NULL, 't'}, {"name", required_argument, NULL, 'n'},
                                        {"from", required_argument, NULL, 'F'},   {"to", required_argument, NULL, 'T'},
                                        {"top", required_argument, NULL, 'N'},    {"json", no_argument, NULL, 'j'},
@@ -982,7 +988,7 @@ int cmd_report(int argc, char **argv) {
                                        {"correct-overhead", no_argument, NULL, 'O'},
                                        {0}};
   agg_filter flt = {NULL, NULL, 0, -INFINITY, INFINITY, NULL};
-  int json = 0, quiet = 0, samples = 0, sort = SORT_TOTAL, callers = 0, callees = 0, correct = 0, ch;
+  int samples = 0, sort = SORT_TOTAL, ch;
   uint64_t top = 0;
   opterr = 0;
   while ((ch = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
@@ -1002,8 +1008,8 @@ int cmd_report(int argc, char **argv) {
         if (cli_parse_u64(optarg, &top) || top == 0 || top > 1000000)
           return cli_usage_error("report", "--top needs a count from 1 to 1000000, not '%s'", optarg);
         break;
-      case 'j': json = 1; break;
-      case 'q': quiet = 1; break;
+      case 'j': r->json = 1; break;
+      case 'q': r->quiet = 1; break;
       case 'S': samples = 1; break;
       case 'o':
         sort = -1;
@@ -1018,9 +1024,9 @@ int cmd_report(int argc, char **argv) {
           return cli_usage_error("report", "--callers and --callees take the same FUNC, not '%s' and '%s'", flt.graph,
                                  optarg);
         flt.graph = optarg;
-        *(ch == 'C' ? &callers : &callees) = 1;
+        *(ch == 'C' ? &x->callers : &x->callees) = 1;
         break;
-      case 'O': correct = 1; break;
+      case 'O': x->correct = 1; break;
       case 'h': fputs(g_usage, stdout); return CLI_OK;
       default: return cli_bad_option("report", argv, optind);
     }
@@ -1028,19 +1034,26 @@ int cmd_report(int argc, char **argv) {
   if (argc - optind != 1) return cli_usage_error("report", "expected one capture FILE");
   if (flt.has_range && !(flt.to_ns > flt.from_ns))
     return cli_usage_error("report", "--to must be later than --from");
+  r->flt = flt;
+  x->top = (uint32_t)top;
+  x->top_frames = top ? (uint32_t)(top < 1000 ? top : 1000) : 10;
+  x->functions = samples ? (top ? (uint32_t)top : 20) : 0;
+  x->sort = sort;
+  return -1;
 
+}
+
+int cmd_report(int argc, char **argv) {
   report x = {0};
-  x.top = (uint32_t)top;
-  x.top_frames = top ? (uint32_t)(top < 1000 ? top : 1000) : 10;
-  x.functions = samples ? (top ? (uint32_t)top : 20) : 0;
-  x.sort = sort;
-  x.callers = callers;
-  x.callees = callees;
-  x.correct = correct;
-  int rc = cli_open(&x.in, "report", argv[optind], quiet);
+  report_args ra = {0};
+  int rc = parse_args(argc, argv, &x, &ra);
+  if (rc >= 0) return rc;
+  agg_filter flt = ra.flt;
+  int json = ra.json;
+  rc = cli_open(&x.in, "report", argv[optind], ra.quiet);
   if (rc) return rc;
   x.cost = strobe_capture_query_header(x.in.cap)->overhead_per_scope_ns;
-  if (correct && !(x.cost > 0)) {
+  if (x.correct && !(x.cost > 0)) {
     cli_error("report", "--correct-overhead: the capture records no calibrated cost per scope");
     cli_close(&x.in);
     return CLI_FAIL;
@@ -1073,7 +1086,7 @@ int cmd_report(int argc, char **argv) {
 
   if (flt.graph && !graph_found(&x.a)) {
     rc = cli_usage_error("report", "--%s %s: no site in the capture has that name",
-                         callers ? "callers" : "callees", flt.graph);
+                         x.callers ? "callers" : "callees", flt.graph);
     samples_report_free(&x.sr);
     kinds_free(&x.k);
     agg_free(&x.a);
