@@ -250,6 +250,19 @@ def case_report_sort():
     check("minus 19.5 ns per call" in out, "the header states the correction")
     check(" 822 µs" in [l for l in out.split("\n") if l.split()[:1] == ["work"]][0], "text shows corrected self")
 
+    # A cost larger than a site's self time per call floors its corrected self at 0, and says how many.
+    dear = capture("dear", "--scope-cost", "500")
+    j, _ = run_json("report", "--correct-overhead", dear)
+    floored = sorted(s["name"] for s in j["sites"] if s["self_ns"] - s["count"] * 500 < 0)
+    check(floored == ["frame", "render", "update"] and j["overhead_correction"]["sites_floored_at_zero"] == 3,
+          f"floored {floored} {j['overhead_correction']}")
+    check(all(s["self_corrected_ns"] == max(0, s["self_ns"] - s["count"] * 500) for s in j["sites"]), "floor at 0")
+    out, _ = run("report", "--correct-overhead", dear)
+    check("minus 500 ns per call" in out and "3 sites floored at 0" in out, "the header says what was floored")
+    free = capture("free", "--scope-cost", "0")
+    _, err = run("report", "--correct-overhead", free, expect=1)
+    check("records no calibrated cost" in err, f"no cost, no correction: {err}")
+
     for bad in ("bogus", "", "Self"):
         _, err = run("report", "--sort", bad, base, expect=2)
         check("--sort takes self, total, count or p95" in err, f"--sort {bad!r}: {err}")
