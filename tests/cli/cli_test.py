@@ -221,7 +221,7 @@ def case_report():
 
 def case_report_sort():
     """--sort orders the sites by self, total, count or p95 (ties by site id); --correct-overhead subtracts
-    calls x the header's calibrated cost per scope (make_capture writes 19.5 ns) and says so."""
+    calls x a call's two events at the header's calibrated cost per event (make_capture writes 8.6 ns) and says so."""
     base = capture("base")
     order = lambda j: [s["name"] for s in j["sites"]]
     expected = {"total": ["frame", "update", "work", "job", "io", "render", "draw"],
@@ -242,16 +242,17 @@ def case_report_sort():
 
     j, _ = run_json("report", "--correct-overhead", "--sort", "self", base)
     oc = j["overhead_correction"]
-    check(oc["per_call_ns"] == 19.5 and oc["sites_floored_at_zero"] == 0, f"correction {oc}")
+    check(oc["per_call_ns"] == 17.2 and oc["event_ns"] == 8.6 and oc["events_per_call"] == 2
+          and oc["sites_floored_at_zero"] == 0, f"correction {oc}")
     for s in j["sites"]:
-        check(s["self_corrected_ns"] == s["self_ns"] - s["count"] * 19.5, f"corrected self of {s['name']}: {s}")
-    check(site(j, "work")["self_corrected_ns"] == 825000 - 150 * 19.5, "work: self - calls x cost")
+        check(abs(s["self_corrected_ns"] - (s["self_ns"] - s["count"] * 17.2)) < 0.06, f"corrected self of {s['name']}: {s}")
+    check(site(j, "work")["self_corrected_ns"] == 822420, "work: 825 us self - 150 calls x 17.2 ns")
     out, _ = run("report", "--correct-overhead", base)
-    check("minus 19.5 ns per call" in out, "the header states the correction")
+    check("minus 17.2 ns per call (2 events at the writer's calibrated 8.60 ns)" in out, "the header states it")
     check(" 822 µs" in [l for l in out.split("\n") if l.split()[:1] == ["work"]][0], "text shows corrected self")
 
     # A cost larger than a site's self time per call floors its corrected self at 0, and says how many.
-    dear = capture("dear", "--scope-cost", "500")
+    dear = capture("dear", "--event-cost", "250")
     j, _ = run_json("report", "--correct-overhead", dear)
     floored = sorted(s["name"] for s in j["sites"] if s["self_ns"] - s["count"] * 500 < 0)
     check(floored == ["frame", "render", "update"] and j["overhead_correction"]["sites_floored_at_zero"] == 3,
@@ -259,7 +260,7 @@ def case_report_sort():
     check(all(s["self_corrected_ns"] == max(0, s["self_ns"] - s["count"] * 500) for s in j["sites"]), "floor at 0")
     out, _ = run("report", "--correct-overhead", dear)
     check("minus 500 ns per call" in out and "3 sites floored at 0" in out, "the header says what was floored")
-    free = capture("free", "--scope-cost", "0")
+    free = capture("free", "--event-cost", "0")
     _, err = run("report", "--correct-overhead", free, expect=1)
     check("records no calibrated cost" in err, f"no cost, no correction: {err}")
 
@@ -278,7 +279,7 @@ def case_report_graph():
     check(rows == {"phase_update": (100, 30000, 30000), "model_update": (25, 12500, 12500)}, f"callers {rows}")
     check([r["name"] for r in g["callers"]] == ["phase_update", "model_update"], "callers sorted by total")
     for r in g["callers"]:
-        check(r["self_corrected_ns"] == r["self_ns"] - r["calls"] * 19.5, f"corrected caller row {r}")
+        check(abs(r["self_corrected_ns"] - (r["self_ns"] - r["calls"] * 17.2)) < 0.06, f"corrected caller row {r}")
     j, _ = run_json("report", "--callees", "frame", st)
     rows = {r["name"]: (r["calls"], r["total_ns"], r["self_ns"]) for r in j["graph"]["callees"]}
     check(rows == {"update": (50, 845000, 20000), "render": (50, 215000, 15000), "phase_update": (50, 45000, 15000),

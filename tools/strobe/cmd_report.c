@@ -3,7 +3,8 @@
  * Per scope site: count, total, self, p50/p95/p99/max each with its n, sorted
  * by total (or --sort self, count, p95); with --callers/--callees FUNC the
  * function's callers and callees from each END's enclosing scope; with
- * --correct-overhead self times minus calls x the writer's calibrated cost,
+ * --correct-overhead self times minus calls x the writer's calibrated cost
+ * (a call's two events at the header's event_cost_ns),
  * stated where shown; the slowest frames and two frame rates, each labelled (over the
  * first-to-last frame span, and steady from the median frame interval);
  * operations with their stages and counters; counters, gauges, values and
@@ -58,9 +59,10 @@ static const char g_usage[] =
     "                       total and self time under it; \"(top level)\" when nothing was open\n"
     "  --callees FUNC       what FUNC called: per callee, its calls, total and self time under FUNC\n"
     "                       (both from each call's enclosing scope on its thread, as `uftrace graph`)\n"
-    "  --correct-overhead   self times minus calls x the recording cost per scope the writer\n"
-    "                       calibrated (the header's overhead line), floored at 0; stated in the\n"
-    "                       header, and JSON keeps the measured self_ns beside self_corrected_ns\n"
+    "  --correct-overhead   self times minus calls x the recording cost of a call's two events\n"
+    "                       (BEGIN, END) at the cost per event the writer calibrated (the cost\n"
+    "                       line), floored at 0; stated in the header, and JSON keeps the\n"
+    "                       measured self_ns beside self_corrected_ns\n"
     "  --json               machine-readable output\n"
     "  --quiet              no progress bar\n"
     "\n"
@@ -87,8 +89,11 @@ typedef struct report {
   int sort;           /* SORT_*: the sites' order */
   int callers, callees; /* --callers, --callees FUNC (a.filter.graph) */
   int correct;        /* --correct-overhead: self minus count x cost */
-  double cost;        /* ns per call subtracted: the header's overhead_per_scope_ns */
+  double event_ns;    /* the header's event_cost_ns: the writer's calibrated cost per event */
+  double cost;        /* ns per call subtracted: CALL_EVENTS x event_ns */
 } report;
+
+#define CALL_EVENTS 2 /* a call (a scope) writes a BEGIN and an END */
 
 enum { SORT_TOTAL, SORT_SELF, SORT_COUNT, SORT_P95 };
 static const char *const g_sort_names[] = {"total", "self", "count", "p95"};
@@ -220,7 +225,9 @@ static void correction_json(strobe__json *j, const report *x, const uint32_t *id
   }
   strobe__json_object(j, "overhead_correction");
   strobe__json_num(j, "per_call_ns", x->cost, 3);
-  strobe__json_str(j, "source", "header overhead_per_scope_ns (calibrated by the writer)");
+  strobe__json_num(j, "event_ns", x->event_ns, 3);
+  strobe__json_uint(j, "events_per_call", CALL_EVENTS);
+  strobe__json_str(j, "source", "header event_cost_ns (calibrated by the writer) x a call's BEGIN and END");
   strobe__json_uint(j, "sites_floored_at_zero", count_floored(x, ids, n_ids));
   strobe__json_end(j);
 }
@@ -811,8 +818,8 @@ static void unwound_text(FILE *f, report *x, const strobe_capture_totals *t) {
 
 static void correction_text(FILE *f, const report *x, const uint32_t *ids, uint32_t n_ids) {
   if (!x->correct) return;
-  fprintf(f, "  self corrected for the recording cost: minus %s per call (the writer's calibrated cost per scope)",
-          cli_dur(x->cost));
+  fprintf(f, "  self corrected for the recording cost: minus %s per call (%d events at the writer's calibrated %s)",
+          cli_dur(x->cost), CALL_EVENTS, cli_dur(x->event_ns));
   uint32_t floored = count_floored(x, ids, n_ids);
   if (floored) fprintf(f, "; %u sites floored at 0", floored);
   fputc('\n', f);
@@ -1052,9 +1059,10 @@ int cmd_report(int argc, char **argv) {
   int json = ra.json;
   rc = cli_open(&x.in, "report", argv[optind], ra.quiet);
   if (rc) return rc;
-  x.cost = strobe_capture_query_header(x.in.cap)->overhead_per_scope_ns;
+  x.event_ns = strobe_capture_query_header(x.in.cap)->event_cost_ns;
+  x.cost = CALL_EVENTS * x.event_ns;
   if (x.correct && !(x.cost > 0)) {
-    cli_error("report", "--correct-overhead: the capture records no calibrated cost per scope");
+    cli_error("report", "--correct-overhead: the capture records no calibrated cost per event (an older writer)");
     cli_close(&x.in);
     return CLI_FAIL;
   }
