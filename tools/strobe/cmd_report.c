@@ -19,7 +19,7 @@
  * 4096-duration reservoirs) and threads. Never adds unfinished work to any
  * figure and never sums nested (inclusive) totals.
  *
- * Contents: >>json >>text (then the option parsing in cmd_report)
+ * Contents: >>call graph >>json >>text (then the option parsing in parse_args)
  */
 #include <getopt.h>
 #include <math.h>
