@@ -219,6 +219,92 @@ def case_report():
         check("fps" not in out and "slowest 10 top-level scopes" in out, f"frameless report:\n{out}")
 
 
+def case_report_sort():
+    """--sort orders the sites by self, total, count or p95 (ties by site id); --correct-overhead subtracts
+    calls x a call's two events at the header's calibrated cost per event (make_capture writes 8.6 ns) and says so."""
+    base = capture("base")
+    order = lambda j: [s["name"] for s in j["sites"]]
+    expected = {"total": ["frame", "update", "work", "job", "io", "render", "draw"],
+                "self": ["work", "io", "draw", "job", "update", "frame", "render"],
+                "count": ["work", "draw", "frame", "update", "render", "job", "io"],
+                "p95": ["frame", "update", "work", "job", "io", "render", "draw"]}
+    for key, names in expected.items():
+        j, _ = run_json("report", "--sort", key, base)
+        check(j["sort"] == key and order(j) == names, f"--sort {key}: {j['sort']} {order(j)}")
+        check(j["overhead_correction"] is None and all(s["self_corrected_ns"] is None for s in j["sites"]),
+              f"--sort {key}: no correction unless asked")
+    j, _ = run_json("report", "--sort", "count", "--top", "2", base)
+    check(order(j) == ["work", "draw"], f"--top after --sort count: {order(j)}")
+    out, _ = run("report", "--sort", "p95", base)
+    check("sorted by p95" in out and "corrected" not in out, "the text says the order")
+    lines = [l.split()[0] for l in out.split("scopes (sorted by p95")[1].split("\n")[2:9]]
+    check(lines == expected["p95"], f"text order {lines}")
+
+    j, _ = run_json("report", "--correct-overhead", "--sort", "self", base)
+    oc = j["overhead_correction"]
+    check(oc["per_call_ns"] == 17.2 and oc["event_ns"] == 8.6 and oc["events_per_call"] == 2
+          and oc["sites_floored_at_zero"] == 0, f"correction {oc}")
+    for s in j["sites"]:
+        check(abs(s["self_corrected_ns"] - (s["self_ns"] - s["count"] * 17.2)) < 0.06, f"corrected self of {s['name']}: {s}")
+    check(site(j, "work")["self_corrected_ns"] == 822420, "work: 825 us self - 150 calls x 17.2 ns")
+    out, _ = run("report", "--correct-overhead", base)
+    check("minus 17.2 ns per call (2 events at the writer's calibrated 8.60 ns)" in out, "the header states it")
+    check(" 822 µs" in [l for l in out.split("\n") if l.split()[:1] == ["work"]][0], "text shows corrected self")
+
+    # A cost larger than a site's self time per call floors its corrected self at 0, and says how many.
+    dear = capture("dear", "--event-cost", "250")
+    j, _ = run_json("report", "--correct-overhead", dear)
+    floored = sorted(s["name"] for s in j["sites"] if s["self_ns"] - s["count"] * 500 < 0)
+    check(floored == ["frame", "render", "update"] and j["overhead_correction"]["sites_floored_at_zero"] == 3,
+          f"floored {floored} {j['overhead_correction']}")
+    check(all(s["self_corrected_ns"] == max(0, s["self_ns"] - s["count"] * 500) for s in j["sites"]), "floor at 0")
+    out, _ = run("report", "--correct-overhead", dear)
+    check("minus 500 ns per call" in out and "3 sites floored at 0" in out, "the header says what was floored")
+    free = capture("free", "--event-cost", "0")
+    _, err = run("report", "--correct-overhead", free, expect=1)
+    check("records no calibrated cost" in err, f"no cost, no correction: {err}")
+
+    for bad in ("bogus", "", "Self"):
+        _, err = run("report", "--sort", bad, base, expect=2)
+        check("--sort takes self, total, count or p95" in err, f"--sort {bad!r}: {err}")
+
+
+def case_report_graph():
+    """--callers/--callees FUNC: exact call counts and times per caller and callee, from the enclosing scope."""
+    st = capture("stages", "--stages")
+    j, _ = run_json("report", "--callers", "row_bind", "--correct-overhead", st)
+    g = j["graph"]
+    rows = {r["name"]: (r["calls"], r["total_ns"], r["self_ns"]) for r in g["callers"]}
+    check(g["function"] == "row_bind" and g["callees"] is None, f"graph {g}")
+    check(rows == {"phase_update": (100, 30000, 30000), "model_update": (25, 12500, 12500)}, f"callers {rows}")
+    check([r["name"] for r in g["callers"]] == ["phase_update", "model_update"], "callers sorted by total")
+    for r in g["callers"]:
+        check(abs(r["self_corrected_ns"] - (r["self_ns"] - r["calls"] * 17.2)) < 0.06, f"corrected caller row {r}")
+    j, _ = run_json("report", "--callees", "frame", st)
+    rows = {r["name"]: (r["calls"], r["total_ns"], r["self_ns"]) for r in j["graph"]["callees"]}
+    check(rows == {"update": (50, 845000, 20000), "render": (50, 215000, 15000), "phase_update": (50, 45000, 15000),
+                   "model_update": (25, 17500, 5000)}, f"callees of frame {rows}")
+    check(j["graph"]["callers"] is None, "callers only when asked")
+    j, _ = run_json("report", "--callers", "job", "--callees", "job", st)
+    check([(r["name"], r["id"], r["calls"]) for r in j["graph"]["callers"]] == [("(top level)", None, 50)],
+          f"a top-level function's caller {j['graph']['callers']}")
+    check([(r["name"], r["calls"], r["total_ns"]) for r in j["graph"]["callees"]] == [("io", 50, 250000)],
+          f"callees of job {j['graph']['callees']}")
+    j, _ = run_json("report", "--callees", "draw", st)
+    check(j["graph"]["callees"] == [], "a leaf has no callees")
+    out, _ = run("report", "--callers", "row_bind", st)
+    check("callers of row_bind" in out and "phase_update" in out.split("callers of row_bind")[1], out)
+    j, _ = run_json("report", st)
+    check(j["graph"] is None, "no graph unless asked")
+
+    _, err = run("report", "--callers", "no_such_function", st, expect=2)
+    check("--callers no_such_function: no site in the capture has that name" in err, err)
+    _, err = run("report", "--callees", "row_bin", st, expect=2)
+    check("no site in the capture has that name" in err, "FUNC is an exact name, not a substring")
+    _, err = run("report", "--callers", "job", "--callees", "io", st, expect=2)
+    check("take the same FUNC" in err, err)
+
+
 def case_unwound():
     # One job's END never ran (UNWOUND): reported apart in the first lines, never a duration,
     # marked in every export; depth overflow is said there too.

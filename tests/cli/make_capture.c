@@ -45,6 +45,8 @@
  * --units the `triangles` value is declared in bytes and draws 1536 and 3072
  * (printed 1.50 KiB and 3.00 KiB).
  *
+ * With --event-cost NS the header's calibrated cost per event is NS (default 8.6; 0: none).
+ *
  * With --gpu thread 0 also records, after each frame k (ending at T), GPU
  * frame 500 + k as include/strobe/gpu.h writes it (docs/gpu.md): a
  * calibration pair of domain "gpu0" (2 device ticks per ns, 1 s ahead:
@@ -143,6 +145,7 @@ typedef struct opts {
   uint64_t epoch_mono; /* the header's epoch on CLOCK_MONOTONIC, ns (default 0) */
   int crash;         /* no footer: a CRASH block instead (SIGSEGV on main in pass 394 > layout_compute) */
   unsigned long long pid; /* the header's pid, default 4242: a merge names an input pid_<pid> */
+  double event_cost;  /* the header's event_cost_ns (--event-cost NS; default 8.6) */
 } opts;
 
 /* >>sites: ids are assigned here, in this order, from 1. */
@@ -527,7 +530,7 @@ static int write_crash(FILE *f, uint64_t ticks, uint32_t worker) {
 
 int main(int argc, char **argv) {
   opts o = {.out = NULL, .frames = 50, .spike = -1, .clock = "monotonic", .ns_per_tick = 1.0, .stall = 50,
-            .gpu_bad = -1, .pid = 4242};
+            .gpu_bad = -1, .pid = 4242, .event_cost = 8.6};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     int more = i + 1 < argc;
@@ -536,6 +539,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--spike") && more) o.spike = atoi(argv[++i]);
     else if (!strcmp(a, "--clock") && more) o.clock = argv[++i];
     else if (!strcmp(a, "--ns-per-tick") && more) o.ns_per_tick = atof(argv[++i]);
+    else if (!strcmp(a, "--event-cost") && more) o.event_cost = atof(argv[++i]);
     else if (!strcmp(a, "--no-footer")) o.no_footer = 1;
     else if (!strcmp(a, "--unfinished")) o.unfinished = 1;
     else if (!strcmp(a, "--lost")) o.lost = 1;
@@ -585,7 +589,7 @@ int main(int argc, char **argv) {
                                 1764633600000000000ull, NULL};
   if (o.no_unix_epoch) facts.epoch_unix_ns = 0;
   strobe__writer *w;
-  strobe__writer_desc d = {"file", 100, 3, 19.5, 8.6, sink_fn, f, &facts};
+  strobe__writer_desc d = {"file", 100, 3, 19.5, o.event_cost, sink_fn, f, &facts};
   if (strobe__writer_create(&d, &w)) {
     fprintf(stderr, "make_capture: cannot create the writer\n");
     return 1;

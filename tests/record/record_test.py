@@ -72,7 +72,30 @@ def case_calls_c():
     check("leaf" in out and "34" in out, f"strobe report shows it:\n{out}")
 
 
-def case_calls_cxx():
+def case_report():
+    """strobe report's --sort, --callers/--callees and --correct-overhead on a traced run of known calls:
+    top calls mid 10 times and skip once, mid calls leaf 3 times, skip calls mid and leaf once."""
+    path, _ = record("--", ARGS.traced, "run", "10")
+    j = json.loads(strobe("report", "--json", "--sort", "count", "--correct-overhead", path).stdout)
+    check([s["name"] for s in j["sites"]][:2] == ["leaf", "mid"], f"--sort count: {[s['name'] for s in j['sites']]}")
+    cost = j["overhead_correction"]["per_call_ns"]
+    check(cost > 0 and abs(cost - 2 * j["overhead"]["event_ns"]) < 0.01, f"a call's two events: {j['overhead_correction']}")
+    for s in j["sites"]:
+        want = max(0.0, s["self_ns"] - s["count"] * cost)
+        check(abs(s["self_corrected_ns"] - want) < 0.2, f"{s['name']}: corrected {s['self_corrected_ns']}, want {want}")
+    graph = lambda *a: json.loads(strobe("report", "--json", *a, path).stdout)["graph"]
+    rows = lambda g, k: {r["name"]: r["calls"] for r in g[k]}
+    g = graph("--callers", "mid", "--callees", "mid")
+    check(rows(g, "callers") == {"top": 10, "skip": 1} and rows(g, "callees") == {"leaf": 33}, f"mid: {g}")
+    g = graph("--callers", "leaf", "--callees", "leaf")
+    check(rows(g, "callers") == {"mid": 33, "skip": 1} and rows(g, "callees") == {}, f"leaf: {g}")
+    g = graph("--callers", "top", "--callees", "top")
+    check(rows(g, "callers") == {"main": 1} and rows(g, "callees") == {"mid": 10, "skip": 1}, f"top: {g}")
+    check(rows(graph("--callers", "main"), "callers") == {"(top level)": 1}, "main is called from the top level")
+    strobe("report", "--callees", "nothing_of_that_name", path, expect=2)
+
+
+
     path, _ = record("--", ARGS.cxx, "run", "7")
     got, _ = counts(path)
     want = {"main": 1, "shape::Grid::Grid(int)": 1, "shape::Grid::row(int) const": 7,

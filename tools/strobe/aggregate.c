@@ -74,6 +74,7 @@ int agg_init(agg *a, const strobe_capture *c, const agg_filter *filter, uint32_t
   a->start_ns = cli_start_ns(c);
   a->rng = RNG_SEED;
   a->track_frames = top_frames > 0;
+  a->track_calls = a->filter.graph != NULL;
   strobe_frames_desc d = {.keep = a->filter.thread || a->filter.has_range ? keep_frame : NULL, .keep_ctx = a};
   if (a->track_frames && strobe_frames_create(&d, &a->fx)) return -1;
   return 0;
@@ -102,6 +103,7 @@ static void on_site(agg *a, const strobe_capture *c, uint32_t id) {
   }
   const strobe_capture_site *s = strobe_capture_query_site(c, id);
   a->sites[id].included = !a->filter.name || (s && strstr(s->name, a->filter.name));
+  a->sites[id].graph = a->filter.graph && s && !strcmp(s->name, a->filter.graph);
   if (s && s->kind == STROBE_SITE_STAGE) a->track_stage_parents = 1;
 }
 
@@ -254,6 +256,27 @@ static void record_op(agg *a, const strobe_capture_record *r) {
   for (uint32_t i = 0; i < op->ncounters; i++) op_counter(a, &op->counters[i]);
 }
 
+static inline void edge_add(agg_edge *e, const strobe_capture_record *r) {
+  e->count++;
+  e->total_ns += r->duration_ns;
+  e->self_ns += r->self_ns;
+}
+
+/* >>call graph: a completed call counted under its caller (the scope open one level up on its thread), when
+ * either is the graph function. Deeper than AGG_MAX_DEPTH the caller is unknown: counted in graph_cut. */
+static void call_edge(agg *a, const strobe_capture_record *r, agg_site *s) {
+  uint32_t *open = open_sites_of(a, r->thread);
+  if (!open) return;
+  if (r->depth > AGG_MAX_DEPTH + 1) {
+    a->graph_cut++;
+    return;
+  }
+  uint32_t parent = r->depth > 1 ? open[r->depth - 1] : 0;
+  if (parent >= a->n_sites) return;
+  if (s->graph) edge_add(&a->sites[parent].caller, r);
+  if (parent && a->sites[parent].graph) edge_add(&s->callee, r);
+}
+
 /* A scope's END (a site record: thread-filtered, site below n_sites). */
 static inline void record_end(agg *a, const strobe_capture *c, const strobe_capture_record *r, agg_site *s) {
   double dur = r->duration_ns;
@@ -264,6 +287,7 @@ static inline void record_end(agg *a, const strobe_capture *c, const strobe_capt
     return;
   }
   if (a->fx && r->depth == 1 && strobe_frames_add(a->fx, c, r)) a->failed = 1;
+  if (a->track_calls) call_edge(a, r, s);
   if (!s->included) return;
   if (a->track_stage_parents) {
     const strobe_capture_site *cs = strobe_capture_query_site(c, r->site);
@@ -296,7 +320,7 @@ static void record(agg *a, const strobe_capture *c, const strobe_capture_record 
     return;
   }
   if (r->type == STROBE_REC_BEGIN) { /* half of all records: only stage parents need them */
-    uint32_t *open = a->track_stage_parents && r->depth <= AGG_MAX_DEPTH ? open_sites_of(a, r->thread) : NULL;
+    uint32_t *open = (a->track_stage_parents || a->track_calls) && r->depth <= AGG_MAX_DEPTH ? open_sites_of(a, r->thread) : NULL;
     if (open) open[r->depth] = r->site;
     return;
   }
@@ -351,14 +375,14 @@ void agg_record(agg *a, const strobe_capture *c, const strobe_capture_record *r)
  * for stage parents: until a stage site is defined the reader does not
  * return them (a SITE record ends its batch, so the next batch has them). */
 void agg_read_all(agg *a, cli_input *in) {
-  int begins = a->track_stage_parents;
+  int begins = a->track_stage_parents || a->track_calls;
   if (!begins) strobe_capture_set_records(in->cap, STROBE_CAPTURE_ALL_RECORDS & ~(1ull << STROBE_REC_BEGIN));
   for (const strobe_capture_record *r; (r = cli_next_ref(in));) {
     if (r->type == STROBE_REC_END) {
       record_end_of(a, in->cap, r); /* the other half: inline */
       continue;
     }
-    if (r->type != STROBE_REC_BEGIN || a->track_stage_parents) record(a, in->cap, r);
+    if (r->type != STROBE_REC_BEGIN || a->track_stage_parents || a->track_calls) record(a, in->cap, r);
     if (a->track_stage_parents && !begins) begins = !strobe_capture_set_records(in->cap, STROBE_CAPTURE_ALL_RECORDS);
   }
   if (a->fx && strobe_frames_finish(a->fx, in->cap)) a->failed = 1;
@@ -389,6 +413,19 @@ static int by_total_desc(const void *x, const void *y) {
   const agg_site *b = &g_sort_agg->sites[*(const uint32_t *)y];
   if (a->total_ns != b->total_ns) return a->total_ns < b->total_ns ? 1 : -1;
   return *(const uint32_t *)x < *(const uint32_t *)y ? -1 : 1;
+}
+
+static const double *g_sort_key;
+
+static int by_key_desc(const void *x, const void *y) {
+  uint32_t i = *(const uint32_t *)x, k = *(const uint32_t *)y;
+  if (g_sort_key[i] != g_sort_key[k]) return g_sort_key[i] < g_sort_key[k] ? 1 : -1;
+  return i < k ? -1 : 1;
+}
+
+void agg_sort_by(uint32_t *ids, uint32_t n, const double *key) {
+  g_sort_key = key;
+  qsort(ids, n, sizeof *ids, by_key_desc);
 }
 
 uint32_t *agg_sorted_scopes(const agg *a, const strobe_capture *c, uint32_t *n) {

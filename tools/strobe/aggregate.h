@@ -22,6 +22,12 @@
 
 #define AGG_RESERVOIR 4096u /* durations kept per site: 32 KiB; p99 over 4096 has ~41 samples above it */
 
+/* >>call graph: one (caller, callee) pair's calls, as `uftrace graph` gives them. */
+typedef struct agg_edge {
+  uint64_t count;
+  double total_ns, self_ns; /* the callee's inclusive and self time in those calls */
+} agg_edge;
+
 typedef struct agg_site {
   uint64_t count;       /* scope sites: completed scopes; others: events */
   double total_ns;      /* scopes: inclusive durations summed; counters: sum of deltas */
@@ -36,6 +42,9 @@ typedef struct agg_site {
   double loop_min, loop_max; /* cumulative: fastest/slowest iteration, ns */
   int included;            /* passes the --name filter */
   uint64_t unwound;        /* scopes: closed as unwound (docs/recording.md, Unwinding): counted, never a duration */
+  agg_edge caller;         /* --callers: the graph function's calls made from this site (site 0: from the top level) */
+  agg_edge callee;         /* --callees: this site's calls made from the graph function */
+  int graph;               /* its name is the graph function's */
 } agg_site;
 
 typedef struct agg_filter {
@@ -43,6 +52,7 @@ typedef struct agg_filter {
   const char *name;     /* NULL, or a substring every reported site name must contain */
   int has_range;        /* --from/--to given */
   double from_ns, to_ns;/* since the capture start; scopes must lie wholly inside */
+  const char *graph;    /* NULL, or the function (site name, exact) whose callers and callees are counted */
 } agg_filter;
 
 /* >>operations: what the capture's operation ENDs say beside the frame
@@ -96,6 +106,8 @@ typedef struct agg {
   agg_stage_parent *stage_parents;
   uint32_t n_stage_parents;
   uint64_t stage_parents_cut; /* stage scopes whose (stage, parent) pair did not fit */
+  int track_calls;          /* filter.graph set: BEGINs are read to know each END's caller */
+  uint64_t graph_cut;       /* calls deeper than AGG_MAX_DEPTH: their caller is unknown, not counted as edges */
   strobe__gpu_data gpu;           /* GPU spans, frame instants and clock pairs (gpu.h), resolved by strobe__gpu_resolve */
   strobe__samples smp;            /* sampler records (strobe/sample.h): functions' counts, off-CPU intervals */
   int failed;             /* out of memory: figures are incomplete */
@@ -111,6 +123,8 @@ strobe__dist agg_dist(agg_site *s);
 /* Scope site ids with count > 0 that pass the filter, sorted by total
  * descending; *n gets their number. Caller frees. */
 uint32_t *agg_sorted_scopes(const agg *a, const strobe_capture *c, uint32_t *n);
+/* Sorts ids in place by key[id] descending, ties by id ascending. */
+void agg_sort_by(uint32_t *ids, uint32_t n, const double *key);
 
 /* Runs a whole capture through an aggregate (opened by cli_open): the
  * read loop shared by report, diff, compare and csv. */

@@ -1,7 +1,11 @@
 /*
  * cmd_report.c — `strobe report FILE`: the summary a person reads first.
  * Per scope site: count, total, self, p50/p95/p99/max each with its n, sorted
- * by total; the slowest frames and two frame rates, each labelled (over the
+ * by total (or --sort self, count, p95); with --callers/--callees FUNC the
+ * function's callers and callees from each END's enclosing scope; with
+ * --correct-overhead self times minus calls x the writer's calibrated cost
+ * (a call's two events at the header's event_cost_ns),
+ * stated where shown; the slowest frames and two frame rates, each labelled (over the
  * first-to-last frame span, and steady from the median frame interval);
  * operations with their stages and counters; counters, gauges, values and
  * loop statistics; the writer's overhead per scope; unfinished and lost work
@@ -15,7 +19,7 @@
  * 4096-duration reservoirs) and threads. Never adds unfinished work to any
  * figure and never sums nested (inclusive) totals.
  *
- * Contents: >>json >>text (then the option parsing in cmd_report)
+ * Contents: >>call graph >>json >>text (then the option parsing in parse_args)
  */
 #include <getopt.h>
 #include <math.h>
@@ -33,7 +37,7 @@ static const char g_usage[] =
     "usage: strobe report [options] FILE\n"
     "\n"
     "Per scope site: count, total ms, self ms, p50/p95/p99/max (each with its n), sorted\n"
-    "by total. Slowest frames (a frame is a pass operation when the capture has any,\n"
+    "by total (or --sort). Slowest frames (a frame is a pass operation when the capture has any,\n"
     "else the interval between consecutive FRAME marks on a thread, else each top-level\n"
     "scope) and two frame rates: over the first-to-last frame span (fps_first_to_last)\n"
     "and steady, from the median frame interval (fps_steady_median_interval), which one\n"
@@ -49,6 +53,16 @@ static const char g_usage[] =
     "  --top N              show the N sites with the largest total and the N slowest\n"
     "                       frames (default: every site, 10 frames)\n"
     "  --samples            the sampler's hot functions, self and inclusive (top 20, or --top N)\n"
+    "  --sort KEY           order the sites by self, total (default), count or p95, largest first\n"
+    "                       (--top N then keeps the N largest by that key)\n"
+    "  --callers FUNC       who called the site named FUNC (exactly): per caller, FUNC's calls,\n"
+    "                       total and self time under it; \"(top level)\" when nothing was open\n"
+    "  --callees FUNC       what FUNC called: per callee, its calls, total and self time under FUNC\n"
+    "                       (both from each call's enclosing scope on its thread, as `uftrace graph`)\n"
+    "  --correct-overhead   self times minus calls x the recording cost of a call's two events\n"
+    "                       (BEGIN, END) at the cost per event the writer calibrated (the cost\n"
+    "                       line), floored at 0; stated in the header, and JSON keeps the\n"
+    "                       measured self_ns beside self_corrected_ns\n"
     "  --json               machine-readable output\n"
     "  --quiet              no progress bar\n"
     "\n"
@@ -58,7 +72,9 @@ static const char g_usage[] =
     "are always exact.\n"
     "\n"
     "Exit: 0 ok (also for a file without footer), 1 unreadable, corrupt or truncated\n"
-    "inside a block (what was read is still reported), 2 usage, 3 output.\n";
+    "inside a block (what was read is still reported), or --correct-overhead on a capture\n"
+    "without a calibrated cost, 2 usage (also a --callers/--callees FUNC no site is named),\n"
+    "3 output.\n";
 
 #define MS(ns) ((ns) / 1e6)
 
@@ -70,7 +86,34 @@ typedef struct report {
   uint32_t top_frames;
   samples_report sr; /* the sampler's on/off-CPU split (samples.h) */
   uint32_t functions; /* --samples: top sampled functions to list; 0: none */
+  int sort;           /* SORT_*: the sites' order */
+  int callers, callees; /* --callers, --callees FUNC (a.filter.graph) */
+  int correct;        /* --correct-overhead: self minus count x cost */
+  double event_ns;    /* the header's event_cost_ns: the writer's calibrated cost per event */
+  double cost;        /* ns per call subtracted: CALL_EVENTS x event_ns */
 } report;
+
+#define CALL_EVENTS 2 /* a call (a scope) writes a BEGIN and an END */
+
+enum { SORT_TOTAL, SORT_SELF, SORT_COUNT, SORT_P95 };
+static const char *const g_sort_names[] = {"total", "self", "count", "p95"};
+
+/* A self time as reported: measured, or with --correct-overhead minus count x cost, floored at 0. */
+static double self_shown(const report *x, double self_ns, uint64_t count) {
+  if (!x->correct) return self_ns;
+  double v = self_ns - (double)count * x->cost;
+  return v > 0 ? v : 0;
+}
+
+/* Sites of ids whose corrected self time was floored at 0. */
+static uint32_t count_floored(const report *x, const uint32_t *ids, uint32_t n_ids) {
+  uint32_t n = 0;
+  for (uint32_t i = 0; x->correct && i < n_ids; i++) {
+    const agg_site *s = &x->a.sites[ids[i]];
+    n += s->self_ns - (double)s->count * x->cost < 0;
+  }
+  return n;
+}
 
 /* What names a series (frames_view.h). */
 static const char *series_label(const report *x, uint32_t key, char *buf, size_t cap) {
@@ -108,6 +151,85 @@ static int several_parents(const report *x, const agg_stage_parent *e) {
     if (same_name(site_name_of(x, o->site), name) && !same_name(site_name_of(x, o->parent), parent)) return 1;
   }
   return 0;
+}
+
+/* >>call graph: the sites with an edge to the graph function (callers: site 0 is the top level), sorted by
+ * total; NULL with *n = 0 when there are none or memory ran out (a->failed). */
+static uint32_t *edge_ids(report *x, int callers, uint32_t *n) {
+  *n = 0;
+  uint32_t *ids = malloc((x->a.n_sites ? x->a.n_sites : 1) * sizeof *ids);
+  double *key = malloc((x->a.n_sites ? x->a.n_sites : 1) * sizeof *key);
+  if (!ids || !key) {
+    x->a.failed = 1;
+    free(ids);
+    free(key);
+    return NULL;
+  }
+  for (uint32_t id = 0; id < x->a.n_sites; id++) {
+    const agg_edge *e = callers ? &x->a.sites[id].caller : &x->a.sites[id].callee;
+    key[id] = e->total_ns;
+    if (e->count) ids[(*n)++] = id;
+  }
+  agg_sort_by(ids, *n, key);
+  free(key);
+  return ids;
+}
+
+static const char *edge_name(const report *x, uint32_t id) {
+  const char *name = site_name_of(x, id);
+  return name ? name : "(top level)";
+}
+
+static void graph_rows_json(strobe__json *j, report *x, int callers) {
+  if (!(callers ? x->callers : x->callees)) {
+    strobe__json_null(j, callers ? "callers" : "callees");
+    return;
+  }
+  uint32_t n, *ids = edge_ids(x, callers, &n);
+  strobe__json_array(j, callers ? "callers" : "callees");
+  for (uint32_t i = 0; i < n; i++) {
+    const agg_edge *e = callers ? &x->a.sites[ids[i]].caller : &x->a.sites[ids[i]].callee;
+    strobe__json_object(j, NULL);
+    if (ids[i]) strobe__json_uint(j, "id", ids[i]);
+    else strobe__json_null(j, "id");
+    strobe__json_str(j, "name", edge_name(x, ids[i]));
+    strobe__json_uint(j, "calls", e->count);
+    strobe__json_num(j, "total_ns", e->total_ns, 1);
+    strobe__json_num(j, "self_ns", e->self_ns, 1);
+    if (x->correct) strobe__json_num(j, "self_corrected_ns", self_shown(x, e->self_ns, e->count), 1);
+    else strobe__json_null(j, "self_corrected_ns");
+    strobe__json_end(j);
+  }
+  strobe__json_end(j);
+  free(ids);
+}
+
+/* "graph": null without --callers/--callees. Callers' figures are the function's own calls under each caller. */
+static void graph_json(strobe__json *j, report *x) {
+  if (!x->a.filter.graph) {
+    strobe__json_null(j, "graph");
+    return;
+  }
+  strobe__json_object(j, "graph");
+  strobe__json_str(j, "function", x->a.filter.graph);
+  graph_rows_json(j, x, 1);
+  graph_rows_json(j, x, 0);
+  strobe__json_uint(j, "calls_cut_depth", x->a.graph_cut);
+  strobe__json_end(j);
+}
+
+static void correction_json(strobe__json *j, const report *x, const uint32_t *ids, uint32_t n_ids) {
+  if (!x->correct) {
+    strobe__json_null(j, "overhead_correction");
+    return;
+  }
+  strobe__json_object(j, "overhead_correction");
+  strobe__json_num(j, "per_call_ns", x->cost, 3);
+  strobe__json_num(j, "event_ns", x->event_ns, 3);
+  strobe__json_uint(j, "events_per_call", CALL_EVENTS);
+  strobe__json_str(j, "source", "header event_cost_ns (calibrated by the writer) x a call's BEGIN and END");
+  strobe__json_uint(j, "sites_floored_at_zero", count_floored(x, ids, n_ids));
+  strobe__json_end(j);
 }
 
 /* >>json */
@@ -448,6 +570,9 @@ static void write_json(cli_output *o, report *x, const uint32_t *ids, uint32_t n
                                   "of reservoir durations (fixed seed) when a site has more; max is always exact");
   strobe__json_end(&j);
 
+  strobe__json_str(&j, "sort", g_sort_names[x->sort]);
+  correction_json(&j, x, ids, n_ids);
+  graph_json(&j, x);
   strobe__json_array(&j, "sites");
   for (uint32_t i = 0; i < n_ids; i++) {
     agg_site *s = &x->a.sites[ids[i]];
@@ -459,6 +584,8 @@ static void write_json(cli_output *o, report *x, const uint32_t *ids, uint32_t n
     strobe__json_uint(&j, "count", s->count);
     strobe__json_num(&j, "total_ns", s->total_ns, 1);
     strobe__json_num(&j, "self_ns", s->self_ns, 1);
+    if (x->correct) strobe__json_num(&j, "self_corrected_ns", self_shown(x, s->self_ns, s->count), 1);
+    else strobe__json_null(&j, "self_corrected_ns");
     strobe__json_num(&j, "mean_ns", s->total_ns / (double)s->count, 1);
     strobe__json_num(&j, "min_ns", s->min_ns, 1);
     pct_json(&j, "p50", d.p50, d.n);
@@ -689,6 +816,37 @@ static void unwound_text(FILE *f, report *x, const strobe_capture_totals *t) {
   fputc('\n', f);
 }
 
+static void correction_text(FILE *f, const report *x, const uint32_t *ids, uint32_t n_ids) {
+  if (!x->correct) return;
+  fprintf(f, "  self corrected for the recording cost: minus %s per call (%d events at the writer's calibrated %s)",
+          cli_dur(x->cost), CALL_EVENTS, cli_dur(x->event_ns));
+  uint32_t floored = count_floored(x, ids, n_ids);
+  if (floored) fprintf(f, "; %u sites floored at 0", floored);
+  fputc('\n', f);
+}
+
+/* --callers (callers = 1) or --callees FUNC: one row per site, sorted by total. */
+static void graph_text(FILE *f, report *x, int callers) {
+  if (!(callers ? x->callers : x->callees)) return;
+  uint32_t n, *ids = edge_ids(x, callers, &n);
+  fprintf(f, "\n%s of %s (%s; sorted by total)\n", callers ? "callers" : "callees", x->a.filter.graph,
+          callers ? "its calls, total and self time under each caller" : "each callee's calls, total and self time under it");
+  if (x->correct) fprintf(f, "  self corrected: minus %s per call\n", cli_dur(x->cost));
+  if (!n) fprintf(f, "  none\n");
+  else fprintf(f, "  %-40s %10s %10s %10s\n", callers ? "caller" : "callee", "calls", "total", "self");
+  for (uint32_t i = 0; i < n; i++) {
+    const agg_edge *e = callers ? &x->a.sites[ids[i]].caller : &x->a.sites[ids[i]].callee;
+    fprintf(f, "  %-40.40s %10llu", edge_name(x, ids[i]), (unsigned long long)e->count);
+    const char *v[] = {cli_dur(e->total_ns), cli_dur(self_shown(x, e->self_ns, e->count))};
+    cells(f, 10, 2, v);
+    fputc('\n', f);
+  }
+  if (x->a.graph_cut)
+    fprintf(f, "  %llu calls deeper than %u scopes not counted: their caller is unknown\n",
+            (unsigned long long)x->a.graph_cut, AGG_MAX_DEPTH);
+  free(ids);
+}
+
 static void write_text(cli_output *o, report *x, const uint32_t *ids, uint32_t n_ids) {
   FILE *f = o->f;
   strobe_capture *c = x->in.cap;
@@ -717,7 +875,9 @@ static void write_text(cli_output *o, report *x, const uint32_t *ids, uint32_t n
   }
   if (width > 40) width = 40;
   int sampled = 0;
-  fprintf(f, "\nscopes (sorted by total; totals are inclusive: nested sites overlap, never sum them)\n");
+  fprintf(f, "\nscopes (sorted by %s; totals are inclusive: nested sites overlap, never sum them)\n",
+          g_sort_names[x->sort]);
+  correction_text(f, x, ids, n_ids);
   if (!n_ids) fprintf(f, "  none completed%s\n", t.unfinished ? " (see unfinished below)" : ": empty, not fast");
   else fprintf(f, "  %-*s %10s %10s %10s %10s %10s %10s %10s %8s\n", width, "site", "count", "total", "self", "p50",
                "p95", "p99", "max", "n");
@@ -728,7 +888,7 @@ static void write_text(cli_output *o, report *x, const uint32_t *ids, uint32_t n
     sampled |= sm;
     fprintf(f, "  %-*.*s %10llu", width, width, strobe_capture_query_site(c, ids[i])->name,
             (unsigned long long)s->count);
-    const char *v[] = {cli_dur(s->total_ns), cli_dur(s->self_ns), cli_dur(d.p50), cli_dur(d.p95),
+    const char *v[] = {cli_dur(s->total_ns), cli_dur(self_shown(x, s->self_ns, s->count)), cli_dur(d.p50), cli_dur(d.p95),
                        cli_dur(d.p99),      cli_dur(s->max_ns)};
     cells(f, 10, 6, v);
     fprintf(f, " %8llu%s\n", (unsigned long long)d.n, sm ? "*" : "");
@@ -739,6 +899,8 @@ static void write_text(cli_output *o, report *x, const uint32_t *ids, uint32_t n
     fprintf(f, "  * more than %u scopes: n is a uniform random sample of them (fixed seed), so p50/p95/p99\n"
                "    are estimates from that sample; count, total, self and max are exact\n", AGG_RESERVOIR);
 
+  graph_text(f, x, 1);
+  graph_text(f, x, 0);
   fv_frames_text(f, x->a.fx, c, x->a.start_ns, x->top_frames);
   ops_text(f, x);
   gpu_text(f, x);
@@ -794,14 +956,46 @@ static void write_text(cli_output *o, report *x, const uint32_t *ids, uint32_t n
   }
 }
 
-int cmd_report(int argc, char **argv) {
+static int graph_found(const agg *a) {
+  for (uint32_t id = 1; id < a->n_sites; id++)
+    if (a->sites[id].graph) return 1;
+  return 0;
+}
+
+/* --sort: the sites (sorted by total) reordered by the chosen key; 0, or -1 out of memory. */
+static int sort_sites(report *x, uint32_t *ids, uint32_t n_ids) {
+  if (x->sort == SORT_TOTAL) return 0;
+  double *key = calloc(x->a.n_sites ? x->a.n_sites : 1, sizeof *key);
+  if (!key) return -1;
+  for (uint32_t i = 0; i < n_ids; i++) {
+    agg_site *s = &x->a.sites[ids[i]];
+    key[ids[i]] = x->sort == SORT_SELF    ? self_shown(x, s->self_ns, s->count)
+                  : x->sort == SORT_COUNT ? (double)s->count
+                                          : agg_dist(s).p95;
+  }
+  agg_sort_by(ids, n_ids, key);
+  free(key);
+  return 0;
+}
+
+typedef struct report_args {
+  agg_filter flt;
+  int json, quiet;
+} report_args;
+
+/* The options into *x and *r: -1 to go on, else the exit code (usage errors said; --help printed). */
+static int parse_args(int argc, char **argv, report *x, report_args *r) {
   static const struct option opts[] = {{"thread", required_argument, NULL, 't'}, {"name", required_argument, NULL, 'n'},
                                        {"from", required_argument, NULL, 'F'},   {"to", required_argument, NULL, 'T'},
                                        {"top", required_argument, NULL, 'N'},    {"json", no_argument, NULL, 'j'},
                                        {"quiet", no_argument, NULL, 'q'},        {"help", no_argument, NULL, 'h'},
-                                       {"samples", no_argument, NULL, 'S'},      {0}};
-  agg_filter flt = {NULL, NULL, 0, -INFINITY, INFINITY};
-  int json = 0, quiet = 0, samples = 0, ch;
+                                       {"samples", no_argument, NULL, 'S'},      {"sort", required_argument, NULL, 'o'},
+                                       {"callers", required_argument, NULL, 'C'},
+                                       {"callees", required_argument, NULL, 'E'},
+                                       {"correct-overhead", no_argument, NULL, 'O'},
+                                       {0}};
+  agg_filter flt = {NULL, NULL, 0, -INFINITY, INFINITY, NULL};
+  int samples = 0, sort = SORT_TOTAL, ch;
   uint64_t top = 0;
   opterr = 0;
   while ((ch = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
@@ -821,9 +1015,25 @@ int cmd_report(int argc, char **argv) {
         if (cli_parse_u64(optarg, &top) || top == 0 || top > 1000000)
           return cli_usage_error("report", "--top needs a count from 1 to 1000000, not '%s'", optarg);
         break;
-      case 'j': json = 1; break;
-      case 'q': quiet = 1; break;
+      case 'j': r->json = 1; break;
+      case 'q': r->quiet = 1; break;
       case 'S': samples = 1; break;
+      case 'o':
+        sort = -1;
+        for (int k = 0; k < 4; k++)
+          if (!strcmp(optarg, g_sort_names[k])) sort = k;
+        if (sort < 0) return cli_usage_error("report", "--sort takes self, total, count or p95, not '%s'", optarg);
+        break;
+      case 'C':
+      case 'E':
+        if (!*optarg) return cli_usage_error("report", "--%s needs a function name", ch == 'C' ? "callers" : "callees");
+        if (flt.graph && strcmp(flt.graph, optarg))
+          return cli_usage_error("report", "--callers and --callees take the same FUNC, not '%s' and '%s'", flt.graph,
+                                 optarg);
+        flt.graph = optarg;
+        *(ch == 'C' ? &x->callers : &x->callees) = 1;
+        break;
+      case 'O': x->correct = 1; break;
       case 'h': fputs(g_usage, stdout); return CLI_OK;
       default: return cli_bad_option("report", argv, optind);
     }
@@ -831,13 +1041,31 @@ int cmd_report(int argc, char **argv) {
   if (argc - optind != 1) return cli_usage_error("report", "expected one capture FILE");
   if (flt.has_range && !(flt.to_ns > flt.from_ns))
     return cli_usage_error("report", "--to must be later than --from");
+  r->flt = flt;
+  x->top = (uint32_t)top;
+  x->top_frames = top ? (uint32_t)(top < 1000 ? top : 1000) : 10;
+  x->functions = samples ? (top ? (uint32_t)top : 20) : 0;
+  x->sort = sort;
+  return -1;
 
+}
+
+int cmd_report(int argc, char **argv) {
   report x = {0};
-  x.top = (uint32_t)top;
-  x.top_frames = top ? (uint32_t)(top < 1000 ? top : 1000) : 10;
-  x.functions = samples ? (top ? (uint32_t)top : 20) : 0;
-  int rc = cli_open(&x.in, "report", argv[optind], quiet);
+  report_args ra = {0};
+  int rc = parse_args(argc, argv, &x, &ra);
+  if (rc >= 0) return rc;
+  agg_filter flt = ra.flt;
+  int json = ra.json;
+  rc = cli_open(&x.in, "report", argv[optind], ra.quiet);
   if (rc) return rc;
+  x.event_ns = strobe_capture_query_header(x.in.cap)->event_cost_ns;
+  x.cost = CALL_EVENTS * x.event_ns;
+  if (x.correct && !(x.cost > 0)) {
+    cli_error("report", "--correct-overhead: the capture records no calibrated cost per event (an older writer)");
+    cli_close(&x.in);
+    return CLI_FAIL;
+  }
   if (agg_init(&x.a, x.in.cap, &flt, x.top_frames)) {
     cli_error("report", "out of memory");
     cli_close(&x.in);
@@ -864,8 +1092,18 @@ int cmd_report(int argc, char **argv) {
     x.sr.why = "the capture could not be read to its end";
   }
 
+  if (flt.graph && !graph_found(&x.a)) {
+    rc = cli_usage_error("report", "--%s %s: no site in the capture has that name",
+                         x.callers ? "callers" : "callees", flt.graph);
+    samples_report_free(&x.sr);
+    kinds_free(&x.k);
+    agg_free(&x.a);
+    cli_close(&x.in);
+    return rc;
+  }
   uint32_t n_ids = 0;
   uint32_t *ids = agg_sorted_scopes(&x.a, x.in.cap, &n_ids);
+  if (ids && sort_sites(&x, ids, n_ids)) x.a.failed = 1;
   if (x.top && n_ids > x.top) n_ids = x.top;
   cli_output o;
   if ((rc = cli_output_open(&o, "report", NULL)) == CLI_OK) {

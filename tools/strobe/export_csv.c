@@ -30,7 +30,7 @@ void export_csv_field(FILE *f, const char *s) {
 
 int export_csv(cli_input *in, FILE *out, export_filter *f) {
   agg a;
-  agg_filter flt = {f->thread, NULL, f->has_range, f->has_range ? f->from_ns : -INFINITY, f->has_range ? f->to_ns : INFINITY};
+  agg_filter flt = {f->thread, NULL, f->has_range, f->has_range ? f->from_ns : -INFINITY, f->has_range ? f->to_ns : INFINITY, NULL};
   if (agg_init(&a, in->cap, &flt, 0)) {
     cli_error(in->cmd, "out of memory");
     return CLI_FAIL;
