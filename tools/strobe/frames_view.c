@@ -27,8 +27,8 @@ static const char *const g_source_text[STROBE_FRAME_SOURCE_LIMIT] = {
     "none: the capture has no pass operations, frame marks or scopes",
     "pass operations per window (completed, presented and handed-off passes count towards the rates; docs/frames.md)",
     "FRAME marks (interval between consecutive marks on a thread)",
-    "none: the capture has no pass operations and no frame marks, so no frame rate; its top-level scopes are listed "
-    "by duration instead"};
+    ("none: the capture has no pass operations and no frame marks, so no frame rate; its top-level scopes are "
+     "listed by duration instead")}; /* parenthesised: one element, which Clang's -Wstring-concatenation asks */
 
 int cli_frames_read(const char *cmd, const char *path, int quiet, int spans, strobe_frames **out, int *read_status) {
   *out = NULL;
