@@ -230,7 +230,7 @@ static int by_thread_begin(const void *x, const void *y) {
 
 /* A run's parent: the innermost run of the same frame on its thread that holds it (a stack per thread). */
 static int nest_runs(strobe_explain *e) {
-  qsort(e->runs, e->nruns, sizeof *e->runs, by_thread_begin);
+  if (e->nruns) qsort(e->runs, e->nruns, sizeof *e->runs, by_thread_begin);
   uint32_t *stack = malloc(((size_t)e->nruns + 1) * sizeof *stack), top = 0;
   if (!stack) return -1;
   for (uint32_t i = 0; i < e->nruns; i++) {
@@ -289,7 +289,7 @@ static int build_rows(strobe_explain *e) {
     v[i] = (row){r->frame, r->site, r->parent == NONE ? 0 : e->runs[r->parent].site, (double)(r->end - r->begin) * k,
                  (double)r->self * k, (double)r->self_off * k, (double)r->self_blocked * k, r->self_covered};
   }
-  qsort(v, e->nruns, sizeof *v, by_row_key);
+  if (e->nruns) qsort(v, e->nruns, sizeof *v, by_row_key);
   uint32_t n = 0;
   for (uint32_t i = 0; i < e->nruns; i++) {
     if (n && !by_row_key(&v[n - 1], &v[i])) {
@@ -538,7 +538,7 @@ static int top_functions(strobe_explain *e, uint32_t fi, strobe_explain_part *p)
     if (r->frame == fi && r->site == p->site && parent == p->parent && run_samples(e, i, &ids, &n, &cap))
       return free(ids), -1;
   }
-  qsort(ids, n, sizeof *ids, by_u32);
+  if (n) qsort(ids, n, sizeof *ids, by_u32);
   uint32_t first = e->nfns;
   for (uint32_t i = 0; i < n;) {
     uint32_t j = i;
@@ -670,7 +670,7 @@ int strobe_explain_open(const char *path, const strobe_explain_desc *desc, strob
   int rc = strobe_frames_open(path, NULL, &e->fx);
   if (!rc) rc = read_details(e, path);
   if (!rc) {
-    qsort(e->samples, e->nsamples, sizeof *e->samples, by_tid_ticks);
+    if (e->nsamples) qsort(e->samples, e->nsamples, sizeof *e->samples, by_tid_ticks);
     e->cap_vals = 5 * ((size_t)strobe_frames_query_count(e->fx) + 1);
     e->vals = malloc(e->cap_vals * sizeof *e->vals);
     if (!e->vals || build_rows(e)) rc = STROBE_ENOMEM;

@@ -347,7 +347,7 @@ static int join_halves(strobe_frames *f, uint32_t *origin) {
   n = 0;
   for (uint32_t i = 0; i < f->nops; i++)
     if (f->ops[i].out) k[n++] = (out_key){f->ops[i].out_uid, f->ops[i].id, i};
-  qsort(k, n, sizeof *k, by_out_key);
+  if (n) qsort(k, n, sizeof *k, by_out_key);
   for (uint32_t i = 0; i < f->nops; i++) {
     origin[i] = STROBE_FRAMES_NONE;
     op_rec *x = &f->ops[i];
@@ -446,7 +446,7 @@ static int order_frames(strobe_frames *f, uint32_t *remap) {
   }
   for (uint32_t i = 0; i < f->nframes; i++)
     o[i] = (order){f->frames[i].begin_ns, f->frames[i].process, f->frames[i].thread, i, f->frames[i].number};
-  qsort(o, f->nframes, sizeof *o, by_begin);
+  if (f->nframes) qsort(o, f->nframes, sizeof *o, by_begin);
   uint64_t k = 0;
   for (uint32_t i = 0; i < f->nframes; i++) {
     uint32_t old = o[i].i;
@@ -849,7 +849,7 @@ static int canonical_stages(strobe_frames *f, const strobe_capture *c) {
     canon[id] = id;
     if (s && s->kind == STROBE_SITE_STAGE) v[n++] = (named){s->name, id};
   }
-  qsort(v, n, sizeof *v, by_name_id);
+  if (n) qsort(v, n, sizeof *v, by_name_id);
   for (uint32_t i = 1; i < n; i++)
     if (!strcmp(v[i].name, v[i - 1].name)) canon[v[i].id] = canon[v[i - 1].id];
   for (uint64_t i = 0; i < f->nstages_raw; i++) {
