@@ -45,6 +45,7 @@ typedef struct op_rec {
   int out, in;                  /* handed to another process; resumed from one */
   uint64_t out_uid, origin_uid, origin_id;
   uint32_t peer, from;          /* string indexes: where it went; where it came from */
+  uint32_t population;          /* string index of its END's population; STROBE_FRAMES_NONE before its END */
   double out_ns, in_ns;
   uint32_t stage0, nstages;     /* into stages_raw */
   uint32_t frame;               /* its frame, at finish; STROBE_FRAMES_NONE for none */
@@ -176,7 +177,7 @@ static op_rec *op_of(strobe_frames *f, const strobe_capture_op *o) {
   x->id = o->id;
   x->input = o->collector >> 8;
   x->begin_thread = x->end_thread = STROBE_FRAMES_NONE;
-  x->peer = x->from = STROBE_FRAMES_NONE;
+  x->peer = x->from = x->population = STROBE_FRAMES_NONE;
   uint32_t k = (uint32_t)mix(o->collector, o->id) & (f->hash_cap - 1);
   while (f->hash[k]) k = (k + 1) & (f->hash_cap - 1);
   f->hash[k] = ++f->nops;
@@ -204,6 +205,7 @@ static int op_end(strobe_frames *f, op_rec *x, const strobe_capture_record *r) {
   x->committed = o->committed;
   x->detail = o->detail;
   x->stage_parents = o->stage_parents;
+  x->population = str_of(f, o->population);
   x->begin_ns = o->start_ns; /* the whole operation's start, the origin's for one resumed from another process */
   x->end_ns = r->time_ns;
   x->end_thread = r->thread;
@@ -399,6 +401,8 @@ static strobe_frame frame_of_op(strobe_frames *f, const op_rec *x, const op_rec 
   fr.id = b->id;
   fr.series = STROBE_FRAMES_NONE;
   fr.window = str_at(f, b->window);
+  /* The finisher's END carries the population (a resumed operation keeps its origin's); else the origin's END. */
+  fr.population = str_at(f, x->has_end || !o ? x->population : o->population);
   return fr;
 }
 
@@ -530,7 +534,7 @@ static int plain_frames(strobe_frames *f) {
     fr->begin_ns = marks ? f->marks[i].t : f->tops[i].begin;
     fr->end_ns = marks ? f->marks[i + 1].t : f->tops[i].end;
     fr->series = STROBE_FRAMES_NONE;
-    fr->window = "";
+    fr->window = fr->population = "";
   }
   int rc = order_frames(f, remap);
   free(remap);
