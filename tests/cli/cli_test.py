@@ -2434,6 +2434,27 @@ def truth_answers(path):
         for label, states in by.items():  # as the report: unfinished frames are in no export
             if states.get("UNFINISHED"):
                 got["otlp"]["states"].setdefault(label, {})["UNFINISHED"] = states["UNFINISHED"]
+    # The Chrome and Perfetto exports: one slice per pass that ended (a frame handed between processes is one), its
+    # state and population among its args.
+    if report["frames"]["source"] == "pass_operations":
+        doc, _ = chrome_events(path)
+        _, pf = perfetto_export(path, os.path.basename(path) + ".pftrace")
+        lanes = {u for u, t in pf["tracks"].items() if t["name"].startswith("operations ")}
+        for name, slices in (("chrome", [e["args"] for e in doc["traceEvents"] if e["ph"] == "b" and e.get("cat") == "operation"]),
+                             ("perfetto", [x["args"] for x in pf["slices"] if x["track"] in lanes])):
+            st, pops = {}, {}
+            for a in slices:
+                if "frame_id" not in a:  # not a pass
+                    continue
+                label = (a["process"] + "/" if "process" in a else "") + a["window"]
+                key = a["state"].upper().replace(" ", "_")
+                st.setdefault(label, {}).setdefault(key, 0)
+                st[label][key] += 1
+                pops[(label, a["frame_id"])] = a.get("population")
+            for label, states in by.items():  # unfinished frames have no end to draw
+                if states.get("UNFINISHED"):
+                    st.setdefault(label, {})["UNFINISHED"] = states["UNFINISHED"]
+            got[name] = {"states": st, "populations": pops}
     # 4. Stages per (stage, run-time parent, process): the report's rows, and recomputed from the list's frames.
     rows = {}
     for f in lst:
@@ -2462,7 +2483,7 @@ def truth_agree(path, got):
 
 def case_frames_truth():
     """One frame, one truth (docs/frames.md): strobe info (the model's frame list), strobe report, strobe
-    diff --frames, strobe tree and the OTLP export agree on the frames per window and state, the rates per window, each frame's own spans,
+    diff --frames, strobe tree, the OTLP, Chrome and Perfetto exports agree on the frames per window and state, the rates per window, each frame's own spans,
     the stages per (stage, run-time parent, process) and the populations per frame, on captures with every frame state (frame_states), a
     GTK-shaped frame loop, a merged two-process capture and a frameless batch capture; and each holds what its
     program did."""
