@@ -576,6 +576,15 @@ static void test_window_ids_agree(void) {
   strobe_collector_release(c);
 }
 
+/* Stops the recording and the session that start_recording began, and opens the capture. */
+static strobe_capture *stop_and_open(strobe_collector *c, const char *id, strobe_recorder *rec) {
+  CHECK_EQ_INT(strobe_record_stop(rec), 0);
+  strobe_report_free(su_end(c, id, NULL));
+  strobe_capture *cap = NULL;
+  REQUIRE_EQ_INT(strobe_capture_open(g_path, &cap), 0);
+  return cap;
+}
+
 /* >>run-time parents: a capture carries the parent each stage ran under
  * (docs/capture-format.md §OPS payload), not only the one it declares:
  * row_bind, declared inside layout, runs twice under update and once
@@ -598,10 +607,7 @@ static void test_stage_parents(void) {
     spin_us(50);
   }
   strobe_op_end(op, 1);
-  CHECK_EQ_INT(strobe_record_stop(rec), 0);
-  strobe_report_free(su_end(c, id, NULL));
-  strobe_capture *cap;
-  REQUIRE_EQ_INT(strobe_capture_open(g_path, &cap), 0);
+  strobe_capture *cap = stop_and_open(c, id, rec);
   strobe_capture_record r;
   int rc, ends = 0, under_update = 0, at_top = 0;
   while ((rc = strobe_capture_next(cap, &r)) > 0) {
@@ -645,10 +651,7 @@ static void test_populations(void) {
     }
     strobe_op_end(op, 1);
   }
-  CHECK_EQ_INT(strobe_record_stop(rec), 0);
-  strobe_report_free(su_end(c, id, NULL));
-  strobe_capture *cap;
-  REQUIRE_EQ_INT(strobe_capture_open(g_path, &cap), 0);
+  strobe_capture *cap = stop_and_open(c, id, rec);
   strobe_capture_record r;
   int rc, ends = 0;
   while ((rc = strobe_capture_next(cap, &r)) > 0) {
