@@ -576,6 +576,15 @@ static void test_window_ids_agree(void) {
   strobe_collector_release(c);
 }
 
+/* Stops the recording and the session that start_recording began, and opens the capture. */
+static strobe_capture *stop_and_open(strobe_collector *c, const char *id, strobe_recorder *rec) {
+  CHECK_EQ_INT(strobe_record_stop(rec), 0);
+  strobe_report_free(su_end(c, id, NULL));
+  strobe_capture *cap = NULL;
+  REQUIRE_EQ_INT(strobe_capture_open(g_path, &cap), 0);
+  return cap;
+}
+
 /* >>run-time parents: a capture carries the parent each stage ran under
  * (docs/capture-format.md §OPS payload), not only the one it declares:
  * row_bind, declared inside layout, runs twice under update and once
@@ -598,10 +607,7 @@ static void test_stage_parents(void) {
     spin_us(50);
   }
   strobe_op_end(op, 1);
-  CHECK_EQ_INT(strobe_record_stop(rec), 0);
-  strobe_report_free(su_end(c, id, NULL));
-  strobe_capture *cap;
-  REQUIRE_EQ_INT(strobe_capture_open(g_path, &cap), 0);
+  strobe_capture *cap = stop_and_open(c, id, rec);
   strobe_capture_record r;
   int rc, ends = 0, under_update = 0, at_top = 0;
   while ((rc = strobe_capture_next(cap, &r)) > 0) {
@@ -627,8 +633,44 @@ static void test_stage_parents(void) {
   strobe_collector_close(c);
 }
 
+/* >>populations: each END carries its operation's population after every
+ * other field (docs/capture-format.md §OPS payload), with stages or without
+ * (the lists before it are written empty then), and none reads as "". */
+static void test_populations(void) {
+  strobe_window w;
+  char id[STROBE_SESSION_ID_MAX];
+  strobe_recorder *rec;
+  strobe_collector *c = start_recording(&w, id, &rec);
+  const char *want[3] = {"scroll", "", "cold"};
+  for (int i = 0; i < 3; i++) {
+    strobe_op op = strobe_op_begin(c, w, STROBE_OP_PASS, NULL);
+    if (want[i][0]) CHECK_EQ_INT(strobe_op_set_population(want[i]), 0);
+    if (i == 2) { /* the last one has a stage; the first has none */
+      STROBE_STAGE("update", NULL);
+      spin_us(20);
+    }
+    strobe_op_end(op, 1);
+  }
+  strobe_capture *cap = stop_and_open(c, id, rec);
+  strobe_capture_record r;
+  int rc, ends = 0;
+  while ((rc = strobe_capture_next(cap, &r)) > 0) {
+    if (r.type != STROBE_REC_OP_END) continue;
+    if (ends < 3) {
+      CHECK_STR_EQ(r.op->population, want[ends]);
+      CHECK_EQ_INT(r.op->nstages, ends == 2 ? 1u : 0u);
+    }
+    ends++;
+  }
+  CHECK_EQ_INT(rc, 0);
+  CHECK_EQ_INT(ends, 3);
+  strobe_capture_close(cap);
+  strobe_collector_close(c);
+}
+
 #define CASES(X)                  \
   X(window_ids_agree)             \
+  X(populations)                  \
   X(op_counter_units)             \
   X(stage_parents)                \
   X(ops_reach_captures)           \

@@ -231,6 +231,10 @@ typedef struct strobe_capture_op {
   uint32_t origin_pid;  /* the originating process's pid (TAKE: this one's) */
   uint64_t handed_off_ticks; /* when the origin handed it off, in this capture's ticks (TAKE: the record's) */
   double gap_ns;        /* RESUME: from the hand-off in the origin to the resume here; TAKE: 0 */
+  /* OP_END: its population, the transition label it was given (strobe_op_set_population; static, content-free);
+   * "" for none, for a capture from before populations and when the writer's label table was full. NULL for
+   * the other records. */
+  const char *population;
 } strobe_capture_op;
 
 /* One style property of a tree node: a static name and its number. */

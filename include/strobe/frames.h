@@ -116,6 +116,9 @@ typedef struct strobe_frame {
   uint64_t spans;        /* its own spans (docs/frames.md §Own spans), once counted (strobe_frames_open with
                           * desc.spans, or strobe_frames_count_span); 0 before */
   double spans_self_ns;  /* the sum of their self times: each instant of its own spans counted once */
+  const char *population; /* operations: its population (transition label, strobe_op_set_population) as its END
+                          * carried it, the finisher's for one handed between processes; "" for none, for a capture
+                          * from before populations, and for marks and top-level scopes */
 } strobe_frame;
 
 /* A series of frames: a process's window for passes, a thread for marks and

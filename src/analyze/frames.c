@@ -45,6 +45,7 @@ typedef struct op_rec {
   int out, in;                  /* handed to another process; resumed from one */
   uint64_t out_uid, origin_uid, origin_id;
   uint32_t peer, from;          /* string indexes: where it went; where it came from */
+  uint32_t population;          /* string index of its END's population; STROBE_FRAMES_NONE before its END */
   double out_ns, in_ns;
   uint32_t stage0, nstages;     /* into stages_raw */
   uint32_t frame;               /* its frame, at finish; STROBE_FRAMES_NONE for none */
@@ -73,6 +74,11 @@ struct strobe_frames {
   uint64_t seq;
   op_rec *ops; uint32_t nops, cap_ops;
   uint32_t *hash; uint32_t hash_cap; /* ops by (collector, id): open addressing, indexes + 1 */
+  uint32_t recent[8];                /* the last operations looked up, indexes + 1: an operation's records are
+                                      * usually close together, and the table, cold (docs/cli.md §Speed) */
+  struct { uint64_t collector, max_id; } newest[16]; /* per collector seen (the first 16): the largest operation id
+                                      * of it added, so a newer one (ids grow per collector) is new without a probe */
+  uint32_t nnewest;
   op_ev *evs; uint64_t nevs, cap_evs;
   raw_stage *stages_raw; uint64_t nstages_raw, cap_stages_raw;
   char **strs; uint32_t nstrs, cap_strs;   /* windows and process labels */
@@ -160,8 +166,40 @@ static int rehash(strobe_frames *f) {
 }
 
 /* The operation (collector, id), added when new; NULL out of memory. */
+static op_rec *op_find(strobe_frames *f, const strobe_capture_op *o);
 static op_rec *op_of(strobe_frames *f, const strobe_capture_op *o) {
-  if (f->hash_cap) {
+  uint32_t slot = (uint32_t)(o->id ^ o->collector) & 7u;
+  if (f->recent[slot]) {
+    op_rec *x = &f->ops[f->recent[slot] - 1];
+    if (x->collector == o->collector && x->id == o->id) return x;
+  }
+  op_rec *x = op_find(f, o);
+  if (x) f->recent[slot] = (uint32_t)(x - f->ops) + 1;
+  return x;
+}
+
+/* 1 when operation (collector, id) cannot be in the table yet: its id is above every id of its collector added. */
+static int op_is_new(strobe_frames *f, const strobe_capture_op *o) {
+  for (uint32_t i = 0; i < f->nnewest; i++)
+    if (f->newest[i].collector == o->collector) {
+      int fresh = o->id > f->newest[i].max_id;
+      if (fresh) f->newest[i].max_id = o->id;
+      return fresh;
+    }
+  if (f->nnewest == 16) return 0;
+  int any = 0; /* a collector seen first here (at most 16 times): its largest id so far, from the table */
+  uint64_t max = 0;
+  for (uint32_t i = 0; i < f->nops; i++)
+    if (f->ops[i].collector == o->collector && (!any || f->ops[i].id > max)) any = 1, max = f->ops[i].id;
+  int fresh = !any || o->id > max;
+  f->newest[f->nnewest].collector = o->collector;
+  f->newest[f->nnewest++].max_id = fresh ? o->id : max;
+  return fresh;
+}
+
+static op_rec *op_find(strobe_frames *f, const strobe_capture_op *o) {
+  int fresh = op_is_new(f, o);
+  if (f->hash_cap && !fresh) {
     uint32_t k = (uint32_t)mix(o->collector, o->id) & (f->hash_cap - 1);
     for (; f->hash[k]; k = (k + 1) & (f->hash_cap - 1)) {
       op_rec *x = &f->ops[f->hash[k] - 1];
@@ -176,7 +214,7 @@ static op_rec *op_of(strobe_frames *f, const strobe_capture_op *o) {
   x->id = o->id;
   x->input = o->collector >> 8;
   x->begin_thread = x->end_thread = STROBE_FRAMES_NONE;
-  x->peer = x->from = STROBE_FRAMES_NONE;
+  x->peer = x->from = x->population = STROBE_FRAMES_NONE;
   uint32_t k = (uint32_t)mix(o->collector, o->id) & (f->hash_cap - 1);
   while (f->hash[k]) k = (k + 1) & (f->hash_cap - 1);
   f->hash[k] = ++f->nops;
@@ -204,6 +242,7 @@ static int op_end(strobe_frames *f, op_rec *x, const strobe_capture_record *r) {
   x->committed = o->committed;
   x->detail = o->detail;
   x->stage_parents = o->stage_parents;
+  x->population = str_of(f, o->population);
   x->begin_ns = o->start_ns; /* the whole operation's start, the origin's for one resumed from another process */
   x->end_ns = r->time_ns;
   x->end_thread = r->thread;
@@ -399,6 +438,8 @@ static strobe_frame frame_of_op(strobe_frames *f, const op_rec *x, const op_rec 
   fr.id = b->id;
   fr.series = STROBE_FRAMES_NONE;
   fr.window = str_at(f, b->window);
+  /* The finisher's END carries the population (a resumed operation keeps its origin's); else the origin's END. */
+  fr.population = str_at(f, x->has_end || !o ? x->population : o->population);
   return fr;
 }
 
@@ -530,7 +571,7 @@ static int plain_frames(strobe_frames *f) {
     fr->begin_ns = marks ? f->marks[i].t : f->tops[i].begin;
     fr->end_ns = marks ? f->marks[i + 1].t : f->tops[i].end;
     fr->series = STROBE_FRAMES_NONE;
-    fr->window = "";
+    fr->window = fr->population = "";
   }
   int rc = order_frames(f, remap);
   free(remap);

@@ -1696,6 +1696,11 @@ static int op_end_body(strobe_capture *c, strobe__cur *b, uint64_t end_ticks) {
     }
     op->stage_parents = 1;
   }
+  op->population = "";
+  if (b->p < b->end) { /* then its population, a LABELS id (docs/capture-format.md §OPS payload) */
+    int r = label_operand(c, b, &op->population);
+    if (r) return r;
+  }
   op->nstages = (uint32_t)ns;
   op->ncounters = (uint32_t)nc;
   return 0;

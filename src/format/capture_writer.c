@@ -558,7 +558,7 @@ static void finish_op(strobe__writer *w, wthread *t) {
     if (ns > STROBE__OPEV_STAGES_MAX || nc > STROBE__OPEV_COUNTERS_MAX || n != 4 + 3 * ns + nc) return;
     strobe__buf_varint(b, d[0]);
     strobe__buf_varint(b, x[0]);
-    strobe__buf_varint(b, d[2]);
+    strobe__buf_varint(b, d[2] & 0xffffu); /* the flags; the population is written last */
     strobe__buf_varint(b, d[1]);
     strobe__buf_varint(b, x[1]);
     strobe__buf_varint(b, strobe__zigzag((int64_t)(t->pend_ts - x[2]))); /* duration */
@@ -574,7 +574,9 @@ static void finish_op(strobe__writer *w, wthread *t) {
       strobe__buf_varint(b, s[1]);  /* min */
       strobe__buf_varint(b, s[2]);  /* max */
     }
-    int parents = ns != 0; /* run-time parents, after the units: their lists come first when there are stages */
+    uint32_t population = d[2] >> 16;
+    /* Run-time parents, after the units: their lists come first when there are stages, or a population. */
+    int parents = ns != 0 || population != 0;
     strobe__buf_varint(b, nc);
     int kinds = 0, units = 0;
     for (uint32_t i = 0; i < nc; i++) {
@@ -601,6 +603,7 @@ static void finish_op(strobe__writer *w, wthread *t) {
         strobe__buf_varint(b, (uint64_t)(p & ~STROBE__OPEV_STAGE_REMOTE) << 1 | (p >> 31));
       }
     }
+    if (population) strobe__buf_varint(b, population); /* the operation's population, after every list */
   } else {
     return;
   }

@@ -273,7 +273,8 @@ size_t strobe__label_rule_len(const char *s, size_t max, int window_chars);
  * (OPS block) and src/session/operation.c. */
 enum {
   STROBE__OPEV_BEGIN = 1,  /* [seq | collector] [frame_id | window label] [0 | kind and flags] */
-  STROBE__OPEV_END = 2,    /* [seq | collector] [frame_id | window label] [start ticks | kind and flags]
+  STROBE__OPEV_END = 2,    /* [seq | collector] [frame_id | window label] [start ticks | kind and flags
+                            * | population label << 16 (0: none)]
                             * [stages_dropped << 32 | counters_dropped, nstages | ncounters << 16]
                             * per stage: [total | site] [min | count] [max | run-time parent site,
                             * STROBE__OPEV_STAGE_REMOTE when it ran in the process the operation came from]

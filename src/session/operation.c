@@ -234,7 +234,9 @@ static void emit_end(const strobe_collector *c, strobe__live_op *l, uint64_t end
                    (l->handed_off ? STROBE__OPF_HANDED_OFF : 0u) | (kept ? STROBE__OPF_DETAIL : 0u);
   w[n] = l->seq, d[n++] = c->number;
   w[n] = l->frame_id, d[n++] = l->window_label;
-  w[n] = l->start, d[n++] = flags;
+  /* Its population (transition label) beside the flags: label ids are below 4096 (probe.h >>operation events). */
+  uint32_t population = l->population[0] ? strobe__label_id(l->population) : 0;
+  w[n] = l->start, d[n++] = flags | population << 16;
   w[n] = (uint64_t)l->stages_dropped << 32 | l->counters_dropped, d[n++] = ns | nc << 16;
   for (uint32_t i = 0; i < ns; i++) {
     const strobe__stage_agg *a = &l->stages[i];

@@ -2454,6 +2454,11 @@ def truth_answers(path):
             by.setdefault(f["series"], {}).setdefault(f["state"].upper().replace(" ", "_"), 0)
             by[f["series"]][f["state"].upper().replace(" ", "_")] += 1
     got["info_list"]["states"] = by
+    # 5. Populations per frame (passes and other operations; unfinished ones have no END, so none).
+    if report["frames"]["source"] == "pass_operations":
+        got["info"]["populations"] = {(f["series"], f["number"]): f["population"]
+                                      for f in lst if f["series"] and f["state"] != "unfinished"}
+        got["report"]["populations"] = {(x["series"], x["frame"]): x["population"] for x in report["frames"]["slowest"]}
     rs = {}
     for x in report["frames"]["slowest"]:  # every frame with a duration (--top): unfinished ones have none
         label = x["series"]
@@ -2504,16 +2509,38 @@ def truth_answers(path):
             a = {x["key"]: list(x["value"].values())[0] for x in sp["attributes"]}
             if "strobe.frame_id" in a:
                 label = (a["strobe.process"] + "/" if "strobe.process" in a else "") + a["strobe.window"]
-                roots[sp["traceId"]] = (label, int(a["strobe.frame_id"]), a["strobe.state"])
-        got["otlp"] = {"spans": {(label, n): children.get(t, 0) for t, (label, n, _) in roots.items()}}
+                roots[sp["traceId"]] = (label, int(a["strobe.frame_id"]), a["strobe.state"], a.get("strobe.population"))
+        got["otlp"] = {"spans": {(label, n): children.get(t, 0) for t, (label, n, _, _) in roots.items()},
+                       "populations": {(label, n): pop for label, n, _, pop in roots.values()}}
         st = {}
-        for label, _, state in roots.values():
+        for label, _, state, _ in roots.values():
             st.setdefault(label, {}).setdefault(state.upper().replace(" ", "_"), 0)
             st[label][state.upper().replace(" ", "_")] += 1
         got["otlp"]["states"] = st
         for label, states in by.items():  # as the report: unfinished frames are in no export
             if states.get("UNFINISHED"):
                 got["otlp"]["states"].setdefault(label, {})["UNFINISHED"] = states["UNFINISHED"]
+    # The Chrome and Perfetto exports: one slice per pass that ended (a frame handed between processes is one), its
+    # state and population among its args.
+    if report["frames"]["source"] == "pass_operations":
+        doc, _ = chrome_events(path)
+        _, pf = perfetto_export(path, os.path.basename(path) + ".pftrace")
+        lanes = {u for u, t in pf["tracks"].items() if t["name"].startswith("operations ")}
+        for name, slices in (("chrome", [e["args"] for e in doc["traceEvents"] if e["ph"] == "b" and e.get("cat") == "operation"]),
+                             ("perfetto", [x["args"] for x in pf["slices"] if x["track"] in lanes])):
+            st, pops = {}, {}
+            for a in slices:
+                if "frame_id" not in a:  # not a pass
+                    continue
+                label = (a["process"] + "/" if "process" in a else "") + a["window"]
+                key = a["state"].upper().replace(" ", "_")
+                st.setdefault(label, {}).setdefault(key, 0)
+                st[label][key] += 1
+                pops[(label, a["frame_id"])] = a.get("population")
+            for label, states in by.items():  # unfinished frames have no end to draw
+                if states.get("UNFINISHED"):
+                    st.setdefault(label, {})["UNFINISHED"] = states["UNFINISHED"]
+            got[name] = {"states": st, "populations": pops}
     # 4. Stages per (stage, run-time parent, process): the report's rows, and recomputed from the list's frames.
     rows = {}
     for f in lst:
@@ -2532,7 +2559,7 @@ def truth_answers(path):
 
 def truth_agree(path, got):
     """Every pair of consumers that answered a question gives one answer."""
-    for q in ("states", "states_total", "rates", "spans", "stages"):
+    for q in ("states", "states_total", "rates", "spans", "stages", "populations"):
         answers = {f"{consumer}.{q}": a[q] for consumer, a in got.items() if q in a}
         first = next(iter(answers.items()), None)
         for name, v in answers.items():
@@ -2542,8 +2569,8 @@ def truth_agree(path, got):
 
 def case_frames_truth():
     """One frame, one truth (docs/frames.md): strobe info (the model's frame list), strobe report, strobe
-    diff --frames, strobe tree and the OTLP export agree on the frames per window and state, the rates per window, each frame's own spans and
-    the stages per (stage, run-time parent, process), on captures with every frame state (frame_states), a
+    diff --frames, strobe tree, the OTLP, Chrome and Perfetto exports agree on the frames per window and state, the rates per window, each frame's own spans,
+    the stages per (stage, run-time parent, process) and the populations per frame, on captures with every frame state (frame_states), a
     GTK-shaped frame loop, a merged two-process capture and a frameless batch capture; and each holds what its
     program did."""
     w = ARGS.work
@@ -2554,6 +2581,10 @@ def case_frames_truth():
     check([(f["number"], f["state"]) for f in lst] == [(1, "completed"), (2, "dropped"), (3, "completed"),
           (4, "presented"), (5, "superseded"), (6, "handed off"), (7, "unfinished")], f"states {lst}")
     check([f["spans"] for f in lst] == [2, 2, 4, 4, 4, 2, 1], f"own spans {[f['spans'] for f in lst]}")
+    pops = [f["population"] for f in lst]
+    check(pops == ["cold", None, "warm", "scroll", "scroll", "fling", None], f"populations {pops}")
+    text, _ = run("info", "--frames", states)
+    check(re.search(r"^  main +4 +presented .* scroll$", text, re.M), f"info --frames prints populations: {text}")
     # --thread keeps whole operations that ended on the thread, never half of one (frame 3 moved to the worker).
     for thread, want in (("main", [(1, "completed"), (2, "dropped"), (4, "presented"), (5, "superseded"),
                                    (6, "handed off")]), ("worker", [(3, "completed")])):
@@ -2589,6 +2620,7 @@ def case_frames_truth():
     truth_agree(merged, got)
     check([(f["number"], f["state"], f["process"], f["end_process"], f["spans"]) for f in lst] ==
           [(7, "presented", "screen", "sender", 4), (8, "abandoned", "screen", "screen", 1)], f"merged {lst}")
+    check([f["population"] for f in lst] == ["scroll", "fling"], f"the merge carries populations {lst}")
     check(set(got["report"]["stages"]) == {("render", None, "screen"), ("present", None, "sender")},
           f"each stage once, in the process it ran in {got['report']['stages']}")
     for path in (capture("frameless", "--no-marks", "--frames", "6"), capture("marks", "--frames", "6")):

@@ -12,7 +12,9 @@
  * (presented) and drops 5 (superseded); frame 6 handed off and never
  * resumed (handed off); frame 7 begun and still open when the recording
  * stops (unfinished). Each frame runs one `work` scope on the thread that
- * holds it, and each stage is a scope too.
+ * holds it, and each stage is a scope too. Populations: frame 1 "cold",
+ * frame 3 "warm", 4 and 5 "scroll" (across the hand-off), 6 "fling"; frames
+ * 2 and 7 none.
  *
  * DIR/gtk.strobe, shaped like a GTK 4 frame clock: windows "main" and
  * "w1" (w1's passes every other frame); in each main pass the stage
@@ -71,6 +73,7 @@ static void *finish_moved(void *arg) { /* frame 3's second thread */
 static void cross(strobe_collector *screen, strobe_window ws, strobe_collector *sender, strobe_window wt, uint64_t id,
                   int resume, int committed) {
   strobe_op_begin_frame(screen, ws, id, NULL);
+  if (strobe_op_set_population(resume ? "scroll" : "fling")) exit(16); /* the hand-off carries it */
   {
     STROBE_STAGE("render", NULL);
     work();
@@ -100,6 +103,7 @@ static void states(const char *dir) {
   strobe_recorder *rec = record(dir, "states.strobe");
   for (uint64_t id = 1; id <= 2; id++) {
     strobe_op op = strobe_op_begin_frame(a, wa, id, NULL);
+    if (id == 1 && strobe_op_set_population("cold")) exit(16); /* frame 2 has none */
     {
       STROBE_STAGE("render", NULL);
       work();
@@ -107,6 +111,7 @@ static void states(const char *dir) {
     strobe_op_end(op, id == 1);
   }
   g_moved = strobe_op_begin_frame(a, wa, 3, NULL);
+  if (strobe_op_set_population("warm")) exit(16); /* set on one thread, ended on another */
   {
     STROBE_STAGE("render", NULL);
     work();

@@ -62,6 +62,7 @@ static int screen(const char *dir, int out) {
   uint64_t b0 = fx_now_ns();
   strobe_op op = strobe_op_begin_frame(c, w, 7, NULL);
   uint64_t b1 = fx_now_ns();
+  if (strobe_op_set_population("scroll")) return 16; /* carried by the hand-off to the finisher's END */
   {
     STROBE_STAGE("render", NULL);
     fx_sleep_ms(3);
@@ -84,6 +85,7 @@ static int screen(const char *dir, int out) {
   (void)op;
   /* Frame 8: handed off, never sent, so never resumed. */
   strobe_op lost = strobe_op_begin_frame(c, w, 8, NULL);
+  if (strobe_op_set_population("fling")) return 16; /* on the origin's END alone */
   {
     STROBE_STAGE("render", NULL);
     fx_sleep_ms(1);

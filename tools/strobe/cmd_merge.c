@@ -213,7 +213,7 @@ static int op_events(merger *m, merge_input *in, const strobe_capture_record *r,
   uint32_t n = 0;
   w[n] = op->id, d[n++] = collector;
   w[n] = op->frame_id, d[n++] = label_of(m, op->window);
-  w[n] = mono_ns(in, op->start_ns), d[n++] = op_flags(op, 1);
+  w[n] = mono_ns(in, op->start_ns), d[n++] = op_flags(op, 1) | label_of(m, op->population) << 16;
   w[n] = (uint64_t)op->stages_dropped << 32 | op->counters_dropped, d[n++] = op->nstages | op->ncounters << 16;
   for (uint32_t i = 0; i < op->nstages; i++) {
     const strobe_capture_stage *s = &op->stages[i];

@@ -9,12 +9,14 @@
  * counters and gauges are "C" events (a counter shows its running sum) whose
  * one arg is named by the site's unit ("bytes", "percent"; "value" for none);
  * FRAME marks are process-scoped instant ("i", "s":"p") events named "frame";
- * every completed operation (a pass, input dispatch, rebuild or request:
+ * every operation that ended (a pass, input dispatch, rebuild or request:
  * docs/capture-format.md, OPS) is an async slice ("b" then "e", cat
  * "operation": overlapping passes of a pipelined frame lie side by side)
- * named "<kind> <frame id or operation id>",
- * with its window, frame id, committed flag, hand-off, stage totals and
- * counters as args.
+ * named "<kind> <frame id or operation id>", taken from the frame model
+ * (docs/frames.md, export_ops.h) once the capture is read, so a frame handed
+ * between processes is one slice; with its window, frame id, state,
+ * processes, population, committed flag, hand-off, stage totals and counters
+ * as args.
  *
  * GPU spans (docs/gpu.md) are mapped onto the host timeline once the whole
  * capture is read (later calibration pairs improve earlier spans) and
@@ -49,6 +51,7 @@
 #include <stdlib.h>
 
 #include "export.h"
+#include "export_ops.h"
 #include "format/json_writer.h"
 #include "analyze/gpu_frames.h"
 #include "strobe/gpu.h"
@@ -111,6 +114,7 @@ typedef struct chrome {
   export_tids tids;
   uint64_t values_dropped, unfinished, lost_scopes, unwound;
   strobe__gpu_data gpu;       /* GPU spans and marks, written at the end (>>gpu) */
+  export_ops ops;             /* the operations, from the frame model: written at the end (>>operations) */
   int failed;
 } chrome;
 
@@ -350,68 +354,95 @@ static void on_number(chrome *x, cthread *t, const strobe_capture_record *r) {
 }
 
 /* >>operations */
-static void on_op(chrome *x, const strobe_capture_record *r) {
-  const strobe_capture_op *op = r->op;
-  if (!xf_thread_in(x->f, r->thread)) return;
-  if (!xf_time_in(x->f, op->start_ns) || !xf_time_in(x->f, r->time_ns)) {
-    x->f->left_out++;
-    return;
-  }
-  const char *kind = strobe_op_kind_name(op->kind);
+/* One operation of the frame model (export_ops.h): one async slice, the halves of a frame handed between processes
+ * joined, named by where it began, ended where it ended, its state and population beside its stages and counters. */
+static void op_args(chrome *x, uint32_t i, const strobe_frame *fr);
+static void write_op(chrome *x, uint32_t i) {
+  const strobe_frame *fr = strobe_frames_query_frame(x->ops.fx, i);
+  const char *kind = strobe_op_kind_name(fr->kind);
   if (!kind) kind = "operation";
-  uint64_t number = op->kind == STROBE_OP_PASS ? op->frame_id : op->id;
   for (int e = 0; e < 2; e++) {
-    head(x, e ? "e" : "b", 0, e ? r->time_ns : op->start_ns);
+    head(x, e ? "e" : "b", 0, e ? fr->end_ns : fr->begin_ns);
     ob *o = x->o;
     ob_str(o, ",\"cat\":\"operation\",\"id2\":{\"local\":\"");
     ob_room(o, 64);
-    ob_u64(o, op->collector);
+    ob_u64(o, fr->collector);
     ob_str(o, ".");
-    ob_u64(o, op->id);
+    ob_u64(o, fr->id);
     ob_str(o, "\"},\"name\":\"");
     ob_str(o, kind);
     ob_str(o, " ");
     ob_room(o, 32);
-    ob_u64(o, number);
+    ob_u64(o, fr->number);
     ob_str(o, "\"");
     if (e) {
       ob_str(o, "}");
       break;
     }
-    ob_str(o, ",\"args\":{\"window\":");
-    ob_json_str(o, op->window);
-    ob_str(o, ",\"operation_id\":");
-    ob_room(o, 32);
-    ob_u64(o, op->id);
-    if (op->kind == 1) {
-      ob_str(o, ",\"frame_id\":");
-      ob_room(o, 32);
-      ob_u64(o, op->frame_id);
-    }
-    ob_str(o, op->committed ? ",\"committed\":true" : ",\"committed\":false");
-    ob_str(o, op->handed_off ? ",\"handed_off\":true" : ",\"handed_off\":false");
-    if (!op->detail) ob_str(o, ",\"strobe\":\"began before the capture: stages and counters unknown\"");
-    for (uint32_t i = 0; i < op->nstages; i++) {
-      const strobe_capture_site *s = strobe_capture_query_site(x->c, op->stages[i].site);
-      ob_str(o, ",");
-      char key[320];
-      snprintf(key, sizeof key, "stage %s ms", s ? s->name : "?");
-      ob_json_str(o, key);
-      ob_str(o, ":");
-      ob_double(o, op->stages[i].total_ns / 1e6);
-    }
-    for (uint32_t i = 0; i < op->ncounters; i++) {
-      ob_str(o, ",");
-      char key[320];
-      const char *unit = op->counters[i].unit ? strobe_unit_name(op->counters[i].unit) : NULL;
-      snprintf(key, sizeof key, "counter %s%s%s%s%s%s", op->counters[i].name, op->counters[i].kind[0] ? "/" : "",
-               op->counters[i].kind, unit ? " (" : "", unit ? unit : "", unit ? ")" : ""); /* family/kind (unit) */
-      ob_json_str(o, key);
-      ob_str(o, ":");
-      ob_double(o, op->counters[i].value);
-    }
-    ob_str(o, "}}");
+    op_args(x, i, fr);
   }
+}
+
+static void arg_key(ob *o, const char *key) {
+  ob_str(o, ",");
+  ob_json_str(o, key);
+  ob_str(o, ":");
+}
+
+static void op_args(chrome *x, uint32_t i, const strobe_frame *fr) {
+  ob *o = x->o;
+  uint32_t nends, nst;
+  const xo_end *ends = xo_ends(&x->ops, i, &nends);
+  int handed_off = fr->process != fr->end_process;
+  for (uint32_t k = 0; k < nends; k++) handed_off |= ends[k].handed_off;
+  ob_str(o, ",\"args\":{\"window\":");
+  ob_json_str(o, fr->window);
+  ob_str(o, ",\"operation_id\":");
+  ob_room(o, 32);
+  ob_u64(o, fr->id);
+  if (fr->kind == STROBE_OP_PASS) {
+    ob_str(o, ",\"frame_id\":");
+    ob_room(o, 32);
+    ob_u64(o, fr->number);
+  }
+  ob_str(o, ",\"state\":");
+  ob_json_str(o, strobe_frames_state_name(fr->state));
+  if (strobe_frames_query_process_count(x->ops.fx) > 1) {
+    arg_key(o, "process");
+    ob_json_str(o, strobe_frames_query_process(x->ops.fx, fr->process));
+    arg_key(o, "end_process");
+    ob_json_str(o, strobe_frames_query_process(x->ops.fx, fr->end_process));
+  }
+  if (fr->population[0]) {
+    arg_key(o, "population");
+    ob_json_str(o, fr->population);
+  }
+  int committed = fr->state == STROBE_FRAME_COMPLETED || fr->state == STROBE_FRAME_PRESENTED;
+  ob_str(o, committed ? ",\"committed\":true" : ",\"committed\":false");
+  ob_str(o, handed_off ? ",\"handed_off\":true" : ",\"handed_off\":false");
+  if (!fr->detail) ob_str(o, ",\"strobe\":\"began before the capture: stages and counters unknown\"");
+  xo_stage st[XO_STAGES_MAX];
+  char key[320];
+  xo_stages(&x->ops, i, st, XO_STAGES_MAX, &nst);
+  for (uint32_t k = 0; k < nst; k++) {
+    xo_stage_key(&x->ops, x->c, i, &st[k], key, sizeof key);
+    arg_key(o, key);
+    ob_double(o, st[k].total_ns / 1e6);
+  }
+  for (uint32_t k = 0; k < nends; k++)
+    for (uint32_t n = 0; n < ends[k].ncounters; n++) {
+      xo_counter_key(&x->ops.counters[ends[k].counter0 + n], key, sizeof key);
+      arg_key(o, key);
+      ob_double(o, x->ops.counters[ends[k].counter0 + n].value);
+    }
+  ob_str(o, "}}");
+}
+
+/* Every operation that ended, from the model, once the capture is read. */
+static void write_ops(chrome *x) {
+  if (xo_finish(&x->ops, x->c)) x->failed = 1;
+  for (uint32_t i = 0; !x->failed && i < strobe_frames_query_count(x->ops.fx); i++)
+    if (strobe_frames_query_frame(x->ops.fx, i)->kind && xo_frame_in(&x->ops, x->f, i)) write_op(x, i);
 }
 
 static void on_record(chrome *x, const strobe_capture_record *r) {
@@ -427,14 +458,14 @@ static void on_record(chrome *x, const strobe_capture_record *r) {
     if (on_thread(x, r->thread)) x->failed = 1;
     return;
   }
+  if (r->type >= STROBE_REC_OP_BEGIN && r->type <= STROBE_REC_OP_RESUME) {
+    xo_add(&x->ops, x->c, r); /* written at the end, from the frame model (write_ops) */
+    return;
+  }
   cthread *t = r->thread < x->n_threads ? x->threads[r->thread] : NULL;
   if (!t) return;
   if (r->type == STROBE_REC_COUNTER || r->type == STROBE_REC_GAUGE) {
     on_number(x, t, r);
-    return;
-  }
-  if (r->type == STROBE_REC_OP_END) {
-    on_op(x, r);
     return;
   }
   if (!xf_thread_in(x->f, r->thread)) return;
@@ -638,6 +669,7 @@ int export_chrome(cli_input *in, FILE *out, export_filter *f) {
   x->c = in->cap;
   x->pid = strobe_capture_query_header(in->cap)->pid;
   x->first = 1;
+  if (xo_init(&x->ops)) x->failed = 1;
   ob_str(o, "{\"traceEvents\":[");
   head(x, "M", 0, 0);
   ob_str(o, ",\"name\":\"process_name\",\"args\":{\"name\":\"strobe capture\",\"pid\":");
@@ -653,6 +685,7 @@ int export_chrome(cli_input *in, FILE *out, export_filter *f) {
     flush_pending(x, t);
   }
   int status = cli_finish_read(in);
+  write_ops(x);
   write_gpu(x, in->cap);
   other_data(x, in);
   ob_flush(o);
@@ -675,6 +708,7 @@ int export_chrome(cli_input *in, FILE *out, export_filter *f) {
   free(x->threads);
   export_tids_free(&x->tids);
   strobe__gpu_free(&x->gpu);
+  xo_free(&x->ops);
   free(x);
   free(o);
   return wfail ? CLI_OUTPUT : status;

@@ -326,6 +326,7 @@ static void root_span(otlp *x, uint32_t i) {
   attr_str(o, &first, "strobe.window", fr->window);
   if (fr->kind == STROBE_OP_PASS) attr_int(o, &first, "strobe.frame_id", (int64_t)fr->number);
   attr_str(o, &first, "strobe.state", strobe_frames_state_name(fr->state));
+  if (fr->population[0]) attr_str(o, &first, "strobe.population", fr->population); /* as the OTLP push names it */
   if (strobe_frames_query_process_count(x->fx) > 1) {
     attr_str(o, &first, "strobe.process", strobe_frames_query_process(x->fx, fr->process));
     attr_str(o, &first, "strobe.end_process", strobe_frames_query_process(x->fx, fr->end_process));

@@ -24,8 +24,10 @@
  *     used; the numbers attached to a scope ride on its END as debug
  *     annotations; counters and gauges are TYPE_COUNTER events (a counter
  *     shows its running sum), frame marks TYPE_INSTANT with their number;
- *   - operations live on a sequence of their own with absolute timestamps
- *     (an operation is read at its end, after its thread moved on);
+ *   - operations live on a sequence of their own with absolute timestamps,
+ *     taken from the frame model (docs/frames.md, export_ops.h) once the
+ *     capture is read: a frame handed between processes is one slice, with
+ *     its state, processes and population;
  *   - the packets are gathered in 256 KiB chunks, each written as one
  *     zstd_compressed_packets packet (zstd level 1: Perfetto v58 and later),
  *     or compressed_packets (zlib deflate: every Perfetto since 2019), or as
@@ -79,6 +81,7 @@
 
 #include "analyze/gpu_frames.h"
 #include "export.h"
+#include "export_ops.h"
 #include "strobe/gpu.h"
 
 #define MAX_DEPTH 256
@@ -293,6 +296,7 @@ typedef struct perfetto {
   strobe__gpu_data gpu;   /* GPU spans and marks, written at the end (>>gpu) */
   uint32_t n_gpu_tracks;  /* GPU tracks described so far */
   uint64_t gpu_frames_track;
+  export_ops opx;       /* the operations, from the frame model: written at the end (>>operations) */
   uint64_t gpu_unplaced;  /* GPU slices no track could take (GPU_SUBLANES) */
   uint64_t producer_unplaced; /* producer slices no track of their lane could take */
   int failed;
@@ -893,19 +897,19 @@ static void unfinished(perfetto *x, pthr *t) {
 }
 
 /* >>operations */
-static lane *lane_for(perfetto *x, const strobe_capture_op *op) {
+static lane *lane_for(perfetto *x, const strobe_frame *op) {
   uint32_t nth = 0;
   for (uint32_t i = 0; i < x->n_lanes; i++) {
     lane *l = &x->lanes[i];
     if (l->collector != op->collector || strcmp(l->window, op->window) != 0) continue;
     nth++;
-    if (l->last_end_ns <= op->start_ns) return l;
+    if (l->last_end_ns <= op->begin_ns) return l;
   }
   if (x->n_lanes == MAX_LANES) return NULL;
   if (!x->n_lanes && !(x->lanes = calloc(MAX_LANES, sizeof *x->lanes))) return NULL;
   lane *l = &x->lanes[x->n_lanes];
   if (!(l->window = strdup(op->window))) return NULL;
-  l->collector = op->collector;
+  l->collector = (uint32_t)op->collector;
   l->nth = nth + 1;
   l->last_end_ns = -INFINITY;
   uint32_t index = x->n_lanes++;
@@ -946,31 +950,31 @@ static void annot_double(pb *b, const char *name, double v) {
   pb_close(b, a);
 }
 
-static void on_op(perfetto *x, const strobe_capture_record *r) {
-  const strobe_capture_op *op = r->op;
-  if (!xf_thread_in(x->f, r->thread)) return;
-  if (!xf_time_in(x->f, op->start_ns) || !xf_time_in(x->f, r->time_ns)) {
-    x->f->left_out++;
-    return;
-  }
-  lane *l = lane_for(x, op);
+/* One operation of the frame model (export_ops.h) on its window's first free lane: one slice, the halves of a frame
+ * handed between processes joined, with the Chrome export's args (export_chrome.c write_op). */
+static void op_annots(perfetto *x, uint32_t i, const strobe_frame *fr);
+static void write_op(perfetto *x, uint32_t i) {
+  const strobe_frame *fr = strobe_frames_query_frame(x->opx.fx, i);
+  lane *l = lane_for(x, fr);
   if (!l) {
     x->ops_unplaced++;
     return;
   }
-  l->last_end_ns = r->time_ns;
+  l->last_end_ns = fr->end_ns;
   uint64_t uuid = LANE_UUID((uint64_t)(l - x->lanes));
-  const char *kind = strobe_op_kind_name(op->kind);
+  const char *kind = strobe_op_kind_name(fr->kind);
   if (!kind) kind = "operation";
   char name[64];
-  snprintf(name, sizeof name, "%s %" PRIu64, kind, op->kind == STROBE_OP_PASS ? op->frame_id : op->id);
-  size_t extra = strlen(op->window) + 64;
-  for (uint32_t i = 0; i < op->nstages; i++) extra += site_strings(x, op->stages[i].site) + 32;
-  for (uint32_t i = 0; i < op->ncounters; i++) extra += strlen(op->counters[i].name) + 32;
+  snprintf(name, sizeof name, "%s %" PRIu64, kind, fr->number);
+  uint32_t nst, nends;
+  const xo_end *ends = xo_ends(&x->opx, i, &nends);
+  strobe_frames_query_stages(x->opx.fx, i, &nst);
+  size_t extra = strlen(fr->window) + strlen(fr->population) + 256 + (size_t)nst * 400;
+  for (uint32_t k = 0; k < nends; k++) extra += (size_t)ends[k].ncounters * 400;
   pb *b = &x->b;
   size_t at;
   if (!pkt_open(x, extra, &at)) return;
-  uint64_t start = abs_ts(x, op->start_ns), end = abs_ts(x, r->time_ns);
+  uint64_t start = abs_ts(x, fr->begin_ns), end = abs_ts(x, fr->end_ns);
   pb_uint(b, P_TIMESTAMP, start);
   pb_uint(b, P_SEQ_ID, OPS_SEQ);
   pb_uint(b, P_SEQ_FLAGS, SEQ_NEEDS);
@@ -978,24 +982,7 @@ static void on_op(perfetto *x, const strobe_capture_record *r) {
   pb_uint(b, E_TYPE, TYPE_BEGIN);
   pb_uint(b, E_TRACK_UUID, uuid);
   pb_str(b, E_NAME, name);
-  annot_str(b, "window", op->window);
-  annot_uint(b, "operation_id", op->id);
-  if (op->kind == STROBE_OP_PASS) annot_uint(b, "frame_id", op->frame_id);
-  annot_bool(b, "committed", op->committed);
-  annot_bool(b, "handed_off", op->handed_off);
-  if (!op->detail) annot_str(b, "strobe", "began before the capture: stages and counters unknown");
-  char key[320];
-  for (uint32_t i = 0; i < op->nstages; i++) {
-    const strobe_capture_site *s = strobe_capture_query_site(x->c, op->stages[i].site);
-    snprintf(key, sizeof key, "stage %s ms", s ? s->name : "?");
-    annot_double(b, key, op->stages[i].total_ns / 1e6);
-  }
-  for (uint32_t i = 0; i < op->ncounters; i++) {
-    const char *unit = op->counters[i].unit ? strobe_unit_name(op->counters[i].unit) : NULL;
-    snprintf(key, sizeof key, "counter %s%s%s%s%s%s", op->counters[i].name, op->counters[i].kind[0] ? "/" : "",
-             op->counters[i].kind, unit ? " (" : "", unit ? unit : "", unit ? ")" : ""); /* family/kind (unit) */
-    annot_double(b, key, op->counters[i].value);
-  }
+  op_annots(x, i, fr);
   pb_close(b, te);
   pkt_close(x, at);
   if (!pkt_open(x, 0, &at)) return;
@@ -1011,6 +998,44 @@ static void on_op(perfetto *x, const strobe_capture_record *r) {
   x->ops++;
 }
 
+static void op_annots(perfetto *x, uint32_t i, const strobe_frame *fr) {
+  pb *b = &x->b;
+  uint32_t nends, nst;
+  const xo_end *ends = xo_ends(&x->opx, i, &nends);
+  int handed_off = fr->process != fr->end_process;
+  for (uint32_t k = 0; k < nends; k++) handed_off |= ends[k].handed_off;
+  annot_str(b, "window", fr->window);
+  annot_uint(b, "operation_id", fr->id);
+  if (fr->kind == STROBE_OP_PASS) annot_uint(b, "frame_id", fr->number);
+  annot_str(b, "state", strobe_frames_state_name(fr->state));
+  if (strobe_frames_query_process_count(x->opx.fx) > 1) {
+    annot_str(b, "process", strobe_frames_query_process(x->opx.fx, fr->process));
+    annot_str(b, "end_process", strobe_frames_query_process(x->opx.fx, fr->end_process));
+  }
+  if (fr->population[0]) annot_str(b, "population", fr->population);
+  annot_bool(b, "committed", fr->state == STROBE_FRAME_COMPLETED || fr->state == STROBE_FRAME_PRESENTED);
+  annot_bool(b, "handed_off", handed_off);
+  if (!fr->detail) annot_str(b, "strobe", "began before the capture: stages and counters unknown");
+  xo_stage st[XO_STAGES_MAX];
+  char key[320];
+  xo_stages(&x->opx, i, st, XO_STAGES_MAX, &nst);
+  for (uint32_t k = 0; k < nst; k++) {
+    xo_stage_key(&x->opx, x->c, i, &st[k], key, sizeof key);
+    annot_double(b, key, st[k].total_ns / 1e6);
+  }
+  for (uint32_t k = 0; k < nends; k++)
+    for (uint32_t n = 0; n < ends[k].ncounters; n++) {
+      xo_counter_key(&x->opx.counters[ends[k].counter0 + n], key, sizeof key);
+      annot_double(b, key, x->opx.counters[ends[k].counter0 + n].value);
+    }
+}
+
+/* Every operation that ended, from the model, once the capture is read. */
+static void write_ops(perfetto *x) {
+  if (xo_finish(&x->opx, x->c)) x->failed = 1;
+  for (uint32_t i = 0; !x->failed && i < strobe_frames_query_count(x->opx.fx); i++)
+    if (strobe_frames_query_frame(x->opx.fx, i)->kind && xo_frame_in(&x->opx, x->f, i)) write_op(x, i);
+}
 
 /* >>gpu: queue lanes, the frames' gaps and instants, on tracks of their own.
  * Everything goes on the operations' sequence, with absolute timestamps. */
@@ -1218,8 +1243,8 @@ static void on_record(perfetto *x, const strobe_capture_record *r) {
     if (on_thread(x, r->thread)) x->failed = 1;
     return;
   }
-  if (r->type == STROBE_REC_OP_END) {
-    on_op(x, r);
+  if (r->type >= STROBE_REC_OP_BEGIN && r->type <= STROBE_REC_OP_RESUME) {
+    xo_add(&x->opx, x->c, r); /* written at the end, from the frame model (write_ops) */
     return;
   }
   pthr *t = r->thread < x->n_threads ? x->threads[r->thread] : NULL;
@@ -1354,6 +1379,7 @@ int export_perfetto(cli_input *in, FILE *out, export_filter *f, int compress) {
   }
   uint64_t t0 = abs_ts(x, cli_start_ns(in->cap));
   x->ops_last_ts = t0;
+  if (xo_init(&x->opx)) x->failed = 1;
   process_track(x, t0);
 
   for (const strobe_capture_record *r; (r = cli_next_ref(in));) on_record(x, r);
@@ -1366,6 +1392,7 @@ int export_perfetto(cli_input *in, FILE *out, export_filter *f, int compress) {
               (unsigned long long)x->out_of_range);
     status = CLI_FAIL;
   }
+  write_ops(x);
   write_gpu(x, in->cap);
   summary(x, in);
   flush_chunk(x);
@@ -1402,6 +1429,7 @@ int export_perfetto(cli_input *in, FILE *out, export_filter *f, int compress) {
   free(x->threads);
   export_tids_free(&x->tids);
   strobe__gpu_free(&x->gpu);
+  xo_free(&x->opx);
   free(x->sites);
   free(x->zbuf);
   free(x->b.p);

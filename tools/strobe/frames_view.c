@@ -208,6 +208,8 @@ void fv_frames_json(strobe__json *j, const strobe_frames *fx, const strobe_captu
       strobe__json_str(j, "process", strobe_frames_query_process(fx, fr->process));
       strobe__json_str(j, "state", strobe_frames_state_name(fr->state));
       strobe__json_bool(j, "counted", fr->counted);
+      if (fr->population[0]) strobe__json_str(j, "population", fr->population);
+      else strobe__json_null(j, "population");
     }
     strobe__json_uint(j, "frame", fr->number);
     strobe__json_num(j, "start_ms", MS(fr->begin_ns - start_ns), 6);
@@ -380,6 +382,8 @@ void fv_frame_list_json(strobe__json *j, const strobe_frames *fx, const strobe_c
     strobe__json_bool(j, "counted", fr->counted);
     strobe__json_str(j, "series", fr->series == STROBE_FRAMES_NONE ? "" : fv_series_label(fx, c, fr->series, buf, sizeof buf));
     strobe__json_str(j, "window", fr->window);
+    if (fr->population[0]) strobe__json_str(j, "population", fr->population);
+    else strobe__json_null(j, "population");
     strobe__json_str(j, "process", strobe_frames_query_process(fx, fr->process));
     strobe__json_str(j, "end_process", strobe_frames_query_process(fx, fr->end_process));
     strobe__json_str(j, "thread", cli_thread_label(c, fr->thread, buf, sizeof buf));
@@ -396,9 +400,9 @@ void fv_frame_list_json(strobe__json *j, const strobe_frames *fx, const strobe_c
 }
 
 void fv_frame_list_text(FILE *f, const strobe_frames *fx, const strobe_capture *c, double start_ns) {
-  fprintf(f, "\nframes (%s; own spans: docs/frames.md)\n  %-22s %10s %-11s %14s %12s %8s %12s\n",
+  fprintf(f, "\nframes (%s; own spans: docs/frames.md)\n  %-22s %10s %-11s %14s %12s %8s %12s  %s\n",
           fv_source_text(strobe_frames_query_source(fx)), "series", "frame", "state", "start ms", "duration",
-          "spans", "span self");
+          "spans", "span self", "population");
   for (uint32_t i = 0; i < strobe_frames_query_count(fx); i++) {
     const strobe_frame *fr = strobe_frames_query_frame(fx, i);
     char buf[CLI_THREAD_LABEL_MAX];
@@ -409,7 +413,7 @@ void fv_frame_list_text(FILE *f, const strobe_frames *fx, const strobe_capture *
     cli_cell(f, 12, fr->state == STROBE_FRAME_UNFINISHED ? "-" : cli_dur(fr->end_ns - fr->begin_ns));
     fprintf(f, " %8llu", (unsigned long long)fr->spans);
     cli_cell(f, 12, cli_dur(fr->spans_self_ns));
-    fputc('\n', f);
+    fprintf(f, "  %s\n", fr->population[0] ? fr->population : "-");
   }
 }
 
