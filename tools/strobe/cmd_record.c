@@ -289,6 +289,11 @@ static int run(const options *o, char **argv) {
       return -1;
     }
   }
+  if (o->libcalls && !*STROBE_RECORD_BUILD_AUDIT && !getenv("STROBE_RECORD_AUDIT_MODULE")) {
+    cli_error("record", "--libcalls is not available on this platform: its audit module reads x86-64's PLT "
+                        "registers (docs/platforms.md)");
+    return -1;
+  }
   if (o->libcalls && access(audit_module(), R_OK) != 0) {
     cli_error("record", "cannot find %s (set STROBE_RECORD_AUDIT_MODULE=libstrobe_audit.so)", audit_module());
     return -1;
