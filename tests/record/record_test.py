@@ -95,7 +95,7 @@ def case_report():
     strobe("report", "--callees", "nothing_of_that_name", path, expect=2)
 
 
-
+def case_calls_cxx():
     path, _ = record("--", ARGS.cxx, "run", "7")
     got, _ = counts(path)
     want = {"main": 1, "shape::Grid::Grid(int)": 1, "shape::Grid::row(int) const": 7,
