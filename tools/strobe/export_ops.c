@@ -34,7 +34,8 @@ static int add_end(export_ops *x, const strobe_capture_op *op) {
     return -1;
   x->ends[x->nends++] = (xo_end){op->collector, op->id, STROBE_FRAMES_NONE, x->ncounters, op->ncounters,
                                  op->stages_dropped, op->counters_dropped, op->handed_off};
-  memcpy(x->counters + x->ncounters, op->counters, op->ncounters * sizeof *op->counters); /* labels: the capture's */
+  if (op->ncounters) /* both arrays are NULL while no operation had counters */
+    memcpy(x->counters + x->ncounters, op->counters, op->ncounters * sizeof *op->counters); /* labels: the capture's */
   x->ncounters += op->ncounters;
   return 0;
 }
