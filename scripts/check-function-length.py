@@ -36,10 +36,6 @@ MAX_LINES = 80
 KNOWN_LONG = {
     ("gpu_frames.c", "strobe__gpu_resolve"),
     ("drain.c", "pass"),
-    ("capture_reader.c", "block_tree"),
-    ("capture_reader.c", "block_deep"),
-    ("capture_reader.c", "start_block"),
-    ("capture_reader.c", "decode_events"),
     ("capture_writer.c", "finish_op"),
     ("sampler.c", "start_locked"),
     ("producer.c", "strobe__api_producer"),
