@@ -42,8 +42,6 @@ KNOWN_LONG = {
     ("operation.c", "begin_op"),
     ("report_json.c", "write_sample"),
     ("session.c", "snapshot"),
-    ("viewer_model.c", "pass1"),
-    ("viewer_model.c", "finish"),
     ("cmd_calls.c", "cmd_calls"),
     ("cmd_compare.c", "cmd_compare"),
     ("cmd_export.c", "cmd_export"),
