@@ -1,0 +1,129 @@
+// viewer_report.test.mjs — the self-contained report (docs/viewer.md §One
+// file): `strobe export CAP --format html -o report.html` on a make_capture
+// capture with frame marks, stages, counters by kind and a GPU lane, opened
+// from disk (file://) in Debian's Chromium with every request but the file's
+// own aborted and recorded. It checks:
+//   - the export: exit 0 and a file; --format html without -o, or with a
+//     filter (--from), is a usage error (exit 2) that writes nothing;
+//   - the page makes no request but its own file (none leaves the page,
+//     blocked or not) and logs no error;
+//   - the same panels as `strobe view` of the same capture: the frame list's
+//     entries and the Statistics tab's rows equal the served viewer's; the
+//     flame chart draws the frame's spans; a span selected fills the detail
+//     panel with its name; the flame graph has boxes; the Counters tab draws
+//     an axis per series; the header says it is a report.
+// Screenshots go to --work.
+//
+// usage: node viewer_report.test.mjs --strobe BIN --make-capture BIN --chromium PATH --work DIR
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { arg, check, finish, launch, openViewer, run, startView, watchErrors } from './strobe_view.mjs';
+
+const strobe = arg('--strobe');
+const makeCapture = arg('--make-capture');
+const chromiumPath = arg('--chromium', '/usr/bin/chromium');
+const work = arg('--work');
+
+// What a viewer shows of one capture, through the test hook and the DOM.
+async function panels(page) {
+  return page.evaluate(async () => {
+    const h = window.__strobe;
+    const entries = h.entries().map((e) => ({ number: e.number, start: e.start, dur: e.dur, committed: e.committed, stages: e.stages }));
+    h.setTab('stats');
+    await new Promise((r) => requestAnimationFrame(r));
+    const stats = [...document.querySelectorAll('#view-stats tr[data-site]')].map((tr) => [...tr.cells].map((td) => td.textContent.trim()).join('|'));
+    h.setTab('timeline');
+    return { entries, stats, listRows: h.listRows() };
+  });
+}
+
+function exportFails(args, what) {
+  const out = path.join(work, 'refused.html');
+  fs.rmSync(out, { force: true });
+  const p = spawnSync(strobe, ['export', ...args], { encoding: 'utf8' });
+  check(p.status === 2 && !fs.existsSync(out), `${what}: exit ${p.status} (want 2), no file written: ${p.stderr.trim()}`);
+}
+
+async function main() {
+  fs.mkdirSync(work, { recursive: true });
+  const cap = path.join(work, 'cap.strobe'), html = path.join(work, 'report.html');
+  run(makeCapture, [cap, '--frames', '200', '--stages', '--kinds', '--units', '--gpu']);
+  fs.rmSync(html, { force: true });
+  const p = spawnSync(strobe, ['export', cap, '--format', 'html', '-o', html], { encoding: 'utf8' });
+  check(p.status === 0 && fs.existsSync(html), `strobe export --format html exits 0 and writes the file (exit ${p.status}: ${p.stderr.trim()})`);
+  exportFails([cap, '--format', 'html'], '--format html without -o');
+  exportFails([cap, '--format', 'html', '--from', '10', '-o', path.join(work, 'refused.html')], '--format html with --from');
+
+  const browser = await launch(chromiumPath);
+  try {
+    // The served viewer of the same capture: what the report must show too.
+    const view = await startView(strobe, [cap]);
+    let served;
+    try {
+      const v = await openViewer(browser, view.url, { width: 1600, height: 900 });
+      served = await panels(v.page);
+      await v.page.close();
+    } finally {
+      await view.stop();
+    }
+
+    const url = pathToFileURL(html).href;
+    const context = await browser.newContext({ viewport: { width: 1600, height: 900 } });
+    const requests = [], aborted = [];
+    await context.route('**/*', (route) => {
+      const u = route.request().url();
+      if (u === url) return route.continue();
+      aborted.push(u);
+      return route.abort();
+    });
+    const page = await context.newPage();
+    const errors = [];
+    watchErrors(page, errors);
+    page.on('request', (r) => requests.push(r.url()));
+    await page.goto(url);
+    await page.waitForFunction(() => window.__strobe && window.__strobe.ready, null, { timeout: 60000 });
+    const shown = await panels(page);
+    check(shown.entries.length > 0 && JSON.stringify(shown.entries) === JSON.stringify(served.entries),
+      `the frame list's ${shown.entries.length} entries equal strobe view's ${served.entries.length}`);
+    check(shown.listRows === served.listRows && shown.listRows > 0, `the list holds ${shown.listRows} rows, strobe view's ${served.listRows}`);
+    check(shown.stats.length > 0 && JSON.stringify(shown.stats) === JSON.stringify(served.stats),
+      `the Statistics tab's ${shown.stats.length} rows equal strobe view's ${served.stats.length}`);
+    const note = await page.$eval('#identity', (el) => { const n = el.querySelector('.report-note'); return n ? n.textContent : null; });
+    check(note === 'report', `the header says it is a report (${note})`);
+
+    // The flame chart and the detail panel: a frame, then a span inside it.
+    const drawn = await page.evaluate(() => {
+      const h = window.__strobe;
+      const row = h.selectFrame(h.entries()[5].number);
+      const i = h.findSpan('update');
+      h.select(i);
+      const r = h.spanRect(i);
+      return { row, i, rect: r, name: i >= 0 ? h.spanInfo(i).name : null, bars: h.glStats() };
+    });
+    check(drawn.row >= 0 && drawn.i >= 0 && drawn.rect && drawn.rect.w > 0, `a frame's span drawn in the flame chart (${JSON.stringify(drawn.rect)})`);
+    check((await page.textContent('#detail')).includes('update'), 'the detail panel shows the selected span');
+    await page.screenshot({ path: path.join(work, 'timeline.png') });
+
+    const boxes = await page.evaluate(() => { window.__strobe.setTab('flamegraph'); return window.__strobe.flameGraph().main.length; });
+    check(boxes > 0, `the flame graph draws ${boxes} boxes`);
+    await page.screenshot({ path: path.join(work, 'flamegraph.png') });
+    const axes = await page.evaluate(async () => {
+      window.__strobe.setTab('counters');
+      await new Promise((r) => requestAnimationFrame(r));
+      return window.__strobe.counterAxes();
+    });
+    check(Array.isArray(axes) && axes.length > 0, `the Counters tab draws ${axes.length} series with axes`);
+    await page.screenshot({ path: path.join(work, 'counters.png') });
+
+    check(requests.length > 0 && requests.every((u) => u === url), `no request but the file itself (${requests.filter((u) => u !== url).slice(0, 3).join(', ')})`);
+    check(aborted.length === 0, `nothing was blocked: the page asked for nothing (${aborted.slice(0, 3).join(', ')})`);
+    check(errors.length === 0, `no console or page error (${errors.slice(0, 3).join('; ')})`);
+    await context.close();
+  } finally {
+    await browser.close();
+  }
+}
+
+finish(main);
