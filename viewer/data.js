@@ -495,11 +495,12 @@ export class Model {
     return site ? site.unit : 'none';
   }
 
-  // A series' name: its site's, or an operation counter's own.
+  // A series' name: its site's with its kind (docs/recording.md §Counters and gauges by kind: the kind is the
+  // site's category), "draw_calls: quads" as the Counters tab's legend and `strobe export` name it; or an
+  // operation counter's own.
   seriesName(s) {
     if (s.kind === 'op_counter') return s.name;
-    const site = this.sites[s.site];
-    return site ? site.name : '?';
+    return kindedName(this.sites[s.site]);
   }
 
   // Spans of `thread` that begin and end inside [t0, t1] (the rule of
@@ -619,6 +620,13 @@ export class Model {
 // What a span's tooltip says, as data: {title, cat, where, rows: [[label, value]]}.
 // Rendered by the flame chart into reused DOM (fast, pointer-rate) and by
 // the detail panel as HTML (spanTooltip).
+// A counter's, gauge's or value's name with its kind when its site has one ("draw_calls: quads"), so
+// kinds of one family stay apart wherever they are listed.
+export function kindedName(site) {
+  if (!site) return '?';
+  return site.category ? `${site.name}: ${site.category}` : site.name;
+}
+
 export function spanInfo(m, i) {
   const s = m.siteOf(i) || { name: '?', file: '', line: 0, function: '', category: '' };
   const parent = m.parent(i);

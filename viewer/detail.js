@@ -13,7 +13,7 @@
 // Everything is derived from the model on selection; nothing is cached.
 
 import { state, on, emit } from './state.js';
-import { lowerBound, spanTooltip } from './data.js';
+import { kindedName, lowerBound, spanTooltip } from './data.js';
 import * as fmt from './fmt.js';
 
 const OPEN_LEVELS = 3;   // tree levels expanded at first
@@ -231,9 +231,9 @@ export class Detail {
       const before = m.seriesValueAt(s, sel.t0 - 1e-6), after = m.seriesValueAt(s, sel.t1);
       if (s.kind === 'counter') {
         const delta = (after ?? 0) - (before ?? 0);
-        rows.push(`<tr><td>${fmt.esc(site.name)}</td><td class="dim">counter</td><td class="num">+${u(delta)}</td><td class="num dim">total ${u(after)}</td></tr>`);
+        rows.push(`<tr><td>${fmt.esc(m.seriesName(s))}</td><td class="dim">counter</td><td class="num">+${u(delta)}</td><td class="num dim">total ${u(after)}</td></tr>`);
       } else if (after != null) {
-        rows.push(`<tr><td>${fmt.esc(site.name)}</td><td class="dim">gauge</td><td class="num">${u(after)}</td><td class="num dim">level at the end</td></tr>`);
+        rows.push(`<tr><td>${fmt.esc(m.seriesName(s))}</td><td class="dim">gauge</td><td class="num">${u(after)}</td><td class="num dim">level at the end</td></tr>`);
       }
     }
     // STROBE_VALUE numbers on the spans of the selection, by key
@@ -249,7 +249,7 @@ export class Detail {
     }
     for (const [site, a] of vals) {
       const s = m.sites[site], u = (v) => fmt.unit(v, s ? s.unit : 'none');
-      rows.push(`<tr><td>${fmt.esc(s ? s.name : '?')}</td><td class="dim">value ×${a.n}</td>` +
+      rows.push(`<tr><td>${fmt.esc(kindedName(s))}</td><td class="dim">value ×${a.n}</td>` +
         `<td class="num">Σ ${u(a.sum)}</td><td class="num dim">${u(a.min)} … ${u(a.max)}</td></tr>`);
     }
     if (!rows.length) return '';

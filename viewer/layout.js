@@ -48,6 +48,7 @@ export class Columns {
   apply() {
     const list = this.current('list'), detail = this.current('detail');
     this.root.style.gridTemplateColumns = `${list}px ${SPLIT}px minmax(0, 1fr) ${SPLIT}px ${detail}px`;
+    document.documentElement.style.setProperty('--detail-w', `${detail + SPLIT}px`);   // the search results keep clear of it
     for (const side of ['list', 'detail']) {
       const el = document.getElementById(side);
       el.hidden = this.collapsed[side];

@@ -1,0 +1,215 @@
+// viewer_nav.test.mjs — the viewer's navigation and drawing as a person
+// meets them (issue 33, items 5 and 6 of what bothered a user, and item 2's
+// counter names), in Debian's Chromium at 1600×900 against `strobe view` on a
+// make_capture capture (a `spike` in frame 120, counters and gauges by kind):
+//   - search: Enter at whole-capture zoom zooms the flame chart to fit the
+//     match (it fills most of the view), not only centres it;
+//   - pan: dragging or panning far past either end stops at the capture with
+//     a margin of at most 5 % of the view; zoomed out, the view is at most the
+//     capture and 5 % on each side;
+//   - zoom: one wheel notch zooms by the same step with Ctrl as without (and
+//     as the W/S keys); W and S zoom at the pointer (the time under it stays);
+//   - header: typing a search neither changes the header's height nor moves
+//     the tabs, and the result list does not cover the detail panel;
+//   - light theme: a bar a search dims is light, its label's colour readable
+//     on it (contrast >= 4.5:1);
+//   - counters: no y axis says one value twice;
+//   - the frame list shows its start column at the default width, inside the list;
+//   - the detail panel names each counter and gauge with its kind
+//     ("draw_calls: quads"), no name twice.
+// Screenshots go to --work.
+//
+// usage: node viewer_nav.test.mjs --strobe BIN --make-capture BIN --chromium PATH --work DIR
+import fs from 'node:fs';
+import path from 'node:path';
+import { arg, check, finish, launch, openViewer, run, startView } from './strobe_view.mjs';
+
+const strobe = arg('--strobe');
+const makeCapture = arg('--make-capture');
+const chromiumPath = arg('--chromium', '/usr/bin/chromium');
+const work = arg('--work');
+
+async function section(name, fn) {
+  try {
+    await fn();
+  } catch (e) {
+    check(false, `${name}: ${e.message.split('\n')[0]}`);
+  }
+}
+
+const view = (page) => page.evaluate(() => window.__strobe.view());
+const whole = (page) => page.evaluate(() => { const r = window.__strobe.range(); window.__strobe.setRange(r.lo, r.hi); return r; });
+
+async function search(page) {
+  const r = await whole(page);
+  await page.fill('#search', 'spike');
+  await page.press('#search', 'Enter');
+  const v = await view(page);
+  const i = await page.evaluate(() => window.__strobe.selected());
+  const s = await page.evaluate((k) => window.__strobe.spanInfo(k), i);
+  const width = v.t1 - v.t0;
+  check(s.name === 'spike' && v.t0 <= s.start && v.t1 >= s.start + s.dur && width <= s.dur * 2 && width < (r.hi - r.lo) / 20,
+    `Enter zooms to fit the match: ${s.name} ${s.dur} ns at ${s.start} in a view of ${width.toFixed(0)} ns (${v.t0}…${v.t1}; capture ${r.hi - r.lo} ns)`);
+  await page.screenshot({ path: path.join(work, 'search-fit.png') });
+  await page.press('#search', 'Escape');
+}
+
+async function pan(page) {
+  const r = await whole(page);
+  await page.evaluate(() => window.__strobe.zoom(100));   // zoom out as far as it goes
+  let v = await view(page);
+  const span = r.hi - r.lo;
+  check(v.t1 - v.t0 <= span * 1.1 + 1e-6, `zoomed out, the view is at most the capture and 5 % a side (${((v.t1 - v.t0) / span).toFixed(3)} of it)`);
+  await page.evaluate(() => window.__strobe.zoom(0.1));
+  await page.evaluate(() => window.__strobe.pan(-1e7));
+  v = await view(page);
+  check(v.t0 >= r.lo - 0.05 * (v.t1 - v.t0) - 1e-6, `panned far left, the view stops within 5 % of the capture's start (${(v.t0 - r.lo).toFixed(0)} ns)`);
+  await page.evaluate(() => window.__strobe.pan(1e7));
+  v = await view(page);
+  check(v.t1 <= r.hi + 0.05 * (v.t1 - v.t0) + 1e-6, `panned far right, the view stops within 5 % past its end (${(v.t1 - r.hi).toFixed(0)} ns)`);
+}
+
+// The zoom factor of one input at the flame chart's point (x, y).
+async function zoomBy(page, x, y, act) {
+  const r = await whole(page);
+  await page.evaluate(({ lo, hi }) => window.__strobe.setRange(lo + (hi - lo) * 0.3, lo + (hi - lo) * 0.5), r);
+  const before = await view(page);
+  await act();
+  const after = await view(page);
+  return { factor: (after.t1 - after.t0) / (before.t1 - before.t0), before, after };
+}
+
+async function zoom(page) {
+  const box = await page.$eval('#flame canvas', (c) => { const b = c.getBoundingClientRect(); return { x: b.left, y: b.top, w: b.width, h: b.height }; });
+  const x = box.x + box.w * 0.25, y = box.y + 60;
+  await page.mouse.move(x, y);
+  const plain = await zoomBy(page, x, y, () => page.mouse.wheel(0, 100));
+  await page.keyboard.down('Control');
+  const ctrl = await zoomBy(page, x, y, () => page.mouse.wheel(0, 100));
+  await page.keyboard.up('Control');
+  check(Math.abs(plain.factor - ctrl.factor) < 0.01 && Math.abs(plain.factor - 1.25) < 0.01,
+    `a wheel notch zooms by ${plain.factor.toFixed(3)}, with Ctrl by ${ctrl.factor.toFixed(3)} (the keys' 1.25)`);
+  await page.mouse.move(x, y);
+  await page.focus('#flame');
+  for (const key of ['w', 's']) {
+    const k = await zoomBy(page, x, y, () => page.keyboard.press(key));
+    const at = (v) => v.t0 + (v.t1 - v.t0) * ((x - box.x) / box.w);
+    const drift = Math.abs(at(k.after) - at(k.before)) / (k.before.t1 - k.before.t0);
+    check(drift < 0.002 && Math.abs(k.factor - (key === 'w' ? 0.8 : 1.25)) < 0.01,
+      `${key.toUpperCase()} zooms at the pointer: the time under it moved ${(drift * 100).toFixed(3)} % of the view (factor ${k.factor.toFixed(3)})`);
+  }
+}
+
+async function header(page) {
+  await whole(page);
+  await page.evaluate(() => window.__strobe.selectFrame(120));
+  const measure = () => page.evaluate(() => ({ h: document.querySelector('header').offsetHeight, tabs: document.querySelector('#tabs').getBoundingClientRect().top,
+    controls: document.querySelector('header .controls').offsetWidth }));
+  const before = await measure();
+  await page.click('#search');
+  await page.keyboard.type('work', { delay: 20 });
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('#search-results:not([hidden])');
+  const after = await measure();
+  // The search's controls keep their width: the header's other half (which wraps) never loses room to them.
+  check(after.h === before.h && after.tabs === before.tabs && after.controls === before.controls,
+    `typing a search keeps the header at ${before.h} px (now ${after.h}), the tabs in place (${before.tabs} → ${after.tabs}) and the controls ${before.controls} px wide (now ${after.controls})`);
+  const overlap = await page.evaluate(() => {
+    const a = document.querySelector('#search-results').getBoundingClientRect(), b = document.querySelector('#detail').getBoundingClientRect();
+    return Math.max(0, Math.min(a.right, b.right) - Math.max(a.left, b.left)) * Math.max(0, Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top));
+  });
+  check(overlap === 0, `the search results do not cover the detail panel (${overlap} px² overlap)`);
+  await page.screenshot({ path: path.join(work, 'search-header.png') });
+}
+
+const lum = ([r, g, b]) => {
+  const f = (c) => { c /= 255; return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4; };
+  return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+};
+const contrast = (a, b) => { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
+
+async function lightTheme(page) {
+  await page.evaluate(() => window.__strobe.theme('light'));
+  await page.evaluate(() => window.__strobe.selectFrame(120));
+  await page.evaluate(() => window.__strobe.search('spike'));
+  // A `work` bar of frame 120 (not a match: dimmed), the pixel at its middle, and the dim label colour.
+  const px = await page.evaluate(() => {
+    const h = window.__strobe, i = h.findSpan('work'), r = h.spanRect(i);
+    const c = document.querySelector('#flame canvas'), b = c.getBoundingClientRect(), dpr = window.devicePixelRatio || 1;
+    const ctx = c.getContext('2d');
+    if (!ctx || !r) return null;
+    const d = ctx.getImageData(Math.round((r.x - b.left + r.w / 2) * dpr), Math.round((r.y - b.top + r.h - 3) * dpr), 1, 1).data;
+    const dim = getComputedStyle(document.documentElement).getPropertyValue('--dim').trim();
+    return { bar: [d[0], d[1], d[2]], dim, lit: h.isLit(i) };
+  });
+  check(px && !px.lit, `a bar the search dims found (${JSON.stringify(px)})`);
+  if (px) {
+    const hex = px.dim.startsWith('#') ? px.dim : '#59636e';
+    const dim = [1, 3, 5].map((k) => parseInt(hex.slice(k, k + 2), 16));
+    check(lum(px.bar) > 0.5 && contrast(px.bar, dim) >= 4.5,
+      `light theme: a dimmed bar is light (rgb ${px.bar}) and its label readable on it (contrast ${contrast(px.bar, dim).toFixed(2)}:1)`);
+  }
+  await page.screenshot({ path: path.join(work, 'light-dimmed.png') });
+  await page.evaluate(() => { window.__strobe.search(''); window.__strobe.theme('dark'); });
+}
+
+async function counters(page) {
+  await page.evaluate(() => window.__strobe.selectFrame(120));
+  const rows = await page.evaluate(() => [...document.querySelectorAll('#detail table.values tr')].map((tr) => [tr.cells[0].textContent, tr.cells[1].textContent]));
+  const names = rows.filter(([, k]) => k === 'counter' || k === 'gauge').map(([n]) => n);
+  check(names.length >= 4 && new Set(names).size === names.length && names.includes('draw_calls: quads'),
+    `the detail panel names counters and gauges with their kind, none twice (${names.join(', ')})`);
+  // Values close together (3.06 MiB give or take 3 KiB) get as many decimals as tell them apart.
+  const labels = await page.evaluate(async () => {
+    const fmt = await import('/fmt.js'), v = [3.0625, 3.0595, 3.0565].map((x) => x * 2 ** 20);
+    return { plain: v.map((x) => fmt.unit(x, 'bytes')), axis: fmt.unitLabels ? fmt.unitLabels(v, 'bytes') : [] };
+  });
+  check(new Set(labels.plain).size === 1 && labels.axis.length === 3 && new Set(labels.axis).size === 3 && labels.axis.every((t) => / MiB$/.test(t)),
+    `an axis of 3.06 MiB ± 3 KiB says ${labels.axis.join(' / ')} (not ${labels.plain.join(' / ')})`);
+  // Each counter row's y axis over a narrow view (values close together) says no value twice.
+  const f = await page.evaluate(() => window.__strobe.frameBounds(120));
+  await page.evaluate(({ start, end }) => { window.__strobe.setRange(start, end); window.__strobe.setTab('counters'); }, f);
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(r)));
+  const axes = await page.evaluate(() => window.__strobe.counterAxes());
+  const repeated = axes.filter((a) => new Set(a.labels).size !== a.labels.length);
+  check(axes.length > 0 && repeated.length === 0, `no counter y axis repeats a value (${repeated.map((a) => `${a.name}: ${a.labels.join(' / ')}`).join('; ')})`);
+  await page.screenshot({ path: path.join(work, 'counters.png') });
+  await page.evaluate(() => window.__strobe.setTab('timeline'));
+}
+
+async function frameList(page) {
+  const col = await page.evaluate(() => {
+    const list = document.querySelector('#list'), th = list.querySelector('th.c-start');
+    return { shown: !!th && th.offsetWidth > 0, right: th ? th.getBoundingClientRect().right : null, listRight: list.getBoundingClientRect().right,
+      overflow: list.scrollWidth - list.clientWidth };
+  });
+  check(col.shown && col.right <= col.listRight && col.overflow <= 0,
+    `at 1600 px the frame list shows its start column inside the list (${JSON.stringify(col)})`);
+}
+
+async function main() {
+  fs.mkdirSync(work, { recursive: true });
+  const cap = path.join(work, 'nav.strobe');
+  run(makeCapture, [cap, '--frames', '200', '--spike', '120', '--kinds', '--units', '--stages']);
+  const browser = await launch(chromiumPath);
+  const v = await startView(strobe, [cap]);
+  try {
+    const { page, errors } = await openViewer(browser, v.url, { width: 1600, height: 900 });
+    await page.evaluate(() => localStorage.clear());   // the default column widths
+    await page.reload();
+    await page.waitForFunction(() => window.__strobe && window.__strobe.ready, null, { timeout: 60000 });
+    await section('frame list', () => frameList(page));
+    await section('search', () => search(page));
+    await section('pan', () => pan(page));
+    await section('zoom', () => zoom(page));
+    await section('header', () => header(page));
+    await section('light theme', () => lightTheme(page));
+    await section('counters', () => counters(page));
+    check(errors.length === 0, `no console or page error (${errors.slice(0, 3).join('; ')})`);
+  } finally {
+    await v.stop();
+    await browser.close();
+  }
+}
+
+finish(main);
