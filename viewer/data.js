@@ -620,6 +620,12 @@ export class Model {
 // What a span's tooltip says, as data: {title, cat, where, rows: [[label, value]]}.
 // Rendered by the flame chart into reused DOM (fast, pointer-rate) and by
 // the detail panel as HTML (spanTooltip).
+// Whether a span of duration d (ns) is in a lit scope's duration range: a histogram bar's [lo, hi)
+// (histogram.js, docs/viewer.md §Duration histogram); every duration when the scope has none.
+export function inDurations(scope, d) {
+  return !scope || !scope.dur || (d >= scope.dur[0] && d < scope.dur[1]);
+}
+
 // A counter's, gauge's or value's name with its kind when its site has one ("draw_calls: quads"), so
 // kinds of one family stay apart wherever they are listed.
 export function kindedName(site) {

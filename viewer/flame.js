@@ -17,7 +17,7 @@
 // duration, self, values, loop statistics, site totals.
 
 import { state, emit, on } from './state.js';
-import { lowerBound, spanInfo } from './data.js';
+import { inDurations, lowerBound, spanInfo } from './data.js';
 import { GLBars } from './gl.js';
 import { FLAG, BAR_KIND, GPU_OVERLAY, STRIDE, WORD } from './bars.js';
 import { Canvas2DBars } from './canvas2d.js';
@@ -267,6 +267,7 @@ export class Flame {
     const sc = state.focusScope;   // a statistics row lights its site's spans inside its scope alone
     if (sc && this.match[site] && i >= 0) {
       const m = this.model, eps = 1e-6 * Math.max(1, sc.t1 - sc.t0);
+      if (!inDurations(sc, m.dur[i])) return false;   // a histogram bar's spans alone
       if (sc.parts) { // a frame handed between processes: each part on its thread (aggregate.js)
         const th = m.threadOf(i);
         return sc.parts.some((p) => p.thread === th && m.start[i] >= p.t0 - eps && m.end(i) <= p.t1 + eps);

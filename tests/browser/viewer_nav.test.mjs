@@ -16,7 +16,11 @@
 //   - counters: no y axis says one value twice;
 //   - the frame list shows its start column at the default width, inside the list;
 //   - the detail panel names each counter and gauge with its kind
-//     ("draw_calls: quads"), no name twice.
+//     ("draw_calls: quads"), no name twice;
+//   - the detail panel's duration histogram of a span's site (issue 33 item
+//     5): its bars count every span of the site, on a log scale, the
+//     selected span's bar and the bars over the budget marked, and a click
+//     on a bar lights exactly its spans.
 // Screenshots go to --work.
 //
 // usage: node viewer_nav.test.mjs --strobe BIN --make-capture BIN --chromium PATH --work DIR
@@ -177,6 +181,49 @@ async function counters(page) {
   await page.evaluate(() => window.__strobe.setTab('timeline'));
 }
 
+// The detail panel's duration histogram of a `work` span's site (docs/viewer.md §Duration histogram).
+async function histogram(page) {
+  await page.evaluate(() => {
+    const h = window.__strobe;
+    h.setTab('timeline');
+    h.search('');
+    h.selectFrame(120);
+    h.select(h.findSpan('work'));
+  });
+  const bars = () => page.$$eval('#detail .histogram rect.hbar', (rs) => rs.map((r) => ({ lo: +r.dataset.lo, hi: +r.dataset.hi, n: +r.dataset.n,
+    over: r.classList.contains('over'), sel: r.classList.contains('sel') })));
+  let b = await bars();
+  const durs = await page.evaluate(() => window.__strobe.spansNamed('work').map((i) => window.__strobe.spanInfo(i).dur));
+  const sel = await page.evaluate(() => window.__strobe.spanInfo(window.__strobe.selected()).dur);
+  const wrong = b.filter((x) => x.n !== durs.filter((d) => d >= x.lo && d < x.hi).length);
+  check(b.length >= 2 && wrong.length === 0 && b.reduce((a, x) => a + x.n, 0) === durs.length,
+    `the histogram's ${b.length} bars count the ${durs.length} work spans by duration (${wrong.length} bars miscounted)`);
+  const inner = b.filter((x) => x.lo > 0 && x.hi < 1e300).map((x) => x.hi / x.lo);
+  check(inner.length > 0 && inner.every((r) => Math.abs(r - inner[0]) < 1e-6 * inner[0]), `its buckets are log-scaled: each ${inner[0]?.toFixed(4)} times the last`);
+  check(b.filter((x) => x.sel).length === 1 && b.some((x) => x.sel && sel >= x.lo && sel < x.hi), `the selected span's bar (${sel} ns) is marked`);
+  // A budget of 6 µs: the bars at or over it are marked, the others not.
+  await page.fill('#budget', '0.006');
+  await page.press('#budget', 'Tab');   // its change, as a person leaves the box
+  b = await bars();
+  const misjudged = b.filter((x) => x.over !== (x.lo >= 6000));
+  check(b.some((x) => x.over) && misjudged.length === 0, `with a 6 µs budget the bars over it are marked (${misjudged.length} wrong)`);
+  await page.screenshot({ path: path.join(work, 'histogram.png') });
+  // A click on the longest bar lights its spans alone, and stepping goes through them.
+  const last = b[b.length - 1];
+  await page.click('#detail .histogram rect.hbar:last-of-type');
+  const lit = await page.evaluate(({ lo, hi }) => {
+    const h = window.__strobe, all = h.spansNamed('work');
+    const inBar = all.filter((i) => { const d = h.spanInfo(i).dur; return d >= lo && d < hi; });
+    return { inBar: inBar.length, litIn: inBar.filter((i) => h.isLit(i)).length, litOut: all.filter((i) => !inBar.includes(i) && h.isLit(i)).length,
+      matches: document.querySelector('#matches').textContent };
+  }, last);
+  check(lit.inBar === last.n && lit.litIn === last.n && lit.litOut === 0 && new RegExp(`\\b${last.n} × work`).test(lit.matches),
+    `a click on the longest bar lights its ${last.n} spans alone (${JSON.stringify(lit)})`);
+  await page.fill('#budget', '16.7');
+  await page.press('#budget', 'Tab');
+  await page.evaluate(() => window.__strobe.search(''));
+}
+
 async function frameList(page) {
   const col = await page.evaluate(() => {
     const list = document.querySelector('#list'), th = list.querySelector('th.c-start');
@@ -205,6 +252,7 @@ async function main() {
     await section('header', () => header(page));
     await section('light theme', () => lightTheme(page));
     await section('counters', () => counters(page));
+    await section('histogram', () => histogram(page));
     check(errors.length === 0, `no console or page error (${errors.slice(0, 3).join('; ')})`);
   } finally {
     await v.stop();
