@@ -20,7 +20,8 @@
 //   - the detail panel's duration histogram of a span's site (issue 33 item
 //     5): its bars count every span of the site, on a log scale, the
 //     selected span's bar and the bars over the budget marked, and a click
-//     on a bar lights exactly its spans.
+//     on a bar lights exactly its spans;
+//   - a GPU span's detail names the CPU pass that submitted it (its frame id).
 // Screenshots go to --work.
 //
 // usage: node viewer_nav.test.mjs --strobe BIN --make-capture BIN --chromium PATH --work DIR
@@ -234,6 +235,34 @@ async function frameList(page) {
     `at 1600 px the frame list shows its start column inside the list (${JSON.stringify(col)})`);
 }
 
+// A GPU span's detail names the CPU pass that submitted it (make_capture --ops --gpu-pass-ids: GPU frame k has
+// pass k's frame id, 193 + k), as the model's gpuspans table has it.
+async function gpuFrame(browser) {
+  const cap = path.join(work, 'gpu.strobe');
+  run(makeCapture, [cap, '--frames', '20', '--ops', '--gpu-pass-ids']);
+  const v = await startView(strobe, [cap]);
+  try {
+    const { page, errors } = await openViewer(browser, v.url, { width: 1600, height: 900 });
+    const got = await page.evaluate(() => {
+      const h = window.__strobe, out = [];
+      for (const k of [0, 7, 19]) {
+        const i = h.spansNamed('composite')[k];
+        h.select(i);
+        const line = document.querySelector('#detail .detail-head').innerText.split('\n').find((l) => /^submitted in/.test(l)) || '';
+        out.push({ start: h.spanInfo(i).start, line });
+      }
+      return out;
+    });
+    // composite k runs after pass k (193 + k) ends: the one pass of that id, of window main.
+    const bad = got.filter((g, n) => !new RegExp(`^submitted in\\s+frame ${193 + [0, 7, 19][n]} · pass ${193 + [0, 7, 19][n]} of window main on main$`).test(g.line));
+    check(bad.length === 0, `a GPU span's detail names the pass that submitted it (${got.map((g) => g.line).join(' | ')})`);
+    await page.screenshot({ path: path.join(work, 'gpu-frame.png') });
+    check(errors.length === 0, `no console or page error on the GPU capture (${errors.slice(0, 3).join('; ')})`);
+  } finally {
+    await v.stop();
+  }
+}
+
 async function main() {
   fs.mkdirSync(work, { recursive: true });
   const cap = path.join(work, 'nav.strobe');
@@ -254,6 +283,7 @@ async function main() {
     await section('counters', () => counters(page));
     await section('histogram', () => histogram(page));
     check(errors.length === 0, `no console or page error (${errors.slice(0, 3).join('; ')})`);
+    await section('gpu frame', () => gpuFrame(browser));
   } finally {
     await v.stop();
     await browser.close();
