@@ -21,7 +21,9 @@
 //     5): its bars count every span of the site, on a log scale, the
 //     selected span's bar and the bars over the budget marked, and a click
 //     on a bar lights exactly its spans;
-//   - a GPU span's detail names the CPU pass that submitted it (its frame id).
+//   - a GPU span's detail names the CPU pass that submitted it (its frame id);
+//   - a merged capture's GPU lanes name their process once, its header no
+//     "cost ?/event".
 // Screenshots go to --work.
 //
 // usage: node viewer_nav.test.mjs --strobe BIN --make-capture BIN --chromium PATH --work DIR
@@ -263,6 +265,29 @@ async function gpuFrame(browser) {
   }
 }
 
+// Two captures with GPU lanes merged (strobe merge --same-host): each GPU lane names its process once, and the
+// header says no unknown cost ("?/event") for the merge, which carries none of its own.
+async function merged(browser) {
+  const a = path.join(work, 'ga.strobe'), b = path.join(work, 'gb.strobe'), ab = path.join(work, 'gab.strobe');
+  run(makeCapture, [a, '--frames', '10', '--gpu', '--pid', '111']);
+  run(makeCapture, [b, '--frames', '10', '--gpu', '--pid', '222']);
+  run(strobe, ['merge', a, b, '-o', ab, '--same-host', '--quiet']);
+  const v = await startView(strobe, [ab]);
+  try {
+    const { page, errors } = await openViewer(browser, v.url, { width: 1600, height: 900 });
+    const got = await page.evaluate(() => ({ lanes: window.__strobe.lanes().map((l) => l.name).filter((n) => /^GPU /.test(n)),
+      head: document.querySelector('#identity').innerText }));
+    const once = (name, p) => name.split(p).length === 2;
+    check(got.lanes.length === 2 && once(got.lanes[0], 'pid_111') && once(got.lanes[1], 'pid_222') && got.lanes.every((n) => /gpu0/.test(n) && /graphics/.test(n)),
+      `a merged capture's GPU lanes name their process once (${got.lanes.join(', ')})`);
+    check(/\bmerged\b/.test(got.head) && !/\?\/event/.test(got.head), `a merged capture's header says no unknown cost per event (${got.head.replace(/\n/g, ' | ')})`);
+    await page.screenshot({ path: path.join(work, 'merged-gpu.png') });
+    check(errors.length === 0, `no console or page error on the merged capture (${errors.slice(0, 3).join('; ')})`);
+  } finally {
+    await v.stop();
+  }
+}
+
 async function main() {
   fs.mkdirSync(work, { recursive: true });
   const cap = path.join(work, 'nav.strobe');
@@ -284,6 +309,7 @@ async function main() {
     await section('histogram', () => histogram(page));
     check(errors.length === 0, `no console or page error (${errors.slice(0, 3).join('; ')})`);
     await section('gpu frame', () => gpuFrame(browser));
+    await section('merged', () => merged(browser));
   } finally {
     await v.stop();
     await browser.close();
