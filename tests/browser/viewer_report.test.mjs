@@ -4,7 +4,9 @@
 // from disk (file://) in Debian's Chromium with every request but the file's
 // own aborted and recorded. It checks:
 //   - the export: exit 0 and a file; --format html without -o, or with a
-//     filter (--from), is a usage error (exit 2) that writes nothing;
+//     filter (--from), is a usage error (exit 2) that writes nothing; a
+//     missing capture exits 1 writing nothing, a truncated one exits 1 with
+//     the report of what was read;
 //   - the page makes no request but its own file (none leaves the page,
 //     blocked or not) and logs no error;
 //   - the same panels as `strobe view` of the same capture: the frame list's
@@ -55,6 +57,16 @@ async function main() {
   check(p.status === 0 && fs.existsSync(html), `strobe export --format html exits 0 and writes the file (exit ${p.status}: ${p.stderr.trim()})`);
   exportFails([cap, '--format', 'html'], '--format html without -o');
   exportFails([cap, '--format', 'html', '--from', '10', '-o', path.join(work, 'refused.html')], '--format html with --from');
+  // Bad input (docs/cli.md §Damaged captures): a missing capture writes nothing (exit 1); a truncated one
+  // writes the report of what was read and exits 1.
+  const missing = path.join(work, 'missing.html'), cut = path.join(work, 'cut.html'), trunc = path.join(work, 'trunc.strobe');
+  fs.rmSync(missing, { force: true });
+  fs.rmSync(cut, { force: true });
+  let q = spawnSync(strobe, ['export', path.join(work, 'no-such.strobe'), '--format', 'html', '-o', missing], { encoding: 'utf8' });
+  check(q.status === 1 && !fs.existsSync(missing), `a missing capture: exit ${q.status} (want 1), nothing written`);
+  fs.writeFileSync(trunc, fs.readFileSync(cap).subarray(0, Math.floor(fs.statSync(cap).size / 2)));
+  q = spawnSync(strobe, ['export', trunc, '--format', 'html', '-o', cut], { encoding: 'utf8' });
+  check(q.status === 1 && fs.existsSync(cut), `a truncated capture: exit ${q.status} (want 1), the report of what was read written`);
 
   const browser = await launch(chromiumPath);
   try {
