@@ -56,12 +56,14 @@ static const strobe__asset *asset(const char *path) {
   return NULL;
 }
 
-static void add(hx_bundle *b, const char *name, const void *data, size_t len) {
-  if (b->n == HX_MAX_FILES) return; /* cannot happen: the bound counts every kind above */
+/* 0, or -1 when the bundle is full (a viewer of more modules than HX_MAX_FILES allows for: refused, not cut). */
+static int add(hx_bundle *b, const char *name, const void *data, size_t len) {
+  if (b->n == HX_MAX_FILES) return -1;
   hx_file *f = &b->files[b->n++];
   snprintf(f->name, sizeof f->name, "%s", name);
   f->data = data;
   f->len = len;
+  return 0;
 }
 
 /* What /api/capture/state answers for a file shown by `strobe view`, marked a report. */
@@ -201,26 +203,28 @@ static int write_page(strobe__buf *f, const char *label, const strobe__buf *pack
   return 0;
 }
 
-/* The viewer's modules, then the /api answers of one model. */
-static void collect(hx_bundle *b, const strobe__vmodel *m, const strobe__buf *state) {
+/* The viewer's modules, then the /api answers of one model. 0, or -1 when they do not all fit. */
+static int collect(hx_bundle *b, const strobe__vmodel *m, const strobe__buf *state) {
+  int rc = 0;
   for (size_t i = 0; i < strobe__viewer_asset_count; i++) {
     const strobe__asset *a = &strobe__viewer_assets[i];
     size_t n = strlen(a->path);
     if (n > 3 && !strcmp(a->path + n - 3, ".js") && strcmp(a->path, "/standalone.js") != 0)
-      add(b, a->path + 1, a->data, a->len);
+      rc |= add(b, a->path + 1, a->data, a->len);
   }
   char name[64];
-  add(b, "/api/capture/state", state->data, state->len);
-  add(b, "/api/capture/meta", m->meta, m->meta_len);
+  rc |= add(b, "/api/capture/state", state->data, state->len);
+  rc |= add(b, "/api/capture/meta", m->meta, m->meta_len);
   for (int t = 0; t < STROBE__VT_COUNT; t++) {
     if (!m->tables[t].bytes) continue;
     snprintf(name, sizeof name, "/api/capture/table/%s", m->tables[t].name);
-    add(b, name, m->tables[t].data, m->tables[t].bytes);
+    rc |= add(b, name, m->tables[t].data, m->tables[t].bytes);
   }
   for (uint32_t k = 0; k < m->nblobs; k++) {
     snprintf(name, sizeof name, "/api/capture/image/%u", k);
-    add(b, name, m->blobs[k].data, m->blobs[k].len);
+    rc |= add(b, name, m->blobs[k].data, m->blobs[k].len);
   }
+  return rc;
 }
 
 static const char *base_name(const char *path) {
@@ -245,7 +249,11 @@ static int build_page(const char *path, uint32_t max_spans, strobe__buf *page, e
     goto done;
   }
   state_json(&state);
-  collect(b, m, &state);
+  if (collect(b, m, &state)) {
+    cli_error("export", "the report holds at most %d files (the viewer's modules and the capture's answers): this viewer has more",
+              HX_MAX_FILES);
+    goto done;
+  }
   index_json(b, src.label, "", &index);
   if (state.failed || index.failed || pack(b, &index, &packed)) {
     cli_error("export", "out of memory packing the report");
