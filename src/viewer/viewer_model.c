@@ -1083,7 +1083,10 @@ static int fill_record(builder *b, const strobe_capture *c, strobe_capture_recor
   if (r->type == STROBE_REC_DEEP) return fill_deep(b, r, record_now(b, r));
   vthread *t = &b->th[r->thread];
   double now = record_now(b, r);
-  if (r->type != STROBE_REC_VALUE && r->type != STROBE_REC_CUMULATIVE && now > t->last_time) t->last_time = now;
+  /* Values, loop statistics and elements belong to the open scope and carry no time of their own (an element's
+   * time is no time): they never move the thread's last time, where a scope cut open is said to end. */
+  if (r->type != STROBE_REC_VALUE && r->type != STROBE_REC_CUMULATIVE && r->type != STROBE_REC_ELEMENT && now > t->last_time)
+    t->last_time = now;
   switch (r->type) {
     case STROBE_REC_BEGIN: return fill_begin(b, t, r, now);
     case STROBE_REC_END:

@@ -7,6 +7,9 @@
 //     filter (--from), is a usage error (exit 2) that writes nothing; a
 //     missing capture exits 1 writing nothing, a truncated one exits 1 with
 //     the report of what was read;
+//   - --max-spans N: a report of the first N spans (of the demo's capture,
+//     demo_headless's, when built), the header counting the rest, its range
+//     ending inside the capture's;
 //   - the page makes no request but its own file (none leaves the page,
 //     blocked or not) and logs no error;
 //   - the same panels as `strobe view` of the same capture: the frame list's
@@ -16,7 +19,7 @@
 //     an axis per series; the header says it is a report.
 // Screenshots go to --work.
 //
-// usage: node viewer_report.test.mjs --strobe BIN --make-capture BIN --chromium PATH --work DIR
+// usage: node viewer_report.test.mjs --strobe BIN --make-capture BIN [--demo-capture FILE] --chromium PATH --work DIR
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -27,6 +30,7 @@ const strobe = arg('--strobe');
 const makeCapture = arg('--make-capture');
 const chromiumPath = arg('--chromium', '/usr/bin/chromium');
 const work = arg('--work');
+const demoCapture = arg('--demo-capture', '');   // demo_headless's 10 s capture, when the demo is built
 
 // What a viewer shows of one capture, through the test hook and the DOM.
 async function panels(page) {
@@ -39,6 +43,34 @@ async function panels(page) {
     h.setTab('timeline');
     return { entries, stats, listRows: h.listRows() };
   });
+}
+
+// --max-spans: a report of the capture's first spans (the demo's 10 s capture when given, else a make_capture
+// one with elements), its header counting the spans cut and its time range ending inside the capture's.
+async function cutReport(browser) {
+  const cap = path.join(work, 'elements.strobe'), whole = path.join(work, 'whole.html'), cut = path.join(work, 'cut-spans.html');
+  if (!demoCapture) run(makeCapture, [cap, '--frames', '50', '--ui-tree']);
+  const src = demoCapture || cap;
+  run(strobe, ['export', src, '--format', 'html', '-o', whole, '--quiet']);
+  const open = async (file) => {
+    const page = await browser.newPage({ viewport: { width: 1600, height: 900 } });
+    const errors = [];
+    watchErrors(page, errors);
+    await page.goto(pathToFileURL(file).href);
+    await page.waitForFunction(() => window.__strobe && window.__strobe.ready, null, { timeout: 60000 });
+    const got = await page.evaluate(() => { const m = window.__strobe.model(); return { range: window.__strobe.range(), n: m.n, cut: m.meta.spans_cut,
+      head: document.querySelector('#identity').innerText }; });
+    await page.close();
+    return { ...got, errors };
+  };
+  const w = await open(whole), keep = Math.floor(w.n / 2);   // cut mid-frame, where elements and open scopes are
+  const p = spawnSync(strobe, ['export', src, '--format', 'html', '-o', cut, '--max-spans', String(keep)], { encoding: 'utf8' });
+  check(p.status === 0 && fs.existsSync(cut), `--max-spans ${keep} of ${demoCapture ? "the demo's capture" : 'a make_capture one'}: exit ${p.status}, a report written`);
+  const c = await open(cut);
+  check(c.n === keep && c.cut > 0 && c.head.includes(String(c.cut).replace(/\B(?=(\d{3})+(?!\d))/g, ',')), `the cut report holds ${keep} spans of ${w.n} and its header counts the ${c.cut} cut (${c.n})`);
+  check(Number.isFinite(c.range.hi) && c.range.hi <= w.range.hi && c.range.hi > c.range.lo,
+    `the cut report's range ends inside the capture's (${c.range.lo} … ${c.range.hi}, whole ${w.range.hi})`);
+  check(w.errors.length + c.errors.length === 0, `no error opening either report (${[...w.errors, ...c.errors].slice(0, 3).join('; ')})`);
 }
 
 function exportFails(args, what) {
@@ -57,6 +89,8 @@ async function main() {
   check(p.status === 0 && fs.existsSync(html), `strobe export --format html exits 0 and writes the file (exit ${p.status}: ${p.stderr.trim()})`);
   exportFails([cap, '--format', 'html'], '--format html without -o');
   exportFails([cap, '--format', 'html', '--from', '10', '-o', path.join(work, 'refused.html')], '--format html with --from');
+  exportFails([cap, '--format', 'chrome', '--max-spans', '5', '-o', path.join(work, 'refused.html')], '--max-spans with another format');
+  exportFails([cap, '--format', 'html', '--max-spans', '0', '-o', path.join(work, 'refused.html')], '--max-spans 0');
   // Bad input (docs/cli.md §Damaged captures): a missing capture writes nothing (exit 1); a truncated one
   // writes the report of what was read and exits 1.
   const missing = path.join(work, 'missing.html'), cut = path.join(work, 'cut.html'), trunc = path.join(work, 'trunc.strobe');
@@ -133,6 +167,7 @@ async function main() {
     check(aborted.length === 0, `nothing was blocked: the page asked for nothing (${aborted.slice(0, 3).join(', ')})`);
     check(errors.length === 0, `no console or page error (${errors.slice(0, 3).join('; ')})`);
     await context.close();
+    await cutReport(browser);
   } finally {
     await browser.close();
   }

@@ -173,11 +173,12 @@ int export_otlp(const char *path, int quiet, FILE *out, export_filter *f, const 
 /* The web viewer and one capture's data in one self-contained HTML file
  * (export_html.c, docs/viewer.md §One file), written to out (a file). It
  * reads the capture twice (the viewer's model), so it takes the path; it
- * holds the whole capture (at most the viewer's default max_spans). */
+ * holds the capture's first max_spans spans (the viewer's bound, docs/viewer.md §Memory bound): the rest is
+ * counted and the viewer's header says so. */
 typedef struct export_html_result {
   uint64_t spans, spans_cut, frames; /* what the report's model holds and cut */
   uint64_t bytes;                    /* the report's size */
 } export_html_result;
-int export_html(const char *path, const char *out, export_html_result *res);
+int export_html(const char *path, const char *out, uint32_t max_spans, export_html_result *res);
 
 #endif

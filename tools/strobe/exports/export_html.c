@@ -25,8 +25,8 @@
 #include "export.h"
 
 #ifndef STROBE_CLI_HAVE_SERVER
-int export_html(const char *path, const char *out, export_html_result *res) {
-  (void)path, (void)out, (void)res;
+int export_html(const char *path, const char *out, uint32_t max_spans, export_html_result *res) {
+  (void)path, (void)out, (void)max_spans, (void)res;
   cli_error("export", "--format html needs the viewer, and this strobe was built without libstrobe_server "
                      "(libmicrohttpd and jansson)");
   return CLI_FAIL;
@@ -281,9 +281,9 @@ done:
   return status;
 }
 
-int export_html(const char *path, const char *out, export_html_result *res) {
+int export_html(const char *path, const char *out, uint32_t max_spans, export_html_result *res) {
   strobe__buf page = {0};
-  int rc = build_page(path, STROBE_VIEWER_DEFAULT_MAX_SPANS, &page, res);
+  int rc = build_page(path, max_spans, &page, res);
   if (!rc) {
     cli_output w;
     if (!(rc = cli_output_open(&w, "export", out))) {
