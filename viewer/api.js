@@ -9,13 +9,7 @@
 // `globalThis.strobeReport`): no server, no token, no request.
 
 let token = '';
-const report = globalThis.strobeReport || null;
-
-// True in the self-contained report: what needs a server (live data, sessions) is absent there.
-export const isReport = report !== null;
-export function reportInfo() {
-  return report ? { label: report.label, note: report.note } : null;
-}
+const report = globalThis.strobeReport || null;   // {files: Map(path → bytes)} in the report, else null
 
 // Drops `key=…` from the address bar's fragment, keeping its other parts (e.g. &fallback=1).
 function dropFromHash(key) {

@@ -39,7 +39,7 @@
     const files = new Map();
     for (const [name, off, len] of index.files) files.set(name, new Uint8Array(buf, base + off, len));
     // api.js answers the viewer's /api requests from these (its report shim).
-    globalThis.strobeReport = { label: index.label, note: index.note || '', files };
+    globalThis.strobeReport = { files };
     const imports = {};
     const utf8 = new TextDecoder();
     for (const [name, bytes] of files) {

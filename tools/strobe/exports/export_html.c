@@ -82,13 +82,11 @@ static void state_json(strobe__buf *out) {
   *out = j.out;
 }
 
-/* The index standalone.js reads first: the label, a note, and each file's [name, offset, length]. */
-static void index_json(const hx_bundle *b, const char *label, const char *note, strobe__buf *out) {
+/* The index standalone.js reads first: each file's [name, offset, length]. */
+static void index_json(const hx_bundle *b, strobe__buf *out) {
   strobe__json j = {0};
   strobe__json_object(&j, NULL);
   strobe__json_uint(&j, "format", 1);
-  strobe__json_str(&j, "label", label);
-  strobe__json_str(&j, "note", note);
   strobe__json_array(&j, "files");
   size_t off = 0;
   for (uint32_t i = 0; i < b->n; i++) {
@@ -254,7 +252,7 @@ static int build_page(const char *path, uint32_t max_spans, strobe__buf *page, e
               HX_MAX_FILES);
     goto done;
   }
-  index_json(b, src.label, "", &index);
+  index_json(b, &index);
   if (state.failed || index.failed || pack(b, &index, &packed)) {
     cli_error("export", "out of memory packing the report");
     goto done;
