@@ -3,7 +3,7 @@
 // inlined into that file, never served by the server nor imported. It
 // decodes the page's one base64 block (a gzip stream: a u32 length, an index
 // in JSON, then the viewer's modules and the /api answers of one capture back
-// to back), makes each module a blob: URL, maps the modules' relative imports
+// to back, the spans' start column as xor8), makes each module a blob: URL, maps the modules' relative imports
 // onto them with an import map, hands the /api answers to api.js (its report
 // shim, `globalThis.strobeReport`) and starts app.js. It must never fetch
 // anything: the page's Content-Security-Policy allows no connection at all,
@@ -28,6 +28,16 @@
     return new Response(stream).arrayBuffer();
   }
 
+  // An f64 column stored as xor8 (export_html.c xor8_copy: each value's bits XOR the previous one's, its 8
+  // bytes in 8 planes) back to plain little-endian doubles, in place.
+  function unxor8(bytes, at, rows) {
+    const planes = bytes.slice(at, at + 8 * rows), out = new Uint8Array(8 * rows);
+    for (let k = 0; k < 8; k++) for (let i = 0; i < rows; i++) out[i * 8 + k] = planes[k * rows + i];
+    const u = new Uint32Array(out.buffer);
+    for (let i = 1; i < rows; i++) { u[2 * i] ^= u[2 * i - 2]; u[2 * i + 1] ^= u[2 * i - 1]; }
+    bytes.set(out, at);
+  }
+
   // Relative imports ('./fmt.js') become bare names the import map resolves: a blob: URL is no base for a relative one.
   const bare = (src) => src.replace(/(\bfrom\s*|\bimport\s*)(['"])\.\/([\w-]+\.js)\2/g, '$1$2$3$2');
 
@@ -37,7 +47,11 @@
     const index = JSON.parse(new TextDecoder().decode(new Uint8Array(buf, 4, indexLen)));
     const base = 4 + indexLen;
     const files = new Map();
-    for (const [name, off, len] of index.files) files.set(name, new Uint8Array(buf, base + off, len));
+    for (const [name, off, len, how, at, rows] of index.files) {
+      const bytes = new Uint8Array(buf, base + off, len);
+      if (how === 'xor8') unxor8(bytes, at, rows);
+      files.set(name, bytes);
+    }
     // api.js answers the viewer's /api requests from these (its report shim).
     globalThis.strobeReport = { files };
     const imports = {};

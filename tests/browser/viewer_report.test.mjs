@@ -41,7 +41,11 @@ async function panels(page) {
     await new Promise((r) => requestAnimationFrame(r));
     const stats = [...document.querySelectorAll('#view-stats tr[data-site]')].map((tr) => [...tr.cells].map((td) => td.textContent.trim()).join('|'));
     h.setTab('timeline');
-    return { entries, stats, listRows: h.listRows() };
+    // Every span's start, bit for bit (the report stores them transformed: standalone.js undoes it).
+    const m = h.model(), u = new Uint32Array(m.start.buffer, m.start.byteOffset, m.n * 2);
+    let starts = 0;
+    for (let k = 0; k < u.length; k++) starts = (Math.imul(starts, 31) + u[k]) >>> 0;
+    return { entries, stats, listRows: h.listRows(), n: m.n, starts };
   });
 }
 
@@ -133,6 +137,7 @@ async function main() {
     const shown = await panels(page);
     check(shown.entries.length > 0 && JSON.stringify(shown.entries) === JSON.stringify(served.entries),
       `the frame list's ${shown.entries.length} entries equal strobe view's ${served.entries.length}`);
+    check(shown.n === served.n && shown.starts === served.starts, `the ${shown.n} spans' starts are strobe view's, bit for bit (hash ${shown.starts} vs ${served.starts})`);
     check(shown.listRows === served.listRows && shown.listRows > 0, `the list holds ${shown.listRows} rows, strobe view's ${served.listRows}`);
     check(shown.stats.length > 0 && JSON.stringify(shown.stats) === JSON.stringify(served.stats),
       `the Statistics tab's ${shown.stats.length} rows equal strobe view's ${served.stats.length}`);

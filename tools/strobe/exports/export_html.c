@@ -43,11 +43,14 @@ typedef struct hx_file {
   char name[64];      /* "app.js", or an /api path: "/api/capture/table/spans" */
   const void *data;
   size_t len;
+  size_t xor8_at;     /* with xor8_rows: the offset of an f64 column stored as xor8 (xor8_copy) */
+  uint32_t xor8_rows; /* its values; 0: the file is stored as it is */
 } hx_file;
 
 typedef struct hx_bundle {
   hx_file files[HX_MAX_FILES];
   uint32_t n;
+  unsigned char *starts; /* the spans table with its start column as xor8, malloc'd (xor8_copy) */
 } hx_bundle;
 
 static const strobe__asset *asset(const char *path) {
@@ -63,6 +66,8 @@ static int add(hx_bundle *b, const char *name, const void *data, size_t len) {
   snprintf(f->name, sizeof f->name, "%s", name);
   f->data = data;
   f->len = len;
+  f->xor8_at = 0;
+  f->xor8_rows = 0;
   return 0;
 }
 
@@ -94,6 +99,11 @@ static void index_json(const hx_bundle *b, strobe__buf *out) {
     strobe__json_str(&j, NULL, b->files[i].name);
     strobe__json_uint(&j, NULL, off);
     strobe__json_uint(&j, NULL, b->files[i].len);
+    if (b->files[i].xor8_rows) { /* ["xor8", column offset, rows]: standalone.js undoes it */
+      strobe__json_str(&j, NULL, "xor8");
+      strobe__json_uint(&j, NULL, b->files[i].xor8_at);
+      strobe__json_uint(&j, NULL, b->files[i].xor8_rows);
+    }
     strobe__json_end(&j);
     off += b->files[i].len;
   }
@@ -201,6 +211,27 @@ static int write_page(strobe__buf *f, const char *label, const strobe__buf *pack
   return 0;
 }
 
+/* xor8: the spans' start column (f64 ns, ascending within each lane row, so neighbours share their high
+ * bits) stored as each value's bits XOR the previous one's, the 8 bytes of every value then in 8 planes
+ * (all first bytes, all second bytes...): gzip leaves the demo's spans table at 800 KB instead of 920 KB.
+ * A malloc'd copy of the table (the model stays as built), or NULL when out of memory. */
+static unsigned char *xor8_copy(const strobe__vtable *t, size_t at) {
+  unsigned char *out = malloc(t->bytes ? t->bytes : 1);
+  uint64_t *v = malloc(((size_t)t->rows + 1) * sizeof *v);
+  if (!out || !v) {
+    free(out);
+    free(v);
+    return NULL;
+  }
+  memcpy(out, t->data, t->bytes);
+  memcpy(v, t->data + at, (size_t)t->rows * 8);
+  for (uint32_t i = t->rows; i-- > 1;) v[i] ^= v[i - 1];
+  for (uint32_t i = 0; i < t->rows; i++)
+    for (int k = 0; k < 8; k++) out[at + (size_t)k * t->rows + i] = (unsigned char)(v[i] >> (8 * k)); /* little-endian */
+  free(v);
+  return out;
+}
+
 /* The viewer's modules, then the /api answers of one model. 0, or -1 when they do not all fit. */
 static int collect(hx_bundle *b, const strobe__vmodel *m, const strobe__buf *state) {
   int rc = 0;
@@ -216,7 +247,13 @@ static int collect(hx_bundle *b, const strobe__vmodel *m, const strobe__buf *sta
   for (int t = 0; t < STROBE__VT_COUNT; t++) {
     if (!m->tables[t].bytes) continue;
     snprintf(name, sizeof name, "/api/capture/table/%s", m->tables[t].name);
-    rc |= add(b, name, m->tables[t].data, m->tables[t].bytes);
+    const strobe__vtable *tab = &m->tables[t];
+    if (t == STROBE__VT_SPANS && tab->rows > 1 && !strcmp(tab->cols[0].name, "start") && (b->starts = xor8_copy(tab, tab->cols[0].offset))) {
+      rc |= add(b, name, b->starts, tab->bytes);
+      if (!rc) b->files[b->n - 1].xor8_at = tab->cols[0].offset, b->files[b->n - 1].xor8_rows = tab->rows;
+    } else {
+      rc |= add(b, name, tab->data, tab->bytes);
+    }
   }
   for (uint32_t k = 0; k < m->nblobs; k++) {
     snprintf(name, sizeof name, "/api/capture/image/%u", k);
@@ -274,6 +311,7 @@ done:
   strobe__buf_free(&state);
   strobe__buf_free(&index);
   strobe__buf_free(&packed);
+  if (b) free(b->starts);
   free(b);
   strobe__vmodel_release(m);
   return status;
