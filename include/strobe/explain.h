@@ -143,6 +143,43 @@ STROBE_API int strobe_explain_frame(strobe_explain *e, uint32_t frame, strobe_fr
 /* The k slowest ended frames (passes for source PASSES), slowest first, into frames[0..k); returns how many. */
 STROBE_API uint32_t strobe_explain_slowest(const strobe_explain *e, uint32_t k, uint32_t *frames);
 
+/* Where a frame that never ended in the capture (state STROBE_FRAME_UNFINISHED: for a live snapshot, the frame in
+ * progress) is at the capture's end (docs/explain.md §Unfinished frames): how long it has run, against the p95 of
+ * its ended peers, the stage open now and what its thread is doing. Elapsed times are so far, never durations. */
+typedef struct strobe_frame_stall {
+  uint32_t frame;          /* its index in the model */
+  double elapsed_ns;       /* from its begin to the capture's end */
+  double p95_ns;           /* nearest rank over the n ended peers' wall times (docs/explain.md §Norms); 0 when n is 0 */
+  uint64_t n;
+  int stalled;             /* 1: n > 0 and elapsed_ns > STROBE_STALL_FACTOR (strobe/session.h) x p95_ns */
+  uint32_t stage;          /* the innermost stage of it open at the end (the model's site id); 0: none open */
+  uint32_t stage_parent;   /* the stage open around that one; 0: none */
+  const char *stage_name, *stage_parent_name; /* their names (owned by the explainer); NULL for none */
+  double stage_elapsed_ns; /* how long that stage has run so far; 0 when stage is 0 */
+  double stage_p95_ns;     /* p95 of that stage's total (child stages included) over the peers that ran it */
+  uint64_t stage_n;        /* those peers; stage_p95_ns is 0 when it is 0 */
+  uint32_t thread_now;     /* STROBE_EXPLAIN_CAUSE_ON_CPU, _BLOCKED or _PREEMPTED: the thread of the open stage (else
+                            * the one it began on) at the end; _UNKNOWN when no context switches cover that time */
+  double thread_since_ns;  /* how long it has been so at the end; 0 when unknown */
+} strobe_frame_stall;
+
+/* Fills *out for frame `frame`. Returns 0; STROBE_EINVAL (NULL argument), STROBE_ERANGE (no such frame, or it
+ * ended: *out zeroed). Changes nothing in e: safe beside strobe_explain_frame's results. */
+STROBE_API int strobe_explain_stall(const strobe_explain *e, uint32_t frame, strobe_frame_stall *out);
+
+/* What strobe_explain_json writes. */
+#define STROBE_EXPLAIN_JSON_CONTENT 1u    /* sampled function names (application content: local callers only) */
+#define STROBE_EXPLAIN_JSON_UNFINISHED 2u /* "unfinished": every unfinished frame's stall (at most 64, the rest counted
+                                           * in "unfinished_cut"), after "frames" */
+/* The JSON of docs/explain.md §JSON for frames[0..n) (indices of the model): {"coverage", "frames"[, "unfinished",
+ * "unfinished_cut"]}. Without STROBE_EXPLAIN_JSON_CONTENT it holds static labels and numbers only (stage names that
+ * are not labels by strobe_label_valid's rule are written null). On success *json is NUL-terminated, *len bytes,
+ * and the caller frees it with free(). Returns 0; STROBE_EINVAL (NULL e, json or len; frames NULL with n > 0;
+ * unknown flags), STROBE_ERANGE (an index past the model's frames), STROBE_ENOMEM; *json is NULL on error. Calls
+ * strobe_explain_frame: earlier results of it on e are invalidated. */
+STROBE_API int strobe_explain_json(strobe_explain *e, const uint32_t *frames, uint32_t n, uint32_t flags, char **json,
+                                   size_t *len);
+
 #ifdef __cplusplus
 }
 #endif

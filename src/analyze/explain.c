@@ -13,7 +13,7 @@
  * carry a run-time name into anything but the local caller's hands.
  *
  * Contents: >>state >>read >>runs >>norms >>parts >>functions >>explain
- * >>queries
+ * >>stall >>queries
  */
 #include "strobe/explain.h"
 
@@ -24,6 +24,7 @@
 #include "analyze/gpu_frames.h"
 #include "analyze/percentile.h"
 #include "analyze/samples.h"
+#include "strobe/session.h"
 
 /* >>state */
 #define NONE STROBE_FRAMES_NONE
@@ -31,6 +32,8 @@
 #define DEFAULT_MAX_SAMPLES (1u << 21) /* 48 MiB */
 #define DEFAULT_TOP 3u
 #define MAX_TOP 16u
+#define MAX_OPEN 4096u /* stages open at once across threads, tracked for unfinished frames (16 a thread is the
+                        * probe's bound: 256 threads); past it a frame's open stage is not known */
 
 typedef struct run {
   uint32_t frame, site, thread, parent; /* parent: the index of the run it is nested in, NONE at the top */
@@ -53,6 +56,12 @@ typedef struct top_split {
   uint64_t off, blocked;  /* ticks */
   int covered;
 } top_split;
+
+/* A stage run still open at the point the read has reached: at the end, those of unfinished frames. */
+typedef struct open_run {
+  uint32_t thread, depth, site;
+  uint64_t begin; /* ticks */
+} open_run;
 
 typedef struct smp_rec {
   uint64_t tid, ticks;
@@ -81,6 +90,10 @@ struct strobe_explain {
   top_split *top;               /* per frame: its top-level stage runs on its own thread, split */
   uint8_t *cut;                 /* per frame: 1 when a run of it was cut (max_runs): its splits are unknown */
   uint64_t until;               /* the capture's end when the sampler still ran then (samples.h) */
+  uint64_t end_ticks;           /* the capture's end (its footer, else its last event) */
+  open_run *open;               /* stage runs open at the capture's end (strobe_explain_stall) */
+  uint32_t nopen, cap_open;
+  uint64_t open_cut;            /* stage BEGINs past MAX_OPEN open at once: not tracked */
   strobe_explain_coverage cov;
   strobe_explain_part *parts;   /* the last explanation's */
   uint32_t cap_parts;
@@ -137,6 +150,25 @@ static void add_end(strobe_explain *e, const strobe_capture *c, const strobe_cap
                               .depth = r->depth, .begin = r->ticks > dur ? r->ticks - dur : 0, .end = r->ticks};
 }
 
+/* Tracks the stage runs open now: a BEGIN of a stage opens one; an END (or a LOST marker, or the thread's end)
+ * closes those at its depth and deeper on its thread. */
+static void track_open(strobe_explain *e, const strobe_capture *c, const strobe_capture_record *r) {
+  if (r->type == STROBE_REC_BEGIN) {
+    const strobe_capture_site *s = strobe_capture_query_site(c, r->site);
+    if (!s || s->kind != STROBE_SITE_STAGE) return;
+    if (e->nopen >= MAX_OPEN || grow((void **)&e->open, &e->cap_open, e->nopen + 1, sizeof *e->open)) {
+      e->open_cut++;
+      return;
+    }
+    e->open[e->nopen++] = (open_run){r->thread, r->depth, r->site, r->ticks};
+    return;
+  }
+  uint32_t keep = 0, from = r->type == STROBE_REC_THREAD_END ? 0 : r->type == STROBE_REC_LOST ? r->depth + 1 : r->depth;
+  for (uint32_t i = 0; i < e->nopen; i++)
+    if (e->open[i].thread != r->thread || e->open[i].depth < from) e->open[keep++] = e->open[i];
+  e->nopen = keep;
+}
+
 static void add_sample(strobe_explain *e, const strobe_capture_record *r) {
   if (!r->sample->nframes) return;
   if (e->nsamples >= e->desc.max_samples ||
@@ -182,6 +214,7 @@ static int keep_tables(strobe_explain *e, const strobe_capture *c) {
   e->cov.samples = t.samples > 0;
   e->cov.sample_rate_hz = t.sample_rate_hz;
   e->until = t.sample_rate_hz ? t.end_ticks : 0;
+  e->end_ticks = t.end_ticks;
   strobe__gpu_resolve(&e->gpu, (strobe_capture *)c);
   e->cov.gpu = strobe__gpu_present(&e->gpu);
   return e->gpu.failed || e->smp.failed ? -1 : 0;
@@ -197,13 +230,17 @@ static int read_details(strobe_explain *e, const char *path) {
   e->epoch_ticks = strobe_capture_query_header(c)->epoch_ticks;
   uint64_t want = 1ull << STROBE_REC_SITE | 1ull << STROBE_REC_END | 1ull << STROBE_REC_SAMPLE |
                   1ull << STROBE_REC_SWITCH | 1ull << STROBE_REC_GPU_SPAN | 1ull << STROBE_REC_GPU_MARK |
-                  1ull << STROBE_REC_CLOCK_PAIR;
+                  1ull << STROBE_REC_CLOCK_PAIR | 1ull << STROBE_REC_BEGIN | 1ull << STROBE_REC_LOST |
+                  1ull << STROBE_REC_THREAD_END;
   strobe_capture_set_records(c, want);
   const strobe_capture_record *r;
   int n;
   while ((n = strobe_capture_next_batch(c, &r)) > 0) {
     for (int i = 0; i < n; i++) {
-      if (r[i].type == STROBE_REC_END) {
+      if (r[i].type == STROBE_REC_BEGIN || r[i].type == STROBE_REC_LOST || r[i].type == STROBE_REC_THREAD_END) {
+        track_open(e, c, &r[i]);
+      } else if (r[i].type == STROBE_REC_END) {
+        if (e->nopen) track_open(e, c, &r[i]);
         add_end(e, c, &r[i]);
       } else if (r[i].type == STROBE_REC_SAMPLE || r[i].type == STROBE_REC_SWITCH) {
         strobe__samples_add(&e->smp, &r[i]);
@@ -216,6 +253,7 @@ static int read_details(strobe_explain *e, const char *path) {
   if (n < 0) rc = n;
   if (!rc && (stage_table(e, c) || keep_tables(e, c))) rc = STROBE_ENOMEM;
   for (uint32_t i = 0; !rc && i < e->nruns; i++) e->runs[i].site = e->canon[e->runs[i].site];
+  for (uint32_t i = 0; !rc && i < e->nopen; i++) e->open[i].site = e->open[i].site < e->nsites ? e->canon[e->open[i].site] : 0;
   strobe_capture_close(c);
   return rc;
 }
@@ -655,6 +693,80 @@ uint32_t strobe_explain_slowest(const strobe_explain *e, uint32_t k, uint32_t *f
   return n;
 }
 
+/* >>stall: an unfinished frame at the capture's end (docs/explain.md §Unfinished frames). */
+/* The innermost stage run of frame fi open at the end (the deepest; of two threads, the one opened last); NULL. */
+static const open_run *open_stage(const strobe_explain *e, uint32_t fi, const open_run **around) {
+  const open_run *best = NULL;
+  for (uint32_t i = 0; i < e->nopen; i++) {
+    const open_run *o = &e->open[i];
+    double begin_ns = ((double)o->begin - (double)e->epoch_ticks) * e->ns_per_tick;
+    if (!o->site || strobe_frames_owner(e->fx, o->thread, begin_ns) != fi) continue;
+    if (!best || (o->thread == best->thread ? o->depth > best->depth : o->begin > best->begin)) best = o;
+  }
+  *around = NULL;
+  for (uint32_t i = 0; best && i < e->nopen; i++) { /* the one open around it on its thread */
+    const open_run *o = &e->open[i];
+    if (o->thread == best->thread && o->depth < best->depth && o->site && (!*around || o->depth > (*around)->depth))
+      *around = o;
+  }
+  return best;
+}
+
+/* The p95 of the peers' wall times, and of stage `site`'s total in those that ran it; 0 with n 0. */
+static int stall_norms(const strobe_explain *e, const strobe_frame *f, uint32_t site, strobe_frame_stall *out) {
+  uint32_t count = strobe_frames_query_count(e->fx);
+  double *walls = malloc(((size_t)count + 1) * 2 * sizeof *walls), *stages = walls + count + 1;
+  if (!walls) return STROBE_ENOMEM;
+  size_t nw = 0, ns = 0;
+  for (uint32_t i = 0; i < count; i++) {
+    const strobe_frame *g = strobe_frames_query_frame(e->fx, i);
+    if (!peer_of(f, g)) continue;
+    walls[nw++] = g->end_ns - g->begin_ns;
+    uint32_t m;
+    const strobe_frame_stage *st = strobe_frames_query_stages(e->fx, i, &m);
+    double total = 0;
+    int ran = 0;
+    for (uint32_t k = 0; k < m && site; k++)
+      if (st[k].site == site) total += st[k].total_ns, ran = 1;
+    if (ran) stages[ns++] = total;
+  }
+  out->n = nw, out->p95_ns = nw ? strobe__rank_of(walls, nw, 0.95) : 0;
+  out->stage_n = ns, out->stage_p95_ns = ns ? strobe__rank_of(stages, ns, 0.95) : 0;
+  free(walls);
+  return 0;
+}
+
+int strobe_explain_stall(const strobe_explain *e, uint32_t frame, strobe_frame_stall *out) {
+  if (!e || !out) return STROBE_EINVAL;
+  memset(out, 0, sizeof *out);
+  const strobe_frame *f = strobe_frames_query_frame(e->fx, frame);
+  if (!f || f->state != STROBE_FRAME_UNFINISHED) return STROBE_ERANGE;
+  double end_ns = ((double)e->end_ticks - (double)e->epoch_ticks) * e->ns_per_tick;
+  const open_run *around, *o = open_stage(e, frame, &around);
+  int rc = stall_norms(e, f, o ? o->site : 0, out);
+  if (rc) return rc;
+  out->frame = frame;
+  out->elapsed_ns = end_ns > f->begin_ns ? end_ns - f->begin_ns : 0;
+  out->stalled = out->n > 0 && out->elapsed_ns > STROBE_STALL_FACTOR * out->p95_ns;
+  uint32_t thread = o ? o->thread : f->thread;
+  if (o) {
+    out->stage = o->site, out->stage_parent = around ? around->site : 0;
+    out->stage_name = o->site < e->nsites ? e->names[o->site] : NULL;
+    out->stage_parent_name = around && around->site < e->nsites ? e->names[around->site] : NULL;
+    out->stage_elapsed_ns = e->end_ticks > o->begin ? (double)(e->end_ticks - o->begin) * e->ns_per_tick : 0;
+  }
+  int state;
+  uint64_t since, tid = thread < e->nthreads ? e->tids[thread] : 0;
+  out->thread_now = STROBE_EXPLAIN_CAUSE_UNKNOWN;
+  if (strobe__samples_state_at(&e->smp, e->cov.switches, e->until, tid, e->end_ticks, &state, &since)) {
+    static const uint32_t kinds[3] = {STROBE_EXPLAIN_CAUSE_ON_CPU, STROBE_EXPLAIN_CAUSE_BLOCKED,
+                                      STROBE_EXPLAIN_CAUSE_PREEMPTED};
+    out->thread_now = kinds[state];
+    out->thread_since_ns = e->end_ticks > since ? (double)(e->end_ticks - since) * e->ns_per_tick : 0;
+  }
+  return 0;
+}
+
 /* >>queries */
 int strobe_explain_open(const char *path, const strobe_explain_desc *desc, strobe_explain **out) {
   if (!path || !out) return STROBE_EINVAL;
@@ -689,6 +801,7 @@ void strobe_explain_destroy(strobe_explain *e) {
   for (uint32_t i = 0; e->funcs && i < e->nfuncs; i++) free(e->funcs[i]);
   free(e->names), free(e->funcs), free(e->canon), free(e->tids);
   free(e->runs), free(e->rows), free(e->top), free(e->cut), free(e->samples), free(e->parts), free(e->fns), free(e->vals);
+  free(e->open);
   strobe__samples_free(&e->smp);
   strobe__gpu_free(&e->gpu);
   strobe_frames_destroy(e->fx);

@@ -142,6 +142,34 @@ int strobe__samples_off_cpu(const strobe__samples *s, int switches_on, uint64_t 
   return 1;
 }
 
+int strobe__samples_state_at(const strobe__samples *s, int switches_on, uint64_t until, uint64_t tid, uint64_t at,
+                             int *state, uint64_t *since) {
+  *state = 0, *since = 0;
+  const strobe__offcpu_thread *t = NULL;
+  for (uint32_t i = s->n_threads; switches_on && i-- > 0 && !t;)
+    if (s->threads[i].tid == tid) t = &s->threads[i];
+  if (!t || at < t->first || at > (until > t->last ? until : t->last) || (t->cut_at && at > t->cut_at)) return 0;
+  if (t->out && t->out_at <= at) { /* off its CPU from its last switch out to the end of the records */
+    *state = t->out_preempted ? 2 : 1;
+    *since = t->out_at;
+    return 1;
+  }
+  /* On its CPU since the end of its last off-CPU interval before `at`, or since the records began. */
+  uint32_t lo = 0, hi = t->n;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (t->iv[2 * mid + 1] <= at) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo < t->n && (t->iv[2 * lo] & ~1ull) <= at) { /* inside an interval that ended later */
+    *state = t->iv[2 * lo] & 1 ? 2 : 1;
+    *since = t->iv[2 * lo] & ~1ull;
+    return 1;
+  }
+  *since = lo ? t->iv[2 * lo - 1] : t->first;
+  return 1;
+}
+
 static const strobe__samples *g_sort;
 static int g_sort_self;
 
