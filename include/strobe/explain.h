@@ -82,6 +82,7 @@ typedef struct strobe_explain_part {
   uint32_t kind;                 /* STROBE_EXPLAIN_* */
   uint32_t site, parent;         /* STAGE: the stage's and its run-time parent's site ids (strobe/frames.h) */
   const char *name;              /* STAGE: the stage's name; otherwise the kind's name */
+  int content;                   /* 1: name is a run-time (interned) name, application content (STROBE_SITE_INTERNED) */
   strobe_explain_figure wall;    /* its time: a stage's self time, or the gap */
   strobe_explain_figure total;   /* STAGE: its total (child stages included) vs the model's stage summary */
   strobe_explain_figure on_cpu, blocked, preempted; /* STAGE: its self time split (known only when switches
@@ -155,6 +156,7 @@ typedef struct strobe_frame_stall {
   uint32_t stage;          /* the innermost stage of it open at the end (the model's site id); 0: none open */
   uint32_t stage_parent;   /* the stage open around that one; 0: none */
   const char *stage_name, *stage_parent_name; /* their names (owned by the explainer); NULL for none */
+  int stage_content, stage_parent_content;    /* 1: that name is a run-time (interned) name: application content */
   double stage_elapsed_ns; /* how long that stage has run so far; 0 when stage is 0 */
   double stage_p95_ns;     /* p95 of that stage's total (child stages included) over the peers that ran it */
   uint64_t stage_n;        /* those peers; stage_p95_ns is 0 when it is 0 */

@@ -82,6 +82,7 @@ struct strobe_explain {
   uint64_t *tids;               /* OS thread id by capture thread index */
   uint32_t nthreads;
   uint32_t *canon;              /* site id -> the stage's model id (the lowest of its name); 0: not a stage */
+  uint8_t *interned;            /* site id -> 1 when its name is a run-time one (STROBE_SITE_INTERNED): content */
   char **names;                 /* site names (stages) and function names, copied: the capture is closed */
   uint32_t nsites, nfuncs;
   char **funcs;
@@ -183,7 +184,8 @@ static int stage_table(strobe_explain *e, const strobe_capture *c) {
   e->nsites = strobe_capture_query_site_limit(c);
   e->canon = calloc((size_t)e->nsites + 1, sizeof *e->canon);
   e->names = calloc((size_t)e->nsites + 1, sizeof *e->names);
-  if (!e->canon || !e->names) return -1;
+  e->interned = calloc((size_t)e->nsites + 1, 1);
+  if (!e->canon || !e->names || !e->interned) return -1;
   for (uint32_t id = 1; id < e->nsites; id++) {
     const strobe_capture_site *s = strobe_capture_query_site(c, id);
     if (!s || s->kind != STROBE_SITE_STAGE) continue;
@@ -194,6 +196,7 @@ static int stage_table(strobe_explain *e, const strobe_capture *c) {
         break;
       }
     if (!(e->names[id] = strdup(s->name))) return -1;
+    e->interned[id] = (s->flags & STROBE_SITE_INTERNED) != 0;
   }
   return 0;
 }
@@ -502,6 +505,7 @@ static void stage_part(strobe_explain *e, uint32_t fi, const strobe_frame_stage 
   p->kind = STROBE_EXPLAIN_STAGE;
   p->site = s->site, p->parent = s->parent;
   p->name = s->site < e->nsites && e->names[s->site] ? e->names[s->site] : "?";
+  p->content = s->site < e->nsites && e->interned[s->site];
   p->wall = figure(1, self, VALS(e, 0), nw);
   p->total = figure(1, s->total_ns, VALS(e, 1), nw);
   p->on_cpu = figure(known, split[0], VALS(e, 2), ns);
@@ -752,7 +756,9 @@ int strobe_explain_stall(const strobe_explain *e, uint32_t frame, strobe_frame_s
   if (o) {
     out->stage = o->site, out->stage_parent = around ? around->site : 0;
     out->stage_name = o->site < e->nsites ? e->names[o->site] : NULL;
+    out->stage_content = o->site < e->nsites && e->interned[o->site];
     out->stage_parent_name = around && around->site < e->nsites ? e->names[around->site] : NULL;
+    out->stage_parent_content = around && around->site < e->nsites && e->interned[around->site];
     out->stage_elapsed_ns = e->end_ticks > o->begin ? (double)(e->end_ticks - o->begin) * e->ns_per_tick : 0;
   }
   int state;
@@ -801,7 +807,7 @@ void strobe_explain_destroy(strobe_explain *e) {
   for (uint32_t i = 0; e->funcs && i < e->nfuncs; i++) free(e->funcs[i]);
   free(e->names), free(e->funcs), free(e->canon), free(e->tids);
   free(e->runs), free(e->rows), free(e->top), free(e->cut), free(e->samples), free(e->parts), free(e->fns), free(e->vals);
-  free(e->open);
+  free(e->open), free(e->interned);
   strobe__samples_free(&e->smp);
   strobe__gpu_free(&e->gpu);
   strobe_frames_destroy(e->fx);

@@ -19,9 +19,9 @@
 
 #define MAX_UNFINISHED 64u /* strobe/explain.h: stalls listed; the rest counted */
 
-/* A name as content-free output may carry it: a label (strobe_label_valid), else null. */
-static void name_json(strobe__json *j, const char *key, const char *name, int content) {
-  strobe__json_str(j, key, content || strobe_label_valid(name) ? name : NULL);
+/* A name as content-free output may carry it: a static label (strobe_label_valid, not interned), else null. */
+static void name_json(strobe__json *j, const char *key, const char *name, int content, int is_content) {
+  strobe__json_str(j, key, content || (!is_content && strobe_label_valid(name)) ? name : NULL);
 }
 
 static void figure_json(strobe__json *j, const char *key, const strobe_explain_figure *g) {
@@ -62,9 +62,9 @@ static void split_json(strobe__json *j, const strobe_explain_part *p, int conten
 static void part_json(strobe__json *j, const strobe_explain_part *p, int content) {
   strobe__json_object(j, NULL);
   strobe__json_str(j, "kind", strobe_explain_part_name(p->kind));
-  if (p->kind == STROBE_EXPLAIN_STAGE) name_json(j, "name", p->name, content);
+  if (p->kind == STROBE_EXPLAIN_STAGE) name_json(j, "name", p->name, content, p->content);
   else strobe__json_str(j, "name", p->name);
-  strobe__json_bool(j, "content", 0);
+  strobe__json_bool(j, "content", p->content);
   figure_json(j, "time", &p->wall);
   strobe__json_num(j, "excess_ns", p->excess_ns, 0);
   strobe__json_bool(j, "exceeded", p->exceeded);
@@ -80,7 +80,7 @@ static void frame_id_json(strobe__json *j, const strobe_frames *fx, const strobe
   if (f->id) strobe__json_uint(j, "op", f->id); /* the operation id: a session sample's id */
   else strobe__json_null(j, "op");
   if (f->kind) strobe__json_str(j, "series", s ? s->name : f->window); /* a window id (docs/sessions.md) */
-  else name_json(j, "series", s ? s->name : "", content);                /* a thread's name */
+  else name_json(j, "series", s ? s->name : "", content, 0);             /* a thread's name */
   const char *proc = strobe_frames_query_process_count(fx) < 2 ? "" : strobe_frames_query_process(fx, f->process);
   strobe__json_str(j, "process", proc ? proc : "");
   strobe__json_str(j, "state", strobe_frames_state_name(f->state));
@@ -110,8 +110,8 @@ static void stall_json(strobe__json *j, const strobe_explain *e, const strobe_fr
   strobe__json_uint(j, "n", st->n);
   strobe__json_str(j, "stall", !st->n ? "no_baseline" : st->stalled ? "stalled" : "in_flight");
   if (st->stage) {
-    name_json(j, "stage", st->stage_name, content);
-    if (st->stage_parent) name_json(j, "stage_parent", st->stage_parent_name, content);
+    name_json(j, "stage", st->stage_name, content, st->stage_content);
+    if (st->stage_parent) name_json(j, "stage_parent", st->stage_parent_name, content, st->stage_parent_content);
     else strobe__json_null(j, "stage_parent");
     strobe__json_num(j, "stage_elapsed_ns", st->stage_elapsed_ns, 0);
     if (st->stage_n) strobe__json_num(j, "stage_p95_ns", st->stage_p95_ns, 0);

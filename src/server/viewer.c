@@ -24,7 +24,7 @@
  * libmicrohttpd's thread on a snapshot or a build, or mix tables of two
  * generations (a table request names its generation; a stale one is 409).
  *
- * Contents: >>state >>snapshot >>worker >>assets >>routes >>api
+ * Contents: >>state >>snapshot >>worker >>assets >>routes >>api >>explain
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -59,6 +59,7 @@ struct strobe__viewer {
   uint64_t stops_done;          /* counts finished recorder stops (record_stop waits on it) */
   uint32_t max_spans;
   strobe_viewer_load_stats last_stats;
+  char *file;                   /* the shown file's path (SHOW_FILE), for strobe_profile_explain */
   pthread_t worker;
   int has_worker;
 };
@@ -175,6 +176,7 @@ void strobe__viewer_destroy(strobe__viewer *v) {
   if (v->fr) strobe_flight_recorder_stop(v->fr);
   strobe__vmodel_release(v->model[0]);
   strobe__vmodel_release(v->model[1]);
+  free(v->file);
   pthread_cond_destroy(&v->cond);
   strobe__mutex_destroy(&v->lock);
   free(v);
@@ -477,7 +479,10 @@ int strobe_server_view_file(strobe_server *s, const char *path, const char *comp
     return rc;
   }
   strobe_viewer_load_stats st = stats_of(m[0]);
+  char *file = strdup(path); /* NULL when out of memory: the file is shown, strobe_profile_explain says nothing_recording */
   strobe__mutex_lock(&v->lock);
+  free(v->file);
+  v->file = file;
   v->show = SHOW_FILE;
   v->last_stats = st;
   v->last_error = 0;
@@ -486,6 +491,35 @@ int strobe_server_view_file(strobe_server *s, const char *path, const char *comp
   strobe__mutex_unlock(&v->lock);
   if (stats) *stats = st;
   return 0;
+}
+
+/* >>explain: the capture strobe_profile_explain reads (server_internal.h). Dumping under v->lock keeps the worker from
+ * stopping the recorder meanwhile (it takes fr out under the lock first); the worker's own snapshot may dump at the
+ * same time, which the recorder serialises (strobe/flight.h). */
+int strobe__viewer_explain_source(strobe_server *s, int *fd, const char **source) {
+  *fd = -1;
+  *source = NULL;
+  strobe__viewer *v = s ? __atomic_load_n(&s->viewer, __ATOMIC_ACQUIRE) : NULL;
+  if (!v) return STROBE_ESTATE;
+  strobe__mutex_lock(&v->lock);
+  int rc = STROBE_ESTATE;
+  if (v->fr && !v->want_stop) {
+    *source = "live";
+    *fd = memfd_create("strobe-explain-snapshot", MFD_CLOEXEC);
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", *fd);
+    rc = *fd < 0 ? STROBE_EIO : strobe_flight_recorder_dump(v->fr, path);
+  } else if (v->show == SHOW_FILE && v->file) {
+    *source = "file";
+    *fd = open(v->file, O_RDONLY | O_CLOEXEC);
+    rc = *fd < 0 ? STROBE_EIO : 0;
+  }
+  strobe__mutex_unlock(&v->lock);
+  if (rc && *fd >= 0) {
+    close(*fd);
+    *fd = -1;
+  }
+  return rc;
 }
 
 int strobe_server_record_start(strobe_server *s, const strobe_flight_recorder_desc *desc) {
