@@ -40,16 +40,10 @@ static int g_release; /* under g_mu: stdin closed, the stalled pass may go on */
 
 static void short_work(void) { g_sink += fx_spin(100000, g_sink); } /* ~100 µs at a few adds per ns */
 
-static uint64_t cpu_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* `ms` of this thread's CPU time (a loaded machine preempts it; the stage must still have run that long on CPU). */
 __attribute__((noinline)) static void spin_paint(unsigned ms) {
-  uint64_t until = cpu_ns() + (uint64_t)ms * 1000000u;
-  while (cpu_ns() < until) g_sink += fx_spin(10000, g_sink);
+  uint64_t until = fx_thread_cpu_ns() + (uint64_t)ms * 1000000u;
+  while (fx_thread_cpu_ns() < until) g_sink += fx_spin(10000, g_sink);
 }
 
 static void stall_until_released(void) {
