@@ -9,6 +9,7 @@
  *   GET  /api/capture/table/spans?gen=G&since=T  the live append: only the spans ending after T
  *   POST /api/capture/recorder         {"recording": true|false}: start/stop the live recorder
  *   POST /api/capture/snapshot         ask for a fresh live snapshot (202 + state)
+ *   GET  /api/capture/explain?number=N why frame N was slow: the library's explanation (strobe_explain_json)
  *
  * What is shown is either files (strobe_server_view_file, as `strobe view`
  * does) or the live application through a flight recorder the server owns.
@@ -40,6 +41,7 @@
 
 #include "server/server_internal.h"
 #include "server/viewer_internal.h"
+#include "strobe/explain.h"
 #include "viewer/viewer_model.h"
 
 /* >>state */
@@ -60,6 +62,8 @@ struct strobe__viewer {
   uint32_t max_spans;
   strobe_viewer_load_stats last_stats;
   char *file;                   /* the shown file's path (SHOW_FILE), for strobe_profile_explain */
+  strobe_explain *ex;           /* the shown file's explainer, built on first use (/api/capture/explain) */
+  uint64_t ex_generation;       /* the generation it was built for: another file shown makes it stale */
   pthread_t worker;
   int has_worker;
 };
@@ -177,6 +181,7 @@ void strobe__viewer_destroy(strobe__viewer *v) {
   strobe__vmodel_release(v->model[0]);
   strobe__vmodel_release(v->model[1]);
   free(v->file);
+  strobe_explain_destroy(v->ex);
   pthread_cond_destroy(&v->cond);
   strobe__mutex_destroy(&v->lock);
   free(v);
@@ -413,6 +418,62 @@ static int api_recorder(strobe__viewer *v, struct MHD_Connection *conn, const ch
   return queue_state(conn, v, on ? MHD_HTTP_OK : MHD_HTTP_ACCEPTED);
 }
 
+/* An explainer of what is shown now (viewer_internal.h's source): the file's is kept (v->ex, under v->lock) until
+ * another file is shown; a live recording's is built from a fresh dump each time and *owned set. */
+static int explainer(strobe_server *s, strobe__viewer *v, strobe_explain **out, int *owned) {
+  *out = NULL;
+  *owned = 0;
+  strobe__mutex_lock(&v->lock);
+  int cached = v->ex && v->ex_generation == v->generation && v->show == SHOW_FILE && !v->fr;
+  if (cached) *out = v->ex;
+  uint64_t gen = v->generation;
+  strobe__mutex_unlock(&v->lock);
+  if (cached) return 0;
+  int fd;
+  const char *source;
+  int rc = strobe__viewer_explain_source(s, &fd, &source);
+  if (rc) return rc;
+  char path[64];
+  snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+  rc = strobe_explain_open(path, NULL, out); /* keeps nothing of the file */
+  close(fd);
+  if (rc || strcmp(source, "file")) {
+    *owned = !rc;
+    return rc;
+  }
+  strobe__mutex_lock(&v->lock);
+  strobe_explain_destroy(v->ex);
+  v->ex = *out;
+  v->ex_generation = gen;
+  strobe__mutex_unlock(&v->lock);
+  return 0;
+}
+
+/* GET /api/capture/explain?number=N (docs/viewer.md §Explanation): the explanation of the first frame numbered N,
+ * with run-time names (the viewer is local: docs/explain.md §JSON). On libmicrohttpd's thread, as every request: the
+ * first one on a file, and each on a live recording, read the capture three times (strobe_explain_open). */
+static int api_explain(strobe_server *s, strobe__viewer *v, struct MHD_Connection *conn) {
+  const char *arg = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "number");
+  char *end = NULL;
+  errno = 0;
+  unsigned long long number = arg && *arg >= '0' && *arg <= '9' ? strtoull(arg, &end, 10) : 0;
+  if (!end || *end || errno)
+    return strobe__queue_error(conn, MHD_HTTP_BAD_REQUEST, "invalid_arguments", "number=N: the frame's number");
+  strobe_explain *e;
+  int owned, rc = explainer(s, v, &e, &owned);
+  if (rc == STROBE_ESTATE)
+    return strobe__queue_error(conn, MHD_HTTP_CONFLICT, "nothing_recording", "no file shown and nothing recording");
+  if (rc) return strobe__queue_error(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, strobe_err_name(rc), strobe_strerror(rc));
+  uint32_t i = strobe_frames_find(strobe_explain_query_frames(e), number, STROBE_FRAMES_NONE);
+  char *json = NULL;
+  size_t len = 0;
+  rc = i == STROBE_FRAMES_NONE ? STROBE_ERANGE : strobe_explain_json(e, &i, 1, STROBE_EXPLAIN_JSON_CONTENT, &json, &len);
+  if (owned) strobe_explain_destroy(e);
+  if (rc == STROBE_ERANGE) return strobe__queue_error(conn, MHD_HTTP_NOT_FOUND, "no_such_frame", "no frame of that number");
+  if (rc) return strobe__queue_error(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, strobe_err_name(rc), strobe_strerror(rc));
+  return strobe__queue_json(conn, MHD_HTTP_OK, json, len);
+}
+
 int strobe__viewer_api(strobe_server *s, struct MHD_Connection *conn, const char *url, const char *method,
                        const char *body, size_t len) {
   strobe__viewer *v = viewer_of(s);
@@ -439,6 +500,10 @@ int strobe__viewer_api(strobe_server *s, struct MHD_Connection *conn, const char
     if (get) return queue_state(conn, v, MHD_HTTP_OK);
     if (!post) return strobe__queue_error(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method_not_allowed", "use GET or POST");
     return api_recorder(v, conn, body, len);
+  }
+  if (!strcmp(sub, "explain")) {
+    if (!get) return strobe__queue_error(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method_not_allowed", "use GET");
+    return api_explain(s, v, conn);
   }
   if (!strcmp(sub, "snapshot")) {
     if (!post) return strobe__queue_error(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method_not_allowed", "use POST");

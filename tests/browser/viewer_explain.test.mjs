@@ -1,0 +1,72 @@
+// viewer_explain.test.mjs — the frame's explanation in the detail panel
+// (docs/viewer.md §Explanation), in Debian's Chromium through playwright-core,
+// on the capture tests/cli/explain_app records (a GTK-shaped frame loop with
+// the sampler on): pass 20's layout sleeps 100 ms, pass 30's paint spins
+// 100 ms of CPU. The panel of pass 20 names layout, blocked, as
+// `strobe explain --json` does, and its link selects layout's span; pass 30's
+// names paint on CPU with spin_paint on top (the viewer is local: function
+// names are shown); a usual pass says every part as usual.
+//
+// usage: node viewer_explain.test.mjs --strobe BIN --explain-app BIN --chromium PATH --work DIR
+import fs from 'node:fs';
+import path from 'node:path';
+import { arg, run, check, finish, startView, launch, openViewer } from './strobe_view.mjs';
+
+const strobe = arg('--strobe');
+const explainApp = arg('--explain-app');
+const chromium = arg('--chromium');
+const work = arg('--work');
+
+// The panel's explanation once the server answered.
+async function explanationOf(page, number) {
+  const row = await page.evaluate((n) => __strobe.selectFrame(n), number);
+  check(row >= 0, `pass ${number} is in the model`);
+  await page.waitForFunction(() => {
+    const el = document.querySelector('#detail .explain');
+    return el && !el.textContent.includes('explaining');
+  }, null, { timeout: 60000 });
+  return page.$eval('#detail .explain', (el) => ({
+    text: el.textContent,
+    parts: [...el.querySelectorAll('.ex-part')].map((p) => ({
+      cls: p.className, text: p.textContent, link: p.querySelector('[data-ex-stage]')?.dataset.exStage,
+      over: [...p.querySelectorAll('.ex-kind.ex-over')].map((k) => k.className.split(' ')[1]), // kinds over their norms
+    })),
+  }));
+}
+
+await finish(async () => {
+  fs.mkdirSync(work, { recursive: true });
+  const cap = path.join(work, 'explain.strobe');
+  run(explainApp, [cap]);
+  const cli = JSON.parse(run(strobe, ['explain', '--json', '--frame', '20', cap])).frames[0];
+  const cliWorst = cli.parts[cli.worst];
+  const view = await startView(strobe, [cap]);
+  const browser = await launch(chromium);
+  try {
+    const { page, errors } = await openViewer(browser, view.url);
+    const blocked = await explanationOf(page, 20);
+    check(blocked.parts.length === 1, `pass 20: one part exceeded its norm (${JSON.stringify(blocked.parts)})`);
+    const p = blocked.parts[0] || { cls: '', text: '' };
+    check(p.link === 'layout' && p.link === cliWorst.name, `pass 20's exceeding part is layout, as strobe explain says (${p.link}, ${cliWorst.name})`);
+    check(p.cls.includes('ex-blocked') && p.text.includes('grew most: blocked') && p.over.includes('ex-blocked') &&
+      !p.over.includes('ex-cpu'), `layout's extra time is coloured and named blocked (${p.cls}: ${p.text})`);
+    await page.click('#detail .explain [data-ex-stage="layout"]');
+    const span = await page.evaluate(() => { const s = __strobe.state().span; return s >= 0 ? __strobe.model().name(s) : null; });
+    check(span === 'layout', `the link selects layout's span (${span})`);
+    await page.evaluate(() => __strobe.clearSpan());
+    const spun = await explanationOf(page, 30);
+    const q = spun.parts[0] || { cls: '', text: '' };
+    // On a loaded machine the spin is also preempted for longer than it ran (docs/explain.md §Exceeding): on CPU is
+    // over its norm whichever grew more, blocked never.
+    check(spun.parts.length === 1 && q.link === 'paint' && q.over.includes('ex-cpu') && !q.over.includes('ex-blocked'),
+      `pass 30: paint, over its norm on CPU (${JSON.stringify(spun.parts)})`);
+    check(q.text.includes('spin_paint'), `pass 30: spin_paint on top of paint's CPU time (${q.text})`);
+    const usual = await explanationOf(page, 10);
+    check(usual.parts.length === 0 && usual.text.includes('every part as usual'), `pass 10: every part as usual (${usual.text})`);
+    await page.screenshot({ path: path.join(work, 'explain.png') });
+    check(errors.length === 0, `no console or page errors (${errors.join('; ')})`);
+  } finally {
+    await browser.close();
+    await view.stop();
+  }
+});
