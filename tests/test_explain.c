@@ -7,7 +7,8 @@
  * norm over the ten passes, says its cause unknown (no sampler: no context
  * switches), finds the slowest frames in order, and refuses bad arguments
  * with the documented codes, leaving nothing behind. Recorded again with
- * the sampler on, draw's 300 ms are blocked; with max_runs 9 the runs past
+ * the sampler on, draw's 300 ms are blocked; every frame's excess over its
+ * norm at once (what the viewer sorts by) is the explanation's; with max_runs 9 the runs past
  * are counted and pass 5's splits are unknown, never partial.
  * A pass left running when the recording stops (its thread blocked on a
  * condition variable inside `draw`, nested in `build`) is an unfinished
@@ -92,6 +93,16 @@ static void test_names_the_slow_stage(void) {
       CHECK(x.parts[i].wall.known && x.parts[i].wall.n == 10);
     }
   CHECK(builds == 1);
+  /* Every frame's excess at once is the explanation's wall against its norm; pass 5's is the largest. */
+  uint32_t count = strobe_frames_query_count(fx), most = 0;
+  double *excess = calloc(count, sizeof *excess);
+  REQUIRE(excess && strobe_explain_excess(e, excess) == 0);
+  CHECK(excess[slow[0]] == x.wall.ns - x.wall.p50_ns);
+  for (uint32_t i = 1; i < count; i++)
+    if (excess[i] > excess[most]) most = i;
+  CHECK(most == slow[0]);
+  CHECK(strobe_explain_excess(e, NULL) == STROBE_EINVAL);
+  free(excess);
   strobe_explain_destroy(e);
   unlink(g_path);
 }

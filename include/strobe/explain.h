@@ -144,6 +144,12 @@ STROBE_API int strobe_explain_frame(strobe_explain *e, uint32_t frame, strobe_fr
 /* The k slowest ended frames (passes for source PASSES), slowest first, into frames[0..k); returns how many. */
 STROBE_API uint32_t strobe_explain_slowest(const strobe_explain *e, uint32_t k, uint32_t *frames);
 
+/* Each frame's excess over its norm (docs/explain.md §Norms): its wall time less the p50 of its peers' (the
+ * wall figure of strobe_explain_frame), into excess_ns[i] for every frame i of the model; NAN for a frame that
+ * never ended. What the viewer's frame list sorts by. Returns 0; STROBE_EINVAL (NULL argument), STROBE_ENOMEM
+ * (excess_ns untouched). Changes nothing in e. */
+STROBE_API int strobe_explain_excess(const strobe_explain *e, double *excess_ns);
+
 /* Where a frame that never ended in the capture (state STROBE_FRAME_UNFINISHED: for a live snapshot, the frame in
  * progress) is at the capture's end (docs/explain.md §Unfinished frames): how long it has run, against the p95 of
  * its ended peers, the stage open now and what its thread is doing. Elapsed times are so far, never durations. */

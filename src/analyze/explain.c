@@ -13,7 +13,7 @@
  * carry a run-time name into anything but the local caller's hands.
  *
  * Contents: >>state >>read >>runs >>norms >>parts >>functions >>explain
- * >>stall >>queries
+ * >>excess >>stall >>queries
  */
 #include "strobe/explain.h"
 
@@ -695,6 +695,45 @@ uint32_t strobe_explain_slowest(const strobe_explain *e, uint32_t k, uint32_t *f
     frames[at] = i;
   }
   return n;
+}
+
+/* >>excess: every frame's wall against its peers' p50 at once: frames sorted by peer key, one p50 per group. */
+typedef struct peer_key {
+  uint32_t kind, series; /* as strobe_frame */
+  const char *window;    /* compared only when series is NONE (operations that are not passes) */
+  uint32_t index;
+  double wall;
+} peer_key;
+
+static int by_peer_key(const void *x, const void *y) {
+  const peer_key *a = x, *b = y;
+  if (a->kind != b->kind) return a->kind < b->kind ? -1 : 1;
+  if (a->series != b->series) return a->series < b->series ? -1 : 1;
+  return a->series != NONE ? 0 : strcmp(a->window, b->window);
+}
+
+int strobe_explain_excess(const strobe_explain *e, double *excess_ns) {
+  if (!e || !excess_ns) return STROBE_EINVAL;
+  uint32_t n = strobe_frames_query_count(e->fx), ne = 0;
+  peer_key *keys = malloc(((size_t)n + 1) * sizeof *keys);
+  double *walls = malloc(((size_t)n + 1) * sizeof *walls);
+  if (!keys || !walls) {
+    free(keys), free(walls);
+    return STROBE_ENOMEM;
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    const strobe_frame *f = strobe_frames_query_frame(e->fx, i);
+    excess_ns[i] = NAN;
+    if (ended(f)) keys[ne++] = (peer_key){f->kind, f->series, f->window, i, f->end_ns - f->begin_ns};
+  }
+  if (ne) qsort(keys, ne, sizeof *keys, by_peer_key);
+  for (uint32_t a = 0, b; a < ne; a = b) { /* [a, b): one group of peers */
+    for (b = a; b < ne && !by_peer_key(&keys[a], &keys[b]); b++) walls[b - a] = keys[b].wall;
+    double p50 = strobe__rank_of(walls, b - a, 0.5);
+    for (uint32_t k = a; k < b; k++) excess_ns[keys[k].index] = keys[k].wall - p50;
+  }
+  free(keys), free(walls);
+  return 0;
 }
 
 /* >>stall: an unfinished frame at the capture's end (docs/explain.md §Unfinished frames). */

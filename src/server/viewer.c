@@ -452,8 +452,30 @@ static int explainer(strobe_server *s, strobe__viewer *v, strobe_explain **out, 
 /* GET /api/capture/explain?number=N (docs/viewer.md §Explanation): the explanation of the first frame numbered N,
  * with run-time names (the viewer is local: docs/explain.md §JSON). On libmicrohttpd's thread, as every request: the
  * first one on a file, and each on a live recording, read the capture three times (strobe_explain_open). */
+/* ?excess=1: every ended frame's excess over its norm (strobe_explain_excess) as [kind, number, excess_ns] rows. */
+static int queue_excess(struct MHD_Connection *conn, const strobe_explain *e) {
+  const strobe_frames *fx = strobe_explain_query_frames(e);
+  uint32_t n = strobe_frames_query_count(fx);
+  double *excess = malloc(((size_t)n + 1) * sizeof *excess);
+  json_t *rows = json_array();
+  int rc = excess && rows ? strobe_explain_excess(e, excess) : STROBE_ENOMEM;
+  for (uint32_t i = 0; !rc && i < n; i++) {
+    const strobe_frame *f = strobe_frames_query_frame(fx, i);
+    if (isnan(excess[i])) continue;
+    json_array_append_new(rows, json_pack("[s,I,f]", f->kind ? strobe_op_kind_name(f->kind) : "frame",
+                                          (json_int_t)f->number, excess[i]));
+  }
+  free(excess);
+  if (rc) {
+    json_decref(rows);
+    return strobe__queue_error(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, strobe_err_name(rc), strobe_strerror(rc));
+  }
+  return strobe__queue_value(conn, MHD_HTTP_OK, json_pack("{s:o}", "frames", rows));
+}
+
 static int api_explain(strobe_server *s, strobe__viewer *v, struct MHD_Connection *conn) {
-  const char *arg = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "number");
+  int excess = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "excess") != NULL;
+  const char *arg = excess ? "0" : MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "number");
   char *end = NULL;
   errno = 0;
   unsigned long long number = arg && *arg >= '0' && *arg <= '9' ? strtoull(arg, &end, 10) : 0;
@@ -464,6 +486,11 @@ static int api_explain(strobe_server *s, strobe__viewer *v, struct MHD_Connectio
   if (rc == STROBE_ESTATE)
     return strobe__queue_error(conn, MHD_HTTP_CONFLICT, "nothing_recording", "no file shown and nothing recording");
   if (rc) return strobe__queue_error(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, strobe_err_name(rc), strobe_strerror(rc));
+  if (excess) {
+    int ret = queue_excess(conn, e);
+    if (owned) strobe_explain_destroy(e);
+    return ret;
+  }
   uint32_t i = strobe_frames_find(strobe_explain_query_frames(e), number, STROBE_FRAMES_NONE);
   char *json = NULL;
   size_t len = 0;

@@ -5,7 +5,9 @@
 // 100 ms of CPU. The panel of pass 20 names layout, blocked, as
 // `strobe explain --json` does, and its link selects layout's span; pass 30's
 // names paint on CPU with spin_paint on top (the viewer is local: function
-// names are shown); a usual pass says every part as usual.
+// names are shown); a usual pass says every part as usual. The frame list
+// sorted by excess over the norm puts first the frame `strobe explain
+// --slowest` names, its excess (wall less p50) as the CLI gives it.
 //
 // usage: node viewer_explain.test.mjs --strobe BIN --explain-app BIN --chromium PATH --work DIR
 import fs from 'node:fs';
@@ -16,6 +18,12 @@ const strobe = arg('--strobe');
 const explainApp = arg('--explain-app');
 const chromium = arg('--chromium');
 const work = arg('--work');
+
+// A duration as fmt.dur prints it ("549 ms", "1.02 s", "81.5 µs"), in ms.
+function ms(text) {
+  const m = /([\d.]+) (ns|µs|ms|s)\b/.exec(text);
+  return m ? parseFloat(m[1]) * { ns: 1e-6, 'µs': 1e-3, ms: 1, s: 1e3 }[m[2]] : NaN;
+}
 
 // The panel's explanation once the server answered.
 async function explanationOf(page, number) {
@@ -63,6 +71,15 @@ await finish(async () => {
     check(q.text.includes('spin_paint'), `pass 30: spin_paint on top of paint's CPU time (${q.text})`);
     const usual = await explanationOf(page, 10);
     check(usual.parts.length === 0 && usual.text.includes('every part as usual'), `pass 10: every part as usual (${usual.text})`);
+    // The list sorted by excess over the norm: the library's figure, the largest first.
+    await page.click('.list-note [data-key="excess"]');
+    await page.waitForFunction(() => document.querySelector('.list-note').textContent.includes('sorted by excess'), null, { timeout: 60000 });
+    const top = await page.$eval('table.frames tbody tr[data-frame]', (tr) => ({ number: Number(tr.cells[0].textContent), title: tr.cells[1].title }));
+    const slowest = JSON.parse(run(strobe, ['explain', '--json', cap])).frames[0];
+    const excessMs = (slowest.wall.ns - slowest.wall.p50_ns) / 1e6;
+    check(top.number === slowest.number && top.title.startsWith('+') && top.title.endsWith(' over the norm') &&
+      Math.abs(ms(top.title) - excessMs) < 0.01 * excessMs,
+      `sorted by excess, pass ${slowest.number} comes first, ${excessMs.toFixed(1)} ms over its norm (${JSON.stringify(top)})`);
     await page.screenshot({ path: path.join(work, 'explain.png') });
     check(errors.length === 0, `no console or page errors (${errors.join('; ')})`);
   } finally {
