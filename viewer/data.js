@@ -12,6 +12,7 @@
 
 import * as api from './api.js';
 import * as fmt from './fmt.js';
+import { samplerThreads, offIn } from './offcpu.js';
 
 // The frames table's flags (what an operation entry says of itself; 0 for
 // marks and scopes): src/viewer/viewer_model.c's FF_* enum, name for name
@@ -619,13 +620,33 @@ export class Model {
 // What a span's tooltip says, as data: {title, cat, where, rows: [[label, value]]}.
 // Rendered by the flame chart into reused DOM (fast, pointer-rate) and by
 // the detail panel as HTML (spanTooltip).
+// Span i's self time split into on CPU / blocked / preempted from the thread's context switches (docs/viewer.md
+// §Samples): its interval's off-CPU time less its children's; '' when the switches do not cover it all.
+function selfSplit(m, i) {
+  const by = samplerThreads(m), th = by && by.get(m.threadOf(i));
+  const t0 = m.start[i], t1 = t0 + m.dur[i], all = offIn(th, t0, t1);
+  if (!all) return '';
+  let off = all.off, blocked = all.blocked;
+  const kids = m.spansInside(m.threadOf(i), t0, t1)[m.depth[i] + 1];
+  for (let c = kids ? kids[0] : 0; kids && c < kids[1]; c++) {
+    const k = offIn(th, m.start[c], m.start[c] + m.dur[c]);
+    if (!k) return '';
+    off -= k.off;
+    blocked -= k.blocked;
+  }
+  off = Math.max(0, off);
+  blocked = Math.max(0, Math.min(off, blocked));
+  const cpu = Math.max(0, m.self[i] - off);
+  return ` · on CPU ${fmt.dur(cpu)} · blocked ${fmt.dur(blocked)} · preempted ${fmt.dur(off - blocked)}`;
+}
+
 export function spanInfo(m, i) {
   const s = m.siteOf(i) || { name: '?', file: '', line: 0, function: '', category: '' };
   const parent = m.parent(i);
   const pct = parent >= 0 && m.dur[parent] > 0 ? ` · ${(100 * m.dur[i] / m.dur[parent]).toFixed(1)}% of ${m.name(parent)}` : '';
   const rows = [
     ['duration', fmt.dur(m.dur[i]) + pct],
-    ['self', fmt.dur(m.self[i])],
+    ['self', fmt.dur(m.self[i]) + selfSplit(m, i)],
     ['start', `${fmt.at(m.start[i])} · ${m.threadName(m.threadOf(i))} · depth ${m.depth[i] + 1}`],
   ];
   const el = m.elementOf(i);

@@ -447,9 +447,12 @@ export class Frames {
     if (this.excess || this.excessLoading) return;
     const m = this.model;
     this.excessLoading = api.json('/api/capture/explain?excess=1').then((x) => {
-      const by = new Map(x.frames.map(([kind, number, ns]) => [`${kind}:${number}`, ns]));
+      const by = new Map(x.frames.map(([kind, number, thread, ns]) => [`${kind}:${number}:${thread}`, ns]));
       const F = m.frames, ex = new Float64Array(F.rows);
-      for (let k = 0; k < F.rows; k++) ex[k] = by.get(`${m.frameKinds[F.kind[k]]}:${F.number[k]}`) ?? NaN;
+      for (let k = 0; k < F.rows; k++) {
+        const f = m.frame(k);
+        ex[k] = by.get(`${f.kind}:${f.number}:${f.beginThread}`) ?? NaN;
+      }
       if (m === this.model) this.excess = ex;
     }).catch((e) => { this.excessError = e.message || String(e); })
       .then(() => { this.excessLoading = null; if (m === this.model) { this.order = null; this.renderList(); } });

@@ -19,6 +19,21 @@ export function samplerThreads(model) {
   return model._samplerByThread;
 }
 
+// Off-CPU time of thread record `th` inside [t0, t1): {off, blocked}, or null when its switches do not cover all of
+// it (meta.sampler.threads[].cover, the library's rule: unknown, never zero).
+export function offIn(th, t0, t1) {
+  if (!th || !th.cover || t0 < th.cover[0] || t1 > th.cover[1]) return null;
+  const off = th.off;
+  let sum = 0, blocked = 0;
+  for (let k = firstAtOrAfter(off, t0, 3, 1); k * 3 + 2 < off.length && off[k * 3] < t1; k++) {
+    const d = Math.min(off[k * 3 + 1], t1) - Math.max(off[k * 3], t0);
+    if (d <= 0) continue;
+    sum += d;
+    if (!off[k * 3 + 2]) blocked += d;
+  }
+  return { off: sum, blocked };
+}
+
 function firstAtOrAfter(a, t, stride, field) {
   let lo = 0, hi = Math.floor(a.length / stride);
   while (lo < hi) {

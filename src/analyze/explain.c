@@ -207,7 +207,10 @@ static int keep_tables(strobe_explain *e, const strobe_capture *c) {
   e->nfuncs = strobe_capture_query_function_limit(c);
   e->funcs = calloc((size_t)e->nfuncs + 1, sizeof *e->funcs);
   if (!e->tids || !e->funcs) return -1;
-  for (uint32_t i = 0; i < e->nthreads; i++) e->tids[i] = strobe_capture_query_thread(c, i)->os_tid;
+  for (uint32_t i = 0; i < e->nthreads; i++) { /* an index no record defined (a gap) has no thread: tid 0 */
+    const strobe_capture_thread *th = strobe_capture_query_thread(c, i);
+    e->tids[i] = th ? th->os_tid : 0;
+  }
   for (uint32_t id = 1; id < e->nfuncs; id++) {
     const strobe_capture_function *f = strobe_capture_query_function(c, id);
     if (f && !(e->funcs[id] = strdup(f->name))) return -1;

@@ -452,7 +452,8 @@ static int explainer(strobe_server *s, strobe__viewer *v, strobe_explain **out, 
 /* GET /api/capture/explain?number=N (docs/viewer.md §Explanation): the explanation of the first frame numbered N,
  * with run-time names (the viewer is local: docs/explain.md §JSON). On libmicrohttpd's thread, as every request: the
  * first one on a file, and each on a live recording, read the capture three times (strobe_explain_open). */
-/* ?excess=1: every ended frame's excess over its norm (strobe_explain_excess) as [kind, number, excess_ns] rows. */
+/* ?excess=1: every ended frame's excess over its norm (strobe_explain_excess) as [kind, number, thread (the capture
+ * thread it began on), excess_ns] rows. */
 static int queue_excess(struct MHD_Connection *conn, const strobe_explain *e) {
   const strobe_frames *fx = strobe_explain_query_frames(e);
   uint32_t n = strobe_frames_query_count(fx);
@@ -462,8 +463,8 @@ static int queue_excess(struct MHD_Connection *conn, const strobe_explain *e) {
   for (uint32_t i = 0; !rc && i < n; i++) {
     const strobe_frame *f = strobe_frames_query_frame(fx, i);
     if (isnan(excess[i])) continue;
-    json_array_append_new(rows, json_pack("[s,I,f]", f->kind ? strobe_op_kind_name(f->kind) : "frame",
-                                          (json_int_t)f->number, excess[i]));
+    json_array_append_new(rows, json_pack("[s,I,i,f]", f->kind ? strobe_op_kind_name(f->kind) : "frame",
+                                          (json_int_t)f->number, (int)f->thread, excess[i]));
   }
   free(excess);
   if (rc) {
@@ -471,6 +472,20 @@ static int queue_excess(struct MHD_Connection *conn, const strobe_explain *e) {
     return strobe__queue_error(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, strobe_err_name(rc), strobe_strerror(rc));
   }
   return strobe__queue_value(conn, MHD_HTTP_OK, json_pack("{s:o}", "frames", rows));
+}
+
+/* The frame numbered `number` that began on capture thread `thread` (a decimal index; NULL: the first of that number
+ * on any thread, strobe_frames_find): marks are numbered per thread, passes per window. */
+static uint32_t frame_numbered(const strobe_frames *fx, uint64_t number, const char *thread) {
+  char *end = NULL;
+  unsigned long t = thread && *thread ? strtoul(thread, &end, 10) : 0;
+  if (!end || *end) return strobe_frames_find(fx, number, STROBE_FRAMES_NONE);
+  uint32_t n = strobe_frames_query_count(fx);
+  for (uint32_t i = 0; i < n; i++) {
+    const strobe_frame *f = strobe_frames_query_frame(fx, i);
+    if (f->number == number && f->thread == t) return i;
+  }
+  return STROBE_FRAMES_NONE;
 }
 
 static int api_explain(strobe_server *s, strobe__viewer *v, struct MHD_Connection *conn) {
@@ -491,7 +506,8 @@ static int api_explain(strobe_server *s, strobe__viewer *v, struct MHD_Connectio
     if (owned) strobe_explain_destroy(e);
     return ret;
   }
-  uint32_t i = strobe_frames_find(strobe_explain_query_frames(e), number, STROBE_FRAMES_NONE);
+  uint32_t i = frame_numbered(strobe_explain_query_frames(e), number,
+                              MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "thread"));
   char *json = NULL;
   size_t len = 0;
   rc = i == STROBE_FRAMES_NONE ? STROBE_ERANGE : strobe_explain_json(e, &i, 1, STROBE_EXPLAIN_JSON_CONTENT, &json, &len);
