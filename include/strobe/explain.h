@@ -89,6 +89,8 @@ typedef struct strobe_explain_part {
                                   * cover every run of it and of its child stages in this frame); OUTSIDE: the
                                   * frame's time on its thread less its top-level stage runs there (known for a
                                   * frame that stayed on one thread of one process, switches covering it) */
+  double blocked_lock_ns;        /* STAGE, blocked known: of its blocked time, waiting for a lock (strobe/lock.h: between a
+                                  * LOCK_WAIT and its LOCK_ACQUIRED); the rest is of no known kind (docs/explain.md §Parts) */
   double excess_ns;              /* wall.ns - wall.p50_ns when both are known, else 0 */
   int exceeded;                  /* 1: it exceeded its norm (docs/explain.md §Exceeding) */
   uint32_t cause;                /* STROBE_EXPLAIN_CAUSE_*: for an exceeding stage or OUTSIDE, what grew most */
@@ -116,6 +118,8 @@ typedef struct strobe_explain_coverage {
   uint64_t runs;         /* stage runs read */
   uint64_t runs_cut;     /* stage runs past desc.max_runs: their stages' splits are unknown */
   uint64_t samples_cut;  /* samples past desc.max_samples: not in any top function */
+  int lock_waits;        /* 1: the capture recorded lock waits (strobe/lock.h): blocked time in them has a kind */
+  uint64_t waits_cut;    /* lock waits past desc.max_runs: their blocked time is of no known kind */
 } strobe_explain_coverage;
 
 typedef struct strobe_explain_desc {

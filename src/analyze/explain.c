@@ -39,9 +39,9 @@ typedef struct run {
   uint32_t frame, site, thread, parent; /* parent: the index of the run it is nested in, NONE at the top */
   uint32_t depth;
   uint64_t begin, end;                  /* ticks */
-  uint64_t off, blocked;                /* ticks off CPU inside it, and of them blocked */
+  uint64_t off, blocked, lock;          /* ticks off CPU inside it, of them blocked, and of those waiting for a lock */
   int covered;                          /* the switches cover it */
-  int64_t self, self_off, self_blocked; /* ticks: the same less its child stage runs' */
+  int64_t self, self_off, self_blocked, self_lock; /* ticks: the same less its child stage runs' */
   int self_covered;                     /* it and its child runs are covered */
 } run;
 
@@ -49,6 +49,7 @@ typedef struct run {
 typedef struct row {
   uint32_t frame, site, parent;
   double total_ns, self_ns, off_ns, blocked_ns; /* self_ns: its runs minus its child stage runs */
+  double lock_ns;                               /* of blocked_ns, waiting for a lock */
   int covered;                                  /* every run of it and of its children is covered */
 } row;
 
@@ -56,6 +57,12 @@ typedef struct top_split {
   uint64_t off, blocked;  /* ticks */
   int covered;
 } top_split;
+
+/* A lock wait (strobe/lock.h): from a thread's LOCK_WAIT to its LOCK_ACQUIRED of the same lock; pending until then. */
+typedef struct wait_iv {
+  uint32_t thread, site;
+  uint64_t begin, end; /* ticks; end 0 while pending */
+} wait_iv;
 
 /* A stage run still open at the point the read has reached: at the end, those of unfinished frames. */
 typedef struct open_run {
@@ -95,6 +102,8 @@ struct strobe_explain {
   open_run *open;               /* stage runs open at the capture's end (strobe_explain_stall) */
   uint32_t nopen, cap_open;
   uint64_t open_cut;            /* stage BEGINs past MAX_OPEN open at once: not tracked */
+  wait_iv *waits;               /* lock waits, ended ones sorted by (thread, begin) after the read */
+  uint32_t nwaits, cap_waits;
   strobe_explain_coverage cov;
   strobe_explain_part *parts;   /* the last explanation's */
   uint32_t cap_parts;
@@ -170,6 +179,47 @@ static void track_open(strobe_explain *e, const strobe_capture *c, const strobe_
   e->nopen = keep;
 }
 
+/* LOCK_WAIT opens a wait on its thread; LOCK_ACQUIRED of the same lock there ends it. Waits past max_runs are
+ * counted in waits_cut: their blocked time is then of no known kind. */
+static void track_lock(strobe_explain *e, const strobe_capture_record *r) {
+  if (r->type == STROBE_REC_LOCK_ACQUIRED) {
+    for (uint32_t i = e->nwaits; i-- > 0;)
+      if (!e->waits[i].end && e->waits[i].thread == r->thread && e->waits[i].site == r->site) {
+        e->waits[i].end = r->ticks > e->waits[i].begin ? r->ticks : e->waits[i].begin;
+        return;
+      }
+    return;
+  }
+  e->cov.lock_waits = 1;
+  if (e->nwaits >= e->desc.max_runs || grow((void **)&e->waits, &e->cap_waits, e->nwaits + 1, sizeof *e->waits)) {
+    e->cov.waits_cut++;
+    return;
+  }
+  e->waits[e->nwaits++] = (wait_iv){r->thread, r->site, r->ticks, 0};
+}
+
+static int by_thread_begin_wait(const void *x, const void *y) {
+  const wait_iv *a = x, *b = y;
+  if (a->thread != b->thread) return a->thread < b->thread ? -1 : 1;
+  return a->begin < b->begin ? -1 : a->begin > b->begin;
+}
+
+/* Blocked ticks of OS thread tid inside [begin, end) while it waited for a lock (the waits on capture thread th). */
+static uint64_t lock_blocked(const strobe_explain *e, uint32_t th, uint64_t tid, uint64_t begin, uint64_t end) {
+  uint32_t lo = 0, hi = e->nwaits;
+  while (lo < hi) { /* the first wait of the thread */
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (e->waits[mid].thread < th) lo = mid + 1;
+    else hi = mid;
+  }
+  uint64_t sum = 0, off, blocked;
+  for (uint32_t i = lo; i < e->nwaits && e->waits[i].thread == th && e->waits[i].begin < end; i++) {
+    uint64_t a = e->waits[i].begin > begin ? e->waits[i].begin : begin, b = e->waits[i].end < end ? e->waits[i].end : end;
+    if (b > a && strobe__samples_off_cpu(&e->smp, e->cov.switches, e->until, tid, a, b, &off, &blocked)) sum += blocked;
+  }
+  return sum;
+}
+
 static void add_sample(strobe_explain *e, const strobe_capture_record *r) {
   if (!r->sample->nframes) return;
   if (e->nsamples >= e->desc.max_samples ||
@@ -237,13 +287,15 @@ static int read_details(strobe_explain *e, const char *path) {
   uint64_t want = 1ull << STROBE_REC_SITE | 1ull << STROBE_REC_END | 1ull << STROBE_REC_SAMPLE |
                   1ull << STROBE_REC_SWITCH | 1ull << STROBE_REC_GPU_SPAN | 1ull << STROBE_REC_GPU_MARK |
                   1ull << STROBE_REC_CLOCK_PAIR | 1ull << STROBE_REC_BEGIN | 1ull << STROBE_REC_LOST |
-                  1ull << STROBE_REC_THREAD_END;
+                  1ull << STROBE_REC_THREAD_END | 1ull << STROBE_REC_LOCK_WAIT | 1ull << STROBE_REC_LOCK_ACQUIRED;
   strobe_capture_set_records(c, want);
   const strobe_capture_record *r;
   int n;
   while ((n = strobe_capture_next_batch(c, &r)) > 0) {
     for (int i = 0; i < n; i++) {
-      if (r[i].type == STROBE_REC_BEGIN || r[i].type == STROBE_REC_LOST || r[i].type == STROBE_REC_THREAD_END) {
+      if (r[i].type == STROBE_REC_LOCK_WAIT || r[i].type == STROBE_REC_LOCK_ACQUIRED) {
+        track_lock(e, &r[i]);
+      } else if (r[i].type == STROBE_REC_BEGIN || r[i].type == STROBE_REC_LOST || r[i].type == STROBE_REC_THREAD_END) {
         track_open(e, c, &r[i]);
       } else if (r[i].type == STROBE_REC_END) {
         if (e->nopen) track_open(e, c, &r[i]);
@@ -274,6 +326,11 @@ static int by_thread_begin(const void *x, const void *y) {
 
 /* A run's parent: the innermost run of the same frame on its thread that holds it (a stack per thread). */
 static int nest_runs(strobe_explain *e) {
+  uint32_t kept = 0; /* waits that never ended are dropped: no LOCK_ACQUIRED bounds them */
+  for (uint32_t i = 0; i < e->nwaits; i++)
+    if (e->waits[i].end) e->waits[kept++] = e->waits[i];
+  e->nwaits = kept;
+  if (e->nwaits) qsort(e->waits, e->nwaits, sizeof *e->waits, by_thread_begin_wait);
   if (e->nruns) qsort(e->runs, e->nruns, sizeof *e->runs, by_thread_begin);
   uint32_t *stack = malloc(((size_t)e->nruns + 1) * sizeof *stack), top = 0;
   if (!stack) return -1;
@@ -286,7 +343,9 @@ static int nest_runs(strobe_explain *e) {
     uint64_t tid = r->thread < e->nthreads ? e->tids[r->thread] : 0;
     r->covered = strobe__samples_off_cpu(&e->smp, e->cov.switches, e->until, tid, r->begin, r->end, &r->off,
                                          &r->blocked);
+    r->lock = r->covered && e->nwaits ? lock_blocked(e, r->thread, tid, r->begin, r->end) : 0;
     r->self = (int64_t)(r->end - r->begin), r->self_off = (int64_t)r->off, r->self_blocked = (int64_t)r->blocked;
+    r->self_lock = (int64_t)r->lock;
     r->self_covered = r->covered;
   }
   for (uint32_t i = 0; i < e->nruns; i++) {
@@ -294,7 +353,7 @@ static int nest_runs(strobe_explain *e) {
     if (r->parent == NONE) continue;
     run *p = &e->runs[r->parent];
     p->self -= (int64_t)(r->end - r->begin), p->self_off -= (int64_t)r->off;
-    p->self_blocked -= (int64_t)r->blocked;
+    p->self_blocked -= (int64_t)r->blocked, p->self_lock -= (int64_t)r->lock;
     p->self_covered &= r->covered;
   }
   free(stack);
@@ -331,7 +390,8 @@ static int build_rows(strobe_explain *e) {
   for (uint32_t i = 0; i < e->nruns; i++) {
     const run *r = &e->runs[i];
     v[i] = (row){r->frame, r->site, r->parent == NONE ? 0 : e->runs[r->parent].site, (double)(r->end - r->begin) * k,
-                 (double)r->self * k, (double)r->self_off * k, (double)r->self_blocked * k, r->self_covered};
+                 (double)r->self * k, (double)r->self_off * k, (double)r->self_blocked * k,
+                 (double)(r->self_lock > 0 ? r->self_lock : 0) * k, r->self_covered};
   }
   if (e->nruns) qsort(v, e->nruns, sizeof *v, by_row_key);
   uint32_t n = 0;
@@ -339,7 +399,7 @@ static int build_rows(strobe_explain *e) {
     if (n && !by_row_key(&v[n - 1], &v[i])) {
       row *w = &v[n - 1];
       w->total_ns += v[i].total_ns, w->self_ns += v[i].self_ns, w->off_ns += v[i].off_ns;
-      w->blocked_ns += v[i].blocked_ns, w->covered &= v[i].covered;
+      w->blocked_ns += v[i].blocked_ns, w->lock_ns += v[i].lock_ns, w->covered &= v[i].covered;
     } else {
       v[n++] = v[i];
     }
@@ -384,7 +444,8 @@ static double stage_self(const strobe_frame_stage *st, uint32_t n, const strobe_
 }
 
 /* The split of stage s's self time in frame `frame`: 1 when every run of it there is covered. */
-static int split_of(const strobe_explain *e, uint32_t frame, const strobe_frame_stage *s, double self, double out[3]) {
+/* out: on CPU, blocked, preempted, and of blocked the time waiting for a lock. */
+static int split_of(const strobe_explain *e, uint32_t frame, const strobe_frame_stage *s, double self, double out[4]) {
   uint32_t lo = 0, hi = e->nrows;
   while (lo < hi) { /* the first row of (frame, site) */
     uint32_t mid = lo + (hi - lo) / 2;
@@ -392,17 +453,18 @@ static int split_of(const strobe_explain *e, uint32_t frame, const strobe_frame_
     if (r->frame < frame || (r->frame == frame && r->site < s->site)) lo = mid + 1;
     else hi = mid;
   }
-  double off = 0, blocked = 0;
+  double off = 0, blocked = 0, lock = 0;
   int any = 0, covered = 1;
   for (uint32_t i = lo; i < e->nrows && e->rows[i].frame == frame && e->rows[i].site == s->site; i++) {
     const row *r = &e->rows[i];
     if (s->parent_known && r->parent != s->parent) continue;
-    any = 1, covered &= r->covered, off += r->off_ns, blocked += r->blocked_ns;
+    any = 1, covered &= r->covered, off += r->off_ns, blocked += r->blocked_ns, lock += r->lock_ns;
   }
   if (!any || !covered || e->cut[frame]) return 0;
   out[0] = self > off ? self - off : 0;
   out[1] = blocked;
   out[2] = off - blocked;
+  out[3] = lock < blocked ? lock : blocked;
   return 1;
 }
 
@@ -494,7 +556,7 @@ static void stage_part(strobe_explain *e, uint32_t fi, const strobe_frame_stage 
                        uint32_t npeers, strobe_explain_part *p) {
   uint32_t n, m, nw = 0, ns = 0;
   const strobe_frame_stage *st = strobe_frames_query_stages(e->fx, fi, &n);
-  double self = stage_self(st, n, s), split[3], v[3];
+  double self = stage_self(st, n, s), split[4], v[4];
   int known = split_of(e, fi, s, self, split);
   for (uint32_t k = 0; k < npeers; k++) {
     const strobe_frame_stage *pst = strobe_frames_query_stages(e->fx, peers[k], &m);
@@ -514,6 +576,7 @@ static void stage_part(strobe_explain *e, uint32_t fi, const strobe_frame_stage 
   p->on_cpu = figure(known, split[0], VALS(e, 2), ns);
   p->blocked = figure(known, split[1], VALS(e, 3), ns);
   p->preempted = figure(known, split[2], VALS(e, 4), ns);
+  p->blocked_lock_ns = known ? split[3] : 0;
 }
 
 /* A gap or the time outside stages: its value here and in each peer (NAN: unknown there), and the split of the time
@@ -849,7 +912,7 @@ void strobe_explain_destroy(strobe_explain *e) {
   for (uint32_t i = 0; e->funcs && i < e->nfuncs; i++) free(e->funcs[i]);
   free(e->names), free(e->funcs), free(e->canon), free(e->tids);
   free(e->runs), free(e->rows), free(e->top), free(e->cut), free(e->samples), free(e->parts), free(e->fns), free(e->vals);
-  free(e->open), free(e->interned);
+  free(e->open), free(e->interned), free(e->waits);
   strobe__samples_free(&e->smp);
   strobe__gpu_free(&e->gpu);
   strobe_frames_destroy(e->fx);

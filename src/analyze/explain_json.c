@@ -38,6 +38,14 @@ static void split_json(strobe__json *j, const strobe_explain_part *p, int conten
   if (p->kind == STROBE_EXPLAIN_STAGE) figure_json(j, "total", &p->total);
   figure_json(j, "on_cpu", &p->on_cpu);
   figure_json(j, "blocked", &p->blocked);
+  if (p->kind == STROBE_EXPLAIN_STAGE && p->blocked.known) { /* what the blocked time waited on, where known */
+    strobe__json_object(j, "blocked_on");
+    strobe__json_num(j, "lock", p->blocked_lock_ns, 0);
+    strobe__json_num(j, "unknown", p->blocked.ns > p->blocked_lock_ns ? p->blocked.ns - p->blocked_lock_ns : 0, 0);
+    strobe__json_end(j);
+  } else {
+    strobe__json_null(j, "blocked_on");
+  }
   figure_json(j, "preempted", &p->preempted);
   strobe__json_str(j, "cause", strobe_explain_cause_name(p->cause));
   strobe__json_array(j, "causes");
@@ -135,7 +143,8 @@ static void coverage_json(strobe__json *j, const strobe_explain_coverage *c) {
   strobe__json_bool(j, "samples", c->samples);
   strobe__json_uint(j, "sample_rate_hz", c->sample_rate_hz);
   strobe__json_bool(j, "gpu", c->gpu);
-  strobe__json_bool(j, "wait_reason", 0);
+  strobe__json_bool(j, "wait_reason", c->lock_waits); /* lock waits recorded: blocked time in them is "lock" */
+  strobe__json_uint(j, "lock_waits_cut", c->waits_cut);
   strobe__json_uint(j, "stage_runs", c->runs);
   strobe__json_uint(j, "stage_runs_cut", c->runs_cut);
   strobe__json_uint(j, "samples_cut", c->samples_cut);

@@ -6,7 +6,7 @@
 // `strobe explain --json` does, and its link selects layout's span, whose
 // tooltip splits its self time (about 100 ms blocked); pass 30's
 // names paint on CPU with spin_paint on top (the viewer is local: function
-// names are shown); a usual pass says every part as usual. The frame list
+// names are shown); a pass strobe explain finds as usual says so. The frame list
 // sorted by excess over the norm puts first the frame `strobe explain
 // --slowest` names, its excess (wall less p50) as the CLI gives it.
 //
@@ -54,8 +54,8 @@ await finish(async () => {
   try {
     const { page, errors } = await openViewer(browser, view.url);
     const blocked = await explanationOf(page, 20);
-    check(blocked.parts.length === 1, `pass 20: one part exceeded its norm (${JSON.stringify(blocked.parts)})`);
-    const p = blocked.parts[0] || { cls: '', text: '' };
+    // (On a loaded machine a short stage may also exceed: the slow one is looked up by name.)
+    const p = blocked.parts.find((x) => x.link === 'layout') || { cls: '', text: '', over: [] };
     check(p.link === 'layout' && p.link === cliWorst.name, `pass 20's exceeding part is layout, as strobe explain says (${p.link}, ${cliWorst.name})`);
     check(p.cls.includes('ex-blocked') && p.text.includes('grew most: blocked') && p.over.includes('ex-blocked') &&
       !p.over.includes('ex-cpu'), `layout's extra time is coloured and named blocked (${p.cls}: ${p.text})`);
@@ -69,14 +69,20 @@ await finish(async () => {
       `layout's self time split in its tooltip: ${self}`);
     await page.evaluate(() => __strobe.clearSpan());
     const spun = await explanationOf(page, 30);
-    const q = spun.parts[0] || { cls: '', text: '' };
+    const q = spun.parts.find((x) => x.link === 'paint') || { cls: '', text: '', over: [] };
     // On a loaded machine the spin is also preempted for longer than it ran (docs/explain.md §Exceeding): on CPU is
     // over its norm whichever grew more, blocked never.
-    check(spun.parts.length === 1 && q.link === 'paint' && q.over.includes('ex-cpu') && !q.over.includes('ex-blocked'),
+    check(q.link === 'paint' && q.over.includes('ex-cpu') && !q.over.includes('ex-blocked'),
       `pass 30: paint, over its norm on CPU (${JSON.stringify(spun.parts)})`);
     check(q.text.includes('spin_paint'), `pass 30: spin_paint on top of paint's CPU time (${q.text})`);
-    const usual = await explanationOf(page, 10);
-    check(usual.parts.length === 0 && /every part as usual/i.test(usual.text), `pass 10: every part as usual (${usual.text})`);
+    // A pass strobe explain finds as usual (which one depends on the machine's load) says so in one line.
+    const asUsual = [...Array(40).keys()].map((k) => k + 1).find((n) => {
+      const f = JSON.parse(run(strobe, ['explain', '--json', '--frame', String(n), cap])).frames[0];
+      return f.exceeded === 0 && f.parts.every((q) => q.time.ns !== null);
+    });
+    check(asUsual !== undefined, 'strobe explain finds a pass with every part as usual');
+    const usual = await explanationOf(page, asUsual);
+    check(usual.parts.length === 0 && /every part as usual/i.test(usual.text), `pass ${asUsual}: every part as usual (${usual.text})`);
     // The list sorted by excess over the norm: the library's figure, the largest first.
     await page.click('.list-note [data-key="excess"]');
     await page.waitForFunction(() => document.querySelector('.list-note').textContent.includes('sorted by excess'), null, { timeout: 60000 });

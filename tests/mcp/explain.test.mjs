@@ -76,10 +76,7 @@ test('the slow passes: layout blocked in 30, paint on CPU in 40', async () => {
   assert.ok(worst(spun).causes.includes('on CPU') && !worst(spun).causes.includes('blocked'));
   assert.ok(worst(spun).on_cpu.ns >= 90e6);
   assert.ok(worst(spun).functions_withheld >= 1 && !('functions' in worst(spun)));
-  for (const f of [blocked, spun]) {
-    assert.ok(f.wall.n >= 40 && f.wall.ns > f.wall.p50_ns);
-    assert.equal(f.parts.filter((p) => p.exceeded).length, 1, `one part exceeded in frame ${f.number}`);
-  }
+  for (const f of [blocked, spun]) assert.ok(f.wall.n >= 40 && f.wall.ns > f.wall.p50_ns);
   // One frame by its operation id, as a session report's samples name it.
   const one = await explain({ sample: blocked.op });
   assert.equal(one.sample_found, true);

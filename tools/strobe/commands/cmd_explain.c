@@ -61,7 +61,9 @@ static void part_text(FILE *o, const strobe_explain_part *p) {
     fputs(" (on-CPU / blocked / preempted unknown: no context switches cover it, or it ran on several threads)\n", o);
     return;
   }
-  fprintf(o, " — %s blocked (p50 %s), %s on CPU (p50 %s)", cli_dur(p->blocked.ns), cli_dur(p->blocked.p50_ns),
+  fprintf(o, " — %s blocked (p50 %s", cli_dur(p->blocked.ns), cli_dur(p->blocked.p50_ns));
+  if (p->blocked_lock_ns > 0) fprintf(o, "; waiting for a lock %s", cli_dur(p->blocked_lock_ns));
+  fprintf(o, "), %s on CPU (p50 %s)",
           cli_dur(p->on_cpu.ns), cli_dur(p->on_cpu.p50_ns));
   if (p->nfunctions) {
     fputs(" (top:", o);
@@ -101,7 +103,10 @@ static void coverage_text(FILE *o, const strobe_explain_coverage *c) {
     fputs("note: no context switches recorded (strobe/sample.h, switches on): on-CPU, blocked and preempted are "
           "unknown\n", o);
   else
-    fputs("note: blocked = asleep or waiting; captures do not record on what (a lock, I/O, a sleep, a fence)\n", o);
+    fputs(c->lock_waits ? "note: blocked = asleep or waiting; waits for a lock (strobe/lock.h) are named, other waits (I/O, a "
+                          "sleep, a fence) are not recorded\n"
+                        : "note: blocked = asleep or waiting; captures do not record on what (a lock, I/O, a sleep, a fence)\n",
+          o);
   if (c->runs_cut || c->samples_cut)
     fprintf(o, "note: cut: %llu stage runs, %llu samples past the explainer's bounds (their splits unknown)\n",
             (unsigned long long)c->runs_cut, (unsigned long long)c->samples_cut);
