@@ -84,6 +84,22 @@ test('the slow passes: layout blocked in 30, paint on CPU in 40', async () => {
   assert.equal(one.frames[0].number, 30);
 });
 
+test('a session report\'s unfinished entry and the explanation name the same operation', async () => {
+  const sc = await untilStalled();
+  const started = await client.callTool({ name: 'strobe_profile_start', arguments: {} });
+  const id = started.structuredContent.id;
+  const report = (await client.callTool({ name: 'strobe_profile_read', arguments: { id } })).structuredContent;
+  await client.callTool({ name: 'strobe_profile_end', arguments: { id } });
+  const stuck = report.unfinished.find((u) => u.prospective_frame_id === 50);
+  assert.ok(stuck, `the session lists pass 50 as unfinished: ${JSON.stringify(report.unfinished)}`);
+  assert.equal(stuck.phase, 'layout');
+  assert.equal(sc.unfinished.find((f) => f.number === 50).op, stuck.id);
+  const one = await explain({ sample: stuck.id }); // the unfinished operation by its id: explained as far as it got
+  assert.equal(one.sample_found, true);
+  assert.equal(one.frames[0].number, 50);
+  assert.equal(one.frames[0].state, 'unfinished');
+});
+
 test('bad arguments are invalid_arguments', async () => {
   const r = await client.callTool({ name: 'strobe_profile_explain', arguments: { slowest: 9 } });
   assert.equal(r.isError, true);
