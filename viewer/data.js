@@ -12,7 +12,6 @@
 
 import * as api from './api.js';
 import * as fmt from './fmt.js';
-import { samplerThreads, offIn } from './offcpu.js';
 
 // The frames table's flags (what an operation entry says of itself; 0 for
 // marks and scopes): src/viewer/viewer_model.c's FF_* enum, name for name
@@ -617,9 +616,43 @@ export class Model {
   }
 }
 
-// What a span's tooltip says, as data: {title, cat, where, rows: [[label, value]]}.
-// Rendered by the flame chart into reused DOM (fast, pointer-rate) and by
-// the detail panel as HTML (spanTooltip).
+// The meta.sampler.threads entry of each capture thread index (cached on the model).
+export function samplerThreads(model) {
+  const s = model && model.meta.sampler;
+  if (!s) return null;
+  if (!model._samplerByThread) {
+    model._samplerByThread = new Map();
+    for (const th of s.threads) if (th.thread >= 0) model._samplerByThread.set(th.thread, th);
+  }
+  return model._samplerByThread;
+}
+
+// Off-CPU time of thread record `th` inside [t0, t1): {off, blocked}, or null when its switches do not cover all of
+// it (meta.sampler.threads[].cover, the library's rule: unknown, never zero).
+export function offIn(th, t0, t1) {
+  if (!th || !th.cover || t0 < th.cover[0] || t1 > th.cover[1]) return null;
+  const off = th.off;
+  let sum = 0, blocked = 0;
+  for (let k = firstAtOrAfter(off, t0, 3, 1); k * 3 + 2 < off.length && off[k * 3] < t1; k++) {
+    const d = Math.min(off[k * 3 + 1], t1) - Math.max(off[k * 3], t0);
+    if (d <= 0) continue;
+    sum += d;
+    if (!off[k * 3 + 2]) blocked += d;
+  }
+  return { off: sum, blocked };
+}
+
+// The first of the a.length / stride records whose `field` is at least t (binary search).
+export function firstAtOrAfter(a, t, stride, field) {
+  let lo = 0, hi = Math.floor(a.length / stride);
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (a[mid * stride + field] < t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 // Span i's self time split into on CPU / blocked / preempted from the thread's context switches (docs/viewer.md
 // §Samples): its interval's off-CPU time less its children's; '' when the switches do not cover it all.
 function selfSplit(m, i) {
@@ -640,6 +673,9 @@ function selfSplit(m, i) {
   return ` · on CPU ${fmt.dur(cpu)} · blocked ${fmt.dur(blocked)} · preempted ${fmt.dur(off - blocked)}`;
 }
 
+// What a span's tooltip says, as data: {title, cat, where, rows: [[label, value]]}.
+// Rendered by the flame chart into reused DOM (fast, pointer-rate) and by
+// the detail panel as HTML (spanTooltip).
 export function spanInfo(m, i) {
   const s = m.siteOf(i) || { name: '?', file: '', line: 0, function: '', category: '' };
   const parent = m.parent(i);

@@ -184,8 +184,8 @@ STROBE_API int strobe_explain_stall(const strobe_explain *e, uint32_t frame, str
 #define STROBE_EXPLAIN_JSON_UNFINISHED 2u /* "unfinished": every unfinished frame's stall (at most 64, the rest counted
                                            * in "unfinished_cut"), after "frames" */
 /* The JSON of docs/explain.md §JSON for frames[0..n) (indices of the model): {"coverage", "frames"[, "unfinished",
- * "unfinished_cut"]}. Without STROBE_EXPLAIN_JSON_CONTENT it holds static labels and numbers only (stage names that
- * are not labels by strobe_label_valid's rule are written null). On success *json is NUL-terminated, *len bytes,
+ * "unfinished_cut"]}. Without STROBE_EXPLAIN_JSON_CONTENT it holds static labels and numbers only (stage names
+ * named at run time, STROBE_SITE_INTERNED, and thread names are written null; function names are withheld). On success *json is NUL-terminated, *len bytes,
  * and the caller frees it with free(). Returns 0; STROBE_EINVAL (NULL e, json or len; frames NULL with n > 0;
  * unknown flags), STROBE_ERANGE (an index past the model's frames), STROBE_ENOMEM; *json is NULL on error. Calls
  * strobe_explain_frame: earlier results of it on e are invalidated. */

@@ -24,7 +24,6 @@
 #include "analyze/gpu_frames.h"
 #include "analyze/percentile.h"
 #include "analyze/samples.h"
-#include "strobe/session.h"
 
 /* >>state */
 #define NONE STROBE_FRAMES_NONE

@@ -7,21 +7,20 @@
  * Owns: the keys and the null-for-unknown rule of that JSON, and which of
  * its strings are content. Must never: decide anything about a frame (the
  * explainer does: explain.c), write an unknown figure as zero, or write a
- * run-time name (a sampled function, a stage or thread name that is not a
- * label) without STROBE_EXPLAIN_JSON_CONTENT.
+ * run-time name (a sampled function, an interned stage name, a thread's
+ * name) without STROBE_EXPLAIN_JSON_CONTENT.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "format/json_writer.h"
 #include "strobe/explain.h"
-#include "strobe/session.h"
 
 #define MAX_UNFINISHED 64u /* strobe/explain.h: stalls listed; the rest counted */
 
-/* A name as content-free output may carry it: a static label (strobe_label_valid, not interned), else null. */
+/* A name as content-free output may carry it: a site's static name, not a run-time (interned) one; else null. */
 static void name_json(strobe__json *j, const char *key, const char *name, int content, int is_content) {
-  strobe__json_str(j, key, content || (!is_content && strobe_label_valid(name)) ? name : NULL);
+  strobe__json_str(j, key, content || !is_content ? name : NULL);
 }
 
 static void figure_json(strobe__json *j, const char *key, const strobe_explain_figure *g) {
@@ -88,7 +87,7 @@ static void frame_id_json(strobe__json *j, const strobe_frames *fx, const strobe
   if (f->id) strobe__json_uint(j, "op", f->id); /* the operation id: a session sample's id */
   else strobe__json_null(j, "op");
   if (f->kind) strobe__json_str(j, "series", s ? s->name : f->window); /* a window id (docs/sessions.md) */
-  else name_json(j, "series", s ? s->name : "", content, 0);             /* a thread's name */
+  else name_json(j, "series", s ? s->name : "", content, 1);             /* a thread's name: set at run time */
   const char *proc = strobe_frames_query_process_count(fx) < 2 ? "" : strobe_frames_query_process(fx, f->process);
   strobe__json_str(j, "process", proc ? proc : "");
   strobe__json_str(j, "state", strobe_frames_state_name(f->state));
