@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -209,14 +208,12 @@ static void field_u8(strobe__buf *b, uint16_t tag, uint8_t v) {
 }
 
 static void write_header(strobe__writer *w) {
-  struct utsname u;
   strobe__header_facts own;
   const strobe__header_facts *x = w->desc.facts;
   if (!x) {
-    if (uname(&u) != 0) strcpy(u.machine, "unknown");
     strobe_desc d = strobe_query_desc();
-    own = (strobe__header_facts){*strobe__clock(), w->start_ticks ? w->start_ticks : strobe__now(), u.machine,
-                                 STROBE__ASSERTIONS, (uint64_t)getpid(), d.ring_events, d.overflow, d.ring_events_max,
+    own = (strobe__header_facts){*strobe__clock(), w->start_ticks ? w->start_ticks : strobe__now(), strobe__host_machine(),
+                                 STROBE__ASSERTIONS, (uint64_t)strobe__host_pid(), d.ring_events, d.overflow, d.ring_events_max,
                                  strobe__unix_ns_at_mono(strobe__clock()->epoch_mono_ns), NULL};
     x = &own;
   }
