@@ -17,7 +17,7 @@ set -euo pipefail
 prefix=${1:-/opt/strobe-mingw64}
 cc=x86_64-w64-mingw32-gcc
 ar=x86_64-w64-mingw32-ar
-if [ -f "$prefix/lib/libzstd.a" ] && [ -f "$prefix/lib/pkgconfig/libzstd.pc" ]; then
+if [ -f "$prefix/lib/libzstd.a" ] && [ -f "$prefix/lib/pkgconfig/libzstd.pc" ] && [ -f "$prefix/share/licenses/zstd/LICENSE" ]; then
   exit 0
 fi
 command -v "$cc" > /dev/null || { echo "$0: $cc not found: install gcc-mingw-w64-x86-64" >&2; exit 1; }
@@ -62,6 +62,9 @@ done
 rm -f "$prefix/lib/libzstd.a"
 "$ar" rcs "$prefix/lib/libzstd.a" "$work"/obj/*.o
 cp "$lib/zstd.h" "$lib/zstd_errors.h" "$lib/zdict.h" "$prefix/include/"
+# Its licence travels with it: make dist-windows ships libzstd.a beside libstrobe.a.
+mkdir -p "$prefix/share/licenses/zstd"
+cp "$lib/../LICENSE" "$prefix/share/licenses/zstd/LICENSE"
 version=$(sed -n 's/^#define ZSTD_VERSION_\(MAJOR\|MINOR\|RELEASE\) *\([0-9]*\).*/\2/p' "$lib/zstd.h" | paste -sd.)
 cat > "$prefix/lib/pkgconfig/libzstd.pc" << EOF
 prefix=$prefix

@@ -15,9 +15,22 @@
 #ifndef STROBE_PLATFORM_COMPAT_WINDOWS_H
 #define STROBE_PLATFORM_COMPAT_WINDOWS_H
 
+/* C99's printf and scanf (%zu, %lld, %Lf, %a) instead of msvcrt's, before
+ * any header reads it. */
+#define __USE_MINGW_ANSI_STDIO 1
+
 #include <fcntl.h>
+#include <sys/stat.h>
+
+/* The format checks of functions that print with it: GCC's "printf" is
+ * msvcrt's on this target, gnu_printf the C99 one just chosen. */
+#define STROBE__PRINTF gnu_printf
 
 #define O_CLOEXEC (_O_NOINHERIT | _O_BINARY)
+
+/* The C runtime's stat never reports a socket (Windows keeps none in its
+ * file system as POSIX does), so no mode is one. */
+#define S_ISSOCK(m) 0
 
 /* ELF's hidden visibility has no PE equivalent: a DLL exports what it is
  * told to (here, by mingw's ld, every global symbol), so it is left out. */
