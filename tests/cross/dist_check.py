@@ -3,7 +3,8 @@
 the Windows cross pass, tests/cross/CMakeLists.txt): scripts/dist-windows.sh
 makes the zip from this build, the zip is unpacked into a fresh directory,
 and the unpacked strobe.exe, run under wine from there (no build directory
-on its path), prints the version include/strobe/strobe.h states. Must never
+on its path), prints the version include/strobe/strobe.h states, and says
+the commands Windows has no port of are not available. Must never
 accept a zip that lacks a part docs/platforms.md §Windows lists.
 
 Exit 0 when it does, 1 saying what is wrong.
@@ -46,7 +47,15 @@ def main():
         if r.returncode != 0 or not said.startswith(f"strobe {version} "):
             sys.exit(f"dist_check: the unpacked strobe.exe --version exited {r.returncode} saying {said!r} "
                      f"(want 'strobe {version} ...'): {r.stderr}")
-        print(f"dist_check: {os.path.basename(out)}, {len(names)} entries; unpacked strobe.exe says {said!r}")
+        # The commands Windows has no port of say so and fail (tools/strobe/commands/cmd_absent.c).
+        for cmd in ("view", "record", "mcp", "clock-offset"):
+            r = subprocess.run([*shlex.split(a.emulator), exe, cmd, "x.strobe"], capture_output=True, text=True,
+                               cwd=tmp)
+            if r.returncode != 2 or "not available on Windows" not in r.stderr:
+                sys.exit(f"dist_check: strobe.exe {cmd} exited {r.returncode} saying {r.stderr.strip()!r} "
+                         "(want exit 2, 'not available on Windows')")
+        print(f"dist_check: {os.path.basename(out)}, {len(names)} entries; unpacked strobe.exe says {said!r}; "
+              "view, record, mcp and clock-offset say they are not available")
     return 0
 
 
