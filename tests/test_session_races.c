@@ -165,12 +165,15 @@ typedef struct stalled {
 } stalled;
 
 static strobe_site g_stall_stage = STROBE_STAGE_SITE("stalled_stage", NULL);
+static strobe_site g_inner_stage = STROBE_STAGE_SITE("inner_stage", "stalled_stage");
 
 static void *stall_in_idle_pass(void *arg) {
   stalled *st = arg;
   su_op(st->c, st->w, STROBE_OP_REBUILD, 1); /* a thread's first operation gives it its context, under the lock */
   strobe_op op = strobe_op_begin(st->c, st->w, STROBE_OP_PASS, NULL);
   strobe_stage s = strobe_stage_begin(&g_stall_stage);
+  strobe_stage inner = strobe_stage_begin(&g_inner_stage); /* ended before the session: the phase is the outer one again */
+  (void)strobe_stage_end(&inner);
   __atomic_store_n(&st->in_stage, 1, __ATOMIC_RELEASE);
   wait_flag(&st->release);
   (void)strobe_stage_end(&s);

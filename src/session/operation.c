@@ -1332,15 +1332,37 @@ static __attribute__((noinline)) strobe_stage stage_begin(strobe_site *site) {
   return h;
 }
 
-strobe_stage strobe__stage_begin(strobe_site *site) {
-  if (STROBE__LIKELY(nothing_listens()) && !tls_ctx.nops) return (strobe_stage){0, 0, IDLE_STAGE, NULL};
-  return stage_begin(site);
+/* The usual stage of an idle operation: the thread's current operation is
+ * idle, the stage's site registered, nothing recording scopes, room on the
+ * stack. Its frame and phase only (idle_stage_begin), inline. */
+static inline __attribute__((always_inline)) strobe_stage stage_begin_fast(strobe_site *site) {
+  op_context *x = tls_ctx_p;
+  if (!x->nops) {
+    if (STROBE__LIKELY(nothing_listens())) return (strobe_stage){0, 0, IDLE_STAGE, NULL};
+    return stage_begin(site);
+  }
+  strobe_op op = x->ops[x->nops - 1];
+  uint32_t id;
+  if (!is_idle(op) || x->overflow || x->nstages == MAX_STAGE_NEST || !site || site->kind != STROBE_SITE_STAGE ||
+      !(id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE)) || strobe__is_active())
+    return stage_begin(site);
+  uint64_t now = strobe__now();
+  idle_rec *r = &x->idle[op.id & 7u];
+  if (++x->next_token == 0) x->next_token = 1;
+  stage_frame *f = &x->stages[x->nstages++];
+  f->op = op;
+  f->site = site;
+  f->token = x->next_token;
+  f->site_id = id;
+  f->parent_id = f->parent_token = f->not_in_declared = f->child_aggs = 0;
+  f->t0 = now;
+  __atomic_store_n(&r->phase, strobe__phase_pack(now - r->start, id), __ATOMIC_RELAXED);
+  return (strobe_stage){0, x->next_token, 1, &tls_ctx_p};
 }
 
-strobe_stage strobe_stage_begin(strobe_site *site) {
-  if (STROBE__LIKELY(nothing_listens()) && !tls_ctx.nops) return (strobe_stage){0, 0, IDLE_STAGE, NULL};
-  return stage_begin(site);
-}
+strobe_stage strobe__stage_begin(strobe_site *site) { return stage_begin_fast(site); }
+
+strobe_stage strobe_stage_begin(strobe_site *site) { return stage_begin_fast(site); }
 
 /* Adds one run of frame f to the operation's stage table; returns its entry, or -1 when the table is full. */
 static int aggregate(strobe__live_op *l, const stage_frame *f, uint64_t d) {
@@ -1417,6 +1439,21 @@ int strobe_stage_end(strobe_stage *h) {
   }
   if (!h->state) return STROBE_ESTATE;
   if (h->owner != (const void *)&tls_ctx_p) return STROBE_EINVAL;
+  op_context *x = tls_ctx_p;
+  uint32_t n = x->nstages;
+  /* The innermost stage of the idle operation on top (none above it, so no
+   * operation dispatched in its phase and no stage begun inside it): its
+   * frame goes, and the phase is the one around it. */
+  if (n && !h->guard && x->stages[n - 1].token == h->token && x->nops && !x->overflow &&
+      is_idle(x->ops[x->nops - 1]) && x->stages[n - 1].op.id == x->ops[x->nops - 1].id) {
+    strobe_op op = x->ops[x->nops - 1];
+    idle_rec *r = &x->idle[op.id & 7u];
+    const stage_frame *outer = n > 1 && x->stages[n - 2].op.id == op.id ? &x->stages[n - 2] : NULL;
+    x->nstages = n - 1;
+    *h = (strobe_stage){0, 0, 0, NULL};
+    __atomic_store_n(&r->phase, outer ? strobe__phase_pack(outer->t0 - r->start, outer->site_id) : 0, __ATOMIC_RELAXED);
+    return 0;
+  }
   end_stage(h);
   return 0;
 }
