@@ -21,11 +21,7 @@
  *   explicit_scope_ns, explicit_scope_cost_ratio  the header's figure per
  *                          scope written with STROBE_BEGIN/STROBE_END, and
  *                          its ratio to the block scope's (callgrind's is
- *                          explicit_scope_instructions_ratio);
- *   value_bytes_on_disk, scope_bytes_on_disk, value_bytes_ratio  what a
- *                          capture of 1 M small integer values (0..127)
- *                          in one scope, and of 1 M scopes, takes per
- *                          value and per scope (budget <= 4 bytes a value).
+ *                          explicit_scope_instructions_ratio).
  *
  * Usage: bench_cost [scopes]   (default 5,000,000)
  * Budgets are printed, never asserted: the exit status is 0 whatever is measured.
@@ -71,33 +67,6 @@ __attribute__((noinline)) static void unit(uint32_t k) {
   }
   STROBE_COUNTER_ADD("cost_counter", 1);
   STROBE_GAUGE_SET("cost_gauge", k);
-}
-
-/* Bytes on disk per event of kind `what` (0: a scope, 1: a value inside one open scope): a capture of
- * SIZE_N of them, small integers as a counter or an index gives, less an empty capture's bytes. */
-#define SIZE_N 1000000u
-static double bytes_per(int what) {
-  double bytes[2] = {0, 0};
-  for (int full = 0; full < 2; full++) {
-    char path[64];
-    strobe_recorder *rec;
-    if (fx_temp_file(path, sizeof path, "bench-cost-size") ||
-        strobe_record_start(&(strobe_record_desc){.path = path}, &rec))
-      return 0;
-    if (full && what) {
-      STROBE_SCOPE("size_around");
-      for (uint32_t i = 0; i < SIZE_N; i++) STROBE_VALUE("size_value", i & 127u);
-    } else if (full) {
-      for (uint32_t i = 0; i < SIZE_N; i++) {
-        STROBE_SCOPE("size_scope");
-      }
-    }
-    (void)strobe_record_stop(rec);
-    struct stat st;
-    bytes[full] = stat(path, &st) == 0 ? (double)st.st_size : 0;
-    unlink(path);
-  }
-  return (bytes[1] - bytes[0]) / SIZE_N;
 }
 
 int main(int argc, char **argv) {
@@ -176,11 +145,5 @@ int main(int argc, char **argv) {
   printf("BENCH capture_bytes_per_event %.3f bytes\n", file_bytes / (events + 1000.0 * UNIT_EVENTS));
   printf("BENCH cost_events_drained %llu events\n", (unsigned long long)d.events);
   printf("BENCH cost_events_lost %llu events\n", (unsigned long long)strobe_query_event_stats().events_lost);
-  /* A value's bytes on disk (budget <= 4 where it is small), beside a scope's of the same run. */
-  double value_bytes = bytes_per(1), scope_bytes = bytes_per(0);
-  printf("BENCH value_bytes_on_disk %.3f bytes\n", value_bytes);
-  printf("BENCH scope_bytes_on_disk %.3f bytes\n", scope_bytes);
-  printf("BENCH value_bytes_ratio %.3f ratio\n", scope_bytes > 0 ? value_bytes / scope_bytes : 0);
-  printf("BUDGET value_bytes_on_disk %.3f <= 4 %s\n", value_bytes, value_bytes <= 4 ? "ok" : "OVER");
   return 0;
 }
