@@ -59,6 +59,8 @@ typedef struct idle_rec {
   uint32_t window;              /* atomic: its window's handle, checked again by whoever reads it */
   uint32_t kind;                /* atomic: strobe_op_kind */
   strobe_collector *collector;  /* atomic: compared, never followed, by a reader of another collector */
+  uint64_t uid;                 /* atomic: the collector's uid, so a later collector at a released one's address
+                                 * never reads a record left open under the old one */
   uint64_t seq, frame_id, start; /* atomic: its operation id, frame id (passes), start (ticks) */
   uint64_t phase;               /* atomic: strobe__phase_pack of its innermost open stage; 0 = none */
   uint8_t app_frame;            /* owner only: frame_id was the application's */
@@ -270,6 +272,7 @@ static inline __attribute__((always_inline)) int idle_begin(strobe_collector *c,
   __atomic_store_n(&r->window, w.id, __ATOMIC_RELAXED);
   __atomic_store_n(&r->kind, (uint32_t)kind, __ATOMIC_RELAXED);
   __atomic_store_n(&r->collector, c, __ATOMIC_RELAXED);
+  __atomic_store_n(&r->uid, c->uid, __ATOMIC_RELAXED);
   __atomic_store_n(&r->seq, __atomic_fetch_add(&c->next_seq, 1, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
   __atomic_store_n(&r->frame_id, frame_id, __ATOMIC_RELAXED);
   __atomic_store_n(&r->start, strobe__now(), __ATOMIC_RELAXED);
@@ -303,7 +306,7 @@ typedef struct idle_view {
 static int idle_read(const idle_rec *r, const strobe_collector *c, idle_view *v) {
   uint32_t v1 = __atomic_load_n(&r->ver, __ATOMIC_ACQUIRE);
   if ((v1 & 3u) != IDLE_LIVE) return 0;
-  int mine = __atomic_load_n(&r->collector, __ATOMIC_RELAXED) == c;
+  int mine = __atomic_load_n(&r->collector, __ATOMIC_RELAXED) == c && __atomic_load_n(&r->uid, __ATOMIC_RELAXED) == c->uid;
   v->window = __atomic_load_n(&r->window, __ATOMIC_RELAXED);
   v->kind = __atomic_load_n(&r->kind, __ATOMIC_RELAXED);
   v->seq = __atomic_load_n(&r->seq, __ATOMIC_RELAXED);
