@@ -17,7 +17,11 @@
  *                          mixed workload: budget <= 2.5 x the floor scope;
  *   producer_ns_per_event  the workload thread's CPU time per event, and
  *   event_cost_ns          what the capture header says it costs (the
- *                          setup calibration), to compare with it.
+ *                          setup calibration), to compare with it;
+ *   explicit_scope_ns, explicit_scope_cost_ratio  the header's figure per
+ *                          scope written with STROBE_BEGIN/STROBE_END, and
+ *                          its ratio to the block scope's (callgrind's is
+ *                          explicit_scope_instructions_ratio).
  *
  * Usage: bench_cost [scopes]   (default 5,000,000)
  * Budgets are printed, never asserted: the exit status is 0 whatever is measured.
@@ -105,10 +109,12 @@ int main(int argc, char **argv) {
 
   rc = strobe_record_stop(rec);
   if (rc) fprintf(stderr, "bench_cost: strobe_record_stop: %s\n", strobe_strerror(rc));
-  double header_event_ns = 0;
+  double header_event_ns = 0, header_scope_ns = 0, header_explicit_ns = 0;
   strobe_capture *cap;
   if (strobe_capture_open(path, &cap) == 0) {
     header_event_ns = strobe_capture_query_header(cap)->event_cost_ns;
+    header_scope_ns = strobe_capture_query_header(cap)->overhead_per_scope_ns;
+    header_explicit_ns = strobe_capture_query_header(cap)->explicit_scope_ns;
     strobe_capture_close(cap);
   }
   struct stat st;
@@ -131,6 +137,10 @@ int main(int argc, char **argv) {
   bench_budget_le("program_ratio_per_scope", program_ns / floor_ns, 2.5);
   printf("BENCH producer_ns_per_event %.3f ns\n", (double)(t1 - t0) / events);
   printf("BENCH event_cost_ns %.3f ns\n", header_event_ns);
+  /* The header's explicit-form figure over its block-scope one, the same calibration's two mixes: to read
+   * beside callgrind's explicit_scope_instructions_ratio (scripts/bench-callgrind.sh). */
+  printf("BENCH explicit_scope_ns %.3f ns\n", header_explicit_ns);
+  printf("BENCH explicit_scope_cost_ratio %.3f ratio\n", header_scope_ns > 0 ? header_explicit_ns / header_scope_ns : 0);
   /* What the compression level trades the drain's time for (every event of the run and its warm-up). */
   printf("BENCH capture_bytes_per_event %.3f bytes\n", file_bytes / (events + 1000.0 * UNIT_EVENTS));
   printf("BENCH cost_events_drained %llu events\n", (unsigned long long)d.events);

@@ -13,6 +13,9 @@
 #   BENCH drain_convert_instructions_per_event of which completing the short forms of the others (convert_run)
 #   BENCH drain_encode_instructions_per_event  of which encoding converted EVENTS (encode_scopes)
 #   BENCH capture_bytes_per_event        the file's size per event, what zstd buys
+#   BENCH producer_instructions_per_scope  the workload thread's instructions per scope of the mix
+#   BENCH process_instructions_per_scope   those and the drain's (budget <= 100), and their ratio to the
+#                                        producer's alone (process_instructions_ratio, the same run)
 # Builds nothing; prints a SKIP line and succeeds when valgrind is missing
 # (scripts/callgrind-lib.sh).
 #
@@ -46,4 +49,14 @@ echo "BENCH drain_ring_instructions_per_event $(per_event "$ring") instructions"
 echo "BENCH drain_convert_instructions_per_event $(per_event "$convert") instructions"
 echo "BENCH drain_encode_instructions_per_event $(per_event "$encode") instructions"
 [ -n "$bytes" ] && echo "BENCH capture_bytes_per_event $bytes bytes"
+# The whole process per scope of the mix (227 events per 100 scopes): the workload thread's unit()
+# calls (the producer, the same run's baseline) and the drain's passes (budget <= 100 a scope).
+producer=$(ir_of unit)
+awk -v p="$producer" -v d="$drain" -v e="$events" 'BEGIN {
+  s = e * 100 / 227
+  printf "BENCH producer_instructions_per_scope %.1f instructions\n", p / s
+  printf "BENCH process_instructions_per_scope %.1f instructions\n", (p + d) / s
+  printf "BENCH process_instructions_ratio %.2f ratio\n", (p > 0 ? (p + d) / p : 0)
+  printf "BUDGET process_instructions_per_scope %.1f <= 100 %s\n", (p + d) / s, ((p + d) / s <= 100 ? "ok" : "OVER")
+}'
 echo "(events drained: $events; bench_cost $n scopes under callgrind)"

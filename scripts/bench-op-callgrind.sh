@@ -15,6 +15,11 @@
 #   BENCH op_pair_session_instructions[_shared]    an operation pair with a session open
 #   BENCH stage_pair_session_instructions[_shared] a stage pair with a session open
 #   BENCH op_counter_session_instructions[_shared] a counter add with a session open
+#   BENCH op_pair_idle_ratio[_shared]              the idle operation pair over the idle explicit scope
+#                                                  pair of the same run (budget <= 20 instructions a pair,
+#                                                  printed; not met: docs/sessions.md §Cost when nothing listens)
+#   BENCH op_idle_mutex_instructions[_shared]      instructions spent in pthread_mutex_lock and _unlock by the
+#                                                  idle operation, phase and stage loops (budget 0: no lock)
 # and the shared library's figure over the static one for the stage pair
 # (stage_pair_shared_ratio, budget <= 1.05: a thread-local reached through
 # __tls_get_addr shows as a ratio above 1; it was 1.5, docs/recording.md
@@ -57,6 +62,20 @@ for variant in "" _shared; do
   line op_pair_session_instructions$variant "$(per_n session_op_loop)" ""
   line stage_pair_session_instructions$variant "$(per_n session_stage_loop)" ""
   line op_counter_session_instructions$variant "$(per_n session_counter_loop)" ""
+  awk -v op="$(per_n idle_op_loop)" -v sc="$(per_n idle_explicit_loop)" -v name=op_pair_idle_ratio$variant \
+    -v v="$variant" 'BEGIN {
+    printf "BENCH %s %.2f ratio\n", name, op / sc
+    printf "BUDGET op_pair_idle_instructions%s %.2f <= 20 %s\n", v, op, (op <= 20 ? "ok" : "OVER")
+  }'
+  rm -f "$out" "$out.log" "$out.txt"
+  # Only the idle loops, collected apart: what the mutex calls in them cost.
+  callgrind_run --toggle-collect=idle_op_loop --toggle-collect=idle_phase_loop --toggle-collect=idle_stage_loop \
+    "$build_dir/bench/bench_op_instructions$variant" "$n"
+  # glibc names them pthread_mutex_lock@@GLIBC_2.2.5 and the like: any suffix.
+  locks=$(awk '/=>|>  / { next }
+    /:_*pthread_mutex_(lock|unlock)([@ ]|$)/ { v = $1; gsub(",", "", v); s += v }
+    END { print s + 0 }' "$out.log")
+  line op_idle_mutex_instructions$variant "$locks" 0
   if [ -z "$variant" ]; then
     stage_static=$stage
   else

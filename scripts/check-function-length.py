@@ -36,7 +36,6 @@ MAX_LINES = 80
 KNOWN_LONG = {
     ("capture_writer.c", "finish_op"),
     ("producer.c", "strobe__api_producer"),
-    ("operation.c", "begin_op"),
     ("report_json.c", "write_sample"),
     ("cmd_calls.c", "cmd_calls"),
     ("cmd_compare.c", "cmd_compare"),

@@ -44,6 +44,8 @@ static void test_capture_carries_both_figures(void) {
   CHECK(h->event_cost_ns > 0);
   /* The calibration's mix has 2.27 events per scope: the per-scope figure says so. */
   CHECK_NEAR(h->overhead_per_scope_ns / h->event_cost_ns, 2.27, 0.001);
+  /* The explicit forms' figure, calibrated beside it (docs/recording.md §What a capture says it cost). */
+  CHECK(h->explicit_scope_ns > 0);
   CHECK_EQ_INT(h->overflow, STROBE_OVERFLOW_WAIT); /* the mode in force */
   CHECK_EQ_U64(h->ring_events_max, 16777216);
   CHECK_EQ_U64(t.events, 2u * SCOPES + SCOPES); /* BEGIN, END and VALUE of each */

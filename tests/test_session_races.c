@@ -7,7 +7,13 @@
  *     before the session existed);
  *   - a second strobe_op_end of the same handle checks the generation
  *     before it reads the slot, which by then may be another thread's
- *     operation (the TSan build reports the unsynchronized read otherwise).
+ *     operation (the TSan build reports the unsynchronized read otherwise);
+ *   - operations begun while nothing listens are kept on their threads
+ *     without the lock (docs/sessions.md §Cost when nothing listens): a
+ *     session started on another thread still reports one unfinished, with
+ *     its phase, and counts it excluded at its end; threads beginning
+ *     passes that way at once count every pass (frame ids), while sessions
+ *     start, read and end beside them.
  * White box: holds the collector's lock and moves a session's start.
  *
  * STROBE_TEST_NEEDS: jansson reports
@@ -150,5 +156,110 @@ static void test_second_end_checks_generation(void) {
   strobe_collector_release(c);
 }
 
-#define CASES(X) X(end_before_start_not_excluded) X(second_end_checks_generation)
+/* >>idle-records */
+typedef struct stalled {
+  strobe_collector *c;
+  strobe_window w;
+  int in_stage;       /* atomic */
+  int release;        /* atomic */
+} stalled;
+
+static strobe_site g_stall_stage = STROBE_STAGE_SITE("stalled_stage", NULL);
+static strobe_site g_inner_stage = STROBE_STAGE_SITE("inner_stage", "stalled_stage");
+
+static void *stall_in_idle_pass(void *arg) {
+  stalled *st = arg;
+  su_op(st->c, st->w, STROBE_OP_REBUILD, 1); /* a thread's first operation gives it its context, under the lock */
+  strobe_op op = strobe_op_begin(st->c, st->w, STROBE_OP_PASS, NULL);
+  strobe_stage s = strobe_stage_begin(&g_stall_stage);
+  strobe_stage inner = strobe_stage_begin(&g_inner_stage); /* ended before the session: the phase is the outer one again */
+  (void)strobe_stage_end(&inner);
+  __atomic_store_n(&st->in_stage, 1, __ATOMIC_RELEASE);
+  wait_flag(&st->release);
+  (void)strobe_stage_end(&s);
+  strobe_op_end(op, 1);
+  return NULL;
+}
+
+static void test_idle_op_seen_from_another_thread(void) {
+  strobe_window w;
+  strobe_collector *c = su_collector(&w);
+  su_op(c, w, STROBE_OP_PASS, 1); /* the main thread's context, and frame 1 */
+  stalled st = {.c = c, .w = w};
+  pthread_t t;
+  REQUIRE_EQ_INT(pthread_create(&t, NULL, stall_in_idle_pass, &st), 0);
+  wait_flag(&st.in_stage);
+  char id[STROBE_SESSION_ID_MAX];
+  su_start(c, 0, id);
+  json_t *doc;
+  strobe_report_free(su_read(c, id, &doc));
+  CHECK_EQ_INT(jint(doc, "counts.unfinished"), 1);
+  json_t *u = json_array_get(jreq(doc, "unfinished"), 0);
+  REQUIRE(u != NULL);
+  CHECK(jbool(u, "started_before_session"));
+  CHECK_STR_EQ(jstr(u, "phase"), "stalled_stage");
+  CHECK_EQ_INT(jint(u, "prospective_frame_id"), 2);
+  json_decref(doc);
+  __atomic_store_n(&st.release, 1, __ATOMIC_RELEASE);
+  CHECK_EQ_INT(pthread_join(t, NULL), 0);
+  strobe_report_free(su_end(c, id, &doc));
+  CHECK_EQ_INT(jint(doc, "counts.unfinished"), 0);
+  CHECK_EQ_INT(jint(doc, "counts.boundary_excluded"), 1);
+  CHECK_EQ_INT(jint(doc, "counts.completed"), 0);
+  json_decref(doc);
+  strobe_collector_release(c);
+}
+
+#define PASSES_PER_THREAD 20000
+#define PASS_THREADS 3
+
+typedef struct passer {
+  strobe_collector *c;
+  strobe_window w;
+  int done;           /* atomic */
+} passer;
+
+static void *begin_passes(void *arg) {
+  passer *p = arg;
+  for (int i = 0; i < PASSES_PER_THREAD; i++) {
+    strobe_op op = strobe_op_begin(p->c, p->w, STROBE_OP_PASS, NULL);
+    strobe_stage s = strobe_stage_begin(&g_stall_stage);
+    (void)strobe_stage_end(&s);
+    strobe_op_end(op, 1);
+  }
+  __atomic_fetch_add(&p->done, 1, __ATOMIC_RELEASE);
+  return NULL;
+}
+
+static void test_idle_passes_counted_beside_sessions(void) {
+  strobe_window w;
+  strobe_collector *c = su_collector(&w);
+  passer p = {.c = c, .w = w};
+  pthread_t t[PASS_THREADS];
+  for (int i = 0; i < PASS_THREADS; i++) REQUIRE_EQ_INT(pthread_create(&t[i], NULL, begin_passes, &p), 0);
+  int rounds = 0;
+  while (__atomic_load_n(&p.done, __ATOMIC_ACQUIRE) < PASS_THREADS || rounds < 3) {
+    char id[STROBE_SESSION_ID_MAX];
+    su_start(c, 0, id);
+    json_t *doc;
+    strobe_report_free(su_read(c, id, &doc));
+    size_t n = json_array_size(jreq(doc, "unfinished"));
+    CHECK(n <= PASS_THREADS);
+    for (size_t i = 0; i < n; i++) CHECK_STR_EQ(jstr(json_array_get(jreq(doc, "unfinished"), i), "window"), "main");
+    json_decref(doc);
+    su_end_free(c, id);
+    rounds++;
+  }
+  for (int i = 0; i < PASS_THREADS; i++) CHECK_EQ_INT(pthread_join(t[i], NULL), 0);
+  strobe_window_info info;
+  REQUIRE_EQ_INT(strobe_collector_query_windows(c, &info, 1), 1);
+  CHECK_EQ_INT(info.passes, (uint64_t)PASSES_PER_THREAD * PASS_THREADS);
+  strobe_collector_release(c);
+}
+
+#define CASES(X)                       \
+  X(end_before_start_not_excluded)     \
+  X(second_end_checks_generation)      \
+  X(idle_op_seen_from_another_thread)  \
+  X(idle_passes_counted_beside_sessions)
 HARNESS_MAIN(CASES)

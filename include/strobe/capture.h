@@ -43,7 +43,7 @@ typedef struct strobe_capture_header {
   uint64_t epoch_mono_ns;        /* CLOCK_MONOTONIC at the epoch (not calendar time) */
   uint64_t start_ticks;          /* when the capture started */
   double overhead_per_scope_ns;  /* the writer's calibrated cost per scope, its share of values and counters
-                                  * included (docs/recording.md, Cost) */
+                                  * included (docs/recording.md, Cost), with block scopes (STROBE_SCOPE) */
   char strobe_version[16];
   char os[32];
   char arch[32];
@@ -68,6 +68,8 @@ typedef struct strobe_capture_header {
   uint64_t journal_id;           /* the crash journal the writer kept beside the file (docs/recording.md §Crash
                                   * journal); 0: none */
   char journal[96];              /* "on", or why the writer kept none ("off: ..."); "" when absent */
+  double explicit_scope_ns;      /* the same calibration's cost per scope opened and closed by STROBE_BEGIN and
+                                  * STROBE_END (docs/recording.md §What a capture says it cost); 0 when absent */
 } strobe_capture_header;
 
 typedef struct strobe_capture_site {

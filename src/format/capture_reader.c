@@ -464,6 +464,7 @@ static int header_field(strobe_capture_header *h, uint16_t tag, const uint8_t *v
     case STROBE__TAG_EPOCH_UNIX_NS:
     case STROBE__TAG_JOURNAL_ID:
     case STROBE__TAG_OVERHEAD_NS:
+    case STROBE__TAG_EXPLICIT_COST_NS:
     case STROBE__TAG_PID: want = 8; break;
     default: want = n; break; /* strings and unknown tags */
   }
@@ -479,6 +480,7 @@ static int header_field(strobe_capture_header *h, uint16_t tag, const uint8_t *v
     case STROBE__TAG_EPOCH_MONO_NS: h->epoch_mono_ns = u; break;
     case STROBE__TAG_START_TICKS: h->start_ticks = u; break;
     case STROBE__TAG_OVERHEAD_NS: h->overhead_per_scope_ns = d; break;
+    case STROBE__TAG_EXPLICIT_COST_NS: h->explicit_scope_ns = d; break;
     case STROBE__TAG_STROBE_VERSION: copy_field_str(h->strobe_version, sizeof h->strobe_version, v, n); break;
     case STROBE__TAG_OS: copy_field_str(h->os, sizeof h->os, v, n); break;
     case STROBE__TAG_ARCH: copy_field_str(h->arch, sizeof h->arch, v, n); break;

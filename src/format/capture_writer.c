@@ -235,6 +235,10 @@ static void write_header(strobe__writer *w) {
   field_u32(&f, STROBE__TAG_RING_EVENTS, x->ring_events);
   field_u32(&f, STROBE__TAG_FLUSH_MS, w->desc.flush_interval_ms);
   field_f64(&f, STROBE__TAG_EVENT_COST_NS, w->desc.event_cost_ns);
+  /* This process's calibration (cached: the caller's event_cost_ns came from it) of the explicit forms;
+   * a tool writing another process's facts, or a writer given no cost, writes none. */
+  double explicit_ns = !w->desc.facts && w->desc.event_cost_ns > 0 ? strobe__measure_cost().explicit_scope_ns : 0;
+  if (explicit_ns > 0) field_f64(&f, STROBE__TAG_EXPLICIT_COST_NS, explicit_ns);
   field_u8(&f, STROBE__TAG_OVERFLOW, (uint8_t)x->overflow);
   field_u32(&f, STROBE__TAG_RING_EVENTS_MAX, x->ring_events_max);
   field_u32(&f, STROBE__TAG_TREE_MAX_NODES, STROBE_TREE_MAX_NODES);

@@ -50,7 +50,8 @@ enum {
   STROBE__TAG_BOOT_ID = 28,           /* string: the host's boot id, 32 hex digits (docs/sessions.md §Across processes) */
   STROBE__TAG_EPOCH_UNIX_NS = 30,     /* u64: CLOCK_REALTIME (Unix ns) at the epoch, as the writer read it */
   STROBE__TAG_JOURNAL_ID = 40,        /* u64: the crash journal beside the file (docs/capture-format.md §Journal) */
-  STROBE__TAG_JOURNAL = 41            /* string: "on", or why there is none */
+  STROBE__TAG_JOURNAL = 41,           /* string: "on", or why there is none */
+  STROBE__TAG_EXPLICIT_COST_NS = 42   /* f64: the calibrated cost per scope written with STROBE_BEGIN/STROBE_END */
 };
 
 /* Block types (docs/capture-format.md, Blocks): the one table. A reader

@@ -470,6 +470,7 @@ typedef struct strobe__cost {
   double event_ns;         /* ns per event on the recording thread */
   double scope_ns;         /* ns per scope, its share of the values and counters included */
   double events_per_scope; /* of the calibration's mix */
+  double explicit_scope_ns; /* ns per scope of the same mix opened and closed by STROBE_BEGIN and STROBE_END */
 } strobe__cost;
 strobe__cost strobe__measure_cost(void);
 

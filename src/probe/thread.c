@@ -1073,6 +1073,27 @@ __attribute__((noinline)) static void cost_unit(strobe__tstate *t, uint32_t k) {
   __atomic_store_n(&t->read, t->hot.cur, __ATOMIC_RELEASE);
 }
 
+/* The same unit with the explicit forms, as STROBE_BEGIN and STROBE_END call
+ * them once their gate is open (strobe.h >>macros): what a capture that an
+ * interpreter writes from its call and return hooks pays per scope. */
+__attribute__((noinline)) static void cost_unit_explicit(strobe__tstate *t, uint32_t k) {
+  strobe_site *s = g_cost_sites;
+  for (uint32_t i = 0; i < 25; i++) {
+    strobe__begin_explicit(&s[0]);
+    strobe__begin_explicit(&s[1]);
+    strobe__begin_explicit(&s[2]);
+    strobe__number(&s[3], strobe__f64_bits((double)(k + i)), 1);
+    strobe__end_explicit_inline();
+    strobe__begin_explicit(&s[2]);
+    strobe__end_explicit_inline();
+    strobe__end_explicit_inline();
+    strobe__end_explicit_inline();
+  }
+  strobe__number(&s[4], strobe__f64_bits(1.0), 0);
+  strobe__number(&s[5], strobe__f64_bits((double)k), 0);
+  __atomic_store_n(&t->read, t->hot.cur, __ATOMIC_RELEASE);
+}
+
 /* CPU time, not wall time: a lap preempted by other work on a busy machine
  * is not charged for the time it did not run. */
 static uint64_t thread_cpu_ns(void) {
@@ -1105,11 +1126,14 @@ strobe__cost strobe__measure_cost(void) {
   strobe__thread *saved = strobe__tls;
   strobe__tls = &t->hot; /* never linked into the thread list: no drain sees it */
   uint32_t units = cap / COST_UNIT_SLOTS;
-  uint64_t lap[COST_LAPS + 1];
+  uint64_t lap[COST_LAPS + 1], xlap[COST_LAPS + 1];
   for (int l = 0; l <= COST_LAPS; l++) { /* lap 0 touches the ring's pages once, untimed */
     uint64_t a = thread_cpu_ns();
     for (uint32_t u = 0; u < units; u++) cost_unit(t, u);
-    lap[l] = thread_cpu_ns() - a;
+    uint64_t b = thread_cpu_ns();
+    for (uint32_t u = 0; u < units; u++) cost_unit_explicit(t, u); /* laps alternate: one machine state for both */
+    xlap[l] = thread_cpu_ns() - b;
+    lap[l] = b - a;
   }
   strobe__tls = saved;
   uint64_t lost = t->lost;
@@ -1117,7 +1141,9 @@ strobe__cost strobe__measure_cost(void) {
   free(t);
   if (lost) goto done; /* the scratch ring is emptied after every unit: cannot happen */
   qsort(lap + 1, COST_LAPS, sizeof lap[0], cmp_u64);
+  qsort(xlap + 1, COST_LAPS, sizeof xlap[0], cmp_u64);
   double ns = (double)lap[1 + COST_LAPS / 2];
+  out.explicit_scope_ns = (double)xlap[1 + COST_LAPS / 2] / ((double)units * COST_UNIT_SCOPES);
   out.event_ns = ns / ((double)units * COST_UNIT_EVENTS);
   out.scope_ns = ns / ((double)units * COST_UNIT_SCOPES);
   out.events_per_scope = (double)COST_UNIT_EVENTS / COST_UNIT_SCOPES;

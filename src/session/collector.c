@@ -106,7 +106,10 @@ void strobe_collector_close(strobe_collector *c) {
   if (!c->closed) {
     c->closed = 1;
     strobe__abandon_live(c, -1, 1);
-    for (int i = 0; i < STROBE_MAX_WINDOWS; i++) c->windows[i].open = 0;
+    for (int i = 0; i < STROBE_MAX_WINDOWS; i++) {
+      c->windows[i].open = 0;
+      __atomic_and_fetch(&c->windows[i].frames_key, STROBE__FK_PASSES, __ATOMIC_RELAXED); /* closed to idle begins */
+    }
   }
   strobe__mutex_unlock(&c->lock);
 }
@@ -202,9 +205,9 @@ int strobe_window_register(strobe_collector *c, const char *id, uint32_t flags, 
   ws->gen++;
   ws->open = ws->used = 1;
   ws->flags = flags;
-  ws->frames = 0;
   ws->label = 0;
   out->id = strobe__handle((uint32_t)slot, ws->gen);
+  __atomic_store_n(&ws->frames_key, strobe__fk(out->id, 0), __ATOMIC_RELAXED);
 done:
   strobe__mutex_unlock(&c->lock);
   return rc;
@@ -217,6 +220,7 @@ int strobe_window_close(strobe_collector *c, strobe_window w) {
   if (slot >= 0) {
     strobe__abandon_live(c, slot, 0);
     c->windows[slot].open = 0;
+    __atomic_and_fetch(&c->windows[slot].frames_key, STROBE__FK_PASSES, __ATOMIC_RELAXED); /* closed to idle begins */
     c->windows[slot].closed_seq = ++c->close_seq;
   }
   strobe__mutex_unlock(&c->lock);

@@ -63,7 +63,7 @@ int strobe_collector_query_windows(strobe_collector *c, strobe_window_info *out,
       i->id[len] = 0;
       i->flags = ws->flags;
       i->open = ws->open;
-      i->passes = ws->frames;
+      i->passes = __atomic_load_n(&ws->frames_key, __ATOMIC_RELAXED) & STROBE__FK_PASSES;
     }
     n++;
   }

@@ -16,9 +16,13 @@
  *
  * While nothing listens (no session on any collector, no event consumer:
  * collect.h >>op-gate), counters and stages outside operations cost one
- * relaxed load (>>idle; docs/sessions.md §Cost when nothing listens).
+ * relaxed load, and an operation is kept in a record of its own thread
+ * without the collector's lock, which a session's snapshot reads
+ * (>>idle-records, >>idle; docs/sessions.md §Cost when nothing listens).
+ * Lock order: a collector's lock, then g_ctx_lock.
  *
- * Contents: >>context >>idle >>capture >>begin-end >>handoff >>park >>remote >>marks >>stages >>abandon >>crash
+ * Contents: >>context >>idle-records >>idle >>capture >>begin-end >>handoff >>park >>remote >>marks >>stages
+ * >>abandon >>crash
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -39,6 +43,31 @@
  * position. */
 typedef strobe__stage_frame stage_frame;
 
+/* >>idle-records: an operation begun while nothing listens (collect.h
+ * >>op-gate) takes no slot of the collector's table and no lock: it is kept
+ * here, on its thread (docs/sessions.md §Cost when nothing listens). Other
+ * threads read a record only under g_ctx_lock (a session's snapshot, a
+ * window's close), through its version word: odd while the owner writes
+ * it, IDLE_LIVE while it holds an operation, so a reader that sees the
+ * version change under it skips the record. Every field another thread reads
+ * is accessed with relaxed atomics on both sides. */
+#define IDLE_BIT 0x80000000u /* an op handle id kept in a record: live slots' generations wrap below it */
+#define IDLE_LIVE 2u
+typedef struct idle_rec {
+  uint32_t ver;                 /* atomic: bit 0 writing, bit 1 IDLE_LIVE, a count above */
+  uint32_t id;                  /* atomic: its handle's id (IDLE_BIT set) */
+  uint32_t window;              /* atomic: its window's handle, checked again by whoever reads it */
+  uint32_t kind;                /* atomic: strobe_op_kind */
+  strobe_collector *collector;  /* atomic: compared, never followed, by a reader of another collector */
+  uint64_t uid;                 /* atomic: the collector's uid, so a later collector at a released one's address
+                                 * never reads a record left open under the old one */
+  uint64_t seq, frame_id, start; /* atomic: its operation id, frame id (passes), start (ticks) */
+  uint64_t phase;               /* atomic: strobe__phase_pack of its innermost open stage; 0 = none */
+  uint8_t app_frame;            /* owner only: frame_id was the application's */
+  uint8_t marked_idle;          /* owner only: strobe_op_mark_idle */
+  char population[STROBE_MAX_LABEL + 1]; /* owner only: strobe_op_set_population; "" = none */
+} idle_rec;
+
 typedef struct op_context {
   strobe_op ops[MAX_OP_NEST];
   uint32_t anchor[MAX_OP_NEST]; /* the stage token whose end ends ops[i] (strobe_op_begin_in_phase); 0 = none */
@@ -49,6 +78,11 @@ typedef struct op_context {
   stage_frame stages[MAX_STAGE_NEST];
   uint32_t nstages;
   uint32_t next_token;
+  uint32_t idle_used;           /* owner only: bit i set while idle[i] holds an operation (0xff: no room) */
+  uint32_t idle_gen;            /* owner only: makes each idle handle id new on this thread */
+  uint32_t number;              /* this context's number (12 bits), in its idle handles' ids */
+  idle_rec idle[MAX_OP_NEST];
+  struct op_context *next, **prevp; /* g_ctx_lock: every thread's context, for readers of idle records */
 } op_context;
 
 /* The thread's context, reached through one initial-exec pointer: a plain
@@ -56,17 +90,26 @@ typedef struct op_context {
  * per-event path, and 8 bytes of static TLS where the context itself (about
  * 1 KiB) could exhaust what glibc keeps for a dlopen'ed library (a Python
  * extension). Until the thread's first operation it points at an empty,
- * read-only context; own_context() gives it its own, freed at thread exit. */
-static const op_context g_no_context;
+ * read-only context (whose records are all taken, so an idle begin goes the
+ * way that makes it one); own_context() gives it its own, freed at thread exit. */
+static const op_context g_no_context = {.idle_used = 0xffu};
 static _Thread_local op_context *tls_ctx_p __attribute__((tls_model("initial-exec"))) = (op_context *)&g_no_context;
 #define tls_ctx (*tls_ctx_p)
 
 static pthread_once_t g_ctx_once = PTHREAD_ONCE_INIT;
 static pthread_key_t g_ctx_key;
 static int g_ctx_key_ok;
+static strobe__mutex g_ctx_lock = STROBE__MUTEX_INIT; /* the list below and every read of another thread's record */
+static op_context *g_ctx_head;
+static uint32_t g_ctx_numbers;  /* g_ctx_lock */
 
 static void context_free(void *p) {
+  op_context *x = p;
   if (tls_ctx_p == p) tls_ctx_p = (op_context *)&g_no_context;
+  strobe__mutex_lock(&g_ctx_lock);
+  *x->prevp = x->next;
+  if (x->next) x->next->prevp = x->prevp;
+  strobe__mutex_unlock(&g_ctx_lock);
   free(p);
 }
 
@@ -79,10 +122,22 @@ static op_context *own_context(void) {
   pthread_once(&g_ctx_once, context_key_make);
   op_context *x = calloc(1, sizeof *x);
   if (!x) return NULL;
-  if (g_ctx_key_ok) (void)pthread_setspecific(g_ctx_key, x); /* without a key it lives as long as the process */
+  /* Without a key it lives as long as the process; without a key there is no
+   * free either, so it stays on the list safely. */
+  if (g_ctx_key_ok) (void)pthread_setspecific(g_ctx_key, x);
+  strobe__mutex_lock(&g_ctx_lock);
+  x->number = g_ctx_numbers++ & 0xfffu;
+  x->next = g_ctx_head;
+  x->prevp = &g_ctx_head;
+  if (g_ctx_head) g_ctx_head->prevp = &x->next;
+  g_ctx_head = x;
+  strobe__mutex_unlock(&g_ctx_lock);
   tls_ctx_p = x;
   return x;
 }
+
+static inline int is_idle(strobe_op op) { return (op.id & IDLE_BIT) != 0; }
+static inline idle_rec *rec_of(strobe_op op) { return &tls_ctx.idle[op.id & 7u]; } /* an idle op of this thread */
 
 /* The operation stages and counters attach to: none while an operation that
  * did not fit the stack is open, so its work never lands on the one below. */
@@ -184,6 +239,101 @@ static void flag_children(strobe__live_op *l, uint32_t mask) {
 
 static inline int nothing_listens(void) { return __atomic_load_n(&strobe__op_gate, __ATOMIC_RELAXED) == 0; }
 
+/* Begins an operation while nothing listens, into a record of the thread's
+ * own (>>idle-records): checks its window and counts its pass with one
+ * compare-and-swap on the window's frames_key, takes its id with one atomic
+ * add, no lock. Returns 0 when it cannot (no record free, the stack full, an
+ * argument or window to refuse, the collector closed): the locked way then
+ * does it, or refuses it, as before. */
+static inline __attribute__((always_inline)) int idle_begin(strobe_collector *c, strobe_window w,
+                                                            strobe_op_kind kind, int app_frame, uint64_t frame_id,
+                                                            uint32_t anchor, int *status, strobe_op *out) {
+  op_context *x = tls_ctx_p;
+  uint32_t room = ~x->idle_used & 0xffu;
+  uint32_t ws = strobe__handle_slot(w.id);
+  if (!STROBE__PROFILING || !room || x->nops >= MAX_OP_NEST || x->overflow || !c || kind < STROBE_OP_PASS ||
+      (int)kind >= STROBE_OP_KIND_LIMIT || ws >= STROBE_MAX_WINDOWS)
+    return 0;
+  uint64_t *fkp = &c->windows[ws].frames_key;
+  uint64_t fk = __atomic_load_n(fkp, __ATOMIC_RELAXED);
+  do {
+    if (fk >> STROBE__FK_SHIFT != strobe__handle_gen(w.id) || !(fk >> STROBE__FK_SHIFT)) return 0; /* closed or another window's */
+    if (kind != STROBE_OP_PASS) break;
+  } while (!__atomic_compare_exchange_n(fkp, &fk, fk + 1, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+  if (kind == STROBE_OP_PASS && !app_frame) frame_id = (fk & STROBE__FK_PASSES) + 1;
+  else if (kind != STROBE_OP_PASS) frame_id = 0;
+  uint32_t i = (uint32_t)__builtin_ctz(room);
+  idle_rec *r = &x->idle[i];
+  uint32_t v = (r->ver | 3u) + 1u; /* the next count, neither writing nor live */
+  uint32_t id = IDLE_BIT | x->number << 18 | (++x->idle_gen & 0x7fffu) << 3 | i;
+  __atomic_store_n(&r->ver, v | 1u, __ATOMIC_RELAXED);
+  __atomic_thread_fence(__ATOMIC_RELEASE);
+  __atomic_store_n(&r->id, id, __ATOMIC_RELAXED);
+  __atomic_store_n(&r->window, w.id, __ATOMIC_RELAXED);
+  __atomic_store_n(&r->kind, (uint32_t)kind, __ATOMIC_RELAXED);
+  __atomic_store_n(&r->collector, c, __ATOMIC_RELAXED);
+  __atomic_store_n(&r->uid, c->uid, __ATOMIC_RELAXED);
+  __atomic_store_n(&r->seq, __atomic_fetch_add(&c->next_seq, 1, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+  __atomic_store_n(&r->frame_id, frame_id, __ATOMIC_RELAXED);
+  __atomic_store_n(&r->start, strobe__now(), __ATOMIC_RELAXED);
+  __atomic_store_n(&r->phase, 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&r->ver, v | IDLE_LIVE, __ATOMIC_RELEASE);
+  r->app_frame = (uint8_t)(app_frame != 0);
+  r->marked_idle = 0;
+  r->population[0] = 0;
+  x->idle_used |= 1u << i;
+  x->anchor[x->nops] = anchor;
+  x->ops[x->nops++] = (strobe_op){id, c};
+  if (status) *status = 0;
+  *out = (strobe_op){id, c};
+  return 1;
+}
+
+/* Frees the record of an idle operation of this thread (it left the stack). */
+static void idle_release(strobe_op op) {
+  idle_rec *r = rec_of(op);
+  __atomic_store_n(&r->ver, r->ver & ~IDLE_LIVE, __ATOMIC_RELEASE);
+  tls_ctx.idle_used &= ~(1u << (op.id & 7u));
+}
+
+/* A consistent copy of another thread's record (g_ctx_lock held), or 0 when
+ * it holds no operation of c or changed while read. */
+typedef struct idle_view {
+  uint32_t window, kind;
+  uint64_t seq, frame_id, start, phase;
+} idle_view;
+
+static int idle_read(const idle_rec *r, const strobe_collector *c, idle_view *v) {
+  uint32_t v1 = __atomic_load_n(&r->ver, __ATOMIC_ACQUIRE);
+  if ((v1 & 3u) != IDLE_LIVE) return 0;
+  int mine = __atomic_load_n(&r->collector, __ATOMIC_RELAXED) == c && __atomic_load_n(&r->uid, __ATOMIC_RELAXED) == c->uid;
+  v->window = __atomic_load_n(&r->window, __ATOMIC_RELAXED);
+  v->kind = __atomic_load_n(&r->kind, __ATOMIC_RELAXED);
+  v->seq = __atomic_load_n(&r->seq, __ATOMIC_RELAXED);
+  v->frame_id = __atomic_load_n(&r->frame_id, __ATOMIC_RELAXED);
+  v->start = __atomic_load_n(&r->start, __ATOMIC_RELAXED);
+  v->phase = __atomic_load_n(&r->phase, __ATOMIC_RELAXED);
+  __atomic_thread_fence(__ATOMIC_ACQUIRE);
+  return mine && __atomic_load_n(&r->ver, __ATOMIC_RELAXED) == v1;
+}
+
+/* Calls fn for every idle operation of c on any thread (the caller holds c's lock; the order is c->lock, then
+ * g_ctx_lock). A record the owner rewrites meanwhile is skipped: that operation ended or began during the call. */
+void strobe__idle_ops_visit(strobe_collector *c, void (*fn)(void *arg, const strobe__idle_op *op), void *arg) {
+  STROBE_ASSERT(strobe__mutex_held(&c->lock));
+  strobe__mutex_lock(&g_ctx_lock);
+  for (const op_context *x = g_ctx_head; x; x = x->next)
+    for (int i = 0; i < MAX_OP_NEST; i++) {
+      idle_view v;
+      if (!idle_read(&x->idle[i], c, &v)) continue;
+      int ws = strobe__window_slot_of(c, (strobe_window){v.window});
+      if (ws < 0) continue; /* abandoned: its window (or the collector) closed under it */
+      strobe__idle_op op = {(uint8_t)v.kind, (uint32_t)ws, v.seq, v.frame_id, v.start, v.phase};
+      fn(arg, &op);
+    }
+  strobe__mutex_unlock(&g_ctx_lock);
+}
+
 /* >>capture: operation events for the rings (probe/probe.h >>operation events),
  * written only while an event consumer (capture, flight recorder, live
  * stream) is active, from these out-of-line paths: once per operation, take
@@ -253,7 +403,48 @@ static void emit_end(const strobe_collector *c, strobe__live_op *l, uint64_t end
   strobe__emit_op_event(end, STROBE__OPEV_END, w, d, n);
 }
 
+/* The END of an idle operation (end_idle): emit_end's first four slots, no detail. */
+static void emit_end_idle(const strobe_collector *c, const idle_rec *r, uint32_t window_label, int devtools,
+                          uint64_t end, int committed) {
+  uint32_t flags = r->kind | (r->app_frame ? STROBE__OPF_APP_FRAME : 0u) | (devtools ? STROBE__OPF_DEVTOOLS : 0u) |
+                   (committed ? STROBE__OPF_COMMITTED : 0u);
+  uint32_t population = r->population[0] ? strobe__label_id(r->population) : 0;
+  uint64_t w[4] = {r->seq, r->frame_id, r->start, 0};
+  uint32_t d[4] = {c->number, window_label, flags | population << 16, 0};
+  strobe__emit_op_event(end, STROBE__OPEV_END, w, d, 4);
+}
+
 /* >>begin-end */
+/* Fills a free slot for an operation on window slot ws (lock held): all but
+ * its id, detail and capture flags, which the caller sets. */
+static void init_slot(strobe_collector *c, strobe__live_op *l, int ws, strobe_op_kind kind, int app_frame,
+                      uint64_t frame_id, uint64_t start) {
+  STROBE_ASSERT(strobe__mutex_held(&c->lock));
+  strobe__window_slot *win = &c->windows[ws];
+  l->gen = (l->gen + 1) & 0x7fffffu; /* handles stay below IDLE_BIT */
+  l->used = 1;
+  l->abandoned = 0;
+  l->kind = (uint8_t)kind;
+  l->handed_off = 0;
+  l->devtools = (win->flags & STROBE_WINDOW_DEVTOOLS) != 0;
+  l->window_slot = (uint32_t)ws;
+  l->window = strobe__name_ref(win->name);
+  l->app_frame = (uint8_t)(app_frame != 0);
+  l->frame_id = frame_id;
+  l->start = start;
+  __atomic_store_n(&l->phase, 0, __ATOMIC_RELAXED);
+  l->nstages = l->ncounters = l->stages_dropped = l->counters_dropped = 0;
+  l->nruns = l->runs_dropped = 0;
+  l->idle = 0;
+  l->alias = 0;
+  l->parked_by = NULL;
+  l->nparked = 0;
+  l->nunavailable = 0;
+  l->population[0] = 0;
+  l->peer[0] = 0;
+  l->remote = 0;
+}
+
 /* tok: an operation resumed from another process (>>remote), whose start is
  * the origin's (start, in local ticks); NULL for one that begins here. */
 static strobe_op begin_op(strobe_collector *c, strobe_window w, strobe_op_kind kind, int app_frame, uint64_t frame_id,
@@ -288,37 +479,20 @@ static strobe_op begin_op(strobe_collector *c, strobe_window w, strobe_op_kind k
   } else {
     strobe__live_op *l = &c->ops[slot];
     strobe__window_slot *win = &c->windows[ws];
-    l->gen++;
-    l->used = 1;
-    l->abandoned = 0;
-    l->kind = (uint8_t)kind;
-    l->handed_off = 0;
-    l->devtools = (win->flags & STROBE_WINDOW_DEVTOOLS) != 0;
+    /* A resumed pass was begun, and counted, where it came from. */
+    uint64_t passes = __atomic_load_n(&win->frames_key, __ATOMIC_RELAXED) & STROBE__FK_PASSES;
+    if (kind == STROBE_OP_PASS && !tok) passes = __atomic_add_fetch(&win->frames_key, 1, __ATOMIC_RELAXED) & STROBE__FK_PASSES;
+    /* The application's own frame counter when it gives one (GDK's), so
+     * every consumer names a frame as the toolkit does. */
+    init_slot(c, l, ws, kind, app_frame, kind != STROBE_OP_PASS ? 0 : app_frame ? frame_id : passes, start);
     /* Some active session can admit it (its kind, and a devtools window's
      * work only when a session includes devtools): only then is detail worth
      * capturing. */
     l->detailed = (uint8_t)(c->nactive && strobe__admissible(c, (uint8_t)kind, l->devtools, start));
     l->captured = (uint8_t)captured;
-    l->window_slot = (uint32_t)ws;
-    l->window = strobe__name_ref(win->name);
     if (captured && !win->label) win->label = strobe__label_id(win->name->text);
     l->window_label = captured ? win->label : 0;
-    l->seq = c->next_seq++;
-    l->app_frame = (uint8_t)(app_frame != 0);
-    if (kind == STROBE_OP_PASS && !tok) ++win->frames; /* a resumed pass was begun, and counted, where it came from */
-    /* The application's own frame counter when it gives one (GDK's), so
-     * every consumer names a frame as the toolkit does. */
-    l->frame_id = kind != STROBE_OP_PASS ? 0 : app_frame ? frame_id : win->frames;
-    l->start = start;
-    __atomic_store_n(&l->phase, 0, __ATOMIC_RELAXED);
-    l->nstages = l->ncounters = l->stages_dropped = l->counters_dropped = 0;
-    l->nruns = l->runs_dropped = 0;
-    l->idle = 0;
-    l->parked_by = NULL;
-    l->nparked = 0;
-    l->nunavailable = 0;
-    l->population[0] = 0;
-    l->peer[0] = 0;
+    l->seq = __atomic_fetch_add(&c->next_seq, 1, __ATOMIC_RELAXED); /* idle begins take theirs without the lock */
     l->remote = tok != NULL;
     if (tok) {
       c->remote.resumed++;
@@ -340,18 +514,25 @@ out:
 }
 
 strobe_op strobe_op_begin(strobe_collector *c, strobe_window w, strobe_op_kind kind, int *status) {
+  strobe_op op;
+  if (STROBE__LIKELY(nothing_listens()) && idle_begin(c, w, kind, 0, 0, 0, status, &op)) return op;
   return begin_op(c, w, kind, 0, 0, 0, NULL, 0, status);
 }
 
 strobe_op strobe_op_begin_frame(strobe_collector *c, strobe_window w, uint64_t frame_id, int *status) {
+  strobe_op op;
+  if (STROBE__LIKELY(nothing_listens()) && idle_begin(c, w, STROBE_OP_PASS, 1, frame_id, 0, status, &op)) return op;
   return begin_op(c, w, STROBE_OP_PASS, 1, frame_id, 0, NULL, 0, status);
 }
 
 strobe_op strobe_op_begin_in_phase(strobe_collector *c, strobe_window w, strobe_op_kind kind, int *status) {
   /* The phase it is dispatched in: the innermost open stage of the thread's current operation. */
   strobe_op outer = current_op();
-  int f = outer.id ? innermost_frame(outer) : -1;
-  return begin_op(c, w, kind, 0, 0, f >= 0 ? tls_ctx.stages[f].token : 0, NULL, 0, status);
+  int f = outer.id && tls_ctx.nstages ? innermost_frame(outer) : -1;
+  uint32_t anchor = f >= 0 ? tls_ctx.stages[f].token : 0;
+  strobe_op op;
+  if (STROBE__LIKELY(nothing_listens()) && idle_begin(c, w, kind, 0, 0, anchor, status, &op)) return op;
+  return begin_op(c, w, kind, 0, 0, anchor, NULL, 0, status);
 }
 
 /* Whether the operation measured a stage (by site name) or counter of this name. */
@@ -432,6 +613,55 @@ void strobe__sample_unref(strobe__sample *s) {
   }
 }
 
+/* The live slot an idle operation moved into when it was taken, parked or
+ * handed off (materialize), found by the id it had; {0} when none: it ended. */
+static strobe_op moved_idle(strobe_op op) {
+  strobe_collector *c = op.collector;
+  strobe_op out = {0, NULL};
+  strobe__mutex_lock(&c->lock);
+  for (uint32_t i = 0; i < STROBE_MAX_LIVE_OPS && !out.id; i++)
+    if (c->ops[i].used && c->ops[i].alias == op.id) out = (strobe_op){strobe__handle(i, c->ops[i].gen), c};
+  strobe__mutex_unlock(&c->lock);
+  return out;
+}
+
+/* Ends an idle operation of this thread: its stages still open here are
+ * dropped with it. If something listens now, it is accounted as one that
+ * began before every session (a boundary exclusion, never a sample) and a
+ * capture gets its END without detail (docs/sessions.md §Cost when nothing
+ * listens). Its window closed under it: abandoned, counted at the close. */
+static void end_idle(strobe_op op, int committed, uint64_t now, int interleaved) {
+  for (uint32_t i = tls_ctx.nstages; i-- > 0;)
+    if (same_op(tls_ctx.stages[i].op, op)) remove_frame(i);
+  pop_op(op);
+  idle_rec *r = rec_of(op);
+  idle_rec copy = *r;
+  idle_release(op);
+  if (STROBE__LIKELY(nothing_listens())) return;
+  strobe_collector *c = op.collector;
+  uint32_t window_label = 0;
+  int devtools = 0;
+  strobe__mutex_lock(&c->lock);
+  int ws = c->closed ? -1 : strobe__window_slot_of(c, (strobe_window){copy.window});
+  if (ws >= 0) {
+    strobe__window_slot *win = &c->windows[ws];
+    devtools = (win->flags & STROBE_WINDOW_DEVTOOLS) != 0;
+    uint8_t kind = (uint8_t)copy.kind;
+    if (interleaved) strobe__count_interleaved(c, kind, devtools);
+    /* Start 0: it began before every active session, which none admits. */
+    if (c->nactive && copy.marked_idle)
+      strobe__publish_idle(c, kind, devtools, 0, now);
+    else if (c->nactive)
+      strobe__publish_unbuilt(c, kind, devtools, 0, now, win->name, committed);
+    if (strobe__is_active()) {
+      if (!win->label) win->label = strobe__label_id(win->name->text);
+      window_label = win->label;
+    }
+  }
+  strobe__mutex_unlock(&c->lock);
+  if (window_label) emit_end_idle(c, &copy, window_label, devtools, now, committed);
+}
+
 /* Ends op at `now`. On the calling thread, operations above it on the stack
  * began inside it and are still open: one begun in the phase of one of its
  * stages ends with it (implicitly, at the same time); any other is left
@@ -440,6 +670,7 @@ void strobe__sample_unref(strobe__sample *s) {
  * a fabricated duration. */
 static void end_op(strobe_op op, int committed, uint64_t now, int implicit) {
   if (!op.id || !op.collector) return;
+  if (is_idle(op) && op_position(op) < 0 && !(op = moved_idle(op)).id) return; /* ended already */
   strobe_collector *c = op.collector;
   int pos = op_position(op);
   if (pos < 0) {
@@ -461,6 +692,10 @@ static void end_op(strobe_op op, int committed, uint64_t now, int implicit) {
     else
       interleaved = 1;
     pos = op_position(op);
+  }
+  if (is_idle(op)) {
+    end_idle(op, committed, now, interleaved);
+    return;
   }
   strobe__live_op *l = own_slot(op);
   for (uint32_t i = 0; i < l->nparked; i++) flag_children(l, l->parked[i].child_aggs); /* ended while parked */
@@ -505,12 +740,71 @@ static void end_op(strobe_op op, int committed, uint64_t now, int implicit) {
 }
 
 void strobe_op_end(strobe_op op, int committed) {
+  op_context *x = tls_ctx_p;
+  /* An idle operation on top of its thread's stack, no stage of it open and
+   * still nothing listening: only its record to free (>>idle-records). */
+  if (STROBE__LIKELY(is_idle(op)) && x->nops && x->ops[x->nops - 1].id == op.id &&
+      x->ops[x->nops - 1].collector == op.collector && (!x->nstages || x->stages[x->nstages - 1].op.id != op.id) &&
+      STROBE__LIKELY(nothing_listens())) {
+    x->nops--;
+    idle_release(op);
+    return;
+  }
   end_op(op, committed, strobe__now(), 0); /* the time is taken before the lock: the wait is not the operation's */
 }
 
 /* >>handoff */
+/* An idle operation of this thread that leaves the thread's own keeping
+ * (taken, parked, handed to another process) moves into the collector's
+ * table first, with its start, id, frame id and phase, and never any
+ * detail: it is still one that began before every session. The stack and
+ * its stage frames then name the slot; its idle handle still finds it
+ * (moved_idle). Returns the slot's handle, or {0} when the table is full or
+ * its window closed: it is then dropped, as an abandoned one. */
+static strobe_op materialize(strobe_op op) {
+  int pos = op_position(op);
+  if (pos < 0) return (strobe_op){0, NULL};
+  idle_rec *r = rec_of(op);
+  strobe_collector *c = op.collector;
+  strobe_op live = {0, c};
+  strobe__mutex_lock(&c->lock);
+  int ws = c->closed ? -1 : strobe__window_slot_of(c, (strobe_window){r->window});
+  int slot = -1;
+  for (int i = 0; ws >= 0 && i < STROBE_MAX_LIVE_OPS && slot < 0; i++)
+    if (!c->ops[i].used) slot = i;
+  if (slot >= 0) {
+    strobe__live_op *l = &c->ops[slot];
+    init_slot(c, l, ws, (strobe_op_kind)r->kind, r->app_frame, r->frame_id, r->start);
+    l->detailed = l->captured = 0;
+    l->window_label = 0;
+    l->seq = r->seq;
+    l->idle = r->marked_idle;
+    l->alias = op.id;
+    memcpy(l->population, r->population, sizeof l->population);
+    __atomic_store_n(&l->phase, __atomic_load_n(&r->phase, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+    live.id = strobe__handle((uint32_t)slot, l->gen);
+  }
+  strobe__mutex_unlock(&c->lock);
+  for (uint32_t i = 0; i < tls_ctx.nstages; i++)
+    if (same_op(tls_ctx.stages[i].op, op)) tls_ctx.stages[i].op = live;
+  if (live.id) {
+    tls_ctx.ops[pos] = live;
+    own_slot(live)->nesting_overflow = 0;
+  } else {
+    pop_op(op);
+  }
+  idle_release(op);
+  return live.id ? live : (strobe_op){0, NULL};
+}
+
+/* A handle passed back by the caller: an idle one that moved names its slot now. */
+static strobe_op passed(strobe_op op) {
+  return is_idle(op) && op.collector && op_position(op) < 0 ? moved_idle(op) : op;
+}
+
 strobe_op strobe_op_take(void) {
   strobe_op op = current_op();
+  if (is_idle(op)) op = materialize(op);
   if (op.id) {
     pop_op(op); /* its phase anchor stays behind: moved work ends explicitly */
     if (strobe__is_active()) emit_move(op, STROBE__OPEV_TAKE, strobe__now());
@@ -520,6 +814,8 @@ strobe_op strobe_op_take(void) {
 
 void strobe_op_resume(strobe_op op) {
   if (!op.id || !op.collector) return;
+  op = passed(op);
+  if (!op.id) return;
   strobe__mutex_lock(&op.collector->lock);
   strobe__live_op *l = live_op(op);
   if (l) l->handed_off = 1;
@@ -535,6 +831,7 @@ static int evict_stale(void); /* >>stages */
  * the thread runs other work (docs/sessions.md §Parked operations). */
 strobe_op strobe_op_park(void) {
   strobe_op op = current_op();
+  if (is_idle(op)) op = materialize(op);
   if (!op.id) return op;
   strobe__live_op *l = own_slot(op);
   l->nparked = 0;
@@ -553,6 +850,8 @@ strobe_op strobe_op_park(void) {
 
 int strobe_op_unpark(strobe_op op) {
   if (!op.id || !op.collector) return STROBE_EINVAL;
+  op = passed(op);
+  if (!op.id) return STROBE_ESTATE; /* ended */
   strobe__mutex_lock(&op.collector->lock);
   strobe__live_op *l = live_op(op);
   strobe__mutex_unlock(&op.collector->lock);
@@ -596,6 +895,8 @@ static void copy_stage_name(char out[STROBE_MAX_LABEL + 1], uint32_t site_id) {
 
 int strobe_op_hand_off_remote(strobe_op op, const char *peer, void *buf, size_t cap, size_t *len) {
   if (!op.id || !op.collector || !buf || !len) return STROBE_EINVAL;
+  op = is_idle(op) && op_position(op) >= 0 ? materialize(op) : passed(op);
+  if (!op.id) return STROBE_EINVAL;
   strobe_collector *c = op.collector;
   if (!strobe__label_valid(peer)) {
     strobe__label_refused(c);
@@ -764,7 +1065,7 @@ strobe_op strobe_op_resume_remote(strobe_collector *c, strobe_window w, const vo
 
 int strobe_op_detailed(void) {
   strobe_op op = current_op();
-  if (!op.id) return 0;
+  if (!op.id || is_idle(op)) return 0; /* idle: begun while nothing listened */
   return own_slot(op)->detailed;
 }
 
@@ -773,9 +1074,13 @@ int strobe_op_detailed(void) {
 static int crash_op(const char **kind, uint64_t *frame_id, const char **stage) {
   strobe_op op = current_op();
   if (!op.id) return 0;
-  const strobe__live_op *l = own_slot(op);
-  *kind = strobe_op_kind_name(l->kind);
-  *frame_id = l->frame_id;
+  if (is_idle(op)) {
+    *kind = strobe_op_kind_name((strobe_op_kind)rec_of(op)->kind);
+    *frame_id = rec_of(op)->frame_id;
+  } else {
+    *kind = strobe_op_kind_name(own_slot(op)->kind);
+    *frame_id = own_slot(op)->frame_id;
+  }
   *stage = "";
   for (uint32_t i = tls_ctx.nstages; i-- > 0;)
     if (same_op(tls_ctx.stages[i].op, op) && tls_ctx.stages[i].site) {
@@ -790,7 +1095,7 @@ static int crash_op(const char **kind, uint64_t *frame_id, const char **stage) {
  * the last one begun is known; one further out, after it ended, counts nothing. */
 static void dropped_past_nesting(int stage) {
   strobe_op op = tls_ctx.overflow ? tls_ctx.overflow_op : (strobe_op){0, NULL};
-  if (!op.id) return;
+  if (!op.id || is_idle(op)) return; /* an idle one keeps no detail */
   strobe__live_op *l = own_slot(op); /* this thread's own open operation: its slot is live */
   if (!l->detailed && !l->captured) return;
   if (stage) l->stages_dropped++;
@@ -814,6 +1119,7 @@ static void counter_add(const char *name, const char *kind, double delta, uint32
     dropped_past_nesting(0);
     return;
   }
+  if (is_idle(op)) return; /* begun while nothing listened: keeps no counters */
   strobe__live_op *l = own_slot(op);
   if (!l->detailed && !l->captured) return;
   if (unit >= STROBE_UNIT_LIMIT) { /* not a unit: none, counted like a replaced label */
@@ -873,7 +1179,10 @@ void strobe_op_counter_add_kind_unit(const char *family, const char *kind, doubl
 int strobe_op_mark_idle(void) {
   strobe_op op = current_op();
   if (!op.id) return STROBE_ESTATE;
-  own_slot(op)->idle = 1;
+  if (is_idle(op))
+    rec_of(op)->marked_idle = 1;
+  else
+    own_slot(op)->idle = 1;
   return 0;
 }
 
@@ -884,8 +1193,8 @@ int strobe_op_set_population(const char *label) {
     return STROBE_ELABEL;
   }
   if (!op.id) return STROBE_ESTATE;
-  strobe__live_op *l = own_slot(op);
-  memcpy(l->population, label, strlen(label) + 1);
+  char *population = is_idle(op) ? rec_of(op)->population : own_slot(op)->population;
+  memcpy(population, label, strlen(label) + 1);
   return 0;
 }
 
@@ -897,6 +1206,7 @@ int strobe_op_mark_unavailable(strobe_coverage what, const char *name) {
     return STROBE_ELABEL;
   }
   if (!op.id) return STROBE_ESTATE;
+  if (is_idle(op)) return 0; /* never a sample: nothing to say it in */
   strobe__live_op *l = own_slot(op);
   for (uint32_t i = 0; i < l->nunavailable; i++)
     if (l->unavailable[i].what == what && !strcmp(l->unavailable[i].name, name)) return 0;
@@ -959,6 +1269,26 @@ static uint32_t stage_label(strobe_collector *c, const strobe_site *site, uint32
   return bad;
 }
 
+/* A stage of an idle operation (>>idle-records): its frame, for the phase it
+ * publishes in the record (what a session started now reports), and no
+ * aggregation, which nothing could use. */
+static strobe_stage idle_stage_begin(strobe_stage h, strobe_site *site, strobe_op op) {
+  if (tls_ctx.nstages == MAX_STAGE_NEST && !evict_stale()) return h;
+  uint32_t id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
+  if (!id) {
+    int rc = strobe_site_register(site);
+    if (rc < 0) return h;
+    id = (uint32_t)rc;
+  }
+  uint64_t now = strobe__now();
+  stage_frame *f = &tls_ctx.stages[tls_ctx.nstages++];
+  *f = (stage_frame){op, site, next_token(), id, 0, 0, 0, 0, now};
+  idle_rec *r = rec_of(op);
+  __atomic_store_n(&r->phase, strobe__phase_pack(now - r->start, id), __ATOMIC_RELAXED);
+  h.token = f->token;
+  return h;
+}
+
 /* A stage begun while something listens, or inside an operation (see >>idle). */
 static __attribute__((noinline)) strobe_stage stage_begin(strobe_site *site) {
   strobe_stage h = {0, 0, 0, NULL};
@@ -972,6 +1302,7 @@ static __attribute__((noinline)) strobe_stage stage_begin(strobe_site *site) {
     dropped_past_nesting(1);
     return h;
   }
+  if (is_idle(op)) return idle_stage_begin(h, site, op);
   strobe__live_op *l = own_slot(op);
   if (tls_ctx.nstages == MAX_STAGE_NEST && !evict_stale()) {
     if (l->detailed || l->captured) l->stages_dropped++; /* its timing is not kept: counted on the sample */
@@ -1004,15 +1335,37 @@ static __attribute__((noinline)) strobe_stage stage_begin(strobe_site *site) {
   return h;
 }
 
-strobe_stage strobe__stage_begin(strobe_site *site) {
-  if (STROBE__LIKELY(nothing_listens()) && !tls_ctx.nops) return (strobe_stage){0, 0, IDLE_STAGE, NULL};
-  return stage_begin(site);
+/* The usual stage of an idle operation: the thread's current operation is
+ * idle, the stage's site registered, nothing recording scopes, room on the
+ * stack. Its frame and phase only (idle_stage_begin), inline. */
+static inline __attribute__((always_inline)) strobe_stage stage_begin_fast(strobe_site *site) {
+  op_context *x = tls_ctx_p;
+  if (!x->nops) {
+    if (STROBE__LIKELY(nothing_listens())) return (strobe_stage){0, 0, IDLE_STAGE, NULL};
+    return stage_begin(site);
+  }
+  strobe_op op = x->ops[x->nops - 1];
+  uint32_t id;
+  if (!is_idle(op) || x->overflow || x->nstages == MAX_STAGE_NEST || !site || site->kind != STROBE_SITE_STAGE ||
+      !(id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE)) || strobe__is_active())
+    return stage_begin(site);
+  uint64_t now = strobe__now();
+  idle_rec *r = &x->idle[op.id & 7u];
+  if (++x->next_token == 0) x->next_token = 1;
+  stage_frame *f = &x->stages[x->nstages++];
+  f->op = op;
+  f->site = site;
+  f->token = x->next_token;
+  f->site_id = id;
+  f->parent_id = f->parent_token = f->not_in_declared = f->child_aggs = 0;
+  f->t0 = now;
+  __atomic_store_n(&r->phase, strobe__phase_pack(now - r->start, id), __ATOMIC_RELAXED);
+  return (strobe_stage){0, x->next_token, 1, &tls_ctx_p};
 }
 
-strobe_stage strobe_stage_begin(strobe_site *site) {
-  if (STROBE__LIKELY(nothing_listens()) && !tls_ctx.nops) return (strobe_stage){0, 0, IDLE_STAGE, NULL};
-  return stage_begin(site);
-}
+strobe_stage strobe__stage_begin(strobe_site *site) { return stage_begin_fast(site); }
+
+strobe_stage strobe_stage_begin(strobe_site *site) { return stage_begin_fast(site); }
 
 /* Adds one run of frame f to the operation's stage table; returns its entry, or -1 when the table is full. */
 static int aggregate(strobe__live_op *l, const stage_frame *f, uint64_t d) {
@@ -1056,8 +1409,14 @@ static void end_stage(strobe_stage *h) {
     tls_ctx.stages[k].parent_id = f.parent_id;
   }
   if (!on_this_thread(f.op)) return; /* its operation moved: nothing to update */
-  strobe__live_op *l = own_slot(f.op);
   int inner = innermost_frame(f.op);
+  if (is_idle(f.op)) {
+    idle_rec *r = rec_of(f.op);
+    uint64_t phase = inner < 0 ? 0 : strobe__phase_pack(tls_ctx.stages[inner].t0 - r->start, tls_ctx.stages[inner].site_id);
+    __atomic_store_n(&r->phase, phase, __ATOMIC_RELAXED);
+    return;
+  }
+  strobe__live_op *l = own_slot(f.op);
   uint64_t phase = inner < 0 ? 0
                              : strobe__phase_pack(tls_ctx.stages[inner].t0 - l->start, tls_ctx.stages[inner].site_id);
   __atomic_store_n(&l->phase, phase, __ATOMIC_RELEASE);
@@ -1083,6 +1442,21 @@ int strobe_stage_end(strobe_stage *h) {
   }
   if (!h->state) return STROBE_ESTATE;
   if (h->owner != (const void *)&tls_ctx_p) return STROBE_EINVAL;
+  op_context *x = tls_ctx_p;
+  uint32_t n = x->nstages;
+  /* The innermost stage of the idle operation on top (none above it, so no
+   * operation dispatched in its phase and no stage begun inside it): its
+   * frame goes, and the phase is the one around it. */
+  if (n && !h->guard && x->stages[n - 1].token == h->token && x->nops && !x->overflow &&
+      is_idle(x->ops[x->nops - 1]) && x->stages[n - 1].op.id == x->ops[x->nops - 1].id) {
+    strobe_op op = x->ops[x->nops - 1];
+    idle_rec *r = &x->idle[op.id & 7u];
+    const stage_frame *outer = n > 1 && x->stages[n - 2].op.id == op.id ? &x->stages[n - 2] : NULL;
+    x->nstages = n - 1;
+    *h = (strobe_stage){0, 0, 0, NULL};
+    __atomic_store_n(&r->phase, outer ? strobe__phase_pack(outer->t0 - r->start, outer->site_id) : 0, __ATOMIC_RELAXED);
+    return 0;
+  }
   end_stage(h);
   return 0;
 }
@@ -1092,8 +1466,21 @@ void strobe__stage_cleanup(strobe_stage *h) {
 }
 
 /* >>abandon (lock held) */
+typedef struct abandon_arg {
+  strobe_collector *c;
+  int window_slot;                /* < 0: every window */
+} abandon_arg;
+
+static void abandon_idle(void *arg, const strobe__idle_op *op) {
+  const abandon_arg *a = arg;
+  if (a->window_slot >= 0 && (int)op->window_slot != a->window_slot) return;
+  /* Its record is its owner's: from now on its closed window says abandoned (end_idle, the snapshot). */
+  strobe__count_abandoned(a->c, op->kind, (a->c->windows[op->window_slot].flags & STROBE_WINDOW_DEVTOOLS) != 0);
+}
+
 void strobe__abandon_live(strobe_collector *c, int window_slot, int producer_closed) {
   STROBE_ASSERT(strobe__mutex_held(&c->lock));
+  if (c->nactive) strobe__idle_ops_visit(c, abandon_idle, &(abandon_arg){c, window_slot});
   for (int i = 0; i < STROBE_MAX_LIVE_OPS; i++) {
     strobe__live_op *l = &c->ops[i];
     if (!l->used || l->abandoned || (window_slot >= 0 && (int)l->window_slot != window_slot)) continue;

@@ -351,6 +351,45 @@ const strobe__report_site *strobe__report_site_of(const strobe_report *r, uint32
   return e ? e : &unknown;
 }
 
+/* Operations begun while nothing listened, kept on their threads
+ * (operation.c >>idle-records): unfinished like the table's, and begun before
+ * the session (docs/sessions.md §Cost when nothing listens). */
+typedef struct idle_arg {
+  strobe_collector *c;
+  const strobe__session *s;
+  uint64_t at;
+  strobe_report *r;
+  uint32_t cap;                   /* entries r->unfinished holds; 0: only counting (into cap_needed) */
+  uint32_t cap_needed;
+} idle_arg;
+
+static void add_idle(void *arg, const strobe__idle_op *op) {
+  idle_arg *a = arg;
+  const strobe__window_slot *win = &a->c->windows[op->window_slot];
+  if (!session_covers(a->s, op->kind, (win->flags & STROBE_WINDOW_DEVTOOLS) != 0)) return;
+  if (!a->cap) {
+    a->cap_needed++;
+    return;
+  }
+  if (a->r->nunfinished == a->cap) return; /* began after the count, so after `at` */
+  uint64_t phase_start = op->start + strobe__phase_since(op->phase);
+  if (phase_start > a->at) phase_start = a->at;
+  a->r->unfinished[a->r->nunfinished++] = (strobe__unfinished_op){
+      op->kind, 0, strobe__name_ref(win->name), op->seq, op->frame_id, strobe__phase_site(op->phase),
+      op->start, phase_start, op->start < a->s->start};
+}
+
+static void idle_unfinished(strobe_collector *c, const strobe__session *s, uint64_t at, strobe_report *r) {
+  idle_arg a = {c, s, at, r, 0, 0};
+  strobe__idle_ops_visit(c, add_idle, &a);
+  if (!a.cap_needed) return;
+  strobe__unfinished_op *u = realloc(r->unfinished, (STROBE_MAX_LIVE_OPS + a.cap_needed) * sizeof *u);
+  if (!u) return; /* out of memory: the table's are listed, these are not */
+  r->unfinished = u;
+  a.cap = r->nunfinished + a.cap_needed;
+  strobe__idle_ops_visit(c, add_idle, &a);
+}
+
 /* >>snapshot: copy under the lock; references, not payloads. */
 /* The session's settings and counts, the collector's, and the cost figures,
  * copied into a report. */
@@ -422,6 +461,7 @@ static void snapshot_operations(strobe_report *r, strobe_collector *c, const str
         l->kind, l->handed_off, strobe__name_ref(l->window), l->seq, l->frame_id, strobe__phase_site(phase),
         l->start, phase_start, l->start < s->start};
   }
+  idle_unfinished(c, s, at, r);
 }
 
 /* The session's application scopes (referenced) and those still open. */

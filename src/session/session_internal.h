@@ -139,7 +139,10 @@ typedef struct strobe__window_slot {
   int open;                       /* registered and not closed */
   int used;                       /* holds metadata (open, or closed and not yet reused) */
   uint32_t flags;
-  uint64_t frames;                /* passes begun: the next prospective frame id is frames + 1 */
+  uint64_t frames_key;            /* atomic: passes begun (low 40 bits; the next prospective frame id is that + 1)
+                                   * and, while open, its handle's generation (high 24 bits; 0 = closed), so an
+                                   * operation begun without the lock checks its window and counts its pass in one
+                                   * compare-and-swap (operation.c >>idle) */
   uint32_t label;                 /* the id as a capture label (probe/probe.h >>labels); 0 until first captured */
   uint64_t closed_seq;            /* reuse the longest-closed slot first */
   strobe__name *name;
@@ -187,6 +190,7 @@ typedef struct strobe__live_op {
   char peer[STROBE_MAX_LABEL + 1]; /* owner-thread only: set by strobe_op_hand_off_remote just before its end */
   uint8_t remote;                 /* resumed from another process (strobe_op_resume_remote) */
   strobe__remote_from from;       /* when remote */
+  uint32_t alias;                 /* the idle handle id it had before it moved here (operation.c materialize); 0 none */
   const void *parked_by;          /* owner-thread: the thread that parked it (strobe_op_park), NULL: not parked */
   uint32_t nparked;               /* owner-thread: its stages open when parked, kept below */
   strobe__stage_frame parked[STROBE__MAX_STAGE_NEST];
@@ -376,6 +380,24 @@ static inline uint64_t strobe__phase_since(uint64_t phase) { return phase >> 16;
 static inline uint32_t strobe__handle(uint32_t slot, uint32_t gen) { return (gen << 8) | (slot + 1); }
 static inline uint32_t strobe__handle_slot(uint32_t h) { return (h & 0xffu) - 1; }
 static inline uint32_t strobe__handle_gen(uint32_t h) { return h >> 8; }
+
+/* A window slot's frames_key: its handle generation (0 while closed) and its passes. */
+#define STROBE__FK_SHIFT 40
+#define STROBE__FK_PASSES ((UINT64_C(1) << STROBE__FK_SHIFT) - 1)
+static inline uint64_t strobe__fk(uint32_t window_handle, uint64_t passes) {
+  return (uint64_t)strobe__handle_gen(window_handle) << STROBE__FK_SHIFT | (passes & STROBE__FK_PASSES);
+}
+
+/* An operation begun while nothing listened, kept on its thread without the
+ * collector's lock (operation.c >>idle-records), as a reader sees it. */
+typedef struct strobe__idle_op {
+  uint8_t kind;
+  uint32_t window_slot;           /* its window, open (checked under the lock) */
+  uint64_t seq, frame_id, start;  /* start: ticks */
+  uint64_t phase;                 /* strobe__phase_pack; 0 = no stage */
+} strobe__idle_op;
+/* Calls fn for each idle operation of c on any thread whose window is open. Lock held. */
+void strobe__idle_ops_visit(strobe_collector *c, void (*fn)(void *arg, const strobe__idle_op *op), void *arg);
 
 /* Window slot of a live handle, or -1. With the lock held. */
 int strobe__window_slot_of(strobe_collector *c, strobe_window w);

@@ -29,7 +29,8 @@ done
 ops=$(STROBE_CALLGRIND_N=20000 bash "$src/scripts/bench-op-callgrind.sh" "$build")
 echo "$ops"
 for name in op_counter_idle_instructions op_counter_idle_instructions_shared stage_pair_shared_ratio \
-            explicit_pair_idle_instructions explicit_pair_idle_instructions_shared; do
+            explicit_pair_idle_instructions explicit_pair_idle_instructions_shared \
+            op_idle_mutex_instructions op_idle_mutex_instructions_shared; do
   if ! grep -Eq "^BUDGET $name [0-9.]+ <= [0-9.]+ ok$" <<<"$ops"; then
     echo "check_callgrind_budgets: no 'BUDGET $name ... ok' line" >&2
     status=1

@@ -165,6 +165,7 @@ typedef struct cli_cost {
   double scope_ns;           /* header overhead_per_scope_ns: per scope, its values and counters included */
   double drain_ns_per_event; /* DRAIN: cpu_ns / events */
   uint64_t drain_cpu_ns, drain_events;
+  double explicit_scope_ns;  /* header explicit_scope_ns: per scope written with STROBE_BEGIN/STROBE_END; 0 absent */
 } cli_cost;
 cli_cost cli_query_cost(const strobe_capture *c);
 /* "cost  8.6 ns per event on recording threads (calibrated) ... drain 4.1 ns CPU per event ..." with

@@ -85,6 +85,10 @@ static void write_json(cli_output *o, info *x) {
   strobe__json_uint(&j, "epoch_mono_ns", h->epoch_mono_ns);
   strobe__json_uint(&j, "start_ticks", h->start_ticks);
   strobe__json_num(&j, "overhead_per_scope_ns", h->overhead_per_scope_ns, 3);
+  if (h->explicit_scope_ns > 0)
+    strobe__json_num(&j, "explicit_scope_ns", h->explicit_scope_ns, 3);
+  else
+    strobe__json_null(&j, "explicit_scope_ns");
   strobe__json_str(&j, "strobe_version", h->strobe_version);
   strobe__json_str(&j, "os", h->os);
   strobe__json_str(&j, "arch", h->arch);

@@ -236,7 +236,7 @@ const char *cli_end_state(const cli_input *in) {
 cli_cost cli_query_cost(const strobe_capture *c) {
   const strobe_capture_header *h = strobe_capture_query_header(c);
   strobe_capture_totals t = strobe_capture_query_totals(c);
-  cli_cost k = {h->event_cost_ns, h->overhead_per_scope_ns, 0, t.drain_cpu_ns, t.drain_events};
+  cli_cost k = {h->event_cost_ns, h->overhead_per_scope_ns, 0, t.drain_cpu_ns, t.drain_events, h->explicit_scope_ns};
   if (t.drain_events) k.drain_ns_per_event = (double)t.drain_cpu_ns / (double)t.drain_events;
   return k;
 }
@@ -250,8 +250,12 @@ void cli_cost_text(FILE *f, const char *label, int width, const strobe_capture *
   cli_cost k = cli_query_cost(c);
   fprintf(f, "%-*s", width, label);
   if (k.event_ns > 0)
-    fprintf(f, "%.1f ns per event on recording threads (calibrated by the writer; %.1f ns per scope with its values)",
+    fprintf(f, "%.1f ns per event on recording threads (calibrated by the writer; %.1f ns per scope with its values",
             k.event_ns, k.scope_ns);
+  if (k.event_ns > 0 && k.explicit_scope_ns > 0)
+    fprintf(f, ", %.1f ns written with STROBE_BEGIN/STROBE_END)", k.explicit_scope_ns);
+  else if (k.event_ns > 0)
+    fputc(')', f);
   else if (!strcmp(strobe_capture_query_header(c)->os, "windows"))
     fprintf(f, "per-event cost not recorded (a Windows writer: no thread CPU clock fine enough, docs/platforms.md)");
   else
