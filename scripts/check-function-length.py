@@ -39,7 +39,6 @@ KNOWN_LONG = {
     ("cmd_compare.c", "cmd_compare"),
     ("cmd_export.c", "cmd_export"),
     ("cmd_mcp.c", "cmd_mcp"),
-    ("cmd_merge.c", "cli_merge_files"),
     ("cmd_tree.c", "cmd_tree"),
     ("export_attachments.c", "export_attachments"),
     ("export_perfetto.c", "export_perfetto"),
