@@ -36,7 +36,6 @@ MAX_LINES = 80
 KNOWN_LONG = {
     ("operation.c", "begin_op"),
     ("cmd_export.c", "cmd_export"),
-    ("cmd_mcp.c", "cmd_mcp"),
     ("export_attachments.c", "export_attachments"),
     ("export_perfetto.c", "export_perfetto"),
     ("http_client.c", "cli_http_request"),
