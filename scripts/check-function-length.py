@@ -38,7 +38,6 @@ KNOWN_LONG = {
     ("cmd_export.c", "cmd_export"),
     ("export_attachments.c", "export_attachments"),
     ("export_perfetto.c", "export_perfetto"),
-    ("http_client.c", "cli_http_request"),
     ("gpu.c", "gpu_open"),
     ("replay.c", "demo_replay"),
     ("sender.c", "sender_process_main"),
