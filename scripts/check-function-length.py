@@ -35,7 +35,6 @@ MAX_LINES = 80
 # gone, fails the check until it is removed here.
 KNOWN_LONG = {
     ("operation.c", "begin_op"),
-    ("export_perfetto.c", "export_perfetto"),
     ("gpu.c", "gpu_open"),
     ("replay.c", "demo_replay"),
     ("sender.c", "sender_process_main"),
