@@ -189,6 +189,67 @@ void gpu_close(gpu *g) {
   free(g);
 }
 
+/* The command pool, descriptor pool and layout, and the filter and composite compute pipelines. Returns 0,
+ * or -1 with why (len bytes) said (gpu_close undoes what was made). */
+static int create_pipelines(gpu *g, char *why, size_t len) {
+  VkCommandPoolCreateInfo cp = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT, .queueFamilyIndex = g->family};
+  VkDescriptorPoolSize ps = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 3 * GPU_FRAMES};
+  VkDescriptorPoolCreateInfo dp = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, .maxSets = GPU_FRAMES,
+                                   .poolSizeCount = 1, .pPoolSizes = &ps};
+  VkDescriptorSetLayoutBinding bind[3];
+  for (uint32_t i = 0; i < 3; i++)
+    bind[i] = (VkDescriptorSetLayoutBinding){i, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, NULL};
+  VkDescriptorSetLayoutCreateInfo dl = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+                                        .bindingCount = 3, .pBindings = bind};
+  if (vkCreateCommandPool(g->device, &cp, NULL, &g->pool) != VK_SUCCESS ||
+      vkCreateDescriptorPool(g->device, &dp, NULL, &g->dpool) != VK_SUCCESS ||
+      vkCreateDescriptorSetLayout(g->device, &dl, NULL, &g->layout) != VK_SUCCESS) {
+    snprintf(why, len, "creating the command pool and descriptor layout failed");
+    return -1;
+  }
+  VkPushConstantRange push = {VK_SHADER_STAGE_COMPUTE_BIT, 0, 2 * sizeof(uint32_t)};
+  VkPipelineLayoutCreateInfo pl = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO, .setLayoutCount = 1,
+                                   .pSetLayouts = &g->layout, .pushConstantRangeCount = 1,
+                                   .pPushConstantRanges = &push};
+  if (vkCreatePipelineLayout(g->device, &pl, NULL, &g->pipeline_layout) != VK_SUCCESS ||
+      make_pipeline(g, demo_filter_spv, demo_filter_spv_size, &g->filter) ||
+      make_pipeline(g, demo_composite_spv, demo_composite_spv_size, &g->composite)) {
+    snprintf(why, len, "creating the compute pipelines failed");
+    return -1;
+  }
+  return 0;
+}
+
+/* One frame slot: its command buffer, fence, descriptor set and four buffers (upload, source, blurred,
+ * output), the set bound to the last three. Returns 0, or -1 with why said. */
+static int create_frame_slot(gpu *g, frame_slot *s, char *why, size_t len) {
+  VkCommandBufferAllocateInfo ca = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, .commandPool = g->pool,
+                                    .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY, .commandBufferCount = 1};
+  VkFenceCreateInfo fc = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  VkDescriptorSetAllocateInfo da = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+                                    .descriptorPool = g->dpool, .descriptorSetCount = 1, .pSetLayouts = &g->layout};
+  const VkBufferUsageFlags storage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
+  if (vkAllocateCommandBuffers(g->device, &ca, &s->cmd) != VK_SUCCESS ||
+      vkCreateFence(g->device, &fc, NULL, &s->fence) != VK_SUCCESS ||
+      vkAllocateDescriptorSets(g->device, &da, &s->set) != VK_SUCCESS ||
+      make_buffer(g, g->bytes, VK_BUFFER_USAGE_TRANSFER_SRC_BIT, 1, MEM_BUFFERS, &s->upload) ||
+      make_buffer(g, g->bytes, storage | VK_BUFFER_USAGE_TRANSFER_DST_BIT, 0, MEM_TEXTURES, &s->src) ||
+      make_buffer(g, g->bytes, storage, 0, MEM_TEXTURES, &s->blurred) ||
+      make_buffer(g, g->bytes, storage, 1, MEM_BUFFERS, &s->out)) {
+    snprintf(why, len, "allocating the frame buffers (%d x %.1f MiB) failed", 4, (double)g->bytes / 1048576.0);
+    return -1;
+  }
+  VkDescriptorBufferInfo bi[3] = {{s->src.buf, 0, VK_WHOLE_SIZE},
+                                  {s->blurred.buf, 0, VK_WHOLE_SIZE},
+                                  {s->out.buf, 0, VK_WHOLE_SIZE}};
+  VkWriteDescriptorSet w = {.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = s->set, .dstBinding = 0,
+                            .descriptorCount = 3, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                            .pBufferInfo = bi};
+  vkUpdateDescriptorSets(g->device, 1, &w, 0, NULL);
+  return 0;
+}
+
 int gpu_open(gpu **out, int width, int height, uint32_t calibration, char *why, size_t len) {
   *out = NULL;
   gpu *g = calloc(1, sizeof *g);
@@ -214,58 +275,9 @@ int gpu_open(gpu **out, int width, int height, uint32_t calibration, char *why, 
   }
   vkGetDeviceQueue(g->device, g->family, 0, &g->queue);
 
-  VkCommandPoolCreateInfo cp = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
-                                .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT, .queueFamilyIndex = g->family};
-  VkDescriptorPoolSize ps = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 3 * GPU_FRAMES};
-  VkDescriptorPoolCreateInfo dp = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, .maxSets = GPU_FRAMES,
-                                   .poolSizeCount = 1, .pPoolSizes = &ps};
-  VkDescriptorSetLayoutBinding bind[3];
-  for (uint32_t i = 0; i < 3; i++)
-    bind[i] = (VkDescriptorSetLayoutBinding){i, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, NULL};
-  VkDescriptorSetLayoutCreateInfo dl = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
-                                        .bindingCount = 3, .pBindings = bind};
-  if (vkCreateCommandPool(g->device, &cp, NULL, &g->pool) != VK_SUCCESS ||
-      vkCreateDescriptorPool(g->device, &dp, NULL, &g->dpool) != VK_SUCCESS ||
-      vkCreateDescriptorSetLayout(g->device, &dl, NULL, &g->layout) != VK_SUCCESS) {
-    snprintf(why, len, "creating the command pool and descriptor layout failed");
-    goto bad;
-  }
-  VkPushConstantRange push = {VK_SHADER_STAGE_COMPUTE_BIT, 0, 2 * sizeof(uint32_t)};
-  VkPipelineLayoutCreateInfo pl = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO, .setLayoutCount = 1,
-                                   .pSetLayouts = &g->layout, .pushConstantRangeCount = 1,
-                                   .pPushConstantRanges = &push};
-  if (vkCreatePipelineLayout(g->device, &pl, NULL, &g->pipeline_layout) != VK_SUCCESS ||
-      make_pipeline(g, demo_filter_spv, demo_filter_spv_size, &g->filter) ||
-      make_pipeline(g, demo_composite_spv, demo_composite_spv_size, &g->composite)) {
-    snprintf(why, len, "creating the compute pipelines failed");
-    goto bad;
-  }
-  for (int i = 0; i < GPU_FRAMES; i++) {
-    frame_slot *s = &g->slot[i];
-    VkCommandBufferAllocateInfo ca = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, .commandPool = g->pool,
-                                      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY, .commandBufferCount = 1};
-    VkFenceCreateInfo fc = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    VkDescriptorSetAllocateInfo da = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
-                                      .descriptorPool = g->dpool, .descriptorSetCount = 1, .pSetLayouts = &g->layout};
-    const VkBufferUsageFlags storage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
-    if (vkAllocateCommandBuffers(g->device, &ca, &s->cmd) != VK_SUCCESS ||
-        vkCreateFence(g->device, &fc, NULL, &s->fence) != VK_SUCCESS ||
-        vkAllocateDescriptorSets(g->device, &da, &s->set) != VK_SUCCESS ||
-        make_buffer(g, g->bytes, VK_BUFFER_USAGE_TRANSFER_SRC_BIT, 1, MEM_BUFFERS, &s->upload) ||
-        make_buffer(g, g->bytes, storage | VK_BUFFER_USAGE_TRANSFER_DST_BIT, 0, MEM_TEXTURES, &s->src) ||
-        make_buffer(g, g->bytes, storage, 0, MEM_TEXTURES, &s->blurred) ||
-        make_buffer(g, g->bytes, storage, 1, MEM_BUFFERS, &s->out)) {
-      snprintf(why, len, "allocating the frame buffers (%d x %.1f MiB) failed", 4, (double)g->bytes / 1048576.0);
-      goto bad;
-    }
-    VkDescriptorBufferInfo bi[3] = {{s->src.buf, 0, VK_WHOLE_SIZE},
-                                    {s->blurred.buf, 0, VK_WHOLE_SIZE},
-                                    {s->out.buf, 0, VK_WHOLE_SIZE}};
-    VkWriteDescriptorSet w = {.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = s->set, .dstBinding = 0,
-                              .descriptorCount = 3, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                              .pBufferInfo = bi};
-    vkUpdateDescriptorSets(g->device, 1, &w, 0, NULL);
-  }
+  if (create_pipelines(g, why, len)) goto bad;
+  for (int i = 0; i < GPU_FRAMES; i++)
+    if (create_frame_slot(g, &g->slot[i], why, len)) goto bad;
   strobe_vulkan_desc vd = {.instance = g->instance, .physical_device = g->physical, .device = g->device,
                            .queue = g->queue, .queue_family = g->family, .slots = GPU_FRAMES + 1,
                            .zones_per_frame = 8, .calibration = calibration,

@@ -60,6 +60,31 @@ static long compare(cairo_surface_t *s, const strobe_replay_resource *shot, int 
   return differ;
 }
 
+/* Compares the replayed surface with the ARGB32 screenshot attached to the frame, when there is one.
+ * Returns 1 when they differ (or differ in size), 0 otherwise. */
+static int compare_screenshot(strobe_replay *r, cairo_surface_t *s, int w, int h, uint64_t frame) {
+  int result = 0;
+  uint32_t n;
+  const strobe_replay_resource *att = strobe_replay_query_attachments(r, &n);
+  const strobe_replay_resource *shot = NULL;
+  for (uint32_t i = 0; i < n; i++)
+    if (!strcmp(att[i].media_type, STROBE_MEDIA_ARGB32) && att[i].bytes) shot = &att[i];
+  if (shot) {
+    int max_diff;
+    long differ = compare(s, shot, &max_diff);
+    if (differ < 0) {
+      printf("screenshot: %u x %u, not the replayed surface's size\n", shot->width, shot->height);
+      result = 1;
+    } else {
+      printf("screenshot: %ld of %d pixels differ (largest channel difference %d)\n", differ, w * h, max_diff);
+      if (differ) result = 1;
+    }
+  } else {
+    printf("screenshot: none attached to frame %llu with its content: nothing to compare with\n", (unsigned long long)frame);
+  }
+  return result;
+}
+
 int demo_replay(const char *capture, uint64_t frame, const char *out_png, int list_calls) {
   strobe_replay *r;
   int rc = strobe_replay_open(capture, frame, &r);
@@ -118,24 +143,7 @@ int demo_replay(const char *capture, uint64_t frame, const char *out_png, int li
   } else if (out_png) {
     printf("wrote %s (%d x %d)\n", out_png, w, h);
   }
-  uint32_t n;
-  const strobe_replay_resource *att = strobe_replay_query_attachments(r, &n);
-  const strobe_replay_resource *shot = NULL;
-  for (uint32_t i = 0; i < n; i++)
-    if (!strcmp(att[i].media_type, STROBE_MEDIA_ARGB32) && att[i].bytes) shot = &att[i];
-  if (shot) {
-    int max_diff;
-    long differ = compare(s, shot, &max_diff);
-    if (differ < 0) {
-      printf("screenshot: %u x %u, not the replayed surface's size\n", shot->width, shot->height);
-      result = 1;
-    } else {
-      printf("screenshot: %ld of %d pixels differ (largest channel difference %d)\n", differ, w * h, max_diff);
-      if (differ) result = 1;
-    }
-  } else {
-    printf("screenshot: none attached to frame %llu with its content: nothing to compare with\n", (unsigned long long)frame);
-  }
+  result |= compare_screenshot(r, s, w, h, frame);
   free(status);
   cairo_surface_destroy(s);
   strobe_replay_close(r);

@@ -316,6 +316,56 @@ static strobe_op resume(strobe_collector *c, strobe_window w, const message *m) 
 
 #define BATCH 16
 
+/* >>clock: answers the render process's round trips ('c': this host's boot id and clock twice) until it
+ * says it is done ('e'). Returns 0, or 1 when the socket failed. */
+static int answer_clock(int fd) {
+  for (char q = 0; q != 'e';) {
+    wire_clock a;
+    memset(&a, 0, sizeof a);
+    if (read_all(fd, &q, 1) || (q != 'c' && q != 'e')) return 1;
+    if (q == 'e') break;
+    strobe_query_host_clock(a.boot, &a.t1);
+    strobe_query_host_clock(NULL, &a.t2);
+    if (write_all(fd, &a, sizeof a)) return 1;
+  }
+  return 0;
+}
+
+/* Resumes every frame handed over until the stream ends: of those that arrived together only the newest is
+ * presented, the others end as superseded (committed false). Returns 0, or 1 when the stream failed. */
+static int present_frames(int fd, strobe_collector *c, strobe_window w, const char *out_dir, uint64_t *presented,
+                          uint64_t *superseded) {
+  static message batch[BATCH];
+  int status = 0;
+  for (;;) {
+    int n = 0, r = read_message(fd, &batch[0]);
+    if (r <= 0) {
+      status = r < 0;
+      break;
+    }
+    n = 1;
+    /* Whatever else has arrived: only the newest is presented. */
+    struct pollfd p = {fd, POLLIN, 0};
+    while (n < BATCH && poll(&p, 1, 0) == 1 && (p.revents & POLLIN) && (r = read_message(fd, &batch[n])) > 0) n++;
+    for (int i = 0; i < n - 1; i++) { /* superseded by a newer frame: never presented */
+      strobe_op op = resume(c, w, &batch[i]);
+      strobe_op_end(op, 0);
+      (*superseded)++;
+      free(batch[i].png);
+    }
+    strobe_op op = resume(c, w, &batch[n - 1]);
+    present(out_dir, &batch[n - 1]);
+    strobe_op_end(op, 1);
+    (*presented)++;
+    free(batch[n - 1].png);
+    if (r <= 0) { /* the stream ended (or failed) while draining */
+      status = r < 0;
+      break;
+    }
+  }
+  return status;
+}
+
 int sender_process_main(int fd, const char *out_dir) {
   strobe_thread_set_name("sender");
   strobe_collector *c = NULL;
@@ -334,44 +384,9 @@ int sender_process_main(int fd, const char *out_dir) {
     return 1;
   }
   if (write_all(fd, "r", 1)) return 1;
-  for (char q = 0; q != 'e';) { /* >>clock: the render process's round trips */
-    wire_clock a;
-    memset(&a, 0, sizeof a);
-    if (read_all(fd, &q, 1) || (q != 'c' && q != 'e')) return 1;
-    if (q == 'e') break;
-    strobe_query_host_clock(a.boot, &a.t1);
-    strobe_query_host_clock(NULL, &a.t2);
-    if (write_all(fd, &a, sizeof a)) return 1;
-  }
-  static message batch[BATCH];
+  if (answer_clock(fd)) return 1;
   uint64_t presented = 0, superseded = 0;
-  int status = 0;
-  for (;;) {
-    int n = 0, r = read_message(fd, &batch[0]);
-    if (r <= 0) {
-      status = r < 0;
-      break;
-    }
-    n = 1;
-    /* Whatever else has arrived: only the newest is presented. */
-    struct pollfd p = {fd, POLLIN, 0};
-    while (n < BATCH && poll(&p, 1, 0) == 1 && (p.revents & POLLIN) && (r = read_message(fd, &batch[n])) > 0) n++;
-    for (int i = 0; i < n - 1; i++) { /* superseded by a newer frame: never presented */
-      strobe_op op = resume(c, w, &batch[i]);
-      strobe_op_end(op, 0);
-      superseded++;
-      free(batch[i].png);
-    }
-    strobe_op op = resume(c, w, &batch[n - 1]);
-    present(out_dir, &batch[n - 1]);
-    strobe_op_end(op, 1);
-    presented++;
-    free(batch[n - 1].png);
-    if (r <= 0) { /* the stream ended (or failed) while draining */
-      status = r < 0;
-      break;
-    }
-  }
+  int status = present_frames(fd, c, w, out_dir, &presented, &superseded);
   strobe_report *report = NULL;
   char *json = NULL;
   size_t len = 0;

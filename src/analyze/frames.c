@@ -16,7 +16,7 @@
  * max_frames.
  *
  * Contents: >>tables >>add >>processes >>join >>frames >>segments >>series
- * >>stages >>owner >>open >>queries
+ * >>stages >>checks >>owner >>open >>queries
  */
 #include "strobe/frames.h"
 
@@ -25,7 +25,9 @@
 #include <string.h>
 
 #include "analyze/frame_rate.h"
+#include "analyze/frames_check.h"
 #include "analyze/percentile.h"
+#include "platform/invariant.h"
 
 /* >>tables */
 enum { EV_BEGIN, EV_RESUME, EV_TAKE, EV_END }; /* what an operation did on a thread, in time order there */
@@ -939,7 +941,57 @@ int strobe_frames_finish(strobe_frames *f, const strobe_capture *c) {
     f->nthreads = 0;
     return STROBE_ENOMEM;
   }
+  if (STROBE__ASSERTIONS) strobe__frames_check(f);
   return 0;
+}
+
+/* >>checks: what a finished index promises (analyze/frames_check.h, docs/invariants.md §The frame model). */
+static void check_frames(const strobe_frames *f) {
+  for (uint32_t i = 0; i < f->nframes; i++) {
+    const strobe_frame *fr = &f->frames[i];
+    STROBE_ASSERT(fr->state < STROBE_FRAME_STATE_LIMIT);
+    STROBE_ASSERT(fr->state != STROBE_FRAME_UNFINISHED || (fr->end_thread == STROBE_FRAMES_NONE && fr->end_ns == 0));
+    STROBE_ASSERT(!fr->counted || fr->state == STROBE_FRAME_COMPLETED || fr->state == STROBE_FRAME_PRESENTED ||
+                  fr->state == STROBE_FRAME_HANDED_OFF);
+    STROBE_ASSERT(i == 0 || !(fr->begin_ns < f->frames[i - 1].begin_ns)); /* by begin (a NaN stays where it is) */
+    STROBE_ASSERT(!fr->nstages || (f->fstage0 && f->fstage0[i] + (uint64_t)fr->nstages <= f->nfstages));
+    STROBE_ASSERT(fr->series == STROBE_FRAMES_NONE || fr->series < f->nseries);
+  }
+  for (uint32_t k = 0; k < f->nseries; k++) {
+    const strobe_frame_series *s = &f->series[k];
+    uint64_t sum = 0;
+    for (uint32_t st = 0; st < STROBE_FRAME_STATE_LIMIT; st++) sum += s->by_state[st];
+    STROBE_ASSERT(sum == s->frames && s->counted <= s->frames);
+  }
+}
+
+/* The owner tables: per thread a run of segments (passes) or of frame indexes (marks, scopes), in order. */
+static void check_owner_tables(const strobe_frames *f) {
+  int ops = f->source == STROBE_FRAME_SOURCE_PASSES;
+  if (!f->nthreads) return;
+  STROBE_ASSERT(f->thread_seg0[f->nthreads] == (ops ? f->nsegs : f->nframes));
+  for (uint32_t t = 0; t < f->nthreads; t++) {
+    uint64_t a = f->thread_seg0[t], b = f->thread_seg0[t + 1];
+    STROBE_ASSERT(a <= b);
+    for (uint64_t i = a; i < b; i++) {
+      if (ops) {
+        const segment *s = &f->segs[i];
+        STROBE_ASSERT(i == a || !(s->open < f->segs[i - 1].open));
+        STROBE_ASSERT(s->parent == STROBE_FRAMES_NONE || (s->parent >= a && s->parent < i)); /* the chain ends */
+        STROBE_ASSERT(s->frame == STROBE_FRAMES_NONE || s->frame < f->nframes);
+      } else {
+        const strobe_frame *fr = &f->frames[f->thread_frames[i]];
+        STROBE_ASSERT(fr->thread == t);
+        STROBE_ASSERT(i == a || !(fr->begin_ns < f->frames[f->thread_frames[i - 1]].begin_ns));
+      }
+    }
+  }
+}
+
+void strobe__frames_check(const strobe_frames *f) {
+  if (!f || !f->finished || f->failed) return;
+  check_frames(f);
+  check_owner_tables(f);
 }
 
 /* >>owner */

@@ -16,7 +16,7 @@
  * Reading stops at the FOOTER (a clean stop writes it last); bytes after it
  * are not looked at. A header without ns_per_tick converts ticks as 1 ns.
  *
- * Contents: >>state >>source >>tables >>header >>blocks >>records >>api >>crash
+ * Contents: >>state >>source >>tables >>header >>blocks >>records >>checks >>api >>crash
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,7 +28,9 @@
 
 #include "probe/clock_fit.h"
 #include "probe/probe.h"
+#include "format/capture_reader.h"
 #include "format/codec.h"
+#include "platform/invariant.h"
 #include "platform/io.h"
 #include "strobe/capture.h"
 #include "strobe/sample.h"
@@ -2079,6 +2081,67 @@ int strobe_capture_map_device(strobe_capture *c, const char *domain, uint64_t de
 }
 
 /* ======================================================================
+ * >>checks — the reader's promises about each record it returns
+ * (format/capture_reader.h, docs/invariants.md §Data the reader returns)
+ * ====================================================================== */
+
+/* A UI-tree snapshot in preorder, its props where its counts say. */
+static void check_tree(const strobe_capture *c, const strobe_capture_tree *t) {
+  STROBE_ASSERT(t->nnodes <= STROBE_TREE_MAX_NODES && (t->nodes || !t->nnodes));
+  for (uint32_t i = 0; i < t->nnodes; i++) {
+    const strobe_capture_tree_node *n = &t->nodes[i];
+    STROBE_ASSERT(i == 0 ? n->depth == 0 : n->depth <= t->nodes[i - 1].depth + 1);
+    STROBE_ASSERT(site_at(c, n->type) && site_at(c, n->type)->kind == STROBE_SITE_ELEMENT);
+    STROBE_ASSERT(n->nprops <= STROBE_TREE_MAX_PROPS && (n->nprops ? n->props != NULL : n->props == NULL));
+  }
+}
+
+/* A deep capture's calls in order and within their bounds, each resource reference in a known role. */
+static void check_deep(const strobe_capture_deep *d) {
+  STROBE_ASSERT(d->ncalls <= STROBE_DEEP_MAX_CALLS && (d->calls || !d->ncalls));
+  for (uint32_t i = 0; i < d->ncalls; i++) {
+    const strobe_capture_draw_call *k = &d->calls[i];
+    STROBE_ASSERT(k->seq == i && k->kind && k->pipeline && k->pass);
+    STROBE_ASSERT(k->nrefs <= STROBE_DEEP_MAX_REFS && (k->nrefs ? k->refs != NULL : k->refs == NULL));
+    for (uint32_t j = 0; j < k->nrefs; j++)
+      STROBE_ASSERT(k->refs[j].resource != 0 && k->refs[j].role >= STROBE_DEEP_GEOMETRY &&
+                    k->refs[j].role <= STROBE_DEEP_SURFACE);
+  }
+}
+
+void strobe__capture_check_record(const strobe_capture *c, const strobe_capture_record *r) {
+  STROBE_ASSERT(r->type >= STROBE_REC_SITE && r->type < STROBE_CAPTURE_REC_TYPES);
+  switch (r->type) {
+    case STROBE_REC_BEGIN:
+    case STROBE_REC_END:
+      STROBE_ASSERT(thread_at(c, r->thread) != NULL); /* the thread's stack holds the scope */
+      STROBE_ASSERT(r->depth >= 1 && r->depth <= thread_at(c, r->thread)->stack_cap);
+      STROBE_ASSERT(site_at(c, r->site) != NULL);
+      break;
+    case STROBE_REC_OP_BEGIN:
+    case STROBE_REC_OP_END:
+    case STROBE_REC_OP_TAKE:
+    case STROBE_REC_OP_RESUME: STROBE_ASSERT(r->op != NULL); break;
+    case STROBE_REC_CLOCK_PAIR:
+    case STROBE_REC_GPU_SPAN:
+    case STROBE_REC_GPU_MARK:
+    case STROBE_REC_LANE_SPAN: STROBE_ASSERT(r->device != NULL); break;
+    case STROBE_REC_SAMPLE:
+    case STROBE_REC_SWITCH: STROBE_ASSERT(r->sample != NULL); break;
+    case STROBE_REC_ATTACHMENT: STROBE_ASSERT(r->attachment != NULL); break;
+    case STROBE_REC_TREE:
+      STROBE_ASSERT(r->tree != NULL);
+      if (r->tree) check_tree(c, r->tree);
+      break;
+    case STROBE_REC_DEEP:
+      STROBE_ASSERT(r->deep != NULL);
+      if (r->deep) check_deep(r->deep);
+      break;
+    default: break;
+  }
+}
+
+/* ======================================================================
  * >>api
  * ====================================================================== */
 
@@ -2123,7 +2186,15 @@ static int next_record(strobe_capture *c, strobe_capture_record *rec) {
   }
 }
 
+static int next_one(strobe_capture *c, strobe_capture_record *rec);
+
 int strobe_capture_next(strobe_capture *c, strobe_capture_record *rec) {
+  int r = next_one(c, rec);
+  if (STROBE__ASSERTIONS && r == 1) strobe__capture_check_record(c, rec);
+  return r;
+}
+
+static int next_one(strobe_capture *c, strobe_capture_record *rec) {
   if (!c || !rec) return STROBE_EINVAL;
   if (c->err) return c->err;
   if (c->done) return 0;
@@ -2170,6 +2241,7 @@ int strobe_capture_next_batch(strobe_capture *c, const strobe_capture_record **r
     if (!n) return r;
   }
   if (n) *recs = c->batch;
+  for (uint32_t i = 0; STROBE__ASSERTIONS && i < n; i++) strobe__capture_check_record(c, &c->batch[i]);
   return (int)n;
 }
 

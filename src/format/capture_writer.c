@@ -522,6 +522,64 @@ static void put_op_entry(wthread *t, strobe__buf *body) {
   put_entry(t, &t->opsb, &t->nops, &t->ops_base, &t->ops_last, body);
 }
 
+/* An operation END's entry (docs/capture-format.md): its identity, times,
+ * stages and counters, then the lists a later reader added (counter kinds,
+ * units, stages' run-time parents) and its population, each only when
+ * needed. Returns 0, or -1 when its slots do not match its counts. */
+static int encode_op_end(strobe__buf *b, const wthread *t, const uint64_t *x, const uint32_t *d, uint32_t n) {
+  uint32_t ns = d[3] & 0xffffu, nc = d[3] >> 16;
+  if (ns > STROBE__OPEV_STAGES_MAX || nc > STROBE__OPEV_COUNTERS_MAX || n != 4 + 3 * ns + nc) return -1;
+  strobe__buf_varint(b, d[0]);
+  strobe__buf_varint(b, x[0]);
+  strobe__buf_varint(b, d[2] & 0xffffu); /* the flags; the population is written last */
+  strobe__buf_varint(b, d[1]);
+  strobe__buf_varint(b, x[1]);
+  strobe__buf_varint(b, strobe__zigzag((int64_t)(t->pend_ts - x[2]))); /* duration */
+  strobe__buf_varint(b, x[3] >> 32);                                  /* stages dropped */
+  strobe__buf_varint(b, x[3] & 0xffffffffu);                          /* counters dropped */
+  strobe__buf_varint(b, ns);
+  for (uint32_t i = 0; i < ns; i++) {
+    const uint64_t *s = x + 4 + 3 * i;
+    const uint32_t *sd = d + 4 + 3 * i;
+    strobe__buf_varint(b, sd[0]); /* site */
+    strobe__buf_varint(b, sd[1]); /* count */
+    strobe__buf_varint(b, s[0]);  /* total */
+    strobe__buf_varint(b, s[1]);  /* min */
+    strobe__buf_varint(b, s[2]);  /* max */
+  }
+  uint32_t population = d[2] >> 16;
+  /* Run-time parents, after the units: their lists come first when there are stages, or a population. */
+  int parents = ns != 0 || population != 0;
+  strobe__buf_varint(b, nc);
+  int kinds = 0, units = 0;
+  for (uint32_t i = 0; i < nc; i++) {
+    strobe__buf_varint(b, d[4 + 3 * ns + i] & 0xfffu); /* the name's label */
+    strobe__buf_u64(b, x[4 + 3 * ns + i]);             /* the double's bits */
+    kinds |= d[4 + 3 * ns + i] >> 16 != 0;
+    units |= (d[4 + 3 * ns + i] >> 12 & 0xfu) != 0;
+  }
+  /* After everything a reader before them reads: counters by kind (their
+   * kind labels), then their units, which need the kinds' list before them
+   * (all 0 when none has a kind). */
+  if (kinds || units || parents) {
+    strobe__buf_varint(b, nc);
+    for (uint32_t i = 0; i < nc; i++) strobe__buf_varint(b, d[4 + 3 * ns + i] >> 16);
+  }
+  if (units || parents) {
+    strobe__buf_varint(b, nc);
+    for (uint32_t i = 0; i < nc; i++) strobe__buf_varint(b, d[4 + 3 * ns + i] >> 12 & 0xfu);
+  }
+  if (parents) { /* each stage's run-time parent (docs/sessions.md §Stages nest at run time) */
+    strobe__buf_varint(b, ns);
+    for (uint32_t i = 0; i < ns; i++) {
+      uint32_t p = d[4 + 3 * i + 2];
+      strobe__buf_varint(b, (uint64_t)(p & ~STROBE__OPEV_STAGE_REMOTE) << 1 | (p >> 31));
+    }
+  }
+  if (population) strobe__buf_varint(b, population); /* the operation's population, after every list */
+  return 0;
+}
+
 /* Encodes a whole operation event (probe/probe.h >>operation events). An event
  * whose slots do not match its sub-kind cannot come from operation.c: it is
  * dropped. */
@@ -555,56 +613,7 @@ static void finish_op(strobe__writer *w, wthread *t) {
     strobe__buf_varint(b, d[1]);
     strobe__buf_varint(b, x[1]);
   } else if (sub == STROBE__OPEV_END && n >= 4) {
-    uint32_t ns = d[3] & 0xffffu, nc = d[3] >> 16;
-    if (ns > STROBE__OPEV_STAGES_MAX || nc > STROBE__OPEV_COUNTERS_MAX || n != 4 + 3 * ns + nc) return;
-    strobe__buf_varint(b, d[0]);
-    strobe__buf_varint(b, x[0]);
-    strobe__buf_varint(b, d[2] & 0xffffu); /* the flags; the population is written last */
-    strobe__buf_varint(b, d[1]);
-    strobe__buf_varint(b, x[1]);
-    strobe__buf_varint(b, strobe__zigzag((int64_t)(t->pend_ts - x[2]))); /* duration */
-    strobe__buf_varint(b, x[3] >> 32);                                  /* stages dropped */
-    strobe__buf_varint(b, x[3] & 0xffffffffu);                          /* counters dropped */
-    strobe__buf_varint(b, ns);
-    for (uint32_t i = 0; i < ns; i++) {
-      const uint64_t *s = x + 4 + 3 * i;
-      const uint32_t *sd = d + 4 + 3 * i;
-      strobe__buf_varint(b, sd[0]); /* site */
-      strobe__buf_varint(b, sd[1]); /* count */
-      strobe__buf_varint(b, s[0]);  /* total */
-      strobe__buf_varint(b, s[1]);  /* min */
-      strobe__buf_varint(b, s[2]);  /* max */
-    }
-    uint32_t population = d[2] >> 16;
-    /* Run-time parents, after the units: their lists come first when there are stages, or a population. */
-    int parents = ns != 0 || population != 0;
-    strobe__buf_varint(b, nc);
-    int kinds = 0, units = 0;
-    for (uint32_t i = 0; i < nc; i++) {
-      strobe__buf_varint(b, d[4 + 3 * ns + i] & 0xfffu); /* the name's label */
-      strobe__buf_u64(b, x[4 + 3 * ns + i]);             /* the double's bits */
-      kinds |= d[4 + 3 * ns + i] >> 16 != 0;
-      units |= (d[4 + 3 * ns + i] >> 12 & 0xfu) != 0;
-    }
-    /* After everything a reader before them reads: counters by kind (their
-     * kind labels), then their units, which need the kinds' list before them
-     * (all 0 when none has a kind). */
-    if (kinds || units || parents) {
-      strobe__buf_varint(b, nc);
-      for (uint32_t i = 0; i < nc; i++) strobe__buf_varint(b, d[4 + 3 * ns + i] >> 16);
-    }
-    if (units || parents) {
-      strobe__buf_varint(b, nc);
-      for (uint32_t i = 0; i < nc; i++) strobe__buf_varint(b, d[4 + 3 * ns + i] >> 12 & 0xfu);
-    }
-    if (parents) { /* each stage's run-time parent (docs/sessions.md §Stages nest at run time) */
-      strobe__buf_varint(b, ns);
-      for (uint32_t i = 0; i < ns; i++) {
-        uint32_t p = d[4 + 3 * i + 2];
-        strobe__buf_varint(b, (uint64_t)(p & ~STROBE__OPEV_STAGE_REMOTE) << 1 | (p >> 31));
-      }
-    }
-    if (population) strobe__buf_varint(b, population); /* the operation's population, after every list */
+    if (encode_op_end(b, t, x, d, n)) return;
   } else {
     return;
   }

@@ -69,6 +69,45 @@ static int budget_take(strobe_server *s, uint32_t n) {
   return 1;
 }
 
+/* Creates (or finds) the batch's lanes. Returns 0, or 1 with the refusal
+ * queued in *ret. */
+static int open_lanes(strobe_server *s, struct MHD_Connection *conn, const strobe__batch *b,
+                      strobe_producer_lane *lanes, int *ret) {
+  char msg[320];
+  for (uint32_t i = 0; i < b->n_lanes; i++) {
+    int rc = strobe_producer_lane_create(&(strobe_producer_lane_desc){.name = b->lanes[i]}, &lanes[i]);
+    if (rc) {
+      snprintf(msg, sizeof msg, "lanes[%u] \"%s\": %s%s", i, b->lanes[i], strobe_strerror(rc),
+               rc == STROBE_ELIMIT ? " (at most 64 lanes per process, STROBE_MAX_PRODUCER_LANES)"
+               : rc == STROBE_EBUSY ? " (the process declared this lane in a clock domain)"
+                                    : "");
+      *ret = refused(s, conn, rc == STROBE_ELABEL ? MHD_HTTP_BAD_REQUEST : MHD_HTTP_CONFLICT,
+                     rc == STROBE_ELIMIT ? "lane_limit" : rc == STROBE_ELABEL ? "bad_batch" : "lane_refused", msg);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* Interns the batch's span names as producer scope sites. Returns 0, or 1
+ * with the refusal queued in *ret. */
+static int intern_names(strobe_server *s, struct MHD_Connection *conn, const strobe__batch *b, strobe_site **sites,
+                        int *ret) {
+  char msg[320];
+  for (uint32_t i = 0; i < b->n_names; i++) {
+    sites[i] = strobe_site_intern(b->names[i], b->name_len[i], "producer", STROBE_SITE_SCOPE);
+    int rc = strobe_site_query_error(sites[i]);
+    if (rc) {
+      snprintf(msg, sizeof msg, "names[%u]: %s%s", i, strobe_strerror(rc),
+               rc == STROBE_ELIMIT ? " (the process's run-time names are full, STROBE_MAX_INTERNED)" : "");
+      *ret = refused(s, conn, rc == STROBE_ELIMIT ? MHD_HTTP_CONFLICT : MHD_HTTP_BAD_REQUEST,
+                     rc == STROBE_ELIMIT ? "name_limit" : "bad_batch", msg);
+      return 1;
+    }
+  }
+  return 0;
+}
+
 int strobe__api_producer(strobe_server *s, struct MHD_Connection *conn, const char *method, const char *body,
                          size_t len) {
   if (strcmp(method, MHD_HTTP_METHOD_POST) != 0)
@@ -98,30 +137,9 @@ int strobe__api_producer(strobe_server *s, struct MHD_Connection *conn, const ch
     goto done;
   }
   strobe_producer_lane lanes[STROBE__BATCH_MAX_LANES];
-  for (uint32_t i = 0; i < b->n_lanes; i++) {
-    rc = strobe_producer_lane_create(&(strobe_producer_lane_desc){.name = b->lanes[i]}, &lanes[i]);
-    if (rc) {
-      snprintf(msg, sizeof msg, "lanes[%u] \"%s\": %s%s", i, b->lanes[i], strobe_strerror(rc),
-               rc == STROBE_ELIMIT ? " (at most 64 lanes per process, STROBE_MAX_PRODUCER_LANES)"
-               : rc == STROBE_EBUSY ? " (the process declared this lane in a clock domain)"
-                                    : "");
-      ret = refused(s, conn, rc == STROBE_ELABEL ? MHD_HTTP_BAD_REQUEST : MHD_HTTP_CONFLICT,
-                    rc == STROBE_ELIMIT ? "lane_limit" : rc == STROBE_ELABEL ? "bad_batch" : "lane_refused", msg);
-      goto done;
-    }
-  }
+  if (open_lanes(s, conn, b, lanes, &ret)) goto done;
   strobe_site *sites[STROBE__BATCH_MAX_NAMES];
-  for (uint32_t i = 0; i < b->n_names; i++) {
-    sites[i] = strobe_site_intern(b->names[i], b->name_len[i], "producer", STROBE_SITE_SCOPE);
-    rc = strobe_site_query_error(sites[i]);
-    if (rc) {
-      snprintf(msg, sizeof msg, "names[%u]: %s%s", i, strobe_strerror(rc),
-               rc == STROBE_ELIMIT ? " (the process's run-time names are full, STROBE_MAX_INTERNED)" : "");
-      ret = refused(s, conn, rc == STROBE_ELIMIT ? MHD_HTTP_CONFLICT : MHD_HTTP_BAD_REQUEST,
-                    rc == STROBE_ELIMIT ? "name_limit" : "bad_batch", msg);
-      goto done;
-    }
-  }
+  if (intern_names(s, conn, b, sites, &ret)) goto done;
   spans = malloc(b->n_spans * sizeof *spans);
   if (!spans) {
     ret = MHD_NO;

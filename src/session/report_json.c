@@ -282,6 +282,39 @@ static void write_cross_process(strobe__json *j, const strobe_report *r) {
   strobe__json_end(j);
 }
 
+/* Stage entry i of a sample: its aggregate, its parents, its process and,
+ * with stage runs, each run kept. */
+static void write_sample_stage(strobe__json *j, const strobe_report *r, const strobe__sample *s, uint32_t i) {
+  const strobe__stage_agg *a = &s->stages[i];
+  strobe__json_object(j, NULL);
+  strobe__json_str(j, "name", site_name(r, a->site));
+  strobe__json_str(j, "nested_in", a->parent ? site_name(r, a->parent) : NULL);
+  if (a->parent)
+    strobe__json_bool(j, "parent_incomplete", a->parent_incomplete);
+  else
+    strobe__json_null(j, "parent_incomplete");
+  strobe__json_str(j, "declared_parent", site_declared_parent(r, a->site));
+  strobe__json_uint(j, "declared_parent_not_open", a->not_in_declared);
+  strobe__json_uint(j, "count", a->count);
+  strobe__json_num(j, "total_ms", strobe__ticks_ms(r, a->total), MS);
+  strobe__json_num(j, "min_ms", strobe__ticks_ms(r, a->min), MS);
+  strobe__json_num(j, "max_ms", strobe__ticks_ms(r, a->max), MS);
+  strobe__json_bool(j, "available", 1);
+  strobe__json_str(j, "process", a->remote ? s->from.process : r->process);
+  if (r->stage_runs) { /* docs/sessions.md §Stage runs: [start_ms, end_ms] of each run kept, in end order */
+    strobe__json_array(j, "runs");
+    for (uint32_t k = 0; k < s->nruns; k++) {
+      if (s->runs[k].entry != i) continue;
+      strobe__json_array(j, NULL);
+      strobe__json_num(j, NULL, strobe__report_ms(r, s->runs[k].begin), MS);
+      strobe__json_num(j, NULL, strobe__report_ms(r, s->runs[k].end), MS);
+      strobe__json_end(j);
+    }
+    strobe__json_end(j);
+  }
+  strobe__json_end(j);
+}
+
 static void write_sample(strobe__json *j, const strobe_report *r, const strobe__sample *s) {
   strobe__json_object(j, NULL);
   strobe__json_uint(j, "id", s->seq);
@@ -304,36 +337,7 @@ static void write_sample(strobe__json *j, const strobe_report *r, const strobe__
   strobe__json_str(j, "population", s->population[0] ? s->population : NULL);
   write_remote(j, r, s);
   strobe__json_array(j, "stages");
-  for (uint32_t i = 0; i < s->nstages; i++) {
-    const strobe__stage_agg *a = &s->stages[i];
-    strobe__json_object(j, NULL);
-    strobe__json_str(j, "name", site_name(r, a->site));
-    strobe__json_str(j, "nested_in", a->parent ? site_name(r, a->parent) : NULL);
-    if (a->parent)
-      strobe__json_bool(j, "parent_incomplete", a->parent_incomplete);
-    else
-      strobe__json_null(j, "parent_incomplete");
-    strobe__json_str(j, "declared_parent", site_declared_parent(r, a->site));
-    strobe__json_uint(j, "declared_parent_not_open", a->not_in_declared);
-    strobe__json_uint(j, "count", a->count);
-    strobe__json_num(j, "total_ms", strobe__ticks_ms(r, a->total), MS);
-    strobe__json_num(j, "min_ms", strobe__ticks_ms(r, a->min), MS);
-    strobe__json_num(j, "max_ms", strobe__ticks_ms(r, a->max), MS);
-    strobe__json_bool(j, "available", 1);
-    strobe__json_str(j, "process", a->remote ? s->from.process : r->process);
-    if (r->stage_runs) { /* docs/sessions.md §Stage runs: [start_ms, end_ms] of each run kept, in end order */
-      strobe__json_array(j, "runs");
-      for (uint32_t k = 0; k < s->nruns; k++) {
-        if (s->runs[k].entry != i) continue;
-        strobe__json_array(j, NULL);
-        strobe__json_num(j, NULL, strobe__report_ms(r, s->runs[k].begin), MS);
-        strobe__json_num(j, NULL, strobe__report_ms(r, s->runs[k].end), MS);
-        strobe__json_end(j);
-      }
-      strobe__json_end(j);
-    }
-    strobe__json_end(j);
-  }
+  for (uint32_t i = 0; i < s->nstages; i++) write_sample_stage(j, r, s, i);
   write_unavailable(j, s, STROBE_COVERAGE_STAGE, r->process);
   strobe__json_end(j);
   strobe__json_array(j, "counters");

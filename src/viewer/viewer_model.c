@@ -43,7 +43,7 @@
  * the reader; every index here is checked against pass 1's counts, since a
  * live capture is built from the same bytes twice but a file could change).
  *
- * Contents: >>tables >>pass1 >>pass2 >>finish >>meta >>api
+ * Contents: >>tables >>pass1 >>pass2 >>finish >>meta >>checks >>api
  */
 #include <math.h>
 #include <stdio.h>
@@ -54,6 +54,7 @@
 #include <jansson.h>
 
 #include "analyze/gpu_frames.h"
+#include "platform/invariant.h"
 #include "strobe/capture.h"
 #include "strobe/frames.h"
 #include "strobe/replay.h"
@@ -104,6 +105,11 @@ typedef struct coldef {
 } coldef;
 
 static size_t align8(size_t n) { return (n + 7u) & ~(size_t)7u; }
+
+/* Bytes of one entry of a column type ("f64", "f32", "u32", "u16", "u8"). */
+static size_t type_width(const char *type) {
+  return !strcmp(type, "f64") ? 8 : !strcmp(type, "f32") || !strcmp(type, "u32") ? 4 : !strcmp(type, "u16") ? 2 : 1;
+}
 
 /* Lays out `rows` rows of the given columns back to back, each column
  * starting on an 8-byte boundary so a Float64Array can view it in place. */
@@ -1221,9 +1227,7 @@ static int sort_rows(builder *b) {
         for (uint32_t i = 0; i < n; i++) perm[i] = (start_key){start[first + i], first + i};
         qsort(perm, n, sizeof *perm, by_start_key);
         for (uint32_t c = 0; c < sp->ncols; c++) { /* permute each column through tmp */
-          size_t w = !strcmp(sp->cols[c].type, "f64") ? 8
-                   : !strcmp(sp->cols[c].type, "f32") || !strcmp(sp->cols[c].type, "u32") ? 4
-                   : !strcmp(sp->cols[c].type, "u16") ? 2 : 1;
+          size_t w = type_width(sp->cols[c].type);
           unsigned char *col = sp->data + sp->cols[c].offset;
           for (uint32_t i = 0; i < n; i++) memcpy(tmp + (size_t)i * w, col + (size_t)perm[i].index * w, w);
           memcpy(col + (size_t)first * w, tmp, (size_t)n * w);
@@ -2178,6 +2182,61 @@ static int build_meta(builder *b, const strobe__vsource *src, uint64_t generatio
   return rc;
 }
 
+/* >>checks: what a built model promises (viewer/viewer_model.h, docs/invariants.md §The viewer model). */
+
+/* Its columns back to back, each `rows` entries of its type: equal lengths, filling `bytes`. */
+static void check_table(const strobe__vtable *t) {
+  STROBE_ASSERT(t->ncols <= STROBE__VT_MAX_COLS && (t->data || !t->ncols));
+  size_t off = 0;
+  for (uint32_t c = 0; c < t->ncols; c++) {
+    STROBE_ASSERT(t->cols[c].offset == off);
+    off += align8((size_t)t->rows * type_width(t->cols[c].type));
+  }
+  STROBE_ASSERT(t->bytes == off);
+}
+
+/* Column col of table t names a row of a table of `rows` rows, or none (NO_SPAN); with in_order, never an
+ * earlier one than the row before it (rows grouped by what they name). */
+static void check_refs(const strobe__vtable *t, uint32_t col, uint32_t rows, int in_order) {
+  if (!t->ncols) return;
+  const uint32_t *ref = COL(t, col, uint32_t);
+  for (uint32_t i = 0; i < t->rows; i++) {
+    STROBE_ASSERT(ref[i] == NO_SPAN || ref[i] < rows);
+    STROBE_ASSERT(!in_order || i == 0 || ref[i] >= ref[i - 1]);
+  }
+}
+
+/* The spans' lane rows: ascending first spans, each row one depth whose starts ascend (sort_rows). */
+static void check_lanes(const strobe__vmodel *m) {
+  const strobe__vtable *sp = &m->tables[STROBE__VT_SPANS];
+  if (!sp->ncols) return;
+  const double *start = COL(sp, SP_START, double);
+  const uint8_t *depth = COL(sp, SP_DEPTH, uint8_t);
+  for (uint32_t r = 0; r < m->nrows; r++) {
+    uint32_t a = m->row_first[r], b = r + 1 < m->nrows ? m->row_first[r + 1] : sp->rows;
+    STROBE_ASSERT(a < b && b <= sp->rows);
+    for (uint32_t i = a + 1; i < b; i++)
+      STROBE_ASSERT(depth[i] == depth[a] && !(start[i] < start[i - 1]));
+  }
+}
+
+void strobe__vmodel_check(const strobe__vmodel *m) {
+  for (int i = 0; i < STROBE__VT_COUNT; i++) check_table(&m->tables[i]);
+  const strobe__vtable *fr = &m->tables[STROBE__VT_FRAMES];
+  uint32_t nspans = m->tables[STROBE__VT_SPANS].rows, nframes = fr->rows;
+  check_lanes(m);
+  check_refs(&m->tables[STROBE__VT_SPANS], SP_FRAME, nframes, 0);
+  check_refs(&m->tables[STROBE__VT_VALUES], VA_SPAN, nspans, 0);
+  check_refs(&m->tables[STROBE__VT_ELEMENTS], EL_SPAN, nspans, 0);
+  check_refs(&m->tables[STROBE__VT_CUMUL], CU_SPAN, nspans, 0);
+  check_refs(&m->tables[STROBE__VT_OPSTAGES], OS_FRAME, nframes, 1);
+  check_refs(&m->tables[STROBE__VT_OPCOUNTERS], OC_FRAME, nframes, 1);
+  check_refs(&m->tables[STROBE__VT_HANDOFFS], HO_FRAME, nframes, 1);
+  check_refs(&m->tables[STROBE__VT_OPRUNS], RU_FRAME, nframes, 1);
+  for (uint32_t i = 0; fr->ncols && i < nframes; i++)
+    STROBE_ASSERT(COL(fr, FR_KIND, uint8_t)[i] < FK_COUNT && COL(fr, FR_STATE, uint8_t)[i] < STROBE_FRAME_STATE_LIMIT);
+}
+
 /* ======================================================================
  * >>api
  * ====================================================================== */
@@ -2313,6 +2372,7 @@ int strobe__vmodel_build(const strobe__vsource *src, uint32_t max_spans, uint64_
   b.m->samples = b.n_samples;
   b.m->build_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
   b.m->read_error = b.read_error;
+  if (STROBE__ASSERTIONS) strobe__vmodel_check(b.m);
   *out = b.m;
   b.m = NULL;
   builder_free(&b);

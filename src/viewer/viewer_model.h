@@ -100,4 +100,16 @@ const strobe__vtable *strobe__vmodel_table(const strobe__vmodel *m, const char *
  * `since` that is not a number, STROBE_ENOMEM. */
 int strobe__vmodel_spans_since(const strobe__vmodel *m, double since, unsigned char **out, size_t *len);
 
+/* Asserts (STROBE_ASSERT, src/platform/invariant.h) what a built model
+ * promises (docs/invariants.md §The viewer model): every table's columns
+ * lie back to back, each `rows` entries of its type long, filling `bytes`;
+ * the spans' lane rows (row_first) ascend and each row is one depth whose
+ * starts ascend; every row that names a span, a frame or a state names one
+ * the model has (values, elements and cumulative entries a span, or none;
+ * spans, stages, counters, handoffs and runs a frame, or none, in frames
+ * order; frames a known kind and state). strobe__vmodel_build calls it in
+ * checking builds; elsewhere it checks nothing. A breach is a bug in
+ * viewer_model.c, never a property of the capture. */
+void strobe__vmodel_check(const strobe__vmodel *m);
+
 #endif

@@ -31,6 +31,7 @@
 #include "strobe/record.h"
 #include "strobe/strobe.h"
 #include "support/harness.h"
+#include "invariants/aborts.h"
 
 #ifndef STROBE_DEBUG_ASSERTS
 #error "test_invariants must be built with STROBE_DEBUG_ASSERTS, against a library built with it"
@@ -50,38 +51,6 @@ static void admit_unlocked(void) {
   strobe_collector *c = NULL;
   CHECK_EQ_INT(strobe_collector_create(&c), 0);
   (void)strobe__admissible(c, STROBE_OP_PASS, 0, 0);
-}
-
-/* Runs fn in a child with stderr captured; returns 1 when the child died of
- * SIGABRT and its output names both `cond` and `func`. A child that
- * returns, exits or hangs (10 s) is reported and fails the check. */
-static int aborts_with(void (*fn)(void), const char *name, const char *cond, const char *func) {
-  int fds[2];
-  REQUIRE(pipe(fds) == 0);
-  fflush(NULL);
-  pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    close(fds[0]);
-    dup2(fds[1], STDERR_FILENO);
-    alarm(10);
-    fn();
-    _exit(0); /* the invariant was not checked */
-  }
-  close(fds[1]);
-  char out[4096];
-  size_t n = 0;
-  ssize_t k;
-  while (n < sizeof out - 1 && (k = read(fds[0], out + n, sizeof out - 1 - n)) > 0) n += (size_t)k;
-  out[n] = 0;
-  close(fds[0]);
-  int status = 0;
-  CHECK(waitpid(pid, &status, 0) == pid);
-  int ok = WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT && strstr(out, cond) && strstr(out, func);
-  if (!ok)
-    fprintf(stderr, "%s: child %s %d, said: %s\n", name, WIFSIGNALED(status) ? "died of signal" : "exited with",
-            WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status), out);
-  return ok;
 }
 
 /* >>drain role: a consumer of our own records what the drain says. */

@@ -263,6 +263,87 @@ static void frame_json(strobe__json *j, const strobe_replay *r, const strobe_rep
   strobe__json_end(j);
 }
 
+/* For --frame N: the deep capture of frame N to print (of several processes', the one --process names),
+ * opened for replay in *r, with each call's replay status in *st and its process (NULL when not merged) in
+ * *chosen. damaged_known: the read already said contents were damaged. Returns 0, or the exit status having
+ * said why (*r then NULL). */
+static int open_frame_calls(calls_cmd *t, cli_input *in, const char *path, uint64_t frame, const char *process,
+                            int damaged_known, strobe_replay **r, strobe_replay_status **st, const char **chosen,
+                            char *buf, size_t cap, int *status) {
+  /* Of several processes' deep captures of frame N, the one --process names (its number is unique in a merge). */
+  uint32_t *origins = malloc((t->ndeeps ? t->ndeeps : 1) * sizeof *origins), n = 0;
+  for (uint32_t i = 0; origins && i < t->ndeeps; i++)
+    if (t->deeps[i].frame == frame) origins[n++] = t->deeps[i].origin;
+  int k = !origins ? -2 : n ? cli_pick_origin("calls", in->cap, in->path, "deep captures", frame, origins, n, process) : 0;
+  free(origins);
+  const deep_info *want = NULL; /* the kth of frame N */
+  for (uint32_t i = 0, m = 0; k >= 0 && n && i < t->ndeeps && !want; i++)
+    if (t->deeps[i].frame == frame && m++ == (uint32_t)k) want = &t->deeps[i];
+  if (want) *chosen = cli_origin_process(in->cap, want->origin, buf, cap);
+  if (k < 0) {
+    if (k == -2) cli_error("calls", "%s: out of memory", in->path);
+    return k == -2 ? CLI_FAIL : CLI_USAGE;
+  }
+  uint64_t seq = want ? want->seq : 0;
+  int rc = strobe_replay_open_deep(path, frame, seq, r);
+  if (rc == STROBE_ENOTFOUND) {
+    cli_error("calls", "%s: no deep capture of frame %" PRIu64 " (`strobe calls %s` lists them)", in->path, frame,
+              in->path);
+    return CLI_USAGE;
+  }
+  if (rc) {
+    cli_error("calls", "%s: cannot read frame %" PRIu64 "'s deep capture: %s", in->path, frame, strobe_strerror(rc));
+    return rc == STROBE_ENOMEM ? CLI_FAIL : CLI_FAIL;
+  }
+  const strobe_capture_deep *d = strobe_replay_query_deep(*r);
+  *st = calloc(d->ncalls ? d->ncalls : 1, sizeof **st);
+  if (!*st) t->failed = 1;
+  for (uint32_t i = 0; *st && i < d->ncalls; i++) (*st)[i] = strobe_replay_check(*r, i, NULL);
+  uint64_t at;
+  int damage = strobe_replay_query_damage(*r, &at);
+  if (damage && !damaged_known) { /* the reader stopped after the deep capture: said by cli_finish_read */
+    cli_error("calls", "%s: the contents after byte %" PRIu64 " were not read: calls needing one say damaged_content",
+              in->path, at);
+    *status = CLI_FAIL;
+  }
+  return 0;
+}
+
+/* The listing, or frame N's calls, as text or JSON, with what the capture's bounds refused. Returns the
+ * output's status. */
+static int write_calls(calls_cmd *t, cli_input *in, strobe_replay *r, const strobe_replay_status *st, uint64_t frame,
+                       const char *chosen, int json, int *status) {
+  int rc;
+  cli_output o;
+  if ((rc = cli_output_open(&o, "calls", NULL)) == CLI_OK) {
+    if (json) {
+      strobe__json j = {0};
+      strobe__json_object(&j, NULL);
+      strobe__json_str(&j, "file", in->path);
+      strobe_capture_totals tot = strobe_capture_query_totals(in->cap);
+      strobe__json_uint(&j, "deep_captures_refused", tot.deeps_dropped);
+      strobe__json_uint(&j, "attachments_cut", tot.attach_cut);
+      strobe__json_uint(&j, "attachment_bytes_cut", tot.attach_cut_bytes);
+      if (r) frame_json(&j, r, st, frame, chosen);
+      else list_json(&j, t, in->cap);
+      strobe__json_end(&j);
+      rc = cli_output_json(&o, &j);
+      if (rc) *status = rc;
+    } else {
+      if (r) frame_text(o.f, r, st, frame, chosen);
+      else list_text(o.f, t, in);
+      strobe_capture_totals tot = strobe_capture_query_totals(in->cap);
+      if (tot.deeps_dropped)
+        fprintf(o.f, "%" PRIu64 " deep captures refused past the capture's bound\n", tot.deeps_dropped);
+      if (tot.attach_cut)
+        fprintf(o.f, "%" PRIu64 " attachments (%" PRIu64 " bytes) cut by the capture's content bound: not in it\n",
+                tot.attach_cut, tot.attach_cut_bytes);
+    }
+    rc = cli_output_close(&o);
+  }
+  return rc;
+}
+
 int cmd_calls(int argc, char **argv) {
   static const struct option opts[] = {{"frame", required_argument, NULL, 'f'},
                                        {"process", required_argument, NULL, 'p'},
@@ -311,50 +392,13 @@ int cmd_calls(int argc, char **argv) {
   char buf[96];
   const char *chosen = NULL; /* the chosen deep capture's process: NULL when not merged */
   if (!t.failed && by_frame) {
-    /* Of several processes' deep captures of frame N, the one --process names (its number is unique in a merge). */
-    uint32_t *origins = malloc((t.ndeeps ? t.ndeeps : 1) * sizeof *origins), n = 0;
-    for (uint32_t i = 0; origins && i < t.ndeeps; i++)
-      if (t.deeps[i].frame == frame) origins[n++] = t.deeps[i].origin;
-    int k = !origins ? -2 : n ? cli_pick_origin("calls", in.cap, in.path, "deep captures", frame, origins, n, process) : 0;
-    free(origins);
-    const deep_info *want = NULL; /* the kth of frame N */
-    for (uint32_t i = 0, m = 0; k >= 0 && n && i < t.ndeeps && !want; i++)
-      if (t.deeps[i].frame == frame && m++ == (uint32_t)k) want = &t.deeps[i];
-    if (want) chosen = cli_origin_process(in.cap, want->origin, buf, sizeof buf);
-    if (k < 0) {
-      if (k == -2) cli_error("calls", "%s: out of memory", in.path);
-      cli_close(&in);
-      free(t.deeps);
-      free(t.frames);
-      return k == -2 ? CLI_FAIL : CLI_USAGE;
-    }
-    uint64_t seq = want ? want->seq : 0;
-    rc = strobe_replay_open_deep(path, frame, seq, &r);
-    if (rc == STROBE_ENOTFOUND) {
-      cli_error("calls", "%s: no deep capture of frame %" PRIu64 " (`strobe calls %s` lists them)", in.path, frame,
-                in.path);
-      cli_close(&in);
-      free(t.deeps);
-      free(t.frames);
-      return CLI_USAGE;
-    }
+    rc = open_frame_calls(&t, &in, path, frame, process, dt.attach_damaged != 0, &r, &st, &chosen, buf, sizeof buf,
+                          &status);
     if (rc) {
-      cli_error("calls", "%s: cannot read frame %" PRIu64 "'s deep capture: %s", in.path, frame, strobe_strerror(rc));
       cli_close(&in);
       free(t.deeps);
       free(t.frames);
-      return rc == STROBE_ENOMEM ? CLI_FAIL : CLI_FAIL;
-    }
-    const strobe_capture_deep *d = strobe_replay_query_deep(r);
-    st = calloc(d->ncalls ? d->ncalls : 1, sizeof *st);
-    if (!st) t.failed = 1;
-    for (uint32_t i = 0; st && i < d->ncalls; i++) st[i] = strobe_replay_check(r, i, NULL);
-    uint64_t at;
-    int damage = strobe_replay_query_damage(r, &at);
-    if (damage && !dt.attach_damaged) { /* the reader stopped after the deep capture: said by cli_finish_read */
-      cli_error("calls", "%s: the contents after byte %" PRIu64 " were not read: calls needing one say damaged_content",
-                in.path, at);
-      status = CLI_FAIL;
+      return rc;
     }
   }
   if (t.failed) {
@@ -365,33 +409,7 @@ int cmd_calls(int argc, char **argv) {
     free(t.frames);
     return CLI_FAIL;
   }
-  cli_output o;
-  if ((rc = cli_output_open(&o, "calls", NULL)) == CLI_OK) {
-    if (json) {
-      strobe__json j = {0};
-      strobe__json_object(&j, NULL);
-      strobe__json_str(&j, "file", in.path);
-      strobe_capture_totals tot = strobe_capture_query_totals(in.cap);
-      strobe__json_uint(&j, "deep_captures_refused", tot.deeps_dropped);
-      strobe__json_uint(&j, "attachments_cut", tot.attach_cut);
-      strobe__json_uint(&j, "attachment_bytes_cut", tot.attach_cut_bytes);
-      if (r) frame_json(&j, r, st, frame, chosen);
-      else list_json(&j, &t, in.cap);
-      strobe__json_end(&j);
-      rc = cli_output_json(&o, &j);
-      if (rc) status = rc;
-    } else {
-      if (r) frame_text(o.f, r, st, frame, chosen);
-      else list_text(o.f, &t, &in);
-      strobe_capture_totals tot = strobe_capture_query_totals(in.cap);
-      if (tot.deeps_dropped)
-        fprintf(o.f, "%" PRIu64 " deep captures refused past the capture's bound\n", tot.deeps_dropped);
-      if (tot.attach_cut)
-        fprintf(o.f, "%" PRIu64 " attachments (%" PRIu64 " bytes) cut by the capture's content bound: not in it\n",
-                tot.attach_cut, tot.attach_cut_bytes);
-    }
-    rc = cli_output_close(&o);
-  }
+  rc = write_calls(&t, &in, r, st, frame, chosen, json, &status);
   free(st);
   strobe_replay_close(r);
   cli_close(&in);

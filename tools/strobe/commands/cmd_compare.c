@@ -217,7 +217,18 @@ static void say_failures(const row *rows, size_t n, int metric, double max_pct, 
               (unsigned long long)v->max_lost);
 }
 
-int cmd_compare(int argc, char **argv) {
+/* What the command line asks of the gate. */
+typedef struct gate {
+  int json, quiet, allow; /* --json, --quiet, --allow-clock-mismatch */
+  int have_pct;           /* --max-regression given (it is required) */
+  int metric;             /* 50, 95 (default) or 99 */
+  double max_pct;         /* --max-regression */
+  uint64_t min_n;         /* --min-n, default 10 */
+} gate;
+
+/* Reads the options into g and v (--allow-missing, --max-lost). Returns -1 to go on, or the exit status
+ * (--help, or a usage error said). */
+static int parse_gate(int argc, char **argv, gate *g, verdict *v) {
   static const struct option opts[] = {{"max-regression", required_argument, NULL, 'r'},
                                        {"metric", required_argument, NULL, 'm'},
                                        {"min-n", required_argument, NULL, 'n'},
@@ -228,49 +239,97 @@ int cmd_compare(int argc, char **argv) {
                                        {"quiet", no_argument, NULL, 'q'},
                                        {"help", no_argument, NULL, 'h'},
                                        {0}};
-  int json = 0, quiet = 0, allow = 0, have_pct = 0, metric = 95, ch;
-  double max_pct = 0;
-  uint64_t min_n = 10;
-  verdict v = {0};
+  int ch;
   opterr = 0;
   while ((ch = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
     switch (ch) {
       case 'r':
-        if (cli_parse_double(optarg, &max_pct) || max_pct < 0)
+        if (cli_parse_double(optarg, &g->max_pct) || g->max_pct < 0)
           return cli_usage_error("compare", "--max-regression needs a percentage >= 0, not '%s'", optarg);
-        have_pct = 1;
+        g->have_pct = 1;
         break;
       case 'm':
-        if (!strcmp(optarg, "p50")) metric = 50;
-        else if (!strcmp(optarg, "p95")) metric = 95;
-        else if (!strcmp(optarg, "p99")) metric = 99;
+        if (!strcmp(optarg, "p50")) g->metric = 50;
+        else if (!strcmp(optarg, "p95")) g->metric = 95;
+        else if (!strcmp(optarg, "p99")) g->metric = 99;
         else return cli_usage_error("compare", "--metric must be p50, p95 or p99, not '%s'", optarg);
         break;
       case 'n':
-        if (cli_parse_u64(optarg, &min_n) || min_n == 0)
+        if (cli_parse_u64(optarg, &g->min_n) || g->min_n == 0)
           return cli_usage_error("compare", "--min-n needs a count >= 1, not '%s'", optarg);
         break;
-      case 'M': v.allow_missing = 1; break;
+      case 'M': v->allow_missing = 1; break;
       case 'L':
-        if (cli_parse_u64(optarg, &v.max_lost))
+        if (cli_parse_u64(optarg, &v->max_lost))
           return cli_usage_error("compare", "--max-lost needs a count >= 0, not '%s'", optarg);
         break;
-      case 'A': allow = 1; break;
-      case 'j': json = 1; break;
-      case 'q': quiet = 1; break;
+      case 'A': g->allow = 1; break;
+      case 'j': g->json = 1; break;
+      case 'q': g->quiet = 1; break;
       case 'h': fputs(g_usage, stdout); return CLI_OK;
       default: return cli_bad_option("compare", argv, optind);
     }
   }
   if (argc - optind != 2) return cli_usage_error("compare", "expected two capture files BASE NEW");
-  if (!have_pct) return cli_usage_error("compare", "--max-regression PCT is required");
+  if (!g->have_pct) return cli_usage_error("compare", "--max-regression PCT is required");
   if (cli_is_stdin(argv[optind]) && cli_is_stdin(argv[optind + 1]))
     return cli_usage_error("compare", "only one of BASE and NEW can be standard input ('-')");
+  return -1;
+}
 
+/* Judges each site pair on the chosen metric: missing, skipped (n below --min-n), regressed, improved or ok,
+ * counted in v. rows has room for np; returns how many it holds (sites only in NEW are not gated). */
+static size_t judge_pairs(const site_pair *pairs, long np, row *rows, const gate *g, verdict *v) {
+  size_t n = 0;
+  for (long i = 0; i < np; i++) {
+    const site_pair *p = &pairs[i];
+    if (!p->sa) { /* only in NEW: new code, not gated */
+      v->only_new++;
+      continue;
+    }
+    if (!p->sb && p->da.n < g->min_n) { /* BASE had too few to gate on it either */
+      v->missing_small++;
+      continue;
+    }
+    row *r = &rows[n++];
+    r->p = p;
+    r->base = metric_of(&p->da, g->metric);
+    if (!p->sb) {
+      r->status = "missing";
+      v->missing++;
+      continue;
+    }
+    r->now = metric_of(&p->db, g->metric);
+    r->pct = r->base > 0 ? (r->now - r->base) / r->base * 100.0 : (r->now > 0 ? INFINITY : 0);
+    int short_base = p->da.n < g->min_n, short_new = p->db.n < g->min_n;
+    if (short_base || short_new) {
+      r->status = "skipped";
+      v->skipped++;
+      if (short_base && short_new) r->why = "n below --min-n in both", v->skipped_both++;
+      else if (short_base) r->why = "n below --min-n in base", v->skipped_base++;
+      else r->why = "n below --min-n in new", v->skipped_new++;
+      continue;
+    }
+    v->compared++;
+    if (r->pct > g->max_pct) r->status = "regressed", v->regressed++;
+    else if (r->pct < -g->max_pct) r->status = "improved", v->improved++;
+    else r->status = "ok";
+  }
+  return n;
+}
+
+int cmd_compare(int argc, char **argv) {
+  gate g = {0, 0, 0, 0, 95, 0, 10};
+  verdict v = {0};
+  int rc = parse_gate(argc, argv, &g, &v);
+  if (rc >= 0) return rc;
+  int json = g.json, quiet = g.quiet, allow = g.allow, metric = g.metric;
+  double max_pct = g.max_pct;
+  uint64_t min_n = g.min_n;
   cli_input ib, in_;
   agg base, now;
   int sb = CLI_OK, sn = CLI_OK;
-  int rc = diff_load("compare", argv[optind], quiet, &ib, &base, &sb);
+  rc = diff_load("compare", argv[optind], quiet, &ib, &base, &sb);
   if (rc) return rc;
   if ((rc = diff_load("compare", argv[optind + 1], quiet, &in_, &now, &sn))) {
     agg_free(&base);
@@ -300,41 +359,7 @@ int cmd_compare(int argc, char **argv) {
   }
   v.lost_base = strobe_capture_query_totals(ib.cap).lost;
   v.lost_new = strobe_capture_query_totals(in_.cap).lost;
-  size_t n = 0;
-  for (long i = 0; i < np; i++) {
-    const site_pair *p = &pairs[i];
-    if (!p->sa) { /* only in NEW: new code, not gated */
-      v.only_new++;
-      continue;
-    }
-    if (!p->sb && p->da.n < min_n) { /* BASE had too few to gate on it either */
-      v.missing_small++;
-      continue;
-    }
-    row *r = &rows[n++];
-    r->p = p;
-    r->base = metric_of(&p->da, metric);
-    if (!p->sb) {
-      r->status = "missing";
-      v.missing++;
-      continue;
-    }
-    r->now = metric_of(&p->db, metric);
-    r->pct = r->base > 0 ? (r->now - r->base) / r->base * 100.0 : (r->now > 0 ? INFINITY : 0);
-    int short_base = p->da.n < min_n, short_new = p->db.n < min_n;
-    if (short_base || short_new) {
-      r->status = "skipped";
-      v.skipped++;
-      if (short_base && short_new) r->why = "n below --min-n in both", v.skipped_both++;
-      else if (short_base) r->why = "n below --min-n in base", v.skipped_base++;
-      else r->why = "n below --min-n in new", v.skipped_new++;
-      continue;
-    }
-    v.compared++;
-    if (r->pct > max_pct) r->status = "regressed", v.regressed++;
-    else if (r->pct < -max_pct) r->status = "improved", v.improved++;
-    else r->status = "ok";
-  }
+  size_t n = judge_pairs(pairs, np, rows, &g, &v);
   qsort(rows, n, sizeof *rows, by_pct);
   cli_output o;
   if ((rc = cli_output_open(&o, "compare", NULL)) == CLI_OK) {

@@ -94,7 +94,16 @@ static int export_html_cmd(const char *path, const char *out, const char *max_sp
   return damaged;
 }
 
-int cmd_export(int argc, char **argv) {
+/* The command line, as cmd_export reads it. */
+typedef struct export_args {
+  const char *format, *out, *compression, *attachments, *max_spans; /* NULL when not given */
+  export_filter flt; /* --thread, --from, --to */
+  otlp_opts otlp;    /* --otlp-scopes, --service, --resource */
+  int otlp_given, quiet, force;
+} export_args;
+
+/* Reads the options into x. Returns -1 to go on, or the exit status (--help, or a usage error said). */
+static int parse_export_args(int argc, char **argv, export_args *x) {
   static const struct option opts[] = {{"format", required_argument, NULL, 'f'},
                                        {"output", required_argument, NULL, 'o'},
                                        {"thread", required_argument, NULL, 't'},
@@ -110,40 +119,85 @@ int cmd_export(int argc, char **argv) {
                                        {"max-spans", required_argument, NULL, 'M'},
                                        {"help", no_argument, NULL, 'h'},
                                        {0}};
-  const char *format = NULL, *out = NULL, *compression = NULL, *attachments = NULL, *max_spans = NULL;
-  export_filter flt = {0};
-  otlp_opts otlp = {0};
-  int otlp_given = 0;
-  int quiet = 0, force = 0, ch, rc;
+  int ch, rc;
   opterr = 0;
   while ((ch = getopt_long(argc, argv, "f:o:qh", opts, NULL)) != -1) {
     switch (ch) {
-      case 'f': format = optarg; break;
-      case 'o': out = optarg; break;
+      case 'f': x->format = optarg; break;
+      case 'o': x->out = optarg; break;
       case 't':
       case 'F':
       case 'T':
-        if ((rc = xf_option(&flt, ch, optarg))) return rc;
+        if ((rc = xf_option(&x->flt, ch, optarg))) return rc;
         break;
-      case 'z': compression = optarg; break;
-      case 'A': attachments = optarg; break;
-      case 'M': max_spans = optarg; break;
-      case 'P': force = 1; break;
-      case 'q': quiet = 1; break;
-      case 'S': otlp.scopes = 1, otlp_given = 1; break;
-      case 's': otlp.service = optarg, otlp_given = 1; break;
+      case 'z': x->compression = optarg; break;
+      case 'A': x->attachments = optarg; break;
+      case 'M': x->max_spans = optarg; break;
+      case 'P': x->force = 1; break;
+      case 'q': x->quiet = 1; break;
+      case 'S': x->otlp.scopes = 1, x->otlp_given = 1; break;
+      case 's': x->otlp.service = optarg, x->otlp_given = 1; break;
       case 'r':
-        otlp_given = 1;
+        x->otlp_given = 1;
         if (!strchr(optarg, '=') || optarg[0] == '=' || strchr(optarg, '=') - optarg > 255)
           return cli_usage_error("export", "--resource takes KEY=VALUE (a key of 1-255 bytes), not '%s'", optarg);
-        if (otlp.nresource == sizeof otlp.resource / sizeof *otlp.resource)
+        if (x->otlp.nresource == sizeof x->otlp.resource / sizeof *x->otlp.resource)
           return cli_usage_error("export", "at most 32 --resource attributes");
-        otlp.resource[otlp.nresource++] = optarg;
+        x->otlp.resource[x->otlp.nresource++] = optarg;
         break;
       case 'h': fputs(g_usage, stdout); return CLI_OK;
       default: return cli_bad_option("export", argv, optind);
     }
   }
+  return -1;
+}
+
+/* --compression for a perfetto export (zstd by default) into *compress. Returns CLI_OK or a usage error. */
+static int compression_of(int perfetto, const char *compression, int *compress) {
+  *compress = EXPORT_PERFETTO_ZSTD;
+  if (!compression) return CLI_OK;
+  if (!perfetto) return cli_usage_error("export", "--compression applies to --format perfetto only");
+  if (!strcmp(compression, "none")) *compress = EXPORT_PERFETTO_PLAIN;
+  else if (!strcmp(compression, "deflate")) *compress = EXPORT_PERFETTO_DEFLATE;
+  else if (strcmp(compression, "zstd") != 0)
+    return cli_usage_error("export", "unknown --compression '%s' (zstd, deflate or none)", compression);
+  return CLI_OK;
+}
+
+/* Opens the capture before the output, so a missing input leaves no empty OUT behind. Perfetto and
+ * speedscope write a scope's beginning before its end, so --to costs them one more pass (scans_cuts) to find
+ * the scopes still open at --to; an exporter that opens the capture itself, once per pass (reads_itself),
+ * has it checked here and closed (in->cap NULL). Returns CLI_OK, or the exit status (flt freed). */
+static int open_export_input(const char *path, int quiet, export_filter *flt, int scans_cuts, int reads_itself,
+                             const char *why_twice, cli_input *in) {
+  int rc;
+  if (scans_cuts && (rc = xf_scan_cuts(flt, path, quiet))) {
+    xf_free(flt);
+    return rc;
+  }
+  if (!reads_itself && (rc = cli_open(in, "export", path, quiet))) {
+    xf_free(flt);
+    return rc;
+  }
+  if (reads_itself) {
+    if ((rc = cli_need_file("export", path, why_twice)) || (rc = cli_open(in, "export", path, 1))) {
+      xf_free(flt);
+      return rc;
+    }
+    cli_close(in);
+  }
+  return CLI_OK;
+}
+
+int cmd_export(int argc, char **argv) {
+  export_args x = {0};
+  int rc = parse_export_args(argc, argv, &x);
+  if (rc >= 0) return rc;
+  const char *format = x.format, *out = x.out, *compression = x.compression, *attachments = x.attachments;
+  const char *max_spans = x.max_spans;
+  export_filter flt = x.flt;
+  otlp_opts otlp = x.otlp;
+  int otlp_given = x.otlp_given, quiet = x.quiet, force = x.force;
   if (argc - optind != 1) return cli_usage_error("export", "expected one capture FILE");
   if (attachments) {
     if (format || out || compression || flt.thread || flt.has_range)
@@ -165,38 +219,16 @@ int cmd_export(int argc, char **argv) {
   else return cli_usage_error("export", "unknown format '%s' (chrome, speedscope, perfetto, otlp, folded, csv or html)", format);
   if (otlp_given && kind != OTLP)
     return cli_usage_error("export", "--otlp-scopes, --service and --resource apply to --format otlp only");
-  int compress = EXPORT_PERFETTO_ZSTD;
-  if (compression) {
-    if (kind != PERFETTO) return cli_usage_error("export", "--compression applies to --format perfetto only");
-    if (!strcmp(compression, "none")) compress = EXPORT_PERFETTO_PLAIN;
-    else if (!strcmp(compression, "deflate")) compress = EXPORT_PERFETTO_DEFLATE;
-    else if (strcmp(compression, "zstd") != 0)
-      return cli_usage_error("export", "unknown --compression '%s' (zstd, deflate or none)", compression);
-  }
+  int compress;
+  if ((rc = compression_of(kind == PERFETTO, compression, &compress))) return rc;
   if ((rc = xf_check(&flt))) return rc;
   const char *path = argv[optind];
-
-  /* Open the capture first: a missing input must not leave an empty OUT behind.
-   * Perfetto and speedscope write a scope's beginning before its end, so
-   * --to costs them one more pass to find the scopes still open at --to. */
   cli_input in = {0};
-  if ((kind == PERFETTO || kind == SPEEDSCOPE) && (rc = xf_scan_cuts(&flt, path, quiet))) {
-    xf_free(&flt);
-    return rc;
-  }
-  if (kind != SPEEDSCOPE && kind != OTLP && (rc = cli_open(&in, "export", path, quiet))) {
-    xf_free(&flt);
-    return rc;
-  }
-  if (kind == SPEEDSCOPE || kind == OTLP) { /* it opens the capture itself, once per pass; check it can */
-    if ((rc = cli_need_file("export", path, kind == OTLP ? "the otlp export reads the capture twice"
-                                                         : "the speedscope export reads the capture once per 256 threads")) ||
-        (rc = cli_open(&in, "export", path, 1))) {
-      xf_free(&flt);
-      return rc;
-    }
-    cli_close(&in);
-  }
+  rc = open_export_input(path, quiet, &flt, kind == PERFETTO || kind == SPEEDSCOPE, kind == SPEEDSCOPE || kind == OTLP,
+                         kind == OTLP ? "the otlp export reads the capture twice"
+                                      : "the speedscope export reads the capture once per 256 threads",
+                         &in);
+  if (rc) return rc;
   cli_output o;
   if ((rc = cli_output_open(&o, "export", out))) {
     if (in.cap) cli_close(&in);

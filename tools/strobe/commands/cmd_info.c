@@ -56,9 +56,66 @@ static void misuse_json(strobe__json *j, const strobe_misuse *m) {
 
 static void hosts_json(strobe__json *j, strobe_capture *c);
 
+/* The "header" object: what the writer recorded about itself, its clock and its process, and what the drain cost. */
+static void header_json(strobe__json *j, strobe_capture *c) {
+  const strobe_capture_header *h = strobe_capture_query_header(c);
+  strobe__json_object(j, "header");
+  strobe__json_uint(j, "version", h->version);
+  strobe__json_str(j, "kind", h->kind);
+  strobe__json_str(j, "clock_source", h->clock_source);
+  strobe__json_bool(j, "clock_invariant", h->clock_invariant);
+  strobe__json_num(j, "ns_per_tick", h->ns_per_tick, 9);
+  strobe__json_uint(j, "epoch_ticks", h->epoch_ticks);
+  strobe__json_uint(j, "epoch_mono_ns", h->epoch_mono_ns);
+  strobe__json_uint(j, "start_ticks", h->start_ticks);
+  strobe__json_num(j, "overhead_per_scope_ns", h->overhead_per_scope_ns, 3);
+  if (h->explicit_scope_ns > 0)
+    strobe__json_num(j, "explicit_scope_ns", h->explicit_scope_ns, 3);
+  else
+    strobe__json_null(j, "explicit_scope_ns");
+  strobe__json_str(j, "strobe_version", h->strobe_version);
+  strobe__json_str(j, "os", h->os);
+  strobe__json_str(j, "arch", h->arch);
+  strobe__json_str(j, "features", h->features);
+  strobe__json_bool(j, "assertions", h->assertions);
+  strobe__json_uint(j, "pid", h->pid);
+  strobe__json_str(j, "boot_id", h->boot_id[0] ? h->boot_id : NULL);
+  strobe__json_uint(j, "ring_events", h->ring_events);
+  strobe__json_uint(j, "flush_interval_ms", h->flush_interval_ms);
+  strobe__json_num(j, "event_cost_ns", h->event_cost_ns, 3);
+  strobe__json_str(j, "overflow", cli_overflow_name(h->overflow));
+  strobe__json_uint(j, "ring_events_max", h->ring_events_max);
+  cli_cost cost = cli_query_cost(c);
+  strobe__json_object(j, "drain");
+  strobe__json_uint(j, "cpu_ns", cost.drain_cpu_ns);
+  strobe__json_uint(j, "events", cost.drain_events);
+  if (cost.drain_events) strobe__json_num(j, "ns_per_event", cost.drain_ns_per_event, 3);
+  else strobe__json_null(j, "ns_per_event");
+  strobe__json_end(j);
+  strobe__json_end(j);
+}
+
+/* The "threads" array: each thread's index, OS id, name, events and losses. */
+static void threads_json(strobe__json *j, strobe_capture *c) {
+  strobe__json_array(j, "threads");
+  for (uint32_t i = 0; i < strobe_capture_query_thread_count(c); i++) {
+    const strobe_capture_thread *th = strobe_capture_query_thread(c, i);
+    if (!th) continue;
+    strobe__json_object(j, NULL);
+    strobe__json_uint(j, "index", th->index);
+    strobe__json_uint(j, "tid", th->os_tid);
+    strobe__json_str(j, "name", th->name);
+    strobe__json_uint(j, "events", th->events);
+    strobe__json_uint(j, "lost", th->lost);
+    strobe__json_bool(j, "ended", th->ended);
+    strobe__json_bool(j, "fiber", th->fiber);
+    strobe__json_end(j);
+  }
+  strobe__json_end(j);
+}
+
 static void write_json(cli_output *o, info *x) {
   strobe_capture *c = x->in.cap;
-  const strobe_capture_header *h = strobe_capture_query_header(c);
   strobe_capture_totals t = strobe_capture_query_totals(c);
   strobe__json j = {0};
   strobe__json_object(&j, NULL);
@@ -75,40 +132,7 @@ static void write_json(cli_output *o, info *x) {
   strobe__json_end(&j);
   cli_crash_json(&j, c);
 
-  strobe__json_object(&j, "header");
-  strobe__json_uint(&j, "version", h->version);
-  strobe__json_str(&j, "kind", h->kind);
-  strobe__json_str(&j, "clock_source", h->clock_source);
-  strobe__json_bool(&j, "clock_invariant", h->clock_invariant);
-  strobe__json_num(&j, "ns_per_tick", h->ns_per_tick, 9);
-  strobe__json_uint(&j, "epoch_ticks", h->epoch_ticks);
-  strobe__json_uint(&j, "epoch_mono_ns", h->epoch_mono_ns);
-  strobe__json_uint(&j, "start_ticks", h->start_ticks);
-  strobe__json_num(&j, "overhead_per_scope_ns", h->overhead_per_scope_ns, 3);
-  if (h->explicit_scope_ns > 0)
-    strobe__json_num(&j, "explicit_scope_ns", h->explicit_scope_ns, 3);
-  else
-    strobe__json_null(&j, "explicit_scope_ns");
-  strobe__json_str(&j, "strobe_version", h->strobe_version);
-  strobe__json_str(&j, "os", h->os);
-  strobe__json_str(&j, "arch", h->arch);
-  strobe__json_str(&j, "features", h->features);
-  strobe__json_bool(&j, "assertions", h->assertions);
-  strobe__json_uint(&j, "pid", h->pid);
-  strobe__json_str(&j, "boot_id", h->boot_id[0] ? h->boot_id : NULL);
-  strobe__json_uint(&j, "ring_events", h->ring_events);
-  strobe__json_uint(&j, "flush_interval_ms", h->flush_interval_ms);
-  strobe__json_num(&j, "event_cost_ns", h->event_cost_ns, 3);
-  strobe__json_str(&j, "overflow", cli_overflow_name(h->overflow));
-  strobe__json_uint(&j, "ring_events_max", h->ring_events_max);
-  cli_cost cost = cli_query_cost(c);
-  strobe__json_object(&j, "drain");
-  strobe__json_uint(&j, "cpu_ns", cost.drain_cpu_ns);
-  strobe__json_uint(&j, "events", cost.drain_events);
-  if (cost.drain_events) strobe__json_num(&j, "ns_per_event", cost.drain_ns_per_event, 3);
-  else strobe__json_null(&j, "ns_per_event");
-  strobe__json_end(&j);
-  strobe__json_end(&j);
+  header_json(&j, c);
 
   double start = cli_start_ns(c), end = strobe_capture_ticks_to_ns(c, t.end_ticks);
   strobe__json_object(&j, "span");
@@ -117,21 +141,7 @@ static void write_json(cli_output *o, info *x) {
   strobe__json_num(&j, "duration_ns", end - start, 1);
   strobe__json_end(&j);
 
-  strobe__json_array(&j, "threads");
-  for (uint32_t i = 0; i < strobe_capture_query_thread_count(c); i++) {
-    const strobe_capture_thread *th = strobe_capture_query_thread(c, i);
-    if (!th) continue;
-    strobe__json_object(&j, NULL);
-    strobe__json_uint(&j, "index", th->index);
-    strobe__json_uint(&j, "tid", th->os_tid);
-    strobe__json_str(&j, "name", th->name);
-    strobe__json_uint(&j, "events", th->events);
-    strobe__json_uint(&j, "lost", th->lost);
-    strobe__json_bool(&j, "ended", th->ended);
-    strobe__json_bool(&j, "fiber", th->fiber);
-    strobe__json_end(&j);
-  }
-  strobe__json_end(&j);
+  threads_json(&j, c);
 
   strobe__json_object(&j, "sites");
   uint32_t total = 0;
@@ -259,6 +269,40 @@ static void hosts_text(FILE *f, strobe_capture *c) {
   if (sep[0] == ',') fprintf(f, " records of the inputs (read them in the input captures)\n");
 }
 
+/* The threads table: index, OS id (or "fiber"), name, events, losses, whether it ended. */
+static void threads_text(FILE *f, strobe_capture *c) {
+  uint32_t nt = strobe_capture_query_thread_count(c);
+  fprintf(f, "threads     %u\n", nt);
+  if (nt) fprintf(f, "  %5s  %10s  %-20s %12s %10s  %s\n", "index", "tid", "name", "events", "lost", "ended");
+  for (uint32_t i = 0; i < nt; i++) {
+    const strobe_capture_thread *th = strobe_capture_query_thread(c, i);
+    if (!th) continue;
+    char tid[24];
+    if (th->fiber)
+      snprintf(tid, sizeof tid, "fiber");
+    else
+      snprintf(tid, sizeof tid, "%llu", (unsigned long long)th->os_tid);
+    fprintf(f, "  %5u  %10s  %-20s %12llu %10llu  %s\n", th->index, tid, th->name[0] ? th->name : "(unnamed)",
+            (unsigned long long)th->events, (unsigned long long)th->lost, yes_no(th->ended));
+  }
+}
+
+/* The sites line: how many of each kind, and how many were named at run time. */
+static void sites_text(FILE *f, const info *x) {
+  uint32_t total = 0;
+  for (uint32_t k = 0; k < STROBE__SITE_KIND_LIMIT; k++) total += x->by_kind[k];
+  fprintf(f, "sites       %u", total);
+  const char *sep = " (";
+  for (uint32_t k = 0; k < STROBE__SITE_KIND_LIMIT; k++) {
+    if (!x->by_kind[k]) continue;
+    fprintf(f, "%s%u %s", sep, x->by_kind[k], cli_site_kind_name(k));
+    sep = ", ";
+  }
+  fprintf(f, "%s", total ? ")" : "");
+  if (x->interned) fprintf(f, "; %u named at run time (strobe_site_intern)", x->interned);
+  fputc('\n', f);
+}
+
 static void write_text(cli_output *o, info *x) {
   FILE *f = o->f;
   strobe_capture *c = x->in.cap;
@@ -296,32 +340,8 @@ static void write_text(cli_output *o, info *x) {
   fprintf(f, "span        %s (from %.3f to %.3f ms after the collector epoch)\n", cli_dur(end - start), start / 1e6,
           end / 1e6);
 
-  uint32_t nt = strobe_capture_query_thread_count(c);
-  fprintf(f, "threads     %u\n", nt);
-  if (nt) fprintf(f, "  %5s  %10s  %-20s %12s %10s  %s\n", "index", "tid", "name", "events", "lost", "ended");
-  for (uint32_t i = 0; i < nt; i++) {
-    const strobe_capture_thread *th = strobe_capture_query_thread(c, i);
-    if (!th) continue;
-    char tid[24];
-    if (th->fiber)
-      snprintf(tid, sizeof tid, "fiber");
-    else
-      snprintf(tid, sizeof tid, "%llu", (unsigned long long)th->os_tid);
-    fprintf(f, "  %5u  %10s  %-20s %12llu %10llu  %s\n", th->index, tid, th->name[0] ? th->name : "(unnamed)",
-            (unsigned long long)th->events, (unsigned long long)th->lost, yes_no(th->ended));
-  }
-  uint32_t total = 0;
-  for (uint32_t k = 0; k < STROBE__SITE_KIND_LIMIT; k++) total += x->by_kind[k];
-  fprintf(f, "sites       %u", total);
-  const char *sep = " (";
-  for (uint32_t k = 0; k < STROBE__SITE_KIND_LIMIT; k++) {
-    if (!x->by_kind[k]) continue;
-    fprintf(f, "%s%u %s", sep, x->by_kind[k], cli_site_kind_name(k));
-    sep = ", ";
-  }
-  fprintf(f, "%s", total ? ")" : "");
-  if (x->interned) fprintf(f, "; %u named at run time (strobe_site_intern)", x->interned);
-  fputc('\n', f);
+  threads_text(f, c);
+  sites_text(f, x);
   cli_calls_text(f, "calls", 12, c);
   fprintf(f, "totals      %llu events in %llu blocks, %llu scopes, %llu operation ends (%llu operation events)\n",
           (unsigned long long)t.events, (unsigned long long)t.blocks, (unsigned long long)t.scopes,

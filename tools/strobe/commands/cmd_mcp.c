@@ -146,6 +146,60 @@ int cli_read_token(const char *path, char out[CLI_TOKEN_MAX + 1]) {
   return n ? 0 : -1;
 }
 
+/* The bearer token: from --token-file, or else STROBE_TOKEN, into token (TOKEN_MAX + 1 bytes). Returns -1
+ * to go on, or the exit status having said why. */
+static int load_token(const char *token_file, char *token) {
+  if (token_file) {
+    int trc = cli_read_token(token_file, token);
+    if (trc == STROBE__OPEN_NOT_REGULAR) return cli_refuse_not_regular(CMD, token_file, "the token file must be a regular file");
+    if (trc) {
+      cli_error(CMD, "cannot read a token from %s", token_file);
+      return CLI_FAIL;
+    }
+  } else {
+    const char *env = getenv("STROBE_TOKEN");
+    if (!env || !*env || strlen(env) > TOKEN_MAX) return cli_usage_error(CMD, "--token-file (or STROBE_TOKEN) is required");
+    strcpy(token, env);
+  }
+  return -1;
+}
+
+/* Relays one HTTP response to stdout: the body of a 200 (after an initialize, its negotiated protocol
+ * version is kept in version, vcap bytes), nothing for 202 and 204, else the server's JSON-RPC error or
+ * one of ours for request id. Keeps the MCP session id it names, and forgets an expired one (404). */
+static void relay_response(const cli_http_response *r, int is_init, char *version, size_t vcap, char *session,
+                           const char *id, size_t idlen, const char *url) {
+  char sid[256];
+  if (cli_http_header(r, "Mcp-Session-Id", sid, sizeof sid)) strcpy(session, sid); /* both 256 bytes */
+  if (r->status == 200 && r->body_len) {
+    if (is_init) { /* the negotiated version goes on every later request */
+      const char *res, *pv;
+      size_t rl = find_member(r->body, r->body + r->body_len, "result", &res);
+      size_t pl = rl ? find_member(res, res + rl, "protocolVersion", &pv) : 0;
+      if (pl >= 2 && pl - 2 < vcap) {
+        memcpy(version, pv + 1, pl - 2);
+        version[pl - 2] = 0;
+      }
+    }
+    write_line(r->body, r->body_len);
+  } else if (r->status == 202 || r->status == 204) {
+    /* a notification or a response was accepted: nothing to relay */
+  } else {
+    cli_error(CMD, "HTTP %d from %s", r->status, url);
+    const char *rid;
+    if (r->body_len && find_member(r->body, r->body + r->body_len, "jsonrpc", &rid) &&
+        find_member(r->body, r->body + r->body_len, "id", &rid))
+      write_line(r->body, r->body_len); /* the server's own JSON-RPC error, for this id */
+    else {
+      char msg[96];
+      snprintf(msg, sizeof msg, "HTTP %d from the application's MCP endpoint%s", r->status,
+               r->status == 401 ? " (wrong or missing token)" : r->status == 404 ? " (MCP session expired)" : "");
+      reply_error(id, idlen, -32000, msg);
+    }
+    if (r->status == 404) session[0] = 0; /* expired: the client must initialize again */
+  }
+}
+
 int cmd_mcp(int argc, char **argv) {
   static const struct option opts[] = {{"url", required_argument, NULL, 'u'},
                                        {"token-file", required_argument, NULL, 't'},
@@ -174,18 +228,8 @@ int cmd_mcp(int argc, char **argv) {
   const char *why;
   if (cli_http_parse_url(url, &u, &why)) return cli_usage_error(CMD, "bad --url: %s", why);
   char token[TOKEN_MAX + 1];
-  if (token_file) {
-    int trc = cli_read_token(token_file, token);
-    if (trc == STROBE__OPEN_NOT_REGULAR) return cli_refuse_not_regular(CMD, token_file, "the token file must be a regular file");
-    if (trc) {
-      cli_error(CMD, "cannot read a token from %s", token_file);
-      return CLI_FAIL;
-    }
-  } else {
-    const char *env = getenv("STROBE_TOKEN");
-    if (!env || !*env || strlen(env) > TOKEN_MAX) return cli_usage_error(CMD, "--token-file (or STROBE_TOKEN) is required");
-    strcpy(token, env);
-  }
+  int trc = load_token(token_file, token);
+  if (trc >= 0) return trc;
   signal(SIGPIPE, SIG_IGN);
 
   char session[256] = "", version[32] = "";
@@ -215,35 +259,7 @@ int cmd_mcp(int argc, char **argv) {
       reply_error(id, idlen, -32000, "the application's MCP endpoint cannot be reached");
       continue;
     }
-    char sid[256];
-    if (cli_http_header(&r, "Mcp-Session-Id", sid, sizeof sid)) strcpy(session, sid);
-    if (r.status == 200 && r.body_len) {
-      if (is_init) { /* the negotiated version goes on every later request */
-        const char *res, *pv;
-        size_t rl = find_member(r.body, r.body + r.body_len, "result", &res);
-        size_t pl = rl ? find_member(res, res + rl, "protocolVersion", &pv) : 0;
-        if (pl >= 2 && pl - 2 < sizeof version) {
-          memcpy(version, pv + 1, pl - 2);
-          version[pl - 2] = 0;
-        }
-      }
-      write_line(r.body, r.body_len);
-    } else if (r.status == 202 || r.status == 204) {
-      /* a notification or a response was accepted: nothing to relay */
-    } else {
-      cli_error(CMD, "HTTP %d from %s", r.status, url);
-      const char *rid;
-      if (r.body_len && find_member(r.body, r.body + r.body_len, "jsonrpc", &rid) &&
-          find_member(r.body, r.body + r.body_len, "id", &rid))
-        write_line(r.body, r.body_len); /* the server's own JSON-RPC error, for this id */
-      else {
-        char msg[96];
-        snprintf(msg, sizeof msg, "HTTP %d from the application's MCP endpoint%s", r.status,
-                 r.status == 401 ? " (wrong or missing token)" : r.status == 404 ? " (MCP session expired)" : "");
-        reply_error(id, idlen, -32000, msg);
-      }
-      if (r.status == 404) session[0] = 0; /* expired: the client must initialize again */
-    }
+    relay_response(&r, is_init, version, sizeof version, session, id, idlen, url);
     cli_http_response_free(&r);
   }
   free(line);

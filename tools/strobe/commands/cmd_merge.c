@@ -968,12 +968,8 @@ int cmd_merge(int argc, char **argv) {
   return cli_merge_files(CMD, (const char *const *)argv + optind, argc - optind, out, same_host, quiet);
 }
 
-int cli_merge_files(const char *cmd, const char *const *paths, int n, const char *out, int same_host, int quiet) {
-  if (n < 2) return cli_usage_error(cmd, "merge needs two captures or more (got %d)", n);
-  if (n > MAX_INPUTS) return cli_usage_error(cmd, "at most %d captures at once (got %d)", MAX_INPUTS, n);
-  if (!out || !strcmp(out, "-")) return cli_usage_error(cmd, "the merged capture needs a file: -o OUT.strobe");
-  static merge_input in[MAX_INPUTS];
-  memset(in, 0, sizeof in);
+/* Each input is a readable file, not the output, and not another input. Returns CLI_OK or a usage error. */
+static int check_inputs(const char *cmd, merge_input *in, const char *const *paths, int n, const char *out) {
   for (int i = 0; i < n; i++) {
     in[i].path = paths[i];
     int rc = cli_need_file(cmd, in[i].path, "each capture is read twice");
@@ -984,10 +980,16 @@ int cli_merge_files(const char *cmd, const char *const *paths, int n, const char
       if (same_file(in[i].path, in[k].path))
         return cli_usage_error(cmd, "%s and %s are the same capture: merge it once", in[k].path, in[i].path);
   }
-  offset_pool pool = {0};
+  return CLI_OK;
+}
+
+/* Reads each input once (scan_input), numbers the captures merged inputs hold, refuses duplicates, aligns
+ * the inputs' clocks (align_inputs) and plans their thread and resource ids. Returns CLI_OK, or an error
+ * having said why. */
+static int scan_and_align(const char *cmd, merge_input *in, int n, offset_pool *pool, int same_host, int quiet) {
   uint32_t flat = 0;
   for (int i = 0; i < n; i++) {
-    int rc = scan_input(&in[i], &pool, cmd, quiet);
+    int rc = scan_input(&in[i], pool, cmd, quiet);
     in[i].flat = flat;
     flat += in[i].merged ? in[i].sub.ninputs : 1;
     if (!rc && flat > MAX_INPUTS) {
@@ -995,14 +997,10 @@ int cli_merge_files(const char *cmd, const char *const *paths, int n, const char
                 in[i].path, flat);
       rc = CLI_FAIL;
     }
-    if (rc) {
-      free(pool.s);
-      free_inputs(in, n);
-      return rc;
-    }
+    if (rc) return rc;
   }
   int rc0 = refuse_duplicates(cmd, in, n);
-  if (!rc0) rc0 = align_inputs(cmd, in, n, &pool, same_host);
+  if (!rc0) rc0 = align_inputs(cmd, in, n, pool, same_host);
   for (int i = 0; i < n && !rc0; i++)
     if (in[i].shift_ns > (int64_t)CLI_MAX_MONO_NS || in[i].shift_ns < -(int64_t)CLI_MAX_MONO_NS) {
       cli_error(cmd, "%s: its clock-offset samples shift it by %lld ns, past 2^62 ns: out of range (damaged samples)",
@@ -1014,11 +1012,12 @@ int cli_merge_files(const char *cmd, const char *const *paths, int n, const char
     cli_error(cmd, "out of memory for the inputs' thread and resource ids");
     rc0 = CLI_FAIL;
   }
-  if (rc0) {
-    free(pool.s);
-    free_inputs(in, n);
-    return rc0;
-  }
+  return rc0;
+}
+
+/* The merged clock: counting from the earliest input epoch (shifts moved so that none is negative), its
+ * start, and the boot it names (NULL when none). */
+static void merged_clock(merge_input *in, int n, uint64_t *epoch_out, uint64_t *start_out, const char **boot_out) {
   /* The merged clock counts from the earliest input epoch; shifts move so that none is negative. */
   int64_t low = INT64_MAX;
   for (int i = 0; i < n; i++)
@@ -1036,6 +1035,119 @@ int cli_merge_files(const char *cmd, const char *const *paths, int n, const char
   const char *boot = NULL;
   for (int i = 0; i < n; i++)
     if (in[i].alignment == STROBE_ALIGN_REFERENCE && in[i].h.boot_id[0] && in[i].shift_ns == 0) boot = in[i].h.boot_id;
+  *epoch_out = epoch;
+  *start_out = start;
+  *boot_out = boot;
+}
+
+/* The merged capture holds what its inputs held: its bounds on snapshots, deep captures and content bytes are
+ * their sums, and what the inputs' bounds refused stays counted. */
+static void carry_content_limits(strobe__writer *w, const merge_input *in, int n) {
+  uint64_t trees = 0, deeps = 0, content = 0, trees_dropped = 0, deeps_dropped = 0;
+  for (int i = 0; i < n; i++) {
+    trees += in[i].t.trees, deeps += in[i].t.deeps, content += in[i].t.attach_limit;
+    trees_dropped += in[i].t.trees_dropped, deeps_dropped += in[i].t.deeps_dropped;
+  }
+  strobe__writer_content_limits(w, trees < UINT32_MAX ? (uint32_t)trees : UINT32_MAX,
+                                deeps < UINT32_MAX ? (uint32_t)deeps : UINT32_MAX);
+  if (content) strobe__writer_attach_limit(w, content);
+  strobe__writer_carry_dropped(w, trees_dropped, deeps_dropped);
+}
+
+/* Every record of every input, in input order, into the merged capture. Returns CLI_OK or the read's error. */
+static int merge_all(const char *cmd, merge_input *in, int n, merger *m, int quiet, uint64_t *records,
+                     uint64_t *skipped) {
+  int status = CLI_OK;
+  for (int i = 0; i < n && status == CLI_OK; i++) {
+    cli_input ci;
+    status = cli_open(&ci, cmd, in[i].path, quiet);
+    if (status) break;
+    in[i].cap = ci.cap;
+    in[i].thread_base = m->next_thread;
+    const strobe_capture_record *r;
+    while ((r = cli_next_ref(&ci))) { /* each record in place: merge_record is done with it before the next */
+      (*records)++;
+      *skipped += (uint64_t)merge_record(m, &in[i], r);
+    }
+    status = cli_finish_read(&ci);
+    strobe_capture_totals t = strobe_capture_query_totals(ci.cap);
+    uint64_t *dst = (uint64_t *)&m->misuse;
+    const uint64_t *src = (const uint64_t *)&t.misuse;
+    for (size_t k = 0; k < sizeof m->misuse / sizeof *dst; k++) dst[k] += src[k];
+    uint64_t end = mono_ns(&in[i], strobe_capture_ticks_to_ns(ci.cap, t.end_ticks));
+    if (end > m->end_ns) m->end_ns = end;
+    m->next_thread += in[i].nthreads ? in[i].nthreads : strobe_capture_query_thread_count(ci.cap);
+    cli_close(&ci);
+    in[i].cap = NULL;
+  }
+  return status;
+}
+
+/* What the merge did, unless --quiet: records, threads, each input's alignment, content, samples within one boot. */
+static void print_merged(const char *out, int n, const merger *m, const strobe_capture_merge *mb,
+                         const offset_pool *pool, uint64_t records, const char *boot) {
+  printf("merged %d captures into %s: %llu records, %u threads, each within %.3f ms of where it belongs\n", n, out,
+         (unsigned long long)records, m->next_thread, (double)mb->error_ns / 1e6);
+  for (uint32_t i = 0; i < mb->ninputs; i++) {
+    const strobe_capture_merge_input *mi = &mb->inputs[i];
+    printf("  %s pid %llu, boot %.8s: %s", mi->process, (unsigned long long)mi->pid,
+           mi->boot_id[0] ? mi->boot_id : "?", cli_alignment_name(mi->alignment));
+    if (mi->alignment == STROBE_ALIGN_REFERENCE || mi->alignment == STROBE_ALIGN_SAME_BOOT)
+      printf(" (one CLOCK_MONOTONIC: exact)");
+    else if (mi->alignment == STROBE_ALIGN_CLOCK_OFFSET)
+      printf(" (%u clock-offset sample%s): shifted %+.3f ms +- %.3f ms", mi->hops, mi->hops == 1 ? "" : "s",
+             (double)mi->shift_ns / 1e6, (double)mi->error_ns / 1e6);
+    putchar('\n');
+  }
+  if (m->next_tree || m->next_deep || m->next_func)
+    printf("  content: %llu UI-tree snapshots, %llu deep captures, %u sampled functions (renumbered in input order)\n",
+           (unsigned long long)m->next_tree, (unsigned long long)m->next_deep, m->next_func);
+  /* A sample between processes of one boot: its offset is 0 within its bound (docs/sessions.md §Across hosts);
+   * the exact alignment is used, the sample shows how well the estimate would have placed them. */
+  for (uint32_t k = 0; k < pool->n; k++) {
+    const strobe_capture_clock_offset *o = &pool->s[k];
+    if (strcmp(o->local_boot_id, o->sample.peer_boot_id)) continue;
+    printf("  clock-offset sample of %s within boot %.8s: %+.3f ms +- %.3f ms (one clock: exact above; the sample "
+           "checks the estimate)\n", o->sample.peer[0] ? o->sample.peer : "?", o->local_boot_id,
+           (double)o->sample.offset_ns / 1e6, (double)o->sample.error_ns / 1e6);
+  }
+  printf("  host boot: %s\n", boot ? boot : "none (merge it again with --same-host, or as aligned by its inputs' samples)");
+}
+
+/* What the merge cut, said even with --quiet, and counted in the merged capture (MERGE). */
+static void say_not_merged(const char *cmd, const char *out, const strobe_capture_merge *mb, uint64_t skipped) {
+  int carried_cut = 0;
+  for (uint32_t t = 0; t < STROBE_CAPTURE_REC_TYPES; t++) carried_cut |= mb->not_merged[t] != 0;
+  if (skipped || carried_cut) {
+    fprintf(stderr, "strobe %s: not merged (counted in %s, shown by strobe info):", cmd, out);
+    const char *sep = " ";
+    for (uint32_t t = 0; t < STROBE_CAPTURE_REC_TYPES; t++)
+      if (mb->not_merged[t]) {
+        fprintf(stderr, "%s%llu %s", sep, (unsigned long long)mb->not_merged[t], strobe_capture_record_type_name(t));
+        sep = ", ";
+      }
+    fputc('\n', stderr);
+  }
+}
+
+int cli_merge_files(const char *cmd, const char *const *paths, int n, const char *out, int same_host, int quiet) {
+  if (n < 2) return cli_usage_error(cmd, "merge needs two captures or more (got %d)", n);
+  if (n > MAX_INPUTS) return cli_usage_error(cmd, "at most %d captures at once (got %d)", MAX_INPUTS, n);
+  if (!out || !strcmp(out, "-")) return cli_usage_error(cmd, "the merged capture needs a file: -o OUT.strobe");
+  static merge_input in[MAX_INPUTS];
+  memset(in, 0, sizeof in);
+  int rc = check_inputs(cmd, in, paths, n, out);
+  if (rc) return rc;
+  offset_pool pool = {0};
+  rc = scan_and_align(cmd, in, n, &pool, same_host, quiet);
+  if (rc) {
+    free(pool.s);
+    free_inputs(in, n);
+    return rc;
+  }
+  uint64_t epoch, start;
+  const char *boot;
+  merged_clock(in, n, &epoch, &start, &boot);
   FILE *f = fopen(out, "wb");
   if (!f) {
     cli_error(cmd, "cannot write %s: %s", out, strerror(errno));
@@ -1053,7 +1165,7 @@ int cli_merge_files(const char *cmd, const char *const *paths, int n, const char
   strobe__writer_desc wd = {"file", 100, 3, 0.0, 0.0, sink, f, &facts};
   merger m = {0};
   m.origin = UINT32_MAX;
-  int rc = strobe__writer_create(&wd, &m.w);
+  rc = strobe__writer_create(&wd, &m.w);
   if (rc) {
     cli_error(cmd, "cannot start %s: %s", out, strobe_strerror(rc));
     free(pool.s);
@@ -1062,41 +1174,9 @@ int cli_merge_files(const char *cmd, const char *const *paths, int n, const char
     remove(out);
     return CLI_OUTPUT;
   }
-  /* The merged capture holds what its inputs held: its bounds on snapshots, deep captures and content bytes are
-   * their sums, and what the inputs' bounds refused stays counted. */
-  uint64_t trees = 0, deeps = 0, content = 0, trees_dropped = 0, deeps_dropped = 0;
-  for (int i = 0; i < n; i++) {
-    trees += in[i].t.trees, deeps += in[i].t.deeps, content += in[i].t.attach_limit;
-    trees_dropped += in[i].t.trees_dropped, deeps_dropped += in[i].t.deeps_dropped;
-  }
-  strobe__writer_content_limits(m.w, trees < UINT32_MAX ? (uint32_t)trees : UINT32_MAX,
-                                deeps < UINT32_MAX ? (uint32_t)deeps : UINT32_MAX);
-  if (content) strobe__writer_attach_limit(m.w, content);
-  strobe__writer_carry_dropped(m.w, trees_dropped, deeps_dropped);
+  carry_content_limits(m.w, in, n);
   uint64_t records = 0, skipped = 0;
-  int status = CLI_OK;
-  for (int i = 0; i < n && status == CLI_OK; i++) {
-    cli_input ci;
-    status = cli_open(&ci, cmd, in[i].path, quiet);
-    if (status) break;
-    in[i].cap = ci.cap;
-    in[i].thread_base = m.next_thread;
-    const strobe_capture_record *r;
-    while ((r = cli_next_ref(&ci))) { /* each record in place: merge_record is done with it before the next */
-      records++;
-      skipped += (uint64_t)merge_record(&m, &in[i], r);
-    }
-    status = cli_finish_read(&ci);
-    strobe_capture_totals t = strobe_capture_query_totals(ci.cap);
-    uint64_t *dst = (uint64_t *)&m.misuse;
-    const uint64_t *src = (const uint64_t *)&t.misuse;
-    for (size_t k = 0; k < sizeof m.misuse / sizeof *dst; k++) dst[k] += src[k];
-    uint64_t end = mono_ns(&in[i], strobe_capture_ticks_to_ns(ci.cap, t.end_ticks));
-    if (end > m.end_ns) m.end_ns = end;
-    m.next_thread += in[i].nthreads ? in[i].nthreads : strobe_capture_query_thread_count(ci.cap);
-    cli_close(&ci);
-    in[i].cap = NULL;
-  }
+  int status = merge_all(cmd, in, n, &m, quiet, &records, &skipped);
   carry_totals(m.w, in, n);
   /* How each input was placed and what could not be carried (MERGE), and the samples that placed them. */
   static strobe_capture_merge mb;
@@ -1117,46 +1197,8 @@ int cli_merge_files(const char *cmd, const char *const *paths, int n, const char
     remove(out);
     return status;
   }
-  if (!quiet) {
-    printf("merged %d captures into %s: %llu records, %u threads, each within %.3f ms of where it belongs\n", n, out,
-           (unsigned long long)records, m.next_thread, (double)mb.error_ns / 1e6);
-    for (uint32_t i = 0; i < mb.ninputs; i++) {
-      const strobe_capture_merge_input *mi = &mb.inputs[i];
-      printf("  %s pid %llu, boot %.8s: %s", mi->process, (unsigned long long)mi->pid,
-             mi->boot_id[0] ? mi->boot_id : "?", cli_alignment_name(mi->alignment));
-      if (mi->alignment == STROBE_ALIGN_REFERENCE || mi->alignment == STROBE_ALIGN_SAME_BOOT)
-        printf(" (one CLOCK_MONOTONIC: exact)");
-      else if (mi->alignment == STROBE_ALIGN_CLOCK_OFFSET)
-        printf(" (%u clock-offset sample%s): shifted %+.3f ms +- %.3f ms", mi->hops, mi->hops == 1 ? "" : "s",
-               (double)mi->shift_ns / 1e6, (double)mi->error_ns / 1e6);
-      putchar('\n');
-    }
-    if (m.next_tree || m.next_deep || m.next_func)
-      printf("  content: %llu UI-tree snapshots, %llu deep captures, %u sampled functions (renumbered in input order)\n",
-             (unsigned long long)m.next_tree, (unsigned long long)m.next_deep, m.next_func);
-    /* A sample between processes of one boot: its offset is 0 within its bound (docs/sessions.md §Across hosts);
-     * the exact alignment is used, the sample shows how well the estimate would have placed them. */
-    for (uint32_t k = 0; k < pool.n; k++) {
-      const strobe_capture_clock_offset *o = &pool.s[k];
-      if (strcmp(o->local_boot_id, o->sample.peer_boot_id)) continue;
-      printf("  clock-offset sample of %s within boot %.8s: %+.3f ms +- %.3f ms (one clock: exact above; the sample "
-             "checks the estimate)\n", o->sample.peer[0] ? o->sample.peer : "?", o->local_boot_id,
-             (double)o->sample.offset_ns / 1e6, (double)o->sample.error_ns / 1e6);
-    }
-    printf("  host boot: %s\n", boot ? boot : "none (merge it again with --same-host, or as aligned by its inputs' samples)");
-  }
+  if (!quiet) print_merged(out, n, &m, &mb, &pool, records, boot);
   free(pool.s);
-  int carried_cut = 0;
-  for (uint32_t t = 0; t < STROBE_CAPTURE_REC_TYPES; t++) carried_cut |= mb.not_merged[t] != 0;
-  if (skipped || carried_cut) { /* what the merge cut, said even with --quiet, and counted in the merged capture (MERGE) */
-    fprintf(stderr, "strobe %s: not merged (counted in %s, shown by strobe info):", cmd, out);
-    const char *sep = " ";
-    for (uint32_t t = 0; t < STROBE_CAPTURE_REC_TYPES; t++)
-      if (mb.not_merged[t]) {
-        fprintf(stderr, "%s%llu %s", sep, (unsigned long long)mb.not_merged[t], strobe_capture_record_type_name(t));
-        sep = ", ";
-      }
-    fputc('\n', stderr);
-  }
+  say_not_merged(cmd, out, &mb, skipped);
   return CLI_OK;
 }

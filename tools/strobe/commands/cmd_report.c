@@ -535,6 +535,124 @@ static void gpu_text(FILE *f, const report *x) {
             (unsigned long long)g->lanes_cut, STROBE__GPU_MAX_LANES, (unsigned long long)g->passes_cut, STROBE__GPU_MAX_PASSES);
 }
 
+/* The report's "capture" (what the file holds) and "filters" objects. */
+static void capture_json(strobe__json *j, const report *x, const strobe_capture_header *h,
+                         const strobe_capture_totals *t) {
+  strobe_capture *c = x->in.cap;
+  strobe__json_object(j, "capture");
+  strobe__json_str(j, "clock_source", h->clock_source);
+  strobe__json_num(j, "ns_per_tick", h->ns_per_tick, 9);
+  strobe__json_uint(j, "events", t->events);
+  strobe__json_uint(j, "scopes", t->scopes);
+  strobe__json_uint(j, "unwound_scopes", t->unwound);
+  if (t->footer) strobe__json_uint(j, "depth_overflow", t->misuse.depth_overflow);
+  else strobe__json_null(j, "depth_overflow");
+  strobe__json_uint(j, "threads", strobe_capture_query_thread_count(c));
+  strobe__json_num(j, "span_ns", strobe_capture_ticks_to_ns(c, t->end_ticks) - cli_start_ns(c), 1);
+  strobe__json_end(j);
+
+  strobe__json_object(j, "filters");
+  strobe__json_str(j, "thread", x->a.filter.thread);
+  strobe__json_str(j, "name", x->a.filter.name);
+  if (x->a.filter.has_range && isfinite(x->a.filter.from_ns)) strobe__json_num(j, "from_ms", MS(x->a.filter.from_ns), 6);
+  else strobe__json_null(j, "from_ms");
+  if (x->a.filter.has_range && isfinite(x->a.filter.to_ns)) strobe__json_num(j, "to_ms", MS(x->a.filter.to_ns), 6);
+  else strobe__json_null(j, "to_ms");
+  strobe__json_end(j);
+}
+
+/* The "sites" array: each site shown (ids, n_ids) with its counts, times and percentiles. */
+static void sites_json(strobe__json *j, report *x, const uint32_t *ids, uint32_t n_ids) {
+  strobe_capture *c = x->in.cap;
+  strobe__json_array(j, "sites");
+  for (uint32_t i = 0; i < n_ids; i++) {
+    agg_site *s = &x->a.sites[ids[i]];
+    const strobe_capture_site *cs = strobe_capture_query_site(c, ids[i]);
+    strobe__dist d = agg_dist(s);
+    strobe__json_object(j, NULL);
+    site_meta_json(j, cs);
+    strobe__json_str(j, "kind", cli_site_kind_name(cs->kind));
+    strobe__json_uint(j, "count", s->count);
+    strobe__json_num(j, "total_ns", s->total_ns, 1);
+    strobe__json_num(j, "self_ns", s->self_ns, 1);
+    if (x->correct) strobe__json_num(j, "self_corrected_ns", self_shown(x, s->self_ns, s->count), 1);
+    else strobe__json_null(j, "self_corrected_ns");
+    strobe__json_num(j, "mean_ns", s->total_ns / (double)s->count, 1);
+    strobe__json_num(j, "min_ns", s->min_ns, 1);
+    pct_json(j, "p50", d.p50, d.n);
+    pct_json(j, "p95", d.p95, d.n);
+    pct_json(j, "p99", d.p99, d.n);
+    pct_json(j, "max", s->max_ns, s->count);
+    strobe__json_bool(j, "sampled", s->count > s->n_sample);
+    strobe__json_uint(j, "n_sampled", s->n_sample);
+    strobe__json_end(j);
+  }
+  strobe__json_end(j);
+}
+
+/* The "stage_parents" array: stages seen under more than one parent, each pair with its times. */
+static void stage_parents_json(strobe__json *j, report *x) {
+  strobe__json_array(j, "stage_parents");
+  for (uint32_t i = 0; i < x->a.n_stage_parents; i++) {
+    const agg_stage_parent *e = &x->a.stage_parents[i];
+    if (!several_parents(x, e)) continue;
+    strobe__json_object(j, NULL);
+    strobe__json_str(j, "name", site_name_of(x, e->site));
+    strobe__json_str(j, "nested_in", site_name_of(x, e->parent));
+    strobe__json_uint(j, "count", e->count);
+    strobe__json_num(j, "total_ns", e->total_ns, 1);
+    strobe__json_num(j, "max_ns", e->max_ns, 1);
+    strobe__json_end(j);
+  }
+  strobe__json_end(j);
+  strobe__json_uint(j, "stage_parents_cut", x->a.stage_parents_cut);
+}
+
+/* What the figures leave out or cost: "overhead", "not_included" (unfinished, unwound, lost
+ * scopes) and "interned_names". */
+static void accounting_json(strobe__json *j, report *x, const strobe_capture_header *h,
+                            const strobe_capture_totals *t) {
+  strobe_capture *c = x->in.cap;
+  strobe__json_object(j, "overhead");
+  strobe__json_num(j, "per_scope_ns", h->overhead_per_scope_ns, 3);
+  strobe__json_uint(j, "scopes", t->scopes);
+  strobe__json_num(j, "estimated_total_ns", h->overhead_per_scope_ns * (double)t->scopes, 1);
+  cli_cost k = cli_query_cost(c);
+  strobe__json_num(j, "event_ns", k.event_ns, 3);
+  if (k.drain_events) strobe__json_num(j, "drain_ns_per_event", k.drain_ns_per_event, 3);
+  else strobe__json_null(j, "drain_ns_per_event");
+  strobe__json_uint(j, "drain_cpu_ns", k.drain_cpu_ns);
+  strobe__json_uint(j, "drain_events", k.drain_events);
+  strobe__json_end(j);
+  strobe__json_object(j, "not_included");
+  strobe__json_uint(j, "unfinished_scopes", t->unfinished);
+  strobe__json_uint(j, "unwound_scopes", t->unwound);
+  strobe__json_array(j, "unwound_by_site"); /* docs/recording.md, Unwinding: counted, never timed */
+  for (uint32_t id = 1; id < x->a.n_sites; id++) {
+    if (!x->a.sites[id].unwound) continue;
+    strobe__json_object(j, NULL);
+    strobe__json_str(j, "name", strobe_capture_query_site(c, id)->name);
+    strobe__json_uint(j, "unwound", x->a.sites[id].unwound);
+    strobe__json_end(j);
+  }
+  strobe__json_end(j);
+  strobe__json_uint(j, "lost_scopes", t->lost_scopes);
+  strobe__json_uint(j, "lost_events", t->lost);
+  strobe__json_uint(j, "orphan_ends", t->orphan_ends);
+  strobe__json_end(j);
+  /* Run-time names (docs/recording.md §Run-time names): refusals are only known from the footer. */
+  strobe__json_object(j, "interned_names");
+  strobe__json_uint(j, "sites", count_interned(x));
+  if (t->footer) {
+    strobe__json_uint(j, "refused_invalid", t->misuse.intern_invalid);
+    strobe__json_uint(j, "refused_full", t->misuse.intern_full);
+  } else {
+    strobe__json_null(j, "refused_invalid");
+    strobe__json_null(j, "refused_full");
+  }
+  strobe__json_end(j);
+}
+
 static void write_json(cli_output *o, report *x, const uint32_t *ids, uint32_t n_ids) {
   strobe_capture *c = x->in.cap;
   const strobe_capture_header *h = strobe_capture_query_header(c);
@@ -545,27 +663,7 @@ static void write_json(cli_output *o, report *x, const uint32_t *ids, uint32_t n
   strobe__json_str(&j, "state", cli_end_state(&x->in));
   strobe__json_bool(&j, "cut_short", t.cut_short || x->in.rc == STROBE_ETRUNCATED);
   cli_crash_json(&j, x->in.cap);
-  strobe__json_object(&j, "capture");
-  strobe__json_str(&j, "clock_source", h->clock_source);
-  strobe__json_num(&j, "ns_per_tick", h->ns_per_tick, 9);
-  strobe__json_uint(&j, "events", t.events);
-  strobe__json_uint(&j, "scopes", t.scopes);
-  strobe__json_uint(&j, "unwound_scopes", t.unwound);
-  if (t.footer) strobe__json_uint(&j, "depth_overflow", t.misuse.depth_overflow);
-  else strobe__json_null(&j, "depth_overflow");
-  strobe__json_uint(&j, "threads", strobe_capture_query_thread_count(c));
-  strobe__json_num(&j, "span_ns", strobe_capture_ticks_to_ns(c, t.end_ticks) - cli_start_ns(c), 1);
-  strobe__json_end(&j);
-
-  strobe__json_object(&j, "filters");
-  strobe__json_str(&j, "thread", x->a.filter.thread);
-  strobe__json_str(&j, "name", x->a.filter.name);
-  if (x->a.filter.has_range && isfinite(x->a.filter.from_ns)) strobe__json_num(&j, "from_ms", MS(x->a.filter.from_ns), 6);
-  else strobe__json_null(&j, "from_ms");
-  if (x->a.filter.has_range && isfinite(x->a.filter.to_ns)) strobe__json_num(&j, "to_ms", MS(x->a.filter.to_ns), 6);
-  else strobe__json_null(&j, "to_ms");
-  strobe__json_end(&j);
-
+  capture_json(&j, x, h, &t);
   strobe__json_object(&j, "sampling");
   strobe__json_uint(&j, "reservoir", AGG_RESERVOIR);
   strobe__json_str(&j, "method", "nearest-rank percentiles over every duration, or over a uniform random sample "
@@ -575,30 +673,7 @@ static void write_json(cli_output *o, report *x, const uint32_t *ids, uint32_t n
   strobe__json_str(&j, "sort", g_sort_names[x->sort]);
   correction_json(&j, x, ids, n_ids);
   graph_json(&j, x);
-  strobe__json_array(&j, "sites");
-  for (uint32_t i = 0; i < n_ids; i++) {
-    agg_site *s = &x->a.sites[ids[i]];
-    const strobe_capture_site *cs = strobe_capture_query_site(c, ids[i]);
-    strobe__dist d = agg_dist(s);
-    strobe__json_object(&j, NULL);
-    site_meta_json(&j, cs);
-    strobe__json_str(&j, "kind", cli_site_kind_name(cs->kind));
-    strobe__json_uint(&j, "count", s->count);
-    strobe__json_num(&j, "total_ns", s->total_ns, 1);
-    strobe__json_num(&j, "self_ns", s->self_ns, 1);
-    if (x->correct) strobe__json_num(&j, "self_corrected_ns", self_shown(x, s->self_ns, s->count), 1);
-    else strobe__json_null(&j, "self_corrected_ns");
-    strobe__json_num(&j, "mean_ns", s->total_ns / (double)s->count, 1);
-    strobe__json_num(&j, "min_ns", s->min_ns, 1);
-    pct_json(&j, "p50", d.p50, d.n);
-    pct_json(&j, "p95", d.p95, d.n);
-    pct_json(&j, "p99", d.p99, d.n);
-    pct_json(&j, "max", s->max_ns, s->count);
-    strobe__json_bool(&j, "sampled", s->count > s->n_sample);
-    strobe__json_uint(&j, "n_sampled", s->n_sample);
-    strobe__json_end(&j);
-  }
-  strobe__json_end(&j);
+  sites_json(&j, x, ids, n_ids);
 
   fv_frames_json(&j, x->a.fx, c, x->a.start_ns, x->top_frames);
 
@@ -609,59 +684,9 @@ static void write_json(cli_output *o, report *x, const uint32_t *ids, uint32_t n
   numbers_json(&j, x, "loops", STROBE_SITE_CUMULATIVE);
   kinds_json(&j, x);
 
-  strobe__json_array(&j, "stage_parents");
-  for (uint32_t i = 0; i < x->a.n_stage_parents; i++) {
-    const agg_stage_parent *e = &x->a.stage_parents[i];
-    if (!several_parents(x, e)) continue;
-    strobe__json_object(&j, NULL);
-    strobe__json_str(&j, "name", site_name_of(x, e->site));
-    strobe__json_str(&j, "nested_in", site_name_of(x, e->parent));
-    strobe__json_uint(&j, "count", e->count);
-    strobe__json_num(&j, "total_ns", e->total_ns, 1);
-    strobe__json_num(&j, "max_ns", e->max_ns, 1);
-    strobe__json_end(&j);
-  }
-  strobe__json_end(&j);
-  strobe__json_uint(&j, "stage_parents_cut", x->a.stage_parents_cut);
+  stage_parents_json(&j, x);
 
-  strobe__json_object(&j, "overhead");
-  strobe__json_num(&j, "per_scope_ns", h->overhead_per_scope_ns, 3);
-  strobe__json_uint(&j, "scopes", t.scopes);
-  strobe__json_num(&j, "estimated_total_ns", h->overhead_per_scope_ns * (double)t.scopes, 1);
-  cli_cost k = cli_query_cost(c);
-  strobe__json_num(&j, "event_ns", k.event_ns, 3);
-  if (k.drain_events) strobe__json_num(&j, "drain_ns_per_event", k.drain_ns_per_event, 3);
-  else strobe__json_null(&j, "drain_ns_per_event");
-  strobe__json_uint(&j, "drain_cpu_ns", k.drain_cpu_ns);
-  strobe__json_uint(&j, "drain_events", k.drain_events);
-  strobe__json_end(&j);
-  strobe__json_object(&j, "not_included");
-  strobe__json_uint(&j, "unfinished_scopes", t.unfinished);
-  strobe__json_uint(&j, "unwound_scopes", t.unwound);
-  strobe__json_array(&j, "unwound_by_site"); /* docs/recording.md, Unwinding: counted, never timed */
-  for (uint32_t id = 1; id < x->a.n_sites; id++) {
-    if (!x->a.sites[id].unwound) continue;
-    strobe__json_object(&j, NULL);
-    strobe__json_str(&j, "name", strobe_capture_query_site(c, id)->name);
-    strobe__json_uint(&j, "unwound", x->a.sites[id].unwound);
-    strobe__json_end(&j);
-  }
-  strobe__json_end(&j);
-  strobe__json_uint(&j, "lost_scopes", t.lost_scopes);
-  strobe__json_uint(&j, "lost_events", t.lost);
-  strobe__json_uint(&j, "orphan_ends", t.orphan_ends);
-  strobe__json_end(&j);
-  /* Run-time names (docs/recording.md §Run-time names): refusals are only known from the footer. */
-  strobe__json_object(&j, "interned_names");
-  strobe__json_uint(&j, "sites", count_interned(x));
-  if (t.footer) {
-    strobe__json_uint(&j, "refused_invalid", t.misuse.intern_invalid);
-    strobe__json_uint(&j, "refused_full", t.misuse.intern_full);
-  } else {
-    strobe__json_null(&j, "refused_invalid");
-    strobe__json_null(&j, "refused_full");
-  }
-  strobe__json_end(&j);
+  accounting_json(&j, x, h, &t);
   gpu_json(&j, x);
   producers_json(&j, x);
   cli_merge_json(&j, c); /* docs/cli.md §strobe merge: what a merge could not carry */
@@ -850,6 +875,77 @@ static void graph_text(FILE *f, report *x, int callers) {
   free(ids);
 }
 
+/* The scopes table: each site shown (ids, n_ids) with its count, times and
+ * percentiles, and what its n means when sampled. */
+static void sites_text(FILE *f, report *x, const uint32_t *ids, uint32_t n_ids, const strobe_capture_totals *t) {
+  strobe_capture *c = x->in.cap;
+  int width = 4;
+  for (uint32_t i = 0; i < n_ids; i++) {
+    int l = (int)strlen(strobe_capture_query_site(c, ids[i])->name);
+    if (l > width) width = l;
+  }
+  if (width > 40) width = 40;
+  int sampled = 0;
+  fprintf(f, "\nscopes (sorted by %s; totals are inclusive: nested sites overlap, never sum them)\n",
+          g_sort_names[x->sort]);
+  correction_text(f, x, ids, n_ids);
+  if (!n_ids) fprintf(f, "  none completed%s\n", t->unfinished ? " (see unfinished below)" : ": empty, not fast");
+  else fprintf(f, "  %-*s %10s %10s %10s %10s %10s %10s %10s %8s\n", width, "site", "count", "total", "self", "p50",
+               "p95", "p99", "max", "n");
+  for (uint32_t i = 0; i < n_ids; i++) {
+    agg_site *s = &x->a.sites[ids[i]];
+    strobe__dist d = agg_dist(s);
+    int sm = s->count > s->n_sample;
+    sampled |= sm;
+    fprintf(f, "  %-*.*s %10llu", width, width, strobe_capture_query_site(c, ids[i])->name,
+            (unsigned long long)s->count);
+    const char *v[] = {cli_dur(s->total_ns), cli_dur(self_shown(x, s->self_ns, s->count)), cli_dur(d.p50), cli_dur(d.p95),
+                       cli_dur(d.p99),      cli_dur(s->max_ns)};
+    cells(f, 10, 6, v);
+    fprintf(f, " %8llu%s\n", (unsigned long long)d.n, sm ? "*" : "");
+  }
+  if (n_ids)
+    fprintf(f, "  p50/p95/p99 are nearest-rank over n durations; max is exact over every scope (n = count)\n");
+  if (sampled)
+    fprintf(f, "  * more than %u scopes: n is a uniform random sample of them (fixed seed), so p50/p95/p99\n"
+               "    are estimates from that sample; count, total, self and max are exact\n", AGG_RESERVOIR);
+}
+
+/* Stages that ran under several parents, each pair with its times. */
+static void stage_parents_text(FILE *f, report *x) {
+  int header = 0;
+  for (uint32_t i = 0; i < x->a.n_stage_parents; i++) {
+    const agg_stage_parent *e = &x->a.stage_parents[i];
+    if (!several_parents(x, e)) continue;
+    if (!header++)
+      fprintf(f, "\nstages that ran under several parents (nested in: the stage open around it; do not sum)\n"
+                 "  %-28s %-28s %10s %12s %12s\n", "stage", "nested in", "count", "total", "max");
+    const char *parent = site_name_of(x, e->parent);
+    fprintf(f, "  %-28.28s %-28.28s %10llu", site_name_of(x, e->site), parent ? parent : "-",
+            (unsigned long long)e->count);
+    const char *v[] = {cli_dur(e->total_ns), cli_dur(e->max_ns)};
+    cells(f, 12, 2, v);
+    fputc('\n', f);
+  }
+  if (x->a.stage_parents_cut)
+    fprintf(f, "  %llu stage scopes not split by parent: more than %u (stage, parent) pairs\n",
+            (unsigned long long)x->a.stage_parents_cut, AGG_MAX_STAGE_PARENTS);
+}
+
+/* Names interned at run time, and those refused (known from the footer). */
+static void interned_text(FILE *f, report *x, const strobe_capture_totals *t) {
+  uint32_t interned = count_interned(x);
+  uint64_t refused = t->misuse.intern_invalid + t->misuse.intern_full;
+  if (interned || refused) {
+    fprintf(f, "run-time names: %u sites named at run time (strobe_site_intern)", interned);
+    if (refused)
+      fprintf(f, "; %llu names refused (%llu invalid, %llu past the table's bound), recorded under fallback sites",
+              (unsigned long long)refused, (unsigned long long)t->misuse.intern_invalid,
+              (unsigned long long)t->misuse.intern_full);
+    fputc('\n', f);
+  }
+}
+
 static void write_text(cli_output *o, report *x, const uint32_t *ids, uint32_t n_ids) {
   FILE *f = o->f;
   strobe_capture *c = x->in.cap;
@@ -871,37 +967,7 @@ static void write_text(cli_output *o, report *x, const uint32_t *ids, uint32_t n
     fputc('\n', f);
   }
 
-  int width = 4;
-  for (uint32_t i = 0; i < n_ids; i++) {
-    int l = (int)strlen(strobe_capture_query_site(c, ids[i])->name);
-    if (l > width) width = l;
-  }
-  if (width > 40) width = 40;
-  int sampled = 0;
-  fprintf(f, "\nscopes (sorted by %s; totals are inclusive: nested sites overlap, never sum them)\n",
-          g_sort_names[x->sort]);
-  correction_text(f, x, ids, n_ids);
-  if (!n_ids) fprintf(f, "  none completed%s\n", t.unfinished ? " (see unfinished below)" : ": empty, not fast");
-  else fprintf(f, "  %-*s %10s %10s %10s %10s %10s %10s %10s %8s\n", width, "site", "count", "total", "self", "p50",
-               "p95", "p99", "max", "n");
-  for (uint32_t i = 0; i < n_ids; i++) {
-    agg_site *s = &x->a.sites[ids[i]];
-    strobe__dist d = agg_dist(s);
-    int sm = s->count > s->n_sample;
-    sampled |= sm;
-    fprintf(f, "  %-*.*s %10llu", width, width, strobe_capture_query_site(c, ids[i])->name,
-            (unsigned long long)s->count);
-    const char *v[] = {cli_dur(s->total_ns), cli_dur(self_shown(x, s->self_ns, s->count)), cli_dur(d.p50), cli_dur(d.p95),
-                       cli_dur(d.p99),      cli_dur(s->max_ns)};
-    cells(f, 10, 6, v);
-    fprintf(f, " %8llu%s\n", (unsigned long long)d.n, sm ? "*" : "");
-  }
-  if (n_ids)
-    fprintf(f, "  p50/p95/p99 are nearest-rank over n durations; max is exact over every scope (n = count)\n");
-  if (sampled)
-    fprintf(f, "  * more than %u scopes: n is a uniform random sample of them (fixed seed), so p50/p95/p99\n"
-               "    are estimates from that sample; count, total, self and max are exact\n", AGG_RESERVOIR);
-
+  sites_text(f, x, ids, n_ids, &t);
   graph_text(f, x, 1);
   graph_text(f, x, 0);
   fv_frames_text(f, x->a.fx, c, x->a.start_ns, x->top_frames);
@@ -915,24 +981,7 @@ static void write_text(cli_output *o, report *x, const uint32_t *ids, uint32_t n
   numbers_text(f, x, STROBE_SITE_CUMULATIVE);
   kinds_text(f, x);
 
-  int header = 0;
-  for (uint32_t i = 0; i < x->a.n_stage_parents; i++) {
-    const agg_stage_parent *e = &x->a.stage_parents[i];
-    if (!several_parents(x, e)) continue;
-    if (!header++)
-      fprintf(f, "\nstages that ran under several parents (nested in: the stage open around it; do not sum)\n"
-                 "  %-28s %-28s %10s %12s %12s\n", "stage", "nested in", "count", "total", "max");
-    const char *parent = site_name_of(x, e->parent);
-    fprintf(f, "  %-28.28s %-28.28s %10llu", site_name_of(x, e->site), parent ? parent : "-",
-            (unsigned long long)e->count);
-    const char *v[] = {cli_dur(e->total_ns), cli_dur(e->max_ns)};
-    cells(f, 12, 2, v);
-    fputc('\n', f);
-  }
-  if (x->a.stage_parents_cut)
-    fprintf(f, "  %llu stage scopes not split by parent: more than %u (stage, parent) pairs\n",
-            (unsigned long long)x->a.stage_parents_cut, AGG_MAX_STAGE_PARENTS);
-
+  stage_parents_text(f, x);
   fprintf(f, "\n");
   cli_cost_text(f, "cost ", 5, c);
   fprintf(f, "overhead %s per scope (calibrated by the writer): about %s over %llu scopes\n",
@@ -948,16 +997,7 @@ static void write_text(cli_output *o, report *x, const uint32_t *ids, uint32_t n
   cli_calls_text(f, "call tracing: ", 0, c);
   samples_text(f, &x->sr, &x->a, c, ids, n_ids, x->functions);
   locks_text(f, &x->lk, c);
-  uint32_t interned = count_interned(x);
-  uint64_t refused = t.misuse.intern_invalid + t.misuse.intern_full;
-  if (interned || refused) {
-    fprintf(f, "run-time names: %u sites named at run time (strobe_site_intern)", interned);
-    if (refused)
-      fprintf(f, "; %llu names refused (%llu invalid, %llu past the table's bound), recorded under fallback sites",
-              (unsigned long long)refused, (unsigned long long)t.misuse.intern_invalid,
-              (unsigned long long)t.misuse.intern_full);
-    fputc('\n', f);
-  }
+  interned_text(f, x, &t);
 }
 
 static int graph_found(const agg *a) {

@@ -392,6 +392,72 @@ static void tree_free(tree_cmd *t) {
   free(t->sums);
 }
 
+/* For --frame N or --snapshot K: the snapshot to print in *want (of several processes' snapshots of frame N,
+ * the one --process names). Returns 0 (t->failed set when out of memory), or CLI_USAGE having said why. */
+static int choose_snapshot(tree_cmd *t, int by_frame, int by_snap, uint64_t frame, uint64_t snap, const char *process,
+                           const snap_info **want) {
+  uint32_t *origins = by_frame ? malloc((t->nsnaps ? t->nsnaps : 1) * sizeof *origins) : NULL, n = 0;
+  for (uint32_t i = 0; i < t->nsnaps && (by_frame || !*want); i++)
+    if (by_snap ? t->snaps[i].seq == snap : t->snaps[i].has_frame && t->snaps[i].frame == frame) {
+      if (origins) origins[n] = t->snaps[i].origin;
+      if (!n++) *want = &t->snaps[i];
+    }
+  if (by_frame && !origins) t->failed = 1;
+  if (*want && origins) { /* of several processes' snapshots of frame N, the one --process names */
+    int k = cli_pick_origin("tree", t->in.cap, t->in.path, "UI-tree snapshots", frame, origins, n, process);
+    *want = NULL;
+    for (uint32_t i = 0, m = 0; k >= 0 && i < t->nsnaps && !*want; i++)
+      if (t->snaps[i].has_frame && t->snaps[i].frame == frame && m++ == (uint32_t)k) *want = &t->snaps[i];
+    if (k < 0) {
+      free(origins);
+      return CLI_USAGE;
+    }
+  }
+  free(origins);
+  if (!*want && !t->failed) {
+    if (by_snap) cli_error("tree", "%s: no snapshot %" PRIu64 " (it has %u)", t->in.path, snap, t->nsnaps);
+    else cli_error("tree", "%s: no UI-tree snapshot was taken in frame %" PRIu64 " (`strobe tree %s` lists them)",
+                   t->in.path, frame, t->in.path);
+    return CLI_USAGE;
+  }
+  return 0;
+}
+
+/* The second pass: the chosen snapshot's nodes, and each node's parent in *parent (t->failed when out of
+ * memory). */
+static void read_snapshot(tree_cmd *t, const snap_info *want, int32_t **parent, int *status) {
+  second_pass(t, want);
+  *status |= cli_finish_read(&t->in);
+  *parent = calloc(want->nnodes ? want->nnodes : 1, sizeof **parent);
+  /* The one linear pass with a stack (strobe/capture.h). */
+  if (!t->failed && (!t->nodes || !*parent)) t->failed = 1;
+  if (!t->failed) {
+    strobe_capture_tree copy = {want->seq, want->ticks, 0, want->nnodes, want->nodes_dropped, want->props_dropped,
+                                t->nodes};
+    if (strobe_capture_tree_parents(&copy, *parent)) t->failed = 1;
+  }
+}
+
+/* The snapshot as a tree, or the listing, as text or JSON. */
+static void write_tree(cli_output *o, tree_cmd *t, const snap_info *want, const int32_t *parent, int json,
+                       int *status) {
+  if (json) {
+    strobe__json j = {0};
+    strobe__json_object(&j, NULL);
+    strobe__json_str(&j, "file", t->in.path);
+    strobe__json_uint(&j, "snapshots_refused", strobe_capture_query_totals(t->in.cap).trees_dropped);
+    if (want) tree_json(&j, t, want, parent);
+    else list_json(&j, t);
+    strobe__json_end(&j);
+    int rc = cli_output_json(o, &j);
+    if (rc) *status = rc;
+  } else if (want) {
+    tree_text(o->f, t, want, parent);
+  } else {
+    list_text(o->f, t);
+  }
+}
+
 int cmd_tree(int argc, char **argv) {
   static const struct option opts[] = {{"frame", required_argument, NULL, 'f'},
                                        {"snapshot", required_argument, NULL, 's'},
@@ -437,33 +503,11 @@ int cmd_tree(int argc, char **argv) {
   assign_frames(&t);
   const snap_info *want = NULL;
   if (by_frame || by_snap) {
-    uint32_t *origins = by_frame ? malloc((t.nsnaps ? t.nsnaps : 1) * sizeof *origins) : NULL, n = 0;
-    for (uint32_t i = 0; i < t.nsnaps && (by_frame || !want); i++)
-      if (by_snap ? t.snaps[i].seq == snap : t.snaps[i].has_frame && t.snaps[i].frame == frame) {
-        if (origins) origins[n] = t.snaps[i].origin;
-        if (!n++) want = &t.snaps[i];
-      }
-    if (by_frame && !origins) t.failed = 1;
-    if (want && origins) { /* of several processes' snapshots of frame N, the one --process names */
-      int k = cli_pick_origin("tree", t.in.cap, t.in.path, "UI-tree snapshots", frame, origins, n, process);
-      want = NULL;
-      for (uint32_t i = 0, m = 0; k >= 0 && i < t.nsnaps && !want; i++)
-        if (t.snaps[i].has_frame && t.snaps[i].frame == frame && m++ == (uint32_t)k) want = &t.snaps[i];
-      if (k < 0) {
-        free(origins);
-        cli_close(&t.in);
-        tree_free(&t);
-        return CLI_USAGE;
-      }
-    }
-    free(origins);
-    if (!want && !t.failed) {
-      if (by_snap) cli_error("tree", "%s: no snapshot %" PRIu64 " (it has %u)", t.in.path, snap, t.nsnaps);
-      else cli_error("tree", "%s: no UI-tree snapshot was taken in frame %" PRIu64 " (`strobe tree %s` lists them)",
-                     t.in.path, frame, t.in.path);
+    rc = choose_snapshot(&t, by_frame, by_snap, frame, snap, process, &want);
+    if (rc) {
       cli_close(&t.in);
       tree_free(&t);
-      return CLI_USAGE;
+      return rc;
     }
   }
   int32_t *parent = NULL;
@@ -473,51 +517,22 @@ int cmd_tree(int argc, char **argv) {
       tree_free(&t);
       return rc;
     }
-    second_pass(&t, want);
-    status |= cli_finish_read(&t.in);
-    parent = calloc(want->nnodes ? want->nnodes : 1, sizeof *parent);
-    /* The one linear pass with a stack (strobe/capture.h). */
-    if (!t.failed && (!t.nodes || !parent)) t.failed = 1;
-    if (!t.failed) {
-      strobe_capture_tree copy = {want->seq, want->ticks, 0, want->nnodes, want->nodes_dropped, want->props_dropped,
-                                  t.nodes};
-      if (strobe_capture_tree_parents(&copy, parent)) t.failed = 1;
-    }
+    read_snapshot(&t, want, &parent, &status);
   }
   if (t.failed) {
     cli_error("tree", "%s: out of memory", t.in.path);
-    free(parent);
-    cli_close(&t.in);
-    tree_free(&t);
-    return CLI_FAIL;
-  }
-  cli_progress_end(t.in.progress);
-  t.in.progress = NULL;
-  cli_output o;
-  if ((rc = cli_output_open(&o, "tree", NULL))) {
-    free(parent);
-    cli_close(&t.in);
-    tree_free(&t);
-    return rc;
-  }
-  if (json) {
-    strobe__json j = {0};
-    strobe__json_object(&j, NULL);
-    strobe__json_str(&j, "file", t.in.path);
-    strobe__json_uint(&j, "snapshots_refused", strobe_capture_query_totals(t.in.cap).trees_dropped);
-    if (want) tree_json(&j, &t, want, parent);
-    else list_json(&j, &t);
-    strobe__json_end(&j);
-    rc = cli_output_json(&o, &j);
-    if (rc) status = rc;
-  } else if (want) {
-    tree_text(o.f, &t, want, parent);
+    rc = CLI_FAIL;
   } else {
-    list_text(o.f, &t);
+    cli_progress_end(t.in.progress);
+    t.in.progress = NULL;
+    cli_output o;
+    if ((rc = cli_output_open(&o, "tree", NULL)) == CLI_OK) {
+      write_tree(&o, &t, want, parent, json, &status);
+      rc = cli_output_close(&o);
+    }
   }
   free(parent);
   cli_close(&t.in);
   tree_free(&t);
-  rc = cli_output_close(&o);
   return rc ? rc : status;
 }

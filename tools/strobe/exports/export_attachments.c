@@ -90,7 +90,17 @@ static int write_all(int fd, const uint8_t *p, uint64_t n) {
   return 0;
 }
 
-int export_attachments(const char *path, const char *dir, int force, int quiet) {
+/* What one export has written so far, and the first file of each resource (for links). */
+typedef struct att_export {
+  const char *dir;
+  first_file *firsts; /* nfirst of cap, in capture order */
+  size_t nfirst, cap;
+  uint64_t files, links, cut, cut_bytes, bytes, missing;
+} att_export;
+
+/* DIR must be a directory, empty unless --force; it is created when missing. Returns CLI_OK, or the exit
+ * status having said why. */
+static int prepare_dir(const char *dir, int force) {
   struct stat st;
   if (lstat(dir, &st) == 0) {
     if (!S_ISDIR(st.st_mode)) {
@@ -107,8 +117,99 @@ int export_attachments(const char *path, const char *dir, int force, int quiet) 
     cli_error("export", "cannot create the directory %s: %s", dir, strerror(errno));
     return CLI_OUTPUT;
   }
+  return CLI_OK;
+}
+
+/* A stored attachment: its content into a new file FULL (named NAME), remembered as its resource's first.
+ * Returns CLI_OK, or the exit status having said why. */
+static int store_file(att_export *x, const strobe_capture_attachment *a, const char *name, const char *full) {
+  int rc = CLI_OK;
+  int fd = create_new(full);
+  if (fd < 0 || write_all(fd, a->bytes, a->size) != 0) {
+    cli_error("export", "cannot write %s: %s", full, strerror(errno));
+    rc = CLI_OUTPUT;
+  }
+  if (fd >= 0 && close(fd) != 0 && rc == CLI_OK) {
+    cli_error("export", "cannot write %s: %s", full, strerror(errno));
+    rc = CLI_OUTPUT;
+  }
+  x->files++;
+  x->bytes += a->size;
+  if (x->nfirst == x->cap) {
+    size_t cap = x->cap ? x->cap * 2 : 64;
+    first_file *p = realloc(x->firsts, cap * sizeof *p);
+    if (!p) {
+      cli_error("export", "out of memory");
+      return CLI_FAIL;
+    }
+    x->firsts = p;
+    x->cap = cap;
+  }
+  x->firsts[x->nfirst].resource = a->resource;
+  snprintf(x->firsts[x->nfirst].name, sizeof x->firsts[x->nfirst].name, "%s", name);
+  x->nfirst++;
+  return rc;
+}
+
+/* An attachment stored earlier: a hard link FULL to its resource's first file, or "missing" (NAME set to
+ * "-") when that came before the part read. Returns the index's state and sets *rc on a failed link. */
+static const char *link_earlier(att_export *x, const strobe_capture_attachment *a, char *name, size_t name_cap,
+                                const char *full, int *rc) {
+  const char *first = NULL;
+  for (size_t i = x->nfirst; i-- > 0;)
+    if (x->firsts[i].resource == a->resource) {
+      first = x->firsts[i].name;
+      break;
+    }
+  if (!first) { /* its content came before this capture's start (a damaged or spliced file) */
+    x->missing++;
+    snprintf(name, name_cap, "-");
+    return "missing";
+  }
+  if (strcmp(first, name) != 0) {
+    char from[4200];
+    snprintf(from, sizeof from, "%s/%s", x->dir, first);
+    (void)unlink(full); /* a re-export replaces its own earlier link */
+    if (link(from, full) != 0) {
+      cli_error("export", "cannot link %s to %s: %s", full, from, strerror(errno));
+      *rc = CLI_OUTPUT;
+    }
+    x->links++;
+  }
+  return "earlier";
+}
+
+/* One attachment: its file or link, and its line of index.tsv. Returns CLI_OK, or the exit status. */
+static int export_one(att_export *x, const strobe_capture_attachment *a, FILE *index) {
+  char name[96] = "-";
+  const char *state = "stored";
+  int rc = CLI_OK;
+  if (a->state == STROBE_CAPTURE_ATTACH_CUT) {
+    state = "cut";
+    x->cut++;
+    x->cut_bytes += a->size;
+  } else {
+    snprintf(name, sizeof name, "frame-%" PRIu64 "-resource-%016" PRIx64 ".%s", a->frame, a->resource,
+             extension(a->media_type));
+    char full[4200];
+    snprintf(full, sizeof full, "%s/%s", x->dir, name);
+    if (a->state == STROBE_CAPTURE_ATTACH_STORED) {
+      rc = store_file(x, a, name, full);
+      if (rc == CLI_FAIL) return rc; /* out of memory: no index line, as before any other */
+    } else {
+      state = link_earlier(x, a, name, sizeof name, full, &rc);
+    }
+  }
+  fprintf(index, "%" PRIu64 "\t%016" PRIx64 "\t%s\t%u\t%u\t%" PRIu64 "\t%s\t%s\n", a->frame, a->resource,
+          a->media_type, a->width, a->height, a->size, state, name);
+  return rc;
+}
+
+int export_attachments(const char *path, const char *dir, int force, int quiet) {
+  int rc = prepare_dir(dir, force);
+  if (rc) return rc;
   cli_input in;
-  int rc = cli_open(&in, "export", path, quiet);
+  rc = cli_open(&in, "export", path, quiet);
   if (rc) return rc;
   char index_path[4200];
   snprintf(index_path, sizeof index_path, "%s/index.tsv", dir);
@@ -121,78 +222,12 @@ int export_attachments(const char *path, const char *dir, int force, int quiet) 
     return CLI_OUTPUT;
   }
   fputs("frame\tresource\tmedia_type\twidth\theight\tbytes\tstate\tfile\n", index);
-  first_file *firsts = NULL;
-  size_t nfirst = 0, cap = 0;
-  uint64_t files = 0, links = 0, cut = 0, cut_bytes = 0, bytes = 0, missing = 0;
+  att_export x = {.dir = dir};
   int out_rc = CLI_OK;
   strobe_capture_record rec;
-  while (out_rc == CLI_OK && cli_next(&in, &rec) > 0) {
-    if (rec.type != STROBE_REC_ATTACHMENT) continue;
-    const strobe_capture_attachment *a = rec.attachment;
-    char name[96] = "-";
-    const char *state = "stored";
-    if (a->state == STROBE_CAPTURE_ATTACH_CUT) {
-      state = "cut";
-      cut++;
-      cut_bytes += a->size;
-    } else {
-      snprintf(name, sizeof name, "frame-%" PRIu64 "-resource-%016" PRIx64 ".%s", a->frame, a->resource,
-               extension(a->media_type));
-      char full[4200];
-      snprintf(full, sizeof full, "%s/%s", dir, name);
-      if (a->state == STROBE_CAPTURE_ATTACH_STORED) {
-        int fd = create_new(full);
-        if (fd < 0 || write_all(fd, a->bytes, a->size) != 0) {
-          cli_error("export", "cannot write %s: %s", full, strerror(errno));
-          out_rc = CLI_OUTPUT;
-        }
-        if (fd >= 0 && close(fd) != 0 && out_rc == CLI_OK) {
-          cli_error("export", "cannot write %s: %s", full, strerror(errno));
-          out_rc = CLI_OUTPUT;
-        }
-        files++;
-        bytes += a->size;
-        if (nfirst == cap) {
-          cap = cap ? cap * 2 : 64;
-          first_file *p = realloc(firsts, cap * sizeof *p);
-          if (!p) {
-            cli_error("export", "out of memory");
-            out_rc = CLI_FAIL;
-            break;
-          }
-          firsts = p;
-        }
-        firsts[nfirst].resource = a->resource;
-        snprintf(firsts[nfirst].name, sizeof firsts[nfirst].name, "%s", name);
-        nfirst++;
-      } else { /* stored earlier: a hard link to that file */
-        state = "earlier";
-        const char *first = NULL;
-        for (size_t i = nfirst; i-- > 0;)
-          if (firsts[i].resource == a->resource) {
-            first = firsts[i].name;
-            break;
-          }
-        if (!first) { /* its content came before this capture's start (a damaged or spliced file) */
-          state = "missing";
-          missing++;
-          snprintf(name, sizeof name, "-");
-        } else if (strcmp(first, name) != 0) {
-          char from[4200];
-          snprintf(from, sizeof from, "%s/%s", dir, first);
-          (void)unlink(full); /* a re-export replaces its own earlier link */
-          if (link(from, full) != 0) {
-            cli_error("export", "cannot link %s to %s: %s", full, from, strerror(errno));
-            out_rc = CLI_OUTPUT;
-          }
-          links++;
-        }
-      }
-    }
-    fprintf(index, "%" PRIu64 "\t%016" PRIx64 "\t%s\t%u\t%u\t%" PRIu64 "\t%s\t%s\n", a->frame, a->resource,
-            a->media_type, a->width, a->height, a->size, state, name);
-  }
-  free(firsts);
+  while (out_rc == CLI_OK && cli_next(&in, &rec) > 0)
+    if (rec.type == STROBE_REC_ATTACHMENT) out_rc = export_one(&x, rec.attachment, index);
+  free(x.firsts);
   int read_rc = cli_finish_read(&in);
   cli_close(&in);
   if (fclose(index) != 0 && out_rc == CLI_OK) {
@@ -201,12 +236,13 @@ int export_attachments(const char *path, const char *dir, int force, int quiet) 
   }
   fprintf(stderr, "strobe export: %" PRIu64 " attachment files (%" PRIu64 " bytes) and %" PRIu64
                   " links to resources stored earlier written to %s (index.tsv lists them)\n",
-          files, bytes, links, dir);
-  if (cut)
+          x.files, x.bytes, x.links, dir);
+  if (x.cut)
     fprintf(stderr, "strobe export: %" PRIu64 " attachments (%" PRIu64
                     " bytes) were cut by the capture's content bound: not in the capture, no file\n",
-            cut, cut_bytes);
-  if (missing)
-    fprintf(stderr, "strobe export: %" PRIu64 " attachments name content stored before the part read: no file\n", missing);
+            x.cut, x.cut_bytes);
+  if (x.missing)
+    fprintf(stderr, "strobe export: %" PRIu64 " attachments name content stored before the part read: no file\n",
+            x.missing);
   return out_rc ? out_rc : read_rc;
 }

@@ -1345,6 +1345,67 @@ static void summary(perfetto *x, const cli_input *in) {
   pkt_close(x, at);
 }
 
+/* The compressor x->compress asks for (deflate or zstd, level 1 for speed) and, with one, the thread that
+ * compresses while the capture is read (without the thread, chunks are compressed in turn). Returns 0, or
+ * -1 having said why (nothing left to undo but x itself). */
+static int start_compression(perfetto *x, const char *cmd) {
+  if (x->compress == EXPORT_PERFETTO_DEFLATE && deflateInit(&x->z, Z_BEST_SPEED) != Z_OK) {
+    cli_error(cmd, "cannot start zlib's deflate");
+    return -1;
+  }
+  if (x->compress == EXPORT_PERFETTO_ZSTD &&
+      (!(x->zstd = ZSTD_createCCtx()) || ZSTD_isError(ZSTD_CCtx_setParameter(x->zstd, ZSTD_c_compressionLevel, 1)))) {
+    ZSTD_freeCCtx(x->zstd);
+    cli_error(cmd, "cannot start zstd");
+    return -1;
+  }
+  if (x->compress != EXPORT_PERFETTO_PLAIN) { /* compress while reading; without the thread, in turn */
+    pthread_mutex_init(&x->mu, NULL);
+    pthread_cond_init(&x->cv, NULL);
+    x->spare_ready = 1;
+    x->threaded = pthread_create(&x->thread, NULL, compressor, x) == 0;
+  }
+  return 0;
+}
+
+/* Stops the compressing thread once the last chunk is handed over. */
+static void stop_compression(perfetto *x) {
+  if (x->threaded) {
+    pthread_mutex_lock(&x->mu);
+    x->quit = 1;
+    pthread_cond_broadcast(&x->cv);
+    pthread_mutex_unlock(&x->mu);
+    pthread_join(x->thread, NULL);
+  }
+  if (x->compress != EXPORT_PERFETTO_PLAIN) {
+    pthread_mutex_destroy(&x->mu);
+    pthread_cond_destroy(&x->cv);
+  }
+}
+
+/* Everything the export holds, x included. */
+static void perfetto_free(perfetto *x) {
+  if (x->compress == EXPORT_PERFETTO_DEFLATE) deflateEnd(&x->z);
+  ZSTD_freeCCtx(x->zstd);
+  for (uint32_t i = 0; i < x->n_threads; i++) {
+    if (!x->threads[i]) continue;
+    free(x->threads[i]->vals);
+    free(x->threads[i]->sent);
+    free(x->threads[i]);
+  }
+  for (uint32_t i = 0; i < x->n_lanes; i++) free(x->lanes[i].window);
+  free(x->lanes);
+  free(x->threads);
+  export_tids_free(&x->tids);
+  strobe__gpu_free(&x->gpu);
+  xo_free(&x->opx);
+  free(x->sites);
+  free(x->zbuf);
+  free(x->b.p);
+  free(x->spare.p);
+  free(x);
+}
+
 int export_perfetto(cli_input *in, FILE *out, export_filter *f, int compress) {
   perfetto *x = calloc(1, sizeof *x);
   if (!x) {
@@ -1359,23 +1420,9 @@ int export_perfetto(cli_input *in, FILE *out, export_filter *f, int compress) {
   x->pid = h->pid;
   x->epoch_ns = h->epoch_mono_ns;
   xf_begin(f, in->cap);
-  if (compress == EXPORT_PERFETTO_DEFLATE && deflateInit(&x->z, Z_BEST_SPEED) != Z_OK) {
+  if (start_compression(x, in->cmd)) {
     free(x);
-    cli_error(in->cmd, "cannot start zlib's deflate");
     return CLI_FAIL;
-  }
-  if (compress == EXPORT_PERFETTO_ZSTD &&
-      (!(x->zstd = ZSTD_createCCtx()) || ZSTD_isError(ZSTD_CCtx_setParameter(x->zstd, ZSTD_c_compressionLevel, 1)))) {
-    ZSTD_freeCCtx(x->zstd);
-    free(x);
-    cli_error(in->cmd, "cannot start zstd");
-    return CLI_FAIL;
-  }
-  if (compress != EXPORT_PERFETTO_PLAIN) { /* compress while reading; without the thread, in turn */
-    pthread_mutex_init(&x->mu, NULL);
-    pthread_cond_init(&x->cv, NULL);
-    x->spare_ready = 1;
-    x->threaded = pthread_create(&x->thread, NULL, compressor, x) == 0;
   }
   uint64_t t0 = abs_ts(x, cli_start_ns(in->cap));
   x->ops_last_ts = t0;
@@ -1396,17 +1443,7 @@ int export_perfetto(cli_input *in, FILE *out, export_filter *f, int compress) {
   write_gpu(x, in->cap);
   summary(x, in);
   flush_chunk(x);
-  if (x->threaded) {
-    pthread_mutex_lock(&x->mu);
-    x->quit = 1;
-    pthread_cond_broadcast(&x->cv);
-    pthread_mutex_unlock(&x->mu);
-    pthread_join(x->thread, NULL);
-  }
-  if (compress != EXPORT_PERFETTO_PLAIN) {
-    pthread_mutex_destroy(&x->mu);
-    pthread_cond_destroy(&x->cv);
-  }
+  stop_compression(x);
   if (x->zfailed) {
     cli_error(in->cmd, "compressing the trace failed: the export is incomplete");
     status = CLI_FAIL;
@@ -1416,24 +1453,6 @@ int export_perfetto(cli_input *in, FILE *out, export_filter *f, int compress) {
     status = CLI_FAIL;
   }
   int wfail = x->write_failed;
-  if (compress == EXPORT_PERFETTO_DEFLATE) deflateEnd(&x->z);
-  ZSTD_freeCCtx(x->zstd);
-  for (uint32_t i = 0; i < x->n_threads; i++) {
-    if (!x->threads[i]) continue;
-    free(x->threads[i]->vals);
-    free(x->threads[i]->sent);
-    free(x->threads[i]);
-  }
-  for (uint32_t i = 0; i < x->n_lanes; i++) free(x->lanes[i].window);
-  free(x->lanes);
-  free(x->threads);
-  export_tids_free(&x->tids);
-  strobe__gpu_free(&x->gpu);
-  xo_free(&x->opx);
-  free(x->sites);
-  free(x->zbuf);
-  free(x->b.p);
-  free(x->spare.p);
-  free(x);
+  perfetto_free(x);
   return wfail ? CLI_OUTPUT : status;
 }

@@ -199,16 +199,10 @@ static int has_header_line(const char *block, const char *name) {
   return 0;
 }
 
-int cli_http_request(const cli_http_url *u, const char *method, const char *path, const char *extra_headers,
-                     const void *body, size_t body_len, int timeout_ms, size_t max_body, cli_http_response *out,
-                     const char **why) {
-  memset(out, 0, sizeof *out);
-  int64_t deadline = now_ms() + timeout_ms;
-  int fd = cli_http_connect(u);
-  if (fd < 0) {
-    *why = "cannot connect";
-    return -1;
-  }
+/* Writes the request line, Host (unless the caller's headers have one), the caller's headers,
+ * Content-Length (with a body, and for POST and PUT) and the body. Returns 0, or -1. */
+static int send_request(int fd, const cli_http_url *u, const char *method, const char *path, const char *extra_headers,
+                        const void *body, size_t body_len) {
   rbuf req = {0};
   char line[1400];
   snprintf(line, sizeof line, "%s %s HTTP/1.1\r\n", method, path ? path : u->path);
@@ -225,27 +219,44 @@ int cli_http_request(const cli_http_url *u, const char *method, const char *path
   bad |= rbuf_put(&req, "Connection: close\r\n\r\n", 21);
   if (bad || send_all(fd, req.data, req.len) || (body_len && send_all(fd, body, body_len))) {
     free(req.data);
-    close(fd);
-    *why = "cannot send the request";
     return -1;
   }
   free(req.data);
+  return 0;
+}
 
-  rbuf raw = {0}, dec = {0};
+/* Decodes the whole chunks that have arrived in raw from *pos on into dec, advancing *pos. Returns 1 at the
+ * last chunk, -1 out of memory, 0 when more must arrive. */
+static int decode_chunks(const rbuf *raw, size_t *pos, rbuf *dec) {
+  for (;;) {
+    char *crlf = raw->len > *pos ? strstr(raw->data + *pos, "\r\n") : NULL;
+    if (!crlf) return 0;
+    unsigned long long size = strtoull(raw->data + *pos, NULL, 16);
+    size_t start = (size_t)(crlf + 2 - raw->data);
+    if (size == 0) return 1;
+    if (raw->len < start + size + 2) return 0;
+    if (rbuf_put(dec, raw->data + start, (size_t)size)) return -1;
+    *pos = start + (size_t)size + 2;
+  }
+}
+
+/* Reads the response head into raw (up to MAX_HEAD bytes) and parses its status and headers into out.
+ * Returns the head's length (where the body starts in raw), or 0 having set *why or run out of memory. */
+static size_t read_head(int fd, rbuf *raw, int64_t deadline, cli_http_response *out, const char **why) {
   int rc = 0;
   size_t head_end = 0;
   while (!head_end) {
-    char *p = raw.data ? strstr(raw.data, "\r\n\r\n") : NULL;
+    char *p = raw->data ? strstr(raw->data, "\r\n\r\n") : NULL;
     if (p) {
-      head_end = (size_t)(p - raw.data) + 4;
+      head_end = (size_t)(p - raw->data) + 4;
       break;
     }
-    if (raw.len > MAX_HEAD) {
+    if (raw->len > MAX_HEAD) {
       *why = "response head too large";
       rc = -1;
       break;
     }
-    int f = fill(fd, &raw, deadline);
+    int f = fill(fd, raw, deadline);
     if (f <= 0) {
       *why = f == -2 ? "timed out waiting for the response" : "connection closed before a response";
       rc = -1;
@@ -253,14 +264,14 @@ int cli_http_request(const cli_http_url *u, const char *method, const char *path
     }
   }
   if (rc == 0) {
-    if (sscanf(raw.data, "HTTP/1.%*d %d", &out->status) != 1) {
+    if (sscanf(raw->data, "HTTP/1.%*d %d", &out->status) != 1) {
       *why = "not an HTTP response";
       rc = -1;
     }
   }
   if (rc == 0) {
-    const char *eol = strstr(raw.data, "\r\n");
-    size_t hl = head_end - (size_t)(eol + 2 - raw.data);
+    const char *eol = strstr(raw->data, "\r\n");
+    size_t hl = head_end - (size_t)(eol + 2 - raw->data);
     out->headers = malloc(hl + 1);
     if (!out->headers) rc = -1;
     if (out->headers) {
@@ -268,6 +279,28 @@ int cli_http_request(const cli_http_url *u, const char *method, const char *path
       out->headers[hl] = 0;
     }
   }
+  return rc == 0 ? head_end : 0;
+}
+
+int cli_http_request(const cli_http_url *u, const char *method, const char *path, const char *extra_headers,
+                     const void *body, size_t body_len, int timeout_ms, size_t max_body, cli_http_response *out,
+                     const char **why) {
+  memset(out, 0, sizeof *out);
+  int64_t deadline = now_ms() + timeout_ms;
+  int fd = cli_http_connect(u);
+  if (fd < 0) {
+    *why = "cannot connect";
+    return -1;
+  }
+  if (send_request(fd, u, method, path, extra_headers, body, body_len)) {
+    close(fd);
+    *why = "cannot send the request";
+    return -1;
+  }
+
+  rbuf raw = {0}, dec = {0};
+  size_t head_end = read_head(fd, &raw, deadline, out, why);
+  int rc = head_end ? 0 : -1;
   if (rc == 0) {
     char v[64];
     int chunked = cli_http_header(out, "Transfer-Encoding", v, sizeof v) && strcasestr(v, "chunked");
@@ -279,23 +312,9 @@ int cli_http_request(const cli_http_url *u, const char *method, const char *path
     while (!done) {
       /* decode what has arrived */
       if (chunked) {
-        for (;;) {
-          char *crlf = raw.len > pos ? strstr(raw.data + pos, "\r\n") : NULL;
-          if (!crlf) break;
-          unsigned long long size = strtoull(raw.data + pos, NULL, 16);
-          size_t start = (size_t)(crlf + 2 - raw.data);
-          if (size == 0) {
-            done = 1;
-            break;
-          }
-          if (raw.len < start + size + 2) break;
-          if (rbuf_put(&dec, raw.data + start, (size_t)size)) {
-            rc = -1;
-            done = 1;
-            break;
-          }
-          pos = start + (size_t)size + 2;
-        }
+        int k = decode_chunks(&raw, &pos, &dec);
+        if (k < 0) rc = -1;
+        done = k != 0;
       } else {
         if (raw.len > pos) {
           rbuf_put(&dec, raw.data + pos, raw.len - pos);
