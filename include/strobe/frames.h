@@ -110,6 +110,8 @@ typedef struct strobe_frame {
   double end_ns;         /* since the epoch; 0 when unfinished */
   double handed_off_ns;  /* handed between processes: when the origin handed it off; 0 otherwise */
   double resumed_ns;     /* ... when the other process resumed it; 0 when it was not (or not in this capture) */
+  const char *handed_to; /* handed between processes: the label of the process the origin handed it to (its take
+                          * named it); "" otherwise, and for a half resumed here whose origin is not in the capture */
   uint64_t collector, id; /* the operation's collector number and id where it began; 0 for marks and scopes */
   uint32_t nstages;      /* its stages (strobe_frames_query_stages) */
   int detail;            /* 1: stages were kept from its beginning; 0: they are unknown, not zero */

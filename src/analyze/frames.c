@@ -434,6 +434,8 @@ static strobe_frame frame_of_op(strobe_frames *f, const op_rec *x, const op_rec 
   fr.end_ns = x->has_end ? x->end_ns : 0;
   if (x->in || x->out) fr.handed_off_ns = o ? o->out_ns : x->out_ns;
   if (x->in) fr.resumed_ns = x->in_ns;
+  const op_rec *out = o ? o : x->out ? x : NULL; /* the half that handed it off */
+  fr.handed_to = out ? str_at(f, out->peer) : "";
   fr.collector = b->collector;
   fr.id = b->id;
   fr.series = STROBE_FRAMES_NONE;
