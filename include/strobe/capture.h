@@ -410,6 +410,10 @@ typedef struct strobe_capture_totals {
   uint64_t recovered_events;   /* ring events taken from the journal */
   uint64_t recovered_threads;  /* threads they belong to */
   uint64_t unrecoverable;      /* journal events that could not be decoded (a site the drain never met) */
+  /* The overflow modes while this capture recorded (last RINGS block, docs/capture-format.md); both 0 for none,
+   * and for a writer from before the block. */
+  uint64_t rings_grown;        /* rings its producers doubled (overflow mode grow) */
+  uint64_t producer_waits;     /* times its producers waited for the drain (overflow mode wait) */
 } strobe_capture_totals;
 
 /* What strobe_capture_recover did (docs/recording.md §Crash journal). */

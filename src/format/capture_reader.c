@@ -1230,12 +1230,14 @@ static int start_block(strobe_capture *c, uint8_t type, strobe_capture_record *r
       c->totals.unrecoverable = v[2];
       return 0;
     }
-    case STROBE__BLK_DRAIN: {
+    case STROBE__BLK_DRAIN:
+    case STROBE__BLK_RINGS: { /* two cumulative figures: the last block's are the capture's */
       uint64_t v[2];
       int r = totals_block(&c->cur, v, 2);
       if (r) return r;
-      c->totals.drain_cpu_ns = v[0]; /* cumulative: the last block is the figure */
-      c->totals.drain_events = v[1];
+      uint64_t *to[2] = {&c->totals.drain_cpu_ns, &c->totals.drain_events};
+      if (type == STROBE__BLK_RINGS) to[0] = &c->totals.rings_grown, to[1] = &c->totals.producer_waits;
+      *to[0] = v[0], *to[1] = v[1];
       return 0;
     }
     case STROBE__BLK_CALLS: { /* cumulative: the last block is the figure */

@@ -491,6 +491,9 @@ void strobe__probe_set_wake(void (*wake)(void));
  * dropped and counted. NULL (no drain yet) means 0. */
 #define STROBE__WAIT_STALL_MS 1000
 void strobe__probe_set_wait(int (*wait)(void));
+/* The overflow modes' counts since the library loaded (strobe_stats' rings_grown and producer_waits, without
+ * its walk of the threads): for the captures' RINGS block (docs/capture-format.md). Safe from any thread. */
+void strobe__probe_overflow_counts(uint64_t *rings_grown, uint64_t *producer_waits);
 /* The drain's rest (docs/recording.md §The drain): before a long sleep the
  * drain arms every thread's state so that its next BEGIN or number takes the
  * slow path (limit 1, num_limit 0, as while a LOST marker is owed); the

@@ -330,6 +330,13 @@ def case_unwound():
     flagged = [e for e in doc["traceEvents"] if "unwound" in str(e.get("args", {}).get("strobe", ""))]
     check(len(flagged) == 1 and flagged[0]["name"] == "job" and flagged[0]["ph"] == "X", f"{flagged}")
     check(doc["otherData"]["unwound_scopes"] == 1, f"{doc['otherData']}")
+    # strobe info: beside the losses, the unwound scope; no ring grew and no producer waited (no RINGS block).
+    ji, _ = run_json("info", unw)
+    check(ji["totals"]["unwound"] == 1 and ji["totals"]["rings_grown"] == 0 and ji["totals"]["producer_waits"] == 0,
+          f"info totals {ji['totals']}")
+    text, _ = run("info", unw)
+    check(re.search(r"^losses .*, 1 unwound \(END never ran\)$", text, re.M) and
+          re.search(r"^rings +0 grown .*, 0 producer waits", text, re.M), f"info text:\n{text}")
     # Speedscope: a frame of its own; folded: no self time from it; CSV: not counted.
     out = os.path.join(ARGS.work, "unw.speedscope.json")
     run("export", unw, "--format", "speedscope", "-o", out)
