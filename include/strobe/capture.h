@@ -207,6 +207,7 @@ typedef struct strobe_capture_op {
   int devtools;         /* 1 for a devtools window's operation */
   /* OP_END only: */
   int committed;        /* 0 for superseded or dropped work (kept, flagged) */
+  int idle;             /* OP_END: the application marked it idle (strobe_op_mark_idle); 0 before the flag */
   int handed_off;       /* resumed on another thread at least once */
   int detail;           /* 1 when stages and counters were kept from its beginning; 0: they are absent, not zero */
   uint64_t start_ticks; /* OP_BEGIN, OP_END: when it began (OP_END: the record's ticks are its end) */

@@ -1635,6 +1635,7 @@ static int op_ident(strobe_capture *c, strobe__cur *b, int full) {
   op->detail = (flags & STROBE__OPF_DETAIL) != 0;
   op->app_frame_id = (flags & STROBE__OPF_APP_FRAME) != 0;
   op->devtools = (flags & STROBE__OPF_DEVTOOLS) != 0;
+  op->idle = (flags & STROBE__OPF_IDLE) != 0;
   return 0;
 }
 

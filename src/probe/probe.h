@@ -298,7 +298,8 @@ enum {
   STROBE__OPF_HANDED_OFF = 1u << 9, /* END: resumed on another thread at least once */
   STROBE__OPF_DETAIL = 1u << 10,    /* END: stages and counters were kept since the beginning */
   STROBE__OPF_APP_FRAME = 1u << 11, /* the frame id was given by the application */
-  STROBE__OPF_DEVTOOLS = 1u << 12   /* a devtools window's operation */
+  STROBE__OPF_DEVTOOLS = 1u << 12,  /* a devtools window's operation */
+  STROBE__OPF_IDLE = 1u << 13       /* END: marked idle (strobe_op_mark_idle): in no frame rate */
 };
 static inline uint32_t strobe__opev_sub(uint32_t data) { return data & 0xffu; }
 static inline uint32_t strobe__opev_slots(uint32_t data) { return data >> 8; }

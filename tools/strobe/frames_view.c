@@ -25,7 +25,7 @@ static const char *const g_source_key[STROBE_FRAME_SOURCE_LIMIT] = {"none", "pas
                                                                      "top_level_scopes"};
 static const char *const g_source_text[STROBE_FRAME_SOURCE_LIMIT] = {
     "none: the capture has no pass operations, frame marks or scopes",
-    "pass operations per window (completed, presented and handed-off passes count towards the rates; docs/frames.md)",
+    "pass operations per window (completed, presented and handed-off passes count towards the rates, idle ones never; docs/frames.md)",
     "FRAME marks (interval between consecutive marks on a thread)",
     ("none: the capture has no pass operations and no frame marks, so no frame rate; its top-level scopes are "
      "listed by duration instead")}; /* parenthesised: one element, which Clang's -Wstring-concatenation asks */
