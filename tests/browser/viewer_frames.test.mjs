@@ -17,7 +17,8 @@
 //     model's run-time parent), with the model's n per (stage, parent); the
 //     frame list's rates are the model's, per window (main and w1, never
 //     added together);
-//   - a merged two-process capture (tests/cli two_processes, `strobe merge`):
+//   - a merged two-process capture (tests/cli two_processes, `strobe merge`;
+//     and the demo's, strobe-demo and its sender process, when the demo is built):
 //     each pass one entry (the one handed from screen to sender too), with
 //     the model's state, its own spans, its stages per process and, for one
 //     that crossed processes, the hand-off as the model joined it (origin and
@@ -31,7 +32,8 @@
 //     capture's time); the deep link keeps the choice over a reload.
 //
 // usage: node viewer_frames.test.mjs --strobe BIN --frame-states BIN --make-capture BIN --two-processes BIN
-//        --chromium PATH --work DIR
+//        [--demo BIN] --chromium PATH --work DIR
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { arg, run, check, finish, startView, launch, openViewer } from './strobe_view.mjs';
@@ -40,6 +42,7 @@ const strobe = arg('--strobe');
 const frameStates = arg('--frame-states');
 const makeCapture = arg('--make-capture');
 const twoProcesses = arg('--two-processes');
+const demo = process.argv.includes('--demo') ? arg('--demo') : null; // strobe-demo, when built
 const chromium = arg('--chromium');
 const work = arg('--work');
 
@@ -151,13 +154,21 @@ async function runtimeParents(browser, dir) {
   });
 }
 
-// The viewer's answers on a merged capture are the frame model's, as strobe info and strobe report give them.
-async function merged(browser) {
-  const dir = path.join(work, 'tp');
+// The viewer's answers on a merged capture (two_processes', or the demo's) are the frame model's, as strobe info and
+// strobe report give them.
+async function merged(browser, kind) {
+  const dir = path.join(work, kind);
   fs.mkdirSync(dir, { recursive: true });
-  run(twoProcesses, [dir]);
   const cap = path.join(dir, 'all.strobe');
-  run(strobe, ['merge', path.join(dir, 'a.strobe'), path.join(dir, 'b.strobe'), '-o', cap]);
+  if (kind === 'demo') {
+    const p = spawnSync(demo, ['--frames', '16', '--headless', '--out', dir], { encoding: 'utf8', maxBuffer: 64 << 20,
+      env: { ...process.env, VK_ICD_FILENAMES: '/nonexistent/strobe-no-driver.json' } }); // the CPU path: quick
+    if (p.status !== 0) throw new Error(`${demo} exited ${p.status}: ${p.stderr}`);
+    run(strobe, ['merge', path.join(dir, 'demo.strobe'), path.join(dir, 'sender.strobe'), '-o', cap]);
+  } else {
+    run(twoProcesses, [dir]);
+    run(strobe, ['merge', path.join(dir, 'a.strobe'), path.join(dir, 'b.strobe'), '-o', cap]);
+  }
   const info = JSON.parse(run(strobe, ['info', '--frames', '--json', cap])).frames.list.filter((f) => f.kind === 'pass');
   const report = JSON.parse(run(strobe, ['report', '--json', cap])).frames;
   check(info.some((f) => f.process !== f.end_process), `a pass crossed processes (${JSON.stringify(info)})`);
@@ -232,7 +243,9 @@ await finish(async () => {
     await ownSpans(browser, dir);
     await states(browser, dir);
     await runtimeParents(browser, dir);
-    await merged(browser);
+    await merged(browser, 'tp');
+    if (demo) await merged(browser, 'demo');
+    else console.log('strobe-demo is not built: the demo\'s merged capture is not checked here');
     await flameThreads(browser);
   } finally {
     await browser.close();
