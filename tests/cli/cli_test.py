@@ -2686,8 +2686,9 @@ def case_frames_truth_demo():
     check(len(both) == 16 and all(f["process"] == "screen" and f["end_process"] == "sender" for f in both) and
           {f["state"] for f in both} <= {"presented", "superseded"}, f"the merge: each once, screen to sender {both[:2]}")
     info, report = session_vs_capture(demo, os.path.join(w, "demo-report.json"))
-    idle = [f for f in lists[demo] if f["kind"] == "pass" and f["window"] == "w1" and not f["counted"]]
-    check(report["counts"]["idle"] > 0 and len(idle) == report["counts"]["idle"],
+    idle = [f for f in lists[demo] if f["kind"] == "pass" and f["idle"]]
+    check(report["counts"]["idle"] > 0 and len(idle) == report["counts"]["idle"] and
+          all(f["window"] == "w1" and f["state"] == "completed" and not f["counted"] for f in idle),
           f"the capture flags the {report['counts']['idle']} idle passes the session left out ({len(idle)})")
     session_vs_capture(sender, os.path.join(w, "sender-report.json"))
 
