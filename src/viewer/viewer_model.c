@@ -1357,6 +1357,7 @@ static int join_handoffs(builder *b) {
     if (!b->frames[i].gone) b->frames[k++] = b->frames[i];
   b->nframes = k;
   /* Where each of them ran: its stretches on each thread, the origin's then the finisher's. */
+  if (!b->nhandoffs) return 0; /* opevs is NULL without operations (qsort takes no NULL) */
   qsort(b->opevs, b->nopevs, sizeof *b->opevs, opev_order);
   for (uint64_t i = 0; i < b->nframes; i++) {
     tmp_frame *f = &b->frames[i];
