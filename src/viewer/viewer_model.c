@@ -1336,8 +1336,11 @@ static int join_handoffs(builder *b) {
       first[j] = (uint32_t)i;
       continue;
     }
+    if (first[j] == NO_SPAN - 1) continue; /* a third END of one frame (a damaged capture): an entry of its own */
     tmp_frame *x = &b->frames[first[j]]; /* two halves: the one the frame began under is the origin's */
-    tmp_frame *o = x->collector == fr->collector && (uint64_t)x->id == fr->id ? x : e, *fin = o == x ? e : x;
+    int x_began = x->collector == fr->collector && (uint64_t)x->id == fr->id;
+    if (x_began == (e->collector == fr->collector && (uint64_t)e->id == fr->id)) continue; /* two ENDs of one half */
+    tmp_frame *o = x_began ? x : e, *fin = x_began ? e : x;
     first[j] = NO_SPAN - 1; /* joined */
     o->gone = 1;
     int rc = handoff_row(b, fin, fr, HS_JOINED, o);
