@@ -1380,6 +1380,7 @@ static int step_sites(strobe_capture *c, strobe_capture_record *rec) {
   if (id == 0 || id > MAX_SITE_ID) return STROBE_ERANGE;
   if (kind > UINT32_MAX || !strobe__site_kind_known((uint32_t)kind)) return STROBE_ECORRUPT;
   if (kind == STROBE_SITE_ELEMENT && c->header.version < 4) return STROBE_ECORRUPT; /* version 4 added it */
+  if (kind == STROBE_SITE_LOCK && c->header.version < 5) return STROBE_ECORRUPT;    /* version 5 added it */
   int r = define_site(c, (uint32_t)id, (uint32_t)kind, (uint32_t)line, (uint32_t)unit, (uint32_t)flags, str, len);
   if (r) return r;
   rec->type = STROBE_REC_SITE;
@@ -1496,6 +1497,9 @@ __attribute__((noinline)) static int event_other(strobe_capture *c, rthread *t, 
       rec->max_ns = (double)slot[3] * ns;
       return 1;
     case STROBE_REC_LOST: return event_lost(c, t, slot[0], hi, rec);
+    case STROBE_REC_LOCK_WAIT:
+    case STROBE_REC_LOCK_ACQUIRED:
+    case STROBE_REC_LOCK_RELEASED: return site_at(c, rec->site)->kind == STROBE_SITE_LOCK ? 1 : STROBE_ECORRUPT;
     default: return 1; /* the site and time say it all (FRAME) */
   }
 }
@@ -2314,6 +2318,9 @@ const char *strobe_capture_record_type_name(uint32_t type) {
     case STROBE_REC_ATTACHMENT: return "attachment";
     case STROBE_REC_DEEP: return "deep";
     case STROBE_REC_LANE_SPAN: return "lane_span";
+    case STROBE_REC_LOCK_WAIT: return "lock_wait";
+    case STROBE_REC_LOCK_ACQUIRED: return "lock_acquired";
+    case STROBE_REC_LOCK_RELEASED: return "lock_released";
   }
   return "unknown";
 }
