@@ -205,6 +205,7 @@ export class Model {
     this.handoffs = t.handoffs;     // operations handed between processes, by frame row (docs/viewer.md §Across processes)
     this.opruns = t.opruns;         // where each of them ran: its stretches on each thread, by frame row
     this.elements = t.elements;     // element attribution by span (docs/recording.md, Elements)
+    this.gpuspans = t.gpuspans;     // each GPU queue span's frame id (docs/viewer.md §Tables)
     this.n = t.spans.rows;
     this.start = t.spans.start;
     this.dur = t.spans.dur;
@@ -487,11 +488,29 @@ export class Model {
     return site ? site.unit : 'none';
   }
 
-  // A series' name: its site's, or an operation counter's own.
+  // A GPU queue's span i: the application's frame id it was recorded in (the model's gpuspans table) and the
+  // frame-list rows of the passes with that frame id (operations numbered by the application's frame id:
+  // the CPU frames that submitted it); null for any other span.
+  gpuFrameOf(i) {
+    const G = this.gpuspans;
+    if (!G || !G.rows) return null;
+    if (!this._gpuFrame) {
+      this._gpuFrame = new Map();
+      for (let k = 0; k < G.rows; k++) this._gpuFrame.set(G.span[k], G.frame_id[k]);
+    }
+    const id = this._gpuFrame.get(i);
+    if (id === undefined) return null;
+    const F = this.frames, rows = [];
+    for (let k = 0; k < F.rows; k++) if (F.number[k] === id && (F.flags[k] & FRAME_FLAG.APP_FRAME)) rows.push(k);
+    return { id, rows };
+  }
+
+  // A series' name: its site's with its kind (docs/recording.md §Counters and gauges by kind: the kind is the
+  // site's category), "draw_calls: quads" as the Counters tab's legend and `strobe export` name it; or an
+  // operation counter's own.
   seriesName(s) {
     if (s.kind === 'op_counter') return s.name;
-    const site = this.sites[s.site];
-    return site ? site.name : '?';
+    return kindedName(this.sites[s.site]);
   }
 
   // Spans of `thread` that begin and end inside [t0, t1] (the rule of
@@ -611,6 +630,19 @@ export class Model {
 // What a span's tooltip says, as data: {title, cat, where, rows: [[label, value]]}.
 // Rendered by the flame chart into reused DOM (fast, pointer-rate) and by
 // the detail panel as HTML (spanTooltip).
+// Whether a span of duration d (ns) is in a lit scope's duration range: a histogram bar's [lo, hi)
+// (histogram.js, docs/viewer.md §Duration histogram); every duration when the scope has none.
+export function inDurations(scope, d) {
+  return !scope || !scope.dur || (d >= scope.dur[0] && d < scope.dur[1]);
+}
+
+// A counter's, gauge's or value's name with its kind when its site has one ("draw_calls: quads"), so
+// kinds of one family stay apart wherever they are listed.
+export function kindedName(site) {
+  if (!site) return '?';
+  return site.category ? `${site.name}: ${site.category}` : site.name;
+}
+
 export function spanInfo(m, i) {
   const s = m.siteOf(i) || { name: '?', file: '', line: 0, function: '', category: '' };
   const parent = m.parent(i);
@@ -622,6 +654,11 @@ export function spanInfo(m, i) {
   ];
   const el = m.elementOf(i);
   if (el) rows.push(['element', `${el.type} ${el.id}`]);
+  const gf = m.gpuFrameOf(i);   // GPU work: the CPU frame that submitted it
+  if (gf) {
+    const passes = gf.rows.map((k) => { const f = m.frame(k); return `${f.kind} ${gf.id}${f.window ? ` of window ${f.window}` : ''} on ${m.frameWhere(k)}`; });
+    rows.push(['submitted in', `frame ${gf.id} · ${passes.length ? passes.join(', ') : 'no pass of that frame id in this capture'}`]);
+  }
   for (const [site, v] of m.valuesOf(i)) {
     const s = m.sites[site];
     rows.push([s ? s.name : '?', fmt.unit(v, s ? s.unit : 'none')]);

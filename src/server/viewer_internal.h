@@ -19,15 +19,8 @@
 
 #include "strobe/viewer.h"
 
-/* >>assets (viewer_assets.c, generated) */
-typedef struct strobe__asset {
-  const char *path;           /* "/index.html", "/app.js" ... */
-  const char *content_type;   /* with charset for text */
-  const unsigned char *data;
-  size_t len;
-} strobe__asset;
-extern const strobe__asset strobe__viewer_assets[];
-extern const size_t strobe__viewer_asset_count;
+/* >>assets (viewer_assets.c, generated): server/viewer_assets.h */
+#include "server/viewer_assets.h"
 
 /* >>viewer (viewer.c) */
 struct strobe_server;
