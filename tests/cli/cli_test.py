@@ -2667,7 +2667,8 @@ def session_vs_capture(cap, rep):
 def case_frames_truth_demo():
     """The demo's run (tests/demo), its captures and its session reports tell one story (docs/frames.md): every
     consumer of the truth test agrees on the demo's capture, the sender's and their merge; the merge holds each
-    frame handed from screen to sender once; and each process's session report agrees with its capture on the
+    frame handed from screen to sender once; strobe tree credits each element of pass 12 with its own span only;
+    and each process's session report agrees with its capture on the
     passes that count per window, both rates and each sample's state, idle passes (the w1 window's) left out of
     both."""
     w = ARGS.work
@@ -2685,6 +2686,13 @@ def case_frames_truth_demo():
     check(len(main) == 16 and all(f["state"] == "handed off" for f in main), f"the demo hands its 16 main passes off")
     check(len(both) == 16 and all(f["process"] == "screen" and f["end_process"] == "sender" for f in both) and
           {f["state"] for f in both} <= {"presented", "superseded"}, f"the merge: each once, screen to sender {both[:2]}")
+    # strobe tree: the UI-tree snapshot's pass (12) lays each element out once, so each node is credited with the one
+    # span its pass owns, never with the next passes' that ran while 12 waited for its hand-off; none past its own.
+    t, _ = run_json("tree", demo, "--frame", "12")
+    counts = [n["spans"]["count"] for n in t["nodes"] if n.get("spans") and n["spans"]["count"]]
+    own = [f["spans"] for f in main if f["number"] == 12]
+    check(t["snapshot"]["frame"] == 12 and counts and set(counts) == {1} and own and sum(counts) <= own[0],
+          f"tree --frame 12: node span counts {sorted(set(counts))}, {sum(counts)} in all, pass 12 owns {own}")
     info, report = session_vs_capture(demo, os.path.join(w, "demo-report.json"))
     idle = [f for f in lists[demo] if f["kind"] == "pass" and f["idle"]]
     check(report["counts"]["idle"] > 0 and len(idle) == report["counts"]["idle"] and
