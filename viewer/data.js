@@ -627,6 +627,63 @@ export class Model {
   }
 }
 
+// The meta.sampler.threads entry of each capture thread index (cached on the model).
+export function samplerThreads(model) {
+  const s = model && model.meta.sampler;
+  if (!s) return null;
+  if (!model._samplerByThread) {
+    model._samplerByThread = new Map();
+    for (const th of s.threads) if (th.thread >= 0) model._samplerByThread.set(th.thread, th);
+  }
+  return model._samplerByThread;
+}
+
+// Off-CPU time of thread record `th` inside [t0, t1): {off, blocked}, or null when its switches do not cover all of
+// it (meta.sampler.threads[].cover, the library's rule: unknown, never zero).
+export function offIn(th, t0, t1) {
+  if (!th || !th.cover || t0 < th.cover[0] || t1 > th.cover[1]) return null;
+  const off = th.off;
+  let sum = 0, blocked = 0;
+  for (let k = firstAtOrAfter(off, t0, 3, 1); k * 3 + 2 < off.length && off[k * 3] < t1; k++) {
+    const d = Math.min(off[k * 3 + 1], t1) - Math.max(off[k * 3], t0);
+    if (d <= 0) continue;
+    sum += d;
+    if (!off[k * 3 + 2]) blocked += d;
+  }
+  return { off: sum, blocked };
+}
+
+// The first of the a.length / stride records whose `field` is at least t (binary search).
+export function firstAtOrAfter(a, t, stride, field) {
+  let lo = 0, hi = Math.floor(a.length / stride);
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (a[mid * stride + field] < t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+// Span i's self time split into on CPU / blocked / preempted from the thread's context switches (docs/viewer.md
+// §Samples): its interval's off-CPU time less its children's; '' when the switches do not cover it all.
+function selfSplit(m, i) {
+  const by = samplerThreads(m), th = by && by.get(m.threadOf(i));
+  const t0 = m.start[i], t1 = t0 + m.dur[i], all = offIn(th, t0, t1);
+  if (!all) return '';
+  let off = all.off, blocked = all.blocked;
+  const kids = m.spansInside(m.threadOf(i), t0, t1)[m.depth[i] + 1];
+  for (let c = kids ? kids[0] : 0; kids && c < kids[1]; c++) {
+    const k = offIn(th, m.start[c], m.start[c] + m.dur[c]);
+    if (!k) return '';
+    off -= k.off;
+    blocked -= k.blocked;
+  }
+  off = Math.max(0, off);
+  blocked = Math.max(0, Math.min(off, blocked));
+  const cpu = Math.max(0, m.self[i] - off);
+  return ` · on CPU ${fmt.dur(cpu)} · blocked ${fmt.dur(blocked)} · preempted ${fmt.dur(off - blocked)}`;
+}
+
 // What a span's tooltip says, as data: {title, cat, where, rows: [[label, value]]}.
 // Rendered by the flame chart into reused DOM (fast, pointer-rate) and by
 // the detail panel as HTML (spanTooltip).
@@ -649,7 +706,7 @@ export function spanInfo(m, i) {
   const pct = parent >= 0 && m.dur[parent] > 0 ? ` · ${(100 * m.dur[i] / m.dur[parent]).toFixed(1)}% of ${m.name(parent)}` : '';
   const rows = [
     ['duration', fmt.dur(m.dur[i]) + pct],
-    ['self', fmt.dur(m.self[i])],
+    ['self', fmt.dur(m.self[i]) + selfSplit(m, i)],
     ['start', `${fmt.at(m.start[i])} · ${m.threadName(m.threadOf(i))} · depth ${m.depth[i] + 1}`],
   ];
   const el = m.elementOf(i);

@@ -10,12 +10,16 @@
 //     own stage table and counters; for one handed between processes, both
 //     processes' spans, each stage and counter with the process it ran in,
 //     and the hand-off gap (in the total: docs/sessions.md §Across processes).
-// Everything is derived from the model on selection; nothing is cached.
+//   - for a frame, first its explanation (explain.js: why it took so long);
+//     a stage's link there selects that stage's span in the frame.
+// Everything is derived from the model on selection; nothing is cached but
+// the explanations the server gave.
 
 import { state, on, emit } from './state.js';
 import { kindedName, lowerBound, spanTooltip } from './data.js';
 import { histogramHtml, siteHistogram } from './histogram.js';
 import * as fmt from './fmt.js';
+import { Explanations } from './explain.js';
 
 const OPEN_LEVELS = 3;   // tree levels expanded at first
 
@@ -25,11 +29,14 @@ export class Detail {
     this.mode = 'tree';
     this.focus = null;     // path of the focused node
     this.toggled = new Set(); // paths whose open/closed state the user flipped
+    this.explanations = new Explanations(() => this.render());
     on('span', () => { this.focus = null; this.render(); });
     on('frame', () => { if (state.span < 0) { this.focus = null; this.render(); } });
     on('budget', () => this.render());
     on('thresholds', () => this.render());
     el.addEventListener('click', (e) => {
+      const ex = e.target.closest('[data-ex-stage]');
+      if (ex) { this._selectStage(ex.dataset.exStage); return; }
       const b = e.target.closest('[data-mode]');
       if (b) { this.mode = b.dataset.mode; this.render(); return; }
       const slice = e.target.closest('path[data-path]');   // a pie slice: one level down
@@ -112,7 +119,7 @@ export class Detail {
       head = `<div class="detail-head"><div class="big"><span class="kdot" style="background:${fmt.KIND_COLORS[f.kind]}"></span>${f.kind} ${f.number}` +
         ` · <span class="dur ${cls}">${fmt.dur(f.dur)}</span></div><div class="dim">${fmt.esc(m.frameWhere(f.index))} · at ${fmt.at(f.start)}` +
         `${framed ? ` · ${(f.dur / (state.budgetMs * 1e6)).toFixed(2)}× the ${state.budgetMs} ms budget` : ''}</div>${f.op ? opLine(f) : ''}` +
-        `${f.remote ? handoffLine(m, f) : ''}</div>`;
+        `${f.remote ? handoffLine(m, f) : ''}</div>` + (framed ? this.explanations.html(m, f) : '');
     }
     const tabs = `<div class="seg"><button data-mode="tree" class="${this.mode === 'tree' ? 'on' : ''}">Tree</button>` +
       `<button data-mode="pie" class="${this.mode === 'pie' ? 'on' : ''}">Pie</button></div>`;
@@ -120,6 +127,15 @@ export class Detail {
     const stages = sel.kind === 'frame' && sel.f.op ? this._opStages(sel.f) : this._stages(nodes);
     this.el.innerHTML = head + `<h3>Spans ${tabs}</h3>` + body + stages + this._counters(sel);
     if (sel.kind === 'span') this.el.querySelector('.detail-head').insertAdjacentHTML('afterend', this._histogram(sel.i));
+  }
+
+  // Selects the first span named `stage` that begins inside the selected frame (the explanation's link).
+  _selectStage(stage) {
+    const m = this.model, f = state.frame >= 0 ? m.frame(state.frame) : null;
+    if (!f) return;
+    for (let i = 0; i < m.n; i++) {
+      if (m.start[i] >= f.start && m.start[i] < f.end && m.name(i) === stage) { state.span = i; emit('span', i); return; }
+    }
   }
 
   _tree(tree, sel) {

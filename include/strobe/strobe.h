@@ -545,6 +545,13 @@ static inline const strobe_site *strobe_current_scope(void) { return strobe_thre
 /* ======================================================================
  * >>hot path internals (not API)
  * ====================================================================== */
+/* An unfinished operation is reported "stalled" when it has run longer than
+ * this many times the p95 of the report's completed operations of its kind,
+ * "in_flight" otherwise (docs/sessions.md §In flight or stalled): an ordinary
+ * frame caught mid-way by a read or end is at most about 1x. Here, below the
+ * sessions, so that the explanation of an unfinished frame (strobe/explain.h)
+ * applies the same rule. */
+#define STROBE_STALL_FACTOR 2
 #define STROBE_MAX_DEPTH 256 /* open scopes per thread (the capture format's bound); deeper ones are counted, not recorded */
 
 /* Event kinds as consumers see them and as capture files number them
