@@ -69,10 +69,11 @@ export class ApiError extends Error {
 }
 
 // An /api answer of the report: its path without the query (but a compared capture's `capture=1`, which no
-// report holds), a GET only; else the 404 a server gives for what it does not have.
+// report holds, and an explanation's whole query: a report explains its slowest frames one by one), a GET only;
+// else the 404 a server gives for what it does not have.
 function fromReport(path, opts) {
   const [p, q = ''] = path.split('?');
-  const key = /(^|&)capture=1(&|$)/.test(q) ? `${p}?capture=1` : p;
+  const key = p === '/api/capture/explain' ? path : /(^|&)capture=1(&|$)/.test(q) ? `${p}?capture=1` : p;
   const bytes = (opts.method || 'GET') === 'GET' && !/(^|&)since=/.test(q) ? report.files.get(key) : undefined;
   if (!bytes) throw new ApiError(404, 'not_in_report', `this report holds no ${p} (it holds one capture, exported by strobe export --format html)`);
   return new Response(bytes, { status: 200 });

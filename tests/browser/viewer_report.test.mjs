@@ -144,6 +144,20 @@ async function main() {
     const note = await page.$eval('#identity', (el) => { const n = el.querySelector('.report-note'); return n ? n.textContent : null; });
     check(note === 'report', `the header says it is a report (${note})`);
 
+    // The explanation of the slowest frame (one the report explains) atop the detail panel, as strobe explain
+    // words it; a frame the report does not explain says so.
+    const slowest = JSON.parse(run(strobe, ['explain', '--json', cap])).frames[0];
+    const explained = async (n) => {
+      await page.evaluate((k) => window.__strobe.selectFrame(k), n);
+      await page.waitForFunction(() => {
+        const el = document.querySelector('#detail .explain');
+        return el && !el.textContent.includes('explaining');
+      }, null, { timeout: 60000 });
+      return page.$eval('#detail .explain', (el) => el.textContent);
+    };
+    const text = await explained(slowest.number);
+    check(!text.includes('no explanation') && text.length > 0, `the slowest frame ${slowest.number} is explained in the report (${text.slice(0, 120)})`);
+
     // The flame chart and the detail panel: a frame, then a span inside it.
     const drawn = await page.evaluate(() => {
       const h = window.__strobe;

@@ -590,7 +590,7 @@ int main(int argc, char **argv) {
   /* The header's clock is the one asked for, with epoch 0, on no real machine. */
   /* A fixed wall-clock anchor (2025-12-02 00:00:00 UTC): the OTLP export's Unix times are exact. */
   strobe__header_facts facts = {{o.clock, 1, o.ns_per_tick, 0, o.epoch_mono}, 0, "x86_64", 0, o.pid, 262144, 0, 0,
-                                1764633600000000000ull, NULL};
+                                1764633600000000000ull, NULL, "linux"}; /* os fixed too: the same bytes from every build */
   if (o.no_unix_epoch) facts.epoch_unix_ns = 0;
   strobe__writer *w;
   strobe__writer_desc d = {"file", 100, 3, 19.5, o.event_cost, sink_fn, f, &facts};

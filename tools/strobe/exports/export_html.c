@@ -4,7 +4,8 @@
  * from disk, with no server, no token and no network (docs/viewer.md §One
  * file). It builds the viewer's model of the capture (src/viewer/, what
  * `strobe view` serves), packs the answers the viewer would fetch from
- * /api/capture/... (state, meta, every table, every kept image) and the
+ * /api/capture/... (state, meta, every table, every kept image, the
+ * frames' excess and the slowest frames' explanations) and the
  * viewer's own modules (the files libstrobe_server embeds,
  * server/viewer_assets.h) into one gzip stream, and writes it base64 inside
  * a page whose loader (viewer/standalone.js) unpacks it in the browser and
@@ -15,11 +16,13 @@
  * unescaped capture text into the HTML (only base64 and HTML-escaped labels
  * go in), or write a partial page without saying the export failed.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 
+#include "strobe/explain.h"
 #include "strobe/viewer.h"
 
 #include "export.h"
@@ -37,7 +40,8 @@ int export_html(const char *path, const char *out, uint32_t max_spans, export_ht
 #include "server/viewer_assets.h"
 #include "viewer/viewer_model.h"
 
-#define HX_MAX_FILES 96 /* viewer modules (about 35) + state, meta, 11 tables, 16 images */
+#define HX_EXPLAINED 24  /* the slowest frames a report explains (the detail panel asks for one frame at a time) */
+#define HX_MAX_FILES 128 /* viewer modules (about 40) + state, meta, 12 tables, 16 images, 1 + HX_EXPLAINED explanations */
 
 typedef struct hx_file {
   char name[64];      /* "app.js", or an /api path: "/api/capture/table/spans" */
@@ -51,6 +55,8 @@ typedef struct hx_bundle {
   hx_file files[HX_MAX_FILES];
   uint32_t n;
   unsigned char *starts; /* the spans table with its start column as xor8, malloc'd (xor8_copy) */
+  char *explained[HX_EXPLAINED + 1]; /* the explanations' JSON, malloc'd */
+  uint32_t nexplained;
 } hx_bundle;
 
 static const strobe__asset *asset(const char *path) {
@@ -262,6 +268,54 @@ static int collect(hx_bundle *b, const strobe__vmodel *m, const strobe__buf *sta
   return rc;
 }
 
+/* What the viewer asks /api/capture/explain (docs/viewer.md §Explanation), keyed by the exact query it sends
+ * (api.js keeps that endpoint's query): every frame's excess over its norm (?excess=1, the frame list's sort) and
+ * the HX_EXPLAINED slowest frames' explanations with run-time names (a local file, like the viewer's). Other
+ * frames' panels say the report holds none. A capture the explainer refuses adds nothing. 0, or -1: bundle full. */
+static int add_explanations(hx_bundle *b, const char *path) {
+  strobe_explain *e = NULL;
+  if (strobe_explain_open(path, NULL, &e)) return 0;
+  const strobe_frames *fx = strobe_explain_query_frames(e);
+  uint32_t n = strobe_frames_query_count(fx), slow[HX_EXPLAINED];
+  double *excess = malloc(((size_t)n + 1) * sizeof *excess);
+  int rc = 0;
+  strobe__json j = {0};
+  if (excess && strobe_explain_excess(e, excess) == 0) {
+    strobe__json_object(&j, NULL);
+    strobe__json_array(&j, "frames");
+    for (uint32_t i = 0; i < n; i++) {
+      const strobe_frame *f = strobe_frames_query_frame(fx, i);
+      if (isnan(excess[i])) continue;
+      strobe__json_array(&j, NULL);
+      strobe__json_str(&j, NULL, f->kind ? strobe_op_kind_name(f->kind) : "frame");
+      strobe__json_uint(&j, NULL, f->number);
+      strobe__json_uint(&j, NULL, f->thread);
+      strobe__json_num(&j, NULL, excess[i], 0);
+      strobe__json_end(&j);
+    }
+    strobe__json_end(&j);
+    strobe__json_end(&j);
+    if (!j.out.failed && (b->explained[b->nexplained] = malloc(j.out.len + 1))) {
+      memcpy(b->explained[b->nexplained], j.out.data, j.out.len);
+      rc |= add(b, "/api/capture/explain?excess=1", b->explained[b->nexplained++], j.out.len);
+    }
+  }
+  strobe__buf_free(&j.out);
+  free(excess);
+  uint32_t k = strobe_explain_slowest(e, HX_EXPLAINED, slow);
+  for (uint32_t i = 0; i < k && !rc; i++) {
+    char *json = NULL, name[64];
+    size_t len = 0;
+    if (strobe_explain_json(e, &slow[i], 1, STROBE_EXPLAIN_JSON_CONTENT, &json, &len)) continue;
+    const strobe_frame *f = strobe_frames_query_frame(fx, slow[i]);
+    snprintf(name, sizeof name, "/api/capture/explain?number=%llu&thread=%u", (unsigned long long)f->number, f->thread);
+    b->explained[b->nexplained++] = json;
+    rc |= add(b, name, json, len);
+  }
+  strobe_explain_destroy(e);
+  return rc;
+}
+
 static const char *base_name(const char *path) {
   const char *s = strrchr(path, '/');
   return s ? s + 1 : path;
@@ -284,7 +338,7 @@ static int build_page(const char *path, uint32_t max_spans, strobe__buf *page, e
     goto done;
   }
   state_json(&state);
-  if (collect(b, m, &state)) {
+  if (collect(b, m, &state) || add_explanations(b, path)) {
     cli_error("export", "the report holds at most %d files (the viewer's modules and the capture's answers): this viewer has more",
               HX_MAX_FILES);
     goto done;
@@ -311,7 +365,10 @@ done:
   strobe__buf_free(&state);
   strobe__buf_free(&index);
   strobe__buf_free(&packed);
-  if (b) free(b->starts);
+  if (b) {
+    free(b->starts);
+    for (uint32_t i = 0; i < b->nexplained; i++) free(b->explained[i]);
+  }
   free(b);
   strobe__vmodel_release(m);
   return status;
