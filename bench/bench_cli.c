@@ -21,7 +21,8 @@
  * (docs/otel.md): export_otlp_spans_per_s (3 spans an operation: the pass
  * and its stages) and with --otlp-scopes (8), export_otlp_bytes_per_span,
  * beside the same run's chrome export of that capture
- * (export_otlp_time_vs_chrome). No budget: issue 16 sets none.
+ * (export_otlp_time_vs_chrome), and export_otlp_per_op_1m_vs_100k, the time per
+ * operation at 1,000,000 over that at 100,000 (<= 2: linear in operations; >>otlp).
  *
  * The capture is synthetic and deterministic (the library's real block
  * encoder fed with made-up timestamps, like a frame loop of nested scopes
@@ -30,8 +31,8 @@
  * stamp file written beside it. The tool runs as a child process, timed with
  * CLOCK_MONOTONIC; peak RSS is the child's ru_maxrss from wait4.
  *
- * Usage: bench_cli [--events N] [--strobe PATH] [--generate-only]
- * (defaults: 100000000, the built tool). Each figure is the best of 3 runs
+ * Usage: bench_cli [--events N] [--strobe PATH] [--generate-only | --otlp-only]
+ * (defaults: 100000000, the built tool; --otlp-only: the OTLP figures alone, on their own captures). Each figure is the best of 3 runs
  * (peak RSS: the largest). --generate-only writes (or reuses) the capture,
  * prints `capture PATH EVENTS` and runs nothing: the callgrind script
  * (scripts/bench-read-callgrind.sh) reads the same capture.
@@ -238,16 +239,73 @@ static int best_of(char *const argv[], double *secs, long *rss) {
   return 0;
 }
 
+/* >>otlp: the OTLP export on captures of operations, made every run (a few seconds): on 1,000,000 beside the same
+ * run's chrome export of them, and the time per operation at 1,000,000 over that at 100,000
+ * (export_otlp_per_op_1m_vs_100k): about 1 when the export is linear in operations, 10 when quadratic (each root
+ * span once looked through every operation: still writing after 5 minutes at 1,000,000). */
+static int otlp_export(const char *cli, const char *opath, int with_scopes, double *secs, long *rss, off_t *bytes) {
+  char oj[640];
+  snprintf(oj, sizeof oj, "%s.otlp.json", opath);
+  char *otlp[] = {(char *)cli, "export", "--quiet", "--format", "otlp", "-o", oj, (char *)opath,
+                  with_scopes ? "--otlp-scopes" : NULL, NULL};
+  if (best_of(otlp, secs, rss)) return 1;
+  struct stat ost;
+  if (stat(oj, &ost) != 0) {
+    fprintf(stderr, "bench_cli: %s not written\n", oj);
+    return 1;
+  }
+  remove(oj);
+  *bytes = ost.st_size;
+  return 0;
+}
+
+static int otlp_bench(const char *cli, const char *tmp) {
+  const uint32_t ops = 1000000, small = 100000;
+  char opath[600], spath[600];
+  snprintf(opath, sizeof opath, "%s/strobe-bench-ops-%u.strobe", tmp, ops);
+  snprintf(spath, sizeof spath, "%s/strobe-bench-ops-%u.strobe", tmp, small);
+  if (generate_ops(opath, ops) != 0 || generate_ops(spath, small) != 0) {
+    fprintf(stderr, "bench_cli: cannot write %s or %s\n", opath, spath);
+    return 1;
+  }
+  double chrome_secs, secs, small_secs;
+  long rss;
+  off_t bytes;
+  char *ochrome[] = {(char *)cli, "export", "--quiet", "--format", "chrome", "-o", "/dev/null", opath, NULL};
+  if (best_of(ochrome, &chrome_secs, &rss)) return 1;
+  for (int with_scopes = 0; with_scopes < 2; with_scopes++) {
+    if (otlp_export(cli, opath, with_scopes, &secs, &rss, &bytes)) return 1;
+    double spans = (double)ops * (with_scopes ? 8 : 3);
+    const char *tag = with_scopes ? "_scopes" : "";
+    printf("BENCH export_otlp%s_spans_per_s %.0f spans/s\n", tag, spans / secs);
+    printf("BENCH export_otlp%s_bytes_per_span %.1f bytes\n", tag, (double)bytes / spans);
+    printf("BENCH export_otlp%s_time_vs_chrome %.2f ratio\n", tag, secs / chrome_secs);
+    printf("BENCH export_otlp%s_peak_rss_mib %.1f MiB\n", tag, (double)rss / 1024.0);
+    if (with_scopes) continue;
+    if (otlp_export(cli, spath, 0, &small_secs, &rss, &bytes)) return 1;
+    double scale = (secs / ops) / (small_secs / small);
+    printf("BENCH export_otlp_s_1m %.3f s\n", secs);
+    printf("BENCH export_otlp_s_100k %.3f s\n", small_secs);
+    printf("BENCH export_otlp_per_op_1m_vs_100k %.2f ratio\n", scale);
+    printf("BUDGET export_otlp_per_op_1m_vs_100k %.2f <= 2 (linear in operations) %s\n", scale, scale <= 2 ? "ok" : "OVER");
+  }
+  remove(opath);
+  remove(spath);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   uint64_t events = 100000000;
   const char *cli = STROBE_CLI_PATH;
-  int generate_only = 0;
+  int generate_only = 0, otlp_only = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--generate-only")) generate_only = 1;
+    else if (!strcmp(argv[i], "--otlp-only")) otlp_only = 1;
     else if (i + 1 < argc && !strcmp(argv[i], "--events")) events = strtoull(argv[++i], NULL, 10);
     else if (i + 1 < argc && !strcmp(argv[i], "--strobe")) cli = argv[++i];
   }
   const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+  if (otlp_only) return otlp_bench(cli, tmp);
   char path[512], stamp[600];
   snprintf(path, sizeof path, "%s/strobe-bench-%" PRIu64 ".strobe", tmp, events);
   snprintf(stamp, sizeof stamp, "%s.stamp", path);
@@ -350,34 +408,5 @@ int main(int argc, char **argv) {
   printf("BENCH merge_events_per_s %.0f events/s\n", (double)merged_events / secs);
   printf("BENCH merge_time_vs_report %.2f ratio\n", secs / report_secs);
   printf("BENCH merge_peak_rss_mib %.1f MiB\n", (double)rss / 1024.0);
-  /* OTLP: its own capture of operations, made every run (a few seconds). */
-  const uint32_t ops = 1000000;
-  char opath[600], oj[640];
-  snprintf(opath, sizeof opath, "%s/strobe-bench-ops-%u.strobe", tmp, ops);
-  snprintf(oj, sizeof oj, "%s.otlp.json", opath);
-  if (generate_ops(opath, ops) != 0) {
-    fprintf(stderr, "bench_cli: cannot write %s\n", opath);
-    return 1;
-  }
-  char *ochrome[] = {(char *)cli, "export", "--quiet", "--format", "chrome", "-o", "/dev/null", opath, NULL};
-  if (best_of(ochrome, &chrome_secs, &rss)) return 1;
-  for (int with_scopes = 0; with_scopes < 2; with_scopes++) {
-    char *otlp[] = {(char *)cli, "export", "--quiet", "--format", "otlp", "-o", oj, opath,
-                    with_scopes ? "--otlp-scopes" : NULL, NULL};
-    if (best_of(otlp, &secs, &rss)) return 1;
-    struct stat ost;
-    if (stat(oj, &ost) != 0) {
-      fprintf(stderr, "bench_cli: %s not written\n", oj);
-      return 1;
-    }
-    remove(oj);
-    double spans = (double)ops * (with_scopes ? 8 : 3);
-    const char *tag = with_scopes ? "_scopes" : "";
-    printf("BENCH export_otlp%s_spans_per_s %.0f spans/s\n", tag, spans / secs);
-    printf("BENCH export_otlp%s_bytes_per_span %.1f bytes\n", tag, (double)ost.st_size / spans);
-    printf("BENCH export_otlp%s_time_vs_chrome %.2f ratio\n", tag, secs / chrome_secs);
-    printf("BENCH export_otlp%s_peak_rss_mib %.1f MiB\n", tag, (double)rss / 1024.0);
-  }
-  remove(opath);
-  return 0;
+  return otlp_bench(cli, tmp);
 }

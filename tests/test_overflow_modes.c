@@ -9,6 +9,8 @@
  *  - WAIT makes the producer wait for the drain and loses nothing; it never
  *    waits for a drain that cannot come (the caller runs the drain pass
  *    itself, or the drain is stuck): those events are dropped and counted;
+ *  - the capture says how often its rings grew and its producers waited
+ *    (the RINGS block, strobe_capture_totals), as the process counts them;
  *  - while events are lost the application's callback hears of it at most
  *    once a second, with counts that add up; without one, stderr does.
  * The drain is stalled the way test_ring_overflow.c does it: the capture
@@ -78,6 +80,7 @@ static void release(fifo_capture *f) {
 /* Stops the recording and counts what the capture holds. */
 typedef struct counts {
   uint64_t begins, ends, lost;
+  uint64_t rings_grown, producer_waits; /* as the capture says (RINGS) */
   int footer;
 } counts;
 
@@ -97,6 +100,8 @@ static counts finish(fifo_capture *f) {
   strobe_capture_totals t = strobe_capture_query_totals(cap);
   c.lost = t.lost;
   c.footer = t.footer;
+  c.rings_grown = t.rings_grown;
+  c.producer_waits = t.producer_waits;
   CHECK_EQ_U64(t.orphan_ends, 0);
   strobe_capture_close(cap);
   free(f->data);
@@ -156,6 +161,8 @@ static void test_drop_counts_exactly(void) {
   CHECK(c.lost > 0); /* 1024-event rings cannot hold 200,000 scopes with the drain stalled */
   check_exact(&c);
   CHECK_EQ_U64(strobe_query_event_stats().rings_grown, 0);
+  CHECK_EQ_U64(c.rings_grown, 0);
+  CHECK_EQ_U64(c.producer_waits, 0);
 }
 
 static void test_grow_loses_nothing(void) {
@@ -187,6 +194,8 @@ static void test_grow_then_drops_counted(void) {
   counts c = finish(&f);
   CHECK(c.lost > 0);
   check_exact(&c);
+  CHECK_EQ_U64(c.rings_grown, THREADS * 2); /* the capture says so: every doubling happened while it recorded */
+  CHECK_EQ_U64(c.producer_waits, 0);
 }
 
 /* Rings that grow while the drain reads them: swaps during live passes,
@@ -239,6 +248,8 @@ static void test_wait_loses_nothing(void) {
   CHECK_EQ_U64(c.begins, (uint64_t)THREADS * SCOPES);
   check_exact(&c);
   CHECK(strobe_query_event_stats().producer_waits > 0);
+  CHECK_EQ_U64(c.producer_waits, strobe_query_event_stats().producer_waits); /* each wait, in the capture */
+  CHECK_EQ_U64(c.rings_grown, 0);
 }
 
 /* A consumer that records scopes while the drain delivers to it: its ring

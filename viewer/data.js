@@ -156,9 +156,6 @@ function appendSpans(prev, meta, delta, since) {
   return { spans: { rows: n, start, dur, self, site, depth, frame: delta.frame }, fetched: delta.rows };
 }
 
-// A 64-bit element id from its two 32-bit halves, as 16 hex digits (as `strobe tree` prints it).
-const HANDOFF_STATES = [null, 'joined', 'resumed', 'not_resumed']; // handoffs.state codes (viewer_model.c)
-
 // Several pathTotals maps as one, by name path (ids renumbered, each parent before its children).
 export function mergePathMaps(maps) {
   const out = new Map();
@@ -179,6 +176,7 @@ export function mergePathMaps(maps) {
   return out;
 }
 
+// A 64-bit element id from its two 32-bit halves, as 16 hex digits (as `strobe tree` prints it).
 export function hex64(hi, lo) {
   return (hi >>> 0).toString(16).padStart(8, '0') + (lo >>> 0).toString(16).padStart(8, '0');
 }
@@ -399,29 +397,23 @@ export class Model {
     if (i >= h.rows || h.frame[i] !== k) return null;
     const resumed = Number.isFinite(h.resumed[i]) ? h.resumed[i] : null;
     return {
-      state: HANDOFF_STATES[h.state[i]] || '?', origin: this.processName(h.origin[i]), finisher: this.processName(h.finisher[i]),
+      // state: the model's names (viewer_model.c HANDOFF_STATES, meta.handoff_states)
+      state: (this.meta.handoff_states || {})[h.state[i]] || '?', origin: this.processName(h.origin[i]), finisher: this.processName(h.finisher[i]),
       handed: h.handed[i], resumed, gap: resumed === null ? null : resumed - h.handed[i],
       originThread: h.origin_thread[i] === 0xFFFFFFFF ? null : h.origin_thread[i],
     };
   }
 
   // Where frame k ran, as [{thread, t0, t1, part}]: one segment for a frame of one thread; for an
-  // operation joined across processes the origin's (its start to the hand-off) and the finisher's
-  // (the resume to its end), `part` origin / finisher; the hand-off gap lies between them.
-  // With the opruns table, each stretch it ran on one thread (an operation may move between threads of
-  // a process before it is handed to the other: the demo's screen renders on ui, hands off on link).
+  // operation that crossed processes, the opruns table's stretches (the model joins the halves, viewer_model.c
+  // >>handoffs; each stretch it ran on one thread, `part` origin / finisher: an operation may move between
+  // threads of a process before it is handed to the other: the demo's screen renders on ui, hands off on link).
   frameSegments(k) {
-    const f = this.frame(k), h = f.remote ? this.handoffOf(k) : null;
-    const R = this.opruns;
-    if (h && R && R.rows) {
-      const out = [];
+    const f = this.frame(k), R = this.opruns, out = [];
+    if (f.remote && R && R.rows)
       for (let i = lowerBound(0, R.rows, k, (x) => R.frame[x]); i < R.rows && R.frame[i] === k; i++)
         out.push({ thread: R.thread[i], t0: R.t0[i], t1: R.t1[i], part: R.part[i] === 1 ? 'origin' : 'finisher' });
-      if (out.length) return out;
-    }
-    if (!h || h.state !== 'joined') return [{ thread: f.thread, t0: f.start, t1: f.end, part: h ? (h.state === 'not_resumed' ? 'origin' : 'finisher') : null }];
-    return [{ thread: h.originThread, t0: f.start, t1: h.handed, part: 'origin' },
-      { thread: f.thread, t0: h.resumed, t1: f.end, part: 'finisher' }];
+    return out.length ? out : [{ thread: f.thread, t0: f.start, t1: f.end, part: null }];
   }
 
   // Where frame k ran: its thread, or for an operation joined across processes both threads.

@@ -214,6 +214,7 @@ typedef struct strobe_capture_op {
   int devtools;         /* 1 for a devtools window's operation */
   /* OP_END only: */
   int committed;        /* 0 for superseded or dropped work (kept, flagged) */
+  int idle;             /* OP_END: the application marked it idle (strobe_op_mark_idle); 0 before the flag */
   int handed_off;       /* resumed on another thread at least once */
   int detail;           /* 1 when stages and counters were kept from its beginning; 0: they are absent, not zero */
   uint64_t start_ticks; /* OP_BEGIN, OP_END: when it began (OP_END: the record's ticks are its end) */
@@ -417,6 +418,10 @@ typedef struct strobe_capture_totals {
   uint64_t recovered_events;   /* ring events taken from the journal */
   uint64_t recovered_threads;  /* threads they belong to */
   uint64_t unrecoverable;      /* journal events that could not be decoded (a site the drain never met) */
+  /* The overflow modes while this capture recorded (last RINGS block, docs/capture-format.md); both 0 for none,
+   * and for a writer from before the block. */
+  uint64_t rings_grown;        /* rings its producers doubled (overflow mode grow) */
+  uint64_t producer_waits;     /* times its producers waited for the drain (overflow mode wait) */
 } strobe_capture_totals;
 
 /* What strobe_capture_recover did (docs/recording.md §Crash journal). */

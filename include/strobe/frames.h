@@ -95,8 +95,10 @@ typedef struct strobe_frame_stage {
 typedef struct strobe_frame {
   uint32_t kind;         /* strobe_op_kind (session.h) for operations; 0 for marks and top-level scopes */
   uint32_t state;        /* STROBE_FRAME_* */
-  int counted;           /* 1: it counts towards its series' rates (a pass completed, presented or handed off;
-                          * every mark interval) */
+  int counted;           /* 1: it counts towards its series' rates (a pass completed, presented or handed off, and
+                          * not idle; every mark interval) */
+  int idle;              /* operations: 1 when the application marked it idle (strobe_op_mark_idle: nothing to do);
+                          * listed, never in a rate, as sessions count it (0 in captures from before the flag) */
   uint32_t series;       /* strobe_frames_query_series; STROBE_FRAMES_NONE for operations that are not passes */
   const char *window;    /* operations: the window id where it began ("" when unknown); "" for marks and scopes */
   uint32_t process;      /* the process it began in (strobe_frames_query_process) */
@@ -110,6 +112,8 @@ typedef struct strobe_frame {
   double end_ns;         /* since the epoch; 0 when unfinished */
   double handed_off_ns;  /* handed between processes: when the origin handed it off; 0 otherwise */
   double resumed_ns;     /* ... when the other process resumed it; 0 when it was not (or not in this capture) */
+  const char *handed_to; /* handed between processes: the label of the process the origin handed it to (its take
+                          * named it); "" otherwise, and for a half resumed here whose origin is not in the capture */
   uint64_t collector, id; /* the operation's collector number and id where it began; 0 for marks and scopes */
   uint32_t nstages;      /* its stages (strobe_frames_query_stages) */
   int detail;            /* 1: stages were kept from its beginning; 0: they are unknown, not zero */

@@ -26,6 +26,7 @@
 
 #include "analyze/frame_rate.h"
 #include "analyze/frames_check.h"
+#include "analyze/frame_rules.h"
 #include "analyze/percentile.h"
 #include "platform/invariant.h"
 
@@ -41,7 +42,7 @@ typedef struct op_ev {
 typedef struct op_rec {
   uint64_t collector, id, frame_id;
   uint32_t kind, window, input; /* window: a string index; input: the merged input (collector >> 8) */
-  int app_frame_id, has_begin, has_end, committed, detail, stage_parents;
+  int app_frame_id, has_begin, has_end, committed, detail, stage_parents, idle;
   double begin_ns, end_ns;
   uint32_t begin_thread, end_thread;
   int out, in;                  /* handed to another process; resumed from one */
@@ -242,6 +243,7 @@ static int op_end(strobe_frames *f, op_rec *x, const strobe_capture_record *r) {
   op_ids(f, x, o);
   x->has_end = 1;
   x->committed = o->committed;
+  x->idle = o->idle;
   x->detail = o->detail;
   x->stage_parents = o->stage_parents;
   x->population = str_of(f, o->population);
@@ -412,10 +414,8 @@ static int peer_in_capture(const strobe_frames *f, uint32_t peer, const strobe_c
 }
 
 static uint32_t state_of(const strobe_frames *f, const op_rec *x, const strobe_capture_merge *m) {
-  if (x->in) return !x->has_end ? STROBE_FRAME_UNFINISHED : x->committed ? STROBE_FRAME_PRESENTED : STROBE_FRAME_SUPERSEDED;
-  if (x->out) return peer_in_capture(f, x->peer, m) ? STROBE_FRAME_ABANDONED : STROBE_FRAME_HANDED_OFF;
-  if (!x->has_end) return STROBE_FRAME_UNFINISHED;
-  return x->committed ? STROBE_FRAME_COMPLETED : STROBE_FRAME_DROPPED;
+  strobe__op_facts k = {x->has_end, x->committed, x->in, x->out, x->out && peer_in_capture(f, x->peer, m)};
+  return strobe__op_state(&k); /* analyze/frame_rules.h: the sessions' rule too */
 }
 
 /* The frame of finisher (or lone operation) x, whose origin half is o (NULL: none in the capture). */
@@ -424,8 +424,8 @@ static strobe_frame frame_of_op(strobe_frames *f, const op_rec *x, const op_rec 
   const op_rec *b = o ? o : x; /* where it began */
   fr.kind = x->kind;
   fr.state = state_of(f, x, m);
-  fr.counted = x->kind == STROBE_OP_PASS &&
-               (fr.state == STROBE_FRAME_COMPLETED || fr.state == STROBE_FRAME_PRESENTED || fr.state == STROBE_FRAME_HANDED_OFF);
+  fr.idle = x->idle;
+  fr.counted = x->kind == STROBE_OP_PASS && strobe__pass_counts(fr.state, fr.idle);
   fr.end_process = proc_of_op(x, m);
   fr.process = o ? proc_of_op(o, m) : x->in && x->from != STROBE_FRAMES_NONE ? proc_of_str(f, x->from) : fr.end_process;
   fr.thread = b->begin_thread != STROBE_FRAMES_NONE ? b->begin_thread : b->end_thread;
@@ -436,6 +436,8 @@ static strobe_frame frame_of_op(strobe_frames *f, const op_rec *x, const op_rec 
   fr.end_ns = x->has_end ? x->end_ns : 0;
   if (x->in || x->out) fr.handed_off_ns = o ? o->out_ns : x->out_ns;
   if (x->in) fr.resumed_ns = x->in_ns;
+  const op_rec *out = o ? o : x->out ? x : NULL; /* the half that handed it off */
+  fr.handed_to = out ? str_at(f, out->peer) : "";
   fr.collector = b->collector;
   fr.id = b->id;
   fr.series = STROBE_FRAMES_NONE;

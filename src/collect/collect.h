@@ -237,6 +237,8 @@ typedef struct strobe__drain_cost {
   uint64_t cpu_ns;
   uint64_t events;
   uint64_t passes;
+  uint64_t rings_grown;    /* the producers' side meanwhile: rings doubled (overflow mode grow) */
+  uint64_t producer_waits; /* ... and waits for the drain (overflow mode wait) */
 } strobe__drain_cost;
 strobe__drain_cost strobe__drain_query_cost(void);
 /* The drain's cost since `base` (an earlier strobe__drain_query_cost()). */

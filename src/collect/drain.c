@@ -125,14 +125,17 @@ static void loss_report(strobe_loss_report *r) {
 }
 
 strobe__drain_cost strobe__drain_query_cost(void) {
-  return (strobe__drain_cost){__atomic_load_n(&g_cost_cpu_ns, __ATOMIC_RELAXED),
-                              __atomic_load_n(&g_cost_events, __ATOMIC_RELAXED),
-                              __atomic_load_n(&g_cost_passes, __ATOMIC_RELAXED)};
+  strobe__drain_cost c = {__atomic_load_n(&g_cost_cpu_ns, __ATOMIC_RELAXED),
+                          __atomic_load_n(&g_cost_events, __ATOMIC_RELAXED),
+                          __atomic_load_n(&g_cost_passes, __ATOMIC_RELAXED), 0, 0};
+  strobe__probe_overflow_counts(&c.rings_grown, &c.producer_waits);
+  return c;
 }
 
 strobe__drain_cost strobe__drain_cost_since(const strobe__drain_cost *base) {
   strobe__drain_cost d = strobe__drain_query_cost();
-  return (strobe__drain_cost){d.cpu_ns - base->cpu_ns, d.events - base->events, d.passes - base->passes};
+  return (strobe__drain_cost){d.cpu_ns - base->cpu_ns, d.events - base->events, d.passes - base->passes,
+                              d.rings_grown - base->rings_grown, d.producer_waits - base->producer_waits};
 }
 
 /* STROBE_OVERFLOW_WAIT (probe.h >>wake): waits for the next completed pass. */

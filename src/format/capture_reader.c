@@ -1221,6 +1221,17 @@ static int block_recovery(strobe_capture *c) {
 
 /* A CALLS block (6 fields, or 8 with the two min_ns counts): what call
  * tracing cut and named. */
+/* DRAIN and RINGS: two cumulative figures each, the last block's are the capture's. */
+static int block_two_totals(strobe_capture *c, uint8_t type) {
+  uint64_t v[2];
+  int r = totals_block(&c->cur, v, 2);
+  if (r) return r;
+  uint64_t *to[2] = {&c->totals.drain_cpu_ns, &c->totals.drain_events};
+  if (type == STROBE__BLK_RINGS) to[0] = &c->totals.rings_grown, to[1] = &c->totals.producer_waits;
+  *to[0] = v[0], *to[1] = v[1];
+  return 0;
+}
+
 static int block_calls_totals(strobe_capture *c) {
   uint64_t v[8] = {0};
   int r = totals_block(&c->cur, v, 6);
@@ -1300,14 +1311,8 @@ static int start_block(strobe_capture *c, uint8_t type, strobe_capture_record *r
     case STROBE__BLK_THREAD_END: return block_thread_end(c, rec);
     case STROBE__BLK_CLOCK: return 0; /* calibration pairs are not used yet */
     case STROBE__BLK_RECOVERY: return block_recovery(c); /* docs/capture-format.md §Journal */
-    case STROBE__BLK_DRAIN: {
-      uint64_t v[2];
-      int r = totals_block(&c->cur, v, 2);
-      if (r) return r;
-      c->totals.drain_cpu_ns = v[0]; /* cumulative: the last block is the figure */
-      c->totals.drain_events = v[1];
-      return 0;
-    }
+    case STROBE__BLK_DRAIN:
+    case STROBE__BLK_RINGS: return block_two_totals(c, type);
     case STROBE__BLK_CALLS: return block_calls_totals(c); /* cumulative: the last block is the figure */
     case STROBE__BLK_SAMPLE_FUNCS:
       while (c->cur.p < c->cur.end) {
@@ -1686,6 +1691,7 @@ static int op_ident(strobe_capture *c, strobe__cur *b, int full) {
   op->detail = (flags & STROBE__OPF_DETAIL) != 0;
   op->app_frame_id = (flags & STROBE__OPF_APP_FRAME) != 0;
   op->devtools = (flags & STROBE__OPF_DEVTOOLS) != 0;
+  op->idle = (flags & STROBE__OPF_IDLE) != 0;
   return 0;
 }
 

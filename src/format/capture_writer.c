@@ -906,6 +906,14 @@ void strobe__writer_drain(strobe__writer *w, uint64_t cpu_ns, uint64_t events) {
   frame_into(w, &w->meta, STROBE__BLK_DRAIN, w->raw.data, w->raw.len);
 }
 
+void strobe__writer_rings(strobe__writer *w, uint64_t rings_grown, uint64_t producer_waits) {
+  if (!rings_grown && !producer_waits) return;
+  w->raw.len = 0;
+  strobe__buf_varint(&w->raw, rings_grown);
+  strobe__buf_varint(&w->raw, producer_waits);
+  frame_into(w, &w->meta, STROBE__BLK_RINGS, w->raw.data, w->raw.len);
+}
+
 /* >>trees, >>content: snapshots and deep captures are bounded per capture the same way: past the
  * bound a block is refused and counted; a block written counts toward it. */
 static int bound_refuses(uint32_t written, uint32_t limit, uint64_t *dropped) {

@@ -85,10 +85,14 @@ void strobe__writer_thread_end(strobe__writer *w, uint32_t index);
 /* The drain's CPU time and the events it drained since the capture started
  * (docs/capture-format.md, DRAIN): readers keep the last one. */
 void strobe__writer_drain(strobe__writer *w, uint64_t cpu_ns, uint64_t events);
-#define strobe__writer_drain_cost(w, cost) \
-  do {                                      \
-    strobe__drain_cost c_ = (cost);         \
-    strobe__writer_drain((w), c_.cpu_ns, c_.events); \
+/* The rings grown and the producers' waits for the drain since the capture started (docs/capture-format.md,
+ * RINGS): a block only when either is not 0; readers keep the last one. */
+void strobe__writer_rings(strobe__writer *w, uint64_t rings_grown, uint64_t producer_waits);
+#define strobe__writer_drain_cost(w, cost)                      \
+  do {                                                           \
+    strobe__drain_cost c_ = (cost);                              \
+    strobe__writer_drain((w), c_.cpu_ns, c_.events);             \
+    strobe__writer_rings((w), c_.rings_grown, c_.producer_waits); \
   } while (0)
 /* A UI-tree snapshot as one TREE block (docs/capture-format.md), after the
  * sites it names, which the caller delivered. Returns the block's raw bytes,

@@ -81,6 +81,7 @@ enum {
   X(CLOCK_OFFSETS, 24) /* clock-offset samples against other hosts (docs/sessions.md §Across hosts) */ \
   X(MERGE, 25) /* a merged capture's inputs, how each was aligned, and the records not merged */ \
   X(ORIGIN, 26) /* a merged capture: the input the content blocks after it came from; readers before it skip it */ \
+  X(RINGS, 27) /* rings grown and producers' waits for the drain since the capture started; readers before it skip it */ \
   X(JOURNAL_POS, 40) /* how far the file holds each journaled thread's events (docs/capture-format.md §Journal) */ \
   X(RECOVERY, 41) /* what `strobe recover` added from the journal after a crash */ \
   X(CRASH, 43) /* where the process died: signal, thread, open scopes and operation (docs/capture-format.md §CRASH) */

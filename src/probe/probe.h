@@ -298,7 +298,8 @@ enum {
   STROBE__OPF_HANDED_OFF = 1u << 9, /* END: resumed on another thread at least once */
   STROBE__OPF_DETAIL = 1u << 10,    /* END: stages and counters were kept since the beginning */
   STROBE__OPF_APP_FRAME = 1u << 11, /* the frame id was given by the application */
-  STROBE__OPF_DEVTOOLS = 1u << 12   /* a devtools window's operation */
+  STROBE__OPF_DEVTOOLS = 1u << 12,  /* a devtools window's operation */
+  STROBE__OPF_IDLE = 1u << 13       /* END: marked idle (strobe_op_mark_idle): in no frame rate */
 };
 static inline uint32_t strobe__opev_sub(uint32_t data) { return data & 0xffu; }
 static inline uint32_t strobe__opev_slots(uint32_t data) { return data >> 8; }
@@ -492,6 +493,9 @@ void strobe__probe_set_wake(void (*wake)(void));
  * dropped and counted. NULL (no drain yet) means 0. */
 #define STROBE__WAIT_STALL_MS 1000
 void strobe__probe_set_wait(int (*wait)(void));
+/* The overflow modes' counts since the library loaded (strobe_stats' rings_grown and producer_waits, without
+ * its walk of the threads): for the captures' RINGS block (docs/capture-format.md). Safe from any thread. */
+void strobe__probe_overflow_counts(uint64_t *rings_grown, uint64_t *producer_waits);
 /* The drain's rest (docs/recording.md §The drain): before a long sleep the
  * drain arms every thread's state so that its next BEGIN or number takes the
  * slow path (limit 1, num_limit 0, as while a LOST marker is owed); the

@@ -67,6 +67,10 @@ static uint32_t g_rings_grown; /* atomic */
 static uint64_t g_producer_waits; /* atomic */
 
 void strobe__probe_set_wake(void (*wake)(void)) { __atomic_store_n(&g_wake, wake, __ATOMIC_RELEASE); }
+void strobe__probe_overflow_counts(uint64_t *rings_grown, uint64_t *producer_waits) {
+  *rings_grown = __atomic_load_n(&g_rings_grown, __ATOMIC_RELAXED);
+  *producer_waits = __atomic_load_n(&g_producer_waits, __ATOMIC_RELAXED);
+}
 void strobe__probe_set_wait(int (*wait)(void)) { __atomic_store_n(&g_wait, wait, __ATOMIC_RELEASE); }
 
 /* Slow paths only: the inline hot path never asks for a pass. */

@@ -380,8 +380,8 @@ static void emit_end(const strobe_collector *c, strobe__live_op *l, uint64_t end
   int kept = l->detailed || l->captured;
   uint32_t ns = kept ? l->nstages : 0, nc = kept ? l->ncounters : 0, n = 0;
   if (!l->window_label) l->window_label = strobe__label_id(l->window->text);
-  uint32_t flags = op_flags(l) | (committed ? STROBE__OPF_COMMITTED : 0u) |
-                   (l->handed_off ? STROBE__OPF_HANDED_OFF : 0u) | (kept ? STROBE__OPF_DETAIL : 0u);
+  uint32_t flags = op_flags(l) | (committed ? STROBE__OPF_COMMITTED : 0u) | (l->handed_off ? STROBE__OPF_HANDED_OFF : 0u) |
+                   (kept ? STROBE__OPF_DETAIL : 0u) | (l->idle ? STROBE__OPF_IDLE : 0u);
   w[n] = l->seq, d[n++] = c->number;
   w[n] = l->frame_id, d[n++] = l->window_label;
   /* Its population (transition label) beside the flags: label ids are below 4096 (probe.h >>operation events). */
@@ -726,7 +726,8 @@ static void end_op(strobe_op op, int committed, uint64_t now, int implicit) {
       attach_gauges(c, s);
       if (!l->abandoned && strobe__publish_sample(c, s) > 0) s = NULL;
     } else if (!l->abandoned && c->nactive) { /* no payload: sessions still count why they did not keep it */
-      strobe__publish_unbuilt(c, l->kind, l->devtools, l->start, now, l->window, committed || l->peer[0]);
+      strobe__op_facts k = {1, committed, l->remote, l->peer[0] != 0, 0}; /* the frame model's rule */
+      strobe__publish_unbuilt(c, l->kind, l->devtools, l->start, now, l->window, strobe__pass_counts(strobe__op_state(&k), 0));
     }
     strobe__name_unref(l->window);
     l->window = NULL;

@@ -240,6 +240,7 @@ static void hex_id(strobe__json *j, const char *key, uint64_t id) {
 
 /* Where the operation went (handed_off_to) or came from (from). */
 static void write_remote(strobe__json *j, const strobe_report *r, const strobe__sample *s) {
+  strobe__json_str(j, "frame_state", strobe_frames_state_name(strobe__sample_state(s))); /* the frame model's names */
   strobe__json_str(j, "handed_off_to", s->peer[0] ? s->peer : NULL);
   if (!s->remote) {
     strobe__json_null(j, "from");

@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "analyze/frame_rules.h"
 #include "collect/collect.h"
 #include "platform/invariant.h"
 #include "strobe/session.h"
@@ -117,9 +118,15 @@ typedef struct strobe__sample {
 } strobe__sample;
 
 void strobe__sample_unref(strobe__sample *s);
-/* A pass that counts in frame rates: committed here, or handed off to another
- * process, where its outcome is (docs/sessions.md §Frame rate, §Across processes). */
-static inline int strobe__sample_rendered(const strobe__sample *s) { return s->committed || s->peer[0]; }
+/* Its state across processes, by the frame model's rule (analyze/frame_rules.h, docs/frames.md §States): a session
+ * sees one process, so none is abandoned. */
+static inline uint32_t strobe__sample_state(const strobe__sample *s) {
+  strobe__op_facts k = {1, s->committed, s->remote, s->peer[0] != 0, 0};
+  return strobe__op_state(&k);
+}
+/* A pass that counts in frame rates, by the frame model's rule: committed here, or handed off to another process,
+ * where its outcome is (docs/sessions.md §Frame rate, §Across processes); samples are never idle ones. */
+static inline int strobe__sample_rendered(const strobe__sample *s) { return strobe__pass_counts(strobe__sample_state(s), 0); }
 
 /* A completed application scope, shared like samples. */
 typedef struct strobe__app_record {

@@ -179,9 +179,16 @@ enum { RU_T0, RU_T1, RU_FRAME, RU_THREAD, RU_PART };
  * (strobe/gpu.h), which names the CPU frame that submitted it; by GPU span as gpu_fill places them. */
 static const coldef GPUSPAN_COLS[] = {{"frame_id", "f64", 8}, {"span", "u32", 4}};
 enum { GS_FRAME_ID, GS_SPAN };
-/* handoffs.state: both halves are in this capture (one entry from the origin's begin to the finisher's
- * end); the finisher's half only; the origin's half only (handed off, never resumed in this capture). */
-enum { HS_JOINED = 1, HS_RESUMED = 2, HS_NOT_RESUMED = 3 };
+/* handoffs.state, the one list (meta.handoff_states names them for viewer/data.js): X(ENUM, code, name). */
+#define HANDOFF_STATES(X)                                                                                   \
+  X(JOINED, 1, "joined")           /* both halves are in this capture: one entry, origin's begin to finisher's end */ \
+  X(RESUMED, 2, "resumed")         /* the finisher's half only */                                           \
+  X(NOT_RESUMED, 3, "not_resumed") /* the origin's half only: handed off, never resumed in this capture */
+enum {
+#define HS_ENUM(id, code, name) HS_##id = code,
+  HANDOFF_STATES(HS_ENUM)
+#undef HS_ENUM
+};
 static const coldef SAMPLE_COLS[] = {{"time", "f64", 8}, {"value", "f64", 8}, {"site", "u16", 2}};
 enum { SA_TIME, SA_VALUE, SA_SITE };
 static const coldef OPEN_COLS[] = {{"start", "f64", 8}, {"until", "f64", 8}, {"thread", "u32", 4},
@@ -267,16 +274,6 @@ typedef struct tmp_frame {
 } tmp_frame;
 #define NO_HANDOFF UINT32_MAX
 
-/* An operation handed to (take) or resumed from (!take) another process: OP_TAKE / OP_RESUME with
- * op->remote, joined at >>handoffs by the origin collector's random id and the operation's id there. */
-typedef struct tmp_remote {
-  double time, gap;           /* when (ns since the capture start); resume: since the hand-off */
-  uint64_t id, origin_uid, origin_id;
-  uint32_t collector, thread;
-  uint16_t process, peer;     /* indexes into b->procs: this side's label and the other side's */
-  uint8_t take, used;
-} tmp_remote;
-
 /* An operation record (begin, take, resume or end) on a thread: where it ran (>>handoffs). */
 typedef struct tmp_opev {
   double time;
@@ -351,8 +348,6 @@ typedef struct builder {
   uint64_t nstored, capstored;
   tmp_frame *frames;
   uint64_t nframes, capframes;
-  tmp_remote *remotes;       /* operations handed between processes (>>handoffs) */
-  uint64_t nremotes, capremotes;
   tmp_handoff *handoffs;
   uint64_t nhandoffs;
   tmp_opev *opevs;           /* every operation record, for where those that crossed processes ran */
@@ -360,6 +355,10 @@ typedef struct builder {
   tmp_run *runs;
   uint64_t nruns, capruns;
   char *procs[MAX_PROCESSES]; /* process labels of those operations, in order of first appearance */
+  struct { uint32_t collector; uint16_t proc; } coll_procs[MAX_PROCESSES]; /* the label each collector gave itself
+                              * on its hand-offs and resumes (one capture is one process to the frame model, but
+                              * its collectors may name themselves apart); later collectors fall back to the model's */
+  uint32_t n_coll_procs;
   uint32_t n_procs;
   uint64_t procs_cut;        /* their records past MAX_PROCESSES labels: not joined, counted */
   uint64_t xp_joined, xp_resumed, xp_not_resumed; /* handoffs rows by state */
@@ -749,25 +748,14 @@ static int proc_index(builder *b, const char *label, uint16_t *out) {
   return 0;
 }
 
-/* An operation handed to, or resumed from, another process: kept for >>handoffs. */
-static int remote_push(builder *b, const strobe_capture_record *r, double now) {
-  const strobe_capture_op *op = r->op;
-  tmp_remote x = {.time = now, .gap = isfinite(op->gap_ns) ? op->gap_ns : 0, .id = op->id,
-                  .origin_uid = op->origin_collector, .origin_id = op->origin_id, .collector = op->collector,
-                  .thread = r->thread, .take = r->type == STROBE_REC_OP_TAKE};
-  if (proc_index(b, op->process, &x.process) || proc_index(b, op->peer, &x.peer)) return STROBE_ENOMEM;
-  if (x.process == NO_PROCESS || x.peer == NO_PROCESS) {
-    b->procs_cut++; /* not joined: its entries stay as they were, counted */
-    return 0;
-  }
-  if (b->nremotes == b->capremotes) {
-    uint64_t cap = b->capremotes ? b->capremotes * 2 : 64;
-    tmp_remote *p = realloc(b->remotes, cap * sizeof *p);
-    if (!p) return STROBE_ENOMEM;
-    b->remotes = p;
-    b->capremotes = cap;
-  }
-  b->remotes[b->nremotes++] = x;
+/* A hand-off or resume between processes: the label its collector gives itself (>>handoffs). */
+static int coll_proc_push(builder *b, const strobe_capture_op *op) {
+  uint16_t p;
+  if (proc_index(b, op->process, &p)) return STROBE_ENOMEM;
+  for (uint32_t i = 0; i < b->n_coll_procs; i++)
+    if (b->coll_procs[i].collector == op->collector) return 0;
+  if (p != NO_PROCESS && b->n_coll_procs < MAX_PROCESSES)
+    b->coll_procs[b->n_coll_procs].collector = op->collector, b->coll_procs[b->n_coll_procs++].proc = p;
   return 0;
 }
 
@@ -1116,7 +1104,7 @@ static int fill_record(builder *b, const strobe_capture *c, strobe_capture_recor
     case STROBE_REC_OP_RESUME:
       if (!b->ops_mode) return 0;
       if (opev_push(b, r, now)) return STROBE_ENOMEM;
-      return r->op->remote ? remote_push(b, r, now) : 0;
+      return r->op->remote ? coll_proc_push(b, r->op) : 0;
     case STROBE_REC_ELEMENT: /* the open scope's element: kept with the span its END fills */
       if (t->stack && r->depth >= 1 && r->depth <= MAX_DEPTH) {
         t->stack[r->depth - 1].elem_type = r->site;
@@ -1261,48 +1249,22 @@ static int elem_by_span(const void *x, const void *y) {
 
 /* A merged capture (docs/cli.md §strobe merge) holds both halves of an operation one
  * process handed to another: the origin's END (not committed, ending at the
- * hand-off, its own stages and counters) after its REMOTE_OUT, and the
- * finisher's END (from the origin's start to its end, committed or dropped,
- * the origin's stages copied under sites of STROBE_REMOTE_STAGE_FILE beside
- * its own) after its REMOTE_IN, which names the origin collector's random id
- * and the operation's id there. They become one entry: the finisher's, its
- * counters both halves', its stages the frame model's (>>frames: both
- * processes', each where it ran), a handoffs row saying when it was handed
- * off and resumed and on which thread the origin ran; the origin's entry
- * goes. An origin's half never resumed here stays an entry of its own,
- * flagged and counted (docs/viewer.md §Across processes). */
+ * hand-off, its own stages and counters) and the finisher's END (from the
+ * origin's start to its end, committed or dropped, the origin's stages
+ * beside its own). The frame model joins them (docs/frames.md §States: by
+ * the origin collector's random id and the operation's id there) and says
+ * when it was handed off and resumed and between which processes; here the
+ * two entries become one: the finisher's, its counters both halves', its
+ * stages the model's (>>frames: both processes', each where it ran), a
+ * handoffs row saying what the model said and on which thread the origin
+ * ran; the origin's entry goes. An origin's half never resumed here stays an
+ * entry of its own, flagged and counted (docs/viewer.md §Across processes). */
 
 /* Where a counter row of frame f ran: the origin's half's, or its own (NO_PROCESS: it never left its process). */
 static uint16_t row_process(const builder *b, const tmp_frame *f, int origin_run) {
   if (f->handoff == NO_HANDOFF) return NO_PROCESS;
   const tmp_handoff *h = &b->handoffs[f->handoff];
   return h->state == HS_NOT_RESUMED || origin_run ? h->origin : h->finisher;
-}
-
-/* An operation entry by the collector that numbered it and its id there. */
-typedef struct op_key {
-  uint64_t id;
-  uint32_t collector, frame;
-} op_key;
-
-static int by_op(const void *x, const void *y) {
-  const op_key *a = x, *c = y;
-  if (a->collector != c->collector) return a->collector < c->collector ? -1 : 1;
-  return a->id < c->id ? -1 : a->id > c->id;
-}
-
-static int by_origin(const void *x, const void *y) {
-  const tmp_remote *a = x, *c = y;
-  if (a->take != c->take) return a->take < c->take ? -1 : 1; /* resumes first, then takes */
-  if (a->origin_uid != c->origin_uid) return a->origin_uid < c->origin_uid ? -1 : 1;
-  return a->origin_id < c->origin_id ? -1 : a->origin_id > c->origin_id;
-}
-
-/* The operation entry numbered `id` by `collector`, or NULL. */
-static tmp_frame *op_entry(builder *b, const op_key *idx, uint64_t n, uint32_t collector, uint64_t id) {
-  op_key key = {id, collector, 0};
-  const op_key *k = n ? bsearch(&key, idx, n, sizeof *idx, by_op) : NULL;
-  return k ? &b->frames[k->frame] : NULL;
 }
 
 static int opev_order(const void *x, const void *y) {
@@ -1348,64 +1310,76 @@ static int op_runs(builder *b, uint32_t collector, uint64_t id, double from, uin
   return 0;
 }
 
-static int join_handoffs(builder *b) {
-  if (!b->nremotes) return 0;
-  op_key *idx = malloc((size_t)b->nframes * sizeof *idx + 1);
-  b->handoffs = malloc((size_t)b->nremotes * sizeof *b->handoffs);
-  if (!idx || !b->handoffs) {
-    free(idx);
+/* Entry e's side of a hand-off, from the model's frame fr: its row of b->handoffs. Labels past MAX_PROCESSES
+ * are counted and the entry stays as it was (returns 0 without a row). */
+static int handoff_row(builder *b, tmp_frame *e, const strobe_frame *fr, uint8_t state, const tmp_frame *o) {
+  uint16_t origin, finisher;
+  const char *to = state == HS_NOT_RESUMED ? fr->handed_to : strobe_frames_query_process(b->fx, fr->end_process);
+  if (proc_index(b, strobe_frames_query_process(b->fx, fr->process), &origin) || proc_index(b, to, &finisher))
     return STROBE_ENOMEM;
+  const tmp_frame *oe = state == HS_RESUMED ? NULL : o ? o : e; /* the origin's entry, when here */
+  for (uint32_t i = 0; i < b->n_coll_procs; i++) {
+    if (oe && b->coll_procs[i].collector == oe->collector) origin = b->coll_procs[i].proc;
+    if (state != HS_NOT_RESUMED && b->coll_procs[i].collector == e->collector) finisher = b->coll_procs[i].proc;
   }
-  uint64_t n = 0;
-  for (uint64_t i = 0; i < b->nframes; i++)
-    if (b->frames[i].flags & FF_OP) idx[n++] = (op_key){(uint64_t)b->frames[i].id, b->frames[i].collector, (uint32_t)i};
-  qsort(idx, n, sizeof *idx, by_op);
-  qsort(b->remotes, b->nremotes, sizeof *b->remotes, by_origin);
-  uint64_t nres = 0;
-  while (nres < b->nremotes && !b->remotes[nres].take) nres++;
-  tmp_remote *takes = b->remotes + nres;
-  uint64_t ntakes = b->nremotes - nres;
-  for (uint64_t i = 0; i < nres; i++) {
-    const tmp_remote *r = &b->remotes[i];
-    tmp_frame *f = op_entry(b, idx, n, r->collector, r->id);
-    if (!f || f->handoff != NO_HANDOFF) continue; /* its END is not here (still running at the end) */
-    tmp_remote key = {.origin_uid = r->origin_uid, .origin_id = r->origin_id, .take = 1};
-    tmp_remote *t = ntakes ? bsearch(&key, takes, ntakes, sizeof *takes, by_origin) : NULL;
-    tmp_frame *o = t ? op_entry(b, idx, n, t->collector, t->id) : NULL;
-    if (o == f || (o && o->handoff != NO_HANDOFF)) o = NULL;
-    tmp_handoff *h = &b->handoffs[b->nhandoffs];
-    *h = (tmp_handoff){.handed = t ? t->time : r->time - r->gap, .resumed = r->time, .origin_thread = NO_SPAN,
-                       .origin = r->peer, .finisher = r->process, .state = HS_RESUMED};
-    f->handoff = (uint32_t)b->nhandoffs++;
-    f->flags |= FF_REMOTE;
-    if (t) t->used = 1;
-    if (o) {
-      h->state = HS_JOINED;
-      h->origin_thread = o->thread;
-      f->counter0b = o->counter0, f->ncountersb = o->ncounters;
-      f->ocollector = o->collector, f->oid = o->id;
-      o->gone = 1;
-      b->xp_joined++;
-    } else {
-      b->xp_resumed++;
+  if (origin == NO_PROCESS || finisher == NO_PROCESS) return (void)b->procs_cut++, 0;
+  b->handoffs[b->nhandoffs] = (tmp_handoff){.handed = fr->handed_off_ns - b->t0,
+                                            .resumed = state == HS_NOT_RESUMED ? NAN : fr->resumed_ns - b->t0,
+                                            .origin_thread = state == HS_RESUMED ? NO_SPAN : o ? o->thread : e->thread,
+                                            .origin = origin, .finisher = finisher, .state = state};
+  e->handoff = (uint32_t)b->nhandoffs++;
+  e->flags |= FF_REMOTE;
+  if (o) { /* the origin's half goes into its finisher's entry */
+    e->counter0b = o->counter0, e->ncountersb = o->ncounters;
+    e->ocollector = o->collector, e->oid = o->id;
+  }
+  b->xp_joined += state == HS_JOINED, b->xp_resumed += state == HS_RESUMED, b->xp_not_resumed += state == HS_NOT_RESUMED;
+  return 0;
+}
+
+/* The entries of operations the model says crossed processes (a hand-off or a resume between them): both
+ * halves of one the model joined become the finisher's entry (the model's join: docs/frames.md §States),
+ * a lone half keeps its own with its side. */
+static int join_handoffs(builder *b) {
+  uint32_t nfx = strobe_frames_query_count(b->fx);
+  uint32_t *first = malloc(((size_t)nfx + 1) * sizeof *first); /* per model frame: its first entry */
+  b->handoffs = malloc(((size_t)b->nframes + 1) * sizeof *b->handoffs);
+  if (!first || !b->handoffs) return free(first), STROBE_ENOMEM;
+  for (uint32_t j = 0; j < nfx; j++) first[j] = NO_SPAN;
+  for (uint64_t i = 0; i < b->nframes; i++) {
+    tmp_frame *e = &b->frames[i];
+    uint32_t j = e->flags & FF_OP ? strobe_frames_find_op(b->fx, e->collector, (uint64_t)e->id) : STROBE_FRAMES_NONE;
+    const strobe_frame *fr = strobe_frames_query_frame(b->fx, j);
+    if (!fr || (fr->handed_off_ns <= 0 && fr->resumed_ns <= 0)) continue; /* it never left its process */
+    if (first[j] == NO_SPAN) {
+      first[j] = (uint32_t)i;
+      continue;
     }
+    if (first[j] == NO_SPAN - 1) continue; /* a third END of one frame (a damaged capture): an entry of its own */
+    tmp_frame *x = &b->frames[first[j]]; /* two halves: the one the frame began under is the origin's */
+    int x_began = x->collector == fr->collector && (uint64_t)x->id == fr->id;
+    if (x_began == (e->collector == fr->collector && (uint64_t)e->id == fr->id)) continue; /* two ENDs of one half */
+    tmp_frame *o = x_began ? x : e, *fin = x_began ? e : x;
+    first[j] = NO_SPAN - 1; /* joined */
+    o->gone = 1;
+    int rc = handoff_row(b, fin, fr, HS_JOINED, o);
+    if (rc || fin->handoff == NO_HANDOFF) o->gone = 0; /* labels cut: both stay, as they were */
+    if (rc) return free(first), rc;
   }
-  for (uint64_t i = 0; i < ntakes; i++) {
-    const tmp_remote *t = &takes[i];
-    tmp_frame *o = t->used ? NULL : op_entry(b, idx, n, t->collector, t->id);
-    if (!o || o->gone || o->handoff != NO_HANDOFF) continue;
-    b->handoffs[b->nhandoffs] = (tmp_handoff){.handed = t->time, .resumed = NAN, .origin_thread = o->thread,
-                                              .origin = t->process, .finisher = t->peer, .state = HS_NOT_RESUMED};
-    o->handoff = (uint32_t)b->nhandoffs++;
-    o->flags |= FF_REMOTE;
-    b->xp_not_resumed++;
+  for (uint32_t j = 0; j < nfx; j++) {
+    if (first[j] >= NO_SPAN - 1) continue;
+    const strobe_frame *fr = strobe_frames_query_frame(b->fx, j);
+    int resumed = fr->state == STROBE_FRAME_PRESENTED || fr->state == STROBE_FRAME_SUPERSEDED;
+    int rc = handoff_row(b, &b->frames[first[j]], fr, resumed ? HS_RESUMED : HS_NOT_RESUMED, NULL);
+    if (rc) return free(first), rc;
   }
-  free(idx);
+  free(first);
   uint64_t k = 0; /* the joined origins' entries go */
   for (uint64_t i = 0; i < b->nframes; i++)
     if (!b->frames[i].gone) b->frames[k++] = b->frames[i];
   b->nframes = k;
   /* Where each of them ran: its stretches on each thread, the origin's then the finisher's. */
+  if (!b->nhandoffs) return 0; /* opevs is NULL without operations (qsort takes no NULL) */
   qsort(b->opevs, b->nopevs, sizeof *b->opevs, opev_order);
   for (uint64_t i = 0; i < b->nframes; i++) {
     tmp_frame *f = &b->frames[i];
@@ -1424,48 +1398,23 @@ static int join_handoffs(builder *b) {
 
 /* >>frames — each entry's frame in the frame model (include/strobe/frames.h): its state, the threads
  * it began and ended on and its window come from the model, as do the owners of the spans (the model's
- * index, turned here into the frames row). An operation entry is found by the collector and id it began
- * under: a joined entry's origin half. The model's operations without an entry (unfinished ones, never
+ * index, turned here into the frames row). An operation entry is found by its own collector and id (either
+ * half of a joined one gives its frame). The model's operations without an entry (unfinished ones, never
  * ended in the capture) own their spans all the same: those spans are in no frame's tree. */
-typedef struct fx_key {
-  uint64_t collector, id;
-  uint32_t index;
-} fx_key;
-
-static int by_fx_key(const void *x, const void *y) {
-  const fx_key *a = x, *c = y;
-  if (a->collector != c->collector) return a->collector < c->collector ? -1 : 1;
-  return a->id < c->id ? -1 : a->id > c->id;
-}
 
 /* Each entry's frame in the model (b->fx_of_row) and each frame's entry (b->row_of_fx), NO_SPAN for none. */
 static int frames_map(builder *b) {
   uint32_t nfx = strobe_frames_query_count(b->fx);
-  fx_key *keys = malloc(((size_t)nfx + 1) * sizeof *keys);
   b->row_of_fx = malloc(((size_t)nfx + 1) * sizeof *b->row_of_fx);
   b->fx_of_row = malloc(((size_t)b->nframes + 1) * sizeof *b->fx_of_row);
-  if (!keys || !b->row_of_fx || !b->fx_of_row) {
-    free(keys);
-    return STROBE_ENOMEM;
-  }
-  for (uint32_t j = 0; j < nfx; j++) {
-    const strobe_frame *fr = strobe_frames_query_frame(b->fx, j);
-    keys[j] = (fx_key){fr->collector, fr->id, j};
-    b->row_of_fx[j] = NO_SPAN;
-  }
-  qsort(keys, nfx, sizeof *keys, by_fx_key);
+  if (!b->row_of_fx || !b->fx_of_row) return STROBE_ENOMEM;
+  for (uint32_t j = 0; j < nfx; j++) b->row_of_fx[j] = NO_SPAN;
   for (uint64_t i = 0; i < b->nframes; i++) {
-    const tmp_frame *f = &b->frames[i];
-    b->fx_of_row[i] = NO_SPAN;
-    if (!(f->flags & FF_OP)) continue; /* marks and scopes: their spans are those inside their interval */
-    int joined = f->handoff != NO_HANDOFF && b->handoffs[f->handoff].state == HS_JOINED;
-    fx_key key = {joined ? f->ocollector : f->collector, (uint64_t)(joined ? f->oid : f->id), 0};
-    const fx_key *k = nfx ? bsearch(&key, keys, nfx, sizeof *keys, by_fx_key) : NULL;
-    if (!k) continue;
-    b->fx_of_row[i] = k->index;
-    b->row_of_fx[k->index] = (uint32_t)i;
+    const tmp_frame *f = &b->frames[i]; /* marks and scopes: their spans are those inside their interval */
+    uint32_t j = f->flags & FF_OP ? strobe_frames_find_op(b->fx, f->collector, (uint64_t)f->id) : STROBE_FRAMES_NONE;
+    b->fx_of_row[i] = j == STROBE_FRAMES_NONE ? NO_SPAN : j;
+    if (j != STROBE_FRAMES_NONE) b->row_of_fx[j] = (uint32_t)i;
   }
-  free(keys);
   return 0;
 }
 
@@ -1992,6 +1941,11 @@ static void meta_completeness(json_t *root, const builder *b) {
   json_t *states = json_array(); /* frames.state's names, from the frame model's one list */
   for (uint32_t i = 0; i < STROBE_FRAME_STATE_LIMIT; i++) json_array_append_new(states, jstr(strobe_frames_state_name(i)));
   json_object_set_new(root, "frame_states", states);
+  json_t *hs = json_object(); /* handoffs.state's names by code */
+#define HS_JSON(id, code, name) json_object_set_new(hs, #code, json_string(name));
+  HANDOFF_STATES(HS_JSON)
+#undef HS_JSON
+  json_object_set_new(root, "handoff_states", hs);
   uint64_t unfinished = 0; /* operations the model holds that never ended here: no entry (no end to draw) */
   for (uint32_t i = 0; i < strobe_frames_query_count(b->fx); i++)
     unfinished += strobe_frames_query_frame(b->fx, i)->state == STROBE_FRAME_UNFINISHED;
@@ -2261,7 +2215,6 @@ static void builder_free(builder *b) {
   json_decref(b->attachments);
   free(b->stored);
   free(b->frames);
-  free(b->remotes);
   free(b->handoffs);
   free(b->opevs);
   free(b->runs);

@@ -17,13 +17,23 @@
 //     model's run-time parent), with the model's n per (stage, parent); the
 //     frame list's rates are the model's, per window (main and w1, never
 //     added together);
+//   - a merged two-process capture (tests/cli two_processes, `strobe merge`;
+//     and the demo's, strobe-demo and its sender process, when the demo is built):
+//     each pass one entry (the one handed from screen to sender too), with
+//     the model's state, its own spans, its stages per process and, for one
+//     that crossed processes, the hand-off as the model joined it (origin and
+//     finisher processes, joined or not resumed), all as `strobe info
+//     --frames --json` gives them, and frames per state as `strobe report
+//     --json` counts them;
 // and on a make_capture --gpu capture (CPU threads beside a GPU queue):
 //   - the flame graph shows one thread at a time, by default the thread with
 //     the most frame time; "all CPU threads" sums only the CPU threads and
 //     says so (a GPU queue runs beside them: summed, the total exceeds the
 //     capture's time); the deep link keeps the choice over a reload.
 //
-// usage: node viewer_frames.test.mjs --strobe BIN --frame-states BIN --make-capture BIN --chromium PATH --work DIR
+// usage: node viewer_frames.test.mjs --strobe BIN --frame-states BIN --make-capture BIN --two-processes BIN
+//        [--demo BIN] --chromium PATH --work DIR
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { arg, run, check, finish, startView, launch, openViewer } from './strobe_view.mjs';
@@ -31,6 +41,8 @@ import { arg, run, check, finish, startView, launch, openViewer } from './strobe
 const strobe = arg('--strobe');
 const frameStates = arg('--frame-states');
 const makeCapture = arg('--make-capture');
+const twoProcesses = arg('--two-processes');
+const demo = process.argv.includes('--demo') ? arg('--demo') : null; // strobe-demo, when built
 const chromium = arg('--chromium');
 const work = arg('--work');
 
@@ -142,6 +154,48 @@ async function runtimeParents(browser, dir) {
   });
 }
 
+// The viewer's answers on a merged capture (two_processes', or the demo's) are the frame model's, as strobe info and
+// strobe report give them.
+async function merged(browser, kind) {
+  const dir = path.join(work, kind);
+  fs.mkdirSync(dir, { recursive: true });
+  const cap = path.join(dir, 'all.strobe');
+  if (kind === 'demo') {
+    const p = spawnSync(demo, ['--frames', '16', '--headless', '--out', dir], { encoding: 'utf8', maxBuffer: 64 << 20,
+      env: { ...process.env, VK_ICD_FILENAMES: '/nonexistent/strobe-no-driver.json' } }); // the CPU path: quick
+    if (p.status !== 0) throw new Error(`${demo} exited ${p.status}: ${p.stderr}`);
+    run(strobe, ['merge', path.join(dir, 'demo.strobe'), path.join(dir, 'sender.strobe'), '-o', cap]);
+  } else {
+    run(twoProcesses, [dir]);
+    run(strobe, ['merge', path.join(dir, 'a.strobe'), path.join(dir, 'b.strobe'), '-o', cap]);
+  }
+  const info = JSON.parse(run(strobe, ['info', '--frames', '--json', cap])).frames.list.filter((f) => f.kind === 'pass');
+  const report = JSON.parse(run(strobe, ['report', '--json', cap])).frames;
+  check(info.some((f) => f.process !== f.end_process), `a pass crossed processes (${JSON.stringify(info)})`);
+  await withView(browser, [cap], async (page) => {
+    const got = await page.evaluate(() => __strobe.entries('pass').map((e) => {
+      const m = __strobe.model(), f = m.frame(e.row);
+      return { number: e.number, state: f.state, spans: [...m.frameTree(e.row).values()].reduce((a, n) => a + n.count, 0),
+        stages: e.stages.map((st) => `${st.name}@${st.process ?? ''} n=${st.count}`).sort(),
+        handoff: e.handoff && { state: e.handoff.state, origin: e.handoff.origin, finisher: e.handoff.finisher } };
+    }));
+    const want = info.filter((f) => f.state !== 'unfinished').map((f) => {
+      const crossed = f.state === 'presented' || f.state === 'superseded' || f.state === 'abandoned' || f.state === 'handed off';
+      return { number: f.number, state: f.state, spans: f.spans,
+        stages: f.stages.map((st) => `${st.name}@${f.process !== f.end_process ? st.process : ''} n=${st.count}`).sort(),
+        handoff: crossed ? { state: f.process !== f.end_process ? 'joined' : 'not_resumed', origin: f.process,
+          finisher: f.process !== f.end_process ? f.end_process : 'sender' } : null };
+    });
+    const key = (x) => JSON.stringify([...x].sort((a, b) => a.number - b.number));
+    check(key(got) === key(want), `the viewer's passes are the model's: state, own spans, stages per process, hand-off (viewer ${key(got)}; strobe info ${key(want)})`);
+    const byState = {};
+    for (const g of got) byState[g.state.toUpperCase().replace(' ', '_')] = (byState[g.state.toUpperCase().replace(' ', '_')] || 0) + 1;
+    const rs = Object.fromEntries(Object.entries(report.by_state).filter(([, v]) => v));
+    check(JSON.stringify(Object.entries(byState).sort()) === JSON.stringify(Object.entries(rs).sort()),
+      `frames per state: the viewer ${JSON.stringify(byState)}, strobe report ${JSON.stringify(rs)}`);
+  });
+}
+
 async function flameThreads(browser) {
   const cap = path.join(work, 'gpu.strobe');
   run(makeCapture, [cap, '--gpu']);
@@ -189,6 +243,9 @@ await finish(async () => {
     await ownSpans(browser, dir);
     await states(browser, dir);
     await runtimeParents(browser, dir);
+    await merged(browser, 'tp');
+    if (demo) await merged(browser, 'demo');
+    else console.log('strobe-demo is not built: the demo\'s merged capture is not checked here');
     await flameThreads(browser);
   } finally {
     await browser.close();

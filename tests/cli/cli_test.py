@@ -330,6 +330,13 @@ def case_unwound():
     flagged = [e for e in doc["traceEvents"] if "unwound" in str(e.get("args", {}).get("strobe", ""))]
     check(len(flagged) == 1 and flagged[0]["name"] == "job" and flagged[0]["ph"] == "X", f"{flagged}")
     check(doc["otherData"]["unwound_scopes"] == 1, f"{doc['otherData']}")
+    # strobe info: beside the losses, the unwound scope; no ring grew and no producer waited (no RINGS block).
+    ji, _ = run_json("info", unw)
+    check(ji["totals"]["unwound"] == 1 and ji["totals"]["rings_grown"] == 0 and ji["totals"]["producer_waits"] == 0,
+          f"info totals {ji['totals']}")
+    text, _ = run("info", unw)
+    check(re.search(r"^losses .*, 1 unwound \(END never ran\)$", text, re.M) and
+          re.search(r"^rings +0 grown .*, 0 producer waits", text, re.M), f"info text:\n{text}")
     # Speedscope: a frame of its own; folded: no self time from it; CSV: not counted.
     out = os.path.join(ARGS.work, "unw.speedscope.json")
     run("export", unw, "--format", "speedscope", "-o", out)
@@ -2630,6 +2637,69 @@ def case_frames_truth():
     check(got["report"]["rates"], "the marks capture has a rate")
 
 
+def session_vs_capture(cap, rep):
+    """A run's session report against its capture: per window the passes that count and both rates, and each
+    sample's state against its frame's (docs/sessions.md §Frame rate: the rules are one copy, frame_rules.h)."""
+    info, _ = run_json("info", "--frames", cap)
+    with open(rep) as fh:
+        report = json.load(fh)
+    series = {s["label"].split("/")[-1]: s for s in info["frames"]["series"]}
+    windows = {x["window"]: x for x in report["frame_rate"]["by_window"]}
+    check(set(series) - {"devtools"} == set(windows), f"{cap}: windows {sorted(series)}, the session's {sorted(windows)}")
+    all_kept = report["counts"]["returned"] == report["counts"]["completed"]
+    for name, x in windows.items():
+        s = series[name]
+        check(x["passes"] == s["counted"], f"{cap}: window {name}: the session counts {x['passes']} passes, the capture "
+              f"{s['counted']} of {s['frames']} ({s['by_state']})")
+        check(abs(x["passes_per_second"] - s["fps_first_to_last"]) <= 2e-3,
+              f"{cap}: window {name}: first to last {x['passes_per_second']} / {s['fps_first_to_last']}")
+        if all_kept:
+            check(abs(x["steady_passes_per_second"] - s["fps_steady_median_interval"]) <= 2e-3,
+                  f"{cap}: window {name}: steady {x['steady_passes_per_second']} / {s['fps_steady_median_interval']}")
+    frames = {(f["window"], f["number"]): f["state"] for f in info["frames"]["list"] if f["kind"] == "pass"}
+    samples = [s for s in report["samples"] if s["kind"] == "pass"]
+    wrong = [(s["window"], s["frame_id"], s["frame_state"], frames.get((s["window"], s["frame_id"])))
+             for s in samples if frames.get((s["window"], s["frame_id"])) != s["frame_state"]]
+    check(samples and not wrong, f"{cap}: samples whose state is not their frame's: {wrong[:5]}")
+    return info, report
+
+
+def case_frames_truth_demo():
+    """The demo's run (tests/demo), its captures and its session reports tell one story (docs/frames.md): every
+    consumer of the truth test agrees on the demo's capture, the sender's and their merge; the merge holds each
+    frame handed from screen to sender once; strobe tree credits each element of pass 12 with its own span only;
+    and each process's session report agrees with its capture on the
+    passes that count per window, both rates and each sample's state, idle passes (the w1 window's) left out of
+    both."""
+    w = ARGS.work
+    env = dict(os.environ, VK_ICD_FILENAMES="/nonexistent/strobe-no-driver.json")  # the CPU path: quick, the same frames
+    subprocess.run([ARGS.demo, "--frames", "16", "--headless", "--out", w], check=True, timeout=240, env=env,
+                   stdout=subprocess.DEVNULL)
+    demo, sender, merged = (os.path.join(w, n) for n in ("demo.strobe", "sender.strobe", "all.strobe"))
+    run("merge", demo, sender, "-o", merged)
+    lists = {}
+    for path in (demo, sender, merged):
+        got, lists[path] = truth_answers(path)
+        truth_agree(path, got)
+    main = [f for f in lists[demo] if f["kind"] == "pass" and f["window"] == "main"]
+    both = [f for f in lists[merged] if f["kind"] == "pass" and f["window"] == "main"]
+    check(len(main) == 16 and all(f["state"] == "handed off" for f in main), f"the demo hands its 16 main passes off")
+    check(len(both) == 16 and all(f["process"] == "screen" and f["end_process"] == "sender" for f in both) and
+          {f["state"] for f in both} <= {"presented", "superseded"}, f"the merge: each once, screen to sender {both[:2]}")
+    # strobe tree: the UI-tree snapshot's pass (12) lays each element out once, so each node is credited with the one
+    # span its pass owns, never with the next passes' that ran while 12 waited for its hand-off; none past its own.
+    t, _ = run_json("tree", demo, "--frame", "12")
+    counts = [n["spans"]["count"] for n in t["nodes"] if n.get("spans") and n["spans"]["count"]]
+    own = [f["spans"] for f in main if f["number"] == 12]
+    check(t["snapshot"]["frame"] == 12 and counts and set(counts) == {1} and own and sum(counts) <= own[0],
+          f"tree --frame 12: node span counts {sorted(set(counts))}, {sum(counts)} in all, pass 12 owns {own}")
+    info, report = session_vs_capture(demo, os.path.join(w, "demo-report.json"))
+    idle = [f for f in lists[demo] if f["kind"] == "pass" and f["idle"]]
+    check(report["counts"]["idle"] > 0 and len(idle) == report["counts"]["idle"] and
+          all(f["window"] == "w1" and f["state"] == "completed" and not f["counted"] for f in idle),
+          f"the capture flags the {report['counts']['idle']} idle passes the session left out ({len(idle)})")
+    session_vs_capture(sender, os.path.join(w, "sender-report.json"))
+
 
 CASES = {k[5:]: v for k, v in globals().items() if k.startswith("case_")}
 
@@ -2648,6 +2718,7 @@ def main():
     ap.add_argument("--two-processes")
     ap.add_argument("--clock-hosts")
     ap.add_argument("--frame-states")
+    ap.add_argument("--demo")
     ap.add_argument("case", choices=sorted(CASES))
     ARGS = ap.parse_args()
     shutil.rmtree(ARGS.work, ignore_errors=True)

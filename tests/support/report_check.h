@@ -57,6 +57,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "strobe/frames.h"
 #include "strobe/session.h"
 
 #ifndef STROBE_REPORT_OUT_DIR
@@ -135,6 +136,13 @@ static inline int rc_unit_name(const char *s) {
   return 0;
 }
 
+/* 1 when s names a state of the frame model's STROBE_FRAME_STATES table (frames.h). */
+static inline int rc_frame_state_name(const char *s) {
+  for (uint32_t i = 0; i < STROBE_FRAME_STATE_LIMIT; i++)
+    if (!strcmp(strobe_frames_state_name(i), s)) return 1;
+  return 0;
+}
+
 static inline void rc_content_free(json_t *v, const char *key, const char *parent) {
   if (json_is_object(v)) {
     const char *k;
@@ -174,6 +182,8 @@ static inline void rc_content_free(json_t *v, const char *key, const char *paren
     ok = rc_matches("^(complete|empty|unfinished|partial)$", s);
   else if (!strcmp(key, "state"))
     ok = rc_matches("^(in_flight|stalled|no_baseline)$", s);
+  else if (!strcmp(key, "frame_state"))
+    ok = rc_frame_state_name(s);
   else if (!strcmp(key, "overflow"))
     ok = rc_matches("^(drop|grow|wait)$", s); /* strobe_overflow_name */
   else if (!strcmp(key, "lane"))

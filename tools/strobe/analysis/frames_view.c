@@ -25,7 +25,7 @@ static const char *const g_source_key[STROBE_FRAME_SOURCE_LIMIT] = {"none", "pas
                                                                      "top_level_scopes"};
 static const char *const g_source_text[STROBE_FRAME_SOURCE_LIMIT] = {
     "none: the capture has no pass operations, frame marks or scopes",
-    "pass operations per window (completed, presented and handed-off passes count towards the rates; docs/frames.md)",
+    "pass operations per window (completed, presented and handed-off passes count towards the rates, idle ones never; docs/frames.md)",
     "FRAME marks (interval between consecutive marks on a thread)",
     ("none: the capture has no pass operations and no frame marks, so no frame rate; its top-level scopes are "
      "listed by duration instead")}; /* parenthesised: one element, which Clang's -Wstring-concatenation asks */
@@ -380,6 +380,7 @@ void fv_frame_list_json(strobe__json *j, const strobe_frames *fx, const strobe_c
     strobe__json_str(j, "kind", fr->kind ? strobe_op_kind_name(fr->kind) : "frame");
     strobe__json_str(j, "state", strobe_frames_state_name(fr->state));
     strobe__json_bool(j, "counted", fr->counted);
+    strobe__json_bool(j, "idle", fr->idle);
     strobe__json_str(j, "series", fr->series == STROBE_FRAMES_NONE ? "" : fv_series_label(fx, c, fr->series, buf, sizeof buf));
     strobe__json_str(j, "window", fr->window);
     if (fr->population[0]) strobe__json_str(j, "population", fr->population);

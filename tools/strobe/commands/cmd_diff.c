@@ -210,8 +210,9 @@ int cmd_diff(int argc, char **argv) {
     /* getopt moved the operands to the end: FILE N M. */
     uint64_t n, m;
     if (nargs != 3) return cli_usage_error("diff", "--frames expects FILE --frames N M");
-    if (cli_parse_u64(argv[optind + 1], &n) || cli_parse_u64(argv[optind + 2], &m) || n == 0 || m == 0)
-      return cli_usage_error("diff", "--frames needs two frame numbers (1, 2, ...), not '%s' '%s'", argv[optind + 1],
+    /* Numbers as strobe report shows them: a pass's frame id may be 0 (the application's own: the demo's first). */
+    if (cli_parse_u64(argv[optind + 1], &n) || cli_parse_u64(argv[optind + 2], &m))
+      return cli_usage_error("diff", "--frames needs two frame numbers (0, 1, 2, ...), not '%s' '%s'", argv[optind + 1],
                              argv[optind + 2]);
     int rc = cli_need_file("diff", argv[optind], "--frames reads the capture twice");
     return rc ? rc : frame_diff(argv[optind], n, m, thread, window, json, quiet);

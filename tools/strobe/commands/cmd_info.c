@@ -24,8 +24,8 @@ static const char g_usage[] =
     "Describes a capture: header (clock source, invariance, ns per tick, kind, format\n"
     "and library version, os/arch, features, self-measured overhead per scope, pid,\n"
     "ring size, flush interval), threads (index, tid or \"fiber\", name, events, lost, ended),\n"
-    "sites, totals (events, scopes, lost events, orphan ends, unfinished and lost\n"
-    "scopes), misuse counts, and whether the file was cut short. Its frames, as every\n"
+    "sites, totals (events, scopes, lost events, orphan ends, unfinished, lost and\n"
+    "unwound scopes, rings grown and producer waits), misuse counts, and whether the file was cut short. Its frames, as every\n"
     "subcommand counts them (docs/frames.md): operations one each wherever they ran, and\n"
     "per window (or thread) its frames by state and both frame rates.\n"
     "\n"
@@ -169,6 +169,9 @@ static void write_json(cli_output *o, info *x) {
   strobe__json_uint(&j, "orphan_ends", t.orphan_ends);
   strobe__json_uint(&j, "unfinished", t.unfinished);
   strobe__json_uint(&j, "lost_scopes", t.lost_scopes);
+  strobe__json_uint(&j, "unwound", t.unwound);
+  strobe__json_uint(&j, "rings_grown", t.rings_grown);
+  strobe__json_uint(&j, "producer_waits", t.producer_waits);
   strobe__json_bool(&j, "footer", t.footer);
   strobe__json_bool(&j, "cut_short", t.cut_short || x->in.rc == STROBE_ETRUNCATED);
   strobe__json_end(&j);
@@ -347,8 +350,10 @@ static void write_text(cli_output *o, info *x) {
           (unsigned long long)t.events, (unsigned long long)t.blocks, (unsigned long long)t.scopes,
           (unsigned long long)t.ops, (unsigned long long)t.op_events);
   fv_series_summary_text(f, x->fx, c);
-  fprintf(f, "losses      %llu events lost (ring full), %llu lost scopes (END dropped)\n", (unsigned long long)t.lost,
-          (unsigned long long)t.lost_scopes);
+  fprintf(f, "losses      %llu events lost (ring full), %llu lost scopes (END dropped), %llu unwound (END never ran)\n",
+          (unsigned long long)t.lost, (unsigned long long)t.lost_scopes, (unsigned long long)t.unwound);
+  fprintf(f, "rings       %llu grown (overflow mode grow), %llu producer waits for the drain (overflow mode wait)\n",
+          (unsigned long long)t.rings_grown, (unsigned long long)t.producer_waits);
   fprintf(f, "unfinished  %llu scopes never ended (reported apart, never given an end)\n",
           (unsigned long long)t.unfinished);
   fprintf(f, "orphan ends %llu (their BEGIN predates the capture)\n", (unsigned long long)t.orphan_ends);

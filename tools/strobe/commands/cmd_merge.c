@@ -171,6 +171,7 @@ static uint32_t op_flags(const strobe_capture_op *op, int end) {
     if (op->committed) f |= STROBE__OPF_COMMITTED;
     if (op->handed_off) f |= STROBE__OPF_HANDED_OFF;
     if (op->detail) f |= STROBE__OPF_DETAIL;
+    if (op->idle) f |= STROBE__OPF_IDLE;
   }
   return f;
 }
