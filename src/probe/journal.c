@@ -68,7 +68,6 @@ typedef struct strobe__journal {
 static strobe__mutex g_jlock = STROBE__MUTEX_INIT; /* everything here */
 static strobe__journal *g_open;  /* the journal new threads go to, or NULL */
 static strobe__journal *g_all;   /* open, or closed with live regions */
-static pthread_once_t g_fork_once = PTHREAD_ONCE_INIT;
 
 #define PAGE 4096u
 
@@ -103,12 +102,9 @@ static void journal_unmap(strobe__journal *j) {
   free(j);
 }
 
-static void fork_init(void);
-
 /* >>open */
 int strobe__journal_open(const char *path, uint64_t *id) {
   if (!path || !id) return STROBE_EINVAL;
-  pthread_once(&g_fork_once, fork_init);
   strobe__journal *j = calloc(1, sizeof *j);
   size_t head_map = (size_t)page_up(sizeof(strobe__journal_head));
   if (!j || !(j->path = strdup(path))) {
@@ -404,7 +400,11 @@ void strobe__journal_die_point(int point) {
 
 /* >>fork: the child gets private copies of every journal mapping (its one
  * thread keeps its state, the parent's file never sees its stores), and no
- * journal to make states in. */
+ * journal to make states in. The parent runs on while the child copies: the
+ * heads go first (the parent's later regions and frees must not show), and a
+ * region the parent mapped after the fork, which the child lacks, is left. */
+static int mapped(void *at, size_t len) { return msync(at, len, MS_ASYNC) == 0; }
+
 static void private_copy(void *at, size_t len) {
   void *tmp = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (tmp == MAP_FAILED) return; /* then the child shares its parent's pages: nothing better can be done */
@@ -412,22 +412,29 @@ static void private_copy(void *at, size_t len) {
   if (mremap(tmp, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, at) == MAP_FAILED) munmap(tmp, len);
 }
 
-static void fork_prepare(void) { strobe__mutex_lock(&g_jlock); }
-static void fork_parent(void) { strobe__mutex_unlock(&g_jlock); }
-
 static void fork_child(void) {
+  for (strobe__journal *j = g_all; j; j = j->next) private_copy(j->head, j->head_map);
   for (strobe__journal *j = g_all; j; j = j->next) {
     strobe__journal_head *h = j->head;
-    for (uint32_t i = 0; i < h->regions; i++)
-      if (h->region[i].state == STROBE__JREGION_LIVE || h->region[i].state == STROBE__JREGION_MAKING)
-        private_copy((void *)(uintptr_t)h->region[i].base, h->region[i].size);
-    private_copy(h, j->head_map);
+    for (uint32_t i = 0; i < h->regions && i < STROBE__JOURNAL_REGIONS; i++) {
+      strobe__journal_region *r = &h->region[i];
+      void *at = (void *)(uintptr_t)r->base;
+      if ((r->state == STROBE__JREGION_LIVE || r->state == STROBE__JREGION_MAKING) && mapped(at, (size_t)r->size))
+        private_copy(at, (size_t)r->size);
+    }
     j->closed = 1;
     if (j->fd >= 0) close(j->fd);
     j->fd = -1;
   }
   g_open = NULL;
-  strobe__mutex_unlock(&g_jlock);
 }
 
-static void fork_init(void) { (void)pthread_atfork(fork_prepare, fork_parent, fork_child); }
+/* probe.h >>fork, called by the collect layer's handlers in their lock order. */
+void strobe__journal_fork(int phase) {
+  if (phase == STROBE__FORK_PREPARE) {
+    strobe__mutex_lock(&g_jlock);
+    return;
+  }
+  if (phase == STROBE__FORK_CHILD) fork_child();
+  strobe__mutex_unlock(&g_jlock);
+}

@@ -459,6 +459,23 @@ void strobe__journal_die_point(int point);
  * the mark, then lets the producer reuse the slots. */
 void strobe__journal_release(strobe__tstate *t, strobe__event *read);
 
+/* >>fork (docs/recording.md §Fork): the collect layer's pthread_atfork
+ * handlers (src/collect/drain.c) call these in one order, so that fork()
+ * finds every lock free and the data behind it whole. PREPARE takes the
+ * file's locks (the thread list, then the desc; the journal's; the site
+ * registry's; the label registry's), PARENT releases them, CHILD puts the
+ * child in order (below) and releases them. */
+enum { STROBE__FORK_PREPARE = 0, STROBE__FORK_PARENT = 1, STROBE__FORK_CHILD = 2 };
+/* CHILD: the states of the parent's other threads, which do not exist in the
+ * child, leave the thread list unread (fork copied their rings while they
+ * wrote); the calling thread's state keeps its ring and stack, with the
+ * child's tid. */
+void strobe__threads_fork(int phase);
+/* CHILD: the mappings become private copies; no journal is open. */
+void strobe__journal_fork(int phase);
+void strobe__sites_fork(int phase);
+void strobe__labels_fork(int phase);
+
 /* >>cost */
 /* The producer's cost of recording (docs/recording.md, Cost), calibrated on
  * the calling thread the first time (a few ms: a mixed sequence of scopes,

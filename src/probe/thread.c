@@ -14,7 +14,8 @@
  * allocate after a thread is attached, or write another thread's state
  * (each ring has exactly one producer).
  *
- * Contents: >>globals >>attach >>ring >>cumulative >>scopes >>depth >>numbers >>exit >>fibers >>queries >>cost
+ * Contents: >>globals >>attach >>ring >>cumulative >>scopes >>depth >>numbers >>exit >>fibers >>fork >>queries
+ * >>cost
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -35,8 +36,13 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the ring word overlay
 
 uint32_t strobe__active;
 /* What strobe__tls points at before a thread attaches and after it exits:
- * limit 0 sends every BEGIN to the slow path, and no guard is its top. */
-static strobe__thread g_detached = {.top = &g_detached.stack[0], .stack = {{STROBE__FRAME_BOOKKEEPING, STROBE__SP_HELD}}};
+ * limit 0 sends every BEGIN to the slow path, and no guard is its top. Its
+ * cursor is not NULL: a counter or gauge checks `cur > num_limit` (0), so a
+ * thread whose first event is one goes the slow way too (a NULL cursor sent
+ * it inline, to a store at address 0). Nothing is ever written there. */
+static strobe__event g_no_ring[1];
+static strobe__thread g_detached = {
+    .cur = g_no_ring, .top = &g_detached.stack[0], .stack = {{STROBE__FRAME_BOOKKEEPING, STROBE__SP_HELD}}};
 _Thread_local strobe__thread *strobe__tls __attribute__((tls_model("initial-exec"))) = &g_detached;
 
 static _Thread_local int tls_exiting __attribute__((tls_model("initial-exec"))); /* set by the exit hook: no re-attach while TLS is torn down */
@@ -939,6 +945,34 @@ int strobe_fiber_destroy(strobe_fiber *fiber) {
   __atomic_store_n(&f->exited, 1, __ATOMIC_RELEASE); /* the drain delivers what is left, then frees it */
   wake_drain();
   return 0;
+}
+
+/* >>fork (probe.h; docs/recording.md §Fork) */
+void strobe__threads_fork(int phase) {
+  if (phase == STROBE__FORK_PREPARE) {
+    strobe__mutex_lock(&g_threads_lock);
+    strobe__mutex_lock(&g_desc_lock);
+    return;
+  }
+  if (phase == STROBE__FORK_CHILD) {
+    /* Only the caller's state (its own, or the fiber it is in) and idle fibers stay. The others' threads
+     * are not in the child, and fork copied their rings while they wrote: a cursor may be ahead of the
+     * slots the child got. Left unread and unfreed (their memory is the parent's copy-on-write pages). */
+    const strobe__thread *own = tls_fiber ? tls_fiber_saved : strobe__tls;
+    strobe__tstate **p = &g_threads;
+    while (*p) {
+      strobe__tstate *t = *p;
+      int keep = &t->hot == own || t == tls_fiber || (t->fiber && !__atomic_load_n(&t->fiber_busy, __ATOMIC_RELAXED));
+      if (keep) {
+        if (&t->hot == own) t->os_tid = (uint64_t)syscall(SYS_gettid);
+        p = &t->next;
+      } else {
+        *p = t->next;
+      }
+    }
+  }
+  strobe__mutex_unlock(&g_desc_lock);
+  strobe__mutex_unlock(&g_threads_lock);
 }
 
 /* >>queries */
