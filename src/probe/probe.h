@@ -127,6 +127,10 @@ typedef struct strobe__tstate {
  * and innermost stage ("" when none), or 0 when no operation is open. */
 typedef int (*strobe__crash_op_fn)(const char **kind, uint64_t *frame_id, const char **stage);
 extern strobe__crash_op_fn strobe__crash_op;
+/* Gives the calling thread an alternate signal stack (platform/altstack.h) once, unless it has its own, so the
+ * crash handler runs when it overflows its stack. Every thread that attaches while strobe_desc.crash_handler
+ * is 1 gets one (freed at its exit); the crash handler's installation gives the installing thread one. */
+void strobe__thread_altstack(void);
 
 /* >>sites */
 uint32_t strobe__site_count(void); /* ids 1..count-1 are registered (acquire) */

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "platform/altstack.h"
 #include "platform/clock.h"
 #include "platform/invariant.h"
 #include "probe/probe.h"
@@ -46,6 +47,8 @@ static strobe__thread g_detached = {
 _Thread_local strobe__thread *strobe__tls __attribute__((tls_model("initial-exec"))) = &g_detached;
 
 static _Thread_local int tls_exiting __attribute__((tls_model("initial-exec"))); /* set by the exit hook: no re-attach while TLS is torn down */
+static _Thread_local void *tls_altstack __attribute__((tls_model("initial-exec"))); /* strobe__thread_altstack's, or NULL */
+static _Thread_local int tls_altstack_tried __attribute__((tls_model("initial-exec")));
 
 #define DEFAULT_RING_EVENTS 262144u /* 4 MiB per thread: ~2.5 ms of a thread scoping flat out, and
                                      * ~250 ms of a thread doing real work between scopes */
@@ -230,8 +233,9 @@ static strobe__tstate *attach(void) {
   g_desc_frozen = 1;
   resolve_desc(&g_desc);
   uint32_t cap = g_desc.ring_events;
-  uint32_t overflow = g_desc.overflow, ring_max = g_desc.ring_events_max;
+  uint32_t overflow = g_desc.overflow, ring_max = g_desc.ring_events_max, crash = g_desc.crash_handler;
   strobe__mutex_unlock(&g_desc_lock);
+  if (crash) strobe__thread_altstack(); /* the crash handler then runs when this thread overflows its stack */
 
   strobe__tstate *t = tstate_new(cap, 1);
   if (!t) return NULL;
@@ -845,10 +849,18 @@ static void close_at_exit(strobe__tstate *t) {
 
 static void fiber_release_current(void);
 
+void strobe__thread_altstack(void) {
+  if (tls_altstack_tried) return;
+  tls_altstack_tried = 1;
+  tls_altstack = strobe__altstack_add();
+}
+
 static void on_thread_exit(void *arg) {
   strobe__tstate *t = arg;
   fiber_release_current(); /* a thread that exits inside a fiber leaves it (>>fibers) */
   close_at_exit(t);
+  strobe__altstack_free(tls_altstack);
+  tls_altstack = NULL;
   strobe__tls = &g_detached;
   tls_exiting = 1;
   __atomic_store_n(&t->exited, 1, __ATOMIC_RELEASE);
@@ -887,8 +899,9 @@ int strobe_fiber_create(const char *name, size_t len, strobe_fiber **out) {
   g_desc_frozen = 1;
   resolve_desc(&g_desc);
   uint32_t cap = g_desc.ring_events / FIBER_RING_DIVISOR;
-  uint32_t overflow = g_desc.overflow, ring_max = g_desc.ring_events_max;
+  uint32_t overflow = g_desc.overflow, ring_max = g_desc.ring_events_max, crash = g_desc.crash_handler;
   strobe__mutex_unlock(&g_desc_lock);
+  if (crash) strobe__thread_altstack(); /* the crash handler then runs when this thread overflows its stack */
   if (cap < 1024u) cap = 1024u;
   strobe__tstate *t = tstate_new(cap, 1);
   if (!t) return STROBE_ENOMEM;
