@@ -25,6 +25,8 @@
 #include "support/harness.h"
 #include "strobe/capture.h"
 #include "strobe/flight.h"
+#include "strobe/gpu.h"
+#include "strobe/session.h"
 #include "strobe/record.h"
 #include "strobe/strobe.h"
 
@@ -403,6 +405,63 @@ static void die_at(int point, int flight) {
   unlink(path);
 }
 
+/* Operations and GPU events are in the rings too: recovery adds them, as the drain passes them on, when the
+ * log names every label and site they name (docs/recording.md §Crash journal). Frames 1..10 are flushed
+ * (their window, stage, counter and instant met), then 11..60 are in the pass that dies before its
+ * JOURNAL_POS block: those come from the journal. */
+static void frames(strobe_collector *col, strobe_window w, uint64_t from, uint64_t to) {
+  for (uint64_t id = from; id <= to; id++) {
+    strobe_op op = strobe_op_begin_frame(col, w, id, NULL);
+    {
+      STROBE_STAGE("layout", NULL);
+      strobe_op_counter_add("glyphs", 3);
+    }
+    if (strobe_gpu_frame_mark(id, STROBE_GPU_CPU_END, 0)) _exit(6);
+    strobe_op_end(op, 1);
+  }
+}
+
+static void records_frames_then_dies(strobe_recorder *rec, int a, int b) {
+  (void)a, (void)b;
+  strobe_collector *col;
+  strobe_window w;
+  if (strobe_collector_create(&col) || strobe_window_register(col, "main", 0, &w)) _exit(5);
+  frames(col, w, 1, 10);
+  if (strobe_record_flush(rec)) _exit(3);
+  strobe__journal_die_at = 1; /* the next pass that delivers events dies after writing them, before JOURNAL_POS */
+  frames(col, w, 11, 60);
+  strobe_record_flush(rec);
+}
+
+static void test_operations_recovered(void) {
+  char path[64], jpath[80];
+  strobe_capture_recovery st = recovered_after(path, jpath, records_frames_then_dies, 0, 0);
+  printf("operations: recovery added %llu slots, %llu unrecoverable\n", (unsigned long long)st.events,
+         (unsigned long long)st.unrecoverable);
+  CHECK_EQ_U64(st.unrecoverable, 0);
+  strobe_capture *cap;
+  REQUIRE_EQ_INT(strobe_capture_open(path, &cap), 0);
+  strobe_capture_record r;
+  int rc;
+  uint64_t ends = 0, marks = 0, ids = 0, stages = 0;
+  while ((rc = strobe_capture_next(cap, &r)) > 0) {
+    if (r.type == STROBE_REC_OP_END) {
+      ends++;
+      ids += r.op->frame_id;
+      stages += r.op->nstages == 1;
+    }
+    marks += r.type == STROBE_REC_GPU_MARK;
+  }
+  CHECK_EQ_INT(rc, 0);
+  CHECK_EQ_U64(ends, 60);
+  CHECK_EQ_U64(ids, 60 * 61 / 2); /* each frame once */
+  CHECK_EQ_U64(stages, 60);
+  CHECK_EQ_U64(marks, 60);
+  strobe_capture_close(cap);
+  unlink(jpath);
+  unlink(path);
+}
+
 /* A thread that exits just before the crash: its last events and its end are in the file, its region is
  * not freed yet. Recovery adds nothing to it, and the file still reads (no thread defined after its end). */
 static void *exiting_thread(void *arg) {
@@ -478,6 +537,7 @@ static void test_flight_recorder_keeps_none(void) { on_own_thread(flight_recorde
   X(death_before_release)                          \
   X(death_before_journal_pos_two_consumers)        \
   X(thread_ended_before_death)                     \
+  X(operations_recovered)                          \
   X(clean_stop_removes_journal)                    \
   X(flight_recorder_keeps_none)
 HARNESS_MAIN(CASES)

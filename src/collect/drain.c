@@ -78,6 +78,23 @@ static void drain_unlock(void) {
   strobe__mutex_unlock(&g_lock);
 }
 
+/* The probe's hook (probe.h, strobe__probe_set_drain_trylock): the lock between passes, waited for at most
+ * ADOPT_WAIT_MS (a pass's length: the drain's own thread takes it again at once when it is busy, so a
+ * mere try would rarely find it free). Never by a thread in the drain role. */
+#define ADOPT_WAIT_MS 50
+static int drain_trylock(void) {
+  if (tls_drain_role) return 0;
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts); /* pthread_mutex_timedlock's clock */
+  ts.tv_nsec += ADOPT_WAIT_MS * 1000000L;
+  ts.tv_sec += ts.tv_nsec / 1000000000L;
+  ts.tv_nsec %= 1000000000L;
+  if (pthread_mutex_timedlock(&g_lock.m, &ts)) return 0;
+  strobe__mutex_set_owner(&g_lock, strobe__thread_self());
+  tls_drain_role = 1;
+  return 1;
+}
+
 static uint64_t clock_ns(clockid_t id) {
   struct timespec ts;
   clock_gettime(id, &ts);
@@ -672,6 +689,7 @@ static int drain_start(void) {
   __atomic_store_n(&g_started, 1, __ATOMIC_RELEASE);
   strobe__probe_set_wake(strobe__drain_wake); /* the probe's slow paths call up only through these */
   strobe__probe_set_wait(drain_wait);
+  strobe__probe_set_drain_trylock(drain_trylock, drain_unlock);
   return 0;
 }
 
@@ -714,6 +732,7 @@ static void fork_parent(void) { fork_release(STROBE__FORK_PARENT); }
 static void fork_child(void) {
   strobe__probe_set_wake(NULL);
   strobe__probe_set_wait(NULL);
+  strobe__probe_set_drain_trylock(NULL, NULL);
   __atomic_store_n(&g_started, 0, __ATOMIC_RELEASE);
   conds_init(); /* the parent's waiters are not in this process */
   g_wake_flag = 0;

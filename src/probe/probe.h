@@ -407,7 +407,8 @@ typedef struct strobe__journal_head {
   uint64_t log_offset;    /* where the log starts in the file */
   uint64_t log_len;       /* atomic (release): bytes of whole records */
   uint64_t log_dropped;   /* records that did not fit */
-  uint64_t heap_threads;  /* threads that attached while it was open but got no region (full, disk full) */
+  uint64_t heap_threads;  /* threads that attached (or were to join) while it was open but got no region (full, disk full) */
+  uint64_t adopted;       /* threads that attached before it opened and joined it (journal.c >>adopt) */
   strobe__journal_region region[STROBE__JOURNAL_REGIONS];
 } strobe__journal_head;
 /* Log records: u32 bytes (the whole record, a multiple of 8), u32 type, then the body. */
@@ -419,9 +420,9 @@ enum {
 uint32_t strobe__journal_layout(void);
 /* Where a journal region's ring starts, after the state (cache-line aligned). */
 #define STROBE__JOURNAL_RING_AT ((((uint64_t)sizeof(strobe__tstate)) + 63u) / 64u * 64u)
-/* The ring a journaled state was made with (in its region), NULL for a state on the heap. */
+/* The ring a state was made with: right after it, in its region or in its own mapping (journal.c >>heap). */
 static inline strobe__event *strobe__journal_ring(const strobe__tstate *t) {
-  return t->jnl ? (strobe__event *)((char *)(uintptr_t)t + STROBE__JOURNAL_RING_AT) : NULL;
+  return (strobe__event *)((char *)(uintptr_t)t + STROBE__JOURNAL_RING_AT);
 }
 struct strobe__journal;
 /* Creates `path` (refused when it exists) and maps it: from now on threads
@@ -445,6 +446,27 @@ void strobe__journal_label(uint32_t id, const char *text);
  * thread index and `drained` count (the JOURNAL_POS block). Returns how many,
  * at most max. The drain thread. */
 uint32_t strobe__journal_positions(uint32_t *index, uint64_t *count, uint32_t max);
+/* A thread state with a ring of cap events outside any journal, laid out as a
+ * region in a mapping of its own (so a journal can adopt it); NULL when out
+ * of memory. Freed with strobe__tstate_unmap. */
+strobe__tstate *strobe__tstate_map(uint32_t cap);
+void strobe__tstate_unmap(strobe__tstate *t);
+/* Adoption (docs/recording.md §Crash journal): the open journal's generation
+ * (nonzero, new at every open), 0 while none is open. A thread whose state
+ * is outside it joins it at its next slow path: strobe__journal_adopt, called
+ * by the state's owner holding the drain lock and the thread list lock,
+ * moves the state and its ring into a region at the same address. Returns 0,
+ * STROBE_ESTATE (no journal, or a state that cannot join: a fiber's, one in a
+ * journal, one whose ring grew), STROBE_ELIMIT or STROBE_EIO (no region:
+ * counted in the journal's heap_threads; the state is as it was). */
+uint32_t strobe__journal_adopt_gen(void);
+int strobe__journal_adopt(strobe__tstate *t);
+/* Called by strobe__journal_open: every thread state outside the journal
+ * takes the slow path at its next BEGIN or number, where it joins. */
+void strobe__threads_adopt_arm(void);
+/* Installed by the collect layer (as the wake hook): takes the drain lock
+ * without waiting, 1 when taken; and gives it back. */
+void strobe__probe_set_drain_trylock(int (*trylock)(void), void (*unlock)(void));
 /* A thread state with a ring of cap events in the open journal; NULL when
  * none is open or it has no room (counted). Under no lock of the drain's. */
 strobe__tstate *strobe__journal_tstate(uint32_t cap);

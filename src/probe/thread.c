@@ -10,11 +10,12 @@
  * and the hook through which it asks the collect layer's drain for a pass
  * (probe.h >>wake).
  *
- * Must never: block on anything the drain holds while the hot path runs,
+ * Must never: block on anything the drain holds while the hot path runs (but
+ * for a pass's length when its thread joins a journal, once, >>adopt),
  * allocate after a thread is attached, or write another thread's state
  * (each ring has exactly one producer).
  *
- * Contents: >>globals >>attach >>ring >>cumulative >>scopes >>depth >>numbers >>exit >>fibers >>fork >>queries
+ * Contents: >>globals >>attach >>ring >>adopt >>cumulative >>scopes >>depth >>numbers >>exit >>fibers >>fork >>queries
  * >>cost
  */
 #include <pthread.h>
@@ -49,6 +50,8 @@ _Thread_local strobe__thread *strobe__tls __attribute__((tls_model("initial-exec
 static _Thread_local int tls_exiting __attribute__((tls_model("initial-exec"))); /* set by the exit hook: no re-attach while TLS is torn down */
 static _Thread_local void *tls_altstack __attribute__((tls_model("initial-exec"))); /* strobe__thread_altstack's, or NULL */
 static _Thread_local int tls_altstack_tried __attribute__((tls_model("initial-exec")));
+static _Thread_local strobe__tstate *tls_own __attribute__((tls_model("initial-exec"))); /* its state once attached */
+static _Thread_local uint32_t tls_adopt_seen __attribute__((tls_model("initial-exec"))); /* journal generation last tried */
 
 #define DEFAULT_RING_EVENTS 262144u /* 4 MiB per thread: ~2.5 ms of a thread scoping flat out, and
                                      * ~250 ms of a thread doing real work between scopes */
@@ -72,11 +75,17 @@ static pthread_key_t g_key;
 
 static void (*g_wake)(void); /* atomic: installed by the drain when it starts (probe.h) */
 static int (*g_wait)(void);  /* atomic: likewise */
+static int (*g_drain_trylock)(void);   /* atomic: likewise (>>adopt) */
+static void (*g_drain_unlock)(void);   /* set before g_drain_trylock */
 static uint32_t g_rings_grown; /* atomic */
 static uint64_t g_producer_waits; /* atomic */
 
 void strobe__probe_set_wake(void (*wake)(void)) { __atomic_store_n(&g_wake, wake, __ATOMIC_RELEASE); }
 void strobe__probe_set_wait(int (*wait)(void)) { __atomic_store_n(&g_wait, wait, __ATOMIC_RELEASE); }
+void strobe__probe_set_drain_trylock(int (*trylock)(void), void (*unlock)(void)) {
+  __atomic_store_n(&g_drain_unlock, unlock, __ATOMIC_RELEASE);
+  __atomic_store_n(&g_drain_trylock, trylock, __ATOMIC_RELEASE);
+}
 
 /* Slow paths only: the inline hot path never asks for a pass. */
 static void wake_drain(void) {
@@ -178,8 +187,45 @@ static void set_limits(strobe__tstate *t, uint64_t limit, uint64_t num_limit) {
   wake_if_resting();
 }
 
+/* >>adopt (journal.c): the calling thread's own state, outside the open journal, not yet tried there. */
+static int adopt_pending(const strobe__tstate *t) {
+  uint32_t gen = strobe__journal_adopt_gen();
+  return gen && gen != tls_adopt_seen && t == tls_own && !t->jnl && !t->fiber;
+}
+
+/* At a slow path, before anything is written: the drain lock, waited for a pass's length at most (the
+ * one wait besides STROBE_OVERFLOW_WAIT's, once per thread and journal; a drain busy longer makes the
+ * next slow path try again), then the thread list's; then the journal takes the state in. Tried once
+ * per journal unless the drain lock was not had. */
+static void adopt_maybe(strobe__tstate *t) {
+  if (!adopt_pending(t)) return;
+  int (*trylock)(void) = __atomic_load_n(&g_drain_trylock, __ATOMIC_ACQUIRE);
+  uint32_t gen = strobe__journal_adopt_gen();
+  if (!trylock || !trylock()) return;
+  strobe__mutex_lock(&g_threads_lock);
+  (void)strobe__journal_adopt(t); /* a state that cannot join is counted there, and stays as it was */
+  strobe__mutex_unlock(&g_threads_lock);
+  __atomic_load_n(&g_drain_unlock, __ATOMIC_ACQUIRE)();
+  tls_adopt_seen = gen;
+}
+
+/* As the rest's (set_limits): the journal's generation is stored before this fence and the limits after
+ * it; an owner stores its limits, fences, then reads the generation. So an owner whose store overwrote
+ * the lowered limits sees the generation and lowers them again (refresh_limit). */
+void strobe__threads_adopt_arm(void) {
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  strobe__mutex_lock(&g_threads_lock);
+  for (strobe__tstate *t = g_threads; t; t = t->next)
+    if (!t->jnl && !t->fiber && !__atomic_load_n(&t->exited, __ATOMIC_RELAXED)) {
+      __atomic_store_n(&t->hot.limit, 1, __ATOMIC_RELAXED); /* its next BEGIN or number is slow (adopt_maybe) */
+      __atomic_store_n(&t->hot.num_limit, 0, __ATOMIC_RELAXED);
+    }
+  strobe__mutex_unlock(&g_threads_lock);
+}
+
 static void refresh_limit(strobe__tstate *t) {
-  if (t->pending_lost) { /* every BEGIN goes slow until the LOST marker is out (not 0: that means detached) */
+  if (t->pending_lost || adopt_pending(t)) { /* every BEGIN goes slow until the LOST marker is out, or it joined
+                                               * the journal (not 0: that means detached) */
     set_limits(t, 1, 0);
     return;
   }
@@ -198,6 +244,7 @@ static void refresh_limit(strobe__tstate *t) {
    * real bound. */
   if (bound == mid && bound - cur <= (ptrdiff_t)NUM_ROOM) bound = cur >= read ? t->ring_end : read - 1;
   set_limits(t, limit, bound - cur > (ptrdiff_t)NUM_ROOM ? (uint64_t)(uintptr_t)(bound - NUM_ROOM) : 0);
+  if (adopt_pending(t)) set_limits(t, 1, 0); /* a journal opened meanwhile (strobe__threads_adopt_arm) */
 }
 
 /* A thread's state with an empty ring of cap events (one spare slot: see
@@ -207,16 +254,8 @@ static strobe__tstate *tstate_new(uint32_t cap, int journal) {
   /* While a capture's journal is open, the state goes there (>>journal in probe.h). */
   strobe__tstate *t = journal ? strobe__journal_tstate(cap) : NULL;
   if (t) goto ready;
-  t = calloc(1, sizeof *t);
-  strobe__event *ring = malloc(((size_t)cap + 1) * sizeof *ring);
-  if (!t || !ring) {
-    free(t);
-    free(ring);
-    return NULL;
-  }
-  t->ring = t->read = t->hot.cur = t->dring = ring;
-  t->ring_end = t->wrap_at = t->dring_end = ring + cap;
-  t->ring_events = t->ring_events_max = t->ring_events_first = cap;
+  t = strobe__tstate_map(cap); /* laid out as a journal region, so a later journal can adopt it */
+  if (!t) return NULL;
 ready:
   t->hot.top = t->hot.stack;
   t->hot.stack[0].word = STROBE__FRAME_BOOKKEEPING; /* never a scope: the inline VALUE goes slow here (strobe.h) */
@@ -249,6 +288,8 @@ static strobe__tstate *attach(void) {
   strobe__mutex_unlock(&g_threads_lock);
   strobe__journal_tstate_ready(t); /* numbered now: recovery may read its region (before its first event) */
   (void)pthread_setspecific(g_key, t);
+  tls_own = t;
+  tls_adopt_seen = strobe__journal_adopt_gen(); /* made now: in the journal open now, if there is one */
   refresh_limit(t);
   strobe__tls = &t->hot;
   return t;
@@ -286,7 +327,7 @@ void strobe__threads_unlink(strobe__tstate *t) {
 void strobe__thread_free(strobe__tstate *t) {
   if (!t) return;
   /* Old rings of GROW swaps the drain never finished (it finishes them first). */
-  /* The ring it was made with is in its journal region, if it has one. */
+  /* The ring it was made with is in its own mapping (its journal region, or journal.c >>heap). */
   strobe__event *jring = strobe__journal_ring(t);
   for (uint32_t i = t->retired_done; i < t->retired; i++)
     if (t->retire[i].ring != jring) free(t->retire[i].ring);
@@ -294,7 +335,7 @@ void strobe__thread_free(strobe__tstate *t) {
   if (t->jnl)
     strobe__journal_tstate_free(t);
   else
-    free(t);
+    strobe__tstate_unmap(t);
 }
 
 #define BUMP(t, field) __atomic_fetch_add(&(t)->misuse.field, 1, __ATOMIC_RELAXED)
@@ -643,6 +684,7 @@ uintptr_t strobe__begin_at(strobe_site *site, uintptr_t sp, uint64_t ts) { retur
 static uintptr_t begin_with(strobe_site *site, uint32_t flags, uintptr_t sp, uint64_t now) {
   strobe__tstate *t = attach();
   if (!t) return 0;
+  adopt_maybe(t);
   if (sp != STROBE__SP_HELD) unwind_dead(t, site, sp);
   if (depth_of(t) >= STROBE_MAX_DEPTH) {
     BUMP(t, depth_overflow);
@@ -732,6 +774,7 @@ void strobe_unwind_to(int depth) {
 void strobe__number_slow(strobe_site *site, uint64_t bits) {
   strobe__tstate *t = attach();
   if (!t) return;
+  adopt_maybe(t);
   uint32_t kind = strobe__number_event(site->kind);
   if (!kind) return; /* not a number site: cannot come from the macros */
   if (kind == STROBE__EV_VALUE) {
@@ -1147,8 +1190,7 @@ strobe__cost strobe__measure_cost(void) {
   }
   strobe__tls = saved;
   uint64_t lost = t->lost;
-  free(t->ring);
-  free(t);
+  strobe__tstate_unmap(t);
   if (lost) goto done; /* the scratch ring is emptied after every unit: cannot happen */
   qsort(lap + 1, COST_LAPS, sizeof lap[0], cmp_u64);
   double ns = (double)lap[1 + COST_LAPS / 2];
