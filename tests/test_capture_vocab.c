@@ -30,10 +30,18 @@ static strobe_site k_sites[] = {
     {.name = "outer", .file = "test.c", .function = "f", .line = 1, .kind = STROBE_SITE_SCOPE},
     {.name = "row", .file = "test.c", .function = "f", .line = 2, .kind = STROBE_SITE_SCOPE},
     {.name = "Cell", .file = "test.c", .line = 3, .kind = STROBE_SITE_ELEMENT},
+    {.name = "assets", .file = "test.c", .line = 4, .kind = STROBE_SITE_LOCK},
 };
+#define NSITES (sizeof k_sites / sizeof k_sites[0])
 #define S_OUTER 1u
 #define S_ROW 2u
 #define S_ELEM 3u /* an ELEMENT event names an element type (strobe.h >>elements) */
+#define S_LOCK 4u /* lock events name a lock (strobe/lock.h) */
+/* The site an event of this kind names: lock events name a site of their own kind. */
+static uint32_t site_for(uint32_t kind) {
+  return kind == STROBE__EV_LOCK_WAIT || kind == STROBE__EV_LOCK_ACQUIRED || kind == STROBE__EV_LOCK_RELEASED ? S_LOCK
+                                                                                                               : S_ROW;
+}
 #define ELEMENT_ID 0x8badf00d12345678ull
 
 /* One row of the event-kind table, as the test wrote it. */
@@ -69,7 +77,7 @@ static uint64_t slot_value(const row *r, uint32_t i) {
 static void test_every_kind_round_trips(void) {
   strobe__buf out = {0};
   strobe__writer *w = open_writer(&out);
-  for (uint32_t i = 0; i < 3; i++) strobe__writer_site(w, i + 1, &k_sites[i]);
+  for (uint32_t i = 0; i < NSITES; i++) strobe__writer_site(w, i + 1, &k_sites[i]);
   strobe__writer_thread(w, 0, 42, "main", 0);
 
   row rows[NROWS];
@@ -101,7 +109,7 @@ static void test_every_kind_round_trips(void) {
     }
     ts += 10;
     r->ts = ts;
-    ev[0] = (strobe__event){ts, r->kind, S_ROW};
+    ev[0] = (strobe__event){ts, r->kind, site_for(r->kind)};
     if (r->operands == STROBE__OPERANDS_LOST) ev[0] = (strobe__event){ts, r->kind | depth << 8, 5};
     for (uint32_t i = 0; i < r->slots; i++) {
       r->slot[i] = slot_value(r, i);
@@ -144,7 +152,7 @@ static void test_every_kind_round_trips(void) {
     CHECK_EQ_INT(rec.thread, 0);
     if (w_row->operands == STROBE__OPERANDS_SITE_VARINTS || w_row->operands == STROBE__OPERANDS_SITE_F64S ||
         w_row->operands == STROBE__OPERANDS_BEGIN)
-      CHECK_EQ_INT(rec.site, S_ROW);
+      CHECK_EQ_INT(rec.site, site_for(w_row->kind));
     switch (rec.type) { /* the slots, where a record carries them */
       case STROBE_REC_VALUE:
       case STROBE_REC_COUNTER:

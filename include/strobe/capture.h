@@ -26,8 +26,9 @@ extern "C" {
  * reads (docs/capture-format.md, Compatibility); other versions fail with
  * STROBE_EVERSION. Version 2 added each site's unit, version 3 its flags and
  * the misuse counters of strobe_site_intern, version 4 element attribution
- * (the ELEMENT event kind and site kind). */
-#define STROBE_CAPTURE_FORMAT_VERSION 4u
+ * (the ELEMENT event kind and site kind), version 5 locks (the LOCK site kind
+ * and the LOCK_* event kinds). */
+#define STROBE_CAPTURE_FORMAT_VERSION 5u
 #define STROBE_CAPTURE_FORMAT_OLDEST 1u
 
 typedef struct strobe_capture strobe_capture;
@@ -125,12 +126,16 @@ typedef enum strobe_capture_record_type {
   STROBE_REC_SWITCH = 22,    /* the sampled thread left its CPU (sample->out 1) or came back (0): sample, thread, time */
   STROBE_REC_ATTACHMENT = 23, /* an attachment (strobe/deep.h): attachment, ticks and time when it was attached */
   STROBE_REC_DEEP = 24,      /* a deep capture of one frame (strobe/deep.h): deep, ticks and time when it began */
-  STROBE_REC_LANE_SPAN = 25  /* an external producer's span (strobe/producer.h): site, device (queue = the lane,
+  STROBE_REC_LANE_SPAN = 25, /* an external producer's span (strobe/producer.h): site, device (queue = the lane,
                               * domain = its clock, "" for host ticks; device begin and end, raw: map them with
                               * strobe_capture_map_device, which takes "" too); ticks = when it was recorded */
+  STROBE_REC_LOCK_WAIT = 29,     /* this thread began to wait for a lock (strobe/lock.h): site (kind STROBE_SITE_LOCK),
+                                  * time. Since version 5 */
+  STROBE_REC_LOCK_ACQUIRED = 30, /* this thread holds the lock from here: site, time. Since version 5 */
+  STROBE_REC_LOCK_RELEASED = 31  /* this thread let the lock go: site, time. Since version 5 */
 } strobe_capture_record_type;
 /* Every record type as strobe_capture_set_records takes them: bit (1 << type) for each. */
-#define STROBE_CAPTURE_ALL_RECORDS ((((uint64_t)1) << (STROBE_REC_LANE_SPAN + 1)) - 2)
+#define STROBE_CAPTURE_ALL_RECORDS ((((uint64_t)1) << (STROBE_REC_LOCK_RELEASED + 1)) - 2)
 
 /* A thread of a SAMPLE or SWITCH record that no THREAD block named (it never
  * recorded an event while the capture ran): sample->os_tid says which. */

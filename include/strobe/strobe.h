@@ -203,7 +203,8 @@ STROBE_API int strobe_profiling_available(void);
   X(GAUGE, 5, "gauge", 0)           /* a sampled level */                                          \
   X(FRAME, 6, "frame", 0)           /* a frame boundary mark */                                    \
   X(STAGE, 7, "stage", 1)           /* a scope that is also a stage of the current operation (session.h) */ \
-  X(ELEMENT, 8, "element", 0)       /* an element type: its name attributes scopes (>>elements) and names tree nodes */
+  X(ELEMENT, 8, "element", 0)       /* an element type: its name attributes scopes (>>elements) and names tree nodes */ \
+  X(LOCK, 12, "lock", 0)            /* a lock: its name is the lock's static label (strobe/lock.h) */
 
 typedef enum strobe_site_kind {
 #define STROBE__SITE_ENUM(id, number, name, timed) STROBE_SITE_##id = number,
@@ -581,7 +582,13 @@ static inline const strobe_site *strobe_current_scope(void) { return strobe_thre
                         * belongs to its scope, like a VALUE) */                                               \
   X(GPU, 14, 0, DEVICE, 0) /* a clock-domain or GPU event (src/probe/gpu.c, include/strobe/gpu.h): data =     \
                         * sub-kind in the low 8 bits, its payload slots above them, like OP; read back from  \
-                        * the DEVICE block as pair, span and instant records */
+                        * the DEVICE block as pair, span and instant records */                            \
+  X(LOCK_WAIT, 20, 0, SITE_VARINTS, STROBE_REC_LOCK_WAIT) /* data: the lock's site (kind lock): this thread  \
+                        * began to wait for it (strobe/lock.h) */                                              \
+  X(LOCK_ACQUIRED, 21, 0, SITE_VARINTS, STROBE_REC_LOCK_ACQUIRED) /* data: the lock's site: this thread holds \
+                        * it from here */                                                                     \
+  X(LOCK_RELEASED, 22, 0, SITE_VARINTS, STROBE_REC_LOCK_RELEASED) /* data: the lock's site: this thread let \
+                        * it go */
 
 enum {
 #define STROBE__EV_ENUM(name, number, slots, operands, record) STROBE__EV_##name = number,
@@ -697,6 +704,9 @@ STROBE_API void strobe__end_slow(uintptr_t guard);
 STROBE_API void strobe__end_explicit(uintptr_t sp);
 STROBE_API void strobe__number_slow(strobe_site *site, uint64_t bits);
 STROBE_API void strobe__frame_mark(strobe_site *site);
+/* One event of `kind` whose data is the site's id and whose time is now
+ * (a lock's wait, acquisition or release: strobe/lock.h). Out of line. */
+STROBE_API void strobe__site_event(strobe_site *site, uint32_t kind);
 STROBE_API void strobe__cumulative_add(strobe_site *site, uint64_t t0, uint64_t t1);
 
 #if defined(__GNUC__)

@@ -542,6 +542,9 @@ static int merge_record(merger *m, merge_input *in, const strobe_capture_record 
       put(&b, f64_bits(r->value), STROBE__EV_PAYLOAD, 0);
       goto merged;
     case STROBE_REC_FRAME: put(&b, ts, STROBE__EV_FRAME, site_of(in, r->site)); goto merged;
+    case STROBE_REC_LOCK_WAIT: put(&b, ts, STROBE__EV_LOCK_WAIT, site_of(in, r->site)); goto merged;
+    case STROBE_REC_LOCK_ACQUIRED: put(&b, ts, STROBE__EV_LOCK_ACQUIRED, site_of(in, r->site)); goto merged;
+    case STROBE_REC_LOCK_RELEASED: put(&b, ts, STROBE__EV_LOCK_RELEASED, site_of(in, r->site)); goto merged;
     case STROBE_REC_CUMULATIVE:
       put(&b, ts, STROBE__EV_CUMULATIVE, site_of(in, r->site));
       put(&b, r->count, STROBE__EV_PAYLOAD, 0);

@@ -26,11 +26,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aggregate.h"
+#include "analysis/aggregate.h"
 #include "cli.h"
-#include "frames_view.h"
-#include "kinds.h"
-#include "samples.h"
+#include "analysis/frames_view.h"
+#include "analysis/kinds.h"
+#include "analysis/locks.h"
+#include "analysis/samples.h"
 #include "format/json_writer.h"
 
 static const char g_usage[] =
@@ -85,6 +86,7 @@ typedef struct report {
   uint32_t top;   /* 0: every site */
   uint32_t top_frames;
   samples_report sr; /* the sampler's on/off-CPU split (samples.h) */
+  locks lk;           /* lock contention (locks.h) */
   uint32_t functions; /* --samples: top sampled functions to list; 0: none */
   int sort;           /* SORT_*: the sites' order */
   int callers, callees; /* --callers, --callees FUNC (a.filter.graph) */
@@ -665,6 +667,7 @@ static void write_json(cli_output *o, report *x, const uint32_t *ids, uint32_t n
   cli_merge_json(&j, c); /* docs/cli.md §strobe merge: what a merge could not carry */
   cli_calls_json(&j, c); /* docs/exploration.md: what call tracing cut */
   samples_json(&j, &x->sr, &x->a, c, ids, n_ids, x->functions); /* docs/exploration.md §Sampling */
+  locks_json(&j, &x->lk, c);                                      /* docs/locks.md */
   strobe__json_end(&j);
   cli_output_json(o, &j);
 }
@@ -944,6 +947,7 @@ static void write_text(cli_output *o, report *x, const uint32_t *ids, uint32_t n
   cli_crash_text(f, "crashed: ", c);
   cli_calls_text(f, "call tracing: ", 0, c);
   samples_text(f, &x->sr, &x->a, c, ids, n_ids, x->functions);
+  locks_text(f, &x->lk, c);
   uint32_t interned = count_interned(x);
   uint64_t refused = t.misuse.intern_invalid + t.misuse.intern_full;
   if (interned || refused) {
@@ -1092,10 +1096,16 @@ int cmd_report(int argc, char **argv) {
     x.sr.why = "the capture could not be read to its end";
   }
 
+  if (status == CLI_OK) {
+    int lrc = locks_collect(&x.lk, x.in.cap, argv[optind], x.in.is_stdin);
+    if (lrc) status = lrc;
+  }
+
   if (flt.graph && !graph_found(&x.a)) {
     rc = cli_usage_error("report", "--%s %s: no site in the capture has that name",
                          x.callers ? "callers" : "callees", flt.graph);
     samples_report_free(&x.sr);
+    locks_free(&x.lk);
     kinds_free(&x.k);
     agg_free(&x.a);
     cli_close(&x.in);
@@ -1113,6 +1123,7 @@ int cmd_report(int argc, char **argv) {
   }
   free(ids);
   samples_report_free(&x.sr);
+  locks_free(&x.lk);
   kinds_free(&x.k);
   agg_free(&x.a);
   cli_close(&x.in);
