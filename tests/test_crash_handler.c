@@ -244,7 +244,14 @@ static void test_stack_overflow(void) {
   int status;
   REQUIRE(waitpid(pid, &status, 0) == pid);
   close(g_ready[0]), close(g_ready[1]);
+#ifdef STROBE_TEST_SANITIZED
+  /* The sanitizer's SIGSEGV handler was there before Strobe's, which chains to it: it reports the overflow
+   * and exits non-zero instead of dying of the signal. */
+  CHECKF((WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV) || (WIFEXITED(status) && WEXITSTATUS(status) != 0),
+         "status %#x", status);
+#else
   CHECKF(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV, "status %#x", status);
+#endif
   strobe_capture_recovery st = {0};
   REQUIRE_EQ_INT(strobe_capture_recover(path, path, &st), 0);
   CHECK_EQ_U64(st.unrecoverable, 0);

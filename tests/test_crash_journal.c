@@ -390,7 +390,8 @@ static void dies_at(strobe_recorder *rec, int point, int flight) {
   strobe_flight_recorder *fr; /* a second consumer: the drain converts every event itself, in a copy */
   if (flight && strobe_flight_recorder_start(&(strobe_flight_recorder_desc){0}, &fr)) _exit(5);
   flushed_then(rec, 1000, 700);
-  strobe__journal_die_at = point; /* the drain's next pass that delivers events dies there */
+  /* The drain's next pass that delivers events dies there (atomic: the drain thread reads it). */
+  __atomic_store_n(&strobe__journal_die_at, point, __ATOMIC_RELAXED);
   strobe_record_flush(rec);
 }
 
@@ -428,7 +429,8 @@ static void records_frames_then_dies(strobe_recorder *rec, int a, int b) {
   if (strobe_collector_create(&col) || strobe_window_register(col, "main", 0, &w)) _exit(5);
   frames(col, w, 1, 10);
   if (strobe_record_flush(rec)) _exit(3);
-  strobe__journal_die_at = 1; /* the next pass that delivers events dies after writing them, before JOURNAL_POS */
+  /* The next pass that delivers events dies after writing them, before JOURNAL_POS. */
+  __atomic_store_n(&strobe__journal_die_at, 1, __ATOMIC_RELAXED);
   frames(col, w, 11, 60);
   strobe_record_flush(rec);
 }
@@ -474,7 +476,8 @@ static void thread_exits_then_dies(strobe_recorder *rec, int a, int b) {
   (void)a, (void)b;
   units(10);
   if (strobe_record_flush(rec)) _exit(3);
-  strobe__journal_die_at = 3; /* after the JOURNAL_POS covering its end, before its region is freed */
+  /* After the JOURNAL_POS covering its end, before its region is freed. */
+  __atomic_store_n(&strobe__journal_die_at, 3, __ATOMIC_RELAXED);
   pthread_t th;
   if (pthread_create(&th, NULL, exiting_thread, NULL)) _exit(5);
   pthread_join(th, NULL);
