@@ -3,9 +3,10 @@
 events (14 acquisitions of "assets", one of them after a wait while thread loader held it in its scope
 load_assets; "cache" annotated by hand: 4 acquisitions, a wait no hold covers, one acquisition never released);
 `strobe report` must give exactly those counts and that holder, in JSON and in text, carry them through
-`strobe merge`, and refuse standard input with a reason rather than figures.
+`strobe merge`, and refuse standard input with a reason rather than figures; `strobe query`'s lock_events table
+(when the CLI has SQLite: CI requires it) must count the same events.
 
-usage: locks_test.py --strobe BIN --app BIN --work DIR
+usage: locks_test.py --strobe BIN --app BIN --work DIR [--query]
 """
 import argparse
 import json
@@ -71,6 +72,12 @@ def main():
     run("merge", "--quiet", path, other, "-o", merged)
     by, _ = locks_of(merged)
     check(by["assets"]["acquisitions"] == 28 and by["assets"]["waits"] == 2, f"merged: both inputs' {by['assets']}")
+    if ARGS.query:
+        rows = run("query", "--quiet", "--csv", path,
+                   "SELECT name, event, count(*) FROM lock_events GROUP BY name, event ORDER BY name, event")
+        want = "name,event,count(*)\nassets,acquired,14\nassets,released,14\nassets,wait,1\n" \
+               "cache,acquired,4\ncache,released,3\ncache,wait,1\n"
+        check(rows.replace("\r", "") == want, f"strobe query's lock_events:\n{rows}")
     with open(path, "rb") as f:
         j = json.loads(run("report", "--json", "--quiet", "-", stdin=f))["locks"]
     check(not j["available"] and "standard input" in j["why"], f"standard input: no figures, a reason: {j}")
@@ -82,5 +89,6 @@ if __name__ == "__main__":
     ap.add_argument("--strobe", required=True)
     ap.add_argument("--app", required=True)
     ap.add_argument("--work", required=True)
+    ap.add_argument("--query", action="store_true", help="the CLI has strobe query: check its lock_events table")
     ARGS = ap.parse_args()
     main()
