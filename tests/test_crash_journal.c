@@ -464,6 +464,47 @@ static void test_operations_recovered(void) {
   unlink(path);
 }
 
+/* A thread that records (into a flight recorder) before the capture starts, with a scope open across the
+ * start: it joins the journal at its next event, its state mapped over itself, so the open scope's guard
+ * still matches (no misuse counted when it closes, else the child exits 6). The scopes after the join come
+ * back from the journal (the pass that writes the last 50 dies before its JOURNAL_POS block). */
+static void test_thread_joins_with_a_scope_open(void) {
+  char path[64], jpath[80];
+  REQUIRE(fx_temp_file(path, sizeof path, "journal") == 0);
+  journal_of(path, jpath, sizeof jpath);
+  pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    strobe_flight_recorder *fr;
+    if (strobe_flight_recorder_start(&(strobe_flight_recorder_desc){0}, &fr)) _exit(2);
+    strobe_recorder *rec = NULL;
+    {
+      STROBE_SCOPE("outer");
+      units(10); /* attached, on the heap: no journal yet */
+      if (strobe_record_start(&(strobe_record_desc){.path = path}, &rec)) _exit(3);
+      units(100); /* the first of these joins the journal */
+      if (strobe__journal_holds((strobe__tstate *)strobe__tls) != 1) _exit(4);
+      if (strobe_record_flush(rec)) _exit(5);
+      __atomic_store_n(&strobe__journal_die_at, 1, __ATOMIC_RELAXED);
+      units(50);
+    }
+    strobe_misuse m = strobe_query_misuse();
+    if (m.unbalanced || m.end_without_begin) _exit(6); /* the guards matched */
+    strobe_record_flush(rec);
+    for (;;) pause(); /* the drain dies at point 1 */
+  }
+  int status;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  CHECKF(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "status %#x", status);
+  strobe_capture_recovery st = {0};
+  REQUIRE_EQ_INT(strobe_capture_recover(path, path, &st), 0);
+  CHECK_EQ_U64(st.unrecoverable, 0);
+  CHECK(st.threads >= 1);
+  CHECK_EQ_U64(ends_named(path, "unit"), 150); /* (outer's END closes a scope the capture never saw begin) */
+  unlink(jpath);
+  unlink(path);
+}
+
 /* A thread that exits just before the crash: its last events and its end are in the file, its region is
  * not freed yet. Recovery adds nothing to it, and the file still reads (no thread defined after its end). */
 static void *exiting_thread(void *arg) {
@@ -541,6 +582,7 @@ static void test_flight_recorder_keeps_none(void) { on_own_thread(flight_recorde
   X(death_before_journal_pos_two_consumers)        \
   X(thread_ended_before_death)                     \
   X(operations_recovered)                          \
+  X(thread_joins_with_a_scope_open)                \
   X(clean_stop_removes_journal)                    \
   X(flight_recorder_keeps_none)
 HARNESS_MAIN(CASES)
