@@ -282,14 +282,20 @@ static void test_damaged_journal_refused(void) {
   unlink(path);
 }
 
+/* A temporary capture path, its journal's, and a child forked to record there (pid 0 in the child). */
+static pid_t fork_at_temp(char path[64], char jpath[80]) {
+  REQUIRE(fx_temp_file(path, 64, "journal") == 0);
+  journal_of(path, jpath, 80);
+  pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  return pid;
+}
+
 /* A journal that cannot be made (here a file size limit, as a full disk would): the capture records as
  * before and its header says so. */
 static void test_journal_refused_by_disk_records_without(void) {
   char path[64], jpath[80];
-  REQUIRE(fx_temp_file(path, sizeof path, "journal") == 0);
-  journal_of(path, jpath, sizeof jpath);
-  pid_t pid = fork();
-  REQUIRE(pid >= 0);
+  pid_t pid = fork_at_temp(path, jpath);
   if (pid == 0) {
     signal(SIGXFSZ, SIG_IGN);
     struct rlimit lim = {16384, 16384}; /* the journal's head alone is larger */
@@ -470,10 +476,7 @@ static void test_operations_recovered(void) {
  * back from the journal (the pass that writes the last 50 dies before its JOURNAL_POS block). */
 static void test_thread_joins_with_a_scope_open(void) {
   char path[64], jpath[80];
-  REQUIRE(fx_temp_file(path, sizeof path, "journal") == 0);
-  journal_of(path, jpath, sizeof jpath);
-  pid_t pid = fork();
-  REQUIRE(pid >= 0);
+  pid_t pid = fork_at_temp(path, jpath);
   if (pid == 0) {
     strobe_flight_recorder *fr;
     if (strobe_flight_recorder_start(&(strobe_flight_recorder_desc){0}, &fr)) _exit(2);
