@@ -14,7 +14,8 @@
  *
  * Must never: make an instrumented thread wait unless its overflow mode
  * asks for it (then only for a pass, never while that thread runs passes
- * itself, and never longer than STROBE__WAIT_STALL_MS without one), or call
+ * itself, and never longer than STROBE__WAIT_STALL_MS without one) or it
+ * joins a journal (once, ADOPT_WAIT_MS at most: drain_trylock), or call
  * a consumer from any thread other than the one holding the drain lock.
  */
 #include <errno.h>
