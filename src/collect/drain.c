@@ -15,7 +15,7 @@
  * Must never: make an instrumented thread wait unless its overflow mode
  * asks for it (then only for a pass, never while that thread runs passes
  * itself, and never longer than STROBE__WAIT_STALL_MS without one) or it
- * joins a journal (once, ADOPT_WAIT_MS at most: drain_trylock), or call
+ * joins a journal (ADOPT_WAIT_MS at most per try: drain_trylock), or call
  * a consumer from any thread other than the one holding the drain lock.
  */
 #include <errno.h>
@@ -79,10 +79,11 @@ static void drain_unlock(void) {
   strobe__mutex_unlock(&g_lock);
 }
 
-/* The probe's hook (probe.h, strobe__probe_set_drain_trylock): the lock between passes, waited for at most
- * ADOPT_WAIT_MS (a pass's length: the drain's own thread takes it again at once when it is busy, so a
- * mere try would rarely find it free). Never by a thread in the drain role. */
-#define ADOPT_WAIT_MS 50
+/* The probe's hook (probe.h, strobe__probe_set_drain_trylock): the lock between passes, waited for (the
+ * drain's own thread takes it again at once when it is busy, so a mere try would rarely find it free) up
+ * to ADOPT_WAIT_MS, the bound STROBE_OVERFLOW_WAIT puts on a drain that does not pass. Never by a thread
+ * in the drain role. */
+#define ADOPT_WAIT_MS STROBE__WAIT_STALL_MS
 static int drain_trylock(void) {
   if (tls_drain_role) return 0;
   struct timespec ts;

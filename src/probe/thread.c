@@ -52,6 +52,7 @@ static _Thread_local void *tls_altstack __attribute__((tls_model("initial-exec")
 static _Thread_local int tls_altstack_tried __attribute__((tls_model("initial-exec")));
 static _Thread_local strobe__tstate *tls_own __attribute__((tls_model("initial-exec"))); /* its state once attached */
 static _Thread_local uint32_t tls_adopt_seen __attribute__((tls_model("initial-exec"))); /* journal generation last tried */
+static _Thread_local uint32_t tls_adopt_waited __attribute__((tls_model("initial-exec"))); /* ...whose wait ran out */
 
 #define DEFAULT_RING_EVENTS 262144u /* 4 MiB per thread: ~2.5 ms of a thread scoping flat out, and
                                      * ~250 ms of a thread doing real work between scopes */
@@ -193,20 +194,30 @@ static int adopt_pending(const strobe__tstate *t) {
   return gen && gen != tls_adopt_seen && t == tls_own && !t->jnl && !t->fiber;
 }
 
-/* At a slow path, before anything is written: the drain lock, waited for a pass's length at most (the
- * one wait besides STROBE_OVERFLOW_WAIT's, once per thread and journal; a drain busy longer makes the
- * next slow path try again), then the thread list's; then the journal takes the state in. Tried once
- * per journal unless the drain lock was not had. */
+/* At a slow path, before anything is written: the drain lock, waited for ADOPT_WAIT_MS at most
+ * (drain.c), then the thread list's; then the journal takes the state in. Tried once per journal
+ * unless the drain lock was not had. Until then every BEGIN and number takes the slow path
+ * (refresh_limit), but only until a first wait runs out: after that only the ring's own slow paths
+ * (its middle, its wrap) try again, so a drain busy for long costs the thread one wait per half
+ * ring, not one per event. */
 static void adopt_maybe(strobe__tstate *t) {
   if (!adopt_pending(t)) return;
   int (*trylock)(void) = __atomic_load_n(&g_drain_trylock, __ATOMIC_ACQUIRE);
   uint32_t gen = strobe__journal_adopt_gen();
-  if (!trylock || !trylock()) return;
+  if (!trylock || !trylock()) {
+    tls_adopt_waited = gen;
+    return;
+  }
   strobe__mutex_lock(&g_threads_lock);
   (void)strobe__journal_adopt(t); /* a state that cannot join is counted there, and stays as it was */
   strobe__mutex_unlock(&g_threads_lock);
   __atomic_load_n(&g_drain_unlock, __ATOMIC_ACQUIRE)();
   tls_adopt_seen = gen;
+}
+
+/* adopt_pending, and no wait for this journal has run out yet: every event goes the slow way. */
+static int adopt_forced(const strobe__tstate *t) {
+  return adopt_pending(t) && tls_adopt_waited != strobe__journal_adopt_gen();
 }
 
 /* As the rest's (set_limits): the journal's generation is stored before this fence and the limits after
@@ -224,7 +235,7 @@ void strobe__threads_adopt_arm(void) {
 }
 
 static void refresh_limit(strobe__tstate *t) {
-  if (t->pending_lost || adopt_pending(t)) { /* every BEGIN goes slow until the LOST marker is out, or it joined
+  if (t->pending_lost || adopt_forced(t)) { /* every BEGIN goes slow until the LOST marker is out, or it joined
                                                * the journal (not 0: that means detached) */
     set_limits(t, 1, 0);
     return;
@@ -244,7 +255,7 @@ static void refresh_limit(strobe__tstate *t) {
    * real bound. */
   if (bound == mid && bound - cur <= (ptrdiff_t)NUM_ROOM) bound = cur >= read ? t->ring_end : read - 1;
   set_limits(t, limit, bound - cur > (ptrdiff_t)NUM_ROOM ? (uint64_t)(uintptr_t)(bound - NUM_ROOM) : 0);
-  if (adopt_pending(t)) set_limits(t, 1, 0); /* a journal opened meanwhile (strobe__threads_adopt_arm) */
+  if (adopt_forced(t)) set_limits(t, 1, 0); /* a journal opened meanwhile (strobe__threads_adopt_arm) */
 }
 
 /* A thread's state with an empty ring of cap events (one spare slot: see
