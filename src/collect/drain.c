@@ -27,6 +27,7 @@
 
 #include "collect/collect.h"
 #include "platform/clock.h"
+#include "platform/host.h"
 #include "platform/invariant.h"
 
 static strobe__mutex g_lock = STROBE__MUTEX_INIT; /* consumers + passes */
@@ -772,7 +773,7 @@ static void fork_child(void) {
 
 __attribute__((constructor)) static void drain_init(void) {
   conds_init();
-  (void)pthread_atfork(fork_prepare, fork_parent, fork_child);
+  (void)strobe__host_atfork(fork_prepare, fork_parent, fork_child);
 }
 
 int strobe__content_consumers(void) { return __atomic_load_n(&g_content_consumers, __ATOMIC_ACQUIRE); }
