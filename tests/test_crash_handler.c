@@ -9,7 +9,9 @@
  * open scopes (the worker blocked in job › io); the child still dies of
  * its signal, through the handler that was installed before Strobe's (it
  * runs); without the flag nothing is recorded; a value other than 0 or 1
- * is refused.
+ * is refused. A thread that overflows its stack leaves its CRASH block too
+ * (the handler runs on the stack Strobe set aside for it), and the journal's
+ * recovery adds the scopes the drain had not written, every one.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -199,5 +201,87 @@ static void test_off_by_default(void) {
   CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
-#define CASES(X) X(segv) X(fpe) X(ill) X(abort) X(bus) X(off_by_default)
+/* >>overflow: a thread that overflows its stack dies of SIGSEGV on a stack that has no room left for a
+ * handler; the one Strobe set aside when the thread attached runs it (platform/altstack.h). */
+#define BEFORE_SCOPES 500
+static volatile int g_never = -1; /* a depth the recursion never reaches (the compiler cannot see it) */
+
+__attribute__((noinline)) static int dive(int depth) {
+  volatile char frame[512]; /* each call takes this much stack, and cannot be a tail call */
+  frame[0] = (char)depth;
+  if (depth == g_never) return 0;
+  return dive(depth + 1) + frame[0];
+}
+
+static void overflow_child(const char *path) {
+  if (strobe_setup(&(strobe_desc){.crash_handler = 1})) _exit(2);
+  strobe_thread_set_name("deep"); /* attached before the capture: its stack is set aside all the same */
+  strobe_recorder *rec;
+  if (strobe_record_start(&(strobe_record_desc){.path = path}, &rec)) _exit(3);
+  pthread_t t;
+  if (pthread_create(&t, NULL, worker, NULL)) _exit(4);
+  char c;
+  if (read(g_ready[0], &c, 1) != 1) _exit(4);
+  for (int i = 0; i < BEFORE_SCOPES; i++) {
+    STROBE_SCOPE("before");
+  }
+  if (strobe_record_flush(rec)) _exit(4); /* the sites are met; the recursion's scope is in the file */
+  for (int i = 0; i < BEFORE_SCOPES; i++) {
+    STROBE_SCOPE("before"); /* these only in the rings (or partly in the file): the journal has them */
+  }
+  STROBE_SCOPE("descent");
+  (void)dive(0);
+  _exit(9); /* not reached */
+}
+
+static void test_stack_overflow(void) {
+  char path[64];
+  REQUIRE(fx_temp_file(path, sizeof path, "crash-overflow") == 0);
+  REQUIRE(pipe(g_ready) == 0);
+  pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) overflow_child(path);
+  int status;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  close(g_ready[0]), close(g_ready[1]);
+#ifdef STROBE_TEST_SANITIZED
+  /* The sanitizer's SIGSEGV handler was there before Strobe's, which chains to it: it reports the overflow
+   * and exits non-zero instead of dying of the signal. */
+  CHECKF((WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV) || (WIFEXITED(status) && WEXITSTATUS(status) != 0),
+         "status %#x", status);
+#else
+  CHECKF(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV, "status %#x", status);
+#endif
+  strobe_capture_recovery st = {0};
+  REQUIRE_EQ_INT(strobe_capture_recover(path, path, &st), 0);
+  CHECK_EQ_U64(st.unrecoverable, 0);
+  strobe_capture *cap;
+  REQUIRE_EQ_INT(strobe_capture_open(path, &cap), 0);
+  strobe_capture_record r;
+  int rc;
+  uint64_t before = 0, descent = 0;
+  while ((rc = strobe_capture_next(cap, &r)) > 0) {
+    const strobe_capture_site *s = strobe_capture_query_site(cap, r.site);
+    if (!s) continue;
+    before += r.type == STROBE_REC_END && !strcmp(s->name, "before");
+    descent += r.type == STROBE_REC_BEGIN && !strcmp(s->name, "descent");
+  }
+  CHECK_EQ_INT(rc, 0);
+  CHECK_EQ_U64(before, 2 * BEFORE_SCOPES); /* every scope, flushed or in the journal */
+  CHECK_EQ_U64(descent, 1);                /* open when it died */
+  const strobe_capture_crash *k = strobe_capture_query_crash(cap);
+  REQUIRE(k != NULL);
+  CHECK_EQ_INT(k->signal, SIGSEGV);
+  CHECK(k->fault_thread_known);
+  CHECK_STR_EQ(k->fault_thread_name, "deep");
+  const strobe_capture_crash_thread *deep = thread_named(k, "deep"), *wk = thread_named(k, "worker");
+  REQUIRE(deep && wk);
+  REQUIRE_EQ_INT(deep->nscopes, 1);
+  CHECK_STR_EQ(deep->scopes[0], "descent");
+  CHECK_EQ_INT(wk->nscopes, 2);
+  strobe_capture_close(cap);
+  unlink(path);
+}
+
+#define CASES(X) X(segv) X(fpe) X(ill) X(abort) X(bus) X(off_by_default) X(stack_overflow)
 HARNESS_MAIN(CASES)

@@ -25,6 +25,8 @@
 #include "support/harness.h"
 #include "strobe/capture.h"
 #include "strobe/flight.h"
+#include "strobe/gpu.h"
+#include "strobe/session.h"
 #include "strobe/record.h"
 #include "strobe/strobe.h"
 
@@ -280,14 +282,20 @@ static void test_damaged_journal_refused(void) {
   unlink(path);
 }
 
+/* A temporary capture path, its journal's, and a child forked to record there (pid 0 in the child). */
+static pid_t fork_at_temp(char path[64], char jpath[80]) {
+  REQUIRE(fx_temp_file(path, 64, "journal") == 0);
+  journal_of(path, jpath, 80);
+  pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  return pid;
+}
+
 /* A journal that cannot be made (here a file size limit, as a full disk would): the capture records as
  * before and its header says so. */
 static void test_journal_refused_by_disk_records_without(void) {
   char path[64], jpath[80];
-  REQUIRE(fx_temp_file(path, sizeof path, "journal") == 0);
-  journal_of(path, jpath, sizeof jpath);
-  pid_t pid = fork();
-  REQUIRE(pid >= 0);
+  pid_t pid = fork_at_temp(path, jpath);
   if (pid == 0) {
     signal(SIGXFSZ, SIG_IGN);
     struct rlimit lim = {16384, 16384}; /* the journal's head alone is larger */
@@ -388,7 +396,8 @@ static void dies_at(strobe_recorder *rec, int point, int flight) {
   strobe_flight_recorder *fr; /* a second consumer: the drain converts every event itself, in a copy */
   if (flight && strobe_flight_recorder_start(&(strobe_flight_recorder_desc){0}, &fr)) _exit(5);
   flushed_then(rec, 1000, 700);
-  strobe__journal_die_at = point; /* the drain's next pass that delivers events dies there */
+  /* The drain's next pass that delivers events dies there (atomic: the drain thread reads it). */
+  __atomic_store_n(&strobe__journal_die_at, point, __ATOMIC_RELAXED);
   strobe_record_flush(rec);
 }
 
@@ -399,6 +408,102 @@ static void die_at(int point, int flight) {
          (unsigned long long)st.replaced_blocks);
   CHECK_EQ_U64(scopes_in(path), 1700);
   CHECK_EQ_U64(st.unrecoverable, 0);
+  unlink(jpath);
+  unlink(path);
+}
+
+/* Operations and GPU events are in the rings too: recovery adds them, as the drain passes them on, when the
+ * log names every label and site they name (docs/recording.md §Crash journal). Frames 1..10 are flushed
+ * (their window, stage, counter and instant met), then 11..60 are in the pass that dies before its
+ * JOURNAL_POS block: those come from the journal. */
+static void frames(strobe_collector *col, strobe_window w, uint64_t from, uint64_t to) {
+  for (uint64_t id = from; id <= to; id++) {
+    strobe_op op = strobe_op_begin_frame(col, w, id, NULL);
+    {
+      STROBE_STAGE("layout", NULL);
+      strobe_op_counter_add("glyphs", 3);
+    }
+    if (strobe_gpu_frame_mark(id, STROBE_GPU_CPU_END, 0)) _exit(6);
+    strobe_op_end(op, 1);
+  }
+}
+
+static void records_frames_then_dies(strobe_recorder *rec, int a, int b) {
+  (void)a, (void)b;
+  strobe_collector *col;
+  strobe_window w;
+  if (strobe_collector_create(&col) || strobe_window_register(col, "main", 0, &w)) _exit(5);
+  frames(col, w, 1, 10);
+  if (strobe_record_flush(rec)) _exit(3);
+  /* The next pass that delivers events dies after writing them, before JOURNAL_POS. */
+  __atomic_store_n(&strobe__journal_die_at, 1, __ATOMIC_RELAXED);
+  frames(col, w, 11, 60);
+  strobe_record_flush(rec);
+}
+
+static void test_operations_recovered(void) {
+  char path[64], jpath[80];
+  strobe_capture_recovery st = recovered_after(path, jpath, records_frames_then_dies, 0, 0);
+  printf("operations: recovery added %llu slots, %llu unrecoverable\n", (unsigned long long)st.events,
+         (unsigned long long)st.unrecoverable);
+  CHECK_EQ_U64(st.unrecoverable, 0);
+  strobe_capture *cap;
+  REQUIRE_EQ_INT(strobe_capture_open(path, &cap), 0);
+  strobe_capture_record r;
+  int rc;
+  uint64_t ends = 0, marks = 0, ids = 0, stages = 0;
+  while ((rc = strobe_capture_next(cap, &r)) > 0) {
+    if (r.type == STROBE_REC_OP_END) {
+      ends++;
+      ids += r.op->frame_id;
+      stages += r.op->nstages == 1;
+    }
+    marks += r.type == STROBE_REC_GPU_MARK;
+  }
+  CHECK_EQ_INT(rc, 0);
+  CHECK_EQ_U64(ends, 60);
+  CHECK_EQ_U64(ids, 60 * 61 / 2); /* each frame once */
+  CHECK_EQ_U64(stages, 60);
+  CHECK_EQ_U64(marks, 60);
+  strobe_capture_close(cap);
+  unlink(jpath);
+  unlink(path);
+}
+
+/* A thread that records (into a flight recorder) before the capture starts, with a scope open across the
+ * start: it joins the journal at its next event, its state mapped over itself, so the open scope's guard
+ * still matches (no misuse counted when it closes, else the child exits 6). The scopes after the join come
+ * back from the journal (the pass that writes the last 50 dies before its JOURNAL_POS block). */
+static void test_thread_joins_with_a_scope_open(void) {
+  char path[64], jpath[80];
+  pid_t pid = fork_at_temp(path, jpath);
+  if (pid == 0) {
+    strobe_flight_recorder *fr;
+    if (strobe_flight_recorder_start(&(strobe_flight_recorder_desc){0}, &fr)) _exit(2);
+    strobe_recorder *rec = NULL;
+    {
+      STROBE_SCOPE("outer");
+      units(10); /* attached, on the heap: no journal yet */
+      if (strobe_record_start(&(strobe_record_desc){.path = path}, &rec)) _exit(3);
+      units(100); /* the first of these joins the journal */
+      if (strobe__journal_holds((strobe__tstate *)strobe__tls) != 1) _exit(4);
+      if (strobe_record_flush(rec)) _exit(5);
+      __atomic_store_n(&strobe__journal_die_at, 1, __ATOMIC_RELAXED);
+      units(50);
+    }
+    strobe_misuse m = strobe_query_misuse();
+    if (m.unbalanced || m.end_without_begin) _exit(6); /* the guards matched */
+    strobe_record_flush(rec);
+    for (;;) pause(); /* the drain dies at point 1 */
+  }
+  int status;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  CHECKF(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "status %#x", status);
+  strobe_capture_recovery st = {0};
+  REQUIRE_EQ_INT(strobe_capture_recover(path, path, &st), 0);
+  CHECK_EQ_U64(st.unrecoverable, 0);
+  CHECK(st.threads >= 1);
+  CHECK_EQ_U64(ends_named(path, "unit"), 150); /* (outer's END closes a scope the capture never saw begin) */
   unlink(jpath);
   unlink(path);
 }
@@ -415,7 +520,8 @@ static void thread_exits_then_dies(strobe_recorder *rec, int a, int b) {
   (void)a, (void)b;
   units(10);
   if (strobe_record_flush(rec)) _exit(3);
-  strobe__journal_die_at = 3; /* after the JOURNAL_POS covering its end, before its region is freed */
+  /* After the JOURNAL_POS covering its end, before its region is freed. */
+  __atomic_store_n(&strobe__journal_die_at, 3, __ATOMIC_RELAXED);
   pthread_t th;
   if (pthread_create(&th, NULL, exiting_thread, NULL)) _exit(5);
   pthread_join(th, NULL);
@@ -478,6 +584,8 @@ static void test_flight_recorder_keeps_none(void) { on_own_thread(flight_recorde
   X(death_before_release)                          \
   X(death_before_journal_pos_two_consumers)        \
   X(thread_ended_before_death)                     \
+  X(operations_recovered)                          \
+  X(thread_joins_with_a_scope_open)                \
   X(clean_stop_removes_journal)                    \
   X(flight_recorder_keeps_none)
 HARNESS_MAIN(CASES)

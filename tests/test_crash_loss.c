@@ -45,6 +45,10 @@ typedef struct witness {
   int started;           /* workers running */
   int flight;            /* 1: a flight recorder runs beside the capture, so the drain converts every event
                           * itself rather than the capture encoding them from the ring */
+  int early;             /* 1: the workers record (into a flight recorder) before the capture starts, inside
+                          * an open scope: their states join the journal at their next event */
+  int capture_started;   /* early: set by the child once the capture records */
+  uint64_t start_ack[WORKERS]; /* early: each worker's ack when the capture had started */
 } witness;
 
 static witness *g_w;
@@ -61,6 +65,7 @@ static void *worker(void *arg) {
   snprintf(name, sizeof name, "w%d", i);
   strobe_thread_set_name(name);
   __atomic_fetch_add(&g_w->started, 1, __ATOMIC_RELEASE);
+  STROBE_SCOPE("life"); /* early: open while the state joins the journal (its guard points into the state) */
   for (uint64_t seq = 1;; seq++) {
     record_unit(seq);
     __atomic_store_n(&g_w->ack[i], seq, __ATOMIC_RELEASE); /* written: the scope's END has been stored */
@@ -75,15 +80,27 @@ static void child(const char *path) {
   /* WAIT: a full ring waits for the drain rather than drop, so that every number is written. */
   if (strobe_setup(&(strobe_desc){.overflow = STROBE_OVERFLOW_WAIT})) _exit(2);
   strobe_recorder *rec;
-  if (strobe_record_start(&(strobe_record_desc){.path = path}, &rec)) _exit(3);
   strobe_flight_recorder *fr;
+  pthread_t th[WORKERS];
+  if (g_w->early) { /* the workers attach and record before the capture, into a flight recorder */
+    if (strobe_flight_recorder_start(&(strobe_flight_recorder_desc){0}, &fr)) _exit(6);
+    record_unit(0);
+    for (int i = 0; i < WORKERS; i++)
+      if (pthread_create(&th[i], NULL, worker, (void *)(intptr_t)i)) _exit(5);
+    for (int i = 0; i < WORKERS; i++)
+      while (__atomic_load_n(&g_w->ack[i], __ATOMIC_ACQUIRE) < 1000) usleep(100);
+  }
+  if (strobe_record_start(&(strobe_record_desc){.path = path}, &rec)) _exit(3);
+  if (g_w->early) {
+    for (int i = 0; i < WORKERS; i++) g_w->start_ack[i] = __atomic_load_n(&g_w->ack[i], __ATOMIC_ACQUIRE);
+    __atomic_store_n(&g_w->capture_started, 1, __ATOMIC_RELEASE);
+  }
   if (g_w->flight && strobe_flight_recorder_start(&(strobe_flight_recorder_desc){0}, &fr)) _exit(6);
   /* The drain meets both sites before any worker runs: recovery names a site by what the drain logged
    * (a site first met after its last pass is recovered unnamed: tests/test_crash_journal.c). */
   record_unit(0);
   if (strobe_record_flush(rec)) _exit(4);
-  pthread_t th[WORKERS];
-  for (int i = 0; i < WORKERS; i++)
+  for (int i = 0; i < WORKERS && !g_w->early; i++)
     if (pthread_create(&th[i], NULL, worker, (void *)(intptr_t)i)) _exit(5);
   while (!__atomic_load_n(&g_w->die, __ATOMIC_ACQUIRE)) usleep(100);
   switch (g_w->death) {
@@ -101,19 +118,22 @@ static void child(const char *path) {
 }
 
 /* Runs one child to its death; returns 1 with the witness's final counts in ack. */
-static int run_child(const char *path, int death, int flight, uint64_t threshold, uint64_t ack[WORKERS]) {
+static int run_child(const char *path, int death, int flight, int attach_first, uint64_t threshold,
+                     uint64_t ack[WORKERS]) {
   memset(g_w, 0, sizeof *g_w);
   g_w->death = death;
   g_w->flight = flight;
+  g_w->early = attach_first;
   pid_t spin[2] = {crash_loss_spinner(120), crash_loss_spinner(120)};
   pid_t pid = fork();
   REQUIRE(pid >= 0);
   if (pid == 0) child(path);
   int status = 0, early = 0;
-  for (;;) { /* until the workers acknowledged `threshold` numbers in all (no time bound) */
+  for (;;) { /* until the workers acknowledged `threshold` numbers in all since the capture began (no time bound) */
     uint64_t sum = 0;
-    for (int i = 0; i < WORKERS; i++) sum += __atomic_load_n(&g_w->ack[i], __ATOMIC_ACQUIRE);
-    if (sum >= threshold) break;
+    int started = __atomic_load_n(&g_w->capture_started, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < WORKERS; i++) sum += __atomic_load_n(&g_w->ack[i], __ATOMIC_ACQUIRE) - (attach_first ? g_w->start_ack[i] : 0);
+    if (sum >= threshold && (!attach_first || started)) break;
     if (waitpid(pid, &status, WNOHANG) == pid) {
       early = 1;
       break;
@@ -161,7 +181,15 @@ static void check_numbers(const char *path, const uint64_t ack[WORKERS], const c
   CHECK(rc == 0 || rc == STROBE_ETRUNCATED);
   uint64_t missing = 0;
   for (int i = 0; i < WORKERS; i++) {
-    for (uint64_t v = 1; v <= ack[i]; v++) missing += !seen[i][v];
+    /* early: the capture holds each worker's numbers from where it started. Every number whose BEGIN came
+     * after its start is there: those after start_ack + 1 (start_ack + 1's END may have preceded it). */
+    uint64_t lo = 1;
+    if (g_w->early) {
+      while (lo <= ack[i] && !seen[i][lo]) lo++;
+      CHECKF(lo <= g_w->start_ack[i] + 2, "worker %d: the capture starts at %llu, after %llu + 2", i,
+             (unsigned long long)lo, (unsigned long long)g_w->start_ack[i]);
+    }
+    for (uint64_t v = lo; v <= ack[i]; v++) missing += !seen[i][v];
     free(seen[i]);
   }
   strobe_capture_totals tot = strobe_capture_query_totals(cap);
@@ -190,7 +218,7 @@ static void test_every_acknowledged_event_survives_any_death(void) {
     snprintf(jpath, sizeof jpath, "%s.journal", path);
     uint64_t ack[WORKERS];
     uint64_t threshold = 4000u + (uint64_t)rand() % 400000u; /* a random point of the run */
-    if (!run_child(path, death, run / DEATHS == 1, threshold, ack)) break;
+    if (!run_child(path, death, run / DEATHS == 1, 0, threshold, ack)) break;
     CHECK(access(jpath, F_OK) == 0); /* the journal outlived its process */
     strobe_capture_recovery st;
     int rc = strobe_capture_recover(path, path, &st);
@@ -208,5 +236,33 @@ static void test_every_acknowledged_event_survives_any_death(void) {
   munmap(g_w, sizeof *g_w);
 }
 
-#define CASES(X) X(every_acknowledged_event_survives_any_death)
+/* Threads that attached and recorded before the capture started, inside a scope still open, join its
+ * journal at their next event (docs/recording.md §Crash journal): once per death, every number they
+ * acknowledged after the capture started survives it, exactly once. */
+static void test_threads_attached_before_the_capture_join_it(void) {
+  g_w = mmap(NULL, sizeof *g_w, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  REQUIRE(g_w != MAP_FAILED);
+  srand((unsigned)getpid());
+  for (int death = 0; death < DEATHS; death++) {
+    char path[64], jpath[80];
+    REQUIRE(fx_temp_file(path, sizeof path, "crashjournal") == 0);
+    snprintf(jpath, sizeof jpath, "%s.journal", path);
+    uint64_t ack[WORKERS];
+    uint64_t threshold = 4000u + (uint64_t)rand() % 400000u;
+    if (!run_child(path, death, 0, 1, threshold, ack)) break;
+    strobe_capture_recovery st;
+    int rc = strobe_capture_recover(path, path, &st);
+    CHECK_EQ_INT(rc, 0);
+    if (rc == 0) {
+      CHECK_EQ_U64(st.unrecoverable, 0);
+      CHECK(st.threads >= WORKERS); /* the workers' states are in the journal */
+      check_numbers(path, ack, k_death[death]);
+    }
+    unlink(jpath);
+    unlink(path);
+  }
+  munmap(g_w, sizeof *g_w);
+}
+
+#define CASES(X) X(every_acknowledged_event_survives_any_death) X(threads_attached_before_the_capture_join_it)
 HARNESS_MAIN(CASES)

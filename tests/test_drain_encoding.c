@@ -289,7 +289,10 @@ static void record_alone_and_compare(int level) {
   char path[64];
   REQUIRE_EQ_INT(fx_temp_file(path, sizeof path, "drain-encoding"), 0);
   strobe_recorder *rec;
-  REQUIRE_EQ_INT(strobe_record_start(&(strobe_record_desc){.path = path, .compression_level = level}, &rec), 0);
+  /* No journal: this thread (attached by an earlier case) would join it, and a journaled ring is converted in
+   * a copy and its released slots cleared (docs/recording.md §Crash journal): the oracle reads the ring. */
+  strobe_record_desc d = {.path = path, .compression_level = level, .no_journal = 1};
+  REQUIRE_EQ_INT(strobe_record_start(&d, &rec), 0);
   { /* attaches this thread */
     STROBE_SCOPE_SITE(g_sites[0]);
   }

@@ -8,9 +8,11 @@
  * times, so the inline path, its room check and the slow path that takes
  * over near the ring's middle and end all run; a value's time lies within
  * its scope; values under bookkeeping frames (a loop accumulator's holder)
- * and without a scope take the slow path, which keeps the same rules.
+ * and without a scope take the slow path, which keeps the same rules; a
+ * thread whose first event is a counter or a gauge records it.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -177,5 +179,46 @@ static void test_slow_path_numbers(void) {
   unlink(path);
 }
 
-#define CASES(X) X(inline_numbers_exact) X(slow_path_numbers)
+/* A thread whose very first event is a counter (and one whose first is a gauge): before it attaches its
+ * cursor is the detached state's, which must send a number to the slow path, where it attaches. */
+static void *first_is_counter(void *arg) {
+  (void)arg;
+  STROBE_COUNTER_ADD("first_counter", 3);
+  return NULL;
+}
+
+static void *first_is_gauge(void *arg) {
+  (void)arg;
+  STROBE_GAUGE_SET("first_gauge", 5);
+  return NULL;
+}
+
+static void test_first_event_a_number(void) {
+  char path[64];
+  REQUIRE(fx_temp_file(path, sizeof path, "numbers-first") == 0);
+  strobe_recorder *rec;
+  REQUIRE_EQ_INT(strobe_record_start(&(strobe_record_desc){.path = path}, &rec), 0);
+  void *(*fns[2])(void *) = {first_is_counter, first_is_gauge};
+  for (int i = 0; i < 2; i++) {
+    pthread_t th;
+    REQUIRE(pthread_create(&th, NULL, fns[i], NULL) == 0);
+    pthread_join(th, NULL);
+  }
+  CHECK_EQ_INT(strobe_record_stop(rec), 0);
+  strobe_capture *c;
+  REQUIRE_EQ_INT(strobe_capture_open(path, &c), 0);
+  strobe_capture_record r;
+  int counter = 0, gauge = 0;
+  while (strobe_capture_next(c, &r) > 0) {
+    const char *name = r.type == STROBE_REC_COUNTER || r.type == STROBE_REC_GAUGE ? strobe_capture_query_site(c, r.site)->name : "";
+    counter += !strcmp(name, "first_counter") && r.value == 3.0;
+    gauge += !strcmp(name, "first_gauge") && r.value == 5.0;
+  }
+  CHECK_EQ_INT(counter, 1);
+  CHECK_EQ_INT(gauge, 1);
+  strobe_capture_close(c);
+  unlink(path);
+}
+
+#define CASES(X) X(inline_numbers_exact) X(slow_path_numbers) X(first_event_a_number)
 HARNESS_MAIN(CASES)

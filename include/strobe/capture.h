@@ -432,9 +432,9 @@ typedef struct strobe_capture_recovery {
                              * pass): recorded on a placeholder site, "strobe: site first met after the drain's
                              * last pass" */
   uint64_t unrecoverable;   /* journal slots not added: numbers of such sites (their kind is not known), and
-                             * operation and GPU events (those reach the file only through the drain) */
-  uint64_t replaced_blocks; /* the file's event blocks after its last JOURNAL_POS that the journal's events
-                             * replace (whole or not, they were not yet counted as in the file) */
+                             * operation and GPU events that name a label or site the journal's log lacks */
+  uint64_t replaced_blocks; /* the file's event, operation and device blocks after its last JOURNAL_POS that the
+                             * journal's events replace (whole or not, they were not yet counted as in the file) */
   uint64_t left_threads;    /* threads that had left the journal (their ring grew onto the heap: overflow=grow,
                              * call tracing): the file keeps what it has of them, nothing is added */
 } strobe_capture_recovery;

@@ -56,6 +56,7 @@ static void install(void) {
   sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
   sigemptyset(&sa.sa_mask);
   for (size_t i = 0; i < NSIGS; i++) sigaction(g_sigs[i], &sa, &g_old[i]);
+  strobe__thread_altstack(); /* the installing thread (often the main one), attached or not */
 }
 
 void strobe__crash_watch(int fd, int *sink_state) {

@@ -207,17 +207,22 @@ static void on_tick(void *ctx, uint64_t now) {
 }
 
 /* >>lifecycle */
-/* Threads recording now whose state is not in the journal just opened: they attached before it
- * (docs/recording.md §Crash journal). */
-static uint32_t threads_outside(void) {
-  uint32_t n = 0;
+/* States recording now that are not in the journal just opened (docs/recording.md §Crash journal): threads
+ * that attached before it, which join it at their next event (journal.c >>adopt), and fibers made before
+ * it, which stay outside. */
+static void states_outside(uint32_t *threads, uint32_t *fibers) {
+  *threads = *fibers = 0;
   strobe__threads_lock();
-  for (strobe__tstate *t = strobe__threads_head(); t; t = t->next) n += !strobe__journal_holds(t) && !t->exited;
+  for (strobe__tstate *t = strobe__threads_head(); t; t = t->next) {
+    if (strobe__journal_holds(t) || t->exited) continue;
+    if (t->fiber)
+      ++*fibers;
+    else
+      ++*threads;
+  }
   strobe__threads_unlock();
-  return n;
 }
 
-/* PATH.journal (docs/recording.md §Crash journal); NULL when out of memory. */
 static char *journal_path(const char *path) {
   size_t n = strlen(path);
   char *p = malloc(n + sizeof ".journal");
@@ -270,14 +275,17 @@ int strobe_record_start(const strobe_record_desc *desc, strobe_recorder **out) {
   r->sampler_base = strobe_sampler_query_stats();
   /* The crash journal beside the file (docs/recording.md §Crash journal): without one, the capture says
    * why and records as before. */
-  char note[96] = "on";
+  char note[128] = "on";
   uint64_t jid = 0;
   char *jpath = journal_path(desc->path);
   if (jpath) unlink(jpath); /* a journal of the file this start truncates */
   int jrc = desc->no_journal ? STROBE_ESTATE : jpath ? strobe__journal_open(jpath, &jid) : STROBE_ENOMEM;
   if (jrc == 0) r->journal = 1;
-  uint32_t outside = jrc == 0 ? threads_outside() : 0;
-  if (outside) snprintf(note, sizeof note, "on; %u thread(s) that attached before it stay outside it", outside);
+  uint32_t joining = 0, fibers = 0;
+  if (jrc == 0) states_outside(&joining, &fibers);
+  if (joining || fibers)
+    snprintf(note, sizeof note, "on; %u thread(s) that attached before it join at their next event, %u fiber(s) stay outside",
+             joining, fibers);
   if (jrc) snprintf(note, sizeof note, "off: %s", desc->no_journal ? "no_journal"
                                               : jrc == STROBE_EBUSY ? "another capture of this process has the journal"
                                               : jrc == STROBE_EIO ? strerror(errno) : strobe_strerror(jrc));

@@ -14,7 +14,8 @@
  *
  * Must never: make an instrumented thread wait unless its overflow mode
  * asks for it (then only for a pass, never while that thread runs passes
- * itself, and never longer than STROBE__WAIT_STALL_MS without one), or call
+ * itself, and never longer than STROBE__WAIT_STALL_MS without one) or it
+ * joins a journal (ADOPT_WAIT_MS at most per try: drain_trylock), or call
  * a consumer from any thread other than the one holding the drain lock.
  */
 #include <errno.h>
@@ -26,6 +27,7 @@
 
 #include "collect/collect.h"
 #include "platform/clock.h"
+#include "platform/host.h"
 #include "platform/invariant.h"
 
 static strobe__mutex g_lock = STROBE__MUTEX_INIT; /* consumers + passes */
@@ -41,8 +43,7 @@ static int g_wake_flag;
 static pthread_cond_t g_pass_cond; /* broadcast, with g_wake_lock, when a pass completes */
 static uint64_t g_pass_gen;        /* passes completed; under g_wake_lock */
 static uint64_t g_stalled_gen = UINT64_MAX; /* g_pass_gen when a waiter last gave up; under g_wake_lock */
-static pthread_once_t g_start_once = PTHREAD_ONCE_INIT;
-static int g_started;
+static int g_started; /* atomic; set under g_lock: a drain thread runs in this process */
 static _Thread_local int tls_drain_role __attribute__((tls_model("initial-exec"))); /* this thread holds g_lock: it runs passes, so it must never wait for one */
 
 /* The drain's own cost (docs/recording.md, Cost): CPU time of the threads
@@ -77,6 +78,24 @@ static void drain_lock(void) {
 static void drain_unlock(void) {
   tls_drain_role = 0;
   strobe__mutex_unlock(&g_lock);
+}
+
+/* The probe's hook (probe.h, strobe__probe_set_drain_trylock): the lock between passes, waited for (the
+ * drain's own thread takes it again at once when it is busy, so a mere try would rarely find it free) up
+ * to ADOPT_WAIT_MS, the bound STROBE_OVERFLOW_WAIT puts on a drain that does not pass. Never by a thread
+ * in the drain role. */
+#define ADOPT_WAIT_MS STROBE__WAIT_STALL_MS
+static int drain_trylock(void) {
+  if (tls_drain_role) return 0;
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts); /* pthread_mutex_timedlock's clock */
+  ts.tv_nsec += ADOPT_WAIT_MS * 1000000L;
+  ts.tv_sec += ts.tv_nsec / 1000000000L;
+  ts.tv_nsec %= 1000000000L;
+  if (pthread_mutex_timedlock(&g_lock.m, &ts)) return 0;
+  strobe__mutex_set_owner(&g_lock, strobe__thread_self());
+  tls_drain_role = 1;
+  return 1;
 }
 
 static uint64_t clock_ns(clockid_t id) {
@@ -617,7 +636,7 @@ strobe__footprint strobe__footprint_query(void) {
  * Called with no lock held: the query and recording take locks. */
 static void footprint_record(void) {
   strobe__footprint f = strobe__footprint_query();
-  static int named;
+  static _Thread_local int named __attribute__((tls_model("initial-exec"))); /* a forked child's drain is a new thread */
   if (!named) named = strobe_thread_set_name("strobe drain") == 0;
 #define FOOT_GAUGE(id, label) \
   STROBE_GAUGE_SET_KIND_UNIT(STROBE__FOOTPRINT_FAMILY, label, f.bytes[STROBE__FOOT_##id], STROBE_UNIT_BYTES);
@@ -680,38 +699,94 @@ static void *drain_main(void *arg) {
   return NULL;
 }
 
-static void start_once(void) {
+uint32_t strobe__op_gate; /* collect.h >>op-gate */
+
+static int g_content_consumers; /* atomic: consumers with a `content` callback (capture files) */
+
+/* The drain thread, started by the first consumer (g_lock held: it waits for it). Returns 0 when it runs. */
+static int drain_start(void) {
+  STROBE_ASSERT(strobe__mutex_held(&g_lock));
+  if (__atomic_load_n(&g_started, __ATOMIC_RELAXED)) return 0;
+  pthread_t th;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  int rc = pthread_create(&th, &attr, drain_main, NULL);
+  pthread_attr_destroy(&attr);
+  if (rc) return STROBE_ENOMEM;
+  __atomic_store_n(&g_started, 1, __ATOMIC_RELEASE);
+  strobe__probe_set_wake(strobe__drain_wake); /* the probe's slow paths call up only through these */
+  strobe__probe_set_wait(drain_wait);
+  strobe__probe_set_drain_trylock(drain_trylock, drain_unlock);
+  return 0;
+}
+
+static void conds_init(void) {
   pthread_condattr_t ca;
   pthread_condattr_init(&ca);
   pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
   pthread_cond_init(&g_wake_cond, &ca);
   pthread_cond_init(&g_pass_cond, &ca);
   pthread_condattr_destroy(&ca);
-  pthread_t th;
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  if (pthread_create(&th, &attr, drain_main, NULL) == 0) {
-    __atomic_store_n(&g_started, 1, __ATOMIC_RELEASE);
-    strobe__probe_set_wake(strobe__drain_wake); /* the probe's slow paths call up only through these */
-    strobe__probe_set_wait(drain_wait);
-  }
-  pthread_attr_destroy(&attr);
 }
 
-uint32_t strobe__op_gate; /* collect.h >>op-gate */
+/* >>fork (docs/recording.md §Fork): fork() waits until the drain lock and
+ * the probe's locks are free, taken in the order the code takes them
+ * (drain, thread list, journal, sites, labels, wake), so the child finds
+ * every structure whole. The child has none of the parent's threads: no
+ * drain thread (its first consumer starts one), and none of the parent's
+ * consumers (a capture file of the parent's is its parent's to write; the
+ * child starts its own). */
+static void fork_prepare(void) {
+  strobe__mutex_lock(&g_lock);
+  strobe__threads_fork(STROBE__FORK_PREPARE);
+  strobe__journal_fork(STROBE__FORK_PREPARE);
+  strobe__sites_fork(STROBE__FORK_PREPARE);
+  strobe__labels_fork(STROBE__FORK_PREPARE);
+  strobe__mutex_lock(&g_wake_lock);
+}
 
-static int g_content_consumers; /* atomic: consumers with a `content` callback (capture files) */
+static void fork_release(int phase) {
+  strobe__mutex_unlock(&g_wake_lock);
+  strobe__labels_fork(phase);
+  strobe__sites_fork(phase);
+  strobe__journal_fork(phase);
+  strobe__threads_fork(phase);
+  strobe__mutex_unlock(&g_lock);
+}
+
+static void fork_parent(void) { fork_release(STROBE__FORK_PARENT); }
+
+static void fork_child(void) {
+  strobe__probe_set_wake(NULL);
+  strobe__probe_set_wait(NULL);
+  strobe__probe_set_drain_trylock(NULL, NULL);
+  __atomic_store_n(&g_started, 0, __ATOMIC_RELEASE);
+  conds_init(); /* the parent's waiters are not in this process */
+  g_wake_flag = 0;
+  g_in_rest = 0;
+  g_stalled_gen = UINT64_MAX;
+  g_foot_last_ns = 0;
+  g_nconsumers = 0;
+  __atomic_store_n(&g_content_consumers, 0, __ATOMIC_RELEASE);
+  __atomic_fetch_and(&strobe__active, ~STROBE__ACTIVE_EVENTS, __ATOMIC_RELAXED);
+  __atomic_fetch_and(&strobe__op_gate, ~STROBE__OPGATE_EVENTS, __ATOMIC_RELAXED);
+  fork_release(STROBE__FORK_CHILD);
+}
+
+__attribute__((constructor)) static void drain_init(void) {
+  conds_init();
+  (void)strobe__host_atfork(fork_prepare, fork_parent, fork_child);
+}
 
 int strobe__content_consumers(void) { return __atomic_load_n(&g_content_consumers, __ATOMIC_ACQUIRE); }
 
 int strobe__consumer_add(strobe__consumer *c) {
-  pthread_once(&g_start_once, start_once);
-  if (!__atomic_load_n(&g_started, __ATOMIC_ACQUIRE)) return STROBE_ENOMEM;
   drain_lock();
-  if (g_nconsumers == STROBE__MAX_CONSUMERS) {
+  int rc = g_nconsumers == STROBE__MAX_CONSUMERS ? STROBE_ELIMIT : drain_start();
+  if (rc) {
     drain_unlock();
-    return STROBE_ELIMIT;
+    return rc;
   }
   /* Events already in the rings belong to the consumers that were active
    * when they were written; the newcomer starts with the next pass. */

@@ -1417,7 +1417,7 @@ static void crash_str(crash_out *o, const char *s) {
     o->end = NULL;
     return;
   }
-  memcpy(o->p, s, n);
+  if (n) memcpy(o->p, s, n); /* s may be NULL (then n is 0) */
   o->p += n;
 }
 

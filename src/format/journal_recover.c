@@ -45,6 +45,7 @@ typedef struct journal {
   uint32_t nsites;
   char *strs;   /* the sites' and labels' strings, terminated */
   uint8_t *site_known; /* by id: 1 when the log defines it (STROBE_MAX_SITES entries) */
+  const char **labels;  /* by id: the log's text, NULL when it defines none (STROBE__MAX_LABELS entries) */
   uint32_t unknown_id;  /* the placeholder site's id: one past the largest logged */
 } journal;
 
@@ -53,6 +54,7 @@ static void journal_free(journal *j) {
   free(j->sites);
   free(j->strs);
   free(j->site_known);
+  free(j->labels);
 }
 
 /* Maps the journal read-only and checks its head. */
@@ -113,8 +115,9 @@ static int log_read(journal *j, strobe_capture_recovery *st) {
   j->strs = malloc(len + 1);
   j->sites = malloc((len / 40 + 1) * sizeof *j->sites); /* a site record is at least 40 bytes */
   j->site_known = calloc(STROBE_MAX_SITES, 1);
+  j->labels = calloc(STROBE__MAX_LABELS, sizeof *j->labels);
   j->unknown_id = 1;
-  if (!j->strs || !j->sites || !j->site_known) return STROBE_ENOMEM;
+  if (!j->strs || !j->sites || !j->site_known || !j->labels) return STROBE_ENOMEM;
   for (size_t at = 0; at < len;) {
     strobe__cur c = {log + at, log + len, 0};
     uint32_t bytes = strobe__cur_u32(&c), type = strobe__cur_u32(&c);
@@ -138,8 +141,9 @@ static int log_read(journal *j, strobe_capture_recovery *st) {
       j->nsites++;
     } else if (type == STROBE__JLOG_LABEL) {
       uint32_t id = strobe__cur_u32(&c);
-      (void)log_str(&c, &j->strs, &used);
-      if (c.bad || !id) return STROBE_ECORRUPT; /* labels name operation events, which stay in the file */
+      const char *text = log_str(&c, &j->strs, &used);
+      if (c.bad || !id || id >= STROBE__MAX_LABELS) return STROBE_ECORRUPT;
+      j->labels[id] = text; /* the operation and GPU events that name it are recovered (opev_named) */
     } else {
       (void)st; /* a newer record kind: skipped */
     }
@@ -226,7 +230,7 @@ static int scan_blocks(capfile *f, uint8_t **buf) {
   return 0;
 }
 
-/* The thread index an EVENTS or THREAD_END block is about. */
+/* The thread index an EVENTS, OPS, DEVICE or THREAD_END block is about. */
 static int block_thread(const uint8_t *b, const strobe__block_header *h, uint8_t **buf, uint64_t *index) {
   const uint8_t *p;
   int rc = payload_of(b, h, buf, &p);
@@ -244,8 +248,8 @@ static int journaled(const uint32_t *live, uint32_t nlive, uint64_t index) {
 }
 
 /* Copies the header and the whole blocks, leaving out earlier RECOVERY blocks
- * and, after the last JOURNAL_POS, the EVENTS and THREAD_END blocks of the
- * threads whose events come from the journal. */
+ * and, after the last JOURNAL_POS, the EVENTS, OPS, DEVICE and THREAD_END
+ * blocks of the threads whose events come from the journal. */
 static int copy_blocks(capfile *f, const uint32_t *live, uint32_t nlive, int fd, uint8_t **buf,
                        strobe_capture_recovery *st) {
   if (strobe__write_all(fd, f->map, f->header)) return STROBE_EIO;
@@ -254,13 +258,15 @@ static int copy_blocks(capfile *f, const uint32_t *live, uint32_t nlive, int fd,
     strobe__block_header_decode(f->map + at, &h);
     size_t len = STROBE__BLOCK_HEADER + h.stored_len;
     int keep = h.type != STROBE__BLK_RECOVERY;
-    if (keep && at > f->last_pos && (h.type == STROBE__BLK_EVENTS || h.type == STROBE__BLK_THREAD_END)) {
+    int of_thread = h.type == STROBE__BLK_EVENTS || h.type == STROBE__BLK_OPS || h.type == STROBE__BLK_DEVICE ||
+                    h.type == STROBE__BLK_THREAD_END; /* each opens with its thread's index */
+    if (keep && at > f->last_pos && of_thread) {
       uint64_t index;
       int rc = block_thread(f->map + at, &h, buf, &index);
       if (rc) return rc;
       int which = journaled(live, nlive, index);
       keep = which < 0;
-      st->replaced_blocks += !keep && h.type == STROBE__BLK_EVENTS;
+      st->replaced_blocks += !keep && h.type != STROBE__BLK_THREAD_END;
       if (!keep && h.type == STROBE__BLK_THREAD_END) f->ended[which] = 1;
     }
     if (keep && strobe__write_all(fd, f->map + at, len)) return STROBE_EIO;
@@ -296,7 +302,7 @@ typedef struct decoder {
   uint32_t open_site[STROBE_MAX_DEPTH];
   uint64_t last_ts;
   uint64_t count, file_count; /* slots seen; slots the file holds */
-  strobe__event out[OUT_CHUNK + STROBE__EV_MAX_SLOTS + 1];
+  strobe__event out[OUT_CHUNK + 1 + STROBE__OPEV_MAX_SLOTS]; /* a chunk, then the longest event (opev_named) */
   uint32_t nout;
   uint64_t added, skipped, unnamed;
   const strobe__tstate *t; /* the thread's state in the journal */
@@ -333,6 +339,47 @@ static int decode_unknown(decoder *d, const strobe__event *e, const strobe__even
     d->unnamed++;
   }
   d->count++;
+  return 1;
+}
+
+_Static_assert(STROBE__OPEV_MAX_SLOTS >= STROBE__EV_MAX_SLOTS && STROBE__OPEV_MAX_SLOTS >= STROBE__GPUEV_MAX_SLOTS,
+              "decoder.out holds the longest event after a chunk");
+
+/* Whether every label and site an operation or GPU event names (probe.h >>operation events, >>gpu events)
+ * is in the log, so the result defines it: then the event is recovered as it lies, as the drain passes it
+ * on. `e` is its head, k its slots with the head. An event of a layout this library never writes is not. */
+static int opev_named(const journal *j, const strobe__event *e, uint32_t k) {
+  uint32_t labels[2 + 2 * STROBE__OPEV_COUNTERS_MAX], sites[1 + 2 * STROBE__OPEV_STAGES_MAX], nl = 0, ns = 0;
+  uint32_t sub = strobe__opev_sub(e->data), n = k - 1;
+  const strobe__event *p = e + 1; /* payload slots p[0..n) */
+  if ((e->kind & 0xffu) == STROBE__EV_GPU) {
+    if (sub == STROBE__GPUEV_PAIR && n == 3) labels[nl++] = p[0].data;
+    else if (sub == STROBE__GPUEV_SPAN && n == 4) labels[nl++] = p[0].data, labels[nl++] = p[1].data,
+                                                  sites[ns++] = p[2].data, labels[nl++] = p[3].data;
+    else if (sub == STROBE__GPUEV_LANE_SPAN && n == 3) labels[nl++] = p[0].data, labels[nl++] = p[1].data,
+                                                       sites[ns++] = p[2].data;
+    else if (sub != STROBE__GPUEV_MARK || n != 1) return 0;
+  } else if (sub == STROBE__OPEV_BEGIN && n == 3) {
+    labels[nl++] = p[1].data;
+  } else if (sub == STROBE__OPEV_END && n >= 4) {
+    uint32_t nst = p[3].data & 0xffffu, nct = p[3].data >> 16;
+    if (nst > STROBE__OPEV_STAGES_MAX || nct > STROBE__OPEV_COUNTERS_MAX || n != 4 + 3 * nst + nct) return 0;
+    labels[nl++] = p[1].data;
+    labels[nl++] = p[2].data >> 16; /* the population */
+    for (uint32_t i = 0; i < nst; i++)
+      sites[ns++] = p[4 + 3 * i].data, sites[ns++] = p[4 + 3 * i + 2].data & ~STROBE__OPEV_STAGE_REMOTE;
+    for (uint32_t i = 0; i < nct; i++) labels[nl++] = p[4 + 3 * nst + i].data & 0xfffu, labels[nl++] = p[4 + 3 * nst + i].data >> 16;
+  } else if (sub == STROBE__OPEV_REMOTE_OUT && n == 3) {
+    labels[nl++] = p[1].data, labels[nl++] = p[2].data;
+  } else if (sub == STROBE__OPEV_REMOTE_IN && n == 4) {
+    labels[nl++] = p[1].data, labels[nl++] = p[3].data;
+  } else if ((sub != STROBE__OPEV_TAKE && sub != STROBE__OPEV_RESUME) || n != 1) {
+    return 0;
+  }
+  for (uint32_t i = 0; i < nl; i++) /* 0: none */
+    if (labels[i] && (labels[i] >= STROBE__MAX_LABELS || !j->labels[labels[i]])) return 0;
+  for (uint32_t i = 0; i < ns; i++)
+    if (sites[i] && (sites[i] >= STROBE_MAX_SITES || !j->site_known[sites[i]])) return 0;
   return 1;
 }
 
@@ -382,7 +429,9 @@ static int decode_one(decoder *d, const strobe__event *e, const strobe__event *s
       for (uint32_t i = 0; i < k && known; i++) put_out(d, e[i].ts, i ? STROBE__EV_PAYLOAD : kind, i ? 0 : e->data);
       d->last_ts = e->ts;
     } else if (low == STROBE__EV_OP || low == STROBE__EV_GPU) {
-      known = 0; /* they reach the file through the drain only (strobe_capture_recovery.unrecoverable) */
+      known = opev_named(d->j, e, k); /* else one names a label or site first met after the drain's last pass */
+      for (uint32_t i = 0; i < k && known; i++) put_out(d, e[i].ts, i ? STROBE__EV_PAYLOAD : kind, e[i].data);
+      d->last_ts = e->ts;
     } else {
       return -1; /* no such event in a ring */
     }
@@ -527,6 +576,8 @@ static int rebuild(const journal *j, capfile *f, int fd, uint8_t **buf, strobe_c
   strobe__writer_desc wd = {"file", 0, 1, 0, 0, tmp_sink, &fd, NULL};
   if ((rc = strobe__writer_create_appending(&wd, &w))) return rc;
   for (uint32_t i = 0; i < j->nsites; i++) strobe__writer_site(w, j->sites[i].site.id, &j->sites[i].site);
+  for (uint32_t id = 1; id < STROBE__MAX_LABELS; id++) /* the log's labels: those the file has are the same */
+    if (j->labels[id]) strobe__writer_label(w, id, j->labels[id]);
   /* The placeholder, at an id no site of the file has (the log holds every site the file defines). */
   if (j->unknown_id < STROBE_MAX_SITES - 1) strobe__writer_site(w, j->unknown_id, &k_unknown_site);
   decoder *d = calloc(1, sizeof *d);

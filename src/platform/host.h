@@ -33,6 +33,9 @@ int64_t strobe__host_mono_shift_ns(void);
  * STROBE_EIO (*out untouched). */
 int strobe__host_random_u64(uint64_t *out);
 
+/* Registers fork handlers (docs/recording.md §Fork): Linux, pthread_atfork;
+ * Windows has no fork, so nothing. Returns 0, or -1 when they could not be. */
+int strobe__host_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void));
 /* The calling thread's OS id (Linux: gettid; Windows: GetCurrentThreadId). */
 uint64_t strobe__host_tid(void);
 /* The processor as the OS names it ("x86_64", "aarch64", "AMD64"), or

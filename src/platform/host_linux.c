@@ -23,6 +23,10 @@ uint32_t strobe__host_pid(void) { return (uint32_t)getpid(); }
 
 uint64_t strobe__host_tid(void) { return (uint64_t)syscall(SYS_gettid); }
 
+int strobe__host_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void)) {
+  return pthread_atfork(prepare, parent, child) ? -1 : 0;
+}
+
 int strobe__host_os_boot_id(uint8_t out[16]) {
   int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
   if (fd < 0) return -1;

@@ -25,6 +25,11 @@ uint32_t strobe__host_pid(void) { return (uint32_t)GetCurrentProcessId(); }
 
 uint64_t strobe__host_tid(void) { return (uint64_t)GetCurrentThreadId(); }
 
+int strobe__host_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void)) {
+  (void)prepare, (void)parent, (void)child; /* no fork() on Windows */
+  return 0;
+}
+
 /* SystemTimeOfDayInformation's layout (information class 3), which
  * winternl.h does not declare: times in 100 ns units since 1601. */
 typedef struct {

@@ -16,7 +16,7 @@
  * byte is allocated with posix_fallocate before it is mapped), or leave a
  * file behind when opening fails.
  *
- * Contents: >>state >>open >>log >>regions >>fork
+ * Contents: >>state >>open >>log >>heap >>regions >>adopt >>fork
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -68,7 +68,8 @@ typedef struct strobe__journal {
 static strobe__mutex g_jlock = STROBE__MUTEX_INIT; /* everything here */
 static strobe__journal *g_open;  /* the journal new threads go to, or NULL */
 static strobe__journal *g_all;   /* open, or closed with live regions */
-static pthread_once_t g_fork_once = PTHREAD_ONCE_INIT;
+static uint32_t g_adopt_gen;     /* atomic: bumped as each journal opens, 0 while none is open */
+static uint32_t g_opened;        /* journals opened so far (g_adopt_gen's next value), under g_jlock */
 
 #define PAGE 4096u
 
@@ -103,12 +104,9 @@ static void journal_unmap(strobe__journal *j) {
   free(j);
 }
 
-static void fork_init(void);
-
 /* >>open */
 int strobe__journal_open(const char *path, uint64_t *id) {
   if (!path || !id) return STROBE_EINVAL;
-  pthread_once(&g_fork_once, fork_init);
   strobe__journal *j = calloc(1, sizeof *j);
   size_t head_map = (size_t)page_up(sizeof(strobe__journal_head));
   if (!j || !(j->path = strdup(path))) {
@@ -150,7 +148,9 @@ int strobe__journal_open(const char *path, uint64_t *id) {
   j->next = g_all;
   g_all = j;
   g_open = j;
+  __atomic_store_n(&g_adopt_gen, ++g_opened ? g_opened : ++g_opened, __ATOMIC_RELEASE);
   strobe__mutex_unlock(&g_jlock);
+  strobe__threads_adopt_arm(); /* the threads already recording come in at their next event (>>adopt) */
   return 0;
 fail_file: {
   int e = errno;
@@ -169,6 +169,7 @@ void strobe__journal_close(void) {
   strobe__mutex_lock(&g_jlock);
   strobe__journal *j = g_open;
   g_open = NULL;
+  __atomic_store_n(&g_adopt_gen, 0, __ATOMIC_RELEASE);
   if (j) {
     j->closed = 1;
     if (j->pid == strobe__host_pid()) unlink(j->path); /* a forked child never removes its parent's */
@@ -291,6 +292,35 @@ uint32_t strobe__journal_positions(uint32_t *index, uint64_t *count, uint32_t ma
   return n;
 }
 
+/* Bytes of a state and its ring of cap events (one spare slot: thread.c, drain_pos), whole pages. */
+static uint64_t region_bytes(uint32_t cap) {
+  return page_up(STROBE__JOURNAL_RING_AT + ((uint64_t)cap + 1) * sizeof(strobe__event));
+}
+
+/* >>heap: a state outside any journal is laid out as a region, in an
+ * anonymous mapping of its own, so that a journal opened later can take it
+ * in whole at the same address (>>adopt): its scope stack's frames, which
+ * the guards of open scopes point at, and its ring stay where they are. */
+strobe__tstate *strobe__tstate_map(uint32_t cap) {
+  uint64_t size = region_bytes(cap);
+  void *m = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) return NULL;
+  strobe__tstate *t = m;
+  lsan_root_add(t, sizeof *t);
+  strobe__event *ring = (strobe__event *)((char *)m + STROBE__JOURNAL_RING_AT);
+  t->ring = t->read = t->hot.cur = t->dring = ring;
+  t->ring_end = t->wrap_at = t->dring_end = ring + cap;
+  t->ring_events = t->ring_events_max = t->ring_events_first = cap;
+  return t;
+}
+
+void strobe__tstate_unmap(strobe__tstate *t) {
+  lsan_root_remove(t, sizeof *t);
+  munmap(t, (size_t)region_bytes((uint32_t)t->ring_events_first));
+}
+
+uint32_t strobe__journal_adopt_gen(void) { return __atomic_load_n(&g_adopt_gen, __ATOMIC_ACQUIRE); }
+
 /* >>regions: one per thread state, its ring right after it. A freed region
  * of the same size is mapped again before the file grows. */
 static int region_take(strobe__journal *j, uint64_t size, uint32_t cap, uint32_t *out) {
@@ -314,7 +344,7 @@ static int region_take(strobe__journal *j, uint64_t size, uint32_t cap, uint32_t
 strobe__tstate *strobe__journal_tstate(uint32_t cap) {
   if (!__atomic_load_n(&g_open, __ATOMIC_ACQUIRE)) return NULL;
   uint64_t ring_at = STROBE__JOURNAL_RING_AT;
-  uint64_t size = page_up(ring_at + ((uint64_t)cap + 1) * sizeof(strobe__event)); /* one spare slot (thread.c, drain_pos) */
+  uint64_t size = region_bytes(cap);
   strobe__tstate *t = NULL;
   strobe__mutex_lock(&g_jlock);
   strobe__journal *j = g_open;
@@ -402,9 +432,68 @@ void strobe__journal_die_point(int point) {
   if (__atomic_load_n(&strobe__journal_die_at, __ATOMIC_RELAXED) == point) kill(getpid(), SIGKILL);
 }
 
+/* >>adopt: a state made before the journal opened joins it. Its owner calls
+ * this from a slow path holding the drain lock and the thread list lock, so
+ * nobody writes the state or its ring meanwhile: their bytes go to a new
+ * region, which is then mapped over them (MAP_FIXED) at the same address.
+ * The mark is the drain's position as of its last pass, whose events the
+ * capture has written, followed by a JOURNAL_POS block (recorder.c): every
+ * slot before `read` is in the file, every one after it in the region. */
+static int write_all_at(int fd, const void *p, uint64_t n, uint64_t at) {
+  for (uint64_t done = 0; done < n;) {
+    ssize_t w = pwrite(fd, (const char *)p + done, (size_t)(n - done), (off_t)(at + done));
+    if (w <= 0) return -1;
+    done += (uint64_t)w;
+  }
+  return 0;
+}
+
+int strobe__journal_adopt(strobe__tstate *t) {
+  uint32_t cap = (uint32_t)t->ring_events_first;
+  uint64_t size = region_bytes(cap);
+  if (t->jnl || t->fiber || __atomic_load_n(&t->retired, __ATOMIC_RELAXED) || t->ring != strobe__journal_ring(t))
+    return STROBE_ESTATE; /* in a journal already, a fiber, or its ring grew onto the heap */
+  strobe__mutex_lock(&g_jlock);
+  strobe__journal *j = g_open;
+  uint32_t i;
+  int rc = !j || j->closed ? STROBE_ESTATE : region_take(j, size, cap, &i);
+  if (rc) {
+    if (j && !j->closed) j->head->heap_threads++;
+    goto done;
+  }
+  strobe__journal_region *r = &j->head->region[i];
+  rc = STROBE_EIO;
+  if (write_all_at(j->fd, t, size, r->offset)) goto done; /* the region stays free */
+  if (mmap(t, (size_t)size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, j->fd, (off_t)r->offset) == MAP_FAILED)
+    goto done; /* Linux checks a fixed mapping before it replaces the old one: the state is as it was */
+  t->jnl = j;
+  t->jregion = i;
+  strobe__journal_mark *m = &t->jmark[0];
+  m->count = __atomic_load_n(&t->drained, __ATOMIC_RELAXED);
+  m->read = t->read;
+  m->last_ts = t->last_ts;
+  m->open = t->open;
+  uint32_t keep = t->open < STROBE_MAX_DEPTH ? t->open : STROBE_MAX_DEPTH;
+  memcpy(m->open_site, t->open_site, keep * sizeof m->open_site[0]);
+  __atomic_store_n(&t->jmark_cur, 0, __ATOMIC_RELEASE);
+  r->base = (uint64_t)(uintptr_t)t;
+  r->ring_events = cap;
+  j->live++;
+  j->head->adopted++;
+  __atomic_store_n(&r->state, STROBE__JREGION_LIVE, __ATOMIC_RELEASE);
+  rc = 0;
+done:
+  strobe__mutex_unlock(&g_jlock);
+  return rc;
+}
+
 /* >>fork: the child gets private copies of every journal mapping (its one
  * thread keeps its state, the parent's file never sees its stores), and no
- * journal to make states in. */
+ * journal to make states in. The parent runs on while the child copies: the
+ * heads go first (the parent's later regions and frees must not show), and a
+ * region the parent mapped after the fork, which the child lacks, is left. */
+static int mapped(void *at, size_t len) { return msync(at, len, MS_ASYNC) == 0; }
+
 static void private_copy(void *at, size_t len) {
   void *tmp = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (tmp == MAP_FAILED) return; /* then the child shares its parent's pages: nothing better can be done */
@@ -412,22 +501,29 @@ static void private_copy(void *at, size_t len) {
   if (mremap(tmp, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, at) == MAP_FAILED) munmap(tmp, len);
 }
 
-static void fork_prepare(void) { strobe__mutex_lock(&g_jlock); }
-static void fork_parent(void) { strobe__mutex_unlock(&g_jlock); }
-
 static void fork_child(void) {
+  for (strobe__journal *j = g_all; j; j = j->next) private_copy(j->head, j->head_map);
   for (strobe__journal *j = g_all; j; j = j->next) {
     strobe__journal_head *h = j->head;
-    for (uint32_t i = 0; i < h->regions; i++)
-      if (h->region[i].state == STROBE__JREGION_LIVE || h->region[i].state == STROBE__JREGION_MAKING)
-        private_copy((void *)(uintptr_t)h->region[i].base, h->region[i].size);
-    private_copy(h, j->head_map);
+    for (uint32_t i = 0; i < h->regions && i < STROBE__JOURNAL_REGIONS; i++) {
+      strobe__journal_region *r = &h->region[i];
+      void *at = (void *)(uintptr_t)r->base;
+      if ((r->state == STROBE__JREGION_LIVE || r->state == STROBE__JREGION_MAKING) && mapped(at, (size_t)r->size))
+        private_copy(at, (size_t)r->size);
+    }
     j->closed = 1;
     if (j->fd >= 0) close(j->fd);
     j->fd = -1;
   }
   g_open = NULL;
-  strobe__mutex_unlock(&g_jlock);
 }
 
-static void fork_init(void) { (void)pthread_atfork(fork_prepare, fork_parent, fork_child); }
+/* probe.h >>fork, called by the collect layer's handlers in their lock order. */
+void strobe__journal_fork(int phase) {
+  if (phase == STROBE__FORK_PREPARE) {
+    strobe__mutex_lock(&g_jlock);
+    return;
+  }
+  if (phase == STROBE__FORK_CHILD) fork_child();
+  strobe__mutex_unlock(&g_jlock);
+}

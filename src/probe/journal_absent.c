@@ -8,6 +8,8 @@
  *
  * Must never: claim a journal is open, or hand out a journaled state.
  */
+#include <stdlib.h>
+
 #include "probe/probe.h"
 
 #include "strobe/strobe.h"
@@ -52,3 +54,27 @@ void strobe__journal_release(strobe__tstate *t, strobe__event *read) { (void)t, 
 
 /* No journal, so no point of one to die at (tests/record's crash cases are Linux's). */
 void strobe__journal_die_point(int point) { (void)point; }
+
+/* A state outside any journal: the state, then its ring after STROBE__JOURNAL_RING_AT, as journal.c lays it
+ * out (thread.c finds the ring there), on the heap; no journal ever adopts it. */
+strobe__tstate *strobe__tstate_map(uint32_t cap) {
+  size_t ring_at = (size_t)STROBE__JOURNAL_RING_AT;
+  strobe__tstate *t = calloc(1, ring_at + ((size_t)cap + 1) * sizeof(strobe__event));
+  if (!t) return NULL;
+  strobe__event *ring = (strobe__event *)((char *)t + ring_at);
+  t->ring = t->read = t->hot.cur = t->dring = ring;
+  t->ring_end = t->wrap_at = t->dring_end = ring + cap;
+  t->ring_events = t->ring_events_max = t->ring_events_first = cap;
+  return t;
+}
+
+void strobe__tstate_unmap(strobe__tstate *t) { free(t); }
+
+uint32_t strobe__journal_adopt_gen(void) { return 0; }
+
+int strobe__journal_adopt(strobe__tstate *t) {
+  (void)t;
+  return STROBE_ESTATE;
+}
+
+void strobe__journal_fork(int phase) { (void)phase; }

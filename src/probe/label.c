@@ -88,3 +88,11 @@ size_t strobe__label_rule_len(const char *s, size_t max, int window_chars) {
   }
   return n;
 }
+
+/* probe.h >>fork: the registry is whole whenever its lock is free. */
+void strobe__labels_fork(int phase) {
+  if (phase == STROBE__FORK_PREPARE)
+    strobe__mutex_lock(&g_lock);
+  else
+    strobe__mutex_unlock(&g_lock);
+}

@@ -127,6 +127,10 @@ typedef struct strobe__tstate {
  * and innermost stage ("" when none), or 0 when no operation is open. */
 typedef int (*strobe__crash_op_fn)(const char **kind, uint64_t *frame_id, const char **stage);
 extern strobe__crash_op_fn strobe__crash_op;
+/* Gives the calling thread an alternate signal stack (platform/altstack.h) once, unless it has its own, so the
+ * crash handler runs when it overflows its stack. Every thread that attaches while strobe_desc.crash_handler
+ * is 1 gets one (freed at its exit); the crash handler's installation gives the installing thread one. */
+void strobe__thread_altstack(void);
 
 /* >>sites */
 uint32_t strobe__site_count(void); /* ids 1..count-1 are registered (acquire) */
@@ -404,7 +408,8 @@ typedef struct strobe__journal_head {
   uint64_t log_offset;    /* where the log starts in the file */
   uint64_t log_len;       /* atomic (release): bytes of whole records */
   uint64_t log_dropped;   /* records that did not fit */
-  uint64_t heap_threads;  /* threads that attached while it was open but got no region (full, disk full) */
+  uint64_t heap_threads;  /* threads that attached (or were to join) while it was open but got no region (full, disk full) */
+  uint64_t adopted;       /* threads that attached before it opened and joined it (journal.c >>adopt) */
   strobe__journal_region region[STROBE__JOURNAL_REGIONS];
 } strobe__journal_head;
 /* Log records: u32 bytes (the whole record, a multiple of 8), u32 type, then the body. */
@@ -416,9 +421,9 @@ enum {
 uint32_t strobe__journal_layout(void);
 /* Where a journal region's ring starts, after the state (cache-line aligned). */
 #define STROBE__JOURNAL_RING_AT ((((uint64_t)sizeof(strobe__tstate)) + 63u) / 64u * 64u)
-/* The ring a journaled state was made with (in its region), NULL for a state on the heap. */
+/* The ring a state was made with: right after it, in its region or in its own mapping (journal.c >>heap). */
 static inline strobe__event *strobe__journal_ring(const strobe__tstate *t) {
-  return t->jnl ? (strobe__event *)((char *)(uintptr_t)t + STROBE__JOURNAL_RING_AT) : NULL;
+  return (strobe__event *)((char *)(uintptr_t)t + STROBE__JOURNAL_RING_AT);
 }
 struct strobe__journal;
 /* Creates `path` (refused when it exists) and maps it: from now on threads
@@ -442,6 +447,27 @@ void strobe__journal_label(uint32_t id, const char *text);
  * thread index and `drained` count (the JOURNAL_POS block). Returns how many,
  * at most max. The drain thread. */
 uint32_t strobe__journal_positions(uint32_t *index, uint64_t *count, uint32_t max);
+/* A thread state with a ring of cap events outside any journal, laid out as a
+ * region in a mapping of its own (so a journal can adopt it); NULL when out
+ * of memory. Freed with strobe__tstate_unmap. */
+strobe__tstate *strobe__tstate_map(uint32_t cap);
+void strobe__tstate_unmap(strobe__tstate *t);
+/* Adoption (docs/recording.md §Crash journal): the open journal's generation
+ * (nonzero, new at every open), 0 while none is open. A thread whose state
+ * is outside it joins it at its next slow path: strobe__journal_adopt, called
+ * by the state's owner holding the drain lock and the thread list lock,
+ * moves the state and its ring into a region at the same address. Returns 0,
+ * STROBE_ESTATE (no journal, or a state that cannot join: a fiber's, one in a
+ * journal, one whose ring grew), STROBE_ELIMIT or STROBE_EIO (no region:
+ * counted in the journal's heap_threads; the state is as it was). */
+uint32_t strobe__journal_adopt_gen(void);
+int strobe__journal_adopt(strobe__tstate *t);
+/* Called by strobe__journal_open: every thread state outside the journal
+ * takes the slow path at its next BEGIN or number, where it joins. */
+void strobe__threads_adopt_arm(void);
+/* Installed by the collect layer (as the wake hook): takes the drain lock
+ * without waiting, 1 when taken; and gives it back. */
+void strobe__probe_set_drain_trylock(int (*trylock)(void), void (*unlock)(void));
 /* A thread state with a ring of cap events in the open journal; NULL when
  * none is open or it has no room (counted). Under no lock of the drain's. */
 strobe__tstate *strobe__journal_tstate(uint32_t cap);
@@ -459,6 +485,23 @@ void strobe__journal_die_point(int point);
 /* The drain, after the capture holds every event of t before `read`: records
  * the mark, then lets the producer reuse the slots. */
 void strobe__journal_release(strobe__tstate *t, strobe__event *read);
+
+/* >>fork (docs/recording.md §Fork): the collect layer's pthread_atfork
+ * handlers (src/collect/drain.c) call these in one order, so that fork()
+ * finds every lock free and the data behind it whole. PREPARE takes the
+ * file's locks (the thread list, then the desc; the journal's; the site
+ * registry's; the label registry's), PARENT releases them, CHILD puts the
+ * child in order (below) and releases them. */
+enum { STROBE__FORK_PREPARE = 0, STROBE__FORK_PARENT = 1, STROBE__FORK_CHILD = 2 };
+/* CHILD: the states of the parent's other threads, which do not exist in the
+ * child, leave the thread list unread (fork copied their rings while they
+ * wrote); the calling thread's state keeps its ring and stack, with the
+ * child's tid. */
+void strobe__threads_fork(int phase);
+/* CHILD: the mappings become private copies; no journal is open. */
+void strobe__journal_fork(int phase);
+void strobe__sites_fork(int phase);
+void strobe__labels_fork(int phase);
 
 /* >>cost */
 /* The producer's cost of recording (docs/recording.md, Cost), calibrated on

@@ -53,3 +53,11 @@ uint32_t strobe__site_count(void) { return __atomic_load_n(&g_count, __ATOMIC_AC
 const strobe_site *strobe__site_get(uint32_t id) {
   return id > 0 && id < strobe__site_count() ? g_sites[id] : NULL;
 }
+
+/* probe.h >>fork: the registry is whole whenever its lock is free. */
+void strobe__sites_fork(int phase) {
+  if (phase == STROBE__FORK_PREPARE)
+    strobe__mutex_lock(&g_lock);
+  else
+    strobe__mutex_unlock(&g_lock);
+}

@@ -10,11 +10,13 @@
  * and the hook through which it asks the collect layer's drain for a pass
  * (probe.h >>wake).
  *
- * Must never: block on anything the drain holds while the hot path runs,
+ * Must never: block on anything the drain holds while the hot path runs (but
+ * for a pass's length when its thread joins a journal, once, >>adopt),
  * allocate after a thread is attached, or write another thread's state
  * (each ring has exactly one producer).
  *
- * Contents: >>globals >>attach >>ring >>cumulative >>scopes >>depth >>numbers >>exit >>fibers >>queries >>cost
+ * Contents: >>globals >>attach >>ring >>adopt >>cumulative >>scopes >>depth >>numbers >>exit >>fibers >>fork >>queries
+ * >>cost
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -22,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "platform/altstack.h"
 #include "platform/clock.h"
 #include "platform/host.h"
 #include "platform/invariant.h"
@@ -35,11 +38,21 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the ring word overlay
 
 uint32_t strobe__active;
 /* What strobe__tls points at before a thread attaches and after it exits:
- * limit 0 sends every BEGIN to the slow path, and no guard is its top. */
-static strobe__thread g_detached = {.top = &g_detached.stack[0], .stack = {{STROBE__FRAME_BOOKKEEPING, STROBE__SP_HELD}}};
+ * limit 0 sends every BEGIN to the slow path, and no guard is its top. Its
+ * cursor is not NULL: a counter or gauge checks `cur > num_limit` (0), so a
+ * thread whose first event is one goes the slow way too (a NULL cursor sent
+ * it inline, to a store at address 0). Nothing is ever written there. */
+static strobe__event g_no_ring[1];
+static strobe__thread g_detached = {
+    .cur = g_no_ring, .top = &g_detached.stack[0], .stack = {{STROBE__FRAME_BOOKKEEPING, STROBE__SP_HELD}}};
 _Thread_local strobe__thread *strobe__tls __attribute__((tls_model("initial-exec"))) = &g_detached;
 
 static _Thread_local int tls_exiting __attribute__((tls_model("initial-exec"))); /* set by the exit hook: no re-attach while TLS is torn down */
+static _Thread_local void *tls_altstack __attribute__((tls_model("initial-exec"))); /* strobe__thread_altstack's, or NULL */
+static _Thread_local int tls_altstack_tried __attribute__((tls_model("initial-exec")));
+static _Thread_local strobe__tstate *tls_own __attribute__((tls_model("initial-exec"))); /* its state once attached */
+static _Thread_local uint32_t tls_adopt_seen __attribute__((tls_model("initial-exec"))); /* journal generation last tried */
+static _Thread_local uint32_t tls_adopt_waited __attribute__((tls_model("initial-exec"))); /* ...whose wait ran out */
 
 #define DEFAULT_RING_EVENTS 262144u /* 4 MiB per thread: ~2.5 ms of a thread scoping flat out, and
                                      * ~250 ms of a thread doing real work between scopes */
@@ -63,6 +76,8 @@ static pthread_key_t g_key;
 
 static void (*g_wake)(void); /* atomic: installed by the drain when it starts (probe.h) */
 static int (*g_wait)(void);  /* atomic: likewise */
+static int (*g_drain_trylock)(void);   /* atomic: likewise (>>adopt) */
+static void (*g_drain_unlock)(void);   /* set before g_drain_trylock */
 static uint32_t g_rings_grown; /* atomic */
 static uint64_t g_producer_waits; /* atomic */
 
@@ -72,6 +87,10 @@ void strobe__probe_overflow_counts(uint64_t *rings_grown, uint64_t *producer_wai
   *producer_waits = __atomic_load_n(&g_producer_waits, __ATOMIC_RELAXED);
 }
 void strobe__probe_set_wait(int (*wait)(void)) { __atomic_store_n(&g_wait, wait, __ATOMIC_RELEASE); }
+void strobe__probe_set_drain_trylock(int (*trylock)(void), void (*unlock)(void)) {
+  __atomic_store_n(&g_drain_unlock, unlock, __ATOMIC_RELEASE);
+  __atomic_store_n(&g_drain_trylock, trylock, __ATOMIC_RELEASE);
+}
 
 /* Slow paths only: the inline hot path never asks for a pass. */
 static void wake_drain(void) {
@@ -174,8 +193,55 @@ static void set_limits(strobe__tstate *t, uint64_t limit, uint64_t num_limit) {
   wake_if_resting();
 }
 
+/* >>adopt (journal.c): the calling thread's own state, outside the open journal, not yet tried there. */
+static int adopt_pending(const strobe__tstate *t) {
+  uint32_t gen = strobe__journal_adopt_gen();
+  return gen && gen != tls_adopt_seen && t == tls_own && !t->jnl && !t->fiber;
+}
+
+/* At a slow path, before anything is written: the drain lock, waited for ADOPT_WAIT_MS at most
+ * (drain.c), then the thread list's; then the journal takes the state in. Tried once per journal
+ * unless the drain lock was not had. Until then every BEGIN and number takes the slow path
+ * (refresh_limit), but only until a first wait runs out: after that only the ring's own slow paths
+ * (its middle, its wrap) try again, so a drain busy for long costs the thread one wait per half
+ * ring, not one per event. */
+static void adopt_maybe(strobe__tstate *t) {
+  if (!adopt_pending(t)) return;
+  int (*trylock)(void) = __atomic_load_n(&g_drain_trylock, __ATOMIC_ACQUIRE);
+  uint32_t gen = strobe__journal_adopt_gen();
+  if (!trylock || !trylock()) {
+    tls_adopt_waited = gen;
+    return;
+  }
+  strobe__mutex_lock(&g_threads_lock);
+  (void)strobe__journal_adopt(t); /* a state that cannot join is counted there, and stays as it was */
+  strobe__mutex_unlock(&g_threads_lock);
+  __atomic_load_n(&g_drain_unlock, __ATOMIC_ACQUIRE)();
+  tls_adopt_seen = gen;
+}
+
+/* adopt_pending, and no wait for this journal has run out yet: every event goes the slow way. */
+static int adopt_forced(const strobe__tstate *t) {
+  return adopt_pending(t) && tls_adopt_waited != strobe__journal_adopt_gen();
+}
+
+/* As the rest's (set_limits): the journal's generation is stored before this fence and the limits after
+ * it; an owner stores its limits, fences, then reads the generation. So an owner whose store overwrote
+ * the lowered limits sees the generation and lowers them again (refresh_limit). */
+void strobe__threads_adopt_arm(void) {
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  strobe__mutex_lock(&g_threads_lock);
+  for (strobe__tstate *t = g_threads; t; t = t->next)
+    if (!t->jnl && !t->fiber && !__atomic_load_n(&t->exited, __ATOMIC_RELAXED)) {
+      __atomic_store_n(&t->hot.limit, 1, __ATOMIC_RELAXED); /* its next BEGIN or number is slow (adopt_maybe) */
+      __atomic_store_n(&t->hot.num_limit, 0, __ATOMIC_RELAXED);
+    }
+  strobe__mutex_unlock(&g_threads_lock);
+}
+
 static void refresh_limit(strobe__tstate *t) {
-  if (t->pending_lost) { /* every BEGIN goes slow until the LOST marker is out (not 0: that means detached) */
+  if (t->pending_lost || adopt_forced(t)) { /* every BEGIN goes slow until the LOST marker is out, or it joined
+                                               * the journal (not 0: that means detached) */
     set_limits(t, 1, 0);
     return;
   }
@@ -194,6 +260,7 @@ static void refresh_limit(strobe__tstate *t) {
    * real bound. */
   if (bound == mid && bound - cur <= (ptrdiff_t)NUM_ROOM) bound = cur >= read ? t->ring_end : read - 1;
   set_limits(t, limit, bound - cur > (ptrdiff_t)NUM_ROOM ? (uint64_t)(uintptr_t)(bound - NUM_ROOM) : 0);
+  if (adopt_forced(t)) set_limits(t, 1, 0); /* a journal opened meanwhile (strobe__threads_adopt_arm) */
 }
 
 /* A thread's state with an empty ring of cap events (one spare slot: see
@@ -203,16 +270,8 @@ static strobe__tstate *tstate_new(uint32_t cap, int journal) {
   /* While a capture's journal is open, the state goes there (>>journal in probe.h). */
   strobe__tstate *t = journal ? strobe__journal_tstate(cap) : NULL;
   if (t) goto ready;
-  t = calloc(1, sizeof *t);
-  strobe__event *ring = malloc(((size_t)cap + 1) * sizeof *ring);
-  if (!t || !ring) {
-    free(t);
-    free(ring);
-    return NULL;
-  }
-  t->ring = t->read = t->hot.cur = t->dring = ring;
-  t->ring_end = t->wrap_at = t->dring_end = ring + cap;
-  t->ring_events = t->ring_events_max = t->ring_events_first = cap;
+  t = strobe__tstate_map(cap); /* laid out as a journal region, so a later journal can adopt it */
+  if (!t) return NULL;
 ready:
   t->hot.top = t->hot.stack;
   t->hot.stack[0].word = STROBE__FRAME_BOOKKEEPING; /* never a scope: the inline VALUE goes slow here (strobe.h) */
@@ -229,8 +288,9 @@ static strobe__tstate *attach(void) {
   g_desc_frozen = 1;
   resolve_desc(&g_desc);
   uint32_t cap = g_desc.ring_events;
-  uint32_t overflow = g_desc.overflow, ring_max = g_desc.ring_events_max;
+  uint32_t overflow = g_desc.overflow, ring_max = g_desc.ring_events_max, crash = g_desc.crash_handler;
   strobe__mutex_unlock(&g_desc_lock);
+  if (crash) strobe__thread_altstack(); /* the crash handler then runs when this thread overflows its stack */
 
   strobe__tstate *t = tstate_new(cap, 1);
   if (!t) return NULL;
@@ -244,6 +304,8 @@ static strobe__tstate *attach(void) {
   strobe__mutex_unlock(&g_threads_lock);
   strobe__journal_tstate_ready(t); /* numbered now: recovery may read its region (before its first event) */
   (void)pthread_setspecific(g_key, t);
+  tls_own = t;
+  tls_adopt_seen = strobe__journal_adopt_gen(); /* made now: in the journal open now, if there is one */
   refresh_limit(t);
   strobe__tls = &t->hot;
   return t;
@@ -281,7 +343,7 @@ void strobe__threads_unlink(strobe__tstate *t) {
 void strobe__thread_free(strobe__tstate *t) {
   if (!t) return;
   /* Old rings of GROW swaps the drain never finished (it finishes them first). */
-  /* The ring it was made with is in its journal region, if it has one. */
+  /* The ring it was made with is in its own mapping (its journal region, or journal.c >>heap). */
   strobe__event *jring = strobe__journal_ring(t);
   for (uint32_t i = t->retired_done; i < t->retired; i++)
     if (t->retire[i].ring != jring) free(t->retire[i].ring);
@@ -289,7 +351,7 @@ void strobe__thread_free(strobe__tstate *t) {
   if (t->jnl)
     strobe__journal_tstate_free(t);
   else
-    free(t);
+    strobe__tstate_unmap(t);
 }
 
 #define BUMP(t, field) __atomic_fetch_add(&(t)->misuse.field, 1, __ATOMIC_RELAXED)
@@ -638,6 +700,7 @@ uintptr_t strobe__begin_at(strobe_site *site, uintptr_t sp, uint64_t ts) { retur
 static uintptr_t begin_with(strobe_site *site, uint32_t flags, uintptr_t sp, uint64_t now) {
   strobe__tstate *t = attach();
   if (!t) return 0;
+  adopt_maybe(t);
   if (sp != STROBE__SP_HELD) unwind_dead(t, site, sp);
   if (depth_of(t) >= STROBE_MAX_DEPTH) {
     BUMP(t, depth_overflow);
@@ -727,6 +790,7 @@ void strobe_unwind_to(int depth) {
 void strobe__number_slow(strobe_site *site, uint64_t bits) {
   strobe__tstate *t = attach();
   if (!t) return;
+  adopt_maybe(t);
   uint32_t kind = strobe__number_event(site->kind);
   if (!kind) return; /* not a number site: cannot come from the macros */
   if (kind == STROBE__EV_VALUE) {
@@ -856,10 +920,18 @@ static void close_at_exit(strobe__tstate *t) {
 
 static void fiber_release_current(void);
 
+void strobe__thread_altstack(void) {
+  if (tls_altstack_tried) return;
+  tls_altstack_tried = 1;
+  tls_altstack = strobe__altstack_add();
+}
+
 static void on_thread_exit(void *arg) {
   strobe__tstate *t = arg;
   fiber_release_current(); /* a thread that exits inside a fiber leaves it (>>fibers) */
   close_at_exit(t);
+  strobe__altstack_free(tls_altstack);
+  tls_altstack = NULL;
   strobe__tls = &g_detached;
   tls_exiting = 1;
   __atomic_store_n(&t->exited, 1, __ATOMIC_RELEASE);
@@ -898,8 +970,9 @@ int strobe_fiber_create(const char *name, size_t len, strobe_fiber **out) {
   g_desc_frozen = 1;
   resolve_desc(&g_desc);
   uint32_t cap = g_desc.ring_events / FIBER_RING_DIVISOR;
-  uint32_t overflow = g_desc.overflow, ring_max = g_desc.ring_events_max;
+  uint32_t overflow = g_desc.overflow, ring_max = g_desc.ring_events_max, crash = g_desc.crash_handler;
   strobe__mutex_unlock(&g_desc_lock);
+  if (crash) strobe__thread_altstack(); /* the crash handler then runs when this thread overflows its stack */
   if (cap < 1024u) cap = 1024u;
   strobe__tstate *t = tstate_new(cap, 1);
   if (!t) return STROBE_ENOMEM;
@@ -956,6 +1029,34 @@ int strobe_fiber_destroy(strobe_fiber *fiber) {
   __atomic_store_n(&f->exited, 1, __ATOMIC_RELEASE); /* the drain delivers what is left, then frees it */
   wake_drain();
   return 0;
+}
+
+/* >>fork (probe.h; docs/recording.md §Fork) */
+void strobe__threads_fork(int phase) {
+  if (phase == STROBE__FORK_PREPARE) {
+    strobe__mutex_lock(&g_threads_lock);
+    strobe__mutex_lock(&g_desc_lock);
+    return;
+  }
+  if (phase == STROBE__FORK_CHILD) {
+    /* Only the caller's state (its own, or the fiber it is in) and idle fibers stay. The others' threads
+     * are not in the child, and fork copied their rings while they wrote: a cursor may be ahead of the
+     * slots the child got. Left unread and unfreed (their memory is the parent's copy-on-write pages). */
+    const strobe__thread *own = tls_fiber ? tls_fiber_saved : strobe__tls;
+    strobe__tstate **p = &g_threads;
+    while (*p) {
+      strobe__tstate *t = *p;
+      int keep = &t->hot == own || t == tls_fiber || (t->fiber && !__atomic_load_n(&t->fiber_busy, __ATOMIC_RELAXED));
+      if (keep) {
+        if (&t->hot == own) t->os_tid = strobe__host_tid();
+        p = &t->next;
+      } else {
+        *p = t->next;
+      }
+    }
+  }
+  strobe__mutex_unlock(&g_desc_lock);
+  strobe__mutex_unlock(&g_threads_lock);
 }
 
 /* >>queries */
@@ -1141,8 +1242,7 @@ strobe__cost strobe__measure_cost(void) {
   }
   strobe__tls = saved;
   uint64_t lost = t->lost;
-  free(t->ring);
-  free(t);
+  strobe__tstate_unmap(t);
   if (lost) goto done; /* the scratch ring is emptied after every unit: cannot happen */
   qsort(lap + 1, COST_LAPS, sizeof lap[0], cmp_u64);
   qsort(xlap + 1, COST_LAPS, sizeof xlap[0], cmp_u64);
