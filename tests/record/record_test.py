@@ -256,11 +256,25 @@ def case_fork():
     path, _ = record("--", ARGS.traced, "spawn", "10", out="spawn.capture")
     expect_counts(path, run_counts(10), "spawn: the parent")
     check(not [f for f in os.listdir(ARGS.work) if f.startswith("spawn.capture.")], "not followed: no child file")
+    # Followed, a child that execs records twice: from the fork to its exec (FILE.PID.0: no calls, it
+    # execs at once) and its new image (FILE.PID.1, its first exec).
     path, _ = record("--follow-fork", "--", ARGS.traced, "spawn", "10", out="follow.capture")
     expect_counts(path, run_counts(10), "followed spawn: the parent")
-    children = [f for f in os.listdir(ARGS.work) if f.startswith("follow.capture.")]
-    check(len(children) == 1 and children[0].endswith(".0"), f"followed: FILE.PID.0: {children}")
-    expect_counts(os.path.join(ARGS.work, children[0]), run_counts(3), "followed spawn: the child")
+    children = sorted(f for f in os.listdir(ARGS.work) if f.startswith("follow.capture.") and f[-2:] in (".0", ".1"))
+    check(len(children) == 2 and children[0][:-2] == children[1][:-2], f"followed: FILE.PID.0 and .1: {children}")
+    expect_counts(os.path.join(ARGS.work, children[0]), {}, "followed spawn: the child before its exec")
+    expect_counts(os.path.join(ARGS.work, children[1]), run_counts(3), "followed spawn: the child's new image")
+    # Followed, a child that forks without exec records its own calls from the fork on (FILE.PID.0): top(10)
+    # again, and none of its parent's.
+    path, _ = record("--follow-fork", "--", ARGS.traced, "fork", "10", out="forked.capture")
+    expect_counts(path, run_counts(10), "followed fork: the parent's calls only")
+    children = [f for f in os.listdir(ARGS.work) if f.startswith("forked.capture.") and not f.endswith(".journal")]
+    check(len(children) == 1 and children[0].endswith(".0"), f"followed fork: FILE.PID.0: {children}")
+    want = run_counts(10)
+    del want["main"]  # entered before the fork, in the parent's capture; the child never returns from it
+    expect_counts(os.path.join(ARGS.work, children[0]), want, "followed fork: the child's own calls")
+    t = totals(os.path.join(ARGS.work, children[0]))
+    check(t["footer"] and not t["cut_short"], f"the child's capture was closed at its exit: {t}")
 
 
 def case_bad_input():

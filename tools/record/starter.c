@@ -10,8 +10,8 @@
  * the exec wrappers that close the capture and pass the contract on (or
  * take it away) in the environment of the new image.
  * Must never: start a second capture in a process (a forked child of a
- * recording process records nothing of its parent's capture, whose file
- * only its owner closes); change the program's own signal handlers (only a
+ * recording process records nothing into its parent's capture, whose file
+ * only its owner closes: followed, it starts its own); change the program's own signal handlers (only a
  * signal left at its default action is caught); record anything when
  * STROBE_RECORD is unset; use libstrobe's internal names (it links
  * libstrobe.so like any application, so a program linking Strobe itself
@@ -21,7 +21,9 @@
  *   STROBE_RECORD=path        the capture of the first process's first image
  *   STROBE_RECORD_ROOT=pid    that process
  *   STROBE_RECORD_FOLLOW=1    other processes and images record too, to
- *                             path.PID.GEN (GEN counts the process's execs)
+ *                             path.PID.GEN (GEN counts the process's execs):
+ *                             a child of fork() from the fork on, an image
+ *                             after an exec from its start
  *   STROBE_RECORD_GEN=n       this image's exec count (absent: 0)
  *   STROBE_RECORD_SAMPLE=auto|off|HZ  auto: the sampler when the executable
  *                             was not built with -finstrument-functions
@@ -32,7 +34,7 @@
  *                             followed ("-": none)
  *   STROBE_RECORD_AUDIT=...   with --libcalls: the LD_AUDIT to give it ("-": none)
  *
- * Contents: >>state >>elf >>start >>stop >>exec
+ * Contents: >>state >>elf >>start >>stop >>fork >>exec
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* RTLD_NEXT, asprintf, execvpe */
@@ -63,6 +65,7 @@ static pid_t g_owner;           /* the process that started it */
 static int g_sampling;          /* 1: this starter started the sampler */
 static uint32_t g_stopping;     /* atomic: 1 once a stop began (exit, signal or exec) */
 static unsigned g_gen;          /* this image's exec count */
+static unsigned g_exe;          /* what the executable's symbols say (EXE_*) */
 static char g_path[4096];       /* where this image records */
 
 static const int k_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
@@ -198,6 +201,27 @@ static void start(unsigned exe) {
   start_sampler(exe);
 }
 
+/* >>fork
+ * Followed, a child of fork() records its own run from the fork on, to
+ * path.PID.0 (it has made no exec yet). libstrobe's own fork handlers ran
+ * before this one (registered when it loaded): the parent's capture is not
+ * the child's, and the events the parent had not yet written stay the
+ * parent's (a new capture starts with the next pass). Without following,
+ * the child records nothing, as before. */
+static void on_fork_child(void) {
+  int had = g_rec != NULL;
+  g_rec = NULL; /* the parent's: only its owner writes and closes it */
+  g_sampling = 0;
+  g_gen = 0;
+  const char *path = getenv("STROBE_RECORD");
+  if (!path || snprintf(g_path, sizeof g_path, "%s.%ld.0", path, (long)getpid()) >= (int)sizeof g_path) return;
+  start(g_exe);
+  if (g_rec && !had) {
+    atexit(stop);
+    catch_signals();
+  }
+}
+
 __attribute__((constructor)) static void starter(void) {
   const char *path = getenv("STROBE_RECORD"), *ov = getenv("STROBE_RECORD_OVERFLOW");
   if (!path || !*path || !choose_path(path)) return;
@@ -207,11 +231,13 @@ __attribute__((constructor)) static void starter(void) {
     d.overflow = mode;
     if (strobe_setup(&d) != 0) fprintf(stderr, "strobe record: --overflow %s refused: the program set up Strobe first\n", ov);
   }
-  unsigned exe = exe_symbols();
+  unsigned exe = g_exe = exe_symbols();
   if (exe & EXE_STROBE)
     fprintf(stderr, "strobe record: this program has Strobe linked in statically: its own scopes and traced calls "
                     "go to that copy, not to %s (link libstrobe.so to record them here)\n", g_path);
   start(exe);
+  const char *follow = getenv("STROBE_RECORD_FOLLOW");
+  if (follow && !strcmp(follow, "1")) (void)pthread_atfork(NULL, NULL, on_fork_child);
   if (!g_rec) return;
   atexit(stop);
   catch_signals();
