@@ -30,11 +30,20 @@ static strobe_site k_sites[] = {
     {.name = "outer", .file = "test.c", .function = "f", .line = 1, .kind = STROBE_SITE_SCOPE},
     {.name = "row", .file = "test.c", .function = "f", .line = 2, .kind = STROBE_SITE_SCOPE},
     {.name = "Cell", .file = "test.c", .line = 3, .kind = STROBE_SITE_ELEMENT},
+    {.name = "heap", .file = "test.c", .line = 4, .kind = STROBE_SITE_ALLOC},
+    {.name = "heap", .file = "test.c", .line = 5, .kind = STROBE_SITE_FREE},
+    {.name = "loaded", .file = "test.c", .line = 6, .kind = STROBE_SITE_MESSAGE},
 };
+#define NSITES (sizeof k_sites / sizeof k_sites[0])
 #define S_OUTER 1u
 #define S_ROW 2u
 #define S_ELEM 3u /* an ELEMENT event names an element type (strobe.h >>elements) */
 #define ELEMENT_ID 0x8badf00d12345678ull
+/* The site an event of this kind names: allocations, frees and messages
+ * name a site of their own kind (strobe.h >>allocations, >>messages). */
+static uint32_t site_for(uint32_t kind) {
+  return kind == STROBE__EV_ALLOC ? 4u : kind == STROBE__EV_FREE ? 5u : kind == STROBE__EV_MESSAGE ? 6u : S_ROW;
+}
 
 /* One row of the event-kind table, as the test wrote it. */
 typedef struct row {
@@ -69,7 +78,7 @@ static uint64_t slot_value(const row *r, uint32_t i) {
 static void test_every_kind_round_trips(void) {
   strobe__buf out = {0};
   strobe__writer *w = open_writer(&out);
-  for (uint32_t i = 0; i < 3; i++) strobe__writer_site(w, i + 1, &k_sites[i]);
+  for (uint32_t i = 0; i < NSITES; i++) strobe__writer_site(w, i + 1, &k_sites[i]);
   strobe__writer_thread(w, 0, 42, "main", 0);
 
   row rows[NROWS];
@@ -101,7 +110,7 @@ static void test_every_kind_round_trips(void) {
     }
     ts += 10;
     r->ts = ts;
-    ev[0] = (strobe__event){ts, r->kind, S_ROW};
+    ev[0] = (strobe__event){ts, r->kind, site_for(r->kind)};
     if (r->operands == STROBE__OPERANDS_LOST) ev[0] = (strobe__event){ts, r->kind | depth << 8, 5};
     for (uint32_t i = 0; i < r->slots; i++) {
       r->slot[i] = slot_value(r, i);
@@ -144,8 +153,13 @@ static void test_every_kind_round_trips(void) {
     CHECK_EQ_INT(rec.thread, 0);
     if (w_row->operands == STROBE__OPERANDS_SITE_VARINTS || w_row->operands == STROBE__OPERANDS_SITE_F64S ||
         w_row->operands == STROBE__OPERANDS_BEGIN)
-      CHECK_EQ_INT(rec.site, S_ROW);
+      CHECK_EQ_INT(rec.site, site_for(w_row->kind));
     switch (rec.type) { /* the slots, where a record carries them */
+      case STROBE_REC_ALLOC:
+        CHECK_EQ_U64(rec.address, w_row->slot[0]);
+        CHECK_EQ_U64(rec.bytes, w_row->slot[1]);
+        break;
+      case STROBE_REC_FREE: CHECK_EQ_U64(rec.address, w_row->slot[0]); break;
       case STROBE_REC_VALUE:
       case STROBE_REC_COUNTER:
       case STROBE_REC_GAUGE: {

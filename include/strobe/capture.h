@@ -27,7 +27,7 @@ extern "C" {
  * STROBE_EVERSION. Version 2 added each site's unit, version 3 its flags and
  * the misuse counters of strobe_site_intern, version 4 element attribution
  * (the ELEMENT event kind and site kind). */
-#define STROBE_CAPTURE_FORMAT_VERSION 4u
+#define STROBE_CAPTURE_FORMAT_VERSION 5u
 #define STROBE_CAPTURE_FORMAT_OLDEST 1u
 
 typedef struct strobe_capture strobe_capture;
@@ -125,12 +125,17 @@ typedef enum strobe_capture_record_type {
   STROBE_REC_SWITCH = 22,    /* the sampled thread left its CPU (sample->out 1) or came back (0): sample, thread, time */
   STROBE_REC_ATTACHMENT = 23, /* an attachment (strobe/deep.h): attachment, ticks and time when it was attached */
   STROBE_REC_DEEP = 24,      /* a deep capture of one frame (strobe/deep.h): deep, ticks and time when it began */
-  STROBE_REC_LANE_SPAN = 25  /* an external producer's span (strobe/producer.h): site, device (queue = the lane,
+  STROBE_REC_LANE_SPAN = 25, /* an external producer's span (strobe/producer.h): site, device (queue = the lane,
                               * domain = its clock, "" for host ticks; device begin and end, raw: map them with
                               * strobe_capture_map_device, which takes "" too); ticks = when it was recorded */
+  STROBE_REC_ALLOC = 26,     /* an allocation (strobe.h >>allocations): site (the pool, kind STROBE_SITE_ALLOC),
+                              * time, address, bytes. Since version 5 */
+  STROBE_REC_FREE = 27,      /* a free: site (the pool, kind STROBE_SITE_FREE), time, address. Since version 5 */
+  STROBE_REC_MESSAGE = 28    /* a message (strobe.h >>messages): site (kind STROBE_SITE_MESSAGE: its name is the
+                              * text, content when flagged STROBE_SITE_INTERNED), time. Since version 5 */
 } strobe_capture_record_type;
 /* Every record type as strobe_capture_set_records takes them: bit (1 << type) for each. */
-#define STROBE_CAPTURE_ALL_RECORDS ((((uint64_t)1) << (STROBE_REC_LANE_SPAN + 1)) - 2)
+#define STROBE_CAPTURE_ALL_RECORDS ((((uint64_t)1) << (STROBE_REC_MESSAGE + 1)) - 2)
 
 /* A thread of a SAMPLE or SWITCH record that no THREAD block named (it never
  * recorded an event while the capture ran): sample->os_tid says which. */
@@ -338,6 +343,8 @@ typedef struct strobe_capture_record {
   const strobe_capture_device *device; /* CLOCK_PAIR, GPU_SPAN, GPU_MARK; NULL for other types. Valid until the
                                         * next strobe_capture_next call */
   uint64_t element;     /* ELEMENT: the element id (strobe_element_id) */
+  uint64_t address;     /* ALLOC, FREE: the address the application gave (an id: never dereferenced) */
+  uint64_t bytes;       /* ALLOC: its size in bytes */
   const strobe_capture_tree *tree; /* TREE: the snapshot; NULL for other types */
   const strobe_capture_sample *sample; /* SAMPLE, SWITCH; NULL for other types */
   const strobe_capture_attachment *attachment; /* ATTACHMENT; NULL for other types */

@@ -473,6 +473,13 @@ typedef struct strobe__cost {
 } strobe__cost;
 strobe__cost strobe__measure_cost(void);
 
+/* >>allocations: the calling thread is one of Strobe's own (the drain): its
+ * allocations and frees are not recorded (strobe.h >>allocations; the
+ * interposer, src/malloc/interpose.c, sees the drain's buffers too). */
+void strobe__probe_own_thread(void);
+/* 1 on Strobe's own threads: what the interposer checks before recording. */
+extern STROBE_API _Thread_local int strobe__tls_own __attribute__((tls_model("initial-exec")));
+
 /* >>wake */
 /* The probe asks for a drain pass (a ring passed its middle, events were
  * dropped, a thread exited) through this hook, which the collect layer

@@ -40,6 +40,7 @@ static strobe__thread g_detached = {.top = &g_detached.stack[0], .stack = {{STRO
 _Thread_local strobe__thread *strobe__tls __attribute__((tls_model("initial-exec"))) = &g_detached;
 
 static _Thread_local int tls_exiting __attribute__((tls_model("initial-exec"))); /* set by the exit hook: no re-attach while TLS is torn down */
+_Thread_local int strobe__tls_own __attribute__((tls_model("initial-exec"))); /* one of Strobe's threads (probe.h) */
 
 #define DEFAULT_RING_EVENTS 262144u /* 4 MiB per thread: ~2.5 ms of a thread scoping flat out, and
                                      * ~250 ms of a thread doing real work between scopes */
@@ -722,16 +723,17 @@ void strobe_unwind_to(int depth) {
 void strobe__number_slow(strobe_site *site, uint64_t bits) {
   strobe__tstate *t = attach();
   if (!t) return;
-  uint32_t kind = strobe__number_event(site->kind);
-  if (!kind) return; /* not a number site: cannot come from the macros */
+  uint32_t kind = site->kind == STROBE_SITE_FREE ? STROBE__EV_FREE : strobe__number_event(site->kind);
+  if (!kind || (kind == STROBE__EV_FREE && strobe__tls_own)) return; /* not a number site: cannot come from the macros */
   if (kind == STROBE__EV_VALUE) {
     const strobe__frame *f = innermost(&t->hot);
     if (f == t->hot.stack) BUMP(t, value_without_scope);
     if (f == t->hot.stack || (f->word & STROBE__FRAME_UNRECORDED)) return;
   }
   uint64_t now = strobe__now();
-  _Static_assert(STROBE__SLOTS_VALUE == 1 && STROBE__SLOTS_COUNTER == 1 && STROBE__SLOTS_GAUGE == 1,
-                 "a number carries its double in one slot");
+  _Static_assert(STROBE__SLOTS_VALUE == 1 && STROBE__SLOTS_COUNTER == 1 && STROBE__SLOTS_GAUGE == 1 &&
+                     STROBE__SLOTS_FREE == 1,
+                 "a number carries its double (a free its address) in one slot");
   /* Near the ring's end, wrap now when the start has room, rather than come here for every
    * number that still fits before the end (the inline check keeps NUM_ROOM free). */
   strobe__event *read = drain_pos(t), *cur = t->hot.cur;
@@ -746,6 +748,45 @@ void strobe__number_slow(strobe_site *site, uint64_t bits) {
   put(&e, bits, STROBE__EV_PAYLOAD, 0);
   publish(t, e);
 }
+
+/* An allocation (strobe.h >>allocations) the inline path could not write:
+ * as a number's slow path, with the size in a second slot. Not on Strobe's
+ * own threads (strobe__probe_own_thread): the drain's buffers are not the
+ * application's memory, and recording them would feed the drain its own
+ * work. */
+void strobe__alloc_slow(strobe_site *pool, uint64_t addr, uint64_t size) {
+  if (strobe__tls_own || pool->kind != STROBE_SITE_ALLOC) return; /* another kind cannot come from the macros */
+  strobe__tstate *t = attach();
+  if (!t) return;
+  uint64_t now = strobe__now();
+  _Static_assert(STROBE__SLOTS_ALLOC == 2, "an allocation carries its address and size");
+  strobe__event *read = drain_pos(t), *cur = t->hot.cur;
+  uint32_t keep = owed(t);
+  if (cur >= read && (size_t)(t->ring_end - cur) <= NUM_ROOM + 1 && (size_t)(read - t->ring) > NUM_ROOM + 2)
+    keep = NUM_ROOM + 1;
+  strobe__event *e = reserve(t, 1 + STROBE__SLOTS_ALLOC, keep, now);
+  if (!e) return;
+  e->ts = now;
+  strobe__put_word(e++, (uintptr_t)pool);
+  put(&e, addr, STROBE__EV_PAYLOAD, 0);
+  put(&e, size, STROBE__EV_PAYLOAD, 0);
+  publish(t, e);
+}
+
+void strobe__message(strobe_site *site) {
+  if (!site || site->kind != STROBE_SITE_MESSAGE) return; /* another kind cannot come from the macros */
+  strobe__tstate *t = attach();
+  if (!t) return;
+  int id = strobe_site_register(site);
+  if (id < 0) return;
+  uint64_t now = strobe__now();
+  strobe__event *e = reserve(t, 1, owed(t), now);
+  if (!e) return;
+  put(&e, now, STROBE__EV_MESSAGE, (uint32_t)id);
+  publish(t, e);
+}
+
+void strobe__probe_own_thread(void) { strobe__tls_own = 1; }
 
 /* An element attribution (strobe.h >>elements) the inline path could not
  * write: like a VALUE, it needs a recorded scope on top, and is one event

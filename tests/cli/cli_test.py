@@ -107,7 +107,7 @@ def case_info():
     check(j["state"]["complete"] and not j["state"]["cut_short"], "state should be complete")
     h = j["header"]
     check(h["clock_source"] == "monotonic" and h["ns_per_tick"] == 1.0 and h["kind"] == "file", f"header {h}")
-    check(h["version"] == 4 and h["os"] == "linux" and h["pid"] == 4242 and h["ring_events"] == 262144, f"header {h}")
+    check(h["version"] == 5 and h["os"] == "linux" and h["pid"] == 4242 and h["ring_events"] == 262144, f"header {h}")
     # The two cost figures: the writer's calibration, and the drain's CPU per event from its DRAIN block.
     check(h["event_cost_ns"] == 8.6 and h["overflow"] == "drop", f"header {h}")
     check(h["drain"]["cpu_ns"] == 2600 and h["drain"]["events"] == 1300 and h["drain"]["ns_per_event"] == 2.0,
@@ -650,7 +650,7 @@ def case_tree():
     out, _ = run("tree", capture("plain"))
     check("no UI-tree snapshots" in out, out)
     j, _ = run_json("info", path)
-    check(j["header"]["version"] == 4, f"{j['header']}")
+    check(j["header"]["version"] == 5, f"{j['header']}")
     run("report", path)
 
 

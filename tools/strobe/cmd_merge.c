@@ -554,6 +554,13 @@ static int merge_record(merger *m, merge_input *in, const strobe_capture_record 
       put(&b, ts, STROBE__EV_LOST | r->depth << 8, (uint32_t)r->lost);
       goto merged;
     case STROBE_REC_ELEMENT: put(&b, r->element, STROBE__EV_ELEMENT, site_of(in, r->site)); goto merged;
+    case STROBE_REC_ALLOC:
+    case STROBE_REC_FREE:
+      put(&b, ts, r->type == STROBE_REC_ALLOC ? STROBE__EV_ALLOC : STROBE__EV_FREE, site_of(in, r->site));
+      put(&b, r->address, STROBE__EV_PAYLOAD, 0);
+      if (r->type == STROBE_REC_ALLOC) put(&b, r->bytes, STROBE__EV_PAYLOAD, 0);
+      goto merged;
+    case STROBE_REC_MESSAGE: put(&b, ts, STROBE__EV_MESSAGE, site_of(in, r->site)); goto merged;
     case STROBE_REC_OP_BEGIN:
     case STROBE_REC_OP_END:
     case STROBE_REC_OP_TAKE:
