@@ -37,7 +37,7 @@ C_EXT = (".c", ".h", ".hpp")
 SCAN = [("src", C_EXT), ("include", C_EXT), ("tools", C_EXT), ("examples", C_EXT), ("viewer", (".js",))]
 # Where a quoted or angled include is looked for after the including file's
 # own directory: the include paths the build gives (CMakeLists.txt).
-C_INCLUDE_DIRS = ["src", "include"]
+C_INCLUDE_DIRS = ["src", "include", "tools/strobe"]
 
 
 class TableError(Exception):
@@ -197,6 +197,8 @@ SELF_TEST = [
     ("src/server/api.c", "session/session_internal.h", "private to its layer (session)"),
     ("viewer/detail.js", "./flame.js", "viewer-detail and viewer-flame share rank 4"),
     ("src/probe/site.c", "collect/no_such_header.h", "no file of this repository"),
+    ("tools/strobe/io/input.c", "analysis/aggregate.h", "cli-io (rank 10) may not use cli-analysis (rank 11)"),
+    ("tools/strobe/exports/export_csv.c", "commands/cmd_report.c", "cli-exports (rank 12) may not use cli-commands"),
 ]
 
 

@@ -1,7 +1,7 @@
 /*
  * server_test.h — what the server tests share: a server on a free loopback
  * port with a known token, HTTP requests through the `strobe` tool's
- * loopback client (tools/strobe/http_client.c), and MCP helpers
+ * loopback client (tools/strobe/io/http_client.c), and MCP helpers
  * (initialize, tools/call) that parse replies with jansson.
  */
 #ifndef STROBE_TESTS_SERVER_TEST_H

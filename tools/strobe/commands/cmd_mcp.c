@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "http_client.h"
+#include "io/http_client.h"
 #include "platform/io.h"
 
 #define CMD "mcp"

@@ -28,7 +28,7 @@
 #include <string.h>
 
 #include "analyze/gpu_frames.h"
-#include "export.h"
+#include "exports/export.h"
 #include "format/json_writer.h"
 #include "strobe/frames.h"
 

@@ -16,7 +16,7 @@
 
 #include "cli.h"
 #include "format/json_writer.h"
-#include "frames_view.h"
+#include "analysis/frames_view.h"
 #include "strobe/explain.h"
 
 static const char g_usage[] =

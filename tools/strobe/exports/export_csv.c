@@ -12,7 +12,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "aggregate.h"
+#include "analysis/aggregate.h"
 #include "export.h"
 
 void export_csv_field(FILE *f, const char *s) {

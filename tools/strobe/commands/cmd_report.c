@@ -26,11 +26,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aggregate.h"
+#include "analysis/aggregate.h"
 #include "cli.h"
-#include "frames_view.h"
-#include "kinds.h"
-#include "samples.h"
+#include "analysis/frames_view.h"
+#include "analysis/kinds.h"
+#include "analysis/samples.h"
 #include "format/json_writer.h"
 
 static const char g_usage[] =

@@ -8,7 +8,7 @@
 #include <getopt.h>
 #include <string.h>
 
-#include "export.h"
+#include "exports/export.h"
 
 static const char g_usage[] =
     "usage: strobe export FILE --format chrome|speedscope|perfetto|otlp|folded|csv [-o OUT]\n"

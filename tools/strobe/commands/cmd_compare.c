@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aggregate.h"
+#include "analysis/aggregate.h"
 #include "cli.h"
 #include "format/json_writer.h"
 

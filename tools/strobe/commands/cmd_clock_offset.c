@@ -18,7 +18,7 @@
 
 #include "cli.h"
 #include "format/json_writer.h"
-#include "http_client.h"
+#include "io/http_client.h"
 #include "platform/io.h"
 
 #ifdef STROBE_CLI_HAVE_SERVER

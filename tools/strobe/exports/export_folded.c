@@ -16,7 +16,7 @@
 #include <stdlib.h>
 
 #include "export.h"
-#include "pathtab.h"
+#include "analysis/pathtab.h"
 
 #define MAX_DEPTH 256
 #define ROOT_KEY 0x80000000u /* a thread's root node: site = ROOT_KEY | thread index */
