@@ -738,6 +738,7 @@ int strobe__consumer_add(strobe__consumer *c) {
   g_consumers[g_nconsumers++] = c;
   if (c->content) __atomic_fetch_add(&g_content_consumers, 1, __ATOMIC_RELEASE);
   __atomic_fetch_or(&strobe__active, STROBE__ACTIVE_EVENTS, __ATOMIC_RELAXED);
+  strobe__active_changed();
   __atomic_fetch_or(&strobe__op_gate, STROBE__OPGATE_EVENTS, __ATOMIC_RELAXED);
   drain_unlock();
   /* The drain thread may be in its idle wait (IDLE_INTERVAL_MS, chosen when
@@ -768,6 +769,7 @@ void strobe__consumer_remove(strobe__consumer *c) {
   }
   if (g_nconsumers == 0) {
     __atomic_fetch_and(&strobe__active, ~STROBE__ACTIVE_EVENTS, __ATOMIC_RELAXED);
+    strobe__active_changed();
     __atomic_fetch_and(&strobe__op_gate, ~STROBE__OPGATE_EVENTS, __ATOMIC_RELAXED);
   }
   drain_unlock();

@@ -477,6 +477,12 @@ strobe__cost strobe__measure_cost(void);
  * allocations and frees are not recorded (strobe.h >>allocations; the
  * interposer, src/malloc/interpose.c, sees the drain's buffers too). */
 void strobe__probe_own_thread(void);
+/* A copy of strobe__active kept up to date in `mirror` (the interposer's, so
+ * that its idle path reads its own variable: docs/memory.md §The
+ * interposer). Returns 0, or STROBE_ELIMIT past 4 mirrors. Any thread. */
+STROBE_API int strobe__active_mirror(uint32_t *mirror);
+/* The collect layer, after each change of strobe__active: copies it to every mirror. */
+void strobe__active_changed(void);
 /* 1 on Strobe's own threads: what the interposer checks before recording. */
 extern STROBE_API _Thread_local int strobe__tls_own __attribute__((tls_model("initial-exec")));
 

@@ -788,6 +788,32 @@ void strobe__message(strobe_site *site) {
 
 void strobe__probe_own_thread(void) { strobe__tls_own = 1; }
 
+/* Mirrors of strobe__active (probe.h): the interposer's own copy, one load
+ * nearer than the library's variable. */
+#define MAX_MIRRORS 4
+static uint32_t *g_mirrors[MAX_MIRRORS];
+static uint32_t g_nmirrors;
+static strobe__mutex g_mirrors_lock = STROBE__MUTEX_INIT;
+
+int strobe__active_mirror(uint32_t *mirror) {
+  int rc = STROBE_ELIMIT;
+  strobe__mutex_lock(&g_mirrors_lock);
+  if (g_nmirrors < MAX_MIRRORS) {
+    g_mirrors[g_nmirrors++] = mirror;
+    __atomic_store_n(mirror, __atomic_load_n(&strobe__active, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+    rc = 0;
+  }
+  strobe__mutex_unlock(&g_mirrors_lock);
+  return rc;
+}
+
+void strobe__active_changed(void) {
+  strobe__mutex_lock(&g_mirrors_lock);
+  for (uint32_t i = 0; i < g_nmirrors; i++)
+    __atomic_store_n(g_mirrors[i], __atomic_load_n(&strobe__active, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+  strobe__mutex_unlock(&g_mirrors_lock);
+}
+
 /* An element attribution (strobe.h >>elements) the inline path could not
  * write: like a VALUE, it needs a recorded scope on top, and is one event
  * whose `ts` carries the id. */
