@@ -460,373 +460,498 @@ static int end_session(strobe_collector *c, const char *id, const char *dir, con
   return status;
 }
 
-int main(int argc, char **argv) {
-  /* The same executable is the sender process (sender.h), started by sender_start. */
-  if (argc == 4 && !strcmp(argv[1], "--sender-process")) return sender_process_main(atoi(argv[2]), argv[3]);
+/* >>run: what one run holds, from the collector to the views; main's steps
+ * each take it. There is one, static (the sender, the watchdog and the GPU
+ * hooks keep pointers into it while their threads run). */
+typedef struct demo {
   options o;
-  int rc = parse(argc, argv, &o);
-  if (rc) return rc;
-  if (o.replay) return demo_replay(o.replay, (uint64_t)o.replay_frame, o.out, o.replay_calls);
-  if (o.bench_deep) {
-    if (mkdir(o.out, 0755) != 0 && errno != EEXIST) {
-      fprintf(stderr, "strobe-demo: cannot create %s: %s\n", o.out, strerror(errno));
-      return 1;
-    }
-    return demo_bench_deep((int)o.bench_deep, o.out);
-  }
-#ifndef STROBE_DEMO_SERVER
-  if (o.serve) {
-    fprintf(stderr, "strobe-demo: built without libstrobe_server: --serve is not available\n");
-    return 2;
-  }
-  o.headless = 1;
+  char spikes[1024];  /* DIR/spikes: the flight recorder's dumps */
+  char capture[1024]; /* DIR/demo.strobe */
+  strobe_collector *c;
+  strobe_window w_main, w_details, w_devtools;
+  char session[STROBE_SESSION_ID_MAX]; /* every kind */
+  char steady[STROBE_SESSION_ID_MAX];  /* reset after the warm-up */
+  watchdog wd;                         /* reads the frames-only session beside them */
+  strobe_recorder *rec;
+  strobe_flight_recorder *flight;
+  strobe_flight_recorder_stats flight_stats; /* read before it stops */
+  sender snd;
+  saver sv;
+  grid g;
+  view main_view, details_view, devtools_view;
+  void *gpu_ctx; /* gpu *, when the GPU path runs */
+  const sender_gpu *gpu_hooks_p;
+#ifdef STROBE_DEMO_GPU
+  gpu_hooks hooks;
+  sender_gpu sender_hooks;
 #endif
-  if (mkdir(o.out, 0755) != 0 && errno != EEXIST) {
-    fprintf(stderr, "strobe-demo: cannot create %s: %s\n", o.out, strerror(errno));
+#ifdef STROBE_DEMO_SERVER
+  producer_feed feed;
+  char feed_why[512];
+  int feeding;
+  strobe_server *server;
+#endif
+  uint64_t frames;   /* rendered so far */
+  uint64_t rejected; /* edits rejected by a longjmp */
+} demo;
+
+/* Creates DIR unless it exists. Returns 0, or 1 having said why. */
+static int make_dir(const char *dir) {
+  if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+    fprintf(stderr, "strobe-demo: cannot create %s: %s\n", dir, strerror(errno));
     return 1;
   }
-  char path[1024], spikes[1024];
-  snprintf(spikes, sizeof spikes, "%s/spikes", o.out);
-  if (mkdir(spikes, 0755) != 0 && errno != EEXIST) {
-    fprintf(stderr, "strobe-demo: cannot create %s: %s\n", spikes, strerror(errno));
-    return 1;
-  }
+  return 0;
+}
+
+/* The output directories, the library's setup (before the first event: the
+ * overflow mode, and losses reported to us) and the collector with its
+ * three windows and run info. Returns 0, or 1 having said why. */
+static int open_collector(demo *d, int argc, char **argv) {
+  snprintf(d->spikes, sizeof d->spikes, "%s/spikes", d->o.out);
+  if (make_dir(d->o.out) || make_dir(d->spikes)) return 1;
   signal(SIGINT, on_signal);
   signal(SIGTERM, on_signal);
-  /* Before the first event: the overflow mode, and losses reported to us. */
-  rc = strobe_setup(&(strobe_desc){.overflow = o.overflow, .on_loss = on_loss, .on_loss_user = NULL});
+  int rc = strobe_setup(&(strobe_desc){.overflow = d->o.overflow, .on_loss = on_loss, .on_loss_user = NULL});
   if (rc) {
     fprintf(stderr, "strobe-demo: strobe_setup: %s\n", strobe_strerror(rc));
     return 1;
   }
   strobe_thread_set_name("ui");
-
-  strobe_collector *c;
-  strobe_window w_main, w_details, w_devtools;
-  if (strobe_collector_create(&c) || strobe_window_register(c, "main", 0, &w_main) ||
-      strobe_window_register(c, "w1", 0, &w_details) ||
-      strobe_window_register(c, "devtools", STROBE_WINDOW_DEVTOOLS, &w_devtools)) {
+  if (strobe_collector_create(&d->c) || strobe_window_register(d->c, "main", 0, &d->w_main) ||
+      strobe_window_register(d->c, "w1", 0, &d->w_details) ||
+      strobe_window_register(d->c, "devtools", STROBE_WINDOW_DEVTOOLS, &d->w_devtools)) {
     fprintf(stderr, "strobe-demo: cannot set up the collector\n");
     return 1;
   }
-  strobe_collector_set_run_info(c, "fixture", "datagrid-200x8-scripted");
-  strobe_collector_set_process(c, "screen"); /* frames are handed from "screen" to "sender" */
+  strobe_collector_set_run_info(d->c, "fixture", "datagrid-200x8-scripted");
+  strobe_collector_set_process(d->c, "screen"); /* frames are handed from "screen" to "sender" */
   /* Free text: kept beside the report, never in it (end_session). */
   char command[256] = "";
   for (int i = 0; i < argc; i++)
     snprintf(command + strlen(command), sizeof command - strlen(command), "%s%s", i ? " " : "", argv[i]);
-  strobe_collector_set_run_info(c, "command_line", command);
+  strobe_collector_set_run_info(d->c, "command_line", command);
+  return 0;
+}
 
-  /* Everything that observes: a session, a capture file, a flight recorder. */
-  char session[STROBE_SESSION_ID_MAX];
-  rc = strobe_session_start(c, &(strobe_session_desc){.max_samples = STROBE_MAX_SAMPLES}, session);
-  static watchdog wd; /* reads the frames-only session beside it */
-  wd.collector = c;
-  wd.out = o.out;
+/* Everything that observes: a session, the frames-only session the watchdog
+ * reads, a capture file, a flight recorder; then the sender process (and
+ * the external producer), and the steady-state session. Returns 0, or 1. */
+static int start_observers(demo *d) {
+  int rc = strobe_session_start(d->c, &(strobe_session_desc){.max_samples = STROBE_MAX_SAMPLES}, d->session);
+  d->wd.collector = d->c;
+  d->wd.out = d->o.out;
   if (!rc)
     rc = strobe_session_start(
-        c, &(strobe_session_desc){.max_samples = STROBE_MAX_SAMPLES, .kinds = STROBE_KIND_BIT(STROBE_OP_PASS)},
-        wd.session);
-  snprintf(path, sizeof path, "%s/demo.strobe", o.out);
-  strobe_recorder *rec = NULL;
-  if (!rc) rc = strobe_record_start(&(strobe_record_desc){.path = path}, &rec);
-  strobe_flight_recorder *flight = NULL;
+        d->c, &(strobe_session_desc){.max_samples = STROBE_MAX_SAMPLES, .kinds = STROBE_KIND_BIT(STROBE_OP_PASS)},
+        d->wd.session);
+  snprintf(d->capture, sizeof d->capture, "%s/demo.strobe", d->o.out);
+  if (!rc) rc = strobe_record_start(&(strobe_record_desc){.path = d->capture}, &d->rec);
   if (!rc)
     rc = strobe_flight_recorder_start(&(strobe_flight_recorder_desc){.max_mib = 32, .spike_threshold_ms = 150,
-                                                                     .spike_dir = spikes},
-                                      &flight);
+                                                                     .spike_dir = d->spikes},
+                                      &d->flight);
   /* The sender process (sender.h) starts before the sampler: a process
    * started after it would be sampled into this process's buffers
    * (perf_event_open's inherit follows children too). */
-  static sender snd;
-  if (!rc && sender_spawn(&snd, o.out)) return 1;
+  if (!rc && sender_spawn(&d->snd, d->o.out)) return 1;
   /* Its clock, sampled as another host's would be (docs/sessions.md §Across hosts): kept in this capture. */
-  if (!rc && !snd.clock_rc)
+  if (!rc && !d->snd.clock_rc)
     printf("clock:        the sender process's clock is %+.3f ms +- %.3f ms from this one (best of %u round trips "
            "over its socket; one boot, so 0 within the bound): kept in this capture, strobe merge shows it\n",
-           (double)snd.clock.offset_ns / 1e6, (double)snd.clock.error_ns / 1e6, snd.clock.rounds);
+           (double)d->snd.clock.offset_ns / 1e6, (double)d->snd.clock.error_ns / 1e6, d->snd.clock.rounds);
   else if (!rc)
-    printf("clock:        no clock-offset sample of the sender process: %s\n", strobe_strerror(snd.clock_rc));
+    printf("clock:        no clock-offset sample of the sender process: %s\n", strobe_strerror(d->snd.clock_rc));
 #ifdef STROBE_DEMO_SERVER
   /* So is the external producer (producer_feed.h), told where the server is once it runs. */
-  producer_feed feed = {0, -1};
-  char feed_why[512] = "";
-  int feeding = !o.headless && producer_feed_spawn(&feed, STROBE_DEMO_PRODUCER_SCRIPT, feed_why, sizeof feed_why) == 0;
+  d->feed = (producer_feed){0, -1};
+  d->feeding = !d->o.headless &&
+               producer_feed_spawn(&d->feed, STROBE_DEMO_PRODUCER_SCRIPT, d->feed_why, sizeof d->feed_why) == 0;
 #endif
   /* A session that keeps the steady state only: reset once the warm-up (first
    * layouts, cold shape cache) is over. */
-  char steady[STROBE_SESSION_ID_MAX];
-  if (!rc) rc = strobe_session_start(c, &(strobe_session_desc){.max_samples = STROBE_MAX_SAMPLES}, steady);
+  if (!rc) rc = strobe_session_start(d->c, &(strobe_session_desc){.max_samples = STROBE_MAX_SAMPLES}, d->steady);
   if (rc) {
     fprintf(stderr, "strobe-demo: %s\n", strobe_strerror(rc));
     return 1;
   }
-#ifdef STROBE_DEMO_SERVER
-  strobe_server *server = NULL;
-  if (!o.headless) {
-    rc = strobe_server_start(&(strobe_server_desc){.port = (uint16_t)o.port, .token_file = o.token_file, .collector = c,
-                                                   .otlp_endpoint = o.otlp_endpoint, .otlp_service = "strobe_demo",
-                                                   .otlp_interval_ms = 500},
-                             &server);
-    if (rc) {
-      fprintf(stderr, "strobe-demo: cannot start the server: %s\n", strobe_strerror(rc));
-      return 1;
-    }
-    /* The viewer URL carries the token in its fragment, which browsers never send to a server. */
-    const char *tf = strobe_server_query_token_file(server);
-    char token[STROBE_SERVER_TOKEN_MAX + 1] = "";
-    const char *env = getenv("STROBE_TOKEN");
-    FILE *fp = tf ? fopen(tf, "r") : NULL;
-    if (fp) {
-      if (!fgets(token, sizeof token, fp)) token[0] = 0;
-      token[strcspn(token, "\r\n")] = 0;
-      fclose(fp);
-    } else if (env) {
-      snprintf(token, sizeof token, "%s", env);
-    }
-    printf("viewer:       http://127.0.0.1:%u/#token=%s\n", strobe_server_query_port(server), token);
-    printf("MCP endpoint: http://127.0.0.1:%u/mcp  (Authorization: Bearer <the token in %s>)\n",
-           strobe_server_query_port(server), tf ? tf : "$STROBE_TOKEN");
-    if (o.otlp_endpoint)
-      printf("OTLP push:    completed operations, each stage run a child span, to %s (docs/otel.md)\n",
-             o.otlp_endpoint);
-    /* Another process, in Python, feeds the capture a lane of its own over HTTP. */
-    if (feeding) {
-      producer_feed_connect(&feed, strobe_server_query_port(server), token);
-      printf("producer:     examples/demo/producer.py (python3) feeds the lane py/audio over POST /api/producer/spans\n");
-    } else {
-      printf("producer:     no producer lane: %s\n", feed_why);
-    }
-    fflush(stdout);
-  }
-#endif
+  return 0;
+}
 
-  static grid g;
-  view main_view, details_view, devtools_view;
-  grid_init(&g, 30);
-  if (view_init(&main_view, c, w_main, 960, 682) || view_init(&details_view, c, w_details, 320, 240) ||
-      view_init(&devtools_view, c, w_devtools, 320, 160)) {
-    fprintf(stderr, "strobe-demo: cannot create the cairo surfaces\n");
+#ifdef STROBE_DEMO_SERVER
+/* The server's token, from its token file or STROBE_TOKEN ("" when neither). */
+static void read_server_token(strobe_server *server, char *token, size_t cap) {
+  const char *tf = strobe_server_query_token_file(server);
+  const char *env = getenv("STROBE_TOKEN");
+  FILE *fp = tf ? fopen(tf, "r") : NULL;
+  token[0] = 0;
+  if (fp) {
+    if (!fgets(token, (int)cap, fp)) token[0] = 0;
+    token[strcspn(token, "\r\n")] = 0;
+    fclose(fp);
+  } else if (env) {
+    snprintf(token, cap, "%s", env);
+  }
+}
+
+/* The embedded server (unless --headless): prints where the viewer, MCP and
+ * the OTLP push are, and connects the producer. Returns 0, or 1. */
+static int start_server(demo *d) {
+  if (d->o.headless) return 0;
+  int rc = strobe_server_start(&(strobe_server_desc){.port = (uint16_t)d->o.port, .token_file = d->o.token_file,
+                                                     .collector = d->c, .otlp_endpoint = d->o.otlp_endpoint,
+                                                     .otlp_service = "strobe_demo", .otlp_interval_ms = 500},
+                               &d->server);
+  if (rc) {
+    fprintf(stderr, "strobe-demo: cannot start the server: %s\n", strobe_strerror(rc));
     return 1;
   }
-  main_view.deep = 1; /* the grid's renderer answers the deep-capture request (paint.c) */
-  /* The GPU path: a Vulkan device, or one line saying why there is none. */
-  void *gpu_ctx = NULL; /* gpu *, when the GPU path runs */
-  const sender_gpu *gpu_hooks_p = NULL;
+  /* The viewer URL carries the token in its fragment, which browsers never send to a server. */
+  const char *tf = strobe_server_query_token_file(d->server);
+  char token[STROBE_SERVER_TOKEN_MAX + 1];
+  read_server_token(d->server, token, sizeof token);
+  uint16_t port = strobe_server_query_port(d->server);
+  printf("viewer:       http://127.0.0.1:%u/#token=%s\n", port, token);
+  printf("MCP endpoint: http://127.0.0.1:%u/mcp  (Authorization: Bearer <the token in %s>)\n", port,
+         tf ? tf : "$STROBE_TOKEN");
+  if (d->o.otlp_endpoint)
+    printf("OTLP push:    completed operations, each stage run a child span, to %s (docs/otel.md)\n",
+           d->o.otlp_endpoint);
+  /* Another process, in Python, feeds the capture a lane of its own over HTTP. */
+  if (d->feeding) {
+    producer_feed_connect(&d->feed, port, token);
+    printf("producer:     examples/demo/producer.py (python3) feeds the lane py/audio over POST /api/producer/spans\n");
+  } else {
+    printf("producer:     no producer lane: %s\n", d->feed_why);
+  }
+  fflush(stdout);
+  return 0;
+}
+#endif
+
+/* The GPU path: a Vulkan device, or one line saying why there is none. */
+static void open_gpu(demo *d) {
 #ifdef STROBE_DEMO_GPU
   gpu *g_gpu = NULL;
   char why[256];
-  static gpu_hooks hooks;
-  static sender_gpu sender_hooks;
-  if (gpu_open(&g_gpu, main_view.width, main_view.height, o.gpu_calibration, why, sizeof why) == 0) {
+  if (gpu_open(&g_gpu, d->main_view.width, d->main_view.height, d->o.gpu_calibration, why, sizeof why) == 0) {
     printf("gpu:          %s (Vulkan; calibration by %s)\n", gpu_device_name(g_gpu), gpu_calibration_name(g_gpu));
-    hooks = (gpu_hooks){.g = g_gpu, .out = o.out};
-    sender_hooks = (sender_gpu){&hooks, hook_poll, hook_release};
-    gpu_hooks_p = &sender_hooks;
-    gpu_ctx = g_gpu;
+    d->hooks = (gpu_hooks){.g = g_gpu, .out = d->o.out};
+    d->sender_hooks = (sender_gpu){&d->hooks, hook_poll, hook_release};
+    d->gpu_hooks_p = &d->sender_hooks;
+    d->gpu_ctx = g_gpu;
     gpu_calibrate(g_gpu);
   } else {
     printf("gpu:          no Vulkan device (%s): no GPU passes; reports say GPU data unavailable (null)\n", why);
   }
 #else
+  (void)d;
   printf("gpu:          built without libstrobe_vulkan: no GPU passes; reports say GPU data unavailable (null)\n");
 #endif
-  /* The sampler (docs/exploration.md §Sampling): every thread's call stacks
-   * and context switches go into the capture beside the scopes, or one line
-   * says why the kernel refused (nothing else changes then). It starts once
-   * the Vulkan loader has loaded its driver and layers: its symbolizer maps
-   * and unmaps ELF files on the drain thread, and ThreadSanitizer (which
-   * cannot see the dynamic loader's own mappings) took a library loaded
-   * where such a file had been mapped for a race with the symbolizer.
-   * Threads started before it are sampled too. */
-  {
-    int sampling = strobe_sampler_start(NULL);
-    strobe_sampler_status st = strobe_sampler_query_status();
-    if (sampling)
-      printf("sampler: not started: %s (%s; perf_event_paranoid %d)\n", st.reason, strobe_strerror(sampling),
-             st.paranoid);
-    else
-      printf("sampler: on at %u Hz, context switches %s, %u CPU buffers\n", st.rate_hz, st.switches ? "on" : "off",
-             st.cpus);
-  }
+}
+
+/* The sampler (docs/exploration.md §Sampling): every thread's call stacks
+ * and context switches go into the capture beside the scopes, or one line
+ * says why the kernel refused (nothing else changes then). It starts once
+ * the Vulkan loader has loaded its driver and layers: its symbolizer maps
+ * and unmaps ELF files on the drain thread, and ThreadSanitizer (which
+ * cannot see the dynamic loader's own mappings) took a library loaded
+ * where such a file had been mapped for a race with the symbolizer.
+ * Threads started before it are sampled too. */
+static void start_sampler(void) {
+  int sampling = strobe_sampler_start(NULL);
+  strobe_sampler_status st = strobe_sampler_query_status();
+  if (sampling)
+    printf("sampler: not started: %s (%s; perf_event_paranoid %d)\n", st.reason, strobe_strerror(sampling),
+           st.paranoid);
+  else
+    printf("sampler: on at %u Hz, context switches %s, %u CPU buffers\n", st.rate_hz, st.switches ? "on" : "off",
+           st.cpus);
   fflush(stdout);
-  saver sv;
-  if (sender_start(&snd, gpu_hooks_p)) return 1;
-  saver_start(&sv, c, o.out);
-  pthread_create(&wd.thread, NULL, watchdog_main, &wd);
-  frame_clock fc = {c, w_main, {0, 0, 0, NULL}};
+}
 
+/* The grid, the three views (their cairo surfaces), the GPU path and the
+ * sampler, then the threads: the sender's link, the saver, the watchdog.
+ * Returns 0, or 1 having said why. */
+static int start_rendering(demo *d) {
+  grid_init(&d->g, 30);
+  if (view_init(&d->main_view, d->c, d->w_main, 960, 682) ||
+      view_init(&d->details_view, d->c, d->w_details, 320, 240) ||
+      view_init(&d->devtools_view, d->c, d->w_devtools, 320, 160)) {
+    fprintf(stderr, "strobe-demo: cannot create the cairo surfaces\n");
+    return 1;
+  }
+  d->main_view.deep = 1; /* the grid's renderer answers the deep-capture request (paint.c) */
+  open_gpu(d);
+  start_sampler();
+  if (sender_start(&d->snd, d->gpu_hooks_p)) return 1;
+  saver_start(&d->sv, d->c, d->o.out);
+  pthread_create(&d->wd.thread, NULL, watchdog_main, &d->wd);
+  return 0;
+}
+
+/* >>frame: one turn of the loop, from the scripted input to the pacing. */
+
+/* Input volume by kind (docs/recording.md §Counters and gauges by kind): one site per kind. */
+static void count_input(input_event e) {
+  if (e.kind == INPUT_KEY_DOWN || e.kind == INPUT_KEY_RIGHT)
+    STROBE_COUNTER_ADD_KIND_UNIT("input_events", "key", 1, STROBE_UNIT_COUNT);
+  else if (e.kind == INPUT_SCROLL)
+    STROBE_COUNTER_ADD_KIND_UNIT("input_events", "scroll", 1, STROBE_UNIT_COUNT);
+  else if (e.kind == INPUT_EDIT)
+    STROBE_COUNTER_ADD_KIND_UNIT("input_events", "edit", 1, STROBE_UNIT_COUNT);
+}
+
+/* What one frame number asks for before its pass: the UI-tree snapshot and
+ * deep capture at TREE_FRAME, the steady session's reset after the warm-up. */
+static void request_for_frame(demo *d, uint64_t frame) {
+  if (frame == TREE_FRAME) { /* one UI-tree snapshot, of the main window's next layout (strobe/tree.h) */
+    int trc = strobe_tree_request();
+    if (trc) fprintf(stderr, "strobe-demo: strobe_tree_request: %s\n", strobe_strerror(trc));
+    trc = strobe_deep_request(); /* and one deep capture of the same frame, with its screenshot (strobe/deep.h) */
+    if (trc) fprintf(stderr, "strobe-demo: strobe_deep_request: %s\n", strobe_strerror(trc));
+  }
+  if (frame == WARMUP_FRAMES) { /* the warm-up is over: the steady session starts over, the others keep everything */
+    if (strobe_collector_reset(d->c, d->steady, 0) != 1) fprintf(stderr, "strobe-demo: cannot reset %s\n", d->steady);
+  }
+}
+
+/* The GPU half of main's pass: upload, record the passes, submit, and the
+ * GPU memory gauges. Returns the frame's GPU slot, or -1 when it has none. */
+static int submit_gpu_frame(demo *d, uint64_t frame) {
+  int gpu_slot = -1;
+#ifdef STROBE_DEMO_GPU
+  if (d->gpu_ctx) {
+    STROBE_STAGE("gpu_submit", NULL); /* upload, record the passes, submit: the GPU runs them after */
+    gpu_slot = gpu_render(d->gpu_ctx, cairo_image_surface_get_data(d->main_view.surface),
+                          cairo_image_surface_get_stride(d->main_view.surface), frame);
+    /* GPU memory by kind, from the path's own allocations, sampled in the frame (docs/recording.md). */
+    gpu_memory gm = gpu_query_memory(d->gpu_ctx);
+    STROBE_GPU_MEMORY_SET("buffers", gm.buffers);
+    STROBE_GPU_MEMORY_SET("textures", gm.textures);
+    strobe_collector_gauge_set_kind(d->c, STROBE_GPU_MEMORY, "buffers", gm.buffers, STROBE_UNIT_BYTES);
+    strobe_collector_gauge_set_kind(d->c, STROBE_GPU_MEMORY, "textures", gm.textures, STROBE_UNIT_BYTES);
+  }
+#else
+  (void)d;
+  (void)frame;
+#endif
+  return gpu_slot;
+}
+
+/* Memory, sampled inside main's pass (at most once a second in sessions): a
+ * memory jump is in the frame that made it. */
+static void sample_memory(demo *d) {
+  view *v[3] = {&d->main_view, &d->details_view, &d->devtools_view};
+  strobe_collector_gauge_set_unit(d->c, "surface_and_text_cache_bytes", view_memory_bytes(v[0]), STROBE_UNIT_BYTES);
+  /* The same memory by kind, over the three views, in captures and (once a second) in the
+   * session's samples: sampled in the frame that holds it. */
+  double surfaces = view_surface_bytes(v[0]) + view_surface_bytes(v[1]) + view_surface_bytes(v[2]);
+  double text_caches = view_text_cache_bytes(v[0]) + view_text_cache_bytes(v[1]) + view_text_cache_bytes(v[2]);
+  double png_buffers = view_png_bytes(v[0]) + view_png_bytes(v[1]) + view_png_bytes(v[2]);
+  strobe_collector_gauge_set_kind(d->c, "memory", "surfaces", surfaces, STROBE_UNIT_BYTES);
+  strobe_collector_gauge_set_kind(d->c, "memory", "text_caches", text_caches, STROBE_UNIT_BYTES);
+  STROBE_GAUGE_SET_KIND_UNIT("memory", "surfaces", surfaces, STROBE_UNIT_BYTES);
+  STROBE_GAUGE_SET_KIND_UNIT("memory", "png_buffers", png_buffers, STROBE_UNIT_BYTES);
+  STROBE_GAUGE_SET_KIND_UNIT("memory", "text_caches", text_caches, STROBE_UNIT_BYTES);
+}
+
+/* The nested details window renders inside main's pass, every other frame;
+ * its frame clock ticks on the others too, with nothing to do: idle passes,
+ * never samples. It renders on the CPU alone: its passes have no GPU
+ * timestamps (null, not zero). */
+static void render_details(demo *d, uint64_t frame) {
+  strobe_op inner = strobe_op_begin(d->c, d->w_details, STROBE_OP_PASS, NULL);
+  if (frame % 2 == 0) {
+    strobe_op_mark_unavailable(STROBE_COVERAGE_STAGE, "gpu_timestamps");
+    grid details = d->g;
+    details.scroll_row = d->g.selected_row;
+    details.visible_rows = 8;
+    view_render(&d->details_view, &details, 0, frame);
+  } else {
+    strobe_op_mark_idle();
+  }
+  strobe_op_end(inner, 1);
+}
+
+/* Main's pass. One instrumentation per frame: this operation (with the
+ * application's frame number as its frame id) and its stages feed the
+ * session, the capture, the flight recorder's spike trigger, the viewer and
+ * `strobe report` alike: no frame mark, no extra scope. It ends in the
+ * sender process, which it is handed to. */
+static void render_main_pass(demo *d, frame_clock *fc, uint64_t frame, input_event e, input_event pointer,
+                             int stall) {
+  strobe_op pass = strobe_op_begin_frame(d->c, d->w_main, frame, NULL); /* gpu.h's frames share the id (from 1: frame 0 has no GPU work) */
+  frame_clock_flush_events(fc, &d->g, pointer);
+  frame_clock_before_paint(fc); /* the pointer's input operation ends here: the pass is current again */
+  /* Steady re-renders and frames carrying a transition answer different
+   * questions: their percentiles are split, each with its n. */
+  strobe_op_set_population(e.kind == INPUT_NONE     ? "none"
+                           : e.kind == INPUT_SCROLL ? "scroll"
+                           : e.kind == INPUT_EDIT   ? "edit"
+                                                    : "key");
+  view_render(&d->main_view, &d->g, stall, frame);
+  int gpu_slot = submit_gpu_frame(d, frame);
+  /* A pass with GPU work has its GPU frame (same id) in the session report's `gpu` key
+   * (docs/gpu.md); one without (no device, frame 0, or the GPU behind) says its GPU
+   * timestamps are unavailable: null, not zero. */
+  if (gpu_slot < 0) strobe_op_mark_unavailable(STROBE_COVERAGE_STAGE, "gpu_timestamps");
+  sample_memory(d);
+  render_details(d, frame);
+  sender_submit(&d->snd, d->main_view.png, d->main_view.png_len, frame, gpu_slot); /* the pass moves to the sender */
+  (void)pass;
+}
+
+/* After main's pass: the devtools window, a background save, the GPU's
+ * calibration, and the pass's memory level in captures. */
+static void after_pass(demo *d, uint64_t frame) {
+  if (frame % 8 == 0) {
+    strobe_op dt = strobe_op_begin(d->c, d->w_devtools, STROBE_OP_PASS, NULL);
+    view_render(&d->devtools_view, &d->g, 0, frame);
+    strobe_op_end(dt, 1);
+  }
+  if (frame % 30 == 10) saver_request(&d->sv, &d->g);
+#ifdef STROBE_DEMO_GPU
+  if (d->gpu_ctx && frame % 10 == 9) gpu_calibrate(d->gpu_ctx); /* six pairs a second: the fit follows drift */
+#endif
+  /* The pass's memory level in captures too, with its unit: reports and the viewer print it as MiB. */
+  STROBE_GAUGE_SET_UNIT("surface_and_text_cache", view_memory_bytes(&d->main_view), STROBE_UNIT_BYTES);
+}
+
+/* The frame loop: until interrupted, or --frames/--seconds (--serve alone
+ * keeps the application alive, and rendering, until interrupted), paced to
+ * FRAME_BUDGET_NS with one deliberately slow frame every STALL_EVERY_NS (or
+ * every 90 frames with --frames). */
+static void run_frames(demo *d) {
+  frame_clock fc = {d->c, d->w_main, {0, 0, 0, NULL}};
   uint64_t start = now_ns(), next_stall = start + STALL_EVERY_NS / 2;
-  uint64_t frame = 0, rejected = 0;
-  for (;; frame++) {
-    uint64_t t = now_ns();
+  for (d->frames = 0;; d->frames++) {
+    uint64_t frame = d->frames, t = now_ns();
     if (g_interrupted) break;
-    /* --serve alone keeps the application alive (and rendering) until
-     * interrupted; --frames or --seconds bound it, served or not. */
-    if ((!o.serve || o.bounded) && (o.frames ? (long)frame >= o.frames : (double)(t - start) / 1e9 >= o.seconds)) break;
-
+    if ((!d->o.serve || d->o.bounded) &&
+        (d->o.frames ? (long)frame >= d->o.frames : (double)(t - start) / 1e9 >= d->o.seconds))
+      break;
     input_event e = grid_script(frame);
-    /* Input volume by kind (docs/recording.md §Counters and gauges by kind): one site per kind. */
-    if (e.kind == INPUT_KEY_DOWN || e.kind == INPUT_KEY_RIGHT)
-      STROBE_COUNTER_ADD_KIND_UNIT("input_events", "key", 1, STROBE_UNIT_COUNT);
-    else if (e.kind == INPUT_SCROLL)
-      STROBE_COUNTER_ADD_KIND_UNIT("input_events", "scroll", 1, STROBE_UNIT_COUNT);
-    else if (e.kind == INPUT_EDIT)
-      STROBE_COUNTER_ADD_KIND_UNIT("input_events", "edit", 1, STROBE_UNIT_COUNT);
+    count_input(e);
     /* Keys and edits are dispatched between frames; the wheel is pointer
      * input, delivered inside the pass's flush-events phase. */
     input_event pointer = {INPUT_NONE, 0};
     if (e.kind == INPUT_SCROLL)
       pointer = e;
     else if (e.kind != INPUT_NONE)
-      rejected += (uint64_t)dispatch_or_reject(c, w_main, &g, e);
-
-    if (frame == TREE_FRAME) { /* one UI-tree snapshot, of the main window's next layout (strobe/tree.h) */
-      int trc = strobe_tree_request();
-      if (trc) fprintf(stderr, "strobe-demo: strobe_tree_request: %s\n", strobe_strerror(trc));
-      trc = strobe_deep_request(); /* and one deep capture of the same frame, with its screenshot (strobe/deep.h) */
-      if (trc) fprintf(stderr, "strobe-demo: strobe_deep_request: %s\n", strobe_strerror(trc));
-    }
-    if (frame == WARMUP_FRAMES) { /* the warm-up is over: the steady session starts over, the others keep everything */
-      if (strobe_collector_reset(c, steady, 0) != 1) fprintf(stderr, "strobe-demo: cannot reset %s\n", steady);
-    }
+      d->rejected += (uint64_t)dispatch_or_reject(d->c, d->w_main, &d->g, e);
+    request_for_frame(d, frame);
     int stall = 0;
-    if (o.frames ? frame % 90 == 45 : t >= next_stall) {
+    if (d->o.frames ? frame % 90 == 45 : t >= next_stall) {
       stall = STALL_MS;
       next_stall = t + STALL_EVERY_NS;
     }
-    {
-      /* One instrumentation per frame: this operation (with the application's
-       * frame number as its frame id) and its stages feed the session, the
-       * capture, the flight recorder's spike trigger, the viewer and
-       * `strobe report` alike: no frame mark, no extra scope. */
-      strobe_op pass = strobe_op_begin_frame(c, w_main, frame, NULL); /* gpu.h's frames share the id (from 1: frame 0 has no GPU work) */
-      frame_clock_flush_events(&fc, &g, pointer);
-      frame_clock_before_paint(&fc); /* the pointer's input operation ends here: the pass is current again */
-      /* Steady re-renders and frames carrying a transition answer different
-       * questions: their percentiles are split, each with its n. */
-      strobe_op_set_population(e.kind == INPUT_NONE     ? "none"
-                               : e.kind == INPUT_SCROLL ? "scroll"
-                               : e.kind == INPUT_EDIT   ? "edit"
-                                                        : "key");
-      view_render(&main_view, &g, stall, frame);
-      int gpu_slot = -1;
-#ifdef STROBE_DEMO_GPU
-      if (gpu_ctx) {
-        STROBE_STAGE("gpu_submit", NULL); /* upload, record the passes, submit: the GPU runs them after */
-        gpu_slot = gpu_render(gpu_ctx, cairo_image_surface_get_data(main_view.surface),
-                              cairo_image_surface_get_stride(main_view.surface), frame);
-        /* GPU memory by kind, from the path's own allocations, sampled in the frame (docs/recording.md). */
-        gpu_memory gm = gpu_query_memory(gpu_ctx);
-        STROBE_GPU_MEMORY_SET("buffers", gm.buffers);
-        STROBE_GPU_MEMORY_SET("textures", gm.textures);
-        strobe_collector_gauge_set_kind(c, STROBE_GPU_MEMORY, "buffers", gm.buffers, STROBE_UNIT_BYTES);
-        strobe_collector_gauge_set_kind(c, STROBE_GPU_MEMORY, "textures", gm.textures, STROBE_UNIT_BYTES);
-      }
-#endif
-      /* A pass with GPU work has its GPU frame (same id) in the session report's `gpu` key
-       * (docs/gpu.md); one without (no device, frame 0, or the GPU behind) says its GPU
-       * timestamps are unavailable: null, not zero. */
-      if (gpu_slot < 0) strobe_op_mark_unavailable(STROBE_COVERAGE_STAGE, "gpu_timestamps");
-      /* Sampled inside the pass (at most once a second): a memory jump is in the frame that made it. */
-      strobe_collector_gauge_set_unit(c, "surface_and_text_cache_bytes", view_memory_bytes(&main_view), STROBE_UNIT_BYTES);
-      /* The same memory by kind, over the three views, in captures and (once a second) in the
-       * session's samples: sampled in the frame that holds it. */
-      double surfaces = view_surface_bytes(&main_view) + view_surface_bytes(&details_view) +
-                        view_surface_bytes(&devtools_view);
-      strobe_collector_gauge_set_kind(c, "memory", "surfaces", surfaces, STROBE_UNIT_BYTES);
-      strobe_collector_gauge_set_kind(c, "memory", "text_caches",
-                                      view_text_cache_bytes(&main_view) + view_text_cache_bytes(&details_view) +
-                                          view_text_cache_bytes(&devtools_view), STROBE_UNIT_BYTES);
-      STROBE_GAUGE_SET_KIND_UNIT("memory", "surfaces",
-                                 view_surface_bytes(&main_view) + view_surface_bytes(&details_view) +
-                                     view_surface_bytes(&devtools_view), STROBE_UNIT_BYTES);
-      STROBE_GAUGE_SET_KIND_UNIT("memory", "png_buffers",
-                                 view_png_bytes(&main_view) + view_png_bytes(&details_view) +
-                                     view_png_bytes(&devtools_view), STROBE_UNIT_BYTES);
-      STROBE_GAUGE_SET_KIND_UNIT("memory", "text_caches",
-                                 view_text_cache_bytes(&main_view) + view_text_cache_bytes(&details_view) +
-                                     view_text_cache_bytes(&devtools_view), STROBE_UNIT_BYTES);
-      if (frame % 2 == 0) { /* the nested details window renders inside main's pass */
-        strobe_op inner = strobe_op_begin(c, w_details, STROBE_OP_PASS, NULL);
-        /* It renders on the CPU alone: its passes have no GPU timestamps (null, not zero). */
-        strobe_op_mark_unavailable(STROBE_COVERAGE_STAGE, "gpu_timestamps");
-        grid details;
-        details = g;
-        details.scroll_row = g.selected_row;
-        details.visible_rows = 8;
-        view_render(&details_view, &details, 0, frame);
-        strobe_op_end(inner, 1);
-      } else { /* its frame clock ticks too, but it refreshes every other frame: nothing to do, never a sample */
-        strobe_op inner = strobe_op_begin(c, w_details, STROBE_OP_PASS, NULL);
-        strobe_op_mark_idle();
-        strobe_op_end(inner, 1);
-      }
-      sender_submit(&snd, main_view.png, main_view.png_len, frame, gpu_slot); /* the pass moves to the sender */
-      (void)pass;
-    }
-
-    if (frame % 8 == 0) {
-      strobe_op dt = strobe_op_begin(c, w_devtools, STROBE_OP_PASS, NULL);
-      view_render(&devtools_view, &g, 0, frame);
-      strobe_op_end(dt, 1);
-    }
-    if (frame % 30 == 10) saver_request(&sv, &g);
-#ifdef STROBE_DEMO_GPU
-    if (gpu_ctx && frame % 10 == 9) gpu_calibrate(gpu_ctx); /* six pairs a second: the fit follows drift */
-#endif
-    /* The pass's memory level in captures too, with its unit: reports and the viewer print it as MiB. */
-    STROBE_GAUGE_SET_UNIT("surface_and_text_cache", view_memory_bytes(&main_view), STROBE_UNIT_BYTES);
-
+    render_main_pass(d, &fc, frame, e, pointer, stall);
+    after_pass(d, frame);
     uint64_t spent = now_ns() - t;
     STROBE_GAUGE_SET_UNIT("frame_budget_used", 100.0 * (double)spent / (double)FRAME_BUDGET_NS, STROBE_UNIT_PERCENT);
     if (spent < FRAME_BUDGET_NS) usleep((useconds_t)((FRAME_BUDGET_NS - spent) / 1000));
   }
+}
 
-  sender_stop(&snd); /* after every GPU frame's fence was seen */
-  saver_stop(&sv);
-  __atomic_store_n(&wd.stop, 1, __ATOMIC_RELEASE);
-  pthread_join(wd.thread, NULL);
+/* >>end: stop what observes, write the reports, print what the run did. */
+
+/* Stops the threads, ends the three sessions (their reports written and
+ * summarised), then the producer, the flight recorder, the capture, the
+ * sampler and the server. Returns 0, or 1 when something was not written. */
+static int stop_observers(demo *d) {
+  sender_stop(&d->snd); /* after every GPU frame's fence was seen */
+  saver_stop(&d->sv);
+  __atomic_store_n(&d->wd.stop, 1, __ATOMIC_RELEASE);
+  pthread_join(d->wd.thread, NULL);
   /* How far the run went, in the reports' run info: make demo replays frame
    * TREE_FRAME's deep capture only when the run reached it. */
   char frames_text[24];
-  snprintf(frames_text, sizeof frames_text, "%llu", (unsigned long long)frame);
-  strobe_collector_set_run_info(c, "frames", frames_text);
-  int status = end_session(c, session, o.out, "demo-report.json", print_summary);
-  status |= end_session(c, wd.session, o.out, "demo-frames-report.json", print_frames_only);
-  status |= end_session(c, steady, o.out, "demo-steady-report.json", print_steady);
+  snprintf(frames_text, sizeof frames_text, "%llu", (unsigned long long)d->frames);
+  strobe_collector_set_run_info(d->c, "frames", frames_text);
+  int status = end_session(d->c, d->session, d->o.out, "demo-report.json", print_summary);
+  status |= end_session(d->c, d->wd.session, d->o.out, "demo-frames-report.json", print_frames_only);
+  status |= end_session(d->c, d->steady, d->o.out, "demo-steady-report.json", print_steady);
   printf("watchdog: %llu live reads of %s: %llu caught a frame in flight, %llu a stalled one%s\n",
-         (unsigned long long)wd.reads, wd.session, (unsigned long long)wd.in_flight, (unsigned long long)wd.stalled,
-         wd.saved ? " (the first saved as demo-stall-read.json)" : "");
+         (unsigned long long)d->wd.reads, d->wd.session, (unsigned long long)d->wd.in_flight,
+         (unsigned long long)d->wd.stalled, d->wd.saved ? " (the first saved as demo-stall-read.json)" : "");
 #ifdef STROBE_DEMO_SERVER
   /* A producer slower to start than the run is long (python3 on a loaded
    * machine) gets up to 10 s more for its first batch: stopped before that,
    * it would end without sending. */
-  for (int i = 0; feeding && server && i < 200 && !strobe_server_query_stats(server).producer_batches; i++)
+  for (int i = 0; d->feeding && d->server && i < 200 && !strobe_server_query_stats(d->server).producer_batches; i++)
     usleep(50000);
-  producer_feed_stop(&feed); /* its last batch, while the capture still records */
+  producer_feed_stop(&d->feed); /* its last batch, while the capture still records */
 #endif
-  strobe_flight_recorder_stats fs = strobe_flight_recorder_query_stats(flight);
-  strobe_flight_recorder_stop(flight);
-  rc = strobe_record_stop(rec);
+  d->flight_stats = strobe_flight_recorder_query_stats(d->flight);
+  strobe_flight_recorder_stop(d->flight);
+  int rc = strobe_record_stop(d->rec);
   if (strobe_sampler_query_status().running) strobe_sampler_stop();
   if (rc) {
     fprintf(stderr, "strobe-demo: writing the capture: %s\n", strobe_strerror(rc));
     status = 1;
   }
 #ifdef STROBE_DEMO_SERVER
-  if (server) {
-    strobe_server_stats ss = strobe_server_query_stats(server);
+  if (d->server) {
+    strobe_server_stats ss = strobe_server_query_stats(d->server);
     if (ss.producer_batches || ss.producer_refused)
       printf("producer: %llu spans in %llu batches over HTTP on lane py/audio, %llu batches refused "
              "(strobe report out/demo.strobe lists the lane)\n",
              (unsigned long long)ss.producer_spans, (unsigned long long)ss.producer_batches,
              (unsigned long long)ss.producer_refused);
   }
-  strobe_server_stop(server);
+  strobe_server_stop(d->server);
 #endif
+  return status;
+}
+
+/* The UI-tree snapshot and the deep capture frame TREE_FRAME took, or why none. */
+static void print_tree_and_deep(const demo *d) {
+  strobe_tree_status ts = strobe_tree_query_status();
+  strobe_deep_status ds = strobe_deep_query_status();
+  if (d->frames <= TREE_FRAME) { /* a short run (--seconds, --frames) never reached the frame that takes them */
+    printf("ui tree and deep capture: none taken: the run ended after %llu frame%s, before frame %d, the one the "
+           "demo snapshots and captures deep (a run of %d frames or more reaches it)\n",
+           (unsigned long long)d->frames, d->frames == 1 ? "" : "s", TREE_FRAME, TREE_FRAME + 1);
+    return;
+  }
+  printf("ui tree: %llu snapshot(s) written to the capture, the last %u nodes (%llu dropped), %llu bytes "
+         "(strobe tree %s/demo.strobe)\n",
+         (unsigned long long)ts.written, ts.last_nodes, (unsigned long long)ts.last_nodes_dropped,
+         (unsigned long long)ts.last_bytes, d->o.out);
+  printf("deep capture: %llu written, frame %llu: %u draw calls (%llu dropped), %u resources, %llu content bytes; "
+         "%llu attachments (strobe calls %s/demo.strobe --frame %llu; strobe-demo --replay %s/demo.strobe --frame %llu)\n",
+         (unsigned long long)ds.written, (unsigned long long)ds.last_frame, ds.last_calls,
+         (unsigned long long)ds.last_calls_dropped, ds.last_resources, (unsigned long long)ds.last_bytes,
+         (unsigned long long)ds.attachments, d->o.out, (unsigned long long)ds.last_frame, d->o.out,
+         (unsigned long long)ds.last_frame);
+}
+
+/* What the GPU path did, then closes it. */
+static void close_gpu(demo *d) {
+#ifdef STROBE_DEMO_GPU
+  if (!d->gpu_ctx) return;
+  gpu_stats gs = gpu_query_stats(d->gpu_ctx);
+  printf("gpu: %llu frames submitted, %llu GPU zones read back without waiting (%llu frames unrecorded: ring full), "
+         "%llu frames without GPU passes (the GPU was %d frames behind), %llu fence polls, %llu calibration pairs\n",
+         (unsigned long long)gs.frames, (unsigned long long)gs.vk.zones_recorded,
+         (unsigned long long)gs.vk.frames_unrecorded, (unsigned long long)gs.skipped, GPU_FRAMES,
+         (unsigned long long)gs.polls, (unsigned long long)gs.vk.calibrations);
+  gpu_memory gm = gpu_query_memory(d->gpu_ctx);
+  printf("gpu memory: %.0f bytes in buffers, %.0f in textures (gauges gpu_memory/buffers, gpu_memory/textures; "
+         "no swapchain: offscreen)\n", gm.buffers, gm.textures);
+  gpu_close(d->gpu_ctx);
+#else
+  (void)d;
+#endif
+}
+
+/* What the run did, once everything stopped: input errors, the traced save
+ * worker, frames and their hand-off, the tree and deep capture, the files,
+ * what recording cost and the GPU path. */
+static void print_run(demo *d) {
   printf("input: %llu edits rejected by a longjmp to the event loop; %llu scopes closed as unwound\n",
-         (unsigned long long)rejected, (unsigned long long)strobe_query_event_stats().scopes_unwound);
+         (unsigned long long)d->rejected, (unsigned long long)strobe_query_event_stats().scopes_unwound);
   strobe_trace_stats calls = strobe_trace_query_stats();
   printf("save worker: its calls traced while saving (docs/exploration.md): %u functions named from the symbol "
          "tables, %u without a symbol; %llu calls cut\n",
@@ -834,49 +959,43 @@ int main(int argc, char **argv) {
          (unsigned long long)(calls.cut_depth + calls.cut_stack + calls.cut_functions));
   printf("\n%llu frames (%llu handed to the sender process, %llu presented there, %llu superseded there, %llu "
          "dropped before the hand-off), %u background saves, %llu spikes dumped to %s\n",
-         (unsigned long long)frame, (unsigned long long)snd.handed, (unsigned long long)snd.presented,
-         (unsigned long long)snd.superseded, (unsigned long long)snd.dropped_here, sv.saves,
-         (unsigned long long)fs.spikes_dumped, spikes);
-  printf("%s\n", snd.summary);
-  strobe_tree_status ts = strobe_tree_query_status();
-  strobe_deep_status ds = strobe_deep_query_status();
-  if (frame <= TREE_FRAME) { /* a short run (--seconds, --frames) never reached the frame that takes them */
-    printf("ui tree and deep capture: none taken: the run ended after %llu frame%s, before frame %d, the one the "
-           "demo snapshots and captures deep (a run of %d frames or more reaches it)\n",
-           (unsigned long long)frame, frame == 1 ? "" : "s", TREE_FRAME, TREE_FRAME + 1);
-  } else {
-    printf("ui tree: %llu snapshot(s) written to the capture, the last %u nodes (%llu dropped), %llu bytes "
-           "(strobe tree %s/demo.strobe)\n",
-           (unsigned long long)ts.written, ts.last_nodes, (unsigned long long)ts.last_nodes_dropped,
-           (unsigned long long)ts.last_bytes, o.out);
-    printf("deep capture: %llu written, frame %llu: %u draw calls (%llu dropped), %u resources, %llu content bytes; "
-           "%llu attachments (strobe calls %s/demo.strobe --frame %llu; strobe-demo --replay %s/demo.strobe --frame %llu)\n",
-           (unsigned long long)ds.written, (unsigned long long)ds.last_frame, ds.last_calls,
-           (unsigned long long)ds.last_calls_dropped, ds.last_resources, (unsigned long long)ds.last_bytes,
-           (unsigned long long)ds.attachments, o.out, (unsigned long long)ds.last_frame, o.out,
-           (unsigned long long)ds.last_frame);
+         (unsigned long long)d->frames, (unsigned long long)d->snd.handed, (unsigned long long)d->snd.presented,
+         (unsigned long long)d->snd.superseded, (unsigned long long)d->snd.dropped_here, d->sv.saves,
+         (unsigned long long)d->flight_stats.spikes_dumped, d->spikes);
+  printf("%s\n", d->snd.summary);
+  print_tree_and_deep(d);
+  printf("wrote %s/demo.strobe (capture) and %s/demo-report.json (session report)\n", d->o.out, d->o.out);
+  print_cost(d->capture);
+  close_gpu(d);
+}
+
+int main(int argc, char **argv) {
+  /* The same executable is the sender process (sender.h), started by sender_start. */
+  if (argc == 4 && !strcmp(argv[1], "--sender-process")) return sender_process_main(atoi(argv[2]), argv[3]);
+  static demo d;
+  int rc = parse(argc, argv, &d.o);
+  if (rc) return rc;
+  if (d.o.replay) return demo_replay(d.o.replay, (uint64_t)d.o.replay_frame, d.o.out, d.o.replay_calls);
+  if (d.o.bench_deep) return make_dir(d.o.out) ? 1 : demo_bench_deep((int)d.o.bench_deep, d.o.out);
+#ifndef STROBE_DEMO_SERVER
+  if (d.o.serve) {
+    fprintf(stderr, "strobe-demo: built without libstrobe_server: --serve is not available\n");
+    return 2;
   }
-  printf("wrote %s/demo.strobe (capture) and %s/demo-report.json (session report)\n", o.out, o.out);
-  print_cost(path);
-#ifdef STROBE_DEMO_GPU
-  if (gpu_ctx) {
-    gpu_stats gs = gpu_query_stats(gpu_ctx);
-    printf("gpu: %llu frames submitted, %llu GPU zones read back without waiting (%llu frames unrecorded: ring full), "
-           "%llu frames without GPU passes (the GPU was %d frames behind), %llu fence polls, %llu calibration pairs\n",
-           (unsigned long long)gs.frames, (unsigned long long)gs.vk.zones_recorded,
-           (unsigned long long)gs.vk.frames_unrecorded, (unsigned long long)gs.skipped, GPU_FRAMES,
-           (unsigned long long)gs.polls, (unsigned long long)gs.vk.calibrations);
-    gpu_memory gm = gpu_query_memory(gpu_ctx);
-    printf("gpu memory: %.0f bytes in buffers, %.0f in textures (gauges gpu_memory/buffers, gpu_memory/textures; "
-           "no swapchain: offscreen)\n", gm.buffers, gm.textures);
-    gpu_close(gpu_ctx);
-  }
+  d.o.headless = 1;
 #endif
-  (void)gpu_ctx;
-  view_free(&main_view);
-  view_free(&details_view);
-  view_free(&devtools_view);
-  strobe_collector_close(c);
-  strobe_collector_release(c);
+  if (open_collector(&d, argc, argv) || start_observers(&d)) return 1;
+#ifdef STROBE_DEMO_SERVER
+  if (start_server(&d)) return 1;
+#endif
+  if (start_rendering(&d)) return 1;
+  run_frames(&d);
+  int status = stop_observers(&d);
+  print_run(&d);
+  view_free(&d.main_view);
+  view_free(&d.details_view);
+  view_free(&d.devtools_view);
+  strobe_collector_close(d.c);
+  strobe_collector_release(d.c);
   return status;
 }

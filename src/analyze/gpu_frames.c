@@ -112,8 +112,9 @@ static void add_to(strobe__gpu_group *grp, double dur) {
   }
 }
 
-void strobe__gpu_resolve(strobe__gpu_data *g, strobe_capture *c) {
-  /* Spans onto the host timeline, with every pair the reader kept. */
+/* Spans onto the host timeline, with every pair the reader kept; those
+ * that cannot be mapped are counted apart. */
+static void map_spans(strobe__gpu_data *g, strobe_capture *c) {
   for (uint32_t i = 0; i < g->n_spans; i++) {
     strobe__gpu_span_rec *s = &g->spans[i];
     strobe_capture_mapping b, e;
@@ -129,6 +130,10 @@ void strobe__gpu_resolve(strobe__gpu_data *g, strobe_capture *c) {
     s->bound_ns = b.bound_ns > e.bound_ns ? b.bound_ns : e.bound_ns;
     if (!s->producer && s->bound_ns > g->worst_bound_ns) g->worst_bound_ns = s->bound_ns;
   }
+}
+
+/* Each span into its lane (domain, queue, producer) and, a device's own, its pass. */
+static void group_spans(strobe__gpu_data *g) {
   for (uint32_t i = 0; i < g->n_spans; i++) {
     strobe__gpu_span_rec *s = &g->spans[i];
     double dur = s->end_ns - s->begin_ns;
@@ -143,12 +148,14 @@ void strobe__gpu_resolve(strobe__gpu_data *g, strobe_capture *c) {
                       s->pass[0] ? s->pass : "none", 0),
              dur);
   }
-  /* Frames: every frame id a span or a mark names. */
+}
+
+/* The frames table: every frame id a span or a mark names, once, sorted,
+ * its instants unknown (NaN) until marks fill them. Returns 0, or -1 out
+ * of memory. */
+static int make_frames(strobe__gpu_data *g) {
   uint64_t *ids = malloc(((size_t)g->n_spans + g->n_marks + 1) * sizeof *ids);
-  if (!ids) {
-    g->failed = 1;
-    return;
-  }
+  if (!ids) return -1;
   size_t n = 0;
   for (uint32_t i = 0; i < g->n_spans; i++)
     if (g->spans[i].frame_id) ids[n++] = g->spans[i].frame_id;
@@ -161,8 +168,7 @@ void strobe__gpu_resolve(strobe__gpu_data *g, strobe_capture *c) {
   g->frames = calloc(u ? u : 1, sizeof *g->frames);
   if (!g->frames) {
     free(ids);
-    g->failed = 1;
-    return;
+    return -1;
   }
   for (size_t i = 0; i < u; i++) {
     strobe__gpu_frame_rec *f = &g->frames[i];
@@ -171,6 +177,11 @@ void strobe__gpu_resolve(strobe__gpu_data *g, strobe_capture *c) {
   }
   g->n_frames = (uint32_t)u;
   free(ids);
+  return 0;
+}
+
+/* Each frame's instants from its marks, and its GPU interval and bound from its spans. */
+static void fill_frames(strobe__gpu_data *g) {
   for (uint32_t i = 0; i < g->n_marks; i++) {
     strobe__gpu_frame_rec *f = frame_of(g, g->marks[i].frame_id);
     if (!f) continue;
@@ -192,13 +203,18 @@ void strobe__gpu_resolve(strobe__gpu_data *g, strobe_capture *c) {
     if (isnan(f->gpu_end) || s->end_ns > f->gpu_end) f->gpu_end = s->end_ns;
     if (s->bound_ns > f->bound_ns) f->bound_ns = s->bound_ns;
   }
-  /* Gaps and order (docs/gpu.md §Ordering checks): negative gaps stay negative. */
+}
+
+/* Gaps and order (docs/gpu.md §Ordering checks): each frame's four checks
+ * where both instants are known, and the backlog, polling and GPU-time
+ * distributions (negative gaps stay negative). Returns 0, or -1 out of
+ * memory. */
+static int check_order(strobe__gpu_data *g) {
   double *bl = malloc((g->n_frames + 1) * sizeof *bl), *po = malloc((g->n_frames + 1) * sizeof *po),
          *gt = malloc((g->n_frames + 1) * sizeof *gt);
   if (!bl || !po || !gt) {
     free(bl), free(po), free(gt);
-    g->failed = 1;
-    return;
+    return -1;
   }
   size_t nb = 0, np = 0, ng = 0;
   for (uint32_t i = 0; i < g->n_frames; i++) {
@@ -232,6 +248,18 @@ void strobe__gpu_resolve(strobe__gpu_data *g, strobe_capture *c) {
   g->polling = strobe__dist_of(po, np);
   g->gpu_time = strobe__dist_of(gt, ng);
   free(bl), free(po), free(gt);
+  return 0;
+}
+
+void strobe__gpu_resolve(strobe__gpu_data *g, strobe_capture *c) {
+  map_spans(g, c);
+  group_spans(g);
+  if (make_frames(g)) {
+    g->failed = 1;
+    return;
+  }
+  fill_frames(g);
+  if (check_order(g)) g->failed = 1;
 }
 
 void strobe__gpu_free(strobe__gpu_data *g) {

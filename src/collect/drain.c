@@ -461,18 +461,10 @@ static void deliver_samples(void *ctx, const strobe__cpu_sample *smp, size_t n, 
     if (g_consumers[i]->samples) g_consumers[i]->samples(g_consumers[i]->ctx, smp, n, frames);
 }
 
-/* Memory ordering of a pass, the consumer's half of thread.c's >>ring (docs/platforms.md
- * §Memory ordering): `exited`, then hot.cur, then `retired` are loaded with acquire, in
- * that order, so the slots below the cursor, the retire[] entries and an exited
- * thread's final cursor are all visible before they are read; `wrap_at` is loaded
- * (relaxed) only after a cursor below `read` was acquired. Once a run is delivered,
- * `read` is stored with release, after every load and store of those slots, so the
- * producer, acquiring it, reuses them only after this pass is done with them. */
-static void pass(void) {
-  STROBE_ASSERT(strobe__mutex_held(&g_lock));
-  uint64_t cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
-  g_pass_events = 0;
-  g_pass_found = 0;
+/* The snapshot that opens a pass, under the threads lock: each thread's
+ * `exited`, cursor and `retired` (in that order: see pass), and its name
+ * when it changed. Returns the list's head. */
+static strobe__tstate *snapshot_threads(void) {
   strobe__threads_lock();
   strobe__tstate *head = strobe__threads_head();
   /* `exited` before `cur`, so that an exited thread's snapshot is final. */
@@ -486,45 +478,52 @@ static void pass(void) {
     }
   }
   strobe__threads_unlock();
+  return head;
+}
 
-  int any_exited = 0;
-  for (strobe__tstate *t = head; t; t = t->next) {
-    if (!t->announced || t->name_seen != t->snap_name_gen) {
-      deliver_thread(g_consumers, g_nconsumers, t, t->snap_name, t->announced ? t->lost_seen : 0);
-      t->announced = 1;
-      t->name_seen = t->snap_name_gen;
-    }
-    uint64_t lost = __atomic_load_n(&t->lost, __ATOMIC_RELAXED);
-    if (lost != t->lost_seen) {
-      for (int i = 0; i < g_nconsumers; i++) g_consumers[i]->lost(g_consumers[i]->ctx, t->index, lost);
-      loss_seen(t, lost - t->lost_seen);
-      g_pass_found = 1;
-      t->lost_seen = lost;
-    }
-    strobe__event *read = t->read, *end = t->snap_cur;
-    if (t->snap_retired != t->retired_done) end = finish_retired(t, end);
-    read = t->read;
-    if (end < read) { /* the producer wrapped */
-      deliver_run(t, read, __atomic_load_n(&t->wrap_at, __ATOMIC_RELAXED));
-      read = t->dring;
-    }
-    uint64_t before = g_pass_events;
-    deliver_run(t, read, end);
-    if (t->jnl) { /* released once the consumers' ticks have written them (below) */
-      t->jread = end;
-      t->jrelease = 1;
-    } else {
-      __atomic_store_n(&t->read, end, __ATOMIC_RELEASE);
-    }
-    if (g_pass_events != before && &t->hot != strobe__tls) g_pass_found = 1; /* not the drain's own gauges */
-    if (t->snap_exited) {
-      for (int i = 0; i < g_nconsumers; i++) g_consumers[i]->thread_end(g_consumers[i]->ctx, t->index);
-      any_exited = 1;
-      g_pass_found = 1;
-    }
+/* One thread's share of a pass: its announcement (or new name), its losses,
+ * its events up to the snapshot's cursor (both runs when the producer
+ * wrapped), and its end when it exited. Returns 1 when it exited. */
+static int drain_thread(strobe__tstate *t) {
+  if (!t->announced || t->name_seen != t->snap_name_gen) {
+    deliver_thread(g_consumers, g_nconsumers, t, t->snap_name, t->announced ? t->lost_seen : 0);
+    t->announced = 1;
+    t->name_seen = t->snap_name_gen;
   }
+  uint64_t lost = __atomic_load_n(&t->lost, __ATOMIC_RELAXED);
+  if (lost != t->lost_seen) {
+    for (int i = 0; i < g_nconsumers; i++) g_consumers[i]->lost(g_consumers[i]->ctx, t->index, lost);
+    loss_seen(t, lost - t->lost_seen);
+    g_pass_found = 1;
+    t->lost_seen = lost;
+  }
+  strobe__event *read = t->read, *end = t->snap_cur;
+  if (t->snap_retired != t->retired_done) end = finish_retired(t, end);
+  read = t->read;
+  if (end < read) { /* the producer wrapped */
+    deliver_run(t, read, __atomic_load_n(&t->wrap_at, __ATOMIC_RELAXED));
+    read = t->dring;
+  }
+  uint64_t before = g_pass_events;
+  deliver_run(t, read, end);
+  if (t->jnl) { /* released once the consumers' ticks have written them (release_journals) */
+    t->jread = end;
+    t->jrelease = 1;
+  } else {
+    __atomic_store_n(&t->read, end, __ATOMIC_RELEASE);
+  }
+  if (g_pass_events != before && &t->hot != strobe__tls) g_pass_found = 1; /* not the drain's own gauges */
+  if (!t->snap_exited) return 0;
+  for (int i = 0; i < g_nconsumers; i++) g_consumers[i]->thread_end(g_consumers[i]->ctx, t->index);
+  g_pass_found = 1;
+  return 1;
+}
 
-  for (strobe__tree *tr = strobe__tree_take(), *next; tr; tr = next) { /* UI-tree snapshots (tree.c) */
+/* UI-tree snapshots (tree.c), with the sites of their element types first,
+ * then attachments and deep captures (deep.c): each handed to every
+ * consumer that takes it, and done with the largest size one wrote. */
+static void deliver_trees_and_content(void) {
+  for (strobe__tree *tr = strobe__tree_take(), *next; tr; tr = next) {
     next = tr->next;
     uint32_t nsites = strobe__site_count(); /* their element types, registered at push */
     deliver_sites(g_consumers, g_nconsumers, g_sites_delivered, nsites);
@@ -537,7 +536,7 @@ static void pass(void) {
     strobe__tree_done(tr, bytes);
     g_pass_found = 1;
   }
-  for (strobe__content *ct = strobe__content_take(), *next; ct; ct = next) { /* attachments, deep captures (deep.c) */
+  for (strobe__content *ct = strobe__content_take(), *next; ct; ct = next) {
     next = ct->next;
     uint64_t bytes = 0;
     for (int i = 0; i < g_nconsumers; i++) {
@@ -547,14 +546,12 @@ static void pass(void) {
     strobe__content_done(ct, bytes);
     g_pass_found = 1;
   }
+}
 
-  /* Sampler records (probe.h >>sampler): after the events of the same pass. */
-  int takers = 0;
-  for (int i = 0; i < g_nconsumers; i++) takers += g_consumers[i]->samples != NULL;
-  strobe__sampler_poll(takers > 0, g_final_pass, deliver_samples, NULL);
-
-  /* The consumers' ticks: a capture with a journal writes everything delivered now (recorder.c). Only
-   * then may a journaled thread's producer write over it, and only then is an exited one freed. */
+/* The consumers' ticks: a capture with a journal writes everything delivered now (recorder.c). Only
+ * then may a journaled thread's producer write over it (its ring released here), and only then is
+ * an exited one freed (free_exited). */
+static void tick_and_release_journals(strobe__tstate *head, int any_exited) {
   uint64_t now = strobe__now();
   for (int i = 0; i < g_nconsumers; i++) g_consumers[i]->tick(g_consumers[i]->ctx, now);
   if (g_nconsumers) strobe__journal_die_point(any_exited ? 3 : 2);
@@ -563,24 +560,49 @@ static void pass(void) {
     strobe__journal_release(t, t->jread);
     t->jrelease = 0;
   }
+}
 
+/* Unlinks the threads this pass saw exit (under the threads lock) and frees them (outside it). */
+static void free_exited(void) {
   strobe__tstate *dead = NULL;
-  if (any_exited) {
-    strobe__threads_lock();
-    for (strobe__tstate *t = strobe__threads_head(), *next; t; t = next) {
-      next = t->next;
-      if (!t->snap_exited) continue;
-      strobe__threads_unlink(t);
-      t->next = dead;
-      dead = t;
-    }
-    strobe__threads_unlock();
+  strobe__threads_lock();
+  for (strobe__tstate *t = strobe__threads_head(), *next; t; t = next) {
+    next = t->next;
+    if (!t->snap_exited) continue;
+    strobe__threads_unlink(t);
+    t->next = dead;
+    dead = t;
   }
+  strobe__threads_unlock();
   while (dead) {
     strobe__tstate *next = dead->next;
     strobe__thread_free(dead);
     dead = next;
   }
+}
+
+/* Memory ordering of a pass, the consumer's half of thread.c's >>ring (docs/platforms.md
+ * §Memory ordering): `exited`, then hot.cur, then `retired` are loaded with acquire, in
+ * that order, so the slots below the cursor, the retire[] entries and an exited
+ * thread's final cursor are all visible before they are read; `wrap_at` is loaded
+ * (relaxed) only after a cursor below `read` was acquired. Once a run is delivered,
+ * `read` is stored with release, after every load and store of those slots, so the
+ * producer, acquiring it, reuses them only after this pass is done with them. */
+static void pass(void) {
+  STROBE_ASSERT(strobe__mutex_held(&g_lock));
+  uint64_t cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+  g_pass_events = 0;
+  g_pass_found = 0;
+  strobe__tstate *head = snapshot_threads();
+  int any_exited = 0;
+  for (strobe__tstate *t = head; t; t = t->next) any_exited |= drain_thread(t);
+  deliver_trees_and_content();
+  /* Sampler records (probe.h >>sampler): after the events of the same pass. */
+  int takers = 0;
+  for (int i = 0; i < g_nconsumers; i++) takers += g_consumers[i]->samples != NULL;
+  strobe__sampler_poll(takers > 0, g_final_pass, deliver_samples, NULL);
+  tick_and_release_journals(head, any_exited);
+  if (any_exited) free_exited();
 
   __atomic_fetch_add(&g_cost_cpu_ns, clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0, __ATOMIC_RELAXED);
   __atomic_fetch_add(&g_cost_events, g_pass_events, __ATOMIC_RELAXED);

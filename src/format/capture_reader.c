@@ -909,6 +909,37 @@ static int reserve_array(void **p, uint32_t *cap, uint64_t need, size_t size) {
  * record. Bounded as the writer bounds it; nodes must name element types
  * and keep the preorder depth rule. */
 #define TREE_NODE_MIN 27u /* bytes of the smallest node: depth, type, id, bounds, nprops */
+
+/* A string table of a TREE or DEEP block: n strings (n within the block's
+ * bound), copied NUL-terminated into *store (grown to *cap bytes);
+ * names[i] points at each. Returns 0, STROBE_ECORRUPT for a cut string, one
+ * holding a NUL, or an empty one unless empty_ok, STROBE_ENOMEM. It reads
+ * the strings twice (sizes, then copies) so it needs no array of its own. */
+static int read_names(strobe__cur *cur, uint64_t n, int empty_ok, char **store, size_t *cap, const char **names) {
+  const uint8_t *first = cur->p;
+  size_t need = 0, len;
+  for (uint64_t i = 0; i < n; i++) {
+    const uint8_t *text = strobe__cur_str(cur, &len);
+    if (cur->bad || (len == 0 && !empty_ok) || memchr(text, 0, len)) return STROBE_ECORRUPT;
+    need += len + 1;
+  }
+  if (need > *cap) {
+    char *p = realloc(*store, need);
+    if (!p) return STROBE_ENOMEM;
+    *store = p;
+    *cap = need;
+  }
+  cur->p = first;
+  for (uint64_t i = 0, off = 0; i < n; i++) {
+    const uint8_t *text = strobe__cur_str(cur, &len);
+    memcpy(*store + off, text, len);
+    (*store)[off + len] = 0;
+    names[i] = *store + off;
+    off += len + 1;
+  }
+  return 0;
+}
+
 static int block_tree(strobe_capture *c, strobe_capture_record *rec) {
   strobe__cur *cur = &c->cur;
   strobe_capture_tree *t = &c->tree;
@@ -923,26 +954,9 @@ static int block_tree(strobe_capture *c, strobe_capture_record *rec) {
       nnodes > (uint64_t)(cur->end - cur->p) / TREE_NODE_MIN)
     return STROBE_ECORRUPT;
   const char *keys[STROBE_TREE_MAX_KEYS];
-  size_t need = 0, len[STROBE_TREE_MAX_KEYS];
-  const uint8_t *text[STROBE_TREE_MAX_KEYS];
-  for (uint64_t i = 0; i < nkeys; i++) {
-    text[i] = strobe__cur_str(cur, &len[i]);
-    if (cur->bad || memchr(text[i], 0, len[i])) return STROBE_ECORRUPT;
-    need += len[i] + 1;
-  }
-  if (need > c->tree_keys_cap) {
-    char *p = realloc(c->tree_keys, need);
-    if (!p) return STROBE_ENOMEM;
-    c->tree_keys = p;
-    c->tree_keys_cap = need;
-  }
-  for (uint64_t i = 0, off = 0; i < nkeys; i++) {
-    memcpy(c->tree_keys + off, text[i], len[i]);
-    c->tree_keys[off + len[i]] = 0;
-    keys[i] = c->tree_keys + off;
-    off += len[i] + 1;
-  }
-  int r = reserve_array((void **)&c->tree_nodes, &c->tree_nodes_cap, nnodes, sizeof *c->tree_nodes);
+  int r = read_names(cur, nkeys, 1, &c->tree_keys, &c->tree_keys_cap, keys);
+  if (r) return r;
+  r = reserve_array((void **)&c->tree_nodes, &c->tree_nodes_cap, nnodes, sizeof *c->tree_nodes);
   if (r) return r;
   uint64_t nprops = 0;
   for (uint64_t i = 0; i < nnodes; i++) {
@@ -1057,26 +1071,9 @@ static int block_deep(strobe_capture *c, strobe_capture_record *rec) {
       ncalls > (uint64_t)(cur->end - cur->p) / DEEP_CALL_MIN)
     return STROBE_ECORRUPT;
   const char *labels[STROBE_DEEP_MAX_LABELS];
-  size_t need = 0, len[STROBE_DEEP_MAX_LABELS];
-  const uint8_t *text[STROBE_DEEP_MAX_LABELS];
-  for (uint64_t i = 0; i < nlabels; i++) {
-    text[i] = strobe__cur_str(cur, &len[i]);
-    if (cur->bad || len[i] == 0 || memchr(text[i], 0, len[i])) return STROBE_ECORRUPT;
-    need += len[i] + 1;
-  }
-  if (need > c->deep_labels_cap) {
-    char *p = realloc(c->deep_labels, need);
-    if (!p) return STROBE_ENOMEM;
-    c->deep_labels = p;
-    c->deep_labels_cap = need;
-  }
-  for (uint64_t i = 0, off = 0; i < nlabels; i++) {
-    memcpy(c->deep_labels + off, text[i], len[i]);
-    c->deep_labels[off + len[i]] = 0;
-    labels[i] = c->deep_labels + off;
-    off += len[i] + 1;
-  }
-  int r = reserve_array((void **)&c->deep_calls, &c->deep_calls_cap, ncalls, sizeof *c->deep_calls);
+  int r = read_names(cur, nlabels, 0, &c->deep_labels, &c->deep_labels_cap, labels);
+  if (r) return r;
+  r = reserve_array((void **)&c->deep_calls, &c->deep_calls_cap, ncalls, sizeof *c->deep_calls);
   if (r) return r;
   uint64_t nrefs = 0;
   for (uint64_t i = 0; i < ncalls; i++) {
@@ -1165,49 +1162,128 @@ static int totals_block(strobe__cur *cur, uint64_t *v, int n) {
 
 /* Starts on a block just read. Returns 1 when it produced a record (blocks
  * holding exactly one), 0 when not (yet), or a negative error. */
+/* An EVENTS block's header (docs/capture-format.md): its thread, count and
+ * base ticks, and the two streams (ops, times) the events are decoded from. */
+static int block_events_start(strobe_capture *c) {
+  uint64_t index = strobe__cur_varint(&c->cur);
+  uint64_t count = strobe__cur_varint(&c->cur);
+  uint64_t base = strobe__cur_varint(&c->cur);
+  uint64_t ops_len = strobe__cur_varint(&c->cur);
+  if (c->cur.bad || ops_len > (uint64_t)(c->cur.end - c->cur.p)) return STROBE_ECORRUPT;
+  /* Every event has at least one ops byte and one times byte. */
+  if (count > ops_len || count > (uint64_t)(c->cur.end - c->cur.p) - ops_len) return STROBE_ECORRUPT;
+  int r = thread_ref(c, index, &c->ev_thread);
+  if (r) return r;
+  c->ops = (strobe__cur){c->cur.p, c->cur.p + ops_len, 0};
+  c->times = (strobe__cur){c->cur.p + ops_len, c->cur.end, 0};
+  c->ev_left = count;
+  c->ev_ticks = base;
+  c->blk = STROBE__BLK_EVENTS;
+  return 0;
+}
+
+/* An OPS, DEVICE or SAMPLES block's header: `thread count base_ticks
+ * entry*count` (SAMPLES: the OS thread id first); its entries are decoded
+ * one record at a time. */
+static int block_entries_start(strobe_capture *c, uint8_t type) {
+  uint64_t index = strobe__cur_varint(&c->cur);
+  uint64_t count = strobe__cur_varint(&c->cur);
+  uint64_t base = strobe__cur_varint(&c->cur);
+  /* Every entry has at least three bytes. */
+  if (c->cur.bad || count > (uint64_t)(c->cur.end - c->cur.p) / 3) return STROBE_ECORRUPT;
+  if (type == STROBE__BLK_SAMPLES) {
+    c->smp_tid = index;
+    c->smp_thread = thread_of_tid(c, index);
+  } else {
+    int r = thread_ref(c, index, &c->ev_thread);
+    if (r) return r;
+  }
+  c->ev_left = count;
+  c->ev_ticks = base;
+  c->blk = type;
+  return 0;
+}
+
+/* A RECOVERY block: what a recovery added from the crash journal. */
+static int block_recovery(strobe_capture *c) {
+  uint64_t v[3];
+  int r = totals_block(&c->cur, v, 3);
+  if (r) return r;
+  c->totals.recovered = 1;
+  c->totals.recovered_events = v[0];
+  c->totals.recovered_threads = v[1];
+  c->totals.unrecoverable = v[2];
+  return 0;
+}
+
+/* A CALLS block (6 fields, or 8 with the two min_ns counts): what call
+ * tracing cut and named. */
+static int block_calls_totals(strobe_capture *c) {
+  uint64_t v[8] = {0};
+  int r = totals_block(&c->cur, v, 6);
+  if (r == STROBE_ECORRUPT && c->cur.p < c->cur.end) { /* 8 fields: the two min_ns counts follow */
+    v[6] = strobe__cur_varint(&c->cur);
+    v[7] = strobe__cur_varint(&c->cur);
+    r = payload_done(&c->cur);
+  }
+  if (r) return r;
+  if (v[4] > UINT32_MAX || v[5] > v[4]) return STROBE_ECORRUPT;
+  c->totals.calls_cut_depth = v[0];
+  c->totals.calls_cut_stack = v[1];
+  c->totals.calls_cut_functions = v[2];
+  c->totals.calls_excluded = v[3];
+  c->totals.calls_functions = (uint32_t)v[4];
+  c->totals.calls_unresolved = (uint32_t)v[5];
+  c->totals.calls_cut_short = v[6];
+  c->totals.calls_cut_order = v[7];
+  return 0;
+}
+
+/* A SAMPLER block: the sampler's rate, what it wrote, lost and named. */
+static int block_sampler_totals(strobe_capture *c) {
+  uint64_t v[9];
+  int r = totals_block(&c->cur, v, 9);
+  if (r) return r;
+  if (v[0] > STROBE_SAMPLE_MAX_HZ || v[1] > 1 || v[7] > UINT32_MAX || v[8] > v[7]) return STROBE_ECORRUPT;
+  c->totals.sample_rate_hz = (uint32_t)v[0];
+  c->totals.sample_switches = (int)v[1];
+  c->totals.samples_written = v[2];
+  c->totals.switches_written = v[3];
+  c->totals.samples_lost = v[4];
+  c->totals.sample_frames_cut = v[5];
+  c->totals.sample_addresses_cut = v[6];
+  c->totals.sample_functions = (uint32_t)v[7];
+  c->totals.sample_unresolved = (uint32_t)v[8];
+  return 0;
+}
+
+/* A CONTENT_TOTALS block: attachments stored and cut, deep captures dropped. */
+static int block_content_totals(strobe_capture *c) {
+  uint64_t v[8];
+  for (int i = 0; i < 8; i++) v[i] = strobe__cur_varint(&c->cur);
+  int r = payload_done(&c->cur);
+  if (r) return r;
+  c->totals.attach_limit = v[0];
+  c->totals.attach_stored = v[1];
+  c->totals.attach_stored_bytes = v[2];
+  c->totals.attach_earlier = v[3];
+  c->totals.attach_cut = v[4];
+  c->totals.attach_cut_bytes = v[5];
+  (void)v[6]; /* the DEEP records say how many this file holds */
+  c->totals.deeps_dropped = v[7];
+  return 0;
+}
+
 static int start_block(strobe_capture *c, uint8_t type, strobe_capture_record *rec) {
   switch (type) {
     case STROBE__BLK_SITES:
       c->blk = STROBE__BLK_SITES;
       return 0;
     case STROBE__BLK_THREAD: return block_thread(c, rec);
-    case STROBE__BLK_EVENTS: {
-      uint64_t index = strobe__cur_varint(&c->cur);
-      uint64_t count = strobe__cur_varint(&c->cur);
-      uint64_t base = strobe__cur_varint(&c->cur);
-      uint64_t ops_len = strobe__cur_varint(&c->cur);
-      if (c->cur.bad || ops_len > (uint64_t)(c->cur.end - c->cur.p)) return STROBE_ECORRUPT;
-      /* Every event has at least one ops byte and one times byte. */
-      if (count > ops_len || count > (uint64_t)(c->cur.end - c->cur.p) - ops_len) return STROBE_ECORRUPT;
-      int r = thread_ref(c, index, &c->ev_thread);
-      if (r) return r;
-      c->ops = (strobe__cur){c->cur.p, c->cur.p + ops_len, 0};
-      c->times = (strobe__cur){c->cur.p + ops_len, c->cur.end, 0};
-      c->ev_left = count;
-      c->ev_ticks = base;
-      c->blk = STROBE__BLK_EVENTS;
-      return 0;
-    }
+    case STROBE__BLK_EVENTS: return block_events_start(c);
     case STROBE__BLK_OPS:
     case STROBE__BLK_DEVICE:
-    case STROBE__BLK_SAMPLES: { /* `thread count base_ticks entry*count`; SAMPLES: the OS thread id first */
-      uint64_t index = strobe__cur_varint(&c->cur);
-      uint64_t count = strobe__cur_varint(&c->cur);
-      uint64_t base = strobe__cur_varint(&c->cur);
-      /* Every entry has at least three bytes. */
-      if (c->cur.bad || count > (uint64_t)(c->cur.end - c->cur.p) / 3) return STROBE_ECORRUPT;
-      if (type == STROBE__BLK_SAMPLES) {
-        c->smp_tid = index;
-        c->smp_thread = thread_of_tid(c, index);
-      } else {
-        int r = thread_ref(c, index, &c->ev_thread);
-        if (r) return r;
-      }
-      c->ev_left = count;
-      c->ev_ticks = base;
-      c->blk = type;
-      return 0;
-    }
+    case STROBE__BLK_SAMPLES: return block_entries_start(c, type);
     case STROBE__BLK_LABELS:
       while (c->cur.p < c->cur.end) {
         uint64_t id = strobe__cur_varint(&c->cur);
@@ -1220,16 +1296,7 @@ static int start_block(strobe_capture *c, uint8_t type, strobe_capture_record *r
       return 0;
     case STROBE__BLK_THREAD_END: return block_thread_end(c, rec);
     case STROBE__BLK_CLOCK: return 0; /* calibration pairs are not used yet */
-    case STROBE__BLK_RECOVERY: { /* docs/capture-format.md §Journal */
-      uint64_t v[3];
-      int r = totals_block(&c->cur, v, 3);
-      if (r) return r;
-      c->totals.recovered = 1;
-      c->totals.recovered_events = v[0];
-      c->totals.recovered_threads = v[1];
-      c->totals.unrecoverable = v[2];
-      return 0;
-    }
+    case STROBE__BLK_RECOVERY: return block_recovery(c); /* docs/capture-format.md §Journal */
     case STROBE__BLK_DRAIN: {
       uint64_t v[2];
       int r = totals_block(&c->cur, v, 2);
@@ -1238,26 +1305,7 @@ static int start_block(strobe_capture *c, uint8_t type, strobe_capture_record *r
       c->totals.drain_events = v[1];
       return 0;
     }
-    case STROBE__BLK_CALLS: { /* cumulative: the last block is the figure */
-      uint64_t v[8] = {0};
-      int r = totals_block(&c->cur, v, 6);
-      if (r == STROBE_ECORRUPT && c->cur.p < c->cur.end) { /* 8 fields: the two min_ns counts follow */
-        v[6] = strobe__cur_varint(&c->cur);
-        v[7] = strobe__cur_varint(&c->cur);
-        r = payload_done(&c->cur);
-      }
-      if (r) return r;
-      if (v[4] > UINT32_MAX || v[5] > v[4]) return STROBE_ECORRUPT;
-      c->totals.calls_cut_depth = v[0];
-      c->totals.calls_cut_stack = v[1];
-      c->totals.calls_cut_functions = v[2];
-      c->totals.calls_excluded = v[3];
-      c->totals.calls_functions = (uint32_t)v[4];
-      c->totals.calls_unresolved = (uint32_t)v[5];
-      c->totals.calls_cut_short = v[6];
-      c->totals.calls_cut_order = v[7];
-      return 0;
-    }
+    case STROBE__BLK_CALLS: return block_calls_totals(c); /* cumulative: the last block is the figure */
     case STROBE__BLK_SAMPLE_FUNCS:
       while (c->cur.p < c->cur.end) {
         uint64_t id = strobe__cur_varint(&c->cur);
@@ -1270,22 +1318,7 @@ static int start_block(strobe_capture *c, uint8_t type, strobe_capture_record *r
         if (r) return r;
       }
       return 0;
-    case STROBE__BLK_SAMPLER: { /* cumulative: the last block is the figure */
-      uint64_t v[9];
-      int r = totals_block(&c->cur, v, 9);
-      if (r) return r;
-      if (v[0] > STROBE_SAMPLE_MAX_HZ || v[1] > 1 || v[7] > UINT32_MAX || v[8] > v[7]) return STROBE_ECORRUPT;
-      c->totals.sample_rate_hz = (uint32_t)v[0];
-      c->totals.sample_switches = (int)v[1];
-      c->totals.samples_written = v[2];
-      c->totals.switches_written = v[3];
-      c->totals.samples_lost = v[4];
-      c->totals.sample_frames_cut = v[5];
-      c->totals.sample_addresses_cut = v[6];
-      c->totals.sample_functions = (uint32_t)v[7];
-      c->totals.sample_unresolved = (uint32_t)v[8];
-      return 0;
-    }
+    case STROBE__BLK_SAMPLER: return block_sampler_totals(c); /* cumulative: the last block is the figure */
     case STROBE__BLK_LOST: return block_lost(c, rec);
     case STROBE__BLK_TREE: return block_tree(c, rec);
     case STROBE__BLK_TREE_TOTALS: {
@@ -1310,21 +1343,7 @@ static int start_block(strobe_capture *c, uint8_t type, strobe_capture_record *r
     }
     case STROBE__BLK_ATTACH: return block_attach(c, rec);
     case STROBE__BLK_DEEP: return block_deep(c, rec);
-    case STROBE__BLK_CONTENT_TOTALS: {
-      uint64_t v[8];
-      for (int i = 0; i < 8; i++) v[i] = strobe__cur_varint(&c->cur);
-      int r = payload_done(&c->cur);
-      if (r) return r;
-      c->totals.attach_limit = v[0];
-      c->totals.attach_stored = v[1];
-      c->totals.attach_stored_bytes = v[2];
-      c->totals.attach_earlier = v[3];
-      c->totals.attach_cut = v[4];
-      c->totals.attach_cut_bytes = v[5];
-      (void)v[6]; /* the DEEP records say how many this file holds */
-      c->totals.deeps_dropped = v[7];
-      return 0;
-    }
+    case STROBE__BLK_CONTENT_TOTALS: return block_content_totals(c);
     case STROBE__BLK_FOOTER: {
       int r = block_footer(c);
       if (r) return r;
@@ -1501,6 +1520,58 @@ static inline void clear_record(strobe_capture_record *rec) {
   *rec = zero;
 }
 
+/* A BEGIN or END record in rec's place: a record of another type left
+ * there by an earlier call is cleared first (those two set every field
+ * they use). */
+static inline __attribute__((always_inline)) void scope_record(strobe_capture_record *rec, strobe_capture_record_type type,
+                                                               uint32_t site, uint32_t depth) {
+  if (rec->type != 0 && rec->type != STROBE_REC_BEGIN && rec->type != STROBE_REC_END) clear_record(rec);
+  rec->type = type;
+  rec->site = site;
+  rec->depth = depth;
+  rec->unwound = 0;
+}
+
+/* An END: closes the innermost open scope, adding its duration to its
+ * parent's children. Returns 1 with its record in rec, 0 when there is
+ * none (an orphan, whose BEGIN predates the capture: counted; or END
+ * records not wanted). */
+static inline __attribute__((always_inline)) int end_scope(strobe_capture *c, frame *stack, uint32_t *depth,
+                                                           uint64_t ticks, strobe_capture_record *rec) {
+  if (*depth == 0) {
+    c->totals.orphan_ends++;
+    return 0;
+  }
+  const frame *f = &stack[--*depth];
+  uint64_t dur = ticks - f->begin;
+  if (*depth) stack[*depth - 1].child += dur;
+  c->totals.scopes++;
+  if (!(c->want >> STROBE_REC_END & 1)) return 0;
+  scope_record(rec, STROBE_REC_END, f->site, *depth + 1);
+  rec->duration_ns = span_ns(c, dur);
+  rec->self_ns = span_ns(c, dur - f->child);
+  return 1;
+}
+
+/* An event other than BEGIN and END (event_other) into rec, with the
+ * decoder's ops cursor and depth handed over and back. Returns 1 with a
+ * wanted record, 0 when there is none (an orphan unwound END, or one not
+ * wanted: rec cleared), or an error (rec cleared). */
+static inline __attribute__((always_inline)) int other_record(strobe_capture *c, rthread *t, strobe__cur *ops,
+                                                              uint32_t *depth, uint64_t op, uint64_t ticks,
+                                                              strobe_capture_record *rec) {
+  if (rec->type != 0) clear_record(rec);
+  c->ops.p = ops->p; /* event_other reads its operands from c->ops, and the stack from t */
+  t->depth = *depth;
+  int r = event_other(c, t, op, ticks, rec);
+  ops->p = c->ops.p, *depth = t->depth;
+  if (r <= 0 || !(c->want >> rec->type & 1)) {
+    clear_record(rec); /* an orphan unwound END (no record), one not wanted, or an error */
+    return r < 0 ? r : 0;
+  }
+  return 1;
+}
+
 /* Decodes the EVENTS block's next events into out[*n..max), one record per
  * event but orphan ENDs, until max or the block is used up; *n counts the
  * records filled. Returns 0, or an error after the records before it (the
@@ -1542,22 +1613,7 @@ static inline __attribute__((always_inline)) int decode_events(strobe_capture *c
         r = STROBE_ECORRUPT;
         break;
       }
-      if (depth == 0) { /* an orphan: its BEGIN predates the capture; counted, no record */
-        c->totals.orphan_ends++;
-        continue;
-      }
-      const frame *f = &stack[--depth];
-      uint64_t dur = ticks - f->begin;
-      if (depth) stack[depth - 1].child += dur;
-      c->totals.scopes++;
-      if (!(c->want >> STROBE_REC_END & 1)) continue;
-      if (rec->type != 0 && rec->type != STROBE_REC_BEGIN && rec->type != STROBE_REC_END) clear_record(rec);
-      rec->type = STROBE_REC_END;
-      rec->site = f->site;
-      rec->depth = depth + 1;
-      rec->duration_ns = span_ns(c, dur);
-      rec->self_ns = span_ns(c, dur - f->child);
-      rec->unwound = 0;
+      if (!end_scope(c, stack, &depth, ticks, rec)) continue;
     } else if (code == STROBE__OP_BEGIN) {
       uint64_t id = op >> STROBE__OP_BITS;
       if (!site_at(c, id)) {
@@ -1573,22 +1629,12 @@ static inline __attribute__((always_inline)) int decode_events(strobe_capture *c
         if (r) break;
       }
       if (!(c->want >> STROBE_REC_BEGIN & 1)) continue;
-      if (rec->type != 0 && rec->type != STROBE_REC_BEGIN && rec->type != STROBE_REC_END) clear_record(rec);
-      rec->type = STROBE_REC_BEGIN;
-      rec->site = (uint32_t)id;
-      rec->depth = depth;
+      scope_record(rec, STROBE_REC_BEGIN, (uint32_t)id, depth);
       rec->duration_ns = rec->self_ns = 0;
-      rec->unwound = 0;
     } else {
-      if (rec->type != 0) clear_record(rec);
-      c->ops.p = ops.p; /* event_other reads its operands from c->ops, and the stack from t */
-      t->depth = depth;
-      r = event_other(c, t, op, ticks, rec);
-      ops.p = c->ops.p, depth = t->depth;
-      if (r <= 0 || !(c->want >> rec->type & 1)) {
-        clear_record(rec); /* an orphan unwound END (no record), one not wanted, or an error */
+      r = other_record(c, t, &ops, &depth, op, ticks, rec);
+      if (r <= 0) {
         if (r < 0) break;
-        r = 0;
         continue;
       }
       r = 0;

@@ -326,6 +326,71 @@ static void forget_in_child(void) {
   __atomic_store_n(&g_running, 0, __ATOMIC_RELEASE);
 }
 
+/* The perf event every sampled thread gets: CPU-clock samples at d's rate
+ * with user-space call chains, on CLOCK_MONOTONIC, inherited by new threads. */
+static void sample_attr(struct perf_event_attr *attr, const strobe_sampler_desc *d) {
+  memset(attr, 0, sizeof *attr);
+  attr->size = sizeof *attr;
+  attr->type = PERF_TYPE_SOFTWARE;
+  attr->config = PERF_COUNT_SW_CPU_CLOCK;
+  attr->sample_period = 1000000000ull / d->rate_hz; /* ns of the thread's CPU time */
+  attr->sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN;
+  attr->inherit = 1;
+  attr->inherit_thread = 1; /* threads only: a child process (fork) is not sampled into these buffers */
+  attr->exclude_kernel = 1; /* what paranoid level 2 allows, and all a user-space profile needs */
+  attr->exclude_hv = 1;
+  attr->exclude_callchain_kernel = 1;
+  attr->sample_id_all = 1;
+  attr->use_clockid = 1;
+  attr->clockid = CLOCK_MONOTONIC; /* converted to ticks with strobe_clock_ticks_from_mono_ns */
+  attr->sample_max_stack = STROBE_SAMPLE_MAX_FRAMES + 1; /* + the PERF_CONTEXT_USER marker */
+
+}
+
+/* Opens one CPU's events, one per thread (tids, ntid), the first owning the
+ * CPU's buffer and the others writing into it. attr loses the fields an
+ * older kernel refuses, for the next CPUs too. Returns 0, or what refuse
+ * returns. */
+static int open_cpu(struct perf_event_attr *attr, const strobe_sampler_desc *d, const pid_t *tids, uint32_t ntid,
+                    int cpu) {
+  int leader = -1;
+  for (uint32_t t = 0; t < ntid; t++) {
+    /* Strobe's own threads (the drain) are sampled, their switches not recorded. */
+    attr->context_switch = d->no_switches || quiet((uint64_t)tids[t]) ? 0 : 1;
+    long fd = open_event(attr, tids[t], cpu);
+    if (fd < 0 && errno == EINVAL && attr->inherit_thread) { /* kernels before 5.13: records of children are dropped */
+      attr->inherit_thread = 0;
+      fd = open_event(attr, tids[t], cpu);
+    }
+    if (fd < 0 && errno == EINVAL && attr->sample_max_stack) { /* kernels before 4.8 do not know the field */
+      attr->sample_max_stack = 0;
+      fd = open_event(attr, tids[t], cpu);
+    }
+    if (fd < 0) {
+      int err = errno;
+      if (err == ESRCH) continue;           /* the thread exited meanwhile */
+      if (err == ENODEV && t == 0) break;   /* the CPU went offline meanwhile */
+      return refused_open(err);
+    }
+    g_fds[g_nfds++] = (int)fd;
+    if (leader < 0) {
+      size_t size = g_page * (1 + BUFFER_PAGES);
+      void *base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
+      if (base == MAP_FAILED) {
+        int err = errno;
+        return refuse(err == EPERM || err == EACCES ? STROBE_EPERM : STROBE_ENOMEM, err,
+                      "mmap of a perf buffer refused: perf_event_mlock_kb is too small, or RLIMIT_MEMLOCK");
+      }
+      g_bufs[g_nbufs++] = (cpu_buf){(int)fd, base, g_page * BUFFER_PAGES};
+      leader = (int)fd;
+    } else if (ioctl((int)fd, PERF_EVENT_IOC_SET_OUTPUT, leader) != 0) {
+      int err = errno;
+      return refuse(STROBE_EIO, err, "PERF_EVENT_IOC_SET_OUTPUT refused");
+    }
+  }
+  return 0;
+}
+
 static int start_locked(const strobe_sampler_desc *d) {
   static int atfork;
   if (!atfork) atfork = pthread_atfork(NULL, NULL, forget_in_child) == 0;
@@ -352,60 +417,12 @@ static int start_locked(const strobe_sampler_desc *d) {
     return refuse(STROBE_ENOMEM, ENOMEM, "out of memory");
   }
   struct perf_event_attr attr;
-  memset(&attr, 0, sizeof attr);
-  attr.size = sizeof attr;
-  attr.type = PERF_TYPE_SOFTWARE;
-  attr.config = PERF_COUNT_SW_CPU_CLOCK;
-  attr.sample_period = 1000000000ull / d->rate_hz; /* ns of the thread's CPU time */
-  attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN;
-  attr.inherit = 1;
-  attr.inherit_thread = 1; /* threads only: a child process (fork) is not sampled into these buffers */
-  attr.exclude_kernel = 1; /* what paranoid level 2 allows, and all a user-space profile needs */
-  attr.exclude_hv = 1;
-  attr.exclude_callchain_kernel = 1;
-  attr.sample_id_all = 1;
-  attr.use_clockid = 1;
-  attr.clockid = CLOCK_MONOTONIC; /* converted to ticks with strobe_clock_ticks_from_mono_ns */
-  attr.sample_max_stack = STROBE_SAMPLE_MAX_FRAMES + 1; /* + the PERF_CONTEXT_USER marker */
-
+  sample_attr(&attr, d);
   for (uint32_t c = 0; c < ncpu; c++) {
-    int leader = -1;
-    for (uint32_t t = 0; t < ntid; t++) {
-      /* Strobe's own threads (the drain) are sampled, their switches not recorded. */
-      attr.context_switch = d->no_switches || quiet((uint64_t)tids[t]) ? 0 : 1;
-      long fd = open_event(&attr, tids[t], cpus[c]);
-      if (fd < 0 && errno == EINVAL && attr.inherit_thread) { /* kernels before 5.13: records of children are dropped */
-        attr.inherit_thread = 0;
-        fd = open_event(&attr, tids[t], cpus[c]);
-      }
-      if (fd < 0 && errno == EINVAL && attr.sample_max_stack) { /* kernels before 4.8 do not know the field */
-        attr.sample_max_stack = 0;
-        fd = open_event(&attr, tids[t], cpus[c]);
-      }
-      if (fd < 0) {
-        int err = errno;
-        if (err == ESRCH) continue;           /* the thread exited meanwhile */
-        if (err == ENODEV && t == 0) break;   /* the CPU went offline meanwhile */
-        free(tids);
-        return refused_open(err);
-      }
-      g_fds[g_nfds++] = (int)fd;
-      if (leader < 0) {
-        size_t size = g_page * (1 + BUFFER_PAGES);
-        void *base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
-        if (base == MAP_FAILED) {
-          int err = errno;
-          free(tids);
-          return refuse(err == EPERM || err == EACCES ? STROBE_EPERM : STROBE_ENOMEM, err,
-                        "mmap of a perf buffer refused: perf_event_mlock_kb is too small, or RLIMIT_MEMLOCK");
-        }
-        g_bufs[g_nbufs++] = (cpu_buf){(int)fd, base, g_page * BUFFER_PAGES};
-        leader = (int)fd;
-      } else if (ioctl((int)fd, PERF_EVENT_IOC_SET_OUTPUT, leader) != 0) {
-        int err = errno;
-        free(tids);
-        return refuse(STROBE_EIO, err, "PERF_EVENT_IOC_SET_OUTPUT refused");
-      }
+    int rc = open_cpu(&attr, d, tids, ntid, cpus[c]);
+    if (rc) {
+      free(tids);
+      return rc;
     }
   }
   free(tids);

@@ -352,19 +352,9 @@ const strobe__report_site *strobe__report_site_of(const strobe_report *r, uint32
 }
 
 /* >>snapshot: copy under the lock; references, not payloads. */
-static strobe_report *snapshot(strobe_collector *c, const strobe__session *s, uint64_t at, int final) {
-  STROBE_ASSERT(strobe__mutex_held(&c->lock));
-  strobe_report *r = calloc(1, sizeof *r);
-  if (!r) return NULL;
-  r->samples = malloc((s->count ? s->count : 1) * sizeof *r->samples);
-  r->apps = malloc((s->app_count ? s->app_count : 1) * sizeof *r->apps);
-  r->unfinished = malloc(STROBE_MAX_LIVE_OPS * sizeof *r->unfinished);
-  r->app_unfinished = malloc(STROBE_MAX_LIVE_APP_SCOPES * sizeof *r->app_unfinished);
-  if (!r->samples || !r->apps || !r->unfinished || !r->app_unfinished) {
-    strobe_report_free(r);
-    return NULL;
-  }
-  format_id(r->id, s->number);
+/* The session's settings and counts, the collector's, and the cost figures,
+ * copied into a report. */
+static void snapshot_counts(strobe_report *r, strobe_collector *c, const strobe__session *s, uint64_t at, int final) {
   r->final = final;
   r->max_samples = s->max_samples;
   r->max_app = s->max_app;
@@ -410,6 +400,11 @@ static strobe_report *snapshot(strobe_collector *c, const strobe__session *s, ui
   }
   r->nrates = s->nrates;
   r->passes_untracked = s->passes_untracked;
+}
+
+/* The session's samples (newest first, referenced, not copied) and the
+ * operations still in flight at `at` it covers. */
+static void snapshot_operations(strobe_report *r, strobe_collector *c, const strobe__session *s, uint64_t at) {
   for (uint32_t i = 0; i < s->count; i++) { /* newest first */
     strobe__sample *smp = s->ring[(s->head + s->count - 1 - i) % s->max_samples];
     __atomic_fetch_add(&smp->refs, 1, __ATOMIC_RELAXED);
@@ -427,6 +422,10 @@ static strobe_report *snapshot(strobe_collector *c, const strobe__session *s, ui
         l->kind, l->handed_off, strobe__name_ref(l->window), l->seq, l->frame_id, strobe__phase_site(phase),
         l->start, phase_start, l->start < s->start};
   }
+}
+
+/* The session's application scopes (referenced) and those still open. */
+static void snapshot_app_scopes(strobe_report *r, strobe_collector *c, const strobe__session *s) {
   r->app = s->app;
   for (uint32_t i = 0; i < s->app_count; i++) {
     strobe__app_record *a = s->app_ring[(s->app_head + s->app_count - 1 - i) % s->max_app];
@@ -441,6 +440,24 @@ static strobe_report *snapshot(strobe_collector *c, const strobe__session *s, ui
                                   a->start, a->start < s->start};
     memcpy(u->label, a->label, sizeof u->label);
   }
+}
+
+static strobe_report *snapshot(strobe_collector *c, const strobe__session *s, uint64_t at, int final) {
+  STROBE_ASSERT(strobe__mutex_held(&c->lock));
+  strobe_report *r = calloc(1, sizeof *r);
+  if (!r) return NULL;
+  r->samples = malloc((s->count ? s->count : 1) * sizeof *r->samples);
+  r->apps = malloc((s->app_count ? s->app_count : 1) * sizeof *r->apps);
+  r->unfinished = malloc(STROBE_MAX_LIVE_OPS * sizeof *r->unfinished);
+  r->app_unfinished = malloc(STROBE_MAX_LIVE_APP_SCOPES * sizeof *r->app_unfinished);
+  if (!r->samples || !r->apps || !r->unfinished || !r->app_unfinished) {
+    strobe_report_free(r);
+    return NULL;
+  }
+  format_id(r->id, s->number);
+  snapshot_counts(r, c, s, at, final);
+  snapshot_operations(r, c, s, at);
+  snapshot_app_scopes(r, c, s);
   if (copy_sites(r)) {
     strobe_report_free(r);
     return NULL;

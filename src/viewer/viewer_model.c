@@ -538,6 +538,69 @@ static void gpu_fill(builder *b) {
   }
 }
 
+/* Pass 1's count of one kept record on thread t (not a site, thread, device
+ * entry or sample): spans per (thread, depth), scopes left open, values,
+ * samples per site, frame marks, operations. The span bound is reached at
+ * the END that would pass it: b->stop_at is then nrec - 1, the number of
+ * records kept. Returns 0 or STROBE_ENOMEM. */
+static int count_record(builder *b, vthread *t, const strobe_capture_record *r, uint64_t nrec,
+                        int *first_begin_thread) {
+  switch (r->type) {
+    case STROBE_REC_BEGIN:
+      if (*first_begin_thread < 0) *first_begin_thread = (int)r->thread;
+      t->cur = r->depth;
+      break;
+    case STROBE_REC_END:
+      if (r->unwound) { /* no duration: an `open` row, never a span */
+        b->n_open++;
+        t->cur = r->depth - 1;
+        break;
+      }
+      if (b->spans >= b->max_spans) {
+        b->stop_at = nrec - 1; /* this END and everything after it are not kept */
+        b->spans_cut++;
+        break;
+      }
+      if (depth_reserve(t, r->depth)) return STROBE_ENOMEM;
+      t->cnt[r->depth - 1]++;
+      b->spans++;
+      t->cur = r->depth - 1;
+      break;
+    case STROBE_REC_VALUE: b->n_values++; break;
+    case STROBE_REC_ELEMENT: b->n_elements++; break;
+    case STROBE_REC_CUMULATIVE: b->n_cumul++; break;
+    case STROBE_REC_COUNTER:
+    case STROBE_REC_GAUGE:
+      if (r->site < MAX_SITES && b->samples_per_site[r->site] < UINT32_MAX - 1) {
+        b->samples_per_site[r->site]++;
+        b->n_samples++;
+      }
+      break;
+    case STROBE_REC_FRAME:
+      t->marks++;
+      if (!b->frame_thread_set) {
+        b->frame_thread = r->thread;
+        b->frame_thread_set = 1;
+      }
+      break;
+    case STROBE_REC_LOST:
+      if (t->cur > r->depth) {
+        b->n_open += t->cur - r->depth;
+        t->cur = (uint32_t)r->depth;
+      }
+      break;
+    case STROBE_REC_THREAD_END:
+      b->n_open += t->cur;
+      t->cur = 0;
+      break;
+    case STROBE_REC_OP_END:
+      if (op_counted(b, r->op)) return STROBE_ENOMEM;
+      break;
+    default: break;
+  }
+  return 0;
+}
+
 static int pass1(builder *b) {
   strobe_capture *c = NULL;
   int rc = open_source(b->src, &c);
@@ -563,60 +626,7 @@ static int pass1(builder *b) {
     }
     if (r.sample) continue; /* by OS thread, maybe none of the capture's: pass 2 (samples_record) */
     vthread *t = thread_at(b, r.thread);
-    if (!t) goto oom;
-    switch (r.type) {
-      case STROBE_REC_BEGIN:
-        if (first_begin_thread < 0) first_begin_thread = (int)r.thread;
-        t->cur = r.depth;
-        break;
-      case STROBE_REC_END:
-        if (r.unwound) { /* no duration: an `open` row, never a span */
-          b->n_open++;
-          t->cur = r.depth - 1;
-          break;
-        }
-        if (b->spans >= b->max_spans) {
-          b->stop_at = nrec - 1; /* this END and everything after it are not kept */
-          b->spans_cut++;
-          break;
-        }
-        if (depth_reserve(t, r.depth)) goto oom;
-        t->cnt[r.depth - 1]++;
-        b->spans++;
-        t->cur = r.depth - 1;
-        break;
-      case STROBE_REC_VALUE: b->n_values++; break;
-      case STROBE_REC_ELEMENT: b->n_elements++; break;
-      case STROBE_REC_CUMULATIVE: b->n_cumul++; break;
-      case STROBE_REC_COUNTER:
-      case STROBE_REC_GAUGE:
-        if (r.site < MAX_SITES && b->samples_per_site[r.site] < UINT32_MAX - 1) {
-          b->samples_per_site[r.site]++;
-          b->n_samples++;
-        }
-        break;
-      case STROBE_REC_FRAME:
-        t->marks++;
-        if (!b->frame_thread_set) {
-          b->frame_thread = r.thread;
-          b->frame_thread_set = 1;
-        }
-        break;
-      case STROBE_REC_LOST:
-        if (t->cur > r.depth) {
-          b->n_open += t->cur - r.depth;
-          t->cur = (uint32_t)r.depth;
-        }
-        break;
-      case STROBE_REC_THREAD_END:
-        b->n_open += t->cur;
-        t->cur = 0;
-        break;
-      case STROBE_REC_OP_END:
-        if (op_counted(b, r.op)) goto oom;
-        break;
-      default: break;
-    }
+    if (!t || count_record(b, t, &r, nrec, &first_begin_thread)) goto oom;
   }
   if (rc < 0 && nrec == 0) { /* nothing readable at all: an error, not an empty model */
     strobe_capture_close(c);
@@ -1486,12 +1496,9 @@ static void frames_from_model(builder *b) {
   for (uint32_t k = 0; k < sp->rows; k++) owner[k] = owner[k] < nfx ? b->row_of_fx[owner[k]] : NO_SPAN;
 }
 
-static int finish(builder *b) {
+/* The values table: live values only, by span. */
+static int fill_values(builder *b) {
   strobe__vmodel *m = b->m;
-  int rc = sort_rows(b);
-  if (!rc) rc = deep_statuses(b);
-  if (rc) return rc;
-  /* values: live ones, by span */
   qsort(b->vals, b->nvals, sizeof *b->vals, by_span);
   uint32_t nv = 0;
   for (uint64_t i = 0; i < b->nvals; i++) nv += !b->vals[i].dead;
@@ -1504,7 +1511,12 @@ static int finish(builder *b) {
     COL(vt, VA_SITE, uint16_t)[k] = b->vals[i].site;
     k++;
   }
-  /* elements: by span */
+  return 0;
+}
+
+/* The elements table, by span. */
+static int fill_elements(builder *b) {
+  strobe__vmodel *m = b->m;
   qsort(b->elems, b->nelems, sizeof *b->elems, elem_by_span);
   if (table_alloc(&m->tables[STROBE__VT_ELEMENTS], "elements", (uint32_t)b->nelems, ELEMENT_COLS, 4))
     return STROBE_ENOMEM;
@@ -1515,7 +1527,12 @@ static int finish(builder *b) {
     COL(et, EL_ID_HI, uint32_t)[i] = (uint32_t)(b->elems[i].id >> 32);
     COL(et, EL_TYPE, uint16_t)[i] = b->elems[i].type;
   }
-  /* cumulative: by span (NO_SPAN, the threads' top level, last) */
+  return 0;
+}
+
+/* The cumulative table: live entries, by span (NO_SPAN, the threads' top level, last). */
+static int fill_cumulative(builder *b) {
+  strobe__vmodel *m = b->m;
   qsort(b->cums, b->ncums, sizeof *b->cums, cumul_by_span);
   uint32_t nc = 0;
   for (uint64_t i = 0; i < b->ncums; i++) nc += !b->cums[i].dead;
@@ -1533,10 +1550,12 @@ static int finish(builder *b) {
     COL(ct, CU_SITE, uint16_t)[k] = x->site;
     k++;
   }
-  /* frames: the halves of operations handed between processes joined, then by start */
-  if ((rc = join_handoffs(b))) return rc;
-  if (b->nframes) qsort(b->frames, b->nframes, sizeof *b->frames, frame_by_start); /* frames is NULL when empty */
-  /* Top-level scopes are numbered per thread in start order, as `strobe report` numbers them. */
+  return 0;
+}
+
+/* Numbers top-level scopes per thread in start order, as `strobe report`
+ * numbers them (frames already sorted by start). */
+static int number_top_scopes(builder *b) {
   uint64_t *tops = calloc(b->nth ? b->nth : 1, sizeof *tops);
   if (!tops) return STROBE_ENOMEM;
   for (uint64_t i = 0; i < b->nframes; i++)
@@ -1545,8 +1564,16 @@ static int finish(builder *b) {
       b->frames[i].number = (double)n;
     }
   free(tops);
-  /* Rows each table takes: an entry's stages are the frame model's (both halves of a joined one), its
-   * counters both halves'. */
+  return 0;
+}
+
+/* Maps frame rows to the frame model (frames_map), then allocates the frames,
+ * opstages, opcounters, handoffs and opruns tables at
+ * the rows each takes: an entry's stages are the frame model's (both halves
+ * of a joined one), its counters both halves'. */
+static int alloc_frame_tables(builder *b) {
+  strobe__vmodel *m = b->m;
+  int rc;
   if ((rc = frames_map(b))) return rc;
   uint64_t nst = 0, nct = 0;
   for (uint64_t i = 0; i < b->nframes; i++) {
@@ -1560,10 +1587,62 @@ static int finish(builder *b) {
       table_alloc(&m->tables[STROBE__VT_HANDOFFS], "handoffs", (uint32_t)b->nhandoffs, HANDOFF_COLS, 7) ||
       table_alloc(&m->tables[STROBE__VT_OPRUNS], "opruns", (uint32_t)b->nruns, OPRUN_COLS, 5))
     return STROBE_ENOMEM;
-  /* Operations' stages and counters follow their frames' order, so a frame's rows are one run. */
+  return 0;
+}
+
+/* Frame row i's handoff (when it has one) and its stage runs, at rows *nh
+ * and *nr of their tables, which advance. */
+static void fill_handoff_and_runs(builder *b, uint64_t i, uint64_t *nh_io, uint64_t *nr_io) {
+  const tmp_frame *f = &b->frames[i];
+  strobe__vtable *ht = &b->m->tables[STROBE__VT_HANDOFFS], *rt = &b->m->tables[STROBE__VT_OPRUNS];
+  uint64_t nh = *nh_io, nr = *nr_io;
+  if (f->handoff != NO_HANDOFF && nh < ht->rows) {
+    const tmp_handoff *h = &b->handoffs[f->handoff];
+    COL(ht, HO_HANDED, double)[nh] = h->handed;
+    COL(ht, HO_RESUMED, double)[nh] = h->resumed;
+    COL(ht, HO_FRAME, uint32_t)[nh] = (uint32_t)i;
+    COL(ht, HO_ORIGIN_THREAD, uint32_t)[nh] = h->origin_thread;
+    COL(ht, HO_ORIGIN, uint16_t)[nh] = h->origin;
+    COL(ht, HO_FINISHER, uint16_t)[nh] = h->finisher;
+    COL(ht, HO_STATE, uint8_t)[nh++] = h->state;
+  }
+  for (uint32_t k = 0; k < f->nruns && nr < rt->rows; k++, nr++) {
+    const tmp_run *x = &b->runs[f->run0 + k];
+    COL(rt, RU_T0, double)[nr] = x->t0;
+    COL(rt, RU_T1, double)[nr] = x->t1;
+    COL(rt, RU_FRAME, uint32_t)[nr] = (uint32_t)i;
+    COL(rt, RU_THREAD, uint32_t)[nr] = x->thread;
+    COL(rt, RU_PART, uint8_t)[nr] = x->part;
+  }
+  *nh_io = nh;
+  *nr_io = nr;
+}
+
+/* Frame row i's operation counters at row *nk of opcounters, which advances. */
+static void fill_op_counters(builder *b, uint64_t i, uint64_t *nk_io) {
+  const tmp_frame *f = &b->frames[i];
+  strobe__vtable *kt = &b->m->tables[STROBE__VT_OPCOUNTERS];
+  uint64_t nk = *nk_io;
+  /* the origin's half first (a joined entry), then its own */
+  for (int run = 1; run >= 0; run--) {
+    uint32_t c0 = run ? f->counter0b : f->counter0, cn = run ? f->ncountersb : f->ncounters;
+    for (uint32_t k = 0; k < cn && nk < kt->rows; k++, nk++) {
+      const tmp_counter *x = &b->ocounters[c0 + k];
+      COL(kt, OC_VALUE, double)[nk] = x->value;
+      COL(kt, OC_FRAME, uint32_t)[nk] = (uint32_t)i;
+      COL(kt, OC_NAME, uint16_t)[nk] = x->name;
+      COL(kt, OC_PROCESS, uint16_t)[nk] = row_process(b, f, run);
+    }
+  }
+  *nk_io = nk;
+}
+
+/* The frames table and, in its order, each frame's stages, counters,
+ * handoff and runs, so a frame's rows are one run in each. */
+static int fill_frame_tables(builder *b) {
+  strobe__vmodel *m = b->m;
+  int rc;
   strobe__vtable *ft = &m->tables[STROBE__VT_FRAMES];
-  strobe__vtable *kt = &m->tables[STROBE__VT_OPCOUNTERS], *ht = &m->tables[STROBE__VT_HANDOFFS];
-  strobe__vtable *rt = &m->tables[STROBE__VT_OPRUNS];
   uint64_t ns = 0, nk = 0, nh = 0, nr = 0;
   for (uint64_t i = 0; i < b->nframes; i++) {
     const tmp_frame *f = &b->frames[i];
@@ -1575,39 +1654,17 @@ static int finish(builder *b) {
     COL(ft, FR_WINDOW, uint16_t)[i] = f->window;
     COL(ft, FR_KIND, uint8_t)[i] = f->kind;
     COL(ft, FR_FLAGS, uint8_t)[i] = f->flags;
-    if (f->handoff != NO_HANDOFF && nh < ht->rows) {
-      const tmp_handoff *h = &b->handoffs[f->handoff];
-      COL(ht, HO_HANDED, double)[nh] = h->handed;
-      COL(ht, HO_RESUMED, double)[nh] = h->resumed;
-      COL(ht, HO_FRAME, uint32_t)[nh] = (uint32_t)i;
-      COL(ht, HO_ORIGIN_THREAD, uint32_t)[nh] = h->origin_thread;
-      COL(ht, HO_ORIGIN, uint16_t)[nh] = h->origin;
-      COL(ht, HO_FINISHER, uint16_t)[nh] = h->finisher;
-      COL(ht, HO_STATE, uint8_t)[nh++] = h->state;
-    }
-    for (uint32_t k = 0; k < f->nruns && nr < rt->rows; k++, nr++) {
-      const tmp_run *x = &b->runs[f->run0 + k];
-      COL(rt, RU_T0, double)[nr] = x->t0;
-      COL(rt, RU_T1, double)[nr] = x->t1;
-      COL(rt, RU_FRAME, uint32_t)[nr] = (uint32_t)i;
-      COL(rt, RU_THREAD, uint32_t)[nr] = x->thread;
-      COL(rt, RU_PART, uint8_t)[nr] = x->part;
-    }
+    fill_handoff_and_runs(b, i, &nh, &nr);
     if ((rc = stages_from_model(b, (uint32_t)i, &ns))) return rc;
-    /* the origin's half first (a joined entry), then its own */
-    for (int run = 1; run >= 0; run--) {
-      uint32_t c0 = run ? f->counter0b : f->counter0, cn = run ? f->ncountersb : f->ncounters;
-      for (uint32_t k = 0; k < cn && nk < kt->rows; k++, nk++) {
-        const tmp_counter *x = &b->ocounters[c0 + k];
-        COL(kt, OC_VALUE, double)[nk] = x->value;
-        COL(kt, OC_FRAME, uint32_t)[nk] = (uint32_t)i;
-        COL(kt, OC_NAME, uint16_t)[nk] = x->name;
-        COL(kt, OC_PROCESS, uint16_t)[nk] = row_process(b, f, run);
-      }
-    }
+    fill_op_counters(b, i, &nk);
   }
-  frames_from_model(b);
-  /* samples: each site's run by time (threads' blocks interleave) */
+  return 0;
+}
+
+/* The samples table: each site's (and operation counter's) run sorted by
+ * time, since threads' blocks interleave. */
+static int sort_sample_runs(builder *b) {
+  strobe__vmodel *m = b->m;
   strobe__vtable *st = &m->tables[STROBE__VT_SAMPLES];
   uint32_t maxrun = 0;
   for (uint32_t s = 0; s < MAX_SITES; s++)
@@ -1630,6 +1687,22 @@ static int finish(builder *b) {
   }
   free(tmp);
   return 0;
+}
+
+static int finish(builder *b) {
+  int rc = sort_rows(b);
+  if (!rc) rc = deep_statuses(b);
+  if (!rc) rc = fill_values(b);
+  if (!rc) rc = fill_elements(b);
+  if (!rc) rc = fill_cumulative(b);
+  if (rc) return rc;
+  /* frames: the halves of operations handed between processes joined, then by start */
+  if ((rc = join_handoffs(b))) return rc;
+  if (b->nframes) qsort(b->frames, b->nframes, sizeof *b->frames, frame_by_start); /* frames is NULL when empty */
+  if ((rc = number_top_scopes(b))) return rc;
+  if ((rc = alloc_frame_tables(b)) || (rc = fill_frame_tables(b))) return rc;
+  frames_from_model(b);
+  return sort_sample_runs(b);
 }
 
 /* Counters: deltas → running totals (needs the site kinds, known at meta time). */
