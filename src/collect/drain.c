@@ -236,13 +236,17 @@ static int site_is_element(const strobe__site_info *si) { return si->site->kind 
 /* An allocation or a free (strobe.h >>allocations) at e: its slots (an
  * address; an allocation's size after it) are plain words, not a number's
  * bits. A pool site that could not be registered makes them all payloads,
- * counted lost. Returns the last slot, or NULL when they are not all before
- * `end` (cannot happen: the producer publishes them together). */
+ * counted lost. Returns the last slot; when they are not all before `end`
+ * (cannot happen: the producer publishes them together) the event becomes a
+ * payload and the run's last event is returned, which ends it. */
 static strobe__event *convert_memory(strobe__tstate *t, const strobe__site_info *si, strobe__event *e,
                                      strobe__event *end) {
   uint32_t kind = si->site->kind == STROBE_SITE_ALLOC ? STROBE__EV_ALLOC : STROBE__EV_FREE;
   uint32_t slots = strobe__ev_slots(kind);
-  if ((size_t)(end - e) <= slots) return NULL;
+  if ((size_t)(end - e) <= slots) {
+    e->kind = STROBE__EV_PAYLOAD;
+    return end - 1;
+  }
   e->kind = si->ev ? si->ev : STROBE__EV_PAYLOAD;
   e->data = si->id;
   for (uint32_t i = 1; i <= slots; i++) {
@@ -288,14 +292,8 @@ static strobe__event *convert_run(strobe__tstate *t, strobe__event *e, strobe__e
         continue;
       }
       if (si->site->kind == STROBE_SITE_ALLOC || si->site->kind == STROBE_SITE_FREE) {
-        strobe__event *last = convert_memory(t, si, e, end);
-        if (!last) { /* cannot happen: see convert_memory */
-          e->kind = STROBE__EV_PAYLOAD;
-          e = end;
-          break;
-        }
         last_ts = e->ts;
-        e = last;
+        e = convert_memory(t, si, e, end);
         continue;
       }
       if (site_is_element(si)) { /* an element attribution: one event, its id in ts (strobe__element) */

@@ -469,6 +469,14 @@ def case_memory():
     for want in ("allocations (docs/memory.md)", "display_list", "peak live: ",
                  "loaded 42 items  [content]"):
         check(want in out, f"report text lacks {want!r}:\n{out}")
+    # strobe merge carries them: two processes' allocations and messages, each pool's figures summed.
+    merged = os.path.join(ARGS.work, "memory_merged.strb")
+    run("merge", "--same-host", path, capture("memory_b", "--memory", "--frames", str(n), "--pid", "202"), "-o",
+        merged, "--quiet")
+    j, _ = run_json("report", merged)
+    mp = {p["name"]: p for p in j["allocations"]["pools"]}
+    check(mp["display_list"]["allocs"] == 4 * n and mp["glyphs"]["live_bytes"] == 2 * 4096 and
+          j["allocations"]["messages"] == 4, f"merged {j['allocations']['pools']}")
     # Without --messages no log is listed; a capture without allocations shows no section.
     j, _ = run_json("report", path)
     check("messages" not in j, "messages listed without --messages")

@@ -32,14 +32,15 @@ typedef struct mem_table {
   uint32_t cap, n; /* cap a power of two */
 } mem_table;
 
-static uint32_t slot_of(const mem_table *t, uint64_t key) {
-  return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & (t->cap - 1);
+/* A block is an address in a process: a merged capture holds several processes' heaps (mem_process). */
+static uint32_t slot_of(const mem_table *t, uint64_t key, uint32_t proc) {
+  return (uint32_t)(((key ^ (uint64_t)proc << 56) * 0x9e3779b97f4a7c15ull) >> 32) & (t->cap - 1);
 }
 
-static mem_slot *table_find(mem_table *t, uint64_t key) {
+static mem_slot *table_find(mem_table *t, uint64_t key, uint32_t proc) {
   if (!t->cap || !key) return NULL;
-  for (uint32_t i = slot_of(t, key);; i = (i + 1) & (t->cap - 1)) {
-    if (t->s[i].key == key) return &t->s[i];
+  for (uint32_t i = slot_of(t, key, proc);; i = (i + 1) & (t->cap - 1)) {
+    if (t->s[i].key == key && t->s[i].v.proc == proc) return &t->s[i];
     if (!t->s[i].key) return NULL;
   }
 }
@@ -52,7 +53,7 @@ static int table_grow(mem_table *t) {
   t->s = s, t->cap = cap;
   for (uint32_t i = 0; i < ocap; i++)
     if (old[i].key) {
-      uint32_t j = slot_of(t, old[i].key);
+      uint32_t j = slot_of(t, old[i].key, old[i].v.proc);
       while (s[j].key) j = (j + 1) & (cap - 1);
       s[j] = old[i];
     }
@@ -61,18 +62,19 @@ static int table_grow(mem_table *t) {
 }
 
 /* Finds or makes the slot of key (the caller fills its value); returns the slot, or NULL when full (MEM_MAX_BLOCKS) or out of memory. */
-static mem_slot *table_put(mem_table *t, uint64_t key, int *replaced) {
+static mem_slot *table_put(mem_table *t, uint64_t key, uint32_t proc, int *replaced) {
   *replaced = 0;
-  mem_slot *e = table_find(t, key);
+  mem_slot *e = table_find(t, key, proc);
   if (e) {
     *replaced = 1;
   } else {
     if (!key || t->n >= MEM_MAX_BLOCKS) return NULL;
     if ((t->n + 1) * 2 > t->cap && table_grow(t)) return NULL;
-    uint32_t i = slot_of(t, key);
+    uint32_t i = slot_of(t, key, proc);
     while (t->s[i].key) i = (i + 1) & (t->cap - 1);
     e = &t->s[i];
     e->key = key;
+    e->v.proc = proc;
     t->n++;
   }
   return e;
@@ -81,7 +83,7 @@ static mem_slot *table_put(mem_table *t, uint64_t key, int *replaced) {
 static void table_remove(mem_table *t, mem_slot *e) {
   uint32_t i = (uint32_t)(e - t->s), mask = t->cap - 1;
   for (uint32_t j = (i + 1) & mask; t->s[j].key; j = (j + 1) & mask) {
-    uint32_t home = slot_of(t, t->s[j].key);
+    uint32_t home = slot_of(t, t->s[j].key, t->s[j].v.proc);
     /* j's entry may move to the hole at i when its home is not cyclically in (i, j]. */
     if (((j - home) & mask) >= ((j - i) & mask)) {
       t->s[i] = t->s[j];
@@ -147,6 +149,31 @@ static int order_ends(mem_report *m, const strobe_frames *fx) {
 }
 
 /* >>records */
+/* The process a thread belongs to: in a merged capture the input whose process label prefixes its name
+ * (`PROCESS/THREAD`, docs/cli.md §strobe merge), from 1; 0 in a capture of one process or when none matches.
+ * Read from the first read's capture, which knows the MERGE block (it comes last). */
+static uint32_t mem_process(mem_report *m, const strobe_capture *first, uint32_t thread) {
+  const strobe_capture_merge *mg = strobe_capture_query_merge(first);
+  const strobe_capture_thread *t = strobe_capture_query_thread(first, thread);
+  if (!mg || !mg->ninputs || !t) return 0;
+  if (thread < m->nproc_of && m->proc_of[thread]) return m->proc_of[thread] - 1;
+  uint32_t proc = 0;
+  const char *slash = strchr(t->name, '/');
+  for (uint32_t i = 0; slash && i < mg->ninputs && !proc; i++)
+    if (strlen(mg->inputs[i].process) == (size_t)(slash - t->name) &&
+        !strncmp(mg->inputs[i].process, t->name, (size_t)(slash - t->name)))
+      proc = i + 1;
+  if (thread >= m->nproc_of) {
+    uint32_t n = thread + 64;
+    uint32_t *p = realloc(m->proc_of, n * sizeof *p);
+    if (!p) return proc; /* not cached: asked again next time */
+    memset(p + m->nproc_of, 0, (n - m->nproc_of) * sizeof *p);
+    m->proc_of = p, m->nproc_of = n;
+  }
+  m->proc_of[thread] = proc + 1;
+  return proc;
+}
+
 static mem_counts *counts_at(mem_report *m, uint32_t pool, uint32_t frame) {
   return frame == STROBE_FRAMES_NONE ? &m->outside : &m->pools[pool].frame[frame];
 }
@@ -159,15 +186,16 @@ static void block_gone(mem_report *m, const mem_block_info *b, double t, uint32_
   p->delta[end_bucket(m, t)] -= (int64_t)b->bytes;
 }
 
-static void on_alloc(mem_report *m, const strobe_frames *fx, uint32_t pool, const strobe_capture_record *r) {
+static void on_alloc(mem_report *m, const strobe_frames *fx, uint32_t pool, uint32_t proc,
+                     const strobe_capture_record *r) {
   mem_pool *p = &m->pools[pool];
   uint32_t frame = strobe_frames_owner(fx, r->thread, r->time_ns);
-  mem_block_info b = {r->bytes, pool, r->thread, r->time_ns, frame};
+  mem_block_info b = {r->bytes, pool, r->thread, r->time_ns, frame, proc};
   p->all.allocs++, p->all.bytes += r->bytes;
   mem_counts *k = counts_at(m, pool, frame);
   k->allocs++, k->bytes += r->bytes;
   p->delta[end_bucket(m, r->time_ns)] += (int64_t)r->bytes;
-  mem_slot *early = table_find(m->early, r->address);
+  mem_slot *early = table_find(m->early, r->address, proc);
   if (early && early->v.time_ns >= r->time_ns) { /* its free was read first (another thread's block) */
     mem_block_info f = early->v;
     table_remove(m->early, early);
@@ -175,7 +203,7 @@ static void on_alloc(mem_report *m, const strobe_frames *fx, uint32_t pool, cons
     return;
   }
   int replaced;
-  mem_slot *e = table_put(m->live, r->address, &replaced);
+  mem_slot *e = table_put(m->live, r->address, proc, &replaced);
   if (!e) {
     m->untracked++;
     return;
@@ -188,18 +216,19 @@ static void on_alloc(mem_report *m, const strobe_frames *fx, uint32_t pool, cons
   e->v = b;
 }
 
-static void on_free(mem_report *m, const strobe_frames *fx, uint32_t pool, const strobe_capture_record *r) {
+static void on_free(mem_report *m, const strobe_frames *fx, uint32_t pool, uint32_t proc,
+                    const strobe_capture_record *r) {
   uint32_t frame = strobe_frames_owner(fx, r->thread, r->time_ns);
-  mem_slot *e = table_find(m->live, r->address);
+  mem_slot *e = table_find(m->live, r->address, proc);
   if (e) {
     mem_block_info b = e->v;
     table_remove(m->live, e);
     block_gone(m, &b, r->time_ns, frame);
     return;
   }
-  mem_block_info f = {0, pool, r->thread, r->time_ns, frame};
+  mem_block_info f = {0, pool, r->thread, r->time_ns, frame, proc};
   int replaced;
-  mem_slot *w = table_put(m->early, r->address, &replaced);
+  mem_slot *w = table_put(m->early, r->address, proc, &replaced);
   if (w) w->v = f;
   else m->unmatched_frees++;
 }
@@ -289,8 +318,8 @@ int mem_collect(mem_report *m, agg *a, const strobe_capture *c, const char *path
     if (r.type != STROBE_REC_ALLOC && r.type != STROBE_REC_FREE) continue;
     int pool = pool_of(m, in.cap, r.site);
     if (pool < 0) m->pools_cut++;
-    else if (r.type == STROBE_REC_ALLOC) on_alloc(m, a->fx, (uint32_t)pool, &r);
-    else on_free(m, a->fx, (uint32_t)pool, &r);
+    else if (r.type == STROBE_REC_ALLOC) on_alloc(m, a->fx, (uint32_t)pool, mem_process(m, c, r.thread), &r);
+    else on_free(m, a->fx, (uint32_t)pool, mem_process(m, c, r.thread), &r);
   }
   rc = in.rc < 0 ? CLI_FAIL : CLI_OK; /* the first read said how the file ends */
   cli_close(&in);
@@ -314,6 +343,7 @@ void mem_free(mem_report *m) {
   free(m->end_order);
   free(m->ends);
   free(m->messages);
+  free(m->proc_of);
   memset(m, 0, sizeof *m);
 }
 

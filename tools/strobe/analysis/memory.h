@@ -7,7 +7,8 @@
  * the bytes live at the frame's end, by pool; the peak of live bytes over
  * frame ends; and the messages in time order.
  *
- * A free is matched to its allocation by address. Threads' records arrive
+ * A free is matched to its allocation by address, within its process (a
+ * merged capture's thread names say which). Threads' records arrive
  * out of time order, so a free may be read before the allocation it frees:
  * it waits (kept by address) until that allocation comes, and one that
  * never does freed a block allocated before the capture began (counted,
@@ -49,6 +50,7 @@ typedef struct mem_block_info {
   uint32_t pool, thread;
   double time_ns;               /* when it was allocated */
   uint32_t frame;               /* the frame that owns it, STROBE_FRAMES_NONE when none */
+  uint32_t proc;                /* its process in a merged capture (1-based input), 0 otherwise */
 } mem_block_info;
 
 typedef struct mem_message {
@@ -82,6 +84,8 @@ typedef struct mem_report {
   uint32_t *end_order;          /* frames with an end, by end time */
   double *ends;
   uint32_t nends;
+  uint32_t *proc_of;            /* thread -> its process + 1, 0: not looked up yet */
+  uint32_t nproc_of;
 } mem_report;
 
 /* After the first read (a->fx finished): reads `path` again and fills m

@@ -511,6 +511,17 @@ static void note_origin(merger *m, const merge_input *in, const strobe_capture_r
   m->origin = origin;
 }
 
+/* An allocation, free or message (docs/memory.md) as the drain hands it on: its pool or message site, then the
+ * address and an allocation's size in payload slots. */
+static void memory_events(batch *b, const merge_input *in, const strobe_capture_record *r, uint64_t ts) {
+  uint32_t kind = r->type == STROBE_REC_ALLOC ? STROBE__EV_ALLOC
+                  : r->type == STROBE_REC_FREE ? STROBE__EV_FREE
+                                               : STROBE__EV_MESSAGE;
+  put(b, ts, kind, site_of(in, r->site));
+  if (kind != STROBE__EV_MESSAGE) put(b, r->address, STROBE__EV_PAYLOAD, 0);
+  if (kind == STROBE__EV_ALLOC) put(b, r->bytes, STROBE__EV_PAYLOAD, 0);
+}
+
 /* One record of input `in` into the merged capture. Returns 0, or 1 when it was not merged (counted). */
 static int merge_record(merger *m, merge_input *in, const strobe_capture_record *r) {
   uint32_t thread = in->thread_base + r->thread;
@@ -556,11 +567,7 @@ static int merge_record(merger *m, merge_input *in, const strobe_capture_record 
     case STROBE_REC_ELEMENT: put(&b, r->element, STROBE__EV_ELEMENT, site_of(in, r->site)); goto merged;
     case STROBE_REC_ALLOC:
     case STROBE_REC_FREE:
-      put(&b, ts, r->type == STROBE_REC_ALLOC ? STROBE__EV_ALLOC : STROBE__EV_FREE, site_of(in, r->site));
-      put(&b, r->address, STROBE__EV_PAYLOAD, 0);
-      if (r->type == STROBE_REC_ALLOC) put(&b, r->bytes, STROBE__EV_PAYLOAD, 0);
-      goto merged;
-    case STROBE_REC_MESSAGE: put(&b, ts, STROBE__EV_MESSAGE, site_of(in, r->site)); goto merged;
+    case STROBE_REC_MESSAGE: memory_events(&b, in, r, ts); goto merged;
     case STROBE_REC_OP_BEGIN:
     case STROBE_REC_OP_END:
     case STROBE_REC_OP_TAKE:
