@@ -5,13 +5,14 @@
  * Owns: the pools by name, the table of blocks live while the capture is
  * read (and of frees read before their allocation), the per-frame counts
  * through the frame model's owner rule, live bytes at each frame's end, the
- * leaks and the largest of them, and the messages kept for --messages.
+ * leaks and the largest of them, the messages kept for --messages, and what
+ * `strobe explain`'s frames allocated inside their worst stage.
  *
  * Must never: decide which frame a record belongs to itself (the frame
  * model's strobe_frames_owner does), grow past its bounds (counted instead),
  * or read a capture from standard input twice.
  *
- * Contents: >>table >>pools >>records >>finish >>queries
+ * Contents: >>table >>pools >>records >>finish >>explain >>queries
  */
 #include "memory.h"
 
@@ -345,6 +346,61 @@ void mem_free(mem_report *m) {
   free(m->messages);
   free(m->proc_of);
   memset(m, 0, sizeof *m);
+}
+
+/* >>explain: a stage's runs on a frame's threads, counted open per target and thread slot (its first and last). */
+typedef struct stage_watch {
+  const strobe_frame *f;
+  const char *stage;
+  uint32_t open[2];
+} stage_watch;
+
+static int watch_slot(const stage_watch *w, uint32_t thread) {
+  return thread == w->f->thread ? 0 : thread == w->f->end_thread ? 1 : -1;
+}
+
+static void watch_record(stage_watch *w, mem_in_frame *o, const strobe_capture *c, const strobe_frames *fx,
+                         uint32_t frame, const strobe_capture_record *r) {
+  int slot = watch_slot(w, r->thread);
+  if (r->type == STROBE_REC_ALLOC) {
+    o->known = 1;
+    if (strobe_frames_owner(fx, r->thread, r->time_ns) != frame) return;
+    o->allocs++, o->bytes += r->bytes;
+    if (slot >= 0 && w->open[slot]) o->stage_allocs++, o->stage_bytes += r->bytes;
+    return;
+  }
+  if (slot < 0 || !w->stage || r->time_ns < w->f->begin_ns || (w->f->end_ns > 0 && r->time_ns > w->f->end_ns + 1))
+    return;
+  const strobe_capture_site *s = strobe_capture_query_site(c, r->site);
+  if (!s || strcmp(s->name, w->stage)) return;
+  if (r->type == STROBE_REC_BEGIN) w->open[slot]++;
+  else if (w->open[slot]) w->open[slot]--;
+}
+
+int mem_in_frames(const char *cmd, const char *path, const strobe_frames *fx, const uint32_t *frames,
+                  const char *const *stages, uint32_t n, mem_in_frame *out) {
+  memset(out, 0, n * sizeof *out);
+  stage_watch *w = calloc(n ? n : 1, sizeof *w);
+  if (!w) return CLI_FAIL;
+  for (uint32_t i = 0; i < n; i++) w[i] = (stage_watch){strobe_frames_query_frame(fx, frames[i]), stages[i], {0, 0}};
+  cli_input in;
+  int rc = cli_open(&in, cmd, path, 1);
+  if (rc) {
+    free(w);
+    return rc;
+  }
+  const strobe_capture_record *r;
+  while ((r = cli_next_ref(&in)) != NULL) {
+    if (r->type != STROBE_REC_ALLOC && r->type != STROBE_REC_BEGIN && r->type != STROBE_REC_END) continue;
+    for (uint32_t i = 0; i < n; i++) watch_record(&w[i], &out[i], in.cap, fx, frames[i], r);
+  }
+  int known = 0;
+  for (uint32_t i = 0; i < n; i++) known |= out[i].known;
+  for (uint32_t i = 0; i < n; i++) out[i].known = known;
+  rc = in.rc < 0 ? CLI_FAIL : CLI_OK;
+  cli_close(&in);
+  free(w);
+  return rc;
 }
 
 /* >>queries */

@@ -99,6 +99,18 @@ uint32_t mem_top_frames(const mem_report *m, uint32_t *out, uint32_t n);
 mem_counts mem_frame_counts(const mem_report *m, uint32_t frame);
 double mem_frame_live(const mem_report *m, uint32_t frame);
 
+/* What a frame allocated (`strobe explain`, docs/memory.md §In strobe explain): the allocations it owns
+ * (strobe_frames_owner) and, of them, those made while a stage of the given name was open on its thread. */
+typedef struct mem_in_frame {
+  int known;                    /* 0: the capture records no allocations */
+  uint64_t allocs, bytes;       /* the frame's */
+  uint64_t stage_allocs, stage_bytes; /* made inside a run of the stage (0 without a stage) */
+} mem_in_frame;
+/* Reads `path` once for n frames of fx, stages[i] the stage to look into for frames[i] (NULL: none); out[n].
+ * Returns CLI_OK, or the exit code of a read that failed (after a message). */
+int mem_in_frames(const char *cmd, const char *path, const strobe_frames *fx, const uint32_t *frames,
+                  const char *const *stages, uint32_t n, mem_in_frame *out);
+
 /* memory_view.c: the report's section (nothing when nothing was recorded; the top frames by bytes allocated),
  * its JSON object "allocations", and with --messages the log in time order (text, or the JSON array
  * "messages"). Times are printed since start_ns. */

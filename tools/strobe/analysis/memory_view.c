@@ -10,6 +10,7 @@
  * Contents: >>text >>json >>messages
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "cli.h"
@@ -18,6 +19,13 @@
 #define BYTES(v) cli_num((double)(v), STROBE_UNIT_BYTES)
 
 /* >>text */
+/* A frame as the report names it: its window's (or thread's) frame number, "main#12". */
+static const char *frame_label(const strobe_frames *fx, uint32_t i, char *buf, size_t cap) {
+  const strobe_frame *fr = strobe_frames_query_frame(fx, i);
+  snprintf(buf, cap, "%s#%llu", fr->window ? fr->window : "", (unsigned long long)fr->number);
+  return buf;
+}
+
 static void pools_text(FILE *f, const mem_report *m) {
   fprintf(f, "  %-16s %10s %10s %10s %10s %12s %12s\n", "pool", "allocs", "bytes", "frees", "freed", "live blocks",
           "live bytes");
@@ -48,7 +56,8 @@ static void frames_text(FILE *f, const mem_report *m, const strobe_frames *fx, d
     const strobe_frame *fr = strobe_frames_query_frame(fx, ix[i]);
     mem_counts k = mem_frame_counts(m, ix[i]);
     double live = mem_frame_live(m, ix[i]);
-    fprintf(f, "  #%-9llu", (unsigned long long)fr->number);
+    char lb[64];
+    fprintf(f, "  %-10.10s", frame_label(fx, ix[i], lb, sizeof lb));
     cli_cell(f, 10, cli_dur(fr->begin_ns - start_ns));
     fprintf(f, " %10llu", (unsigned long long)k.allocs);
     cli_cell(f, 10, BYTES(k.bytes));
@@ -71,8 +80,8 @@ static void leaks_text(FILE *f, const mem_report *m, const strobe_capture *c, co
     char th[CLI_THREAD_LABEL_MAX];
     fprintf(f, "    %10s  pool %-12.12s thread %-16.16s at %s", BYTES(b->bytes), m->pools[b->pool].name,
             cli_thread_label(c, b->thread, th, sizeof th), cli_dur(b->time_ns - start_ns));
-    if (b->frame != STROBE_FRAMES_NONE)
-      fprintf(f, " in frame #%llu", (unsigned long long)strobe_frames_query_frame(fx, b->frame)->number);
+    char lb[64];
+    if (b->frame != STROBE_FRAMES_NONE) fprintf(f, " in frame %s", frame_label(fx, b->frame, lb, sizeof lb));
     fputc('\n', f);
   }
 }
@@ -94,8 +103,9 @@ void mem_text(FILE *f, const mem_report *m, const strobe_capture *c, const strob
   leaks_text(f, m, c, fx, start_ns);
   if (m->peak_frame != STROBE_FRAMES_NONE) {
     const strobe_frame *fr = strobe_frames_query_frame(fx, m->peak_frame);
-    fprintf(f, "  peak live: %s at the end of frame #%llu, %s after the start (sampled at frame ends)\n",
-            BYTES(m->peak_bytes), (unsigned long long)fr->number, cli_dur(fr->end_ns - start_ns));
+    char lb[64];
+    fprintf(f, "  peak live: %s at the end of frame %s, %s after the start (sampled at frame ends)\n",
+            BYTES(m->peak_bytes), frame_label(fx, m->peak_frame, lb, sizeof lb), cli_dur(fr->end_ns - start_ns));
   }
   if (m->unmatched_frees)
     fprintf(f, "  %llu frees of blocks allocated before the capture began (their sizes are not known)\n",

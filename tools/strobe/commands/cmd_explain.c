@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "format/json_writer.h"
 #include "analysis/frames_view.h"
+#include "analysis/memory.h"
 #include "strobe/explain.h"
 
 static const char g_usage[] =
@@ -96,6 +97,32 @@ static void explanation_text(FILE *o, const strobe_explain *e, const strobe_fram
                                          x->parts[i].name);
 }
 
+/* One line (docs/memory.md §In strobe explain): what the frame allocated, and inside its worst stage. */
+static void alloc_text(FILE *o, const strobe_frame_explanation *x, const mem_in_frame *m) {
+  if (!m->known) return;
+  fprintf(o, "  allocations: %llu (%s) in this frame", (unsigned long long)m->allocs, cli_num((double)m->bytes, STROBE_UNIT_BYTES));
+  if (x->worst != STROBE_FRAMES_NONE && x->parts[x->worst].kind == STROBE_EXPLAIN_STAGE)
+    fprintf(o, ", %llu (%s) of them inside %s", (unsigned long long)m->stage_allocs,
+            cli_num((double)m->stage_bytes, STROBE_UNIT_BYTES), x->parts[x->worst].name);
+  fputc('\n', o);
+}
+
+static void alloc_json(strobe__json *j, const strobe_frame_explanation *x, const mem_in_frame *m) {
+  if (!m->known) {
+    strobe__json_null(j, "allocations");
+    return;
+  }
+  int stage = x->worst != STROBE_FRAMES_NONE && x->parts[x->worst].kind == STROBE_EXPLAIN_STAGE;
+  strobe__json_object(j, "allocations");
+  strobe__json_uint(j, "allocs", m->allocs);
+  strobe__json_uint(j, "bytes", m->bytes);
+  if (stage) strobe__json_str(j, "stage", x->parts[x->worst].name);
+  else strobe__json_null(j, "stage");
+  strobe__json_uint(j, "stage_allocs", m->stage_allocs);
+  strobe__json_uint(j, "stage_bytes", m->stage_bytes);
+  strobe__json_end(j);
+}
+
 static void coverage_text(FILE *o, const strobe_explain_coverage *c) {
   if (!c->switches)
     fputs("note: no context switches recorded (strobe/sample.h, switches on): on-CPU, blocked and preempted are "
@@ -149,7 +176,8 @@ static void part_json(strobe__json *j, const strobe_explain_part *p) {
   strobe__json_end(j);
 }
 
-static void explanation_json(strobe__json *j, const strobe_explain *e, const strobe_frame_explanation *x) {
+static void explanation_json(strobe__json *j, const strobe_explain *e, const strobe_frame_explanation *x,
+                             const mem_in_frame *m) {
   const strobe_frames *fx = strobe_explain_query_frames(e);
   const strobe_frame *f = strobe_frames_query_frame(fx, x->frame);
   const strobe_frame_series *s = strobe_frames_query_series(fx, f->series);
@@ -166,6 +194,7 @@ static void explanation_json(strobe__json *j, const strobe_explain *e, const str
   strobe__json_array(j, "parts");
   for (uint32_t i = 0; i < x->nparts; i++) part_json(j, &x->parts[i]);
   strobe__json_end(j);
+  alloc_json(j, x, m);
   strobe__json_end(j);
 }
 
@@ -183,10 +212,30 @@ static void coverage_json(strobe__json *j, const strobe_explain_coverage *c) {
 }
 
 /* >>main */
+/* What each frame allocated, inside its worst stage too (a fourth read of the file). */
+static int frames_allocs(strobe_explain *e, const uint32_t *frames, uint32_t n, const char *path, mem_in_frame *m) {
+  const char **stages = calloc(n ? n : 1, sizeof *stages);
+  if (!stages) return CLI_FAIL;
+  for (uint32_t i = 0; i < n; i++) {
+    strobe_frame_explanation x;
+    if (!strobe_explain_frame(e, frames[i], &x) && x.worst != STROBE_FRAMES_NONE &&
+        x.parts[x.worst].kind == STROBE_EXPLAIN_STAGE)
+      stages[i] = x.parts[x.worst].name;
+  }
+  int rc = mem_in_frames("explain", path, strobe_explain_query_frames(e), frames, stages, n, m);
+  free(stages);
+  return rc;
+}
+
 static int explain_frames(strobe_explain *e, const uint32_t *frames, uint32_t n, int json, const char *path) {
+  mem_in_frame *m = calloc(n ? n : 1, sizeof *m);
+  int rc = m ? frames_allocs(e, frames, n, path, m) : CLI_FAIL;
   cli_output o;
-  int rc = cli_output_open(&o, "explain", NULL);
-  if (rc) return rc;
+  if (!rc) rc = cli_output_open(&o, "explain", NULL);
+  if (rc) {
+    free(m);
+    return rc;
+  }
   strobe_explain_coverage cov = strobe_explain_query_coverage(e);
   strobe__json j = {0};
   if (json) {
@@ -201,10 +250,11 @@ static int explain_frames(strobe_explain *e, const uint32_t *frames, uint32_t n,
       cli_error("explain", "out of memory");
       rc = CLI_FAIL;
     } else if (json) {
-      explanation_json(&j, e, &x);
+      explanation_json(&j, e, &x, &m[i]);
     } else {
       if (i) fputc('\n', o.f);
       explanation_text(o.f, e, &x);
+      alloc_text(o.f, &x, &m[i]);
     }
   }
   if (json) {
@@ -216,6 +266,7 @@ static int explain_frames(strobe_explain *e, const uint32_t *frames, uint32_t n,
     coverage_text(o.f, &cov);
   }
   int out = cli_output_close(&o);
+  free(m);
   return rc ? rc : out;
 }
 
