@@ -1082,7 +1082,8 @@ STROBE_API void strobe__alloc_slow(strobe_site *pool, uint64_t addr, uint64_t si
 static inline void strobe__alloc(strobe_site *pool, uint64_t addr, uint64_t size) {
   strobe__thread *t = strobe__tls;
   strobe__event *e = t->cur;
-  if (STROBE__UNLIKELY((uint64_t)(uintptr_t)(e + 1) > STROBE__LIMIT(t, num_limit))) {
+  /* In integers: e is NULL on a thread not attached yet (its limit 0 sends it to the slow path). */
+  if (STROBE__UNLIKELY((uint64_t)(uintptr_t)e + sizeof(strobe__event) > STROBE__LIMIT(t, num_limit))) {
     strobe__alloc_slow(pool, addr, size);
     return;
   }
