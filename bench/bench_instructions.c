@@ -36,6 +36,11 @@
  *                record_loop's block scope;
  *   alloc_loop, free_loop  N STROBE_ALLOCs and STROBE_FREEs of made-up
  *                addresses (docs/memory.md §Allocations): at most 30 each;
+ *   lock_loop, plain_lock_loop  N uncontended strobe_mutex lock+unlock pairs
+ *                (strobe/lock.h: an acquisition and a release recorded) and
+ *                N plain pthread_mutex pairs: the difference is what
+ *                recording adds to a lock, at most two scope events' cost
+ *                (record_loop's pair);
  *   floor_loop   N iterations of the hardware floor: two tick reads and two
  *                16-byte stores into a thread-local power-of-two ring.
  *
@@ -56,6 +61,7 @@
 #include <unistd.h>
 
 #include "floor.h"
+#include "strobe/lock.h"
 #include "strobe/record.h"
 #include "strobe/strobe.h"
 
@@ -87,6 +93,23 @@ __attribute__((noinline)) void alloc_loop(uint32_t n) {
 }
 __attribute__((noinline)) void free_loop(uint32_t n) {
   for (uint32_t i = 0; i < n; i++) STROBE_FREE((void *)(uintptr_t)(16u * i + 16u), "bench_pool");
+}
+
+void lock_loop(uint32_t n, strobe_mutex *m);
+void plain_lock_loop(uint32_t n, pthread_mutex_t *m);
+
+__attribute__((noinline)) void lock_loop(uint32_t n, strobe_mutex *m) {
+  for (uint32_t i = 0; i < n; i++) {
+    strobe_mutex_lock(m);
+    strobe_mutex_unlock(m);
+  }
+}
+
+__attribute__((noinline)) void plain_lock_loop(uint32_t n, pthread_mutex_t *m) {
+  for (uint32_t i = 0; i < n; i++) {
+    pthread_mutex_lock(m);
+    pthread_mutex_unlock(m);
+  }
 }
 
 STROBE_ELEMENT_TYPE(g_bench_type, "BenchCell");
@@ -189,6 +212,9 @@ int main(int argc, char **argv) {
   char name[] = "bench_interned";
   strobe_site *interned = strobe_site_intern(name, sizeof name - 1, NULL, STROBE_SITE_SCOPE);
   strobe_site *interned_value = strobe_site_intern(name, sizeof name - 1, NULL, STROBE_SITE_VALUE);
+  strobe_mutex lock;
+  pthread_mutex_t plain_lock = PTHREAD_MUTEX_INITIALIZER;
+  if (strobe_mutex_init(&lock, "bench_lock")) return 1;
 
   for (uint32_t done = 0; done < n;) {
     uint32_t b = n - done < BATCH ? n - done : BATCH;
@@ -226,6 +252,9 @@ int main(int argc, char **argv) {
     strobe_record_flush(rec);
     free_loop(b);
     strobe_record_flush(rec);
+    lock_loop(b, &lock);
+    strobe_record_flush(rec);
+    plain_lock_loop(b, &plain_lock);
     empty_loop(b);
     floor_loop(b);
     done += b;

@@ -36,6 +36,9 @@
 #   BENCH explicit_scope_instructions_recording, explicit_interned_scope_instructions_recording
 #   BENCH explicit_scope_instructions_ratio, explicit_interned_scope_instructions_ratio
 #         each over this run's block scope (budget <= 1.2)
+# and locks: BENCH lock_pair_instructions_recording, what recording adds to an
+# uncontended strobe_mutex lock+unlock over pthread's, and its ratio to this
+# run's scope pair (budget <= 1: two events, a scope's two);
 # Only the loops' own call trees are counted: the drain thread's work is not.
 # Builds nothing; prints a SKIP line and succeeds when valgrind is missing
 # (scripts/callgrind-lib.sh).
@@ -112,6 +115,13 @@ if [ -x "$bm" ]; then
   line malloc_free_idle_instructions_ratio \
     "$(awk -v a="$(per_n malloc_idle_loop)" -v b="$(per_n malloc_plain_loop)" 'BEGIN { print a / b }')" 1.05 ratio
 fi
+
+# Locks (docs/locks.md): what recording adds to an uncontended strobe_mutex
+# lock+unlock (an acquisition and a release) over the plain pthread pair,
+# at most two scope events' cost (this run's scope pair).
+lock=$(awk -v a="$(per_n lock_loop)" -v b="$(per_n plain_lock_loop)" 'BEGIN { print a - b }')
+line lock_pair_instructions_recording "$lock" "$scope"
+line lock_pair_instructions_ratio "$(awk -v a="$lock" -v b="$scope" 'BEGIN { print a / b }')" 1 ratio
 
 # Call tracing (docs/exploration.md §Cost): what a traced call adds, counted
 # on bench_calltrace's Fibonacci (inclusive Ir of run_traced less run_plain's,

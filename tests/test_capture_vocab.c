@@ -33,15 +33,19 @@ static strobe_site k_sites[] = {
     {.name = "heap", .file = "test.c", .line = 4, .kind = STROBE_SITE_ALLOC},
     {.name = "heap", .file = "test.c", .line = 5, .kind = STROBE_SITE_FREE},
     {.name = "loaded", .file = "test.c", .line = 6, .kind = STROBE_SITE_MESSAGE},
+    {.name = "assets", .file = "test.c", .line = 7, .kind = STROBE_SITE_LOCK},
 };
 #define NSITES (sizeof k_sites / sizeof k_sites[0])
 #define S_OUTER 1u
 #define S_ROW 2u
 #define S_ELEM 3u /* an ELEMENT event names an element type (strobe.h >>elements) */
+#define S_LOCK 7u /* lock events name a lock (strobe/lock.h) */
 #define ELEMENT_ID 0x8badf00d12345678ull
-/* The site an event of this kind names: allocations, frees and messages
- * name a site of their own kind (strobe.h >>allocations, >>messages). */
+/* The site an event of this kind names: allocations, frees, messages and
+ * lock events name a site of their own kind (strobe.h >>allocations,
+ * >>messages; strobe/lock.h). */
 static uint32_t site_for(uint32_t kind) {
+  if (kind == STROBE__EV_LOCK_WAIT || kind == STROBE__EV_LOCK_ACQUIRED || kind == STROBE__EV_LOCK_RELEASED) return S_LOCK;
   return kind == STROBE__EV_ALLOC ? 4u : kind == STROBE__EV_FREE ? 5u : kind == STROBE__EV_MESSAGE ? 6u : S_ROW;
 }
 

@@ -91,6 +91,7 @@
 #include "frame_clock.h"
 #include "grid.h"
 #include "replay.h"
+#include "loader.h"
 #include "saver.h"
 #include "sender.h"
 #include "strobe/capture.h"
@@ -477,6 +478,7 @@ typedef struct demo {
   strobe_flight_recorder_stats flight_stats; /* read before it stops */
   sender snd;
   saver sv;
+  loader ld; /* the glyph loader: a lock the UI thread sometimes waits on */
   grid g;
   view main_view, details_view, devtools_view;
   void *gpu_ctx; /* gpu *, when the GPU path runs */
@@ -671,7 +673,8 @@ static void start_sampler(void) {
 }
 
 /* The grid, the three views (their cairo surfaces), the GPU path and the
- * sampler, then the threads: the sender's link, the saver, the watchdog.
+ * sampler, then the threads: the sender's link, the saver, the glyph
+ * loader, the watchdog.
  * Returns 0, or 1 having said why. */
 static int start_rendering(demo *d) {
   STROBE_MESSAGE("rendering started"); /* a static log line (docs/memory.md §Messages) */
@@ -687,6 +690,10 @@ static int start_rendering(demo *d) {
   start_sampler();
   if (sender_start(&d->snd, d->gpu_hooks_p)) return 1;
   saver_start(&d->sv, d->c, d->o.out);
+  if (loader_start(&d->ld)) {
+    fprintf(stderr, "strobe-demo: the glyph loader did not start\n");
+    return 1;
+  }
   pthread_create(&d->wd.thread, NULL, watchdog_main, &d->wd);
   return 0;
 }
@@ -791,6 +798,7 @@ static void render_main_pass(demo *d, frame_clock *fc, uint64_t frame, input_eve
                            : e.kind == INPUT_SCROLL ? "scroll"
                            : e.kind == INPUT_EDIT   ? "edit"
                                                     : "key");
+  loader_lookup(&d->ld); /* the glyph atlas, under its lock: now and then the loader holds it */
   view_render(&d->main_view, &d->g, stall, frame);
   int gpu_slot = submit_gpu_frame(d, frame);
   /* A pass with GPU work has its GPU frame (same id) in the session report's `gpu` key
@@ -863,6 +871,7 @@ static void run_frames(demo *d) {
 static int stop_observers(demo *d) {
   sender_stop(&d->snd); /* after every GPU frame's fence was seen */
   saver_stop(&d->sv);
+  loader_stop(&d->ld);
   __atomic_store_n(&d->wd.stop, 1, __ATOMIC_RELEASE);
   pthread_join(d->wd.thread, NULL);
   /* How far the run went, in the reports' run info: make demo replays frame

@@ -26,7 +26,8 @@ extern "C" {
  * reads (docs/capture-format.md, Compatibility); other versions fail with
  * STROBE_EVERSION. Version 2 added each site's unit, version 3 its flags and
  * the misuse counters of strobe_site_intern, version 4 element attribution
- * (the ELEMENT event kind and site kind). */
+ * (the ELEMENT event kind and site kind), version 5 locks (the LOCK site kind
+ * and the LOCK_* event kinds). */
 #define STROBE_CAPTURE_FORMAT_VERSION 5u
 #define STROBE_CAPTURE_FORMAT_OLDEST 1u
 
@@ -131,11 +132,15 @@ typedef enum strobe_capture_record_type {
   STROBE_REC_ALLOC = 26,     /* an allocation (strobe.h >>allocations): site (the pool, kind STROBE_SITE_ALLOC),
                               * time, address, bytes. Since version 5 */
   STROBE_REC_FREE = 27,      /* a free: site (the pool, kind STROBE_SITE_FREE), time, address. Since version 5 */
-  STROBE_REC_MESSAGE = 28    /* a message (strobe.h >>messages): site (kind STROBE_SITE_MESSAGE: its name is the
+  STROBE_REC_MESSAGE = 28,   /* a message (strobe.h >>messages): site (kind STROBE_SITE_MESSAGE: its name is the
                               * text, content when flagged STROBE_SITE_INTERNED), time. Since version 5 */
+  STROBE_REC_LOCK_WAIT = 29,     /* this thread began to wait for a lock (strobe/lock.h): site (kind STROBE_SITE_LOCK),
+                                  * time. Since version 5 */
+  STROBE_REC_LOCK_ACQUIRED = 30, /* this thread holds the lock from here: site, time. Since version 5 */
+  STROBE_REC_LOCK_RELEASED = 31  /* this thread let the lock go: site, time. Since version 5 */
 } strobe_capture_record_type;
 /* Every record type as strobe_capture_set_records takes them: bit (1 << type) for each. */
-#define STROBE_CAPTURE_ALL_RECORDS ((((uint64_t)1) << (STROBE_REC_MESSAGE + 1)) - 2)
+#define STROBE_CAPTURE_ALL_RECORDS ((((uint64_t)1) << (STROBE_REC_LOCK_RELEASED + 1)) - 2)
 
 /* A thread of a SAMPLE or SWITCH record that no THREAD block named (it never
  * recorded an event while the capture ran): sample->os_tid says which. */

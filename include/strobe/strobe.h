@@ -206,7 +206,8 @@ STROBE_API int strobe_profiling_available(void);
   X(ELEMENT, 8, "element", 0)       /* an element type: its name attributes scopes (>>elements) and names tree nodes */ \
   X(ALLOC, 9, "alloc", 0)           /* a memory pool's allocations (>>allocations): the name is the pool */ \
   X(FREE, 10, "free", 0)            /* the same pool's frees (>>allocations) */                    \
-  X(MESSAGE, 11, "message", 0)      /* a log message: the name is its text (>>messages) */
+  X(MESSAGE, 11, "message", 0)      /* a log message: the name is its text (>>messages) */ \
+  X(LOCK, 12, "lock", 0)            /* a lock: its name is the lock's static label (strobe/lock.h) */
 
 typedef enum strobe_site_kind {
 #define STROBE__SITE_ENUM(id, number, name, timed) STROBE_SITE_##id = number,
@@ -588,7 +589,13 @@ static inline const strobe_site *strobe_current_scope(void) { return strobe_thre
   X(ALLOC, 15, 2, SITE_VARINTS, STROBE_REC_ALLOC) /* data: the pool's site (kind alloc); slots: address,     \
                         * bytes (>>allocations) */                                                          \
   X(FREE, 17, 1, SITE_VARINTS, STROBE_REC_FREE) /* data: the pool's site (kind free); slot: address */        \
-  X(MESSAGE, 19, 0, SITE_VARINTS, STROBE_REC_MESSAGE) /* data: the message's site (kind message): its text */
+  X(MESSAGE, 19, 0, SITE_VARINTS, STROBE_REC_MESSAGE) /* data: the message's site (kind message): its text */ \
+  X(LOCK_WAIT, 20, 0, SITE_VARINTS, STROBE_REC_LOCK_WAIT) /* data: the lock's site (kind lock): this thread  \
+                        * began to wait for it (strobe/lock.h) */                                              \
+  X(LOCK_ACQUIRED, 21, 0, SITE_VARINTS, STROBE_REC_LOCK_ACQUIRED) /* data: the lock's site: this thread holds \
+                        * it from here */                                                                     \
+  X(LOCK_RELEASED, 22, 0, SITE_VARINTS, STROBE_REC_LOCK_RELEASED) /* data: the lock's site: this thread let \
+                        * it go */
 
 enum {
 #define STROBE__EV_ENUM(name, number, slots, operands, record) STROBE__EV_##name = number,
@@ -704,6 +711,9 @@ STROBE_API void strobe__end_slow(uintptr_t guard);
 STROBE_API void strobe__end_explicit(uintptr_t sp);
 STROBE_API void strobe__number_slow(strobe_site *site, uint64_t bits);
 STROBE_API void strobe__frame_mark(strobe_site *site);
+/* One event of `kind` whose data is the site's id and whose time is now
+ * (a lock's wait, acquisition or release: strobe/lock.h). Out of line. */
+STROBE_API void strobe__site_event(strobe_site *site, uint32_t kind);
 STROBE_API void strobe__cumulative_add(strobe_site *site, uint64_t t0, uint64_t t1);
 
 #if defined(__GNUC__)

@@ -1507,6 +1507,9 @@ __attribute__((noinline)) static int event_other(strobe_capture *c, rthread *t, 
     case STROBE_REC_ALLOC:
     case STROBE_REC_FREE:
     case STROBE_REC_MESSAGE: return event_memory(c, rec, slot);
+    case STROBE_REC_LOCK_WAIT:
+    case STROBE_REC_LOCK_ACQUIRED:
+    case STROBE_REC_LOCK_RELEASED: return site_at(c, rec->site)->kind == STROBE_SITE_LOCK ? 1 : STROBE_ECORRUPT;
     default: return 1; /* the site and time say it all (FRAME) */
   }
 }
@@ -2327,6 +2330,9 @@ const char *strobe_capture_record_type_name(uint32_t type) {
     case STROBE_REC_ALLOC: return "alloc";
     case STROBE_REC_FREE: return "free";
     case STROBE_REC_MESSAGE: return "message";
+    case STROBE_REC_LOCK_WAIT: return "lock_wait";
+    case STROBE_REC_LOCK_ACQUIRED: return "lock_acquired";
+    case STROBE_REC_LOCK_RELEASED: return "lock_released";
   }
   return "unknown";
 }

@@ -383,7 +383,8 @@ static int decode_one(decoder *d, const strobe__event *e, const strobe__event *s
       if (depth < d->open) d->open = depth;
       put_out(d, e->ts, STROBE__EV_LOST | d->open << 8, e->data);
       d->last_ts = e->ts;
-    } else if (low == STROBE__EV_FRAME || low == STROBE__EV_CUMULATIVE || low == STROBE__EV_MESSAGE) {
+    } else if (low == STROBE__EV_FRAME || low == STROBE__EV_CUMULATIVE || low == STROBE__EV_MESSAGE ||
+               low == STROBE__EV_LOCK_WAIT || low == STROBE__EV_LOCK_ACQUIRED || low == STROBE__EV_LOCK_RELEASED) {
       known = e->data && e->data < STROBE_MAX_SITES && d->j->site_known[e->data];
       for (uint32_t i = 0; i < k && known; i++) put_out(d, e[i].ts, i ? STROBE__EV_PAYLOAD : kind, i ? 0 : e->data);
       d->last_ts = e->ts;

@@ -831,6 +831,18 @@ void strobe__element_slow(strobe_site *type, uint64_t id) {
   publish(t, e);
 }
 
+void strobe__site_event(strobe_site *site, uint32_t kind) {
+  strobe__tstate *t = attach();
+  if (!t) return;
+  int id = strobe_site_register(site);
+  if (id < 0) return;
+  uint64_t now = strobe__now();
+  strobe__event *e = reserve(t, 1, owed(t), now);
+  if (!e) return;
+  put(&e, now, kind, (uint32_t)id);
+  publish(t, e);
+}
+
 void strobe__frame_mark(strobe_site *site) {
   strobe__tstate *t = attach();
   if (!t) return;

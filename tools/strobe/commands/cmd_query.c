@@ -77,7 +77,7 @@ static const char *site_name(const qcap *q, uint32_t id) {
 }
 
 /* >>stream: a virtual table per event kind, each scan a fresh read of the capture. */
-typedef enum { T_SPANS, T_SAMPLES, T_SWITCHES, T_COUNTERS, T_VALUES, T_COUNT } stream_kind;
+typedef enum { T_SPANS, T_SAMPLES, T_SWITCHES, T_COUNTERS, T_VALUES, T_LOCKS, T_COUNT } stream_kind;
 
 static const struct {
   const char *name, *schema;
@@ -99,6 +99,9 @@ static const struct {
                     1ull << STROBE_REC_COUNTER | 1ull << STROBE_REC_GAUGE},
     [T_VALUES] = {"values", "CREATE TABLE x(thread INTEGER, site INTEGER, name TEXT, depth INTEGER, value REAL)",
                   1ull << STROBE_REC_VALUE},
+    [T_LOCKS] = {"lock_events", "CREATE TABLE x(thread INTEGER, site INTEGER, name TEXT, event TEXT, time_ns REAL,"
+                                " frame INTEGER)",
+                 1ull << STROBE_REC_LOCK_WAIT | 1ull << STROBE_REC_LOCK_ACQUIRED | 1ull << STROBE_REC_LOCK_RELEASED},
 };
 
 typedef struct stream_vtab {
@@ -289,6 +292,11 @@ static int stream_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col
   } else if (v->kind == T_VALUES) {
     if (col == 3) sqlite3_result_int64(ctx, r->depth);
     else sqlite3_result_double(ctx, r->value);
+  } else if (v->kind == T_LOCKS) {
+    if (col == 3)
+      result_text(ctx, r->type == STROBE_REC_LOCK_WAIT ? "wait" : r->type == STROBE_REC_LOCK_ACQUIRED ? "acquired" : "released");
+    else if (col == 4) sqlite3_result_double(ctx, r->time_ns);
+    else result_frame(ctx, v->q, r->thread, r->time_ns);
   } else {
     if (col == 3) result_text(ctx, r->type == STROBE_REC_COUNTER ? "counter" : "gauge");
     else if (col == 4) sqlite3_result_double(ctx, r->time_ns);

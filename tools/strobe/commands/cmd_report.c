@@ -31,6 +31,7 @@
 #include "analysis/frames_view.h"
 #include "analysis/kinds.h"
 #include "analysis/memory.h"
+#include "analysis/locks.h"
 #include "analysis/samples.h"
 #include "format/json_writer.h"
 
@@ -90,6 +91,7 @@ typedef struct report {
   uint32_t top;   /* 0: every site */
   uint32_t top_frames;
   samples_report sr; /* the sampler's on/off-CPU split (samples.h) */
+  locks lk;           /* lock contention (locks.h) */
   uint32_t functions; /* --samples: top sampled functions to list; 0: none */
   int sort;           /* SORT_*: the sites' order */
   int callers, callees; /* --callers, --callees FUNC (a.filter.graph) */
@@ -672,6 +674,7 @@ static void write_json(cli_output *o, report *x, const uint32_t *ids, uint32_t n
   samples_json(&j, &x->sr, &x->a, c, ids, n_ids, x->functions); /* docs/exploration.md §Sampling */
   mem_json(&j, &x->m, x->a.fx, x->a.start_ns); /* docs/memory.md */
   if (x->m.messages_wanted) mem_messages_json(&j, &x->m, c, x->a.start_ns);
+  locks_json(&j, &x->lk, c);                                      /* docs/locks.md */
   strobe__json_end(&j);
   cli_output_json(o, &j);
 }
@@ -953,6 +956,7 @@ static void write_text(cli_output *o, report *x, const uint32_t *ids, uint32_t n
   cli_crash_text(f, "crashed: ", c);
   cli_calls_text(f, "call tracing: ", 0, c);
   samples_text(f, &x->sr, &x->a, c, ids, n_ids, x->functions);
+  locks_text(f, &x->lk, c);
   uint32_t interned = count_interned(x);
   uint64_t refused = t.misuse.intern_invalid + t.misuse.intern_full;
   if (interned || refused) {
@@ -1061,6 +1065,35 @@ static int parse_args(int argc, char **argv, report *x, report_args *r) {
 
 }
 
+/* The sections that read the file again once the first read is done (kinds, the CPU split, allocations, locks),
+ * each only when the first read reached the end; returns the status after them. */
+static int second_reads(report *x, const char *path, int status) {
+  static const char why[] = "the capture could not be read to its end";
+  if (status == CLI_OK) {
+    int krc = kinds_collect(&x->k, &x->a, x->in.cap, path, x->in.is_stdin);
+    if (krc) status = krc;
+  } else {
+    x->k.why = why;
+  }
+  if (status == CLI_OK) {
+    int src = samples_split(&x->sr, &x->a, x->in.cap, path, x->in.is_stdin);
+    if (src) status = src;
+  } else {
+    x->sr.why = why;
+  }
+  if (status == CLI_OK) {
+    int mrc = mem_collect(&x->m, &x->a, x->in.cap, path, x->in.is_stdin);
+    if (mrc) status = mrc;
+  } else {
+    x->m.why = why;
+  }
+  if (status == CLI_OK) {
+    int lrc = locks_collect(&x->lk, x->in.cap, path, x->in.is_stdin);
+    if (lrc) status = lrc;
+  }
+  return status;
+}
+
 int cmd_report(int argc, char **argv) {
   report x = {0};
   report_args ra = {0};
@@ -1090,30 +1123,14 @@ int cmd_report(int argc, char **argv) {
     status = CLI_FAIL;
   }
   if (flt.thread && !x.a.thread_matched) cli_error("report", "warning: no thread matches --thread %s", flt.thread);
-  if (status == CLI_OK) {
-    int krc = kinds_collect(&x.k, &x.a, x.in.cap, argv[optind], x.in.is_stdin);
-    if (krc) status = krc;
-  } else {
-    x.k.why = "the capture could not be read to its end";
-  }
-  if (status == CLI_OK) {
-    int src = samples_split(&x.sr, &x.a, x.in.cap, argv[optind], x.in.is_stdin);
-    if (src) status = src;
-  } else {
-    x.sr.why = "the capture could not be read to its end";
-  }
-  if (status == CLI_OK) {
-    int mrc = mem_collect(&x.m, &x.a, x.in.cap, argv[optind], x.in.is_stdin);
-    if (mrc) status = mrc;
-  } else {
-    x.m.why = "the capture could not be read to its end";
-  }
+  status = second_reads(&x, argv[optind], status);
 
   if (flt.graph && !graph_found(&x.a)) {
     rc = cli_usage_error("report", "--%s %s: no site in the capture has that name",
                          x.callers ? "callers" : "callees", flt.graph);
     samples_report_free(&x.sr);
     mem_free(&x.m);
+    locks_free(&x.lk);
     kinds_free(&x.k);
     agg_free(&x.a);
     cli_close(&x.in);
@@ -1132,6 +1149,7 @@ int cmd_report(int argc, char **argv) {
   free(ids);
   mem_free(&x.m);
   samples_report_free(&x.sr);
+  locks_free(&x.lk);
   kinds_free(&x.k);
   agg_free(&x.a);
   cli_close(&x.in);
