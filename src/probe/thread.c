@@ -774,16 +774,8 @@ void strobe__alloc_slow(strobe_site *pool, uint64_t addr, uint64_t size) {
 }
 
 void strobe__message(strobe_site *site) {
-  if (!site || site->kind != STROBE_SITE_MESSAGE) return; /* another kind cannot come from the macros */
-  strobe__tstate *t = attach();
-  if (!t) return;
-  int id = strobe_site_register(site);
-  if (id < 0) return;
-  uint64_t now = strobe__now();
-  strobe__event *e = reserve(t, 1, owed(t), now);
-  if (!e) return;
-  put(&e, now, STROBE__EV_MESSAGE, (uint32_t)id);
-  publish(t, e);
+  if (site && site->kind == STROBE_SITE_MESSAGE) strobe__site_event(site, STROBE__EV_MESSAGE); /* others cannot
+                                                                                                 * come from the macros */
 }
 
 void strobe__probe_own_thread(void) { strobe__tls_own = 1; }
