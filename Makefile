@@ -12,6 +12,10 @@
 #                 $(INSTALL_BUILD_DIR): no tests, fuzzers, demo, benches or
 #                 npm packages, and no system package installed (it checks
 #                 what the library needs and names what is missing)
+#   make dist-windows  build the library and strobe.exe for Windows x86-64
+#                 (mingw-w64) and zip them with the headers, import library,
+#                 strobe.pc and the CMake package: $(BUILD_DIR)/strobe-windows-x86_64.zip
+#                 (scripts/dist-windows.sh, docs/platforms.md §Windows)
 #   make clean    remove $(BUILD_DIR) (the sanitizer builds live inside it)
 # Skip the sanitizer sub-builds locally with: make test CTEST_ARGS='-LE sanitizer'
 
@@ -27,7 +31,7 @@ INSTALL_BUILD_DIR ?= $(BUILD_DIR)/library
 INSTALL_BUILD_TYPE ?= Release
 CTEST_ARGS ?=
 
-.PHONY: all deps build test demo bench install clean
+.PHONY: all deps build test demo bench install dist-windows clean
 
 all: build
 
@@ -119,6 +123,10 @@ install:
 	  -DSTROBE_BUILD_TESTS=OFF -DSTROBE_SANITIZER_TESTS=OFF -DSTROBE_BUILD_EXAMPLES=OFF -DSTROBE_BUILD_BENCH=OFF
 	cmake --build $(INSTALL_BUILD_DIR) -j$(JOBS)
 	cmake --install $(INSTALL_BUILD_DIR) --prefix $(PREFIX)
+
+dist-windows:
+	@bash scripts/deps.sh --check cross
+	bash scripts/dist-windows.sh . $(BUILD_DIR)/dist-windows $(BUILD_DIR)/strobe-windows-x86_64.zip
 
 clean:
 	rm -rf $(BUILD_DIR)

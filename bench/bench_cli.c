@@ -81,7 +81,7 @@ static int generate(const char *path, uint64_t events) {
   FILE *out = fopen(path, "wb");
   if (!out) return -1;
   /* Fixed header facts keep the file byte-identical from run to run. */
-  strobe__header_facts facts = {{"tsc", 1, 0.385, 0, 0}, 0, "x86_64", 0, 1, 262144, 0, 0, 0, NULL};
+  strobe__header_facts facts = {{"tsc", 1, 0.385, 0, 0}, 0, "x86_64", 0, 1, 262144, 0, 0, 0, NULL, "linux"};
   strobe__writer *w;
   strobe__writer_desc d = {"file", 100, 1, 19.5, 8.6, gen_sink, out, &facts};
   if (strobe__writer_create(&d, &w)) return -1;
@@ -140,7 +140,7 @@ static strobe_site g_op_sites[O_COUNT] = {
 static int generate_ops(const char *path, uint32_t frames) {
   FILE *out = fopen(path, "wb");
   if (!out) return -1;
-  strobe__header_facts facts = {{"tsc", 1, 0.385, 0, 0}, 0, "x86_64", 0, 1, 262144, 0, 0, 1764633600000000000ull, NULL};
+  strobe__header_facts facts = {{"tsc", 1, 0.385, 0, 0}, 0, "x86_64", 0, 1, 262144, 0, 0, 1764633600000000000ull, NULL, "linux"};
   strobe__writer *w;
   strobe__writer_desc d = {"file", 100, 1, 19.5, 8.6, gen_sink, out, &facts};
   if (strobe__writer_create(&d, &w)) return -1;

@@ -29,7 +29,7 @@ static void setup(void) {
   strobe__mutex_init(&g_perms.lock);
   g_perms.mcp_enabled = g_perms.observe = 1;
   g_perms.tools = STROBE_TOOL_ALL;
-  strobe__mcp_config cfg = {g_c, &g_perms, 4, 600};
+  strobe__mcp_config cfg = {g_c, &g_perms, 4, 600, NULL};
   if (strobe__mcp_create(&cfg, &g_mcp)) abort();
   strobe__mcp_request req = {NULL, NULL, 1000, NULL};
   strobe__mcp_response resp;

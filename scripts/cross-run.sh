@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # cross-run.sh — owns one cross pass: configures and builds Strobe for
-# another processor in its own build directory with that target's toolchain
-# file (cmake/toolchain-<triple>.cmake), building only what its tests need
-# (the library, the server, the CLI and tests/cross's programs), then runs
-# those tests under the target's emulator. Exit status is CTest's, so the
-# outer CTest test (cross_aarch64) fails if any inner test fails. Like
+# another processor or OS in its own build directory with that target's
+# toolchain file (cmake/toolchain-<triple>.cmake), building only what its
+# tests need (the library, the server where it builds, the CLI and
+# tests/cross's programs), then runs those tests under the target's emulator.
+# Exit status is CTest's, so the outer CTest test (cross_aarch64,
+# cross_windows) fails if any inner test fails. Like
 # scripts/sanitizer-run.sh for the sanitizers.
+#
+# The Windows pass (x86_64-w64-mingw32) runs its programs under wine64 in a
+# prefix inside <build dir> (tests/cross/CMakeLists.txt >>wine).
 #
 # usage: cross-run.sh <triple> <source dir> <build dir> <host strobe> <host make_capture> <host cross_app>
 #   the three host programs are the native build's: the host's `strobe`

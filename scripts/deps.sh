@@ -9,8 +9,9 @@
 #                            tool needs (make install): never installs
 #                            anything, names what is missing and fails; says
 #                            when the optional server library will be left out
-#   deps.sh --check cross    only the cross group below: names what is
-#                            missing and fails, never installs
+#   deps.sh --check cross    only the cross group below (and zstd built for
+#                            mingw-w64): names what is missing and fails,
+#                            never installs
 # Everything (no argument) includes the cross group, whose :arm64 packages
 # need the arm64 architecture added to dpkg first (done here, once).
 set -euo pipefail
@@ -60,6 +61,14 @@ cross=(
   libdw-dev:arm64 libelf-dev:arm64  # call tracing's symbol tables
   libjansson-dev:arm64              # the server and its tests: JSON in
   libmicrohttpd-dev:arm64           # the server: HTTP
+  # Windows x86-64 built here with mingw-w64 and run under wine64 (CTest
+  # cross_windows, make dist-windows): the -posix compilers (winpthreads),
+  # zlib for the CLI, and wine64 (its launcher is /usr/lib/wine/wine64).
+  # zstd has no mingw package: scripts/mingw-zstd.sh builds Debian's source
+  # package into /opt/strobe-mingw64 after these are installed.
+  gcc-mingw-w64-x86-64-posix g++-mingw-w64-x86-64-posix
+  libz-mingw-w64-dev
+  wine64
 )
 
 installed() {
@@ -97,8 +106,12 @@ elif [ "${1:-}" = --check ] && [ "${2:-}" = cross ]; then
   missing=()
   for p in "${cross[@]}"; do installed "$p" || missing+=("$p"); done
   if [ ${#missing[@]} -ne 0 ]; then
-    echo "deps.sh: the aarch64 cross build needs these Debian packages: ${missing[*]}" >&2
+    echo "deps.sh: the cross builds (aarch64, Windows) need these Debian packages: ${missing[*]}" >&2
     echo "deps.sh: run 'make deps' as root (it adds the arm64 architecture first)" >&2
+    exit 1
+  fi
+  if [ ! -f /opt/strobe-mingw64/lib/pkgconfig/libzstd.pc ]; then
+    echo "deps.sh: the Windows build needs zstd for mingw-w64: run 'make deps' as root (scripts/mingw-zstd.sh)" >&2
     exit 1
   fi
   exit 0
@@ -111,7 +124,20 @@ missing=()
 for p in "${packages[@]}" "${cross[@]}"; do
   installed "$p" || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+# zstd for mingw-w64, once its compiler is there (silent when it is built).
+mingw_zstd() {
+  if [ ! -f /opt/strobe-mingw64/lib/pkgconfig/libzstd.pc ]; then
+    if [ "$(id -u)" -ne 0 ]; then
+      echo "deps.sh: zstd for mingw-w64 is missing: run scripts/mingw-zstd.sh as root" >&2
+      return 1
+    fi
+    bash "$(dirname "$0")/mingw-zstd.sh"
+  fi
+}
+if [ ${#missing[@]} -eq 0 ]; then
+  mingw_zstd
+  exit 0
+fi
 
 if [ "$(id -u)" -ne 0 ]; then
   echo "deps.sh: missing Debian packages: ${missing[*]}" >&2
@@ -132,3 +158,4 @@ esac
 echo "deps.sh: installing ${missing[*]}"
 apt-get update
 DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}"
+mingw_zstd

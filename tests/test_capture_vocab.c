@@ -17,7 +17,7 @@
 #include "strobe/capture.h"
 
 /* Fixed facts: the file does not depend on this machine. */
-static const strobe__header_facts k_facts = {{"monotonic", 1, 1.0, 0, 0}, 0, "test", 0, 1, 1024, 0, 0, 0, NULL};
+static const strobe__header_facts k_facts = {{"monotonic", 1, 1.0, 0, 0}, 0, "test", 0, 1, 1024, 0, 0, 0, NULL, NULL};
 
 static strobe__writer *open_writer(strobe__buf *out) {
   strobe__writer_desc d = {"file", 100, 1, 0.0, 0.0, cm_sink, out, &k_facts};

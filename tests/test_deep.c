@@ -335,7 +335,7 @@ static void test_deep_frames_bound_is_counted(void) {
 }
 
 /* >>hostile: hand-framed blocks after a valid header */
-static const strobe__header_facts k_facts = {{"monotonic", 1, 1.0, 0, 0}, 0, "test", 0, 1, 1024, 0, 0, 0, NULL};
+static const strobe__header_facts k_facts = {{"monotonic", 1, 1.0, 0, 0}, 0, "test", 0, 1, 1024, 0, 0, 0, NULL, NULL};
 
 static void put_block(strobe__writer *w, uint8_t type, const strobe__buf *payload) {
   uint8_t frame[STROBE__BLOCK_HEADER + 512];

@@ -3,9 +3,13 @@
 // or traded once for the one-time `#code=…` a browser started by `strobe
 // view` is given, then removed from the address bar) and authenticated
 // fetches of JSON and binary tables. The token is sent only as
-// `Authorization: Bearer`.
+// `Authorization: Bearer`. In the self-contained report (`strobe export
+// --format html`, docs/viewer.md §One file) it answers the same requests
+// from the data the page holds instead (standalone.js put it in
+// `globalThis.strobeReport`): no server, no token, no request.
 
 let token = '';
+const report = globalThis.strobeReport || null;   // {files: Map(path → bytes)} in the report, else null
 
 // Drops `key=…` from the address bar's fragment, keeping its other parts (e.g. &fallback=1).
 function dropFromHash(key) {
@@ -25,6 +29,7 @@ async function tradeCode(code) {
 }
 
 export async function initToken() {
+  if (report) return true;
   const c = /(?:^#|&)code=([0-9a-f]+)/.exec(location.hash);
   if (c) {
     dropFromHash('code');
@@ -63,7 +68,19 @@ export class ApiError extends Error {
   }
 }
 
+// An /api answer of the report: its path without the query (but a compared capture's `capture=1`, which no
+// report holds, and an explanation's whole query: a report explains its slowest frames one by one), a GET only;
+// else the 404 a server gives for what it does not have.
+function fromReport(path, opts) {
+  const [p, q = ''] = path.split('?');
+  const key = p === '/api/capture/explain' ? path : /(^|&)capture=1(&|$)/.test(q) ? `${p}?capture=1` : p;
+  const bytes = (opts.method || 'GET') === 'GET' && !/(^|&)since=/.test(q) ? report.files.get(key) : undefined;
+  if (!bytes) throw new ApiError(404, 'not_in_report', `this report holds no ${p} (it holds one capture, exported by strobe export --format html)`);
+  return new Response(bytes, { status: 200 });
+}
+
 async function request(path, opts = {}) {
+  if (report) return fromReport(path, opts);
   const headers = { Authorization: `Bearer ${token}`, ...(opts.headers || {}) };
   const res = await fetch(path, { ...opts, headers, cache: 'no-store' });
   if (!res.ok && res.status !== 202) {

@@ -90,6 +90,7 @@ async function main() {
   if (state.live) startLiveLoop();
   applyLink(link.decode(location.hash));
   for (const ev of ['tab', 'frame', 'span', 'view', 'search', 'range-select', 'stats-scope', 'flamegraph']) on(ev, writeLink);
+  on('focus-site', ({ site, scope }) => { search.focusSite(site, scope); flame.render(); });   // a histogram bar (detail.js)
   window.addEventListener('hashchange', async () => {   // a link pasted into this tab's address bar
     if (/(^#|&)(token|code)=/.test(location.hash)) await api.initToken();
     applyLink(link.decode(location.hash));

@@ -7,6 +7,7 @@
 // instanced draw call, so it is slower on dense views but looks the same.
 
 import { FLAG, STRIDE, WORD } from './bars.js';
+import { colors } from './theme.js';
 
 export class Canvas2DBars {
   constructor(canvas) {
@@ -44,6 +45,7 @@ export class Canvas2DBars {
     c.rect(0, clipY, this.w, clipH);
     c.clip();
     let lastColor = -1;
+    const [dr, dg, db] = colors().dimBar;   // where a bar that is not a search match fades (theme.js)
     for (let i = 0; i < count; i++) {
       const o = i * STRIDE;
       const x = f32[o + WORD.X], y = f32[o + WORD.Y], w = f32[o + WORD.W], h = f32[o + WORD.H];
@@ -51,7 +53,7 @@ export class Canvas2DBars {
       const rgba = u32[o + WORD.COLOR];
       let r = rgba & 255, g = (rgba >>> 8) & 255, b = (rgba >>> 16) & 255;
       if (flags & FLAG.MERGED) { r = (r + 115) >> 1; g = (g + 115) >> 1; b = (b + 115) >> 1; }
-      if (flags & FLAG.DIM) { r = (r * 22 + 33 * 78) / 100 | 0; g = (g * 22 + 38 * 78) / 100 | 0; b = (b * 22 + 46 * 78) / 100 | 0; }
+      if (flags & FLAG.DIM) { r = (r * 22 + dr * 78) / 100 | 0; g = (g * 22 + dg * 78) / 100 | 0; b = (b * 22 + db * 78) / 100 | 0; }
       const color = (r << 16) | (g << 8) | b;
       if (color !== lastColor) {
         let css = this.css.get(color);

@@ -207,11 +207,11 @@ export class Counters {
     c.font = '10px system-ui, sans-serif';
     c.textAlign = 'right';
     c.textBaseline = 'middle';
-    const labels = [];
-    for (const v of hi === lo ? [hi] : [hi, (lo + hi) / 2, lo]) {
+    const vals = hi === lo ? [hi] : [hi, (lo + hi) / 2, lo];
+    const labels = fmt.unitLabels(vals, unit);   // as many decimals as tell them apart: never one value twice
+    for (let k = 0; k < vals.length; k++) {
+      const v = vals[k], text = labels[k];
       const y = Math.min(h - 6, Math.max(6, Y(v)));
-      const text = fmt.unit(v, unit);
-      labels.push(text);
       c.fillStyle = C.line;
       c.fillRect(AXIS_W - 5, Math.round(Y(v)), 4, 1);
       c.fillStyle = C.dim;

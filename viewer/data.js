@@ -207,6 +207,7 @@ export class Model {
     this.handoffs = t.handoffs;     // operations handed between processes, by frame row (docs/viewer.md §Across processes)
     this.opruns = t.opruns;         // where each of them ran: its stretches on each thread, by frame row
     this.elements = t.elements;     // element attribution by span (docs/recording.md, Elements)
+    this.gpuspans = t.gpuspans;     // each GPU queue span's frame id (docs/viewer.md §Tables)
     this.n = t.spans.rows;
     this.start = t.spans.start;
     this.dur = t.spans.dur;
@@ -495,11 +496,29 @@ export class Model {
     return site ? site.unit : 'none';
   }
 
-  // A series' name: its site's, or an operation counter's own.
+  // A GPU queue's span i: the application's frame id it was recorded in (the model's gpuspans table) and the
+  // frame-list rows of the passes with that frame id (operations numbered by the application's frame id:
+  // the CPU frames that submitted it); null for any other span.
+  gpuFrameOf(i) {
+    const G = this.gpuspans;
+    if (!G || !G.rows) return null;
+    if (!this._gpuFrame) {
+      this._gpuFrame = new Map();
+      for (let k = 0; k < G.rows; k++) this._gpuFrame.set(G.span[k], G.frame_id[k]);
+    }
+    const id = this._gpuFrame.get(i);
+    if (id === undefined) return null;
+    const F = this.frames, rows = [];
+    for (let k = 0; k < F.rows; k++) if (F.number[k] === id && (F.flags[k] & FRAME_FLAG.APP_FRAME)) rows.push(k);
+    return { id, rows };
+  }
+
+  // A series' name: its site's with its kind (docs/recording.md §Counters and gauges by kind: the kind is the
+  // site's category), "draw_calls: quads" as the Counters tab's legend and `strobe export` name it; or an
+  // operation counter's own.
   seriesName(s) {
     if (s.kind === 'op_counter') return s.name;
-    const site = this.sites[s.site];
-    return site ? site.name : '?';
+    return kindedName(this.sites[s.site]);
   }
 
   // Spans of `thread` that begin and end inside [t0, t1] (the rule of
@@ -616,20 +635,95 @@ export class Model {
   }
 }
 
+// The meta.sampler.threads entry of each capture thread index (cached on the model).
+export function samplerThreads(model) {
+  const s = model && model.meta.sampler;
+  if (!s) return null;
+  if (!model._samplerByThread) {
+    model._samplerByThread = new Map();
+    for (const th of s.threads) if (th.thread >= 0) model._samplerByThread.set(th.thread, th);
+  }
+  return model._samplerByThread;
+}
+
+// Off-CPU time of thread record `th` inside [t0, t1): {off, blocked}, or null when its switches do not cover all of
+// it (meta.sampler.threads[].cover, the library's rule: unknown, never zero).
+export function offIn(th, t0, t1) {
+  if (!th || !th.cover || t0 < th.cover[0] || t1 > th.cover[1]) return null;
+  const off = th.off;
+  let sum = 0, blocked = 0;
+  for (let k = firstAtOrAfter(off, t0, 3, 1); k * 3 + 2 < off.length && off[k * 3] < t1; k++) {
+    const d = Math.min(off[k * 3 + 1], t1) - Math.max(off[k * 3], t0);
+    if (d <= 0) continue;
+    sum += d;
+    if (!off[k * 3 + 2]) blocked += d;
+  }
+  return { off: sum, blocked };
+}
+
+// The first of the a.length / stride records whose `field` is at least t (binary search).
+export function firstAtOrAfter(a, t, stride, field) {
+  let lo = 0, hi = Math.floor(a.length / stride);
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (a[mid * stride + field] < t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+// Span i's self time split into on CPU / blocked / preempted from the thread's context switches (docs/viewer.md
+// §Samples): its interval's off-CPU time less its children's; '' when the switches do not cover it all.
+function selfSplit(m, i) {
+  const by = samplerThreads(m), th = by && by.get(m.threadOf(i));
+  const t0 = m.start[i], t1 = t0 + m.dur[i], all = offIn(th, t0, t1);
+  if (!all) return '';
+  let off = all.off, blocked = all.blocked;
+  const kids = m.spansInside(m.threadOf(i), t0, t1)[m.depth[i] + 1];
+  for (let c = kids ? kids[0] : 0; kids && c < kids[1]; c++) {
+    const k = offIn(th, m.start[c], m.start[c] + m.dur[c]);
+    if (!k) return '';
+    off -= k.off;
+    blocked -= k.blocked;
+  }
+  off = Math.max(0, off);
+  blocked = Math.max(0, Math.min(off, blocked));
+  const cpu = Math.max(0, m.self[i] - off);
+  return ` · on CPU ${fmt.dur(cpu)} · blocked ${fmt.dur(blocked)} · preempted ${fmt.dur(off - blocked)}`;
+}
+
 // What a span's tooltip says, as data: {title, cat, where, rows: [[label, value]]}.
 // Rendered by the flame chart into reused DOM (fast, pointer-rate) and by
 // the detail panel as HTML (spanTooltip).
+// Whether a span of duration d (ns) is in a lit scope's duration range: a histogram bar's [lo, hi)
+// (histogram.js, docs/viewer.md §Duration histogram); every duration when the scope has none.
+export function inDurations(scope, d) {
+  return !scope || !scope.dur || (d >= scope.dur[0] && d < scope.dur[1]);
+}
+
+// A counter's, gauge's or value's name with its kind when its site has one ("draw_calls: quads"), so
+// kinds of one family stay apart wherever they are listed.
+export function kindedName(site) {
+  if (!site) return '?';
+  return site.category ? `${site.name}: ${site.category}` : site.name;
+}
+
 export function spanInfo(m, i) {
   const s = m.siteOf(i) || { name: '?', file: '', line: 0, function: '', category: '' };
   const parent = m.parent(i);
   const pct = parent >= 0 && m.dur[parent] > 0 ? ` · ${(100 * m.dur[i] / m.dur[parent]).toFixed(1)}% of ${m.name(parent)}` : '';
   const rows = [
     ['duration', fmt.dur(m.dur[i]) + pct],
-    ['self', fmt.dur(m.self[i])],
+    ['self', fmt.dur(m.self[i]) + selfSplit(m, i)],
     ['start', `${fmt.at(m.start[i])} · ${m.threadName(m.threadOf(i))} · depth ${m.depth[i] + 1}`],
   ];
   const el = m.elementOf(i);
   if (el) rows.push(['element', `${el.type} ${el.id}`]);
+  const gf = m.gpuFrameOf(i);   // GPU work: the CPU frame that submitted it
+  if (gf) {
+    const passes = gf.rows.map((k) => { const f = m.frame(k); return `${f.kind} ${gf.id}${f.window ? ` of window ${f.window}` : ''} on ${m.frameWhere(k)}`; });
+    rows.push(['submitted in', `frame ${gf.id} · ${passes.length ? passes.join(', ') : 'no pass of that frame id in this capture'}`]);
+  }
   for (const [site, v] of m.valuesOf(i)) {
     const s = m.sites[site];
     rows.push([s ? s.name : '?', fmt.unit(v, s ? s.unit : 'none')]);

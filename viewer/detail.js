@@ -10,11 +10,16 @@
 //     own stage table and counters; for one handed between processes, both
 //     processes' spans, each stage and counter with the process it ran in,
 //     and the hand-off gap (in the total: docs/sessions.md §Across processes).
-// Everything is derived from the model on selection; nothing is cached.
+//   - for a frame, first its explanation (explain.js: why it took so long);
+//     a stage's link there selects that stage's span in the frame.
+// Everything is derived from the model on selection; nothing is cached but
+// the explanations the server gave.
 
 import { state, on, emit } from './state.js';
-import { lowerBound, spanTooltip } from './data.js';
+import { kindedName, lowerBound, spanTooltip } from './data.js';
+import { histogramHtml, siteHistogram } from './histogram.js';
 import * as fmt from './fmt.js';
+import { Explanations } from './explain.js';
 
 const OPEN_LEVELS = 3;   // tree levels expanded at first
 
@@ -24,11 +29,14 @@ export class Detail {
     this.mode = 'tree';
     this.focus = null;     // path of the focused node
     this.toggled = new Set(); // paths whose open/closed state the user flipped
+    this.explanations = new Explanations(() => this.render());
     on('span', () => { this.focus = null; this.render(); });
     on('frame', () => { if (state.span < 0) { this.focus = null; this.render(); } });
     on('budget', () => this.render());
     on('thresholds', () => this.render());
     el.addEventListener('click', (e) => {
+      const ex = e.target.closest('[data-ex-stage]');
+      if (ex) { this._selectStage(ex.dataset.exStage); return; }
       const b = e.target.closest('[data-mode]');
       if (b) { this.mode = b.dataset.mode; this.render(); return; }
       const slice = e.target.closest('path[data-path]');   // a pie slice: one level down
@@ -46,6 +54,12 @@ export class Detail {
       if (row) { this.focus = row.dataset.path; this.render(); return; }
       const ef = e.target.closest('[data-element]');
       if (ef) { state.element = ef.dataset.element || null; emit('search', state.search); this.render(); return; }
+      const bar = e.target.closest('[data-hbin]');   // a histogram bar: light its spans (app.js hands it to search.js)
+      if (bar && this.model && state.span >= 0) {
+        const r = this.model.range;
+        emit('focus-site', { site: this.model.site[state.span], scope: { t0: r.lo, t1: r.hi, dur: [Number(bar.dataset.lo), Number(bar.dataset.hi)] } });
+        return;
+      }
       const clr = e.target.closest('[data-clear]');
       if (clr) { state.span = -1; emit('span', -1); }
     });
@@ -53,6 +67,7 @@ export class Detail {
 
   setModel(model) {
     this.model = model;
+    this.hist = null;   // the last site's histogram: {site, h}
     this.focus = null;
     this.toggled.clear();
     this.render();
@@ -104,13 +119,23 @@ export class Detail {
       head = `<div class="detail-head"><div class="big"><span class="kdot" style="background:${fmt.KIND_COLORS[f.kind]}"></span>${f.kind} ${f.number}` +
         ` · <span class="dur ${cls}">${fmt.dur(f.dur)}</span></div><div class="dim">${fmt.esc(m.frameWhere(f.index))} · at ${fmt.at(f.start)}` +
         `${framed ? ` · ${(f.dur / (state.budgetMs * 1e6)).toFixed(2)}× the ${state.budgetMs} ms budget` : ''}</div>${f.op ? opLine(f) : ''}` +
-        `${f.remote ? handoffLine(m, f) : ''}</div>`;
+        `${f.remote ? handoffLine(m, f) : ''}</div>` + (framed ? this.explanations.html(m, f) : '');
     }
     const tabs = `<div class="seg"><button data-mode="tree" class="${this.mode === 'tree' ? 'on' : ''}">Tree</button>` +
       `<button data-mode="pie" class="${this.mode === 'pie' ? 'on' : ''}">Pie</button></div>`;
     const body = this.mode === 'tree' ? this._tree(tree, sel) : this._pie(tree, sel);
     const stages = sel.kind === 'frame' && sel.f.op ? this._opStages(sel.f) : this._stages(nodes);
     this.el.innerHTML = head + `<h3>Spans ${tabs}</h3>` + body + stages + this._counters(sel);
+    if (sel.kind === 'span') this.el.querySelector('.detail-head').insertAdjacentHTML('afterend', this._histogram(sel.i));
+  }
+
+  // Selects the first span named `stage` that begins inside the selected frame (the explanation's link).
+  _selectStage(stage) {
+    const m = this.model, f = state.frame >= 0 ? m.frame(state.frame) : null;
+    if (!f) return;
+    for (let i = 0; i < m.n; i++) {
+      if (m.start[i] >= f.start && m.start[i] < f.end && m.name(i) === stage) { state.span = i; emit('span', i); return; }
+    }
   }
 
   _tree(tree, sel) {
@@ -216,6 +241,14 @@ export class Detail {
       stageTable(nestStages([...agg.values()]), '');
   }
 
+  // The duration histogram of span i's site over the whole capture (histogram.js), kept for the next render.
+  _histogram(i) {
+    const m = this.model, site = m.site[i];
+    if (!this.hist || this.hist.site !== site) this.hist = { site, h: siteHistogram(m, site) };
+    if (!this.hist.h || this.hist.h.durs.length < 2) return '';
+    return `<h3>Durations of ${fmt.esc(m.name(i))}</h3>` + histogramHtml(this.hist.h, m.name(i), state.budgetMs * 1e6, m.dur[i]);
+  }
+
   _counters(sel) {
     const m = this.model;
     const rows = [];
@@ -231,9 +264,9 @@ export class Detail {
       const before = m.seriesValueAt(s, sel.t0 - 1e-6), after = m.seriesValueAt(s, sel.t1);
       if (s.kind === 'counter') {
         const delta = (after ?? 0) - (before ?? 0);
-        rows.push(`<tr><td>${fmt.esc(site.name)}</td><td class="dim">counter</td><td class="num">+${u(delta)}</td><td class="num dim">total ${u(after)}</td></tr>`);
+        rows.push(`<tr><td>${fmt.esc(m.seriesName(s))}</td><td class="dim">counter</td><td class="num">+${u(delta)}</td><td class="num dim">total ${u(after)}</td></tr>`);
       } else if (after != null) {
-        rows.push(`<tr><td>${fmt.esc(site.name)}</td><td class="dim">gauge</td><td class="num">${u(after)}</td><td class="num dim">level at the end</td></tr>`);
+        rows.push(`<tr><td>${fmt.esc(m.seriesName(s))}</td><td class="dim">gauge</td><td class="num">${u(after)}</td><td class="num dim">level at the end</td></tr>`);
       }
     }
     // STROBE_VALUE numbers on the spans of the selection, by key
@@ -249,7 +282,7 @@ export class Detail {
     }
     for (const [site, a] of vals) {
       const s = m.sites[site], u = (v) => fmt.unit(v, s ? s.unit : 'none');
-      rows.push(`<tr><td>${fmt.esc(s ? s.name : '?')}</td><td class="dim">value ×${a.n}</td>` +
+      rows.push(`<tr><td>${fmt.esc(kindedName(s))}</td><td class="dim">value ×${a.n}</td>` +
         `<td class="num">Σ ${u(a.sum)}</td><td class="num dim">${u(a.min)} … ${u(a.max)}</td></tr>`);
     }
     if (!rows.length) return '';

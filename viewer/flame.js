@@ -9,14 +9,15 @@
 // per lane; canvas2d.js when WebGL2 is missing) and the CPU hit-test arrays,
 // so hover and click always agree with what is drawn.
 //
-// Interaction: wheel or pinch zooms at the pointer, keys as shortcuts.js's
-// FLAME_KEYS say (+/- and W/S zoom, A/D/arrows pan, 0 the whole capture,
-// Escape clears), drag pans, Shift+wheel scrolls lanes, click selects a span,
+// Interaction: wheel or pinch zooms at the pointer (a wheel notch, plain or
+// with Ctrl, by the keys' step: WHEEL_RATE), keys as shortcuts.js's
+// FLAME_KEYS say (+/- and W/S zoom at the pointer when it is over the chart,
+// A/D/arrows pan, 0 the whole capture, Escape clears), drag pans, Shift+wheel scrolls lanes, click selects a span,
 // a lane header click collapses it. Tooltip: name, file:line,
 // duration, self, values, loop statistics, site totals.
 
 import { state, emit, on } from './state.js';
-import { lowerBound, spanInfo } from './data.js';
+import { inDurations, lowerBound, spanInfo } from './data.js';
 import { GLBars } from './gl.js';
 import { FLAG, BAR_KIND, GPU_OVERLAY, STRIDE, WORD } from './bars.js';
 import { Canvas2DBars } from './canvas2d.js';
@@ -28,6 +29,9 @@ import { drawThreadRecords, samplerThreads } from './offcpu.js';
 const RULER = 22;     // px: time axis
 const HEADER = 18;    // px: lane header
 const ROW = 18;       // px: one depth row (16 px bar + 2 px gap)
+const ZOOM_STEP = 1.25;                       // one zoom key press (W/S, +/-)
+const WHEEL_RATE = Math.log(ZOOM_STEP) / 100; // per px of wheel: a 100 px notch is one key step, with Ctrl or not
+const EDGE = 0.05;    // the margin past either end of the capture a view may show, as a fraction of the view
 const BAR = 16;
 const LANE_GAP = 6;
 const MINW = 1;       // px: narrower spans are merged per pixel
@@ -152,14 +156,13 @@ export class Flame {
     this.invalidate();
   }
 
-  // Shows span i: the view keeps its zoom and centres it when it fits in half
-  // the width, else zooms out to it with a margin; its lane is scrolled into view.
+  // Shows span i (a search match stepped to): the view zooms to fit it, a quarter
+  // of its length spare on each side; its lane is scrolled into view.
   reveal(i) {
     const m = this.model;
     if (!m || i < 0 || i >= m.n) return;
-    const vis = this.npp * this.w, s = m.start[i], e = m.end(i);
-    if (e - s <= vis / 2) this.setRange((s + e) / 2 - vis / 2, (s + e) / 2 + vis / 2);
-    else this.setRange(s - (e - s) * 0.1, e + (e - s) * 0.1);
+    const s = m.start[i], e = m.end(i);
+    this.setRange(s - (e - s) * 0.25, e + (e - s) * 0.25);
     if (this.collapsed.delete(m.threadOf(i))) this._layout();
     const lane = this.lanes.find((l) => l.thread === m.threadOf(i));
     if (lane) {
@@ -190,10 +193,11 @@ export class Flame {
   _clamp() {
     if (!this.model) return;
     const r = this.model.range, span = r.hi - r.lo;
-    const maxNpp = (span * 1.2) / Math.max(1, this.w);
+    // Zoomed out, the whole capture with EDGE on each side; panned, at most EDGE of the view past an end.
+    const maxNpp = (span * (1 + 2 * EDGE)) / Math.max(1, this.w);
     this.npp = Math.min(Math.max(this.npp, 0.02), Math.max(maxNpp, 0.02));
     const vis = this.npp * this.w;
-    const lo = r.lo - 0.1 * vis, hi = r.hi + 0.1 * vis - vis;
+    const lo = r.lo - EDGE * vis, hi = r.hi + EDGE * vis - vis;
     this.t0 = Math.min(Math.max(this.t0, lo), Math.max(lo, hi));
     const maxScroll = Math.max(0, this.contentH - (this.h - RULER) + 20);
     this.scrollY = Math.min(Math.max(this.scrollY, 0), maxScroll);
@@ -263,6 +267,7 @@ export class Flame {
     const sc = state.focusScope;   // a statistics row lights its site's spans inside its scope alone
     if (sc && this.match[site] && i >= 0) {
       const m = this.model, eps = 1e-6 * Math.max(1, sc.t1 - sc.t0);
+      if (!inDurations(sc, m.dur[i])) return false;   // a histogram bar's spans alone
       if (sc.parts) { // a frame handed between processes: each part on its thread (aggregate.js)
         const th = m.threadOf(i);
         return sc.parts.some((p) => p.thread === th && m.start[i] >= p.t0 - eps && m.end(i) <= p.t1 + eps);
@@ -740,10 +745,12 @@ export class Flame {
     el.addEventListener('wheel', (e) => {
       e.preventDefault();
       const [x] = local(e);
-      if (e.ctrlKey) this.zoom(Math.exp(e.deltaY * 0.01), x);          // pinch on a trackpad
-      else if (e.shiftKey) this.pan(0, e.deltaY);
-      else if (Math.abs(e.deltaX) > Math.abs(e.deltaY)) this.pan(e.deltaX);
-      else this.zoom(Math.exp(e.deltaY * 0.0015), x);
+      const px = e.deltaMode === 1 ? 33 : e.deltaMode === 2 ? this.h : 1;   // lines or pages as px
+      // Ctrl+wheel (and a trackpad's pinch, which browsers send as one) zooms by the same rate as the wheel.
+      if (e.ctrlKey) this.zoom(Math.exp(e.deltaY * px * WHEEL_RATE), x);
+      else if (e.shiftKey) this.pan(0, e.deltaY * px);
+      else if (Math.abs(e.deltaX) > Math.abs(e.deltaY)) this.pan(e.deltaX * px);
+      else this.zoom(Math.exp(e.deltaY * px * WHEEL_RATE), x);
     }, { passive: false });
     el.addEventListener('pointerdown', (e) => {
       el.focus();
@@ -756,6 +763,7 @@ export class Flame {
     });
     el.addEventListener('pointermove', (e) => {
       const [x, y] = local(e);
+      this.pointerX = x;   // the zoom keys zoom here (key)
       if (pointers.has(e.pointerId)) pointers.set(e.pointerId, [x, y]);
       if (drag && pointers.size === 2) {                              // touch pinch
         const d = this._pinchDist(pointers);
@@ -796,6 +804,7 @@ export class Flame {
     el.addEventListener('pointerup', up);
     el.addEventListener('pointercancel', up);
     el.addEventListener('pointerleave', () => {
+      this.pointerX = null;
       this.tip.hidden = true;
       if (this.hover >= 0) { this.hover = -1; this._hoverBox(); }
     });
@@ -862,8 +871,9 @@ export class Flame {
     const act = flameAction(e.key);
     if (!act || e.ctrlKey || e.metaKey || e.altKey) return;
     const step = this.w * 0.1;
-    if (act === 'zoomIn') this.zoom(1 / 1.25);
-    else if (act === 'zoomOut') this.zoom(1.25);
+    const at = this.pointerX ?? this.w / 2;   // at the pointer over the chart, else the centre
+    if (act === 'zoomIn') this.zoom(1 / ZOOM_STEP, at);
+    else if (act === 'zoomOut') this.zoom(ZOOM_STEP, at);
     else if (act === 'panLeft') this.pan(-step);
     else if (act === 'panRight') this.pan(step);
     else if (act === 'scrollUp') this.pan(0, -ROW * 3);

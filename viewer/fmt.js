@@ -46,6 +46,24 @@ export function unit(v, name) {
   return num(v);
 }
 
+// An axis' values in their unit, all in the scale of the largest, each with
+// the fewest decimals (up to 6) that tell them apart: "3.062 / 3.056 / 3.050
+// MiB", where unit() gives "3.06 MiB" three times. Values unit() already
+// tells apart keep its text.
+export function unitLabels(values, name) {
+  const plain = values.map((v) => unit(v, name));
+  if (new Set(plain).size === new Set(values).size) return plain;
+  const scales = name === 'bytes' ? BINARY : name === 'ns' || name === 'ms' ? DURATIONS : [[1, name === 'percent' ? '%' : '']];
+  const xs = name === 'ms' ? values.map((v) => v * 1e6) : values;
+  const a = Math.max(...xs.map(Math.abs));
+  let k = 0;
+  while (k + 1 < scales.length && a >= scales[k + 1][0]) k++;
+  for (let d = 1; ; d++) {
+    const out = xs.map((v) => (v / scales[k][0]).toFixed(d) + scales[k][1]);
+    if (d === 6 || new Set(out).size === new Set(values).size) return out;
+  }
+}
+
 export function signedDur(ns) {
   return (ns > 0 ? '+' : ns < 0 ? '−' : '±') + dur(Math.abs(ns));
 }

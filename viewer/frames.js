@@ -15,7 +15,10 @@
 // docs/viewer.md §Programs without frames). Drag still selects a range.
 //
 // List: the frames of the kinds and the thread shown, sortable by duration,
-// number, start or kind; click (or Up/Down) selects. Every row is reachable:
+// number, start, kind or excess over the norm (each frame's duration less the
+// p50 of its peers', as the library computes it: GET
+// /api/capture/explain?excess=1, docs/explain.md §Norms; frames it has no
+// norm for come last); click (or Up/Down) selects. Every row is reachable:
 // only the rows in view (and a margin) are in the DOM, the rest is spacer.
 // Frames of FRAME marks are numbered per thread, so the list shows one
 // thread's at a time (the frame thread first; a selector when several threads
@@ -27,6 +30,7 @@ import { state, emit, on } from './state.js';
 import * as fmt from './fmt.js';
 import { colors } from './theme.js';
 import { FRAME_FLAG } from './data.js';
+import * as api from './api.js';
 
 const ROW_H = 21;     // px: one list row (viewer.css table.frames td height)
 const OVERSCAN = 12;  // rows built above and below the visible ones
@@ -55,10 +59,11 @@ export class Frames {
     });
     this._bindStrip();
     listEl.addEventListener('click', (e) => {
-      const th = e.target.closest('th[data-key]');
+      const th = e.target.closest('[data-key]');
       if (th) {
         const key = th.dataset.key;
-        this.sort = { key, desc: this.sort.key === key ? !this.sort.desc : key === 'dur' };
+        if (key === 'excess') this._loadExcess();
+        this.sort = { key, desc: this.sort.key === key ? !this.sort.desc : key === 'dur' || key === 'excess' };
         this.order = null;
         this.renderList();
         return;
@@ -90,6 +95,8 @@ export class Frames {
 
   setModel(model) {
     this.model = model;
+    this.excess = null; // per frame index, once the server said (NaN: no norm)
+    this.excessError = '';
     this.mode = model.meta.activity ? 'activity' : 'frames';
     this.stripEl.dataset.mode = this.mode;
     // No frames, no budget: the budget control goes with the frame strip.
@@ -435,13 +442,30 @@ export class Frames {
   }
 
   // >>list
+  // Each frame's excess over its norm, from the server (the library's rule); renders again when it arrives.
+  _loadExcess() {
+    if (this.excess || this.excessLoading) return;
+    const m = this.model;
+    this.excessLoading = api.json('/api/capture/explain?excess=1').then((x) => {
+      const by = new Map(x.frames.map(([kind, number, thread, ns]) => [`${kind}:${number}:${thread}`, ns]));
+      const F = m.frames, ex = new Float64Array(F.rows);
+      for (let k = 0; k < F.rows; k++) {
+        const f = m.frame(k);
+        ex[k] = by.get(`${f.kind}:${f.number}:${f.beginThread}`) ?? NaN;
+      }
+      if (m === this.model) this.excess = ex;
+    }).catch((e) => { this.excessError = e.message || String(e); })
+      .then(() => { this.excessLoading = null; if (m === this.model) { this.order = null; this.renderList(); } });
+  }
+
   _order() {
     if (this.order) return this.order;
     const F = this.model.frames;
     const idx = [];
     for (let k = 0; k < F.rows; k++) if (this.shown(k)) idx.push(k);
     const { key, desc } = this.sort;
-    const val = key === 'dur' ? (k) => F.dur[k] : key === 'start' ? (k) => F.start[k]
+    const ex = this.excess, byExcess = (k) => (ex && !Number.isNaN(ex[k]) ? ex[k] : desc ? -Infinity : Infinity);
+    const val = key === 'excess' ? byExcess : key === 'dur' ? (k) => F.dur[k] : key === 'start' ? (k) => F.start[k]
       : key === 'number' ? (k) => F.number[k] * 4096 + F.thread[k] : (k) => F.kind[k] * 1e12 - F.dur[k];
     idx.sort((a, b) => (desc ? val(b) - val(a) : val(a) - val(b)) || a - b);
     this.order = idx;
@@ -470,8 +494,12 @@ export class Frames {
       pick = `<div class="list-head">thread <select id="frame-thread" title="frames of marks are numbered per thread: one thread at a time, or all">` +
         `${opts.join('')}<option value="all"${state.frameThread == null ? ' selected' : ''}>all threads</option></select></div>`;
     }
+    const exNote = this.sort.key !== 'excess' ? '' : this.excessError ? ` · no excess: ${fmt.esc(this.excessError)}`
+      : !this.excess ? ' · asking for each frame\'s excess…' : ' · sorted by excess over the norm (duration less its peers\' p50)';
+    const exButton = this.mode === 'activity' ? '' : ` <button class="link" data-key="excess" title="sort by excess over the norm: ` +
+      `each frame's duration less the p50 of the frames of its kind and window (docs/explain.md)">excess${arrow('excess')}</button>`;
     this.listEl.innerHTML =
-      `<div class="list-note">${what}${own}${rates(m)}</div>${pick}` +
+      `<div class="list-note">${what}${own}${rates(m)}${exButton}${exNote}</div>${pick}` +
       `<table class="frames"><colgroup><col class="c-number"><col class="c-dur"><col class="c-kind"><col class="c-thread"><col class="c-start"></colgroup>` +
       `<thead><tr><th data-key="number" class="num c-number">#${arrow('number')}</th><th data-key="dur" class="num c-dur">duration${arrow('dur')}</th>` +
       `<th data-key="kind" class="c-kind">kind${arrow('kind')}</th><th class="c-thread">thread</th><th data-key="start" class="num c-start">start${arrow('start')}</th></tr></thead>` +
@@ -496,8 +524,9 @@ export class Frames {
     for (let r = first; r < last; r++) {
       const f = m.frame(order[r]);
       const cls = this.mode === 'activity' ? '' : fmt.durClass(f.dur, state.thresholds);
+      const ex = this.excess && !Number.isNaN(this.excess[f.index]) ? ` title="${this.excess[f.index] >= 0 ? '+' : '−'}${fmt.dur(Math.abs(this.excess[f.index]))} over the norm"` : '';
       rows.push(`<tr data-frame="${f.index}"${f.index === state.frame ? ' class="sel"' : ''}>` +
-        `<td class="num c-number">${f.number}</td><td class="num dur c-dur ${cls}">${fmt.dur(f.dur)}</td>` +
+        `<td class="num c-number">${f.number}</td><td class="num dur c-dur ${cls}"${ex}>${fmt.dur(f.dur)}</td>` +
         `<td class="c-kind"><i class="kdot" style="background:${fmt.KIND_COLORS[f.kind]}"></i>${f.kind}${stateMark(f)}</td>` +
         `<td class="c-thread">${fmt.esc(m.frameWhere(f.index))}</td><td class="num c-start">${fmt.at(f.start)}</td></tr>`);
     }

@@ -20,7 +20,7 @@
 // shader gets them as constants generated from it (glslFlags).
 
 import { glslFlags, glslBarFields, STRIDE } from './bars.js';
-import { bgRGB } from './theme.js';
+import { bgRGB, colors } from './theme.js';
 
 const BATCH = 64;         // bars per instance
 const TEX_W = 2048;       // texels per texture row: 1024 bars
@@ -60,6 +60,7 @@ in vec2 v_local;
 in vec2 v_half;
 in vec4 v_color;
 flat in int v_flags;
+uniform vec3 u_dim;
 out vec4 o;
 ${glslFlags()}
 float roundBox(vec2 p, vec2 b, float r) {
@@ -80,7 +81,7 @@ void main() {
     float h = step(0.5, fract((gl_FragCoord.x + gl_FragCoord.y) / 10.0));
     c = mix(c, c * 0.5, h);
   }
-  if ((v_flags & FLAG_DIM) != 0) c = mix(c, vec3(0.13, 0.15, 0.18), 0.78);   // not a search match
+  if ((v_flags & FLAG_DIM) != 0) c = mix(c, u_dim, 0.78);   // not a search match: towards the theme's dimBar
   bool rim = d > -1.6 * aa - 0.6;
   if ((v_flags & FLAG_MATCH) != 0 && rim) c = vec3(1.0, 0.83, 0.25);            // search match
   if ((v_flags & FLAG_SELECTED) != 0 && rim) c = vec3(1.0);                        // selected
@@ -131,7 +132,7 @@ export class GLBars {
     if (!gl.getProgramParameter(p, gl.LINK_STATUS)) throw new Error('link: ' + gl.getProgramInfoLog(p));
     this.prog = p;
     this.u = { size: gl.getUniformLocation(p, 'u_size'), count: gl.getUniformLocation(p, 'u_count'),
-               bars: gl.getUniformLocation(p, 'u_bars') };
+               bars: gl.getUniformLocation(p, 'u_bars'), dim: gl.getUniformLocation(p, 'u_dim') };
     this.vao = gl.createVertexArray(); // no attributes: everything comes from gl_VertexID, gl_InstanceID and the texture
     this.lanes = [];
     this.stats = { drawCalls: 0, uploads: 0, instances: 0 };
@@ -182,6 +183,8 @@ export class GLBars {
     gl.useProgram(this.prog);
     gl.uniform2f(this.u.size, this.w, this.h);
     gl.uniform1i(this.u.bars, 0);
+    const [dr, dg, db] = colors().dimBar;
+    gl.uniform3f(this.u.dim, dr / 255, dg / 255, db / 255);
     gl.activeTexture(gl.TEXTURE0);
     gl.bindVertexArray(this.vao);
     gl.enable(gl.SCISSOR_TEST);

@@ -59,9 +59,14 @@ export function renderHeader(el, model, live, rec, auto = false) {
     }
     if (m.clock_offsets && m.clock_offsets.length)
       parts.push(`<span class="dim" title="${fmt.esc(m.clock_offsets.map(o => `${o.peer} (boot ${o.peer_boot_id.slice(0, 8)}): ${o.offset_ns < 0 ? '−' : '+'}${fmt.dur(Math.abs(o.offset_ns))} ± ${fmt.dur(o.error_ns)}, round trip ${fmt.dur(o.rtt_ns)}`).join('; '))}">${m.clock_offsets.length} clock-offset sample${m.clock_offsets.length === 1 ? '' : 's'}</span>`);
+    // A report (`strobe export --format html`, docs/viewer.md §One file) says it is one.
+    if (rec && rec.report) parts.push('<span class="report-note" title="a self-contained report written by strobe export --format html: no server, no live data">report</span>');
     if (m.spans_cut) parts.push(`<span class="warn">${fmt.count(m.spans_cut)} spans past the ${fmt.count(m.max_spans)} bound not loaded</span>`);
     const drain = t.drain_events ? (t.drain_cpu_ns / t.drain_events).toFixed(1) + ' ns' : '?';
-    parts.push(`<span title="what recording cost (docs/recording.md, Cost): per event on the recording threads, calibrated by the writer (a mixed sequence of scopes, values and counters through a full-size ring; ${h.overhead_per_scope_ns != null ? h.overhead_per_scope_ns.toFixed(1) : '?'} ns per scope); and the drain thread's CPU time per event it drained, measured">` +
+    // A merge carries no recording cost of its own (docs/cli.md §strobe merge): each input's header has its own.
+    if (m.merge && h.event_cost_ns == null && !t.drain_events)
+      parts.push('<span class="dim" title="what recording cost is each input\'s (strobe info INPUT gives it): a merged capture carries none">cost: in each input</span>');
+    else parts.push(`<span title="what recording cost (docs/recording.md, Cost): per event on the recording threads, calibrated by the writer (a mixed sequence of scopes, values and counters through a full-size ring; ${h.overhead_per_scope_ns != null ? h.overhead_per_scope_ns.toFixed(1) : '?'} ns per scope); and the drain thread's CPU time per event it drained, measured">` +
       `cost ${h.event_cost_ns != null ? h.event_cost_ns.toFixed(1) + ' ns' : '?'}/event · drain ${drain}/event</span>`);
   } else {
     parts.push('<span class="dim">no capture loaded</span>');

@@ -6,28 +6,11 @@
 // draws them as one strip per thread. Only what falls in view is visited
 // (binary search over the sorted times).
 
+import { samplerThreads, firstAtOrAfter } from './data.js';
+
+export { samplerThreads };
+
 export const OFFCPU = { blocked: 'rgba(139,148,158,0.30)', preempted: 'rgba(210,153,34,0.28)', tick: 'rgba(88,166,255,0.95)' };
-
-// The meta.sampler.threads entry of each capture thread index (cached on the model).
-export function samplerThreads(model) {
-  const s = model && model.meta.sampler;
-  if (!s) return null;
-  if (!model._samplerByThread) {
-    model._samplerByThread = new Map();
-    for (const th of s.threads) if (th.thread >= 0) model._samplerByThread.set(th.thread, th);
-  }
-  return model._samplerByThread;
-}
-
-function firstAtOrAfter(a, t, stride, field) {
-  let lo = 0, hi = Math.floor(a.length / stride);
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (a[mid * stride + field] < t) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
 
 // Draws thread record `th` on 2D context g between y0 and y1: gaps over the
 // whole height, ticks in the last `tickH` px (0: none), for times t0..t0+npp*w (ns per px).

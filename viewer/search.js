@@ -11,7 +11,7 @@
 // the element filter), not only the box. It never changes the model.
 
 import { state, on, emit } from './state.js';
-import { lowerBound } from './data.js';
+import { inDurations, lowerBound } from './data.js';
 import * as fmt from './fmt.js';
 
 const LIST_ROWS = 100;   // rows of the result list shown at once
@@ -91,7 +91,8 @@ export class Search {
         for (const [from, to] of ranges) for (let i = from; i < to; i++) if (t.lit[site[i]]) out.push(i);
       }
     }
-    this.list = Uint32Array.from(out).sort((a, b) => S[a] - S[b] || a - b);
+    const D = m.dur;   // a histogram bar's scope: its duration range alone
+    this.list = Uint32Array.from(scope && scope.dur ? out.filter((i) => inDurations(scope, D[i])) : out).sort((a, b) => S[a] - S[b] || a - b);
     return this.list;
   }
 

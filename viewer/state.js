@@ -8,7 +8,8 @@
 // and thread shown), 'tab', 'status', 'reveal' (show span i in the flame
 // chart), 'range-select' (the flame chart's selected range changed),
 // 'stats-scope' (the statistics table's scope changed), 'flamegraph' (the
-// flame graph tab's scope, focused node or sandwich name changed).
+// flame graph tab's scope, focused node or sandwich name changed),
+// 'focus-site' ({site, scope}: light those spans, a histogram bar's).
 
 export const state = {
   model: null,        // data.js Model of the shown capture (app.js)

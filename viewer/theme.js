@@ -13,14 +13,16 @@ const KEY = 'strobe.theme';
 // Per theme: bg (page), panel, line, fg, dim, ink (text on coloured bars),
 // shade (outside the selected frame), label (text backdrop on the strip),
 // accent (r,g,b of the flame chart's range), select (selected-frame outline),
-// mark (the selected frame on a counter plot), cursor (the hover line there).
+// mark (the selected frame on a counter plot), cursor (the hover line there),
+// dimBar (r,g,b a bar that is not a search match fades towards: near the
+// page, so its label in `dim` stays readable and it never reads as emphasis).
 export const THEMES = {
   dark: { bg: '#0d1117', panel: '#161b22', line: '#30363d', fg: '#c9d1d9', dim: '#8b949e', ink: '#0d1117',
     shade: 'rgba(0,0,0,0.28)', label: 'rgba(13,17,23,0.75)', accent: '88,166,255', select: '#ffffff',
-    mark: 'rgba(255,255,255,0.25)', cursor: 'rgba(255,255,255,0.6)' },
+    mark: 'rgba(255,255,255,0.25)', cursor: 'rgba(255,255,255,0.6)', dimBar: [33, 38, 46] },
   light: { bg: '#ffffff', panel: '#f6f8fa', line: '#d0d7de', fg: '#1f2328', dim: '#59636e', ink: '#0d1117',
     shade: 'rgba(31,35,40,0.10)', label: 'rgba(255,255,255,0.85)', accent: '9,105,218', select: '#1f2328',
-    mark: 'rgba(31,35,40,0.15)', cursor: 'rgba(31,35,40,0.6)' },
+    mark: 'rgba(31,35,40,0.15)', cursor: 'rgba(31,35,40,0.6)', dimBar: [228, 232, 236] },
 };
 
 let current = 'dark';

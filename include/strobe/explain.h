@@ -82,12 +82,15 @@ typedef struct strobe_explain_part {
   uint32_t kind;                 /* STROBE_EXPLAIN_* */
   uint32_t site, parent;         /* STAGE: the stage's and its run-time parent's site ids (strobe/frames.h) */
   const char *name;              /* STAGE: the stage's name; otherwise the kind's name */
+  int content;                   /* 1: name is a run-time (interned) name, application content (STROBE_SITE_INTERNED) */
   strobe_explain_figure wall;    /* its time: a stage's self time, or the gap */
   strobe_explain_figure total;   /* STAGE: its total (child stages included) vs the model's stage summary */
   strobe_explain_figure on_cpu, blocked, preempted; /* STAGE: its self time split (known only when switches
                                   * cover every run of it and of its child stages in this frame); OUTSIDE: the
                                   * frame's time on its thread less its top-level stage runs there (known for a
                                   * frame that stayed on one thread of one process, switches covering it) */
+  double blocked_lock_ns;        /* STAGE, blocked known: of its blocked time, waiting for a lock (strobe/lock.h: between a
+                                  * LOCK_WAIT and its LOCK_ACQUIRED); the rest is of no known kind (docs/explain.md §Parts) */
   double excess_ns;              /* wall.ns - wall.p50_ns when both are known, else 0 */
   int exceeded;                  /* 1: it exceeded its norm (docs/explain.md §Exceeding) */
   uint32_t cause;                /* STROBE_EXPLAIN_CAUSE_*: for an exceeding stage or OUTSIDE, what grew most */
@@ -115,6 +118,8 @@ typedef struct strobe_explain_coverage {
   uint64_t runs;         /* stage runs read */
   uint64_t runs_cut;     /* stage runs past desc.max_runs: their stages' splits are unknown */
   uint64_t samples_cut;  /* samples past desc.max_samples: not in any top function */
+  int lock_waits;        /* 1: the capture recorded lock waits (strobe/lock.h): blocked time in them has a kind */
+  uint64_t waits_cut;    /* lock waits past desc.max_runs: their blocked time is of no known kind */
 } strobe_explain_coverage;
 
 typedef struct strobe_explain_desc {
@@ -142,6 +147,50 @@ STROBE_API strobe_explain_coverage strobe_explain_query_coverage(const strobe_ex
 STROBE_API int strobe_explain_frame(strobe_explain *e, uint32_t frame, strobe_frame_explanation *out);
 /* The k slowest ended frames (passes for source PASSES), slowest first, into frames[0..k); returns how many. */
 STROBE_API uint32_t strobe_explain_slowest(const strobe_explain *e, uint32_t k, uint32_t *frames);
+
+/* Each frame's excess over its norm (docs/explain.md §Norms): its wall time less the p50 of its peers' (the
+ * wall figure of strobe_explain_frame), into excess_ns[i] for every frame i of the model; NAN for a frame that
+ * never ended. What the viewer's frame list sorts by. Returns 0; STROBE_EINVAL (NULL argument), STROBE_ENOMEM
+ * (excess_ns untouched). Changes nothing in e. */
+STROBE_API int strobe_explain_excess(const strobe_explain *e, double *excess_ns);
+
+/* Where a frame that never ended in the capture (state STROBE_FRAME_UNFINISHED: for a live snapshot, the frame in
+ * progress) is at the capture's end (docs/explain.md §Unfinished frames): how long it has run, against the p95 of
+ * its ended peers, the stage open now and what its thread is doing. Elapsed times are so far, never durations. */
+typedef struct strobe_frame_stall {
+  uint32_t frame;          /* its index in the model */
+  double elapsed_ns;       /* from its begin to the capture's end */
+  double p95_ns;           /* nearest rank over the n ended peers' wall times (docs/explain.md §Norms); 0 when n is 0 */
+  uint64_t n;
+  int stalled;             /* 1: n > 0 and elapsed_ns > STROBE_STALL_FACTOR (strobe/session.h) x p95_ns */
+  uint32_t stage;          /* the innermost stage of it open at the end (the model's site id); 0: none open */
+  uint32_t stage_parent;   /* the stage open around that one; 0: none */
+  const char *stage_name, *stage_parent_name; /* their names (owned by the explainer); NULL for none */
+  int stage_content, stage_parent_content;    /* 1: that name is a run-time (interned) name: application content */
+  double stage_elapsed_ns; /* how long that stage has run so far; 0 when stage is 0 */
+  double stage_p95_ns;     /* p95 of that stage's total (child stages included) over the peers that ran it */
+  uint64_t stage_n;        /* those peers; stage_p95_ns is 0 when it is 0 */
+  uint32_t thread_now;     /* STROBE_EXPLAIN_CAUSE_ON_CPU, _BLOCKED or _PREEMPTED: the thread of the open stage (else
+                            * the one it began on) at the end; _UNKNOWN when no context switches cover that time */
+  double thread_since_ns;  /* how long it has been so at the end; 0 when unknown */
+} strobe_frame_stall;
+
+/* Fills *out for frame `frame`. Returns 0; STROBE_EINVAL (NULL argument), STROBE_ERANGE (no such frame, or it
+ * ended: *out zeroed). Changes nothing in e: safe beside strobe_explain_frame's results. */
+STROBE_API int strobe_explain_stall(const strobe_explain *e, uint32_t frame, strobe_frame_stall *out);
+
+/* What strobe_explain_json writes. */
+#define STROBE_EXPLAIN_JSON_CONTENT 1u    /* sampled function names (application content: local callers only) */
+#define STROBE_EXPLAIN_JSON_UNFINISHED 2u /* "unfinished": every unfinished frame's stall (at most 64, the rest counted
+                                           * in "unfinished_cut"), after "frames" */
+/* The JSON of docs/explain.md §JSON for frames[0..n) (indices of the model): {"coverage", "frames"[, "unfinished",
+ * "unfinished_cut"]}. Without STROBE_EXPLAIN_JSON_CONTENT it holds static labels and numbers only (stage names
+ * named at run time, STROBE_SITE_INTERNED, and thread names are written null; function names are withheld). On success *json is NUL-terminated, *len bytes,
+ * and the caller frees it with free(). Returns 0; STROBE_EINVAL (NULL e, json or len; frames NULL with n > 0;
+ * unknown flags), STROBE_ERANGE (an index past the model's frames), STROBE_ENOMEM; *json is NULL on error. Calls
+ * strobe_explain_frame: earlier results of it on e are invalidated. */
+STROBE_API int strobe_explain_json(strobe_explain *e, const uint32_t *frames, uint32_t n, uint32_t flags, char **json,
+                                   size_t *len);
 
 #ifdef __cplusplus
 }

@@ -55,7 +55,8 @@ typedef struct strobe_sampler_desc {
  * range; STROBE_EBUSY when the sampler runs already; STROBE_EPERM when the
  * kernel refused (EACCES/EPERM: perf_event_paranoid above 2, or a seccomp
  * filter); STROBE_EFEATURE_DISABLED when this system has no perf events
- * (ENOSYS, ENOENT, EOPNOTSUPP, or not Linux) or profiling was compiled out;
+ * (ENOSYS, ENOENT, EOPNOTSUPP) or profiling was compiled out;
+ * STROBE_EUNSUPPORTED on Windows, which has no sampler (docs/platforms.md);
  * STROBE_ENOMEM; STROBE_EIO for any other refusal. On error nothing was
  * started and nothing else changed; strobe_sampler_query_status says why.
  * Samples reach captures that record while it runs (docs/exploration.md

@@ -53,7 +53,8 @@ typedef struct strobe_server strobe_server;
   X(PROFILE_END, 2, "strobe_profile_end")     \
   X(PROFILE_RESET, 3, "strobe_profile_reset") \
   X(UI_TREE_REQUEST, 4, "strobe_ui_tree_request") /* requests a UI-tree snapshot into local captures; answers its status, never its nodes */ \
-  X(DEEP_CAPTURE_REQUEST, 5, "strobe_deep_capture_request") /* requests a deep capture of the next frame into local capture files; answers its status and size, never a call or a byte */
+  X(DEEP_CAPTURE_REQUEST, 5, "strobe_deep_capture_request") /* requests a deep capture of the next frame into local capture files; answers its status and size, never a call or a byte */ \
+  X(PROFILE_EXPLAIN, 6, "strobe_profile_explain") /* why frames of the live recording (or the shown file) were slow, and where an unfinished one is stuck: static labels and numbers only */
 
 typedef enum strobe_server_tool {
 #define STROBE__TOOL_BIT(id, bit, name) STROBE_TOOL_##id = 1u << (bit),

@@ -65,11 +65,7 @@ extern "C" {
  * tool that refuses a bad label before it first uses it (python/: a stage
  * name raises ValueError). Any thread. */
 STROBE_API int strobe_label_valid(const char *label);
-/* An unfinished operation is reported "stalled" when it has run longer than
- * this many times the p95 of the report's completed operations of its kind,
- * "in_flight" otherwise (docs/sessions.md §In flight or stalled): an ordinary
- * frame caught mid-way by a read or end is at most about 1x. */
-#define STROBE_STALL_FACTOR 2
+/* STROBE_STALL_FACTOR (strobe.h): when an unfinished operation is "stalled". */
 
 /* >>collector */
 typedef struct strobe_collector strobe_collector;

@@ -106,7 +106,8 @@ STROBE_API int strobe_version_number(void);
   XX(EREPLAY, -23, "operation token was already resumed (replayed) or is older than the replay window") \
   XX(EFOREIGN, -24, "operation token is from another host or boot, or addressed to another process") \
   XX(ENOTFOUND, -25, "not found in the capture (no such frame, deep capture or resource)")\
-  XX(EPEER, -26, "the peer's answer is not a Strobe clock reply (GET /api/clock)")
+  XX(EPEER, -26, "the peer's answer is not a Strobe clock reply (GET /api/clock)")              \
+  XX(EUNSUPPORTED, -27, "not available on this platform (docs/platforms.md)")
 
 enum {
 #define STROBE__ERR_ENUM(name, value, text) STROBE_##name = (value),
@@ -178,7 +179,8 @@ typedef struct strobe_desc {
                               * SIGFPE or SIGABRT first writes where the process died into it (a CRASH block:
                               * the signal, the thread, every thread's open scopes, the open operation and
                               * stage), then goes to the handler that was there before (docs/recording.md
-                              * §Crashes); 0 (default): no handler. 0 or 1, else STROBE_EINVAL */
+                              * §Crashes); 0 (default): no handler. 0 or 1, else STROBE_EINVAL; 1 on
+                              * Windows, where it is not ported: STROBE_EUNSUPPORTED (docs/platforms.md) */
 } strobe_desc;
 
 STROBE_API int strobe_setup(const strobe_desc *desc);
@@ -548,6 +550,13 @@ static inline const strobe_site *strobe_current_scope(void) { return strobe_thre
 /* ======================================================================
  * >>hot path internals (not API)
  * ====================================================================== */
+/* An unfinished operation is reported "stalled" when it has run longer than
+ * this many times the p95 of the report's completed operations of its kind,
+ * "in_flight" otherwise (docs/sessions.md §In flight or stalled): an ordinary
+ * frame caught mid-way by a read or end is at most about 1x. Here, below the
+ * sessions, so that the explanation of an unfinished frame (strobe/explain.h)
+ * applies the same rule. */
+#define STROBE_STALL_FACTOR 2
 #define STROBE_MAX_DEPTH 256 /* open scopes per thread (the capture format's bound); deeper ones are counted, not recorded */
 
 /* Event kinds as consumers see them and as capture files number them

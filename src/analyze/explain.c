@@ -13,7 +13,7 @@
  * carry a run-time name into anything but the local caller's hands.
  *
  * Contents: >>state >>read >>runs >>norms >>parts >>functions >>explain
- * >>queries
+ * >>excess >>stall >>queries
  */
 #include "strobe/explain.h"
 
@@ -31,14 +31,16 @@
 #define DEFAULT_MAX_SAMPLES (1u << 21) /* 48 MiB */
 #define DEFAULT_TOP 3u
 #define MAX_TOP 16u
+#define MAX_OPEN 4096u /* stages open at once across threads, tracked for unfinished frames (16 a thread is the
+                        * probe's bound: 256 threads); past it a frame's open stage is not known */
 
 typedef struct run {
   uint32_t frame, site, thread, parent; /* parent: the index of the run it is nested in, NONE at the top */
   uint32_t depth;
   uint64_t begin, end;                  /* ticks */
-  uint64_t off, blocked;                /* ticks off CPU inside it, and of them blocked */
+  uint64_t off, blocked, lock;          /* ticks off CPU inside it, of them blocked, and of those waiting for a lock */
   int covered;                          /* the switches cover it */
-  int64_t self, self_off, self_blocked; /* ticks: the same less its child stage runs' */
+  int64_t self, self_off, self_blocked, self_lock; /* ticks: the same less its child stage runs' */
   int self_covered;                     /* it and its child runs are covered */
 } run;
 
@@ -46,6 +48,7 @@ typedef struct run {
 typedef struct row {
   uint32_t frame, site, parent;
   double total_ns, self_ns, off_ns, blocked_ns; /* self_ns: its runs minus its child stage runs */
+  double lock_ns;                               /* of blocked_ns, waiting for a lock */
   int covered;                                  /* every run of it and of its children is covered */
 } row;
 
@@ -53,6 +56,18 @@ typedef struct top_split {
   uint64_t off, blocked;  /* ticks */
   int covered;
 } top_split;
+
+/* A lock wait (strobe/lock.h): from a thread's LOCK_WAIT to its LOCK_ACQUIRED of the same lock; pending until then. */
+typedef struct wait_iv {
+  uint32_t thread, site;
+  uint64_t begin, end; /* ticks; end 0 while pending */
+} wait_iv;
+
+/* A stage run still open at the point the read has reached: at the end, those of unfinished frames. */
+typedef struct open_run {
+  uint32_t thread, depth, site;
+  uint64_t begin; /* ticks */
+} open_run;
 
 typedef struct smp_rec {
   uint64_t tid, ticks;
@@ -73,6 +88,7 @@ struct strobe_explain {
   uint64_t *tids;               /* OS thread id by capture thread index */
   uint32_t nthreads;
   uint32_t *canon;              /* site id -> the stage's model id (the lowest of its name); 0: not a stage */
+  uint8_t *interned;            /* site id -> 1 when its name is a run-time one (STROBE_SITE_INTERNED): content */
   char **names;                 /* site names (stages) and function names, copied: the capture is closed */
   uint32_t nsites, nfuncs;
   char **funcs;
@@ -81,6 +97,12 @@ struct strobe_explain {
   top_split *top;               /* per frame: its top-level stage runs on its own thread, split */
   uint8_t *cut;                 /* per frame: 1 when a run of it was cut (max_runs): its splits are unknown */
   uint64_t until;               /* the capture's end when the sampler still ran then (samples.h) */
+  uint64_t end_ticks;           /* the capture's end (its footer, else its last event) */
+  open_run *open;               /* stage runs open at the capture's end (strobe_explain_stall) */
+  uint32_t nopen, cap_open;
+  uint64_t open_cut;            /* stage BEGINs past MAX_OPEN open at once: not tracked */
+  wait_iv *waits;               /* lock waits, ended ones sorted by (thread, begin) after the read */
+  uint32_t nwaits, cap_waits;
   strobe_explain_coverage cov;
   strobe_explain_part *parts;   /* the last explanation's */
   uint32_t cap_parts;
@@ -137,6 +159,66 @@ static void add_end(strobe_explain *e, const strobe_capture *c, const strobe_cap
                               .depth = r->depth, .begin = r->ticks > dur ? r->ticks - dur : 0, .end = r->ticks};
 }
 
+/* Tracks the stage runs open now: a BEGIN of a stage opens one; an END (or a LOST marker, or the thread's end)
+ * closes those at its depth and deeper on its thread. */
+static void track_open(strobe_explain *e, const strobe_capture *c, const strobe_capture_record *r) {
+  if (r->type == STROBE_REC_BEGIN) {
+    const strobe_capture_site *s = strobe_capture_query_site(c, r->site);
+    if (!s || s->kind != STROBE_SITE_STAGE) return;
+    if (e->nopen >= MAX_OPEN || grow((void **)&e->open, &e->cap_open, e->nopen + 1, sizeof *e->open)) {
+      e->open_cut++;
+      return;
+    }
+    e->open[e->nopen++] = (open_run){r->thread, r->depth, r->site, r->ticks};
+    return;
+  }
+  uint32_t keep = 0, from = r->type == STROBE_REC_THREAD_END ? 0 : r->type == STROBE_REC_LOST ? r->depth + 1 : r->depth;
+  for (uint32_t i = 0; i < e->nopen; i++)
+    if (e->open[i].thread != r->thread || e->open[i].depth < from) e->open[keep++] = e->open[i];
+  e->nopen = keep;
+}
+
+/* LOCK_WAIT opens a wait on its thread; LOCK_ACQUIRED of the same lock there ends it. Waits past max_runs are
+ * counted in waits_cut: their blocked time is then of no known kind. */
+static void track_lock(strobe_explain *e, const strobe_capture_record *r) {
+  if (r->type == STROBE_REC_LOCK_ACQUIRED) {
+    for (uint32_t i = e->nwaits; i-- > 0;)
+      if (!e->waits[i].end && e->waits[i].thread == r->thread && e->waits[i].site == r->site) {
+        e->waits[i].end = r->ticks > e->waits[i].begin ? r->ticks : e->waits[i].begin;
+        return;
+      }
+    return;
+  }
+  e->cov.lock_waits = 1;
+  if (e->nwaits >= e->desc.max_runs || grow((void **)&e->waits, &e->cap_waits, e->nwaits + 1, sizeof *e->waits)) {
+    e->cov.waits_cut++;
+    return;
+  }
+  e->waits[e->nwaits++] = (wait_iv){r->thread, r->site, r->ticks, 0};
+}
+
+static int by_thread_begin_wait(const void *x, const void *y) {
+  const wait_iv *a = x, *b = y;
+  if (a->thread != b->thread) return a->thread < b->thread ? -1 : 1;
+  return a->begin < b->begin ? -1 : a->begin > b->begin;
+}
+
+/* Blocked ticks of OS thread tid inside [begin, end) while it waited for a lock (the waits on capture thread th). */
+static uint64_t lock_blocked(const strobe_explain *e, uint32_t th, uint64_t tid, uint64_t begin, uint64_t end) {
+  uint32_t lo = 0, hi = e->nwaits;
+  while (lo < hi) { /* the first wait of the thread */
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (e->waits[mid].thread < th) lo = mid + 1;
+    else hi = mid;
+  }
+  uint64_t sum = 0, off, blocked;
+  for (uint32_t i = lo; i < e->nwaits && e->waits[i].thread == th && e->waits[i].begin < end; i++) {
+    uint64_t a = e->waits[i].begin > begin ? e->waits[i].begin : begin, b = e->waits[i].end < end ? e->waits[i].end : end;
+    if (b > a && strobe__samples_off_cpu(&e->smp, e->cov.switches, e->until, tid, a, b, &off, &blocked)) sum += blocked;
+  }
+  return sum;
+}
+
 static void add_sample(strobe_explain *e, const strobe_capture_record *r) {
   if (!r->sample->nframes) return;
   if (e->nsamples >= e->desc.max_samples ||
@@ -151,7 +233,8 @@ static int stage_table(strobe_explain *e, const strobe_capture *c) {
   e->nsites = strobe_capture_query_site_limit(c);
   e->canon = calloc((size_t)e->nsites + 1, sizeof *e->canon);
   e->names = calloc((size_t)e->nsites + 1, sizeof *e->names);
-  if (!e->canon || !e->names) return -1;
+  e->interned = calloc((size_t)e->nsites + 1, 1);
+  if (!e->canon || !e->names || !e->interned) return -1;
   for (uint32_t id = 1; id < e->nsites; id++) {
     const strobe_capture_site *s = strobe_capture_query_site(c, id);
     if (!s || s->kind != STROBE_SITE_STAGE) continue;
@@ -162,6 +245,7 @@ static int stage_table(strobe_explain *e, const strobe_capture *c) {
         break;
       }
     if (!(e->names[id] = strdup(s->name))) return -1;
+    e->interned[id] = (s->flags & STROBE_SITE_INTERNED) != 0;
   }
   return 0;
 }
@@ -172,7 +256,10 @@ static int keep_tables(strobe_explain *e, const strobe_capture *c) {
   e->nfuncs = strobe_capture_query_function_limit(c);
   e->funcs = calloc((size_t)e->nfuncs + 1, sizeof *e->funcs);
   if (!e->tids || !e->funcs) return -1;
-  for (uint32_t i = 0; i < e->nthreads; i++) e->tids[i] = strobe_capture_query_thread(c, i)->os_tid;
+  for (uint32_t i = 0; i < e->nthreads; i++) { /* an index no record defined (a gap) has no thread: tid 0 */
+    const strobe_capture_thread *th = strobe_capture_query_thread(c, i);
+    e->tids[i] = th ? th->os_tid : 0;
+  }
   for (uint32_t id = 1; id < e->nfuncs; id++) {
     const strobe_capture_function *f = strobe_capture_query_function(c, id);
     if (f && !(e->funcs[id] = strdup(f->name))) return -1;
@@ -182,6 +269,7 @@ static int keep_tables(strobe_explain *e, const strobe_capture *c) {
   e->cov.samples = t.samples > 0;
   e->cov.sample_rate_hz = t.sample_rate_hz;
   e->until = t.sample_rate_hz ? t.end_ticks : 0;
+  e->end_ticks = t.end_ticks;
   strobe__gpu_resolve(&e->gpu, (strobe_capture *)c);
   e->cov.gpu = strobe__gpu_present(&e->gpu);
   return e->gpu.failed || e->smp.failed ? -1 : 0;
@@ -197,13 +285,19 @@ static int read_details(strobe_explain *e, const char *path) {
   e->epoch_ticks = strobe_capture_query_header(c)->epoch_ticks;
   uint64_t want = 1ull << STROBE_REC_SITE | 1ull << STROBE_REC_END | 1ull << STROBE_REC_SAMPLE |
                   1ull << STROBE_REC_SWITCH | 1ull << STROBE_REC_GPU_SPAN | 1ull << STROBE_REC_GPU_MARK |
-                  1ull << STROBE_REC_CLOCK_PAIR;
+                  1ull << STROBE_REC_CLOCK_PAIR | 1ull << STROBE_REC_BEGIN | 1ull << STROBE_REC_LOST |
+                  1ull << STROBE_REC_THREAD_END | 1ull << STROBE_REC_LOCK_WAIT | 1ull << STROBE_REC_LOCK_ACQUIRED;
   strobe_capture_set_records(c, want);
   const strobe_capture_record *r;
   int n;
   while ((n = strobe_capture_next_batch(c, &r)) > 0) {
     for (int i = 0; i < n; i++) {
-      if (r[i].type == STROBE_REC_END) {
+      if (r[i].type == STROBE_REC_LOCK_WAIT || r[i].type == STROBE_REC_LOCK_ACQUIRED) {
+        track_lock(e, &r[i]);
+      } else if (r[i].type == STROBE_REC_BEGIN || r[i].type == STROBE_REC_LOST || r[i].type == STROBE_REC_THREAD_END) {
+        track_open(e, c, &r[i]);
+      } else if (r[i].type == STROBE_REC_END) {
+        if (e->nopen) track_open(e, c, &r[i]);
         add_end(e, c, &r[i]);
       } else if (r[i].type == STROBE_REC_SAMPLE || r[i].type == STROBE_REC_SWITCH) {
         strobe__samples_add(&e->smp, &r[i]);
@@ -216,6 +310,7 @@ static int read_details(strobe_explain *e, const char *path) {
   if (n < 0) rc = n;
   if (!rc && (stage_table(e, c) || keep_tables(e, c))) rc = STROBE_ENOMEM;
   for (uint32_t i = 0; !rc && i < e->nruns; i++) e->runs[i].site = e->canon[e->runs[i].site];
+  for (uint32_t i = 0; !rc && i < e->nopen; i++) e->open[i].site = e->open[i].site < e->nsites ? e->canon[e->open[i].site] : 0;
   strobe_capture_close(c);
   return rc;
 }
@@ -230,6 +325,11 @@ static int by_thread_begin(const void *x, const void *y) {
 
 /* A run's parent: the innermost run of the same frame on its thread that holds it (a stack per thread). */
 static int nest_runs(strobe_explain *e) {
+  uint32_t kept = 0; /* waits that never ended are dropped: no LOCK_ACQUIRED bounds them */
+  for (uint32_t i = 0; i < e->nwaits; i++)
+    if (e->waits[i].end) e->waits[kept++] = e->waits[i];
+  e->nwaits = kept;
+  if (e->nwaits) qsort(e->waits, e->nwaits, sizeof *e->waits, by_thread_begin_wait);
   if (e->nruns) qsort(e->runs, e->nruns, sizeof *e->runs, by_thread_begin);
   uint32_t *stack = malloc(((size_t)e->nruns + 1) * sizeof *stack), top = 0;
   if (!stack) return -1;
@@ -242,7 +342,9 @@ static int nest_runs(strobe_explain *e) {
     uint64_t tid = r->thread < e->nthreads ? e->tids[r->thread] : 0;
     r->covered = strobe__samples_off_cpu(&e->smp, e->cov.switches, e->until, tid, r->begin, r->end, &r->off,
                                          &r->blocked);
+    r->lock = r->covered && e->nwaits ? lock_blocked(e, r->thread, tid, r->begin, r->end) : 0;
     r->self = (int64_t)(r->end - r->begin), r->self_off = (int64_t)r->off, r->self_blocked = (int64_t)r->blocked;
+    r->self_lock = (int64_t)r->lock;
     r->self_covered = r->covered;
   }
   for (uint32_t i = 0; i < e->nruns; i++) {
@@ -250,7 +352,7 @@ static int nest_runs(strobe_explain *e) {
     if (r->parent == NONE) continue;
     run *p = &e->runs[r->parent];
     p->self -= (int64_t)(r->end - r->begin), p->self_off -= (int64_t)r->off;
-    p->self_blocked -= (int64_t)r->blocked;
+    p->self_blocked -= (int64_t)r->blocked, p->self_lock -= (int64_t)r->lock;
     p->self_covered &= r->covered;
   }
   free(stack);
@@ -287,7 +389,8 @@ static int build_rows(strobe_explain *e) {
   for (uint32_t i = 0; i < e->nruns; i++) {
     const run *r = &e->runs[i];
     v[i] = (row){r->frame, r->site, r->parent == NONE ? 0 : e->runs[r->parent].site, (double)(r->end - r->begin) * k,
-                 (double)r->self * k, (double)r->self_off * k, (double)r->self_blocked * k, r->self_covered};
+                 (double)r->self * k, (double)r->self_off * k, (double)r->self_blocked * k,
+                 (double)(r->self_lock > 0 ? r->self_lock : 0) * k, r->self_covered};
   }
   if (e->nruns) qsort(v, e->nruns, sizeof *v, by_row_key);
   uint32_t n = 0;
@@ -295,7 +398,7 @@ static int build_rows(strobe_explain *e) {
     if (n && !by_row_key(&v[n - 1], &v[i])) {
       row *w = &v[n - 1];
       w->total_ns += v[i].total_ns, w->self_ns += v[i].self_ns, w->off_ns += v[i].off_ns;
-      w->blocked_ns += v[i].blocked_ns, w->covered &= v[i].covered;
+      w->blocked_ns += v[i].blocked_ns, w->lock_ns += v[i].lock_ns, w->covered &= v[i].covered;
     } else {
       v[n++] = v[i];
     }
@@ -340,7 +443,8 @@ static double stage_self(const strobe_frame_stage *st, uint32_t n, const strobe_
 }
 
 /* The split of stage s's self time in frame `frame`: 1 when every run of it there is covered. */
-static int split_of(const strobe_explain *e, uint32_t frame, const strobe_frame_stage *s, double self, double out[3]) {
+/* out: on CPU, blocked, preempted, and of blocked the time waiting for a lock. */
+static int split_of(const strobe_explain *e, uint32_t frame, const strobe_frame_stage *s, double self, double out[4]) {
   uint32_t lo = 0, hi = e->nrows;
   while (lo < hi) { /* the first row of (frame, site) */
     uint32_t mid = lo + (hi - lo) / 2;
@@ -348,17 +452,18 @@ static int split_of(const strobe_explain *e, uint32_t frame, const strobe_frame_
     if (r->frame < frame || (r->frame == frame && r->site < s->site)) lo = mid + 1;
     else hi = mid;
   }
-  double off = 0, blocked = 0;
+  double off = 0, blocked = 0, lock = 0;
   int any = 0, covered = 1;
   for (uint32_t i = lo; i < e->nrows && e->rows[i].frame == frame && e->rows[i].site == s->site; i++) {
     const row *r = &e->rows[i];
     if (s->parent_known && r->parent != s->parent) continue;
-    any = 1, covered &= r->covered, off += r->off_ns, blocked += r->blocked_ns;
+    any = 1, covered &= r->covered, off += r->off_ns, blocked += r->blocked_ns, lock += r->lock_ns;
   }
   if (!any || !covered || e->cut[frame]) return 0;
   out[0] = self > off ? self - off : 0;
   out[1] = blocked;
   out[2] = off - blocked;
+  out[3] = lock < blocked ? lock : blocked;
   return 1;
 }
 
@@ -450,7 +555,7 @@ static void stage_part(strobe_explain *e, uint32_t fi, const strobe_frame_stage 
                        uint32_t npeers, strobe_explain_part *p) {
   uint32_t n, m, nw = 0, ns = 0;
   const strobe_frame_stage *st = strobe_frames_query_stages(e->fx, fi, &n);
-  double self = stage_self(st, n, s), split[3], v[3];
+  double self = stage_self(st, n, s), split[4], v[4];
   int known = split_of(e, fi, s, self, split);
   for (uint32_t k = 0; k < npeers; k++) {
     const strobe_frame_stage *pst = strobe_frames_query_stages(e->fx, peers[k], &m);
@@ -464,11 +569,13 @@ static void stage_part(strobe_explain *e, uint32_t fi, const strobe_frame_stage 
   p->kind = STROBE_EXPLAIN_STAGE;
   p->site = s->site, p->parent = s->parent;
   p->name = s->site < e->nsites && e->names[s->site] ? e->names[s->site] : "?";
+  p->content = s->site < e->nsites && e->interned[s->site];
   p->wall = figure(1, self, VALS(e, 0), nw);
   p->total = figure(1, s->total_ns, VALS(e, 1), nw);
   p->on_cpu = figure(known, split[0], VALS(e, 2), ns);
   p->blocked = figure(known, split[1], VALS(e, 3), ns);
   p->preempted = figure(known, split[2], VALS(e, 4), ns);
+  p->blocked_lock_ns = known ? split[3] : 0;
 }
 
 /* A gap or the time outside stages: its value here and in each peer (NAN: unknown there), and the split of the time
@@ -655,6 +762,121 @@ uint32_t strobe_explain_slowest(const strobe_explain *e, uint32_t k, uint32_t *f
   return n;
 }
 
+/* >>excess: every frame's wall against its peers' p50 at once: frames sorted by peer key, one p50 per group. */
+typedef struct peer_key {
+  uint32_t kind, series; /* as strobe_frame */
+  const char *window;    /* compared only when series is NONE (operations that are not passes) */
+  uint32_t index;
+  double wall;
+} peer_key;
+
+static int by_peer_key(const void *x, const void *y) {
+  const peer_key *a = x, *b = y;
+  if (a->kind != b->kind) return a->kind < b->kind ? -1 : 1;
+  if (a->series != b->series) return a->series < b->series ? -1 : 1;
+  return a->series != NONE ? 0 : strcmp(a->window, b->window);
+}
+
+int strobe_explain_excess(const strobe_explain *e, double *excess_ns) {
+  if (!e || !excess_ns) return STROBE_EINVAL;
+  uint32_t n = strobe_frames_query_count(e->fx), ne = 0;
+  peer_key *keys = malloc(((size_t)n + 1) * sizeof *keys);
+  double *walls = malloc(((size_t)n + 1) * sizeof *walls);
+  if (!keys || !walls) {
+    free(keys), free(walls);
+    return STROBE_ENOMEM;
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    const strobe_frame *f = strobe_frames_query_frame(e->fx, i);
+    excess_ns[i] = NAN;
+    if (ended(f)) keys[ne++] = (peer_key){f->kind, f->series, f->window, i, f->end_ns - f->begin_ns};
+  }
+  if (ne) qsort(keys, ne, sizeof *keys, by_peer_key);
+  for (uint32_t a = 0, b; a < ne; a = b) { /* [a, b): one group of peers */
+    for (b = a; b < ne && !by_peer_key(&keys[a], &keys[b]); b++) walls[b - a] = keys[b].wall;
+    double p50 = strobe__rank_of(walls, b - a, 0.5);
+    for (uint32_t k = a; k < b; k++) excess_ns[keys[k].index] = keys[k].wall - p50;
+  }
+  free(keys), free(walls);
+  return 0;
+}
+
+/* >>stall: an unfinished frame at the capture's end (docs/explain.md §Unfinished frames). */
+/* The innermost stage run of frame fi open at the end (the deepest; of two threads, the one opened last); NULL. */
+static const open_run *open_stage(const strobe_explain *e, uint32_t fi, const open_run **around) {
+  const open_run *best = NULL;
+  for (uint32_t i = 0; i < e->nopen; i++) {
+    const open_run *o = &e->open[i];
+    double begin_ns = ((double)o->begin - (double)e->epoch_ticks) * e->ns_per_tick;
+    if (!o->site || strobe_frames_owner(e->fx, o->thread, begin_ns) != fi) continue;
+    if (!best || (o->thread == best->thread ? o->depth > best->depth : o->begin > best->begin)) best = o;
+  }
+  *around = NULL;
+  for (uint32_t i = 0; best && i < e->nopen; i++) { /* the one open around it on its thread */
+    const open_run *o = &e->open[i];
+    if (o->thread == best->thread && o->depth < best->depth && o->site && (!*around || o->depth > (*around)->depth))
+      *around = o;
+  }
+  return best;
+}
+
+/* The p95 of the peers' wall times, and of stage `site`'s total in those that ran it; 0 with n 0. */
+static int stall_norms(const strobe_explain *e, const strobe_frame *f, uint32_t site, strobe_frame_stall *out) {
+  uint32_t count = strobe_frames_query_count(e->fx);
+  double *walls = malloc(((size_t)count + 1) * 2 * sizeof *walls), *stages = walls + count + 1;
+  if (!walls) return STROBE_ENOMEM;
+  size_t nw = 0, ns = 0;
+  for (uint32_t i = 0; i < count; i++) {
+    const strobe_frame *g = strobe_frames_query_frame(e->fx, i);
+    if (!peer_of(f, g)) continue;
+    walls[nw++] = g->end_ns - g->begin_ns;
+    uint32_t m;
+    const strobe_frame_stage *st = strobe_frames_query_stages(e->fx, i, &m);
+    double total = 0;
+    int ran = 0;
+    for (uint32_t k = 0; k < m && site; k++)
+      if (st[k].site == site) total += st[k].total_ns, ran = 1;
+    if (ran) stages[ns++] = total;
+  }
+  out->n = nw, out->p95_ns = nw ? strobe__rank_of(walls, nw, 0.95) : 0;
+  out->stage_n = ns, out->stage_p95_ns = ns ? strobe__rank_of(stages, ns, 0.95) : 0;
+  free(walls);
+  return 0;
+}
+
+int strobe_explain_stall(const strobe_explain *e, uint32_t frame, strobe_frame_stall *out) {
+  if (!e || !out) return STROBE_EINVAL;
+  memset(out, 0, sizeof *out);
+  const strobe_frame *f = strobe_frames_query_frame(e->fx, frame);
+  if (!f || f->state != STROBE_FRAME_UNFINISHED) return STROBE_ERANGE;
+  double end_ns = ((double)e->end_ticks - (double)e->epoch_ticks) * e->ns_per_tick;
+  const open_run *around, *o = open_stage(e, frame, &around);
+  int rc = stall_norms(e, f, o ? o->site : 0, out);
+  if (rc) return rc;
+  out->frame = frame;
+  out->elapsed_ns = end_ns > f->begin_ns ? end_ns - f->begin_ns : 0;
+  out->stalled = out->n > 0 && out->elapsed_ns > STROBE_STALL_FACTOR * out->p95_ns;
+  uint32_t thread = o ? o->thread : f->thread;
+  if (o) {
+    out->stage = o->site, out->stage_parent = around ? around->site : 0;
+    out->stage_name = o->site < e->nsites ? e->names[o->site] : NULL;
+    out->stage_content = o->site < e->nsites && e->interned[o->site];
+    out->stage_parent_name = around && around->site < e->nsites ? e->names[around->site] : NULL;
+    out->stage_parent_content = around && around->site < e->nsites && e->interned[around->site];
+    out->stage_elapsed_ns = e->end_ticks > o->begin ? (double)(e->end_ticks - o->begin) * e->ns_per_tick : 0;
+  }
+  int state;
+  uint64_t since, tid = thread < e->nthreads ? e->tids[thread] : 0;
+  out->thread_now = STROBE_EXPLAIN_CAUSE_UNKNOWN;
+  if (strobe__samples_state_at(&e->smp, e->cov.switches, e->until, tid, e->end_ticks, &state, &since)) {
+    static const uint32_t kinds[3] = {STROBE_EXPLAIN_CAUSE_ON_CPU, STROBE_EXPLAIN_CAUSE_BLOCKED,
+                                      STROBE_EXPLAIN_CAUSE_PREEMPTED};
+    out->thread_now = kinds[state];
+    out->thread_since_ns = e->end_ticks > since ? (double)(e->end_ticks - since) * e->ns_per_tick : 0;
+  }
+  return 0;
+}
+
 /* >>queries */
 int strobe_explain_open(const char *path, const strobe_explain_desc *desc, strobe_explain **out) {
   if (!path || !out) return STROBE_EINVAL;
@@ -689,6 +911,7 @@ void strobe_explain_destroy(strobe_explain *e) {
   for (uint32_t i = 0; e->funcs && i < e->nfuncs; i++) free(e->funcs[i]);
   free(e->names), free(e->funcs), free(e->canon), free(e->tids);
   free(e->runs), free(e->rows), free(e->top), free(e->cut), free(e->samples), free(e->parts), free(e->fns), free(e->vals);
+  free(e->open), free(e->interned), free(e->waits);
   strobe__samples_free(&e->smp);
   strobe__gpu_free(&e->gpu);
   strobe_frames_destroy(e->fx);

@@ -94,9 +94,14 @@ static strobe__gpu_group *group_of(strobe__gpu_group *t, uint32_t *n, uint32_t m
 }
 
 const char *strobe__gpu_lane_title(const strobe__gpu_group *lane, char *buf, size_t cap) {
-  if (!lane->producer)
-    snprintf(buf, cap, "GPU %s/%s", lane->domain, lane->name);
-  else if (lane->domain[0])
+  if (!lane->producer) {
+    /* A merged capture names a domain and its lane after their process ("screen/demo_gpu",
+     * "screen/compute": docs/cli.md §strobe merge); the title says the process once. */
+    const char *slash = strchr(lane->domain, '/'), *name = lane->name;
+    size_t p = slash ? (size_t)(slash - lane->domain) + 1 : 0;
+    if (p && !strncmp(name, lane->domain, p)) name += p;
+    snprintf(buf, cap, "GPU %s/%s", lane->domain, name);
+  } else if (lane->domain[0])
     snprintf(buf, cap, "producer %s [%s]", lane->name, lane->domain);
   else
     snprintf(buf, cap, "producer %s", lane->name);

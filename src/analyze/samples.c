@@ -110,17 +110,30 @@ void strobe__samples_free(strobe__samples *s) {
   memset(s, 0, sizeof *s);
 }
 
+static const strobe__offcpu_thread *find_thread(const strobe__samples *s, uint64_t tid) {
+  for (uint32_t i = s->n_threads; i-- > 0;)
+    if (s->threads[i].tid == tid) return &s->threads[i];
+  return NULL;
+}
+
+int strobe__samples_cover(const strobe__samples *s, int switches_on, uint64_t until, uint64_t tid, uint64_t *from,
+                          uint64_t *to) {
+  const strobe__offcpu_thread *t = switches_on ? find_thread(s, tid) : NULL;
+  *from = *to = 0;
+  if (!t) return 0;
+  *from = t->first;
+  *to = until > t->last ? until : t->last;
+  if (t->cut_at && t->cut_at < *to) *to = t->cut_at;
+  return *to >= *from;
+}
+
 int strobe__samples_off_cpu(const strobe__samples *s, int switches_on, uint64_t until, uint64_t tid, uint64_t begin,
                             uint64_t end, uint64_t *off, uint64_t *blocked) {
-  uint64_t scratch;
+  uint64_t scratch, from, to;
   if (!blocked) blocked = &scratch;
   *off = *blocked = 0;
-  if (!switches_on || end < begin) return 0;
-  const strobe__offcpu_thread *t = NULL;
-  for (uint32_t i = s->n_threads; i-- > 0 && !t;)
-    if (s->threads[i].tid == tid) t = &s->threads[i];
-  if (!t || begin < t->first || end > (until > t->last ? until : t->last)) return 0;
-  if (t->cut_at && end > t->cut_at) return 0;
+  if (end < begin || !strobe__samples_cover(s, switches_on, until, tid, &from, &to) || begin < from || end > to) return 0;
+  const strobe__offcpu_thread *t = find_thread(s, tid);
   /* The first interval ending after `begin` (binary search), then every one starting before `end`. */
   uint32_t lo = 0, hi = t->n;
   while (lo < hi) {
@@ -139,6 +152,33 @@ int strobe__samples_off_cpu(const strobe__samples *s, int switches_on, uint64_t 
   }
   *off = sum;
   *blocked = asleep;
+  return 1;
+}
+
+int strobe__samples_state_at(const strobe__samples *s, int switches_on, uint64_t until, uint64_t tid, uint64_t at,
+                             int *state, uint64_t *since) {
+  uint64_t from, to;
+  *state = 0, *since = 0;
+  if (!strobe__samples_cover(s, switches_on, until, tid, &from, &to) || at < from || at > to) return 0;
+  const strobe__offcpu_thread *t = find_thread(s, tid);
+  if (t->out && t->out_at <= at) { /* off its CPU from its last switch out to the end of the records */
+    *state = t->out_preempted ? 2 : 1;
+    *since = t->out_at;
+    return 1;
+  }
+  /* On its CPU since the end of its last off-CPU interval before `at`, or since the records began. */
+  uint32_t lo = 0, hi = t->n;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (t->iv[2 * mid + 1] <= at) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo < t->n && (t->iv[2 * lo] & ~1ull) <= at) { /* inside an interval that ended later */
+    *state = t->iv[2 * lo] & 1 ? 2 : 1;
+    *since = t->iv[2 * lo] & ~1ull;
+    return 1;
+  }
+  *since = lo ? t->iv[2 * lo - 1] : t->first;
   return 1;
 }
 

@@ -64,6 +64,16 @@ STROBE_API void strobe__samples_free(strobe__samples *s);
  * `blocked` may be NULL. Pure. */
 int strobe__samples_off_cpu(const strobe__samples *s, int switches_on, uint64_t until, uint64_t tid, uint64_t begin,
                             uint64_t end, uint64_t *off, uint64_t *blocked);
+/* The range of ticks [*from, *to] OS thread `tid`'s context switches cover (the rule strobe__samples_off_cpu
+ * states): 1, or 0 when they cover nothing (switches off, no such thread). For consumers that split many
+ * intervals themselves (the viewer's tooltips) with the same rule. */
+STROBE_API int strobe__samples_cover(const strobe__samples *s, int switches_on, uint64_t until, uint64_t tid,
+                                     uint64_t *from, uint64_t *to);
+/* Where OS thread `tid` was at `at` (ticks; the capture's end for a frame still running): *state 0 on its CPU,
+ * 1 blocked, 2 preempted, since *since (ticks: its last switch, or its first sampler record). Returns 1 when its
+ * switches cover `at` (as strobe__samples_off_cpu's rule), 0 when there is no data (*state and *since then 0). */
+int strobe__samples_state_at(const strobe__samples *s, int switches_on, uint64_t until, uint64_t tid, uint64_t at,
+                             int *state, uint64_t *since);
 /* Function ids with samples, sorted by self (then inclusive) count descending
  * when by_self, else by inclusive; *n gets their number. Caller frees. */
 uint32_t *strobe__samples_top(const strobe__samples *s, int by_self, uint32_t *n);

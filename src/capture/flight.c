@@ -48,6 +48,7 @@
 #include "format/capture_writer.h"
 #include "format/codec.h"
 #include "platform/clock.h"
+#include "platform/host.h"
 #include "platform/invariant.h"
 #include "platform/io.h"
 
@@ -766,7 +767,7 @@ static int write_spike(strobe_flight_recorder *fr, const snapshot *s, uint64_t s
   int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   int rc = fd < 0 ? STROBE_EIO : write_dump(fr, s, fd);
   if (fd >= 0 && close(fd) != 0 && !rc) rc = STROBE_EIO;
-  if (!rc && rename(tmp, path) != 0) rc = STROBE_EIO;
+  if (!rc && strobe__replace_file(tmp, path) != 0) rc = STROBE_EIO;
   if (rc && fd >= 0) unlink(tmp);
   return rc;
 }
@@ -888,8 +889,7 @@ int strobe_flight_recorder_start(const strobe_flight_recorder_desc *desc, strobe
   fr->mem = malloc(fr->cap);
   if (!fr->mem) goto fail;
   strobe__footprint_add(STROBE__FOOT_FLIGHT_RECORDER, (int64_t)fr->cap);
-  long page = sysconf(_SC_PAGESIZE);
-  size_t step = page > 0 ? (size_t)page : 4096u;
+  size_t step = strobe__host_page_size();
   for (size_t i = 0; i < fr->cap; i += step) ((volatile uint8_t *)fr->mem)[i] = 0;
 
   fr->cost = strobe__measure_cost();

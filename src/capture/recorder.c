@@ -31,6 +31,7 @@
 #include "collect/collect.h"
 #include "format/capture_writer.h"
 #include "platform/clock.h"
+#include "platform/host.h"
 #include "platform/invariant.h"
 #include "platform/io.h"
 
@@ -42,7 +43,7 @@ struct strobe_recorder {
   strobe__consumer consumer;
   strobe__writer *writer;
   int fd;
-  pid_t pid; /* the process that started it: a forked child shares fd but must never write to it */
+  uint32_t pid; /* the process that started it: a forked child shares fd but must never write to it */
   uint64_t flush_ticks;   /* flush interval in ticks */
   uint64_t clock_ticks;   /* calibration-pair interval in ticks */
   uint64_t last_flush, last_clock;
@@ -234,7 +235,7 @@ static void stop_all_at_exit(void) {
      * parent's capture (docs/recording.md §Crash loss). */
     strobe__mutex_lock(&g_live_lock);
     strobe_recorder *r = g_live;
-    while (r && r->pid != getpid()) r = r->next;
+    while (r && r->pid != strobe__host_pid()) r = r->next;
     strobe__mutex_unlock(&g_live_lock);
     if (!r) return;
     strobe_record_stop(r);
@@ -258,7 +259,7 @@ int strobe_record_start(const strobe_record_desc *desc, strobe_recorder **out) {
   int rc = STROBE_EIO;
   r->fd = open(desc->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (r->fd < 0) goto fail;
-  r->pid = getpid();
+  r->pid = strobe__host_pid();
   r->flush_ticks = (uint64_t)((double)flush_ms * 1e6 / clk->ns_per_tick);
   r->clock_ticks = (uint64_t)((double)CLOCK_PAIR_NS / clk->ns_per_tick);
   r->last_flush = r->last_clock = r->last_tick = strobe__now();

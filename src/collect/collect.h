@@ -27,7 +27,12 @@
  * (scopes must stay idle under a session), hence a word of its own. */
 #define STROBE__OPGATE_EVENTS 1u  /* an event consumer is active (mirrors STROBE__ACTIVE_EVENTS) */
 #define STROBE__OPGATE_SESSION 2u /* added per active session of any collector, taken away at its end */
-extern __attribute__((visibility("hidden"))) uint32_t strobe__op_gate;
+/* Hidden from the shared library's exports: an ELF notion, given empty by
+ * src/platform/compat_windows.h where PE has none. */
+#ifndef STROBE__HIDDEN
+#define STROBE__HIDDEN __attribute__((visibility("hidden")))
+#endif
+extern STROBE__HIDDEN uint32_t strobe__op_gate;
 
 /* An array the application thread fills (a snapshot's nodes, a deep
  * capture's calls): grows *p, *cap elements of `size` bytes, by doubling from

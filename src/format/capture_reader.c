@@ -20,7 +20,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -672,7 +671,7 @@ static int block_clock_offsets(strobe_capture *c) {
 /* >>crash: CRASH (docs/capture-format.md §CRASH), read twice: sizes first, then copied into one allocation. */
 static const char *signal_name(int sig, char *buf, size_t cap) {
   static const struct { int sig; const char *name; } names[] = {
-      {SIGSEGV, "SIGSEGV"}, {SIGBUS, "SIGBUS"}, {SIGILL, "SIGILL"}, {SIGFPE, "SIGFPE"}, {SIGABRT, "SIGABRT"}};
+      {11, "SIGSEGV"}, {7, "SIGBUS"}, {4, "SIGILL"}, {8, "SIGFPE"}, {6, "SIGABRT"}}; /* the format's (Linux's) numbers */
   for (size_t i = 0; i < sizeof names / sizeof *names; i++)
     if (names[i].sig == sig) return names[i].name;
   snprintf(buf, cap, "signal %d", sig);
@@ -2258,7 +2257,7 @@ int strobe_capture_open_fd(int fd, strobe_capture **out) {
   if (!out) return STROBE_EINVAL;
   *out = NULL;
   if (fd < 0) return STROBE_EINVAL;
-  return open_descriptor(fcntl(fd, F_DUPFD_CLOEXEC, 0), out); /* the caller keeps fd */
+  return open_descriptor(strobe__dup_fd(fd), out); /* the caller keeps fd */
 }
 
 int strobe_capture_open_memory(const void *data, size_t len, strobe_capture **out) {

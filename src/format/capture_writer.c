@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -209,15 +208,13 @@ static void field_u8(strobe__buf *b, uint16_t tag, uint8_t v) {
 }
 
 static void write_header(strobe__writer *w) {
-  struct utsname u;
   strobe__header_facts own;
   const strobe__header_facts *x = w->desc.facts;
   if (!x) {
-    if (uname(&u) != 0) strcpy(u.machine, "unknown");
     strobe_desc d = strobe_query_desc();
-    own = (strobe__header_facts){*strobe__clock(), w->start_ticks ? w->start_ticks : strobe__now(), u.machine,
-                                 STROBE__ASSERTIONS, (uint64_t)getpid(), d.ring_events, d.overflow, d.ring_events_max,
-                                 strobe__unix_ns_at_mono(strobe__clock()->epoch_mono_ns), NULL};
+    own = (strobe__header_facts){*strobe__clock(), w->start_ticks ? w->start_ticks : strobe__now(), strobe__host_machine(),
+                                 STROBE__ASSERTIONS, (uint64_t)strobe__host_pid(), d.ring_events, d.overflow, d.ring_events_max,
+                                 strobe__unix_ns_at_mono(strobe__clock()->epoch_mono_ns), NULL, NULL};
     x = &own;
   }
   strobe__buf f = {0};
@@ -230,7 +227,7 @@ static void write_header(strobe__writer *w) {
   field_u64(&f, STROBE__TAG_START_TICKS, x->start_ticks);
   field_f64(&f, STROBE__TAG_OVERHEAD_NS, w->desc.overhead_per_scope_ns);
   field_str(&f, STROBE__TAG_STROBE_VERSION, STROBE_VERSION_STRING);
-  field_str(&f, STROBE__TAG_OS, "linux");
+  field_str(&f, STROBE__TAG_OS, x->os ? x->os : strobe__host_os());
   field_str(&f, STROBE__TAG_ARCH, x->arch);
   field_str(&f, STROBE__TAG_FEATURES, strobe_profiling_available() ? "profiling zstd" : "zstd");
   field_u8(&f, STROBE__TAG_ASSERTIONS, (uint8_t)x->assertions);

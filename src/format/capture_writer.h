@@ -37,6 +37,7 @@ typedef struct strobe__header_facts {
   uint64_t epoch_unix_ns;   /* CLOCK_REALTIME at the epoch; 0: not written */
   const char *boot_id;      /* the host boot whose CLOCK_MONOTONIC the clock is (a merge of one boot, or aligned on
                              * it: docs/cli.md §strobe merge); NULL or "": none written */
+  const char *os;           /* the OS that wrote it ("linux", "windows"); NULL: this host's (strobe__host_os) */
 } strobe__header_facts;
 
 typedef struct strobe__writer_desc {

@@ -1,112 +1,35 @@
 /*
- * host_linux.c — host.h on Linux: getpid, the kernel's boot id
- * (/proc/sys/kernel/random/boot_id, a UUID that changes at every boot, and
- * with it CLOCK_MONOTONIC's origin) and getrandom.
+ * host_linux.c — host.h's per-OS part on Linux: getpid and gettid, the
+ * kernel's boot id (/proc/sys/kernel/random/boot_id, a UUID that changes at
+ * every boot, and with it CLOCK_MONOTONIC's origin), getrandom, uname's
+ * machine and the page size. host_common.c holds the rest.
  *
- * STROBE_TEST_FAKE_HOST=<32 hex digits>:<signed ns> (tests only,
- * docs/sessions.md §Across hosts) makes this process another host: that boot
- * id, and a monotonic clock shifted by that many ns wherever the process
- * shows its clock (capture headers, operation tokens, /api/clock), so a test
- * on one machine goes through the code a second host would. A malformed value
- * is ignored (the real host), never half-taken.
+ * Must never: fall back to a predictable source for a random identifier.
  */
 #include "platform/host.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "strobe/strobe.h"
 
 uint32_t strobe__host_pid(void) { return (uint32_t)getpid(); }
 
-static uint8_t g_boot[16];
-static int g_boot_rc = STROBE_EIO;
-static pthread_once_t g_boot_once = PTHREAD_ONCE_INIT;
+uint64_t strobe__host_tid(void) { return (uint64_t)syscall(SYS_gettid); }
 
-static int hex_nibble(char ch) {
-  if (ch >= '0' && ch <= '9') return ch - '0';
-  if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
-  if (ch >= 'A' && ch <= 'F') return ch - 'A' + 10;
-  return -1;
-}
-
-static int64_t g_shift_ns;
-
-/* Parses STROBE_TEST_FAKE_HOST into id and g_shift_ns. Returns 1 when it is set and well formed. */
-static int fake_host(uint8_t id[16]) {
-  const char *v = getenv("STROBE_TEST_FAKE_HOST");
-  if (!v || strlen(v) < 34 || v[32] != ':') return 0;
-  for (int i = 0; i < 32; i++) {
-    int hi = hex_nibble(v[i]);
-    if (hi < 0) return 0;
-    if (i % 2 == 0) id[i / 2] = (uint8_t)(hi << 4);
-    else id[i / 2] |= (uint8_t)hi;
-  }
-  char *end = NULL;
-  errno = 0;
-  long long shift = strtoll(v + 33, &end, 10);
-  if (errno || !end || *end) return 0;
-  g_shift_ns = shift;
-  return 1;
-}
-
-static void read_boot_id(void) {
-  uint8_t fake[16];
-  if (fake_host(fake)) {
-    memcpy(g_boot, fake, sizeof g_boot);
-    g_boot_rc = 0;
-    return;
-  }
+int strobe__host_os_boot_id(uint8_t out[16]) {
   int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return;
+  if (fd < 0) return -1;
   char text[64];
   ssize_t n = read(fd, text, sizeof text - 1);
   close(fd);
-  if (n <= 0) return;
-  uint8_t id[16];
-  int nib = 0;
-  for (ssize_t i = 0; i < n && nib < 32; i++) {
-    if (text[i] == '-' || text[i] == '\n') continue;
-    int v = hex_nibble(text[i]);
-    if (v < 0) return;
-    if (nib % 2 == 0)
-      id[nib / 2] = (uint8_t)(v << 4);
-    else
-      id[nib / 2] |= (uint8_t)v;
-    nib++;
-  }
-  if (nib != 32) return;
-  memcpy(g_boot, id, sizeof g_boot);
-  g_boot_rc = 0;
-}
-
-int strobe__host_boot_id(uint8_t out[16]) {
-  pthread_once(&g_boot_once, read_boot_id);
-  if (g_boot_rc) {
-    memset(out, 0, 16);
-    return g_boot_rc;
-  }
-  memcpy(out, g_boot, 16);
-  return 0;
-}
-
-int64_t strobe__host_mono_shift_ns(void) {
-  pthread_once(&g_boot_once, read_boot_id);
-  return g_shift_ns;
-}
-
-int strobe__host_boot_hex(char out[33]) {
-  uint8_t id[16];
-  int rc = strobe__host_boot_id(id);
-  static const char hex[] = "0123456789abcdef";
-  for (int i = 0; i < 16; i++) out[2 * i] = hex[id[i] >> 4], out[2 * i + 1] = hex[id[i] & 15];
-  out[rc ? 0 : 32] = 0;
-  return rc;
+  return n > 0 ? strobe__host_hex16(text, (size_t)n, out) : -1;
 }
 
 int strobe__host_random_u64(uint64_t *out) {
@@ -126,4 +49,29 @@ int strobe__host_random_u64(uint64_t *out) {
   } while (v == 0);
   *out = v;
   return 0;
+}
+
+static char g_machine[65] = "unknown";
+static pthread_once_t g_machine_once = PTHREAD_ONCE_INIT;
+
+static void read_machine(void) {
+  struct utsname u;
+  if (uname(&u) == 0) {
+    strncpy(g_machine, u.machine, sizeof g_machine - 1);
+    g_machine[sizeof g_machine - 1] = 0;
+  }
+}
+
+const char *strobe__host_machine(void) {
+  pthread_once(&g_machine_once, read_machine);
+  return g_machine;
+}
+
+int strobe__host_crash_signals(void) { return 1; }
+
+const char *strobe__host_os(void) { return "linux"; }
+
+size_t strobe__host_page_size(void) {
+  long page = sysconf(_SC_PAGESIZE);
+  return page > 0 ? (size_t)page : 4096u;
 }

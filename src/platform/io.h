@@ -1,7 +1,9 @@
 /*
  * io.h — file I/O the capture consumers and the reader share: writing a
- * whole buffer to a descriptor (retrying short writes and EINTR), and
- * opening a file for reading without ever blocking on it.
+ * whole buffer to a descriptor (retrying short writes and EINTR), opening a
+ * file for reading without ever blocking on it, a descriptor's duplicate,
+ * and a file replaced by another whole. One file per OS: io_posix.c (Linux),
+ * io_windows.c (the C runtime's descriptors, always binary).
  */
 #ifndef STROBE_PLATFORM_IO_H
 #define STROBE_PLATFORM_IO_H
@@ -19,5 +21,14 @@ int strobe__write_all(int fd, const void *data, size_t len);
  * (nothing left open). */
 #define STROBE__OPEN_NOT_REGULAR (-2)
 int strobe__open_regular(const char *path);
+
+/* A new descriptor for the file fd names (close-on-exec); the caller keeps
+ * fd. Returns it, or -1 with errno set. */
+int strobe__dup_fd(int fd);
+
+/* Renames from over to, replacing to when it exists, in one step where the
+ * OS allows it (rename(2); MoveFileEx with MOVEFILE_REPLACE_EXISTING).
+ * Returns 0 or STROBE_EIO (both files as they were). */
+int strobe__replace_file(const char *from, const char *to);
 
 #endif

@@ -1,29 +1,15 @@
 /*
- * io_posix.c — strobe__write_all and strobe__open_regular on POSIX
- * descriptors (see io.h).
+ * io_posix.c — io.h on POSIX descriptors (Linux).
  */
 #include "platform/io.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "strobe/strobe.h"
-
-int strobe__write_all(int fd, const void *data, size_t len) {
-  const char *p = data;
-  while (len) {
-    ssize_t n = write(fd, p, len);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return STROBE_EIO;
-    }
-    p += n;
-    len -= (size_t)n;
-  }
-  return 0;
-}
 
 int strobe__open_regular(const char *path) {
   /* O_NONBLOCK: opening a FIFO with no writer would otherwise wait forever. */
@@ -49,3 +35,7 @@ int strobe__open_regular(const char *path) {
   }
   return fd;
 }
+
+int strobe__dup_fd(int fd) { return fcntl(fd, F_DUPFD_CLOEXEC, 0); }
+
+int strobe__replace_file(const char *from, const char *to) { return rename(from, to) == 0 ? 0 : STROBE_EIO; }

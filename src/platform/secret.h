@@ -1,7 +1,8 @@
 /*
  * secret.h — secrets the server hands out and checks: random bytes from the
  * operating system, random hex tokens, and a constant-time comparison. One
- * implementation file per platform (secret_linux.c).
+ * implementation file per OS (secret_linux.c, secret_windows.c) beside
+ * secret_common.c.
  *
  * Only libstrobe_server uses these, so the build compiles them into it
  * (CMakeLists.txt >>server); the core library's one random need, collector

@@ -19,11 +19,11 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "platform/clock.h"
+#include "platform/host.h"
 #include "platform/invariant.h"
 #include "probe/probe.h"
 
@@ -100,6 +100,7 @@ int strobe_setup(const strobe_desc *desc) {
   resolve_desc(&d);
   if (d.ring_events < 1024 || d.ring_events > MAX_RING_EVENTS || !power_of_two(d.ring_events)) return STROBE_EINVAL;
   if (d.drain_interval_ms > 1000 || d.report_interned_names > 1 || d.crash_handler > 1) return STROBE_EINVAL;
+  if (d.crash_handler && !strobe__host_crash_signals()) return STROBE_EUNSUPPORTED; /* docs/platforms.md §Windows */
   if (!strobe_overflow_name(d.overflow)) return STROBE_EINVAL;
   if (d.ring_events_max < d.ring_events || d.ring_events_max > MAX_RING_EVENTS || !power_of_two(d.ring_events_max))
     return STROBE_EINVAL;
@@ -232,7 +233,7 @@ static strobe__tstate *attach(void) {
   if (!t) return NULL;
   t->overflow = overflow;
   t->ring_events_max = ring_max;
-  t->os_tid = (uint64_t)syscall(SYS_gettid);
+  t->os_tid = strobe__host_tid();
   strobe__mutex_lock(&g_threads_lock);
   t->index = g_threads_seen++;
   t->next = g_threads;

@@ -271,7 +271,9 @@ static json_t *initialize_result(const char *version) {
       "the limits; strobe_profile_start returns a session id; strobe_profile_read {\"id\"} snapshots it while it "
       "runs; strobe_profile_reset {\"id\"} discards what it kept so far; strobe_profile_end {\"id\"} finalizes it. "
       "strobe_ui_tree_request and strobe_deep_capture_request ask for a UI-tree snapshot or a deep capture of the "
-      "next frame in the application's local captures and answer only their status and size. Reports are "
+      "next frame in the application's local captures and answer only their status and size. "
+      "strobe_profile_explain says why frames of the live recording were slow (each stage's self time against its "
+      "p50, split into on CPU, blocked and preempted where known) and where an unfinished frame is stuck. Reports are "
       "content-free JSON v1: completed samples with "
       "stage timings in wall-clock ms, unfinished work reported apart (never as a duration), every percentile "
       "with its n. Nested stages are labelled: do not sum them.");
@@ -306,7 +308,7 @@ static void call_tool(strobe__mcp *m, const mcp_session *sess, json_t *id, json_
     return;
   }
   if (json_is_null(args)) args = NULL;
-  strobe__tool_env env = {m->cfg.collector, m->cfg.perms, sess->owner, m};
+  strobe__tool_env env = {m->cfg.collector, m->cfg.perms, sess->owner, m, m->cfg.server};
   char *result = NULL;
   size_t len = 0;
   if (strobe__tools_call(&env, json_string_value(name), args, &result, &len) != 0) {

@@ -233,7 +233,7 @@ int strobe_server_start(const strobe_server_desc *desc, strobe_server **out) {
   s->perms.tools = s->desc.tools;
   s->viewer_owner = strobe__random_owner();
 
-  strobe__mcp_config mc = {s->collector, &s->perms, s->desc.max_mcp_sessions, s->desc.mcp_idle_timeout_s};
+  strobe__mcp_config mc = {s->collector, &s->perms, s->desc.max_mcp_sessions, s->desc.mcp_idle_timeout_s, s};
   rc = strobe__mcp_create(&mc, &s->mcp);
   if (rc) goto fail;
   if (s->token_file) {

@@ -54,6 +54,7 @@ typedef struct strobe__tool_env {
   strobe__perms *perms;
   uint64_t owner;   /* the calling MCP session's owner id */
   strobe__mcp *mcp; /* the MCP table, for limit_reached's note; may be NULL */
+  strobe_server *server; /* strobe_profile_explain's capture; NULL: nothing to explain */
 } strobe__tool_env;
 
 /* The tools/list result's `tools` array (a new reference). */
@@ -87,6 +88,7 @@ typedef struct strobe__mcp_config {
   strobe__perms *perms;
   uint32_t max_sessions;    /* MCP sessions at once */
   uint32_t session_idle_s;  /* idle expiry */
+  strobe_server *server;    /* the capture strobe_profile_explain reads (viewer_internal.h); NULL: none */
 } strobe__mcp_config;
 
 typedef struct strobe__mcp_request {

@@ -2,8 +2,10 @@
  * tools.c — the MCP tools that STROBE_SERVER_TOOLS lists (strobe/server.h; docs/server.md §Tools):
  * start a profiling session, read it (a report, or availability with {}),
  * reset it (docs/sessions.md §Reset), end it; request a UI-tree snapshot or a deep capture into the local captures
- * and say what became of it (its status and size, never its nodes, calls or bytes: docs/sessions.md §Content); their input and
- * output schemas; argument validation; and the stable error names every failure carries.
+ * and say what became of it (its status and size, never its nodes, calls or bytes: docs/sessions.md §Content); explain
+ * frames of the live recording or the shown file with the library's content-free JSON (strobe_explain_json,
+ * docs/explain.md); their input and output schemas; argument validation; and the stable error names every failure
+ * carries.
  *
  * Owns: the tool table (one row per tool: description, arguments, output
  * schema, annotations, handler; one row per argument: its schema, built from
@@ -24,9 +26,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include "server/server_internal.h"
+#include "server/viewer_internal.h"
 #include "strobe/deep.h"
+#include "strobe/explain.h"
 #include "strobe/tree.h"
 
 /* The tools of STROBE_SERVER_TOOLS (strobe/server.h), by index. */
@@ -60,9 +65,22 @@ typedef struct tool_args {
   strobe_session_desc start; /* max_samples, include_devtools, kinds */
   const char *id;            /* borrowed from the arguments; NULL when absent */
   int request;               /* strobe_ui_tree_request / strobe_deep_capture_request: default 1 */
+  uint64_t sample;           /* strobe_profile_explain: an operation id; 0 when absent */
+  uint32_t slowest;          /* strobe_profile_explain: 1..MAX_SLOWEST; 0 when absent */
 } tool_args;
 
-typedef enum arg_id { ARG_MAX_SAMPLES, ARG_INCLUDE_DEVTOOLS, ARG_KINDS, ARG_ID, ARG_REQUEST, ARG_COUNT } arg_id;
+typedef enum arg_id {
+  ARG_MAX_SAMPLES,
+  ARG_INCLUDE_DEVTOOLS,
+  ARG_KINDS,
+  ARG_ID,
+  ARG_REQUEST,
+  ARG_SAMPLE,
+  ARG_SLOWEST,
+  ARG_COUNT
+} arg_id;
+#define MAX_SLOWEST 8              /* frames strobe_profile_explain explains at once: a result stays small */
+#define SAMPLE_MAX 9007199254740991 /* 2^53 - 1: the largest integer a JSON client reads exactly */
 
 /* A value's schema (a new reference), without its description. */
 static json_t *schema_max_samples(void) {
@@ -127,6 +145,35 @@ static int parse_id(json_t *v, tool_args *a, const char **why) {
   return 0;
 }
 
+static json_t *schema_sample(void) {
+  return json_pack("{s:s,s:i,s:I}", "type", "integer", "minimum", 1, "maximum", (json_int_t)SAMPLE_MAX);
+}
+static json_t *schema_slowest(void) {
+  return json_pack("{s:s,s:i,s:i,s:i}", "type", "integer", "minimum", 1, "maximum", MAX_SLOWEST, "default", 1);
+}
+
+/* An integer from lo to hi, or a real with no fractional part; -1 otherwise. */
+static double whole_in(json_t *v, double lo, double hi) {
+  double d = json_is_integer(v) ? (double)json_integer_value(v) : json_is_real(v) ? json_real_value(v) : -1;
+  return d >= lo && d <= hi && d == (double)(int64_t)d ? d : -1;
+}
+
+static int parse_sample(json_t *v, tool_args *a, const char **why) {
+  double d = whole_in(v, 1, (double)SAMPLE_MAX);
+  *why = "sample must be an operation id (an integer of at least 1): a session sample's or unfinished entry's id";
+  if (d < 0) return STROBE_EINVAL;
+  a->sample = (uint64_t)d;
+  return 0;
+}
+
+static int parse_slowest(json_t *v, tool_args *a, const char **why) {
+  double d = whole_in(v, 1, MAX_SLOWEST);
+  *why = "slowest must be an integer from 1 to " STR(MAX_SLOWEST);
+  if (d < 0) return STROBE_EINVAL;
+  a->slowest = (uint32_t)d;
+  return 0;
+}
+
 static int parse_request(json_t *v, tool_args *a, const char **why) {
   *why = "request must be a boolean";
   if (!json_is_boolean(v)) return STROBE_EINVAL;
@@ -150,6 +197,10 @@ static const struct {
                    "unfinished"},
     [ARG_ID] = {"id", schema_id, parse_id, "a session id returned by strobe_profile_start"},
     [ARG_REQUEST] = {"request", schema_boolean, parse_request, "false: only the status (default true)"},
+    [ARG_SAMPLE] = {"sample", schema_sample, parse_sample,
+                    "an operation id to explain: a sample's or an unfinished entry's id in a session report"},
+    [ARG_SLOWEST] = {"slowest", schema_slowest, parse_slowest,
+                     "explain the K slowest ended frames of the recording, slowest first (default 1 without sample)"},
 };
 
 #define ARG(a) (1u << (a))
@@ -472,6 +523,53 @@ static char *run_request(const strobe__tool_env *env, tool_id t, const tool_args
   return dump_result(v ? tool_value(v) : tool_error(STROBE_ENOMEM, NULL), len);
 }
 
+/* strobe_profile_explain's frames: the sample's (the first frame with that operation id), then the slowest K. */
+static json_t *explain_value(strobe_explain *e, const tool_args *a, const char *source, int *rc) {
+  const strobe_frames *fx = strobe_explain_query_frames(e);
+  uint32_t frames[1 + MAX_SLOWEST], n = 0, count = strobe_frames_query_count(fx), i = 0;
+  if (a->sample) {
+    while (i < count && strobe_frames_query_frame(fx, i)->id != a->sample) i++;
+    if (i < count) frames[n++] = i;
+  }
+  if (a->slowest || !a->sample) n += strobe_explain_slowest(e, a->slowest ? a->slowest : 1, frames + n);
+  char *text = NULL;
+  size_t len = 0;
+  *rc = strobe_explain_json(e, frames, n, STROBE_EXPLAIN_JSON_UNFINISHED, &text, &len);
+  if (*rc) return NULL;
+  json_t *v = json_loadb(text, len, 0, NULL);
+  free(text);
+  if (!v) {
+    *rc = STROBE_ENOMEM;
+    return NULL;
+  }
+  json_object_set_new(v, "source", json_string(source));
+  if (a->sample) json_object_set_new(v, "sample_found", json_boolean(i < count));
+  return v;
+}
+
+/* strobe_profile_explain, once permitted: the capture of viewer_internal.h explained by the library, content-free.
+ * The dump and the explainer's three reads run on the caller's thread (docs/server.md §Tools: their cost). */
+static char *run_explain(const strobe__tool_env *env, tool_id t, const tool_args *a, size_t *len) {
+  const char *why = NULL, *source = NULL;
+  int rc = lock_permitted(env, t, &why), fd = -1;
+  if (rc) return failed(env, rc, why, len);
+  strobe__mutex_unlock(&env->perms->lock);
+  rc = env->server ? strobe__viewer_explain_source(env->server, &fd, &source) : STROBE_ESTATE;
+  if (rc == STROBE_ESTATE)
+    return dump_result(tool_error(rc, "nothing to explain: the server records no live capture "
+                                      "(strobe_server_record_start, the viewer's record button) and shows no file"),
+                       len);
+  if (rc) return dump_result(tool_error(rc, NULL), len);
+  char path[64];
+  snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+  strobe_explain *e = NULL;
+  rc = strobe_explain_open(path, NULL, &e); /* keeps nothing of the file: it may be closed now */
+  close(fd);
+  json_t *v = rc ? NULL : explain_value(e, a, source, &rc);
+  strobe_explain_destroy(e);
+  return dump_result(v ? tool_value(v) : tool_error(rc ? rc : STROBE_ENOMEM, NULL), len);
+}
+
 /* The tools: one row each, by STROBE_SERVER_TOOLS index. tools/list is built
  * from the rows (name, description, input schema from the arguments' rows,
  * output schema, annotations) and tools/call parses the row's arguments and
@@ -546,6 +644,31 @@ static const tool_row k_rows[TOOL_COUNT] = {
          "{\"request\": false} it only answers the status. Fails with nothing_recording when no capture file "
          "records.",
          ARG(ARG_REQUEST), 0, STATUS_OUTPUT, 0, 0, run_request},
+    [TOOL_PROFILE_EXPLAIN] =
+        {"Explain why frames were slow", "Explain slow frames",
+         "Explains frames of the application's live recording (the server's flight recorder, snapshotted now; else "
+         "the capture file the viewer shows): each frame's wall time in parts (each stage's self time, the time "
+         "outside stages, the hand-off gap between processes, the GPU's backlog and polling), each against its p50 "
+         "over the ended frames of the same kind and window (with n), the parts that exceeded their norm, and "
+         "whether a part's extra time was on CPU, blocked or preempted (from context switches when the sampler "
+         "records them; null means unknown, never zero). Also every unfinished frame: how long it has run against "
+         "its peers' p95 (stalled past " STR(STROBE_STALL_FACTOR) "x), the stage open now and whether its thread is "
+         "on CPU or blocked. Times in ns; static labels and numbers only (sampled function names stay in local "
+         "captures: functions_withheld counts them). Fails with nothing_recording when the server records nothing "
+         "and shows no file.",
+         ARG(ARG_SAMPLE) | ARG(ARG_SLOWEST), 0,
+         "{\"type\":\"object\",\"properties\":{\"source\":{\"enum\":[\"live\",\"file\"]},"
+         "\"coverage\":{\"type\":\"object\",\"required\":[\"switches\",\"samples\",\"gpu\",\"wait_reason\"]},"
+         "\"frames\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"required\":[\"kind\",\"number\","
+         "\"op\",\"series\",\"state\",\"wall\",\"exceeded\",\"worst\",\"parts\"]}},"
+         "\"unfinished\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"required\":[\"op\",\"elapsed_ns\","
+         "\"p95_ns\",\"n\",\"stall\",\"stage\",\"stage_elapsed_ns\",\"thread_now\",\"thread_since_ns\"],"
+         "\"properties\":{\"stall\":{\"enum\":[\"stalled\",\"in_flight\",\"no_baseline\"]}}}},"
+         "\"unfinished_cut\":{\"type\":\"integer\"},\"sample_found\":{\"type\":\"boolean\"},"
+         "\"error\":{\"type\":\"string\"},\"message\":{\"type\":\"string\"}},"
+         "\"anyOf\":[{\"required\":[\"source\",\"coverage\",\"frames\",\"unfinished\",\"unfinished_cut\"]},"
+         ERROR_SHAPE "]}",
+         1, 0, run_explain},
 };
 
 /* A row's input schema: its arguments' schemas with their descriptions. */

@@ -9,6 +9,7 @@
  *   GET  /api/capture/table/spans?gen=G&since=T  the live append: only the spans ending after T
  *   POST /api/capture/recorder         {"recording": true|false}: start/stop the live recorder
  *   POST /api/capture/snapshot         ask for a fresh live snapshot (202 + state)
+ *   GET  /api/capture/explain?number=N why frame N was slow: the library's explanation (strobe_explain_json)
  *
  * What is shown is either files (strobe_server_view_file, as `strobe view`
  * does) or the live application through a flight recorder the server owns.
@@ -24,7 +25,7 @@
  * libmicrohttpd's thread on a snapshot or a build, or mix tables of two
  * generations (a table request names its generation; a stale one is 409).
  *
- * Contents: >>state >>snapshot >>worker >>assets >>routes >>api
+ * Contents: >>state >>snapshot >>worker >>assets >>routes >>api >>explain
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -40,6 +41,7 @@
 
 #include "server/server_internal.h"
 #include "server/viewer_internal.h"
+#include "strobe/explain.h"
 #include "viewer/viewer_model.h"
 
 /* >>state */
@@ -59,6 +61,9 @@ struct strobe__viewer {
   uint64_t stops_done;          /* counts finished recorder stops (record_stop waits on it) */
   uint32_t max_spans;
   strobe_viewer_load_stats last_stats;
+  char *file;                   /* the shown file's path (SHOW_FILE), for strobe_profile_explain */
+  strobe_explain *ex;           /* the shown file's explainer, built on first use (/api/capture/explain) */
+  uint64_t ex_generation;       /* the generation it was built for: another file shown makes it stale */
   pthread_t worker;
   int has_worker;
 };
@@ -175,6 +180,8 @@ void strobe__viewer_destroy(strobe__viewer *v) {
   if (v->fr) strobe_flight_recorder_stop(v->fr);
   strobe__vmodel_release(v->model[0]);
   strobe__vmodel_release(v->model[1]);
+  free(v->file);
+  strobe_explain_destroy(v->ex);
   pthread_cond_destroy(&v->cond);
   strobe__mutex_destroy(&v->lock);
   free(v);
@@ -411,6 +418,105 @@ static int api_recorder(strobe__viewer *v, struct MHD_Connection *conn, const ch
   return queue_state(conn, v, on ? MHD_HTTP_OK : MHD_HTTP_ACCEPTED);
 }
 
+/* An explainer of what is shown now (viewer_internal.h's source): the file's is kept (v->ex, under v->lock) until
+ * another file is shown; a live recording's is built from a fresh dump each time and *owned set. */
+static int explainer(strobe_server *s, strobe__viewer *v, strobe_explain **out, int *owned) {
+  *out = NULL;
+  *owned = 0;
+  strobe__mutex_lock(&v->lock);
+  int cached = v->ex && v->ex_generation == v->generation && v->show == SHOW_FILE && !v->fr;
+  if (cached) *out = v->ex;
+  uint64_t gen = v->generation;
+  strobe__mutex_unlock(&v->lock);
+  if (cached) return 0;
+  int fd;
+  const char *source;
+  int rc = strobe__viewer_explain_source(s, &fd, &source);
+  if (rc) return rc;
+  char path[64];
+  snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+  rc = strobe_explain_open(path, NULL, out); /* keeps nothing of the file */
+  close(fd);
+  if (rc || strcmp(source, "file")) {
+    *owned = !rc;
+    return rc;
+  }
+  strobe__mutex_lock(&v->lock);
+  strobe_explain_destroy(v->ex);
+  v->ex = *out;
+  v->ex_generation = gen;
+  strobe__mutex_unlock(&v->lock);
+  return 0;
+}
+
+/* GET /api/capture/explain?number=N (docs/viewer.md §Explanation): the explanation of the first frame numbered N,
+ * with run-time names (the viewer is local: docs/explain.md §JSON). On libmicrohttpd's thread, as every request: the
+ * first one on a file, and each on a live recording, read the capture three times (strobe_explain_open). */
+/* ?excess=1: every ended frame's excess over its norm (strobe_explain_excess) as [kind, number, thread (the capture
+ * thread it began on), excess_ns] rows. */
+static int queue_excess(struct MHD_Connection *conn, const strobe_explain *e) {
+  const strobe_frames *fx = strobe_explain_query_frames(e);
+  uint32_t n = strobe_frames_query_count(fx);
+  double *excess = malloc(((size_t)n + 1) * sizeof *excess);
+  json_t *rows = json_array();
+  int rc = excess && rows ? strobe_explain_excess(e, excess) : STROBE_ENOMEM;
+  for (uint32_t i = 0; !rc && i < n; i++) {
+    const strobe_frame *f = strobe_frames_query_frame(fx, i);
+    if (isnan(excess[i])) continue;
+    json_array_append_new(rows, json_pack("[s,I,i,f]", f->kind ? strobe_op_kind_name(f->kind) : "frame",
+                                          (json_int_t)f->number, (int)f->thread, excess[i]));
+  }
+  free(excess);
+  if (rc) {
+    json_decref(rows);
+    return strobe__queue_error(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, strobe_err_name(rc), strobe_strerror(rc));
+  }
+  return strobe__queue_value(conn, MHD_HTTP_OK, json_pack("{s:o}", "frames", rows));
+}
+
+/* The frame numbered `number` that began on capture thread `thread` (a decimal index; NULL: the first of that number
+ * on any thread, strobe_frames_find): marks are numbered per thread, passes per window. */
+static uint32_t frame_numbered(const strobe_frames *fx, uint64_t number, const char *thread) {
+  char *end = NULL;
+  unsigned long t = thread && *thread ? strtoul(thread, &end, 10) : 0;
+  if (!end || *end) return strobe_frames_find(fx, number, STROBE_FRAMES_NONE);
+  uint32_t n = strobe_frames_query_count(fx);
+  for (uint32_t i = 0; i < n; i++) {
+    const strobe_frame *f = strobe_frames_query_frame(fx, i);
+    if (f->number == number && f->thread == t) return i;
+  }
+  return STROBE_FRAMES_NONE;
+}
+
+static int api_explain(strobe_server *s, strobe__viewer *v, struct MHD_Connection *conn) {
+  int excess = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "excess") != NULL;
+  const char *arg = excess ? "0" : MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "number");
+  char *end = NULL;
+  errno = 0;
+  unsigned long long number = arg && *arg >= '0' && *arg <= '9' ? strtoull(arg, &end, 10) : 0;
+  if (!end || *end || errno)
+    return strobe__queue_error(conn, MHD_HTTP_BAD_REQUEST, "invalid_arguments", "number=N: the frame's number");
+  strobe_explain *e;
+  int owned, rc = explainer(s, v, &e, &owned);
+  if (rc == STROBE_ESTATE)
+    return strobe__queue_error(conn, MHD_HTTP_CONFLICT, "nothing_recording", "no file shown and nothing recording");
+  if (rc) return strobe__queue_error(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, strobe_err_name(rc), strobe_strerror(rc));
+  if (excess) {
+    int ret = queue_excess(conn, e);
+    if (owned) strobe_explain_destroy(e);
+    return ret;
+  }
+  uint32_t i = frame_numbered(strobe_explain_query_frames(e), number,
+                              MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "thread"));
+  char *json = NULL;
+  size_t len = 0;
+  rc = i == STROBE_FRAMES_NONE ? STROBE_ERANGE : strobe_explain_json(e, &i, 1, STROBE_EXPLAIN_JSON_CONTENT, &json, &len);
+  if (owned) strobe_explain_destroy(e);
+  if (rc == STROBE_ERANGE) return strobe__queue_error(conn, MHD_HTTP_NOT_FOUND, "no_such_frame", "no frame of that number");
+  if (rc) return strobe__queue_error(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, strobe_err_name(rc), strobe_strerror(rc));
+  return strobe__queue_json(conn, MHD_HTTP_OK, json, len);
+}
+
 int strobe__viewer_api(strobe_server *s, struct MHD_Connection *conn, const char *url, const char *method,
                        const char *body, size_t len) {
   strobe__viewer *v = viewer_of(s);
@@ -437,6 +543,10 @@ int strobe__viewer_api(strobe_server *s, struct MHD_Connection *conn, const char
     if (get) return queue_state(conn, v, MHD_HTTP_OK);
     if (!post) return strobe__queue_error(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method_not_allowed", "use GET or POST");
     return api_recorder(v, conn, body, len);
+  }
+  if (!strcmp(sub, "explain")) {
+    if (!get) return strobe__queue_error(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method_not_allowed", "use GET");
+    return api_explain(s, v, conn);
   }
   if (!strcmp(sub, "snapshot")) {
     if (!post) return strobe__queue_error(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method_not_allowed", "use POST");
@@ -477,7 +587,10 @@ int strobe_server_view_file(strobe_server *s, const char *path, const char *comp
     return rc;
   }
   strobe_viewer_load_stats st = stats_of(m[0]);
+  char *file = strdup(path); /* NULL when out of memory: the file is shown, strobe_profile_explain says nothing_recording */
   strobe__mutex_lock(&v->lock);
+  free(v->file);
+  v->file = file;
   v->show = SHOW_FILE;
   v->last_stats = st;
   v->last_error = 0;
@@ -486,6 +599,35 @@ int strobe_server_view_file(strobe_server *s, const char *path, const char *comp
   strobe__mutex_unlock(&v->lock);
   if (stats) *stats = st;
   return 0;
+}
+
+/* >>explain: the capture strobe_profile_explain reads (server_internal.h). Dumping under v->lock keeps the worker from
+ * stopping the recorder meanwhile (it takes fr out under the lock first); the worker's own snapshot may dump at the
+ * same time, which the recorder serialises (strobe/flight.h). */
+int strobe__viewer_explain_source(strobe_server *s, int *fd, const char **source) {
+  *fd = -1;
+  *source = NULL;
+  strobe__viewer *v = s ? __atomic_load_n(&s->viewer, __ATOMIC_ACQUIRE) : NULL;
+  if (!v) return STROBE_ESTATE;
+  strobe__mutex_lock(&v->lock);
+  int rc = STROBE_ESTATE;
+  if (v->fr && !v->want_stop) {
+    *source = "live";
+    *fd = memfd_create("strobe-explain-snapshot", MFD_CLOEXEC);
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", *fd);
+    rc = *fd < 0 ? STROBE_EIO : strobe_flight_recorder_dump(v->fr, path);
+  } else if (v->show == SHOW_FILE && v->file) {
+    *source = "file";
+    *fd = open(v->file, O_RDONLY | O_CLOEXEC);
+    rc = *fd < 0 ? STROBE_EIO : 0;
+  }
+  strobe__mutex_unlock(&v->lock);
+  if (rc && *fd >= 0) {
+    close(*fd);
+    *fd = -1;
+  }
+  return rc;
 }
 
 int strobe_server_record_start(strobe_server *s, const strobe_flight_recorder_desc *desc) {

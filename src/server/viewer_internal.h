@@ -19,15 +19,8 @@
 
 #include "strobe/viewer.h"
 
-/* >>assets (viewer_assets.c, generated) */
-typedef struct strobe__asset {
-  const char *path;           /* "/index.html", "/app.js" ... */
-  const char *content_type;   /* with charset for text */
-  const unsigned char *data;
-  size_t len;
-} strobe__asset;
-extern const strobe__asset strobe__viewer_assets[];
-extern const size_t strobe__viewer_asset_count;
+/* >>assets (viewer_assets.c, generated): server/viewer_assets.h */
+#include "server/viewer_assets.h"
 
 /* >>viewer (viewer.c) */
 struct strobe_server;
@@ -43,5 +36,10 @@ int strobe__viewer_api(struct strobe_server *s, struct MHD_Connection *conn, con
                        const char *body, size_t len);
 /* Stops the worker and the recorder and frees everything. Accepts NULL. */
 void strobe__viewer_destroy(strobe__viewer *v);
+/* The capture strobe_profile_explain reads: the live recorder's ring dumped now into a memory file ("live"), else
+ * the file the viewer shows ("file"). Returns 0 with *fd open (the caller closes it) and *source a static word;
+ * STROBE_ESTATE when neither exists, STROBE_EIO or STROBE_ENOMEM (nothing left open). On the caller's thread: the
+ * dump blocks it (strobe/flight.h). */
+int strobe__viewer_explain_source(struct strobe_server *s, int *fd, const char **source);
 
 #endif

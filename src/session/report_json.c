@@ -11,10 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 
 #include "analyze/percentile.h"
 #include "format/json_writer.h"
+#include "platform/host.h"
 #include "platform/invariant.h"
 #include "probe/probe.h"
 #include "session/report.h"
@@ -830,12 +830,10 @@ static void write_application(strobe__json *j, const strobe_report *r) {
 
 /* >>tail */
 static void write_build(strobe__json *j) {
-  struct utsname u;
-  if (uname(&u) != 0) strcpy(u.machine, "unknown");
   strobe__json_object(j, "build");
   strobe__json_str(j, "strobe_version", STROBE_VERSION_STRING);
-  strobe__json_str(j, "os", "linux");
-  strobe__json_str(j, "arch", u.machine);
+  strobe__json_str(j, "os", strobe__host_os());
+  strobe__json_str(j, "arch", strobe__host_machine());
   strobe__json_array(j, "features");
   if (strobe_profiling_available()) strobe__json_str(j, NULL, "profiling");
   strobe__json_str(j, NULL, "zstd");

@@ -169,6 +169,10 @@ enum { HO_HANDED, HO_RESUMED, HO_FRAME, HO_ORIGIN_THREAD, HO_ORIGIN, HO_FINISHER
 static const coldef OPRUN_COLS[] = {{"t0", "f64", 8}, {"t1", "f64", 8}, {"frame", "u32", 4}, {"thread", "u32", 4},
                                     {"part", "u8", 1}};
 enum { RU_T0, RU_T1, RU_FRAME, RU_THREAD, RU_PART };
+/* One row per GPU queue span kept (docs/viewer.md §Tables): the application's frame id it was recorded in
+ * (strobe/gpu.h), which names the CPU frame that submitted it; by GPU span as gpu_fill places them. */
+static const coldef GPUSPAN_COLS[] = {{"frame_id", "f64", 8}, {"span", "u32", 4}};
+enum { GS_FRAME_ID, GS_SPAN };
 /* handoffs.state: both halves are in this capture (one entry from the origin's begin to the finisher's
  * end); the finisher's half only; the origin's half only (handed off, never resumed in this capture). */
 enum { HS_JOINED = 1, HS_RESUMED = 2, HS_NOT_RESUMED = 3 };
@@ -307,6 +311,7 @@ typedef struct builder {
   /* pass 1 results */
   uint64_t stop_at;          /* records processed before the span bound was reached (UINT64_MAX: all) */
   uint64_t spans, spans_cut, n_values, n_cumul, n_samples, n_open;
+  uint64_t n_gpu_spans;      /* of them, GPU queue spans (the gpuspans table) */
   uint64_t n_elements;       /* ELEMENT records kept */
   uint64_t trees_cut;        /* TREE records past MAX_TREES or past the span cut */
   uint32_t *samples_per_site;/* MAX_SITES */
@@ -502,6 +507,7 @@ static int gpu_lanes(builder *b, strobe_capture *c) {
       }
       t->cnt[open - 1]++;
       b->spans++;
+      b->n_gpu_spans += !v[i]->producer;
       b->gpu_depth[v[i] - g->spans] = (uint8_t)open;
     }
   }
@@ -515,7 +521,8 @@ static void site_stat_add(builder *b, const strobe_capture_record *r);
 /* Pass 2's GPU spans, into the buckets gpu_lanes counted. */
 static void gpu_fill(builder *b) {
   const strobe__gpu_data *g = &b->gpu;
-  strobe__vtable *sp = &b->m->tables[STROBE__VT_SPANS];
+  strobe__vtable *sp = &b->m->tables[STROBE__VT_SPANS], *gs = &b->m->tables[STROBE__VT_GPUSPANS];
+  uint32_t ngs = 0;
   for (uint32_t i = 0; b->gpu_depth && i < g->n_spans; i++) {
     uint32_t d = b->gpu_depth[i];
     const strobe__gpu_span_rec *s = &g->spans[i];
@@ -532,10 +539,15 @@ static void gpu_fill(builder *b) {
     COL(sp, SP_SITE, uint16_t)[k] = (uint16_t)s->site;
     COL(sp, SP_DEPTH, uint8_t)[k] = (uint8_t)(d - 1);
     COL(sp, SP_FRAME, uint32_t)[k] = NO_SPAN; /* a GPU queue's work is no thread's operation */
+    if (!s->producer && ngs < gs->rows) { /* but it names the frame that submitted it */
+      COL(gs, GS_FRAME_ID, double)[ngs] = (double)s->frame_id;
+      COL(gs, GS_SPAN, uint32_t)[ngs++] = k;
+    }
     touch_range(b, begin, begin + dur);
     strobe_capture_record r = {.site = s->site, .duration_ns = dur, .self_ns = dur};
     site_stat_add(b, &r);
   }
+  gs->rows = ngs; /* a span its bucket could not take (a file that changed between the passes) has no row */
 }
 
 /* Pass 1's count of one kept record on thread t (not a site, thread, device
@@ -1071,7 +1083,10 @@ static int fill_record(builder *b, const strobe_capture *c, strobe_capture_recor
   if (r->type == STROBE_REC_DEEP) return fill_deep(b, r, record_now(b, r));
   vthread *t = &b->th[r->thread];
   double now = record_now(b, r);
-  if (r->type != STROBE_REC_VALUE && r->type != STROBE_REC_CUMULATIVE && now > t->last_time) t->last_time = now;
+  /* Values, loop statistics and elements belong to the open scope and carry no time of their own (an element's
+   * time is no time): they never move the thread's last time, where a scope cut open is said to end. */
+  if (r->type != STROBE_REC_VALUE && r->type != STROBE_REC_CUMULATIVE && r->type != STROBE_REC_ELEMENT && now > t->last_time)
+    t->last_time = now;
   switch (r->type) {
     case STROBE_REC_BEGIN: return fill_begin(b, t, r, now);
     case STROBE_REC_END:
@@ -2244,7 +2259,8 @@ static int prepare_pass2(builder *b) {
     b->opc_first[k] = b->opc_next[k] = at;
     at += b->opc_samples[k];
   }
-  if (table_alloc(&m->tables[STROBE__VT_SAMPLES], "samples", (uint32_t)b->n_samples, SAMPLE_COLS, 3) ||
+  if (table_alloc(&m->tables[STROBE__VT_GPUSPANS], "gpuspans", (uint32_t)b->n_gpu_spans, GPUSPAN_COLS, 2) ||
+      table_alloc(&m->tables[STROBE__VT_SAMPLES], "samples", (uint32_t)b->n_samples, SAMPLE_COLS, 3) ||
       table_alloc(&m->tables[STROBE__VT_OPEN], "open", (uint32_t)b->n_open, OPEN_COLS, 6))
     return STROBE_ENOMEM;
   b->elems = malloc(((size_t)b->n_elements + 1) * sizeof *b->elems);

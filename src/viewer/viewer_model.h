@@ -31,7 +31,7 @@ typedef struct strobe__vtable {
 
 enum { STROBE__VT_SPANS, STROBE__VT_VALUES, STROBE__VT_CUMUL, STROBE__VT_FRAMES, STROBE__VT_SAMPLES,
        STROBE__VT_OPEN, STROBE__VT_OPSTAGES, STROBE__VT_OPCOUNTERS, STROBE__VT_ELEMENTS, STROBE__VT_HANDOFFS,
-       STROBE__VT_OPRUNS, STROBE__VT_COUNT };
+       STROBE__VT_OPRUNS, STROBE__VT_GPUSPANS, STROBE__VT_COUNT };
 
 /* An image attachment the model keeps for the viewer (a frame's screenshot:
  * docs/viewer.md §Deep capture), in the meta's `attachments` by index. */

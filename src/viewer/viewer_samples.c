@@ -158,9 +158,15 @@ json_t *strobe__vsamples_json(const strobe__vsamples *v, const strobe_capture *c
         json_array_append_new(off, json_integer((json_int_t)(ot->iv[2 * j] & 1)));
       }
     }
-    json_array_append_new(threads, json_pack("{s:I,s:i,s:o,s:o}", "tid", (json_int_t)t->tid, "thread",
+    /* What its switches cover (samples.h's rule): the tooltips split self time only inside it. */
+    uint64_t from, to, until = tt.sample_rate_hz ? tt.end_ticks : 0;
+    json_t *cover = strobe__samples_cover(&v->smp, tt.sample_switches && tt.switches > 0, until, t->tid, &from, &to)
+                        ? json_pack("[o,o]", num(strobe_capture_ticks_to_ns(c, from) - start),
+                                    num(strobe_capture_ticks_to_ns(c, to) - start))
+                        : json_null();
+    json_array_append_new(threads, json_pack("{s:I,s:i,s:o,s:o,s:o}", "tid", (json_int_t)t->tid, "thread",
                                              t->thread == STROBE_CAPTURE_NO_THREAD ? -1 : (int)t->thread, "t", times,
-                                             "off", off));
+                                             "off", off, "cover", cover));
   }
   json_object_set_new(o, "threads", threads);
   /* The call tree as parallel arrays, preorder is not needed: each node names its parent. */

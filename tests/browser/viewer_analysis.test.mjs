@@ -169,6 +169,7 @@ async function search(page, fmt) {
   await page.fill('#search', 'spike');
   await page.press('#search', 'Enter');
   const first = await page.evaluate(() => __strobe.selected());
+  await page.evaluate(() => { const r = __strobe.range(); __strobe.setRange(r.lo, r.hi); });   // Enter zoomed to the spike: steps start at the view's left edge
   await page.fill('#search', 'job');
   const jobs = [];
   for (let k = 0; k < 3; k++) {

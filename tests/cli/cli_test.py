@@ -470,13 +470,10 @@ def case_memory():
                  "loaded 42 items  [content]"):
         check(want in out, f"report text lacks {want!r}:\n{out}")
     # strobe explain says what a frame allocated: frame 5 owns its two display_list blocks and the glyphs.
-    e, _ = run_json("explain", path, "--frame", "5")
-    fa = e["frames"][0]["allocations"]
-    check(fa["allocs"] == 3 and fa["bytes"] == 128 + 4096, f"explain's allocations {fa}")
     out, _ = run("explain", path, "--frame", "5")
     check("allocations: 3 (4.12 KiB) in this frame" in out, f"explain's line:\n{out}")
-    e, _ = run_json("explain", capture("plain_explain"), "--frame", "5")
-    check(e["frames"][0]["allocations"] is None, "explain on a capture without allocations")
+    out, _ = run("explain", capture("plain_explain"), "--frame", "5")
+    check("allocations:" not in out, f"explain on a capture without allocations:\n{out}")
     # strobe merge carries them: two processes' allocations and messages, each pool's figures summed.
     merged = os.path.join(ARGS.work, "memory_merged.strb")
     run("merge", "--same-host", path, capture("memory_b", "--memory", "--frames", str(n), "--pid", "202"), "-o",

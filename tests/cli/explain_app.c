@@ -39,17 +39,11 @@ static volatile uint64_t g_sink;
 
 static void short_work(void) { g_sink += fx_spin(100000, g_sink); } /* ~100 µs at a few adds per ns */
 
-static uint64_t cpu_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* The deliberate CPU spin: `ms` of this thread's CPU time (not wall time: a loaded machine preempts it, and the
  * stage must still have run that long on CPU), in a function samples can name. */
 __attribute__((noinline)) static void spin_paint(unsigned ms) {
-  uint64_t until = cpu_ns() + (uint64_t)ms * 1000000u;
-  while (cpu_ns() < until) g_sink += fx_spin(10000, g_sink);
+  uint64_t until = fx_thread_cpu_ns() + (uint64_t)ms * 1000000u;
+  while (fx_thread_cpu_ns() < until) g_sink += fx_spin(10000, g_sink);
 }
 
 static uint64_t mono_ns(void) {

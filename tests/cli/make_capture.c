@@ -55,6 +55,8 @@
  * "blur" (pass filter_group) on lane "graphics" from the GPU start
  * T + 1000 + backlog, backlog = 2000 + 100 * (k % 10), 5000 and 1000 ns
  * long, and fence_seen 300 * (1 + k % 5) ns after the GPU end; frame
+ * --gpu-pass-ids (implies --gpu; with --ops) gives GPU frame k pass k's frame
+ * id, 193 + k, as an application whose passes submit GPU work numbers both.
  * --gpu-bad K sees its fence 1000 ns before the GPU end (an order
  * violation).
  *
@@ -96,7 +98,7 @@
  *          [--ns-per-tick X] [--ops] [--stall K] [--stages] [--other-file]
  *          [--no-marks] [--interned] [--slow K:NS]... [--stage-tree]
  *          [--pass-category] [--worker-marks] [--units] [--kinds] [--ui-tree]
- *          [--gpu] [--gpu-bad K] [--producer] [--no-unix-epoch] [--samples]
+ *          [--gpu] [--gpu-bad K] [--gpu-pass-ids] [--producer] [--no-unix-epoch] [--samples]
  *          [--merge-block] [--pid N] [--thread-gap] [--epoch-mono NS] [--crash] [--memory]
  * With --samples, the sampler's records (>>samples) follow the events. With
  * --merge-block, the capture says it is a merge (a MERGE block: docs/cli.md
@@ -149,6 +151,7 @@ typedef struct opts {
   int deep;          /* attachments in frames 4 and 9, a deep capture of frame 4 */
   int gpu;           /* GPU frames after each frame (>>gpu) */
   int gpu_bad;       /* --gpu: the frame whose fence is seen before its GPU end, -1 none */
+  int gpu_pass_ids;  /* --gpu-pass-ids: GPU frame k has pass k's frame id (193 + k, --ops), not 500 + k */
   int producer;      /* two producer spans after each frame (>>producer) */
   int memory;        /* allocations, frees and messages (>>memory) */
   int no_unix_epoch; /* a header without the wall-clock anchor (tag 30), as older writers wrote */
@@ -493,7 +496,7 @@ static void gpu_event(batch *b, uint64_t ts, uint32_t sub, const uint64_t *w, co
 static uint64_t gpu_device(uint64_t h) { return 2 * h + 2000000000u; }
 
 static void gpu_frame(batch *b, const opts *o, int k) {
-  uint64_t t = b->now, id = 500u + (uint64_t)k;
+  uint64_t t = b->now, id = (o->gpu_pass_ids ? 193u : 500u) + (uint64_t)k;
   uint64_t start = t + 1000 + 2000 + 100 * (uint64_t)(k % 10), end = start + 6000;
   uint64_t fence = k == o->gpu_bad ? end - 1000 : end + 300 * (uint64_t)(1 + k % 5);
   uint64_t pw[3] = {gpu_device(t), t - 50, f64_bits(2e9)};
@@ -566,7 +569,7 @@ static int usage(void) {
           "                        [--ops] [--stall K] [--stages] [--other-file]\n"
           "                        [--no-marks] [--interned] [--slow K:NS]... [--stage-tree]\n"
           "                        [--pass-category] [--worker-marks] [--units] [--kinds] [--ui-tree] [--deep]\n"
-          "                        [--gpu] [--gpu-bad K] [--producer] [--no-unix-epoch] [--samples]\n"
+          "                        [--gpu] [--gpu-bad K] [--gpu-pass-ids] [--producer] [--no-unix-epoch] [--samples]\n"
           "                        [--merge-block] [--pid N] [--thread-gap] [--epoch-mono NS] [--crash] [--memory]\n");
   return 2;
 }
@@ -611,6 +614,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--worker-marks")) o.worker_marks = 1;
     else if (!strcmp(a, "--units")) o.units = 1;
     else if (!strcmp(a, "--gpu")) o.gpu = 1;
+    else if (!strcmp(a, "--gpu-pass-ids")) o.gpu = o.gpu_pass_ids = 1;
     else if (!strcmp(a, "--producer")) o.producer = 1;
     else if (!strcmp(a, "--no-unix-epoch")) o.no_unix_epoch = 1;
     else if (!strcmp(a, "--samples")) o.samples = 1;
@@ -641,7 +645,7 @@ int main(int argc, char **argv) {
   /* The header's clock is the one asked for, with epoch 0, on no real machine. */
   /* A fixed wall-clock anchor (2025-12-02 00:00:00 UTC): the OTLP export's Unix times are exact. */
   strobe__header_facts facts = {{o.clock, 1, o.ns_per_tick, 0, o.epoch_mono}, 0, "x86_64", 0, o.pid, 262144, 0, 0,
-                                1764633600000000000ull, NULL};
+                                1764633600000000000ull, NULL, "linux"}; /* os fixed too: the same bytes from every build */
   if (o.no_unix_epoch) facts.epoch_unix_ns = 0;
   strobe__writer *w;
   strobe__writer_desc d = {"file", 100, 3, 19.5, o.event_cost, sink_fn, f, &facts};

@@ -6,7 +6,8 @@ decides (durations, rates, the clock): only what the program's code fixes.
 
   roundtrip  the target's cross_app writes a capture; the target's `strobe
              report --json` and the host's give identical reports of it
-             (apart from the file name they print)
+             (apart from the file name they print), and their `strobe info`
+             prints the same lines
   portable   cross_app's capture from the target and from the host: the
              host's `strobe report --json` finds the same sites (name,
              category, file, line, function, kind) with the same counts, the
@@ -99,8 +100,13 @@ def main():
         on_host = report(a.host_strobe, target_cap)
         if on_target != on_host:
             bad += diff({"report": on_target}, {"report": on_host}, "target strobe", "host strobe")
+        # Text read back in universal-newline mode: a Windows strobe's CRLF reads as LF.
+        info_t = run([*emu, a.strobe, "info", target_cap]).splitlines()
+        info_h = run([a.host_strobe, "info", target_cap]).splitlines()
+        if info_t != info_h:
+            bad += diff(dict(enumerate(info_t)), dict(enumerate(info_h)), "target strobe info", "host strobe info")
         print(f"roundtrip: {on_host['capture']['events']} events, {len(on_host['sites'])} sites; "
-              f"target and host reports {'identical' if not bad else 'differ'}")
+              f"target and host reports {'identical' if not bad else 'differ'}; strobe info, {len(info_h)} lines")
     else:
         host_cap = os.path.join(a.out, "host.strobe")
         run([a.host_app, host_cap])

@@ -1,5 +1,6 @@
-// app.mjs — starts tests/mcp/mcp_app (path in $STROBE_MCP_APP) with a token
-// file in a fresh temporary directory, waits for its "PORT n" line, and
+// app.mjs — starts tests/mcp/mcp_app (path in $STROBE_MCP_APP; or another
+// application that takes --token-file and prints its port the same way,
+// such as frame_clock_app) with a token file in a fresh temporary directory, waits for its "PORT n" line, and
 // stops it by closing its stdin. Shared by the SDK tests.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -7,9 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
-export async function startApp() {
-  const bin = process.env.STROBE_MCP_APP;
-  if (!bin) throw new Error('STROBE_MCP_APP is not set (CTest sets it)');
+export async function startApp(bin = process.env.STROBE_MCP_APP) {
+  if (!bin) throw new Error('the application\'s path is not set (CTest sets STROBE_MCP_APP, STROBE_FRAME_CLOCK_APP)');
   const dir = mkdtempSync(join(tmpdir(), 'strobe-mcp-'));
   const tokenFile = join(dir, 'token');
   const child = spawn(bin, ['--token-file', tokenFile], { stdio: ['pipe', 'pipe', 'inherit'] });

@@ -34,7 +34,7 @@ test('the SDK talks to the application through strobe mcp', async () => {
   await client.connect(transport);
   assert.equal(client.getServerVersion().name, 'strobe');
   const { tools } = await client.listTools();
-  assert.equal(tools.length, 6);
+  assert.equal(tools.length, 7);
   const started = await client.callTool({ name: 'strobe_profile_start', arguments: { max_samples: 30 } });
   assert.ok(!started.isError);
   const id = started.structuredContent.id;

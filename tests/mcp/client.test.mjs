@@ -41,8 +41,9 @@ test('initialize: server info, version, tools capability', async () => {
 test('tools/list: every tool with schemas and annotations', async () => {
   const { client } = await connect();
   const { tools } = await client.listTools();
-  assert.deepEqual(tools.map((t) => t.name).sort(), ['strobe_deep_capture_request', 'strobe_profile_end', 'strobe_profile_read',
-    'strobe_profile_reset', 'strobe_profile_start', 'strobe_ui_tree_request']);
+  assert.deepEqual(tools.map((t) => t.name).sort(), ['strobe_deep_capture_request', 'strobe_profile_end',
+    'strobe_profile_explain', 'strobe_profile_read', 'strobe_profile_reset', 'strobe_profile_start',
+    'strobe_ui_tree_request']);
   for (const t of tools) {
     assert.equal(t.inputSchema.type, 'object');
     assert.equal(t.outputSchema.type, 'object');

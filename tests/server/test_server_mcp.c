@@ -295,7 +295,7 @@ static void test_direct(void) {
   REQUIRE(strobe_collector_create(&c) == 0);
   strobe__perms perms = {.mcp_enabled = 1, .observe = 1, .tools = STROBE_TOOL_ALL};
   strobe__mutex_init(&perms.lock);
-  strobe__mcp_config cfg = {c, &perms, 4, 600};
+  strobe__mcp_config cfg = {c, &perms, 4, 600, NULL};
   strobe__mcp *m;
   REQUIRE(strobe__mcp_create(&cfg, &m) == 0);
   strobe__mcp_request req = {NULL, NULL, 1000, NULL};
@@ -343,7 +343,7 @@ static void test_slow_request_not_idle(void) {
   REQUIRE(strobe_collector_create(&c) == 0);
   strobe__perms perms = {.mcp_enabled = 1, .observe = 1, .tools = STROBE_TOOL_ALL};
   strobe__mutex_init(&perms.lock);
-  strobe__mcp_config cfg = {c, &perms, 2, 3}; /* idle: 3 s */
+  strobe__mcp_config cfg = {c, &perms, 2, 3, NULL}; /* idle: 3 s */
   REQUIRE(strobe__mcp_create(&cfg, &g_slow_mcp) == 0);
   strobe__mcp_request req = {NULL, NULL, 1000, NULL};
   strobe__mcp_response resp;

@@ -31,7 +31,12 @@
  *     (STROBE_MAX_SAMPLES, STROBE_SESSION_ID_MAX, the STROBE_OP_KINDS names);
  *     each tool answers a valid input with its own output shape (no tool
  *     acts as another) and refuses, as invalid_arguments, each property
- *     just past its schema's limit and an unknown argument.
+ *     just past its schema's limit and an unknown argument;
+ *   - strobe_profile_explain says nothing_recording without a recording;
+ *     with the server's live recorder it explains the slowest passes and a
+ *     sample by its operation id, lists the pass stuck in layout as an
+ *     unfinished, stalled frame (its thread unknown: no sampler here), and
+ *     never carries a stage named at run time.
  */
 #include <pthread.h>
 
@@ -783,6 +788,7 @@ static json_t *call_json(strobe_server *s, const char *sid, const char *tool, js
 
 static void test_rows(void) {
   strobe_server *s = tools_fixture(1);
+  REQUIRE_EQ_INT(strobe_server_record_start(s, NULL), 0); /* strobe_profile_explain's capture */
   char sid[80];
   t_mcp_init(s, sid);
   cli_http_response h = t_mcp_post(s, sid, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
@@ -843,6 +849,81 @@ static void test_rows(void) {
   json_decref(msg);
 }
 
+/* strobe_profile_explain until `done` says its result will do (cap: 300 calls, 6 s of pauses); the result. */
+static json_t *explain_until(strobe_server *s, const char *sid, const char *args, int (*done)(json_t *sc)) {
+  for (int tries = 0; tries < 300; tries++) {
+    json_t *r = t_call(s, sid, "strobe_profile_explain", args);
+    REQUIRE_TOOL_OK(r);
+    if (done(t_sc(r))) return r;
+    json_decref(r);
+    fx_sleep_ms(20);
+  }
+  REQUIRE(!"strobe_profile_explain never gave the result waited for");
+  return NULL;
+}
+
+static int three_frames(json_t *sc) { return json_array_size(json_object_get(sc, "frames")) == 3; }
+
+static int stalled_in_layout(json_t *sc) {
+  json_t *u = json_array_get(json_object_get(sc, "unfinished"), 0);
+  return u && !strcmp(json_string_value(json_object_get(u, "stall")), "stalled") &&
+         json_is_string(json_object_get(u, "stage")) && !strcmp(json_string_value(json_object_get(u, "stage")), "layout");
+}
+
+static void test_explain(void) {
+  g_interned = strobe_site_intern("lua_fn_explain_secret", 21, NULL, STROBE_SITE_STAGE);
+  strobe_server *s = tools_fixture(1);
+  char sid[80];
+  t_mcp_init(s, sid);
+  json_t *r = t_call(s, sid, "strobe_profile_explain", "{}");
+  CHECK_TOOL_ERROR(r, "nothing_recording");
+  json_decref(r);
+  REQUIRE_EQ_INT(strobe_server_record_start(s, NULL), 0);
+  r = explain_until(s, sid, "{\"slowest\":3}", three_frames); /* three passes ended: a baseline */
+  json_t *sc = t_sc(r), *first = NULL;
+  for (size_t k = 0; k < 3 && !first; k++) { /* one with stages: a pass begun before the recording has none known */
+    json_t *f = json_array_get(json_object_get(sc, "frames"), k);
+    if (json_array_size(json_object_get(f, "parts")) > 1) first = f;
+  }
+  REQUIRE(first != NULL);
+  CHECK(!strcmp(json_string_value(json_object_get(sc, "source")), "live"));
+  CHECK(json_is_false(json_object_get(json_object_get(sc, "coverage"), "switches")));
+  CHECK(!strcmp(json_string_value(json_object_get(first, "kind")), "pass"));
+  size_t i;
+  json_t *part;
+  int interned = 0;
+  json_array_foreach(json_object_get(first, "parts"), i, part) {
+    if (!json_is_true(json_object_get(part, "content"))) continue;
+    interned++;
+    CHECK(json_is_null(json_object_get(part, "name")));
+  }
+  CHECK_EQ_INT(interned, 1);
+  char args[96];
+  snprintf(args, sizeof args, "{\"sample\":%lld}", json_integer_value(json_object_get(first, "op")));
+  json_t *one = t_call(s, sid, "strobe_profile_explain", args);
+  REQUIRE_TOOL_OK(one);
+  json_t *got = json_array_get(json_object_get(t_sc(one), "frames"), 0);
+  CHECK(json_is_true(json_object_get(t_sc(one), "sample_found")) && json_array_size(json_object_get(t_sc(one), "frames")) == 1);
+  CHECK(json_equal(json_object_get(got, "op"), json_object_get(first, "op")));
+  CHECK(!result_mentions(r, "lua_fn_explain_secret") && !result_mentions(one, "lua_fn_explain_secret"));
+  json_decref(one);
+  json_decref(r);
+  __atomic_store_n(&g_block, 1, __ATOMIC_RELEASE); /* the next pass sticks in layout */
+  r = explain_until(s, sid, "{}", stalled_in_layout);
+  json_t *u = json_array_get(json_object_get(t_sc(r), "unfinished"), 0);
+  CHECK(json_number_value(json_object_get(u, "elapsed_ns")) >
+        STROBE_STALL_FACTOR * json_number_value(json_object_get(u, "p95_ns")));
+  CHECK(json_is_null(json_object_get(u, "stage_parent")) && json_integer_value(json_object_get(u, "n")) >= 3);
+  CHECK(!strcmp(json_string_value(json_object_get(u, "thread_now")), "unknown")); /* no sampler here */
+  CHECK(json_is_null(json_object_get(u, "thread_since_ns")));
+  CHECK(!result_mentions(r, "lua_fn_explain_secret"));
+  json_decref(r);
+  r = t_call(s, sid, "strobe_profile_explain", "{\"sample\":9007199254740991}");
+  REQUIRE_TOOL_OK(r);
+  CHECK(json_is_false(json_object_get(t_sc(r), "sample_found")));
+  json_decref(r);
+}
+
 #define CASES(X)  \
   X(happy_path)   \
   X(rows)         \
@@ -857,5 +938,6 @@ static void test_rows(void) {
   X(interned_names_withheld) \
   X(interned_names_opted_in) \
   X(ui_tree_request) \
-  X(deep_capture_request)
+  X(deep_capture_request) \
+  X(explain)
 HARNESS_MAIN(CASES)

@@ -37,7 +37,7 @@ static void gpu_event(strobe__writer *w, uint64_t ts, uint32_t sub, const uint64
  * submit 2500, fence_seen 8500 (before the GPU end: a violation). */
 static strobe__buf gpu_capture(int with_gpu, int late_pair) {
   strobe__buf out = {0};
-  strobe__header_facts facts = {{"monotonic", 1, 1.0, 0, 0}, 0, "x86_64", 0, 1, 4096, 0, 0, 0, NULL};
+  strobe__header_facts facts = {{"monotonic", 1, 1.0, 0, 0}, 0, "x86_64", 0, 1, 4096, 0, 0, 0, NULL, NULL};
   strobe__writer_desc desc = {"file", 100, 1, 0, 0, cm_sink, &out, &facts};
   strobe__writer *w = NULL;
   REQUIRE(strobe__writer_create(&desc, &w) == 0);

@@ -41,7 +41,7 @@ static uint32_t slot_of(uint32_t n, uint32_t step, uint32_t i) {
 
 static strobe__buf shuffled_capture(uint32_t n, uint32_t step, uint64_t base) {
   strobe__buf out = {0};
-  strobe__header_facts facts = {{"monotonic", 1, 1.0, 0, 0}, 0, "x86_64", 0, 1, 4096, 0, 0, 0, NULL};
+  strobe__header_facts facts = {{"monotonic", 1, 1.0, 0, 0}, 0, "x86_64", 0, 1, 4096, 0, 0, 0, NULL, NULL};
   strobe__writer_desc d = {"file", 100, 1, 0, 0, cm_sink, &out, &facts};
   strobe__writer *w = NULL;
   CHECK(strobe__writer_create(&d, &w) == 0);

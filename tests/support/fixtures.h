@@ -27,6 +27,13 @@ static inline uint64_t fx_now_ns(void) {
 
 static inline double fx_now_ms(void) { return (double)fx_now_ns() / 1e6; }
 
+/* This thread's CPU time: a spin of so much CPU stays that long on a loaded machine that preempts it. */
+static inline uint64_t fx_thread_cpu_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 /* Sleeps ms milliseconds; a signal does not cut it short. */
 static inline void fx_sleep_ms(unsigned ms) {
   struct timespec ts = {(time_t)(ms / 1000u), (long)(ms % 1000u) * 1000000L};

@@ -60,7 +60,13 @@ int harness_main(int argc, char **argv, const harness_case *cases, size_t count,
 
 /* Records one failed check at file:line with a printf-style description;
  * stop != 0 ends the running case (REQUIRE). */
-void harness_fail(const char *file, int line, int stop, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* printf's checks; src/platform/compat_windows.h names C99's printf where
+ * the compiler's own "printf" is msvcrt's. */
+#ifndef STROBE__PRINTF
+#define STROBE__PRINTF printf
+#endif
+void harness_fail(const char *file, int line, int stop, const char *fmt, ...)
+    __attribute__((format(STROBE__PRINTF, 4, 5)));
 
 /* Failed checks recorded so far in the running case (0 outside a case). */
 int harness_case_failures(void);

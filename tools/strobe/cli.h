@@ -80,9 +80,14 @@ int cmd_query(int argc, char **argv); /* cmd_query.c: SQL over captures (needs S
 int frame_diff(const char *path, uint64_t n, uint64_t m, const char *thread, const char *window, int json, int quiet);
 
 /* >>messages */
-void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* printf's checks; src/platform/compat_windows.h names C99's printf where the
+ * compiler's own "printf" is msvcrt's (no %zu). */
+#ifndef STROBE__PRINTF
+#define STROBE__PRINTF printf
+#endif
+void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(STROBE__PRINTF, 2, 3)));
 /* Prints "strobe CMD: MSG" and "Try 'strobe CMD --help'."; returns CLI_USAGE. */
-int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(STROBE__PRINTF, 2, 3)));
 /* The offending argument after getopt_long returned '?' or ':'; returns CLI_USAGE. */
 int cli_bad_option(const char *cmd, char **argv, int optind_after);
 

@@ -32,7 +32,7 @@ static const subcommand g_commands[] = {
     {"calls", cmd_calls, "list the deep captures, or print one frame's draw calls with their replay status (--frame N)"},
     {"explain", cmd_explain, "why frames were slow: each part of a frame against its p50, on CPU, blocked or preempted"},
     {"query", cmd_query, "SQL over a capture (SQLite): frames, stages, spans, samples, switches, counters, ..."},
-    {"export", cmd_export, "write Chrome Trace Event JSON, speedscope JSON, Perfetto protobuf, OTLP/JSON, folded stacks or CSV; attachments as files"},
+    {"export", cmd_export, "write Chrome Trace Event JSON, speedscope JSON, Perfetto protobuf, OTLP/JSON, folded stacks, CSV or a self-contained HTML report; attachments as files"},
     {"mcp", cmd_mcp, "stdio bridge to an application's MCP endpoint: strobe mcp --url URL --token-file FILE"},
     {"view", cmd_view, "open a capture (or two, to diff) in the web viewer on 127.0.0.1"},
     {"merge", cmd_merge, "put the processes of several captures side by side on one timeline, aligned (-o OUT)"},

@@ -62,7 +62,9 @@ static void part_text(FILE *o, const strobe_explain_part *p) {
     fputs(" (on-CPU / blocked / preempted unknown: no context switches cover it, or it ran on several threads)\n", o);
     return;
   }
-  fprintf(o, " — %s blocked (p50 %s), %s on CPU (p50 %s)", cli_dur(p->blocked.ns), cli_dur(p->blocked.p50_ns),
+  fprintf(o, " — %s blocked (p50 %s", cli_dur(p->blocked.ns), cli_dur(p->blocked.p50_ns));
+  if (p->blocked_lock_ns > 0) fprintf(o, "; waiting for a lock %s", cli_dur(p->blocked_lock_ns));
+  fprintf(o, "), %s on CPU (p50 %s)",
           cli_dur(p->on_cpu.ns), cli_dur(p->on_cpu.p50_ns));
   if (p->nfunctions) {
     fputs(" (top:", o);
@@ -97,122 +99,50 @@ static void explanation_text(FILE *o, const strobe_explain *e, const strobe_fram
                                          x->parts[i].name);
 }
 
+static void coverage_text(FILE *o, const strobe_explain_coverage *c) {
+  if (!c->switches)
+    fputs("note: no context switches recorded (strobe/sample.h, switches on): on-CPU, blocked and preempted are "
+          "unknown\n", o);
+  else
+    fputs(c->lock_waits ? "note: blocked = asleep or waiting; waits for a lock (strobe/lock.h) are named, other waits (I/O, a "
+                          "sleep, a fence) are not recorded\n"
+                        : "note: blocked = asleep or waiting; captures do not record on what (a lock, I/O, a sleep, a fence)\n",
+          o);
+  if (c->runs_cut || c->samples_cut)
+    fprintf(o, "note: cut: %llu stage runs, %llu samples past the explainer's bounds (their splits unknown)\n",
+            (unsigned long long)c->runs_cut, (unsigned long long)c->samples_cut);
+}
+
+/* >>main */
+/* JSON: the library's (strobe_explain_json, with function names and unfinished frames), after "file". */
+static int explain_json(cli_output *o, strobe_explain *e, const uint32_t *frames, uint32_t n, const char *path) {
+  char *text = NULL;
+  size_t len = 0;
+  if (strobe_explain_json(e, frames, n, STROBE_EXPLAIN_JSON_CONTENT | STROBE_EXPLAIN_JSON_UNFINISHED, &text, &len)) {
+    cli_error("explain", "out of memory");
+    return CLI_FAIL;
+  }
+  strobe__json j = {0};
+  strobe__json_object(&j, NULL);
+  strobe__json_str(&j, "file", path);
+  strobe__buf_put(&j.out, ",", 1);
+  strobe__buf_put(&j.out, text + 1, len - 1); /* the library's object without its opening brace */
+  free(text);
+  return cli_output_json(o, &j);
+}
+
 /* One line (docs/memory.md §In strobe explain): what the frame allocated, and inside its worst stage. */
 static void alloc_text(FILE *o, const strobe_frame_explanation *x, const mem_in_frame *m) {
   if (!m->known) return;
-  fprintf(o, "  allocations: %llu (%s) in this frame", (unsigned long long)m->allocs, cli_num((double)m->bytes, STROBE_UNIT_BYTES));
+  fprintf(o, "  allocations: %llu (%s) in this frame", (unsigned long long)m->allocs,
+          cli_num((double)m->bytes, STROBE_UNIT_BYTES));
   if (x->worst != STROBE_FRAMES_NONE && x->parts[x->worst].kind == STROBE_EXPLAIN_STAGE)
     fprintf(o, ", %llu (%s) of them inside %s", (unsigned long long)m->stage_allocs,
             cli_num((double)m->stage_bytes, STROBE_UNIT_BYTES), x->parts[x->worst].name);
   fputc('\n', o);
 }
 
-static void alloc_json(strobe__json *j, const strobe_frame_explanation *x, const mem_in_frame *m) {
-  if (!m->known) {
-    strobe__json_null(j, "allocations");
-    return;
-  }
-  int stage = x->worst != STROBE_FRAMES_NONE && x->parts[x->worst].kind == STROBE_EXPLAIN_STAGE;
-  strobe__json_object(j, "allocations");
-  strobe__json_uint(j, "allocs", m->allocs);
-  strobe__json_uint(j, "bytes", m->bytes);
-  if (stage) strobe__json_str(j, "stage", x->parts[x->worst].name);
-  else strobe__json_null(j, "stage");
-  strobe__json_uint(j, "stage_allocs", m->stage_allocs);
-  strobe__json_uint(j, "stage_bytes", m->stage_bytes);
-  strobe__json_end(j);
-}
-
-static void coverage_text(FILE *o, const strobe_explain_coverage *c) {
-  if (!c->switches)
-    fputs("note: no context switches recorded (strobe/sample.h, switches on): on-CPU, blocked and preempted are "
-          "unknown\n", o);
-  else
-    fputs("note: blocked = asleep or waiting; captures do not record on what (a lock, I/O, a sleep, a fence)\n", o);
-  if (c->runs_cut || c->samples_cut)
-    fprintf(o, "note: cut: %llu stage runs, %llu samples past the explainer's bounds (their splits unknown)\n",
-            (unsigned long long)c->runs_cut, (unsigned long long)c->samples_cut);
-}
-
-/* >>json (docs/explain.md §JSON) */
-static void figure_json(strobe__json *j, const char *key, const strobe_explain_figure *g) {
-  strobe__json_object(j, key);
-  if (g->known) strobe__json_num(j, "ns", g->ns, 0);
-  else strobe__json_null(j, "ns");
-  if (g->n) strobe__json_num(j, "p50_ns", g->p50_ns, 0);
-  else strobe__json_null(j, "p50_ns");
-  strobe__json_uint(j, "n", g->n);
-  strobe__json_end(j);
-}
-
-static void part_json(strobe__json *j, const strobe_explain_part *p) {
-  strobe__json_object(j, NULL);
-  strobe__json_str(j, "kind", strobe_explain_part_name(p->kind));
-  strobe__json_str(j, "name", p->name);
-  strobe__json_bool(j, "content", 0);
-  figure_json(j, "time", &p->wall);
-  strobe__json_num(j, "excess_ns", p->excess_ns, 0);
-  strobe__json_bool(j, "exceeded", p->exceeded);
-  if (p->kind == STROBE_EXPLAIN_STAGE || p->kind == STROBE_EXPLAIN_OUTSIDE) {
-    if (p->kind == STROBE_EXPLAIN_STAGE) figure_json(j, "total", &p->total);
-    figure_json(j, "on_cpu", &p->on_cpu);
-    figure_json(j, "blocked", &p->blocked);
-    figure_json(j, "preempted", &p->preempted);
-    strobe__json_str(j, "cause", strobe_explain_cause_name(p->cause));
-    strobe__json_array(j, "causes");
-    for (uint32_t c = STROBE_EXPLAIN_CAUSE_ON_CPU; c <= STROBE_EXPLAIN_CAUSE_PREEMPTED; c++)
-      if (p->causes & (1u << c)) strobe__json_str(j, NULL, strobe_explain_cause_name(c));
-    strobe__json_end(j);
-    strobe__json_array(j, "functions");
-    for (uint32_t k = 0; k < p->nfunctions; k++) {
-      strobe__json_object(j, NULL);
-      strobe__json_str(j, "name", p->functions[k].name);
-      strobe__json_uint(j, "samples", p->functions[k].samples);
-      strobe__json_num(j, "cpu_ns", p->functions[k].cpu_ns, 0);
-      strobe__json_end(j);
-    }
-    strobe__json_end(j);
-  }
-  strobe__json_end(j);
-}
-
-static void explanation_json(strobe__json *j, const strobe_explain *e, const strobe_frame_explanation *x,
-                             const mem_in_frame *m) {
-  const strobe_frames *fx = strobe_explain_query_frames(e);
-  const strobe_frame *f = strobe_frames_query_frame(fx, x->frame);
-  const strobe_frame_series *s = strobe_frames_query_series(fx, f->series);
-  strobe__json_object(j, NULL);
-  strobe__json_str(j, "kind", f->kind ? strobe_op_kind_name(f->kind) : "frame");
-  strobe__json_uint(j, "number", f->number);
-  strobe__json_str(j, "series", s ? s->name : f->window);
-  strobe__json_str(j, "process", strobe_frames_query_process(fx, f->process));
-  strobe__json_str(j, "state", strobe_frames_state_name(f->state));
-  figure_json(j, "wall", &x->wall);
-  strobe__json_uint(j, "exceeded", x->exceeded);
-  if (x->worst != STROBE_FRAMES_NONE) strobe__json_uint(j, "worst", x->worst);
-  else strobe__json_null(j, "worst");
-  strobe__json_array(j, "parts");
-  for (uint32_t i = 0; i < x->nparts; i++) part_json(j, &x->parts[i]);
-  strobe__json_end(j);
-  alloc_json(j, x, m);
-  strobe__json_end(j);
-}
-
-static void coverage_json(strobe__json *j, const strobe_explain_coverage *c) {
-  strobe__json_object(j, "coverage");
-  strobe__json_bool(j, "switches", c->switches);
-  strobe__json_bool(j, "samples", c->samples);
-  strobe__json_uint(j, "sample_rate_hz", c->sample_rate_hz);
-  strobe__json_bool(j, "gpu", c->gpu);
-  strobe__json_bool(j, "wait_reason", 0);
-  strobe__json_uint(j, "stage_runs", c->runs);
-  strobe__json_uint(j, "stage_runs_cut", c->runs_cut);
-  strobe__json_uint(j, "samples_cut", c->samples_cut);
-  strobe__json_end(j);
-}
-
-/* >>main */
-/* What each frame allocated, inside its worst stage too (a fourth read of the file). */
+/* What each frame allocated, inside its worst stage too (one more read of the file). */
 static int frames_allocs(strobe_explain *e, const uint32_t *frames, uint32_t n, const char *path, mem_in_frame *m) {
   const char **stages = calloc(n ? n : 1, sizeof *stages);
   if (!stages) return CLI_FAIL;
@@ -228,42 +158,32 @@ static int frames_allocs(strobe_explain *e, const uint32_t *frames, uint32_t n, 
 }
 
 static int explain_frames(strobe_explain *e, const uint32_t *frames, uint32_t n, int json, const char *path) {
-  mem_in_frame *m = calloc(n ? n : 1, sizeof *m);
-  int rc = m ? frames_allocs(e, frames, n, path, m) : CLI_FAIL;
+  mem_in_frame *m = json ? NULL : calloc(n ? n : 1, sizeof *m);
+  int rc = json ? CLI_OK : m ? frames_allocs(e, frames, n, path, m) : CLI_FAIL;
   cli_output o;
   if (!rc) rc = cli_output_open(&o, "explain", NULL);
   if (rc) {
     free(m);
     return rc;
   }
-  strobe_explain_coverage cov = strobe_explain_query_coverage(e);
-  strobe__json j = {0};
   if (json) {
-    strobe__json_object(&j, NULL);
-    strobe__json_str(&j, "file", path);
-    coverage_json(&j, &cov);
-    strobe__json_array(&j, "frames");
-  }
-  for (uint32_t i = 0; i < n && !rc; i++) {
-    strobe_frame_explanation x;
-    if (strobe_explain_frame(e, frames[i], &x)) {
-      cli_error("explain", "out of memory");
-      rc = CLI_FAIL;
-    } else if (json) {
-      explanation_json(&j, e, &x, &m[i]);
-    } else {
-      if (i) fputc('\n', o.f);
-      explanation_text(o.f, e, &x);
-      alloc_text(o.f, &x, &m[i]);
+    rc = explain_json(&o, e, frames, n, path);
+  } else {
+    for (uint32_t i = 0; i < n && !rc; i++) {
+      strobe_frame_explanation x;
+      if (strobe_explain_frame(e, frames[i], &x)) {
+        cli_error("explain", "out of memory");
+        rc = CLI_FAIL;
+      } else {
+        if (i) fputc('\n', o.f);
+        explanation_text(o.f, e, &x);
+        alloc_text(o.f, &x, &m[i]);
+      }
     }
-  }
-  if (json) {
-    strobe__json_end(&j);
-    strobe__json_end(&j);
-    if (!rc) rc = cli_output_json(&o, &j);
-    else strobe__buf_free(&j.out);
-  } else if (!rc) {
-    coverage_text(o.f, &cov);
+    if (!rc) {
+      strobe_explain_coverage cov = strobe_explain_query_coverage(e);
+      coverage_text(o.f, &cov);
+    }
   }
   int out = cli_output_close(&o);
   free(m);

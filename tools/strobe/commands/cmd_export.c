@@ -1,5 +1,5 @@
 /*
- * cmd_export.c — `strobe export FILE --format chrome|speedscope|perfetto|otlp|folded|csv
+ * cmd_export.c — `strobe export FILE --format chrome|speedscope|perfetto|otlp|folded|csv|html
  * [-o OUT] [--thread T] [--from MS] [--to MS]`: options, the filters every
  * format shares (export_filter.c), the output file, and the hand-off to one
  * exporter (export_*.c). The output is written while the capture is read; a
@@ -7,13 +7,16 @@
  */
 #include <getopt.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "exports/export.h"
+#include "strobe/viewer.h"
 
 static const char g_usage[] =
-    "usage: strobe export FILE --format chrome|speedscope|perfetto|otlp|folded|csv [-o OUT]\n"
+    "usage: strobe export FILE --format chrome|speedscope|perfetto|otlp|folded|csv|html [-o OUT]\n"
     "                    [--thread NAME|INDEX] [--from MS] [--to MS] [--compression zstd|deflate|none]\n"
     "                    [--otlp-scopes] [--service NAME] [--resource KEY=VALUE]... [--quiet]\n"
+    "       strobe export FILE --format html -o report.html [--max-spans N] [--quiet]\n"
     "       strobe export FILE --attachments DIR [--force] [--quiet]\n"
     "\n"
     "  chrome      Chrome Trace Event Format JSON (Perfetto UI, chrome://tracing,\n"
@@ -27,6 +30,8 @@ static const char g_usage[] =
     "              Collector): one trace per operation, its stages as child spans\n"
     "  folded      folded stacks (flamegraph.pl, inferno): 'thread;a;b;c <self ns>'\n"
     "  csv         one row per scope site, Tracy's CSV columns\n"
+    "  html        Strobe's web viewer and the capture in one self-contained file that\n"
+    "              opens from disk in a browser: no server, no token, no network\n"
     "\n"
     "  -o, --output OUT   write to OUT instead of standard output\n"
     "  --thread NAME|INDEX  only this thread (all digits: a thread index)\n"
@@ -42,6 +47,9 @@ static const char g_usage[] =
     "  --otlp-scopes      otlp only: every scope inside an operation, not only its stages\n"
     "  --service NAME     otlp only: the resource's service.name\n"
     "  --resource K=V     otlp only: one more resource attribute (host.name=...); repeatable\n"
+    "  --max-spans N      html only: keep at most N spans, the earliest (default 10000000): a\n"
+    "                     report of a large capture cut where the bound stops it, the rest\n"
+    "                     counted in its header\n"
     "  --quiet            no progress bar\n"
     "\n"
     "Unfinished scopes are never given a made-up duration: chrome writes them as\n"
@@ -51,6 +59,40 @@ static const char g_usage[] =
     "\n"
     "Exit: 0 ok, 1 capture unreadable, corrupt or truncated (the output then covers\n"
     "what was read), 2 usage (e.g. unknown format), 3 output could not be written.\n";
+
+/* --format html (export_html.c, docs/viewer.md §One file): the capture checked as every subcommand reads it
+ * (docs/cli.md §Damaged captures), then the report, and one line saying what it holds. */
+static int export_html_cmd(const char *path, const char *out, const char *max_spans, const export_filter *flt, int other,
+                           int quiet) {
+  uint64_t keep = STROBE_VIEWER_DEFAULT_MAX_SPANS;
+  if (max_spans && (cli_parse_u64(max_spans, &keep) || keep < 1 || keep > STROBE_VIEWER_MAX_MAX_SPANS))
+    return cli_usage_error("export", "--max-spans needs a number of spans from 1 to %u, not '%s'", STROBE_VIEWER_MAX_MAX_SPANS,
+                           max_spans);
+  if (other || flt->thread || flt->has_range)
+    return cli_usage_error("export", "--format html takes no --thread, --from, --to, --compression or otlp option: "
+                                     "a report holds the whole capture (cutting it to a range is not implemented)");
+  if (!out || cli_is_stdin(out)) return cli_usage_error("export", "--format html needs -o FILE.html");
+  cli_input in;
+  int rc = cli_need_file("export", path, "the html export reads the capture twice");
+  if (rc || (rc = cli_open(&in, "export", path, quiet))) return rc;
+  strobe_capture_record r;
+  while (cli_next(&in, &r) > 0) {
+  }
+  int damaged = cli_finish_read(&in) ? CLI_FAIL : CLI_OK;
+  cli_close(&in);
+  export_html_result res = {0};
+  if ((rc = export_html(path, out, (uint32_t)keep, &res))) return rc;
+  struct stat st;
+  double capture = stat(path, &st) ? 0 : (double)st.st_size;
+  if (!quiet)
+    fprintf(stderr, "strobe export: %s: %llu spans, %llu frames; %.2f MB, %.2f x the capture's %.2f MB\n", out,
+            (unsigned long long)res.spans, (unsigned long long)res.frames, (double)res.bytes / 1e6,
+            capture > 0 ? (double)res.bytes / capture : 0.0, capture / 1e6);
+  if (res.spans_cut && !quiet)
+    fprintf(stderr, "strobe export: %s holds the capture's first %llu spans: %llu later ones cut by --max-spans (its header says so)\n",
+            out, (unsigned long long)res.spans, (unsigned long long)res.spans_cut);
+  return damaged;
+}
 
 int cmd_export(int argc, char **argv) {
   static const struct option opts[] = {{"format", required_argument, NULL, 'f'},
@@ -65,9 +107,10 @@ int cmd_export(int argc, char **argv) {
                                        {"otlp-scopes", no_argument, NULL, 'S'},
                                        {"service", required_argument, NULL, 's'},
                                        {"resource", required_argument, NULL, 'r'},
+                                       {"max-spans", required_argument, NULL, 'M'},
                                        {"help", no_argument, NULL, 'h'},
                                        {0}};
-  const char *format = NULL, *out = NULL, *compression = NULL, *attachments = NULL;
+  const char *format = NULL, *out = NULL, *compression = NULL, *attachments = NULL, *max_spans = NULL;
   export_filter flt = {0};
   otlp_opts otlp = {0};
   int otlp_given = 0;
@@ -84,6 +127,7 @@ int cmd_export(int argc, char **argv) {
         break;
       case 'z': compression = optarg; break;
       case 'A': attachments = optarg; break;
+      case 'M': max_spans = optarg; break;
       case 'P': force = 1; break;
       case 'q': quiet = 1; break;
       case 'S': otlp.scopes = 1, otlp_given = 1; break;
@@ -108,7 +152,9 @@ int cmd_export(int argc, char **argv) {
     return export_attachments(argv[optind], attachments, force, quiet);
   }
   if (force) return cli_usage_error("export", "--force applies to --attachments DIR only");
-  if (!format) return cli_usage_error("export", "--format is required (chrome, speedscope, perfetto, otlp, folded or csv)");
+  if (!format) return cli_usage_error("export", "--format is required (chrome, speedscope, perfetto, otlp, folded, csv or html)");
+  if (!strcmp(format, "html")) return export_html_cmd(argv[optind], out, max_spans, &flt, compression || otlp_given, quiet);
+  if (max_spans) return cli_usage_error("export", "--max-spans applies to --format html only");
   enum { CHROME, SPEEDSCOPE, PERFETTO, OTLP, FOLDED, CSV } kind;
   if (!strcmp(format, "chrome")) kind = CHROME;
   else if (!strcmp(format, "speedscope")) kind = SPEEDSCOPE;
@@ -116,7 +162,7 @@ int cmd_export(int argc, char **argv) {
   else if (!strcmp(format, "otlp")) kind = OTLP;
   else if (!strcmp(format, "folded")) kind = FOLDED;
   else if (!strcmp(format, "csv")) kind = CSV;
-  else return cli_usage_error("export", "unknown format '%s' (chrome, speedscope, perfetto, otlp, folded or csv)", format);
+  else return cli_usage_error("export", "unknown format '%s' (chrome, speedscope, perfetto, otlp, folded, csv or html)", format);
   if (otlp_given && kind != OTLP)
     return cli_usage_error("export", "--otlp-scopes, --service and --resource apply to --format otlp only");
   int compress = EXPORT_PERFETTO_ZSTD;

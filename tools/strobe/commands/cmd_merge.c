@@ -1070,7 +1070,7 @@ int cli_merge_files(const char *cmd, const char *const *paths, int n, const char
   for (int i = 0; i < n && !unix0; i++)
     if (in[i].h.epoch_unix_ns) unix0 = in[i].h.epoch_unix_ns - (in[i].h.epoch_mono_ns + (uint64_t)in[i].shift_ns - epoch);
   strobe__header_facts facts = {{"monotonic", 1, 1.0, epoch, epoch}, start, in[0].h.arch, 0, in[0].h.pid, 0, 0, 0,
-                                unix0, boot};
+                                unix0, boot, in[0].h.os[0] ? in[0].h.os : NULL};
   strobe__writer_desc wd = {"file", 100, 3, 0.0, 0.0, sink, f, &facts};
   merger m = {0};
   m.origin = UINT32_MAX;

@@ -170,4 +170,15 @@ typedef struct otlp_opts {
 } otlp_opts;
 int export_otlp(const char *path, int quiet, FILE *out, export_filter *f, const otlp_opts *o);
 
+/* The web viewer and one capture's data in one self-contained HTML file
+ * (export_html.c, docs/viewer.md §One file), written to out (a file). It
+ * reads the capture twice (the viewer's model), so it takes the path; it
+ * holds the capture's first max_spans spans (the viewer's bound, docs/viewer.md §Memory bound): the rest is
+ * counted and the viewer's header says so. */
+typedef struct export_html_result {
+  uint64_t spans, spans_cut, frames; /* what the report's model holds and cut */
+  uint64_t bytes;                    /* the report's size */
+} export_html_result;
+int export_html(const char *path, const char *out, uint32_t max_spans, export_html_result *res);
+
 #endif

@@ -46,18 +46,18 @@
 
 enum { NORMAL, UNFINISHED, LOST, UNWOUND, VARIANTS }; /* a frame's variant: 2 bits of frame_site */
 
-typedef struct sopen {
+typedef struct open_span {
   uint32_t site;
   int emitted;        /* its O event was written (it passed the filters) */
   uint64_t field_pos; /* spool offset of the O event's frame field */
-} sopen;
+} open_span;
 
 typedef struct sthread {
   FILE *spool;
   uint64_t bytes;     /* spooled so far: where the next event starts */
   uint64_t n_events;
   int64_t first_at, last_at;
-  sopen stack[MAX_DEPTH];
+  open_span stack[MAX_DEPTH];
   uint32_t depth;
 } sthread;
 
@@ -120,7 +120,7 @@ static void put_event(sscope *s, sthread *t, char type, uint32_t frame, int64_t 
 
 /* Renames an open event's frame in the spool, then closes it at `at`. */
 static void close_as(sscope *s, sthread *t, int variant, int64_t at) {
-  sopen *o = &t->stack[t->depth - 1];
+  open_span *o = &t->stack[t->depth - 1];
   uint32_t frame = frame_index(s, o->site, variant);
   char field[FRAME_FIELD + 1];
   snprintf(field, sizeof field, "%-*u", FRAME_FIELD, frame);
@@ -170,7 +170,7 @@ static void on_record(sscope *s, const strobe_capture_record *r) {
   switch (r->type) {
     case STROBE_REC_BEGIN:
       if (r->depth != t->depth + 1 || r->depth > MAX_DEPTH) return; /* cannot happen with the reader's stacks */
-      t->stack[t->depth++] = (sopen){r->site, 0, 0};
+      t->stack[t->depth++] = (open_span){r->site, 0, 0};
       if (!xf_time_in(s->f, r->time_ns) || xf_cut(s->f, r->thread, r->depth, r->ticks)) {
         s->f->left_out++;
         return;

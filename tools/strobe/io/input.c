@@ -252,6 +252,8 @@ void cli_cost_text(FILE *f, const char *label, int width, const strobe_capture *
   if (k.event_ns > 0)
     fprintf(f, "%.1f ns per event on recording threads (calibrated by the writer; %.1f ns per scope with its values)",
             k.event_ns, k.scope_ns);
+  else if (!strcmp(strobe_capture_query_header(c)->os, "windows"))
+    fprintf(f, "per-event cost not recorded (a Windows writer: no thread CPU clock fine enough, docs/platforms.md)");
   else
     fprintf(f, "per-event cost not recorded (older writer)");
   if (k.drain_events)
