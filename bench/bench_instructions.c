@@ -34,6 +34,8 @@
  *                §Explicit begin and end), by name and on a site from
  *                strobe_site_intern (STROBE_BEGIN_SITE): at most 1.2 times
  *                record_loop's block scope;
+ *   alloc_loop, free_loop  N STROBE_ALLOCs and STROBE_FREEs of made-up
+ *                addresses (docs/memory.md §Allocations): at most 30 each;
  *   lock_loop, plain_lock_loop  N uncontended strobe_mutex lock+unlock pairs
  *                (strobe/lock.h: an acquisition and a release recorded) and
  *                N plain pthread_mutex pairs: the difference is what
@@ -80,6 +82,19 @@ void element_loop(uint32_t n);
 void attributed_loop(uint32_t n);
 void explicit_loop(uint32_t n);
 void explicit_interned_loop(uint32_t n, strobe_site *site);
+void alloc_loop(uint32_t n);
+void free_loop(uint32_t n);
+
+/* Allocations and frees (docs/memory.md §Allocations): addresses a loop
+ * makes up (never NULL), sizes the index; the allocator's own cost is the
+ * application's. */
+__attribute__((noinline)) void alloc_loop(uint32_t n) {
+  for (uint32_t i = 0; i < n; i++) STROBE_ALLOC((void *)(uintptr_t)(16u * i + 16u), i, "bench_pool");
+}
+__attribute__((noinline)) void free_loop(uint32_t n) {
+  for (uint32_t i = 0; i < n; i++) STROBE_FREE((void *)(uintptr_t)(16u * i + 16u), "bench_pool");
+}
+
 void lock_loop(uint32_t n, strobe_mutex *m);
 void plain_lock_loop(uint32_t n, pthread_mutex_t *m);
 
@@ -232,6 +247,10 @@ int main(int argc, char **argv) {
     STROBE_END();
     strobe_record_flush(rec);
     attributed_loop(b);
+    strobe_record_flush(rec);
+    alloc_loop(b); /* three events each: 150,000, inside the ring */
+    strobe_record_flush(rec);
+    free_loop(b);
     strobe_record_flush(rec);
     lock_loop(b, &lock);
     strobe_record_flush(rec);

@@ -27,6 +27,11 @@
 #   BENCH element_instructions_recording       one STROBE_ELEMENT_SITE on an open scope (budget <= 16)
 #   BENCH attributed_scope_instructions_recording  a STROBE_SCOPE_ELEMENT pair (budget <= 35 + 16)
 #   BENCH attributed_scope_instructions_ratio  the latter over this run's plain scope
+# and allocations (docs/memory.md §Allocations), what one STROBE_ALLOC or STROBE_FREE adds to its loop:
+#   BENCH alloc_instructions_recording    STROBE_ALLOC  (budget <= 30)
+#   BENCH free_instructions_recording     STROBE_FREE   (budget <= 30)
+# and libstrobe_malloc idle, malloc+free through it over libc's, in one process (bench_malloc --count):
+#   BENCH malloc_free_idle_instructions_ratio   (budget <= 1.05)
 # and explicit pairs (STROBE_BEGIN + STROBE_END, by name and on an interned site):
 #   BENCH explicit_scope_instructions_recording, explicit_interned_scope_instructions_recording
 #   BENCH explicit_scope_instructions_ratio, explicit_interned_scope_instructions_ratio
@@ -95,6 +100,21 @@ line element_instructions_recording "$(awk -v a="$(per_n element_loop)" -v e="$e
 attributed=$(per_n attributed_loop)
 line attributed_scope_instructions_recording "$attributed" 51
 line attributed_scope_instructions_ratio "$(awk -v a="$attributed" -v b="$scope" 'BEGIN { print a / b }')" "" ratio
+# Allocations and frees (docs/memory.md §Allocations): three and two events, under 30 instructions each.
+line alloc_instructions_recording "$(awk -v a="$(per_n alloc_loop)" -v e="$empty" 'BEGIN { print a - e }')" 30
+line free_instructions_recording "$(awk -v a="$(per_n free_loop)" -v e="$empty" 'BEGIN { print a - e }')" 30
+
+# The interposer idle (docs/memory.md §The interposer): malloc+free through libstrobe_malloc over the same
+# pair on libc's, nothing recording, counted in one process (bench_malloc --count runs itself preloaded).
+bm="$build_dir/bench/bench_malloc"
+if [ -x "$bm" ]; then
+  n=${STROBE_CALLGRIND_MALLOC_N:-200000}
+  # Preloaded here, not by its own exec: callgrind follows no exec (the annotation then runs preloaded
+  # too, which changes nothing for it: nothing records there).
+  STROBE_BENCH_MALLOC_CHILD=1 LD_PRELOAD="$build_dir/libstrobe_malloc.so" callgrind_run "$bm" --count "$n"
+  line malloc_free_idle_instructions_ratio \
+    "$(awk -v a="$(per_n malloc_idle_loop)" -v b="$(per_n malloc_plain_loop)" 'BEGIN { print a / b }')" 1.05 ratio
+fi
 
 # Locks (docs/locks.md): what recording adds to an uncontended strobe_mutex
 # lock+unlock (an acquisition and a release) over the plain pthread pair,

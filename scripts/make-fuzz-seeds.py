@@ -173,6 +173,9 @@ class Events:
     def cumulative(self, t, s, n, total, lo, hi):
         self._ev(t, varint(7 << 2 | 2) + varint(s) + varint(n) + varint(total) + varint(lo) + varint(hi))
     def lost(self, t, n, depth): self._ev(t, varint(8 << 2 | 2) + varint(n) + varint(depth))
+    def alloc(self, t, s, addr, size): self._ev(t, varint(15 << 2 | 2) + varint(s) + varint(addr) + varint(size))
+    def free(self, t, s, addr): self._ev(t, varint(17 << 2 | 2) + varint(s) + varint(addr))
+    def message(self, t, s): self._ev(t, varint(19 << 2 | 2) + varint(s))
 
     def block(self, codec=0):
         p = varint(self.thread) + varint(self.count) + varint(self.base) + varint(len(self.ops))
@@ -304,6 +307,36 @@ def seeds():
     bad += block(THREAD, varint(0) + varint(9) + string("main"))
     bad += ops_block(0, 100, [(2, 120, op_end(1, 1, pass_done, 1, 7, 20, [(2, 1.0), (2, 2.0)], kinds=[2]))])
     yield "ecorrupt-op-kinds-count.strb", bytes(bad)
+
+    # Version 5, allocations and messages (docs/memory.md): pool sites of kinds alloc (9) and free (10), a
+    # message site (11, its name the text; flagged interned: run-time content), three allocations of 64, 128 and
+    # 4096 bytes, two frees (one of an address never allocated here), two messages. An ALLOC naming a site of
+    # another kind is corrupt.
+    v5 = bytearray(header(version=5))
+    v5 += block(SITES, site(1, 1, "frame", unit=0, flags=0) + site(2, 9, "heap", unit=0, flags=0) +
+                site(3, 10, "heap", unit=0, flags=0) + site(4, 11, "cache warmed", unit=0, flags=0) +
+                site(5, 11, "loaded 42 items", unit=0, flags=1))
+    v5 += block(THREAD, varint(0) + varint(11) + string("main"))
+    e = Events(0, 100)
+    e.begin(100, 1)
+    e.alloc(101, 2, 0x7f0000001000, 64)
+    e.alloc(102, 2, 0x7f0000002000, 128)
+    e.message(103, 4)
+    e.free(104, 3, 0x7f0000001000)
+    e.alloc(105, 2, 0x7f0000003000, 4096)
+    e.free(106, 3, 0x7f00000ff000)
+    e.message(107, 5)
+    e.end(110)
+    v5 += e.block()
+    yield "ok-v5-memory.strb", bytes(v5)
+    bad = bytearray(header(version=5)) + block(SITES, site(1, 1, "frame", unit=0, flags=0))
+    bad += block(THREAD, varint(0) + varint(11) + string("main"))
+    e = Events(0, 100)
+    e.alloc(101, 1, 0x1000, 64)
+    yield "ecorrupt-v5-alloc-on-scope.strb", bytes(bad + e.block())
+    # Before version 5 those site kinds do not exist.
+    yield "ecorrupt-v4-alloc-site.strb", header(version=4) + block(SITES, site(1, 1, "frame", unit=0, flags=0) +
+                                                                   site(2, 9, "heap", unit=0, flags=0))
 
     # Timestamps going backwards and a thread that ends with scopes open.
     e = Events(0, 1 << 40)

@@ -1073,7 +1073,7 @@ static void test_rename(void) {
 }
 
 /* The fuzz corpus seeds: most come from scripts/make-fuzz-seeds.py, an
- * encoder independent of this file; ok-gpu and the ok-v4-* ones were written
+ * encoder independent of this file (ok-v5-memory too); ok-gpu and the ok-v4-* ones were written
  * by the library (fuzz/fuzz_capture_reader.c names the tools that made the
  * v4 ones). Each is named <expected end>-<what>.strb. */
 static void test_seeds(void) {
@@ -1165,6 +1165,24 @@ static void test_seeds(void) {
       CHECK(from[1] > 0);
       CHECK_EQ_INT(from[1], from[2]); /* the same made-up capture twice */
       CHECK_EQ_INT(from[1] + from[2], content);
+      strobe_capture_close(again);
+    }
+    if (strcmp(de->d_name, "ok-v5-memory.strb") == 0) { /* allocations, frees and messages (docs/memory.md) */
+      strobe_capture *again;
+      REQUIRE_EQ_INT(strobe_capture_open(path, &again), 0);
+      strobe_capture_record r;
+      uint64_t total = 0, freed = 0, allocs = 0, messages = 0, interned = 0;
+      while (strobe_capture_next(again, &r) > 0) {
+        if (r.type == STROBE_REC_ALLOC) allocs++, total += r.bytes;
+        if (r.type == STROBE_REC_FREE) freed += r.address == 0x7f0000001000u;
+        if (r.type == STROBE_REC_MESSAGE)
+          messages++, interned += (strobe_capture_query_site(again, r.site)->flags & STROBE_SITE_INTERNED) != 0;
+      }
+      CHECK_EQ_U64(allocs, 3);
+      CHECK_EQ_U64(total, 64 + 128 + 4096);
+      CHECK_EQ_U64(freed, 1);
+      CHECK_EQ_U64(messages, 2);
+      CHECK_EQ_U64(interned, 1);
       strobe_capture_close(again);
     }
     if (strcmp(de->d_name, "ok-zstd.strb") == 0) { /* every block a zstd frame */

@@ -30,19 +30,24 @@ static strobe_site k_sites[] = {
     {.name = "outer", .file = "test.c", .function = "f", .line = 1, .kind = STROBE_SITE_SCOPE},
     {.name = "row", .file = "test.c", .function = "f", .line = 2, .kind = STROBE_SITE_SCOPE},
     {.name = "Cell", .file = "test.c", .line = 3, .kind = STROBE_SITE_ELEMENT},
-    {.name = "assets", .file = "test.c", .line = 4, .kind = STROBE_SITE_LOCK},
+    {.name = "heap", .file = "test.c", .line = 4, .kind = STROBE_SITE_ALLOC},
+    {.name = "heap", .file = "test.c", .line = 5, .kind = STROBE_SITE_FREE},
+    {.name = "loaded", .file = "test.c", .line = 6, .kind = STROBE_SITE_MESSAGE},
+    {.name = "assets", .file = "test.c", .line = 7, .kind = STROBE_SITE_LOCK},
 };
 #define NSITES (sizeof k_sites / sizeof k_sites[0])
 #define S_OUTER 1u
 #define S_ROW 2u
 #define S_ELEM 3u /* an ELEMENT event names an element type (strobe.h >>elements) */
-#define S_LOCK 4u /* lock events name a lock (strobe/lock.h) */
-/* The site an event of this kind names: lock events name a site of their own kind. */
-static uint32_t site_for(uint32_t kind) {
-  return kind == STROBE__EV_LOCK_WAIT || kind == STROBE__EV_LOCK_ACQUIRED || kind == STROBE__EV_LOCK_RELEASED ? S_LOCK
-                                                                                                               : S_ROW;
-}
+#define S_LOCK 7u /* lock events name a lock (strobe/lock.h) */
 #define ELEMENT_ID 0x8badf00d12345678ull
+/* The site an event of this kind names: allocations, frees, messages and
+ * lock events name a site of their own kind (strobe.h >>allocations,
+ * >>messages; strobe/lock.h). */
+static uint32_t site_for(uint32_t kind) {
+  if (kind == STROBE__EV_LOCK_WAIT || kind == STROBE__EV_LOCK_ACQUIRED || kind == STROBE__EV_LOCK_RELEASED) return S_LOCK;
+  return kind == STROBE__EV_ALLOC ? 4u : kind == STROBE__EV_FREE ? 5u : kind == STROBE__EV_MESSAGE ? 6u : S_ROW;
+}
 
 /* One row of the event-kind table, as the test wrote it. */
 typedef struct row {
@@ -154,6 +159,11 @@ static void test_every_kind_round_trips(void) {
         w_row->operands == STROBE__OPERANDS_BEGIN)
       CHECK_EQ_INT(rec.site, site_for(w_row->kind));
     switch (rec.type) { /* the slots, where a record carries them */
+      case STROBE_REC_ALLOC:
+        CHECK_EQ_U64(rec.address, w_row->slot[0]);
+        CHECK_EQ_U64(rec.bytes, w_row->slot[1]);
+        break;
+      case STROBE_REC_FREE: CHECK_EQ_U64(rec.address, w_row->slot[0]); break;
       case STROBE_REC_VALUE:
       case STROBE_REC_COUNTER:
       case STROBE_REC_GAUGE: {

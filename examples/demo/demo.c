@@ -677,6 +677,7 @@ static void start_sampler(void) {
  * loader, the watchdog.
  * Returns 0, or 1 having said why. */
 static int start_rendering(demo *d) {
+  STROBE_MESSAGE("rendering started"); /* a static log line (docs/memory.md §Messages) */
   grid_init(&d->g, 30);
   if (view_init(&d->main_view, d->c, d->w_main, 960, 682) ||
       view_init(&d->details_view, d->c, d->w_details, 320, 240) ||

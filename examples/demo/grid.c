@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "strobe/strobe.h"
+
 static const char *const words[] = {"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel",
                                     "india", "juliet", "kilo", "lima", "mike", "november", "oscar", "papa"};
 
@@ -58,10 +60,16 @@ int grid_apply(grid *g, input_event e) {
     case INPUT_SCROLL:
       g->scroll_row = (g->scroll_row + e.amount) % (GRID_ROWS - g->visible_rows);
       return 1;
-    case INPUT_EDIT:
+    case INPUT_EDIT: {
       fill_cell(g, g->selected_row, g->selected_col, (uint64_t)e.amount);
       g->revision++;
+      /* A log line with run-time text: content, kept in local captures only (docs/memory.md §Messages). */
+      char line[64];
+      int n = snprintf(line, sizeof line, "edited cell %d,%d (revision %llu)", g->selected_row, g->selected_col,
+                       (unsigned long long)g->revision);
+      if (n > 0 && (size_t)n < sizeof line) STROBE_MESSAGE_TEXT(line, (size_t)n);
       return 1;
+    }
     default:
       return 0;
   }

@@ -17,28 +17,38 @@ static const char *const k_kind[] = {"clear", "quad", "sprite"};
 static const char *const k_pipeline[] = {"solid_fill", "solid_fill", "mono_sprite"};
 #define PASS "main"
 
-void paint_reset(paint_list *l) {
-  l->nprims = 0;
-  l->ncmds = 0;
-}
-
+/* The display list is built anew each frame, as a toolkit's is: the last
+ * frame's arrays are freed and the new ones grow from 256 entries, each
+ * recorded as an allocation of pool display_list (docs/memory.md). */
 void paint_free(paint_list *l) {
+  STROBE_FREE(l->prims, "display_list");
   free(l->prims);
+  STROBE_FREE(l->cmds, "display_list");
   free(l->cmds);
   memset(l, 0, sizeof *l);
+}
+
+void paint_reset(paint_list *l) { paint_free(l); }
+
+/* realloc, recorded: the old block's free, then the new one's allocation. */
+static void *grow(void *old, size_t bytes) {
+  STROBE_FREE(old, "display_list");
+  void *q = realloc(old, bytes);
+  STROBE_ALLOC(q ? q : old, q ? bytes : bytes / 2, "display_list"); /* failed: the old block stays (half the size) */
+  return q;
 }
 
 int paint_add(paint_list *l, uint32_t kind, paint_prim p, cairo_surface_t *mask, uint64_t mask_id) {
   if (l->nprims == l->cap_prims) {
     uint32_t cap = l->cap_prims ? l->cap_prims * 2 : 256;
-    paint_prim *q = realloc(l->prims, cap * sizeof *q);
+    paint_prim *q = grow(l->prims, cap * sizeof *q);
     if (!q) return -1;
     l->prims = q;
     l->cap_prims = cap;
   }
   if (l->ncmds == l->cap_cmds) {
     uint32_t cap = l->cap_cmds ? l->cap_cmds * 2 : 256;
-    paint_cmd *q = realloc(l->cmds, cap * sizeof *q);
+    paint_cmd *q = grow(l->cmds, cap * sizeof *q);
     if (!q) return -1;
     l->cmds = q;
     l->cap_cmds = cap;

@@ -25,6 +25,13 @@
 #define ROW_HEIGHT 22
 #define PADDING 6
 
+/* Glyph masks are recorded as allocations of pool glyph_masks (docs/memory.md):
+ * their pixel bytes, which cairo allocates for each surface. */
+static void mask_destroy(cairo_surface_t *m) {
+  STROBE_FREE(m, "glyph_masks");
+  cairo_surface_destroy(m);
+}
+
 int view_init(view *v, strobe_collector *c, strobe_window w, int width, int height) {
   memset(v, 0, sizeof *v);
   v->collector = c;
@@ -42,7 +49,7 @@ int view_init(view *v, strobe_collector *c, strobe_window w, int width, int heig
 void view_free(view *v) {
   for (int i = 0; i < TEXT_CACHE_ENTRIES; i++) {
     if (v->cache[i].layout) g_object_unref(v->cache[i].layout);
-    if (v->cache[i].mask) cairo_surface_destroy(v->cache[i].mask);
+    if (v->cache[i].mask) mask_destroy(v->cache[i].mask);
   }
   paint_free(&v->list);
   pango_font_description_free(v->font);
@@ -94,7 +101,7 @@ static text_entry *shape(view *v, const char *text) {
     strobe_op_counter_add("shape_cache_eviction", 1);
     g_object_unref(victim->layout);
   }
-  if (victim->mask) cairo_surface_destroy(victim->mask);
+  if (victim->mask) mask_destroy(victim->mask);
   victim->mask = NULL;
   victim->layout = pango_cairo_create_layout(v->cr);
   pango_layout_set_font_description(victim->layout, v->font);
@@ -172,10 +179,12 @@ static void after_layout(view *v, const grid *g) {
 static cairo_surface_t *mask_of(view *v, text_entry *e) {
   int lw = pango_layout_get_width(e->layout);
   if (e->mask && e->mask_layout_width == lw) return e->mask;
-  if (e->mask) cairo_surface_destroy(e->mask);
+  if (e->mask) mask_destroy(e->mask);
   int w, h;
   pango_layout_get_pixel_size(e->layout, &w, &h);
   e->mask = cairo_image_surface_create(CAIRO_FORMAT_A8, w > 0 ? w : 1, h > 0 ? h : 1);
+  STROBE_ALLOC(e->mask, (size_t)cairo_image_surface_get_stride(e->mask) * (size_t)cairo_image_surface_get_height(e->mask),
+               "glyph_masks");
   cairo_t *cr = cairo_create(e->mask);
   pango_cairo_show_layout(cr, e->layout);
   cairo_destroy(cr);

@@ -131,6 +131,11 @@ typedef enum strobe_capture_record_type {
   STROBE_REC_LANE_SPAN = 25, /* an external producer's span (strobe/producer.h): site, device (queue = the lane,
                               * domain = its clock, "" for host ticks; device begin and end, raw: map them with
                               * strobe_capture_map_device, which takes "" too); ticks = when it was recorded */
+  STROBE_REC_ALLOC = 26,     /* an allocation (strobe.h >>allocations): site (the pool, kind STROBE_SITE_ALLOC),
+                              * time, address, bytes. Since version 5 */
+  STROBE_REC_FREE = 27,      /* a free: site (the pool, kind STROBE_SITE_FREE), time, address. Since version 5 */
+  STROBE_REC_MESSAGE = 28,   /* a message (strobe.h >>messages): site (kind STROBE_SITE_MESSAGE: its name is the
+                              * text, content when flagged STROBE_SITE_INTERNED), time. Since version 5 */
   STROBE_REC_LOCK_WAIT = 29,     /* this thread began to wait for a lock (strobe/lock.h): site (kind STROBE_SITE_LOCK),
                                   * time. Since version 5 */
   STROBE_REC_LOCK_ACQUIRED = 30, /* this thread holds the lock from here: site, time. Since version 5 */
@@ -346,6 +351,8 @@ typedef struct strobe_capture_record {
   const strobe_capture_device *device; /* CLOCK_PAIR, GPU_SPAN, GPU_MARK; NULL for other types. Valid until the
                                         * next strobe_capture_next call */
   uint64_t element;     /* ELEMENT: the element id (strobe_element_id) */
+  uint64_t address;     /* ALLOC, FREE: the address the application gave (an id: never dereferenced) */
+  uint64_t bytes;       /* ALLOC: its size in bytes */
   const strobe_capture_tree *tree; /* TREE: the snapshot; NULL for other types */
   const strobe_capture_sample *sample; /* SAMPLE, SWITCH; NULL for other types */
   const strobe_capture_attachment *attachment; /* ATTACHMENT; NULL for other types */

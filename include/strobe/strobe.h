@@ -206,6 +206,9 @@ STROBE_API int strobe_profiling_available(void);
   X(FRAME, 6, "frame", 0)           /* a frame boundary mark */                                    \
   X(STAGE, 7, "stage", 1)           /* a scope that is also a stage of the current operation (session.h) */ \
   X(ELEMENT, 8, "element", 0)       /* an element type: its name attributes scopes (>>elements) and names tree nodes */ \
+  X(ALLOC, 9, "alloc", 0)           /* a memory pool's allocations (>>allocations): the name is the pool */ \
+  X(FREE, 10, "free", 0)            /* the same pool's frees (>>allocations) */                    \
+  X(MESSAGE, 11, "message", 0)      /* a log message: the name is its text (>>messages) */ \
   X(LOCK, 12, "lock", 0)            /* a lock: its name is the lock's static label (strobe/lock.h) */
 
 typedef enum strobe_site_kind {
@@ -592,6 +595,10 @@ static inline const strobe_site *strobe_current_scope(void) { return strobe_thre
   X(GPU, 14, 0, DEVICE, 0) /* a clock-domain or GPU event (src/probe/gpu.c, include/strobe/gpu.h): data =     \
                         * sub-kind in the low 8 bits, its payload slots above them, like OP; read back from  \
                         * the DEVICE block as pair, span and instant records */                            \
+  X(ALLOC, 15, 2, SITE_VARINTS, STROBE_REC_ALLOC) /* data: the pool's site (kind alloc); slots: address,     \
+                        * bytes (>>allocations) */                                                          \
+  X(FREE, 17, 1, SITE_VARINTS, STROBE_REC_FREE) /* data: the pool's site (kind free); slot: address */        \
+  X(MESSAGE, 19, 0, SITE_VARINTS, STROBE_REC_MESSAGE) /* data: the message's site (kind message): its text */ \
   X(LOCK_WAIT, 20, 0, SITE_VARINTS, STROBE_REC_LOCK_WAIT) /* data: the lock's site (kind lock): this thread  \
                         * began to wait for it (strobe/lock.h) */                                              \
   X(LOCK_ACQUIRED, 21, 0, SITE_VARINTS, STROBE_REC_LOCK_ACQUIRED) /* data: the lock's site: this thread holds \
@@ -1084,6 +1091,37 @@ static inline void strobe__element(strobe_site *type, uint64_t id) {
   strobe__advance(t, e);
 }
 
+/* An allocation (>>allocations, docs/memory.md): three events, the pool
+ * site's pointer over kind and data, then the address and the size in the
+ * `ts` of two payload slots, published together. The drain tells it from a
+ * BEGIN by the site's kind and completes the slots (src/collect/drain.c).
+ * The room check is a number's, one slot further. A free is a number whose
+ * slot is the address (strobe__number on a STROBE_SITE_FREE site). */
+STROBE_API void strobe__alloc_slow(strobe_site *pool, uint64_t addr, uint64_t size);
+static inline void strobe__alloc(strobe_site *pool, uint64_t addr, uint64_t size) {
+  strobe__thread *t = strobe__tls;
+  strobe__event *e = t->cur;
+  /* In integers: e is NULL on a thread not attached yet (its limit 0 sends it to the slow path). */
+  if (STROBE__UNLIKELY((uint64_t)(uintptr_t)e + sizeof(strobe__event) > STROBE__LIMIT(t, num_limit))) {
+    strobe__alloc_slow(pool, addr, size);
+    return;
+  }
+  strobe__stamp(&e->ts);
+  strobe__put_word(e, (uintptr_t)pool);
+  e[1].ts = addr;
+  e[2].ts = size;
+#if defined(__x86_64__) && !defined(STROBE__TSAN)
+  __asm__ __volatile__("addq %1, %0" : "+m"(t->cur) : "i"(3 * sizeof(strobe__event)) : "memory");
+#else
+  __atomic_store_n(&t->cur, e + 3, __ATOMIC_RELEASE);
+#endif
+}
+
+/* A message (>>messages): one event, its site's pointer over kind and data
+ * and its time; out of line (messages are rare, and the site is registered
+ * there). */
+STROBE_API void strobe__message(strobe_site *site);
+
 static inline void strobe__scope_cleanup(uintptr_t *guard) {
   if (STROBE__UNLIKELY(*guard != 0)) strobe__end(*guard);
 }
@@ -1151,6 +1189,10 @@ static inline void strobe__cumulative_cleanup(strobe__cumulative_guard *g) {
 #define STROBE_ELEMENT_SITE(type, id) ((void)sizeof(type), (void)sizeof(id))
 #define STROBE_ELEMENT(type_name, id) ((void)sizeof(id))
 #define STROBE_SCOPE_ELEMENT(name, type, id) ((void)sizeof(type), (void)sizeof(id))
+#define STROBE_ALLOC(ptr, size, pool) ((void)sizeof(ptr), (void)sizeof(size))
+#define STROBE_FREE(ptr, pool) ((void)sizeof(ptr))
+#define STROBE_MESSAGE(text) ((void)0)
+#define STROBE_MESSAGE_TEXT(text, len) ((void)sizeof(text), (void)sizeof(len))
 
 #else
 
@@ -1304,6 +1346,57 @@ static inline void strobe__cumulative_cleanup(strobe__cumulative_guard *g) {
   uintptr_t STROBE__UNIQUE(strobe__guard_) __attribute__((cleanup(strobe__scope_cleanup), unused)) = \
       strobe__is_active() ? strobe__begin(&STROBE__UNIQUE(strobe__site_)) : 0u;                     \
   if (STROBE__UNIQUE(strobe__guard_)) strobe__element((type), (id))
+
+/* >>allocations (docs/memory.md): memory a pool hands out and takes back.
+ * STROBE_ALLOC records that `ptr` now holds `size` bytes of pool `pool`,
+ * STROBE_FREE that `ptr` went back to it. `pool` is a static label ("heap",
+ * "glyph_cache"); each call site declares its own site of that name, and
+ * captures add up every site of one pool. A NULL `ptr` records nothing (a
+ * failed allocation, free(NULL)). The free names the same pool as the
+ * allocation; a reader matches the two by address, so a free of an address
+ * it never saw allocated (allocated before the capture began) counts as
+ * such, not as freed bytes. Each argument is evaluated once. Thread rule:
+ * any thread; a free may run on another thread than its allocation. Cost: a
+ * number's, one payload slot more (bench/bench_instructions.c); idle, one
+ * relaxed load. No errors: a full ring drops and counts the event, like any
+ * other (docs/recording.md, Overflow), and a pool site the registry cannot
+ * take counts it lost. */
+#define STROBE_ALLOC(ptr, size, pool)                                                                    \
+  do {                                                                                                   \
+    STROBE__SITE(strobe__site_al, STROBE_SITE_ALLOC, pool, (const char *)0);                             \
+    if (strobe__is_active()) {                                                                           \
+      const void *strobe__p_al = (const void *)(ptr);                                                    \
+      if (strobe__p_al) strobe__alloc(&strobe__site_al, (uint64_t)(uintptr_t)strobe__p_al, (uint64_t)(size)); \
+    }                                                                                                    \
+  } while (0)
+#define STROBE_FREE(ptr, pool)                                                                           \
+  do {                                                                                                   \
+    STROBE__SITE(strobe__site_fr, STROBE_SITE_FREE, pool, (const char *)0);                              \
+    if (strobe__is_active()) {                                                                           \
+      const void *strobe__p_fr = (const void *)(ptr);                                                    \
+      if (strobe__p_fr) strobe__number(&strobe__site_fr, (uint64_t)(uintptr_t)strobe__p_fr, 0);          \
+    }                                                                                                    \
+  } while (0)
+
+/* >>messages (docs/memory.md §Messages): a timestamped log line on the
+ * calling thread's lane. STROBE_MESSAGE's text is a static label, like a
+ * scope's name. STROBE_MESSAGE_TEXT takes text made at run time (`len`
+ * bytes, 1..STROBE_MAX_INTERNED_NAME, no NUL): it is application content,
+ * interned like strobe_site_intern's names (one site per distinct text,
+ * bounded by STROBE_MAX_INTERNED, refusals counted in intern_invalid and
+ * intern_full and recorded on a fallback site), kept in local captures
+ * flagged STROBE_SITE_INTERNED, and never in session reports or MCP. Thread
+ * rule: any thread; STROBE_MESSAGE_TEXT takes the interning lock the first
+ * time it meets a text. Idle, one relaxed load. */
+#define STROBE_MESSAGE(text)                                                          \
+  do {                                                                                \
+    STROBE__SITE(strobe__site_msg, STROBE_SITE_MESSAGE, text, (const char *)0);       \
+    if (strobe__is_active()) strobe__message(&strobe__site_msg);                      \
+  } while (0)
+#define STROBE_MESSAGE_TEXT(text, len)                                                                  \
+  do {                                                                                                  \
+    if (strobe__is_active()) strobe__message(strobe_site_intern((text), (len), (const char *)0, STROBE_SITE_MESSAGE)); \
+  } while (0)
 
 #endif /* STROBE_DISABLE */
 

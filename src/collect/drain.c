@@ -236,7 +236,10 @@ static strobe__site_info g_site_cache[STROBE__SITE_CACHE];
 
 /* A miss: fills the entry (out of line, so that the hit keeps its registers). */
 __attribute__((noinline)) static void site_fill(strobe__site_info *c, strobe_site *site) {
-  uint32_t number = site->kind == STROBE_SITE_ELEMENT ? STROBE__EV_ELEMENT : strobe__number_event(site->kind);
+  uint32_t number = site->kind == STROBE_SITE_ELEMENT ? STROBE__EV_ELEMENT
+                    : site->kind == STROBE_SITE_ALLOC  ? STROBE__EV_ALLOC
+                    : site->kind == STROBE_SITE_FREE   ? STROBE__EV_FREE
+                                                       : strobe__number_event(site->kind);
   int rc = number ? strobe_site_register(site) : 0;
   c->id = number ? (rc > 0 ? (uint32_t)rc : 0) : strobe__site_id_for_stream(site);
   c->ev = (uint16_t)(number ? (rc > 0 ? number : 0) : STROBE__EV_BEGIN);
@@ -252,6 +255,30 @@ static inline const strobe__site_info *site_of(strobe_site *site) {
 
 static int site_is_element(const strobe__site_info *si) { return si->site->kind == STROBE_SITE_ELEMENT; }
 
+/* An allocation or a free (strobe.h >>allocations) at e: its slots (an
+ * address; an allocation's size after it) are plain words, not a number's
+ * bits. A pool site that could not be registered makes them all payloads,
+ * counted lost. Returns the last slot; when they are not all before `end`
+ * (cannot happen: the producer publishes them together) the event becomes a
+ * payload and the run's last event is returned, which ends it. */
+static strobe__event *convert_memory(strobe__tstate *t, const strobe__site_info *si, strobe__event *e,
+                                     strobe__event *end) {
+  uint32_t kind = si->site->kind == STROBE_SITE_ALLOC ? STROBE__EV_ALLOC : STROBE__EV_FREE;
+  uint32_t slots = strobe__ev_slots(kind);
+  if ((size_t)(end - e) <= slots) {
+    e->kind = STROBE__EV_PAYLOAD;
+    return end - 1;
+  }
+  e->kind = si->ev ? si->ev : STROBE__EV_PAYLOAD;
+  e->data = si->id;
+  for (uint32_t i = 1; i <= slots; i++) {
+    e[i].kind = STROBE__EV_PAYLOAD;
+    e[i].data = 0;
+  }
+  if (!si->ev) __atomic_fetch_add(&t->lost, 1 + slots, __ATOMIC_RELAXED);
+  return e + slots;
+}
+
 /* What the drain and every consumer rely on in the event-kind table (strobe.h). */
 #define CHECK_KIND(name, number, slots, operands, record)                                                     \
   _Static_assert((number) > 0 && (number) < 256, #name ": a kind is the low byte of its word");              \
@@ -266,8 +293,8 @@ STROBE__EVENT_KINDS(CHECK_KIND)
  * closes, a ring LOST marker gets the stream's depth. The drain keeps the
  * stack of open scopes for that; it sees every event a thread publishes,
  * and an END of a recorded BEGIN is never dropped. Converts from e up to
- * `stop`, and one event past it when a number's slot lies there (never past
- * `end`, the run's end); returns where it stopped. */
+ * `stop`, and up to two events past it when a number's or an allocation's
+ * slots lie there (never past `end`, the run's end); returns where it stopped. */
 __attribute__((noinline)) /* a function of its own in scripts/bench-drain-callgrind.sh's counts */
 static strobe__event *convert_run(strobe__tstate *t, strobe__event *e, strobe__event *stop, strobe__event *end) {
   uint32_t open = t->open;
@@ -284,6 +311,11 @@ static strobe__event *convert_run(strobe__tstate *t, strobe__event *e, strobe__e
         e->kind = STROBE__EV_BEGIN;
         e->data = si->id;
         last_ts = e->ts;
+        continue;
+      }
+      if (si->site->kind == STROBE_SITE_ALLOC || si->site->kind == STROBE_SITE_FREE) {
+        last_ts = e->ts;
+        e = convert_memory(t, si, e, end);
         continue;
       }
       if (site_is_element(si)) { /* an element attribution: one event, its id in ts (strobe__element) */
@@ -356,7 +388,7 @@ static strobe__consumer *ring_consumer(void) {
 
 static void deliver_converted(strobe__tstate *t, strobe__event *e, size_t n);
 /* A journaled ring's chunk, converted here rather than in place: under g_lock. */
-static strobe__event g_copy[DELIVER_CHUNK + 1];
+static strobe__event g_copy[DELIVER_CHUNK + 2]; /* an allocation's two slots past the chunk */
 
 /* Converts [e, end) a chunk at a time; delivers the sites each chunk
  * registered, then its events. A ring_events consumer takes what it can
@@ -377,7 +409,8 @@ static void deliver_run(strobe__tstate *t, strobe__event *e, strobe__event *end)
     size_t chunk = ring ? RING_FALLBACK : DELIVER_CHUNK;
     strobe__event *run_end = (size_t)(end - e) > chunk ? e + chunk : end;
     if (t->jnl) { /* a journaled ring keeps the hot path's form (docs/capture-format.md §Journal) */
-      size_t n = (size_t)(run_end - e) + (run_end < end); /* a number's slot may lie past run_end */
+      /* A number's slot, or an allocation's two, may lie past run_end. */
+      size_t n = (size_t)(run_end - e) + ((size_t)(end - run_end) < 2 ? (size_t)(end - run_end) : 2);
       memcpy(g_copy, e, n * sizeof *e);
       size_t k = (size_t)(convert_run(t, g_copy, g_copy + (run_end - e), g_copy + n) - g_copy);
       deliver_converted(t, g_copy, k);
@@ -647,6 +680,7 @@ static void footprint_record(void) {
 static void *drain_main(void *arg) {
   (void)arg;
   strobe__sampler_quiet_thread();
+  strobe__probe_own_thread();
   (void)pthread_setname_np(pthread_self(), "strobe-drain"); /* top -H, and bench_drain_idle, find it */
   uint32_t interval = strobe_query_desc().drain_interval_ms;
   uint32_t rest = interval; /* the next wait while passes find nothing (REST_MS) */
@@ -802,6 +836,7 @@ int strobe__consumer_add(strobe__consumer *c) {
   g_consumers[g_nconsumers++] = c;
   if (c->content) __atomic_fetch_add(&g_content_consumers, 1, __ATOMIC_RELEASE);
   __atomic_fetch_or(&strobe__active, STROBE__ACTIVE_EVENTS, __ATOMIC_RELAXED);
+  strobe__active_changed();
   __atomic_fetch_or(&strobe__op_gate, STROBE__OPGATE_EVENTS, __ATOMIC_RELAXED);
   drain_unlock();
   /* The drain thread may be in its idle wait (IDLE_INTERVAL_MS, chosen when
@@ -832,6 +867,7 @@ void strobe__consumer_remove(strobe__consumer *c) {
   }
   if (g_nconsumers == 0) {
     __atomic_fetch_and(&strobe__active, ~STROBE__ACTIVE_EVENTS, __ATOMIC_RELAXED);
+    strobe__active_changed();
     __atomic_fetch_and(&strobe__op_gate, ~STROBE__OPGATE_EVENTS, __ATOMIC_RELAXED);
   }
   drain_unlock();

@@ -1383,7 +1383,7 @@ static int step_sites(strobe_capture *c, strobe_capture_record *rec) {
   if (id == 0 || id > MAX_SITE_ID) return STROBE_ERANGE;
   if (kind > UINT32_MAX || !strobe__site_kind_known((uint32_t)kind)) return STROBE_ECORRUPT;
   if (kind == STROBE_SITE_ELEMENT && c->header.version < 4) return STROBE_ECORRUPT; /* version 4 added it */
-  if (kind == STROBE_SITE_LOCK && c->header.version < 5) return STROBE_ECORRUPT;    /* version 5 added it */
+  if (kind >= STROBE_SITE_ALLOC && c->header.version < 5) return STROBE_ECORRUPT;   /* version 5 added them */
   int r = define_site(c, (uint32_t)id, (uint32_t)kind, (uint32_t)line, (uint32_t)unit, (uint32_t)flags, str, len);
   if (r) return r;
   rec->type = STROBE_REC_SITE;
@@ -1456,6 +1456,18 @@ static int event_lost(strobe_capture *c, rthread *t, uint64_t lost, uint64_t dep
   return 1;
 }
 
+/* An allocation, a free or a message (version 5): its site must be of the
+ * matching kind (a pool's allocations, its frees, a message). */
+static int event_memory(strobe_capture *c, strobe_capture_record *rec, const uint64_t *slot) {
+  uint32_t want = rec->type == STROBE_REC_ALLOC  ? STROBE_SITE_ALLOC
+                  : rec->type == STROBE_REC_FREE ? STROBE_SITE_FREE
+                                                 : STROBE_SITE_MESSAGE;
+  if (c->header.version < 5 || site_at(c, rec->site)->kind != want) return STROBE_ECORRUPT;
+  rec->address = rec->type == STROBE_REC_MESSAGE ? 0 : slot[0];
+  rec->bytes = rec->type == STROBE_REC_ALLOC ? slot[1] : 0;
+  return 1;
+}
+
 /* An op OTHER: the kind's operands, as its row of STROBE__EVENT_KINDS says,
  * then the record filled from them. */
 __attribute__((noinline)) static int event_other(strobe_capture *c, rthread *t, uint64_t op, uint64_t ticks,
@@ -1500,6 +1512,9 @@ __attribute__((noinline)) static int event_other(strobe_capture *c, rthread *t, 
       rec->max_ns = (double)slot[3] * ns;
       return 1;
     case STROBE_REC_LOST: return event_lost(c, t, slot[0], hi, rec);
+    case STROBE_REC_ALLOC:
+    case STROBE_REC_FREE:
+    case STROBE_REC_MESSAGE: return event_memory(c, rec, slot);
     case STROBE_REC_LOCK_WAIT:
     case STROBE_REC_LOCK_ACQUIRED:
     case STROBE_REC_LOCK_RELEASED: return site_at(c, rec->site)->kind == STROBE_SITE_LOCK ? 1 : STROBE_ECORRUPT;
@@ -2391,6 +2406,9 @@ const char *strobe_capture_record_type_name(uint32_t type) {
     case STROBE_REC_ATTACHMENT: return "attachment";
     case STROBE_REC_DEEP: return "deep";
     case STROBE_REC_LANE_SPAN: return "lane_span";
+    case STROBE_REC_ALLOC: return "alloc";
+    case STROBE_REC_FREE: return "free";
+    case STROBE_REC_MESSAGE: return "message";
     case STROBE_REC_LOCK_WAIT: return "lock_wait";
     case STROBE_REC_LOCK_ACQUIRED: return "lock_acquired";
     case STROBE_REC_LOCK_RELEASED: return "lock_released";

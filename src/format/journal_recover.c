@@ -401,6 +401,13 @@ static int decode_one(decoder *d, const strobe__event *e, const strobe__event *s
       if (num != STROBE__EV_VALUE) d->last_ts = e->ts;
       put_out(d, num == STROBE__EV_VALUE ? d->last_ts : e->ts, num, s->site.id);
       put_out(d, strobe__number_bits(e[1].ts, code == STROBE__NUM_IN_SLOT ? e[1].data : code), STROBE__EV_PAYLOAD, 0);
+    } else if (s->site.kind == STROBE_SITE_ALLOC || s->site.kind == STROBE_SITE_FREE) {
+      uint32_t ev = s->site.kind == STROBE_SITE_ALLOC ? STROBE__EV_ALLOC : STROBE__EV_FREE; /* strobe__alloc */
+      k = 1 + strobe__ev_slots(ev);
+      if (e + k > stop) return -1;
+      d->last_ts = e->ts;
+      put_out(d, e->ts, ev, s->site.id);
+      for (uint32_t i = 1; i < k; i++) put_out(d, e[i].ts, STROBE__EV_PAYLOAD, 0);
     } else if (s->site.kind == STROBE_SITE_ELEMENT) {
       put_out(d, e->ts, STROBE__EV_ELEMENT, s->site.id);
     } else {
@@ -423,8 +430,8 @@ static int decode_one(decoder *d, const strobe__event *e, const strobe__event *s
       if (depth < d->open) d->open = depth;
       put_out(d, e->ts, STROBE__EV_LOST | d->open << 8, e->data);
       d->last_ts = e->ts;
-    } else if (low == STROBE__EV_FRAME || low == STROBE__EV_CUMULATIVE || low == STROBE__EV_LOCK_WAIT ||
-               low == STROBE__EV_LOCK_ACQUIRED || low == STROBE__EV_LOCK_RELEASED) {
+    } else if (low == STROBE__EV_FRAME || low == STROBE__EV_CUMULATIVE || low == STROBE__EV_MESSAGE ||
+               low == STROBE__EV_LOCK_WAIT || low == STROBE__EV_LOCK_ACQUIRED || low == STROBE__EV_LOCK_RELEASED) {
       known = e->data && e->data < STROBE_MAX_SITES && d->j->site_known[e->data];
       for (uint32_t i = 0; i < k && known; i++) put_out(d, e[i].ts, i ? STROBE__EV_PAYLOAD : kind, i ? 0 : e->data);
       d->last_ts = e->ts;

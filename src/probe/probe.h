@@ -518,6 +518,19 @@ typedef struct strobe__cost {
 } strobe__cost;
 strobe__cost strobe__measure_cost(void);
 
+/* >>allocations: the calling thread is one of Strobe's own (the drain): its
+ * allocations and frees are not recorded (strobe.h >>allocations; the
+ * interposer, src/malloc/interpose.c, sees the drain's buffers too). */
+void strobe__probe_own_thread(void);
+/* A copy of strobe__active kept up to date in `mirror` (the interposer's, so
+ * that its idle path reads its own variable: docs/memory.md §The
+ * interposer). Returns 0, or STROBE_ELIMIT past 4 mirrors. Any thread. */
+STROBE_API int strobe__active_mirror(uint32_t *mirror);
+/* The collect layer, after each change of strobe__active: copies it to every mirror. */
+void strobe__active_changed(void);
+/* 1 on Strobe's own threads: what the interposer checks before recording. */
+extern STROBE_API _Thread_local int strobe__tls_own __attribute__((tls_model("initial-exec")));
+
 /* >>wake */
 /* The probe asks for a drain pass (a ring passed its middle, events were
  * dropped, a thread exited) through this hook, which the collect layer

@@ -53,6 +53,7 @@ static _Thread_local int tls_altstack_tried __attribute__((tls_model("initial-ex
 static _Thread_local strobe__tstate *tls_own __attribute__((tls_model("initial-exec"))); /* its state once attached */
 static _Thread_local uint32_t tls_adopt_seen __attribute__((tls_model("initial-exec"))); /* journal generation last tried */
 static _Thread_local uint32_t tls_adopt_waited __attribute__((tls_model("initial-exec"))); /* ...whose wait ran out */
+_Thread_local int strobe__tls_own __attribute__((tls_model("initial-exec"))); /* one of Strobe's threads (probe.h) */
 
 #define DEFAULT_RING_EVENTS 262144u /* 4 MiB per thread: ~2.5 ms of a thread scoping flat out, and
                                      * ~250 ms of a thread doing real work between scopes */
@@ -791,16 +792,17 @@ void strobe__number_slow(strobe_site *site, uint64_t bits) {
   strobe__tstate *t = attach();
   if (!t) return;
   adopt_maybe(t);
-  uint32_t kind = strobe__number_event(site->kind);
-  if (!kind) return; /* not a number site: cannot come from the macros */
+  uint32_t kind = site->kind == STROBE_SITE_FREE ? STROBE__EV_FREE : strobe__number_event(site->kind);
+  if (!kind || (kind == STROBE__EV_FREE && strobe__tls_own)) return; /* not a number site: cannot come from the macros */
   if (kind == STROBE__EV_VALUE) {
     const strobe__frame *f = innermost(&t->hot);
     if (f == t->hot.stack) BUMP(t, value_without_scope);
     if (f == t->hot.stack || (f->word & STROBE__FRAME_UNRECORDED)) return;
   }
   uint64_t now = strobe__now();
-  _Static_assert(STROBE__SLOTS_VALUE == 1 && STROBE__SLOTS_COUNTER == 1 && STROBE__SLOTS_GAUGE == 1,
-                 "a number carries its double in one slot");
+  _Static_assert(STROBE__SLOTS_VALUE == 1 && STROBE__SLOTS_COUNTER == 1 && STROBE__SLOTS_GAUGE == 1 &&
+                     STROBE__SLOTS_FREE == 1,
+                 "a number carries its double (a free its address) in one slot");
   /* Near the ring's end, wrap now when the start has room, rather than come here for every
    * number that still fits before the end (the inline check keeps NUM_ROOM free). */
   strobe__event *read = drain_pos(t), *cur = t->hot.cur;
@@ -814,6 +816,63 @@ void strobe__number_slow(strobe_site *site, uint64_t bits) {
   strobe__put_word(e++, (uintptr_t)site);
   put(&e, bits, STROBE__EV_PAYLOAD, 0);
   publish(t, e);
+}
+
+/* An allocation (strobe.h >>allocations) the inline path could not write:
+ * as a number's slow path, with the size in a second slot. Not on Strobe's
+ * own threads (strobe__probe_own_thread): the drain's buffers are not the
+ * application's memory, and recording them would feed the drain its own
+ * work. */
+void strobe__alloc_slow(strobe_site *pool, uint64_t addr, uint64_t size) {
+  if (strobe__tls_own || pool->kind != STROBE_SITE_ALLOC) return; /* another kind cannot come from the macros */
+  strobe__tstate *t = attach();
+  if (!t) return;
+  uint64_t now = strobe__now();
+  _Static_assert(STROBE__SLOTS_ALLOC == 2, "an allocation carries its address and size");
+  strobe__event *read = drain_pos(t), *cur = t->hot.cur;
+  uint32_t keep = owed(t);
+  if (cur >= read && (size_t)(t->ring_end - cur) <= NUM_ROOM + 1 && (size_t)(read - t->ring) > NUM_ROOM + 2)
+    keep = NUM_ROOM + 1;
+  strobe__event *e = reserve(t, 1 + STROBE__SLOTS_ALLOC, keep, now);
+  if (!e) return;
+  e->ts = now;
+  strobe__put_word(e++, (uintptr_t)pool);
+  put(&e, addr, STROBE__EV_PAYLOAD, 0);
+  put(&e, size, STROBE__EV_PAYLOAD, 0);
+  publish(t, e);
+}
+
+void strobe__message(strobe_site *site) {
+  if (site && site->kind == STROBE_SITE_MESSAGE) strobe__site_event(site, STROBE__EV_MESSAGE); /* others cannot
+                                                                                                 * come from the macros */
+}
+
+void strobe__probe_own_thread(void) { strobe__tls_own = 1; }
+
+/* Mirrors of strobe__active (probe.h): the interposer's own copy, one load
+ * nearer than the library's variable. */
+#define MAX_MIRRORS 4
+static uint32_t *g_mirrors[MAX_MIRRORS];
+static uint32_t g_nmirrors;
+static strobe__mutex g_mirrors_lock = STROBE__MUTEX_INIT;
+
+int strobe__active_mirror(uint32_t *mirror) {
+  int rc = STROBE_ELIMIT;
+  strobe__mutex_lock(&g_mirrors_lock);
+  if (g_nmirrors < MAX_MIRRORS) {
+    g_mirrors[g_nmirrors++] = mirror;
+    __atomic_store_n(mirror, __atomic_load_n(&strobe__active, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+    rc = 0;
+  }
+  strobe__mutex_unlock(&g_mirrors_lock);
+  return rc;
+}
+
+void strobe__active_changed(void) {
+  strobe__mutex_lock(&g_mirrors_lock);
+  for (uint32_t i = 0; i < g_nmirrors; i++)
+    __atomic_store_n(g_mirrors[i], __atomic_load_n(&strobe__active, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+  strobe__mutex_unlock(&g_mirrors_lock);
 }
 
 /* An element attribution (strobe.h >>elements) the inline path could not

@@ -18,7 +18,8 @@ fi
 status=0
 for name in scope_instructions_recording value_instructions_recording counter_instructions_recording \
             gauge_instructions_recording nested_scope_instructions_recording \
-            explicit_scope_instructions_ratio explicit_interned_scope_instructions_ratio; do
+            explicit_scope_instructions_ratio explicit_interned_scope_instructions_ratio \
+            alloc_instructions_recording free_instructions_recording malloc_free_idle_instructions_ratio; do
   if ! grep -Eq "^BUDGET $name [0-9.]+ <= [0-9.]+ ok$" <<<"$out"; then
     echo "check_callgrind_budgets: no 'BUDGET $name ... ok' line" >&2
     status=1

@@ -429,6 +429,76 @@ def case_kinds():
           f"--to before the frames {j['kinds']}")
 
 
+def case_memory():
+    """Allocations and messages (docs/memory.md; make_capture --memory): per pool over the capture, per frame (the
+    frame model's frames: frame k holds its update's free of frame k-1's 100-byte block, its render's 100 + 28
+    bytes and the 28's free; frame 5 also 4096 bytes of glyphs never freed), the worker's io_buffers outside every
+    frame, the leaks (the last 100-byte block and the glyphs), the peak at a frame's end, and --messages in time
+    order, the run-time one marked as content."""
+    n = 12
+    path = capture("memory", "--memory", "--frames", str(n))
+    j, _ = run_json("report", path, "--messages")
+    a = j["allocations"]
+    check(a["available"], f"allocations {a}")
+    pools = {p["name"]: p for p in a["pools"]}
+    dl, gl, io = pools["display_list"], pools["glyphs"], pools["io_buffers"]
+    check(dl["allocs"] == 2 * n and dl["bytes"] == 128 * n and dl["frees"] == 2 * n - 1 and
+          dl["freed_bytes"] == 28 * n + 100 * (n - 1) and dl["live_blocks"] == 1 and dl["live_bytes"] == 100, f"{dl}")
+    check(gl["allocs"] == 1 and gl["bytes"] == 4096 and gl["frees"] == 0 and gl["live_bytes"] == 4096, f"{gl}")
+    check(io["allocs"] == n and io["frees"] == n and io["live_bytes"] == 0, f"{io}")
+    # Each handoff block's free is read before its allocation (main's events come first in the file).
+    ho = pools["handoff"]
+    check(ho["allocs"] == n and ho["frees"] == n - 1 and ho["freed_bytes"] == 256 * (n - 1) and
+          ho["live_blocks"] == 1 and ho["live_bytes"] == 256, f"{ho}")
+    frames = {f["number"]: f for f in a["frames"]}
+    check(sorted(frames) == list(range(1, n)), f"frames {sorted(frames)}")
+    for k in range(1, n):
+        f = {p["name"]: p for p in frames[k]["pools"]}
+        d, g = f["display_list"], f["glyphs"]
+        check(d["allocs"] == 2 and d["bytes"] == 128 and d["frees"] == 2 and d["freed_bytes"] == 128 and
+              d["live_end_bytes"] == 100, f"frame {k}: {d}")
+        check(g["allocs"] == (k == 5) and g["live_end_bytes"] == (4096 if k >= 5 else 0), f"frame {k}: {g}")
+        check(f["handoff"]["frees"] == 1 and f["handoff"]["freed_bytes"] == 256, f"frame {k}: {f['handoff']}")
+    # Frame 0's allocations come before the first mark, and the worker's are on a thread with no frame.
+    o = a["outside_frames"]
+    check(o["allocs"] == 2 + 2 * n and o["bytes"] == 128 + (512 + 256) * n and o["frees"] == 1 + n, f"outside {o}")
+    sizes = sorted(b["bytes"] for b in a["largest_live"])
+    check(sizes == [100, 256, 4096], f"leaks {a['largest_live']}")
+    peak = max(range(1, n), key=lambda k: (frames[k]["live_end_bytes"], -k))
+    check(a["peak_frame"] == peak and a["peak_live_bytes"] == frames[peak]["live_end_bytes"] and peak >= 5,
+          f"peak {a['peak_live_bytes']} {a['peak_frame']}")
+    check(a["unmatched_frees"] == 0 and a["frees_missing"] == 0 and a["messages"] == 2 and
+          a["messages_content"] == 1, f"counts {a}")
+    m = j["messages"]
+    check([x["text"] for x in m] == ["frame loop started", "loaded 42 items"] and [x["content"] for x in m] ==
+          [False, True] and m[0]["at_ns"] < m[1]["at_ns"], f"messages {m}")
+    out, _ = run("report", path, "--messages")
+    for want in ("allocations (docs/memory.md)", "display_list", "peak live: ",
+                 "loaded 42 items  [content]"):
+        check(want in out, f"report text lacks {want!r}:\n{out}")
+    # strobe explain says what a frame allocated: frame 5 owns its two display_list blocks and the glyphs.
+    out, _ = run("explain", path, "--frame", "5")
+    check("allocations: 3 (4.12 KiB) in this frame" in out, f"explain's line:\n{out}")
+    out, _ = run("explain", capture("plain_explain"), "--frame", "5")
+    check("allocations:" not in out, f"explain on a capture without allocations:\n{out}")
+    # strobe merge carries them: two processes' allocations and messages, each pool's figures summed.
+    merged = os.path.join(ARGS.work, "memory_merged.strb")
+    run("merge", "--same-host", path, capture("memory_b", "--memory", "--frames", str(n), "--pid", "202"), "-o",
+        merged, "--quiet")
+    j, _ = run_json("report", merged)
+    mp = {p["name"]: p for p in j["allocations"]["pools"]}
+    check(mp["display_list"]["allocs"] == 4 * n and mp["glyphs"]["live_bytes"] == 2 * 4096 and
+          j["allocations"]["messages"] == 4, f"merged {j['allocations']['pools']}")
+    # Without --messages no log is listed; a capture without allocations shows no section.
+    j, _ = run_json("report", path)
+    check("messages" not in j, "messages listed without --messages")
+    out, _ = run("report", capture("plain_memory"))
+    check("allocations" not in out and "messages:" not in out, f"a capture without allocations:\n{out}")
+    with open(path, "rb") as f:
+        j, _ = run_json_stdin(f)
+    check(not j["allocations"]["available"] and "standard input" in j["allocations"]["why"], f"{j['allocations']}")
+
+
 def run_json_stdin(f):
     p = subprocess.run([ARGS.strobe, "report", "--json", "-"], capture_output=True, text=True, stdin=f, timeout=120)
     check(p.returncode == 0, f"report - exited {p.returncode}: {p.stderr}")

@@ -81,13 +81,25 @@
  * Row (depth 0, bounds 0 20k 300 20, property height = 20) holding its two
  * Cells (depth 1, bounds 150i 20k 150 20, property padding = i + 0.5).
  *
+ * With --memory (>>memory; docs/memory.md), frame k's update frees frame
+ * k-1's 100-byte display_list block, and its render allocates display_list
+ * blocks of 100 and 28 bytes (the 28 freed 10 ns later); frame 5 also
+ * allocates 4096 bytes of glyphs, never freed; each worker job allocates and
+ * frees 512 bytes of io_buffers at one instant, then allocates 256 bytes of
+ * handoff, which main's frame k + 1 frees in its update (later in time, but
+ * written to the file before the worker's events: a free read before its
+ * allocation). Frame 0 logs the message
+ * "frame loop started", frame 3 "loaded 42 items" (run-time text, flagged
+ * STROBE_SITE_INTERNED). So the last 100-byte block, the glyphs and the
+ * last handoff block are live at the end.
+ *
  * Usage: make_capture OUT [--frames N] [--grow PCT] [--spike K]
  *          [--no-footer] [--unfinished] [--lost] [--unwound] [--clock NAME]
  *          [--ns-per-tick X] [--ops] [--stall K] [--stages] [--other-file]
  *          [--no-marks] [--interned] [--slow K:NS]... [--stage-tree]
  *          [--pass-category] [--worker-marks] [--units] [--kinds] [--ui-tree]
  *          [--gpu] [--gpu-bad K] [--gpu-pass-ids] [--producer] [--no-unix-epoch] [--samples]
- *          [--merge-block] [--pid N] [--thread-gap] [--epoch-mono NS] [--crash]
+ *          [--merge-block] [--pid N] [--thread-gap] [--epoch-mono NS] [--crash] [--memory]
  * With --samples, the sampler's records (>>samples) follow the events. With
  * --merge-block, the capture says it is a merge (a MERGE block: docs/cli.md
  * §merge) of one input of process "left" that could not carry 5 samples.
@@ -141,6 +153,7 @@ typedef struct opts {
   int gpu_bad;       /* --gpu: the frame whose fence is seen before its GPU end, -1 none */
   int gpu_pass_ids;  /* --gpu-pass-ids: GPU frame k has pass k's frame id (193 + k, --ops), not 500 + k */
   int producer;      /* two producer spans after each frame (>>producer) */
+  int memory;        /* allocations, frees and messages (>>memory) */
   int no_unix_epoch; /* a header without the wall-clock anchor (tag 30), as older writers wrote */
   int samples;       /* the sampler's records and counts (>>samples) */
   int merge_block;   /* a MERGE block naming what a merge could not carry */
@@ -156,7 +169,8 @@ enum { S_FRAME = 1, S_UPDATE, S_WORK, S_RENDER, S_DRAW, S_TRIANGLES, S_DRAW_CALL
        S_QUEUE, S_MARK, S_JOB, S_IO, S_ITER, S_STALLED, S_SPIKE, S_LAYOUT, S_PAINT, S_PHASE_UPDATE,
        S_MODEL_UPDATE, S_ROW_BIND, S_LAYOUT_UPDATE, S_LAYOUT_COMPUTE, S_AFTER_LAYOUT, S_TEXT_SHAPING,
        S_WORKER_MARK, S_DC_QUADS, S_DC_TEXT, S_GPU_TEXTURES, S_ROW_TYPE, S_CELL_TYPE, S_GPU_COMPOSITE,
-       S_GPU_BLUR, S_MIX, S_DECODE, S_COUNT };
+       S_GPU_BLUR, S_MIX, S_DECODE, S_DL_ALLOC, S_DL_FREE, S_GLYPH_ALLOC, S_IO_ALLOC, S_IO_FREE, S_MSG_STATIC,
+       S_MSG_CONTENT, S_HANDOFF_ALLOC, S_HANDOFF_FREE, S_COUNT };
 enum { L_MAIN = 1, L_ROWS, L_GPU0, L_GRAPHICS, L_FILTER_GROUP, L_AUDIO }; /* label ids */
 
 static strobe_site g_sites[S_COUNT] = {
@@ -193,6 +207,17 @@ static strobe_site g_sites[S_COUNT] = {
     [S_GPU_BLUR] = {"blur", "gpu", NULL, "app/gpu.c", NULL, 230, STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE, 0},
     [S_MIX] = {"mix", "producer", NULL, "app/audio.c", NULL, 240, STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE, 0},
     [S_DECODE] = {"decode", "producer", NULL, "app/audio.c", NULL, 250, STROBE_SITE_SCOPE, 0, STROBE_UNIT_NONE, 0},
+    [S_DL_ALLOC] = {"display_list", NULL, NULL, "app/gfx.c", "render", 260, STROBE_SITE_ALLOC, 0, STROBE_UNIT_NONE, 0},
+    [S_DL_FREE] = {"display_list", NULL, NULL, "app/gfx.c", "render", 261, STROBE_SITE_FREE, 0, STROBE_UNIT_NONE, 0},
+    [S_GLYPH_ALLOC] = {"glyphs", NULL, NULL, "app/text.c", "shape", 270, STROBE_SITE_ALLOC, 0, STROBE_UNIT_NONE, 0},
+    [S_IO_ALLOC] = {"io_buffers", NULL, NULL, "app/worker.c", "io", 280, STROBE_SITE_ALLOC, 0, STROBE_UNIT_NONE, 0},
+    [S_IO_FREE] = {"io_buffers", NULL, NULL, "app/worker.c", "io", 281, STROBE_SITE_FREE, 0, STROBE_UNIT_NONE, 0},
+    [S_MSG_STATIC] = {"frame loop started", NULL, NULL, "app/loop.c", "main", 290, STROBE_SITE_MESSAGE, 0,
+                      STROBE_UNIT_NONE, 0},
+    [S_MSG_CONTENT] = {"loaded 42 items", NULL, NULL, "", "", 0, STROBE_SITE_MESSAGE, 0, STROBE_UNIT_NONE,
+                       STROBE_SITE_INTERNED},
+    [S_HANDOFF_ALLOC] = {"handoff", NULL, NULL, "app/worker.c", "job", 300, STROBE_SITE_ALLOC, 0, STROBE_UNIT_NONE, 0},
+    [S_HANDOFF_FREE] = {"handoff", NULL, NULL, "app/loop.c", "update", 301, STROBE_SITE_FREE, 0, STROBE_UNIT_NONE, 0},
 };
 
 /* >>sink */
@@ -320,12 +345,29 @@ static void deep_content(batch *b, int k) {
   }
 }
 
+/* >>memory: an allocation or free as strobe__alloc and strobe__number write them, the drain completed. */
+static void alloc_ev(batch *b, uint32_t site, uint64_t addr, uint64_t size) {
+  put(b, b->now, STROBE__EV_ALLOC, site);
+  put(b, addr, STROBE__EV_PAYLOAD, 0);
+  put(b, size, STROBE__EV_PAYLOAD, 0);
+}
+static void free_ev(batch *b, uint32_t site, uint64_t addr) {
+  put(b, b->now, STROBE__EV_FREE, site);
+  put(b, addr, STROBE__EV_PAYLOAD, 0);
+}
+#define DL_A(k) (0x10000u + 0x100u * (uint64_t)(k)) /* frame k's 100-byte block; B is 28 bytes after it */
+#define HANDOFF(k) (0x700000u + 0x1000u * (uint64_t)(k)) /* the worker's job k hands it to main's frame k + 1 */
+
 static void main_frame(batch *b, const opts *o, int k) {
   uint64_t work = 1000u * (uint64_t)(1 + k % 10) * (uint64_t)(100 + o->grow) / 100u;
   if (k == o->spike) work *= 3;
   begin(b, S_FRAME);
   b->now += 100;
   begin(b, S_UPDATE);
+  if (o->memory && k > 0) free_ev(b, S_DL_FREE, DL_A(k - 1));
+  if (o->memory && k > 0) free_ev(b, S_HANDOFF_FREE, HANDOFF(k - 1)); /* read before the worker's allocation */
+  if (o->memory && k == 0) put(b, b->now, STROBE__EV_MESSAGE, S_MSG_STATIC);
+  if (o->memory && k == 3) put(b, b->now, STROBE__EV_MESSAGE, S_MSG_CONTENT);
   b->now += 100;
   for (int i = 0; i < 3; i++) leaf(b, S_WORK, work);
   end(b, S_UPDATE);
@@ -345,6 +387,13 @@ static void main_frame(batch *b, const opts *o, int k) {
     b->now += 100;
   }
   number(b, STROBE__EV_COUNTER, S_DRAW_CALLS, 2);
+  if (o->memory) {
+    alloc_ev(b, S_DL_ALLOC, DL_A(k), 100);
+    alloc_ev(b, S_DL_ALLOC, DL_A(k) + 0x80u, 28);
+    if (k == 5) alloc_ev(b, S_GLYPH_ALLOC, 0x900000u, 4096);
+    b->now += 10;
+    free_ev(b, S_DL_FREE, DL_A(k) + 0x80u);
+  }
   if (o->kinds) {
     number(b, STROBE__EV_COUNTER, S_DC_QUADS, k % 5);
     b->now += 10;
@@ -390,6 +439,11 @@ static void worker_job(batch *b, const opts *o, int k) {
   begin(b, S_JOB);
   b->now += 1000;
   leaf(b, S_IO, 5000);
+  if (o->memory) { /* allocated and freed at one instant: never live at a frame's end */
+    alloc_ev(b, S_IO_ALLOC, 0x500000u + 0x1000u * (uint64_t)k, 512);
+    free_ev(b, S_IO_FREE, 0x500000u + 0x1000u * (uint64_t)k);
+    alloc_ev(b, S_HANDOFF_ALLOC, HANDOFF(k), 256);
+  }
   b->now += 1900;
   if (o->lost && k == 10) {
     /* The job's END (and 3 more events) were dropped: depth 0 after loss. */
@@ -516,7 +570,7 @@ static int usage(void) {
           "                        [--no-marks] [--interned] [--slow K:NS]... [--stage-tree]\n"
           "                        [--pass-category] [--worker-marks] [--units] [--kinds] [--ui-tree] [--deep]\n"
           "                        [--gpu] [--gpu-bad K] [--gpu-pass-ids] [--producer] [--no-unix-epoch] [--samples]\n"
-          "                        [--merge-block] [--pid N] [--thread-gap] [--epoch-mono NS] [--crash]\n");
+          "                        [--merge-block] [--pid N] [--thread-gap] [--epoch-mono NS] [--crash] [--memory]\n");
   return 2;
 }
 
@@ -577,6 +631,7 @@ int main(int argc, char **argv) {
       o.slow_ns[o.nslow++] = strtoull(end + 1, NULL, 10);
     }
     else if (!strcmp(a, "--kinds")) o.kinds = 1;
+    else if (!strcmp(a, "--memory")) o.memory = 1;
     else if (a[0] != '-' && !o.out) o.out = a;
     else return usage();
   }
@@ -607,10 +662,11 @@ int main(int argc, char **argv) {
   if (o.units) g_sites[S_TRIANGLES].unit = STROBE_UNIT_BYTES;
   /* Stage sites only for --ops (layout, paint), --stages (those and the row_bind ones) and
    * --stage-tree (all of them), so ids stay contiguous; the worker's mark site last, only with
-   * --worker-marks (then every site before it is declared, the stages too). */
+   * --worker-marks (then every site before it is declared, the stages too); the memory sites with --memory. */
   int tree = o.stage_tree || o.worker_marks;
   for (uint32_t id = 1; id < S_COUNT; id++)
-    if (id >= S_MIX ? o.producer
+    if (id >= S_DL_ALLOC ? o.memory
+        : id >= S_MIX ? o.producer
         : id >= S_GPU_COMPOSITE ? (o.gpu || o.producer)
         : id >= S_ROW_TYPE ? o.ui_tree
         : id >= S_DC_QUADS ? o.kinds

@@ -132,6 +132,17 @@ want = {"handle_input": 3, "parse_edit": 3, "check_cell_text": 3}
 if got != want or r["capture"]["unwound_scopes"] != 9 or r["capture"]["depth_overflow"] != 0:
     sys.exit(f"run_demo_headless: unwound scopes {got} ({r['capture']}), want {want}")
 PY
+# Allocations and messages (docs/memory.md): the display list and the glyph masks are allocated
+# in the frames, the start is logged with static text and accepted edits with run-time text.
+python3 - "$work/report.json" <<'PY'
+import json, sys
+a = json.load(open(sys.argv[1]))["allocations"]
+pools = {p["name"]: p for p in a["pools"]}
+framed = [f for f in a["frames"] if f["allocs"]]
+if not a["available"] or sorted(pools) != ["display_list", "glyph_masks"] or len(framed) < 100 or \
+        a["messages"] < 2 or a["messages_content"] < 1:
+    sys.exit(f"run_demo_headless: allocations {sorted(pools)} in {len(framed)} frames, {a['messages']} messages")
+PY
 # The save worker traces its calls while it saves (docs/exploration.md): the capture names its
 # functions from the symbol tables, static ones included, and cuts nothing.
 python3 - "$work/report.json" <<'PY'

@@ -24,6 +24,15 @@ static inline int every_macro(int n) {
   STROBE_END();
   STROBE_FRAME_MARK();
   {
+    /* Allocations and messages (docs/memory.md): each argument evaluated once; NULL records nothing. */
+    static char block[64];
+    STROBE_ALLOC(block, sizeof block, "header_pool");
+    STROBE_FREE(block, "header_pool");
+    STROBE_ALLOC((void *)0, 8, "header_pool");
+    STROBE_MESSAGE("header message");
+    STROBE_MESSAGE_TEXT("run-time text", 13);
+  }
+  {
     STROBE_STAGE("stage", NULL);
     STROBE_STAGE("nested_stage", "stage");
   }

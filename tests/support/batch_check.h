@@ -26,13 +26,15 @@ static inline int batch_same_record(const strobe_capture_record *a, const strobe
          batch_same_f64(a->duration_ns, b->duration_ns) && batch_same_f64(a->self_ns, b->self_ns) &&
          batch_same_f64(a->value, b->value) && a->count == b->count && batch_same_f64(a->total_ns, b->total_ns) &&
          batch_same_f64(a->min_ns, b->min_ns) && batch_same_f64(a->max_ns, b->max_ns) && a->lost == b->lost &&
-         a->unwound == b->unwound && a->element == b->element && !a->op == !b->op && !a->device == !b->device &&
+         a->unwound == b->unwound && a->element == b->element && a->address == b->address && a->bytes == b->bytes &&
+         !a->op == !b->op && !a->device == !b->device &&
          !a->tree == !b->tree && !a->sample == !b->sample && !a->attachment == !b->attachment && !a->deep == !b->deep;
 }
 
 /* The records an EVENTS block yields, which a batch may hold several of. */
 static inline int batch_event_record(strobe_capture_record_type t) {
-  return (t >= STROBE_REC_BEGIN && t <= STROBE_REC_LOST) || t == STROBE_REC_ELEMENT;
+  return (t >= STROBE_REC_BEGIN && t <= STROBE_REC_LOST) || t == STROBE_REC_ELEMENT || t == STROBE_REC_ALLOC ||
+         t == STROBE_REC_FREE || t == STROBE_REC_MESSAGE;
 }
 
 /* Reads data both ways; 0 when they agree, else the line of the first difference. *records: how many were read. */

@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "format/json_writer.h"
 #include "analysis/frames_view.h"
+#include "analysis/memory.h"
 #include "strobe/explain.h"
 
 static const char g_usage[] =
@@ -130,10 +131,41 @@ static int explain_json(cli_output *o, strobe_explain *e, const uint32_t *frames
   return cli_output_json(o, &j);
 }
 
+/* One line (docs/memory.md §In strobe explain): what the frame allocated, and inside its worst stage. */
+static void alloc_text(FILE *o, const strobe_frame_explanation *x, const mem_in_frame *m) {
+  if (!m->known) return;
+  fprintf(o, "  allocations: %llu (%s) in this frame", (unsigned long long)m->allocs,
+          cli_num((double)m->bytes, STROBE_UNIT_BYTES));
+  if (x->worst != STROBE_FRAMES_NONE && x->parts[x->worst].kind == STROBE_EXPLAIN_STAGE)
+    fprintf(o, ", %llu (%s) of them inside %s", (unsigned long long)m->stage_allocs,
+            cli_num((double)m->stage_bytes, STROBE_UNIT_BYTES), x->parts[x->worst].name);
+  fputc('\n', o);
+}
+
+/* What each frame allocated, inside its worst stage too (one more read of the file). */
+static int frames_allocs(strobe_explain *e, const uint32_t *frames, uint32_t n, const char *path, mem_in_frame *m) {
+  const char **stages = calloc(n ? n : 1, sizeof *stages);
+  if (!stages) return CLI_FAIL;
+  for (uint32_t i = 0; i < n; i++) {
+    strobe_frame_explanation x;
+    if (!strobe_explain_frame(e, frames[i], &x) && x.worst != STROBE_FRAMES_NONE &&
+        x.parts[x.worst].kind == STROBE_EXPLAIN_STAGE)
+      stages[i] = x.parts[x.worst].name;
+  }
+  int rc = mem_in_frames("explain", path, strobe_explain_query_frames(e), frames, stages, n, m);
+  free(stages);
+  return rc;
+}
+
 static int explain_frames(strobe_explain *e, const uint32_t *frames, uint32_t n, int json, const char *path) {
+  mem_in_frame *m = json ? NULL : calloc(n ? n : 1, sizeof *m);
+  int rc = json ? CLI_OK : m ? frames_allocs(e, frames, n, path, m) : CLI_FAIL;
   cli_output o;
-  int rc = cli_output_open(&o, "explain", NULL);
-  if (rc) return rc;
+  if (!rc) rc = cli_output_open(&o, "explain", NULL);
+  if (rc) {
+    free(m);
+    return rc;
+  }
   if (json) {
     rc = explain_json(&o, e, frames, n, path);
   } else {
@@ -145,6 +177,7 @@ static int explain_frames(strobe_explain *e, const uint32_t *frames, uint32_t n,
       } else {
         if (i) fputc('\n', o.f);
         explanation_text(o.f, e, &x);
+        alloc_text(o.f, &x, &m[i]);
       }
     }
     if (!rc) {
@@ -153,6 +186,7 @@ static int explain_frames(strobe_explain *e, const uint32_t *frames, uint32_t n,
     }
   }
   int out = cli_output_close(&o);
+  free(m);
   return rc ? rc : out;
 }
 

@@ -512,6 +512,35 @@ static void note_origin(merger *m, const merge_input *in, const strobe_capture_r
   m->origin = origin;
 }
 
+/* An allocation, free or message (docs/memory.md) or a lock event (docs/locks.md) as the drain hands it on: its
+ * site, then an allocation's or free's address and an allocation's size in payload slots. */
+static void site_events(batch *b, const merge_input *in, const strobe_capture_record *r, uint64_t ts) {
+  uint32_t kind = r->type == STROBE_REC_ALLOC           ? STROBE__EV_ALLOC
+                  : r->type == STROBE_REC_FREE          ? STROBE__EV_FREE
+                  : r->type == STROBE_REC_MESSAGE       ? STROBE__EV_MESSAGE
+                  : r->type == STROBE_REC_LOCK_WAIT     ? STROBE__EV_LOCK_WAIT
+                  : r->type == STROBE_REC_LOCK_ACQUIRED ? STROBE__EV_LOCK_ACQUIRED
+                                                        : STROBE__EV_LOCK_RELEASED;
+  put(b, ts, kind, site_of(in, r->site));
+  if (kind != STROBE__EV_ALLOC && kind != STROBE__EV_FREE) return;
+  put(b, r->address, STROBE__EV_PAYLOAD, 0);
+  if (kind == STROBE__EV_ALLOC) put(b, r->bytes, STROBE__EV_PAYLOAD, 0);
+}
+
+/* A thread of input `in` (its index there) as the merge's `thread`, named PROCESS/THREAD (a merged input's
+ * threads keep their names). */
+static void merge_thread(merger *m, merge_input *in, uint32_t index, uint32_t thread) {
+  const strobe_capture_thread *t = strobe_capture_query_thread(in->cap, index);
+  if (!t) return;
+  char name[256];
+  if (in->merged)
+    snprintf(name, sizeof name, "%s", t->name);
+  else
+    snprintf(name, sizeof name, "%s/%s", in->process, t->name[0] ? t->name : "thread");
+  if (index + 1 > in->nthreads) in->nthreads = index + 1;
+  strobe__writer_thread(m->w, thread, remapped(&in->tids, &in->tids_to, t->os_tid), name, t->lost);
+}
+
 /* One record of input `in` into the merged capture. Returns 0, or 1 when it was not merged (counted). */
 static int merge_record(merger *m, merge_input *in, const strobe_capture_record *r) {
   uint32_t thread = in->thread_base + r->thread;
@@ -519,18 +548,7 @@ static int merge_record(merger *m, merge_input *in, const strobe_capture_record 
   batch b = {.n = 0};
   switch (r->type) {
     case STROBE_REC_SITE: merge_site(m, in, r->site); return 0;
-    case STROBE_REC_THREAD: {
-      const strobe_capture_thread *t = strobe_capture_query_thread(in->cap, r->thread);
-      if (!t) return 0;
-      char name[256];
-      if (in->merged)
-        snprintf(name, sizeof name, "%s", t->name);
-      else
-        snprintf(name, sizeof name, "%s/%s", in->process, t->name[0] ? t->name : "thread");
-      if (r->thread + 1 > in->nthreads) in->nthreads = r->thread + 1;
-      strobe__writer_thread(m->w, thread, remapped(&in->tids, &in->tids_to, t->os_tid), name, t->lost);
-      return 0;
-    }
+    case STROBE_REC_THREAD: merge_thread(m, in, r->thread, thread); return 0;
     case STROBE_REC_THREAD_END: strobe__writer_thread_end(m->w, thread); return 0;
     case STROBE_REC_BEGIN: put(&b, ts, STROBE__EV_BEGIN, site_of(in, r->site)); goto merged;
     case STROBE_REC_END: put(&b, ts, r->unwound ? STROBE__EV_UNWOUND : STROBE__EV_END, site_of(in, r->site)); goto merged;
@@ -543,9 +561,6 @@ static int merge_record(merger *m, merge_input *in, const strobe_capture_record 
       put(&b, f64_bits(r->value), STROBE__EV_PAYLOAD, 0);
       goto merged;
     case STROBE_REC_FRAME: put(&b, ts, STROBE__EV_FRAME, site_of(in, r->site)); goto merged;
-    case STROBE_REC_LOCK_WAIT: put(&b, ts, STROBE__EV_LOCK_WAIT, site_of(in, r->site)); goto merged;
-    case STROBE_REC_LOCK_ACQUIRED: put(&b, ts, STROBE__EV_LOCK_ACQUIRED, site_of(in, r->site)); goto merged;
-    case STROBE_REC_LOCK_RELEASED: put(&b, ts, STROBE__EV_LOCK_RELEASED, site_of(in, r->site)); goto merged;
     case STROBE_REC_CUMULATIVE:
       put(&b, ts, STROBE__EV_CUMULATIVE, site_of(in, r->site));
       put(&b, r->count, STROBE__EV_PAYLOAD, 0);
@@ -558,6 +573,12 @@ static int merge_record(merger *m, merge_input *in, const strobe_capture_record 
       put(&b, ts, STROBE__EV_LOST | r->depth << 8, (uint32_t)r->lost);
       goto merged;
     case STROBE_REC_ELEMENT: put(&b, r->element, STROBE__EV_ELEMENT, site_of(in, r->site)); goto merged;
+    case STROBE_REC_ALLOC:
+    case STROBE_REC_FREE:
+    case STROBE_REC_MESSAGE:
+    case STROBE_REC_LOCK_WAIT:
+    case STROBE_REC_LOCK_ACQUIRED:
+    case STROBE_REC_LOCK_RELEASED: site_events(&b, in, r, ts); goto merged;
     case STROBE_REC_OP_BEGIN:
     case STROBE_REC_OP_END:
     case STROBE_REC_OP_TAKE:

@@ -30,6 +30,7 @@
 #include "cli.h"
 #include "analysis/frames_view.h"
 #include "analysis/kinds.h"
+#include "analysis/memory.h"
 #include "analysis/locks.h"
 #include "analysis/samples.h"
 #include "format/json_writer.h"
@@ -44,7 +45,8 @@ static const char g_usage[] =
     "and steady, from the median frame interval (fps_steady_median_interval), which one\n"
     "long stall does not pull down. Operations by kind with their stages and counters.\n"
     "Counters (sum of deltas), gauges (last, min, max), values, loop statistics, and the\n"
-    "writer's overhead per scope. A stage name that ran under several parent stages gets\n"
+    "writer's overhead per scope. Allocations by pool, the frames that allocated most, what\n"
+    "was still live at the end and the peak (docs/memory.md). A stage name that ran under several parent stages gets\n"
     "one row per parent (\"nested in\": the stage open around it when it ran).\n"
     "\n"
     "  --thread NAME|INDEX  only this thread (all digits: a thread index)\n"
@@ -54,6 +56,8 @@ static const char g_usage[] =
     "  --top N              show the N sites with the largest total and the N slowest\n"
     "                       frames (default: every site, 10 frames)\n"
     "  --samples            the sampler's hot functions, self and inclusive (top 20, or --top N)\n"
+    "  --messages           the messages (STROBE_MESSAGE) in time order; run-time text is marked\n"
+    "                       [content] (docs/memory.md)\n"
     "  --sort KEY           order the sites by self, total (default), count or p95, largest first\n"
     "                       (--top N then keeps the N largest by that key)\n"
     "  --callers FUNC       who called the site named FUNC (exactly): per caller, FUNC's calls,\n"
@@ -83,6 +87,7 @@ typedef struct report {
   cli_input in;
   agg a;
   kinds k;        /* counters and gauges by kind, per frame (kinds.h) */
+  mem_report m;   /* allocations and messages (memory.h) */
   uint32_t top;   /* 0: every site */
   uint32_t top_frames;
   samples_report sr; /* the sampler's on/off-CPU split (samples.h) */
@@ -692,6 +697,8 @@ static void write_json(cli_output *o, report *x, const uint32_t *ids, uint32_t n
   cli_merge_json(&j, c); /* docs/cli.md §strobe merge: what a merge could not carry */
   cli_calls_json(&j, c); /* docs/exploration.md: what call tracing cut */
   samples_json(&j, &x->sr, &x->a, c, ids, n_ids, x->functions); /* docs/exploration.md §Sampling */
+  mem_json(&j, &x->m, x->a.fx, x->a.start_ns); /* docs/memory.md */
+  if (x->m.messages_wanted) mem_messages_json(&j, &x->m, c, x->a.start_ns);
   locks_json(&j, &x->lk, c);                                      /* docs/locks.md */
   strobe__json_end(&j);
   cli_output_json(o, &j);
@@ -980,6 +987,8 @@ static void write_text(cli_output *o, report *x, const uint32_t *ids, uint32_t n
   numbers_text(f, x, STROBE_SITE_VALUE);
   numbers_text(f, x, STROBE_SITE_CUMULATIVE);
   kinds_text(f, x);
+  mem_text(f, &x->m, c, x->a.fx, x->a.start_ns, x->top_frames);
+  if (x->m.messages_wanted) mem_messages_text(f, &x->m, c, x->a.start_ns);
 
   stage_parents_text(f, x);
   fprintf(f, "\n");
@@ -1037,6 +1046,7 @@ static int parse_args(int argc, char **argv, report *x, report_args *r) {
                                        {"callers", required_argument, NULL, 'C'},
                                        {"callees", required_argument, NULL, 'E'},
                                        {"correct-overhead", no_argument, NULL, 'O'},
+                                       {"messages", no_argument, NULL, 'M'},
                                        {0}};
   agg_filter flt = {NULL, NULL, 0, -INFINITY, INFINITY, NULL};
   int samples = 0, sort = SORT_TOTAL, ch;
@@ -1078,6 +1088,7 @@ static int parse_args(int argc, char **argv, report *x, report_args *r) {
         *(ch == 'C' ? &x->callers : &x->callees) = 1;
         break;
       case 'O': x->correct = 1; break;
+      case 'M': x->m.messages_wanted = 1; break;
       case 'h': fputs(g_usage, stdout); return CLI_OK;
       default: return cli_bad_option("report", argv, optind);
     }
@@ -1092,6 +1103,35 @@ static int parse_args(int argc, char **argv, report *x, report_args *r) {
   x->sort = sort;
   return -1;
 
+}
+
+/* The sections that read the file again once the first read is done (kinds, the CPU split, allocations, locks),
+ * each only when the first read reached the end; returns the status after them. */
+static int second_reads(report *x, const char *path, int status) {
+  static const char why[] = "the capture could not be read to its end";
+  if (status == CLI_OK) {
+    int krc = kinds_collect(&x->k, &x->a, x->in.cap, path, x->in.is_stdin);
+    if (krc) status = krc;
+  } else {
+    x->k.why = why;
+  }
+  if (status == CLI_OK) {
+    int src = samples_split(&x->sr, &x->a, x->in.cap, path, x->in.is_stdin);
+    if (src) status = src;
+  } else {
+    x->sr.why = why;
+  }
+  if (status == CLI_OK) {
+    int mrc = mem_collect(&x->m, &x->a, x->in.cap, path, x->in.is_stdin);
+    if (mrc) status = mrc;
+  } else {
+    x->m.why = why;
+  }
+  if (status == CLI_OK) {
+    int lrc = locks_collect(&x->lk, x->in.cap, path, x->in.is_stdin);
+    if (lrc) status = lrc;
+  }
+  return status;
 }
 
 int cmd_report(int argc, char **argv) {
@@ -1123,28 +1163,13 @@ int cmd_report(int argc, char **argv) {
     status = CLI_FAIL;
   }
   if (flt.thread && !x.a.thread_matched) cli_error("report", "warning: no thread matches --thread %s", flt.thread);
-  if (status == CLI_OK) {
-    int krc = kinds_collect(&x.k, &x.a, x.in.cap, argv[optind], x.in.is_stdin);
-    if (krc) status = krc;
-  } else {
-    x.k.why = "the capture could not be read to its end";
-  }
-  if (status == CLI_OK) {
-    int src = samples_split(&x.sr, &x.a, x.in.cap, argv[optind], x.in.is_stdin);
-    if (src) status = src;
-  } else {
-    x.sr.why = "the capture could not be read to its end";
-  }
-
-  if (status == CLI_OK) {
-    int lrc = locks_collect(&x.lk, x.in.cap, argv[optind], x.in.is_stdin);
-    if (lrc) status = lrc;
-  }
+  status = second_reads(&x, argv[optind], status);
 
   if (flt.graph && !graph_found(&x.a)) {
     rc = cli_usage_error("report", "--%s %s: no site in the capture has that name",
                          x.callers ? "callers" : "callees", flt.graph);
     samples_report_free(&x.sr);
+    mem_free(&x.m);
     locks_free(&x.lk);
     kinds_free(&x.k);
     agg_free(&x.a);
@@ -1162,6 +1187,7 @@ int cmd_report(int argc, char **argv) {
     rc = cli_output_close(&o);
   }
   free(ids);
+  mem_free(&x.m);
   samples_report_free(&x.sr);
   locks_free(&x.lk);
   kinds_free(&x.k);
