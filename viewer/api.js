@@ -95,6 +95,13 @@ async function request(path, opts = {}) {
   return res;
 }
 
+// Whether /api/capture/explain has something to read now (the server's state says: a recording or a file shown,
+// not a stopped recording's last snapshot), so the viewer asks only then. One answer per call.
+export async function explainable() {
+  const st = await json('/api/capture/state');
+  return st.explainable !== false;
+}
+
 export async function json(path, opts) {
   const res = await request(path, opts);
   const body = await res.json();

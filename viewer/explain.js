@@ -73,7 +73,11 @@ export class Explanations {
     const got = this.cache.get(key);
     if (got === undefined) {
       this.cache.set(key, null);
-      api.json(`/api/capture/explain?number=${encodeURIComponent(f.number)}&thread=${f.beginThread}`)
+      api.explainable()
+        .then((ok) => {
+          if (!ok) throw new Error('nothing to explain from: the recording stopped (its last snapshot is shown); record again or open a capture');
+          return api.json(`/api/capture/explain?number=${encodeURIComponent(f.number)}&thread=${f.beginThread}`);
+        })
         .then((x) => { this.cache.set(key, x); })
         .catch((e) => { this.cache.set(key, { error: e.message || String(e) }); })
         .then(() => { if (m === this.model) this.onReady(); });

@@ -446,7 +446,11 @@ export class Frames {
   _loadExcess() {
     if (this.excess || this.excessLoading) return;
     const m = this.model;
-    this.excessLoading = api.json('/api/capture/explain?excess=1').then((x) => {
+    const why = 'nothing to explain from: the recording stopped (its last snapshot is shown); record again or open a capture';
+    this.excessLoading = api.explainable().then((ok) => {
+      if (!ok) throw new Error(why);
+      return api.json('/api/capture/explain?excess=1');
+    }).then((x) => {
       const by = new Map(x.frames.map(([kind, number, thread, ns]) => [`${kind}:${number}:${thread}`, ns]));
       const F = m.frames, ex = new Float64Array(F.rows);
       for (let k = 0; k < F.rows; k++) {

@@ -249,6 +249,9 @@ static json_t *state_json(strobe__viewer *v) {
                          (json_int_t)v->generation, "has_capture", v->model[0] != NULL, "has_compare",
                          v->model[1] != NULL);
   json_object_set_new(st, "last_error", v->last_error ? json_string(strobe_err_name(v->last_error)) : json_null());
+  /* What /api/capture/explain can read now (strobe__viewer_explain_source): the recording, or the file shown; not a
+   * stopped recording's last snapshot. */
+  json_object_set_new(st, "explainable", json_boolean((v->fr && !v->want_stop) || (v->show == SHOW_FILE && v->file)));
   if (v->fr) {
     strobe_flight_recorder_stats fs = strobe_flight_recorder_query_stats(v->fr);
     strobe_flight_recorder_desc fd = strobe_flight_recorder_query_desc(v->fr);

@@ -56,7 +56,7 @@ done
 
 # Only the library's files were installed.
 unexpected=$(cd "$prefix" && find . -type f -o -type l | sed 's|^\./||' | grep -Ev \
-  '^bin/strobe$|^include/strobe/[a-z_]+\.(h|hpp)$|^lib[^/]*(/[^/]+)?/libstrobe(_server|_vulkan)?\.(a|so(\.[0-9]+)*)$|^lib[^/]*(/[^/]+)?/libstrobe_(record|audit)\.so$|^lib[^/]*(/[^/]+)?/pkgconfig/strobe(_server|_vulkan)?\.pc$|^lib[^/]*(/[^/]+)?/cmake/strobe/strobe[A-Za-z-]*\.cmake$' || true)
+  '^bin/strobe$|^include/strobe/[a-z_]+\.(h|hpp)$|^lib[^/]*(/[^/]+)?/libstrobe(_server|_vulkan|_malloc)?\.(a|so(\.[0-9]+)*)$|^lib[^/]*(/[^/]+)?/libstrobe_(record|audit)\.so$|^lib[^/]*(/[^/]+)?/pkgconfig/strobe(_server|_vulkan)?\.pc$|^lib[^/]*(/[^/]+)?/cmake/strobe/strobe[A-Za-z-]*\.cmake$' || true)
 [ -z "$unexpected" ] || fail "make install installed more than the library: $unexpected"
 "$prefix/bin/strobe" --version | grep -q "^strobe " || fail "the installed strobe does not run"
 

@@ -89,6 +89,7 @@ static void state_json(strobe__buf *out) {
   strobe__json_bool(&j, "has_compare", 0);
   strobe__json_null(&j, "last_error");
   strobe__json_bool(&j, "report", 1);
+  strobe__json_bool(&j, "explainable", 1); /* its slowest frames: add_explanations */
   strobe__json_end(&j);
   *out = j.out;
 }
