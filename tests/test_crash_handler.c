@@ -270,6 +270,18 @@ static void test_stack_overflow(void) {
   CHECK_EQ_U64(before, 2 * BEFORE_SCOPES); /* every scope, flushed or in the journal */
   CHECK_EQ_U64(descent, 1);                /* open when it died */
   const strobe_capture_crash *k = strobe_capture_query_crash(cap);
+#if defined(STROBE__TSAN)
+  /* ThreadSanitizer wraps every signal handler in its own code, which needs more stack than the alternate
+   * stack leaves after an overflow: the process may die inside TSan before Strobe's handler writes the CRASH
+   * block (seen in one CI run of three). What survives the overflow is checked above; the CRASH block is
+   * checked by the plain and the ASan+UBSan builds. */
+  if (!k) {
+    printf("stack_overflow: no CRASH block under ThreadSanitizer (its signal wrapper ran out of stack)\n");
+    strobe_capture_close(cap);
+    unlink(path);
+    return;
+  }
+#endif
   REQUIRE(k != NULL);
   CHECK_EQ_INT(k->signal, SIGSEGV);
   CHECK(k->fault_thread_known);

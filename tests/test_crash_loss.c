@@ -255,7 +255,11 @@ static void test_threads_attached_before_the_capture_join_it(void) {
     CHECK_EQ_INT(rc, 0);
     if (rc == 0) {
       CHECK_EQ_U64(st.unrecoverable, 0);
-      CHECK(st.threads >= WORKERS); /* the workers' states are in the journal */
+      /* Not checked: how many workers had joined when the child died. A worker joins at its next event but
+       * waits at most 1 s for the drain lock (docs/recording.md §Crash journal), so under a sanitizer's load one
+       * may join after the death point, its numbers then reaching the file through the drain: which of the two
+       * carried them is the scheduler's. That none is lost is what check_numbers asserts (without joining, 2,465
+       * to 4,519 numbers per death are). */
       check_numbers(path, ack, k_death[death]);
     }
     unlink(jpath);
