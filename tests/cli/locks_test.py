@@ -47,7 +47,7 @@ def expect(path, what):
     check((h["thread_name"], h["scope"], h["waits"]) == ("loader", "load_assets", 1), f"{what}: the holder {h}")
     check(0 < h["wait_ns"] == a["wait_ns"] and a["wait_max_ns"] == a["wait_ns"], f"{what}: the one wait {a}")
     check((c["acquisitions"], c["waits"], c["holds"], c["unmatched"]) == (4, 1, 3, 1), f"{what}: cache {c}")
-    check(c["holders"] == [] and whole["waits_no_holder"] == 1 and whole["waits_unmatched"] == 0,
+    check(c["holders"] == [] and whole["waits_no_holder"] == 1 and whole["waits_unmatched"] == 0 and whole["waits_holders_cut"] == 0,
           f"{what}: cache's wait has no holder: {c} {whole}")
     check(list(by) == [r["name"] for r in whole["rows"]] and whole["rows"][0]["wait_ns"] >= whole["rows"][1]["wait_ns"],
           f"{what}: by total wait {whole['rows']}")

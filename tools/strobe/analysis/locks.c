@@ -16,7 +16,7 @@
 #include "cli.h"
 #include "format/json_writer.h"
 
-#define MAX_HOLDERS 64u /* (thread, scope) pairs kept per lock; waits under others count in the lock's figures only */
+#define MAX_HOLDERS 64u /* (thread, scope) pairs kept per lock; waits under others are counted (waits_holders_cut) */
 
 typedef struct wait_rec {
   uint32_t lock;
@@ -152,7 +152,7 @@ static lock_holder *holder_of(lock_row *row, uint32_t thread, uint32_t scope) {
   for (uint32_t i = 0; i < row->nholders; i++)
     if (row->holders[i].thread == thread && row->holders[i].scope == scope) return &row->holders[i];
   if (row->nholders == MAX_HOLDERS) return NULL;
-  if (!row->holders && !(row->holders = calloc(MAX_HOLDERS, sizeof *row->holders))) return NULL;
+  if (!row->holders && !(row->holders = calloc(MAX_HOLDERS, sizeof *row->holders))) return NULL; /* x->failed */
   row->holders[row->nholders] = (lock_holder){thread, scope, 0, 0};
   return &row->holders[row->nholders++];
 }
@@ -173,7 +173,11 @@ static void claim_waits(lctx *x, uint32_t k, uint32_t thread, uint32_t scope, do
     if (w->holder) continue;
     lock_holder *h = holder_of(row, thread, scope);
     w->holder = h ? (uint32_t)(h - row->holders) + 1 : UINT32_MAX;
-    if (!h) continue;
+    if (!h && !row->holders) x->failed = 1; /* out of memory, not the bound */
+    if (!h) {
+      x->l->waits_holders_cut++;
+      continue;
+    }
     h->waits++;
     h->wait_ns += w->dur_ns;
   }
@@ -306,6 +310,9 @@ void locks_text(FILE *f, const locks *l, const strobe_capture *c) {
   if (l->waits_unmatched)
     fprintf(f, "  %llu waits past the %u kept were matched to no holder (counted above)\n",
             (unsigned long long)l->waits_unmatched, LOCKS_MAX_WAITS);
+  if (l->waits_holders_cut)
+    fprintf(f, "  %llu waits began under a holder (thread, scope) past the %u kept per lock (counted above)\n",
+            (unsigned long long)l->waits_holders_cut, MAX_HOLDERS);
   if (l->waits_no_holder)
     fprintf(f, "  %llu waits began while no recorded hold covered them (the holder took the lock before the "
                "capture, or without recording)\n", (unsigned long long)l->waits_no_holder);
@@ -328,6 +335,7 @@ void locks_json(strobe__json *j, const locks *l, const strobe_capture *c) {
   if (!l->available) strobe__json_str(j, "why", l->why);
   strobe__json_uint(j, "waits_unmatched", l->waits_unmatched);
   strobe__json_uint(j, "waits_no_holder", l->waits_no_holder);
+  strobe__json_uint(j, "waits_holders_cut", l->waits_holders_cut);
   strobe__json_array(j, "rows");
   for (uint32_t k = 0; l->available && k < l->n; k++) {
     const lock_row *r = &l->rows[k];

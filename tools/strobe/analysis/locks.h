@@ -52,6 +52,7 @@ typedef struct locks {
   uint32_t n;
   uint64_t waits_unmatched;  /* waits past LOCKS_MAX_WAITS, matched to no holder */
   uint64_t waits_no_holder;  /* waits that began while no recorded hold covered them */
+  uint64_t waits_holders_cut; /* waits whose holder was a (thread, scope) past the 64 kept per lock */
   int available;             /* 1: the figures below are complete */
   const char *why;           /* when not available (or no locks): why */
 } locks;
