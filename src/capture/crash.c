@@ -132,7 +132,7 @@ static void gather(int sig) {
     out->name = t->name;
     thread_scopes(t, out);
   }
-  strobe__crash_op_fn op = strobe__crash_op;
+  strobe__crash_op_fn op = __atomic_load_n(&strobe__crash_op, __ATOMIC_RELAXED);
   if (op && !op(&f->op_kind, &f->frame_id, &f->stage)) f->op_kind = NULL;
 }
 

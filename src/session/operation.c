@@ -151,7 +151,9 @@ static strobe_op current_op(void) {
 static int crash_op(const char **kind, uint64_t *frame_id, const char **stage); /* >>crash */
 
 static int push_op(strobe_op op, uint32_t anchor) {
-  if (!strobe__crash_op) strobe__crash_op = crash_op; /* installed once; a crash record asks it */
+  /* Installed once, by whichever thread gets here first; every thread stores the same pointer (atomic: TSan saw
+   * the plain check and store race between two threads' first operations). A crash record asks it. */
+  if (!__atomic_load_n(&strobe__crash_op, __ATOMIC_RELAXED)) __atomic_store_n(&strobe__crash_op, crash_op, __ATOMIC_RELAXED);
   if (!own_context()) return 0; /* the empty context is never written */
   if (tls_ctx.nops == MAX_OP_NEST || tls_ctx.overflow) {
     tls_ctx.overflow++;
